@@ -1,0 +1,42 @@
+//! Presets: the TOML files in `configs/`, compiled into the library so a fresh install has them.
+
+const PRESETS: &[(&str, &str)] = &[
+    (
+        "seed004-64ch-mlc",
+        include_str!("../../../../configs/seed004-64ch-mlc.toml"),
+    ),
+    (
+        "small-tlc",
+        include_str!("../../../../configs/small-tlc.toml"),
+    ),
+    (
+        "modern-tlc-pcie4",
+        include_str!("../../../../configs/modern-tlc-pcie4.toml"),
+    ),
+];
+
+pub fn preset_names() -> Vec<&'static str> {
+    let mut names: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
+    names.sort_unstable();
+    names
+}
+
+pub fn preset_toml(name: &str) -> Option<&'static str> {
+    PRESETS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SsdConfig;
+
+    #[test]
+    fn every_preset_parses_and_names_its_source() {
+        for name in preset_names() {
+            let cfg = SsdConfig::from_toml_str(preset_toml(name).unwrap(), name)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(cfg.meta.name, name);
+            assert!(!cfg.meta.source.is_empty(), "{name} has no source");
+        }
+    }
+}

@@ -1,0 +1,259 @@
+//! Quantities with units: sizes, durations and transfer rates, written as strings in configs.
+//!
+//! A duration without a unit is refused: "50" could be ns or µs, and guessing is how simulators
+//! end up off by a factor of a thousand.
+
+use crate::sim::SimTime;
+use serde::de::{self, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+
+/// A size in bytes. Accepts `4096`, `"4KiB"`, `"16 KiB"`, `"1GB"` (decimal) and `"1GiB"` (binary).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Bytes(pub u64);
+
+/// A span of simulated time. Accepts `"50us"`, `"3.5ms"`, `"1015.625ps"`, `"2s"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Dur(pub SimTime);
+
+/// A transfer rate in transfers per second. Accepts `"400MT/s"`, `"1.6GT/s"`, `"400MHz"` (taken
+/// as one transfer per cycle: write `800MT/s` for a DDR bus clocked at 400 MHz).
+#[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd)]
+pub struct Rate(pub f64);
+
+fn split_number(s: &str) -> Option<(f64, &str)> {
+    let s = s.trim();
+    let end = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(end);
+    let num: String = num.chars().filter(|c| *c != '_').collect();
+    let v: f64 = num.parse().ok()?;
+    if !v.is_finite() {
+        return None;
+    }
+    Some((v, unit.trim()))
+}
+
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let expected = "a size such as 4096, \"4KiB\", \"16KiB\", \"1GiB\" or \"1GB\"";
+    let (v, unit) = split_number(s).ok_or_else(|| format!("got {s:?}, expected {expected}"))?;
+    let mult: f64 = match unit {
+        "" | "B" => 1.0,
+        "KiB" | "K" | "k" => 1024.0,
+        "MiB" | "M" => 1024.0 * 1024.0,
+        "GiB" | "G" => 1024.0 * 1024.0 * 1024.0,
+        "TiB" | "T" => 1024f64.powi(4),
+        "PiB" | "P" => 1024f64.powi(5),
+        "KB" | "kB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "TB" => 1e12,
+        "PB" => 1e15,
+        _ => {
+            return Err(format!(
+                "got {s:?}: unknown size unit {unit:?}, expected {expected}"
+            ))
+        }
+    };
+    let bytes = v * mult;
+    if bytes.fract() != 0.0 || bytes > u64::MAX as f64 {
+        return Err(format!("got {s:?}, which is not a whole number of bytes"));
+    }
+    Ok(bytes as u64)
+}
+
+pub fn parse_duration(s: &str) -> Result<SimTime, String> {
+    let expected = "a duration with a unit such as \"50us\", \"3.5ms\", \"100ns\" or \"1s\"";
+    let (v, unit) = split_number(s).ok_or_else(|| format!("got {s:?}, expected {expected}"))?;
+    let ps_per: f64 = match unit {
+        "ps" => 1.0,
+        "ns" => 1e3,
+        "us" | "µs" => 1e6,
+        "ms" => 1e9,
+        "s" => 1e12,
+        "" => return Err(format!("got {s:?} without a unit, expected {expected}")),
+        _ => {
+            return Err(format!(
+                "got {s:?}: unknown time unit {unit:?}, expected {expected}"
+            ))
+        }
+    };
+    let ps = (v * ps_per).round();
+    if ps > u64::MAX as f64 {
+        return Err(format!("got {s:?}, which is too long"));
+    }
+    Ok(SimTime(ps as u64))
+}
+
+pub fn parse_rate(s: &str) -> Result<f64, String> {
+    let expected = "a rate such as \"400MT/s\", \"1.6GT/s\" or \"400MHz\"";
+    let (v, unit) = split_number(s).ok_or_else(|| format!("got {s:?}, expected {expected}"))?;
+    let mult = match unit {
+        "T/s" | "Hz" => 1.0,
+        "kT/s" | "kHz" => 1e3,
+        "MT/s" | "MHz" => 1e6,
+        "GT/s" | "GHz" => 1e9,
+        _ => {
+            return Err(format!(
+                "got {s:?}: unknown rate unit {unit:?}, expected {expected}"
+            ))
+        }
+    };
+    if v <= 0.0 {
+        return Err(format!("got {s:?}, expected a rate above zero"));
+    }
+    Ok(v * mult)
+}
+
+/// The shortest exact spelling of a byte count (used when a config is printed back).
+pub fn format_bytes(b: u64) -> String {
+    const UNITS: [(&str, u64); 5] = [
+        ("PiB", 1 << 50),
+        ("TiB", 1 << 40),
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+    ];
+    for (name, size) in UNITS {
+        if b >= size && b % size == 0 {
+            return format!("{}{}", b / size, name);
+        }
+    }
+    format!("{b}B")
+}
+
+/// The shortest exact spelling of a duration.
+pub fn format_duration(t: SimTime) -> String {
+    let ps = t.0;
+    const UNITS: [(&str, u64); 4] = [
+        ("s", 1_000_000_000_000),
+        ("ms", 1_000_000_000),
+        ("us", 1_000_000),
+        ("ns", 1_000),
+    ];
+    if ps == 0 {
+        return "0ns".into();
+    }
+    for (name, size) in UNITS {
+        if ps % size == 0 {
+            return format!("{}{}", ps / size, name);
+        }
+    }
+    format!("{ps}ps")
+}
+
+impl Serialize for Bytes {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format_bytes(self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for Bytes {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Bytes;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a size such as 4096 or \"4KiB\"")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Bytes, E> {
+                Ok(Bytes(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Bytes, E> {
+                u64::try_from(v)
+                    .map(Bytes)
+                    .map_err(|_| E::custom(format!("got {v}, expected a size of zero or more")))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Bytes, E> {
+                parse_bytes(v).map(Bytes).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl Serialize for Dur {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format_duration(self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for Dur {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Dur;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a duration with a unit, such as \"50us\"")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Dur, E> {
+                if v == 0 {
+                    Ok(Dur(SimTime::ZERO))
+                } else {
+                    Err(E::custom(format!(
+                        "got {v} without a unit, expected a duration such as \"{v}us\""
+                    )))
+                }
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Dur, E> {
+                self.visit_u64(v.max(1) as u64)
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Dur, E> {
+                Err(E::custom(format!(
+                    "got {v} without a unit, expected a duration such as \"{v}us\""
+                )))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Dur, E> {
+                parse_duration(v).map(Dur).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl Serialize for Rate {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mts = self.0 / 1e6;
+        s.serialize_str(&format!("{mts}MT/s"))
+    }
+}
+
+impl<'de> Deserialize<'de> for Rate {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        parse_rate(&s).map(Rate).map_err(de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_bytes("4KiB").unwrap(), 4096);
+        assert_eq!(parse_bytes("16 KiB").unwrap(), 16384);
+        assert_eq!(parse_bytes("1GB").unwrap(), 1_000_000_000);
+        assert_eq!(parse_bytes("512").unwrap(), 512);
+        assert!(parse_bytes("4 bananas").is_err());
+        assert!(parse_bytes("0.3B").is_err());
+        assert_eq!(format_bytes(16384), "16KiB");
+        assert_eq!(format_bytes(1000), "1000B");
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("50us").unwrap(), SimTime(50_000_000));
+        assert_eq!(parse_duration("3.5ms").unwrap(), SimTime(3_500_000_000));
+        assert_eq!(parse_duration("1015.625ps").unwrap(), SimTime(1016));
+        assert!(parse_duration("50").is_err());
+        assert_eq!(format_duration(SimTime(3_500_000_000)), "3500us");
+    }
+
+    #[test]
+    fn rates() {
+        assert_eq!(parse_rate("400MT/s").unwrap(), 400e6);
+        assert!(parse_rate("fast").is_err());
+    }
+}

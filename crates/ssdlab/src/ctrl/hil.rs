@@ -1,0 +1,247 @@
+//! Host interface layer: NVMe command fetch with round-robin arbitration in bursts, firmware
+//! time per command, the split of commands into mapping-unit transactions, and data DMA.
+
+use crate::error::Result;
+use crate::sim::SimTime;
+use crate::system::{Event, System, Txn, TxnKind, NONE};
+use crate::workload::Op;
+
+/// NVMe submission queue entry size.
+const SQE_BYTES: u64 = 64;
+
+impl System {
+    pub(crate) fn on_submit(&mut self, now: SimTime, cmd: u32) {
+        let sq = self.cmds.get(cmd).sq;
+        self.sqs[sq as usize].push_back(cmd);
+        if self.fetching.is_none() {
+            self.start_fetch(now);
+        }
+    }
+
+    /// Round-robin over the SQs with entries; fetch up to one arbitration burst from the next.
+    fn start_fetch(&mut self, now: SimTime) {
+        let n = self.sqs.len() as u32;
+        for k in 0..n {
+            let sq = (self.rr + k) % n;
+            let pending = self.sqs[sq as usize].len() as u32;
+            if pending == 0 {
+                continue;
+            }
+            self.rr = (sq + 1) % n;
+            let count = pending.min(self.cfg.interface.arbitration_burst);
+            let lat = self.link.latency;
+            // A memory read request up, the SQ entries back down as completions.
+            let (_, req) = self.link_up.reserve(now, self.link.wire_time(0));
+            let (_, data) = self
+                .link_down
+                .reserve(req + lat, self.link.wire_time(SQE_BYTES * count as u64));
+            self.fetching = Some((sq, count));
+            self.q.push(data + lat, Event::FetchDone);
+            return;
+        }
+    }
+
+    pub(crate) fn on_fetch_done(&mut self, now: SimTime) {
+        let (sq, count) = self.fetching.take().expect("a fetch was under way");
+        let overhead = self.cfg.controller.cmd_overhead.0;
+        for _ in 0..count {
+            let cmd = self.sqs[sq as usize]
+                .pop_front()
+                .expect("fetched entries are queued");
+            let (_, end) = self.ctrl_cpu.reserve(now, overhead);
+            self.q.push(end, Event::Dispatch { cmd });
+        }
+        self.start_fetch(now);
+    }
+
+    /// Logical units covered by a byte range, with the bytes of each that the range covers.
+    #[inline]
+    fn units_of(&self, offset: u64, len: u64) -> impl Iterator<Item = (u64, u64)> {
+        let unit = self.geo.unit_bytes;
+        let first = offset / unit;
+        let last = (offset + len - 1) / unit;
+        let end = offset + len;
+        (first..=last).map(move |u| {
+            let s = (u * unit).max(offset);
+            let e = ((u + 1) * unit).min(end);
+            (u, e - s)
+        })
+    }
+
+    pub(crate) fn on_dispatch(&mut self, now: SimTime, cmd: u32) {
+        let c = self.cmds.get(cmd);
+        let (op, offset, len) = (c.op, c.offset, c.len);
+        match op {
+            Op::Read => self.dispatch_read(now, cmd, offset, len),
+            Op::Write => {
+                // The controller pulls the data: a read request up, the data down.
+                let lat = self.link.latency;
+                let (_, req) = self.link_up.reserve(now, self.link.wire_time(0));
+                let (_, data) = self.link_down.reserve(req + lat, self.link.wire_time(len));
+                self.q.push(data + lat, Event::WriteDataIn { cmd });
+            }
+            Op::Trim => {
+                let unit = self.geo.unit_bytes;
+                for (lpn, covered) in self.units_of(offset, len) {
+                    // Only whole units can be unmapped; a partial one keeps its data.
+                    if covered == unit {
+                        self.ftl.trim(lpn);
+                    }
+                }
+                self.complete_cmd(now, cmd);
+            }
+        }
+    }
+
+    fn dispatch_read(&mut self, now: SimTime, cmd: u32, offset: u64, len: u64) {
+        let mut txns = 0u32;
+        let mut direct_bytes = 0u64;
+        let units: Vec<(u64, u64)> = self.units_of(offset, len).collect();
+        for (lpn, covered) in units {
+            match self.ftl.lookup(lpn) {
+                None => {
+                    self.counters.unmapped_reads += 1;
+                    direct_bytes += covered;
+                }
+                Some(pun) if !self.ftl.is_programmed(pun) => {
+                    // Still on its way to NAND: served from the controller's write buffer.
+                    self.counters.buffer_reads += 1;
+                    direct_bytes += covered;
+                }
+                Some(pun) => {
+                    txns += 1;
+                    self.counters.host_units_read += 1;
+                    let plane = self.geo.plane_of_block(self.geo.block_of_unit(pun));
+                    let t = self.txns.insert(Txn {
+                        kind: TxnKind::HostRead,
+                        cmd,
+                        pun,
+                        src: NONE,
+                        plane,
+                        host_bytes: covered as u32,
+                        epoch: 0,
+                        units: 1,
+                        src_pages: 1,
+                    });
+                    self.enqueue(now, t, 0);
+                }
+            }
+        }
+        let c = self.cmds.get_mut(cmd);
+        c.txns_left = txns;
+        if direct_bytes > 0 {
+            let (_, end) = self.link_up.reserve(now, self.link.wire_time(direct_bytes));
+            let c = self.cmds.get_mut(cmd);
+            c.data_done = c.data_done.max(end + self.link.latency);
+        }
+        if txns == 0 {
+            let done = self.cmds.get(cmd).data_done.max(now);
+            self.complete_cmd(done, cmd);
+        }
+    }
+
+    pub(crate) fn on_write_data_in(&mut self, now: SimTime, cmd: u32) -> Result<()> {
+        let c = self.cmds.get(cmd);
+        let unit = self.geo.unit_bytes;
+        let units: Vec<(u64, u64)> = self.units_of(c.offset, c.len).collect();
+        let mut rmw = 0;
+        for (lpn, covered) in units {
+            if covered == unit {
+                continue;
+            }
+            // A partial unit keeps the rest of its old data: read it first.
+            if let Some(pun) = self.ftl.lookup(lpn) {
+                if self.ftl.is_programmed(pun) {
+                    let plane = self.geo.plane_of_block(self.geo.block_of_unit(pun));
+                    let t = self.txns.insert(Txn {
+                        kind: TxnKind::RmwRead,
+                        cmd,
+                        pun,
+                        src: NONE,
+                        plane,
+                        host_bytes: 0,
+                        epoch: 0,
+                        units: 1,
+                        src_pages: 1,
+                    });
+                    rmw += 1;
+                    self.enqueue(now, t, 0);
+                }
+            }
+        }
+        if rmw > 0 {
+            self.cmds.get_mut(cmd).rmw_left = rmw;
+            return Ok(());
+        }
+        self.issue_write_txns(now, cmd)
+    }
+
+    /// Map every unit of a write command to a new physical unit and queue its program.
+    pub(crate) fn issue_write_txns(&mut self, now: SimTime, cmd: u32) -> Result<()> {
+        let c = self.cmds.get(cmd);
+        let units: Vec<(u64, u64)> = self.units_of(c.offset, c.len).collect();
+        self.cmds.get_mut(cmd).txns_left = units.len() as u32;
+        for (lpn, covered) in units {
+            let pun = self.ftl.write(lpn)?;
+            let block = self.geo.block_of_unit(pun);
+            let t = self.txns.insert(Txn {
+                kind: TxnKind::HostWrite,
+                cmd,
+                pun,
+                src: NONE,
+                plane: self.geo.plane_of_block(block),
+                host_bytes: covered as u32,
+                epoch: self.ftl.blocks()[block as usize].epoch,
+                units: 1,
+                src_pages: 1,
+            });
+            self.enqueue(now, t, 1);
+            self.drain_gc(now);
+        }
+        Ok(())
+    }
+
+    /// A read transaction's data is decoded at `ready`: move it to the host (or, for a
+    /// read-modify-write, count it) and complete the command when it was the last.
+    pub(crate) fn read_txn_done(&mut self, ready: SimTime, txn: u32) {
+        let t = self.txns.remove(txn);
+        let cmd = t.cmd;
+        if t.kind == TxnKind::RmwRead {
+            let c = self.cmds.get_mut(cmd);
+            c.rmw_left -= 1;
+            if c.rmw_left == 0 {
+                self.q.push(ready, Event::RmwDone { cmd });
+            }
+            return;
+        }
+        let (_, end) = self
+            .link_up
+            .reserve(ready, self.link.wire_time(t.host_bytes as u64));
+        let c = self.cmds.get_mut(cmd);
+        c.data_done = c.data_done.max(end + self.link.latency);
+        c.txns_left -= 1;
+        if c.txns_left == 0 {
+            let done = c.data_done;
+            self.complete_cmd(done, cmd);
+        }
+    }
+
+    /// A program transaction finished at `now`.
+    pub(crate) fn write_txn_done(&mut self, now: SimTime, txn: u32) {
+        let t = self.txns.remove(txn);
+        // Only if the block was not erased (and reused) since the write was mapped.
+        let block = self.geo.block_of_unit(t.pun);
+        if self.ftl.blocks()[block as usize].epoch == t.epoch {
+            for pun in t.pun..t.pun + t.units as u32 {
+                self.ftl.mark_programmed(pun);
+            }
+        }
+        if t.kind == TxnKind::HostWrite {
+            let c = self.cmds.get_mut(t.cmd);
+            c.txns_left -= 1;
+            if c.txns_left == 0 {
+                self.complete_cmd(now, t.cmd);
+            }
+        }
+    }
+}

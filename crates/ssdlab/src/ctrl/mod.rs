@@ -1,0 +1,5 @@
+//! The controller: host interface layer (command fetch, split, data movement) and flash
+//! interface layer (per-die queues and NAND operations).
+
+pub mod fil;
+pub mod hil;

@@ -1,0 +1,20 @@
+//! One error type per area, each a one-line message that names the file, line or field, the
+//! value, and what was expected. The Python bindings mirror these as an exception tree.
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A configuration, preset name, override or config file is wrong.
+    #[error("{0}")]
+    Config(String),
+    /// A job description is wrong, or does not fit the device.
+    #[error("{0}")]
+    Job(String),
+    /// The caller asked the run to stop (e.g. Ctrl-C through the progress callback).
+    #[error("interrupted")]
+    Interrupted,
+    /// The simulation reached a state it cannot continue from (a bug or an unsupported corner).
+    #[error("simulation error: {0}")]
+    Sim(String),
+}
+
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,581 @@
+//! Page-level FTL: the logical→physical map, striped allocation, garbage collection, wear
+//! levelling and TRIM.
+//!
+//! The FTL is functional: it decides *what* happens to the map and the blocks. The controller
+//! decides *when*, by turning the GC work the FTL emits ([`GcTask`]) into timed NAND operations.
+//! Two modes:
+//! - *timed*: a GC victim's valid units are remapped at once, the block waits as `Victim` until
+//!   the controller reports its erase done ([`Ftl::erase_done`]), so free space follows timing;
+//! - *instant* (preconditioning): the erase is applied at once and no work is emitted.
+//!
+//! The unit of mapping is the map unit (by default one NAND page). "lpn" names a logical unit,
+//! "pun" a physical one (see `media::nand` for the address layout).
+
+use crate::config::{GcPolicy, SsdConfig};
+use crate::error::{Error, Result};
+use crate::media::nand::Geometry;
+use crate::sim::Rng;
+
+pub const UNMAPPED: u32 = u32::MAX;
+const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockState {
+    Free,
+    Open,
+    Full,
+    /// Chosen by GC: its valid units are moved; it waits for its erase.
+    Victim,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Block {
+    pub valid: u32,
+    pub erase_count: u32,
+    /// Bumped at every erase, so an erase that was already applied is not applied twice.
+    pub epoch: u32,
+    pub state: BlockState,
+    pub write_ptr: u32,
+    /// FTL write clock of the last write into this block (age for cost-benefit).
+    pub last_write: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Plane {
+    free: Vec<u32>,
+    host_open: u32,
+    gc_open: u32,
+    /// GC tasks emitted for this plane and not yet erased.
+    gc_inflight: u32,
+}
+
+/// Which open block a write goes to: host data and GC-moved data are kept apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    Host,
+    Gc,
+}
+
+/// GC work for the controller to time: copy each `(from, to)` unit, then erase `block`
+/// (`u32::MAX` when a collection stopped early: copies only, nothing to erase).
+#[derive(Clone, Debug)]
+pub struct GcTask {
+    pub plane: u32,
+    pub block: u32,
+    pub epoch: u32,
+    pub moves: Vec<(u32, u32)>,
+    pub wear_level: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct FtlStats {
+    pub host_units_written: u64,
+    pub gc_units_moved: u64,
+    pub gc_runs: u64,
+    pub wl_migrations: u64,
+    pub erases: u64,
+    pub trimmed_units: u64,
+    /// Allocations that found no free block and took a victim before its timed erase ran.
+    pub forced_erases: u64,
+}
+
+pub struct Ftl {
+    pub geo: Geometry,
+    l2p: Vec<u32>,
+    p2l: Vec<u32>,
+    /// One bit per physical unit: its program has completed (data is on NAND, not in flight).
+    programmed: Vec<u64>,
+    blocks: Vec<Block>,
+    planes: Vec<Plane>,
+    stripe: Vec<u32>,
+    cursor: usize,
+    gc_threshold_blocks: u32,
+    urgent_free_blocks: u32,
+    policy: GcPolicy,
+    dynamic_wl: bool,
+    static_gap: u32,
+    rng: Rng,
+    clock: u64,
+    instant: bool,
+    /// GC work emitted in timed mode, drained by the controller.
+    pub tasks: Vec<GcTask>,
+    pub stats: FtlStats,
+}
+
+impl Ftl {
+    pub fn new(cfg: &SsdConfig, seed: u64) -> Ftl {
+        let geo = Geometry::from_config(cfg);
+        let logical = cfg.logical_units() as usize;
+        let units = geo.units() as usize;
+        let bpp = geo.blocks_per_plane;
+        let blocks = vec![
+            Block {
+                valid: 0,
+                erase_count: 0,
+                epoch: 0,
+                state: BlockState::Free,
+                write_ptr: 0,
+                last_write: 0,
+            };
+            geo.blocks() as usize
+        ];
+        let planes = (0..geo.planes())
+            .map(|p| Plane {
+                // Reversed so that `pop` hands out the lowest block first.
+                free: (p * bpp..(p + 1) * bpp).rev().collect(),
+                host_open: NONE,
+                gc_open: NONE,
+                gc_inflight: 0,
+            })
+            .collect();
+        let gc = &cfg.ftl.gc;
+        Ftl {
+            stripe: geo.stripe_order(&cfg.ftl.allocation),
+            l2p: vec![UNMAPPED; logical],
+            p2l: vec![UNMAPPED; units],
+            programmed: vec![0; units.div_ceil(64)],
+            blocks,
+            planes,
+            cursor: 0,
+            gc_threshold_blocks: ((gc.free_threshold * bpp as f64).ceil() as u32).max(1),
+            urgent_free_blocks: gc.urgent_free_blocks,
+            policy: gc.policy,
+            dynamic_wl: cfg.ftl.wear_leveling.dynamic,
+            static_gap: cfg.ftl.wear_leveling.static_gap,
+            rng: Rng::stream(seed, "ftl.gc"),
+            clock: 0,
+            instant: false,
+            tasks: Vec::new(),
+            stats: FtlStats::default(),
+            geo,
+        }
+    }
+
+    pub fn logical_units(&self) -> u64 {
+        self.l2p.len() as u64
+    }
+
+    pub fn set_instant(&mut self, instant: bool) {
+        self.instant = instant;
+    }
+
+    #[inline]
+    pub fn lookup(&self, lpn: u64) -> Option<u32> {
+        let p = self.l2p[lpn as usize];
+        (p != UNMAPPED).then_some(p)
+    }
+
+    #[inline]
+    pub fn is_programmed(&self, pun: u32) -> bool {
+        self.programmed[(pun / 64) as usize] & (1 << (pun % 64)) != 0
+    }
+
+    #[inline]
+    pub fn mark_programmed(&mut self, pun: u32) {
+        self.programmed[(pun / 64) as usize] |= 1 << (pun % 64);
+    }
+
+    pub fn blocks(&self) -> &[Block] {
+        &self.blocks
+    }
+
+    pub fn free_blocks(&self, plane: u32) -> u32 {
+        self.planes[plane as usize].free.len() as u32
+    }
+
+    /// A plane is short of space: GC there should outrank host writes.
+    #[inline]
+    pub fn plane_urgent(&self, plane: u32) -> bool {
+        let p = &self.planes[plane as usize];
+        p.gc_inflight > 0 && (p.free.len() as u32) <= self.urgent_free_blocks
+    }
+
+    /// Write one logical unit; returns the physical unit that receives it.
+    pub fn write(&mut self, lpn: u64) -> Result<u32> {
+        self.clock += 1;
+        self.invalidate(lpn);
+        let pun = self.alloc_striped()?;
+        self.map(lpn, pun);
+        self.stats.host_units_written += 1;
+        if self.instant {
+            self.mark_programmed(pun);
+        }
+        Ok(pun)
+    }
+
+    pub fn trim(&mut self, lpn: u64) {
+        if self.l2p[lpn as usize] != UNMAPPED {
+            self.invalidate(lpn);
+            self.l2p[lpn as usize] = UNMAPPED;
+            self.stats.trimmed_units += 1;
+        }
+    }
+
+    fn invalidate(&mut self, lpn: u64) {
+        let old = self.l2p[lpn as usize];
+        if old != UNMAPPED {
+            self.p2l[old as usize] = UNMAPPED;
+            let b = self.geo.block_of_unit(old) as usize;
+            self.blocks[b].valid -= 1;
+        }
+    }
+
+    fn map(&mut self, lpn: u64, pun: u32) {
+        self.l2p[lpn as usize] = pun;
+        self.p2l[pun as usize] = lpn as u32;
+        let b = self.geo.block_of_unit(pun) as usize;
+        self.blocks[b].valid += 1;
+        self.blocks[b].last_write = self.clock;
+    }
+
+    /// Allocate in the plane under the stripe cursor. The cursor moves on once a page is full,
+    /// so the units of one page sit together and can be programmed in one operation. Host
+    /// writes leave each plane's last free block to its GC, so GC can always make progress.
+    fn alloc_striped(&mut self) -> Result<u32> {
+        let n = self.stripe.len();
+        let upp = self.geo.units_per_page;
+        for _ in 0..n {
+            let plane = self.stripe[self.cursor];
+            match self.alloc_in_plane(plane, Stream::Host, true)? {
+                Some(pun) => {
+                    if (pun + 1) % upp == 0 {
+                        self.cursor = (self.cursor + 1) % n;
+                    }
+                    return Ok(pun);
+                }
+                None => self.cursor = (self.cursor + 1) % n,
+            }
+        }
+        let free: u64 = self.planes.iter().map(|p| p.free.len() as u64).sum();
+        Err(Error::Sim(format!(
+            "no plane can take a write ({free} free blocks in all, each plane's last one kept for GC); \
+             the valid data does not fit the planes it landed on — raise over_provisioning"
+        )))
+    }
+
+    /// Next unit of the plane's open block for `stream`, opening a new block if needed.
+    fn alloc_in_plane(
+        &mut self,
+        plane: u32,
+        stream: Stream,
+        keep_reserve: bool,
+    ) -> Result<Option<u32>> {
+        let upb = self.geo.units_per_block();
+        let open = match stream {
+            Stream::Host => self.planes[plane as usize].host_open,
+            Stream::Gc => self.planes[plane as usize].gc_open,
+        };
+        let block = if open != NONE {
+            open
+        } else {
+            let mut taken = self.take_free_block(plane, keep_reserve);
+            if taken.is_none() && stream == Stream::Host && self.instant {
+                // Short of blocks: collect now (instant mode), then try once more.
+                self.maybe_gc(plane)?;
+                taken = self.take_free_block(plane, keep_reserve);
+            }
+            let Some(b) = taken else {
+                if stream == Stream::Host {
+                    // Timed mode: make sure a collection is under way for when space returns.
+                    self.maybe_gc(plane)?;
+                }
+                return Ok(None);
+            };
+            self.blocks[b as usize].state = BlockState::Open;
+            match stream {
+                Stream::Host => self.planes[plane as usize].host_open = b,
+                Stream::Gc => self.planes[plane as usize].gc_open = b,
+            }
+            self.maybe_gc(plane)?;
+            b
+        };
+        let blk = &mut self.blocks[block as usize];
+        let pun = block * upb + blk.write_ptr;
+        blk.write_ptr += 1;
+        if blk.write_ptr == upb {
+            blk.state = BlockState::Full;
+            match stream {
+                Stream::Host => self.planes[plane as usize].host_open = NONE,
+                Stream::Gc => self.planes[plane as usize].gc_open = NONE,
+            }
+        }
+        Ok(Some(pun))
+    }
+
+    fn take_free_block(&mut self, plane: u32, keep_reserve: bool) -> Option<u32> {
+        let reserve = if keep_reserve { 1 } else { 0 };
+        while self.planes[plane as usize].free.len() <= reserve {
+            // No free block to spare: take a victim whose timed erase has not run yet (it holds
+            // no valid data any more) and erase it now; its queued erase still costs die time.
+            let bpp = self.geo.blocks_per_plane;
+            let victim = (plane * bpp..(plane + 1) * bpp).find(|&b| {
+                let blk = &self.blocks[b as usize];
+                blk.state == BlockState::Victim && blk.valid == 0
+            });
+            match victim {
+                Some(v) => {
+                    self.apply_erase(v);
+                    self.stats.forced_erases += 1;
+                }
+                None => return None,
+            }
+        }
+        let p = &mut self.planes[plane as usize];
+        if self.dynamic_wl {
+            let (i, _) = p
+                .free
+                .iter()
+                .enumerate()
+                .min_by_key(|(i, &b)| (self.blocks[b as usize].erase_count, usize::MAX - i))?;
+            Some(p.free.swap_remove(i))
+        } else {
+            p.free.pop()
+        }
+    }
+
+    /// Start GC in `plane` if it is below its free-block threshold and none runs there.
+    fn maybe_gc(&mut self, plane: u32) -> Result<()> {
+        loop {
+            let p = &self.planes[plane as usize];
+            if p.gc_inflight > 0 || p.free.len() as u32 >= self.gc_threshold_blocks {
+                return Ok(());
+            }
+            let Some(victim) = self.pick_victim(plane) else {
+                return Ok(());
+            };
+            if !self.collect(plane, victim, false)? || !self.instant {
+                return Ok(());
+            }
+        }
+    }
+
+    fn pick_victim(&mut self, plane: u32) -> Option<u32> {
+        let bpp = self.geo.blocks_per_plane;
+        let upb = self.geo.units_per_block();
+        let range = plane * bpp..(plane + 1) * bpp;
+        // Full blocks with stale data; failing those (a plane whose stale data all sits in its
+        // open blocks), an open block with stale data, which GC then closes.
+        let wanted = if range.clone().any(|b| {
+            let blk = &self.blocks[b as usize];
+            blk.state == BlockState::Full && blk.valid < upb
+        }) {
+            BlockState::Full
+        } else {
+            BlockState::Open
+        };
+        let candidates = range.filter(|&b| {
+            let blk = &self.blocks[b as usize];
+            blk.state == wanted && blk.valid < blk.write_ptr
+        });
+        match self.policy {
+            GcPolicy::Greedy => candidates.min_by_key(|&b| (self.blocks[b as usize].valid, b)),
+            GcPolicy::CostBenefit => {
+                let clock = self.clock;
+                let mut best: Option<(f64, u32)> = None;
+                for b in candidates {
+                    let blk = &self.blocks[b as usize];
+                    let u = blk.valid as f64 / upb as f64;
+                    let age = (clock - blk.last_write + 1) as f64;
+                    let score = if blk.valid == 0 {
+                        f64::INFINITY
+                    } else {
+                        (1.0 - u) / (2.0 * u) * age
+                    };
+                    if best.is_none_or(|(s, _)| score > s) {
+                        best = Some((score, b));
+                    }
+                }
+                best.map(|(_, b)| b)
+            }
+            GcPolicy::Random => {
+                let list: Vec<u32> = candidates.collect();
+                if list.is_empty() {
+                    None
+                } else {
+                    Some(list[self.rng.below(list.len() as u64) as usize])
+                }
+            }
+        }
+    }
+
+    /// Move the valid units of `victim` to the plane's GC block and schedule its erase.
+    /// Returns false if the plane ran out of room before the victim was empty.
+    fn collect(&mut self, plane: u32, victim: u32, wear_level: bool) -> Result<bool> {
+        let upb = self.geo.units_per_block();
+        let p = &mut self.planes[plane as usize];
+        if p.host_open == victim {
+            p.host_open = NONE;
+        }
+        if p.gc_open == victim {
+            p.gc_open = NONE;
+        }
+        self.blocks[victim as usize].state = BlockState::Victim;
+        self.planes[plane as usize].gc_inflight += 1;
+        let mut moves = Vec::with_capacity(self.blocks[victim as usize].valid as usize);
+        let base = victim * upb;
+        for from in base..base + upb {
+            let lpn = self.p2l[from as usize];
+            if lpn == UNMAPPED {
+                continue;
+            }
+            let Some(to) = self.alloc_in_plane(plane, Stream::Gc, false)? else {
+                // No room left in this plane: keep the rest in the victim and give up on it
+                // for now (it goes back to being a full block).
+                self.blocks[victim as usize].state = BlockState::Full;
+                self.planes[plane as usize].gc_inflight -= 1;
+                self.stats.gc_units_moved += moves.len() as u64;
+                if !moves.is_empty() && !self.instant {
+                    // Copies only, no erase (`block` NONE).
+                    self.tasks.push(GcTask {
+                        plane,
+                        block: NONE,
+                        epoch: 0,
+                        moves,
+                        wear_level,
+                    });
+                }
+                return Ok(false);
+            };
+            self.p2l[from as usize] = UNMAPPED;
+            self.blocks[victim as usize].valid -= 1;
+            self.map(lpn as u64, to);
+            if self.instant {
+                self.mark_programmed(to);
+            }
+            moves.push((from, to));
+        }
+        self.stats.gc_units_moved += moves.len() as u64;
+        if wear_level {
+            self.stats.wl_migrations += 1;
+        } else {
+            self.stats.gc_runs += 1;
+        }
+        let epoch = self.blocks[victim as usize].epoch;
+        if self.instant {
+            // The caller's loop (maybe_gc) re-checks the threshold; no recursion here.
+            self.apply_erase(victim);
+            self.planes[plane as usize].gc_inflight -= 1;
+        } else {
+            self.tasks.push(GcTask {
+                plane,
+                block: victim,
+                epoch,
+                moves,
+                wear_level,
+            });
+        }
+        Ok(true)
+    }
+
+    /// The erase of `block` (emitted with `epoch`) has completed.
+    pub fn erase_done(&mut self, plane: u32, block: u32, epoch: u32) -> Result<()> {
+        if block != NONE && self.blocks[block as usize].epoch == epoch {
+            self.apply_erase(block);
+        }
+        self.planes[plane as usize].gc_inflight -= 1;
+        self.maybe_gc(plane)?;
+        self.maybe_wear_level(plane)
+    }
+
+    fn apply_erase(&mut self, block: u32) {
+        let upb = self.geo.units_per_block();
+        let blk = &mut self.blocks[block as usize];
+        debug_assert_eq!(blk.valid, 0, "erasing a block that holds valid data");
+        blk.erase_count += 1;
+        blk.epoch = blk.epoch.wrapping_add(1);
+        blk.write_ptr = 0;
+        blk.state = BlockState::Free;
+        self.stats.erases += 1;
+        let base = block * upb;
+        for pun in base..base + upb {
+            self.programmed[(pun / 64) as usize] &= !(1 << (pun % 64));
+        }
+        let plane = self.geo.plane_of_block(block);
+        self.planes[plane as usize].free.push(block);
+    }
+
+    /// Static wear levelling: if the plane's erase counts spread wider than the gap, move the
+    /// data of its least-erased full block (cold data) so that block rejoins the free pool.
+    fn maybe_wear_level(&mut self, plane: u32) -> Result<()> {
+        if self.static_gap == 0 || self.planes[plane as usize].gc_inflight > 0 {
+            return Ok(());
+        }
+        let bpp = self.geo.blocks_per_plane;
+        let range = plane * bpp..(plane + 1) * bpp;
+        let max = range
+            .clone()
+            .map(|b| self.blocks[b as usize].erase_count)
+            .max()
+            .unwrap_or(0);
+        let coldest = range
+            .filter(|&b| self.blocks[b as usize].state == BlockState::Full)
+            .min_by_key(|&b| (self.blocks[b as usize].erase_count, b));
+        if let Some(b) = coldest {
+            if max - self.blocks[b as usize].erase_count > self.static_gap {
+                self.collect(plane, b, true)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Fill the logical space without timing: sequential writes of every unit, then `overwrite`
+    /// × logical units of random overwrites.
+    pub fn precondition(&mut self, fill: bool, overwrite: f64, seed: u64) -> Result<()> {
+        let was = self.instant;
+        self.instant = true;
+        let n = self.logical_units();
+        if fill {
+            for lpn in 0..n {
+                self.write(lpn)?;
+            }
+        }
+        let count = (overwrite * n as f64) as u64;
+        let mut rng = Rng::stream(seed, "precondition");
+        for _ in 0..count {
+            let lpn = rng.below(n);
+            self.write(lpn)?;
+        }
+        self.instant = was;
+        Ok(())
+    }
+
+    /// Check every invariant of the map and the blocks (tests and debug runs).
+    pub fn check(&self) -> std::result::Result<(), String> {
+        let upb = self.geo.units_per_block();
+        let mut valid = vec![0u32; self.blocks.len()];
+        for (lpn, &pun) in self.l2p.iter().enumerate() {
+            if pun == UNMAPPED {
+                continue;
+            }
+            if self.p2l[pun as usize] != lpn as u32 {
+                return Err(format!(
+                    "lpn {lpn} maps to pun {pun}, which maps back to {}",
+                    self.p2l[pun as usize]
+                ));
+            }
+            valid[(pun / upb) as usize] += 1;
+        }
+        for (b, blk) in self.blocks.iter().enumerate() {
+            if blk.valid != valid[b] {
+                return Err(format!(
+                    "block {b} counts {} valid units, holds {}",
+                    blk.valid, valid[b]
+                ));
+            }
+            if blk.state == BlockState::Free && blk.valid != 0 {
+                return Err(format!("free block {b} holds valid data"));
+            }
+        }
+        let mapped_p = self.p2l.iter().filter(|&&l| l != UNMAPPED).count();
+        let mapped_l = self.l2p.iter().filter(|&&p| p != UNMAPPED).count();
+        if mapped_p != mapped_l {
+            return Err(format!(
+                "{mapped_l} logical units mapped but {mapped_p} physical units valid"
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,227 @@
+//! FTL tests: an oracle model under random writes, trims and forced GC; wear levelling bounds.
+
+use super::*;
+use crate::config::SsdConfig;
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+
+/// A tiny drive so GC runs constantly: 4 planes × 16 blocks × 8 pages, 25 % spare.
+fn tiny(policy: &str, static_gap: u32) -> SsdConfig {
+    let text = format!(
+        r#"
+[meta]
+name = "tiny"
+[nand]
+cell = "slc"
+channels = 2
+packages_per_channel = 1
+dies_per_package = 1
+planes_per_die = 2
+blocks_per_plane = 16
+pages_per_block = 8
+page_size = "4KiB"
+[nand.timing]
+read = ["25us"]
+program = ["200us"]
+erase = "1500us"
+[nand.bus]
+rate = "400MT/s"
+[ftl]
+over_provisioning = 0.25
+[ftl.gc]
+policy = "{policy}"
+free_threshold = 0.1
+urgent_free_blocks = 1
+[ftl.wear_leveling]
+dynamic = true
+static_gap = {static_gap}
+[interface]
+kind = "nvme"
+link = "pcie3x4"
+io_queues = 1
+queue_depth = 64
+mdts = "128KiB"
+interrupt = "msix"
+"#
+    );
+    SsdConfig::from_toml_str(&text, "tiny").unwrap()
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Write(u64),
+    Trim(u64),
+    /// Let the "controller" finish one pending erase (index modulo the pending list).
+    Erase(usize),
+}
+
+fn ops(logical: u64) -> impl Strategy<Value = Vec<Op>> {
+    let op = prop_oneof![
+        6 => (0..logical).prop_map(Op::Write),
+        1 => (0..logical).prop_map(Op::Trim),
+        3 => any::<usize>().prop_map(Op::Erase),
+    ];
+    proptest::collection::vec(op, 1..2500)
+}
+
+/// Plays the controller in timed mode: applies GC moves to a content model at once and
+/// finishes erases when the test says so. Checks that every live logical unit is found, with
+/// its latest version, at the physical unit the map names.
+fn run_oracle(policy: &str, ops: &[Op]) -> std::result::Result<(), TestCaseError> {
+    let cfg = tiny(policy, 4);
+    let mut ftl = Ftl::new(&cfg, 9);
+    let logical = ftl.logical_units();
+    let mut content: Vec<Option<(u64, u64)>> = vec![None; ftl.geo.units() as usize];
+    let mut oracle: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut pending: Vec<(u32, u32, u32)> = Vec::new();
+    let mut version = 0u64;
+    let drain = |ftl: &mut Ftl,
+                 content: &mut Vec<Option<(u64, u64)>>,
+                 pending: &mut Vec<(u32, u32, u32)>| {
+        for task in ftl.tasks.drain(..) {
+            for (from, to) in task.moves {
+                content[to as usize] = content[from as usize];
+            }
+            if task.block != NONE {
+                pending.push((task.plane, task.block, task.epoch));
+            }
+        }
+    };
+    for op in ops {
+        match *op {
+            Op::Write(lpn) => {
+                version += 1;
+                let pun = ftl
+                    .write(lpn % logical)
+                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                drain(&mut ftl, &mut content, &mut pending);
+                content[pun as usize] = Some((lpn % logical, version));
+                oracle.insert(lpn % logical, version);
+            }
+            Op::Trim(lpn) => {
+                ftl.trim(lpn % logical);
+                oracle.remove(&(lpn % logical));
+            }
+            Op::Erase(i) => {
+                if !pending.is_empty() {
+                    let (plane, block, epoch) = pending.remove(i % pending.len());
+                    ftl.erase_done(plane, block, epoch)
+                        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                    drain(&mut ftl, &mut content, &mut pending);
+                }
+            }
+        }
+        ftl.check().map_err(TestCaseError::fail)?;
+    }
+    for lpn in 0..logical {
+        match (oracle.get(&lpn), ftl.lookup(lpn)) {
+            (None, None) => {}
+            (Some(&v), Some(pun)) => {
+                prop_assert_eq!(content[pun as usize], Some((lpn, v)), "lpn {}", lpn)
+            }
+            (want, got) => prop_assert!(false, "lpn {}: oracle {:?}, ftl {:?}", lpn, want, got),
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn greedy_matches_oracle(ops in ops(384)) {
+        run_oracle("greedy", &ops)?;
+    }
+
+    #[test]
+    fn cost_benefit_matches_oracle(ops in ops(384)) {
+        run_oracle("cost-benefit", &ops)?;
+    }
+
+    #[test]
+    fn random_policy_matches_oracle(ops in ops(384)) {
+        run_oracle("random", &ops)?;
+    }
+}
+
+#[test]
+fn gc_runs_and_keeps_every_valid_unit_under_heavy_overwrite() {
+    let cfg = tiny("greedy", 0);
+    let mut ftl = Ftl::new(&cfg, 1);
+    let n = ftl.logical_units();
+    ftl.precondition(true, 20.0, 3).unwrap();
+    assert!(ftl.stats.gc_runs > 0, "GC never ran");
+    assert!(ftl.stats.erases > 0);
+    ftl.check().unwrap();
+    for lpn in 0..n {
+        assert!(ftl.lookup(lpn).is_some(), "lpn {lpn} lost");
+    }
+    // Every physical write is a host write or a GC move.
+    let programmed: u64 = ftl.stats.host_units_written + ftl.stats.gc_units_moved;
+    assert!(programmed >= ftl.stats.host_units_written);
+}
+
+/// The widest erase-count spread within one plane (static WL works per plane, as GC does).
+fn erase_spread(ftl: &Ftl) -> u32 {
+    let bpp = ftl.geo.blocks_per_plane as usize;
+    ftl.blocks()
+        .chunks(bpp)
+        .map(|plane| {
+            let max = plane.iter().map(|b| b.erase_count).max().unwrap();
+            let min = plane.iter().map(|b| b.erase_count).min().unwrap();
+            max - min
+        })
+        .max()
+        .unwrap()
+}
+
+/// Hot/cold workload: after a fill, 95 % of writes go to 3 % of the space.
+fn skewed(static_gap: u32) -> Ftl {
+    let cfg = tiny("greedy", static_gap);
+    let mut ftl = Ftl::new(&cfg, 5);
+    ftl.set_instant(true);
+    let n = ftl.logical_units();
+    for lpn in 0..n {
+        ftl.write(lpn).unwrap();
+    }
+    let hot = (n * 3 / 100).max(1);
+    let mut rng = crate::sim::Rng::stream(5, "test.skew");
+    for _ in 0..60_000 {
+        let lpn = if rng.below(100) < 95 {
+            rng.below(hot)
+        } else {
+            rng.below(n)
+        };
+        ftl.write(lpn).unwrap();
+        // Instant mode has no controller; let static WL look after every write.
+        for p in 0..ftl.geo.planes() {
+            ftl.maybe_wear_level(p).unwrap();
+        }
+    }
+    ftl.check().unwrap();
+    ftl
+}
+
+#[test]
+fn static_wear_levelling_bounds_the_erase_spread() {
+    let without = skewed(0);
+    let with = skewed(8);
+    let (a, b) = (erase_spread(&without), erase_spread(&with));
+    assert!(with.stats.wl_migrations > 0);
+    // Bounded by the gap plus the blocks' own progress between checks.
+    assert!(b <= 8 + 4, "spread with static WL {b} exceeds the gap");
+    assert!(a > b, "static WL did not narrow the spread ({a} vs {b})");
+}
+
+#[test]
+fn trim_unmaps_and_frees_space() {
+    let cfg = tiny("greedy", 0);
+    let mut ftl = Ftl::new(&cfg, 1);
+    ftl.set_instant(true);
+    ftl.write(7).unwrap();
+    assert!(ftl.lookup(7).is_some());
+    ftl.trim(7);
+    assert!(ftl.lookup(7).is_none());
+    assert_eq!(ftl.stats.trimmed_units, 1);
+    ftl.check().unwrap();
+}

@@ -1,0 +1,3 @@
+//! Host interfaces. So far: NVMe over a PCIe link model.
+
+pub mod pcie;

@@ -1,0 +1,3 @@
+//! Storage media. So far: NAND flash.
+
+pub mod nand;

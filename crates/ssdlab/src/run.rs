@@ -1,0 +1,250 @@
+//! One run from (config, job, seed) to a result, and the benchmark.
+
+use crate::config::{FillMode, SsdConfig};
+use crate::error::{Error, Result};
+use crate::sim::SimTime;
+use crate::stats::peak_memory_bytes;
+use crate::stats::result::*;
+use crate::system::{RequestRecord, System};
+use crate::workload::{JobSpec, Op};
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+pub struct RunOptions {
+    pub seed: u64,
+    pub record_requests: bool,
+}
+
+pub struct RunOutput {
+    pub result: RunResult,
+    pub records: Option<Vec<RequestRecord>>,
+}
+
+/// How often (in events) the run checks the wall clock to report progress.
+const CHECK_EVERY: u64 = 1 << 16;
+
+/// Run `job` on the device `cfg`. `progress(done, total)` is called about ten times per wall
+/// second; returning false stops the run with [`Error::Interrupted`].
+pub fn run(
+    cfg: &SsdConfig,
+    spec: &JobSpec,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<RunOutput> {
+    let job = spec.fit(cfg.logical_bytes())?;
+    let mut sys = System::new(cfg, job, opts.seed, opts.record_requests)?;
+    let t0 = Instant::now();
+    let p = &cfg.precondition;
+    if p.fill == FillMode::Sequential || p.random_overwrite > 0.0 {
+        sys.ftl.precondition(
+            p.fill == FillMode::Sequential,
+            p.random_overwrite,
+            opts.seed,
+        )?;
+        // The result speaks of the timed run only; blocks keep the wear they got.
+        sys.ftl.stats = Default::default();
+    }
+    let precondition_s = t0.elapsed().as_secs_f64();
+    let t1 = Instant::now();
+    let mut last_report = Instant::now();
+    let stop = sys.run(CHECK_EVERY, &mut |done, total| {
+        if last_report.elapsed().as_millis() >= 100 {
+            last_report = Instant::now();
+            progress(done, total)
+        } else {
+            true
+        }
+    })?;
+    if stop == "interrupted" {
+        return Err(Error::Interrupted);
+    }
+    let wall_s = t1.elapsed().as_secs_f64();
+    let result = build_result(&sys, cfg, spec, opts.seed, stop, wall_s, precondition_s);
+    Ok(RunOutput {
+        result,
+        records: sys.records.take(),
+    })
+}
+
+fn bandwidth(bytes: u64, secs: f64) -> (f64, f64) {
+    if secs <= 0.0 {
+        return (0.0, 0.0);
+    }
+    (
+        bytes as f64 / secs / (1024.0 * 1024.0),
+        bytes as f64 / secs / 1e6,
+    )
+}
+
+fn build_result(
+    sys: &System,
+    cfg: &SsdConfig,
+    spec: &JobSpec,
+    seed: u64,
+    stop: &str,
+    wall_s: f64,
+    pre_s: f64,
+) -> RunResult {
+    let end = sys.last_completion;
+    let start = sys.job.ramp.min(end);
+    let window = (end - start).as_secs_f64();
+    let mut ops = BTreeMap::new();
+    let (mut count, mut bytes) = (0, 0);
+    for op in Op::ALL {
+        let l = &sys.lat[op.index()];
+        if l.count == 0 {
+            continue;
+        }
+        count += l.count;
+        bytes += l.bytes;
+        let (mib, mb) = bandwidth(l.bytes, window);
+        ops.insert(
+            op.name(),
+            OpResult {
+                count: l.count,
+                bytes: l.bytes,
+                iops: if window > 0.0 {
+                    l.count as f64 / window
+                } else {
+                    0.0
+                },
+                bandwidth_mib_s: mib,
+                bandwidth_mb_s: mb,
+                latency_us: l.summary(),
+            },
+        );
+    }
+    let (mib, mb) = bandwidth(bytes, window);
+    let f = &sys.ftl.stats;
+    let c = &sys.counters;
+    let unit_per_page = sys.geo.units_per_page as f64;
+    let host_pages_written = (f.host_units_written as f64 / unit_per_page).ceil() as u64;
+    let total_time = end.as_secs_f64().max(1e-18);
+    let util = |busy: SimTime| (busy.as_secs_f64() / total_time).min(1.0);
+    let wa = if f.host_units_written > 0 {
+        (f.host_units_written + f.gc_units_moved) as f64 / f.host_units_written as f64
+    } else {
+        0.0
+    };
+    let events = sys.q.handled;
+    RunResult {
+        schema: SCHEMA,
+        ssdlab_version: env!("CARGO_PKG_VERSION"),
+        config_name: cfg.meta.name.clone(),
+        config_hash: cfg.hash(),
+        seed,
+        job: serde_json::to_value(spec).expect("job serialises"),
+        sim: SimInfo {
+            simulated_time_s: end.as_secs_f64(),
+            measured_time_s: window,
+            requests: sys.completed,
+            events,
+            stop_reason: stop.to_string(),
+        },
+        ops,
+        total: Totals {
+            count,
+            bytes,
+            iops: if window > 0.0 {
+                count as f64 / window
+            } else {
+                0.0
+            },
+            bandwidth_mib_s: mib,
+            bandwidth_mb_s: mb,
+        },
+        device: DeviceResult {
+            logical_bytes: cfg.logical_bytes(),
+            host_pages_read: (c.host_units_read as f64 / unit_per_page).ceil() as u64,
+            host_pages_written,
+            nand_pages_read: c.nand_pages_read,
+            nand_pages_written: c.nand_pages_written,
+            write_amplification: wa,
+            gc_runs: f.gc_runs,
+            gc_pages_moved: f.gc_units_moved,
+            erases: f.erases,
+            erase_count: Spread::of(sys.ftl.blocks().iter().map(|b| b.erase_count as f64)),
+            wear_level_migrations: f.wl_migrations,
+            forced_erases: f.forced_erases,
+            trimmed_pages: f.trimmed_units,
+            unmapped_reads: c.unmapped_reads,
+            buffer_reads: c.buffer_reads,
+            multiplane_ops: c.multiplane_ops,
+        },
+        utilisation: Utilisation {
+            channel: UnitUtil::of(sys.channels.iter().map(|t| util(t.busy)).collect()),
+            die: UnitUtil::of(sys.dies.iter().map(|d| util(d.busy)).collect()),
+            link_up: util(sys.link_up.busy),
+            link_down: util(sys.link_down.busy),
+            host_cpu: sys.cores.iter().map(|t| util(t.busy)).sum::<f64>() / sys.cores.len() as f64,
+            controller_cpu: util(sys.ctrl_cpu.busy),
+        },
+        wall: Wall {
+            seconds: wall_s,
+            precondition_seconds: pre_s,
+            requests_per_s: if wall_s > 0.0 {
+                sys.completed as f64 / wall_s
+            } else {
+                0.0
+            },
+            events_per_s: if wall_s > 0.0 {
+                events as f64 / wall_s
+            } else {
+                0.0
+            },
+            peak_memory_bytes: peak_memory_bytes(),
+        },
+    }
+}
+
+/// The benchmark: random 4 KiB I/O, 70 % reads, iodepth 32, on the 64-channel preset after
+/// preconditioning (sequential fill plus random overwrites), so GC runs throughout.
+pub fn bench(io_count: u64, seed: u64, overwrite: f64) -> Result<serde_json::Value> {
+    let cfg = SsdConfig::resolve(
+        "seed004-64ch-mlc",
+        &[
+            "precondition.fill=\"sequential\"".into(),
+            format!("precondition.random_overwrite={overwrite}"),
+        ],
+    )?;
+    let job = JobSpec::from_json(&format!(
+        r#"{{"name":"bench","rw":"randrw","rwmixread":70,"bs":"4KiB","iodepth":32,"io_count":{io_count}}}"#
+    ))?;
+    let mem_before = peak_memory_bytes();
+    let out = run(
+        &cfg,
+        &job,
+        &RunOptions {
+            seed,
+            record_requests: false,
+        },
+        &mut |_, _| true,
+    )?;
+    let r = &out.result;
+    let logical_units = cfg.logical_units();
+    let physical_units = cfg.physical_units();
+    let map_bytes = logical_units * 4;
+    let peak = r.wall.peak_memory_bytes;
+    let beyond = peak.map(|p| (p.saturating_sub(map_bytes)) as f64 / logical_units as f64);
+    Ok(serde_json::json!({
+        "benchmark": "random 4KiB, 70% read, iodepth 32, seed004-64ch-mlc preconditioned",
+        "io_count": io_count,
+        "seed": seed,
+        "precondition_random_overwrite": overwrite,
+        "simulated_requests": r.sim.requests,
+        "events": r.sim.events,
+        "wall_seconds": r.wall.seconds,
+        "precondition_seconds": r.wall.precondition_seconds,
+        "requests_per_s": r.wall.requests_per_s,
+        "events_per_s": r.wall.events_per_s,
+        "peak_memory_bytes": peak,
+        "peak_memory_before_run_bytes": mem_before,
+        "logical_pages": logical_units,
+        "physical_pages": physical_units,
+        "mapping_table_bytes": map_bytes,
+        "bytes_per_logical_page_beyond_mapping_table": beyond,
+        "gc_runs": r.device.gc_runs,
+        "write_amplification": r.device.write_amplification,
+        "iops_simulated": r.total.iops,
+    }))
+}

@@ -1,0 +1,88 @@
+//! Simulated time: an integer count of picoseconds.
+//!
+//! PCIe moves a byte in about a nanosecond or less, so nanoseconds would round link costs away;
+//! picoseconds in a `u64` still cover 213 days of simulated time.
+
+use serde::{Deserialize, Serialize};
+
+/// A point in (or a span of) simulated time, in picoseconds.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+pub struct SimTime(pub u64);
+
+impl SimTime {
+    pub const ZERO: SimTime = SimTime(0);
+    pub const MAX: SimTime = SimTime(u64::MAX);
+
+    pub const fn from_ps(ps: u64) -> Self {
+        SimTime(ps)
+    }
+    pub const fn from_ns(ns: u64) -> Self {
+        SimTime(ns * 1_000)
+    }
+    pub const fn from_us(us: u64) -> Self {
+        SimTime(us * 1_000_000)
+    }
+    pub const fn ps(self) -> u64 {
+        self.0
+    }
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 * 1e-12
+    }
+    pub fn as_us_f64(self) -> f64 {
+        self.0 as f64 * 1e-6
+    }
+}
+
+impl std::ops::Add for SimTime {
+    type Output = SimTime;
+    #[inline]
+    fn add(self, rhs: SimTime) -> SimTime {
+        SimTime(self.0.saturating_add(rhs.0))
+    }
+}
+
+impl std::ops::AddAssign for SimTime {
+    #[inline]
+    fn add_assign(&mut self, rhs: SimTime) {
+        self.0 = self.0.saturating_add(rhs.0);
+    }
+}
+
+impl std::ops::Sub for SimTime {
+    type Output = SimTime;
+    #[inline]
+    fn sub(self, rhs: SimTime) -> SimTime {
+        SimTime(self.0.saturating_sub(rhs.0))
+    }
+}
+
+impl std::ops::Mul<u64> for SimTime {
+    type Output = SimTime;
+    #[inline]
+    fn mul(self, rhs: u64) -> SimTime {
+        SimTime(self.0.saturating_mul(rhs))
+    }
+}
+
+/// A serial resource modelled as "free at t": a link direction, a channel bus, a CPU core.
+/// Reservations are first come, first served in the order the engine makes them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Timeline {
+    pub free_at: SimTime,
+    /// Total time reserved so far (for utilisation).
+    pub busy: SimTime,
+}
+
+impl Timeline {
+    /// Reserve `dur` starting no earlier than `at`; returns (start, end).
+    #[inline]
+    pub fn reserve(&mut self, at: SimTime, dur: SimTime) -> (SimTime, SimTime) {
+        let start = if self.free_at > at { self.free_at } else { at };
+        let end = start + dur;
+        self.free_at = end;
+        self.busy += dur;
+        (start, end)
+    }
+}

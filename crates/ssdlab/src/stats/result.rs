@@ -1,0 +1,155 @@
+//! The result of one run: versioned, serialised as JSON with a stable field order.
+//!
+//! Everything that depends on the wall clock sits in `wall`; all the rest is a pure function of
+//! (config, job, seed).
+
+use serde::Serialize;
+
+pub const SCHEMA: &str = "ssdlab.result/1";
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LatencySummary {
+    pub min: f64,
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p99_9: f64,
+    pub p99_99: f64,
+    pub max: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct OpResult {
+    pub count: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bandwidth_mib_s: f64,
+    pub bandwidth_mb_s: f64,
+    pub latency_us: LatencySummary,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Totals {
+    pub count: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bandwidth_mib_s: f64,
+    pub bandwidth_mb_s: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SimInfo {
+    pub simulated_time_s: f64,
+    pub measured_time_s: f64,
+    pub requests: u64,
+    pub events: u64,
+    pub stop_reason: String,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Spread {
+    pub min: f64,
+    pub mean: f64,
+    pub max: f64,
+    pub stddev: f64,
+}
+
+impl Spread {
+    pub fn of(values: impl Iterator<Item = f64>) -> Spread {
+        let v: Vec<f64> = values.collect();
+        if v.is_empty() {
+            return Spread::default();
+        }
+        let n = v.len() as f64;
+        let mean = v.iter().sum::<f64>() / n;
+        let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n;
+        Spread {
+            min: v.iter().cloned().fold(f64::INFINITY, f64::min),
+            mean,
+            max: v.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
+            stddev: var.sqrt(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct DeviceResult {
+    pub logical_bytes: u64,
+    pub host_pages_read: u64,
+    pub host_pages_written: u64,
+    pub nand_pages_read: u64,
+    pub nand_pages_written: u64,
+    pub write_amplification: f64,
+    pub gc_runs: u64,
+    pub gc_pages_moved: u64,
+    pub erases: u64,
+    pub erase_count: Spread,
+    pub wear_level_migrations: u64,
+    pub forced_erases: u64,
+    pub trimmed_pages: u64,
+    pub unmapped_reads: u64,
+    pub buffer_reads: u64,
+    pub multiplane_ops: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct UnitUtil {
+    pub mean: f64,
+    pub min: f64,
+    pub max: f64,
+    pub per_unit: Vec<f64>,
+}
+
+impl UnitUtil {
+    pub fn of(per_unit: Vec<f64>) -> UnitUtil {
+        let s = Spread::of(per_unit.iter().cloned());
+        UnitUtil {
+            mean: s.mean,
+            min: s.min,
+            max: s.max,
+            per_unit,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Utilisation {
+    pub channel: UnitUtil,
+    pub die: UnitUtil,
+    pub link_up: f64,
+    pub link_down: f64,
+    pub host_cpu: f64,
+    pub controller_cpu: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Wall {
+    pub seconds: f64,
+    pub precondition_seconds: f64,
+    pub requests_per_s: f64,
+    pub events_per_s: f64,
+    pub peak_memory_bytes: Option<u64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RunResult {
+    pub schema: &'static str,
+    pub ssdlab_version: &'static str,
+    pub config_name: String,
+    pub config_hash: String,
+    pub seed: u64,
+    pub job: serde_json::Value,
+    pub sim: SimInfo,
+    pub ops: std::collections::BTreeMap<&'static str, OpResult>,
+    pub total: Totals,
+    pub device: DeviceResult,
+    pub utilisation: Utilisation,
+    pub wall: Wall,
+}
+
+impl RunResult {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("result serialises")
+    }
+}

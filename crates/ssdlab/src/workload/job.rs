@@ -1,0 +1,487 @@
+//! fio-like job descriptions and the address/size generator of one job instance.
+//!
+//! Names follow fio (`rw`, `bs`, `iodepth`, `numjobs`, `size`, `offset`, `rwmixread`,
+//! `rate_iops`, `runtime`, `ramp`), so a fio user reads a job at a glance. Differences from fio:
+//! `io_count` is the total over all instances, and with `numjobs` > 1 each instance works on its
+//! own equal slice of the region for sequential patterns (fio's `offset_increment`).
+
+use crate::config::units::{parse_bytes, parse_duration};
+use crate::config::{Bytes, Dur};
+use crate::error::{Error, Result};
+use crate::sim::{Rng, SimTime};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Rw {
+    Read,
+    Write,
+    Randread,
+    Randwrite,
+    Randrw,
+    Rw,
+    Trim,
+    Randtrim,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Op {
+    Read,
+    Write,
+    Trim,
+}
+
+impl Op {
+    pub fn index(self) -> usize {
+        match self {
+            Op::Read => 0,
+            Op::Write => 1,
+            Op::Trim => 2,
+        }
+    }
+    pub const ALL: [Op; 3] = [Op::Read, Op::Write, Op::Trim];
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Read => "read",
+            Op::Write => "write",
+            Op::Trim => "trim",
+        }
+    }
+}
+
+/// Block size: one size, or sizes with weights (`{ "4KiB" = 70, "64KiB" = 30 }`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum BlockSize {
+    Fixed(Bytes),
+    Weighted(BTreeMap<String, u32>),
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobSpec {
+    #[serde(default = "default_name")]
+    pub name: String,
+    pub rw: Rw,
+    #[serde(default = "default_bs")]
+    pub bs: BlockSize,
+    #[serde(default = "one")]
+    pub iodepth: u32,
+    #[serde(default = "one")]
+    pub numjobs: u32,
+    /// Region size; default: the whole logical capacity from `offset`.
+    #[serde(default)]
+    pub size: Option<Bytes>,
+    #[serde(default)]
+    pub offset: Bytes,
+    /// Total I/Os over all instances; default: one pass over the region per instance.
+    #[serde(default)]
+    pub io_count: Option<u64>,
+    /// Stop issuing after this much simulated time.
+    #[serde(default)]
+    pub runtime: Option<Dur>,
+    /// Percentage of reads in mixed patterns.
+    #[serde(default = "fifty")]
+    pub rwmixread: u32,
+    /// `uniform` or `zipf:<theta>` for random patterns.
+    #[serde(default = "uniform")]
+    pub distribution: String,
+    /// Open-loop arrivals per instance per second (evenly spaced); absent: closed loop.
+    #[serde(default)]
+    pub rate_iops: Option<f64>,
+    /// Results exclude I/Os issued before this much simulated time.
+    #[serde(default)]
+    pub ramp: Option<Dur>,
+}
+
+fn default_name() -> String {
+    "job".into()
+}
+fn default_bs() -> BlockSize {
+    BlockSize::Fixed(Bytes(4096))
+}
+fn one() -> u32 {
+    1
+}
+fn fifty() -> u32 {
+    50
+}
+fn uniform() -> String {
+    "uniform".into()
+}
+
+/// A validated job with derived numbers, fitted to a device of `capacity` bytes.
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub spec: JobSpec,
+    pub sizes: Vec<(u64, u32)>,
+    pub size_weight_total: u32,
+    pub min_bs: u64,
+    pub region_start: u64,
+    pub region_len: u64,
+    pub total_ios: Option<u64>,
+    pub runtime: Option<SimTime>,
+    pub ramp: SimTime,
+    pub zipf_theta: Option<f64>,
+}
+
+impl JobSpec {
+    pub fn from_toml_str(text: &str, origin: &str) -> Result<JobSpec> {
+        let spec: JobSpec = crate::config::from_toml(text, origin, Error::Job)?;
+        spec.check_fields()?;
+        Ok(spec)
+    }
+
+    pub fn from_json(text: &str) -> Result<JobSpec> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let spec: JobSpec = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            let path = e.path().to_string();
+            let field = if path.is_empty() || path == "." {
+                String::new()
+            } else {
+                format!(", field `{path}`")
+            };
+            Error::Job(format!("job{field}: {}", e.inner()))
+        })?;
+        spec.check_fields()?;
+        Ok(spec)
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("job serialises")
+    }
+
+    fn sizes(&self) -> Result<Vec<(u64, u32)>> {
+        match &self.bs {
+            BlockSize::Fixed(b) => Ok(vec![(b.0, 1)]),
+            BlockSize::Weighted(map) => {
+                let mut v = Vec::new();
+                for (k, &w) in map {
+                    let b = parse_bytes(k)
+                        .map_err(|m| Error::Job(format!("job, field `bs.{k}`: {m}")))?;
+                    v.push((b, w));
+                }
+                Ok(v)
+            }
+        }
+    }
+
+    fn check_fields(&self) -> Result<()> {
+        let err =
+            |field: &str, msg: String| Err(Error::Job(format!("job, field `{field}`: {msg}")));
+        let sizes = self.sizes()?;
+        if sizes.is_empty() || sizes.iter().all(|&(_, w)| w == 0) {
+            return err(
+                "bs",
+                "expected at least one size with a weight above 0".into(),
+            );
+        }
+        for &(b, _) in &sizes {
+            if b == 0 || b % 512 != 0 {
+                return err(
+                    "bs",
+                    format!("got {b} bytes, expected a positive multiple of 512"),
+                );
+            }
+        }
+        if self.iodepth == 0 || self.iodepth > 65535 {
+            return err(
+                "iodepth",
+                format!("got {}, expected 1 to 65535", self.iodepth),
+            );
+        }
+        if self.numjobs == 0 || self.numjobs > 4096 {
+            return err(
+                "numjobs",
+                format!("got {}, expected 1 to 4096", self.numjobs),
+            );
+        }
+        if self.rwmixread > 100 {
+            return err(
+                "rwmixread",
+                format!("got {}, expected 0 to 100", self.rwmixread),
+            );
+        }
+        if self.offset.0 % 512 != 0 {
+            return err(
+                "offset",
+                format!("got {}, expected a multiple of 512", self.offset.0),
+            );
+        }
+        if let Some(r) = self.rate_iops {
+            if !(r > 0.0 && r.is_finite()) {
+                return err("rate_iops", format!("got {r}, expected a rate above 0"));
+            }
+        }
+        if self.io_count == Some(0) {
+            return err("io_count", "got 0, expected at least 1".into());
+        }
+        if let Some(rt) = self.runtime {
+            if rt.0 == SimTime::ZERO {
+                return err("runtime", "got 0, expected a positive duration".into());
+            }
+        }
+        parse_distribution(&self.distribution)
+            .map_err(|m| Error::Job(format!("job, field `distribution`: {m}")))?;
+        Ok(())
+    }
+
+    /// Fit the job to a device of `capacity` logical bytes.
+    pub fn fit(&self, capacity: u64) -> Result<Job> {
+        self.check_fields()?;
+        let err =
+            |field: &str, msg: String| Err(Error::Job(format!("job, field `{field}`: {msg}")));
+        let sizes = self.sizes()?;
+        let min_bs = sizes.iter().filter(|s| s.1 > 0).map(|s| s.0).min().unwrap();
+        let max_bs = sizes.iter().filter(|s| s.1 > 0).map(|s| s.0).max().unwrap();
+        if self.offset.0 >= capacity {
+            return err(
+                "offset",
+                format!(
+                    "got {} bytes, beyond the device's {capacity} bytes",
+                    self.offset.0
+                ),
+            );
+        }
+        let region_len = match self.size {
+            Some(s) => {
+                if s.0 == 0 {
+                    return err("size", "got 0, expected a positive size".into());
+                }
+                if self.offset.0 + s.0 > capacity {
+                    return err(
+                        "size",
+                        format!(
+                            "the job covers {} bytes from offset {}, larger than the device's {capacity} logical bytes",
+                            s.0, self.offset.0
+                        ),
+                    );
+                }
+                s.0
+            }
+            None => capacity - self.offset.0,
+        };
+        if region_len < max_bs {
+            return err(
+                "size",
+                format!("region of {region_len} bytes is smaller than the block size {max_bs}"),
+            );
+        }
+        let weight_total: u32 = sizes.iter().map(|s| s.1).sum();
+        let mean_bs: f64 =
+            sizes.iter().map(|&(b, w)| b as f64 * w as f64).sum::<f64>() / weight_total as f64;
+        let total_ios = match (self.io_count, self.runtime) {
+            (Some(n), _) => Some(n),
+            (None, Some(_)) => None,
+            (None, None) => {
+                Some(((region_len as f64 / mean_bs).floor() as u64).max(1) * self.numjobs as u64)
+            }
+        };
+        Ok(Job {
+            spec: self.clone(),
+            sizes,
+            size_weight_total: weight_total,
+            min_bs,
+            region_start: self.offset.0,
+            region_len,
+            total_ios,
+            runtime: self.runtime.map(|d| d.0),
+            ramp: self.ramp.map(|d| d.0).unwrap_or(SimTime::ZERO),
+            zipf_theta: parse_distribution(&self.distribution).unwrap(),
+        })
+    }
+}
+
+fn parse_distribution(s: &str) -> std::result::Result<Option<f64>, String> {
+    if s == "uniform" {
+        return Ok(None);
+    }
+    if let Some(t) = s.strip_prefix("zipf:") {
+        if let Ok(theta) = t.parse::<f64>() {
+            if theta > 0.0 && theta.is_finite() {
+                return Ok(Some(theta));
+            }
+        }
+    }
+    Err(format!(
+        "got {s:?}, expected \"uniform\" or \"zipf:<theta>\" with theta > 0 (e.g. \"zipf:1.2\")"
+    ))
+}
+
+/// Parse a duration string for CLI-style inputs (re-exported for the bindings).
+pub fn duration(s: &str) -> std::result::Result<SimTime, String> {
+    parse_duration(s)
+}
+
+/// The generator of one job instance: its own random stream, cursor and slice of the region.
+pub struct Generator {
+    rng: Rng,
+    seq_cursor: u64,
+    slice_start: u64,
+    slice_len: u64,
+    zipf: Option<rand_distr::Zipf<f64>>,
+    zipf_mult: u64,
+}
+
+impl Generator {
+    pub fn new(job: &Job, instance: u32, seed: u64) -> Generator {
+        let n = job.spec.numjobs as u64;
+        let align = job.min_bs;
+        let (slice_start, slice_len) = if sequential(job.spec.rw) && n > 1 {
+            let per = (job.region_len / n) / align * align;
+            let per = per.max(align);
+            (
+                job.region_start + (instance as u64 * per) % job.region_len,
+                per,
+            )
+        } else {
+            (job.region_start, job.region_len)
+        };
+        let slots = (job.region_len / align).max(1);
+        let zipf = job
+            .zipf_theta
+            .map(|t| rand_distr::Zipf::new(slots as f64, t).expect("valid zipf"));
+        Generator {
+            rng: Rng::stream(seed, &format!("job.{instance}")),
+            seq_cursor: 0,
+            slice_start,
+            slice_len,
+            zipf,
+            zipf_mult: coprime_multiplier(slots),
+        }
+    }
+
+    /// Next (op, offset, length) of this instance.
+    pub fn next(&mut self, job: &Job) -> (Op, u64, u64) {
+        let op = match job.spec.rw {
+            Rw::Read | Rw::Randread => Op::Read,
+            Rw::Write | Rw::Randwrite => Op::Write,
+            Rw::Trim | Rw::Randtrim => Op::Trim,
+            Rw::Randrw | Rw::Rw => {
+                if self.rng.below(100) < job.spec.rwmixread as u64 {
+                    Op::Read
+                } else {
+                    Op::Write
+                }
+            }
+        };
+        let len = if job.sizes.len() == 1 {
+            job.sizes[0].0
+        } else {
+            let mut x = self.rng.below(job.size_weight_total as u64) as u32;
+            let mut pick = job.sizes[0].0;
+            for &(b, w) in &job.sizes {
+                if x < w {
+                    pick = b;
+                    break;
+                }
+                x -= w;
+            }
+            pick
+        };
+        let offset = if sequential(job.spec.rw) {
+            if self.seq_cursor + len > self.slice_len {
+                self.seq_cursor = 0;
+            }
+            let off = self.slice_start + self.seq_cursor;
+            self.seq_cursor += len;
+            // A slice may end past the region (last instance); wrap to the region start.
+            if off + len > job.region_start + job.region_len {
+                job.region_start
+            } else {
+                off
+            }
+        } else {
+            let align = job.min_bs;
+            let slots = ((job.region_len - len) / align) + 1;
+            let slot = match &self.zipf {
+                Some(z) => {
+                    use rand_distr::Distribution;
+                    let rank = z.sample(self.rng.core()) as u64 - 1; // 1-based rank → 0-based
+                                                                     // Scatter ranks over the region (as fio does) with a bijective permutation.
+                    let all = (job.region_len / align).max(1);
+                    ((rank as u128 * self.zipf_mult as u128) % all as u128) as u64 % slots
+                }
+                None => self.rng.below(slots),
+            };
+            job.region_start + slot * align
+        };
+        (op, offset, len)
+    }
+}
+
+fn sequential(rw: Rw) -> bool {
+    matches!(rw, Rw::Read | Rw::Write | Rw::Rw | Rw::Trim)
+}
+
+/// A multiplier coprime with `n`, near n × golden ratio, so `rank × m mod n` is a permutation.
+fn coprime_multiplier(n: u64) -> u64 {
+    fn gcd(mut a: u64, mut b: u64) -> u64 {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    }
+    if n <= 2 {
+        return 1;
+    }
+    let mut m = ((n as f64 * 0.618_033_988_75) as u64).max(1);
+    while gcd(m, n) != 1 {
+        m += 1;
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(text: &str) -> JobSpec {
+        JobSpec::from_toml_str(text, "test").unwrap()
+    }
+
+    #[test]
+    fn sequential_walks_and_random_stays_inside() {
+        let job = spec("rw = \"write\"\nbs = \"4KiB\"\nsize = \"64KiB\"")
+            .fit(1 << 30)
+            .unwrap();
+        let mut g = Generator::new(&job, 0, 1);
+        let offs: Vec<u64> = (0..20).map(|_| g.next(&job).1).collect();
+        assert_eq!(&offs[..4], &[0, 4096, 8192, 12288]);
+        assert_eq!(offs[16], 0, "wraps at the region end");
+        let job = spec("rw = \"randread\"\nbs = { \"4KiB\" = 1, \"16KiB\" = 1 }\noffset = \"1MiB\"\nsize = \"1MiB\"\ndistribution = \"zipf:1.1\"")
+            .fit(1 << 30)
+            .unwrap();
+        let mut g = Generator::new(&job, 0, 1);
+        for _ in 0..10_000 {
+            let (_, off, len) = g.next(&job);
+            assert!(off >= 1 << 20 && off + len <= 2 << 20 && off % 4096 == 0);
+        }
+    }
+
+    #[test]
+    fn bad_jobs_name_the_field() {
+        let e = JobSpec::from_toml_str("rw = \"sideways\"", "j.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("j.toml") && e.contains("rw"), "{e}");
+        let e = JobSpec::from_toml_str("rw = \"read\"\nbs = \"3000\"", "j.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("bs"), "{e}");
+        let e = spec("rw = \"read\"\nsize = \"2GiB\"")
+            .fit(1 << 30)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("size") && e.contains("larger than the device"),
+            "{e}"
+        );
+        let e = JobSpec::from_toml_str("rw = \"read\"\ncolour = 1", "j.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("colour"), "{e}");
+    }
+}

@@ -1,0 +1,252 @@
+//! Whole-run tests: determinism, golden results, sanity of the timing model, bad input.
+
+use ssdlab::{run, Error, JobSpec, RunOptions, SsdConfig};
+use std::path::PathBuf;
+
+fn small(overrides: &[&str]) -> SsdConfig {
+    let ov: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    SsdConfig::resolve("small-tlc", &ov).unwrap()
+}
+
+fn job(text: &str) -> JobSpec {
+    JobSpec::from_toml_str(text, "test job").unwrap()
+}
+
+fn result_json(cfg: &SsdConfig, job: &JobSpec, seed: u64) -> serde_json::Value {
+    let out = run(
+        cfg,
+        job,
+        &RunOptions {
+            seed,
+            record_requests: false,
+        },
+        &mut |_, _| true,
+    )
+    .unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&out.result.to_json()).unwrap();
+    v.as_object_mut().unwrap().remove("wall");
+    v
+}
+
+const MIXED: &str = "rw = \"randrw\"\nrwmixread = 70\nbs = \"4KiB\"\niodepth = 16\nio_count = 5000";
+
+#[test]
+fn same_inputs_give_identical_results() {
+    let cfg = small(&[]);
+    let j = job(MIXED);
+    let a = serde_json::to_string(&result_json(&cfg, &j, 7)).unwrap();
+    let b = serde_json::to_string(&result_json(&cfg, &j, 7)).unwrap();
+    assert_eq!(a, b);
+    let c = serde_json::to_string(&result_json(&cfg, &j, 8)).unwrap();
+    assert_ne!(a, c, "a different seed should change the run");
+}
+
+fn golden(name: &str, cfg: &SsdConfig, j: &JobSpec) {
+    let got = serde_json::to_string_pretty(&result_json(cfg, j, 1)).unwrap() + "\n";
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(format!("{name}.json"));
+    if std::env::var_os("SSDLAB_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &got).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!(
+            "missing golden file {}; run with SSDLAB_BLESS=1 to create it",
+            path.display()
+        )
+    });
+    assert_eq!(
+        got, want,
+        "{name} changed; if on purpose, re-bless with SSDLAB_BLESS=1 and explain in the commit"
+    );
+}
+
+#[test]
+fn golden_mixed_random_on_small_tlc() {
+    golden("small-tlc-randrw", &small(&[]), &job(MIXED));
+}
+
+#[test]
+fn golden_sequential_write_with_gc_on_small_tlc() {
+    let cfg = small(&[
+        "ftl.gc.policy=\"cost-benefit\"",
+        "interface.interrupt=\"pin\"",
+    ]);
+    golden(
+        "small-tlc-seqwrite-costbenefit",
+        &cfg,
+        &job("rw = \"write\"\nbs = \"128KiB\"\niodepth = 8\nnumjobs = 2\nio_count = 3000"),
+    );
+}
+
+#[test]
+fn qd1_read_latency_is_the_sum_of_its_parts() {
+    // One 16 KiB read at a time on a filled drive: latency ≈ host + link + fetch + firmware +
+    // tR + transfer + ECC + DMA + completion. Check it lies between tR and tR + 40 µs.
+    let cfg = small(&[
+        "ftl.map_unit=\"16KiB\"",
+        "precondition.random_overwrite=0.0",
+    ]);
+    let j = job("rw = \"randread\"\nbs = \"16KiB\"\niodepth = 1\nio_count = 200");
+    let v = result_json(&cfg, &j, 1);
+    let mean = v["ops"]["read"]["latency_us"]["mean"].as_f64().unwrap();
+    assert!((50.0..120.0).contains(&mean), "QD1 read mean {mean} µs");
+}
+
+#[test]
+fn link_generation_caps_sequential_read_bandwidth() {
+    let j = job("rw = \"read\"\nbs = \"128KiB\"\niodepth = 32\nio_count = 3000");
+    let gen1 = result_json(&small(&["interface.link=\"pcie1x1\""]), &j, 1);
+    let gen3 = result_json(&small(&["interface.link=\"pcie3x4\""]), &j, 1);
+    let b1 = gen1["total"]["bandwidth_mb_s"].as_f64().unwrap();
+    let b3 = gen3["total"]["bandwidth_mb_s"].as_f64().unwrap();
+    // PCIe 1.x ×1 carries 250 MB/s before TLP overhead.
+    assert!(b1 < 250.0 && b1 > 150.0, "gen1 x1 read {b1} MB/s");
+    assert!(b3 > 2.0 * b1, "gen3 x4 {b3} MB/s vs gen1 x1 {b1}");
+}
+
+#[test]
+fn sustained_random_writes_run_gc_and_amplify() {
+    let cfg = small(&[]);
+    let v = result_json(
+        &cfg,
+        &job("rw = \"randwrite\"\nbs = \"4KiB\"\niodepth = 32\nio_count = 20000"),
+        3,
+    );
+    assert!(v["device"]["gc_runs"].as_u64().unwrap() > 0);
+    assert!(v["device"]["write_amplification"].as_f64().unwrap() > 1.2);
+    assert!(v["device"]["erases"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn trim_then_read_returns_without_media_access() {
+    let cfg = small(&["precondition.fill=\"sequential\""]);
+    let j = job("rw = \"trim\"\nbs = \"1MiB\"\nsize = \"64MiB\"\niodepth = 4");
+    let v = result_json(&cfg, &j, 1);
+    assert_eq!(v["device"]["trimmed_pages"].as_u64().unwrap(), 64 * 256);
+}
+
+#[test]
+fn open_loop_rate_sets_the_iops() {
+    let cfg = small(&[]);
+    let j =
+        job("rw = \"randread\"\nbs = \"4KiB\"\niodepth = 64\nrate_iops = 20000\nio_count = 4000");
+    let v = result_json(&cfg, &j, 1);
+    let iops = v["total"]["iops"].as_f64().unwrap();
+    assert!(
+        (iops - 20000.0).abs() / 20000.0 < 0.05,
+        "open-loop IOPS {iops}"
+    );
+}
+
+#[test]
+fn ramp_excludes_early_requests() {
+    let cfg = small(&[]);
+    let j = job("rw = \"randread\"\nbs = \"4KiB\"\niodepth = 4\nio_count = 2000\nramp = \"2ms\"");
+    let v = result_json(&cfg, &j, 1);
+    assert!(v["total"]["count"].as_u64().unwrap() < 2000);
+}
+
+#[test]
+fn bad_config_inputs_are_named() {
+    let err = |ov: &[&str]| {
+        let ov: Vec<String> = ov.iter().map(|s| s.to_string()).collect();
+        SsdConfig::resolve("small-tlc", &ov)
+            .unwrap_err()
+            .to_string()
+    };
+    let e = err(&["nand.colour=1"]);
+    assert!(e.contains("colour"), "{e}");
+    let e = err(&["ftl.over_provisioning=0.01"]);
+    assert!(
+        e.contains("impossible geometry") && e.contains("ftl.over_provisioning"),
+        "{e}"
+    );
+    let e = err(&["nand.timing.read=\"50\""]);
+    assert!(e.contains("nand.timing.read"), "{e}");
+    let e = err(&["interface.link=\"pcie9x4\""]);
+    assert!(e.contains("interface.link") && e.contains("pcie9x4"), "{e}");
+    let e = SsdConfig::resolve("no-such-preset", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("neither a preset nor an existing file"), "{e}");
+    let e = SsdConfig::from_toml_str("[meta\nname = 1", "broken.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("broken.toml, line 1"), "{e}");
+    assert!(!e.contains('\n'));
+}
+
+#[test]
+fn bad_jobs_are_named() {
+    let cfg = small(&[]);
+    let j = job("rw = \"read\"\nsize = \"100PiB\"");
+    let e = run(
+        &cfg,
+        &j,
+        &RunOptions {
+            seed: 1,
+            record_requests: false,
+        },
+        &mut |_, _| true,
+    )
+    .err()
+    .unwrap();
+    assert!(matches!(e, Error::Job(_)));
+    assert!(e.to_string().contains("larger than the device"), "{e}");
+    let j = job("rw = \"read\"\niodepth = 2000");
+    let e = run(
+        &cfg,
+        &j,
+        &RunOptions {
+            seed: 1,
+            record_requests: false,
+        },
+        &mut |_, _| true,
+    )
+    .err()
+    .unwrap();
+    assert!(e.to_string().contains("queue_depth"), "{e}");
+}
+
+#[test]
+fn progress_can_interrupt() {
+    let cfg = small(&[]);
+    let j = job("rw = \"randread\"\nbs = \"4KiB\"\niodepth = 8\nio_count = 2000000");
+    let mut calls = 0;
+    // The core calls back at most ten times a wall second; stop at the first call.
+    let e = run(
+        &cfg,
+        &j,
+        &RunOptions {
+            seed: 1,
+            record_requests: false,
+        },
+        &mut |_, _| {
+            calls += 1;
+            false
+        },
+    );
+    assert!(matches!(e, Err(Error::Interrupted)) || calls == 0);
+}
+
+#[test]
+fn request_records_match_the_count() {
+    let cfg = small(&[]);
+    let j = job(MIXED);
+    let out = run(
+        &cfg,
+        &j,
+        &RunOptions {
+            seed: 1,
+            record_requests: true,
+        },
+        &mut |_, _| true,
+    )
+    .unwrap();
+    let recs = out.records.unwrap();
+    assert_eq!(recs.len() as u64, out.result.total.count);
+    assert!(recs.iter().all(|r| r.latency_ps > 0 && r.op <= 2));
+}

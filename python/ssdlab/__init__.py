@@ -1,0 +1,32 @@
+"""ssdlab: a fast, deterministic simulator of solid-state storage architectures.
+
+A run in four lines::
+
+    config = ssdlab.Config.load("small-tlc").set("ftl.over_provisioning", 0.2)
+    job = ssdlab.Job(rw="randwrite", bs="4KiB", iodepth=16, io_count=20_000)
+    result = ssdlab.run(config, job, seed=1, record_requests=True)
+    result.to_dict()["device"]["write_amplification"], result.latencies("write")
+"""
+
+# SimulationError: the simulator reached a state it cannot continue from (a bug, not bad input).
+from ._core import ConfigError, Interrupted, JobError, SimulationError, SsdlabError
+from ._core import version as _core_version
+from .api import Config, Job, Result, bench, preset_toml, presets, run
+
+__version__: str = _core_version()
+
+__all__ = [
+    "Config",
+    "ConfigError",
+    "Interrupted",
+    "Job",
+    "JobError",
+    "Result",
+    "SimulationError",
+    "SsdlabError",
+    "__version__",
+    "bench",
+    "preset_toml",
+    "presets",
+    "run",
+]

@@ -1,0 +1,364 @@
+"""The Python face of the simulator: configurations, jobs, runs and their results.
+
+Everything here passes text to ``ssdlab._core`` and back. The schema of a configuration and of a
+job lives in Rust only, so nothing below re-declares a field: Python builds override strings and
+JSON documents, and the core validates them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import os
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import _core
+
+ProgressCallback = Callable[[int, int], None]
+
+# Op codes of the per-request records, in the order the contract numbers them.
+OP_NAMES: tuple[str, ...] = ("read", "write", "trim")
+
+PS_PER_US = 1_000_000.0
+RECORD_FIELDS = 4  # (op, offset_bytes, issue_ps, latency_ps), each a little-endian u64
+
+
+# --------------------------------------------------------------------------------------------
+# TOML literals for overrides
+
+
+_TOML_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\f": "\\f",
+    "\r": "\\r",
+}
+
+
+def _toml_string(text: str) -> str:
+    out = []
+    for ch in text:
+        if ch in _TOML_ESCAPES:
+            out.append(_TOML_ESCAPES[ch])
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            # TOML forbids raw control characters inside a basic string.
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _toml_key(key: str) -> str:
+    bare = key and all(ch.isascii() and (ch.isalnum() or ch in "-_") for ch in key)
+    return key if bare else _toml_string(key)
+
+
+def toml_literal(value: Any) -> str:
+    """Render a Python value as the TOML literal of a ``path=value`` override.
+
+    Strings are quoted (so ``"16KiB"`` stays a string), booleans become ``true``/``false`` and
+    numbers are written as they are; lists and mappings become TOML arrays and inline tables.
+    """
+    if isinstance(value, bool | np.bool_):
+        return "true" if value else "false"
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        number = float(value)
+        if math.isnan(number):
+            return "nan"
+        if math.isinf(number):
+            return "inf" if number > 0 else "-inf"
+        return repr(number)
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, Mapping):
+        items = ", ".join(f"{_toml_key(str(k))} = {toml_literal(v)}" for k, v in value.items())
+        return "{ " + items + " }" if items else "{}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(toml_literal(v) for v in value) + "]"
+    raise TypeError(f"cannot write a {type(value).__name__} as a TOML value: {value!r}")
+
+
+def _override_strings(overrides: Mapping[str, Any] | Iterable[str] | None) -> tuple[str, ...]:
+    """Accept overrides as ``["a.b=1", ...]`` (values already TOML) or ``{"a.b": 1}``."""
+    if overrides is None:
+        return ()
+    if isinstance(overrides, Mapping):
+        return tuple(f"{path}={toml_literal(value)}" for path, value in overrides.items())
+    if isinstance(overrides, str):
+        # A lone string is one override, not a sequence of characters.
+        return (overrides,)
+    return tuple(str(item) for item in overrides)
+
+
+def _spec_text(name_or_path: str | os.PathLike[str]) -> str:
+    """A preset name stays as it is; a file path is made absolute.
+
+    Absolute paths keep a Config re-resolvable (``Config.set``) after the working directory
+    changes. A bare word is left alone so that it is still looked up as a preset first.
+    """
+    if isinstance(name_or_path, os.PathLike):
+        return str(Path(name_or_path).resolve())
+    text = str(name_or_path)
+    looks_like_path = os.sep in text or text.endswith(".toml")
+    if looks_like_path and Path(text).is_file():
+        return str(Path(text).resolve())
+    return text
+
+
+# --------------------------------------------------------------------------------------------
+# Config
+
+
+class Config:
+    """A resolved configuration: a preset name or TOML file plus a list of overrides.
+
+    The object is immutable; ``set`` returns a new Config, resolved again by the core so that an
+    override is validated the moment it is made.
+    """
+
+    __slots__ = ("_spec", "_overrides", "_json")
+
+    def __init__(
+        self,
+        name_or_path: str | os.PathLike[str],
+        overrides: Mapping[str, Any] | Iterable[str] | None = None,
+    ) -> None:
+        self._spec = _spec_text(name_or_path)
+        self._overrides = _override_strings(overrides)
+        self._json: str = _core.resolve_config(self._spec, list(self._overrides))
+
+    @classmethod
+    def load(
+        cls,
+        name_or_path: str | os.PathLike[str],
+        overrides: Mapping[str, Any] | Iterable[str] | None = None,
+    ) -> Config:
+        """Load a preset by name or a TOML file by path, then apply ``overrides``.
+
+        ``overrides`` is either a list of ``"dotted.path=value"`` strings whose values are TOML
+        literals (as on the command line), or a mapping from dotted path to a Python value.
+        """
+        return cls(name_or_path, overrides)
+
+    def set(self, path: str, value: Any) -> Config:
+        """A new Config with a dotted ``path`` (``"ftl.over_provisioning"``) set to ``value``."""
+        return Config(self._spec, (*self._overrides, f"{path}={toml_literal(value)}"))
+
+    @property
+    def spec(self) -> str:
+        """The preset name or file path this configuration was loaded from."""
+        return self._spec
+
+    @property
+    def overrides(self) -> tuple[str, ...]:
+        """The overrides applied on top of the spec, oldest first, as ``path=value`` strings."""
+        return self._overrides
+
+    @property
+    def name(self) -> str:
+        """The configuration's own name (``meta.name``), else its preset name or file stem."""
+        meta = self.to_dict().get("meta")
+        declared = meta.get("name") if isinstance(meta, dict) else None
+        if isinstance(declared, str) and declared:
+            return declared
+        spec = Path(self._spec)
+        return spec.stem if spec.suffix == ".toml" else self._spec
+
+    def to_json(self) -> str:
+        """The canonical JSON the core resolved (what ``run`` hands back to the core)."""
+        return self._json
+
+    def to_dict(self) -> dict[str, Any]:
+        return json.loads(self._json)
+
+    def to_toml(self) -> str:
+        return _core.config_toml(self._json)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Config) and other._json == self._json
+
+    def __hash__(self) -> int:
+        return hash(self._json)
+
+    def __repr__(self) -> str:
+        extra = f", overrides={list(self._overrides)!r}" if self._overrides else ""
+        return f"Config({self._spec!r}{extra})"
+
+
+# --------------------------------------------------------------------------------------------
+# Job
+
+
+def _json_default(value: Any) -> Any:
+    """Let numpy scalars (a common source of job values) pass through json.dumps."""
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"cannot put a {type(value).__name__} into a job: {value!r}")
+
+
+class Job:
+    """A synthetic workload, with fio's field names (``rw``, ``bs``, ``iodepth``, ...).
+
+    Construction validates through the core, so a bad field fails here, not in the middle of a run.
+    """
+
+    __slots__ = ("_json",)
+
+    def __init__(self, **fields: Any) -> None:
+        self._json: str = _core.check_job(json.dumps(fields, default=_json_default))
+
+    @classmethod
+    def from_dict(cls, fields: Mapping[str, Any]) -> Job:
+        return cls(**dict(fields))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Job:
+        """Read and validate a job TOML file."""
+        job = cls.__new__(cls)
+        job._json = _core.load_job(os.fspath(path))
+        return job
+
+    def replace(self, **fields: Any) -> Job:
+        """A new Job with ``fields`` replacing those of this one."""
+        return Job.from_dict({**self.to_dict(), **fields})
+
+    def to_json(self) -> str:
+        return self._json
+
+    def to_dict(self) -> dict[str, Any]:
+        return json.loads(self._json)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Job) and other._json == self._json
+
+    def __hash__(self) -> int:
+        return hash(self._json)
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={v!r}" for k, v in self.to_dict().items() if v is not None)
+        return f"Job({fields})"
+
+
+# --------------------------------------------------------------------------------------------
+# Result
+
+
+class Result:
+    """The outcome of one run: the core's JSON (schema ``ssdlab.result/1``) and, if recorded,
+    the per-request records."""
+
+    __slots__ = ("_json", "_records")
+
+    def __init__(self, json_text: str, records: bytes | None = None) -> None:
+        self._json = json_text
+        self._records = records
+
+    def to_json(self) -> str:
+        """The JSON exactly as the core wrote it (byte-identical across runs outside ``wall``)."""
+        return self._json
+
+    def to_dict(self) -> dict[str, Any]:
+        return json.loads(self._json)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.to_dict()[key]
+
+    def summary(self, width: int = 100) -> str:
+        """The result as a plain-text table, as ``ssdlab run`` prints it."""
+        from .table import render_text  # rich is only needed when a table is asked for
+
+        return render_text(self.to_dict(), width=width)
+
+    @property
+    def has_requests(self) -> bool:
+        return self._records is not None
+
+    def requests(self) -> dict[str, np.ndarray]:
+        """Per-request columns: ``op`` (0 read, 1 write, 2 trim), ``offset_bytes``, ``issue_us``
+        and ``latency_us``. Needs ``run(..., record_requests=True)``."""
+        if self._records is None:
+            raise ValueError("no per-request records in this result: run with record_requests=True")
+        rows = np.frombuffer(self._records, dtype="<u8").reshape(-1, RECORD_FIELDS)
+        return {
+            "op": rows[:, 0].astype(np.uint8),
+            "offset_bytes": rows[:, 1].astype(np.uint64),
+            "issue_us": rows[:, 2] / PS_PER_US,
+            "latency_us": rows[:, 3] / PS_PER_US,
+        }
+
+    def latencies(self, op: str = "read") -> np.ndarray:
+        """Latencies in microseconds of every recorded request of one kind, in issue order."""
+        if op not in OP_NAMES:
+            raise ValueError(f"unknown op {op!r}: expected one of {', '.join(OP_NAMES)}")
+        columns = self.requests()
+        return columns["latency_us"][columns["op"] == OP_NAMES.index(op)]
+
+    def __repr__(self) -> str:
+        data = self.to_dict()
+        count = data.get("total", {}).get("count")
+        return f"<Result config={data.get('config_name')!r} seed={data.get('seed')} count={count}>"
+
+
+# --------------------------------------------------------------------------------------------
+# Functions
+
+
+def _let_interrupts_through(done: int, total: int) -> None:
+    """A do-nothing progress callback.
+
+    The core releases the GIL while it runs; a Ctrl-C is only turned into KeyboardInterrupt when
+    Python code runs, so without any callback a run could not be interrupted.
+    """
+
+
+def run(
+    config: Config | str | os.PathLike[str],
+    job: Job | Mapping[str, Any],
+    seed: int = 1,
+    record_requests: bool = False,
+    progress: ProgressCallback | None = None,
+) -> Result:
+    """Simulate ``job`` on ``config``; the same (config, job, seed) always gives the same result.
+
+    ``progress(done, total)`` is called about ten times a second of wall time. A KeyboardInterrupt
+    stops the run and raises ``Interrupted``.
+    """
+    if not isinstance(config, Config):
+        config = Config.load(config)
+    if not isinstance(job, Job):
+        job = Job.from_dict(job)
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    json_text, records = _core.run(
+        config.to_json(),
+        job.to_json(),
+        int(seed),
+        bool(record_requests),
+        progress if progress is not None else _let_interrupts_through,
+    )
+    return Result(json_text, bytes(records) if records is not None else None)
+
+
+def presets() -> list[dict[str, str]]:
+    """The shipped presets: ``[{"name", "description", "source"}]``, sorted by name."""
+    return list(_core.presets())
+
+
+def preset_toml(name: str) -> str:
+    """The text of a preset's TOML file, to copy and edit."""
+    return _core.preset_toml(name)
+
+
+def bench(io_count: int = 100_000, seed: int = 1) -> dict[str, Any]:
+    """Run the core's built-in benchmark and return its figures."""
+    return json.loads(_core.bench(io_count, seed))

@@ -1,0 +1,400 @@
+"""The ``ssdlab`` command.
+
+User errors (a bad configuration, job, flag or file) end with one line ``error: <message>`` on
+stderr and exit code 2, never a traceback; an interrupted run prints ``interrupted`` and exits 130.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from . import SimulationError, _core
+from .api import Config, Job, Result, preset_toml, presets, run
+from .progress import progress_bar, stderr_is_terminal
+from .table import key_value_table, print_result
+
+EXIT_INTERNAL_ERROR = 1
+EXIT_USER_ERROR = 2
+EXIT_INTERRUPTED = 130
+MAX_SEED = 2**64 - 1  # seeds are u64 in the core
+
+DEMO_PRESET = "small-tlc"
+DEMO_JOB: dict[str, Any] = {
+    "name": "demo",
+    "rw": "randrw",
+    "rwmixread": 70,
+    "bs": "4KiB",
+    "iodepth": 16,
+    "io_count": 20_000,
+}
+
+
+class UserError(Exception):
+    """A mistake on the command line that the core never sees (bad --set, missing --job file)."""
+
+
+app = typer.Typer(
+    name="ssdlab",
+    help="A fast, deterministic simulator of solid-state storage architectures.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+config_app = typer.Typer(
+    help="Show resolved configurations and preset files.",
+    no_args_is_help=True,
+)
+app.add_typer(config_app, name="config")
+
+
+def _stdout() -> Console:
+    # Piped output gets a fixed width so tables are not squeezed into 80 columns.
+    return Console() if sys.stdout.isatty() else Console(width=120)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        print(f"ssdlab {_core.version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_version_callback,
+            is_eager=True,
+            help="Print the version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """A fast, deterministic simulator of solid-state storage architectures."""
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+
+
+_OVERRIDE = re.compile(r"^\s*[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*\s*=")
+
+
+def check_overrides(overrides: Sequence[str] | None) -> list[str]:
+    """Reject a --set without ``PATH=VALUE`` shape here, with the flag's name in the message."""
+    checked = []
+    for item in overrides or []:
+        if not _OVERRIDE.match(item):
+            raise UserError(
+                f"bad --set {item!r}: expected PATH=VALUE, e.g. --set ftl.over_provisioning=0.1"
+            )
+        checked.append(item)
+    return checked
+
+
+def parse_bs(text: str) -> str | dict[str, float]:
+    """``4KiB`` is one block size; ``4KiB:70,64KiB:30`` is a weighted mix (fio's bssplit)."""
+    if ":" not in text and "," not in text:
+        return text
+    mix: dict[str, float] = {}
+    for part in text.split(","):
+        size, sep, weight = part.partition(":")
+        try:
+            value = float(weight) if sep else None
+        except ValueError:
+            value = None
+        if not size.strip() or value is None:
+            raise UserError(f"bad --bs {text!r}: expected SIZE or SIZE:WEIGHT,SIZE:WEIGHT,...")
+        mix[size.strip()] = int(value) if value.is_integer() else value
+    return mix
+
+
+def _load_config(spec: str, overrides: Sequence[str] | None) -> Config:
+    return Config.load(spec, check_overrides(overrides))
+
+
+def _build_job(job_file: Path | None, flags: dict[str, Any]) -> Job:
+    """The job from --job (if any), with every flag that was given replacing its field."""
+    fields: dict[str, Any] = {}
+    if job_file is not None:
+        if not job_file.is_file():
+            raise UserError(f"job file not found: {job_file}")
+        fields = Job.load(job_file).to_dict()
+    fields.update({key: value for key, value in flags.items() if value is not None})
+    return Job.from_dict(fields)
+
+
+def _write_json(path: Path, text: str) -> None:
+    if str(path) == "-":
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Written as the core returned it, so two runs can be compared byte for byte.
+    path.write_text(text, encoding="utf-8")
+
+
+def _run_with_progress(config: Config, job: Job, seed: int, quiet: bool) -> Result:
+    with progress_bar(enabled=stderr_is_terminal() and not quiet) as progress:
+        return run(config, job, seed=seed, progress=progress)
+
+
+# --------------------------------------------------------------------------------------------
+# commands
+
+
+Overrides = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        metavar="PATH=VALUE",
+        help="Override a configuration field, e.g. --set ftl.over_provisioning=0.1 (repeatable).",
+    ),
+]
+Seed = Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Random seed of the run.")]
+JsonOut = Annotated[
+    Path | None,
+    typer.Option("--json", metavar="OUT", help="Write the result JSON to OUT ('-': stdout)."),
+]
+
+
+@app.command("run")
+def run_command(
+    config: Annotated[
+        str, typer.Argument(metavar="CONFIG|PRESET", help="A preset name or a TOML file.")
+    ],
+    job_file: Annotated[
+        Path | None,
+        typer.Option("--job", metavar="FILE", help="Job TOML file; the flags below override it."),
+    ] = None,
+    name: Annotated[str | None, typer.Option(help="Job name.")] = None,
+    rw: Annotated[
+        str | None,
+        typer.Option(help="read|write|randread|randwrite|randrw|rw|trim|randtrim"),
+    ] = None,
+    bs: Annotated[
+        str | None, typer.Option(help="Block size (4KiB) or a mix (4KiB:70,64KiB:30).")
+    ] = None,
+    iodepth: Annotated[int | None, typer.Option(help="Requests in flight per job.")] = None,
+    rwmixread: Annotated[int | None, typer.Option(help="Percentage of reads in a mix.")] = None,
+    numjobs: Annotated[int | None, typer.Option(help="Job instances, one queue each.")] = None,
+    size: Annotated[str | None, typer.Option(help="Region size (default: the device).")] = None,
+    offset: Annotated[str | None, typer.Option(help="Start of the region.")] = None,
+    runtime: Annotated[str | None, typer.Option(help="Simulated time limit, e.g. 10ms.")] = None,
+    rate_iops: Annotated[
+        float | None, typer.Option("--rate-iops", help="Open-loop arrival rate.")
+    ] = None,
+    io_count: Annotated[
+        int | None, typer.Option("--io-count", help="Requests in total over all jobs.")
+    ] = None,
+    ramp: Annotated[str | None, typer.Option(help="Warm-up time excluded from results.")] = None,
+    distribution: Annotated[
+        str | None, typer.Option(help="Offset distribution: uniform or zipf:THETA.")
+    ] = None,
+    overrides: Overrides = None,
+    seed: Seed = 1,
+    json_out: JsonOut = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print no table.")] = False,
+) -> None:
+    """Run a job (fio-style flags or --job FILE) on a preset or a configuration file."""
+    resolved = _load_config(config, overrides)
+    flags = {
+        "name": name,
+        "rw": rw,
+        "bs": parse_bs(bs) if bs is not None else None,
+        "iodepth": iodepth,
+        "rwmixread": rwmixread,
+        "numjobs": numjobs,
+        "size": size,
+        "offset": offset,
+        "runtime": runtime,
+        "rate_iops": rate_iops,
+        "io_count": io_count,
+        "ramp": ramp,
+        "distribution": distribution,
+    }
+    job = _build_job(job_file, flags)
+    result = _run_with_progress(resolved, job, seed, quiet)
+    if json_out is not None:
+        _write_json(json_out, result.to_json())
+    if not quiet and not (json_out is not None and str(json_out) == "-"):
+        print_result(result.to_dict(), _stdout())
+
+
+@app.command("demo")
+def demo_command(
+    seed: Seed = 1,
+) -> None:
+    """Run a short mixed workload on a small preset and print what comes out."""
+    names = [p["name"] for p in presets()]
+    if not names:
+        raise UserError("no presets are available")
+    preset = DEMO_PRESET if DEMO_PRESET in names else names[0]
+    config = Config.load(preset)
+    job = Job.from_dict(DEMO_JOB)
+    console = _stdout()
+    console.print(
+        Text.assemble(
+            ("ssdlab demo", "bold"),
+            f": preset {preset}, 4 KiB random I/O, 70% reads, queue depth 16, "
+            f"{DEMO_JOB['io_count']:,} requests",
+        )
+    )
+    result = _run_with_progress(config, job, seed, quiet=False)
+    print_result(result.to_dict(), console)
+    console.print(
+        Text(
+            "\nThis was a demo. To go further:\n"
+            "  ssdlab presets                  the modelled systems\n"
+            f"  ssdlab config show {preset}    every knob of one of them\n"
+            f"  ssdlab run {preset} --rw randwrite --bs 16KiB --io-count 100000 "
+            "--set ftl.over_provisioning=0.2 --json out/run.json\n"
+            "  python: ssdlab.run(ssdlab.Config.load(...), ssdlab.Job(rw=..., bs=...), seed=1)",
+            style="dim",
+        )
+    )
+
+
+@app.command("presets")
+def presets_command() -> None:
+    """List the shipped presets."""
+    table = Table(title="presets", title_justify="left")
+    table.add_column("name", style="bold", no_wrap=True)
+    table.add_column("description")
+    table.add_column("source")
+    for preset in presets():
+        table.add_row(
+            Text(str(preset.get("name", ""))),
+            Text(str(preset.get("description", ""))),
+            Text(str(preset.get("source", ""))),
+        )
+    _stdout().print(table)
+
+
+@config_app.command("show")
+def config_show_command(
+    config: Annotated[
+        str, typer.Argument(metavar="NAME|FILE", help="A preset name or a TOML file.")
+    ],
+    overrides: Overrides = None,
+) -> None:
+    """Print the resolved configuration (preset or file, plus overrides) as TOML."""
+    text = _load_config(config, overrides).to_toml()
+    # Plain write, not rich: TOML's [section] headers would be read as markup.
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+@config_app.command("preset")
+def config_preset_command(
+    name: Annotated[str, typer.Argument(help="A preset name.")],
+) -> None:
+    """Print a preset's TOML file as shipped, to copy and edit."""
+    text = preset_toml(name)
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+@app.command("bench")
+def bench_command(
+    io_count: Annotated[
+        int, typer.Option("--io-count", min=1, help="Requests per benchmark run.")
+    ] = 100_000,
+    seed: Seed = 1,
+    json_out: JsonOut = None,
+) -> None:
+    """Measure the simulator's own speed."""
+    # The raw JSON, not ssdlab.bench()'s dict, so that --json writes exactly what the core wrote.
+    figures = _core.bench(io_count, seed)
+    if json_out is not None:
+        _write_json(json_out, figures)
+        if str(json_out) == "-":
+            return
+    _stdout().print(key_value_table(json.loads(figures), title="bench"))
+
+
+# --------------------------------------------------------------------------------------------
+# entry point
+
+
+def _one_line(message: str) -> str:
+    return " ".join(str(message).split()) or "unknown error"
+
+
+def _fail(message: str) -> int:
+    sys.stderr.write(f"error: {_one_line(message)}\n")
+    return EXIT_USER_ERROR
+
+
+def _interrupted() -> int:
+    sys.stderr.write("interrupted\n")
+    return EXIT_INTERRUPTED
+
+
+def _describe_os_error(error: OSError) -> str:
+    if error.filename is not None and error.strerror:
+        return f"{error.filename}: {error.strerror}"
+    return str(error)
+
+
+def _is_usage_error(error: BaseException) -> bool:
+    # Recent typer releases vendor click privately, older ones use click itself: recognise a
+    # command-line error by its shape (click's ClickException API) rather than by its class.
+    return hasattr(error, "format_message") and isinstance(getattr(error, "exit_code", None), int)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code (the console script passes it to sys.exit)."""
+    command = typer.main.get_command(app)
+    args = list(argv) if argv is not None else sys.argv[1:]
+    try:
+        code = command.main(args=args, prog_name="ssdlab", standalone_mode=False)
+    except _core.Interrupted:
+        return _interrupted()
+    except KeyboardInterrupt:
+        return _interrupted()
+    except SimulationError as error:
+        # Not the user's fault: still one line, but a distinct exit code and a plea to report it.
+        sys.stderr.write(f"error: {_one_line(str(error))} (a bug in ssdlab: please report it)\n")
+        return EXIT_INTERNAL_ERROR
+    except _core.SsdlabError as error:
+        return _fail(str(error))
+    except UserError as error:
+        return _fail(str(error))
+    except BrokenPipeError:
+        # `ssdlab presets | head`: the reader left; say nothing and let the exit be quiet.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except OSError as error:
+        return _fail(_describe_os_error(error))
+    except typer.Abort:
+        return _interrupted()
+    except Exception as error:
+        if not _is_usage_error(error):
+            raise
+        if type(error).__name__ == "NoArgsIsHelpError":
+            # `ssdlab` or `ssdlab config` alone: the message is the help text.
+            sys.stdout.write(error.format_message() + "\n")  # type: ignore[attr-defined]
+            return 0
+        message = error.format_message()  # type: ignore[attr-defined]
+        ctx = getattr(error, "ctx", None)
+        if ctx is not None and getattr(ctx, "command_path", None):
+            message = f"{_one_line(message)} (see '{ctx.command_path} --help')"
+        return _fail(message)
+    if code == EXIT_INTERRUPTED:
+        # typer turns a KeyboardInterrupt outside a run into a silent exit 130.
+        return _interrupted()
+    return code if isinstance(code, int) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

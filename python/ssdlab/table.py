@@ -1,0 +1,273 @@
+"""Human-readable tables of a result dict (schema ``ssdlab.result/1``).
+
+Every lookup tolerates a missing key or a zero count: a result of a write-only job has no read
+row, and a run stopped early may have no latency figures at all. Missing figures print as "-".
+"""
+
+from __future__ import annotations
+
+import io
+import numbers
+from collections.abc import Mapping
+from typing import Any
+
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+MISSING = "-"
+OP_ORDER = ("read", "write", "trim")
+
+
+def _get(data: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(data, Mapping):
+            return None
+        data = data.get(key)
+    return data
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def fmt_int(value: Any) -> str:
+    return f"{int(value):,}" if _is_number(value) else MISSING
+
+
+def fmt_float(value: Any, decimals: int = 1) -> str:
+    return f"{value:,.{decimals}f}" if _is_number(value) else MISSING
+
+
+def fmt_latency(value: Any) -> str:
+    """Microseconds with a precision that suits the magnitude (0.05 µs vs 12,345 µs)."""
+    if not _is_number(value):
+        return MISSING
+    if value < 10:
+        return f"{value:.2f}"
+    if value < 1000:
+        return f"{value:.1f}"
+    return f"{value:,.0f}"
+
+
+def fmt_seconds(value: Any) -> str:
+    if not _is_number(value):
+        return MISSING
+    if value == 0:
+        return "0 s"
+    if value < 1e-3:
+        return f"{value * 1e6:.1f} µs"
+    if value < 1:
+        return f"{value * 1e3:.2f} ms"
+    return f"{value:.3f} s"
+
+
+def fmt_fraction(value: Any) -> str:
+    """Utilisations are fractions of busy time, shown as percentages."""
+    return f"{value * 100:.1f}%" if _is_number(value) else MISSING
+
+
+def fmt_bytes(value: Any) -> str:
+    if not _is_number(value):
+        return MISSING
+    size = float(value)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return MISSING  # unreachable; keeps type checkers content
+
+
+def _job_line(job: Any) -> str:
+    if not isinstance(job, Mapping):
+        return ""
+    parts = []
+    for key in ("rw", "bs", "iodepth", "numjobs", "rwmixread", "io_count", "runtime", "size"):
+        value = job.get(key)
+        if value is None:
+            continue
+        if isinstance(value, Mapping):
+            value = ",".join(f"{k}:{v}" for k, v in value.items())
+        parts.append(f"{key}={value}")
+    return " ".join(parts)
+
+
+def header(result: Mapping[str, Any]) -> Text:
+    text = Text()
+    text.append(str(result.get("config_name", "?")), style="bold")
+    text.append(f"  seed {result.get('seed', '?')}")
+    job = _job_line(result.get("job"))
+    if job:
+        text.append(f"  job: {job}")
+    sim = result.get("sim") or {}
+    text.append(
+        f"\nsimulated {fmt_seconds(sim.get('simulated_time_s'))}"
+        f" (measured {fmt_seconds(sim.get('measured_time_s'))}),"
+        f" {fmt_int(sim.get('requests'))} requests, {fmt_int(sim.get('events'))} events,"
+        f" stop: {sim.get('stop_reason', MISSING)}"
+    )
+    return text
+
+
+def ops_table(result: Mapping[str, Any]) -> Table:
+    table = Table(
+        box=box.SIMPLE_HEAD, title="I/O", title_justify="left", pad_edge=False, show_edge=False
+    )
+    table.add_column("op")
+    for column in ("count", "IOPS", "MiB/s", "MB/s"):
+        table.add_column(column, justify="right")
+    for column in ("mean", "p50", "p99", "p99.9", "max"):
+        table.add_column(f"{column} µs", justify="right")
+
+    ops = result.get("ops") if isinstance(result.get("ops"), Mapping) else {}
+    names = [op for op in OP_ORDER if op in ops] + [op for op in ops if op not in OP_ORDER]
+    for op in names:
+        stats = ops.get(op) or {}
+        latency = stats.get("latency_us") or {}
+        has_latency = _is_number(stats.get("count")) and stats.get("count") > 0
+        table.add_row(
+            op,
+            fmt_int(stats.get("count")),
+            fmt_float(stats.get("iops"), 0),
+            fmt_float(stats.get("bandwidth_mib_s")),
+            fmt_float(stats.get("bandwidth_mb_s")),
+            *(
+                fmt_latency(latency.get(key)) if has_latency else MISSING
+                for key in ("mean", "p50", "p99", "p99_9", "max")
+            ),
+        )
+    total = result.get("total")
+    if isinstance(total, Mapping):
+        table.add_row(
+            Text("total", style="bold"),
+            fmt_int(total.get("count")),
+            fmt_float(total.get("iops"), 0),
+            fmt_float(total.get("bandwidth_mib_s")),
+            fmt_float(total.get("bandwidth_mb_s")),
+            *([""] * 5),
+            end_section=False,
+        )
+    return table
+
+
+def device_table(result: Mapping[str, Any]) -> Table:
+    device = result.get("device") if isinstance(result.get("device"), Mapping) else {}
+    util = result.get("utilisation") if isinstance(result.get("utilisation"), Mapping) else {}
+
+    table = Table(
+        box=box.SIMPLE_HEAD, title="device", title_justify="left", pad_edge=False, show_edge=False
+    )
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    table.add_column("detail")
+
+    erase = device.get("erase_count") or {}
+    if _is_number(device.get("logical_bytes")):
+        table.add_row("logical capacity", fmt_bytes(device["logical_bytes"]), "seen by the host")
+    table.add_row("write amplification", fmt_float(device.get("write_amplification"), 3), "")
+    table.add_row(
+        "pages written",
+        fmt_int(device.get("nand_pages_written")),
+        f"NAND, for {fmt_int(device.get('host_pages_written'))} host",
+    )
+    table.add_row(
+        "pages read",
+        fmt_int(device.get("nand_pages_read")),
+        f"NAND, for {fmt_int(device.get('host_pages_read'))} host",
+    )
+    table.add_row(
+        "GC runs",
+        fmt_int(device.get("gc_runs")),
+        f"{fmt_int(device.get('gc_pages_moved'))} pages moved",
+    )
+    table.add_row(
+        "erases",
+        fmt_int(device.get("erases")),
+        f"per block min {fmt_int(erase.get('min'))} / mean {fmt_float(erase.get('mean'), 2)}"
+        f" / max {fmt_int(erase.get('max'))}",
+    )
+    if _is_number(device.get("wear_level_migrations")) and device["wear_level_migrations"]:
+        table.add_row("wear-level migrations", fmt_int(device["wear_level_migrations"]), "")
+    if _is_number(device.get("trimmed_pages")) and device["trimmed_pages"]:
+        table.add_row("trimmed pages", fmt_int(device["trimmed_pages"]), "")
+    if _is_number(device.get("unmapped_reads")) and device["unmapped_reads"]:
+        table.add_row("unmapped reads", fmt_int(device["unmapped_reads"]), "never written")
+
+    for unit in ("channel", "die"):
+        stats = util.get(unit) or {}
+        count = len(stats.get("per_unit") or [])
+        table.add_row(
+            f"{unit} utilisation",
+            fmt_fraction(stats.get("mean")),
+            f"mean of {count}, min {fmt_fraction(stats.get('min'))}"
+            f" / max {fmt_fraction(stats.get('max'))}",
+        )
+    if "link_up" in util or "link_down" in util:
+        table.add_row(
+            "link utilisation",
+            "",
+            f"up {fmt_fraction(util.get('link_up'))} / down {fmt_fraction(util.get('link_down'))}",
+        )
+    return table
+
+
+def speed_line(result: Mapping[str, Any]) -> Text:
+    wall = result.get("wall") if isinstance(result.get("wall"), Mapping) else {}
+    line = (
+        f"speed: {fmt_float(wall.get('requests_per_s'), 0)} simulated requests per wall-clock"
+        f" second ({fmt_float(wall.get('events_per_s'), 0)} events/s);"
+        f" wall time {fmt_float(wall.get('seconds'), 3)} s"
+    )
+    if _is_number(wall.get("precondition_seconds")) and wall["precondition_seconds"]:
+        line += f" (+ {fmt_float(wall['precondition_seconds'], 3)} s preconditioning)"
+    if _is_number(wall.get("peak_memory_bytes")):
+        line += f"; peak memory {fmt_bytes(wall['peak_memory_bytes'])}"
+    return Text(line, style="dim")
+
+
+def result_renderable(result: Mapping[str, Any]) -> RenderableType:
+    gap = Text("")
+    return Group(
+        header(result), gap, ops_table(result), gap, device_table(result), gap, speed_line(result)
+    )
+
+
+def print_result(result: Mapping[str, Any], console: Console) -> None:
+    console.print(result_renderable(result))
+
+
+def render_text(result: Mapping[str, Any], width: int = 100) -> str:
+    """The same tables as plain text (no colour), for ``Result.summary()`` and logs."""
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, color_system=None, force_terminal=False)
+    console.print(result_renderable(result))
+    return buffer.getvalue()
+
+
+def key_value_table(data: Mapping[str, Any], title: str | None = None) -> Table:
+    """Any nested dict as rows of dotted key and value (for ``ssdlab bench``)."""
+    table = Table(
+        box=box.SIMPLE_HEAD, title=title, title_justify="left", pad_edge=False, show_edge=False
+    )
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    for key, value in flatten(data):
+        if _is_number(value) and not isinstance(value, int):
+            shown = f"{value:,.3f}" if abs(value) < 1000 else f"{value:,.0f}"
+        elif isinstance(value, int) and not isinstance(value, bool):
+            shown = f"{value:,}"
+        else:
+            shown = str(value)
+        # Text, not str: a value such as "[1, 2]" must not be read as rich markup.
+        table.add_row(Text(key), Text(shown))
+    return table
+
+
+def flatten(data: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    if isinstance(data, Mapping):
+        rows: list[tuple[str, Any]] = []
+        for key, value in data.items():
+            rows.extend(flatten(value, f"{prefix}.{key}" if prefix else str(key)))
+        return rows
+    return [(prefix, data)]

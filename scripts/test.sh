@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Every test of the project, in one command, stopping at the first failure:
+# install (builds the Rust extension), Rust format/lint/tests, Python tests, Python lint/format.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+section() {
+    printf '\n==== %s ====\n' "$1"
+}
+
+section "install: python -m pip install -e '.[test]' (maturin builds ssdlab._core)"
+python -m pip install --disable-pip-version-check -e '.[test]'
+
+section "rust: cargo fmt --check"
+cargo fmt --all -- --check
+
+section "rust: cargo clippy -D warnings"
+cargo clippy --workspace --all-targets -- -D warnings
+
+if cargo nextest --version >/dev/null 2>&1; then
+    section "rust: cargo nextest run"
+    cargo nextest run --workspace
+else
+    section "rust: cargo test"
+    cargo test --workspace
+fi
+
+# pytest exits 5 when it collects no test: that is a failure here too, as set -e leaves it.
+section "python: pytest"
+python -m pytest -q tests
+
+section "python: ruff check"
+python -m ruff check python tests
+
+section "python: ruff format --check"
+python -m ruff format --check python tests
+
+section "all tests passed"

@@ -1,0 +1,78 @@
+"""Shared helpers: a small preset, a tiny job, and a way to run the `ssdlab` command."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import ssdlab
+
+SMALL_PRESET = "small-tlc"
+# A run of this takes a fraction of a second on the small preset.
+TINY_JOB: dict[str, Any] = {
+    "rw": "randrw",
+    "rwmixread": 70,
+    "bs": "4KiB",
+    "iodepth": 8,
+    "io_count": 2_000,
+}
+
+
+@pytest.fixture(scope="session")
+def preset_name() -> str:
+    names = [p["name"] for p in ssdlab.presets()]
+    assert SMALL_PRESET in names, f"tests expect preset {SMALL_PRESET!r}; have {names}"
+    return SMALL_PRESET
+
+
+@pytest.fixture(scope="session")
+def small_config(preset_name: str) -> ssdlab.Config:
+    return ssdlab.Config.load(preset_name)
+
+
+@pytest.fixture(scope="session")
+def tiny_result(small_config: ssdlab.Config) -> ssdlab.Result:
+    return ssdlab.run(small_config, TINY_JOB, seed=7, record_requests=True)
+
+
+def without_wall(json_text: str) -> dict[str, Any]:
+    """A result dict minus the only part allowed to change between identical runs."""
+    data = json.loads(json_text)
+    data.pop("wall", None)
+    return data
+
+
+def run_cli(
+    *args: str | os.PathLike[str], cwd: Path | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """Run `python -m ssdlab ARGS` as a user would, capturing its output."""
+    env = dict(os.environ)
+    env.pop("COLUMNS", None)
+    return subprocess.run(
+        [sys.executable, "-m", "ssdlab", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def assert_user_error(proc: subprocess.CompletedProcess[str], *needles: str) -> str:
+    """Exit code 2, one line `error: ...` on stderr naming each needle, and no traceback."""
+    context = f"stdout={proc.stdout!r} stderr={proc.stderr!r}"
+    assert proc.returncode == 2, context
+    assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout, context
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, context
+    assert lines[0].startswith("error: "), context
+    for needle in needles:
+        assert needle.lower() in lines[0].lower(), context
+    return lines[0]

@@ -1,0 +1,252 @@
+"""The `ssdlab` command, run as a user runs it: in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import ssdlab
+from conftest import assert_user_error, run_cli, without_wall
+from ssdlab import cli
+
+SMALL_RUN = ["--rw", "randrw", "--rwmixread", "70", "--bs", "4KiB", "--iodepth", "8",
+             "--io-count", "2000"]  # fmt: skip
+
+
+def test_demo() -> None:
+    proc = run_cli("demo")
+    assert proc.returncode == 0, proc.stderr
+    assert "demo" in proc.stdout
+    assert "read" in proc.stdout and "write" in proc.stdout
+    assert "write amplification" in proc.stdout
+    assert proc.stderr == ""  # no progress bar when stderr is not a terminal
+
+
+def test_presets(preset_name: str) -> None:
+    proc = run_cli("presets")
+    assert proc.returncode == 0, proc.stderr
+    for preset in ssdlab.presets():
+        assert preset["name"] in proc.stdout
+
+
+def test_version() -> None:
+    proc = run_cli("--version")
+    assert proc.returncode == 0
+    assert ssdlab.__version__ in proc.stdout
+
+
+def test_no_arguments_prints_help() -> None:
+    proc = run_cli()
+    assert proc.returncode == 0
+    assert "run" in proc.stdout and "demo" in proc.stdout
+
+
+def test_config_show(preset_name: str) -> None:
+    proc = run_cli("config", "show", preset_name, "--set", "ftl.over_provisioning=0.2")
+    assert proc.returncode == 0, proc.stderr
+    shown = tomllib.loads(proc.stdout)
+    assert shown["meta"]["name"] == preset_name
+    assert shown["ftl"]["over_provisioning"] == 0.2
+
+
+def test_config_show_file_round_trips(tmp_path: Path, preset_name: str) -> None:
+    shown = run_cli("config", "show", preset_name).stdout
+    path = tmp_path / "copy.toml"
+    path.write_text(shown)
+    again = run_cli("config", "show", path)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == shown
+
+
+def test_config_preset(preset_name: str) -> None:
+    proc = run_cli("config", "preset", preset_name)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.rstrip("\n") == ssdlab.preset_toml(preset_name).rstrip("\n")
+
+
+def test_run_with_flags(preset_name: str) -> None:
+    proc = run_cli("run", preset_name, *SMALL_RUN)
+    assert proc.returncode == 0, proc.stderr
+    assert "read" in proc.stdout and "write amplification" in proc.stdout
+
+
+def test_run_json_is_deterministic(tmp_path: Path, preset_name: str) -> None:
+    outputs = []
+    for name in ("a.json", "b.json"):
+        out = tmp_path / "out" / name
+        proc = run_cli("run", preset_name, *SMALL_RUN, "--seed", "5", "--json", out, "--quiet")
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == ""
+        outputs.append(out.read_text())
+    first, second = outputs
+    assert without_wall(first) == without_wall(second)
+    # Byte for byte too, up to the wall-clock figures.
+    assert first[: first.index('"wall"')] == second[: second.index('"wall"')]
+    data = json.loads(first)
+    assert data["seed"] == 5 and data["total"]["count"] == 2000
+
+
+def test_run_json_equals_api(tmp_path: Path, preset_name: str) -> None:
+    out = tmp_path / "cli.json"
+    proc = run_cli("run", preset_name, *SMALL_RUN, "--set", "ftl.gc.policy=cost-benefit",
+                   "--seed", "9", "--json", out, "-q")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    config = ssdlab.Config.load(preset_name).set("ftl.gc.policy", "cost-benefit")
+    job = ssdlab.Job(rw="randrw", rwmixread=70, bs="4KiB", iodepth=8, io_count=2000)
+    api = ssdlab.run(config, job, seed=9)
+    assert without_wall(out.read_text()) == without_wall(api.to_json())
+
+
+def test_run_with_job_file_and_override(tmp_path: Path, preset_name: str) -> None:
+    job = tmp_path / "job.toml"
+    job.write_text('name = "from-file"\nrw = "randwrite"\nbs = "4KiB"\niodepth = 4\n'
+                   "io_count = 1000\n")  # fmt: skip
+    out = tmp_path / "r.json"
+    proc = run_cli("run", preset_name, "--job", job, "--iodepth", "16", "--json", out)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(out.read_text())
+    assert data["job"]["name"] == "from-file"
+    assert data["job"]["rw"] == "randwrite"
+    assert data["job"]["iodepth"] == 16  # the flag wins over the file
+    assert data["ops"]["write"]["count"] == 1000
+
+
+def test_run_with_block_size_mix(tmp_path: Path, preset_name: str) -> None:
+    out = tmp_path / "mix.json"
+    proc = run_cli("run", preset_name, "--rw", "randwrite", "--bs", "4KiB:70,16KiB:30",
+                   "--io-count", "1000", "--json", out, "-q")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(out.read_text())["ops"]["write"]["count"] == 1000
+
+
+def test_json_to_stdout(preset_name: str) -> None:
+    proc = run_cli("run", preset_name, *SMALL_RUN, "--json", "-")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["schema"] == "ssdlab.result/1"
+
+
+def test_bench_prints_whatever_the_core_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The real benchmark preconditions a 1 TiB device (tens of seconds): stand in for it, and
+    # check only what the command does with the figures.
+    figures = '{\n  "requests_per_s": 1234567.5,\n  "runs": {"gc": 3},\n  "note": "[b]x[/b]"\n}'
+    calls = []
+
+    def fake_bench(io_count: int, seed: int) -> str:
+        calls.append((io_count, seed))
+        return figures
+
+    monkeypatch.setattr(cli._core, "bench", fake_bench)
+    out = tmp_path / "bench.json"
+    assert cli.main(["bench", "--io-count", "500", "--seed", "3", "--json", str(out)]) == 0
+    assert calls == [(500, 3)]
+    assert out.read_text() == figures
+    shown = capsys.readouterr().out
+    for needle in ("requests_per_s", "1,234,568", "runs.gc", "[b]x[/b]"):
+        assert needle in shown
+
+
+# -- bad input: one line, exit 2, no traceback ------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def broken_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    base = tmp_path_factory.mktemp("bad")
+    preset = ssdlab.preset_toml("small-tlc")
+    files = {
+        "malformed": ("malformed.toml", "[meta]\nname = 'x'\n[nand\nchannels = 4\n"),
+        "unknown_key": ("unknown.toml", "warp_drive = true\n" + preset),
+        "bad_job": ("bad-job.toml", 'rw = "randwrite"\niodepth = "deep"\n'),
+    }
+    paths = {}
+    for key, (name, text) in files.items():
+        paths[key] = base / name
+        paths[key].write_text(text)
+    return paths
+
+
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        (["run", "no-such-dir/missing.toml", *SMALL_RUN], ["missing.toml"]),
+        (["run", "no-such-preset", *SMALL_RUN], ["no-such-preset"]),
+        (["run", "small-tlc", "--set", "ftl.warp_drive=1", *SMALL_RUN], ["warp_drive"]),
+        (["run", "small-tlc", "--set", "ftl.over_provisioning=0.01", *SMALL_RUN],
+         ["over_provisioning"]),
+        (["run", "small-tlc", "--set", "nand.channels=0", *SMALL_RUN], ["nand.channels"]),
+        (["run", "small-tlc", "--set", "over_provisioning", *SMALL_RUN], ["--set"]),
+        (["run", "small-tlc", "--set", "=3", *SMALL_RUN], ["--set"]),
+        (["run", "small-tlc", "--rw", "randread", "--size", "100PiB", "--io-count", "10"],
+         ["size"]),
+        (["run", "small-tlc", "--rw", "sideways", "--io-count", "10"], ["rw"]),
+        (["run", "small-tlc", "--rw", "read", "--iodepth", "deep"], ["iodepth"]),
+        (["run", "small-tlc", "--rw", "read", "--bs", "4KiB:lots"], ["--bs"]),
+        (["run", "small-tlc", "--rw", "read", "--seed", "-1"], ["seed"]),
+        (["run", "small-tlc", "--job", "no-such-job.toml"], ["no-such-job.toml"]),
+        (["run", "small-tlc", "--rw", "read", "--no-such-flag"], ["--no-such-flag"]),
+        (["run"], ["CONFIG"]),
+        (["config", "show", "no-such-preset"], ["no-such-preset"]),
+        (["config", "show", "small-tlc", "--set", "nonsense"], ["--set"]),
+        (["config", "preset", "no-such-preset"], ["no-such-preset"]),
+        (["frobnicate"], ["frobnicate"]),
+    ],
+)  # fmt: skip
+def test_user_errors(args: list[str], needles: list[str], tmp_path: Path) -> None:
+    assert_user_error(run_cli(*args, cwd=tmp_path), *needles)
+
+
+@pytest.mark.parametrize(
+    ("key", "needles"),
+    [("malformed", ["malformed.toml", "line 3"]), ("unknown_key", ["unknown.toml", "warp_drive"])],
+)
+def test_bad_config_files(broken_files: dict[str, Path], key: str, needles: list[str]) -> None:
+    assert_user_error(run_cli("run", broken_files[key], *SMALL_RUN), *needles)
+    assert_user_error(run_cli("config", "show", broken_files[key]), *needles)
+
+
+def test_bad_job_file(broken_files: dict[str, Path]) -> None:
+    assert_user_error(run_cli("run", "small-tlc", "--job", broken_files["bad_job"]), "iodepth")
+
+
+def test_unwritable_json_output(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    proc = run_cli("run", "small-tlc", *SMALL_RUN, "--json", blocker / "out.json", "-q")
+    assert_user_error(proc, "file")
+
+
+# -- Ctrl-C -----------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_interrupt_exits_130() -> None:
+    def restore_sigint() -> None:
+        # A shell running us in the background may have ignored SIGINT; a user's shell has not.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ssdlab", "run", "small-tlc", "--rw", "randwrite", "--iodepth",
+         "32", "--io-count", "50000000", "-q"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+        preexec_fn=restore_sigint, env=dict(os.environ),
+    )  # fmt: skip
+    try:
+        time.sleep(3.0)  # past start-up, into the run
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert stderr.strip() == "interrupted"
+    assert "Traceback" not in stderr

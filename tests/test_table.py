@@ -1,0 +1,53 @@
+"""The result table renders whatever the result holds, and never crashes on a gap."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+import ssdlab
+from ssdlab.table import flatten, key_value_table, render_text
+
+
+def test_full_result_renders(tiny_result: ssdlab.Result) -> None:
+    text = render_text(tiny_result.to_dict())
+    for needle in ("read", "write", "total", "p99.9", "write amplification", "GC runs",
+                   "channel utilisation", "die utilisation", "requests per wall-clock second",
+                   "wall time"):  # fmt: skip
+        assert needle in text, needle
+
+
+def _without(data: dict[str, Any], *path: str) -> dict[str, Any]:
+    trimmed = copy.deepcopy(data)
+    node = trimmed
+    for key in path[:-1]:
+        node = node[key]
+    node.pop(path[-1], None)
+    return trimmed
+
+
+@pytest.mark.parametrize(
+    "path",
+    [("ops", "read"), ("ops",), ("device",), ("utilisation",), ("wall",), ("sim",), ("job",),
+     ("total",), ("device", "erase_count"), ("ops", "write", "latency_us")],
+)  # fmt: skip
+def test_gaps_print_as_dashes(tiny_result: ssdlab.Result, path: tuple[str, ...]) -> None:
+    text = render_text(_without(tiny_result.to_dict(), *path))
+    assert text
+
+
+def test_zero_counts_and_empty_results() -> None:
+    zero_op = {"count": 0, "bytes": 0, "iops": 0.0, "bandwidth_mib_s": 0.0, "bandwidth_mb_s": 0.0,
+               "latency_us": {}}  # fmt: skip
+    text = render_text({"ops": {"read": zero_op}, "total": {"count": 0}})
+    assert "read" in text
+    assert render_text({})
+    assert render_text({"ops": None, "device": "?", "wall": []})
+
+
+def test_key_value_table_flattens() -> None:
+    rows = flatten({"a": {"b": 1, "c": [1, 2]}, "d": "x"})
+    assert rows == [("a.b", 1), ("a.c", [1, 2]), ("d", "x")]
+    assert key_value_table({"speed": {"requests_per_s": 1.5e6}, "note": "[bold]"}).row_count == 2
