@@ -240,7 +240,7 @@ def test_interrupt_exits_130() -> None:
         preexec_fn=restore_sigint, env=dict(os.environ),
     )  # fmt: skip
     try:
-        time.sleep(3.0)  # past start-up, into the run
+        time.sleep(2.0)  # past start-up, into the run
         assert proc.poll() is None, proc.communicate()
         proc.send_signal(signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=30)

@@ -219,7 +219,7 @@ impl System {
         // Each SQ holds queue_depth − 1 commands; the instances sharing it must fit.
         let per_sq = n_inst.div_ceil(i.io_queues).min(n_inst);
         let max_bs = job.sizes.iter().map(|s| s.0).max().unwrap_or(4096);
-        let cmds_per_req = max_bs.div_ceil(i.mdts.0) as u64;
+        let cmds_per_req = max_bs.div_ceil(i.mdts.0);
         let need = per_sq as u64 * job.spec.iodepth as u64 * cmds_per_req;
         if need > (i.queue_depth - 1) as u64 {
             return Err(Error::Job(format!(

@@ -250,3 +250,15 @@ fn request_records_match_the_count() {
     assert_eq!(recs.len() as u64, out.result.total.count);
     assert!(recs.iter().all(|r| r.latency_ps > 0 && r.op <= 2));
 }
+
+#[test]
+fn large_random_writes_on_a_full_small_drive() {
+    // Found by the Python property test: 1 MiB random writes (several commands each) at
+    // iodepth 32 on the preconditioned small drive.
+    let cfg = small(&[]);
+    for seed in 0..4 {
+        let j = job("rw = \"randwrite\"\nbs = \"1MiB\"\niodepth = 32\nio_count = 200");
+        let v = result_json(&cfg, &j, seed);
+        assert_eq!(v["total"]["count"].as_u64().unwrap(), 200);
+    }
+}

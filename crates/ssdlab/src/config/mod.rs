@@ -473,7 +473,7 @@ impl SsdConfig {
             }
         }
         let page = n.page_size.0;
-        if page == 0 || page % 512 != 0 {
+        if page == 0 || !page.is_multiple_of(512) {
             return err(
                 "nand.page_size",
                 format!("got {page} bytes, expected a positive multiple of 512"),
@@ -500,14 +500,14 @@ impl SsdConfig {
                 ),
             );
         }
-        if n.bus.width_bits % 8 != 0 {
+        if !n.bus.width_bits.is_multiple_of(8) {
             return err(
                 "nand.bus.width_bits",
                 format!("got {}, expected a multiple of 8", n.bus.width_bits),
             );
         }
         let unit = self.map_unit_bytes();
-        if unit == 0 || unit % 512 != 0 || page % unit != 0 {
+        if unit == 0 || !unit.is_multiple_of(512) || !page.is_multiple_of(unit) {
             return err(
                 "ftl.map_unit",
                 format!("got {unit} bytes, expected a multiple of 512 that divides the page size ({page})"),
@@ -556,7 +556,7 @@ impl SsdConfig {
                 ),
             );
         }
-        if gc.urgent_free_blocks as u64 >= threshold_blocks.max(1) + 1 {
+        if gc.urgent_free_blocks as u64 > threshold_blocks.max(1) {
             return err(
                 "ftl.gc.urgent_free_blocks",
                 format!(
@@ -593,7 +593,7 @@ impl SsdConfig {
                 format!("got {}, expected 2 to 65536 (NVMe limit)", i.queue_depth),
             );
         }
-        if i.mdts.0 < 4096 || i.mdts.0 % 4096 != 0 {
+        if i.mdts.0 < 4096 || !i.mdts.0.is_multiple_of(4096) {
             return err(
                 "interface.mdts",
                 format!("got {} bytes, expected a multiple of 4KiB", i.mdts.0),

@@ -116,7 +116,7 @@ pub fn format_bytes(b: u64) -> String {
         ("KiB", 1 << 10),
     ];
     for (name, size) in UNITS {
-        if b >= size && b % size == 0 {
+        if b >= size && b.is_multiple_of(size) {
             return format!("{}{}", b / size, name);
         }
     }
@@ -136,7 +136,7 @@ pub fn format_duration(t: SimTime) -> String {
         return "0ns".into();
     }
     for (name, size) in UNITS {
-        if ps % size == 0 {
+        if ps.is_multiple_of(size) {
             return format!("{}{}", ps / size, name);
         }
     }

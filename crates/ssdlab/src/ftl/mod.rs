@@ -14,6 +14,7 @@
 use crate::config::{GcPolicy, SsdConfig};
 use crate::error::{Error, Result};
 use crate::media::nand::Geometry;
+use crate::sim::mem::big_vec;
 use crate::sim::Rng;
 
 pub const UNMAPPED: u32 = u32::MAX;
@@ -131,9 +132,9 @@ impl Ftl {
         let gc = &cfg.ftl.gc;
         Ftl {
             stripe: geo.stripe_order(&cfg.ftl.allocation),
-            l2p: vec![UNMAPPED; logical],
-            p2l: vec![UNMAPPED; units],
-            programmed: vec![0; units.div_ceil(64)],
+            l2p: big_vec(logical, UNMAPPED),
+            p2l: big_vec(units, UNMAPPED),
+            programmed: big_vec(units.div_ceil(64), 0u64),
             blocks,
             planes,
             cursor: 0,
@@ -269,16 +270,24 @@ impl Ftl {
             open
         } else {
             let mut taken = self.take_free_block(plane, keep_reserve);
-            if taken.is_none() && stream == Stream::Host && self.instant {
-                // Short of blocks: collect now (instant mode), then try once more.
-                self.maybe_gc(plane)?;
-                taken = self.take_free_block(plane, keep_reserve);
+            if stream == Stream::Host {
+                // Short of blocks: reclaim on demand. Each round starts a collection, whose
+                // victim the next take may claim at once (its copies and erase are still
+                // queued at the die, ahead of this write, so the time is paid). Stop when a
+                // round frees nothing.
+                for _ in 0..self.geo.blocks_per_plane {
+                    if taken.is_some() {
+                        break;
+                    }
+                    let before = (self.stats.gc_runs, self.stats.forced_erases, self.stats.erases);
+                    self.maybe_gc(plane)?;
+                    taken = self.take_free_block(plane, keep_reserve);
+                    if taken.is_none() && before == (self.stats.gc_runs, self.stats.forced_erases, self.stats.erases) {
+                        break;
+                    }
+                }
             }
             let Some(b) = taken else {
-                if stream == Stream::Host {
-                    // Timed mode: make sure a collection is under way for when space returns.
-                    self.maybe_gc(plane)?;
-                }
                 return Ok(None);
             };
             self.blocks[b as usize].state = BlockState::Open;
@@ -314,7 +323,9 @@ impl Ftl {
             });
             match victim {
                 Some(v) => {
+                    // The collection is settled here; the late erase finds the epoch moved on.
                     self.apply_erase(v);
+                    self.planes[plane as usize].gc_inflight -= 1;
                     self.stats.forced_erases += 1;
                 }
                 None => return None,
@@ -469,9 +480,11 @@ impl Ftl {
 
     /// The erase of `block` (emitted with `epoch`) has completed.
     pub fn erase_done(&mut self, plane: u32, block: u32, epoch: u32) -> Result<()> {
-        if block != NONE && self.blocks[block as usize].epoch == epoch {
-            self.apply_erase(block);
+        if self.blocks[block as usize].epoch != epoch {
+            // Already erased when an allocation took it early (a forced erase).
+            return Ok(());
         }
+        self.apply_erase(block);
         self.planes[plane as usize].gc_inflight -= 1;
         self.maybe_gc(plane)?;
         self.maybe_wear_level(plane)
@@ -524,7 +537,7 @@ impl Ftl {
         let was = self.instant;
         self.instant = true;
         let n = self.logical_units();
-        if fill {
+        if fill && !self.fill_fast() {
             for lpn in 0..n {
                 self.write(lpn)?;
             }
@@ -537,6 +550,84 @@ impl Ftl {
         }
         self.instant = was;
         Ok(())
+    }
+
+    /// Sequential fill of a fresh drive, plane by plane: the same state as writing every
+    /// logical unit in order through the allocator (the stripe hands page k to plane
+    /// `stripe[k mod n]` as its (k div n)-th page), without touching 1000 planes in turn for
+    /// every unit. Returns false, doing nothing, when the drive is not fresh or a plane would
+    /// need the block it keeps for GC (then the caller writes unit by unit).
+    fn fill_fast(&mut self) -> bool {
+        let logical = self.logical_units();
+        let n = self.stripe.len() as u64;
+        let upp = self.geo.units_per_page as u64;
+        let ppb = self.geo.pages_per_block as u64;
+        let upb = self.geo.units_per_block() as u64;
+        let bpp = self.geo.blocks_per_plane as u64;
+        let total_pages = logical.div_ceil(upp);
+        let fresh = self.clock == 0
+            && self.cursor == 0
+            && self.blocks.iter().all(|b| b.state == BlockState::Free);
+        if !fresh || total_pages.div_ceil(n).div_ceil(ppb) + 1 > bpp {
+            return false;
+        }
+        for s in 0..n {
+            let plane = self.stripe[s as usize];
+            let base_block = plane as u64 * bpp;
+            let mut units_in_plane = 0u64;
+            let mut j = 0u64;
+            loop {
+                let k = j * n + s;
+                if k >= total_pages {
+                    break;
+                }
+                let block = base_block + j / ppb;
+                for u in 0..upp {
+                    let lpn = k * upp + u;
+                    if lpn >= logical {
+                        break;
+                    }
+                    let pun = (block * upb + (j % ppb) * upp + u) as u32;
+                    self.l2p[lpn as usize] = pun;
+                    self.p2l[pun as usize] = lpn as u32;
+                    self.mark_programmed(pun);
+                    let blk = &mut self.blocks[block as usize];
+                    blk.valid += 1;
+                    blk.last_write = lpn + 1;
+                    units_in_plane = (j % ppb) * upp + u + 1 + (j / ppb) * upb;
+                }
+                j += 1;
+            }
+            let used_full = units_in_plane / upb;
+            let rest = units_in_plane % upb;
+            for b in 0..used_full {
+                let blk = &mut self.blocks[(base_block + b) as usize];
+                blk.state = BlockState::Full;
+                blk.write_ptr = upb as u32;
+            }
+            let used = used_full + u64::from(rest > 0);
+            if rest > 0 {
+                let b = base_block + used_full;
+                let blk = &mut self.blocks[b as usize];
+                blk.state = BlockState::Open;
+                blk.write_ptr = rest as u32;
+                self.planes[plane as usize].host_open = b as u32;
+            }
+            // The allocator hands out the lowest free blocks first.
+            self.planes[plane as usize].free = (base_block + used..base_block + bpp)
+                .rev()
+                .map(|b| b as u32)
+                .collect();
+        }
+        let last_full = logical.is_multiple_of(upp);
+        self.cursor = ((if last_full {
+            total_pages
+        } else {
+            total_pages - 1
+        }) % n) as usize;
+        self.clock = logical;
+        self.stats.host_units_written += logical;
+        true
     }
 
     /// Check every invariant of the map and the blocks (tests and debug runs).

@@ -225,3 +225,38 @@ fn trim_unmaps_and_frees_space() {
     assert_eq!(ftl.stats.trimmed_units, 1);
     ftl.check().unwrap();
 }
+
+#[test]
+fn fast_fill_equals_writing_every_unit_in_order() {
+    for (cfg, name) in [
+        (tiny("greedy", 0), "tiny"),
+        (SsdConfig::resolve("small-tlc", &[]).unwrap(), "small-tlc"),
+    ] {
+        let mut fast = Ftl::new(&cfg, 1);
+        assert!(fast.fill_fast(), "{name}: fast fill refused");
+        let mut slow = Ftl::new(&cfg, 1);
+        slow.set_instant(true);
+        for lpn in 0..slow.logical_units() {
+            slow.write(lpn).unwrap();
+        }
+        assert_eq!(fast.l2p, slow.l2p, "{name}: maps differ");
+        assert_eq!(fast.p2l, slow.p2l, "{name}: reverse maps differ");
+        assert_eq!(fast.programmed, slow.programmed, "{name}");
+        assert_eq!(fast.cursor, slow.cursor, "{name}: stripe cursor");
+        for (a, b) in fast.blocks.iter().zip(slow.blocks.iter()) {
+            assert_eq!(
+                (a.state, a.valid, a.write_ptr, a.last_write),
+                (b.state, b.valid, b.write_ptr, b.last_write),
+                "{name}"
+            );
+        }
+        for (a, b) in fast.planes.iter().zip(slow.planes.iter()) {
+            assert_eq!(
+                (&a.free, a.host_open, a.gc_open),
+                (&b.free, b.host_open, b.gc_open),
+                "{name}"
+            );
+        }
+        fast.check().unwrap();
+    }
+}

@@ -1,5 +1,6 @@
 //! The engine's primitives: integer time, the event queue and seeded random streams.
 
+pub mod mem;
 pub mod queue;
 pub mod rng;
 pub mod time;

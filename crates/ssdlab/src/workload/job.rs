@@ -204,7 +204,7 @@ impl JobSpec {
                 format!("got {}, expected 0 to 100", self.rwmixread),
             );
         }
-        if self.offset.0 % 512 != 0 {
+        if !self.offset.0.is_multiple_of(512) {
             return err(
                 "offset",
                 format!("got {}, expected a multiple of 512", self.offset.0),
