@@ -279,10 +279,10 @@ impl Ftl {
                     if taken.is_some() {
                         break;
                     }
-                    let before = (self.stats.gc_runs, self.stats.forced_erases, self.stats.erases);
+                    let before = self.reclaim_work();
                     self.maybe_gc(plane)?;
                     taken = self.take_free_block(plane, keep_reserve);
-                    if taken.is_none() && before == (self.stats.gc_runs, self.stats.forced_erases, self.stats.erases) {
+                    if taken.is_none() && before == self.reclaim_work() {
                         break;
                     }
                 }
@@ -309,6 +309,11 @@ impl Ftl {
             }
         }
         Ok(Some(pun))
+    }
+
+    /// Grows whenever reclaiming did something (a collection, an erase, a forced erase).
+    fn reclaim_work(&self) -> u64 {
+        self.stats.gc_runs + self.stats.wl_migrations + self.stats.erases + self.stats.forced_erases
     }
 
     fn take_free_block(&mut self, plane: u32, keep_reserve: bool) -> Option<u32> {
