@@ -326,8 +326,10 @@ pub(crate) fn from_toml<T: serde::de::DeserializeOwned>(
         let path = e.path().to_string();
         let inner = e.into_inner();
         let msg = inner.message().replace('\n', " ");
+        // After overrides the text is a rewrite, so its line numbers mean nothing to the user.
         let at = inner
             .span()
+            .filter(|_| !origin.ends_with("with overrides"))
             .map(|s| {
                 let (l, c) = line_col(text, s.start);
                 format!(", line {l}, column {c}")

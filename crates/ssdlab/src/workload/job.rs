@@ -5,7 +5,7 @@
 //! `io_count` is the total over all instances, and with `numjobs` > 1 each instance works on its
 //! own equal slice of the region for sequential patterns (fio's `offset_increment`).
 
-use crate::config::units::{parse_bytes, parse_duration};
+use crate::config::units::{format_bytes, parse_bytes, parse_duration};
 use crate::config::{Bytes, Dur};
 use crate::error::{Error, Result};
 use crate::sim::{Rng, SimTime};
@@ -254,8 +254,10 @@ impl JobSpec {
                     return err(
                         "size",
                         format!(
-                            "the job covers {} bytes from offset {}, larger than the device's {capacity} logical bytes",
-                            s.0, self.offset.0
+                            "the job covers {} from offset {}, larger than the device's logical capacity of {}",
+                            format_bytes(s.0),
+                            format_bytes(self.offset.0),
+                            format_bytes(capacity)
                         ),
                     );
                 }
