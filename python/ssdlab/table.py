@@ -179,7 +179,7 @@ def device_table(result: Mapping[str, Any]) -> Table:
     table.add_row(
         "GC runs",
         fmt_int(device.get("gc_runs")),
-        f"{fmt_int(device.get('gc_pages_moved'))} pages moved",
+        f"{fmt_int(device.get('gc_units_moved'))} map units moved",
     )
     table.add_row(
         "erases",
@@ -189,8 +189,8 @@ def device_table(result: Mapping[str, Any]) -> Table:
     )
     if _is_number(device.get("wear_level_migrations")) and device["wear_level_migrations"]:
         table.add_row("wear-level migrations", fmt_int(device["wear_level_migrations"]), "")
-    if _is_number(device.get("trimmed_pages")) and device["trimmed_pages"]:
-        table.add_row("trimmed pages", fmt_int(device["trimmed_pages"]), "")
+    if _is_number(device.get("trimmed_units")) and device["trimmed_units"]:
+        table.add_row("trimmed map units", fmt_int(device["trimmed_units"]), "")
     if _is_number(device.get("unmapped_reads")) and device["unmapped_reads"]:
         table.add_row("unmapped reads", fmt_int(device["unmapped_reads"]), "never written")
 

@@ -119,7 +119,8 @@ fn build_result(
     let c = &sys.counters;
     let unit_per_page = sys.geo.units_per_page as f64;
     let host_pages_written = (f.host_units_written as f64 / unit_per_page).ceil() as u64;
-    let total_time = end.as_secs_f64().max(1e-18);
+    // GC may run on after the last completion: utilisation is over all simulated time.
+    let total_time = end.max(sys.q.now()).as_secs_f64().max(1e-18);
     let util = |busy: SimTime| (busy.as_secs_f64() / total_time).min(1.0);
     let wa = if f.host_units_written > 0 {
         (f.host_units_written + f.gc_units_moved) as f64 / f.host_units_written as f64
@@ -155,18 +156,19 @@ fn build_result(
         },
         device: DeviceResult {
             logical_bytes: cfg.logical_bytes(),
+            map_unit_bytes: cfg.map_unit_bytes(),
             host_pages_read: (c.host_units_read as f64 / unit_per_page).ceil() as u64,
             host_pages_written,
             nand_pages_read: c.nand_pages_read,
             nand_pages_written: c.nand_pages_written,
             write_amplification: wa,
             gc_runs: f.gc_runs,
-            gc_pages_moved: f.gc_units_moved,
+            gc_units_moved: f.gc_units_moved,
             erases: f.erases,
             erase_count: Spread::of(sys.ftl.blocks().iter().map(|b| b.erase_count as f64)),
             wear_level_migrations: f.wl_migrations,
             forced_erases: f.forced_erases,
-            trimmed_pages: f.trimmed_units,
+            trimmed_units: f.trimmed_units,
             unmapped_reads: c.unmapped_reads,
             buffer_reads: c.buffer_reads,
             multiplane_ops: c.multiplane_ops,

@@ -13,7 +13,7 @@ use crate::media::nand::{Geometry, NandTimingPs};
 use crate::sim::time::Timeline;
 use crate::sim::{EventQueue, SimTime};
 use crate::stats::LatencyStats;
-use crate::workload::job::{Generator, Job};
+use crate::workload::job::{Generator, Job, Rw};
 use crate::workload::Op;
 use std::collections::VecDeque;
 
@@ -218,8 +218,20 @@ impl System {
         let n_inst = job.spec.numjobs;
         // Each SQ holds queue_depth − 1 commands; the instances sharing it must fit.
         let per_sq = n_inst.div_ceil(i.io_queues).min(n_inst);
-        let max_bs = job.sizes.iter().map(|s| s.0).max().unwrap_or(4096);
-        let cmds_per_req = max_bs.div_ceil(i.mdts.0);
+        let max_bs = job
+            .sizes
+            .iter()
+            .filter(|s| s.1 > 0)
+            .map(|s| s.0)
+            .max()
+            .unwrap_or(4096);
+        // Trims travel as one command whatever their length.
+        let trims_only = matches!(job.spec.rw, Rw::Trim | Rw::Randtrim);
+        let cmds_per_req = if trims_only {
+            1
+        } else {
+            max_bs.div_ceil(i.mdts.0)
+        };
         let need = per_sq as u64 * job.spec.iodepth as u64 * cmds_per_req;
         if need > (i.queue_depth - 1) as u64 {
             return Err(Error::Job(format!(

@@ -125,7 +125,7 @@ fn trim_then_read_returns_without_media_access() {
     let cfg = small(&["precondition.fill=\"sequential\""]);
     let j = job("rw = \"trim\"\nbs = \"1MiB\"\nsize = \"64MiB\"\niodepth = 4");
     let v = result_json(&cfg, &j, 1);
-    assert_eq!(v["device"]["trimmed_pages"].as_u64().unwrap(), 64 * 256);
+    assert_eq!(v["device"]["trimmed_units"].as_u64().unwrap(), 64 * 256);
 }
 
 #[test]

@@ -141,7 +141,7 @@ fn cwdp() -> String {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct GcConfig {
     pub policy: GcPolicy,
     /// GC starts in a plane when its free blocks fall below this fraction of its blocks.
@@ -161,7 +161,7 @@ impl Default for GcConfig {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct WearLevelingConfig {
     /// Open the least-worn free block when a new block is needed.
     pub dynamic: bool,
@@ -180,7 +180,7 @@ impl Default for WearLevelingConfig {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct ControllerConfig {
     /// Firmware time per command on the controller's HIL core (parse, split, map look-up).
     pub cmd_overhead: Dur,
@@ -247,7 +247,7 @@ fn burst() -> u32 {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct HostConfig {
     /// CPU cores running the I/O stack; job instance i runs on core i mod cores.
     pub cores: u32,
@@ -280,7 +280,7 @@ pub enum FillMode {
 
 /// Bring the drive to a used state before the timed run, without timing (functional only).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct PreconditionConfig {
     /// Write every logical page once, in order.
     pub fill: FillMode,
@@ -558,11 +558,12 @@ impl SsdConfig {
                 ),
             );
         }
-        if gc.urgent_free_blocks as u64 > threshold_blocks.max(1) {
+        // At least 1: a plane down to the block kept for GC must let GC run before host writes.
+        if gc.urgent_free_blocks == 0 || gc.urgent_free_blocks as u64 > threshold_blocks.max(1) {
             return err(
                 "ftl.gc.urgent_free_blocks",
                 format!(
-                    "got {}, expected fewer than the GC threshold ({threshold_blocks} blocks)",
+                    "got {}, expected 1 up to the GC threshold ({threshold_blocks} blocks)",
                     gc.urgent_free_blocks
                 ),
             );

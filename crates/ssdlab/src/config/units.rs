@@ -197,7 +197,12 @@ impl<'de> Deserialize<'de> for Dur {
                 }
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Dur, E> {
-                self.visit_u64(v.max(1) as u64)
+                match u64::try_from(v) {
+                    Ok(u) => self.visit_u64(u),
+                    Err(_) => Err(E::custom(format!(
+                        "got {v}, expected a duration of zero or more with a unit"
+                    ))),
+                }
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<Dur, E> {
                 Err(E::custom(format!(

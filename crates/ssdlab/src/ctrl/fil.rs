@@ -137,14 +137,10 @@ impl System {
                 (Phase::Sensed, cmd_end + t_r, cmd_end + t_r - start)
             }
             TxnKind::HostWrite => {
-                let mut start = None;
-                let mut end = now;
-                for _ in &op {
-                    let (s, e) = self.channels[ch]
-                        .reserve(end, cmd_time + timing.bus_time(self.geo.unit_bytes));
-                    start.get_or_insert(s);
-                    end = e;
-                }
+                // Command/address once per plane, then every unit's data, in one bus tenure.
+                let planes = distinct_planes(&op, &self.txns);
+                let data = timing.bus_time(self.geo.unit_bytes * op.len() as u64);
+                let (start, end) = self.channels[ch].reserve(now, cmd_time * planes + data);
                 let t_prog = op
                     .iter()
                     .map(|&t| {
@@ -153,11 +149,7 @@ impl System {
                     })
                     .max()
                     .unwrap();
-                (
-                    Phase::Programmed,
-                    end + t_prog,
-                    end + t_prog - start.unwrap(),
-                )
+                (Phase::Programmed, end + t_prog, end + t_prog - start)
             }
             TxnKind::GcCopy => {
                 // One sense per distinct source page, back to back on the die.

@@ -9,6 +9,19 @@ use crate::workload::Op;
 /// NVMe submission queue entry size.
 const SQE_BYTES: u64 = 64;
 
+/// Logical units covered by a byte range, with the bytes of each that the range covers.
+#[inline]
+fn units_of(unit: u64, offset: u64, len: u64) -> impl Iterator<Item = (u64, u64)> {
+    let first = offset / unit;
+    let last = (offset + len - 1) / unit;
+    let end = offset + len;
+    (first..=last).map(move |u| {
+        let s = (u * unit).max(offset);
+        let e = ((u + 1) * unit).min(end);
+        (u, e - s)
+    })
+}
+
 impl System {
     pub(crate) fn on_submit(&mut self, now: SimTime, cmd: u32) {
         let sq = self.cmds.get(cmd).sq;
@@ -54,20 +67,6 @@ impl System {
         self.start_fetch(now);
     }
 
-    /// Logical units covered by a byte range, with the bytes of each that the range covers.
-    #[inline]
-    fn units_of(&self, offset: u64, len: u64) -> impl Iterator<Item = (u64, u64)> {
-        let unit = self.geo.unit_bytes;
-        let first = offset / unit;
-        let last = (offset + len - 1) / unit;
-        let end = offset + len;
-        (first..=last).map(move |u| {
-            let s = (u * unit).max(offset);
-            let e = ((u + 1) * unit).min(end);
-            (u, e - s)
-        })
-    }
-
     pub(crate) fn on_dispatch(&mut self, now: SimTime, cmd: u32) {
         let c = self.cmds.get(cmd);
         let (op, offset, len) = (c.op, c.offset, c.len);
@@ -82,7 +81,7 @@ impl System {
             }
             Op::Trim => {
                 let unit = self.geo.unit_bytes;
-                for (lpn, covered) in self.units_of(offset, len) {
+                for (lpn, covered) in units_of(unit, offset, len) {
                     // Only whole units can be unmapped; a partial one keeps its data.
                     if covered == unit {
                         self.ftl.trim(lpn);
@@ -96,8 +95,8 @@ impl System {
     fn dispatch_read(&mut self, now: SimTime, cmd: u32, offset: u64, len: u64) {
         let mut txns = 0u32;
         let mut direct_bytes = 0u64;
-        let units: Vec<(u64, u64)> = self.units_of(offset, len).collect();
-        for (lpn, covered) in units {
+        for (lpn, covered) in units_of(self.geo.unit_bytes, offset, len) {
+            self.counters.host_units_read += 1;
             match self.ftl.lookup(lpn) {
                 None => {
                     self.counters.unmapped_reads += 1;
@@ -110,7 +109,6 @@ impl System {
                 }
                 Some(pun) => {
                     txns += 1;
-                    self.counters.host_units_read += 1;
                     let plane = self.geo.plane_of_block(self.geo.block_of_unit(pun));
                     let t = self.txns.insert(Txn {
                         kind: TxnKind::HostRead,
@@ -132,7 +130,7 @@ impl System {
         if direct_bytes > 0 {
             let (_, end) = self.link_up.reserve(now, self.link.wire_time(direct_bytes));
             let c = self.cmds.get_mut(cmd);
-            c.data_done = c.data_done.max(end + self.link.latency);
+            c.data_done = c.data_done.max(end);
         }
         if txns == 0 {
             let done = self.cmds.get(cmd).data_done.max(now);
@@ -143,9 +141,8 @@ impl System {
     pub(crate) fn on_write_data_in(&mut self, now: SimTime, cmd: u32) -> Result<()> {
         let c = self.cmds.get(cmd);
         let unit = self.geo.unit_bytes;
-        let units: Vec<(u64, u64)> = self.units_of(c.offset, c.len).collect();
         let mut rmw = 0;
-        for (lpn, covered) in units {
+        for (lpn, covered) in units_of(unit, c.offset, c.len) {
             if covered == unit {
                 continue;
             }
@@ -179,9 +176,10 @@ impl System {
     /// Map every unit of a write command to a new physical unit and queue its program.
     pub(crate) fn issue_write_txns(&mut self, now: SimTime, cmd: u32) -> Result<()> {
         let c = self.cmds.get(cmd);
-        let units: Vec<(u64, u64)> = self.units_of(c.offset, c.len).collect();
-        self.cmds.get_mut(cmd).txns_left = units.len() as u32;
-        for (lpn, covered) in units {
+        let (offset, len) = (c.offset, c.len);
+        let unit = self.geo.unit_bytes;
+        self.cmds.get_mut(cmd).txns_left = (units_of(unit, offset, len).count()) as u32;
+        for (lpn, covered) in units_of(unit, offset, len) {
             let pun = self.ftl.write(lpn)?;
             let block = self.geo.block_of_unit(pun);
             let t = self.txns.insert(Txn {

@@ -184,11 +184,10 @@ impl Ftl {
         self.planes[plane as usize].free.len() as u32
     }
 
-    /// A plane is short of space: GC there should outrank host writes.
+    /// A plane is short of space: its queued GC work should outrank host writes.
     #[inline]
     pub fn plane_urgent(&self, plane: u32) -> bool {
-        let p = &self.planes[plane as usize];
-        p.gc_inflight > 0 && (p.free.len() as u32) <= self.urgent_free_blocks
+        (self.planes[plane as usize].free.len() as u32) <= self.urgent_free_blocks
     }
 
     /// Write one logical unit; returns the physical unit that receives it.

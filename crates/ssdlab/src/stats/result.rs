@@ -76,18 +76,21 @@ impl Spread {
 #[derive(Clone, Debug, Serialize)]
 pub struct DeviceResult {
     pub logical_bytes: u64,
+    pub map_unit_bytes: u64,
+    /// Host data read and written, in NAND pages (host bytes ÷ page size, by map units).
     pub host_pages_read: u64,
     pub host_pages_written: u64,
     pub nand_pages_read: u64,
     pub nand_pages_written: u64,
     pub write_amplification: f64,
     pub gc_runs: u64,
-    pub gc_pages_moved: u64,
+    /// Map units GC copied (a unit is `map_unit_bytes`).
+    pub gc_units_moved: u64,
     pub erases: u64,
     pub erase_count: Spread,
     pub wear_level_migrations: u64,
     pub forced_erases: u64,
-    pub trimmed_pages: u64,
+    pub trimmed_units: u64,
     pub unmapped_reads: u64,
     pub buffer_reads: u64,
     pub multiplane_ops: u64,

@@ -401,8 +401,9 @@ impl Generator {
             let slot = match &self.zipf {
                 Some(z) => {
                     use rand_distr::Distribution;
-                    let rank = z.sample(self.rng.core()) as u64 - 1; // 1-based rank → 0-based
-                                                                     // Scatter ranks over the region (as fio does) with a bijective permutation.
+                    // Ranks are 1-based; scatter them over the region (as fio does) with a
+                    // bijective permutation, so hot blocks are not all at the start.
+                    let rank = z.sample(self.rng.core()) as u64 - 1;
                     let all = (job.region_len / align).max(1);
                     ((rank as u128 * self.zipf_mult as u128) % all as u128) as u64 % slots
                 }
