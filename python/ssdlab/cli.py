@@ -187,7 +187,10 @@ def run_command(
     ] = None,
     iodepth: Annotated[int | None, typer.Option(help="Requests in flight per job.")] = None,
     rwmixread: Annotated[int | None, typer.Option(help="Percentage of reads in a mix.")] = None,
-    numjobs: Annotated[int | None, typer.Option(help="Job instances; instance k uses NVMe queue k mod interface.io_queues.")] = None,
+    numjobs: Annotated[
+        int | None,
+        typer.Option(help="Job instances; instance k uses NVMe queue k mod interface.io_queues."),
+    ] = None,
     size: Annotated[str | None, typer.Option(help="Region size (default: the device).")] = None,
     offset: Annotated[str | None, typer.Option(help="Start of the region.")] = None,
     runtime: Annotated[str | None, typer.Option(help="Simulated time limit, e.g. 10ms.")] = None,
