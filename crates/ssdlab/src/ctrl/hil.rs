@@ -24,7 +24,14 @@ fn units_of(unit: u64, offset: u64, len: u64) -> impl Iterator<Item = (u64, u64)
 
 impl System {
     pub(crate) fn on_submit(&mut self, now: SimTime, cmd: u32) {
-        let sq = self.cmds.get(cmd).sq;
+        let c = self.cmds.get(cmd);
+        // The command is dispatched a fetch and some firmware time from now: start the map
+        // look-up's cache misses early (the simulated time is unaffected).
+        let first = c.offset / self.geo.unit_bytes;
+        if first < self.ftl.logical_units() {
+            self.ftl.prefetch(first);
+        }
+        let sq = c.sq;
         self.sqs[sq as usize].push_back(cmd);
         if self.fetching.is_none() {
             self.start_fetch(now);
@@ -216,7 +223,8 @@ impl System {
             .link_up
             .reserve(ready, self.link.wire_time(t.host_bytes as u64));
         let c = self.cmds.get_mut(cmd);
-        c.data_done = c.data_done.max(end + self.link.latency);
+        // The completion entry may follow the last data TLP at once: posted writes stay in order.
+        c.data_done = c.data_done.max(end);
         c.txns_left -= 1;
         if c.txns_left == 0 {
             let done = c.data_done;

@@ -14,7 +14,7 @@
 use crate::config::{GcPolicy, SsdConfig};
 use crate::error::{Error, Result};
 use crate::media::nand::Geometry;
-use crate::sim::mem::big_vec;
+use crate::sim::mem::{big_vec, prefetch};
 use crate::sim::Rng;
 
 pub const UNMAPPED: u32 = u32::MAX;
@@ -164,6 +164,24 @@ impl Ftl {
     pub fn lookup(&self, lpn: u64) -> Option<u32> {
         let p = self.l2p[lpn as usize];
         (p != UNMAPPED).then_some(p)
+    }
+
+    /// Warm the cache for a coming access to `lpn`: its map entry and, if the entry is already
+    /// cached, the reverse-map entry, block record and programmed bit of where it points.
+    #[inline]
+    pub fn prefetch(&self, lpn: u64) {
+        prefetch(&self.l2p, lpn as usize);
+    }
+
+    /// Second stage of [`Ftl::prefetch`], once the map entry has arrived.
+    #[inline]
+    pub fn prefetch_target(&self, lpn: u64) {
+        let pun = self.l2p[lpn as usize];
+        if pun != UNMAPPED {
+            prefetch(&self.p2l, pun as usize);
+            prefetch(&self.blocks, self.geo.block_of_unit(pun) as usize);
+            prefetch(&self.programmed, (pun / 64) as usize);
+        }
     }
 
     #[inline]
@@ -429,6 +447,15 @@ impl Ftl {
         let mut moves = Vec::with_capacity(self.blocks[victim as usize].valid as usize);
         let base = victim * upb;
         for from in base..base + upb {
+            // Remapping touches the map at random: fetch a few units ahead.
+            let ahead = self
+                .p2l
+                .get((from + 8) as usize)
+                .copied()
+                .unwrap_or(UNMAPPED);
+            if ahead != UNMAPPED && from + 8 < base + upb {
+                prefetch(&self.l2p, ahead as usize);
+            }
             let lpn = self.p2l[from as usize];
             if lpn == UNMAPPED {
                 continue;

@@ -30,3 +30,21 @@ fn advise_huge(ptr: *mut u8, bytes: usize) {
 
 #[cfg(not(target_os = "linux"))]
 fn advise_huge(_ptr: *mut u8, _bytes: usize) {}
+
+/// Hint that `slice[index]` will be read soon, so its cache line can be on its way while other
+/// events run. Out-of-range indices are ignored. No effect on results.
+#[inline(always)]
+pub fn prefetch<T>(slice: &[T], index: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(item) = slice.get(index) {
+        // SAFETY: the pointer comes from a live reference; prefetch never faults.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch(
+                item as *const T as *const i8,
+                std::arch::x86_64::_MM_HINT_T0,
+            );
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (slice, index);
+}
