@@ -74,27 +74,38 @@ pub enum TxnKind {
     HostRead,
     RmwRead,
     HostWrite,
-    GcCopy,
-    Erase,
 }
 
 #[derive(Clone, Copy, Debug)]
 pub struct Txn {
     pub kind: TxnKind,
     pub cmd: u32,
-    /// Read source, program destination, or (erase) the block.
+    /// Read source or program destination.
     pub pun: u32,
-    /// GC copy source.
-    pub src: u32,
     pub plane: u32,
     /// Bytes of this unit that go to or come from the host.
     pub host_bytes: u32,
-    /// Epoch of the destination (or erased) block when the transaction was made.
+    /// Epoch of the destination block when the transaction was made.
     pub epoch: u32,
-    /// GC copy: units moved into the destination page (consecutive from `pun`), and the
-    /// distinct source pages they are read from.
+}
+
+/// One collection queued at its die: its page copies are cut from `task.moves` from `next` on.
+pub struct GcJob {
+    pub task: crate::ftl::GcTask,
+    pub next: usize,
+}
+
+/// The GC operation a die is running: a copy of `units` consecutive units to `pun` from
+/// `src_pages` source pages (the first at `src`), or the erase of block `pun`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GcOp {
+    pub erase: bool,
+    pub pun: u32,
+    pub src: u32,
     pub units: u16,
     pub src_pages: u16,
+    pub epoch: u32,
+    pub plane: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,10 +119,12 @@ pub enum Phase {
 }
 
 pub struct Die {
-    /// Host reads, host writes, GC — in that priority order, unless GC is urgent.
-    pub queues: [VecDeque<u32>; 3],
+    /// Host reads, host writes — in that priority order, then GC unless GC is urgent.
+    pub queues: [VecDeque<u32>; 2],
+    pub gc: VecDeque<GcJob>,
     pub phase: Phase,
     pub op: Vec<u32>,
+    pub gc_op: GcOp,
     pub busy: SimTime,
 }
 
@@ -255,9 +268,11 @@ impl System {
             .collect();
         let dies = (0..geo.dies())
             .map(|_| Die {
-                queues: [VecDeque::new(), VecDeque::new(), VecDeque::new()],
+                queues: [VecDeque::new(), VecDeque::new()],
+                gc: VecDeque::new(),
                 phase: Phase::Idle,
                 op: Vec::with_capacity(16),
+                gc_op: GcOp::default(),
                 busy: SimTime::ZERO,
             })
             .collect();

@@ -1,10 +1,12 @@
 //! Flash interface layer: per-die transaction queues and the NAND operations they become.
 //!
-//! Each die has three queues: host reads, host writes, GC (copies and erases). An idle die takes
-//! host reads first, then host writes, then GC — except that GC outranks host writes while one
-//! of the die's planes is at or below the urgent free-block level, which is how sustained
-//! writes feel GC. A read or program gathers partners from its queue (within a window) on other
-//! planes, or on the same page, into one multi-plane operation.
+//! Each die has two transaction queues (host reads, host writes) and a queue of GC jobs (one per
+//! collection: its page copies, then the victim's erase). An idle die takes host reads first,
+//! then host writes, then GC — except that GC outranks host writes while one of the die's planes
+//! is at or below the urgent free-block level, which is how sustained writes feel GC. A read or
+//! program gathers partners from its queue (within a window) on other planes, or on the same
+//! page, into one multi-plane operation. GC work is cut from its job one destination page at a
+//! time, when the die takes it, so a victim of many pages costs no queue entries up front.
 //!
 //! The channel bus is a timeline shared by the dies of a channel: command/address cycles and
 //! data transfers are reserved on it in the order the engine reaches them. A die is held from
@@ -12,7 +14,7 @@
 
 use crate::error::Result;
 use crate::sim::SimTime;
-use crate::system::{Event, Phase, System, Txn, TxnKind, NONE};
+use crate::system::{Event, GcJob, GcOp, Phase, System, Txn, TxnKind, NONE};
 
 impl System {
     /// Queue a transaction at its die (queue 0 host reads, 1 host writes, 2 GC) and start the
@@ -23,69 +25,73 @@ impl System {
         self.start_die(now, die);
     }
 
-    /// Turn the GC work the FTL emitted into copy and erase transactions.
+    /// Hand the GC work the FTL emitted to the dies of its planes.
     pub(crate) fn drain_gc(&mut self, now: SimTime) {
         if self.ftl.tasks.is_empty() {
             return;
         }
-        let tasks = std::mem::take(&mut self.ftl.tasks);
-        let upp = self.geo.units_per_page;
-        for task in &tasks {
-            // One copy per destination page: the GC block fills in order, so consecutive moves
-            // share a page and go in one program.
-            let mut i = 0;
-            while i < task.moves.len() {
-                let (from, to) = task.moves[i];
-                let page = self.geo.page_id(to);
-                let mut j = i + 1;
-                while j < task.moves.len()
-                    && self.geo.page_id(task.moves[j].1) == page
-                    && j - i < upp as usize
-                {
-                    j += 1;
-                }
-                let mut src_pages = 1u16;
-                for k in i + 1..j {
-                    if (i..k).all(|m| {
-                        self.geo.page_id(task.moves[m].0) != self.geo.page_id(task.moves[k].0)
-                    }) {
-                        src_pages += 1;
-                    }
-                }
-                let block = self.geo.block_of_unit(to);
-                let t = self.txns.insert(Txn {
-                    kind: TxnKind::GcCopy,
-                    cmd: NONE,
-                    pun: to,
-                    src: from,
-                    plane: task.plane,
-                    host_bytes: 0,
-                    epoch: self.ftl.blocks()[block as usize].epoch,
-                    units: (j - i) as u16,
-                    src_pages,
-                });
-                self.enqueue(now, t, 2);
-                i = j;
-            }
-            if task.block == NONE {
-                continue;
-            }
-            let t = self.txns.insert(Txn {
-                kind: TxnKind::Erase,
-                cmd: NONE,
-                pun: task.block,
-                src: NONE,
-                plane: task.plane,
-                host_bytes: 0,
-                epoch: task.epoch,
-                units: 0,
-                src_pages: 0,
-            });
-            self.enqueue(now, t, 2);
+        // In the order emitted; the vector goes back so its capacity is reused.
+        let mut tasks = std::mem::take(&mut self.ftl.tasks);
+        for task in tasks.drain(..) {
+            let die = self.die_of_plane(task.plane);
+            self.dies[die as usize]
+                .gc
+                .push_back(GcJob { task, next: 0 });
+            self.start_die(now, die);
         }
-        // Hand the vector back so its capacity is reused.
         self.ftl.tasks = tasks;
-        self.ftl.tasks.clear();
+    }
+
+    /// The next GC operation of the die's first job: a copy of the units bound for one
+    /// destination page (the GC block fills in order, so consecutive moves share a page), or,
+    /// once the copies are cut, the victim's erase. None when the job has nothing left.
+    fn next_gc_op(&mut self, die: u32) -> Option<GcOp> {
+        let upp = self.geo.units_per_page as usize;
+        let geo = &self.geo;
+        let job = self.dies[die as usize].gc.front_mut()?;
+        let moves = &job.task.moves;
+        if job.next < moves.len() {
+            let i = job.next;
+            let (from, to, epoch) = moves[i];
+            let page = geo.page_id(to);
+            let mut j = i + 1;
+            while j < moves.len() && geo.page_id(moves[j].1) == page && j - i < upp {
+                j += 1;
+            }
+            let mut src_pages = 1u16;
+            for k in i + 1..j {
+                if (i..k).all(|m| geo.page_id(moves[m].0) != geo.page_id(moves[k].0)) {
+                    src_pages += 1;
+                }
+            }
+            job.next = j;
+            return Some(GcOp {
+                erase: false,
+                pun: to,
+                src: from,
+                units: (j - i) as u16,
+                src_pages,
+                epoch,
+                plane: job.task.plane,
+            });
+        }
+        let job = self.dies[die as usize]
+            .gc
+            .pop_front()
+            .expect("job at the front");
+        if job.task.block == NONE {
+            // A collection that stopped early: copies only.
+            return self.next_gc_op(die);
+        }
+        Some(GcOp {
+            erase: true,
+            pun: job.task.block,
+            src: NONE,
+            units: 0,
+            src_pages: 0,
+            epoch: job.task.epoch,
+            plane: job.task.plane,
+        })
     }
 
     fn gc_urgent(&self, die: u32) -> bool {
@@ -100,13 +106,20 @@ impl System {
         }
         let queue = if !d.queues[0].is_empty() {
             0
-        } else if !d.queues[2].is_empty() && (d.queues[1].is_empty() || self.gc_urgent(die)) {
+        } else if !d.gc.is_empty() && (d.queues[1].is_empty() || self.gc_urgent(die)) {
             2
         } else if !d.queues[1].is_empty() {
             1
         } else {
             return;
         };
+        if queue == 2 {
+            match self.next_gc_op(die) {
+                Some(g) => self.start_gc_op(now, die, g),
+                None => self.start_die(now, die),
+            }
+            return;
+        }
         let head = self.dies[die as usize].queues[queue]
             .pop_front()
             .expect("queue not empty");
@@ -114,12 +127,7 @@ impl System {
         let mut op = std::mem::take(&mut self.dies[die as usize].op);
         op.clear();
         op.push(head);
-        if matches!(
-            kind,
-            TxnKind::HostRead | TxnKind::RmwRead | TxnKind::HostWrite
-        ) {
-            self.gather_partners(die, queue, &mut op);
-        }
+        self.gather_partners(die, queue, &mut op);
         let ch = self.geo.channel_of_die(die) as usize;
         let timing = &self.nand;
         let cmd_time = timing.cmd_addr;
@@ -151,28 +159,36 @@ impl System {
                     .unwrap();
                 (Phase::Programmed, end + t_prog, end + t_prog - start)
             }
-            TxnKind::GcCopy => {
-                // One sense per distinct source page, back to back on the die.
-                let t = *self.txns.get(head);
-                let n = t.src_pages as u64;
-                let (start, cmd_end) = self.channels[ch].reserve(now, cmd_time * n);
-                let t_r = timing.read[timing.page_type(self.geo.page_in_block(t.src))] * n;
-                (Phase::CopySensed, cmd_end + t_r, cmd_end + t_r - start)
-            }
-            TxnKind::Erase => {
-                let (start, cmd_end) = self.channels[ch].reserve(now, cmd_time);
-                (
-                    Phase::Erased,
-                    cmd_end + timing.erase,
-                    cmd_end + timing.erase - start,
-                )
-            }
         };
         if op.len() > 1 {
             self.counters.multiplane_ops += 1;
         }
         let d = &mut self.dies[die as usize];
         d.op = op;
+        d.phase = phase;
+        d.busy += busy;
+        self.q.push(at, Event::DieStep { die });
+    }
+
+    fn start_gc_op(&mut self, now: SimTime, die: u32, g: GcOp) {
+        let ch = self.geo.channel_of_die(die) as usize;
+        let timing = &self.nand;
+        let (phase, at, busy) = if g.erase {
+            let (start, cmd_end) = self.channels[ch].reserve(now, timing.cmd_addr);
+            (
+                Phase::Erased,
+                cmd_end + timing.erase,
+                cmd_end + timing.erase - start,
+            )
+        } else {
+            // One sense per distinct source page, back to back on the die.
+            let n = g.src_pages as u64;
+            let (start, cmd_end) = self.channels[ch].reserve(now, timing.cmd_addr * n);
+            let t_r = timing.read[timing.page_type(self.geo.page_in_block(g.src))] * n;
+            (Phase::CopySensed, cmd_end + t_r, cmd_end + t_r - start)
+        };
+        let d = &mut self.dies[die as usize];
+        d.gc_op = g;
         d.phase = phase;
         d.busy += busy;
         self.q.push(at, Event::DieStep { die });
@@ -241,13 +257,13 @@ impl System {
             }
             Phase::CopySensed => {
                 // Out to the controller, ECC, back in, program.
-                let t = *self.txns.get(op[0]);
-                let xfer = self.nand.bus_time(self.geo.unit_bytes * t.units as u64);
+                let g = self.dies[die as usize].gc_op;
+                let xfer = self.nand.bus_time(self.geo.unit_bytes * g.units as u64);
                 let (_, out_end) = self.channels[ch].reserve(now, xfer);
                 let (_, in_end) = self.channels[ch]
                     .reserve(out_end + self.nand.ecc_decode, self.nand.cmd_addr + xfer);
-                let t_prog = self.nand.program[self.nand.page_type(self.geo.page_in_block(t.pun))];
-                self.counters.nand_pages_read += t.src_pages as u64;
+                let t_prog = self.nand.program[self.nand.page_type(self.geo.page_in_block(g.pun))];
+                self.counters.nand_pages_read += g.src_pages as u64;
                 let d = &mut self.dies[die as usize];
                 d.busy += in_end + t_prog - now;
                 d.phase = Phase::CopyProgrammed;
@@ -255,13 +271,19 @@ impl System {
                 self.q.push(in_end + t_prog, Event::DieStep { die });
             }
             Phase::CopyProgrammed => {
+                let g = self.dies[die as usize].gc_op;
                 self.counters.nand_pages_written += 1;
-                self.write_txn_done(now, op[0]);
+                // Only if the block was not erased (and reused) since the copy was cut.
+                if self.ftl.blocks()[self.geo.block_of_unit(g.pun) as usize].epoch == g.epoch {
+                    for pun in g.pun..g.pun + g.units as u32 {
+                        self.ftl.mark_programmed(pun);
+                    }
+                }
                 self.finish_op(now, die, op);
             }
             Phase::Erased => {
-                let t = self.txns.remove(op[0]);
-                self.ftl.erase_done(t.plane, t.pun, t.epoch)?;
+                let g = self.dies[die as usize].gc_op;
+                self.ftl.erase_done(g.plane, g.pun, g.epoch)?;
                 self.drain_gc(now);
                 self.finish_op(now, die, op);
             }

@@ -3,7 +3,7 @@
 
 use crate::error::Result;
 use crate::sim::SimTime;
-use crate::system::{Event, System, Txn, TxnKind, NONE};
+use crate::system::{Event, System, Txn, TxnKind};
 use crate::workload::Op;
 
 /// NVMe submission queue entry size.
@@ -80,6 +80,9 @@ impl System {
         match op {
             Op::Read => self.dispatch_read(now, cmd, offset, len),
             Op::Write => {
+                // The map entry was prefetched at the doorbell; now warm where it points, for
+                // the FTL write when the data is in.
+                self.ftl.prefetch_target(offset / self.geo.unit_bytes);
                 // The controller pulls the data: a read request up, the data down.
                 let lat = self.link.latency;
                 let (_, req) = self.link_up.reserve(now, self.link.wire_time(0));
@@ -121,12 +124,9 @@ impl System {
                         kind: TxnKind::HostRead,
                         cmd,
                         pun,
-                        src: NONE,
                         plane,
                         host_bytes: covered as u32,
                         epoch: 0,
-                        units: 1,
-                        src_pages: 1,
                     });
                     self.enqueue(now, t, 0);
                 }
@@ -161,12 +161,9 @@ impl System {
                         kind: TxnKind::RmwRead,
                         cmd,
                         pun,
-                        src: NONE,
                         plane,
                         host_bytes: 0,
                         epoch: 0,
-                        units: 1,
-                        src_pages: 1,
                     });
                     rmw += 1;
                     self.enqueue(now, t, 0);
@@ -193,12 +190,9 @@ impl System {
                 kind: TxnKind::HostWrite,
                 cmd,
                 pun,
-                src: NONE,
                 plane: self.geo.plane_of_block(block),
                 host_bytes: covered as u32,
                 epoch: self.ftl.blocks()[block as usize].epoch,
-                units: 1,
-                src_pages: 1,
             });
             self.enqueue(now, t, 1);
             self.drain_gc(now);
@@ -238,16 +232,12 @@ impl System {
         // Only if the block was not erased (and reused) since the write was mapped.
         let block = self.geo.block_of_unit(t.pun);
         if self.ftl.blocks()[block as usize].epoch == t.epoch {
-            for pun in t.pun..t.pun + t.units as u32 {
-                self.ftl.mark_programmed(pun);
-            }
+            self.ftl.mark_programmed(t.pun);
         }
-        if t.kind == TxnKind::HostWrite {
-            let c = self.cmds.get_mut(t.cmd);
-            c.txns_left -= 1;
-            if c.txns_left == 0 {
-                self.complete_cmd(now, t.cmd);
-            }
+        let c = self.cmds.get_mut(t.cmd);
+        c.txns_left -= 1;
+        if c.txns_left == 0 {
+            self.complete_cmd(now, t.cmd);
         }
     }
 }

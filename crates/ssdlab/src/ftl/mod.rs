@@ -64,7 +64,9 @@ pub struct GcTask {
     pub plane: u32,
     pub block: u32,
     pub epoch: u32,
-    pub moves: Vec<(u32, u32)>,
+    /// `(from, to, epoch of to's block)`: the epoch as the move was decided, so a copy landing
+    /// after that block was erased and reused does not mark the new data as programmed.
+    pub moves: Vec<(u32, u32, u32)>,
     pub wear_level: bool,
 }
 
@@ -484,7 +486,8 @@ impl Ftl {
             if self.instant {
                 self.mark_programmed(to);
             }
-            moves.push((from, to));
+            let epoch = self.blocks[self.geo.block_of_unit(to) as usize].epoch;
+            moves.push((from, to, epoch));
         }
         self.stats.gc_units_moved += moves.len() as u64;
         if wear_level {

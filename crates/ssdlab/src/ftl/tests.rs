@@ -79,7 +79,7 @@ fn run_oracle(policy: &str, ops: &[Op]) -> std::result::Result<(), TestCaseError
                  content: &mut Vec<Option<(u64, u64)>>,
                  pending: &mut Vec<(u32, u32, u32)>| {
         for task in ftl.tasks.drain(..) {
-            for (from, to) in task.moves {
+            for (from, to, _) in task.moves {
                 content[to as usize] = content[from as usize];
             }
             if task.block != NONE {
