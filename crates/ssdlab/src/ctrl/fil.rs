@@ -65,6 +65,8 @@ impl System {
                 }
             }
             job.next = j;
+            // The move list was written when the victim was chosen, long ago: fetch ahead.
+            crate::sim::mem::prefetch(moves, j + 16);
             return Some(GcOp {
                 erase: false,
                 pun: to,

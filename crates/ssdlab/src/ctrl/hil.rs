@@ -68,6 +68,11 @@ impl System {
             let cmd = self.sqs[sq as usize]
                 .pop_front()
                 .expect("fetched entries are queued");
+            let c = self.cmds.get(cmd);
+            if c.op == Op::Read {
+                self.ftl
+                    .prefetch_read_target(c.offset / self.geo.unit_bytes);
+            }
             let (_, end) = self.ctrl_cpu.reserve(now, overhead);
             self.q.push(end, Event::Dispatch { cmd });
         }

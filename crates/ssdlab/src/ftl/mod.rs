@@ -175,6 +175,15 @@ impl Ftl {
         prefetch(&self.l2p, lpn as usize);
     }
 
+    /// Second stage of [`Ftl::prefetch`] for a read: the programmed bit of where it points.
+    #[inline]
+    pub fn prefetch_read_target(&self, lpn: u64) {
+        let pun = self.l2p[lpn as usize];
+        if pun != UNMAPPED {
+            prefetch(&self.programmed, (pun / 64) as usize);
+        }
+    }
+
     /// Second stage of [`Ftl::prefetch`], once the map entry has arrived.
     #[inline]
     pub fn prefetch_target(&self, lpn: u64) {

@@ -8,6 +8,46 @@
 use crate::config::SsdConfig;
 use crate::sim::SimTime;
 
+/// Division by a geometry constant. Address arithmetic runs on every event, and a hardware
+/// divide costs tens of cycles; geometries are usually powers of two, so those shift instead.
+#[derive(Clone, Copy, Debug)]
+pub struct Divisor {
+    d: u32,
+    /// log2(d) when d is a power of two, else u32::MAX.
+    shift: u32,
+}
+
+impl Divisor {
+    pub fn new(d: u32) -> Divisor {
+        assert!(d > 0, "divisor of zero");
+        let shift = if d.is_power_of_two() {
+            d.trailing_zeros()
+        } else {
+            u32::MAX
+        };
+        Divisor { d, shift }
+    }
+    #[inline(always)]
+    pub fn div(self, x: u32) -> u32 {
+        if self.shift != u32::MAX {
+            x >> self.shift
+        } else {
+            x / self.d
+        }
+    }
+    #[inline(always)]
+    pub fn rem(self, x: u32) -> u32 {
+        if self.shift != u32::MAX {
+            x & (self.d - 1)
+        } else {
+            x % self.d
+        }
+    }
+    pub fn get(self) -> u32 {
+        self.d
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Geometry {
     pub channels: u32,
@@ -21,12 +61,18 @@ pub struct Geometry {
     pub units_per_page: u32,
     pub unit_bytes: u64,
     pub bits_per_cell: u32,
+    by_unit_per_page: Divisor,
+    by_unit_per_block: Divisor,
+    by_block_per_plane: Divisor,
+    by_plane_per_die: Divisor,
+    by_die_per_channel: Divisor,
 }
 
 impl Geometry {
     pub fn from_config(cfg: &SsdConfig) -> Geometry {
         let n = &cfg.nand;
         let unit = cfg.map_unit_bytes();
+        let units_per_page = (n.page_size.0 / unit) as u32;
         Geometry {
             channels: n.channels,
             packages_per_channel: n.packages_per_channel,
@@ -35,9 +81,14 @@ impl Geometry {
             blocks_per_plane: n.blocks_per_plane,
             pages_per_block: n.pages_per_block,
             page_bytes: n.page_size.0,
-            units_per_page: (n.page_size.0 / unit) as u32,
+            units_per_page,
             unit_bytes: unit,
             bits_per_cell: n.cell.bits() as u32,
+            by_unit_per_page: Divisor::new(units_per_page),
+            by_unit_per_block: Divisor::new(n.pages_per_block * units_per_page),
+            by_block_per_plane: Divisor::new(n.blocks_per_plane),
+            by_plane_per_die: Divisor::new(n.planes_per_die),
+            by_die_per_channel: Divisor::new(n.packages_per_channel * n.dies_per_package),
         }
     }
 
@@ -53,8 +104,9 @@ impl Geometry {
     pub fn blocks(&self) -> u32 {
         self.planes() * self.blocks_per_plane
     }
+    #[inline]
     pub fn units_per_block(&self) -> u32 {
-        self.pages_per_block * self.units_per_page
+        self.by_unit_per_block.get()
     }
     pub fn units(&self) -> u64 {
         self.blocks() as u64 * self.units_per_block() as u64
@@ -62,29 +114,29 @@ impl Geometry {
 
     #[inline]
     pub fn plane_of_block(&self, block: u32) -> u32 {
-        block / self.blocks_per_plane
+        self.by_block_per_plane.div(block)
     }
     #[inline]
     pub fn block_of_unit(&self, pun: u32) -> u32 {
-        pun / self.units_per_block()
+        self.by_unit_per_block.div(pun)
     }
     #[inline]
     pub fn die_of_plane(&self, plane: u32) -> u32 {
-        plane / self.planes_per_die
+        self.by_plane_per_die.div(plane)
     }
     #[inline]
     pub fn channel_of_die(&self, die: u32) -> u32 {
-        die / self.dies_per_channel()
+        self.by_die_per_channel.div(die)
     }
     /// Page index within its block.
     #[inline]
     pub fn page_in_block(&self, pun: u32) -> u32 {
-        (pun % self.units_per_block()) / self.units_per_page
+        self.by_unit_per_page.div(self.by_unit_per_block.rem(pun))
     }
     /// A global page id (unique over the device), used to merge units of one page.
     #[inline]
     pub fn page_id(&self, pun: u32) -> u32 {
-        pun / self.units_per_page
+        self.by_unit_per_page.div(pun)
     }
 
     /// Global plane index from its coordinates.
@@ -189,6 +241,16 @@ mod tests {
             .map(|&p| g.channel_of_die(g.die_of_plane(p)))
             .collect();
         assert_eq!(chans, (0..g.channels).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn divisor_matches_division() {
+        for d in [1u32, 2, 3, 4, 7, 64, 96, 512, 1000] {
+            let q = Divisor::new(d);
+            for x in [0u32, 1, 5, 63, 64, 65, 1023, 4097, u32::MAX] {
+                assert_eq!((q.div(x), q.rem(x)), (x / d, x % d), "{x} / {d}");
+            }
+        }
     }
 
     #[test]
