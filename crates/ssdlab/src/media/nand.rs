@@ -28,7 +28,7 @@ impl Divisor {
         Divisor { d, shift }
     }
     #[inline(always)]
-    pub fn div(self, x: u32) -> u32 {
+    pub fn quotient(self, x: u32) -> u32 {
         if self.shift != u32::MAX {
             x >> self.shift
         } else {
@@ -36,7 +36,7 @@ impl Divisor {
         }
     }
     #[inline(always)]
-    pub fn rem(self, x: u32) -> u32 {
+    pub fn remainder(self, x: u32) -> u32 {
         if self.shift != u32::MAX {
             x & (self.d - 1)
         } else {
@@ -114,29 +114,29 @@ impl Geometry {
 
     #[inline]
     pub fn plane_of_block(&self, block: u32) -> u32 {
-        self.by_block_per_plane.div(block)
+        self.by_block_per_plane.quotient(block)
     }
     #[inline]
     pub fn block_of_unit(&self, pun: u32) -> u32 {
-        self.by_unit_per_block.div(pun)
+        self.by_unit_per_block.quotient(pun)
     }
     #[inline]
     pub fn die_of_plane(&self, plane: u32) -> u32 {
-        self.by_plane_per_die.div(plane)
+        self.by_plane_per_die.quotient(plane)
     }
     #[inline]
     pub fn channel_of_die(&self, die: u32) -> u32 {
-        self.by_die_per_channel.div(die)
+        self.by_die_per_channel.quotient(die)
     }
     /// Page index within its block.
     #[inline]
     pub fn page_in_block(&self, pun: u32) -> u32 {
-        self.by_unit_per_page.div(self.by_unit_per_block.rem(pun))
+        self.by_unit_per_page.quotient(self.by_unit_per_block.remainder(pun))
     }
     /// A global page id (unique over the device), used to merge units of one page.
     #[inline]
     pub fn page_id(&self, pun: u32) -> u32 {
-        self.by_unit_per_page.div(pun)
+        self.by_unit_per_page.quotient(pun)
     }
 
     /// Global plane index from its coordinates.
@@ -248,7 +248,7 @@ mod tests {
         for d in [1u32, 2, 3, 4, 7, 64, 96, 512, 1000] {
             let q = Divisor::new(d);
             for x in [0u32, 1, 5, 63, 64, 65, 1023, 4097, u32::MAX] {
-                assert_eq!((q.div(x), q.rem(x)), (x / d, x % d), "{x} / {d}");
+                assert_eq!((q.quotient(x), q.remainder(x)), (x / d, x % d), "{x} / {d}");
             }
         }
     }
