@@ -1,5 +1,6 @@
 //! The controller: host interface layer (command fetch, split, data movement) and flash
 //! interface layer (per-die queues and NAND operations).
 
+pub mod cache;
 pub mod fil;
 pub mod hil;

@@ -1,3 +1,4 @@
-//! Storage media. So far: NAND flash.
+//! Storage media: NAND flash, and the DRAM of the controller's cache buffer.
 
+pub mod dram;
 pub mod nand;

@@ -1,0 +1,362 @@
+//! The controller's DRAM cache buffer as a data structure: lines of one map unit, kept in
+//! eviction order, with LRU, CLOCK (second chance) or FIFO replacement, dirty and in-flush
+//! state, and the scan from the eviction end that pre-emptive flushing uses (seed 001).
+//!
+//! Timing lives elsewhere (the controller drives this with DRAM and NAND timing). Lines are
+//! slots in one vector linked in eviction order: `tail` is evicted next, `head` was inserted or
+//! (LRU) used last. Look-ups go through a map from logical unit to slot that is never iterated.
+
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Replacement {
+    /// Least recently used (seed 001's page-level LRU).
+    Lru,
+    /// Second chance: a used line gets its reference bit set and one more round.
+    Clock,
+    /// Insertion order; hits do not matter.
+    Fifo,
+}
+
+const NIL: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug)]
+pub struct Line {
+    pub lpn: u64,
+    pub dirty: bool,
+    /// A flush of this line is under way.
+    pub flushing: bool,
+    /// Bumped by every write, so a flush can tell whether it wrote the latest data.
+    pub generation: u32,
+    referenced: bool,
+    prev: u32,
+    next: u32,
+}
+
+pub struct CacheBuffer {
+    policy: Replacement,
+    capacity: u32,
+    lines: Vec<Line>,
+    index: HashMap<u64, u32>,
+    free: Vec<u32>,
+    /// Newest end of the order.
+    head: u32,
+    /// Eviction end.
+    tail: u32,
+    dirty: u32,
+}
+
+impl CacheBuffer {
+    pub fn new(capacity: u32, policy: Replacement) -> CacheBuffer {
+        assert!(capacity > 0);
+        CacheBuffer {
+            policy,
+            capacity,
+            lines: Vec::with_capacity(capacity as usize),
+            index: HashMap::with_capacity(capacity as usize),
+            free: Vec::new(),
+            head: NIL,
+            tail: NIL,
+            dirty: 0,
+        }
+    }
+
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+    pub fn len(&self) -> u32 {
+        self.index.len() as u32
+    }
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+    pub fn dirty_lines(&self) -> u32 {
+        self.dirty
+    }
+    pub fn is_full(&self) -> bool {
+        self.len() == self.capacity
+    }
+    pub fn line(&self, slot: u32) -> &Line {
+        &self.lines[slot as usize]
+    }
+
+    /// The slot holding `lpn`, without counting as a use.
+    pub fn find(&self, lpn: u64) -> Option<u32> {
+        self.index.get(&lpn).copied()
+    }
+
+    /// The slot holding `lpn`, counted as a use (LRU moves it to the head, CLOCK marks it).
+    pub fn touch(&mut self, lpn: u64) -> Option<u32> {
+        let slot = self.find(lpn)?;
+        match self.policy {
+            Replacement::Lru => {
+                self.unlink(slot);
+                self.push_head(slot);
+            }
+            Replacement::Clock => self.lines[slot as usize].referenced = true,
+            Replacement::Fifo => {}
+        }
+        Some(slot)
+    }
+
+    /// Insert `lpn` (not present) into a free slot. The caller evicts first when full.
+    pub fn insert(&mut self, lpn: u64, dirty: bool) -> u32 {
+        debug_assert!(self.find(lpn).is_none(), "lpn {lpn} already cached");
+        assert!(!self.is_full(), "insert into a full cache buffer");
+        let line = Line {
+            lpn,
+            dirty,
+            flushing: false,
+            generation: 0,
+            referenced: false,
+            prev: NIL,
+            next: NIL,
+        };
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.lines[s as usize] = line;
+                s
+            }
+            None => {
+                self.lines.push(line);
+                (self.lines.len() - 1) as u32
+            }
+        };
+        self.push_head(slot);
+        self.index.insert(lpn, slot);
+        if dirty {
+            self.dirty += 1;
+        }
+        slot
+    }
+
+    /// Record a write to a cached line.
+    pub fn write(&mut self, slot: u32) {
+        let l = &mut self.lines[slot as usize];
+        if !l.dirty {
+            l.dirty = true;
+            self.dirty += 1;
+        }
+        l.generation = l.generation.wrapping_add(1);
+    }
+
+    /// A flush that started at `generation` finished: the line is clean unless written since.
+    pub fn flush_done(&mut self, slot: u32, generation: u32) {
+        let l = &mut self.lines[slot as usize];
+        l.flushing = false;
+        if l.dirty && l.generation == generation {
+            l.dirty = false;
+            self.dirty -= 1;
+        }
+    }
+
+    pub fn start_flush(&mut self, slot: u32) -> u32 {
+        let l = &mut self.lines[slot as usize];
+        debug_assert!(l.dirty && !l.flushing);
+        l.flushing = true;
+        l.generation
+    }
+
+    /// The line to evict next, giving CLOCK's referenced lines their second chance. Lines being
+    /// flushed are passed over (their data is still needed). None if every line is in flush.
+    pub fn victim(&mut self) -> Option<u32> {
+        let mut slot = self.tail;
+        let mut seen = 0;
+        while slot != NIL && seen < 2 * self.capacity {
+            seen += 1;
+            let l = self.lines[slot as usize];
+            if self.policy == Replacement::Clock && l.referenced {
+                self.lines[slot as usize].referenced = false;
+                let prev = l.prev;
+                self.unlink(slot);
+                self.push_head(slot);
+                slot = if prev == NIL { self.tail } else { prev };
+                continue;
+            }
+            if !l.flushing {
+                return Some(slot);
+            }
+            slot = l.prev;
+        }
+        None
+    }
+
+    /// Drop a clean line.
+    pub fn evict(&mut self, slot: u32) {
+        let l = self.lines[slot as usize];
+        assert!(!l.dirty && !l.flushing, "evicting a dirty or flushing line");
+        self.unlink(slot);
+        self.index.remove(&l.lpn);
+        self.free.push(slot);
+    }
+
+    /// The first dirty line not being flushed among the `window` lines at the eviction end.
+    pub fn dirty_near_eviction(&self, window: u32) -> Option<u32> {
+        let mut slot = self.tail;
+        let mut n = 0;
+        while slot != NIL && n < window {
+            let l = &self.lines[slot as usize];
+            if l.dirty && !l.flushing {
+                return Some(slot);
+            }
+            slot = l.prev;
+            n += 1;
+        }
+        None
+    }
+
+    /// Lines in eviction order, eviction end first (tests and checks).
+    pub fn order(&self) -> Vec<u64> {
+        let mut v = Vec::with_capacity(self.len() as usize);
+        let mut slot = self.tail;
+        while slot != NIL {
+            v.push(self.lines[slot as usize].lpn);
+            slot = self.lines[slot as usize].prev;
+        }
+        v
+    }
+
+    fn unlink(&mut self, slot: u32) {
+        let (prev, next) = (
+            self.lines[slot as usize].prev,
+            self.lines[slot as usize].next,
+        );
+        if prev != NIL {
+            self.lines[prev as usize].next = next;
+        } else {
+            self.head = next;
+        }
+        if next != NIL {
+            self.lines[next as usize].prev = prev;
+        } else {
+            self.tail = prev;
+        }
+    }
+
+    /// `prev` points towards the head (newer), `next` towards the tail (older).
+    fn push_head(&mut self, slot: u32) {
+        let l = &mut self.lines[slot as usize];
+        l.prev = NIL;
+        l.next = self.head;
+        if self.head != NIL {
+            self.lines[self.head as usize].prev = slot;
+        } else {
+            self.tail = slot;
+        }
+        self.head = slot;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Oracle: a plain vector in eviction order (front = evicted next).
+    struct Model {
+        order: Vec<(u64, bool)>,
+        policy: Replacement,
+        cap: usize,
+    }
+
+    impl Model {
+        fn access(&mut self, lpn: u64, write: bool) -> Option<u64> {
+            if let Some(i) = self.order.iter().position(|x| x.0 == lpn) {
+                let mut e = self.order[i];
+                e.1 |= write;
+                match self.policy {
+                    Replacement::Lru => {
+                        self.order.remove(i);
+                        self.order.push(e);
+                    }
+                    _ => self.order[i] = e,
+                }
+                return None;
+            }
+            let mut evicted = None;
+            if self.order.len() == self.cap {
+                evicted = Some(self.order.remove(0).0);
+            }
+            self.order.push((lpn, write));
+            evicted
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn lru_and_fifo_match_a_plain_list(policy in prop_oneof![Just(Replacement::Lru), Just(Replacement::Fifo)],
+                                           ops in proptest::collection::vec((0u64..24, any::<bool>()), 1..400)) {
+            let cap = 8;
+            let mut c = CacheBuffer::new(cap, policy);
+            let mut m = Model { order: Vec::new(), policy, cap: cap as usize };
+            for (lpn, write) in ops {
+                let expect_evicted = m.access(lpn, write);
+                match c.touch(lpn) {
+                    Some(slot) => {
+                        prop_assert!(expect_evicted.is_none());
+                        if write { c.write(slot); }
+                    }
+                    None => {
+                        if c.is_full() {
+                            let v = c.victim().unwrap();
+                            prop_assert_eq!(Some(c.line(v).lpn), expect_evicted);
+                            // Clean it as a flush would, then evict.
+                            if c.line(v).dirty {
+                                let g = c.start_flush(v);
+                                c.flush_done(v, g);
+                            }
+                            c.evict(v);
+                        }
+                        let slot = c.insert(lpn, false);
+                        if write { c.write(slot); }
+                    }
+                }
+                let order: Vec<u64> = m.order.iter().map(|x| x.0).collect();
+                prop_assert_eq!(c.order(), order);
+            }
+        }
+    }
+
+    #[test]
+    fn clock_gives_a_second_chance() {
+        let mut c = CacheBuffer::new(2, Replacement::Clock);
+        c.insert(1, false);
+        c.insert(2, false);
+        c.touch(1);
+        let v = c.victim().unwrap();
+        assert_eq!(c.line(v).lpn, 2, "1 was referenced, so 2 goes first");
+    }
+
+    #[test]
+    fn a_write_during_flush_keeps_the_line_dirty() {
+        let mut c = CacheBuffer::new(4, Replacement::Lru);
+        let s = c.insert(9, true);
+        let g = c.start_flush(s);
+        c.write(s);
+        c.flush_done(s, g);
+        assert!(c.line(s).dirty, "the newer write has not been flushed");
+        assert_eq!(c.dirty_lines(), 1);
+        let g = c.start_flush(s);
+        c.flush_done(s, g);
+        assert!(!c.line(s).dirty);
+        assert_eq!(c.dirty_lines(), 0);
+    }
+
+    #[test]
+    fn scan_finds_dirty_lines_only_near_the_eviction_end() {
+        let mut c = CacheBuffer::new(10, Replacement::Lru);
+        for lpn in 0..10 {
+            c.insert(lpn, lpn == 7);
+        }
+        assert_eq!(
+            c.dirty_near_eviction(5),
+            None,
+            "7 is the 8th from the eviction end"
+        );
+        assert_eq!(c.dirty_near_eviction(8).map(|s| c.line(s).lpn), Some(7));
+        let victim = c.victim().unwrap();
+        assert_eq!(c.line(victim).lpn, 0);
+    }
+}
