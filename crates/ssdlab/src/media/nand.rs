@@ -131,7 +131,8 @@ impl Geometry {
     /// Page index within its block.
     #[inline]
     pub fn page_in_block(&self, pun: u32) -> u32 {
-        self.by_unit_per_page.quotient(self.by_unit_per_block.remainder(pun))
+        self.by_unit_per_page
+            .quotient(self.by_unit_per_block.remainder(pun))
     }
     /// A global page id (unique over the device), used to merge units of one page.
     #[inline]
