@@ -9,8 +9,9 @@ section() {
     printf '\n==== %s ====\n' "$1"
 }
 
-section "install: python -m pip install -e '.[test]' (maturin builds ssdlab._core)"
-python -m pip install --disable-pip-version-check -e '.[test]'
+# The ray extra too: tests/test_ray.py runs a sweep on a local Ray cluster it starts itself.
+section "install: python -m pip install -e '.[test,ray]' (maturin builds ssdlab._core)"
+python -m pip install --disable-pip-version-check -e '.[test,ray]'
 
 section "rust: cargo fmt --check"
 cargo fmt --all -- --check

@@ -9,9 +9,25 @@ A run in four lines::
 """
 
 # SimulationError: the simulator reached a state it cannot continue from (a bug, not bad input).
-from ._core import ConfigError, Interrupted, JobError, SimulationError, SsdlabError
+from ._core import ConfigError, Interrupted, JobError, SimulationError, SsdlabError, TraceError
 from ._core import version as _core_version
-from .api import Config, Job, Result, bench, preset_toml, presets, run
+from .api import (
+    Config,
+    Job,
+    Result,
+    Trace,
+    bench,
+    generate_trace,
+    preset_toml,
+    presets,
+    run,
+    trace_formats,
+    trace_models,
+    trace_stats,
+)
+from .results import load_results
+from .runner import run_sweep
+from .sweep import Sweep, SweepError
 
 __version__: str = _core_version()
 
@@ -24,9 +40,19 @@ __all__ = [
     "Result",
     "SimulationError",
     "SsdlabError",
+    "Sweep",
+    "SweepError",
+    "Trace",
+    "TraceError",
     "__version__",
     "bench",
+    "generate_trace",
+    "load_results",
     "preset_toml",
     "presets",
     "run",
+    "run_sweep",
+    "trace_formats",
+    "trace_models",
+    "trace_stats",
 ]

@@ -22,7 +22,7 @@ from . import _core
 ProgressCallback = Callable[[int, int], None]
 
 # Op codes of the per-request records, in the order the contract numbers them.
-OP_NAMES: tuple[str, ...] = ("read", "write", "trim")
+OP_NAMES: tuple[str, ...] = ("read", "write", "trim", "flush")
 
 PS_PER_US = 1_000_000.0
 RECORD_FIELDS = 4  # (op, offset_bytes, issue_ps, latency_ps), each a little-endian u64
@@ -250,6 +250,130 @@ class Job:
 
 
 # --------------------------------------------------------------------------------------------
+# Trace
+
+
+def _trace_source(source: str | os.PathLike[str]) -> str:
+    """A file path is made absolute; ``model:NAME,...`` stays as it is."""
+    text = os.fspath(source)
+    if text.startswith("model:"):
+        return text
+    return str(Path(text).resolve())
+
+
+def _devices(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str | int | np.integer):
+        return [str(value)]
+    return [str(item) for item in value]
+
+
+class Trace:
+    """A trace replay: a trace file (or ``model:NAME[,key=value...]``) and how to play it.
+
+    Options keep the names of the core's trace job: ``format``, ``mode`` (``timed`` or
+    ``afap``), ``time_scale``, ``iodepth``, ``queues``, ``devices``, ``layout`` (``auto``,
+    ``overlay``, ``side-by-side``), ``fit`` (``wrap``, ``scale``, ``none``), ``start``, ``stop``,
+    ``repeat``, ``io_count``, ``runtime``, ``ramp``, ``skip_bad_lines``, ``blkparse_event``
+    (``D`` or ``Q``) and ``name``. Construction validates through the core.
+    """
+
+    __slots__ = ("_json",)
+
+    def __init__(self, trace: str | os.PathLike[str], **options: Any) -> None:
+        fields = {key: value for key, value in options.items() if value is not None}
+        if "devices" in fields:
+            fields["devices"] = _devices(fields["devices"])
+        fields["trace"] = _trace_source(trace)
+        self._json: str = _core.check_trace_job(json.dumps(fields, default=_json_default))
+
+    @classmethod
+    def from_dict(cls, fields: Mapping[str, Any]) -> Trace:
+        rest = dict(fields)
+        return cls(rest.pop("trace"), **rest)
+
+    def replace(self, **options: Any) -> Trace:
+        """A new Trace with ``options`` replacing those of this one."""
+        return Trace.from_dict({**self.to_dict(), **options})
+
+    @property
+    def source(self) -> str:
+        return str(self.to_dict()["trace"])
+
+    def to_json(self) -> str:
+        return self._json
+
+    def to_dict(self) -> dict[str, Any]:
+        return json.loads(self._json)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Trace) and other._json == self._json
+
+    def __hash__(self) -> int:
+        return hash(self._json)
+
+    def __repr__(self) -> str:
+        data = self.to_dict()
+        source = data.pop("trace")
+        fields = "".join(f", {k}={v!r}" for k, v in data.items() if v not in (None, [], False))
+        return f"Trace({source!r}{fields})"
+
+
+def trace_stats(
+    source: str | os.PathLike[str],
+    format: str | None = None,
+    *,
+    skip_bad_lines: bool = False,
+    blkparse_event: str = "D",
+    devices: Any = None,
+    ird_block: int = 1 << 20,
+    seed: int = 1,
+    progress: ProgressCallback | None = None,
+) -> dict[str, Any]:
+    """Statistics of a trace file (or of ``model:NAME``): the dict ``ssdlab trace stats --json``
+    writes (schema ``ssdlab.trace_stats/1``)."""
+    text = _core.trace_stats(
+        _trace_source(source),
+        format,
+        bool(skip_bad_lines),
+        blkparse_event,
+        _devices(devices),
+        int(ird_block),
+        int(seed),
+        progress if progress is not None else _let_interrupts_through,
+    )
+    return json.loads(text)
+
+
+def trace_formats() -> list[dict[str, Any]]:
+    """The formats ssdlab reads: name, aliases, line layout, description."""
+    return list(_core.trace_formats())
+
+
+def trace_models() -> list[dict[str, Any]]:
+    """The shipped workload models, each with its parameters (``params``) and their sources."""
+    models = []
+    for item in _core.trace_models():
+        entry = dict(item)
+        entry["params"] = json.loads(entry.pop("params_json"))
+        models.append(entry)
+    return models
+
+
+def generate_trace(
+    model: str,
+    path: str | os.PathLike[str],
+    format: str = "disksim",
+    seed: int = 1,
+) -> dict[str, int]:
+    """Write a workload model's requests (``NAME[,key=value...]``) to a trace file in ``format``
+    (gzip-compressed when the path ends in ``.gz``)."""
+    written, dropped = _core.write_model_trace(model, os.fspath(path), format, int(seed))
+    return {"written": written, "dropped": dropped}
+
+
+# --------------------------------------------------------------------------------------------
 # Result
 
 
@@ -284,8 +408,8 @@ class Result:
         return self._records is not None
 
     def requests(self) -> dict[str, np.ndarray]:
-        """Per-request columns: ``op`` (0 read, 1 write, 2 trim), ``offset_bytes``, ``issue_us``
-        and ``latency_us``. Needs ``run(..., record_requests=True)``."""
+        """Per-request columns: ``op`` (0 read, 1 write, 2 trim, 3 flush), ``offset_bytes``,
+        ``issue_us`` and ``latency_us``. Needs ``run(..., record_requests=True)``."""
         if self._records is None:
             raise ValueError("no per-request records in this result: run with record_requests=True")
         rows = np.frombuffer(self._records, dtype="<u8").reshape(-1, RECORD_FIELDS)
@@ -323,28 +447,51 @@ def _let_interrupts_through(done: int, total: int) -> None:
 
 def run(
     config: Config | str | os.PathLike[str],
-    job: Job | Mapping[str, Any],
+    job: Job | Mapping[str, Any] | None = None,
     seed: int = 1,
     record_requests: bool = False,
     progress: ProgressCallback | None = None,
+    *,
+    trace: Trace | str | os.PathLike[str] | None = None,
+    **trace_options: Any,
 ) -> Result:
-    """Simulate ``job`` on ``config``; the same (config, job, seed) always gives the same result.
+    """Simulate ``job`` on ``config``, or replay ``trace`` on it; the same inputs and seed always
+    give the same result.
 
+    ``trace`` is a :class:`Trace`, or a trace file (or ``model:NAME``) with the replay options
+    given as keywords (``run(cfg, trace="x.csv", mode="afap", iodepth=16)``).
     ``progress(done, total)`` is called about ten times a second of wall time. A KeyboardInterrupt
     stops the run and raises ``Interrupted``.
     """
     if not isinstance(config, Config):
         config = Config.load(config)
-    if not isinstance(job, Job):
-        job = Job.from_dict(job)
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    callback = progress if progress is not None else _let_interrupts_through
+    if trace is not None:
+        if job is not None:
+            raise ValueError("give either a job or a trace, not both")
+        if isinstance(trace, Trace):
+            replay = trace.replace(**trace_options) if trace_options else trace
+        else:
+            replay = Trace(trace, **trace_options)
+        json_text, records = _core.run_trace(
+            config.to_json(), replay.to_json(), int(seed), bool(record_requests), callback
+        )
+        return Result(json_text, bytes(records) if records is not None else None)
+    if trace_options:
+        names = ", ".join(sorted(trace_options))
+        raise TypeError(f"replay options ({names}) need a trace=")
+    if job is None:
+        raise ValueError("run needs a job or a trace")
+    if not isinstance(job, Job):
+        job = Job.from_dict(job)
     json_text, records = _core.run(
         config.to_json(),
         job.to_json(),
         int(seed),
         bool(record_requests),
-        progress if progress is not None else _let_interrupts_through,
+        callback,
     )
     return Result(json_text, bytes(records) if records is not None else None)
 

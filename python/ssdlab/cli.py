@@ -20,7 +20,9 @@ from rich.table import Table
 from rich.text import Text
 
 from . import SimulationError, _core
-from .api import Config, Job, Result, preset_toml, presets, run
+from .api import Config, Job, Result, Trace, preset_toml, presets, run
+from .cli_experiments import register as register_experiments
+from .cli_trace import register as register_trace
 from .progress import progress_bar, stderr_is_terminal
 from .table import key_value_table, print_result
 
@@ -144,9 +146,18 @@ def _write_json(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-def _run_with_progress(config: Config, job: Job, seed: int, quiet: bool) -> Result:
+def _run_with_progress(config: Config, job: Job | Trace, seed: int, quiet: bool) -> Result:
     with progress_bar(enabled=stderr_is_terminal() and not quiet) as progress:
+        if isinstance(job, Trace):
+            return run(config, seed=seed, progress=progress, trace=job)
         return run(config, job, seed=seed, progress=progress)
+
+
+def _build_trace(trace: str, flags: dict[str, Any], job_flags: dict[str, Any]) -> Trace:
+    given = [flag for flag, value in job_flags.items() if value is not None]
+    if given:
+        raise UserError(f"{', '.join(given)} describe a synthetic job and cannot go with --trace")
+    return Trace(trace, **{key: value for key, value in flags.items() if value is not None})
 
 
 # --------------------------------------------------------------------------------------------
@@ -204,13 +215,154 @@ def run_command(
     distribution: Annotated[
         str | None, typer.Option(help="Offset distribution: uniform or zipf:THETA.")
     ] = None,
+    trace: Annotated[
+        str | None,
+        typer.Option(
+            "--trace",
+            metavar="FILE",
+            help="Replay a trace file (plain, gz, bz2, xz) or model:NAME instead of a job.",
+            rich_help_panel="Trace replay",
+        ),
+    ] = None,
+    trace_format: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            metavar="NAME",
+            help="Trace format (default: found from content); see `ssdlab trace formats`.",
+            rich_help_panel="Trace replay",
+        ),
+    ] = None,
+    mode: Annotated[
+        str | None,
+        typer.Option(
+            help="timed (arrivals at trace times) or afap (closed loop, --iodepth in flight).",
+            rich_help_panel="Trace replay",
+        ),
+    ] = None,
+    time_scale: Annotated[
+        float | None,
+        typer.Option(
+            "--time-scale",
+            help="Multiply trace times by this (0.5: twice as fast).",
+            rich_help_panel="Trace replay",
+        ),
+    ] = None,
+    device: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--device",
+            metavar="LIST",
+            help="Only these devices/volumes/ASUs: 0,2-5 (blkparse: 8:0).",
+            rich_help_panel="Trace replay",
+        ),
+    ] = None,
+    layout: Annotated[
+        str | None,
+        typer.Option(
+            help="auto, overlay or side-by-side: how several devices share the drive.",
+            rich_help_panel="Trace replay",
+        ),
+    ] = None,
+    fit: Annotated[
+        str | None,
+        typer.Option(
+            help="wrap, scale or none: a trace larger than the drive.",
+            rich_help_panel="Trace replay",
+        ),
+    ] = None,
+    start: Annotated[
+        str | None,
+        typer.Option(help="Skip trace time before this, e.g. 10s.", rich_help_panel="Trace replay"),
+    ] = None,
+    stop: Annotated[
+        str | None,
+        typer.Option(help="Stop reading at this trace time.", rich_help_panel="Trace replay"),
+    ] = None,
+    repeat: Annotated[
+        int | None,
+        typer.Option(help="Passes over the trace.", rich_help_panel="Trace replay"),
+    ] = None,
+    skip_bad_lines: Annotated[
+        bool,
+        typer.Option(
+            "--skip-bad-lines",
+            help="Count and skip malformed trace lines (reported in the result).",
+            rich_help_panel="Trace replay",
+        ),
+    ] = False,
+    blkparse_event: Annotated[
+        str | None,
+        typer.Option(
+            "--blkparse-event",
+            metavar="D|Q",
+            help="blkparse: replay dispatch (D) or queue (Q) events.",
+            rich_help_panel="Trace replay",
+        ),
+    ] = None,
     overrides: Overrides = None,
     seed: Seed = 1,
     json_out: JsonOut = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print no table.")] = False,
 ) -> None:
-    """Run a job (fio-style flags or --job FILE) on a preset or a configuration file."""
+    """Run a job (fio-style flags or --job FILE), or replay a trace (--trace FILE), on a preset
+    or a configuration file."""
     resolved = _load_config(config, overrides)
+    trace_flags: dict[str, Any] = {
+        "--format": trace_format,
+        "--mode": mode,
+        "--time-scale": time_scale,
+        "--device": device,
+        "--layout": layout,
+        "--fit": fit,
+        "--start": start,
+        "--stop": stop,
+        "--repeat": repeat,
+        "--skip-bad-lines": skip_bad_lines or None,
+        "--blkparse-event": blkparse_event,
+    }
+    if trace is not None:
+        replay = _build_trace(
+            trace,
+            {
+                "name": name,
+                "format": trace_format,
+                "mode": mode,
+                "time_scale": time_scale,
+                "iodepth": iodepth,
+                "queues": numjobs,
+                "devices": device,
+                "layout": layout,
+                "fit": fit,
+                "start": start,
+                "stop": stop,
+                "repeat": repeat,
+                "io_count": io_count,
+                "runtime": runtime,
+                "ramp": ramp,
+                "skip_bad_lines": skip_bad_lines or None,
+                "blkparse_event": blkparse_event.upper() if blkparse_event else None,
+            },
+            {
+                "--job": job_file,
+                "--rw": rw,
+                "--bs": bs,
+                "--rwmixread": rwmixread,
+                "--size": size,
+                "--offset": offset,
+                "--rate-iops": rate_iops,
+                "--distribution": distribution,
+            },
+        )
+        result = _run_with_progress(resolved, replay, seed, quiet)
+        if json_out is not None:
+            _write_json(json_out, result.to_json())
+        if not quiet and not (json_out is not None and str(json_out) == "-"):
+            print_result(result.to_dict(), _stdout())
+        return
+    given = [flag for flag, value in trace_flags.items() if value is not None]
+    if given:
+        raise UserError(f"{', '.join(given)} need --trace FILE")
     flags = {
         "name": name,
         "rw": rw,
@@ -322,6 +474,12 @@ def bench_command(
         if str(json_out) == "-":
             return
     _stdout().print(key_value_table(json.loads(figures), title="bench"))
+
+
+# sweep, plot, report, reproduce: see cli_experiments.py
+register_experiments(app)
+# trace stats, formats, models, generate: see cli_trace.py
+register_trace(app)
 
 
 # --------------------------------------------------------------------------------------------

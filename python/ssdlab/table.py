@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 MISSING = "-"
-OP_ORDER = ("read", "write", "trim")
+OP_ORDER = ("read", "write", "trim", "flush")
 
 
 def _get(data: Any, *path: str) -> Any:
@@ -83,7 +83,10 @@ def _job_line(job: Any) -> str:
     if not isinstance(job, Mapping):
         return ""
     parts = []
-    for key in ("rw", "bs", "iodepth", "numjobs", "rwmixread", "io_count", "runtime", "size"):
+    keys = ("rw", "bs", "iodepth", "numjobs", "rwmixread", "io_count", "runtime", "size")
+    if "trace" in job:
+        keys = ("trace", "mode", "time_scale", "iodepth", "queues", "repeat", "io_count", "runtime")
+    for key in keys:
         value = job.get(key)
         if value is None:
             continue
@@ -107,6 +110,36 @@ def header(result: Mapping[str, Any]) -> Text:
         f" {fmt_int(sim.get('requests'))} requests, {fmt_int(sim.get('events'))} events,"
         f" stop: {sim.get('stop_reason', MISSING)}"
     )
+    trace = result.get("trace")
+    if isinstance(trace, Mapping):
+        mapping = trace.get("mapping") or {}
+        packed = trace.get("compression")
+        packed = f" ({packed})" if packed not in (None, "none") else ""
+        line = (
+            f"\ntrace: {trace.get('format', '?')}{packed}"
+            f", {fmt_int(trace.get('replayed'))} of {fmt_int(trace.get('records'))} requests"
+            f" replayed ({fmt_int(trace.get('passes'))} pass(es));"
+            f" {mapping.get('layout', '?')} over {fmt_int(mapping.get('devices_total'))}"
+            f" device(s), span {fmt_bytes(mapping.get('span_bytes'))}"
+        )
+        if mapping.get("applied"):
+            line += f", {mapping.get('fit')} to {fmt_bytes(mapping.get('capacity_bytes'))}"
+            line += f" ({fmt_int(mapping.get('moved'))} moved)"
+        skipped = [
+            f"{fmt_int(trace.get(key))} {label}"
+            for key, label in (
+                ("skipped_bad_lines", "bad lines skipped"),
+                ("filtered_device", "other devices"),
+                ("filtered_window", "outside the window"),
+                ("zero_length", "zero-length"),
+                ("unaligned", "unaligned (widened)"),
+                ("out_of_order", "out of order"),
+            )
+            if _is_number(trace.get(key)) and trace.get(key)
+        ]
+        if skipped:
+            line += "; " + ", ".join(skipped)
+        text.append(line)
     return text
 
 
@@ -212,6 +245,53 @@ def device_table(result: Mapping[str, Any]) -> Table:
     return table
 
 
+def cache_table(cache: Mapping[str, Any]) -> Table:
+    """The cache buffer's figures (present only when the config has a ``[cache]``)."""
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        title="cache buffer",
+        title_justify="left",
+        pad_edge=False,
+        show_edge=False,
+    )
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    table.add_column("detail")
+    lines, line_bytes = cache.get("lines"), cache.get("line_bytes")
+    size = lines * line_bytes if _is_number(lines) and _is_number(line_bytes) else None
+    table.add_row("lines", fmt_int(lines), f"{fmt_bytes(size)} of data")
+    for op in ("read", "write"):
+        table.add_row(
+            f"{op} hit ratio",
+            fmt_fraction(cache.get(f"{op}_hit_ratio")),
+            f"{fmt_int(cache.get(f'{op}_hits'))} hits, {fmt_int(cache.get(f'{op}_misses'))} misses",
+        )
+    flushes = cache.get("flushes") if isinstance(cache.get("flushes"), Mapping) else {}
+    table.add_row(
+        "flushes",
+        fmt_int(sum(v for v in flushes.values() if _is_number(v))),
+        f"on-demand {fmt_int(flushes.get('on_demand'))}, background"
+        f" {fmt_int(flushes.get('background'))}, pre-emptive {fmt_int(flushes.get('preemptive'))},"
+        f" explicit {fmt_int(flushes.get('explicit'))}",
+    )
+    table.add_row(
+        "writes that waited", fmt_int(cache.get("write_waits")), "for a line to be flushed"
+    )
+    table.add_row(
+        "port conflicts",
+        fmt_int(cache.get("port_conflicts")),
+        f"host port waited {fmt_float(cache.get('host_port_wait_us'), 1)} µs in all",
+    )
+    energy = cache.get("energy") if isinstance(cache.get("energy"), Mapping) else {}
+    table.add_row(
+        "energy",
+        f"{fmt_float(energy.get('dynamic_mj'), 3)} mJ",
+        f"dynamic; leakage {fmt_float(energy.get('leakage_mw'), 3)} mW"
+        f" ({fmt_float(energy.get('leakage_mj'), 3)} mJ)",
+    )
+    return table
+
+
 def speed_line(result: Mapping[str, Any]) -> Text:
     wall = result.get("wall") if isinstance(result.get("wall"), Mapping) else {}
     line = (
@@ -228,9 +308,17 @@ def speed_line(result: Mapping[str, Any]) -> Text:
 
 def result_renderable(result: Mapping[str, Any]) -> RenderableType:
     gap = Text("")
-    return Group(
-        header(result), gap, ops_table(result), gap, device_table(result), gap, speed_line(result)
-    )
+    parts: list[RenderableType] = [
+        header(result),
+        gap,
+        ops_table(result),
+        gap,
+        device_table(result),
+    ]
+    if isinstance(result.get("cache"), Mapping):
+        parts += [gap, cache_table(result["cache"])]
+    parts += [gap, speed_line(result)]
+    return Group(*parts)
 
 
 def print_result(result: Mapping[str, Any], console: Console) -> None:

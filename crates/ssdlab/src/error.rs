@@ -9,6 +9,9 @@ pub enum Error {
     /// A job description is wrong, or does not fit the device.
     #[error("{0}")]
     Job(String),
+    /// A trace file cannot be read: a malformed line, an unknown format, an unreadable file.
+    #[error("{0}")]
+    Trace(String),
     /// The caller asked the run to stop (e.g. Ctrl-C through the progress callback).
     #[error("interrupted")]
     Interrupted,

@@ -20,5 +20,5 @@ pub mod workload;
 
 pub use config::SsdConfig;
 pub use error::{Error, Result};
-pub use run::{bench, run, RunOptions, RunOutput};
+pub use run::{bench, run, run_replay, RunOptions, RunOutput};
 pub use workload::JobSpec;

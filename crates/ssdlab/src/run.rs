@@ -1,4 +1,5 @@
-//! One run from (config, job, seed) to a result, and the benchmark.
+//! One run from (config, job, seed) to a result — a synthetic job or a trace replay — and the
+//! benchmark.
 
 use crate::config::{FillMode, SsdConfig};
 use crate::error::{Error, Result};
@@ -6,6 +7,8 @@ use crate::sim::SimTime;
 use crate::stats::peak_memory_bytes;
 use crate::stats::result::*;
 use crate::system::{RequestRecord, System};
+use crate::workload::job::{BlockSize, Rw};
+use crate::workload::trace::replay::{Replay, TraceJob};
 use crate::workload::{JobSpec, Op};
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -32,7 +35,57 @@ pub fn run(
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<RunOutput> {
     let job = spec.fit(cfg.logical_bytes())?;
+    let sys = System::new(cfg, job, opts.seed, opts.record_requests)?;
+    let job_json = serde_json::to_value(spec).expect("job serialises");
+    simulate(sys, cfg, job_json, opts, progress)
+}
+
+/// Replay a trace (or a workload model) on the device `cfg`. The trace is read once to check
+/// it and fix the address mapping, then again as the run goes.
+pub fn run_replay(
+    cfg: &SsdConfig,
+    tjob: &TraceJob,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<RunOutput> {
+    let replay = Replay::new(tjob, cfg.logical_bytes(), opts.seed)?;
+    // The host's limits, in the shape of a synthetic job (its pattern fields are not used; the
+    // replay keeps its own iodepth and checks the NVMe queues' room request by request).
+    let spec = JobSpec {
+        name: tjob.name.clone(),
+        rw: Rw::Randrw,
+        bs: BlockSize::Fixed(crate::config::Bytes(4096)),
+        iodepth: 1,
+        numjobs: tjob.queues,
+        size: None,
+        offset: crate::config::Bytes(0),
+        io_count: tjob.io_count,
+        runtime: tjob.runtime,
+        rwmixread: 50,
+        distribution: "uniform".into(),
+        rate_iops: None,
+        ramp: tjob.ramp,
+    };
+    let mut job = spec.fit(cfg.logical_bytes())?;
+    job.total_ios = tjob.io_count;
+    let i = &cfg.interface;
     let mut sys = System::new(cfg, job, opts.seed, opts.record_requests)?;
+    sys.replay = Some(Box::new(crate::host::ReplayHost::new(
+        replay,
+        i.io_queues,
+        i.queue_depth,
+    )));
+    let job_json = serde_json::to_value(tjob).expect("trace job serialises");
+    simulate(sys, cfg, job_json, opts, progress)
+}
+
+fn simulate(
+    mut sys: System,
+    cfg: &SsdConfig,
+    job_json: serde_json::Value,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<RunOutput> {
     let t0 = Instant::now();
     let p = &cfg.precondition;
     if p.fill == FillMode::Sequential || p.random_overwrite > 0.0 {
@@ -59,7 +112,12 @@ pub fn run(
         return Err(Error::Interrupted);
     }
     let wall_s = t1.elapsed().as_secs_f64();
-    let result = build_result(&sys, cfg, spec, opts.seed, stop, wall_s, precondition_s);
+    let trace = sys.replay.as_mut().map(|r| {
+        r.src.out.replayed = r.issued;
+        serde_json::to_value(&r.src.out).expect("trace outcome serialises")
+    });
+    let mut result = build_result(&sys, cfg, job_json, opts.seed, stop, wall_s, precondition_s);
+    result.trace = trace;
     Ok(RunOutput {
         result,
         records: sys.records.take(),
@@ -79,7 +137,7 @@ fn bandwidth(bytes: u64, secs: f64) -> (f64, f64) {
 fn build_result(
     sys: &System,
     cfg: &SsdConfig,
-    spec: &JobSpec,
+    job: serde_json::Value,
     seed: u64,
     stop: &str,
     wall_s: f64,
@@ -134,7 +192,8 @@ fn build_result(
         config_name: cfg.meta.name.clone(),
         config_hash: cfg.hash(),
         seed,
-        job: serde_json::to_value(spec).expect("job serialises"),
+        job,
+        trace: None,
         sim: SimInfo {
             simulated_time_s: end.as_secs_f64(),
             measured_time_s: window,
@@ -181,6 +240,10 @@ fn build_result(
             host_cpu: sys.cores.iter().map(|t| util(t.busy)).sum::<f64>() / sys.cores.len() as f64,
             controller_cpu: util(sys.ctrl_cpu.busy),
         },
+        cache: sys
+            .cache
+            .as_ref()
+            .map(|bm| bm.result(end.max(sys.q.now()).as_secs_f64())),
         wall: Wall {
             seconds: wall_s,
             precondition_seconds: pre_s,

@@ -23,6 +23,8 @@ pub const NONE: u32 = u32::MAX;
 pub enum Event {
     /// Open-loop arrival for a job instance.
     Arrival { inst: u32 },
+    /// Trace replay: the next trace request's arrival time came.
+    TraceArrival,
     /// A command's doorbell write reached the controller.
     Submit { cmd: u32 },
     /// The current arbitration burst of SQ entries arrived at the controller.
@@ -74,6 +76,16 @@ pub enum TxnKind {
     HostRead,
     RmwRead,
     HostWrite,
+    /// A cache-buffer line on its way to NAND (`ctrl::buffer`).
+    Flush,
+}
+
+impl TxnKind {
+    /// Reads and programs gather separately into multi-plane operations.
+    #[inline]
+    pub fn is_program(self) -> bool {
+        matches!(self, TxnKind::HostWrite | TxnKind::Flush)
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -87,6 +99,10 @@ pub struct Txn {
     pub host_bytes: u32,
     /// Epoch of the destination block when the transaction was made.
     pub epoch: u32,
+    /// Host reads and write-through writes: the logical unit. Flushes: the line's generation.
+    pub aux: u32,
+    /// Flushes: their sequence number (explicit flushes wait on it).
+    pub seq: u64,
 }
 
 /// One collection queued at its die: its page copies are cut from `task.moves` from `next` on.
@@ -195,14 +211,17 @@ pub struct System {
     pub nand: NandTimingPs,
     pub ftl: Ftl,
     pub q: EventQueue<Event>,
+    /// The synthetic job; for a trace replay, only its limits (`iodepth`, `numjobs` = host
+    /// queues, `total_ios`, `runtime`, `ramp`) are used and the requests come from `replay`.
     pub job: Job,
+    pub replay: Option<Box<crate::host::ReplayHost>>,
     // Host
     pub insts: Vec<Instance>,
     pub cores: Vec<Timeline>,
     pub reqs: Slab<HostReq>,
     pub issued: u64,
     pub completed: u64,
-    pub lat: [LatencyStats; 3],
+    pub lat: [LatencyStats; 4],
     pub records: Option<Vec<RequestRecord>>,
     pub last_completion: SimTime,
     // Interface
@@ -220,6 +239,9 @@ pub struct System {
     pub dies: Vec<Die>,
     pub channels: Vec<Timeline>,
     pub counters: Counters,
+    pub cache: Option<crate::ctrl::buffer::BufferManager>,
+    /// Tests only: the data-placement oracle (`ctrl::datacheck`).
+    pub check: Option<crate::ctrl::datacheck::DataCheck>,
 }
 
 impl System {
@@ -280,6 +302,7 @@ impl System {
             nand: NandTimingPs::from_config(cfg),
             ftl: Ftl::new(cfg, seed),
             q: EventQueue::new(),
+            replay: None,
             insts,
             cores: vec![Timeline::default(); cfg.host.cores as usize],
             reqs: Slab::default(),
@@ -301,6 +324,11 @@ impl System {
             dies,
             channels: vec![Timeline::default(); geo.channels as usize],
             counters: Counters::default(),
+            cache: cfg
+                .cache
+                .as_ref()
+                .map(|c| crate::ctrl::buffer::BufferManager::new(c, geo.unit_bytes)),
+            check: None,
             job,
             geo,
             cfg: cfg.clone(),
@@ -319,9 +347,10 @@ impl System {
         while let Some((now, ev)) = self.q.pop() {
             match ev {
                 Event::Arrival { inst } => self.on_arrival(now, inst),
+                Event::TraceArrival => self.on_trace_arrival(now),
                 Event::Submit { cmd } => self.on_submit(now, cmd),
                 Event::FetchDone => self.on_fetch_done(now),
-                Event::Dispatch { cmd } => self.on_dispatch(now, cmd),
+                Event::Dispatch { cmd } => self.on_dispatch(now, cmd)?,
                 Event::WriteDataIn { cmd } => self.on_write_data_in(now, cmd)?,
                 Event::RmwDone { cmd } => self.issue_write_txns(now, cmd)?,
                 Event::DieStep { die } => self.on_die_step(now, die)?,
@@ -329,11 +358,14 @@ impl System {
             }
             if self.q.handled >= next_check {
                 next_check += check_every;
-                let total = self.job.total_ios.unwrap_or(0);
+                let total = self.progress_total();
                 if !progress(self.completed, total) {
                     return Ok("interrupted");
                 }
             }
+        }
+        if let Some(stop) = self.replay_stop()? {
+            return Ok(stop);
         }
         Ok(if self.job.total_ios.is_some_and(|t| self.issued >= t) {
             "io_count reached"

@@ -23,6 +23,98 @@ pub struct SsdConfig {
     pub host: HostConfig,
     #[serde(default)]
     pub precondition: PreconditionConfig,
+    /// The controller's DRAM cache buffer; absent: no cache (writes complete when programmed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheConfig>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CacheMode {
+    /// A write completes once its data is in the buffer ("cached write"); dirty lines reach
+    /// NAND later.
+    WriteBack,
+    /// A write completes when programmed; the buffer keeps a clean copy for reads.
+    WriteThrough,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CachePorts {
+    Single,
+    /// A host port and an additional port for pre-emptive flushing (seed 001).
+    Dual,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CacheConfig {
+    /// DRAM size, including any part reserved for the mapping table.
+    pub capacity: Bytes,
+    /// DRAM set aside for the mapping table (not usable for data).
+    pub map_reserved: Bytes,
+    pub mode: CacheMode,
+    pub replacement: crate::ctrl::cache::Replacement,
+    /// Keep data read from NAND in the buffer (when a clean line can make room).
+    pub read_allocate: bool,
+    pub dram: crate::media::dram::DramKind,
+    /// Data bus width of the DRAM.
+    pub bus_bits: u32,
+    pub ports: CachePorts,
+    /// Dual port: the share of lines, from the eviction end, searched for a dirty line to flush
+    /// pre-emptively (seed 001: 5 %).
+    pub preemptive_window: f64,
+    /// Background flushing starts above this dirty share of the lines (0: off) …
+    pub flush_high_watermark: f64,
+    /// … and stops at or below this one.
+    pub flush_low_watermark: f64,
+    /// Background flushes in flight at most.
+    pub max_background_flushes: u32,
+    pub energy: CacheEnergyConfig,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        CacheConfig {
+            capacity: Bytes(16 << 20),
+            map_reserved: Bytes(0),
+            mode: CacheMode::WriteBack,
+            replacement: crate::ctrl::cache::Replacement::Lru,
+            read_allocate: true,
+            dram: crate::media::dram::DramKind::Ddr2,
+            bus_bits: 32,
+            ports: CachePorts::Single,
+            preemptive_window: 0.05,
+            flush_high_watermark: 0.0,
+            flush_low_watermark: 0.0,
+            max_background_flushes: 4,
+            energy: CacheEnergyConfig::default(),
+        }
+    }
+}
+
+/// Energy of the buffer DRAM. Defaults are assumed round figures of DDR2-class parts (dynamic
+/// energy per byte moved; standby leakage per MiB of cells); the additional port's area adds
+/// leakage in proportion (seed 001 cites under 10 % of the chip for its peripheral logic).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CacheEnergyConfig {
+    pub read_pj_per_byte: f64,
+    pub write_pj_per_byte: f64,
+    pub leakage_mw_per_mib: f64,
+    /// Extra cell-array-relative area (and so leakage) of the additional port, as a fraction.
+    pub port_area_overhead: f64,
+}
+
+impl Default for CacheEnergyConfig {
+    fn default() -> Self {
+        CacheEnergyConfig {
+            read_pj_per_byte: 100.0,
+            write_pj_per_byte: 110.0,
+            leakage_mw_per_mib: 0.5,
+            port_area_overhead: 0.02,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -632,6 +724,59 @@ impl SsdConfig {
                 "precondition.random_overwrite",
                 format!("got {r}, expected a fraction from 0 to 100"),
             );
+        }
+        if let Some(c) = &self.cache {
+            let unit = self.map_unit_bytes();
+            if c.map_reserved.0 >= c.capacity.0 || (c.capacity.0 - c.map_reserved.0) / unit < 2 {
+                return err(
+                    "cache.capacity",
+                    format!(
+                        "got {} with {} reserved for the map, expected room for at least two {}-byte lines",
+                        units::format_bytes(c.capacity.0),
+                        units::format_bytes(c.map_reserved.0),
+                        unit
+                    ),
+                );
+            }
+            if ![8, 16, 32, 64].contains(&c.bus_bits) {
+                return err(
+                    "cache.bus_bits",
+                    format!("got {}, expected 8, 16, 32 or 64", c.bus_bits),
+                );
+            }
+            if !(0.0..=1.0).contains(&c.preemptive_window) {
+                return err(
+                    "cache.preemptive_window",
+                    format!(
+                        "got {}, expected a fraction from 0 to 1",
+                        c.preemptive_window
+                    ),
+                );
+            }
+            let (hi, lo) = (c.flush_high_watermark, c.flush_low_watermark);
+            if !(0.0..=1.0).contains(&hi) || !(0.0..=1.0).contains(&lo) || (hi > 0.0 && lo >= hi) {
+                return err(
+                    "cache.flush_high_watermark",
+                    format!("got high {hi} and low {lo}, expected 0 ≤ low < high ≤ 1 (high 0 turns background flushing off)"),
+                );
+            }
+            if c.max_background_flushes == 0 {
+                return err(
+                    "cache.max_background_flushes",
+                    "got 0, expected at least 1".into(),
+                );
+            }
+            let e = &c.energy;
+            for (f, v) in [
+                ("cache.energy.read_pj_per_byte", e.read_pj_per_byte),
+                ("cache.energy.write_pj_per_byte", e.write_pj_per_byte),
+                ("cache.energy.leakage_mw_per_mib", e.leakage_mw_per_mib),
+                ("cache.energy.port_area_overhead", e.port_area_overhead),
+            ] {
+                if !(v >= 0.0 && v.is_finite()) {
+                    return err(f, format!("got {v}, expected a number of zero or more"));
+                }
+            }
         }
         Ok(())
     }

@@ -2,6 +2,10 @@
 
 const PRESETS: &[(&str, &str)] = &[
     (
+        "seed001-16g-mlc-dram-cache",
+        include_str!("../../../../configs/seed001-16g-mlc-dram-cache.toml"),
+    ),
+    (
         "seed004-64ch-mlc",
         include_str!("../../../../configs/seed004-64ch-mlc.toml"),
     ),

@@ -30,6 +30,8 @@ pub struct Line {
     pub flushing: bool,
     /// Bumped by every write, so a flush can tell whether it wrote the latest data.
     pub generation: u32,
+    /// Discarded while under flush: no longer in the index; freed when the flush ends.
+    pub orphan: bool,
     referenced: bool,
     prev: u32,
     next: u32,
@@ -110,6 +112,7 @@ impl CacheBuffer {
             dirty,
             flushing: false,
             generation: 0,
+            orphan: false,
             referenced: false,
             prev: NIL,
             next: NIL,
@@ -143,13 +146,20 @@ impl CacheBuffer {
     }
 
     /// A flush that started at `generation` finished: the line is clean unless written since.
-    pub fn flush_done(&mut self, slot: u32, generation: u32) {
+    /// Returns false if the line had been discarded (its slot is now free).
+    pub fn flush_done(&mut self, slot: u32, generation: u32) -> bool {
         let l = &mut self.lines[slot as usize];
         l.flushing = false;
+        if l.orphan {
+            self.unlink(slot);
+            self.free.push(slot);
+            return false;
+        }
         if l.dirty && l.generation == generation {
             l.dirty = false;
             self.dirty -= 1;
         }
+        true
     }
 
     pub fn start_flush(&mut self, slot: u32) -> u32 {
@@ -181,6 +191,25 @@ impl CacheBuffer {
             slot = l.prev;
         }
         None
+    }
+
+    /// Forget `lpn` (its data was trimmed), dirty or not. A line under flush leaves the index
+    /// at once (look-ups miss) and its slot is freed when the flush ends.
+    pub fn discard(&mut self, lpn: u64) {
+        let Some(slot) = self.index.remove(&lpn) else {
+            return;
+        };
+        let l = &mut self.lines[slot as usize];
+        if l.dirty {
+            l.dirty = false;
+            self.dirty -= 1;
+        }
+        if l.flushing {
+            l.orphan = true;
+        } else {
+            self.unlink(slot);
+            self.free.push(slot);
+        }
     }
 
     /// Drop a clean line.
@@ -305,7 +334,7 @@ mod tests {
                             // Clean it as a flush would, then evict.
                             if c.line(v).dirty {
                                 let g = c.start_flush(v);
-                                c.flush_done(v, g);
+                                assert!(c.flush_done(v, g));
                             }
                             c.evict(v);
                         }
@@ -317,6 +346,25 @@ mod tests {
                 prop_assert_eq!(c.order(), order);
             }
         }
+    }
+
+    #[test]
+    fn a_line_discarded_during_its_flush_is_freed_when_the_flush_ends() {
+        let mut c = CacheBuffer::new(2, Replacement::Lru);
+        let s = c.insert(5, true);
+        let g = c.start_flush(s);
+        c.discard(5);
+        assert!(c.find(5).is_none());
+        assert_eq!(c.dirty_lines(), 0);
+        let t = c.insert(5, true);
+        assert_ne!(
+            s, t,
+            "the flushing slot is not reused before its flush ends"
+        );
+        assert!(!c.flush_done(s, g));
+        assert_eq!(c.find(5), Some(t));
+        assert_eq!(c.len(), 1);
+        assert_eq!(c.order(), vec![5]);
     }
 
     #[test]
@@ -335,11 +383,11 @@ mod tests {
         let s = c.insert(9, true);
         let g = c.start_flush(s);
         c.write(s);
-        c.flush_done(s, g);
+        assert!(c.flush_done(s, g));
         assert!(c.line(s).dirty, "the newer write has not been flushed");
         assert_eq!(c.dirty_lines(), 1);
         let g = c.start_flush(s);
-        c.flush_done(s, g);
+        assert!(c.flush_done(s, g));
         assert!(!c.line(s).dirty);
         assert_eq!(c.dirty_lines(), 0);
     }

@@ -32,6 +32,11 @@ impl System {
         }
         // In the order emitted; the vector goes back so its capacity is reused.
         let mut tasks = std::mem::take(&mut self.ftl.tasks);
+        if let Some(dc) = self.check.as_mut() {
+            for &(from, to, _) in tasks.iter().flat_map(|t| t.moves.iter()) {
+                dc.moved(from, to);
+            }
+        }
         for task in tasks.drain(..) {
             let die = self.die_of_plane(task.plane);
             self.dies[die as usize]
@@ -146,7 +151,7 @@ impl System {
                     .unwrap();
                 (Phase::Sensed, cmd_end + t_r, cmd_end + t_r - start)
             }
-            TxnKind::HostWrite => {
+            TxnKind::HostWrite | TxnKind::Flush => {
                 // Command/address once per plane, then every unit's data, in one bus tenure.
                 let planes = distinct_planes(&op, &self.txns);
                 let data = timing.bus_time(self.geo.unit_bytes * op.len() as u64);
@@ -210,8 +215,7 @@ impl System {
         {
             let cand = self.dies[die as usize].queues[queue][i];
             let c = self.txns.get(cand);
-            let same_kind =
-                c.kind == kind || (kind != TxnKind::HostWrite && c.kind != TxnKind::HostWrite);
+            let same_kind = c.kind.is_program() == kind.is_program();
             let page = self.geo.page_id(c.pun);
             let fits = same_kind
                 && op.iter().all(|&m| {
@@ -253,7 +257,7 @@ impl System {
             Phase::Programmed => {
                 self.counters.nand_pages_written += distinct_pages(&op, &self.txns, &self.geo);
                 for &t in &op {
-                    self.write_txn_done(now, t);
+                    self.write_txn_done(now, t)?;
                 }
                 self.finish_op(now, die, op);
             }

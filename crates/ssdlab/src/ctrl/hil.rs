@@ -79,11 +79,11 @@ impl System {
         self.start_fetch(now);
     }
 
-    pub(crate) fn on_dispatch(&mut self, now: SimTime, cmd: u32) {
+    pub(crate) fn on_dispatch(&mut self, now: SimTime, cmd: u32) -> Result<()> {
         let c = self.cmds.get(cmd);
         let (op, offset, len) = (c.op, c.offset, c.len);
         match op {
-            Op::Read => self.dispatch_read(now, cmd, offset, len),
+            Op::Read => self.dispatch_read(now, cmd, offset, len)?,
             Op::Write => {
                 // The map entry was prefetched at the doorbell; now warm where it points, for
                 // the FTL write when the data is in.
@@ -100,18 +100,49 @@ impl System {
                     // Only whole units can be unmapped; a partial one keeps its data.
                     if covered == unit {
                         self.ftl.trim(lpn);
+                        if let Some(dc) = self.check.as_mut() {
+                            dc.trimmed(lpn);
+                        }
+                        if let Some(bm) = self.cache.as_mut() {
+                            bm.buf.discard(lpn);
+                        }
                     }
                 }
                 self.complete_cmd(now, cmd);
             }
+            Op::Flush => match &self.cache {
+                Some(bm) if bm.write_back() => self.cache_flush_command(now, cmd)?,
+                // No volatile data to write back: done once the firmware saw it.
+                _ => self.complete_cmd(now, cmd),
+            },
         }
+        Ok(())
     }
 
-    fn dispatch_read(&mut self, now: SimTime, cmd: u32, offset: u64, len: u64) {
+    fn dispatch_read(&mut self, now: SimTime, cmd: u32, offset: u64, len: u64) -> Result<()> {
         let mut txns = 0u32;
         let mut direct_bytes = 0u64;
+        let mut direct_at = now;
+        let mut all_hit = self.cache.is_some();
         for (lpn, covered) in units_of(self.geo.unit_bytes, offset, len) {
             self.counters.host_units_read += 1;
+            if let Some(dc) = self.check.as_mut() {
+                let slot = self.cache.as_ref().and_then(|bm| bm.buf.find(lpn));
+                let pun = if slot.is_none() {
+                    self.ftl.lookup(lpn)
+                } else {
+                    None
+                };
+                dc.read(lpn, slot, pun);
+            }
+            if self.cache.is_some() {
+                if let Some(t) = self.cache_read(now, lpn, covered) {
+                    direct_bytes += covered;
+                    direct_at = direct_at.max(t);
+                    continue;
+                }
+                all_hit = false;
+            }
             match self.ftl.lookup(lpn) {
                 None => {
                     self.counters.unmapped_reads += 1;
@@ -132,6 +163,8 @@ impl System {
                         plane,
                         host_bytes: covered as u32,
                         epoch: 0,
+                        aux: lpn as u32,
+                        seq: 0,
                     });
                     self.enqueue(now, t, 0);
                 }
@@ -140,7 +173,9 @@ impl System {
         let c = self.cmds.get_mut(cmd);
         c.txns_left = txns;
         if direct_bytes > 0 {
-            let (_, end) = self.link_up.reserve(now, self.link.wire_time(direct_bytes));
+            let (_, end) = self
+                .link_up
+                .reserve(direct_at, self.link.wire_time(direct_bytes));
             let c = self.cmds.get_mut(cmd);
             c.data_done = c.data_done.max(end);
         }
@@ -148,6 +183,10 @@ impl System {
             let done = self.cmds.get(cmd).data_done.max(now);
             self.complete_cmd(done, cmd);
         }
+        if all_hit {
+            self.maybe_preemptive_flush(now)?;
+        }
+        Ok(())
     }
 
     pub(crate) fn on_write_data_in(&mut self, now: SimTime, cmd: u32) -> Result<()> {
@@ -155,7 +194,13 @@ impl System {
         let unit = self.geo.unit_bytes;
         let mut rmw = 0;
         for (lpn, covered) in units_of(unit, c.offset, c.len) {
-            if covered == unit {
+            // A whole unit, or one whose old data is in the cache buffer, needs no read.
+            if covered == unit
+                || self
+                    .cache
+                    .as_ref()
+                    .is_some_and(|bm| bm.write_back() && bm.buf.find(lpn).is_some())
+            {
                 continue;
             }
             // A partial unit keeps the rest of its old data: read it first.
@@ -169,6 +214,8 @@ impl System {
                         plane,
                         host_bytes: 0,
                         epoch: 0,
+                        aux: 0,
+                        seq: 0,
                     });
                     rmw += 1;
                     self.enqueue(now, t, 0);
@@ -184,12 +231,22 @@ impl System {
 
     /// Map every unit of a write command to a new physical unit and queue its program.
     pub(crate) fn issue_write_txns(&mut self, now: SimTime, cmd: u32) -> Result<()> {
+        if self.cache.as_ref().is_some_and(|bm| bm.write_back()) {
+            return self.cache_write(now, cmd);
+        }
         let c = self.cmds.get(cmd);
         let (offset, len) = (c.offset, c.len);
         let unit = self.geo.unit_bytes;
         self.cmds.get_mut(cmd).txns_left = (units_of(unit, offset, len).count()) as u32;
         for (lpn, covered) in units_of(unit, offset, len) {
             let pun = self.ftl.write(lpn)?;
+            if let Some(dc) = self.check.as_mut() {
+                dc.write_to_nand(lpn, pun);
+            }
+            if self.cache.is_some() {
+                // Write-through: the data goes into the buffer as well, now.
+                self.cache_write_through(now, lpn, pun);
+            }
             let block = self.geo.block_of_unit(pun);
             let t = self.txns.insert(Txn {
                 kind: TxnKind::HostWrite,
@@ -198,6 +255,8 @@ impl System {
                 plane: self.geo.plane_of_block(block),
                 host_bytes: covered as u32,
                 epoch: self.ftl.blocks()[block as usize].epoch,
+                aux: lpn as u32,
+                seq: 0,
             });
             self.enqueue(now, t, 1);
             self.drain_gc(now);
@@ -218,6 +277,9 @@ impl System {
             }
             return;
         }
+        if self.cache.is_some() {
+            self.cache_fill(ready, t.aux as u64, t.pun);
+        }
         let (_, end) = self
             .link_up
             .reserve(ready, self.link.wire_time(t.host_bytes as u64));
@@ -232,17 +294,24 @@ impl System {
     }
 
     /// A program transaction finished at `now`.
-    pub(crate) fn write_txn_done(&mut self, now: SimTime, txn: u32) {
+    pub(crate) fn write_txn_done(&mut self, now: SimTime, txn: u32) -> Result<()> {
         let t = self.txns.remove(txn);
         // Only if the block was not erased (and reused) since the write was mapped.
         let block = self.geo.block_of_unit(t.pun);
         if self.ftl.blocks()[block as usize].epoch == t.epoch {
             self.ftl.mark_programmed(t.pun);
         }
+        if t.kind == TxnKind::Flush {
+            return self.flush_done(now, &t);
+        }
+        if self.cache.is_some() {
+            self.cache_write_through(now, t.aux as u64, t.pun);
+        }
         let c = self.cmds.get_mut(t.cmd);
         c.txns_left -= 1;
         if c.txns_left == 0 {
             self.complete_cmd(now, t.cmd);
         }
+        Ok(())
     }
 }

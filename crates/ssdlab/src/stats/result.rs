@@ -143,12 +143,61 @@ pub struct RunResult {
     pub config_hash: String,
     pub seed: u64,
     pub job: serde_json::Value,
+    /// Only for a trace replay: what was read, filtered and how it was mapped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<serde_json::Value>,
     pub sim: SimInfo,
     pub ops: std::collections::BTreeMap<&'static str, OpResult>,
     pub total: Totals,
     pub device: DeviceResult,
     pub utilisation: Utilisation,
+    /// Only with a cache buffer (`[cache]` in the config).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheResult>,
     pub wall: Wall,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CacheFlushes {
+    pub on_demand: u64,
+    pub background: u64,
+    pub preemptive: u64,
+    pub explicit: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CacheEnergy {
+    pub dynamic_mj: f64,
+    pub leakage_mw: f64,
+    pub leakage_mj: f64,
+}
+
+/// The cache buffer's figures. Hit ratios count map units.
+#[derive(Clone, Debug, Serialize)]
+pub struct CacheResult {
+    pub lines: u32,
+    pub line_bytes: u64,
+    pub read_hits: u64,
+    pub read_misses: u64,
+    pub read_hit_ratio: f64,
+    pub write_hits: u64,
+    pub write_misses: u64,
+    pub write_hit_ratio: f64,
+    pub flushes: CacheFlushes,
+    /// Dirty lines evicted (each after an on-demand flush).
+    pub dirty_evictions: u64,
+    /// Write units that waited for a line.
+    pub write_waits: u64,
+    pub dram_row_hits: u64,
+    pub dram_row_misses: u64,
+    /// Host-port accesses that found their bank busy with the additional port, and the total
+    /// time they waited for it.
+    pub port_conflicts: u64,
+    pub host_port_wait_us: f64,
+    pub dirty_lines_at_end: u32,
+    /// Sampled as the buffer changes: [time s, lines in use, dirty lines].
+    pub occupancy: Vec<(f64, u32, u32)>,
+    pub energy: CacheEnergy,
 }
 
 impl RunResult {

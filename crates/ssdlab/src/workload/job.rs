@@ -31,6 +31,8 @@ pub enum Op {
     Read,
     Write,
     Trim,
+    /// Flush the volatile write cache: no data; from traces only.
+    Flush,
 }
 
 impl Op {
@@ -39,14 +41,16 @@ impl Op {
             Op::Read => 0,
             Op::Write => 1,
             Op::Trim => 2,
+            Op::Flush => 3,
         }
     }
-    pub const ALL: [Op; 3] = [Op::Read, Op::Write, Op::Trim];
+    pub const ALL: [Op; 4] = [Op::Read, Op::Write, Op::Trim, Op::Flush];
     pub fn name(self) -> &'static str {
         match self {
             Op::Read => "read",
             Op::Write => "write",
             Op::Trim => "trim",
+            Op::Flush => "flush",
         }
     }
 }

@@ -1,0 +1,521 @@
+//! The cache buffer manager: what the controller does with its DRAM cache buffer.
+//!
+//! - Write-back ("cached write"): a write's units go into the buffer and the command completes
+//!   when the DRAM has them. A unit that misses needs a line: a free one, or the eviction
+//!   candidate if clean; if the candidate is dirty it is flushed to NAND first and the unit
+//!   waits for it ("on-demand flushing").
+//! - Write-through: writes go to NAND as without a buffer; the buffer keeps a clean copy.
+//! - Reads that hit are served from DRAM; misses go to NAND and, with `read_allocate`, leave a
+//!   clean copy when a line can be had without flushing.
+//! - Background flushing keeps the dirty share between two watermarks.
+//! - Dual port (seed 001): a pre-emptive flush through the additional port starts only when
+//!   (1) the current host request hit in the buffer, (2) no other pre-emptive flush runs, and
+//!   (3) a dirty line lies within the first `preemptive_window` of the lines, scanned from the
+//!   eviction end. It cleans the line and leaves it in place.
+//! - An explicit flush (NVMe Flush) completes once every flush started up to its arrival, and
+//!   every line dirty at its arrival, has reached NAND.
+//!
+//! A flush reads the line out of DRAM, maps it in the FTL and queues its program with the host
+//! writes of its die. One flush per line at a time: a line written during its flush stays dirty
+//! and is flushed again later, so two writes of one page never reach NAND out of order.
+
+use crate::config::{CacheConfig, CacheMode, CachePorts};
+use crate::ctrl::cache::CacheBuffer;
+use crate::error::Result;
+use crate::media::dram::{Dram, DramTiming, Port};
+use crate::sim::SimTime;
+use crate::system::{System, Txn, TxnKind};
+use std::collections::{BTreeSet, VecDeque};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlushKind {
+    OnDemand = 0,
+    Background = 1,
+    Preemptive = 2,
+    Explicit = 3,
+}
+
+impl FlushKind {
+    fn from_u32(v: u32) -> FlushKind {
+        match v {
+            0 => FlushKind::OnDemand,
+            1 => FlushKind::Background,
+            2 => FlushKind::Preemptive,
+            _ => FlushKind::Explicit,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct BufferStats {
+    pub read_hits: u64,
+    pub read_misses: u64,
+    pub write_hits: u64,
+    pub write_misses: u64,
+    /// Flushes by cause: on-demand, background, pre-emptive, explicit.
+    pub flushes: [u64; 4],
+    /// Write units that had to wait for a line.
+    pub waits: u64,
+    /// (time, lines in use, dirty lines), sampled as the buffer changes.
+    pub occupancy: Vec<(SimTime, u32, u32)>,
+    pub dram_read_bytes: u64,
+    pub dram_write_bytes: u64,
+}
+
+/// A write unit waiting for a line.
+#[derive(Clone, Copy, Debug)]
+struct Waiter {
+    cmd: u32,
+    lpn: u64,
+    bytes: u64,
+}
+
+pub struct BufferManager {
+    pub cfg: CacheConfig,
+    pub buf: CacheBuffer,
+    pub dram: Dram,
+    line_bytes: u64,
+    waiting: VecDeque<Waiter>,
+    preemptive_busy: bool,
+    background_inflight: u32,
+    /// Sequence numbers of flushes under way (for explicit flushes).
+    inflight: BTreeSet<u64>,
+    next_flush_seq: u64,
+    /// Explicit flush commands: (command, the last flush sequence number it waits for).
+    explicit: Vec<(u32, u64)>,
+    next_sample: SimTime,
+    sample_every: SimTime,
+    pub stats: BufferStats,
+}
+
+/// Occupancy is sampled at most this often (simulated time), and at most this many samples are
+/// kept (the interval doubles when full).
+const SAMPLE_EVERY: SimTime = SimTime::from_us(100);
+const MAX_SAMPLES: usize = 1000;
+
+impl BufferManager {
+    pub fn new(cfg: &CacheConfig, line_bytes: u64) -> BufferManager {
+        let lines = ((cfg.capacity.0 - cfg.map_reserved.0) / line_bytes) as u32;
+        BufferManager {
+            buf: CacheBuffer::new(lines, cfg.replacement),
+            dram: Dram::new(DramTiming::preset(cfg.dram, cfg.bus_bits)),
+            line_bytes,
+            waiting: VecDeque::new(),
+            preemptive_busy: false,
+            background_inflight: 0,
+            inflight: BTreeSet::new(),
+            next_flush_seq: 0,
+            explicit: Vec::new(),
+            next_sample: SimTime::ZERO,
+            sample_every: SAMPLE_EVERY,
+            stats: BufferStats::default(),
+            cfg: cfg.clone(),
+        }
+    }
+
+    pub fn write_back(&self) -> bool {
+        self.cfg.mode == CacheMode::WriteBack
+    }
+
+    /// Move `bytes` of the line in `slot` in or out of DRAM through `port`; returns the end.
+    fn dram_io(&mut self, now: SimTime, slot: u32, bytes: u64, port: Port, write: bool) -> SimTime {
+        if write {
+            self.stats.dram_write_bytes += bytes;
+        } else {
+            self.stats.dram_read_bytes += bytes;
+        }
+        // Lines sit after the area reserved for the map.
+        let addr = self.cfg.map_reserved.0 + slot as u64 * self.line_bytes;
+        self.dram.access(now, addr, bytes, port)
+    }
+
+    fn sample(&mut self, now: SimTime) {
+        if now < self.next_sample {
+            return;
+        }
+        if self.stats.occupancy.len() == MAX_SAMPLES {
+            // Keep every other sample and sample half as often from now on.
+            let kept: Vec<_> = self.stats.occupancy.iter().step_by(2).copied().collect();
+            self.stats.occupancy = kept;
+            self.sample_every = self.sample_every * 2;
+        }
+        self.stats
+            .occupancy
+            .push((now, self.buf.len(), self.buf.dirty_lines()));
+        self.next_sample = now + self.sample_every;
+    }
+}
+
+impl BufferManager {
+    /// The figures of a run that lasted `sim_s` simulated seconds.
+    pub fn result(&self, sim_s: f64) -> crate::stats::result::CacheResult {
+        use crate::stats::result::{CacheEnergy, CacheFlushes, CacheResult};
+        let s = &self.stats;
+        let d = &self.dram.stats;
+        let ratio = |h: u64, m: u64| {
+            if h + m > 0 {
+                h as f64 / (h + m) as f64
+            } else {
+                0.0
+            }
+        };
+        let e = &self.cfg.energy;
+        let dynamic_pj = s.dram_read_bytes as f64 * e.read_pj_per_byte
+            + s.dram_write_bytes as f64 * e.write_pj_per_byte;
+        let mib = self.cfg.capacity.0 as f64 / (1u64 << 20) as f64;
+        let area = if self.cfg.ports == CachePorts::Dual {
+            1.0 + e.port_area_overhead
+        } else {
+            1.0
+        };
+        let leakage_mw = e.leakage_mw_per_mib * mib * area;
+        CacheResult {
+            lines: self.buf.capacity(),
+            line_bytes: self.line_bytes,
+            read_hits: s.read_hits,
+            read_misses: s.read_misses,
+            read_hit_ratio: ratio(s.read_hits, s.read_misses),
+            write_hits: s.write_hits,
+            write_misses: s.write_misses,
+            write_hit_ratio: ratio(s.write_hits, s.write_misses),
+            flushes: CacheFlushes {
+                on_demand: s.flushes[0],
+                background: s.flushes[1],
+                preemptive: s.flushes[2],
+                explicit: s.flushes[3],
+            },
+            dirty_evictions: s.flushes[0],
+            write_waits: s.waits,
+            dram_row_hits: d.row_hits,
+            dram_row_misses: d.row_misses,
+            port_conflicts: d.port_conflicts,
+            host_port_wait_us: d.host_wait.as_us_f64(),
+            dirty_lines_at_end: self.buf.dirty_lines(),
+            occupancy: s
+                .occupancy
+                .iter()
+                .map(|&(t, l, dl)| (t.as_secs_f64(), l, dl))
+                .collect(),
+            energy: CacheEnergy {
+                dynamic_mj: dynamic_pj * 1e-9,
+                leakage_mw,
+                leakage_mj: leakage_mw * sim_s,
+            },
+        }
+    }
+}
+
+/// Outcome of trying to put one write unit into the buffer.
+enum Placed {
+    /// In the buffer; the DRAM write ends at this time.
+    At(SimTime),
+    /// No line yet: a flush was started (or is under way) to make one.
+    Waiting,
+}
+
+impl System {
+    fn bm(&mut self) -> &mut BufferManager {
+        self.cache.as_mut().expect("cache buffer configured")
+    }
+
+    /// Write-back: put every unit of a write command into the buffer; the command completes
+    /// when its last unit is in DRAM.
+    pub(crate) fn cache_write(&mut self, now: SimTime, cmd: u32) -> Result<()> {
+        let c = self.cmds.get(cmd);
+        let (offset, len) = (c.offset, c.len);
+        let unit = self.geo.unit_bytes;
+        let mut done = now;
+        let mut pending = 0u32;
+        let mut all_hit = true;
+        let first = offset / unit;
+        let last = (offset + len - 1) / unit;
+        for lpn in first..=last {
+            let bytes = ((lpn + 1) * unit).min(offset + len) - (lpn * unit).max(offset);
+            if self.bm().buf.find(lpn).is_some() {
+                self.bm().stats.write_hits += 1;
+            } else {
+                self.bm().stats.write_misses += 1;
+                all_hit = false;
+            }
+            match self.place(now, lpn, bytes)? {
+                Placed::At(t) => done = done.max(t),
+                Placed::Waiting => {
+                    self.bm().stats.waits += 1;
+                    self.bm().waiting.push_back(Waiter { cmd, lpn, bytes });
+                    pending += 1;
+                }
+            }
+        }
+        let c = self.cmds.get_mut(cmd);
+        c.txns_left = pending;
+        c.data_done = done;
+        if pending == 0 {
+            self.complete_cmd(done, cmd);
+        }
+        self.bm().sample(now);
+        self.maybe_background_flush(now)?;
+        if all_hit {
+            self.maybe_preemptive_flush(now)?;
+        }
+        Ok(())
+    }
+
+    /// Try to put one write unit into the buffer.
+    fn place(&mut self, now: SimTime, lpn: u64, bytes: u64) -> Result<Placed> {
+        let placed = self.place_unchecked(now, lpn, bytes)?;
+        if let (Placed::At(_), Some(dc)) = (&placed, self.check.as_mut()) {
+            let slot = self
+                .cache
+                .as_ref()
+                .and_then(|bm| bm.buf.find(lpn))
+                .expect("placed");
+            dc.write_to_line(lpn, slot);
+        }
+        Ok(placed)
+    }
+
+    fn place_unchecked(&mut self, now: SimTime, lpn: u64, bytes: u64) -> Result<Placed> {
+        let bm = self.bm();
+        if let Some(slot) = bm.buf.touch(lpn) {
+            bm.buf.write(slot);
+            return Ok(Placed::At(bm.dram_io(now, slot, bytes, Port::Host, true)));
+        }
+        if !bm.buf.is_full() {
+            let slot = bm.buf.insert(lpn, true);
+            return Ok(Placed::At(bm.dram_io(now, slot, bytes, Port::Host, true)));
+        }
+        match bm.buf.victim() {
+            Some(v) if !bm.buf.line(v).dirty => {
+                bm.buf.evict(v);
+                let slot = bm.buf.insert(lpn, true);
+                Ok(Placed::At(bm.dram_io(now, slot, bytes, Port::Host, true)))
+            }
+            Some(v) => {
+                self.flush_line(now, v, FlushKind::OnDemand)?;
+                Ok(Placed::Waiting)
+            }
+            // Every line is being flushed: one will come free.
+            None => Ok(Placed::Waiting),
+        }
+    }
+
+    /// Start a flush of the dirty line in `slot`.
+    fn flush_line(&mut self, now: SimTime, slot: u32, kind: FlushKind) -> Result<()> {
+        let unit = self.geo.unit_bytes;
+        let bm = self.bm();
+        let dual = bm.cfg.ports == CachePorts::Dual;
+        let generation = bm.buf.start_flush(slot);
+        let lpn = bm.buf.line(slot).lpn;
+        let port = if kind == FlushKind::Preemptive && dual {
+            Port::Additional
+        } else {
+            Port::Host
+        };
+        bm.dram_io(now, slot, unit, port, false);
+        bm.stats.flushes[kind as usize] += 1;
+        let seq = bm.next_flush_seq;
+        bm.next_flush_seq += 1;
+        bm.inflight.insert(seq);
+        match kind {
+            FlushKind::Preemptive => bm.preemptive_busy = true,
+            FlushKind::Background => bm.background_inflight += 1,
+            _ => {}
+        }
+        let pun = self.ftl.write(lpn)?;
+        if let Some(dc) = self.check.as_mut() {
+            dc.flush(slot, pun);
+        }
+        let block = self.geo.block_of_unit(pun);
+        let t = self.txns.insert(Txn {
+            kind: TxnKind::Flush,
+            // The flush's line, and its cause in the spare fields.
+            cmd: slot,
+            pun,
+            plane: self.geo.plane_of_block(block),
+            host_bytes: kind as u32,
+            epoch: self.ftl.blocks()[block as usize].epoch,
+            aux: generation,
+            seq,
+        });
+        self.enqueue(now, t, 1);
+        self.drain_gc(now);
+        Ok(())
+    }
+
+    /// A flush program finished: the line is clean unless written since; an on-demand flush
+    /// also frees its line. Waiting writes then try again.
+    pub(crate) fn flush_done(&mut self, now: SimTime, t: &Txn) -> Result<()> {
+        let kind = FlushKind::from_u32(t.host_bytes);
+        let slot = t.cmd;
+        let bm = self.bm();
+        let still_cached = bm.buf.flush_done(slot, t.aux);
+        bm.inflight.remove(&t.seq);
+        match kind {
+            FlushKind::Preemptive => bm.preemptive_busy = false,
+            FlushKind::Background => bm.background_inflight -= 1,
+            FlushKind::OnDemand => {
+                let l = bm.buf.line(slot);
+                if still_cached && !l.dirty && !l.flushing {
+                    bm.buf.evict(slot);
+                }
+            }
+            FlushKind::Explicit => {}
+        }
+        self.retry_waiters(now)?;
+        self.finish_explicit(now);
+        self.bm().sample(now);
+        self.maybe_background_flush(now)
+    }
+
+    fn retry_waiters(&mut self, now: SimTime) -> Result<()> {
+        while let Some(w) = self.bm().waiting.front().copied() {
+            match self.place(now, w.lpn, w.bytes)? {
+                Placed::At(t) => {
+                    self.bm().waiting.pop_front();
+                    let c = self.cmds.get_mut(w.cmd);
+                    c.data_done = c.data_done.max(t);
+                    c.txns_left -= 1;
+                    if c.txns_left == 0 {
+                        let done = c.data_done;
+                        self.complete_cmd(done, w.cmd);
+                    }
+                }
+                Placed::Waiting => break,
+            }
+        }
+        Ok(())
+    }
+
+    fn maybe_background_flush(&mut self, now: SimTime) -> Result<()> {
+        loop {
+            let bm = self.bm();
+            let hi = bm.cfg.flush_high_watermark;
+            if hi <= 0.0 || bm.background_inflight >= bm.cfg.max_background_flushes {
+                return Ok(());
+            }
+            let cap = bm.buf.capacity() as f64;
+            let pending_dirty = bm.buf.dirty_lines().saturating_sub(bm.background_inflight) as f64;
+            // Start above the high mark; once started, go on down to the low mark.
+            let threshold = if bm.background_inflight > 0 {
+                bm.cfg.flush_low_watermark
+            } else {
+                hi
+            };
+            if pending_dirty <= threshold * cap {
+                return Ok(());
+            }
+            let window = bm.buf.capacity();
+            let Some(slot) = bm.buf.dirty_near_eviction(window) else {
+                return Ok(());
+            };
+            self.flush_line(now, slot, FlushKind::Background)?;
+        }
+    }
+
+    /// Dual port only: a pre-emptive flush if the current host request hit, none runs, and a
+    /// dirty line lies near the eviction end.
+    pub(crate) fn maybe_preemptive_flush(&mut self, now: SimTime) -> Result<()> {
+        let bm = self.bm();
+        if bm.cfg.ports != CachePorts::Dual || bm.preemptive_busy {
+            return Ok(());
+        }
+        let window = ((bm.cfg.preemptive_window * bm.buf.capacity() as f64).ceil() as u32).max(1);
+        if let Some(slot) = bm.buf.dirty_near_eviction(window) {
+            self.flush_line(now, slot, FlushKind::Preemptive)?;
+        }
+        Ok(())
+    }
+
+    /// Read: serve the units of `lpn` that hit from DRAM. Returns when the data is out of DRAM,
+    /// or None on a miss.
+    pub(crate) fn cache_read(&mut self, now: SimTime, lpn: u64, bytes: u64) -> Option<SimTime> {
+        let bm = self.bm();
+        match bm.buf.touch(lpn) {
+            Some(slot) => {
+                bm.stats.read_hits += 1;
+                Some(bm.dram_io(now, slot, bytes, Port::Host, false))
+            }
+            None => {
+                bm.stats.read_misses += 1;
+                None
+            }
+        }
+    }
+
+    /// Unit `lpn` was read from NAND unit `pun`: keep a clean copy if a line comes without
+    /// flushing, unless newer data for it exists by now (in the buffer, or mapped elsewhere).
+    pub(crate) fn cache_fill(&mut self, now: SimTime, lpn: u64, pun: u32) {
+        let unit = self.geo.unit_bytes;
+        if self.ftl.lookup(lpn) != Some(pun) {
+            return;
+        }
+        let bm = self.bm();
+        if !bm.cfg.read_allocate || bm.buf.find(lpn).is_some() {
+            return;
+        }
+        if bm.buf.is_full() {
+            match bm.buf.victim() {
+                Some(v) if !bm.buf.line(v).dirty => bm.buf.evict(v),
+                _ => return,
+            }
+        }
+        let slot = bm.buf.insert(lpn, false);
+        bm.dram_io(now, slot, unit, Port::Host, true);
+        bm.sample(now);
+        if let Some(dc) = self.check.as_mut() {
+            dc.fill_line(slot, Some(pun));
+        }
+    }
+
+    /// Write-through: unit `lpn`, just programmed at `pun`, goes into (or updates) the buffer,
+    /// unless a newer write has replaced it meanwhile.
+    pub(crate) fn cache_write_through(&mut self, now: SimTime, lpn: u64, pun: u32) {
+        if self.ftl.lookup(lpn) != Some(pun) {
+            return;
+        }
+        let unit = self.geo.unit_bytes;
+        let bm = self.bm();
+        if let Some(slot) = bm.buf.touch(lpn) {
+            bm.dram_io(now, slot, unit, Port::Host, true);
+            if let Some(dc) = self.check.as_mut() {
+                dc.fill_line(slot, Some(pun));
+            }
+            return;
+        }
+        self.cache_fill(now, lpn, pun);
+    }
+
+    /// An NVMe Flush: flush every dirty line, and complete once all flushes started up to now
+    /// have reached NAND.
+    pub(crate) fn cache_flush_command(&mut self, now: SimTime, cmd: u32) -> Result<()> {
+        loop {
+            let cap = self.bm().buf.capacity();
+            let Some(slot) = self.bm().buf.dirty_near_eviction(cap) else {
+                break;
+            };
+            self.flush_line(now, slot, FlushKind::Explicit)?;
+        }
+        let bm = self.bm();
+        match bm.next_flush_seq.checked_sub(1) {
+            Some(last) if bm.inflight.first().is_some_and(|&s| s <= last) => {
+                bm.explicit.push((cmd, last));
+            }
+            _ => self.complete_cmd(now, cmd),
+        }
+        Ok(())
+    }
+
+    fn finish_explicit(&mut self, now: SimTime) {
+        let bm = self.bm();
+        if bm.explicit.is_empty() {
+            return;
+        }
+        let oldest = bm.inflight.first().copied().unwrap_or(u64::MAX);
+        let (ready, waiting): (Vec<_>, Vec<_>) =
+            bm.explicit.drain(..).partition(|&(_, last)| oldest > last);
+        bm.explicit = waiting;
+        for (cmd, _) in ready {
+            self.complete_cmd(now, cmd);
+        }
+    }
+}

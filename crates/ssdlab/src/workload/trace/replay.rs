@@ -1,0 +1,701 @@
+//! Trace replay: the job description of a replay, and the request source that feeds the host.
+//!
+//! A replay reads its trace twice: a first pass (the prescan) checks every line, counts the
+//! requests and measures each device's extent, so that the mapping onto the simulated capacity
+//! (layout of several devices, then wrap or scale) is fixed before the run; the second pass feeds
+//! the host one request at a time. Memory stays constant whatever the trace's length.
+
+use super::model::{self, ModelParams};
+use super::{formats, BlkEvent, Format, ReadOptions, TraceOp, TraceReader, TraceRecord};
+use crate::config::units::format_bytes;
+use crate::config::Dur;
+use crate::error::{Error, Result};
+use crate::sim::SimTime;
+use crate::workload::Op;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+const SECTOR: u64 = 512;
+/// Device extents are rounded up to this before they are laid side by side.
+const EXTENT_ALIGN: u64 = 1 << 20;
+/// Devices listed one by one in the result.
+const LIST_DEVICES: usize = 32;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReplayMode {
+    /// Open loop: each request arrives at its (scaled) trace time.
+    #[default]
+    Timed,
+    /// Closed loop: as fast as possible, up to `iodepth` requests in flight, in trace order.
+    Afap,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Layout {
+    /// Side by side when the trace has more than one device, else as is.
+    #[default]
+    Auto,
+    /// Every device's offsets used as they are, on one address space.
+    Overlay,
+    /// Each device gets its own range, in device order, of its highest end rounded up to 1 MiB.
+    SideBySide,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fit {
+    /// Addresses beyond the capacity wrap around (modulo the capacity).
+    #[default]
+    Wrap,
+    /// Addresses are scaled by capacity ÷ span.
+    Scale,
+    /// A trace larger than the device is an error.
+    None,
+}
+
+fn trace_name() -> String {
+    "trace".into()
+}
+fn one() -> u32 {
+    1
+}
+fn one_f() -> f64 {
+    1.0
+}
+fn qd() -> u32 {
+    32
+}
+
+/// A replay, as a job: the trace and how to play it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceJob {
+    #[serde(default = "trace_name")]
+    pub name: String,
+    /// A trace file, or `model:NAME[,key=value...]` for a workload model.
+    pub trace: String,
+    /// The format's name; absent: found from the first lines.
+    #[serde(default)]
+    pub format: Option<String>,
+    #[serde(default)]
+    pub mode: ReplayMode,
+    /// Trace time is multiplied by this (0.5 replays twice as fast); timed mode only.
+    #[serde(default = "one_f")]
+    pub time_scale: f64,
+    /// Most requests in flight (both modes); more arrivals wait, in trace order.
+    #[serde(default = "qd")]
+    pub iodepth: u32,
+    /// Host queues the requests are spread over, round robin (queue k on core k mod cores).
+    #[serde(default = "one")]
+    pub queues: u32,
+    /// Only these devices (disks, volumes, ASUs; blkparse `maj:min`); `a-b` is a range.
+    #[serde(default)]
+    pub devices: Vec<String>,
+    #[serde(default)]
+    pub layout: Layout,
+    #[serde(default)]
+    pub fit: Fit,
+    /// Trace time window: requests before `start` are skipped, reading stops at `stop`.
+    #[serde(default)]
+    pub start: Option<Dur>,
+    #[serde(default)]
+    pub stop: Option<Dur>,
+    /// Passes over the trace.
+    #[serde(default = "one")]
+    pub repeat: u32,
+    /// Most requests replayed in all.
+    #[serde(default)]
+    pub io_count: Option<u64>,
+    /// Stop issuing after this much simulated time.
+    #[serde(default)]
+    pub runtime: Option<Dur>,
+    /// Results exclude requests that arrived before this.
+    #[serde(default)]
+    pub ramp: Option<Dur>,
+    #[serde(default)]
+    pub skip_bad_lines: bool,
+    #[serde(default)]
+    pub blkparse_event: BlkEvent,
+}
+
+fn job_err(field: &str, msg: String) -> Error {
+    Error::Job(format!("trace job, field `{field}`: {msg}"))
+}
+
+/// Parse device filters: numbers, `a-b` ranges, and blkparse's `maj:min`.
+pub fn parse_devices(items: &[String]) -> Result<Vec<u32>> {
+    let mut out = Vec::new();
+    for item in items {
+        for part in item.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let bad = || {
+                job_err(
+                    "devices",
+                    format!("got {part:?}, expected a device number, a range a-b, or maj:min"),
+                )
+            };
+            if let Some((a, b)) = part.split_once(':') {
+                let (a, b) = (a.parse::<u32>(), b.parse::<u32>());
+                let (Ok(a), Ok(b)) = (a, b) else {
+                    return Err(bad());
+                };
+                out.push(formats::blk_device(a, b).ok_or_else(bad)?);
+            } else if let Some((a, b)) = part.split_once('-') {
+                let (Ok(a), Ok(b)) = (a.trim().parse::<u32>(), b.trim().parse::<u32>()) else {
+                    return Err(bad());
+                };
+                if a > b || b - a > 1 << 20 {
+                    return Err(bad());
+                }
+                out.extend(a..=b);
+            } else {
+                out.push(part.parse::<u32>().map_err(|_| bad())?);
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+impl TraceJob {
+    pub fn from_json(text: &str) -> Result<TraceJob> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let job: TraceJob = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            let path = e.path().to_string();
+            let field = if path.is_empty() || path == "." {
+                String::new()
+            } else {
+                format!(", field `{path}`")
+            };
+            Error::Job(format!("trace job{field}: {}", e.inner()))
+        })?;
+        job.check()?;
+        Ok(job)
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("trace job serialises")
+    }
+
+    pub fn format(&self) -> Result<Option<Format>> {
+        match &self.format {
+            None => Ok(None),
+            Some(n) if n.is_empty() || n == "auto" => Ok(None),
+            Some(n) => Format::from_name(n).map(Some).ok_or_else(|| {
+                job_err(
+                    "format",
+                    format!("got {n:?}, expected one of: {}", Format::names()),
+                )
+            }),
+        }
+    }
+
+    /// The model's parameters when the trace is `model:...`.
+    pub fn model(&self) -> Result<Option<ModelParams>> {
+        match self.trace.strip_prefix("model:") {
+            Some(spec) => model::parse_spec(spec).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    pub fn check(&self) -> Result<()> {
+        if self.trace.trim().is_empty() {
+            return Err(job_err(
+                "trace",
+                "expected a trace file or model:NAME".into(),
+            ));
+        }
+        self.format()?;
+        self.model()?;
+        if !(self.time_scale > 0.0 && self.time_scale.is_finite()) {
+            return Err(job_err(
+                "time_scale",
+                format!("got {}, expected a factor above 0", self.time_scale),
+            ));
+        }
+        if self.iodepth == 0 || self.iodepth > 65535 {
+            return Err(job_err(
+                "iodepth",
+                format!("got {}, expected 1 to 65535", self.iodepth),
+            ));
+        }
+        if self.queues == 0 || self.queues > 4096 {
+            return Err(job_err(
+                "queues",
+                format!("got {}, expected 1 to 4096", self.queues),
+            ));
+        }
+        if self.repeat == 0 {
+            return Err(job_err("repeat", "got 0, expected at least 1".into()));
+        }
+        if self.io_count == Some(0) {
+            return Err(job_err("io_count", "got 0, expected at least 1".into()));
+        }
+        if let Some(r) = self.runtime {
+            if r.0 == SimTime::ZERO {
+                return Err(job_err(
+                    "runtime",
+                    "got 0, expected a positive duration".into(),
+                ));
+            }
+        }
+        if let (Some(a), Some(b)) = (self.start, self.stop) {
+            if b.0 <= a.0 {
+                return Err(job_err(
+                    "stop",
+                    "expected a stop time after the start time".into(),
+                ));
+            }
+        }
+        parse_devices(&self.devices)?;
+        Ok(())
+    }
+
+    fn read_options(&self) -> Result<ReadOptions> {
+        Ok(ReadOptions {
+            format: self.format()?,
+            skip_bad_lines: self.skip_bad_lines,
+            blkparse_event: self.blkparse_event,
+        })
+    }
+}
+
+/// Where records come from: a file or a model.
+enum Source {
+    File(Box<TraceReader>),
+    Model(Box<model::Generator>),
+}
+
+impl Source {
+    fn open(job: &TraceJob, seed: u64) -> Result<Source> {
+        Ok(match job.model()? {
+            Some(p) => Source::Model(Box::new(model::Generator::new(p, seed))),
+            None => Source::File(Box::new(TraceReader::open(
+                &job.trace,
+                &job.read_options()?,
+            )?)),
+        })
+    }
+
+    fn next(&mut self) -> Result<Option<TraceRecord>> {
+        match self {
+            Source::File(r) => r.next_record(),
+            Source::Model(g) => Ok(g.next_record()),
+        }
+    }
+}
+
+/// What the window, the filters and the checks did to one record.
+enum Take {
+    Use(TraceRecord),
+    Skip,
+    EndOfPass,
+}
+
+/// How the trace's addresses are put on the device.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeviceExtent {
+    pub device: u32,
+    pub base_bytes: u64,
+    pub extent_bytes: u64,
+    pub requests: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Mapping {
+    /// `overlay` or `side-by-side` (what `auto` became).
+    pub layout: &'static str,
+    /// `wrap`, `scale` or `none`, as asked.
+    pub fit: &'static str,
+    /// Bytes of address space the trace uses once laid out.
+    pub span_bytes: u64,
+    pub capacity_bytes: u64,
+    /// Whether the fit moved anything (the span exceeds the capacity).
+    pub applied: bool,
+    /// Requests whose start the fit moved.
+    pub moved: u64,
+    /// Requests longer than the whole capacity, cut to it.
+    pub clamped: u64,
+    pub devices_total: u64,
+    /// The busiest devices (at most 32).
+    pub devices: Vec<DeviceExtent>,
+}
+
+/// The `trace` section of a replay's result.
+#[derive(Clone, Debug, Serialize)]
+pub struct TraceOutcome {
+    pub source: String,
+    pub format: String,
+    pub compression: String,
+    pub mode: ReplayMode,
+    pub time_scale: f64,
+    pub passes: u32,
+    /// Lines in the trace file (one pass).
+    pub lines: u64,
+    /// Requests in the trace (one pass, before filters).
+    pub records: u64,
+    pub skipped_bad_lines: u64,
+    /// The first few skipped lines and why.
+    pub bad_lines: Vec<String>,
+    /// Requests of other devices than those asked for (one pass).
+    pub filtered_device: u64,
+    /// Requests outside the start/stop window (one pass).
+    pub filtered_window: u64,
+    /// Reads, writes and trims of length 0, skipped (one pass).
+    pub zero_length: u64,
+    /// Requests not on 512-byte boundaries, widened to them (one pass).
+    pub unaligned: u64,
+    /// Timed: requests whose time is before the previous one's; they arrive with it.
+    pub out_of_order: u64,
+    /// Requests timestamped before the earliest of the trace's first lines (read as time 0).
+    pub before_start: u64,
+    /// Requests to replay per pass after filters.
+    pub per_pass: u64,
+    /// Requests issued to the simulated device (all passes).
+    pub replayed: u64,
+    /// Trace time covered by one pass, first to last replayed request.
+    pub duration_s: f64,
+    pub mapping: Mapping,
+    /// The model's parameters when the trace is a workload model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelParams>,
+}
+
+/// A request ready for the host.
+#[derive(Clone, Copy, Debug)]
+pub struct Request {
+    pub arrival: SimTime,
+    pub op: Op,
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// The replay source of a run.
+pub struct Replay {
+    pub job: TraceJob,
+    seed: u64,
+    source: Source,
+    pass: u32,
+    devices: Vec<u32>,
+    start_ps: u64,
+    stop_ps: Option<u64>,
+    capacity: u64,
+    span: u64,
+    fit_on: bool,
+    bases: BTreeMap<u32, u64>,
+    side_by_side: bool,
+    pass_offset_ps: u64,
+    pass_first: Option<u64>,
+    pass_last: u64,
+    last_arrival: u64,
+    mean_gap_ps: u64,
+    pub out: TraceOutcome,
+    /// Requests in one pass after filters.
+    pub per_pass: u64,
+}
+
+impl Replay {
+    /// Open the trace, run the prescan, and fix the mapping onto `capacity` bytes.
+    pub fn new(job: &TraceJob, capacity: u64, seed: u64) -> Result<Replay> {
+        job.check()?;
+        let devices = parse_devices(&job.devices)?;
+        let mut r = Replay {
+            job: job.clone(),
+            seed,
+            source: Source::open(job, seed)?,
+            pass: 0,
+            devices,
+            start_ps: job.start.map_or(0, |d| d.0.ps()),
+            stop_ps: job.stop.map(|d| d.0.ps()),
+            capacity,
+            span: 0,
+            fit_on: false,
+            bases: BTreeMap::new(),
+            side_by_side: false,
+            pass_offset_ps: 0,
+            pass_first: None,
+            pass_last: 0,
+            last_arrival: 0,
+            mean_gap_ps: 0,
+            out: TraceOutcome {
+                source: job.trace.clone(),
+                format: String::new(),
+                compression: "none".into(),
+                mode: job.mode,
+                time_scale: job.time_scale,
+                passes: job.repeat,
+                lines: 0,
+                records: 0,
+                skipped_bad_lines: 0,
+                bad_lines: Vec::new(),
+                filtered_device: 0,
+                filtered_window: 0,
+                zero_length: 0,
+                unaligned: 0,
+                out_of_order: 0,
+                before_start: 0,
+                per_pass: 0,
+                replayed: 0,
+                duration_s: 0.0,
+                mapping: Mapping {
+                    layout: "overlay",
+                    fit: match job.fit {
+                        Fit::Wrap => "wrap",
+                        Fit::Scale => "scale",
+                        Fit::None => "none",
+                    },
+                    span_bytes: 0,
+                    capacity_bytes: capacity,
+                    applied: false,
+                    moved: 0,
+                    clamped: 0,
+                    devices_total: 0,
+                    devices: Vec::new(),
+                },
+                model: job.model()?,
+            },
+            per_pass: 0,
+        };
+        r.prescan()?;
+        Ok(r)
+    }
+
+    fn take(&mut self, rec: TraceRecord, count: bool) -> Take {
+        if let Some(stop) = self.stop_ps {
+            if rec.time_ps >= stop {
+                return Take::EndOfPass;
+            }
+        }
+        if !self.devices.is_empty() && self.devices.binary_search(&rec.device).is_err() {
+            if count {
+                self.out.filtered_device += 1;
+            }
+            return Take::Skip;
+        }
+        if rec.time_ps < self.start_ps {
+            if count {
+                self.out.filtered_window += 1;
+            }
+            return Take::Skip;
+        }
+        if rec.len == 0 && rec.op != TraceOp::Flush {
+            if count {
+                self.out.zero_length += 1;
+            }
+            return Take::Skip;
+        }
+        if count
+            && rec.op != TraceOp::Flush
+            && (!rec.offset.is_multiple_of(SECTOR) || !rec.len.is_multiple_of(SECTOR))
+        {
+            self.out.unaligned += 1;
+        }
+        Take::Use(rec)
+    }
+
+    fn prescan(&mut self) -> Result<()> {
+        let mut ext: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
+        let (mut first, mut last) = (None::<u64>, 0u64);
+        while let Some(rec) = self.source.next()? {
+            match self.take(rec, true) {
+                Take::EndOfPass => break,
+                Take::Skip => continue,
+                Take::Use(rec) => {
+                    self.per_pass += 1;
+                    first.get_or_insert(rec.time_ps);
+                    last = last.max(rec.time_ps);
+                    if ext.len() >= super::stats::MAX_DEVICES && !ext.contains_key(&rec.device) {
+                        return Err(Error::Trace(format!(
+                            "{}: more than {} devices; pick some with `devices`",
+                            self.job.trace,
+                            super::stats::MAX_DEVICES
+                        )));
+                    }
+                    let e = ext.entry(rec.device).or_insert((0, 0));
+                    e.0 = e.0.max(rec.offset.saturating_add(rec.len));
+                    e.1 += 1;
+                }
+            }
+        }
+        if let Source::File(reader) = &self.source {
+            self.out.format = reader.format().name().into();
+            self.out.compression = reader.compression().name().into();
+            self.out.lines = reader.lines();
+            self.out.records = reader.records();
+            self.out.skipped_bad_lines = reader.skipped_lines();
+            self.out.bad_lines = reader.bad_lines().to_vec();
+            self.out.before_start = reader.early();
+        } else {
+            self.out.format = "model".into();
+            self.out.records = self.per_pass + self.out.filtered_device + self.out.filtered_window;
+        }
+        self.out.per_pass = self.per_pass;
+        self.out.duration_s = first.map_or(0.0, |f| (last - f) as f64 / 1e12);
+        self.side_by_side = match self.job.layout {
+            Layout::SideBySide => true,
+            Layout::Overlay => false,
+            Layout::Auto => ext.len() > 1,
+        };
+        let mut base = 0u64;
+        let mut listed: Vec<DeviceExtent> = Vec::new();
+        for (&d, &(end, n)) in &ext {
+            let extent = end.div_ceil(EXTENT_ALIGN).saturating_mul(EXTENT_ALIGN);
+            let b = if self.side_by_side { base } else { 0 };
+            self.bases.insert(d, b);
+            listed.push(DeviceExtent {
+                device: d,
+                base_bytes: b,
+                extent_bytes: extent,
+                requests: n,
+            });
+            base = base.saturating_add(extent);
+        }
+        self.span = if self.side_by_side {
+            base
+        } else {
+            ext.values().map(|e| e.0).max().unwrap_or(0)
+        };
+        self.fit_on = self.span > self.capacity;
+        if self.fit_on && self.job.fit == Fit::None {
+            return Err(Error::Trace(format!(
+                "{}: the trace spans {} ({} bytes), more than the device's {} ({} bytes); \
+                 replay it with fit = wrap or fit = scale, or pick devices",
+                self.job.trace,
+                format_bytes(self.span),
+                self.span,
+                format_bytes(self.capacity),
+                self.capacity
+            )));
+        }
+        listed.sort_by(|a, b| b.requests.cmp(&a.requests).then(a.device.cmp(&b.device)));
+        let m = &mut self.out.mapping;
+        m.layout = if self.side_by_side {
+            "side-by-side"
+        } else {
+            "overlay"
+        };
+        m.span_bytes = self.span;
+        m.applied = self.fit_on;
+        m.devices_total = listed.len() as u64;
+        listed.truncate(LIST_DEVICES);
+        m.devices = listed;
+        // The replay pass starts afresh.
+        self.source = Source::open(&self.job, self.seed)?;
+        Ok(())
+    }
+
+    /// Put a record on the device: lay out, widen to sectors, fit.
+    fn map(&mut self, rec: &TraceRecord) -> (u64, u64) {
+        if rec.op == TraceOp::Flush {
+            return (0, 0);
+        }
+        let base = if self.side_by_side {
+            self.bases.get(&rec.device).copied().unwrap_or(0)
+        } else {
+            0
+        };
+        let addr = base as u128 + rec.offset as u128;
+        let start = addr / SECTOR as u128 * SECTOR as u128;
+        let end = (addr + rec.len as u128).div_ceil(SECTOR as u128) * SECTOR as u128;
+        let cap = self.capacity as u128;
+        let mut len = end - start;
+        if len > cap {
+            len = cap;
+            self.out.mapping.clamped += 1;
+        }
+        let mut s = start;
+        if self.fit_on {
+            s = match self.job.fit {
+                Fit::Scale => s * cap / self.span.max(1) as u128 / SECTOR as u128 * SECTOR as u128,
+                _ => s % cap,
+            };
+        }
+        if s + len > cap {
+            s = cap - len;
+        }
+        if s != start {
+            self.out.mapping.moved += 1;
+        }
+        (s as u64, len as u64)
+    }
+
+    /// The next request to issue, or `None` when every pass is done.
+    pub fn next_request(&mut self) -> Result<Option<Request>> {
+        loop {
+            let rec = match self.source.next()? {
+                Some(rec) => match self.take(rec, false) {
+                    Take::Use(rec) => Some(rec),
+                    Take::Skip => continue,
+                    Take::EndOfPass => None,
+                },
+                None => None,
+            };
+            let Some(rec) = rec else {
+                self.pass += 1;
+                if self.pass >= self.job.repeat || self.per_pass == 0 {
+                    return Ok(None);
+                }
+                // The next pass starts one mean gap after this one's last arrival.
+                self.pass_offset_ps = self.last_arrival.saturating_add(self.mean_gap_ps);
+                self.pass_first = None;
+                self.source = Source::open(&self.job, self.seed)?;
+                continue;
+            };
+            let (offset, len) = self.map(&rec);
+            let rel = rec.time_ps - self.start_ps;
+            let first = *self.pass_first.get_or_insert(rel);
+            if self.pass == 0 {
+                self.pass_last = self.pass_last.max(rel);
+                if self.per_pass > 1 {
+                    let span = (self.duration_scaled(self.pass_last - first)) as u128;
+                    self.mean_gap_ps = (span / (self.per_pass as u128 - 1)) as u64;
+                }
+            }
+            let t = self
+                .pass_offset_ps
+                .saturating_add(self.duration_scaled(rel.saturating_sub(first)));
+            let arrival = if self.job.mode == ReplayMode::Timed {
+                if t < self.last_arrival {
+                    self.out.out_of_order += 1;
+                }
+                let a = t.max(self.last_arrival);
+                self.last_arrival = a;
+                a
+            } else {
+                0
+            };
+            let op = match rec.op {
+                TraceOp::Read => Op::Read,
+                TraceOp::Write => Op::Write,
+                TraceOp::Trim => Op::Trim,
+                TraceOp::Flush => Op::Flush,
+            };
+            return Ok(Some(Request {
+                arrival: SimTime(arrival),
+                op,
+                offset,
+                len,
+            }));
+        }
+    }
+
+    fn duration_scaled(&self, ps: u64) -> u64 {
+        if self.job.time_scale == 1.0 {
+            ps
+        } else {
+            let v = ps as f64 * self.job.time_scale;
+            if v >= u64::MAX as f64 {
+                u64::MAX
+            } else {
+                v as u64
+            }
+        }
+    }
+
+    /// Requests the replay will offer in all (before io_count and runtime limits).
+    pub fn total(&self) -> u64 {
+        self.per_pass.saturating_mul(self.job.repeat as u64)
+    }
+}

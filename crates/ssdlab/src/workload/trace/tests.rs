@@ -1,0 +1,513 @@
+//! Readers on hand-written fixtures and the shared public samples, detection, errors, writers
+//! read back, statistics, the mapping of a replay, and property tests: no byte sequence makes
+//! any reader panic, and what a writer writes reads back the same.
+
+use super::stats::{StatsOptions, TraceStats};
+use super::write::TraceWriter;
+use super::*;
+use proptest::prelude::*;
+use std::io::Cursor;
+use std::path::PathBuf;
+
+fn fixture(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/traces")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The public samples beside the repository (`../shared/traces`), if they are there.
+fn shared(name: &str) -> Option<String> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/traces")
+        .join(name);
+    if p.exists() {
+        Some(p.to_string_lossy().into_owned())
+    } else {
+        eprintln!("skipped: {} is not there", p.display());
+        None
+    }
+}
+
+fn read_all(path: &str, opts: &ReadOptions) -> Result<(Format, Vec<TraceRecord>)> {
+    let mut r = TraceReader::open(path, opts)?;
+    let mut v = Vec::new();
+    while let Some(rec) = r.next_record()? {
+        v.push(rec);
+    }
+    Ok((r.format(), v))
+}
+
+fn bytes_reader(bytes: Vec<u8>, opts: &ReadOptions) -> Result<Vec<TraceRecord>> {
+    let mut r = TraceReader::from_reader("mem", Box::new(Cursor::new(bytes)), opts)?;
+    let mut v = Vec::new();
+    while let Some(rec) = r.next_record()? {
+        v.push(rec);
+    }
+    Ok(v)
+}
+
+fn rec(time_ps: u64, op: TraceOp, offset: u64, len: u64, device: u32) -> TraceRecord {
+    TraceRecord {
+        time_ps,
+        op,
+        offset,
+        len,
+        device,
+    }
+}
+
+#[test]
+fn blkparse_takes_d_or_q_events_and_ignores_the_summary() {
+    let (fmt, d) = read_all(&fixture("blkparse.txt"), &ReadOptions::default()).unwrap();
+    assert_eq!(fmt, Format::Blkparse);
+    let sda = formats::blk_device(8, 0).unwrap();
+    let sdb = formats::blk_device(8, 16).unwrap();
+    let ops: Vec<(TraceOp, u64, u64, u32)> = d
+        .iter()
+        .map(|r| (r.op, r.offset, r.len, r.device))
+        .collect();
+    assert_eq!(
+        ops,
+        vec![
+            (TraceOp::Write, 2048 * 512, 4096, sda),
+            (TraceOp::Read, 4096 * 512, 8192, sda),
+            (TraceOp::Trim, 8192 * 512, 256 * 512, sda),
+            (TraceOp::Flush, 0, 0, sda),
+            (TraceOp::Read, 100 * 512, 4096, sdb),
+            (TraceOp::Write, 2056 * 512, 3 * 512, sda),
+        ]
+    );
+    assert_eq!(d[1].time_ps, 302_500_000 - 4_500_000);
+    let q = ReadOptions {
+        blkparse_event: BlkEvent::Q,
+        ..Default::default()
+    };
+    let (_, q) = read_all(&fixture("blkparse.txt"), &q).unwrap();
+    assert_eq!(q.len(), 6);
+    assert_eq!(q[3].op, TraceOp::Flush, "Q FWS without data is a flush");
+    assert_eq!(q[0].time_ps, 0);
+}
+
+#[test]
+fn spc_reads_asus_blocks_and_seconds() {
+    let (fmt, d) = read_all(&fixture("umass_spc.csv"), &ReadOptions::default()).unwrap();
+    assert_eq!(fmt, Format::Spc);
+    assert_eq!(d.len(), 7);
+    assert_eq!(d[0], rec(0, TraceOp::Write, 1000 * 512, 4096, 0));
+    assert_eq!(d[2], rec(1_250_000_000, TraceOp::Read, 1000 * 512, 8192, 1));
+    assert_eq!(d[5].len, 1000, "unaligned sizes are read as they are");
+    assert_eq!(d[6].time_ps, 30_001_000_000);
+}
+
+#[test]
+fn alibaba_msr_tencent_disksim_fio() {
+    let (fmt, d) = read_all(&fixture("alibaba.csv"), &ReadOptions::default()).unwrap();
+    assert_eq!(fmt, Format::Alibaba);
+    assert_eq!(d.len(), 5);
+    assert_eq!(d[1], rec(100_000_000, TraceOp::Read, 1_052_672, 8192, 3));
+
+    let (fmt, d) = read_all(&fixture("msr.csv"), &ReadOptions::default()).unwrap();
+    assert_eq!(fmt, Format::Msr);
+    assert_eq!(d[1], rec(10_000 * 100_000, TraceOp::Read, 8192, 4096, 1));
+
+    let (fmt, d) = read_all(&fixture("tencent.csv"), &ReadOptions::default()).unwrap();
+    assert_eq!(fmt, Format::Tencent);
+    // Time 0 is the earliest of the first lines (the 4th line), not the first line.
+    assert_eq!(d[0].time_ps, 1_000_000_000_000);
+    assert_eq!(d[2], rec(2_000_000_000_000, TraceOp::Read, 0, 65536, 23));
+    assert_eq!(d[3].time_ps, 0);
+    // Beyond the first lines, an earlier time than time 0 is read as 0, and counted.
+    let mut text = std::fs::read(fixture("tencent.csv")).unwrap();
+    for _ in 0..20 {
+        text.extend_from_slice(b"1540000003,0,8,0,17\n");
+    }
+    text.extend_from_slice(b"1539999990,0,8,0,17\n");
+    let mut r =
+        TraceReader::from_reader("mem", Box::new(Cursor::new(text)), &ReadOptions::default())
+            .unwrap();
+    let mut last = None;
+    while let Some(x) = r.next_record().unwrap() {
+        last = Some(x);
+    }
+    assert_eq!((last.unwrap().time_ps, r.early()), (0, 1));
+
+    let (fmt, d) = read_all(&fixture("disksim_mixed_ws.trace"), &ReadOptions::default()).unwrap();
+    assert_eq!(fmt, Format::Disksim);
+    assert_eq!(d.len(), 4);
+    assert_eq!(d[1], rec(1_500_000, TraceOp::Write, 2056 * 512, 4096, 0));
+    assert_eq!(d[3], rec(4_500_500, TraceOp::Read, 16 * 512, 16 * 512, 1));
+
+    let (fmt, d) = read_all(&fixture("fio_v2.log"), &ReadOptions::default()).unwrap();
+    assert_eq!(fmt, Format::Fio);
+    let ops: Vec<TraceOp> = d.iter().map(|r| r.op).collect();
+    use TraceOp::*;
+    assert_eq!(ops, vec![Write, Write, Read, Trim, Flush]);
+    assert_eq!(d[2].time_ps, 1_000_000_000, "a wait of 1000 µs");
+
+    let (_, d) = read_all(&fixture("fio_v3.log"), &ReadOptions::default()).unwrap();
+    assert_eq!(d.len(), 5);
+    assert_eq!(d[2], rec(30_000_000, Read, 1 << 20, 4096, 1));
+    assert_eq!(d[3].op, Flush);
+}
+
+#[test]
+fn compressed_files_read_the_same() {
+    use std::io::Write;
+    let plain = std::fs::read(fixture("umass_spc.csv")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&plain).unwrap();
+    let a = bytes_reader(plain, &ReadOptions::default()).unwrap();
+    let b = bytes_reader(gz.finish().unwrap(), &ReadOptions::default()).unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn a_bad_line_names_file_line_text_and_expectation() {
+    let text = b"0,1000,4096,w,0.0\n0,1008,4096,x,0.1\n".to_vec();
+    let opts = ReadOptions {
+        format: Some(Format::Spc),
+        ..Default::default()
+    };
+    let e = bytes_reader(text.clone(), &opts).unwrap_err().to_string();
+    assert!(
+        e.starts_with("mem, line 2: field `Opcode`: expected r or w"),
+        "{e}"
+    );
+    assert!(e.contains("0,1008,4096,x,0.1"), "{e}");
+    assert!(!e.contains('\n'));
+    let skip = ReadOptions {
+        skip_bad_lines: true,
+        ..opts
+    };
+    let mut r = TraceReader::from_reader("mem", Box::new(Cursor::new(text)), &skip).unwrap();
+    let mut n = 0;
+    while r.next_record().unwrap().is_some() {
+        n += 1;
+    }
+    assert_eq!((n, r.skipped_lines()), (1, 1));
+    assert!(r.bad_lines()[0].contains("line 2"));
+}
+
+#[test]
+fn unknown_content_is_a_clear_error() {
+    let e = bytes_reader(b"hello world\n".to_vec(), &ReadOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("cannot tell the trace format") && e.contains("--format"),
+        "{e}"
+    );
+    let e = bytes_reader(Vec::new(), &ReadOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("empty"), "{e}");
+}
+
+#[test]
+fn shared_samples_are_detected_and_read_whole() {
+    for (name, format, lines) in [
+        ("msr_hm0_sample.csv", Format::Msr, 1000),
+        ("tencent_cbs_sample.csv", Format::Tencent, 50_000),
+        // 24,782 newlines, and a last line without one.
+        ("disksim_websearch_small.trace", Format::Disksim, 24_783),
+        ("disksim_tpcc_small.trace", Format::Disksim, 6_999),
+        ("ssdsim_financial1_sample.ascii", Format::Disksim, 10_000),
+    ] {
+        let Some(path) = shared(name) else { continue };
+        let (fmt, d) = read_all(&path, &ReadOptions::default()).unwrap();
+        assert_eq!(fmt, format, "{name}");
+        assert_eq!(d.len(), lines, "{name}");
+    }
+}
+
+#[test]
+fn stats_count_ratios_ird_and_overwrites() {
+    let mut s = TraceStats::new(StatsOptions::default());
+    // Two sequential writes, an overwrite of the first, a read far away, 1 ms apart.
+    for (i, (op, off, len)) in [
+        (TraceOp::Write, 0u64, 4096u64),
+        (TraceOp::Write, 4096, 4096),
+        (TraceOp::Write, 0, 8192),
+        (TraceOp::Read, 1 << 30, 16384),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        s.add(&rec(i as u64 * 1_000_000_000, op, off, len, 0));
+    }
+    let m = s.summary();
+    assert_eq!((m.reads, m.writes), (1, 3));
+    assert_eq!(m.read_ratio_by_count, 0.25);
+    assert_eq!(m.read_ratio_by_bytes, 16384.0 / (16384.0 + 16384.0));
+    assert_eq!(m.write.mean_bytes, 16384.0 / 3.0);
+    assert_eq!(m.sequential.runs, 3);
+    assert_eq!(m.ird.pairs, 3);
+    assert!((m.ird.sequential_fraction - 1.0 / 3.0).abs() < 1e-12);
+    assert_eq!(m.overwrite.overwritten_bytes, 8192);
+    assert_eq!(m.overwrite.overwrite_ratio, 0.5);
+    assert_eq!(m.footprint.bytes, 8192 + 16384);
+    assert!((m.time.inter_arrival_us.mean - 1000.0).abs() < 1e-9);
+    assert!((m.time.inter_arrival_us.p50 - 1000.0).abs() < 1.0);
+}
+
+#[test]
+fn a_replay_lays_devices_side_by_side_and_wraps() {
+    use replay::{Fit, Layout, Replay, TraceJob};
+    let job = |layout: Layout, fit: Fit| TraceJob {
+        layout,
+        fit,
+        ..TraceJob::from_json(&format!(r#"{{"trace": {:?}}}"#, fixture("umass_spc.csv"))).unwrap()
+    };
+    let mut r = Replay::new(&job(Layout::Auto, Fit::Wrap), 1 << 30, 1).unwrap();
+    assert_eq!(r.out.mapping.layout, "side-by-side");
+    // ASU 0 ends at 2.5 MiB (3 MiB rounded), ASUs 1 and 2 within 1 MiB.
+    assert_eq!(r.out.mapping.span_bytes, 5 << 20);
+    assert!(!r.out.mapping.applied);
+    let mut got = Vec::new();
+    while let Some(q) = r.next_request().unwrap() {
+        got.push((q.offset, q.len));
+    }
+    assert_eq!(
+        got[2],
+        ((3 << 20) + 1000 * 512, 8192),
+        "ASU 1 starts at 3 MiB"
+    );
+    assert_eq!(
+        got[5],
+        ((4 << 20) + 7 * 512, 1024),
+        "widened to whole sectors"
+    );
+    assert_eq!(r.out.unaligned, 1);
+    // The same on a 2 MiB device: wrapped; scaled; refused.
+    let mut r = Replay::new(&job(Layout::Auto, Fit::Wrap), 2 << 20, 1).unwrap();
+    assert!(r.out.mapping.applied);
+    while let Some(q) = r.next_request().unwrap() {
+        assert!(q.offset + q.len <= 2 << 20);
+    }
+    assert!(r.out.mapping.moved > 0);
+    let mut r = Replay::new(&job(Layout::Overlay, Fit::Scale), 2 << 20, 1).unwrap();
+    while let Some(q) = r.next_request().unwrap() {
+        assert!(q.offset + q.len <= 2 << 20);
+    }
+    let e = Replay::new(&job(Layout::Auto, Fit::None), 2 << 20, 1)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("more than the device"), "{e}");
+}
+
+#[test]
+fn a_replay_filters_devices_windows_and_repeats() {
+    use replay::{Replay, TraceJob};
+    let mut j = TraceJob::from_json(&format!(
+        r#"{{"trace": {:?}, "devices": ["0"], "repeat": 2}}"#,
+        fixture("umass_spc.csv")
+    ))
+    .unwrap();
+    let mut r = Replay::new(&j, 1 << 30, 1).unwrap();
+    assert_eq!((r.per_pass, r.out.filtered_device), (3, 4));
+    let mut times = Vec::new();
+    while let Some(q) = r.next_request().unwrap() {
+        times.push(q.arrival.ps());
+    }
+    assert_eq!(times.len(), 6);
+    assert!(times.windows(2).all(|w| w[0] <= w[1]));
+    // Pass 2 starts one mean gap (15 ms) after pass 1's last arrival (30.001 ms).
+    assert_eq!(times[3], 30_001_000_000 + 15_000_500_000);
+    j.devices.clear();
+    j.repeat = 1;
+    j.start = Some(crate::config::Dur(crate::sim::SimTime(2_000_000_000)));
+    j.stop = Some(crate::config::Dur(crate::sim::SimTime(25_000_000_000)));
+    let r = Replay::new(&j, 1 << 30, 1).unwrap();
+    assert_eq!((r.per_pass, r.out.filtered_window), (3, 3));
+}
+
+#[test]
+fn model_round_trip_recovers_its_parameters() {
+    // Generate a stand-in, then measure it: the knobs come back within stated tolerances.
+    // 200,000 requests on 64 MiB: every block is touched (so the hot set can be measured) and
+    // the fresh writes (10 % of ~350 MB) still fit in the footprint.
+    let p = model::parse_spec(
+        "financial1,count=200000,footprint=64MiB,overwrite=0.9,hot_fraction=0.2,seq_run=3",
+    )
+    .unwrap();
+    let want = p.clone();
+    let mut g = model::Generator::new(p, 5);
+    let mut s = TraceStats::new(StatsOptions::default());
+    while let Some(r) = g.next_record() {
+        s.add(&r);
+    }
+    let m = s.summary();
+    let close = |got: f64, want: f64, tol: f64, what: &str| {
+        assert!(
+            (got - want).abs() <= tol,
+            "{what}: got {got}, want {want} ± {tol}"
+        );
+    };
+    close(
+        m.read_ratio_by_count,
+        want.read_fraction,
+        0.01,
+        "read fraction",
+    );
+    close(
+        m.read.mean_bytes / want.read_size.mean(),
+        1.0,
+        0.03,
+        "mean read size",
+    );
+    close(
+        m.write.mean_bytes / want.write_size.mean(),
+        1.0,
+        0.03,
+        "mean write size",
+    );
+    close(
+        m.overwrite.overwrite_ratio,
+        want.overwrite_ratio,
+        0.02,
+        "overwrite ratio",
+    );
+    close(
+        m.sequential.mean_run_requests / want.seq_run_requests,
+        1.0,
+        0.05,
+        "run length",
+    );
+    close(
+        m.hot_set.fraction_for_80pct,
+        want.hot_fraction,
+        0.05,
+        "hot fraction",
+    );
+    close(m.time.iops / want.iops, 1.0, 0.02, "arrival rate");
+}
+
+#[test]
+fn models_are_deterministic() {
+    let run = || {
+        let mut g = model::Generator::new(model::parse_spec("msnfs,count=2000").unwrap(), 9);
+        std::iter::from_fn(|| g.next_record()).collect::<Vec<_>>()
+    };
+    assert_eq!(run(), run());
+}
+
+fn arb_record() -> impl Strategy<Value = TraceRecord> {
+    (
+        0u64..1 << 40,
+        prop_oneof![Just(TraceOp::Read), Just(TraceOp::Write)],
+        0u64..1 << 30,
+        1u64..256,
+        0u32..4,
+    )
+        .prop_map(|(t, op, sector, sectors, device)| {
+            rec(t, op, sector * 512, sectors * 512, device)
+        })
+}
+
+fn sorted(mut v: Vec<TraceRecord>) -> Vec<TraceRecord> {
+    v.sort_by_key(|r| r.time_ps);
+    v
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Every reader, forced or detected, on any bytes: an error or records, never a panic.
+    #[test]
+    fn no_bytes_make_a_reader_panic(bytes in proptest::collection::vec(any::<u8>(), 0..600),
+                                    skip in any::<bool>()) {
+        for format in std::iter::once(None).chain(Format::DETECT_ORDER.map(Some)) {
+            let opts = ReadOptions { format, skip_bad_lines: skip, ..Default::default() };
+            let _ = bytes_reader(bytes.clone(), &opts);
+        }
+    }
+
+    /// Lines that look almost right (fields of digits, letters and separators) for every format.
+    #[test]
+    fn near_miss_lines_never_panic(lines in proptest::collection::vec(
+        "[0-9a-zA-Z,.+:\\[\\] \\t-]{0,60}", 1..20)) {
+        let mut text = String::from("fio version 3 iolog\n");
+        for l in &lines { text.push_str(l); text.push('\n'); }
+        for format in Format::DETECT_ORDER {
+            for skip in [false, true] {
+                let opts = ReadOptions { format: Some(format), skip_bad_lines: skip, ..Default::default() };
+                let _ = bytes_reader(text.clone().into_bytes(), &opts);
+            }
+        }
+    }
+
+    /// What a writer writes, the reader reads back (times in the format's unit).
+    #[test]
+    fn writers_and_readers_agree(mut recs in proptest::collection::vec(arb_record(), 1..40)) {
+        recs = sorted(recs);
+        let t0 = recs[0].time_ps;
+        for r in &mut recs { r.time_ps -= t0; }
+        for (format, unit) in [(Format::Disksim, 1_000u64), (Format::Msr, 100_000), (Format::Alibaba, 1_000_000),
+                               (Format::Spc, 1_000_000), (Format::Fio, 1_000_000), (Format::Blkparse, 1_000)] {
+            let mut w = TraceWriter::new(Vec::new(), format);
+            for r in &recs { w.write(r).unwrap(); }
+            let bytes = w.finish().unwrap();
+            let got = bytes_reader(bytes, &ReadOptions { format: Some(format), ..Default::default() }).unwrap();
+            prop_assert_eq!(got.len(), recs.len());
+            let first = recs[0].time_ps / unit * unit;
+            for (g, r) in got.iter().zip(&recs) {
+                prop_assert_eq!((g.op, g.offset, g.len), (r.op, r.offset, r.len), "{:?}", format);
+                prop_assert_eq!(g.time_ps, r.time_ps / unit * unit - first, "{:?}", format);
+            }
+        }
+    }
+}
+
+#[test]
+fn every_named_model_matches_its_published_ratio_and_sizes() {
+    for m in model::MODELS {
+        let mut p = (m.params)();
+        p.count = 60_000;
+        let want = p.clone();
+        let mut g = model::Generator::new(p, 11);
+        let mut s = TraceStats::new(StatsOptions::default());
+        while let Some(r) = g.next_record() {
+            s.add(&r);
+        }
+        let got = s.summary();
+        let name = m.name;
+        assert!(
+            (got.read_ratio_by_count - want.read_fraction).abs() < 0.01,
+            "{name}: read fraction {} vs {}",
+            got.read_ratio_by_count,
+            want.read_fraction
+        );
+        for (what, got, want, n) in [
+            (
+                "read size",
+                got.read.mean_bytes,
+                want.read_size.mean(),
+                got.reads,
+            ),
+            (
+                "write size",
+                got.write.mean_bytes,
+                want.write_size.mean(),
+                got.writes,
+            ),
+        ] {
+            // Fewer than 1,000 requests of a kind (web1's writes) say little about its mean.
+            if n >= 1000 {
+                assert!(
+                    (got / want - 1.0).abs() < 0.05,
+                    "{name}: {what} {got} vs {want}"
+                );
+            }
+        }
+        let run = got.sequential.mean_run_requests / want.seq_run_requests;
+        assert!((run - 1.0).abs() < 0.1, "{name}: run length ratio {run}");
+        let iops = got.time.iops / want.iops;
+        assert!(
+            (iops - 1.0).abs() < 0.03,
+            "{name}: arrival rate ratio {iops}"
+        );
+    }
+}

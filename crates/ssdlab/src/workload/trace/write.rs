@@ -1,0 +1,201 @@
+//! Writing records in a trace format (for generated workloads and for tests that read back what
+//! they wrote). Each writer keeps what its format can say: a format without trims or flushes
+//! leaves them out, and times are rounded down to the format's unit.
+
+use super::{Format, TraceOp, TraceRecord};
+use std::io::{self, Write};
+
+/// Writes records of one format, with the header some formats need.
+pub struct TraceWriter<W: Write> {
+    out: W,
+    format: Format,
+    started: bool,
+    seq: u64,
+    written: u64,
+    dropped: u64,
+}
+
+impl<W: Write> TraceWriter<W> {
+    pub fn new(out: W, format: Format) -> TraceWriter<W> {
+        TraceWriter {
+            out,
+            format,
+            started: false,
+            seq: 0,
+            written: 0,
+            dropped: 0,
+        }
+    }
+
+    /// Records written, and records the format cannot express (left out).
+    pub fn counts(&self) -> (u64, u64) {
+        (self.written, self.dropped)
+    }
+
+    pub fn finish(mut self) -> io::Result<W> {
+        if !self.started {
+            self.header()?;
+        }
+        self.out.flush()?;
+        Ok(self.out)
+    }
+
+    fn header(&mut self) -> io::Result<()> {
+        self.started = true;
+        if self.format == Format::Fio {
+            writeln!(self.out, "fio version 3 iolog")?;
+        }
+        Ok(())
+    }
+
+    /// Write one record; returns false if the format cannot express it.
+    pub fn write(&mut self, r: &TraceRecord) -> io::Result<bool> {
+        if !self.started {
+            self.header()?;
+        }
+        let sectors_ok = r.offset.is_multiple_of(512) && r.len.is_multiple_of(512);
+        let t = r.time_ps;
+        let o = &mut self.out;
+        let ok = match (self.format, r.op) {
+            (Format::Disksim, TraceOp::Read | TraceOp::Write) if sectors_ok => {
+                let op = u8::from(r.op == TraceOp::Read);
+                writeln!(
+                    o,
+                    "{} {} {} {} {op}",
+                    t / 1000,
+                    r.device,
+                    r.offset / 512,
+                    r.len / 512
+                )?;
+                true
+            }
+            (Format::Msr, TraceOp::Read | TraceOp::Write) => {
+                let ty = if r.op == TraceOp::Read {
+                    "Read"
+                } else {
+                    "Write"
+                };
+                writeln!(
+                    o,
+                    "{},ssdlab,{},{ty},{},{},0",
+                    t / 100_000,
+                    r.device,
+                    r.offset,
+                    r.len
+                )?;
+                true
+            }
+            (Format::Spc, TraceOp::Read | TraceOp::Write) if r.offset.is_multiple_of(512) => {
+                let ty = if r.op == TraceOp::Read { 'r' } else { 'w' };
+                let (s, us) = (t / 1_000_000_000_000, t / 1_000_000 % 1_000_000);
+                writeln!(
+                    o,
+                    "{},{},{},{ty},{s}.{us:06}",
+                    r.device,
+                    r.offset / 512,
+                    r.len
+                )?;
+                true
+            }
+            (Format::Tencent, TraceOp::Read | TraceOp::Write) if sectors_ok => {
+                let ty = u8::from(r.op == TraceOp::Write);
+                let s = t / 1_000_000_000_000;
+                writeln!(
+                    o,
+                    "{s},{},{},{ty},{}",
+                    r.offset / 512,
+                    r.len / 512,
+                    r.device
+                )?;
+                true
+            }
+            (Format::Alibaba, TraceOp::Read | TraceOp::Write) => {
+                let ty = if r.op == TraceOp::Read { 'R' } else { 'W' };
+                writeln!(
+                    o,
+                    "{},{ty},{},{},{}",
+                    r.device,
+                    r.offset,
+                    r.len,
+                    t / 1_000_000
+                )?;
+                true
+            }
+            (Format::Fio, op) => {
+                let action = match op {
+                    TraceOp::Read => "read",
+                    TraceOp::Write => "write",
+                    TraceOp::Trim => "trim",
+                    TraceOp::Flush => "sync",
+                };
+                writeln!(
+                    o,
+                    "{} dev{} {action} {} {}",
+                    t / 1_000_000,
+                    r.device,
+                    r.offset,
+                    r.len
+                )?;
+                true
+            }
+            (Format::Blkparse, op) if sectors_ok && r.device < 1 << 20 => {
+                self.seq += 1;
+                let (s, ns) = (t / 1_000_000_000_000, t / 1000 % 1_000_000_000);
+                let head = format!(
+                    "  8,{:<4} 0 {:>8} {s:5}.{ns:09}  1000  D",
+                    r.device, self.seq
+                );
+                match op {
+                    TraceOp::Flush => writeln!(o, "{head}  FN [ssdlab]")?,
+                    _ => {
+                        let rwbs = match op {
+                            TraceOp::Read => "R",
+                            TraceOp::Write => "W",
+                            _ => "D",
+                        };
+                        writeln!(
+                            o,
+                            "{head} {rwbs:>3} {} + {} [ssdlab]",
+                            r.offset / 512,
+                            r.len / 512
+                        )?
+                    }
+                }
+                true
+            }
+            _ => false,
+        };
+        if ok {
+            self.written += 1;
+        } else {
+            self.dropped += 1;
+        }
+        Ok(ok)
+    }
+}
+
+/// Write a workload model's stream (`NAME[,key=value...]`) to `path` in `format`; a path ending
+/// in `.gz` is gzip-compressed. Returns the records written and those the format could not hold.
+pub fn write_model(spec: &str, path: &str, format: Format, seed: u64) -> crate::Result<(u64, u64)> {
+    use crate::error::Error;
+    let p = super::model::parse_spec(spec.strip_prefix("model:").unwrap_or(spec))?;
+    let mut g = super::model::Generator::new(p, seed);
+    let err = |e: io::Error| Error::Trace(format!("{path}: cannot write: {e}"));
+    let file = std::fs::File::create(path).map_err(err)?;
+    let buf = io::BufWriter::with_capacity(1 << 20, file);
+    let out: Box<dyn Write> = if path.ends_with(".gz") {
+        Box::new(flate2::write::GzEncoder::new(
+            buf,
+            flate2::Compression::default(),
+        ))
+    } else {
+        Box::new(buf)
+    };
+    let mut w = TraceWriter::new(out, format);
+    while let Some(r) = g.next_record() {
+        w.write(&r).map_err(err)?;
+    }
+    let counts = w.counts();
+    w.finish().map_err(err)?;
+    Ok(counts)
+}

@@ -1,0 +1,123 @@
+//! The cache buffer in whole runs: the data oracle through every replacement policy, write mode
+//! and port mode; cached writes are fast; dual port flushes pre-emptively.
+
+use proptest::prelude::*;
+use ssdlab::ctrl::datacheck::DataCheck;
+use ssdlab::system::System;
+use ssdlab::{JobSpec, SsdConfig};
+
+fn cached(extra: &[&str]) -> SsdConfig {
+    let mut ov: Vec<String> = vec![
+        "cache.capacity=\"256KiB\"".into(),
+        "cache.dram=\"ddr2\"".into(),
+    ];
+    ov.extend(extra.iter().map(|s| s.to_string()));
+    SsdConfig::resolve("small-tlc", &ov).unwrap()
+}
+
+/// Run with the data oracle on; return the system for inspection.
+fn run_checked(cfg: &SsdConfig, job: &str, seed: u64) -> System {
+    let spec = JobSpec::from_toml_str(job, "test job").unwrap();
+    let job = spec.fit(cfg.logical_bytes()).unwrap();
+    let mut sys = System::new(cfg, job, seed, false).unwrap();
+    sys.check = Some(DataCheck::default());
+    sys.run(1 << 20, &mut |_, _| true).unwrap();
+    let dc = sys.check.as_ref().unwrap();
+    assert!(dc.reads > 0, "no read was checked");
+    if let Some(e) = &dc.first_error {
+        panic!("data check failed: {e}");
+    }
+    sys
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Reads always find the latest data, wherever it is, under every policy and port mode,
+    /// with partial-unit writes, trims and flush commands mixed in.
+    #[test]
+    fn reads_always_find_the_latest_data(
+        replacement in prop_oneof![Just("lru"), Just("clock"), Just("fifo")],
+        mode in prop_oneof![Just("write-back"), Just("write-through")],
+        ports in prop_oneof![Just("single"), Just("dual")],
+        background in any::<bool>(),
+        read_allocate in any::<bool>(),
+        seed in 0u64..1000,
+        bs in prop_oneof![Just("4KiB"), Just("2KiB"), Just("16KiB"), Just("64KiB")],
+    ) {
+        let hw = if background { "0.5" } else { "0.0" };
+        let cfg = cached(&[
+            &format!("cache.replacement=\"{replacement}\""),
+            &format!("cache.mode=\"{mode}\""),
+            &format!("cache.ports=\"{ports}\""),
+            &format!("cache.flush_high_watermark={hw}"),
+            "cache.flush_low_watermark=0.25",
+            &format!("cache.read_allocate={read_allocate}"),
+        ]);
+        // A small hot region so reads and writes collide often.
+        let job = format!("rw = \"randrw\"\nrwmixread = 50\nbs = \"{bs}\"\niodepth = 8\nsize = \"4MiB\"\nio_count = 1500");
+        run_checked(&cfg, &job, seed);
+    }
+}
+
+fn write_latency_us(cfg: &SsdConfig, job: &str) -> (f64, serde_json::Value) {
+    let spec = JobSpec::from_toml_str(job, "job").unwrap();
+    let out = ssdlab::run(
+        cfg,
+        &spec,
+        &ssdlab::RunOptions {
+            seed: 1,
+            record_requests: false,
+        },
+        &mut |_, _| true,
+    )
+    .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&out.result.to_json()).unwrap();
+    (v["ops"]["write"]["latency_us"]["mean"].as_f64().unwrap(), v)
+}
+
+#[test]
+fn cached_writes_complete_at_dram_speed_until_the_buffer_fills() {
+    let none = SsdConfig::resolve("small-tlc", &[]).unwrap();
+    let job = "rw = \"randwrite\"\nbs = \"4KiB\"\niodepth = 1\nio_count = 20";
+    let (uncached, _) = write_latency_us(&none, job);
+    let (cached_us, v) = write_latency_us(&cached(&[]), job);
+    assert!(cached_us < 20.0, "cached write mean {cached_us} µs");
+    assert!(uncached > 400.0, "uncached write mean {uncached} µs");
+    assert_eq!(v["cache"]["write_misses"].as_u64().unwrap(), 20);
+    assert_eq!(v["cache"]["flushes"]["on_demand"].as_u64().unwrap(), 0);
+}
+
+#[test]
+fn a_full_buffer_flushes_on_demand_and_dual_port_flushes_ahead() {
+    // 2 MiB of buffer (512 lines: a 26-line pre-emptive window) over a 6 MiB hot region.
+    let job = "rw = \"randrw\"\nrwmixread = 50\nbs = \"4KiB\"\niodepth = 8\nsize = \"6MiB\"\nio_count = 12000";
+    let big = |ports: &str| {
+        cached(&[
+            "cache.capacity=\"2MiB\"",
+            &format!("cache.ports=\"{ports}\""),
+        ])
+    };
+    let (_, single) = write_latency_us(&big("single"), job);
+    let (_, dual) = write_latency_us(&big("dual"), job);
+    assert!(single["cache"]["flushes"]["on_demand"].as_u64().unwrap() > 0);
+    assert_eq!(
+        single["cache"]["flushes"]["preemptive"].as_u64().unwrap(),
+        0
+    );
+    assert!(dual["cache"]["flushes"]["preemptive"].as_u64().unwrap() > 0);
+    assert!(
+        dual["cache"]["flushes"]["on_demand"].as_u64().unwrap()
+            < single["cache"]["flushes"]["on_demand"].as_u64().unwrap(),
+        "pre-emptive flushing should leave fewer dirty evictions"
+    );
+}
+
+#[test]
+fn no_cache_section_means_no_cache_in_the_result() {
+    let (_, v) = write_latency_us(
+        &SsdConfig::resolve("small-tlc", &[]).unwrap(),
+        "rw = \"randwrite\"\nio_count = 10",
+    );
+    assert!(v.get("cache").is_none());
+}

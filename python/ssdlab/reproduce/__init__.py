@@ -1,0 +1,162 @@
+"""Reproductions: shipped experiments that set ssdlab's numbers beside a document's.
+
+Each :class:`Experiment` names the document and the figure or table it targets, a sweep to run
+(a TOML file in this package, an ordinary sweep file) and a comparison that turns the results
+table into rows of ``{experiment, metric, unit, paper, ssdlab, difference}``, where
+``difference = ssdlab / paper - 1``. Only numbers the document states are used; a number
+computed from stated ones says so in ``basis``. A configuration ssdlab cannot model yet is a row
+with no ssdlab value and a note naming the issue that will add it: it is shown, not dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from .. import _core
+
+Table = Any  # a polars DataFrame
+
+
+class ReproduceError(_core.SsdlabError):
+    """An unknown experiment, or one whose runs failed."""
+
+
+@dataclass
+class Row:
+    """One figure: the document's number (or None), ssdlab's (or None) and how they compare."""
+
+    experiment: str
+    metric: str
+    unit: str
+    paper: float | None
+    ssdlab: float | None
+    basis: str = ""  # where the document's number comes from ("§5.2 text", "derived: ...")
+    note: str = ""  # e.g. "not modelled yet (issue 4)"
+    difference: float | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        if self.paper not in (None, 0) and self.ssdlab is not None:
+            self.difference = self.ssdlab / self.paper - 1
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        order = ("experiment", "metric", "unit", "paper", "ssdlab", "difference", "basis", "note")
+        return {key: data[key] for key in order}
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    document: str  # the seed file
+    title: str  # the document's title and authors
+    target: str  # "Fig. 5"
+    summary: str
+    compare: Callable[[Table | None], list[Row]]
+    sweep: str | None = None  # a TOML file in this package
+    plots: Callable[[Table, Path], list[Path]] | None = None
+    notes: tuple[str, ...] = ()
+
+    def sweep_path(self) -> Path | None:
+        if self.sweep is None:
+            return None
+        return Path(str(resources.files(__name__).joinpath(self.sweep)))
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "experiment": self.name,
+            "document": self.document,
+            "title": self.title,
+            "target": self.target,
+            "summary": self.summary,
+        }
+
+
+def _registry() -> dict[str, Experiment]:
+    from . import seed004
+
+    experiments = [*seed004.EXPERIMENTS]
+    return {experiment.name: experiment for experiment in experiments}
+
+
+def experiments() -> list[Experiment]:
+    return list(_registry().values())
+
+
+def get(name: str) -> Experiment:
+    registry = _registry()
+    if name not in registry:
+        raise ReproduceError(
+            f"unknown experiment {name!r}: expected one of {', '.join(registry)}"
+            " (ssdlab reproduce --list)"
+        )
+    return registry[name]
+
+
+@dataclass
+class Reproduction:
+    experiment: Experiment
+    rows: list[Row]
+    out_dir: Path
+    plots: list[Path]
+    failed: list[tuple[str, str]]
+    report: Path | None = None
+
+    def to_json(self) -> str:
+        return json.dumps([row.to_dict() for row in self.rows], indent=2, ensure_ascii=False) + "\n"
+
+
+def run_experiment(
+    name: str,
+    out: str | os.PathLike[str],
+    executor: str = "local",
+    workers: int | None = None,
+    address: str | None = None,
+    progress: Any = None,
+) -> Reproduction:
+    """Run an experiment's sweep into ``out`` (resumably), compare, and draw its plots."""
+    from ..report import COMPARISON_FILE, write_report
+    from ..runner import run_sweep
+
+    experiment = get(name)
+    directory = Path(out)
+    directory.mkdir(parents=True, exist_ok=True)
+    table = None
+    failed: list[tuple[str, str]] = []
+    sweep = experiment.sweep_path()
+    if sweep is not None:
+        outcome = run_sweep(
+            sweep, directory, executor=executor, workers=workers, address=address, progress=progress
+        )
+        table = outcome.table()
+        failed_rows = table.filter(table["status"] != "ok")
+        failed = [(str(r["point"]), str(r["error"])) for r in failed_rows.iter_rows(named=True)]
+    rows = experiment.compare(table)
+    comparison = {
+        **experiment.describe(),
+        "difference": "ssdlab / paper - 1",
+        "rows": [row.to_dict() for row in rows],
+        "notes": list(experiment.notes),
+    }
+    (directory / COMPARISON_FILE).write_text(
+        json.dumps(comparison, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    plots: list[Path] = []
+    report = None
+    if table is not None and experiment.plots is not None and table.height:
+        plots = experiment.plots(table, directory)
+    if sweep is not None:
+        images = [
+            (path, f"{experiment.name}: {path.stem}") for path in plots if path.suffix == ".png"
+        ]
+        report = write_report(directory, images=images)
+    return Reproduction(experiment, rows, directory, plots, failed, report)
+
+
+def rows_for(rows: Sequence[Row]) -> list[dict[str, Any]]:
+    return [row.to_dict() for row in rows]

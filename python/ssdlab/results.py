@@ -1,0 +1,360 @@
+"""The results table of a sweep: one row per run, written as Parquet and CSV.
+
+Columns, in this order:
+
+- ``point``, ``id``, ``repetition``, ``seed``, ``status`` (``ok`` or ``failed``), ``error``;
+- the axes: ``config.<dotted path>`` and ``job.<field>`` (the values the point was run with);
+- ``config.<path>`` for every fixed ``[set]`` override, then every job field as ``job.<field>``
+  (a block-size mix as ``"4KiB:70,64KiB:30"``), or for a trace replay every option as
+  ``trace.<option>``;
+- ``config_name``, ``config_hash``, ``ssdlab_version``, ``worker``, ``worker_seconds``;
+- the result's figures by their path in the result JSON (``sim.*``, ``ops.read.*``,
+  ``ops.write.*``, ``ops.trim.*``, ``total.*``, ``device.*``, ``utilisation.*``, ``wall.*``).
+  These columns are always present, empty where a run has no such figure (a write-only job has
+  no ``ops.read.*``); lists (per-channel and per-die utilisation) stay in the per-run JSON;
+- for a trace replay, what the replay did (the result's ``trace`` block) as ``replay.*``.
+
+The per-run JSON (exactly as the core wrote it) sits beside the table in
+``runs/<id>/result.json``, with ``runs/<id>/point.json`` (what was run, and its status) and, when
+recorded, ``runs/<id>/requests.npy`` (one row ``(op, offset_bytes, issue_ps, latency_ps)`` of
+unsigned 64-bit integers per request).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import _core
+
+TABLE_PARQUET = "results.parquet"
+TABLE_CSV = "results.csv"
+MANIFEST = "manifest.json"
+RUNS = "runs"
+RESULT_FILE = "result.json"
+POINT_FILE = "point.json"
+REQUESTS_FILE = "requests.npy"
+
+META_COLUMNS = ("point", "id", "repetition", "seed", "status", "error")
+RUN_COLUMNS = ("config_name", "config_hash", "ssdlab_version", "worker", "worker_seconds")
+JOB_FIELDS = (
+    "name",
+    "rw",
+    "bs",
+    "iodepth",
+    "numjobs",
+    "size",
+    "offset",
+    "io_count",
+    "runtime",
+    "rwmixread",
+    "distribution",
+    "rate_iops",
+    "ramp",
+)
+_LATENCY = ("min", "mean", "p50", "p90", "p99", "p99_9", "p99_99", "max")
+_RATES = ("count", "bytes", "iops", "bandwidth_mib_s", "bandwidth_mb_s")
+# Every figure of schema ssdlab.result/1 (docs/binding-contract.md), in the contract's order.
+RESULT_COLUMNS: tuple[str, ...] = (
+    *(
+        f"sim.{k}"
+        for k in ("simulated_time_s", "measured_time_s", "requests", "events", "stop_reason")
+    ),
+    *(f"ops.{op}.{k}" for op in ("read", "write", "trim") for k in _RATES),
+    *(f"ops.{op}.latency_us.{k}" for op in ("read", "write", "trim") for k in _LATENCY),
+    *(f"total.{k}" for k in _RATES),
+    *(
+        f"device.{k}"
+        for k in (
+            "logical_bytes",
+            "map_unit_bytes",
+            "host_pages_read",
+            "host_pages_written",
+            "nand_pages_read",
+            "nand_pages_written",
+            "write_amplification",
+            "gc_runs",
+            "gc_units_moved",
+            "erases",
+        )
+    ),
+    *(f"device.erase_count.{k}" for k in ("min", "mean", "max", "stddev")),
+    *(
+        f"device.{k}"
+        for k in (
+            "wear_level_migrations",
+            "forced_erases",
+            "trimmed_units",
+            "unmapped_reads",
+            "buffer_reads",
+            "multiplane_ops",
+        )
+    ),
+    *(f"utilisation.{unit}.{k}" for unit in ("channel", "die") for k in ("mean", "min", "max")),
+    *(f"utilisation.{k}" for k in ("link_up", "link_down", "host_cpu", "controller_cpu")),
+    *(
+        f"wall.{k}"
+        for k in (
+            "seconds",
+            "precondition_seconds",
+            "requests_per_s",
+            "events_per_s",
+            "peak_memory_bytes",
+        )
+    ),
+)
+_RESULT_TOP = ("sim", "ops", "total", "device", "utilisation", "wall")
+# The result of a trace replay describes the replay in its "trace" block: columns replay.*.
+_RESULT_RENAMED = {"trace": "replay"}
+
+
+def flatten_result(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The result's figures as ``{"ops.read.iops": ..., ...}``; lists are left out."""
+    out: dict[str, Any] = {}
+
+    def walk(node: Any, prefix: str) -> None:
+        if isinstance(node, Mapping):
+            for key, value in node.items():
+                walk(value, f"{prefix}.{key}")
+        elif not isinstance(node, list):
+            out[prefix] = node
+
+    for top in _RESULT_TOP:
+        if top in result:
+            walk(result[top], top)
+    for top, prefix in _RESULT_RENAMED.items():
+        if isinstance(result.get(top), Mapping):
+            walk(result[top], prefix)
+    return out
+
+
+def job_cell(value: Any) -> Any:
+    """A job field as one table cell: a block-size mix becomes ``"4KiB:70,64KiB:30"``."""
+    if isinstance(value, Mapping):
+        return ",".join(f"{k}:{v}" for k, v in value.items())
+    if isinstance(value, list):
+        return json.dumps(value)
+    return value
+
+
+def cell(value: Any) -> Any:
+    """An axis value as one cell: scalars stay, lists and tables become JSON text."""
+    if isinstance(value, Mapping | list):
+        return json.dumps(value, sort_keys=True)
+    return value
+
+
+# --------------------------------------------------------------------------------------------
+# Reading a sweep directory
+
+
+def read_manifest(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    path = Path(out_dir) / MANIFEST
+    if not path.is_file():
+        raise _core.SsdlabError(f"{out_dir}: not a sweep output directory (no {MANIFEST})")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def read_point(out_dir: Path, point_id: str) -> dict[str, Any] | None:
+    path = out_dir / RUNS / point_id / POINT_FILE
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None  # a half-written file is as good as none: the point runs again
+
+
+def read_result(out_dir: str | os.PathLike[str], point_id: str) -> dict[str, Any] | None:
+    path = Path(out_dir) / RUNS / point_id / RESULT_FILE
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def read_requests(out_dir: str | os.PathLike[str], point_id: str) -> np.ndarray | None:
+    """The per-request records of one run: an (n, 4) uint64 array, or None if not recorded."""
+    path = Path(out_dir) / RUNS / point_id / REQUESTS_FILE
+    if not path.is_file():
+        return None
+    return np.load(path, allow_pickle=False)
+
+
+def rows(out_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """One dict per finished run of the manifest's points, in point order."""
+    directory = Path(out_dir)
+    manifest = read_manifest(directory)
+    sweep = manifest.get("sweep", {})
+    fixed = [item.split("=", 1) for item in sweep.get("set", [])]
+    out = []
+    for point in manifest.get("points", []):
+        record = read_point(directory, point["id"])
+        if record is None or record.get("status") not in ("ok", "failed"):
+            continue
+        row: dict[str, Any] = {
+            "point": point["index"],
+            "id": point["id"],
+            "repetition": point["repetition"],
+            "seed": point["seed"],
+            "status": record["status"],
+            "error": record.get("error"),
+        }
+        for column, value in point["params"].items():
+            row[column] = cell(value)
+        for key, literal in fixed:
+            row.setdefault(f"config.{key}", _literal_cell(literal))
+        if "trace" in record:
+            for key, value in (record.get("trace") or {}).items():
+                row.setdefault(f"trace.{key}", job_cell(value))
+        else:
+            job = record.get("job") or {}
+            for key in JOB_FIELDS:
+                row.setdefault(f"job.{key}", job_cell(job.get(key)))
+            for key, value in job.items():
+                row.setdefault(f"job.{key}", job_cell(value))
+        result = read_result(directory, point["id"]) if record["status"] == "ok" else None
+        row["config_name"] = (result or {}).get("config_name", record.get("config_name"))
+        row["config_hash"] = (result or {}).get("config_hash")
+        row["ssdlab_version"] = (result or {}).get("ssdlab_version", record.get("ssdlab_version"))
+        row["worker"] = record.get("worker")
+        row["worker_seconds"] = record.get("worker_seconds")
+        if result is not None:
+            row.update(flatten_result(result))
+        out.append(row)
+    return out
+
+
+def _literal_cell(literal: str) -> Any:
+    """A ``[set]`` override's TOML literal back as a value, for its table column."""
+    import tomllib
+
+    try:
+        return cell(tomllib.loads(f"v = {literal}")["v"])
+    except tomllib.TOMLDecodeError:
+        return literal
+
+
+def column_order(all_rows: Sequence[Mapping[str, Any]], axis_columns: Sequence[str]) -> list[str]:
+    present: list[str] = []
+    seen: set[str] = set()
+    for row in all_rows:
+        for key in row:
+            if key not in seen:
+                seen.add(key)
+                present.append(key)
+    fixed = [*META_COLUMNS, *axis_columns]
+    configs = sorted(c for c in present if c.startswith("config.") and c not in fixed)
+    if any(c.startswith("trace.") for c in present):
+        jobs = [c for c in present if c.startswith("trace.") and c not in fixed]
+    else:
+        jobs = [f"job.{k}" for k in JOB_FIELDS if f"job.{k}" not in fixed]
+        jobs += sorted(
+            c for c in present if c.startswith("job.") and c not in fixed and c not in jobs
+        )
+    known = [*fixed, *configs, *jobs, *RUN_COLUMNS, *RESULT_COLUMNS]
+    replay = sorted(c for c in present if c.startswith("replay.") and c not in known)
+    known += replay
+    extra = sorted(c for c in present if c not in known)
+    return [*known, *extra]
+
+
+def _series(name: str, values: list[Any]) -> Any:
+    """One typed column: booleans, integers, floats or text, nulls where a value is missing."""
+    import polars as pl
+
+    present = [v for v in values if v is not None]
+    if present and all(isinstance(v, bool) for v in present):
+        return pl.Series(name, values, dtype=pl.Boolean)
+    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        if all(-(2**63) <= v < 2**63 for v in present):
+            return pl.Series(name, values, dtype=pl.Int64)
+        if all(0 <= v < 2**64 for v in present):
+            return pl.Series(name, values, dtype=pl.UInt64)
+    numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in present)
+    if present and numeric:
+        return pl.Series(
+            name, [float(v) if v is not None else None for v in values], dtype=pl.Float64
+        )
+    if not present:
+        # A figure no run has (ops.trim.* of a sweep without trims) still has its numeric type.
+        numeric_figure = name in RESULT_COLUMNS and name != "sim.stop_reason"
+        return pl.Series(name, values, dtype=pl.Float64 if numeric_figure else pl.Utf8)
+    return pl.Series(name, [str(v) if v is not None else None for v in values], dtype=pl.Utf8)
+
+
+def build_table(out_dir: str | os.PathLike[str]) -> Any:
+    """The results table of a sweep directory as a polars DataFrame (rebuilt from the runs)."""
+    import polars as pl
+
+    manifest = read_manifest(out_dir)
+    axis_columns = [axis["column"] for axis in manifest.get("sweep", {}).get("axes", [])]
+    all_rows = rows(out_dir)
+    columns = column_order(all_rows, axis_columns)
+    return pl.DataFrame([_series(c, [row.get(c) for row in all_rows]) for c in columns])
+
+
+def write_table(out_dir: str | os.PathLike[str]) -> list[Path]:
+    """Write ``results.parquet`` and ``results.csv`` (atomically) and return their paths."""
+    directory = Path(out_dir)
+    table = build_table(directory)
+    paths = []
+    for name, write in ((TABLE_PARQUET, table.write_parquet), (TABLE_CSV, table.write_csv)):
+        target = directory / name
+        temporary = directory / f".{name}.tmp"
+        write(temporary)
+        os.replace(temporary, target)
+        paths.append(target)
+    return paths
+
+
+def load_results(
+    out_dir: str | os.PathLike[str], backend: str = "polars", rebuild: bool = False
+) -> Any:
+    """The results table of a sweep: a polars DataFrame, or pandas with ``backend="pandas"``.
+
+    Reads ``results.parquet``; with ``rebuild`` (or when the file is missing) rebuilds it from
+    the per-run files first.
+    """
+    import polars as pl
+
+    directory = Path(out_dir)
+    parquet = directory / TABLE_PARQUET
+    if rebuild or not parquet.is_file():
+        read_manifest(directory)  # a clear error if this is no sweep directory
+        write_table(directory)
+    table = pl.read_parquet(parquet)
+    if backend == "polars":
+        return table
+    if backend == "pandas":
+        return to_pandas(table)
+    raise ValueError(f"unknown backend {backend!r}: expected 'polars' or 'pandas'")
+
+
+def to_pandas(table: Any) -> Any:
+    """A polars DataFrame as pandas, without needing pyarrow (``pip install 'ssdlab[pandas]'``)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError("pandas is not installed: pip install 'ssdlab[pandas]'") from None
+    return pd.DataFrame(
+        {name: table[name].to_list() for name in table.columns}, columns=list(table.columns)
+    )
+
+
+def ok_rows(table: Any) -> Any:
+    import polars as pl
+
+    return table.filter(pl.col("status") == "ok")
+
+
+def distinct(values: Iterable[Any]) -> list[Any]:
+    seen: list[Any] = []
+    for value in values:
+        if value not in seen:
+            seen.append(value)
+    return seen

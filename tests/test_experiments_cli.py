@@ -1,0 +1,329 @@
+"""`ssdlab sweep`, `plot`, `report` and `reproduce`, run as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from conftest import assert_user_error, run_cli
+
+REPO = Path(__file__).resolve().parent.parent
+QUICK = REPO / "examples" / "sweeps" / "quick.toml"
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="session")
+def quick_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("quick") / "out"
+    proc = run_cli("sweep", QUICK, "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""  # no progress bar when stderr is not a terminal
+    assert "quick: 12 points; ran 12 now (12 ok, 0 failed), 0 already done" in proc.stdout
+    assert "runs/min" in proc.stdout
+    return out
+
+
+@pytest.fixture(scope="session")
+def fig5(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, Path, subprocess.CompletedProcess]:
+    """The seed 004 Fig. 5 reproduction, run once (20 runs on the 1 TiB drive, about a minute)."""
+    base = tmp_path_factory.mktemp("fig5")
+    out, rows = base / "out", base / "rows.json"
+    proc = run_cli("reproduce", "seed004-fig5", "--out", out, "--json", rows, timeout=900)
+    return out, rows, proc
+
+
+# -- sweep --------------------------------------------------------------------------------------
+
+
+def test_sweep_writes_table_runs_and_provenance(quick_dir: Path) -> None:
+    for name in ("results.parquet", "results.csv", "manifest.json", "sweep.toml", "config.toml"):
+        assert (quick_dir / name).is_file(), name
+    table = pl.read_parquet(quick_dir / "results.parquet")
+    assert table.height == 12 and set(table["status"]) == {"ok"}
+    for run_id in table["id"]:
+        assert (quick_dir / "runs" / run_id / "result.json").is_file()
+        assert (quick_dir / "runs" / run_id / "requests.npy").is_file()
+    assert (quick_dir / "sweep.toml").read_text() == QUICK.read_text()
+
+
+def test_sweep_again_runs_nothing(quick_dir: Path) -> None:
+    proc = run_cli("sweep", QUICK, "--out", quick_dir)
+    assert proc.returncode == 0, proc.stderr
+    assert "ran 0 now (0 ok, 0 failed), 12 already done" in proc.stdout
+
+
+def test_sweep_with_a_failing_point_finishes_and_exits_1(tmp_path: Path) -> None:
+    sweep = tmp_path / "failing.toml"
+    sweep.write_text(
+        'config = "small-tlc"\n[job]\nrw = "randwrite"\nbs = "4KiB"\nio_count = 500\n'
+        '[axes]\n"interface.queue_depth" = [1024, 8]\n"job.iodepth" = [4, 16]\n'
+    )
+    proc = run_cli("sweep", sweep, "--out", tmp_path / "out")
+    assert proc.returncode == 1, proc.stderr
+    assert "ran 4 now (3 ok, 1 failed)" in proc.stdout
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert lines[0].startswith("failed: config.interface.queue_depth=8, job.iodepth=16")
+    assert lines[-1].startswith("error: 1 of 4 points failed")
+    assert pl.read_csv(tmp_path / "out" / "results.csv")["status"].to_list().count("ok") == 3
+    # The report lists the failure with its error.
+    assert run_cli("report", tmp_path / "out").returncode == 0
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "<h2>Failures</h2>" in page and "queue_depth" in page
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_interrupted_sweep_continues_where_it_stopped(tmp_path: Path) -> None:
+    sweep = tmp_path / "long.toml"
+    sweep.write_text(
+        'config = "small-tlc"\nrepeat = 20\n[job]\nrw = "randwrite"\nbs = "4KiB"\n'
+        'iodepth = 8\nio_count = 40000\n[axes]\n"ftl.over_provisioning" = [0.1, 0.15, 0.2, 0.25]\n'
+    )
+    out = tmp_path / "out"
+
+    def restore_sigint() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ssdlab", "sweep", str(sweep), "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+        preexec_fn=restore_sigint, env=dict(os.environ),
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        # Wait until a few points are done, then press Ctrl-C.
+        while time.monotonic() < deadline and len(list(out.glob("runs/*/point.json"))) < 3:
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert stderr.strip().splitlines()[-1] == "interrupted"
+    done = len(list(out.glob("runs/*/point.json")))
+    assert 3 <= done < 80
+    table = pl.read_parquet(out / "results.parquet")  # the table covers what was done
+    assert table.height == done
+    again = run_cli("sweep", sweep, "--out", out)
+    assert again.returncode == 0, again.stderr
+    match = re.search(r"ran (\d+) now \(\d+ ok, 0 failed\), (\d+) already done", again.stdout)
+    assert match is not None, again.stdout
+    assert int(match.group(2)) == done and int(match.group(1)) == 80 - done
+    assert pl.read_parquet(out / "results.parquet").height == 80
+
+
+# -- plot ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "name"),
+    [
+        (["bandwidth"], "bandwidth.png"),
+        (["bandwidth", "--op", "write", "--x", "job.rw"], "bandwidth-write.png"),
+        (["iops"], "iops.png"),
+        (["latency", "--op", "write"], "latency-write.png"),
+        (["latency-cdf", "--op", "read"], "latency-cdf-read.png"),
+        (["waf"], "waf.png"),
+        (["erases"], "erases.png"),
+        (["throughput", "--where", "job.rw=randwrite", "--bins", "50"], "throughput.png"),
+        (["throughput", "--y", "iops", "--where", "ftl.over_provisioning=0.25"],
+         "throughput.png"),
+        (["metric", "--y", "device.gc_runs", "--hue", "job.rw"], "metric.png"),
+    ],
+)  # fmt: skip
+def test_plot_views(quick_dir: Path, tmp_path: Path, args: list[str], name: str) -> None:
+    target = tmp_path / "plots"
+    proc = run_cli("plot", quick_dir, *args, "--out", target / name)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str(target / name)
+    assert (target / name).read_bytes()[:8] == PNG_MAGIC
+
+
+def test_plot_default_path_and_svg(quick_dir: Path) -> None:
+    proc = run_cli("plot", quick_dir, "waf", "--format", "svg")
+    assert proc.returncode == 0, proc.stderr
+    path = quick_dir / "plots" / "waf.svg"
+    assert proc.stdout.strip() == str(path)
+    text = path.read_text()
+    assert text.lstrip().startswith("<?xml") and "<svg" in text
+    again = run_cli("plot", quick_dir, "waf", "--format", "svg")
+    assert again.returncode == 0 and path.read_text() == text  # no date: the same bytes
+
+
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        (["sideways"], ["sideways", "bandwidth"]),
+        (["bandwidth", "--x", "job.warp"], ["--x", "job.warp"]),
+        (["bandwidth", "--where", "nonsense"], ["--where", "COLUMN=VALUE"]),
+        (["bandwidth", "--where", "job.warp=1"], ["job.warp", "axes"]),
+        (["bandwidth", "--where", "job.rw=trim"], ["no successful run"]),
+        (["bandwidth", "--op", "erase"], ["--op", "erase"]),
+        (["metric"], ["--y"]),
+        (["latency", "--x", "job.rw"], ["--x", "numeric"]),
+        (["bandwidth", "--format", "gif"], ["--format", "gif"]),
+        (["bandwidth", "--out", "x.jpeg"], ["x.jpeg", ".png or .svg"]),
+    ],
+)
+def test_plot_mistakes(quick_dir: Path, tmp_path: Path, args: list[str], needles: list[str]
+                       ) -> None:  # fmt: skip
+    assert_user_error(run_cli("plot", quick_dir, *args, cwd=tmp_path), *needles)
+
+
+def test_plot_needs_a_sweep_directory(tmp_path: Path) -> None:
+    assert_user_error(run_cli("plot", tmp_path, "bandwidth"), str(tmp_path), "manifest.json")
+
+
+def test_throughput_needs_records(tmp_path: Path) -> None:
+    sweep = tmp_path / "norec.toml"
+    sweep.write_text('config = "small-tlc"\n[job]\nrw = "randread"\nio_count = 300\n'
+                     '[axes]\n"job.iodepth" = [1, 4]\n')  # fmt: skip
+    assert run_cli("sweep", sweep, "--out", tmp_path / "o").returncode == 0
+    assert_user_error(run_cli("plot", tmp_path / "o", "throughput"), "record_requests = true")
+    # The latency CDF falls back on the summary percentiles.
+    proc = run_cli("plot", tmp_path / "o", "latency-cdf")
+    assert proc.returncode == 0, proc.stderr
+
+
+# -- report -------------------------------------------------------------------------------------
+
+
+def test_report_is_self_contained(quick_dir: Path) -> None:
+    proc = run_cli("report", quick_dir)
+    assert proc.returncode == 0, proc.stderr
+    path = quick_dir / "report.html"
+    assert proc.stdout.strip() == str(path)
+    page = path.read_text()
+    assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+    # Nothing is fetched: no remote or local resource, every image inline.
+    assert not re.search(r"""(src|href)\s*=\s*['"]?(https?:|//)""", page)
+    assert "<script" not in page and "<link" not in page and "@import" not in page
+    images = re.findall(r"<img [^>]*src='([^']*)'", page)
+    assert len(images) >= 6 and all(src.startswith("data:image/png;base64,") for src in images)
+    for needle in ("quick", "config.ftl.over_provisioning", "Provenance", "small-tlc",
+                   "ssdlab version", "Invocations", "[job]", "record_requests"):  # fmt: skip
+        assert needle in page, needle
+
+
+def _chromium() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+@pytest.mark.skipif(_chromium() is None, reason="no Chromium on this machine")
+def test_report_renders_in_headless_chromium(quick_dir: Path, tmp_path: Path) -> None:
+    from matplotlib.image import imread
+
+    report = quick_dir / "report.html"
+    if not report.is_file():
+        assert run_cli("report", quick_dir).returncode == 0
+    shot = tmp_path / "shot.png"
+    proc = subprocess.run(
+        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+         "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1200,2400",
+         f"--screenshot={shot}", report.as_uri()],
+        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert shot.is_file(), proc.stderr
+    pixels = imread(shot)[..., :3]
+    assert pixels.shape[0] >= 2000 and pixels.shape[1] >= 1000
+    # matplotlib's first colour (#1f77b4) appears only inside the embedded figures.
+    blue = (abs(pixels[..., 0] - 0x1F / 255) < 0.05) & (abs(pixels[..., 1] - 0x77 / 255) < 0.05) \
+        & (abs(pixels[..., 2] - 0xB4 / 255) < 0.05)  # fmt: skip
+    assert blue.sum() > 500
+
+
+# -- reproduce ----------------------------------------------------------------------------------
+
+
+def test_reproduce_list() -> None:
+    proc = run_cli("reproduce", "--list")
+    assert proc.returncode == 0, proc.stderr
+    for needle in ("seed004-fig5", "seed004-fig6", "seed004-fig7", "004_a7ed53a6f100eeb3",
+                   "Fig. 5", "Fig. 6", "Fig. 7"):  # fmt: skip
+        assert needle in proc.stdout, needle
+
+
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        (["reproduce", "no-such-figure"], ["no-such-figure", "seed004-fig5"]),
+        (["reproduce"], ["NAME", "--list"]),
+        (["reproduce", "seed004-fig5", "--list"], ["NAME or --list"]),
+    ],
+)
+def test_reproduce_mistakes(args: list[str], needles: list[str], tmp_path: Path) -> None:
+    assert_user_error(run_cli(*args, cwd=tmp_path), *needles)
+
+
+def test_reproduce_not_modelled_yet_reports_rows(tmp_path: Path) -> None:
+    proc = run_cli("reproduce", "seed004-fig7", "--out", tmp_path / "o", "--json", "-")
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)
+    assert rows[0]["paper"] == 2.3 and rows[0]["ssdlab"] is None
+    assert "not modelled yet (issue 5" in rows[0]["note"]
+
+
+def test_reproduce_fig5(fig5: tuple[Path, Path, subprocess.CompletedProcess]) -> None:
+    out, rows_path, proc = fig5
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(rows_path.read_text())
+    for row in rows:
+        assert set(row) >= {"experiment", "metric", "unit", "paper", "ssdlab", "difference"}
+    by_metric = {row["metric"]: row for row in rows}
+    read = by_metric["NVMe-ideal sequential read bandwidth"]
+    write = by_metric["NVMe-ideal sequential write bandwidth"]
+    assert (read["paper"], read["unit"], write["paper"]) == (2370, "MiB/s", 353)
+    for row in (read, write):
+        assert row["ssdlab"] > 0
+        assert row["difference"] == pytest.approx(row["ssdlab"] / row["paper"] - 1)
+    # The table's figures are the runs' own.
+    table = pl.read_parquet(out / "results.parquet")
+    ideal_read = table.filter((pl.col("config.interface.link") == "ideal")
+                              & (pl.col("job.rw") == "read"))  # fmt: skip
+    assert read["ssdlab"] == pytest.approx(ideal_read["total.bandwidth_mib_s"][0])
+    # Configurations not modelled yet are rows, not gaps; derived numbers say so.
+    ide = by_metric["IDE-ideal sequential read bandwidth"]
+    assert ide["ssdlab"] is None and "issue 4" in ide["note"] and "derived" in ide["basis"]
+    assert ide["paper"] == pytest.approx(2370 / 5.5, abs=0.05)
+    assert by_metric["IDE-SATA3 bandwidth, all access types"]["ssdlab"] is None
+    # Link-bound reads sit just under Table 2's rates (TLP overhead).
+    for link, rate in (("Gen.1", 250), ("Gen.2", 500), ("Gen.3", 985)):
+        row = by_metric[f"NVMe {link} x1 sequential read against Table 2 real bandwidth"]
+        assert row["paper"] == rate and -0.15 < row["difference"] < 0
+    # Printed next to each other, with the relative difference.
+    assert "2,370" in proc.stdout and "not modelled yet" in proc.stdout
+    assert re.search(r"\+\d+\.\d %", proc.stdout)
+    for name in ("fig5-bandwidth.png", "fig5-bandwidth.svg", "fig5-ideal-throughput.png",
+                 "report.html", "comparison.json"):  # fmt: skip
+        assert (out / name).is_file(), name
+    assert "Against the document" in (out / "report.html").read_text()
+
+
+def test_reproduce_again_reuses_the_runs(fig5: tuple[Path, Path, subprocess.CompletedProcess],
+                                         tmp_path: Path) -> None:  # fmt: skip
+    out, rows_path, _ = fig5
+    start = time.monotonic()
+    proc = run_cli("reproduce", "seed004-fig5", "--out", out, "--json", tmp_path / "again.json",
+                   "--quiet")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""
+    assert json.loads((tmp_path / "again.json").read_text()) == json.loads(rows_path.read_text())
+    assert time.monotonic() - start < 60  # nothing ran again

@@ -1,0 +1,214 @@
+"""Running sweeps: results table, per-run files, resuming, failures, determinism."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+
+import ssdlab
+from conftest import without_wall
+from crashing_worker import DEADLY_SEED, crash_on_deadly_seed
+from ssdlab.executors import LocalExecutor
+from ssdlab.results import RESULT_COLUMNS, load_results
+from ssdlab.runner import run_sweep
+from ssdlab.sweep import Sweep, SweepError
+
+SMALL: dict[str, Any] = {
+    "name": "small",
+    "config": "small-tlc",
+    "record_requests": True,
+    "job": {"rw": "randrw", "rwmixread": 70, "bs": "4KiB", "iodepth": 8, "io_count": 2000},
+    "axes": {"ftl.over_provisioning": [0.1, 0.2], "job.iodepth": [4, 8]},
+    "repeat": 2,
+}
+
+
+@pytest.fixture(scope="module")
+def small_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("small") / "out"
+    outcome = run_sweep(SMALL, out, workers=2)
+    assert (outcome.total, outcome.ran, outcome.ok, outcome.failed) == (8, 8, 8, 0)
+    return out
+
+
+def test_table_has_one_row_per_run_with_stable_columns(small_sweep: Path) -> None:
+    table = load_results(small_sweep)
+    assert table.height == 8
+    assert table["status"].to_list() == ["ok"] * 8
+    assert table["point"].to_list() == list(range(8))
+    columns = table.columns
+    assert columns[:8] == ["point", "id", "repetition", "seed", "status", "error",
+                           "config.ftl.over_provisioning", "job.iodepth"]  # fmt: skip
+    # Every figure of the result schema is a column, even those no run has (no trims here).
+    for column in RESULT_COLUMNS:
+        assert column in columns, column
+    assert table["ops.trim.count"].null_count() == 8
+    assert table.schema["ops.read.iops"] == pl.Float64
+    assert table.schema["job.iodepth"] == pl.Int64
+    assert "utilisation.channel.per_unit" not in columns  # lists stay in the per-run JSON
+
+
+def test_csv_holds_the_same_table(small_sweep: Path) -> None:
+    parquet = pl.read_parquet(small_sweep / "results.parquet")
+    csv = pl.read_csv(small_sweep / "results.csv", infer_schema_length=None)
+    assert csv.columns == parquet.columns
+    assert csv["ops.read.iops"].to_list() == pytest.approx(parquet["ops.read.iops"].to_list())
+    assert csv["id"].to_list() == parquet["id"].to_list()
+
+
+def test_pandas_on_request(small_sweep: Path) -> None:
+    frame = load_results(small_sweep, backend="pandas")
+    assert list(frame.columns) == load_results(small_sweep).columns
+    assert len(frame) == 8
+    with pytest.raises(ValueError, match="backend"):
+        load_results(small_sweep, backend="excel")
+
+
+def test_per_run_files_and_determinism(small_sweep: Path) -> None:
+    table = load_results(small_sweep)
+    row = table.row(5, named=True)
+    run_dir = small_sweep / "runs" / row["id"]
+    point = json.loads((run_dir / "point.json").read_text())
+    assert point["status"] == "ok" and point["seed"] == row["seed"]
+    # The per-run JSON is what ssdlab.run gives for the same config, job and seed.
+    config = ssdlab.Config.load("small-tlc", {"ftl.over_provisioning": 0.2})
+    job = ssdlab.Job(**{**SMALL["job"], "iodepth": row["job.iodepth"]})
+    direct = ssdlab.run(config, job, seed=row["seed"], record_requests=True)
+    assert without_wall((run_dir / "result.json").read_text()) == without_wall(direct.to_json())
+    records = np.load(run_dir / "requests.npy")
+    assert records.dtype == np.dtype("<u8") and records.shape == (2000, 4)
+    direct_rows = np.frombuffer(direct._records, dtype="<u8").reshape(-1, 4)
+    assert np.array_equal(records, direct_rows)
+
+
+def test_resume_runs_only_what_is_missing(small_sweep: Path, tmp_path: Path) -> None:
+    again = run_sweep(SMALL, small_sweep, workers=2)
+    assert (again.ran, again.already_done) == (0, 8)
+    # An interrupted point: result written, point.json (the "done" mark) not yet.
+    table = load_results(small_sweep)
+    victim = table["id"][3]
+    (small_sweep / "runs" / victim / "point.json").unlink()
+    resumed = run_sweep(SMALL, small_sweep, workers=2)
+    assert (resumed.ran, resumed.already_done) == (1, 7)
+    assert load_results(small_sweep).height == 8
+    # A grown sweep reuses every run it still contains.
+    grown = {**SMALL, "axes": {**SMALL["axes"], "job.iodepth": [4, 8, 16]}}
+    outcome = run_sweep(grown, small_sweep, workers=2)
+    assert (outcome.total, outcome.ran, outcome.already_done) == (12, 4, 8)
+    manifest = json.loads((small_sweep / "manifest.json").read_text())
+    assert [i["ran"] for i in manifest["invocations"]] == [8, 0, 1, 4]
+    run_sweep(SMALL, small_sweep, workers=2)  # back to the module's shape for other tests
+
+
+def test_failing_point_is_recorded_and_the_sweep_goes_on(tmp_path: Path) -> None:
+    # 16 requests in flight do not fit a queue of 8 entries: the core refuses that run.
+    spec = {**SMALL, "repeat": 1, "record_requests": False,
+            "axes": {"interface.queue_depth": [1024, 8], "job.iodepth": [4, 16]}}  # fmt: skip
+    outcome = run_sweep(spec, tmp_path / "out", workers=2)
+    assert (outcome.ran, outcome.ok, outcome.failed) == (4, 3, 1)
+    table = load_results(tmp_path / "out")
+    failed = table.filter(pl.col("status") == "failed")
+    assert failed.height == 1
+    assert failed["config.interface.queue_depth"][0] == 8 and failed["job.iodepth"][0] == 16
+    assert "queue_depth" in failed["error"][0] and "iodepth" in failed["error"][0]
+    assert failed["ops.read.iops"][0] is None
+    # Failed points are kept on resume, and run again on request.
+    assert run_sweep(spec, tmp_path / "out", workers=2).ran == 0
+    retried = run_sweep(spec, tmp_path / "out", workers=2, retry_failed=True)
+    assert (retried.ran, retried.failed) == (1, 1)
+
+
+def test_a_worker_that_dies_fails_only_its_own_point(tmp_path: Path) -> None:
+    spec = {key: value for key, value in SMALL.items() if key != "repeat"}
+    spec.update(record_requests=False, seeds=[1, DEADLY_SEED, 3], axes={"job.iodepth": [4, 8]})
+    executor = LocalExecutor(workers=2, worker=crash_on_deadly_seed)
+    outcome = run_sweep(spec, tmp_path / "out", executor=executor)
+    assert (outcome.ran, outcome.ok, outcome.failed) == (6, 4, 2)
+    table = load_results(tmp_path / "out")
+    failed = table.filter(pl.col("status") == "failed")
+    assert failed["seed"].to_list() == [DEADLY_SEED, DEADLY_SEED]
+    assert all("worker process" in error and "died" in error for error in failed["error"])
+
+
+def test_one_sweep_at_a_time_per_directory(tmp_path: Path) -> None:
+    import fcntl
+
+    out = tmp_path / "out"
+    out.mkdir()
+    with open(out / ".lock", "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(SweepError, match="another sweep"):
+            run_sweep(SMALL, out, workers=1)
+
+
+def test_same_results_with_one_or_two_workers(small_sweep: Path, tmp_path: Path) -> None:
+    serial = run_sweep(SMALL, tmp_path / "serial", workers=1)
+    assert serial.ran == 8
+    a, b = load_results(small_sweep), load_results(tmp_path / "serial")
+    varying = [c for c in a.columns if c.startswith("wall.") or c in ("worker", "worker_seconds")]
+    assert a.drop(varying).equals(b.drop(varying))
+
+
+def test_sweep_api_accepts_a_sweep_object(tmp_path: Path) -> None:
+    sweep = Sweep.from_dict({**SMALL, "repeat": 1, "axes": {"job.iodepth": [2]}})
+    outcome = ssdlab.run_sweep(sweep, tmp_path / "o", workers=1)
+    assert outcome.ok == 1 and outcome.table().height == 1
+    assert outcome.runs_per_minute > 0
+
+
+needs_traces = pytest.mark.skipif(
+    not hasattr(ssdlab._core, "check_trace_job"), reason="this build has no trace replay"
+)
+
+
+@needs_traces
+def test_trace_replay_sweep(tmp_path: Path) -> None:
+    spec = {
+        "config": "small-tlc",
+        "record_requests": True,
+        "trace": {"trace": "model:financial1", "mode": "afap", "io_count": 1500},
+        "axes": {"trace.iodepth": [4, 16], "ftl.gc.policy": ["greedy", "cost-benefit"]},
+    }
+    outcome = run_sweep(spec, tmp_path / "out", workers=2)
+    assert (outcome.ran, outcome.ok) == (4, 4)
+    table = load_results(tmp_path / "out")
+    assert table["trace.iodepth"].to_list() == [4, 4, 16, 16]
+    assert set(table["trace.trace"]) == {"model:financial1"}
+    assert "job.rw" not in table.columns
+    assert table["total.count"].to_list() == [1500] * 4
+    assert table["replay.replayed"].to_list() == [1500] * 4
+    # The same as a direct replay.
+    row = table.row(2, named=True)
+    direct = ssdlab.run(
+        ssdlab.Config.load("small-tlc", {"ftl.gc.policy": "greedy"}),
+        trace="model:financial1", mode="afap", io_count=1500, iodepth=16, seed=row["seed"],
+    )  # fmt: skip
+    stored = (tmp_path / "out" / "runs" / row["id"] / "result.json").read_text()
+    assert without_wall(stored) == without_wall(direct.to_json())
+
+
+@needs_traces
+@pytest.mark.parametrize(
+    ("extra", "needles"),
+    [
+        ({"trace": {"trace": "no/such.csv"}}, ["no/such.csv", "no such file"]),
+        ({"trace": {"mode": "afap"}}, ["[trace] table with trace"]),
+        ({"trace": {"trace": "model:web1", "mode": "warp"}}, ["[trace]", "warp"]),
+        ({"trace": {"trace": "model:web1"}, "axes": {"job.iodepth": [1]}},
+         ["job.iodepth", "runs a trace"]),
+        ({"trace": {"trace": "model:web1"}, "job": {"rw": "read"}},
+         ["exactly one of", "job, trace"]),
+        ({"trace": {"trace": "model:web1"}, "axes": {"trace.iodepth": [0]}},
+         ["trace.iodepth", "0"]),
+    ],
+)  # fmt: skip
+def test_trace_sweep_mistakes(extra: dict[str, Any], needles: list[str]) -> None:
+    with pytest.raises(SweepError) as caught:
+        Sweep.from_dict({"config": "small-tlc", **extra}, source="t.toml").points()
+    for needle in needles:
+        assert needle in str(caught.value), (needle, str(caught.value))

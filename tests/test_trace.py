@@ -1,0 +1,215 @@
+"""Trace replay, trace statistics and workload models, from Python and from the command line."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ssdlab
+from conftest import assert_user_error, run_cli, without_wall
+
+FIXTURES = Path(__file__).resolve().parents[1] / "crates/ssdlab/tests/fixtures/traces"
+SHARED = Path(__file__).resolve().parents[2] / "shared/traces"
+
+
+def shared(name: str) -> Path:
+    path = SHARED / name
+    if not path.exists():
+        pytest.skip(f"{path} is not there")
+    return path
+
+
+# --------------------------------------------------------------------------------------------
+# API
+
+
+def test_replay_from_python_is_deterministic(small_config: ssdlab.Config) -> None:
+    trace = ssdlab.Trace(FIXTURES / "umass_spc.csv", repeat=2, mode="timed")
+    a = ssdlab.run(small_config, trace=trace, seed=3)
+    b = ssdlab.run(small_config, trace=str(FIXTURES / "umass_spc.csv"), repeat=2, seed=3)
+    assert without_wall(a.to_json()) == without_wall(b.to_json())
+    data = a.to_dict()
+    assert data["job"]["trace"].endswith("umass_spc.csv")
+    assert data["trace"]["format"] == "spc"
+    assert data["trace"]["replayed"] == 14
+    assert data["trace"]["mapping"]["layout"] == "side-by-side"
+    assert data["sim"]["stop_reason"] == "trace end"
+    assert "trace:" in a.summary()
+
+
+def test_synthetic_results_have_no_trace_section(tiny_result: ssdlab.Result) -> None:
+    assert "trace" not in tiny_result.to_dict()
+
+
+def test_flush_records_and_latencies(small_config: ssdlab.Config) -> None:
+    result = ssdlab.run(
+        small_config, trace=FIXTURES / "fio_v2.log", mode="afap", record_requests=True
+    )
+    assert result.to_dict()["ops"]["flush"]["count"] == 1
+    assert len(result.latencies("flush")) == 1
+    assert 3 in set(result.requests()["op"].tolist())
+
+
+def test_bad_options_are_job_errors(small_config: ssdlab.Config) -> None:
+    with pytest.raises(ssdlab.JobError, match="format"):
+        ssdlab.Trace(FIXTURES / "msr.csv", format="nope")
+    with pytest.raises(ssdlab.JobError, match="time_scale"):
+        ssdlab.Trace(FIXTURES / "msr.csv", time_scale=0)
+    with pytest.raises(ValueError, match="either a job or a trace"):
+        ssdlab.run(small_config, {"rw": "read"}, trace=FIXTURES / "msr.csv")
+    with pytest.raises(TypeError, match="need a trace"):
+        ssdlab.run(small_config, {"rw": "read", "io_count": 10}, mode="afap")
+
+
+def test_trace_errors_name_file_line_and_text(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text("0,1,4096,w,0.0\n0,2,4096,q,0.1\n")
+    with pytest.raises(ssdlab.TraceError) as info:
+        ssdlab.trace_stats(bad, format="spc")
+    message = str(info.value)
+    assert "bad.csv, line 2" in message and "Opcode" in message and "0,2,4096,q,0.1" in message
+    stats = ssdlab.trace_stats(bad, format="spc", skip_bad_lines=True)
+    assert stats["source"]["skipped_bad_lines"] == 1
+    assert stats["requests"] == 1
+
+
+def test_stats_of_fixtures_and_compressed_files(tmp_path: Path) -> None:
+    plain = ssdlab.trace_stats(FIXTURES / "blkparse.txt")
+    assert plain["source"]["format"] == "blkparse"
+    assert (plain["reads"], plain["writes"], plain["trims"], plain["flushes"]) == (2, 2, 1, 1)
+    packed = tmp_path / "blk.txt.gz"
+    packed.write_bytes(gzip.compress((FIXTURES / "blkparse.txt").read_bytes()))
+    zipped = ssdlab.trace_stats(packed)
+    assert zipped["source"]["compression"] == "gzip"
+    assert {k: v for k, v in zipped.items() if k != "source"} == {
+        k: v for k, v in plain.items() if k != "source"
+    }
+    queued = ssdlab.trace_stats(FIXTURES / "blkparse.txt", blkparse_event="Q")
+    assert queued["requests"] == 6
+
+
+def test_formats_and_models_are_listed() -> None:
+    names = {f["name"] for f in ssdlab.trace_formats()}
+    assert {"msr", "spc", "disksim", "blkparse", "tencent", "alibaba", "fio"} <= names
+    models = {m["name"]: m for m in ssdlab.trace_models()}
+    assert {"financial1", "financial2", "msnfs", "radius", "web1"} <= set(models)
+    assert "Table 8" in models["financial1"]["source"]
+    assert models["msnfs"]["params"]["read_fraction"] == pytest.approx(0.85)
+
+
+def test_generate_then_measure_round_trip(tmp_path: Path) -> None:
+    out = tmp_path / "fin2.csv"
+    counts = ssdlab.generate_trace("financial2,count=20000", out, format="msr", seed=4)
+    assert counts == {"written": 20_000, "dropped": 0}
+    stats = ssdlab.trace_stats(out)
+    assert stats["source"]["format"] == "msr"
+    # Seed 002 Table 8, Financial2: WR 0.84, RR 0.16, WS 2.49 KB.
+    assert stats["read_ratio_by_count"] == pytest.approx(0.16, abs=0.01)
+    assert stats["write"]["mean_bytes"] == pytest.approx(2.49 * 1024, rel=0.05)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.binary(max_size=400))
+def test_no_bytes_crash_the_reader(tmp_path_factory: pytest.TempPathFactory, data: bytes) -> None:
+    path = tmp_path_factory.mktemp("fuzz") / "t"
+    path.write_bytes(data)
+    for fmt in (None, "msr", "blkparse", "fio"):
+        try:
+            ssdlab.trace_stats(path, format=fmt, skip_bad_lines=True)
+        except ssdlab.TraceError:
+            pass
+
+
+# --------------------------------------------------------------------------------------------
+# CLI
+
+
+def test_cli_replays_each_shared_trace(tmp_path: Path, preset_name: str) -> None:
+    for name, fmt in (
+        ("msr_hm0_sample.csv", "msr"),
+        ("disksim_tpcc_small.trace", "disksim"),
+        ("ssdsim_financial1_sample.ascii", "ssdsim"),
+    ):
+        out = tmp_path / f"{name}.json"
+        proc = run_cli(
+            "run", preset_name, "--trace", shared(name), "--format", fmt, "--json", out, "-q"
+        )
+        assert proc.returncode == 0, proc.stderr
+        data = json.loads(out.read_text())
+        assert data["trace"]["replayed"] == data["trace"]["per_pass"] > 0
+
+
+def test_cli_closed_loop_with_options(tmp_path: Path, preset_name: str) -> None:
+    out = tmp_path / "r.json"
+    proc = run_cli(
+        "run", preset_name, "--trace", FIXTURES / "umass_spc.csv", "--mode", "afap",
+        "--iodepth", "4", "--device", "0-1", "--layout", "overlay", "--fit", "scale",
+        "--repeat", "3", "--io-count", "10", "--json", out,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "trace: spc" in proc.stdout
+    data = json.loads(out.read_text())
+    assert data["sim"]["requests"] == 10
+    assert data["trace"]["filtered_device"] == 2
+    assert data["job"]["mode"] == "afap"
+
+
+def test_cli_bad_trace_line_is_one_line_exit_2(tmp_path: Path, preset_name: str) -> None:
+    bad = tmp_path / "bad.trace"
+    bad.write_text("0 0 8 8 1\n10 0 16 8 1\n20 0 x 8 1\n")
+    proc = run_cli("run", preset_name, "--trace", bad)
+    line = assert_user_error(proc, "bad.trace, line 3", "start_sector", "20 0 x 8 1")
+    assert "expected" in line
+    out = tmp_path / "r.json"
+    proc = run_cli("run", preset_name, "--trace", bad, "--skip-bad-lines", "--json", out, "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(out.read_text())["trace"]["skipped_bad_lines"] == 1
+
+
+def test_cli_rejects_mixed_flags(preset_name: str) -> None:
+    proc = run_cli("run", preset_name, "--trace", FIXTURES / "msr.csv", "--rw", "read")
+    assert_user_error(proc, "--rw", "--trace")
+    proc = run_cli("run", preset_name, "--rw", "read", "--mode", "afap")
+    assert_user_error(proc, "--mode", "--trace")
+    proc = run_cli("run", preset_name, "--trace", FIXTURES / "msr.csv", "--format", "nope")
+    assert_user_error(proc, "format", "msr")
+    proc = run_cli("run", preset_name, "--trace", "/no/such/file.csv")
+    assert_user_error(proc, "/no/such/file.csv")
+
+
+def test_cli_trace_stats_table_json_and_plots(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    plots = tmp_path / "plots"
+    proc = run_cli(
+        "trace", "stats", shared("ssdsim_financial1_sample.ascii"), "--json", out, "--plot", plots
+    )
+    assert proc.returncode == 0, proc.stderr
+    for needle in ("read ratio", "footprint", "inter-arrival", "IRD", "overwrite", "hot set"):
+        assert needle in proc.stdout
+    data = json.loads(out.read_text())
+    assert data["schema"] == "ssdlab.trace_stats/1"
+    assert data["requests"] == 10_000
+    for png in ("sizes.png", "inter_arrival.png", "ird.png"):
+        assert (plots / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_cli_generate_models_and_formats(tmp_path: Path) -> None:
+    out = tmp_path / "web1.trace.gz"
+    proc = run_cli("trace", "generate", "web1", "-n", "5000", "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    proc = run_cli("trace", "stats", out, "--json", "-")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["source"]["compression"] == "gzip"
+    assert data["requests"] == 5000
+    proc = run_cli("trace", "models")
+    assert proc.returncode == 0 and "financial1" in proc.stdout and "stand-ins" in proc.stdout
+    proc = run_cli("trace", "formats")
+    assert proc.returncode == 0 and "blkparse" in proc.stdout
+    proc = run_cli("trace", "stats", FIXTURES / "msr.csv", "--blkparse-event", "X")
+    assert_user_error(proc, "--blkparse-event")
