@@ -189,7 +189,7 @@ pub const MODELS: &[NamedModel] = &[
     NamedModel {
         name: "web1",
         aliases: &["websearch1"],
-        description: "stand-in for UMass/SPC WebSearch1: random reads, no writes",
+        description: "stand-in for UMass/SPC WebSearch1: random reads, almost no writes",
         source: "seed 001_ecde9f9717361b11.txt names web1 (UMass) without statistics; every number here is measured by `ssdlab trace stats` \
                  on shared/traces/disksim_websearch_small.trace (24,783 UMass WebSearch requests as MQSim ships them): \
                  read fraction (24,779 of 24,783), the read sizes and their counts, hot fraction 0.80 (no skew), mean run 1.11 requests, \
