@@ -78,9 +78,9 @@ class Experiment:
 
 
 def _registry() -> dict[str, Experiment]:
-    from . import seed004
+    from . import seed001, seed004
 
-    experiments = [*seed004.EXPERIMENTS]
+    experiments = [*seed001.EXPERIMENTS, *seed004.EXPERIMENTS]
     return {experiment.name: experiment for experiment in experiments}
 
 

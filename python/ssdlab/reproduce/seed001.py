@@ -1,0 +1,251 @@
+"""Seed 001, Figs. 3 and 4: single-port, double-size and dual-port cache buffers.
+
+What the document (``shared/seeds/001_ecde9f9717361b11.txt``) states, and the only numbers used:
+
+- Fig. 3: the dual-port buffer with pre-emptive flushing (``dual``, 16 MB) has 44 % and 17 %
+  shorter write latency than a single-port buffer of the same (``single``) and double
+  (``single2x``) capacity, on average over its five traces (fin1, fin2, web1, gen1, gen2).
+- Fig. 4: ``dual`` needs 1.9 % more erases than ``single`` on average, 7 % at most.
+- §III: ``dual`` has 49 % lower leakage power than ``single2x`` (CACTI 5.1).
+
+gen1 and gen2 (the authors' PC usage) are not public, and fin1, fin2 and web1 are replayed here
+as ssdlab's stand-ins fitted to published statistics (``ssdlab trace models``), not the traces;
+a second experiment replays the shared Financial1 and WebSearch samples. The figures' bars are
+not given as numbers, so per-workload rows carry ssdlab's value only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from . import Experiment, Row
+
+DOCUMENT = "seed 001_ecde9f9717361b11.txt"
+TITLE = (
+    "Dual-Port Pre-emptive Cache Buffer Flushing for High Performance NAND Flash-based Storage"
+    " Devices (Park, Chung)"
+)
+# Stated in §III.
+DUAL_VS_SINGLE_LATENCY = 1 - 0.44
+DUAL_VS_SINGLE2X_LATENCY = 1 - 0.17
+DUAL_VS_SINGLE_ERASES = 1.019
+DUAL_VS_SINGLE_ERASES_MAX = 1.07
+DUAL_VS_SINGLE2X_LEAKAGE = 1 - 0.49
+
+SETUPS = {  # name → (capacity, ports), as in the sweep's zipped axes
+    "single": ("16MiB", "single"),
+    "single2x": ("32MiB", "single"),
+    "dual": ("16MiB", "dual"),
+}
+
+NOTES = (
+    "The workloads are stand-ins: fin1's read/write mix and sizes come from seed 002 Table 8 and"
+    " its locality from the shared Financial1 sample; fin2's locality knobs are assumed; web1 is"
+    " nearly read-only, like UMass WebSearch1, so its few writes weigh little (a workload"
+    " without writes gets a 'no writes' row). The document's averages also include gen1 and"
+    " gen2, which are not public.",
+    "Where ssdlab's dual-port gain differs by workload, the cause is locality: a hot set that"
+    " fits in 32 MB but not in 16 MB favours single2x (the fin2 stand-in), while a large,"
+    " write-heavy working set favours pre-emptive flushing (fin1).",
+    "Erase counts include GC started by the untimed preconditioning (the device starts used);"
+    " differences between the three buffers come from the extra NAND writes of pre-emptive"
+    " flushes of lines that are written again.",
+    "The leakage ratio follows from the area assumption alone: 16 MiB × (1 + port overhead)"
+    " against 32 MiB. The preset's 2 % overhead gives 0.51; the document's bound of 'under 10 %'"
+    " allows down to 0.55.",
+)
+
+
+def _value(table: Any, workload: str, setup: str, column: str) -> float | None:
+    if table is None or column not in table.columns:
+        return None
+    capacity, ports = SETUPS[setup]
+    rows = table.filter(
+        (table["trace.trace"] == workload)
+        & (table["config.cache.capacity"] == capacity)
+        & (table["config.cache.ports"] == ports)
+        & (table["status"] == "ok")
+    )
+    if rows.height == 0:
+        return None
+    values = rows[column].drop_nulls()
+    return float(values.mean()) if values.len() else None
+
+
+def _workloads(table: Any) -> list[str]:
+    if table is None or "trace.trace" not in table.columns:
+        return []
+    seen: list[str] = []
+    for value in table["trace.trace"].to_list():
+        if value not in seen:
+            seen.append(value)
+    return seen
+
+
+def _label(workload: str) -> str:
+    if workload.startswith("model:"):
+        return workload[len("model:") :].split(",")[0] + " (stand-in)"
+    return Path(workload).name
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b else None
+
+
+def _mean(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present) if present else None
+
+
+def make_compare(name: str):
+    def compare(table: Any) -> list[Row]:
+        latency = "ops.write.latency_us.mean"
+        rows: list[Row] = []
+        vs_single, vs_2x, erases = [], [], []
+        for workload in _workloads(table):
+            label = _label(workload)
+            values = {s: _value(table, workload, s, latency) for s in SETUPS}
+            writes = _value(table, workload, "single", "ops.write.count")
+            if not writes:
+                rows.append(Row(name, f"{label}: write latency", "µs", None, None, "", "no writes"))
+                continue
+            for setup, value in values.items():
+                p99 = _value(table, workload, setup, "ops.write.latency_us.p99")
+                rows.append(
+                    Row(
+                        name,
+                        f"{label}: {setup} mean write latency (p99 {p99:.0f} µs)"
+                        if p99 is not None
+                        else f"{label}: {setup} mean write latency",
+                        "µs",
+                        None,
+                        value,
+                        "not stated (Fig. 3 bars only)",
+                    )
+                )
+            e = {s: _value(table, workload, s, "device.erases") for s in SETUPS}
+            for setup, value in e.items():
+                rows.append(
+                    Row(name, f"{label}: {setup} erases", "blocks", None, value, "not stated")
+                )
+            vs_single.append(_ratio(values["dual"], values["single"]))
+            vs_2x.append(_ratio(values["dual"], values["single2x"]))
+            erases.append(_ratio(e["dual"], e["single"]))
+        basis = "derived: 1 - the stated reduction (§III, mean of 5 traces)"
+        rows += [
+            Row(
+                name,
+                "dual / single mean write latency, mean over workloads with writes",
+                "×",
+                DUAL_VS_SINGLE_LATENCY,
+                _mean(vs_single),
+                basis,
+            ),
+            Row(
+                name,
+                "dual / single2x mean write latency, mean over workloads with writes",
+                "×",
+                DUAL_VS_SINGLE2X_LATENCY,
+                _mean(vs_2x),
+                basis,
+            ),
+            Row(
+                name,
+                "dual / single erases, mean over workloads with writes",
+                "×",
+                DUAL_VS_SINGLE_ERASES,
+                _mean(erases),
+                "derived: 1 + the stated 1.9 % (§III)",
+            ),
+            Row(
+                name,
+                "dual / single erases, largest over workloads",
+                "×",
+                DUAL_VS_SINGLE_ERASES_MAX,
+                max((r for r in erases if r is not None), default=None),
+                "derived: 1 + the stated 7 % (§III)",
+            ),
+        ]
+        leak = [
+            _ratio(
+                _value(table, w, "dual", "cache.energy.leakage_mw"),
+                _value(table, w, "single2x", "cache.energy.leakage_mw"),
+            )
+            for w in _workloads(table)
+        ]
+        rows.append(
+            Row(
+                name,
+                "dual / single2x leakage power",
+                "×",
+                DUAL_VS_SINGLE2X_LEAKAGE,
+                _mean(leak),
+                "derived: 1 - the stated 49 % (§III)",
+            )
+        )
+        return rows
+
+    return compare
+
+
+def plot(table: Any, out_dir: Path) -> list[Path]:
+    """Fig. 3 and Fig. 4 as ssdlab sees them: write latency and erases per workload,
+    normalised to single."""
+    from matplotlib.figure import Figure
+
+    from ..plots import save_figure
+
+    paths: list[Path] = []
+    workloads = [w for w in _workloads(table) if _value(table, w, "single", "ops.write.count")]
+    if not workloads:
+        return paths
+    for column, title, stem in (
+        ("ops.write.latency_us.mean", "normalised write latency (Fig. 3)", "fig3_write_latency"),
+        ("device.erases", "normalised erase count (Fig. 4)", "fig4_erases"),
+    ):
+        figure = Figure(figsize=(7.5, 4.2), layout="constrained")
+        axes = figure.add_subplot()
+        width = 0.26
+        for k, setup in enumerate(SETUPS):
+            ys = []
+            for w in workloads:
+                base = _value(table, w, "single", column)
+                value = _value(table, w, setup, column)
+                ys.append(value / base if value is not None and base else 0.0)
+            xs = [i - width + k * width for i in range(len(workloads))]
+            axes.bar(xs, ys, width=width * 0.95, label=setup)
+        axes.set_xticks(range(len(workloads)), [_label(w) for w in workloads])
+        axes.axhline(1.0, color="grey", linewidth=0.8)
+        axes.set_ylabel("relative to single")
+        axes.set_title(f"seed 001 {title}: ssdlab")
+        axes.legend()
+        paths.append(save_figure(figure, out_dir / f"{stem}.png"))
+    return paths
+
+
+EXPERIMENTS = (
+    Experiment(
+        name="seed001-fig3-4",
+        document=DOCUMENT,
+        title=TITLE,
+        target="Figs. 3 and 4 (write latency, erase count)",
+        summary="single / single2x / dual cache buffers on fin1, fin2, web1 stand-ins, 16 GiB MLC",
+        sweep="seed001_fig34.toml",
+        compare=make_compare("seed001-fig3-4"),
+        plots=plot,
+        notes=NOTES,
+    ),
+    Experiment(
+        name="seed001-fig3-4-samples",
+        document=DOCUMENT,
+        title=TITLE,
+        target="Figs. 3 and 4 on the shared Financial1 and WebSearch samples",
+        summary="the same three buffers replaying real trace samples (needs shared/traces beside"
+        " the repository)",
+        sweep="seed001_samples.toml",
+        compare=make_compare("seed001-fig3-4-samples"),
+        plots=plot,
+        notes=NOTES,
+    ),
+)
