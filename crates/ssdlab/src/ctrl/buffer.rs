@@ -78,6 +78,8 @@ pub struct BufferManager {
     waiting: VecDeque<Waiter>,
     preemptive_busy: bool,
     background_inflight: u32,
+    /// On-demand flushes under way: each will free a line for a waiting write.
+    on_demand_inflight: u32,
     /// Sequence numbers of flushes under way (for explicit flushes).
     inflight: BTreeSet<u64>,
     next_flush_seq: u64,
@@ -103,6 +105,7 @@ impl BufferManager {
             waiting: VecDeque::new(),
             preemptive_busy: false,
             background_inflight: 0,
+            on_demand_inflight: 0,
             inflight: BTreeSet::new(),
             next_flush_seq: 0,
             explicit: Vec::new(),
@@ -237,7 +240,8 @@ impl System {
                 self.bm().stats.write_misses += 1;
                 all_hit = false;
             }
-            match self.place(now, lpn, bytes)? {
+            let waiting = self.bm().waiting.len() + 1;
+            match self.place(now, lpn, bytes, waiting)? {
                 Placed::At(t) => done = done.max(t),
                 Placed::Waiting => {
                     self.bm().stats.waits += 1;
@@ -260,9 +264,10 @@ impl System {
         Ok(())
     }
 
-    /// Try to put one write unit into the buffer.
-    fn place(&mut self, now: SimTime, lpn: u64, bytes: u64) -> Result<Placed> {
-        let placed = self.place_unchecked(now, lpn, bytes)?;
+    /// Try to put one write unit into the buffer; `waiting` counts the writes that wait for a
+    /// line if this one has to, itself included.
+    fn place(&mut self, now: SimTime, lpn: u64, bytes: u64, waiting: usize) -> Result<Placed> {
+        let placed = self.place_unchecked(now, lpn, bytes, waiting)?;
         if let (Placed::At(_), Some(dc)) = (&placed, self.check.as_mut()) {
             let slot = self
                 .cache
@@ -274,7 +279,13 @@ impl System {
         Ok(placed)
     }
 
-    fn place_unchecked(&mut self, now: SimTime, lpn: u64, bytes: u64) -> Result<Placed> {
+    fn place_unchecked(
+        &mut self,
+        now: SimTime,
+        lpn: u64,
+        bytes: u64,
+        waiting: usize,
+    ) -> Result<Placed> {
         let bm = self.bm();
         if let Some(slot) = bm.buf.touch(lpn) {
             bm.buf.write(slot);
@@ -290,6 +301,8 @@ impl System {
                 let slot = bm.buf.insert(lpn, true);
                 Ok(Placed::At(bm.dram_io(now, slot, bytes, Port::Host, true)))
             }
+            // Flushes already under way will free enough lines for every waiting write.
+            Some(_) if bm.on_demand_inflight as usize >= waiting => Ok(Placed::Waiting),
             Some(v) => {
                 self.flush_line(now, v, FlushKind::OnDemand)?;
                 Ok(Placed::Waiting)
@@ -319,7 +332,8 @@ impl System {
         match kind {
             FlushKind::Preemptive => bm.preemptive_busy = true,
             FlushKind::Background => bm.background_inflight += 1,
-            _ => {}
+            FlushKind::OnDemand => bm.on_demand_inflight += 1,
+            FlushKind::Explicit => {}
         }
         let pun = self.ftl.write(lpn)?;
         if let Some(dc) = self.check.as_mut() {
@@ -354,6 +368,7 @@ impl System {
             FlushKind::Preemptive => bm.preemptive_busy = false,
             FlushKind::Background => bm.background_inflight -= 1,
             FlushKind::OnDemand => {
+                bm.on_demand_inflight -= 1;
                 let l = bm.buf.line(slot);
                 if still_cached && !l.dirty && !l.flushing {
                     bm.buf.evict(slot);
@@ -369,7 +384,8 @@ impl System {
 
     fn retry_waiters(&mut self, now: SimTime) -> Result<()> {
         while let Some(w) = self.bm().waiting.front().copied() {
-            match self.place(now, w.lpn, w.bytes)? {
+            let waiting = self.bm().waiting.len();
+            match self.place(now, w.lpn, w.bytes, waiting)? {
                 Placed::At(t) => {
                     self.bm().waiting.pop_front();
                     let c = self.cmds.get_mut(w.cmd);
