@@ -278,7 +278,7 @@ def test_reproduce_not_modelled_yet_reports_rows(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)
     assert rows[0]["paper"] == 2.3 and rows[0]["ssdlab"] is None
-    assert "not modelled yet (issue 5" in rows[0]["note"]
+    assert "not reproduced yet (issue 5" in rows[0]["note"]
 
 
 def test_reproduce_fig5(fig5: tuple[Path, Path, subprocess.CompletedProcess]) -> None:
