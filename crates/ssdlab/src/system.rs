@@ -327,6 +327,7 @@ impl System {
             cache: cfg
                 .cache
                 .as_ref()
+                .filter(|c| c.enabled)
                 .map(|c| crate::ctrl::buffer::BufferManager::new(c, geo.unit_bytes)),
             check: None,
             job,

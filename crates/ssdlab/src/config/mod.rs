@@ -49,6 +49,8 @@ pub enum CachePorts {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CacheConfig {
+    /// False: no buffer, as if the section were absent (handy as a sweep axis).
+    pub enabled: bool,
     /// DRAM size, including any part reserved for the mapping table.
     pub capacity: Bytes,
     /// DRAM set aside for the mapping table (not usable for data).
@@ -76,6 +78,7 @@ pub struct CacheConfig {
 impl Default for CacheConfig {
     fn default() -> Self {
         CacheConfig {
+            enabled: true,
             capacity: Bytes(16 << 20),
             map_reserved: Bytes(0),
             mode: CacheMode::WriteBack,
