@@ -99,10 +99,8 @@ pub struct Txn {
     pub host_bytes: u32,
     /// Epoch of the destination block when the transaction was made.
     pub epoch: u32,
-    /// Host reads and write-through writes: the logical unit. Flushes: the line's generation.
+    /// Host reads and writes: the logical unit (for the cache buffer).
     pub aux: u32,
-    /// Flushes: their sequence number (explicit flushes wait on it).
-    pub seq: u64,
 }
 
 /// One collection queued at its die: its page copies are cut from `task.moves` from `next` on.

@@ -27,23 +27,22 @@ use crate::sim::SimTime;
 use crate::system::{System, Txn, TxnKind};
 use std::collections::{BTreeSet, VecDeque};
 
+/// What a flush under way is for, kept per line (one flush per line at a time).
+#[derive(Clone, Copy, Debug)]
+struct Flight {
+    kind: FlushKind,
+    /// Order of starting, for explicit flushes.
+    seq: u64,
+    /// The line's write generation when the flush read it.
+    generation: u32,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FlushKind {
     OnDemand = 0,
     Background = 1,
     Preemptive = 2,
     Explicit = 3,
-}
-
-impl FlushKind {
-    fn from_u32(v: u32) -> FlushKind {
-        match v {
-            0 => FlushKind::OnDemand,
-            1 => FlushKind::Background,
-            2 => FlushKind::Preemptive,
-            _ => FlushKind::Explicit,
-        }
-    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -82,6 +81,8 @@ pub struct BufferManager {
     on_demand_inflight: u32,
     /// Sequence numbers of flushes under way (for explicit flushes).
     inflight: BTreeSet<u64>,
+    /// The flush under way of each line, by slot.
+    flights: Vec<Option<Flight>>,
     next_flush_seq: u64,
     /// Explicit flush commands: (command, the last flush sequence number it waits for).
     explicit: Vec<(u32, u64)>,
@@ -107,6 +108,7 @@ impl BufferManager {
             background_inflight: 0,
             on_demand_inflight: 0,
             inflight: BTreeSet::new(),
+            flights: vec![None; lines as usize],
             next_flush_seq: 0,
             explicit: Vec::new(),
             next_sample: SimTime::ZERO,
@@ -340,16 +342,20 @@ impl System {
             dc.flush(slot, pun);
         }
         let block = self.geo.block_of_unit(pun);
+        self.bm().flights[slot as usize] = Some(Flight {
+            kind,
+            seq,
+            generation,
+        });
         let t = self.txns.insert(Txn {
             kind: TxnKind::Flush,
-            // The flush's line, and its cause in the spare fields.
+            // A flush names its line; the rest is in `flights`.
             cmd: slot,
             pun,
             plane: self.geo.plane_of_block(block),
-            host_bytes: kind as u32,
+            host_bytes: 0,
             epoch: self.ftl.blocks()[block as usize].epoch,
-            aux: generation,
-            seq,
+            aux: 0,
         });
         self.enqueue(now, t, 1);
         self.drain_gc(now);
@@ -358,13 +364,14 @@ impl System {
 
     /// A flush program finished: the line is clean unless written since; an on-demand flush
     /// also frees its line. Waiting writes then try again.
-    pub(crate) fn flush_done(&mut self, now: SimTime, t: &Txn) -> Result<()> {
-        let kind = FlushKind::from_u32(t.host_bytes);
-        let slot = t.cmd;
+    pub(crate) fn flush_done(&mut self, now: SimTime, slot: u32) -> Result<()> {
         let bm = self.bm();
-        let still_cached = bm.buf.flush_done(slot, t.aux);
-        bm.inflight.remove(&t.seq);
-        match kind {
+        let f = bm.flights[slot as usize]
+            .take()
+            .expect("a flush under way on this line");
+        let still_cached = bm.buf.flush_done(slot, f.generation);
+        bm.inflight.remove(&f.seq);
+        match f.kind {
             FlushKind::Preemptive => bm.preemptive_busy = false,
             FlushKind::Background => bm.background_inflight -= 1,
             FlushKind::OnDemand => {
@@ -504,11 +511,7 @@ impl System {
     /// An NVMe Flush: flush every dirty line, and complete once all flushes started up to now
     /// have reached NAND.
     pub(crate) fn cache_flush_command(&mut self, now: SimTime, cmd: u32) -> Result<()> {
-        loop {
-            let cap = self.bm().buf.capacity();
-            let Some(slot) = self.bm().buf.dirty_near_eviction(cap) else {
-                break;
-            };
+        for slot in self.bm().buf.dirty_idle_lines() {
             self.flush_line(now, slot, FlushKind::Explicit)?;
         }
         let bm = self.bm();

@@ -236,6 +236,20 @@ impl CacheBuffer {
         None
     }
 
+    /// Every dirty line not being flushed, eviction end first.
+    pub fn dirty_idle_lines(&self) -> Vec<u32> {
+        let mut v = Vec::new();
+        let mut slot = self.tail;
+        while slot != NIL {
+            let l = &self.lines[slot as usize];
+            if l.dirty && !l.flushing {
+                v.push(slot);
+            }
+            slot = l.prev;
+        }
+        v
+    }
+
     /// Lines in eviction order, eviction end first (tests and checks).
     pub fn order(&self) -> Vec<u64> {
         let mut v = Vec::with_capacity(self.len() as usize);

@@ -164,7 +164,6 @@ impl System {
                         host_bytes: covered as u32,
                         epoch: 0,
                         aux: lpn as u32,
-                        seq: 0,
                     });
                     self.enqueue(now, t, 0);
                 }
@@ -215,7 +214,6 @@ impl System {
                         host_bytes: 0,
                         epoch: 0,
                         aux: 0,
-                        seq: 0,
                     });
                     rmw += 1;
                     self.enqueue(now, t, 0);
@@ -256,7 +254,6 @@ impl System {
                 host_bytes: covered as u32,
                 epoch: self.ftl.blocks()[block as usize].epoch,
                 aux: lpn as u32,
-                seq: 0,
             });
             self.enqueue(now, t, 1);
             self.drain_gc(now);
@@ -302,7 +299,7 @@ impl System {
             self.ftl.mark_programmed(t.pun);
         }
         if t.kind == TxnKind::Flush {
-            return self.flush_done(now, &t);
+            return self.flush_done(now, t.cmd);
         }
         if self.cache.is_some() {
             self.cache_write_through(now, t.aux as u64, t.pun);
