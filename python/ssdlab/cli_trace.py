@@ -20,7 +20,7 @@ from rich.text import Text
 
 from . import _core
 from .api import generate_trace, trace_formats, trace_models, trace_stats
-from .table import fmt_bytes, fmt_float, fmt_int
+from .table import fmt_bytes, fmt_float, fmt_int, get_path
 
 
 class TraceCliError(_core.SsdlabError):
@@ -59,14 +59,6 @@ def _us(value: Any) -> str:
     return f"{value:,.1f} µs"
 
 
-def _get(data: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(data, Mapping):
-            return None
-        data = data.get(key)
-    return data
-
-
 def stats_tables(stats: Mapping[str, Any]) -> list[Table]:
     """The statistics of ``trace stats`` as rich tables."""
     src = stats.get("source") or {}
@@ -92,63 +84,63 @@ def stats_tables(stats: Mapping[str, Any]) -> list[Table]:
         ),
         (
             "mean read / write size",
-            f"{fmt_bytes(_get(stats, 'read', 'mean_bytes'))} / "
-            f"{fmt_bytes(_get(stats, 'write', 'mean_bytes'))}",
+            f"{fmt_bytes(get_path(stats, 'read', 'mean_bytes'))} / "
+            f"{fmt_bytes(get_path(stats, 'write', 'mean_bytes'))}",
             "",
         ),
         (
             "footprint",
-            fmt_bytes(_get(stats, "footprint", "bytes")),
-            f"written {fmt_bytes(_get(stats, 'footprint', 'written_bytes'))}, "
-            f"span {fmt_bytes(_get(stats, 'footprint', 'address_span_bytes'))} over "
-            f"{fmt_int(_get(stats, 'footprint', 'devices'))} device(s)",
+            fmt_bytes(get_path(stats, "footprint", "bytes")),
+            f"written {fmt_bytes(get_path(stats, 'footprint', 'written_bytes'))}, "
+            f"span {fmt_bytes(get_path(stats, 'footprint', 'address_span_bytes'))} over "
+            f"{fmt_int(get_path(stats, 'footprint', 'devices'))} device(s)",
         ),
         (
             "duration",
-            f"{fmt_float(_get(stats, 'time', 'duration_s'), 3)} s",
-            f"{fmt_float(_get(stats, 'time', 'iops'), 1)} requests/s, "
-            f"{fmt_int(_get(stats, 'time', 'out_of_order'))} out of order",
+            f"{fmt_float(get_path(stats, 'time', 'duration_s'), 3)} s",
+            f"{fmt_float(get_path(stats, 'time', 'iops'), 1)} requests/s, "
+            f"{fmt_int(get_path(stats, 'time', 'out_of_order'))} out of order",
         ),
         (
             "inter-arrival",
-            f"mean {_us(_get(stats, 'time', 'inter_arrival_us', 'mean'))}",
-            f"p50 {_us(_get(stats, 'time', 'inter_arrival_us', 'p50'))}, "
-            f"p90 {_us(_get(stats, 'time', 'inter_arrival_us', 'p90'))}, "
-            f"p99 {_us(_get(stats, 'time', 'inter_arrival_us', 'p99'))}",
+            f"mean {_us(get_path(stats, 'time', 'inter_arrival_us', 'mean'))}",
+            f"p50 {_us(get_path(stats, 'time', 'inter_arrival_us', 'p50'))}, "
+            f"p90 {_us(get_path(stats, 'time', 'inter_arrival_us', 'p90'))}, "
+            f"p99 {_us(get_path(stats, 'time', 'inter_arrival_us', 'p99'))}",
         ),
         (
             "IRD = 0 (sequential)",
-            _pct(_get(stats, "ird", "sequential_fraction")),
-            f"near (< {fmt_bytes(_get(stats, 'ird', 'block_bytes'))}) "
-            f"{_pct(_get(stats, 'ird', 'near_fraction'))}, "
-            f"far {_pct(_get(stats, 'ird', 'far_fraction'))}",
+            _pct(get_path(stats, "ird", "sequential_fraction")),
+            f"near (< {fmt_bytes(get_path(stats, 'ird', 'block_bytes'))}) "
+            f"{_pct(get_path(stats, 'ird', 'near_fraction'))}, "
+            f"far {_pct(get_path(stats, 'ird', 'far_fraction'))}",
         ),
         (
             "sequential runs",
-            f"{fmt_float(_get(stats, 'sequential', 'mean_run_requests'), 2)} requests",
-            f"{fmt_bytes(_get(stats, 'sequential', 'mean_run_bytes'))} mean run",
+            f"{fmt_float(get_path(stats, 'sequential', 'mean_run_requests'), 2)} requests",
+            f"{fmt_bytes(get_path(stats, 'sequential', 'mean_run_bytes'))} mean run",
         ),
         (
             "overwrite ratio",
-            _pct(_get(stats, "overwrite", "overwrite_ratio")),
-            f"of written bytes; {_pct(_get(stats, 'overwrite', 'rewrite_request_ratio'))}"
+            _pct(get_path(stats, "overwrite", "overwrite_ratio")),
+            f"of written bytes; {_pct(get_path(stats, 'overwrite', 'rewrite_request_ratio'))}"
             " of writes rewrite",
         ),
         (
             "hot set",
-            f"{_pct(_get(stats, 'hot_set', 'fraction_for_80pct'))} of blocks",
+            f"{_pct(get_path(stats, 'hot_set', 'fraction_for_80pct'))} of blocks",
             f"take 80% of accesses; the top 10% take "
-            f"{_pct(_get(stats, 'hot_set', 'top_10pct_share'))}",
+            f"{_pct(get_path(stats, 'hot_set', 'top_10pct_share'))}",
         ),
     ]
     skipped = src.get("skipped_bad_lines")
     if skipped:
         rows.append(("skipped bad lines", fmt_int(skipped), ""))
-    if _get(stats, "footprint", "tracked_fraction") not in (None, 1, 1.0):
+    if get_path(stats, "footprint", "tracked_fraction") not in (None, 1, 1.0):
         rows.append(
             (
                 "footprint tracked",
-                _pct(_get(stats, "footprint", "tracked_fraction")),
+                _pct(get_path(stats, "footprint", "tracked_fraction")),
                 "of reads and writes (memory budget reached)",
             )
         )
@@ -159,8 +151,8 @@ def stats_tables(stats: Mapping[str, Any]) -> list[Table]:
     sizes.add_column("size ≤", justify="right")
     sizes.add_column("reads", justify="right")
     sizes.add_column("writes", justify="right")
-    read_h = {b["le_bytes"]: b["count"] for b in _get(stats, "read", "histogram") or []}
-    write_h = {b["le_bytes"]: b["count"] for b in _get(stats, "write", "histogram") or []}
+    read_h = {b["le_bytes"]: b["count"] for b in get_path(stats, "read", "histogram") or []}
+    write_h = {b["le_bytes"]: b["count"] for b in get_path(stats, "write", "histogram") or []}
     for le in sorted(set(read_h) | set(write_h)):
         sizes.add_row(fmt_bytes(le), fmt_int(read_h.get(le, 0)), fmt_int(write_h.get(le, 0)))
     return [main, sizes]
@@ -183,7 +175,7 @@ def write_plots(stats: Mapping[str, Any], out_dir: Path) -> list[Path]:
     from matplotlib.figure import Figure
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    name = Path(str(_get(stats, "source", "file") or "trace")).name
+    name = Path(str(get_path(stats, "source", "file") or "trace")).name
     written: list[Path] = []
 
     def save(fig: Any, file: str) -> None:
@@ -192,8 +184,8 @@ def write_plots(stats: Mapping[str, Any], out_dir: Path) -> list[Path]:
         fig.savefig(path, format="png", dpi=110, metadata={"Software": "ssdlab (matplotlib)"})
         written.append(path)
 
-    read_h = {b["le_bytes"]: b["count"] for b in _get(stats, "read", "histogram") or []}
-    write_h = {b["le_bytes"]: b["count"] for b in _get(stats, "write", "histogram") or []}
+    read_h = {b["le_bytes"]: b["count"] for b in get_path(stats, "read", "histogram") or []}
+    write_h = {b["le_bytes"]: b["count"] for b in get_path(stats, "write", "histogram") or []}
     les = sorted(set(read_h) | set(write_h))
     fig = Figure(figsize=(7, 4))
     ax = fig.add_subplot()
@@ -206,7 +198,7 @@ def write_plots(stats: Mapping[str, Any], out_dir: Path) -> list[Path]:
     ax.set_title(f"{name}: request sizes")
     save(fig, "sizes.png")
 
-    iat = _get(stats, "time", "inter_arrival_us", "histogram") or []
+    iat = get_path(stats, "time", "inter_arrival_us", "histogram") or []
     # The first bucket holds equal timestamps; then powers of two from 1 ns, shown from the
     # first one used.
     used = [i for i, b in enumerate(iat) if i > 0 and b["count"]]
@@ -224,7 +216,7 @@ def write_plots(stats: Mapping[str, Any], out_dir: Path) -> list[Path]:
     ax.set_title(f"{name}: inter-arrival times")
     save(fig, "inter_arrival.png")
 
-    ird = _get(stats, "ird", "histogram") or []
+    ird = get_path(stats, "ird", "histogram") or []
 
     def span(lo: int, hi: int) -> str:
         if lo == hi == 0:

@@ -20,7 +20,8 @@ MISSING = "-"
 OP_ORDER = ("read", "write", "trim", "flush")
 
 
-def _get(data: Any, *path: str) -> Any:
+def get_path(data: Any, *path: str) -> Any:
+    """``data[path[0]][path[1]]…``, or None where a step is missing or not a mapping."""
     for key in path:
         if not isinstance(data, Mapping):
             return None
