@@ -1,5 +1,7 @@
 //! Whole-run tests: determinism, golden results, sanity of the timing model, bad input.
 
+mod common;
+
 use ssdlab::{run, Error, JobSpec, RunOptions, SsdConfig};
 use std::path::PathBuf;
 
@@ -13,19 +15,11 @@ fn job(text: &str) -> JobSpec {
 }
 
 fn result_json(cfg: &SsdConfig, job: &JobSpec, seed: u64) -> serde_json::Value {
-    let out = run(
-        cfg,
-        job,
-        &RunOptions {
-            seed,
-            record_requests: false,
-        },
-        &mut |_, _| true,
+    common::without_wall(
+        &run(cfg, job, &common::opts(seed), &mut |_, _| true)
+            .unwrap()
+            .result,
     )
-    .unwrap();
-    let mut v: serde_json::Value = serde_json::from_str(&out.result.to_json()).unwrap();
-    v.as_object_mut().unwrap().remove("wall");
-    v
 }
 
 const MIXED: &str = "rw = \"randrw\"\nrwmixread = 70\nbs = \"4KiB\"\niodepth = 16\nio_count = 5000";

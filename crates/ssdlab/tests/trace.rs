@@ -1,6 +1,8 @@
 //! Trace replay end to end: every format replays on the small preset, replay is deterministic,
 //! the limits and modes do what they say, and bad traces are errors before the run.
 
+mod common;
+
 use ssdlab::workload::trace::replay::TraceJob;
 use ssdlab::{run_replay, RunOptions, SsdConfig};
 use std::path::PathBuf;
@@ -22,19 +24,11 @@ fn tjob(json: serde_json::Value) -> TraceJob {
 }
 
 fn replay(cfg: &SsdConfig, job: &TraceJob, seed: u64) -> serde_json::Value {
-    let out = run_replay(
-        cfg,
-        job,
-        &RunOptions {
-            seed,
-            record_requests: false,
-        },
-        &mut |_, _| true,
+    common::without_wall(
+        &run_replay(cfg, job, &common::opts(seed), &mut |_, _| true)
+            .unwrap()
+            .result,
     )
-    .unwrap();
-    let mut v: serde_json::Value = serde_json::from_str(&out.result.to_json()).unwrap();
-    v.as_object_mut().unwrap().remove("wall");
-    v
 }
 
 #[test]
