@@ -240,6 +240,8 @@ pub struct System {
     pub cache: Option<crate::ctrl::buffer::BufferManager>,
     /// Tests only: the data-placement oracle (`ctrl::datacheck`).
     pub check: Option<crate::ctrl::datacheck::DataCheck>,
+    /// Driven from outside (`host::external`): each finished request and when it finished.
+    pub external: Option<Vec<(u32, SimTime)>>,
 }
 
 impl System {
@@ -328,6 +330,7 @@ impl System {
                 .filter(|c| c.enabled)
                 .map(|c| crate::ctrl::buffer::BufferManager::new(c, geo.unit_bytes)),
             check: None,
+            external: None,
             job,
             geo,
             cfg: cfg.clone(),
@@ -344,17 +347,7 @@ impl System {
         self.start_workload();
         let mut next_check = check_every;
         while let Some((now, ev)) = self.q.pop() {
-            match ev {
-                Event::Arrival { inst } => self.on_arrival(now, inst),
-                Event::TraceArrival => self.on_trace_arrival(now),
-                Event::Submit { cmd } => self.on_submit(now, cmd),
-                Event::FetchDone => self.on_fetch_done(now),
-                Event::Dispatch { cmd } => self.on_dispatch(now, cmd)?,
-                Event::WriteDataIn { cmd } => self.on_write_data_in(now, cmd)?,
-                Event::RmwDone { cmd } => self.issue_write_txns(now, cmd)?,
-                Event::DieStep { die } => self.on_die_step(now, die)?,
-                Event::HostComplete { cmd } => self.on_host_complete(now, cmd),
-            }
+            self.handle(now, ev)?;
             if self.q.handled >= next_check {
                 next_check += check_every;
                 let total = self.progress_total();
@@ -371,6 +364,23 @@ impl System {
         } else {
             "runtime reached"
         })
+    }
+
+    /// Handle one event.
+    #[inline]
+    pub(crate) fn handle(&mut self, now: SimTime, ev: Event) -> Result<()> {
+        match ev {
+            Event::Arrival { inst } => self.on_arrival(now, inst),
+            Event::TraceArrival => self.on_trace_arrival(now),
+            Event::Submit { cmd } => self.on_submit(now, cmd),
+            Event::FetchDone => self.on_fetch_done(now),
+            Event::Dispatch { cmd } => self.on_dispatch(now, cmd)?,
+            Event::WriteDataIn { cmd } => self.on_write_data_in(now, cmd)?,
+            Event::RmwDone { cmd } => self.issue_write_txns(now, cmd)?,
+            Event::DieStep { die } => self.on_die_step(now, die)?,
+            Event::HostComplete { cmd } => self.on_host_complete(now, cmd),
+        }
+        Ok(())
     }
 
     /// Controller-side completion of a command at `t`: post the CQ entry and interrupt the

@@ -10,6 +10,8 @@ use crate::system::{Cmd, Event, HostReq, RequestRecord, System};
 use crate::workload::trace::replay::{Replay, ReplayMode, Request};
 use crate::workload::Op;
 
+pub mod external;
+
 /// The host side of a trace replay: the next request, what is in flight, and where it goes.
 pub struct ReplayHost {
     pub src: Replay,
@@ -201,7 +203,7 @@ impl System {
     }
 
     /// Build the request, split it at MDTS into commands, and submit each on the instance's core.
-    fn submit_io(
+    pub(crate) fn submit_io(
         &mut self,
         now: SimTime,
         inst: u32,
@@ -209,7 +211,7 @@ impl System {
         op: Op,
         offset: u64,
         len: u64,
-    ) {
+    ) -> u32 {
         let i = &mut self.insts[inst as usize];
         i.inflight += 1;
         let (core, sq) = (i.core as usize, i.sq);
@@ -255,6 +257,7 @@ impl System {
                 break;
             }
         }
+        req
     }
 
     pub(crate) fn on_host_complete(&mut self, now: SimTime, cmd: u32) {
@@ -268,6 +271,9 @@ impl System {
             return;
         }
         let r = self.reqs.remove(c.req);
+        if let Some(done) = self.external.as_mut() {
+            done.push((c.req, now));
+        }
         self.completed += 1;
         self.last_completion = now;
         if r.arrival >= self.job.ramp {
