@@ -73,7 +73,12 @@ pub fn run_replay(
     sys.replay = Some(Box::new(crate::host::ReplayHost::new(
         replay,
         i.io_queues,
-        i.queue_depth,
+        // Other interfaces than NVMe queue in the host without limit.
+        if sys.proto.is_some() {
+            u32::MAX
+        } else {
+            i.queue_depth
+        },
     )));
     let job_json = serde_json::to_value(tjob).expect("trace job serialises");
     simulate(sys, cfg, job_json, opts, progress)

@@ -69,6 +69,10 @@ pub struct Cmd {
     pub rmw_left: u32,
     /// When the last of its read data reached host memory.
     pub data_done: SimTime,
+    /// Non-NVMe interfaces: its data phase has started (the set-up message was sent).
+    pub data_started: bool,
+    /// DRAM interface: offset of its space in the data buffer.
+    pub buf: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -230,6 +234,17 @@ pub struct System {
     pub rr: u32,
     pub fetching: Option<(u32, u32)>,
     pub interrupt: InterruptMode,
+    /// Every interface but NVMe (`iface::Proto`); None: the NVMe queue pairs.
+    pub proto: Option<crate::iface::Proto>,
+    /// Non-NVMe: commands waiting in the host for a device slot (and DRAM interface: for buffer
+    /// space), with when the driver had them ready.
+    pub host_q: VecDeque<(u32, SimTime)>,
+    /// Non-NVMe: commands the device holds.
+    pub dev_inflight: u32,
+    /// The DRAM interface's buffer, DMA engine and banks.
+    pub dramif: Option<Box<crate::iface::dramif::DramIf>>,
+    /// Largest command the host driver sends (MDTS, or the DRAM interface's chunk).
+    pub max_cmd_bytes: u64,
     // Controller
     pub ctrl_cpu: Timeline,
     pub cmds: Slab<Cmd>,
@@ -248,8 +263,22 @@ impl System {
     pub fn new(cfg: &SsdConfig, job: Job, seed: u64, record: bool) -> Result<System> {
         let geo = Geometry::from_config(cfg);
         let i = &cfg.interface;
-        let spec = LinkSpec::parse(&i.link).map_err(Error::Config)?;
-        let link = LinkCost::new(spec, i.max_payload.0, i.tlp_overhead.0, i.link_latency.0);
+        let kind = crate::iface::Kind::parse(&i.kind).map_err(Error::Config)?;
+        let (link, proto) = if kind == crate::iface::Kind::Nvme {
+            let spec = LinkSpec::parse(&i.link).map_err(Error::Config)?;
+            (
+                LinkCost::new(spec, i.max_payload.0, i.tlp_overhead.0, i.link_latency.0),
+                None,
+            )
+        } else {
+            (
+                LinkCost::latency_only(i.link_latency.0),
+                Some(crate::iface::Proto::from_config(cfg).map_err(Error::Config)?),
+            )
+        };
+        let dramif = (kind == crate::iface::Kind::Dram)
+            .then(|| Box::new(crate::iface::dramif::DramIf::new(i)));
+        let max_cmd_bytes = dramif.as_ref().map_or(i.mdts.0, |d| d.max_cmd_bytes());
         let n_inst = job.spec.numjobs;
         // Each SQ holds queue_depth − 1 commands; the instances sharing it must fit.
         let per_sq = n_inst.div_ceil(i.io_queues).min(n_inst);
@@ -268,7 +297,8 @@ impl System {
             max_bs.div_ceil(i.mdts.0)
         };
         let need = per_sq as u64 * job.spec.iodepth as u64 * cmds_per_req;
-        if need > (i.queue_depth - 1) as u64 {
+        // Other interfaces keep what the device cannot take in the host's block layer.
+        if proto.is_none() && need > (i.queue_depth - 1) as u64 {
             return Err(Error::Job(format!(
                 "job, field `iodepth`: {} instance(s) per queue × iodepth {} × {} command(s) per request need {need} \
                  queue entries, but an NVMe queue of depth {} holds at most {}; lower iodepth or raise interface.queue_depth",
@@ -318,6 +348,11 @@ impl System {
             rr: 0,
             fetching: None,
             interrupt: i.interrupt,
+            proto,
+            host_q: VecDeque::new(),
+            dev_inflight: 0,
+            dramif,
+            max_cmd_bytes,
             ctrl_cpu: Timeline::default(),
             cmds: Slab::default(),
             txns: Slab::default(),
@@ -386,6 +421,9 @@ impl System {
     /// Controller-side completion of a command at `t`: post the CQ entry and interrupt the
     /// host, whose core then runs the completion path.
     pub fn complete_cmd(&mut self, t: SimTime, cmd: u32) {
+        if self.proto.is_some() {
+            return self.complete_other(t, cmd);
+        }
         let lat = self.link.latency;
         let (_, cqe) = self.link_up.reserve(t, self.link.wire_time(16));
         let seen = cqe + lat;

@@ -8,7 +8,7 @@ pub mod units;
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
-pub use units::{Bytes, Dur, Rate};
+pub use units::{ByteRate, Bytes, Dur, Rate};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -281,6 +281,9 @@ pub struct ControllerConfig {
     pub cmd_overhead: Dur,
     /// How far a die scans its queue for partners of a multi-plane operation.
     pub multiplane_window: u32,
+    /// Firmware completes reads and writes at once, without the FTL or the media: what is left
+    /// is the protocol (seed 000 §6.2 measures protocol overhead this way).
+    pub skip_media: bool,
 }
 
 impl Default for ControllerConfig {
@@ -288,6 +291,7 @@ impl Default for ControllerConfig {
         ControllerConfig {
             cmd_overhead: Dur(crate::sim::SimTime::from_ns(500)),
             multiplane_window: 16,
+            skip_media: false,
         }
     }
 }
@@ -303,9 +307,11 @@ pub enum InterruptMode {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InterfaceConfig {
-    /// Host interface protocol. Only `nvme` exists so far.
+    /// Host interface protocol: `nvme`, `ide`, `sata`, `ufs`, `emmc` or `dram` (`iface`).
     pub kind: String,
-    /// PCIe link: `"pcie3x4"` (generation 1–5, ×1/×2/×4/×8/×16) or `"ideal"` (no link limit).
+    /// The link, by kind: NVMe `"pcie3x4"` (generation 1–5, ×1/×2/×4/×8/×16); IDE `"udma6"`;
+    /// SATA `"sata3"`; UFS `"hs-g3x2"`; eMMC `"hs400"`; DRAM `"lpddr3-1200x32"`; or `"ideal"`
+    /// (no link limit) for any.
     pub link: String,
     /// PCIe max payload size per TLP.
     #[serde(default = "mps")]
@@ -316,11 +322,14 @@ pub struct InterfaceConfig {
     /// One-way latency of the link (PHY, switch and controller ports).
     #[serde(default)]
     pub link_latency: Dur,
-    /// Number of I/O submission/completion queue pairs.
+    /// NVMe: number of I/O submission/completion queue pairs; every other kind has one queue.
     pub io_queues: u32,
-    /// Entries per I/O queue (a queue of N entries holds N−1 commands).
+    /// NVMe: entries per I/O queue (a queue of N entries holds N−1 commands). Other kinds: the
+    /// commands the device takes at once (IDE 1, SATA NCQ ≤ 32, UFS ≤ 32, eMMC CQ ≤ 32, DRAM
+    /// interface: SQ entries); further requests wait in the host.
     pub queue_depth: u32,
-    /// Largest transfer per command; the host driver splits larger requests.
+    /// Largest transfer per command; the host driver splits larger requests (the DRAM
+    /// interface splits at `dram.chunk_size` instead).
     pub mdts: Bytes,
     /// Commands fetched per arbitration burst.
     #[serde(default = "burst")]
@@ -329,6 +338,40 @@ pub struct InterfaceConfig {
     /// From the interrupt message reaching the host to its handler running.
     #[serde(default)]
     pub interrupt_latency: Dur,
+    /// IDE and SATA costs (`iface::ata`).
+    #[serde(default)]
+    pub ata: crate::iface::ata::AtaConfig,
+    /// UFS costs (`iface::ufs`).
+    #[serde(default)]
+    pub ufs: crate::iface::ufs::UfsConfig,
+    /// eMMC costs (`iface::emmc`).
+    #[serde(default)]
+    pub emmc: crate::iface::emmc::EmmcConfig,
+    /// DRAM-interface protocol (`iface::dramif`).
+    #[serde(default)]
+    pub dram: crate::iface::dramif::DramIfConfig,
+}
+
+impl Default for InterfaceConfig {
+    fn default() -> Self {
+        InterfaceConfig {
+            kind: "nvme".into(),
+            link: "pcie3x4".into(),
+            max_payload: mps(),
+            tlp_overhead: tlp_overhead(),
+            link_latency: Dur::default(),
+            io_queues: 1,
+            queue_depth: 1024,
+            mdts: Bytes(1 << 20),
+            arbitration_burst: burst(),
+            interrupt: InterruptMode::Msix,
+            interrupt_latency: Dur::default(),
+            ata: Default::default(),
+            ufs: Default::default(),
+            emmc: Default::default(),
+            dram: Default::default(),
+        }
+    }
 }
 
 fn mps() -> Bytes {
@@ -551,6 +594,138 @@ impl SsdConfig {
             .unwrap_or(self.nand.page_size.0)
     }
 
+    /// Checks of the IDE, SATA, UFS, eMMC and DRAM-interface settings.
+    fn validate_other_interface(&self, kind: crate::iface::Kind, origin: &str) -> Result<()> {
+        use crate::iface::{ata, emmc, ufs, Kind};
+        let err = |field: &str, msg: String| -> Result<()> {
+            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+        };
+        let i = &self.interface;
+        let name = match kind {
+            Kind::Ide => "IDE",
+            Kind::Sata => "SATA",
+            Kind::Ufs => "UFS",
+            Kind::Emmc => "eMMC",
+            _ => "the DRAM interface",
+        };
+        if let Err(m) = crate::iface::Proto::from_config(self) {
+            return err("interface.link", m);
+        }
+        if i.io_queues != 1 {
+            return err(
+                "interface.io_queues",
+                format!(
+                    "got {}, expected 1: {name} has a single command queue",
+                    i.io_queues
+                ),
+            );
+        }
+        let (limit, why): (u32, String) = match kind {
+            Kind::Ide => (1, "IDE runs one command at a time".into()),
+            Kind::Sata if i.ata.ncq => (ata::NCQ_TAGS, "SATA NCQ has 32 tags".into()),
+            Kind::Sata => (1, "SATA without NCQ (interface.ata.ncq = false) runs one command at a time".into()),
+            Kind::Ufs => (ufs::UTRL_SLOTS, "a UFS host controller has 32 transfer request slots".into()),
+            Kind::Emmc if i.emmc.command_queue => (emmc::CQ_TASKS, "the eMMC 5.1 command queue holds 32 tasks".into()),
+            Kind::Emmc => (1, "eMMC without command queueing (interface.emmc.command_queue = false) runs one command at a time".into()),
+            _ => (4096, "the DRAM-interface SQ is limited to 4096 entries here".into()),
+        };
+        if i.queue_depth == 0 || i.queue_depth > limit {
+            return err(
+                "interface.queue_depth",
+                format!("got {}, expected 1 to {limit}: {why}", i.queue_depth),
+            );
+        }
+        match (kind, i.interrupt) {
+            (Kind::Sata, _) | (_, InterruptMode::Pin | InterruptMode::Polling) => {}
+            _ => {
+                return err(
+                    "interface.interrupt",
+                    format!("got \"msix\", expected \"pin\" or \"polling\": {name} has no message-signalled interrupts"),
+                )
+            }
+        }
+        if matches!(kind, Kind::Ide | Kind::Sata) && i.mdts.0 > 32 << 20 {
+            return err(
+                "interface.mdts",
+                format!(
+                    "got {} bytes, expected at most 32MiB (65536 sectors, the ATA 48-bit count)",
+                    i.mdts.0
+                ),
+            );
+        }
+        if kind == Kind::Emmc {
+            let e = &i.emmc;
+            if !emmc::VERSIONS.contains(&e.version.as_str()) {
+                return err(
+                    "interface.emmc.version",
+                    format!("got {:?}, expected one of {:?}", e.version, emmc::VERSIONS),
+                );
+            }
+            if e.command_queue && e.version != "5.1" {
+                return err(
+                    "interface.emmc.command_queue",
+                    format!("got true with eMMC {}, expected false: command queueing came with eMMC 5.1", e.version),
+                );
+            }
+        }
+        if kind == Kind::Ufs {
+            let u = &i.ufs;
+            if u.frame_payload.0 < 16 || u.max_data_segment.0 < 512 {
+                return err(
+                    "interface.ufs",
+                    format!("got frame_payload {} and max_data_segment {} bytes, expected at least 16 and 512", u.frame_payload.0, u.max_data_segment.0),
+                );
+            }
+        }
+        if kind == Kind::Dram {
+            let d = &i.dram;
+            if !d.sector.0.is_power_of_two() || d.sector.0 < 512 {
+                return err(
+                    "interface.dram.sector",
+                    format!(
+                        "got {} bytes, expected a power of two of at least 512",
+                        d.sector.0
+                    ),
+                );
+            }
+            if !d.buffer_size.0.is_power_of_two() || d.buffer_size.0 < d.sector.0.max(4096) {
+                return err(
+                    "interface.dram.buffer_size",
+                    format!("got {} bytes, expected a power of two of at least 4KiB (the buddy allocator splits it in halves)", d.buffer_size.0),
+                );
+            }
+            if d.chunk_size.0 < 4096 || !d.chunk_size.0.is_multiple_of(d.sector.0) {
+                return err(
+                    "interface.dram.chunk_size",
+                    format!("got {} bytes, expected at least 4KiB and a multiple of the sector ({} bytes)", d.chunk_size.0, d.sector.0),
+                );
+            }
+            if d.banks == 0 || d.bank_interleave.0 == 0 || d.invalidate_span.0 == 0 {
+                return err(
+                    "interface.dram",
+                    "banks, bank_interleave and invalidate_span must be above zero".into(),
+                );
+            }
+            let write_back = self
+                .cache
+                .as_ref()
+                .is_some_and(|c| c.enabled && c.mode == CacheMode::WriteBack);
+            if d.cached_write && !write_back {
+                return err(
+                    "interface.dram.cached_write",
+                    "got true, but there is no write buffer: add a [cache] with mode = \"write-back\"".into(),
+                );
+            }
+            if !d.cached_write && write_back {
+                return err(
+                    "interface.dram.cached_write",
+                    "got false, but [cache] is write-back, which completes writes from the buffer: set cached_write = true or cache.mode = \"write-through\"".into(),
+                );
+            }
+        }
+        Ok(())
+    }
+
     fn validate(&self, origin: &str) -> Result<()> {
         let err = |field: &str, msg: String| {
             Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
@@ -670,26 +845,26 @@ impl SsdConfig {
                 format!("{units} mapping units are more than this build addresses (2^32 − 1); use a larger map_unit"),
             );
         }
-        if self.interface.kind != "nvme" {
-            return err(
-                "interface.kind",
-                format!("got {:?}, expected \"nvme\"", self.interface.kind),
-            );
-        }
-        crate::iface::pcie::LinkSpec::parse(&self.interface.link)
-            .map_err(|m| Error::Config(format!("{origin}, field `interface.link`: {m}")))?;
+        let kind = crate::iface::Kind::parse(&self.interface.kind)
+            .map_err(|m| Error::Config(format!("{origin}, field `interface.kind`: {m}")))?;
         let i = &self.interface;
-        if i.io_queues == 0 || i.io_queues > 65535 {
-            return err(
-                "interface.io_queues",
-                format!("got {}, expected 1 to 65535", i.io_queues),
-            );
-        }
-        if i.queue_depth < 2 || i.queue_depth > 65536 {
-            return err(
-                "interface.queue_depth",
-                format!("got {}, expected 2 to 65536 (NVMe limit)", i.queue_depth),
-            );
+        if kind == crate::iface::Kind::Nvme {
+            crate::iface::pcie::LinkSpec::parse(&i.link)
+                .map_err(|m| Error::Config(format!("{origin}, field `interface.link`: {m}")))?;
+            if i.io_queues == 0 || i.io_queues > 65535 {
+                return err(
+                    "interface.io_queues",
+                    format!("got {}, expected 1 to 65535", i.io_queues),
+                );
+            }
+            if i.queue_depth < 2 || i.queue_depth > 65536 {
+                return err(
+                    "interface.queue_depth",
+                    format!("got {}, expected 2 to 65536 (NVMe limit)", i.queue_depth),
+                );
+            }
+        } else {
+            self.validate_other_interface(kind, origin)?;
         }
         if i.mdts.0 < 4096 || !i.mdts.0.is_multiple_of(4096) {
             return err(

@@ -106,6 +106,30 @@ pub fn parse_rate(s: &str) -> Result<f64, String> {
     Ok(v * mult)
 }
 
+/// Bytes per second: `"450MB/s"`, `"1.2GB/s"`, `"600MiB/s"` (decimal or binary prefixes).
+pub fn parse_byte_rate(s: &str) -> Result<f64, String> {
+    let expected = "a byte rate such as \"450MB/s\", \"1.2GB/s\" or \"600MiB/s\"";
+    let (v, unit) = split_number(s).ok_or_else(|| format!("got {s:?}, expected {expected}"))?;
+    let mult = match unit {
+        "B/s" => 1.0,
+        "kB/s" | "KB/s" => 1e3,
+        "MB/s" => 1e6,
+        "GB/s" => 1e9,
+        "KiB/s" => 1024.0,
+        "MiB/s" => 1024.0 * 1024.0,
+        "GiB/s" => 1024.0 * 1024.0 * 1024.0,
+        _ => {
+            return Err(format!(
+                "got {s:?}: unknown unit {unit:?}, expected {expected}"
+            ))
+        }
+    };
+    if v <= 0.0 || !v.is_finite() {
+        return Err(format!("got {s:?}, expected a rate above zero"));
+    }
+    Ok(v * mult)
+}
+
 /// The shortest exact spelling of a byte count (used when a config is printed back).
 pub fn format_bytes(b: u64) -> String {
     const UNITS: [(&str, u64); 5] = [
@@ -214,6 +238,23 @@ impl<'de> Deserialize<'de> for Dur {
             }
         }
         d.deserialize_any(V)
+    }
+}
+
+/// A data rate in bytes per second.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ByteRate(pub f64);
+
+impl Serialize for ByteRate {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format!("{}MB/s", self.0 / 1e6))
+    }
+}
+
+impl<'de> Deserialize<'de> for ByteRate {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        parse_byte_rate(&s).map(ByteRate).map_err(de::Error::custom)
     }
 }
 

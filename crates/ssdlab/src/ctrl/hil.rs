@@ -31,6 +31,14 @@ impl System {
         if first < self.ftl.logical_units() {
             self.ftl.prefetch(first);
         }
+        if self.proto.is_some() {
+            // The command came over the interface itself: no queue to fetch from.
+            let (_, end) = self
+                .ctrl_cpu
+                .reserve(now, self.cfg.controller.cmd_overhead.0);
+            self.q.push(end, Event::Dispatch { cmd });
+            return;
+        }
         let sq = c.sq;
         self.sqs[sq as usize].push_back(cmd);
         if self.fetching.is_none() {
@@ -88,6 +96,11 @@ impl System {
                 // The map entry was prefetched at the doorbell; now warm where it points, for
                 // the FTL write when the data is in.
                 self.ftl.prefetch_target(offset / self.geo.unit_bytes);
+                if self.proto.is_some() {
+                    let end = self.write_data_in(now, cmd);
+                    self.q.push(end, Event::WriteDataIn { cmd });
+                    return Ok(());
+                }
                 // The controller pulls the data: a read request up, the data down.
                 let lat = self.link.latency;
                 let (_, req) = self.link_up.reserve(now, self.link.wire_time(0));
@@ -120,6 +133,12 @@ impl System {
     }
 
     fn dispatch_read(&mut self, now: SimTime, cmd: u32, offset: u64, len: u64) -> Result<()> {
+        if self.cfg.controller.skip_media {
+            // Firmware answers at once: only the data phase remains.
+            let end = self.read_data_out(now, cmd, len, 0);
+            self.complete_cmd(end.max(now), cmd);
+            return Ok(());
+        }
         let mut txns = 0u32;
         let mut direct_bytes = 0u64;
         let mut direct_at = now;
@@ -172,9 +191,7 @@ impl System {
         let c = self.cmds.get_mut(cmd);
         c.txns_left = txns;
         if direct_bytes > 0 {
-            let (_, end) = self
-                .link_up
-                .reserve(direct_at, self.link.wire_time(direct_bytes));
+            let end = self.read_data_out(direct_at, cmd, direct_bytes, 0);
             let c = self.cmds.get_mut(cmd);
             c.data_done = c.data_done.max(end);
         }
@@ -189,6 +206,10 @@ impl System {
     }
 
     pub(crate) fn on_write_data_in(&mut self, now: SimTime, cmd: u32) -> Result<()> {
+        if self.cfg.controller.skip_media {
+            self.complete_cmd(now, cmd);
+            return Ok(());
+        }
         let c = self.cmds.get(cmd);
         let unit = self.geo.unit_bytes;
         let mut rmw = 0;
@@ -277,9 +298,8 @@ impl System {
         if self.cache.is_some() {
             self.cache_fill(ready, t.aux as u64, t.pun);
         }
-        let (_, end) = self
-            .link_up
-            .reserve(ready, self.link.wire_time(t.host_bytes as u64));
+        let pos = (t.aux as u64 * self.geo.unit_bytes).saturating_sub(self.cmds.get(cmd).offset);
+        let end = self.read_data_out(ready, cmd, t.host_bytes as u64, pos);
         let c = self.cmds.get_mut(cmd);
         // The completion entry may follow the last data TLP at once: posted writes stay in order.
         c.data_done = c.data_done.max(end);

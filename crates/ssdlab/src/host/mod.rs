@@ -10,6 +10,7 @@ use crate::system::{Cmd, Event, HostReq, RequestRecord, System};
 use crate::workload::trace::replay::{Replay, ReplayMode, Request};
 use crate::workload::Op;
 
+pub mod dramif;
 pub mod external;
 
 /// The host side of a trace replay: the next request, what is in flight, and where it goes.
@@ -220,9 +221,9 @@ impl System {
         let mdts = if matches!(op, Op::Trim | Op::Flush) {
             len.max(1)
         } else {
-            self.cfg.interface.mdts.0
+            self.max_cmd_bytes
         };
-        let n_cmds = cmds_of(op, len, self.cfg.interface.mdts.0);
+        let n_cmds = cmds_of(op, len, self.max_cmd_bytes);
         let req = self.reqs.insert(HostReq {
             inst,
             op,
@@ -247,21 +248,34 @@ impl System {
                 txns_left: 0,
                 rmw_left: 0,
                 data_done: SimTime::ZERO,
+                data_started: false,
+                buf: 0,
             });
             let (_, cpu_end) = self.cores[core].reserve(now, submit_cost);
-            // The doorbell is a posted 4-byte MMIO write.
-            let (_, bell) = self.link_down.reserve(cpu_end, self.link.wire_time(4));
-            self.q.push(bell + lat, Event::Submit { cmd });
+            if self.proto.is_some() {
+                // Into the block layer's queue until the device has a slot for it.
+                self.host_q.push_back((cmd, cpu_end));
+            } else {
+                // The doorbell is a posted 4-byte MMIO write.
+                let (_, bell) = self.link_down.reserve(cpu_end, self.link.wire_time(4));
+                self.q.push(bell + lat, Event::Submit { cmd });
+            }
             off += clen;
             if off >= end {
                 break;
             }
+        }
+        if self.proto.is_some() {
+            self.issue_queued(now);
         }
         req
     }
 
     pub(crate) fn on_host_complete(&mut self, now: SimTime, cmd: u32) {
         let c = self.cmds.remove(cmd);
+        if self.proto.is_some() {
+            self.release_slot(now, &c);
+        }
         if let Some(r) = self.replay.as_mut() {
             r.sq_cmds[c.sq as usize] -= 1;
         }

@@ -1,3 +1,222 @@
-//! Host interfaces. So far: NVMe over a PCIe link model.
+//! Host interfaces: what carries commands and data between the host and the controller, and
+//! what limits the commands in flight.
+//!
+//! - `pcie`: NVMe over a PCIe link (the queue-pair path in `ctrl::hil` and `host`).
+//! - `ata`: IDE (one command at a time, task-file registers, UDMA) and SATA/AHCI (FIS exchanges
+//!   on a half-duplex 8b/10b link, NCQ up to 32 tags).
+//! - `ufs`: UFS over M-PHY gears and UniPro framing (UPIUs, 32 transfer-request slots).
+//! - `emmc`: eMMC 5.1 on an 8-bit bus (commands on the CMD line, 512-byte blocks on DAT,
+//!   command queueing of up to 32 tasks).
+//! - `dramif`: the DRAM-interface protocol of seed 000 (shared buffer on an LPDDR channel,
+//!   host DMA, buddy-allocated data buffer, SRAM banks); its host side lives in `host::dramif`.
+//!
+//! Every interface but NVMe is described to the engine by a [`Proto`]: a few link reservations
+//! per command on named channels ([`Chan`]) that map onto the two link timelines, a framing
+//! cost for data ([`Wire`]), and a device-wide number of command slots.
 
+pub mod ata;
+pub mod buddy;
+pub mod dramif;
+pub mod emmc;
+pub mod engine;
 pub mod pcie;
+pub mod ufs;
+
+use crate::config::SsdConfig;
+use crate::sim::SimTime;
+
+/// The interface protocols.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Nvme,
+    Ide,
+    Sata,
+    Ufs,
+    Emmc,
+    Dram,
+}
+
+impl Kind {
+    pub const NAMES: &'static str = "\"nvme\", \"ide\", \"sata\", \"ufs\", \"emmc\" or \"dram\"";
+
+    pub fn parse(s: &str) -> Result<Kind, String> {
+        Ok(match s {
+            "nvme" => Kind::Nvme,
+            "ide" => Kind::Ide,
+            "sata" => Kind::Sata,
+            "ufs" => Kind::Ufs,
+            "emmc" => Kind::Emmc,
+            "dram" => Kind::Dram,
+            _ => return Err(format!("got {s:?}, expected {}", Kind::NAMES)),
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Nvme => "nvme",
+            Kind::Ide => "ide",
+            Kind::Sata => "sata",
+            Kind::Ufs => "ufs",
+            Kind::Emmc => "emmc",
+            Kind::Dram => "dram",
+        }
+    }
+}
+
+/// What a link reservation carries. Each protocol maps the four onto its timelines: a
+/// full-duplex link (PCIe, UFS) has one per direction, a half-duplex one (IDE, SATA) shares one,
+/// and eMMC has its CMD line apart from its DAT lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Chan {
+    /// Host to device: commands.
+    Cmd = 0,
+    /// Device to host: acknowledgements, transfer set-up, status.
+    Status = 1,
+    /// Host to device: write data.
+    DataOut = 2,
+    /// Device to host: read data.
+    DataIn = 3,
+}
+
+/// Framing cost of a data transfer: payload cut into segments (an ATA data FIS, a UPIU, an eMMC
+/// block), each with overhead bytes and a fixed time, and the whole stream cut again into link
+/// frames (UniPro L2 frames) with overhead bytes each.
+#[derive(Clone, Copy, Debug)]
+pub struct Wire {
+    /// Picoseconds per byte on the wire, × 1024; 0 for an ideal link.
+    pub ps_per_byte_x1024: u64,
+    pub seg_bytes: u64,
+    pub seg_overhead_bytes: u64,
+    pub seg_overhead_ps: u64,
+    /// 0: no second level of framing.
+    pub frame_bytes: u64,
+    pub frame_overhead_bytes: u64,
+}
+
+impl Wire {
+    /// A wire moving `bytes_per_s` of line payload with no framing.
+    pub fn at_rate(bytes_per_s: f64) -> Wire {
+        Wire {
+            ps_per_byte_x1024: if bytes_per_s.is_finite() {
+                (1e12 / bytes_per_s * 1024.0).round() as u64
+            } else {
+                0
+            },
+            seg_bytes: u64::MAX,
+            seg_overhead_bytes: 0,
+            seg_overhead_ps: 0,
+            frame_bytes: 0,
+            frame_overhead_bytes: 0,
+        }
+    }
+
+    pub fn ideal(&self) -> bool {
+        self.ps_per_byte_x1024 == 0
+    }
+
+    /// Time on the wire of `bytes` of payload (0 bytes: nothing).
+    #[inline]
+    pub fn time(&self, bytes: u64) -> SimTime {
+        if bytes == 0 || self.ideal() {
+            return SimTime::ZERO;
+        }
+        let segs = bytes.div_ceil(self.seg_bytes);
+        let mut wire = bytes + segs * self.seg_overhead_bytes;
+        if self.frame_bytes > 0 {
+            wire += wire.div_ceil(self.frame_bytes) * self.frame_overhead_bytes;
+        }
+        SimTime(((wire * self.ps_per_byte_x1024) >> 10) + segs * self.seg_overhead_ps)
+    }
+
+    /// Time of a control message of `bytes` sent as one segment (a FIS, a UPIU, a token).
+    #[inline]
+    pub fn message(&self, bytes: u64) -> SimTime {
+        if self.ideal() {
+            return SimTime::ZERO;
+        }
+        let mut wire = bytes + self.seg_overhead_bytes;
+        if self.frame_bytes > 0 {
+            wire += wire.div_ceil(self.frame_bytes) * self.frame_overhead_bytes;
+        }
+        SimTime(((wire * self.ps_per_byte_x1024) >> 10) + self.seg_overhead_ps)
+    }
+
+    /// Payload bytes per second for a long transfer (for reports).
+    pub fn payload_bytes_per_s(&self) -> f64 {
+        if self.ideal() {
+            return f64::INFINITY;
+        }
+        let n = 1u64 << 24;
+        n as f64 / (self.time(n).ps() as f64 * 1e-12)
+    }
+}
+
+/// A non-NVMe interface as the engine sees it: reservations per command on channels, and how
+/// many commands the device takes at once. Built by each protocol module from the config.
+#[derive(Clone, Debug)]
+pub struct Proto {
+    pub kind: Kind,
+    /// Commands in flight at the device at most (the rest wait in the host's block layer).
+    pub slots: u32,
+    /// Which timeline carries each channel: false = `link_down`, true = `link_up`.
+    pub on_up: [bool; 4],
+    /// Host-side time between the driver's submit and the command reaching the link (doorbell
+    /// write, host-controller fetch of the descriptor); does not hold the link.
+    pub cmd_prep: SimTime,
+    /// Link time of the command itself (Chan::Cmd).
+    pub cmd: SimTime,
+    /// The device's acknowledgement after taking the command (Chan::Status), e.g. the register
+    /// FIS that releases the SATA link under NCQ; zero when there is none.
+    pub ack: SimTime,
+    /// Before the first byte of read data (Chan::Status): a DMA Setup FIS, eMMC's task
+    /// execution command.
+    pub read_setup: SimTime,
+    /// Before write data flows (Chan::Status): a DMA Setup FIS, a Ready-To-Transfer UPIU.
+    pub write_setup: SimTime,
+    /// Further set-up per `write_grant_bytes` of write data (UFS: one RTT per grant).
+    pub write_grant_bytes: u64,
+    pub data_in: Wire,
+    pub data_out: Wire,
+    /// The device's completion message (Chan::Status): Set Device Bits FIS, Response UPIU.
+    pub status: SimTime,
+    /// Host CPU time reading status registers in the completion path (added to the core).
+    pub host_status: SimTime,
+    /// A human-readable link name for reports.
+    pub link_name: String,
+}
+
+impl Proto {
+    /// The protocol model of `cfg.interface` (not for NVMe, which has its own path).
+    pub fn from_config(cfg: &SsdConfig) -> Result<Proto, String> {
+        let i = &cfg.interface;
+        match Kind::parse(&i.kind)? {
+            Kind::Nvme => Err("NVMe has no Proto; it uses the queue-pair path".into()),
+            Kind::Ide => ata::ide_proto(i),
+            Kind::Sata => ata::sata_proto(i),
+            Kind::Ufs => ufs::ufs_proto(i),
+            Kind::Emmc => emmc::emmc_proto(i),
+            Kind::Dram => dramif::dram_proto(i),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_framing_adds_up() {
+        // 100 MB/s = 10 ns per byte; segments of 8 KiB with 40 bytes; no frames.
+        let mut w = Wire::at_rate(100e6);
+        w.seg_bytes = 8192;
+        w.seg_overhead_bytes = 40;
+        assert_eq!(w.time(8192), SimTime::from_ns((8192 + 40) * 10));
+        assert_eq!(w.time(8193), SimTime::from_ns((8193 + 80) * 10));
+        assert_eq!(w.message(20), SimTime::from_ns(60 * 10));
+        w.frame_bytes = 100;
+        w.frame_overhead_bytes = 10;
+        // 8232 wire bytes in 83 frames.
+        assert_eq!(w.time(8192), SimTime::from_ns((8232 + 830) * 10));
+        assert!(Wire::at_rate(f64::INFINITY).time(1 << 20) == SimTime::ZERO);
+    }
+}

@@ -86,6 +86,17 @@ impl LinkCost {
         }
     }
 
+    /// No PCIe link (another interface carries the commands): only the one-way latency.
+    pub fn latency_only(latency: SimTime) -> LinkCost {
+        LinkCost {
+            ps_per_byte_x1024: 0,
+            max_payload: 4096,
+            overhead: 0,
+            latency,
+            ideal: true,
+        }
+    }
+
     /// Wire time of `bytes` of payload (0 bytes: one header-only TLP, e.g. a read request).
     #[inline]
     pub fn wire_time(&self, bytes: u64) -> SimTime {

@@ -1,0 +1,376 @@
+//! The DRAM-interface storage protocol of seed 000: the device sits on an LPDDR channel and
+//! shows the host a shared buffer split into a submission queue, a completion queue and a data
+//! buffer (DB). The host copies write data into the DB before it submits, writes the SQ entry
+//! and a doorbell register, and copies read data out of the DB after the completion (GPIO
+//! interrupt or polling). Copies are made by the host's DMA engine (or the CPU), with CPU cache
+//! invalidation before and after, optionally pipelined in pieces. DB space is handed out by a
+//! buddy allocator in sectors; a request larger than a chunk is split. The buffer is eight
+//! single-ported SRAM banks: the host's accesses always win, the controller's wait.
+//!
+//! This module holds the configuration and the state (buffer, DMA engine, banks, counters);
+//! `host::dramif` runs the protocol in the engine.
+//!
+//! Sources (seed 000_c4a02eb28355b6c3.txt): shared buffer layout and flow (§3, Fig. 2); eight
+//! single-ported SRAM banks with host priority (§4.1); host DMA "around 450 MB/s" (§6.2
+//! footnote 3); cache invalidation "nearly 290 µs" per 512 KB, pipelined in smaller transfers,
+//! buddy allocation, splitting into chunks (§5.4); GPIO completion interrupt (§3, §5.3); LPDDR3
+//! at 600 MHz on the host (Table 2); controller core 266 MHz (Table 1); no cached write in the
+//! prototype (§6.5). Costs the seed does not give are assumed, per field.
+
+use super::buddy::Buddy;
+use super::{Kind, Proto, Wire};
+use crate::config::{ByteRate, Bytes, Dur, InterfaceConfig};
+use crate::sim::time::Timeline;
+use crate::sim::SimTime;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DataMove {
+    /// The host's memory-to-memory DMA engine (seed 000 §5.4).
+    Dma,
+    /// CPU load/store copies (platforms without such a DMA engine).
+    Cpu,
+}
+
+/// DRAM-interface protocol parameters (`[interface.dram]`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DramIfConfig {
+    /// Data buffer size; a power of two (seed 000 Fig. 8 varies it; 1 MiB assumed).
+    pub buffer_size: Bytes,
+    /// Requests are split into commands of at most this size (seed 000 §5.4; 256 KiB assumed).
+    pub chunk_size: Bytes,
+    /// Allocation unit of the data buffer (seed 000 §3: "allocated and released in sectors").
+    pub sector: Bytes,
+    pub data_move: DataMove,
+    /// Host DMA throughput (seed 000 §6.2: "around 450 MB/s").
+    pub dma_rate: ByteRate,
+    /// Programming one DMA transfer and taking its end-of-transfer event (assumed 2 µs).
+    pub dma_setup: Dur,
+    /// CPU copy throughput when `data_move = "cpu"` (assumed 100 MB/s; the seed measured small
+    /// random I/O an order of magnitude slower without the DMA).
+    pub cpu_copy_rate: ByteRate,
+    /// Cache invalidation takes `invalidate_time` per `invalidate_span` (seed 000 §5.4: 290 µs
+    /// per 512 KB), once before and once after each copy.
+    pub invalidate_time: Dur,
+    pub invalidate_span: Bytes,
+    /// Copies and their invalidations are pipelined in pieces of this size (0: the whole chunk
+    /// at once). 64 KiB assumed.
+    pub invalidate_piece: Bytes,
+    /// One uncached access to an SQ or CQ entry or a doorbell register (assumed 200 ns).
+    pub entry_access: Dur,
+    /// SRAM banks of the shared buffer (seed 000 §4.1: eight, single-ported).
+    pub banks: u32,
+    /// Consecutive buffer bytes on one bank before the next (assumed 4 KiB).
+    pub bank_interleave: Bytes,
+    /// Controller-side buffer throughput: 64-bit AXI at the 266 MHz core clock (assumed).
+    pub controller_rate: ByteRate,
+    /// Complete writes once their data is in the controller's write buffer (needs a write-back
+    /// `[cache]`). The seed's prototype lacks it (§6.5).
+    pub cached_write: bool,
+}
+
+impl Default for DramIfConfig {
+    fn default() -> Self {
+        DramIfConfig {
+            buffer_size: Bytes(1 << 20),
+            chunk_size: Bytes(256 << 10),
+            sector: Bytes(512),
+            data_move: DataMove::Dma,
+            dma_rate: ByteRate(450e6),
+            dma_setup: Dur(SimTime::from_us(2)),
+            cpu_copy_rate: ByteRate(100e6),
+            invalidate_time: Dur(SimTime::from_us(290)),
+            invalidate_span: Bytes(512 << 10),
+            invalidate_piece: Bytes(64 << 10),
+            entry_access: Dur(SimTime::from_ns(200)),
+            banks: 8,
+            bank_interleave: Bytes(4096),
+            controller_rate: ByteRate(266e6 * 8.0),
+            cached_write: false,
+        }
+    }
+}
+
+/// Parse the LPDDR channel: `"lpddr3-1200x32"` (MT/s and bus bits) or `"ideal"`; bytes per
+/// second of the host's accesses to the shared buffer.
+pub fn parse_dram_link(s: &str) -> Result<f64, String> {
+    let expected = "\"ideal\" or \"lpddr<generation>-<MT/s>x<bus bits>\" (e.g. \"lpddr3-1200x32\")";
+    if s == "ideal" {
+        return Ok(f64::INFINITY);
+    }
+    let bad = || format!("got {s:?}, expected {expected}");
+    let rest = s.strip_prefix("lpddr").ok_or_else(bad)?;
+    let (_gen, rest) = rest.split_once('-').ok_or_else(bad)?;
+    let (mts, bits) = rest.split_once('x').ok_or_else(bad)?;
+    let mts: f64 = mts.parse().map_err(|_| bad())?;
+    let bits: u32 = bits.parse().map_err(|_| bad())?;
+    if mts <= 0.0 || !mts.is_finite() || ![16, 32, 64].contains(&bits) {
+        return Err(bad());
+    }
+    Ok(mts * 1e6 * bits as f64 / 8.0)
+}
+
+pub fn dram_proto(i: &InterfaceConfig) -> Result<Proto, String> {
+    let rate = parse_dram_link(&i.link)?;
+    let wire = Wire::at_rate(rate);
+    Ok(Proto {
+        kind: Kind::Dram,
+        slots: i.queue_depth,
+        on_up: [false; 4],
+        cmd_prep: SimTime::ZERO,
+        cmd: SimTime::ZERO,
+        ack: SimTime::ZERO,
+        read_setup: SimTime::ZERO,
+        write_setup: SimTime::ZERO,
+        write_grant_bytes: u64::MAX,
+        data_in: wire,
+        data_out: wire,
+        status: SimTime::ZERO,
+        host_status: SimTime::ZERO,
+        link_name: if rate.is_finite() {
+            format!(
+                "DRAM interface {} ({:.0} MB/s channel; host {} at {:.0} MB/s)",
+                i.link.to_uppercase(),
+                rate / 1e6,
+                match i.dram.data_move {
+                    DataMove::Dma => "DMA",
+                    DataMove::Cpu => "CPU copy",
+                },
+                match i.dram.data_move {
+                    DataMove::Dma => i.dram.dma_rate.0,
+                    DataMove::Cpu => i.dram.cpu_copy_rate.0,
+                } / 1e6
+            )
+        } else {
+            "DRAM interface ideal".into()
+        },
+    })
+}
+
+/// Counters the run reports.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DramIfStats {
+    /// Bytes on the storage's LPDDR channel: data in and out of the buffer, queue entries,
+    /// doorbells.
+    pub storage_channel_bytes: u64,
+    /// Bytes on the main memory channel: the other side of every copy. Data crosses the DRAM
+    /// bus twice (seed 000 §7.1).
+    pub memory_channel_bytes: u64,
+    pub data_bytes: u64,
+    /// Commands that waited for buffer space, and of those, how many waited although enough
+    /// bytes were free in total (external fragmentation).
+    pub buffer_waits: u64,
+    pub fragmentation_waits: u64,
+    pub peak_buffer_bytes: u64,
+    /// Controller accesses to a bank the host was using (pre-empted), and their added time.
+    pub bank_conflicts: u64,
+    pub bank_stall_ns: f64,
+    /// Host time spent invalidating caches and moving data.
+    pub invalidate_ns: f64,
+    pub copy_busy_ns: f64,
+}
+
+/// The protocol's run-time state.
+pub struct DramIf {
+    pub cfg: DramIfConfig,
+    pub buddy: Buddy,
+    /// Bytes per second of host accesses to the buffer (the LPDDR channel).
+    host_rate: f64,
+    /// The host DMA engine (or, for CPU copies, unused: the core does the work).
+    pub dma: Timeline,
+    banks_host: Vec<Timeline>,
+    banks_ctrl: Vec<Timeline>,
+    pub stats: DramIfStats,
+    /// The command at the head of the queue already counted as waiting for space.
+    pub counted_wait: u32,
+}
+
+fn ps_for(bytes: u64, per_s: f64) -> SimTime {
+    if !per_s.is_finite() {
+        return SimTime::ZERO;
+    }
+    SimTime((bytes as f64 * 1e12 / per_s).round() as u64)
+}
+
+impl DramIf {
+    pub fn new(i: &InterfaceConfig) -> DramIf {
+        let c = i.dram.clone();
+        let host_rate = parse_dram_link(&i.link).unwrap_or(f64::INFINITY);
+        DramIf {
+            buddy: Buddy::new(c.buffer_size.0, c.sector.0),
+            host_rate,
+            dma: Timeline::default(),
+            banks_host: vec![Timeline::default(); c.banks as usize],
+            banks_ctrl: vec![Timeline::default(); c.banks as usize],
+            stats: DramIfStats::default(),
+            counted_wait: u32::MAX,
+            cfg: c,
+        }
+    }
+
+    /// Largest command: a chunk, but never more than the whole buffer.
+    pub fn max_cmd_bytes(&self) -> u64 {
+        self.cfg.chunk_size.0.min(self.cfg.buffer_size.0)
+    }
+
+    fn invalidate(&self, bytes: u64) -> SimTime {
+        SimTime(
+            (self.cfg.invalidate_time.0.ps() as u128 * bytes as u128
+                / self.cfg.invalidate_span.0.max(1) as u128) as u64,
+        )
+    }
+
+    /// The host moves `bytes` between its memory and the buffer at `buf_off`, starting at `at`
+    /// on `core`: per piece, invalidate, copy, invalidate again, with the next piece's first
+    /// invalidation overlapping this piece's copy. Returns when the last piece is done.
+    pub fn host_copy(
+        &mut self,
+        at: SimTime,
+        core: &mut Timeline,
+        buf_off: u64,
+        bytes: u64,
+    ) -> SimTime {
+        self.stats.data_bytes += bytes;
+        self.stats.storage_channel_bytes += bytes;
+        self.stats.memory_channel_bytes += bytes;
+        if self.cfg.data_move == DataMove::Cpu {
+            let (s, e) = core.reserve(at, ps_for(bytes, self.cfg.cpu_copy_rate.0));
+            self.stats.copy_busy_ns += (e - s).ps() as f64 / 1e3;
+            self.touch_banks(s, buf_off, bytes);
+            return e;
+        }
+        let piece = match self.cfg.invalidate_piece.0 {
+            0 => bytes,
+            p => p.min(bytes),
+        };
+        let n = bytes.div_ceil(piece.max(1));
+        let size = |k: u64| piece.min(bytes - k * piece);
+        let (_, mut pre_end) = core.reserve(at, self.invalidate(size(0)));
+        self.stats.invalidate_ns += self.invalidate(size(0)).ps() as f64 / 1e3;
+        let mut end = at;
+        for k in 0..n {
+            let b = size(k);
+            let d = self.cfg.dma_setup.0 + ps_for(b, self.cfg.dma_rate.0);
+            let (ds, de) = self.dma.reserve(pre_end, d);
+            self.stats.copy_busy_ns += d.ps() as f64 / 1e3;
+            self.touch_banks(ds, buf_off + k * piece, b);
+            if k + 1 < n {
+                let inv = self.invalidate(size(k + 1));
+                pre_end = core.reserve(ds, inv).1;
+                self.stats.invalidate_ns += inv.ps() as f64 / 1e3;
+            }
+            let inv = self.invalidate(b);
+            end = core.reserve(de, inv).1;
+            self.stats.invalidate_ns += inv.ps() as f64 / 1e3;
+        }
+        end
+    }
+
+    /// The host's accesses to the banks holding `bytes` at `off`, from `at`.
+    fn touch_banks(&mut self, at: SimTime, off: u64, bytes: u64) {
+        let il = self.cfg.bank_interleave.0.max(1);
+        let nb = self.banks_host.len() as u64;
+        let mut pos = off;
+        let end = off + bytes;
+        while pos < end {
+            let piece = (il - pos % il).min(end - pos);
+            let bank = ((pos / il) % nb) as usize;
+            self.banks_host[bank].reserve(at, ps_for(piece, self.host_rate));
+            pos += piece;
+        }
+    }
+
+    /// The controller moves `bytes` between the buffer at `off` and its back end from `at`; a
+    /// bank the host is using pre-empts it. Returns when done.
+    pub fn controller_access(&mut self, at: SimTime, off: u64, bytes: u64) -> SimTime {
+        let il = self.cfg.bank_interleave.0.max(1);
+        let nb = self.banks_ctrl.len() as u64;
+        let mut pos = off;
+        let end_off = off + bytes;
+        let mut t = at;
+        while pos < end_off {
+            let piece = (il - pos % il).min(end_off - pos);
+            let bank = ((pos / il) % nb) as usize;
+            let mut start = t.max(self.banks_ctrl[bank].free_at);
+            let host_free = self.banks_host[bank].free_at;
+            if host_free > start {
+                self.stats.bank_conflicts += 1;
+                self.stats.bank_stall_ns += (host_free - start).ps() as f64 / 1e3;
+                start = host_free;
+            }
+            let (_, e) =
+                self.banks_ctrl[bank].reserve(start, ps_for(piece, self.cfg.controller_rate.0));
+            t = e;
+            pos += piece;
+        }
+        t
+    }
+
+    /// Queue entries and doorbells the host reads or writes on the storage channel.
+    pub fn count_entry(&mut self, bytes: u64) {
+        self.stats.storage_channel_bytes += bytes;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn link_and_invalidation() {
+        assert_eq!(parse_dram_link("lpddr3-1200x32").unwrap(), 4.8e9);
+        assert!(parse_dram_link("ddr4-3200x64").is_err());
+        let d = DramIfConfig::default();
+        let i = crate::config::InterfaceConfig {
+            kind: "dram".into(),
+            link: "lpddr3-1200x32".into(),
+            dram: d,
+            ..crate::config::InterfaceConfig::default()
+        };
+        let mut s = DramIf::new(&i);
+        assert_eq!(s.invalidate(512 << 10), SimTime::from_us(290));
+        // One 4 KiB piece: invalidate, DMA (setup + 4096 B at 450 MB/s), invalidate.
+        let mut core = Timeline::default();
+        let end = s.host_copy(SimTime::ZERO, &mut core, 0, 4096);
+        let inv = s.invalidate(4096);
+        let dma = SimTime::from_us(2) + ps_for(4096, 450e6);
+        assert_eq!(end, inv + dma + inv);
+        assert_eq!(s.stats.storage_channel_bytes, 4096);
+        assert_eq!(s.stats.memory_channel_bytes, 4096);
+    }
+
+    #[test]
+    fn pipelining_overlaps_invalidation_with_copy() {
+        let i = crate::config::InterfaceConfig {
+            kind: "dram".into(),
+            link: "lpddr3-1200x32".into(),
+            ..crate::config::InterfaceConfig::default()
+        };
+        let mut whole = DramIf::new(&i);
+        whole.cfg.invalidate_piece = Bytes(0);
+        let mut piped = DramIf::new(&i);
+        let (mut c1, mut c2) = (Timeline::default(), Timeline::default());
+        let a = whole.host_copy(SimTime::ZERO, &mut c1, 0, 512 << 10);
+        let b = piped.host_copy(SimTime::ZERO, &mut c2, 0, 512 << 10);
+        assert!(b < a, "pipelined {b:?} should beat whole {a:?}");
+    }
+
+    #[test]
+    fn host_wins_bank_conflicts() {
+        let i = crate::config::InterfaceConfig {
+            kind: "dram".into(),
+            link: "lpddr3-1200x32".into(),
+            ..crate::config::InterfaceConfig::default()
+        };
+        let mut s = DramIf::new(&i);
+        s.touch_banks(SimTime::ZERO, 0, 4096); // bank 0 busy for 4096 B at 4.8 GB/s
+        let end = s.controller_access(SimTime::ZERO, 0, 4096);
+        assert_eq!(s.stats.bank_conflicts, 1);
+        assert_eq!(end, ps_for(4096, 4.8e9) + ps_for(4096, 266e6 * 8.0));
+        // Another bank: no conflict.
+        s.controller_access(SimTime::ZERO, 4096, 4096);
+        assert_eq!(s.stats.bank_conflicts, 1);
+    }
+}

@@ -1,0 +1,145 @@
+//! UFS: SCSI commands in UPIUs over UniPro on M-PHY lanes.
+//!
+//! The driver fills a UTP transfer request descriptor and sets its bit in the doorbell register
+//! (32 slots); the host controller fetches the descriptor and sends a COMMAND UPIU. For a read,
+//! the device returns DATA IN UPIUs; for a write, it grants buffer space with READY TO TRANSFER
+//! UPIUs and the host sends DATA OUT UPIUs. A RESPONSE UPIU ends the command and the controller
+//! interrupts the host. The link is full duplex: each direction has its own lanes.
+//!
+//! Every UPIU has a 32-byte header and travels in UniPro data-link frames of at most 288 bytes of
+//! payload, each framed by a start and end symbol pair and a CRC-16 (with the network and
+//! transport headers, 8 bytes a frame), and every symbol is 8b/10b coded on the lanes.
+//!
+//! Sources: HS gear rates are MIPI M-PHY (rate A 1248/2496/4992/9984 Mb/s, rate B
+//! 1457.6/2915.2/5830.4/11660.8 Mb/s per lane for HS-G1…G4); UFS 2.0 (JESD220B) allows one or
+//! two lanes and HS-G3; UPIU sizes are JESD220B; 32 transfer request slots are UFSHCI 2.0
+//! (JESD223C). Host-side register and descriptor-fetch costs are assumed, per field.
+
+use super::{Kind, Proto, Wire};
+use crate::config::{Bytes, Dur, InterfaceConfig};
+use crate::sim::SimTime;
+use serde::{Deserialize, Serialize};
+
+/// Transfer request slots of a UFS host controller (UFSHCI 2.0: UTRLDBR is 32 bits).
+pub const UTRL_SLOTS: u32 = 32;
+
+/// UFS protocol costs (`[interface.ufs]`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct UfsConfig {
+    /// UniPro data-link frame payload at most (288 bytes).
+    pub frame_payload: Bytes,
+    /// Bytes around each frame: SOF and EOF symbol pairs, CRC-16, short L3/L4 headers (8).
+    pub frame_overhead: Bytes,
+    /// UPIU header (JESD220B: 32 bytes).
+    pub upiu_header: Bytes,
+    /// Data carried by one DATA IN/OUT UPIU at most (assumed 8 KiB).
+    pub max_data_segment: Bytes,
+    /// Write data granted by one READY TO TRANSFER UPIU (assumed 64 KiB of device buffer).
+    pub rtt_grant: Bytes,
+    /// RESPONSE UPIU: header plus sense data (32 + 20 bytes).
+    pub response_bytes: Bytes,
+    /// One host register access to the UFS host controller (assumed 100 ns, an SoC-local MMIO).
+    pub mmio: Dur,
+    /// The host controller's fetch of the request descriptor and command UPIU from memory
+    /// (assumed 500 ns).
+    pub utrd_fetch: Dur,
+}
+
+impl Default for UfsConfig {
+    fn default() -> Self {
+        UfsConfig {
+            frame_payload: Bytes(288),
+            frame_overhead: Bytes(8),
+            upiu_header: Bytes(32),
+            max_data_segment: Bytes(8192),
+            rtt_grant: Bytes(64 << 10),
+            response_bytes: Bytes(52),
+            mmio: Dur(SimTime::from_ns(100)),
+            utrd_fetch: Dur(SimTime::from_ns(500)),
+        }
+    }
+}
+
+/// Parse `"hs-g3x2"` (rate B by default), `"hs-g3ax1"`, `"hs-g4bx2"` or `"ideal"`: payload
+/// bytes per second over all lanes after 8b/10b, and a display name.
+pub fn parse_ufs_link(s: &str) -> Result<(f64, String), String> {
+    let expected = "\"ideal\" or \"hs-g<gear 1–4>[a|b]x<lanes 1–2>\" (e.g. \"hs-g3x2\": HS-G3 rate B, two lanes)";
+    if s == "ideal" {
+        return Ok((f64::INFINITY, "UFS ideal (no link limit)".into()));
+    }
+    let bad = || format!("got {s:?}, expected {expected}");
+    let rest = s.strip_prefix("hs-g").ok_or_else(bad)?;
+    let (gear_rate, lanes) = rest.split_once('x').ok_or_else(bad)?;
+    let lanes: u8 = lanes.parse().map_err(|_| bad())?;
+    let (gear, series) = match gear_rate.len() {
+        1 => (gear_rate, "b"),
+        2 => gear_rate.split_at(1),
+        _ => return Err(bad()),
+    };
+    let gear: u8 = gear.parse().map_err(|_| bad())?;
+    if !(1..=4).contains(&gear) || !(1..=2).contains(&lanes) {
+        return Err(bad());
+    }
+    let mbps_g1 = match series {
+        "a" => 1248.0,
+        "b" => 1457.6,
+        _ => return Err(bad()),
+    };
+    let line_bps = mbps_g1 * 1e6 * f64::from(1u32 << (gear - 1)) * lanes as f64;
+    let bytes = line_bps * 0.8 / 8.0; // 8b/10b
+    Ok((
+        bytes,
+        format!(
+            "UFS HS-G{gear}{} ×{lanes} ({:.0} MB/s)",
+            series.to_uppercase(),
+            bytes / 1e6
+        ),
+    ))
+}
+
+pub fn ufs_proto(i: &InterfaceConfig) -> Result<Proto, String> {
+    let u = &i.ufs;
+    let (rate, name) = parse_ufs_link(&i.link)?;
+    let mut data = Wire::at_rate(rate);
+    data.seg_bytes = u.max_data_segment.0.max(512);
+    data.seg_overhead_bytes = u.upiu_header.0;
+    data.frame_bytes = u.frame_payload.0.max(16);
+    data.frame_overhead_bytes = u.frame_overhead.0;
+    // A header-only UPIU: `message` adds the segment overhead (the header) itself.
+    let upiu = |extra: u64| data.message(extra);
+    Ok(Proto {
+        kind: Kind::Ufs,
+        slots: i.queue_depth,
+        // Commands and write data down, status and read data up: separate lanes each way.
+        on_up: [false, true, false, true],
+        cmd_prep: u.mmio.0 + u.utrd_fetch.0,
+        cmd: upiu(0), // COMMAND UPIU: the header with the 16-byte CDB inside it
+        ack: SimTime::ZERO,
+        read_setup: SimTime::ZERO,
+        write_setup: upiu(0), // READY TO TRANSFER UPIU
+        write_grant_bytes: u.rtt_grant.0.max(4096),
+        data_in: data,
+        data_out: data,
+        status: upiu(u.response_bytes.0.saturating_sub(u.upiu_header.0)),
+        // Interrupt status read and clear, then the doorbell register for finished slots.
+        host_status: u.mmio.0 * 3,
+        link_name: name,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gears() {
+        let (g3b2, _) = parse_ufs_link("hs-g3x2").unwrap();
+        assert!((g3b2 - 5830.4e6 * 2.0 * 0.1).abs() < 1.0);
+        let (g1a1, _) = parse_ufs_link("hs-g1ax1").unwrap();
+        assert!((g1a1 - 124.8e6).abs() < 1.0);
+        assert!(parse_ufs_link("hs-g5x2").is_err());
+        assert!(parse_ufs_link("hs-g3x4").is_err());
+        assert!(parse_ufs_link("hs-g3cx1").is_err());
+    }
+}
