@@ -245,6 +245,7 @@ fn build_result(
             host_cpu: sys.cores.iter().map(|t| util(t.busy)).sum::<f64>() / sys.cores.len() as f64,
             controller_cpu: util(sys.ctrl_cpu.busy),
         },
+        interface: interface_result(sys, cfg),
         cache: sys
             .cache
             .as_ref()
@@ -317,4 +318,34 @@ pub fn bench(io_count: u64, seed: u64, overwrite: f64) -> Result<serde_json::Val
         "write_amplification": r.device.write_amplification,
         "iops_simulated": r.total.iops,
     }))
+}
+
+fn interface_result(sys: &System, cfg: &SsdConfig) -> InterfaceResult {
+    let i = &cfg.interface;
+    let (kind, link, depth) = match &sys.proto {
+        Some(p) => (p.kind.name(), p.link_name.clone(), p.slots as u64),
+        None => (
+            "nvme",
+            match crate::iface::pcie::LinkSpec::parse(&i.link) {
+                Ok(crate::iface::pcie::LinkSpec::Pcie { gen, lanes }) => {
+                    format!("PCIe Gen{gen} x{lanes}")
+                }
+                _ => "PCIe ideal (no link limit)".into(),
+            },
+            (i.queue_depth as u64 - 1) * i.io_queues as u64,
+        ),
+    };
+    InterfaceResult {
+        kind,
+        link,
+        device_queue_depth: depth,
+        dram: sys.dramif.as_ref().map(|d| DramIfResult {
+            stats: d.stats.clone(),
+            interface_bandwidth_mb_s: if d.stats.copy_phase_ns > 0.0 {
+                d.stats.data_bytes as f64 / (d.stats.copy_phase_ns * 1e-9) / 1e6
+            } else {
+                0.0
+            },
+        }),
+    }
 }

@@ -2,6 +2,14 @@
 
 const PRESETS: &[(&str, &str)] = &[
     (
+        "seed000-lpddr3-dramif",
+        include_str!("../../../../configs/seed000-lpddr3-dramif.toml"),
+    ),
+    (
+        "seed000-ufs20-galaxy-s6",
+        include_str!("../../../../configs/seed000-ufs20-galaxy-s6.toml"),
+    ),
+    (
         "seed001-16g-mlc-dram-cache",
         include_str!("../../../../configs/seed001-16g-mlc-dram-cache.toml"),
     ),

@@ -170,6 +170,10 @@ pub struct DramIfStats {
     /// Host time spent invalidating caches and moving data.
     pub invalidate_ns: f64,
     pub copy_busy_ns: f64,
+    /// Host time from the start to the end of each copy (invalidations and transfer, as
+    /// pipelined): the data movement's share of a command. Bytes over it give the seed's
+    /// "interface bandwidth".
+    pub copy_phase_ns: f64,
 }
 
 /// The protocol's run-time state.
@@ -235,6 +239,19 @@ impl DramIf {
         self.stats.data_bytes += bytes;
         self.stats.storage_channel_bytes += bytes;
         self.stats.memory_channel_bytes += bytes;
+        let start = at.max(core.free_at);
+        let end = self.copy_pieces(at, core, buf_off, bytes);
+        self.stats.copy_phase_ns += (end - start).ps() as f64 / 1e3;
+        end
+    }
+
+    fn copy_pieces(
+        &mut self,
+        at: SimTime,
+        core: &mut Timeline,
+        buf_off: u64,
+        bytes: u64,
+    ) -> SimTime {
         if self.cfg.data_move == DataMove::Cpu {
             let (s, e) = core.reserve(at, ps_for(bytes, self.cfg.cpu_copy_rate.0));
             self.stats.copy_busy_ns += (e - s).ps() as f64 / 1e3;

@@ -151,10 +151,30 @@ pub struct RunResult {
     pub total: Totals,
     pub device: DeviceResult,
     pub utilisation: Utilisation,
+    pub interface: InterfaceResult,
     /// Only with a cache buffer (`[cache]` in the config).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheResult>,
     pub wall: Wall,
+}
+
+/// The host interface: which one, its link, and (DRAM interface) the shared buffer's figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct InterfaceResult {
+    pub kind: &'static str,
+    pub link: String,
+    /// Most commands the device may hold at once (NVMe: entries per queue − 1, all queues).
+    pub device_queue_depth: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dram: Option<DramIfResult>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct DramIfResult {
+    #[serde(flatten)]
+    pub stats: crate::iface::dramif::DramIfStats,
+    /// Data bytes over the host's copy time (seed 000 §6.2's "interface bandwidth").
+    pub interface_bandwidth_mb_s: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]
