@@ -1,0 +1,313 @@
+//! The host interfaces other than NVMe: what limits commands in flight, link limits, per-command
+//! costs, the DRAM-interface buffer, and bad configs.
+
+mod common;
+
+use ssdlab::stats::result::RunResult;
+use ssdlab::{run, JobSpec, SsdConfig};
+
+fn cfg(preset: &str, overrides: &[&str]) -> SsdConfig {
+    let ov: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    SsdConfig::resolve(preset, &ov).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn go(c: &SsdConfig, job: &str) -> RunResult {
+    let j = JobSpec::from_toml_str(job, "test job").unwrap();
+    run(c, &j, &common::opts(3), &mut |_, _| true)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .result
+}
+
+fn iface(kind: &str, link: &str, qd: u32, extra: &[&str]) -> SsdConfig {
+    let mut ov = vec![
+        format!("interface.kind={kind}"),
+        format!("interface.link={link}"),
+        format!("interface.queue_depth={qd}"),
+        "interface.io_queues=1".into(),
+        "interface.interrupt=pin".into(),
+    ];
+    ov.extend(extra.iter().map(|s| s.to_string()));
+    let ov: Vec<&str> = ov.iter().map(|s| s.as_str()).collect();
+    cfg("small-tlc", &ov)
+}
+
+fn mb_s(r: &RunResult, op: &str) -> f64 {
+    r.ops[op].bandwidth_mb_s
+}
+
+const RAND_READ_QD32: &str = "rw = \"randread\"\nbs = \"4KiB\"\niodepth = 32\nio_count = 3000";
+const SEQ_READ: &str = "rw = \"read\"\nbs = \"1MiB\"\niodepth = 32\nio_count = 150";
+
+#[test]
+fn ide_runs_one_command_at_a_time() {
+    let ide = go(&iface("ide", "ideal", 1, &[]), RAND_READ_QD32);
+    let qd1 = go(
+        &iface("ide", "ideal", 1, &[]),
+        "rw = \"randread\"\nbs = \"4KiB\"\niodepth = 1\nio_count = 3000",
+    );
+    let sata = go(&iface("sata", "sata3", 32, &[]), RAND_READ_QD32);
+    // Queue depth 32 gains nothing on IDE, while SATA NCQ spreads reads over the dies.
+    let ratio = ide.total.iops / qd1.total.iops;
+    assert!((0.95..1.05).contains(&ratio), "IDE QD32/QD1 = {ratio}");
+    assert!(sata.total.iops > 3.0 * ide.total.iops);
+    assert_eq!(ide.interface.device_queue_depth, 1);
+    assert_eq!(ide.interface.kind, "ide");
+}
+
+#[test]
+fn sata_ncq_off_is_one_at_a_time() {
+    let ncq = go(&iface("sata", "sata3", 32, &[]), RAND_READ_QD32);
+    let legacy = go(
+        &iface("sata", "sata3", 1, &["interface.ata.ncq=false"]),
+        RAND_READ_QD32,
+    );
+    assert!(ncq.total.iops > 3.0 * legacy.total.iops);
+}
+
+#[test]
+fn links_cap_sequential_bandwidth_below_their_rate() {
+    for (kind, link, qd, cap_mb_s) in [
+        ("sata", "sata3", 32, 600.0),
+        ("sata", "sata1", 32, 150.0),
+        ("ide", "udma5", 1, 100.0),
+        ("ufs", "hs-g1ax1", 32, 124.8),
+        ("emmc", "hs200", 32, 200.0),
+        ("emmc", "hs400", 32, 400.0),
+    ] {
+        let r = go(
+            &iface(kind, link, qd, &["precondition.fill=sequential"]),
+            SEQ_READ,
+        );
+        let bw = mb_s(&r, "read");
+        // Framing and per-command costs keep it below the raw rate, but not far below.
+        assert!(
+            bw < cap_mb_s && bw > 0.8 * cap_mb_s,
+            "{kind} {link}: {bw} MB/s against {cap_mb_s}"
+        );
+    }
+}
+
+#[test]
+fn emmc_command_queue_beats_one_at_a_time() {
+    let cq = go(&iface("emmc", "hs400", 32, &[]), RAND_READ_QD32);
+    let no_cq = go(
+        &iface(
+            "emmc",
+            "hs400",
+            1,
+            &[
+                "interface.emmc.command_queue=false",
+                "interface.emmc.version=\"5.0\"",
+            ],
+        ),
+        RAND_READ_QD32,
+    );
+    assert!(cq.total.iops > 2.0 * no_cq.total.iops);
+}
+
+#[test]
+fn qd1_latency_orders_interfaces_by_protocol_cost() {
+    let job = "rw = \"randread\"\nbs = \"4KiB\"\niodepth = 1\nio_count = 500";
+    let lat = |c: &SsdConfig| go(c, job).ops["read"].latency_us.mean;
+    let fill = "precondition.fill=sequential";
+    let nvme = lat(&cfg("small-tlc", &[fill]));
+    let udma2 = lat(&iface("ide", "udma2", 1, &[fill]));
+    let emmc = lat(&iface("emmc", "hs200", 32, &[fill]));
+    // 4 KiB at 33 MB/s alone is 123 µs on the cable; eMMC CQ adds its queueing commands.
+    assert!(udma2 > nvme + 100.0, "udma2 {udma2} nvme {nvme}");
+    assert!(emmc > nvme, "emmc {emmc} nvme {nvme}");
+}
+
+#[test]
+fn every_interface_is_deterministic() {
+    let job = "rw = \"randrw\"\nbs = \"16KiB\"\niodepth = 8\nio_count = 400";
+    for c in [
+        iface("ide", "udma6", 1, &[]),
+        iface("sata", "sata3", 32, &[]),
+        iface("ufs", "hs-g3x2", 32, &[]),
+        iface("emmc", "hs400", 32, &[]),
+        cfg("seed000-lpddr3-dramif", &["precondition.fill=none"]),
+    ] {
+        let a = common::without_wall(&go(&c, job));
+        let b = common::without_wall(&go(&c, job));
+        assert_eq!(a, b, "{}", c.interface.kind);
+    }
+}
+
+#[test]
+fn dram_interface_buffer_and_bus() {
+    let job = "rw = \"read\"\nbs = \"256KiB\"\niodepth = 1\nnumjobs = 4\nio_count = 40";
+    let big = go(&cfg("seed000-lpddr3-dramif", &[]), job);
+    let small = go(
+        &cfg(
+            "seed000-lpddr3-dramif",
+            &["interface.dram.buffer_size=\"256KiB\""],
+        ),
+        job,
+    );
+    let d = big.interface.dram.as_ref().unwrap();
+    // Every byte crosses the storage channel and the memory channel once each.
+    assert_eq!(d.stats.data_bytes, 40 * 256 * 1024);
+    assert_eq!(d.stats.memory_channel_bytes, d.stats.data_bytes);
+    assert!(d.stats.storage_channel_bytes > d.stats.data_bytes);
+    // A buffer of one chunk serialises the four threads.
+    let ds = small.interface.dram.as_ref().unwrap();
+    assert!(ds.stats.buffer_waits > 0);
+    assert!(mb_s(&small, "read") < 0.8 * mb_s(&big, "read"));
+    assert!(ds.stats.peak_buffer_bytes <= 256 * 1024);
+    // The DMA engine caps reads near its 450 MB/s.
+    assert!(mb_s(&big, "read") < 450.0);
+}
+
+#[test]
+fn dram_interface_protocol_overhead_falls_with_chunk_size() {
+    let overhead = |chunk: &str| {
+        let c = cfg(
+            "seed000-lpddr3-dramif",
+            &[
+                "controller.skip_media=true",
+                &format!("interface.dram.chunk_size=\"{chunk}\""),
+            ],
+        );
+        let r = go(
+            &c,
+            &format!("rw = \"read\"\nbs = \"{chunk}\"\niodepth = 1\nio_count = 50"),
+        );
+        let iface_bw = r.interface.dram.as_ref().unwrap().interface_bandwidth_mb_s;
+        1.0 - mb_s(&r, "read") / iface_bw
+    };
+    let (o4, o64, o512) = (overhead("4KiB"), overhead("64KiB"), overhead("512KiB"));
+    assert!(o4 > o64 && o64 > o512, "{o4} {o64} {o512}");
+    assert!(o4 > 0.4 && o512 < 0.1, "{o4} {o512}");
+}
+
+#[test]
+fn dram_interface_cached_write_hides_programs() {
+    let job = "rw = \"randwrite\"\nbs = \"4KiB\"\niodepth = 1\nnumjobs = 4\nio_count = 400";
+    let base = ["precondition.fill=none"];
+    let plain = go(&cfg("seed000-lpddr3-dramif", &base), job);
+    let cached = go(
+        &cfg(
+            "seed000-lpddr3-dramif",
+            &[
+                "precondition.fill=none",
+                "interface.dram.cached_write=true",
+                "cache.capacity=\"16MiB\"",
+                "cache.mode=\"write-back\"",
+            ],
+        ),
+        job,
+    );
+    assert!(mb_s(&cached, "write") > 3.0 * mb_s(&plain, "write"));
+}
+
+#[test]
+fn bad_interface_configs_name_field_value_and_limit() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["interface.kind=scsi"], "interface.kind`: got \"scsi\""),
+        (
+            &[
+                "interface.kind=ide",
+                "interface.link=ideal",
+                "interface.io_queues=1",
+                "interface.interrupt=pin",
+            ],
+            "interface.queue_depth`: got 1024, expected 1 to 1: IDE runs one command at a time",
+        ),
+        (
+            &[
+                "interface.kind=sata",
+                "interface.link=sata3",
+                "interface.io_queues=1",
+                "interface.queue_depth=64",
+            ],
+            "expected 1 to 32: SATA NCQ has 32 tags",
+        ),
+        (
+            &[
+                "interface.kind=ufs",
+                "interface.link=hs-g3x2",
+                "interface.io_queues=1",
+                "interface.queue_depth=64",
+                "interface.interrupt=pin",
+            ],
+            "32 transfer request slots",
+        ),
+        (
+            &[
+                "interface.kind=emmc",
+                "interface.link=hs400",
+                "interface.io_queues=1",
+                "interface.queue_depth=33",
+                "interface.interrupt=pin",
+            ],
+            "eMMC 5.1 command queue holds 32 tasks",
+        ),
+        (
+            &[
+                "interface.kind=emmc",
+                "interface.link=hs400",
+                "interface.io_queues=1",
+                "interface.queue_depth=8",
+                "interface.interrupt=pin",
+                "interface.emmc.version=\"4.5\"",
+            ],
+            "interface.emmc.command_queue`: got true with eMMC 4.5",
+        ),
+        (
+            &[
+                "interface.kind=ide",
+                "interface.link=ideal",
+                "interface.io_queues=1",
+                "interface.queue_depth=1",
+            ],
+            "interface.interrupt`: got \"msix\"",
+        ),
+        (
+            &[
+                "interface.kind=sata",
+                "interface.link=sata9",
+                "interface.io_queues=1",
+                "interface.queue_depth=32",
+            ],
+            "interface.link`: got \"sata9\"",
+        ),
+        (
+            &[
+                "interface.kind=ufs",
+                "interface.link=hs-g3x2",
+                "interface.io_queues=4",
+                "interface.queue_depth=32",
+                "interface.interrupt=pin",
+            ],
+            "interface.io_queues`: got 4, expected 1",
+        ),
+    ];
+    for (ov, want) in cases {
+        let ov: Vec<String> = ov.iter().map(|s| s.to_string()).collect();
+        let e = SsdConfig::resolve("small-tlc", &ov)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(want), "{ov:?}: {e}");
+    }
+    let e = SsdConfig::resolve(
+        "seed000-lpddr3-dramif",
+        &["interface.dram.cached_write=true".to_string()],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("interface.dram.cached_write`: got true, but there is no write buffer"),
+        "{e}"
+    );
+    let e = SsdConfig::resolve(
+        "seed000-lpddr3-dramif",
+        &["interface.dram.buffer_size=\"1000KiB\"".to_string()],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("interface.dram.buffer_size`: got 1024000 bytes, expected a power of two"),
+        "{e}"
+    );
+}
