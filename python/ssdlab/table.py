@@ -237,13 +237,64 @@ def device_table(result: Mapping[str, Any]) -> Table:
             f"mean of {count}, min {fmt_fraction(stats.get('min'))}"
             f" / max {fmt_fraction(stats.get('max'))}",
         )
-    if "link_up" in util or "link_down" in util:
+    iface = result.get("interface") if isinstance(result.get("interface"), Mapping) else {}
+    if iface:
+        table.add_row(
+            "host interface",
+            str(iface.get("kind", "")),
+            f"{iface.get('link', '')};"
+            f" device queue depth {fmt_int(iface.get('device_queue_depth'))}",
+        )
+    if iface.get("kind") != "dram" and ("link_up" in util or "link_down" in util):
         table.add_row(
             "link utilisation",
             "",
             f"up {fmt_fraction(util.get('link_up'))} / down {fmt_fraction(util.get('link_down'))}",
         )
     return table
+
+
+def dram_interface_table(dram: Mapping[str, Any]) -> Table:
+    """The DRAM-interface protocol's shared buffer, copies and bus traffic."""
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        title="DRAM interface",
+        title_justify="left",
+        pad_edge=False,
+        show_edge=False,
+    )
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    table.add_column("detail")
+    table.add_row(
+        "interface bandwidth",
+        f"{fmt_float(dram.get('interface_bandwidth_mb_s'))} MB/s",
+        "data over the host's copy time (invalidation, DMA and waits for it)",
+    )
+    table.add_row(
+        "DRAM bus traffic",
+        fmt_bytes(_sum(dram, "storage_channel_bytes", "memory_channel_bytes")),
+        f"storage channel {fmt_bytes(dram.get('storage_channel_bytes'))}"
+        f" + memory channel {fmt_bytes(dram.get('memory_channel_bytes'))}"
+        f" for {fmt_bytes(dram.get('data_bytes'))} of data",
+    )
+    table.add_row(
+        "buffer waits",
+        fmt_int(dram.get("buffer_waits")),
+        f"{fmt_int(dram.get('fragmentation_waits'))} with enough space free but fragmented;"
+        f" peak use {fmt_bytes(dram.get('peak_buffer_bytes'))}",
+    )
+    table.add_row(
+        "bank conflicts",
+        fmt_int(dram.get("bank_conflicts")),
+        f"controller pre-empted by the host, {fmt_float(dram.get('bank_stall_ns'), 0)} ns in all",
+    )
+    return table
+
+
+def _sum(values: Mapping[str, Any], *keys: str) -> Any:
+    parts = [values.get(k) for k in keys]
+    return sum(parts) if all(_is_number(p) for p in parts) else None
 
 
 def cache_table(cache: Mapping[str, Any]) -> Table:
@@ -316,6 +367,9 @@ def result_renderable(result: Mapping[str, Any]) -> RenderableType:
         gap,
         device_table(result),
     ]
+    iface = result.get("interface")
+    if isinstance(iface, Mapping) and isinstance(iface.get("dram"), Mapping):
+        parts += [gap, dram_interface_table(iface["dram"])]
     if isinstance(result.get("cache"), Mapping):
         parts += [gap, cache_table(result["cache"])]
     parts += [gap, speed_line(result)]

@@ -184,7 +184,10 @@ pub struct DramIf {
     host_rate: f64,
     /// The host DMA engine (or, for CPU copies, unused: the core does the work).
     pub dma: Timeline,
-    banks_host: Vec<Timeline>,
+    /// Per bank, the host's access windows still to come or under way (start, end), in the
+    /// order they were made. Copies are planned ahead of time, so a plain "free at" would
+    /// make the controller wait for host accesses that have not started.
+    banks_host: Vec<std::collections::VecDeque<(SimTime, SimTime)>>,
     banks_ctrl: Vec<Timeline>,
     pub stats: DramIfStats,
     /// The command at the head of the queue already counted as waiting for space.
@@ -206,7 +209,7 @@ impl DramIf {
             buddy: Buddy::new(c.buffer_size.0, c.sector.0),
             host_rate,
             dma: Timeline::default(),
-            banks_host: vec![Timeline::default(); c.banks as usize],
+            banks_host: vec![Default::default(); c.banks as usize],
             banks_ctrl: vec![Timeline::default(); c.banks as usize],
             stats: DramIfStats::default(),
             counted_wait: u32::MAX,
@@ -255,7 +258,7 @@ impl DramIf {
         if self.cfg.data_move == DataMove::Cpu {
             let (s, e) = core.reserve(at, ps_for(bytes, self.cfg.cpu_copy_rate.0));
             self.stats.copy_busy_ns += (e - s).ps() as f64 / 1e3;
-            self.touch_banks(s, buf_off, bytes);
+            self.touch_banks(s, e, buf_off, bytes);
             return e;
         }
         let piece = match self.cfg.invalidate_piece.0 {
@@ -272,7 +275,7 @@ impl DramIf {
             let d = self.cfg.dma_setup.0 + ps_for(b, self.cfg.dma_rate.0);
             let (ds, de) = self.dma.reserve(pre_end, d);
             self.stats.copy_busy_ns += d.ps() as f64 / 1e3;
-            self.touch_banks(ds, buf_off + k * piece, b);
+            self.touch_banks(ds, de, buf_off + k * piece, b);
             if k + 1 < n {
                 let inv = self.invalidate(size(k + 1));
                 pre_end = core.reserve(ds, inv).1;
@@ -285,16 +288,20 @@ impl DramIf {
         end
     }
 
-    /// The host's accesses to the banks holding `bytes` at `off`, from `at`.
-    fn touch_banks(&mut self, at: SimTime, off: u64, bytes: u64) {
+    /// The host's accesses to the banks holding `bytes` at `off`, spread evenly over a copy
+    /// running from `from` to `to`: each interleave piece is read or written at the channel's
+    /// rate when the copy reaches it.
+    fn touch_banks(&mut self, from: SimTime, to: SimTime, off: u64, bytes: u64) {
         let il = self.cfg.bank_interleave.0.max(1);
         let nb = self.banks_host.len() as u64;
+        let span = (to - from).ps() as u128;
         let mut pos = off;
         let end = off + bytes;
         while pos < end {
             let piece = (il - pos % il).min(end - pos);
             let bank = ((pos / il) % nb) as usize;
-            self.banks_host[bank].reserve(at, ps_for(piece, self.host_rate));
+            let s = from + SimTime((span * (pos - off) as u128 / bytes.max(1) as u128) as u64);
+            self.banks_host[bank].push_back((s, s + ps_for(piece, self.host_rate)));
             pos += piece;
         }
     }
@@ -310,15 +317,25 @@ impl DramIf {
         while pos < end_off {
             let piece = (il - pos % il).min(end_off - pos);
             let bank = ((pos / il) % nb) as usize;
-            let mut start = t.max(self.banks_ctrl[bank].free_at);
-            let host_free = self.banks_host[bank].free_at;
-            if host_free > start {
-                self.stats.bank_conflicts += 1;
-                self.stats.bank_stall_ns += (host_free - start).ps() as f64 / 1e3;
-                start = host_free;
+            let start = t.max(self.banks_ctrl[bank].free_at);
+            let dur = ps_for(piece, self.cfg.controller_rate.0);
+            // Host windows that end before this access starts are over for good.
+            let host = &mut self.banks_host[bank];
+            while host.front().is_some_and(|w| w.1 <= t) {
+                host.pop_front();
             }
-            let (_, e) =
-                self.banks_ctrl[bank].reserve(start, ps_for(piece, self.cfg.controller_rate.0));
+            // Each host access overlapping ours pre-empts it: ours takes that much longer.
+            let mut stall = SimTime::ZERO;
+            for &(hs, he) in host.iter() {
+                if hs < start + dur + stall && he > start {
+                    stall += he - hs.max(start);
+                }
+            }
+            if stall > SimTime::ZERO {
+                self.stats.bank_conflicts += 1;
+                self.stats.bank_stall_ns += stall.ps() as f64 / 1e3;
+            }
+            let (_, e) = self.banks_ctrl[bank].reserve(start, dur + stall);
             t = e;
             pos += piece;
         }
@@ -382,10 +399,16 @@ mod tests {
             ..crate::config::InterfaceConfig::default()
         };
         let mut s = DramIf::new(&i);
-        s.touch_banks(SimTime::ZERO, 0, 4096); // bank 0 busy for 4096 B at 4.8 GB/s
+        // Bank 0 busy for 4096 B at 4.8 GB/s from time 0.
+        s.touch_banks(SimTime::ZERO, SimTime::from_us(9), 0, 4096);
         let end = s.controller_access(SimTime::ZERO, 0, 4096);
         assert_eq!(s.stats.bank_conflicts, 1);
         assert_eq!(end, ps_for(4096, 4.8e9) + ps_for(4096, 266e6 * 8.0));
+        // A host access planned for later does not hold the controller up now.
+        s.touch_banks(SimTime::from_us(100), SimTime::from_us(109), 8 * 4096, 4096);
+        let end = s.controller_access(SimTime::from_us(10), 8 * 4096, 4096);
+        assert_eq!(end, SimTime::from_us(10) + ps_for(4096, 266e6 * 8.0));
+        assert_eq!(s.stats.bank_conflicts, 1);
         // Another bank: no conflict.
         s.controller_access(SimTime::ZERO, 4096, 4096);
         assert_eq!(s.stats.bank_conflicts, 1);
