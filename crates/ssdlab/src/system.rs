@@ -380,16 +380,8 @@ impl System {
         progress: &mut dyn FnMut(u64, u64) -> bool,
     ) -> Result<&'static str> {
         self.start_workload();
-        let mut next_check = check_every;
-        while let Some((now, ev)) = self.q.pop() {
-            self.handle(now, ev)?;
-            if self.q.handled >= next_check {
-                next_check += check_every;
-                let total = self.progress_total();
-                if !progress(self.completed, total) {
-                    return Ok("interrupted");
-                }
-            }
+        if !self.drain(check_every, progress)? {
+            return Ok("interrupted");
         }
         if let Some(stop) = self.replay_stop()? {
             return Ok(stop);
@@ -401,9 +393,31 @@ impl System {
         })
     }
 
+    /// Handle events until none is left; false if `progress` asked to stop. The only loop over
+    /// the queue (`run` and `run_external` share it): a second copy of the loop cost the NVMe
+    /// path about 4 % more instructions per request (callgrind).
+    pub(crate) fn drain(
+        &mut self,
+        check_every: u64,
+        progress: &mut dyn FnMut(u64, u64) -> bool,
+    ) -> Result<bool> {
+        let mut next_check = self.q.handled.saturating_add(check_every);
+        while let Some((now, ev)) = self.q.pop() {
+            self.handle(now, ev)?;
+            if self.q.handled >= next_check {
+                next_check = next_check.saturating_add(check_every);
+                let total = self.progress_total();
+                if !progress(self.completed, total) {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
     /// Handle one event.
     #[inline]
-    pub(crate) fn handle(&mut self, now: SimTime, ev: Event) -> Result<()> {
+    fn handle(&mut self, now: SimTime, ev: Event) -> Result<()> {
         match ev {
             Event::Arrival { inst } => self.on_arrival(now, inst),
             Event::TraceArrival => self.on_trace_arrival(now),

@@ -64,9 +64,7 @@ impl System {
     /// Run until no event is pending; returns each request finished since the last call with its
     /// completion time, in completion order.
     pub fn run_external(&mut self) -> Result<Vec<(u32, SimTime)>> {
-        while let Some((now, ev)) = self.q.pop() {
-            self.handle(now, ev)?;
-        }
+        self.drain(u64::MAX, &mut |_, _| true)?;
         Ok(self
             .external
             .as_mut()

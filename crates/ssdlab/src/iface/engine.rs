@@ -28,6 +28,7 @@ impl System {
     }
 
     /// Send waiting commands while the device has free slots.
+    #[inline(never)]
     pub(crate) fn issue_queued(&mut self, now: SimTime) {
         let Some(p) = self.proto.as_ref() else {
             return;
@@ -52,6 +53,7 @@ impl System {
     }
 
     /// The host finished a command: free its slot (and buffer space) and send the next.
+    #[inline(never)]
     pub(crate) fn release_slot(&mut self, now: SimTime, c: &Cmd) {
         self.dev_inflight -= 1;
         if let Some(d) = self.dramif.as_mut() {
@@ -67,9 +69,16 @@ impl System {
     /// shared buffer).
     #[inline]
     pub(crate) fn read_data_out(&mut self, at: SimTime, cmd: u32, bytes: u64, pos: u64) -> SimTime {
-        let Some(p) = self.proto.as_ref() else {
+        if self.proto.is_none() {
             return self.link_up.reserve(at, self.link.wire_time(bytes)).1;
-        };
+        }
+        self.read_data_out_other(at, cmd, bytes, pos)
+    }
+
+    /// `read_data_out` for every interface but NVMe. Kept out of line so that the NVMe path,
+    /// inlined into the event loop, stays small (measured: inlining it costs NVMe runs ~4 %).
+    #[inline(never)]
+    fn read_data_out_other(&mut self, at: SimTime, cmd: u32, bytes: u64, pos: u64) -> SimTime {
         if let Some(d) = self.dramif.as_mut() {
             if self.cfg.controller.skip_media {
                 // Firmware answers at once: no data is moved into the buffer.
@@ -78,6 +87,7 @@ impl System {
             let buf = self.cmds.get(cmd).buf;
             return d.controller_access(at, buf + pos, bytes);
         }
+        let p = self.proto.as_ref().expect("not NVMe");
         let (setup, wire) = (p.read_setup, p.data_in.time(bytes));
         let lat = self.link.latency;
         let c = self.cmds.get_mut(cmd);
@@ -92,6 +102,7 @@ impl System {
     }
 
     /// A write command's data phase from `now`: returns when all its data is in the controller.
+    #[inline(never)]
     pub(crate) fn write_data_in(&mut self, now: SimTime, cmd: u32) -> SimTime {
         let c = self.cmds.get(cmd);
         let (len, buf) = (c.len, c.buf);
@@ -120,6 +131,7 @@ impl System {
 
     /// The device completes a command at `t`: its status message, the interrupt (or the poll
     /// that finds it), and the host's completion work.
+    #[inline(never)]
     pub(crate) fn complete_other(&mut self, t: SimTime, cmd: u32) {
         if self.dramif.is_some() {
             return self.dram_complete(t, cmd);
