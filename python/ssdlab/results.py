@@ -108,7 +108,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
         )
     ),
 )
-_RESULT_TOP = ("sim", "ops", "total", "device", "utilisation", "cache", "wall")
+_RESULT_TOP = ("sim", "ops", "total", "device", "utilisation", "cache", "interface", "wall")
 # The result of a trace replay describes the replay in its "trace" block: columns replay.*.
 _RESULT_RENAMED = {"trace": "replay"}
 
