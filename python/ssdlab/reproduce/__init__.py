@@ -86,9 +86,14 @@ class Experiment:
 
 
 def _registry() -> dict[str, Experiment]:
-    from . import seed000, seed001, seed004
+    from . import interfaces, seed000, seed001, seed004
 
-    experiments = [*seed000.EXPERIMENTS, *seed001.EXPERIMENTS, *seed004.EXPERIMENTS]
+    experiments = [
+        *seed000.EXPERIMENTS,
+        *seed001.EXPERIMENTS,
+        *seed004.EXPERIMENTS,
+        *interfaces.EXPERIMENTS,
+    ]
     return {experiment.name: experiment for experiment in experiments}
 
 

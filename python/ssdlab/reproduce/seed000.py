@@ -60,7 +60,7 @@ FIG10_LABELS = {
 
 READ_BW = "ops.read.bandwidth_mb_s"
 TOTAL_BW = "total.bandwidth_mb_s"
-INTERFACE_BW = "interface.dram.interface_bandwidth_mb_s"
+INTERFACE_BW = "iface.dram.interface_bandwidth_mb_s"
 LATENCY = "ops.read.latency_us.mean"
 
 
