@@ -109,8 +109,10 @@ RESULT_COLUMNS: tuple[str, ...] = (
     ),
 )
 _RESULT_TOP = ("sim", "ops", "total", "device", "utilisation", "cache", "wall")
-# The result of a trace replay describes the replay in its "trace" block: columns replay.*.
-_RESULT_RENAMED = {"trace": "replay"}
+# The result of a trace replay describes the replay in its "trace" block: columns replay.*. The
+# "interface" block (kind, link, device queue depth, the DRAM interface's counters) becomes
+# iface.*, so that "interface.link" keeps naming the configuration's axis (config.interface.link).
+_RESULT_RENAMED = {"trace": "replay", "interface": "iface"}
 
 
 def flatten_result(result: Mapping[str, Any]) -> dict[str, Any]:

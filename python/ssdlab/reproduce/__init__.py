@@ -61,11 +61,19 @@ class Experiment:
     sweep: str | None = None  # a TOML file in this package
     plots: Callable[[Table, Path], list[Path]] | None = None
     notes: tuple[str, ...] = ()
+    # Further sweeps (TOML files in this package) on another base configuration, each run into
+    # DIR/<file stem>/; their rows are added to the main sweep's table (``config_name`` tells
+    # the presets apart). A sweep has one base configuration, so comparing two devices that
+    # differ in many settings takes one sweep per device.
+    extra_sweeps: tuple[str, ...] = ()
 
     def sweep_path(self) -> Path | None:
         if self.sweep is None:
             return None
         return Path(str(resources.files(__name__).joinpath(self.sweep)))
+
+    def extra_sweep_paths(self) -> list[Path]:
+        return [Path(str(resources.files(__name__).joinpath(name))) for name in self.extra_sweeps]
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -78,9 +86,14 @@ class Experiment:
 
 
 def _registry() -> dict[str, Experiment]:
-    from . import seed001, seed004
+    from . import interfaces, seed000, seed001, seed004
 
-    experiments = [*seed001.EXPERIMENTS, *seed004.EXPERIMENTS]
+    experiments = [
+        *seed000.EXPERIMENTS,
+        *seed001.EXPERIMENTS,
+        *seed004.EXPERIMENTS,
+        *interfaces.EXPERIMENTS,
+    ]
     return {experiment.name: experiment for experiment in experiments}
 
 
@@ -136,6 +149,22 @@ def run_experiment(
         table = outcome.table()
         failed_rows = table.filter(table["status"] != "ok")
         failed = [(str(r["point"]), str(r["error"])) for r in failed_rows.iter_rows(named=True)]
+        for extra in experiment.extra_sweep_paths():
+            outcome = run_sweep(
+                extra,
+                directory / extra.stem,
+                executor=executor,
+                workers=workers,
+                address=address,
+                progress=progress,
+            )
+            more = outcome.table()
+            failed_rows = more.filter(more["status"] != "ok")
+            failed += [
+                (f"{extra.stem}:{r['point']}", str(r["error"]))
+                for r in failed_rows.iter_rows(named=True)
+            ]
+            table = concat_tables(table, more)
     rows = experiment.compare(table)
     comparison = {
         **experiment.describe(),
@@ -156,6 +185,14 @@ def run_experiment(
         ]
         report = write_report(directory, images=images)
     return Reproduction(experiment, rows, directory, plots, failed, report)
+
+
+def concat_tables(first: Table, second: Table) -> Table:
+    """Stack two results tables whose columns differ (a column missing from one is null
+    there; a column whose types differ is widened)."""
+    import polars as pl
+
+    return pl.concat([first, second], how="diagonal_relaxed")
 
 
 def rows_for(rows: Sequence[Row]) -> list[dict[str, Any]]:

@@ -1,0 +1,662 @@
+"""Seed 000, §6 and Figs. 6–10: storage on a DRAM (LPDDR3) channel, against a UFS 2.0 device.
+
+What the document (``shared/seeds/000_c4a02eb28355b6c3.txt``) states, and the only numbers used:
+
+- Fig. 6 (§6.2, QD1 reads, firmware answering without NAND): interface bandwidth 366.7 MB/s at a
+  512 KB chunk; protocol overhead (1 − protocol bandwidth ÷ interface bandwidth) 66.8 % at 4 KB
+  and 3.8 % at 512 KB, shrinking as the chunk grows.
+- Fig. 7 (§6.2): the prototype's protocol latency is "consistently smaller" than the UFS
+  device's (no numbers).
+- Fig. 8 (§6.3, QD4 reads): peak 436 MB/s with 256 KB chunks and a 512 KB buffer; no gain from
+  a buffer over 512 KB at any chunk size; with a 128 KB buffer, 256 KB chunks do worse than
+  64 KB chunks (buffer contention).
+- Fig. 9 (§6.4, IOZone): maximum read 432.2 MB/s and write 95.8 MB/s, both at 512 KB and QD4;
+  the QD4 write is nearly saturated at 64 KB.
+- Fig. 10 (§6.5, QD4): the prototype is faster than the UFS 2.0 device on sequential read and
+  slower on 512 KB write, 4 KB read and 4 KB write (fewer chips, no cached write).
+- §6.2 footnote 3: the host DMA moves "only around 450 MB/s".
+
+The devices are the presets ``seed000-lpddr3-dramif`` and ``seed000-ufs20-galaxy-s6``; every
+number in them that the seed does not give is marked assumed there.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from . import Experiment, Row
+
+DOCUMENT = "seed 000_c4a02eb28355b6c3.txt"
+TITLE = "Design and Implementation of A Mobile Storage Leveraging the DRAM Interface (Seo et al.)"
+PROTOTYPE = "seed000-lpddr3-dramif"
+UFS = "seed000-ufs20-galaxy-s6"
+
+CHUNKS = ("4KiB", "8KiB", "16KiB", "32KiB", "64KiB", "128KiB", "256KiB", "512KiB")
+CHUNK_BYTES = {name: int(name[:-3]) * 1024 for name in CHUNKS}
+BUFFERS = ("128KiB", "256KiB", "512KiB", "1MiB", "2MiB")
+FIG8_CHUNKS = ("64KiB", "128KiB", "256KiB", "512KiB")
+
+# Stated in §6.
+FIG6_INTERFACE_MB_S_512K = 366.7
+FIG6_OVERHEAD_4K_PCT = 66.8
+FIG6_OVERHEAD_512K_PCT = 3.8
+FIG8_PEAK_MB_S = 436.0
+FIG9_MAX_READ_MB_S = 432.2
+FIG9_MAX_WRITE_MB_S = 95.8
+# Fig. 10 (§6.5): is the prototype above the UFS device?
+FIG10_PROTOTYPE_ABOVE = {
+    ("read", "512KiB"): True,
+    ("write", "512KiB"): False,
+    ("randread", "4KiB"): False,
+    ("randwrite", "4KiB"): False,
+}
+FIG10_LABELS = {
+    ("read", "512KiB"): "512 KB sequential read",
+    ("write", "512KiB"): "512 KB sequential write",
+    ("randread", "4KiB"): "4 KB random read",
+    ("randwrite", "4KiB"): "4 KB random write",
+}
+
+READ_BW = "ops.read.bandwidth_mb_s"
+TOTAL_BW = "total.bandwidth_mb_s"
+INTERFACE_BW = "iface.dram.interface_bandwidth_mb_s"
+LATENCY = "ops.read.latency_us.mean"
+
+
+# -- selecting runs ---------------------------------------------------------------------------
+
+
+def _device(table: Any) -> Any:
+    """The device of each row: "ufs", "cached" (the prototype with cached write) or
+    "prototype"."""
+    import polars as pl
+
+    name = pl.col("config_name") if "config_name" in table.columns else pl.lit(PROTOTYPE)
+    cached = (
+        pl.col("config.interface.dram.cached_write").fill_null(False)
+        if "config.interface.dram.cached_write" in table.columns
+        else pl.lit(False)
+    )
+    return (
+        pl.when(name == UFS)
+        .then(pl.lit("ufs"))
+        .when(cached)
+        .then(pl.lit("cached"))
+        .otherwise(pl.lit("prototype"))
+    )
+
+
+def _value(table: Any, column: str, device: str = "prototype", **where: Any) -> float | None:
+    """The mean of ``column`` over the ok runs of ``device`` whose ``job.*`` or ``config.*``
+    columns have the given values (``bs="4KiB"``, ``numjobs=4``, ``buffer_size="1MiB"``)."""
+    if table is None or column not in table.columns:
+        return None
+    rows = table.filter(
+        (table["status"] == "ok") & (table.select(_device(table)).to_series() == device)
+    )
+    for key, value in where.items():
+        name = f"job.{key}" if f"job.{key}" in rows.columns else f"config.interface.dram.{key}"
+        if name not in rows.columns:
+            return None
+        rows = rows.filter(rows[name] == value)
+    if rows.height == 0:
+        return None
+    values = rows[column].drop_nulls()
+    return float(values.mean()) if values.len() else None
+
+
+def _overhead_pct(table: Any, chunk: str) -> float | None:
+    protocol = _value(table, READ_BW, bs=chunk)
+    interface = _value(table, INTERFACE_BW, bs=chunk)
+    if protocol is None or not interface:
+        return None
+    return 100 * (1 - protocol / interface)
+
+
+def _direction(ratio: float | None, above: bool) -> str:
+    if ratio is None:
+        return ""
+    want = "above" if above else "below"
+    got = ratio > 1 if above else ratio < 1
+    return f"document: prototype {want} UFS; ssdlab {'matches' if got else 'does not match'}"
+
+
+# -- Fig. 6 -----------------------------------------------------------------------------------
+
+FIG6_NOTES = (
+    "The prototype's host costs (block layer and driver submit 12 µs, completion handler 10 µs,"
+    " GPIO interrupt 8 µs, DMA set-up 10 µs, firmware 10 µs per command) are assumed in the"
+    " preset; the DMA rate (450 MB/s) and the cache invalidation (290 µs per 512 KB) are the"
+    " seed's. Interface bandwidth is data bytes over the host's copy time, invalidations"
+    " included (the copy pipelined in 128 KiB pieces, assumed), as the seed defines it by the"
+    " data movement method.",
+    "Protocol bandwidth is the QD1 read bandwidth with controller.skip_media (the firmware"
+    " answers at once, as in §6.2). Small chunks are dominated by the fixed per-command time,"
+    " large ones by the copy; the 4 KB overhead depends directly on the assumed host costs.",
+)
+
+
+def compare_fig6(table: Any) -> list[Row]:
+    name = "seed000-fig6"
+    rows = [
+        Row(
+            name,
+            "interface bandwidth, 512 KB read chunk",
+            "MB/s",
+            FIG6_INTERFACE_MB_S_512K,
+            _value(table, INTERFACE_BW, bs="512KiB"),
+            "stated (§6.2)",
+            "DMA alone: about 450 MB/s (§6.2 footnote 3)",
+        ),
+        Row(
+            name,
+            "protocol overhead, 4 KB chunk",
+            "%",
+            FIG6_OVERHEAD_4K_PCT,
+            _overhead_pct(table, "4KiB"),
+            "stated (§6.2, the maximum)",
+        ),
+        Row(
+            name,
+            "protocol overhead, 512 KB chunk",
+            "%",
+            FIG6_OVERHEAD_512K_PCT,
+            _overhead_pct(table, "512KiB"),
+            "stated (§6.2, the minimum)",
+        ),
+    ]
+    overheads = [_overhead_pct(table, chunk) for chunk in CHUNKS]
+    present = [o for o in overheads if o is not None]
+    falling = len(present) == len(CHUNKS) and all(
+        a > b for a, b in zip(present, present[1:], strict=False)
+    )
+    rows.append(
+        Row(
+            name,
+            "protocol overhead falls at every larger chunk",
+            "",
+            None,
+            None,
+            "stated (§6.2: 'the relative overhead portion shrinks')",
+            ("yes" if falling else "no") if len(present) == len(CHUNKS) else "",
+        )
+    )
+    for chunk, overhead in zip(CHUNKS, overheads, strict=True):
+        protocol = _value(table, READ_BW, bs=chunk)
+        interface = _value(table, INTERFACE_BW, bs=chunk)
+        rows.append(
+            Row(
+                name,
+                f"{chunk} chunk: protocol bandwidth",
+                "MB/s",
+                None,
+                protocol,
+                "not stated (Fig. 6 bars only)",
+                ""
+                if interface is None or overhead is None
+                else f"interface {interface:.1f} MB/s, overhead {overhead:.1f} %",
+            )
+        )
+    return rows
+
+
+# -- Fig. 7 -----------------------------------------------------------------------------------
+
+FIG7_NOTES = (
+    "Protocol latency here is the mean QD1 read latency with controller.skip_media on both"
+    " devices: host submission, the command's trip, the data movement and the completion, no"
+    " NAND. The seed gives no numbers for Fig. 7, only that the prototype's is consistently"
+    " smaller.",
+    "Both presets' host and firmware costs are assumed (the seed gives none): the prototype's"
+    " 12 + 10 µs host, 8 µs GPIO interrupt and 10 µs firmware against the UFS device's 10 + 8 µs"
+    " host, 3 µs interrupt and 15 µs firmware, and the UFS link (HS-G3 ×2, about 1,100 MB/s of"
+    " payload) moves data 2.5× as fast as the prototype's 450 MB/s DMA. Where ssdlab's UFS"
+    " latency is lower, the preset's UFS host and firmware costs are lower than what the seed"
+    " measured on its Galaxy S6; the seed does not say what its UFS latency includes.",
+)
+
+
+def _ufs_rate(table: Any) -> float | None:
+    """The UFS device's data rate seen at QD1: bytes per added µs between the two largest
+    chunks (MB/s)."""
+    small, large = (
+        _value(table, LATENCY, "ufs", bs="256KiB"),
+        _value(table, LATENCY, "ufs", bs="512KiB"),
+    )
+    if small is None or large is None or large <= small:
+        return None
+    return (CHUNK_BYTES["512KiB"] - CHUNK_BYTES["256KiB"]) / (large - small)
+
+
+def compare_fig7(table: Any) -> list[Row]:
+    name = "seed000-fig7"
+    rows: list[Row] = []
+    below = 0
+    counted = 0
+    ufs_rate = _ufs_rate(table)
+    for chunk in CHUNKS:
+        prototype = _value(table, LATENCY, bs=chunk)
+        ufs = _value(table, LATENCY, "ufs", bs=chunk)
+        interface = _value(table, INTERFACE_BW, bs=chunk)
+        if prototype is not None and ufs is not None:
+            counted += 1
+            below += prototype < ufs
+        extra = []
+        if prototype is not None and interface:
+            extra.append(f"prototype overhead {prototype - CHUNK_BYTES[chunk] / interface:.1f} µs")
+        if ufs is not None and ufs_rate:
+            extra.append(f"UFS overhead {ufs - CHUNK_BYTES[chunk] / ufs_rate:.1f} µs")
+        rows.append(
+            Row(
+                name,
+                f"{chunk} chunk: protocol latency, prototype",
+                "µs",
+                None,
+                prototype,
+                "not stated (Fig. 7 bars only)",
+                "" if ufs is None else f"UFS {ufs:.1f} µs; " + "; ".join(extra),
+            )
+        )
+    rows.append(
+        Row(
+            name,
+            "chunk sizes where the prototype's protocol latency is below UFS's",
+            f"of {len(CHUNKS)}",
+            float(len(CHUNKS)),
+            float(below) if counted == len(CHUNKS) else None,
+            "derived: 'consistently smaller' (§6.2) = every chunk size",
+            "overhead = latency − chunk ÷ data rate (prototype: its interface bandwidth; UFS: the"
+            " latency slope from 256 to 512 KiB" + (f", {ufs_rate:.0f} MB/s)" if ufs_rate else ")"),
+        )
+    )
+    return rows
+
+
+# -- Fig. 8 -----------------------------------------------------------------------------------
+
+FIG8_NOTES = (
+    "QD4 is four jobs with one request each (§6.1); each request is one chunk, and a chunk"
+    " larger than the buffer is cut to the buffer's size, so with a 128 KiB buffer every chunk"
+    " of 128 KiB or more runs one command at a time.",
+    "ssdlab's throughput can fall when the buffer grows past the point where all four commands"
+    " fit: the four NAND reads then finish together and their copies queue on the one DMA"
+    " engine while the dies idle, where a smaller buffer staggers them. The seed reports no"
+    " such fall (no gain past 512 KB); its firmware and NAND timings, which set how well reads"
+    " and copies overlap, are not given.",
+)
+
+
+def compare_fig8(table: Any) -> list[Row]:
+    name = "seed000-fig8"
+    grid = {
+        (buffer, chunk): _value(table, TOTAL_BW, bs=chunk, buffer_size=buffer)
+        for buffer in BUFFERS
+        for chunk in FIG8_CHUNKS
+    }
+    found = {key: value for key, value in grid.items() if value is not None}
+    best = max(found, key=lambda key: found[key]) if found else None
+    rows = [
+        Row(
+            name,
+            "QD4 read throughput, 256 KB chunk, 512 KB buffer (the document's peak)",
+            "MB/s",
+            FIG8_PEAK_MB_S,
+            grid[("512KiB", "256KiB")],
+            "stated (§6.3)",
+            ""
+            if best is None
+            else f"ssdlab's peak: {found[best]:.1f} MB/s, {best[1]} chunk, {best[0]} buffer",
+        )
+    ]
+    for chunk in FIG8_CHUNKS:
+        at = grid[("512KiB", chunk)]
+        beyond = [grid[(b, chunk)] for b in ("1MiB", "2MiB")]
+        gain = 100 * (max(beyond) / at - 1) if at and all(v is not None for v in beyond) else None
+        rows.append(
+            Row(
+                name,
+                f"{chunk} chunk: best gain from a buffer over 512 KB",
+                "%",
+                0.0,
+                gain,
+                "stated (§6.3: 'no performance gain ... over 512 KB')",
+            )
+        )
+    big, small = grid[("128KiB", "256KiB")], grid[("128KiB", "64KiB")]
+    ratio = big / small if big is not None and small else None
+    rows.append(
+        Row(
+            name,
+            "128 KB buffer: 256 KB chunks over 64 KB chunks",
+            "×",
+            None,
+            ratio,
+            "stated as below 1 (§6.3), no number",
+            ""
+            if ratio is None
+            else f"ssdlab {'matches' if ratio < 1 else 'does not match'} (below 1)",
+        )
+    )
+    for (buffer, chunk), value in grid.items():
+        rows.append(
+            Row(
+                name,
+                f"{buffer} buffer, {chunk} chunk: QD4 read throughput",
+                "MB/s",
+                None,
+                value,
+                "not stated (Fig. 8 lines only)",
+            )
+        )
+    return rows
+
+
+# -- Fig. 9 -----------------------------------------------------------------------------------
+
+FIG9_NOTES = (
+    "The NAND part's timings are assumed (the seed names 64 Gb MLC chips and nothing more); the"
+    " program time is set so that four dies × two planes × 16 KiB per 1.3 ms give the seed's"
+    " 95.8 MB/s, so the QD4 write maximum is calibrated, not predicted. The read maximum follows"
+    " from the DMA rate, the cache invalidation and the NAND reads.",
+    "IOZone writes a 1 GiB file through ext4 with O_DIRECT; here sequential requests of one chunk"
+    " each, 16 MiB or 256 requests per run (whichever is more), on a drive filled beforehand.",
+)
+
+
+def compare_fig9(table: Any) -> list[Row]:
+    name = "seed000-fig9"
+    read = _value(table, TOTAL_BW, rw="read", numjobs=4, bs="512KiB")
+    write = _value(table, TOTAL_BW, rw="write", numjobs=4, bs="512KiB")
+    w64 = _value(table, TOTAL_BW, rw="write", numjobs=4, bs="64KiB")
+    rows = [
+        Row(
+            name,
+            "maximum read throughput (512 KB chunk, QD4)",
+            "MB/s",
+            FIG9_MAX_READ_MB_S,
+            read,
+            "stated (§6.4)",
+        ),
+        Row(
+            name,
+            "maximum write throughput (512 KB chunk, QD4)",
+            "MB/s",
+            FIG9_MAX_WRITE_MB_S,
+            write,
+            "stated (§6.4)",
+            "calibrated: the preset's program time is fitted to it",
+        ),
+        Row(
+            name,
+            "QD4 write at a 64 KB chunk, share of the 512 KB figure",
+            "%",
+            None,
+            100 * w64 / write if w64 is not None and write else None,
+            "stated as 'nearly saturated' (§6.4), no number",
+        ),
+    ]
+    for rw in ("read", "write"):
+        for qd in (1, 4):
+            for chunk in CHUNKS:
+                rows.append(
+                    Row(
+                        name,
+                        f"{rw} QD{qd}, {chunk} chunk",
+                        "MB/s",
+                        None,
+                        _value(table, TOTAL_BW, rw=rw, numjobs=qd, bs=chunk),
+                        "not stated (Fig. 9 lines only)",
+                    )
+                )
+    return rows
+
+
+# -- Fig. 10 ----------------------------------------------------------------------------------
+
+FIG10_NOTES = (
+    "The UFS device is a preset built from what §6.5 and Table 3 say (UFS 2.0, 64 GB, twice the"
+    " prototype's media throughput, a much faster host) with everything else assumed, including"
+    " a 4 MiB write buffer (cached write). The seed's Fig. 10 gives no numbers: ssdlab's are"
+    " printed with whether each direction matches the text.",
+    "The cached-write variant is the prototype with a 4 MiB write-back buffer in the controller"
+    " and interface.dram.cached_write on: writes complete once their data is in the buffer."
+    " With 16 MB of 4 KiB random writes the buffer fills and the rate falls to what flushing"
+    " allows, so the gain is bounded by the NAND, not by the protocol.",
+)
+
+
+def compare_fig10(table: Any) -> list[Row]:
+    name = "seed000-fig10"
+    rows: list[Row] = []
+    for (rw, bs), label in FIG10_LABELS.items():
+        prototype = _value(table, TOTAL_BW, rw=rw, bs=bs)
+        ufs = _value(table, TOTAL_BW, "ufs", rw=rw, bs=bs)
+        cached = _value(table, TOTAL_BW, "cached", rw=rw, bs=bs)
+        ratio = prototype / ufs if prototype is not None and ufs else None
+        rows.append(
+            Row(
+                name,
+                f"{label}: prototype over UFS 2.0",
+                "×",
+                None,
+                ratio,
+                "stated as "
+                + ("above 1" if FIG10_PROTOTYPE_ABOVE[(rw, bs)] else "below 1")
+                + " (§6.5), no number",
+                _direction(ratio, FIG10_PROTOTYPE_ABOVE[(rw, bs)]),
+            )
+        )
+        for device, text in (
+            ("prototype", "prototype"),
+            ("ufs", "UFS 2.0 device"),
+            ("cached", "prototype with cached write"),
+        ):
+            rows.append(
+                Row(
+                    name,
+                    f"{label}: {text}",
+                    "MB/s",
+                    None,
+                    {"prototype": prototype, "ufs": ufs, "cached": cached}[device],
+                    "not stated (Fig. 10 bars only)",
+                )
+            )
+    return rows
+
+
+# -- plots ------------------------------------------------------------------------------------
+
+
+def _figure(size: tuple[float, float] = (7.5, 4.4)) -> tuple[Any, Any]:
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=size, layout="constrained")
+    return figure, figure.add_subplot()
+
+
+def _chunk_axis(axes: Any, chunks: tuple[str, ...] = CHUNKS) -> None:
+    axes.set_xscale("log", base=2)
+    axes.set_xticks([CHUNK_BYTES[c] / 1024 for c in chunks], [c[:-3] for c in chunks])
+    axes.set_xlabel("chunk size (KiB)")
+    axes.grid(True, alpha=0.3)
+
+
+def _save(figure: Any, out_dir: Path, stem: str) -> list[Path]:
+    from ..plots import save_figure
+
+    return [save_figure(figure, out_dir / f"{stem}.png")]
+
+
+def _xs(chunks: tuple[str, ...] = CHUNKS) -> list[float]:
+    return [CHUNK_BYTES[c] / 1024 for c in chunks]
+
+
+def _series(values: list[float | None], chunks: tuple[str, ...] = CHUNKS) -> tuple[list, list]:
+    pairs = [(x, v) for x, v in zip(_xs(chunks), values, strict=True) if v is not None]
+    return [x for x, _ in pairs], [v for _, v in pairs]
+
+
+def plot_fig6(table: Any, out_dir: Path) -> list[Path]:
+    figure, axes = _figure()
+    protocol = [_value(table, READ_BW, bs=c) for c in CHUNKS]
+    interface = [_value(table, INTERFACE_BW, bs=c) for c in CHUNKS]
+    axes.plot(*_series(interface), marker="o", label="ssdlab interface bandwidth")
+    axes.plot(*_series(protocol), marker="s", label="ssdlab protocol bandwidth")
+    axes.scatter([512], [FIG6_INTERFACE_MB_S_512K], marker="D", color="black", zorder=3,
+                 label="document: interface bandwidth at 512 KB")  # fmt: skip
+    axes.set_ylabel("MB/s")
+    _chunk_axis(axes)
+    right = axes.twinx()
+    overhead = [_overhead_pct(table, c) for c in CHUNKS]
+    right.plot(*_series(overhead), linestyle="--", color="grey", label="ssdlab overhead")
+    right.scatter([4, 512], [FIG6_OVERHEAD_4K_PCT, FIG6_OVERHEAD_512K_PCT], marker="D",
+                  facecolor="white", edgecolor="black", zorder=3,
+                  label="document: overhead")  # fmt: skip
+    right.set_ylabel("protocol overhead (%)")
+    right.set_ylim(0, 100)
+    lines = axes.get_legend_handles_labels()
+    more = right.get_legend_handles_labels()
+    axes.legend(lines[0] + more[0], lines[1] + more[1], fontsize=8, loc="center right")
+    axes.set_title("Seed 000 Fig. 6: QD1 reads without NAND, DRAM-interface prototype",
+                   fontsize=10)  # fmt: skip
+    return _save(figure, out_dir, "fig6-bandwidth")
+
+
+def plot_fig7(table: Any, out_dir: Path) -> list[Path]:
+    figure, axes = _figure()
+    for device, label in (("prototype", "DRAM-interface prototype"), ("ufs", "UFS 2.0 device")):
+        values = [_value(table, LATENCY, device, bs=c) for c in CHUNKS]
+        axes.plot(*_series(values), marker="o", label=f"ssdlab {label}")
+    axes.set_yscale("log")
+    axes.set_ylabel("protocol latency, QD1 read without NAND (µs)")
+    _chunk_axis(axes)
+    axes.legend(fontsize=8)
+    axes.set_title("Seed 000 Fig. 7: protocol latency (the document gives no numbers)",
+                   fontsize=10)  # fmt: skip
+    return _save(figure, out_dir, "fig7-latency")
+
+
+def plot_fig8(table: Any, out_dir: Path) -> list[Path]:
+    from ..sweep import parse_size
+
+    figure, axes = _figure()
+    xs = [(parse_size(b) or 0) / 1024 for b in BUFFERS]
+    for chunk in FIG8_CHUNKS:
+        values = [_value(table, TOTAL_BW, bs=chunk, buffer_size=b) for b in BUFFERS]
+        pairs = [(x, v) for x, v in zip(xs, values, strict=True) if v is not None]
+        axes.plot([x for x, _ in pairs], [v for _, v in pairs], marker="o",
+                  label=f"ssdlab {chunk[:-3]} KiB chunk")  # fmt: skip
+    axes.scatter([512], [FIG8_PEAK_MB_S], marker="D", color="black", zorder=3,
+                 label="document: peak (256 KB chunk)")  # fmt: skip
+    axes.set_xscale("log", base=2)
+    axes.set_xticks(xs, [b for b in BUFFERS])
+    axes.set_xlabel("data buffer size")
+    axes.set_ylabel("QD4 read throughput (MB/s)")
+    axes.grid(True, alpha=0.3)
+    axes.legend(fontsize=8)
+    axes.set_title("Seed 000 Fig. 8: QD4 reads against the buffer size", fontsize=10)
+    return _save(figure, out_dir, "fig8-buffer")
+
+
+def plot_fig9(table: Any, out_dir: Path) -> list[Path]:
+    figure, axes = _figure()
+    for rw in ("read", "write"):
+        for qd in (1, 4):
+            values = [_value(table, TOTAL_BW, rw=rw, numjobs=qd, bs=c) for c in CHUNKS]
+            axes.plot(*_series(values), marker="o" if rw == "read" else "s",
+                      linestyle="-" if qd == 4 else ":", label=f"ssdlab {rw} QD{qd}")  # fmt: skip
+    axes.scatter([512, 512], [FIG9_MAX_READ_MB_S, FIG9_MAX_WRITE_MB_S], marker="D",
+                 color="black", zorder=3, label="document: maxima at QD4")  # fmt: skip
+    axes.set_ylabel("throughput (MB/s)")
+    _chunk_axis(axes)
+    axes.legend(fontsize=8)
+    axes.set_title("Seed 000 Fig. 9: sequential throughput against the chunk size", fontsize=10)
+    return _save(figure, out_dir, "fig9-throughput")
+
+
+def plot_fig10(table: Any, out_dir: Path) -> list[Path]:
+    import numpy as np
+
+    figure, axes = _figure((8, 4.4))
+    devices = (
+        ("prototype", "prototype (as built)"),
+        ("ufs", "UFS 2.0 device"),
+        ("cached", "prototype + cached write"),
+    )
+    keys = list(FIG10_LABELS)
+    width = 0.27
+    for k, (device, label) in enumerate(devices):
+        values = [_value(table, TOTAL_BW, device, rw=rw, bs=bs) for rw, bs in keys]
+        xs = [i + (k - 1) * width for i, v in enumerate(values) if v is not None]
+        axes.bar(xs, [v for v in values if v is not None], width=width * 0.95,
+                 label=f"ssdlab {label}")  # fmt: skip
+    axes.set_xticks(np.arange(len(keys)), [FIG10_LABELS[k] for k in keys])
+    axes.set_yscale("log")
+    axes.set_ylabel("QD4 throughput (MB/s)")
+    axes.grid(True, axis="y", alpha=0.3)
+    axes.legend(fontsize=8)
+    axes.set_title("Seed 000 Fig. 10: QD4, prototype against the UFS 2.0 device", fontsize=10)
+    return _save(figure, out_dir, "fig10-ufs")
+
+
+EXPERIMENTS = (
+    Experiment(
+        name="seed000-fig6",
+        document=DOCUMENT,
+        title=TITLE,
+        target="Fig. 6 (protocol overhead)",
+        summary="QD1 reads without NAND on the DRAM-interface prototype, chunk 4 KiB to 512 KiB",
+        sweep="seed000_fig6.toml",
+        compare=compare_fig6,
+        plots=plot_fig6,
+        notes=FIG6_NOTES,
+    ),
+    Experiment(
+        name="seed000-fig7",
+        document=DOCUMENT,
+        title=TITLE,
+        target="Fig. 7 (protocol latency against UFS)",
+        summary="the Fig. 6 runs beside the same runs on the UFS 2.0 device",
+        sweep="seed000_fig6.toml",
+        extra_sweeps=("seed000_fig7_ufs.toml",),
+        compare=compare_fig7,
+        plots=plot_fig7,
+        notes=FIG7_NOTES,
+    ),
+    Experiment(
+        name="seed000-fig8",
+        document=DOCUMENT,
+        title=TITLE,
+        target="Fig. 8 (buffer size)",
+        summary="QD4 reads on the prototype, buffer 128 KiB to 2 MiB, chunk 64 to 512 KiB",
+        sweep="seed000_fig8.toml",
+        compare=compare_fig8,
+        plots=plot_fig8,
+        notes=FIG8_NOTES,
+    ),
+    Experiment(
+        name="seed000-fig9",
+        document=DOCUMENT,
+        title=TITLE,
+        target="Fig. 9 (throughput against chunk size)",
+        summary="sequential read and write on the prototype, QD1 and QD4, chunk 4 KiB to 512 KiB",
+        sweep="seed000_fig9.toml",
+        compare=compare_fig9,
+        plots=plot_fig9,
+        notes=FIG9_NOTES,
+    ),
+    Experiment(
+        name="seed000-fig10",
+        document=DOCUMENT,
+        title=TITLE,
+        target="Fig. 10 (against a UFS 2.0 device)",
+        summary="QD4 512 KiB sequential and 4 KiB random on the prototype (with and without"
+        " cached write) and the UFS 2.0 device",
+        sweep="seed000_fig10.toml",
+        extra_sweeps=("seed000_fig10_cached.toml", "seed000_fig10_ufs.toml"),
+        compare=compare_fig10,
+        plots=plot_fig10,
+        notes=FIG10_NOTES,
+    ),
+)

@@ -1,0 +1,130 @@
+"""Seed 000 reproductions: the comparisons on constructed tables, and small real runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import ssdlab
+from ssdlab.reproduce import get, run_experiment, seed000
+
+PROTOTYPE = seed000.PROTOTYPE
+
+
+def _table(rows: list[dict]) -> pl.DataFrame:
+    return pl.DataFrame([{"status": "ok", "config_name": PROTOTYPE, **row} for row in rows])
+
+
+def test_fig6_overhead_is_one_minus_protocol_over_interface() -> None:
+    rows = [
+        {
+            "job.bs": chunk,
+            seed000.READ_BW: 100.0 * (i + 1),
+            seed000.INTERFACE_BW: 200.0 * (i + 1) - (90.0 if chunk == "512KiB" else 0.0),
+        }  # fmt: skip
+        for i, chunk in enumerate(seed000.CHUNKS)
+    ]
+    out = {row.metric: row for row in seed000.compare_fig6(_table(rows))}
+    small = out["protocol overhead, 4 KB chunk"]
+    assert small.paper == 66.8 and small.ssdlab == pytest.approx(50.0)
+    large = out["protocol overhead, 512 KB chunk"]
+    assert large.ssdlab == pytest.approx(100 * (1 - 800 / 1510))
+    assert out["interface bandwidth, 512 KB read chunk"].ssdlab == pytest.approx(1510.0)
+    assert out["protocol overhead falls at every larger chunk"].note == "no"  # 50 % all along
+    # Without runs the document's numbers are still there.
+    empty = {row.metric: row for row in seed000.compare_fig6(None)}
+    assert empty["protocol overhead, 4 KB chunk"].ssdlab is None
+    assert empty["interface bandwidth, 512 KB read chunk"].paper == 366.7
+
+
+def test_fig7_counts_chunks_where_the_prototype_is_faster() -> None:
+    rows = []
+    for i, chunk in enumerate(seed000.CHUNKS):
+        rows.append({"job.bs": chunk, seed000.LATENCY: 10.0 + i})
+        rows.append({"job.bs": chunk, seed000.LATENCY: 12.0 if i < 5 else 5.0,
+                     "config_name": seed000.UFS})  # fmt: skip
+    last = seed000.compare_fig7(_table(rows))[-1]
+    assert last.paper == 8 and last.ssdlab == 2  # 10 < 12 and 11 < 12 only
+
+
+def test_fig8_peak_gain_and_contention() -> None:
+    rows = [
+        {"job.bs": chunk, "config.interface.dram.buffer_size": buffer,
+         seed000.TOTAL_BW: 400.0 if buffer != "128KiB" else (300.0 if chunk == "64KiB" else 150.0)}
+        for buffer in seed000.BUFFERS for chunk in seed000.FIG8_CHUNKS
+    ]  # fmt: skip
+    out = {row.metric: row for row in seed000.compare_fig8(_table(rows))}
+    peak = out["QD4 read throughput, 256 KB chunk, 512 KB buffer (the document's peak)"]
+    assert peak.paper == 436 and peak.ssdlab == 400
+    assert out["256KiB chunk: best gain from a buffer over 512 KB"].ssdlab == pytest.approx(0)
+    contention = out["128 KB buffer: 256 KB chunks over 64 KB chunks"]
+    assert contention.ssdlab == pytest.approx(0.5) and "matches" in contention.note
+
+
+def test_fig9_maxima_and_fig10_directions() -> None:
+    rows = [
+        {"job.rw": rw, "job.numjobs": qd, "job.bs": chunk, seed000.TOTAL_BW: 1.0 * qd}
+        for rw in ("read", "write") for qd in (1, 4) for chunk in seed000.CHUNKS
+    ]  # fmt: skip
+    out = {row.metric: row for row in seed000.compare_fig9(_table(rows))}
+    assert out["maximum read throughput (512 KB chunk, QD4)"].ssdlab == 4.0
+    assert out["QD4 write at a 64 KB chunk, share of the 512 KB figure"].ssdlab == 100.0
+
+    rows = []
+    for rw, bs in seed000.FIG10_LABELS:
+        rows.append({"job.rw": rw, "job.bs": bs, seed000.TOTAL_BW: 100.0})
+        rows.append({"job.rw": rw, "job.bs": bs, seed000.TOTAL_BW: 50.0,
+                     "config_name": seed000.UFS})  # fmt: skip
+        rows.append({"job.rw": rw, "job.bs": bs, seed000.TOTAL_BW: 200.0,
+                     "config.interface.dram.cached_write": True})  # fmt: skip
+    out = {row.metric: row for row in seed000.compare_fig10(_table(rows))}
+    read = out["512 KB sequential read: prototype over UFS 2.0"]
+    assert read.ssdlab == 2.0 and "ssdlab matches" in read.note
+    write = out["4 KB random write: prototype over UFS 2.0"]
+    assert "does not match" in write.note
+    assert out["4 KB random write: prototype with cached write"].ssdlab == 200.0
+
+
+def test_experiments_are_registered() -> None:
+    for name in ("seed000-fig6", "seed000-fig7", "seed000-fig8", "seed000-fig9", "seed000-fig10"):
+        experiment = get(name)
+        assert experiment.sweep_path().is_file()
+        assert all(path.is_file() for path in experiment.extra_sweep_paths())
+
+
+def test_fig6_runs_deterministically_and_overhead_falls(tmp_path: Path) -> None:
+    """The real Fig. 6 runs (8 short runs): the same numbers twice, overhead falling with the
+    chunk, interface bandwidth below the DMA's 450 MB/s."""
+    first = run_experiment("seed000-fig6", tmp_path / "a", workers=2)
+    second = run_experiment("seed000-fig6", tmp_path / "b", workers=2)
+    assert not first.failed
+    assert [r.to_dict() for r in first.rows] == [r.to_dict() for r in second.rows]
+    out = {row.metric: row for row in first.rows}
+    assert out["protocol overhead falls at every larger chunk"].note == "yes"
+    assert (
+        0
+        < out["protocol overhead, 512 KB chunk"].ssdlab
+        < out["protocol overhead, 4 KB chunk"].ssdlab
+    )
+    assert 0 < out["interface bandwidth, 512 KB read chunk"].ssdlab < 450
+    assert (tmp_path / "a" / "fig6-bandwidth.png").is_file()
+
+
+def test_a_smaller_buffer_lowers_qd4_reads() -> None:
+    """Fig. 8's mechanism: four 256 KiB reads in a 128 KiB buffer go one piece at a time."""
+
+    def bandwidth(buffer: str) -> tuple[float, int]:
+        config = ssdlab.Config.load(
+            PROTOTYPE,
+            [f'interface.dram.buffer_size="{buffer}"', 'interface.dram.chunk_size="256KiB"'],
+        )
+        job = {"rw": "read", "bs": "256KiB", "numjobs": 4, "iodepth": 1, "io_count": 128}
+        result = ssdlab.run(config, job).to_dict()
+        return result["total"]["bandwidth_mb_s"], result["interface"]["dram"]["buffer_waits"]
+
+    small, waits_small = bandwidth("128KiB")
+    large, waits_large = bandwidth("1MiB")
+    assert small < 0.7 * large
+    assert waits_small > waits_large
