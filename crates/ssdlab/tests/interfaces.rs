@@ -95,10 +95,8 @@ fn emmc_command_queue_beats_one_at_a_time() {
             "emmc",
             "hs400",
             1,
-            &[
-                "interface.emmc.command_queue=false",
-                "interface.emmc.version=\"5.0\"",
-            ],
+            // Before 5.1 there is no command queue: off by default.
+            &["interface.emmc.version=\"5.0\""],
         ),
         RAND_READ_QD32,
     );
@@ -252,7 +250,19 @@ fn bad_interface_configs_name_field_value_and_limit() {
                 "interface.interrupt=pin",
                 "interface.emmc.version=\"4.5\"",
             ],
-            "interface.emmc.command_queue`: got true with eMMC 4.5",
+            "interface.queue_depth`: got 8, expected 1 to 1: eMMC 4.5 without command queueing",
+        ),
+        (
+            &[
+                "interface.kind=emmc",
+                "interface.link=hs400",
+                "interface.io_queues=1",
+                "interface.queue_depth=1",
+                "interface.interrupt=pin",
+                "interface.emmc.version=\"5.0\"",
+                "interface.emmc.command_queue=true",
+            ],
+            "interface.emmc.command_queue`: got true with eMMC 5.0",
         ),
         (
             &[

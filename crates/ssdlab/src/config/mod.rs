@@ -623,11 +623,29 @@ impl SsdConfig {
         let (limit, why): (u32, String) = match kind {
             Kind::Ide => (1, "IDE runs one command at a time".into()),
             Kind::Sata if i.ata.ncq => (ata::NCQ_TAGS, "SATA NCQ has 32 tags".into()),
-            Kind::Sata => (1, "SATA without NCQ (interface.ata.ncq = false) runs one command at a time".into()),
-            Kind::Ufs => (ufs::UTRL_SLOTS, "a UFS host controller has 32 transfer request slots".into()),
-            Kind::Emmc if i.emmc.command_queue => (emmc::CQ_TASKS, "the eMMC 5.1 command queue holds 32 tasks".into()),
-            Kind::Emmc => (1, "eMMC without command queueing (interface.emmc.command_queue = false) runs one command at a time".into()),
-            _ => (4096, "the DRAM-interface SQ is limited to 4096 entries here".into()),
+            Kind::Sata => (
+                1,
+                "SATA without NCQ (interface.ata.ncq = false) runs one command at a time".into(),
+            ),
+            Kind::Ufs => (
+                ufs::UTRL_SLOTS,
+                "a UFS host controller has 32 transfer request slots".into(),
+            ),
+            Kind::Emmc if i.emmc.cq_enabled() => (
+                emmc::CQ_TASKS,
+                "the eMMC 5.1 command queue holds 32 tasks".into(),
+            ),
+            Kind::Emmc => (
+                1,
+                format!(
+                    "eMMC {} without command queueing runs one command at a time",
+                    i.emmc.version
+                ),
+            ),
+            _ => (
+                4096,
+                "the DRAM-interface SQ is limited to 4096 entries here".into(),
+            ),
         };
         if i.queue_depth == 0 || i.queue_depth > limit {
             return err(
@@ -661,7 +679,7 @@ impl SsdConfig {
                     format!("got {:?}, expected one of {:?}", e.version, emmc::VERSIONS),
                 );
             }
-            if e.command_queue && e.version != "5.1" {
+            if e.command_queue == Some(true) && e.version != "5.1" {
                 return err(
                     "interface.emmc.command_queue",
                     format!("got true with eMMC {}, expected false: command queueing came with eMMC 5.1", e.version),

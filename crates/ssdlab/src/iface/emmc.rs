@@ -27,8 +27,8 @@ pub const CQ_TASKS: u32 = 32;
 pub struct EmmcConfig {
     /// eMMC version: "4.41", "4.5", "5.0" or "5.1". Command queueing needs 5.1.
     pub version: String,
-    /// Use command queueing (eMMC 5.1 only).
-    pub command_queue: bool,
+    /// Use command queueing (eMMC 5.1 only). Unset: on for 5.1, off for earlier versions.
+    pub command_queue: Option<bool>,
     /// Clock cycles from a command's end to its response (N_CR: 2–64, assumed 8).
     pub ncr_cycles: u32,
     /// Clock cycles around each 512-byte read block: start bit, CRC-16, end bit, gap (20).
@@ -46,7 +46,7 @@ impl Default for EmmcConfig {
     fn default() -> Self {
         EmmcConfig {
             version: "5.1".into(),
-            command_queue: true,
+            command_queue: None,
             ncr_cycles: 8,
             read_block_cycles: 20,
             write_block_cycles: 30,
@@ -57,6 +57,13 @@ impl Default for EmmcConfig {
 }
 
 pub const VERSIONS: [&str; 4] = ["4.41", "4.5", "5.0", "5.1"];
+
+impl EmmcConfig {
+    /// Whether command queueing is in use: as set, or by default when the version has it.
+    pub fn cq_enabled(&self) -> bool {
+        self.command_queue.unwrap_or(self.version == "5.1")
+    }
+}
 
 /// Parse the bus mode: (data bytes per second, clock Hz, display name).
 pub fn parse_emmc_link(s: &str) -> Result<(f64, f64, &'static str), String> {
@@ -90,7 +97,7 @@ pub fn emmc_proto(i: &InterfaceConfig) -> Result<Proto, String> {
     data_in.seg_overhead_ps = cycle.ps() * e.read_block_cycles as u64;
     let mut data_out = data_in;
     data_out.seg_overhead_ps = cycle.ps() * e.write_block_cycles as u64;
-    let cq = e.command_queue;
+    let cq = e.cq_enabled();
     let (cmd, setup) = if cq {
         // CMD44 + CMD45 queue the task; when it is ready, a CMD13 poll finds it and CMD46/47
         // starts its data phase, after half a polling interval on average.
