@@ -67,7 +67,11 @@ impl System {
         while let Some((now, ev)) = self.q.pop() {
             self.handle(now, ev)?;
         }
-        Ok(self.external.as_mut().map(std::mem::take).unwrap_or_default())
+        Ok(self
+            .external
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default())
     }
 }
 
@@ -81,7 +85,9 @@ mod tests {
         let text = crate::config::presets::preset_toml("small-tlc").unwrap();
         let cfg = SsdConfig::from_toml_str(text, "small-tlc").unwrap();
         let mut sys = System::driven(&cfg, 1).unwrap();
-        let w = sys.submit_external(SimTime::ZERO, Op::Write, 0, 8192).unwrap();
+        let w = sys
+            .submit_external(SimTime::ZERO, Op::Write, 0, 8192)
+            .unwrap();
         let done = sys.run_external().unwrap();
         assert_eq!(done.len(), 1);
         assert_eq!(done[0].0, w);
