@@ -1390,3 +1390,75 @@ proptest! {
         prop_assert_eq!(d2.read(3, 1).unwrap(), data);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Workloads through the driver
+
+#[test]
+fn job_runs_through_the_driver_and_counts_in_smart() {
+    use ssdlab::nvme::workload::run_job;
+    let mut d = driver(&[]);
+    let spec = ssdlab::JobSpec::from_toml_str(
+        "rw = \"write\"\nbs = \"64KiB\"\niodepth = 8\nsize = \"4MiB\"\n",
+        "test",
+    )
+    .unwrap();
+    let s = run_job(&mut d, &spec, 1).unwrap();
+    assert_eq!(s.requests, 64);
+    assert_eq!(s.writes, 64);
+    assert_eq!(s.bytes_written, 4 << 20);
+    assert_eq!(s.errors, 0);
+    assert!(s.end > s.start);
+    let smart = d.smart_log().unwrap();
+    assert_eq!(u128at(&smart, so::HOST_WRITE_COMMANDS), 64);
+    // 4 MiB = 8192 units of 512 B → 9 thousands, rounded up.
+    assert_eq!(u128at(&smart, so::DATA_UNITS_WRITTEN), 9);
+    let id = d.identify(0, 1).unwrap();
+    assert_eq!(u64at(&id, 16), 1024, "NUSE: 4 MiB of 4 KiB blocks");
+    // Random reads of what was written, then a trim job.
+    let spec = ssdlab::JobSpec::from_toml_str(
+        "rw = \"randread\"\nbs = \"4KiB\"\niodepth = 16\nsize = \"4MiB\"\nio_count = 100\n",
+        "test",
+    )
+    .unwrap();
+    let s = run_job(&mut d, &spec, 1).unwrap();
+    assert_eq!((s.reads, s.errors), (100, 0));
+    let spec =
+        ssdlab::JobSpec::from_toml_str("rw = \"trim\"\nbs = \"1MiB\"\nsize = \"2MiB\"\n", "test")
+            .unwrap();
+    let s = run_job(&mut d, &spec, 1).unwrap();
+    assert_eq!(s.deallocates, 2);
+    let id = d.identify(0, 1).unwrap();
+    assert_eq!(u64at(&id, 16), 512);
+}
+
+#[test]
+fn trace_replays_through_the_driver() {
+    use ssdlab::nvme::workload::run_trace;
+    let mut d = driver(&[]);
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/traces/msr.csv");
+    let s = run_trace(&mut d, path, &Default::default(), 4, None).unwrap();
+    assert!(s.requests > 0);
+    assert_eq!(s.errors, 0);
+    assert_eq!(s.reads + s.writes + s.deallocates + s.flushes, s.commands);
+    let smart = d.smart_log().unwrap();
+    assert_eq!(u128at(&smart, so::HOST_WRITE_COMMANDS), s.writes as u128);
+}
+
+#[test]
+fn self_chaining_prp_list_is_refused() {
+    let mut d = driver(&[]);
+    // A 64 KiB read whose PRP list's last slot points at itself.
+    let list = 0x3000_0000u64 + 4096 - 8;
+    d.ctrl.mem.write_u64(list, list);
+    let r = d
+        .submit_raw(&[Sqe {
+            nsid: 1,
+            prp1: DATA_ADDR,
+            prp2: list,
+            cdw12: 15,
+            ..Sqe::new(io::READ)
+        }])
+        .unwrap();
+    assert_eq!(status(&r[0]), Status::DATA_TRANSFER_ERROR);
+}

@@ -872,6 +872,9 @@ impl Controller {
             return Err(Status::INVALID_PRP_OFFSET);
         }
         let mut ptr = prp2;
+        // A list that chains to itself (or anywhere without progress) must not loop forever:
+        // a valid list needs at most one hop per list page.
+        let mut hops_left = left / 8 + 2;
         while left > 0 {
             check(ptr, 8)?;
             let slots = (ps - ptr % ps) / 8;
@@ -880,6 +883,10 @@ impl Controller {
                 if e & 7 != 0 {
                     return Err(Status::INVALID_PRP_OFFSET);
                 }
+                if hops_left == 0 {
+                    return Err(Status::DATA_TRANSFER_ERROR);
+                }
+                hops_left -= 1;
                 ptr = e;
                 continue;
             }
