@@ -289,7 +289,7 @@ impl Controller {
             CellType::Tlc => 1_000,
             CellType::Qlc => 300,
         };
-        let mut c = Controller {
+        let c = Controller {
             mem: HostMemory::new(),
             pci,
             sys,
@@ -328,7 +328,6 @@ impl Controller {
             rated_pe,
             capacity,
         };
-        c.features = default_features(max_io_queues, cfg, vwc_present);
         Ok(c)
     }
 
