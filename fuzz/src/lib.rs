@@ -31,3 +31,69 @@ pub fn read_all(data: &[u8], format: Option<Format>) {
         let _ = stats.summary();
     }
 }
+
+/// The register-level NVMe controller under arbitrary host behaviour: the input is a sequence
+/// of MMIO writes and reads, PCI config writes, host memory writes and raw 64-byte SQ entries
+/// with doorbells, applied to a controller a driver has brought up. Any panic is a bug.
+pub fn nvme_mmio(data: &[u8]) {
+    use ssdlab::config::InterruptMode;
+    use ssdlab::nvme::driver::{Driver, ASQ_ADDR, IOSQ_ADDR};
+    use ssdlab::nvme::{reg, Controller, NvmeOptions};
+    use std::sync::OnceLock;
+
+    static CFG: OnceLock<ssdlab::SsdConfig> = OnceLock::new();
+    let cfg = CFG.get_or_init(|| ssdlab::SsdConfig::resolve("small-tlc", &[]).expect("preset"));
+    let Ok(ctrl) = Controller::new(cfg, &NvmeOptions::default()) else {
+        return;
+    };
+    let Ok(mut d) = Driver::bring_up(ctrl, 16, InterruptMode::Pin) else {
+        return;
+    };
+    let mut rest = data;
+    let take = |rest: &mut &[u8], n: usize| -> Option<Vec<u8>> {
+        if rest.len() < n {
+            return None;
+        }
+        let (a, b) = rest.split_at(n);
+        *rest = b;
+        Some(a.to_vec())
+    };
+    let u64_of = |b: &[u8]| b.iter().rev().fold(0u64, |v, &x| (v << 8) | x as u64);
+    for _ in 0..256 {
+        let Some(op) = take(&mut rest, 1) else { break };
+        match op[0] % 6 {
+            0 => {
+                let Some(b) = take(&mut rest, 11) else { break };
+                let off = u64_of(&b[0..2]) % 0x4100;
+                d.ctrl.mmio_write(off, b[2], u64_of(&b[3..11]));
+            }
+            1 => {
+                let Some(b) = take(&mut rest, 3) else { break };
+                let _ = d.ctrl.mmio_read(u64_of(&b[0..2]), b[2]);
+            }
+            2 => {
+                let Some(b) = take(&mut rest, 7) else { break };
+                d.ctrl
+                    .config_write(u64_of(&b[0..2]) as u32 % 300, b[2], u64_of(&b[3..7]) as u32);
+            }
+            3 => {
+                let Some(b) = take(&mut rest, 12) else { break };
+                let addr = 0x0080_0000 + u64_of(&b[0..4]) % 0x0100_0000;
+                d.ctrl.mem.write(addr, &b[4..12]);
+            }
+            _ => {
+                let Some(b) = take(&mut rest, 66) else { break };
+                let admin = b[0] & 1 == 0;
+                let (base, db, size) = if admin {
+                    (ASQ_ADDR, reg::DOORBELL_BASE, 32u64)
+                } else {
+                    (IOSQ_ADDR, reg::DOORBELL_BASE + 8, 16)
+                };
+                let slot = b[1] as u64 % size;
+                d.ctrl.mem.write(base + 64 * slot, &b[2..66]);
+                d.ctrl.write32(db, ((slot + 1) % size) as u32);
+                d.ctrl.write32(db + 4, (b[1] as u64 % size) as u32);
+            }
+        }
+    }
+}

@@ -22,6 +22,7 @@ from rich.text import Text
 from . import SimulationError, _core
 from .api import Config, Job, Result, Trace, preset_toml, presets, run
 from .cli_experiments import register as register_experiments
+from .cli_nvme import register as register_nvme
 from .cli_trace import register as register_trace
 from .progress import progress_bar, stderr_is_terminal
 from .table import key_value_table, print_result
@@ -480,6 +481,7 @@ def bench_command(
 register_experiments(app)
 # trace stats, formats, models, generate: see cli_trace.py
 register_trace(app)
+register_nvme(app)  # nvme id-ctrl, id-ns, smart-log, list: see cli_nvme.py
 
 
 # --------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ pub mod ftl;
 pub mod host;
 pub mod iface;
 pub mod media;
+pub mod nvme;
 pub mod run;
 pub mod sim;
 pub mod stats;

@@ -1,0 +1,572 @@
+//! A host driver model: brings the controller up the way Linux's nvme driver does (§7.6.1 of
+//! the spec) and offers synchronous helpers that build commands with PRPs in host memory, ring
+//! doorbells and consume completions by phase tag.
+//!
+//! Host memory layout (assumed addresses, page aligned): admin SQ at 1 MiB, admin CQ at
+//! 1 MiB + 64 KiB, I/O SQ at 2 MiB, I/O CQ at 6 MiB, PRP lists from 8 MiB (one 4 KiB page
+//! per command slot), data buffers from 16 MiB (one `max_transfer` slot per command).
+
+use super::controller::Controller;
+use super::pci;
+use super::{admin, feat, io, reg, Cqe, Sqe, Status};
+use crate::config::InterruptMode;
+use crate::error::{Error, Result};
+use crate::sim::SimTime;
+
+pub const ASQ_ADDR: u64 = 0x0010_0000;
+pub const ACQ_ADDR: u64 = 0x0011_0000;
+pub const IOSQ_ADDR: u64 = 0x0020_0000;
+pub const IOCQ_ADDR: u64 = 0x0060_0000;
+pub const PRP_LIST_ADDR: u64 = 0x0080_0000;
+pub const DATA_ADDR: u64 = 0x0100_0000;
+/// Admin queue entries (assumed; Linux uses 32).
+pub const ADMIN_QUEUE_SIZE: u32 = 32;
+/// MSI-X message address of the x86 local APIC (assumed destination).
+pub const MSI_ADDR: u64 = 0xFEE0_0000;
+/// Polls of CSTS before giving up on a state change (the controller changes state at once, so
+/// one poll is enough; the bound keeps a broken controller from hanging the host).
+const POLLS: u32 = 1000;
+
+/// A completion as the driver sees it, with its timing from the controller.
+#[derive(Clone, Copy, Debug)]
+pub struct Done {
+    pub cqe: Cqe,
+    pub submitted: SimTime,
+    pub completed: SimTime,
+}
+
+impl Done {
+    pub fn latency(&self) -> SimTime {
+        self.completed - self.submitted
+    }
+}
+
+/// One I/O command for [`Driver::submit_batch`].
+#[derive(Clone, Copy, Debug)]
+pub enum IoCmd {
+    Read { slba: u64, nlb: u32 },
+    Write { slba: u64, nlb: u32 },
+    Flush,
+    Deallocate { slba: u64, nlb: u32 },
+}
+
+pub struct Driver {
+    pub ctrl: Controller,
+    admin_tail: u32,
+    admin_head: u32,
+    admin_phase: bool,
+    io_size: u32,
+    io_tail: u32,
+    io_head: u32,
+    io_phase: bool,
+    next_cid: u16,
+    id_ctrl: Vec<u8>,
+    id_ns: Vec<u8>,
+    /// Largest transfer per command, bytes (MDTS, or the controller's limit).
+    max_xfer: u64,
+    lba_size: u64,
+    nsze: u64,
+    /// Completion timings reported by the controller and not yet matched to a CQ entry.
+    timings: Vec<super::controller::Posted>,
+}
+
+fn job_err(msg: String) -> Error {
+    Error::Job(msg)
+}
+
+impl Driver {
+    /// Bring `ctrl` up with one I/O queue pair of `queue_depth` entries (clamped to CAP.MQES+1
+    /// and to at least 2), using the interrupt mode given.
+    pub fn bring_up(mut ctrl: Controller, queue_depth: u32, irq: InterruptMode) -> Result<Driver> {
+        // PCI: memory space and bus mastering on; MSI-X on if asked, vector 0 and 1 unmasked.
+        ctrl.config_write(
+            0x04,
+            2,
+            (pci::CMD_MEMORY_SPACE | pci::CMD_BUS_MASTER) as u32,
+        );
+        if irq == InterruptMode::Msix {
+            for v in 0..2u64 {
+                let e = pci::MSIX_TABLE_OFFSET as u64 + 16 * v;
+                ctrl.write32(e, MSI_ADDR as u32);
+                ctrl.write32(e + 4, (MSI_ADDR >> 32) as u32);
+                ctrl.write32(e + 8, 0x40 + v as u32);
+                ctrl.write32(e + 12, 0);
+            }
+            let mc = ctrl.config_read(pci::MSIX_CAP as u32 + 2, 2);
+            ctrl.config_write(pci::MSIX_CAP as u32 + 2, 2, mc | 0x8000);
+        }
+        let cap = ctrl.read64(reg::CAP);
+        let mqes = (cap & 0xFFFF) as u32 + 1;
+        // 1. Disable, wait for RDY = 0.
+        if ctrl.read32(reg::CC) & 1 == 1 {
+            ctrl.write32(reg::CC, ctrl.read32(reg::CC) & !1);
+        }
+        wait_csts(&ctrl, 0)?;
+        // 2. Admin queue attributes and addresses.
+        let a = ADMIN_QUEUE_SIZE - 1;
+        ctrl.write32(reg::AQA, a | (a << 16));
+        ctrl.write64(reg::ASQ, ASQ_ADDR);
+        ctrl.write64(reg::ACQ, ACQ_ADDR);
+        // 3. Enable: NVM command set, 4 KiB pages, round robin, 64/16-byte entries.
+        let cc = 1 | (super::controller::SQES << 16) | (super::controller::CQES << 20);
+        ctrl.write32(reg::CC, cc);
+        wait_csts(&ctrl, 1)?;
+        let io_size = queue_depth.clamp(2, mqes.min(65536));
+        let mut d = Driver {
+            ctrl,
+            admin_tail: 0,
+            admin_head: 0,
+            admin_phase: true,
+            io_size,
+            io_tail: 0,
+            io_head: 0,
+            io_phase: true,
+            next_cid: 0,
+            id_ctrl: Vec::new(),
+            id_ns: Vec::new(),
+            max_xfer: 4096,
+            lba_size: 512,
+            nsze: 0,
+            timings: Vec::new(),
+        };
+        // 4. Identify controller and namespace 1.
+        d.id_ctrl = d.identify(1, 0)?;
+        d.id_ns = d.identify(0, 1)?;
+        let mdts = d.id_ctrl[super::structs::ctrl_off::MDTS];
+        d.max_xfer = if mdts == 0 {
+            d.ctrl.max_transfer()
+        } else {
+            4096u64 << mdts.min(20)
+        };
+        let flbas = (d.id_ns[super::structs::ns_off::FLBAS] & 0xF) as usize;
+        let lbaf = u32::from_le_bytes(
+            d.id_ns[128 + 4 * flbas..132 + 4 * flbas]
+                .try_into()
+                .unwrap_or([0; 4]),
+        );
+        d.lba_size = 1u64 << ((lbaf >> 16) & 0xFF).clamp(9, 20);
+        d.nsze = u64::from_le_bytes(d.id_ns[0..8].try_into().unwrap_or([0; 8]));
+        // 5. Number of queues: one pair.
+        let r = d.admin_cmd(Sqe {
+            cdw10: feat::NUM_QUEUES as u32,
+            cdw11: 0,
+            ..Sqe::new(admin::SET_FEATURES)
+        })?;
+        check(&r.cqe, "Set Features (Number of Queues)")?;
+        // 6. I/O CQ 1 (interrupts unless polling, vector 1 with MSI-X), then I/O SQ 1.
+        let ien = if irq == InterruptMode::Polling { 0 } else { 2 };
+        let iv = if irq == InterruptMode::Msix { 1 } else { 0 };
+        let r = d.admin_cmd(Sqe {
+            prp1: IOCQ_ADDR,
+            cdw10: 1 | ((io_size - 1) << 16),
+            cdw11: 1 | ien | (iv << 16),
+            ..Sqe::new(admin::CREATE_IO_CQ)
+        })?;
+        check(&r.cqe, "Create I/O Completion Queue")?;
+        let r = d.admin_cmd(Sqe {
+            prp1: IOSQ_ADDR,
+            cdw10: 1 | ((io_size - 1) << 16),
+            cdw11: 1 | (1 << 16),
+            ..Sqe::new(admin::CREATE_IO_SQ)
+        })?;
+        check(&r.cqe, "Create I/O Submission Queue")?;
+        Ok(d)
+    }
+
+    pub fn lba_size(&self) -> u64 {
+        self.lba_size
+    }
+    pub fn nsze(&self) -> u64 {
+        self.nsze
+    }
+    pub fn max_transfer(&self) -> u64 {
+        self.max_xfer
+    }
+    /// I/O SQ entries (it holds one fewer commands).
+    pub fn queue_size(&self) -> u32 {
+        self.io_size
+    }
+    /// The Identify Controller data read at bring-up.
+    pub fn id_ctrl_data(&self) -> &[u8] {
+        &self.id_ctrl
+    }
+
+    fn cid(&mut self) -> u16 {
+        let c = self.next_cid;
+        self.next_cid = self.next_cid.wrapping_add(1);
+        c
+    }
+
+    /// Submit one admin command and wait for its completion.
+    pub fn admin_cmd(&mut self, mut c: Sqe) -> Result<Done> {
+        c.cid = self.cid();
+        let slot = ASQ_ADDR + 64 * self.admin_tail as u64;
+        self.ctrl.mem.write(slot, &c.to_bytes());
+        self.admin_tail = (self.admin_tail + 1) % ADMIN_QUEUE_SIZE;
+        self.ctrl.write32(reg::DOORBELL_BASE, self.admin_tail);
+        let mut got = self.reap(0, 1)?;
+        got.pop()
+            .ok_or_else(|| Error::Sim("admin command got no completion".into()))
+    }
+
+    /// Consume up to `want` completions from CQ `qid`, ringing its head doorbell.
+    fn reap(&mut self, qid: u16, want: usize) -> Result<Vec<Done>> {
+        let mut out = Vec::new();
+        let posted = self.ctrl.take_posted();
+        self.timings.extend(posted);
+        loop {
+            let (base, size, head, phase) = if qid == 0 {
+                (
+                    ACQ_ADDR,
+                    ADMIN_QUEUE_SIZE,
+                    self.admin_head,
+                    self.admin_phase,
+                )
+            } else {
+                (IOCQ_ADDR, self.io_size, self.io_head, self.io_phase)
+            };
+            let mut b = [0u8; 16];
+            self.ctrl.mem.read(base + 16 * head as u64, &mut b);
+            let e = Cqe::from_bytes(&b);
+            if e.phase != phase {
+                break;
+            }
+            let head = (head + 1) % size;
+            let phase = if head == 0 { !phase } else { phase };
+            if qid == 0 {
+                self.admin_head = head;
+                self.admin_phase = phase;
+            } else {
+                self.io_head = head;
+                self.io_phase = phase;
+            }
+            let t = self
+                .timings
+                .iter()
+                .position(|p| p.cid == e.cid && p.sqid == e.sq_id)
+                .map(|i| self.timings.remove(i));
+            out.push(Done {
+                cqe: e,
+                submitted: t.map_or(SimTime::ZERO, |p| p.submitted),
+                completed: t.map_or(self.ctrl.clock(), |p| p.completed),
+            });
+            if out.len() >= want {
+                break;
+            }
+        }
+        let head = if qid == 0 {
+            self.admin_head
+        } else {
+            self.io_head
+        };
+        let db = reg::DOORBELL_BASE + (2 * qid as u64 + 1) * 4;
+        self.ctrl.write32(db, head);
+        Ok(out)
+    }
+
+    /// Identify with `cns` for `nsid`: the 4096-byte data structure.
+    pub fn identify(&mut self, cns: u32, nsid: u32) -> Result<Vec<u8>> {
+        let buf = DATA_ADDR;
+        self.ctrl.mem.write(buf, &[0u8; 4096]);
+        let r = self.admin_cmd(Sqe {
+            nsid,
+            prp1: buf,
+            cdw10: cns,
+            ..Sqe::new(admin::IDENTIFY)
+        })?;
+        check(&r.cqe, &format!("Identify (CNS {cns:02x}h)"))?;
+        Ok(self.ctrl.mem.read_vec(buf, 4096))
+    }
+
+    /// Get Log Page `lid` for all namespaces: `len` bytes (a multiple of 4, at most 4096).
+    pub fn get_log(&mut self, lid: u8, len: u32) -> Result<Vec<u8>> {
+        if len == 0 || !len.is_multiple_of(4) || len > 4096 {
+            return Err(job_err(format!(
+                "log page length: got {len}, expected a multiple of 4 from 4 to 4096"
+            )));
+        }
+        let buf = DATA_ADDR;
+        let numd = len / 4 - 1;
+        let r = self.admin_cmd(Sqe {
+            nsid: 0xFFFF_FFFF,
+            prp1: buf,
+            prp2: buf + 4096,
+            cdw10: lid as u32 | (numd << 16),
+            ..Sqe::new(admin::GET_LOG_PAGE)
+        })?;
+        check(&r.cqe, &format!("Get Log Page (LID {lid:02x}h)"))?;
+        Ok(self.ctrl.mem.read_vec(buf, len as usize))
+    }
+
+    pub fn smart_log(&mut self) -> Result<Vec<u8>> {
+        self.get_log(0x02, 512)
+    }
+
+    /// Build the PRP entries for `len` bytes at host address `buf` (PRP list at `list`).
+    pub fn prps(&mut self, buf: u64, len: u64, list: u64) -> (u64, u64) {
+        let ps = 4096u64;
+        let first = len.min(ps - buf % ps);
+        let rest = len - first;
+        if rest == 0 {
+            return (buf, 0);
+        }
+        let second = buf - buf % ps + ps;
+        if rest <= ps {
+            return (buf, second);
+        }
+        let n = rest.div_ceil(ps);
+        let mut entries = Vec::with_capacity(n as usize * 8);
+        for k in 0..n {
+            entries.extend_from_slice(&(second + k * ps).to_le_bytes());
+        }
+        // One list page holds 512 entries: enough for 2 MiB; MDTS keeps transfers below that
+        // in this driver (`submit_batch` refuses larger ones).
+        self.ctrl.mem.write(list, &entries);
+        (buf, list)
+    }
+
+    fn io_sqe(&mut self, cmd: IoCmd, slot: u64, buf: u64) -> Result<Sqe> {
+        let list = PRP_LIST_ADDR + 4096 * slot;
+        Ok(match cmd {
+            IoCmd::Read { slba, nlb } | IoCmd::Write { slba, nlb } => {
+                if nlb == 0 || nlb > 65536 {
+                    return Err(job_err(format!(
+                        "blocks per command: got {nlb}, expected 1 to 65536"
+                    )));
+                }
+                let len = nlb as u64 * self.lba_size;
+                if len > self.max_xfer.min(2 << 20) {
+                    return Err(job_err(format!(
+                        "transfer of {len} bytes exceeds the largest transfer, {} bytes",
+                        self.max_xfer.min(2 << 20)
+                    )));
+                }
+                let (prp1, prp2) = self.prps(buf, len, list);
+                let op = if matches!(cmd, IoCmd::Read { .. }) {
+                    io::READ
+                } else {
+                    io::WRITE
+                };
+                Sqe {
+                    nsid: 1,
+                    prp1,
+                    prp2,
+                    cdw10: slba as u32,
+                    cdw11: (slba >> 32) as u32,
+                    cdw12: nlb - 1,
+                    ..Sqe::new(op)
+                }
+            }
+            IoCmd::Flush => Sqe {
+                nsid: 1,
+                ..Sqe::new(io::FLUSH)
+            },
+            IoCmd::Deallocate { slba, nlb } => {
+                let mut r = [0u8; 16];
+                r[4..8].copy_from_slice(&nlb.to_le_bytes());
+                r[8..16].copy_from_slice(&slba.to_le_bytes());
+                self.ctrl.mem.write(list, &r);
+                Sqe {
+                    nsid: 1,
+                    prp1: list,
+                    cdw10: 0,
+                    cdw11: 1 << 2,
+                    ..Sqe::new(io::DSM)
+                }
+            }
+        })
+    }
+
+    /// Submit raw I/O commands (cids are assigned here) with one doorbell write, and wait for
+    /// all their completions (in completion order).
+    pub fn submit_raw(&mut self, cmds: &[Sqe]) -> Result<Vec<Done>> {
+        if cmds.len() as u32 > self.io_size - 1 {
+            return Err(job_err(format!(
+                "batch of {} commands: the I/O queue holds {}",
+                cmds.len(),
+                self.io_size - 1
+            )));
+        }
+        let mut sent = Vec::new();
+        for c in cmds {
+            let mut c = *c;
+            c.cid = self.cid();
+            sent.push(c);
+        }
+        self.submit_with_cids(&sent)
+    }
+
+    /// Like [`Driver::submit_raw`] but keeps the commands' own cids.
+    pub fn submit_with_cids(&mut self, cmds: &[Sqe]) -> Result<Vec<Done>> {
+        for c in cmds {
+            let slot = IOSQ_ADDR + 64 * self.io_tail as u64;
+            self.ctrl.mem.write(slot, &c.to_bytes());
+            self.io_tail = (self.io_tail + 1) % self.io_size;
+        }
+        self.ctrl.write32(reg::DOORBELL_BASE + 8, self.io_tail);
+        let mut out = Vec::new();
+        // The controller fetches only what the CQ can hold; each head doorbell lets it go on.
+        let mut idle = 0;
+        while out.len() < cmds.len() {
+            let got = self.reap(1, cmds.len() - out.len())?;
+            if got.is_empty() {
+                idle += 1;
+                if idle > 2 {
+                    return Err(Error::Sim(format!(
+                        "the controller completed {} of {} I/O commands",
+                        out.len(),
+                        cmds.len()
+                    )));
+                }
+            }
+            out.extend(got);
+        }
+        Ok(out)
+    }
+
+    /// Submit a batch of I/O commands with one doorbell; data buffers are one
+    /// `max_transfer` slot per command from [`DATA_ADDR`] on, or all at `shared_buf` when
+    /// given. Returns each completion, in completion order, with the buffer each used.
+    pub fn submit_batch(
+        &mut self,
+        cmds: &[IoCmd],
+        shared_buf: Option<u64>,
+    ) -> Result<Vec<(Done, u64)>> {
+        let mut sqes = Vec::with_capacity(cmds.len());
+        let mut bufs = Vec::with_capacity(cmds.len());
+        for (k, &cmd) in cmds.iter().enumerate() {
+            let buf = shared_buf.unwrap_or(DATA_ADDR + k as u64 * self.max_xfer);
+            let mut s = self.io_sqe(cmd, k as u64, buf)?;
+            s.cid = self.cid();
+            bufs.push((s.cid, buf));
+            sqes.push(s);
+        }
+        if sqes.len() as u32 > self.io_size - 1 {
+            return Err(job_err(format!(
+                "batch of {} commands: the I/O queue holds {}",
+                sqes.len(),
+                self.io_size - 1
+            )));
+        }
+        let done = self.submit_with_cids(&sqes)?;
+        Ok(done
+            .into_iter()
+            .map(|d| {
+                let buf = bufs
+                    .iter()
+                    .find(|b| b.0 == d.cqe.cid)
+                    .map_or(DATA_ADDR, |b| b.1);
+                (d, buf)
+            })
+            .collect())
+    }
+
+    fn one(&mut self, cmd: IoCmd, buf: u64, what: &str) -> Result<Done> {
+        let s = self.io_sqe(cmd, 0, buf)?;
+        let d = self
+            .submit_raw(&[s])?
+            .pop()
+            .ok_or_else(|| Error::Sim("I/O command got no completion".into()))?;
+        check(&d.cqe, what)?;
+        Ok(d)
+    }
+
+    /// Write `data` (a whole number of blocks) at `slba`, from host buffer `buf`.
+    pub fn write_at(&mut self, slba: u64, data: &[u8], buf: u64) -> Result<Done> {
+        let nlb = self.blocks_of(data.len())?;
+        self.ctrl.mem.write(buf, data);
+        self.one(
+            IoCmd::Write { slba, nlb },
+            buf,
+            &format!("Write at LBA {slba}"),
+        )
+    }
+
+    /// Read `nlb` blocks at `slba` into host buffer `buf`; returns the data.
+    pub fn read_at(&mut self, slba: u64, nlb: u32, buf: u64) -> Result<(Vec<u8>, Done)> {
+        let d = self.one(
+            IoCmd::Read { slba, nlb },
+            buf,
+            &format!("Read at LBA {slba}"),
+        )?;
+        let len = nlb as usize * self.lba_size as usize;
+        Ok((self.ctrl.mem.read_vec(buf, len), d))
+    }
+
+    pub fn write(&mut self, slba: u64, data: &[u8]) -> Result<Done> {
+        self.write_at(slba, data, DATA_ADDR)
+    }
+
+    pub fn read(&mut self, slba: u64, nlb: u32) -> Result<Vec<u8>> {
+        Ok(self.read_at(slba, nlb, DATA_ADDR)?.0)
+    }
+
+    pub fn flush(&mut self) -> Result<Done> {
+        self.one(IoCmd::Flush, DATA_ADDR, "Flush")
+    }
+
+    pub fn deallocate(&mut self, slba: u64, nlb: u32) -> Result<Done> {
+        self.one(
+            IoCmd::Deallocate { slba, nlb },
+            DATA_ADDR,
+            &format!("Dataset Management (deallocate) at LBA {slba}"),
+        )
+    }
+
+    fn blocks_of(&self, len: usize) -> Result<u32> {
+        let lba = self.lba_size as usize;
+        if len == 0 || !len.is_multiple_of(lba) {
+            return Err(job_err(format!(
+                "data length: got {len} bytes, expected a non-zero multiple of the {lba}-byte block"
+            )));
+        }
+        u32::try_from(len / lba).map_err(|_| job_err(format!("data length {len} is too large")))
+    }
+
+    /// Shut the controller down (CC.SHN = 01b) and wait for SHST = complete.
+    pub fn shutdown(&mut self) -> Result<()> {
+        let cc = self.ctrl.read32(reg::CC);
+        self.ctrl.write32(reg::CC, (cc & !(3 << 14)) | (1 << 14));
+        for _ in 0..POLLS {
+            if (self.ctrl.read32(reg::CSTS) >> 2) & 3 == 0b10 {
+                return Ok(());
+            }
+        }
+        Err(Error::Sim(
+            "CSTS.SHST never reported shutdown complete".into(),
+        ))
+    }
+}
+
+fn wait_csts(ctrl: &Controller, rdy: u32) -> Result<()> {
+    for _ in 0..POLLS {
+        let csts = ctrl.read32(reg::CSTS);
+        if csts & 2 != 0 {
+            return Err(Error::Sim(format!(
+                "controller fatal status (CSTS.CFS) during bring-up: {}",
+                ctrl.fatal_reason().unwrap_or("no reason given")
+            )));
+        }
+        if csts & 1 == rdy {
+            return Ok(());
+        }
+    }
+    Err(Error::Sim(format!("CSTS.RDY never became {rdy}")))
+}
+
+/// An error unless the completion is successful.
+pub fn check(cqe: &Cqe, what: &str) -> Result<()> {
+    if cqe.status.is_success() {
+        Ok(())
+    } else {
+        Err(Error::Job(format!(
+            "{what}: the controller answered {}",
+            cqe.status
+        )))
+    }
+}
+
+/// The completion status of a command, for callers that expect a failure.
+pub fn status_of(d: &Done) -> Status {
+    d.cqe.status
+}

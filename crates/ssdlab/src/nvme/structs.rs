@@ -1,0 +1,335 @@
+//! Data structures returned by Identify and Get Log Page, built byte by byte at their spec
+//! offsets, and decoded back into named fields (the names nvme-cli uses in its JSON output).
+
+/// A decoded field value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Int(u128),
+    Str(String),
+    /// A list of records (e.g. the LBA formats).
+    List(Vec<Vec<(&'static str, Value)>>),
+}
+
+pub type Fields = Vec<(&'static str, Value)>;
+
+fn le(b: &[u8], off: usize, n: usize) -> u128 {
+    let mut v = 0u128;
+    for i in (0..n).rev() {
+        v = (v << 8) | b.get(off + i).copied().unwrap_or(0) as u128;
+    }
+    v
+}
+
+fn ascii(b: &[u8], off: usize, n: usize) -> String {
+    let end = (off + n).min(b.len());
+    let s: String = b
+        .get(off..end)
+        .unwrap_or(&[])
+        .iter()
+        .map(|&c| {
+            if (0x20..0x7F).contains(&c) {
+                c as char
+            } else {
+                ' '
+            }
+        })
+        .collect();
+    s.trim_end().to_string()
+}
+
+pub fn put_u16(b: &mut [u8], off: usize, v: u16) {
+    b[off..off + 2].copy_from_slice(&v.to_le_bytes());
+}
+pub fn put_u32(b: &mut [u8], off: usize, v: u32) {
+    b[off..off + 4].copy_from_slice(&v.to_le_bytes());
+}
+pub fn put_u64(b: &mut [u8], off: usize, v: u64) {
+    b[off..off + 8].copy_from_slice(&v.to_le_bytes());
+}
+pub fn put_u128(b: &mut [u8], off: usize, v: u128) {
+    b[off..off + 16].copy_from_slice(&v.to_le_bytes());
+}
+/// ASCII, space padded (§1.5 "ASCII string" fields are left-justified and padded with spaces).
+pub fn put_str(b: &mut [u8], off: usize, n: usize, s: &str) {
+    let f = &mut b[off..off + n];
+    f.fill(b' ');
+    for (d, c) in f.iter_mut().zip(s.bytes()) {
+        *d = if (0x20..0x7F).contains(&c) { c } else { b'?' };
+    }
+}
+
+/// Identify Controller offsets (§5.15.2.2, Figure 247).
+pub mod ctrl_off {
+    pub const VID: usize = 0;
+    pub const SSVID: usize = 2;
+    pub const SN: usize = 4;
+    pub const MN: usize = 24;
+    pub const FR: usize = 64;
+    pub const RAB: usize = 72;
+    pub const IEEE: usize = 73;
+    pub const CMIC: usize = 76;
+    pub const MDTS: usize = 77;
+    pub const CNTLID: usize = 78;
+    pub const VER: usize = 80;
+    pub const RTD3R: usize = 84;
+    pub const RTD3E: usize = 88;
+    pub const OAES: usize = 92;
+    pub const CTRATT: usize = 96;
+    pub const CNTRLTYPE: usize = 111;
+    pub const OACS: usize = 256;
+    pub const ACL: usize = 258;
+    pub const AERL: usize = 259;
+    pub const FRMW: usize = 260;
+    pub const LPA: usize = 261;
+    pub const ELPE: usize = 262;
+    pub const NPSS: usize = 263;
+    pub const AVSCC: usize = 264;
+    pub const APSTA: usize = 265;
+    pub const WCTEMP: usize = 266;
+    pub const CCTEMP: usize = 268;
+    pub const MTFA: usize = 270;
+    pub const HMPRE: usize = 272;
+    pub const HMMIN: usize = 276;
+    pub const TNVMCAP: usize = 280;
+    pub const UNVMCAP: usize = 296;
+    pub const SQES: usize = 512;
+    pub const CQES: usize = 513;
+    pub const MAXCMD: usize = 514;
+    pub const NN: usize = 516;
+    pub const ONCS: usize = 520;
+    pub const FUSES: usize = 522;
+    pub const FNA: usize = 524;
+    pub const VWC: usize = 525;
+    pub const AWUN: usize = 526;
+    pub const AWUPF: usize = 528;
+    pub const NVSCC: usize = 530;
+    pub const NWPC: usize = 531;
+    pub const ACWU: usize = 532;
+    pub const SGLS: usize = 536;
+    pub const MNAN: usize = 540;
+    pub const SUBNQN: usize = 768;
+    pub const PSD0: usize = 2048;
+}
+
+/// Identify Namespace offsets (NVM command set, §5.15.2.1, Figure 245).
+pub mod ns_off {
+    pub const NSZE: usize = 0;
+    pub const NCAP: usize = 8;
+    pub const NUSE: usize = 16;
+    pub const NSFEAT: usize = 24;
+    pub const NLBAF: usize = 25;
+    pub const FLBAS: usize = 26;
+    pub const MC: usize = 27;
+    pub const DPC: usize = 28;
+    pub const DPS: usize = 29;
+    pub const NMIC: usize = 30;
+    pub const RESCAP: usize = 31;
+    pub const FPI: usize = 32;
+    pub const DLFEAT: usize = 33;
+    pub const NAWUN: usize = 34;
+    pub const NAWUPF: usize = 36;
+    pub const NACWU: usize = 38;
+    pub const NABSN: usize = 40;
+    pub const NABO: usize = 42;
+    pub const NABSPF: usize = 44;
+    pub const NOIOB: usize = 46;
+    pub const NVMCAP: usize = 48;
+    pub const NGUID: usize = 104;
+    pub const EUI64: usize = 120;
+    pub const LBAF0: usize = 128;
+}
+
+/// SMART / Health Information log offsets (§5.14.1.2, Figure 196).
+pub mod smart_off {
+    pub const CRITICAL_WARNING: usize = 0;
+    pub const TEMPERATURE: usize = 1;
+    pub const AVAIL_SPARE: usize = 3;
+    pub const SPARE_THRESH: usize = 4;
+    pub const PERCENT_USED: usize = 5;
+    pub const ENDURANCE_GRP_CW: usize = 6;
+    pub const DATA_UNITS_READ: usize = 32;
+    pub const DATA_UNITS_WRITTEN: usize = 48;
+    pub const HOST_READ_COMMANDS: usize = 64;
+    pub const HOST_WRITE_COMMANDS: usize = 80;
+    pub const CONTROLLER_BUSY_TIME: usize = 96;
+    pub const POWER_CYCLES: usize = 112;
+    pub const POWER_ON_HOURS: usize = 128;
+    pub const UNSAFE_SHUTDOWNS: usize = 144;
+    pub const MEDIA_ERRORS: usize = 160;
+    pub const NUM_ERR_LOG_ENTRIES: usize = 176;
+    pub const WARNING_TEMP_TIME: usize = 192;
+    pub const CRITICAL_COMP_TIME: usize = 196;
+    pub const TEMP_SENSOR_1: usize = 200;
+}
+
+/// Identify Controller decoded with nvme-cli's `id-ctrl` JSON keys.
+pub fn decode_id_ctrl(b: &[u8]) -> Fields {
+    use ctrl_off::*;
+    let i = |off, n| Value::Int(le(b, off, n));
+    let ps = vec![
+        ("max_power", Value::Int(le(b, PSD0, 2))),
+        ("flags", Value::Int(le(b, PSD0 + 3, 1))),
+        ("entry_lat", Value::Int(le(b, PSD0 + 4, 4))),
+        ("exit_lat", Value::Int(le(b, PSD0 + 8, 4))),
+        ("read_tput", Value::Int(le(b, PSD0 + 12, 1) & 0x1F)),
+        ("read_lat", Value::Int(le(b, PSD0 + 13, 1) & 0x1F)),
+        ("write_tput", Value::Int(le(b, PSD0 + 14, 1) & 0x1F)),
+        ("write_lat", Value::Int(le(b, PSD0 + 15, 1) & 0x1F)),
+        ("idle_power", Value::Int(le(b, PSD0 + 16, 2))),
+        ("active_power", Value::Int(le(b, PSD0 + 20, 2))),
+    ];
+    vec![
+        ("vid", i(VID, 2)),
+        ("ssvid", i(SSVID, 2)),
+        ("sn", Value::Str(ascii(b, SN, 20))),
+        ("mn", Value::Str(ascii(b, MN, 40))),
+        ("fr", Value::Str(ascii(b, FR, 8))),
+        ("rab", i(RAB, 1)),
+        // nvme-cli prints the IEEE OUI as one number, most significant byte last in memory.
+        ("ieee", i(IEEE, 3)),
+        ("cmic", i(CMIC, 1)),
+        ("mdts", i(MDTS, 1)),
+        ("cntlid", i(CNTLID, 2)),
+        ("ver", i(VER, 4)),
+        ("rtd3r", i(RTD3R, 4)),
+        ("rtd3e", i(RTD3E, 4)),
+        ("oaes", i(OAES, 4)),
+        ("ctratt", i(CTRATT, 4)),
+        ("cntrltype", i(CNTRLTYPE, 1)),
+        ("oacs", i(OACS, 2)),
+        ("acl", i(ACL, 1)),
+        ("aerl", i(AERL, 1)),
+        ("frmw", i(FRMW, 1)),
+        ("lpa", i(LPA, 1)),
+        ("elpe", i(ELPE, 1)),
+        ("npss", i(NPSS, 1)),
+        ("avscc", i(AVSCC, 1)),
+        ("apsta", i(APSTA, 1)),
+        ("wctemp", i(WCTEMP, 2)),
+        ("cctemp", i(CCTEMP, 2)),
+        ("mtfa", i(MTFA, 2)),
+        ("hmpre", i(HMPRE, 4)),
+        ("hmmin", i(HMMIN, 4)),
+        ("tnvmcap", i(TNVMCAP, 16)),
+        ("unvmcap", i(UNVMCAP, 16)),
+        ("sqes", i(SQES, 1)),
+        ("cqes", i(CQES, 1)),
+        ("maxcmd", i(MAXCMD, 2)),
+        ("nn", i(NN, 4)),
+        ("oncs", i(ONCS, 2)),
+        ("fuses", i(FUSES, 2)),
+        ("fna", i(FNA, 1)),
+        ("vwc", i(VWC, 1)),
+        ("awun", i(AWUN, 2)),
+        ("awupf", i(AWUPF, 2)),
+        ("nvscc", i(NVSCC, 1)),
+        ("nwpc", i(NWPC, 1)),
+        ("acwu", i(ACWU, 2)),
+        ("sgls", i(SGLS, 4)),
+        ("mnan", i(MNAN, 4)),
+        ("subnqn", Value::Str(ascii(b, SUBNQN, 256))),
+        ("psds", Value::List(vec![ps])),
+    ]
+}
+
+/// Identify Namespace decoded with nvme-cli's `id-ns` JSON keys.
+pub fn decode_id_ns(b: &[u8]) -> Fields {
+    use ns_off::*;
+    let i = |off, n| Value::Int(le(b, off, n));
+    let nlbaf = le(b, NLBAF, 1) as usize;
+    let lbafs = (0..=nlbaf.min(15))
+        .map(|k| {
+            let v = le(b, LBAF0 + 4 * k, 4) as u32;
+            vec![
+                ("ms", Value::Int((v & 0xFFFF) as u128)),
+                ("ds", Value::Int(((v >> 16) & 0xFF) as u128)),
+                ("rp", Value::Int(((v >> 24) & 3) as u128)),
+            ]
+        })
+        .collect();
+    vec![
+        ("nsze", i(NSZE, 8)),
+        ("ncap", i(NCAP, 8)),
+        ("nuse", i(NUSE, 8)),
+        ("nsfeat", i(NSFEAT, 1)),
+        ("nlbaf", i(NLBAF, 1)),
+        ("flbas", i(FLBAS, 1)),
+        ("mc", i(MC, 1)),
+        ("dpc", i(DPC, 1)),
+        ("dps", i(DPS, 1)),
+        ("nmic", i(NMIC, 1)),
+        ("rescap", i(RESCAP, 1)),
+        ("fpi", i(FPI, 1)),
+        ("dlfeat", i(DLFEAT, 1)),
+        ("nawun", i(NAWUN, 2)),
+        ("nawupf", i(NAWUPF, 2)),
+        ("nacwu", i(NACWU, 2)),
+        ("nabsn", i(NABSN, 2)),
+        ("nabo", i(NABO, 2)),
+        ("nabspf", i(NABSPF, 2)),
+        ("noiob", i(NOIOB, 2)),
+        ("nvmcap", i(NVMCAP, 16)),
+        ("nguid", Value::Str(hex(b, NGUID, 16))),
+        ("eui64", Value::Str(hex(b, EUI64, 8))),
+        ("lbafs", Value::List(lbafs)),
+    ]
+}
+
+fn hex(b: &[u8], off: usize, n: usize) -> String {
+    (off..off + n)
+        .map(|k| format!("{:02x}", b.get(k).copied().unwrap_or(0)))
+        .collect()
+}
+
+/// SMART / Health log decoded with nvme-cli's `smart-log` JSON keys.
+pub fn decode_smart(b: &[u8]) -> Fields {
+    use smart_off::*;
+    let i = |off, n| Value::Int(le(b, off, n));
+    vec![
+        ("critical_warning", i(CRITICAL_WARNING, 1)),
+        // Kelvin, as nvme-cli's JSON has it.
+        ("temperature", i(TEMPERATURE, 2)),
+        ("avail_spare", i(AVAIL_SPARE, 1)),
+        ("spare_thresh", i(SPARE_THRESH, 1)),
+        ("percent_used", i(PERCENT_USED, 1)),
+        (
+            "endurance_grp_critical_warning_summary",
+            i(ENDURANCE_GRP_CW, 1),
+        ),
+        ("data_units_read", i(DATA_UNITS_READ, 16)),
+        ("data_units_written", i(DATA_UNITS_WRITTEN, 16)),
+        ("host_read_commands", i(HOST_READ_COMMANDS, 16)),
+        ("host_write_commands", i(HOST_WRITE_COMMANDS, 16)),
+        ("controller_busy_time", i(CONTROLLER_BUSY_TIME, 16)),
+        ("power_cycles", i(POWER_CYCLES, 16)),
+        ("power_on_hours", i(POWER_ON_HOURS, 16)),
+        ("unsafe_shutdowns", i(UNSAFE_SHUTDOWNS, 16)),
+        ("media_errors", i(MEDIA_ERRORS, 16)),
+        ("num_err_log_entries", i(NUM_ERR_LOG_ENTRIES, 16)),
+        ("warning_temp_time", i(WARNING_TEMP_TIME, 4)),
+        ("critical_comp_time", i(CRITICAL_COMP_TIME, 4)),
+        ("temperature_sensor_1", i(TEMP_SENSOR_1, 2)),
+    ]
+}
+
+/// Values as JSON text (keys in the order given; integers as JSON numbers).
+pub fn to_json(fields: &Fields) -> String {
+    fn val(v: &Value) -> String {
+        match v {
+            Value::Int(n) => n.to_string(),
+            Value::Str(s) => serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into()),
+            Value::List(items) => {
+                let parts: Vec<String> = items.iter().map(obj).collect();
+                format!("[{}]", parts.join(","))
+            }
+        }
+    }
+    fn obj(f: &Fields) -> String {
+        let parts: Vec<String> = f
+            .iter()
+            .map(|(k, v)| format!("\"{k}\":{}", val(v)))
+            .collect();
+        format!("{{{}}}", parts.join(","))
+    }
+    obj(fields)
+}

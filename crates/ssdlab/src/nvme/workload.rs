@@ -1,0 +1,194 @@
+//! Running a job or a trace through the register-level controller.
+//!
+//! Requests come from the job's own generator (one [`Generator`] per instance, instances taken
+//! in turn) or from the trace's records, in order. They are issued in batches of `iodepth`
+//! commands (capped by the I/O queue), one doorbell per batch; the next batch starts when the
+//! whole batch has completed. Trace timestamps are ignored (closed loop). Offsets and lengths
+//! are rounded out to whole logical blocks, trace offsets beyond the namespace wrap around,
+//! and requests larger than the transfer limit are split. Write data is a fill pattern (every
+//! byte of a command's blocks the same value), so long jobs keep little memory; every command
+//! of a batch shares one data buffer.
+
+use super::driver::{Driver, IoCmd, DATA_ADDR};
+use crate::error::{Error, Result};
+use crate::sim::SimTime;
+use crate::workload::job::Generator;
+use crate::workload::trace::{ReadOptions, TraceOp, TraceReader};
+use crate::workload::{JobSpec, Op};
+
+/// What a workload run did.
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    pub requests: u64,
+    pub commands: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub deallocates: u64,
+    pub flushes: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub errors: u64,
+    pub start: SimTime,
+    pub end: SimTime,
+}
+
+struct Runner<'a> {
+    drv: &'a mut Driver,
+    batch: Vec<IoCmd>,
+    depth: usize,
+    sum: Summary,
+}
+
+impl Runner<'_> {
+    fn push(&mut self, op: Op, offset: u64, len: u64) -> Result<()> {
+        self.sum.requests += 1;
+        let lba = self.drv.lba_size();
+        let nsze = self.drv.nsze();
+        let max_blocks = (self.drv.max_transfer().min(2 << 20) / lba).max(1);
+        let mut slba = offset / lba;
+        let end = offset.saturating_add(len.max(1)).div_ceil(lba).min(nsze);
+        if matches!(op, Op::Flush) {
+            return self.add(IoCmd::Flush);
+        }
+        if slba >= end {
+            return Ok(());
+        }
+        if matches!(op, Op::Trim) {
+            return self.add(IoCmd::Deallocate {
+                slba,
+                nlb: (end - slba).min(u32::MAX as u64) as u32,
+            });
+        }
+        while slba < end {
+            let n = (end - slba).min(max_blocks) as u32;
+            self.add(if matches!(op, Op::Read) {
+                IoCmd::Read { slba, nlb: n }
+            } else {
+                IoCmd::Write { slba, nlb: n }
+            })?;
+            slba += n as u64;
+        }
+        Ok(())
+    }
+
+    fn add(&mut self, c: IoCmd) -> Result<()> {
+        self.batch.push(c);
+        if self.batch.len() >= self.depth {
+            self.flush_batch()?;
+        }
+        Ok(())
+    }
+
+    fn flush_batch(&mut self) -> Result<()> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let cmds = std::mem::take(&mut self.batch);
+        // Fill pattern: the buffer holds one value for the whole batch.
+        let fill = (self.sum.commands % 251) as u8 + 1;
+        let max = self.drv.max_transfer().min(2 << 20) as usize;
+        if cmds.iter().any(|c| matches!(c, IoCmd::Write { .. })) {
+            self.drv.ctrl.mem.write(DATA_ADDR, &vec![fill; max]);
+        }
+        let done = self.drv.submit_batch(&cmds, Some(DATA_ADDR))?;
+        let lba = self.drv.lba_size();
+        for c in &cmds {
+            self.sum.commands += 1;
+            match *c {
+                IoCmd::Read { nlb, .. } => {
+                    self.sum.reads += 1;
+                    self.sum.bytes_read += nlb as u64 * lba;
+                }
+                IoCmd::Write { nlb, .. } => {
+                    self.sum.writes += 1;
+                    self.sum.bytes_written += nlb as u64 * lba;
+                }
+                IoCmd::Flush => self.sum.flushes += 1,
+                IoCmd::Deallocate { .. } => self.sum.deallocates += 1,
+            }
+        }
+        self.sum.errors += done
+            .iter()
+            .filter(|(d, _)| !d.cqe.status.is_success())
+            .count() as u64;
+        Ok(())
+    }
+}
+
+fn runner(drv: &mut Driver, iodepth: u32) -> Runner<'_> {
+    let depth = (iodepth.max(1)).min(drv.queue_size() - 1).max(1) as usize;
+    let start = drv.ctrl.clock();
+    Runner {
+        drv,
+        batch: Vec::new(),
+        depth,
+        sum: Summary {
+            start,
+            ..Summary::default()
+        },
+    }
+}
+
+/// Run `spec` through the driver (see the module docs for how).
+pub fn run_job(drv: &mut Driver, spec: &JobSpec, seed: u64) -> Result<Summary> {
+    let cap = drv.nsze() * drv.lba_size();
+    let job = spec.fit(cap)?;
+    let n = job.spec.numjobs.max(1);
+    let mut gens: Vec<Generator> = (0..n).map(|k| Generator::new(&job, k, seed)).collect();
+    let total = job.total_ios;
+    let deadline = job.runtime.map(|r| drv.ctrl.clock() + r);
+    let mut r = runner(drv, spec.iodepth.saturating_mul(n));
+    let mut k = 0usize;
+    loop {
+        if total.is_some_and(|t| r.sum.requests >= t) {
+            break;
+        }
+        if deadline.is_some_and(|d| r.drv.ctrl.clock() >= d) {
+            break;
+        }
+        if total.is_none() && deadline.is_none() {
+            break;
+        }
+        let (op, off, len) = gens[k].next(&job);
+        k = (k + 1) % gens.len();
+        r.push(op, off, len)?;
+    }
+    r.flush_batch()?;
+    r.sum.end = r.drv.ctrl.clock();
+    Ok(r.sum)
+}
+
+/// Replay the trace at `path` through the driver, `iodepth` commands per batch, at most
+/// `limit` records when given.
+pub fn run_trace(
+    drv: &mut Driver,
+    path: &str,
+    opts: &ReadOptions,
+    iodepth: u32,
+    limit: Option<u64>,
+) -> Result<Summary> {
+    let mut reader = TraceReader::open(path, opts)?;
+    let cap = drv.nsze() * drv.lba_size();
+    if cap == 0 {
+        return Err(Error::Job("the namespace has no blocks".into()));
+    }
+    let mut r = runner(drv, iodepth);
+    while let Some(rec) = reader.next_record()? {
+        if limit.is_some_and(|l| r.sum.requests >= l) {
+            break;
+        }
+        let op = match rec.op {
+            TraceOp::Read => Op::Read,
+            TraceOp::Write => Op::Write,
+            TraceOp::Trim => Op::Trim,
+            TraceOp::Flush => Op::Flush,
+        };
+        let len = rec.len.min(cap);
+        let off = rec.offset % cap;
+        let off = if off + len > cap { cap - len } else { off };
+        r.push(op, off, len)?;
+    }
+    r.flush_batch()?;
+    r.sum.end = r.drv.ctrl.clock();
+    Ok(r.sum)
+}

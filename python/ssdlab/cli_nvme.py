@@ -1,0 +1,276 @@
+"""The ``ssdlab nvme`` commands: ``id-ctrl``, ``id-ns``, ``smart-log`` and ``list``, printed as
+nvme-cli prints them.
+
+Each command builds the device from CONFIG (a preset name or a TOML file), brings the
+register-level controller up through its registers, optionally runs a job (``--job``) or
+replays a trace (``--trace``) through the host driver model, then issues the admin command and
+prints its answer: ``--output-format normal`` (nvme-cli's ``key : value`` text) or ``json``
+(nvme-cli's JSON keys). Errors are ``SsdlabError`` subclasses, which ``cli.main`` prints as one
+line ``error: ...`` with exit code 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from . import _core
+from .nvme import NvmeDevice
+
+
+class NvmeCliError(_core.SsdlabError):
+    """A bad option of an nvme command (one line, exit code 2)."""
+
+
+class OutputFormat(StrEnum):
+    normal = "normal"
+    json = "json"
+
+
+nvme_app = typer.Typer(
+    help="Query the register-level NVMe controller as nvme-cli would.",
+    no_args_is_help=True,
+)
+
+ConfigArg = Annotated[str, typer.Argument(help="Preset name or config TOML file.")]
+JobOpt = Annotated[
+    Path | None,
+    typer.Option("--job", help="Run this job TOML through the driver first."),
+]
+TraceOpt = Annotated[
+    Path | None,
+    typer.Option("--trace", help="Replay this trace file through the driver first."),
+]
+TraceFormatOpt = Annotated[
+    str | None,
+    typer.Option("--trace-format", help="Trace format (default: detected)."),
+]
+IodepthOpt = Annotated[
+    int, typer.Option("--iodepth", help="Trace replay: commands per doorbell.", min=1)
+]
+FormatOpt = Annotated[
+    OutputFormat,
+    typer.Option("--output-format", "-o", help="normal or json.", case_sensitive=False),
+]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the model.", min=0)]
+LbaOpt = Annotated[int, typer.Option("--lba-size", help="Logical block size: 512 or 4096.")]
+
+
+def _device(
+    config: str,
+    job: Path | None,
+    trace: Path | None,
+    trace_format: str | None,
+    iodepth: int,
+    seed: int,
+    lba_size: int,
+) -> NvmeDevice:
+    if job is not None and trace is not None:
+        raise NvmeCliError("give --job or --trace, not both")
+    if lba_size not in (512, 4096):
+        raise NvmeCliError(f"--lba-size: got {lba_size}, expected 512 or 4096")
+    for flag, path in (("--job", job), ("--trace", trace)):
+        if path is not None and not path.is_file():
+            raise NvmeCliError(f"{flag}: file not found: {path}")
+    dev = NvmeDevice(config, seed=seed, lba_size=lba_size)
+    if job is not None:
+        dev.run_job(job)
+    if trace is not None:
+        dev.run_trace(trace, format=trace_format, iodepth=iodepth)
+    return dev
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, indent=2) + "\n")
+
+
+# Fields nvme-cli prints in hexadecimal in its normal output.
+_HEX = {
+    "vid",
+    "ssvid",
+    "cntlid",
+    "ver",
+    "rtd3r",
+    "rtd3e",
+    "oaes",
+    "ctratt",
+    "oacs",
+    "frmw",
+    "lpa",
+    "avscc",
+    "apsta",
+    "sqes",
+    "cqes",
+    "oncs",
+    "fuses",
+    "fna",
+    "vwc",
+    "sgls",
+    "cmic",
+    "nvscc",
+    "nsze",
+    "ncap",
+    "nuse",
+    "nsfeat",
+    "dpc",
+    "dps",
+    "nmic",
+    "rescap",
+    "fpi",
+    "dlfeat",
+    "critical_warning",
+}
+
+
+def _plain(key: str, value: Any) -> str:
+    if key == "ieee":
+        return f"{value:06x}"
+    if isinstance(value, int) and key in _HEX:
+        return hex(value)
+    return str(value)
+
+
+def _print_fields(title: str, fields: dict[str, Any], skip: set[str]) -> None:
+    lines = [title]
+    width = max(len(k) for k in fields if k not in skip)
+    for key, value in fields.items():
+        if key in skip:
+            continue
+        lines.append(f"{key:<{width}} : {_plain(key, value)}")
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
+@nvme_app.command("id-ctrl")
+def id_ctrl_command(
+    config: ConfigArg,
+    job: JobOpt = None,
+    trace: TraceOpt = None,
+    trace_format: TraceFormatOpt = None,
+    iodepth: IodepthOpt = 32,
+    output_format: FormatOpt = OutputFormat.normal,
+    seed: SeedOpt = 1,
+    lba_size: LbaOpt = 4096,
+) -> None:
+    """Identify Controller (nvme id-ctrl)."""
+    dev = _device(config, job, trace, trace_format, iodepth, seed, lba_size)
+    fields = dev.id_ctrl()
+    if output_format is OutputFormat.json:
+        _print_json(fields)
+        return
+    _print_fields("NVME Identify Controller:", fields, {"psds"})
+    for i, ps in enumerate(fields["psds"]):
+        sys.stdout.write(
+            f"ps {i:>4} : mp:{ps['max_power'] / 100:.2f}W operational enlat:{ps['entry_lat']}"
+            f" exlat:{ps['exit_lat']} rrt:{ps['read_tput']} rrl:{ps['read_lat']}\n"
+            f"          rwt:{ps['write_tput']} rwl:{ps['write_lat']}"
+            f" idle_power:- active_power:-\n"
+        )
+
+
+@nvme_app.command("id-ns")
+def id_ns_command(
+    config: ConfigArg,
+    job: JobOpt = None,
+    trace: TraceOpt = None,
+    trace_format: TraceFormatOpt = None,
+    iodepth: IodepthOpt = 32,
+    output_format: FormatOpt = OutputFormat.normal,
+    seed: SeedOpt = 1,
+    lba_size: LbaOpt = 4096,
+) -> None:
+    """Identify Namespace 1 (nvme id-ns)."""
+    dev = _device(config, job, trace, trace_format, iodepth, seed, lba_size)
+    fields = dev.id_ns()
+    if output_format is OutputFormat.json:
+        _print_json(fields)
+        return
+    _print_fields("NVME Identify Namespace 1:", fields, {"lbafs"})
+    in_use = fields["flbas"] & 0xF
+    for i, f in enumerate(fields["lbafs"]):
+        mark = " (in use)" if i == in_use else ""
+        sys.stdout.write(
+            f"lbaf {i:>2} : ms:{f['ms']:<3} lbads:{f['ds']:<2} rp:{f['rp']:#x}{mark}\n"
+        )
+
+
+def _temp(kelvin: int) -> str:
+    return f"{kelvin - 273} °C ({kelvin} K)"
+
+
+@nvme_app.command("smart-log")
+def smart_log_command(
+    config: ConfigArg,
+    job: JobOpt = None,
+    trace: TraceOpt = None,
+    trace_format: TraceFormatOpt = None,
+    iodepth: IodepthOpt = 32,
+    output_format: FormatOpt = OutputFormat.normal,
+    seed: SeedOpt = 1,
+    lba_size: LbaOpt = 4096,
+) -> None:
+    """The SMART / Health log (nvme smart-log)."""
+    dev = _device(config, job, trace, trace_format, iodepth, seed, lba_size)
+    fields = dev.smart_log()
+    if output_format is OutputFormat.json:
+        _print_json(fields)
+        return
+    shown: dict[str, Any] = {}
+    for key, value in fields.items():
+        if key in ("temperature", "temperature_sensor_1"):
+            shown[key] = _temp(value)
+        elif key in ("avail_spare", "spare_thresh", "percent_used"):
+            shown[key] = f"{value}%"
+        elif key in ("data_units_read", "data_units_written"):
+            shown[key] = f"{value:,} ({value * 512_000 / 1e9:.2f} GB)"
+        else:
+            shown[key] = value
+    _print_fields("Smart Log for NVME device:nvme0n1 namespace-id:ffffffff", shown, set())
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if n < 1000 or unit == "TB":
+            return f"{n:6.2f} {unit:>2}"
+        n /= 1000
+    return f"{n:.2f}"
+
+
+@nvme_app.command("list")
+def list_command(
+    config: ConfigArg,
+    job: JobOpt = None,
+    trace: TraceOpt = None,
+    trace_format: TraceFormatOpt = None,
+    iodepth: IodepthOpt = 32,
+    output_format: FormatOpt = OutputFormat.normal,
+    seed: SeedOpt = 1,
+    lba_size: LbaOpt = 4096,
+) -> None:
+    """The device as nvme list shows it."""
+    dev = _device(config, job, trace, trace_format, iodepth, seed, lba_size)
+    e = dev.list_entry()
+    if output_format is OutputFormat.json:
+        _print_json({"Devices": [e]})
+        return
+    header = (
+        f"{'Node':<21} {'Generic':<21} {'SN':<20} {'Model':<40} {'Namespace':<9}"
+        f" {'Usage':<26} {'Format':<16} {'FW Rev':<8}"
+    )
+    rule = " ".join("-" * n for n in (21, 21, 20, 40, 9, 26, 16, 8))
+    usage = f"{_size(e['UsedBytes'])} / {_size(e['PhysicalSize'])}"
+    fmt = f"{e['SectorSize']:>4} B + 0 B"
+    row = (
+        f"{e['DevicePath']:<21} {e['GenericPath']:<21} {e['SerialNumber']:<20}"
+        f" {e['ModelNumber']:<40} {e['NameSpace']:<9} {usage:<26} {fmt:<16} {e['Firmware']:<8}"
+    )
+    sys.stdout.write("\n".join(line.rstrip() for line in (header, rule, row)) + "\n")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``ssdlab nvme ...`` to the main app."""
+    app.add_typer(nvme_app, name="nvme")

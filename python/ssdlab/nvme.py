@@ -1,0 +1,170 @@
+"""The register-level NVMe controller, as a host sees it.
+
+``NvmeDevice`` builds a controller from a configuration, brings it up through its registers the
+way Linux's nvme driver does (CC.EN, CSTS.RDY, Identify, Set Features, I/O queue creation) and
+offers what nvme-cli shows: Identify Controller and Namespace, the SMART log, and an
+``nvme list`` entry. Reads and writes go through PRPs in simulated host memory; completion
+times come from the performance model. All logic is in the core (``ssdlab::nvme``); this module
+only converts.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from . import _core
+from .api import Config, Job
+
+__all__ = ["NvmeDevice"]
+
+
+class NvmeDevice:
+    """An NVMe device built from ``config`` (a preset name, a TOML path or a :class:`Config`)."""
+
+    def __init__(
+        self,
+        config: Config | str | os.PathLike[str],
+        *,
+        overrides: Mapping[str, Any] | Iterable[str] | None = None,
+        seed: int = 1,
+        lba_size: int = 4096,
+        queue_depth: int = 1024,
+    ) -> None:
+        cfg = config if isinstance(config, Config) else Config.load(config, overrides)
+        self._config = cfg
+        self._dev = _core.NvmeDevice(cfg.to_json(), seed, lba_size, queue_depth)
+
+    @property
+    def config(self) -> Config:
+        return self._config
+
+    # Registers, configuration space and host memory.
+    def mmio_read(self, offset: int, size: int = 4) -> int:
+        return self._dev.mmio_read(offset, size)
+
+    def mmio_write(self, offset: int, value: int, size: int = 4) -> None:
+        self._dev.mmio_write(offset, value, size)
+
+    def config_read(self, offset: int, size: int = 4) -> int:
+        return self._dev.config_read(offset, size)
+
+    def config_write(self, offset: int, value: int, size: int = 4) -> None:
+        self._dev.config_write(offset, value, size)
+
+    def mem_read(self, addr: int, length: int) -> bytes:
+        return self._dev.mem_read(addr, length)
+
+    def mem_write(self, addr: int, data: bytes) -> None:
+        self._dev.mem_write(addr, data)
+
+    # Admin commands.
+    def identify(self, cns: int, nsid: int = 0) -> bytes:
+        """The raw 4096-byte Identify data structure for ``cns``."""
+        return self._dev.identify(cns, nsid)
+
+    def get_log(self, lid: int, length: int) -> bytes:
+        return self._dev.get_log(lid, length)
+
+    def id_ctrl(self) -> dict[str, Any]:
+        """Identify Controller with nvme-cli's JSON keys."""
+        return self._dev.id_ctrl()
+
+    def id_ns(self, nsid: int = 1) -> dict[str, Any]:
+        """Identify Namespace with nvme-cli's JSON keys."""
+        return self._dev.id_ns(nsid)
+
+    def smart_log(self) -> dict[str, Any]:
+        """The SMART / Health log with nvme-cli's JSON keys (temperature in Kelvin)."""
+        return self._dev.smart_log()
+
+    def list_entry(self) -> dict[str, Any]:
+        """This device as an entry of ``nvme list -o json``'s ``Devices``."""
+        ctrl = self.id_ctrl()
+        ns = self.id_ns()
+        lbaf = ns["lbafs"][ns["flbas"] & 0xF]
+        sector = 1 << lbaf["ds"]
+        return {
+            "NameSpace": 1,
+            "DevicePath": "/dev/nvme0n1",
+            "GenericPath": "/dev/ng0n1",
+            "Firmware": ctrl["fr"],
+            "Index": 0,
+            "ModelNumber": ctrl["mn"],
+            "SerialNumber": ctrl["sn"],
+            "UsedBytes": ns["nuse"] * sector,
+            "MaximumLBA": ns["nsze"],
+            "PhysicalSize": ns["nsze"] * sector,
+            "SectorSize": sector,
+        }
+
+    # I/O commands.
+    def read(self, slba: int, nlb: int) -> bytes:
+        return self._dev.read(slba, nlb)
+
+    def write(self, slba: int, data: bytes) -> dict[str, Any]:
+        """Write whole blocks; returns the completion (status, times in picoseconds)."""
+        return self._dev.write(slba, data)
+
+    def flush(self) -> dict[str, Any]:
+        return self._dev.flush()
+
+    def deallocate(self, slba: int, nlb: int) -> dict[str, Any]:
+        return self._dev.deallocate(slba, nlb)
+
+    # Workloads.
+    def run_job(self, job: Job | str | os.PathLike[str]) -> dict[str, Any]:
+        """Run a job (a :class:`Job` or a job TOML file) through the driver; see
+        docs/nvme-controller.md for how its requests are issued."""
+        j = job if isinstance(job, Job) else Job.load(job)
+        return self._dev.run_job(j.to_json())
+
+    def run_trace(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        format: str | None = None,
+        iodepth: int = 32,
+        limit: int | None = None,
+    ) -> dict[str, Any]:
+        """Replay a trace file through the driver, ``iodepth`` commands per doorbell."""
+        return self._dev.run_trace(os.fspath(path), format, iodepth, limit)
+
+    # State.
+    @property
+    def clock_ps(self) -> int:
+        return self._dev.clock_ps
+
+    @property
+    def serial(self) -> str:
+        return self._dev.serial
+
+    @property
+    def model(self) -> str:
+        return self._dev.model
+
+    @property
+    def lba_size(self) -> int:
+        return self._dev.lba_size
+
+    @property
+    def nsze(self) -> int:
+        return self._dev.nsze
+
+    @property
+    def blocks_in_use(self) -> int:
+        return self._dev.blocks_in_use
+
+    @property
+    def max_transfer(self) -> int:
+        return self._dev.max_transfer
+
+    @property
+    def intx(self) -> bool:
+        return self._dev.intx
+
+    @property
+    def msix_messages(self) -> list[tuple[int, int, int, int]]:
+        """(time in ps, vector, address, data) of every MSI-X message sent."""
+        return self._dev.msix_messages
