@@ -1462,3 +1462,22 @@ fn self_chaining_prp_list_is_refused() {
         .unwrap();
     assert_eq!(status(&r[0]), Status::DATA_TRANSFER_ERROR);
 }
+
+#[test]
+fn a_config_with_another_interface_is_refused() {
+    let c = SsdConfig::resolve("seed000-ufs20-galaxy-s6", &[]).unwrap();
+    let e = Controller::new(
+        &c,
+        &NvmeOptions {
+            lba_size: 4096,
+            seed: 1,
+        },
+    )
+    .err()
+    .expect("a UFS config is not an NVMe controller")
+    .to_string();
+    assert!(
+        e.contains("field `interface.kind`: got \"ufs\", expected \"nvme\""),
+        "{e}"
+    );
+}

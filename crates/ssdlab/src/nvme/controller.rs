@@ -244,6 +244,14 @@ impl Controller {
                 opts.lba_size
             )));
         }
+        if cfg.interface.kind != "nvme" {
+            return Err(Error::Config(format!(
+                "{}, field `interface.kind`: got {:?}, expected \"nvme\": the register-level \
+                 controller is an NVMe controller (use a config with an NVMe interface, or \
+                 --set interface.kind=nvme with its NVMe fields)",
+                cfg.meta.name, cfg.interface.kind
+            )));
+        }
         let sys = System::driven(cfg, opts.seed)?;
         let max_io_queues = cfg.interface.io_queues.clamp(1, MAX_IO_QUEUES);
         let link = LinkSpec::parse(&cfg.interface.link)
