@@ -193,3 +193,13 @@ def test_cli_bad_input_exits_2(tmp_path: Path, preset_name: str) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text('rw = "sideways"\n', encoding="utf-8")
     assert_user_error(run_cli("nvme", "id-ctrl", preset_name, "--job", bad), "rw")
+    assert_user_error(run_cli("nvme", "list", preset_name, "--set", "bogus"), "bogus")
+    assert_user_error(run_cli("nvme", "id-ctrl", "seed000-ufs20-galaxy-s6"), "interface.kind")
+
+
+def test_cli_set_overrides_the_config(preset_name: str) -> None:
+    base = json.loads(run_cli("nvme", "list", preset_name, "-o", "json").stdout)
+    proc = run_cli("nvme", "list", preset_name, "--set", "nand.channels=8", "-o", "json")
+    assert proc.returncode == 0, proc.stderr
+    wider = json.loads(proc.stdout)
+    assert wider["Devices"][0]["PhysicalSize"] > base["Devices"][0]["PhysicalSize"]

@@ -59,6 +59,14 @@ FormatOpt = Annotated[
 ]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the model.", min=0)]
 LbaOpt = Annotated[int, typer.Option("--lba-size", help="Logical block size: 512 or 4096.")]
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        metavar="PATH=VALUE",
+        help="Override a configuration field, e.g. --set interface.link=pcie4x4 (repeatable).",
+    ),
+]
 
 
 def _device(
@@ -69,7 +77,13 @@ def _device(
     iodepth: int,
     seed: int,
     lba_size: int,
+    overrides: list[str] | None,
 ) -> NvmeDevice:
+    for item in overrides or []:
+        if "=" not in item or not item.split("=", 1)[0].strip():
+            raise NvmeCliError(
+                f"bad --set {item!r}: expected PATH=VALUE, e.g. --set interface.link=pcie4x4"
+            )
     if job is not None and trace is not None:
         raise NvmeCliError("give --job or --trace, not both")
     if lba_size not in (512, 4096):
@@ -77,7 +91,7 @@ def _device(
     for flag, path in (("--job", job), ("--trace", trace)):
         if path is not None and not path.is_file():
             raise NvmeCliError(f"{flag}: file not found: {path}")
-    dev = NvmeDevice(config, seed=seed, lba_size=lba_size)
+    dev = NvmeDevice(config, overrides=overrides or None, seed=seed, lba_size=lba_size)
     if job is not None:
         dev.run_job(job)
     if trace is not None:
@@ -155,9 +169,10 @@ def id_ctrl_command(
     output_format: FormatOpt = OutputFormat.normal,
     seed: SeedOpt = 1,
     lba_size: LbaOpt = 4096,
+    overrides: SetOpt = None,
 ) -> None:
     """Identify Controller (nvme id-ctrl)."""
-    dev = _device(config, job, trace, trace_format, iodepth, seed, lba_size)
+    dev = _device(config, job, trace, trace_format, iodepth, seed, lba_size, overrides)
     fields = dev.id_ctrl()
     if output_format is OutputFormat.json:
         _print_json(fields)
@@ -182,9 +197,10 @@ def id_ns_command(
     output_format: FormatOpt = OutputFormat.normal,
     seed: SeedOpt = 1,
     lba_size: LbaOpt = 4096,
+    overrides: SetOpt = None,
 ) -> None:
     """Identify Namespace 1 (nvme id-ns)."""
-    dev = _device(config, job, trace, trace_format, iodepth, seed, lba_size)
+    dev = _device(config, job, trace, trace_format, iodepth, seed, lba_size, overrides)
     fields = dev.id_ns()
     if output_format is OutputFormat.json:
         _print_json(fields)
@@ -212,9 +228,10 @@ def smart_log_command(
     output_format: FormatOpt = OutputFormat.normal,
     seed: SeedOpt = 1,
     lba_size: LbaOpt = 4096,
+    overrides: SetOpt = None,
 ) -> None:
     """The SMART / Health log (nvme smart-log)."""
-    dev = _device(config, job, trace, trace_format, iodepth, seed, lba_size)
+    dev = _device(config, job, trace, trace_format, iodepth, seed, lba_size, overrides)
     fields = dev.smart_log()
     if output_format is OutputFormat.json:
         _print_json(fields)
@@ -250,9 +267,10 @@ def list_command(
     output_format: FormatOpt = OutputFormat.normal,
     seed: SeedOpt = 1,
     lba_size: LbaOpt = 4096,
+    overrides: SetOpt = None,
 ) -> None:
     """The device as nvme list shows it."""
-    dev = _device(config, job, trace, trace_format, iodepth, seed, lba_size)
+    dev = _device(config, job, trace, trace_format, iodepth, seed, lba_size, overrides)
     e = dev.list_entry()
     if output_format is OutputFormat.json:
         _print_json({"Devices": [e]})
