@@ -189,12 +189,7 @@ def device_table(result: Mapping[str, Any]) -> Table:
     device = result.get("device") if isinstance(result.get("device"), Mapping) else {}
     util = result.get("utilisation") if isinstance(result.get("utilisation"), Mapping) else {}
 
-    table = Table(
-        box=box.SIMPLE_HEAD, title="device", title_justify="left", pad_edge=False, show_edge=False
-    )
-    table.add_column("figure")
-    table.add_column("value", justify="right")
-    table.add_column("detail")
+    table = _figure_table("device")
 
     erase = device.get("erase_count") or {}
     if _is_number(device.get("logical_bytes")):
@@ -254,11 +249,11 @@ def device_table(result: Mapping[str, Any]) -> Table:
     return table
 
 
-def dram_interface_table(dram: Mapping[str, Any]) -> Table:
-    """The DRAM-interface protocol's shared buffer, copies and bus traffic."""
+def _figure_table(title: str) -> Table:
+    """An empty titled table of (figure, value, detail) rows."""
     table = Table(
         box=box.SIMPLE_HEAD,
-        title="DRAM interface",
+        title=title,
         title_justify="left",
         pad_edge=False,
         show_edge=False,
@@ -266,6 +261,12 @@ def dram_interface_table(dram: Mapping[str, Any]) -> Table:
     table.add_column("figure")
     table.add_column("value", justify="right")
     table.add_column("detail")
+    return table
+
+
+def dram_interface_table(dram: Mapping[str, Any]) -> Table:
+    """The DRAM-interface protocol's shared buffer, copies and bus traffic."""
+    table = _figure_table("DRAM interface")
     table.add_row(
         "interface bandwidth",
         f"{fmt_float(dram.get('interface_bandwidth_mb_s'))} MB/s",
@@ -299,16 +300,7 @@ def _sum(values: Mapping[str, Any], *keys: str) -> Any:
 
 def cache_table(cache: Mapping[str, Any]) -> Table:
     """The cache buffer's figures (present only when the config has a ``[cache]``)."""
-    table = Table(
-        box=box.SIMPLE_HEAD,
-        title="cache buffer",
-        title_justify="left",
-        pad_edge=False,
-        show_edge=False,
-    )
-    table.add_column("figure")
-    table.add_column("value", justify="right")
-    table.add_column("detail")
+    table = _figure_table("cache buffer")
     lines, line_bytes = cache.get("lines"), cache.get("line_bytes")
     size = lines * line_bytes if _is_number(lines) and _is_number(line_bytes) else None
     table.add_row("lines", fmt_int(lines), f"{fmt_bytes(size)} of data")

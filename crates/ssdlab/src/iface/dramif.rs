@@ -352,18 +352,20 @@ impl DramIf {
 mod tests {
     use super::*;
 
+    /// The DRAM interface on the seed's LPDDR3 channel with default settings.
+    fn dram_iface() -> crate::config::InterfaceConfig {
+        crate::config::InterfaceConfig {
+            kind: "dram".into(),
+            link: "lpddr3-1200x32".into(),
+            ..crate::config::InterfaceConfig::default()
+        }
+    }
+
     #[test]
     fn link_and_invalidation() {
         assert_eq!(parse_dram_link("lpddr3-1200x32").unwrap(), 4.8e9);
         assert!(parse_dram_link("ddr4-3200x64").is_err());
-        let d = DramIfConfig::default();
-        let i = crate::config::InterfaceConfig {
-            kind: "dram".into(),
-            link: "lpddr3-1200x32".into(),
-            dram: d,
-            ..crate::config::InterfaceConfig::default()
-        };
-        let mut s = DramIf::new(&i);
+        let mut s = DramIf::new(&dram_iface());
         assert_eq!(s.invalidate(512 << 10), SimTime::from_us(290));
         // One 4 KiB piece: invalidate, DMA (setup + 4096 B at 450 MB/s), invalidate.
         let mut core = Timeline::default();
@@ -377,11 +379,7 @@ mod tests {
 
     #[test]
     fn pipelining_overlaps_invalidation_with_copy() {
-        let i = crate::config::InterfaceConfig {
-            kind: "dram".into(),
-            link: "lpddr3-1200x32".into(),
-            ..crate::config::InterfaceConfig::default()
-        };
+        let i = dram_iface();
         let mut whole = DramIf::new(&i);
         whole.cfg.invalidate_piece = Bytes(0);
         let mut piped = DramIf::new(&i);
@@ -393,11 +391,7 @@ mod tests {
 
     #[test]
     fn host_wins_bank_conflicts() {
-        let i = crate::config::InterfaceConfig {
-            kind: "dram".into(),
-            link: "lpddr3-1200x32".into(),
-            ..crate::config::InterfaceConfig::default()
-        };
+        let i = dram_iface();
         let mut s = DramIf::new(&i);
         // Bank 0 busy for 4096 B at 4.8 GB/s from time 0.
         s.touch_banks(SimTime::ZERO, SimTime::from_us(9), 0, 4096);
