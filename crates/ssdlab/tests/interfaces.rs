@@ -321,3 +321,40 @@ fn bad_interface_configs_name_field_value_and_limit() {
         "{e}"
     );
 }
+
+#[test]
+fn traces_replay_on_every_interface_with_requests_split_into_commands() {
+    use ssdlab::workload::trace::replay::TraceJob;
+    // 1 MiB requests: more than one command on every interface (the DRAM interface splits at
+    // its 256 KiB chunk, the others at their MDTS).
+    let path = std::env::temp_dir().join(format!("ssdlab-iface-{}.csv", std::process::id()));
+    let mut text = String::from("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n");
+    for k in 0..40u64 {
+        let op = if k % 3 == 0 { "Write" } else { "Read" };
+        text += &format!(
+            "{},h,0,{op},{},1048576,0\n",
+            128_000_000_000_000_000u64 + k * 1000,
+            k << 20
+        );
+    }
+    std::fs::write(&path, text).unwrap();
+    let job = TraceJob::from_json(
+        &serde_json::json!({"trace": path.to_str().unwrap(), "mode": "afap", "iodepth": 8})
+            .to_string(),
+    )
+    .unwrap();
+    for c in [
+        iface("ide", "udma6", 1, &["interface.mdts=\"128KiB\""]),
+        iface("sata", "sata3", 32, &[]),
+        iface("ufs", "hs-g3x2", 32, &[]),
+        iface("emmc", "hs400", 32, &[]),
+        cfg("seed000-lpddr3-dramif", &[]),
+    ] {
+        let r = ssdlab::run_replay(&c, &job, &common::opts(1), &mut |_, _| true)
+            .unwrap_or_else(|e| panic!("{}: {e}", c.interface.kind))
+            .result;
+        assert_eq!(r.sim.requests, 40, "{}", c.interface.kind);
+        assert_eq!(r.sim.stop_reason, "trace end", "{}", c.interface.kind);
+    }
+    std::fs::remove_file(&path).ok();
+}

@@ -91,7 +91,8 @@ impl System {
     /// Issue trace requests while they are due, the iodepth has room and their SQ has room.
     fn replay_pump(&mut self, now: SimTime) {
         let n_inst = self.insts.len() as u32;
-        let mdts = self.cfg.interface.mdts.0;
+        // Count commands as `submit_io` cuts them (MDTS, or the DRAM interface's chunk).
+        let mdts = self.max_cmd_bytes;
         loop {
             if !self.may_issue(now) {
                 return;
