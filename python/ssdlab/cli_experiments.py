@@ -377,7 +377,21 @@ def reproduce_command(
         else:
             json_out.parent.mkdir(parents=True, exist_ok=True)
             json_out.write_text(text, encoding="utf-8")
-    if not quiet and not to_stdout:
+    if not quiet and not to_stdout and reproduction.overview is not None:
+        console = _stdout()
+        headers, cells = reproduction.overview
+        view = Table(title=f"{experiment.name}: {experiment.target}", title_justify="left")
+        for i, header in enumerate(headers):
+            view.add_column(header, justify="left" if i < 2 else "right")
+        for line in cells:
+            view.add_row(*line)
+        console.print(view)
+        for note in experiment.notes:
+            console.print(Text(f"note: {note}", style="dim"))
+        console.print(
+            Text(f"output: {directory}; " + ", ".join(str(p) for p in reproduction.plots))
+        )
+    elif not quiet and not to_stdout:
         console = _stdout()
         table = Table(
             title=f"{experiment.name}: {experiment.document} {experiment.target}",

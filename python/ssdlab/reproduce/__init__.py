@@ -66,6 +66,9 @@ class Experiment:
     # the presets apart). A sweep has one base configuration, so comparing two devices that
     # differ in many settings takes one sweep per device.
     extra_sweeps: tuple[str, ...] = ()
+    # For an experiment with no document to compare with: a compact view of the results as
+    # (column headers, rows of cells), printed instead of the comparison rows.
+    overview: Callable[[Table | None], tuple[list[str], list[list[str]]]] | None = None
 
     def sweep_path(self) -> Path | None:
         if self.sweep is None:
@@ -119,6 +122,7 @@ class Reproduction:
     plots: list[Path]
     failed: list[tuple[str, str]]
     report: Path | None = None
+    overview: tuple[list[str], list[list[str]]] | None = None
 
     def to_json(self) -> str:
         return json.dumps([row.to_dict() for row in self.rows], indent=2, ensure_ascii=False) + "\n"
@@ -184,7 +188,8 @@ def run_experiment(
             (path, f"{experiment.name}: {path.stem}") for path in plots if path.suffix == ".png"
         ]
         report = write_report(directory, images=images)
-    return Reproduction(experiment, rows, directory, plots, failed, report)
+    overview = experiment.overview(table) if experiment.overview is not None else None
+    return Reproduction(experiment, rows, directory, plots, failed, report, overview)
 
 
 def concat_tables(first: Table, second: Table) -> Table:

@@ -94,6 +94,36 @@ def measure(table: Any) -> list[dict[str, Any]]:
     return out
 
 
+def overview(table: Any) -> tuple[list[str], list[list[str]]]:
+    """The report as one table: an interface a row."""
+
+    def num(value: float | None, fmt: str) -> str:
+        return "–" if value is None else format(value, fmt)
+
+    headers = [
+        "interface",
+        "link",
+        "device queue depth",
+        "QD1 4 KiB read mean µs",
+        "p50 µs",
+        "seq read MB/s",
+        "seq write MB/s",
+    ]
+    cells = [
+        [
+            e["interface"],
+            e["link"],
+            num(e["device_queue_depth"], ","),
+            num(e["read_latency_us_mean"], ".1f"),
+            num(e["read_latency_us_p50"], ".1f"),
+            num(e["seq_read_mb_s"], ",.0f"),
+            num(e["seq_write_mb_s"], ",.0f"),
+        ]
+        for e in measure(table)
+    ]
+    return headers, cells
+
+
 def compare(table: Any) -> list[Row]:
     name = "interfaces"
     rows: list[Row] = []
@@ -180,5 +210,6 @@ EXPERIMENTS = (
         compare=compare,
         plots=plot,
         notes=NOTES,
+        overview=overview,
     ),
 )
