@@ -35,6 +35,13 @@ def test_measure_picks_each_interface_by_kind_and_link() -> None:
     assert ide_ideal["seq_read_mb_s"] == 100.0 * (1 + n)
     assert ide_ideal["read_latency_us_p50"] == 9.0 + n
     assert len(interfaces.compare(pl.DataFrame(rows))) == 3 * len(interfaces.INTERFACES)
+    headers, cells = interfaces.overview(pl.DataFrame(rows))
+    assert len(cells) == len(interfaces.INTERFACES)
+    assert all(len(line) == len(headers) for line in cells)
+    row = cells[n]
+    assert row[0] == "IDE, ideal link"
+    assert row[headers.index("seq read MB/s")] == f"{100.0 * (1 + n):,.0f}"
+    assert interfaces.overview(None)[1][0][2:] == ["–"] * (len(headers) - 2)
 
 
 @pytest.fixture(scope="module")
