@@ -358,3 +358,20 @@ fn traces_replay_on_every_interface_with_requests_split_into_commands() {
     }
     std::fs::remove_file(&path).ok();
 }
+
+#[test]
+fn dram_interface_buffer_fragmentation_is_visible() {
+    // Mixed sizes leave small blocks alive in both halves of the buddy-allocated buffer: a
+    // 512 KiB command then waits although 512 KiB or more is free in total.
+    let c = cfg(
+        "seed000-lpddr3-dramif",
+        &["interface.dram.chunk_size=\"512KiB\""],
+    );
+    let r = go(
+        &c,
+        "rw = \"randread\"\nbs = { \"64KiB\" = 40, \"128KiB\" = 30, \"512KiB\" = 30 }\nnumjobs = 8\nio_count = 1000",
+    );
+    let d = r.interface.dram.as_ref().unwrap();
+    assert!(d.stats.fragmentation_waits > 0, "{:?}", d.stats);
+    assert!(d.stats.fragmentation_waits < d.stats.buffer_waits);
+}
