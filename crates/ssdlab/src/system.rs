@@ -241,6 +241,9 @@ pub struct System {
     pub host_q: VecDeque<(u32, SimTime)>,
     /// Non-NVMe: commands the device holds.
     pub dev_inflight: u32,
+    /// SATA with NCQ: a non-queued command (FLUSH CACHE, DATA SET MANAGEMENT) holds the device
+    /// alone; nothing else is sent until it completes.
+    pub exclusive: bool,
     /// The DRAM interface's buffer, DMA engine and banks.
     pub dramif: Option<Box<crate::iface::dramif::DramIf>>,
     /// Largest command the host driver sends (MDTS, or the DRAM interface's chunk).
@@ -351,6 +354,7 @@ impl System {
             proto,
             host_q: VecDeque::new(),
             dev_inflight: 0,
+            exclusive: false,
             dramif,
             max_cmd_bytes,
             ctrl_cpu: Timeline::default(),

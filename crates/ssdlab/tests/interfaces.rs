@@ -375,3 +375,38 @@ fn dram_interface_buffer_fragmentation_is_visible() {
     assert!(d.stats.fragmentation_waits > 0, "{:?}", d.stats);
     assert!(d.stats.fragmentation_waits < d.stats.buffer_waits);
 }
+
+#[test]
+fn sata_flush_waits_for_the_ncq_queue_and_holds_it() {
+    use ssdlab::sim::SimTime;
+    use ssdlab::system::System;
+    use ssdlab::workload::Op;
+    let c = iface("sata", "sata3", 32, &["precondition.fill=sequential"]);
+    let mut sys = System::driven(&c, 1).unwrap();
+    sys.ftl.precondition(true, 0.0, 1).unwrap();
+    let mut ids = Vec::new();
+    for k in 0..8u64 {
+        ids.push(
+            sys.submit_external(SimTime::ZERO, Op::Read, k * 65536, 4096)
+                .unwrap(),
+        );
+    }
+    let flush = sys.submit_external(SimTime::ZERO, Op::Flush, 0, 0).unwrap();
+    let after: Vec<u32> = (8..16u64)
+        .map(|k| {
+            sys.submit_external(SimTime::ZERO, Op::Read, k * 65536, 4096)
+                .unwrap()
+        })
+        .collect();
+    let done = sys.run_external().unwrap();
+    let at = |id: u32| done.iter().find(|d| d.0 == id).unwrap().1;
+    let flush_at = at(flush);
+    assert!(
+        ids.iter().all(|&i| at(i) < flush_at),
+        "queued reads finish first"
+    );
+    assert!(
+        after.iter().all(|&i| at(i) > flush_at),
+        "later reads wait for the flush"
+    );
+}

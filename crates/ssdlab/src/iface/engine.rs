@@ -37,11 +37,22 @@ impl System {
             return self.dram_issue(now);
         }
         let (slots, prep, cmd_t, ack) = (p.slots, p.cmd_prep, p.cmd, p.ack);
+        // Under NCQ, FLUSH CACHE and DATA SET MANAGEMENT (TRIM) are non-queued commands: the
+        // host waits until no queued command is outstanding, and sends nothing else meanwhile
+        // (Serial ATA 3.x, 13.6; queued TRIM is an optional later addition, not modelled).
+        let ncq = p.kind == Kind::Sata && self.cfg.interface.ata.ncq;
         let lat = self.link.latency;
-        while self.dev_inflight < slots {
-            let Some((cmd, ready)) = self.host_q.pop_front() else {
+        while self.dev_inflight < slots && !self.exclusive {
+            let Some(&(cmd, ready)) = self.host_q.front() else {
                 break;
             };
+            if ncq && matches!(self.cmds.get(cmd).op, Op::Flush | Op::Trim) {
+                if self.dev_inflight > 0 {
+                    break;
+                }
+                self.exclusive = true;
+            }
+            self.host_q.pop_front();
             self.dev_inflight += 1;
             let (_, sent) = self.chan_reserve(Chan::Cmd, now.max(ready) + prep, cmd_t);
             let arrived = sent + lat;
@@ -56,6 +67,8 @@ impl System {
     #[inline(never)]
     pub(crate) fn release_slot(&mut self, now: SimTime, c: &Cmd) {
         self.dev_inflight -= 1;
+        // A non-queued command is the only one in flight: its end frees the device.
+        self.exclusive = false;
         if let Some(d) = self.dramif.as_mut() {
             if matches!(c.op, Op::Read | Op::Write) {
                 d.buddy.free(c.buf);
