@@ -314,19 +314,35 @@ fn count_err(n: usize, want: usize, layout: &str) -> String {
     format!("expected {want} fields {layout}, got {n}")
 }
 
-fn msr(line: &[u8]) -> Result<Parsed, String> {
+/// The fields of a comma-separated line that must have `want` of them: None for the header line
+/// (its first field is `header`, any case), an error naming the `layout` for a wrong count.
+fn csv_fields<'a>(
+    line: &'a [u8],
+    header: &[u8],
+    want: usize,
+    layout: &str,
+) -> Result<Option<Fields<'a>>, String> {
     let mut f: Fields = [&[]; 12];
     let n = split_commas(line, &mut f);
-    if n >= 1 && f[0].eq_ignore_ascii_case(b"timestamp") {
+    if n >= 1 && f[0].eq_ignore_ascii_case(header) {
+        return Ok(None);
+    }
+    if n != want {
+        return Err(count_err(n, want, layout));
+    }
+    Ok(Some(f))
+}
+
+fn msr(line: &[u8]) -> Result<Parsed, String> {
+    let Some(f) = csv_fields(
+        line,
+        b"timestamp",
+        7,
+        "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime separated by commas",
+    )?
+    else {
         return Ok(Parsed::Skip);
-    }
-    if n != 7 {
-        return Err(count_err(
-            n,
-            7,
-            "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime separated by commas",
-        ));
-    }
+    };
     let ticks = parse_u64(f[0]).ok_or_else(|| {
         bad(
             "Timestamp",
@@ -420,18 +436,15 @@ fn disksim(line: &[u8]) -> Result<Parsed, String> {
 }
 
 fn tencent(line: &[u8]) -> Result<Parsed, String> {
-    let mut f: Fields = [&[]; 12];
-    let n = split_commas(line, &mut f);
-    if n >= 1 && f[0].eq_ignore_ascii_case(b"timestamp") {
+    let Some(f) = csv_fields(
+        line,
+        b"timestamp",
+        5,
+        "Timestamp,Offset,Size,IOType,VolumeID separated by commas",
+    )?
+    else {
         return Ok(Parsed::Skip);
-    }
-    if n != 5 {
-        return Err(count_err(
-            n,
-            5,
-            "Timestamp,Offset,Size,IOType,VolumeID separated by commas",
-        ));
-    }
+    };
     let t = parse_decimal_ps(f[0], 12)
         .ok_or_else(|| bad("Timestamp", "Unix seconds (a non-negative number)", f[0]))?;
     let sector = parse_u64(f[1]).ok_or_else(|| bad("Offset", "a sector number (integer)", f[1]))?;
@@ -452,18 +465,15 @@ fn tencent(line: &[u8]) -> Result<Parsed, String> {
 }
 
 fn alibaba(line: &[u8]) -> Result<Parsed, String> {
-    let mut f: Fields = [&[]; 12];
-    let n = split_commas(line, &mut f);
-    if n >= 1 && f[0].eq_ignore_ascii_case(b"device_id") {
+    let Some(f) = csv_fields(
+        line,
+        b"device_id",
+        5,
+        "device_id,opcode,offset,length,timestamp separated by commas",
+    )?
+    else {
         return Ok(Parsed::Skip);
-    }
-    if n != 5 {
-        return Err(count_err(
-            n,
-            5,
-            "device_id,opcode,offset,length,timestamp separated by commas",
-        ));
-    }
+    };
     let device = parse_u32(f[0]).ok_or_else(|| bad("device_id", "an integer below 2^32", f[0]))?;
     let op = match f[1] {
         b"R" | b"r" => TraceOp::Read,
