@@ -461,8 +461,7 @@ impl System {
             ),
             InterruptMode::Polling => (seen, host.poll_cost.0 + host.complete_cost.0),
         };
-        let req = self.cmds.get(cmd).req;
-        let core = self.insts[self.reqs.get(req).inst as usize].core as usize;
+        let core = self.core_of_cmd(cmd);
         let (_, end) = self.cores[core].reserve(at, cost);
         self.q.push(end, Event::HostComplete { cmd });
     }

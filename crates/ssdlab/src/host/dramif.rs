@@ -2,7 +2,6 @@
 //! buffer before submission, write data copied in before the SQ entry and doorbell, read data
 //! copied out in the completion handler, and the buffer freed when the host is done.
 
-use crate::config::InterruptMode;
 use crate::sim::SimTime;
 use crate::system::{Event, System};
 use crate::workload::Op;
@@ -63,15 +62,8 @@ impl System {
     /// The device posted the completion at `t`: GPIO interrupt (or a poll), the handler reads
     /// the CQ entry, and a read's data is copied out of the buffer.
     pub(crate) fn dram_complete(&mut self, t: SimTime, cmd: u32) {
-        let host = &self.cfg.host;
-        let entry = self.cfg.interface.dram.entry_access.0;
-        let (at, cost) = match self.interrupt {
-            InterruptMode::Polling => (t, host.poll_cost.0 + host.complete_cost.0 + entry),
-            _ => (
-                t + self.cfg.interface.interrupt_latency.0,
-                host.complete_cost.0 + entry,
-            ),
-        };
+        // The handler reads the CQ entry.
+        let (at, cost) = self.host_completion(t, self.cfg.interface.dram.entry_access.0);
         let core = self.core_of_cmd(cmd);
         let (_, mut end) = self.cores[core].reserve(at, cost);
         let c = self.cmds.get(cmd);

@@ -153,18 +153,27 @@ impl System {
         let (status, host_status) = (p.status, p.host_status);
         let lat = self.link.latency;
         let (_, sent) = self.chan_reserve(Chan::Status, t, status);
-        let seen = sent + lat;
-        let host = &self.cfg.host;
-        let (at, cost) = match self.interrupt {
-            InterruptMode::Polling => (seen, host.poll_cost.0 + host.complete_cost.0 + host_status),
-            _ => (
-                seen + self.cfg.interface.interrupt_latency.0,
-                host.complete_cost.0 + host_status,
-            ),
-        };
+        let (at, cost) = self.host_completion(sent + lat, host_status);
         let core = self.core_of_cmd(cmd);
         let (_, end) = self.cores[core].reserve(at, cost);
         self.q.push(end, Event::HostComplete { cmd });
+    }
+
+    /// A completion the host can see from `seen`: when its completion work starts and what it
+    /// costs on the core. With an interrupt (a local line: pin, GPIO) the handler runs
+    /// `interrupt_latency` later; with polling, at once for one poll more. `handler_extra` is
+    /// the protocol's own work in the handler (status registers, the CQ entry).
+    pub(crate) fn host_completion(
+        &self,
+        seen: SimTime,
+        handler_extra: SimTime,
+    ) -> (SimTime, SimTime) {
+        let host = &self.cfg.host;
+        let cost = host.complete_cost.0 + handler_extra;
+        match self.interrupt {
+            InterruptMode::Polling => (seen, host.poll_cost.0 + cost),
+            _ => (seen + self.cfg.interface.interrupt_latency.0, cost),
+        }
     }
 
     #[inline]

@@ -117,28 +117,29 @@ impl Wire {
     /// Time on the wire of `bytes` of payload (0 bytes: nothing).
     #[inline]
     pub fn time(&self, bytes: u64) -> SimTime {
-        if bytes == 0 || self.ideal() {
+        if bytes == 0 {
             return SimTime::ZERO;
         }
-        let segs = bytes.div_ceil(self.seg_bytes);
-        let mut wire = bytes + segs * self.seg_overhead_bytes;
-        if self.frame_bytes > 0 {
-            wire += wire.div_ceil(self.frame_bytes) * self.frame_overhead_bytes;
-        }
-        SimTime(((wire * self.ps_per_byte_x1024) >> 10) + segs * self.seg_overhead_ps)
+        self.framed(bytes, bytes.div_ceil(self.seg_bytes))
     }
 
     /// Time of a control message of `bytes` sent as one segment (a FIS, a UPIU, a token).
     #[inline]
     pub fn message(&self, bytes: u64) -> SimTime {
+        self.framed(bytes, 1)
+    }
+
+    /// `bytes` of payload in `segs` segments, each with its overhead, the whole cut into frames.
+    #[inline]
+    fn framed(&self, bytes: u64, segs: u64) -> SimTime {
         if self.ideal() {
             return SimTime::ZERO;
         }
-        let mut wire = bytes + self.seg_overhead_bytes;
+        let mut wire = bytes + segs * self.seg_overhead_bytes;
         if self.frame_bytes > 0 {
             wire += wire.div_ceil(self.frame_bytes) * self.frame_overhead_bytes;
         }
-        SimTime(((wire * self.ps_per_byte_x1024) >> 10) + self.seg_overhead_ps)
+        SimTime(((wire * self.ps_per_byte_x1024) >> 10) + segs * self.seg_overhead_ps)
     }
 
     /// Payload bytes per second for a long transfer (for reports).
