@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,6 +22,7 @@ from . import SimulationError, _core
 from .api import Config, Job, Result, Trace, preset_toml, presets, run
 from .cli_experiments import register as register_experiments
 from .cli_nvme import register as register_nvme
+from .cli_options import Overrides, UserError, check_overrides
 from .cli_trace import register as register_trace
 from .progress import progress_bar, stderr_is_terminal
 from .table import key_value_table, print_result
@@ -41,10 +41,6 @@ DEMO_JOB: dict[str, Any] = {
     "iodepth": 16,
     "io_count": 20_000,
 }
-
-
-class UserError(Exception):
-    """A mistake on the command line that the core never sees (bad --set, missing --job file)."""
 
 
 app = typer.Typer(
@@ -89,21 +85,6 @@ def _root(
 
 # --------------------------------------------------------------------------------------------
 # helpers
-
-
-_OVERRIDE = re.compile(r"^\s*[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*\s*=")
-
-
-def check_overrides(overrides: Sequence[str] | None) -> list[str]:
-    """Reject a --set without ``PATH=VALUE`` shape here, with the flag's name in the message."""
-    checked = []
-    for item in overrides or []:
-        if not _OVERRIDE.match(item):
-            raise UserError(
-                f"bad --set {item!r}: expected PATH=VALUE, e.g. --set ftl.over_provisioning=0.1"
-            )
-        checked.append(item)
-    return checked
 
 
 def parse_bs(text: str) -> str | dict[str, float]:
@@ -165,14 +146,6 @@ def _build_trace(trace: str, flags: dict[str, Any], job_flags: dict[str, Any]) -
 # commands
 
 
-Overrides = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--set",
-        metavar="PATH=VALUE",
-        help="Override a configuration field, e.g. --set ftl.over_provisioning=0.1 (repeatable).",
-    ),
-]
 Seed = Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Random seed of the run.")]
 JsonOut = Annotated[
     Path | None,

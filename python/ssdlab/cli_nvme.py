@@ -20,6 +20,7 @@ from typing import Annotated, Any
 import typer
 
 from . import _core
+from .cli_options import Overrides, check_overrides
 from .nvme import NvmeDevice
 
 
@@ -59,14 +60,6 @@ FormatOpt = Annotated[
 ]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the model.", min=0)]
 LbaOpt = Annotated[int, typer.Option("--lba-size", help="Logical block size: 512 or 4096.")]
-SetOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--set",
-        metavar="PATH=VALUE",
-        help="Override a configuration field, e.g. --set interface.link=pcie4x4 (repeatable).",
-    ),
-]
 
 
 def _device(
@@ -79,11 +72,7 @@ def _device(
     lba_size: int,
     overrides: list[str] | None,
 ) -> NvmeDevice:
-    for item in overrides or []:
-        if "=" not in item or not item.split("=", 1)[0].strip():
-            raise NvmeCliError(
-                f"bad --set {item!r}: expected PATH=VALUE, e.g. --set interface.link=pcie4x4"
-            )
+    overrides = check_overrides(overrides)
     if job is not None and trace is not None:
         raise NvmeCliError("give --job or --trace, not both")
     if lba_size not in (512, 4096):
@@ -169,7 +158,7 @@ def id_ctrl_command(
     output_format: FormatOpt = OutputFormat.normal,
     seed: SeedOpt = 1,
     lba_size: LbaOpt = 4096,
-    overrides: SetOpt = None,
+    overrides: Overrides = None,
 ) -> None:
     """Identify Controller (nvme id-ctrl)."""
     dev = _device(config, job, trace, trace_format, iodepth, seed, lba_size, overrides)
@@ -197,7 +186,7 @@ def id_ns_command(
     output_format: FormatOpt = OutputFormat.normal,
     seed: SeedOpt = 1,
     lba_size: LbaOpt = 4096,
-    overrides: SetOpt = None,
+    overrides: Overrides = None,
 ) -> None:
     """Identify Namespace 1 (nvme id-ns)."""
     dev = _device(config, job, trace, trace_format, iodepth, seed, lba_size, overrides)
@@ -228,7 +217,7 @@ def smart_log_command(
     output_format: FormatOpt = OutputFormat.normal,
     seed: SeedOpt = 1,
     lba_size: LbaOpt = 4096,
-    overrides: SetOpt = None,
+    overrides: Overrides = None,
 ) -> None:
     """The SMART / Health log (nvme smart-log)."""
     dev = _device(config, job, trace, trace_format, iodepth, seed, lba_size, overrides)
@@ -267,7 +256,7 @@ def list_command(
     output_format: FormatOpt = OutputFormat.normal,
     seed: SeedOpt = 1,
     lba_size: LbaOpt = 4096,
-    overrides: SetOpt = None,
+    overrides: Overrides = None,
 ) -> None:
     """The device as nvme list shows it."""
     dev = _device(config, job, trace, trace_format, iodepth, seed, lba_size, overrides)

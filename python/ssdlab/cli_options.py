@@ -1,0 +1,38 @@
+"""What several command groups share: the ``--set`` option and its check, and the error for a
+command-line mistake the core never sees (``cli.main`` prints it as one line, exit code 2)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Annotated
+
+import typer
+
+
+class UserError(Exception):
+    """A mistake on the command line that the core never sees (bad --set, missing --job file)."""
+
+
+Overrides = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        metavar="PATH=VALUE",
+        help="Override a configuration field, e.g. --set ftl.over_provisioning=0.1 (repeatable).",
+    ),
+]
+
+_OVERRIDE = re.compile(r"^\s*[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*\s*=")
+
+
+def check_overrides(overrides: Sequence[str] | None) -> list[str]:
+    """Reject a --set without ``PATH=VALUE`` shape here, with the flag's name in the message."""
+    checked = []
+    for item in overrides or []:
+        if not _OVERRIDE.match(item):
+            raise UserError(
+                f"bad --set {item!r}: expected PATH=VALUE, e.g. --set ftl.over_provisioning=0.1"
+            )
+        checked.append(item)
+    return checked
