@@ -1,6 +1,8 @@
 //! The cache buffer in whole runs: the data oracle through every replacement policy, write mode
 //! and port mode; cached writes are fast; dual port flushes pre-emptively.
 
+mod common;
+
 use proptest::prelude::*;
 use ssdlab::ctrl::datacheck::DataCheck;
 use ssdlab::system::System;
@@ -62,16 +64,7 @@ proptest! {
 
 fn write_latency_us(cfg: &SsdConfig, job: &str) -> (f64, serde_json::Value) {
     let spec = JobSpec::from_toml_str(job, "job").unwrap();
-    let out = ssdlab::run(
-        cfg,
-        &spec,
-        &ssdlab::RunOptions {
-            seed: 1,
-            record_requests: false,
-        },
-        &mut |_, _| true,
-    )
-    .unwrap();
+    let out = ssdlab::run(cfg, &spec, &common::opts(1), &mut |_, _| true).unwrap();
     let v: serde_json::Value = serde_json::from_str(&out.result.to_json()).unwrap();
     (v["ops"]["write"]["latency_us"]["mean"].as_f64().unwrap(), v)
 }

@@ -177,31 +177,15 @@ fn bad_config_inputs_are_named() {
 fn bad_jobs_are_named() {
     let cfg = small(&[]);
     let j = job("rw = \"read\"\nsize = \"100PiB\"");
-    let e = run(
-        &cfg,
-        &j,
-        &RunOptions {
-            seed: 1,
-            record_requests: false,
-        },
-        &mut |_, _| true,
-    )
-    .err()
-    .unwrap();
+    let e = run(&cfg, &j, &common::opts(1), &mut |_, _| true)
+        .err()
+        .unwrap();
     assert!(matches!(e, Error::Job(_)));
     assert!(e.to_string().contains("larger than the device"), "{e}");
     let j = job("rw = \"read\"\niodepth = 2000");
-    let e = run(
-        &cfg,
-        &j,
-        &RunOptions {
-            seed: 1,
-            record_requests: false,
-        },
-        &mut |_, _| true,
-    )
-    .err()
-    .unwrap();
+    let e = run(&cfg, &j, &common::opts(1), &mut |_, _| true)
+        .err()
+        .unwrap();
     assert!(e.to_string().contains("queue_depth"), "{e}");
 }
 
@@ -211,18 +195,10 @@ fn progress_can_interrupt() {
     let j = job("rw = \"randread\"\nbs = \"4KiB\"\niodepth = 8\nio_count = 2000000");
     let mut calls = 0;
     // The core calls back at most ten times a wall second; stop at the first call.
-    let e = run(
-        &cfg,
-        &j,
-        &RunOptions {
-            seed: 1,
-            record_requests: false,
-        },
-        &mut |_, _| {
-            calls += 1;
-            false
-        },
-    );
+    let e = run(&cfg, &j, &common::opts(1), &mut |_, _| {
+        calls += 1;
+        false
+    });
     assert!(matches!(e, Err(Error::Interrupted)) || calls == 0);
 }
 

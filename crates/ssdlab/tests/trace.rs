@@ -4,7 +4,7 @@
 mod common;
 
 use ssdlab::workload::trace::replay::TraceJob;
-use ssdlab::{run_replay, RunOptions, SsdConfig};
+use ssdlab::{run_replay, SsdConfig};
 use std::path::PathBuf;
 
 fn fixture(name: &str) -> String {
@@ -148,18 +148,10 @@ fn bad_traces_fail_before_the_run() {
     let p = dir.join("bad.csv");
     std::fs::write(&p, "0,1,4096,w,0.0\n0,2,4096,w,0.1\n0,x,4096,w,0.2\n").unwrap();
     let j = tjob(serde_json::json!({"trace": p.to_string_lossy(), "format": "spc"}));
-    let e = run_replay(
-        &small(),
-        &j,
-        &RunOptions {
-            seed: 1,
-            record_requests: false,
-        },
-        &mut |_, _| true,
-    )
-    .err()
-    .unwrap()
-    .to_string();
+    let e = run_replay(&small(), &j, &common::opts(1), &mut |_, _| true)
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("bad.csv, line 3") && e.contains("LBA"), "{e}");
     let j = tjob(
         serde_json::json!({"trace": p.to_string_lossy(), "format": "spc", "skip_bad_lines": true}),
