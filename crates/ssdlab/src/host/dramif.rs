@@ -16,6 +16,11 @@ impl System {
     pub(crate) fn dram_issue(&mut self, now: SimTime) {
         let slots = self.proto.as_ref().expect("DRAM interface").slots;
         let entry = self.cfg.interface.dram.entry_access.0;
+        let t = self.q.now();
+        self.dramif
+            .as_mut()
+            .expect("DRAM interface")
+            .forget_host_windows(t);
         while self.dev_inflight < slots {
             let Some(&(cmd, ready)) = self.host_q.front() else {
                 break;

@@ -288,6 +288,17 @@ impl DramIf {
         end
     }
 
+    /// Drop the host's bank windows that ended by `now` (the engine's time): no controller access
+    /// from now on can meet them. Without this, runs whose controller never touches a bank
+    /// (`skip_media`) would keep every window.
+    pub fn forget_host_windows(&mut self, now: SimTime) {
+        for host in &mut self.banks_host {
+            while host.front().is_some_and(|w| w.1 <= now) {
+                host.pop_front();
+            }
+        }
+    }
+
     /// The host's accesses to the banks holding `bytes` at `off`, spread evenly over a copy
     /// running from `from` to `to`: each interleave piece is read or written at the channel's
     /// rate when the copy reaches it.
