@@ -4,12 +4,13 @@ nvme-cli would be."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from conftest import assert_user_error, run_cli
-from ssdlab.nvme import NvmeDevice
+from ssdlab.nvme import NvmeAccessError, NvmeDevice
 
 ID_CTRL_KEYS = [
     "vid",
@@ -203,3 +204,19 @@ def test_cli_set_overrides_the_config(preset_name: str) -> None:
     assert proc.returncode == 0, proc.stderr
     wider = json.loads(proc.stdout)
     assert wider["Devices"][0]["PhysicalSize"] > base["Devices"][0]["PhysicalSize"]
+
+
+def test_bad_register_and_memory_accesses_are_clear_errors(preset_name: str) -> None:
+    dev = NvmeDevice(preset_name)
+    for call, needle in [
+        (lambda: dev.mmio_read(0, 3), "mmio_read size: got 3"),
+        (lambda: dev.mmio_write(0x14, 1 << 40, 4), "mmio_write value"),
+        (lambda: dev.mmio_read(-1), "mmio_read offset: got -1"),
+        (lambda: dev.config_read(4096), "config_read offset: got 4096"),
+        (lambda: dev.mem_read(0, 1 << 40), "mem_read length"),
+        (lambda: dev.mem_write(2**64 - 2, b"abcd"), "pass 2^64"),
+    ]:
+        with pytest.raises(NvmeAccessError, match=re.escape(needle)):
+            call()
+    # The device is still usable afterwards.
+    assert dev.mmio_read(0x08) == 0x10400

@@ -17,7 +17,28 @@ from typing import Any
 from . import _core
 from .api import Config, Job
 
-__all__ = ["NvmeDevice"]
+__all__ = ["NvmeAccessError", "NvmeDevice"]
+
+# Host memory read back in one call at most (the simulated memory is sparse; a larger read is a
+# mistake, and would try to allocate it).
+MAX_MEM_READ = 1 << 30
+
+
+class NvmeAccessError(_core.SsdlabError):
+    """A register, configuration-space or host-memory access of a size or range that does not
+    exist. (The controller itself ignores such accesses from a guest, as hardware does; from
+    Python they are a mistake worth saying.)"""
+
+
+def _check(what: str, value: int, allowed: Iterable[int]) -> None:
+    allowed = tuple(allowed)
+    if value not in allowed:
+        raise NvmeAccessError(f"{what}: got {value}, expected one of {allowed}")
+
+
+def _check_range(what: str, value: int, bits: int) -> None:
+    if not 0 <= value < 1 << bits:
+        raise NvmeAccessError(f"{what}: got {value}, expected 0 to 2^{bits} - 1")
 
 
 class NvmeDevice:
@@ -42,21 +63,40 @@ class NvmeDevice:
 
     # Registers, configuration space and host memory.
     def mmio_read(self, offset: int, size: int = 4) -> int:
+        _check("mmio_read size", size, (1, 2, 4, 8))
+        _check_range("mmio_read offset", offset, 64)
         return self._dev.mmio_read(offset, size)
 
     def mmio_write(self, offset: int, value: int, size: int = 4) -> None:
+        _check("mmio_write size", size, (4, 8))
+        _check_range("mmio_write offset", offset, 64)
+        _check_range("mmio_write value", value, 8 * size)
         self._dev.mmio_write(offset, value, size)
 
     def config_read(self, offset: int, size: int = 4) -> int:
+        _check("config_read size", size, (1, 2, 4))
+        _check_range("config_read offset", offset, 12)
         return self._dev.config_read(offset, size)
 
     def config_write(self, offset: int, value: int, size: int = 4) -> None:
+        _check("config_write size", size, (1, 2, 4))
+        _check_range("config_write offset", offset, 12)
+        _check_range("config_write value", value, 8 * size)
         self._dev.config_write(offset, value, size)
 
     def mem_read(self, addr: int, length: int) -> bytes:
+        _check_range("mem_read addr", addr, 64)
+        if not 0 <= length <= MAX_MEM_READ or addr + length > 1 << 64:
+            raise NvmeAccessError(
+                f"mem_read length: got {length} bytes at {addr:#x}, expected 0 to"
+                f" {MAX_MEM_READ} bytes within the 64-bit address space"
+            )
         return self._dev.mem_read(addr, length)
 
     def mem_write(self, addr: int, data: bytes) -> None:
+        _check_range("mem_write addr", addr, 64)
+        if addr + len(data) > 1 << 64:
+            raise NvmeAccessError(f"mem_write: {len(data)} bytes at {addr:#x} pass 2^64")
         self._dev.mem_write(addr, data)
 
     # Admin commands.
