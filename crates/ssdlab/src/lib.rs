@@ -1,12 +1,16 @@
 //! ssdlab: a deterministic simulator of solid-state storage systems.
 //!
-//! The request path: a workload (`workload`) issues requests from the host (`host`), which
-//! crosses the interface (`iface`) to the controller (`ctrl`: HIL then FIL), whose FTL (`ftl`)
-//! maps them onto the media (`media`). `system` holds all of it and runs the event loop on the
-//! engine (`sim`); `stats` gathers the result; `run` ties a run together.
+//! A [`device::Device`] is the host stack (`host`), a host interface (`iface`), the controller
+//! (`ctrl`: HIL, cache buffer, FIL), the FTL (`ftl`) and the media (`media`), on the engine
+//! (`sim`), with no workload. Drivers (`driver`) submit requests to it through a small boundary:
+//! fio-like jobs and trace replays (`workload` holds their specs, generators and trace readers)
+//! and the register-level NVMe controller (`nvme`). `stats` gathers the result; `run` ties a
+//! run together.
 
 pub mod config;
 pub mod ctrl;
+pub mod device;
+pub mod driver;
 pub mod error;
 pub mod ftl;
 pub mod host;
@@ -16,10 +20,10 @@ pub mod nvme;
 pub mod run;
 pub mod sim;
 pub mod stats;
-pub mod system;
 pub mod workload;
 
 pub use config::SsdConfig;
+pub use device::{Completion, Device, Driver, Request};
 pub use error::{Error, Result};
 pub use run::{bench, run, run_replay, RunOptions, RunOutput};
 pub use workload::JobSpec;

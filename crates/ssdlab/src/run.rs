@@ -2,12 +2,13 @@
 //! benchmark.
 
 use crate::config::{FillMode, SsdConfig};
+use crate::device::{Device, Driver, RequestRecord};
+use crate::driver::jobs::JobDriver;
+use crate::driver::replay::ReplayDriver;
 use crate::error::{Error, Result};
 use crate::sim::SimTime;
 use crate::stats::peak_memory_bytes;
 use crate::stats::result::*;
-use crate::system::{RequestRecord, System};
-use crate::workload::job::{BlockSize, Rw};
 use crate::workload::trace::replay::{Replay, TraceJob};
 use crate::workload::{JobSpec, Op};
 use std::collections::BTreeMap;
@@ -35,9 +36,18 @@ pub fn run(
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<RunOutput> {
     let job = spec.fit(cfg.logical_bytes())?;
-    let sys = System::new(cfg, job, opts.seed, opts.record_requests)?;
+    let mut dev = new_device(cfg, opts)?;
+    let mut driver = JobDriver::new(job, &dev, opts.seed)?;
     let job_json = serde_json::to_value(spec).expect("job serialises");
-    simulate(sys, cfg, job_json, opts, progress)
+    let t = precondition(&mut dev, cfg, opts.seed)?;
+    driver.start(&mut dev);
+    let wall = drive(&mut dev, &mut driver, progress)?;
+    let stop = driver.finish()?;
+    let result = build_result(&dev, cfg, job_json, opts.seed, stop, wall, t);
+    Ok(RunOutput {
+        result,
+        records: dev.take_records(),
+    })
 }
 
 /// Replay a trace (or a workload model) on the device `cfg`. The trace is read once to check
@@ -49,63 +59,51 @@ pub fn run_replay(
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<RunOutput> {
     let replay = Replay::new(tjob, cfg.logical_bytes(), opts.seed)?;
-    // The host's limits, in the shape of a synthetic job (its pattern fields are not used; the
-    // replay keeps its own iodepth and checks the NVMe queues' room request by request).
-    let spec = JobSpec {
-        name: tjob.name.clone(),
-        rw: Rw::Randrw,
-        bs: BlockSize::Fixed(crate::config::Bytes(4096)),
-        iodepth: 1,
-        numjobs: tjob.queues,
-        size: None,
-        offset: crate::config::Bytes(0),
-        io_count: tjob.io_count,
-        runtime: tjob.runtime,
-        rwmixread: 50,
-        distribution: "uniform".into(),
-        rate_iops: None,
-        ramp: tjob.ramp,
-    };
-    let mut job = spec.fit(cfg.logical_bytes())?;
-    job.total_ios = tjob.io_count;
-    let i = &cfg.interface;
-    let mut sys = System::new(cfg, job, opts.seed, opts.record_requests)?;
-    sys.replay = Some(Box::new(crate::host::ReplayHost::new(
-        replay,
-        i.io_queues,
-        // Other interfaces than NVMe queue in the host without limit.
-        if sys.proto.is_some() {
-            u32::MAX
-        } else {
-            i.queue_depth
-        },
-    )));
+    let mut dev = new_device(cfg, opts)?;
+    let mut driver = ReplayDriver::new(replay, tjob);
     let job_json = serde_json::to_value(tjob).expect("trace job serialises");
-    simulate(sys, cfg, job_json, opts, progress)
+    let t = precondition(&mut dev, cfg, opts.seed)?;
+    driver.start(&mut dev);
+    let wall = drive(&mut dev, &mut driver, progress)?;
+    let stop = driver.finish()?;
+    let mut result = build_result(&dev, cfg, job_json, opts.seed, stop, wall, t);
+    result.trace = Some(driver.outcome());
+    Ok(RunOutput {
+        result,
+        records: dev.take_records(),
+    })
 }
 
-fn simulate(
-    mut sys: System,
-    cfg: &SsdConfig,
-    job_json: serde_json::Value,
-    opts: &RunOptions,
-    progress: &mut dyn FnMut(u64, u64) -> bool,
-) -> Result<RunOutput> {
+fn new_device(cfg: &SsdConfig, opts: &RunOptions) -> Result<Device> {
+    let mut dev = Device::new(cfg, opts.seed)?;
+    if opts.record_requests {
+        dev.record_requests();
+    }
+    Ok(dev)
+}
+
+/// Precondition the FTL as the config says (untimed); returns the wall seconds it took.
+pub fn precondition(dev: &mut Device, cfg: &SsdConfig, seed: u64) -> Result<f64> {
     let t0 = Instant::now();
     let p = &cfg.precondition;
     if p.fill == FillMode::Sequential || p.random_overwrite > 0.0 {
-        sys.ftl.precondition(
-            p.fill == FillMode::Sequential,
-            p.random_overwrite,
-            opts.seed,
-        )?;
+        let ftl = dev.ftl_mut();
+        ftl.precondition(p.fill == FillMode::Sequential, p.random_overwrite, seed)?;
         // The result speaks of the timed run only; blocks keep the wear they got.
-        sys.ftl.stats = Default::default();
+        ftl.stats = Default::default();
     }
-    let precondition_s = t0.elapsed().as_secs_f64();
+    Ok(t0.elapsed().as_secs_f64())
+}
+
+/// Run `driver` on `dev` until the device is idle; returns the wall seconds it took.
+fn drive<D: Driver>(
+    dev: &mut Device,
+    driver: &mut D,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<f64> {
     let t1 = Instant::now();
     let mut last_report = Instant::now();
-    let stop = sys.run(CHECK_EVERY, &mut |done, total| {
+    let finished = dev.run(driver, CHECK_EVERY, &mut |done, total| {
         if last_report.elapsed().as_millis() >= 100 {
             last_report = Instant::now();
             progress(done, total)
@@ -113,20 +111,10 @@ fn simulate(
             true
         }
     })?;
-    if stop == "interrupted" {
+    if !finished {
         return Err(Error::Interrupted);
     }
-    let wall_s = t1.elapsed().as_secs_f64();
-    let trace = sys.replay.as_mut().map(|r| {
-        r.src.out.replayed = r.issued;
-        serde_json::to_value(&r.src.out).expect("trace outcome serialises")
-    });
-    let mut result = build_result(&sys, cfg, job_json, opts.seed, stop, wall_s, precondition_s);
-    result.trace = trace;
-    Ok(RunOutput {
-        result,
-        records: sys.records.take(),
-    })
+    Ok(t1.elapsed().as_secs_f64())
 }
 
 fn bandwidth(bytes: u64, secs: f64) -> (f64, f64) {
@@ -139,8 +127,9 @@ fn bandwidth(bytes: u64, secs: f64) -> (f64, f64) {
     )
 }
 
-fn build_result(
-    sys: &System,
+/// The result of a run on `dev`, from its layers' figures.
+pub fn build_result(
+    dev: &Device,
     cfg: &SsdConfig,
     job: serde_json::Value,
     seed: u64,
@@ -148,13 +137,14 @@ fn build_result(
     wall_s: f64,
     pre_s: f64,
 ) -> RunResult {
-    let end = sys.last_completion;
-    let start = sys.job.ramp.min(end);
+    let host = dev.host();
+    let end = host.last_completion();
+    let start = host.measure_from().min(end);
     let window = (end - start).as_secs_f64();
     let mut ops = BTreeMap::new();
     let (mut count, mut bytes) = (0, 0);
     for op in Op::ALL {
-        let l = &sys.lat[op.index()];
+        let l = host.latency(op);
         if l.count == 0 {
             continue;
         }
@@ -178,19 +168,24 @@ fn build_result(
         );
     }
     let (mib, mb) = bandwidth(bytes, window);
-    let f = &sys.ftl.stats;
-    let c = &sys.counters;
-    let unit_per_page = sys.geo.units_per_page as f64;
+    let f = &dev.ftl().stats;
+    let hil = &dev.hil().counters;
+    let fil = &dev.fil().counters;
+    let geo = dev.geometry();
+    let unit_per_page = geo.units_per_page as f64;
     let host_pages_written = (f.host_units_written as f64 / unit_per_page).ceil() as u64;
     // GC may run on after the last completion: utilisation is over all simulated time.
-    let total_time = end.max(sys.q.now()).as_secs_f64().max(1e-18);
+    let total_time = end.max(dev.now()).as_secs_f64().max(1e-18);
     let util = |busy: SimTime| (busy.as_secs_f64() / total_time).min(1.0);
     let wa = if f.host_units_written > 0 {
         (f.host_units_written + f.gc_units_moved) as f64 / f.host_units_written as f64
     } else {
         0.0
     };
-    let events = sys.q.handled;
+    let events = dev.events();
+    let completed = host.completed();
+    let (link_up, link_down) = dev.interface().link_busy();
+    let cores = dev.host_cpu();
     RunResult {
         schema: SCHEMA,
         ssdlab_version: env!("CARGO_PKG_VERSION"),
@@ -202,7 +197,7 @@ fn build_result(
         sim: SimInfo {
             simulated_time_s: end.as_secs_f64(),
             measured_time_s: window,
-            requests: sys.completed,
+            requests: completed,
             events,
             stop_reason: stop.to_string(),
         },
@@ -221,40 +216,39 @@ fn build_result(
         device: DeviceResult {
             logical_bytes: cfg.logical_bytes(),
             map_unit_bytes: cfg.map_unit_bytes(),
-            host_pages_read: (c.host_units_read as f64 / unit_per_page).ceil() as u64,
+            host_pages_read: (hil.host_units_read as f64 / unit_per_page).ceil() as u64,
             host_pages_written,
-            nand_pages_read: c.nand_pages_read,
-            nand_pages_written: c.nand_pages_written,
+            nand_pages_read: fil.nand_pages_read,
+            nand_pages_written: fil.nand_pages_written,
             write_amplification: wa,
             gc_runs: f.gc_runs,
             gc_units_moved: f.gc_units_moved,
             erases: f.erases,
-            erase_count: Spread::of(sys.ftl.blocks().iter().map(|b| b.erase_count as f64)),
+            erase_count: Spread::of(dev.ftl().blocks().iter().map(|b| b.erase_count as f64)),
             wear_level_migrations: f.wl_migrations,
             forced_erases: f.forced_erases,
             trimmed_units: f.trimmed_units,
-            unmapped_reads: c.unmapped_reads,
-            buffer_reads: c.buffer_reads,
-            multiplane_ops: c.multiplane_ops,
+            unmapped_reads: hil.unmapped_reads,
+            buffer_reads: hil.buffer_reads,
+            multiplane_ops: fil.multiplane_ops,
         },
         utilisation: Utilisation {
-            channel: UnitUtil::of(sys.channels.iter().map(|t| util(t.busy)).collect()),
-            die: UnitUtil::of(sys.dies.iter().map(|d| util(d.busy)).collect()),
-            link_up: util(sys.link_up.busy),
-            link_down: util(sys.link_down.busy),
-            host_cpu: sys.cores.iter().map(|t| util(t.busy)).sum::<f64>() / sys.cores.len() as f64,
-            controller_cpu: util(sys.ctrl_cpu.busy),
+            channel: UnitUtil::of(dev.fil().channel_busy().map(util).collect()),
+            die: UnitUtil::of(dev.fil().die_busy().map(util).collect()),
+            link_up: util(link_up),
+            link_down: util(link_down),
+            host_cpu: cores.busy().map(util).sum::<f64>() / cores.cores() as f64,
+            controller_cpu: util(dev.hil().cpu_busy()),
         },
-        interface: interface_result(sys, cfg),
-        cache: sys
-            .cache
-            .as_ref()
-            .map(|bm| bm.result(end.max(sys.q.now()).as_secs_f64())),
+        interface: interface_result(dev),
+        cache: dev
+            .cache()
+            .map(|bm| bm.result(end.max(dev.now()).as_secs_f64())),
         wall: Wall {
             seconds: wall_s,
             precondition_seconds: pre_s,
             requests_per_s: if wall_s > 0.0 {
-                sys.completed as f64 / wall_s
+                completed as f64 / wall_s
             } else {
                 0.0
             },
@@ -320,26 +314,13 @@ pub fn bench(io_count: u64, seed: u64, overwrite: f64) -> Result<serde_json::Val
     }))
 }
 
-fn interface_result(sys: &System, cfg: &SsdConfig) -> InterfaceResult {
-    let i = &cfg.interface;
-    let (kind, link, depth) = match &sys.proto {
-        Some(p) => (p.kind.name(), p.link_name.clone(), p.slots as u64),
-        None => (
-            "nvme",
-            match crate::iface::pcie::LinkSpec::parse(&i.link) {
-                Ok(crate::iface::pcie::LinkSpec::Pcie { gen, lanes }) => {
-                    format!("PCIe Gen{gen} x{lanes}")
-                }
-                _ => "PCIe ideal (no link limit)".into(),
-            },
-            (i.queue_depth as u64 - 1) * i.io_queues as u64,
-        ),
-    };
+fn interface_result(dev: &Device) -> InterfaceResult {
+    let link = dev.interface();
     InterfaceResult {
-        kind,
-        link,
-        device_queue_depth: depth,
-        dram: sys.dramif.as_ref().map(|d| DramIfResult {
+        kind: link.kind().name(),
+        link: link.link_name().to_string(),
+        device_queue_depth: link.device_queue_depth(),
+        dram: link.dramif().map(|d| DramIfResult {
             stats: d.stats.clone(),
             interface_bandwidth_mb_s: if d.stats.copy_phase_ns > 0.0 {
                 d.stats.data_bytes as f64 / (d.stats.copy_phase_ns * 1e-9) / 1e6

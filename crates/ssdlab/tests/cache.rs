@@ -4,8 +4,8 @@
 mod common;
 
 use proptest::prelude::*;
-use ssdlab::ctrl::datacheck::DataCheck;
-use ssdlab::system::System;
+use ssdlab::device::Device;
+use ssdlab::driver::jobs::JobDriver;
 use ssdlab::{JobSpec, SsdConfig};
 
 fn cached(extra: &[&str]) -> SsdConfig {
@@ -17,14 +17,17 @@ fn cached(extra: &[&str]) -> SsdConfig {
     SsdConfig::resolve("small-tlc", &ov).unwrap()
 }
 
-/// Run with the data oracle on; return the system for inspection.
-fn run_checked(cfg: &SsdConfig, job: &str, seed: u64) -> System {
+/// Run with the data oracle on; return the device for inspection.
+fn run_checked(cfg: &SsdConfig, job: &str, seed: u64) -> Device {
     let spec = JobSpec::from_toml_str(job, "test job").unwrap();
     let job = spec.fit(cfg.logical_bytes()).unwrap();
-    let mut sys = System::new(cfg, job, seed, false).unwrap();
-    sys.check = Some(DataCheck::default());
-    sys.run(1 << 20, &mut |_, _| true).unwrap();
-    let dc = sys.check.as_ref().unwrap();
+    let mut sys = Device::new(cfg, seed).unwrap();
+    sys.enable_check();
+    let mut driver = JobDriver::new(job, &sys, seed).unwrap();
+    driver.start(&mut sys);
+    assert!(sys.run(&mut driver, 1 << 20, &mut |_, _| true).unwrap());
+    driver.finish().unwrap();
+    let dc = sys.check().unwrap();
     assert!(dc.reads > 0, "no read was checked");
     if let Some(e) = &dc.first_error {
         panic!("data check failed: {e}");

@@ -378,27 +378,32 @@ fn dram_interface_buffer_fragmentation_is_visible() {
 
 #[test]
 fn sata_flush_waits_for_the_ncq_queue_and_holds_it() {
+    use ssdlab::device::{Device, Flags, Request};
     use ssdlab::sim::SimTime;
-    use ssdlab::system::System;
     use ssdlab::workload::Op;
     let c = iface("sata", "sata3", 32, &["precondition.fill=sequential"]);
-    let mut sys = System::driven(&c, 1).unwrap();
-    sys.ftl.precondition(true, 0.0, 1).unwrap();
+    let mut sys = Device::new(&c, 1).unwrap();
+    sys.ftl_mut().precondition(true, 0.0, 1).unwrap();
+    let submit = |sys: &mut Device, op: Op, offset: u64, len: u64| {
+        let r = Request {
+            op,
+            offset,
+            len,
+            queue: 0,
+            flags: Flags::NONE,
+            arrival: SimTime::ZERO,
+        };
+        sys.submit(SimTime::ZERO, r).unwrap()
+    };
     let mut ids = Vec::new();
     for k in 0..8u64 {
-        ids.push(
-            sys.submit_external(SimTime::ZERO, Op::Read, k * 65536, 4096)
-                .unwrap(),
-        );
+        ids.push(submit(&mut sys, Op::Read, k * 65536, 4096));
     }
-    let flush = sys.submit_external(SimTime::ZERO, Op::Flush, 0, 0).unwrap();
+    let flush = submit(&mut sys, Op::Flush, 0, 0);
     let after: Vec<u32> = (8..16u64)
-        .map(|k| {
-            sys.submit_external(SimTime::ZERO, Op::Read, k * 65536, 4096)
-                .unwrap()
-        })
+        .map(|k| submit(&mut sys, Op::Read, k * 65536, 4096))
         .collect();
-    let done = sys.run_external().unwrap();
+    let done = sys.run_to_idle().unwrap();
     let at = |id: u32| done.iter().find(|d| d.0 == id).unwrap().1;
     let flush_at = at(flush);
     assert!(

@@ -21,10 +21,11 @@
 
 use crate::config::{CacheConfig, CacheMode, CachePorts};
 use crate::ctrl::cache::CacheBuffer;
+use crate::ctrl::fil::{Queue, Txn, TxnKind};
+use crate::ctrl::{FlashPort, HostPort};
 use crate::error::Result;
 use crate::media::dram::{Dram, DramTiming, Port};
 use crate::sim::SimTime;
-use crate::system::{System, Txn, TxnKind};
 use std::collections::{BTreeSet, VecDeque};
 
 /// What a flush under way is for, kept per line (one flush per line at a time).
@@ -70,9 +71,9 @@ struct Waiter {
 }
 
 pub struct BufferManager {
-    pub cfg: CacheConfig,
-    pub buf: CacheBuffer,
-    pub dram: Dram,
+    cfg: CacheConfig,
+    buf: CacheBuffer,
+    dram: Dram,
     line_bytes: u64,
     waiting: VecDeque<Waiter>,
     preemptive_busy: bool,
@@ -88,7 +89,7 @@ pub struct BufferManager {
     explicit: Vec<(u32, u64)>,
     next_sample: SimTime,
     sample_every: SimTime,
-    pub stats: BufferStats,
+    stats: BufferStats,
 }
 
 /// Occupancy is sampled at most this often (simulated time), and at most this many samples are
@@ -218,17 +219,35 @@ enum Placed {
     Waiting,
 }
 
-impl System {
-    fn bm(&mut self) -> &mut BufferManager {
-        self.cache.as_mut().expect("cache buffer configured")
+impl BufferManager {
+    /// The buffer line holding `lpn`, if any.
+    #[inline]
+    pub fn find(&self, lpn: u64) -> Option<u32> {
+        self.buf.find(lpn)
+    }
+
+    /// `lpn` was trimmed: drop its line.
+    pub fn discard(&mut self, lpn: u64) {
+        self.buf.discard(lpn);
+    }
+
+    /// The figures so far.
+    pub fn stats(&self) -> &BufferStats {
+        &self.stats
     }
 
     /// Write-back: put every unit of a write command into the buffer; the command completes
     /// when its last unit is in DRAM.
-    pub(crate) fn cache_write(&mut self, now: SimTime, cmd: u32) -> Result<()> {
-        let c = self.cmds.get(cmd);
+    pub(crate) fn write(
+        &mut self,
+        now: SimTime,
+        cmd: u32,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+    ) -> Result<()> {
+        let c = up.cmds.get(cmd);
         let (offset, len) = (c.offset, c.len);
-        let unit = self.geo.unit_bytes;
+        let unit = self.line_bytes;
         let mut done = now;
         let mut pending = 0u32;
         let mut all_hit = true;
@@ -236,46 +255,50 @@ impl System {
         let last = (offset + len - 1) / unit;
         for lpn in first..=last {
             let bytes = ((lpn + 1) * unit).min(offset + len) - (lpn * unit).max(offset);
-            if self.bm().buf.find(lpn).is_some() {
-                self.bm().stats.write_hits += 1;
+            if self.buf.find(lpn).is_some() {
+                self.stats.write_hits += 1;
             } else {
-                self.bm().stats.write_misses += 1;
+                self.stats.write_misses += 1;
                 all_hit = false;
             }
-            let waiting = self.bm().waiting.len() + 1;
-            match self.place(now, lpn, bytes, waiting)? {
+            let waiting = self.waiting.len() + 1;
+            match self.place(now, lpn, bytes, waiting, up, flash)? {
                 Placed::At(t) => done = done.max(t),
                 Placed::Waiting => {
-                    self.bm().stats.waits += 1;
-                    self.bm().waiting.push_back(Waiter { cmd, lpn, bytes });
+                    self.stats.waits += 1;
+                    self.waiting.push_back(Waiter { cmd, lpn, bytes });
                     pending += 1;
                 }
             }
         }
-        let c = self.cmds.get_mut(cmd);
+        let c = up.cmds.get_mut(cmd);
         c.txns_left = pending;
         c.data_done = done;
         if pending == 0 {
-            self.complete_cmd(done, cmd);
+            up.complete(done, cmd);
         }
-        self.bm().sample(now);
-        self.maybe_background_flush(now)?;
+        self.sample(now);
+        self.maybe_background_flush(now, up, flash)?;
         if all_hit {
-            self.maybe_preemptive_flush(now)?;
+            self.maybe_preemptive_flush(now, up, flash)?;
         }
         Ok(())
     }
 
     /// Try to put one write unit into the buffer; `waiting` counts the writes that wait for a
     /// line if this one has to, itself included.
-    fn place(&mut self, now: SimTime, lpn: u64, bytes: u64, waiting: usize) -> Result<Placed> {
-        let placed = self.place_unchecked(now, lpn, bytes, waiting)?;
-        if let (Placed::At(_), Some(dc)) = (&placed, self.check.as_mut()) {
-            let slot = self
-                .cache
-                .as_ref()
-                .and_then(|bm| bm.buf.find(lpn))
-                .expect("placed");
+    fn place(
+        &mut self,
+        now: SimTime,
+        lpn: u64,
+        bytes: u64,
+        waiting: usize,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+    ) -> Result<Placed> {
+        let placed = self.place_unchecked(now, lpn, bytes, waiting, up, flash)?;
+        if let (Placed::At(_), Some(dc)) = (&placed, flash.check.as_mut()) {
+            let slot = self.buf.find(lpn).expect("placed");
             dc.write_to_line(lpn, slot);
         }
         Ok(placed)
@@ -287,26 +310,27 @@ impl System {
         lpn: u64,
         bytes: u64,
         waiting: usize,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
     ) -> Result<Placed> {
-        let bm = self.bm();
-        if let Some(slot) = bm.buf.touch(lpn) {
-            bm.buf.write(slot);
-            return Ok(Placed::At(bm.dram_io(now, slot, bytes, Port::Host, true)));
+        if let Some(slot) = self.buf.touch(lpn) {
+            self.buf.write(slot);
+            return Ok(Placed::At(self.dram_io(now, slot, bytes, Port::Host, true)));
         }
-        if !bm.buf.is_full() {
-            let slot = bm.buf.insert(lpn, true);
-            return Ok(Placed::At(bm.dram_io(now, slot, bytes, Port::Host, true)));
+        if !self.buf.is_full() {
+            let slot = self.buf.insert(lpn, true);
+            return Ok(Placed::At(self.dram_io(now, slot, bytes, Port::Host, true)));
         }
-        match bm.buf.victim() {
-            Some(v) if !bm.buf.line(v).dirty => {
-                bm.buf.evict(v);
-                let slot = bm.buf.insert(lpn, true);
-                Ok(Placed::At(bm.dram_io(now, slot, bytes, Port::Host, true)))
+        match self.buf.victim() {
+            Some(v) if !self.buf.line(v).dirty => {
+                self.buf.evict(v);
+                let slot = self.buf.insert(lpn, true);
+                Ok(Placed::At(self.dram_io(now, slot, bytes, Port::Host, true)))
             }
             // Flushes already under way will free enough lines for every waiting write.
-            Some(_) if bm.on_demand_inflight as usize >= waiting => Ok(Placed::Waiting),
+            Some(_) if self.on_demand_inflight as usize >= waiting => Ok(Placed::Waiting),
             Some(v) => {
-                self.flush_line(now, v, FlushKind::OnDemand)?;
+                self.flush_line(now, v, FlushKind::OnDemand, up, flash)?;
                 Ok(Placed::Waiting)
             }
             // Every line is being flushed: one will come free.
@@ -315,92 +339,110 @@ impl System {
     }
 
     /// Start a flush of the dirty line in `slot`.
-    fn flush_line(&mut self, now: SimTime, slot: u32, kind: FlushKind) -> Result<()> {
-        let unit = self.geo.unit_bytes;
-        let bm = self.bm();
-        let dual = bm.cfg.ports == CachePorts::Dual;
-        let generation = bm.buf.start_flush(slot);
-        let lpn = bm.buf.line(slot).lpn;
+    fn flush_line(
+        &mut self,
+        now: SimTime,
+        slot: u32,
+        kind: FlushKind,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+    ) -> Result<()> {
+        let unit = self.line_bytes;
+        let dual = self.cfg.ports == CachePorts::Dual;
+        let generation = self.buf.start_flush(slot);
+        let lpn = self.buf.line(slot).lpn;
         let port = if kind == FlushKind::Preemptive && dual {
             Port::Additional
         } else {
             Port::Host
         };
-        bm.dram_io(now, slot, unit, port, false);
-        bm.stats.flushes[kind as usize] += 1;
-        let seq = bm.next_flush_seq;
-        bm.next_flush_seq += 1;
-        bm.inflight.insert(seq);
+        self.dram_io(now, slot, unit, port, false);
+        self.stats.flushes[kind as usize] += 1;
+        let seq = self.next_flush_seq;
+        self.next_flush_seq += 1;
+        self.inflight.insert(seq);
         match kind {
-            FlushKind::Preemptive => bm.preemptive_busy = true,
-            FlushKind::Background => bm.background_inflight += 1,
-            FlushKind::OnDemand => bm.on_demand_inflight += 1,
+            FlushKind::Preemptive => self.preemptive_busy = true,
+            FlushKind::Background => self.background_inflight += 1,
+            FlushKind::OnDemand => self.on_demand_inflight += 1,
             FlushKind::Explicit => {}
         }
-        let pun = self.ftl.write(lpn)?;
-        if let Some(dc) = self.check.as_mut() {
+        let pun = flash.ftl.write(lpn)?;
+        if let Some(dc) = flash.check.as_mut() {
             dc.flush(slot, pun);
         }
-        let block = self.geo.block_of_unit(pun);
-        self.bm().flights[slot as usize] = Some(Flight {
+        let geo = &flash.ftl.geo;
+        let block = geo.block_of_unit(pun);
+        let plane = geo.plane_of_block(block);
+        self.flights[slot as usize] = Some(Flight {
             kind,
             seq,
             generation,
         });
-        let t = self.txns.insert(Txn {
+        let t = flash.fil.add_txn(Txn {
             kind: TxnKind::Flush,
             // A flush names its line; the rest is in `flights`.
             cmd: slot,
             pun,
-            plane: self.geo.plane_of_block(block),
+            plane,
             host_bytes: 0,
-            epoch: self.ftl.blocks()[block as usize].epoch,
+            epoch: flash.ftl.blocks()[block as usize].epoch,
             aux: 0,
         });
-        self.enqueue(now, t, 1);
-        self.drain_gc(now);
+        flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
+        flash.drain_gc(now, up.q);
         Ok(())
     }
 
     /// A flush program finished: the line is clean unless written since; an on-demand flush
     /// also frees its line. Waiting writes then try again.
-    pub(crate) fn flush_done(&mut self, now: SimTime, slot: u32) -> Result<()> {
-        let bm = self.bm();
-        let f = bm.flights[slot as usize]
+    pub(crate) fn flush_done(
+        &mut self,
+        now: SimTime,
+        slot: u32,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+    ) -> Result<()> {
+        let f = self.flights[slot as usize]
             .take()
             .expect("a flush under way on this line");
-        let still_cached = bm.buf.flush_done(slot, f.generation);
-        bm.inflight.remove(&f.seq);
+        let still_cached = self.buf.flush_done(slot, f.generation);
+        self.inflight.remove(&f.seq);
         match f.kind {
-            FlushKind::Preemptive => bm.preemptive_busy = false,
-            FlushKind::Background => bm.background_inflight -= 1,
+            FlushKind::Preemptive => self.preemptive_busy = false,
+            FlushKind::Background => self.background_inflight -= 1,
             FlushKind::OnDemand => {
-                bm.on_demand_inflight -= 1;
-                let l = bm.buf.line(slot);
+                self.on_demand_inflight -= 1;
+                let l = self.buf.line(slot);
                 if still_cached && !l.dirty && !l.flushing {
-                    bm.buf.evict(slot);
+                    self.buf.evict(slot);
                 }
             }
             FlushKind::Explicit => {}
         }
-        self.retry_waiters(now)?;
-        self.finish_explicit(now);
-        self.bm().sample(now);
-        self.maybe_background_flush(now)
+        self.retry_waiters(now, up, flash)?;
+        self.finish_explicit(now, up);
+        self.sample(now);
+        self.maybe_background_flush(now, up, flash)
     }
 
-    fn retry_waiters(&mut self, now: SimTime) -> Result<()> {
-        while let Some(w) = self.bm().waiting.front().copied() {
-            let waiting = self.bm().waiting.len();
-            match self.place(now, w.lpn, w.bytes, waiting)? {
+    fn retry_waiters(
+        &mut self,
+        now: SimTime,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+    ) -> Result<()> {
+        while let Some(w) = self.waiting.front().copied() {
+            let waiting = self.waiting.len();
+            match self.place(now, w.lpn, w.bytes, waiting, up, flash)? {
                 Placed::At(t) => {
-                    self.bm().waiting.pop_front();
-                    let c = self.cmds.get_mut(w.cmd);
+                    self.waiting.pop_front();
+                    let c = up.cmds.get_mut(w.cmd);
                     c.data_done = c.data_done.max(t);
                     c.txns_left -= 1;
                     if c.txns_left == 0 {
                         let done = c.data_done;
-                        self.complete_cmd(done, w.cmd);
+                        up.complete(done, w.cmd);
                     }
                 }
                 Placed::Waiting => break,
@@ -409,57 +451,68 @@ impl System {
         Ok(())
     }
 
-    fn maybe_background_flush(&mut self, now: SimTime) -> Result<()> {
+    fn maybe_background_flush(
+        &mut self,
+        now: SimTime,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+    ) -> Result<()> {
         loop {
-            let bm = self.bm();
-            let hi = bm.cfg.flush_high_watermark;
-            if hi <= 0.0 || bm.background_inflight >= bm.cfg.max_background_flushes {
+            let hi = self.cfg.flush_high_watermark;
+            if hi <= 0.0 || self.background_inflight >= self.cfg.max_background_flushes {
                 return Ok(());
             }
-            let cap = bm.buf.capacity() as f64;
-            let pending_dirty = bm.buf.dirty_lines().saturating_sub(bm.background_inflight) as f64;
+            let cap = self.buf.capacity() as f64;
+            let pending_dirty = self
+                .buf
+                .dirty_lines()
+                .saturating_sub(self.background_inflight) as f64;
             // Start above the high mark; once started, go on down to the low mark.
-            let threshold = if bm.background_inflight > 0 {
-                bm.cfg.flush_low_watermark
+            let threshold = if self.background_inflight > 0 {
+                self.cfg.flush_low_watermark
             } else {
                 hi
             };
             if pending_dirty <= threshold * cap {
                 return Ok(());
             }
-            let window = bm.buf.capacity();
-            let Some(slot) = bm.buf.dirty_near_eviction(window) else {
+            let window = self.buf.capacity();
+            let Some(slot) = self.buf.dirty_near_eviction(window) else {
                 return Ok(());
             };
-            self.flush_line(now, slot, FlushKind::Background)?;
+            self.flush_line(now, slot, FlushKind::Background, up, flash)?;
         }
     }
 
     /// Dual port only: a pre-emptive flush if the current host request hit, none runs, and a
     /// dirty line lies near the eviction end.
-    pub(crate) fn maybe_preemptive_flush(&mut self, now: SimTime) -> Result<()> {
-        let bm = self.bm();
-        if bm.cfg.ports != CachePorts::Dual || bm.preemptive_busy {
+    pub(crate) fn maybe_preemptive_flush(
+        &mut self,
+        now: SimTime,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+    ) -> Result<()> {
+        if self.cfg.ports != CachePorts::Dual || self.preemptive_busy {
             return Ok(());
         }
-        let window = ((bm.cfg.preemptive_window * bm.buf.capacity() as f64).ceil() as u32).max(1);
-        if let Some(slot) = bm.buf.dirty_near_eviction(window) {
-            self.flush_line(now, slot, FlushKind::Preemptive)?;
+        let window =
+            ((self.cfg.preemptive_window * self.buf.capacity() as f64).ceil() as u32).max(1);
+        if let Some(slot) = self.buf.dirty_near_eviction(window) {
+            self.flush_line(now, slot, FlushKind::Preemptive, up, flash)?;
         }
         Ok(())
     }
 
     /// Read: serve the units of `lpn` that hit from DRAM. Returns when the data is out of DRAM,
     /// or None on a miss.
-    pub(crate) fn cache_read(&mut self, now: SimTime, lpn: u64, bytes: u64) -> Option<SimTime> {
-        let bm = self.bm();
-        match bm.buf.touch(lpn) {
+    pub(crate) fn read(&mut self, now: SimTime, lpn: u64, bytes: u64) -> Option<SimTime> {
+        match self.buf.touch(lpn) {
             Some(slot) => {
-                bm.stats.read_hits += 1;
-                Some(bm.dram_io(now, slot, bytes, Port::Host, false))
+                self.stats.read_hits += 1;
+                Some(self.dram_io(now, slot, bytes, Port::Host, false))
             }
             None => {
-                bm.stats.read_misses += 1;
+                self.stats.read_misses += 1;
                 None
             }
         }
@@ -467,74 +520,84 @@ impl System {
 
     /// Unit `lpn` was read from NAND unit `pun`: keep a clean copy if a line comes without
     /// flushing, unless newer data for it exists by now (in the buffer, or mapped elsewhere).
-    pub(crate) fn cache_fill(&mut self, now: SimTime, lpn: u64, pun: u32) {
-        let unit = self.geo.unit_bytes;
-        if self.ftl.lookup(lpn) != Some(pun) {
+    pub(crate) fn fill(&mut self, now: SimTime, lpn: u64, pun: u32, flash: &mut FlashPort) {
+        let unit = self.line_bytes;
+        if flash.ftl.lookup(lpn) != Some(pun) {
             return;
         }
-        let bm = self.bm();
-        if !bm.cfg.read_allocate || bm.buf.find(lpn).is_some() {
+        if !self.cfg.read_allocate || self.buf.find(lpn).is_some() {
             return;
         }
-        if bm.buf.is_full() {
-            match bm.buf.victim() {
-                Some(v) if !bm.buf.line(v).dirty => bm.buf.evict(v),
+        if self.buf.is_full() {
+            match self.buf.victim() {
+                Some(v) if !self.buf.line(v).dirty => self.buf.evict(v),
                 _ => return,
             }
         }
-        let slot = bm.buf.insert(lpn, false);
-        bm.dram_io(now, slot, unit, Port::Host, true);
-        bm.sample(now);
-        if let Some(dc) = self.check.as_mut() {
+        let slot = self.buf.insert(lpn, false);
+        self.dram_io(now, slot, unit, Port::Host, true);
+        self.sample(now);
+        if let Some(dc) = flash.check.as_mut() {
             dc.fill_line(slot, Some(pun));
         }
     }
 
     /// Write-through: unit `lpn`, just programmed at `pun`, goes into (or updates) the buffer,
     /// unless a newer write has replaced it meanwhile.
-    pub(crate) fn cache_write_through(&mut self, now: SimTime, lpn: u64, pun: u32) {
-        if self.ftl.lookup(lpn) != Some(pun) {
+    pub(crate) fn write_through(
+        &mut self,
+        now: SimTime,
+        lpn: u64,
+        pun: u32,
+        flash: &mut FlashPort,
+    ) {
+        if flash.ftl.lookup(lpn) != Some(pun) {
             return;
         }
-        let unit = self.geo.unit_bytes;
-        let bm = self.bm();
-        if let Some(slot) = bm.buf.touch(lpn) {
-            bm.dram_io(now, slot, unit, Port::Host, true);
-            if let Some(dc) = self.check.as_mut() {
+        let unit = self.line_bytes;
+        if let Some(slot) = self.buf.touch(lpn) {
+            self.dram_io(now, slot, unit, Port::Host, true);
+            if let Some(dc) = flash.check.as_mut() {
                 dc.fill_line(slot, Some(pun));
             }
             return;
         }
-        self.cache_fill(now, lpn, pun);
+        self.fill(now, lpn, pun, flash);
     }
 
     /// An NVMe Flush: flush every dirty line, and complete once all flushes started up to now
     /// have reached NAND.
-    pub(crate) fn cache_flush_command(&mut self, now: SimTime, cmd: u32) -> Result<()> {
-        for slot in self.bm().buf.dirty_idle_lines() {
-            self.flush_line(now, slot, FlushKind::Explicit)?;
+    pub(crate) fn flush_command(
+        &mut self,
+        now: SimTime,
+        cmd: u32,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+    ) -> Result<()> {
+        for slot in self.buf.dirty_idle_lines() {
+            self.flush_line(now, slot, FlushKind::Explicit, up, flash)?;
         }
-        let bm = self.bm();
-        match bm.next_flush_seq.checked_sub(1) {
-            Some(last) if bm.inflight.first().is_some_and(|&s| s <= last) => {
-                bm.explicit.push((cmd, last));
+        match self.next_flush_seq.checked_sub(1) {
+            Some(last) if self.inflight.first().is_some_and(|&s| s <= last) => {
+                self.explicit.push((cmd, last));
             }
-            _ => self.complete_cmd(now, cmd),
+            _ => up.complete(now, cmd),
         }
         Ok(())
     }
 
-    fn finish_explicit(&mut self, now: SimTime) {
-        let bm = self.bm();
-        if bm.explicit.is_empty() {
+    fn finish_explicit(&mut self, now: SimTime, up: &mut HostPort) {
+        if self.explicit.is_empty() {
             return;
         }
-        let oldest = bm.inflight.first().copied().unwrap_or(u64::MAX);
-        let (ready, waiting): (Vec<_>, Vec<_>) =
-            bm.explicit.drain(..).partition(|&(_, last)| oldest > last);
-        bm.explicit = waiting;
+        let oldest = self.inflight.first().copied().unwrap_or(u64::MAX);
+        let (ready, waiting): (Vec<_>, Vec<_>) = self
+            .explicit
+            .drain(..)
+            .partition(|&(_, last)| oldest > last);
+        self.explicit = waiting;
         for (cmd, _) in ready {
-            self.complete_cmd(now, cmd);
+            up.complete(now, cmd);
         }
     }
 }

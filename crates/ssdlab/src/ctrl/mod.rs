@@ -1,8 +1,64 @@
-//! The controller: host interface layer (command fetch, split, data movement) and flash
-//! interface layer (per-die queues and NAND operations).
+//! The controller: the host interface layer (`hil`: firmware time, the split of commands into
+//! map units, data movement), the cache buffer (`buffer` over `cache`'s lines), and the flash
+//! interface layer (`fil`: per-die queues and NAND operations, the die model in `die`).
+//!
+//! Controller handlers reach the rest of the device through two ports, each a bundle of the
+//! layers on one side: [`HostPort`] up to the host (the interface that moves data and posts
+//! completions, the host CPU that handles them, the command table, the event queue) and
+//! [`FlashPort`] down to flash (the FIL, the FTL, and the test oracle that watches both).
 
 pub mod buffer;
 pub mod cache;
 pub mod datacheck;
+pub mod die;
 pub mod fil;
 pub mod hil;
+
+use crate::device::request::Cmd;
+use crate::device::Event;
+use crate::ftl::Ftl;
+use crate::host::HostCpu;
+use crate::iface::Interface;
+use crate::sim::{EventQueue, SimTime, Slab};
+use datacheck::DataCheck;
+use fil::Fil;
+
+/// The controller's way up to the host.
+pub(crate) struct HostPort<'a> {
+    pub q: &'a mut EventQueue<Event>,
+    pub cmds: &'a mut Slab<Cmd>,
+    pub link: &'a mut Interface,
+    pub cpu: &'a mut HostCpu,
+}
+
+impl HostPort<'_> {
+    /// Command `cmd` is done in the controller at `t`: status to the host.
+    #[inline]
+    pub fn complete(&mut self, t: SimTime, cmd: u32) {
+        self.link.complete(t, cmd, self.cmds, self.cpu, self.q);
+    }
+
+    /// `bytes` of read command `cmd`'s data, at `pos` within it, go up from `at`; returns when
+    /// they are in host memory.
+    #[inline]
+    pub fn push_read_data(&mut self, at: SimTime, cmd: u32, bytes: u64, pos: u64) -> SimTime {
+        self.link
+            .push_read_data(at, self.cmds.get_mut(cmd), bytes, pos)
+    }
+}
+
+/// The controller's way down to flash.
+pub(crate) struct FlashPort<'a> {
+    pub fil: &'a mut Fil,
+    pub ftl: &'a mut Ftl,
+    /// Tests only: the data-placement oracle.
+    pub check: &'a mut Option<DataCheck>,
+}
+
+impl FlashPort<'_> {
+    /// Hand the GC work the FTL emitted to the dies of its planes.
+    #[inline]
+    pub fn drain_gc(&mut self, now: SimTime, q: &mut EventQueue<Event>) {
+        self.fil.drain_gc(now, self.ftl, self.check.as_mut(), q);
+    }
+}

@@ -1,297 +1,165 @@
-//! The host: job instances issuing requests (closed or open loop), the CPU cost of the I/O
-//! stack on each core, the driver's split of large requests at MDTS, and completion handling.
+//! The host: requests in flight and their split into commands, the CPU cores of the I/O stack
+//! (`cpu`), and what the host measures — each request's latency from its arrival.
 //!
-//! Requests come from one of two sources: each synthetic job instance's own generator, or one
-//! trace replay shared by all the host queues (`ReplayHost`).
+//! Where requests come from is not the host's business: a driver (`crate::driver`) submits them
+//! through the device boundary and learns of their completion.
 
-use crate::error::{Error, Result};
-use crate::sim::SimTime;
-use crate::system::{Cmd, Event, HostReq, RequestRecord, System};
-use crate::workload::trace::replay::{Replay, ReplayMode, Request};
+pub mod cpu;
+
+use crate::device::request::{cmds_of, Cmd, Request, RequestRecord};
+use crate::sim::{SimTime, Slab};
+use crate::stats::LatencyStats;
 use crate::workload::Op;
 
-pub mod dramif;
-pub mod external;
+pub use cpu::HostCpu;
 
-/// The host side of a trace replay: the next request, what is in flight, and where it goes.
-pub struct ReplayHost {
-    pub src: Replay,
-    /// The next trace request, read but not yet issued.
-    pending: Option<Request>,
-    /// The trace has no more requests (or could not be read: `error`).
-    exhausted: bool,
-    error: Option<Error>,
-    /// A `TraceArrival` event is queued for `pending`.
-    scheduled: bool,
-    inflight: u32,
-    /// Commands in flight per SQ; a queue of N entries holds N − 1.
+/// A request in flight.
+pub(crate) struct HostReq {
+    pub op: Op,
+    pub offset: u64,
+    pub len: u64,
+    pub queue: u32,
+    pub arrival: SimTime,
+    pub cmds_left: u32,
+}
+
+pub struct Host {
+    reqs: Slab<HostReq>,
+    io_queues: u32,
+    /// Largest command the driver sends (MDTS, or the DRAM interface's chunk).
+    max_cmd_bytes: u64,
+    /// Commands in flight per interface queue, and what one queue holds (a queue of N entries
+    /// holds N − 1; `u32::MAX` where commands wait in the host instead).
     sq_cmds: Vec<u32>,
     sq_cap: u32,
-    /// Most requests in flight.
-    iodepth: u32,
-    next_inst: u32,
-    /// Requests issued to the device.
-    pub issued: u64,
+    /// Requests that arrived before this are left out of the latency figures.
+    measure_from: SimTime,
+    lat: [LatencyStats; 4],
+    records: Option<Vec<RequestRecord>>,
+    completed: u64,
+    last_completion: SimTime,
 }
 
-impl ReplayHost {
-    pub fn new(src: Replay, io_queues: u32, queue_depth: u32) -> ReplayHost {
-        ReplayHost {
-            iodepth: src.job.iodepth,
-            src,
-            pending: None,
-            exhausted: false,
-            error: None,
-            scheduled: false,
-            inflight: 0,
+impl Host {
+    pub fn new(io_queues: u32, sq_cap: u32, max_cmd_bytes: u64) -> Host {
+        Host {
+            reqs: Slab::default(),
+            io_queues,
+            max_cmd_bytes,
             sq_cmds: vec![0; io_queues as usize],
-            sq_cap: queue_depth - 1,
-            next_inst: 0,
-            issued: 0,
-        }
-    }
-}
-
-impl System {
-    /// Requests the run expects to complete, for progress reports (0: unknown).
-    pub(crate) fn progress_total(&self) -> u64 {
-        match &self.replay {
-            Some(r) => {
-                let t = r.src.total();
-                self.job.total_ios.map_or(t, |n| n.min(t))
-            }
-            None => self.job.total_ios.unwrap_or(0),
+            sq_cap,
+            measure_from: SimTime::ZERO,
+            lat: Default::default(),
+            records: None,
+            completed: 0,
+            last_completion: SimTime::ZERO,
         }
     }
 
-    /// A replay's stop reason once the event queue is empty, or its read error.
-    pub(crate) fn replay_stop(&mut self) -> Result<Option<&'static str>> {
-        let Some(r) = self.replay.as_mut() else {
-            return Ok(None);
-        };
-        if let Some(e) = r.error.take() {
-            return Err(e);
-        }
-        Ok(Some(if r.exhausted && r.pending.is_none() {
-            "trace end"
-        } else if self.job.total_ios.is_some_and(|t| self.issued >= t) {
-            "io_count reached"
-        } else {
-            "runtime reached"
-        }))
+    pub fn max_cmd_bytes(&self) -> u64 {
+        self.max_cmd_bytes
     }
 
-    pub(crate) fn on_trace_arrival(&mut self, now: SimTime) {
-        if let Some(r) = self.replay.as_mut() {
-            r.scheduled = false;
-        }
-        self.replay_pump(now);
+    pub(crate) fn set_measure_from(&mut self, t: SimTime) {
+        self.measure_from = t;
     }
 
-    /// Issue trace requests while they are due, the iodepth has room and their SQ has room.
-    fn replay_pump(&mut self, now: SimTime) {
-        let n_inst = self.insts.len() as u32;
-        // Count commands as `submit_io` cuts them (MDTS, or the DRAM interface's chunk).
-        let mdts = self.max_cmd_bytes;
-        loop {
-            if !self.may_issue(now) {
-                return;
-            }
-            let r = self.replay.as_mut().expect("replaying");
-            if r.pending.is_none() && !r.exhausted {
-                match r.src.next_request() {
-                    Ok(Some(req)) => r.pending = Some(req),
-                    Ok(None) => r.exhausted = true,
-                    Err(e) => {
-                        r.error = Some(e);
-                        r.exhausted = true;
-                    }
-                }
-            }
-            let Some(req) = r.pending else {
-                return;
-            };
-            let timed = r.src.job.mode == ReplayMode::Timed;
-            if timed && req.arrival > now {
-                if !r.scheduled {
-                    r.scheduled = true;
-                    self.q.push(req.arrival, Event::TraceArrival);
-                }
-                return;
-            }
-            if r.inflight >= r.iodepth {
-                return;
-            }
-            let inst = r.next_inst;
-            let sq = self.insts[inst as usize].sq as usize;
-            let cmds = cmds_of(req.op, req.len, mdts);
-            // A request that needs more entries than its queue has free waits for completions
-            // (one larger than the whole queue goes alone).
-            if r.sq_cmds[sq] > 0 && r.sq_cmds[sq] + cmds > r.sq_cap {
-                return;
-            }
-            r.pending = None;
-            r.inflight += 1;
-            r.sq_cmds[sq] += cmds;
-            r.next_inst = (inst + 1) % n_inst;
-            r.issued += 1;
-            self.issued += 1;
-            let arrival = if timed { req.arrival } else { now };
-            self.submit_io(now, inst, arrival, req.op, req.offset, req.len);
-        }
+    pub(crate) fn measure_from(&self) -> SimTime {
+        self.measure_from
     }
 
-    pub(crate) fn start_workload(&mut self) {
-        if self.replay.is_some() {
-            self.replay_pump(SimTime::ZERO);
-            return;
-        }
-        let n = self.insts.len() as u32;
-        match self.job.spec.rate_iops {
-            Some(rate) => {
-                // Instances start staggered across one inter-arrival gap, each at its own rate.
-                let gap = (1e12 / rate) as u64;
-                for inst in 0..n {
-                    let t = SimTime(gap * inst as u64 / n as u64);
-                    self.q.push(t, Event::Arrival { inst });
-                }
-            }
-            None => {
-                for _ in 0..self.job.spec.iodepth {
-                    for inst in 0..n {
-                        if self.may_issue(SimTime::ZERO) {
-                            self.issue(SimTime::ZERO, inst, SimTime::ZERO);
-                        }
-                    }
-                }
-            }
-        }
+    pub(crate) fn record_requests(&mut self) {
+        self.records = Some(Vec::new());
     }
 
-    fn may_issue(&self, now: SimTime) -> bool {
-        self.job.total_ios.is_none_or(|t| self.issued < t)
-            && self.job.runtime.is_none_or(|r| now < r)
+    pub(crate) fn take_records(&mut self) -> Option<Vec<RequestRecord>> {
+        self.records.take()
     }
 
-    pub(crate) fn on_arrival(&mut self, now: SimTime, inst: u32) {
-        if !self.may_issue(now) {
-            return;
-        }
-        self.issued += 1;
-        let rate = self.job.spec.rate_iops.expect("arrivals only in open loop");
-        let gap = SimTime((1e12 / rate) as u64);
-        self.q.push(now + gap, Event::Arrival { inst });
-        let i = &mut self.insts[inst as usize];
-        if i.inflight < self.job.spec.iodepth {
-            self.submit_request(now, inst, now);
-        } else {
-            i.backlog.push_back(now);
-        }
+    /// Whether a request of `op` and `len` bytes from `queue` fits in its interface queue now
+    /// (one larger than the whole queue goes when the queue is empty).
+    pub fn queue_has_room(&self, queue: u32, op: Op, len: u64) -> bool {
+        let sq = (queue % self.io_queues) as usize;
+        let n = cmds_of(op, len, self.max_cmd_bytes);
+        self.sq_cmds[sq] == 0 || self.sq_cmds[sq].saturating_add(n) <= self.sq_cap
     }
 
-    /// Closed loop: a new request from `inst`, arriving now.
-    fn issue(&mut self, now: SimTime, inst: u32, arrival: SimTime) {
-        self.issued += 1;
-        self.submit_request(now, inst, arrival);
-    }
-
-    /// Draw the instance's next request and submit it.
-    fn submit_request(&mut self, now: SimTime, inst: u32, arrival: SimTime) {
-        let (op, offset, len) = {
-            let job = &self.job;
-            self.insts[inst as usize].gen.next(job)
-        };
-        self.submit_io(now, inst, arrival, op, offset, len);
-    }
-
-    /// Build the request, split it at MDTS into commands, and submit each on the instance's core.
-    pub(crate) fn submit_io(
-        &mut self,
-        now: SimTime,
-        inst: u32,
-        arrival: SimTime,
-        op: Op,
-        offset: u64,
-        len: u64,
-    ) -> u32 {
-        let i = &mut self.insts[inst as usize];
-        i.inflight += 1;
-        let (core, sq) = (i.core as usize, i.sq);
+    /// Record request `r` and cut it into commands, each passed to `cmd` in order; the host
+    /// has `cores` cores. Returns the request's id.
+    #[inline]
+    pub(crate) fn split(&mut self, r: &Request, cores: u32, mut cmd: impl FnMut(Cmd)) -> u32 {
+        let Request {
+            op,
+            offset,
+            len,
+            queue,
+            arrival,
+            ..
+        } = *r;
+        let sq = queue % self.io_queues;
+        let core = queue % cores;
         // Trims travel as one Dataset Management command whatever their length; a flush is one
         // command without data.
-        let mdts = if matches!(op, Op::Trim | Op::Flush) {
+        let max = if matches!(op, Op::Trim | Op::Flush) {
             len.max(1)
         } else {
             self.max_cmd_bytes
         };
         let n_cmds = cmds_of(op, len, self.max_cmd_bytes);
+        self.sq_cmds[sq as usize] += n_cmds;
         let req = self.reqs.insert(HostReq {
-            inst,
             op,
             offset,
             len,
+            queue,
             arrival,
             cmds_left: n_cmds,
         });
-        let submit_cost = self.cfg.host.submit_cost.0;
-        let lat = self.link.latency;
-        let mut off = offset;
         let end = offset + len;
+        let mut off = offset;
         // At least one command (a flush has no bytes).
         loop {
-            let clen = mdts.min(end - off);
-            let cmd = self.cmds.insert(Cmd {
+            let clen = max.min(end - off);
+            cmd(Cmd {
                 req,
                 op,
                 offset: off,
                 len: clen,
                 sq,
+                core,
                 txns_left: 0,
                 rmw_left: 0,
                 data_done: SimTime::ZERO,
                 data_started: false,
                 buf: 0,
             });
-            let (_, cpu_end) = self.cores[core].reserve(now, submit_cost);
-            if self.proto.is_some() {
-                // Into the block layer's queue until the device has a slot for it.
-                self.host_q.push_back((cmd, cpu_end));
-            } else {
-                // The doorbell is a posted 4-byte MMIO write.
-                let (_, bell) = self.link_down.reserve(cpu_end, self.link.wire_time(4));
-                self.q.push(bell + lat, Event::Submit { cmd });
-            }
             off += clen;
             if off >= end {
                 break;
             }
         }
-        if self.proto.is_some() {
-            self.issue_queued(now);
-        }
         req
     }
 
-    pub(crate) fn on_host_complete(&mut self, now: SimTime, cmd: u32) {
-        let c = self.cmds.remove(cmd);
-        if self.proto.is_some() {
-            self.release_slot(now, &c);
-        }
-        if let Some(r) = self.replay.as_mut() {
-            r.sq_cmds[c.sq as usize] -= 1;
-        }
-        let r = self.reqs.get_mut(c.req);
+    /// The host finished the completion work of a command of request `req` at `now`. On the
+    /// request's last command, count it and return it.
+    #[inline]
+    pub(crate) fn command_done(
+        &mut self,
+        now: SimTime,
+        req: u32,
+        sq: u32,
+    ) -> Option<(u32, HostReq)> {
+        self.sq_cmds[sq as usize] -= 1;
+        let r = self.reqs.get_mut(req);
         r.cmds_left -= 1;
         if r.cmds_left > 0 {
-            return;
+            return None;
         }
-        let r = self.reqs.remove(c.req);
-        if let Some(done) = self.external.as_mut() {
-            done.push((c.req, now));
-        }
+        let r = self.reqs.remove(req);
         self.completed += 1;
         self.last_completion = now;
-        if r.arrival >= self.job.ramp {
+        if r.arrival >= self.measure_from {
             let latency = now - r.arrival;
             self.lat[r.op.index()].record(latency.ps(), r.len);
             if let Some(rec) = self.records.as_mut() {
@@ -303,28 +171,99 @@ impl System {
                 });
             }
         }
-        let inst = r.inst;
-        let i = &mut self.insts[inst as usize];
-        i.inflight -= 1;
-        if let Some(rp) = self.replay.as_mut() {
-            rp.inflight -= 1;
-            self.replay_pump(now);
-        } else if self.job.spec.rate_iops.is_some() {
-            if let Some(arrival) = i.backlog.pop_front() {
-                self.submit_request(now, inst, arrival);
-            }
-        } else if self.may_issue(now) {
-            self.issue(now, inst, now);
-        }
+        Some((req, r))
+    }
+
+    /// Requests completed so far.
+    pub fn completed(&self) -> u64 {
+        self.completed
+    }
+
+    /// Requests in flight.
+    pub fn in_flight(&self) -> usize {
+        self.reqs.len()
+    }
+
+    pub fn last_completion(&self) -> SimTime {
+        self.last_completion
+    }
+
+    /// Latencies of `op`'s requests that arrived from `measure_from` on.
+    pub fn latency(&self, op: Op) -> &LatencyStats {
+        &self.lat[op.index()]
     }
 }
 
-/// Commands a request becomes: trims and flushes are one command, the rest split at MDTS.
-#[inline]
-fn cmds_of(op: Op, len: u64, mdts: u64) -> u32 {
-    if matches!(op, Op::Trim | Op::Flush) {
-        1
-    } else {
-        len.div_ceil(mdts).max(1) as u32
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(op: Op, offset: u64, len: u64, arrival: SimTime) -> Request {
+        Request {
+            op,
+            offset,
+            len,
+            queue: 0,
+            flags: crate::device::Flags::NONE,
+            arrival,
+        }
+    }
+
+    fn split_all(h: &mut Host, op: Op, offset: u64, len: u64) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        h.split(&req(op, offset, len, SimTime::ZERO), 2, |c| {
+            out.push((c.offset, c.len))
+        });
+        out
+    }
+
+    #[test]
+    fn requests_split_at_the_transfer_limit_trims_do_not() {
+        let mut h = Host::new(2, 1023, 128 * 1024);
+        let cmds = split_all(&mut h, Op::Read, 4096, 300 * 1024);
+        assert_eq!(
+            cmds,
+            vec![
+                (4096, 131072),
+                (4096 + 131072, 131072),
+                (4096 + 262144, 45056)
+            ]
+        );
+        assert_eq!(split_all(&mut h, Op::Trim, 0, 1 << 30), vec![(0, 1 << 30)]);
+        assert_eq!(split_all(&mut h, Op::Flush, 0, 0), vec![(0, 0)]);
+    }
+
+    #[test]
+    fn a_request_completes_with_its_last_command_and_is_measured_after_the_ramp() {
+        let mut h = Host::new(1, 1023, 4096);
+        h.set_measure_from(SimTime::from_us(1));
+        let early = h.split(&req(Op::Read, 0, 8192, SimTime::ZERO), 1, |_| {});
+        let late = h.split(&req(Op::Write, 0, 4096, SimTime::from_us(2)), 1, |_| {});
+        assert!(h.command_done(SimTime::from_us(5), early, 0).is_none());
+        assert!(h.command_done(SimTime::from_us(6), early, 0).is_some());
+        let (id, r) = h.command_done(SimTime::from_us(7), late, 0).unwrap();
+        assert_eq!((id, r.op), (late, Op::Write));
+        assert_eq!(h.completed(), 2);
+        assert_eq!(h.last_completion(), SimTime::from_us(7));
+        // The early read arrived before the ramp ended: not measured.
+        assert_eq!(h.latency(Op::Read).count, 0);
+        assert_eq!(h.latency(Op::Write).count, 1);
+    }
+
+    #[test]
+    fn queue_room_counts_commands_until_they_complete() {
+        let mut h = Host::new(2, 3, 4096);
+        assert!(h.queue_has_room(0, Op::Read, 8192));
+        let r = h.split(&req(Op::Read, 0, 8192, SimTime::ZERO), 1, |_| {});
+        assert!(!h.queue_has_room(0, Op::Read, 8192), "2 + 2 > 3");
+        assert!(h.queue_has_room(0, Op::Read, 4096));
+        assert!(h.queue_has_room(1, Op::Read, 8192), "another queue");
+        h.command_done(SimTime::ZERO, r, 0);
+        assert!(h.queue_has_room(0, Op::Read, 8192));
+        // A request larger than the whole queue goes alone.
+        let mut e = Host::new(1, 3, 4096);
+        assert!(e.queue_has_room(0, Op::Read, 64 * 1024));
+        e.split(&req(Op::Read, 0, 4096, SimTime::ZERO), 1, |_| {});
+        assert!(!e.queue_has_room(0, Op::Read, 64 * 1024));
     }
 }

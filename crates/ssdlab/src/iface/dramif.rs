@@ -8,7 +8,7 @@
 //! single-ported SRAM banks: the host's accesses always win, the controller's wait.
 //!
 //! This module holds the configuration and the state (buffer, DMA engine, banks, counters);
-//! `host::dramif` runs the protocol in the engine.
+//! `dram_link` runs the protocol in the engine.
 //!
 //! Sources (seed 000_c4a02eb28355b6c3.txt): shared buffer layout and flow (§3, Fig. 2); eight
 //! single-ported SRAM banks with host priority (§4.1); host DMA "around 450 MB/s" (§6.2

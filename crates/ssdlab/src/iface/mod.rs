@@ -1,29 +1,38 @@
 //! Host interfaces: what carries commands and data between the host and the controller, and
 //! what limits the commands in flight.
 //!
-//! - `pcie`: NVMe over a PCIe link (the queue-pair path in `ctrl::hil` and `host`).
+//! - `nvme`: NVMe over PCIe — doorbells, SQ fetch and arbitration, data DMA, completion — on
+//!   the link cost model of `pcie`.
 //! - `ata`: IDE (one command at a time, task-file registers, UDMA) and SATA/AHCI (FIS exchanges
 //!   on a half-duplex 8b/10b link, NCQ up to 32 tags).
 //! - `ufs`: UFS over M-PHY gears and UniPro framing (UPIUs, 32 transfer-request slots).
 //! - `emmc`: eMMC 5.1 on an 8-bit bus (commands on the CMD line, 512-byte blocks on DAT,
 //!   command queueing of up to 32 tasks).
 //! - `dramif`: the DRAM-interface protocol of seed 000 (shared buffer on an LPDDR channel,
-//!   host DMA, buddy-allocated data buffer, SRAM banks); its host side lives in `host::dramif`.
+//!   host DMA, buddy-allocated data buffer, SRAM banks); `dram_link` runs it.
 //!
-//! Every interface but NVMe is described to the engine by a [`Proto`]: a few link reservations
-//! per command on named channels ([`Chan`]) that map onto the two link timelines, a framing
-//! cost for data ([`Wire`]), and a device-wide number of command slots.
+//! Every interface but NVMe is described by a [`Proto`]: a few link reservations per command on
+//! named channels ([`Chan`]) that map onto the two link timelines, a framing cost for data
+//! ([`Wire`]), and a device-wide number of command slots. `queued` runs IDE, SATA, UFS and eMMC
+//! from their `Proto`.
+//!
+//! The device holds one [`Interface`]: the choice is this enum, and each variant owns its state.
 
 pub mod ata;
 pub mod buddy;
+pub mod dram_link;
 pub mod dramif;
 pub mod emmc;
-pub mod engine;
+pub mod nvme;
 pub mod pcie;
+pub mod queued;
 pub mod ufs;
 
 use crate::config::SsdConfig;
-use crate::sim::SimTime;
+use crate::device::request::Cmd;
+use crate::device::Event;
+use crate::host::HostCpu;
+use crate::sim::{EventQueue, SimTime, Slab};
 
 /// The interface protocols.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -197,6 +206,169 @@ impl Proto {
             Kind::Ufs => ufs::ufs_proto(i),
             Kind::Emmc => emmc::emmc_proto(i),
             Kind::Dram => dramif::dram_proto(i),
+        }
+    }
+}
+
+/// The host interface of a device.
+pub enum Interface {
+    Nvme(Box<nvme::Nvme>),
+    Queued(Box<queued::Queued>),
+    Dram(Box<dram_link::DramLink>),
+}
+
+impl Interface {
+    pub fn from_config(cfg: &SsdConfig) -> Result<Interface, String> {
+        let i = &cfg.interface;
+        Ok(match Kind::parse(&i.kind)? {
+            Kind::Nvme => Interface::Nvme(Box::new(nvme::Nvme::new(i)?)),
+            Kind::Dram => Interface::Dram(Box::new(dram_link::DramLink::new(
+                Proto::from_config(cfg)?,
+                i,
+                cfg.controller.skip_media,
+            ))),
+            _ => Interface::Queued(Box::new(queued::Queued::new(Proto::from_config(cfg)?, i))),
+        })
+    }
+
+    pub fn kind(&self) -> Kind {
+        match self {
+            Interface::Nvme(_) => Kind::Nvme,
+            Interface::Queued(q) => q.proto().kind,
+            Interface::Dram(_) => Kind::Dram,
+        }
+    }
+
+    /// A readable name of the link with its rate.
+    pub fn link_name(&self) -> &str {
+        match self {
+            Interface::Nvme(n) => n.link_name(),
+            Interface::Queued(q) => &q.proto().link_name,
+            Interface::Dram(d) => &d.proto().link_name,
+        }
+    }
+
+    /// Commands the device holds at once.
+    pub fn device_queue_depth(&self) -> u64 {
+        match self {
+            Interface::Nvme(n) => n.device_queue_depth(),
+            Interface::Queued(q) => q.proto().slots as u64,
+            Interface::Dram(d) => d.proto().slots as u64,
+        }
+    }
+
+    /// Commands one host queue holds; `u32::MAX` where they wait in the host without limit.
+    pub fn sq_capacity(&self) -> u32 {
+        match self {
+            Interface::Nvme(n) => n.sq_capacity(),
+            _ => u32::MAX,
+        }
+    }
+
+    /// Busy time of the link: (device to host, host to device).
+    pub fn link_busy(&self) -> (SimTime, SimTime) {
+        match self {
+            Interface::Nvme(n) => n.link_busy(),
+            Interface::Queued(q) => q.link_busy(),
+            // The DRAM interface's traffic is on the memory channel (its own figures).
+            Interface::Dram(_) => (SimTime::ZERO, SimTime::ZERO),
+        }
+    }
+
+    /// The DRAM interface's run-time state, if that is the interface.
+    pub fn dramif(&self) -> Option<&dramif::DramIf> {
+        match self {
+            Interface::Dram(d) => Some(d.dramif()),
+            _ => None,
+        }
+    }
+
+    /// The driver has command `cmd` ready at `ready`: ring its doorbell, or queue it in the
+    /// host until the device has a slot.
+    #[inline]
+    pub(crate) fn send(&mut self, cmd: u32, ready: SimTime, q: &mut EventQueue<Event>) {
+        match self {
+            Interface::Nvme(n) => n.ring(ready, cmd, q),
+            Interface::Queued(p) => p.queue(cmd, ready),
+            Interface::Dram(d) => d.queue(cmd, ready),
+        }
+    }
+
+    /// After `send`: pass queued commands to the device while it has room.
+    #[inline]
+    pub(crate) fn issue(
+        &mut self,
+        now: SimTime,
+        cmds: &mut Slab<Cmd>,
+        cpu: &mut HostCpu,
+        q: &mut EventQueue<Event>,
+    ) {
+        match self {
+            Interface::Nvme(_) => {}
+            Interface::Queued(p) => p.issue(now, cmds, q),
+            Interface::Dram(d) => d.issue(now, cmds, cpu, q),
+        }
+    }
+
+    /// The host is done with command `c`: free its device slot.
+    #[inline]
+    pub(crate) fn release(
+        &mut self,
+        now: SimTime,
+        c: &Cmd,
+        cmds: &mut Slab<Cmd>,
+        cpu: &mut HostCpu,
+        q: &mut EventQueue<Event>,
+    ) {
+        match self {
+            Interface::Nvme(_) => {}
+            Interface::Queued(p) => p.release(now, cmds, q),
+            Interface::Dram(d) => d.release(now, c, cmds, cpu, q),
+        }
+    }
+
+    /// A write command's data comes into the controller from `now`; returns when it is in.
+    #[inline]
+    pub(crate) fn pull_write_data(&mut self, now: SimTime, c: &Cmd) -> SimTime {
+        match self {
+            Interface::Nvme(n) => n.pull_write_data(now, c.len),
+            Interface::Queued(p) => p.pull_write_data(now, c.len),
+            Interface::Dram(d) => d.pull_write_data(now, c),
+        }
+    }
+
+    /// `bytes` of a read command's data (at `pos` within it) go to the host from `at`; returns
+    /// when they are in host memory (the DRAM interface: in the shared buffer).
+    #[inline]
+    pub(crate) fn push_read_data(
+        &mut self,
+        at: SimTime,
+        c: &mut Cmd,
+        bytes: u64,
+        pos: u64,
+    ) -> SimTime {
+        match self {
+            Interface::Nvme(n) => n.push_read_data(at, bytes),
+            Interface::Queued(p) => p.push_read_data(at, c, bytes),
+            Interface::Dram(d) => d.push_read_data(at, c, bytes, pos),
+        }
+    }
+
+    /// The controller completes `cmd` at `t`: status to the host, which then runs its
+    /// completion work (ending in `Event::HostComplete`).
+    #[inline]
+    pub(crate) fn complete(
+        &mut self,
+        t: SimTime,
+        cmd: u32,
+        cmds: &Slab<Cmd>,
+        cpu: &mut HostCpu,
+        q: &mut EventQueue<Event>,
+    ) {
+        match self {
+            Interface::Nvme(n) => n.complete(t, cmd, cmds, cpu, q),
+            Interface::Queued(p) => p.complete(t, cmd, cmds, cpu, q),
+            Interface::Dram(d) => d.complete(t, cmd, cmds, cpu, q),
         }
     }
 }

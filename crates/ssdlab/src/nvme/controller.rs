@@ -1,6 +1,6 @@
 //! The NVMe controller: BAR0 registers and doorbells, the PCI configuration space, admin and NVM
 //! command execution, PRP transfers, completions and interrupts. I/O commands are timed by the
-//! performance model (an embedded [`System`] driven from outside); their data lives in a
+//! performance model (an embedded [`Device`] driven from outside); their data lives in a
 //! functional [`Store`].
 //!
 //! Execution model. MMIO accesses take no simulated time. A write to an SQ tail doorbell at
@@ -17,10 +17,10 @@ use super::store::Store;
 use super::structs::{ctrl_off as co, ns_off as no, put_str, put_u128, put_u16, put_u32, put_u64};
 use super::{admin, feat, io, reg, Cqe, Sqe, Status};
 use crate::config::{CacheMode, CellType, SsdConfig};
+use crate::device::{Device, Flags, Request};
 use crate::error::{Error, Result};
 use crate::iface::pcie::LinkSpec;
 use crate::sim::SimTime;
-use crate::system::System;
 use crate::workload::Op;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
@@ -174,7 +174,7 @@ pub struct Controller {
     /// Host memory, reached by the controller's DMA and by the host driver.
     pub mem: HostMemory,
     pci: ConfigSpace,
-    sys: System,
+    sys: Device,
     store: Store,
     // Registers.
     cap: u64,
@@ -252,7 +252,7 @@ impl Controller {
                 cfg.meta.name, cfg.interface.kind
             )));
         }
-        let sys = System::driven(cfg, opts.seed)?;
+        let sys = Device::new(cfg, opts.seed)?;
         let max_io_queues = cfg.interface.io_queues.clamp(1, MAX_IO_QUEUES);
         let link = LinkSpec::parse(&cfg.interface.link)
             .map_err(|m| Error::Config(format!("field `interface.link`: {m}")))?;
@@ -403,7 +403,7 @@ impl Controller {
         self.store.allocated()
     }
     /// The embedded performance model.
-    pub fn system(&self) -> &System {
+    pub fn device(&self) -> &Device {
         &self.sys
     }
 
@@ -1189,7 +1189,7 @@ impl Controller {
         b[so::SPARE_THRESH] = SPARE_THRESHOLD;
         let max_erase = self
             .sys
-            .ftl
+            .ftl()
             .blocks()
             .iter()
             .map(|blk| blk.erase_count as u64)
@@ -1354,7 +1354,16 @@ impl Controller {
                 match self.exec_io(c, &mut e) {
                     Ok(ops) => {
                         for (op, off, len) in ops {
-                            match self.sys.submit_external(t0, op, off, len) {
+                            let at = t0.max(self.sys.now());
+                            let r = Request {
+                                op,
+                                offset: off,
+                                len,
+                                queue: 0,
+                                flags: Flags::NONE,
+                                arrival: at,
+                            };
+                            match self.sys.submit(at, r) {
                                 Ok(id) => {
                                     ids.push((id, entries.len()));
                                     e.pending += 1;
@@ -1370,7 +1379,7 @@ impl Controller {
         }
         if !ids.is_empty() {
             ids.sort_unstable();
-            match self.sys.run_external() {
+            match self.sys.run_to_idle() {
                 Ok(done) => {
                     for (id, t) in done {
                         if let Ok(k) = ids.binary_search_by_key(&id, |x| x.0) {

@@ -1,7 +1,7 @@
 //! A register-level NVMe controller: BAR0 registers and doorbells, a PCI configuration space,
 //! the admin and NVM command sets over SQs and CQs in simulated host memory, PRP data transfers,
 //! a functional store (data written reads back), and completion times from the performance
-//! model ([`crate::system::System`] driven through `host::external`).
+//! model ([`crate::device::Device`], driven through its boundary).
 //!
 //! - [`mem::HostMemory`]: the host's memory (queues, PRP lists, data buffers).
 //! - [`controller::Controller`]: the device — MMIO, config space, command execution.

@@ -1,0 +1,28 @@
+//! A small whole run for instruction counts: `valgrind --tool=callgrind
+//! target/release/examples/profile_run [IO_COUNT] [PRESET]`. Small-tlc, 4 KiB random 70 % reads,
+//! iodepth 32, seed 1: the hot path of the event loop without the 1 TiB benchmark's fill.
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let n: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(200_000);
+    let preset = args.next().unwrap_or_else(|| "small-tlc".into());
+    let cfg = ssdlab::SsdConfig::resolve(&preset, &[]).expect("preset");
+    let job = ssdlab::JobSpec::from_json(&format!(
+        r#"{{"name":"profile","rw":"randrw","rwmixread":70,"bs":"4KiB","iodepth":32,"io_count":{n}}}"#
+    ))
+    .expect("job");
+    let opts = ssdlab::RunOptions {
+        seed: 1,
+        record_requests: false,
+    };
+    let out = ssdlab::run(&cfg, &job, &opts, &mut |_, _| true).expect("run");
+    let r = &out.result;
+    println!(
+        "requests {} events {} waf {:.4} sim_s {:.6} wall_s {:.3} req/s {:.0}",
+        r.sim.requests,
+        r.sim.events,
+        r.device.write_amplification,
+        r.sim.simulated_time_s,
+        r.wall.seconds,
+        r.wall.requests_per_s
+    );
+}

@@ -1,0 +1,406 @@
+//! The device: host interface, controller (HIL, cache buffer, FIL), FTL and media, with the host
+//! stack that submits to it (requests split into commands, CPU cores) — and no workload.
+//!
+//! Its boundary is small. A driver (`crate::driver`) submits a [`Request`] (op, offset, length,
+//! queue, flags, arrival) with [`Device::submit`] and learns of each completion (time, status)
+//! through [`Driver::on_complete`] while [`Device::run`] handles events; it may ask to be woken
+//! at a simulated time ([`Device::wake_at`], [`Driver::on_wake`]). Whether the driver keeps a
+//! fixed number of requests in flight (closed loop) or submits at arrival times (open loop) is
+//! its own affair. [`Device::run_to_idle`] serves a driver that runs outside the loop (the
+//! register-level NVMe controller, a test): submit, run until nothing is pending, read the
+//! completions.
+//!
+//! Inside, one event queue and one dispatch `match` (`Device::handle`) route each event to the
+//! layer that owns it; a handler reaches other layers only through the ports it is given
+//! (`ctrl::HostPort`, `ctrl::FlashPort`).
+
+pub mod request;
+
+use crate::config::SsdConfig;
+use crate::ctrl::buffer::BufferManager;
+use crate::ctrl::datacheck::DataCheck;
+use crate::ctrl::fil::{Fil, Step};
+use crate::ctrl::hil::Hil;
+use crate::ctrl::{FlashPort, HostPort};
+use crate::error::{Error, Result};
+use crate::ftl::Ftl;
+use crate::host::{Host, HostCpu};
+use crate::iface::Interface;
+use crate::media::nand::Geometry;
+use crate::sim::{EventQueue, SimTime, Slab};
+use crate::workload::Op;
+use request::Cmd;
+pub use request::{Completion, Flags, Request, RequestRecord, Status};
+
+/// Every event of the simulation. Small and `Copy`; each names the object it concerns.
+#[derive(Clone, Copy, Debug)]
+pub enum Event {
+    /// A driver asked to be woken (`token` is its own).
+    Wake { token: u32 },
+    /// A command reached the controller (NVMe: its doorbell write; other interfaces: the
+    /// command itself).
+    Submit { cmd: u32 },
+    /// NVMe: the current arbitration burst of SQ entries arrived at the controller.
+    FetchDone,
+    /// The HIL finished its firmware work on a command.
+    Dispatch { cmd: u32 },
+    /// A write command's data is in the controller.
+    WriteDataIn { cmd: u32 },
+    /// All read-modify-write reads of a write command are done.
+    RmwDone { cmd: u32 },
+    /// The current phase of a die's operation ended.
+    DieStep { die: u32 },
+    /// The host finished handling a command's completion.
+    HostComplete { cmd: u32 },
+}
+
+/// What drives a device: it submits requests and reacts to their completions and to wake-ups
+/// it asked for. All calls happen inside [`Device::run`], at the simulated time `now`.
+pub trait Driver {
+    /// A request finished.
+    fn on_complete(&mut self, dev: &mut Device, now: SimTime, done: Completion);
+    /// A wake-up asked for with [`Device::wake_at`] came due.
+    fn on_wake(&mut self, dev: &mut Device, now: SimTime, token: u32) {
+        let _ = (dev, now, token);
+    }
+    /// Requests the run expects to complete in all, for progress reports (0: unknown).
+    fn expected_requests(&self) -> u64 {
+        0
+    }
+}
+
+/// A driver that only collects completions, for [`Device::run_to_idle`].
+#[derive(Default)]
+struct Collect(Vec<(u32, SimTime)>);
+
+impl Driver for Collect {
+    fn on_complete(&mut self, _dev: &mut Device, now: SimTime, done: Completion) {
+        self.0.push((done.id, now));
+    }
+}
+
+pub struct Device {
+    cfg: SsdConfig,
+    geo: Geometry,
+    q: EventQueue<Event>,
+    /// Commands in flight, from the host's split to the host's completion.
+    cmds: Slab<Cmd>,
+    host: Host,
+    cpu: HostCpu,
+    link: Interface,
+    hil: Hil,
+    cache: Option<BufferManager>,
+    fil: Fil,
+    ftl: Ftl,
+    /// Tests only: the data-placement oracle (`ctrl::datacheck`).
+    check: Option<DataCheck>,
+}
+
+impl Device {
+    /// Build the device `cfg` describes; `seed` feeds its random streams (GC victims,
+    /// preconditioning).
+    pub fn new(cfg: &SsdConfig, seed: u64) -> Result<Device> {
+        let geo = Geometry::from_config(cfg);
+        let link = Interface::from_config(cfg).map_err(Error::Config)?;
+        let max_cmd_bytes = link
+            .dramif()
+            .map_or(cfg.interface.mdts.0, |d| d.max_cmd_bytes());
+        let host = Host::new(cfg.interface.io_queues, link.sq_capacity(), max_cmd_bytes);
+        Ok(Device {
+            q: EventQueue::new(),
+            cmds: Slab::default(),
+            host,
+            cpu: HostCpu::new(&cfg.host),
+            link,
+            hil: Hil::new(cfg, &geo),
+            cache: cfg
+                .cache
+                .as_ref()
+                .filter(|c| c.enabled)
+                .map(|c| BufferManager::new(c, geo.unit_bytes)),
+            fil: Fil::new(cfg, &geo),
+            ftl: Ftl::new(cfg, seed),
+            check: None,
+            geo,
+            cfg: cfg.clone(),
+        })
+    }
+
+    pub fn config(&self) -> &SsdConfig {
+        &self.cfg
+    }
+
+    pub fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+
+    /// Bytes of the logical space.
+    pub fn capacity_bytes(&self) -> u64 {
+        self.cfg.logical_bytes()
+    }
+
+    /// The simulated time of the last event handled.
+    pub fn now(&self) -> SimTime {
+        self.q.now()
+    }
+
+    /// Events handled so far.
+    pub fn events(&self) -> u64 {
+        self.q.handled
+    }
+
+    pub fn host(&self) -> &Host {
+        &self.host
+    }
+
+    pub fn interface(&self) -> &Interface {
+        &self.link
+    }
+
+    pub fn ftl(&self) -> &Ftl {
+        &self.ftl
+    }
+
+    /// The FTL, for untimed work between runs (preconditioning).
+    pub fn ftl_mut(&mut self) -> &mut Ftl {
+        &mut self.ftl
+    }
+
+    pub fn hil(&self) -> &Hil {
+        &self.hil
+    }
+
+    pub fn fil(&self) -> &Fil {
+        &self.fil
+    }
+
+    pub fn cache(&self) -> Option<&BufferManager> {
+        self.cache.as_ref()
+    }
+
+    pub fn host_cpu(&self) -> &HostCpu {
+        &self.cpu
+    }
+
+    /// Turn on the data-placement oracle (tests).
+    pub fn enable_check(&mut self) {
+        self.check = Some(DataCheck::default());
+    }
+
+    pub fn check(&self) -> Option<&DataCheck> {
+        self.check.as_ref()
+    }
+
+    /// Requests that arrive before `t` complete as usual but are left out of the latency
+    /// figures (a ramp).
+    pub fn measure_from(&mut self, t: SimTime) {
+        self.host.set_measure_from(t);
+    }
+
+    /// Keep one record per measured request ([`Device::take_records`]).
+    pub fn record_requests(&mut self) {
+        self.host.record_requests();
+    }
+
+    pub fn take_records(&mut self) -> Option<Vec<RequestRecord>> {
+        self.host.take_records()
+    }
+
+    /// Largest command the host sends (MDTS, or the DRAM interface's chunk).
+    pub fn max_cmd_bytes(&self) -> u64 {
+        self.host.max_cmd_bytes()
+    }
+
+    /// Commands one interface queue holds (NVMe: its depth − 1); `u32::MAX` where commands
+    /// wait in the host instead.
+    pub fn queue_capacity(&self) -> u32 {
+        self.link.sq_capacity()
+    }
+
+    /// Whether a request of `op` and `len` bytes from `queue` fits in its interface queue now.
+    pub fn queue_has_room(&self, queue: u32, op: Op, len: u64) -> bool {
+        self.host.queue_has_room(queue, op, len)
+    }
+
+    /// Wake the driver at `t` with `token` (not before now).
+    #[inline]
+    pub fn wake_at(&mut self, t: SimTime, token: u32) {
+        self.q.push(t, Event::Wake { token });
+    }
+
+    /// Submit `r` at the simulated time `now` (not before the device's present): the host
+    /// splits it into commands and sends each. Returns its id, named again in its
+    /// [`Completion`]. A request beyond the logical space is refused.
+    #[inline]
+    pub fn submit(&mut self, now: SimTime, r: Request) -> Result<u32> {
+        let cap = self.cfg.logical_bytes();
+        if r.offset.checked_add(r.len).is_none_or(|end| end > cap) {
+            return Err(Error::Job(format!(
+                "request at byte {} of {} bytes ends beyond the device's {cap} bytes",
+                r.offset, r.len
+            )));
+        }
+        let now = now.max(self.q.now());
+        let Device {
+            q,
+            cmds,
+            host,
+            cpu,
+            link,
+            ..
+        } = self;
+        let cores = cpu.cores();
+        let id = host.split(&r, cores, |c| {
+            let core = c.core;
+            let cmd = cmds.insert(c);
+            let ready = cpu.submit(core, now);
+            link.send(cmd, ready, q);
+        });
+        link.issue(now, cmds, cpu, q);
+        Ok(id)
+    }
+
+    /// Handle events until none is left, calling `driver` on completions and wake-ups; false
+    /// if `progress(completed, expected)`, called every `check_every` events, asked to stop.
+    pub fn run<D: Driver>(
+        &mut self,
+        driver: &mut D,
+        check_every: u64,
+        progress: &mut dyn FnMut(u64, u64) -> bool,
+    ) -> Result<bool> {
+        let mut next_check = self.q.handled.saturating_add(check_every);
+        while let Some((now, ev)) = self.q.pop() {
+            match ev {
+                Event::Wake { token } => driver.on_wake(self, now, token),
+                Event::HostComplete { cmd } => {
+                    if let Some(done) = self.on_host_complete(now, cmd) {
+                        driver.on_complete(self, now, done);
+                    }
+                }
+                _ => self.handle(now, ev)?,
+            }
+            if self.q.handled >= next_check {
+                next_check = next_check.saturating_add(check_every);
+                if !progress(self.host.completed(), driver.expected_requests()) {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Run until no event is pending; returns each request finished since the last call with
+    /// its completion time, in completion order.
+    pub fn run_to_idle(&mut self) -> Result<Vec<(u32, SimTime)>> {
+        let mut c = Collect::default();
+        self.run(&mut c, u64::MAX, &mut |_, _| true)?;
+        Ok(c.0)
+    }
+
+    /// Handle one device event.
+    #[inline]
+    fn handle(&mut self, now: SimTime, ev: Event) -> Result<()> {
+        let Device {
+            q,
+            cmds,
+            cpu,
+            link,
+            hil,
+            cache,
+            fil,
+            ftl,
+            check,
+            geo,
+            ..
+        } = self;
+        let mut up = HostPort { q, cmds, link, cpu };
+        let mut flash = FlashPort { fil, ftl, check };
+        match ev {
+            Event::Submit { cmd } => {
+                // The command is dispatched a fetch and some firmware time from now: start the
+                // map look-up's cache misses early (the simulated time is unaffected).
+                let c = up.cmds.get(cmd);
+                let first = c.offset / geo.unit_bytes;
+                if first < flash.ftl.logical_units() {
+                    flash.ftl.prefetch(first);
+                }
+                match up.link {
+                    Interface::Nvme(n) => n.on_doorbell(now, cmd, c.sq, up.q),
+                    // The command came over the interface itself: no queue to fetch from.
+                    _ => hil.accept(now, cmd, up.q),
+                }
+            }
+            Event::FetchDone => {
+                let Interface::Nvme(n) = up.link else {
+                    unreachable!("only NVMe fetches")
+                };
+                let (sq, count) = n.fetch_done();
+                for _ in 0..count {
+                    let cmd = n.fetched(sq);
+                    let c = up.cmds.get(cmd);
+                    if c.op == Op::Read {
+                        flash.ftl.prefetch_read_target(c.offset / geo.unit_bytes);
+                    }
+                    hil.accept(now, cmd, up.q);
+                }
+                n.start_fetch(now, up.q);
+            }
+            Event::Dispatch { cmd } => {
+                hil.dispatch(now, cmd, &mut up, &mut flash, cache.as_mut())?
+            }
+            Event::WriteDataIn { cmd } => {
+                hil.write_data_in(now, cmd, &mut up, &mut flash, cache.as_mut())?
+            }
+            Event::RmwDone { cmd } => {
+                hil.write_units(now, cmd, &mut up, &mut flash, cache.as_mut())?
+            }
+            Event::DieStep { die } => {
+                match flash
+                    .fil
+                    .die_step(now, die, flash.ftl, flash.check.as_mut(), up.q)?
+                {
+                    Step::Sensed(op) => {
+                        let mut last = now;
+                        for &t in &op {
+                            let (out, ready) = flash.fil.read_out(now, die);
+                            last = out;
+                            hil.read_done(ready, t, &mut up, &mut flash, cache.as_mut());
+                        }
+                        flash.fil.finish_read(now, die, last, op, flash.ftl, up.q);
+                    }
+                    Step::Programmed(op) => {
+                        for &t in &op {
+                            hil.program_done(now, t, &mut up, &mut flash, cache.as_mut())?;
+                        }
+                        flash.fil.finish_op(now, die, op, flash.ftl, up.q);
+                    }
+                    Step::Done => {}
+                }
+            }
+            Event::Wake { .. } | Event::HostComplete { .. } => {
+                unreachable!("driver events are handled in Device::run")
+            }
+        }
+        Ok(())
+    }
+
+    /// The host finished the completion work of `cmd`: free its slot, and on its request's
+    /// last command report the request.
+    #[inline]
+    fn on_host_complete(&mut self, now: SimTime, cmd: u32) -> Option<Completion> {
+        let c = self.cmds.remove(cmd);
+        self.link
+            .release(now, &c, &mut self.cmds, &mut self.cpu, &mut self.q);
+        let (id, r) = self.host.command_done(now, c.req, c.sq)?;
+        Some(Completion {
+            id,
+            op: r.op,
+            offset: r.offset,
+            len: r.len,
+            queue: r.queue,
+            arrival: r.arrival,
+            done: now,
+            status: Status::Ok,
+        })
+    }
+}

@@ -1,0 +1,107 @@
+//! What crosses the device boundary: a request in, a completion out; and the command, the unit
+//! the host interface and the controller work on (a request split at the transfer limit).
+
+use crate::sim::SimTime;
+use crate::workload::Op;
+
+/// Request flags a driver may set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Flags(u8);
+
+impl Flags {
+    pub const NONE: Flags = Flags(0);
+    /// Force unit access: the write is durable when it completes.
+    pub const FUA: Flags = Flags(1);
+    /// The data is file-system metadata (a placement hint).
+    pub const META: Flags = Flags(2);
+
+    pub fn contains(self, other: Flags) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+impl std::ops::BitOr for Flags {
+    type Output = Flags;
+    fn bitor(self, rhs: Flags) -> Flags {
+        Flags(self.0 | rhs.0)
+    }
+}
+
+/// One request from a driver: `len` bytes at byte `offset` of the logical space.
+#[derive(Clone, Copy, Debug)]
+pub struct Request {
+    pub op: Op,
+    pub offset: u64,
+    pub len: u64,
+    /// The submitter: its commands run on host core `queue mod cores` and go to the
+    /// interface's queue `queue mod io_queues`.
+    pub queue: u32,
+    pub flags: Flags,
+    /// When the request arrived at the host; its latency counts from here (at or before the
+    /// time it is submitted: an open-loop arrival may wait in the driver's backlog).
+    pub arrival: SimTime,
+}
+
+/// How a request ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Ok,
+}
+
+/// A finished request, as the device reports it to its driver.
+#[derive(Clone, Copy, Debug)]
+pub struct Completion {
+    /// The id [`crate::device::Device::submit`] returned.
+    pub id: u32,
+    pub op: Op,
+    pub offset: u64,
+    pub len: u64,
+    pub queue: u32,
+    pub arrival: SimTime,
+    /// When the host finished its completion work.
+    pub done: SimTime,
+    pub status: Status,
+}
+
+/// A command: one piece of a request, at most the transfer limit long (a trim or flush is
+/// always one command).
+pub(crate) struct Cmd {
+    /// The request it belongs to.
+    pub req: u32,
+    pub op: Op,
+    pub offset: u64,
+    pub len: u64,
+    /// The interface queue it was submitted to.
+    pub sq: u32,
+    /// The host core that submitted it and runs its completion.
+    pub core: u32,
+    /// Flash transactions (or buffer placements) still to finish.
+    pub txns_left: u32,
+    /// Read-modify-write reads still to finish.
+    pub rmw_left: u32,
+    /// When the last of its read data reached host memory.
+    pub data_done: SimTime,
+    /// Queued interfaces: its data phase has started (the set-up message was sent).
+    pub data_started: bool,
+    /// DRAM interface: offset of its space in the data buffer.
+    pub buf: u64,
+}
+
+/// Commands a request becomes: trims and flushes are one command, the rest split at `max_cmd`.
+#[inline]
+pub(crate) fn cmds_of(op: Op, len: u64, max_cmd: u64) -> u32 {
+    if matches!(op, Op::Trim | Op::Flush) {
+        1
+    } else {
+        len.div_ceil(max_cmd).max(1) as u32
+    }
+}
+
+/// One row per completed request, when the caller asks for them.
+#[derive(Clone, Copy, Debug)]
+pub struct RequestRecord {
+    pub op: u8,
+    pub offset: u64,
+    pub issue_ps: u64,
+    pub latency_ps: u64,
+}

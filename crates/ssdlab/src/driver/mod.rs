@@ -1,0 +1,9 @@
+//! Drivers: what submits requests to a [`crate::device::Device`] and reacts to their
+//! completions, through the device's boundary only.
+//!
+//! - `jobs`: fio-like synthetic jobs (closed loop at `iodepth`, or open loop at `rate_iops`).
+//! - `replay`: a block trace or workload model, as fast as possible or at trace time.
+//! - `nvme_regs`: the register-level NVMe controller, driven by MMIO from outside the loop.
+
+pub mod jobs;
+pub mod replay;

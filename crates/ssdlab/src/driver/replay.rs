@@ -1,0 +1,153 @@
+//! The trace-replay driver: one trace (or workload model) shared by the host queues, round
+//! robin. In `afap` mode a request is issued as soon as `iodepth` and its interface queue have
+//! room; in `timed` mode not before its (scaled) trace time either, and its latency counts from
+//! that time. One trace request is read ahead at a time.
+
+use crate::device::{Completion, Device, Driver, Flags, Request};
+use crate::error::{Error, Result};
+use crate::sim::SimTime;
+use crate::workload::trace::replay::{Replay, ReplayMode, Request as TraceRequest, TraceJob};
+
+pub struct ReplayDriver {
+    src: Replay,
+    /// The next trace request, read but not yet issued.
+    pending: Option<TraceRequest>,
+    /// The trace has no more requests (or could not be read: `error`).
+    exhausted: bool,
+    error: Option<Error>,
+    /// A wake-up is queued for `pending`.
+    scheduled: bool,
+    inflight: u32,
+    /// Most requests in flight.
+    iodepth: u32,
+    queues: u32,
+    next_queue: u32,
+    /// Requests issued to the device.
+    issued: u64,
+    io_count: Option<u64>,
+    runtime: Option<SimTime>,
+    ramp: SimTime,
+}
+
+impl ReplayDriver {
+    pub fn new(src: Replay, tjob: &TraceJob) -> ReplayDriver {
+        ReplayDriver {
+            iodepth: src.job.iodepth,
+            src,
+            pending: None,
+            exhausted: false,
+            error: None,
+            scheduled: false,
+            inflight: 0,
+            queues: tjob.queues,
+            next_queue: 0,
+            issued: 0,
+            io_count: tjob.io_count,
+            runtime: tjob.runtime.map(|d| d.0),
+            ramp: tjob.ramp.map(|d| d.0).unwrap_or(SimTime::ZERO),
+        }
+    }
+
+    /// Set the device's measuring window and issue what is due at time 0.
+    pub fn start(&mut self, dev: &mut Device) {
+        dev.measure_from(self.ramp);
+        self.pump(dev, SimTime::ZERO);
+    }
+
+    /// The replay's outcome for the result (requests read, skipped, replayed, …).
+    pub fn outcome(&mut self) -> serde_json::Value {
+        self.src.out.replayed = self.issued;
+        serde_json::to_value(&self.src.out).expect("trace outcome serialises")
+    }
+
+    /// Why the replay ended (once the device is idle), or its read error.
+    pub fn finish(&mut self) -> Result<&'static str> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        Ok(if self.exhausted && self.pending.is_none() {
+            "trace end"
+        } else if self.io_count.is_some_and(|t| self.issued >= t) {
+            "io_count reached"
+        } else {
+            "runtime reached"
+        })
+    }
+
+    fn may_issue(&self, now: SimTime) -> bool {
+        self.io_count.is_none_or(|t| self.issued < t) && self.runtime.is_none_or(|r| now < r)
+    }
+
+    /// Issue trace requests while they are due, the iodepth has room and their queue has room.
+    fn pump(&mut self, dev: &mut Device, now: SimTime) {
+        loop {
+            if !self.may_issue(now) {
+                return;
+            }
+            if self.pending.is_none() && !self.exhausted {
+                match self.src.next_request() {
+                    Ok(Some(req)) => self.pending = Some(req),
+                    Ok(None) => self.exhausted = true,
+                    Err(e) => {
+                        self.error = Some(e);
+                        self.exhausted = true;
+                    }
+                }
+            }
+            let Some(req) = self.pending else {
+                return;
+            };
+            let timed = self.src.job.mode == ReplayMode::Timed;
+            if timed && req.arrival > now {
+                if !self.scheduled {
+                    self.scheduled = true;
+                    dev.wake_at(req.arrival, 0);
+                }
+                return;
+            }
+            if self.inflight >= self.iodepth {
+                return;
+            }
+            let queue = self.next_queue;
+            // A request that needs more entries than its queue has free waits for completions
+            // (one larger than the whole queue goes alone).
+            if !dev.queue_has_room(queue, req.op, req.len) {
+                return;
+            }
+            self.pending = None;
+            self.inflight += 1;
+            self.next_queue = (queue + 1) % self.queues;
+            self.issued += 1;
+            let r = Request {
+                op: req.op,
+                offset: req.offset,
+                len: req.len,
+                queue,
+                flags: Flags::NONE,
+                arrival: if timed { req.arrival } else { now },
+            };
+            if let Err(e) = dev.submit(now, r) {
+                self.error.get_or_insert(e);
+                self.exhausted = true;
+                return;
+            }
+        }
+    }
+}
+
+impl Driver for ReplayDriver {
+    fn on_complete(&mut self, dev: &mut Device, now: SimTime, _done: Completion) {
+        self.inflight -= 1;
+        self.pump(dev, now);
+    }
+
+    fn on_wake(&mut self, dev: &mut Device, now: SimTime, _token: u32) {
+        self.scheduled = false;
+        self.pump(dev, now);
+    }
+
+    fn expected_requests(&self) -> u64 {
+        let t = self.src.total();
+        self.io_count.map_or(t, |n| n.min(t))
+    }
+}
