@@ -82,6 +82,8 @@ impl Driver for Collect {
 pub struct Device {
     cfg: SsdConfig,
     geo: Geometry,
+    /// Bytes of the logical space (computed once: a float product of the config).
+    capacity: u64,
     q: EventQueue<Event>,
     /// Commands in flight, from the host's split to the host's completion.
     cmds: Slab<Cmd>,
@@ -122,6 +124,7 @@ impl Device {
             ftl: Ftl::new(cfg, seed),
             check: None,
             geo,
+            capacity: cfg.logical_bytes(),
             cfg: cfg.clone(),
         })
     }
@@ -136,7 +139,7 @@ impl Device {
 
     /// Bytes of the logical space.
     pub fn capacity_bytes(&self) -> u64 {
-        self.cfg.logical_bytes()
+        self.capacity
     }
 
     /// The simulated time of the last event handled.
@@ -233,7 +236,7 @@ impl Device {
     /// [`Completion`]. A request beyond the logical space is refused.
     #[inline]
     pub fn submit(&mut self, now: SimTime, r: Request) -> Result<u32> {
-        let cap = self.cfg.logical_bytes();
+        let cap = self.capacity;
         if r.offset.checked_add(r.len).is_none_or(|end| end > cap) {
             return Err(Error::Job(format!(
                 "request at byte {} of {} bytes ends beyond the device's {cap} bytes",
