@@ -273,15 +273,7 @@ impl Device {
     ) -> Result<bool> {
         let mut next_check = self.q.handled.saturating_add(check_every);
         while let Some((now, ev)) = self.q.pop() {
-            match ev {
-                Event::Wake { token } => driver.on_wake(self, now, token),
-                Event::HostComplete { cmd } => {
-                    if let Some(done) = self.on_host_complete(now, cmd) {
-                        driver.on_complete(self, now, done);
-                    }
-                }
-                _ => self.handle(now, ev)?,
-            }
+            self.step(driver, now, ev)?;
             if self.q.handled >= next_check {
                 next_check = next_check.saturating_add(check_every);
                 if !progress(self.host.completed(), driver.expected_requests()) {
@@ -290,6 +282,40 @@ impl Device {
             }
         }
         Ok(true)
+    }
+
+    /// Handle the events due at or before `limit`, calling `driver` as [`Device::run`] does,
+    /// and stop: the model's clock is then at its last event, at most `limit`. For a driver
+    /// whose requests arrive in wall-clock time: it submits what arrived, runs the model up to
+    /// the present, answers what completed, and sleeps until [`Device::next_event_time`] or its
+    /// next input.
+    pub fn run_until<D: Driver>(&mut self, driver: &mut D, limit: SimTime) -> Result<()> {
+        while self.q.peek_time().is_some_and(|t| t <= limit) {
+            let (now, ev) = self.q.pop().expect("peeked");
+            self.step(driver, now, ev)?;
+        }
+        Ok(())
+    }
+
+    /// When the next event is due; None when the device is idle.
+    pub fn next_event_time(&self) -> Option<SimTime> {
+        self.q.peek_time()
+    }
+
+    /// One event: the driver's own, a request's completion (which may call the driver), or a
+    /// device event.
+    #[inline]
+    fn step<D: Driver>(&mut self, driver: &mut D, now: SimTime, ev: Event) -> Result<()> {
+        match ev {
+            Event::Wake { token } => driver.on_wake(self, now, token),
+            Event::HostComplete { cmd } => {
+                if let Some(done) = self.on_host_complete(now, cmd) {
+                    driver.on_complete(self, now, done);
+                }
+            }
+            _ => self.handle(now, ev)?,
+        }
+        Ok(())
     }
 
     /// Run until no event is pending; returns each request finished since the last call with

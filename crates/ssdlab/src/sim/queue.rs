@@ -85,6 +85,12 @@ impl<E> EventQueue<E> {
         Some((time, e.event))
     }
 
+    /// When the next event is due, if any.
+    #[inline]
+    pub fn peek_time(&self) -> Option<SimTime> {
+        self.heap.peek().map(|e| SimTime((e.key >> 64) as u64))
+    }
+
     pub fn len(&self) -> usize {
         self.heap.len()
     }
@@ -108,5 +114,17 @@ mod tests {
         let got: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(got, vec!['b', 'd', 'a', 'c']);
         assert_eq!(q.now(), SimTime(5));
+    }
+
+    #[test]
+    fn peek_shows_the_next_time_without_advancing() {
+        let mut q = EventQueue::new();
+        assert_eq!(q.peek_time(), None);
+        q.push(SimTime(9), 'x');
+        q.push(SimTime(4), 'y');
+        assert_eq!(q.peek_time(), Some(SimTime(4)));
+        assert_eq!(q.now(), SimTime::ZERO);
+        assert_eq!(q.pop(), Some((SimTime(4), 'y')));
+        assert_eq!(q.peek_time(), Some(SimTime(9)));
     }
 }
