@@ -53,7 +53,7 @@ fn stepping_to_a_time_limit_gives_the_same_completions_as_running_to_idle() {
     let mut log = Log::default();
     let mut limit = SimTime::ZERO;
     while stepped.next_event_time().is_some() {
-        limit = limit + SimTime::from_us(50);
+        limit += SimTime::from_us(50);
         stepped.run_until(&mut log, limit).unwrap();
         assert!(stepped.now() <= limit, "ran past the limit");
         assert!(stepped.next_event_time().is_none_or(|t| t > limit));
