@@ -236,6 +236,7 @@ impl Fil {
     }
 
     /// Start the die's next operation if it is idle and has work.
+    #[inline]
     pub(crate) fn start_die(
         &mut self,
         now: SimTime,
@@ -368,6 +369,7 @@ impl Fil {
 
     /// The current phase of `die`'s operation ended at `now`. GC phases are handled here;
     /// host reads and programs are returned to the caller.
+    #[inline]
     pub(crate) fn die_step(
         &mut self,
         now: SimTime,
@@ -437,6 +439,7 @@ impl Fil {
 
     /// Every unit of a sensed read is out (the last transfer ended at `last_out`): the die is
     /// free for its next command, which the channel timeline places after these transfers.
+    #[inline]
     pub(crate) fn finish_read(
         &mut self,
         now: SimTime,
@@ -451,6 +454,7 @@ impl Fil {
     }
 
     /// The die's operation is over: hand back its vector and start the next.
+    #[inline]
     pub(crate) fn finish_op(
         &mut self,
         now: SimTime,

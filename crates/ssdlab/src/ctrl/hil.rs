@@ -87,6 +87,7 @@ impl Hil {
     }
 
     /// The firmware is done with a command: start its work.
+    #[inline]
     pub(crate) fn dispatch(
         &mut self,
         now: SimTime,
@@ -215,6 +216,7 @@ impl Hil {
 
     /// A write command's data is in the controller: read what partial units keep of their old
     /// data first, else place the units.
+    #[inline]
     pub(crate) fn write_data_in(
         &mut self,
         now: SimTime,
@@ -259,6 +261,7 @@ impl Hil {
 
     /// Map every unit of a write command to a new physical unit and queue its program (or,
     /// with a write-back buffer, put the units into the buffer).
+    #[inline]
     pub(crate) fn write_units(
         &mut self,
         now: SimTime,
@@ -303,6 +306,7 @@ impl Hil {
 
     /// A read transaction's data is decoded at `ready`: move it to the host (or, for a
     /// read-modify-write, count it) and complete the command when it was the last.
+    #[inline]
     pub(crate) fn read_done(
         &mut self,
         ready: SimTime,
@@ -337,6 +341,7 @@ impl Hil {
     }
 
     /// A program transaction finished at `now`.
+    #[inline]
     pub(crate) fn program_done(
         &mut self,
         now: SimTime,

@@ -342,73 +342,92 @@ impl Device {
             geo,
             ..
         } = self;
-        let mut up = HostPort { q, cmds, link, cpu };
-        let mut flash = FlashPort { fil, ftl, check };
         match ev {
             Event::Submit { cmd } => {
                 // The command is dispatched a fetch and some firmware time from now: start the
                 // map look-up's cache misses early (the simulated time is unaffected).
-                let c = up.cmds.get(cmd);
+                let c = cmds.get(cmd);
                 let first = c.offset / geo.unit_bytes;
-                if first < flash.ftl.logical_units() {
-                    flash.ftl.prefetch(first);
+                if first < ftl.logical_units() {
+                    ftl.prefetch(first);
                 }
-                match up.link {
-                    Interface::Nvme(n) => n.on_doorbell(now, cmd, c.sq, up.q),
+                match link {
+                    Interface::Nvme(n) => n.on_doorbell(now, cmd, c.sq, q),
                     // The command came over the interface itself: no queue to fetch from.
-                    _ => hil.accept(now, cmd, up.q),
+                    _ => hil.accept(now, cmd, q),
                 }
             }
             Event::FetchDone => {
-                let Interface::Nvme(n) = up.link else {
+                let Interface::Nvme(n) = link else {
                     unreachable!("only NVMe fetches")
                 };
                 let (sq, count) = n.fetch_done();
                 for _ in 0..count {
                     let cmd = n.fetched(sq);
-                    let c = up.cmds.get(cmd);
+                    let c = cmds.get(cmd);
                     if c.op == Op::Read {
-                        flash.ftl.prefetch_read_target(c.offset / geo.unit_bytes);
+                        ftl.prefetch_read_target(c.offset / geo.unit_bytes);
                     }
-                    hil.accept(now, cmd, up.q);
+                    hil.accept(now, cmd, q);
                 }
-                n.start_fetch(now, up.q);
+                n.start_fetch(now, q);
             }
-            Event::Dispatch { cmd } => {
-                hil.dispatch(now, cmd, &mut up, &mut flash, cache.as_mut())?
-            }
-            Event::WriteDataIn { cmd } => {
-                hil.write_data_in(now, cmd, &mut up, &mut flash, cache.as_mut())?
-            }
-            Event::RmwDone { cmd } => {
-                hil.write_units(now, cmd, &mut up, &mut flash, cache.as_mut())?
-            }
-            Event::DieStep { die } => {
-                match flash
-                    .fil
-                    .die_step(now, die, flash.ftl, flash.check.as_mut(), up.q)?
-                {
-                    Step::Sensed(op) => {
-                        let mut last = now;
-                        for &t in &op {
-                            let (out, ready) = flash.fil.read_out(now, die);
-                            last = out;
-                            hil.read_done(ready, t, &mut up, &mut flash, cache.as_mut());
-                        }
-                        flash.fil.finish_read(now, die, last, op, flash.ftl, up.q);
+            // The rest reach past the HIL: through the ports.
+            _ => {
+                let mut up = HostPort { q, cmds, link, cpu };
+                let mut flash = FlashPort { fil, ftl, check };
+                let cache = cache.as_mut();
+                match ev {
+                    Event::Dispatch { cmd } => {
+                        hil.dispatch(now, cmd, &mut up, &mut flash, cache)?
                     }
-                    Step::Programmed(op) => {
-                        for &t in &op {
-                            hil.program_done(now, t, &mut up, &mut flash, cache.as_mut())?;
-                        }
-                        flash.fil.finish_op(now, die, op, flash.ftl, up.q);
+                    Event::WriteDataIn { cmd } => {
+                        hil.write_data_in(now, cmd, &mut up, &mut flash, cache)?
                     }
-                    Step::Done => {}
+                    Event::RmwDone { cmd } => {
+                        hil.write_units(now, cmd, &mut up, &mut flash, cache)?
+                    }
+                    Event::DieStep { die } => {
+                        Self::die_step(now, die, hil, &mut up, &mut flash, cache)?
+                    }
+                    _ => unreachable!("driver events are handled in Device::step"),
                 }
             }
-            Event::Wake { .. } | Event::HostComplete { .. } => {
-                unreachable!("driver events are handled in Device::run")
+        }
+        Ok(())
+    }
+
+    /// A die's phase ended: the FIL handles GC phases itself and returns the reads and programs
+    /// that ended, which the HIL finishes one by one before the die takes its next operation.
+    #[inline]
+    fn die_step(
+        now: SimTime,
+        die: u32,
+        hil: &mut Hil,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+        mut cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
+        match flash
+            .fil
+            .die_step(now, die, flash.ftl, flash.check.as_mut(), up.q)?
+        {
+            Step::Sensed(op) => {
+                let mut last = now;
+                for &t in &op {
+                    let (out, ready) = flash.fil.read_out(now, die);
+                    last = out;
+                    hil.read_done(ready, t, up, flash, cache.as_deref_mut());
+                }
+                flash.fil.finish_read(now, die, last, op, flash.ftl, up.q);
             }
+            Step::Programmed(op) => {
+                for &t in &op {
+                    hil.program_done(now, t, up, flash, cache.as_deref_mut())?;
+                }
+                flash.fil.finish_op(now, die, op, flash.ftl, up.q);
+            }
+            Step::Done => {}
         }
         Ok(())
     }

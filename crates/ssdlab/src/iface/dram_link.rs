@@ -56,12 +56,14 @@ impl DramLink {
         &self.dramif
     }
 
+    #[inline(never)]
     pub(crate) fn queue(&mut self, cmd: u32, ready: SimTime) {
         self.host_q.push_back((cmd, ready));
     }
 
     /// Submit waiting commands, in order, while the SQ has room and the buffer has space for
     /// the command at the head (which otherwise waits, and everything behind it).
+    #[inline(never)]
     pub(crate) fn issue(
         &mut self,
         now: SimTime,
@@ -115,6 +117,7 @@ impl DramLink {
     }
 
     /// The host finished a command: free its slot and buffer space, and send the next.
+    #[inline(never)]
     pub(crate) fn release(
         &mut self,
         now: SimTime,
@@ -132,6 +135,7 @@ impl DramLink {
 
     /// The controller puts `bytes` of read data into the banks at `pos` within the command's
     /// buffer space from `at`; returns when they are there.
+    #[inline(never)]
     pub(crate) fn push_read_data(&mut self, at: SimTime, c: &Cmd, bytes: u64, pos: u64) -> SimTime {
         if self.skip_media {
             // Firmware answers at once: no data is moved into the buffer.
@@ -141,6 +145,7 @@ impl DramLink {
     }
 
     /// The data is already in the shared buffer: the controller reads it from the banks.
+    #[inline(never)]
     pub(crate) fn pull_write_data(&mut self, now: SimTime, c: &Cmd) -> SimTime {
         if self.skip_media {
             return now;
@@ -150,6 +155,7 @@ impl DramLink {
 
     /// The device posted the completion at `t`: GPIO interrupt (or a poll), the handler reads
     /// the CQ entry, and a read's data is copied out of the buffer.
+    #[inline(never)]
     pub(crate) fn complete(
         &mut self,
         t: SimTime,

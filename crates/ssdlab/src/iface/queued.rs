@@ -66,11 +66,13 @@ impl Queued {
     }
 
     /// The driver has `cmd` ready at `ready`: into the host's queue until the device has a slot.
+    #[inline(never)]
     pub(crate) fn queue(&mut self, cmd: u32, ready: SimTime) {
         self.host_q.push_back((cmd, ready));
     }
 
     /// Send waiting commands while the device has free slots.
+    #[inline(never)]
     pub(crate) fn issue(&mut self, now: SimTime, cmds: &Slab<Cmd>, q: &mut EventQueue<Event>) {
         let p = &self.proto;
         let (slots, prep, cmd_t, ack) = (p.slots, p.cmd_prep, p.cmd, p.ack);
@@ -99,6 +101,7 @@ impl Queued {
     }
 
     /// The host finished a command: free its slot and send the next.
+    #[inline(never)]
     pub(crate) fn release(&mut self, now: SimTime, cmds: &Slab<Cmd>, q: &mut EventQueue<Event>) {
         self.inflight -= 1;
         // A non-queued command is the only one in flight: its end frees the device.
@@ -108,6 +111,7 @@ impl Queued {
 
     /// Move `bytes` of a read command's data to the host from `at`, after the command's data
     /// set-up message if this is its first data; returns when they are in host memory.
+    #[inline(never)]
     pub(crate) fn push_read_data(&mut self, at: SimTime, c: &mut Cmd, bytes: u64) -> SimTime {
         let (setup, wire) = (self.proto.read_setup, self.proto.data_in.time(bytes));
         let mut t = at;
@@ -122,6 +126,7 @@ impl Queued {
 
     /// A write command's data phase from `now`, in grants each after its set-up message;
     /// returns when all its data is in the controller.
+    #[inline(never)]
     pub(crate) fn pull_write_data(&mut self, now: SimTime, len: u64) -> SimTime {
         let p = &self.proto;
         let (setup, grant, wire) = (p.write_setup, p.write_grant_bytes, p.data_out);
@@ -140,6 +145,7 @@ impl Queued {
 
     /// The device completes `cmd` at `t`: its status message, the interrupt (or the poll that
     /// finds it), and the host's completion work.
+    #[inline(never)]
     pub(crate) fn complete(
         &mut self,
         t: SimTime,
