@@ -20,8 +20,8 @@
 use super::datacheck::DataCheck;
 use super::die::{Die, GcJob, GcOp, Phase};
 use crate::config::SsdConfig;
-use crate::device::Event;
 use crate::error::Result;
+use crate::event::Event;
 use crate::ftl::Ftl;
 use crate::media::nand::{Geometry, NandTimingPs};
 use crate::sim::time::Timeline;

@@ -14,11 +14,11 @@ pub mod die;
 pub mod fil;
 pub mod hil;
 
-use crate::device::request::Cmd;
-use crate::device::Event;
+use crate::event::Event;
 use crate::ftl::Ftl;
 use crate::host::HostCpu;
 use crate::iface::Interface;
+use crate::request::Cmd;
 use crate::sim::{EventQueue, SimTime, Slab};
 use datacheck::DataCheck;
 use fil::Fil;

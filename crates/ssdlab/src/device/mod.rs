@@ -14,8 +14,6 @@
 //! layer that owns it; a handler reaches other layers only through the ports it is given
 //! (`ctrl::HostPort`, `ctrl::FlashPort`).
 
-pub mod request;
-
 use crate::config::SsdConfig;
 use crate::ctrl::buffer::BufferManager;
 use crate::ctrl::datacheck::DataCheck;
@@ -23,36 +21,15 @@ use crate::ctrl::fil::{Fil, Step};
 use crate::ctrl::hil::Hil;
 use crate::ctrl::{FlashPort, HostPort};
 use crate::error::{Error, Result};
+pub use crate::event::Event;
 use crate::ftl::Ftl;
 use crate::host::{Host, HostCpu};
 use crate::iface::Interface;
 use crate::media::nand::Geometry;
+use crate::request::Cmd;
+pub use crate::request::{Completion, Flags, Request, RequestRecord, Status};
 use crate::sim::{EventQueue, SimTime, Slab};
 use crate::workload::Op;
-use request::Cmd;
-pub use request::{Completion, Flags, Request, RequestRecord, Status};
-
-/// Every event of the simulation. Small and `Copy`; each names the object it concerns.
-#[derive(Clone, Copy, Debug)]
-pub enum Event {
-    /// A driver asked to be woken (`token` is its own).
-    Wake { token: u32 },
-    /// A command reached the controller (NVMe: its doorbell write; other interfaces: the
-    /// command itself).
-    Submit { cmd: u32 },
-    /// NVMe: the current arbitration burst of SQ entries arrived at the controller.
-    FetchDone,
-    /// The HIL finished its firmware work on a command.
-    Dispatch { cmd: u32 },
-    /// A write command's data is in the controller.
-    WriteDataIn { cmd: u32 },
-    /// All read-modify-write reads of a write command are done.
-    RmwDone { cmd: u32 },
-    /// The current phase of a die's operation ended.
-    DieStep { die: u32 },
-    /// The host finished handling a command's completion.
-    HostComplete { cmd: u32 },
-}
 
 /// What drives a device: it submits requests and reacts to their completions and to wake-ups
 /// it asked for. All calls happen inside [`Device::run`], at the simulated time `now`.

@@ -1,12 +1,12 @@
 //! The host: requests in flight and their split into commands, the CPU cores of the I/O stack
 //! (`cpu`), and what the host measures — each request's latency from its arrival.
 //!
-//! Where requests come from is not the host's business: a driver (`crate::driver`) submits them
+//! Where requests come from is not the host's business: a driver submits them
 //! through the device boundary and learns of their completion.
 
 pub mod cpu;
 
-use crate::device::request::{cmds_of, Cmd, Request, RequestRecord};
+use crate::request::{cmds_of, Cmd, Request, RequestRecord};
 use crate::sim::{SimTime, Slab};
 use crate::stats::LatencyStats;
 use crate::workload::Op;
@@ -204,7 +204,7 @@ mod tests {
             offset,
             len,
             queue: 0,
-            flags: crate::device::Flags::NONE,
+            flags: crate::request::Flags::NONE,
             arrival,
         }
     }

@@ -6,9 +6,9 @@
 use super::dramif::DramIf;
 use super::Proto;
 use crate::config::{InterfaceConfig, InterruptMode};
-use crate::device::request::Cmd;
-use crate::device::Event;
+use crate::event::Event;
 use crate::host::HostCpu;
+use crate::request::Cmd;
 use crate::sim::{EventQueue, SimTime, Slab};
 use crate::workload::Op;
 use std::collections::VecDeque;

@@ -29,9 +29,9 @@ pub mod queued;
 pub mod ufs;
 
 use crate::config::SsdConfig;
-use crate::device::request::Cmd;
-use crate::device::Event;
+use crate::event::Event;
 use crate::host::HostCpu;
+use crate::request::Cmd;
 use crate::sim::{EventQueue, SimTime, Slab};
 
 /// The interface protocols.

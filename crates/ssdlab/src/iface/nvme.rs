@@ -8,9 +8,9 @@
 
 use super::pcie::{LinkCost, LinkSpec};
 use crate::config::{InterfaceConfig, InterruptMode};
-use crate::device::request::Cmd;
-use crate::device::Event;
+use crate::event::Event;
 use crate::host::HostCpu;
+use crate::request::Cmd;
 use crate::sim::time::Timeline;
 use crate::sim::{EventQueue, SimTime, Slab};
 use std::collections::VecDeque;

@@ -6,9 +6,9 @@
 
 use super::{Chan, Kind, Proto};
 use crate::config::{InterfaceConfig, InterruptMode};
-use crate::device::request::Cmd;
-use crate::device::Event;
+use crate::event::Event;
 use crate::host::HostCpu;
+use crate::request::Cmd;
 use crate::sim::time::Timeline;
 use crate::sim::{EventQueue, SimTime, Slab};
 use crate::workload::Op;

@@ -51,7 +51,7 @@ pub enum Status {
 /// A finished request, as the device reports it to its driver.
 #[derive(Clone, Copy, Debug)]
 pub struct Completion {
-    /// The id [`crate::device::Device::submit`] returned.
+    /// The id `Device::submit` returned.
     pub id: u32,
     pub op: Op,
     pub offset: u64,

@@ -1,0 +1,24 @@
+//! The events of the simulation: small `Copy` values, each naming the object it concerns.
+//! `device::Device` pops them in order and routes each to the layer that owns it.
+
+/// Every event of the simulation. Small and `Copy`; each names the object it concerns.
+#[derive(Clone, Copy, Debug)]
+pub enum Event {
+    /// A driver asked to be woken (`token` is its own).
+    Wake { token: u32 },
+    /// A command reached the controller (NVMe: its doorbell write; other interfaces: the
+    /// command itself).
+    Submit { cmd: u32 },
+    /// NVMe: the current arbitration burst of SQ entries arrived at the controller.
+    FetchDone,
+    /// The HIL finished its firmware work on a command.
+    Dispatch { cmd: u32 },
+    /// A write command's data is in the controller.
+    WriteDataIn { cmd: u32 },
+    /// All read-modify-write reads of a write command are done.
+    RmwDone { cmd: u32 },
+    /// The current phase of a die's operation ended.
+    DieStep { die: u32 },
+    /// The host finished handling a command's completion.
+    HostComplete { cmd: u32 },
+}
