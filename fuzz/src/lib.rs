@@ -37,8 +37,8 @@ pub fn read_all(data: &[u8], format: Option<Format>) {
 /// with doorbells, applied to a controller a driver has brought up. Any panic is a bug.
 pub fn nvme_mmio(data: &[u8]) {
     use ssdlab::config::InterruptMode;
-    use ssdlab::nvme::driver::{Driver, ASQ_ADDR, IOSQ_ADDR};
-    use ssdlab::nvme::{reg, Controller, NvmeOptions};
+    use ssdlab::driver::nvme_regs::host_driver::{HostDriver, ASQ_ADDR, IOSQ_ADDR};
+    use ssdlab::driver::nvme_regs::{reg, Controller, NvmeOptions};
     use std::sync::OnceLock;
 
     static CFG: OnceLock<ssdlab::SsdConfig> = OnceLock::new();
@@ -46,7 +46,7 @@ pub fn nvme_mmio(data: &[u8]) {
     let Ok(ctrl) = Controller::new(cfg, &NvmeOptions::default()) else {
         return;
     };
-    let Ok(mut d) = Driver::bring_up(ctrl, 16, InterruptMode::Pin) else {
+    let Ok(mut d) = HostDriver::bring_up(ctrl, 16, InterruptMode::Pin) else {
         return;
     };
     let mut rest = data;

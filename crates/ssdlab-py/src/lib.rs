@@ -355,8 +355,8 @@ fn run_bench(py: Python<'_>, io_count: u64, seed: u64, overwrite: f64) -> PyResu
 // The register-level NVMe controller (`ssdlab::nvme`): a device brought up by the host driver
 // model, its MMIO, config space and host memory, and the driver's helpers.
 
-fn nvme_value(py: Python<'_>, v: &ssdlab::nvme::structs::Value) -> PyResult<PyObject> {
-    use ssdlab::nvme::structs::Value;
+fn nvme_value(py: Python<'_>, v: &ssdlab::driver::nvme_regs::structs::Value) -> PyResult<PyObject> {
+    use ssdlab::driver::nvme_regs::structs::Value;
     Ok(match v {
         Value::Int(n) => n.into_pyobject(py)?.into_any().unbind(),
         Value::Str(s) => s.into_pyobject(py)?.into_any().unbind(),
@@ -372,7 +372,7 @@ fn nvme_value(py: Python<'_>, v: &ssdlab::nvme::structs::Value) -> PyResult<PyOb
 
 fn nvme_fields<'py>(
     py: Python<'py>,
-    fields: &ssdlab::nvme::structs::Fields,
+    fields: &ssdlab::driver::nvme_regs::structs::Fields,
 ) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     for (k, v) in fields {
@@ -381,7 +381,10 @@ fn nvme_fields<'py>(
     Ok(d)
 }
 
-fn nvme_done<'py>(py: Python<'py>, d: &ssdlab::nvme::driver::Done) -> PyResult<Bound<'py, PyDict>> {
+fn nvme_done<'py>(
+    py: Python<'py>,
+    d: &ssdlab::driver::nvme_regs::host_driver::Done,
+) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     out.set_item("cid", d.cqe.cid)?;
     out.set_item("status", d.cqe.status.field() >> 1)?;
@@ -395,7 +398,7 @@ fn nvme_done<'py>(py: Python<'py>, d: &ssdlab::nvme::driver::Done) -> PyResult<B
 
 fn nvme_summary<'py>(
     py: Python<'py>,
-    s: &ssdlab::nvme::workload::Summary,
+    s: &ssdlab::driver::nvme_regs::workload::Summary,
 ) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("requests", s.requests)?;
@@ -415,7 +418,7 @@ fn nvme_summary<'py>(
 /// An NVMe device brought up through its registers by the host driver model.
 #[pyclass(module = "ssdlab._core", unsendable)]
 struct NvmeDevice {
-    drv: ssdlab::nvme::Driver,
+    drv: ssdlab::driver::nvme_regs::HostDriver,
     seed: u64,
 }
 
@@ -425,10 +428,14 @@ impl NvmeDevice {
     #[pyo3(signature = (config_json, seed=1, lba_size=4096, queue_depth=1024))]
     fn new(config_json: &str, seed: u64, lba_size: u32, queue_depth: u32) -> PyResult<Self> {
         let cfg = SsdConfig::from_json(config_json).map_err(to_py)?;
-        let opts = ssdlab::nvme::NvmeOptions { lba_size, seed };
-        let ctrl = ssdlab::nvme::Controller::new(&cfg, &opts).map_err(to_py)?;
-        let drv = ssdlab::nvme::Driver::bring_up(ctrl, queue_depth, cfg.interface.interrupt)
-            .map_err(to_py)?;
+        let opts = ssdlab::driver::nvme_regs::NvmeOptions { lba_size, seed };
+        let ctrl = ssdlab::driver::nvme_regs::Controller::new(&cfg, &opts).map_err(to_py)?;
+        let drv = ssdlab::driver::nvme_regs::HostDriver::bring_up(
+            ctrl,
+            queue_depth,
+            cfg.interface.interrupt,
+        )
+        .map_err(to_py)?;
         Ok(NvmeDevice { drv, seed })
     }
 
@@ -478,16 +485,16 @@ impl NvmeDevice {
     }
     fn id_ctrl<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let b = self.drv.identify(1, 0).map_err(to_py)?;
-        nvme_fields(py, &ssdlab::nvme::structs::decode_id_ctrl(&b))
+        nvme_fields(py, &ssdlab::driver::nvme_regs::structs::decode_id_ctrl(&b))
     }
     #[pyo3(signature = (nsid=1))]
     fn id_ns<'py>(&mut self, py: Python<'py>, nsid: u32) -> PyResult<Bound<'py, PyDict>> {
         let b = self.drv.identify(0, nsid).map_err(to_py)?;
-        nvme_fields(py, &ssdlab::nvme::structs::decode_id_ns(&b))
+        nvme_fields(py, &ssdlab::driver::nvme_regs::structs::decode_id_ns(&b))
     }
     fn smart_log<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let b = self.drv.smart_log().map_err(to_py)?;
-        nvme_fields(py, &ssdlab::nvme::structs::decode_smart(&b))
+        nvme_fields(py, &ssdlab::driver::nvme_regs::structs::decode_smart(&b))
     }
 
     fn read<'py>(&mut self, py: Python<'py>, slba: u64, nlb: u32) -> PyResult<Bound<'py, PyBytes>> {
@@ -519,7 +526,8 @@ impl NvmeDevice {
     /// Run a job (JSON of a job spec) through the driver.
     fn run_job<'py>(&mut self, py: Python<'py>, job_json: &str) -> PyResult<Bound<'py, PyDict>> {
         let spec = JobSpec::from_json(job_json).map_err(to_py)?;
-        let s = ssdlab::nvme::workload::run_job(&mut self.drv, &spec, self.seed).map_err(to_py)?;
+        let s = ssdlab::driver::nvme_regs::workload::run_job(&mut self.drv, &spec, self.seed)
+            .map_err(to_py)?;
         nvme_summary(py, &s)
     }
     /// Replay a trace file through the driver.
@@ -536,8 +544,14 @@ impl NvmeDevice {
             format: format_opt(format)?,
             ..Default::default()
         };
-        let s = ssdlab::nvme::workload::run_trace(&mut self.drv, path, &opts, iodepth, limit)
-            .map_err(to_py)?;
+        let s = ssdlab::driver::nvme_regs::workload::run_trace(
+            &mut self.drv,
+            path,
+            &opts,
+            iodepth,
+            limit,
+        )
+        .map_err(to_py)?;
         nvme_summary(py, &s)
     }
 

@@ -4,7 +4,7 @@
 //! (`ctrl`: HIL, cache buffer, FIL), the FTL (`ftl`) and the media (`media`), on the engine
 //! (`sim`), with no workload. Drivers (`driver`) submit requests to it through a small boundary:
 //! fio-like jobs and trace replays (`workload` holds their specs, generators and trace readers)
-//! and the register-level NVMe controller (`nvme`). `stats` gathers the result; `run` ties a
+//! and the register-level NVMe controller (`driver::nvme_regs`). `stats` gathers the result; `run` ties a
 //! run together.
 
 pub mod config;
@@ -17,7 +17,6 @@ pub mod ftl;
 pub mod host;
 pub mod iface;
 pub mod media;
-pub mod nvme;
 pub mod request;
 pub mod run;
 pub mod sim;

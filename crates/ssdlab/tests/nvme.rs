@@ -5,9 +5,13 @@
 
 use proptest::prelude::*;
 use ssdlab::config::InterruptMode;
-use ssdlab::nvme::driver::{Done, Driver, IoCmd, ACQ_ADDR, ASQ_ADDR, DATA_ADDR};
-use ssdlab::nvme::structs::{ctrl_off as co, ns_off as no, smart_off as so};
-use ssdlab::nvme::{admin, feat, io, pci, reg, Controller, Cqe, NvmeOptions, Sqe, Status};
+use ssdlab::driver::nvme_regs::host_driver::{
+    Done, HostDriver, IoCmd, ACQ_ADDR, ASQ_ADDR, DATA_ADDR,
+};
+use ssdlab::driver::nvme_regs::structs::{ctrl_off as co, ns_off as no, smart_off as so};
+use ssdlab::driver::nvme_regs::{
+    admin, feat, io, pci, reg, Controller, Cqe, NvmeOptions, Sqe, Status,
+};
 use ssdlab::sim::SimTime;
 use ssdlab::SsdConfig;
 
@@ -27,10 +31,10 @@ fn ctrl(overrides: &[&str], lba: u32) -> Controller {
     .unwrap()
 }
 
-fn driver(overrides: &[&str]) -> Driver {
+fn driver(overrides: &[&str]) -> HostDriver {
     let c = cfg(overrides);
     let irq = c.interface.interrupt;
-    Driver::bring_up(ctrl(overrides, 4096), 64, irq).unwrap()
+    HostDriver::bring_up(ctrl(overrides, 4096), 64, irq).unwrap()
 }
 
 fn u16at(b: &[u8], o: usize) -> u16 {
@@ -318,7 +322,7 @@ fn identify_namespace_and_lists() {
 
     // 512-byte LBA format.
     let c = ctrl(&[], 512);
-    let mut d = Driver::bring_up(c, 16, InterruptMode::Msix).unwrap();
+    let mut d = HostDriver::bring_up(c, 16, InterruptMode::Msix).unwrap();
     let b = d.identify(0, 1).unwrap();
     assert_eq!(b[26], 1, "FLBAS: format 1");
     assert_eq!(u64at(&b, 0), cfg(&[]).logical_bytes() / 512);
@@ -328,7 +332,7 @@ fn identify_namespace_and_lists() {
 // ---------------------------------------------------------------------------------------------
 // Admin command errors
 
-fn admin(d: &mut Driver, s: Sqe) -> Done {
+fn admin(d: &mut HostDriver, s: Sqe) -> Done {
     d.admin_cmd(s).unwrap()
 }
 
@@ -1027,7 +1031,7 @@ fn smart_counts_what_the_host_did() {
 #[test]
 fn phase_tag_flips_when_the_cq_wraps() {
     let c = cfg(&[]);
-    let mut d = Driver::bring_up(ctrl(&[], 4096), 4, c.interface.interrupt).unwrap();
+    let mut d = HostDriver::bring_up(ctrl(&[], 4096), 4, c.interface.interrupt).unwrap();
     assert_eq!(d.queue_size(), 4);
     let data = pattern(4096, 4);
     // 4-entry queues: 10 writes go round the CQ two and a half times.
@@ -1039,9 +1043,10 @@ fn phase_tag_flips_when_the_cq_wraps() {
     let phases: Vec<bool> = (0..4u64)
         .map(|k| {
             let mut b = [0u8; 16];
-            d.ctrl
-                .mem
-                .read(ssdlab::nvme::driver::IOCQ_ADDR + 16 * k, &mut b);
+            d.ctrl.mem.read(
+                ssdlab::driver::nvme_regs::host_driver::IOCQ_ADDR + 16 * k,
+                &mut b,
+            );
             Cqe::from_bytes(&b).phase
         })
         .collect();
@@ -1190,7 +1195,7 @@ fn completion_times_come_from_the_model() {
     );
 }
 
-fn script(d: &mut Driver) -> Vec<(u16, SimTime, SimTime)> {
+fn script(d: &mut HostDriver) -> Vec<(u16, SimTime, SimTime)> {
     let mut out = Vec::new();
     for k in 0..20u64 {
         let r = d.write(k * 7 % 100, &pattern(8192, k as u8)).unwrap();
@@ -1223,7 +1228,7 @@ fn data_survives_a_controller_reset() {
     d.shutdown().unwrap();
     assert_eq!((d.ctrl.read32(reg::CSTS) >> 2) & 3, 0b10);
     let ctrl = std::mem::replace(&mut d.ctrl, ctrl(&[], 4096));
-    let mut d2 = Driver::bring_up(ctrl, 16, InterruptMode::Msix).unwrap();
+    let mut d2 = HostDriver::bring_up(ctrl, 16, InterruptMode::Msix).unwrap();
     assert_eq!(d2.read(42, 3).unwrap(), data);
 }
 
@@ -1305,10 +1310,10 @@ fn action() -> impl Strategy<Value = Action> {
     ]
 }
 
-fn small_driver() -> Driver {
+fn small_driver() -> HostDriver {
     let c = SsdConfig::resolve("small-tlc", &["interface.io_queues=2".to_string()]).unwrap();
     let ctrl = Controller::new(&c, &NvmeOptions::default()).unwrap();
-    Driver::bring_up(ctrl, 64, InterruptMode::Pin).unwrap()
+    HostDriver::bring_up(ctrl, 64, InterruptMode::Pin).unwrap()
 }
 
 /// Make a random SQE more likely to reach the interesting paths: a known opcode, nsid 1, PRPs
@@ -1341,7 +1346,7 @@ fn shape(bytes: &[u8], admin_q: bool) -> [u8; 64] {
     b
 }
 
-fn apply(d: &mut Driver, a: &Action) {
+fn apply(d: &mut HostDriver, a: &Action) {
     match a {
         Action::Mmio { off, size, val } => d.ctrl.mmio_write(*off, *size, *val),
         Action::Read { off, size } => {
@@ -1353,7 +1358,11 @@ fn apply(d: &mut Driver, a: &Action) {
             let (base, db, size) = if *admin {
                 (ASQ_ADDR, reg::DOORBELL_BASE, 32u32)
             } else {
-                (ssdlab::nvme::driver::IOSQ_ADDR, reg::DOORBELL_BASE + 8, 64)
+                (
+                    ssdlab::driver::nvme_regs::host_driver::IOSQ_ADDR,
+                    reg::DOORBELL_BASE + 8,
+                    64,
+                )
             };
             let slot = tail % size;
             let b = shape(bytes, *admin);
@@ -1384,7 +1393,7 @@ proptest! {
         let ctrl = std::mem::replace(&mut d.ctrl, Controller::new(
             &SsdConfig::resolve("small-tlc", &[]).unwrap(),
             &NvmeOptions::default()).unwrap());
-        let mut d2 = Driver::bring_up(ctrl, 16, InterruptMode::Pin).unwrap();
+        let mut d2 = HostDriver::bring_up(ctrl, 16, InterruptMode::Pin).unwrap();
         let data = vec![0x5Au8; 4096];
         d2.write(3, &data).unwrap();
         prop_assert_eq!(d2.read(3, 1).unwrap(), data);
@@ -1396,7 +1405,7 @@ proptest! {
 
 #[test]
 fn job_runs_through_the_driver_and_counts_in_smart() {
-    use ssdlab::nvme::workload::run_job;
+    use ssdlab::driver::nvme_regs::workload::run_job;
     let mut d = driver(&[]);
     let spec = ssdlab::JobSpec::from_toml_str(
         "rw = \"write\"\nbs = \"64KiB\"\niodepth = 8\nsize = \"4MiB\"\n",
@@ -1434,7 +1443,7 @@ fn job_runs_through_the_driver_and_counts_in_smart() {
 
 #[test]
 fn trace_replays_through_the_driver() {
-    use ssdlab::nvme::workload::run_trace;
+    use ssdlab::driver::nvme_regs::workload::run_trace;
     let mut d = driver(&[]);
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/traces/msr.csv");
     let s = run_trace(&mut d, path, &Default::default(), 4, None).unwrap();

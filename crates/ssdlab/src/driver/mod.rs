@@ -6,4 +6,5 @@
 //! - `nvme_regs`: the register-level NVMe controller, driven by MMIO from outside the loop.
 
 pub mod jobs;
+pub mod nvme_regs;
 pub mod replay;

@@ -5,7 +5,7 @@
 //!
 //! - [`mem::HostMemory`]: the host's memory (queues, PRP lists, data buffers).
 //! - [`controller::Controller`]: the device — MMIO, config space, command execution.
-//! - [`driver::Driver`]: a host driver model that brings the controller up as Linux does and
+//! - [`host_driver::HostDriver`]: a host driver model that brings the controller up as Linux does and
 //!   offers read/write/flush/deallocate/identify/log helpers.
 //! - [`workload`]: a job or a trace run through the driver.
 //! - [`structs`]: the Identify and log page layouts, and their decoding into named fields.
@@ -14,7 +14,7 @@
 //! See `docs/nvme-controller.md`.
 
 pub mod controller;
-pub mod driver;
+pub mod host_driver;
 pub mod mem;
 pub mod pci;
 pub mod store;
@@ -25,7 +25,7 @@ pub mod workload;
 mod tests;
 
 pub use controller::{Controller, MsixMessage, NvmeOptions, Posted};
-pub use driver::Driver;
+pub use host_driver::HostDriver;
 pub use mem::HostMemory;
 
 /// BAR0 register offsets (§3.1, Figure 78).

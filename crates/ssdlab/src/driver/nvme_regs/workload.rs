@@ -9,7 +9,7 @@
 //! byte of a command's blocks the same value), so long jobs keep little memory; every command
 //! of a batch shares one data buffer.
 
-use super::driver::{Driver, IoCmd, DATA_ADDR};
+use super::host_driver::{HostDriver, IoCmd, DATA_ADDR};
 use crate::error::{Error, Result};
 use crate::sim::SimTime;
 use crate::workload::job::Generator;
@@ -33,7 +33,7 @@ pub struct Summary {
 }
 
 struct Runner<'a> {
-    drv: &'a mut Driver,
+    drv: &'a mut HostDriver,
     batch: Vec<IoCmd>,
     depth: usize,
     sum: Summary,
@@ -115,7 +115,7 @@ impl Runner<'_> {
     }
 }
 
-fn runner(drv: &mut Driver, iodepth: u32) -> Runner<'_> {
+fn runner(drv: &mut HostDriver, iodepth: u32) -> Runner<'_> {
     let depth = (iodepth.max(1)).min(drv.queue_size() - 1).max(1) as usize;
     let start = drv.ctrl.clock();
     Runner {
@@ -130,7 +130,7 @@ fn runner(drv: &mut Driver, iodepth: u32) -> Runner<'_> {
 }
 
 /// Run `spec` through the driver (see the module docs for how).
-pub fn run_job(drv: &mut Driver, spec: &JobSpec, seed: u64) -> Result<Summary> {
+pub fn run_job(drv: &mut HostDriver, spec: &JobSpec, seed: u64) -> Result<Summary> {
     let cap = drv.nsze() * drv.lba_size();
     let job = spec.fit(cap)?;
     let n = job.spec.numjobs.max(1);
@@ -161,7 +161,7 @@ pub fn run_job(drv: &mut Driver, spec: &JobSpec, seed: u64) -> Result<Summary> {
 /// Replay the trace at `path` through the driver, `iodepth` commands per batch, at most
 /// `limit` records when given.
 pub fn run_trace(
-    drv: &mut Driver,
+    drv: &mut HostDriver,
     path: &str,
     opts: &ReadOptions,
     iodepth: u32,

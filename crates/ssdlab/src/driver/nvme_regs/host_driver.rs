@@ -41,7 +41,7 @@ impl Done {
     }
 }
 
-/// One I/O command for [`Driver::submit_batch`].
+/// One I/O command for [`HostDriver::submit_batch`].
 #[derive(Clone, Copy, Debug)]
 pub enum IoCmd {
     Read { slba: u64, nlb: u32 },
@@ -50,7 +50,7 @@ pub enum IoCmd {
     Deallocate { slba: u64, nlb: u32 },
 }
 
-pub struct Driver {
+pub struct HostDriver {
     pub ctrl: Controller,
     admin_tail: u32,
     admin_head: u32,
@@ -74,10 +74,14 @@ fn job_err(msg: String) -> Error {
     Error::Job(msg)
 }
 
-impl Driver {
+impl HostDriver {
     /// Bring `ctrl` up with one I/O queue pair of `queue_depth` entries (clamped to CAP.MQES+1
     /// and to at least 2), using the interrupt mode given.
-    pub fn bring_up(mut ctrl: Controller, queue_depth: u32, irq: InterruptMode) -> Result<Driver> {
+    pub fn bring_up(
+        mut ctrl: Controller,
+        queue_depth: u32,
+        irq: InterruptMode,
+    ) -> Result<HostDriver> {
         // PCI: memory space and bus mastering on; MSI-X on if asked, vector 0 and 1 unmasked.
         ctrl.config_write(
             0x04,
@@ -112,7 +116,7 @@ impl Driver {
         ctrl.write32(reg::CC, cc);
         wait_csts(&ctrl, 1)?;
         let io_size = queue_depth.clamp(2, mqes.min(65536));
-        let mut d = Driver {
+        let mut d = HostDriver {
             ctrl,
             admin_tail: 0,
             admin_head: 0,
@@ -396,7 +400,7 @@ impl Driver {
         self.submit_with_cids(&sent)
     }
 
-    /// Like [`Driver::submit_raw`] but keeps the commands' own cids.
+    /// Like [`HostDriver::submit_raw`] but keeps the commands' own cids.
     pub fn submit_with_cids(&mut self, cmds: &[Sqe]) -> Result<Vec<Done>> {
         for c in cmds {
             let slot = IOSQ_ADDR + 64 * self.io_tail as u64;

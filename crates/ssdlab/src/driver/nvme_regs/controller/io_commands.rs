@@ -1,0 +1,275 @@
+//! I/O commands (NVM command set): PRP transfers (§4.3) between host memory and the data store,
+//! and each doorbell's batch of reads, writes, flushes and deallocations, timed by the device
+//! model.
+
+use super::*;
+
+impl Controller {
+    // ---------------------------------------------------------------------------------------
+    // PRP transfers (§4.3)
+
+    /// The host memory segments of a `len`-byte transfer described by PRP1/PRP2.
+    pub(super) fn prp_segments(
+        &self,
+        prp1: u64,
+        prp2: u64,
+        len: u64,
+    ) -> std::result::Result<Vec<(u64, u64)>, Status> {
+        let ps = self.page_size;
+        if prp1 & 3 != 0 {
+            return Err(Status::INVALID_PRP_OFFSET);
+        }
+        let check = |a: u64, n: u64| {
+            a.checked_add(n)
+                .map(|_| ())
+                .ok_or(Status::DATA_TRANSFER_ERROR)
+        };
+        let first = len.min(ps - prp1 % ps);
+        check(prp1, first)?;
+        let mut segs = vec![(prp1, first)];
+        let mut left = len - first;
+        if left == 0 {
+            return Ok(segs);
+        }
+        if left <= ps {
+            if !prp2.is_multiple_of(ps) {
+                return Err(Status::INVALID_PRP_OFFSET);
+            }
+            check(prp2, left)?;
+            segs.push((prp2, left));
+            return Ok(segs);
+        }
+        // PRP2 points to a PRP list; the last entry of a list page chains to the next page.
+        if prp2 & 7 != 0 {
+            return Err(Status::INVALID_PRP_OFFSET);
+        }
+        let mut ptr = prp2;
+        // A list that chains to itself (or anywhere without progress) must not loop forever:
+        // a valid list needs at most one hop per list page.
+        let mut hops_left = left / 8 + 2;
+        while left > 0 {
+            check(ptr, 8)?;
+            let slots = (ps - ptr % ps) / 8;
+            let e = self.mem.read_u64(ptr);
+            if slots == 1 && left > ps {
+                if e & 7 != 0 {
+                    return Err(Status::INVALID_PRP_OFFSET);
+                }
+                if hops_left == 0 {
+                    return Err(Status::DATA_TRANSFER_ERROR);
+                }
+                hops_left -= 1;
+                ptr = e;
+                continue;
+            }
+            if !e.is_multiple_of(ps) {
+                return Err(Status::INVALID_PRP_OFFSET);
+            }
+            let n = left.min(ps);
+            check(e, n)?;
+            segs.push((e, n));
+            left -= n;
+            ptr += 8;
+        }
+        Ok(segs)
+    }
+
+    pub(super) fn dma_to_host(&mut self, c: &Sqe, data: &[u8]) -> std::result::Result<(), Status> {
+        let segs = self.prp_segments(c.prp1, c.prp2, data.len() as u64)?;
+        let mut at = 0usize;
+        for (a, n) in segs {
+            self.mem.write(a, &data[at..at + n as usize]);
+            at += n as usize;
+        }
+        Ok(())
+    }
+
+    pub(super) fn dma_from_host(&self, c: &Sqe, len: u64) -> std::result::Result<Vec<u8>, Status> {
+        let segs = self.prp_segments(c.prp1, c.prp2, len)?;
+        let mut out = vec![0u8; len as usize];
+        let mut at = 0usize;
+        for (a, n) in segs {
+            self.mem.read(a, &mut out[at..at + n as usize]);
+            at += n as usize;
+        }
+        Ok(out)
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // I/O commands (NVM command set)
+
+    pub(super) fn run_io_batch(&mut self, sqid: u16, cmds: Vec<Sqe>) {
+        let t0 = self.clock;
+        let mut entries: Vec<IoEntry> = Vec::with_capacity(cmds.len());
+        let mut ids: Vec<(u32, usize)> = Vec::new();
+        let mut cids = BTreeSet::new();
+        for c in &cmds {
+            let mut e = IoEntry {
+                cid: c.cid,
+                status: Status::SUCCESS,
+                pending: 0,
+                done: t0 + self.cmd_overhead,
+                kind: IoKind::Other,
+                units512: 0,
+            };
+            if !cids.insert(c.cid) {
+                e.status = Status::CID_CONFLICT;
+            } else {
+                match self.exec_io(c, &mut e) {
+                    Ok(ops) => {
+                        for (op, off, len) in ops {
+                            let at = t0.max(self.sys.now());
+                            let r = Request {
+                                op,
+                                offset: off,
+                                len,
+                                queue: 0,
+                                flags: Flags::NONE,
+                                arrival: at,
+                            };
+                            match self.sys.submit(at, r) {
+                                Ok(id) => {
+                                    ids.push((id, entries.len()));
+                                    e.pending += 1;
+                                }
+                                Err(_) => e.status = Status::INTERNAL_ERROR,
+                            }
+                        }
+                    }
+                    Err(s) => e.status = s,
+                }
+            }
+            entries.push(e);
+        }
+        if !ids.is_empty() {
+            ids.sort_unstable();
+            match self.sys.run_to_idle() {
+                Ok(done) => {
+                    for (id, t) in done {
+                        if let Ok(k) = ids.binary_search_by_key(&id, |x| x.0) {
+                            let e = &mut entries[ids[k].1];
+                            e.pending = e.pending.saturating_sub(1);
+                            e.done = e.done.max(t);
+                        }
+                    }
+                }
+                Err(_) => {
+                    for e in entries.iter_mut().filter(|e| e.pending > 0) {
+                        e.status = Status::INTERNAL_ERROR;
+                    }
+                }
+            }
+            for e in entries.iter_mut().filter(|e| e.pending > 0) {
+                e.status = Status::INTERNAL_ERROR;
+            }
+        }
+        let mut order: Vec<usize> = (0..entries.len()).collect();
+        order.sort_by_key(|&i| (entries[i].done, i));
+        let mut last = t0;
+        for i in order {
+            let e = &entries[i];
+            let ok = e.status.is_success();
+            if ok {
+                match e.kind {
+                    IoKind::Read => {
+                        self.smart.host_reads += 1;
+                        self.smart.read_units += e.units512 as u128;
+                    }
+                    IoKind::Write => {
+                        self.smart.host_writes += 1;
+                        self.smart.written_units += e.units512 as u128;
+                    }
+                    IoKind::Other => {}
+                }
+            }
+            let (cid, status, done) = (e.cid, e.status, e.done);
+            last = last.max(done);
+            self.post(sqid, cid, 0, status, t0, done);
+        }
+        self.smart.busy += last - t0;
+        self.clock = self.clock.max(last);
+    }
+
+    /// Validate an I/O command and do its functional part; return the model requests that
+    /// time it.
+    pub(super) fn exec_io(
+        &mut self,
+        c: &Sqe,
+        e: &mut IoEntry,
+    ) -> std::result::Result<Vec<(Op, u64, u64)>, Status> {
+        if c.fuse != 0 || c.psdt != 0 {
+            return Err(Status::INVALID_FIELD);
+        }
+        let lba = self.lba_size as u64;
+        match c.opcode {
+            io::FLUSH => {
+                if c.nsid != 1 && c.nsid != 0xFFFF_FFFF {
+                    return Err(Status::INVALID_NAMESPACE);
+                }
+                Ok(vec![(Op::Flush, 0, 0)])
+            }
+            io::READ | io::WRITE => {
+                if c.nsid != 1 {
+                    return Err(Status::INVALID_NAMESPACE);
+                }
+                let slba = c.cdw10 as u64 | ((c.cdw11 as u64) << 32);
+                let nlb = (c.cdw12 & 0xFFFF) as u64 + 1;
+                if slba.checked_add(nlb).is_none_or(|end| end > self.nsze) {
+                    return Err(Status::LBA_OUT_OF_RANGE);
+                }
+                let bytes = nlb * lba;
+                if bytes > self.max_xfer {
+                    return Err(Status::INVALID_FIELD);
+                }
+                if c.opcode == io::WRITE {
+                    let data = self.dma_from_host(c, bytes)?;
+                    self.store.write(slba, &data);
+                    e.kind = IoKind::Write;
+                } else {
+                    let mut data = vec![0u8; bytes as usize];
+                    self.store.read(slba, &mut data);
+                    self.dma_to_host(c, &data)?;
+                    e.kind = IoKind::Read;
+                }
+                e.units512 = bytes / 512;
+                let op = if c.opcode == io::WRITE {
+                    Op::Write
+                } else {
+                    Op::Read
+                };
+                Ok(vec![(op, slba * lba, bytes)])
+            }
+            io::DSM => {
+                if c.nsid != 1 {
+                    return Err(Status::INVALID_NAMESPACE);
+                }
+                let nr = (c.cdw10 & 0xFF) as u64 + 1;
+                let ranges = self.dma_from_host(c, nr * 16)?;
+                if c.cdw11 & (1 << 2) == 0 {
+                    return Ok(Vec::new()); // attributes only: nothing to do
+                }
+                let mut list = Vec::new();
+                for r in ranges.chunks_exact(16) {
+                    let n = u32::from_le_bytes([r[4], r[5], r[6], r[7]]) as u64;
+                    let mut s = [0u8; 8];
+                    s.copy_from_slice(&r[8..16]);
+                    let slba = u64::from_le_bytes(s);
+                    if n == 0 {
+                        continue;
+                    }
+                    if slba.checked_add(n).is_none_or(|end| end > self.nsze) {
+                        return Err(Status::LBA_OUT_OF_RANGE);
+                    }
+                    list.push((slba, n));
+                }
+                let mut ops = Vec::new();
+                for (slba, n) in list {
+                    self.store.deallocate(slba, n);
+                    ops.push((Op::Trim, slba * lba, n * lba));
+                }
+                Ok(ops)
+            }
+            _ => Err(Status::INVALID_OPCODE),
+        }
+    }
+}
