@@ -92,3 +92,27 @@ fn a_later_submission_starts_at_its_time() {
     // Unmapped data is answered by the controller: far less than a NAND read.
     assert!(done[0].1 < t + SimTime::from_us(50), "{:?}", done[0].1);
 }
+
+/// The functional store keeps what a driver writes, reads unwritten and deallocated blocks as
+/// zeros, and takes only sensible block sizes.
+#[test]
+fn the_data_store_keeps_what_is_written() {
+    let mut dev = device();
+    assert!(dev.store().is_none());
+    for bad in [0, 256, 1000, 1 << 17] {
+        let e = dev.enable_store(bad).unwrap_err();
+        assert!(e.to_string().contains(&format!("got {bad} bytes")), "{e}");
+    }
+    dev.enable_store(512).unwrap();
+    let s = dev.store_mut().unwrap();
+    let data: Vec<u8> = (0..1024u32).map(|i| (i % 251) as u8).collect();
+    s.write(8, &data);
+    let mut back = vec![0xAA; 1536];
+    s.read(7, &mut back);
+    assert!(back[..512].iter().all(|&b| b == 0));
+    assert_eq!(&back[512..], &data[..]);
+    s.deallocate(8, 1);
+    s.read(8, &mut back[..512]);
+    assert!(back[..512].iter().all(|&b| b == 0));
+    assert_eq!(s.allocated(), 1);
+}

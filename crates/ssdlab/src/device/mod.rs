@@ -21,6 +21,8 @@ use crate::ctrl::fil::{Fil, Step};
 use crate::ctrl::hil::Hil;
 use crate::ctrl::{FlashPort, HostPort};
 use crate::error::{Error, Result};
+pub mod store;
+
 pub use crate::event::Event;
 use crate::ftl::Ftl;
 use crate::host::{Host, HostCpu};
@@ -73,6 +75,8 @@ pub struct Device {
     ftl: Ftl,
     /// Tests only: the data-placement oracle (`ctrl::datacheck`).
     check: Option<DataCheck>,
+    /// The data written, for drivers that move real bytes.
+    store: Option<store::Store>,
 }
 
 impl Device {
@@ -100,6 +104,7 @@ impl Device {
             fil: Fil::new(cfg, &geo),
             ftl: Ftl::new(cfg, seed),
             check: None,
+            store: None,
             geo,
             capacity: cfg.logical_bytes(),
             cfg: cfg.clone(),
@@ -160,6 +165,28 @@ impl Device {
 
     pub fn host_cpu(&self) -> &HostCpu {
         &self.cpu
+    }
+
+    /// Keep the data written, in blocks of `block_bytes` (a power of two from 512 to 64 KiB),
+    /// for a driver that moves real bytes. The store is functional only: the driver writes into
+    /// it what it submits, and timing stays the model's.
+    pub fn enable_store(&mut self, block_bytes: u64) -> Result<()> {
+        if !(512..=65536).contains(&block_bytes) || !block_bytes.is_power_of_two() {
+            return Err(Error::Config(format!(
+                "data store block size: got {block_bytes} bytes, expected a power of two from 512 to 65536"
+            )));
+        }
+        self.store = Some(store::Store::new(block_bytes as usize));
+        Ok(())
+    }
+
+    /// The data store, if [`Device::enable_store`] turned it on.
+    pub fn store(&self) -> Option<&store::Store> {
+        self.store.as_ref()
+    }
+
+    pub fn store_mut(&mut self) -> Option<&mut store::Store> {
+        self.store.as_mut()
     }
 
     /// Turn on the data-placement oracle (tests).

@@ -17,7 +17,6 @@ pub mod controller;
 pub mod host_driver;
 pub mod mem;
 pub mod pci;
-pub mod store;
 pub mod structs;
 pub mod workload;
 

@@ -234,7 +234,7 @@ impl Controller {
         let mut b = vec![0u8; 4096];
         put_u64(&mut b, no::NSZE, self.nsze);
         put_u64(&mut b, no::NCAP, self.nsze);
-        put_u64(&mut b, no::NUSE, self.store.allocated());
+        put_u64(&mut b, no::NUSE, self.store().allocated());
         b[no::NSFEAT] = 0b0000_0001; // thin provisioning: NUSE counts the blocks holding data
         b[no::NLBAF] = 1; // two formats (0's based)
         b[no::FLBAS] = if self.lba_size == 4096 { 0 } else { 1 };

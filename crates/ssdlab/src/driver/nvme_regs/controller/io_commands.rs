@@ -223,11 +223,11 @@ impl Controller {
                 }
                 if c.opcode == io::WRITE {
                     let data = self.dma_from_host(c, bytes)?;
-                    self.store.write(slba, &data);
+                    self.store_mut().write(slba, &data);
                     e.kind = IoKind::Write;
                 } else {
                     let mut data = vec![0u8; bytes as usize];
-                    self.store.read(slba, &mut data);
+                    self.store_mut().read(slba, &mut data);
                     self.dma_to_host(c, &data)?;
                     e.kind = IoKind::Read;
                 }
@@ -264,7 +264,7 @@ impl Controller {
                 }
                 let mut ops = Vec::new();
                 for (slba, n) in list {
-                    self.store.deallocate(slba, n);
+                    self.store_mut().deallocate(slba, n);
                     ops.push((Op::Trim, slba * lba, n * lba));
                 }
                 Ok(ops)

@@ -13,10 +13,10 @@
 
 use super::mem::HostMemory;
 use super::pci::{self, ConfigSpace, MSIX_PBA_OFFSET, MSIX_TABLE_OFFSET};
-use super::store::Store;
 use super::structs::{ctrl_off as co, ns_off as no, put_str, put_u128, put_u16, put_u32, put_u64};
 use super::{admin, feat, io, reg, Cqe, Sqe, Status};
 use crate::config::{CacheMode, CellType, SsdConfig};
+use crate::device::store::Store;
 use crate::device::{Device, Flags, Request};
 use crate::error::{Error, Result};
 use crate::iface::pcie::LinkSpec;
@@ -179,7 +179,6 @@ pub struct Controller {
     pub mem: HostMemory,
     pci: ConfigSpace,
     sys: Device,
-    store: Store,
     // Registers.
     cap: u64,
     cc: u32,
@@ -256,7 +255,8 @@ impl Controller {
                 cfg.meta.name, cfg.interface.kind
             )));
         }
-        let sys = Device::new(cfg, opts.seed)?;
+        let mut sys = Device::new(cfg, opts.seed)?;
+        sys.enable_store(opts.lba_size as u64)?;
         let max_io_queues = cfg.interface.io_queues.clamp(1, MAX_IO_QUEUES);
         let link = LinkSpec::parse(&cfg.interface.link)
             .map_err(|m| Error::Config(format!("field `interface.link`: {m}")))?;
@@ -305,7 +305,6 @@ impl Controller {
             mem: HostMemory::new(),
             pci,
             sys,
-            store: Store::new(opts.lba_size as usize),
             cap,
             cc: 0,
             csts: 0,
@@ -404,11 +403,24 @@ impl Controller {
     }
     /// Logical blocks holding data.
     pub fn blocks_in_use(&self) -> u64 {
-        self.store.allocated()
+        self.store().allocated()
     }
     /// The embedded performance model.
     pub fn device(&self) -> &Device {
         &self.sys
+    }
+
+    /// The namespace's data: the device's store, turned on at construction.
+    fn store(&self) -> &Store {
+        self.sys
+            .store()
+            .expect("the store is enabled in Controller::new")
+    }
+
+    fn store_mut(&mut self) -> &mut Store {
+        self.sys
+            .store_mut()
+            .expect("the store is enabled in Controller::new")
     }
 
     fn ready(&self) -> bool {

@@ -1,5 +1,7 @@
-//! The namespace's functional contents: what was written, so it reads back byte for byte.
-//! Timing is not here (the performance model has it); this is only the data.
+//! The device's functional contents: what was written, so it reads back byte for byte. Timing
+//! is not here (the performance model has it); this is only the data. A driver that moves real
+//! data (the register-level NVMe controller, a live server) turns it on with
+//! `Device::enable_store` and keeps it in step with the requests it submits.
 
 use std::collections::BTreeMap;
 
@@ -10,8 +12,8 @@ enum Block {
     Data(Box<[u8]>),
 }
 
-/// Sparse logical blocks. Blocks never written or deallocated read as zeros (Identify Namespace
-/// DLFEAT = 001b).
+/// Sparse logical blocks of one size. Blocks never written, or deallocated, read as zeros (as an
+/// NVMe namespace with Identify Namespace DLFEAT = 001b does).
 #[derive(Clone, Debug)]
 pub struct Store {
     lba_size: usize,
