@@ -166,3 +166,118 @@ impl Queued {
         q.push(end, Event::HostComplete { cmd });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SsdConfig;
+
+    fn queued(over: &[&str]) -> Queued {
+        let ov: Vec<String> = over.iter().map(|s| s.to_string()).collect();
+        let cfg = SsdConfig::resolve("small-tlc", &ov).unwrap();
+        Queued::new(Proto::from_config(&cfg).unwrap(), &cfg.interface)
+    }
+
+    fn sata(ncq: bool) -> Queued {
+        let depth = if ncq { 32 } else { 1 };
+        queued(&[
+            "interface.kind=\"sata\"",
+            "interface.link=\"sata3\"",
+            "interface.io_queues=1",
+            &format!("interface.queue_depth={depth}"),
+            "interface.interrupt=\"pin\"",
+            &format!("interface.ata.ncq={ncq}"),
+        ])
+    }
+
+    fn add(cmds: &mut Slab<Cmd>, op: Op) -> u32 {
+        cmds.insert(Cmd {
+            req: 0,
+            op,
+            offset: 0,
+            len: if op == Op::Flush { 0 } else { 4096 },
+            sq: 0,
+            core: 0,
+            txns_left: 0,
+            rmw_left: 0,
+            data_done: SimTime::ZERO,
+            data_started: false,
+            buf: 0,
+        })
+    }
+
+    /// The commands the device received so far, in order.
+    fn sent(q: &mut EventQueue<Event>) -> Vec<u32> {
+        let mut out = Vec::new();
+        while let Some((_, ev)) = q.pop() {
+            let Event::Submit { cmd } = ev else {
+                panic!("{ev:?}")
+            };
+            out.push(cmd);
+        }
+        out
+    }
+
+    #[test]
+    fn commands_beyond_the_device_slots_wait_in_the_host() {
+        // SATA without NCQ: one command at a time.
+        let mut p = sata(false);
+        let mut cmds = Slab::default();
+        let mut q = EventQueue::new();
+        let a = add(&mut cmds, Op::Read);
+        let b = add(&mut cmds, Op::Read);
+        p.queue(a, SimTime::ZERO);
+        p.queue(b, SimTime::ZERO);
+        p.issue(SimTime::ZERO, &cmds, &mut q);
+        assert_eq!(sent(&mut q), vec![a]);
+        p.release(SimTime::from_us(100), &cmds, &mut q);
+        assert_eq!(sent(&mut q), vec![b]);
+    }
+
+    /// Under NCQ a flush is non-queued: it waits until no command is outstanding and holds the
+    /// device alone until it completes.
+    #[test]
+    fn an_ncq_flush_waits_for_the_queue_to_drain_and_holds_it() {
+        let mut p = sata(true);
+        let mut cmds = Slab::default();
+        let mut q = EventQueue::new();
+        let r1 = add(&mut cmds, Op::Read);
+        let r2 = add(&mut cmds, Op::Read);
+        let f = add(&mut cmds, Op::Flush);
+        let r3 = add(&mut cmds, Op::Read);
+        for c in [r1, r2, f, r3] {
+            p.queue(c, SimTime::ZERO);
+        }
+        p.issue(SimTime::ZERO, &cmds, &mut q);
+        assert_eq!(sent(&mut q), vec![r1, r2]);
+        p.release(SimTime::from_us(10), &cmds, &mut q);
+        assert!(sent(&mut q).is_empty(), "one read still outstanding");
+        p.release(SimTime::from_us(20), &cmds, &mut q);
+        assert_eq!(sent(&mut q), vec![f], "the flush goes alone");
+        p.release(SimTime::from_us(30), &cmds, &mut q);
+        assert_eq!(sent(&mut q), vec![r3]);
+    }
+
+    /// UFS moves write data in grants of 64 KiB, each after its own READY TO TRANSFER.
+    #[test]
+    fn ufs_write_data_moves_in_grants_each_after_its_set_up() {
+        let mut p = queued(&[
+            "interface.kind=\"ufs\"",
+            "interface.link=\"hs-g3x2\"",
+            "interface.io_queues=1",
+            "interface.queue_depth=32",
+            "interface.interrupt=\"pin\"",
+        ]);
+        let proto = p.proto().clone();
+        assert_eq!(proto.write_grant_bytes, 64 * 1024);
+        assert!(proto.write_setup > SimTime::ZERO);
+        let lat = p.latency;
+        let end = p.pull_write_data(SimTime::ZERO, 128 * 1024);
+        // Two grants: set-up, latency, 64 KiB of data — twice — then the last latency.
+        let grant = proto.write_setup + lat + proto.data_out.time(64 * 1024);
+        assert_eq!(end, grant + grant + lat);
+        let (up, down) = p.link_busy();
+        assert_eq!(up, proto.write_setup * 2, "RTTs go up");
+        assert_eq!(down, proto.data_out.time(64 * 1024) * 2, "data goes down");
+    }
+}
