@@ -185,3 +185,109 @@ impl Driver for JobDriver {
         self.job.total_ios.unwrap_or(0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SsdConfig;
+    use crate::workload::JobSpec;
+
+    fn setup(cfg_over: &[&str], job: &str) -> (Device, JobDriver) {
+        let ov: Vec<String> = cfg_over.iter().map(|s| s.to_string()).collect();
+        let cfg = SsdConfig::resolve("small-tlc", &ov).unwrap();
+        let spec = JobSpec::from_json(job).unwrap();
+        let job = spec.fit(cfg.logical_bytes()).unwrap();
+        let mut dev = Device::new(&cfg, 1).unwrap();
+        dev.record_requests();
+        let drv = JobDriver::new(job, &dev, 1).unwrap();
+        (dev, drv)
+    }
+
+    /// Wraps the job driver to look at the device at every completion.
+    struct Watch {
+        inner: JobDriver,
+        most_in_flight: usize,
+        completions: u64,
+    }
+
+    impl Driver for Watch {
+        fn on_complete(&mut self, dev: &mut Device, now: SimTime, done: Completion) {
+            self.completions += 1;
+            self.inner.on_complete(dev, now, done);
+            self.most_in_flight = self.most_in_flight.max(dev.host().in_flight());
+        }
+        fn on_wake(&mut self, dev: &mut Device, now: SimTime, token: u32) {
+            self.inner.on_wake(dev, now, token);
+        }
+    }
+
+    #[test]
+    fn closed_loop_keeps_iodepth_requests_in_flight_per_instance() {
+        let (mut dev, mut drv) = setup(
+            &[],
+            r#"{"rw":"randread","bs":"4KiB","iodepth":3,"numjobs":2,"io_count":200}"#,
+        );
+        drv.start(&mut dev);
+        assert_eq!(dev.host().in_flight(), 6);
+        let mut w = Watch {
+            inner: drv,
+            most_in_flight: 0,
+            completions: 0,
+        };
+        assert!(dev.run(&mut w, u64::MAX, &mut |_, _| true).unwrap());
+        assert_eq!(
+            w.most_in_flight, 6,
+            "refilled to iodepth × numjobs, never more"
+        );
+        assert_eq!(w.completions, 200);
+        assert_eq!(w.inner.finish().unwrap(), "io_count reached");
+    }
+
+    /// Open loop: each instance's arrivals are 1/rate apart, instances staggered over the first
+    /// gap; an arrival that finds iodepth requests in flight waits, and its latency counts from
+    /// its arrival.
+    #[test]
+    fn open_loop_arrivals_follow_the_rate_and_wait_in_a_backlog() {
+        let (mut dev, mut drv) = setup(
+            &[],
+            r#"{"rw":"randwrite","bs":"4KiB","iodepth":1,"numjobs":2,"rate_iops":20000,"io_count":40}"#,
+        );
+        drv.start(&mut dev);
+        assert!(dev.run(&mut drv, u64::MAX, &mut |_, _| true).unwrap());
+        let mut issues: Vec<u64> = dev
+            .take_records()
+            .unwrap()
+            .iter()
+            .map(|r| r.issue_ps)
+            .collect();
+        issues.sort_unstable();
+        // 20,000 IOPS per instance: 50 µs apart; the second instance 25 µs after the first.
+        let expected: Vec<u64> = (0..20u64)
+            .flat_map(|k| [k * 50_000_000, k * 50_000_000 + 25_000_000])
+            .collect();
+        assert_eq!(issues, expected);
+        // TLC programs take hundreds of µs: with iodepth 1, arrivals had to wait.
+        let lat = dev.host().latency(crate::workload::Op::Write);
+        assert!(lat.summary().max > 500.0, "{:?}", lat.summary());
+    }
+
+    #[test]
+    fn nvme_queues_too_small_for_the_job_are_refused_naming_iodepth() {
+        let cfg = SsdConfig::resolve(
+            "small-tlc",
+            &[
+                "interface.queue_depth=16".into(),
+                "interface.io_queues=1".into(),
+            ],
+        )
+        .unwrap();
+        let spec =
+            JobSpec::from_json(r#"{"rw":"randread","bs":"4KiB","iodepth":8,"numjobs":2}"#).unwrap();
+        let job = spec.fit(cfg.logical_bytes()).unwrap();
+        let dev = Device::new(&cfg, 1).unwrap();
+        let e = JobDriver::new(job, &dev, 1).err().unwrap().to_string();
+        assert!(e.contains("field `iodepth`"), "{e}");
+        assert!(e.contains("need 16 queue entries"), "{e}");
+        assert!(e.contains("holds at most 15"), "{e}");
+    }
+}
