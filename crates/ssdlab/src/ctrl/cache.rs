@@ -6,19 +6,8 @@
 //! slots in one vector linked in eviction order: `tail` is evicted next, `head` was inserted or
 //! (LRU) used last. Look-ups go through a map from logical unit to slot that is never iterated.
 
-use serde::{Deserialize, Serialize};
+pub use crate::config::Replacement;
 use std::collections::HashMap;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Replacement {
-    /// Least recently used (seed 001's page-level LRU).
-    Lru,
-    /// Second chance: a used line gets its reference bit set and one more round.
-    Clock,
-    /// Insertion order; hits do not matter.
-    Fifo,
-}
 
 const NIL: u32 = u32::MAX;
 

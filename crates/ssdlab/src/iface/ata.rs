@@ -17,50 +17,9 @@
 //! interface is 600MB/s"); register and FIS handshake overheads are assumed, per field below.
 
 use super::{Kind, Proto, Wire};
-use crate::config::{Bytes, Dur, InterfaceConfig};
+use crate::config::InterfaceConfig;
+pub use crate::config::{AtaConfig, NCQ_TAGS};
 use crate::sim::SimTime;
-use serde::{Deserialize, Serialize};
-
-/// IDE and SATA protocol costs (`[interface.ata]`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct AtaConfig {
-    /// One PIO register access on the ATA bus (ATA/ATAPI-7 PIO mode 4 cycle time t0 = 120 ns).
-    pub register_cycle: Dur,
-    /// Task-file register writes per command: READ/WRITE DMA EXT (48-bit LBA) writes features,
-    /// sector count and three LBA registers twice each, then device and command (12).
-    pub taskfile_writes: u32,
-    /// One host access to the adapter's registers (bus-master IDE or AHCI port registers) over
-    /// the host bus (assumed 500 ns, an uncached I/O read or write).
-    pub mmio: Dur,
-    /// IDE: bytes per Ultra DMA burst before the device pauses (assumed 8 KiB, a device buffer).
-    pub udma_burst: Bytes,
-    /// IDE: burst initiation and termination with its CRC word (assumed 200 ns).
-    pub udma_burst_overhead: Dur,
-    /// SATA: native command queueing (off: one command at a time, legacy DMA).
-    pub ncq: bool,
-    /// SATA: wire bytes around each FIS: SOF, CRC and EOF dwords plus the X_RDY/R_RDY/R_IP/
-    /// WTRM/R_OK handshake primitives (assumed 9 dwords = 36 bytes).
-    pub fis_overhead: Bytes,
-    /// SATA: the AHCI adapter's fetch of the command header and table from host memory
-    /// (assumed 1 µs).
-    pub hba_fetch: Dur,
-}
-
-impl Default for AtaConfig {
-    fn default() -> Self {
-        AtaConfig {
-            register_cycle: Dur(SimTime::from_ns(120)),
-            taskfile_writes: 12,
-            mmio: Dur(SimTime::from_ns(500)),
-            udma_burst: Bytes(8192),
-            udma_burst_overhead: Dur(SimTime::from_ns(200)),
-            ncq: true,
-            fis_overhead: Bytes(36),
-            hba_fetch: Dur(SimTime::from_us(1)),
-        }
-    }
-}
 
 /// Ultra DMA mode rates in bytes per second (ATA/ATAPI-7: 16.7, 25, 33.3, 44.4, 66.7, 100,
 /// 133 MB/s for modes 0–6).
@@ -105,9 +64,6 @@ pub fn parse_sata_link(s: &str) -> Result<f64, String> {
         }
     })
 }
-
-/// Most commands a SATA device queues with NCQ (tags 0–31, SATA 3.x 13.6).
-pub const NCQ_TAGS: u32 = 32;
 
 pub fn ide_proto(i: &InterfaceConfig) -> Result<Proto, String> {
     let a = &i.ata;

@@ -19,79 +19,11 @@
 
 use super::buddy::Buddy;
 use super::{Kind, Proto, Wire};
-use crate::config::{ByteRate, Bytes, Dur, InterfaceConfig};
+use crate::config::InterfaceConfig;
+pub use crate::config::{DataMove, DramIfConfig};
 use crate::sim::time::Timeline;
 use crate::sim::SimTime;
-use serde::{Deserialize, Serialize};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DataMove {
-    /// The host's memory-to-memory DMA engine (seed 000 §5.4).
-    Dma,
-    /// CPU load/store copies (platforms without such a DMA engine).
-    Cpu,
-}
-
-/// DRAM-interface protocol parameters (`[interface.dram]`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct DramIfConfig {
-    /// Data buffer size; a power of two (seed 000 Fig. 8 varies it; 1 MiB assumed).
-    pub buffer_size: Bytes,
-    /// Requests are split into commands of at most this size (seed 000 §5.4; 256 KiB assumed).
-    pub chunk_size: Bytes,
-    /// Allocation unit of the data buffer (seed 000 §3: "allocated and released in sectors").
-    pub sector: Bytes,
-    pub data_move: DataMove,
-    /// Host DMA throughput (seed 000 §6.2: "around 450 MB/s").
-    pub dma_rate: ByteRate,
-    /// Programming one DMA transfer and taking its end-of-transfer event (assumed 2 µs).
-    pub dma_setup: Dur,
-    /// CPU copy throughput when `data_move = "cpu"` (assumed 100 MB/s; the seed measured small
-    /// random I/O an order of magnitude slower without the DMA).
-    pub cpu_copy_rate: ByteRate,
-    /// Cache invalidation takes `invalidate_time` per `invalidate_span` (seed 000 §5.4: 290 µs
-    /// per 512 KB), once before and once after each copy.
-    pub invalidate_time: Dur,
-    pub invalidate_span: Bytes,
-    /// Copies and their invalidations are pipelined in pieces of this size (0: the whole chunk
-    /// at once). 64 KiB assumed.
-    pub invalidate_piece: Bytes,
-    /// One uncached access to an SQ or CQ entry or a doorbell register (assumed 200 ns).
-    pub entry_access: Dur,
-    /// SRAM banks of the shared buffer (seed 000 §4.1: eight, single-ported).
-    pub banks: u32,
-    /// Consecutive buffer bytes on one bank before the next (assumed 4 KiB).
-    pub bank_interleave: Bytes,
-    /// Controller-side buffer throughput: 64-bit AXI at the 266 MHz core clock (assumed).
-    pub controller_rate: ByteRate,
-    /// Complete writes once their data is in the controller's write buffer (needs a write-back
-    /// `[cache]`). The seed's prototype lacks it (§6.5).
-    pub cached_write: bool,
-}
-
-impl Default for DramIfConfig {
-    fn default() -> Self {
-        DramIfConfig {
-            buffer_size: Bytes(1 << 20),
-            chunk_size: Bytes(256 << 10),
-            sector: Bytes(512),
-            data_move: DataMove::Dma,
-            dma_rate: ByteRate(450e6),
-            dma_setup: Dur(SimTime::from_us(2)),
-            cpu_copy_rate: ByteRate(100e6),
-            invalidate_time: Dur(SimTime::from_us(290)),
-            invalidate_span: Bytes(512 << 10),
-            invalidate_piece: Bytes(64 << 10),
-            entry_access: Dur(SimTime::from_ns(200)),
-            banks: 8,
-            bank_interleave: Bytes(4096),
-            controller_rate: ByteRate(266e6 * 8.0),
-            cached_write: false,
-        }
-    }
-}
+use serde::Serialize;
 
 /// Parse the LPDDR channel: `"lpddr3-1200x32"` (MT/s and bus bits) or `"ideal"`; bytes per
 /// second of the host's accesses to the shared buffer.
@@ -362,6 +294,7 @@ impl DramIf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Bytes;
 
     /// The DRAM interface on the seed's LPDDR3 channel with default settings.
     fn dram_iface() -> crate::config::InterfaceConfig {

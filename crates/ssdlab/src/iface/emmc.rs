@@ -14,56 +14,9 @@
 //! and the status-polling interval are assumed, per field.
 
 use super::{Kind, Proto, Wire};
-use crate::config::{Dur, InterfaceConfig};
+use crate::config::InterfaceConfig;
+pub use crate::config::{EmmcConfig, CQ_TASKS, VERSIONS};
 use crate::sim::SimTime;
-use serde::{Deserialize, Serialize};
-
-/// Tasks an eMMC 5.1 command queue holds (JESD84-B51: task IDs 0–31).
-pub const CQ_TASKS: u32 = 32;
-
-/// eMMC protocol costs (`[interface.emmc]`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct EmmcConfig {
-    /// eMMC version: "4.41", "4.5", "5.0" or "5.1". Command queueing needs 5.1.
-    pub version: String,
-    /// Use command queueing (eMMC 5.1 only). Unset: on for 5.1, off for earlier versions.
-    pub command_queue: Option<bool>,
-    /// Clock cycles from a command's end to its response (N_CR: 2–64, assumed 8).
-    pub ncr_cycles: u32,
-    /// Clock cycles around each 512-byte read block: start bit, CRC-16, end bit, gap (20).
-    pub read_block_cycles: u32,
-    /// … and around each written block: plus the CRC status token and minimal busy (30).
-    pub write_block_cycles: u32,
-    /// With command queueing: the host polls the queue status register this often (assumed
-    /// 4 µs); a ready task waits half of it on average.
-    pub qsr_poll_interval: Dur,
-    /// One host register access to the eMMC host controller (assumed 100 ns).
-    pub mmio: Dur,
-}
-
-impl Default for EmmcConfig {
-    fn default() -> Self {
-        EmmcConfig {
-            version: "5.1".into(),
-            command_queue: None,
-            ncr_cycles: 8,
-            read_block_cycles: 20,
-            write_block_cycles: 30,
-            qsr_poll_interval: Dur(SimTime::from_us(4)),
-            mmio: Dur(SimTime::from_ns(100)),
-        }
-    }
-}
-
-pub const VERSIONS: [&str; 4] = ["4.41", "4.5", "5.0", "5.1"];
-
-impl EmmcConfig {
-    /// Whether command queueing is in use: as set, or by default when the version has it.
-    pub fn cq_enabled(&self) -> bool {
-        self.command_queue.unwrap_or(self.version == "5.1")
-    }
-}
 
 /// Parse the bus mode: (data bytes per second, clock Hz, display name).
 pub fn parse_emmc_link(s: &str) -> Result<(f64, f64, &'static str), String> {

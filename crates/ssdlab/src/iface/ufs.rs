@@ -16,50 +16,9 @@
 //! (JESD223C). Host-side register and descriptor-fetch costs are assumed, per field.
 
 use super::{Kind, Proto, Wire};
-use crate::config::{Bytes, Dur, InterfaceConfig};
+use crate::config::InterfaceConfig;
+pub use crate::config::{UfsConfig, UTRL_SLOTS};
 use crate::sim::SimTime;
-use serde::{Deserialize, Serialize};
-
-/// Transfer request slots of a UFS host controller (UFSHCI 2.0: UTRLDBR is 32 bits).
-pub const UTRL_SLOTS: u32 = 32;
-
-/// UFS protocol costs (`[interface.ufs]`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct UfsConfig {
-    /// UniPro data-link frame payload at most (288 bytes).
-    pub frame_payload: Bytes,
-    /// Bytes around each frame: SOF and EOF symbol pairs, CRC-16, short L3/L4 headers (8).
-    pub frame_overhead: Bytes,
-    /// UPIU header (JESD220B: 32 bytes).
-    pub upiu_header: Bytes,
-    /// Data carried by one DATA IN/OUT UPIU at most (assumed 8 KiB).
-    pub max_data_segment: Bytes,
-    /// Write data granted by one READY TO TRANSFER UPIU (assumed 64 KiB of device buffer).
-    pub rtt_grant: Bytes,
-    /// RESPONSE UPIU: header plus sense data (32 + 20 bytes).
-    pub response_bytes: Bytes,
-    /// One host register access to the UFS host controller (assumed 100 ns, an SoC-local MMIO).
-    pub mmio: Dur,
-    /// The host controller's fetch of the request descriptor and command UPIU from memory
-    /// (assumed 500 ns).
-    pub utrd_fetch: Dur,
-}
-
-impl Default for UfsConfig {
-    fn default() -> Self {
-        UfsConfig {
-            frame_payload: Bytes(288),
-            frame_overhead: Bytes(8),
-            upiu_header: Bytes(32),
-            max_data_segment: Bytes(8192),
-            rtt_grant: Bytes(64 << 10),
-            response_bytes: Bytes(52),
-            mmio: Dur(SimTime::from_ns(100)),
-            utrd_fetch: Dur(SimTime::from_ns(500)),
-        }
-    }
-}
 
 /// Parse `"hs-g3x2"` (rate B by default), `"hs-g3ax1"`, `"hs-g4bx2"` or `"ideal"`: payload
 /// bytes per second over all lanes after 8b/10b, and a display name.

@@ -14,16 +14,8 @@
 //! bank with its row open pays tCL + bursts; a row miss pays tRP (if a row is open and tRAS has
 //! passed) + tRCD + tCL + bursts.
 
+pub use crate::config::DramKind;
 use crate::sim::SimTime;
-use serde::{Deserialize, Serialize};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DramKind {
-    Ddr2,
-    Ddr3,
-    Lpddr3,
-}
 
 /// Timing of one DRAM part, in picoseconds.
 #[derive(Clone, Copy, Debug)]

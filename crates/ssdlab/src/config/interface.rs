@@ -1,0 +1,294 @@
+//! `[interface]`: the host interface and its per-protocol sections.
+
+use super::units::{ByteRate, Bytes, Dur};
+use crate::sim::SimTime;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InterruptMode {
+    Msix,
+    Pin,
+    Polling,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InterfaceConfig {
+    /// Host interface protocol: `nvme`, `ide`, `sata`, `ufs`, `emmc` or `dram` (`iface`).
+    pub kind: String,
+    /// The link, by kind: NVMe `"pcie3x4"` (generation 1–5, ×1/×2/×4/×8/×16); IDE `"udma6"`;
+    /// SATA `"sata3"`; UFS `"hs-g3x2"`; eMMC `"hs400"`; DRAM `"lpddr3-1200x32"`; or `"ideal"`
+    /// (no link limit) for any.
+    pub link: String,
+    /// PCIe max payload size per TLP.
+    #[serde(default = "mps")]
+    pub max_payload: Bytes,
+    /// Bytes of framing, header, sequence number and LCRC added to each TLP.
+    #[serde(default = "tlp_overhead")]
+    pub tlp_overhead: Bytes,
+    /// One-way latency of the link (PHY, switch and controller ports).
+    #[serde(default)]
+    pub link_latency: Dur,
+    /// NVMe: number of I/O submission/completion queue pairs; every other kind has one queue.
+    pub io_queues: u32,
+    /// NVMe: entries per I/O queue (a queue of N entries holds N−1 commands). Other kinds: the
+    /// commands the device takes at once (IDE 1, SATA NCQ ≤ 32, UFS ≤ 32, eMMC CQ ≤ 32, DRAM
+    /// interface: SQ entries); further requests wait in the host.
+    pub queue_depth: u32,
+    /// Largest transfer per command; the host driver splits larger requests (the DRAM
+    /// interface splits at `dram.chunk_size` instead).
+    pub mdts: Bytes,
+    /// Commands fetched per arbitration burst.
+    #[serde(default = "burst")]
+    pub arbitration_burst: u32,
+    pub interrupt: InterruptMode,
+    /// From the interrupt message reaching the host to its handler running.
+    #[serde(default)]
+    pub interrupt_latency: Dur,
+    /// IDE and SATA costs (`iface::ata`).
+    #[serde(default)]
+    pub ata: AtaConfig,
+    /// UFS costs (`iface::ufs`).
+    #[serde(default)]
+    pub ufs: UfsConfig,
+    /// eMMC costs (`iface::emmc`).
+    #[serde(default)]
+    pub emmc: EmmcConfig,
+    /// DRAM-interface protocol (`iface::dramif`).
+    #[serde(default)]
+    pub dram: DramIfConfig,
+}
+
+impl Default for InterfaceConfig {
+    fn default() -> Self {
+        InterfaceConfig {
+            kind: "nvme".into(),
+            link: "pcie3x4".into(),
+            max_payload: mps(),
+            tlp_overhead: tlp_overhead(),
+            link_latency: Dur::default(),
+            io_queues: 1,
+            queue_depth: 1024,
+            mdts: Bytes(1 << 20),
+            arbitration_burst: burst(),
+            interrupt: InterruptMode::Msix,
+            interrupt_latency: Dur::default(),
+            ata: Default::default(),
+            ufs: Default::default(),
+            emmc: Default::default(),
+            dram: Default::default(),
+        }
+    }
+}
+
+fn mps() -> Bytes {
+    Bytes(256)
+}
+fn tlp_overhead() -> Bytes {
+    Bytes(24)
+}
+fn burst() -> u32 {
+    8
+}
+
+/// IDE and SATA protocol costs (`[interface.ata]`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AtaConfig {
+    /// One PIO register access on the ATA bus (ATA/ATAPI-7 PIO mode 4 cycle time t0 = 120 ns).
+    pub register_cycle: Dur,
+    /// Task-file register writes per command: READ/WRITE DMA EXT (48-bit LBA) writes features,
+    /// sector count and three LBA registers twice each, then device and command (12).
+    pub taskfile_writes: u32,
+    /// One host access to the adapter's registers (bus-master IDE or AHCI port registers) over
+    /// the host bus (assumed 500 ns, an uncached I/O read or write).
+    pub mmio: Dur,
+    /// IDE: bytes per Ultra DMA burst before the device pauses (assumed 8 KiB, a device buffer).
+    pub udma_burst: Bytes,
+    /// IDE: burst initiation and termination with its CRC word (assumed 200 ns).
+    pub udma_burst_overhead: Dur,
+    /// SATA: native command queueing (off: one command at a time, legacy DMA).
+    pub ncq: bool,
+    /// SATA: wire bytes around each FIS: SOF, CRC and EOF dwords plus the X_RDY/R_RDY/R_IP/
+    /// WTRM/R_OK handshake primitives (assumed 9 dwords = 36 bytes).
+    pub fis_overhead: Bytes,
+    /// SATA: the AHCI adapter's fetch of the command header and table from host memory
+    /// (assumed 1 µs).
+    pub hba_fetch: Dur,
+}
+
+impl Default for AtaConfig {
+    fn default() -> Self {
+        AtaConfig {
+            register_cycle: Dur(SimTime::from_ns(120)),
+            taskfile_writes: 12,
+            mmio: Dur(SimTime::from_ns(500)),
+            udma_burst: Bytes(8192),
+            udma_burst_overhead: Dur(SimTime::from_ns(200)),
+            ncq: true,
+            fis_overhead: Bytes(36),
+            hba_fetch: Dur(SimTime::from_us(1)),
+        }
+    }
+}
+
+/// Most commands a SATA device queues with NCQ (tags 0–31, SATA 3.x 13.6).
+pub const NCQ_TAGS: u32 = 32;
+
+/// Transfer request slots of a UFS host controller (UFSHCI 2.0: UTRLDBR is 32 bits).
+pub const UTRL_SLOTS: u32 = 32;
+
+/// UFS protocol costs (`[interface.ufs]`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct UfsConfig {
+    /// UniPro data-link frame payload at most (288 bytes).
+    pub frame_payload: Bytes,
+    /// Bytes around each frame: SOF and EOF symbol pairs, CRC-16, short L3/L4 headers (8).
+    pub frame_overhead: Bytes,
+    /// UPIU header (JESD220B: 32 bytes).
+    pub upiu_header: Bytes,
+    /// Data carried by one DATA IN/OUT UPIU at most (assumed 8 KiB).
+    pub max_data_segment: Bytes,
+    /// Write data granted by one READY TO TRANSFER UPIU (assumed 64 KiB of device buffer).
+    pub rtt_grant: Bytes,
+    /// RESPONSE UPIU: header plus sense data (32 + 20 bytes).
+    pub response_bytes: Bytes,
+    /// One host register access to the UFS host controller (assumed 100 ns, an SoC-local MMIO).
+    pub mmio: Dur,
+    /// The host controller's fetch of the request descriptor and command UPIU from memory
+    /// (assumed 500 ns).
+    pub utrd_fetch: Dur,
+}
+
+impl Default for UfsConfig {
+    fn default() -> Self {
+        UfsConfig {
+            frame_payload: Bytes(288),
+            frame_overhead: Bytes(8),
+            upiu_header: Bytes(32),
+            max_data_segment: Bytes(8192),
+            rtt_grant: Bytes(64 << 10),
+            response_bytes: Bytes(52),
+            mmio: Dur(SimTime::from_ns(100)),
+            utrd_fetch: Dur(SimTime::from_ns(500)),
+        }
+    }
+}
+
+/// Tasks an eMMC 5.1 command queue holds (JESD84-B51: task IDs 0–31).
+pub const CQ_TASKS: u32 = 32;
+
+/// eMMC protocol costs (`[interface.emmc]`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EmmcConfig {
+    /// eMMC version: "4.41", "4.5", "5.0" or "5.1". Command queueing needs 5.1.
+    pub version: String,
+    /// Use command queueing (eMMC 5.1 only). Unset: on for 5.1, off for earlier versions.
+    pub command_queue: Option<bool>,
+    /// Clock cycles from a command's end to its response (N_CR: 2–64, assumed 8).
+    pub ncr_cycles: u32,
+    /// Clock cycles around each 512-byte read block: start bit, CRC-16, end bit, gap (20).
+    pub read_block_cycles: u32,
+    /// … and around each written block: plus the CRC status token and minimal busy (30).
+    pub write_block_cycles: u32,
+    /// With command queueing: the host polls the queue status register this often (assumed
+    /// 4 µs); a ready task waits half of it on average.
+    pub qsr_poll_interval: Dur,
+    /// One host register access to the eMMC host controller (assumed 100 ns).
+    pub mmio: Dur,
+}
+
+impl Default for EmmcConfig {
+    fn default() -> Self {
+        EmmcConfig {
+            version: "5.1".into(),
+            command_queue: None,
+            ncr_cycles: 8,
+            read_block_cycles: 20,
+            write_block_cycles: 30,
+            qsr_poll_interval: Dur(SimTime::from_us(4)),
+            mmio: Dur(SimTime::from_ns(100)),
+        }
+    }
+}
+
+pub const VERSIONS: [&str; 4] = ["4.41", "4.5", "5.0", "5.1"];
+
+impl EmmcConfig {
+    /// Whether command queueing is in use: as set, or by default when the version has it.
+    pub fn cq_enabled(&self) -> bool {
+        self.command_queue.unwrap_or(self.version == "5.1")
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DataMove {
+    /// The host's memory-to-memory DMA engine (seed 000 §5.4).
+    Dma,
+    /// CPU load/store copies (platforms without such a DMA engine).
+    Cpu,
+}
+
+/// DRAM-interface protocol parameters (`[interface.dram]`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DramIfConfig {
+    /// Data buffer size; a power of two (seed 000 Fig. 8 varies it; 1 MiB assumed).
+    pub buffer_size: Bytes,
+    /// Requests are split into commands of at most this size (seed 000 §5.4; 256 KiB assumed).
+    pub chunk_size: Bytes,
+    /// Allocation unit of the data buffer (seed 000 §3: "allocated and released in sectors").
+    pub sector: Bytes,
+    pub data_move: DataMove,
+    /// Host DMA throughput (seed 000 §6.2: "around 450 MB/s").
+    pub dma_rate: ByteRate,
+    /// Programming one DMA transfer and taking its end-of-transfer event (assumed 2 µs).
+    pub dma_setup: Dur,
+    /// CPU copy throughput when `data_move = "cpu"` (assumed 100 MB/s; the seed measured small
+    /// random I/O an order of magnitude slower without the DMA).
+    pub cpu_copy_rate: ByteRate,
+    /// Cache invalidation takes `invalidate_time` per `invalidate_span` (seed 000 §5.4: 290 µs
+    /// per 512 KB), once before and once after each copy.
+    pub invalidate_time: Dur,
+    pub invalidate_span: Bytes,
+    /// Copies and their invalidations are pipelined in pieces of this size (0: the whole chunk
+    /// at once). 64 KiB assumed.
+    pub invalidate_piece: Bytes,
+    /// One uncached access to an SQ or CQ entry or a doorbell register (assumed 200 ns).
+    pub entry_access: Dur,
+    /// SRAM banks of the shared buffer (seed 000 §4.1: eight, single-ported).
+    pub banks: u32,
+    /// Consecutive buffer bytes on one bank before the next (assumed 4 KiB).
+    pub bank_interleave: Bytes,
+    /// Controller-side buffer throughput: 64-bit AXI at the 266 MHz core clock (assumed).
+    pub controller_rate: ByteRate,
+    /// Complete writes once their data is in the controller's write buffer (needs a write-back
+    /// `[cache]`). The seed's prototype lacks it (§6.5).
+    pub cached_write: bool,
+}
+
+impl Default for DramIfConfig {
+    fn default() -> Self {
+        DramIfConfig {
+            buffer_size: Bytes(1 << 20),
+            chunk_size: Bytes(256 << 10),
+            sector: Bytes(512),
+            data_move: DataMove::Dma,
+            dma_rate: ByteRate(450e6),
+            dma_setup: Dur(SimTime::from_us(2)),
+            cpu_copy_rate: ByteRate(100e6),
+            invalidate_time: Dur(SimTime::from_us(290)),
+            invalidate_span: Bytes(512 << 10),
+            invalidate_piece: Bytes(64 << 10),
+            entry_access: Dur(SimTime::from_ns(200)),
+            banks: 8,
+            bank_interleave: Bytes(4096),
+            controller_rate: ByteRate(266e6 * 8.0),
+            cached_write: false,
+        }
+    }
+}

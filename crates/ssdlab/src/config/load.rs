@@ -1,0 +1,90 @@
+//! Reading a config: TOML into the schema with one-line errors naming origin, line and field;
+//! `--set` overrides.
+
+use crate::error::{Error, Result};
+
+/// Where a config came from, for error messages.
+fn origin_label(origin: &str) -> String {
+    if origin.is_empty() {
+        "config".into()
+    } else {
+        origin.to_string()
+    }
+}
+
+/// 1-based line and column of a byte offset.
+pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rfind('\n').map(|i| offset - i).unwrap_or(offset + 1);
+    (line, col)
+}
+
+/// Deserialize TOML text into `T`, with a one-line error naming origin, line, field and problem.
+pub(crate) fn from_toml<T: serde::de::DeserializeOwned>(
+    text: &str,
+    origin: &str,
+    make_err: fn(String) -> Error,
+) -> Result<T> {
+    let de = toml::de::Deserializer::new(text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let msg = inner.message().replace('\n', " ");
+        // After overrides the text is a rewrite, so its line numbers mean nothing to the user.
+        let at = inner
+            .span()
+            .filter(|_| !origin.ends_with("with overrides"))
+            .map(|s| {
+                let (l, c) = line_col(text, s.start);
+                format!(", line {l}, column {c}")
+            })
+            .unwrap_or_default();
+        let field = if path.is_empty() || path == "." {
+            String::new()
+        } else {
+            format!(", field `{path}`")
+        };
+        make_err(format!("{}{at}{field}: {msg}", origin_label(origin)))
+    })
+}
+
+/// Apply `dotted.path=value` overrides to a TOML document. The value is read as a TOML literal
+/// (`3`, `0.1`, `true`, `"x"`, `["1us", "2us"]`) and, failing that, taken as a string.
+pub fn apply_overrides(doc: &mut toml::Table, overrides: &[String]) -> Result<()> {
+    for ov in overrides {
+        let (path, raw) = ov.split_once('=').ok_or_else(|| {
+            Error::Config(format!(
+                "override {ov:?}: expected the form dotted.path=value, e.g. ftl.gc.policy=greedy"
+            ))
+        })?;
+        let path = path.trim();
+        let raw = raw.trim();
+        if path.is_empty() {
+            return Err(Error::Config(format!("override {ov:?}: the path is empty")));
+        }
+        let value = toml::from_str::<toml::Table>(&format!("v = {raw}"))
+            .ok()
+            .and_then(|mut t| t.remove("v"))
+            .unwrap_or_else(|| toml::Value::String(raw.to_string()));
+        let mut table = &mut *doc;
+        let keys: Vec<&str> = path.split('.').collect();
+        for (i, key) in keys.iter().enumerate() {
+            if i + 1 == keys.len() {
+                table.insert(key.to_string(), value.clone());
+            } else {
+                let entry = table
+                    .entry(key.to_string())
+                    .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+                table = entry.as_table_mut().ok_or_else(|| {
+                    Error::Config(format!(
+                        "override {ov:?}: `{}` is a value, not a table",
+                        keys[..=i].join(".")
+                    ))
+                })?;
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,389 @@
+//! Validation of a whole config: every field's range, and the checks across fields.
+
+use super::*;
+use crate::error::{Error, Result};
+
+impl SsdConfig {
+    /// Checks of the IDE, SATA, UFS, eMMC and DRAM-interface settings.
+    fn validate_other_interface(&self, kind: crate::iface::Kind, origin: &str) -> Result<()> {
+        use crate::iface::{ata, emmc, ufs, Kind};
+        let err = |field: &str, msg: String| -> Result<()> {
+            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+        };
+        let i = &self.interface;
+        let name = match kind {
+            Kind::Ide => "IDE",
+            Kind::Sata => "SATA",
+            Kind::Ufs => "UFS",
+            Kind::Emmc => "eMMC",
+            _ => "the DRAM interface",
+        };
+        if let Err(m) = crate::iface::Proto::from_config(self) {
+            return err("interface.link", m);
+        }
+        if i.io_queues != 1 {
+            return err(
+                "interface.io_queues",
+                format!(
+                    "got {}, expected 1: {name} has a single command queue",
+                    i.io_queues
+                ),
+            );
+        }
+        let (limit, why): (u32, String) = match kind {
+            Kind::Ide => (1, "IDE runs one command at a time".into()),
+            Kind::Sata if i.ata.ncq => (ata::NCQ_TAGS, "SATA NCQ has 32 tags".into()),
+            Kind::Sata => (
+                1,
+                "SATA without NCQ (interface.ata.ncq = false) runs one command at a time".into(),
+            ),
+            Kind::Ufs => (
+                ufs::UTRL_SLOTS,
+                "a UFS host controller has 32 transfer request slots".into(),
+            ),
+            Kind::Emmc if i.emmc.cq_enabled() => (
+                emmc::CQ_TASKS,
+                "the eMMC 5.1 command queue holds 32 tasks".into(),
+            ),
+            Kind::Emmc => (
+                1,
+                format!(
+                    "eMMC {} without command queueing runs one command at a time",
+                    i.emmc.version
+                ),
+            ),
+            _ => (
+                4096,
+                "the DRAM-interface SQ is limited to 4096 entries here".into(),
+            ),
+        };
+        if i.queue_depth == 0 || i.queue_depth > limit {
+            return err(
+                "interface.queue_depth",
+                format!("got {}, expected 1 to {limit}: {why}", i.queue_depth),
+            );
+        }
+        match (kind, i.interrupt) {
+            (Kind::Sata, _) | (_, InterruptMode::Pin | InterruptMode::Polling) => {}
+            _ => {
+                return err(
+                    "interface.interrupt",
+                    format!("got \"msix\", expected \"pin\" or \"polling\": {name} has no message-signalled interrupts"),
+                )
+            }
+        }
+        if matches!(kind, Kind::Ide | Kind::Sata) && i.mdts.0 > 32 << 20 {
+            return err(
+                "interface.mdts",
+                format!(
+                    "got {} bytes, expected at most 32MiB (65536 sectors, the ATA 48-bit count)",
+                    i.mdts.0
+                ),
+            );
+        }
+        if kind == Kind::Emmc {
+            let e = &i.emmc;
+            if !emmc::VERSIONS.contains(&e.version.as_str()) {
+                return err(
+                    "interface.emmc.version",
+                    format!("got {:?}, expected one of {:?}", e.version, emmc::VERSIONS),
+                );
+            }
+            if e.command_queue == Some(true) && e.version != "5.1" {
+                return err(
+                    "interface.emmc.command_queue",
+                    format!("got true with eMMC {}, expected false: command queueing came with eMMC 5.1", e.version),
+                );
+            }
+        }
+        if kind == Kind::Ufs {
+            let u = &i.ufs;
+            if u.frame_payload.0 < 16 || u.max_data_segment.0 < 512 {
+                return err(
+                    "interface.ufs",
+                    format!("got frame_payload {} and max_data_segment {} bytes, expected at least 16 and 512", u.frame_payload.0, u.max_data_segment.0),
+                );
+            }
+        }
+        if kind == Kind::Dram {
+            let d = &i.dram;
+            if !d.sector.0.is_power_of_two() || d.sector.0 < 512 {
+                return err(
+                    "interface.dram.sector",
+                    format!(
+                        "got {} bytes, expected a power of two of at least 512",
+                        d.sector.0
+                    ),
+                );
+            }
+            if !d.buffer_size.0.is_power_of_two() || d.buffer_size.0 < d.sector.0.max(4096) {
+                return err(
+                    "interface.dram.buffer_size",
+                    format!("got {} bytes, expected a power of two of at least 4KiB (the buddy allocator splits it in halves)", d.buffer_size.0),
+                );
+            }
+            if d.chunk_size.0 < 4096 || !d.chunk_size.0.is_multiple_of(d.sector.0) {
+                return err(
+                    "interface.dram.chunk_size",
+                    format!("got {} bytes, expected at least 4KiB and a multiple of the sector ({} bytes)", d.chunk_size.0, d.sector.0),
+                );
+            }
+            if d.banks == 0 || d.bank_interleave.0 == 0 || d.invalidate_span.0 == 0 {
+                return err(
+                    "interface.dram",
+                    "banks, bank_interleave and invalidate_span must be above zero".into(),
+                );
+            }
+            let write_back = self
+                .cache
+                .as_ref()
+                .is_some_and(|c| c.enabled && c.mode == CacheMode::WriteBack);
+            if d.cached_write && !write_back {
+                return err(
+                    "interface.dram.cached_write",
+                    "got true, but there is no write buffer: add a [cache] with mode = \"write-back\"".into(),
+                );
+            }
+            if !d.cached_write && write_back {
+                return err(
+                    "interface.dram.cached_write",
+                    "got false, but [cache] is write-back, which completes writes from the buffer: set cached_write = true or cache.mode = \"write-through\"".into(),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn validate(&self, origin: &str) -> Result<()> {
+        let err = |field: &str, msg: String| {
+            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+        };
+        let n = &self.nand;
+        for (field, v) in [
+            ("nand.channels", n.channels),
+            ("nand.packages_per_channel", n.packages_per_channel),
+            ("nand.dies_per_package", n.dies_per_package),
+            ("nand.planes_per_die", n.planes_per_die),
+            ("nand.blocks_per_plane", n.blocks_per_plane),
+            ("nand.pages_per_block", n.pages_per_block),
+            ("nand.bus.width_bits", n.bus.width_bits),
+        ] {
+            if v == 0 {
+                return err(field, "got 0, expected at least 1".into());
+            }
+        }
+        let page = n.page_size.0;
+        if page == 0 || !page.is_multiple_of(512) {
+            return err(
+                "nand.page_size",
+                format!("got {page} bytes, expected a positive multiple of 512"),
+            );
+        }
+        let bits = n.cell.bits();
+        if n.timing.read.len() != bits {
+            return err(
+                "nand.timing.read",
+                format!(
+                    "got {} entries, expected {bits} (one per page type of {:?})",
+                    n.timing.read.len(),
+                    n.cell
+                ),
+            );
+        }
+        if n.timing.program.len() != bits {
+            return err(
+                "nand.timing.program",
+                format!(
+                    "got {} entries, expected {bits} (one per page type of {:?})",
+                    n.timing.program.len(),
+                    n.cell
+                ),
+            );
+        }
+        if !n.bus.width_bits.is_multiple_of(8) {
+            return err(
+                "nand.bus.width_bits",
+                format!("got {}, expected a multiple of 8", n.bus.width_bits),
+            );
+        }
+        let unit = self.map_unit_bytes();
+        if unit == 0 || !unit.is_multiple_of(512) || !page.is_multiple_of(unit) {
+            return err(
+                "ftl.map_unit",
+                format!("got {unit} bytes, expected a multiple of 512 that divides the page size ({page})"),
+            );
+        }
+        let op = self.ftl.over_provisioning;
+        if !(0.0..0.9).contains(&op) {
+            return err(
+                "ftl.over_provisioning",
+                format!("got {op}, expected a fraction from 0 up to 0.9"),
+            );
+        }
+        let mut letters: Vec<char> = self.ftl.allocation.chars().collect();
+        letters.sort_unstable();
+        if letters != ['C', 'D', 'P', 'W'] {
+            return err(
+                "ftl.allocation",
+                format!(
+                    "got {:?}, expected a permutation of the letters C, W, D, P (e.g. \"CWDP\")",
+                    self.ftl.allocation
+                ),
+            );
+        }
+        let gc = &self.ftl.gc;
+        if !(gc.free_threshold > 0.0 && gc.free_threshold < 0.5) {
+            return err(
+                "ftl.gc.free_threshold",
+                format!(
+                    "got {}, expected a fraction between 0 and 0.5",
+                    gc.free_threshold
+                ),
+            );
+        }
+        let blocks = n.blocks_per_plane as f64;
+        let threshold_blocks = (gc.free_threshold * blocks).ceil().max(1.0) as u64;
+        // Two open blocks (host and GC) plus the GC reserve must fit in the hidden space.
+        let spare = (op * blocks).floor() as u64;
+        let need = threshold_blocks + 2;
+        if spare < need {
+            return err(
+                "ftl.over_provisioning",
+                format!(
+                    "impossible geometry: over-provisioning {op} leaves {spare} spare blocks per plane, \
+                     but GC needs at least {need} ({threshold_blocks} for the free-block threshold and 2 open blocks); \
+                     raise over_provisioning or blocks_per_plane"
+                ),
+            );
+        }
+        // At least 1: a plane down to the block kept for GC must let GC run before host writes.
+        if gc.urgent_free_blocks == 0 || gc.urgent_free_blocks as u64 > threshold_blocks.max(1) {
+            return err(
+                "ftl.gc.urgent_free_blocks",
+                format!(
+                    "got {}, expected 1 up to the GC threshold ({threshold_blocks} blocks)",
+                    gc.urgent_free_blocks
+                ),
+            );
+        }
+        let units = self.physical_units();
+        if units >= u32::MAX as u64 {
+            return err(
+                "nand",
+                format!("{units} mapping units are more than this build addresses (2^32 − 1); use a larger map_unit"),
+            );
+        }
+        let kind = crate::iface::Kind::parse(&self.interface.kind)
+            .map_err(|m| Error::Config(format!("{origin}, field `interface.kind`: {m}")))?;
+        let i = &self.interface;
+        if kind == crate::iface::Kind::Nvme {
+            crate::iface::pcie::LinkSpec::parse(&i.link)
+                .map_err(|m| Error::Config(format!("{origin}, field `interface.link`: {m}")))?;
+            if i.io_queues == 0 || i.io_queues > 65535 {
+                return err(
+                    "interface.io_queues",
+                    format!("got {}, expected 1 to 65535", i.io_queues),
+                );
+            }
+            if i.queue_depth < 2 || i.queue_depth > 65536 {
+                return err(
+                    "interface.queue_depth",
+                    format!("got {}, expected 2 to 65536 (NVMe limit)", i.queue_depth),
+                );
+            }
+        } else {
+            self.validate_other_interface(kind, origin)?;
+        }
+        if i.mdts.0 < 4096 || !i.mdts.0.is_multiple_of(4096) {
+            return err(
+                "interface.mdts",
+                format!("got {} bytes, expected a multiple of 4KiB", i.mdts.0),
+            );
+        }
+        if i.max_payload.0 < 128 || !i.max_payload.0.is_power_of_two() || i.max_payload.0 > 4096 {
+            return err(
+                "interface.max_payload",
+                format!(
+                    "got {} bytes, expected 128B to 4KiB, a power of two",
+                    i.max_payload.0
+                ),
+            );
+        }
+        if i.arbitration_burst == 0 {
+            return err(
+                "interface.arbitration_burst",
+                "got 0, expected at least 1".into(),
+            );
+        }
+        if self.host.cores == 0 {
+            return err("host.cores", "got 0, expected at least 1".into());
+        }
+        if self.controller.multiplane_window == 0 {
+            return err(
+                "controller.multiplane_window",
+                "got 0, expected at least 1".into(),
+            );
+        }
+        let r = self.precondition.random_overwrite;
+        if !(0.0..=100.0).contains(&r) {
+            return err(
+                "precondition.random_overwrite",
+                format!("got {r}, expected a fraction from 0 to 100"),
+            );
+        }
+        if let Some(c) = &self.cache {
+            let unit = self.map_unit_bytes();
+            if c.map_reserved.0 >= c.capacity.0 || (c.capacity.0 - c.map_reserved.0) / unit < 2 {
+                return err(
+                    "cache.capacity",
+                    format!(
+                        "got {} with {} reserved for the map, expected room for at least two {}-byte lines",
+                        units::format_bytes(c.capacity.0),
+                        units::format_bytes(c.map_reserved.0),
+                        unit
+                    ),
+                );
+            }
+            if ![8, 16, 32, 64].contains(&c.bus_bits) {
+                return err(
+                    "cache.bus_bits",
+                    format!("got {}, expected 8, 16, 32 or 64", c.bus_bits),
+                );
+            }
+            if !(0.0..=1.0).contains(&c.preemptive_window) {
+                return err(
+                    "cache.preemptive_window",
+                    format!(
+                        "got {}, expected a fraction from 0 to 1",
+                        c.preemptive_window
+                    ),
+                );
+            }
+            let (hi, lo) = (c.flush_high_watermark, c.flush_low_watermark);
+            if !(0.0..=1.0).contains(&hi) || !(0.0..=1.0).contains(&lo) || (hi > 0.0 && lo >= hi) {
+                return err(
+                    "cache.flush_high_watermark",
+                    format!("got high {hi} and low {lo}, expected 0 ≤ low < high ≤ 1 (high 0 turns background flushing off)"),
+                );
+            }
+            if c.max_background_flushes == 0 {
+                return err(
+                    "cache.max_background_flushes",
+                    "got 0, expected at least 1".into(),
+                );
+            }
+            let e = &c.energy;
+            for (f, v) in [
+                ("cache.energy.read_pj_per_byte", e.read_pj_per_byte),
+                ("cache.energy.write_pj_per_byte", e.write_pj_per_byte),
+                ("cache.energy.leakage_mw_per_mib", e.leakage_mw_per_mib),
+                ("cache.energy.port_area_overhead", e.port_area_overhead),
+            ] {
+                if !(v >= 0.0 && v.is_finite()) {
+                    return err(f, format!("got {v}, expected a number of zero or more"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
