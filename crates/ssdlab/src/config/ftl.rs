@@ -22,16 +22,12 @@ pub struct FtlConfig {
     pub over_provisioning: f64,
     /// Order in which consecutive writes are striped, fastest-varying first: a permutation of
     /// C (channel), W (way = package), D (die), P (plane).
-    #[serde(default = "cwdp")]
-    pub allocation: String,
+    #[serde(default)]
+    pub allocation: AllocationOrder,
     #[serde(default)]
     pub gc: GcConfig,
     #[serde(default)]
     pub wear_leveling: WearLevelingConfig,
-}
-
-fn cwdp() -> String {
-    "CWDP".into()
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -69,6 +65,102 @@ impl Default for WearLevelingConfig {
         WearLevelingConfig {
             dynamic: true,
             static_gap: 0,
+        }
+    }
+}
+
+/// A level of the NAND hierarchy, for the allocation order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    Channel,
+    /// A package on the channel.
+    Way,
+    Die,
+    Plane,
+}
+
+impl Level {
+    fn letter(self) -> char {
+        match self {
+            Level::Channel => 'C',
+            Level::Way => 'W',
+            Level::Die => 'D',
+            Level::Plane => 'P',
+        }
+    }
+}
+
+/// `ftl.allocation`: the order in which consecutive allocations visit the planes, the
+/// fastest-varying level first — a permutation of C (channel), W (way), D (die), P (plane),
+/// e.g. "CWDP". Parsed when the config is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct AllocationOrder(pub [Level; 4]);
+
+impl AllocationOrder {
+    pub fn parse(s: &str) -> Result<AllocationOrder, String> {
+        let bad = || {
+            format!("got {s:?}, expected a permutation of the letters C, W, D, P (e.g. \"CWDP\")")
+        };
+        let mut levels = [Level::Channel; 4];
+        let mut seen = [false; 4];
+        let mut n = 0;
+        for c in s.chars() {
+            let (l, k) = match c {
+                'C' => (Level::Channel, 0),
+                'W' => (Level::Way, 1),
+                'D' => (Level::Die, 2),
+                'P' => (Level::Plane, 3),
+                _ => return Err(bad()),
+            };
+            if n == 4 || seen[k] {
+                return Err(bad());
+            }
+            seen[k] = true;
+            levels[n] = l;
+            n += 1;
+        }
+        if n != 4 {
+            return Err(bad());
+        }
+        Ok(AllocationOrder(levels))
+    }
+}
+
+impl Default for AllocationOrder {
+    fn default() -> Self {
+        AllocationOrder([Level::Channel, Level::Way, Level::Die, Level::Plane])
+    }
+}
+
+impl TryFrom<String> for AllocationOrder {
+    type Error = String;
+    fn try_from(s: String) -> Result<AllocationOrder, String> {
+        AllocationOrder::parse(&s)
+    }
+}
+
+impl From<AllocationOrder> for String {
+    fn from(a: AllocationOrder) -> String {
+        a.0.iter().map(|l| l.letter()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allocation_orders_are_permutations_of_cwdp() {
+        let a = AllocationOrder::parse("PDWC").unwrap();
+        assert_eq!(a.0, [Level::Plane, Level::Die, Level::Way, Level::Channel]);
+        assert_eq!(String::from(a), "PDWC");
+        for bad in ["CWD", "CWDPP", "CCDP", "cwdp", "CWDX", ""] {
+            let e = AllocationOrder::parse(bad).unwrap_err();
+            assert!(
+                e.contains("permutation of the letters C, W, D, P"),
+                "{bad}: {e}"
+            );
         }
     }
 }

@@ -4,6 +4,65 @@ use super::units::{ByteRate, Bytes, Dur};
 use crate::sim::SimTime;
 use serde::{Deserialize, Serialize};
 
+/// The interface protocols (`interface.kind`), parsed at load; they serialise back to their
+/// names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum InterfaceKind {
+    Nvme,
+    Ide,
+    Sata,
+    Ufs,
+    Emmc,
+    Dram,
+}
+
+impl InterfaceKind {
+    pub const NAMES: &'static str = "\"nvme\", \"ide\", \"sata\", \"ufs\", \"emmc\" or \"dram\"";
+
+    pub fn parse(s: &str) -> Result<InterfaceKind, String> {
+        Ok(match s {
+            "nvme" => InterfaceKind::Nvme,
+            "ide" => InterfaceKind::Ide,
+            "sata" => InterfaceKind::Sata,
+            "ufs" => InterfaceKind::Ufs,
+            "emmc" => InterfaceKind::Emmc,
+            "dram" => InterfaceKind::Dram,
+            _ => return Err(format!("got {s:?}, expected {}", InterfaceKind::NAMES)),
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            InterfaceKind::Nvme => "nvme",
+            InterfaceKind::Ide => "ide",
+            InterfaceKind::Sata => "sata",
+            InterfaceKind::Ufs => "ufs",
+            InterfaceKind::Emmc => "emmc",
+            InterfaceKind::Dram => "dram",
+        }
+    }
+}
+
+impl TryFrom<String> for InterfaceKind {
+    type Error = String;
+    fn try_from(s: String) -> Result<InterfaceKind, String> {
+        InterfaceKind::parse(&s)
+    }
+}
+
+impl From<InterfaceKind> for String {
+    fn from(k: InterfaceKind) -> String {
+        k.name().to_string()
+    }
+}
+
+impl std::fmt::Display for InterfaceKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum InterruptMode {
@@ -16,11 +75,11 @@ pub enum InterruptMode {
 #[serde(deny_unknown_fields)]
 pub struct InterfaceConfig {
     /// Host interface protocol: `nvme`, `ide`, `sata`, `ufs`, `emmc` or `dram` (`iface`).
-    pub kind: String,
+    pub kind: InterfaceKind,
     /// The link, by kind: NVMe `"pcie3x4"` (generation 1–5, ×1/×2/×4/×8/×16); IDE `"udma6"`;
     /// SATA `"sata3"`; UFS `"hs-g3x2"`; eMMC `"hs400"`; DRAM `"lpddr3-1200x32"`; or `"ideal"`
     /// (no link limit) for any.
-    pub link: String,
+    pub link: Link,
     /// PCIe max payload size per TLP.
     #[serde(default = "mps")]
     pub max_payload: Bytes,
@@ -63,8 +122,8 @@ pub struct InterfaceConfig {
 impl Default for InterfaceConfig {
     fn default() -> Self {
         InterfaceConfig {
-            kind: "nvme".into(),
-            link: "pcie3x4".into(),
+            kind: InterfaceKind::Nvme,
+            link: Link::parse("pcie3x4").expect("a valid default"),
             max_payload: mps(),
             tlp_overhead: tlp_overhead(),
             link_latency: Dur::default(),
@@ -290,5 +349,271 @@ impl Default for DramIfConfig {
             controller_rate: ByteRate(266e6 * 8.0),
             cached_write: false,
         }
+    }
+}
+
+/// `interface.link`: a link's name, parsed at load into a [`LinkType`]. Which names fit which
+/// interface kind is checked by validation ([`Link::check_kind`]). It serialises back to the
+/// name as written, so a config's hash does not depend on how a name was spelled.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Link {
+    text: String,
+    kind: LinkType,
+}
+
+/// What a link name means.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LinkType {
+    /// No bandwidth limit (any kind).
+    Ideal,
+    /// PCIe generation 1–5 with 1, 2, 4, 8 or 16 lanes (NVMe).
+    Pcie { gen: u8, lanes: u8 },
+    /// Ultra DMA mode 0–6 (IDE).
+    Udma(u8),
+    /// SATA generation 1–3: 1.5, 3 or 6 Gb/s.
+    Sata(u8),
+    /// UFS M-PHY high-speed gear 1–4, rate series A or B, 1–2 lanes.
+    Ufs { gear: u8, rate_b: bool, lanes: u8 },
+    /// An eMMC bus mode.
+    Emmc(EmmcBus),
+    /// An LPDDR channel of `mts` mega-transfers per second and `bits` data lines (the DRAM
+    /// interface).
+    Lpddr { mts: f64, bits: u32 },
+}
+
+/// eMMC bus speed modes (JESD84-B51).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EmmcBus {
+    Hs52,
+    Ddr52,
+    Hs200,
+    Hs400,
+}
+
+const PCIE_NAMES: &str =
+    "\"ideal\" or \"pcie<gen>x<lanes>\" with gen 1–5 and lanes 1, 2, 4, 8 or 16 (e.g. \"pcie3x4\")";
+const IDE_NAMES: &str =
+    "\"ideal\" or an Ultra DMA mode \"udma0\" … \"udma6\" (e.g. \"udma6\", 133 MB/s)";
+const SATA_NAMES: &str =
+    "\"ideal\", \"sata1\" (1.5 Gb/s), \"sata2\" (3 Gb/s) or \"sata3\" (6 Gb/s)";
+const UFS_NAMES: &str =
+    "\"ideal\" or \"hs-g<gear 1–4>[a|b]x<lanes 1–2>\" (e.g. \"hs-g3x2\": HS-G3 rate B, two lanes)";
+const EMMC_NAMES: &str = "\"ideal\", \"hs52\", \"ddr52\", \"hs200\" or \"hs400\"";
+const DRAM_NAMES: &str =
+    "\"ideal\" or \"lpddr<generation>-<MT/s>x<bus bits>\" (e.g. \"lpddr3-1200x32\")";
+
+impl Link {
+    /// Parse a link name of any kind.
+    pub fn parse(s: &str) -> Result<Link, String> {
+        let bad = |names: &str| format!("got {s:?}, expected {names}");
+        let kind = if s == "ideal" {
+            LinkType::Ideal
+        } else if let Some(rest) = s.strip_prefix("pcie") {
+            let (g, l) = rest.split_once('x').ok_or_else(|| bad(PCIE_NAMES))?;
+            let gen: u8 = g.parse().map_err(|_| bad(PCIE_NAMES))?;
+            let lanes: u8 = l.parse().map_err(|_| bad(PCIE_NAMES))?;
+            if !(1..=5).contains(&gen) || ![1, 2, 4, 8, 16].contains(&lanes) {
+                return Err(bad(PCIE_NAMES));
+            }
+            LinkType::Pcie { gen, lanes }
+        } else if let Some(m) = s.strip_prefix("udma") {
+            match m.parse::<u8>() {
+                Ok(m) if m <= 6 => LinkType::Udma(m),
+                _ => return Err(bad(IDE_NAMES)),
+            }
+        } else if let Some(g) = s.strip_prefix("sata") {
+            match g {
+                "1" => LinkType::Sata(1),
+                "2" => LinkType::Sata(2),
+                "3" => LinkType::Sata(3),
+                _ => return Err(bad(SATA_NAMES)),
+            }
+        } else if let Some(rest) = s.strip_prefix("hs-g") {
+            let (gear_rate, lanes) = rest.split_once('x').ok_or_else(|| bad(UFS_NAMES))?;
+            let lanes: u8 = lanes.parse().map_err(|_| bad(UFS_NAMES))?;
+            let (gear, series) = match gear_rate.len() {
+                1 => (gear_rate, "b"),
+                2 => gear_rate.split_at(1),
+                _ => return Err(bad(UFS_NAMES)),
+            };
+            let gear: u8 = gear.parse().map_err(|_| bad(UFS_NAMES))?;
+            if !(1..=4).contains(&gear) || !(1..=2).contains(&lanes) {
+                return Err(bad(UFS_NAMES));
+            }
+            let rate_b = match series {
+                "a" => false,
+                "b" => true,
+                _ => return Err(bad(UFS_NAMES)),
+            };
+            LinkType::Ufs {
+                gear,
+                rate_b,
+                lanes,
+            }
+        } else if let Some(rest) = s.strip_prefix("lpddr") {
+            let (_gen, rest) = rest.split_once('-').ok_or_else(|| bad(DRAM_NAMES))?;
+            let (mts, bits) = rest.split_once('x').ok_or_else(|| bad(DRAM_NAMES))?;
+            let mts: f64 = mts.parse().map_err(|_| bad(DRAM_NAMES))?;
+            let bits: u32 = bits.parse().map_err(|_| bad(DRAM_NAMES))?;
+            if mts <= 0.0 || !mts.is_finite() || ![16, 32, 64].contains(&bits) {
+                return Err(bad(DRAM_NAMES));
+            }
+            LinkType::Lpddr { mts, bits }
+        } else {
+            LinkType::Emmc(match s {
+                "hs52" => EmmcBus::Hs52,
+                "ddr52" => EmmcBus::Ddr52,
+                "hs200" => EmmcBus::Hs200,
+                "hs400" => EmmcBus::Hs400,
+                _ => {
+                    return Err(format!(
+                        "got {s:?}, expected a link name: \"ideal\"; NVMe {}; IDE \"udma0\" … \"udma6\"; \
+                         SATA \"sata1\" … \"sata3\"; UFS \"hs-g<gear>[a|b]x<lanes>\"; eMMC \"hs52\", \
+                         \"ddr52\", \"hs200\" or \"hs400\"; the DRAM interface \"lpddr<gen>-<MT/s>x<bits>\"",
+                        "\"pcie<gen>x<lanes>\""
+                    ))
+                }
+            })
+        };
+        Ok(Link {
+            text: s.to_string(),
+            kind,
+        })
+    }
+
+    /// The name as written.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn kind(&self) -> LinkType {
+        self.kind
+    }
+
+    /// Whether this link belongs to an interface of kind `k`: the error says which names `k`
+    /// takes.
+    pub fn check_kind(&self, k: InterfaceKind) -> Result<(), String> {
+        let (fits, names) = match (k, self.kind) {
+            (_, LinkType::Ideal) => (true, ""),
+            (InterfaceKind::Nvme, t) => (matches!(t, LinkType::Pcie { .. }), PCIE_NAMES),
+            (InterfaceKind::Ide, t) => (matches!(t, LinkType::Udma(_)), IDE_NAMES),
+            (InterfaceKind::Sata, t) => (matches!(t, LinkType::Sata(_)), SATA_NAMES),
+            (InterfaceKind::Ufs, t) => (matches!(t, LinkType::Ufs { .. }), UFS_NAMES),
+            (InterfaceKind::Emmc, t) => (matches!(t, LinkType::Emmc(_)), EMMC_NAMES),
+            (InterfaceKind::Dram, t) => (matches!(t, LinkType::Lpddr { .. }), DRAM_NAMES),
+        };
+        if fits {
+            Ok(())
+        } else {
+            Err(format!("got {:?}, expected {names}", self.text))
+        }
+    }
+}
+
+impl TryFrom<String> for Link {
+    type Error = String;
+    fn try_from(s: String) -> Result<Link, String> {
+        Link::parse(&s)
+    }
+}
+
+impl From<Link> for String {
+    fn from(l: Link) -> String {
+        l.text
+    }
+}
+
+impl std::fmt::Display for Link {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn link_names_parse_into_their_types() {
+        let k = |s: &str| Link::parse(s).unwrap().kind();
+        assert_eq!(k("ideal"), LinkType::Ideal);
+        assert_eq!(k("pcie3x4"), LinkType::Pcie { gen: 3, lanes: 4 });
+        assert_eq!(k("udma6"), LinkType::Udma(6));
+        assert_eq!(k("sata2"), LinkType::Sata(2));
+        assert_eq!(
+            k("hs-g3x2"),
+            LinkType::Ufs {
+                gear: 3,
+                rate_b: true,
+                lanes: 2
+            }
+        );
+        assert_eq!(
+            k("hs-g4ax1"),
+            LinkType::Ufs {
+                gear: 4,
+                rate_b: false,
+                lanes: 1
+            }
+        );
+        assert_eq!(k("hs400"), LinkType::Emmc(EmmcBus::Hs400));
+        assert_eq!(
+            k("lpddr3-1200x32"),
+            LinkType::Lpddr {
+                mts: 1200.0,
+                bits: 32
+            }
+        );
+    }
+
+    #[test]
+    fn bad_link_names_say_what_their_family_takes() {
+        let e = |s: &str| Link::parse(s).unwrap_err();
+        assert!(
+            e("pcie9x4").contains("pcie<gen>x<lanes>"),
+            "{}",
+            e("pcie9x4")
+        );
+        assert!(e("udma7").contains("\"udma0\" … \"udma6\""));
+        assert!(e("sata4").contains("\"sata3\" (6 Gb/s)"));
+        assert!(e("hs-g3b-x2").contains("hs-g<gear 1–4>"));
+        assert!(e("lpddr4-0x32").contains("lpddr<generation>"));
+        let any = e("usb3");
+        assert!(
+            any.starts_with("got \"usb3\", expected a link name"),
+            "{any}"
+        );
+        assert!(any.contains("NVMe") && any.contains("eMMC"), "{any}");
+    }
+
+    #[test]
+    fn a_link_fits_only_its_kind_and_keeps_its_spelling() {
+        let l = Link::parse("pcie3x4").unwrap();
+        assert!(l.check_kind(InterfaceKind::Nvme).is_ok());
+        let e = l.check_kind(InterfaceKind::Sata).unwrap_err();
+        assert!(e.contains("\"sata1\" (1.5 Gb/s)"), "{e}");
+        assert!(Link::parse("ideal")
+            .unwrap()
+            .check_kind(InterfaceKind::Emmc)
+            .is_ok());
+        let u = Link::parse("hs-g3bx2").unwrap();
+        assert_eq!(String::from(u), "hs-g3bx2");
+    }
+
+    #[test]
+    fn interface_kinds_round_trip_through_their_names() {
+        for k in [
+            InterfaceKind::Nvme,
+            InterfaceKind::Ide,
+            InterfaceKind::Sata,
+            InterfaceKind::Ufs,
+            InterfaceKind::Emmc,
+            InterfaceKind::Dram,
+        ] {
+            assert_eq!(InterfaceKind::try_from(String::from(k)), Ok(k));
+        }
+        let e = InterfaceKind::parse("scsi").unwrap_err();
+        assert!(e.contains("\"nvme\", \"ide\""), "{e}");
     }
 }

@@ -5,20 +5,19 @@ use crate::error::{Error, Result};
 
 impl SsdConfig {
     /// Checks of the IDE, SATA, UFS, eMMC and DRAM-interface settings.
-    fn validate_other_interface(&self, kind: crate::iface::Kind, origin: &str) -> Result<()> {
-        use crate::iface::{ata, emmc, ufs, Kind};
+    fn validate_other_interface(&self, kind: InterfaceKind, origin: &str) -> Result<()> {
         let err = |field: &str, msg: String| -> Result<()> {
             Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
         };
         let i = &self.interface;
         let name = match kind {
-            Kind::Ide => "IDE",
-            Kind::Sata => "SATA",
-            Kind::Ufs => "UFS",
-            Kind::Emmc => "eMMC",
+            InterfaceKind::Ide => "IDE",
+            InterfaceKind::Sata => "SATA",
+            InterfaceKind::Ufs => "UFS",
+            InterfaceKind::Emmc => "eMMC",
             _ => "the DRAM interface",
         };
-        if let Err(m) = crate::iface::Proto::from_config(self) {
+        if let Err(m) = i.link.check_kind(kind) {
             return err("interface.link", m);
         }
         if i.io_queues != 1 {
@@ -31,21 +30,20 @@ impl SsdConfig {
             );
         }
         let (limit, why): (u32, String) = match kind {
-            Kind::Ide => (1, "IDE runs one command at a time".into()),
-            Kind::Sata if i.ata.ncq => (ata::NCQ_TAGS, "SATA NCQ has 32 tags".into()),
-            Kind::Sata => (
+            InterfaceKind::Ide => (1, "IDE runs one command at a time".into()),
+            InterfaceKind::Sata if i.ata.ncq => (NCQ_TAGS, "SATA NCQ has 32 tags".into()),
+            InterfaceKind::Sata => (
                 1,
                 "SATA without NCQ (interface.ata.ncq = false) runs one command at a time".into(),
             ),
-            Kind::Ufs => (
-                ufs::UTRL_SLOTS,
+            InterfaceKind::Ufs => (
+                UTRL_SLOTS,
                 "a UFS host controller has 32 transfer request slots".into(),
             ),
-            Kind::Emmc if i.emmc.cq_enabled() => (
-                emmc::CQ_TASKS,
-                "the eMMC 5.1 command queue holds 32 tasks".into(),
-            ),
-            Kind::Emmc => (
+            InterfaceKind::Emmc if i.emmc.cq_enabled() => {
+                (CQ_TASKS, "the eMMC 5.1 command queue holds 32 tasks".into())
+            }
+            InterfaceKind::Emmc => (
                 1,
                 format!(
                     "eMMC {} without command queueing runs one command at a time",
@@ -64,7 +62,7 @@ impl SsdConfig {
             );
         }
         match (kind, i.interrupt) {
-            (Kind::Sata, _) | (_, InterruptMode::Pin | InterruptMode::Polling) => {}
+            (InterfaceKind::Sata, _) | (_, InterruptMode::Pin | InterruptMode::Polling) => {}
             _ => {
                 return err(
                     "interface.interrupt",
@@ -72,7 +70,7 @@ impl SsdConfig {
                 )
             }
         }
-        if matches!(kind, Kind::Ide | Kind::Sata) && i.mdts.0 > 32 << 20 {
+        if matches!(kind, InterfaceKind::Ide | InterfaceKind::Sata) && i.mdts.0 > 32 << 20 {
             return err(
                 "interface.mdts",
                 format!(
@@ -81,12 +79,12 @@ impl SsdConfig {
                 ),
             );
         }
-        if kind == Kind::Emmc {
+        if kind == InterfaceKind::Emmc {
             let e = &i.emmc;
-            if !emmc::VERSIONS.contains(&e.version.as_str()) {
+            if !VERSIONS.contains(&e.version.as_str()) {
                 return err(
                     "interface.emmc.version",
-                    format!("got {:?}, expected one of {:?}", e.version, emmc::VERSIONS),
+                    format!("got {:?}, expected one of {:?}", e.version, VERSIONS),
                 );
             }
             if e.command_queue == Some(true) && e.version != "5.1" {
@@ -96,7 +94,7 @@ impl SsdConfig {
                 );
             }
         }
-        if kind == Kind::Ufs {
+        if kind == InterfaceKind::Ufs {
             let u = &i.ufs;
             if u.frame_payload.0 < 16 || u.max_data_segment.0 < 512 {
                 return err(
@@ -105,7 +103,7 @@ impl SsdConfig {
                 );
             }
         }
-        if kind == Kind::Dram {
+        if kind == InterfaceKind::Dram {
             let d = &i.dram;
             if !d.sector.0.is_power_of_two() || d.sector.0 < 512 {
                 return err(
@@ -220,17 +218,6 @@ impl SsdConfig {
                 format!("got {op}, expected a fraction from 0 up to 0.9"),
             );
         }
-        let mut letters: Vec<char> = self.ftl.allocation.chars().collect();
-        letters.sort_unstable();
-        if letters != ['C', 'D', 'P', 'W'] {
-            return err(
-                "ftl.allocation",
-                format!(
-                    "got {:?}, expected a permutation of the letters C, W, D, P (e.g. \"CWDP\")",
-                    self.ftl.allocation
-                ),
-            );
-        }
         let gc = &self.ftl.gc;
         if !(gc.free_threshold > 0.0 && gc.free_threshold < 0.5) {
             return err(
@@ -273,11 +260,11 @@ impl SsdConfig {
                 format!("{units} mapping units are more than this build addresses (2^32 − 1); use a larger map_unit"),
             );
         }
-        let kind = crate::iface::Kind::parse(&self.interface.kind)
-            .map_err(|m| Error::Config(format!("{origin}, field `interface.kind`: {m}")))?;
+        let kind = self.interface.kind;
         let i = &self.interface;
-        if kind == crate::iface::Kind::Nvme {
-            crate::iface::pcie::LinkSpec::parse(&i.link)
+        if kind == InterfaceKind::Nvme {
+            i.link
+                .check_kind(kind)
                 .map_err(|m| Error::Config(format!("{origin}, field `interface.link`: {m}")))?;
             if i.io_queues == 0 || i.io_queues > 65535 {
                 return err(

@@ -19,6 +19,7 @@
 use super::{Kind, Proto, Wire};
 use crate::config::InterfaceConfig;
 pub use crate::config::{AtaConfig, NCQ_TAGS};
+use crate::config::{Link, LinkType};
 use crate::sim::SimTime;
 
 /// Ultra DMA mode rates in bytes per second (ATA/ATAPI-7: 16.7, 25, 33.3, 44.4, 66.7, 100,
@@ -36,38 +37,28 @@ pub fn udma_bytes_per_s(mode: u8) -> Option<f64> {
     })
 }
 
-/// IDE link: `"ideal"` (no bandwidth limit) or `"udma0"` … `"udma6"`.
-pub fn parse_ide_link(s: &str) -> Result<f64, String> {
-    if s == "ideal" {
-        return Ok(f64::INFINITY);
+/// IDE link rate in bytes per second: `"ideal"` (no bandwidth limit) or an Ultra DMA mode.
+pub fn ide_link_rate(l: &Link) -> Result<f64, String> {
+    match l.kind() {
+        LinkType::Ideal => Ok(f64::INFINITY),
+        LinkType::Udma(m) => udma_bytes_per_s(m).ok_or_else(|| format!("no Ultra DMA mode {m}")),
+        _ => Err(format!("link {:?} is not an IDE link", l.text())),
     }
-    s.strip_prefix("udma")
-        .and_then(|m| m.parse::<u8>().ok())
-        .and_then(udma_bytes_per_s)
-        .ok_or_else(|| {
-            format!("got {s:?}, expected \"ideal\" or an Ultra DMA mode \"udma0\" … \"udma6\" (e.g. \"udma6\", 133 MB/s)")
-        })
 }
 
-/// SATA link: `"ideal"`, `"sata1"` (1.5 Gb/s), `"sata2"` (3 Gb/s) or `"sata3"` (6 Gb/s); payload
-/// bytes per second after 8b/10b coding.
-pub fn parse_sata_link(s: &str) -> Result<f64, String> {
-    Ok(match s {
-        "ideal" => f64::INFINITY,
-        "sata1" => 1.5e9 * 0.8 / 8.0,
-        "sata2" => 3.0e9 * 0.8 / 8.0,
-        "sata3" => 6.0e9 * 0.8 / 8.0,
-        _ => {
-            return Err(format!(
-                "got {s:?}, expected \"ideal\", \"sata1\" (1.5 Gb/s), \"sata2\" (3 Gb/s) or \"sata3\" (6 Gb/s)"
-            ))
-        }
-    })
+/// SATA link: `"ideal"`, or generation 1–3 (1.5, 3 or 6 Gb/s); payload bytes per second after
+/// 8b/10b coding.
+pub fn sata_link_rate(l: &Link) -> Result<f64, String> {
+    match l.kind() {
+        LinkType::Ideal => Ok(f64::INFINITY),
+        LinkType::Sata(g) => Ok(1.5e9 * f64::from(1u32 << (g - 1)) * 0.8 / 8.0),
+        _ => Err(format!("link {:?} is not a SATA link", l.text())),
+    }
 }
 
 pub fn ide_proto(i: &InterfaceConfig) -> Result<Proto, String> {
     let a = &i.ata;
-    let rate = parse_ide_link(&i.link)?;
+    let rate = ide_link_rate(&i.link)?;
     let mut data = Wire::at_rate(rate);
     data.seg_bytes = a.udma_burst.0.max(512);
     data.seg_overhead_bytes = 2; // the CRC word ending each burst
@@ -89,7 +80,11 @@ pub fn ide_proto(i: &InterfaceConfig) -> Result<Proto, String> {
         // The status register on the ATA bus, then the bus-master status read and clear.
         host_status: a.register_cycle.0 + a.mmio.0 * 2,
         link_name: if rate.is_finite() {
-            format!("IDE {} ({:.1} MB/s)", i.link.to_uppercase(), rate / 1e6)
+            format!(
+                "IDE {} ({:.1} MB/s)",
+                i.link.text().to_uppercase(),
+                rate / 1e6
+            )
         } else {
             "IDE ideal (no link limit)".into()
         },
@@ -98,7 +93,7 @@ pub fn ide_proto(i: &InterfaceConfig) -> Result<Proto, String> {
 
 pub fn sata_proto(i: &InterfaceConfig) -> Result<Proto, String> {
     let a = &i.ata;
-    let rate = parse_sata_link(&i.link)?;
+    let rate = sata_link_rate(&i.link)?;
     let fis = a.fis_overhead.0;
     let mut data_in = Wire::at_rate(rate);
     data_in.seg_bytes = 8192; // SATA 3.x: a Data FIS carries at most 8192 bytes
@@ -149,10 +144,20 @@ mod tests {
 
     #[test]
     fn link_rates() {
-        assert_eq!(parse_sata_link("sata3").unwrap(), 600e6);
-        assert_eq!(parse_sata_link("sata1").unwrap(), 150e6);
-        assert_eq!(parse_ide_link("udma6").unwrap(), 133.3e6);
-        assert!(parse_ide_link("udma7").is_err());
-        assert!(parse_sata_link("sata4").is_err());
+        assert_eq!(
+            sata_link_rate(&Link::parse("sata3").unwrap()).unwrap(),
+            600e6
+        );
+        assert_eq!(
+            sata_link_rate(&Link::parse("sata1").unwrap()).unwrap(),
+            150e6
+        );
+        assert_eq!(
+            ide_link_rate(&Link::parse("udma6").unwrap()).unwrap(),
+            133.3e6
+        );
+        assert!(Link::parse("udma7").is_err());
+        assert!(Link::parse("sata4").is_err());
+        assert!(sata_link_rate(&Link::parse("udma6").unwrap()).is_err());
     }
 }

@@ -21,31 +21,23 @@ use super::buddy::Buddy;
 use super::{Kind, Proto, Wire};
 use crate::config::InterfaceConfig;
 pub use crate::config::{DataMove, DramIfConfig};
+use crate::config::{Link, LinkType};
 use crate::sim::time::Timeline;
 use crate::sim::SimTime;
-use serde::Serialize;
+pub use crate::stats::result::DramIfStats;
 
-/// Parse the LPDDR channel: `"lpddr3-1200x32"` (MT/s and bus bits) or `"ideal"`; bytes per
-/// second of the host's accesses to the shared buffer.
-pub fn parse_dram_link(s: &str) -> Result<f64, String> {
-    let expected = "\"ideal\" or \"lpddr<generation>-<MT/s>x<bus bits>\" (e.g. \"lpddr3-1200x32\")";
-    if s == "ideal" {
-        return Ok(f64::INFINITY);
+/// The LPDDR channel of the DRAM interface (`"lpddr3-1200x32"`: MT/s and bus bits, or
+/// `"ideal"`): bytes per second of the host's accesses to the shared buffer.
+pub fn dram_link_rate(l: &Link) -> Result<f64, String> {
+    match l.kind() {
+        LinkType::Ideal => Ok(f64::INFINITY),
+        LinkType::Lpddr { mts, bits } => Ok(mts * 1e6 * bits as f64 / 8.0),
+        _ => Err(format!("link {:?} is not an LPDDR link", l.text())),
     }
-    let bad = || format!("got {s:?}, expected {expected}");
-    let rest = s.strip_prefix("lpddr").ok_or_else(bad)?;
-    let (_gen, rest) = rest.split_once('-').ok_or_else(bad)?;
-    let (mts, bits) = rest.split_once('x').ok_or_else(bad)?;
-    let mts: f64 = mts.parse().map_err(|_| bad())?;
-    let bits: u32 = bits.parse().map_err(|_| bad())?;
-    if mts <= 0.0 || !mts.is_finite() || ![16, 32, 64].contains(&bits) {
-        return Err(bad());
-    }
-    Ok(mts * 1e6 * bits as f64 / 8.0)
 }
 
 pub fn dram_proto(i: &InterfaceConfig) -> Result<Proto, String> {
-    let rate = parse_dram_link(&i.link)?;
+    let rate = dram_link_rate(&i.link)?;
     let wire = Wire::at_rate(rate);
     Ok(Proto {
         kind: Kind::Dram,
@@ -64,7 +56,7 @@ pub fn dram_proto(i: &InterfaceConfig) -> Result<Proto, String> {
         link_name: if rate.is_finite() {
             format!(
                 "DRAM interface {} ({:.0} MB/s channel; host {} at {:.0} MB/s)",
-                i.link.to_uppercase(),
+                i.link.text().to_uppercase(),
                 rate / 1e6,
                 match i.dram.data_move {
                     DataMove::Dma => "DMA",
@@ -79,33 +71,6 @@ pub fn dram_proto(i: &InterfaceConfig) -> Result<Proto, String> {
             "DRAM interface ideal".into()
         },
     })
-}
-
-/// Counters the run reports.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct DramIfStats {
-    /// Bytes on the storage's LPDDR channel: data in and out of the buffer, queue entries,
-    /// doorbells.
-    pub storage_channel_bytes: u64,
-    /// Bytes on the main memory channel: the other side of every copy. Data crosses the DRAM
-    /// bus twice (seed 000 §7.1).
-    pub memory_channel_bytes: u64,
-    pub data_bytes: u64,
-    /// Commands that waited for buffer space, and of those, how many waited although enough
-    /// bytes were free in total (external fragmentation).
-    pub buffer_waits: u64,
-    pub fragmentation_waits: u64,
-    pub peak_buffer_bytes: u64,
-    /// Controller accesses to a bank the host was using (pre-empted), and their added time.
-    pub bank_conflicts: u64,
-    pub bank_stall_ns: f64,
-    /// Host time spent invalidating caches and moving data.
-    pub invalidate_ns: f64,
-    pub copy_busy_ns: f64,
-    /// Host time from the start to the end of each copy (invalidations and transfer, as
-    /// pipelined): the data movement's share of a command. Bytes over it give the seed's
-    /// "interface bandwidth".
-    pub copy_phase_ns: f64,
 }
 
 /// The protocol's run-time state.
@@ -136,7 +101,7 @@ fn ps_for(bytes: u64, per_s: f64) -> SimTime {
 impl DramIf {
     pub fn new(i: &InterfaceConfig) -> DramIf {
         let c = i.dram.clone();
-        let host_rate = parse_dram_link(&i.link).unwrap_or(f64::INFINITY);
+        let host_rate = dram_link_rate(&i.link).unwrap_or(f64::INFINITY);
         DramIf {
             buddy: Buddy::new(c.buffer_size.0, c.sector.0),
             host_rate,
@@ -299,16 +264,19 @@ mod tests {
     /// The DRAM interface on the seed's LPDDR3 channel with default settings.
     fn dram_iface() -> crate::config::InterfaceConfig {
         crate::config::InterfaceConfig {
-            kind: "dram".into(),
-            link: "lpddr3-1200x32".into(),
+            kind: crate::config::InterfaceKind::Dram,
+            link: Link::parse("lpddr3-1200x32").unwrap(),
             ..crate::config::InterfaceConfig::default()
         }
     }
 
     #[test]
     fn link_and_invalidation() {
-        assert_eq!(parse_dram_link("lpddr3-1200x32").unwrap(), 4.8e9);
-        assert!(parse_dram_link("ddr4-3200x64").is_err());
+        assert_eq!(
+            dram_link_rate(&Link::parse("lpddr3-1200x32").unwrap()).unwrap(),
+            4.8e9
+        );
+        assert!(Link::parse("ddr4-3200x64").is_err());
         let mut s = DramIf::new(&dram_iface());
         assert_eq!(s.invalidate(512 << 10), SimTime::from_us(290));
         // One 4 KiB piece: invalidate, DMA (setup + 4096 B at 450 MB/s), invalidate.

@@ -15,28 +15,25 @@
 
 use super::{Kind, Proto, Wire};
 use crate::config::InterfaceConfig;
+use crate::config::{EmmcBus, Link, LinkType};
 pub use crate::config::{EmmcConfig, CQ_TASKS, VERSIONS};
 use crate::sim::SimTime;
 
-/// Parse the bus mode: (data bytes per second, clock Hz, display name).
-pub fn parse_emmc_link(s: &str) -> Result<(f64, f64, &'static str), String> {
-    Ok(match s {
-        "ideal" => (f64::INFINITY, 200e6, "eMMC ideal (no bus limit)"),
-        "hs52" => (52e6, 52e6, "eMMC HS52 (52 MB/s)"),
-        "ddr52" => (104e6, 52e6, "eMMC DDR52 (104 MB/s)"),
-        "hs200" => (200e6, 200e6, "eMMC HS200 (200 MB/s)"),
-        "hs400" => (400e6, 200e6, "eMMC HS400 (400 MB/s)"),
-        _ => {
-            return Err(format!(
-                "got {s:?}, expected \"ideal\", \"hs52\", \"ddr52\", \"hs200\" or \"hs400\""
-            ))
-        }
+/// The bus mode of an eMMC link: (data bytes per second, clock Hz, display name).
+pub fn emmc_link(l: &Link) -> Result<(f64, f64, &'static str), String> {
+    Ok(match l.kind() {
+        LinkType::Ideal => (f64::INFINITY, 200e6, "eMMC ideal (no bus limit)"),
+        LinkType::Emmc(EmmcBus::Hs52) => (52e6, 52e6, "eMMC HS52 (52 MB/s)"),
+        LinkType::Emmc(EmmcBus::Ddr52) => (104e6, 52e6, "eMMC DDR52 (104 MB/s)"),
+        LinkType::Emmc(EmmcBus::Hs200) => (200e6, 200e6, "eMMC HS200 (200 MB/s)"),
+        LinkType::Emmc(EmmcBus::Hs400) => (400e6, 200e6, "eMMC HS400 (400 MB/s)"),
+        _ => return Err(format!("link {:?} is not an eMMC link", l.text())),
     })
 }
 
 pub fn emmc_proto(i: &InterfaceConfig) -> Result<Proto, String> {
     let e = &i.emmc;
-    let (rate, clock_hz, name) = parse_emmc_link(&i.link)?;
+    let (rate, clock_hz, name) = emmc_link(&i.link)?;
     let cycle = SimTime((1e12 / clock_hz).round() as u64);
     let ideal = !rate.is_finite();
     // A command token, N_CR, the R1 response, and N_CC before the next command (8 cycles).
@@ -88,9 +85,9 @@ mod tests {
 
     #[test]
     fn hs400_block_cost() {
-        let (rate, clock, _) = parse_emmc_link("hs400").unwrap();
+        let (rate, clock, _) = emmc_link(&Link::parse("hs400").unwrap()).unwrap();
         assert_eq!(rate, 400e6);
         assert_eq!(clock, 200e6);
-        assert!(parse_emmc_link("hs800").is_err());
+        assert!(Link::parse("hs800").is_err());
     }
 }

@@ -34,43 +34,8 @@ use crate::host::HostCpu;
 use crate::request::Cmd;
 use crate::sim::{EventQueue, SimTime, Slab};
 
-/// The interface protocols.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Nvme,
-    Ide,
-    Sata,
-    Ufs,
-    Emmc,
-    Dram,
-}
-
-impl Kind {
-    pub const NAMES: &'static str = "\"nvme\", \"ide\", \"sata\", \"ufs\", \"emmc\" or \"dram\"";
-
-    pub fn parse(s: &str) -> Result<Kind, String> {
-        Ok(match s {
-            "nvme" => Kind::Nvme,
-            "ide" => Kind::Ide,
-            "sata" => Kind::Sata,
-            "ufs" => Kind::Ufs,
-            "emmc" => Kind::Emmc,
-            "dram" => Kind::Dram,
-            _ => return Err(format!("got {s:?}, expected {}", Kind::NAMES)),
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Nvme => "nvme",
-            Kind::Ide => "ide",
-            Kind::Sata => "sata",
-            Kind::Ufs => "ufs",
-            Kind::Emmc => "emmc",
-            Kind::Dram => "dram",
-        }
-    }
-}
+/// The interface protocols (`interface.kind`, parsed at load).
+pub use crate::config::InterfaceKind as Kind;
 
 /// What a link reservation carries. Each protocol maps the four onto its timelines: a
 /// full-duplex link (PCIe, UFS) has one per direction, a half-duplex one (IDE, SATA) shares one,
@@ -199,7 +164,7 @@ impl Proto {
     /// The protocol model of `cfg.interface` (not for NVMe, which has its own path).
     pub fn from_config(cfg: &SsdConfig) -> Result<Proto, String> {
         let i = &cfg.interface;
-        match Kind::parse(&i.kind)? {
+        match i.kind {
             Kind::Nvme => Err("NVMe has no Proto; it uses the queue-pair path".into()),
             Kind::Ide => ata::ide_proto(i),
             Kind::Sata => ata::sata_proto(i),
@@ -220,7 +185,7 @@ pub enum Interface {
 impl Interface {
     pub fn from_config(cfg: &SsdConfig) -> Result<Interface, String> {
         let i = &cfg.interface;
-        Ok(match Kind::parse(&i.kind)? {
+        Ok(match i.kind {
             Kind::Nvme => Interface::Nvme(Box::new(nvme::Nvme::new(i)?)),
             Kind::Dram => Interface::Dram(Box::new(dram_link::DramLink::new(
                 Proto::from_config(cfg)?,

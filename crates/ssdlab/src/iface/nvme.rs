@@ -42,7 +42,7 @@ pub struct Nvme {
 
 impl Nvme {
     pub fn new(i: &InterfaceConfig) -> Result<Nvme, String> {
-        let spec = LinkSpec::parse(&i.link)?;
+        let spec = LinkSpec::from_link(&i.link)?;
         let link_name = match spec {
             LinkSpec::Pcie { gen, lanes } => format!("PCIe Gen{gen} x{lanes}"),
             _ => "PCIe ideal (no link limit)".into(),

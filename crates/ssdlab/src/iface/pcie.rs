@@ -5,6 +5,7 @@
 //! 8 GT/s, Gen4 16 GT/s, Gen5 32 GT/s with 128b/130b); seed 004 Table 2 lists Gen1–3 the same way
 //! (4000, 2000 and 1015.625 ps per byte per lane).
 
+use crate::config::{Link, LinkType};
 use crate::sim::SimTime;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -14,27 +15,20 @@ pub enum LinkSpec {
 }
 
 impl LinkSpec {
+    /// The PCIe link a config's `interface.link` names.
+    pub fn from_link(l: &Link) -> Result<LinkSpec, String> {
+        match l.kind() {
+            LinkType::Ideal => Ok(LinkSpec::Ideal),
+            LinkType::Pcie { gen, lanes } => Ok(LinkSpec::Pcie { gen, lanes }),
+            _ => Err(format!("link {:?} is not a PCIe link", l.text())),
+        }
+    }
+
+    /// Parse a link name that must be PCIe's.
     pub fn parse(s: &str) -> Result<LinkSpec, String> {
-        let expected = "\"ideal\" or \"pcie<gen>x<lanes>\" with gen 1–5 and lanes 1, 2, 4, 8 or 16 (e.g. \"pcie3x4\")";
-        if s == "ideal" {
-            return Ok(LinkSpec::Ideal);
-        }
-        let rest = s
-            .strip_prefix("pcie")
-            .ok_or_else(|| format!("got {s:?}, expected {expected}"))?;
-        let (g, l) = rest
-            .split_once('x')
-            .ok_or_else(|| format!("got {s:?}, expected {expected}"))?;
-        let gen: u8 = g
-            .parse()
-            .map_err(|_| format!("got {s:?}, expected {expected}"))?;
-        let lanes: u8 = l
-            .parse()
-            .map_err(|_| format!("got {s:?}, expected {expected}"))?;
-        if !(1..=5).contains(&gen) || ![1, 2, 4, 8, 16].contains(&lanes) {
-            return Err(format!("got {s:?}, expected {expected}"));
-        }
-        Ok(LinkSpec::Pcie { gen, lanes })
+        let l = Link::parse(s)?;
+        l.check_kind(crate::config::InterfaceKind::Nvme)?;
+        LinkSpec::from_link(&l)
     }
 
     /// Picoseconds to move one byte on one lane, after line encoding.

@@ -17,41 +17,30 @@
 
 use super::{Kind, Proto, Wire};
 use crate::config::InterfaceConfig;
+use crate::config::{Link, LinkType};
 pub use crate::config::{UfsConfig, UTRL_SLOTS};
 use crate::sim::SimTime;
 
-/// Parse `"hs-g3x2"` (rate B by default), `"hs-g3ax1"`, `"hs-g4bx2"` or `"ideal"`: payload
-/// bytes per second over all lanes after 8b/10b, and a display name.
-pub fn parse_ufs_link(s: &str) -> Result<(f64, String), String> {
-    let expected = "\"ideal\" or \"hs-g<gear 1–4>[a|b]x<lanes 1–2>\" (e.g. \"hs-g3x2\": HS-G3 rate B, two lanes)";
-    if s == "ideal" {
-        return Ok((f64::INFINITY, "UFS ideal (no link limit)".into()));
-    }
-    let bad = || format!("got {s:?}, expected {expected}");
-    let rest = s.strip_prefix("hs-g").ok_or_else(bad)?;
-    let (gear_rate, lanes) = rest.split_once('x').ok_or_else(bad)?;
-    let lanes: u8 = lanes.parse().map_err(|_| bad())?;
-    let (gear, series) = match gear_rate.len() {
-        1 => (gear_rate, "b"),
-        2 => gear_rate.split_at(1),
-        _ => return Err(bad()),
+/// A UFS link (`"hs-g3x2"`: HS-G3 rate B by default, `"hs-g3ax1"`, `"ideal"`): payload bytes
+/// per second over all lanes after 8b/10b, and a display name.
+pub fn ufs_link(l: &Link) -> Result<(f64, String), String> {
+    let (gear, rate_b, lanes) = match l.kind() {
+        LinkType::Ideal => return Ok((f64::INFINITY, "UFS ideal (no link limit)".into())),
+        LinkType::Ufs {
+            gear,
+            rate_b,
+            lanes,
+        } => (gear, rate_b, lanes),
+        _ => return Err(format!("link {:?} is not a UFS link", l.text())),
     };
-    let gear: u8 = gear.parse().map_err(|_| bad())?;
-    if !(1..=4).contains(&gear) || !(1..=2).contains(&lanes) {
-        return Err(bad());
-    }
-    let mbps_g1 = match series {
-        "a" => 1248.0,
-        "b" => 1457.6,
-        _ => return Err(bad()),
-    };
+    let mbps_g1 = if rate_b { 1457.6 } else { 1248.0 };
     let line_bps = mbps_g1 * 1e6 * f64::from(1u32 << (gear - 1)) * lanes as f64;
     let bytes = line_bps * 0.8 / 8.0; // 8b/10b
     Ok((
         bytes,
         format!(
             "UFS HS-G{gear}{} ×{lanes} ({:.0} MB/s)",
-            series.to_uppercase(),
+            if rate_b { "B" } else { "A" },
             bytes / 1e6
         ),
     ))
@@ -59,7 +48,7 @@ pub fn parse_ufs_link(s: &str) -> Result<(f64, String), String> {
 
 pub fn ufs_proto(i: &InterfaceConfig) -> Result<Proto, String> {
     let u = &i.ufs;
-    let (rate, name) = parse_ufs_link(&i.link)?;
+    let (rate, name) = ufs_link(&i.link)?;
     let mut data = Wire::at_rate(rate);
     data.seg_bytes = u.max_data_segment.0.max(512);
     data.seg_overhead_bytes = u.upiu_header.0;
@@ -93,12 +82,12 @@ mod tests {
 
     #[test]
     fn gears() {
-        let (g3b2, _) = parse_ufs_link("hs-g3x2").unwrap();
+        let (g3b2, _) = ufs_link(&Link::parse("hs-g3x2").unwrap()).unwrap();
         assert!((g3b2 - 5830.4e6 * 2.0 * 0.1).abs() < 1.0);
-        let (g1a1, _) = parse_ufs_link("hs-g1ax1").unwrap();
+        let (g1a1, _) = ufs_link(&Link::parse("hs-g1ax1").unwrap()).unwrap();
         assert!((g1a1 - 124.8e6).abs() < 1.0);
-        assert!(parse_ufs_link("hs-g5x2").is_err());
-        assert!(parse_ufs_link("hs-g3x4").is_err());
-        assert!(parse_ufs_link("hs-g3cx1").is_err());
+        assert!(Link::parse("hs-g5x2").is_err());
+        assert!(Link::parse("hs-g3x4").is_err());
+        assert!(Link::parse("hs-g3cx1").is_err());
     }
 }

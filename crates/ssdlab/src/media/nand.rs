@@ -6,6 +6,7 @@
 //! `(plane × blocks + block) × units_per_block + unit`.
 
 use crate::config::SsdConfig;
+use crate::config::{AllocationOrder, Level};
 use crate::sim::SimTime;
 
 /// Division by a geometry constant. Address arithmetic runs on every event, and a hardware
@@ -148,17 +149,18 @@ impl Geometry {
 
     /// Planes in the order consecutive allocations visit them. `order` lists the coordinates
     /// fastest-varying first, e.g. "CWDP": channel, then way (package), then die, then plane.
-    pub fn stripe_order(&self, order: &str) -> Vec<u32> {
-        let dims: Vec<(char, u32)> = order
-            .chars()
-            .map(|c| {
-                let n = match c {
-                    'C' => self.channels,
-                    'W' => self.packages_per_channel,
-                    'D' => self.dies_per_package,
-                    _ => self.planes_per_die,
+    pub fn stripe_order(&self, order: &AllocationOrder) -> Vec<u32> {
+        let dims: Vec<(Level, u32)> = order
+            .0
+            .iter()
+            .map(|&l| {
+                let n = match l {
+                    Level::Channel => self.channels,
+                    Level::Way => self.packages_per_channel,
+                    Level::Die => self.dies_per_package,
+                    Level::Plane => self.planes_per_die,
                 };
-                (c, n)
+                (l, n)
             })
             .collect();
         let total = self.planes();
@@ -169,10 +171,10 @@ impl Geometry {
                 let v = i % n;
                 i /= n;
                 match c {
-                    'C' => ch = v,
-                    'W' => pkg = v,
-                    'D' => die = v,
-                    _ => pl = v,
+                    Level::Channel => ch = v,
+                    Level::Way => pkg = v,
+                    Level::Die => die = v,
+                    Level::Plane => pl = v,
                 }
             }
             out.push(self.plane_index(ch, pkg, die, pl));
@@ -232,7 +234,7 @@ mod tests {
     #[test]
     fn stripe_order_is_a_permutation_channel_first() {
         let g = Geometry::from_config(&small());
-        let order = g.stripe_order("CWDP");
+        let order = g.stripe_order(&AllocationOrder::parse("CWDP").unwrap());
         let mut sorted = order.clone();
         sorted.sort_unstable();
         assert_eq!(sorted, (0..g.planes()).collect::<Vec<_>>());

@@ -172,7 +172,7 @@ pub struct InterfaceResult {
 #[derive(Clone, Debug, Serialize)]
 pub struct DramIfResult {
     #[serde(flatten)]
-    pub stats: crate::iface::dramif::DramIfStats,
+    pub stats: DramIfStats,
     /// Data bytes over the host's copy time (seed 000 §6.2's "interface bandwidth").
     pub interface_bandwidth_mb_s: f64,
 }
@@ -224,4 +224,31 @@ impl RunResult {
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("result serialises")
     }
+}
+
+/// The DRAM interface's counters (`iface::dramif`), as the run reports them.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DramIfStats {
+    /// Bytes on the storage's LPDDR channel: data in and out of the buffer, queue entries,
+    /// doorbells.
+    pub storage_channel_bytes: u64,
+    /// Bytes on the main memory channel: the other side of every copy. Data crosses the DRAM
+    /// bus twice (seed 000 §7.1).
+    pub memory_channel_bytes: u64,
+    pub data_bytes: u64,
+    /// Commands that waited for buffer space, and of those, how many waited although enough
+    /// bytes were free in total (external fragmentation).
+    pub buffer_waits: u64,
+    pub fragmentation_waits: u64,
+    pub peak_buffer_bytes: u64,
+    /// Controller accesses to a bank the host was using (pre-empted), and their added time.
+    pub bank_conflicts: u64,
+    pub bank_stall_ns: f64,
+    /// Host time spent invalidating caches and moving data.
+    pub invalidate_ns: f64,
+    pub copy_busy_ns: f64,
+    /// Host time from the start to the end of each copy (invalidations and transfer, as
+    /// pipelined): the data movement's share of a command. Bytes over it give the seed's
+    /// "interface bandwidth".
+    pub copy_phase_ns: f64,
 }

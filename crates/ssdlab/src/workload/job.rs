@@ -90,8 +90,8 @@ pub struct JobSpec {
     #[serde(default = "fifty")]
     pub rwmixread: u32,
     /// `uniform` or `zipf:<theta>` for random patterns.
-    #[serde(default = "uniform")]
-    pub distribution: String,
+    #[serde(default)]
+    pub distribution: Distribution,
     /// Open-loop arrivals per instance per second (evenly spaced); absent: closed loop.
     #[serde(default)]
     pub rate_iops: Option<f64>,
@@ -111,9 +111,6 @@ fn one() -> u32 {
 }
 fn fifty() -> u32 {
     50
-}
-fn uniform() -> String {
-    "uniform".into()
 }
 
 /// A validated job with derived numbers, fitted to a device of `capacity` bytes.
@@ -227,8 +224,6 @@ impl JobSpec {
                 return err("runtime", "got 0, expected a positive duration".into());
             }
         }
-        parse_distribution(&self.distribution)
-            .map_err(|m| Error::Job(format!("job, field `distribution`: {m}")))?;
         Ok(())
     }
 
@@ -295,25 +290,70 @@ impl JobSpec {
             total_ios,
             runtime: self.runtime.map(|d| d.0),
             ramp: self.ramp.map(|d| d.0).unwrap_or(SimTime::ZERO),
-            zipf_theta: parse_distribution(&self.distribution).unwrap(),
+            zipf_theta: self.distribution.zipf_theta(),
         })
     }
 }
 
-fn parse_distribution(s: &str) -> std::result::Result<Option<f64>, String> {
-    if s == "uniform" {
-        return Ok(None);
-    }
-    if let Some(t) = s.strip_prefix("zipf:") {
-        if let Ok(theta) = t.parse::<f64>() {
-            if theta > 0.0 && theta.is_finite() {
-                return Ok(Some(theta));
+/// `distribution`: where random offsets fall, parsed when the job is read. It serialises back
+/// to the text as written.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Distribution {
+    text: String,
+    zipf_theta: Option<f64>,
+}
+
+impl Distribution {
+    pub fn parse(s: &str) -> std::result::Result<Distribution, String> {
+        let zipf_theta = if s == "uniform" {
+            None
+        } else {
+            match s.strip_prefix("zipf:").map(str::parse::<f64>) {
+                Some(Ok(theta)) if theta > 0.0 && theta.is_finite() => Some(theta),
+                _ => {
+                    return Err(format!(
+                        "got {s:?}, expected \"uniform\" or \"zipf:<theta>\" with theta > 0 (e.g. \"zipf:1.2\")"
+                    ))
+                }
             }
+        };
+        Ok(Distribution {
+            text: s.to_string(),
+            zipf_theta,
+        })
+    }
+
+    /// The Zipf exponent; None for uniform.
+    pub fn zipf_theta(&self) -> Option<f64> {
+        self.zipf_theta
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+}
+
+impl Default for Distribution {
+    fn default() -> Self {
+        Distribution {
+            text: "uniform".into(),
+            zipf_theta: None,
         }
     }
-    Err(format!(
-        "got {s:?}, expected \"uniform\" or \"zipf:<theta>\" with theta > 0 (e.g. \"zipf:1.2\")"
-    ))
+}
+
+impl TryFrom<String> for Distribution {
+    type Error = String;
+    fn try_from(s: String) -> std::result::Result<Distribution, String> {
+        Distribution::parse(&s)
+    }
+}
+
+impl From<Distribution> for String {
+    fn from(d: Distribution) -> String {
+        d.text
+    }
 }
 
 /// Parse a duration string for CLI-style inputs (re-exported for the bindings).

@@ -247,18 +247,19 @@ impl Controller {
                 opts.lba_size
             )));
         }
-        if cfg.interface.kind != "nvme" {
+        if cfg.interface.kind != crate::config::InterfaceKind::Nvme {
             return Err(Error::Config(format!(
                 "{}, field `interface.kind`: got {:?}, expected \"nvme\": the register-level \
                  controller is an NVMe controller (use a config with an NVMe interface, or \
                  --set interface.kind=nvme with its NVMe fields)",
-                cfg.meta.name, cfg.interface.kind
+                cfg.meta.name,
+                cfg.interface.kind.name()
             )));
         }
         let mut sys = Device::new(cfg, opts.seed)?;
         sys.enable_store(opts.lba_size as u64)?;
         let max_io_queues = cfg.interface.io_queues.clamp(1, MAX_IO_QUEUES);
-        let link = LinkSpec::parse(&cfg.interface.link)
+        let link = LinkSpec::from_link(&cfg.interface.link)
             .map_err(|m| Error::Config(format!("field `interface.link`: {m}")))?;
         let vectors = (max_io_queues + 1) as u16;
         let pci = ConfigSpace::new(vectors, link, cfg.interface.max_payload.0);
