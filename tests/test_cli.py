@@ -57,6 +57,18 @@ def test_config_show(preset_name: str) -> None:
     assert shown["ftl"]["over_provisioning"] == 0.2
 
 
+def test_config_schema_describes_every_section(tmp_path: Path) -> None:
+    proc = run_cli("config", "schema")
+    assert proc.returncode == 0, proc.stderr
+    schema = json.loads(proc.stdout)
+    for section in ("nand", "ftl", "interface", "host", "cache", "precondition"):
+        assert section in schema["properties"], section
+    assert schema["$defs"]["InterfaceKind"]["enum"][0] == "nvme"
+    out = tmp_path / "sub" / "schema.json"
+    assert run_cli("config", "schema", "--out", str(out)).returncode == 0
+    assert json.loads(out.read_text()) == schema
+
+
 def test_config_show_file_round_trips(tmp_path: Path, preset_name: str) -> None:
     shown = run_cli("config", "show", preset_name).stdout
     path = tmp_path / "copy.toml"

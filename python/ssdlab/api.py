@@ -506,6 +506,11 @@ def preset_toml(name: str) -> str:
     return _core.preset_toml(name)
 
 
+def config_schema() -> str:
+    """The JSON Schema of a config file, from the core's config types (for editors)."""
+    return _core.config_schema()
+
+
 def bench(io_count: int = 100_000, seed: int = 1) -> dict[str, Any]:
     """Run the core's built-in benchmark and return its figures."""
     return json.loads(_core.bench(io_count, seed))

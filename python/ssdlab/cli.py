@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import SimulationError, _core
-from .api import Config, Job, Result, Trace, preset_toml, presets, run
+from .api import Config, Job, Result, Trace, config_schema, preset_toml, presets, run
 from .cli_experiments import register as register_experiments
 from .cli_nvme import register as register_nvme
 from .cli_options import Overrides, UserError, check_overrides
@@ -430,6 +430,17 @@ def config_preset_command(
     """Print a preset's TOML file as shipped, to copy and edit."""
     text = preset_toml(name)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+@config_app.command("schema")
+def config_schema_command(
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Write the schema to this file instead of stdout."),
+    ] = None,
+) -> None:
+    """Print the JSON Schema of config files, for editors (e.g. with taplo or a TOML plugin)."""
+    _write_json(out if out is not None else Path("-"), config_schema())
 
 
 @app.command("bench")

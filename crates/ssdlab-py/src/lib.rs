@@ -74,6 +74,12 @@ fn presets(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
     Ok(out)
 }
 
+/// The JSON Schema of a config file (for editors).
+#[pyfunction]
+fn config_schema() -> String {
+    ssdlab::config::json_schema()
+}
+
 #[pyfunction]
 fn preset_toml(name: &str) -> PyResult<&'static str> {
     ssdlab::config::presets::preset_toml(name).ok_or_else(|| {
@@ -611,6 +617,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(config_schema, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
     m.add_function(wrap_pyfunction!(config_toml, m)?)?;
     m.add_function(wrap_pyfunction!(load_job, m)?)?;

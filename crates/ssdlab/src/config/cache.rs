@@ -1,9 +1,10 @@
 //! `[cache]`: the controller's DRAM cache buffer (see docs/cache.md).
 
 use super::units::Bytes;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum CacheMode {
     /// A write completes once its data is in the buffer ("cached write"); dirty lines reach
@@ -13,7 +14,7 @@ pub enum CacheMode {
     WriteThrough,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum CachePorts {
     Single,
@@ -21,7 +22,7 @@ pub enum CachePorts {
     Dual,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CacheConfig {
     /// False: no buffer, as if the section were absent (handy as a sweep axis).
@@ -74,7 +75,7 @@ impl Default for CacheConfig {
 /// Energy of the buffer DRAM. Defaults are assumed round figures of DDR2-class parts (dynamic
 /// energy per byte moved; standby leakage per MiB of cells); the additional port's area adds
 /// leakage in proportion (seed 001 cites under 10 % of the chip for its peripheral logic).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CacheEnergyConfig {
     pub read_pj_per_byte: f64,
@@ -95,7 +96,7 @@ impl Default for CacheEnergyConfig {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Replacement {
     /// Least recently used (seed 001's page-level LRU).
@@ -106,7 +107,7 @@ pub enum Replacement {
     Fifo,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum DramKind {
     Ddr2,

@@ -1,9 +1,10 @@
 //! `[controller]`: the controller's firmware costs and multi-plane gathering.
 
 use super::units::Dur;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ControllerConfig {
     /// Firmware time per command on the controller's HIL core (parse, split, map look-up).

@@ -1,9 +1,10 @@
 //! `[ftl]`: mapping unit, over-provisioning, allocation order, GC and wear levelling.
 
 use super::units::Bytes;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum GcPolicy {
     Greedy,
@@ -11,7 +12,7 @@ pub enum GcPolicy {
     Random,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FtlConfig {
     /// Size of one mapping-table entry's data; defaults to the NAND page size. Host writes
@@ -30,7 +31,7 @@ pub struct FtlConfig {
     pub wear_leveling: WearLevelingConfig,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct GcConfig {
     pub policy: GcPolicy,
@@ -50,7 +51,7 @@ impl Default for GcConfig {
     }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct WearLevelingConfig {
     /// Open the least-worn free block when a new block is needed.

@@ -1,9 +1,10 @@
 //! `[host]`: the host's cores and the CPU cost of its I/O stack.
 
 use super::units::Dur;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct HostConfig {
     /// CPU cores running the I/O stack; job instance i runs on core i mod cores.

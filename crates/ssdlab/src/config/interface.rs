@@ -2,6 +2,7 @@
 
 use super::units::{ByteRate, Bytes, Dur};
 use crate::sim::SimTime;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The interface protocols (`interface.kind`), parsed at load; they serialise back to their
@@ -63,7 +64,7 @@ impl std::fmt::Display for InterfaceKind {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum InterruptMode {
     Msix,
@@ -71,7 +72,7 @@ pub enum InterruptMode {
     Polling,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InterfaceConfig {
     /// Host interface protocol: `nvme`, `ide`, `sata`, `ufs`, `emmc` or `dram` (`iface`).
@@ -152,7 +153,7 @@ fn burst() -> u32 {
 }
 
 /// IDE and SATA protocol costs (`[interface.ata]`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct AtaConfig {
     /// One PIO register access on the ATA bus (ATA/ATAPI-7 PIO mode 4 cycle time t0 = 120 ns).
@@ -199,7 +200,7 @@ pub const NCQ_TAGS: u32 = 32;
 pub const UTRL_SLOTS: u32 = 32;
 
 /// UFS protocol costs (`[interface.ufs]`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct UfsConfig {
     /// UniPro data-link frame payload at most (288 bytes).
@@ -240,7 +241,7 @@ impl Default for UfsConfig {
 pub const CQ_TASKS: u32 = 32;
 
 /// eMMC protocol costs (`[interface.emmc]`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct EmmcConfig {
     /// eMMC version: "4.41", "4.5", "5.0" or "5.1". Command queueing needs 5.1.
@@ -283,7 +284,7 @@ impl EmmcConfig {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum DataMove {
     /// The host's memory-to-memory DMA engine (seed 000 §5.4).
@@ -293,7 +294,7 @@ pub enum DataMove {
 }
 
 /// DRAM-interface protocol parameters (`[interface.dram]`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct DramIfConfig {
     /// Data buffer size; a power of two (seed 000 Fig. 8 varies it; 1 MiB assumed).

@@ -13,6 +13,7 @@ mod meta;
 mod nand;
 mod precondition;
 pub mod presets;
+mod schema;
 pub mod units;
 mod validate;
 
@@ -26,12 +27,14 @@ pub(crate) use load::{from_toml, line_col};
 pub use meta::*;
 pub use nand::*;
 pub use precondition::*;
+pub use schema::json_schema;
 
 use crate::error::{Error, Result};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 pub use units::{ByteRate, Bytes, Dur, Rate};
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SsdConfig {
     pub meta: Meta,

@@ -1,9 +1,10 @@
 //! `[nand]`: the NAND geometry, timing and channel bus.
 
 use super::units::{Bytes, Dur, Rate};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum CellType {
     Slc,
@@ -23,7 +24,7 @@ impl CellType {
     }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NandConfig {
     pub cell: CellType,
@@ -45,7 +46,7 @@ fn yes() -> bool {
     true
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NandTiming {
     /// Array read time (tR) per page type: one entry per bit of the cell, LSB first.
@@ -59,7 +60,7 @@ pub struct NandTiming {
     pub ecc_decode: Dur,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NandBus {
     /// Transfers per second on the channel's data lines.

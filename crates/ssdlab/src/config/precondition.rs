@@ -1,8 +1,9 @@
 //! `[precondition]`: the untimed fill and overwrites before a run.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum FillMode {
     None,
@@ -10,7 +11,7 @@ pub enum FillMode {
 }
 
 /// Bring the drive to a used state before the timed run, without timing (functional only).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PreconditionConfig {
     /// Write every logical page once, in order.
