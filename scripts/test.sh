@@ -13,6 +13,10 @@ section() {
 section "install: python -m pip install -e '.[test,ray]' (maturin builds ssdlab._core)"
 python -m pip install --disable-pip-version-check -e '.[test,ray]'
 
+# The stubs of the compiled module (python/ssdlab/_core.pyi) must describe it exactly.
+section "python: stubtest ssdlab._core against python/ssdlab/_core.pyi"
+python -m mypy.stubtest ssdlab._core
+
 section "rust: cargo fmt --check"
 cargo fmt --all -- --check
 
@@ -28,8 +32,9 @@ else
 fi
 
 # pytest exits 5 when it collects no test: that is a failure here too, as set -e leaves it.
-section "python: pytest"
-python -m pytest -q tests
+# One worker per core (pytest-xdist): CI has two.
+section "python: pytest -n auto"
+python -m pytest -q -n auto tests
 
 section "python: ruff check"
 python -m ruff check python tests

@@ -53,6 +53,23 @@ def test_table_has_one_row_per_run_with_stable_columns(small_sweep: Path) -> Non
     assert "utilisation.channel.per_unit" not in columns  # lists stay in the per-run JSON
 
 
+def test_result_columns_are_what_runs_write(small_sweep: Path) -> None:
+    # The core lists the columns; a run's own result.json must have exactly those figures (and
+    # the operations it did), in the same order.
+    from ssdlab.results import flatten_result
+
+    run_dir = next((small_sweep / "runs").iterdir())
+    result = json.loads((run_dir / "result.json").read_text())
+    figures = [k for k in flatten_result(result) if k.split(".")[0] in
+               ("sim", "ops", "total", "device", "utilisation", "wall")]  # fmt: skip
+    ops_done = {k.split(".")[1] for k in figures if k.startswith("ops.")}
+    assert ops_done == {"read", "write"}
+    expected = [
+        c for c in RESULT_COLUMNS if not c.startswith("ops.") or c.split(".")[1] in ops_done
+    ]
+    assert figures == expected
+
+
 def test_csv_holds_the_same_table(small_sweep: Path) -> None:
     parquet = pl.read_parquet(small_sweep / "results.parquet")
     csv = pl.read_csv(small_sweep / "results.csv", infer_schema_length=None)

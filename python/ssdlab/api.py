@@ -22,7 +22,8 @@ from . import _core
 ProgressCallback = Callable[[int, int], None]
 
 # Op codes of the per-request records, in the order the contract numbers them.
-OP_NAMES: tuple[str, ...] = ("read", "write", "trim", "flush")
+# Op names by their code in the per-request records, from the core.
+OP_NAMES: tuple[str, ...] = tuple(_core.op_names())
 
 PS_PER_US = 1_000_000.0
 RECORD_FIELDS = 4  # (op, offset_bytes, issue_ps, latency_ps), each a little-endian u64

@@ -304,14 +304,10 @@ def stats_command(
 
 
 def _parse_size(text: str, flag: str) -> int:
-    units = {"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "K": 1 << 10}
-    units.update({"M": 1 << 20, "G": 1 << 30, "KB": 1000, "MB": 1000**2, "GB": 1000**3})
-    number = text.rstrip("KMGiB")
-    unit = text[len(number) :]
     try:
-        value = int(float(number) * units[unit])
-    except (KeyError, ValueError):
-        value = -1
+        value = _core.parse_bytes(text)
+    except (ValueError, OverflowError):
+        value = 0
     if value <= 0:
         raise TraceCliError(f"bad {flag} {text!r}: expected a size such as 1MiB or 4096")
     return value

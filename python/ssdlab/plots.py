@@ -32,7 +32,7 @@ from .results import load_results, read_manifest, read_requests
 from .sweep import column_for
 
 VIEWS = ("bandwidth", "iops", "latency", "latency-cdf", "waf", "erases", "throughput", "metric")
-OPS = ("read", "write", "trim", "flush")  # op codes 0..3 of the per-request records
+OPS = tuple(_core.op_names())  # by their code in the per-request records
 PERCENTILES = (("p50", "p50"), ("p99", "p99"), ("p99_9", "p99.9"))
 CDF_PERCENTILES = (
     ("min", 0.0),

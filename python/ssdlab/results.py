@@ -8,8 +8,9 @@ Columns, in this order:
   (a block-size mix as ``"4KiB:70,64KiB:30"``), or for a trace replay every option as
   ``trace.<option>``;
 - ``config_name``, ``config_hash``, ``ssdlab_version``, ``worker``, ``worker_seconds``;
-- the result's figures by their path in the result JSON (``sim.*``, ``ops.read.*``,
-  ``ops.write.*``, ``ops.trim.*``, ``total.*``, ``device.*``, ``utilisation.*``, ``wall.*``).
+- the result's figures by their path in the result JSON (``sim.*``, ``ops.flush.*``,
+  ``ops.read.*``, ``ops.trim.*``, ``ops.write.*``, ``total.*``, ``device.*``, ``utilisation.*``,
+  ``wall.*``), as the core lists them (``_core.result_columns()``).
   These columns are always present, empty where a run has no such figure (a write-only job has
   no ``ops.read.*``); lists (per-channel and per-die utilisation) stay in the per-run JSON;
 - for a trace replay, what the replay did (the result's ``trace`` block) as ``replay.*``.
@@ -42,72 +43,10 @@ REQUESTS_FILE = "requests.npy"
 
 META_COLUMNS = ("point", "id", "repetition", "seed", "status", "error")
 RUN_COLUMNS = ("config_name", "config_hash", "ssdlab_version", "worker", "worker_seconds")
-JOB_FIELDS = (
-    "name",
-    "rw",
-    "bs",
-    "iodepth",
-    "numjobs",
-    "size",
-    "offset",
-    "io_count",
-    "runtime",
-    "rwmixread",
-    "distribution",
-    "rate_iops",
-    "ramp",
-)
-_LATENCY = ("min", "mean", "p50", "p90", "p99", "p99_9", "p99_99", "max")
-_RATES = ("count", "bytes", "iops", "bandwidth_mib_s", "bandwidth_mb_s")
-# Every figure of schema ssdlab.result/1 (docs/binding-contract.md), in the contract's order.
-RESULT_COLUMNS: tuple[str, ...] = (
-    *(
-        f"sim.{k}"
-        for k in ("simulated_time_s", "measured_time_s", "requests", "events", "stop_reason")
-    ),
-    *(f"ops.{op}.{k}" for op in ("read", "write", "trim") for k in _RATES),
-    *(f"ops.{op}.latency_us.{k}" for op in ("read", "write", "trim") for k in _LATENCY),
-    *(f"total.{k}" for k in _RATES),
-    *(
-        f"device.{k}"
-        for k in (
-            "logical_bytes",
-            "map_unit_bytes",
-            "host_pages_read",
-            "host_pages_written",
-            "nand_pages_read",
-            "nand_pages_written",
-            "write_amplification",
-            "gc_runs",
-            "gc_units_moved",
-            "erases",
-        )
-    ),
-    *(f"device.erase_count.{k}" for k in ("min", "mean", "max", "stddev")),
-    *(
-        f"device.{k}"
-        for k in (
-            "wear_level_migrations",
-            "forced_erases",
-            "trimmed_units",
-            "unmapped_reads",
-            "buffer_reads",
-            "multiplane_ops",
-        )
-    ),
-    *(f"utilisation.{unit}.{k}" for unit in ("channel", "die") for k in ("mean", "min", "max")),
-    *(f"utilisation.{k}" for k in ("link_up", "link_down", "host_cpu", "controller_cpu")),
-    *(
-        f"wall.{k}"
-        for k in (
-            "seconds",
-            "precondition_seconds",
-            "requests_per_s",
-            "events_per_s",
-            "peak_memory_bytes",
-        )
-    ),
-)
+JOB_FIELDS: tuple[str, ...] = tuple(_core.job_fields())  # the core's JobSpec, in order
+# Every scalar figure of schema ssdlab.result/1 that every run has (docs/binding-contract.md), in
+# the order the core writes them: taken from the core's result type.
+RESULT_COLUMNS: tuple[str, ...] = tuple(_core.result_columns())
 _RESULT_TOP = ("sim", "ops", "total", "device", "utilisation", "cache", "wall")
 # The result of a trace replay describes the replay in its "trace" block: columns replay.*. The
 # "interface" block (kind, link, device queue depth, the DRAM interface's counters) becomes

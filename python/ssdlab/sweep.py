@@ -97,25 +97,18 @@ class SweepError(_core.SsdlabError):
 # Sizes, for ranges such as { start = "4KiB", stop = "1MiB", factor = 2 }
 
 
-_SIZE = re.compile(r"^\s*(\d+)\s*(B|KiB|MiB|GiB|TiB)?\s*$")
-_SIZE_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
-
-
 def parse_size(text: str) -> int | None:
-    """``"4KiB"`` → 4096; None if the text is not a whole number of binary units."""
-    match = _SIZE.match(text)
-    if match is None:
+    """``"4KiB"`` → 4096, by the core's grammar (the one configs and jobs use); None if the text
+    is not a size."""
+    try:
+        return _core.parse_bytes(text)
+    except (ValueError, OverflowError):
         return None
-    return int(match.group(1)) * _SIZE_UNITS[match.group(2) or "B"]
 
 
 def format_size(count: int) -> str:
-    """4096 → ``"4KiB"``: the largest binary unit that divides the count exactly."""
-    for unit in ("TiB", "GiB", "MiB", "KiB"):
-        scale = _SIZE_UNITS[unit]
-        if count >= scale and count % scale == 0:
-            return f"{count // scale}{unit}"
-    return f"{count}B"
+    """4096 → ``"4KiB"``: the largest binary unit that divides the count exactly (the core's)."""
+    return _core.format_bytes(count)
 
 
 # --------------------------------------------------------------------------------------------

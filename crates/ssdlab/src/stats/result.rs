@@ -19,7 +19,7 @@ pub struct LatencySummary {
     pub max: f64,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct OpResult {
     pub count: u64,
     pub bytes: u64,
@@ -29,7 +29,7 @@ pub struct OpResult {
     pub latency_us: LatencySummary,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct Totals {
     pub count: u64,
     pub bytes: u64,
@@ -38,7 +38,7 @@ pub struct Totals {
     pub bandwidth_mb_s: f64,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct SimInfo {
     pub simulated_time_s: f64,
     pub measured_time_s: f64,
@@ -73,7 +73,7 @@ impl Spread {
     }
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct DeviceResult {
     pub logical_bytes: u64,
     pub map_unit_bytes: u64,
@@ -96,7 +96,7 @@ pub struct DeviceResult {
     pub multiplane_ops: u64,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct UnitUtil {
     pub mean: f64,
     pub min: f64,
@@ -116,7 +116,7 @@ impl UnitUtil {
     }
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct Utilisation {
     pub channel: UnitUtil,
     pub die: UnitUtil,
@@ -126,7 +126,7 @@ pub struct Utilisation {
     pub controller_cpu: f64,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct Wall {
     pub seconds: f64,
     pub precondition_seconds: f64,
@@ -135,7 +135,7 @@ pub struct Wall {
     pub peak_memory_bytes: Option<u64>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct RunResult {
     pub schema: &'static str,
     pub ssdlab_version: &'static str,
@@ -159,7 +159,7 @@ pub struct RunResult {
 }
 
 /// The host interface: which one, its link, and (DRAM interface) the shared buffer's figures.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct InterfaceResult {
     pub kind: &'static str,
     pub link: String,
@@ -220,9 +220,141 @@ pub struct CacheResult {
     pub energy: CacheEnergy,
 }
 
+/// The result's blocks of figures that every run has, in the order the result is written. A
+/// sweep's table has a column for each scalar in them (docs/binding-contract.md).
+pub const FIGURE_BLOCKS: [&str; 6] = ["sim", "ops", "total", "device", "utilisation", "wall"];
+
 impl RunResult {
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("result serialises")
+    }
+
+    /// The scalar figures of [`FIGURE_BLOCKS`] as dotted paths ("ops.read.latency_us.p99"), in
+    /// the order the result writes them, with every operation present: the columns a table of
+    /// results has whatever each run did. Lists (per-unit utilisation) are not columns. Taken from
+    /// the serialised form of a result, so they cannot drift from what runs write.
+    pub fn figure_columns() -> Vec<String> {
+        let mut all = RunResult::default();
+        for op in crate::workload::Op::ALL {
+            all.ops.insert(op.name(), OpResult::default());
+        }
+        let mut paths = Vec::new();
+        let json = all.to_json();
+        let mut de = serde_json::Deserializer::from_str(&json);
+        serde::de::DeserializeSeed::deserialize(
+            LeafPaths {
+                prefix: String::new(),
+                out: &mut paths,
+            },
+            &mut de,
+        )
+        .expect("a result's JSON reads back");
+        paths
+            .into_iter()
+            .filter(|p| {
+                FIGURE_BLOCKS
+                    .iter()
+                    .any(|b| p.strip_prefix(b).is_some_and(|rest| rest.starts_with('.')))
+            })
+            .collect()
+    }
+}
+
+/// Collects the dotted paths of a JSON document's scalars in document order (serde_json's `Value`
+/// sorts keys, so it cannot tell the order a struct writes its fields in).
+struct LeafPaths<'a> {
+    prefix: String,
+    out: &'a mut Vec<String>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for LeafPaths<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for LeafPaths<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            let prefix = if self.prefix.is_empty() {
+                key
+            } else {
+                format!("{}.{key}", self.prefix)
+            };
+            map.next_value_seed(LeafPaths {
+                prefix,
+                out: &mut *self.out,
+            })?;
+        }
+        Ok(())
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        self.out.push(self.prefix);
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        self.out.push(self.prefix);
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        self.out.push(self.prefix);
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        self.out.push(self.prefix);
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        self.out.push(self.prefix);
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        self.out.push(self.prefix);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figure_columns_follow_the_written_order() {
+        let columns = RunResult::figure_columns();
+        let at = |name: &str| {
+            columns
+                .iter()
+                .position(|c| c == name)
+                .unwrap_or_else(|| panic!("{name} missing from {columns:?}"))
+        };
+        assert_eq!(columns[0], "sim.simulated_time_s");
+        assert!(at("sim.stop_reason") < at("ops.flush.count"));
+        assert!(
+            at("ops.flush.latency_us.max") < at("ops.read.count"),
+            "ops sorted by name"
+        );
+        assert!(at("ops.trim.latency_us.p99_99") < at("total.count"));
+        assert!(at("device.erase_count.stddev") < at("device.wear_level_migrations"));
+        assert!(at("utilisation.die.max") < at("utilisation.link_up"));
+        assert_eq!(columns.last().unwrap(), "wall.peak_memory_bytes");
+        // Lists and the blocks that only some runs have are not columns.
+        for c in &columns {
+            assert!(
+                !c.contains("per_unit") && !c.starts_with("cache.") && !c.starts_with("interface."),
+                "{c}"
+            );
+        }
+        let unique: std::collections::BTreeSet<_> = columns.iter().collect();
+        assert_eq!(unique.len(), columns.len());
     }
 }
 

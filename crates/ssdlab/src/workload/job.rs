@@ -129,6 +129,26 @@ pub struct Job {
 }
 
 impl JobSpec {
+    /// The job's fields, in the order a job file and the result's `job` section list them (the
+    /// Python layer takes its table columns from here).
+    pub const FIELDS: [&'static str; 13] = [
+        "name",
+        "rw",
+        "bs",
+        "iodepth",
+        "numjobs",
+        "size",
+        "offset",
+        "io_count",
+        "runtime",
+        "rwmixread",
+        "distribution",
+        "rate_iops",
+        "ramp",
+    ];
+}
+
+impl JobSpec {
     pub fn from_toml_str(text: &str, origin: &str) -> Result<JobSpec> {
         let spec: JobSpec = crate::config::from_toml(text, origin, Error::Job)?;
         spec.check_fields()?;
@@ -484,6 +504,22 @@ fn coprime_multiplier(n: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fields_are_the_serialised_fields_in_order() {
+        let spec = JobSpec::from_json(r#"{"rw":"read","bs":"4KiB"}"#).unwrap();
+        let text = serde_json::to_string(&spec).unwrap();
+        let mut at = 0;
+        for f in JobSpec::FIELDS {
+            let key = format!("\"{f}\":");
+            let i = text[at..]
+                .find(&key)
+                .unwrap_or_else(|| panic!("{f} missing or out of order in {text}"));
+            at += i + key.len();
+        }
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v.as_object().unwrap().len(), JobSpec::FIELDS.len());
+    }
 
     fn spec(text: &str) -> JobSpec {
         JobSpec::from_toml_str(text, "test").unwrap()

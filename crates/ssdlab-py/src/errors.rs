@@ -1,0 +1,65 @@
+//! The exception classes of `ssdlab._core` and the mapping from the core's error areas to them.
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use ssdlab::Error;
+
+create_exception!(
+    _core,
+    SsdlabError,
+    PyException,
+    "Base of every ssdlab user error."
+);
+create_exception!(
+    _core,
+    ConfigError,
+    SsdlabError,
+    "A bad configuration, preset, override or config file."
+);
+create_exception!(
+    _core,
+    JobError,
+    SsdlabError,
+    "A bad job description, or one that does not fit the device."
+);
+create_exception!(
+    _core,
+    TraceError,
+    SsdlabError,
+    "A trace file that cannot be read: a malformed line, an unknown format, an unreadable file."
+);
+create_exception!(
+    _core,
+    Interrupted,
+    SsdlabError,
+    "A run stopped by the user."
+);
+create_exception!(
+    _core,
+    SimulationError,
+    SsdlabError,
+    "The simulation reached a state it cannot continue from."
+);
+
+pub(crate) fn to_py(e: Error) -> PyErr {
+    let msg = e.to_string();
+    match e {
+        Error::Config(_) => ConfigError::new_err(msg),
+        Error::Job(_) => JobError::new_err(msg),
+        Error::Trace(_) => TraceError::new_err(msg),
+        Error::Interrupted => Interrupted::new_err(msg),
+        Error::Sim(_) => SimulationError::new_err(msg),
+    }
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("SsdlabError", py.get_type::<SsdlabError>())?;
+    m.add("ConfigError", py.get_type::<ConfigError>())?;
+    m.add("JobError", py.get_type::<JobError>())?;
+    m.add("TraceError", py.get_type::<TraceError>())?;
+    m.add("Interrupted", py.get_type::<Interrupted>())?;
+    m.add("SimulationError", py.get_type::<SimulationError>())?;
+    Ok(())
+}

@@ -1,0 +1,258 @@
+//! The register-level NVMe controller for `ssdlab.nvme` (`ssdlab::driver::nvme_regs`): a device
+//! brought up by the host driver model, its MMIO, config space and host memory, and the driver's
+//! helpers.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use ssdlab::workload::trace::ReadOptions;
+use ssdlab::{JobSpec, SsdConfig};
+
+use crate::errors::to_py;
+use crate::trace::format_opt;
+
+fn nvme_value(py: Python<'_>, v: &ssdlab::driver::nvme_regs::structs::Value) -> PyResult<PyObject> {
+    use ssdlab::driver::nvme_regs::structs::Value;
+    Ok(match v {
+        Value::Int(n) => n.into_pyobject(py)?.into_any().unbind(),
+        Value::Str(s) => s.into_pyobject(py)?.into_any().unbind(),
+        Value::List(items) => {
+            let list = pyo3::types::PyList::empty(py);
+            for f in items {
+                list.append(nvme_fields(py, f)?)?;
+            }
+            list.into_any().unbind()
+        }
+    })
+}
+
+fn nvme_fields<'py>(
+    py: Python<'py>,
+    fields: &ssdlab::driver::nvme_regs::structs::Fields,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (k, v) in fields {
+        d.set_item(*k, nvme_value(py, v)?)?;
+    }
+    Ok(d)
+}
+
+fn nvme_done<'py>(
+    py: Python<'py>,
+    d: &ssdlab::driver::nvme_regs::host_driver::Done,
+) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    out.set_item("cid", d.cqe.cid)?;
+    out.set_item("status", d.cqe.status.field() >> 1)?;
+    out.set_item("status_name", d.cqe.status.name())?;
+    out.set_item("dw0", d.cqe.dw0)?;
+    out.set_item("submitted_ps", d.submitted.ps())?;
+    out.set_item("completed_ps", d.completed.ps())?;
+    out.set_item("latency_ps", d.latency().ps())?;
+    Ok(out)
+}
+
+fn nvme_summary<'py>(
+    py: Python<'py>,
+    s: &ssdlab::driver::nvme_regs::workload::Summary,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("requests", s.requests)?;
+    d.set_item("commands", s.commands)?;
+    d.set_item("reads", s.reads)?;
+    d.set_item("writes", s.writes)?;
+    d.set_item("deallocates", s.deallocates)?;
+    d.set_item("flushes", s.flushes)?;
+    d.set_item("bytes_read", s.bytes_read)?;
+    d.set_item("bytes_written", s.bytes_written)?;
+    d.set_item("errors", s.errors)?;
+    d.set_item("start_ps", s.start.ps())?;
+    d.set_item("end_ps", s.end.ps())?;
+    Ok(d)
+}
+
+/// An NVMe device brought up through its registers by the host driver model.
+#[pyclass(module = "ssdlab._core", unsendable)]
+struct NvmeDevice {
+    drv: ssdlab::driver::nvme_regs::HostDriver,
+    seed: u64,
+}
+
+#[pymethods]
+impl NvmeDevice {
+    #[new]
+    #[pyo3(signature = (config_json, seed=1, lba_size=4096, queue_depth=1024))]
+    fn new(config_json: &str, seed: u64, lba_size: u32, queue_depth: u32) -> PyResult<Self> {
+        let cfg = SsdConfig::from_json(config_json).map_err(to_py)?;
+        let opts = ssdlab::driver::nvme_regs::NvmeOptions { lba_size, seed };
+        let ctrl = ssdlab::driver::nvme_regs::Controller::new(&cfg, &opts).map_err(to_py)?;
+        let drv = ssdlab::driver::nvme_regs::HostDriver::bring_up(
+            ctrl,
+            queue_depth,
+            cfg.interface.interrupt,
+        )
+        .map_err(to_py)?;
+        Ok(NvmeDevice { drv, seed })
+    }
+
+    #[pyo3(signature = (offset, size=4))]
+    fn mmio_read(&self, offset: u64, size: u8) -> u64 {
+        self.drv.ctrl.mmio_read(offset, size)
+    }
+    #[pyo3(signature = (offset, value, size=4))]
+    fn mmio_write(&mut self, offset: u64, value: u64, size: u8) {
+        self.drv.ctrl.mmio_write(offset, size, value)
+    }
+    #[pyo3(signature = (offset, size=4))]
+    fn config_read(&mut self, offset: u32, size: u8) -> u32 {
+        self.drv.ctrl.config_read(offset, size)
+    }
+    #[pyo3(signature = (offset, value, size=4))]
+    fn config_write(&mut self, offset: u32, value: u32, size: u8) {
+        self.drv.ctrl.config_write(offset, size, value)
+    }
+    fn mem_read<'py>(&self, py: Python<'py>, addr: u64, length: usize) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.drv.ctrl.mem.read_vec(addr, length))
+    }
+    fn mem_write(&mut self, addr: u64, data: &[u8]) {
+        self.drv.ctrl.mem.write(addr, data)
+    }
+
+    /// Identify (CNS, NSID): the raw 4096 bytes.
+    #[pyo3(signature = (cns, nsid=0))]
+    fn identify<'py>(
+        &mut self,
+        py: Python<'py>,
+        cns: u32,
+        nsid: u32,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let b = self.drv.identify(cns, nsid).map_err(to_py)?;
+        Ok(PyBytes::new(py, &b))
+    }
+    /// Get Log Page `lid`, `length` bytes.
+    fn get_log<'py>(
+        &mut self,
+        py: Python<'py>,
+        lid: u8,
+        length: u32,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let b = self.drv.get_log(lid, length).map_err(to_py)?;
+        Ok(PyBytes::new(py, &b))
+    }
+    fn id_ctrl<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let b = self.drv.identify(1, 0).map_err(to_py)?;
+        nvme_fields(py, &ssdlab::driver::nvme_regs::structs::decode_id_ctrl(&b))
+    }
+    #[pyo3(signature = (nsid=1))]
+    fn id_ns<'py>(&mut self, py: Python<'py>, nsid: u32) -> PyResult<Bound<'py, PyDict>> {
+        let b = self.drv.identify(0, nsid).map_err(to_py)?;
+        nvme_fields(py, &ssdlab::driver::nvme_regs::structs::decode_id_ns(&b))
+    }
+    fn smart_log<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let b = self.drv.smart_log().map_err(to_py)?;
+        nvme_fields(py, &ssdlab::driver::nvme_regs::structs::decode_smart(&b))
+    }
+
+    fn read<'py>(&mut self, py: Python<'py>, slba: u64, nlb: u32) -> PyResult<Bound<'py, PyBytes>> {
+        let b = self.drv.read(slba, nlb).map_err(to_py)?;
+        Ok(PyBytes::new(py, &b))
+    }
+    fn write<'py>(
+        &mut self,
+        py: Python<'py>,
+        slba: u64,
+        data: &[u8],
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let d = self.drv.write(slba, data).map_err(to_py)?;
+        nvme_done(py, &d)
+    }
+    fn flush<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = self.drv.flush().map_err(to_py)?;
+        nvme_done(py, &d)
+    }
+    fn deallocate<'py>(
+        &mut self,
+        py: Python<'py>,
+        slba: u64,
+        nlb: u32,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let d = self.drv.deallocate(slba, nlb).map_err(to_py)?;
+        nvme_done(py, &d)
+    }
+    /// Run a job (JSON of a job spec) through the driver.
+    fn run_job<'py>(&mut self, py: Python<'py>, job_json: &str) -> PyResult<Bound<'py, PyDict>> {
+        let spec = JobSpec::from_json(job_json).map_err(to_py)?;
+        let s = ssdlab::driver::nvme_regs::workload::run_job(&mut self.drv, &spec, self.seed)
+            .map_err(to_py)?;
+        nvme_summary(py, &s)
+    }
+    /// Replay a trace file through the driver.
+    #[pyo3(signature = (path, format=None, iodepth=32, limit=None))]
+    fn run_trace<'py>(
+        &mut self,
+        py: Python<'py>,
+        path: &str,
+        format: Option<&str>,
+        iodepth: u32,
+        limit: Option<u64>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let opts = ReadOptions {
+            format: format_opt(format)?,
+            ..Default::default()
+        };
+        let s = ssdlab::driver::nvme_regs::workload::run_trace(
+            &mut self.drv,
+            path,
+            &opts,
+            iodepth,
+            limit,
+        )
+        .map_err(to_py)?;
+        nvme_summary(py, &s)
+    }
+
+    #[getter]
+    fn clock_ps(&self) -> u64 {
+        self.drv.ctrl.clock().ps()
+    }
+    #[getter]
+    fn serial(&self) -> String {
+        self.drv.ctrl.serial().to_string()
+    }
+    #[getter]
+    fn model(&self) -> String {
+        self.drv.ctrl.model().to_string()
+    }
+    #[getter]
+    fn lba_size(&self) -> u64 {
+        self.drv.lba_size()
+    }
+    #[getter]
+    fn nsze(&self) -> u64 {
+        self.drv.nsze()
+    }
+    #[getter]
+    fn blocks_in_use(&self) -> u64 {
+        self.drv.ctrl.blocks_in_use()
+    }
+    #[getter]
+    fn max_transfer(&self) -> u64 {
+        self.drv.max_transfer()
+    }
+    #[getter]
+    fn intx(&self) -> bool {
+        self.drv.ctrl.intx()
+    }
+    #[getter]
+    fn msix_messages(&self) -> Vec<(u64, u16, u64, u32)> {
+        self.drv
+            .ctrl
+            .msix_messages()
+            .iter()
+            .map(|m| (m.time.ps(), m.vector, m.addr, m.data))
+            .collect()
+    }
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<NvmeDevice>()
+}

@@ -1,0 +1,120 @@
+//! Runs for `ssdlab.api.run` and `ssdlab.results`: a job or a trace replay on a config, the
+//! benchmark, and the result's columns.
+
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use ssdlab::workload::trace::replay::TraceJob;
+use ssdlab::{Error, JobSpec, RunOptions, SsdConfig};
+
+use crate::errors::{to_py, Interrupted};
+
+/// The scalar figures every result has, as dotted paths in the result's order: a results table's
+/// columns.
+#[pyfunction]
+fn result_columns() -> Vec<String> {
+    ssdlab::stats::result::RunResult::figure_columns()
+}
+
+/// Run a job. Releases the GIL while the core runs; `progress(done, total)` is called with the
+/// GIL about ten times a second, and a KeyboardInterrupt there stops the run.
+#[pyfunction]
+#[pyo3(signature = (config_json, job_json, seed, record_requests=false, progress=None))]
+fn run(
+    py: Python<'_>,
+    config_json: &str,
+    job_json: &str,
+    seed: u64,
+    record_requests: bool,
+    progress: Option<PyObject>,
+) -> PyResult<(String, Option<Py<PyBytes>>)> {
+    let cfg = SsdConfig::from_json(config_json).map_err(to_py)?;
+    let job = JobSpec::from_json(job_json).map_err(to_py)?;
+    let opts = RunOptions {
+        seed,
+        record_requests,
+    };
+    run_with(py, progress, |cb| ssdlab::run(&cfg, &job, &opts, cb))
+}
+
+/// Replay a trace (or a workload model) described by a trace job; the same contract as `run`.
+#[pyfunction]
+#[pyo3(signature = (config_json, trace_json, seed, record_requests=false, progress=None))]
+fn run_trace(
+    py: Python<'_>,
+    config_json: &str,
+    trace_json: &str,
+    seed: u64,
+    record_requests: bool,
+    progress: Option<PyObject>,
+) -> PyResult<(String, Option<Py<PyBytes>>)> {
+    let cfg = SsdConfig::from_json(config_json).map_err(to_py)?;
+    let job = TraceJob::from_json(trace_json).map_err(to_py)?;
+    let opts = RunOptions {
+        seed,
+        record_requests,
+    };
+    run_with(py, progress, |cb| ssdlab::run_replay(&cfg, &job, &opts, cb))
+}
+
+/// Run `f` without the GIL, calling `progress` (with the GIL) when the core reports.
+fn run_with(
+    py: Python<'_>,
+    progress: Option<PyObject>,
+    f: impl FnOnce(&mut dyn FnMut(u64, u64) -> bool) -> ssdlab::Result<ssdlab::RunOutput> + Send,
+) -> PyResult<(String, Option<Py<PyBytes>>)> {
+    let mut callback_error: Option<PyErr> = None;
+    let out = py.allow_threads(|| {
+        f(&mut |done, total| {
+            Python::with_gil(|py| {
+                if let Err(e) = py.check_signals() {
+                    callback_error = Some(e);
+                    return false;
+                }
+                if let Some(cb) = &progress {
+                    if let Err(e) = cb.call1(py, (done, total)) {
+                        callback_error = Some(e);
+                        return false;
+                    }
+                }
+                true
+            })
+        })
+    });
+    let out = match out {
+        Ok(o) => o,
+        Err(Error::Interrupted) => {
+            return Err(match callback_error {
+                Some(e) if !e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) => e,
+                _ => Interrupted::new_err("interrupted"),
+            })
+        }
+        Err(e) => return Err(to_py(e)),
+    };
+    let records = out.records.map(|recs| {
+        let mut buf = Vec::with_capacity(recs.len() * 32);
+        for r in recs {
+            for v in [r.op as u64, r.offset, r.issue_ps, r.latency_ps] {
+                buf.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        PyBytes::new(py, &buf).unbind()
+    });
+    Ok((out.result.to_json(), records))
+}
+
+#[pyfunction]
+#[pyo3(name = "bench", signature = (io_count, seed=1, overwrite=0.1))]
+fn run_bench(py: Python<'_>, io_count: u64, seed: u64, overwrite: f64) -> PyResult<String> {
+    let v = py
+        .allow_threads(|| ssdlab::bench(io_count, seed, overwrite))
+        .map_err(to_py)?;
+    Ok(serde_json::to_string_pretty(&v).expect("json"))
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(result_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(run_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(run_bench, m)?)?;
+    Ok(())
+}
