@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ssdlab.executors import execute_task
+from ssdlab.experiments.executors import execute_task
 
 # The seed that marks the task whose worker "gets killed".
 DEADLY_SEED = 666

@@ -15,7 +15,7 @@ import pytest
 
 import ssdlab
 from conftest import assert_user_error, run_cli, without_wall
-from ssdlab import cli
+from ssdlab.cli import app as cli
 
 SMALL_RUN = ["--rw", "randrw", "--rwmixread", "70", "--bs", "4KiB", "--iodepth", "8",
              "--io-count", "2000"]  # fmt: skip

@@ -13,10 +13,10 @@ import pytest
 import ssdlab
 from conftest import without_wall
 from crashing_worker import DEADLY_SEED, crash_on_deadly_seed
-from ssdlab.executors import LocalExecutor
-from ssdlab.results import RESULT_COLUMNS, load_results
-from ssdlab.runner import run_sweep
-from ssdlab.sweep import Sweep, SweepError
+from ssdlab.experiments.executors import LocalExecutor
+from ssdlab.experiments.results import RESULT_COLUMNS, load_results
+from ssdlab.experiments.runner import run_sweep
+from ssdlab.experiments.sweep import Sweep, SweepError
 
 SMALL: dict[str, Any] = {
     "name": "small",
@@ -56,7 +56,7 @@ def test_table_has_one_row_per_run_with_stable_columns(small_sweep: Path) -> Non
 def test_result_columns_are_what_runs_write(small_sweep: Path) -> None:
     # The core lists the columns; a run's own result.json must have exactly those figures (and
     # the operations it did), in the same order.
-    from ssdlab.results import flatten_result
+    from ssdlab.experiments.results import flatten_result
 
     run_dir = next((small_sweep / "runs").iterdir())
     result = json.loads((run_dir / "result.json").read_text())

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import ssdlab
 from conftest import assert_user_error, run_cli
-from ssdlab.sweep import (
+from ssdlab.experiments.sweep import (
     Sweep,
     SweepError,
     derive_seed,
@@ -322,7 +322,7 @@ def test_cli_dry_run_lists_points(tmp_path: Path) -> None:
 
 def test_sweep_sizes_use_the_config_grammar() -> None:
     """A size valid in a config is valid in a sweep range: one grammar, the core's."""
-    from ssdlab.sweep import format_size, parse_size
+    from ssdlab.experiments.sweep import format_size, parse_size
 
     assert parse_size("1.5MiB") == 1536 * 1024
     assert parse_size("16 KiB") == 16384

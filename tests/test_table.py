@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import ssdlab
-from ssdlab.table import flatten, key_value_table, render_text
+from ssdlab.cli.table import flatten, key_value_table, render_text
 
 
 def test_full_result_renders(tiny_result: ssdlab.Result) -> None:

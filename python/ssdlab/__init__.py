@@ -26,9 +26,9 @@ from .api import (
     trace_models,
     trace_stats,
 )
-from .results import load_results
-from .runner import run_sweep
-from .sweep import Sweep, SweepError
+from .experiments.results import load_results
+from .experiments.runner import run_sweep
+from .experiments.sweep import Sweep, SweepError
 
 __version__: str = _core_version()
 

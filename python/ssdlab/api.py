@@ -400,7 +400,7 @@ class Result:
 
     def summary(self, width: int = 100) -> str:
         """The result as a plain-text table, as ``ssdlab run`` prints it."""
-        from .table import render_text  # rich is only needed when a table is asked for
+        from .cli.table import render_text  # rich is only needed when a table is asked for
 
         return render_text(self.to_dict(), width=width)
 

@@ -137,8 +137,8 @@ def run_experiment(
     progress: Any = None,
 ) -> Reproduction:
     """Run an experiment's sweep into ``out`` (resumably), compare, and draw its plots."""
-    from ..report import COMPARISON_FILE, write_report
-    from ..runner import run_sweep
+    from ..experiments.report import COMPARISON_FILE, write_report
+    from ..experiments.runner import run_sweep
 
     experiment = get(name)
     directory = Path(out)

@@ -169,7 +169,7 @@ def plot(table: Any, out_dir: Path) -> list[Path]:
     import numpy as np
     from matplotlib.figure import Figure
 
-    from ..plots import save_figure
+    from ..experiments.plots import save_figure
 
     entries = measure(table)
     labels = [e["interface"] for e in entries]

@@ -483,7 +483,7 @@ def _chunk_axis(axes: Any, chunks: tuple[str, ...] = CHUNKS) -> None:
 
 
 def _save(figure: Any, out_dir: Path, stem: str) -> list[Path]:
-    from ..plots import save_figure
+    from ..experiments.plots import save_figure
 
     return [save_figure(figure, out_dir / f"{stem}.png")]
 
@@ -538,7 +538,7 @@ def plot_fig7(table: Any, out_dir: Path) -> list[Path]:
 
 
 def plot_fig8(table: Any, out_dir: Path) -> list[Path]:
-    from ..sweep import parse_size
+    from ..experiments.sweep import parse_size
 
     figure, axes = _figure()
     xs = [(parse_size(b) or 0) / 1024 for b in BUFFERS]

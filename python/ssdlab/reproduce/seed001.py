@@ -194,7 +194,7 @@ def plot(table: Any, out_dir: Path) -> list[Path]:
     normalised to single."""
     from matplotlib.figure import Figure
 
-    from ..plots import save_figure
+    from ..experiments.plots import save_figure
 
     paths: list[Path] = []
     workloads = [w for w in _workloads(table) if _value(table, w, "single", "ops.write.count")]

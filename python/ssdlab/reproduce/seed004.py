@@ -386,7 +386,7 @@ def plot_fig5(table: Any, out_dir: Path) -> list[Path]:
     import numpy as np
     from matplotlib.figure import Figure
 
-    from ..plots import make_plot, save_figure
+    from ..experiments.plots import make_plot, save_figure
 
     labels = [*LEGACY.values(), *LINKS.values()]
     keys = [*LEGACY, *(("nvme", link) for link in LINKS)]

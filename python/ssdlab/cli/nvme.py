@@ -19,9 +19,9 @@ from typing import Annotated, Any
 
 import typer
 
-from . import _core
-from .cli_options import Overrides, check_overrides
-from .nvme import NvmeDevice
+from .. import _core
+from ..nvme import NvmeDevice
+from .options import Overrides, check_overrides
 
 
 class NvmeCliError(_core.SsdlabError):

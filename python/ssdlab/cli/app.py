@@ -18,14 +18,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from . import SimulationError, _core
-from .api import Config, Job, Result, Trace, config_schema, preset_toml, presets, run
-from .cli_experiments import register as register_experiments
-from .cli_nvme import register as register_nvme
-from .cli_options import Overrides, UserError, check_overrides
-from .cli_trace import register as register_trace
+from .. import SimulationError, _core
+from ..api import Config, Job, Result, Trace, config_schema, preset_toml, presets, run
+from .experiments import register as register_experiments
+from .nvme import register as register_nvme
+from .options import Overrides, UserError, check_overrides
 from .progress import progress_bar, stderr_is_terminal
 from .table import key_value_table, print_result
+from .trace import register as register_trace
 
 EXIT_INTERNAL_ERROR = 1
 EXIT_USER_ERROR = 2

@@ -54,8 +54,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import _core
-from .api import toml_literal
+from .. import _core
+from ..api import toml_literal
 
 SWEEP_SCHEMA = "ssdlab.sweep/1"
 MAX_AXIS_VALUES = 10_000

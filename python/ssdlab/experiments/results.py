@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
+from .. import _core
 
 TABLE_PARQUET = "results.parquet"
 TABLE_CSV = "results.csv"

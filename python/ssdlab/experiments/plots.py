@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
+from .. import _core
 from .results import load_results, read_manifest, read_requests
 from .sweep import column_for
 

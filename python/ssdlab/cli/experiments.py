@@ -17,11 +17,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from . import _core
+from .. import _core
 
 if TYPE_CHECKING:
-    from .runner import SweepOutcome
-    from .sweep import Point
+    from ..experiments.runner import SweepOutcome
+    from ..experiments.sweep import Point
 
 EXIT_RUNS_FAILED = 1
 MAX_LISTED_FAILURES = 5
@@ -174,8 +174,8 @@ def sweep_command(
     quiet: Quiet = False,
 ) -> None:
     """Run every point of a sweep file into DIR; points already in DIR are not run again."""
-    from .runner import run_sweep
-    from .sweep import Sweep
+    from ..experiments.runner import run_sweep
+    from ..experiments.sweep import Sweep
 
     sweep = Sweep.load(file)
     if dry_run:
@@ -200,7 +200,7 @@ def sweep_command(
 
 
 def _dry_run(sweep: Any, out: Path) -> None:
-    from .results import read_point
+    from ..experiments.results import read_point
 
     points = sweep.points()
     table = Table(title=f"{sweep.name}: {len(points)} points", title_justify="left")
@@ -256,7 +256,7 @@ def plot_command(
     fmt: Annotated[str | None, typer.Option("--format", help="png or svg.")] = None,
 ) -> None:
     """Draw a common view of a sweep as PNG or SVG."""
-    from .plots import make_plot, save_figure
+    from ..experiments.plots import make_plot, save_figure
 
     if fmt is not None and fmt not in ("png", "svg"):
         raise ExperimentError(f"--format {fmt}: expected png or svg")
@@ -295,7 +295,7 @@ def report_command(
     ] = None,
 ) -> None:
     """Write one self-contained HTML page: figures, results, configuration, provenance."""
-    from .report import write_report
+    from ..experiments.report import write_report
 
     path = write_report(directory, out)
     _stdout().print(Text(str(path)))
@@ -306,13 +306,13 @@ def report_command(
 
 
 def _fmt_number(value: Any) -> str:
-    from .report import significant
+    from ..experiments.report import significant
 
     return significant(value)
 
 
 def _list_experiments() -> None:
-    from .reproduce import experiments
+    from ..reproduce import experiments
 
     table = Table(title="reproductions", title_justify="left")
     table.add_column("name", style="bold", no_wrap=True)
@@ -357,7 +357,7 @@ def reproduce_command(
         return
     if name is None:
         raise ExperimentError("missing NAME: expected an experiment (ssdlab reproduce --list)")
-    from .reproduce import get, run_experiment
+    from ..reproduce import get, run_experiment
 
     experiment = get(name)
     directory = out if out is not None else Path("out") / "reproduce" / name

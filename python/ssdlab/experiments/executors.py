@@ -25,7 +25,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from . import _core
+from .. import _core
 
 Task = dict[str, Any]
 Outcome = dict[str, Any]

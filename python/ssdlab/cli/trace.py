@@ -18,8 +18,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from . import _core
-from .api import generate_trace, trace_formats, trace_models, trace_stats
+from .. import _core
+from ..api import generate_trace, trace_formats, trace_models, trace_stats
 from .table import fmt_bytes, fmt_float, fmt_int, get_path
 
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import _core
+from .. import _core
 from .plots import MAX_SERIES, OPS, PlotError, Selection, figure_bytes, make_plot, short
 from .results import load_results, read_manifest
 
