@@ -87,6 +87,27 @@ pub(crate) struct Cmd {
     pub buf: u64,
 }
 
+impl Cmd {
+    /// `len` bytes of request `req` at `offset`, on interface queue `sq` and host core `core`,
+    /// with nothing done yet.
+    #[inline]
+    pub fn new(req: u32, op: Op, offset: u64, len: u64, sq: u32, core: u32) -> Cmd {
+        Cmd {
+            req,
+            op,
+            offset,
+            len,
+            sq,
+            core,
+            txns_left: 0,
+            rmw_left: 0,
+            data_done: SimTime::ZERO,
+            data_started: false,
+            buf: 0,
+        }
+    }
+}
+
 /// Commands a request becomes: trims and flushes are one command, the rest split at `max_cmd`.
 #[inline]
 pub(crate) fn cmds_of(op: Op, len: u64, max_cmd: u64) -> u32 {

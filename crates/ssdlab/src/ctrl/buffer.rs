@@ -610,27 +610,15 @@ mod tests {
     use super::*;
     use crate::config::SsdConfig;
     use crate::ctrl::datacheck::DataCheck;
-    use crate::ctrl::fil::{Fil, Step};
-    use crate::ctrl::hil::Hil;
+    use crate::ctrl::fil::Step;
+    use crate::ctrl::test_rig::Layers;
     use crate::event::Event;
-    use crate::ftl::Ftl;
-    use crate::host::HostCpu;
-    use crate::iface::Interface;
-    use crate::media::nand::Geometry;
     use crate::request::Cmd;
-    use crate::sim::{EventQueue, Slab};
     use crate::workload::Op;
 
     struct Rig {
         bm: BufferManager,
-        hil: Hil,
-        q: EventQueue<Event>,
-        cmds: Slab<Cmd>,
-        link: Interface,
-        cpu: HostCpu,
-        fil: Fil,
-        ftl: Ftl,
-        check: Option<DataCheck>,
+        l: Layers,
     }
 
     fn rig(over: &[&str]) -> Rig {
@@ -641,53 +629,23 @@ mod tests {
         ];
         ov.extend(over.iter().map(|s| s.to_string()));
         let cfg = SsdConfig::resolve("small-tlc", &ov).unwrap();
-        let geo = Geometry::from_config(&cfg);
+        let mut l = Layers::new(&cfg);
+        l.check = Some(DataCheck::default());
         Rig {
-            bm: BufferManager::new(cfg.cache.as_ref().unwrap(), geo.unit_bytes),
-            hil: Hil::new(&cfg, &geo),
-            q: EventQueue::new(),
-            cmds: Slab::default(),
-            link: Interface::from_config(&cfg).unwrap(),
-            cpu: HostCpu::new(&cfg.host),
-            fil: Fil::new(&cfg, &geo),
-            ftl: Ftl::new(&cfg, 1),
-            check: Some(DataCheck::default()),
+            bm: BufferManager::new(cfg.cache.as_ref().unwrap(), l.ftl.geo.unit_bytes),
+            l,
         }
     }
 
     impl Rig {
         fn ports(&mut self) -> (&mut BufferManager, HostPort<'_>, FlashPort<'_>) {
-            (
-                &mut self.bm,
-                HostPort {
-                    q: &mut self.q,
-                    cmds: &mut self.cmds,
-                    link: &mut self.link,
-                    cpu: &mut self.cpu,
-                },
-                FlashPort {
-                    fil: &mut self.fil,
-                    ftl: &mut self.ftl,
-                    check: &mut self.check,
-                },
-            )
+            let (_, up, flash) = self.l.ports();
+            (&mut self.bm, up, flash)
         }
 
         /// A write-back write of unit `lpn`; returns the command.
         fn write(&mut self, now: SimTime, lpn: u64) -> u32 {
-            let c = self.cmds.insert(Cmd {
-                req: 0,
-                op: Op::Write,
-                offset: lpn * 4096,
-                len: 4096,
-                sq: 0,
-                core: 0,
-                txns_left: 0,
-                rmw_left: 0,
-                data_done: SimTime::ZERO,
-                data_started: false,
-                buf: 0,
-            });
+            let c = self.l.cmd(Op::Write, lpn * 4096, 4096);
             let (bm, mut up, mut flash) = self.ports();
             bm.write(now, c, &mut up, &mut flash).unwrap();
             c
@@ -697,23 +655,12 @@ mod tests {
         /// finished flushes back to the buffer); returns the commands completed.
         fn drain(&mut self) -> Vec<u32> {
             let mut done = Vec::new();
-            while let Some((now, ev)) = self.q.pop() {
+            while let Some((now, ev)) = self.l.q.pop() {
                 match ev {
                     Event::HostComplete { cmd } => done.push(cmd),
                     Event::DieStep { die } => {
-                        let Rig {
-                            bm,
-                            hil,
-                            q,
-                            cmds,
-                            link,
-                            cpu,
-                            fil,
-                            ftl,
-                            check,
-                        } = self;
-                        let mut up = HostPort { q, cmds, link, cpu };
-                        let mut flash = FlashPort { fil, ftl, check };
+                        let bm = &mut self.bm;
+                        let (hil, mut up, mut flash) = self.l.ports();
                         match flash
                             .fil
                             .die_step(now, die, flash.ftl, flash.check.as_mut(), up.q)
@@ -784,10 +731,10 @@ mod tests {
         let w = r.write(SimTime::ZERO, lines);
         assert_eq!(r.bm.stats.flushes[FlushKind::OnDemand as usize], 1);
         assert_eq!(r.bm.stats.waits, 1);
-        assert_eq!(r.cmds.get(w).txns_left, 1, "waiting for a line");
+        assert_eq!(r.l.cmds.get(w).txns_left, 1, "waiting for a line");
         let done = r.drain();
         assert_eq!(done, vec![w], "placed once the flush freed a line");
-        assert!(r.check.as_ref().unwrap().first_error.is_none());
+        assert!(r.l.check.as_ref().unwrap().first_error.is_none());
     }
 
     /// Dual port only: a request that hit starts a pre-emptive flush of a dirty line near the
@@ -823,45 +770,21 @@ mod tests {
             r.write(SimTime::ZERO, lpn);
         }
         r.drain();
-        let f = r.cmds.insert(Cmd {
-            req: 0,
-            op: Op::Flush,
-            offset: 0,
-            len: 0,
-            sq: 0,
-            core: 0,
-            txns_left: 0,
-            rmw_left: 0,
-            data_done: SimTime::ZERO,
-            data_started: false,
-            buf: 0,
-        });
+        let f = r.l.cmds.insert(Cmd::new(0, Op::Flush, 0, 0, 0, 0));
         {
             let (bm, mut up, mut flash) = r.ports();
             bm.flush_command(SimTime::ZERO, f, &mut up, &mut flash)
                 .unwrap();
         }
         assert_eq!(r.bm.stats.flushes[FlushKind::Explicit as usize], 3);
-        let before_nand = r.q.peek_time().unwrap();
+        let before_nand = r.l.q.peek_time().unwrap();
         let done = r.drain();
         assert_eq!(done, vec![f]);
-        assert!(r.q.now() > before_nand, "completed after the programs");
+        assert!(r.l.q.now() > before_nand, "completed after the programs");
         assert_eq!(r.bm.buf.dirty_lines(), 0);
         // Nothing dirty: a flush completes at once.
-        let g = r.cmds.insert(Cmd {
-            req: 0,
-            op: Op::Flush,
-            offset: 0,
-            len: 0,
-            sq: 0,
-            core: 0,
-            txns_left: 0,
-            rmw_left: 0,
-            data_done: SimTime::ZERO,
-            data_started: false,
-            buf: 0,
-        });
-        let now = r.q.now();
+        let g = r.l.cmds.insert(Cmd::new(0, Op::Flush, 0, 0, 0, 0));
+        let now = r.l.q.now();
         let (bm, mut up, mut flash) = r.ports();
         bm.flush_command(now, g, &mut up, &mut flash).unwrap();
         assert_eq!(r.drain(), vec![g]);

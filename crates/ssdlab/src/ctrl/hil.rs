@@ -392,79 +392,10 @@ mod hil_tests {
 
     use super::*;
     use crate::config::SsdConfig;
-    use crate::ctrl::datacheck::DataCheck;
-    use crate::ctrl::fil::Fil;
-    use crate::ftl::Ftl;
-    use crate::host::HostCpu;
-    use crate::iface::Interface;
-    use crate::request::Cmd;
-    use crate::sim::Slab;
-
-    struct Rig {
-        hil: Hil,
-        q: EventQueue<Event>,
-        cmds: Slab<Cmd>,
-        link: Interface,
-        cpu: HostCpu,
-        fil: Fil,
-        ftl: Ftl,
-        check: Option<DataCheck>,
-    }
+    use crate::ctrl::test_rig::Layers as Rig;
 
     fn rig() -> Rig {
-        let cfg = SsdConfig::resolve("small-tlc", &[]).unwrap();
-        let geo = Geometry::from_config(&cfg);
-        Rig {
-            hil: Hil::new(&cfg, &geo),
-            q: EventQueue::new(),
-            cmds: Slab::default(),
-            link: Interface::from_config(&cfg).unwrap(),
-            cpu: HostCpu::new(&cfg.host),
-            fil: Fil::new(&cfg, &geo),
-            ftl: Ftl::new(&cfg, 1),
-            check: None,
-        }
-    }
-
-    impl Rig {
-        fn cmd(&mut self, op: Op, offset: u64, len: u64) -> u32 {
-            self.cmds.insert(Cmd {
-                req: 0,
-                op,
-                offset,
-                len,
-                sq: 0,
-                core: 0,
-                txns_left: 0,
-                rmw_left: 0,
-                data_done: SimTime::ZERO,
-                data_started: false,
-                buf: 0,
-            })
-        }
-
-        /// Run `f` with the ports built from the rig.
-        fn with_ports<R>(
-            &mut self,
-            f: impl FnOnce(&mut Hil, &mut HostPort, &mut FlashPort) -> R,
-        ) -> R {
-            let mut up = HostPort {
-                q: &mut self.q,
-                cmds: &mut self.cmds,
-                link: &mut self.link,
-                cpu: &mut self.cpu,
-            };
-            let mut flash = FlashPort {
-                fil: &mut self.fil,
-                ftl: &mut self.ftl,
-                check: &mut self.check,
-            };
-            f(&mut self.hil, &mut up, &mut flash)
-        }
-
-        fn events(&mut self) -> Vec<(SimTime, Event)> {
-            std::iter::from_fn(|| self.q.pop()).collect()
-        }
+        Rig::new(&SsdConfig::resolve("small-tlc", &[]).unwrap())
     }
 
     #[test]

@@ -13,6 +13,8 @@ pub mod datacheck;
 pub mod die;
 pub mod fil;
 pub mod hil;
+#[cfg(test)]
+pub(crate) mod test_rig;
 
 use crate::event::Event;
 use crate::ftl::Ftl;

@@ -120,19 +120,7 @@ impl Host {
         // At least one command (a flush has no bytes).
         loop {
             let clen = max.min(end - off);
-            cmd(Cmd {
-                req,
-                op,
-                offset: off,
-                len: clen,
-                sq,
-                core,
-                txns_left: 0,
-                rmw_left: 0,
-                data_done: SimTime::ZERO,
-                data_started: false,
-                buf: 0,
-            });
+            cmd(Cmd::new(req, op, off, clen, sq, core));
             off += clen;
             if off >= end {
                 break;

@@ -205,19 +205,7 @@ mod tests {
     }
 
     fn cmd(cmds: &mut Slab<Cmd>, sq: u32) -> u32 {
-        cmds.insert(Cmd {
-            req: 0,
-            op: Op::Read,
-            offset: 0,
-            len: 4096,
-            sq,
-            core: 0,
-            txns_left: 0,
-            rmw_left: 0,
-            data_done: SimTime::ZERO,
-            data_started: false,
-            buf: 0,
-        })
+        cmds.insert(Cmd::new(0, Op::Read, 0, 4096, sq, 0))
     }
 
     #[test]

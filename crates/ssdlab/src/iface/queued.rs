@@ -191,19 +191,14 @@ mod tests {
     }
 
     fn add(cmds: &mut Slab<Cmd>, op: Op) -> u32 {
-        cmds.insert(Cmd {
-            req: 0,
+        cmds.insert(Cmd::new(
+            0,
             op,
-            offset: 0,
-            len: if op == Op::Flush { 0 } else { 4096 },
-            sq: 0,
-            core: 0,
-            txns_left: 0,
-            rmw_left: 0,
-            data_done: SimTime::ZERO,
-            data_started: false,
-            buf: 0,
-        })
+            0,
+            if op == Op::Flush { 0 } else { 4096 },
+            0,
+            0,
+        ))
     }
 
     /// The commands the device received so far, in order.

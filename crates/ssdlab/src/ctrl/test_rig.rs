@@ -1,0 +1,80 @@
+//! Tests only: the layers around the controller built alone from a config, with no device and no
+//! dispatch loop, and the two ports over them, so that each layer's tests drive it by hand.
+
+use super::datacheck::DataCheck;
+use super::fil::Fil;
+use super::hil::Hil;
+use super::{FlashPort, HostPort};
+use crate::config::SsdConfig;
+use crate::event::Event;
+use crate::ftl::Ftl;
+use crate::host::HostCpu;
+use crate::iface::Interface;
+use crate::media::nand::Geometry;
+use crate::request::Cmd;
+use crate::sim::{EventQueue, SimTime, Slab};
+
+pub(crate) struct Layers {
+    pub hil: Hil,
+    pub q: EventQueue<Event>,
+    pub cmds: Slab<Cmd>,
+    pub link: Interface,
+    pub cpu: HostCpu,
+    pub fil: Fil,
+    pub ftl: Ftl,
+    pub check: Option<DataCheck>,
+}
+
+impl Layers {
+    /// The layers of `cfg` with an empty FTL (FTL seed 1) and no data oracle.
+    pub fn new(cfg: &SsdConfig) -> Layers {
+        let geo = Geometry::from_config(cfg);
+        Layers {
+            hil: Hil::new(cfg, &geo),
+            q: EventQueue::new(),
+            cmds: Slab::default(),
+            link: Interface::from_config(cfg).unwrap(),
+            cpu: HostCpu::new(&cfg.host),
+            fil: Fil::new(cfg, &geo),
+            ftl: Ftl::new(cfg, 1),
+            check: None,
+        }
+    }
+
+    /// The HIL and the ports over the rest.
+    pub fn ports(&mut self) -> (&mut Hil, HostPort<'_>, FlashPort<'_>) {
+        (
+            &mut self.hil,
+            HostPort {
+                q: &mut self.q,
+                cmds: &mut self.cmds,
+                link: &mut self.link,
+                cpu: &mut self.cpu,
+            },
+            FlashPort {
+                fil: &mut self.fil,
+                ftl: &mut self.ftl,
+                check: &mut self.check,
+            },
+        )
+    }
+
+    /// A command of `len` bytes at `offset` (request 0, queue 0, core 0) in the command table.
+    pub fn cmd(&mut self, op: crate::workload::Op, offset: u64, len: u64) -> u32 {
+        self.cmds.insert(Cmd::new(0, op, offset, len, 0, 0))
+    }
+
+    /// Run `f` on the HIL and the ports.
+    pub fn with_ports<R>(
+        &mut self,
+        f: impl FnOnce(&mut Hil, &mut HostPort, &mut FlashPort) -> R,
+    ) -> R {
+        let (hil, mut up, mut flash) = self.ports();
+        f(hil, &mut up, &mut flash)
+    }
+
+    /// Every event still queued, in order, unhandled.
+    pub fn events(&mut self) -> Vec<(SimTime, Event)> {
+        std::iter::from_fn(|| self.q.pop()).collect()
+    }
+}
