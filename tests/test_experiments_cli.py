@@ -173,7 +173,7 @@ def test_plot_default_path_and_svg(quick_dir: Path) -> None:
         (["bandwidth", "--where", "nonsense"], ["--where", "COLUMN=VALUE"]),
         (["bandwidth", "--where", "job.warp=1"], ["job.warp", "axes"]),
         (["bandwidth", "--where", "job.rw=trim"], ["no successful run"]),
-        (["bandwidth", "--op", "erase"], ["--op", "erase"]),
+        (["bandwidth", "--op", "scrub"], ["--op", "scrub", "expected one of"]),
         (["metric"], ["--y"]),
         (["latency", "--x", "job.rw"], ["--x", "numeric"]),
         (["bandwidth", "--format", "gif"], ["--format", "gif"]),

@@ -46,6 +46,37 @@ pub struct Request {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
     Ok,
+    /// Raw device: a program to a page that is not the next erased page of its block (NAND
+    /// pages are programmed once after an erase, in order). Nothing was written.
+    ProgramOrder,
+    /// Raw device: a program that is not whole pages, or an erase that is not whole blocks.
+    /// Nothing changed.
+    Misaligned,
+    /// The device does not do this operation (a trim on a raw device). Nothing changed.
+    Unsupported,
+}
+
+impl Status {
+    /// The worse of two: a request fails if any of its commands did.
+    #[inline]
+    pub fn and(self, other: Status) -> Status {
+        if self == Status::Ok {
+            other
+        } else {
+            self
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::ProgramOrder => {
+                "program refused: a block's pages are programmed once after its erase, in order"
+            }
+            Status::Misaligned => "refused: programs are whole pages, erases whole blocks",
+            Status::Unsupported => "operation not supported by this device",
+        }
+    }
 }
 
 /// A finished request, as the device reports it to its driver.
@@ -85,6 +116,8 @@ pub(crate) struct Cmd {
     pub data_started: bool,
     /// DRAM interface: offset of its space in the data buffer.
     pub buf: u64,
+    /// How the controller ended it.
+    pub status: Status,
 }
 
 impl Cmd {
@@ -104,14 +137,16 @@ impl Cmd {
             data_done: SimTime::ZERO,
             data_started: false,
             buf: 0,
+            status: Status::Ok,
         }
     }
 }
 
-/// Commands a request becomes: trims and flushes are one command, the rest split at `max_cmd`.
+/// Commands a request becomes: trims, flushes and erases are one command, the rest split at
+/// `max_cmd`.
 #[inline]
 pub(crate) fn cmds_of(op: Op, len: u64, max_cmd: u64) -> u32 {
-    if matches!(op, Op::Trim | Op::Flush) {
+    if op.moves_no_data() {
         1
     } else {
         len.div_ceil(max_cmd).max(1) as u32

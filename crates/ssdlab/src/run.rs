@@ -114,6 +114,16 @@ fn drive<D: Driver>(
     if !finished {
         return Err(Error::Interrupted);
     }
+    // A device that refused requests (a raw device given writes out of order) ran a different
+    // workload from the one asked for: its figures would mislead.
+    if let (n, Some((op, offset, status))) = dev.host().failed() {
+        return Err(Error::Job(format!(
+            "{n} of {} requests failed; the first, a {} at byte {offset}: {}",
+            dev.host().completed(),
+            op.name(),
+            status.describe()
+        )));
+    }
     Ok(t1.elapsed().as_secs_f64())
 }
 
@@ -223,8 +233,12 @@ pub fn build_result(
             write_amplification: wa,
             gc_runs: f.gc_runs,
             gc_units_moved: f.gc_units_moved,
-            erases: f.erases,
-            erase_count: Spread::of(dev.ftl().blocks().iter().map(|b| b.erase_count as f64)),
+            // A raw device's erases are its driver's, counted by the firmware.
+            erases: f.erases + dev.hil().raw().map_or(0, |r| r.counters.erases),
+            erase_count: match dev.hil().raw() {
+                Some(raw) => Spread::of(raw.erase_counts().iter().map(|&n| n as f64)),
+                None => Spread::of(dev.ftl().blocks().iter().map(|b| b.erase_count as f64)),
+            },
             wear_level_migrations: f.wl_migrations,
             forced_erases: f.forced_erases,
             trimmed_units: f.trimmed_units,

@@ -12,9 +12,33 @@ pub enum GcPolicy {
     Random,
 }
 
+/// Whether the device maps logical addresses itself, or exposes its media raw.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum FtlKind {
+    /// The page-mapping FTL (`ftl/`): requests address the logical space; GC, wear levelling
+    /// and over-provisioning are the device's.
+    #[default]
+    Page,
+    /// No device FTL: requests address the NAND by physical unit (byte offset = unit index ×
+    /// map unit, units in the order of `media::nand::Geometry`), programs go to erased pages in
+    /// order within a block, and a driver erases blocks itself (a host-side FTL drives it).
+    None,
+}
+
+impl FtlKind {
+    pub fn is_page(&self) -> bool {
+        *self == FtlKind::Page
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FtlConfig {
+    /// `page` (the default) or `none`: the raw device a host-side FTL drives. Written out only
+    /// when not the default, so that the hashes of existing configs stay.
+    #[serde(default, skip_serializing_if = "FtlKind::is_page")]
+    pub kind: FtlKind,
     /// Size of one mapping-table entry's data; defaults to the NAND page size. Host writes
     /// smaller than it are read-modify-write.
     #[serde(default)]

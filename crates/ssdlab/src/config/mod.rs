@@ -141,8 +141,12 @@ impl SsdConfig {
             * per_page
     }
 
-    /// Logical capacity in mapping units: the physical units less over-provisioning.
+    /// Logical capacity in mapping units: the physical units less over-provisioning (a raw
+    /// device, `ftl.kind = "none"`, exposes them all).
     pub fn logical_units(&self) -> u64 {
+        if self.ftl.kind == FtlKind::None {
+            return self.physical_units();
+        }
         (self.physical_units() as f64 * (1.0 - self.ftl.over_provisioning)).floor() as u64
     }
 

@@ -152,6 +152,82 @@ impl SsdConfig {
         Ok(())
     }
 
+    /// The page-mapping FTL's GC must have room to run in the hidden space.
+    fn validate_gc(&self, origin: &str) -> Result<()> {
+        let err = |field: &str, msg: String| {
+            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+        };
+        let n = &self.nand;
+        let op = self.ftl.over_provisioning;
+        let gc = &self.ftl.gc;
+        if !(gc.free_threshold > 0.0 && gc.free_threshold < 0.5) {
+            return err(
+                "ftl.gc.free_threshold",
+                format!(
+                    "got {}, expected a fraction between 0 and 0.5",
+                    gc.free_threshold
+                ),
+            );
+        }
+        let blocks = n.blocks_per_plane as f64;
+        let threshold_blocks = (gc.free_threshold * blocks).ceil().max(1.0) as u64;
+        // Two open blocks (host and GC) plus the GC reserve must fit in the hidden space.
+        let spare = (op * blocks).floor() as u64;
+        let need = threshold_blocks + 2;
+        if spare < need {
+            return err(
+                "ftl.over_provisioning",
+                format!(
+                    "impossible geometry: over-provisioning {op} leaves {spare} spare blocks per plane, \
+                     but GC needs at least {need} ({threshold_blocks} for the free-block threshold and 2 open blocks); \
+                     raise over_provisioning or blocks_per_plane"
+                ),
+            );
+        }
+        // At least 1: a plane down to the block kept for GC must let GC run before host writes.
+        if gc.urgent_free_blocks == 0 || gc.urgent_free_blocks as u64 > threshold_blocks.max(1) {
+            return err(
+                "ftl.gc.urgent_free_blocks",
+                format!(
+                    "got {}, expected 1 up to the GC threshold ({threshold_blocks} blocks)",
+                    gc.urgent_free_blocks
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// A raw device (`ftl.kind = "none"`) shows the host every block and has nothing of the
+    /// device FTL's: no hidden space, no cache buffer between host and NAND, no preconditioning.
+    fn validate_raw(&self, origin: &str) -> Result<()> {
+        let err = |field: &str, msg: String| {
+            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+        };
+        if self.ftl.over_provisioning != 0.0 {
+            return err(
+                "ftl.over_provisioning",
+                format!(
+                    "got {}, expected 0 with ftl.kind = \"none\" (the host sees every block)",
+                    self.ftl.over_provisioning
+                ),
+            );
+        }
+        if self.cache.as_ref().is_some_and(|c| c.enabled) {
+            return err(
+                "cache",
+                "a cache buffer needs the device FTL; remove [cache] or set ftl.kind = \"page\""
+                    .into(),
+            );
+        }
+        if self.precondition.fill != FillMode::None || self.precondition.random_overwrite != 0.0 {
+            return err(
+                "precondition",
+                "preconditioning writes through the device FTL; with ftl.kind = \"none\" the driver prepares the media".into(),
+            );
+        }
+        Ok(())
+    }
+
     pub(super) fn validate(&self, origin: &str) -> Result<()> {
         let err = |field: &str, msg: String| {
             Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
@@ -218,40 +294,10 @@ impl SsdConfig {
                 format!("got {op}, expected a fraction from 0 up to 0.9"),
             );
         }
-        let gc = &self.ftl.gc;
-        if !(gc.free_threshold > 0.0 && gc.free_threshold < 0.5) {
-            return err(
-                "ftl.gc.free_threshold",
-                format!(
-                    "got {}, expected a fraction between 0 and 0.5",
-                    gc.free_threshold
-                ),
-            );
-        }
-        let blocks = n.blocks_per_plane as f64;
-        let threshold_blocks = (gc.free_threshold * blocks).ceil().max(1.0) as u64;
-        // Two open blocks (host and GC) plus the GC reserve must fit in the hidden space.
-        let spare = (op * blocks).floor() as u64;
-        let need = threshold_blocks + 2;
-        if spare < need {
-            return err(
-                "ftl.over_provisioning",
-                format!(
-                    "impossible geometry: over-provisioning {op} leaves {spare} spare blocks per plane, \
-                     but GC needs at least {need} ({threshold_blocks} for the free-block threshold and 2 open blocks); \
-                     raise over_provisioning or blocks_per_plane"
-                ),
-            );
-        }
-        // At least 1: a plane down to the block kept for GC must let GC run before host writes.
-        if gc.urgent_free_blocks == 0 || gc.urgent_free_blocks as u64 > threshold_blocks.max(1) {
-            return err(
-                "ftl.gc.urgent_free_blocks",
-                format!(
-                    "got {}, expected 1 up to the GC threshold ({threshold_blocks} blocks)",
-                    gc.urgent_free_blocks
-                ),
-            );
+        if self.ftl.kind == FtlKind::None {
+            self.validate_raw(origin)?;
+        } else {
+            self.validate_gc(origin)?;
         }
         let units = self.physical_units();
         if units >= u32::MAX as u64 {

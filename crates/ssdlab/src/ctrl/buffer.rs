@@ -673,7 +673,7 @@ mod tests {
                                 }
                                 flash.fil.finish_op(now, die, op, flash.ftl, up.q);
                             }
-                            Step::Sensed(_) => panic!("no reads here"),
+                            Step::Sensed(_) | Step::Erased(_) => panic!("no reads or erases here"),
                             Step::Done => {}
                         }
                     }

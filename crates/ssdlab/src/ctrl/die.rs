@@ -37,7 +37,10 @@ pub enum Phase {
     CopySensed,
     /// A GC copy programmed its destination page.
     CopyProgrammed,
+    /// A GC erase finished.
     Erased,
+    /// A driver's block erase finished (a raw device).
+    BlockErased,
 }
 
 pub struct Die {

@@ -37,6 +37,9 @@ pub enum TxnKind {
     HostWrite,
     /// A cache-buffer line on its way to NAND (`ctrl::buffer`).
     Flush,
+    /// A raw device's block erase (`ctrl::raw`), asked for by the driver: `pun` is the block's
+    /// first unit.
+    Erase,
 }
 
 impl TxnKind {
@@ -79,6 +82,9 @@ pub enum Step {
     /// Host writes or flushes were programmed: the caller finishes each transaction, then
     /// calls [`Fil::finish_op`].
     Programmed(Vec<u32>),
+    /// A driver's block erase finished (a raw device): the caller finishes the transaction,
+    /// then calls [`Fil::finish_op`].
+    Erased(Vec<u32>),
     /// GC work, handled inside the FIL.
     Done,
 }
@@ -151,6 +157,27 @@ impl Fil {
         let die = self.geo.die_of_plane(self.txns.get(txn).plane);
         self.dies[die as usize].queues[queue as usize].push_back(txn);
         self.start_die(now, die, ftl, q);
+    }
+
+    /// Queue transactions at their dies, then start the dies that are idle: units of one page
+    /// queued together become one operation (a raw device's page is read or programmed once).
+    #[inline]
+    pub(crate) fn enqueue_all(
+        &mut self,
+        now: SimTime,
+        txns: &[u32],
+        queue: Queue,
+        ftl: &Ftl,
+        q: &mut EventQueue<Event>,
+    ) {
+        for &t in txns {
+            let die = self.geo.die_of_plane(self.txns.get(t).plane);
+            self.dies[die as usize].queues[queue as usize].push_back(t);
+        }
+        for &t in txns {
+            let die = self.geo.die_of_plane(self.txns.get(t).plane);
+            self.start_die(now, die, ftl, q);
+        }
     }
 
     /// Hand the GC work the FTL emitted to the dies of its planes.
@@ -299,6 +326,11 @@ impl Fil {
                     .unwrap();
                 (Phase::Programmed, end + t_prog, end + t_prog - start)
             }
+            TxnKind::Erase => {
+                let (start, cmd_end) = self.channels[ch].reserve(now, cmd_time);
+                let end = cmd_end + timing.erase;
+                (Phase::BlockErased, end, end - start)
+            }
         };
         if op.len() > 1 {
             self.counters.multiplane_ops += 1;
@@ -337,10 +369,11 @@ impl Fil {
     /// Move queued transactions of the same kind that can join the head's operation: one page
     /// per plane (units of the same page share it).
     fn gather_partners(&mut self, die: u32, queue: usize, op: &mut Vec<u32>) {
-        if !self.multiplane && self.geo.units_per_page == 1 {
+        let kind = self.txns.get(op[0]).kind;
+        // An erase runs alone (multi-plane erase is not modelled).
+        if (!self.multiplane && self.geo.units_per_page == 1) || kind == TxnKind::Erase {
             return;
         }
-        let kind = self.txns.get(op[0]).kind;
         let window = self.window;
         let max_members = (self.geo.planes_per_die * self.geo.units_per_page) as usize;
         let mut i = 0;
@@ -348,6 +381,10 @@ impl Fil {
         {
             let cand = self.dies[die as usize].queues[queue][i];
             let c = self.txns.get(cand);
+            // Nothing overtakes a driver's erase: programs after it go to the erased block.
+            if c.kind == TxnKind::Erase {
+                break;
+            }
             let same_kind = c.kind.is_program() == kind.is_program();
             let page = self.geo.page_id(c.pun);
             let fits = same_kind
@@ -390,6 +427,7 @@ impl Fil {
                 self.counters.nand_pages_written += distinct_pages(&op, &self.txns, &self.geo);
                 return Ok(Step::Programmed(op));
             }
+            Phase::BlockErased => return Ok(Step::Erased(op)),
             Phase::CopySensed => {
                 // Out to the controller, ECC, back in, program.
                 let g = self.dies[die as usize].gc_op;
@@ -571,7 +609,7 @@ mod tests {
                         .finish_read(now, die, last, op, &self.ftl, &mut self.q);
                     (now, die, members, false)
                 }
-                Step::Programmed(op) => {
+                Step::Programmed(op) | Step::Erased(op) => {
                     let members = op.clone();
                     self.fil.finish_op(now, die, op, &self.ftl, &mut self.q);
                     (now, die, members, true)

@@ -8,11 +8,13 @@
 
 use super::buffer::BufferManager;
 use super::fil::{Queue, Txn, TxnKind};
+use super::raw::RawNand;
 use super::{FlashPort, HostPort};
-use crate::config::SsdConfig;
+use crate::config::{FtlKind, SsdConfig};
 use crate::error::Result;
 use crate::event::Event;
 use crate::media::nand::Geometry;
+use crate::request::Status;
 use crate::sim::time::Timeline;
 use crate::sim::{EventQueue, SimTime};
 use crate::workload::Op;
@@ -47,6 +49,9 @@ pub struct Hil {
     cmd_overhead: SimTime,
     /// The firmware answers at once, without touching the media (seed 000 §6.2).
     skip_media: bool,
+    /// A raw device (`ftl.kind = "none"`): requests address the media, and this is all the
+    /// firmware keeps of it.
+    raw: Option<RawNand>,
     pub counters: HilCounters,
 }
 
@@ -57,8 +62,14 @@ impl Hil {
             cpu: Timeline::default(),
             cmd_overhead: cfg.controller.cmd_overhead.0,
             skip_media: cfg.controller.skip_media,
+            raw: (cfg.ftl.kind == FtlKind::None).then(|| RawNand::new(geo)),
             counters: HilCounters::default(),
         }
+    }
+
+    /// The raw device's firmware state, when the device is raw.
+    pub fn raw(&self) -> Option<&RawNand> {
+        self.raw.as_ref()
     }
 
     /// Busy time of the firmware core.
@@ -98,6 +109,10 @@ impl Hil {
     ) -> Result<()> {
         let c = up.cmds.get(cmd);
         let (op, offset, len) = (c.op, c.offset, c.len);
+        if self.raw.is_some() {
+            self.dispatch_raw(now, cmd, up, flash);
+            return Ok(());
+        }
         match op {
             Op::Read => self.dispatch_read(now, cmd, offset, len, up, flash, cache)?,
             Op::Write => {
@@ -129,8 +144,108 @@ impl Hil {
                 // No volatile data to write back: done once the firmware saw it.
                 _ => up.complete(now, cmd),
             },
+            // The device refuses erases of a mapped device at submission.
+            Op::Erase => unreachable!("an erase on a device with an FTL"),
         }
         Ok(())
+    }
+
+    /// A raw device's command: reads sense the units named, programs and erases are checked
+    /// against the media's rules first (a refused one ends at once with its status, having
+    /// changed nothing), trims are not done.
+    fn dispatch_raw(&mut self, now: SimTime, cmd: u32, up: &mut HostPort, flash: &mut FlashPort) {
+        let raw = self.raw.as_mut().expect("a raw device");
+        let c = up.cmds.get(cmd);
+        let (op, offset, len) = (c.op, c.offset, c.len);
+        let refuse = |up: &mut HostPort, status: Status| {
+            up.cmds.get_mut(cmd).status = status;
+            up.complete(now, cmd);
+        };
+        match op {
+            Op::Read => {
+                let txns: Vec<u32> = units_of(self.geo.unit_bytes, offset, len)
+                    .map(|(pun, covered)| {
+                        let t =
+                            self.read_txn(TxnKind::HostRead, cmd, pun as u32, covered as u32, pun);
+                        flash.fil.add_txn(t)
+                    })
+                    .collect();
+                self.counters.host_units_read += txns.len() as u64;
+                up.cmds.get_mut(cmd).txns_left = txns.len() as u32;
+                flash
+                    .fil
+                    .enqueue_all(now, &txns, Queue::HostRead, flash.ftl, up.q);
+            }
+            Op::Write => match raw.program(offset, len) {
+                Status::Ok => {
+                    let end = up.link.pull_write_data(now, up.cmds.get(cmd));
+                    up.q.push(end, Event::WriteDataIn { cmd });
+                }
+                refused => refuse(up, refused),
+            },
+            Op::Erase => {
+                let Some(blocks) = raw.blocks_of(offset, len) else {
+                    return refuse(up, Status::Misaligned);
+                };
+                up.cmds.get_mut(cmd).txns_left = blocks.len() as u32;
+                for block in blocks {
+                    raw.erased(block);
+                    let t = flash.fil.add_txn(Txn {
+                        kind: TxnKind::Erase,
+                        cmd,
+                        pun: block * self.geo.units_per_block(),
+                        plane: self.geo.plane_of_block(block),
+                        host_bytes: 0,
+                        epoch: 0,
+                        aux: 0,
+                    });
+                    flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
+                }
+            }
+            Op::Trim => refuse(up, Status::Unsupported),
+            Op::Flush => up.complete(now, cmd),
+        }
+    }
+
+    /// A raw device's program has its data: program every unit where the request names it.
+    fn program_raw(&mut self, now: SimTime, cmd: u32, up: &mut HostPort, flash: &mut FlashPort) {
+        let c = up.cmds.get(cmd);
+        let (offset, len) = (c.offset, c.len);
+        let unit = self.geo.unit_bytes;
+        let txns: Vec<u32> = units_of(unit, offset, len)
+            .map(|(pun, covered)| {
+                let pun = pun as u32;
+                flash.fil.add_txn(Txn {
+                    kind: TxnKind::HostWrite,
+                    cmd,
+                    pun,
+                    plane: self.geo.plane_of_block(self.geo.block_of_unit(pun)),
+                    host_bytes: covered as u32,
+                    epoch: 0,
+                    aux: pun,
+                })
+            })
+            .collect();
+        up.cmds.get_mut(cmd).txns_left = txns.len() as u32;
+        flash
+            .fil
+            .enqueue_all(now, &txns, Queue::HostWrite, flash.ftl, up.q);
+    }
+
+    /// A driver's block erase finished (a raw device).
+    pub(crate) fn erase_done(
+        &mut self,
+        now: SimTime,
+        txn: u32,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+    ) {
+        let t = flash.fil.remove_txn(txn);
+        let c = up.cmds.get_mut(t.cmd);
+        c.txns_left -= 1;
+        if c.txns_left == 0 {
+            up.complete(now, t.cmd);
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -227,6 +342,10 @@ impl Hil {
     ) -> Result<()> {
         if self.skip_media {
             up.complete(now, cmd);
+            return Ok(());
+        }
+        if self.raw.is_some() {
+            self.program_raw(now, cmd, up, flash);
             return Ok(());
         }
         let c = up.cmds.get(cmd);
@@ -351,9 +470,10 @@ impl Hil {
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         let t = flash.fil.remove_txn(txn);
-        // Only if the block was not erased (and reused) since the write was mapped.
+        // Only if the block was not erased (and reused) since the write was mapped. A raw
+        // device's FTL stays idle.
         let block = self.geo.block_of_unit(t.pun);
-        if flash.ftl.blocks()[block as usize].epoch == t.epoch {
+        if self.raw.is_none() && flash.ftl.blocks()[block as usize].epoch == t.epoch {
             flash.ftl.mark_programmed(t.pun);
         }
         if t.kind == TxnKind::Flush {

@@ -237,7 +237,8 @@ impl Device {
 
     /// Submit `r` at the simulated time `now` (not before the device's present): the host
     /// splits it into commands and sends each. Returns its id, named again in its
-    /// [`Completion`]. A request beyond the logical space is refused.
+    /// [`Completion`]. A request beyond the logical space (a raw device: the physical one), a
+    /// read or write of no bytes, and an erase on a device with an FTL are refused.
     #[inline]
     pub fn submit(&mut self, now: SimTime, r: Request) -> Result<u32> {
         let cap = self.capacity;
@@ -246,6 +247,18 @@ impl Device {
                 "request at byte {} of {} bytes ends beyond the device's {cap} bytes",
                 r.offset, r.len
             )));
+        }
+        if r.len == 0 && !r.op.moves_no_data() {
+            return Err(Error::Job(format!(
+                "{} request at byte {} has no bytes",
+                r.op.name(),
+                r.offset
+            )));
+        }
+        if r.op == Op::Erase && self.hil.raw().is_none() {
+            return Err(Error::Job(
+                "erase: this device has an FTL that erases for itself; erases are for a raw device (ftl.kind = \"none\")".into(),
+            ));
         }
         let now = now.max(self.q.now());
         let Device {
@@ -431,6 +444,12 @@ impl Device {
                 }
                 flash.fil.finish_op(now, die, op, flash.ftl, up.q);
             }
+            Step::Erased(op) => {
+                for &t in &op {
+                    hil.erase_done(now, t, up, flash);
+                }
+                flash.fil.finish_op(now, die, op, flash.ftl, up.q);
+            }
             Step::Done => {}
         }
         Ok(())
@@ -443,7 +462,7 @@ impl Device {
         let c = self.cmds.remove(cmd);
         self.link
             .release(now, &c, &mut self.cmds, &mut self.cpu, &mut self.q);
-        let (id, r) = self.host.command_done(now, c.req, c.sq)?;
+        let (id, r) = self.host.command_done(now, c.req, c.sq, c.status)?;
         Some(Completion {
             id,
             op: r.op,
@@ -452,7 +471,7 @@ impl Device {
             queue: r.queue,
             arrival: r.arrival,
             done: now,
-            status: Status::Ok,
+            status: r.status,
         })
     }
 }

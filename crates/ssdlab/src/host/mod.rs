@@ -6,7 +6,7 @@
 
 pub mod cpu;
 
-use crate::request::{cmds_of, Cmd, Request, RequestRecord};
+use crate::request::{cmds_of, Cmd, Request, RequestRecord, Status};
 use crate::sim::{SimTime, Slab};
 use crate::stats::LatencyStats;
 use crate::workload::Op;
@@ -21,6 +21,8 @@ pub(crate) struct HostReq {
     pub queue: u32,
     pub arrival: SimTime,
     pub cmds_left: u32,
+    /// Ok unless one of its commands failed.
+    pub status: Status,
 }
 
 pub struct Host {
@@ -34,9 +36,12 @@ pub struct Host {
     sq_cap: u32,
     /// Requests that arrived before this are left out of the latency figures.
     measure_from: SimTime,
-    lat: [LatencyStats; 4],
+    lat: [LatencyStats; Op::ALL.len()],
     records: Option<Vec<RequestRecord>>,
     completed: u64,
+    /// Completed requests that failed (a raw device's refusals), and the first of them.
+    failed: u64,
+    first_failure: Option<(Op, u64, Status)>,
     last_completion: SimTime,
 }
 
@@ -52,6 +57,8 @@ impl Host {
             lat: Default::default(),
             records: None,
             completed: 0,
+            failed: 0,
+            first_failure: None,
             last_completion: SimTime::ZERO,
         }
     }
@@ -100,7 +107,7 @@ impl Host {
         let core = queue % cores;
         // Trims travel as one Dataset Management command whatever their length; a flush is one
         // command without data.
-        let max = if matches!(op, Op::Trim | Op::Flush) {
+        let max = if op.moves_no_data() {
             len.max(1)
         } else {
             self.max_cmd_bytes
@@ -114,6 +121,7 @@ impl Host {
             queue,
             arrival,
             cmds_left: n_cmds,
+            status: Status::Ok,
         });
         let end = offset + len;
         let mut off = offset;
@@ -137,15 +145,21 @@ impl Host {
         now: SimTime,
         req: u32,
         sq: u32,
+        status: Status,
     ) -> Option<(u32, HostReq)> {
         self.sq_cmds[sq as usize] -= 1;
         let r = self.reqs.get_mut(req);
         r.cmds_left -= 1;
+        r.status = r.status.and(status);
         if r.cmds_left > 0 {
             return None;
         }
         let r = self.reqs.remove(req);
         self.completed += 1;
+        if r.status != Status::Ok {
+            self.failed += 1;
+            self.first_failure.get_or_insert((r.op, r.offset, r.status));
+        }
         self.last_completion = now;
         if r.arrival >= self.measure_from {
             let latency = now - r.arrival;
@@ -165,6 +179,11 @@ impl Host {
     /// Requests completed so far.
     pub fn completed(&self) -> u64 {
         self.completed
+    }
+
+    /// Completed requests that failed, and the first of them (op, offset, status).
+    pub fn failed(&self) -> (u64, Option<(Op, u64, Status)>) {
+        (self.failed, self.first_failure)
     }
 
     /// Requests in flight.
@@ -227,9 +246,15 @@ mod tests {
         h.set_measure_from(SimTime::from_us(1));
         let early = h.split(&req(Op::Read, 0, 8192, SimTime::ZERO), 1, |_| {});
         let late = h.split(&req(Op::Write, 0, 4096, SimTime::from_us(2)), 1, |_| {});
-        assert!(h.command_done(SimTime::from_us(5), early, 0).is_none());
-        assert!(h.command_done(SimTime::from_us(6), early, 0).is_some());
-        let (id, r) = h.command_done(SimTime::from_us(7), late, 0).unwrap();
+        assert!(h
+            .command_done(SimTime::from_us(5), early, 0, Status::Ok)
+            .is_none());
+        assert!(h
+            .command_done(SimTime::from_us(6), early, 0, Status::Ok)
+            .is_some());
+        let (id, r) = h
+            .command_done(SimTime::from_us(7), late, 0, Status::Ok)
+            .unwrap();
         assert_eq!((id, r.op), (late, Op::Write));
         assert_eq!(h.completed(), 2);
         assert_eq!(h.last_completion(), SimTime::from_us(7));
@@ -246,7 +271,7 @@ mod tests {
         assert!(!h.queue_has_room(0, Op::Read, 8192), "2 + 2 > 3");
         assert!(h.queue_has_room(0, Op::Read, 4096));
         assert!(h.queue_has_room(1, Op::Read, 8192), "another queue");
-        h.command_done(SimTime::ZERO, r, 0);
+        h.command_done(SimTime::ZERO, r, 0, Status::Ok);
         assert!(h.queue_has_room(0, Op::Read, 8192));
         // A request larger than the whole queue goes alone.
         let mut e = Host::new(1, 3, 4096);

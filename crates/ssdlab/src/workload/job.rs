@@ -33,6 +33,8 @@ pub enum Op {
     Trim,
     /// Flush the volatile write cache: no data; from traces only.
     Flush,
+    /// Erase whole blocks of a raw device (`ftl.kind = "none"`): no data; from drivers only.
+    Erase,
 }
 
 impl Op {
@@ -42,16 +44,24 @@ impl Op {
             Op::Write => 1,
             Op::Trim => 2,
             Op::Flush => 3,
+            Op::Erase => 4,
         }
     }
-    pub const ALL: [Op; 4] = [Op::Read, Op::Write, Op::Trim, Op::Flush];
+    pub const ALL: [Op; 5] = [Op::Read, Op::Write, Op::Trim, Op::Flush, Op::Erase];
     pub fn name(self) -> &'static str {
         match self {
             Op::Read => "read",
             Op::Write => "write",
             Op::Trim => "trim",
             Op::Flush => "flush",
+            Op::Erase => "erase",
         }
+    }
+
+    /// Trims, flushes and erases carry no data: one command each, whatever their length.
+    #[inline]
+    pub fn moves_no_data(self) -> bool {
+        matches!(self, Op::Trim | Op::Flush | Op::Erase)
     }
 }
 
