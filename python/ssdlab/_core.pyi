@@ -32,6 +32,7 @@ __all__ = [
     "trace_formats",
     "trace_models",
     "write_model_trace",
+    "serve",
     "NvmeDevice",
 ]
 
@@ -88,6 +89,17 @@ def trace_models() -> list[dict[str, Any]]: ...
 def write_model_trace(
     model: str, path: str, format: str = "disksim", seed: int = 1
 ) -> tuple[int, int]: ...
+def serve(
+    config_json: str,
+    listen: str,
+    export_name: str = "",
+    read_only: bool = False,
+    clock: str = "realtime",
+    time_scale: float = 1.0,
+    seed: int = 1,
+    ready: Callable[[str], object] | None = None,
+    tick: Callable[[str], object] | None = None,
+) -> str: ...
 
 @final
 class NvmeDevice:

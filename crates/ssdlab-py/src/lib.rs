@@ -6,6 +6,7 @@ mod errors;
 mod job;
 mod nvme;
 mod run;
+mod serve;
 mod trace;
 
 use pyo3::prelude::*;
@@ -23,5 +24,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     job::register(m)?;
     run::register(m)?;
     trace::register(m)?;
+    serve::register(m)?;
     nvme::register(m)
 }

@@ -19,6 +19,7 @@ pub mod iface;
 pub mod media;
 pub mod request;
 pub mod run;
+pub mod serve;
 pub mod sim;
 pub mod stats;
 pub mod workload;

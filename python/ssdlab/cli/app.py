@@ -24,6 +24,7 @@ from .experiments import register as register_experiments
 from .nvme import register as register_nvme
 from .options import Overrides, UserError, check_overrides
 from .progress import progress_bar, stderr_is_terminal
+from .serve import register as register_serve
 from .table import key_value_table, print_result
 from .trace import register as register_trace
 
@@ -465,7 +466,8 @@ def bench_command(
 register_experiments(app)
 # trace stats, formats, models, generate: see cli_trace.py
 register_trace(app)
-register_nvme(app)  # nvme id-ctrl, id-ns, smart-log, list: see cli_nvme.py
+register_nvme(app)  # nvme id-ctrl, id-ns, smart-log, list: see cli/nvme.py
+register_serve(app)  # the live device over NBD: see cli/serve.py
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,84 @@
+//! The live device for `ssdlab serve` (`ssdlab::serve`): an NBD server over a simulated drive.
+
+use pyo3::prelude::*;
+use ssdlab::serve::{Clock, Listen, ServeOptions};
+use ssdlab::SsdConfig;
+
+use crate::errors::to_py;
+
+/// Serve the config over NBD until interrupted (Ctrl-C, or a KeyboardInterrupt raised by
+/// `tick`); returns the session's result JSON. Releases the GIL; `ready(address)` is called once
+/// the server listens, `tick(figures_json)` about four times a second.
+#[pyfunction]
+#[pyo3(signature = (config_json, listen, export_name="", read_only=false, clock="realtime", time_scale=1.0, seed=1, ready=None, tick=None))]
+#[allow(clippy::too_many_arguments)]
+fn serve(
+    py: Python<'_>,
+    config_json: &str,
+    listen: &str,
+    export_name: &str,
+    read_only: bool,
+    clock: &str,
+    time_scale: f64,
+    seed: u64,
+    ready: Option<PyObject>,
+    tick: Option<PyObject>,
+) -> PyResult<String> {
+    let cfg = SsdConfig::from_json(config_json).map_err(to_py)?;
+    let opts = ServeOptions {
+        listen: Listen::parse(listen).map_err(to_py)?,
+        export_name: export_name.to_string(),
+        read_only,
+        clock: Clock::parse(clock).map_err(to_py)?,
+        time_scale,
+        seed,
+    };
+    let mut callback_error: Option<PyErr> = None;
+    let ready_error: std::sync::Mutex<Option<PyErr>> = Default::default();
+    let result = py.allow_threads(|| {
+        ssdlab::serve::serve(
+            &cfg,
+            &opts,
+            &mut |address| {
+                Python::with_gil(|py| {
+                    if let Some(cb) = &ready {
+                        if let Err(e) = cb.call1(py, (address,)) {
+                            ready_error.lock().unwrap().get_or_insert(e);
+                        }
+                    }
+                })
+            },
+            &mut |figures| {
+                Python::with_gil(|py| {
+                    if ready_error.lock().unwrap().is_some() {
+                        return false;
+                    }
+                    // Ctrl-C (or SIGTERM turned into KeyboardInterrupt) ends the session.
+                    if let Err(e) = py.check_signals() {
+                        if !e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+                            callback_error = Some(e);
+                        }
+                        return false;
+                    }
+                    if let Some(cb) = &tick {
+                        if let Err(e) = cb.call1(py, (figures,)) {
+                            if !e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+                                callback_error = Some(e);
+                            }
+                            return false;
+                        }
+                    }
+                    true
+                })
+            },
+        )
+    });
+    if let Some(e) = ready_error.into_inner().unwrap().or(callback_error) {
+        return Err(e);
+    }
+    result.map(|r| r.to_json()).map_err(to_py)
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(serve, m)?)
+}

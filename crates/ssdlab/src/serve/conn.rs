@@ -1,0 +1,520 @@
+//! One client connection: the fixed-newstyle handshake, then a reader that turns requests into
+//! messages for the simulation thread and a writer that sends the replies it gets back.
+//!
+//! Nothing a client claims is allocated before it is bounded: option payloads up to
+//! `MAX_OPTION_BYTES`, write payloads up to `MAX_REQUEST_BYTES`, and a connection holds at most
+//! `MAX_IN_FLIGHT_BYTES` of requests in the model before its reader waits (a client that never
+//! reads its replies stalls itself, not the server).
+
+use super::proto::*;
+use std::io::{self, Read, Write};
+use std::sync::mpsc::{Receiver, Sender};
+use std::sync::{Condvar, Mutex};
+
+/// What the server offers: one export.
+#[derive(Clone, Debug)]
+pub struct Export {
+    pub name: String,
+    pub description: String,
+    pub size: u64,
+    pub read_only: bool,
+    /// INFO_BLOCK_SIZE: minimum (the logical sector), preferred (the FTL's map unit), maximum
+    /// (the largest request taken).
+    pub block_min: u32,
+    pub block_preferred: u32,
+    pub block_max: u32,
+}
+
+impl Export {
+    pub fn transmission_flags(&self) -> u16 {
+        let mut f = TFLAG_HAS_FLAGS
+            | TFLAG_SEND_FLUSH
+            | TFLAG_SEND_FUA
+            | TFLAG_SEND_TRIM
+            | TFLAG_SEND_WRITE_ZEROES
+            | TFLAG_SEND_FAST_ZERO
+            | TFLAG_SEND_CACHE
+            | TFLAG_SEND_DF
+            // All connections share one device and one data store.
+            | TFLAG_CAN_MULTI_CONN;
+        if self.read_only {
+            f |= TFLAG_READ_ONLY;
+        }
+        f
+    }
+
+    fn names(&self, name: &[u8]) -> bool {
+        name.is_empty() || name == self.name.as_bytes()
+    }
+}
+
+/// How the handshake ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Handshake {
+    /// Go on to transmission; `structured` if the client asked for structured replies.
+    Transmission { structured: bool },
+    /// The client aborted, or broke the protocol: close the connection.
+    Closed,
+}
+
+fn read_u32(s: &mut impl Read) -> io::Result<u32> {
+    let mut b = [0u8; 4];
+    s.read_exact(&mut b)?;
+    Ok(u32::from_be_bytes(b))
+}
+
+/// Read and drop `n` bytes.
+fn skip(s: &mut impl Read, n: u64) -> io::Result<()> {
+    let copied = io::copy(&mut s.take(n), &mut io::sink())?;
+    if copied < n {
+        return Err(io::ErrorKind::UnexpectedEof.into());
+    }
+    Ok(())
+}
+
+/// The server's side of the fixed-newstyle handshake.
+pub fn handshake<S: Read + Write>(s: &mut S, export: &Export) -> io::Result<Handshake> {
+    let mut hello = Vec::with_capacity(18);
+    hello.extend_from_slice(&NBD_MAGIC.to_be_bytes());
+    hello.extend_from_slice(&OPTS_MAGIC.to_be_bytes());
+    hello.extend_from_slice(&(FLAG_FIXED_NEWSTYLE | FLAG_NO_ZEROES).to_be_bytes());
+    s.write_all(&hello)?;
+    let client_flags = read_u32(s)?;
+    if client_flags & !(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES) != 0 {
+        // Flags we do not know: the protocol says to close.
+        return Ok(Handshake::Closed);
+    }
+    let no_zeroes = client_flags & FLAG_C_NO_ZEROES != 0;
+    let mut structured = false;
+    for _ in 0..MAX_OPTIONS {
+        let mut head = [0u8; 16];
+        s.read_exact(&mut head)?;
+        if u64::from_be_bytes(head[0..8].try_into().unwrap()) != OPTS_MAGIC {
+            return Ok(Handshake::Closed);
+        }
+        let option = u32::from_be_bytes(head[8..12].try_into().unwrap());
+        let len = u32::from_be_bytes(head[12..16].try_into().unwrap());
+        if len > MAX_OPTION_BYTES {
+            if option == OPT_EXPORT_NAME || len > MAX_OPTION_DISCARD {
+                return Ok(Handshake::Closed);
+            }
+            skip(s, len as u64)?;
+            s.write_all(&option_reply(option, REP_ERR_TOO_BIG, b"option too long"))?;
+            continue;
+        }
+        let mut data = vec![0u8; len as usize];
+        s.read_exact(&mut data)?;
+        let reply = |s: &mut S, kind: u32, payload: &[u8]| -> io::Result<()> {
+            s.write_all(&option_reply(option, kind, payload))
+        };
+        match option {
+            OPT_EXPORT_NAME => {
+                // This option cannot be answered with an error: an unknown name closes.
+                if !export.names(&data) {
+                    return Ok(Handshake::Closed);
+                }
+                let mut out = Vec::with_capacity(10 + 124);
+                out.extend_from_slice(&export.size.to_be_bytes());
+                out.extend_from_slice(&export.transmission_flags().to_be_bytes());
+                if !no_zeroes {
+                    out.extend_from_slice(&[0u8; 124]);
+                }
+                s.write_all(&out)?;
+                return Ok(Handshake::Transmission { structured });
+            }
+            OPT_ABORT => {
+                reply(s, REP_ACK, &[])?;
+                return Ok(Handshake::Closed);
+            }
+            OPT_LIST => {
+                if !data.is_empty() {
+                    reply(s, REP_ERR_INVALID, b"NBD_OPT_LIST takes no data")?;
+                    continue;
+                }
+                let mut p = Vec::new();
+                p.extend_from_slice(&(export.name.len() as u32).to_be_bytes());
+                p.extend_from_slice(export.name.as_bytes());
+                reply(s, REP_SERVER, &p)?;
+                reply(s, REP_ACK, &[])?;
+            }
+            OPT_INFO | OPT_GO => {
+                let Some(req) = parse_info_request(&data) else {
+                    reply(s, REP_ERR_INVALID, b"malformed information request")?;
+                    continue;
+                };
+                if !export.names(&req.name) {
+                    reply(s, REP_ERR_UNKNOWN, b"no such export")?;
+                    continue;
+                }
+                let mut info = Vec::new();
+                info.extend_from_slice(&INFO_EXPORT.to_be_bytes());
+                info.extend_from_slice(&export.size.to_be_bytes());
+                info.extend_from_slice(&export.transmission_flags().to_be_bytes());
+                reply(s, REP_INFO, &info)?;
+                if req.infos.contains(&INFO_NAME) {
+                    let mut p = INFO_NAME.to_be_bytes().to_vec();
+                    p.extend_from_slice(export.name.as_bytes());
+                    reply(s, REP_INFO, &p)?;
+                }
+                if req.infos.contains(&INFO_DESCRIPTION) {
+                    let mut p = INFO_DESCRIPTION.to_be_bytes().to_vec();
+                    p.extend_from_slice(export.description.as_bytes());
+                    reply(s, REP_INFO, &p)?;
+                }
+                let mut p = INFO_BLOCK_SIZE.to_be_bytes().to_vec();
+                p.extend_from_slice(&export.block_min.to_be_bytes());
+                p.extend_from_slice(&export.block_preferred.to_be_bytes());
+                p.extend_from_slice(&export.block_max.to_be_bytes());
+                reply(s, REP_INFO, &p)?;
+                reply(s, REP_ACK, &[])?;
+                if option == OPT_GO {
+                    return Ok(Handshake::Transmission { structured });
+                }
+            }
+            OPT_STRUCTURED_REPLY => {
+                if !data.is_empty() {
+                    reply(
+                        s,
+                        REP_ERR_INVALID,
+                        b"NBD_OPT_STRUCTURED_REPLY takes no data",
+                    )?;
+                    continue;
+                }
+                structured = true;
+                reply(s, REP_ACK, &[])?;
+            }
+            OPT_LIST_META_CONTEXT | OPT_SET_META_CONTEXT => {
+                if !structured {
+                    reply(s, REP_ERR_INVALID, b"meta contexts need structured replies")?;
+                    continue;
+                }
+                // No metadata context is offered yet: an empty list.
+                reply(s, REP_ACK, &[])?;
+            }
+            OPT_STARTTLS => reply(s, REP_ERR_UNSUP, b"TLS is not supported")?,
+            OPT_EXTENDED_HEADERS => reply(s, REP_ERR_UNSUP, b"extended headers are not supported")?,
+            _ => reply(s, REP_ERR_UNSUP, b"unknown option")?,
+        }
+    }
+    // Too many options: a client that never chooses an export.
+    Ok(Handshake::Closed)
+}
+
+/// Bytes of requests a connection may have in the model at once before its reader waits.
+pub const MAX_IN_FLIGHT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// A connection's requests in flight, in bytes: the reader takes credit, the writer gives it
+/// back when the reply is sent.
+#[derive(Default)]
+pub struct Credit {
+    used: Mutex<(u64, bool)>,
+    freed: Condvar,
+}
+
+impl Credit {
+    /// Wait until `bytes` fit (a request larger than the whole allowance waits for an empty
+    /// connection); false if the connection closed meanwhile.
+    pub fn take(&self, bytes: u64) -> bool {
+        let mut g = self.used.lock().unwrap();
+        while !g.1 && g.0 > 0 && g.0 + bytes > MAX_IN_FLIGHT_BYTES {
+            g = self.freed.wait(g).unwrap();
+        }
+        g.0 += bytes;
+        !g.1
+    }
+
+    pub fn give(&self, bytes: u64) {
+        let mut g = self.used.lock().unwrap();
+        g.0 = g.0.saturating_sub(bytes);
+        self.freed.notify_all();
+    }
+
+    pub fn close(&self) {
+        self.used.lock().unwrap().1 = true;
+        self.freed.notify_all();
+    }
+}
+
+/// What a connection sends the simulation thread.
+pub enum ToSim {
+    Open {
+        conn: u32,
+        structured: bool,
+        replies: Sender<Reply>,
+    },
+    Request {
+        conn: u32,
+        header: RequestHeader,
+        /// A write's payload.
+        data: Vec<u8>,
+        /// Bytes of credit this request holds (given back with its reply).
+        credit: u64,
+    },
+    /// A request refused before the model saw it.
+    Refused {
+        conn: u32,
+        header: RequestHeader,
+        error: u32,
+        credit: u64,
+    },
+    Closed {
+        conn: u32,
+    },
+}
+
+/// One reply's bytes, and the credit it gives back when written.
+pub struct Reply {
+    pub bytes: Vec<u8>,
+    pub credit: u64,
+}
+
+/// The reader half: requests until DISC, end of stream or a broken stream.
+pub fn read_requests<S: Read>(
+    s: &mut S,
+    conn: u32,
+    export: &Export,
+    credit: &Credit,
+    to_sim: &Sender<ToSim>,
+) -> io::Result<()> {
+    loop {
+        let mut b = [0u8; 28];
+        match s.read_exact(&mut b) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(()),
+            Err(e) => return Err(e),
+        }
+        let Ok(header) = parse_request(&b) else {
+            // Out of step: nothing that follows can be trusted.
+            return Ok(());
+        };
+        if header.kind == CMD_DISC {
+            return Ok(());
+        }
+        let payload = if header.kind == CMD_WRITE {
+            header.length as u64
+        } else {
+            0
+        };
+        let check = check_request(&header, export.size, export.read_only);
+        if payload > MAX_REQUEST_BYTES as u64 {
+            // Skip what we can to stay in step, then refuse; beyond the bound, close.
+            if payload > MAX_SKIP_BYTES {
+                return Ok(());
+            }
+            skip(s, payload)?;
+        }
+        let data = if payload > 0 && payload <= MAX_REQUEST_BYTES as u64 {
+            let mut d = vec![0u8; payload as usize];
+            s.read_exact(&mut d)?;
+            d
+        } else {
+            Vec::new()
+        };
+        // Reads hold their reply's bytes, writes their payload's.
+        let cost = (header.length as u64).min(MAX_REQUEST_BYTES as u64) + 64;
+        if !credit.take(cost) {
+            return Ok(());
+        }
+        let msg = match check {
+            Ok(()) => ToSim::Request {
+                conn,
+                header,
+                data,
+                credit: cost,
+            },
+            Err(error) => ToSim::Refused {
+                conn,
+                header,
+                error,
+                credit: cost,
+            },
+        };
+        if to_sim.send(msg).is_err() {
+            return Ok(());
+        }
+    }
+}
+
+/// The writer half: send replies in the order they come until the simulation drops the sender
+/// or the client stops reading.
+pub fn write_replies<S: Write>(s: &mut S, replies: Receiver<Reply>, credit: &Credit) {
+    for r in replies {
+        let ok = s.write_all(&r.bytes).is_ok();
+        credit.give(r.credit);
+        if !ok {
+            break;
+        }
+    }
+    credit.close();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    /// A scripted client: what it sends, and what the server wrote back.
+    struct Duplex {
+        input: Cursor<Vec<u8>>,
+        output: Vec<u8>,
+    }
+
+    impl Read for Duplex {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.input.read(buf)
+        }
+    }
+
+    impl Write for Duplex {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.output.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn export() -> Export {
+        Export {
+            name: "ssd".into(),
+            description: "test".into(),
+            size: 1 << 30,
+            read_only: false,
+            block_min: 512,
+            block_preferred: 4096,
+            block_max: 1 << 25,
+        }
+    }
+
+    fn option(code: u32, data: &[u8]) -> Vec<u8> {
+        let mut v = OPTS_MAGIC.to_be_bytes().to_vec();
+        v.extend_from_slice(&code.to_be_bytes());
+        v.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        v.extend_from_slice(data);
+        v
+    }
+
+    fn go(name: &[u8]) -> Vec<u8> {
+        let mut d = (name.len() as u32).to_be_bytes().to_vec();
+        d.extend_from_slice(name);
+        d.extend_from_slice(&0u16.to_be_bytes());
+        option(OPT_GO, &d)
+    }
+
+    fn run(script: Vec<u8>) -> (io::Result<Handshake>, Vec<u8>) {
+        let mut d = Duplex {
+            input: Cursor::new(script),
+            output: Vec::new(),
+        };
+        let r = handshake(&mut d, &export());
+        (r, d.output)
+    }
+
+    /// The option replies in `out` after the 18-byte greeting: (option, type, payload length).
+    fn replies(out: &[u8]) -> Vec<(u32, u32, u32)> {
+        let mut v = Vec::new();
+        let mut at = 18;
+        while at + 20 <= out.len() {
+            assert_eq!(&out[at..at + 8], &OPTION_REPLY_MAGIC.to_be_bytes());
+            let opt = u32::from_be_bytes(out[at + 8..at + 12].try_into().unwrap());
+            let kind = u32::from_be_bytes(out[at + 12..at + 16].try_into().unwrap());
+            let len = u32::from_be_bytes(out[at + 16..at + 20].try_into().unwrap());
+            v.push((opt, kind, len));
+            at += 20 + len as usize;
+        }
+        v
+    }
+
+    fn flags(f: u32) -> Vec<u8> {
+        f.to_be_bytes().to_vec()
+    }
+
+    #[test]
+    fn go_with_structured_replies_enters_transmission() {
+        let mut s = flags(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES);
+        s.extend(option(OPT_STRUCTURED_REPLY, &[]));
+        s.extend(option(OPT_LIST, &[]));
+        s.extend(option(OPT_STARTTLS, &[]));
+        s.extend(option(4242, b"x"));
+        s.extend(go(b"ssd"));
+        let (r, out) = run(s);
+        assert_eq!(r.unwrap(), Handshake::Transmission { structured: true });
+        assert_eq!(&out[0..8], &NBD_MAGIC.to_be_bytes());
+        let kinds: Vec<_> = replies(&out).iter().map(|r| (r.0, r.1)).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                (OPT_STRUCTURED_REPLY, REP_ACK),
+                (OPT_LIST, REP_SERVER),
+                (OPT_LIST, REP_ACK),
+                (OPT_STARTTLS, REP_ERR_UNSUP),
+                (4242, REP_ERR_UNSUP),
+                (OPT_GO, REP_INFO),
+                (OPT_GO, REP_INFO),
+                (OPT_GO, REP_ACK),
+            ]
+        );
+    }
+
+    #[test]
+    fn export_name_answers_size_and_flags_with_or_without_zeroes() {
+        let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+        s.extend(option(OPT_EXPORT_NAME, b""));
+        let (r, out) = run(s);
+        assert_eq!(r.unwrap(), Handshake::Transmission { structured: false });
+        assert_eq!(out.len(), 18 + 8 + 2 + 124);
+        assert_eq!(&out[18..26], &(1u64 << 30).to_be_bytes());
+        let mut s = flags(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES);
+        s.extend(option(OPT_EXPORT_NAME, b"ssd"));
+        assert_eq!(run(s).1.len(), 18 + 10);
+        // An unknown name cannot be answered with an error: the connection closes.
+        let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+        s.extend(option(OPT_EXPORT_NAME, b"other"));
+        assert_eq!(run(s).0.unwrap(), Handshake::Closed);
+    }
+
+    #[test]
+    fn hostile_handshakes_are_refused_without_allocating_what_they_claim() {
+        // Unknown client flags, a wrong option magic, a 4 GiB option, a 5,000-byte name.
+        assert_eq!(run(flags(1 << 7)).0.unwrap(), Handshake::Closed);
+        let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+        s.extend_from_slice(&[0u8; 16]);
+        assert_eq!(run(s).0.unwrap(), Handshake::Closed);
+        let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+        s.extend_from_slice(&OPTS_MAGIC.to_be_bytes());
+        s.extend_from_slice(&OPT_GO.to_be_bytes());
+        s.extend_from_slice(&u32::MAX.to_be_bytes());
+        assert_eq!(run(s).0.unwrap(), Handshake::Closed);
+        let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+        s.extend(go(&[b'a'; 5000]));
+        s.extend(go(b"nope"));
+        s.extend(option(OPT_ABORT, &[]));
+        let (r, out) = run(s);
+        assert_eq!(r.unwrap(), Handshake::Closed);
+        let kinds: Vec<_> = replies(&out).iter().map(|r| r.1).collect();
+        assert_eq!(kinds, vec![REP_ERR_UNKNOWN, REP_ERR_UNKNOWN, REP_ACK]);
+        // A truncated handshake is an I/O error, not a panic.
+        let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+        s.extend_from_slice(&OPTS_MAGIC.to_be_bytes()[..5]);
+        assert!(run(s).0.is_err());
+        // Ten thousand options: answered up to the limit, then closed.
+        let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+        for _ in 0..10_000 {
+            s.extend(option(OPT_LIST, &[]));
+        }
+        let (r, out) = run(s);
+        assert_eq!(r.unwrap(), Handshake::Closed);
+        assert_eq!(replies(&out).len(), 2 * MAX_OPTIONS as usize);
+    }
+
+    #[test]
+    fn an_oversized_option_is_skipped_and_refused() {
+        let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+        s.extend(option(OPT_INFO, &vec![0u8; MAX_OPTION_BYTES as usize + 1]));
+        s.extend(go(b""));
+        let (r, out) = run(s);
+        assert_eq!(r.unwrap(), Handshake::Transmission { structured: false });
+        assert_eq!(replies(&out)[0].1, REP_ERR_TOO_BIG);
+    }
+}

@@ -1,0 +1,756 @@
+//! The live device: a simulated drive served over the Network Block Device protocol to real,
+//! unmodified clients (qemu-img, qemu-io, nbdcopy, fio, a QEMU guest).
+//!
+//! Why a server of our own: the NBD servers on crates.io implement part of the protocol
+//! (no structured replies or INFO_BLOCK_SIZE) and trust a client's lengths; this one bounds
+//! every length before it allocates (`proto`, `conn`).
+//!
+//! Threads: one accepts connections; each connection has a reader (requests in) and a writer
+//! (replies out); one simulation thread — the caller's — owns the [`Device`] and its data store,
+//! submits each request through the device boundary, runs the model, and hands replies to the
+//! writers. Two clocks: `realtime` maps simulated time onto the wall clock (a reply leaves when
+//! the wall clock reaches its simulated completion, times `time_scale`), `logical` replies as
+//! soon as the model has finished the request.
+
+pub mod conn;
+pub mod proto;
+
+use crate::config::SsdConfig;
+use crate::device::{Completion, Device, Driver, Flags, Request, Status};
+use crate::error::{Error, Result};
+use crate::sim::SimTime;
+use crate::stats::result::RunResult;
+use crate::workload::Op;
+use conn::{Export, Handshake, Reply, ToSim};
+use proto::*;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Where the server listens.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Listen {
+    /// `tcp://HOST:PORT` (the protocol's port is 10809).
+    Tcp(String),
+    /// `unix:PATH`.
+    Unix(PathBuf),
+}
+
+impl Listen {
+    pub fn parse(text: &str) -> Result<Listen> {
+        if let Some(addr) = text.strip_prefix("tcp://") {
+            let ok = addr
+                .rsplit_once(':')
+                .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+            if ok {
+                return Ok(Listen::Tcp(addr.to_string()));
+            }
+        } else if let Some(path) = text.strip_prefix("unix:") {
+            if !path.is_empty() {
+                return Ok(Listen::Unix(PathBuf::from(path)));
+            }
+        }
+        Err(Error::Config(format!(
+            "--listen {text:?}: expected tcp://HOST:PORT (e.g. tcp://127.0.0.1:10809) or unix:PATH"
+        )))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Clock {
+    Realtime,
+    Logical,
+}
+
+impl Clock {
+    pub fn parse(text: &str) -> Result<Clock> {
+        match text {
+            "realtime" => Ok(Clock::Realtime),
+            "logical" => Ok(Clock::Logical),
+            _ => Err(Error::Config(format!(
+                "--clock {text:?}: expected realtime or logical"
+            ))),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Clock::Realtime => "realtime",
+            Clock::Logical => "logical",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    pub listen: Listen,
+    pub export_name: String,
+    pub read_only: bool,
+    pub clock: Clock,
+    /// Wall seconds per simulated second (realtime clock): 2 plays the drive at half speed.
+    pub time_scale: f64,
+    pub seed: u64,
+}
+
+/// A connection's byte stream, TCP or Unix.
+enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Stream {
+    fn try_clone(&self) -> io::Result<Stream> {
+        Ok(match self {
+            Stream::Tcp(s) => Stream::Tcp(s.try_clone()?),
+            Stream::Unix(s) => Stream::Unix(s.try_clone()?),
+        })
+    }
+
+    fn shutdown(&self) {
+        let _ = match self {
+            Stream::Tcp(s) => s.shutdown(Shutdown::Both),
+            Stream::Unix(s) => s.shutdown(Shutdown::Both),
+        };
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            Stream::Unix(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.flush(),
+            Stream::Unix(s) => s.flush(),
+        }
+    }
+}
+
+enum Listener {
+    Tcp(TcpListener),
+    Unix(UnixListener, PathBuf),
+}
+
+impl Listener {
+    fn bind(listen: &Listen) -> Result<Listener> {
+        let l = match listen {
+            Listen::Tcp(addr) => Listener::Tcp(
+                TcpListener::bind(addr)
+                    .map_err(|e| Error::Config(format!("--listen tcp://{addr}: {e}")))?,
+            ),
+            Listen::Unix(path) => Listener::Unix(
+                UnixListener::bind(path)
+                    .map_err(|e| Error::Config(format!("--listen unix:{}: {e}", path.display())))?,
+                path.clone(),
+            ),
+        };
+        match &l {
+            Listener::Tcp(t) => t.set_nonblocking(true),
+            Listener::Unix(u, _) => u.set_nonblocking(true),
+        }
+        .map_err(|e| Error::Config(format!("--listen: {e}")))?;
+        Ok(l)
+    }
+
+    /// What a client connects to.
+    fn address(&self) -> String {
+        match self {
+            Listener::Tcp(t) => t
+                .local_addr()
+                .map(|a| format!("nbd://{a}"))
+                .unwrap_or_default(),
+            Listener::Unix(_, p) => format!("nbd+unix:///?socket={}", p.display()),
+        }
+    }
+
+    fn accept(&self) -> io::Result<Stream> {
+        match self {
+            Listener::Tcp(t) => {
+                let (s, _) = t.accept()?;
+                s.set_nonblocking(false)?;
+                let _ = s.set_nodelay(true);
+                Ok(Stream::Tcp(s))
+            }
+            Listener::Unix(u, _) => {
+                let (s, _) = u.accept()?;
+                s.set_nonblocking(false)?;
+                Ok(Stream::Unix(s))
+            }
+        }
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        if let Listener::Unix(_, path) = self {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Most connections served at once; more are closed at once.
+pub const MAX_CONNECTIONS: usize = 256;
+
+/// Accept connections until `stop`, each with a thread that runs the handshake and then reads
+/// requests (and one that writes replies).
+fn accept_loop(
+    listener: Listener,
+    export: Export,
+    to_sim: Sender<ToSim>,
+    streams: Arc<Mutex<Vec<Stream>>>,
+    stop: Arc<AtomicBool>,
+) {
+    let next_conn = AtomicU32::new(0);
+    let live = Arc::new(AtomicU32::new(0));
+    while !stop.load(Ordering::Relaxed) {
+        let stream = match listener.accept() {
+            Ok(s) => s,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            }
+            Err(_) => continue,
+        };
+        if live.load(Ordering::Relaxed) as usize >= MAX_CONNECTIONS {
+            stream.shutdown();
+            continue;
+        }
+        let Ok(shut) = stream.try_clone() else {
+            continue;
+        };
+        streams.lock().unwrap().push(shut);
+        let conn = next_conn.fetch_add(1, Ordering::Relaxed);
+        let (export, to_sim, live) = (export.clone(), to_sim.clone(), live.clone());
+        live.fetch_add(1, Ordering::Relaxed);
+        std::thread::spawn(move || {
+            serve_connection(stream, conn, &export, &to_sim);
+            live.fetch_sub(1, Ordering::Relaxed);
+        });
+    }
+}
+
+fn serve_connection(mut stream: Stream, conn: u32, export: &Export, to_sim: &Sender<ToSim>) {
+    let Ok(Handshake::Transmission { structured }) = conn::handshake(&mut stream, export) else {
+        stream.shutdown();
+        return;
+    };
+    let Ok(mut writer) = stream.try_clone() else {
+        return;
+    };
+    let (replies_tx, replies_rx) = mpsc::channel::<Reply>();
+    let credit = Arc::new(conn::Credit::default());
+    let writer_credit = credit.clone();
+    let writer_thread = std::thread::spawn(move || {
+        conn::write_replies(&mut writer, replies_rx, &writer_credit);
+        writer.shutdown();
+    });
+    if to_sim
+        .send(ToSim::Open {
+            conn,
+            structured,
+            replies: replies_tx,
+        })
+        .is_ok()
+    {
+        let _ = conn::read_requests(&mut stream, conn, export, &credit, to_sim);
+        let _ = to_sim.send(ToSim::Closed { conn });
+    }
+    credit.close();
+    let _ = writer_thread.join();
+}
+
+/// A request in the model.
+struct Pending {
+    conn: u32,
+    handle: u64,
+    kind: u16,
+    offset: u64,
+    len: u64,
+    data: Vec<u8>,
+    /// A FUA write: a flush follows it before the reply.
+    fua: bool,
+    credit: u64,
+}
+
+struct ConnState {
+    replies: Sender<Reply>,
+    structured: bool,
+}
+
+/// A reply due at a simulated time (realtime clock: held until the wall clock gets there).
+struct Due {
+    at: SimTime,
+    seq: u64,
+    conn: u32,
+    reply: Reply,
+}
+
+impl PartialEq for Due {
+    fn eq(&self, o: &Self) -> bool {
+        (self.at, self.seq) == (o.at, o.seq)
+    }
+}
+impl Eq for Due {}
+impl PartialOrd for Due {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Due {
+    /// Earliest first in a max-heap.
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (o.at, o.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+/// The server's driver of the device: what each request in the model came from, and the
+/// replies it produced.
+struct Outbox {
+    pending: HashMap<u32, Pending>,
+    conns: HashMap<u32, ConnState>,
+    due: BinaryHeap<Due>,
+    seq: u64,
+    /// Requests waiting for room in their interface queue.
+    backlog: VecDeque<(Request, Pending)>,
+    reads: u64,
+    writes: u64,
+    errors: u64,
+}
+
+impl Outbox {
+    fn reply(&mut self, at: SimTime, conn: u32, reply: Reply) {
+        self.seq += 1;
+        self.due.push(Due {
+            at,
+            seq: self.seq,
+            conn,
+            reply,
+        });
+    }
+
+    /// The reply to a request, with its data for a read.
+    fn finish(&mut self, dev: &mut Device, at: SimTime, p: Pending, status: Status) {
+        let Some(c) = self.conns.get(&p.conn) else {
+            return; // The client has gone.
+        };
+        let structured = c.structured;
+        let error = match status {
+            Status::Ok => 0,
+            _ => EIO,
+        };
+        if error == 0 {
+            let store = dev.store_mut().expect("the server keeps data");
+            match p.kind {
+                CMD_WRITE => store.write_bytes(p.offset, &p.data),
+                // Trimmed data reads as zeros, as the device's unmapped units do.
+                CMD_TRIM | CMD_WRITE_ZEROES => store.zero_bytes(p.offset, p.len),
+                _ => {}
+            }
+        } else {
+            self.errors += 1;
+        }
+        let bytes = if p.kind == CMD_READ && error == 0 {
+            let mut data = vec![0u8; p.len as usize];
+            dev.store()
+                .expect("the server keeps data")
+                .read_bytes(p.offset, &mut data);
+            self.reads += 1;
+            if structured {
+                let mut out = chunk_header(
+                    REPLY_FLAG_DONE,
+                    REPLY_TYPE_OFFSET_DATA,
+                    p.handle,
+                    8 + p.len as u32,
+                )
+                .to_vec();
+                out.extend_from_slice(&p.offset.to_be_bytes());
+                out.extend_from_slice(&data);
+                out
+            } else {
+                let mut out = simple_reply(0, p.handle).to_vec();
+                out.extend_from_slice(&data);
+                out
+            }
+        } else {
+            if p.kind == CMD_WRITE {
+                self.writes += 1;
+            }
+            error_reply(
+                structured,
+                p.kind,
+                p.handle,
+                error,
+                "the device reported an error",
+            )
+        };
+        self.reply(
+            at,
+            p.conn,
+            Reply {
+                bytes,
+                credit: p.credit,
+            },
+        );
+    }
+
+    /// Submit what waits for queue room, in order, while there is room.
+    fn submit_backlog(&mut self, dev: &mut Device, now: SimTime) {
+        while let Some((r, _)) = self.backlog.front() {
+            if !dev.queue_has_room(r.queue, r.op, r.len) {
+                break;
+            }
+            let (mut r, p) = self.backlog.pop_front().expect("front");
+            r.arrival = r.arrival.min(now);
+            match dev.submit(now, r) {
+                Ok(id) => {
+                    self.pending.insert(id, p);
+                }
+                Err(_) => self.finish(dev, now, p, Status::Unsupported),
+            }
+        }
+    }
+}
+
+/// A reply that carries no data: an error or a plain success.
+fn error_reply(structured: bool, kind: u16, handle: u64, error: u32, message: &str) -> Vec<u8> {
+    if structured && (error != 0 || kind == CMD_READ) {
+        if error == 0 {
+            return chunk_header(REPLY_FLAG_DONE, REPLY_TYPE_NONE, handle, 0).to_vec();
+        }
+        return error_chunk(handle, error, message);
+    }
+    simple_reply(error, handle).to_vec()
+}
+
+impl Driver for Outbox {
+    fn on_complete(&mut self, dev: &mut Device, now: SimTime, done: Completion) {
+        let Some(mut p) = self.pending.remove(&done.id) else {
+            return;
+        };
+        if p.fua && done.status == Status::Ok {
+            // Durable before the reply: the flush waits for what the write cache holds.
+            p.fua = false;
+            let flush = Request {
+                op: Op::Flush,
+                offset: 0,
+                len: 0,
+                queue: p.conn,
+                flags: Flags::NONE,
+                arrival: now,
+            };
+            self.backlog.push_front((flush, p));
+            self.submit_backlog(dev, now);
+            return;
+        }
+        self.finish(dev, now, p, done.status);
+        self.submit_backlog(dev, now);
+    }
+}
+
+/// Figures of a live session, for the live display.
+fn live_json(dev: &Device, out: &Outbox, connections: usize, wall_s: f64) -> String {
+    let host = dev.host();
+    let lat = |op: Op| {
+        let l = host.latency(op);
+        let s = l.summary();
+        serde_json::json!({"count": l.count, "bytes": l.bytes, "mean_us": s.mean,
+                           "p50_us": s.p50, "p99_us": s.p99})
+    };
+    let f = &dev.ftl().stats;
+    let waf = if f.host_units_written > 0 {
+        (f.host_units_written + f.gc_units_moved) as f64 / f.host_units_written as f64
+    } else {
+        0.0
+    };
+    serde_json::json!({
+        "wall_s": wall_s,
+        "simulated_s": dev.now().as_secs_f64(),
+        "connections": connections,
+        "requests": host.completed(),
+        "in_flight": out.pending.len() + out.backlog.len(),
+        "read": lat(Op::Read),
+        "write": lat(Op::Write),
+        "errors": out.errors,
+        "write_amplification": waf,
+        "gc_runs": f.gc_runs,
+    })
+    .to_string()
+}
+
+/// Serve `cfg` until `tick` (called about four times a second with the live figures as JSON)
+/// returns false; returns the session's result. `ready` is called once with the address
+/// clients connect to.
+pub fn serve(
+    cfg: &SsdConfig,
+    opts: &ServeOptions,
+    ready: &mut dyn FnMut(&str),
+    tick: &mut dyn FnMut(&str) -> bool,
+) -> Result<RunResult> {
+    if !(opts.time_scale.is_finite() && opts.time_scale > 0.0 && opts.time_scale <= 1e6) {
+        return Err(Error::Config(format!(
+            "--time-scale {}: expected a number above 0, at most 1e6",
+            opts.time_scale
+        )));
+    }
+    if opts.export_name.len() > 4096 {
+        return Err(Error::Config(format!(
+            "--export-name: {} bytes, expected at most 4096",
+            opts.export_name.len()
+        )));
+    }
+    let mut dev = Device::new(cfg, opts.seed)?;
+    if dev.hil().raw().is_some() {
+        return Err(Error::Config(
+            "serve: a raw device (ftl.kind = \"none\") has no logical blocks to export".into(),
+        ));
+    }
+    dev.enable_store(512)?;
+    let pre_s = crate::run::precondition(&mut dev, cfg, opts.seed)?;
+    let max_cmd = dev.max_cmd_bytes().min(MAX_REQUEST_BYTES as u64) as u32;
+    let export = Export {
+        name: opts.export_name.clone(),
+        description: format!("ssdlab {} ({})", env!("CARGO_PKG_VERSION"), cfg.meta.name),
+        size: dev.capacity_bytes(),
+        read_only: opts.read_only,
+        block_min: 512,
+        block_preferred: cfg.map_unit_bytes().min(1 << 20) as u32,
+        block_max: MAX_REQUEST_BYTES.max(max_cmd),
+    };
+    let listener = Listener::bind(&opts.listen)?;
+    ready(&listener.address());
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let streams = Arc::new(Mutex::new(Vec::new()));
+    let (to_sim, from_conns) = mpsc::channel::<ToSim>();
+    let acceptor = {
+        let (export, stop, streams) = (export.clone(), stop.clone(), streams.clone());
+        std::thread::spawn(move || accept_loop(listener, export, to_sim, streams, stop))
+    };
+
+    let mut out = Outbox {
+        pending: HashMap::new(),
+        conns: HashMap::new(),
+        due: BinaryHeap::new(),
+        seq: 0,
+        backlog: VecDeque::new(),
+        reads: 0,
+        writes: 0,
+        errors: 0,
+    };
+    let start = Instant::now();
+    let scale = opts.time_scale;
+    // The simulated time the wall clock has reached (realtime clock).
+    let sim_now =
+        |start: Instant| SimTime::from_ps((start.elapsed().as_secs_f64() / scale * 1e12) as u64);
+    let wall_of = |t: SimTime| start + Duration::from_secs_f64(t.as_secs_f64() * scale);
+    let tick_every = Duration::from_millis(250);
+    let mut next_tick = Instant::now() + tick_every;
+    let result = loop {
+        // Wait for a request, the next reply due, the next model event or the next tick.
+        let mut wake = next_tick;
+        if opts.clock == Clock::Realtime {
+            if let Some(d) = out.due.peek() {
+                wake = wake.min(wall_of(d.at));
+            }
+            if let Some(t) = dev.next_event_time() {
+                wake = wake.min(wall_of(t));
+            }
+        }
+        let timeout = wake.saturating_duration_since(Instant::now());
+        let first = match from_conns.recv_timeout(timeout) {
+            Ok(m) => Some(m),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => break Ok(()),
+        };
+        let now_sim = match opts.clock {
+            Clock::Realtime => sim_now(start).max(dev.now()),
+            Clock::Logical => dev.now(),
+        };
+        if opts.clock == Clock::Realtime {
+            dev.run_until(&mut out, now_sim)?;
+        }
+        for msg in first
+            .into_iter()
+            .chain(std::iter::from_fn(|| from_conns.try_recv().ok()))
+        {
+            take_message(&mut out, msg, now_sim);
+        }
+        out.submit_backlog(&mut dev, now_sim);
+        match opts.clock {
+            Clock::Realtime => dev.run_until(&mut out, sim_now(start).max(dev.now()))?,
+            Clock::Logical => {
+                dev.run_until(&mut out, SimTime::MAX)?;
+            }
+        }
+        // Send what is due.
+        let limit = match opts.clock {
+            Clock::Realtime => sim_now(start),
+            Clock::Logical => SimTime::MAX,
+        };
+        while out.due.peek().is_some_and(|d| d.at <= limit) {
+            let d = out.due.pop().expect("peeked");
+            if let Some(c) = out.conns.get(&d.conn) {
+                let _ = c.replies.send(d.reply);
+            }
+        }
+        if Instant::now() >= next_tick {
+            next_tick = Instant::now() + tick_every;
+            let figures = live_json(&dev, &out, out.conns.len(), start.elapsed().as_secs_f64());
+            if !tick(&figures) {
+                break Ok(());
+            }
+        }
+    };
+    // Stop: no new connections; close the ones there are (their readers end, their writers
+    // end when their senders go).
+    stop.store(true, Ordering::Relaxed);
+    for s in streams.lock().unwrap().iter() {
+        s.shutdown();
+    }
+    out.conns.clear();
+    let _ = acceptor.join();
+    result?;
+    let wall = start.elapsed().as_secs_f64();
+    let job = serde_json::json!({"serve": {
+        "listen": match &opts.listen {
+            Listen::Tcp(a) => format!("tcp://{a}"),
+            Listen::Unix(p) => format!("unix:{}", p.display()),
+        },
+        "export_name": opts.export_name,
+        "read_only": opts.read_only,
+        "clock": opts.clock.name(),
+        "time_scale": opts.time_scale,
+    }});
+    Ok(crate::run::build_result(
+        &dev,
+        cfg,
+        job,
+        opts.seed,
+        "server stopped",
+        wall,
+        pre_s,
+    ))
+}
+
+/// One message from a connection.
+fn take_message(out: &mut Outbox, msg: ToSim, now: SimTime) {
+    match msg {
+        ToSim::Open {
+            conn,
+            structured,
+            replies,
+        } => {
+            out.conns.insert(
+                conn,
+                ConnState {
+                    replies,
+                    structured,
+                },
+            );
+        }
+        ToSim::Closed { conn } => {
+            out.conns.remove(&conn);
+        }
+        ToSim::Refused {
+            conn,
+            header,
+            error,
+            credit,
+        } => {
+            out.errors += 1;
+            let structured = out.conns.get(&conn).is_some_and(|c| c.structured);
+            let bytes = error_reply(
+                structured,
+                header.kind,
+                header.handle,
+                error,
+                "request refused",
+            );
+            out.reply(now, conn, Reply { bytes, credit });
+        }
+        ToSim::Request {
+            conn,
+            header,
+            data,
+            credit,
+        } => {
+            let h = header;
+            let p = Pending {
+                conn,
+                handle: h.handle,
+                kind: h.kind,
+                offset: h.offset,
+                len: h.length as u64,
+                data,
+                fua: h.flags & CMD_FLAG_FUA != 0 && h.kind != CMD_FLUSH,
+                credit,
+            };
+            let op = match h.kind {
+                CMD_READ => Op::Read,
+                CMD_WRITE => Op::Write,
+                CMD_TRIM => Op::Trim,
+                CMD_FLUSH => Op::Flush,
+                CMD_WRITE_ZEROES => {
+                    if h.flags & CMD_FLAG_NO_HOLE != 0 {
+                        if h.flags & CMD_FLAG_FAST_ZERO != 0 {
+                            // Zeroes that must be written are no faster than a write.
+                            let structured = out.conns.get(&conn).is_some_and(|c| c.structured);
+                            let bytes = error_reply(
+                                structured,
+                                h.kind,
+                                h.handle,
+                                ENOTSUP,
+                                "no fast zeroing without holes",
+                            );
+                            out.reply(now, conn, Reply { bytes, credit });
+                            return;
+                        }
+                        Op::Write
+                    } else {
+                        // Deallocated units read as zeros (the device's unmapped reads).
+                        Op::Trim
+                    }
+                }
+                // CACHE is advice: answered at once.
+                _ => {
+                    let structured = out.conns.get(&conn).is_some_and(|c| c.structured);
+                    let bytes = error_reply(structured, h.kind, h.handle, 0, "");
+                    out.reply(now, conn, Reply { bytes, credit });
+                    return;
+                }
+            };
+            let (offset, len) = if op == Op::Flush {
+                (0, 0)
+            } else {
+                (h.offset, h.length as u64)
+            };
+            let r = Request {
+                op,
+                offset,
+                len,
+                queue: conn,
+                flags: if p.fua { Flags::FUA } else { Flags::NONE },
+                arrival: now,
+            };
+            out.backlog.push_back((r, p));
+        }
+    }
+}

@@ -1,0 +1,305 @@
+"""The live device: ``ssdlab serve`` answering real NBD clients (qemu-img, qemu-io) and a
+scripted hostile client, then writing the session's result when it is stopped."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import assert_user_error, run_cli
+
+QEMU_IMG = shutil.which("qemu-img")
+QEMU_IO = shutil.which("qemu-io")
+needs_qemu = pytest.mark.skipif(
+    QEMU_IMG is None or QEMU_IO is None, reason="qemu-img/qemu-io not installed (qemu-utils)"
+)
+
+NBD_MAGIC = 0x4E42444D41474943
+OPTS_MAGIC = 0x49484156454F5054
+REQUEST_MAGIC = 0x25609513
+SIMPLE_REPLY_MAGIC = 0x67446698
+OPT_GO = 7
+CMD_READ, CMD_WRITE, CMD_DISC, CMD_FLUSH = 0, 1, 2, 3
+EINVAL, EOVERFLOW, ENOSPC, EPERM = 22, 75, 28, 1
+
+
+class Server:
+    def __init__(self, proc: subprocess.Popen[str], socket_path: Path, result: Path) -> None:
+        self.proc = proc
+        self.socket_path = socket_path
+        self.result = result
+
+    @property
+    def uri(self) -> str:
+        return f"nbd+unix:///?socket={self.socket_path}"
+
+    def stop(self) -> tuple[int, str, str]:
+        self.proc.send_signal(signal.SIGTERM)
+        out, err = self.proc.communicate(timeout=60)
+        return self.proc.returncode, out, err
+
+
+def start_server(tmp: Path, *args: str) -> Server:
+    sock = tmp / "nbd.sock"
+    result = tmp / "session.json"
+    env = dict(os.environ)
+    env.pop("COLUMNS", None)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ssdlab",
+            "serve",
+            "small-tlc",
+            "--listen",
+            f"unix:{sock}",
+            "--json",
+            str(result),
+            "--quiet",
+            *args,
+        ],  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    deadline = time.monotonic() + 60
+    while not sock.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            out, err = proc.communicate()
+            raise AssertionError(f"server did not start: {out}\n{err}")
+        time.sleep(0.05)
+    return Server(proc, sock, result)
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    s = start_server(tmp_path, "--clock", "logical")
+    yield s
+    if s.proc.poll() is None:
+        s.stop()
+
+
+def qemu_io(uri: str, *commands: str) -> str:
+    args = [QEMU_IO or "qemu-io", "-f", "raw", uri]
+    for c in commands:
+        args += ["-c", c]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "fail" not in proc.stdout.lower(), proc.stdout
+    return proc.stdout
+
+
+@needs_qemu
+def test_qemu_img_round_trips_an_image_and_the_session_is_a_result(
+    server: Server, tmp_path: Path
+) -> None:
+    info = json.loads(
+        subprocess.run(
+            [QEMU_IMG or "", "info", "--output=json", server.uri],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        ).stdout  # fmt: skip
+    )
+    size = info["virtual-size"]
+    assert size == 896 * 1024 * 1024  # small-tlc's logical capacity
+    image = tmp_path / "in.raw"
+    with image.open("wb") as f:
+        f.write(os.urandom(16 * 1024 * 1024))
+        f.truncate(size)
+    subprocess.run([QEMU_IMG or "", "convert", "-n", "-f", "raw", "-O", "raw", str(image),
+                    server.uri], check=True, timeout=300)  # fmt: skip
+    compare = subprocess.run([QEMU_IMG or "", "compare", "-f", "raw", "-F", "raw", str(image),
+                              server.uri], capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert compare.returncode == 0, compare.stdout + compare.stderr
+    back = tmp_path / "out.raw"
+    subprocess.run([QEMU_IMG or "", "convert", "-f", "raw", "-O", "raw", server.uri, str(back)],
+                   check=True, timeout=300)  # fmt: skip
+    assert back.read_bytes()[: 16 << 20] == image.read_bytes()[: 16 << 20]
+    code, out, _ = server.stop()
+    assert code == 0
+    result = json.loads(server.result.read_text())
+    assert result["schema"] == "ssdlab.result/1"
+    assert result["sim"]["stop_reason"] == "server stopped"
+    assert result["job"]["serve"]["clock"] == "logical"
+    assert result["ops"]["write"]["count"] > 0 and result["ops"]["read"]["count"] > 0
+    assert "write amplification" in out
+
+
+@needs_qemu
+def test_qemu_io_patterns_discard_zeroes_and_flush(server: Server) -> None:
+    qemu_io(
+        server.uri,
+        "write -P 0xab 0 1M",
+        "write -P 0x11 4096 512",  # a partial map unit
+        "read -P 0xab 0 4096",
+        "read -P 0x11 4096 512",
+        "read -P 0xab 4608 3584",
+        "discard 512k 512k",
+        "read -P 0 512k 512k",
+        "write -z 16k 8k",
+        "read -P 0 16k 8k",
+        "read -P 0xab 24k 8k",
+        "write -P 0x5a -f 2M 64k",  # FUA
+        "flush",
+        "read -P 0x5a 2M 64k",
+    )
+
+
+def _connect(path: Path) -> socket.socket:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(30)
+    s.connect(str(path))
+    return s
+
+
+def _recv(s: socket.socket, n: int) -> bytes:
+    buf = b""
+    while len(buf) < n:
+        chunk = s.recv(n - len(buf))
+        if not chunk:
+            raise EOFError(f"closed after {len(buf)} of {n} bytes")
+        buf += chunk
+    return buf
+
+
+def _go(s: socket.socket) -> int:
+    """Handshake to transmission with NBD_OPT_GO (simple replies); returns the export size."""
+    magic, opts, _flags = struct.unpack(">QQH", _recv(s, 18))
+    assert (magic, opts) == (NBD_MAGIC, OPTS_MAGIC)
+    s.sendall(struct.pack(">I", 3))
+    payload = struct.pack(">I", 0) + struct.pack(">H", 0)
+    s.sendall(struct.pack(">QII", OPTS_MAGIC, OPT_GO, len(payload)) + payload)
+    size = None
+    while True:
+        _m, _opt, kind, length = struct.unpack(">QIII", _recv(s, 20))
+        data = _recv(s, length)
+        if kind == 3 and struct.unpack(">H", data[:2])[0] == 0:
+            size = struct.unpack(">Q", data[2:10])[0]
+        if kind == 1:
+            assert size is not None
+            return size
+
+
+def _request(s: socket.socket, cmd: int, handle: int, offset: int, length: int,
+             flags: int = 0, payload: bytes = b"") -> None:  # fmt: skip
+    s.sendall(struct.pack(">IHHQQI", REQUEST_MAGIC, flags, cmd, handle, offset, length) + payload)
+
+
+def _reply(s: socket.socket) -> tuple[int, int]:
+    magic, error, handle = struct.unpack(">IIQ", _recv(s, 16))
+    assert magic == SIMPLE_REPLY_MAGIC
+    return error, handle
+
+
+def test_a_hostile_client_gets_the_protocols_errors_and_stays_in_step(server: Server) -> None:
+    s = _connect(server.socket_path)
+    size = _go(s)
+    # Past the end, overflowing 64 bits, an unknown command, an unknown flag, zero length.
+    _request(s, CMD_READ, 1, size, 512)
+    assert _reply(s) == (EINVAL, 1)
+    _request(s, CMD_READ, 2, 2**64 - 256, 512)
+    assert _reply(s) == (EOVERFLOW, 2)
+    _request(s, 77, 3, 0, 512)
+    assert _reply(s) == (EINVAL, 3)
+    _request(s, CMD_READ, 4, 0, 512, flags=1 << 9)
+    assert _reply(s) == (EINVAL, 4)
+    _request(s, CMD_READ, 5, 0, 0)
+    assert _reply(s) == (EINVAL, 5)
+    # A 33 MiB write: its payload is skipped to stay in step, then refused.
+    big = 33 * 1024 * 1024
+    _request(s, CMD_WRITE, 6, 0, big)
+    s.sendall(bytes(big))
+    assert _reply(s) == (EINVAL, 6)
+    _request(s, CMD_WRITE, 7, size - 512, 1024, payload=bytes(1024))
+    assert _reply(s) == (ENOSPC, 7)
+    # Still in step: a write and its read-back.
+    _request(s, CMD_WRITE, 8, 8192, 512, payload=b"\x42" * 512)
+    assert _reply(s) == (0, 8)
+    _request(s, CMD_READ, 9, 8192, 512)
+    assert _reply(s) == (0, 9)
+    assert _recv(s, 512) == b"\x42" * 512
+    _request(s, CMD_FLUSH, 10, 0, 0)
+    assert _reply(s) == (0, 10)
+    _request(s, CMD_DISC, 11, 0, 0)
+    s.close()
+    # A wrong magic at once, and a handshake cut short: the server goes on serving others.
+    bad = _connect(server.socket_path)
+    _recv(bad, 18)
+    bad.sendall(b"\xff" * 20)
+    bad.close()
+    cut = _connect(server.socket_path)
+    _recv(cut, 18)
+    cut.sendall(struct.pack(">I", 3) + struct.pack(">Q", OPTS_MAGIC)[:5])
+    cut.close()
+    again = _connect(server.socket_path)
+    assert _go(again) == size
+    _request(again, CMD_READ, 12, 8192, 512)
+    assert _reply(again) == (0, 12)
+    assert _recv(again, 512) == b"\x42" * 512
+    again.close()
+    code, _, err = server.stop()
+    assert code == 0, err
+    assert "Traceback" not in err
+
+
+def test_read_only_refuses_writes(tmp_path: Path) -> None:
+    srv = start_server(tmp_path, "--clock", "logical", "--read-only")
+    try:
+        s = _connect(srv.socket_path)
+        _go(s)
+        _request(s, CMD_WRITE, 1, 0, 512, payload=bytes(512))
+        assert _reply(s) == (EPERM, 1)
+        _request(s, CMD_READ, 2, 0, 512)
+        assert _reply(s) == (0, 2)
+        assert _recv(s, 512) == bytes(512)
+        s.close()
+    finally:
+        srv.stop()
+
+
+def test_the_realtime_clock_holds_replies_until_their_simulated_completion(
+    tmp_path: Path,
+) -> None:
+    # Played 2,000 times slower, a 4 KiB read of tens of simulated µs takes tens of wall ms.
+    srv = start_server(tmp_path, "--clock", "realtime", "--time-scale", "2000")
+    try:
+        s = _connect(srv.socket_path)
+        _go(s)
+        walls = []
+        for handle in range(5):
+            t0 = time.monotonic()
+            _request(s, CMD_READ, handle, handle * 4096 * 97, 4096)
+            assert _reply(s) == (0, handle)
+            _recv(s, 4096)
+            walls.append(time.monotonic() - t0)
+        s.close()
+    finally:
+        code, _, err = srv.stop()
+    assert code == 0, err
+    result = json.loads(srv.result.read_text())
+    mean_us = result["ops"]["read"]["latency_us"]["mean"]
+    # The client waited at least the simulated latency, scaled (less a margin for rounding).
+    assert min(walls) >= 0.9 * 2000 * result["ops"]["read"]["latency_us"]["min"] / 1e6
+    assert sum(walls) / len(walls) >= 0.9 * 2000 * mean_us / 1e6
+
+
+def test_bad_options_are_one_line_errors() -> None:
+    assert_user_error(run_cli("serve", "small-tlc", "--listen", "http://x"), "--listen", "tcp://")
+    assert_user_error(run_cli("serve", "small-tlc", "--clock", "fast"), "--clock", "logical")
+    assert_user_error(run_cli("serve", "small-tlc", "--time-scale", "0"), "--time-scale")
+    assert_user_error(run_cli("serve", "no-such-preset"), "no-such-preset")
