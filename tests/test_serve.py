@@ -257,6 +257,32 @@ def test_a_hostile_client_gets_the_protocols_errors_and_stays_in_step(server: Se
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize("clock", ["logical", "realtime"])
+def test_a_soft_disconnect_gets_every_reply_it_is_owed(tmp_path: Path, clock: str) -> None:
+    srv = start_server(tmp_path, "--clock", clock, "--time-scale", "50")
+    try:
+        s = _connect(srv.socket_path)
+        _go(s)
+        # Sixteen writes and DISC at once, before reading any reply.
+        for k in range(16):
+            _request(s, CMD_WRITE, k, k * 65536, 4096, payload=bytes([k + 1]) * 4096)
+        _request(s, CMD_DISC, 99, 0, 0)
+        replies = sorted(_reply(s) for _ in range(16))
+        assert replies == [(0, k) for k in range(16)]
+        assert s.recv(1) == b"", "closed after the last reply"
+        s.close()
+        again = _connect(srv.socket_path)
+        _go(again)
+        for k in range(16):
+            _request(again, CMD_READ, k, k * 65536, 4096)
+            assert _reply(again) == (0, k)
+            assert _recv(again, 4096) == bytes([k + 1]) * 4096
+        again.close()
+    finally:
+        code, _, err = srv.stop()
+    assert code == 0, err
+
+
 def test_read_only_refuses_writes(tmp_path: Path) -> None:
     srv = start_server(tmp_path, "--clock", "logical", "--read-only")
     try:

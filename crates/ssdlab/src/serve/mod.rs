@@ -293,6 +293,11 @@ struct Pending {
 struct ConnState {
     replies: Sender<Reply>,
     structured: bool,
+    /// Requests taken whose reply has not gone to the writer yet.
+    outstanding: u32,
+    /// The client disconnected (DISC or end of stream): the connection goes once its
+    /// outstanding replies are sent, as the protocol asks for a soft disconnect.
+    closing: bool,
 }
 
 /// A reply due at a simulated time (realtime clock: held until the wall clock gets there).
@@ -336,6 +341,18 @@ struct Outbox {
 }
 
 impl Outbox {
+    /// Hand a reply to its connection's writer; a closing connection goes with its last.
+    fn send(&mut self, conn: u32, reply: Reply) {
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return;
+        };
+        let _ = c.replies.send(reply);
+        c.outstanding = c.outstanding.saturating_sub(1);
+        if c.closing && c.outstanding == 0 {
+            self.conns.remove(&conn);
+        }
+    }
+
     fn reply(&mut self, at: SimTime, conn: u32, reply: Reply) {
         self.seq += 1;
         self.due.push(Due {
@@ -348,14 +365,11 @@ impl Outbox {
 
     /// The reply to a request, with its data for a read.
     fn finish(&mut self, dev: &mut Device, at: SimTime, p: Pending, status: Status) {
-        let Some(c) = self.conns.get(&p.conn) else {
-            return; // The client has gone.
-        };
-        let structured = c.structured;
         let error = match status {
             Status::Ok => 0,
             _ => EIO,
         };
+        // The device did the work whether or not its client is still there to hear of it.
         if error == 0 {
             let store = dev.store_mut().expect("the server keeps data");
             match p.kind {
@@ -367,6 +381,10 @@ impl Outbox {
         } else {
             self.errors += 1;
         }
+        let Some(c) = self.conns.get(&p.conn) else {
+            return; // The client has gone.
+        };
+        let structured = c.structured;
         let bytes = if p.kind == CMD_READ && error == 0 {
             let mut data = vec![0u8; p.len as usize];
             dev.store()
@@ -409,6 +427,13 @@ impl Outbox {
                 credit: p.credit,
             },
         );
+    }
+
+    /// A request of `conn` was taken: its reply is owed.
+    fn taken(&mut self, conn: u32) {
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.outstanding += 1;
+        }
     }
 
     /// Submit what waits for queue room, in order, while there is room.
@@ -607,9 +632,7 @@ pub fn serve(
         };
         while out.due.peek().is_some_and(|d| d.at <= limit) {
             let d = out.due.pop().expect("peeked");
-            if let Some(c) = out.conns.get(&d.conn) {
-                let _ = c.replies.send(d.reply);
-            }
+            out.send(d.conn, d.reply);
         }
         if Instant::now() >= next_tick {
             next_tick = Instant::now() + tick_every;
@@ -663,11 +686,18 @@ fn take_message(out: &mut Outbox, msg: ToSim, now: SimTime) {
                 ConnState {
                     replies,
                     structured,
+                    outstanding: 0,
+                    closing: false,
                 },
             );
         }
         ToSim::Closed { conn } => {
-            out.conns.remove(&conn);
+            if let Some(c) = out.conns.get_mut(&conn) {
+                c.closing = true;
+                if c.outstanding == 0 {
+                    out.conns.remove(&conn);
+                }
+            }
         }
         ToSim::Refused {
             conn,
@@ -675,6 +705,7 @@ fn take_message(out: &mut Outbox, msg: ToSim, now: SimTime) {
             error,
             credit,
         } => {
+            out.taken(conn);
             out.errors += 1;
             let structured = out.conns.get(&conn).is_some_and(|c| c.structured);
             let bytes = error_reply(
@@ -692,6 +723,7 @@ fn take_message(out: &mut Outbox, msg: ToSim, now: SimTime) {
             data,
             credit,
         } => {
+            out.taken(conn);
             let h = header;
             let p = Pending {
                 conn,
