@@ -160,6 +160,25 @@ def test_qemu_io_patterns_discard_zeroes_and_flush(server: Server) -> None:
     )
 
 
+@needs_qemu
+def test_qemu_img_map_sees_data_and_holes_through_block_status(server: Server) -> None:
+    """base:allocation: written ranges are data; discarded ones holes that read as zeros (the
+    FTL's map unit is the grain); ranges the preconditioning mapped but no client wrote are
+    allocated zeros."""
+    qemu_io(server.uri, "write -P 0xcd 1M 2M", "discard 2M 512k")
+    proc = subprocess.run([QEMU_IMG or "", "map", "--output=json", "-f", "raw", server.uri],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    extents = [(e["start"], e["length"], e["data"], e["zero"]) for e in json.loads(proc.stdout)]
+    mib = 1 << 20
+    assert extents[0] == (0, mib, True, True)  # small-tlc preconditions the whole drive
+    assert extents[1] == (mib, mib, True, False)
+    assert extents[2] == (2 * mib, mib // 2, False, True)
+    assert extents[3] == (2 * mib + mib // 2, mib // 2, True, False)
+    assert extents[4][:1] == (3 * mib,) and extents[4][2:] == (True, True)
+    assert sum(e[1] for e in extents) == 896 * mib
+
+
 def _connect(path: Path) -> socket.socket:
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(30)

@@ -97,3 +97,64 @@ pub fn nvme_mmio(data: &[u8]) {
         }
     }
 }
+
+/// The NBD server's handshake and request reader under an arbitrary client: the input is what
+/// the client sends; the handshake runs on it, and if it reaches transmission the reader turns
+/// the rest into messages for the simulation thread. Any panic, or an allocation beyond the
+/// server's bounds, is a bug.
+pub fn nbd_client(data: &[u8]) {
+    use ssdlab::serve::conn::{handshake, read_requests, Credit, Export, Handshake, ToSim};
+    use std::io::{Cursor, Read, Write};
+
+    struct Client<'a> {
+        input: Cursor<&'a [u8]>,
+        written: usize,
+    }
+    impl Read for Client<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.input.read(buf)
+        }
+    }
+    impl Write for Client<'_> {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.written += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    let export = Export {
+        name: "ssd".into(),
+        description: "fuzz".into(),
+        size: 1 << 30,
+        read_only: data.last().is_some_and(|b| b & 1 == 1),
+        block_min: 512,
+        block_preferred: 4096,
+        block_max: 1 << 25,
+    };
+    let mut c = Client {
+        input: Cursor::new(data),
+        written: 0,
+    };
+    let Ok(Handshake::Transmission { .. }) = handshake(&mut c, &export) else {
+        return;
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let credit = Credit::default();
+    // The reader gives credit back as the writer would, so that it never waits here.
+    let _ = std::thread::scope(|s| {
+        s.spawn(|| {
+            for m in rx {
+                if let ToSim::Request { credit: n, .. } | ToSim::Refused { credit: n, .. } = m {
+                    credit.give(n);
+                }
+            }
+        });
+        let block_status = data.last().is_some_and(|b| b & 2 == 2);
+        let r = read_requests(&mut c, 0, &export, block_status, &credit, &tx);
+        drop(tx);
+        r
+    });
+}

@@ -108,6 +108,35 @@ impl Store {
         }
     }
 
+    /// The byte range `offset .. offset + len` as runs of allocated blocks (true) and holes
+    /// (false), in order, cut at block boundaries (the first and last run may be partial).
+    pub fn extents(&self, offset: u64, len: u64) -> Vec<(u64, u64, bool)> {
+        let lba = self.lba_size as u64;
+        let end = offset + len;
+        let mut runs: Vec<(u64, u64, bool)> = Vec::new();
+        let mut push = |start: u64, stop: u64, allocated: bool| {
+            if stop <= start {
+                return;
+            }
+            match runs.last_mut() {
+                Some(last) if last.2 == allocated && last.0 + last.1 == start => {
+                    last.1 += stop - start
+                }
+                _ => runs.push((start, stop - start, allocated)),
+            }
+        };
+        let mut at = offset;
+        for (&block, _) in self.blocks.range(offset / lba..end.div_ceil(lba)) {
+            let b_start = (block * lba).max(offset);
+            let b_end = ((block + 1) * lba).min(end);
+            push(at, b_start, false);
+            push(b_start, b_end, true);
+            at = b_end;
+        }
+        push(at, end, false);
+        runs
+    }
+
     /// Change `len` bytes at `offset` block by block: `f(offset in block, bytes, bytes done)`.
     fn edit(&mut self, offset: u64, len: u64, mut f: impl FnMut(usize, &mut [u8], usize)) {
         let lba = self.lba_size as u64;
@@ -168,7 +197,19 @@ mod tests {
             }
             let mut all = vec![0u8; SIZE as usize];
             store.read_bytes(0, &mut all);
-            prop_assert_eq!(all, flat);
+            prop_assert_eq!(&all, &flat);
+            // Extents tile the range in order, and holes read as zeros.
+            let runs = store.extents(100, SIZE - 200);
+            let mut at = 100;
+            for &(start, len, allocated) in &runs {
+                prop_assert_eq!(start, at);
+                prop_assert!(len > 0);
+                if !allocated {
+                    prop_assert!(flat[start as usize..(start + len) as usize].iter().all(|&b| b == 0));
+                }
+                at += len;
+            }
+            prop_assert_eq!(at, SIZE - 100);
         }
     }
 }

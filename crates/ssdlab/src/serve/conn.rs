@@ -51,8 +51,12 @@ impl Export {
 /// How the handshake ended.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Handshake {
-    /// Go on to transmission; `structured` if the client asked for structured replies.
-    Transmission { structured: bool },
+    /// Go on to transmission; `structured` if the client asked for structured replies,
+    /// `block_status` if it chose the `base:allocation` metadata context.
+    Transmission {
+        structured: bool,
+        block_status: bool,
+    },
     /// The client aborted, or broke the protocol: close the connection.
     Closed,
 }
@@ -86,6 +90,7 @@ pub fn handshake<S: Read + Write>(s: &mut S, export: &Export) -> io::Result<Hand
     }
     let no_zeroes = client_flags & FLAG_C_NO_ZEROES != 0;
     let mut structured = false;
+    let mut block_status = false;
     for _ in 0..MAX_OPTIONS {
         let mut head = [0u8; 16];
         s.read_exact(&mut head)?;
@@ -120,7 +125,10 @@ pub fn handshake<S: Read + Write>(s: &mut S, export: &Export) -> io::Result<Hand
                     out.extend_from_slice(&[0u8; 124]);
                 }
                 s.write_all(&out)?;
-                return Ok(Handshake::Transmission { structured });
+                return Ok(Handshake::Transmission {
+                    structured,
+                    block_status,
+                });
             }
             OPT_ABORT => {
                 reply(s, REP_ACK, &[])?;
@@ -168,7 +176,10 @@ pub fn handshake<S: Read + Write>(s: &mut S, export: &Export) -> io::Result<Hand
                 reply(s, REP_INFO, &p)?;
                 reply(s, REP_ACK, &[])?;
                 if option == OPT_GO {
-                    return Ok(Handshake::Transmission { structured });
+                    return Ok(Handshake::Transmission {
+                        structured,
+                        block_status,
+                    });
                 }
             }
             OPT_STRUCTURED_REPLY => {
@@ -188,7 +199,29 @@ pub fn handshake<S: Read + Write>(s: &mut S, export: &Export) -> io::Result<Hand
                     reply(s, REP_ERR_INVALID, b"meta contexts need structured replies")?;
                     continue;
                 }
-                // No metadata context is offered yet: an empty list.
+                let Some(req) = parse_meta_request(&data) else {
+                    reply(s, REP_ERR_INVALID, b"malformed metadata context request")?;
+                    continue;
+                };
+                if !export.names(&req.name) {
+                    reply(s, REP_ERR_UNKNOWN, b"no such export")?;
+                    continue;
+                }
+                // One context is served: base:allocation. A list with no query, or the query
+                // "base:", names it; set chooses it only when asked for by its full name.
+                let set = option == OPT_SET_META_CONTEXT;
+                let matched =
+                    req.queries.iter().any(|q| {
+                        q == BASE_ALLOCATION.as_bytes() || (!set && q.as_slice() == b"base:")
+                    }) || (!set && req.queries.is_empty());
+                if set {
+                    block_status = matched;
+                }
+                if matched {
+                    let mut p = BASE_ALLOCATION_ID.to_be_bytes().to_vec();
+                    p.extend_from_slice(BASE_ALLOCATION.as_bytes());
+                    reply(s, REP_META_CONTEXT, &p)?;
+                }
                 reply(s, REP_ACK, &[])?;
             }
             OPT_STARTTLS => reply(s, REP_ERR_UNSUP, b"TLS is not supported")?,
@@ -273,6 +306,7 @@ pub fn read_requests<S: Read>(
     s: &mut S,
     conn: u32,
     export: &Export,
+    block_status: bool,
     credit: &Credit,
     to_sim: &Sender<ToSim>,
 ) -> io::Result<()> {
@@ -295,26 +329,35 @@ pub fn read_requests<S: Read>(
         } else {
             0
         };
-        let check = check_request(&header, export.size, export.read_only);
-        if payload > MAX_REQUEST_BYTES as u64 {
+        let check = check_request(&header, export.size, export.read_only, block_status);
+        // Reads hold their reply's bytes, writes their payload's: taken before the payload is
+        // read, so that a connection never holds more than its allowance.
+        let cost = match header.kind {
+            CMD_READ | CMD_WRITE => (header.length as u64).min(MAX_REQUEST_BYTES as u64) + 64,
+            _ => 64,
+        };
+        if !credit.take(cost) {
+            return Ok(());
+        }
+        let data = if payload > MAX_REQUEST_BYTES as u64 {
             // Skip what we can to stay in step, then refuse; beyond the bound, close.
             if payload > MAX_SKIP_BYTES {
                 return Ok(());
             }
             skip(s, payload)?;
-        }
-        let data = if payload > 0 && payload <= MAX_REQUEST_BYTES as u64 {
-            let mut d = vec![0u8; payload as usize];
-            s.read_exact(&mut d)?;
+            Vec::new()
+        } else if payload > 0 {
+            // Grown as the bytes arrive beyond the first MiB: a client that claims 32 MiB and
+            // sends nothing costs little.
+            let mut d = Vec::with_capacity(payload.min(1 << 20) as usize);
+            s.take(payload).read_to_end(&mut d)?;
+            if d.len() as u64 != payload {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
             d
         } else {
             Vec::new()
         };
-        // Reads hold their reply's bytes, writes their payload's.
-        let cost = (header.length as u64).min(MAX_REQUEST_BYTES as u64) + 64;
-        if !credit.take(cost) {
-            return Ok(());
-        }
         let msg = match check {
             Ok(()) => ToSim::Request {
                 conn,
@@ -430,6 +473,60 @@ mod tests {
         f.to_be_bytes().to_vec()
     }
 
+    fn meta(name: &[u8], queries: &[&[u8]]) -> Vec<u8> {
+        let mut d = (name.len() as u32).to_be_bytes().to_vec();
+        d.extend_from_slice(name);
+        d.extend_from_slice(&(queries.len() as u32).to_be_bytes());
+        for q in queries {
+            d.extend_from_slice(&(q.len() as u32).to_be_bytes());
+            d.extend_from_slice(q);
+        }
+        d
+    }
+
+    #[test]
+    fn base_allocation_is_listed_and_chosen_only_by_its_name() {
+        let mut s = flags(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES);
+        // Before structured replies: refused.
+        s.extend(option(
+            OPT_SET_META_CONTEXT,
+            &meta(b"ssd", &[b"base:allocation"]),
+        ));
+        s.extend(option(OPT_STRUCTURED_REPLY, &[]));
+        s.extend(option(OPT_LIST_META_CONTEXT, &meta(b"ssd", &[])));
+        s.extend(option(OPT_LIST_META_CONTEXT, &meta(b"ssd", &[b"qemu:"])));
+        s.extend(option(
+            OPT_SET_META_CONTEXT,
+            &meta(b"nope", &[b"base:allocation"]),
+        ));
+        s.extend(option(
+            OPT_SET_META_CONTEXT,
+            &meta(b"ssd", &[b"base:allocation"]),
+        ));
+        s.extend(go(b"ssd"));
+        let (r, out) = run(s);
+        assert_eq!(
+            r.unwrap(),
+            Handshake::Transmission {
+                structured: true,
+                block_status: true
+            }
+        );
+        let kinds: Vec<_> = replies(&out).iter().map(|r| (r.0, r.1)).collect();
+        assert_eq!(
+            kinds[..7],
+            [
+                (OPT_SET_META_CONTEXT, REP_ERR_INVALID),
+                (OPT_STRUCTURED_REPLY, REP_ACK),
+                (OPT_LIST_META_CONTEXT, REP_META_CONTEXT),
+                (OPT_LIST_META_CONTEXT, REP_ACK),
+                (OPT_LIST_META_CONTEXT, REP_ACK),
+                (OPT_SET_META_CONTEXT, REP_ERR_UNKNOWN),
+                (OPT_SET_META_CONTEXT, REP_META_CONTEXT),
+            ]
+        );
+    }
+
     #[test]
     fn go_with_structured_replies_enters_transmission() {
         let mut s = flags(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES);
@@ -439,7 +536,13 @@ mod tests {
         s.extend(option(4242, b"x"));
         s.extend(go(b"ssd"));
         let (r, out) = run(s);
-        assert_eq!(r.unwrap(), Handshake::Transmission { structured: true });
+        assert_eq!(
+            r.unwrap(),
+            Handshake::Transmission {
+                structured: true,
+                block_status: false
+            }
+        );
         assert_eq!(&out[0..8], &NBD_MAGIC.to_be_bytes());
         let kinds: Vec<_> = replies(&out).iter().map(|r| (r.0, r.1)).collect();
         assert_eq!(
@@ -462,7 +565,13 @@ mod tests {
         let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
         s.extend(option(OPT_EXPORT_NAME, b""));
         let (r, out) = run(s);
-        assert_eq!(r.unwrap(), Handshake::Transmission { structured: false });
+        assert_eq!(
+            r.unwrap(),
+            Handshake::Transmission {
+                structured: false,
+                block_status: false
+            }
+        );
         assert_eq!(out.len(), 18 + 8 + 2 + 124);
         assert_eq!(&out[18..26], &(1u64 << 30).to_be_bytes());
         let mut s = flags(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES);
@@ -514,7 +623,13 @@ mod tests {
         s.extend(option(OPT_INFO, &vec![0u8; MAX_OPTION_BYTES as usize + 1]));
         s.extend(go(b""));
         let (r, out) = run(s);
-        assert_eq!(r.unwrap(), Handshake::Transmission { structured: false });
+        assert_eq!(
+            r.unwrap(),
+            Handshake::Transmission {
+                structured: false,
+                block_status: false
+            }
+        );
         assert_eq!(replies(&out)[0].1, REP_ERR_TOO_BIG);
     }
 }

@@ -248,7 +248,11 @@ fn accept_loop(
 }
 
 fn serve_connection(mut stream: Stream, conn: u32, export: &Export, to_sim: &Sender<ToSim>) {
-    let Ok(Handshake::Transmission { structured }) = conn::handshake(&mut stream, export) else {
+    let Ok(Handshake::Transmission {
+        structured,
+        block_status,
+    }) = conn::handshake(&mut stream, export)
+    else {
         stream.shutdown();
         return;
     };
@@ -270,7 +274,7 @@ fn serve_connection(mut stream: Stream, conn: u32, export: &Export, to_sim: &Sen
         })
         .is_ok()
     {
-        let _ = conn::read_requests(&mut stream, conn, export, &credit, to_sim);
+        let _ = conn::read_requests(&mut stream, conn, export, block_status, &credit, to_sim);
         let _ = to_sim.send(ToSim::Closed { conn });
     }
     credit.close();
@@ -338,6 +342,8 @@ struct Outbox {
     reads: u64,
     writes: u64,
     errors: u64,
+    /// The FTL's map unit: the grain of what BLOCK_STATUS reports as a hole.
+    unit_bytes: u64,
 }
 
 impl Outbox {
@@ -579,6 +585,7 @@ pub fn serve(
         reads: 0,
         writes: 0,
         errors: 0,
+        unit_bytes: cfg.map_unit_bytes(),
     };
     let start = Instant::now();
     let scale = opts.time_scale;
@@ -616,7 +623,7 @@ pub fn serve(
             .into_iter()
             .chain(std::iter::from_fn(|| from_conns.try_recv().ok()))
         {
-            take_message(&mut out, msg, now_sim);
+            take_message(&mut out, &dev, msg, now_sim);
         }
         out.submit_backlog(&mut dev, now_sim);
         match opts.clock {
@@ -674,7 +681,7 @@ pub fn serve(
 }
 
 /// One message from a connection.
-fn take_message(out: &mut Outbox, msg: ToSim, now: SimTime) {
+fn take_message(out: &mut Outbox, dev: &Device, msg: ToSim, now: SimTime) {
     match msg {
         ToSim::Open {
             conn,
@@ -761,6 +768,34 @@ fn take_message(out: &mut Outbox, msg: ToSim, now: SimTime) {
                         Op::Trim
                     }
                 }
+                CMD_BLOCK_STATUS => {
+                    // A query of the FTL's map and the data store, not a command to the media:
+                    // answered at once.
+                    let store = dev.store().expect("the server keeps data");
+                    let ftl = dev.ftl();
+                    let descriptors = allocation(
+                        h.offset,
+                        h.length as u64,
+                        h.flags & CMD_FLAG_REQ_ONE != 0,
+                        out.unit_bytes,
+                        |unit| ftl.lookup(unit).is_some(),
+                        |o, l| store.extents(o, l),
+                    );
+                    let mut bytes = chunk_header(
+                        REPLY_FLAG_DONE,
+                        REPLY_TYPE_BLOCK_STATUS,
+                        h.handle,
+                        4 + 8 * descriptors.len() as u32,
+                    )
+                    .to_vec();
+                    bytes.extend_from_slice(&BASE_ALLOCATION_ID.to_be_bytes());
+                    for (len, flags) in descriptors {
+                        bytes.extend_from_slice(&len.to_be_bytes());
+                        bytes.extend_from_slice(&flags.to_be_bytes());
+                    }
+                    out.reply(now, conn, Reply { bytes, credit });
+                    return;
+                }
                 // CACHE is advice: answered at once.
                 _ => {
                     let structured = out.conns.get(&conn).is_some_and(|c| c.structured);
@@ -783,6 +818,106 @@ fn take_message(out: &mut Outbox, msg: ToSim, now: SimTime) {
                 arrival: now,
             };
             out.backlog.push_back((r, p));
+        }
+    }
+}
+
+/// Most descriptors in one BLOCK_STATUS reply; the client asks again for the rest.
+pub const MAX_STATUS_DESCRIPTORS: usize = 1024;
+
+/// The `base:allocation` state of `offset .. offset + len` as (length, flags) runs: a hole
+/// where the FTL maps no unit and no data was written (`HOLE | ZERO`), zeros where nothing was
+/// written to a mapped unit (`ZERO`: preconditioned, or written by the model without data),
+/// data elsewhere (0). Data a write put in the store counts even before the FTL maps it (it
+/// may sit in the write cache). `one`: the first run only (NBD_CMD_FLAG_REQ_ONE).
+fn allocation(
+    offset: u64,
+    len: u64,
+    one: bool,
+    unit_bytes: u64,
+    mapped: impl Fn(u64) -> bool,
+    extents: impl Fn(u64, u64) -> Vec<(u64, u64, bool)>,
+) -> Vec<(u32, u32)> {
+    let cap = if one { 1 } else { MAX_STATUS_DESCRIPTORS };
+    let end = offset + len;
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    let mut at = offset;
+    while at < end {
+        let unit = at / unit_bytes;
+        let unit_end = ((unit + 1) * unit_bytes).min(end);
+        let hole = if mapped(unit) { 0 } else { STATE_HOLE };
+        for (_, l, allocated) in extents(at, unit_end - at) {
+            let flags = if allocated { 0 } else { STATE_ZERO | hole };
+            let full = runs.len() == cap;
+            match runs.last_mut() {
+                // Runs are bounded by the request's u32 length, so the sum fits.
+                Some(last) if last.1 == flags => last.0 += l as u32,
+                _ if full => return runs,
+                _ => runs.push((l as u32, flags)),
+            }
+        }
+        at = unit_end;
+    }
+    runs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The allocation runs against a byte-by-byte oracle: the state of each byte, run-length
+    /// encoded, cut at the cap.
+    #[test]
+    fn allocation_runs_match_a_byte_by_byte_oracle() {
+        let unit = 4096u64;
+        // Units 1, 2 and 5 mapped; data written in mapped unit 1 and in unmapped units 4 and 6
+        // (as if still in the write cache).
+        let mapped = |u: u64| matches!(u, 1 | 2 | 5);
+        let written = [(5000u64, 1000u64), (20000, 512), (24576, 512)];
+        let store_lba = 512u64;
+        let allocated_block = |b: u64| {
+            written
+                .iter()
+                .any(|&(o, l)| b * store_lba < o + l && o < (b + 1) * store_lba)
+        };
+        let extents = |o: u64, l: u64| {
+            let mut v: Vec<(u64, u64, bool)> = Vec::new();
+            for at in o..o + l {
+                let a = allocated_block(at / store_lba);
+                match v.last_mut() {
+                    Some(last) if last.2 == a => last.1 += 1,
+                    _ => v.push((at, 1, a)),
+                }
+            }
+            v
+        };
+        let state = |at: u64| {
+            if allocated_block(at / store_lba) {
+                0
+            } else if mapped(at / unit) {
+                STATE_ZERO
+            } else {
+                STATE_ZERO | STATE_HOLE
+            }
+        };
+        for (offset, len) in [(0u64, 32768u64), (512, 30000), (4096, 4096), (6000, 1)] {
+            let mut oracle: Vec<(u32, u32)> = Vec::new();
+            for at in offset..offset + len {
+                let f = state(at);
+                match oracle.last_mut() {
+                    Some(last) if last.1 == f => last.0 += 1,
+                    _ => oracle.push((1, f)),
+                }
+            }
+            assert_eq!(
+                allocation(offset, len, false, unit, mapped, extents),
+                oracle,
+                "{offset}+{len}"
+            );
+            assert_eq!(
+                allocation(offset, len, true, unit, mapped, extents),
+                oracle[..1]
+            );
         }
     }
 }

@@ -66,18 +66,29 @@ pub const CMD_FLUSH: u16 = 3;
 pub const CMD_TRIM: u16 = 4;
 pub const CMD_CACHE: u16 = 5;
 pub const CMD_WRITE_ZEROES: u16 = 6;
+pub const CMD_BLOCK_STATUS: u16 = 7;
 
 // Command flags.
 pub const CMD_FLAG_FUA: u16 = 1 << 0;
 pub const CMD_FLAG_NO_HOLE: u16 = 1 << 1;
 pub const CMD_FLAG_DF: u16 = 1 << 2;
+pub const CMD_FLAG_REQ_ONE: u16 = 1 << 3;
 pub const CMD_FLAG_FAST_ZERO: u16 = 1 << 4;
-const KNOWN_CMD_FLAGS: u16 = CMD_FLAG_FUA | CMD_FLAG_NO_HOLE | CMD_FLAG_DF | CMD_FLAG_FAST_ZERO;
+const KNOWN_CMD_FLAGS: u16 =
+    CMD_FLAG_FUA | CMD_FLAG_NO_HOLE | CMD_FLAG_DF | CMD_FLAG_REQ_ONE | CMD_FLAG_FAST_ZERO;
+
+/// The one metadata context served, and its id.
+pub const BASE_ALLOCATION: &str = "base:allocation";
+pub const BASE_ALLOCATION_ID: u32 = 1;
+pub const STATE_HOLE: u32 = 1 << 0;
+pub const STATE_ZERO: u32 = 1 << 1;
 
 // Structured reply chunk types and flags.
 pub const REPLY_FLAG_DONE: u16 = 1 << 0;
 pub const REPLY_TYPE_NONE: u16 = 0;
 pub const REPLY_TYPE_OFFSET_DATA: u16 = 1;
+pub const REPLY_TYPE_OFFSET_HOLE: u16 = 2;
+pub const REPLY_TYPE_BLOCK_STATUS: u16 = 5;
 pub const REPLY_TYPE_ERROR: u16 = (1 << 15) + 1;
 
 // Errors, as the protocol numbers them (Linux errno values).
@@ -136,12 +147,21 @@ pub fn parse_request(b: &[u8; 28]) -> Result<RequestHeader, HeaderError> {
 /// Whether a request is one the server takes, given the export's size and whether it is
 /// read-only; the protocol's error number if not. Checked after the header, before the device
 /// sees anything.
-pub fn check_request(h: &RequestHeader, size: u64, read_only: bool) -> Result<(), u32> {
+pub fn check_request(
+    h: &RequestHeader,
+    size: u64,
+    read_only: bool,
+    block_status: bool,
+) -> Result<(), u32> {
     if h.flags & !KNOWN_CMD_FLAGS != 0 {
         return Err(EINVAL);
     }
+    if h.kind == CMD_BLOCK_STATUS && !block_status {
+        // Only with a metadata context negotiated.
+        return Err(EINVAL);
+    }
     match h.kind {
-        CMD_READ | CMD_WRITE | CMD_TRIM | CMD_CACHE | CMD_WRITE_ZEROES => {
+        CMD_READ | CMD_WRITE | CMD_TRIM | CMD_CACHE | CMD_WRITE_ZEROES | CMD_BLOCK_STATUS => {
             let Some(end) = h.offset.checked_add(h.length as u64) else {
                 return Err(EOVERFLOW);
             };
@@ -246,6 +266,36 @@ pub fn parse_info_request(data: &[u8]) -> Option<InfoRequest> {
     Some(InfoRequest { name, infos })
 }
 
+/// The export name and queries of NBD_OPT_LIST_META_CONTEXT / NBD_OPT_SET_META_CONTEXT.
+#[derive(Debug, PartialEq, Eq)]
+pub struct MetaRequest {
+    pub name: Vec<u8>,
+    pub queries: Vec<Vec<u8>>,
+}
+
+pub fn parse_meta_request(data: &[u8]) -> Option<MetaRequest> {
+    let be32 = |at: usize| -> Option<usize> {
+        Some(u32::from_be_bytes(data.get(at..at.checked_add(4)?)?.try_into().ok()?) as usize)
+    };
+    let len = be32(0)?;
+    let name_end = 4usize.checked_add(len)?;
+    let name = data.get(4..name_end)?.to_vec();
+    let count = be32(name_end)?;
+    let mut at = name_end + 4;
+    // Each query takes at least 4 bytes: a count beyond that is a lie.
+    if count > (data.len() - at) / 4 {
+        return None;
+    }
+    let mut queries = Vec::with_capacity(count);
+    for _ in 0..count {
+        let qlen = be32(at)?;
+        let end = (at + 4).checked_add(qlen)?;
+        queries.push(data.get(at + 4..end)?.to_vec());
+        at = end;
+    }
+    (at == data.len()).then_some(MetaRequest { name, queries })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -284,51 +334,84 @@ mod tests {
         assert!(matches!(parse_request(&b), Err(HeaderError::BadMagic(_))));
     }
 
+    fn check_request_(h: &RequestHeader, size: u64, read_only: bool) -> Result<(), u32> {
+        check_request(h, size, read_only, false)
+    }
+
+    #[test]
+    fn block_status_needs_a_metadata_context() {
+        let h = header(CMD_BLOCK_STATUS, CMD_FLAG_REQ_ONE, 0, 4096);
+        assert_eq!(check_request(&h, 1 << 20, false, false), Err(EINVAL));
+        assert_eq!(check_request(&h, 1 << 20, true, true), Ok(()));
+    }
+
+    #[test]
+    fn meta_context_requests_are_parsed_within_their_bounds() {
+        let mut d = Vec::new();
+        d.extend_from_slice(&0u32.to_be_bytes());
+        d.extend_from_slice(&2u32.to_be_bytes());
+        for q in [&b"base:allocation"[..], b"qemu:dirty-bitmap:x"] {
+            d.extend_from_slice(&(q.len() as u32).to_be_bytes());
+            d.extend_from_slice(q);
+        }
+        let r = parse_meta_request(&d).unwrap();
+        assert_eq!(r.name, b"");
+        assert_eq!(
+            r.queries,
+            vec![b"base:allocation".to_vec(), b"qemu:dirty-bitmap:x".to_vec()]
+        );
+        // A query count larger than the payload could hold, a query running past it.
+        let mut many = d.clone();
+        many[4..8].copy_from_slice(&u32::MAX.to_be_bytes());
+        assert_eq!(parse_meta_request(&many), None);
+        assert_eq!(parse_meta_request(&d[..d.len() - 1]), None);
+    }
+
     #[test]
     fn requests_are_checked_against_the_export_before_the_device() {
         let size = 1 << 20;
         assert_eq!(
-            check_request(&header(CMD_READ, 0, 0, 4096), size, false),
+            check_request_(&header(CMD_READ, 0, 0, 4096), size, false),
             Ok(())
         );
         assert_eq!(
-            check_request(&header(CMD_READ, 0, u64::MAX, 2), size, false),
+            check_request_(&header(CMD_READ, 0, u64::MAX, 2), size, false),
             Err(EOVERFLOW)
         );
         assert_eq!(
-            check_request(&header(CMD_READ, 0, size, 1), size, false),
+            check_request_(&header(CMD_READ, 0, size, 1), size, false),
             Err(EINVAL)
         );
         assert_eq!(
-            check_request(&header(CMD_WRITE, 0, size - 1, 2), size, false),
+            check_request_(&header(CMD_WRITE, 0, size - 1, 2), size, false),
             Err(ENOSPC)
         );
         assert_eq!(
-            check_request(&header(CMD_READ, 0, 0, 0), size, false),
+            check_request_(&header(CMD_READ, 0, 0, 0), size, false),
             Err(EINVAL)
         );
         assert_eq!(
-            check_request(&header(CMD_WRITE, 0, 0, 512), size, true),
+            check_request_(&header(CMD_WRITE, 0, 0, 512), size, true),
             Err(EPERM)
         );
         assert_eq!(
-            check_request(&header(CMD_READ, 1 << 9, 0, 512), size, false),
+            check_request_(&header(CMD_READ, 1 << 9, 0, 512), size, false),
             Err(EINVAL)
         );
         assert_eq!(
-            check_request(&header(99, 0, 0, 512), size, false),
+            check_request_(&header(99, 0, 0, 512), size, false),
             Err(EINVAL)
         );
         assert_eq!(
-            check_request(&header(CMD_FLUSH, 0, 0, 0), size, true),
+            check_request_(&header(CMD_FLUSH, 0, 0, 0), size, true),
             Ok(())
         );
         assert_eq!(
-            check_request(&header(CMD_FLUSH, 0, 0, 1), size, false),
+            check_request_(&header(CMD_FLUSH, 0, 0, 1), size, false),
             Err(EINVAL)
         );
         assert_eq!(
-            check_request(
+            check_request_(
                 &header(CMD_READ, 0, 0, MAX_REQUEST_BYTES + 1),
                 1 << 40,
                 false
@@ -336,7 +419,7 @@ mod tests {
             Err(EINVAL)
         );
         assert_eq!(
-            check_request(&header(CMD_WRITE, CMD_FLAG_FAST_ZERO, 0, 512), size, false),
+            check_request_(&header(CMD_WRITE, CMD_FLAG_FAST_ZERO, 0, 512), size, false),
             Err(EINVAL)
         );
     }
