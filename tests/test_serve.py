@@ -179,6 +179,65 @@ def test_qemu_img_map_sees_data_and_holes_through_block_status(server: Server) -
     assert sum(e[1] for e in extents) == 896 * mib
 
 
+@needs_qemu
+@pytest.mark.parametrize("clock", ["logical", "realtime"])
+def test_a_session_log_replays_the_sessions_simulated_figures_byte_for_byte(
+    tmp_path: Path, clock: str
+) -> None:
+    log = tmp_path / "session.log"
+    server = start_server(tmp_path, "--clock", clock, "--log", str(log))
+    image = tmp_path / "in.raw"
+    image.write_bytes(os.urandom(8 << 20))
+    try:
+        # Many requests in flight (convert), FUA writes, discards, flushes and reads.
+        subprocess.run([QEMU_IMG or "", "convert", "-n", "-f", "raw", "-O", "raw", "-W",
+                        str(image), server.uri], check=True, timeout=300)  # fmt: skip
+        qemu_io(server.uri, "write -P 0x11 -f 16M 64k", "discard 1M 1M", "flush",
+                "read -P 0x11 16M 64k", "read 0 2M",
+                *(f"aio_write -P 0x22 {32 + k}M 4k" for k in range(16)), "aio_flush",
+                *(f"aio_read -P 0x22 {32 + k}M 4k" for k in range(16)), "aio_flush")  # fmt: skip
+    finally:
+        code, _, err = server.stop()
+    assert code == 0, err
+    session = json.loads(server.result.read_text())
+    assert session["job"]["serve"]["log"] == str(log)
+    assert log.read_text().startswith("# ssdlab session log v1\n")
+    replayed = tmp_path / "replay.json"
+    proc = run_cli("run", "small-tlc", "--trace", str(log), "--json", str(replayed))
+    assert proc.returncode == 0, proc.stderr
+    replay = json.loads(replayed.read_text())
+    assert replay["trace"]["same_config"] and replay["trace"]["same_seed"]
+    assert session["ops"]["write"]["count"] > 16 and session["ops"]["read"]["count"] > 16
+    for block in ("ops", "total", "device", "utilisation", "interface"):
+        assert json.dumps(replay[block]) == json.dumps(session[block]), block
+    for key in ("simulated_time_s", "requests", "events"):
+        assert replay["sim"][key] == session["sim"][key], key
+    # Replay options have nothing to change in a session: refused, not ignored.
+    assert_user_error(
+        run_cli("run", "small-tlc", "--trace", str(log), "--iodepth", "4"),
+        "iodepth",
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "needles"),
+    [
+        ("at 0\nwrite 0 4096 0 fua\nat 5\nmove 0 1 0\n", ["line 8", "op", "move"]),
+        ("at 10\nat 9\n", ["line 6", "at", "before"]),
+        ("read 0 4096 0\n", ["line 5", "before the first"]),
+        ("at 0\nread 0 x 0\n", ["line 6", "len", '"x"']),
+        ("at 0\nread 0 4096 0 fua\n", ["line 6", "fua"]),
+        ("at 0\nwrite 18446744073709551615 4096 0\n", ["line 6", "past the device"]),
+    ],
+)
+def test_a_malformed_session_log_is_an_error_naming_its_line(
+    tmp_path: Path, body: str, needles: list[str]
+) -> None:
+    log = tmp_path / "bad.log"
+    log.write_text("# ssdlab session log v1\n# config x y\n# seed 1\n# clock logical\n" + body)
+    assert_user_error(run_cli("run", "small-tlc", "--trace", str(log)), str(log), *needles)
+
+
 def _connect(path: Path) -> socket.socket:
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(30)

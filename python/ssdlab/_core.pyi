@@ -1,6 +1,7 @@
 """Type stubs of the compiled core, ``ssdlab._core`` (crates/ssdlab-py). CI checks them against
 the built module with ``python -m mypy.stubtest ssdlab._core``."""
 
+import os
 from collections.abc import Callable
 from typing import Any, final
 
@@ -97,6 +98,7 @@ def serve(
     clock: str = "realtime",
     time_scale: float = 1.0,
     seed: int = 1,
+    log: str | os.PathLike[str] | None = None,
     ready: Callable[[str], object] | None = None,
     tick: Callable[[str], object] | None = None,
 ) -> str: ...

@@ -53,7 +53,13 @@ fn run_trace(
         seed,
         record_requests,
     };
-    run_with(py, progress, |cb| ssdlab::run_replay(&cfg, &job, &opts, cb))
+    run_with(py, progress, |cb| {
+        if ssdlab::serve::session::is_session_log(&job.trace) {
+            ssdlab::serve::session::run_trace_job(&cfg, &job, &opts, cb)
+        } else {
+            ssdlab::run_replay(&cfg, &job, &opts, cb)
+        }
+    })
 }
 
 /// Run `f` without the GIL, calling `progress` (with the GIL) when the core reports.

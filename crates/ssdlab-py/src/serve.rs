@@ -8,9 +8,10 @@ use crate::errors::to_py;
 
 /// Serve the config over NBD until interrupted (Ctrl-C, or a KeyboardInterrupt raised by
 /// `tick`); returns the session's result JSON. Releases the GIL; `ready(address)` is called once
-/// the server listens, `tick(figures_json)` about four times a second.
+/// the server listens, `tick(figures_json)` about four times a second. `log`: write the session
+/// log there (a trace `run_trace` replays).
 #[pyfunction]
-#[pyo3(signature = (config_json, listen, export_name="", read_only=false, clock="realtime", time_scale=1.0, seed=1, ready=None, tick=None))]
+#[pyo3(signature = (config_json, listen, export_name="", read_only=false, clock="realtime", time_scale=1.0, seed=1, log=None, ready=None, tick=None))]
 #[allow(clippy::too_many_arguments)]
 fn serve(
     py: Python<'_>,
@@ -21,6 +22,7 @@ fn serve(
     clock: &str,
     time_scale: f64,
     seed: u64,
+    log: Option<std::path::PathBuf>,
     ready: Option<PyObject>,
     tick: Option<PyObject>,
 ) -> PyResult<String> {
@@ -32,6 +34,7 @@ fn serve(
         clock: Clock::parse(clock).map_err(to_py)?,
         time_scale,
         seed,
+        log,
     };
     let mut callback_error: Option<PyErr> = None;
     let ready_error: std::sync::Mutex<Option<PyErr>> = Default::default();

@@ -64,6 +64,13 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option("--json", help="Write the session's result JSON here when it stops."),
         ] = None,
+        log: Annotated[
+            Path | None,
+            typer.Option(
+                help="Log the session here: every request the model took, and when; "
+                "'ssdlab run CONFIG --trace LOG' replays it with the same simulated latencies.",
+            ),
+        ] = None,
         quiet: Annotated[bool, typer.Option(help="No live figures.")] = False,
         overrides: Overrides = None,
     ) -> None:
@@ -79,7 +86,12 @@ def register(app: typer.Typer) -> None:
                 f"serving {cfg.name} over NBD at {address} ({clock} clock); Ctrl-C stops.\n"
                 f"  qemu-img info {address}\n"
                 f"  qemu-io -f raw {address}\n"
-                f"  nbdinfo {address}",
+                f"  nbdinfo {address}\n"
+                + (
+                    f"session log: {log} (replay: ssdlab run {config} --trace {log})"
+                    if log is not None
+                    else "session not logged (--log PATH keeps it for a replay)"
+                ),
                 soft_wrap=True,
             )
 
@@ -101,6 +113,7 @@ def register(app: typer.Typer) -> None:
                 clock=clock,
                 time_scale=time_scale,
                 seed=seed,
+                log=log,
                 ready=ready,
                 tick=tick,
             )

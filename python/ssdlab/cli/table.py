@@ -112,7 +112,20 @@ def header(result: Mapping[str, Any]) -> Text:
         f" stop: {sim.get('stop_reason', MISSING)}"
     )
     trace = result.get("trace")
-    if isinstance(trace, Mapping):
+    if isinstance(trace, Mapping) and trace.get("format") == "session":
+        recorded = trace.get("recorded") or {}
+        same = trace.get("same_config") and trace.get("same_seed")
+        text.append(
+            f"\nsession log {trace.get('log')}: {fmt_int(trace.get('replayed'))} requests"
+            f" replayed; recorded on {recorded.get('config_name', '?')}"
+            f" (seed {recorded.get('seed', '?')}, {recorded.get('clock', '?')} clock)"
+            + (
+                ": the same device and seed, so the same simulated figures"
+                if same
+                else ": another config or seed than this run's, so other figures"
+            )
+        )
+    elif isinstance(trace, Mapping):
         mapping = trace.get("mapping") or {}
         packed = trace.get("compression")
         packed = f" ({packed})" if packed not in (None, "none") else ""

@@ -238,21 +238,36 @@ pub const MAX_IN_FLIGHT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// A connection's requests in flight, in bytes: the reader takes credit, the writer gives it
 /// back when the reply is sent.
-#[derive(Default)]
 pub struct Credit {
     used: Mutex<(u64, bool)>,
     freed: Condvar,
+    limit: u64,
+}
+
+impl Default for Credit {
+    fn default() -> Credit {
+        Credit::with_limit(MAX_IN_FLIGHT_BYTES)
+    }
 }
 
 impl Credit {
+    /// An allowance of `limit` bytes (the fuzz target, which has no writer, takes u64::MAX).
+    pub fn with_limit(limit: u64) -> Credit {
+        Credit {
+            used: Mutex::new((0, false)),
+            freed: Condvar::new(),
+            limit,
+        }
+    }
+
     /// Wait until `bytes` fit (a request larger than the whole allowance waits for an empty
     /// connection); false if the connection closed meanwhile.
     pub fn take(&self, bytes: u64) -> bool {
         let mut g = self.used.lock().unwrap();
-        while !g.1 && g.0 > 0 && g.0 + bytes > MAX_IN_FLIGHT_BYTES {
+        while !g.1 && g.0 > 0 && g.0.saturating_add(bytes) > self.limit {
             g = self.freed.wait(g).unwrap();
         }
-        g.0 += bytes;
+        g.0 = g.0.saturating_add(bytes);
         !g.1
     }
 

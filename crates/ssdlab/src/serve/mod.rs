@@ -14,6 +14,7 @@
 
 pub mod conn;
 pub mod proto;
+pub mod session;
 
 use crate::config::SsdConfig;
 use crate::device::{Completion, Device, Driver, Flags, Request, Status};
@@ -79,7 +80,7 @@ impl Clock {
         }
     }
 
-    fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Clock::Realtime => "realtime",
             Clock::Logical => "logical",
@@ -96,6 +97,8 @@ pub struct ServeOptions {
     /// Wall seconds per simulated second (realtime clock): 2 plays the drive at half speed.
     pub time_scale: f64,
     pub seed: u64,
+    /// Write the session log here (`ssdlab run --trace` replays it).
+    pub log: Option<PathBuf>,
 }
 
 /// A connection's byte stream, TCP or Unix.
@@ -294,6 +297,28 @@ struct Pending {
     credit: u64,
 }
 
+impl Pending {
+    /// A request read back from a session log: no connection to answer, no data to keep.
+    fn replayed(r: &Request, fua: bool) -> Pending {
+        let kind = match r.op {
+            Op::Read => CMD_READ,
+            Op::Write => CMD_WRITE,
+            Op::Trim => CMD_TRIM,
+            _ => CMD_FLUSH,
+        };
+        Pending {
+            conn: r.queue,
+            handle: 0,
+            kind,
+            offset: r.offset,
+            len: r.len,
+            data: Vec::new(),
+            fua,
+            credit: 0,
+        }
+    }
+}
+
 struct ConnState {
     replies: Sender<Reply>,
     structured: bool,
@@ -344,9 +369,34 @@ struct Outbox {
     errors: u64,
     /// The FTL's map unit: the grain of what BLOCK_STATUS reports as a hole.
     unit_bytes: u64,
+    /// The session log being written.
+    log: Option<session::SessionWriter>,
 }
 
 impl Outbox {
+    fn new(unit_bytes: u64, log: Option<session::SessionWriter>) -> Outbox {
+        Outbox {
+            pending: HashMap::new(),
+            conns: HashMap::new(),
+            due: BinaryHeap::new(),
+            seq: 0,
+            backlog: VecDeque::new(),
+            reads: 0,
+            writes: 0,
+            errors: 0,
+            unit_bytes,
+            log,
+        }
+    }
+
+    /// A request for the model: logged, then queued behind those waiting for room.
+    fn enqueue(&mut self, r: Request, p: Pending) {
+        if let Some(log) = &mut self.log {
+            log.request(&r, p.fua);
+        }
+        self.backlog.push_back((r, p));
+    }
+
     /// Hand a reply to its connection's writer; a closing connection goes with its last.
     fn send(&mut self, conn: u32, reply: Reply) {
         let Some(c) = self.conns.get_mut(&conn) else {
@@ -377,7 +427,10 @@ impl Outbox {
         };
         // The device did the work whether or not its client is still there to hear of it.
         if error == 0 {
-            let store = dev.store_mut().expect("the server keeps data");
+            // (A session replay keeps no data.)
+            let Some(store) = dev.store_mut() else {
+                return;
+            };
             match p.kind {
                 CMD_WRITE => store.write_bytes(p.offset, &p.data),
                 // Trimmed data reads as zeros, as the device's unmapped units do.
@@ -576,17 +629,13 @@ pub fn serve(
         std::thread::spawn(move || accept_loop(listener, export, to_sim, streams, stop))
     };
 
-    let mut out = Outbox {
-        pending: HashMap::new(),
-        conns: HashMap::new(),
-        due: BinaryHeap::new(),
-        seq: 0,
-        backlog: VecDeque::new(),
-        reads: 0,
-        writes: 0,
-        errors: 0,
-        unit_bytes: cfg.map_unit_bytes(),
+    let log = match &opts.log {
+        Some(path) => Some(session::SessionWriter::create(
+            path, cfg, opts.seed, opts.clock,
+        )?),
+        None => None,
     };
+    let mut out = Outbox::new(cfg.map_unit_bytes(), log);
     let start = Instant::now();
     let scale = opts.time_scale;
     // The simulated time the wall clock has reached (realtime clock).
@@ -616,6 +665,11 @@ pub fn serve(
             Clock::Realtime => sim_now(start).max(dev.now()),
             Clock::Logical => dev.now(),
         };
+        // One turn: the model runs to now, what arrived is queued, what waits is submitted
+        // while there is room. The session log records each turn that queues or submits.
+        if let Some(log) = &mut out.log {
+            log.turn(now_sim);
+        }
         if opts.clock == Clock::Realtime {
             dev.run_until(&mut out, now_sim)?;
         }
@@ -624,6 +678,11 @@ pub fn serve(
             .chain(std::iter::from_fn(|| from_conns.try_recv().ok()))
         {
             take_message(&mut out, &dev, msg, now_sim);
+        }
+        if !out.backlog.is_empty() {
+            if let Some(log) = &mut out.log {
+                log.mark_turn();
+            }
         }
         out.submit_backlog(&mut dev, now_sim);
         match opts.clock {
@@ -658,6 +717,12 @@ pub fn serve(
     out.conns.clear();
     let _ = acceptor.join();
     result?;
+    // The model finishes what it accepted (its clients have gone): the session's figures are
+    // those of whole requests, as a replay of its log gives them.
+    dev.run_until(&mut out, SimTime::MAX)?;
+    if let Some(log) = out.log.take() {
+        log.finish()?;
+    }
     let wall = start.elapsed().as_secs_f64();
     let job = serde_json::json!({"serve": {
         "listen": match &opts.listen {
@@ -668,6 +733,7 @@ pub fn serve(
         "read_only": opts.read_only,
         "clock": opts.clock.name(),
         "time_scale": opts.time_scale,
+        "log": opts.log.as_ref().map(|p| p.display().to_string()),
     }});
     Ok(crate::run::build_result(
         &dev,
@@ -817,7 +883,7 @@ fn take_message(out: &mut Outbox, dev: &Device, msg: ToSim, now: SimTime) {
                 flags: if p.fua { Flags::FUA } else { Flags::NONE },
                 arrival: now,
             };
-            out.backlog.push_back((r, p));
+            out.enqueue(r, p);
         }
     }
 }

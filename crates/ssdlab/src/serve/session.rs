@@ -1,0 +1,376 @@
+//! The session log: every request the server handed the device model, and the simulated time
+//! of each hand-over, so that `ssdlab run CONFIG --trace LOG` replays a live session through
+//! the same driver code and gives the same simulated latencies, byte for byte.
+//!
+//! A text file:
+//!
+//! ```text
+//! # ssdlab session log v1
+//! # config small-tlc 3f2a…          (the config's name and hash, for the reader)
+//! # seed 1
+//! # clock logical
+//! at 0                               (the model was run to 0 ps, then these arrived)
+//! write 0 4096 0                     (op, byte offset, bytes, queue = connection)
+//! write 4096 4096 0 fua              (a FUA write: the driver flushes after it)
+//! at 1843000
+//! read 0 4096 1
+//! flush 0 0 1
+//! ```
+//!
+//! An `at T` line is one turn of the server's loop: the model was run to `T` (ps), the
+//! requests below arrived at `T`, then waiting requests were submitted while their queues had
+//! room. With the logical clock the model then ran until it was idle. Replaying those turns
+//! with the same config and seed repeats every event.
+
+use super::{Clock, Outbox, Pending};
+use crate::config::SsdConfig;
+use crate::device::{Device, Flags, Request};
+use crate::error::{Error, Result};
+use crate::run::{RunOptions, RunOutput};
+use crate::sim::SimTime;
+use crate::workload::trace::input;
+use crate::workload::trace::replay::TraceJob;
+use crate::workload::Op;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// The first line of every session log.
+pub const MAGIC_LINE: &str = "# ssdlab session log v1";
+
+/// Whether the file at `path` is a session log (its first line says so).
+pub fn is_session_log(path: &str) -> bool {
+    let Ok((mut r, _)) = input::open(path) else {
+        return false;
+    };
+    let mut line = Vec::new();
+    matches!(input::read_line(&mut r, &mut line), Ok(Some(false)))
+        && line.trim_ascii_end() == MAGIC_LINE.as_bytes()
+}
+
+/// The session log being written; a write error is kept and reported when the server stops.
+pub struct SessionWriter {
+    out: BufWriter<File>,
+    path: PathBuf,
+    error: Option<std::io::Error>,
+    /// The turn's time, and whether its `at` line is written yet.
+    turn: SimTime,
+    turn_written: bool,
+}
+
+impl SessionWriter {
+    pub fn create(path: &Path, cfg: &SsdConfig, seed: u64, clock: Clock) -> Result<SessionWriter> {
+        let file = File::create(path)
+            .map_err(|e| Error::Config(format!("--log {}: {e}", path.display())))?;
+        let mut w = SessionWriter {
+            out: BufWriter::with_capacity(1 << 16, file),
+            path: path.to_path_buf(),
+            error: None,
+            turn: SimTime::ZERO,
+            turn_written: false,
+        };
+        let header = format!(
+            "{MAGIC_LINE}\n# config {} {}\n# seed {seed}\n# clock {}\n",
+            cfg.meta.name.replace(char::is_whitespace, "_"),
+            cfg.hash(),
+            clock.name()
+        );
+        w.put(header.as_bytes());
+        Ok(w)
+    }
+
+    fn put(&mut self, bytes: &[u8]) {
+        if self.error.is_none() {
+            if let Err(e) = self.out.write_all(bytes) {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    /// A new turn of the server's loop at `at`; its line is written with its first request.
+    pub fn turn(&mut self, at: SimTime) {
+        self.turn = at;
+        self.turn_written = false;
+    }
+
+    /// The turn submits: its line is owed even if no request arrived in it.
+    pub fn mark_turn(&mut self) {
+        if !self.turn_written {
+            self.turn_written = true;
+            let line = format!("at {}\n", self.turn.0);
+            self.put(line.as_bytes());
+        }
+    }
+
+    /// A request that arrived in this turn.
+    pub fn request(&mut self, r: &Request, fua: bool) {
+        self.mark_turn();
+        let line = format!(
+            "{} {} {} {}{}\n",
+            r.op.name(),
+            r.offset,
+            r.len,
+            r.queue,
+            if fua { " fua" } else { "" }
+        );
+        self.put(line.as_bytes());
+    }
+
+    pub fn finish(mut self) -> Result<()> {
+        if self.error.is_none() {
+            if let Err(e) = self.out.flush() {
+                self.error = Some(e);
+            }
+        }
+        match self.error {
+            None => Ok(()),
+            Some(e) => Err(Error::Config(format!(
+                "--log {}: the session log could not be written: {e}",
+                self.path.display()
+            ))),
+        }
+    }
+}
+
+/// What a session log's header says of the session it came from.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct SessionHeader {
+    pub config_name: String,
+    pub config_hash: String,
+    pub seed: Option<u64>,
+    pub clock: String,
+}
+
+/// One line of a session log, read.
+enum Line {
+    Comment,
+    Turn(SimTime),
+    Request(Request, bool),
+}
+
+fn parse_line(text: &str) -> std::result::Result<Line, String> {
+    let fields: Vec<&str> = text.split_ascii_whitespace().collect();
+    let number = |name: &str, s: &str| -> std::result::Result<u64, String> {
+        s.parse::<u64>()
+            .map_err(|_| format!("field `{name}`: expected a whole number, got {s:?}"))
+    };
+    match fields.as_slice() {
+        [] => Ok(Line::Comment),
+        [first, ..] if first.starts_with('#') => Ok(Line::Comment),
+        ["at", t] => Ok(Line::Turn(SimTime::from_ps(number("at", t)?))),
+        [op, offset, len, queue, rest @ ..] => {
+            let op = [Op::Read, Op::Write, Op::Trim, Op::Flush]
+                .into_iter()
+                .find(|o| o.name() == *op)
+                .ok_or_else(|| {
+                    format!("field `op`: expected read, write, trim or flush, got {op:?}")
+                })?;
+            let fua = match rest {
+                [] => false,
+                ["fua"] if op == Op::Write => true,
+                _ => {
+                    return Err(format!(
+                        "expected nothing after the queue but `fua` on a write, got {:?}",
+                        rest.join(" ")
+                    ))
+                }
+            };
+            let queue = number("queue", queue)?;
+            let queue = u32::try_from(queue)
+                .map_err(|_| format!("field `queue`: {queue} is above {}", u32::MAX))?;
+            let r = Request {
+                op,
+                offset: number("offset", offset)?,
+                len: number("len", len)?,
+                queue,
+                flags: if fua { Flags::FUA } else { Flags::NONE },
+                arrival: SimTime::ZERO,
+            };
+            Ok(Line::Request(r, fua))
+        }
+        _ => Err("expected `at PS` or `OP OFFSET LEN QUEUE [fua]`".into()),
+    }
+}
+
+/// Replay the session log at `path` on `cfg`: the server's turns, in order, through the
+/// server's own driver. `progress(lines, 0)` is called every few thousand lines; returning
+/// false stops with [`Error::Interrupted`]. Returns the result and what the header said.
+pub fn replay(
+    cfg: &SsdConfig,
+    path: &str,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<(RunOutput, SessionHeader)> {
+    let seed = opts.seed;
+    let err = |line: u64, msg: String| Error::Trace(format!("{path}, line {line}: {msg}"));
+    let (mut input, _) = input::open(path).map_err(|e| Error::Trace(format!("{path}: {e}")))?;
+    let mut dev = Device::new(cfg, seed)?;
+    if opts.record_requests {
+        dev.record_requests();
+    }
+    if dev.hil().raw().is_some() {
+        return Err(Error::Config(
+            "a session log replays on a device with logical blocks, not a raw one (ftl.kind = \"none\")".into(),
+        ));
+    }
+    let pre_s = crate::run::precondition(&mut dev, cfg, seed)?;
+    let capacity = dev.capacity_bytes();
+    let mut out = Outbox::new(cfg.map_unit_bytes(), None);
+    let mut header = SessionHeader::default();
+    let mut clock: Option<Clock> = None;
+    let mut turn: Option<SimTime> = None;
+    let mut buf = Vec::new();
+    let mut line_no = 0u64;
+    let start = std::time::Instant::now();
+    // End the turn at `t`: submit what waits, and with the logical clock run to idle.
+    let end_turn = |dev: &mut Device, out: &mut Outbox, t: SimTime, clock| -> Result<()> {
+        out.submit_backlog(dev, t);
+        if clock == Clock::Logical {
+            dev.run_until(out, SimTime::MAX)?;
+        }
+        Ok(())
+    };
+    loop {
+        let read = input::read_line(&mut input, &mut buf)
+            .map_err(|e| Error::Trace(format!("{path}: {e}")))?;
+        let Some(too_long) = read else { break };
+        line_no += 1;
+        if line_no.is_multiple_of(4096) && !progress(line_no, 0) {
+            return Err(Error::Interrupted);
+        }
+        if too_long {
+            return Err(err(line_no, "the line is too long".into()));
+        }
+        let text = std::str::from_utf8(&buf)
+            .map_err(|_| err(line_no, "the line is not UTF-8 text".into()))?;
+        if line_no == 1 {
+            if text.trim_end() != MAGIC_LINE {
+                return Err(err(
+                    1,
+                    format!("expected {MAGIC_LINE:?} (not a session log)"),
+                ));
+            }
+            continue;
+        }
+        if let Some(rest) = text.strip_prefix("# ") {
+            let mut words = rest.split_ascii_whitespace();
+            match (words.next(), words.next(), words.next()) {
+                (Some("config"), Some(name), Some(hash)) => {
+                    header.config_name = name.to_string();
+                    header.config_hash = hash.to_string();
+                }
+                (Some("seed"), Some(s), None) => header.seed = s.parse().ok(),
+                (Some("clock"), Some(c), None) => {
+                    clock = Some(Clock::parse(c).map_err(|_| {
+                        err(
+                            line_no,
+                            format!("field `clock`: expected realtime or logical, got {c:?}"),
+                        )
+                    })?);
+                    header.clock = c.to_string();
+                }
+                _ => {}
+            }
+            continue;
+        }
+        match parse_line(text).map_err(|m| err(line_no, m))? {
+            Line::Comment => {}
+            Line::Turn(t) => {
+                let clock = clock.ok_or_else(|| {
+                    err(line_no, "a turn before the header's `# clock` line".into())
+                })?;
+                if let Some(prev) = turn {
+                    if t < prev {
+                        return Err(err(
+                            line_no,
+                            format!(
+                                "field `at`: {} ps is before the turn before it ({} ps)",
+                                t.0, prev.0
+                            ),
+                        ));
+                    }
+                    end_turn(&mut dev, &mut out, prev, clock)?;
+                }
+                dev.run_until(&mut out, t)?;
+                turn = Some(t);
+            }
+            Line::Request(mut r, fua) => {
+                let Some(t) = turn else {
+                    return Err(err(line_no, "a request before the first `at` line".into()));
+                };
+                let in_range = r.offset.checked_add(r.len).is_some_and(|e| e <= capacity);
+                if !in_range {
+                    return Err(err(
+                        line_no,
+                        format!(
+                            "the range {} + {} bytes is past the device's {capacity} bytes (a log of another config?)",
+                            r.offset, r.len
+                        ),
+                    ));
+                }
+                r.arrival = t;
+                let p = Pending::replayed(&r, fua);
+                out.backlog.push_back((r, p));
+            }
+        }
+    }
+    if let (Some(t), Some(clock)) = (turn, clock) {
+        end_turn(&mut dev, &mut out, t, clock)?;
+    }
+    dev.run_until(&mut out, SimTime::MAX)?;
+    let job = serde_json::json!({"session": {"log": path, "recorded": &header}});
+    let result = crate::run::build_result(
+        &dev,
+        cfg,
+        job,
+        seed,
+        "session end",
+        start.elapsed().as_secs_f64(),
+        pre_s,
+    );
+    let records = dev.take_records();
+    Ok((RunOutput { result, records }, header))
+}
+
+/// A trace job whose trace is a session log: the log says when each request arrived and on
+/// which queue, so the replay options (mode, iodepth, queues, …) have nothing to change; a
+/// job that sets one is refused rather than silently not doing what it asks.
+pub fn run_trace_job(
+    cfg: &SsdConfig,
+    tjob: &TraceJob,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<RunOutput> {
+    let given = serde_json::to_value(tjob).expect("trace job serialises");
+    let plain: TraceJob = serde_json::from_value(serde_json::json!({"trace": tjob.trace}))
+        .expect("a trace job of a trace alone");
+    let plain = serde_json::to_value(&plain).expect("trace job serialises");
+    if let (Some(given), Some(plain)) = (given.as_object(), plain.as_object()) {
+        for (field, value) in given {
+            let free = matches!(field.as_str(), "name" | "trace")
+                || (field == "format"
+                    && matches!(value.as_str(), None | Some("" | "auto" | "session")));
+            if !free && plain.get(field) != Some(value) {
+                return Err(Error::Job(format!(
+                    "trace job, field `{field}`: {} is a session log, replayed as the server took it; `{field}` = {value} does not apply",
+                    tjob.trace
+                )));
+            }
+        }
+    }
+    let (mut out, header) = replay(cfg, &tjob.trace, opts, progress)?;
+    out.result.job = given;
+    let replayed = out.result.sim.requests;
+    out.result.trace = Some(serde_json::json!({
+        "format": "session",
+        "log": tjob.trace,
+        "records": replayed,
+        "replayed": replayed,
+        "passes": 1,
+        "recorded": header,
+        // The replay repeats the session's figures exactly only on the same device and seed.
+        "same_config": header.config_hash == cfg.hash(),
+        "same_seed": header.seed == Some(opts.seed),
+    }));
+    Ok(out)
+}
