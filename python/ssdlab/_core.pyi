@@ -98,6 +98,7 @@ def serve(
     clock: str = "realtime",
     time_scale: float = 1.0,
     seed: int = 1,
+    data: str = "memory",
     log: str | os.PathLike[str] | None = None,
     ready: Callable[[str], object] | None = None,
     tick: Callable[[str], object] | None = None,

@@ -1,6 +1,7 @@
 //! The live device for `ssdlab serve` (`ssdlab::serve`): an NBD server over a simulated drive.
 
 use pyo3::prelude::*;
+use ssdlab::serve::data::DataSpec;
 use ssdlab::serve::{Clock, Listen, ServeOptions};
 use ssdlab::SsdConfig;
 
@@ -11,7 +12,7 @@ use crate::errors::to_py;
 /// the server listens, `tick(figures_json)` about four times a second. `log`: write the session
 /// log there (a trace `run_trace` replays).
 #[pyfunction]
-#[pyo3(signature = (config_json, listen, export_name="", read_only=false, clock="realtime", time_scale=1.0, seed=1, log=None, ready=None, tick=None))]
+#[pyo3(signature = (config_json, listen, export_name="", read_only=false, clock="realtime", time_scale=1.0, seed=1, data="memory", log=None, ready=None, tick=None))]
 #[allow(clippy::too_many_arguments)]
 fn serve(
     py: Python<'_>,
@@ -22,6 +23,7 @@ fn serve(
     clock: &str,
     time_scale: f64,
     seed: u64,
+    data: &str,
     log: Option<std::path::PathBuf>,
     ready: Option<PyObject>,
     tick: Option<PyObject>,
@@ -34,6 +36,7 @@ fn serve(
         clock: Clock::parse(clock).map_err(to_py)?,
         time_scale,
         seed,
+        data: DataSpec::parse(data).map_err(to_py)?,
         log,
     };
     let mut callback_error: Option<PyErr> = None;

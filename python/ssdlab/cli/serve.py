@@ -64,6 +64,13 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option("--json", help="Write the session's result JSON here when it stops."),
         ] = None,
+        data: Annotated[
+            str,
+            typer.Option(
+                help="Where the drive's bytes live: memory (sparse, gone when the server "
+                "stops) or file:PATH (a file of the device's size, created if missing).",
+            ),
+        ] = "memory",
         log: Annotated[
             Path | None,
             typer.Option(
@@ -113,6 +120,7 @@ def register(app: typer.Typer) -> None:
                 clock=clock,
                 time_scale=time_scale,
                 seed=seed,
+                data=data,
                 log=log,
                 ready=ready,
                 tick=tick,

@@ -13,6 +13,7 @@
 //! soon as the model has finished the request.
 
 pub mod conn;
+pub mod data;
 pub mod proto;
 pub mod session;
 
@@ -23,6 +24,7 @@ use crate::sim::SimTime;
 use crate::stats::result::RunResult;
 use crate::workload::Op;
 use conn::{Export, Handshake, Reply, ToSim};
+use data::{Data, DataSpec};
 use proto::*;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::io::{self, Read, Write};
@@ -97,6 +99,8 @@ pub struct ServeOptions {
     /// Wall seconds per simulated second (realtime clock): 2 plays the drive at half speed.
     pub time_scale: f64,
     pub seed: u64,
+    /// Where the drive's bytes live.
+    pub data: DataSpec,
     /// Write the session log here (`ssdlab run --trace` replays it).
     pub log: Option<PathBuf>,
 }
@@ -371,10 +375,12 @@ struct Outbox {
     unit_bytes: u64,
     /// The session log being written.
     log: Option<session::SessionWriter>,
+    /// The bytes the drive holds (none in a session replay).
+    data: Option<Data>,
 }
 
 impl Outbox {
-    fn new(unit_bytes: u64, log: Option<session::SessionWriter>) -> Outbox {
+    fn new(unit_bytes: u64, log: Option<session::SessionWriter>, data: Option<Data>) -> Outbox {
         Outbox {
             pending: HashMap::new(),
             conns: HashMap::new(),
@@ -386,6 +392,7 @@ impl Outbox {
             errors: 0,
             unit_bytes,
             log,
+            data,
         }
     }
 
@@ -420,54 +427,46 @@ impl Outbox {
     }
 
     /// The reply to a request, with its data for a read.
-    fn finish(&mut self, dev: &mut Device, at: SimTime, p: Pending, status: Status) {
-        let error = match status {
+    fn finish(&mut self, at: SimTime, p: Pending, status: Status) {
+        let mut error = match status {
             Status::Ok => 0,
             _ => EIO,
         };
         // The device did the work whether or not its client is still there to hear of it.
-        if error == 0 {
-            // (A session replay keeps no data.)
-            let Some(store) = dev.store_mut() else {
-                return;
-            };
-            match p.kind {
-                CMD_WRITE => store.write_bytes(p.offset, &p.data),
+        // (A session replay keeps no data.)
+        if let (0, Some(data)) = (error, &mut self.data) {
+            let stored = match p.kind {
+                CMD_WRITE => data.write(p.offset, &p.data),
                 // Trimmed data reads as zeros, as the device's unmapped units do.
-                CMD_TRIM | CMD_WRITE_ZEROES => store.zero_bytes(p.offset, p.len),
-                _ => {}
+                CMD_TRIM | CMD_WRITE_ZEROES => data.zero(p.offset, p.len),
+                CMD_FLUSH => data.sync(),
+                _ => Ok(()),
+            };
+            if stored.is_err() {
+                error = EIO;
             }
-        } else {
-            self.errors += 1;
         }
         let Some(c) = self.conns.get(&p.conn) else {
+            if error != 0 {
+                self.errors += 1;
+            }
             return; // The client has gone.
         };
         let structured = c.structured;
-        let bytes = if p.kind == CMD_READ && error == 0 {
-            let mut data = vec![0u8; p.len as usize];
-            dev.store()
-                .expect("the server keeps data")
-                .read_bytes(p.offset, &mut data);
+        let read = match (&self.data, p.kind, error) {
+            (Some(data), CMD_READ, 0) => read_reply(data, structured, &p),
+            _ => None,
+        };
+        let bytes = if let Some(bytes) = read {
             self.reads += 1;
-            if structured {
-                let mut out = chunk_header(
-                    REPLY_FLAG_DONE,
-                    REPLY_TYPE_OFFSET_DATA,
-                    p.handle,
-                    8 + p.len as u32,
-                )
-                .to_vec();
-                out.extend_from_slice(&p.offset.to_be_bytes());
-                out.extend_from_slice(&data);
-                out
-            } else {
-                let mut out = simple_reply(0, p.handle).to_vec();
-                out.extend_from_slice(&data);
-                out
-            }
+            bytes
         } else {
-            if p.kind == CMD_WRITE {
+            if p.kind == CMD_READ {
+                error = EIO;
+            }
+            if error != 0 {
+                self.errors += 1;
+            } else if p.kind == CMD_WRITE {
                 self.writes += 1;
             }
             error_reply(
@@ -507,10 +506,56 @@ impl Outbox {
                 Ok(id) => {
                     self.pending.insert(id, p);
                 }
-                Err(_) => self.finish(dev, now, p, Status::Unsupported),
+                Err(_) => self.finish(now, p, Status::Unsupported),
             }
         }
     }
+}
+
+/// Most chunks in a structured read reply: a read more broken up than this is one data chunk.
+const MAX_READ_CHUNKS: usize = 64;
+
+/// A read's reply: a simple reply with the data, or structured chunks — data where something
+/// was written, holes (no bytes sent) where nothing was. None if the store could not be read.
+fn read_reply(data: &Data, structured: bool, p: &Pending) -> Option<Vec<u8>> {
+    let mut runs = if structured {
+        data.extents(p.offset, p.len)
+    } else {
+        Vec::new()
+    };
+    if runs.len() > MAX_READ_CHUNKS || runs.iter().all(|r| r.2) {
+        runs = vec![(p.offset, p.len, true)];
+    }
+    let mut out = Vec::with_capacity(p.len as usize + 20 * runs.len() + 16);
+    if !structured {
+        out.extend_from_slice(&simple_reply(0, p.handle));
+        let at = out.len();
+        out.resize(at + p.len as usize, 0);
+        data.read(p.offset, &mut out[at..]).ok()?;
+        return Some(out);
+    }
+    let last = runs.len() - 1;
+    for (k, &(offset, len, written)) in runs.iter().enumerate() {
+        let flags = if k == last { REPLY_FLAG_DONE } else { 0 };
+        // Lengths are parts of one read, at most 32 MiB: they fit in the chunk's u32.
+        if written {
+            out.extend_from_slice(&chunk_header(
+                flags,
+                REPLY_TYPE_OFFSET_DATA,
+                p.handle,
+                8 + len as u32,
+            ));
+            out.extend_from_slice(&offset.to_be_bytes());
+            let at = out.len();
+            out.resize(at + len as usize, 0);
+            data.read(offset, &mut out[at..]).ok()?;
+        } else {
+            out.extend_from_slice(&chunk_header(flags, REPLY_TYPE_OFFSET_HOLE, p.handle, 12));
+            out.extend_from_slice(&offset.to_be_bytes());
+            out.extend_from_slice(&(len as u32).to_be_bytes());
+        }
+    }
+    Some(out)
 }
 
 /// A reply that carries no data: an error or a plain success.
@@ -544,7 +589,7 @@ impl Driver for Outbox {
             self.submit_backlog(dev, now);
             return;
         }
-        self.finish(dev, now, p, done.status);
+        self.finish(now, p, done.status);
         self.submit_backlog(dev, now);
     }
 }
@@ -606,7 +651,15 @@ pub fn serve(
             "serve: a raw device (ftl.kind = \"none\") has no logical blocks to export".into(),
         ));
     }
-    dev.enable_store(512)?;
+    // The data and the log are opened before the server listens: a client never meets a
+    // server that is about to fail.
+    let log = match &opts.log {
+        Some(path) => Some(session::SessionWriter::create(
+            path, cfg, opts.seed, opts.clock,
+        )?),
+        None => None,
+    };
+    let data = Data::open(&opts.data, dev.capacity_bytes(), opts.read_only)?;
     let pre_s = crate::run::precondition(&mut dev, cfg, opts.seed)?;
     let max_cmd = dev.max_cmd_bytes().min(MAX_REQUEST_BYTES as u64) as u32;
     let export = Export {
@@ -629,13 +682,7 @@ pub fn serve(
         std::thread::spawn(move || accept_loop(listener, export, to_sim, streams, stop))
     };
 
-    let log = match &opts.log {
-        Some(path) => Some(session::SessionWriter::create(
-            path, cfg, opts.seed, opts.clock,
-        )?),
-        None => None,
-    };
-    let mut out = Outbox::new(cfg.map_unit_bytes(), log);
+    let mut out = Outbox::new(cfg.map_unit_bytes(), log, Some(data));
     let start = Instant::now();
     let scale = opts.time_scale;
     // The simulated time the wall clock has reached (realtime clock).
@@ -837,7 +884,7 @@ fn take_message(out: &mut Outbox, dev: &Device, msg: ToSim, now: SimTime) {
                 CMD_BLOCK_STATUS => {
                     // A query of the FTL's map and the data store, not a command to the media:
                     // answered at once.
-                    let store = dev.store().expect("the server keeps data");
+                    let data = out.data.as_ref().expect("the server keeps data");
                     let ftl = dev.ftl();
                     let descriptors = allocation(
                         h.offset,
@@ -845,7 +892,7 @@ fn take_message(out: &mut Outbox, dev: &Device, msg: ToSim, now: SimTime) {
                         h.flags & CMD_FLAG_REQ_ONE != 0,
                         out.unit_bytes,
                         |unit| ftl.lookup(unit).is_some(),
-                        |o, l| store.extents(o, l),
+                        |o, l| data.extents(o, l),
                     );
                     let mut bytes = chunk_header(
                         REPLY_FLAG_DONE,

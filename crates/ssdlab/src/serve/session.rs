@@ -215,7 +215,7 @@ pub fn replay(
     }
     let pre_s = crate::run::precondition(&mut dev, cfg, seed)?;
     let capacity = dev.capacity_bytes();
-    let mut out = Outbox::new(cfg.map_unit_bytes(), None);
+    let mut out = Outbox::new(cfg.map_unit_bytes(), None, None);
     let mut header = SessionHeader::default();
     let mut clock: Option<Clock> = None;
     let mut turn: Option<SimTime> = None;
