@@ -30,7 +30,7 @@ OPTS_MAGIC = 0x49484156454F5054
 REQUEST_MAGIC = 0x25609513
 SIMPLE_REPLY_MAGIC = 0x67446698
 OPT_GO = 7
-CMD_READ, CMD_WRITE, CMD_DISC, CMD_FLUSH = 0, 1, 2, 3
+CMD_READ, CMD_WRITE, CMD_DISC, CMD_FLUSH, CMD_TRIM, CMD_WRITE_ZEROES = 0, 1, 2, 3, 4, 6
 EINVAL, EOVERFLOW, ENOSPC, EPERM = 22, 75, 28, 1
 
 
@@ -321,6 +321,91 @@ def _reply(s: socket.socket) -> tuple[int, int]:
     magic, error, handle = struct.unpack(">IIQ", _recv(s, 16))
     assert magic == SIMPLE_REPLY_MAGIC
     return error, handle
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_random_writes_trims_zeroes_and_reads_over_four_connections_match_a_plain_model(
+    server: Server, seed: int
+) -> None:
+    """The data a client reads back is what a flat byte array says, whichever connection
+    wrote, trimmed or zeroed it. Each round, every connection sends a batch of requests to its
+    own stripe (pipelined: many in flight at once), then one connection works across all
+    stripes alone, so the order of every overlapping change is known."""
+    import random
+
+    rng = random.Random(seed)
+    span, conns = 8 << 20, 4
+    model = bytearray(span)
+    socks = [_connect(server.socket_path) for _ in range(conns)]
+    for s in socks:
+        _go(s)
+    handle = 0
+
+    def random_op(lo: int, hi: int) -> tuple[int, int, int, bytes]:
+        length = rng.randrange(1, 129) * 512
+        offset = lo + rng.randrange(0, (hi - lo - length) // 512 + 1) * 512
+        kind = rng.choices([CMD_WRITE, CMD_TRIM, CMD_WRITE_ZEROES, CMD_READ], [5, 1, 1, 3])[0]
+        payload = rng.randbytes(length) if kind == CMD_WRITE else b""
+        return kind, offset, length, payload
+
+    def apply(kind: int, offset: int, length: int, payload: bytes) -> None:
+        if kind == CMD_WRITE:
+            model[offset : offset + length] = payload
+        elif kind in (CMD_TRIM, CMD_WRITE_ZEROES):
+            model[offset : offset + length] = bytes(length)
+
+    def expect_reply(s: socket.socket, kind: int, offset: int, length: int) -> None:
+        error, _ = _reply(s)
+        assert error == 0, (kind, offset, length)
+        if kind == CMD_READ:
+            assert _recv(s, length) == bytes(model[offset : offset + length]), (offset, length)
+
+    for _round in range(6):
+        stripe = span // conns
+        batches = []
+        for k in range(conns):
+            batches.append([random_op(k * stripe, (k + 1) * stripe) for _ in range(24)])
+        # Each connection's first requests all go out before any reply is read: the four
+        # connections' changes to their own stripes are in the model together.
+        for k, s in enumerate(socks):
+            kind, offset, length, payload = batches[k][0]
+            handle += 1
+            _request(s, kind, handle, offset, length, payload=payload)
+        for k, s in enumerate(socks):
+            kind, offset, length, payload = batches[k][0]
+            expect_reply(s, kind, offset, length)
+            apply(kind, offset, length, payload)
+            for kind, offset, length, payload in batches[k][1:]:
+                handle += 1
+                _request(s, kind, handle, offset, length, payload=payload)
+                expect_reply(s, kind, offset, length)
+                apply(kind, offset, length, payload)
+        # Many reads in flight on every connection at once; replies come in any order.
+        in_flight: list[dict[int, tuple[int, int]]] = []
+        for s in socks:
+            mine = {}
+            for _ in range(16):
+                offset, length = random_op(0, span)[1:3]
+                handle += 1
+                mine[handle] = (offset, length)
+                _request(s, CMD_READ, handle, offset, length)
+            in_flight.append(mine)
+        for s, mine in zip(socks, in_flight, strict=True):
+            while mine:
+                error, h = _reply(s)
+                offset, length = mine.pop(h)
+                assert error == 0
+                assert _recv(s, length) == bytes(model[offset : offset + length]), (offset, length)
+        # One connection across every stripe.
+        s = socks[rng.randrange(conns)]
+        for kind, offset, length, payload in (random_op(0, span) for _ in range(16)):
+            handle += 1
+            _request(s, kind, handle, offset, length, payload=payload)
+            expect_reply(s, kind, offset, length)
+            apply(kind, offset, length, payload)
+    for s in socks:
+        _request(s, CMD_DISC, 0, 0, 0)
+        s.close()
 
 
 def test_a_hostile_client_gets_the_protocols_errors_and_stays_in_step(server: Server) -> None:
