@@ -396,9 +396,25 @@ pub fn read_requests<S: Read>(
 /// The writer half: send replies in the order they come until the simulation drops the sender
 /// or the client stops reading.
 pub fn write_replies<S: Write>(s: &mut S, replies: Receiver<Reply>, credit: &Credit) {
-    for r in replies {
-        let ok = s.write_all(&r.bytes).is_ok();
-        credit.give(r.credit);
+    // Replies ready together leave in one write (a reply larger than the buffer goes straight
+    // through): one system call for a queue's worth of small replies, not one each.
+    const BATCH_BYTES: usize = 1 << 20;
+    let mut out = io::BufWriter::with_capacity(256 << 10, s);
+    'session: while let Ok(first) = replies.recv() {
+        let (mut next, mut bytes, mut given) = (Some(first), 0usize, 0u64);
+        while let Some(r) = next.take() {
+            given += r.credit;
+            bytes += r.bytes.len();
+            if out.write_all(&r.bytes).is_err() {
+                credit.give(given);
+                break 'session;
+            }
+            if bytes < BATCH_BYTES {
+                next = replies.try_recv().ok();
+            }
+        }
+        let ok = out.flush().is_ok();
+        credit.give(given);
         if !ok {
             break;
         }

@@ -281,7 +281,10 @@ fn serve_connection(mut stream: Stream, conn: u32, export: &Export, to_sim: &Sen
         })
         .is_ok()
     {
-        let _ = conn::read_requests(&mut stream, conn, export, block_status, &credit, to_sim);
+        // Buffered from here (the handshake read exactly what it needed): a header is not a
+        // system call of its own.
+        let mut reader = io::BufReader::with_capacity(64 << 10, &mut stream);
+        let _ = conn::read_requests(&mut reader, conn, export, block_status, &credit, to_sim);
         let _ = to_sim.send(ToSim::Closed { conn });
     }
     credit.close();
