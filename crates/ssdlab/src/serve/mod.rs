@@ -627,6 +627,40 @@ fn live_json(dev: &Device, out: &Outbox, connections: usize, wall_s: f64) -> Str
     .to_string()
 }
 
+/// The calling thread's timer slack at 1 ns while it lives, as it was after. Linux lets a
+/// sleeping thread wake up to 50 µs late by default: on the real-time clock each reply would
+/// leave that much after its simulated completion (measured: fio's QD1 latency at scale 1 fell
+/// from 180–206 µs to 144–153 µs with it).
+struct TimerSlack(Option<u64>);
+
+impl TimerSlack {
+    #[cfg(target_os = "linux")]
+    fn fine() -> TimerSlack {
+        // SAFETY: prctl with PR_GET/SET_TIMERSLACK reads or sets a number of the calling
+        // thread; no memory is passed.
+        let old = unsafe { libc::prctl(libc::PR_GET_TIMERSLACK) };
+        if old <= 0 || unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) } != 0 {
+            return TimerSlack(None);
+        }
+        TimerSlack(Some(old as u64))
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn fine() -> TimerSlack {
+        TimerSlack(None)
+    }
+}
+
+impl Drop for TimerSlack {
+    fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        if let Some(old) = self.0 {
+            // SAFETY: as in `fine`.
+            unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, old as libc::c_ulong) };
+        }
+    }
+}
+
 /// Serve `cfg` until `tick` (called about four times a second with the live figures as JSON)
 /// returns false; returns the session's result. `ready` is called once with the address
 /// clients connect to.
@@ -675,6 +709,7 @@ pub fn serve(
         block_max: MAX_REQUEST_BYTES.max(max_cmd),
     };
     let listener = Listener::bind(&opts.listen)?;
+    let _slack = TimerSlack::fine();
     ready(&listener.address());
 
     let stop = Arc::new(AtomicBool::new(false));

@@ -1,0 +1,614 @@
+#!/usr/bin/env bash
+# A real Linux guest on the simulated drive: `ssdlab serve PRESET` over NBD is the NVMe disk of a
+# qemu-system-x86_64 virtual machine that boots the machine's own distribution kernel with a small
+# initramfs built here from host binaries (busybox, mke2fs, fio and the libraries they need).
+#
+#   bash scripts/guest.sh [options] [PRESET]      (PRESET: a preset name or config TOML;
+#                                                  default small-tlc)
+#
+#   -w, --workdir DIR   where the initramfs, consoles, fio output and server results go
+#                       (default: a new mktemp directory, kept and named at the end)
+#   --clock CLOCK       the server's clock, realtime (default) or logical
+#   --runtime SECONDS   length of each fio job (default 5)
+#   --timeout SECONDS   limit on each guest run (default 600 with KVM, 2400 under TCG)
+#   --kernel PATH       the kernel to boot (default: the newest /boot/vmlinuz-*)
+#   --no-clean          skip the second, fio-only session
+#   --tcg               do not use KVM even if /dev/kvm is usable
+#   --no-install        never apt-get: fail naming what is missing
+#   -v, --verbose       show the guest's console as it runs
+#   -h, --help          this text
+#
+# Environment: SSDLAB, the command that runs ssdlab (default `ssdlab`, else `python3 -m ssdlab`);
+# PYTHON, a python3 for reading JSON (default python3); GUEST_KERNEL_PACKAGE, the kernel package
+# installed when /boot has none (default linux-image-cloud-amd64: NVMe and ext4 built in).
+#
+# Two sessions, each its own server and its own boot:
+#   full   fio on the raw device (before mkfs, so it reads the drive's preconditioned data and each
+#          4 KiB direct read is exactly one NBD read), then mkfs.ext4, a 64 MiB file and a few
+#          small ones written, synced, unmounted, caches dropped, remounted, read back and checked
+#          against their SHA-256 sums.
+#   fio    fio on the raw device only: the server's read figures are then fio's reads plus the
+#          handful the kernel makes when it probes the disk, a clean comparison.
+# The fio job: 4 KiB random reads, direct=1, libaio, iodepth 1 then iodepth 8 (stonewall), JSON
+# output, printed on the serial console between marker lines. The script extracts it, stops the
+# server with SIGTERM (it writes its result JSON), prints fio's read IOPS, mean and p99 latency
+# beside the server's, and writes everything to WORKDIR/summary.json.
+#
+# Missing tools are installed from Debian's packages (apt-get, sudo if not root): qemu-system-x86,
+# busybox-static, e2fsprogs, fio, cpio and a kernel (GUEST_KERNEL_PACKAGE). Nothing is copied
+# into the repository. Exit status 0 only when every check passed; 1 with a message otherwise;
+# 2 for a usage error.
+set -euo pipefail
+
+prog=guest.sh
+die() {
+    echo "$prog: error: $*" >&2
+    exit 1
+}
+usage_error() {
+    echo "$prog: $*" >&2
+    echo "usage: bash scripts/guest.sh [options] [PRESET]   (--help for more)" >&2
+    exit 2
+}
+note() {
+    echo "$prog: $*" >&2
+}
+
+preset=small-tlc
+workdir=
+clock=realtime
+runtime=5
+timeout_s=
+kernel=
+clean=1
+force_tcg=0
+install=1
+verbose=0
+while (($#)); do
+    case $1 in
+        -w | --workdir | --clock | --runtime | --timeout | --kernel)
+            (($# >= 2)) || usage_error "$1 needs a value" ;;
+    esac
+    case $1 in
+        -w | --workdir) workdir=$2; shift 2 ;;
+        --clock) clock=$2; shift 2 ;;
+        --runtime) runtime=$2; shift 2 ;;
+        --timeout) timeout_s=$2; shift 2 ;;
+        --kernel) kernel=$2; shift 2 ;;
+        --no-clean) clean=0; shift ;;
+        --tcg) force_tcg=1; shift ;;
+        --no-install) install=0; shift ;;
+        -v | --verbose) verbose=1; shift ;;
+        -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+        -*) usage_error "unknown option $1" ;;
+        *) preset=$1; shift ;;
+    esac
+done
+case $clock in realtime | logical) ;; *) usage_error "--clock must be realtime or logical" ;; esac
+[[ $runtime =~ ^[1-9][0-9]*$ ]] || usage_error "--runtime must be a positive whole number"
+[[ -z $timeout_s || $timeout_s =~ ^[1-9][0-9]*$ ]] ||
+    usage_error "--timeout must be a positive whole number"
+
+[[ $(uname -m) == x86_64 ]] || die "this script boots an x86_64 guest on an x86_64 host"
+
+# ---------------------------------------------------------------- tools, installed if missing
+find_tool() { # NAME: its path, also looking in the sbin directories a user's PATH may lack
+    PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin command -v "$1" 2>/dev/null || true
+}
+newest_kernel() {
+    local k
+    k=$(find /boot -maxdepth 1 -name 'vmlinuz-*' 2>/dev/null | sort -V | tail -n 1)
+    echo "$k"
+}
+missing_packages() {
+    local -a need=()
+    [[ -n $(find_tool qemu-system-x86_64) ]] || need+=(qemu-system-x86)
+    [[ -n $(find_tool busybox) ]] || need+=(busybox-static)
+    [[ -n $(find_tool mke2fs) ]] || need+=(e2fsprogs)
+    [[ -n $(find_tool fio) ]] || need+=(fio)
+    [[ -n $(find_tool cpio) ]] || need+=(cpio)
+    if [[ -z $kernel && -z $(newest_kernel) ]]; then
+        need+=("${GUEST_KERNEL_PACKAGE:-linux-image-cloud-amd64}")
+    fi
+    echo "${need[*]}"
+}
+read -r -a need <<<"$(missing_packages)"
+if ((${#need[@]})); then
+    ((install)) || die "missing Debian packages: ${need[*]} (--no-install given)"
+    command -v apt-get >/dev/null || die "missing ${need[*]} and no apt-get to install them"
+    sudo=()
+    if ((EUID != 0)); then
+        command -v sudo >/dev/null || die "missing ${need[*]}: not root and no sudo"
+        sudo=(sudo)
+    fi
+    note "installing ${need[*]} (apt-get)"
+    apt_install() {
+        "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+            apt-get install -y -q --no-install-recommends "${need[@]}"
+    }
+    if ! apt_install; then
+        "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q ||
+            die "apt-get update failed"
+        apt_install || die "apt-get install ${need[*]} failed"
+    fi
+    read -r -a still <<<"$(missing_packages)"
+    ((${#still[@]} == 0)) || die "still missing after apt-get: ${still[*]}"
+fi
+qemu=$(find_tool qemu-system-x86_64)
+busybox=$(find_tool busybox)
+mke2fs=$(find_tool mke2fs)
+fio=$(find_tool fio)
+
+if [[ -z $kernel ]]; then
+    kernel=$(newest_kernel)
+fi
+[[ -f $kernel ]] || die "no kernel at ${kernel:-/boot/vmlinuz-*}"
+[[ -r $kernel ]] || die "cannot read $kernel (run as root, or copy it and pass --kernel)"
+kver=$(basename "$kernel")
+kver=${kver#vmlinuz-}
+
+if [[ -z ${SSDLAB:-} ]]; then
+    if command -v ssdlab >/dev/null; then SSDLAB=ssdlab; else SSDLAB="python3 -m ssdlab"; fi
+fi
+read -r -a ssdlab <<<"$SSDLAB"
+python=${PYTHON:-python3}
+command -v "$python" >/dev/null || die "no $python to read JSON with (set PYTHON)"
+
+# KVM when /dev/kvm is usable and boots this kernel: a short probe boot (no initramfs, so the
+# kernel panics at once and, with panic=-1 and -no-reboot, qemu exits) finds a -cpu that works.
+# qemu 7.2's `-cpu host` aborts on some hosts setting MSR 0x10a (arch-capabilities); without it
+# the same boot may work. /dev/kvm from kvm_pvm (PVM, nested virtualisation) boots only PVM
+# guest kernels: a distribution kernel hangs there, so the probe is not even tried.
+kvm_probe() { # CPU [ACCEL...]: does the kernel reach its panic under KVM with -cpu CPU?
+    local cpu=$1 out
+    shift
+    out=$(timeout -k 5 30 "$qemu" "${@:--enable-kvm}" -cpu "$cpu" -m 256M -nographic \
+        -no-reboot -nic none -kernel "$kernel" -append "console=ttyS0 panic=-1" \
+        </dev/null 2>&1) || true
+    grep -aq 'Kernel panic' <<<"$out"
+}
+kvm=0
+kvm_reason=
+if ((force_tcg)); then
+    kvm_reason="--tcg given"
+elif ! [[ -c /dev/kvm && -r /dev/kvm && -w /dev/kvm ]] || ! { exec 3<>/dev/kvm; } 2>/dev/null; then
+    kvm_reason="/dev/kvm is missing or not usable by $(id -un)"
+elif [[ -d /sys/module/kvm_pvm && ! -d /sys/module/kvm_intel && ! -d /sys/module/kvm_amd ]]; then
+    exec 3>&-
+    kvm_reason="/dev/kvm is PVM (module kvm_pvm), which boots only PVM-enabled guest kernels"
+else
+    exec 3>&-
+    for cpu in host host,-arch-capabilities; do
+        if kvm_probe "$cpu"; then
+            kvm=1
+            break
+        fi
+    done
+    ((kvm)) || kvm_reason="$(basename "$kernel") did not boot under KVM (probe with -cpu host)"
+fi
+if ((kvm)); then
+    accel=(-enable-kvm -cpu "$cpu" -smp 2)
+    : "${timeout_s:=600}"
+else
+    # One vCPU: under TCG each vCPU is a busy host thread, and the server needs a core too.
+    accel=(-accel tcg -cpu max -smp 1)
+    : "${timeout_s:=2400}"
+    note "note: $kvm_reason: running the guest under TCG (emulation, slower)"
+fi
+
+# ---------------------------------------------------------------- work directory
+if [[ -z $workdir ]]; then
+    workdir=$(mktemp -d "${TMPDIR:-/tmp}/ssdlab-guest.XXXXXX")
+fi
+mkdir -p "$workdir"
+workdir=$(cd "$workdir" && pwd)
+sockdir=$workdir
+if ((${#workdir} > 90)); then # a Unix socket's path is at most 107 bytes
+    sockdir=$(mktemp -d /tmp/ssdlab-sock.XXXXXX)
+fi
+
+server_pid=
+cleanup() { # the server this script started, if it still runs; qemu runs in the foreground
+    if [[ -n $server_pid ]] && kill -0 "$server_pid" 2>/dev/null; then
+        kill -TERM "$server_pid" || true
+        wait "$server_pid" 2>/dev/null || true
+    fi
+    if [[ $sockdir != "$workdir" ]]; then rm -rf "$sockdir"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ---------------------------------------------------------------- the initramfs
+root=$workdir/initramfs
+rm -rf "$root"
+mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,etc,proc,sys,dev,tmp,mnt,modules}
+declare -A libdirs=()
+
+copy_file() { # SRC DEST-IN-ROOT: the file's contents (symlinks followed)
+    mkdir -p "$root$(dirname "$2")"
+    cp -L "$1" "$root$2"
+}
+copy_binary() { # SRC DEST-IN-ROOT: the binary and every shared library ldd lists for it
+    copy_file "$1" "$2"
+    local deps lib
+    deps=$(ldd "$1" 2>/dev/null || true) # "not a dynamic executable": exit 1, no libraries
+    while read -r lib; do
+        [[ -n $lib && -e $lib ]] || continue
+        if [[ ! -e $root$lib ]]; then copy_file "$lib" "$lib"; fi
+        libdirs[$(dirname "$lib")]=1
+    done < <(awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' <<<"$deps")
+}
+copy_binary "$busybox" /bin/busybox
+copy_binary "$mke2fs" /usr/sbin/mke2fs
+copy_binary "$fio" /usr/bin/fio
+if [[ -f /etc/mke2fs.conf ]]; then copy_file /etc/mke2fs.conf /etc/mke2fs.conf; fi
+
+# Kernel modules for NVMe and ext4 (and crc32c, which ext4's checksums use), in load order, when
+# this kernel has them as modules; Debian's cloud kernel builds NVMe and ext4 in.
+nmods=0
+modprobe_cmd=$(find_tool modprobe)
+if [[ -d /lib/modules/$kver && -n $modprobe_cmd ]]; then
+    deps=$("$modprobe_cmd" -S "$kver" -a --show-depends nvme ext4 crc32c 2>&1 || true)
+    while read -r kind path _; do
+        [[ $kind == insmod ]] || continue
+        nmods=$((nmods + 1))
+        name=$(printf '%02d-%s' "$nmods" "$(basename "$path")")
+        case $path in
+            *.ko.xz) xz -dc "$path" >"$root/modules/${name%.xz}" ;;
+            *.ko.zst) zstd -qdc "$path" >"$root/modules/${name%.zst}" ;;
+            *.ko.gz) gzip -dc "$path" >"$root/modules/${name%.gz}" ;;
+            *) cp "$path" "$root/modules/$name" ;;
+        esac
+    done <<<"$deps"
+    for m in nvme ext4; do
+        grep -Eq "^(builtin |insmod .*/)$m(\.ko.*)?( |$)" <<<"$deps" ||
+            note "warning: modprobe knows no $m for $kver; the guest may not see the disk"
+    done
+else
+    note "note: no /lib/modules/$kver: assuming NVMe and ext4 are built into $kernel"
+fi
+
+ld_path=$(printf '%s\n' "${!libdirs[@]}" | sort | paste -sd: -)
+cat >"$root/init" <<EOF
+#!/bin/busybox sh
+# Generated by scripts/guest.sh. Mode and fio runtime come from the kernel command line
+# (ssdlab.mode=full|fio, ssdlab.runtime=SECONDS).
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export LD_LIBRARY_PATH=$ld_path
+EOF
+cat >>"$root/init" <<'EOF'
+/bin/busybox mount -t proc proc /proc
+/bin/busybox mount -t sysfs sysfs /sys
+/bin/busybox mount -t devtmpfs devtmpfs /dev 2>/dev/null
+/bin/busybox --install -s /bin
+mkdir -p /dev/pts /tmp
+mount -t tmpfs tmpfs /tmp
+
+say() { echo "SSDLAB-GUEST: $*"; }
+off() { sync; poweroff -f; sleep 10; echo o >/proc/sysrq-trigger; }
+fail() { echo "SSDLAB-GUEST-FAIL: $*"; dmesg_excerpt; off; }
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+dmesg_excerpt() {
+    echo "=== SSDLAB DMESG BEGIN ==="
+    dmesg | grep -iE 'nvme|blk_|I/O error|EXT4-fs (error|warning)|timeout|abort|reset|hung' \
+        | grep -v 'Command line' | tail -n 60
+    echo "=== SSDLAB DMESG END ==="
+}
+step() { # NAME COMMAND...: run it, say how long it took, fail if it fails
+    name=$1; shift
+    t0=$(uptime_s)
+    "$@" || fail "$name failed (exit $?)"
+    say "step $name $(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.2f", b - a }') s"
+}
+
+mode=full
+runtime=5
+for arg in $(cat /proc/cmdline); do
+    case $arg in
+        ssdlab.mode=*) mode=${arg#ssdlab.mode=} ;;
+        ssdlab.runtime=*) runtime=${arg#ssdlab.runtime=} ;;
+    esac
+done
+dmesg -n 5  # errors and warnings (an NVMe timeout is one) still reach the console
+for m in /modules/*.ko; do
+    [ -e "$m" ] && { insmod "$m" || say "insmod $m failed"; }
+done
+say "start mode=$mode runtime=$runtime kernel=$(uname -r)"
+
+dev=/dev/nvme0n1
+i=0
+while [ ! -b $dev ]; do
+    i=$((i + 1))
+    [ $i -gt 300 ] && fail "no $dev after 30 s"
+    sleep 0.1
+done
+say "disk $dev: $(($(cat /sys/block/nvme0n1/size) / 2048)) MiB," \
+    "model $(cat /sys/block/nvme0n1/device/model 2>/dev/null | tr -s ' ')"
+
+# fio on the raw device, before any file system: 4 KiB random reads of the drive's data.
+run_fio() {
+    /usr/bin/fio --output-format=json --output=/tmp/fio.json \
+        --filename=$dev --direct=1 --rw=randread --bs=4k --ioengine=libaio \
+        --time_based --runtime="$runtime" --lat_percentiles=1 --randrepeat=0 --eta=never \
+        --name=qd1 --iodepth=1 \
+        --name=qd8 --iodepth=8 --stonewall
+}
+step fio run_fio
+dmesg -n 1  # nothing from the kernel in the middle of the JSON
+echo "=== SSDLAB FIO JSON BEGIN ==="
+cat /tmp/fio.json
+echo "=== SSDLAB FIO JSON END ==="
+dmesg -n 5
+
+if [ "$mode" = full ]; then
+    step mkfs /usr/sbin/mke2fs -t ext4 -F -q $dev
+    step mount mount -t ext4 $dev /mnt
+    mkdir -p /tmp/src
+    step generate dd if=/dev/urandom of=/tmp/src/big bs=1M count=64 2>/dev/null
+    echo "hello from the ssdlab guest" >/tmp/src/hello.txt
+    dd if=/dev/urandom of=/tmp/src/small-4k bs=4096 count=1 2>/dev/null
+    dd if=/dev/urandom of=/tmp/src/odd-12345 bs=12345 count=1 2>/dev/null
+    seq 1 20000 >/tmp/src/numbers.txt
+    (cd /tmp/src && sha256sum * >/tmp/sums) || fail "sha256sum of the sources failed"
+    step write cp /tmp/src/big /tmp/src/hello.txt /tmp/src/small-4k /tmp/src/odd-12345 \
+        /tmp/src/numbers.txt /mnt/
+    step sync sync
+    step umount umount /mnt
+    echo 3 >/proc/sys/vm/drop_caches
+    step remount mount -t ext4 -o ro $dev /mnt
+    echo 3 >/proc/sys/vm/drop_caches
+    verify() { (cd /mnt && sha256sum -c /tmp/sums); }
+    t0=$(uptime_s)
+    if verify; then
+        say "checksums ok ($(wc -l </tmp/sums) files)" \
+            "in $(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.2f", b - a }') s"
+    else
+        echo "SSDLAB-GUEST-FAIL: checksum mismatch"
+        cat /tmp/sums
+        (cd /mnt && sha256sum $(cd /tmp/src && ls))
+        dmesg_excerpt
+        off
+    fi
+    df -k /mnt | tail -n 1
+    step umount umount /mnt
+fi
+dmesg_excerpt
+say "done"
+off
+EOF
+chmod +x "$root/init"
+
+initrd=$workdir/initramfs.cpio.gz
+(cd "$root" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet) |
+    gzip -1 >"$initrd"
+rm -rf "$root" # packed: only the archive is kept
+note "initramfs: $(du -h "$initrd" | cut -f1) ($kernel, $nmods modules; work dir $workdir)"
+
+# ---------------------------------------------------------------- one session
+# run_session NAME MODE: a server, a boot, the console's checks; files under WORKDIR/NAME.
+run_session() {
+    local name=$1 mode=$2
+    local dir=$workdir/$name
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    local sock=$sockdir/$name.sock
+    rm -f "$sock"
+    note "[$name] starting: ${ssdlab[*]} serve $preset --listen unix:$sock --clock $clock"
+    "${ssdlab[@]}" serve "$preset" --listen "unix:$sock" --clock "$clock" \
+        --json "$dir/result.json" --quiet >"$dir/server.out" 2>"$dir/server.err" </dev/null &
+    server_pid=$!
+    local waited=0
+    while [[ ! -S $sock ]]; do
+        if ! kill -0 "$server_pid" 2>/dev/null || ((waited > 600)); then
+            cat "$dir/server.err" >&2
+            die "[$name] the server did not start (see $dir/server.err)"
+        fi
+        sleep 0.1
+        waited=$((waited + 1))
+    done
+
+    # shellcheck disable=SC2054 # qemu's option values hold commas
+    local -a cmd=(
+        "$qemu" "${accel[@]}" -m 1G -nographic -no-reboot -nic none
+        -kernel "$kernel" -initrd "$initrd"
+        -append "console=ttyS0 panic=1 ssdlab.mode=$mode ssdlab.runtime=$runtime"
+        -drive "file=nbd+unix:///?socket=$sock,format=raw,if=none,id=d0,cache=none,discard=unmap"
+        -device nvme,serial=ssdlab,drive=d0
+    )
+    printf '%q ' "${cmd[@]}" >"$dir/qemu.cmd"
+    echo >>"$dir/qemu.cmd"
+    note "[$name] booting $(basename "$kernel") ($( ((kvm)) && echo KVM || echo TCG)," \
+        "timeout ${timeout_s} s); console: $dir/console.log"
+    local t0=$SECONDS rc=0
+    if ((verbose)); then
+        set +e
+        timeout -k 10 "$timeout_s" "${cmd[@]}" </dev/null 2>&1 | tee "$dir/console.log"
+        rc=${PIPESTATUS[0]}
+        set -e
+    else
+        timeout -k 10 "$timeout_s" "${cmd[@]}" </dev/null >"$dir/console.log" 2>&1 || rc=$?
+    fi
+    local boot_s=$((SECONDS - t0))
+    tr -d '\r' <"$dir/console.log" >"$dir/console.txt"
+
+    # The server stops on SIGTERM and writes the session's result: within a minute, or it hangs.
+    local problems=() src=0 n=0
+    kill -TERM "$server_pid" 2>/dev/null || true
+    while kill -0 "$server_pid" 2>/dev/null && ((n < 600)); do
+        sleep 0.1
+        n=$((n + 1))
+    done
+    if kill -0 "$server_pid" 2>/dev/null; then
+        problems+=("the server did not stop within 60 s of SIGTERM (killed)")
+        kill -KILL "$server_pid" 2>/dev/null || true
+    fi
+    wait "$server_pid" || src=$?
+    server_pid=
+    if [[ -S $sock ]]; then note "[$name] warning: the server left its socket $sock behind"; fi
+
+    if ((rc == 124 || rc == 137)); then
+        problems+=("qemu timed out after $timeout_s s")
+    elif ((rc != 0)); then
+        problems+=("qemu exited with status $rc")
+    fi
+    grep -q '^SSDLAB-GUEST: done' "$dir/console.txt" || problems+=("the guest did not finish")
+    if grep -q '^SSDLAB-GUEST-FAIL' "$dir/console.txt"; then
+        problems+=("$(grep -m1 '^SSDLAB-GUEST-FAIL' "$dir/console.txt")")
+    fi
+    if [[ $mode == full ]] && ! grep -q '^SSDLAB-GUEST: checksums ok' "$dir/console.txt"; then
+        problems+=("the guest did not confirm its checksums")
+    fi
+    sed -n '/^=== SSDLAB FIO JSON BEGIN ===$/,/^=== SSDLAB FIO JSON END ===$/{/^===/d;p}' \
+        "$dir/console.txt" >"$dir/fio.json"
+    if [[ ! -s $dir/fio.json ]]; then
+        problems+=("no fio JSON between the markers on the console")
+    elif ! "$python" -c '
+import json, sys
+text = open(sys.argv[1]).read()
+json.loads(text[text.index("{"):])' "$dir/fio.json" 2>/dev/null; then
+        problems+=("fio's output on the console is not JSON")
+    fi
+    if ((src != 0)); then
+        problems+=("the server exited with status $src on SIGTERM")
+    elif [[ ! -s $dir/result.json ]]; then
+        problems+=("the server wrote no result JSON")
+    fi
+    # What qemu said about the NBD connection, and what the guest kernel said about the disk.
+    grep -ao 'qemu-system-x86_64: .*' "$dir/console.txt" >"$dir/qemu-messages.txt" || true
+    sed -n '/^=== SSDLAB DMESG BEGIN ===$/,/^=== SSDLAB DMESG END ===$/{/^===/d;p}' \
+        "$dir/console.txt" >"$dir/dmesg.txt"
+    grep '^SSDLAB-GUEST: step' "$dir/console.txt" | sed "s/^SSDLAB-GUEST: /  [$name] /" >&2 || true
+    note "[$name] guest ran ${boot_s} s (qemu exit $rc), server exit $src"
+    echo "$boot_s" >"$dir/wall_s"
+    if ((${#problems[@]})); then
+        echo "---- last 40 console lines ($dir/console.txt) ----" >&2
+        tail -n 40 "$dir/console.txt" >&2
+        echo "---- server stderr ----" >&2
+        tail -n 20 "$dir/server.err" >&2
+        local p
+        for p in "${problems[@]}"; do echo "$prog: [$name] $p" >&2; done
+        die "[$name] session failed (files in $dir)"
+    fi
+}
+
+sessions=(full)
+((clean)) && sessions+=(fio)
+for s in "${sessions[@]}"; do
+    run_session "$s" "$s"
+done
+
+# ---------------------------------------------------------------- the comparison
+"$python" - "$workdir" "$kvm" "$clock" "$preset" "${sessions[@]}" <<'PY'
+import json
+import re
+import sys
+from pathlib import Path
+
+workdir, kvm, clock, preset, *sessions = sys.argv[1:]
+work = Path(workdir)
+
+
+def fio_jobs(path: Path) -> list[dict]:
+    text = path.read_text()
+    data = json.loads(text[text.index("{") :])
+    jobs = []
+    for job in data["jobs"]:
+        r = job["read"]
+        lat = r.get("lat_ns", {})
+        pct = lat.get("percentile") or r.get("clat_ns", {}).get("percentile", {})
+        jobs.append({
+            "name": job["jobname"],
+            "iodepth": int(job["job options"].get("iodepth", 1)),
+            "reads": r["total_ios"],
+            "iops": r["iops"],
+            "mean_us": lat.get("mean", 0.0) / 1000,
+            "p99_us": pct.get("99.000000", 0.0) / 1000,
+            "runtime_ms": r["runtime"],
+            "errors": job.get("error", 0),
+        })
+    return jobs
+
+
+def server_read(path: Path) -> dict:
+    data = json.loads(path.read_text())
+    r = data["ops"]["read"]
+    return {
+        "reads": r["count"],
+        "iops": r["iops"],
+        "mean_us": r["latency_us"]["mean"],
+        "p99_us": r["latency_us"]["p99"],
+        "writes": data["ops"].get("write", {}).get("count", 0),
+        "simulated_s": data["sim"].get("simulated_time_s"),
+        "stop_reason": data["sim"].get("stop_reason"),
+    }
+
+
+summary = {"preset": preset, "clock": clock, "kvm": kvm == "1", "sessions": {}}
+problems = []
+for name in sessions:
+    d = work / name
+    jobs = fio_jobs(d / "fio.json")
+    server = server_read(d / "result.json")
+    console = (d / "console.txt").read_text()
+    fio_reads = sum(j["reads"] for j in jobs)
+    summary["sessions"][name] = {
+        "fio": jobs,
+        "fio_reads": fio_reads,
+        "server": server,
+        "checksums_ok": ("SSDLAB-GUEST: checksums ok" in console) if name == "full" else None,
+        "steps": [ln.split(": ", 1)[1] for ln in console.splitlines()
+                  if ln.startswith("SSDLAB-GUEST: step")],
+        "wall_s": int((d / "wall_s").read_text()),
+        "qemu_messages": (d / "qemu-messages.txt").read_text().splitlines(),
+        "dmesg": (d / "dmesg.txt").read_text().splitlines(),
+    }
+    for j in jobs:
+        if j["errors"]:
+            problems.append(f"[{name}] fio job {j['name']} reported error {j['errors']}")
+        if not j["iops"] > 0:
+            problems.append(f"[{name}] fio job {j['name']} read nothing")
+    if server["reads"] < fio_reads:
+        problems.append(
+            f"[{name}] the server counted {server['reads']} reads, fewer than fio's {fio_reads}"
+        )
+(work / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+
+rows = []  # (column title, reads, iops, mean, p99)
+for name in sessions:
+    s = summary["sessions"][name]
+    for j in s["fio"]:
+        rows.append((f"guest fio QD{j['iodepth']} [{name}]", j["reads"], j["iops"],
+                     j["mean_us"], j["p99_us"]))
+    srv = s["server"]
+    rows.append((f"server, {name} session", srv["reads"], srv["iops"], srv["mean_us"],
+                 srv["p99_us"]))
+
+print()
+print(f"4 KiB random reads, {preset}, {clock} clock, {'KVM' if kvm == '1' else 'TCG'}")
+print(f"{'':30} {'reads':>9} {'IOPS':>10} {'mean µs':>10} {'p99 µs':>10}")
+for title, n, iops, mean, p99 in rows:
+    print(f"{title:30} {n:>9,} {iops:>10,.0f} {mean:>10,.1f} {p99:>10,.1f}")
+print()
+if kvm != "1":
+    print("(under TCG the guest's latencies carry the emulation's own cost, far above KVM's)")
+print("guest: fio's total latency (submission to completion) in the guest, over its run time.")
+print("server: the simulated latency of every read of the session; IOPS over the session's")
+print("simulated time (on the realtime clock the boot and idle time too). The full session's")
+print("reads include mke2fs's and the checksum pass's (large reads); the fio session's are")
+print("fio's and the few the kernel makes probing the disk.")
+for name in sessions:
+    s = summary["sessions"][name]
+    if s["checksums_ok"]:
+        print(f"[{name}] guest checksums matched")
+    for line in s["qemu_messages"]:
+        print(f"[{name}] qemu/console: {line}")
+    for line in s["dmesg"]:
+        if re.search(r"error|timeout|abort|reset|hung|fail", line, re.IGNORECASE):
+            print(f"[{name}] guest kernel: {line}")
+print(f"files: {work} (summary.json, */console.txt, */fio.json, */result.json)")
+if problems:
+    for p in problems:
+        print(f"guest.sh: {p}", file=sys.stderr)
+    sys.exit(1)
+PY
