@@ -6,11 +6,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import socket
 import struct
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,70 +16,32 @@ from pathlib import Path
 import pytest
 
 from conftest import assert_user_error, run_cli
+from nbd_rig import (
+    CMD_DISC,
+    CMD_FLUSH,
+    CMD_READ,
+    CMD_TRIM,
+    CMD_WRITE,
+    CMD_WRITE_ZEROES,
+    EINVAL,
+    ENOSPC,
+    EOVERFLOW,
+    EPERM,
+    OPTS_MAGIC,
+    Server,
+    start_server,
+)
+from nbd_rig import connect as _connect
+from nbd_rig import go as _go
+from nbd_rig import recv as _recv
+from nbd_rig import reply as _reply
+from nbd_rig import request as _request
 
 QEMU_IMG = shutil.which("qemu-img")
 QEMU_IO = shutil.which("qemu-io")
 needs_qemu = pytest.mark.skipif(
     QEMU_IMG is None or QEMU_IO is None, reason="qemu-img/qemu-io not installed (qemu-utils)"
 )
-
-NBD_MAGIC = 0x4E42444D41474943
-OPTS_MAGIC = 0x49484156454F5054
-REQUEST_MAGIC = 0x25609513
-SIMPLE_REPLY_MAGIC = 0x67446698
-OPT_GO = 7
-CMD_READ, CMD_WRITE, CMD_DISC, CMD_FLUSH, CMD_TRIM, CMD_WRITE_ZEROES = 0, 1, 2, 3, 4, 6
-EINVAL, EOVERFLOW, ENOSPC, EPERM = 22, 75, 28, 1
-
-
-class Server:
-    def __init__(self, proc: subprocess.Popen[str], socket_path: Path, result: Path) -> None:
-        self.proc = proc
-        self.socket_path = socket_path
-        self.result = result
-
-    @property
-    def uri(self) -> str:
-        return f"nbd+unix:///?socket={self.socket_path}"
-
-    def stop(self) -> tuple[int, str, str]:
-        self.proc.send_signal(signal.SIGTERM)
-        out, err = self.proc.communicate(timeout=60)
-        return self.proc.returncode, out, err
-
-
-def start_server(tmp: Path, *args: str) -> Server:
-    sock = tmp / "nbd.sock"
-    result = tmp / "session.json"
-    env = dict(os.environ)
-    env.pop("COLUMNS", None)
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "ssdlab",
-            "serve",
-            "small-tlc",
-            "--listen",
-            f"unix:{sock}",
-            "--json",
-            str(result),
-            "--quiet",
-            *args,
-        ],  # fmt: skip
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    deadline = time.monotonic() + 60
-    while not sock.exists():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            out, err = proc.communicate()
-            raise AssertionError(f"server did not start: {out}\n{err}")
-        time.sleep(0.05)
-    return Server(proc, sock, result)
 
 
 @pytest.fixture
@@ -275,52 +235,6 @@ def test_file_data_outlives_the_server(tmp_path: Path) -> None:
     assert_user_error(
         run_cli("serve", "small-tlc", "--data", "disk:/x"), "--data", "memory or file:PATH"
     )
-
-
-def _connect(path: Path) -> socket.socket:
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(30)
-    s.connect(str(path))
-    return s
-
-
-def _recv(s: socket.socket, n: int) -> bytes:
-    buf = b""
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            raise EOFError(f"closed after {len(buf)} of {n} bytes")
-        buf += chunk
-    return buf
-
-
-def _go(s: socket.socket) -> int:
-    """Handshake to transmission with NBD_OPT_GO (simple replies); returns the export size."""
-    magic, opts, _flags = struct.unpack(">QQH", _recv(s, 18))
-    assert (magic, opts) == (NBD_MAGIC, OPTS_MAGIC)
-    s.sendall(struct.pack(">I", 3))
-    payload = struct.pack(">I", 0) + struct.pack(">H", 0)
-    s.sendall(struct.pack(">QII", OPTS_MAGIC, OPT_GO, len(payload)) + payload)
-    size = None
-    while True:
-        _m, _opt, kind, length = struct.unpack(">QIII", _recv(s, 20))
-        data = _recv(s, length)
-        if kind == 3 and struct.unpack(">H", data[:2])[0] == 0:
-            size = struct.unpack(">Q", data[2:10])[0]
-        if kind == 1:
-            assert size is not None
-            return size
-
-
-def _request(s: socket.socket, cmd: int, handle: int, offset: int, length: int,
-             flags: int = 0, payload: bytes = b"") -> None:  # fmt: skip
-    s.sendall(struct.pack(">IHHQQI", REQUEST_MAGIC, flags, cmd, handle, offset, length) + payload)
-
-
-def _reply(s: socket.socket) -> tuple[int, int]:
-    magic, error, handle = struct.unpack(">IIQ", _recv(s, 16))
-    assert magic == SIMPLE_REPLY_MAGIC
-    return error, handle
 
 
 @pytest.mark.parametrize("seed", [1, 2])

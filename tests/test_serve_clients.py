@@ -8,11 +8,8 @@ import hashlib
 import json
 import os
 import shutil
-import signal
 import socket
-import struct
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -21,6 +18,13 @@ from typing import Any
 
 import pytest
 
+from nbd_rig import CMD_DISC, CMD_FLUSH, CMD_READ, CMD_WRITE, Server, start_server
+from nbd_rig import connect as _connect
+from nbd_rig import go as _go
+from nbd_rig import header as _header
+from nbd_rig import recv as _recv
+from nbd_rig import reply as _reply
+from nbd_rig import request as _request
 from ssdlab import _core
 
 NBDINFO = shutil.which("nbdinfo")
@@ -43,68 +47,6 @@ needs_fio = pytest.mark.skipif(
 
 MIB = 1 << 20
 CAPACITY = 896 * MIB  # small-tlc's logical capacity
-NBD_MAGIC = 0x4E42444D41474943
-OPTS_MAGIC = 0x49484156454F5054
-REQUEST_MAGIC = 0x25609513
-SIMPLE_REPLY_MAGIC = 0x67446698
-OPT_GO = 7
-CMD_READ, CMD_WRITE, CMD_DISC, CMD_FLUSH = 0, 1, 2, 3
-
-
-class Server:
-    def __init__(self, proc: subprocess.Popen[str], socket_path: Path, result: Path) -> None:
-        self.proc = proc
-        self.socket_path = socket_path
-        self.result = result
-
-    @property
-    def uri(self) -> str:
-        return f"nbd+unix:///?socket={self.socket_path}"
-
-    def stop(self) -> tuple[int, str, str]:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        out, err = self.proc.communicate(timeout=120)
-        return self.proc.returncode, out, err
-
-    def session(self) -> dict[str, Any]:
-        data: dict[str, Any] = json.loads(self.result.read_text())
-        return data
-
-
-def start_server(tmp: Path, *args: str) -> Server:
-    sock = tmp / "nbd.sock"
-    result = tmp / "session.json"
-    env = dict(os.environ)
-    env.pop("COLUMNS", None)
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "ssdlab",
-            "serve",
-            "small-tlc",
-            "--listen",
-            f"unix:{sock}",
-            "--json",
-            str(result),
-            "--quiet",
-            *args,
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        env=env,
-    )
-    deadline = time.monotonic() + 60
-    while not sock.exists():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            out, err = proc.communicate()
-            raise AssertionError(f"server did not start: {out}\n{err}")
-        time.sleep(0.05)
-    return Server(proc, sock, result)
 
 
 @pytest.fixture
@@ -137,59 +79,6 @@ def assert_stopped_cleanly(server: Server) -> dict[str, Any]:
     session = server.session()
     assert session["sim"]["stop_reason"] == "server stopped"
     return session
-
-
-# A plain NBD client (fixed newstyle, NBD_OPT_GO, simple replies), as in tests/test_serve.py.
-
-
-def _connect(path: Path, timeout: float | None = 30) -> socket.socket:
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(timeout)
-    s.connect(str(path))
-    return s
-
-
-def _recv(s: socket.socket, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            raise EOFError(f"closed after {len(buf)} of {n} bytes")
-        buf += chunk
-    return bytes(buf)
-
-
-def _go(s: socket.socket) -> int:
-    """Handshake to transmission with NBD_OPT_GO (simple replies); returns the export size."""
-    magic, opts, _flags = struct.unpack(">QQH", _recv(s, 18))
-    assert (magic, opts) == (NBD_MAGIC, OPTS_MAGIC)
-    s.sendall(struct.pack(">I", 3))
-    payload = struct.pack(">I", 0) + struct.pack(">H", 0)
-    s.sendall(struct.pack(">QII", OPTS_MAGIC, OPT_GO, len(payload)) + payload)
-    size = None
-    while True:
-        _m, _opt, kind, length = struct.unpack(">QIII", _recv(s, 20))
-        data = _recv(s, length)
-        if kind == 3 and struct.unpack(">H", data[:2])[0] == 0:
-            size = int(struct.unpack(">Q", data[2:10])[0])
-        if kind == 1:
-            assert size is not None
-            return size
-
-
-def _header(cmd: int, handle: int, offset: int, length: int, flags: int = 0) -> bytes:
-    return struct.pack(">IHHQQI", REQUEST_MAGIC, flags, cmd, handle, offset, length)
-
-
-def _request(s: socket.socket, cmd: int, handle: int, offset: int, length: int,
-             payload: bytes = b"") -> None:  # fmt: skip
-    s.sendall(_header(cmd, handle, offset, length) + payload)
-
-
-def _reply(s: socket.socket) -> tuple[int, int]:
-    magic, error, handle = struct.unpack(">IIQ", _recv(s, 16))
-    assert magic == SIMPLE_REPLY_MAGIC
-    return error, handle
 
 
 def _write_and_read_back(s: socket.socket, handle: int, offset: int, data: bytes) -> None:
