@@ -220,6 +220,40 @@ def test_report_is_self_contained(quick_dir: Path) -> None:
         assert needle in page, needle
 
 
+def test_report_out_follows_a_symlink_and_writes_a_fifo_in_place(
+    quick_dir: Path, tmp_path: Path
+) -> None:
+    """--out never replaces what stands at its path with a new file: a symlink stays a link
+    (its target gets the report), a FIFO (as a device node would) gets the bytes in place, a
+    directory is refused. Before, a temporary was renamed over the path itself — as root,
+    `--out /dev/null` turned the device into a file."""
+    import stat
+    import threading
+
+    real = tmp_path / "real.html"
+    real.write_text("old")
+    link = tmp_path / "link.html"
+    link.symlink_to(real)
+    assert run_cli("report", quick_dir, "--out", link).returncode == 0
+    assert link.is_symlink() and real.read_text().startswith("<!DOCTYPE html>")
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    proc = run_cli("report", quick_dir, "--out", fifo)
+    reader.join(timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    assert got and got[0].startswith(b"<!DOCTYPE html>")
+    assert not list(tmp_path.glob(".*.tmp"))
+
+    directory = tmp_path / "a-dir"
+    directory.mkdir()
+    assert_user_error(run_cli("report", quick_dir, "--out", directory), str(directory))
+
+
 def _chromium() -> str | None:
     for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
         found = shutil.which(name)

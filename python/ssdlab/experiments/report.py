@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _core
+from ..files import write_output_text
 from .plots import MAX_SERIES, OPS, PlotError, Selection, figure_bytes, make_plot, short
 from .results import load_results, read_manifest
 
@@ -454,10 +455,7 @@ def write_report(
     add("</body></html>")
 
     target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_name(f".{target.name}.tmp")
-    temporary.write_text("\n".join(parts), encoding="utf-8")
-    os.replace(temporary, target)
-    return target
+    return write_output_text(target, "\n".join(parts))
 
 
 def _plain(value: Any) -> str:

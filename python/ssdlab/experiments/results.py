@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core
+from ..files import write_output
 
 TABLE_PARQUET = "results.parquet"
 TABLE_CSV = "results.csv"
@@ -245,11 +246,7 @@ def write_table(out_dir: str | os.PathLike[str]) -> list[Path]:
     table = build_table(directory)
     paths = []
     for name, write in ((TABLE_PARQUET, table.write_parquet), (TABLE_CSV, table.write_csv)):
-        target = directory / name
-        temporary = directory / f".{name}.tmp"
-        write(temporary)
-        os.replace(temporary, target)
-        paths.append(target)
+        paths.append(write_output(directory / name, write))
     return paths
 
 

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core
+from ..files import write_output, write_output_bytes, write_output_text
 from .executors import LocalExecutor, RayExecutor, make_executor
 from .results import (
     MANIFEST,
@@ -97,12 +98,10 @@ def _now() -> str:
 
 
 def _write_atomic(path: Path, data: bytes | str) -> None:
-    temporary = path.with_name(f".{path.name}.tmp")
     if isinstance(data, str):
-        temporary.write_text(data, encoding="utf-8")
+        write_output_text(path, data)
     else:
-        temporary.write_bytes(data)
-    os.replace(temporary, path)
+        write_output_bytes(path, data)
 
 
 def _environment() -> dict[str, Any]:
@@ -166,10 +165,12 @@ def _save_outcome(directory: Path, point: Point, outcome: Mapping[str, Any]) -> 
         records = outcome.get("records")
         if records is not None:
             array = np.frombuffer(records, dtype="<u8").reshape(-1, RECORD_FIELDS)
-            temporary = run_dir / f".{REQUESTS_FILE}.tmp"
-            with open(temporary, "wb") as handle:
-                np.save(handle, array, allow_pickle=False)
-            os.replace(temporary, run_dir / REQUESTS_FILE)
+
+            def save(path: Path) -> None:
+                with open(path, "wb") as handle:
+                    np.save(handle, array, allow_pickle=False)
+
+            write_output(run_dir / REQUESTS_FILE, save)
     record = {
         "schema": POINT_SCHEMA,
         "id": point.id,
