@@ -262,3 +262,35 @@ def test_interrupt_exits_130() -> None:
     assert proc.returncode == 130, stderr
     assert stderr.strip() == "interrupted"
     assert "Traceback" not in stderr
+
+
+def test_sizes_past_two_to_the_64_and_wrapping_regions_are_refused_by_name() -> None:
+    """16384PiB is 2^64 bytes: refused, not saturated; an offset plus a size that would wrap
+    64 bits is past the device, not a small region (issue 15, defect 2)."""
+    line = assert_user_error(
+        run_cli("run", "small-tlc", "--rw", "randread", "--size", "16384PiB", "--io-count", "10"),
+        "size",
+        "16384PiB",
+        "more than the largest size",
+    )
+    assert "line 1 column" not in line  # no position in JSON the user never wrote
+    assert_user_error(
+        run_cli(
+            "run",
+            "small-tlc",
+            "--rw",
+            "randread",
+            "--offset",
+            "512",
+            "--size",
+            "16383PiB",
+            "--io-count",
+            "10",
+        ),  # fmt: skip
+        "size",
+        "larger than the device",
+    )
+
+
+def test_a_run_without_a_workload_says_what_to_give() -> None:
+    assert_user_error(run_cli("run", "small-tlc", "--io-count", "10"), "--rw", "--job", "--trace")

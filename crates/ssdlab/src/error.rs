@@ -21,3 +21,15 @@ pub enum Error {
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// A JSON error's message without its " at line L column C": the JSON the core reads is made
+/// by the Python side from options and files, so a position in it tells the user nothing (the
+/// field's path, which callers name, does).
+pub fn json_message(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let position = format!(" at line {} column {}", e.line(), e.column());
+    match text.strip_suffix(&position) {
+        Some(message) => message.to_string(),
+        None => text,
+    }
+}

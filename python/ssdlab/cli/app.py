@@ -353,6 +353,11 @@ def run_command(
         "ramp": ramp,
         "distribution": distribution,
     }
+    if job_file is None and rw is None:
+        raise UserError(
+            "what to run: --rw (read, write, randread, randwrite, randrw, rw, trim, randtrim), "
+            "a --job FILE or a --trace FILE; e.g. --rw randread --io-count 10000"
+        )
     job = _build_job(job_file, flags)
     result = _run_with_progress(resolved, job, seed, quiet)
     if json_out is not None:

@@ -100,7 +100,11 @@ impl SsdConfig {
     pub fn from_json(text: &str) -> Result<SsdConfig> {
         let mut de = serde_json::Deserializer::from_str(text);
         let cfg: SsdConfig = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            Error::Config(format!("config JSON, field `{}`: {}", e.path(), e.inner()))
+            Error::Config(format!(
+                "config JSON, field `{}`: {}",
+                e.path(),
+                crate::error::json_message(e.inner())
+            ))
         })?;
         cfg.validate("config")?;
         Ok(cfg)

@@ -38,26 +38,40 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
     let expected = "a size such as 4096, \"4KiB\", \"16KiB\", \"1GiB\" or \"1GB\"";
     let (v, unit) = split_number(s).ok_or_else(|| format!("got {s:?}, expected {expected}"))?;
-    let mult: f64 = match unit {
-        "" | "B" => 1.0,
-        "KiB" | "K" | "k" => 1024.0,
-        "MiB" | "M" => 1024.0 * 1024.0,
-        "GiB" | "G" => 1024.0 * 1024.0 * 1024.0,
-        "TiB" | "T" => 1024f64.powi(4),
-        "PiB" | "P" => 1024f64.powi(5),
-        "KB" | "kB" => 1e3,
-        "MB" => 1e6,
-        "GB" => 1e9,
-        "TB" => 1e12,
-        "PB" => 1e15,
+    let mult: u64 = match unit {
+        "" | "B" => 1,
+        "KiB" | "K" | "k" => 1 << 10,
+        "MiB" | "M" => 1 << 20,
+        "GiB" | "G" => 1 << 30,
+        "TiB" | "T" => 1 << 40,
+        "PiB" | "P" => 1 << 50,
+        "KB" | "kB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        "TB" => 1_000_000_000_000,
+        "PB" => 1_000_000_000_000_000,
         _ => {
             return Err(format!(
                 "got {s:?}: unknown size unit {unit:?}, expected {expected}"
             ))
         }
     };
-    let bytes = v * mult;
-    if bytes.fract() != 0.0 || bytes > u64::MAX as f64 {
+    let too_large = || format!("got {s:?}, more than the largest size, {} bytes", u64::MAX);
+    // A whole number is taken exactly (a float has 53 bits: 2^53 + 1 bytes would change).
+    let digits: String = s.trim()[..s.trim().len() - unit.len()]
+        .trim()
+        .chars()
+        .filter(|c| *c != '_')
+        .collect();
+    if let Ok(whole) = digits.parse::<u64>() {
+        return whole.checked_mul(mult).ok_or_else(too_large);
+    }
+    let bytes = v * mult as f64;
+    // 2^64 itself does not fit; `u64::MAX as f64` rounds up to it.
+    if bytes >= 18_446_744_073_709_551_616.0 {
+        return Err(too_large());
+    }
+    if bytes.fract() != 0.0 {
         return Err(format!("got {s:?}, which is not a whole number of bytes"));
     }
     Ok(bytes as u64)
@@ -284,6 +298,18 @@ mod tests {
         assert_eq!(parse_bytes("512").unwrap(), 512);
         assert!(parse_bytes("4 bananas").is_err());
         assert!(parse_bytes("0.3B").is_err());
+        // Exact for whole numbers beyond a float's 53 bits; refused, not saturated, past 2^64.
+        assert_eq!(
+            parse_bytes("9007199254740993").unwrap(),
+            9_007_199_254_740_993
+        );
+        assert_eq!(parse_bytes("16383PiB").unwrap(), 16383 << 50);
+        assert!(parse_bytes("16384PiB")
+            .unwrap_err()
+            .contains("more than the largest size"));
+        assert!(parse_bytes("18446744073709551616").is_err());
+        assert!(parse_bytes("16384.5PiB").is_err());
+        assert_eq!(parse_bytes("1_000 KiB").unwrap(), 1_024_000);
         assert_eq!(format_bytes(16384), "16KiB");
         assert_eq!(format_bytes(1000), "1000B");
     }

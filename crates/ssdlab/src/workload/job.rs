@@ -174,7 +174,10 @@ impl JobSpec {
             } else {
                 format!(", field `{path}`")
             };
-            Error::Job(format!("job{field}: {}", e.inner()))
+            Error::Job(format!(
+                "job{field}: {}",
+                crate::error::json_message(e.inner())
+            ))
         })?;
         spec.check_fields()?;
         Ok(spec)
@@ -279,7 +282,12 @@ impl JobSpec {
                 if s.0 == 0 {
                     return err("size", "got 0, expected a positive size".into());
                 }
-                if self.offset.0 + s.0 > capacity {
+                if self
+                    .offset
+                    .0
+                    .checked_add(s.0)
+                    .is_none_or(|end| end > capacity)
+                {
                     return err(
                         "size",
                         format!(

@@ -169,7 +169,10 @@ impl TraceJob {
             } else {
                 format!(", field `{path}`")
             };
-            Error::Job(format!("trace job{field}: {}", e.inner()))
+            Error::Job(format!(
+                "trace job{field}: {}",
+                crate::error::json_message(e.inner())
+            ))
         })?;
         job.check()?;
         Ok(job)
