@@ -294,3 +294,22 @@ def test_sizes_past_two_to_the_64_and_wrapping_regions_are_refused_by_name() -> 
 
 def test_a_run_without_a_workload_says_what_to_give() -> None:
     assert_user_error(run_cli("run", "small-tlc", "--io-count", "10"), "--rw", "--job", "--trace")
+
+
+@pytest.mark.parametrize(
+    ("override", "needles"),
+    [
+        # A panic (a line count cut to u32, then an assertion) and a 4.6 GiB allocation before.
+        ("cache.capacity=1PiB", ["cache.capacity", "1PiB", "at most 896MiB"]),
+        ("cache.capacity=1TiB", ["cache.capacity", "1TiB", "at most 896MiB"]),
+        # An abort allocating per-core state before.
+        ("host.cores=4294967295", ["host.cores", "4294967295", "1 to 4096"]),
+    ],
+)
+def test_counts_that_would_exhaust_memory_are_refused_at_validation(
+    override: str, needles: list[str]
+) -> None:
+    assert_user_error(
+        run_cli("run", "small-tlc", "--rw", "randwrite", "--io-count", "10", "--set", override),
+        *needles,
+    )

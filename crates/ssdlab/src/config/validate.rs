@@ -348,8 +348,13 @@ impl SsdConfig {
                 "got 0, expected at least 1".into(),
             );
         }
-        if self.host.cores == 0 {
-            return err("host.cores", "got 0, expected at least 1".into());
+        // Per-core state is allocated up front: bound it by hosts that exist, not by u32.
+        const MAX_CORES: u32 = 4096;
+        if self.host.cores == 0 || self.host.cores > MAX_CORES {
+            return err(
+                "host.cores",
+                format!("got {}, expected 1 to {MAX_CORES}", self.host.cores),
+            );
         }
         if self.controller.multiplane_window == 0 {
             return err(
@@ -374,6 +379,21 @@ impl SsdConfig {
                         units::format_bytes(c.capacity.0),
                         units::format_bytes(c.map_reserved.0),
                         unit
+                    ),
+                );
+            }
+            // Lines are allocated up front and counted in u32; a buffer with more lines than the
+            // drive has map units could never fill.
+            let lines = (c.capacity.0 - c.map_reserved.0) / unit;
+            let most = self.logical_units().min(u32::MAX as u64 - 1);
+            if lines > most {
+                return err(
+                    "cache.capacity",
+                    format!(
+                        "got {} ({lines} lines of {unit} bytes), expected at most {} ({most} lines: no more than the drive's {} of logical capacity)",
+                        units::format_bytes(c.capacity.0),
+                        units::format_bytes(most * unit + c.map_reserved.0),
+                        units::format_bytes(self.logical_bytes())
                     ),
                 );
             }
