@@ -313,3 +313,22 @@ def test_counts_that_would_exhaust_memory_are_refused_at_validation(
         run_cli("run", "small-tlc", "--rw", "randwrite", "--io-count", "10", "--set", override),
         *needles,
     )
+
+
+@pytest.mark.parametrize(
+    ("rate", "extra", "needles"),
+    [
+        # The clock saturated at 2^64 ps and every request "completed" in 0 ps, exit 0.
+        ("1e-9", ["--io-count", "3"], ["rate_iops", "1e-6"]),
+        ("1e-6", ["--io-count", "300"], ["rate_iops", "213 days"]),
+        # Arrivals at one time stamp (a gap of 0 ps) queued until memory ran out.
+        ("1e13", ["--runtime", "1ms"], ["rate_iops", "1e12"]),
+        ("1e11", ["--runtime", "1ms"], ["rate_iops", "lower rate_iops or raise iodepth"]),
+    ],
+)
+def test_open_loop_rates_the_clock_or_memory_cannot_hold_are_errors(
+    rate: str, extra: list[str], needles: list[str]
+) -> None:
+    assert_user_error(
+        run_cli("run", "small-tlc", "--rw", "randread", "--rate-iops", rate, *extra), *needles
+    )

@@ -10,6 +10,10 @@ use crate::sim::SimTime;
 use crate::workload::job::{Generator, Job, Rw};
 use std::collections::VecDeque;
 
+/// Most open-loop arrivals one instance may hold waiting (8 bytes each) before the run stops
+/// with an error rather than grow without end.
+const MAX_BACKLOG: usize = 10_000_000;
+
 struct Instance {
     inflight: u32,
     gen: Generator,
@@ -167,17 +171,33 @@ impl Driver for JobDriver {
 
     /// An open-loop arrival of instance `inst`.
     fn on_wake(&mut self, dev: &mut Device, now: SimTime, inst: u32) {
-        if !self.may_issue(now) {
+        if !self.may_issue(now) || self.error.is_some() {
             return;
         }
         self.issued += 1;
         let rate = self.job.spec.rate_iops.expect("arrivals only in open loop");
-        let gap = SimTime((1e12 / rate) as u64);
-        dev.wake_at(now + gap, inst);
-        if self.insts[inst as usize].inflight < self.job.spec.iodepth {
+        // The job's checks keep the gap between 1 ps and 10^6 s.
+        let gap = (1e12 / rate) as u64;
+        let Some(next) = now.0.checked_add(gap) else {
+            self.error = Some(Error::Job(format!(
+                "job, field `rate_iops`: at {rate} requests per second the next arrival would come after {:.0} s of simulated time, past the simulator's clock (2^64 ps, about 213 days); raise rate_iops or lower io_count",
+                now.as_secs_f64()
+            )));
+            return;
+        };
+        dev.wake_at(SimTime(next), inst);
+        let i = &mut self.insts[inst as usize];
+        if i.inflight < self.job.spec.iodepth {
             self.submit(dev, now, inst, now);
+        } else if i.backlog.len() >= MAX_BACKLOG {
+            // Arrivals faster than the device serves them would queue without end.
+            self.error = Some(Error::Job(format!(
+                "job, field `rate_iops`: {rate} requests per second is more than the device serves at iodepth {}: {MAX_BACKLOG} arrivals of one job instance were waiting at {:.6} s of simulated time; lower rate_iops or raise iodepth",
+                self.job.spec.iodepth,
+                now.as_secs_f64()
+            )));
         } else {
-            self.insts[inst as usize].backlog.push_back(now);
+            i.backlog.push_back(now);
         }
     }
 

@@ -245,8 +245,12 @@ impl JobSpec {
             );
         }
         if let Some(r) = self.rate_iops {
-            if !(r > 0.0 && r.is_finite()) {
-                return err("rate_iops", format!("got {r}, expected a rate above 0"));
+            // Arrivals are spaced in whole picoseconds, at most 10^6 s apart.
+            if !(1e-6..=1e12).contains(&r) {
+                return err(
+                    "rate_iops",
+                    format!("got {r}, expected a rate from 1e-6 (one request in 10^6 s) to 1e12 (one per picosecond) requests per second"),
+                );
             }
         }
         if self.io_count == Some(0) {
