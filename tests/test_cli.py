@@ -332,3 +332,17 @@ def test_open_loop_rates_the_clock_or_memory_cannot_hold_are_errors(
     assert_user_error(
         run_cli("run", "small-tlc", "--rw", "randread", "--rate-iops", rate, *extra), *needles
     )
+
+
+def test_a_closed_standard_output_is_one_line_error_not_a_traceback() -> None:
+    """`ssdlab presets >&-` raised AttributeError deep in the table code (issue 15, defect 13)."""
+    proc = subprocess.run(
+        ["sh", "-c", f"'{sys.executable}' -m ssdlab presets >&-"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == (
+        "error: standard output is closed; redirect it (to a file or /dev/null) instead"
+    )

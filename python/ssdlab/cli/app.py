@@ -509,6 +509,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (the console script passes it to sys.exit)."""
     command = typer.main.get_command(app)
     args = list(argv) if argv is not None else sys.argv[1:]
+    if sys.stdout is None:
+        # Started with standard output closed (`ssdlab run … >&-`): Python has no stream to
+        # print to. Refuse up front, as coreutils do, rather than fail midway in a traceback.
+        if sys.stderr is not None:
+            sys.stderr.write(
+                "error: standard output is closed; redirect it (to a file or /dev/null) instead\n"
+            )
+        return EXIT_USER_ERROR
     try:
         code = command.main(args=args, prog_name="ssdlab", standalone_mode=False)
     except _core.Interrupted:
