@@ -490,6 +490,21 @@ impl Outbox {
         );
     }
 
+    /// A reply with no data, due now: a refusal, or a request answered without the model.
+    fn answer(
+        &mut self,
+        now: SimTime,
+        conn: u32,
+        h: &RequestHeader,
+        error: u32,
+        message: &str,
+        credit: u64,
+    ) {
+        let structured = self.conns.get(&conn).is_some_and(|c| c.structured);
+        let bytes = error_reply(structured, h.kind, h.handle, error, message);
+        self.reply(now, conn, Reply { bytes, credit });
+    }
+
     /// A request of `conn` was taken: its reply is owed.
     fn taken(&mut self, conn: u32) {
         if let Some(c) = self.conns.get_mut(&conn) {
@@ -865,15 +880,7 @@ fn take_message(out: &mut Outbox, dev: &Device, msg: ToSim, now: SimTime) {
         } => {
             out.taken(conn);
             out.errors += 1;
-            let structured = out.conns.get(&conn).is_some_and(|c| c.structured);
-            let bytes = error_reply(
-                structured,
-                header.kind,
-                header.handle,
-                error,
-                "request refused",
-            );
-            out.reply(now, conn, Reply { bytes, credit });
+            out.answer(now, conn, &header, error, "request refused", credit);
         }
         ToSim::Request {
             conn,
@@ -902,15 +909,8 @@ fn take_message(out: &mut Outbox, dev: &Device, msg: ToSim, now: SimTime) {
                     if h.flags & CMD_FLAG_NO_HOLE != 0 {
                         if h.flags & CMD_FLAG_FAST_ZERO != 0 {
                             // Zeroes that must be written are no faster than a write.
-                            let structured = out.conns.get(&conn).is_some_and(|c| c.structured);
-                            let bytes = error_reply(
-                                structured,
-                                h.kind,
-                                h.handle,
-                                ENOTSUP,
-                                "no fast zeroing without holes",
-                            );
-                            out.reply(now, conn, Reply { bytes, credit });
+                            let why = "no fast zeroing without holes";
+                            out.answer(now, conn, &h, ENOTSUP, why, credit);
                             return;
                         }
                         Op::Write
@@ -949,9 +949,7 @@ fn take_message(out: &mut Outbox, dev: &Device, msg: ToSim, now: SimTime) {
                 }
                 // CACHE is advice: answered at once.
                 _ => {
-                    let structured = out.conns.get(&conn).is_some_and(|c| c.structured);
-                    let bytes = error_reply(structured, h.kind, h.handle, 0, "");
-                    out.reply(now, conn, Reply { bytes, credit });
+                    out.answer(now, conn, &h, 0, "", credit);
                     return;
                 }
             };
