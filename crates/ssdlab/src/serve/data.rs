@@ -56,7 +56,12 @@ impl Data {
             .map_err(|e| err(e.to_string()))?;
         lock(&file)
             .map_err(|e| err(format!("cannot lock it ({e}): is another server using it?")))?;
-        let len = file.metadata().map_err(|e| err(e.to_string()))?.len();
+        let meta = file.metadata().map_err(|e| err(e.to_string()))?;
+        if !meta.is_file() {
+            // A directory opens read-only; a device would report no length.
+            return Err(err("not a regular file: expected a file path".into()));
+        }
+        let len = meta.len();
         if len == 0 && !read_only {
             file.set_len(size).map_err(|e| err(e.to_string()))?;
         } else if len != size {
@@ -261,6 +266,8 @@ mod tests {
             "{e}"
         );
         assert!(DataSpec::parse("disk:/x").is_err());
+        let e = Data::open(&DataSpec::File(dir.clone()), size, true).err().unwrap();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
