@@ -9,6 +9,11 @@ section() {
     printf '\n==== %s ====\n' "$1"
 }
 
+# QEMU, fio, libnbd's tools, a guest kernel, Chromium: installed from Debian's packages when
+# missing (a test whose tool is still missing skips, naming it).
+section "system packages: scripts/install-test-tools.sh"
+bash scripts/install-test-tools.sh
+
 # The ray extra too: tests/test_ray.py runs a sweep on a local Ray cluster it starts itself.
 section "install: python -m pip install -e '.[test,ray]' (maturin builds ssdlab._core)"
 python -m pip install --disable-pip-version-check -e '.[test,ray]'
