@@ -266,7 +266,9 @@ mod tests {
             "{e}"
         );
         assert!(DataSpec::parse("disk:/x").is_err());
-        let e = Data::open(&DataSpec::File(dir.clone()), size, true).err().unwrap();
+        let e = Data::open(&DataSpec::File(dir.clone()), size, true)
+            .err()
+            .unwrap();
         assert!(e.to_string().contains("not a regular file"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
