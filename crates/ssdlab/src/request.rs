@@ -54,9 +54,22 @@ pub enum Status {
     Misaligned,
     /// The device does not do this operation (a trim on a raw device). Nothing changed.
     Unsupported,
+    /// A read whose data could not be decoded, even after every read-retry step
+    /// (`[reliability]`).
+    Uncorrectable,
+    /// The drive wore out into read-only mode: writes and trims are refused, reads still work.
+    ReadOnly,
+    /// No room could be found for the write's data; what it would have replaced is kept.
+    NoSpace,
+    /// A write or trim into a range the firmware protects (`controller.write_protect`).
+    /// Nothing changed.
+    WriteProtected,
 }
 
 impl Status {
+    /// How many statuses there are (for counts indexed by `status as usize`).
+    pub const COUNT: usize = 8;
+
     /// The worse of two: a request fails if any of its commands did.
     #[inline]
     pub fn and(self, other: Status) -> Status {
@@ -75,6 +88,10 @@ impl Status {
             }
             Status::Misaligned => "refused: programs are whole pages, erases whole blocks",
             Status::Unsupported => "operation not supported by this device",
+            Status::Uncorrectable => "unrecovered read error: the data could not be decoded",
+            Status::ReadOnly => "the drive is worn out and read-only",
+            Status::NoSpace => "no room for the data: the drive is out of good blocks",
+            Status::WriteProtected => "refused: the range is write-protected",
         }
     }
 }

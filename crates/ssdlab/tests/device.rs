@@ -1,18 +1,18 @@
 //! The device boundary as a driver outside the event loop uses it (the register-level NVMe
 //! controller, a live server): submit at chosen times, advance the model to a time limit.
 
-use ssdlab::device::{Completion, Device, Driver, Flags, Request};
+use ssdlab::device::{Completion, Device, Driver, Flags, Request, Status};
 use ssdlab::sim::SimTime;
 use ssdlab::workload::Op;
 use ssdlab::SsdConfig;
 
 #[derive(Default)]
-struct Log(Vec<(u32, SimTime)>);
+struct Log(Vec<(u32, SimTime, Status)>);
 
 impl Driver for Log {
     fn on_complete(&mut self, _dev: &mut Device, now: SimTime, done: Completion) {
         assert_eq!(done.done, now);
-        self.0.push((done.id, now));
+        self.0.push((done.id, now, done.status));
     }
 }
 

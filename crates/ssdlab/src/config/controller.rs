@@ -1,6 +1,6 @@
 //! `[controller]`: the controller's firmware costs and multi-plane gathering.
 
-use super::units::Dur;
+use super::units::{Bytes, Dur};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -14,6 +14,29 @@ pub struct ControllerConfig {
     /// Firmware completes reads and writes at once, without the FTL or the media: what is left
     /// is the protocol (seed 000 §6.2 measures protocol overhead this way).
     pub skip_media: bool,
+    /// Byte ranges of the logical space the firmware refuses to change: a write or trim that
+    /// touches one fails (NVMe "Namespace is Write Protected", EPERM in the live server) and
+    /// changes nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub write_protect: Vec<ProtectedRange>,
+}
+
+/// `offset` bytes in, `len` bytes long.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProtectedRange {
+    pub offset: Bytes,
+    pub len: Bytes,
+}
+
+impl ControllerConfig {
+    /// Whether `offset .. offset + len` touches a protected range.
+    pub fn is_protected(&self, offset: u64, len: u64) -> bool {
+        let end = offset.saturating_add(len.max(1));
+        self.write_protect
+            .iter()
+            .any(|r| offset < r.offset.0.saturating_add(r.len.0) && r.offset.0 < end)
+    }
 }
 
 impl Default for ControllerConfig {
@@ -22,6 +45,7 @@ impl Default for ControllerConfig {
             cmd_overhead: Dur(crate::sim::SimTime::from_ns(500)),
             multiplane_window: 16,
             skip_media: false,
+            write_protect: Vec::new(),
         }
     }
 }

@@ -13,6 +13,7 @@ mod meta;
 mod nand;
 mod precondition;
 pub mod presets;
+mod reliability;
 mod schema;
 pub mod units;
 mod validate;
@@ -27,6 +28,7 @@ pub(crate) use load::{from_toml, line_col};
 pub use meta::*;
 pub use nand::*;
 pub use precondition::*;
+pub use reliability::*;
 pub use schema::json_schema;
 
 use crate::error::{Error, Result};
@@ -50,6 +52,10 @@ pub struct SsdConfig {
     /// The controller's DRAM cache buffer; absent: no cache (writes complete when programmed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheConfig>,
+    /// Endurance, wear-out and read errors of the NAND; absent: none (blocks never wear out,
+    /// every read decodes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reliability: Option<ReliabilityConfig>,
 }
 
 impl SsdConfig {

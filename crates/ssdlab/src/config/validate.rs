@@ -228,6 +228,85 @@ impl SsdConfig {
         Ok(())
     }
 
+    fn validate_reliability(&self, r: &ReliabilityConfig, origin: &str) -> Result<()> {
+        let err = |field: &str, msg: String| -> Result<()> {
+            Err(Error::Config(format!(
+                "{origin}, field `reliability.{field}`: {msg}"
+            )))
+        };
+        if self.ftl.kind == FtlKind::None {
+            return err(
+                "pe_limit",
+                "the reliability model works through the device FTL (bad-block retirement, read-only mode); a raw device (ftl.kind = \"none\") leaves that to its driver".into(),
+            );
+        }
+        if r.pe_limit == Some(0) {
+            return err("pe_limit", "got 0, expected at least 1 cycle".into());
+        }
+        let b = r.factory_bad_block_rate;
+        if !(0.0..0.5).contains(&b) {
+            return err(
+                "factory_bad_block_rate",
+                format!("got {b}, expected a fraction from 0 up to 0.5"),
+            );
+        }
+        for (f, v) in [
+            ("rber_fresh", r.rber_fresh),
+            ("rber_wear", r.rber_wear),
+            ("rber_per_retention_year", r.rber_per_retention_year),
+        ] {
+            if !(0.0..=0.5).contains(&v) {
+                return err(
+                    f,
+                    format!("got {v}, expected a bit-error rate from 0 to 0.5"),
+                );
+            }
+        }
+        if !(r.wear_exponent > 0.0 && r.wear_exponent <= 10.0) {
+            return err(
+                "wear_exponent",
+                format!("got {}, expected more than 0, at most 10", r.wear_exponent),
+            );
+        }
+        // 1,000 years: beyond that no retention figure means anything.
+        if !(0.0..=365_000.0).contains(&r.data_age_days) {
+            return err(
+                "data_age_days",
+                format!("got {}, expected 0 to 365000 days", r.data_age_days),
+            );
+        }
+        let unit = self.map_unit_bytes();
+        let cw = r.ecc_codeword_bytes as u64;
+        if cw < 256 || cw > unit || !unit.is_multiple_of(cw) {
+            return err(
+                "ecc_codeword_bytes",
+                format!(
+                    "got {cw}, expected at least 256 bytes and a divisor of the {unit}-byte map unit"
+                ),
+            );
+        }
+        if r.ecc_correctable_bits > 1024 {
+            return err(
+                "ecc_correctable_bits",
+                format!("got {}, expected 0 to 1024", r.ecc_correctable_bits),
+            );
+        }
+        if r.read_retry_max > 64 {
+            return err(
+                "read_retry_max",
+                format!("got {}, expected 0 to 64 steps", r.read_retry_max),
+            );
+        }
+        let f = r.read_retry_rber_factor;
+        if !(f > 0.0 && f <= 1.0) {
+            return err(
+                "read_retry_rber_factor",
+                format!("got {f}, expected more than 0, at most 1"),
+            );
+        }
+        Ok(())
+    }
+
     pub(super) fn validate(&self, origin: &str) -> Result<()> {
         let err = |field: &str, msg: String| {
             Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
@@ -356,6 +435,20 @@ impl SsdConfig {
                 format!("got {}, expected 1 to {MAX_CORES}", self.host.cores),
             );
         }
+        for (i, r) in self.controller.write_protect.iter().enumerate() {
+            let end = r.offset.0.checked_add(r.len.0);
+            if r.len.0 == 0 || end.is_none_or(|e| e > self.logical_bytes()) {
+                return err(
+                    &format!("controller.write_protect[{i}]"),
+                    format!(
+                        "got offset {} length {}, expected a non-empty range inside the {}-byte logical space",
+                        r.offset.0,
+                        r.len.0,
+                        self.logical_bytes()
+                    ),
+                );
+            }
+        }
         if self.controller.multiplane_window == 0 {
             return err(
                 "controller.multiplane_window",
@@ -368,6 +461,9 @@ impl SsdConfig {
                 "precondition.random_overwrite",
                 format!("got {r}, expected a fraction from 0 to 100"),
             );
+        }
+        if let Some(r) = &self.reliability {
+            self.validate_reliability(r, origin)?;
         }
         if let Some(c) = &self.cache {
             let unit = self.map_unit_bytes();

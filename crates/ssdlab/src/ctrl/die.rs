@@ -31,6 +31,8 @@ pub enum Phase {
     Idle,
     /// A host or read-modify-write read sensed its pages (tR over).
     Sensed,
+    /// Its read-retry steps are over too (with `[reliability]`).
+    Retried,
     /// A host write or buffer flush programmed its pages (tPROG over).
     Programmed,
     /// A GC copy read its source pages.

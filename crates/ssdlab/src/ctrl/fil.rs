@@ -24,6 +24,7 @@ use crate::error::Result;
 use crate::event::Event;
 use crate::ftl::Ftl;
 use crate::media::nand::{Geometry, NandTimingPs};
+use crate::media::nand_errors::{ErrorModel, ReadOutcome};
 use crate::sim::time::Timeline;
 use crate::sim::{EventQueue, SimTime, Slab};
 
@@ -97,6 +98,11 @@ pub struct FilCounters {
     pub nand_pages_written: u64,
     /// Operations with more than one member.
     pub multiplane_ops: u64,
+    /// With `[reliability]`: map-unit reads that needed read-retry steps, the steps taken, and
+    /// the reads that stayed uncorrectable after the last step.
+    pub reads_retried: u64,
+    pub read_retry_steps: u64,
+    pub uncorrectable_reads: u64,
 }
 
 pub struct Fil {
@@ -108,6 +114,10 @@ pub struct Fil {
     multiplane: bool,
     /// Queue entries searched for multi-plane partners.
     window: usize,
+    /// Read errors and read retry, with `[reliability]`.
+    errors: Option<ErrorModel>,
+    /// Read transactions that could not be decoded, until the HIL has heard of them.
+    failed: Vec<u32>,
     pub counters: FilCounters,
 }
 
@@ -121,8 +131,65 @@ impl Fil {
             txns: Slab::default(),
             multiplane: cfg.nand.multiplane,
             window: cfg.controller.multiplane_window as usize,
+            errors: None,
+            failed: Vec::new(),
             counters: FilCounters::default(),
         }
+    }
+
+    /// Reads decode through `model`: some need read-retry steps, some fail.
+    pub fn set_error_model(&mut self, model: ErrorModel) {
+        self.errors = Some(model);
+    }
+
+    /// Whether read transaction `txn` could not be decoded (asked once, as it finishes).
+    #[inline]
+    pub fn take_failure(&mut self, txn: u32) -> bool {
+        if self.failed.is_empty() {
+            return false;
+        }
+        match self.failed.iter().position(|&t| t == txn) {
+            Some(i) => {
+                self.failed.swap_remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The reads of `die`'s operation were sensed: decode each through the error model. When
+    /// any needs read-retry steps, the die senses again for the most any of them needs (each
+    /// step: the page's tR, the unit's transfer and an ECC decode) and the step ends later;
+    /// returns whether it did.
+    fn retry_reads(&mut self, now: SimTime, die: u32, op: &[u32], ftl: &Ftl) -> Option<SimTime> {
+        let m = self.errors.as_mut()?;
+        let mut steps = 0u32;
+        let mut t_r = SimTime::ZERO;
+        for &t in op {
+            let pun = self.txns.get(t).pun;
+            let erase_count = ftl.blocks()[self.geo.block_of_unit(pun) as usize].erase_count;
+            let n = match m.read(erase_count) {
+                ReadOutcome::Decoded { retries } => retries,
+                ReadOutcome::Uncorrectable => {
+                    self.failed.push(t);
+                    self.counters.uncorrectable_reads += 1;
+                    m.retry_max()
+                }
+            };
+            if n > 0 {
+                self.counters.reads_retried += 1;
+                self.counters.read_retry_steps += n as u64;
+                t_r = t_r.max(self.nand.read[self.nand.page_type(self.geo.page_in_block(pun))]);
+            }
+            steps = steps.max(n);
+        }
+        if steps == 0 {
+            return None;
+        }
+        let step = t_r + self.nand.bus_time(self.geo.unit_bytes) + self.nand.ecc_decode;
+        let end = now + step * steps as u64;
+        self.dies[die as usize].busy += end - now;
+        Some(end)
     }
 
     #[inline]
@@ -420,6 +487,20 @@ impl Fil {
         let op = std::mem::take(&mut self.dies[die as usize].op);
         match phase {
             Phase::Sensed => {
+                if self.errors.is_some() {
+                    if let Some(end) = self.retry_reads(now, die, &op, ftl) {
+                        // Sensed again at `end`, with every outcome already decided.
+                        let d = &mut self.dies[die as usize];
+                        d.op = op;
+                        d.phase = Phase::Retried;
+                        q.push(end, Event::DieStep { die });
+                        return Ok(Step::Done);
+                    }
+                }
+                self.counters.nand_pages_read += distinct_pages(&op, &self.txns, &self.geo);
+                return Ok(Step::Sensed(op));
+            }
+            Phase::Retried => {
                 self.counters.nand_pages_read += distinct_pages(&op, &self.txns, &self.geo);
                 return Ok(Step::Sensed(op));
             }

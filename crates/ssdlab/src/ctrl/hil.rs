@@ -13,6 +13,7 @@ use super::{FlashPort, HostPort};
 use crate::config::{FtlKind, SsdConfig};
 use crate::error::Result;
 use crate::event::Event;
+use crate::ftl::Refusal;
 use crate::media::nand::Geometry;
 use crate::request::Status;
 use crate::sim::time::Timeline;
@@ -52,6 +53,9 @@ pub struct Hil {
     /// A raw device (`ftl.kind = "none"`): requests address the media, and this is all the
     /// firmware keeps of it.
     raw: Option<RawNand>,
+    /// Whether any range is write-protected (`controller.write_protect`).
+    protects: bool,
+    ctrl: crate::config::ControllerConfig,
     pub counters: HilCounters,
 }
 
@@ -63,6 +67,8 @@ impl Hil {
             cmd_overhead: cfg.controller.cmd_overhead.0,
             skip_media: cfg.controller.skip_media,
             raw: (cfg.ftl.kind == FtlKind::None).then(|| RawNand::new(geo)),
+            protects: !cfg.controller.write_protect.is_empty(),
+            ctrl: cfg.controller.clone(),
             counters: HilCounters::default(),
         }
     }
@@ -113,6 +119,14 @@ impl Hil {
             self.dispatch_raw(now, cmd, up, flash);
             return Ok(());
         }
+        if self.protects
+            && matches!(op, Op::Write | Op::Trim)
+            && self.ctrl.is_protected(offset, len)
+        {
+            up.cmds.get_mut(cmd).status = Status::WriteProtected;
+            up.complete(now, cmd);
+            return Ok(());
+        }
         match op {
             Op::Read => self.dispatch_read(now, cmd, offset, len, up, flash, cache)?,
             Op::Write => {
@@ -121,6 +135,10 @@ impl Hil {
                 flash.ftl.prefetch_target(offset / self.geo.unit_bytes);
                 let end = up.link.pull_write_data(now, up.cmds.get(cmd));
                 up.q.push(end, Event::WriteDataIn { cmd });
+            }
+            Op::Trim if flash.ftl.read_only() => {
+                up.cmds.get_mut(cmd).status = Status::ReadOnly;
+                up.complete(now, cmd);
             }
             Op::Trim => {
                 let unit = self.geo.unit_bytes;
@@ -389,6 +407,12 @@ impl Hil {
         flash: &mut FlashPort,
         mut cache: Option<&mut BufferManager>,
     ) -> Result<()> {
+        if flash.ftl.read_only() {
+            // A worn-out drive takes nothing new, into its buffer or onto NAND.
+            up.cmds.get_mut(cmd).status = Status::ReadOnly;
+            up.complete(now, cmd);
+            return Ok(());
+        }
         if let Some(bm) = cache.as_deref_mut() {
             if bm.write_back() {
                 return bm.write(now, cmd, up, flash);
@@ -397,9 +421,38 @@ impl Hil {
         let c = up.cmds.get(cmd);
         let (offset, len) = (c.offset, c.len);
         let unit = self.geo.unit_bytes;
+        if c.status != Status::Ok {
+            // Its read-modify-write read failed: nothing is written.
+            up.complete(now, cmd);
+            return Ok(());
+        }
         up.cmds.get_mut(cmd).txns_left = (units_of(unit, offset, len).count()) as u32;
+        let wear = flash.ftl.wear.is_some();
         for (lpn, covered) in units_of(unit, offset, len) {
-            let pun = flash.ftl.write(lpn)?;
+            let pun = if wear {
+                match flash.ftl.write_checked(lpn)? {
+                    Ok(pun) => pun,
+                    Err(refusal) => {
+                        // The units placed so far still program; this one and the rest keep
+                        // their old data, and the command fails.
+                        let c = up.cmds.get_mut(cmd);
+                        c.status = match refusal {
+                            Refusal::ReadOnly => Status::ReadOnly,
+                            Refusal::NoSpace => Status::NoSpace,
+                        };
+                        let left = units_of(unit, offset, len)
+                            .filter(|&(l, _)| l >= lpn)
+                            .count() as u32;
+                        c.txns_left -= left;
+                        if c.txns_left == 0 {
+                            up.complete(now, cmd);
+                        }
+                        break;
+                    }
+                }
+            } else {
+                flash.ftl.write(lpn)?
+            };
             if let Some(dc) = flash.check.as_mut() {
                 dc.write_to_nand(lpn, pun);
             }
@@ -436,6 +489,20 @@ impl Hil {
     ) {
         let t = flash.fil.remove_txn(txn);
         let cmd = t.cmd;
+        if flash.fil.take_failure(txn) {
+            // Uncorrectable: the command fails, and no data of this unit goes up (a failed
+            // read-modify-write read fails its write the same way).
+            let c = up.cmds.get_mut(cmd);
+            c.status = c.status.and(Status::Uncorrectable);
+            if t.kind == TxnKind::HostRead {
+                c.txns_left -= 1;
+                if c.txns_left == 0 {
+                    let done = c.data_done.max(ready);
+                    up.complete(done, cmd);
+                }
+                return;
+            }
+        }
         if t.kind == TxnKind::RmwRead {
             let c = up.cmds.get_mut(cmd);
             c.rmw_left -= 1;

@@ -28,6 +28,7 @@ use crate::ftl::Ftl;
 use crate::host::{Host, HostCpu};
 use crate::iface::Interface;
 use crate::media::nand::Geometry;
+use crate::media::nand_errors::ErrorModel;
 use crate::request::Cmd;
 pub use crate::request::{Completion, Flags, Request, RequestRecord, Status};
 use crate::sim::{EventQueue, SimTime, Slab};
@@ -50,11 +51,11 @@ pub trait Driver {
 
 /// A driver that only collects completions, for [`Device::run_to_idle`].
 #[derive(Default)]
-struct Collect(Vec<(u32, SimTime)>);
+struct Collect(Vec<(u32, SimTime, Status)>);
 
 impl Driver for Collect {
     fn on_complete(&mut self, _dev: &mut Device, now: SimTime, done: Completion) {
-        self.0.push((done.id, now));
+        self.0.push((done.id, now, done.status));
     }
 }
 
@@ -89,6 +90,10 @@ impl Device {
             .dramif()
             .map_or(cfg.interface.mdts.0, |d| d.max_cmd_bytes());
         let host = Host::new(cfg.interface.io_queues, link.sq_capacity(), max_cmd_bytes);
+        let mut fil = Fil::new(cfg, &geo);
+        if let Some(r) = &cfg.reliability {
+            fil.set_error_model(ErrorModel::new(r, cfg.nand.cell, geo.unit_bytes, seed));
+        }
         Ok(Device {
             q: EventQueue::new(),
             cmds: Slab::default(),
@@ -101,7 +106,7 @@ impl Device {
                 .as_ref()
                 .filter(|c| c.enabled)
                 .map(|c| BufferManager::new(c, geo.unit_bytes)),
-            fil: Fil::new(cfg, &geo),
+            fil,
             ftl: Ftl::new(cfg, seed),
             check: None,
             store: None,
@@ -336,8 +341,8 @@ impl Device {
     }
 
     /// Run until no event is pending; returns each request finished since the last call with
-    /// its completion time, in completion order.
-    pub fn run_to_idle(&mut self) -> Result<Vec<(u32, SimTime)>> {
+    /// its completion time and status, in completion order.
+    pub fn run_to_idle(&mut self) -> Result<Vec<(u32, SimTime, Status)>> {
         let mut c = Collect::default();
         self.run(&mut c, u64::MAX, &mut |_, _| true)?;
         Ok(c.0)

@@ -27,6 +27,8 @@ pub enum BlockState {
     Full,
     /// Chosen by GC: its valid units are moved; it waits for its erase.
     Victim,
+    /// Retired (worn out at its P/E limit, or bad from the factory): never allocated again.
+    Bad,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -82,6 +84,29 @@ pub struct FtlStats {
     pub forced_erases: u64,
 }
 
+/// Wear-out state, with `[reliability]`: blocks retire at their P/E limit, and the drive turns
+/// read-only once its good blocks no longer hold the logical space and what GC keeps free.
+#[derive(Clone, Debug)]
+pub struct Wear {
+    pub pe_limit: u32,
+    pub factory_bad_blocks: u64,
+    pub retired_blocks: u64,
+    pub good_blocks: u64,
+    /// Good blocks below which the drive turns read-only: the logical space in whole blocks,
+    /// plus per plane the urgent GC level, the block kept for GC and the two open blocks.
+    pub min_good_blocks: u64,
+    pub read_only: bool,
+}
+
+/// Why a write was not placed (with `[reliability]`; without, a failure is a simulator error).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The drive has worn out into read-only mode.
+    ReadOnly,
+    /// No plane could take the write.
+    NoSpace,
+}
+
 pub struct Ftl {
     pub geo: Geometry,
     l2p: Vec<u32>,
@@ -103,6 +128,8 @@ pub struct Ftl {
     /// GC work emitted in timed mode, drained by the controller.
     pub tasks: Vec<GcTask>,
     pub stats: FtlStats,
+    /// Wear-out and bad blocks, when the config has `[reliability]`.
+    pub wear: Option<Wear>,
 }
 
 impl Ftl {
@@ -132,7 +159,7 @@ impl Ftl {
             })
             .collect();
         let gc = &cfg.ftl.gc;
-        Ftl {
+        let mut ftl = Ftl {
             stripe: geo.stripe_order(&cfg.ftl.allocation),
             l2p: big_vec(logical, UNMAPPED),
             p2l: big_vec(units, UNMAPPED),
@@ -150,8 +177,78 @@ impl Ftl {
             instant: false,
             tasks: Vec::new(),
             stats: FtlStats::default(),
+            wear: None,
             geo,
+        };
+        if let Some(r) = &cfg.reliability {
+            ftl.start_wear(r, cfg, seed);
         }
+        ftl
+    }
+
+    /// Mark factory bad blocks (each with probability `factory_bad_block_rate`, from its own
+    /// random stream) and set the read-only level.
+    fn start_wear(&mut self, r: &crate::config::ReliabilityConfig, cfg: &SsdConfig, seed: u64) {
+        let mut rng = Rng::stream(seed, "nand.factory_bad_blocks");
+        let mut bad = 0u64;
+        if r.factory_bad_block_rate > 0.0 {
+            for b in 0..self.blocks.len() {
+                if rng.unit_f64() < r.factory_bad_block_rate {
+                    self.blocks[b].state = BlockState::Bad;
+                    bad += 1;
+                }
+            }
+            let blocks = &self.blocks;
+            for p in &mut self.planes {
+                p.free
+                    .retain(|&b| blocks[b as usize].state == BlockState::Free);
+            }
+        }
+        let upb = self.geo.units_per_block() as u64;
+        let per_plane = cfg.ftl.gc.urgent_free_blocks as u64 + 3;
+        let min_good = self.logical_units().div_ceil(upb) + self.geo.planes() as u64 * per_plane;
+        let good = self.blocks.len() as u64 - bad;
+        self.wear = Some(Wear {
+            pe_limit: r.pe_limit_for(cfg.nand.cell),
+            factory_bad_blocks: bad,
+            retired_blocks: 0,
+            good_blocks: good,
+            min_good_blocks: min_good,
+            read_only: good < min_good,
+        });
+    }
+
+    /// Mean erase count of the good blocks against the P/E limit, in percent (0 without
+    /// `[reliability]`).
+    pub fn percentage_used(&self) -> f64 {
+        let Some(w) = &self.wear else { return 0.0 };
+        let (n, sum) = self
+            .blocks
+            .iter()
+            .filter(|b| b.state != BlockState::Bad)
+            .fold((0u64, 0u64), |(n, s), b| (n + 1, s + b.erase_count as u64));
+        if n == 0 {
+            return 100.0;
+        }
+        sum as f64 / n as f64 / w.pe_limit as f64 * 100.0
+    }
+
+    /// Good blocks above the read-only level against those the drive started with, in
+    /// percent (100 without `[reliability]`).
+    pub fn available_spare_percent(&self) -> f64 {
+        let Some(w) = &self.wear else { return 100.0 };
+        let start =
+            (self.blocks.len() as u64 - w.factory_bad_blocks).saturating_sub(w.min_good_blocks);
+        if start == 0 {
+            return 0.0;
+        }
+        w.good_blocks.saturating_sub(w.min_good_blocks) as f64 / start as f64 * 100.0
+    }
+
+    /// The drive refuses writes: it wore out into read-only mode.
+    #[inline]
+    pub fn read_only(&self) -> bool {
+        self.wear.as_ref().is_some_and(|w| w.read_only)
     }
 
     pub fn logical_units(&self) -> u64 {
@@ -232,6 +329,31 @@ impl Ftl {
         Ok(pun)
     }
 
+    /// Write one logical unit on a drive with `[reliability]`: a worn-out drive refuses it,
+    /// and a unit that cannot be placed keeps its old data (the new place is found before the
+    /// old one is let go, so a refusal loses nothing).
+    pub fn write_checked(&mut self, lpn: u64) -> Result<std::result::Result<u32, Refusal>> {
+        if self.read_only() {
+            return Ok(Err(Refusal::ReadOnly));
+        }
+        self.clock += 1;
+        let Some(pun) = self.alloc_striped_opt()? else {
+            // Nothing could take it: no room is left where the data landed.
+            if let Some(w) = self.wear.as_mut() {
+                w.read_only = true;
+            }
+            return Ok(Err(Refusal::NoSpace));
+        };
+        // GC may have moved the old data while the place was found: let go of where it is now.
+        self.invalidate(lpn);
+        self.map(lpn, pun);
+        self.stats.host_units_written += 1;
+        if self.instant {
+            self.mark_programmed(pun);
+        }
+        Ok(Ok(pun))
+    }
+
     pub fn trim(&mut self, lpn: u64) {
         if self.l2p[lpn as usize] != UNMAPPED {
             self.invalidate(lpn);
@@ -261,6 +383,18 @@ impl Ftl {
     /// so the units of one page sit together and can be programmed in one operation. Host
     /// writes leave each plane's last free block to its GC, so GC can always make progress.
     fn alloc_striped(&mut self) -> Result<u32> {
+        if let Some(pun) = self.alloc_striped_opt()? {
+            return Ok(pun);
+        }
+        let free: u64 = self.planes.iter().map(|p| p.free.len() as u64).sum();
+        Err(Error::Sim(format!(
+            "no plane can take a write ({free} free blocks in all, each plane's last one kept for GC); \
+             the valid data does not fit the planes it landed on — raise over_provisioning"
+        )))
+    }
+
+    /// [`Ftl::alloc_striped`], with None when no plane can take the unit.
+    fn alloc_striped_opt(&mut self) -> Result<Option<u32>> {
         let n = self.stripe.len();
         let upp = self.geo.units_per_page;
         for _ in 0..n {
@@ -270,16 +404,12 @@ impl Ftl {
                     if (pun + 1) % upp == 0 {
                         self.cursor = (self.cursor + 1) % n;
                     }
-                    return Ok(pun);
+                    return Ok(Some(pun));
                 }
                 None => self.cursor = (self.cursor + 1) % n,
             }
         }
-        let free: u64 = self.planes.iter().map(|p| p.free.len() as u64).sum();
-        Err(Error::Sim(format!(
-            "no plane can take a write ({free} free blocks in all, each plane's last one kept for GC); \
-             the valid data does not fit the planes it landed on — raise over_provisioning"
-        )))
+        Ok(None)
     }
 
     /// Next unit of the plane's open block for `stream`, opening a new block if needed.
@@ -538,6 +668,7 @@ impl Ftl {
         let blk = &mut self.blocks[block as usize];
         debug_assert_eq!(blk.valid, 0, "erasing a block that holds valid data");
         blk.erase_count += 1;
+        let erase_count = blk.erase_count;
         blk.epoch = blk.epoch.wrapping_add(1);
         blk.write_ptr = 0;
         blk.state = BlockState::Free;
@@ -545,6 +676,18 @@ impl Ftl {
         let base = block * upb;
         for pun in base..base + upb {
             self.programmed[(pun / 64) as usize] &= !(1 << (pun % 64));
+        }
+        if let Some(w) = self.wear.as_mut() {
+            if erase_count >= w.pe_limit {
+                // Worn out: it leaves the pool for good, and the spare shrinks.
+                self.blocks[block as usize].state = BlockState::Bad;
+                w.retired_blocks += 1;
+                w.good_blocks -= 1;
+                if w.good_blocks < w.min_good_blocks {
+                    w.read_only = true;
+                }
+                return;
+            }
         }
         let plane = self.geo.plane_of_block(block);
         self.planes[plane as usize].free.push(block);
@@ -560,6 +703,8 @@ impl Ftl {
         let range = plane * bpp..(plane + 1) * bpp;
         let max = range
             .clone()
+            // A retired block wears no further: it would hold the gap open for ever.
+            .filter(|&b| self.blocks[b as usize].state != BlockState::Bad)
             .map(|b| self.blocks[b as usize].erase_count)
             .max()
             .unwrap_or(0);

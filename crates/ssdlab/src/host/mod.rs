@@ -42,6 +42,8 @@ pub struct Host {
     /// Completed requests that failed (a raw device's refusals), and the first of them.
     failed: u64,
     first_failure: Option<(Op, u64, Status)>,
+    /// Failed requests by status (indexed by `Status as usize`).
+    failed_by_status: [u64; Status::COUNT],
     last_completion: SimTime,
 }
 
@@ -59,6 +61,7 @@ impl Host {
             completed: 0,
             failed: 0,
             first_failure: None,
+            failed_by_status: [0; Status::COUNT],
             last_completion: SimTime::ZERO,
         }
     }
@@ -158,6 +161,7 @@ impl Host {
         self.completed += 1;
         if r.status != Status::Ok {
             self.failed += 1;
+            self.failed_by_status[r.status as usize] += 1;
             self.first_failure.get_or_insert((r.op, r.offset, r.status));
         }
         self.last_completion = now;
@@ -184,6 +188,11 @@ impl Host {
     /// Completed requests that failed, and the first of them (op, offset, status).
     pub fn failed(&self) -> (u64, Option<(Op, u64, Status)>) {
         (self.failed, self.first_failure)
+    }
+
+    /// Failed requests that ended with `status`.
+    pub fn failed_with(&self, status: Status) -> u64 {
+        self.failed_by_status[status as usize]
     }
 
     /// Requests in flight.

@@ -431,10 +431,7 @@ impl Outbox {
 
     /// The reply to a request, with its data for a read.
     fn finish(&mut self, at: SimTime, p: Pending, status: Status) {
-        let mut error = match status {
-            Status::Ok => 0,
-            _ => EIO,
-        };
+        let mut error = errno_of(status);
         // The device did the work whether or not its client is still there to hear of it.
         // (A session replay keeps no data.)
         if let (0, Some(data)) = (error, &mut self.data) {
@@ -1010,8 +1007,32 @@ fn allocation(
     runs
 }
 
+/// The NBD error of a request the model ended with `status`. The model decides, the protocol
+/// reports: a read it could not decode is EIO, a write to a worn-out (read-only) drive or into
+/// a protected range EPERM, a write it found no room for ENOSPC.
+fn errno_of(status: Status) -> u32 {
+    match status {
+        Status::Ok => 0,
+        Status::ReadOnly | Status::WriteProtected => EPERM,
+        Status::NoSpace => ENOSPC,
+        Status::Uncorrectable | Status::ProgramOrder | Status::Misaligned | Status::Unsupported => {
+            EIO
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn model_faults_map_to_the_protocols_errors() {
+        use super::*;
+        assert_eq!(errno_of(Status::Ok), 0);
+        assert_eq!(errno_of(Status::Uncorrectable), EIO);
+        assert_eq!(errno_of(Status::ReadOnly), EPERM);
+        assert_eq!(errno_of(Status::WriteProtected), EPERM);
+        assert_eq!(errno_of(Status::NoSpace), ENOSPC);
+    }
+
     use super::*;
 
     /// The allocation runs against a byte-by-byte oracle: the state of each byte, run-length

@@ -155,7 +155,39 @@ pub struct RunResult {
     /// Only with a cache buffer (`[cache]` in the config).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheResult>,
+    /// Only with `[reliability]`: wear-out, bad blocks and read errors.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reliability: Option<ReliabilityResult>,
     pub wall: Wall,
+}
+
+/// Endurance and errors at the end of a run (`[reliability]`); the same state the NVMe SMART
+/// log reports.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ReliabilityResult {
+    pub pe_limit: u32,
+    pub factory_bad_blocks: u64,
+    /// Blocks retired at their P/E limit during the run (and preconditioning).
+    pub retired_blocks: u64,
+    pub good_blocks: u64,
+    /// Good blocks below which the drive turns read-only.
+    pub min_good_blocks: u64,
+    pub read_only: bool,
+    /// Mean erase count of the good blocks against the P/E limit, in percent (NVMe SMART
+    /// "Percentage Used" is this, capped at 255).
+    pub percentage_used: f64,
+    /// Spare good blocks (beyond the read-only level) against the spare the drive started
+    /// with, in percent (SMART "Available Spare").
+    pub available_spare_percent: f64,
+    /// Map-unit reads that needed read-retry steps, and the steps.
+    pub reads_retried: u64,
+    pub read_retry_steps: u64,
+    /// Map-unit reads that could not be decoded.
+    pub uncorrectable_reads: u64,
+    /// Requests that failed: unrecovered reads, writes refused read-only or for lack of room.
+    pub failed_reads: u64,
+    pub refused_writes_read_only: u64,
+    pub refused_writes_no_space: u64,
 }
 
 /// The host interface: which one, its link, and (DRAM interface) the shared buffer's figures.

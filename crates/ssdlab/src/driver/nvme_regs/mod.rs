@@ -106,12 +106,37 @@ impl Status {
     pub const INVALID_LOG_PAGE: Status = Status::specific(0x09);
     pub const INVALID_QUEUE_DELETION: Status = Status::specific(0x0C);
     pub const NOT_SAVEABLE: Status = Status::specific(0x0D);
+    // Generic: a write to a worn-out, read-only medium; a write with no room left.
+    pub const WRITE_PROTECTED: Status = Status::generic(0x20);
+    pub const CAPACITY_EXCEEDED: Status = Status::generic(0x81);
+    // Media and data integrity errors (SCT 2, Figure 130).
+    pub const UNRECOVERED_READ_ERROR: Status = Status::media(0x81);
+
+    /// The NVMe status of a model's failed request.
+    pub fn of_device(s: crate::device::Status) -> Status {
+        use crate::device::Status as D;
+        match s {
+            D::Ok => Status::SUCCESS,
+            D::Uncorrectable => Status::UNRECOVERED_READ_ERROR,
+            D::ReadOnly | D::WriteProtected => Status::WRITE_PROTECTED,
+            D::NoSpace => Status::CAPACITY_EXCEEDED,
+            // Raw-device refusals do not reach this controller (its device has an FTL).
+            D::ProgramOrder | D::Misaligned | D::Unsupported => Status::INTERNAL_ERROR,
+        }
+    }
 
     const fn generic(sc: u8) -> Status {
         Status {
             sct: 0,
             sc,
             dnr: sc != 0,
+        }
+    }
+    const fn media(sc: u8) -> Status {
+        Status {
+            sct: 2,
+            sc,
+            dnr: false,
         }
     }
     const fn specific(sc: u8) -> Status {

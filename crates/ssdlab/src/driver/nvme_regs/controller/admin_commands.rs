@@ -257,19 +257,36 @@ impl Controller {
         if TEMPERATURE_K >= self.features.temp_threshold {
             warn |= 1 << 1; // temperature above the over-temperature threshold
         }
+        let ftl = self.sys.ftl();
+        // Spare and wear from the model's bad-block state (`[reliability]`); without it no
+        // block retires, so the spare stays whole.
+        let spare = ftl.available_spare_percent().floor() as u8;
+        if spare < SPARE_THRESHOLD {
+            warn |= 1 << 0; // available spare below the threshold
+        }
+        if self.smart.media_errors > 0 {
+            warn |= 1 << 2; // reliability degraded by media errors
+        }
+        if ftl.read_only() {
+            warn |= 1 << 3; // media placed in read-only mode
+        }
         b[so::CRITICAL_WARNING] = warn;
         put_u16(&mut b, so::TEMPERATURE, TEMPERATURE_K);
-        b[so::AVAIL_SPARE] = 100;
+        b[so::AVAIL_SPARE] = spare;
         b[so::SPARE_THRESH] = SPARE_THRESHOLD;
-        let max_erase = self
-            .sys
-            .ftl()
-            .blocks()
-            .iter()
-            .map(|blk| blk.erase_count as u64)
-            .max()
-            .unwrap_or(0);
-        b[so::PERCENT_USED] = (max_erase * 100 / self.rated_pe).min(255) as u8;
+        let used = if ftl.wear.is_some() {
+            // Mean wear of the good blocks against their P/E limit.
+            ftl.percentage_used().ceil() as u64
+        } else {
+            let max_erase = ftl
+                .blocks()
+                .iter()
+                .map(|blk| blk.erase_count as u64)
+                .max()
+                .unwrap_or(0);
+            max_erase * 100 / self.rated_pe
+        };
+        b[so::PERCENT_USED] = used.min(255) as u8;
         // Data units: thousands of 512-byte units, rounded up.
         put_u128(
             &mut b,
@@ -288,6 +305,7 @@ impl Controller {
         put_u128(&mut b, so::POWER_CYCLES, 1); // powered on once (assumed)
         let hours = self.clock.ps() / 3_600_000_000_000_000;
         put_u128(&mut b, so::POWER_ON_HOURS, hours as u128);
+        put_u128(&mut b, so::MEDIA_ERRORS, self.smart.media_errors);
         put_u128(&mut b, so::NUM_ERR_LOG_ENTRIES, self.error_count as u128);
         put_u16(&mut b, so::TEMP_SENSOR_1, TEMPERATURE_K);
         b

@@ -111,6 +111,7 @@ impl Controller {
                 done: t0 + self.cmd_overhead,
                 kind: IoKind::Other,
                 units512: 0,
+                undo: None,
             };
             if !cids.insert(c.cid) {
                 e.status = Status::CID_CONFLICT;
@@ -145,11 +146,17 @@ impl Controller {
             ids.sort_unstable();
             match self.sys.run_to_idle() {
                 Ok(done) => {
-                    for (id, t) in done {
+                    for (id, t, st) in done {
                         if let Ok(k) = ids.binary_search_by_key(&id, |x| x.0) {
                             let e = &mut entries[ids[k].1];
                             e.pending = e.pending.saturating_sub(1);
                             e.done = e.done.max(t);
+                            if st != crate::device::Status::Ok && e.status.is_success() {
+                                e.status = Status::of_device(st);
+                                if st == crate::device::Status::Uncorrectable {
+                                    self.smart.media_errors += 1;
+                                }
+                            }
                         }
                     }
                 }
@@ -166,6 +173,11 @@ impl Controller {
         let mut order: Vec<usize> = (0..entries.len()).collect();
         order.sort_by_key(|&i| (entries[i].done, i));
         let mut last = t0;
+        for e in entries.iter_mut() {
+            if let (false, Some((slba, old))) = (e.status.is_success(), e.undo.take()) {
+                self.store_mut().write(slba, &old);
+            }
+        }
         for i in order {
             let e = &entries[i];
             let ok = e.status.is_success();
@@ -222,7 +234,15 @@ impl Controller {
                     return Err(Status::INVALID_FIELD);
                 }
                 if c.opcode == io::WRITE {
+                    if self.sys.ftl().read_only() {
+                        return Err(Status::WRITE_PROTECTED);
+                    }
                     let data = self.dma_from_host(c, bytes)?;
+                    if self.sys.config().reliability.is_some() {
+                        let mut old = vec![0u8; bytes as usize];
+                        self.store_mut().read(slba, &mut old);
+                        e.undo = Some((slba, old));
+                    }
                     self.store_mut().write(slba, &data);
                     e.kind = IoKind::Write;
                 } else {
@@ -244,6 +264,9 @@ impl Controller {
                     return Err(Status::INVALID_NAMESPACE);
                 }
                 let nr = (c.cdw10 & 0xFF) as u64 + 1;
+                if c.cdw11 & (1 << 2) != 0 && self.sys.ftl().read_only() {
+                    return Err(Status::WRITE_PROTECTED);
+                }
                 let ranges = self.dma_from_host(c, nr * 16)?;
                 if c.cdw11 & (1 << 2) == 0 {
                     return Ok(Vec::new()); // attributes only: nothing to do

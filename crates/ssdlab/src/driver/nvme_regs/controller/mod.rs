@@ -15,7 +15,7 @@ use super::mem::HostMemory;
 use super::pci::{self, ConfigSpace, MSIX_PBA_OFFSET, MSIX_TABLE_OFFSET};
 use super::structs::{ctrl_off as co, ns_off as no, put_str, put_u128, put_u16, put_u32, put_u64};
 use super::{admin, feat, io, reg, Cqe, Sqe, Status};
-use crate::config::{CacheMode, CellType, SsdConfig};
+use crate::config::{CacheMode, SsdConfig};
 use crate::device::store::Store;
 use crate::device::{Device, Flags, Request};
 use crate::error::{Error, Result};
@@ -146,6 +146,9 @@ struct Features {
 
 #[derive(Clone, Debug, Default)]
 struct Smart {
+    /// Commands that ended in an unrecovered read error (SMART "Media and Data Integrity
+    /// Errors").
+    media_errors: u128,
     /// In 512-byte units.
     read_units: u128,
     written_units: u128,
@@ -164,6 +167,9 @@ struct IoEntry {
     done: SimTime,
     kind: IoKind,
     units512: u64,
+    /// With `[reliability]`, a write's overwritten data (first LBA, bytes), put back if the
+    /// model refuses the write: a failed command changes nothing.
+    undo: Option<(u64, Vec<u8>)>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -295,13 +301,13 @@ impl Controller {
                 .map(|b| format!("{b:02X}"))
                 .collect::<String>()
         );
-        // Rated program/erase cycles per cell type (assumed typical datasheet endurance).
-        let rated_pe = match cfg.nand.cell {
-            CellType::Slc => 100_000,
-            CellType::Mlc => 3_000,
-            CellType::Tlc => 1_000,
-            CellType::Qlc => 300,
-        };
+        // Rated program/erase cycles (config::reliability names the sources).
+        let rated_pe = cfg
+            .reliability
+            .as_ref()
+            .map_or(cfg.nand.cell.rated_pe_cycles(), |r| {
+                r.pe_limit_for(cfg.nand.cell)
+            }) as u64;
         let c = Controller {
             mem: HostMemory::new(),
             pci,
