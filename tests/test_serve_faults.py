@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import assert_user_error, run_cli
 from nbd_rig import CMD_FLUSH, CMD_READ, CMD_TRIM, CMD_WRITE, EPERM, start_server
 from nbd_rig import connect as _connect
 from nbd_rig import go as _go
@@ -36,8 +37,11 @@ def _read(s, handle: int, offset: int, length: int) -> tuple[int, bytes]:  # typ
 
 def test_a_read_the_ecc_cannot_decode_is_eio_and_the_session_counts_it(tmp_path: Path) -> None:
     # 4 correctable bits per 1 KiB at a raw bit-error rate of 1 %, no read retry: every NAND
-    # read fails. Unwritten data is answered by the controller without NAND, so it reads.
+    # read fails. Unwritten data (no preconditioning) is answered by the controller without
+    # NAND, so it reads.
     srv = start_server(tmp_path, "--clock", "logical",
+                       "--set", 'precondition.fill="none"',
+                       "--set", "precondition.random_overwrite=0",
                        "--set", "reliability.ecc_correctable_bits=4",
                        "--set", "reliability.rber_fresh=1e-2",
                        "--set", "reliability.read_retry_max=0")  # fmt: skip
@@ -64,7 +68,9 @@ def test_a_spare_exhausted_drive_refuses_writes_with_eperm_and_still_reads(
     # A fifth of small-tlc's blocks bad from the factory: fewer good blocks than its logical
     # space and GC's reserve need, so the drive starts read-only.
     srv = start_server(tmp_path, "--clock", "logical",
-                       "--set", "reliability.factory_bad_block_rate=0.2")  # fmt: skip
+                       "--set", "reliability.factory_bad_block_rate=0.2",
+                       "--set", 'precondition.fill="none"',
+                       "--set", "precondition.random_overwrite=0")  # fmt: skip
     try:
         s = _connect(srv.socket_path)
         _go(s)
@@ -112,3 +118,12 @@ def test_qemu_io_sees_the_models_errors(tmp_path: Path) -> None:
         assert "wrote 4096/4096 bytes at offset 65536" in out, out
     finally:
         srv.stop()
+
+
+def test_filling_a_drive_that_starts_read_only_is_a_clear_error() -> None:
+    assert_user_error(
+        run_cli("run", "small-tlc", "--rw", "randread", "--io-count", "10",
+                "--set", "reliability.factory_bad_block_rate=0.2"),  # fmt: skip
+        "starts read-only",
+        "factory_bad_block_rate",
+    )

@@ -722,6 +722,20 @@ impl Ftl {
     /// Fill the logical space without timing: sequential writes of every unit, then `overwrite`
     /// × logical units of random overwrites.
     pub fn precondition(&mut self, fill: bool, overwrite: f64, seed: u64) -> Result<()> {
+        if let Some(w) = self.wear.as_ref().filter(|w| w.read_only) {
+            if fill || overwrite > 0.0 {
+                return Err(Error::Config(format!(
+                    "precondition: the drive starts read-only ({} good blocks of {}, {} bad from \
+                     the factory; it needs {} to take writes), so it cannot be filled: lower \
+                     reliability.factory_bad_block_rate or set precondition.fill = \"none\" and \
+                     precondition.random_overwrite = 0",
+                    w.good_blocks,
+                    self.blocks.len(),
+                    w.factory_bad_blocks,
+                    w.min_good_blocks
+                )));
+            }
+        }
         let was = self.instant;
         self.instant = true;
         let n = self.logical_units();
