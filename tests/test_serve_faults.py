@@ -122,8 +122,16 @@ def test_qemu_io_sees_the_models_errors(tmp_path: Path) -> None:
 
 def test_filling_a_drive_that_starts_read_only_is_a_clear_error() -> None:
     assert_user_error(
-        run_cli("run", "small-tlc", "--rw", "randread", "--io-count", "10",
-                "--set", "reliability.factory_bad_block_rate=0.2"),  # fmt: skip
+        run_cli(
+            "run",
+            "small-tlc",
+            "--rw",
+            "randread",
+            "--io-count",
+            "10",
+            "--set",
+            "reliability.factory_bad_block_rate=0.2",
+        ),  # fmt: skip
         "starts read-only",
         "factory_bad_block_rate",
     )
