@@ -1490,3 +1490,59 @@ fn a_config_with_another_interface_is_refused() {
         "{e}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Model-decided media errors (`[reliability]`) through the register-level controller
+
+const UNFILLED: [&str; 2] = [
+    "precondition.fill=\"none\"",
+    "precondition.random_overwrite=0",
+];
+
+#[test]
+fn an_undecodable_read_is_an_unrecovered_read_error_and_counts_in_smart() {
+    let mut ov = UNFILLED.to_vec();
+    ov.extend([
+        "reliability.ecc_correctable_bits=4",
+        "reliability.rber_fresh=1e-2",
+        "reliability.read_retry_max=0",
+    ]);
+    let mut d = driver(&ov);
+    // Never written: answered without NAND, so it reads.
+    assert_eq!(d.read(500, 1).unwrap(), vec![0u8; 4096]);
+    d.write(0, &pattern(4096, 1)).unwrap();
+    let e = d.read(0, 1).unwrap_err().to_string();
+    assert!(e.contains("Unrecovered Read Error (SCT 2h, SC 81h)"), "{e}");
+    let s = d.smart_log().unwrap();
+    assert_eq!(u128at(&s, so::MEDIA_ERRORS), 1);
+    assert_eq!(
+        s[so::CRITICAL_WARNING] & 0b100,
+        0b100,
+        "reliability degraded"
+    );
+    assert_eq!(
+        u128at(&s, so::HOST_READ_COMMANDS),
+        1,
+        "the failed read does not count"
+    );
+}
+
+#[test]
+fn a_read_only_drive_refuses_writes_changes_nothing_and_says_so_in_smart() {
+    let mut ov = UNFILLED.to_vec();
+    // A fifth of the blocks bad from the factory: the drive starts below its read-only level.
+    ov.push("reliability.factory_bad_block_rate=0.2");
+    let mut d = driver(&ov);
+    let e = d.write(8, &pattern(4096, 2)).unwrap_err().to_string();
+    assert!(e.contains("Namespace is Write Protected"), "{e}");
+    let e = d.deallocate(8, 1).unwrap_err().to_string();
+    assert!(e.contains("Namespace is Write Protected"), "{e}");
+    assert_eq!(d.read(8, 1).unwrap(), vec![0u8; 4096]);
+    let s = d.smart_log().unwrap();
+    assert_eq!(s[so::AVAIL_SPARE], 0);
+    assert_eq!(
+        s[so::CRITICAL_WARNING] & 0b1001,
+        0b1001,
+        "spare low, read-only"
+    );
+}

@@ -186,6 +186,9 @@ impl Status {
             (1, 0x09) => "Invalid Log Page",
             (1, 0x0C) => "Invalid Queue Deletion",
             (1, 0x0D) => "Feature Identifier Not Saveable",
+            (0, 0x20) => "Namespace is Write Protected",
+            (0, 0x81) => "Capacity Exceeded",
+            (2, 0x81) => "Unrecovered Read Error",
             _ => "unknown status",
         }
     }
