@@ -311,6 +311,41 @@ def _sum(values: Mapping[str, Any], *keys: str) -> Any:
     return sum(parts) if all(_is_number(p) for p in parts) else None
 
 
+def reliability_table(rel: Mapping[str, Any]) -> Table:
+    """Wear-out and read errors (present only when the config has ``[reliability]``)."""
+    table = _figure_table("endurance and errors")
+    table.add_row(
+        "percentage used",
+        f"{fmt_float(rel.get('percentage_used'), 1)} %",
+        f"mean erases of the good blocks against the P/E limit of {fmt_int(rel.get('pe_limit'))}",
+    )
+    table.add_row(
+        "available spare",
+        f"{fmt_float(rel.get('available_spare_percent'), 1)} %",
+        f"{fmt_int(rel.get('good_blocks'))} good blocks, read-only below"
+        f" {fmt_int(rel.get('min_good_blocks'))}; {fmt_int(rel.get('retired_blocks'))} retired,"
+        f" {fmt_int(rel.get('factory_bad_blocks'))} bad from the factory",
+    )
+    table.add_row("read-only", "yes" if rel.get("read_only") else "no", "")
+    table.add_row(
+        "read retries",
+        fmt_int(rel.get("reads_retried")),
+        f"map-unit reads retried, {fmt_int(rel.get('read_retry_steps'))} steps in all",
+    )
+    table.add_row(
+        "uncorrectable reads",
+        fmt_int(rel.get("uncorrectable_reads")),
+        f"{fmt_int(rel.get('failed_reads'))} requests failed",
+    )
+    table.add_row(
+        "refused writes",
+        fmt_int(_sum(rel, "refused_writes_read_only", "refused_writes_no_space")),
+        f"read-only {fmt_int(rel.get('refused_writes_read_only'))},"
+        f" no room {fmt_int(rel.get('refused_writes_no_space'))}",
+    )
+    return table
+
+
 def cache_table(cache: Mapping[str, Any]) -> Table:
     """The cache buffer's figures (present only when the config has a ``[cache]``)."""
     table = _figure_table("cache buffer")
@@ -377,6 +412,8 @@ def result_renderable(result: Mapping[str, Any]) -> RenderableType:
         parts += [gap, dram_interface_table(iface["dram"])]
     if isinstance(result.get("cache"), Mapping):
         parts += [gap, cache_table(result["cache"])]
+    if isinstance(result.get("reliability"), Mapping):
+        parts += [gap, reliability_table(result["reliability"])]
     parts += [gap, speed_line(result)]
     return Group(*parts)
 
