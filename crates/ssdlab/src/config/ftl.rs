@@ -32,6 +32,26 @@ impl FtlKind {
     }
 }
 
+/// Where a host write goes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Placement {
+    /// To the next plane of the stripe order, whatever the address (writes spread over every
+    /// plane in the order they come).
+    #[default]
+    Dynamic,
+    /// To the plane the logical page's number picks: logical page k (of `units_per_page` map
+    /// units) always lives on plane `stripe[k mod planes]`, as simulators with static
+    /// allocation place it; GC moves data within its plane.
+    Static,
+}
+
+impl Placement {
+    pub fn is_dynamic(&self) -> bool {
+        *self == Placement::Dynamic
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FtlConfig {
@@ -49,6 +69,9 @@ pub struct FtlConfig {
     /// C (channel), W (way = package), D (die), P (plane).
     #[serde(default)]
     pub allocation: AllocationOrder,
+    /// `dynamic` (the default) or `static`; written out only when not the default.
+    #[serde(default, skip_serializing_if = "Placement::is_dynamic")]
+    pub placement: Placement,
     #[serde(default)]
     pub gc: GcConfig,
     #[serde(default)]

@@ -122,6 +122,8 @@ pub struct Ftl {
     policy: GcPolicy,
     dynamic_wl: bool,
     static_gap: u32,
+    /// `ftl.placement = "static"`: a logical page's plane is fixed by its number.
+    static_placement: bool,
     rng: Rng,
     clock: u64,
     instant: bool,
@@ -172,6 +174,7 @@ impl Ftl {
             policy: gc.policy,
             dynamic_wl: cfg.ftl.wear_leveling.dynamic,
             static_gap: cfg.ftl.wear_leveling.static_gap,
+            static_placement: cfg.ftl.placement == crate::config::Placement::Static,
             rng: Rng::stream(seed, "ftl.gc"),
             clock: 0,
             instant: false,
@@ -320,7 +323,7 @@ impl Ftl {
     pub fn write(&mut self, lpn: u64) -> Result<u32> {
         self.clock += 1;
         self.invalidate(lpn);
-        let pun = self.alloc_striped()?;
+        let pun = self.alloc_striped(lpn)?;
         self.map(lpn, pun);
         self.stats.host_units_written += 1;
         if self.instant {
@@ -337,7 +340,7 @@ impl Ftl {
             return Ok(Err(Refusal::ReadOnly));
         }
         self.clock += 1;
-        let Some(pun) = self.alloc_striped_opt()? else {
+        let Some(pun) = self.alloc_striped_opt(lpn)? else {
             // Nothing could take it: no room is left where the data landed.
             if let Some(w) = self.wear.as_mut() {
                 w.read_only = true;
@@ -382,8 +385,8 @@ impl Ftl {
     /// Allocate in the plane under the stripe cursor. The cursor moves on once a page is full,
     /// so the units of one page sit together and can be programmed in one operation. Host
     /// writes leave each plane's last free block to its GC, so GC can always make progress.
-    fn alloc_striped(&mut self) -> Result<u32> {
-        if let Some(pun) = self.alloc_striped_opt()? {
+    fn alloc_striped(&mut self, lpn: u64) -> Result<u32> {
+        if let Some(pun) = self.alloc_striped_opt(lpn)? {
             return Ok(pun);
         }
         let free: u64 = self.planes.iter().map(|p| p.free.len() as u64).sum();
@@ -393,10 +396,15 @@ impl Ftl {
         )))
     }
 
-    /// [`Ftl::alloc_striped`], with None when no plane can take the unit.
-    fn alloc_striped_opt(&mut self) -> Result<Option<u32>> {
+    /// [`Ftl::alloc_striped`], with None when no plane can take the unit. With static placement
+    /// the plane is the logical page's, and no other will do.
+    fn alloc_striped_opt(&mut self, lpn: u64) -> Result<Option<u32>> {
         let n = self.stripe.len();
         let upp = self.geo.units_per_page;
+        if self.static_placement {
+            let plane = self.stripe[((lpn / upp as u64) % n as u64) as usize];
+            return self.alloc_in_plane(plane, Stream::Host, true);
+        }
         for _ in 0..n {
             let plane = self.stripe[self.cursor];
             match self.alloc_in_plane(plane, Stream::Host, true)? {

@@ -260,3 +260,31 @@ fn fast_fill_equals_writing_every_unit_in_order() {
         fast.check().unwrap();
     }
 }
+
+/// Static placement: after a fill and random overwrites (GC included), every logical page sits
+/// on the plane its number picks; dynamic placement spreads the same writes elsewhere.
+#[test]
+fn static_placement_keeps_each_logical_page_on_its_plane() {
+    let planes_of = |placement: &str| {
+        let mut cfg = tiny("greedy", 0);
+        cfg.ftl.placement = match placement {
+            "static" => crate::config::Placement::Static,
+            _ => crate::config::Placement::Dynamic,
+        };
+        let mut ftl = Ftl::new(&cfg, 3);
+        ftl.precondition(true, 3.0, 11).unwrap();
+        ftl.check().unwrap();
+        assert!(ftl.stats.gc_runs > 0, "GC ran");
+        let upp = ftl.geo.units_per_page as u64;
+        let n = ftl.stripe.len() as u64;
+        (0..ftl.logical_units())
+            .filter(|&lpn| {
+                let pun = ftl.lookup(lpn).unwrap();
+                let plane = ftl.geo.plane_of_block(ftl.geo.block_of_unit(pun));
+                plane != ftl.stripe[((lpn / upp) % n) as usize]
+            })
+            .count()
+    };
+    assert_eq!(planes_of("static"), 0);
+    assert!(planes_of("dynamic") > 0);
+}
