@@ -48,8 +48,9 @@ pub struct SwapArea {
     /// Usable slots (`si->pages`).
     pages: u32,
     inuse: u32,
-    /// 0 free, 1 in use (a private anonymous page has one user).
-    map: Vec<u8>,
+    /// One bit per slot, set when in use (a private anonymous page has one user); bits past
+    /// the area are set. Searched a word at a time: the kernel's slot-by-slot scans, faster.
+    map: Vec<u64>,
     lowest_bit: u32,
     highest_bit: u32,
     cluster_next: u32,
@@ -78,8 +79,12 @@ impl SwapArea {
         if tail > 0 {
             used[nclusters as usize - 1] += tail;
         }
-        let mut map = vec![0u8; slots as usize];
+        let words = (slots as usize).div_ceil(64);
+        let mut map = vec![0u64; words];
         map[0] = 1;
+        if slots % 64 != 0 {
+            map[words - 1] |= !0u64 << (slots % 64);
+        }
         let modern = (era == Era::Modern).then(|| {
             let list: Vec<List> = (0..nclusters)
                 .map(|c| {
@@ -138,7 +143,36 @@ impl SwapArea {
     }
 
     pub fn in_use(&self, slot: u32) -> bool {
-        slot != 0 && (slot as usize) < self.map.len() && self.map[slot as usize] != 0
+        slot != 0 && slot < self.max && self.bit(slot)
+    }
+
+    #[inline]
+    fn bit(&self, slot: u32) -> bool {
+        self.map[(slot / 64) as usize] >> (slot % 64) & 1 != 0
+    }
+
+    /// The first free slot at or after `from`.
+    fn next_free(&self, from: u32) -> Option<u32> {
+        next_free(&self.map, self.max, from)
+    }
+
+    /// The first used slot at or after `from` (`max` if none).
+    fn next_used(&self, from: u32) -> u32 {
+        if from >= self.max {
+            return self.max;
+        }
+        let mut w = (from / 64) as usize;
+        let mut bits = self.map[w] & (!0u64 << (from % 64));
+        loop {
+            if bits != 0 {
+                return (w as u32 * 64 + bits.trailing_zeros()).min(self.max);
+            }
+            w += 1;
+            if w == self.map.len() {
+                return self.max;
+            }
+            bits = self.map[w];
+        }
     }
 
     pub fn inuse_pages(&self) -> u32 {
@@ -170,7 +204,7 @@ impl SwapArea {
     /// Mark `slot` free (`swap_entry_free`); a modern cluster left empty is discarded.
     pub fn free(&mut self, slot: u32) {
         debug_assert!(self.in_use(slot), "free of unused slot {slot}");
-        self.map[slot as usize] = 0;
+        self.map[(slot / 64) as usize] &= !(1u64 << (slot % 64));
         self.inuse -= 1;
         if slot < self.lowest_bit {
             self.lowest_bit = slot;
@@ -233,7 +267,7 @@ impl SwapArea {
             self.lowest_bit = self.max;
             self.highest_bit = 0;
         }
-        self.map[slot as usize] = 1;
+        self.map[(slot / 64) as usize] |= 1u64 << (slot % 64);
         self.cluster_next = slot + 1;
         let c = (slot / CLUSTER) as usize;
         if self.used[c] == 0 {
@@ -273,8 +307,8 @@ impl SwapArea {
                 scan_base = self.search_start();
                 offset = scan_base;
                 if let Some(run) = self
-                    .free_run(offset, |last, _| last <= self.highest_bit)
-                    .or_else(|| self.free_run(self.lowest_bit, |last, _| last < scan_base))
+                    .free_run(offset, |last| last <= self.highest_bit)
+                    .or_else(|| self.free_run(self.lowest_bit, |last| last < scan_base))
                 {
                     offset = run;
                     if self.discard {
@@ -297,37 +331,32 @@ impl SwapArea {
         }
         // scan: the first free slot after offset up to highest_bit, then from just after
         // lowest_bit up to scan_base.
-        let mut o = offset + 1;
-        while o <= self.highest_bit {
-            if !self.in_use(o) {
-                return Some(o);
-            }
-            o += 1;
+        if let Some(o) = self
+            .next_free(offset + 1)
+            .filter(|&o| o <= self.highest_bit)
+        {
+            return Some(o);
         }
-        let mut o = self.lowest_bit + 1;
-        while o < scan_base {
-            if !self.in_use(o) {
-                return Some(o);
-            }
-            o += 1;
-        }
-        None
+        self.next_free(self.lowest_bit + 1)
+            .filter(|&o| o < scan_base)
     }
 
-    /// The first run of `CLUSTER` free slots found scanning up from `from` while
-    /// `go(last_in_cluster, offset)`; its first slot.
-    fn free_run(&self, from: u32, go: impl Fn(u32, u32) -> bool) -> Option<u32> {
-        let mut offset = from;
-        let mut last = offset + CLUSTER - 1;
-        while go(last, offset) && offset < self.max {
-            if self.map[offset as usize] != 0 {
-                last = offset + CLUSTER;
-            } else if offset == last {
-                return Some(offset - (CLUSTER - 1));
+    /// The first `CLUSTER` free slots in a row at or after `from` whose last slot passes
+    /// `go(last_in_cluster)`: the kernel's scan, which restarts its window after each used
+    /// slot, finds the same run.
+    fn free_run(&self, from: u32, go: impl Fn(u32) -> bool) -> Option<u32> {
+        let mut at = from;
+        loop {
+            let first = self.next_free(at)?;
+            if !go(first + CLUSTER - 1) {
+                return None;
             }
-            offset += 1;
+            let end = self.next_used(first);
+            if end - first >= CLUSTER {
+                return Some(first);
+            }
+            at = end;
         }
-        None
     }
 
     fn discard_run(&mut self, first: u32) {
@@ -344,7 +373,7 @@ impl SwapArea {
         let m = self.modern.as_mut().expect("modern era");
         if let Some((c, next)) = m.current {
             let end = ((c + 1) * CLUSTER).min(max);
-            if let Some(s) = (next..end).find(|&s| self.map[s as usize] == 0) {
+            if let Some(s) = next_free(&self.map, max, next).filter(|&s| s < end) {
                 m.current = Some((c, s + 1));
                 return Some(s);
             }
@@ -370,7 +399,7 @@ impl SwapArea {
             };
             let first = c * CLUSTER;
             let end = (first + CLUSTER).min(max);
-            if let Some(s) = (first..end).find(|&s| self.map[s as usize] == 0) {
+            if let Some(s) = next_free(&self.map, max, first).filter(|&s| s < end) {
                 m.list[c as usize] = List::Current;
                 m.current = Some((c, s + 1));
                 return Some(s);
@@ -382,6 +411,26 @@ impl SwapArea {
     /// Clusters in use over all clusters (seed 003's "swap cluster utilization").
     pub fn cluster_utilisation(&self) -> f64 {
         self.touched as f64 / self.used.len() as f64
+    }
+}
+
+/// The first clear bit of `map` at or after `from`, below `max`.
+fn next_free(map: &[u64], max: u32, from: u32) -> Option<u32> {
+    if from >= max {
+        return None;
+    }
+    let mut w = (from / 64) as usize;
+    let mut bits = !map[w] & (!0u64 << (from % 64));
+    loop {
+        if bits != 0 {
+            let s = w as u32 * 64 + bits.trailing_zeros();
+            return (s < max).then_some(s);
+        }
+        w += 1;
+        if w == map.len() {
+            return None;
+        }
+        bits = !map[w];
     }
 }
 
