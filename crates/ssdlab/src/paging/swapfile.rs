@@ -82,7 +82,7 @@ impl SwapArea {
         let words = (slots as usize).div_ceil(64);
         let mut map = vec![0u64; words];
         map[0] = 1;
-        if slots % 64 != 0 {
+        if !slots.is_multiple_of(64) {
             map[words - 1] |= !0u64 << (slots % 64);
         }
         let modern = (era == Era::Modern).then(|| {
