@@ -71,3 +71,35 @@ pub fn run(
     let dev = Device::new(dev_cfg, seed)?;
     run_on(cfg, SsdBackend::new(dev, name), w, seed)
 }
+
+/// `ssdlab swap`: the device `spec` (a preset or TOML file), the paging config from `memory`,
+/// `swap_size` and the overrides whose key starts with `swap.` (the rest go to the device),
+/// and the trace file `workload`. Returns the run's output and the resolved paging config.
+pub fn run_spec(
+    spec: &str,
+    memory: &str,
+    swap_size: &str,
+    workload: &str,
+    overrides: &[String],
+    seed: u64,
+) -> Result<SwapOutput> {
+    let (paging_sets, device_sets): (Vec<String>, Vec<String>) = overrides
+        .iter()
+        .cloned()
+        .partition(|o| o.trim_start().starts_with("swap."));
+    let dev_cfg = SsdConfig::resolve(spec, &device_sets)?;
+    let mut t = toml::Table::new();
+    t.insert("memory".into(), toml::Value::String(memory.into()));
+    t.insert("swap_size".into(), toml::Value::String(swap_size.into()));
+    let mut doc = toml::Table::new();
+    doc.insert("swap".into(), toml::Value::Table(t));
+    crate::config::apply_overrides(&mut doc, &paging_sets)?;
+    let Some(toml::Value::Table(t)) = doc.remove("swap") else {
+        return Err(crate::error::Error::Config(
+            "swap: the overrides replaced the [swap] table".into(),
+        ));
+    };
+    let cfg = PagingConfig::from_table(t)?;
+    let w = workload::read_file(workload)?;
+    run(&dev_cfg, spec, &cfg, &w, seed)
+}
