@@ -29,6 +29,7 @@ from .api import (
 from .experiments.results import load_results
 from .experiments.runner import run_sweep
 from .experiments.sweep import Sweep, SweepError
+from .swap import SwapResult, swap
 
 __version__: str = _core_version()
 
@@ -54,6 +55,8 @@ __all__ = [
     "presets",
     "run",
     "run_sweep",
+    "swap",
+    "SwapResult",
     "trace_formats",
     "trace_models",
     "trace_stats",

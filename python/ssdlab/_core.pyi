@@ -28,6 +28,7 @@ __all__ = [
     "run",
     "run_trace",
     "bench",
+    "swap",
     "check_trace_job",
     "trace_stats",
     "trace_formats",
@@ -74,6 +75,14 @@ def run_trace(
     progress: _Progress = None,
 ) -> tuple[str, bytes | None]: ...
 def bench(io_count: int, seed: int = 1, overwrite: float = 0.1) -> str: ...
+def swap(
+    spec: str,
+    memory: str,
+    swap_size: str,
+    workload: str,
+    overrides: list[str] = ...,
+    seed: int = 1,
+) -> tuple[str, list[int], list[tuple[int, int, int, int, int]]]: ...
 def check_trace_job(trace_json: str) -> str: ...
 def trace_stats(
     source: str,

@@ -7,6 +7,7 @@ mod job;
 mod nvme;
 mod run;
 mod serve;
+mod swap;
 mod trace;
 
 use pyo3::prelude::*;
@@ -25,5 +26,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     run::register(m)?;
     trace::register(m)?;
     serve::register(m)?;
+    swap::register(m)?;
     nvme::register(m)
 }

@@ -17,6 +17,7 @@ pub mod ftl;
 pub mod host;
 pub mod iface;
 pub mod media;
+pub mod paging;
 pub mod request;
 pub mod run;
 pub mod serve;

@@ -25,6 +25,7 @@ from .nvme import register as register_nvme
 from .options import Overrides, UserError, check_overrides
 from .progress import progress_bar, stderr_is_terminal
 from .serve import register as register_serve
+from .swap import register as register_swap
 from .table import key_value_table, print_result
 from .trace import register as register_trace
 
@@ -473,6 +474,7 @@ register_experiments(app)
 register_trace(app)
 register_nvme(app)  # nvme id-ctrl, id-ns, smart-log, list: see cli/nvme.py
 register_serve(app)  # the live device over NBD: see cli/serve.py
+register_swap(app)  # the OS paging model: see cli/swap.py
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,217 @@
+//! Physical memory: page frames, the anonymous LRU lists, and the page table of the
+//! workload's virtual pages.
+//!
+//! A frame is free, or holds one virtual page's data. It is *mapped* when the page's PTE points
+//! at it, and in the *swap cache* when it has a swap slot (`add_to_swap_cache`): a page being
+//! written out, a page read in (by its fault or by read-ahead) whose slot is kept, or a page
+//! under writeback that was faulted back. A virtual page is untouched, mapped to the shared
+//! zero page (first touched by a read: `do_anonymous_page`), resident, or swapped out (its PTE
+//! holds the slot).
+//!
+//! The LRU lists follow mm/vmscan.c: an active and an inactive list, pages taken from the
+//! inactive tail, added at the head (`lru_cache_add`), intrusive and doubly linked over frames.
+
+pub const NONE: u32 = u32::MAX;
+
+/// Frame flags.
+pub const MAPPED: u8 = 1;
+/// Written since its swap copy (or never written out).
+pub const DIRTY: u8 = 2;
+/// The PTE's accessed bit (`page_referenced`).
+pub const REFERENCED: u8 = 4;
+pub const ACTIVE: u8 = 8;
+/// Under writeback (`PG_writeback`).
+pub const WRITEBACK: u8 = 16;
+/// Being read (`PG_locked` until the read ends).
+pub const READING: u8 = 32;
+/// Read ahead and not yet faulted on (`PG_readahead`).
+pub const READAHEAD: u8 = 64;
+/// On an LRU list.
+pub const LRU: u8 = 128;
+
+/// Virtual page states.
+pub const UNTOUCHED: u8 = 0;
+pub const ZERO: u8 = 1;
+/// Resident or swapped out: see `frame` and `slot`.
+pub const ANON: u8 = 2;
+
+#[derive(Clone, Copy, Default)]
+struct List {
+    head: u32,
+    tail: u32,
+    len: u32,
+}
+
+pub struct Memory {
+    /// Per frame: the virtual page whose data it holds, its slot (or NONE), flags, links, data.
+    pub owner: Vec<u32>,
+    pub fslot: Vec<u32>,
+    pub flags: Vec<u8>,
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    /// Oracle: the version of the page's data the frame holds.
+    pub fdata: Vec<u32>,
+    free: Vec<u32>,
+    /// [inactive, active]
+    lists: [List; 2],
+    /// Per virtual page: state, frame (or NONE), slot (or NONE), the latest version written.
+    pub state: Vec<u8>,
+    pub frame: Vec<u32>,
+    pub slot: Vec<u32>,
+    pub version: Vec<u32>,
+    /// Frames under writeback.
+    pub writeback: u64,
+}
+
+impl Memory {
+    pub fn new(frames: u32, vpages: u32) -> Memory {
+        let n = frames as usize;
+        Memory {
+            owner: vec![NONE; n],
+            fslot: vec![NONE; n],
+            flags: vec![0; n],
+            prev: vec![NONE; n],
+            next: vec![NONE; n],
+            fdata: vec![0; n],
+            // Popped from the end: frame 0 first.
+            free: (0..frames).rev().collect(),
+            lists: [List {
+                head: NONE,
+                tail: NONE,
+                len: 0,
+            }; 2],
+            state: vec![UNTOUCHED; vpages as usize],
+            frame: vec![NONE; vpages as usize],
+            slot: vec![NONE; vpages as usize],
+            version: vec![0; vpages as usize],
+            writeback: 0,
+        }
+    }
+
+    #[inline]
+    pub fn free_pages(&self) -> u64 {
+        self.free.len() as u64
+    }
+
+    pub fn inactive_len(&self) -> u32 {
+        self.lists[0].len
+    }
+
+    pub fn active_len(&self) -> u32 {
+        self.lists[1].len
+    }
+
+    /// A free frame for `vpage`, holding `data`, with `flags` (not on a list yet).
+    #[inline]
+    pub fn alloc(&mut self, vpage: u32, data: u32, flags: u8) -> u32 {
+        let f = self.free.pop().expect("caller checked free pages");
+        self.owner[f as usize] = vpage;
+        self.fslot[f as usize] = NONE;
+        self.flags[f as usize] = flags;
+        self.fdata[f as usize] = data;
+        f
+    }
+
+    /// Return frame `f` to the free pool (off its list first).
+    pub fn release(&mut self, f: u32) {
+        if self.flags[f as usize] & LRU != 0 {
+            self.unlink(f);
+        }
+        self.owner[f as usize] = NONE;
+        self.fslot[f as usize] = NONE;
+        self.flags[f as usize] = 0;
+        self.free.push(f);
+    }
+
+    /// Add `f` at the head of the active or inactive list.
+    pub fn add_head(&mut self, f: u32, active: bool) {
+        let i = active as usize;
+        let fl = &mut self.flags[f as usize];
+        *fl |= LRU;
+        if active {
+            *fl |= ACTIVE;
+        } else {
+            *fl &= !ACTIVE;
+        }
+        let l = &mut self.lists[i];
+        self.prev[f as usize] = NONE;
+        self.next[f as usize] = l.head;
+        if l.head != NONE {
+            self.prev[l.head as usize] = f;
+        } else {
+            l.tail = f;
+        }
+        l.head = f;
+        l.len += 1;
+    }
+
+    pub fn unlink(&mut self, f: u32) {
+        let i = (self.flags[f as usize] & ACTIVE != 0) as usize;
+        let (p, n) = (self.prev[f as usize], self.next[f as usize]);
+        let l = &mut self.lists[i];
+        if p != NONE {
+            self.next[p as usize] = n;
+        } else {
+            l.head = n;
+        }
+        if n != NONE {
+            self.prev[n as usize] = p;
+        } else {
+            l.tail = p;
+        }
+        l.len -= 1;
+        self.flags[f as usize] &= !LRU;
+    }
+
+    /// The tail of the inactive (false) or active (true) list.
+    pub fn tail(&self, active: bool) -> Option<u32> {
+        let t = self.lists[active as usize].tail;
+        (t != NONE).then_some(t)
+    }
+
+    /// The inactive anon list is low against the active one (`inactive_anon_is_low`: inactive
+    /// x ratio < active, ratio = sqrt(10 x GiB of memory), at least 1).
+    pub fn inactive_is_low(&self, ratio: u64) -> bool {
+        (self.lists[0].len as u64) * ratio < self.lists[1].len as u64
+    }
+
+    /// Check the structure (tests): list links and lengths agree with the flags, and every
+    /// frame is free or on a list.
+    pub fn check_lists(&self) -> Result<(), String> {
+        let mut seen = vec![false; self.owner.len()];
+        for (i, l) in self.lists.iter().enumerate() {
+            let mut f = l.head;
+            let mut n = 0;
+            let mut prev = NONE;
+            while f != NONE {
+                if seen[f as usize] {
+                    return Err(format!("frame {f} twice on the lists"));
+                }
+                seen[f as usize] = true;
+                if self.prev[f as usize] != prev {
+                    return Err(format!("frame {f}: bad prev link"));
+                }
+                let active = self.flags[f as usize] & ACTIVE != 0;
+                if active != (i == 1) || self.flags[f as usize] & LRU == 0 {
+                    return Err(format!("frame {f}: flags disagree with list {i}"));
+                }
+                prev = f;
+                f = self.next[f as usize];
+                n += 1;
+            }
+            if n != l.len || prev != l.tail {
+                return Err(format!("list {i}: length or tail wrong"));
+            }
+        }
+        for &f in &self.free {
+            if seen[f as usize] {
+                return Err(format!("frame {f} free and on a list"));
+            }
+            seen[f as usize] = true;
+        }
+        if let Some(f) = seen.iter().position(|s| !s) {
+            return Err(format!("frame {f} neither free nor on a list"));
+        }
+        Ok(())
+    }
+}

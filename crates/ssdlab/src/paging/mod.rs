@@ -1,0 +1,105 @@
+//! The OS paging model (issue 12, seed 003 `003_70a51d8c1c706905.txt`): a memory-access
+//! stream becomes the swap I/O a Linux kernel would issue, and that I/O drives a device.
+//!
+//! One file per concept:
+//!
+//! | file | what | kernel |
+//! |---|---|---|
+//! | `config.rs` | knobs, defaults and their sources, watermarks | mm/page_alloc.c `setup_per_zone_wmarks` |
+//! | `memory.rs` | frames, the anonymous LRU lists, the page table | mm/swap.c, mm/vmscan.c lists |
+//! | `swapfile.rs` | the swap area's slot allocator, discard | mm/swapfile.c `scan_swap_map`, `cluster_alloc_swap_entry` |
+//! | `readahead.rs` | which slots a swap-in reads | mm/swap_state.c `swapin_readahead`, `swapin_nr_pages` |
+//! | `sim.rs` | faults, kswapd, direct reclaim, waits, the swap cache, I/O | mm/memory.c `do_swap_page`, mm/vmscan.c |
+//! | `backend.rs` | the device behind: an ssdlab `Device`, or a fixed-cost one | |
+//! | `workload.rs` | page-reference traces and valgrind lackey output | |
+//! | `result.rs` | the result, histograms, wear and lifetime | |
+//!
+//! See docs/paging.md.
+
+pub mod backend;
+pub mod config;
+pub mod memory;
+pub mod readahead;
+pub mod result;
+pub mod sim;
+pub mod swapfile;
+pub mod workload;
+
+#[cfg(test)]
+mod tests;
+
+pub use backend::{FixedBackend, SsdBackend, SwapBackend};
+pub use config::{Era, FaultCosts, PagingConfig};
+pub use result::{IoRecord, SwapResult};
+pub use workload::Workload;
+
+use crate::config::SsdConfig;
+use crate::device::Device;
+use crate::error::Result;
+
+/// What a paging run returns: the result, each swap-in's latency (ps) and the swap trace.
+pub struct SwapOutput {
+    pub result: SwapResult,
+    pub swap_in_ps: Vec<u64>,
+    pub trace: Vec<IoRecord>,
+}
+
+/// Run `w` with `cfg` on any backend.
+pub fn run_on<B: SwapBackend>(
+    cfg: &PagingConfig,
+    dev: B,
+    w: &Workload,
+    seed: u64,
+) -> Result<SwapOutput> {
+    let mut sim = sim::PagingSim::new(cfg, dev, &w.accesses, w.pages, seed)?;
+    sim.run()?;
+    Ok(SwapOutput {
+        result: std::mem::take(&mut sim.res),
+        swap_in_ps: std::mem::take(&mut sim.swap_in_ps),
+        trace: std::mem::take(&mut sim.trace),
+    })
+}
+
+/// Run `w` with `cfg` on the ssdlab device `dev_cfg` (its name is `name` in the result).
+pub fn run(
+    dev_cfg: &SsdConfig,
+    name: &str,
+    cfg: &PagingConfig,
+    w: &Workload,
+    seed: u64,
+) -> Result<SwapOutput> {
+    let dev = Device::new(dev_cfg, seed)?;
+    run_on(cfg, SsdBackend::new(dev, name), w, seed)
+}
+
+/// `ssdlab swap`: the device `spec` (a preset or TOML file), the paging config from `memory`,
+/// `swap_size` and the overrides whose key starts with `swap.` (the rest go to the device),
+/// and the trace file `workload`. Returns the run's output and the resolved paging config.
+pub fn run_spec(
+    spec: &str,
+    memory: &str,
+    swap_size: &str,
+    workload: &str,
+    overrides: &[String],
+    seed: u64,
+) -> Result<SwapOutput> {
+    let (paging_sets, device_sets): (Vec<String>, Vec<String>) = overrides
+        .iter()
+        .cloned()
+        .partition(|o| o.trim_start().starts_with("swap."));
+    let dev_cfg = SsdConfig::resolve(spec, &device_sets)?;
+    let mut t = toml::Table::new();
+    t.insert("memory".into(), toml::Value::String(memory.into()));
+    t.insert("swap_size".into(), toml::Value::String(swap_size.into()));
+    let mut doc = toml::Table::new();
+    doc.insert("swap".into(), toml::Value::Table(t));
+    crate::config::apply_overrides(&mut doc, &paging_sets)?;
+    let Some(toml::Value::Table(t)) = doc.remove("swap") else {
+        return Err(crate::error::Error::Config(
+            "swap: the overrides replaced the [swap] table".into(),
+        ));
+    };
+    let cfg = PagingConfig::from_table(t)?;
+    let w = workload::read_file(workload)?;
+    run(&dev_cfg, spec, &cfg, &w, seed)
+}

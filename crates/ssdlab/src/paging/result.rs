@@ -1,0 +1,287 @@
+//! What a paging run reports (`ssdlab.swap/1`), and the statistics built from its records.
+
+use serde::Serialize;
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Latency {
+    pub count: u64,
+    pub mean_us: f64,
+    pub p50_us: f64,
+    pub p90_us: f64,
+    pub p99_us: f64,
+    pub p99_9_us: f64,
+    pub max_us: f64,
+}
+
+impl Latency {
+    /// From latencies in picoseconds (sorted here).
+    pub fn of(v: &mut [u64]) -> Latency {
+        if v.is_empty() {
+            return Latency::default();
+        }
+        v.sort_unstable();
+        let us = |ps: u64| ps as f64 * 1e-6;
+        let q = |p: f64| us(v[(((v.len() as f64) * p).ceil() as usize).clamp(1, v.len()) - 1]);
+        let sum: u128 = v.iter().map(|&x| x as u128).sum();
+        Latency {
+            count: v.len() as u64,
+            mean_us: sum as f64 / v.len() as f64 * 1e-6,
+            p50_us: q(0.5),
+            p90_us: q(0.9),
+            p99_us: q(0.99),
+            p99_9_us: q(0.999),
+            max_us: us(*v.last().unwrap()),
+        }
+    }
+}
+
+/// Mean time per swap-in fault of each step, in µs (seed 003's table; `device` is the time the
+/// fault waited for the device, measured).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Breakdown {
+    pub lookup_us: f64,
+    pub swap_read_us: f64,
+    pub device_us: f64,
+    pub page_reuse_us: f64,
+    pub mapping_us: f64,
+    pub slot_free_us: f64,
+    pub mmu_update_us: f64,
+    pub total_us: f64,
+    /// Share of the total that is not the device read (seed 003's "OS overhead").
+    pub software_share: f64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Faults {
+    pub accesses: u64,
+    /// First touches: a new page or the zero page (`do_anonymous_page`).
+    pub minor: u64,
+    /// Swap-ins that read the device.
+    pub major: u64,
+    /// Faults that found their page in the swap cache (read ahead, or not yet written out).
+    pub swap_cache_hits: u64,
+    /// Of those, pages brought in by read-ahead (`PG_readahead`).
+    pub readahead_hits: u64,
+    /// Write faults on a page mapped read-only from the swap cache (`do_wp_page` reusing it).
+    pub write_protect: u64,
+    pub per_second: f64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Reclaim {
+    pub kswapd_wakeups: u64,
+    pub kswapd_scanned: u64,
+    pub direct_reclaims: u64,
+    pub direct_scanned: u64,
+    /// Time the application spent in direct reclaim, waits included.
+    pub direct_stall_s: f64,
+    /// Waits after a failed reclaim (congestion wait, reclaim throttle, or the next write).
+    pub waits: u64,
+    /// Time spent in those waits: by the application, by kswapd.
+    pub app_wait_s: f64,
+    pub kswapd_wait_s: f64,
+    /// Pages freed at once (clean), and when their writeback ended.
+    pub freed_clean: u64,
+    pub freed_after_writeback: u64,
+    pub activated: u64,
+    /// Pages that found the swap area full.
+    pub swap_full: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Io {
+    pub requests: u64,
+    pub pages: u64,
+    pub bytes: u64,
+    pub latency: Latency,
+    /// (request size in bytes, requests), ascending.
+    pub size_histogram: Vec<(u64, u64)>,
+    /// (inter-request distance upper bound in bytes, requests): 0 is sequential (the request
+    /// starts where the previous one of its kind ended); else the smallest power of two of at
+    /// least 4 KiB that is at least the distance.
+    pub ird_histogram: Vec<(u64, u64)>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SwapOut {
+    pub pages: u64,
+    /// From the first write's submission to the last write's completion.
+    pub time_s: f64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Lifetime {
+    pub endurance: u64,
+    pub without_wear_levelling_h: f64,
+    pub without_wear_levelling_y: f64,
+    pub with_wear_levelling_h: f64,
+    pub with_wear_levelling_y: f64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Wear {
+    pub page_writes: u64,
+    pub pages_written: u64,
+    pub max_writes_per_page: u64,
+    pub mean_writes_per_page: f64,
+    /// (writes, pages written that many times).
+    pub histogram: Vec<(u64, u64)>,
+    /// The rule: a page wears out after `endurance` writes; the run's write rate continues.
+    /// Without wear levelling the most-written page sets the life (endurance x run time /
+    /// max writes per page); with ideal levelling over the pages written, the mean does.
+    pub rule: &'static str,
+    pub lifetime: Vec<Lifetime>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SwapResult {
+    pub schema: &'static str,
+    pub device: String,
+    pub era: String,
+    pub memory_pages: u64,
+    pub swap_slots: u64,
+    pub watermarks: super::config::Watermarks,
+    pub distinct_pages: u64,
+    pub seed: u64,
+    /// Simulated time of the application (its last access done).
+    pub simulated_time_s: f64,
+    /// The application's time without swapping: hits and first-touch faults only.
+    pub baseline_time_s: f64,
+    pub slowdown: f64,
+    pub faults: Faults,
+    pub swap_in_latency: Latency,
+    pub swap_in_breakdown: Breakdown,
+    pub swap_out: SwapOut,
+    pub reclaim: Reclaim,
+    pub reads: Io,
+    pub writes: Io,
+    pub trims: u64,
+    pub wear: Wear,
+    /// Swapped-in pages whose contents were not the last written (must be 0).
+    pub oracle_mismatches: u64,
+    pub wall_seconds: f64,
+    pub accesses_per_wall_second: f64,
+}
+
+/// One swap request, as the block trace records it.
+#[derive(Clone, Copy, Debug)]
+pub struct IoRecord {
+    /// 0 read, 1 write, 2 trim.
+    pub op: u8,
+    pub offset: u64,
+    pub len: u64,
+    pub submit_ps: u64,
+    pub done_ps: u64,
+}
+
+/// Size and distance histograms and latencies of the records of `op`.
+pub fn io_stats(trace: &[IoRecord], op: u8) -> Io {
+    let mut io = Io::default();
+    let mut sizes = std::collections::BTreeMap::new();
+    let mut irds = std::collections::BTreeMap::new();
+    let mut lat = Vec::new();
+    let mut prev_end: Option<u64> = None;
+    for r in trace.iter().filter(|r| r.op == op) {
+        io.requests += 1;
+        io.bytes += r.len;
+        io.pages += r.len / super::config::PAGE_BYTES;
+        *sizes.entry(r.len).or_insert(0u64) += 1;
+        if let Some(e) = prev_end {
+            let d = r.offset.abs_diff(e);
+            let b = if d == 0 {
+                0
+            } else {
+                d.next_power_of_two().max(4096)
+            };
+            *irds.entry(b).or_insert(0u64) += 1;
+        }
+        prev_end = Some(r.offset + r.len);
+        lat.push(r.done_ps.saturating_sub(r.submit_ps));
+    }
+    io.latency = Latency::of(&mut lat);
+    io.size_histogram = sizes.into_iter().collect();
+    io.ird_histogram = irds.into_iter().collect();
+    io
+}
+
+/// Writes per page and the lifetime table for `run_s` seconds of the run.
+pub fn wear(per_slot: &[u32], run_s: f64, endurance: &[u64]) -> Wear {
+    let mut w = Wear {
+        rule: "without wear levelling: endurance x run time / max writes per page; with ideal wear levelling over the pages written: endurance x run time / mean writes per page; 8760 h per year",
+        ..Wear::default()
+    };
+    let mut hist = std::collections::BTreeMap::new();
+    for &n in per_slot.iter().filter(|&&n| n > 0) {
+        w.page_writes += n as u64;
+        w.pages_written += 1;
+        w.max_writes_per_page = w.max_writes_per_page.max(n as u64);
+        *hist.entry(n as u64).or_insert(0u64) += 1;
+    }
+    w.histogram = hist.into_iter().collect();
+    if w.pages_written > 0 {
+        w.mean_writes_per_page = w.page_writes as f64 / w.pages_written as f64;
+        w.lifetime = lifetimes(
+            run_s / 3600.0,
+            w.max_writes_per_page as f64,
+            w.mean_writes_per_page,
+            endurance,
+        );
+    }
+    w
+}
+
+/// The lifetime table: `run_h` hours of running wrote the most-written page `max` times and
+/// the average page `mean` times.
+pub fn lifetimes(run_h: f64, max: f64, mean: f64, endurance: &[u64]) -> Vec<Lifetime> {
+    endurance
+        .iter()
+        .map(|&e| {
+            let without = e as f64 * run_h / max;
+            let with = e as f64 * run_h / mean;
+            Lifetime {
+                endurance: e,
+                without_wear_levelling_h: without,
+                without_wear_levelling_y: without / 8760.0,
+                with_wear_levelling_h: with,
+                with_wear_levelling_y: with / 8760.0,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_lifetime_table_without_wear_levelling() {
+        // Seed 003: 2 h, max 4 writes per page -> SCM (10^6) 500,000 h = 57.1 y, SLC 5.7 y,
+        // MLC 0.57 y.
+        let t = lifetimes(2.0, 4.0, 1.32, &[1_000_000, 100_000, 10_000]);
+        assert_eq!(t[0].without_wear_levelling_h, 500_000.0);
+        assert_eq!(format!("{:.1}", t[0].without_wear_levelling_y), "57.1");
+        assert_eq!(format!("{:.1}", t[1].without_wear_levelling_y), "5.7");
+        assert_eq!(format!("{:.2}", t[2].without_wear_levelling_y), "0.57");
+    }
+
+    #[test]
+    fn histograms_of_sizes_and_distances() {
+        let r = |op, offset, len| IoRecord {
+            op,
+            offset,
+            len,
+            submit_ps: 0,
+            done_ps: 1,
+        };
+        let t = [
+            r(1, 0, 8192),
+            r(1, 8192, 4096),
+            r(0, 0, 4096),
+            r(1, 65536, 4096),
+        ];
+        let w = io_stats(&t, 1);
+        assert_eq!(w.size_histogram, vec![(4096, 2), (8192, 1)]);
+        // 8192 follows 0..8192: 0; 65536 follows 8192..12288: 53248 -> 65536.
+        assert_eq!(w.ird_histogram, vec![(0, 1), (65536, 1)]);
+    }
+}

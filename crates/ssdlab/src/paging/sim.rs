@@ -1,0 +1,979 @@
+//! The paging simulation: the application's accesses, its faults, kswapd and direct reclaim,
+//! and the swap I/O they send to the backend, on one clock.
+//!
+//! Two threads run on simulated time: the application (one access after another; a fault
+//! costs its software steps and, for a swap-in, waits for the device) and kswapd. The loop
+//! takes whichever comes first: the backend's next event, the application, kswapd. The
+//! application runs ahead in one go until it would pass the backend's next event, so the
+//! model is exact at the device boundary and fast when nothing is in flight.
+
+use super::backend::SwapBackend;
+use super::config::{Era, PagingConfig, Watermarks, PAGE_BYTES, SWAP_CLUSTER_MAX_PAGES};
+use super::memory::*;
+use super::readahead::Readahead;
+use super::result::*;
+use super::swapfile::SwapArea;
+use crate::error::{Error, Result};
+use crate::sim::{Rng, SimTime};
+use crate::workload::Op;
+use std::collections::BTreeMap;
+
+/// `DEF_PRIORITY` (mm/vmscan.c): a pass scans lru >> priority pages at each priority, 12 to 0.
+const DEF_PRIORITY: u32 = 12;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum WaitKind {
+    /// `congestion_wait`: the timeout, or until the queue leaves congestion if it was congested.
+    Congestion { congested: bool },
+    /// `reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK)`: the timeout, or until more than
+    /// SWAP_CLUSTER_MAX pages were written back since it began.
+    Throttle { written_at_start: u64 },
+    /// Congestion wait off: until the next write completes.
+    NextWrite,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Wait {
+    until: SimTime,
+    since: SimTime,
+    kind: WaitKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum App {
+    Run,
+    /// Waiting for the read of this frame.
+    Frame(u32),
+    Wait(Wait),
+    Done,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kswapd {
+    Sleep,
+    Run(SimTime),
+    Wait(Wait),
+}
+
+struct IoInFlight {
+    op: u8,
+    frames: Vec<u32>,
+    rec: usize,
+}
+
+/// A swap-in fault the application is waiting on.
+#[derive(Clone, Copy)]
+struct Pending {
+    vpage: u32,
+    start: SimTime,
+    blocked_at: SimTime,
+}
+
+enum Step {
+    Done,
+    Blocked,
+}
+
+pub struct PagingSim<'w, B: SwapBackend> {
+    cfg: PagingConfig,
+    wm: Watermarks,
+    inactive_ratio: u64,
+    pub mem: Memory,
+    pub area: SwapArea,
+    ra: Readahead,
+    pub dev: B,
+    /// Per slot: the page version written there (oracle), its owner, its swap-cache frame.
+    sdata: Vec<u32>,
+    sowner: Vec<u32>,
+    cache: Vec<u32>,
+    wear: Vec<u32>,
+    accesses: &'w [u32],
+    pos: usize,
+    app: App,
+    app_t: SimTime,
+    kswapd: Kswapd,
+    /// In a direct reclaim since (for the stall time).
+    stall_since: Option<SimTime>,
+    pending: Option<Pending>,
+    ios: BTreeMap<u32, IoInFlight>,
+    writes_in_flight: u32,
+    pages_written_back: u64,
+    congestion_on: u32,
+    congestion_off: u32,
+    pub trace: Vec<IoRecord>,
+    pub swap_in_ps: Vec<u64>,
+    bd: [u64; 7],
+    pub res: SwapResult,
+    done: Vec<(u32, SimTime)>,
+    baseline: SimTime,
+}
+
+impl<'w, B: SwapBackend> PagingSim<'w, B> {
+    pub fn new(
+        cfg: &PagingConfig,
+        dev: B,
+        accesses: &'w [u32],
+        pages: u32,
+        seed: u64,
+    ) -> Result<Self> {
+        let slots = cfg.swap_slots() as u32;
+        let end = cfg.swap_offset.0.checked_add(cfg.swap_size.0);
+        if end.is_none_or(|e| e > dev.capacity_bytes()) {
+            return Err(Error::Config(format!(
+                "swap, field `swap_size`: {} bytes at offset {} do not fit the device's {} bytes",
+                cfg.swap_size.0,
+                cfg.swap_offset.0,
+                dev.capacity_bytes()
+            )));
+        }
+        let start = if cfg.era == Era::Linux2632 && cfg.solid_state && cfg.randomize_start {
+            // 2.6.29's swapon on a non-rotational device: cluster_next = 1 + random % highest_bit.
+            1 + Rng::stream(seed, "paging.swapon").below((slots - 1) as u64) as u32
+        } else {
+            1
+        };
+        let mem_pages = cfg.memory_pages();
+        let gb = (mem_pages * PAGE_BYTES) >> 30;
+        let n = cfg.nr_requests;
+        let mut res = SwapResult {
+            schema: "ssdlab.swap/1",
+            device: dev.describe(),
+            era: serde_json::to_value(cfg.era)
+                .unwrap()
+                .as_str()
+                .unwrap_or("")
+                .to_string(),
+            memory_pages: mem_pages,
+            swap_slots: slots as u64,
+            watermarks: cfg.watermarks(),
+            distinct_pages: pages as u64,
+            seed,
+            ..SwapResult::default()
+        };
+        res.faults.accesses = accesses.len() as u64;
+        Ok(PagingSim {
+            wm: cfg.watermarks(),
+            inactive_ratio: if gb > 0 {
+                ((10 * gb) as f64).sqrt() as u64
+            } else {
+                1
+            }
+            .max(1),
+            mem: Memory::new(mem_pages as u32, pages),
+            area: SwapArea::new(cfg.era, slots, cfg.solid_state, cfg.discard, start),
+            ra: Readahead::new(cfg.era, cfg.page_cluster),
+            dev,
+            sdata: vec![0; slots as usize],
+            sowner: vec![NONE; slots as usize],
+            cache: vec![NONE; slots as usize],
+            wear: vec![0; slots as usize],
+            accesses,
+            pos: 0,
+            app: App::Run,
+            app_t: SimTime::ZERO,
+            kswapd: Kswapd::Sleep,
+            stall_since: None,
+            pending: None,
+            ios: BTreeMap::new(),
+            writes_in_flight: 0,
+            pages_written_back: 0,
+            // blk_queue_congestion_threshold (block/blk-core.c).
+            congestion_on: n - n / 8 + 1,
+            congestion_off: n - n / 8 - n / 16 - 1,
+            trace: Vec::new(),
+            swap_in_ps: Vec::new(),
+            bd: [0; 7],
+            res,
+            done: Vec::new(),
+            baseline: SimTime::ZERO,
+            cfg: cfg.clone(),
+        })
+    }
+
+    /// Run the whole access stream; then let the device finish.
+    pub fn run(&mut self) -> Result<()> {
+        let wall = std::time::Instant::now();
+        loop {
+            let t_dev = self.dev.next_event();
+            let t_app = match self.app {
+                App::Run => Some(self.app_t),
+                App::Wait(w) => Some(w.until),
+                _ => None,
+            };
+            let t_k = match self.kswapd {
+                Kswapd::Run(t) => Some(t),
+                Kswapd::Wait(w) => Some(w.until),
+                Kswapd::Sleep => None,
+            };
+            let t_cpu = match (t_app, t_k) {
+                (Some(a), Some(k)) => Some(a.min(k)),
+                (a, k) => a.or(k),
+            };
+            match (t_dev, t_cpu) {
+                (None, None) => break,
+                (Some(d), c) if c.is_none_or(|c| d <= c) => {
+                    let mut done = std::mem::take(&mut self.done);
+                    self.dev.advance(d, &mut done)?;
+                    for &(id, t) in &done {
+                        self.complete(id, t)?;
+                    }
+                    done.clear();
+                    self.done = done;
+                }
+                (d, Some(c)) => {
+                    if t_app == Some(c) {
+                        let limit = [d, t_k].into_iter().flatten().min().unwrap_or(SimTime::MAX);
+                        self.run_app(limit)?;
+                    } else {
+                        self.run_kswapd(c)?;
+                    }
+                }
+                _ => unreachable!(),
+            }
+        }
+        if self.app != App::Done {
+            return Err(Error::Sim(format!(
+                "paging: the application stopped at access {} of {} with nothing in flight",
+                self.pos,
+                self.accesses.len()
+            )));
+        }
+        self.finish(wall.elapsed().as_secs_f64());
+        Ok(())
+    }
+
+    fn finish(&mut self, wall: f64) {
+        let r = &mut self.res;
+        let app_s = self.app_t.as_secs_f64();
+        r.simulated_time_s = app_s;
+        r.baseline_time_s = self.baseline.as_secs_f64();
+        r.slowdown = if self.baseline.0 > 0 {
+            app_s / r.baseline_time_s
+        } else {
+            0.0
+        };
+        r.faults.per_second = if app_s > 0.0 {
+            (r.faults.minor + r.faults.major + r.faults.swap_cache_hits) as f64 / app_s
+        } else {
+            0.0
+        };
+        r.swap_in_latency = Latency::of(&mut self.swap_in_ps.clone());
+        let n = self.swap_in_ps.len().max(1) as f64;
+        let us = |ps: u64| ps as f64 * 1e-6 / n;
+        let b = &self.bd;
+        let total: u64 = b.iter().sum();
+        r.swap_in_breakdown = Breakdown {
+            lookup_us: us(b[0]),
+            swap_read_us: us(b[1]),
+            device_us: us(b[2]),
+            page_reuse_us: us(b[3]),
+            mapping_us: us(b[4]),
+            slot_free_us: us(b[5]),
+            mmu_update_us: us(b[6]),
+            total_us: us(total),
+            software_share: if total > 0 {
+                1.0 - b[2] as f64 / total as f64
+            } else {
+                0.0
+            },
+        };
+        r.reads = io_stats(&self.trace, 0);
+        r.writes = io_stats(&self.trace, 1);
+        r.trims = self.trace.iter().filter(|t| t.op == 2).count() as u64;
+        let w: Vec<&IoRecord> = self.trace.iter().filter(|t| t.op == 1).collect();
+        if let (Some(first), Some(last)) = (
+            w.iter().map(|t| t.submit_ps).min(),
+            w.iter().map(|t| t.done_ps).max(),
+        ) {
+            r.swap_out.time_s = (last - first) as f64 * 1e-12;
+        }
+        r.swap_out.pages = r.writes.pages;
+        r.wear = wear(&self.wear, app_s, &self.cfg.endurance);
+        r.wall_seconds = wall;
+        r.accesses_per_wall_second = if wall > 0.0 {
+            self.accesses.len() as f64 / wall
+        } else {
+            0.0
+        };
+    }
+
+    // ----- the application -----
+
+    fn run_app(&mut self, limit: SimTime) -> Result<()> {
+        if let App::Wait(w) = self.app {
+            self.end_wait(w, true);
+            self.app = App::Run;
+            self.app_t = w.until;
+        }
+        let access = self.cfg.cost.access.0;
+        loop {
+            if self.pos == self.accesses.len() {
+                self.app = App::Done;
+                return Ok(());
+            }
+            let a = self.accesses[self.pos];
+            let (vp, write) = (a >> 1, a & 1 != 0);
+            // The hit path, inline: a mapped page.
+            let f = self.mem.frame[vp as usize];
+            if f != NONE && (!write || self.mem.fslot[f as usize] == NONE) {
+                let fl = &mut self.mem.flags[f as usize];
+                *fl |= REFERENCED;
+                if write {
+                    *fl |= DIRTY;
+                    let v = &mut self.mem.version[vp as usize];
+                    *v = v.wrapping_add(1);
+                    self.mem.fdata[f as usize] = *v;
+                }
+                self.app_t += access;
+                self.baseline += access;
+                self.pos += 1;
+            } else {
+                let step = self.fault(vp, write)?;
+                self.flush_trims_at(self.app_t)?;
+                match step {
+                    Step::Done => {
+                        self.app_t += access;
+                        self.baseline += access;
+                        self.pos += 1;
+                    }
+                    Step::Blocked => return Ok(()),
+                }
+                // kswapd woken by this fault runs before the application goes on.
+                if matches!(self.kswapd, Kswapd::Run(t) if t <= self.app_t) {
+                    return Ok(());
+                }
+            }
+            if self.app_t >= limit {
+                return Ok(());
+            }
+        }
+    }
+
+    fn end_wait(&mut self, w: Wait, app: bool) {
+        let d = (w.until - w.since).as_secs_f64();
+        if app {
+            self.res.reclaim.app_wait_s += d;
+        } else {
+            self.res.reclaim.kswapd_wait_s += d;
+        }
+    }
+
+    fn charge(&mut self, t: SimTime) {
+        self.app_t += t;
+    }
+
+    /// A fault on `vp`: Done when the access completed, Blocked when the application waits.
+    fn fault(&mut self, vp: u32, write: bool) -> Result<Step> {
+        let c = self.cfg.cost.clone();
+        let v = vp as usize;
+        match self.mem.state[v] {
+            UNTOUCHED | ZERO => {
+                if !write {
+                    if self.mem.state[v] == UNTOUCHED {
+                        // A read maps the shared zero page.
+                        self.mem.state[v] = ZERO;
+                        self.res.faults.minor += 1;
+                        self.charge(c.minor_fault.0);
+                        self.baseline += c.minor_fault.0;
+                    }
+                    return Ok(Step::Done);
+                }
+                if !self.alloc_ok(1)? {
+                    return Ok(Step::Blocked);
+                }
+                let ver = self.mem.version[v].wrapping_add(1);
+                self.mem.version[v] = ver;
+                let f = self.mem.alloc(vp, ver, MAPPED | DIRTY | REFERENCED);
+                // 2.6.32 puts a new anonymous page on the active list; 5.9+ on the inactive.
+                self.mem.add_head(f, self.cfg.era == Era::Linux2632);
+                self.mem.frame[v] = f;
+                self.mem.state[v] = ANON;
+                self.res.faults.minor += 1;
+                self.charge(c.minor_fault.0);
+                self.baseline += c.minor_fault.0;
+                Ok(Step::Done)
+            }
+            _ => {
+                let f = self.mem.frame[v];
+                if f != NONE {
+                    // A write to a page mapped read-only from the swap cache: do_wp_page.
+                    self.res.faults.write_protect += 1;
+                    self.mem.flags[f as usize] |= REFERENCED;
+                    let mut t = c.page_reuse.0;
+                    if self.reuse_swap_page(f) {
+                        t += c.slot_free.0;
+                    }
+                    self.write_page(vp, f);
+                    self.charge(t);
+                    return Ok(Step::Done);
+                }
+                let s = self.mem.slot[v];
+                debug_assert!(s != NONE, "page {vp} neither resident nor swapped");
+                let cf = self.cache[s as usize];
+                if cf != NONE {
+                    if self.mem.flags[cf as usize] & READING != 0 {
+                        self.app = App::Frame(cf);
+                        if self.pending.is_none() {
+                            self.pending = Some(Pending {
+                                vpage: vp,
+                                start: self.app_t,
+                                blocked_at: self.app_t,
+                            });
+                            self.res.faults.swap_cache_hits += 1;
+                            self.bd_add(0, c.lookup.0);
+                            self.charge(c.lookup.0);
+                            self.pending.as_mut().unwrap().blocked_at = self.app_t;
+                        }
+                        return Ok(Step::Blocked);
+                    }
+                    self.map_from_cache(vp, s, cf, write);
+                    return Ok(Step::Done);
+                }
+                // A swap-in from the device.
+                if !self.alloc_ok(1)? {
+                    return Ok(Step::Blocked);
+                }
+                self.swap_in(vp, s)
+            }
+        }
+    }
+
+    fn bd_add(&mut self, i: usize, t: SimTime) {
+        if self.pending.is_some() {
+            self.bd[i] += t.0;
+        }
+    }
+
+    /// The page in `f` is written: a new version.
+    fn write_page(&mut self, vp: u32, f: u32) {
+        self.mem.flags[f as usize] |= DIRTY;
+        let ver = self.mem.version[vp as usize].wrapping_add(1);
+        self.mem.version[vp as usize] = ver;
+        self.mem.fdata[f as usize] = ver;
+    }
+
+    /// `reuse_swap_page` on a write fault: the slot is freed unless the page is under
+    /// writeback. True if it freed the slot.
+    fn reuse_swap_page(&mut self, f: u32) -> bool {
+        let s = self.mem.fslot[f as usize];
+        if s == NONE || self.mem.flags[f as usize] & WRITEBACK != 0 {
+            return false;
+        }
+        self.drop_slot(f, s);
+        true
+    }
+
+    /// Take `f` out of the swap cache and free its slot; the page must be written again.
+    fn drop_slot(&mut self, f: u32, s: u32) {
+        let vp = self.mem.owner[f as usize];
+        self.cache[s as usize] = NONE;
+        self.mem.fslot[f as usize] = NONE;
+        self.mem.slot[vp as usize] = NONE;
+        self.sowner[s as usize] = NONE;
+        self.mem.flags[f as usize] |= DIRTY;
+        self.area.free(s);
+    }
+
+    /// Map `vp` from the swap cache frame `cf` (a read-ahead page, a page not yet freed after
+    /// writeback, or the page this fault read). Charges the fault's steps after the lookup.
+    fn map_from_cache(&mut self, vp: u32, s: u32, cf: u32, write: bool) {
+        let c = self.cfg.cost.clone();
+        let own = self.pending.take_if(|p| p.vpage == vp);
+        if own.is_none() {
+            self.res.faults.swap_cache_hits += 1;
+            self.charge(c.lookup.0);
+        }
+        let fl = self.mem.flags[cf as usize];
+        if fl & READAHEAD != 0 {
+            self.mem.flags[cf as usize] &= !READAHEAD;
+            if own.is_none() {
+                self.res.faults.readahead_hits += 1;
+            }
+            self.ra.hit();
+        }
+        if self.mem.fdata[cf as usize] != self.mem.version[vp as usize] {
+            self.res.oracle_mismatches += 1;
+        }
+        self.mem.frame[vp as usize] = cf;
+        self.mem.flags[cf as usize] |= MAPPED | REFERENCED;
+        let mut t = c.mapping.0 + c.mmu_update.0;
+        let reuse = if write { c.page_reuse.0 .0 } else { 0 };
+        let mut free = 0;
+        // do_swap_page keeps the slot (the page stays in the swap cache, clean) unless the
+        // fault writes (reuse_swap_page), swap is more than half full (try_to_free_swap), or
+        // the synchronous path read it; never while the page is under writeback.
+        let sync = self.cfg.era == Era::Modern && self.cfg.synchronous_io;
+        if (write || sync || self.area.swap_full()) && self.mem.flags[cf as usize] & WRITEBACK == 0
+        {
+            self.drop_slot(cf, s);
+            free = c.slot_free.0 .0;
+        }
+        if write {
+            self.write_page(vp, cf);
+        }
+        t += SimTime(reuse + free);
+        self.charge(t);
+        if let Some(p) = own {
+            self.bd[3] += reuse;
+            self.bd[4] += c.mapping.0 .0;
+            self.bd[5] += free;
+            self.bd[6] += c.mmu_update.0 .0;
+            self.swap_in_ps.push((self.app_t - p.start).0);
+        }
+    }
+
+    fn swap_in(&mut self, vp: u32, s: u32) -> Result<Step> {
+        let c = self.cfg.cost.clone();
+        // A fault whose page was reclaimed again before it could map it keeps its start.
+        let start = self
+            .pending
+            .take()
+            .filter(|p| p.vpage == vp)
+            .map_or(self.app_t, |p| p.start);
+        self.res.faults.major += 1;
+        self.charge(c.lookup.0 + c.swap_read.0);
+        self.bd[0] += c.lookup.0 .0;
+        self.bd[1] += c.swap_read.0 .0;
+        let sync = self.cfg.era == Era::Modern && self.cfg.synchronous_io;
+        let (first, end) = if sync {
+            (s, s + 1)
+        } else {
+            self.ra.window(s, &self.area)
+        };
+        let mut slots: Vec<(u32, u32)> = Vec::new();
+        let mut target = NONE;
+        for x in first..end {
+            if !self.area.in_use(x) || self.cache[x as usize] != NONE {
+                continue;
+            }
+            let owner = self.sowner[x as usize];
+            if owner == NONE {
+                continue;
+            }
+            if x != s && self.mem.free_pages() <= self.wm.min {
+                // Read-ahead pages do not reclaim: only what is free above min.
+                continue;
+            }
+            let mut flags = READING;
+            if x != s {
+                flags |= READAHEAD;
+            }
+            let f = self.mem.alloc(owner, self.sdata[x as usize], flags);
+            self.mem.fslot[f as usize] = x;
+            self.cache[x as usize] = f;
+            self.mem.add_head(f, false);
+            if x == s {
+                target = f;
+            }
+            slots.push((x, f));
+        }
+        debug_assert!(target != NONE);
+        self.submit_runs(Op::Read, &slots, self.app_t)?;
+        self.pending = Some(Pending {
+            vpage: vp,
+            start,
+            blocked_at: self.app_t,
+        });
+        self.app = App::Frame(target);
+        Ok(Step::Blocked)
+    }
+
+    /// Submit `slots` (ascending, with their frames) as requests of consecutive slots, each
+    /// at most `max_io` (the block layer merging adjacent bios).
+    fn submit_runs(&mut self, op: Op, slots: &[(u32, u32)], now: SimTime) -> Result<()> {
+        let max_pages = (self.cfg.max_io.0 / PAGE_BYTES) as usize;
+        let mut i = 0;
+        while i < slots.len() {
+            let mut j = i + 1;
+            while j < slots.len() && slots[j].0 == slots[j - 1].0 + 1 && j - i < max_pages {
+                j += 1;
+            }
+            let frames: Vec<u32> = slots[i..j].iter().map(|p| p.1).collect();
+            self.submit(op, slots[i].0, (j - i) as u32, frames, now)?;
+            i = j;
+        }
+        Ok(())
+    }
+
+    fn submit(&mut self, op: Op, slot: u32, n: u32, frames: Vec<u32>, now: SimTime) -> Result<()> {
+        let offset = self.cfg.swap_offset.0 + slot as u64 * PAGE_BYTES;
+        let len = n as u64 * PAGE_BYTES;
+        let id = self.dev.submit(now, op, offset, len)?;
+        let code = match op {
+            Op::Read => 0,
+            Op::Write => 1,
+            _ => 2,
+        };
+        if code == 1 {
+            self.writes_in_flight += 1;
+        }
+        self.trace.push(IoRecord {
+            op: code,
+            offset,
+            len,
+            submit_ps: now.0,
+            done_ps: 0,
+        });
+        self.ios.insert(
+            id,
+            IoInFlight {
+                op: code,
+                frames,
+                rec: self.trace.len() - 1,
+            },
+        );
+        Ok(())
+    }
+
+    /// Whether the application may take `n` pages now; reclaims directly (and may block the
+    /// application in a wait) when memory is at the min watermark (`__alloc_pages_slowpath`).
+    fn alloc_ok(&mut self, n: u64) -> Result<bool> {
+        let free = self.mem.free_pages();
+        if free >= self.wm.low + n {
+            self.end_stall();
+            return Ok(true);
+        }
+        // Below low: wake kswapd (wakeup_kswapd), then allow down to min.
+        if self.kswapd == Kswapd::Sleep {
+            self.kswapd = Kswapd::Run(self.app_t);
+            self.res.reclaim.kswapd_wakeups += 1;
+        }
+        if free >= self.wm.min + n {
+            self.end_stall();
+            return Ok(true);
+        }
+        // Direct reclaim (try_to_free_pages).
+        if self.stall_since.is_none() {
+            self.stall_since = Some(self.app_t);
+        }
+        self.res.reclaim.direct_reclaims += 1;
+        let now = self.app_t;
+        let progress = self.reclaim_pass(now, false)?;
+        if self.mem.free_pages() >= self.wm.min + n {
+            self.end_stall();
+            return Ok(true);
+        }
+        if self.writes_in_flight == 0 && self.reads_in_flight() == 0 && progress == 0 {
+            return Err(Error::Job(format!(
+                "paging: out of memory and swap: {} pages of memory, {} of {} swap slots in use, nothing left to reclaim",
+                self.cfg.memory_pages(),
+                self.area.inuse_pages(),
+                self.area.pages()
+            )));
+        }
+        // The direct reclaim failed: wait before retrying.
+        let w = self.wait(now);
+        self.app = App::Wait(w);
+        Ok(false)
+    }
+
+    fn reads_in_flight(&self) -> usize {
+        self.ios.values().filter(|i| i.op == 0).count()
+    }
+
+    fn end_stall(&mut self) {
+        if let Some(s) = self.stall_since.take() {
+            self.res.reclaim.direct_stall_s += (self.app_t - s).as_secs_f64();
+        }
+    }
+
+    /// The wait after a failed reclaim, by era and setting.
+    fn wait(&mut self, now: SimTime) -> Wait {
+        self.res.reclaim.waits += 1;
+        let timeout = now + self.cfg.congestion_timeout.0;
+        if !self.cfg.congestion_wait {
+            let until = if self.writes_in_flight > 0 || self.reads_in_flight() > 0 {
+                SimTime::MAX
+            } else {
+                now
+            };
+            return Wait {
+                until,
+                since: now,
+                kind: WaitKind::NextWrite,
+            };
+        }
+        match self.cfg.era {
+            Era::Linux2632 => Wait {
+                until: timeout,
+                since: now,
+                kind: WaitKind::Congestion {
+                    congested: self.writes_in_flight >= self.congestion_on,
+                },
+            },
+            Era::Modern => Wait {
+                until: timeout,
+                since: now,
+                kind: WaitKind::Throttle {
+                    written_at_start: self.pages_written_back,
+                },
+            },
+        }
+    }
+
+    // ----- reclaim -----
+
+    fn run_kswapd(&mut self, t: SimTime) -> Result<()> {
+        let t = match self.kswapd {
+            Kswapd::Wait(w) => {
+                self.end_wait(w, false);
+                w.until
+            }
+            _ => t,
+        };
+        if self.mem.free_pages() >= self.wm.high {
+            self.kswapd = Kswapd::Sleep;
+            return Ok(());
+        }
+        self.reclaim_pass(t, true)?;
+        if self.mem.free_pages() + self.mem.writeback >= self.wm.high {
+            self.kswapd = Kswapd::Sleep;
+        } else if self.writes_in_flight > 0 {
+            let w = self.wait(t);
+            self.kswapd = Kswapd::Wait(w);
+        } else {
+            // Nothing to reclaim and nothing in flight: kswapd gives up until woken again.
+            self.kswapd = Kswapd::Sleep;
+        }
+        Ok(())
+    }
+
+    /// One reclaim pass at priorities 12 to 0 (`do_try_to_free_pages` / `balance_pgdat`): at
+    /// each, up to max(SWAP_CLUSTER_MAX, lru >> priority) pages are scanned from the inactive
+    /// tail in batches of SWAP_CLUSTER_MAX (`shrink_inactive_list`), the inactive list refilled
+    /// from the active one when low (`shrink_active_list`). The pass ends when its goal is met:
+    /// direct reclaim when SWAP_CLUSTER_MAX pages are freed or on their way (writeback started);
+    /// kswapd when free pages and pages under writeback reach the high watermark. Returns the
+    /// pages freed or put under writeback.
+    fn reclaim_pass(&mut self, now: SimTime, kswapd: bool) -> Result<u64> {
+        let mut progress = 0u64;
+        let goal = |s: &Self, progress: u64| {
+            if kswapd {
+                s.mem.free_pages() + s.mem.writeback >= s.wm.high
+            } else {
+                progress >= SWAP_CLUSTER_MAX_PAGES
+            }
+        };
+        for prio in (0..=DEF_PRIORITY).rev() {
+            let lru = (self.mem.inactive_len() + self.mem.active_len()) as u64;
+            let budget = (lru >> prio).max(SWAP_CLUSTER_MAX_PAGES);
+            let mut scanned = 0;
+            while scanned < budget {
+                if self.mem.inactive_is_low(self.inactive_ratio) {
+                    self.shrink_active(SWAP_CLUSTER_MAX_PAGES);
+                }
+                let (n, p) =
+                    self.shrink_inactive(now, SWAP_CLUSTER_MAX_PAGES.min(budget - scanned))?;
+                if kswapd {
+                    self.res.reclaim.kswapd_scanned += n;
+                } else {
+                    self.res.reclaim.direct_scanned += n;
+                }
+                progress += p;
+                if goal(self, progress) {
+                    return Ok(progress);
+                }
+                if n == 0 {
+                    break;
+                }
+                scanned += n;
+            }
+        }
+        Ok(progress)
+    }
+
+    /// Move up to `n` pages from the active tail to the inactive head, their referenced bits
+    /// cleared (anonymous pages are all deactivated, as `shrink_active_list` does).
+    fn shrink_active(&mut self, n: u64) {
+        for _ in 0..n {
+            let Some(f) = self.mem.tail(true) else { return };
+            self.mem.unlink(f);
+            self.mem.flags[f as usize] &= !REFERENCED;
+            self.mem.add_head(f, false);
+        }
+    }
+
+    /// Scan up to `n` pages from the inactive tail (`shrink_page_list`); returns (scanned,
+    /// freed or put under writeback).
+    fn shrink_inactive(&mut self, now: SimTime, n: u64) -> Result<(u64, u64)> {
+        let mut writes: Vec<(u32, u32)> = Vec::new();
+        let (mut scanned, mut progress) = (0, 0);
+        let len = self.mem.inactive_len() as u64;
+        for _ in 0..n.min(len) {
+            let Some(f) = self.mem.tail(false) else { break };
+            scanned += 1;
+            self.mem.unlink(f);
+            let fl = self.mem.flags[f as usize];
+            if fl & (WRITEBACK | READING) != 0 {
+                self.mem.add_head(f, false);
+                continue;
+            }
+            if fl & REFERENCED != 0 && fl & MAPPED != 0 {
+                // page_referenced: an anonymous page in use goes back to the active list.
+                self.mem.flags[f as usize] &= !REFERENCED;
+                self.mem.add_head(f, true);
+                self.res.reclaim.activated += 1;
+                continue;
+            }
+            let vp = self.mem.owner[f as usize];
+            let mut s = self.mem.fslot[f as usize];
+            if s == NONE {
+                // add_to_swap
+                match self.area.alloc() {
+                    Some(x) => {
+                        s = x;
+                        self.mem.fslot[f as usize] = s;
+                        self.cache[s as usize] = f;
+                        self.sowner[s as usize] = vp;
+                        self.mem.slot[vp as usize] = s;
+                    }
+                    None => {
+                        self.res.reclaim.swap_full += 1;
+                        self.mem.add_head(f, true);
+                        continue;
+                    }
+                }
+            }
+            // try_to_unmap: the PTE now holds the slot.
+            if fl & MAPPED != 0 {
+                self.mem.frame[vp as usize] = NONE;
+                self.mem.flags[f as usize] &= !MAPPED;
+            }
+            if self.mem.flags[f as usize] & DIRTY != 0 {
+                // pageout -> swap_writepage
+                self.mem.flags[f as usize] &= !DIRTY;
+                self.mem.flags[f as usize] |= WRITEBACK;
+                self.mem.writeback += 1;
+                self.sdata[s as usize] = self.mem.fdata[f as usize];
+                self.area.written(s);
+                self.wear[s as usize] += 1;
+                self.mem.add_head(f, false);
+                writes.push((s, f));
+            } else {
+                // Clean, with a valid copy in swap: freed now.
+                self.cache[s as usize] = NONE;
+                self.mem.release(f);
+                self.res.reclaim.freed_clean += 1;
+            }
+            progress += 1;
+        }
+        // Discards of clusters the allocator took, then the batch's bios, which go down
+        // together and merge where their slots are adjacent.
+        self.flush_trims_at(now)?;
+        self.submit_runs(Op::Write, &writes, now)?;
+        Ok((scanned, progress))
+    }
+
+    /// Send the discards the swap area asked for, as TRIMs.
+    fn flush_trims_at(&mut self, now: SimTime) -> Result<()> {
+        if self.area.trims.is_empty() {
+            return Ok(());
+        }
+        for (first, n) in std::mem::take(&mut self.area.trims) {
+            self.submit(Op::Trim, first, n, Vec::new(), now)?;
+        }
+        Ok(())
+    }
+
+    // ----- completions -----
+
+    fn complete(&mut self, id: u32, t: SimTime) -> Result<()> {
+        let Some(io) = self.ios.remove(&id) else {
+            return Err(Error::Sim(format!(
+                "paging: completion of unknown request {id}"
+            )));
+        };
+        self.trace[io.rec].done_ps = t.0;
+        match io.op {
+            0 => {
+                for &f in &io.frames {
+                    self.mem.flags[f as usize] &= !READING;
+                }
+                if let App::Frame(f) = self.app {
+                    if io.frames.contains(&f) {
+                        if let Some(p) = &mut self.pending {
+                            self.bd[2] += (t - p.blocked_at).0;
+                        }
+                        self.app = App::Run;
+                        self.app_t = self.app_t.max(t);
+                    }
+                }
+            }
+            1 => {
+                self.writes_in_flight -= 1;
+                for &f in &io.frames {
+                    self.mem.flags[f as usize] &= !WRITEBACK;
+                    self.mem.writeback -= 1;
+                    self.pages_written_back += 1;
+                    let fl = self.mem.flags[f as usize];
+                    // The page was not faulted back while it was written: it is freed now (the
+                    // rotation to the inactive tail and the next scan, at once).
+                    if fl & (MAPPED | DIRTY | READING) == 0 {
+                        let s = self.mem.fslot[f as usize];
+                        self.cache[s as usize] = NONE;
+                        self.mem.release(f);
+                        self.res.reclaim.freed_after_writeback += 1;
+                    }
+                }
+            }
+            _ => {}
+        }
+        self.wake_waiters(t);
+        Ok(())
+    }
+
+    fn wake_waiters(&mut self, t: SimTime) {
+        let off = self.congestion_off;
+        let (inflight, written) = (self.writes_in_flight, self.pages_written_back);
+        let wakes = |w: &mut Wait| {
+            let wake = match w.kind {
+                // Any completion: a read may also free the application to go on.
+                WaitKind::NextWrite => true,
+                WaitKind::Congestion { congested } => congested && inflight < off,
+                WaitKind::Throttle { written_at_start } => {
+                    written - written_at_start > SWAP_CLUSTER_MAX_PAGES
+                }
+            };
+            if wake && w.until > t {
+                w.until = t;
+            }
+        };
+        if let App::Wait(w) = &mut self.app {
+            wakes(w);
+        }
+        if let Kswapd::Wait(w) = &mut self.kswapd {
+            wakes(w);
+        }
+    }
+
+    /// Check the model's invariants (tests): every touched page is resident or has a slot in
+    /// use that it owns; a page not resident with a slot has its data in swap or in the swap
+    /// cache; a swap-cache frame belongs to its slot.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        self.mem.check_lists()?;
+        for v in 0..self.mem.state.len() {
+            if self.mem.state[v] != ANON {
+                continue;
+            }
+            let (f, s) = (self.mem.frame[v], self.mem.slot[v]);
+            if f == NONE && s == NONE {
+                return Err(format!("page {v}: neither resident nor swapped out"));
+            }
+            if s != NONE {
+                if !self.area.in_use(s) || self.sowner[s as usize] != v as u32 {
+                    return Err(format!("page {v}: slot {s} not in use or not its own"));
+                }
+                let c = self.cache[s as usize];
+                if f != NONE && c != f {
+                    return Err(format!(
+                        "page {v}: resident in {f} and swapped to {s} without a swap-cache entry"
+                    ));
+                }
+            }
+            if f != NONE && self.mem.owner[f as usize] != v as u32 {
+                return Err(format!("page {v}: frame {f} owned by another page"));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,556 @@
+//! The swap area: which slot a page being swapped out gets, and which clusters become free
+//! for discard. Two allocators, one per era:
+//!
+//! - 2.6.32 (`scan_swap_map`, mm/swapfile.c): slots are handed out one after the other for
+//!   `SWAPFILE_CLUSTER` (256) allocations; then the next run of 256 free slots (unaligned) is
+//!   searched for; without one, the first free slot at or after `cluster_next`. Where the search
+//!   starts follows seed 003: a solid-state area searches forward from `cluster_next` and wraps
+//!   (so freed slots are not reused until no free run is left); a rotational one searches
+//!   forward while fewer than half the clusters are touched, and from the start of the area
+//!   (the first half) once half or more are (seed 003, "Conventional Swap Mechanism for HDD";
+//!   mainline 2.6.32 always starts at `lowest_bit` there). A discardable area discards the free
+//!   run it is about to use (`discard_swap_cluster`).
+//! - Modern (6.12's `cluster_alloc_swap_entry`): aligned clusters of 256 on a free list, a
+//!   nonfull list and a full list; the CPU's current cluster first, then the head of the free
+//!   list, then the nonfull list. A cluster whose last slot is freed is discarded (with
+//!   discard on) and goes to the tail of the free list (`swap_cluster_schedule_discard`,
+//!   `free_cluster`).
+
+use super::config::Era;
+use std::collections::VecDeque;
+
+/// `SWAPFILE_CLUSTER` (mm/swap.h without THP swap): slots per cluster.
+pub const CLUSTER: u32 = 256;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum List {
+    Free,
+    Nonfull,
+    Full,
+    /// The CPU's current cluster (isolated from the lists).
+    Current,
+}
+
+/// Modern-era cluster bookkeeping.
+struct Clusters {
+    list: Vec<List>,
+    free: VecDeque<u32>,
+    /// May hold stale entries (a cluster that left the list); checked against `list`.
+    nonfull: VecDeque<u32>,
+    /// The per-CPU cluster and the next slot to try in it (one CPU).
+    current: Option<(u32, u32)>,
+}
+
+pub struct SwapArea {
+    era: Era,
+    /// Slots, the header slot 0 included (`si->max`).
+    max: u32,
+    /// Usable slots (`si->pages`).
+    pages: u32,
+    inuse: u32,
+    /// One bit per slot, set when in use (a private anonymous page has one user); bits past
+    /// the area are set. Searched a word at a time: the kernel's slot-by-slot scans, faster.
+    map: Vec<u64>,
+    lowest_bit: u32,
+    highest_bit: u32,
+    cluster_next: u32,
+    cluster_nr: u32,
+    solid_state: bool,
+    discard: bool,
+    /// Slots in use per aligned cluster (slots beyond the area and the header count as used).
+    used: Vec<u32>,
+    /// Aligned clusters with at least one slot in use.
+    touched: u32,
+    /// Written since their last discard (a discard of never-written slots is not sent).
+    stale: Vec<bool>,
+    /// Slot ranges to discard, (first slot, slots), in order.
+    pub trims: Vec<(u32, u32)>,
+    modern: Option<Clusters>,
+}
+
+impl SwapArea {
+    /// An area of `slots` slots (header included). `start` is the first `cluster_next`
+    /// (2.6.29+ randomises it on a solid-state device; 1 otherwise).
+    pub fn new(era: Era, slots: u32, solid_state: bool, discard: bool, start: u32) -> SwapArea {
+        let nclusters = slots.div_ceil(CLUSTER);
+        let mut used = vec![0u32; nclusters as usize];
+        used[0] = 1; // the header
+        let tail = nclusters * CLUSTER - slots;
+        if tail > 0 {
+            used[nclusters as usize - 1] += tail;
+        }
+        let words = (slots as usize).div_ceil(64);
+        let mut map = vec![0u64; words];
+        map[0] = 1;
+        if !slots.is_multiple_of(64) {
+            map[words - 1] |= !0u64 << (slots % 64);
+        }
+        let modern = (era == Era::Modern).then(|| {
+            let list: Vec<List> = (0..nclusters)
+                .map(|c| {
+                    if used[c as usize] == CLUSTER {
+                        List::Full
+                    } else {
+                        List::Free
+                    }
+                })
+                .collect();
+            // A cluster with the header (or the tail beyond the area) is not free: nonfull.
+            let mut free = VecDeque::new();
+            let mut nonfull = VecDeque::new();
+            let mut list = list;
+            for c in 0..nclusters {
+                if list[c as usize] == List::Full {
+                    continue;
+                }
+                if used[c as usize] == 0 {
+                    free.push_back(c);
+                } else {
+                    list[c as usize] = List::Nonfull;
+                    nonfull.push_back(c);
+                }
+            }
+            Clusters {
+                list,
+                free,
+                nonfull,
+                current: None,
+            }
+        });
+        let start = start.clamp(1, slots - 1);
+        SwapArea {
+            era,
+            max: slots,
+            pages: slots - 1,
+            inuse: 0,
+            map,
+            lowest_bit: 1,
+            highest_bit: slots - 1,
+            cluster_next: start,
+            cluster_nr: 0,
+            solid_state,
+            discard: discard && solid_state,
+            touched: 1,
+            used,
+            stale: vec![false; slots as usize],
+            trims: Vec::new(),
+            modern,
+        }
+    }
+
+    pub fn slots(&self) -> u32 {
+        self.max
+    }
+
+    pub fn in_use(&self, slot: u32) -> bool {
+        slot != 0 && slot < self.max && self.bit(slot)
+    }
+
+    #[inline]
+    fn bit(&self, slot: u32) -> bool {
+        self.map[(slot / 64) as usize] >> (slot % 64) & 1 != 0
+    }
+
+    /// The first free slot at or after `from`.
+    fn next_free(&self, from: u32) -> Option<u32> {
+        next_free(&self.map, self.max, from)
+    }
+
+    /// The first used slot at or after `from` (`max` if none).
+    fn next_used(&self, from: u32) -> u32 {
+        if from >= self.max {
+            return self.max;
+        }
+        let mut w = (from / 64) as usize;
+        let mut bits = self.map[w] & (!0u64 << (from % 64));
+        loop {
+            if bits != 0 {
+                return (w as u32 * 64 + bits.trailing_zeros()).min(self.max);
+            }
+            w += 1;
+            if w == self.map.len() {
+                return self.max;
+            }
+            bits = self.map[w];
+        }
+    }
+
+    pub fn inuse_pages(&self) -> u32 {
+        self.inuse
+    }
+
+    pub fn pages(&self) -> u32 {
+        self.pages
+    }
+
+    /// More than half the swap is in use (`vm_swap_full`).
+    pub fn swap_full(&self) -> bool {
+        (self.pages - self.inuse) as u64 * 2 < self.pages as u64
+    }
+
+    /// A slot for a page being swapped out (`get_swap_page`), or None when the area is full.
+    pub fn alloc(&mut self) -> Option<u32> {
+        if self.inuse >= self.pages {
+            return None;
+        }
+        let slot = match self.era {
+            Era::Linux2632 => self.scan_swap_map()?,
+            Era::Modern => self.cluster_alloc()?,
+        };
+        self.take(slot);
+        Some(slot)
+    }
+
+    /// Mark `slot` free (`swap_entry_free`); a modern cluster left empty is discarded.
+    pub fn free(&mut self, slot: u32) {
+        debug_assert!(self.in_use(slot), "free of unused slot {slot}");
+        self.map[(slot / 64) as usize] &= !(1u64 << (slot % 64));
+        self.inuse -= 1;
+        if slot < self.lowest_bit {
+            self.lowest_bit = slot;
+        }
+        if slot > self.highest_bit {
+            self.highest_bit = slot;
+        }
+        let c = (slot / CLUSTER) as usize;
+        self.used[c] -= 1;
+        if self.used[c] == 0 {
+            self.touched -= 1;
+        }
+        let discard = self.discard;
+        let used = self.used[c];
+        let SwapArea {
+            modern,
+            stale,
+            trims,
+            ..
+        } = self;
+        if let Some(m) = modern {
+            let cur = m.current.is_some_and(|(cc, _)| cc as usize == c);
+            if used == 0 {
+                if cur {
+                    m.current = None;
+                }
+                let (first, n) = (c as u32 * CLUSTER, CLUSTER);
+                if discard
+                    && stale[first as usize..(first + n) as usize]
+                        .iter()
+                        .any(|&s| s)
+                {
+                    stale[first as usize..(first + n) as usize].fill(false);
+                    trims.push((first, n));
+                }
+                m.list[c] = List::Free;
+                m.free.push_back(c as u32);
+            } else if m.list[c] == List::Full {
+                m.list[c] = List::Nonfull;
+                m.nonfull.push_back(c as u32);
+            }
+        }
+    }
+
+    /// Record that `slot` was written (for discard).
+    pub fn written(&mut self, slot: u32) {
+        self.stale[slot as usize] = true;
+    }
+
+    fn take(&mut self, slot: u32) {
+        debug_assert!(!self.in_use(slot));
+        if slot == self.lowest_bit {
+            self.lowest_bit += 1;
+        }
+        if slot == self.highest_bit {
+            self.highest_bit -= 1;
+        }
+        self.inuse += 1;
+        if self.inuse == self.pages {
+            self.lowest_bit = self.max;
+            self.highest_bit = 0;
+        }
+        self.map[(slot / 64) as usize] |= 1u64 << (slot % 64);
+        self.cluster_next = slot + 1;
+        let c = (slot / CLUSTER) as usize;
+        if self.used[c] == 0 {
+            self.touched += 1;
+        }
+        self.used[c] += 1;
+        if let Some(m) = &mut self.modern {
+            if self.used[c] == CLUSTER {
+                if m.current.is_some_and(|(cc, _)| cc as usize == c) {
+                    m.current = None;
+                }
+                m.list[c] = List::Full;
+            }
+        }
+    }
+
+    /// Where a search for a free run starts (seed 003's rule; see the module comment).
+    fn search_start(&self) -> u32 {
+        if self.solid_state {
+            return self.cluster_next;
+        }
+        let total = self.used.len() as u64;
+        if (self.touched as u64) * 2 < total {
+            self.cluster_next
+        } else {
+            self.lowest_bit
+        }
+    }
+
+    /// The 2.6.32 slot choice, without taking it.
+    fn scan_swap_map(&mut self) -> Option<u32> {
+        let mut offset = self.cluster_next;
+        let mut scan_base = offset;
+        if self.cluster_nr == 0 {
+            self.cluster_nr = CLUSTER - 1;
+            if self.pages - self.inuse >= CLUSTER {
+                scan_base = self.search_start();
+                offset = scan_base;
+                if let Some(run) = self
+                    .free_run(offset, |last| last <= self.highest_bit)
+                    .or_else(|| self.free_run(self.lowest_bit, |last| last < scan_base))
+                {
+                    offset = run;
+                    if self.discard {
+                        self.discard_run(run);
+                    }
+                } else {
+                    offset = scan_base;
+                }
+            }
+        } else {
+            self.cluster_nr -= 1;
+        }
+        // checks:
+        if offset > self.highest_bit {
+            offset = self.lowest_bit;
+            scan_base = offset;
+        }
+        if !self.in_use(offset) && offset < self.max {
+            return Some(offset);
+        }
+        // scan: the first free slot after offset up to highest_bit, then from just after
+        // lowest_bit up to scan_base.
+        if let Some(o) = self
+            .next_free(offset + 1)
+            .filter(|&o| o <= self.highest_bit)
+        {
+            return Some(o);
+        }
+        self.next_free(self.lowest_bit + 1)
+            .filter(|&o| o < scan_base)
+    }
+
+    /// The first `CLUSTER` free slots in a row at or after `from` whose last slot passes
+    /// `go(last_in_cluster)`: the kernel's scan, which restarts its window after each used
+    /// slot, finds the same run.
+    fn free_run(&self, from: u32, go: impl Fn(u32) -> bool) -> Option<u32> {
+        let mut at = from;
+        loop {
+            let first = self.next_free(at)?;
+            if !go(first + CLUSTER - 1) {
+                return None;
+            }
+            let end = self.next_used(first);
+            if end - first >= CLUSTER {
+                return Some(first);
+            }
+            at = end;
+        }
+    }
+
+    fn discard_run(&mut self, first: u32) {
+        let r = first as usize..(first + CLUSTER) as usize;
+        if self.stale[r.clone()].iter().any(|&s| s) {
+            self.stale[r].fill(false);
+            self.trims.push((first, CLUSTER));
+        }
+    }
+
+    /// The modern slot choice, without taking it.
+    fn cluster_alloc(&mut self) -> Option<u32> {
+        let max = self.max;
+        let m = self.modern.as_mut().expect("modern era");
+        if let Some((c, next)) = m.current {
+            let end = ((c + 1) * CLUSTER).min(max);
+            if let Some(s) = next_free(&self.map, max, next).filter(|&s| s < end) {
+                m.current = Some((c, s + 1));
+                return Some(s);
+            }
+            m.current = None;
+            if m.list[c as usize] == List::Current {
+                m.list[c as usize] = List::Nonfull;
+                m.nonfull.push_back(c);
+            }
+        }
+        loop {
+            let c = if let Some(c) = m.free.pop_front() {
+                if m.list[c as usize] != List::Free {
+                    continue;
+                }
+                c
+            } else if let Some(c) = m.nonfull.pop_front() {
+                if m.list[c as usize] != List::Nonfull {
+                    continue;
+                }
+                c
+            } else {
+                return None;
+            };
+            let first = c * CLUSTER;
+            let end = (first + CLUSTER).min(max);
+            if let Some(s) = next_free(&self.map, max, first).filter(|&s| s < end) {
+                m.list[c as usize] = List::Current;
+                m.current = Some((c, s + 1));
+                return Some(s);
+            }
+            m.list[c as usize] = List::Full;
+        }
+    }
+
+    /// Clusters in use over all clusters (seed 003's "swap cluster utilization").
+    pub fn cluster_utilisation(&self) -> f64 {
+        self.touched as f64 / self.used.len() as f64
+    }
+}
+
+/// The first clear bit of `map` at or after `from`, below `max`.
+fn next_free(map: &[u64], max: u32, from: u32) -> Option<u32> {
+    if from >= max {
+        return None;
+    }
+    let mut w = (from / 64) as usize;
+    let mut bits = !map[w] & (!0u64 << (from % 64));
+    loop {
+        if bits != 0 {
+            let s = w as u32 * 64 + bits.trailing_zeros();
+            return (s < max).then_some(s);
+        }
+        w += 1;
+        if w == map.len() {
+            return None;
+        }
+        bits = !map[w];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn alloc_n(a: &mut SwapArea, n: usize) -> Vec<u32> {
+        (0..n).map(|_| a.alloc().unwrap()).collect()
+    }
+
+    #[test]
+    fn sequential_within_a_cluster_then_the_next_free_run() {
+        // 2.6.32, 1024 slots, cluster_next = 1. First call: cluster_nr is 0, 1023 free >= 256:
+        // the free run search from 1 finds slots 1..=256 (last_in_cluster = 256); then 255
+        // more calls take 2..=256 in order. The 257th call searches again from 257.
+        let mut a = SwapArea::new(Era::Linux2632, 1024, true, false, 1);
+        let s = alloc_n(&mut a, 257);
+        assert_eq!(s[0], 1);
+        assert_eq!(s[255], 256);
+        assert_eq!(s[256], 257);
+        // Free slots 10..20; the SSD search goes on forward from 258 (no reuse).
+        for x in 10..20 {
+            a.free(x);
+        }
+        let s = alloc_n(&mut a, 300);
+        assert_eq!(s[0], 258);
+        assert!(!s.iter().any(|x| (10..20).contains(x)), "{s:?}");
+    }
+
+    #[test]
+    fn freed_slots_are_reused_only_when_no_free_run_is_left() {
+        // 512 slots: 511 usable. Take all, free 5 scattered slots: no run of 256 exists, and
+        // fewer than 256 are free, so the scan takes the first free slot at or after
+        // cluster_next, wrapping from just after lowest_bit.
+        let mut a = SwapArea::new(Era::Linux2632, 512, true, false, 1);
+        alloc_n(&mut a, 511);
+        assert!(a.alloc().is_none());
+        for x in [3, 100, 200, 400, 500] {
+            a.free(x);
+        }
+        // cluster_next is 512 (> highest_bit 500): offset wraps to lowest_bit 3, which is free.
+        let s = alloc_n(&mut a, 5);
+        assert_eq!(s, vec![3, 100, 200, 400, 500]);
+    }
+
+    #[test]
+    fn rotational_area_searches_from_the_start_once_half_the_clusters_are_touched() {
+        // 8 aligned clusters (2048 slots). Fill clusters 0..4 (slots 1..1279) so 5 of 8 are
+        // touched, then free cluster 1 wholly (256..511) and cluster 6 is untouched.
+        let mut a = SwapArea::new(Era::Linux2632, 2048, false, false, 1);
+        alloc_n(&mut a, 1279);
+        for x in 256..512 {
+            a.free(x);
+        }
+        // 4 of 8 touched now (clusters 0, 2, 3, 4): not below half, so the next new-cluster
+        // search starts at lowest_bit (256) and finds 256..=511.
+        // Use up the current cluster's count first.
+        while a.cluster_nr != 0 {
+            a.alloc().unwrap();
+        }
+        assert_eq!(a.alloc(), Some(256));
+        // The same on a solid-state area would go forward.
+        let mut b = SwapArea::new(Era::Linux2632, 2048, true, false, 1);
+        alloc_n(&mut b, 1279);
+        for x in 256..512 {
+            b.free(x);
+        }
+        while b.cluster_nr != 0 {
+            b.alloc().unwrap();
+        }
+        assert!(b.alloc().unwrap() > 1279);
+    }
+
+    #[test]
+    fn discard_of_a_run_before_reuse_and_of_an_emptied_modern_cluster() {
+        let mut a = SwapArea::new(Era::Linux2632, 1024, true, true, 1);
+        // 768 = 3 x 256 allocations: 1..=768, and cluster_nr is 0 again.
+        for s in alloc_n(&mut a, 768) {
+            a.written(s);
+        }
+        for x in 1..=256 {
+            a.free(x);
+        }
+        assert!(a.trims.is_empty());
+        // The next search starts at 769: 769..=1023 is 255 slots, no run; it wraps to
+        // lowest_bit 1 and finds 1..=256, which it discards before use.
+        let s = a.alloc().unwrap();
+        assert_eq!(s, 1);
+        assert_eq!(a.trims, vec![(1, 256)]);
+
+        let mut m = SwapArea::new(Era::Modern, 1024, true, true, 1);
+        let s = alloc_n(&mut m, 300);
+        // The header's cluster 0 is nonfull; the free list comes first: cluster 1 (256..511),
+        // then cluster 2.
+        assert_eq!(s[0], 256);
+        assert_eq!(s[255], 511);
+        assert_eq!(s[256], 512);
+        for &x in &s {
+            m.written(x);
+        }
+        for x in 256..512 {
+            m.free(x);
+        }
+        assert_eq!(m.trims, vec![(256, 256)]);
+        // Cluster 1 went to the tail of the free list: after cluster 3.
+        let more = alloc_n(&mut m, 212 + 1);
+        assert_eq!(more[211], 767);
+        assert_eq!(more[212], 768);
+    }
+
+    #[test]
+    fn modern_uses_nonfull_clusters_when_no_free_one_is_left() {
+        let mut m = SwapArea::new(Era::Modern, 768, true, false, 1);
+        let s = alloc_n(&mut m, 512);
+        assert_eq!((s[0], s[511]), (256, 767));
+        // Only cluster 0 (nonfull: header) is left.
+        assert_eq!(m.alloc(), Some(1));
+        m.free(300);
+        // The current cluster (0) goes on first.
+        assert_eq!(m.alloc(), Some(2));
+    }
+}

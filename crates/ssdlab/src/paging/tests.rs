@@ -1,0 +1,180 @@
+//! Whole-model tests: the oracle (contents come back, the swap cache invariant), determinism,
+//! reclaim behaviour on hand-made sequences.
+
+use super::*;
+use crate::sim::SimTime;
+use proptest::prelude::*;
+
+fn fixed(cap: u64) -> FixedBackend {
+    // 10 us per request + 10 us per page read, 100 + 50 per page written.
+    let us = SimTime::from_us;
+    FixedBackend::new(cap, (us(10), us(10)), (us(100), us(50)))
+}
+
+fn cfg(mem_pages: u64, swap_pages: u64) -> PagingConfig {
+    let mut c = PagingConfig::new(mem_pages * 4096, swap_pages * 4096);
+    c.randomize_start = false;
+    c
+}
+
+fn run_checked(c: &PagingConfig, w: &Workload) -> (SwapOutput, std::result::Result<(), String>) {
+    let mut sim = sim::PagingSim::new(c, fixed(1 << 40), &w.accesses, w.pages, 1).unwrap();
+    sim.run().unwrap();
+    let chk = sim.check();
+    let out = SwapOutput {
+        result: std::mem::take(&mut sim.res),
+        swap_in_ps: std::mem::take(&mut sim.swap_in_ps),
+        trace: std::mem::take(&mut sim.trace),
+    };
+    (out, chk)
+}
+
+/// Write every page of `n` once, then read them all back, twice.
+fn sweep(n: u32) -> Workload {
+    let mut v: Vec<(u32, bool)> = (0..n).map(|p| (p, true)).collect();
+    for _ in 0..2 {
+        v.extend((0..n).map(|p| (p, false)));
+    }
+    Workload::from_pages(v)
+}
+
+#[test]
+fn pages_swapped_out_come_back_with_their_contents() {
+    // 256 frames (min 32, low 40, high 48), 1000 pages written then read twice.
+    for era in [Era::Linux2632, Era::Modern] {
+        let mut c = cfg(256, 4096);
+        c.era = era;
+        let (out, chk) = run_checked(&c, &sweep(1000));
+        chk.unwrap();
+        let r = &out.result;
+        assert_eq!(r.oracle_mismatches, 0);
+        assert!(r.faults.major > 0, "{era:?}: no swap-ins");
+        assert!(
+            r.writes.pages >= 1000 - 256,
+            "{era:?}: {} pages written",
+            r.writes.pages
+        );
+        assert_eq!(r.faults.minor, 1000);
+    }
+}
+
+#[test]
+fn memory_that_fits_does_not_swap() {
+    let (out, chk) = run_checked(&cfg(2048, 4096), &sweep(1000));
+    chk.unwrap();
+    assert_eq!(out.result.faults.major, 0);
+    assert_eq!(out.result.writes.requests, 0);
+    // 1000 minor faults of 6 us.
+    assert_eq!(out.result.simulated_time_s, 1000.0 * 6e-6);
+}
+
+#[test]
+fn same_inputs_same_result() {
+    let w = sweep(3000);
+    let mut c = cfg(512, 8192);
+    c.randomize_start = true;
+    let a = run_on(&c, fixed(1 << 40), &w, 7).unwrap();
+    let b = run_on(&c, fixed(1 << 40), &w, 7).unwrap();
+    let strip = |mut r: SwapResult| {
+        r.wall_seconds = 0.0;
+        r.accesses_per_wall_second = 0.0;
+        serde_json::to_string(&r).unwrap()
+    };
+    assert_eq!(strip(a.result), strip(b.result));
+    assert_eq!(a.swap_in_ps, b.swap_in_ps);
+}
+
+#[test]
+fn swap_larger_than_the_device_is_refused() {
+    let c = cfg(256, 4096);
+    let w = sweep(10);
+    let e = run_on(&c, fixed(4096 * 100), &w, 1)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("swap_size") && e.contains("do not fit"), "{e}");
+}
+
+#[test]
+fn out_of_memory_and_swap_is_an_error_not_a_hang() {
+    // 256 frames, 64 slots: 1000 written pages cannot fit.
+    let c = cfg(256, 64);
+    let w = sweep(1000);
+    let e = run_on(&c, fixed(1 << 40), &w, 1).err().unwrap().to_string();
+    assert!(e.contains("out of memory and swap"), "{e}");
+}
+
+#[test]
+fn kswapd_wakes_below_low_and_direct_reclaim_waits_below_min() {
+    // 256 frames, 2.6.32 watermarks min 32, low 40, high 48. Writing 216 pages leaves 40
+    // free: no wake. The 217th leaves 39 (< low + 1 before it): kswapd wakes.
+    let c = cfg(256, 4096);
+    let (out, _) = run_checked(&c, &Workload::from_pages((0..216).map(|p| (p, true))));
+    assert_eq!(out.result.reclaim.kswapd_wakeups, 0);
+    let (out, _) = run_checked(&c, &Workload::from_pages((0..217).map(|p| (p, true))));
+    assert_eq!(out.result.reclaim.kswapd_wakeups, 1);
+    // kswapd puts pages under writeback until free + writeback reach high (48): the first
+    // batch is SWAP_CLUSTER_MAX (32) pages of the inactive list after refilling it.
+    assert!(out.result.writes.pages >= 9, "{}", out.result.writes.pages);
+    assert_eq!(out.result.reclaim.direct_reclaims, 0);
+}
+
+#[test]
+fn congestion_wait_off_shortens_a_swap_out() {
+    // A memory hog: 4000 pages through 256 frames. With the 2.6.32 congestion wait on, each
+    // failed direct reclaim sleeps 100 ms (the queue is never congested); off, it goes on when
+    // the next write ends.
+    let w = Workload::from_pages((0..4000).map(|p| (p, true)));
+    let c_on = cfg(256, 8192);
+    let mut c_off = c_on.clone();
+    c_off.congestion_wait = false;
+    let on = run_on(&c_on, fixed(1 << 40), &w, 1).unwrap().result;
+    let off = run_on(&c_off, fixed(1 << 40), &w, 1).unwrap().result;
+    assert!(on.reclaim.waits > 0);
+    assert!(
+        off.simulated_time_s < on.simulated_time_s,
+        "off {} on {}",
+        off.simulated_time_s,
+        on.simulated_time_s
+    );
+    assert!(
+        on.reclaim.app_wait_s + on.reclaim.kswapd_wait_s
+            > off.reclaim.app_wait_s + off.reclaim.kswapd_wait_s
+    );
+}
+
+#[test]
+fn reads_are_read_ahead_in_windows_of_eight() {
+    // 2.6.32, page_cluster 3: pages written in order get consecutive slots; reading them back
+    // in order reads aligned windows of 8 (32 KiB) after the first.
+    let (out, chk) = run_checked(&cfg(256, 4096), &sweep(2000));
+    chk.unwrap();
+    let reads = &out.result.reads;
+    let most = reads.size_histogram.iter().max_by_key(|x| x.1).unwrap();
+    assert_eq!(most.0, 32 * 1024, "{:?}", reads.size_histogram);
+    assert!(out.result.faults.readahead_hits > 0);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
+    #[test]
+    fn random_streams_keep_the_invariants(
+        accesses in proptest::collection::vec((0u32..600, any::<bool>()), 1..4000),
+        modern in any::<bool>(),
+        ssd in any::<bool>(),
+        pc in 0u32..4,
+        cw in any::<bool>(),
+        sync in any::<bool>(),
+    ) {
+        let mut c = cfg(200, 2048);
+        c.era = if modern { Era::Modern } else { Era::Linux2632 };
+        c.solid_state = ssd;
+        c.page_cluster = pc;
+        c.congestion_wait = cw;
+        c.synchronous_io = sync;
+        let w = Workload::from_pages(accesses);
+        let (out, chk) = run_checked(&c, &w);
+        prop_assert_eq!(chk, Ok::<(), String>(()));
+        prop_assert_eq!(out.result.oracle_mismatches, 0);
+    }
+}

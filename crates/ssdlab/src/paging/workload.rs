@@ -1,0 +1,227 @@
+//! The memory-access streams the paging model runs: a page-reference trace (one address per
+//! line, an optional R or W after it) or the output of `valgrind --tool=lackey --trace-mem=yes`.
+//! Addresses become dense page numbers in first-touch order, so the model's tables are
+//! indexed directly; an access is packed as `page << 1 | write`.
+
+use crate::error::{Error, Result};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read};
+
+/// Page size of the workload's addresses (4 KiB).
+const PAGE_SHIFT: u32 = 12;
+
+#[derive(Clone, Debug, Default)]
+pub struct Workload {
+    /// `page << 1 | write`, in order.
+    pub accesses: Vec<u32>,
+    /// Distinct pages touched.
+    pub pages: u32,
+    /// Accesses read as instruction fetches (lackey `I`), counted as reads.
+    pub instruction_fetches: u64,
+}
+
+impl Workload {
+    /// A workload from dense (page, write) pairs.
+    pub fn from_pages(pages: impl IntoIterator<Item = (u32, bool)>) -> Workload {
+        let mut w = Workload::default();
+        for (p, wr) in pages {
+            w.pages = w.pages.max(p + 1);
+            w.accesses.push(p << 1 | wr as u32);
+        }
+        w
+    }
+}
+
+/// Dense page numbers in first-touch order.
+struct Pager {
+    map: BTreeMap<u64, u32>,
+    last: (u64, u32),
+    out: Workload,
+}
+
+impl Pager {
+    fn new() -> Pager {
+        Pager {
+            map: BTreeMap::new(),
+            last: (u64::MAX, 0),
+            out: Workload::default(),
+        }
+    }
+
+    #[inline]
+    fn touch(&mut self, vpn: u64, write: bool, origin: &str) -> Result<()> {
+        let id = if self.last.0 == vpn {
+            self.last.1
+        } else {
+            let n = self.map.len() as u32;
+            if n >= (1 << 31) - 1 {
+                return Err(Error::Trace(format!(
+                    "{origin}: more than 2^31 distinct pages"
+                )));
+            }
+            let id = *self.map.entry(vpn).or_insert(n);
+            self.last = (vpn, id);
+            id
+        };
+        self.out.accesses.push(id << 1 | write as u32);
+        Ok(())
+    }
+
+    fn finish(mut self) -> Workload {
+        self.out.pages = self.map.len() as u32;
+        self.out
+    }
+}
+
+fn parse_addr(s: &str) -> Option<u64> {
+    let s = s.trim();
+    if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        u64::from_str_radix(h, 16).ok()
+    } else if s.bytes().all(|b| b.is_ascii_digit()) && !s.is_empty() {
+        s.parse().ok()
+    } else {
+        None
+    }
+}
+
+/// Read a trace file: lackey output if its first access line looks like lackey's, else one
+/// address per line.
+pub fn read_file(path: &str) -> Result<Workload> {
+    let f =
+        std::fs::File::open(path).map_err(|e| Error::Trace(format!("{path}: cannot read: {e}")))?;
+    read(BufReader::new(f), path)
+}
+
+/// Read a trace from `r`; `origin` names it in errors.
+pub fn read(r: impl Read, origin: &str) -> Result<Workload> {
+    let mut p = Pager::new();
+    let mut lackey: Option<bool> = None;
+    let mut fetches = 0u64;
+    let mut line = String::new();
+    let mut reader = BufReader::new(r);
+    let mut n = 0u64;
+    loop {
+        line.clear();
+        let got = reader
+            .read_line(&mut line)
+            .map_err(|e| Error::Trace(format!("{origin}: cannot read line {}: {e}", n + 1)))?;
+        if got == 0 {
+            break;
+        }
+        n += 1;
+        let l = line.trim_end();
+        if l.is_empty() || l.starts_with('#') || l.starts_with("==") || l.starts_with("--") {
+            continue;
+        }
+        let is_lackey = *lackey.get_or_insert_with(|| {
+            l.starts_with("I  ")
+                || l.starts_with(" L ")
+                || l.starts_with(" S ")
+                || l.starts_with(" M ")
+        });
+        if is_lackey {
+            let (kind, rest) = l.split_at(2.min(l.len()));
+            let bad = || {
+                Error::Trace(format!(
+                    "{origin}, line {n}: got {l:?}, expected a lackey line such as \" L 04222cac,4\""
+                ))
+            };
+            let (addr, size) = rest.trim().split_once(',').ok_or_else(bad)?;
+            let addr = u64::from_str_radix(addr.trim(), 16).map_err(|_| bad())?;
+            let size: u64 = size.trim().parse().map_err(|_| bad())?;
+            let last = addr.saturating_add(size.max(1) - 1);
+            let (first_vpn, last_vpn) = (addr >> PAGE_SHIFT, last >> PAGE_SHIFT);
+            let kinds: &[bool] = match kind.trim() {
+                "I" => {
+                    fetches += 1;
+                    &[false]
+                }
+                "L" => &[false],
+                "S" => &[true],
+                // A modify is a load and a store of the same bytes.
+                "M" => &[false, true],
+                _ => return Err(bad()),
+            };
+            for &w in kinds {
+                for vpn in first_vpn..=last_vpn {
+                    p.touch(vpn, w, origin)?;
+                }
+            }
+        } else {
+            let mut it = l.split_whitespace();
+            let a = it.next().unwrap_or("");
+            let addr = parse_addr(a).ok_or_else(|| {
+                Error::Trace(format!(
+                    "{origin}, line {n}: got {a:?}, expected an address (decimal or 0x hex), optionally followed by R or W"
+                ))
+            })?;
+            let write = match it.next() {
+                None | Some("R") | Some("r") => false,
+                Some("W") | Some("w") => true,
+                Some(o) => {
+                    return Err(Error::Trace(format!(
+                        "{origin}, line {n}: got {o:?} after the address, expected R or W"
+                    )))
+                }
+            };
+            p.touch(addr >> PAGE_SHIFT, write, origin)?;
+        }
+    }
+    let mut w = p.finish();
+    w.instruction_fetches = fetches;
+    if w.accesses.is_empty() {
+        return Err(Error::Trace(format!("{origin}: no memory accesses found")));
+    }
+    Ok(w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_addresses_become_dense_pages_in_first_touch_order() {
+        let w = read("0x5000 W\n4096\n# c\n0x5fff R\n8192 w\n".as_bytes(), "t").unwrap();
+        assert_eq!(w.accesses, vec![1, 2, 0, 5]);
+        assert_eq!(w.pages, 3);
+    }
+
+    #[test]
+    fn lackey_lines_and_page_crossing_accesses() {
+        let text = "==123== Lackey\nI  04000000,3\n L 1ffefffffc,8\n S 00001000,4\n M 00001ffe,4\n";
+        let w = read(text.as_bytes(), "t").unwrap();
+        // I page 0x4000; L crosses 0x1ffeffffc..0x1fff00003: two pages; S 0x1; M 0x1 and 0x2,
+        // as a read of both then a write of both.
+        assert_eq!(
+            w.accesses,
+            vec![
+                0,
+                1 << 1,
+                2 << 1,
+                3 << 1 | 1,
+                3 << 1,
+                4 << 1,
+                3 << 1 | 1,
+                4 << 1 | 1
+            ]
+        );
+        assert_eq!(w.instruction_fetches, 1);
+    }
+
+    #[test]
+    fn bad_input_is_one_line_naming_the_line() {
+        let e = read("0x10\nzebra\n".as_bytes(), "t.txt")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("t.txt, line 2") && e.contains("zebra"), "{e}");
+        let e = read(" L 1000,4\n L xyz\n".as_bytes(), "l")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 2"), "{e}");
+        let e = read_file("/nonexistent/lackey.out")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/nonexistent/lackey.out: cannot read"), "{e}");
+        assert!(read("".as_bytes(), "e").is_err());
+    }
+}

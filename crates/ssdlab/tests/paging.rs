@@ -1,0 +1,143 @@
+//! The paging model on real ssdlab devices and on a real program's memory trace.
+
+use ssdlab::paging::{self, Era, FixedBackend, PagingConfig, Workload};
+use ssdlab::sim::SimTime;
+use ssdlab::SsdConfig;
+
+/// Write `n` pages, then read them back twice.
+fn sweep(n: u32) -> Workload {
+    let mut v: Vec<(u32, bool)> = (0..n).map(|p| (p, true)).collect();
+    for _ in 0..2 {
+        v.extend((0..n).map(|p| (p, false)));
+    }
+    Workload::from_pages(v)
+}
+
+#[test]
+fn swap_io_drives_a_nand_device_and_its_latency_comes_back() {
+    let dev = SsdConfig::resolve("small-tlc", &[]).unwrap();
+    let mut cfg = PagingConfig::new(1 << 20, 64 << 20);
+    cfg.era = Era::Linux2632;
+    let out = paging::run(&dev, "small-tlc", &cfg, &sweep(2000), 3).unwrap();
+    let r = &out.result;
+    assert_eq!(r.oracle_mismatches, 0);
+    assert!(r.faults.major > 0 && r.writes.requests > 0);
+    // The device part of a swap-in is the NAND read through the whole stack: tens of µs on
+    // small-tlc, far above zero; the software part is seed 003's steps.
+    let b = &r.swap_in_breakdown;
+    assert!(b.device_us > 30.0, "device {b:?}");
+    assert!(
+        (b.lookup_us - 0.7).abs() < 1e-9 && (b.swap_read_us - 12.0).abs() < 1e-9,
+        "{b:?}"
+    );
+    // Every request's latency is the device's: reads are faster than the 2.6.32 100 ms wait.
+    assert!(r.reads.latency.max_us < 100_000.0);
+    assert_eq!(
+        out.trace.len() as u64,
+        r.reads.requests + r.writes.requests + r.trims
+    );
+    // Same inputs, same swap trace.
+    let again = paging::run(&dev, "small-tlc", &cfg, &sweep(2000), 3).unwrap();
+    assert_eq!(again.swap_in_ps, out.swap_in_ps);
+}
+
+#[test]
+fn swap_larger_than_the_device_names_both_sizes() {
+    let dev = SsdConfig::resolve("small-tlc", &[]).unwrap();
+    let cfg = PagingConfig::new(1 << 20, 1 << 40);
+    let e = paging::run(&dev, "small-tlc", &cfg, &sweep(10), 1)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("swap_size") && e.contains("device"), "{e}");
+}
+
+/// Valgrind's lackey on a small real program (`/bin/ls` of a directory); skipped without
+/// valgrind unless CI requires it.
+#[test]
+fn a_real_program_under_lackey_pages_through_the_model() {
+    if std::process::Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        assert!(std::env::var("CI").is_err(), "valgrind missing under CI");
+        eprintln!("skipped: valgrind not installed");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("ssdlab-lackey-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("lackey.out");
+    let st = std::process::Command::new("valgrind")
+        .args(["--tool=lackey", "--trace-mem=yes"])
+        .arg(format!("--log-file={}", log.display()))
+        .args(["/bin/ls", "/"])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let w = paging::workload::read_file(log.to_str().unwrap()).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(
+        w.accesses.len() > 10_000 && w.pages > 50,
+        "{} accesses, {} pages",
+        w.accesses.len(),
+        w.pages
+    );
+    // Memory of a quarter of the pages touched (at least the watermarks and some).
+    let mem_pages = (w.pages as u64 / 4).max(128);
+    let cfg = PagingConfig::new(mem_pages * 4096, 16 << 20);
+    let us = SimTime::from_us;
+    let out = paging::run_on(
+        &cfg,
+        FixedBackend::new(1 << 30, (us(10), us(1)), (us(10), us(3))),
+        &w,
+        1,
+    )
+    .unwrap();
+    assert_eq!(out.result.oracle_mismatches, 0);
+    assert!(out.result.faults.minor > 0);
+}
+
+/// Speed of the paging model alone (a fixed-cost backend):
+/// `cargo test --release -p ssdlab --test paging speed -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn speed() {
+    // 20 M accesses over 300 K pages in 256 MiB (65,536 frames): a skewed stream, hot pages
+    // mostly hitting, with swapping in the tail.
+    let mut x: u64 = 0x9e3779b97f4a7c15;
+    let mut v = Vec::with_capacity(20_000_000);
+    for _ in 0..20_000_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let hot = x % 100 < 95;
+        let page = if hot {
+            (x >> 20) % 50_000
+        } else {
+            (x >> 20) % 300_000
+        };
+        v.push((page as u32, x & 8 == 0));
+    }
+    let w = Workload::from_pages(v);
+    let cfg = PagingConfig::new(256 << 20, 2 << 30);
+    let us = SimTime::from_us;
+    let t = std::time::Instant::now();
+    let out = paging::run_on(
+        &cfg,
+        FixedBackend::new(1 << 40, (us(10), us(1)), (us(10), us(3))),
+        &w,
+        1,
+    )
+    .unwrap();
+    let s = t.elapsed().as_secs_f64();
+    let r = &out.result;
+    println!(
+        "{} accesses in {s:.3} s: {:.2} M accesses/s; {} major faults, {} pages written",
+        w.accesses.len(),
+        w.accesses.len() as f64 / s / 1e6,
+        r.faults.major,
+        r.writes.pages
+    );
+}

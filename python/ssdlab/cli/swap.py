@@ -1,0 +1,91 @@
+"""``ssdlab swap``: page a memory-access trace through a simulated swap device.
+
+Added to the app by :func:`register`; errors from the core are ``SsdlabError`` subclasses,
+which ``cli.main`` prints as one line ``error: ...`` with exit code 2.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from ..swap import swap
+from .table import key_value_table
+
+
+def swap_command(
+    config: Annotated[
+        str, typer.Argument(metavar="CONFIG|PRESET", help="The swap device: a preset or TOML.")
+    ],
+    memory: Annotated[str, typer.Option(help="Physical memory, e.g. 64MiB.")],
+    swap_size: Annotated[str, typer.Option("--swap-size", help="Swap area, e.g. 256MiB.")],
+    workload: Annotated[
+        Path,
+        typer.Option(
+            metavar="FILE",
+            help="Page-reference trace (address [R|W] per line) or valgrind lackey output.",
+        ),
+    ],
+    set_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            metavar="KEY=VALUE",
+            help="Override: swap.KEY for the paging model (swap.era=modern), else the device.",
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option(min=0, max=2**64 - 1, help="Random seed.")] = 1,
+    json_out: Annotated[
+        Path | None,
+        typer.Option("--json", metavar="OUT", help="Write the result JSON to OUT ('-': stdout)."),
+    ] = None,
+) -> None:
+    """Page a memory-access trace through MEMORY and a swap area on the device."""
+    r = swap(
+        config,
+        memory=memory,
+        swap_size=swap_size,
+        workload=workload,
+        overrides=set_ or [],
+        seed=seed,
+    )
+    if json_out is not None:
+        text = r.to_json() + "\n"
+        if str(json_out) == "-":
+            sys.stdout.write(text)
+            return
+        json_out.write_text(text)
+    d = r.data
+    f, lat, bd = d["faults"], d["swap_in_latency"], d["swap_in_breakdown"]
+    out, wear = d["swap_out"], d["wear"]
+    rows = [
+        ("device", d["device"]),
+        ("era", d["era"]),
+        ("accesses", f"{f['accesses']:,}"),
+        (
+            "faults minor / major / swap cache",
+            f"{f['minor']:,} / {f['major']:,} / {f['swap_cache_hits']:,}",
+        ),
+        ("swap-in mean / p99 (us)", f"{lat['mean_us']:.1f} / {lat['p99_us']:.1f}"),
+        ("swap-in device share", f"{bd['device_us']:.1f} of {bd['total_us']:.1f} us"),
+        ("swap-out pages / time (s)", f"{out['pages']:,} / {out['time_s']:.4f}"),
+        ("direct-reclaim stall (s)", f"{d['reclaim']['direct_stall_s']:.4f}"),
+        ("simulated time (s) / slowdown", f"{d['simulated_time_s']:.4f} / {d['slowdown']:.2f}"),
+        (
+            "reads / writes / trims",
+            f"{d['reads']['requests']:,} / {d['writes']['requests']:,} / {d['trims']:,}",
+        ),
+        (
+            "writes per page max / mean",
+            f"{wear['max_writes_per_page']} / {wear['mean_writes_per_page']:.2f}",
+        ),
+    ]
+    Console(width=120).print(key_value_table(dict(rows)))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("swap")(swap_command)

@@ -1,0 +1,59 @@
+"""The OS paging model: a memory-access trace paged through a simulated swap device.
+
+``swap(device, memory=..., swap_size=..., workload=...)`` runs the core's paging model
+(``crates/ssdlab/src/paging``, see docs/paging.md) and returns a :class:`SwapResult`: the result
+as a dict, each swap-in fault's latency and the swap block trace as numpy arrays.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from os import PathLike
+from typing import Any
+
+import numpy as np
+
+from . import _core
+
+TRACE_DTYPE = np.dtype(
+    [("op", "u1"), ("offset", "u8"), ("len", "u8"), ("submit_ps", "u8"), ("done_ps", "u8")]
+)
+"""One swap request: op 0 read, 1 write, 2 trim; byte offset and length; times in ps."""
+
+
+@dataclass(frozen=True)
+class SwapResult:
+    """A paging run: ``data`` (the ``ssdlab.swap/1`` JSON as a dict), ``swap_in_us`` (one
+    latency per swap-in fault, µs) and ``trace`` (the swap requests, :data:`TRACE_DTYPE`)."""
+
+    data: dict[str, Any]
+    swap_in_us: np.ndarray
+    trace: np.ndarray
+
+    def to_json(self) -> str:
+        return json.dumps(self.data, indent=2)
+
+
+def swap(
+    device: str,
+    *,
+    memory: str,
+    swap_size: str,
+    workload: str | PathLike[str],
+    overrides: Sequence[str] = (),
+    seed: int = 1,
+) -> SwapResult:
+    """Page ``workload`` (a page-reference trace or valgrind lackey output) through
+    ``memory`` bytes of memory and ``swap_size`` bytes of swap on ``device`` (a preset or a
+    TOML file). ``overrides`` are ``--set`` items: ``swap.KEY=VALUE`` for the paging model,
+    anything else for the device."""
+    text, latencies_ps, rows = _core.swap(
+        device, memory, swap_size, str(workload), list(overrides), seed
+    )
+    return SwapResult(
+        data=json.loads(text),
+        swap_in_us=np.asarray(latencies_ps, dtype=np.float64) / 1e6,
+        trace=np.array(rows, dtype=TRACE_DTYPE),
+    )

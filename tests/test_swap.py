@@ -1,0 +1,79 @@
+"""The paging model through the Python API and ``ssdlab swap``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import ssdlab
+from ssdlab.cli.app import app
+
+
+@pytest.fixture
+def sweep_trace(tmp_path: Path) -> Path:
+    """1,000 pages written, then read back twice: four times the memory of 1 MiB."""
+    lines = [f"{p * 4096:#x} W" for p in range(1000)]
+    lines += [f"{p * 4096:#x} R" for _ in range(2) for p in range(1000)]
+    path = tmp_path / "pages.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_swap_returns_the_result_latencies_and_trace(sweep_trace: Path) -> None:
+    r = ssdlab.swap("small-tlc", memory="1MiB", swap_size="64MiB", workload=sweep_trace)
+    assert r.data["schema"] == "ssdlab.swap/1"
+    assert r.data["oracle_mismatches"] == 0
+    major = r.data["faults"]["major"]
+    assert major > 0
+    # One latency per swap-in that waited for the device, each above the software steps.
+    assert len(r.swap_in_us) >= major and r.swap_in_us.min() > 12.7
+    ops = r.trace["op"]
+    assert (ops == 0).sum() == r.data["reads"]["requests"]
+    assert (ops == 1).sum() == r.data["writes"]["requests"]
+    assert np.all(r.trace["done_ps"] >= r.trace["submit_ps"])
+
+
+def test_swap_overrides_go_to_the_paging_model_or_the_device(sweep_trace: Path) -> None:
+    a = ssdlab.swap(
+        "small-tlc",
+        memory="1MiB",
+        swap_size="64MiB",
+        workload=sweep_trace,
+        overrides=["swap.era=modern", "swap.page_cluster=0"],
+    )
+    assert a.data["era"] == "modern"
+    # No read-ahead: every read is one page.
+    assert a.data["reads"]["size_histogram"] == [[4096, a.data["reads"]["requests"]]]
+    with pytest.raises(ssdlab.ConfigError, match="page_cluster"):
+        ssdlab.swap(
+            "small-tlc",
+            memory="1MiB",
+            swap_size="64MiB",
+            workload=sweep_trace,
+            overrides=["swap.page_cluster=99"],
+        )
+
+
+def test_swap_command_json_and_one_line_errors(sweep_trace: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    out = tmp_path / "r.json"
+    args = ["swap", "small-tlc", "--memory", "1MiB", "--swap-size", "64MiB"]
+    res = runner.invoke(app, [*args, "--workload", str(sweep_trace), "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    assert json.loads(out.read_text())["faults"]["accesses"] == 3000
+    # As a user runs it: one line on stderr, exit code 2.
+    proc = subprocess.run(
+        [sys.executable, "-m", "ssdlab", *args, "--workload", str(tmp_path / "missing.out")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: ") and "missing.out: cannot read" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
