@@ -90,6 +90,8 @@ pub struct Die {
     pub step_at: SimTime,
     pub array_start: SimTime,
     /// Times of `DieStep` events of suspended phases, in order: they fire and are ignored.
+    /// The first is kept apart (`SimTime::MAX`: none), so that every step checks one word.
+    pub next_stale: SimTime,
     pub stale: VecDeque<SimTime>,
     pub suspended: Option<Box<Suspended>>,
     /// Suspensions of the current operation.
@@ -107,6 +109,7 @@ impl Default for Die {
             busy: SimTime::ZERO,
             step_at: SimTime::ZERO,
             array_start: SimTime::ZERO,
+            next_stale: SimTime::MAX,
             stale: VecDeque::new(),
             suspended: None,
             op_suspends: 0,

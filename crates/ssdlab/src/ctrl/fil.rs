@@ -97,15 +97,25 @@ pub struct FilCounters {
     pub nand_pages_written: u64,
     /// Operations with more than one member.
     pub multiplane_ops: u64,
-    /// Reads and programs (host, read-modify-write, flush) on one plane, and on several.
-    pub single_plane_ops: u64,
+    /// Reads and programs (host, read-modify-write, flush) on several planes.
     pub multi_plane_ops: u64,
+    /// Reads, programs and a raw device's erases started from the transaction queues; less the
+    /// erases and the multi-plane operations, the single-plane reads and programs.
+    pub array_ops: u64,
+    pub block_erases: u64,
     /// Candidate partners on another plane that the relaxed rule would have taken and the
     /// `nand.multiplane_rule` refused (counted each time one is passed over).
     pub partners_refused: u64,
     /// Programs (host and GC) and erases suspended for reads.
     pub program_suspensions: u64,
     pub erase_suspensions: u64,
+}
+
+impl FilCounters {
+    /// Reads and programs (host, read-modify-write, flush) on one plane.
+    pub fn single_plane_ops(&self) -> u64 {
+        self.array_ops - self.block_erases - self.multi_plane_ops
+    }
 }
 
 pub struct Fil {
@@ -320,7 +330,11 @@ impl Fil {
         let mut op = std::mem::take(&mut self.dies[die as usize].op);
         op.clear();
         op.push(head);
-        self.gather_partners(die, queue, &mut op);
+        if self.rule == MultiplaneRule::Relaxed {
+            self.gather_partners::<false>(die, queue, &mut op);
+        } else {
+            self.gather_partners::<true>(die, queue, &mut op);
+        }
         let ch = self.geo.channel_of_die(die) as usize;
         let timing = &self.nand;
         let cmd_time = timing.cmd_addr;
@@ -352,6 +366,7 @@ impl Fil {
                 (Phase::Programmed, end + t_prog, end + t_prog - start, end)
             }
             TxnKind::Erase => {
+                self.counters.block_erases += 1;
                 let (start, cmd_end) = self.channels[ch].reserve(now, cmd_time);
                 let end = cmd_end + timing.erase;
                 (Phase::BlockErased, end, end - start, cmd_end)
@@ -360,13 +375,10 @@ impl Fil {
         if op.len() > 1 {
             self.counters.multiplane_ops += 1;
         }
-        if kind != TxnKind::Erase {
-            if planes > 1 {
-                self.counters.multi_plane_ops += 1;
-            } else {
-                self.counters.single_plane_ops += 1;
-            }
-        }
+        // Branch-free: a driver's erase counts as a single-plane operation here and is taken
+        // back out in `erases_started`.
+        self.counters.multi_plane_ops += (planes > 1) as u64;
+        self.counters.array_ops += 1;
         let d = &mut self.dies[die as usize];
         if suspended {
             let s = d.suspended.as_deref_mut().expect("suspended");
@@ -409,7 +421,11 @@ impl Fil {
         let (_, stops) = self.channels[ch].reserve(issue, cmd);
         let d = &mut self.dies[die as usize];
         let remaining = d.step_at - stops;
-        d.stale.push_back(d.step_at);
+        if d.next_stale == SimTime::MAX {
+            d.next_stale = d.step_at;
+        } else {
+            d.stale.push_back(d.step_at);
+        }
         // The array time not yet run moves to the resume; the suspend latency is busy time.
         d.busy = d.busy - remaining + latency;
         let op = std::mem::take(&mut d.op);
@@ -489,7 +505,9 @@ impl Fil {
 
     /// Move queued transactions of the same kind that can join the head's operation: one page
     /// per plane (units of the same page share it).
-    fn gather_partners(&mut self, die: u32, queue: usize, op: &mut Vec<u32>) {
+    /// `RULED`: an address rule other than the relaxed one applies (a separate instance keeps
+    /// the relaxed scan as lean as it was).
+    fn gather_partners<const RULED: bool>(&mut self, die: u32, queue: usize, op: &mut Vec<u32>) {
         let kind = self.txns.get(op[0]).kind;
         // An erase runs alone (multi-plane erase is not modelled).
         if (!self.multiplane && self.geo.units_per_page == 1) || kind == TxnKind::Erase {
@@ -517,8 +535,7 @@ impl Fil {
                     self.geo.page_id(mt.pun) == page
                         || (mt.plane != c.plane
                             && self.multiplane
-                            && (rule == MultiplaneRule::Relaxed
-                                || self.geo.multiplane_addresses_ok(rule, mt.pun, c.pun)))
+                            && (!RULED || self.geo.multiplane_addresses_ok(rule, mt.pun, c.pun)))
                 })
                 // A plane contributes one page: units on a plane already used must share its page.
                 && op.iter().filter(|&&m| self.txns.get(m).plane == c.plane).all(|&m| self.geo.page_id(self.txns.get(m).pun) == page);
@@ -526,7 +543,7 @@ impl Fil {
                 self.dies[die as usize].queues[queue].remove(i);
                 op.push(cand);
             } else {
-                if rule != MultiplaneRule::Relaxed && same_kind && self.refused_by_rule(op, c) {
+                if RULED && same_kind && self.refused_by_rule(op, c) {
                     self.counters.partners_refused += 1;
                 }
                 i += 1;
@@ -556,18 +573,13 @@ impl Fil {
     ) -> Result<Step> {
         let ch = self.geo.channel_of_die(die) as usize;
         let d = &mut self.dies[die as usize];
-        if d.stale.front() == Some(&now) {
+        if d.next_stale == now {
             // The end of a phase that was suspended (it ends later now). A stale step fires
             // before any live step of the same picosecond: it was queued first.
-            d.stale.pop_front();
+            d.next_stale = d.stale.pop_front().unwrap_or(SimTime::MAX);
             return Ok(Step::Done);
         }
         let phase = d.phase;
-        if phase == Phase::Suspending {
-            d.phase = Phase::Idle;
-            self.start_die(now, die, ftl, q);
-            return Ok(Step::Done);
-        }
         let op = std::mem::take(&mut d.op);
         match phase {
             Phase::Sensed => {
@@ -613,7 +625,14 @@ impl Fil {
                 self.drain_gc(now, ftl, check, q);
                 self.finish_op(now, die, op, ftl, q);
             }
-            Phase::Idle | Phase::Suspending => unreachable!("a die step for an idle die"),
+            Phase::Suspending => {
+                // Suspended: the die takes the reads.
+                let d = &mut self.dies[die as usize];
+                d.op = op;
+                d.phase = Phase::Idle;
+                self.start_die(now, die, ftl, q);
+            }
+            Phase::Idle => unreachable!("a die step for an idle die"),
         }
         Ok(Step::Done)
     }
@@ -932,7 +951,7 @@ mod tests {
         let (r, op, [a, b]) = gather_two(&[], (5, 0), (9, 1));
         assert_eq!(op, vec![a, b]);
         let c = &r.fil.counters;
-        assert_eq!((c.single_plane_ops, c.multi_plane_ops), (1, 1));
+        assert_eq!((c.single_plane_ops(), c.multi_plane_ops), (1, 1));
         assert_eq!(c.partners_refused, 0);
     }
 
@@ -944,7 +963,7 @@ mod tests {
         assert_eq!(op, vec![a]);
         assert_eq!(r.step().2, vec![b]);
         let c = &r.fil.counters;
-        assert_eq!((c.single_plane_ops, c.multi_plane_ops), (3, 0));
+        assert_eq!((c.single_plane_ops(), c.multi_plane_ops), (3, 0));
         assert_eq!(c.partners_refused, 1);
         // Page 3 of blocks 5 and 9: a pair (the block addresses may differ).
         let (r, op, [a, b]) = gather_two(&onfi, (5, 3), (9, 3));
@@ -981,7 +1000,7 @@ mod tests {
             assert_eq!(r.step().2, vec![a, b], "{rule}");
             // One plane: a single-plane operation of two units.
             assert_eq!(r.fil.counters.multiplane_ops, 1);
-            assert_eq!(r.fil.counters.single_plane_ops, 2);
+            assert_eq!(r.fil.counters.single_plane_ops(), 2);
         }
     }
 
@@ -1221,7 +1240,7 @@ mod tests {
                 let busy_off = r_off.fil.die_busy().next().unwrap();
                 prop_assert_eq!(busy_on, busy_off + overhead);
                 for d in &r_on.fil.dies {
-                    prop_assert!(d.suspended.is_none() && d.stale.is_empty() && d.is_idle());
+                    prop_assert!(d.suspended.is_none() && d.stale.is_empty() && d.next_stale == SimTime::MAX && d.is_idle());
                 }
             }
         }
