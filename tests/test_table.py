@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 
 import ssdlab
+from conftest import TINY_JOB
 from ssdlab.cli.table import flatten, key_value_table, render_text
+from ssdlab.experiments.results import RESULT_COLUMNS, flatten_result
 
 
 def test_full_result_renders(tiny_result: ssdlab.Result) -> None:
@@ -51,3 +53,18 @@ def test_key_value_table_flattens() -> None:
     rows = flatten({"a": {"b": 1, "c": [1, 2]}, "d": "x"})
     assert rows == [("a.b", 1), ("a.c", [1, 2]), ("d", "x")]
     assert key_value_table({"speed": {"requests_per_s": 1.5e6}, "note": "[bold]"}).row_count == 2
+
+
+def test_multiplane_rule_and_suspension_figures_show(small_config: ssdlab.Config) -> None:
+    config = small_config.set("nand.multiplane_rule", "onfi").set("nand.suspend", True)
+    data = ssdlab.run(config, TINY_JOB, seed=7).to_dict()
+    ops = data["device"]["nand_ops"]
+    assert ops["single_plane_ops"] + ops["multi_plane_ops"] > 0
+    assert ops["program_suspensions"] + ops["erase_suspensions"] > 0
+    figures = flatten_result(data)
+    for key in ops:
+        assert f"device.nand_ops.{key}" in RESULT_COLUMNS
+        assert figures[f"device.nand_ops.{key}"] == ops[key]
+    text = render_text(data)
+    assert "multi-plane operations" in text
+    assert "suspensions" in text

@@ -277,6 +277,13 @@ pub fn build_result(
             unmapped_reads: hil.unmapped_reads,
             buffer_reads: hil.buffer_reads,
             multiplane_ops: fil.multiplane_ops,
+            nand_ops: cfg.nand.names_nand_ops().then_some(NandOpsResult {
+                single_plane_ops: fil.single_plane_ops(),
+                multi_plane_ops: fil.multi_plane_ops,
+                partners_refused: fil.partners_refused,
+                program_suspensions: fil.program_suspensions,
+                erase_suspensions: fil.erase_suspensions,
+            }),
         },
         utilisation: Utilisation {
             channel: UnitUtil::of(dev.fil().channel_busy().map(util).collect()),

@@ -232,3 +232,72 @@ fn large_random_writes_on_a_full_small_drive() {
         assert_eq!(v["total"]["count"].as_u64().unwrap(), 200);
     }
 }
+
+#[test]
+fn naming_the_relaxed_rule_adds_only_the_counters() {
+    // The default and an explicit `relaxed` run the same; the explicit one reports how its
+    // operations paired, and the figures agree with `multiplane_ops`.
+    let j = job(MIXED);
+    let mut default = result_json(&small(&[]), &j, 1);
+    let mut named = result_json(&small(&["nand.multiplane_rule=\"relaxed\""]), &j, 1);
+    assert!(default["device"].get("nand_ops").is_none());
+    let ops = named["device"]
+        .as_object_mut()
+        .unwrap()
+        .remove("nand_ops")
+        .unwrap();
+    for v in [&mut default, &mut named] {
+        v.as_object_mut().unwrap().remove("config_hash");
+    }
+    assert_eq!(default, named);
+    let multi = ops["multi_plane_ops"].as_u64().unwrap();
+    assert!(multi > 0 && multi <= named["device"]["multiplane_ops"].as_u64().unwrap());
+    assert!(ops["single_plane_ops"].as_u64().unwrap() > 0);
+    assert_eq!(ops["partners_refused"], 0);
+    assert_eq!(ops["program_suspensions"], 0);
+}
+
+#[test]
+fn the_onfi_rule_pairs_less_and_reports_the_refusals() {
+    let j = job(MIXED);
+    let relaxed = result_json(&small(&["nand.multiplane_rule=\"relaxed\""]), &j, 1);
+    let onfi = result_json(&small(&["nand.multiplane_rule=\"onfi\""]), &j, 1);
+    let (r, o) = (&relaxed["device"]["nand_ops"], &onfi["device"]["nand_ops"]);
+    assert!(o["partners_refused"].as_u64().unwrap() > 0);
+    assert!(o["multi_plane_ops"].as_u64().unwrap() < r["multi_plane_ops"].as_u64().unwrap());
+    assert_eq!(
+        onfi["ops"]["read"]["count"], relaxed["ops"]["read"]["count"],
+        "the same requests"
+    );
+}
+
+#[test]
+fn suspension_shortens_read_tails_behind_programs_and_is_deterministic() {
+    let j = job(MIXED);
+    let off = result_json(&small(&[]), &j, 1);
+    let on_cfg = small(&["nand.suspend=true", "nand.max_suspends_per_op=4"]);
+    let on = result_json(&on_cfg, &j, 1);
+    assert_eq!(on, result_json(&on_cfg, &j, 1));
+    let s = &on["device"]["nand_ops"];
+    assert!(s["program_suspensions"].as_u64().unwrap() > 0);
+    let p99 = |v: &serde_json::Value| v["ops"]["read"]["latency_us"]["p99"].as_f64().unwrap();
+    // Reads no longer wait out a 0.5-2.2 ms tPROG or a 3.5 ms tBERS.
+    assert!(
+        p99(&on) < p99(&off),
+        "read p99 {} vs {} µs",
+        p99(&on),
+        p99(&off)
+    );
+    assert_eq!(on["ops"]["read"]["count"], off["ops"]["read"]["count"]);
+}
+
+#[test]
+fn max_suspends_per_op_of_zero_is_refused() {
+    let err = SsdConfig::resolve("small-tlc", &["nand.max_suspends_per_op=0".into()])
+        .expect_err("refused")
+        .to_string();
+    assert!(
+        err.contains("nand.max_suspends_per_op") && err.contains("got 0"),
+        "{err}"
+    );
+}

@@ -235,6 +235,19 @@ def device_table(result: Mapping[str, Any]) -> Table:
         table.add_row("trimmed map units", fmt_int(device["trimmed_units"]), "")
     if _is_number(device.get("unmapped_reads")) and device["unmapped_reads"]:
         table.add_row("unmapped reads", fmt_int(device["unmapped_reads"]), "never written")
+    nand_ops = device.get("nand_ops")
+    if isinstance(nand_ops, Mapping):
+        table.add_row(
+            "multi-plane operations",
+            fmt_int(nand_ops.get("multi_plane_ops")),
+            f"{fmt_int(nand_ops.get('single_plane_ops'))} on one plane;"
+            f" {fmt_int(nand_ops.get('partners_refused'))} partners refused by the address rule",
+        )
+        table.add_row(
+            "suspensions",
+            fmt_int(nand_ops.get("program_suspensions")),
+            f"programs; {fmt_int(nand_ops.get('erase_suspensions'))} erases",
+        )
 
     for unit in ("channel", "die"):
         stats = util.get(unit) or {}

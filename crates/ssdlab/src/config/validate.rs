@@ -359,6 +359,12 @@ impl SsdConfig {
                 format!("got {}, expected a multiple of 8", n.bus.width_bits),
             );
         }
+        if n.max_suspends_per_op == Some(0) {
+            return err(
+                "nand.max_suspends_per_op",
+                "got 0, expected at least 1 (turn suspension off with nand.suspend = false)".into(),
+            );
+        }
         let unit = self.map_unit_bytes();
         if unit == 0 || !unit.is_multiple_of(512) || !page.is_multiple_of(unit) {
             return err(

@@ -1,6 +1,7 @@
 //! The die model: what one NAND die is doing, and what waits for it. A die runs one operation at
 //! a time (a multi-plane read or program, a GC page copy, an erase) through a few phases; the
-//! FIL (`fil`) decides what it takes next.
+//! FIL (`fil`) decides what it takes next. With `nand.suspend`, a program or erase may be set
+//! aside ([`Suspended`]) while the die serves reads, and then resumed.
 
 use crate::ftl::GcTask;
 use crate::sim::SimTime;
@@ -43,6 +44,36 @@ pub enum Phase {
     Erased,
     /// A driver's block erase finished (a raw device).
     BlockErased,
+    /// A program or erase is being suspended (the suspend latency): the die then serves reads.
+    Suspending,
+}
+
+impl Phase {
+    /// Whether the phase is a program's or an erase's array time, which a read may suspend, and
+    /// which of the two (true: a program).
+    #[inline]
+    pub fn suspendable(self) -> Option<bool> {
+        match self {
+            Phase::Programmed | Phase::CopyProgrammed => Some(true),
+            Phase::Erased | Phase::BlockErased => Some(false),
+            _ => None,
+        }
+    }
+}
+
+/// A program or erase set aside while the die serves reads.
+#[derive(Debug)]
+pub struct Suspended {
+    /// The phase it resumes in, and the array time it still needs.
+    pub phase: Phase,
+    pub remaining: SimTime,
+    /// Its transactions (host programs, a driver's erase).
+    pub op: Vec<u32>,
+    /// Suspensions of this operation so far, this one included.
+    pub suspends: u32,
+    /// Read transactions still to serve before resuming: those queued when it was suspended
+    /// (later reads wait for the resume, so that a stream of reads cannot starve it).
+    pub reads_left: u32,
 }
 
 pub struct Die {
@@ -56,6 +87,17 @@ pub struct Die {
     pub gc_op: GcOp,
     /// Time spent busy, for utilisation.
     pub busy: SimTime,
+    /// When the current phase's `DieStep` fires, and when the current operation's array time
+    /// began (after its command and data on the bus): what a suspension needs to know.
+    pub step_at: SimTime,
+    pub array_start: SimTime,
+    /// Times of `DieStep` events of suspended phases, in order: they fire and are ignored.
+    /// The first is kept apart (`SimTime::MAX`: none), so that every step checks one word.
+    pub next_stale: SimTime,
+    pub stale: VecDeque<SimTime>,
+    pub suspended: Option<Box<Suspended>>,
+    /// Suspensions of the current operation.
+    pub op_suspends: u32,
 }
 
 impl Default for Die {
@@ -67,6 +109,12 @@ impl Default for Die {
             op: Vec::with_capacity(16),
             gc_op: GcOp::default(),
             busy: SimTime::ZERO,
+            step_at: SimTime::ZERO,
+            array_start: SimTime::ZERO,
+            next_stale: SimTime::MAX,
+            stale: VecDeque::new(),
+            suspended: None,
+            op_suspends: 0,
         }
     }
 }

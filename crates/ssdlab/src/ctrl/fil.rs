@@ -18,8 +18,8 @@
 //! ([`Step`]); the caller hands each to the HIL and then calls [`Fil::finish_op`].
 
 use super::datacheck::DataCheck;
-use super::die::{Die, GcJob, GcOp, Phase};
-use crate::config::SsdConfig;
+use super::die::{Die, GcJob, GcOp, Phase, Suspended};
+use crate::config::{MultiplaneRule, SsdConfig};
 use crate::error::Result;
 use crate::event::Event;
 use crate::ftl::Ftl;
@@ -98,11 +98,30 @@ pub struct FilCounters {
     pub nand_pages_written: u64,
     /// Operations with more than one member.
     pub multiplane_ops: u64,
+    /// Reads and programs (host, read-modify-write, flush) on several planes.
+    pub multi_plane_ops: u64,
+    /// Reads, programs and a raw device's erases started from the transaction queues; less the
+    /// erases and the multi-plane operations, the single-plane reads and programs.
+    pub array_ops: u64,
+    pub block_erases: u64,
+    /// Candidate partners on another plane that the relaxed rule would have taken and the
+    /// `nand.multiplane_rule` refused (counted each time one is passed over).
+    pub partners_refused: u64,
+    /// Programs (host and GC) and erases suspended for reads.
+    pub program_suspensions: u64,
+    pub erase_suspensions: u64,
     /// With `[reliability]`: map-unit reads that needed read-retry steps, the steps taken, and
     /// the reads that stayed uncorrectable after the last step.
     pub reads_retried: u64,
     pub read_retry_steps: u64,
     pub uncorrectable_reads: u64,
+}
+
+impl FilCounters {
+    /// Reads and programs (host, read-modify-write, flush) on one plane.
+    pub fn single_plane_ops(&self) -> u64 {
+        self.array_ops - self.block_erases - self.multi_plane_ops
+    }
 }
 
 pub struct Fil {
@@ -112,6 +131,7 @@ pub struct Fil {
     channels: Vec<Timeline>,
     txns: Slab<Txn>,
     multiplane: bool,
+    rule: MultiplaneRule,
     /// Queue entries searched for multi-plane partners.
     window: usize,
     /// Read errors and read retry, with `[reliability]`.
@@ -130,6 +150,7 @@ impl Fil {
             channels: vec![Timeline::default(); geo.channels as usize],
             txns: Slab::default(),
             multiplane: cfg.nand.multiplane,
+            rule: cfg.nand.multiplane_rule(),
             window: cfg.controller.multiplane_window as usize,
             errors: None,
             failed: Vec::new(),
@@ -340,12 +361,27 @@ impl Fil {
     ) {
         let d = &self.dies[die as usize];
         if d.phase != Phase::Idle {
+            if self.nand.suspend.is_some() && !d.queues[0].is_empty() {
+                self.try_suspend(now, die, q);
+            }
             return;
         }
-        let ppd = self.geo.planes_per_die;
-        let Some(queue) = d.pick(|| (die * ppd..(die + 1) * ppd).any(|p| ftl.plane_urgent(p)))
-        else {
-            return;
+        let suspended = d.suspended.is_some();
+        let queue = if suspended {
+            // A suspended die serves the reads it was suspended for, then resumes.
+            let s = d.suspended.as_deref().expect("suspended");
+            if s.reads_left == 0 || d.queues[0].is_empty() {
+                self.resume(now, die, q);
+                return;
+            }
+            0
+        } else {
+            let ppd = self.geo.planes_per_die;
+            let Some(queue) = d.pick(|| (die * ppd..(die + 1) * ppd).any(|p| ftl.plane_urgent(p)))
+            else {
+                return;
+            };
+            queue
         };
         if queue == 2 {
             match self.next_gc_op(die) {
@@ -361,13 +397,17 @@ impl Fil {
         let mut op = std::mem::take(&mut self.dies[die as usize].op);
         op.clear();
         op.push(head);
-        self.gather_partners(die, queue, &mut op);
+        if self.rule == MultiplaneRule::Relaxed {
+            self.gather_partners::<false>(die, queue, &mut op);
+        } else {
+            self.gather_partners::<true>(die, queue, &mut op);
+        }
         let ch = self.geo.channel_of_die(die) as usize;
         let timing = &self.nand;
         let cmd_time = timing.cmd_addr;
-        let (phase, at, busy) = match kind {
+        let planes = distinct_planes(&op, &self.txns);
+        let (phase, at, busy, array_start) = match kind {
             TxnKind::HostRead | TxnKind::RmwRead => {
-                let planes = distinct_planes(&op, &self.txns);
                 let (start, cmd_end) = self.channels[ch].reserve(now, cmd_time * planes);
                 let t_r = op
                     .iter()
@@ -376,11 +416,10 @@ impl Fil {
                     })
                     .max()
                     .unwrap();
-                (Phase::Sensed, cmd_end + t_r, cmd_end + t_r - start)
+                (Phase::Sensed, cmd_end + t_r, cmd_end + t_r - start, cmd_end)
             }
             TxnKind::HostWrite | TxnKind::Flush => {
                 // Command/address once per plane, then every unit's data, in one bus tenure.
-                let planes = distinct_planes(&op, &self.txns);
                 let data = timing.bus_time(self.geo.unit_bytes * op.len() as u64);
                 let (start, end) = self.channels[ch].reserve(now, cmd_time * planes + data);
                 let t_prog = op
@@ -391,57 +430,158 @@ impl Fil {
                     })
                     .max()
                     .unwrap();
-                (Phase::Programmed, end + t_prog, end + t_prog - start)
+                (Phase::Programmed, end + t_prog, end + t_prog - start, end)
             }
             TxnKind::Erase => {
+                self.counters.block_erases += 1;
                 let (start, cmd_end) = self.channels[ch].reserve(now, cmd_time);
                 let end = cmd_end + timing.erase;
-                (Phase::BlockErased, end, end - start)
+                (Phase::BlockErased, end, end - start, cmd_end)
             }
         };
         if op.len() > 1 {
             self.counters.multiplane_ops += 1;
         }
+        // Branch-free: a driver's erase counts as a single-plane operation here and is taken
+        // back out in `erases_started`.
+        self.counters.multi_plane_ops += (planes > 1) as u64;
+        self.counters.array_ops += 1;
         let d = &mut self.dies[die as usize];
+        if suspended {
+            let s = d.suspended.as_deref_mut().expect("suspended");
+            s.reads_left = s.reads_left.saturating_sub(op.len() as u32);
+        }
         d.op = op;
         d.phase = phase;
         d.busy += busy;
+        d.step_at = at;
+        d.array_start = array_start;
         q.push(at, Event::DieStep { die });
+    }
+
+    /// A read waits at `die`, which is busy: suspend its program or erase if the die allows it
+    /// (`nand.suspend`, at most `max_suspends_per_op` times per operation) and the operation
+    /// would still be running once suspended. The suspend command goes on the channel once the
+    /// operation's array time has begun (a program's data is in); the array stops at the end of
+    /// the command, keeping the time it has left, and the die serves reads after the suspend
+    /// latency.
+    #[cold]
+    #[inline(never)]
+    fn try_suspend(&mut self, now: SimTime, die: u32, q: &mut EventQueue<Event>) {
+        let Some(sp) = self.nand.suspend else { return };
+        let ch = self.geo.channel_of_die(die) as usize;
+        let cmd = self.nand.cmd_addr;
+        let d = &self.dies[die as usize];
+        let Some(program) = d.phase.suspendable() else {
+            return;
+        };
+        if d.op_suspends >= sp.max_per_op {
+            return;
+        }
+        let latency = if program { sp.program } else { sp.erase };
+        let issue = now.max(d.array_start);
+        let stops = issue.max(self.channels[ch].free_at) + cmd;
+        if stops + latency >= d.step_at {
+            // It ends before the die could take the read.
+            return;
+        }
+        let (_, stops) = self.channels[ch].reserve(issue, cmd);
+        let d = &mut self.dies[die as usize];
+        let remaining = d.step_at - stops;
+        if d.next_stale == SimTime::MAX {
+            d.next_stale = d.step_at;
+        } else {
+            d.stale.push_back(d.step_at);
+        }
+        // The array time not yet run moves to the resume; the suspend latency is busy time.
+        d.busy = d.busy - remaining + latency;
+        let op = std::mem::take(&mut d.op);
+        d.suspended = Some(Box::new(Suspended {
+            phase: d.phase,
+            remaining,
+            op,
+            suspends: d.op_suspends + 1,
+            reads_left: d.queues[0].len() as u32,
+        }));
+        d.phase = Phase::Suspending;
+        d.step_at = stops + latency;
+        q.push(d.step_at, Event::DieStep { die });
+        if program {
+            self.counters.program_suspensions += 1;
+        } else {
+            self.counters.erase_suspensions += 1;
+        }
+    }
+
+    /// The reads a suspension was for are done: the resume command goes on the channel (after
+    /// the reads' data transfers) and the operation runs its remaining array time after the
+    /// resume latency.
+    #[cold]
+    #[inline(never)]
+    fn resume(&mut self, now: SimTime, die: u32, q: &mut EventQueue<Event>) {
+        let sp = self
+            .nand
+            .suspend
+            .expect("a suspended die has suspension on");
+        let ch = self.geo.channel_of_die(die) as usize;
+        let (start, cmd_end) = self.channels[ch].reserve(now, self.nand.cmd_addr);
+        let d = &mut self.dies[die as usize];
+        let s = *d.suspended.take().expect("suspended");
+        let running = cmd_end + sp.resume;
+        let end = running + s.remaining;
+        d.phase = s.phase;
+        d.op = s.op;
+        d.op_suspends = s.suspends;
+        d.array_start = running;
+        d.step_at = end;
+        d.busy += end - start;
+        q.push(end, Event::DieStep { die });
     }
 
     fn start_gc_op(&mut self, now: SimTime, die: u32, g: GcOp, q: &mut EventQueue<Event>) {
         let ch = self.geo.channel_of_die(die) as usize;
         let timing = &self.nand;
-        let (phase, at, busy) = if g.erase {
+        let (phase, at, busy, array_start) = if g.erase {
             let (start, cmd_end) = self.channels[ch].reserve(now, timing.cmd_addr);
             (
                 Phase::Erased,
                 cmd_end + timing.erase,
                 cmd_end + timing.erase - start,
+                cmd_end,
             )
         } else {
             // One sense per distinct source page, back to back on the die.
             let n = g.src_pages as u64;
             let (start, cmd_end) = self.channels[ch].reserve(now, timing.cmd_addr * n);
             let t_r = timing.read[timing.page_type(self.geo.page_in_block(g.src))] * n;
-            (Phase::CopySensed, cmd_end + t_r, cmd_end + t_r - start)
+            (
+                Phase::CopySensed,
+                cmd_end + t_r,
+                cmd_end + t_r - start,
+                cmd_end,
+            )
         };
         let d = &mut self.dies[die as usize];
         d.gc_op = g;
         d.phase = phase;
         d.busy += busy;
+        d.step_at = at;
+        d.array_start = array_start;
         q.push(at, Event::DieStep { die });
     }
 
     /// Move queued transactions of the same kind that can join the head's operation: one page
     /// per plane (units of the same page share it).
-    fn gather_partners(&mut self, die: u32, queue: usize, op: &mut Vec<u32>) {
+    /// `RULED`: an address rule other than the relaxed one applies (a separate instance keeps
+    /// the relaxed scan as lean as it was).
+    fn gather_partners<const RULED: bool>(&mut self, die: u32, queue: usize, op: &mut Vec<u32>) {
         let kind = self.txns.get(op[0]).kind;
         // An erase runs alone (multi-plane erase is not modelled).
         if (!self.multiplane && self.geo.units_per_page == 1) || kind == TxnKind::Erase {
             return;
         }
         let window = self.window;
+        let rule = self.rule;
         let max_members = (self.geo.planes_per_die * self.geo.units_per_page) as usize;
         let mut i = 0;
         while i < window.min(self.dies[die as usize].queues[queue].len()) && op.len() < max_members
@@ -454,11 +594,15 @@ impl Fil {
             }
             let same_kind = c.kind.is_program() == kind.is_program();
             let page = self.geo.page_id(c.pun);
+            // Against every member: the same page, or (multi-plane) a page of another plane
+            // whose address the rule lets pair with the member's.
             let fits = same_kind
                 && op.iter().all(|&m| {
                     let mt = self.txns.get(m);
-                    let same_page = self.geo.page_id(mt.pun) == page;
-                    same_page || (mt.plane != c.plane && self.multiplane)
+                    self.geo.page_id(mt.pun) == page
+                        || (mt.plane != c.plane
+                            && self.multiplane
+                            && (!RULED || self.geo.multiplane_addresses_ok(rule, mt.pun, c.pun)))
                 })
                 // A plane contributes one page: units on a plane already used must share its page.
                 && op.iter().filter(|&&m| self.txns.get(m).plane == c.plane).all(|&m| self.geo.page_id(self.txns.get(m).pun) == page);
@@ -466,9 +610,21 @@ impl Fil {
                 self.dies[die as usize].queues[queue].remove(i);
                 op.push(cand);
             } else {
+                if RULED && same_kind && self.refused_by_rule(op, c) {
+                    self.counters.partners_refused += 1;
+                }
                 i += 1;
             }
         }
+    }
+
+    /// Whether candidate `c`, which could not join `op`, is on a plane `op` does not use yet and
+    /// would have joined under the relaxed rule: the address rule alone refused it.
+    #[cold]
+    #[inline(never)]
+    fn refused_by_rule(&self, op: &[u32], c: &Txn) -> bool {
+        // On a plane of its own, the relaxed rule takes any candidate.
+        self.multiplane && op.iter().all(|&m| self.txns.get(m).plane != c.plane)
     }
 
     /// The current phase of `die`'s operation ended at `now`. GC phases are handled here;
@@ -483,8 +639,15 @@ impl Fil {
         q: &mut EventQueue<Event>,
     ) -> Result<Step> {
         let ch = self.geo.channel_of_die(die) as usize;
-        let phase = self.dies[die as usize].phase;
-        let op = std::mem::take(&mut self.dies[die as usize].op);
+        let d = &mut self.dies[die as usize];
+        if d.next_stale == now {
+            // The end of a phase that was suspended (it ends later now). A stale step fires
+            // before any live step of the same picosecond: it was queued first.
+            d.next_stale = d.stale.pop_front().unwrap_or(SimTime::MAX);
+            return Ok(Step::Done);
+        }
+        let phase = d.phase;
+        let op = std::mem::take(&mut d.op);
         match phase {
             Phase::Sensed => {
                 if self.errors.is_some() {
@@ -522,6 +685,8 @@ impl Fil {
                 d.busy += in_end + t_prog - now;
                 d.phase = Phase::CopyProgrammed;
                 d.op = op;
+                d.step_at = in_end + t_prog;
+                d.array_start = in_end;
                 q.push(in_end + t_prog, Event::DieStep { die });
             }
             Phase::CopyProgrammed => {
@@ -540,6 +705,13 @@ impl Fil {
                 ftl.erase_done(g.plane, g.pun, g.epoch)?;
                 self.drain_gc(now, ftl, check, q);
                 self.finish_op(now, die, op, ftl, q);
+            }
+            Phase::Suspending => {
+                // Suspended: the die takes the reads.
+                let d = &mut self.dies[die as usize];
+                d.op = op;
+                d.phase = Phase::Idle;
+                self.start_die(now, die, ftl, q);
             }
             Phase::Idle => unreachable!("a die step for an idle die"),
         }
@@ -586,6 +758,7 @@ impl Fil {
         d.op = op;
         d.op.clear();
         d.phase = Phase::Idle;
+        d.op_suspends = 0;
         self.start_die(now, die, ftl, q);
     }
 }
@@ -634,7 +807,12 @@ mod tests {
     }
 
     fn rig() -> Rig {
-        let cfg = SsdConfig::resolve("small-tlc", &[]).unwrap();
+        rig_with(&[])
+    }
+
+    fn rig_with(overrides: &[&str]) -> Rig {
+        let ov: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+        let cfg = SsdConfig::resolve("small-tlc", &ov).unwrap();
         let geo = Geometry::from_config(&cfg);
         Rig {
             fil: Fil::new(&cfg, &geo),
@@ -832,5 +1010,320 @@ mod tests {
         let (t3, d3, _, _) = r.step();
         assert_eq!(d3, 2);
         assert_eq!(t3, now + SimTime::from_ns(CMD + TR_LSB));
+    }
+
+    /// Die 0 busy with a first read; then reads `a` on plane 0 and `b` on plane 1 wait
+    /// together and the die gathers when the first read is over. Returns the second operation.
+    fn gather_two(overrides: &[&str], a: (u32, u32), b: (u32, u32)) -> (Rig, Vec<u32>, [u32; 2]) {
+        let mut r = rig_with(overrides);
+        let first = r.txn(TxnKind::HostRead, 0, 1, 0);
+        r.enqueue(SimTime::ZERO, first, Queue::HostRead);
+        let ta = r.txn(TxnKind::HostRead, 0, a.0, a.1);
+        let tb = r.txn(TxnKind::HostRead, 1, b.0, b.1);
+        r.enqueue(SimTime::ZERO, ta, Queue::HostRead);
+        r.enqueue(SimTime::ZERO, tb, Queue::HostRead);
+        r.step();
+        let op = r.step().2;
+        (r, op, [ta, tb])
+    }
+
+    #[test]
+    fn the_relaxed_rule_pairs_pages_of_different_page_addresses() {
+        let (r, op, [a, b]) = gather_two(&[], (5, 0), (9, 1));
+        assert_eq!(op, vec![a, b]);
+        let c = &r.fil.counters;
+        assert_eq!((c.single_plane_ops(), c.multi_plane_ops), (1, 1));
+        assert_eq!(c.partners_refused, 0);
+    }
+
+    #[test]
+    fn the_onfi_rule_refuses_another_page_address_and_counts_it() {
+        let onfi = ["nand.multiplane_rule=\"onfi\""];
+        // Page 0 (LSB) of block 5 with page 1 (CSB) of block 9: no pair.
+        let (mut r, op, [a, b]) = gather_two(&onfi, (5, 0), (9, 1));
+        assert_eq!(op, vec![a]);
+        assert_eq!(r.step().2, vec![b]);
+        let c = &r.fil.counters;
+        assert_eq!((c.single_plane_ops(), c.multi_plane_ops), (3, 0));
+        assert_eq!(c.partners_refused, 1);
+        // Page 3 of blocks 5 and 9: a pair (the block addresses may differ).
+        let (r, op, [a, b]) = gather_two(&onfi, (5, 3), (9, 3));
+        assert_eq!(op, vec![a, b]);
+        assert_eq!(r.fil.counters.multi_plane_ops, 1);
+        assert_eq!(r.fil.counters.partners_refused, 0);
+    }
+
+    #[test]
+    fn the_same_block_rule_also_wants_the_block_address() {
+        let strict = ["nand.multiplane_rule=\"onfi-same-block\""];
+        let (r, op, [a, _]) = gather_two(&strict, (5, 3), (9, 3));
+        assert_eq!(op, vec![a]);
+        assert_eq!(r.fil.counters.partners_refused, 1);
+        let (_, op, [a, b]) = gather_two(&strict, (7, 3), (7, 3));
+        assert_eq!(op, vec![a, b]);
+    }
+
+    #[test]
+    fn units_of_one_page_merge_under_every_rule() {
+        for rule in ["relaxed", "onfi", "onfi-same-block"] {
+            let mut r = rig_with(&[&format!("nand.multiplane_rule=\"{rule}\"")]);
+            let first = r.txn(TxnKind::HostRead, 0, 1, 0);
+            r.enqueue(SimTime::ZERO, first, Queue::HostRead);
+            let a = r.txn(TxnKind::HostRead, 0, 5, 2);
+            let pun = r.fil.txns.get(a).pun;
+            let b = r.fil.add_txn(Txn {
+                pun: pun + 1,
+                ..*r.fil.txns.get(a)
+            });
+            r.enqueue(SimTime::ZERO, a, Queue::HostRead);
+            r.enqueue(SimTime::ZERO, b, Queue::HostRead);
+            r.step();
+            assert_eq!(r.step().2, vec![a, b], "{rule}");
+            // One plane: a single-plane operation of two units.
+            assert_eq!(r.fil.counters.multiplane_ops, 1);
+            assert_eq!(r.fil.counters.single_plane_ops(), 2);
+        }
+    }
+
+    // Suspension. small-tlc: tBERS 3500 µs, tR 50 µs and tPROG 500 µs on LSB pages, 100 ns of
+    // command cycles, 5.12 µs per 4 KiB unit on the channel, ECC 3 µs.
+
+    const SUSPEND: [&str; 4] = [
+        "nand.suspend=true",
+        "nand.erase_suspend_latency=\"20us\"",
+        "nand.program_suspend_latency=\"15us\"",
+        "nand.resume_latency=\"10us\"",
+    ];
+
+    #[test]
+    fn a_read_arriving_mid_erase_suspends_it_and_the_erase_ends_later_by_the_read() {
+        let mut r = rig_with(&SUSPEND);
+        let erase = r.txn(TxnKind::Erase, 0, 4, 0);
+        r.enqueue(SimTime::ZERO, erase, Queue::HostWrite);
+        let erase_end = SimTime::from_ns(CMD + 3_500_000);
+        let arrival = SimTime::from_us(1000);
+        let read = r.txn(TxnKind::HostRead, 1, 7, 0);
+        r.enqueue(arrival, read, Queue::HostRead);
+        assert_eq!(r.fil.counters.erase_suspensions, 1);
+        // The suspend command (100 ns), the suspend latency (20 µs): the die takes the read.
+        let (t, _, op, _) = r.step();
+        assert_eq!((t, op), (arrival + SimTime::from_ns(CMD + 20_000), vec![]));
+        // The read's command and tR; then its transfer and decode.
+        let (sensed, ev) = r.q.pop().unwrap();
+        assert!(matches!(ev, Event::DieStep { die: 0 }));
+        assert_eq!(sensed, t + SimTime::from_ns(CMD + TR_LSB));
+        let Step::Sensed(op) = r
+            .fil
+            .die_step(sensed, 0, &mut r.ftl, None, &mut r.q)
+            .unwrap()
+        else {
+            panic!("the read is sensed")
+        };
+        let (out, ready) = r.fil.read_out(sensed, 0);
+        assert_eq!(
+            ready,
+            arrival + SimTime::from_ns(CMD + 20_000 + CMD + TR_LSB + 5120 + 3000),
+            "t_arrival + suspend + tR + transfer (+ command cycles and ECC)"
+        );
+        r.fil.finish_read(sensed, 0, out, op, &r.ftl, &mut r.q);
+        // The erase's first end fires and is ignored.
+        let (t, _, op, _) = r.step();
+        assert_eq!((t, op), (erase_end, vec![]));
+        // It resumes after the read's transfer (resume command, 10 µs) with the 2500 µs left.
+        let (t, _, op, erased) = r.step();
+        assert!(erased);
+        assert_eq!(op, vec![erase]);
+        let delay = SimTime::from_ns(20_000 + CMD + TR_LSB + 5120 + CMD + 10_000);
+        assert_eq!(t, erase_end + delay);
+        assert!(r.q.pop().is_none());
+        // Busy: the erase and the read, plus the suspend latency, resume command and latency.
+        let busy = r.fil.die_busy().next().unwrap();
+        let expect = SimTime::from_ns(CMD + 3_500_000)
+            + SimTime::from_ns(CMD + TR_LSB + 5120)
+            + SimTime::from_ns(20_000 + CMD + 10_000);
+        assert_eq!(busy, expect);
+    }
+
+    #[test]
+    fn a_suspension_needs_the_array_time_started_and_time_left() {
+        // A read that arrives during a program's data transfer suspends it once its tPROG has
+        // begun; one that arrives too near the end does not.
+        let mut r = rig_with(&SUSPEND);
+        let w = r.txn(TxnKind::HostWrite, 0, 2, 0);
+        r.enqueue(SimTime::ZERO, w, Queue::HostWrite);
+        let data_in = SimTime::from_ns(CMD + 5120);
+        let rd = r.txn(TxnKind::HostRead, 1, 3, 0);
+        r.enqueue(SimTime::from_ns(1000), rd, Queue::HostRead);
+        assert_eq!(r.fil.counters.program_suspensions, 1);
+        let (t, ..) = r.step();
+        assert_eq!(t, data_in + SimTime::from_ns(CMD + 15_000));
+
+        let mut r = rig_with(&SUSPEND);
+        let w = r.txn(TxnKind::HostWrite, 0, 2, 0);
+        r.enqueue(SimTime::ZERO, w, Queue::HostWrite);
+        let end = data_in + SimTime::from_ns(TPROG_LSB);
+        let rd = r.txn(TxnKind::HostRead, 1, 3, 0);
+        r.enqueue(end - SimTime::from_us(10), rd, Queue::HostRead);
+        assert_eq!(r.fil.counters.program_suspensions, 0);
+        assert_eq!(r.step().2, vec![w]);
+    }
+
+    #[test]
+    fn an_operation_is_suspended_at_most_max_suspends_per_op_times() {
+        let mut ov = SUSPEND.to_vec();
+        ov.push("nand.max_suspends_per_op=2");
+        let mut r = rig_with(&ov);
+        let erase = r.txn(TxnKind::Erase, 0, 4, 0);
+        r.enqueue(SimTime::ZERO, erase, Queue::HostWrite);
+        // Three reads, each 500 µs after the previous one is done: the first two suspend the
+        // erase, the third waits for its end.
+        let mut at = SimTime::from_us(500);
+        let mut erased_before = Vec::new();
+        for i in 0..3 {
+            let rd = r.txn(TxnKind::HostRead, 1, 7 + i, 0);
+            r.enqueue(at, rd, Queue::HostRead);
+            let mut erased = false;
+            loop {
+                let (t, _, op, _) = r.step();
+                if op == vec![rd] {
+                    at = t + SimTime::from_us(500);
+                    break;
+                }
+                erased |= op == vec![erase];
+            }
+            erased_before.push(erased);
+        }
+        assert_eq!(erased_before, vec![false, false, true]);
+        assert_eq!(r.fil.counters.erase_suspensions, 2);
+    }
+
+    mod suspend_property {
+        use super::*;
+        use proptest::prelude::*;
+
+        #[derive(Clone, Copy, Debug)]
+        enum Kind {
+            Read,
+            Program,
+            Erase,
+        }
+
+        fn kind() -> impl Strategy<Value = Kind> {
+            prop_oneof![3 => Just(Kind::Read), 2 => Just(Kind::Program), 1 => Just(Kind::Erase)]
+        }
+
+        /// Runs `ops` (gap before each in µs, kind, page) on die 0 and returns the die's busy
+        /// time, the order queue-1 work (programs and erases) finished in, the reads finished,
+        /// and the suspensions.
+        fn run(ops: &[(u64, Kind, u32)], overrides: &[&str]) -> (Rig, Vec<u32>, Vec<u32>, u64) {
+            let mut ov = vec![
+                "ftl.map_unit=\"16KiB\"".to_string(),
+                "nand.multiplane=false".to_string(),
+            ];
+            ov.extend(overrides.iter().map(|s| s.to_string()));
+            let ov: Vec<&str> = ov.iter().map(|s| s.as_str()).collect();
+            let mut r = rig_with(&ov);
+            let mut at = SimTime::ZERO;
+            let mut txns = Vec::new();
+            for (i, &(gap, k, page)) in ops.iter().enumerate() {
+                at += SimTime::from_us(gap);
+                let (kind, plane) = match k {
+                    Kind::Read => (TxnKind::HostRead, i as u32 % 2),
+                    Kind::Program => (TxnKind::HostWrite, 0),
+                    Kind::Erase => (TxnKind::Erase, 1),
+                };
+                let t = r.txn(kind, plane, i as u32 % 64, page);
+                txns.push(t);
+                r.q.push(at, Event::Wake { token: i as u32 });
+            }
+            let (mut written, mut read) = (Vec::new(), Vec::new());
+            while let Some((now, ev)) = r.q.pop() {
+                match ev {
+                    Event::Wake { token } => {
+                        let t = txns[token as usize];
+                        let queue = match r.fil.txns.get(t).kind {
+                            TxnKind::HostRead => Queue::HostRead,
+                            _ => Queue::HostWrite,
+                        };
+                        r.fil.enqueue(now, t, queue, &r.ftl, &mut r.q);
+                    }
+                    Event::DieStep { die } => {
+                        match r
+                            .fil
+                            .die_step(now, die, &mut r.ftl, None, &mut r.q)
+                            .unwrap()
+                        {
+                            Step::Sensed(op) => {
+                                read.extend_from_slice(&op);
+                                let mut last = now;
+                                for _ in &op {
+                                    last = r.fil.read_out(now, die).0;
+                                }
+                                r.fil.finish_read(now, die, last, op, &r.ftl, &mut r.q);
+                            }
+                            Step::Programmed(op) | Step::Erased(op) => {
+                                written.extend_from_slice(&op);
+                                r.fil.finish_op(now, die, op, &r.ftl, &mut r.q);
+                            }
+                            Step::Done => {}
+                        }
+                    }
+                    _ => unreachable!(),
+                }
+            }
+            let c = &r.fil.counters;
+            let suspensions = c.program_suspensions + c.erase_suspensions;
+            (r, written, read, suspensions)
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(200))]
+
+            /// Every program and erase finishes once, in the order it arrived; every read
+            /// finishes once; and the die's busy time is the same work's without suspension
+            /// plus, per suspension, its suspend latency, the resume command and the resume
+            /// latency: no array time is lost or run twice.
+            #[test]
+            fn suspension_loses_and_reorders_nothing(
+                ops in prop::collection::vec((0u64..400, kind(), 0u32..32), 1..40),
+                max in 1u32..4,
+                p_us in 1u64..60,
+                e_us in 1u64..60,
+                r_us in 0u64..30,
+            ) {
+                let max_s = format!("nand.max_suspends_per_op={max}");
+                let p_s = format!("nand.program_suspend_latency=\"{p_us}us\"");
+                let e_s = format!("nand.erase_suspend_latency=\"{e_us}us\"");
+                let r_s = format!("nand.resume_latency=\"{r_us}us\"");
+                let on = ["nand.suspend=true", &max_s, &p_s, &e_s, &r_s];
+                let (r_on, written_on, mut read_on, _) = run(&ops, &on);
+                let (r_off, written_off, mut read_off, none) = run(&ops, &[]);
+                prop_assert_eq!(none, 0);
+                let queue1: Vec<u32> = ops
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, o)| !matches!(o.1, Kind::Read))
+                    .map(|(i, _)| i as u32)
+                    .collect();
+                // Transaction ids are given out in arrival order from 0 on both rigs.
+                prop_assert_eq!(&written_on, &queue1);
+                prop_assert_eq!(&written_off, &queue1);
+                read_on.sort_unstable();
+                read_off.sort_unstable();
+                prop_assert_eq!(&read_on, &read_off);
+                prop_assert_eq!(read_on.len() + queue1.len(), ops.len());
+                let c = &r_on.fil.counters;
+                let cmd = SimTime::from_ns(CMD);
+                let overhead = (SimTime::from_us(p_us) + cmd + SimTime::from_us(r_us))
+                    * c.program_suspensions
+                    + (SimTime::from_us(e_us) + cmd + SimTime::from_us(r_us)) * c.erase_suspensions;
+                let busy_on = r_on.fil.die_busy().next().unwrap();
+                let busy_off = r_off.fil.die_busy().next().unwrap();
+                prop_assert_eq!(busy_on, busy_off + overhead);
+                for d in &r_on.fil.dies {
+                    prop_assert!(d.suspended.is_none() && d.stale.is_empty() && d.next_stale == SimTime::MAX && d.is_idle());
+                }
+            }
+        }
     }
 }

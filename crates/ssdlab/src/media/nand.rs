@@ -6,7 +6,7 @@
 //! `(plane × blocks + block) × units_per_block + unit`.
 
 use crate::config::SsdConfig;
-use crate::config::{AllocationOrder, Level};
+use crate::config::{AllocationOrder, Level, MultiplaneRule};
 use crate::sim::SimTime;
 
 /// Division by a geometry constant. Address arithmetic runs on every event, and a hardware
@@ -135,6 +135,46 @@ impl Geometry {
         self.by_unit_per_page
             .quotient(self.by_unit_per_block.remainder(pun))
     }
+    /// Block index within its plane (the block address bits above the plane select).
+    #[inline]
+    pub fn block_in_plane(&self, pun: u32) -> u32 {
+        self.by_block_per_plane
+            .remainder(self.by_unit_per_block.quotient(pun))
+    }
+
+    /// Whether pages `a` and `b` (physical units, on global planes `plane_a` and `plane_b`) may
+    /// be the pages of two planes in one multi-plane operation under `rule`: always on distinct
+    /// planes of one die; under `onfi`, at the same page address within their blocks; under
+    /// `onfi-same-block`, also in the same block of their planes. Units of one page are not a
+    /// multi-plane pair (they merge into one page's operation).
+    #[inline]
+    pub fn multiplane_pair_ok(
+        &self,
+        rule: MultiplaneRule,
+        a: u32,
+        plane_a: u32,
+        b: u32,
+        plane_b: u32,
+    ) -> bool {
+        plane_a != plane_b
+            && self.die_of_plane(plane_a) == self.die_of_plane(plane_b)
+            && self.multiplane_addresses_ok(rule, a, b)
+    }
+
+    /// The address part of [`Geometry::multiplane_pair_ok`], for pages already known to be on
+    /// distinct planes of one die.
+    #[inline]
+    pub fn multiplane_addresses_ok(&self, rule: MultiplaneRule, a: u32, b: u32) -> bool {
+        match rule {
+            MultiplaneRule::Relaxed => true,
+            MultiplaneRule::Onfi => self.page_in_block(a) == self.page_in_block(b),
+            MultiplaneRule::OnfiSameBlock => {
+                self.page_in_block(a) == self.page_in_block(b)
+                    && self.block_in_plane(a) == self.block_in_plane(b)
+            }
+        }
+    }
+
     /// A global page id (unique over the device), used to merge units of one page.
     #[inline]
     pub fn page_id(&self, pun: u32) -> u32 {
@@ -191,8 +231,19 @@ pub struct NandTimingPs {
     pub erase: SimTime,
     pub ecc_decode: SimTime,
     pub cmd_addr: SimTime,
+    /// Program and erase suspension: None when `nand.suspend` is off.
+    pub suspend: Option<SuspendPs>,
     /// Bus picoseconds per byte, ×1024 for sub-picosecond precision.
     bus_ps_per_byte_x1024: u64,
+}
+
+/// Program and erase suspend/resume timing.
+#[derive(Clone, Copy, Debug)]
+pub struct SuspendPs {
+    pub program: SimTime,
+    pub erase: SimTime,
+    pub resume: SimTime,
+    pub max_per_op: u32,
 }
 
 impl NandTimingPs {
@@ -205,6 +256,24 @@ impl NandTimingPs {
             erase: n.timing.erase.0,
             ecc_decode: n.timing.ecc_decode.0,
             cmd_addr: n.bus.cmd_addr.0,
+            suspend: n.suspend.then(|| {
+                use crate::config::{
+                    DEFAULT_ERASE_SUSPEND_LATENCY, DEFAULT_MAX_SUSPENDS_PER_OP,
+                    DEFAULT_PROGRAM_SUSPEND_LATENCY, DEFAULT_RESUME_LATENCY,
+                };
+                SuspendPs {
+                    program: n
+                        .program_suspend_latency
+                        .unwrap_or(DEFAULT_PROGRAM_SUSPEND_LATENCY)
+                        .0,
+                    erase: n
+                        .erase_suspend_latency
+                        .unwrap_or(DEFAULT_ERASE_SUSPEND_LATENCY)
+                        .0,
+                    resume: n.resume_latency.unwrap_or(DEFAULT_RESUME_LATENCY).0,
+                    max_per_op: n.max_suspends_per_op.unwrap_or(DEFAULT_MAX_SUSPENDS_PER_OP),
+                }
+            }),
             bus_ps_per_byte_x1024: (1e12 / bytes_per_s * 1024.0).round() as u64,
         }
     }
@@ -254,6 +323,48 @@ mod tests {
                 assert_eq!((q.quotient(x), q.remainder(x)), (x / d, x % d), "{x} / {d}");
             }
         }
+    }
+
+    /// small-tlc: 2 planes per die (planes 0-1 are die 0, 2-3 die 1), 128 blocks of 32 pages
+    /// of 4 units per plane.
+    fn unit(g: &Geometry, plane: u32, block: u32, page: u32) -> u32 {
+        (plane * g.blocks_per_plane + block) * g.units_per_block() + page * g.units_per_page
+    }
+
+    #[test]
+    fn the_onfi_rule_pairs_only_the_same_page_address_on_another_plane_of_the_die() {
+        let g = Geometry::from_config(&small());
+        let ok = |rule, (pa, ba, ga): (u32, u32, u32), (pb, bb, gb): (u32, u32, u32)| {
+            g.multiplane_pair_ok(rule, unit(&g, pa, ba, ga), pa, unit(&g, pb, bb, gb), pb)
+        };
+        use MultiplaneRule::*;
+        // Plane 0 block 5 page 7 with plane 1 block 9 page 7: same page address, other blocks.
+        assert!(ok(Relaxed, (0, 5, 7), (1, 9, 7)));
+        assert!(ok(Onfi, (0, 5, 7), (1, 9, 7)));
+        assert!(!ok(OnfiSameBlock, (0, 5, 7), (1, 9, 7)));
+        assert!(ok(OnfiSameBlock, (0, 5, 7), (1, 5, 7)));
+        // Page 7 with page 8 (an LSB page with the next type's): only the relaxed rule pairs.
+        assert!(ok(Relaxed, (0, 5, 7), (1, 9, 8)));
+        assert!(!ok(Onfi, (0, 5, 7), (1, 9, 8)));
+        assert!(!ok(OnfiSameBlock, (0, 5, 7), (1, 5, 8)));
+        // Page 0 of block 1 and page 0 of block 0 differ only in the block address.
+        assert!(ok(Onfi, (0, 1, 0), (1, 0, 0)));
+        // Units 1 and 3 of a page carry the page's address.
+        let a = unit(&g, 0, 2, 4) + 1;
+        let b = unit(&g, 1, 6, 4) + 3;
+        assert!(g.multiplane_pair_ok(Onfi, a, 0, b, 1));
+        // Never two pages of one plane, never planes of two dies (plane 2 is die 1's).
+        for rule in [Relaxed, Onfi, OnfiSameBlock] {
+            assert!(!ok(rule, (0, 5, 7), (0, 9, 7)));
+            assert!(!ok(rule, (1, 5, 7), (2, 5, 7)));
+        }
+    }
+
+    #[test]
+    fn block_in_plane_strips_the_plane() {
+        let g = Geometry::from_config(&small());
+        assert_eq!(g.block_in_plane(unit(&g, 3, 17, 5) + 2), 17);
+        assert_eq!(g.page_in_block(unit(&g, 3, 17, 5) + 2), 5);
     }
 
     #[test]

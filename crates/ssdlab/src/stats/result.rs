@@ -94,6 +94,25 @@ pub struct DeviceResult {
     pub unmapped_reads: u64,
     pub buffer_reads: u64,
     pub multiplane_ops: u64,
+    /// Only when the config names `nand.multiplane_rule` or a suspend key (so that the results
+    /// of configs without them stay as they were).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nand_ops: Option<NandOpsResult>,
+}
+
+/// How the dies' reads and programs paired into multi-plane operations, and how often programs
+/// and erases were suspended for reads (docs/nand.md).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct NandOpsResult {
+    /// Reads and programs (host, read-modify-write, buffer flush) on one plane, and on several.
+    pub single_plane_ops: u64,
+    pub multi_plane_ops: u64,
+    /// Candidate partners on another plane that `nand.multiplane_rule` refused and the relaxed
+    /// rule would have taken, counted each time one is passed over.
+    pub partners_refused: u64,
+    /// Programs (host and GC) and erases suspended for reads.
+    pub program_suspensions: u64,
+    pub erase_suspensions: u64,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -267,6 +286,7 @@ impl RunResult {
     /// the serialised form of a result, so they cannot drift from what runs write.
     pub fn figure_columns() -> Vec<String> {
         let mut all = RunResult::default();
+        all.device.nand_ops = Some(NandOpsResult::default());
         for op in crate::workload::Op::ALL {
             all.ops.insert(op.name(), OpResult::default());
         }
@@ -376,6 +396,9 @@ mod tests {
         );
         assert!(at("ops.trim.latency_us.p99_99") < at("total.count"));
         assert!(at("device.erase_count.stddev") < at("device.wear_level_migrations"));
+        // A block only some runs have is a column still, empty where a run lacks it.
+        assert!(at("device.multiplane_ops") < at("device.nand_ops.single_plane_ops"));
+        assert!(at("device.nand_ops.erase_suspensions") < at("utilisation.channel.mean"));
         assert!(at("utilisation.die.max") < at("utilisation.link_up"));
         assert_eq!(columns.last().unwrap(), "wall.peak_memory_bytes");
         // Lists and the blocks that only some runs have are not columns.
