@@ -19,6 +19,7 @@ use crate::ctrl::buffer::BufferManager;
 use crate::ctrl::datacheck::DataCheck;
 use crate::ctrl::fil::{Fil, Step};
 use crate::ctrl::hil::Hil;
+use crate::ctrl::pcm::PcmCtrl;
 use crate::ctrl::{FlashPort, HostPort};
 use crate::error::{Error, Result};
 pub mod store;
@@ -73,6 +74,9 @@ pub struct Device {
     cache: Option<BufferManager>,
     fil: Fil,
     ftl: Ftl,
+    /// A PCM-only device's controller and media: every command goes there, none to the NAND
+    /// layers (which are then a stub).
+    pcm: Option<PcmCtrl>,
     /// Tests only: the data-placement oracle (`ctrl::datacheck`).
     check: Option<DataCheck>,
     /// The data written, for drivers that move real bytes.
@@ -83,7 +87,8 @@ impl Device {
     /// Build the device `cfg` describes; `seed` feeds its random streams (GC victims,
     /// preconditioning).
     pub fn new(cfg: &SsdConfig, seed: u64) -> Result<Device> {
-        let geo = Geometry::from_config(cfg);
+        let layers = cfg.nand_layers();
+        let geo = Geometry::from_config(&layers);
         let link = Interface::from_config(cfg).map_err(Error::Config)?;
         let max_cmd_bytes = link
             .dramif()
@@ -95,14 +100,15 @@ impl Device {
             host,
             cpu: HostCpu::new(&cfg.host),
             link,
-            hil: Hil::new(cfg, &geo),
+            hil: Hil::new(&layers, &geo),
             cache: cfg
                 .cache
                 .as_ref()
                 .filter(|c| c.enabled)
                 .map(|c| BufferManager::new(c, geo.unit_bytes)),
-            fil: Fil::new(cfg, &geo),
-            ftl: Ftl::new(cfg, seed),
+            fil: Fil::new(&layers, &geo),
+            ftl: Ftl::new(&layers, seed),
+            pcm: cfg.pcm.as_ref().map(PcmCtrl::new),
             check: None,
             store: None,
             geo,
@@ -157,6 +163,11 @@ impl Device {
 
     pub fn fil(&self) -> &Fil {
         &self.fil
+    }
+
+    /// A PCM-only device's controller and media.
+    pub fn pcm(&self) -> Option<&PcmCtrl> {
+        self.pcm.as_ref()
     }
 
     pub fn cache(&self) -> Option<&BufferManager> {
@@ -254,6 +265,11 @@ impl Device {
                 r.op.name(),
                 r.offset
             )));
+        }
+        if r.op == Op::Erase && self.pcm.is_some() {
+            return Err(Error::Job(
+                "erase: this device is PCM, updated in place; it has no erase".into(),
+            ));
         }
         if r.op == Op::Erase && self.hil.raw().is_none() {
             return Err(Error::Job(
@@ -355,6 +371,7 @@ impl Device {
             cache,
             fil,
             ftl,
+            pcm,
             check,
             geo,
             ..
@@ -382,7 +399,7 @@ impl Device {
                 for _ in 0..count {
                     let cmd = n.fetched(sq);
                     let c = cmds.get(cmd);
-                    if c.op == Op::Read {
+                    if c.op == Op::Read && pcm.is_none() {
                         ftl.prefetch_read_target(c.offset / geo.unit_bytes);
                     }
                     hil.accept(now, cmd, q);
@@ -395,11 +412,17 @@ impl Device {
                 let mut flash = FlashPort { fil, ftl, check };
                 let cache = cache.as_mut();
                 match ev {
-                    Event::Dispatch { cmd } => {
-                        hil.dispatch(now, cmd, &mut up, &mut flash, cache)?
-                    }
-                    Event::WriteDataIn { cmd } => {
-                        hil.write_data_in(now, cmd, &mut up, &mut flash, cache)?
+                    Event::Dispatch { cmd } => match pcm {
+                        Some(p) => p.dispatch(now, cmd, &mut up),
+                        None => hil.dispatch(now, cmd, &mut up, &mut flash, cache)?,
+                    },
+                    Event::WriteDataIn { cmd } => match pcm {
+                        Some(p) => p.write_data_in(now, cmd, &mut up),
+                        None => hil.write_data_in(now, cmd, &mut up, &mut flash, cache)?,
+                    },
+                    Event::PcmWriteEnd { write } => {
+                        let p = pcm.as_mut().expect("PCM events come from PCM");
+                        p.write_end(now, write, &mut up)
                     }
                     Event::RmwDone { cmd } => {
                         hil.write_units(now, cmd, &mut up, &mut flash, cache)?
