@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 from conftest import run_cli
-
 from ssdlab.experiments.results import flatten_result
 
 READS = ["--rw", "randread", "--bs", "4KiB", "--iodepth", "1", "--io-count", "300",

@@ -360,22 +360,24 @@ def pcm_table(pcm: Mapping[str, Any]) -> Table:
 
     table.add_row("reads", fmt_int(pcm.get("reads")), by_size(pcm.get("reads_by_size")))
     table.add_row("writes", fmt_int(pcm.get("writes")), by_size(pcm.get("writes_by_size")))
-    table.add_row("write pauses", fmt_int(pcm.get("write_pauses")), "reads that suspended a program")
+    pauses = fmt_int(pcm.get("write_pauses"))
+    table.add_row("write pauses", pauses, "reads that suspended a program")
     table.add_row("Start-Gap moves", fmt_int(pcm.get("gap_moves")), "")
     wear = pcm.get("wear") if isinstance(pcm.get("wear"), Mapping) else {}
     years = wear.get("years_to_first_wear_out")
+    wear_out = f"; first wear-out in {fmt_float(years, 1)} years at this rate"
     table.add_row(
         "line wear (max)",
         fmt_int(wear.get("max_line_writes")),
         f"mean {fmt_float(wear.get('mean_line_writes'), 6)} writes per line over"
-        f" {fmt_int(wear.get('lines'))} lines"
-        + (f"; first wear-out in {fmt_float(years, 1)} years at this rate" if _is_number(years) else ""),
+        f" {fmt_int(wear.get('lines'))} lines" + (wear_out if _is_number(years) else ""),
     )
     energy = pcm.get("energy") if isinstance(pcm.get("energy"), Mapping) else {}
     table.add_row(
         "energy",
         f"{fmt_float(energy.get('write_uj'), 3)} µJ",
-        f"writes; reads {fmt_float(energy.get('read_uj'), 3)} µJ ({MISSING}: no figure in the config)",
+        f"writes; reads {fmt_float(energy.get('read_uj'), 3)} µJ"
+        f" ({MISSING}: no figure in the config)",
     )
     return table
 
