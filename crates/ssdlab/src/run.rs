@@ -256,7 +256,9 @@ pub fn build_result(
             link_up: util(link_up),
             link_down: util(link_down),
             host_cpu: cores.busy().map(util).sum::<f64>() / cores.cores() as f64,
-            controller_cpu: util(dev.hil().cpu_busy()),
+            controller_cpu: util(
+                dev.hil().cpu_busy() + dev.pcm().map_or(SimTime::ZERO, |p| p.cpu_busy()),
+            ),
         },
         interface: interface_result(dev),
         cache: dev

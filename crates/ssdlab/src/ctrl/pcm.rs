@@ -1,7 +1,8 @@
 //! The controller of a PCM-only device: every command goes to the PCM media (`media::pcm`),
-//! updated in place — no map, no erase, no GC. Firmware time (`controller.cmd_overhead`) and
-//! the host interface are the HIL's and the interface's, as for NAND; this file is what the
-//! HIL's dispatch would be.
+//! updated in place — no map, no erase, no GC. Firmware time is `controller.cmd_overhead` per
+//! command on the controller's core, as the HIL charges it for NAND; the device routes a PCM
+//! device's commands here with events of their own (`PcmDispatch`, `PcmDataIn`), so the NAND
+//! path never tests which medium it serves.
 //!
 //! A read's data goes up the link once its last access has left the media (not line by line);
 //! a write completes when its last access is programmed. With write pausing on, a write
@@ -12,7 +13,8 @@ use super::HostPort;
 use crate::config::{PcmConfig, PcmEnergy};
 use crate::event::Event;
 use crate::media::pcm::PcmMedia;
-use crate::sim::SimTime;
+use crate::sim::time::Timeline;
+use crate::sim::{EventQueue, SimTime};
 use crate::workload::Op;
 
 pub struct PcmCtrl {
@@ -21,16 +23,33 @@ pub struct PcmCtrl {
     pub writes_per_line: Option<f64>,
     /// With write pausing: the command of each write access in flight, by access id.
     write_cmd: Vec<u32>,
+    /// The controller's firmware core.
+    cpu: Timeline,
+    cmd_overhead: SimTime,
 }
 
 impl PcmCtrl {
-    pub fn new(cfg: &PcmConfig) -> PcmCtrl {
+    pub fn new(cfg: &PcmConfig, cmd_overhead: SimTime) -> PcmCtrl {
         PcmCtrl {
             media: PcmMedia::new(cfg),
             energy: cfg.energy.clone(),
             writes_per_line: cfg.endurance.writes_per_line,
             write_cmd: Vec::new(),
+            cpu: Timeline::default(),
+            cmd_overhead,
         }
+    }
+
+    /// Busy time of the firmware core.
+    pub fn cpu_busy(&self) -> SimTime {
+        self.cpu.busy
+    }
+
+    /// A command reached the controller: its firmware time, then `PcmDispatch`.
+    #[inline]
+    pub(crate) fn accept(&mut self, now: SimTime, cmd: u32, q: &mut EventQueue<Event>) {
+        let (_, end) = self.cpu.reserve(now, self.cmd_overhead);
+        q.push(end, Event::PcmDispatch { cmd });
     }
 
     /// The firmware is done with `cmd`: read from the media, pull a write's data, or answer.
@@ -48,7 +67,7 @@ impl PcmCtrl {
             }
             Op::Write => {
                 let end = up.link.pull_write_data(now, c);
-                up.q.push(end, Event::WriteDataIn { cmd });
+                up.q.push(end, Event::PcmDataIn { cmd });
             }
             // Nothing is mapped, so nothing to unmap; no volatile buffer to flush.
             Op::Trim | Op::Flush => up.complete(now, cmd),

@@ -108,7 +108,10 @@ impl Device {
                 .map(|c| BufferManager::new(c, geo.unit_bytes)),
             fil: Fil::new(&layers, &geo),
             ftl: Ftl::new(&layers, seed),
-            pcm: cfg.pcm.as_ref().map(PcmCtrl::new),
+            pcm: cfg
+                .pcm
+                .as_ref()
+                .map(|p| PcmCtrl::new(p, cfg.controller.cmd_overhead.0)),
             check: None,
             store: None,
             geo,
@@ -388,7 +391,10 @@ impl Device {
                 match link {
                     Interface::Nvme(n) => n.on_doorbell(now, cmd, c.sq, q),
                     // The command came over the interface itself: no queue to fetch from.
-                    _ => hil.accept(now, cmd, q),
+                    _ => match pcm {
+                        Some(p) => p.accept(now, cmd, q),
+                        None => hil.accept(now, cmd, q),
+                    },
                 }
             }
             Event::FetchDone => {
@@ -396,13 +402,20 @@ impl Device {
                     unreachable!("only NVMe fetches")
                 };
                 let (sq, count) = n.fetch_done();
-                for _ in 0..count {
-                    let cmd = n.fetched(sq);
-                    let c = cmds.get(cmd);
-                    if c.op == Op::Read && pcm.is_none() {
-                        ftl.prefetch_read_target(c.offset / geo.unit_bytes);
+                if let Some(p) = pcm {
+                    // A PCM-only device: no map to warm.
+                    for _ in 0..count {
+                        p.accept(now, n.fetched(sq), q);
                     }
-                    hil.accept(now, cmd, q);
+                } else {
+                    for _ in 0..count {
+                        let cmd = n.fetched(sq);
+                        let c = cmds.get(cmd);
+                        if c.op == Op::Read {
+                            ftl.prefetch_read_target(c.offset / geo.unit_bytes);
+                        }
+                        hil.accept(now, cmd, q);
+                    }
                 }
                 n.start_fetch(now, q);
             }
@@ -412,18 +425,26 @@ impl Device {
                 let mut flash = FlashPort { fil, ftl, check };
                 let cache = cache.as_mut();
                 match ev {
-                    Event::Dispatch { cmd } => match pcm {
-                        Some(p) => p.dispatch(now, cmd, &mut up),
-                        None => hil.dispatch(now, cmd, &mut up, &mut flash, cache)?,
-                    },
-                    Event::WriteDataIn { cmd } => match pcm {
-                        Some(p) => p.write_data_in(now, cmd, &mut up),
-                        None => hil.write_data_in(now, cmd, &mut up, &mut flash, cache)?,
-                    },
-                    Event::PcmWriteEnd { write } => {
-                        let p = pcm.as_mut().expect("PCM events come from PCM");
-                        p.write_end(now, write, &mut up)
+                    Event::Dispatch { cmd } => {
+                        hil.dispatch(now, cmd, &mut up, &mut flash, cache)?
                     }
+                    Event::WriteDataIn { cmd } => {
+                        hil.write_data_in(now, cmd, &mut up, &mut flash, cache)?
+                    }
+                    // A PCM-only device's own events: the NAND path above never asks which
+                    // medium it serves.
+                    Event::PcmDispatch { cmd } => pcm
+                        .as_mut()
+                        .expect("PCM events come from PCM")
+                        .dispatch(now, cmd, &mut up),
+                    Event::PcmDataIn { cmd } => pcm
+                        .as_mut()
+                        .expect("PCM events come from PCM")
+                        .write_data_in(now, cmd, &mut up),
+                    Event::PcmWriteEnd { write } => pcm
+                        .as_mut()
+                        .expect("PCM events come from PCM")
+                        .write_end(now, write, &mut up),
                     Event::RmwDone { cmd } => {
                         hil.write_units(now, cmd, &mut up, &mut flash, cache)?
                     }
