@@ -295,12 +295,12 @@ fn pcm_result(
     let (read_pj, write_pj) = m.energy_pj(p.energy.read_pj_per_bit, p.energy.write_pj_per_bit);
     const YEAR_S: f64 = 365.25 * 86400.0;
     PcmResult {
-        reads: c.reads.values().sum(),
-        writes: c.writes.values().sum(),
+        reads: m.reads_by_size().values().sum(),
+        writes: m.writes_by_size().values().sum(),
         bytes_read: c.bytes_read,
         bytes_written: c.bytes_written,
-        reads_by_size: c.reads.clone(),
-        writes_by_size: c.writes.clone(),
+        reads_by_size: m.reads_by_size(),
+        writes_by_size: m.writes_by_size(),
         write_pauses: c.pauses,
         gap_moves: c.gap_moves,
         wear: PcmWear {

@@ -70,7 +70,7 @@ fn small_writes_take_their_own_table_7_time() {
         t = done[0].1;
     }
     let p = dev.pcm().unwrap();
-    assert_eq!(p.media.counters.writes.get(&128), Some(&10));
+    assert_eq!(p.media.writes_by_size().get(&128), Some(&10));
     assert_eq!(p.media.wear.max(), 1);
     // 10 writes x 128 B x 8 bits x 600 pJ (seed 002 Table 2).
     let (r, w) = p

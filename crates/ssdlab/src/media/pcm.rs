@@ -333,14 +333,28 @@ struct Bank {
 /// Operation counts by kind and access size.
 #[derive(Clone, Debug, Default)]
 pub struct PcmCounters {
-    pub reads: BTreeMap<u64, u64>,
-    pub writes: BTreeMap<u64, u64>,
+    /// Accesses of a whole line (the common case, counted without a map look-up) …
+    line_reads: u64,
+    line_writes: u64,
+    /// … and of other sizes.
+    part_reads: BTreeMap<u64, u64>,
+    part_writes: BTreeMap<u64, u64>,
     pub bytes_read: u64,
     pub bytes_written: u64,
     /// Reads that suspended a program.
     pub pauses: u64,
     /// Start-Gap line moves (each one line read and one line written).
     pub gap_moves: u64,
+}
+
+impl PcmCounters {
+    fn merged(line: u64, n: u64, parts: &BTreeMap<u64, u64>) -> BTreeMap<u64, u64> {
+        let mut m = parts.clone();
+        if n > 0 {
+            *m.entry(line).or_insert(0) += n;
+        }
+        m
+    }
 }
 
 /// The PCM media of a device: banks, buses, wear, Start-Gap, counters.
@@ -360,6 +374,9 @@ pub struct PcmMedia {
     write_end: Vec<(SimTime, u32)>,
     free_writes: Vec<u32>,
     pub counters: PcmCounters,
+    /// The times of a whole-line read and write, computed once.
+    line_read: AccessTime,
+    line_write: AccessTime,
 }
 
 /// "No write".
@@ -376,8 +393,11 @@ impl PcmMedia {
                 cfg.endurance.gap_interval.unwrap_or(100),
             )
         });
+        let timing = PcmTimingPs::from_config(cfg);
         PcmMedia {
-            timing: PcmTimingPs::from_config(cfg),
+            line_read: timing.read(cfg.line.0),
+            line_write: timing.write(cfg.line.0),
+            timing,
             channels,
             banks,
             line: cfg.line.0,
@@ -417,12 +437,28 @@ impl PcmMedia {
         })
     }
 
+    /// Read accesses by size in bytes.
+    pub fn reads_by_size(&self) -> BTreeMap<u64, u64> {
+        let c = &self.counters;
+        PcmCounters::merged(self.line, c.line_reads, &c.part_reads)
+    }
+
+    /// Write accesses by size in bytes.
+    pub fn writes_by_size(&self) -> BTreeMap<u64, u64> {
+        let c = &self.counters;
+        PcmCounters::merged(self.line, c.line_writes, &c.part_writes)
+    }
+
     /// The bank (index into `bank`) and channel of physical line `p`.
     #[inline]
     fn place(&self, p: u64) -> (usize, usize) {
-        let ch = p % self.channels;
-        let bank = (p / self.channels) % self.banks;
+        let (ch, bank) = self.chan_bank(p);
         ((ch * self.banks + bank) as usize, ch as usize)
+    }
+
+    #[inline]
+    fn chan_bank(&self, p: u64) -> (u64, u64) {
+        (p % self.channels, (p / self.channels) % self.banks)
     }
 
     /// Bytes an access of `[s, e)` within a line moves: whole `min_access` units.
@@ -448,23 +484,59 @@ impl PcmMedia {
         let line = self.line;
         let end = offset + len;
         let mut s = offset;
+        let mut la = offset / line;
+        // Without Start-Gap, line la + 1 sits on the next channel (then bank): step the place
+        // instead of dividing for every line.
+        let (mut ch, mut bank) = self.chan_bank(self.physical(la));
         while s < end {
-            let la = s / line;
-            let e = ((la + 1) * line).min(end);
-            let bytes = self.widen(s - la * line, e - la * line);
-            let p = self.physical(la);
-            done = done.max(self.read_access(now, p, bytes));
+            let ls = la * line;
+            let e = (ls + line).min(end);
+            let t = if s == ls && e == ls + line {
+                self.counters.line_reads += 1;
+                self.counters.bytes_read += line;
+                self.line_read
+            } else {
+                let bytes = self.widen(s - ls, e - ls);
+                *self.counters.part_reads.entry(bytes).or_insert(0) += 1;
+                self.counters.bytes_read += bytes;
+                self.timing.read(bytes)
+            };
+            let bi = (ch * self.banks + bank) as usize;
+            done = done.max(self.read_at(now, bi, ch as usize, t));
             s = e;
+            la += 1;
+            if self.start_gap.is_some() {
+                (ch, bank) = self.chan_bank(self.physical(la));
+            } else {
+                ch += 1;
+                if ch == self.channels {
+                    ch = 0;
+                    bank += 1;
+                    if bank == self.banks {
+                        bank = 0;
+                    }
+                }
+            }
         }
         done
     }
 
-    #[inline]
+    /// A read of `bytes` of physical line `p` (a Start-Gap move's).
     fn read_access(&mut self, now: SimTime, p: u64, bytes: u64) -> SimTime {
         let (bi, ch) = self.place(p);
         let t = self.timing.read(bytes);
-        *self.counters.reads.entry(bytes).or_insert(0) += 1;
+        if bytes == self.line {
+            self.counters.line_reads += 1;
+        } else {
+            *self.counters.part_reads.entry(bytes).or_insert(0) += 1;
+        }
         self.counters.bytes_read += bytes;
+        self.read_at(now, bi, ch, t)
+    }
+
+    /// A read taking `t` on bank `bi` of channel `ch`: when its data is in the controller.
+    #[inline]
+    fn read_at(&mut self, now: SimTime, bi: usize, ch: usize, t: AccessTime) -> SimTime {
         let b = &mut self.bank[bi];
         let array_end =
             if self.pausing && b.live_write != NONE && b.live_start <= now && now < b.free_at {
@@ -545,8 +617,13 @@ impl PcmMedia {
 
     fn write_access(&mut self, now: SimTime, p: u64, bytes: u64) -> (u32, SimTime) {
         let (bi, ch) = self.place(p);
-        let t = self.timing.write(bytes);
-        *self.counters.writes.entry(bytes).or_insert(0) += 1;
+        let t = if bytes == self.line {
+            self.counters.line_writes += 1;
+            self.line_write
+        } else {
+            *self.counters.part_writes.entry(bytes).or_insert(0) += 1;
+            self.timing.write(bytes)
+        };
         self.counters.bytes_written += bytes;
         self.wear.add(p);
         // The data crosses the bus first (analytic model), then the bank programs it.
@@ -685,7 +762,7 @@ mod tests {
         // 8 lines of 512 B, 4 on each channel, one after another on its bank.
         let done = m.read(SimTime::ZERO, 0, 4096);
         assert_eq!(done, us(45.9 * 4.0));
-        assert_eq!(m.counters.reads.get(&512), Some(&8));
+        assert_eq!(m.reads_by_size().get(&512), Some(&8));
         // A 128 B write inside a line: one 128 B access.
         let end = m.write(SimTime::ZERO, 512 * 9 + 128, 128, |_, _| {});
         assert_eq!(
@@ -693,7 +770,7 @@ mod tests {
             us(45.9 * 4.0 + 20.7),
             "waits behind the reads of its bank"
         );
-        assert_eq!(m.counters.writes.get(&128), Some(&1));
+        assert_eq!(m.writes_by_size().get(&128), Some(&1));
         assert_eq!(m.wear.get(9), 1);
     }
 
