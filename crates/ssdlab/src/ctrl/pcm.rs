@@ -53,7 +53,9 @@ impl PcmCtrl {
     }
 
     /// The firmware is done with `cmd`: read from the media, pull a write's data, or answer.
-    #[inline]
+    /// Never inlined, nor are the other handlers: inlined, the media's loops would make
+    /// `Device::handle` too big to be inlined into the NAND event loop.
+    #[inline(never)]
     pub(crate) fn dispatch(&mut self, now: SimTime, cmd: u32, up: &mut HostPort) {
         let c = up.cmds.get(cmd);
         match c.op {
@@ -76,7 +78,7 @@ impl PcmCtrl {
     }
 
     /// A write's data is in the controller: write it in place.
-    #[inline]
+    #[inline(never)]
     pub(crate) fn write_data_in(&mut self, now: SimTime, cmd: u32, up: &mut HostPort) {
         let c = up.cmds.get(cmd);
         let (offset, len) = (c.offset, c.len);
@@ -100,6 +102,7 @@ impl PcmCtrl {
 
     /// A write access's event came due: if a read paused it meanwhile, wait for its new end;
     /// else it is done, and its command with its last access.
+    #[inline(never)]
     pub(crate) fn write_end(&mut self, now: SimTime, write: u32, up: &mut HostPort) {
         let end = self.media.write_end(write);
         if end > now {
