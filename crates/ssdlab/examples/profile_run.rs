@@ -1,13 +1,15 @@
 //! A small whole run for instruction counts: `valgrind --tool=callgrind
-//! target/release/examples/profile_run [IO_COUNT] [PRESET]`. Small-tlc, 4 KiB random 70 % reads,
-//! iodepth 32, seed 1: the hot path of the event loop without the 1 TiB benchmark's fill.
+//! target/release/examples/profile_run [IO_COUNT] [PRESET] [RW]`. Small-tlc, 4 KiB random 70 %
+//! reads (`randrw`; RW may name another pattern, e.g. `randread`), iodepth 32, seed 1: the hot
+//! path of the event loop without the 1 TiB benchmark's fill.
 fn main() {
     let mut args = std::env::args().skip(1);
     let n: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(200_000);
     let preset = args.next().unwrap_or_else(|| "small-tlc".into());
+    let rw = args.next().unwrap_or_else(|| "randrw".into());
     let cfg = ssdlab::SsdConfig::resolve(&preset, &[]).expect("preset");
     let job = ssdlab::JobSpec::from_json(&format!(
-        r#"{{"name":"profile","rw":"randrw","rwmixread":70,"bs":"4KiB","iodepth":32,"io_count":{n}}}"#
+        r#"{{"name":"profile","rw":"{rw}","rwmixread":70,"bs":"4KiB","iodepth":32,"io_count":{n}}}"#
     ))
     .expect("job");
     let opts = ssdlab::RunOptions {

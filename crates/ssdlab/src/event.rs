@@ -19,6 +19,14 @@ pub enum Event {
     RmwDone { cmd: u32 },
     /// The current phase of a die's operation ended.
     DieStep { die: u32 },
+    /// A PCM-only device's firmware finished with a command (`ctrl::pcm`; NAND devices use
+    /// `Dispatch`).
+    PcmDispatch { cmd: u32 },
+    /// A PCM-only device has a write command's data.
+    PcmDataIn { cmd: u32 },
+    /// A PCM write access ended, unless a paused read moved its end (`ctrl::pcm`, only with
+    /// write pausing on).
+    PcmWriteEnd { write: u32 },
     /// The host finished handling a command's completion.
     HostComplete { cmd: u32 },
 }

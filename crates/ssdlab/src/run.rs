@@ -86,6 +86,10 @@ fn new_device(cfg: &SsdConfig, opts: &RunOptions) -> Result<Device> {
 pub fn precondition(dev: &mut Device, cfg: &SsdConfig, seed: u64) -> Result<f64> {
     let t0 = Instant::now();
     let p = &cfg.precondition;
+    // PCM is updated in place: no map to fill, nothing a fill would change.
+    if cfg.pcm.is_some() {
+        return Ok(t0.elapsed().as_secs_f64());
+    }
     if p.fill == FillMode::Sequential || p.random_overwrite > 0.0 {
         let ftl = dev.ftl_mut();
         ftl.precondition(p.fill == FillMode::Sequential, p.random_overwrite, seed)?;
@@ -291,13 +295,16 @@ pub fn build_result(
             link_up: util(link_up),
             link_down: util(link_down),
             host_cpu: cores.busy().map(util).sum::<f64>() / cores.cores() as f64,
-            controller_cpu: util(dev.hil().cpu_busy()),
+            controller_cpu: util(
+                dev.hil().cpu_busy() + dev.pcm().map_or(SimTime::ZERO, |p| p.cpu_busy()),
+            ),
         },
         interface: interface_result(dev),
         reliability: reliability_result(dev),
         cache: dev
             .cache()
             .map(|bm| bm.result(end.max(dev.now()).as_secs_f64())),
+        pcm: dev.pcm().map(|p| pcm_result(p, total_time, &util)),
         wall: Wall {
             seconds: wall_s,
             precondition_seconds: pre_s,
@@ -313,6 +320,50 @@ pub fn build_result(
             },
             peak_memory_bytes: peak_memory_bytes(),
         },
+    }
+}
+
+/// A PCM device's figures, over `secs` of simulated time.
+fn pcm_result(
+    p: &crate::ctrl::pcm::PcmCtrl,
+    secs: f64,
+    util: &dyn Fn(SimTime) -> f64,
+) -> PcmResult {
+    let m = &p.media;
+    let c = &m.counters;
+    let max = m.wear.max() as u64;
+    let (read_pj, write_pj) = m.energy_pj(p.energy.read_pj_per_bit, p.energy.write_pj_per_bit);
+    const YEAR_S: f64 = 365.25 * 86400.0;
+    PcmResult {
+        reads: m.reads_by_size().values().sum(),
+        writes: m.writes_by_size().values().sum(),
+        bytes_read: c.bytes_read,
+        bytes_written: c.bytes_written,
+        reads_by_size: m.reads_by_size(),
+        writes_by_size: m.writes_by_size(),
+        write_pauses: c.pauses,
+        gap_moves: c.gap_moves,
+        wear: PcmWear {
+            lines: m.wear.lines(),
+            max_line_writes: max,
+            mean_line_writes: m.wear.mean(),
+            histogram: m
+                .wear
+                .histogram()
+                .into_iter()
+                .map(|(lo, hi, lines)| PcmWearBucket { lo, hi, lines })
+                .collect(),
+            writes_per_line: p.writes_per_line,
+            years_to_first_wear_out: p
+                .writes_per_line
+                .filter(|_| max > 0 && secs > 0.0)
+                .map(|e| e / (max as f64 / secs) / YEAR_S),
+        },
+        energy: PcmEnergyResult {
+            read_uj: read_pj.map(|pj| pj * 1e-6),
+            write_uj: write_pj.map(|pj| pj * 1e-6),
+        },
+        channel_utilisation: UnitUtil::of(m.channel_busy().map(util).collect()),
     }
 }
 

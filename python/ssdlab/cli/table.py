@@ -397,6 +397,39 @@ def cache_table(cache: Mapping[str, Any]) -> Table:
     return table
 
 
+def pcm_table(pcm: Mapping[str, Any]) -> Table:
+    """A PCM-only device's figures (present only when the config has a ``[pcm]``)."""
+    table = _figure_table("PCM media")
+
+    def by_size(sizes: Any) -> str:
+        if not isinstance(sizes, Mapping) or not sizes:
+            return ""
+        return ", ".join(f"{fmt_int(n)} x {fmt_bytes(int(s))}" for s, n in sizes.items())
+
+    table.add_row("reads", fmt_int(pcm.get("reads")), by_size(pcm.get("reads_by_size")))
+    table.add_row("writes", fmt_int(pcm.get("writes")), by_size(pcm.get("writes_by_size")))
+    pauses = fmt_int(pcm.get("write_pauses"))
+    table.add_row("write pauses", pauses, "reads that suspended a program")
+    table.add_row("Start-Gap moves", fmt_int(pcm.get("gap_moves")), "")
+    wear = pcm.get("wear") if isinstance(pcm.get("wear"), Mapping) else {}
+    years = wear.get("years_to_first_wear_out")
+    wear_out = f"; first wear-out in {fmt_float(years, 1)} years at this rate"
+    table.add_row(
+        "line wear (max)",
+        fmt_int(wear.get("max_line_writes")),
+        f"mean {fmt_float(wear.get('mean_line_writes'), 6)} writes per line over"
+        f" {fmt_int(wear.get('lines'))} lines" + (wear_out if _is_number(years) else ""),
+    )
+    energy = pcm.get("energy") if isinstance(pcm.get("energy"), Mapping) else {}
+    table.add_row(
+        "energy",
+        f"{fmt_float(energy.get('write_uj'), 3)} µJ",
+        f"writes; reads {fmt_float(energy.get('read_uj'), 3)} µJ"
+        f" ({MISSING}: no figure in the config)",
+    )
+    return table
+
+
 def speed_line(result: Mapping[str, Any]) -> Text:
     wall = result.get("wall") if isinstance(result.get("wall"), Mapping) else {}
     line = (
@@ -427,6 +460,8 @@ def result_renderable(result: Mapping[str, Any]) -> RenderableType:
         parts += [gap, cache_table(result["cache"])]
     if isinstance(result.get("reliability"), Mapping):
         parts += [gap, reliability_table(result["reliability"])]
+    if isinstance(result.get("pcm"), Mapping):
+        parts += [gap, pcm_table(result["pcm"])]
     parts += [gap, speed_line(result)]
     return Group(*parts)
 

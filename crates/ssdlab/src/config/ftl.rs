@@ -78,6 +78,26 @@ pub struct FtlConfig {
     pub wear_leveling: WearLevelingConfig,
 }
 
+impl FtlConfig {
+    /// No FTL section (a PCM-only device): a raw device's settings, marked by an
+    /// over-provisioning no real config can have.
+    pub fn absent() -> FtlConfig {
+        FtlConfig {
+            kind: FtlKind::None,
+            map_unit: None,
+            over_provisioning: -1.0,
+            allocation: AllocationOrder::default(),
+            placement: Placement::default(),
+            gc: GcConfig::default(),
+            wear_leveling: WearLevelingConfig::default(),
+        }
+    }
+
+    pub fn is_absent(&self) -> bool {
+        self.over_provisioning == -1.0
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct GcConfig {

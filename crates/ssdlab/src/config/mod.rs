@@ -11,6 +11,7 @@ mod interface;
 mod load;
 mod meta;
 mod nand;
+mod pcm;
 mod precondition;
 pub mod presets;
 mod reliability;
@@ -27,6 +28,7 @@ pub use load::apply_overrides;
 pub(crate) use load::{from_toml, line_col};
 pub use meta::*;
 pub use nand::*;
+pub use pcm::*;
 pub use precondition::*;
 pub use reliability::*;
 pub use schema::json_schema;
@@ -40,7 +42,17 @@ pub use units::{ByteRate, Bytes, Dur, Rate};
 #[serde(deny_unknown_fields)]
 pub struct SsdConfig {
     pub meta: Meta,
+    /// Required unless `[pcm]` makes the device PCM-only; written out only when present, so
+    /// that the hashes of existing configs stay.
+    #[serde(
+        default = "NandConfig::absent",
+        skip_serializing_if = "NandConfig::is_absent"
+    )]
     pub nand: NandConfig,
+    #[serde(
+        default = "FtlConfig::absent",
+        skip_serializing_if = "FtlConfig::is_absent"
+    )]
     pub ftl: FtlConfig,
     #[serde(default)]
     pub controller: ControllerConfig,
@@ -56,6 +68,9 @@ pub struct SsdConfig {
     /// every read decodes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reliability: Option<ReliabilityConfig>,
+    /// PCM media: with no `[nand]` and `[ftl]`, a PCM-only device (docs/pcm.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcm: Option<PcmConfig>,
 }
 
 impl SsdConfig {
@@ -129,6 +144,9 @@ impl SsdConfig {
     }
 
     pub fn map_unit_bytes(&self) -> u64 {
+        if let Some(p) = &self.pcm {
+            return p.line.0;
+        }
         self.ftl
             .map_unit
             .map(|b| b.0)
@@ -154,6 +172,9 @@ impl SsdConfig {
     /// Logical capacity in mapping units: the physical units less over-provisioning (a raw
     /// device, `ftl.kind = "none"`, exposes them all).
     pub fn logical_units(&self) -> u64 {
+        if let Some(p) = &self.pcm {
+            return p.logical_lines();
+        }
         if self.ftl.kind == FtlKind::None {
             return self.physical_units();
         }
@@ -162,5 +183,20 @@ impl SsdConfig {
 
     pub fn logical_bytes(&self) -> u64 {
         self.logical_units() * self.map_unit_bytes()
+    }
+
+    /// The config the NAND layers are built from. A PCM-only device has no NAND: it gets the
+    /// smallest raw NAND there is, which no request reaches (the controller sends every command
+    /// to the PCM), so that the device keeps one shape.
+    pub fn nand_layers(&self) -> std::borrow::Cow<'_, SsdConfig> {
+        if self.pcm.is_none() {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut c = self.clone();
+        c.nand = NandConfig::stub();
+        c.ftl = FtlConfig::absent();
+        c.cache = None;
+        c.pcm = None;
+        std::borrow::Cow::Owned(c)
     }
 }

@@ -102,6 +102,65 @@ impl NandConfig {
     }
 }
 
+impl NandConfig {
+    /// No NAND: what a config without `[nand]` holds (a PCM-only device).
+    pub fn absent() -> NandConfig {
+        NandConfig {
+            cell: CellType::Slc,
+            channels: 0,
+            packages_per_channel: 0,
+            dies_per_package: 0,
+            planes_per_die: 0,
+            blocks_per_plane: 0,
+            pages_per_block: 0,
+            page_size: Bytes(0),
+            timing: NandTiming {
+                read: Vec::new(),
+                program: Vec::new(),
+                erase: Dur::default(),
+                ecc_decode: Dur::default(),
+            },
+            bus: NandBus {
+                rate: Rate(1.0),
+                width_bits: 8,
+                cmd_addr: Dur::default(),
+            },
+            multiplane: true,
+            multiplane_rule: None,
+            suspend: false,
+            program_suspend_latency: None,
+            erase_suspend_latency: None,
+            resume_latency: None,
+            max_suspends_per_op: None,
+        }
+    }
+
+    pub fn is_absent(&self) -> bool {
+        self.channels == 0
+    }
+
+    /// The smallest NAND the layers accept (one die, two blocks of two 4 KiB pages), for a
+    /// device whose requests never reach NAND; its times are placeholders that nothing uses.
+    pub fn stub() -> NandConfig {
+        NandConfig {
+            channels: 1,
+            packages_per_channel: 1,
+            dies_per_package: 1,
+            planes_per_die: 1,
+            blocks_per_plane: 2,
+            pages_per_block: 2,
+            page_size: Bytes(4096),
+            timing: NandTiming {
+                read: vec![Dur(crate::sim::SimTime::from_us(1))],
+                program: vec![Dur(crate::sim::SimTime::from_us(1))],
+                erase: Dur(crate::sim::SimTime::from_us(1)),
+                ecc_decode: Dur::default(),
+            },
+            ..NandConfig::absent()
+        }
+    }
+}
+
 fn yes() -> bool {
     true
 }

@@ -18,6 +18,30 @@ const PRESETS: &[(&str, &str)] = &[
         include_str!("../../../../configs/seed004-64ch-mlc.toml"),
     ),
     (
+        "seed002-pcm",
+        include_str!("../../../../configs/seed002-pcm.toml"),
+    ),
+    (
+        "pcm-micron-p8p",
+        include_str!("../../../../configs/pcm-micron-p8p.toml"),
+    ),
+    (
+        "pcm-samsung-8gb",
+        include_str!("../../../../configs/pcm-samsung-8gb.toml"),
+    ),
+    (
+        "pcm-optane-class",
+        include_str!("../../../../configs/pcm-optane-class.toml"),
+    ),
+    (
+        "seed003-scm-133",
+        include_str!("../../../../configs/seed003-scm-133.toml"),
+    ),
+    (
+        "seed003-scm-400",
+        include_str!("../../../../configs/seed003-scm-400.toml"),
+    ),
+    (
         "small-tlc",
         include_str!("../../../../configs/small-tlc.toml"),
     ),

@@ -234,6 +234,12 @@ impl SsdConfig {
                 "{origin}, field `reliability.{field}`: {msg}"
             )))
         };
+        if self.nand.is_absent() {
+            return err(
+                "pe_limit",
+                "[reliability] models NAND wear and errors; a PCM-only device has its endurance in [pcm]".into(),
+            );
+        }
         if self.ftl.kind == FtlKind::None {
             return err(
                 "pe_limit",
@@ -307,7 +313,8 @@ impl SsdConfig {
         Ok(())
     }
 
-    pub(super) fn validate(&self, origin: &str) -> Result<()> {
+    /// The checks of `[nand]` and `[ftl]`.
+    fn validate_nand(&self, origin: &str) -> Result<()> {
         let err = |field: &str, msg: String| {
             Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
         };
@@ -390,6 +397,51 @@ impl SsdConfig {
                 "nand",
                 format!("{units} mapping units are more than this build addresses (2^32 − 1); use a larger map_unit"),
             );
+        }
+        Ok(())
+    }
+
+    pub(super) fn validate(&self, origin: &str) -> Result<()> {
+        let err = |field: &str, msg: String| {
+            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+        };
+        match (&self.pcm, self.nand.is_absent(), self.ftl.is_absent()) {
+            (None, true, _) => {
+                return err(
+                    "nand",
+                    "missing, expected a [nand] section (or a [pcm] section for a PCM-only device)".into(),
+                )
+            }
+            (None, _, true) => {
+                return err(
+                    "ftl",
+                    "missing, expected an [ftl] section (or a [pcm] section for a PCM-only device)".into(),
+                )
+            }
+            (None, false, false) => self.validate_nand(origin)?,
+            (Some(_), false, _) => {
+                return err(
+                    "nand",
+                    "given with [pcm], expected no [nand]: a PCM-only device has no NAND (NAND with PCM is the fusion device, not built yet)".into(),
+                )
+            }
+            (Some(_), _, false) => {
+                return err(
+                    "ftl",
+                    "given with [pcm], expected no [ftl]: a PCM-only device is updated in place and has no FTL".into(),
+                )
+            }
+            (Some(p), true, true) => {
+                if let Err((field, msg)) = p.validate() {
+                    return err(&field, msg);
+                }
+                if self.cache.is_some() {
+                    return err(
+                        "cache",
+                        "given with [pcm], expected none: the DRAM cache buffer is for NAND devices".into(),
+                    );
+                }
+            }
         }
         let kind = self.interface.kind;
         let i = &self.interface;

@@ -13,6 +13,7 @@ pub mod datacheck;
 pub mod die;
 pub mod fil;
 pub mod hil;
+pub mod pcm;
 pub mod raw;
 #[cfg(test)]
 pub(crate) mod test_rig;

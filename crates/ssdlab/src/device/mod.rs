@@ -19,6 +19,7 @@ use crate::ctrl::buffer::BufferManager;
 use crate::ctrl::datacheck::DataCheck;
 use crate::ctrl::fil::{Fil, Step};
 use crate::ctrl::hil::Hil;
+use crate::ctrl::pcm::PcmCtrl;
 use crate::ctrl::{FlashPort, HostPort};
 use crate::error::{Error, Result};
 pub mod store;
@@ -74,6 +75,9 @@ pub struct Device {
     cache: Option<BufferManager>,
     fil: Fil,
     ftl: Ftl,
+    /// A PCM-only device's controller and media: every command goes there, none to the NAND
+    /// layers (which are then a stub).
+    pcm: Option<PcmCtrl>,
     /// Tests only: the data-placement oracle (`ctrl::datacheck`).
     check: Option<DataCheck>,
     /// The data written, for drivers that move real bytes.
@@ -84,7 +88,8 @@ impl Device {
     /// Build the device `cfg` describes; `seed` feeds its random streams (GC victims,
     /// preconditioning).
     pub fn new(cfg: &SsdConfig, seed: u64) -> Result<Device> {
-        let geo = Geometry::from_config(cfg);
+        let layers = cfg.nand_layers();
+        let geo = Geometry::from_config(&layers);
         let link = Interface::from_config(cfg).map_err(Error::Config)?;
         let max_cmd_bytes = link
             .dramif()
@@ -100,14 +105,18 @@ impl Device {
             host,
             cpu: HostCpu::new(&cfg.host),
             link,
-            hil: Hil::new(cfg, &geo),
+            hil: Hil::new(&layers, &geo),
             cache: cfg
                 .cache
                 .as_ref()
                 .filter(|c| c.enabled)
                 .map(|c| BufferManager::new(c, geo.unit_bytes)),
             fil,
-            ftl: Ftl::new(cfg, seed),
+            ftl: Ftl::new(&layers, seed),
+            pcm: cfg
+                .pcm
+                .as_ref()
+                .map(|p| PcmCtrl::new(p, cfg.controller.cmd_overhead.0)),
             check: None,
             store: None,
             geo,
@@ -162,6 +171,11 @@ impl Device {
 
     pub fn fil(&self) -> &Fil {
         &self.fil
+    }
+
+    /// A PCM-only device's controller and media.
+    pub fn pcm(&self) -> Option<&PcmCtrl> {
+        self.pcm.as_ref()
     }
 
     pub fn cache(&self) -> Option<&BufferManager> {
@@ -259,6 +273,11 @@ impl Device {
                 r.op.name(),
                 r.offset
             )));
+        }
+        if r.op == Op::Erase && self.pcm.is_some() {
+            return Err(Error::Job(
+                "erase: this device is PCM, updated in place; it has no erase".into(),
+            ));
         }
         if r.op == Op::Erase && self.hil.raw().is_none() {
             return Err(Error::Job(
@@ -360,6 +379,7 @@ impl Device {
             cache,
             fil,
             ftl,
+            pcm,
             check,
             geo,
             ..
@@ -376,7 +396,10 @@ impl Device {
                 match link {
                     Interface::Nvme(n) => n.on_doorbell(now, cmd, c.sq, q),
                     // The command came over the interface itself: no queue to fetch from.
-                    _ => hil.accept(now, cmd, q),
+                    _ => match pcm {
+                        Some(p) => p.accept(now, cmd, q),
+                        None => hil.accept(now, cmd, q),
+                    },
                 }
             }
             Event::FetchDone => {
@@ -384,13 +407,20 @@ impl Device {
                     unreachable!("only NVMe fetches")
                 };
                 let (sq, count) = n.fetch_done();
-                for _ in 0..count {
-                    let cmd = n.fetched(sq);
-                    let c = cmds.get(cmd);
-                    if c.op == Op::Read {
-                        ftl.prefetch_read_target(c.offset / geo.unit_bytes);
+                if let Some(p) = pcm {
+                    // A PCM-only device: no map to warm.
+                    for _ in 0..count {
+                        p.accept(now, n.fetched(sq), q);
                     }
-                    hil.accept(now, cmd, q);
+                } else {
+                    for _ in 0..count {
+                        let cmd = n.fetched(sq);
+                        let c = cmds.get(cmd);
+                        if c.op == Op::Read {
+                            ftl.prefetch_read_target(c.offset / geo.unit_bytes);
+                        }
+                        hil.accept(now, cmd, q);
+                    }
                 }
                 n.start_fetch(now, q);
             }
@@ -406,6 +436,20 @@ impl Device {
                     Event::WriteDataIn { cmd } => {
                         hil.write_data_in(now, cmd, &mut up, &mut flash, cache)?
                     }
+                    // A PCM-only device's own events: the NAND path above never asks which
+                    // medium it serves.
+                    Event::PcmDispatch { cmd } => pcm
+                        .as_mut()
+                        .expect("PCM events come from PCM")
+                        .dispatch(now, cmd, &mut up),
+                    Event::PcmDataIn { cmd } => pcm
+                        .as_mut()
+                        .expect("PCM events come from PCM")
+                        .write_data_in(now, cmd, &mut up),
+                    Event::PcmWriteEnd { write } => pcm
+                        .as_mut()
+                        .expect("PCM events come from PCM")
+                        .write_end(now, write, &mut up),
                     Event::RmwDone { cmd } => {
                         hil.write_units(now, cmd, &mut up, &mut flash, cache)?
                     }

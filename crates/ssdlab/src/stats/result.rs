@@ -177,6 +177,9 @@ pub struct RunResult {
     /// Only with `[reliability]`: wear-out, bad blocks and read errors.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reliability: Option<ReliabilityResult>,
+    /// Only on a PCM-only device (`[pcm]` in the config).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pcm: Option<PcmResult>,
     pub wall: Wall,
 }
 
@@ -207,6 +210,55 @@ pub struct ReliabilityResult {
     pub failed_reads: u64,
     pub refused_writes_read_only: u64,
     pub refused_writes_no_space: u64,
+}
+
+/// A PCM device's figures (docs/pcm.md): accesses by kind and size (an access is one line's part
+/// of a request, in whole `min_access` units), wear per line, energy.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PcmResult {
+    pub reads: u64,
+    pub writes: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    /// Accesses by size in bytes.
+    pub reads_by_size: std::collections::BTreeMap<u64, u64>,
+    pub writes_by_size: std::collections::BTreeMap<u64, u64>,
+    /// Reads that suspended a program (write pausing).
+    pub write_pauses: u64,
+    /// Start-Gap line moves (each a line read and a line written, counted above too).
+    pub gap_moves: u64,
+    pub wear: PcmWear,
+    pub energy: PcmEnergyResult,
+    /// Busy time ÷ all simulated time per channel: its banks' mean or its bus, the larger.
+    pub channel_utilisation: UnitUtil,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PcmWear {
+    pub lines: u64,
+    pub max_line_writes: u64,
+    pub mean_line_writes: f64,
+    /// Lines by writes taken, in power-of-two buckets: lo ≤ writes ≤ hi.
+    pub histogram: Vec<PcmWearBucket>,
+    /// The config's endurance; null where no figure exists.
+    pub writes_per_line: Option<f64>,
+    /// At the run's rate on its most-written line, years until that line wears out; null
+    /// without an endurance figure or without writes.
+    pub years_to_first_wear_out: Option<f64>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PcmWearBucket {
+    pub lo: u64,
+    pub hi: u64,
+    pub lines: u64,
+}
+
+/// Energy of the media's reads and writes in microjoules; null where the config has no figure.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PcmEnergyResult {
+    pub read_uj: Option<f64>,
+    pub write_uj: Option<f64>,
 }
 
 /// The host interface: which one, its link, and (DRAM interface) the shared buffer's figures.

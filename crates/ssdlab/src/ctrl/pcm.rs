@@ -1,0 +1,120 @@
+//! The controller of a PCM-only device: every command goes to the PCM media (`media::pcm`),
+//! updated in place — no map, no erase, no GC. Firmware time is `controller.cmd_overhead` per
+//! command on the controller's core, as the HIL charges it for NAND; the device routes a PCM
+//! device's commands here with events of their own (`PcmDispatch`, `PcmDataIn`), so the NAND
+//! path never tests which medium it serves.
+//!
+//! A read's data goes up the link once its last access has left the media (not line by line);
+//! a write completes when its last access is programmed. With write pausing on, a write
+//! access's end may move later while it runs, so each access ends with an event
+//! (`PcmWriteEnd`) that checks its end again.
+
+use super::HostPort;
+use crate::config::{PcmConfig, PcmEnergy};
+use crate::event::Event;
+use crate::media::pcm::PcmMedia;
+use crate::sim::time::Timeline;
+use crate::sim::{EventQueue, SimTime};
+use crate::workload::Op;
+
+pub struct PcmCtrl {
+    pub media: PcmMedia,
+    pub energy: PcmEnergy,
+    pub writes_per_line: Option<f64>,
+    /// With write pausing: the command of each write access in flight, by access id.
+    write_cmd: Vec<u32>,
+    /// The controller's firmware core.
+    cpu: Timeline,
+    cmd_overhead: SimTime,
+}
+
+impl PcmCtrl {
+    pub fn new(cfg: &PcmConfig, cmd_overhead: SimTime) -> PcmCtrl {
+        PcmCtrl {
+            media: PcmMedia::new(cfg),
+            energy: cfg.energy.clone(),
+            writes_per_line: cfg.endurance.writes_per_line,
+            write_cmd: Vec::new(),
+            cpu: Timeline::default(),
+            cmd_overhead,
+        }
+    }
+
+    /// Busy time of the firmware core.
+    pub fn cpu_busy(&self) -> SimTime {
+        self.cpu.busy
+    }
+
+    /// A command reached the controller: its firmware time, then `PcmDispatch`.
+    #[inline]
+    pub(crate) fn accept(&mut self, now: SimTime, cmd: u32, q: &mut EventQueue<Event>) {
+        let (_, end) = self.cpu.reserve(now, self.cmd_overhead);
+        q.push(end, Event::PcmDispatch { cmd });
+    }
+
+    /// The firmware is done with `cmd`: read from the media, pull a write's data, or answer.
+    /// Never inlined, nor are the other handlers: inlined, the media's loops would make
+    /// `Device::handle` too big to be inlined into the NAND event loop.
+    #[inline(never)]
+    pub(crate) fn dispatch(&mut self, now: SimTime, cmd: u32, up: &mut HostPort) {
+        let c = up.cmds.get(cmd);
+        match c.op {
+            Op::Read => {
+                let (offset, len) = (c.offset, c.len);
+                let ready = self.media.read(now, offset, len);
+                let end = up.push_read_data(ready, cmd, len, 0);
+                let c = up.cmds.get_mut(cmd);
+                c.data_done = c.data_done.max(end);
+                up.complete(end, cmd);
+            }
+            Op::Write => {
+                let end = up.link.pull_write_data(now, c);
+                up.q.push(end, Event::PcmDataIn { cmd });
+            }
+            // Nothing is mapped, so nothing to unmap; no volatile buffer to flush.
+            Op::Trim | Op::Flush => up.complete(now, cmd),
+            Op::Erase => unreachable!("the device refuses erases of PCM at submission"),
+        }
+    }
+
+    /// A write's data is in the controller: write it in place.
+    #[inline(never)]
+    pub(crate) fn write_data_in(&mut self, now: SimTime, cmd: u32, up: &mut HostPort) {
+        let c = up.cmds.get(cmd);
+        let (offset, len) = (c.offset, c.len);
+        let mut n = 0;
+        let write_cmd = &mut self.write_cmd;
+        let q = &mut *up.q;
+        let end = self.media.write(now, offset, len, |w, end| {
+            if write_cmd.len() <= w as usize {
+                write_cmd.resize(w as usize + 1, u32::MAX);
+            }
+            write_cmd[w as usize] = cmd;
+            q.push(end, Event::PcmWriteEnd { write: w });
+            n += 1;
+        });
+        if n == 0 {
+            up.complete(end, cmd);
+        } else {
+            up.cmds.get_mut(cmd).txns_left = n;
+        }
+    }
+
+    /// A write access's event came due: if a read paused it meanwhile, wait for its new end;
+    /// else it is done, and its command with its last access.
+    #[inline(never)]
+    pub(crate) fn write_end(&mut self, now: SimTime, write: u32, up: &mut HostPort) {
+        let end = self.media.write_end(write);
+        if end > now {
+            up.q.push(end, Event::PcmWriteEnd { write });
+            return;
+        }
+        self.media.release_write(write);
+        let cmd = self.write_cmd[write as usize];
+        let c = up.cmds.get_mut(cmd);
+        c.txns_left -= 1;
+        if c.txns_left == 0 {
+            up.complete(now, cmd);
+        }
+    }
+}

@@ -1,0 +1,243 @@
+//! The PCM-only device through whole runs: Table 7 latencies seen by the host, determinism,
+//! wear and Start-Gap in the result, a comparison with a NAND drive, and bad configs.
+
+mod common;
+
+use ssdlab::{run, JobSpec, SsdConfig};
+
+fn cfg(name: &str, overrides: &[&str]) -> SsdConfig {
+    let ov: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    SsdConfig::resolve(name, &ov).unwrap()
+}
+
+fn job(text: &str) -> JobSpec {
+    JobSpec::from_toml_str(text, "test job").unwrap()
+}
+
+fn result(cfg: &SsdConfig, job: &JobSpec, seed: u64) -> serde_json::Value {
+    common::without_wall(
+        &run(cfg, job, &common::opts(seed), &mut |_, _| true)
+            .unwrap()
+            .result,
+    )
+}
+
+#[test]
+fn a_4k_read_on_the_prototype_costs_four_table_7_reads_per_channel() {
+    let r = result(
+        &cfg("seed002-pcm", &[]),
+        &job("rw = \"randread\"\nbs = \"4KiB\"\niodepth = 1\nio_count = 200"),
+        1,
+    );
+    // 8 lines of 512 B over 2 channels: 4 x 45.9 us on each, in parallel; the rest is the host,
+    // the firmware and PCIe Gen1 x4.
+    let mean = r["ops"]["read"]["latency_us"]["mean"].as_f64().unwrap();
+    assert!((183.6..195.0).contains(&mean), "mean {mean} us");
+    let p = &r["pcm"];
+    assert_eq!(p["reads"], 1600);
+    assert_eq!(p["reads_by_size"]["512"], 1600);
+    assert_eq!(p["writes"], 0);
+    assert!(p["energy"]["read_uj"].is_null(), "no read energy figure");
+    // A NAND figure stays at zero: no request reaches the stub NAND.
+    assert_eq!(r["device"]["nand_pages_read"], 0);
+}
+
+#[test]
+fn small_writes_take_their_own_table_7_time() {
+    // Jobs move whole sectors; the device itself takes any size from the media's minimum up.
+    use ssdlab::sim::SimTime;
+    let mut dev = ssdlab::Device::new(&cfg("seed002-pcm", &[]), 1).unwrap();
+    let mut t = SimTime::ZERO;
+    for i in 0..10u64 {
+        let id = dev
+            .submit(
+                t,
+                ssdlab::Request {
+                    op: ssdlab::workload::Op::Write,
+                    offset: i * 4096 + 128,
+                    len: 128,
+                    queue: 0,
+                    flags: Default::default(),
+                    arrival: t,
+                },
+            )
+            .unwrap();
+        let done = dev.run_to_idle().unwrap();
+        assert_eq!(done[0].0, id);
+        let lat = (done[0].1 - t).as_us_f64();
+        // 20.7 us of media; the rest is the host, firmware and PCIe Gen1 x4.
+        assert!((20.7..30.0).contains(&lat), "{lat} us");
+        t = done[0].1;
+    }
+    let p = dev.pcm().unwrap();
+    assert_eq!(p.media.writes_by_size().get(&128), Some(&10));
+    assert_eq!(p.media.wear.max(), 1);
+    // 10 writes x 128 B x 8 bits x 600 pJ (seed 002 Table 2).
+    let (r, w) = p
+        .media
+        .energy_pj(p.energy.read_pj_per_bit, p.energy.write_pj_per_bit);
+    assert_eq!(r, None);
+    assert!((w.unwrap() - 10.0 * 128.0 * 8.0 * 600.0).abs() < 1e-6);
+}
+
+#[test]
+fn same_inputs_give_identical_pcm_results() {
+    let c = cfg(
+        "seed002-pcm",
+        &[
+            "pcm.endurance.start_gap=true",
+            "pcm.endurance.gap_interval=10",
+            "pcm.write_pausing.enabled=true",
+        ],
+    );
+    let j = job("rw = \"randrw\"\nbs = \"4KiB\"\niodepth = 8\nio_count = 3000");
+    let a = serde_json::to_string(&result(&c, &j, 5)).unwrap();
+    let b = serde_json::to_string(&result(&c, &j, 5)).unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn start_gap_moves_and_every_line_is_in_the_histogram() {
+    let c = cfg(
+        "seed002-pcm",
+        &[
+            "pcm.endurance.start_gap=true",
+            "pcm.endurance.gap_interval=4",
+        ],
+    );
+    let r = result(
+        &c,
+        &job("rw = \"randwrite\"\nbs = \"512B\"\niodepth = 4\nio_count = 4000"),
+        3,
+    );
+    let p = &r["pcm"];
+    // One move per 4 writes; each move is a line read and a line write more.
+    assert_eq!(p["gap_moves"], 1000);
+    assert_eq!(p["reads"], 1000);
+    assert_eq!(p["writes"], 5000);
+    let lines = p["wear"]["lines"].as_u64().unwrap();
+    let in_hist: u64 = p["wear"]["histogram"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["lines"].as_u64().unwrap())
+        .sum();
+    assert_eq!(in_hist, lines);
+    // One line kept as the gap: the host sees one line less.
+    assert_eq!(
+        r["device"]["logical_bytes"].as_u64().unwrap(),
+        (lines - 1) * 512
+    );
+    assert!(p["wear"]["years_to_first_wear_out"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn write_pausing_shortens_reads_behind_writes() {
+    let j = job(
+        "rw = \"randrw\"\nrwmixread = 50\nbs = \"512B\"\niodepth = 16\nio_count = 4000\nsize = \"64KiB\"",
+    );
+    let off = result(&cfg("seed002-pcm", &[]), &j, 2);
+    let on = result(
+        &cfg(
+            "seed002-pcm",
+            &[
+                "pcm.write_pausing.enabled=true",
+                "pcm.write_pausing.suspend_latency=\"1us\"",
+            ],
+        ),
+        &j,
+        2,
+    );
+    assert_eq!(off["pcm"]["write_pauses"], 0);
+    assert!(on["pcm"]["write_pauses"].as_u64().unwrap() > 0);
+    let read = |r: &serde_json::Value| r["ops"]["read"]["latency_us"]["mean"].as_f64().unwrap();
+    assert!(read(&on) < read(&off), "{} vs {}", read(&on), read(&off));
+}
+
+#[test]
+fn an_optane_class_drive_reads_faster_than_a_nand_drive_under_the_same_job() {
+    let j = job("rw = \"randread\"\nbs = \"4KiB\"\niodepth = 1\nio_count = 300\nsize = \"256MiB\"");
+    let nand = result(&cfg("small-tlc", &[]), &j, 1);
+    let scm = result(&cfg("pcm-optane-class", &[]), &j, 1);
+    let mean = |r: &serde_json::Value| r["ops"]["read"]["latency_us"]["mean"].as_f64().unwrap();
+    assert!(
+        mean(&scm) * 5.0 < mean(&nand),
+        "{} vs {}",
+        mean(&scm),
+        mean(&nand)
+    );
+}
+
+#[test]
+fn seed_003_rates_hold_for_long_transfers() {
+    // One serial resource: 1 MiB reads at 133 MB/s and writes at 40 MB/s.
+    for (name, rate) in [("seed003-scm-133", 133e6), ("seed003-scm-400", 400e6)] {
+        let r = result(
+            &cfg(name, &[]),
+            &job("rw = \"read\"\nbs = \"1MiB\"\niodepth = 4\nio_count = 40"),
+            1,
+        );
+        let bw = r["ops"]["read"]["bandwidth_mb_s"].as_f64().unwrap() * 1e6;
+        assert!((bw / rate - 1.0).abs() < 0.05, "{name}: {bw}");
+        let r = result(
+            &cfg(name, &[]),
+            &job("rw = \"write\"\nbs = \"1MiB\"\niodepth = 4\nio_count = 20"),
+            1,
+        );
+        let bw = r["ops"]["write"]["bandwidth_mb_s"].as_f64().unwrap() * 1e6;
+        assert!((bw / 40e6 - 1.0).abs() < 0.05, "{name}: {bw}");
+    }
+}
+
+#[test]
+fn bad_pcm_configs_are_one_line_errors_naming_the_field() {
+    let err = |name: &str, ov: &[&str]| {
+        let ov: Vec<String> = ov.iter().map(|s| s.to_string()).collect();
+        SsdConfig::resolve(name, &ov).unwrap_err().to_string()
+    };
+    for (ov, field) in [
+        (vec!["pcm.line=\"384B\""], "pcm.line"),
+        (vec!["pcm.min_access=\"1KiB\""], "pcm.min_access"),
+        (vec!["pcm.channels=0"], "pcm.channels"),
+        (vec!["pcm.timing.read=[\"1us\"]"], "pcm.timing.read"),
+        (
+            vec!["pcm.timing.sizes=[\"256B\",\"128B\",\"512B\"]"],
+            "pcm.timing.sizes",
+        ),
+        (
+            vec!["pcm.endurance.gap_interval=0"],
+            "pcm.endurance.gap_interval",
+        ),
+        (
+            vec!["pcm.energy.write_pj_per_bit=-1.0"],
+            "pcm.energy.write_pj_per_bit",
+        ),
+        (
+            vec!["pcm.timing.model=\"analytic\""],
+            "pcm.timing.read_unit",
+        ),
+    ] {
+        let e = err("seed002-pcm", &ov);
+        assert!(e.contains(&format!("`{field}`")), "{ov:?}: {e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+    // NAND with PCM is not a PCM-only device.
+    let e = err("small-tlc", &["pcm.channels=1"]);
+    assert!(e.contains("pcm") || e.contains("`nand`"), "{e}");
+    // PCM has no erase.
+    let c = cfg("seed002-pcm", &[]);
+    let mut dev = ssdlab::device::Device::new(&c, 1).unwrap();
+    let r = ssdlab::device::Request {
+        op: ssdlab::workload::Op::Erase,
+        offset: 0,
+        len: 4096,
+        queue: 0,
+        flags: Default::default(),
+        arrival: ssdlab::sim::SimTime::ZERO,
+    };
+    let e = dev
+        .submit(ssdlab::sim::SimTime::ZERO, r)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no erase"), "{e}");
+}
