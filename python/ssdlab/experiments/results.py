@@ -48,7 +48,17 @@ JOB_FIELDS: tuple[str, ...] = tuple(_core.job_fields())  # the core's JobSpec, i
 # Every scalar figure of schema ssdlab.result/1 that every run has (docs/binding-contract.md), in
 # the order the core writes them: taken from the core's result type.
 RESULT_COLUMNS: tuple[str, ...] = tuple(_core.result_columns())
-_RESULT_TOP = ("sim", "ops", "total", "device", "utilisation", "cache", "pcm", "reliability", "wall")
+_RESULT_TOP = (
+    "sim",
+    "ops",
+    "total",
+    "device",
+    "utilisation",
+    "cache",
+    "pcm",
+    "reliability",
+    "wall",
+)
 # The result of a trace replay describes the replay in its "trace" block: columns replay.*. The
 # "interface" block (kind, link, device queue depth, the DRAM interface's counters) becomes
 # iface.*, so that "interface.link" keeps naming the configuration's axis (config.interface.link).
