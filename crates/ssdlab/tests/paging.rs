@@ -42,6 +42,30 @@ fn swap_io_drives_a_nand_device_and_its_latency_comes_back() {
 }
 
 #[test]
+fn a_swap_device_that_fails_a_read_stops_the_run_with_its_error() {
+    // Every NAND read undecodable: the first swap-in from NAND fails, and the page is gone.
+    let dev = SsdConfig::resolve(
+        "small-tlc",
+        &[
+            "reliability.ecc_correctable_bits=4".into(),
+            "reliability.rber_fresh=1e-2".into(),
+            "reliability.read_retry_max=0".into(),
+        ],
+    )
+    .unwrap();
+    let mut cfg = PagingConfig::new(1 << 20, 64 << 20);
+    cfg.era = Era::Linux2632;
+    let e = paging::run(&dev, "small-tlc", &cfg, &sweep(2000), 3)
+        .err()
+        .expect("a failed swap-in is an error")
+        .to_string();
+    assert!(
+        e.contains("swap device failed a read") && e.contains("unrecovered read error"),
+        "{e}"
+    );
+}
+
+#[test]
 fn swap_larger_than_the_device_names_both_sizes() {
     let dev = SsdConfig::resolve("small-tlc", &[]).unwrap();
     let cfg = PagingConfig::new(1 << 20, 1 << 40);

@@ -8,8 +8,8 @@
 //!   paging model's own speed and for analytic device models (seed 003's SCM and NAND cost
 //!   models belong here, or in a `Device` with those media, when they exist).
 
-use crate::device::{Completion, Device, Driver, Flags, Request};
-use crate::error::Result;
+use crate::device::{Completion, Device, Driver, Flags, Request, Status};
+use crate::error::{Error, Result};
 use crate::sim::time::Timeline;
 use crate::sim::SimTime;
 use crate::workload::Op;
@@ -29,11 +29,14 @@ pub trait SwapBackend {
     fn describe(&self) -> String;
 }
 
-/// Collects completions for [`SsdBackend`].
-struct Collect<'a>(&'a mut Vec<(u32, SimTime)>);
+/// Collects completions for [`SsdBackend`], and the first request the device failed.
+struct Collect<'a>(&'a mut Vec<(u32, SimTime)>, Option<Completion>);
 
 impl Driver for Collect<'_> {
     fn on_complete(&mut self, _dev: &mut Device, now: SimTime, done: Completion) {
+        if done.status != Status::Ok && self.1.is_none() {
+            self.1 = Some(done);
+        }
         self.0.push((done.id, now));
     }
 }
@@ -99,7 +102,19 @@ impl SwapBackend for SsdBackend {
 
     fn advance(&mut self, until: SimTime, done: &mut Vec<(u32, SimTime)>) -> Result<()> {
         let start = done.len();
-        self.dev.run_until(&mut Collect(done), until)?;
+        let mut collect = Collect(done, None);
+        self.dev.run_until(&mut collect, until)?;
+        if let Some(f) = collect.1 {
+            // A swap read or write the device failed (a media error, a worn-out drive): the
+            // page's contents are gone, which no kernel would carry on from silently.
+            return Err(Error::Job(format!(
+                "the swap device failed a {} of {} bytes at byte {}: {}",
+                f.op.name(),
+                f.len,
+                f.offset,
+                f.status.describe()
+            )));
+        }
         for d in &mut done[start..] {
             d.0 = self.of_dev[d.0 as usize];
         }
