@@ -106,6 +106,20 @@ pub struct GcConfig {
     pub free_threshold: f64,
     /// At or below this many free blocks in a plane, GC on that die outranks host writes.
     pub urgent_free_blocks: u32,
+    /// Urgent GC yields to host writes between its page copies: an urgent die alternates one
+    /// GC operation and one host write, so a write waits for one copy rather than a whole
+    /// victim (or several). At or below `hard_free_blocks` GC outranks writes again.
+    /// Off (the default): urgent GC always outranks host writes.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub preemptible: bool,
+    /// With `preemptible`: at or below this many free blocks GC is strict again (≥ 1, at most
+    /// `urgent_free_blocks`).
+    #[serde(skip_serializing_if = "is_one")]
+    pub hard_free_blocks: u32,
+}
+
+fn is_one(v: &u32) -> bool {
+    *v == 1
 }
 
 impl Default for GcConfig {
@@ -114,6 +128,8 @@ impl Default for GcConfig {
             policy: GcPolicy::Greedy,
             free_threshold: 0.05,
             urgent_free_blocks: 2,
+            preemptible: false,
+            hard_free_blocks: 1,
         }
     }
 }

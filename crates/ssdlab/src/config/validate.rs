@@ -194,6 +194,15 @@ impl SsdConfig {
                 ),
             );
         }
+        if gc.hard_free_blocks == 0 || gc.hard_free_blocks > gc.urgent_free_blocks {
+            return err(
+                "ftl.gc.hard_free_blocks",
+                format!(
+                    "got {}, expected 1 up to ftl.gc.urgent_free_blocks ({})",
+                    gc.hard_free_blocks, gc.urgent_free_blocks
+                ),
+            );
+        }
         Ok(())
     }
 

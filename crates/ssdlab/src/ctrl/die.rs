@@ -3,7 +3,7 @@
 //! FIL (`fil`) decides what it takes next. With `nand.suspend`, a program or erase may be set
 //! aside ([`Suspended`]) while the die serves reads, and then resumed.
 
-use crate::ftl::GcTask;
+use crate::ftl::{GcTask, Urgency};
 use crate::sim::SimTime;
 use std::collections::VecDeque;
 
@@ -87,6 +87,8 @@ pub struct Die {
     pub gc_op: GcOp,
     /// Time spent busy, for utilisation.
     pub busy: SimTime,
+    /// The last operation it started was GC (soft urgency alternates GC with host writes).
+    pub last_was_gc: bool,
     /// When the current phase's `DieStep` fires, and when the current operation's array time
     /// began (after its command and data on the bus): what a suspension needs to know.
     pub step_at: SimTime,
@@ -109,6 +111,7 @@ impl Default for Die {
             op: Vec::with_capacity(16),
             gc_op: GcOp::default(),
             busy: SimTime::ZERO,
+            last_was_gc: false,
             step_at: SimTime::ZERO,
             array_start: SimTime::ZERO,
             next_stale: SimTime::MAX,
@@ -125,12 +128,21 @@ impl Die {
     }
 
     /// Which queue an idle die serves next: 0 host reads, 1 host writes, 2 GC; None when it has
-    /// nothing to do. GC goes before host writes when there are none or GC is `urgent`.
+    /// nothing to do. GC goes before host writes when there are none or GC's `urgency` is
+    /// hard; when it is soft, GC and host writes take turns (one GC operation, then one write).
     #[inline]
-    pub fn pick(&self, urgent: impl FnOnce() -> bool) -> Option<usize> {
+    pub fn pick(&self, urgency: impl FnOnce() -> Urgency) -> Option<usize> {
         if !self.queues[0].is_empty() {
             Some(0)
-        } else if !self.gc.is_empty() && (self.queues[1].is_empty() || urgent()) {
+        } else if !self.gc.is_empty()
+            && (self.queues[1].is_empty() || {
+                match urgency() {
+                    Urgency::Hard => true,
+                    Urgency::Soft => !self.last_was_gc,
+                    Urgency::None => false,
+                }
+            })
+        {
             Some(2)
         } else if !self.queues[1].is_empty() {
             Some(1)
@@ -160,17 +172,17 @@ mod tests {
     #[test]
     fn reads_first_then_writes_then_gc_unless_urgent() {
         let mut d = Die::default();
-        assert_eq!(d.pick(|| true), None);
+        assert_eq!(d.pick(|| Urgency::Hard), None);
         d.gc.push_back(job());
         // GC alone is taken.
-        assert_eq!(d.pick(|| false), Some(2));
+        assert_eq!(d.pick(|| Urgency::None), Some(2));
         d.queues[1].push_back(7);
         // Host writes outrank GC unless a plane is urgent.
-        assert_eq!(d.pick(|| false), Some(1));
-        assert_eq!(d.pick(|| true), Some(2));
+        assert_eq!(d.pick(|| Urgency::None), Some(1));
+        assert_eq!(d.pick(|| Urgency::Hard), Some(2));
         d.queues[0].push_back(3);
         // Host reads outrank everything, urgent GC included.
-        assert_eq!(d.pick(|| true), Some(0));
+        assert_eq!(d.pick(|| Urgency::Hard), Some(0));
     }
 
     #[test]
@@ -180,5 +192,19 @@ mod tests {
         d.gc.push_back(job());
         d.queues[1].push_back(2);
         assert_eq!(d.pick(|| panic!("not needed: a read is queued")), Some(0));
+    }
+
+    #[test]
+    fn soft_urgency_takes_turns_between_gc_and_host_writes() {
+        let mut d = Die::default();
+        d.gc.push_back(job());
+        d.queues[1].push_back(7);
+        // After a host write, GC's turn; after a GC operation, the write's.
+        assert_eq!(d.pick(|| Urgency::Soft), Some(2));
+        d.last_was_gc = true;
+        assert_eq!(d.pick(|| Urgency::Soft), Some(1));
+        // Hard urgency keeps GC first whatever came before; none leaves it behind writes.
+        assert_eq!(d.pick(|| Urgency::Hard), Some(2));
+        assert_eq!(d.pick(|| Urgency::None), Some(1));
     }
 }

@@ -22,7 +22,7 @@ use super::die::{Die, GcJob, GcOp, Phase, Suspended};
 use crate::config::{MultiplaneRule, SsdConfig};
 use crate::error::Result;
 use crate::event::Event;
-use crate::ftl::Ftl;
+use crate::ftl::{Ftl, Urgency};
 use crate::media::nand::{Geometry, NandTimingPs};
 use crate::media::nand_errors::{ErrorModel, ReadOutcome};
 use crate::sim::time::Timeline;
@@ -377,10 +377,15 @@ impl Fil {
             0
         } else {
             let ppd = self.geo.planes_per_die;
-            let Some(queue) = d.pick(|| (die * ppd..(die + 1) * ppd).any(|p| ftl.plane_urgent(p)))
-            else {
+            let Some(queue) = d.pick(|| {
+                (die * ppd..(die + 1) * ppd)
+                    .map(|p| ftl.plane_urgency(p))
+                    .max()
+                    .unwrap_or(Urgency::None)
+            }) else {
                 return;
             };
+            self.dies[die as usize].last_was_gc = queue == 2;
             queue
         };
         if queue == 2 {

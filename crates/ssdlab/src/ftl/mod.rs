@@ -52,6 +52,16 @@ struct Plane {
     gc_inflight: u32,
 }
 
+/// How urgently a plane's GC needs its die (`Ord`: the most urgent plane of a die decides).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Urgency {
+    None,
+    /// Short of space: GC and host writes take turns (`ftl.gc.preemptible`).
+    Soft,
+    /// GC outranks host writes.
+    Hard,
+}
+
 /// Which open block a write goes to: host data and GC-moved data are kept apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stream {
@@ -119,6 +129,9 @@ pub struct Ftl {
     cursor: usize,
     gc_threshold_blocks: u32,
     urgent_free_blocks: u32,
+    /// Free blocks at or below which urgent GC outranks host writes outright; without
+    /// `ftl.gc.preemptible` the same as `urgent_free_blocks`.
+    hard_free_blocks: u32,
     policy: GcPolicy,
     dynamic_wl: bool,
     static_gap: u32,
@@ -171,6 +184,11 @@ impl Ftl {
             cursor: 0,
             gc_threshold_blocks: ((gc.free_threshold * bpp as f64).ceil() as u32).max(1),
             urgent_free_blocks: gc.urgent_free_blocks,
+            hard_free_blocks: if gc.preemptible {
+                gc.hard_free_blocks
+            } else {
+                gc.urgent_free_blocks
+            },
             policy: gc.policy,
             dynamic_wl: cfg.ftl.wear_leveling.dynamic,
             static_gap: cfg.ftl.wear_leveling.static_gap,
@@ -313,10 +331,18 @@ impl Ftl {
         self.planes[plane as usize].free.len() as u32
     }
 
-    /// A plane is short of space: its queued GC work should outrank host writes.
+    /// How short of space a plane is: [`Urgency::Hard`] when GC must outrank host writes,
+    /// [`Urgency::Soft`] when it alternates with them (`ftl.gc.preemptible`), else none.
     #[inline]
-    pub fn plane_urgent(&self, plane: u32) -> bool {
-        (self.planes[plane as usize].free.len() as u32) <= self.urgent_free_blocks
+    pub fn plane_urgency(&self, plane: u32) -> Urgency {
+        let free = self.planes[plane as usize].free.len() as u32;
+        if free > self.urgent_free_blocks {
+            Urgency::None
+        } else if free <= self.hard_free_blocks {
+            Urgency::Hard
+        } else {
+            Urgency::Soft
+        }
     }
 
     /// Write one logical unit; returns the physical unit that receives it.
