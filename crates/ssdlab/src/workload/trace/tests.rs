@@ -90,6 +90,91 @@ fn blkparse_takes_d_or_q_events_and_ignores_the_summary() {
     assert_eq!(q[0].time_ps, 0);
 }
 
+/// Real blkparse output, as it comes (issue 15, defect 5): a byte-order mark, pass-through
+/// commands (`D N 0 (12 00 ..)`), a data pass-through (`D R 512 (28 ..)`), a note (`m N`), a
+/// timer unplug (`UT`), then the per-CPU summary. Read without `skip_bad_lines`.
+#[test]
+fn blkparse_reads_real_output_with_pass_through_events_and_a_summary() {
+    let path = fixture("blkparse_real.txt");
+    let mut r = TraceReader::open(&path, &ReadOptions::default()).unwrap();
+    assert_eq!(r.format(), Format::Blkparse);
+    let mut d = Vec::new();
+    while let Some(rec) = r.next_record().unwrap() {
+        d.push(rec);
+    }
+    let sda = formats::blk_device(8, 0).unwrap();
+    let got: Vec<(u64, TraceOp, u64, u64)> = d
+        .iter()
+        .map(|r| (r.time_ps, r.op, r.offset, r.len))
+        .collect();
+    // Time 0 is the first D request (1.006200 ms); the pass-through ones before it are not.
+    assert_eq!(
+        got,
+        vec![
+            (0, TraceOp::Write, 1_953_024 * 512, 4096),
+            (194_800_000, TraceOp::Flush, 0, 0),
+            (994_700_000, TraceOp::Read, 409_600 * 512, 64 * 512),
+            (1_494_800_000, TraceOp::Read, 409_664 * 512, 256 * 512),
+        ]
+    );
+    assert!(d.iter().all(|r| r.device == sda));
+    // 21 event lines, 4 of them requests; the first summary line ends the reading.
+    assert_eq!(r.lines(), 22);
+    assert_eq!(r.not_request_lines(), 18);
+    assert_eq!(r.skipped_lines(), 0);
+    assert_eq!(r.blkparse_events(), (8, 4));
+    // A second call after the end stays at the end.
+    assert_eq!(r.next_record().unwrap(), None);
+    assert_eq!(r.not_request_lines(), 18);
+    let q = ReadOptions {
+        blkparse_event: BlkEvent::Q,
+        ..Default::default()
+    };
+    let (_, q) = read_all(&path, &q).unwrap();
+    let ops: Vec<TraceOp> = q.iter().map(|r| r.op).collect();
+    assert_eq!(
+        ops,
+        vec![TraceOp::Write, TraceOp::Flush, TraceOp::Read, TraceOp::Read]
+    );
+}
+
+#[test]
+fn a_byte_order_mark_is_not_part_of_the_first_line_in_any_format() {
+    let bom = |text: &str| {
+        let mut v = vec![0xef, 0xbb, 0xbf];
+        v.extend_from_slice(text.as_bytes());
+        v
+    };
+    let cases: [(&str, Format); 5] = [
+        ("128166372003061629,hm,0,Read,4096,512,100\n", Format::Msr),
+        ("0,303567,3584,w,0.000000\n", Format::Spc),
+        ("10 0 8 8 1\n", Format::Disksim),
+        ("1,16,8,1,7\n", Format::Tencent),
+        (
+            "fio version 2 iolog\n/dev/x add\n/dev/x open\n/dev/x read 0 4096\n",
+            Format::Fio,
+        ),
+    ];
+    for (text, fmt) in cases {
+        let plain = bytes_reader(text.as_bytes().to_vec(), &ReadOptions::default()).unwrap();
+        let opts = ReadOptions::default();
+        let mut r = TraceReader::from_reader("mem", Box::new(Cursor::new(bom(text))), &opts)
+            .unwrap_or_else(|e| panic!("{fmt:?}: {e}"));
+        assert_eq!(r.format(), fmt);
+        let mut got = Vec::new();
+        while let Some(rec) = r.next_record().unwrap() {
+            got.push(rec);
+        }
+        assert_eq!(got, plain, "{fmt:?}");
+        // Named, not detected, too.
+        let named = ReadOptions {
+            format: Some(fmt),
+            ..Default::default()
+        };
+        assert_eq!(bytes_reader(bom(text), &named).unwrap(), plain, "{fmt:?}");
+    }
+}
+
 #[test]
 fn spc_reads_asus_blocks_and_seconds() {
     let (fmt, d) = read_all(&fixture("umass_spc.csv"), &ReadOptions::default()).unwrap();
