@@ -596,3 +596,142 @@ fn every_named_model_matches_its_published_ratio_and_sizes() {
         );
     }
 }
+
+/// Filters that leave nothing are refused, naming the filter and what the trace holds (issue 15,
+/// defect 11); before, each gave an all-zero replay.
+#[test]
+fn a_replay_whose_filters_select_nothing_is_refused() {
+    use replay::{Replay, TraceJob};
+    let job = |extra: &str, file: &str| {
+        TraceJob::from_json(&format!(r#"{{"trace": {:?}{extra}}}"#, fixture(file))).unwrap()
+    };
+    let err = |j: &TraceJob| Replay::new(j, 1 << 30, 1).err().unwrap().to_string();
+    let e = err(&job(r#", "devices": ["99"]"#, "umass_spc.csv"));
+    assert!(e.contains("field `devices`") && e.contains("got 99"), "{e}");
+    assert!(e.contains("device(s) 0, 1, 2"), "{e}");
+    let e = err(&job(r#", "start": "10s""#, "umass_spc.csv"));
+    assert!(e.contains("field `start`") && e.contains("got 10 s"), "{e}");
+    assert!(e.contains("span 0 s to 0.03"), "{e}");
+    let e = err(&job(r#", "stop": "0s""#, "umass_spc.csv"));
+    assert!(
+        e.contains("field `stop`") && e.contains("first request (at 0 s)"),
+        "{e}"
+    );
+    assert!(Replay::new(&job(r#", "devices": ["8:0"]"#, "blkparse.txt"), 1 << 30, 1).is_ok());
+    let e = err(&job(r#", "devices": ["8:32"]"#, "blkparse.txt"));
+    assert!(
+        e.contains("got 8:32") && e.contains("device(s) 8:0, 8:16"),
+        "{e}"
+    );
+    assert!(!e.contains('\n'), "one line: {e}");
+}
+
+#[test]
+fn a_blkparse_replay_of_an_event_kind_not_in_the_file_is_refused() {
+    use replay::{Replay, TraceJob};
+    let dir = std::env::temp_dir().join(format!("ssdlab-trace-q-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("d_only.txt");
+    std::fs::write(
+        &path,
+        "  8,0    1        1     0.000000000  4162  D  WS 2048 + 8 [fio]\n  \
+         8,0    1        2     0.000100000  4162  D   R 4096 + 16 [fio]\n",
+    )
+    .unwrap();
+    let j = TraceJob::from_json(&format!(
+        r#"{{"trace": {:?}, "blkparse_event": "Q"}}"#,
+        path.to_string_lossy()
+    ))
+    .unwrap();
+    let e = Replay::new(&j, 1 << 30, 1).err().unwrap().to_string();
+    assert!(
+        e.contains("field `blkparse_event`") && e.contains("got Q"),
+        "{e}"
+    );
+    assert!(e.contains("holds 2 D events"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A replay's `out_of_order` is the count `trace stats` gives for the same file, in either mode
+/// (issue 15, defect 11: afap replays said 0 where stats said 3).
+#[test]
+fn a_replay_counts_out_of_order_requests_as_trace_stats_does() {
+    use replay::{Replay, ReplayMode, TraceJob};
+    let dir = std::env::temp_dir().join(format!("ssdlab-trace-ooo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("ooo.trace");
+    // Times 10, 50, 20, 30, 60, 40 µs: 20, 30 and 40 come after 50 or 60.
+    let mut text = String::new();
+    for (i, t) in [10, 50, 20, 30, 60, 40].iter().enumerate() {
+        text.push_str(&format!("{} 0 {} 8 1\n", t * 1000, i * 8));
+    }
+    std::fs::write(&path, text).unwrap();
+    let p = path.to_string_lossy().into_owned();
+    let st = stats::of_source(
+        &p,
+        &ReadOptions::default(),
+        &StatsOptions::default(),
+        &[],
+        1,
+        &mut |_| true,
+    )
+    .unwrap();
+    assert_eq!(st.stats.time.out_of_order, 3);
+    for mode in [ReplayMode::Timed, ReplayMode::Afap] {
+        let mut j = TraceJob::from_json(&format!(r#"{{"trace": {p:?}}}"#)).unwrap();
+        j.mode = mode;
+        let mut r = Replay::new(&j, 1 << 30, 1).unwrap();
+        while r.next_request().unwrap().is_some() {}
+        assert_eq!(r.out.out_of_order, 3, "{mode:?}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A replay opens its trace once per pass: a FIFO is refused at once, never waited on (issue 15,
+/// defect 9; before, the prescan blocked in open until a writer came, then the replay pass read
+/// nothing).
+#[cfg(unix)]
+#[test]
+fn a_replay_of_a_fifo_is_refused_without_blocking() {
+    use replay::{Replay, TraceJob};
+    let dir = std::env::temp_dir().join(format!("ssdlab-trace-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("t.fifo");
+    let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo only creates a node.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let j = TraceJob::from_json(&format!(r#"{{"trace": {:?}}}"#, fifo.to_string_lossy())).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        tx.send(Replay::new(&j, 1 << 30, 1).err().map(|e| e.to_string()))
+            .ok();
+    });
+    let got = rx
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("a replay of a FIFO must not block");
+    let e = got.expect("a FIFO is refused");
+    assert!(
+        e.contains("a pipe or FIFO") && e.contains("regular file"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn trace_stats_of_a_device_not_in_the_trace_is_refused() {
+    let err = stats::of_source(
+        &fixture("umass_spc.csv"),
+        &ReadOptions::default(),
+        &StatsOptions::default(),
+        &[99],
+        1,
+        &mut |_| true,
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(
+        err.contains("--device 99") && err.contains("device(s) 0, 1, 2"),
+        "{err}"
+    );
+}
