@@ -231,6 +231,7 @@ def test_cli_reads_real_blkparse_output_without_skip_bad_lines(tmp_path: Path) -
     stats = json.loads(out.read_text())
     assert stats["source"]["format"] == "blkparse"
     assert stats["source"]["skipped_bad_lines"] == 0
+    assert stats["source"]["not_request_lines"] == 18
     assert (stats["requests"], stats["reads"], stats["writes"], stats["flushes"]) == (4, 2, 1, 1)
 
 

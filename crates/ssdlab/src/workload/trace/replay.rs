@@ -410,6 +410,9 @@ pub struct TraceOutcome {
     /// Requests in the trace (one pass, before filters).
     pub records: u64,
     pub skipped_bad_lines: u64,
+    /// Lines of the format that hold no request (headers, other events, no-data and
+    /// pass-through events), skipped without being errors (one pass).
+    pub not_request_lines: u64,
     /// The first few skipped lines and why.
     pub bad_lines: Vec<String>,
     /// Requests of other devices than those asked for (one pass).
@@ -507,6 +510,7 @@ impl Replay {
                 lines: 0,
                 records: 0,
                 skipped_bad_lines: 0,
+                not_request_lines: 0,
                 bad_lines: Vec::new(),
                 filtered_device: 0,
                 filtered_window: 0,
@@ -620,6 +624,7 @@ impl Replay {
             self.out.lines = reader.lines();
             self.out.records = reader.records();
             self.out.skipped_bad_lines = reader.skipped_lines();
+            self.out.not_request_lines = reader.not_request_lines();
             self.out.bad_lines = reader.bad_lines().to_vec();
             self.out.before_start = reader.early();
         } else {

@@ -756,6 +756,9 @@ pub struct SourceInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lines: Option<u64>,
     pub skipped_bad_lines: u64,
+    /// Lines of the format that hold no request (headers, other events, no-data and
+    /// pass-through events), skipped without being errors.
+    pub not_request_lines: u64,
     pub bad_lines: Vec<String>,
     /// Requests of devices not asked for.
     pub filtered_device: u64,
@@ -848,6 +851,7 @@ pub fn of_source(
         info.compression = Some(r.compression().name().into());
         info.lines = Some(r.lines());
         info.skipped_bad_lines = r.skipped_lines();
+        info.not_request_lines = r.not_request_lines();
         info.bad_lines = r.bad_lines().to_vec();
         info.before_start = r.early();
     }

@@ -136,6 +136,11 @@ fn blkparse_reads_real_output_with_pass_through_events_and_a_summary() {
         ops,
         vec![TraceOp::Write, TraceOp::Flush, TraceOp::Read, TraceOp::Read]
     );
+    // A replay reports what it skipped.
+    let j = replay::TraceJob::from_json(&format!(r#"{{"trace": {path:?}}}"#)).unwrap();
+    let r = replay::Replay::new(&j, 1 << 30, 1).unwrap();
+    assert_eq!((r.per_pass, r.out.not_request_lines), (4, 18));
+    assert_eq!(r.out.skipped_bad_lines, 0);
 }
 
 #[test]
