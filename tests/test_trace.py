@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
+import os
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -213,3 +218,90 @@ def test_cli_generate_models_and_formats(tmp_path: Path) -> None:
     assert proc.returncode == 0 and "blkparse" in proc.stdout
     proc = run_cli("trace", "stats", FIXTURES / "msr.csv", "--blkparse-event", "X")
     assert_user_error(proc, "--blkparse-event")
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 15: real blkparse output, pipes, filters that select nothing
+
+
+def test_cli_reads_real_blkparse_output_without_skip_bad_lines(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    proc = run_cli("trace", "stats", FIXTURES / "blkparse_real.txt", "--json", out)
+    assert proc.returncode == 0, proc.stderr
+    stats = json.loads(out.read_text())
+    assert stats["source"]["format"] == "blkparse"
+    assert stats["source"]["skipped_bad_lines"] == 0
+    assert stats["source"]["not_request_lines"] == 18
+    assert (stats["requests"], stats["reads"], stats["writes"], stats["flushes"]) == (4, 2, 1, 1)
+
+
+def _fifo_writer(path: Path, text: str) -> threading.Thread:
+    def write() -> None:
+        with contextlib.suppress(OSError), path.open("w") as f:
+            f.write(text)
+
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_cli_replay_of_a_fifo_is_refused_not_hung(tmp_path: Path, preset_name: str) -> None:
+    fifo = tmp_path / "t.fifo"
+    os.mkfifo(fifo)
+    # A writer, as a user's `mkfifo` + producer would have: before, the replay read the pipe in
+    # the prescan, then opened it again and waited forever.
+    writer = _fifo_writer(fifo, "0 0 8 8 1\n1000 0 16 8 0\n")
+    proc = run_cli("run", preset_name, "--trace", fifo, "-q", timeout=60)
+    assert_user_error(proc, "t.fifo", "pipe or fifo", "regular file")
+    # Unblock the writer if the replay did not open the pipe.
+    with contextlib.suppress(OSError):
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        os.close(fd)
+    writer.join(timeout=5)
+
+
+def test_cli_trace_stats_reads_dev_stdin_from_a_pipe(tmp_path: Path) -> None:
+    text = (FIXTURES / "umass_spc.csv").read_text()
+    env = dict(os.environ)
+    env.pop("COLUMNS", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ssdlab", "trace", "stats", "/dev/stdin", "--json", "-"],
+        input=text,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["requests"] == 7
+
+
+@pytest.mark.parametrize(
+    ("flags", "needles"),
+    [
+        (("--device", "99"), ("--device", "got 99", "device(s) 0, 1, 2")),
+        (("--start", "10s"), ("--start", "got 10 s", "span 0 s to 0.03")),
+        (("--stop", "0s"), ("--stop", "got 0 s", "first request (at 0 s)")),
+    ],
+)
+def test_cli_filters_that_select_nothing_are_refused(
+    preset_name: str, flags: tuple[str, ...], needles: tuple[str, ...]
+) -> None:
+    proc = run_cli("run", preset_name, "--trace", FIXTURES / "umass_spc.csv", *flags, "-q")
+    assert_user_error(proc, *needles)
+
+
+def test_cli_blkparse_event_not_in_the_file_is_refused(tmp_path: Path, preset_name: str) -> None:
+    trace = tmp_path / "d_only.txt"
+    trace.write_text(
+        "  8,0    1        1     0.000000000  4162  D  WS 2048 + 8 [fio]\n"
+        "  8,0    1        2     0.000100000  4162  D   R 4096 + 16 [fio]\n"
+    )
+    proc = run_cli("run", preset_name, "--trace", trace, "--blkparse-event", "Q", "-q")
+    assert_user_error(proc, "--blkparse-event", "got Q", "2 D events")
+
+
+def test_cli_trace_stats_of_a_device_not_in_the_trace_is_refused() -> None:
+    proc = run_cli("trace", "stats", FIXTURES / "umass_spc.csv", "--device", "99")
+    assert_user_error(proc, "--device 99", "device(s) 0, 1, 2")

@@ -255,11 +255,15 @@ class Job:
 
 
 def _trace_source(source: str | os.PathLike[str]) -> str:
-    """A file path is made absolute; ``model:NAME,...`` stays as it is."""
+    """A file path is made absolute; ``model:NAME,...`` stays as it is.
+
+    Symbolic links are not followed: ``/dev/stdin`` and ``/dev/fd/N`` (bash's ``<(...)``) lead
+    to ``pipe:[...]`` names that cannot be opened, so the path is kept as given.
+    """
     text = os.fspath(source)
     if text.startswith("model:"):
         return text
-    return str(Path(text).resolve())
+    return os.path.abspath(text)
 
 
 def _devices(value: Any) -> list[str]:

@@ -164,8 +164,22 @@ pub struct State {
     fio_wait_ps: u128,
     /// blkparse: inside the summary block at the end.
     blk_summary: bool,
+    /// blkparse: well-formed D and Q events seen (of any RWBS), to say which kinds a file holds.
+    blk_d: u64,
+    blk_q: u64,
     /// Non-blank lines seen so far.
     lines_seen: u64,
+}
+
+impl State {
+    /// blkparse: the summary trailer has begun; nothing after it is an event.
+    pub fn at_summary(&self) -> bool {
+        self.blk_summary
+    }
+    /// blkparse: the D and the Q events seen so far.
+    pub fn blk_events(&self) -> (u64, u64) {
+        (self.blk_d, self.blk_q)
+    }
 }
 
 const MAX_FIO_FILES: usize = 4096;
@@ -538,10 +552,16 @@ fn blkparse(state: &mut State, event: BlkEvent, line: &[u8]) -> Result<Parsed, S
     }
     let t = parse_decimal_ps(f[3], 12)
         .ok_or_else(|| bad("time", "seconds (a non-negative decimal)", f[3]))?;
+    match f[5] {
+        b"D" => state.blk_d += 1,
+        b"Q" => state.blk_q += 1,
+        _ => {}
+    }
     let want: &[u8] = match event {
         BlkEvent::D => b"D",
         BlkEvent::Q => b"Q",
     };
+    // Any other action (G, I, C, M, P, U, UT, m notes, PC...) is not a request.
     if f[5] != want {
         return Ok(Parsed::Skip);
     }
@@ -553,7 +573,16 @@ fn blkparse(state: &mut State, event: BlkEvent, line: &[u8]) -> Result<Parsed, S
         return Err(bad("RWBS", "flags from R, W, D, F, S, M, A, N, E, B", rwbs));
     }
     let has = |c: u8| rwbs.contains(&c);
+    // RWBS `N` alone: no data moves (a pass-through SCSI/NVMe command, a zone command); blkparse
+    // then prints a byte count and the command's first bytes, `0 (12 00 ..)`, not a sector range.
+    if !(has(b'R') || has(b'W') || has(b'D') || has(b'F')) {
+        return Ok(Parsed::Skip);
+    }
     let data = n >= 10 && f[8] == b"+";
+    let pass_through = n > 8 && parse_u64(f[7]).is_some() && f[8].starts_with(b"(");
+    if pass_through {
+        return Ok(Parsed::Skip);
+    }
     let (offset, len) = if data {
         let sector =
             parse_u64(f[7]).ok_or_else(|| bad("sector", "a sector number (integer)", f[7]))?;

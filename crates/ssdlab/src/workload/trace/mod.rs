@@ -95,6 +95,8 @@ pub struct TraceReader {
     line: u64,
     records: u64,
     skipped: u64,
+    /// Lines of the format that hold no request (headers, other events, no-data events).
+    not_requests: u64,
     bad: Vec<String>,
     t0: Option<u128>,
     early: u64,
@@ -146,11 +148,18 @@ impl TraceReader {
             line: 0,
             records: 0,
             skipped: 0,
+            not_requests: 0,
             bad: Vec::new(),
             t0: None,
             early: 0,
         };
         r.read_ahead()?;
+        // A UTF-8 byte-order mark (Windows editors write one) is not part of the first line.
+        if let Some((first, _)) = r.ahead.front_mut() {
+            if first.starts_with(&[0xef, 0xbb, 0xbf]) {
+                first.drain(..3);
+            }
+        }
         if opts.format.is_none() {
             r.format = r.detect()?;
         }
@@ -249,6 +258,11 @@ impl TraceReader {
     /// The next request, or `None` at the end of the trace.
     pub fn next_record(&mut self) -> Result<Option<TraceRecord>> {
         loop {
+            // blkparse's summary trailer ends the events: stop there rather than read the
+            // per-CPU and per-device tables.
+            if self.state.at_summary() {
+                return Ok(None);
+            }
             let long = if let Some((line, long)) = self.ahead.pop_front() {
                 self.buf = line;
                 long
@@ -284,7 +298,11 @@ impl TraceReader {
                         device: raw.device,
                     }));
                 }
-                Ok(_) => continue,
+                Ok(formats::Parsed::Skip) => {
+                    self.not_requests += 1;
+                    continue;
+                }
+                Ok(formats::Parsed::Blank) => continue,
                 Err(msg) => {
                     let full = format!(
                         "{}, line {}: {msg} ({} trace: {}); the line: {}",
@@ -323,6 +341,15 @@ impl TraceReader {
     /// Malformed lines skipped so far (with `skip_bad_lines`).
     pub fn skipped_lines(&self) -> u64 {
         self.skipped
+    }
+    /// Lines that belong to the format but hold no request: headers, file actions, events other
+    /// than the requests asked for, no-data and pass-through events, the start of a summary.
+    pub fn not_request_lines(&self) -> u64 {
+        self.not_requests
+    }
+    /// blkparse: the D and the Q events read so far (any RWBS).
+    pub fn blkparse_events(&self) -> (u64, u64) {
+        self.state.blk_events()
     }
     /// Requests timestamped before time 0 (read as at time 0).
     pub fn early(&self) -> u64 {

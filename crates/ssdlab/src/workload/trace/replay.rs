@@ -3,7 +3,10 @@
 //! A replay reads its trace twice: a first pass (the prescan) checks every line, counts the
 //! requests and measures each device's extent, so that the mapping onto the simulated capacity
 //! (layout of several devices, then wrap or scale) is fixed before the run; the second pass feeds
-//! the host one request at a time. Memory stays constant whatever the trace's length.
+//! the host one request at a time. Memory stays constant whatever the trace's length. Because the
+//! file is opened again for each pass, a pipe or FIFO is refused up front (it would read empty,
+//! or block, the second time); and filters that leave no request are refused, naming the filter
+//! and what the trace holds, rather than giving an all-zero result.
 
 use super::model::{self, ModelParams};
 use super::{formats, BlkEvent, Format, ReadOptions, TraceOp, TraceReader, TraceRecord};
@@ -122,6 +125,11 @@ pub struct TraceJob {
 
 fn job_err(field: &str, msg: String) -> Error {
     Error::Job(format!("trace job, field `{field}`: {msg}"))
+}
+
+/// A filter that left nothing, named as the job field and as the command-line option.
+fn filter_err(field: &str, flag: &str, msg: String) -> Error {
+    Error::Job(format!("trace job, field `{field}` ({flag}): {msg}"))
 }
 
 /// Parse device filters: numbers, `a-b` ranges, and blkparse's `maj:min`.
@@ -275,10 +283,10 @@ impl Source {
     fn open(job: &TraceJob, seed: u64) -> Result<Source> {
         Ok(match job.model()? {
             Some(p) => Source::Model(Box::new(model::Generator::new(p, seed))),
-            None => Source::File(Box::new(TraceReader::open(
-                &job.trace,
-                &job.read_options()?,
-            )?)),
+            None => Source::File(Box::new({
+                check_regular_file(&job.trace)?;
+                TraceReader::open(&job.trace, &job.read_options()?)?
+            })),
         })
     }
 
@@ -289,6 +297,68 @@ impl Source {
         }
     }
 }
+
+/// A replay opens its trace once per pass, so the trace must be a file that reads the same each
+/// time it is opened. A FIFO or a pipe (`<(...)`, `/dev/stdin` from a pipe) would read empty the
+/// second time, or block waiting for a writer; refuse it before opening (opening a FIFO blocks).
+/// A path that does not exist is left to the open, which says so.
+fn check_regular_file(path: &str) -> Result<()> {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    let kind = meta.file_type();
+    if kind.is_file() {
+        return Ok(());
+    }
+    #[cfg(unix)]
+    let what = {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            "a pipe or FIFO"
+        } else if kind.is_char_device() || kind.is_block_device() {
+            "a device"
+        } else if kind.is_socket() {
+            "a socket"
+        } else if kind.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file"
+        }
+    };
+    #[cfg(not(unix))]
+    let what = if kind.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    };
+    Err(Error::Trace(format!(
+        "{path}: is {what}; a replay reads its trace twice (a prescan to fit it onto the device, \
+         then the replay), so it needs a regular file: save the trace to a file first \
+         (`ssdlab trace stats` reads a pipe, once)"
+    )))
+}
+
+/// A device number as the trace's format writes it: blkparse `maj:min`, else the number.
+fn device_name(format: &str, device: u32) -> String {
+    if format == "blkparse" {
+        format!("{}:{}", device >> 20, device & ((1 << 20) - 1))
+    } else {
+        device.to_string()
+    }
+}
+
+/// What the trace held before the filters, for the message when they leave nothing.
+#[derive(Default)]
+struct Seen {
+    /// Devices seen (the first few, in order) and how many in all.
+    devices: std::collections::BTreeSet<u32>,
+    devices_more: bool,
+    first_ps: Option<u64>,
+    last_ps: u64,
+}
+
+/// Devices a "filters left nothing" message lists.
+const SEEN_DEVICES: usize = 8;
 
 /// What the window, the filters and the checks did to one record.
 enum Take {
@@ -340,6 +410,9 @@ pub struct TraceOutcome {
     /// Requests in the trace (one pass, before filters).
     pub records: u64,
     pub skipped_bad_lines: u64,
+    /// Lines of the format that hold no request (headers, other events, no-data and
+    /// pass-through events), skipped without being errors (one pass).
+    pub not_request_lines: u64,
     /// The first few skipped lines and why.
     pub bad_lines: Vec<String>,
     /// Requests of other devices than those asked for (one pass).
@@ -350,7 +423,9 @@ pub struct TraceOutcome {
     pub zero_length: u64,
     /// Requests not on 512-byte boundaries, widened to them (one pass).
     pub unaligned: u64,
-    /// Timed: requests whose time is before the previous one's; they arrive with it.
+    /// Requests timestamped before an earlier request (one pass, after the device and window
+    /// filters; counted as `trace stats` counts them, whatever the mode). Timed: they arrive
+    /// together with the latest earlier request.
     pub out_of_order: u64,
     /// Requests timestamped before the earliest of the trace's first lines (read as time 0).
     pub before_start: u64,
@@ -394,6 +469,8 @@ pub struct Replay {
     pass_last: u64,
     last_arrival: u64,
     mean_gap_ps: u64,
+    /// Latest trace time among the prescan's requests so far (for `out_of_order`).
+    prescan_latest: Option<u64>,
     pub out: TraceOutcome,
     /// Requests in one pass after filters.
     pub per_pass: u64,
@@ -422,6 +499,7 @@ impl Replay {
             pass_last: 0,
             last_arrival: 0,
             mean_gap_ps: 0,
+            prescan_latest: None,
             out: TraceOutcome {
                 source: job.trace.clone(),
                 format: String::new(),
@@ -432,6 +510,7 @@ impl Replay {
                 lines: 0,
                 records: 0,
                 skipped_bad_lines: 0,
+                not_request_lines: 0,
                 bad_lines: Vec::new(),
                 filtered_device: 0,
                 filtered_window: 0,
@@ -483,6 +562,15 @@ impl Replay {
             }
             return Take::Skip;
         }
+        if count {
+            // As `trace stats` counts it: a request timestamped before the latest earlier one,
+            // among the requests the device and window filters keep (zero-length ones included).
+            let latest = self.prescan_latest.get_or_insert(rec.time_ps);
+            if rec.time_ps < *latest {
+                self.out.out_of_order += 1;
+            }
+            *latest = (*latest).max(rec.time_ps);
+        }
         if rec.len == 0 && rec.op != TraceOp::Flush {
             if count {
                 self.out.zero_length += 1;
@@ -501,7 +589,15 @@ impl Replay {
     fn prescan(&mut self) -> Result<()> {
         let mut ext: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
         let (mut first, mut last) = (None::<u64>, 0u64);
+        let mut seen = Seen::default();
         while let Some(rec) = self.source.next()? {
+            seen.first_ps.get_or_insert(rec.time_ps);
+            seen.last_ps = seen.last_ps.max(rec.time_ps);
+            if seen.devices.len() < SEEN_DEVICES {
+                seen.devices.insert(rec.device);
+            } else if !seen.devices.contains(&rec.device) {
+                seen.devices_more = true;
+            }
             match self.take(rec, true) {
                 Take::EndOfPass => break,
                 Take::Skip => continue,
@@ -528,6 +624,7 @@ impl Replay {
             self.out.lines = reader.lines();
             self.out.records = reader.records();
             self.out.skipped_bad_lines = reader.skipped_lines();
+            self.out.not_request_lines = reader.not_request_lines();
             self.out.bad_lines = reader.bad_lines().to_vec();
             self.out.before_start = reader.early();
         } else {
@@ -535,6 +632,9 @@ impl Replay {
             self.out.records = self.per_pass + self.out.filtered_device + self.out.filtered_window;
         }
         self.out.per_pass = self.per_pass;
+        if self.per_pass == 0 {
+            return Err(self.nothing_selected(&seen));
+        }
         self.out.duration_s = first.map_or(0.0, |f| (last - f) as f64 / 1e12);
         self.side_by_side = match self.job.layout {
             Layout::SideBySide => true,
@@ -587,6 +687,102 @@ impl Replay {
         // The replay pass starts afresh.
         self.source = Source::open(&self.job, self.seed)?;
         Ok(())
+    }
+
+    /// The error when the trace and the filters leave no request to replay: names the filter that
+    /// removed them all and what the trace holds.
+    fn nothing_selected(&self, seen: &Seen) -> Error {
+        let fmt = self.out.format.as_str();
+        let secs = |ps: u64| format!("{} s", ps as f64 / 1e12);
+        if self.out.records == 0 {
+            if let Source::File(r) = &self.source {
+                let (d, q) = r.blkparse_events();
+                let (asked, other, n_other) = match self.job.blkparse_event {
+                    BlkEvent::D => ("D", "Q", q),
+                    BlkEvent::Q => ("Q", "D", d),
+                };
+                if fmt == "blkparse" && n_other > 0 {
+                    return filter_err(
+                        "blkparse_event", "--blkparse-event",
+                        format!(
+                            "got {asked}, but {} has no {asked} request (it holds {n_other} {other} \
+                             events); expected {other}",
+                            self.job.trace
+                        ),
+                    );
+                }
+            }
+            return Error::Trace(format!(
+                "{}: no requests in the trace ({} lines, {} of them events or headers that are \
+                 not requests); expected at least one read, write, trim or flush",
+                self.job.trace,
+                self.out.lines,
+                match &self.source {
+                    Source::File(r) => r.not_request_lines(),
+                    Source::Model(_) => 0,
+                }
+            ));
+        }
+        let span = match seen.first_ps {
+            Some(f) => format!(
+                "the trace's requests span {} to {}",
+                secs(f),
+                secs(seen.last_ps)
+            ),
+            None => String::new(),
+        };
+        if !self.devices.is_empty() && self.out.filtered_device == self.out.records {
+            let mut held: Vec<String> = seen.devices.iter().map(|&d| device_name(fmt, d)).collect();
+            if seen.devices_more {
+                held.push("...".into());
+            }
+            let asked: Vec<String> = self
+                .devices
+                .iter()
+                .take(8)
+                .map(|&d| device_name(fmt, d))
+                .collect();
+            return filter_err(
+                "devices",
+                "--device",
+                format!(
+                    "got {}{}, but no request of {} is on them; the trace holds device(s) {}",
+                    asked.join(", "),
+                    if self.devices.len() > 8 { ", ..." } else { "" },
+                    self.job.trace,
+                    held.join(", ")
+                ),
+            );
+        }
+        if let Some(stop) = self.stop_ps {
+            if seen.first_ps.is_some_and(|f| stop <= f) || self.out.filtered_window == 0 {
+                // Reading stopped at the first request, so only its time is known.
+                let first = seen.first_ps.map_or("none".into(), secs);
+                return filter_err(
+                    "stop",
+                    "--stop",
+                    format!(
+                        "got {}, at or before the trace's first request (at {first}); \
+                         expected a later stop",
+                        secs(stop)
+                    ),
+                );
+            }
+        }
+        if self.out.filtered_window > 0 {
+            return filter_err(
+                "start",
+                "--start",
+                format!(
+                    "got {}, after the trace's last request; {span}; expected an earlier start",
+                    secs(self.start_ps)
+                ),
+            );
+        }
+        Error::Trace(format!(
+            "{}: none of the trace's {} requests can be replayed ({} of length 0)",
+            self.job.trace, self.out.records, self.out.zero_length
+        ))
     }
 
     /// Put a record on the device: lay out, widen to sectors, fit.
@@ -660,9 +856,8 @@ impl Replay {
                 .pass_offset_ps
                 .saturating_add(self.duration_scaled(rel.saturating_sub(first)));
             let arrival = if self.job.mode == ReplayMode::Timed {
-                if t < self.last_arrival {
-                    self.out.out_of_order += 1;
-                }
+                // A request timestamped before an earlier one arrives with it (counted in
+                // `out_of_order` by the prescan).
                 let a = t.max(self.last_arrival);
                 self.last_arrival = a;
                 a

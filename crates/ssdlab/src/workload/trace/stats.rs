@@ -756,6 +756,9 @@ pub struct SourceInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lines: Option<u64>,
     pub skipped_bad_lines: u64,
+    /// Lines of the format that hold no request (headers, other events, no-data and
+    /// pass-through events), skipped without being errors.
+    pub not_request_lines: u64,
     pub bad_lines: Vec<String>,
     /// Requests of devices not asked for.
     pub filtered_device: u64,
@@ -810,19 +813,45 @@ pub fn of_source(
         }
     } else {
         let mut r = super::TraceReader::open(source, read)?;
+        // The first few devices seen, to say what the trace holds when the filter keeps nothing.
+        let mut seen = std::collections::BTreeSet::new();
+        let mut kept = 0u64;
         while let Some(rec) = r.next_record()? {
             n += 1;
             tick(n)?;
+            if seen.len() < 8 {
+                seen.insert(rec.device);
+            }
             if keep(rec.device) {
+                kept += 1;
                 st.add(&rec);
             } else {
                 info.filtered_device += 1;
             }
         }
+        if kept == 0 && info.filtered_device > 0 {
+            let blk = r.format() == super::Format::Blkparse;
+            let name = |d: u32| {
+                if blk {
+                    format!("{}:{}", d >> 20, d & ((1 << 20) - 1))
+                } else {
+                    d.to_string()
+                }
+            };
+            let asked: Vec<String> = devices.iter().take(8).map(|&d| name(d)).collect();
+            let held: Vec<String> = seen.iter().map(|&d| name(d)).collect();
+            return Err(crate::Error::Trace(format!(
+                "{source}: --device {}: no request is on {}; the trace holds device(s) {}",
+                asked.join(","),
+                if devices.len() == 1 { "it" } else { "them" },
+                held.join(", ")
+            )));
+        }
         info.format = r.format().name().into();
         info.compression = Some(r.compression().name().into());
         info.lines = Some(r.lines());
         info.skipped_bad_lines = r.skipped_lines();
+        info.not_request_lines = r.not_request_lines();
         info.bad_lines = r.bad_lines().to_vec();
         info.before_start = r.early();
     }

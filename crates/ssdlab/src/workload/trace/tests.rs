@@ -90,6 +90,96 @@ fn blkparse_takes_d_or_q_events_and_ignores_the_summary() {
     assert_eq!(q[0].time_ps, 0);
 }
 
+/// Real blkparse output, as it comes (issue 15, defect 5): a byte-order mark, pass-through
+/// commands (`D N 0 (12 00 ..)`), a data pass-through (`D R 512 (28 ..)`), a note (`m N`), a
+/// timer unplug (`UT`), then the per-CPU summary. Read without `skip_bad_lines`.
+#[test]
+fn blkparse_reads_real_output_with_pass_through_events_and_a_summary() {
+    let path = fixture("blkparse_real.txt");
+    let mut r = TraceReader::open(&path, &ReadOptions::default()).unwrap();
+    assert_eq!(r.format(), Format::Blkparse);
+    let mut d = Vec::new();
+    while let Some(rec) = r.next_record().unwrap() {
+        d.push(rec);
+    }
+    let sda = formats::blk_device(8, 0).unwrap();
+    let got: Vec<(u64, TraceOp, u64, u64)> = d
+        .iter()
+        .map(|r| (r.time_ps, r.op, r.offset, r.len))
+        .collect();
+    // Time 0 is the first D request (1.006200 ms); the pass-through ones before it are not.
+    assert_eq!(
+        got,
+        vec![
+            (0, TraceOp::Write, 1_953_024 * 512, 4096),
+            (194_800_000, TraceOp::Flush, 0, 0),
+            (994_700_000, TraceOp::Read, 409_600 * 512, 64 * 512),
+            (1_494_800_000, TraceOp::Read, 409_664 * 512, 256 * 512),
+        ]
+    );
+    assert!(d.iter().all(|r| r.device == sda));
+    // 21 event lines, 4 of them requests; the first summary line ends the reading.
+    assert_eq!(r.lines(), 22);
+    assert_eq!(r.not_request_lines(), 18);
+    assert_eq!(r.skipped_lines(), 0);
+    assert_eq!(r.blkparse_events(), (8, 4));
+    // A second call after the end stays at the end.
+    assert_eq!(r.next_record().unwrap(), None);
+    assert_eq!(r.not_request_lines(), 18);
+    let q = ReadOptions {
+        blkparse_event: BlkEvent::Q,
+        ..Default::default()
+    };
+    let (_, q) = read_all(&path, &q).unwrap();
+    let ops: Vec<TraceOp> = q.iter().map(|r| r.op).collect();
+    assert_eq!(
+        ops,
+        vec![TraceOp::Write, TraceOp::Flush, TraceOp::Read, TraceOp::Read]
+    );
+    // A replay reports what it skipped.
+    let j = replay::TraceJob::from_json(&format!(r#"{{"trace": {path:?}}}"#)).unwrap();
+    let r = replay::Replay::new(&j, 1 << 30, 1).unwrap();
+    assert_eq!((r.per_pass, r.out.not_request_lines), (4, 18));
+    assert_eq!(r.out.skipped_bad_lines, 0);
+}
+
+#[test]
+fn a_byte_order_mark_is_not_part_of_the_first_line_in_any_format() {
+    let bom = |text: &str| {
+        let mut v = vec![0xef, 0xbb, 0xbf];
+        v.extend_from_slice(text.as_bytes());
+        v
+    };
+    let cases: [(&str, Format); 5] = [
+        ("128166372003061629,hm,0,Read,4096,512,100\n", Format::Msr),
+        ("0,303567,3584,w,0.000000\n", Format::Spc),
+        ("10 0 8 8 1\n", Format::Disksim),
+        ("1,16,8,1,7\n", Format::Tencent),
+        (
+            "fio version 2 iolog\n/dev/x add\n/dev/x open\n/dev/x read 0 4096\n",
+            Format::Fio,
+        ),
+    ];
+    for (text, fmt) in cases {
+        let plain = bytes_reader(text.as_bytes().to_vec(), &ReadOptions::default()).unwrap();
+        let opts = ReadOptions::default();
+        let mut r = TraceReader::from_reader("mem", Box::new(Cursor::new(bom(text))), &opts)
+            .unwrap_or_else(|e| panic!("{fmt:?}: {e}"));
+        assert_eq!(r.format(), fmt);
+        let mut got = Vec::new();
+        while let Some(rec) = r.next_record().unwrap() {
+            got.push(rec);
+        }
+        assert_eq!(got, plain, "{fmt:?}");
+        // Named, not detected, too.
+        let named = ReadOptions {
+            format: Some(fmt),
+            ..Default::default()
+        };
+        assert_eq!(bytes_reader(bom(text), &named).unwrap(), plain, "{fmt:?}");
+    }
+}
+
 #[test]
 fn spc_reads_asus_blocks_and_seconds() {
     let (fmt, d) = read_all(&fixture("umass_spc.csv"), &ReadOptions::default()).unwrap();
@@ -510,4 +600,143 @@ fn every_named_model_matches_its_published_ratio_and_sizes() {
             "{name}: arrival rate ratio {iops}"
         );
     }
+}
+
+/// Filters that leave nothing are refused, naming the filter and what the trace holds (issue 15,
+/// defect 11); before, each gave an all-zero replay.
+#[test]
+fn a_replay_whose_filters_select_nothing_is_refused() {
+    use replay::{Replay, TraceJob};
+    let job = |extra: &str, file: &str| {
+        TraceJob::from_json(&format!(r#"{{"trace": {:?}{extra}}}"#, fixture(file))).unwrap()
+    };
+    let err = |j: &TraceJob| Replay::new(j, 1 << 30, 1).err().unwrap().to_string();
+    let e = err(&job(r#", "devices": ["99"]"#, "umass_spc.csv"));
+    assert!(e.contains("field `devices`") && e.contains("got 99"), "{e}");
+    assert!(e.contains("device(s) 0, 1, 2"), "{e}");
+    let e = err(&job(r#", "start": "10s""#, "umass_spc.csv"));
+    assert!(e.contains("field `start`") && e.contains("got 10 s"), "{e}");
+    assert!(e.contains("span 0 s to 0.03"), "{e}");
+    let e = err(&job(r#", "stop": "0s""#, "umass_spc.csv"));
+    assert!(
+        e.contains("field `stop`") && e.contains("first request (at 0 s)"),
+        "{e}"
+    );
+    assert!(Replay::new(&job(r#", "devices": ["8:0"]"#, "blkparse.txt"), 1 << 30, 1).is_ok());
+    let e = err(&job(r#", "devices": ["8:32"]"#, "blkparse.txt"));
+    assert!(
+        e.contains("got 8:32") && e.contains("device(s) 8:0, 8:16"),
+        "{e}"
+    );
+    assert!(!e.contains('\n'), "one line: {e}");
+}
+
+#[test]
+fn a_blkparse_replay_of_an_event_kind_not_in_the_file_is_refused() {
+    use replay::{Replay, TraceJob};
+    let dir = std::env::temp_dir().join(format!("ssdlab-trace-q-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("d_only.txt");
+    std::fs::write(
+        &path,
+        "  8,0    1        1     0.000000000  4162  D  WS 2048 + 8 [fio]\n  \
+         8,0    1        2     0.000100000  4162  D   R 4096 + 16 [fio]\n",
+    )
+    .unwrap();
+    let j = TraceJob::from_json(&format!(
+        r#"{{"trace": {:?}, "blkparse_event": "Q"}}"#,
+        path.to_string_lossy()
+    ))
+    .unwrap();
+    let e = Replay::new(&j, 1 << 30, 1).err().unwrap().to_string();
+    assert!(
+        e.contains("field `blkparse_event`") && e.contains("got Q"),
+        "{e}"
+    );
+    assert!(e.contains("holds 2 D events"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A replay's `out_of_order` is the count `trace stats` gives for the same file, in either mode
+/// (issue 15, defect 11: afap replays said 0 where stats said 3).
+#[test]
+fn a_replay_counts_out_of_order_requests_as_trace_stats_does() {
+    use replay::{Replay, ReplayMode, TraceJob};
+    let dir = std::env::temp_dir().join(format!("ssdlab-trace-ooo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("ooo.trace");
+    // Times 10, 50, 20, 30, 60, 40 µs: 20, 30 and 40 come after 50 or 60.
+    let mut text = String::new();
+    for (i, t) in [10, 50, 20, 30, 60, 40].iter().enumerate() {
+        text.push_str(&format!("{} 0 {} 8 1\n", t * 1000, i * 8));
+    }
+    std::fs::write(&path, text).unwrap();
+    let p = path.to_string_lossy().into_owned();
+    let st = stats::of_source(
+        &p,
+        &ReadOptions::default(),
+        &StatsOptions::default(),
+        &[],
+        1,
+        &mut |_| true,
+    )
+    .unwrap();
+    assert_eq!(st.stats.time.out_of_order, 3);
+    for mode in [ReplayMode::Timed, ReplayMode::Afap] {
+        let mut j = TraceJob::from_json(&format!(r#"{{"trace": {p:?}}}"#)).unwrap();
+        j.mode = mode;
+        let mut r = Replay::new(&j, 1 << 30, 1).unwrap();
+        while r.next_request().unwrap().is_some() {}
+        assert_eq!(r.out.out_of_order, 3, "{mode:?}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A replay opens its trace once per pass: a FIFO is refused at once, never waited on (issue 15,
+/// defect 9; before, the prescan blocked in open until a writer came, then the replay pass read
+/// nothing).
+#[cfg(unix)]
+#[test]
+fn a_replay_of_a_fifo_is_refused_without_blocking() {
+    use replay::{Replay, TraceJob};
+    let dir = std::env::temp_dir().join(format!("ssdlab-trace-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("t.fifo");
+    let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo only creates a node.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let j = TraceJob::from_json(&format!(r#"{{"trace": {:?}}}"#, fifo.to_string_lossy())).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        tx.send(Replay::new(&j, 1 << 30, 1).err().map(|e| e.to_string()))
+            .ok();
+    });
+    let got = rx
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("a replay of a FIFO must not block");
+    let e = got.expect("a FIFO is refused");
+    assert!(
+        e.contains("a pipe or FIFO") && e.contains("regular file"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn trace_stats_of_a_device_not_in_the_trace_is_refused() {
+    let err = stats::of_source(
+        &fixture("umass_spc.csv"),
+        &ReadOptions::default(),
+        &StatsOptions::default(),
+        &[99],
+        1,
+        &mut |_| true,
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(
+        err.contains("--device 99") && err.contains("device(s) 0, 1, 2"),
+        "{err}"
+    );
 }
