@@ -135,8 +135,11 @@ impl NandConfig {
         }
     }
 
+    /// The marker [`NandConfig::absent`] leaves: no channels, no page size, no read timing. A
+    /// written `[nand]` always has read timings, so `channels = 0` there is a value to refuse
+    /// (naming `nand.channels`), not a missing section.
     pub fn is_absent(&self) -> bool {
-        self.channels == 0
+        self.channels == 0 && self.page_size.0 == 0 && self.timing.read.is_empty()
     }
 
     /// The smallest NAND the layers accept (one die, two blocks of two 4 KiB pages), for a
