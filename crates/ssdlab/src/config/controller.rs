@@ -29,13 +29,11 @@ pub struct ProtectedRange {
     pub len: Bytes,
 }
 
-impl ControllerConfig {
-    /// Whether `offset .. offset + len` touches a protected range.
-    pub fn is_protected(&self, offset: u64, len: u64) -> bool {
+impl ProtectedRange {
+    /// Whether `offset .. offset + len` touches this range.
+    pub fn overlaps(&self, offset: u64, len: u64) -> bool {
         let end = offset.saturating_add(len.max(1));
-        self.write_protect
-            .iter()
-            .any(|r| offset < r.offset.0.saturating_add(r.len.0) && r.offset.0 < end)
+        offset < self.offset.0.saturating_add(self.len.0) && self.offset.0 < end
     }
 }
 

@@ -54,8 +54,7 @@ pub struct Hil {
     /// firmware keeps of it.
     raw: Option<RawNand>,
     /// Whether any range is write-protected (`controller.write_protect`).
-    protects: bool,
-    ctrl: crate::config::ControllerConfig,
+    write_protect: Vec<crate::config::ProtectedRange>,
     pub counters: HilCounters,
 }
 
@@ -67,8 +66,7 @@ impl Hil {
             cmd_overhead: cfg.controller.cmd_overhead.0,
             skip_media: cfg.controller.skip_media,
             raw: (cfg.ftl.kind == FtlKind::None).then(|| RawNand::new(geo)),
-            protects: !cfg.controller.write_protect.is_empty(),
-            ctrl: cfg.controller.clone(),
+            write_protect: cfg.controller.write_protect.clone(),
             counters: HilCounters::default(),
         }
     }
@@ -119,9 +117,9 @@ impl Hil {
             self.dispatch_raw(now, cmd, up, flash);
             return Ok(());
         }
-        if self.protects
+        if !self.write_protect.is_empty()
             && matches!(op, Op::Write | Op::Trim)
-            && self.ctrl.is_protected(offset, len)
+            && self.write_protect.iter().any(|r| r.overlaps(offset, len))
         {
             up.cmds.get_mut(cmd).status = Status::WriteProtected;
             up.complete(now, cmd);
@@ -489,19 +487,12 @@ impl Hil {
     ) {
         let t = flash.fil.remove_txn(txn);
         let cmd = t.cmd;
-        if flash.fil.take_failure(txn) {
+        let failed = flash.fil.take_failure(txn);
+        if failed {
             // Uncorrectable: the command fails, and no data of this unit goes up (a failed
             // read-modify-write read fails its write the same way).
             let c = up.cmds.get_mut(cmd);
             c.status = c.status.and(Status::Uncorrectable);
-            if t.kind == TxnKind::HostRead {
-                c.txns_left -= 1;
-                if c.txns_left == 0 {
-                    let done = c.data_done.max(ready);
-                    up.complete(done, cmd);
-                }
-                return;
-            }
         }
         if t.kind == TxnKind::RmwRead {
             let c = up.cmds.get_mut(cmd);
@@ -511,14 +502,22 @@ impl Hil {
             }
             return;
         }
-        if let Some(bm) = cache {
-            bm.fill(ready, t.aux as u64, t.pun, flash);
+        if !failed {
+            if let Some(bm) = cache {
+                bm.fill(ready, t.aux as u64, t.pun, flash);
+            }
+            let pos = (t.aux as u64 * self.geo.unit_bytes).saturating_sub(up.cmds.get(cmd).offset);
+            let end = up.push_read_data(ready, cmd, t.host_bytes as u64, pos);
+            // The completion entry may follow the last data TLP at once: posted writes stay
+            // in order.
+            let c = up.cmds.get_mut(cmd);
+            c.data_done = c.data_done.max(end);
         }
-        let pos = (t.aux as u64 * self.geo.unit_bytes).saturating_sub(up.cmds.get(cmd).offset);
-        let end = up.push_read_data(ready, cmd, t.host_bytes as u64, pos);
         let c = up.cmds.get_mut(cmd);
-        // The completion entry may follow the last data TLP at once: posted writes stay in order.
-        c.data_done = c.data_done.max(end);
+        if failed {
+            // Answered when its (failed) decode is over.
+            c.data_done = c.data_done.max(ready);
+        }
         c.txns_left -= 1;
         if c.txns_left == 0 {
             let done = c.data_done;
