@@ -378,10 +378,15 @@ impl Fil {
         } else {
             let ppd = self.geo.planes_per_die;
             let Some(queue) = d.pick(|| {
-                (die * ppd..(die + 1) * ppd)
-                    .map(|p| ftl.plane_urgency(p))
-                    .max()
-                    .unwrap_or(Urgency::None)
+                // The most urgent plane decides; a hard one ends the search.
+                let mut most = Urgency::None;
+                for p in die * ppd..(die + 1) * ppd {
+                    match ftl.plane_urgency(p) {
+                        Urgency::Hard => return Urgency::Hard,
+                        u => most = most.max(u),
+                    }
+                }
+                most
             }) else {
                 return;
             };
