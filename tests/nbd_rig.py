@@ -58,13 +58,27 @@ def start_server(tmp: Path, *args: str) -> Server:
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             stdin=subprocess.DEVNULL, text=True, env=env)  # fmt: skip
     deadline = time.monotonic() + 60
-    while not sock.exists():
+    # The socket file appears at bind(), a moment before the server listens (the standard
+    # library binds and listens in two system calls); a client that came in that moment would be
+    # refused, so the rig waits until the kernel lists the socket as listening.
+    while not _listening(sock):
         if proc.poll() is not None or time.monotonic() > deadline:
             proc.kill()
             out, err = proc.communicate()
             raise AssertionError(f"server did not start: {out}\n{err}")
         time.sleep(0.05)
     return Server(proc, sock, result)
+
+
+def _listening(path: Path) -> bool:
+    """Whether /proc/net/unix lists a listening socket (flag __SO_ACCEPTCON) bound at ``path``."""
+    with open("/proc/net/unix") as table:
+        next(table)
+        for line in table:
+            fields = line.split()
+            if len(fields) >= 8 and fields[7] == str(path) and int(fields[3], 16) & 0x10000:
+                return True
+    return False
 
 
 def connect(path: Path, timeout: float | None = 30) -> socket.socket:
