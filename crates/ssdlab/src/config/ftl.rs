@@ -44,6 +44,12 @@ pub enum Placement {
     /// units) always lives on plane `stripe[k mod planes]`, as simulators with static
     /// allocation place it; GC moves data within its plane.
     Static,
+    /// As `dynamic`, but when a page is full the stripe passes over planes whose GC is urgent
+    /// (at or below `ftl.gc.urgent_free_blocks` free blocks) while some plane is not: host
+    /// writes go where they do not wait behind GC, and an urgent plane's die spends its time
+    /// collecting. Round-robin striping instead sends every plane its share, so writes pile up
+    /// at a die that is collecting and the closed loop slows to that die's pace.
+    GcAware,
 }
 
 impl Placement {

@@ -87,8 +87,9 @@ pub struct Die {
     pub gc_op: GcOp,
     /// Time spent busy, for utilisation.
     pub busy: SimTime,
-    /// The last operation it started was GC (soft urgency alternates GC with host writes).
-    pub last_was_gc: bool,
+    /// GC operations the die owes before its next host write under soft urgency: set by each
+    /// host write to the front job's pace ([`Die::gc_pace`]), one less per GC operation.
+    pub gc_owed: u32,
     /// When the current phase's `DieStep` fires, and when the current operation's array time
     /// began (after its command and data on the bus): what a suspension needs to know.
     pub step_at: SimTime,
@@ -111,7 +112,7 @@ impl Default for Die {
             op: Vec::with_capacity(16),
             gc_op: GcOp::default(),
             busy: SimTime::ZERO,
-            last_was_gc: false,
+            gc_owed: 0,
             step_at: SimTime::ZERO,
             array_start: SimTime::ZERO,
             next_stale: SimTime::MAX,
@@ -127,9 +128,33 @@ impl Die {
         self.phase == Phase::Idle
     }
 
+    /// GC operations per host write that keep a plane's free space level while its front
+    /// victim is collected: the victim frees `units_per_block − moves` units for `moves` copied,
+    /// so each page the host programs must be matched by ⌈moves / freed⌉ page copies (at least
+    /// one). A job that frees nothing (a copy-only remainder, a wear-levelling migration of a
+    /// full block) is run to its end: its remaining operations. 0 when there is no GC work.
+    pub fn gc_pace(&self, units_per_block: u32, units_per_page: u32) -> u32 {
+        let Some(job) = self.gc.front() else {
+            return 0;
+        };
+        let moves = job.task.moves.len() as u32;
+        let left_ops = (moves - job.next as u32).div_ceil(units_per_page) + 1;
+        let freed = if job.task.block == crate::ftl::NONE {
+            0
+        } else {
+            units_per_block.saturating_sub(moves)
+        };
+        if freed == 0 {
+            left_ops
+        } else {
+            moves.div_ceil(freed).clamp(1, left_ops)
+        }
+    }
+
     /// Which queue an idle die serves next: 0 host reads, 1 host writes, 2 GC; None when it has
     /// nothing to do. GC goes before host writes when there are none or GC's `urgency` is
-    /// hard; when it is soft, GC and host writes take turns (one GC operation, then one write).
+    /// hard; when it is soft, GC and host writes take turns (the GC operations owed, then one
+    /// write).
     #[inline]
     pub fn pick(&self, urgency: impl FnOnce() -> Urgency) -> Option<usize> {
         if !self.queues[0].is_empty() {
@@ -138,7 +163,7 @@ impl Die {
             && (self.queues[1].is_empty() || {
                 match urgency() {
                     Urgency::Hard => true,
-                    Urgency::Soft => !self.last_was_gc,
+                    Urgency::Soft => self.gc_owed > 0,
                     Urgency::None => false,
                 }
             })
@@ -194,14 +219,37 @@ mod tests {
         assert_eq!(d.pick(|| panic!("not needed: a read is queued")), Some(0));
     }
 
+    /// A victim of 128 units with 104 valid frees 24: ⌈104 / 24⌉ = 5 page copies per host
+    /// page keep the plane level (4 units a page: 26 copies and the erase, 27 operations, cap
+    /// it). A copy-only remainder frees nothing and runs to its end.
+    #[test]
+    fn gc_pace_matches_the_victims_copies_to_what_it_frees() {
+        let mut d = Die::default();
+        assert_eq!(d.gc_pace(128, 4), 0);
+        let mut j = job();
+        j.task.moves = vec![(0, 0, 0); 104];
+        d.gc.push_back(j);
+        assert_eq!(d.gc_pace(128, 4), 5);
+        // Late in the victim only its remaining operations are owed: 3 copies and the erase.
+        d.gc[0].next = 92;
+        assert_eq!(d.gc_pace(128, 4), 4);
+        // A mostly stale victim: at least one copy per host page.
+        d.gc[0].next = 0;
+        d.gc[0].task.moves.truncate(10);
+        assert_eq!(d.gc_pace(128, 4), 1);
+        d.gc[0].task.block = crate::ftl::NONE;
+        assert_eq!(d.gc_pace(128, 4), 3 + 1);
+    }
+
     #[test]
     fn soft_urgency_takes_turns_between_gc_and_host_writes() {
         let mut d = Die::default();
         d.gc.push_back(job());
         d.queues[1].push_back(7);
-        // After a host write, GC's turn; after a GC operation, the write's.
+        // While GC operations are owed, GC's turn; then the write's.
+        d.gc_owed = 2;
         assert_eq!(d.pick(|| Urgency::Soft), Some(2));
-        d.last_was_gc = true;
+        d.gc_owed = 0;
         assert_eq!(d.pick(|| Urgency::Soft), Some(1));
         // Hard urgency keeps GC first whatever came before; none leaves it behind writes.
         assert_eq!(d.pick(|| Urgency::Hard), Some(2));

@@ -22,14 +22,11 @@ use super::die::{Die, GcJob, GcOp, Phase, Suspended};
 use crate::config::{MultiplaneRule, SsdConfig};
 use crate::error::Result;
 use crate::event::Event;
-use crate::ftl::{Ftl, Urgency};
+use crate::ftl::{Ftl, Urgency, NONE};
 use crate::media::nand::{Geometry, NandTimingPs};
 use crate::media::nand_errors::{ErrorModel, ReadOutcome};
 use crate::sim::time::Timeline;
 use crate::sim::{EventQueue, SimTime, Slab};
-
-/// "No block": a GC job that stopped early has nothing to erase.
-const NONE: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TxnKind {
@@ -390,7 +387,12 @@ impl Fil {
             }) else {
                 return;
             };
-            self.dies[die as usize].last_was_gc = queue == 2;
+            let d = &mut self.dies[die as usize];
+            if queue == 2 {
+                d.gc_owed = d.gc_owed.saturating_sub(1);
+            } else if queue == 1 {
+                d.gc_owed = d.gc_pace(self.geo.units_per_block(), self.geo.units_per_page);
+            }
             queue
         };
         if queue == 2 {

@@ -288,3 +288,77 @@ fn static_placement_keeps_each_logical_page_on_its_plane() {
     assert_eq!(planes_of("static"), 0);
     assert!(planes_of("dynamic") > 0);
 }
+
+/// Opening a GC block moves a block's room from the free list into that block: the plane is no
+/// shorter of space, so its urgency must not change (counted in free blocks it did, and urgency
+/// then lasted until GC had won a whole block back, several victims later).
+#[test]
+fn opening_a_gc_block_leaves_urgency_as_it_was() {
+    let cfg = tiny("greedy", 0);
+    let mut ftl = Ftl::new(&cfg, 3);
+    let upb = ftl.geo.units_per_block();
+    let plane = 0;
+    // Two free blocks, none open for GC: urgent_free_blocks = 1, so not urgent.
+    while ftl.planes[plane].free.len() > 2 {
+        ftl.planes[plane].free.pop();
+    }
+    assert_eq!(ftl.plane_urgency(plane as u32), Urgency::None);
+    // GC takes one of them and writes one unit into it: 1 block + (upb − 1) units of room.
+    let gc = ftl.alloc_in_plane(plane as u32, Stream::Gc, false).unwrap();
+    assert!(gc.is_some());
+    assert_eq!(ftl.planes[plane].free.len(), 1);
+    assert_eq!(ftl.plane_urgency(plane as u32), Urgency::None);
+    // Once the GC block is full, only the one free block is left: urgent.
+    for _ in 1..upb {
+        ftl.alloc_in_plane(plane as u32, Stream::Gc, false).unwrap();
+    }
+    assert_eq!(ftl.planes[plane].gc_open, NONE);
+    assert_eq!(ftl.plane_urgency(plane as u32), Urgency::Hard);
+}
+
+/// `gc-aware` placement: once a page is full the stripe passes over a plane whose GC is urgent;
+/// when every plane is urgent it keeps to round robin.
+#[test]
+fn gc_aware_placement_passes_over_urgent_planes() {
+    let mut cfg = tiny("greedy", 0);
+    cfg.ftl.placement = crate::config::Placement::GcAware;
+    // Urgent at two free blocks, so that an urgent plane can still take host writes (they
+    // leave the last block to GC).
+    cfg.ftl.gc.urgent_free_blocks = 2;
+    cfg.ftl.gc.hard_free_blocks = 2;
+    let mut ftl = Ftl::new(&cfg, 3);
+    let upp = ftl.geo.units_per_page as u64;
+    let n = ftl.stripe.len();
+    let plane_of = |ftl: &Ftl, pun: u32| ftl.geo.plane_of_block(ftl.geo.block_of_unit(pun));
+    // Make the stripe's second plane urgent (two free blocks, no GC block open).
+    let urgent = ftl.stripe[1];
+    while ftl.planes[urgent as usize].free.len() > 2 {
+        ftl.planes[urgent as usize].free.pop();
+    }
+    assert_ne!(ftl.plane_urgency(urgent), Urgency::None);
+    let mut planes = Vec::new();
+    for page in 0..n as u64 {
+        for u in 0..upp {
+            let pun = ftl.write(page * upp + u).unwrap();
+            if u == 0 {
+                planes.push(plane_of(&ftl, pun));
+            }
+        }
+    }
+    assert_eq!(planes[0], ftl.stripe[0]);
+    assert!(!planes.contains(&urgent), "{planes:?} skip plane {urgent}");
+    // Every plane urgent: round robin as before.
+    let mut ftl = Ftl::new(&cfg, 3);
+    for p in 0..n {
+        while ftl.planes[p].free.len() > 2 {
+            ftl.planes[p].free.pop();
+        }
+    }
+    let first = ftl.write(0).unwrap();
+    for u in 1..upp {
+        ftl.write(u).unwrap();
+    }
+    let second = ftl.write(upp).unwrap();
+    assert_eq!(plane_of(&ftl, first), ftl.stripe[0]);
+    assert_eq!(plane_of(&ftl, second), ftl.stripe[1]);
+}
