@@ -41,6 +41,9 @@ pub enum TxnKind {
     /// A raw device's block erase (`ctrl::raw`), asked for by the driver: `pun` is the block's
     /// first unit.
     Erase,
+    /// A block-mapped FTL's merge copy (`ftl::hybrid`): unit `aux` is read into the controller
+    /// and programmed at `pun`, timed as a GC copy; it keeps its place in the host-write queue.
+    Copy,
 }
 
 impl TxnKind {
@@ -407,6 +410,9 @@ impl Fil {
         let mut op = std::mem::take(&mut self.dies[die as usize].op);
         op.clear();
         op.push(head);
+        if kind == TxnKind::Copy {
+            return self.start_copy(now, die, op, q);
+        }
         if self.rule == MultiplaneRule::Relaxed {
             self.gather_partners::<false>(die, queue, &mut op);
         } else {
@@ -448,6 +454,7 @@ impl Fil {
                 let end = cmd_end + timing.erase;
                 (Phase::BlockErased, end, end - start, cmd_end)
             }
+            TxnKind::Copy => unreachable!("merge copies start in start_copy"),
         };
         if op.len() > 1 {
             self.counters.multiplane_ops += 1;
@@ -548,6 +555,25 @@ impl Fil {
         q.push(end, Event::DieStep { die });
     }
 
+    /// A merge copy from the host-write queue: a GC copy whose operation vector names its
+    /// transaction, so that its end is reported (`Step::Programmed`).
+    #[cold]
+    #[inline(never)]
+    fn start_copy(&mut self, now: SimTime, die: u32, op: Vec<u32>, q: &mut EventQueue<Event>) {
+        let t = *self.txns.get(op[0]);
+        self.dies[die as usize].op = op;
+        let g = GcOp {
+            erase: false,
+            pun: t.pun,
+            src: t.aux,
+            units: 1,
+            src_pages: 1,
+            epoch: t.epoch,
+            plane: t.plane,
+        };
+        self.start_gc_op(now, die, g, q);
+    }
+
     fn start_gc_op(&mut self, now: SimTime, die: u32, g: GcOp, q: &mut EventQueue<Event>) {
         let ch = self.geo.channel_of_die(die) as usize;
         let timing = &self.nand;
@@ -598,8 +624,9 @@ impl Fil {
         {
             let cand = self.dies[die as usize].queues[queue][i];
             let c = self.txns.get(cand);
-            // Nothing overtakes a driver's erase: programs after it go to the erased block.
-            if c.kind == TxnKind::Erase {
+            // Nothing overtakes a driver's erase: programs after it go to the erased block. Nor
+            // a merge's copy: the pages after it in its block come after it.
+            if c.kind == TxnKind::Erase || c.kind == TxnKind::Copy {
                 break;
             }
             let same_kind = c.kind.is_program() == kind.is_program();
@@ -702,6 +729,10 @@ impl Fil {
             Phase::CopyProgrammed => {
                 let g = self.dies[die as usize].gc_op;
                 self.counters.nand_pages_written += 1;
+                if !op.is_empty() {
+                    // A merge copy: its FTL hears of it through the caller.
+                    return Ok(Step::Programmed(op));
+                }
                 // Only if the block was not erased (and reused) since the copy was cut.
                 if ftl.blocks()[self.geo.block_of_unit(g.pun) as usize].epoch == g.epoch {
                     for pun in g.pun..g.pun + g.units as u32 {
