@@ -690,3 +690,38 @@ impl SsdConfig {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::SsdConfig;
+
+    fn err(overrides: &[&str]) -> String {
+        let ov: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+        match SsdConfig::resolve("small-tlc", &ov) {
+            Ok(_) => panic!("{overrides:?} accepted"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn block_mapped_ftls_refuse_what_they_cannot_model_in_one_line() {
+        let page = "ftl.map_unit=\"16KiB\"";
+        let cases: [(&[&str], &str); 6] = [
+            (&["ftl.kind=\"bast\"", page], "field `ftl.log_blocks`: missing, expected at least 1"),
+            (&["ftl.kind=\"fast\"", page, "ftl.log_blocks=1"], "field `ftl.log_blocks`: got 1, expected at least 2"),
+            (&["ftl.kind=\"block\"", page, "ftl.log_blocks=2"], "field `ftl.log_blocks`: got 2, expected none"),
+            (&["ftl.log_blocks=2"], "field `ftl.log_blocks`: got 2, expected none unless"),
+            (&["ftl.kind=\"bast\"", "ftl.log_blocks=2"], "field `ftl.map_unit`: got 4096 bytes, expected the page size (16384)"),
+            // small-tlc: 128 blocks per plane, 12.5 % hidden: 112 logical blocks per plane.
+            (&["ftl.kind=\"bast\"", page, "ftl.log_blocks=16"], "field `ftl.over_provisioning`: got 0.125, which leaves too few spare blocks: each plane needs 129 blocks"),
+        ];
+        for (ov, want) in cases {
+            let e = err(ov);
+            assert!(e.contains(want), "{ov:?}: {e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+        // 112 + 15 + 1 = 128 fits.
+        let ov = ["ftl.kind=\"bast\"", page, "ftl.log_blocks=15"].map(String::from);
+        SsdConfig::resolve("small-tlc", &ov).unwrap();
+    }
+}

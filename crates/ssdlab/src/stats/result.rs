@@ -353,6 +353,7 @@ impl RunResult {
     pub fn figure_columns() -> Vec<String> {
         let mut all = RunResult::default();
         all.device.nand_ops = Some(NandOpsResult::default());
+        all.device.merges = Some(MergeResult::default());
         for op in crate::workload::Op::ALL {
             all.ops.insert(op.name(), OpResult::default());
         }
