@@ -1008,6 +1008,38 @@ mod tests {
     }
 
     #[test]
+    fn a_merge_copy_keeps_its_place_and_is_timed_as_a_gc_copy() {
+        let mut r = rig();
+        // Die 0 busy with a read while a program, a merge copy and a program queue behind it.
+        let first = r.txn(TxnKind::HostRead, 0, 1, 0);
+        r.enqueue(SimTime::ZERO, first, Queue::HostRead);
+        let a = r.txn(TxnKind::HostWrite, 0, 2, 0);
+        let c = r.txn(TxnKind::Copy, 1, 3, 0);
+        r.fil.txns.get_mut(c).aux = r.pun(1, 4, 0);
+        let b = r.txn(TxnKind::HostWrite, 1, 3, 1);
+        for t in [a, c, b] {
+            r.enqueue(SimTime::ZERO, t, Queue::HostWrite);
+        }
+        r.step();
+        // Program b, on plane 1, would pair with a but must not pass the copy before it.
+        let (t_a, _, op, _) = r.step();
+        assert_eq!(op, vec![a]);
+        // The copy: command and tR of the source, the unit out (5.12 µs), ECC (3 µs), command
+        // and the unit in, tPROG; its end is reported like a program's.
+        let (sensed, _, op, _) = r.step();
+        assert_eq!((sensed, op), (t_a + SimTime::from_ns(CMD + TR_LSB), vec![]));
+        let (t_c, _, op, programmed) = r.step();
+        assert!(programmed);
+        assert_eq!(op, vec![c]);
+        assert_eq!(
+            t_c,
+            t_a + SimTime::from_ns(CMD + TR_LSB + 5120 + 3000 + CMD + 5120 + TPROG_LSB)
+        );
+        assert_eq!(r.step().2, vec![b]);
+        assert_eq!(r.fil.counters.nand_pages_written, 3);
+    }
+
+    #[test]
     fn host_reads_go_before_host_writes() {
         let mut r = rig();
         let w1 = r.txn(TxnKind::HostWrite, 0, 2, 0);

@@ -205,6 +205,32 @@ fn fast_sequential_and_random_logs_by_hand() {
     assert_eq!(h.counts.pages_copied, 7);
 }
 
+#[test]
+fn a_trimmed_page_is_not_copied_by_a_merge() {
+    let mut h = hybrid("bast", Some(1), 16);
+    for lpn in 0..4 {
+        w(&mut h, lpn);
+    }
+    h.trim(2);
+    assert_eq!(h.lookup(2), None);
+    assert_eq!(w(&mut h, 1), vec![Program { pun: 4 }]);
+    // LB1's first write is in place; its second takes LB0's log: a full merge of pages 0, 1
+    // and 3 only (page 2 was trimmed) into block 3.
+    assert_eq!(w(&mut h, 4), vec![Program { pun: 8 }]);
+    assert_eq!(
+        w(&mut h, 4),
+        vec![
+            Copy { from: 0, to: 12 },
+            Copy { from: 4, to: 13 },
+            Copy { from: 3, to: 15 },
+            Erase { block: 0 },
+            Erase { block: 1 },
+            Program { pun: 4 }
+        ]
+    );
+    assert_eq!(h.lookup(2), None);
+}
+
 /// What a physical page holds in the model of the media: (logical page, version), or erased.
 type Media = BTreeMap<u32, (u64, u32)>;
 
