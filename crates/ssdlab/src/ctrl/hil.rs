@@ -144,7 +144,8 @@ impl Hil {
         }
         if let Some(h) = self.hybrid.as_mut() {
             match op {
-                Op::Read => {
+                // With `skip_media` the firmware answers reads at once, whatever the FTL.
+                Op::Read if !self.skip_media => {
                     h.read(now, cmd, up, flash, &mut self.counters);
                     return Ok(());
                 }
