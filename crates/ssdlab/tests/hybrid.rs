@@ -197,3 +197,28 @@ fn defaults_carry_no_merge_counters_and_hybrid_runs_report_them() {
     .unwrap();
     assert_eq!(v, common::without_wall(&again.result));
 }
+
+#[test]
+fn the_paging_model_swaps_through_seed_003s_nand_presets() {
+    use ssdlab::paging::{self, Era, PagingConfig, Workload};
+    // Touch 3,000 pages writing, then again in reverse (swap-outs rewrite slots out of order,
+    // so merges come), then read them all.
+    let n = 3000u32;
+    let mut v: Vec<(u32, bool)> = (0..n).map(|p| (p, true)).collect();
+    v.extend((0..n).rev().map(|p| (p, true)));
+    v.extend((0..n).map(|p| (p, false)));
+    let work = Workload::from_pages(v);
+    let mut cfg = PagingConfig::new(1 << 20, 64 << 20);
+    cfg.era = Era::Linux2632;
+    let mut device_us = Vec::new();
+    for preset in ["seed003-slc-bast", "seed003-mlc-bast"] {
+        let dev = SsdConfig::resolve(preset, &[]).unwrap();
+        let out = paging::run(&dev, preset, &cfg, &work, 3).unwrap();
+        let r = &out.result;
+        assert_eq!(r.oracle_mismatches, 0, "{preset}");
+        assert!(r.faults.major > 0 && r.writes.requests > 0, "{preset}");
+        device_us.push(r.swap_in_breakdown.device_us);
+    }
+    // MLC senses in 80 µs where SLC takes 50, and its merges are longer.
+    assert!(device_us[0] < device_us[1], "{device_us:?}");
+}
