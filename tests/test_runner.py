@@ -64,13 +64,15 @@ def test_result_columns_are_what_runs_write(small_sweep: Path) -> None:
                ("sim", "ops", "total", "device", "utilisation", "wall")]  # fmt: skip
     ops_done = {k.split(".")[1] for k in figures if k.startswith("ops.")}
     assert ops_done == {"read", "write"}
-    # device.nand_ops is written only for configs that name its keys (none here).
+    # device.nand_ops is written only for configs that name its keys, device.merges only with a
+    # block-mapped FTL (neither here).
     assert "nand_ops" not in result["device"]
+    assert "merges" not in result["device"]
     expected = [
         c
         for c in RESULT_COLUMNS
         if (not c.startswith("ops.") or c.split(".")[1] in ops_done)
-        and not c.startswith("device.nand_ops.")
+        and not c.startswith(("device.nand_ops.", "device.merges."))
     ]
     assert figures == expected
 

@@ -68,3 +68,27 @@ def test_multiplane_rule_and_suspension_figures_show(small_config: ssdlab.Config
     text = render_text(data)
     assert "multi-plane operations" in text
     assert "suspensions" in text
+    assert "merges" not in text
+
+
+def test_merges_show_only_with_a_block_mapped_ftl(preset_name: str) -> None:
+    config = ssdlab.Config.load(
+        preset_name,
+        {
+            "ftl.kind": "fast",
+            "ftl.log_blocks": 3,
+            "ftl.map_unit": "16KiB",
+            "ftl.over_provisioning": 0.5,
+            "precondition.fill": "none",
+            "precondition.random_overwrite": 0.0,
+        },
+    )
+    data = ssdlab.run(config, TINY_JOB, seed=7).to_dict()
+    merges = data["device"]["merges"]
+    figures = flatten_result(data)
+    for key in ("switch", "partial", "full", "pages_copied"):
+        assert figures[f"device.merges.{key}"] == merges[key]
+        assert f"device.merges.{key}" in RESULT_COLUMNS
+    text = render_text(data)
+    assert "merges" in text
+    assert f"{merges['pages_copied']} pages copied" in text

@@ -90,6 +90,12 @@ pub fn precondition(dev: &mut Device, cfg: &SsdConfig, seed: u64) -> Result<f64>
     if cfg.pcm.is_some() {
         return Ok(t0.elapsed().as_secs_f64());
     }
+    if let Some(h) = dev.hybrid_mut() {
+        // A block-mapped FTL keeps its own map; the page FTL stays idle.
+        h.ftl
+            .precondition(p.fill == FillMode::Sequential, p.random_overwrite, seed)?;
+        return Ok(t0.elapsed().as_secs_f64());
+    }
     if p.fill == FillMode::Sequential || p.random_overwrite > 0.0 {
         let ftl = dev.ftl_mut();
         ftl.precondition(p.fill == FillMode::Sequential, p.random_overwrite, seed)?;
@@ -219,15 +225,25 @@ pub fn build_result(
     let fil = &dev.fil().counters;
     let geo = dev.geometry();
     let unit_per_page = geo.units_per_page as f64;
-    let host_pages_written = (f.host_units_written as f64 / unit_per_page).ceil() as u64;
+    let mut host_pages_written = (f.host_units_written as f64 / unit_per_page).ceil() as u64;
     // GC may run on after the last completion: utilisation is over all simulated time.
     let total_time = end.max(dev.now()).as_secs_f64().max(1e-18);
     let util = |busy: SimTime| (busy.as_secs_f64() / total_time).min(1.0);
-    let wa = if f.host_units_written > 0 {
+    let mut wa = if f.host_units_written > 0 {
         (f.host_units_written + f.gc_units_moved) as f64 / f.host_units_written as f64
     } else {
         0.0
     };
+    // A block-mapped FTL's map unit is the page: its writes and merge copies are pages.
+    let hybrid = dev.hil().hybrid().map(|h| &h.ftl);
+    if let Some(m) = hybrid.map(|h| &h.counts) {
+        host_pages_written = m.host_pages_written;
+        wa = if m.host_pages_written > 0 {
+            (m.host_pages_written + m.pages_copied) as f64 / m.host_pages_written as f64
+        } else {
+            0.0
+        };
+    }
     let events = dev.events();
     let completed = host.completed();
     let (link_up, link_down) = dev.interface().link_busy();
@@ -270,10 +286,13 @@ pub fn build_result(
             gc_runs: f.gc_runs,
             gc_units_moved: f.gc_units_moved,
             // A raw device's erases are its driver's, counted by the firmware.
-            erases: f.erases + dev.hil().raw().map_or(0, |r| r.counters.erases),
-            erase_count: match dev.hil().raw() {
-                Some(raw) => Spread::of(raw.erase_counts().iter().map(|&n| n as f64)),
-                None => Spread::of(dev.ftl().blocks().iter().map(|b| b.erase_count as f64)),
+            erases: f.erases
+                + dev.hil().raw().map_or(0, |r| r.counters.erases)
+                + hybrid.map_or(0, |h| h.counts.erases),
+            erase_count: match (dev.hil().raw(), hybrid) {
+                (Some(raw), _) => Spread::of(raw.erase_counts().iter().map(|&n| n as f64)),
+                (_, Some(h)) => Spread::of(h.erase_counts().iter().map(|&n| n as f64)),
+                _ => Spread::of(dev.ftl().blocks().iter().map(|b| b.erase_count as f64)),
             },
             wear_level_migrations: f.wl_migrations,
             forced_erases: f.forced_erases,
@@ -287,6 +306,12 @@ pub fn build_result(
                 partners_refused: fil.partners_refused,
                 program_suspensions: fil.program_suspensions,
                 erase_suspensions: fil.erase_suspensions,
+            }),
+            merges: hybrid.map(|h| MergeResult {
+                switch: h.counts.switch,
+                partial: h.counts.partial,
+                full: h.counts.full,
+                pages_copied: h.counts.pages_copied,
             }),
         },
         utilisation: Utilisation {

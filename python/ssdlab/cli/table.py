@@ -248,6 +248,15 @@ def device_table(result: Mapping[str, Any]) -> Table:
             fmt_int(nand_ops.get("program_suspensions")),
             f"programs; {fmt_int(nand_ops.get('erase_suspensions'))} erases",
         )
+    merges = device.get("merges")
+    if isinstance(merges, Mapping):
+        # Only a block-mapped FTL (ftl.kind = "block", "bast" or "fast") reports merges.
+        table.add_row(
+            "merges",
+            fmt_int(merges.get("full")),
+            f"full; {fmt_int(merges.get('partial'))} partial, {fmt_int(merges.get('switch'))}"
+            f" switch; {fmt_int(merges.get('pages_copied'))} pages copied",
+        )
 
     for unit in ("channel", "die"):
         stats = util.get(unit) or {}

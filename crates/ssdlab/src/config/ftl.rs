@@ -24,11 +24,24 @@ pub enum FtlKind {
     /// map unit, units in the order of `media::nand::Geometry`), programs go to erased pages in
     /// order within a block, and a driver erases blocks itself (a host-side FTL drives it).
     None,
+    /// Block mapping (`ftl/hybrid.rs`): a page keeps its offset in its block; an overwrite
+    /// copies the block.
+    Block,
+    /// BAST log-block hybrid (Kim et al. 2002): overwrites go to a log block per data block.
+    Bast,
+    /// FAST log-block hybrid (Lee et al. 2007): one sequential log block and shared random
+    /// log blocks.
+    Fast,
 }
 
 impl FtlKind {
     pub fn is_page(&self) -> bool {
         *self == FtlKind::Page
+    }
+
+    /// One of the block-mapped FTLs of `ftl/hybrid.rs`.
+    pub fn is_block_mapped(&self) -> bool {
+        matches!(self, FtlKind::Block | FtlKind::Bast | FtlKind::Fast)
     }
 }
 
@@ -65,6 +78,10 @@ pub struct FtlConfig {
     /// when not the default, so that the hashes of existing configs stay.
     #[serde(default, skip_serializing_if = "FtlKind::is_page")]
     pub kind: FtlKind,
+    /// Log blocks per plane of the `bast` and `fast` FTLs (FAST: one sequential, the rest
+    /// random). Written out only when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_blocks: Option<u32>,
     /// Size of one mapping-table entry's data; defaults to the NAND page size. Host writes
     /// smaller than it are read-modify-write.
     #[serde(default)]
@@ -90,6 +107,7 @@ impl FtlConfig {
     pub fn absent() -> FtlConfig {
         FtlConfig {
             kind: FtlKind::None,
+            log_blocks: None,
             map_unit: None,
             over_provisioning: -1.0,
             allocation: AllocationOrder::default(),

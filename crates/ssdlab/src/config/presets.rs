@@ -42,6 +42,14 @@ const PRESETS: &[(&str, &str)] = &[
         include_str!("../../../../configs/seed003-scm-400.toml"),
     ),
     (
+        "seed003-slc-bast",
+        include_str!("../../../../configs/seed003-slc-bast.toml"),
+    ),
+    (
+        "seed003-mlc-bast",
+        include_str!("../../../../configs/seed003-mlc-bast.toml"),
+    ),
+    (
         "small-tlc",
         include_str!("../../../../configs/small-tlc.toml"),
     ),

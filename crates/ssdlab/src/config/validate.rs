@@ -237,6 +237,91 @@ impl SsdConfig {
         Ok(())
     }
 
+    /// The block-mapped FTLs (`block`, `bast`, `fast`): a page per map entry, log blocks as the
+    /// scheme needs them, and room per plane for the logical blocks, the logs and a merge.
+    fn validate_block_mapped(&self, origin: &str) -> Result<()> {
+        let err = |field: &str, msg: String| {
+            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+        };
+        let kind = self.ftl.kind;
+        let logs = self.ftl.log_blocks;
+        if !kind.is_block_mapped() {
+            if let Some(n) = logs {
+                return err(
+                    "ftl.log_blocks",
+                    format!("got {n}, expected none unless ftl.kind is \"bast\" or \"fast\""),
+                );
+            }
+            return Ok(());
+        }
+        let (name, min) = match kind {
+            FtlKind::Bast => ("bast", 1),
+            FtlKind::Fast => ("fast", 2),
+            _ => ("block", 0),
+        };
+        match logs {
+            None if min > 0 => {
+                return err(
+                    "ftl.log_blocks",
+                    format!("missing, expected at least {min} log blocks per plane with ftl.kind = \"{name}\""),
+                )
+            }
+            Some(n) if min == 0 => {
+                return err(
+                    "ftl.log_blocks",
+                    format!("got {n}, expected none with ftl.kind = \"block\" (it has no log blocks)"),
+                )
+            }
+            Some(n) if n < min => {
+                return err(
+                    "ftl.log_blocks",
+                    format!("got {n}, expected at least {min} with ftl.kind = \"{name}\""),
+                )
+            }
+            _ => {}
+        }
+        let page = self.nand.page_size.0;
+        if self.map_unit_bytes() != page {
+            return err(
+                "ftl.map_unit",
+                format!(
+                    "got {} bytes, expected the page size ({page}) with ftl.kind = \"{name}\" (a block-mapped FTL maps pages)",
+                    self.map_unit_bytes()
+                ),
+            );
+        }
+        if self.cache.as_ref().is_some_and(|c| c.enabled) {
+            return err(
+                "cache",
+                format!("not modelled with ftl.kind = \"{name}\"; remove [cache] or set ftl.kind = \"page\""),
+            );
+        }
+        if self.reliability.is_some() {
+            return err(
+                "reliability",
+                format!("not modelled with ftl.kind = \"{name}\" (wear and errors work through the page FTL); remove [reliability]"),
+            );
+        }
+        let logs = logs.unwrap_or(0);
+        // Logical block L lives on plane L mod planes (`ftl/hybrid.rs`).
+        let need = self
+            .logical_units()
+            .div_ceil(self.nand.pages_per_block as u64)
+            .div_ceil(self.planes())
+            .saturating_add(logs as u64 + 1);
+        let have = self.nand.blocks_per_plane as u64;
+        if need > have {
+            return err(
+                "ftl.over_provisioning",
+                format!(
+                    "got {}, which leaves too few spare blocks: each plane needs {need} blocks (its logical blocks, {logs} log blocks and one to merge into) and has {have}; raise it or lower ftl.log_blocks",
+                    self.ftl.over_provisioning
+                ),
+            );
+        }
+        Ok(())
+    }
+
     fn validate_reliability(&self, r: &ReliabilityConfig, origin: &str) -> Result<()> {
         let err = |field: &str, msg: String| -> Result<()> {
             Err(Error::Config(format!(
@@ -397,9 +482,11 @@ impl SsdConfig {
         }
         if self.ftl.kind == FtlKind::None {
             self.validate_raw(origin)?;
-        } else {
+        } else if self.ftl.kind == FtlKind::Page {
+            // The block-mapped FTLs have no GC: their merges are checked below.
             self.validate_gc(origin)?;
         }
+        self.validate_block_mapped(origin)?;
         let units = self.physical_units();
         if units >= u32::MAX as u64 {
             return err(
@@ -601,5 +688,40 @@ impl SsdConfig {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::SsdConfig;
+
+    fn err(overrides: &[&str]) -> String {
+        let ov: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+        match SsdConfig::resolve("small-tlc", &ov) {
+            Ok(_) => panic!("{overrides:?} accepted"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn block_mapped_ftls_refuse_what_they_cannot_model_in_one_line() {
+        let page = "ftl.map_unit=\"16KiB\"";
+        let cases: [(&[&str], &str); 6] = [
+            (&["ftl.kind=\"bast\"", page], "field `ftl.log_blocks`: missing, expected at least 1"),
+            (&["ftl.kind=\"fast\"", page, "ftl.log_blocks=1"], "field `ftl.log_blocks`: got 1, expected at least 2"),
+            (&["ftl.kind=\"block\"", page, "ftl.log_blocks=2"], "field `ftl.log_blocks`: got 2, expected none"),
+            (&["ftl.log_blocks=2"], "field `ftl.log_blocks`: got 2, expected none unless"),
+            (&["ftl.kind=\"bast\"", "ftl.log_blocks=2"], "field `ftl.map_unit`: got 4096 bytes, expected the page size (16384)"),
+            // small-tlc: 128 blocks per plane, 12.5 % hidden: 112 logical blocks per plane.
+            (&["ftl.kind=\"bast\"", page, "ftl.log_blocks=16"], "field `ftl.over_provisioning`: got 0.125, which leaves too few spare blocks: each plane needs 129 blocks"),
+        ];
+        for (ov, want) in cases {
+            let e = err(ov);
+            assert!(e.contains(want), "{ov:?}: {e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+        // 112 + 15 + 1 = 128 fits.
+        let ov = ["ftl.kind=\"bast\"", page, "ftl.log_blocks=15"].map(String::from);
+        SsdConfig::resolve("small-tlc", &ov).unwrap();
     }
 }

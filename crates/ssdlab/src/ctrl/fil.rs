@@ -38,6 +38,9 @@ pub enum TxnKind {
     /// A raw device's block erase (`ctrl::raw`), asked for by the driver: `pun` is the block's
     /// first unit.
     Erase,
+    /// A block-mapped FTL's merge copy (`ftl::hybrid`): unit `aux` is read into the controller
+    /// and programmed at `pun`, timed as a GC copy; it keeps its place in the host-write queue.
+    Copy,
 }
 
 impl TxnKind {
@@ -409,6 +412,9 @@ impl Fil {
         let mut op = std::mem::take(&mut self.dies[die as usize].op);
         op.clear();
         op.push(head);
+        if kind == TxnKind::Copy {
+            return self.start_copy(now, die, op, q);
+        }
         if self.rule == MultiplaneRule::Relaxed {
             self.gather_partners::<false>(die, queue, &mut op);
         } else {
@@ -450,6 +456,7 @@ impl Fil {
                 let end = cmd_end + timing.erase;
                 (Phase::BlockErased, end, end - start, cmd_end)
             }
+            TxnKind::Copy => unreachable!("merge copies start in start_copy"),
         };
         if op.len() > 1 {
             self.counters.multiplane_ops += 1;
@@ -550,6 +557,25 @@ impl Fil {
         q.push(end, Event::DieStep { die });
     }
 
+    /// A merge copy from the host-write queue: a GC copy whose operation vector names its
+    /// transaction, so that its end is reported (`Step::Programmed`).
+    #[cold]
+    #[inline(never)]
+    fn start_copy(&mut self, now: SimTime, die: u32, op: Vec<u32>, q: &mut EventQueue<Event>) {
+        let t = *self.txns.get(op[0]);
+        self.dies[die as usize].op = op;
+        let g = GcOp {
+            erase: false,
+            pun: t.pun,
+            src: t.aux,
+            units: 1,
+            src_pages: 1,
+            epoch: t.epoch,
+            plane: t.plane,
+        };
+        self.start_gc_op(now, die, g, q);
+    }
+
     fn start_gc_op(&mut self, now: SimTime, die: u32, g: GcOp, q: &mut EventQueue<Event>) {
         let ch = self.geo.channel_of_die(die) as usize;
         let timing = &self.nand;
@@ -600,8 +626,9 @@ impl Fil {
         {
             let cand = self.dies[die as usize].queues[queue][i];
             let c = self.txns.get(cand);
-            // Nothing overtakes a driver's erase: programs after it go to the erased block.
-            if c.kind == TxnKind::Erase {
+            // Nothing overtakes a driver's erase: programs after it go to the erased block. Nor
+            // a merge's copy: the pages after it in its block come after it.
+            if c.kind == TxnKind::Erase || c.kind == TxnKind::Copy {
                 break;
             }
             let same_kind = c.kind.is_program() == kind.is_program();
@@ -704,6 +731,10 @@ impl Fil {
             Phase::CopyProgrammed => {
                 let g = self.dies[die as usize].gc_op;
                 self.counters.nand_pages_written += 1;
+                if !op.is_empty() {
+                    // A merge copy: its FTL hears of it through the caller.
+                    return Ok(Step::Programmed(op));
+                }
                 // Only if the block was not erased (and reused) since the copy was cut.
                 if ftl.blocks()[self.geo.block_of_unit(g.pun) as usize].epoch == g.epoch {
                     for pun in g.pun..g.pun + g.units as u32 {
@@ -976,6 +1007,38 @@ mod tests {
         r.step();
         // With a window of one entry the partner on plane 1, third in the queue, is not seen.
         assert_eq!(r.step().2, vec![a]);
+    }
+
+    #[test]
+    fn a_merge_copy_keeps_its_place_and_is_timed_as_a_gc_copy() {
+        let mut r = rig();
+        // Die 0 busy with a read while a program, a merge copy and a program queue behind it.
+        let first = r.txn(TxnKind::HostRead, 0, 1, 0);
+        r.enqueue(SimTime::ZERO, first, Queue::HostRead);
+        let a = r.txn(TxnKind::HostWrite, 0, 2, 0);
+        let c = r.txn(TxnKind::Copy, 1, 3, 0);
+        r.fil.txns.get_mut(c).aux = r.pun(1, 4, 0);
+        let b = r.txn(TxnKind::HostWrite, 1, 3, 1);
+        for t in [a, c, b] {
+            r.enqueue(SimTime::ZERO, t, Queue::HostWrite);
+        }
+        r.step();
+        // Program b, on plane 1, would pair with a but must not pass the copy before it.
+        let (t_a, _, op, _) = r.step();
+        assert_eq!(op, vec![a]);
+        // The copy: command and tR of the source, the unit out (5.12 µs), ECC (3 µs), command
+        // and the unit in, tPROG; its end is reported like a program's.
+        let (sensed, _, op, _) = r.step();
+        assert_eq!((sensed, op), (t_a + SimTime::from_ns(CMD + TR_LSB), vec![]));
+        let (t_c, _, op, programmed) = r.step();
+        assert!(programmed);
+        assert_eq!(op, vec![c]);
+        assert_eq!(
+            t_c,
+            t_a + SimTime::from_ns(CMD + TR_LSB + 5120 + 3000 + CMD + 5120 + TPROG_LSB)
+        );
+        assert_eq!(r.step().2, vec![b]);
+        assert_eq!(r.fil.counters.nand_pages_written, 3);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 use super::buffer::BufferManager;
 use super::fil::{Queue, Txn, TxnKind};
+use super::hybrid::HybridCtrl;
 use super::raw::RawNand;
 use super::{FlashPort, HostPort};
 use crate::config::{FtlKind, SsdConfig};
@@ -53,6 +54,8 @@ pub struct Hil {
     /// A raw device (`ftl.kind = "none"`): requests address the media, and this is all the
     /// firmware keeps of it.
     raw: Option<RawNand>,
+    /// A block-mapped FTL (`ftl.kind = "block" | "bast" | "fast"`), which then owns the map.
+    hybrid: Option<HybridCtrl>,
     /// Whether any range is write-protected (`controller.write_protect`).
     write_protect: Vec<crate::config::ProtectedRange>,
     pub counters: HilCounters,
@@ -66,6 +69,11 @@ impl Hil {
             cmd_overhead: cfg.controller.cmd_overhead.0,
             skip_media: cfg.controller.skip_media,
             raw: (cfg.ftl.kind == FtlKind::None).then(|| RawNand::new(geo)),
+            hybrid: cfg
+                .ftl
+                .kind
+                .is_block_mapped()
+                .then(|| HybridCtrl::new(cfg, geo)),
             write_protect: cfg.controller.write_protect.clone(),
             counters: HilCounters::default(),
         }
@@ -74,6 +82,15 @@ impl Hil {
     /// The raw device's firmware state, when the device is raw.
     pub fn raw(&self) -> Option<&RawNand> {
         self.raw.as_ref()
+    }
+
+    /// The block-mapped FTL, when the device has one.
+    pub fn hybrid(&self) -> Option<&HybridCtrl> {
+        self.hybrid.as_ref()
+    }
+
+    pub fn hybrid_mut(&mut self) -> Option<&mut HybridCtrl> {
+        self.hybrid.as_mut()
     }
 
     /// Busy time of the firmware core.
@@ -124,6 +141,21 @@ impl Hil {
             up.cmds.get_mut(cmd).status = Status::WriteProtected;
             up.complete(now, cmd);
             return Ok(());
+        }
+        if let Some(h) = self.hybrid.as_mut() {
+            match op {
+                // With `skip_media` the firmware answers reads at once, whatever the FTL.
+                Op::Read if !self.skip_media => {
+                    h.read(now, cmd, up, flash, &mut self.counters);
+                    return Ok(());
+                }
+                Op::Trim => {
+                    h.trim(offset, len, flash);
+                    up.complete(now, cmd);
+                    return Ok(());
+                }
+                _ => {}
+            }
         }
         match op {
             Op::Read => self.dispatch_read(now, cmd, offset, len, up, flash, cache)?,
@@ -364,6 +396,14 @@ impl Hil {
             self.program_raw(now, cmd, up, flash);
             return Ok(());
         }
+        if let Some(h) = self.hybrid.as_mut() {
+            let rmw = h.rmw_reads(now, cmd, up, flash);
+            if rmw > 0 {
+                up.cmds.get_mut(cmd).rmw_left = rmw;
+                return Ok(());
+            }
+            return h.write_units(now, cmd, up, flash);
+        }
         let c = up.cmds.get(cmd);
         let unit = self.geo.unit_bytes;
         let mut rmw = 0;
@@ -405,6 +445,9 @@ impl Hil {
         flash: &mut FlashPort,
         mut cache: Option<&mut BufferManager>,
     ) -> Result<()> {
+        if let Some(h) = self.hybrid.as_mut() {
+            return h.write_units(now, cmd, up, flash);
+        }
         if flash.ftl.read_only() {
             // A worn-out drive takes nothing new, into its buffer or onto NAND.
             up.cmds.get_mut(cmd).status = Status::ReadOnly;
@@ -539,7 +582,9 @@ impl Hil {
         // Only if the block was not erased (and reused) since the write was mapped. A raw
         // device's FTL stays idle.
         let block = self.geo.block_of_unit(t.pun);
-        if self.raw.is_none() && flash.ftl.blocks()[block as usize].epoch == t.epoch {
+        if let Some(h) = self.hybrid.as_mut() {
+            h.program_done(&t);
+        } else if self.raw.is_none() && flash.ftl.blocks()[block as usize].epoch == t.epoch {
             flash.ftl.mark_programmed(t.pun);
         }
         if t.kind == TxnKind::Flush {

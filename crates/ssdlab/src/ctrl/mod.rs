@@ -13,6 +13,7 @@ pub mod datacheck;
 pub mod die;
 pub mod fil;
 pub mod hil;
+pub mod hybrid;
 pub mod pcm;
 pub mod raw;
 #[cfg(test)]

@@ -169,6 +169,11 @@ impl Device {
         &self.hil
     }
 
+    /// The block-mapped FTL, when the config names one (for preconditioning).
+    pub fn hybrid_mut(&mut self) -> Option<&mut crate::ctrl::hybrid::HybridCtrl> {
+        self.hil.hybrid_mut()
+    }
+
     pub fn fil(&self) -> &Fil {
         &self.fil
     }

@@ -17,6 +17,8 @@ use crate::media::nand::Geometry;
 use crate::sim::mem::{big_vec, prefetch};
 use crate::sim::Rng;
 
+pub mod hybrid;
+
 pub const UNMAPPED: u32 = u32::MAX;
 /// "No block" (and "no unit") in the FTL's tables and its GC tasks.
 pub const NONE: u32 = u32::MAX;

@@ -98,6 +98,20 @@ pub struct DeviceResult {
     /// of configs without them stay as they were).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nand_ops: Option<NandOpsResult>,
+    /// Only with a block-mapped FTL (`ftl.kind = "block" | "bast" | "fast"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merges: Option<MergeResult>,
+}
+
+/// A block-mapped FTL's merges by kind (docs/ftl.md); block mapping's block copies count as
+/// full merges.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct MergeResult {
+    pub switch: u64,
+    pub partial: u64,
+    pub full: u64,
+    /// Pages the merges copied.
+    pub pages_copied: u64,
 }
 
 /// How the dies' reads and programs paired into multi-plane operations, and how often programs
@@ -339,6 +353,7 @@ impl RunResult {
     pub fn figure_columns() -> Vec<String> {
         let mut all = RunResult::default();
         all.device.nand_ops = Some(NandOpsResult::default());
+        all.device.merges = Some(MergeResult::default());
         for op in crate::workload::Op::ALL {
             all.ops.insert(op.name(), OpResult::default());
         }

@@ -1,0 +1,203 @@
+//! The firmware of a block-mapped FTL (`ftl.kind = "block" | "bast" | "fast"`, `ftl::hybrid`):
+//! what the HIL does for reads, writes and trims when the map names blocks.
+//!
+//! A host page write becomes the NAND operations the FTL lists for it — the merge's copies
+//! and erases it triggered, then its program — each a transaction of the write's command, all
+//! queued in order in the host-write queue of their die (a logical block's pages, logs and
+//! merge blocks share one plane, so one die). The FIL runs that queue in order (a copy or an
+//! erase is never overtaken), times copies as GC copies (sense, out over the channel, ECC, in,
+//! program) and erases by tBERS, so a merge costs what the media's timings make it; the
+//! command completes when its last transaction does, so a host write waits for the merge it
+//! triggered.
+
+use super::fil::{Queue, Txn, TxnKind};
+use super::hil::{units_of, HilCounters};
+use super::{FlashPort, HostPort};
+use crate::config::SsdConfig;
+use crate::error::Result;
+use crate::ftl::hybrid::{Hybrid, NandOp};
+use crate::media::nand::Geometry;
+use crate::request::Status;
+use crate::sim::SimTime;
+
+pub struct HybridCtrl {
+    pub ftl: Hybrid,
+    geo: Geometry,
+    /// The operations of the write being placed (capacity reused).
+    ops: Vec<NandOp>,
+}
+
+impl HybridCtrl {
+    pub fn new(cfg: &SsdConfig, geo: &Geometry) -> HybridCtrl {
+        HybridCtrl {
+            ftl: Hybrid::new(
+                geo,
+                cfg.ftl.kind,
+                cfg.logical_units(),
+                cfg.ftl.log_blocks.unwrap_or(0),
+            ),
+            geo: geo.clone(),
+            ops: Vec::new(),
+        }
+    }
+
+    fn txn(&self, kind: TxnKind, cmd: u32, pun: u32, host_bytes: u32, aux: u32) -> Txn {
+        let block = self.geo.block_of_unit(pun);
+        Txn {
+            kind,
+            cmd,
+            pun,
+            plane: self.geo.plane_of_block(block),
+            host_bytes,
+            // The block's erases so far: a program that ends after its block was given up
+            // (erased and reused) does not mark the new data as programmed.
+            epoch: self.ftl.erase_counts()[block as usize],
+            aux,
+        }
+    }
+
+    /// A host program or merge copy ended.
+    pub(crate) fn program_done(&mut self, t: &Txn) {
+        let block = self.geo.block_of_unit(t.pun);
+        if self.ftl.erase_counts()[block as usize] == t.epoch {
+            self.ftl.mark_programmed(t.pun);
+        }
+    }
+
+    /// A read: mapped pages whose program is over are sensed; the others are answered by the
+    /// controller (unmapped: zeros; not yet programmed: from the write buffer or the copy in
+    /// flight).
+    pub(crate) fn read(
+        &mut self,
+        now: SimTime,
+        cmd: u32,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+        counters: &mut HilCounters,
+    ) {
+        let c = up.cmds.get(cmd);
+        let (offset, len) = (c.offset, c.len);
+        let mut txns = 0;
+        let mut direct_bytes = 0;
+        for (lpn, covered) in units_of(self.geo.unit_bytes, offset, len) {
+            counters.host_units_read += 1;
+            let pun = self.ftl.lookup(lpn);
+            if let Some(dc) = flash.check.as_mut() {
+                dc.read(lpn, None, pun);
+            }
+            match pun {
+                None => {
+                    counters.unmapped_reads += 1;
+                    direct_bytes += covered;
+                }
+                Some(p) if !self.ftl.is_programmed(p) => {
+                    counters.buffer_reads += 1;
+                    direct_bytes += covered;
+                }
+                Some(p) => {
+                    txns += 1;
+                    let t = self.txn(TxnKind::HostRead, cmd, p, covered as u32, lpn as u32);
+                    let t = flash.fil.add_txn(t);
+                    flash.fil.enqueue(now, t, Queue::HostRead, flash.ftl, up.q);
+                }
+            }
+        }
+        up.cmds.get_mut(cmd).txns_left = txns;
+        if direct_bytes > 0 {
+            let end = up.push_read_data(now, cmd, direct_bytes, 0);
+            let c = up.cmds.get_mut(cmd);
+            c.data_done = c.data_done.max(end);
+        }
+        if txns == 0 {
+            let done = up.cmds.get(cmd).data_done.max(now);
+            up.complete(done, cmd);
+        }
+    }
+
+    /// Whole pages in the range are unmapped; no NAND work.
+    pub(crate) fn trim(&mut self, offset: u64, len: u64, flash: &mut FlashPort) {
+        let unit = self.geo.unit_bytes;
+        for (lpn, covered) in units_of(unit, offset, len) {
+            if covered == unit {
+                self.ftl.trim(lpn);
+                if let Some(dc) = flash.check.as_mut() {
+                    dc.trimmed(lpn);
+                }
+            }
+        }
+    }
+
+    /// A write's data is in: partial pages with programmed old data are read first (returns
+    /// how many reads were queued; 0: place the pages now).
+    pub(crate) fn rmw_reads(
+        &mut self,
+        now: SimTime,
+        cmd: u32,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+    ) -> u32 {
+        let c = up.cmds.get(cmd);
+        let unit = self.geo.unit_bytes;
+        let mut rmw = 0;
+        for (lpn, covered) in units_of(unit, c.offset, c.len) {
+            if covered == unit {
+                continue;
+            }
+            if let Some(p) = self.ftl.lookup(lpn).filter(|&p| self.ftl.is_programmed(p)) {
+                let t = flash.fil.add_txn(self.txn(TxnKind::RmwRead, cmd, p, 0, 0));
+                flash.fil.enqueue(now, t, Queue::HostRead, flash.ftl, up.q);
+                rmw += 1;
+            }
+        }
+        rmw
+    }
+
+    /// Place every page of a write command: each page's merge work and program go to its die,
+    /// in the order the FTL listed them, as transactions of the command.
+    pub(crate) fn write_units(
+        &mut self,
+        now: SimTime,
+        cmd: u32,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+    ) -> Result<()> {
+        let c = up.cmds.get(cmd);
+        let (offset, len) = (c.offset, c.len);
+        if c.status != Status::Ok {
+            // Its read-modify-write read failed: nothing is written.
+            up.complete(now, cmd);
+            return Ok(());
+        }
+        let upb = self.geo.units_per_block();
+        let mut ops = std::mem::take(&mut self.ops);
+        let mut total = 0u32;
+        for (lpn, covered) in units_of(self.geo.unit_bytes, offset, len) {
+            ops.clear();
+            self.ftl.write(lpn, &mut ops)?;
+            for &op in &ops {
+                let t = match op {
+                    NandOp::Copy { from, to } => {
+                        if let Some(dc) = flash.check.as_mut() {
+                            dc.moved(from, to);
+                        }
+                        self.txn(TxnKind::Copy, cmd, to, 0, from)
+                    }
+                    NandOp::Erase { block } => self.txn(TxnKind::Erase, cmd, block * upb, 0, 0),
+                    NandOp::Program { pun } => {
+                        if let Some(dc) = flash.check.as_mut() {
+                            dc.write_to_nand(lpn, pun);
+                        }
+                        self.txn(TxnKind::HostWrite, cmd, pun, covered as u32, lpn as u32)
+                    }
+                };
+                total += 1;
+                let t = flash.fil.add_txn(t);
+                flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
+            }
+        }
+        self.ops = ops;
+        // No transaction ends before an event is handled: the count is complete in time.
+        up.cmds.get_mut(cmd).txns_left = total;
+        Ok(())
+    }
+}
