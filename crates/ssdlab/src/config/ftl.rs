@@ -76,7 +76,63 @@ pub struct FtlConfig {
     pub gc: GcConfig,
     #[serde(default)]
     pub wear_leveling: WearLevelingConfig,
+    /// `full` (the default: the whole map in controller memory) or `cached` (the map in
+    /// translation pages on NAND, the hot ones in a mapping cache; see `ftl::mapping_cache`).
+    /// Written out only when not the default, so that the hashes of existing configs stay.
+    #[serde(default, skip_serializing_if = "MappingKind::is_full")]
+    pub mapping: MappingKind,
+    /// With `mapping = "cached"`: the mapping cache's size (whole translation pages of one map
+    /// unit each).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mapping_cache: Option<Bytes>,
+    /// With `mapping = "cached"`: `dram` (controller memory, the default) or `hmb` (NVMe Host
+    /// Memory Buffer: every cache access crosses the PCIe link).
+    #[serde(default, skip_serializing_if = "MappingCacheLocation::is_dram")]
+    pub mapping_cache_location: MappingCacheLocation,
+    /// With `mapping = "cached"`: bytes per map entry in a translation page (4 B by default,
+    /// DFTL's: Gupta et al., ASPLOS 2009, 512 entries per 2 KiB translation page).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mapping_entry: Option<Bytes>,
 }
+
+/// Where the logical→physical map lives.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum MappingKind {
+    /// The whole map in controller memory: a lookup costs nothing.
+    #[default]
+    Full,
+    /// Demand-paged (DFTL): the map in translation pages on NAND, a cache of them in memory;
+    /// a miss reads a translation page, a dirty eviction programs one.
+    Cached,
+}
+
+impl MappingKind {
+    pub fn is_full(&self) -> bool {
+        *self == MappingKind::Full
+    }
+}
+
+/// Where the mapping cache of `mapping = "cached"` lives.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum MappingCacheLocation {
+    /// Controller DRAM (or SRAM): a hit costs no time.
+    #[default]
+    Dram,
+    /// NVMe Host Memory Buffer: a hit is a read of host memory over the link.
+    Hmb,
+}
+
+impl MappingCacheLocation {
+    pub fn is_dram(&self) -> bool {
+        *self == MappingCacheLocation::Dram
+    }
+}
+
+/// DFTL's map entry: a 4-byte physical address (Gupta et al., ASPLOS 2009: a 2 KiB
+/// translation page holds 512 entries).
+pub const DEFAULT_MAPPING_ENTRY_BYTES: u64 = 4;
 
 impl FtlConfig {
     /// No FTL section (a PCM-only device): a raw device's settings, marked by an
@@ -90,6 +146,10 @@ impl FtlConfig {
             placement: Placement::default(),
             gc: GcConfig::default(),
             wear_leveling: WearLevelingConfig::default(),
+            mapping: MappingKind::Full,
+            mapping_cache: None,
+            mapping_cache_location: MappingCacheLocation::Dram,
+            mapping_entry: None,
         }
     }
 
