@@ -155,3 +155,35 @@ fn hand_worked_translation_page_counts() {
     assert!(dftl.ftl().translation_location(1).is_some());
     assert!(dftl.ftl().translation_location(2).is_none());
 }
+
+#[test]
+fn a_cache_in_host_memory_pays_the_link_for_every_hit() {
+    // The same sequence of one request at a time, the cache in the HMB: every hit reads its
+    // entry over PCIe (a read request up, 4 B down), so the link is busier and the run longer;
+    // the map traffic on NAND is the same.
+    let seq: Vec<(Op, u64)> = (0..200).map(|i| (Op::Read, (i * 7919) % 4096)).collect();
+    let dram = one_by_one(&cached("8KiB"), &seq);
+    let hmb = one_by_one(
+        &small(&[
+            "ftl.mapping=\"cached\"",
+            "ftl.mapping_cache=\"8KiB\"",
+            "ftl.mapping_cache_location=\"hmb\"",
+        ]),
+        &seq,
+    );
+    let (d, h) = (
+        &dram.ftl().mapping.as_ref().unwrap().stats,
+        &hmb.ftl().mapping.as_ref().unwrap().stats,
+    );
+    assert_eq!(d, h);
+    assert!(h.hits > 100, "{h:?}");
+    let (du, dd) = dram.interface().link_busy();
+    let (hu, hd) = hmb.interface().link_busy();
+    assert!(
+        hu > du && hd > dd,
+        "up {du:?} -> {hu:?}, down {dd:?} -> {hd:?}"
+    );
+    // Each hit waits at least two link latencies (200 ns each way on small-tlc).
+    let per_hit_ps = (hmb.now().ps() - dram.now().ps()) / h.hits;
+    assert!(per_hit_ps >= 400_000, "{per_hit_ps} ps per hit");
+}

@@ -308,3 +308,71 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod mapping_tests {
+    use crate::config::SsdConfig;
+
+    fn err(sets: &[&str]) -> String {
+        let ov: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        match SsdConfig::resolve("small-tlc", &ov) {
+            Ok(_) => panic!("{sets:?} was accepted"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn cached_mapping_settings_are_checked_field_by_field() {
+        let cached = "ftl.mapping=\"cached\"";
+        let e = err(&[cached]);
+        assert!(
+            e.contains("`ftl.mapping_cache`") && e.contains("missing"),
+            "{e}"
+        );
+        let e = err(&[cached, "ftl.mapping_cache=\"2KiB\""]);
+        assert!(
+            e.contains("`ftl.mapping_cache`") && e.contains("got 2048 bytes"),
+            "{e}"
+        );
+        let e = err(&[cached, "ftl.mapping_cache=\"1MiB\"", "ftl.mapping_entry=3"]);
+        assert!(
+            e.contains("`ftl.mapping_entry`") && e.contains("got 3 bytes"),
+            "{e}"
+        );
+        let e = err(&["ftl.mapping_cache=\"1MiB\""]);
+        assert!(
+            e.contains("`ftl.mapping_cache`") && e.contains("with the full map"),
+            "{e}"
+        );
+        let e = err(&[
+            cached,
+            "ftl.mapping_cache=\"1MiB\"",
+            "cache.capacity=\"1MiB\"",
+        ]);
+        assert!(e.contains("`ftl.mapping`") && e.contains("[cache]"), "{e}");
+        let e = err(&["ftl.mapping=\"paged\""]);
+        assert!(e.contains("paged"), "{e}");
+        // One line each.
+        assert!(!e.trim_end().contains('\n'), "{e}");
+        let ok = SsdConfig::resolve(
+            "small-tlc",
+            &[
+                cached.into(),
+                "ftl.mapping_cache=\"64KiB\"".into(),
+                "ftl.mapping_cache_location=\"hmb\"".into(),
+            ],
+        )
+        .unwrap();
+        // 229376 logical units of 4 KiB, 1024 entries of 4 B per translation page.
+        assert_eq!(ok.translation_pages(), Some((1024, 224)));
+    }
+
+    #[test]
+    fn the_full_map_keeps_the_config_hash() {
+        // The new fields are written out only when set, so existing configs hash as before.
+        let a = SsdConfig::resolve("small-tlc", &[]).unwrap();
+        let b = SsdConfig::resolve("small-tlc", &["ftl.mapping=\"full\"".into()]).unwrap();
+        assert_eq!(a.hash(), b.hash());
+        assert_eq!(a.translation_pages(), None);
+    }
+}
