@@ -691,6 +691,10 @@ impl Hil {
                         .update_read(page),
                 }
             }
+            if flash.ftl.read_only() {
+                // A worn-out drive programs nothing more: the updates stay in memory only.
+                writes.clear();
+            }
             for page in writes.drain(..) {
                 if hmb {
                     // The dirty page comes out of host memory first.
