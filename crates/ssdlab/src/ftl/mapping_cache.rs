@@ -37,6 +37,18 @@ const UPDATING: u8 = 16;
 
 const NIL: u32 = u32::MAX;
 
+/// One translation page's bookkeeping.
+#[derive(Clone, Copy, Debug)]
+struct PageInfo {
+    /// `CACHED`, `DIRTY`, ... bits.
+    state: u8,
+    /// LRU neighbours while cached (`prev` towards the most recent), `NIL` at the ends.
+    prev: u32,
+    next: u32,
+    /// The last of the page's chain of waits (`NIL`: no command waits for it).
+    wait_head: u32,
+}
+
 /// What a command's lookup of a translation page found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lookup {
@@ -80,16 +92,18 @@ pub struct MappingCache {
     capacity: u32,
     /// The cache is in host memory (NVMe HMB): each access crosses the link.
     pub hmb: bool,
-    state: Vec<u8>,
-    /// LRU list over cached translation pages: `prev` towards the most recent.
-    prev: Vec<u32>,
-    next: Vec<u32>,
+    /// Per translation page, in one record so that a page's bookkeeping is one cache line.
+    pages_info: Vec<PageInfo>,
     /// Most and least recent cached pages.
     head: u32,
     tail: u32,
     len: u32,
-    /// Commands waiting for translation pages: (page, command, stage), one per page waited for.
-    waiters: Vec<(u32, u32, Stage)>,
+    /// Commands waiting for translation pages: from each page's `wait_head`, the waits `(command, stage, next in the page's chain)` (slots reused
+    /// through `free_waits`), and per command slot the pages it still waits for. A load goes
+    /// through its page's waits alone, however many commands wait elsewhere.
+    waits: Vec<(u32, Stage, u32)>,
+    free_waits: Vec<u32>,
+    waits_left: Vec<u16>,
     /// Pages to program (dirty evictions, read-modify-writes whose read is done), in order.
     pub pending_writes: Vec<u32>,
     /// Pages whose background read-modify-write read is to be issued, in order.
@@ -108,13 +122,21 @@ impl MappingCache {
             base,
             capacity: capacity.clamp(1, pages.max(1)).min(u32::MAX as u64 - 1) as u32,
             hmb,
-            state: vec![0; n],
-            prev: vec![NIL; n],
-            next: vec![NIL; n],
+            pages_info: vec![
+                PageInfo {
+                    state: 0,
+                    prev: NIL,
+                    next: NIL,
+                    wait_head: NIL,
+                };
+                n
+            ],
             head: NIL,
             tail: NIL,
             len: 0,
-            waiters: Vec::new(),
+            waits: Vec::new(),
+            free_waits: Vec::new(),
+            waits_left: Vec::new(),
             pending_writes: Vec::new(),
             pending_updates: Vec::new(),
             stats: MappingStats::default(),
@@ -127,6 +149,12 @@ impl MappingCache {
         (lpn / self.per_page) as u32
     }
 
+    /// Warm the cache for a coming lookup of `page` (speed only).
+    #[inline]
+    pub fn prefetch(&self, page: u32) {
+        crate::sim::mem::prefetch(&self.pages_info, page as usize);
+    }
+
     /// Translation pages cached now.
     pub fn cached(&self) -> u32 {
         self.len
@@ -137,18 +165,18 @@ impl MappingCache {
     }
 
     pub fn is_cached(&self, page: u32) -> bool {
-        self.state[page as usize] & CACHED != 0
+        self.pages_info[page as usize].state & CACHED != 0
     }
 
     pub fn is_dirty(&self, page: u32) -> bool {
-        self.state[page as usize] & DIRTY != 0
+        self.pages_info[page as usize].state & DIRTY != 0
     }
 
     /// A command looks up translation page `page` (counted as a hit or a miss). On a miss the
     /// page is marked loading: the caller reads it and reports [`MappingCache::loaded`].
     #[inline]
     pub fn lookup(&mut self, page: u32) -> Lookup {
-        let s = self.state[page as usize];
+        let s = self.pages_info[page as usize].state;
         if s & CACHED != 0 {
             self.stats.hits += 1;
             self.touch(page);
@@ -158,47 +186,63 @@ impl MappingCache {
             Lookup::Loading
         } else {
             self.stats.misses += 1;
-            self.state[page as usize] |= LOADING;
+            self.pages_info[page as usize].state |= LOADING;
             Lookup::Miss
         }
     }
 
     /// Command `cmd` waits for `page` (loading) before going on at `stage`.
     pub fn wait(&mut self, page: u32, cmd: u32, stage: Stage) {
-        self.waiters.push((page, cmd, stage));
+        let w = (cmd, stage, self.pages_info[page as usize].wait_head);
+        let slot = match self.free_waits.pop() {
+            Some(i) => {
+                self.waits[i as usize] = w;
+                i
+            }
+            None => {
+                self.waits.push(w);
+                (self.waits.len() - 1) as u32
+            }
+        };
+        self.pages_info[page as usize].wait_head = slot;
+        if self.waits_left.len() <= cmd as usize {
+            self.waits_left.resize(cmd as usize + 1, 0);
+        }
+        self.waits_left[cmd as usize] += 1;
     }
 
     /// `page` is in (read from NAND, or loaded without a read): it becomes the most recent,
     /// the least recent pages leave while the cache is over its size (dirty ones onto
     /// `pending_writes`), and the commands that waited for nothing else go into `ready`.
     pub fn loaded(&mut self, page: u32, ready: &mut Vec<(u32, Stage)>) {
-        let s = self.state[page as usize];
+        let s = self.pages_info[page as usize].state;
         debug_assert!(s & LOADING != 0, "page {page} loaded without a miss");
         let dirty = if s & DIRTY_ON_LOAD != 0 { DIRTY } else { 0 };
-        self.state[page as usize] = (s & !(LOADING | DIRTY_ON_LOAD)) | CACHED | dirty;
+        self.pages_info[page as usize].state = (s & !(LOADING | DIRTY_ON_LOAD)) | CACHED | dirty;
         self.push_front(page);
         while self.len > self.capacity {
             let victim = self.tail;
             self.unlink(victim);
-            let vs = self.state[victim as usize];
+            let vs = self.pages_info[victim as usize].state;
             if vs & DIRTY != 0 {
                 self.pending_writes.push(victim);
             }
-            self.state[victim as usize] = vs & !(CACHED | DIRTY);
+            self.pages_info[victim as usize].state = vs & !(CACHED | DIRTY);
         }
-        if self.waiters.iter().any(|w| w.0 == page) {
-            let mut i = 0;
-            while i < self.waiters.len() {
-                if self.waiters[i].0 == page {
-                    let (_, cmd, stage) = self.waiters.remove(i);
-                    if !self.waiters.iter().any(|w| w.1 == cmd) {
-                        ready.push((cmd, stage));
-                    }
-                } else {
-                    i += 1;
-                }
+        let first = ready.len();
+        let mut w = std::mem::replace(&mut self.pages_info[page as usize].wait_head, NIL);
+        while w != NIL {
+            let (cmd, stage, next) = self.waits[w as usize];
+            self.free_waits.push(w);
+            let left = &mut self.waits_left[cmd as usize];
+            *left -= 1;
+            if *left == 0 {
+                ready.push((cmd, stage));
             }
+            w = next;
         }
+        // The chain runs from the last wait to the first: commands go on in the order they came.
+        ready[first..].reverse();
     }
 
     /// An entry of `page` changed (a host write, a GC move, a trim): a cached page turns dirty;
@@ -206,7 +250,7 @@ impl MappingCache {
     /// unless one is already reading it (the update joins that one's program).
     #[inline]
     pub fn update(&mut self, page: u32) {
-        let s = &mut self.state[page as usize];
+        let s = &mut self.pages_info[page as usize].state;
         if *s & CACHED != 0 {
             *s |= DIRTY;
         } else if *s & LOADING != 0 {
@@ -228,7 +272,7 @@ impl MappingCache {
     /// A background read-modify-write's read of `page` is done: its program follows, unless
     /// the page came into the cache meanwhile (then it is dirty there).
     pub fn update_read(&mut self, page: u32) {
-        let s = &mut self.state[page as usize];
+        let s = &mut self.pages_info[page as usize].state;
         *s &= !UPDATING;
         if *s & CACHED != 0 {
             *s |= DIRTY;
@@ -248,10 +292,10 @@ impl MappingCache {
     }
 
     fn push_front(&mut self, page: u32) {
-        self.prev[page as usize] = NIL;
-        self.next[page as usize] = self.head;
+        self.pages_info[page as usize].prev = NIL;
+        self.pages_info[page as usize].next = self.head;
         if self.head != NIL {
-            self.prev[self.head as usize] = page;
+            self.pages_info[self.head as usize].prev = page;
         } else {
             self.tail = page;
         }
@@ -260,14 +304,17 @@ impl MappingCache {
     }
 
     fn unlink(&mut self, page: u32) {
-        let (p, n) = (self.prev[page as usize], self.next[page as usize]);
+        let (p, n) = (
+            self.pages_info[page as usize].prev,
+            self.pages_info[page as usize].next,
+        );
         if p != NIL {
-            self.next[p as usize] = n;
+            self.pages_info[p as usize].next = n;
         } else {
             self.head = n;
         }
         if n != NIL {
-            self.prev[n as usize] = p;
+            self.pages_info[n as usize].prev = p;
         } else {
             self.tail = p;
         }
@@ -280,7 +327,7 @@ impl MappingCache {
         let mut p = self.head;
         while p != NIL {
             out.push(p);
-            p = self.next[p as usize];
+            p = self.pages_info[p as usize].next;
         }
         out
     }
@@ -442,5 +489,34 @@ mod proptests {
                 prop_assert_eq!(&c.pending_writes, &written);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod wait_tests {
+    use super::*;
+
+    #[test]
+    fn commands_waiting_for_one_page_go_on_in_the_order_they_came() {
+        let mut c = MappingCache::new(4, 8, 32, 4, false);
+        assert_eq!(c.lookup(2), Lookup::Miss);
+        for cmd in [5, 1, 9] {
+            c.wait(2, cmd, Stage::Read);
+        }
+        let mut ready = Vec::new();
+        c.loaded(2, &mut ready);
+        assert_eq!(
+            ready,
+            vec![(5, Stage::Read), (1, Stage::Read), (9, Stage::Read)]
+        );
+        // The wait slots are reused: a second round allocates none.
+        assert_eq!(c.lookup(3), Lookup::Miss);
+        for cmd in [1, 9, 5] {
+            c.wait(3, cmd, Stage::Write);
+        }
+        assert_eq!(c.waits.len(), 3);
+        ready.clear();
+        c.loaded(3, &mut ready);
+        assert_eq!(ready.iter().map(|r| r.0).collect::<Vec<_>>(), vec![1, 9, 5]);
     }
 }

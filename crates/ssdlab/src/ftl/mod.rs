@@ -333,6 +333,12 @@ impl Ftl {
     #[inline]
     pub fn prefetch(&self, lpn: u64) {
         prefetch(&self.l2p, lpn as usize);
+        if let Some(m) = &self.mapping {
+            // Cached mapping: the translation page's record and its GTD entry.
+            let page = m.page_of(lpn);
+            m.prefetch(page);
+            prefetch(&self.l2p, (self.data_units + page as u64) as usize);
+        }
     }
 
     /// Second stage of [`Ftl::prefetch`] for a read: the programmed bit of where it points.
@@ -341,6 +347,13 @@ impl Ftl {
         let pun = self.l2p[lpn as usize];
         if pun != UNMAPPED {
             prefetch(&self.programmed, (pun / 64) as usize);
+        }
+        if let Some(m) = &self.mapping {
+            // Cached mapping: the programmed bit of where the translation page is.
+            let tp = self.l2p[(self.data_units + m.page_of(lpn) as u64) as usize];
+            if tp != UNMAPPED {
+                prefetch(&self.programmed, (tp / 64) as usize);
+            }
         }
     }
 
