@@ -68,3 +68,17 @@ def test_multiplane_rule_and_suspension_figures_show(small_config: ssdlab.Config
     text = render_text(data)
     assert "multi-plane operations" in text
     assert "suspensions" in text
+
+
+def test_mapping_cache_figures_show_only_when_cached(small_config: ssdlab.Config) -> None:
+    plain = ssdlab.run(small_config, TINY_JOB, seed=7).to_dict()
+    assert "ftl" not in plain
+    assert "mapping cache" not in render_text(plain)
+    config = small_config.set("ftl.mapping", "cached").set("ftl.mapping_cache", "16KiB")
+    data = ssdlab.run(config, TINY_JOB, seed=7).to_dict()
+    mapping = data["ftl"]["mapping"]
+    assert mapping["hits"] + mapping["misses"] > 0
+    assert mapping["location"] == "dram"
+    text = render_text(data)
+    assert "mapping cache hits" in text
+    assert "translation pages" in text

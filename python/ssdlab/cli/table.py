@@ -248,6 +248,22 @@ def device_table(result: Mapping[str, Any]) -> Table:
             fmt_int(nand_ops.get("program_suspensions")),
             f"programs; {fmt_int(nand_ops.get('erase_suspensions'))} erases",
         )
+    ftl = result.get("ftl") if isinstance(result.get("ftl"), Mapping) else {}
+    mapping = ftl.get("mapping")
+    if isinstance(mapping, Mapping):
+        table.add_row(
+            "mapping cache hits",
+            fmt_fraction(mapping.get("hit_ratio")),
+            f"{fmt_int(mapping.get('hits'))} hits / {fmt_int(mapping.get('misses'))} misses;"
+            f" {fmt_int(mapping.get('cache_pages'))} of"
+            f" {fmt_int(mapping.get('translation_pages'))} translation pages"
+            f" in {str(mapping.get('location', '')).upper()}",
+        )
+        table.add_row(
+            "translation pages",
+            fmt_int(mapping.get("translation_reads")),
+            f"read; {fmt_int(mapping.get('translation_writes'))} written",
+        )
 
     for unit in ("channel", "die"):
         stats = util.get(unit) or {}
