@@ -74,7 +74,10 @@ def test_mapping_cache_figures_show_only_when_cached(small_config: ssdlab.Config
     plain = ssdlab.run(small_config, TINY_JOB, seed=7).to_dict()
     assert "ftl" not in plain
     assert "mapping cache" not in render_text(plain)
-    config = small_config.set("ftl.mapping", "cached").set("ftl.mapping_cache", "16KiB")
+    # Both keys at once: each needs the other (set one by one, the first is refused).
+    config = ssdlab.Config.load(
+        small_config.spec, {"ftl.mapping": "cached", "ftl.mapping_cache": "16KiB"}
+    )
     data = ssdlab.run(config, TINY_JOB, seed=7).to_dict()
     mapping = data["ftl"]["mapping"]
     assert mapping["hits"] + mapping["misses"] > 0
