@@ -2,6 +2,8 @@
 //! map under random I/O with more NAND traffic, and a hand-worked sequence with exact
 //! translation-page counts.
 
+mod common;
+
 use ssdlab::device::{Device, Flags, Request};
 use ssdlab::driver::jobs::JobDriver;
 use ssdlab::workload::Op;
@@ -186,4 +188,31 @@ fn a_cache_in_host_memory_pays_the_link_for_every_hit() {
     // Each hit waits at least two link latencies (200 ns each way on small-tlc).
     let per_hit_ps = (hmb.now().ps() - dram.now().ps()) / h.hits;
     assert!(per_hit_ps >= 400_000, "{per_hit_ps} ps per hit");
+}
+
+#[test]
+fn cached_runs_are_deterministic_and_report_their_mapping_figures() {
+    let cfg = small(&[
+        "ftl.mapping=\"cached\"",
+        "ftl.mapping_cache=\"32KiB\"",
+        "ftl.mapping_cache_location=\"hmb\"",
+    ]);
+    let job = JobSpec::from_toml_str(RANDOM, "test job").unwrap();
+    let once = || {
+        let out = ssdlab::run(&cfg, &job, &common::opts(11), &mut |_, _| true).unwrap();
+        common::without_wall(&out.result)
+    };
+    let (a, b) = (once(), once());
+    assert_eq!(a, b);
+    let m = &a["ftl"]["mapping"];
+    assert_eq!(m["location"], "hmb");
+    assert_eq!(m["translation_pages"], 224);
+    assert_eq!(m["cache_pages"], 8);
+    let (hits, misses) = (m["hits"].as_u64().unwrap(), m["misses"].as_u64().unwrap());
+    assert_eq!(hits + misses, 40_000);
+    let ratio = m["hit_ratio"].as_f64().unwrap();
+    assert!((ratio - hits as f64 / 40_000.0).abs() < 1e-12);
+    // The full map writes no `ftl` block at all.
+    let full = ssdlab::run(&small(&[]), &job, &common::opts(11), &mut |_, _| true).unwrap();
+    assert!(common::without_wall(&full.result).get("ftl").is_none());
 }
