@@ -92,3 +92,20 @@ def test_merges_show_only_with_a_block_mapped_ftl(preset_name: str) -> None:
     text = render_text(data)
     assert "merges" in text
     assert f"{merges['pages_copied']} pages copied" in text
+
+
+def test_mapping_cache_figures_show_only_when_cached(small_config: ssdlab.Config) -> None:
+    plain = ssdlab.run(small_config, TINY_JOB, seed=7).to_dict()
+    assert "ftl" not in plain
+    assert "mapping cache" not in render_text(plain)
+    # Both keys at once: each needs the other (set one by one, the first is refused).
+    config = ssdlab.Config.load(
+        small_config.spec, {"ftl.mapping": "cached", "ftl.mapping_cache": "16KiB"}
+    )
+    data = ssdlab.run(config, TINY_JOB, seed=7).to_dict()
+    mapping = data["ftl"]["mapping"]
+    assert mapping["hits"] + mapping["misses"] > 0
+    assert mapping["location"] == "dram"
+    text = render_text(data)
+    assert "mapping cache hits" in text
+    assert "translation pages" in text

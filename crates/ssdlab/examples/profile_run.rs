@@ -1,5 +1,5 @@
 //! A small whole run for instruction counts: `valgrind --tool=callgrind
-//! target/release/examples/profile_run [IO_COUNT] [PRESET] [RW]`. Small-tlc, 4 KiB random 70 %
+//! target/release/examples/profile_run [IO_COUNT] [PRESET] [RW] [KEY=VALUE ...]`. Small-tlc, 4 KiB random 70 %
 //! reads (`randrw`; RW may name another pattern, e.g. `randread`), iodepth 32, seed 1: the hot
 //! path of the event loop without the 1 TiB benchmark's fill.
 fn main() {
@@ -7,7 +7,9 @@ fn main() {
     let n: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(200_000);
     let preset = args.next().unwrap_or_else(|| "small-tlc".into());
     let rw = args.next().unwrap_or_else(|| "randrw".into());
-    let cfg = ssdlab::SsdConfig::resolve(&preset, &[]).expect("preset");
+    // Any further arguments are config overrides, as `--set` takes them.
+    let sets: Vec<String> = args.collect();
+    let cfg = ssdlab::SsdConfig::resolve(&preset, &sets).expect("preset");
     let job = ssdlab::JobSpec::from_json(&format!(
         r#"{{"name":"profile","rw":"{rw}","rwmixread":70,"bs":"4KiB","iodepth":32,"io_count":{n}}}"#
     ))

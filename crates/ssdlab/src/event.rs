@@ -17,6 +17,9 @@ pub enum Event {
     WriteDataIn { cmd: u32 },
     /// All read-modify-write reads of a write command are done.
     RmwDone { cmd: u32 },
+    /// Cached mapping in host memory (HMB): the command's map entries arrived over the link;
+    /// it goes on with its reads (`write` false) or the placing of its units.
+    MapReady { cmd: u32, write: bool },
     /// The current phase of a die's operation ended.
     DieStep { die: u32 },
     /// A PCM-only device's firmware finished with a command (`ctrl::pcm`; NAND devices use

@@ -325,6 +325,22 @@ pub fn build_result(
             ),
         },
         interface: interface_result(dev),
+        ftl: dev.ftl().mapping.as_ref().map(|m| FtlResult {
+            mapping: MappingResult {
+                location: if m.hmb { "hmb" } else { "dram" },
+                translation_pages: m.pages,
+                cache_pages: m.capacity() as u64,
+                hits: m.stats.hits,
+                misses: m.stats.misses,
+                hit_ratio: if m.stats.hits + m.stats.misses > 0 {
+                    m.stats.hits as f64 / (m.stats.hits + m.stats.misses) as f64
+                } else {
+                    0.0
+                },
+                translation_reads: m.stats.translation_reads,
+                translation_writes: m.stats.translation_writes,
+            },
+        }),
         reliability: reliability_result(dev),
         cache: dev
             .cache()

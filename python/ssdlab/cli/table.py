@@ -257,6 +257,22 @@ def device_table(result: Mapping[str, Any]) -> Table:
             f"full; {fmt_int(merges.get('partial'))} partial, {fmt_int(merges.get('switch'))}"
             f" switch; {fmt_int(merges.get('pages_copied'))} pages copied",
         )
+    ftl = result.get("ftl") if isinstance(result.get("ftl"), Mapping) else {}
+    mapping = ftl.get("mapping")
+    if isinstance(mapping, Mapping):
+        table.add_row(
+            "mapping cache hits",
+            fmt_fraction(mapping.get("hit_ratio")),
+            f"{fmt_int(mapping.get('hits'))} hits / {fmt_int(mapping.get('misses'))} misses;"
+            f" {fmt_int(mapping.get('cache_pages'))} of"
+            f" {fmt_int(mapping.get('translation_pages'))} translation pages"
+            f" in {str(mapping.get('location', '')).upper()}",
+        )
+        table.add_row(
+            "translation pages",
+            fmt_int(mapping.get("translation_reads")),
+            f"read; {fmt_int(mapping.get('translation_writes'))} written",
+        )
 
     for unit in ("channel", "die"):
         stats = util.get(unit) or {}

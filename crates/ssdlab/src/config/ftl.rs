@@ -99,7 +99,63 @@ pub struct FtlConfig {
     pub gc: GcConfig,
     #[serde(default)]
     pub wear_leveling: WearLevelingConfig,
+    /// `full` (the default: the whole map in controller memory) or `cached` (the map in
+    /// translation pages on NAND, the hot ones in a mapping cache; see `ftl::mapping_cache`).
+    /// Written out only when not the default, so that the hashes of existing configs stay.
+    #[serde(default, skip_serializing_if = "MappingKind::is_full")]
+    pub mapping: MappingKind,
+    /// With `mapping = "cached"`: the mapping cache's size (whole translation pages of one map
+    /// unit each).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mapping_cache: Option<Bytes>,
+    /// With `mapping = "cached"`: `dram` (controller memory, the default) or `hmb` (NVMe Host
+    /// Memory Buffer: every cache access crosses the PCIe link).
+    #[serde(default, skip_serializing_if = "MappingCacheLocation::is_dram")]
+    pub mapping_cache_location: MappingCacheLocation,
+    /// With `mapping = "cached"`: bytes per map entry in a translation page (4 B by default,
+    /// DFTL's: Gupta et al., ASPLOS 2009, 512 entries per 2 KiB translation page).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mapping_entry: Option<Bytes>,
 }
+
+/// Where the logical→physical map lives.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum MappingKind {
+    /// The whole map in controller memory: a lookup costs nothing.
+    #[default]
+    Full,
+    /// Demand-paged (DFTL): the map in translation pages on NAND, a cache of them in memory;
+    /// a miss reads a translation page, a dirty eviction programs one.
+    Cached,
+}
+
+impl MappingKind {
+    pub fn is_full(&self) -> bool {
+        *self == MappingKind::Full
+    }
+}
+
+/// Where the mapping cache of `mapping = "cached"` lives.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum MappingCacheLocation {
+    /// Controller DRAM (or SRAM): a hit costs no time.
+    #[default]
+    Dram,
+    /// NVMe Host Memory Buffer: a hit is a read of host memory over the link.
+    Hmb,
+}
+
+impl MappingCacheLocation {
+    pub fn is_dram(&self) -> bool {
+        *self == MappingCacheLocation::Dram
+    }
+}
+
+/// DFTL's map entry: a 4-byte physical address (Gupta et al., ASPLOS 2009: a 2 KiB
+/// translation page holds 512 entries).
+pub const DEFAULT_MAPPING_ENTRY_BYTES: u64 = 4;
 
 impl FtlConfig {
     /// No FTL section (a PCM-only device): a raw device's settings, marked by an
@@ -114,6 +170,10 @@ impl FtlConfig {
             placement: Placement::default(),
             gc: GcConfig::default(),
             wear_leveling: WearLevelingConfig::default(),
+            mapping: MappingKind::Full,
+            mapping_cache: None,
+            mapping_cache_location: MappingCacheLocation::Dram,
+            mapping_entry: None,
         }
     }
 
@@ -270,5 +330,73 @@ mod tests {
                 "{bad}: {e}"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod mapping_tests {
+    use crate::config::SsdConfig;
+
+    fn err(sets: &[&str]) -> String {
+        let ov: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        match SsdConfig::resolve("small-tlc", &ov) {
+            Ok(_) => panic!("{sets:?} was accepted"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn cached_mapping_settings_are_checked_field_by_field() {
+        let cached = "ftl.mapping=\"cached\"";
+        let e = err(&[cached]);
+        assert!(
+            e.contains("`ftl.mapping_cache`") && e.contains("missing"),
+            "{e}"
+        );
+        let e = err(&[cached, "ftl.mapping_cache=\"2KiB\""]);
+        assert!(
+            e.contains("`ftl.mapping_cache`") && e.contains("got 2048 bytes"),
+            "{e}"
+        );
+        let e = err(&[cached, "ftl.mapping_cache=\"1MiB\"", "ftl.mapping_entry=3"]);
+        assert!(
+            e.contains("`ftl.mapping_entry`") && e.contains("got 3 bytes"),
+            "{e}"
+        );
+        let e = err(&["ftl.mapping_cache=\"1MiB\""]);
+        assert!(
+            e.contains("`ftl.mapping_cache`") && e.contains("with the full map"),
+            "{e}"
+        );
+        let e = err(&[
+            cached,
+            "ftl.mapping_cache=\"1MiB\"",
+            "cache.capacity=\"1MiB\"",
+        ]);
+        assert!(e.contains("`ftl.mapping`") && e.contains("[cache]"), "{e}");
+        let e = err(&["ftl.mapping=\"paged\""]);
+        assert!(e.contains("paged"), "{e}");
+        // One line each.
+        assert!(!e.trim_end().contains('\n'), "{e}");
+        let ok = SsdConfig::resolve(
+            "small-tlc",
+            &[
+                cached.into(),
+                "ftl.mapping_cache=\"64KiB\"".into(),
+                "ftl.mapping_cache_location=\"hmb\"".into(),
+            ],
+        )
+        .unwrap();
+        // 229376 logical units of 4 KiB, 1024 entries of 4 B per translation page.
+        assert_eq!(ok.translation_pages(), Some((1024, 224)));
+    }
+
+    #[test]
+    fn the_full_map_keeps_the_config_hash() {
+        // The new fields are written out only when set, so existing configs hash as before.
+        let a = SsdConfig::resolve("small-tlc", &[]).unwrap();
+        let b = SsdConfig::resolve("small-tlc", &["ftl.mapping=\"full\"".into()]).unwrap();
+        assert_eq!(a.hash(), b.hash());
+        assert_eq!(a.translation_pages(), None);
     }
 }

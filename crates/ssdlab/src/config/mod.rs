@@ -161,6 +161,22 @@ impl SsdConfig {
             * n.planes_per_die as u64
     }
 
+    /// With `ftl.mapping = "cached"`: (map entries per translation page, translation pages
+    /// that hold the whole logical space's map); None with the full map. A translation page
+    /// fills one map unit.
+    pub fn translation_pages(&self) -> Option<(u64, u64)> {
+        if self.ftl.mapping != MappingKind::Cached {
+            return None;
+        }
+        let entry = self
+            .ftl
+            .mapping_entry
+            .map_or(DEFAULT_MAPPING_ENTRY_BYTES, |b| b.0)
+            .max(1);
+        let per_page = (self.map_unit_bytes() / entry).max(1);
+        Some((per_page, self.logical_units().div_ceil(per_page)))
+    }
+
     pub fn physical_units(&self) -> u64 {
         let per_page = self.nand.page_size.0 / self.map_unit_bytes();
         self.planes()

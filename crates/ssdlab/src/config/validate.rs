@@ -206,6 +206,83 @@ impl SsdConfig {
         Ok(())
     }
 
+    /// `ftl.mapping` and the mapping cache's settings.
+    fn validate_mapping(&self, origin: &str) -> Result<()> {
+        let err = |field: &str, msg: String| {
+            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+        };
+        let f = &self.ftl;
+        if f.mapping == MappingKind::Full {
+            let stray = [
+                ("ftl.mapping_cache", f.mapping_cache.is_some()),
+                ("ftl.mapping_entry", f.mapping_entry.is_some()),
+                (
+                    "ftl.mapping_cache_location",
+                    !f.mapping_cache_location.is_dram(),
+                ),
+            ];
+            if let Some((field, _)) = stray.iter().find(|(_, set)| *set) {
+                return err(
+                    field,
+                    "set with the full map, expected ftl.mapping = \"cached\" (or remove it)"
+                        .into(),
+                );
+            }
+            return Ok(());
+        }
+        if f.kind == FtlKind::None {
+            return err(
+                "ftl.mapping",
+                "got \"cached\", expected \"full\" with ftl.kind = \"none\" (a raw device has no map)".into(),
+            );
+        }
+        if f.kind.is_block_mapped() {
+            return err(
+                "ftl.mapping",
+                "got \"cached\", expected \"full\" with a block-mapped ftl.kind (its block map is small enough to keep whole)".into(),
+            );
+        }
+        if self.cache.as_ref().is_some_and(|c| c.enabled) {
+            return err(
+                "ftl.mapping",
+                "got \"cached\" with a [cache] buffer, which is not modelled together yet; expected \"full\" or no [cache]".into(),
+            );
+        }
+        let unit = self.map_unit_bytes();
+        let entry = f.mapping_entry.map_or(DEFAULT_MAPPING_ENTRY_BYTES, |b| b.0);
+        if entry == 0 || entry > 16 || !unit.is_multiple_of(entry) {
+            return err(
+                "ftl.mapping_entry",
+                format!("got {entry} bytes, expected 1 to 16 bytes dividing the map unit ({unit})"),
+            );
+        }
+        let Some(cache) = f.mapping_cache else {
+            return err(
+                "ftl.mapping_cache",
+                "missing, expected a size such as \"4MiB\" with ftl.mapping = \"cached\"".into(),
+            );
+        };
+        if cache.0 < unit {
+            return err(
+                "ftl.mapping_cache",
+                format!(
+                    "got {} bytes, expected at least one translation page ({unit} bytes, the map unit)",
+                    cache.0
+                ),
+            );
+        }
+        if !f.mapping_cache_location.is_dram() && self.interface.kind != InterfaceKind::Nvme {
+            return err(
+                "ftl.mapping_cache_location",
+                format!(
+                    "got \"hmb\" with interface.kind = \"{}\", expected \"dram\": a Host Memory Buffer is NVMe's",
+                    self.interface.kind.name()
+                ),
+            );
+        }
+        Ok(())
+    }
+
     /// A raw device (`ftl.kind = "none"`) shows the host every block and has nothing of the
     /// device FTL's: no hidden space, no cache buffer between host and NAND, no preconditioning.
     fn validate_raw(&self, origin: &str) -> Result<()> {
@@ -487,6 +564,7 @@ impl SsdConfig {
             self.validate_gc(origin)?;
         }
         self.validate_block_mapped(origin)?;
+        self.validate_mapping(origin)?;
         let units = self.physical_units();
         if units >= u32::MAX as u64 {
             return err(

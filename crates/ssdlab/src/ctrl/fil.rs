@@ -41,13 +41,21 @@ pub enum TxnKind {
     /// A block-mapped FTL's merge copy (`ftl::hybrid`): unit `aux` is read into the controller
     /// and programmed at `pun`, timed as a GC copy; it keeps its place in the host-write queue.
     Copy,
+    /// Cached mapping (`ftl::mapping_cache`): a translation page read for commands' misses,
+    /// read for a background update, or programmed; `aux` is the translation page.
+    MapRead,
+    MapUpdateRead,
+    MapWrite,
 }
 
 impl TxnKind {
     /// Reads and programs gather separately into multi-plane operations.
     #[inline]
     pub fn is_program(self) -> bool {
-        matches!(self, TxnKind::HostWrite | TxnKind::Flush)
+        matches!(
+            self,
+            TxnKind::HostWrite | TxnKind::Flush | TxnKind::MapWrite
+        )
     }
 }
 
@@ -425,7 +433,7 @@ impl Fil {
         let cmd_time = timing.cmd_addr;
         let planes = distinct_planes(&op, &self.txns);
         let (phase, at, busy, array_start) = match kind {
-            TxnKind::HostRead | TxnKind::RmwRead => {
+            TxnKind::HostRead | TxnKind::RmwRead | TxnKind::MapRead | TxnKind::MapUpdateRead => {
                 let (start, cmd_end) = self.channels[ch].reserve(now, cmd_time * planes);
                 let t_r = op
                     .iter()
@@ -436,7 +444,7 @@ impl Fil {
                     .unwrap();
                 (Phase::Sensed, cmd_end + t_r, cmd_end + t_r - start, cmd_end)
             }
-            TxnKind::HostWrite | TxnKind::Flush => {
+            TxnKind::HostWrite | TxnKind::Flush | TxnKind::MapWrite => {
                 // Command/address once per plane, then every unit's data, in one bus tenure.
                 let data = timing.bus_time(self.geo.unit_bytes * op.len() as u64);
                 let (start, end) = self.channels[ch].reserve(now, cmd_time * planes + data);

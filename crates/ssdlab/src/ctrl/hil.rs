@@ -14,6 +14,7 @@ use super::{FlashPort, HostPort};
 use crate::config::{FtlKind, SsdConfig};
 use crate::error::Result;
 use crate::event::Event;
+use crate::ftl::mapping_cache::{Lookup, Stage};
 use crate::ftl::Refusal;
 use crate::media::nand::Geometry;
 use crate::request::Status;
@@ -59,6 +60,12 @@ pub struct Hil {
     /// Whether any range is write-protected (`controller.write_protect`).
     write_protect: Vec<crate::config::ProtectedRange>,
     pub counters: HilCounters,
+    /// Cached mapping: bytes per map entry (what a hit reads from a Host Memory Buffer).
+    map_entry_bytes: u64,
+    /// Cached mapping, scratch vectors kept for their capacity: translation pages a command
+    /// misses on, and commands whose pages came in.
+    map_loads: Vec<u32>,
+    map_ready: Vec<(u32, Stage)>,
 }
 
 impl Hil {
@@ -76,6 +83,12 @@ impl Hil {
                 .then(|| HybridCtrl::new(cfg, geo)),
             write_protect: cfg.controller.write_protect.clone(),
             counters: HilCounters::default(),
+            map_entry_bytes: cfg
+                .ftl
+                .mapping_entry
+                .map_or(crate::config::DEFAULT_MAPPING_ENTRY_BYTES, |b| b.0),
+            map_loads: Vec::new(),
+            map_ready: Vec::new(),
         }
     }
 
@@ -158,7 +171,15 @@ impl Hil {
             }
         }
         match op {
-            Op::Read => self.dispatch_read(now, cmd, offset, len, up, flash, cache)?,
+            Op::Read => {
+                if flash.ftl.mapping.is_some()
+                    && !self.skip_media
+                    && !self.map_lookup(now, cmd, Stage::Read, up, flash)?
+                {
+                    return Ok(());
+                }
+                self.dispatch_read(now, cmd, offset, len, up, flash, cache)?
+            }
             Op::Write => {
                 // The map entry was prefetched at the doorbell; now warm where it points, for
                 // the FTL write when the data is in.
@@ -176,6 +197,12 @@ impl Hil {
                 for (lpn, covered) in units_of(unit, offset, len) {
                     // Only whole units can be unmapped; a partial one keeps its data.
                     if covered == unit {
+                        if flash.ftl.lookup(lpn).is_some() {
+                            if let Some(m) = flash.ftl.mapping.as_mut() {
+                                // The entry changes: its translation page is updated.
+                                m.update_lpn(lpn);
+                            }
+                        }
                         flash.ftl.trim(lpn);
                         if let Some(dc) = flash.check.as_mut() {
                             dc.trimmed(lpn);
@@ -185,6 +212,7 @@ impl Hil {
                         }
                     }
                 }
+                self.pump_map(now, up, flash)?;
                 up.complete(now, cmd);
             }
             Op::Flush => match cache {
@@ -404,6 +432,22 @@ impl Hil {
             }
             return h.write_units(now, cmd, up, flash);
         }
+        if flash.ftl.mapping.is_some() && !self.map_lookup(now, cmd, Stage::Write, up, flash)? {
+            return Ok(());
+        }
+        self.write_data_mapped(now, cmd, up, flash, cache)
+    }
+
+    /// A write command's data is in and its map entries are at hand: read-modify-write reads,
+    /// else place the units.
+    fn write_data_mapped(
+        &mut self,
+        now: SimTime,
+        cmd: u32,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+        cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
         let c = up.cmds.get(cmd);
         let unit = self.geo.unit_bytes;
         let mut rmw = 0;
@@ -494,6 +538,9 @@ impl Hil {
             } else {
                 flash.ftl.write(lpn)?
             };
+            if let Some(m) = flash.ftl.mapping.as_mut() {
+                m.update_lpn(lpn);
+            }
             if let Some(dc) = flash.check.as_mut() {
                 dc.write_to_nand(lpn, pun);
             }
@@ -514,7 +561,207 @@ impl Hil {
             flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
             flash.drain_gc(now, up.q);
         }
+        self.pump_map(now, up, flash)
+    }
+
+    /// Cached mapping: look up the translation pages `cmd`'s units use. True when all are
+    /// cached in controller memory: the command goes on now. Else it waits, for the pages'
+    /// reads (it goes on from [`Hil::map_loaded`]), or, with the cache in host memory, for
+    /// its entries to cross the link (`Event::MapReady`).
+    fn map_lookup(
+        &mut self,
+        now: SimTime,
+        cmd: u32,
+        stage: Stage,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+    ) -> Result<bool> {
+        let c = up.cmds.get(cmd);
+        let unit = self.geo.unit_bytes;
+        let (first, last) = (c.offset / unit, (c.offset + c.len - 1) / unit);
+        let m = flash.ftl.mapping.as_mut().expect("cached mapping");
+        let mut waits = false;
+        for page in m.page_of(first)..=m.page_of(last) {
+            match m.lookup(page) {
+                Lookup::Hit => {}
+                Lookup::Loading => {
+                    m.wait(page, cmd, stage);
+                    waits = true;
+                }
+                Lookup::Miss => {
+                    m.wait(page, cmd, stage);
+                    waits = true;
+                    self.map_loads.push(page);
+                }
+            }
+        }
+        if waits {
+            // Every wait is registered before any page comes in (some do at once).
+            let mut loads = std::mem::take(&mut self.map_loads);
+            for page in loads.drain(..) {
+                self.load_page(now, page, up, flash)?;
+            }
+            self.map_loads = loads;
+            return Ok(false);
+        }
+        if m.hmb {
+            let bytes = (last - first + 1) * self.map_entry_bytes;
+            let t = up.link.host_memory_read(now, bytes);
+            let write = stage == Stage::Write;
+            up.q.push(t, Event::MapReady { cmd, write });
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    /// Cached mapping: translation page `page` missed. It is read from where the GTD puts it;
+    /// a page never written (its entries all unmapped) or whose program has not finished (its
+    /// data still in the controller) comes in at once.
+    fn load_page(
+        &mut self,
+        now: SimTime,
+        page: u32,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+    ) -> Result<()> {
+        match flash.ftl.translation_location(page) {
+            Some(pun) if flash.ftl.is_programmed(pun) => {
+                let m = flash.ftl.mapping.as_mut().expect("cached mapping");
+                m.stats.translation_reads += 1;
+                let t = self.map_txn(TxnKind::MapRead, pun, page, 0);
+                let t = flash.fil.add_txn(t);
+                flash.fil.enqueue(now, t, Queue::HostRead, flash.ftl, up.q);
+                Ok(())
+            }
+            _ => self.map_loaded(now, page, up, flash),
+        }
+    }
+
+    #[inline]
+    fn map_txn(&self, kind: TxnKind, pun: u32, page: u32, epoch: u32) -> Txn {
+        Txn {
+            kind,
+            cmd: u32::MAX,
+            pun,
+            plane: self.geo.plane_of_block(self.geo.block_of_unit(pun)),
+            host_bytes: 0,
+            epoch,
+            aux: page,
+        }
+    }
+
+    /// Cached mapping: translation page `page` is in at `now`. Pages it pushes out that are
+    /// dirty are programmed, and the commands that waited for it alone go on.
+    fn map_loaded(
+        &mut self,
+        now: SimTime,
+        page: u32,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+    ) -> Result<()> {
+        let m = flash.ftl.mapping.as_mut().expect("cached mapping");
+        let mut ready = std::mem::take(&mut self.map_ready);
+        m.loaded(page, &mut ready);
+        if m.hmb {
+            // The page goes into host memory (a posted write; nothing waits for it).
+            up.link.host_memory_write(now, self.geo.unit_bytes);
+        }
+        self.pump_map(now, up, flash)?;
+        for (cmd, stage) in ready.drain(..) {
+            self.map_resume(now, cmd, stage, up, flash)?;
+        }
+        self.map_ready = ready;
         Ok(())
+    }
+
+    /// Cached mapping: `cmd`'s map entries are at hand; it goes on at `stage`.
+    pub(crate) fn map_resume(
+        &mut self,
+        now: SimTime,
+        cmd: u32,
+        stage: Stage,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+    ) -> Result<()> {
+        match stage {
+            Stage::Read => {
+                let c = up.cmds.get(cmd);
+                let (offset, len) = (c.offset, c.len);
+                self.dispatch_read(now, cmd, offset, len, up, flash, None)
+            }
+            Stage::Write => self.write_data_mapped(now, cmd, up, flash, None),
+        }
+    }
+
+    /// Cached mapping: issue the translation-page work the cache asked for: the reads of
+    /// background read-modify-writes (behind host reads, in the host-write queue), and the
+    /// programs of dirty pages pushed out and of read-modify-writes whose read is done. A
+    /// program may start GC, whose moves update more translation pages: repeat until none is
+    /// left.
+    pub(crate) fn pump_map(
+        &mut self,
+        now: SimTime,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+    ) -> Result<()> {
+        loop {
+            let Some(m) = flash.ftl.mapping.as_mut() else {
+                return Ok(());
+            };
+            if m.pending_updates.is_empty() && m.pending_writes.is_empty() {
+                return Ok(());
+            }
+            let hmb = m.hmb;
+            let mut updates = std::mem::take(&mut m.pending_updates);
+            let mut writes = std::mem::take(&mut m.pending_writes);
+            for page in updates.drain(..) {
+                match flash.ftl.translation_location(page) {
+                    Some(pun) if flash.ftl.is_programmed(pun) => {
+                        let m = flash.ftl.mapping.as_mut().expect("cached mapping");
+                        m.stats.translation_reads += 1;
+                        let t =
+                            flash
+                                .fil
+                                .add_txn(self.map_txn(TxnKind::MapUpdateRead, pun, page, 0));
+                        flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
+                    }
+                    // Nothing on NAND to read: the program follows at once.
+                    _ => flash
+                        .ftl
+                        .mapping
+                        .as_mut()
+                        .expect("cached mapping")
+                        .update_read(page),
+                }
+            }
+            if flash.ftl.read_only() {
+                // A worn-out drive programs nothing more: the updates stay in memory only.
+                writes.clear();
+            }
+            for page in writes.drain(..) {
+                if hmb {
+                    // The dirty page comes out of host memory first.
+                    up.link.host_memory_read(now, self.geo.unit_bytes);
+                }
+                let pun = flash.ftl.write_translation(page)?;
+                let m = flash.ftl.mapping.as_mut().expect("cached mapping");
+                m.stats.translation_writes += 1;
+                let epoch = flash.ftl.blocks()[self.geo.block_of_unit(pun) as usize].epoch;
+                let t = flash
+                    .fil
+                    .add_txn(self.map_txn(TxnKind::MapWrite, pun, page, epoch));
+                flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
+                flash.drain_gc(now, up.q);
+            }
+            // The vectors go back for their capacity when nothing new was queued meanwhile.
+            let m = flash.ftl.mapping.as_mut().expect("cached mapping");
+            if m.pending_updates.is_empty() {
+                m.pending_updates = updates;
+            }
+            if m.pending_writes.is_empty() {
+                m.pending_writes = writes;
+            }
+        }
     }
 
     /// A read transaction's data is decoded at `ready`: move it to the host (or, for a
@@ -527,8 +774,18 @@ impl Hil {
         up: &mut HostPort,
         flash: &mut FlashPort,
         cache: Option<&mut BufferManager>,
-    ) {
+    ) -> Result<()> {
         let t = flash.fil.remove_txn(txn);
+        if matches!(t.kind, TxnKind::MapRead | TxnKind::MapUpdateRead) {
+            // A translation page cannot fail to decode here: the model knows the map.
+            flash.fil.take_failure(txn);
+            if t.kind == TxnKind::MapRead {
+                return self.map_loaded(ready, t.aux, up, flash);
+            }
+            let m = flash.ftl.mapping.as_mut().expect("cached mapping");
+            m.update_read(t.aux);
+            return self.pump_map(ready, up, flash);
+        }
         let cmd = t.cmd;
         let failed = flash.fil.take_failure(txn);
         if failed {
@@ -543,7 +800,7 @@ impl Hil {
             if c.rmw_left == 0 {
                 up.q.push(ready, Event::RmwDone { cmd });
             }
-            return;
+            return Ok(());
         }
         if !failed {
             if let Some(bm) = cache {
@@ -566,6 +823,7 @@ impl Hil {
             let done = c.data_done;
             up.complete(done, cmd);
         }
+        Ok(())
     }
 
     /// A program transaction finished at `now`.
@@ -586,6 +844,10 @@ impl Hil {
             h.program_done(&t);
         } else if self.raw.is_none() && flash.ftl.blocks()[block as usize].epoch == t.epoch {
             flash.ftl.mark_programmed(t.pun);
+        }
+        if t.kind == TxnKind::MapWrite {
+            // A translation page is on NAND: no command waited for it.
+            return Ok(());
         }
         if t.kind == TxnKind::Flush {
             let bm = cache.expect("a flush comes from the cache buffer");

@@ -25,6 +25,7 @@ use crate::error::{Error, Result};
 pub mod store;
 
 pub use crate::event::Event;
+use crate::ftl::mapping_cache::Stage;
 use crate::ftl::Ftl;
 use crate::host::{Host, HostCpu};
 use crate::iface::Interface;
@@ -458,6 +459,10 @@ impl Device {
                     Event::RmwDone { cmd } => {
                         hil.write_units(now, cmd, &mut up, &mut flash, cache)?
                     }
+                    Event::MapReady { cmd, write } => {
+                        let stage = if write { Stage::Write } else { Stage::Read };
+                        hil.map_resume(now, cmd, stage, &mut up, &mut flash)?
+                    }
                     Event::DieStep { die } => {
                         Self::die_step(now, die, hil, &mut up, &mut flash, cache)?
                     }
@@ -488,7 +493,7 @@ impl Device {
                 for &t in &op {
                     let (out, ready) = flash.fil.read_out(now, die);
                     last = out;
-                    hil.read_done(ready, t, up, flash, cache.as_deref_mut());
+                    hil.read_done(ready, t, up, flash, cache.as_deref_mut())?;
                 }
                 flash.fil.finish_read(now, die, last, op, flash.ftl, up.q);
             }
@@ -505,6 +510,10 @@ impl Device {
                 flash.fil.finish_op(now, die, op, flash.ftl, up.q);
             }
             Step::Done => {}
+        }
+        if flash.ftl.mapping.is_some() {
+            // GC started by an erase moved units: their translation pages need updates.
+            hil.pump_map(now, up, flash)?;
         }
         Ok(())
     }

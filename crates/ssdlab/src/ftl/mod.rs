@@ -18,6 +18,8 @@ use crate::sim::mem::{big_vec, prefetch};
 use crate::sim::Rng;
 
 pub mod hybrid;
+pub mod mapping_cache;
+use mapping_cache::MappingCache;
 
 pub const UNMAPPED: u32 = u32::MAX;
 /// "No block" (and "no unit") in the FTL's tables and its GC tasks.
@@ -148,12 +150,19 @@ pub struct Ftl {
     pub stats: FtlStats,
     /// Wear-out and bad blocks, when the config has `[reliability]`.
     pub wear: Option<Wear>,
+    /// The host's logical units; with cached mapping the translation pages follow them in
+    /// `l2p` (their entries are the global translation directory).
+    data_units: u64,
+    /// The mapping cache, with `ftl.mapping = "cached"`.
+    pub mapping: Option<MappingCache>,
 }
 
 impl Ftl {
     pub fn new(cfg: &SsdConfig, seed: u64) -> Ftl {
         let geo = Geometry::from_config(cfg);
         let logical = cfg.logical_units() as usize;
+        let translation = cfg.translation_pages();
+        let map_pages = translation.map_or(0, |(_, pages)| pages as usize);
         let units = geo.units() as usize;
         let bpp = geo.blocks_per_plane;
         let blocks = vec![
@@ -179,7 +188,7 @@ impl Ftl {
         let gc = &cfg.ftl.gc;
         let mut ftl = Ftl {
             stripe: geo.stripe_order(&cfg.ftl.allocation),
-            l2p: big_vec(logical, UNMAPPED),
+            l2p: big_vec(logical + map_pages, UNMAPPED),
             p2l: big_vec(units, UNMAPPED),
             programmed: big_vec(units.div_ceil(64), 0u64),
             blocks,
@@ -202,6 +211,17 @@ impl Ftl {
             tasks: Vec::new(),
             stats: FtlStats::default(),
             wear: None,
+            data_units: logical as u64,
+            mapping: translation.map(|(per_page, pages)| {
+                let cache_bytes = cfg.ftl.mapping_cache.map_or(0, |b| b.0);
+                MappingCache::new(
+                    per_page,
+                    pages,
+                    logical as u64,
+                    cache_bytes / geo.unit_bytes,
+                    !cfg.ftl.mapping_cache_location.is_dram(),
+                )
+            }),
             geo,
         };
         if let Some(r) = &cfg.reliability {
@@ -276,7 +296,28 @@ impl Ftl {
     }
 
     pub fn logical_units(&self) -> u64 {
-        self.l2p.len() as u64
+        self.data_units
+    }
+
+    /// Cached mapping: where translation page `page` is on NAND (None: never written, the
+    /// GTD has no place for it).
+    #[inline]
+    pub fn translation_location(&self, page: u32) -> Option<u32> {
+        self.lookup(self.data_units + page as u64)
+    }
+
+    /// Cached mapping: program translation page `page` to a new place (the old one turns
+    /// stale); returns the new place. Not a host write: `host_units_written` stays.
+    pub fn write_translation(&mut self, page: u32) -> Result<u32> {
+        let lpn = self.data_units + page as u64;
+        self.clock += 1;
+        self.invalidate(lpn);
+        let pun = self.alloc_striped(lpn)?;
+        self.map(lpn, pun);
+        if self.instant {
+            self.mark_programmed(pun);
+        }
+        Ok(pun)
     }
 
     pub fn set_instant(&mut self, instant: bool) {
@@ -294,6 +335,12 @@ impl Ftl {
     #[inline]
     pub fn prefetch(&self, lpn: u64) {
         prefetch(&self.l2p, lpn as usize);
+        if let Some(m) = &self.mapping {
+            // Cached mapping: the translation page's record and its GTD entry.
+            let page = m.page_of(lpn);
+            m.prefetch(page);
+            prefetch(&self.l2p, (self.data_units + page as u64) as usize);
+        }
     }
 
     /// Second stage of [`Ftl::prefetch`] for a read: the programmed bit of where it points.
@@ -302,6 +349,13 @@ impl Ftl {
         let pun = self.l2p[lpn as usize];
         if pun != UNMAPPED {
             prefetch(&self.programmed, (pun / 64) as usize);
+        }
+        if let Some(m) = &self.mapping {
+            // Cached mapping: the programmed bit of where the translation page is.
+            let tp = self.l2p[(self.data_units + m.page_of(lpn) as u64) as usize];
+            if tp != UNMAPPED {
+                prefetch(&self.programmed, (tp / 64) as usize);
+            }
         }
     }
 
@@ -691,6 +745,10 @@ impl Ftl {
             self.map(lpn as u64, to);
             if self.instant {
                 self.mark_programmed(to);
+            } else if let Some(m) = self.mapping.as_mut() {
+                // The moved unit's entry changed: its translation page must be updated (a
+                // moved translation page needs only its GTD entry, just set).
+                m.update_lpn(lpn as u64);
             }
             let epoch = self.blocks[self.geo.block_of_unit(to) as usize].epoch;
             moves.push((from, to, epoch));
@@ -816,6 +874,17 @@ impl Ftl {
         for _ in 0..count {
             let lpn = rng.below(n);
             self.write(lpn)?;
+        }
+        if let Some((per_page, pages)) = self.mapping.as_ref().map(|m| (m.per_page, m.pages)) {
+            // The map of what preconditioning wrote is on NAND: every translation page with a
+            // mapped entry is written once (the cache starts empty).
+            for page in 0..pages {
+                let first = page * per_page;
+                let last = (first + per_page).min(n);
+                if (first..last).any(|lpn| self.l2p[lpn as usize] != UNMAPPED) {
+                    self.write_translation(page as u32)?;
+                }
+            }
         }
         self.instant = was;
         Ok(())

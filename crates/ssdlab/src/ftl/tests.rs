@@ -362,3 +362,55 @@ fn gc_aware_placement_passes_over_urgent_planes() {
     assert_eq!(plane_of(&ftl, first), ftl.stripe[0]);
     assert_eq!(plane_of(&ftl, second), ftl.stripe[1]);
 }
+
+/// Cached mapping on the tiny drive (384 logical units, 4 KiB units with 512 B entries: 8 per
+/// translation page, so 48 translation pages), filled: GC moves translation pages like data,
+/// setting their GTD entries, and its moves of data units ask for updates of their pages.
+#[test]
+fn gc_moves_translation_pages_and_asks_for_map_updates() {
+    let mut cfg = tiny("greedy", 0);
+    cfg.ftl.mapping = crate::config::MappingKind::Cached;
+    cfg.ftl.mapping_cache = Some(crate::config::Bytes(8192));
+    cfg.ftl.mapping_entry = Some(crate::config::Bytes(512));
+    let (per_page, pages) = cfg.translation_pages().unwrap();
+    let mut ftl = Ftl::new(&cfg, 1);
+    let n = ftl.logical_units();
+    assert_eq!((per_page, pages, n), (8, 48, 384));
+    ftl.precondition(true, 0.0, 1).unwrap();
+    // Preconditioning wrote every translation page once, and they are no host data.
+    let before: Vec<u32> = (0..48)
+        .map(|p| ftl.translation_location(p).unwrap())
+        .collect();
+    assert_eq!(ftl.stats.host_units_written, n);
+    // Timed random overwrites, the controller erasing at once, until the GC has run a while.
+    let mut rng = crate::sim::Rng::stream(9, "test");
+    while ftl.stats.gc_runs < 1000 {
+        ftl.write(rng.below(n)).unwrap();
+        for t in std::mem::take(&mut ftl.tasks) {
+            if t.block != NONE {
+                ftl.erase_done(t.plane, t.block, t.epoch).unwrap();
+            }
+        }
+    }
+    ftl.check().unwrap();
+    let moved = (0..48)
+        .filter(|&p| ftl.translation_location(p).unwrap() != before[p as usize])
+        .count();
+    assert!(moved > 0, "GC moved no translation page");
+    // Nothing rewrote them: each still maps to a unit whose reverse entry names it.
+    for p in 0..48u32 {
+        let pun = ftl.translation_location(p).unwrap();
+        assert_eq!(ftl.p2l[pun as usize] as u64, n + p as u64);
+    }
+    // The data units GC moved ask for their translation pages' updates, once per page.
+    let m = ftl.mapping.as_ref().unwrap();
+    let mut want = m.pending_updates.clone();
+    want.sort_unstable();
+    want.dedup();
+    assert!(!want.is_empty());
+    assert_eq!(
+        want.len(),
+        m.pending_updates.len(),
+        "one pending update per page"
+    );
+}

@@ -302,6 +302,28 @@ impl Interface {
         }
     }
 
+    /// The controller reads `bytes` of host memory from `now` (the mapping cache in an NVMe
+    /// Host Memory Buffer): a read request up, the data down, as a write's data pull. Returns
+    /// when the bytes are in. Only NVMe has a Host Memory Buffer (validation keeps the others
+    /// out; they answer at once).
+    #[inline]
+    pub(crate) fn host_memory_read(&mut self, now: SimTime, bytes: u64) -> SimTime {
+        match self {
+            Interface::Nvme(n) => n.pull_write_data(now, bytes),
+            _ => now,
+        }
+    }
+
+    /// The controller writes `bytes` into host memory from `now` (posted: nothing waits for
+    /// it); returns when they are on the link.
+    #[inline]
+    pub(crate) fn host_memory_write(&mut self, now: SimTime, bytes: u64) -> SimTime {
+        match self {
+            Interface::Nvme(n) => n.push_read_data(now, bytes),
+            _ => now,
+        }
+    }
+
     /// `bytes` of a read command's data (at `pos` within it) go to the host from `at`; returns
     /// when they are in host memory (the DRAM interface: in the shared buffer).
     #[inline]

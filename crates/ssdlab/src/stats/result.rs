@@ -185,6 +185,9 @@ pub struct RunResult {
     pub device: DeviceResult,
     pub utilisation: Utilisation,
     pub interface: InterfaceResult,
+    /// Only with `ftl.mapping = "cached"`: the mapping cache's figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ftl: Option<FtlResult>,
     /// Only with a cache buffer (`[cache]` in the config).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheResult>,
@@ -195,6 +198,32 @@ pub struct RunResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pcm: Option<PcmResult>,
     pub wall: Wall,
+}
+
+/// The FTL's figures beyond `device`'s (only with cached mapping so far).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FtlResult {
+    pub mapping: MappingResult,
+}
+
+/// Demand-paged mapping (docs/ftl.md): the mapping cache over the timed run (preconditioning
+/// excluded).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct MappingResult {
+    /// `dram` or `hmb`.
+    pub location: &'static str,
+    /// Translation pages of the whole map, and how many the cache holds.
+    pub translation_pages: u64,
+    pub cache_pages: u64,
+    /// Lookups (one per translation page a command touches) that found the page cached, and
+    /// that did not; hits ÷ (hits + misses), 0 without lookups.
+    pub hits: u64,
+    pub misses: u64,
+    pub hit_ratio: f64,
+    /// Translation pages read from NAND (misses, background read-modify-writes) and
+    /// programmed (dirty evictions, background read-modify-writes).
+    pub translation_reads: u64,
+    pub translation_writes: u64,
 }
 
 /// Endurance and errors at the end of a run (`[reliability]`); the same state the NVMe SMART
