@@ -45,7 +45,8 @@ def swap(
     overrides: Sequence[str] = (),
     seed: int = 1,
 ) -> SwapResult:
-    """Page ``workload`` (a page-reference trace or valgrind lackey output) through
+    """Page ``workload`` (a page-reference trace, valgrind lackey output, or ``"pc-mix"``,
+    seed 003's PC application mix) through
     ``memory`` bytes of memory and ``swap_size`` bytes of swap on ``device`` (a preset or a
     TOML file). ``overrides`` are ``--set`` items: ``swap.KEY=VALUE`` for the paging model,
     anything else for the device."""

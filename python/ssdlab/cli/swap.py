@@ -26,8 +26,11 @@ def swap_command(
     workload: Annotated[
         Path,
         typer.Option(
-            metavar="FILE",
-            help="Page-reference trace (address [R|W] per line) or valgrind lackey output.",
+            metavar="FILE|pc-mix",
+            help=(
+                "Page-reference trace (address [R|W] per line), valgrind lackey output, or "
+                "pc-mix: seed 003's PC application mix (knobs: --set swap.pc_mix.KEY=VALUE)."
+            ),
         ),
     ],
     set_: Annotated[

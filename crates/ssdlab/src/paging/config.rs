@@ -158,6 +158,9 @@ pub struct PagingConfig {
     pub endurance: Vec<u64>,
     #[serde(default)]
     pub cost: FaultCosts,
+    /// The synthetic PC mix's knobs (`--workload pc-mix`; see `pcmix.rs`).
+    #[serde(default)]
+    pub pc_mix: super::pcmix::PcMix,
 }
 
 fn d_era() -> Era {
@@ -340,7 +343,7 @@ impl PagingConfig {
         if self.endurance.contains(&0) {
             return bad("endurance", "got 0, expected cycles of at least 1".into());
         }
-        Ok(())
+        self.pc_mix.validate()
     }
 }
 

@@ -12,6 +12,7 @@
 //! | `sim.rs` | faults, kswapd, direct reclaim, waits, the swap cache, I/O | mm/memory.c `do_swap_page`, mm/vmscan.c |
 //! | `backend.rs` | the device behind: an ssdlab `Device`, or a fixed-cost one | |
 //! | `workload.rs` | page-reference traces and valgrind lackey output | |
+//! | `pcmix.rs` | seed 003's synthetic PC application mix (`--workload pc-mix`) | |
 //! | `result.rs` | the result, histograms, wear and lifetime | |
 //!
 //! See docs/paging.md.
@@ -19,6 +20,7 @@
 pub mod backend;
 pub mod config;
 pub mod memory;
+pub mod pcmix;
 pub mod readahead;
 pub mod result;
 pub mod sim;
@@ -74,7 +76,7 @@ pub fn run(
 
 /// `ssdlab swap`: the device `spec` (a preset or TOML file), the paging config from `memory`,
 /// `swap_size` and the overrides whose key starts with `swap.` (the rest go to the device),
-/// and the trace file `workload`. Returns the run's output and the resolved paging config.
+/// and the trace file `workload` (or `pc-mix`, the generated PC mix of seed 003). Returns the run's output and the resolved paging config.
 pub fn run_spec(
     spec: &str,
     memory: &str,
@@ -100,6 +102,10 @@ pub fn run_spec(
         ));
     };
     let cfg = PagingConfig::from_table(t)?;
-    let w = workload::read_file(workload)?;
+    let w = if workload == pcmix::NAME {
+        cfg.pc_mix.generate(seed)?
+    } else {
+        workload::read_file(workload)?
+    };
     run(&dev_cfg, spec, &cfg, &w, seed)
 }
