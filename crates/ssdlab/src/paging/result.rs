@@ -156,6 +156,9 @@ pub struct SwapResult {
     pub reads: Io,
     pub writes: Io,
     pub trims: u64,
+    /// Block merges the analytic NAND model charged (absent for other devices).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_merges: Option<u64>,
     pub wear: Wear,
     /// Swapped-in pages whose contents were not the last written (must be 0).
     pub oracle_mismatches: u64,

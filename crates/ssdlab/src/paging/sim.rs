@@ -288,6 +288,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             r.swap_out.time_s = (last - first) as f64 * 1e-12;
         }
         r.swap_out.pages = r.writes.pages;
+        r.device_merges = self.dev.merges();
         r.wear = wear(&self.wear, app_s, &self.cfg.endurance);
         r.wall_seconds = wall;
         r.accesses_per_wall_second = if wall > 0.0 {
