@@ -156,7 +156,8 @@ impl SwapArea {
         next_free(&self.map, self.max, from)
     }
 
-    /// The first used slot at or after `from` (`max` if none).
+    /// The first used slot at or after `from` (`max` if none); the old search's step.
+    #[cfg(test)]
     fn next_used(&self, from: u32) -> u32 {
         if from >= self.max {
             return self.max;
