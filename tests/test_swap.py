@@ -77,3 +77,63 @@ def test_swap_command_json_and_one_line_errors(sweep_trace: Path, tmp_path: Path
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: ") and "missing.out: cannot read" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_swap_trace_is_written_and_trace_stats_reads_it(sweep_trace: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    iolog = tmp_path / "swap.iolog"
+    args = ["swap", "small-tlc", "--memory", "1MiB", "--swap-size", "64MiB"]
+    res = runner.invoke(
+        app, [*args, "--workload", str(sweep_trace), "--swap-trace", str(iolog), "--json", "-"]
+    )
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.output)
+    stats_json = tmp_path / "stats.json"
+    res = runner.invoke(app, ["trace", "stats", str(iolog), "--json", str(stats_json)])
+    assert res.exit_code == 0, res.output
+    s = json.loads(stats_json.read_text())
+    text = json.dumps(s)
+    # The requests written are the run's: reads, writes and the swap area's discards.
+    n = d["reads"]["requests"] + d["writes"]["requests"] + d["trims"]
+    assert str(n) in text
+    lines = [ln for ln in iolog.read_text().splitlines()[1:] if " dev0 " in ln]
+    assert len(lines) == n
+    assert sum(" read " in ln for ln in lines) == d["reads"]["requests"]
+    assert sum(" trim " in ln for ln in lines) == d["trims"]
+    # A format that is not one: one line naming it, exit code 2, before the run.
+    proc = subprocess.run(
+        [sys.executable, "-m", "ssdlab", *args, "--workload", str(sweep_trace)]
+        + ["--swap-trace", str(iolog), "--swap-trace-format", "tarot"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "swap-trace-format" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_pc_mix_is_a_workload_with_knobs(tmp_path: Path) -> None:
+    small = [
+        "swap.pc_mix.rounds=1",
+        "swap.pc_mix.base_memory=4MiB",
+        "swap.pc_mix.tab_memory=2MiB",
+        "swap.pc_mix.image_bytes=100000",
+        "swap.pc_mix.copy_bytes=2MB",
+        "swap.pc_mix.download_bytes=1MB",
+        "swap.pc_mix.office_memory=2MiB",
+        "swap.pc_mix.search_bytes=10MB",
+        "swap.pc_mix.search_memory=1MiB",
+        "swap.pc_mix.visit_touches=500",
+    ]
+    r = ssdlab.swap(
+        "small-tlc", memory="16MiB", swap_size="64MiB", workload="pc-mix", overrides=small
+    )
+    assert r.data["oracle_mismatches"] == 0 and r.data["faults"]["major"] > 0
+    with pytest.raises(ssdlab.ConfigError, match=r"pc_mix\.hot_share"):
+        ssdlab.swap(
+            "small-tlc",
+            memory="16MiB",
+            swap_size="64MiB",
+            workload="pc-mix",
+            overrides=[*small, "swap.pc_mix.hot_share=2"],
+        )

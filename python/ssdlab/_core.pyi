@@ -82,6 +82,8 @@ def swap(
     workload: str,
     overrides: list[str] = ...,
     seed: int = 1,
+    trace_out: str | None = None,
+    trace_format: str | None = None,
 ) -> tuple[str, list[int], list[tuple[int, int, int, int, int]]]: ...
 def check_trace_job(trace_json: str) -> str: ...
 def trace_stats(

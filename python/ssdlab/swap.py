@@ -44,13 +44,25 @@ def swap(
     workload: str | PathLike[str],
     overrides: Sequence[str] = (),
     seed: int = 1,
+    swap_trace: str | PathLike[str] | None = None,
+    swap_trace_format: str = "fio",
 ) -> SwapResult:
-    """Page ``workload`` (a page-reference trace or valgrind lackey output) through
+    """Page ``workload`` (a page-reference trace, valgrind lackey output, or ``"pc-mix"``,
+    seed 003's PC application mix) through
     ``memory`` bytes of memory and ``swap_size`` bytes of swap on ``device`` (a preset or a
     TOML file). ``overrides`` are ``--set`` items: ``swap.KEY=VALUE`` for the paging model,
-    anything else for the device."""
+    anything else for the device. With ``swap_trace``, the swap block trace is also written
+    to that file in ``swap_trace_format`` (a trace format ``ssdlab trace stats`` reads; fio's
+    iolog keeps the discards; a ``.gz`` name compresses it)."""
     text, latencies_ps, rows = _core.swap(
-        device, memory, swap_size, str(workload), list(overrides), seed
+        device,
+        memory,
+        swap_size,
+        str(workload),
+        list(overrides),
+        seed,
+        None if swap_trace is None else str(swap_trace),
+        swap_trace_format,
     )
     return SwapResult(
         data=json.loads(text),

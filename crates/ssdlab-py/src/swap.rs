@@ -8,8 +8,11 @@ use pyo3::prelude::*;
 type TraceRows = Vec<(u8, u64, u64, u64, u64)>;
 
 /// Run the paging model: (result JSON, per-swap-in latencies in ps, the swap trace rows).
+/// With `trace_out`, the swap trace is also written there in `trace_format` (default fio).
+/// The arguments mirror the Python keywords one to one (as `trace_stats` does).
+#[allow(clippy::too_many_arguments)]
 #[pyfunction]
-#[pyo3(signature = (spec, memory, swap_size, workload, overrides = Vec::new(), seed = 1))]
+#[pyo3(signature = (spec, memory, swap_size, workload, overrides = Vec::new(), seed = 1, trace_out = None, trace_format = None))]
 fn swap(
     py: Python<'_>,
     spec: String,
@@ -18,10 +21,20 @@ fn swap(
     workload: String,
     overrides: Vec<String>,
     seed: u64,
+    trace_out: Option<String>,
+    trace_format: Option<String>,
 ) -> PyResult<(String, Vec<u64>, TraceRows)> {
+    use ssdlab::paging::trace_out;
     let out = py
         .allow_threads(|| {
-            ssdlab::paging::run_spec(&spec, &memory, &swap_size, &workload, &overrides, seed)
+            // A bad format name fails before the run, not after it.
+            let format = trace_out::format_named(trace_format.as_deref().unwrap_or("fio"))?;
+            let out =
+                ssdlab::paging::run_spec(&spec, &memory, &swap_size, &workload, &overrides, seed)?;
+            if let Some(path) = &trace_out {
+                trace_out::write(&out.trace, path, format)?;
+            }
+            Ok::<_, ssdlab::Error>(out)
         })
         .map_err(to_py)?;
     let json = serde_json::to_string_pretty(&out.result).expect("swap result serialises");

@@ -165,3 +165,143 @@ fn speed() {
         r.writes.pages
     );
 }
+
+/// The PC mix, scaled down to 1/16 (memory, swap and every application), through the model:
+/// it swaps, reads come back whole, and aging turns writes smaller (the seed's clean/aged
+/// contrast: writes mostly 128-256 KiB clean, 4 KiB aged).
+#[test]
+fn pc_mix_swaps_and_its_contents_come_back() {
+    let t: toml::Table = toml::toml! {
+        memory = "64MiB"
+        swap_size = "64MiB"
+        [pc_mix]
+        rounds = 3
+        base_memory = "12MiB"
+        tab_memory = "6MiB"
+        image_bytes = "625000"
+        copy_bytes = "10MB"
+        download_bytes = "2MB"
+        document_bytes = "200000"
+        office_memory = "8MiB"
+        search_bytes = "87500000"
+        search_memory = "2MiB"
+        visit_touches = 1250
+    };
+    let cfg = PagingConfig::from_table(t).unwrap();
+    let w = cfg.pc_mix.generate(5).unwrap();
+    // 12 + 8 x 6 + 7 x 153 pages + 49 + 8 MiB + 2 MiB + 3 x 128 KiB: more than 64 MiB.
+    assert!(w.pages as u64 * 4096 > 64 << 20, "{} pages", w.pages);
+    let us = SimTime::from_us;
+    let out = paging::run_on(
+        &cfg,
+        FixedBackend::new(1 << 30, (us(10), us(1)), (us(10), us(3))),
+        &w,
+        5,
+    )
+    .unwrap();
+    let r = &out.result;
+    assert_eq!(r.oracle_mismatches, 0);
+    assert!(
+        r.faults.major > 100 && r.writes.pages > 1000,
+        "{:?}",
+        r.faults
+    );
+    let again = paging::run_on(
+        &cfg,
+        FixedBackend::new(1 << 30, (us(10), us(1)), (us(10), us(3))),
+        &w,
+        5,
+    )
+    .unwrap();
+    assert_eq!(again.swap_in_ps, out.swap_in_ps);
+}
+
+/// The seed's PC mix at full size (1 GiB of memory, 1 GiB of swap), on a fixed-cost device:
+/// `cargo test --release -p ssdlab --test paging pc_mix_full -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn pc_mix_full() {
+    let cfg = PagingConfig::new(1 << 30, 1 << 30);
+    let t = std::time::Instant::now();
+    let w = cfg.pc_mix.generate(1).unwrap();
+    let gen_s = t.elapsed().as_secs_f64();
+    let us = SimTime::from_us;
+    let out = paging::run_on(
+        &cfg,
+        FixedBackend::new(2 << 30, (us(10), us(1)), (us(10), us(3))),
+        &w,
+        1,
+    )
+    .unwrap();
+    let r = &out.result;
+    println!(
+        "{} accesses, {} pages, generated in {gen_s:.2} s, run in {:.2} s; {} major faults, {} pages written in {} requests; writes {:?}; reads {:?}; wear max {} mean {:.2}",
+        w.accesses.len(),
+        w.pages,
+        r.wall_seconds,
+        r.faults.major,
+        r.writes.pages,
+        r.writes.requests,
+        r.writes.size_histogram,
+        r.reads.size_histogram,
+        r.wear.max_writes_per_page,
+        r.wear.mean_writes_per_page
+    );
+    assert_eq!(r.oracle_mismatches, 0);
+}
+
+/// Seed 003's analytic NAND parts as swap devices, by name: SLC is faster than MLC on the same
+/// swap I/O, merges are counted, and device knobs are refused in one line.
+#[test]
+fn analytic_nand_parts_by_name() {
+    let dir = std::env::temp_dir().join(format!("ssdlab-analytic-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("pages.txt");
+    let mut text = String::new();
+    // 2,000 pages written, then read back in a scattered order twice.
+    for p in 0..2000u64 {
+        text.push_str(&format!("{:#x} W\n", p * 4096));
+    }
+    for r in 0..2u64 {
+        for i in 0..2000u64 {
+            let p = (i * 7919 + r) % 2000;
+            text.push_str(&format!(
+                "{:#x} {}\n",
+                p * 4096,
+                if i % 3 == 0 { 'W' } else { 'R' }
+            ));
+        }
+    }
+    std::fs::write(&path, text).unwrap();
+    let p = path.to_str().unwrap();
+    // A swap area barely larger than the pages: freed slots are reused, writes scatter.
+    let run = |dev: &str| paging::run_spec(dev, "1MiB", "9MiB", p, &[], 1).unwrap();
+    let (slc, mlc) = (run("seed003-slc-analytic"), run("seed003-mlc-analytic"));
+    for o in [&slc, &mlc] {
+        assert_eq!(o.result.oracle_mismatches, 0);
+        assert!(
+            o.result.device_merges.is_some_and(|m| m > 0),
+            "{:?}",
+            o.result.device_merges
+        );
+    }
+    assert_eq!(slc.result.device, "seed003-slc-analytic");
+    assert!(slc.result.swap_in_latency.mean_us < mlc.result.swap_in_latency.mean_us);
+    assert!(slc.result.simulated_time_s < mlc.result.simulated_time_s);
+    let e = paging::run_spec(
+        "seed003-slc-analytic",
+        "1MiB",
+        "64MiB",
+        p,
+        &["nand.planes=2".into()],
+        1,
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(
+        e.contains("nand.planes=2") && e.contains("analytic") && !e.contains('\n'),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -26,8 +26,11 @@ def swap_command(
     workload: Annotated[
         Path,
         typer.Option(
-            metavar="FILE",
-            help="Page-reference trace (address [R|W] per line) or valgrind lackey output.",
+            metavar="FILE|pc-mix",
+            help=(
+                "Page-reference trace (address [R|W] per line), valgrind lackey output, or "
+                "pc-mix: seed 003's PC application mix (knobs: --set swap.pc_mix.KEY=VALUE)."
+            ),
         ),
     ],
     set_: Annotated[
@@ -39,6 +42,22 @@ def swap_command(
         ),
     ] = None,
     seed: Annotated[int, typer.Option(min=0, max=2**64 - 1, help="Random seed.")] = 1,
+    swap_trace: Annotated[
+        Path | None,
+        typer.Option(
+            "--swap-trace",
+            metavar="FILE",
+            help="Also write the swap block trace to FILE (.gz compresses), for trace stats/run.",
+        ),
+    ] = None,
+    swap_trace_format: Annotated[
+        str,
+        typer.Option(
+            "--swap-trace-format",
+            metavar="FORMAT",
+            help="The swap trace's format (a trace format ssdlab reads; fio keeps discards).",
+        ),
+    ] = "fio",
     json_out: Annotated[
         Path | None,
         typer.Option("--json", metavar="OUT", help="Write the result JSON to OUT ('-': stdout)."),
@@ -52,6 +71,8 @@ def swap_command(
         workload=workload,
         overrides=set_ or [],
         seed=seed,
+        swap_trace=swap_trace,
+        swap_trace_format=swap_trace_format,
     )
     if json_out is not None:
         text = r.to_json() + "\n"

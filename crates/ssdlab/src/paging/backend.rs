@@ -27,6 +27,11 @@ pub trait SwapBackend {
     fn capacity_bytes(&self) -> u64;
     /// A short name for the result.
     fn describe(&self) -> String;
+    /// Block merges the device charged, for a device model that counts them (the analytic
+    /// NAND model); None for the others.
+    fn merges(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Collects completions for [`SsdBackend`], and the first request the device failed.

@@ -144,6 +144,10 @@ pub struct PagingConfig {
     /// `reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK)` (5.16).
     #[serde(default = "d_cw_timeout")]
     pub congestion_timeout: Dur,
+    /// `CONFIG_HZ`: timer ticks per second; 5.16's NOPROGRESS throttle sleeps one tick
+    /// (kernel/Kconfig.hz defaults to 250).
+    #[serde(default = "d_hz")]
+    pub hz: u32,
     /// Largest request the block layer builds by merging adjacent swap bios
     /// (`BLK_DEF_MAX_SECTORS`, 1024 sectors in 2.6.32: 512 KiB).
     #[serde(default = "d_max_io")]
@@ -158,6 +162,9 @@ pub struct PagingConfig {
     pub endurance: Vec<u64>,
     #[serde(default)]
     pub cost: FaultCosts,
+    /// The synthetic PC mix's knobs (`--workload pc-mix`; see `pcmix.rs`).
+    #[serde(default)]
+    pub pc_mix: super::pcmix::PcMix,
 }
 
 fn d_era() -> Era {
@@ -174,6 +181,9 @@ fn d_true() -> bool {
 }
 fn d_cw_timeout() -> Dur {
     Dur(SimTime::from_us(100_000))
+}
+fn d_hz() -> u32 {
+    250
 }
 fn d_max_io() -> Bytes {
     Bytes(512 * 1024)
@@ -337,10 +347,19 @@ impl PagingConfig {
                 ),
             );
         }
+        if ![100, 250, 300, 1000].contains(&self.hz) {
+            return bad(
+                "hz",
+                format!(
+                    "got {}, expected 100, 250, 300 or 1000 (the choices of kernel/Kconfig.hz)",
+                    self.hz
+                ),
+            );
+        }
         if self.endurance.contains(&0) {
             return bad("endurance", "got 0, expected cycles of at least 1".into());
         }
-        Ok(())
+        self.pc_mix.validate()
     }
 }
 

@@ -10,19 +10,25 @@
 //! | `swapfile.rs` | the swap area's slot allocator, discard | mm/swapfile.c `scan_swap_map`, `cluster_alloc_swap_entry` |
 //! | `readahead.rs` | which slots a swap-in reads | mm/swap_state.c `swapin_readahead`, `swapin_nr_pages` |
 //! | `sim.rs` | faults, kswapd, direct reclaim, waits, the swap cache, I/O | mm/memory.c `do_swap_page`, mm/vmscan.c |
+//! | `analytic.rs` | seed 003's analytic NAND cost model (merges by inter-request distance) | |
 //! | `backend.rs` | the device behind: an ssdlab `Device`, or a fixed-cost one | |
 //! | `workload.rs` | page-reference traces and valgrind lackey output | |
+//! | `pcmix.rs` | seed 003's synthetic PC application mix (`--workload pc-mix`) | |
+//! | `trace_out.rs` | the swap block trace written in a trace format ssdlab reads | |
 //! | `result.rs` | the result, histograms, wear and lifetime | |
 //!
 //! See docs/paging.md.
 
+pub mod analytic;
 pub mod backend;
 pub mod config;
 pub mod memory;
+pub mod pcmix;
 pub mod readahead;
 pub mod result;
 pub mod sim;
 pub mod swapfile;
+pub mod trace_out;
 pub mod workload;
 
 #[cfg(test)]
@@ -72,9 +78,10 @@ pub fn run(
     run_on(cfg, SsdBackend::new(dev, name), w, seed)
 }
 
-/// `ssdlab swap`: the device `spec` (a preset or TOML file), the paging config from `memory`,
+/// `ssdlab swap`: the device `spec` (a preset or TOML file, or an analytic NAND part of seed
+/// 003, `seed003-slc-analytic` / `seed003-mlc-analytic`), the paging config from `memory`,
 /// `swap_size` and the overrides whose key starts with `swap.` (the rest go to the device),
-/// and the trace file `workload`. Returns the run's output and the resolved paging config.
+/// and the trace file `workload` (or `pc-mix`, the generated PC mix of seed 003). Returns the run's output and the resolved paging config.
 pub fn run_spec(
     spec: &str,
     memory: &str,
@@ -87,7 +94,6 @@ pub fn run_spec(
         .iter()
         .cloned()
         .partition(|o| o.trim_start().starts_with("swap."));
-    let dev_cfg = SsdConfig::resolve(spec, &device_sets)?;
     let mut t = toml::Table::new();
     t.insert("memory".into(), toml::Value::String(memory.into()));
     t.insert("swap_size".into(), toml::Value::String(swap_size.into()));
@@ -100,6 +106,20 @@ pub fn run_spec(
         ));
     };
     let cfg = PagingConfig::from_table(t)?;
-    let w = workload::read_file(workload)?;
+    let w = if workload == pcmix::NAME {
+        cfg.pc_mix.generate(seed)?
+    } else {
+        workload::read_file(workload)?
+    };
+    if let Some(part) = analytic::part_named(spec) {
+        if let Some(s) = device_sets.first() {
+            return Err(crate::error::Error::Config(format!(
+                "--set {s}: the analytic device {spec} has no device knobs (only swap.KEY=VALUE applies)"
+            )));
+        }
+        // The analytic model has no capacity of its own: any swap area fits.
+        return run_on(&cfg, analytic::AnalyticNand::new(part, u64::MAX), &w, seed);
+    }
+    let dev_cfg = SsdConfig::resolve(spec, &device_sets)?;
     run(&dev_cfg, spec, &cfg, &w, seed)
 }

@@ -77,6 +77,10 @@ pub struct Reclaim {
     pub direct_stall_s: f64,
     /// Waits after a failed reclaim (congestion wait, reclaim throttle, or the next write).
     pub waits: u64,
+    /// Of those, 5.16's throttles (modern era): on writeback (HZ/10) and for no progress
+    /// (one jiffy).
+    pub throttle_writeback: u64,
+    pub throttle_noprogress: u64,
     /// Time spent in those waits: by the application, by kswapd.
     pub app_wait_s: f64,
     pub kswapd_wait_s: f64,
@@ -156,6 +160,9 @@ pub struct SwapResult {
     pub reads: Io,
     pub writes: Io,
     pub trims: u64,
+    /// Block merges the analytic NAND model charged (absent for other devices).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_merges: Option<u64>,
     pub wear: Wear,
     /// Swapped-in pages whose contents were not the last written (must be 0).
     pub oracle_mismatches: u64,

@@ -28,6 +28,9 @@ enum WaitKind {
     /// `reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK)`: the timeout, or until more than
     /// SWAP_CLUSTER_MAX pages were written back since it began.
     Throttle { written_at_start: u64 },
+    /// `reclaim_throttle(VMSCAN_THROTTLE_NOPROGRESS)` (5.16): one jiffy, no early wake-up (the
+    /// kernel wakes it when another reclaimer makes progress; this model has no other).
+    NoProgress,
     /// Congestion wait off: until the next write completes.
     NextWrite,
 }
@@ -69,6 +72,17 @@ struct Pending {
     blocked_at: SimTime,
 }
 
+/// 5.16's reclaim throttles this model takes (`enum vmscan_throttle_state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Throttle516 {
+    Writeback,
+    NoProgress,
+}
+
+/// `VMSCAN_THROTTLE_ISOLATED`'s timeout, HZ/50 (5.16 mm/vmscan.c `reclaim_throttle`); kept for
+/// the record: with one direct reclaimer the throttle never applies here.
+pub const ISOLATED_TIMEOUT_DIVISOR: u32 = 50;
+
 enum Step {
     Done,
     Blocked,
@@ -98,6 +112,9 @@ pub struct PagingSim<'w, B: SwapBackend> {
     ios: BTreeMap<u32, IoInFlight>,
     writes_in_flight: u32,
     pages_written_back: u64,
+    /// Pages the last reclaim pass found under writeback at the inactive tail
+    /// (`sc->nr.immediate`, what makes 5.16 throttle on writeback).
+    pass_immediate: u64,
     congestion_on: u32,
     congestion_off: u32,
     pub trace: Vec<IoRecord>,
@@ -177,6 +194,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             ios: BTreeMap::new(),
             writes_in_flight: 0,
             pages_written_back: 0,
+            pass_immediate: 0,
             // blk_queue_congestion_threshold (block/blk-core.c).
             congestion_on: n - n / 8 + 1,
             congestion_off: n - n / 8 - n / 16 - 1,
@@ -288,6 +306,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             r.swap_out.time_s = (last - first) as f64 * 1e-12;
         }
         r.swap_out.pages = r.writes.pages;
+        r.device_merges = self.dev.merges();
         r.wear = wear(&self.wear, app_s, &self.cfg.endurance);
         r.wall_seconds = wall;
         r.accesses_per_wall_second = if wall > 0.0 {
@@ -662,7 +681,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             )));
         }
         // The direct reclaim failed: wait before retrying.
-        let w = self.wait(now);
+        let w = self.wait(now, progress, false);
         self.app = App::Wait(w);
         Ok(false)
     }
@@ -677,8 +696,37 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         }
     }
 
-    /// The wait after a failed reclaim, by era and setting.
-    fn wait(&mut self, now: SimTime) -> Wait {
+    /// Which of 5.16's fixed-timeout throttles a failed reclaim pass takes (mm/vmscan.c
+    /// `reclaim_throttle`, `consider_reclaim_throttle`, `skip_throttle_noprogress`), given the
+    /// pages it freed or put under writeback:
+    /// - pages under writeback at the inactive tail (`sc->nr.immediate`): WRITEBACK, HZ/10,
+    ///   kswapd or direct reclaim;
+    /// - otherwise a direct reclaim that made no progress: NOPROGRESS, 1 jiffy, unless fewer
+    ///   than half the reclaimable pages wait for writeback (2 x write-pending <= reclaimable);
+    /// - ISOLATED (HZ/50) needs pages isolated by another direct reclaimer; this model has
+    ///   one, so it never applies.
+    ///
+    /// None: the kernel does not sleep and retries at once; with I/O in flight the model waits
+    /// for the next completion (the retries cost CPU the model does not charge).
+    pub fn throttle_516(
+        immediate: u64,
+        progress: u64,
+        kswapd: bool,
+        writeback: u64,
+        reclaimable: u64,
+    ) -> Option<Throttle516> {
+        if immediate > 0 {
+            Some(Throttle516::Writeback)
+        } else if !kswapd && progress == 0 && 2 * writeback > reclaimable {
+            Some(Throttle516::NoProgress)
+        } else {
+            None
+        }
+    }
+
+    /// The wait after a failed reclaim, by era and setting; `progress` is what the pass freed
+    /// or put under writeback.
+    fn wait(&mut self, now: SimTime, progress: u64, kswapd: bool) -> Wait {
         self.res.reclaim.waits += 1;
         let timeout = now + self.cfg.congestion_timeout.0;
         if !self.cfg.congestion_wait {
@@ -701,14 +749,49 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                     congested: self.writes_in_flight >= self.congestion_on,
                 },
             },
-            Era::Modern => Wait {
-                until: timeout,
-                since: now,
-                kind: WaitKind::Throttle {
-                    written_at_start: self.pages_written_back,
-                },
-            },
+            Era::Modern => {
+                let reclaimable = (self.mem.inactive_len() + self.mem.active_len()) as u64;
+                match Self::throttle_516(
+                    self.pass_immediate,
+                    progress,
+                    kswapd,
+                    self.mem.writeback,
+                    reclaimable,
+                ) {
+                    Some(Throttle516::Writeback) => {
+                        self.res.reclaim.throttle_writeback += 1;
+                        Wait {
+                            until: timeout,
+                            since: now,
+                            kind: WaitKind::Throttle {
+                                written_at_start: self.pages_written_back,
+                            },
+                        }
+                    }
+                    Some(Throttle516::NoProgress) => {
+                        self.res.reclaim.throttle_noprogress += 1;
+                        Wait {
+                            until: now + self.jiffy(),
+                            since: now,
+                            kind: WaitKind::NoProgress,
+                        }
+                    }
+                    None => {
+                        let io = self.writes_in_flight > 0 || self.reads_in_flight() > 0;
+                        Wait {
+                            until: if io { SimTime::MAX } else { now },
+                            since: now,
+                            kind: WaitKind::NextWrite,
+                        }
+                    }
+                }
+            }
         }
+    }
+
+    /// One jiffy: 1 / `hz` seconds.
+    fn jiffy(&self) -> SimTime {
+        SimTime(1_000_000_000_000 / self.cfg.hz as u64)
     }
 
     // ----- reclaim -----
@@ -729,7 +812,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         if self.mem.free_pages() + self.mem.writeback >= self.wm.high {
             self.kswapd = Kswapd::Sleep;
         } else if self.writes_in_flight > 0 {
-            let w = self.wait(t);
+            let w = self.wait(t, 0, true);
             self.kswapd = Kswapd::Wait(w);
         } else {
             // Nothing to reclaim and nothing in flight: kswapd gives up until woken again.
@@ -747,6 +830,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
     /// pages freed or put under writeback.
     fn reclaim_pass(&mut self, now: SimTime, kswapd: bool) -> Result<u64> {
         let mut progress = 0u64;
+        self.pass_immediate = 0;
         let goal = |s: &Self, progress: u64| {
             if kswapd {
                 s.mem.free_pages() + s.mem.writeback >= s.wm.high
@@ -805,6 +889,9 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             self.mem.unlink(f);
             let fl = self.mem.flags[f as usize];
             if fl & (WRITEBACK | READING) != 0 {
+                if fl & WRITEBACK != 0 {
+                    self.pass_immediate += 1;
+                }
                 self.mem.add_head(f, false);
                 continue;
             }
@@ -933,6 +1020,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                 WaitKind::Throttle { written_at_start } => {
                     written - written_at_start > SWAP_CLUSTER_MAX_PAGES
                 }
+                WaitKind::NoProgress => false,
             };
             if wake && w.until > t {
                 w.until = t;

@@ -156,7 +156,8 @@ impl SwapArea {
         next_free(&self.map, self.max, from)
     }
 
-    /// The first used slot at or after `from` (`max` if none).
+    /// The first used slot at or after `from` (`max` if none); the old search's step.
+    #[cfg(test)]
     fn next_used(&self, from: u32) -> u32 {
         if from >= self.max {
             return self.max;
@@ -341,10 +342,67 @@ impl SwapArea {
             .filter(|&o| o < scan_base)
     }
 
-    /// The first `CLUSTER` free slots in a row at or after `from` whose last slot passes
+    /// The first `CLUSTER` free slots in a row at or after `from` whose first run start passes
     /// `go(last_in_cluster)`: the kernel's scan, which restarts its window after each used
-    /// slot, finds the same run.
+    /// slot, finds the same run. Runs are followed a bitmap word at a time (a free word adds
+    /// 64 slots), so a fragmented area costs one step per word, not per fragment.
     fn free_run(&self, from: u32, go: impl Fn(u32) -> bool) -> Option<u32> {
+        if from >= self.max {
+            return None;
+        }
+        let mut w = (from / 64) as usize;
+        // Slots below `from` count as used. Bits past the area are set, so no run passes it.
+        let mut used = self.map[w] | !(!0u64 << (from % 64));
+        // The free run being followed: where it starts and how long it is so far.
+        let (mut start, mut len) = (0u32, 0u32);
+        loop {
+            let base = w as u32 * 64;
+            if used == 0 {
+                if len == 0 {
+                    start = base;
+                    if !go(start + CLUSTER - 1) {
+                        return None;
+                    }
+                }
+                len += 64;
+            } else {
+                // The free slots at the bottom of the word end (or are) the current run.
+                let tz = used.trailing_zeros();
+                if len == 0 && tz > 0 {
+                    start = base;
+                    if !go(start + CLUSTER - 1) {
+                        return None;
+                    }
+                }
+                len += tz;
+                if len >= CLUSTER {
+                    return Some(start);
+                }
+                // Runs inside the word are shorter than CLUSTER: only the free slots at its
+                // top start the next candidate.
+                let lz = used.leading_zeros();
+                len = lz;
+                if lz > 0 {
+                    start = base + 64 - lz;
+                    if !go(start + CLUSTER - 1) {
+                        return None;
+                    }
+                }
+            }
+            if len >= CLUSTER {
+                return Some(start);
+            }
+            w += 1;
+            if w == self.map.len() {
+                return None;
+            }
+            used = self.map[w];
+        }
+    }
+
+    /// The search as it was, one free run after another (the oracle of `free_run`).
+    #[cfg(test)]
+    fn free_run_by_fragments(&self, from: u32, go: impl Fn(u32) -> bool) -> Option<u32> {
         let mut at = from;
         loop {
             let first = self.next_free(at)?;
@@ -552,5 +610,35 @@ mod tests {
         m.free(300);
         // The current cluster (0) goes on first.
         assert_eq!(m.alloc(), Some(2));
+    }
+
+    proptest::proptest! {
+        /// The word-at-a-time search finds the run the fragment-by-fragment one finds, on
+        /// areas of random sizes with random runs of used slots, from any start, with the
+        /// bounds `scan_swap_map` passes.
+        #[test]
+        fn free_run_word_search_matches_the_fragment_search(
+            slots in 2u32..3000,
+            runs in proptest::collection::vec((0u32..3000, 1u32..300), 0..40),
+            from in 0u32..3100,
+            bound in 0u32..3400,
+        ) {
+            let mut a = SwapArea::new(Era::Linux2632, slots, true, false, 1);
+            for (first, n) in runs {
+                for s in first..(first + n).min(slots) {
+                    if s > 0 && !a.in_use(s) {
+                        a.take(s);
+                    }
+                }
+            }
+            proptest::prop_assert_eq!(
+                a.free_run(from, |last| last <= bound),
+                a.free_run_by_fragments(from, |last| last <= bound)
+            );
+            proptest::prop_assert_eq!(
+                a.free_run(from, |last| last < bound),
+                a.free_run_by_fragments(from, |last| last < bound)
+            );
+        }
     }
 }

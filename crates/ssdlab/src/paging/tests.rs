@@ -144,6 +144,51 @@ fn congestion_wait_off_shortens_a_swap_out() {
 }
 
 #[test]
+fn the_516_throttle_is_chosen_as_reclaim_throttle_would() {
+    use sim::{PagingSim, Throttle516};
+    let pick = PagingSim::<FixedBackend>::throttle_516;
+    // Pages under writeback at the inactive tail: WRITEBACK, for kswapd and direct reclaim.
+    assert_eq!(pick(3, 0, false, 10, 100), Some(Throttle516::Writeback));
+    assert_eq!(pick(1, 5, true, 0, 100), Some(Throttle516::Writeback));
+    // No progress, more than half the reclaimable pages waiting for writeback: 2 x 51 > 100.
+    assert_eq!(pick(0, 0, false, 51, 100), Some(Throttle516::NoProgress));
+    // Exactly half (2 x 50 <= 100): skip_throttle_noprogress; progress, or kswapd: none.
+    assert_eq!(pick(0, 0, false, 50, 100), None);
+    assert_eq!(pick(0, 1, false, 99, 100), None);
+    assert_eq!(pick(0, 0, true, 99, 100), None);
+}
+
+#[test]
+fn modern_era_throttles_on_writeback_for_at_most_hz_over_10() {
+    // The memory hog of the congestion test on the modern era: the failed passes meet pages
+    // under writeback and throttle on it; each wait ends when 33 pages are written back or
+    // after 100 ms, whichever is first. With 50 us per page written, 33 pages take a few ms.
+    let w = Workload::from_pages((0..4000).map(|p| (p, true)));
+    let mut c = cfg(256, 8192);
+    c.era = Era::Modern;
+    let r = run_on(&c, fixed(1 << 40), &w, 1).unwrap().result;
+    assert!(r.reclaim.throttle_writeback > 0, "{:?}", r.reclaim);
+    assert_eq!(r.oracle_mismatches, 0);
+    let per_wait = (r.reclaim.app_wait_s + r.reclaim.kswapd_wait_s) / r.reclaim.waits as f64;
+    assert!(per_wait < 0.1, "{per_wait}");
+    // 2.6.32 on the same: no 5.16 throttle counted.
+    let old = run_on(&cfg(256, 8192), fixed(1 << 40), &w, 1)
+        .unwrap()
+        .result;
+    assert_eq!(
+        old.reclaim.throttle_writeback + old.reclaim.throttle_noprogress,
+        0
+    );
+    // HZ is checked against Kconfig's choices.
+    let t = toml::toml! { memory = "4MiB"  swap_size = "4MiB"  hz = 200 };
+    let e = PagingConfig::from_table(t).unwrap_err().to_string();
+    assert!(
+        e.contains("`hz`") && e.contains("200") && e.contains("Kconfig.hz"),
+        "{e}"
+    );
+}
+
+#[test]
 fn reads_are_read_ahead_in_windows_of_eight() {
     // 2.6.32, page_cluster 3: pages written in order get consecutive slots; reading them back
     // in order reads aligned windows of 8 (32 KiB) after the first.
