@@ -18,13 +18,10 @@
 //! valid pages read, transferred out and in and programmed, and 5.24 ms, the fit's constant for
 //! the rest (erases, map updates).
 
-use super::backend::SwapBackend;
+use super::backend::{Serial, SwapBackend};
 use crate::error::{Error, Result};
-use crate::sim::time::Timeline;
 use crate::sim::SimTime;
 use crate::workload::Op;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// The constant of the merge-time fit that reproduces the seed's SLC and MLC merge times.
 pub const MERGE_FIXED_US: u64 = 5_240;
@@ -99,9 +96,7 @@ impl NandPart {
 pub struct AnalyticNand {
     part: NandPart,
     capacity: u64,
-    busy: Timeline,
-    pending: BinaryHeap<Reverse<(SimTime, u32)>>,
-    next_id: u32,
+    serial: Serial,
     /// Where the previous write ended (for its IRD).
     last_write_end: Option<u64>,
     /// Merges due, in units of 1 / block bytes.
@@ -115,9 +110,7 @@ impl AnalyticNand {
         AnalyticNand {
             part,
             capacity,
-            busy: Timeline::default(),
-            pending: BinaryHeap::new(),
-            next_id: 0,
+            serial: Serial::default(),
             last_write_end: None,
             merge_credit: 0,
             merges: 0,
@@ -160,25 +153,15 @@ impl SwapBackend for AnalyticNand {
                 )))
             }
         };
-        let (_, end) = self.busy.reserve(now, SimTime::from_us(us));
-        let id = self.next_id;
-        self.next_id = self.next_id.wrapping_add(1);
-        self.pending.push(Reverse((end, id)));
-        Ok(id)
+        Ok(self.serial.submit(now, SimTime::from_us(us)))
     }
 
     fn next_event(&self) -> Option<SimTime> {
-        self.pending.peek().map(|r| r.0 .0)
+        self.serial.next_event()
     }
 
     fn advance(&mut self, until: SimTime, done: &mut Vec<(u32, SimTime)>) -> Result<()> {
-        while let Some(&Reverse((t, id))) = self.pending.peek() {
-            if t > until {
-                break;
-            }
-            self.pending.pop();
-            done.push((id, t));
-        }
+        self.serial.advance(until, done);
         Ok(())
     }
 

@@ -148,9 +148,42 @@ pub struct FixedBackend {
     write_per_request: SimTime,
     write_per_page: SimTime,
     capacity: u64,
+    serial: Serial,
+}
+
+/// A device that serves one request at a time, each for a cost its model computes: requests
+/// queue on one timeline and complete in order of their end times.
+#[derive(Default)]
+pub struct Serial {
     busy: Timeline,
     pending: BinaryHeap<Reverse<(SimTime, u32)>>,
     next_id: u32,
+}
+
+impl Serial {
+    /// Queue a request of `cost` at `now`; returns its id.
+    pub fn submit(&mut self, now: SimTime, cost: SimTime) -> u32 {
+        let (_, end) = self.busy.reserve(now, cost);
+        let id = self.next_id;
+        self.next_id = self.next_id.wrapping_add(1);
+        self.pending.push(Reverse((end, id)));
+        id
+    }
+
+    pub fn next_event(&self) -> Option<SimTime> {
+        self.pending.peek().map(|r| r.0 .0)
+    }
+
+    /// Move the requests that end by `until` to `done`.
+    pub fn advance(&mut self, until: SimTime, done: &mut Vec<(u32, SimTime)>) {
+        while let Some(&Reverse((t, id))) = self.pending.peek() {
+            if t > until {
+                break;
+            }
+            self.pending.pop();
+            done.push((id, t));
+        }
+    }
 }
 
 impl FixedBackend {
@@ -161,9 +194,7 @@ impl FixedBackend {
             write_per_request: write.0,
             write_per_page: write.1,
             capacity,
-            busy: Timeline::default(),
-            pending: BinaryHeap::new(),
-            next_id: 0,
+            serial: Serial::default(),
         }
     }
 }
@@ -177,25 +208,15 @@ impl SwapBackend for FixedBackend {
             Op::Write => self.write_per_request + self.write_per_page * pages,
             _ => self.write_per_request,
         };
-        let (_, end) = self.busy.reserve(now, cost);
-        let id = self.next_id;
-        self.next_id = self.next_id.wrapping_add(1);
-        self.pending.push(Reverse((end, id)));
-        Ok(id)
+        Ok(self.serial.submit(now, cost))
     }
 
     fn next_event(&self) -> Option<SimTime> {
-        self.pending.peek().map(|r| r.0 .0)
+        self.serial.next_event()
     }
 
     fn advance(&mut self, until: SimTime, done: &mut Vec<(u32, SimTime)>) -> Result<()> {
-        while let Some(&Reverse((t, id))) = self.pending.peek() {
-            if t > until {
-                break;
-            }
-            self.pending.pop();
-            done.push((id, t));
-        }
+        self.serial.advance(until, done);
         Ok(())
     }
 
