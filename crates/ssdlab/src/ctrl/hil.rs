@@ -387,16 +387,7 @@ impl Hil {
                 }
             }
         }
-        up.cmds.get_mut(cmd).txns_left = txns;
-        if direct_bytes > 0 {
-            let end = up.push_read_data(direct_at, cmd, direct_bytes, 0);
-            let c = up.cmds.get_mut(cmd);
-            c.data_done = c.data_done.max(end);
-        }
-        if txns == 0 {
-            let done = up.cmds.get(cmd).data_done.max(now);
-            up.complete(done, cmd);
-        }
+        up.reads_dispatched(now, cmd, txns, direct_bytes, direct_at);
         if all_hit {
             if let Some(bm) = cache {
                 bm.maybe_preemptive_flush(now, up, flash)?;

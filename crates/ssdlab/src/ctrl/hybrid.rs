@@ -102,16 +102,7 @@ impl HybridCtrl {
                 }
             }
         }
-        up.cmds.get_mut(cmd).txns_left = txns;
-        if direct_bytes > 0 {
-            let end = up.push_read_data(now, cmd, direct_bytes, 0);
-            let c = up.cmds.get_mut(cmd);
-            c.data_done = c.data_done.max(end);
-        }
-        if txns == 0 {
-            let done = up.cmds.get(cmd).data_done.max(now);
-            up.complete(done, cmd);
-        }
+        up.reads_dispatched(now, cmd, txns, direct_bytes, now);
     }
 
     /// Whole pages in the range are unmapped; no NAND work.

@@ -50,6 +50,30 @@ impl HostPort<'_> {
         self.link
             .push_read_data(at, self.cmds.get_mut(cmd), bytes, pos)
     }
+
+    /// A read command's media reads are queued: it waits for `txns` of them, and
+    /// `direct_bytes` (units with no media read: unmapped, or still in the controller) go up
+    /// from `direct_at`. With no media read it completes once that data is up.
+    #[inline]
+    pub fn reads_dispatched(
+        &mut self,
+        now: SimTime,
+        cmd: u32,
+        txns: u32,
+        direct_bytes: u64,
+        direct_at: SimTime,
+    ) {
+        self.cmds.get_mut(cmd).txns_left = txns;
+        if direct_bytes > 0 {
+            let end = self.push_read_data(direct_at, cmd, direct_bytes, 0);
+            let c = self.cmds.get_mut(cmd);
+            c.data_done = c.data_done.max(end);
+        }
+        if txns == 0 {
+            let done = self.cmds.get(cmd).data_done.max(now);
+            self.complete(done, cmd);
+        }
+    }
 }
 
 /// The controller's way down to flash.

@@ -6,8 +6,7 @@
 
 use super::result::IoRecord;
 use crate::error::{Error, Result};
-use crate::workload::trace::{write::TraceWriter, Format, TraceOp, TraceRecord};
-use std::io::{BufWriter, Write};
+use crate::workload::trace::{Format, TraceOp, TraceRecord};
 
 /// The swap trace's records in submission order (ties in the order submitted), as trace
 /// records of device 0.
@@ -35,24 +34,7 @@ pub fn records(trace: &[IoRecord]) -> Vec<TraceRecord> {
 /// Write `trace` to `path` in `format` (a path ending in `.gz` is gzip-compressed). Returns the
 /// requests written and those the format cannot hold (e.g. discards in MSR).
 pub fn write(trace: &[IoRecord], path: &str, format: Format) -> Result<(u64, u64)> {
-    let err = |e: std::io::Error| Error::Trace(format!("{path}: cannot write: {e}"));
-    let file = std::fs::File::create(path).map_err(err)?;
-    let buf = BufWriter::with_capacity(1 << 20, file);
-    let out: Box<dyn Write> = if path.ends_with(".gz") {
-        Box::new(flate2::write::GzEncoder::new(
-            buf,
-            flate2::Compression::default(),
-        ))
-    } else {
-        Box::new(buf)
-    };
-    let mut w = TraceWriter::new(out, format);
-    for r in records(trace) {
-        w.write(&r).map_err(err)?;
-    }
-    let counts = w.counts();
-    w.finish().map_err(err)?;
-    Ok(counts)
+    crate::workload::trace::write::write_file(records(trace).into_iter(), path, format)
 }
 
 /// A format by name for `--swap-trace-format`, as a one-line error naming the field.

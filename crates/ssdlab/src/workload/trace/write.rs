@@ -177,9 +177,19 @@ impl<W: Write> TraceWriter<W> {
 /// Write a workload model's stream (`NAME[,key=value...]`) to `path` in `format`; a path ending
 /// in `.gz` is gzip-compressed. Returns the records written and those the format could not hold.
 pub fn write_model(spec: &str, path: &str, format: Format, seed: u64) -> crate::Result<(u64, u64)> {
-    use crate::error::Error;
     let p = super::model::parse_spec(spec.strip_prefix("model:").unwrap_or(spec))?;
     let mut g = super::model::Generator::new(p, seed);
+    write_file(std::iter::from_fn(|| g.next_record()), path, format)
+}
+
+/// Write `records` to `path` in `format`; a path ending in `.gz` is gzip-compressed. Returns
+/// the records written and those the format could not hold (e.g. discards in MSR).
+pub fn write_file(
+    records: impl Iterator<Item = TraceRecord>,
+    path: &str,
+    format: Format,
+) -> crate::Result<(u64, u64)> {
+    use crate::error::Error;
     let err = |e: io::Error| Error::Trace(format!("{path}: cannot write: {e}"));
     let file = std::fs::File::create(path).map_err(err)?;
     let buf = io::BufWriter::with_capacity(1 << 20, file);
@@ -192,7 +202,7 @@ pub fn write_model(spec: &str, path: &str, format: Format, seed: u64) -> crate::
         Box::new(buf)
     };
     let mut w = TraceWriter::new(out, format);
-    while let Some(r) = g.next_record() {
+    for r in records {
         w.write(&r).map_err(err)?;
     }
     let counts = w.counts();
