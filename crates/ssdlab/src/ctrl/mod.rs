@@ -53,8 +53,9 @@ impl HostPort<'_> {
 
     /// A read command's media reads are queued: it waits for `txns` of them, and
     /// `direct_bytes` (units with no media read: unmapped, or still in the controller) go up
-    /// from `direct_at`. With no media read it completes once that data is up.
-    #[inline]
+    /// from `direct_at`. With no media read it completes once that data is up. (Always inlined:
+    /// on the read path a call of its own cost 0.4 % of profile_run's instructions.)
+    #[inline(always)]
     pub fn reads_dispatched(
         &mut self,
         now: SimTime,
