@@ -27,6 +27,9 @@ class ReproduceError(_core.SsdlabError):
     """An unknown experiment, or one whose runs failed."""
 
 
+ROW_LABELS = ("prediction", "calibrated", "input", "derived")
+
+
 @dataclass
 class Row:
     """One figure: the document's number (or None), ssdlab's (or None) and how they compare."""
@@ -38,15 +41,31 @@ class Row:
     ssdlab: float | None
     basis: str = ""  # where the document's number comes from ("§5.2 text", "derived: ...")
     note: str = ""  # e.g. "not modelled yet (issue 4)"
+    # What the ssdlab number is (issue 14): "prediction" (from the document's setup, nothing
+    # fitted to it), "calibrated" (a parameter was fitted to this or another figure: the note
+    # says which), "input" (it repeats a model input) or "derived" (computed from other rows).
+    label: str = "prediction"
     difference: float | None = field(default=None)
 
     def __post_init__(self) -> None:
+        if self.label not in ROW_LABELS:
+            raise ValueError(f"row label {self.label!r}: expected one of {', '.join(ROW_LABELS)}")
         if self.paper not in (None, 0) and self.ssdlab is not None:
             self.difference = self.ssdlab / self.paper - 1
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        order = ("experiment", "metric", "unit", "paper", "ssdlab", "difference", "basis", "note")
+        order = (
+            "experiment",
+            "metric",
+            "unit",
+            "paper",
+            "ssdlab",
+            "difference",
+            "label",
+            "basis",
+            "note",
+        )
         return {key: data[key] for key in order}
 
 
