@@ -322,3 +322,20 @@ fn at_queue_depth_one_no_write_waits_for_several_victims() {
     let max_ms = r["ops"]["write"]["latency_us"]["max"].as_f64().unwrap() / 1e3;
     assert!(max_ms < 40.0, "a write waited {max_ms} ms");
 }
+
+/// The benchmark's GC figure: a GC-bound write run whose tail is ordered, and which GC-aware
+/// placement with preemptible GC shortens (issue 16: GC tail latency as a benchmark figure).
+#[test]
+fn the_gc_tail_benchmark_figure_shows_the_tail_and_what_shortens_it() {
+    let v = ssdlab::run::gc_tail(1, 30_000).unwrap();
+    let (d, g) = (&v["defaults"], &v["gc_aware_preemptible"]);
+    for s in [d, g] {
+        let f = |k: &str| s[k].as_f64().unwrap();
+        assert!(f("p99") <= f("p99_9") && f("p99_9") <= f("p99_99") && f("p99_99") <= f("max"));
+        assert!(f("write_amplification") > 2.0, "GC-bound: {s}");
+    }
+    assert!(
+        g["p99_9"].as_f64().unwrap() < d["p99_9"].as_f64().unwrap() / 2.0,
+        "defaults {d}, gc-aware + preemptible {g}"
+    );
+}
