@@ -32,4 +32,7 @@ pub enum Event {
     PcmWriteEnd { write: u32 },
     /// The host finished handling a command's completion.
     HostComplete { cmd: u32 },
+    /// Background GC: the idle time after the device's last command in flight has passed;
+    /// `submissions` tells whether the host sent anything since.
+    IdleCheck { submissions: u32 },
 }

@@ -313,6 +313,10 @@ pub fn build_result(
                 full: h.counts.full,
                 pages_copied: h.counts.pages_copied,
             }),
+            gc: (cfg.ftl.gc.background || cfg.ftl.gc.copyback).then_some(GcResult {
+                background_runs: f.background_gc_runs,
+                copyback_pages: fil.copyback_pages,
+            }),
         },
         utilisation: Utilisation {
             channel: UnitUtil::of(dev.fil().channel_busy().map(util).collect()),

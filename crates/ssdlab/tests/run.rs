@@ -339,3 +339,50 @@ fn the_gc_tail_benchmark_figure_shows_the_tail_and_what_shortens_it() {
         "defaults {d}, gc-aware + preemptible {g}"
     );
 }
+
+/// Background GC (`ftl.gc.background`): with gaps between writes longer than the idle time it
+/// collects ahead of need; a closed loop never leaves the device idle, and nothing starts after
+/// the last request. The result says so in `device.gc`.
+#[test]
+fn background_gc_runs_in_idle_gaps_only() {
+    let gaps =
+        job("rw = \"randwrite\"\nbs = \"4KiB\"\niodepth = 1\nio_count = 20000\nrate_iops = 250");
+    // Gaps of 4 ms: shorter than the default idle time (100 ms), longer than 1 ms.
+    let r = result_json(&small(&["ftl.gc.background=true"]), &gaps, 1);
+    assert_eq!(r["device"]["gc"]["background_runs"], 0, "{}", r["device"]);
+    let bg = small(&["ftl.gc.background=true", "ftl.gc.idle_after=\"1ms\""]);
+    let r = result_json(&bg, &gaps, 1);
+    let runs = r["device"]["gc"]["background_runs"].as_u64().unwrap();
+    assert!(runs > 0, "{}", r["device"]);
+    assert!(r["device"]["gc_runs"].as_u64().unwrap() >= runs);
+    assert_eq!(r, result_json(&bg, &gaps, 1), "deterministic");
+    let closed = job("rw = \"randwrite\"\nbs = \"4KiB\"\niodepth = 32\nio_count = 20000");
+    let r = result_json(&bg, &closed, 1);
+    assert_eq!(r["device"]["gc"]["background_runs"], 0, "{}", r["device"]);
+    // Off by default, and then the result has no `gc` entry.
+    assert!(result_json(&small(&[]), &gaps, 1)["device"]
+        .get("gc")
+        .is_none());
+}
+
+/// Copyback (`ftl.gc.copyback`): with one map unit per page every GC copy qualifies and skips
+/// the channel, so a GC-bound run goes faster; with four units per page most pages gather
+/// units from several source pages or shift them, and fewer qualify.
+#[test]
+fn copyback_moves_whole_pages_inside_the_die() {
+    let writes = job("rw = \"randwrite\"\nbs = \"16KiB\"\niodepth = 32\nio_count = 20000");
+    let page = ["ftl.map_unit=\"16KiB\""];
+    let on = result_json(&small(&[page[0], "ftl.gc.copyback=true"]), &writes, 1);
+    let off = result_json(&small(&page), &writes, 1);
+    let moved = on["device"]["gc_units_moved"].as_u64().unwrap();
+    assert!(moved > 0);
+    assert_eq!(
+        on["device"]["gc"]["copyback_pages"].as_u64().unwrap(),
+        moved
+    );
+    let iops = |r: &serde_json::Value| r["total"]["iops"].as_f64().unwrap();
+    assert!(iops(&on) > iops(&off), "{} vs {}", iops(&on), iops(&off));
+    let units = result_json(&small(&["ftl.gc.copyback=true"]), &writes, 1);
+    let pages_moved = units["device"]["gc_units_moved"].as_u64().unwrap() / 4;
+    assert!(units["device"]["gc"]["copyback_pages"].as_u64().unwrap() < pages_moved);
+}

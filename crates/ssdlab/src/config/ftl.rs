@@ -1,6 +1,6 @@
 //! `[ftl]`: mapping unit, over-provisioning, allocation order, GC and wear levelling.
 
-use super::units::Bytes;
+use super::units::{Bytes, Dur};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -200,7 +200,30 @@ pub struct GcConfig {
     /// `urgent_free_blocks`).
     #[serde(skip_serializing_if = "is_one")]
     pub hard_free_blocks: u32,
+    /// Background GC in idle time: once no host command has been in flight for `idle_after`,
+    /// GC collects ahead of need until each plane has `background_free_fraction` of its blocks
+    /// free, and stops starting new victims when a host command arrives. Off by default.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub background: bool,
+    /// With `background`: how long the host must leave the device idle first (default 100 ms).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle_after: Option<Dur>,
+    /// With `background`: the free-block level idle GC works up to, a fraction of a plane's
+    /// blocks (default twice `free_threshold`, at most what the spare blocks allow).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub background_free_fraction: Option<f64>,
+    /// GC moves a page by copyback (ONFI Copyback Read and Copyback Program: the data stays in
+    /// the die, no channel transfer, no ECC) when the page's units all come from one source
+    /// page at the same offsets. Off by default.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub copyback: bool,
 }
+
+/// Background GC waits this long after the last host command (100 ms). Assumed: no datasheet
+/// publishes a drive's idle timer. A fixed timeout is the simplest of the idle detectors
+/// Golding et al. compare ("Idleness is not sloth", USENIX Winter 1995); 100 ms keeps the gaps
+/// of a steady stream of a few hundred IOPS from counting as idle.
+pub const DEFAULT_IDLE_AFTER: Dur = Dur(crate::sim::SimTime::from_us(100_000));
 
 fn is_one(v: &u32) -> bool {
     *v == 1
@@ -214,6 +237,10 @@ impl Default for GcConfig {
             urgent_free_blocks: 2,
             preemptible: false,
             hard_free_blocks: 1,
+            background: false,
+            idle_after: None,
+            background_free_fraction: None,
+            copyback: false,
         }
     }
 }
@@ -398,5 +425,28 @@ mod mapping_tests {
         let b = SsdConfig::resolve("small-tlc", &["ftl.mapping=\"full\"".into()]).unwrap();
         assert_eq!(a.hash(), b.hash());
         assert_eq!(a.translation_pages(), None);
+    }
+}
+
+impl GcConfig {
+    /// GC's start level in blocks: `max(1, ⌈free_threshold × blocks_per_plane⌉)`.
+    pub fn threshold_blocks(&self, blocks_per_plane: u32) -> u32 {
+        ((self.free_threshold * blocks_per_plane as f64).ceil() as u32).max(1)
+    }
+
+    /// The free-block level background GC works up to (0 when it is off): the configured
+    /// fraction, or twice the threshold but at most the spare blocks less the two open blocks.
+    pub fn background_blocks(&self, blocks_per_plane: u32, over_provisioning: f64) -> u32 {
+        if !self.background {
+            return 0;
+        }
+        let threshold = self.threshold_blocks(blocks_per_plane);
+        match self.background_free_fraction {
+            Some(f) => ((f * blocks_per_plane as f64).ceil() as u32).max(threshold),
+            None => {
+                let spare = (over_provisioning * blocks_per_plane as f64).floor() as u32;
+                (2 * threshold).min(spare.saturating_sub(2)).max(threshold)
+            }
+        }
     }
 }

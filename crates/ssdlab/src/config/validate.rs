@@ -2,6 +2,8 @@
 
 use super::*;
 use crate::error::{Error, Result};
+use crate::sim::SimTime;
+use units::format_duration;
 
 impl SsdConfig {
     /// Checks of the IDE, SATA, UFS, eMMC and DRAM-interface settings.
@@ -202,6 +204,64 @@ impl SsdConfig {
                     gc.hard_free_blocks, gc.urgent_free_blocks
                 ),
             );
+        }
+        self.validate_background_gc(origin, threshold_blocks, spare)
+    }
+
+    /// `ftl.gc.background` and its two settings.
+    fn validate_background_gc(
+        &self,
+        origin: &str,
+        threshold_blocks: u64,
+        spare: u64,
+    ) -> Result<()> {
+        let err = |field: &str, msg: String| {
+            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+        };
+        let gc = &self.ftl.gc;
+        if !gc.background {
+            let stray = [
+                ("ftl.gc.idle_after", gc.idle_after.is_some()),
+                (
+                    "ftl.gc.background_free_fraction",
+                    gc.background_free_fraction.is_some(),
+                ),
+            ];
+            if let Some((field, _)) = stray.iter().find(|(_, set)| *set) {
+                return err(
+                    field,
+                    "set without background GC, expected ftl.gc.background = true (or remove it)"
+                        .into(),
+                );
+            }
+            return Ok(());
+        }
+        if let Some(d) = gc.idle_after {
+            if d.0 == SimTime::ZERO || d.0 > SimTime::from_us(3_600_000_000) {
+                return err(
+                    "ftl.gc.idle_after",
+                    format!(
+                        "got {}, expected more than 0 and at most 1 hour",
+                        format_duration(d.0)
+                    ),
+                );
+            }
+        }
+        if let Some(f) = gc.background_free_fraction {
+            let blocks = self.nand.blocks_per_plane as f64;
+            let wanted = (f * blocks).ceil();
+            // Two blocks of the spare are open (host and GC): the rest can be free at most.
+            let most = spare.saturating_sub(2);
+            if !(f > 0.0 && f < 1.0) || wanted < threshold_blocks as f64 || wanted > most as f64 {
+                return err(
+                    "ftl.gc.background_free_fraction",
+                    format!(
+                        "got {f} ({wanted} blocks per plane), expected a fraction whose blocks lie \
+                         between the GC threshold ({threshold_blocks}) and the spare blocks less \
+                         the two open ones ({most})"
+                    ),
+                );
+            }
         }
         Ok(())
     }
@@ -555,6 +615,18 @@ impl SsdConfig {
             return err(
                 "ftl.over_provisioning",
                 format!("got {op}, expected a fraction from 0 up to 0.9"),
+            );
+        }
+        let gc = &self.ftl.gc;
+        if self.ftl.kind != FtlKind::Page && (gc.background || gc.copyback) {
+            let field = if gc.background {
+                "ftl.gc.background"
+            } else {
+                "ftl.gc.copyback"
+            };
+            return err(
+                field,
+                "set with a device that has no page-mapping FTL GC, expected ftl.kind = \"page\" (or remove it)".into(),
             );
         }
         if self.ftl.kind == FtlKind::None {

@@ -24,6 +24,8 @@ pub struct GcOp {
     pub src_pages: u16,
     pub epoch: u32,
     pub plane: u32,
+    /// A copy by copyback: programmed from the die's page register, no transfer, no ECC.
+    pub copyback: bool,
 }
 
 /// Where a die's current operation is; each phase ends with a `DieStep` event.

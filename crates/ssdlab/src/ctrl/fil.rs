@@ -123,6 +123,8 @@ pub struct FilCounters {
     pub reads_retried: u64,
     pub read_retry_steps: u64,
     pub uncorrectable_reads: u64,
+    /// GC page copies done by copyback (`ftl.gc.copyback`).
+    pub copyback_pages: u64,
 }
 
 impl FilCounters {
@@ -142,6 +144,8 @@ pub struct Fil {
     rule: MultiplaneRule,
     /// Queue entries searched for multi-plane partners.
     window: usize,
+    /// `ftl.gc.copyback`: GC copies a page inside the die where the page allows it.
+    copyback: bool,
     /// Read errors and read retry, with `[reliability]`.
     errors: Option<ErrorModel>,
     /// Read transactions that could not be decoded, until the HIL has heard of them.
@@ -160,6 +164,7 @@ impl Fil {
             multiplane: cfg.nand.multiplane,
             rule: cfg.nand.multiplane_rule(),
             window: cfg.controller.multiplane_window as usize,
+            copyback: cfg.ftl.gc.copyback,
             errors: None,
             failed: Vec::new(),
             counters: FilCounters::default(),
@@ -326,6 +331,13 @@ impl Fil {
                     src_pages += 1;
                 }
             }
+            // Copyback programs the page register as sensed: one source page, and each unit
+            // at the offset it had there.
+            let copyback = self.copyback
+                && src_pages == 1
+                && moves[i..j]
+                    .iter()
+                    .all(|&(f, t, _)| f % upp as u32 == t % upp as u32);
             job.next = j;
             // The move list was written when the victim was chosen, long ago: fetch ahead.
             crate::sim::mem::prefetch(moves, j + 16);
@@ -337,6 +349,7 @@ impl Fil {
                 src_pages,
                 epoch,
                 plane: job.task.plane,
+                copyback,
             });
         }
         let job = self.dies[die as usize]
@@ -355,6 +368,7 @@ impl Fil {
             src_pages: 0,
             epoch: job.task.epoch,
             plane: job.task.plane,
+            copyback: false,
         })
     }
 
@@ -580,6 +594,7 @@ impl Fil {
             src_pages: 1,
             epoch: t.epoch,
             plane: t.plane,
+            copyback: false,
         };
         self.start_gc_op(now, die, g, q);
     }
@@ -720,12 +735,20 @@ impl Fil {
             }
             Phase::BlockErased => return Ok(Step::Erased(op)),
             Phase::CopySensed => {
-                // Out to the controller, ECC, back in, program.
                 let g = self.dies[die as usize].gc_op;
-                let xfer = self.nand.bus_time(self.geo.unit_bytes * g.units as u64);
-                let (_, out_end) = self.channels[ch].reserve(now, xfer);
-                let (_, in_end) = self.channels[ch]
-                    .reserve(out_end + self.nand.ecc_decode, self.nand.cmd_addr + xfer);
+                let in_end = if g.copyback {
+                    // Copyback program: its command and address, and the page register is
+                    // programmed as it is.
+                    self.counters.copyback_pages += 1;
+                    self.channels[ch].reserve(now, self.nand.cmd_addr).1
+                } else {
+                    // Out to the controller, ECC, back in, program.
+                    let xfer = self.nand.bus_time(self.geo.unit_bytes * g.units as u64);
+                    let (_, out_end) = self.channels[ch].reserve(now, xfer);
+                    self.channels[ch]
+                        .reserve(out_end + self.nand.ecc_decode, self.nand.cmd_addr + xfer)
+                        .1
+                };
                 let t_prog = self.nand.program[self.nand.page_type(self.geo.page_in_block(g.pun))];
                 self.counters.nand_pages_read += g.src_pages as u64;
                 let d = &mut self.dies[die as usize];
@@ -1047,6 +1070,54 @@ mod tests {
         );
         assert_eq!(r.step().2, vec![b]);
         assert_eq!(r.fil.counters.nand_pages_written, 3);
+    }
+
+    /// GC copies of one destination page: (time sensed, time programmed), with the moves
+    /// `(source unit, destination unit)` in plane 0.
+    fn gc_copy(overrides: &[&str], moves: &[(u32, u32)]) -> (Rig, SimTime, SimTime) {
+        let mut r = rig_with(overrides);
+        r.ftl.tasks.push(crate::ftl::GcTask {
+            plane: 0,
+            block: NONE,
+            epoch: 0,
+            moves: moves.iter().map(|&(f, t)| (f, t, 0)).collect(),
+            wear_level: false,
+        });
+        r.fil.drain_gc(SimTime::ZERO, &mut r.ftl, None, &mut r.q);
+        let sensed = r.step().0;
+        let programmed = r.step().0;
+        (r, sensed, programmed)
+    }
+
+    /// Copyback: a page whose units all come from one source page, at the offsets they had,
+    /// is programmed from the die's register (its command, then tPROG); any other page goes
+    /// out, through ECC and back in (4 units of 5.12 µs each way here).
+    #[test]
+    fn copyback_skips_the_transfers_only_where_the_page_register_fits() {
+        let r = rig();
+        let (src, dst) = (r.pun(0, 4, 0), r.pun(0, 3, 0));
+        let whole: Vec<(u32, u32)> = (0..4).map(|u| (src + u, dst + u)).collect();
+        let sense = SimTime::from_ns(CMD + TR_LSB);
+        let (r, sensed, programmed) = gc_copy(&["ftl.gc.copyback=true"], &whole);
+        assert_eq!(sensed, sense);
+        assert_eq!(programmed, sense + SimTime::from_ns(CMD + TPROG_LSB));
+        assert_eq!(r.fil.counters.copyback_pages, 1);
+        // The same page without copyback.
+        let (r, _, programmed) = gc_copy(&[], &whole);
+        let through = SimTime::from_ns(4 * 5120 + 3000 + CMD + 4 * 5120 + TPROG_LSB);
+        assert_eq!(programmed, sense + through);
+        assert_eq!(r.fil.counters.copyback_pages, 0);
+        // Units that would change offset in the page cannot stay in the register.
+        let shifted: Vec<(u32, u32)> = (1..4).map(|u| (src + u, dst + u - 1)).collect();
+        let (r, _, programmed) = gc_copy(&["ftl.gc.copyback=true"], &shifted);
+        let through = SimTime::from_ns(3 * 5120 + 3000 + CMD + 3 * 5120 + TPROG_LSB);
+        assert_eq!(programmed, sense + through);
+        assert_eq!(r.fil.counters.copyback_pages, 0);
+        // Nor can units from two source pages (two senses, then the transfers).
+        let two = [(src, dst), (r.pun(0, 4, 1) + 1, dst + 1)];
+        let (r, sensed, _) = gc_copy(&["ftl.gc.copyback=true"], &two);
+        assert_eq!(sensed, SimTime::from_ns(2 * (CMD + TR_LSB)));
+        assert_eq!(r.fil.counters.copyback_pages, 0);
     }
 
     #[test]

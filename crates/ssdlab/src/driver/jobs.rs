@@ -204,6 +204,10 @@ impl Driver for JobDriver {
     fn expected_requests(&self) -> u64 {
         self.job.total_ios.unwrap_or(0)
     }
+
+    fn finished(&self, now: SimTime) -> bool {
+        !self.may_issue(now) || self.error.is_some()
+    }
 }
 
 #[cfg(test)]

@@ -150,6 +150,10 @@ impl Driver for ReplayDriver {
         let t = self.src.total();
         self.io_count.map_or(t, |n| n.min(t))
     }
+
+    fn finished(&self, now: SimTime) -> bool {
+        !self.may_issue(now) || (self.exhausted && self.pending.is_none())
+    }
 }
 
 #[cfg(test)]

@@ -97,6 +97,9 @@ pub struct FtlStats {
     pub trimmed_units: u64,
     /// Allocations that found no free block and took a victim before its timed erase ran.
     pub forced_erases: u64,
+    /// Collections started while the host left the device idle (`ftl.gc.background`); also
+    /// counted in `gc_runs`.
+    pub background_gc_runs: u64,
 }
 
 /// Wear-out state, with `[reliability]`: blocks retire at their P/E limit, and the drive turns
@@ -133,6 +136,11 @@ pub struct Ftl {
     stripe: Vec<u32>,
     cursor: usize,
     gc_threshold_blocks: u32,
+    /// `ftl.gc.background`: the free-block level GC works up to while the device is idle (0:
+    /// no background GC).
+    background_blocks: u32,
+    /// The host has left the device idle (background GC), set and cleared by the device.
+    idle: bool,
     urgent_free_blocks: u32,
     /// Free blocks at or below which urgent GC outranks host writes outright; without
     /// `ftl.gc.preemptible` the same as `urgent_free_blocks`.
@@ -194,7 +202,9 @@ impl Ftl {
             blocks,
             planes,
             cursor: 0,
-            gc_threshold_blocks: ((gc.free_threshold * bpp as f64).ceil() as u32).max(1),
+            gc_threshold_blocks: gc.threshold_blocks(bpp),
+            background_blocks: gc.background_blocks(bpp, cfg.ftl.over_provisioning),
+            idle: false,
             urgent_free_blocks: gc.urgent_free_blocks,
             hard_free_blocks: if gc.preemptible {
                 gc.hard_free_blocks
@@ -628,17 +638,47 @@ impl Ftl {
         }
     }
 
-    /// Start GC in `plane` if it is below its free-block threshold and none runs there.
+    /// The host has left the device idle (`idle` true), or sent a command again (false). With
+    /// background GC, idle planes collect up to its level; a collection under way when the
+    /// host comes back runs to its end, at GC's usual priority at the die.
+    pub fn set_idle(&mut self, idle: bool) -> Result<()> {
+        if self.background_blocks == 0 || self.idle == idle {
+            return Ok(());
+        }
+        self.idle = idle;
+        if idle {
+            for plane in 0..self.geo.planes() {
+                self.maybe_gc(plane)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Start GC in `plane` if it is below its free-block threshold (or, while the device is
+    /// idle, below background GC's level) and none runs there.
     fn maybe_gc(&mut self, plane: u32) -> Result<()> {
         loop {
             let p = &self.planes[plane as usize];
-            if p.gc_inflight > 0 || p.free.len() as u32 >= self.gc_threshold_blocks {
+            let threshold = if self.idle {
+                self.background_blocks
+            } else {
+                self.gc_threshold_blocks
+            };
+            let free = p.free.len() as u32;
+            if p.gc_inflight > 0 || free >= threshold {
                 return Ok(());
             }
             let Some(victim) = self.pick_victim(plane) else {
                 return Ok(());
             };
-            if !self.collect(plane, victim, false)? || !self.instant {
+            if !self.collect(plane, victim, false)? {
+                return Ok(());
+            }
+            if free >= self.gc_threshold_blocks {
+                // Started only because the device is idle.
+                self.stats.background_gc_runs += 1;
+            }
+            if !self.instant {
                 return Ok(());
             }
         }

@@ -53,6 +53,8 @@ enum Op {
     Trim(u64),
     /// Let the "controller" finish one pending erase (index modulo the pending list).
     Erase(usize),
+    /// The host leaves the device idle (true) or comes back (background GC).
+    Idle(bool),
 }
 
 fn ops(logical: u64) -> impl Strategy<Value = Vec<Op>> {
@@ -64,12 +66,35 @@ fn ops(logical: u64) -> impl Strategy<Value = Vec<Op>> {
     proptest::collection::vec(op, 1..2500)
 }
 
+/// As `ops`, with idle periods in between.
+fn ops_with_idle(logical: u64) -> impl Strategy<Value = Vec<Op>> {
+    let op = prop_oneof![
+        6 => (0..logical).prop_map(Op::Write),
+        1 => (0..logical).prop_map(Op::Trim),
+        3 => any::<usize>().prop_map(Op::Erase),
+        1 => any::<bool>().prop_map(Op::Idle),
+    ];
+    proptest::collection::vec(op, 1..2500)
+}
+
+/// `tiny` with half its blocks spare and background GC on: GC starts at 2 free blocks per
+/// plane, and idle GC works up to 4.
+fn tiny_background() -> SsdConfig {
+    let mut cfg = tiny("greedy", 4);
+    cfg.ftl.over_provisioning = 0.5;
+    cfg.ftl.gc.background = true;
+    cfg
+}
+
 /// Plays the controller in timed mode: applies GC moves to a content model at once and
 /// finishes erases when the test says so. Checks that every live logical unit is found, with
 /// its latest version, at the physical unit the map names.
 fn run_oracle(policy: &str, ops: &[Op]) -> std::result::Result<(), TestCaseError> {
-    let cfg = tiny(policy, 4);
-    let mut ftl = Ftl::new(&cfg, 9);
+    run_oracle_on(&tiny(policy, 4), ops)
+}
+
+fn run_oracle_on(cfg: &SsdConfig, ops: &[Op]) -> std::result::Result<(), TestCaseError> {
+    let mut ftl = Ftl::new(cfg, 9);
     let logical = ftl.logical_units();
     let mut content: Vec<Option<(u64, u64)>> = vec![None; ftl.geo.units() as usize];
     let mut oracle: BTreeMap<u64, u64> = BTreeMap::new();
@@ -101,6 +126,11 @@ fn run_oracle(policy: &str, ops: &[Op]) -> std::result::Result<(), TestCaseError
             Op::Trim(lpn) => {
                 ftl.trim(lpn % logical);
                 oracle.remove(&(lpn % logical));
+            }
+            Op::Idle(idle) => {
+                ftl.set_idle(idle)
+                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                drain(&mut ftl, &mut content, &mut pending);
             }
             Op::Erase(i) => {
                 if !pending.is_empty() {
@@ -142,6 +172,71 @@ proptest! {
     fn random_policy_matches_oracle(ops in ops(384)) {
         run_oracle("random", &ops)?;
     }
+
+    #[test]
+    fn background_gc_matches_oracle(ops in ops_with_idle(256)) {
+        run_oracle_on(&tiny_background(), &ops)?;
+    }
+}
+
+/// Background GC: idle planes collect up to its level (4 free blocks here, against GC's 2),
+/// those collections are counted, and once the host is back no new victim starts above GC's
+/// own threshold.
+#[test]
+fn idle_gc_collects_up_to_its_level_and_stops_when_the_host_returns() {
+    let cfg = tiny_background();
+    let mut ftl = Ftl::new(&cfg, 5);
+    assert_eq!((ftl.gc_threshold_blocks, ftl.background_blocks), (2, 4));
+    ftl.precondition(true, 3.0, 7).unwrap();
+    let short = |ftl: &Ftl| {
+        (0..ftl.geo.planes())
+            .filter(|&p| ftl.free_blocks(p) < 4)
+            .count()
+    };
+    assert!(
+        short(&ftl) > 0,
+        "preconditioning leaves planes below 4 free blocks"
+    );
+    let finish = |ftl: &mut Ftl| {
+        // Play the controller: every task's erase completes, which may start the next victim.
+        while !ftl.tasks.is_empty() {
+            for t in std::mem::take(&mut ftl.tasks) {
+                if t.block != NONE {
+                    ftl.erase_done(t.plane, t.block, t.epoch).unwrap();
+                }
+            }
+        }
+    };
+    // Busy: GC's own threshold is met, nothing starts.
+    ftl.set_idle(false).unwrap();
+    assert!(ftl.tasks.is_empty());
+    let runs_before = ftl.stats.gc_runs;
+    ftl.set_idle(true).unwrap();
+    let started = ftl.tasks.len();
+    assert!(started > 0);
+    finish(&mut ftl);
+    assert_eq!(
+        short(&ftl),
+        0,
+        "idle GC works every plane up to 4 free blocks"
+    );
+    assert!(ftl.stats.background_gc_runs >= started as u64);
+    assert_eq!(
+        ftl.stats.background_gc_runs,
+        ftl.stats.gc_runs - runs_before
+    );
+    ftl.check().unwrap();
+    // Back to work: writes use up the free blocks; only GC's threshold starts victims again.
+    ftl.set_idle(false).unwrap();
+    let runs = ftl.stats.background_gc_runs;
+    let logical = ftl.logical_units();
+    for i in 0..4 * logical {
+        ftl.write((i * 7919) % logical).unwrap();
+        finish(&mut ftl);
+    }
+    assert!(ftl.stats.gc_runs > runs, "foreground GC ran");
+    assert_eq!(ftl.stats.background_gc_runs, runs);
+    ftl.check().unwrap();
 }
 
 #[test]

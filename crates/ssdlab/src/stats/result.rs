@@ -101,6 +101,18 @@ pub struct DeviceResult {
     /// Only with a block-mapped FTL (`ftl.kind = "block" | "bast" | "fast"`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub merges: Option<MergeResult>,
+    /// Only with `ftl.gc.background` or `ftl.gc.copyback`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gc: Option<GcResult>,
+}
+
+/// What background GC and copyback did (docs/ftl.md).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct GcResult {
+    /// Collections started only because the host left the device idle (in `gc_runs` too).
+    pub background_runs: u64,
+    /// GC page copies done by copyback, inside the die.
+    pub copyback_pages: u64,
 }
 
 /// A block-mapped FTL's merges by kind (docs/ftl.md); block mapping's block copies count as
