@@ -217,7 +217,7 @@ def _comparison_html(rows: list[dict[str, Any]]) -> str:
         elif isinstance(absolute, int | float):
             # A document value of 0: only the absolute difference says anything.
             unit = "pp" if row.get("unit") == "%" else row.get("unit") or ""
-            shown = f"{'+' if absolute >= 0 else '−'}{significant(abs(absolute))} {unit}"
+            shown = f"{'+' if absolute >= 0 else '-'}{significant(abs(absolute))} {unit}"
             shown = shown.rstrip() + " (absolute)"
         else:
             shown = "–"

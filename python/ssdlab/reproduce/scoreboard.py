@@ -42,7 +42,8 @@ class Tally:
     within :data:`WITHIN`. Prediction rows against a document value of 0 have only an absolute
     difference and are counted apart (``zero_document``), as are those the document states as a
     direction (``directions``, of which ``directions_agree`` go the same way); prediction rows
-    with no ssdlab value are ``unscored``. ``labels`` counts every compared row by label."""
+    with no ssdlab value, or a document statement without a number or direction ("nearly
+    saturated"), are ``unscored``. ``labels`` counts every compared row by label."""
 
     predictions: int = 0
     within: int = 0
@@ -67,7 +68,7 @@ class Tally:
         if self.directions:
             text += f"; directions: {self.directions_agree} of {self.directions} match"
         if self.unscored:
-            text += f"; {n(self.unscored, 'prediction')} without an ssdlab value"
+            text += f"; {n(self.unscored, 'prediction')} with no number to score"
         return text + ")"
 
 
@@ -117,7 +118,7 @@ def format_difference(row: Row) -> str:
         return f"{row.difference * 100:+.1f} %"
     if row.abs_difference is not None:
         unit = "pp" if row.unit == "%" else row.unit
-        sign = "+" if row.abs_difference >= 0 else "−"
+        sign = "+" if row.abs_difference >= 0 else "-"  # as the relative difference writes it
         return f"{sign}{significant(abs(row.abs_difference))} {unit} (absolute)".replace("  ", " ")
     return "–"
 
