@@ -329,6 +329,90 @@ def _list_experiments() -> None:
     _stdout().print(table)
 
 
+def _print_reproduction(reproduction: Any) -> None:
+    """One experiment's comparison table (or overview), its tally of predictions, its notes."""
+    from ..reproduce import scoreboard
+
+    experiment = reproduction.experiment
+    console = _stdout()
+    if reproduction.overview is not None:
+        headers, cells = reproduction.overview
+        view = Table(title=f"{experiment.name}: {experiment.target}", title_justify="left")
+        for i, header in enumerate(headers):
+            view.add_column(header, justify="left" if i < 2 else "right")
+        for line in cells:
+            view.add_row(*line)
+        console.print(view)
+    else:
+        table = Table(
+            title=f"{experiment.name}: {experiment.document} {experiment.target}",
+            title_justify="left",
+        )
+        for column, justify in (
+            ("metric", "left"),
+            ("unit", "left"),
+            ("document", "right"),
+            ("ssdlab", "right"),
+            ("difference", "right"),
+            ("label", "left"),
+            ("document's number", "left"),
+            ("note", "left"),
+        ):
+            table.add_column(column, justify=justify)  # type: ignore[arg-type]
+        for row in reproduction.rows:
+            table.add_row(
+                Text(row.metric),
+                Text(row.unit),
+                _fmt_number(row.paper),
+                _fmt_number(row.ssdlab),
+                scoreboard.format_difference(row),
+                Text(row.label),
+                Text(row.basis),
+                Text(row.note),
+            )
+        console.print(table)
+        console.print(
+            Text(
+                "difference = ssdlab / document - 1 (where the document's value is 0: ssdlab -"
+                " document); label: prediction, calibrated, input or derived",
+                style="dim",
+            )
+        )
+        if any(row.compared for row in reproduction.rows):
+            console.print(Text(scoreboard.tally(reproduction.rows).line()), soft_wrap=True)
+    for note in experiment.notes:
+        console.print(Text(f"note: {note}", style="dim"))
+    written = [*reproduction.plots]
+    if reproduction.report is not None:
+        written.append(reproduction.report)
+    console.print(
+        Text(
+            f"output: {reproduction.out_dir}"
+            + ("; " + ", ".join(str(p) for p in written) if written else "")
+        )
+    )
+
+
+def _print_scoreboard(reproductions: list[Any], markdown: bool) -> None:
+    """Every reproduction's compared rows in one table, and the count of predictions within
+    15 % (issue 14 point 8)."""
+    from ..reproduce import scoreboard
+
+    board = scoreboard.entries(reproductions)
+    if markdown:
+        sys.stdout.write(scoreboard.markdown(board))
+        return
+    console = _stdout()
+    table = Table(title="fidelity scoreboard", title_justify="left")
+    for header in scoreboard.HEADERS:
+        right = header in ("document value", "ssdlab", "difference")
+        table.add_column(header, justify="right" if right else "left")
+    for entry in board:
+        table.add_row(*(Text(cell) for cell in scoreboard.cells(entry)))
+    console.print(table)
+    console.print(Text(scoreboard.tally(e.row for e in board).line()), soft_wrap=True)
+
+
 def reproduce_command(
     name: Annotated[
         str | None, typer.Argument(metavar="NAME", help="An experiment (see --list).")
@@ -336,9 +420,32 @@ def reproduce_command(
     list_: Annotated[
         bool, typer.Option("--list", help="List the experiments and what each targets.")
     ] = False,
+    all_: Annotated[
+        bool,
+        typer.Option("--all", help="Run every experiment, each into DIR/NAME (see --out)."),
+    ] = False,
+    summary: Annotated[
+        bool,
+        typer.Option(
+            "--summary",
+            help="Print one table of the rows held against the document (document, figure,"
+            " metric, values, difference, label) and the count of predictions within 15 %,"
+            " instead of every row.",
+        ),
+    ] = False,
+    markdown: Annotated[
+        bool,
+        typer.Option("--markdown", help="With --summary: print the table as Markdown."),
+    ] = False,
     out: Annotated[
         Path | None,
-        typer.Option("--out", "-o", metavar="DIR", help="Default: out/reproduce/NAME."),
+        typer.Option(
+            "--out",
+            "-o",
+            metavar="DIR",
+            help="Default: out/reproduce/NAME (with --all: out/reproduce, one directory per"
+            " experiment).",
+        ),
     ] = None,
     json_out: Annotated[
         Path | None,
@@ -353,88 +460,64 @@ def reproduce_command(
     if list_:
         if name is not None:
             raise ExperimentError("give NAME or --list, not both")
+        if all_:
+            raise ExperimentError("give --all or --list, not both")
         _list_experiments()
         return
-    if name is None:
-        raise ExperimentError("missing NAME: expected an experiment (ssdlab reproduce --list)")
-    from ..reproduce import get, run_experiment
+    if all_ and name is not None:
+        raise ExperimentError(f"give NAME or --all, not both (got NAME {name!r} and --all)")
+    if name is None and not all_:
+        raise ExperimentError(
+            "missing NAME: expected an experiment or --all (ssdlab reproduce --list)"
+        )
+    if markdown and not summary:
+        raise ExperimentError("--markdown: expected together with --summary")
+    from ..reproduce import experiments, get, run_experiment
 
-    experiment = get(name)
-    directory = out if out is not None else Path("out") / "reproduce" / name
-    reproduction = run_experiment(
-        name,
-        directory,
-        executor=executor,
-        workers=workers,
-        address=address,
-        progress=_bar(name, quiet),
-    )
+    names = [e.name for e in experiments()] if all_ else [get(name).name]  # type: ignore[arg-type]
+    reproductions = []
+    failed: list[tuple[str, str, str]] = []
+    for each in names:
+        if all_:
+            directory = (out if out is not None else Path("out") / "reproduce") / each
+        else:
+            directory = out if out is not None else Path("out") / "reproduce" / each
+        reproduction = run_experiment(
+            each,
+            directory,
+            executor=executor,
+            workers=workers,
+            address=address,
+            progress=_bar(each, quiet),
+        )
+        reproductions.append(reproduction)
+        failed += [(each, point, error) for point, error in reproduction.failed]
     to_stdout = json_out is not None and str(json_out) == "-"
     if json_out is not None:
-        text = reproduction.to_json()
+        if all_:
+            import json
+
+            rows = [row.to_dict() for r in reproductions for row in r.rows]
+            text = json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
+        else:
+            text = reproductions[0].to_json()
         if to_stdout:
             sys.stdout.write(text)
         else:
             json_out.parent.mkdir(parents=True, exist_ok=True)
             json_out.write_text(text, encoding="utf-8")
-    if not quiet and not to_stdout and reproduction.overview is not None:
-        console = _stdout()
-        headers, cells = reproduction.overview
-        view = Table(title=f"{experiment.name}: {experiment.target}", title_justify="left")
-        for i, header in enumerate(headers):
-            view.add_column(header, justify="left" if i < 2 else "right")
-        for line in cells:
-            view.add_row(*line)
-        console.print(view)
-        for note in experiment.notes:
-            console.print(Text(f"note: {note}", style="dim"))
-        console.print(
-            Text(f"output: {directory}; " + ", ".join(str(p) for p in reproduction.plots))
-        )
-    elif not quiet and not to_stdout:
-        console = _stdout()
-        table = Table(
-            title=f"{experiment.name}: {experiment.document} {experiment.target}",
-            title_justify="left",
-        )
-        for column, justify in (
-            ("metric", "left"),
-            ("unit", "left"),
-            ("document", "right"),
-            ("ssdlab", "right"),
-            ("difference", "right"),
-            ("document's number", "left"),
-            ("note", "left"),
-        ):
-            table.add_column(column, justify=justify)  # type: ignore[arg-type]
-        for row in reproduction.rows:
-            difference = f"{row.difference * 100:+.1f} %" if row.difference is not None else "–"
-            table.add_row(
-                Text(row.metric),
-                Text(row.unit),
-                _fmt_number(row.paper),
-                _fmt_number(row.ssdlab),
-                difference,
-                Text(row.basis),
-                Text(row.note),
-            )
-        console.print(table)
-        console.print(Text("difference = ssdlab / document - 1", style="dim"))
-        for note in experiment.notes:
-            console.print(Text(f"note: {note}", style="dim"))
-        written = [*reproduction.plots]
-        if reproduction.report is not None:
-            written.append(reproduction.report)
-        console.print(
-            Text(
-                f"output: {directory}"
-                + ("; " + ", ".join(str(p) for p in written) if written else "")
-            )
-        )
-    if reproduction.failed:
-        for point, error in reproduction.failed[:MAX_LISTED_FAILURES]:
-            sys.stderr.write(f"failed: point {point}: {' '.join(error.split())}\n")
-        sys.stderr.write(f"error: {len(reproduction.failed)} runs of {name} failed\n")
+    if not quiet and not to_stdout:
+        if summary:
+            _print_scoreboard(reproductions, markdown)
+        else:
+            for reproduction in reproductions:
+                _print_reproduction(reproduction)
+    if failed:
+        for each, point, error in failed[:MAX_LISTED_FAILURES]:
+            where = f"{each}: " if all_ else ""
+            sys.stderr.write(f"failed: {where}point {point}: {' '.join(error.split())}\n")
+        which = names[0] if len(names) == 1 else f"{len({f[0] for f in failed})} experiments"
+        sys.stderr.write(f"error: {len(failed)} runs of {which} failed\n")
         raise typer.Exit(EXIT_RUNS_FAILED)
 
 

@@ -211,7 +211,16 @@ def _comparison_html(rows: list[dict[str, Any]]) -> str:
     body = []
     for row in rows:
         difference = row.get("difference")
-        shown = f"{difference * 100:+.1f} %" if isinstance(difference, int | float) else "–"
+        absolute = row.get("abs_difference")
+        if isinstance(difference, int | float):
+            shown = f"{difference * 100:+.1f} %"
+        elif isinstance(absolute, int | float):
+            # A document value of 0: only the absolute difference says anything.
+            unit = "pp" if row.get("unit") == "%" else row.get("unit") or ""
+            shown = f"{'+' if absolute >= 0 else '-'}{significant(abs(absolute))} {unit}"
+            shown = shown.rstrip() + " (absolute)"
+        else:
+            shown = "–"
         body.append(
             [
                 row.get("metric"),
@@ -219,12 +228,22 @@ def _comparison_html(rows: list[dict[str, Any]]) -> str:
                 significant(row.get("paper")),
                 significant(row.get("ssdlab")),
                 shown,
+                row.get("label") or "",
                 row.get("basis") or "",
                 row.get("note") or "",
             ]
         )
-    headers = ["metric", "unit", "document", "ssdlab", "difference", "document's number", "note"]
-    return _table(headers, body, {0, 1, 5, 6}, numeric_text={2, 3, 4})
+    headers = [
+        "metric",
+        "unit",
+        "document",
+        "ssdlab",
+        "difference",
+        "label",
+        "document's number",
+        "note",
+    ]
+    return _table(headers, body, {0, 1, 5, 6, 7}, numeric_text={2, 3, 4})
 
 
 def write_report(
@@ -290,7 +309,10 @@ def write_report(
             f" {_e(comparison.get('target', ''))}</h2>"
         )
         add(
-            "<p class='muted'>difference = ssdlab ÷ document − 1. Rows without an ssdlab value"
+            "<p class='muted'>difference = ssdlab ÷ document − 1 (where the document's value is"
+            " 0: ssdlab − document). label: prediction, calibrated (a parameter was fitted to"
+            " it: the note says which), input (it repeats a model input) or derived (computed"
+            " from other rows). Rows without an ssdlab value"
             " are configurations ssdlab does not model yet; rows without a document value are"
             " ssdlab's figures where the document's text gives none.</p>"
         )

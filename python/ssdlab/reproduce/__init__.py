@@ -3,9 +3,14 @@
 Each :class:`Experiment` names the document and the figure or table it targets, a sweep to run
 (a TOML file in this package, an ordinary sweep file) and a comparison that turns the results
 table into rows of ``{experiment, metric, unit, paper, ssdlab, difference}``, where
-``difference = ssdlab / paper - 1``. Only numbers the document states are used; a number
-computed from stated ones says so in ``basis``. A configuration ssdlab cannot model yet is a row
-with no ssdlab value and a note naming the issue that will add it: it is shown, not dropped.
+``difference = ssdlab / paper - 1`` and ``abs_difference = ssdlab - paper`` (in the row's unit;
+the only difference there is when the document's value is 0). Only numbers the document states
+are used; a number computed from stated ones says so in ``basis``. A configuration ssdlab cannot
+model yet is a row with no ssdlab value and a note naming the issue that will add it: it is
+shown, not dropped.
+
+Each row carries a ``label`` saying what ssdlab's number is (issue 14): only ``prediction`` rows
+count in :func:`fidelity`, the scoreboard's tally of predictions within 15 % of the document.
 """
 
 from __future__ import annotations
@@ -46,12 +51,26 @@ class Row:
     # says which), "input" (it repeats a model input) or "derived" (computed from other rows).
     label: str = "prediction"
     difference: float | None = field(default=None)
+    # ssdlab − document in the row's unit: the one comparison left when the document's value
+    # is 0, where a relative difference does not exist (seed 000 Fig. 8's "no gain").
+    abs_difference: float | None = field(default=None)
+    # For a row the document states as a direction, not a number ("stated as below 1"):
+    # whether ssdlab's value goes the same way (None: no direction, or no ssdlab value).
+    agrees: bool | None = None
 
     def __post_init__(self) -> None:
         if self.label not in ROW_LABELS:
             raise ValueError(f"row label {self.label!r}: expected one of {', '.join(ROW_LABELS)}")
         if self.paper not in (None, 0) and self.ssdlab is not None:
             self.difference = self.ssdlab / self.paper - 1
+        if self.paper is not None and self.ssdlab is not None:
+            self.abs_difference = self.ssdlab - self.paper
+
+    @property
+    def compared(self) -> bool:
+        """Whether the document states something this row is held against: a number, or a
+        direction ("stated as below 1") or a number derived from stated ones."""
+        return self.paper is not None or self.basis.startswith(("stated", "derived"))
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -62,6 +81,8 @@ class Row:
             "paper",
             "ssdlab",
             "difference",
+            "abs_difference",
+            "agrees",
             "label",
             "basis",
             "note",
