@@ -214,9 +214,9 @@ def rows(out_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
             for key, value in job.items():
                 row.setdefault(f"job.{key}", job_cell(value))
         result = read_result(directory, point["id"]) if record["status"] == "ok" else None
-        swap_result = (result or {}).get("schema") == SWAP_SCHEMA
-        if swap_result:  # the paging result names its device, and has no config hash
-            result = {"config_name": result["device"], **result}  # type: ignore[index]
+        swap_result = result is not None and result.get("schema") == SWAP_SCHEMA
+        if result is not None and swap_result:  # a paging result names its device, no hash
+            result = {"config_name": result["device"], **result}
         row["config_name"] = (result or {}).get("config_name", record.get("config_name"))
         row["config_hash"] = (result or {}).get("config_hash")
         row["ssdlab_version"] = (result or {}).get("ssdlab_version", record.get("ssdlab_version"))

@@ -639,7 +639,7 @@ class Sweep:
             for key, value in fields.items()
             if key not in (*SWAP_REQUIRED, SWAP_DEVICE)
         ]
-        args = {
+        args: dict[str, Any] = {
             "device": str(fields.get(SWAP_DEVICE, self.config)),
             "memory": str(fields["memory"]),
             "swap_size": str(fields["swap_size"]),

@@ -200,9 +200,9 @@ def compare_swapin(table: Any) -> list[Row]:
     )
     device = _value(table, "swap_in_breakdown.device_us")
     mmu = _value(table, "swap_in_breakdown.mmu_update_us")
-    share = (
-        100 * (total - device - mmu) / total if None not in (total, device, mmu) and total else None
-    )
+    share = None
+    if total and device is not None and mmu is not None:
+        share = 100 * (total - device - mmu) / total
     rows.append(
         Row(
             name,
