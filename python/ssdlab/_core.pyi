@@ -29,6 +29,7 @@ __all__ = [
     "run_trace",
     "bench",
     "swap",
+    "check_swap",
     "check_trace_job",
     "trace_stats",
     "trace_formats",
@@ -85,6 +86,13 @@ def swap(
     trace_out: str | None = None,
     trace_format: str | None = None,
 ) -> tuple[str, list[int], list[tuple[int, int, int, int, int]]]: ...
+def check_swap(
+    spec: str,
+    memory: str,
+    swap_size: str,
+    workload: str,
+    overrides: list[str] = ...,
+) -> str: ...
 def check_trace_job(trace_json: str) -> str: ...
 def trace_stats(
     source: str,

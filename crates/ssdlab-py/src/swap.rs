@@ -46,6 +46,25 @@ fn swap(
     Ok((json, out.swap_in_ps, rows))
 }
 
+/// Check a paging run without running it (what `swap` would refuse, refused now) and return
+/// its canonical JSON: the device (an analytic part's name or the resolved config), the
+/// paging config with its defaults, the workload. Sweeps check their points with it and hash
+/// it for the point's identity.
+#[pyfunction]
+#[pyo3(signature = (spec, memory, swap_size, workload, overrides = Vec::new()))]
+fn check_swap(
+    spec: String,
+    memory: String,
+    swap_size: String,
+    workload: String,
+    overrides: Vec<String>,
+) -> PyResult<String> {
+    ssdlab::paging::SwapSpec::resolve(&spec, &memory, &swap_size, &workload, &overrides)
+        .map(|s| s.to_json())
+        .map_err(to_py)
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(swap, m)?)
+    m.add_function(wrap_pyfunction!(swap, m)?)?;
+    m.add_function(wrap_pyfunction!(check_swap, m)?)
 }

@@ -14,6 +14,7 @@ failed.
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import signal
@@ -63,13 +64,27 @@ def execute_task(task: Task) -> Outcome:
     start = time.perf_counter()
     run = _core.run_trace if task.get("kind") == "trace" else _core.run
     try:
-        result_json, records = run(
-            task["config_json"],
-            task["job_json"],
-            int(task["seed"]),
-            bool(task["record_requests"]),
-            _no_progress,
-        )
+        if task.get("kind") == "swap":
+            # A paging run (ssdlab swap): the task's job is _core.swap's arguments. The
+            # per-fault latencies and the swap trace it also returns are not kept.
+            args = json.loads(task["job_json"])
+            result_json, _, _ = _core.swap(
+                args["device"],
+                args["memory"],
+                args["swap_size"],
+                args["workload"],
+                list(args["overrides"]),
+                int(task["seed"]),
+            )
+            records = None
+        else:
+            result_json, records = run(
+                task["config_json"],
+                task["job_json"],
+                int(task["seed"]),
+                bool(task["record_requests"]),
+                _no_progress,
+            )
     except Exception as error:  # a failing point is recorded, and the sweep goes on
         return _failed(task, f"{type(error).__name__}: {error}", time.perf_counter() - start)
     return {

@@ -15,6 +15,14 @@ Columns, in this order:
   no ``ops.read.*``); lists (per-channel and per-die utilisation) stay in the per-run JSON;
 - for a trace replay, what the replay did (the result's ``trace`` block) as ``replay.*``.
 
+A ``[swap]`` sweep (the paging model, schema ``ssdlab.swap/1``) has instead ``swap.<knob>``
+for the paging run (``swap.device``, ``swap.memory``, ``swap.era``, ``swap.pc_mix.rounds``, ...)
+and the swap result's figures by their path (``faults.major``, ``swap_in_latency.mean_us``,
+``swap_out.time_s``, ``wear.max_writes_per_page``, ...). Its histograms become one column per
+bucket (``writes.size_histogram.4096`` = requests of 4 KiB, ``reads.ird_histogram.0``,
+``wear.histogram.2``) and the lifetime table one column per endurance
+(``wear.lifetime.100000.without_wear_levelling_y``).
+
 The per-run JSON (exactly as the core wrote it) sits beside the table in
 ``runs/<id>/result.json``, with ``runs/<id>/point.json`` (what was run, and its status) and, when
 recorded, ``runs/<id>/requests.npy`` (one row ``(op, offset_bytes, issue_ps, latency_ps)`` of
@@ -82,6 +90,39 @@ def flatten_result(result: Mapping[str, Any]) -> dict[str, Any]:
     for top, prefix in _RESULT_RENAMED.items():
         if isinstance(result.get(top), Mapping):
             walk(result[top], prefix)
+    return out
+
+
+SWAP_SCHEMA = "ssdlab.swap/1"
+# Lists of (bucket, count) pairs in the swap result: one column per bucket.
+_SWAP_HISTOGRAMS = ("size_histogram", "ird_histogram", "histogram")
+
+
+def flatten_swap_result(result: Mapping[str, Any]) -> dict[str, Any]:
+    """A paging result's figures as ``{"faults.major": ..., "writes.size_histogram.4096": ...}``:
+    every scalar by its path, each histogram bucket as a column, the lifetime table by
+    endurance."""
+    out: dict[str, Any] = {}
+
+    def walk(node: Any, prefix: str) -> None:
+        if isinstance(node, Mapping):
+            for key, value in node.items():
+                walk(value, f"{prefix}.{key}" if prefix else str(key))
+        elif isinstance(node, list):
+            leaf = prefix.rsplit(".", 1)[-1]
+            if leaf in _SWAP_HISTOGRAMS:
+                for bucket, count in node:
+                    out[f"{prefix}.{bucket}"] = count
+            elif leaf == "lifetime":
+                for entry in node:
+                    for key, value in entry.items():
+                        if key != "endurance":
+                            out[f"{prefix}.{entry['endurance']}.{key}"] = value
+            # any other list (the endurance knob, say) stays in the per-run JSON
+        else:
+            out[prefix] = node
+
+    walk({k: v for k, v in result.items() if k != "schema"}, "")
     return out
 
 
@@ -160,7 +201,10 @@ def rows(out_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
             row[column] = cell(value)
         for key, literal in fixed:
             row.setdefault(f"config.{key}", _literal_cell(literal))
-        if "trace" in record:
+        if "swap" in record:
+            for key, value in (record.get("swap") or {}).items():
+                row.setdefault(f"swap.{key}", cell(value))
+        elif "trace" in record:
             for key, value in (record.get("trace") or {}).items():
                 row.setdefault(f"trace.{key}", job_cell(value))
         else:
@@ -170,12 +214,17 @@ def rows(out_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
             for key, value in job.items():
                 row.setdefault(f"job.{key}", job_cell(value))
         result = read_result(directory, point["id"]) if record["status"] == "ok" else None
+        swap_result = result is not None and result.get("schema") == SWAP_SCHEMA
+        if result is not None and swap_result:  # a paging result names its device, no hash
+            result = {"config_name": result["device"], **result}
         row["config_name"] = (result or {}).get("config_name", record.get("config_name"))
         row["config_hash"] = (result or {}).get("config_hash")
         row["ssdlab_version"] = (result or {}).get("ssdlab_version", record.get("ssdlab_version"))
         row["worker"] = record.get("worker")
         row["worker_seconds"] = record.get("worker_seconds")
-        if result is not None:
+        if result is not None and swap_result:
+            row.update(flatten_swap_result({k: v for k, v in result.items() if k != "config_name"}))
+        elif result is not None:
             row.update(flatten_result(result))
         out.append(row)
     return out
@@ -201,6 +250,12 @@ def column_order(all_rows: Sequence[Mapping[str, Any]], axis_columns: Sequence[s
                 present.append(key)
     fixed = [*META_COLUMNS, *axis_columns]
     configs = sorted(c for c in present if c.startswith("config.") and c not in fixed)
+    if any(c.startswith("swap.") for c in present):
+        # A paging sweep: its knobs, then the swap result's figures in the core's order
+        # (the run result's columns do not apply).
+        knobs = [c for c in present if c.startswith("swap.") and c not in fixed]
+        known = [*fixed, *configs, *knobs, *RUN_COLUMNS]
+        return [*known, *(c for c in present if c not in known)]
     if any(c.startswith("trace.") for c in present):
         jobs = [c for c in present if c.startswith("trace.") and c not in fixed]
     else:

@@ -179,7 +179,7 @@ def _save_outcome(directory: Path, point: Point, outcome: Mapping[str, Any]) -> 
         "seed": point.seed,
         "params": point.params,
         "overrides": list(point.overrides),
-        point.kind: point.job,  # "job": the job, or "trace": the replay options
+        point.kind: point.job,  # "job": the job, "trace": the replay options, "swap": the run
         "record_requests": point.record_requests,
         "status": outcome["status"],
         "error": outcome.get("error"),
@@ -231,7 +231,9 @@ def run_sweep(
         manifest = _manifest(sweep, points, previous)
         if sweep.text is not None:
             _write_atomic(directory / "sweep.toml", sweep.text)
-        _write_atomic(directory / "config.toml", _core.config_toml(sweep.base_config_json()))
+        base_config = sweep.base_config_json()
+        if base_config is not None:  # a [swap] sweep on an analytic NAND part has none
+            _write_atomic(directory / "config.toml", _core.config_toml(base_config))
 
         todo: list[Point] = []
         done = failed_before = 0

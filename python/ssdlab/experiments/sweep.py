@@ -33,10 +33,19 @@ Instead of a job, a sweep may replay a trace: a ``[trace]`` table with the trace
 to the sweep file) or ``model:NAME`` as ``trace``, and the replay options of ``ssdlab run
 --trace`` (``format``, ``mode``, ``iodepth``, ``time_scale``, ...).
 
-An axis named ``job.<field>`` (or ``trace.<option>``) varies the workload; any other name is a
-dotted configuration path (``config.`` in front is allowed and means the same). Every value is
-checked by the core before anything runs; a mistake is a :class:`SweepError` naming the file, the
-field, the value and what was expected.
+Or a sweep may page a memory-access workload through a swap device (the OS paging model,
+``ssdlab swap``, docs/paging.md): a ``[swap]`` table with ``memory``, ``swap_size``,
+``workload`` (a page-reference trace or valgrind lackey output relative to the sweep file, or
+``"pc-mix"``) and any paging knob (``era``, ``congestion_wait``, ``pc_mix = { rounds = 8 }``,
+...). ``config`` names the device: a preset, a config TOML, or one of seed 003's analytic NAND
+parts (``seed003-slc-analytic``, ``seed003-mlc-analytic``).
+
+An axis named ``job.<field>`` (or ``trace.<option>``) varies the workload; for a ``[swap]``
+sweep ``swap.<knob>`` (``swap.era``, ``swap.pc_mix.rounds``, ``swap.memory``, ...) varies a
+paging knob and ``swap.device`` the device (a preset, a config TOML or an analytic part). Any
+other name is a dotted configuration path of the device (``config.`` in front is allowed and
+means the same). Every value is checked by the core before anything runs; a mistake is a
+:class:`SweepError` naming the file, the field, the value and what was expected.
 """
 
 from __future__ import annotations
@@ -75,6 +84,7 @@ TOP_LEVEL_KEYS = (
     "job",
     "job_file",
     "trace",
+    "swap",
     "axes",
     "zip",
 )
@@ -82,7 +92,10 @@ RANGE_KEYS = ("start", "stop", "step", "num", "factor")
 CONFIG_SECTIONS_HINT = (
     "a dotted config path such as ftl.over_provisioning, job.<field> or trace.<option>"
 )
-WORKLOADS = ("job", "trace")
+WORKLOADS = ("job", "trace", "swap")
+# What a [swap] table must give: the arguments of ``ssdlab swap`` besides the device.
+SWAP_REQUIRED = ("memory", "swap_size", "workload")
+SWAP_DEVICE = "device"  # the axis swap.device: the device of ``ssdlab swap``
 
 _PATH = re.compile(r"^[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*$")
 _CORE_JSON_POSITION = re.compile(r" at line \d+ column \d+$")
@@ -308,7 +321,7 @@ def _make_axis(name: str, raw: Any, where: str) -> Axis:
     head = name.split(".", 1)[0]
     if head in WORKLOADS:
         kind, key = head, name[len(head) + 1 :]
-        if "." in key:
+        if "." in key and kind != "swap":
             raise SweepError(f"{where}: axis {name!r}: expected {head}.<field> with one field name")
     else:
         kind, key = "config", name[len("config.") :] if name.startswith("config.") else name
@@ -351,7 +364,7 @@ class Point:
     job_json: str
     record_requests: bool
     id: str = ""
-    kind: str = "job"  # "job" or "trace"
+    kind: str = "job"  # "job", "trace" or "swap"
 
     def task(self) -> dict[str, Any]:
         """What a worker needs: configuration and job (or trace replay) as text, the seed.
@@ -450,9 +463,8 @@ class Sweep:
             raise SweepError(
                 f'{source}: no config: expected config = "<preset>" or a config TOML file'
             )
-        config = _config_spec(data["config"], base, source)
-
         kind, job = _base_workload(data, base, source)
+        config = _config_spec(data["config"], base, source, kind)
 
         seeds = _seeds(data, source)
         record = data.get("record_requests", False)
@@ -529,6 +541,20 @@ class Sweep:
                     tuple(_trace_path(v, base, f"{source}: axis {a.name}") for v in a.values),
                 )
                 if a.kind == "trace" and a.key == "trace"
+                else Axis(
+                    a.name,
+                    a.kind,
+                    a.key,
+                    tuple(_swap_workload(v, base, f"{source}: axis {a.name}") for v in a.values),
+                )
+                if a.kind == "swap" and a.key == "workload"
+                else Axis(
+                    a.name,
+                    a.kind,
+                    a.key,
+                    tuple(_swap_device(v, base, f"{source}: axis {a.name}") for v in a.values),
+                )
+                if a.kind == "swap" and a.key == SWAP_DEVICE
                 else a
                 for a in dim
             ]
@@ -551,6 +577,19 @@ class Sweep:
         total = sweep.point_count
         if total > MAX_POINTS:
             raise SweepError(f"{source}: {total} runs: expected at most {MAX_POINTS}")
+        if kind == "swap":
+            given = set(job) | {a.key for d in dims for a in d if a.kind == "swap"}
+            missing = [key for key in SWAP_REQUIRED if key not in given]
+            if missing:
+                raise SweepError(
+                    f"{source}: [swap] without {missing[0]}: expected memory, swap_size and"
+                    ' workload (a trace file or "pc-mix"), in [swap] or as swap.<key> axes'
+                )
+        if kind == "swap" and record:
+            raise SweepError(
+                f"{source}: record_requests = true: a [swap] sweep keeps no per-request records"
+                " (ssdlab swap --swap-trace writes the swap trace): expected false"
+            )
         return sweep
 
     # -- shape -----------------------------------------------------------------------------
@@ -565,11 +604,52 @@ class Sweep:
 
     # -- expansion -------------------------------------------------------------------------
 
-    def base_config_json(self) -> str:
+    def base_config_json(self) -> str | None:
+        """The base device configuration as the core's JSON; None for a [swap] sweep on one
+        of seed 003's analytic NAND parts (a cost model, not a device configuration)."""
+        if self.kind == "swap":
+            job = {**self._first_job(), SWAP_DEVICE: self.config}
+            try:
+                canonical, _ = self._swap_args(job, list(self.fixed))
+            except _core.SsdlabError as error:
+                raise SweepError(
+                    f"{self.source}: config/[set]/[swap]: {_core_message(error)}"
+                ) from None
+            device = json.loads(canonical)["device"]
+            return json.dumps(device) if isinstance(device, Mapping) else None
         try:
             return _core.resolve_config(self.config, list(self.fixed))
         except _core.ConfigError as error:
             raise SweepError(f"{self.source}: config/[set]: {_core_message(error)}") from None
+
+    def _swap_args(
+        self, fields: Mapping[str, Any], overrides: Sequence[str]
+    ) -> tuple[str, dict[str, Any]]:
+        """One paging run: (the core's canonical JSON of it, the arguments of ``_core.swap``).
+        ``fields`` is the [swap] table with the axes applied (knobs by dotted path), its
+        ``device`` the device spec (default: the sweep's config). Raises the core's error."""
+        missing = [key for key in SWAP_REQUIRED if key not in fields]
+        if missing:
+            raise SweepError(
+                f"{self.source}: [swap] without {missing[0]}: expected memory, swap_size and"
+                ' workload (a trace file or "pc-mix"), given in [swap] or as swap.<key> axes'
+            )
+        knobs = [
+            f"swap.{key}={toml_literal(value)}"
+            for key, value in fields.items()
+            if key not in (*SWAP_REQUIRED, SWAP_DEVICE)
+        ]
+        args: dict[str, Any] = {
+            "device": str(fields.get(SWAP_DEVICE, self.config)),
+            "memory": str(fields["memory"]),
+            "swap_size": str(fields["swap_size"]),
+            "workload": str(fields["workload"]),
+            "overrides": [*overrides, *knobs],
+        }
+        canonical = _core.check_swap(
+            args["device"], args["memory"], args["swap_size"], args["workload"], args["overrides"]
+        )
+        return canonical, args
 
     def _first_job(self) -> dict[str, Any]:
         """The base workload with every workload axis at its first value."""
@@ -579,8 +659,11 @@ class Sweep:
                 job[axis.key] = axis.values[0]
         return job
 
-    def _check_workload(self, fields: Mapping[str, Any]) -> str:
-        """The core's canonical JSON of a job or trace replay; raises the core's error."""
+    def _check_workload(self, fields: Mapping[str, Any], overrides: Sequence[str] = ()) -> str:
+        """The core's canonical JSON of a job, trace replay or paging run (with the device
+        overrides); raises the core's error."""
+        if self.kind == "swap":
+            return self._swap_args(fields, [*self.fixed, *overrides])[0]
         if self.kind == "trace":
             return _trace_checker()(json.dumps(fields))
         return _core.check_job(json.dumps(fields))
@@ -605,7 +688,13 @@ class Sweep:
         for axis in self.axes:
             for value in axis.values:
                 where = f"{self.source}: axis {axis.name} = {_show(value)}"
-                if axis.kind == "config":
+                if axis.kind == "config" and self.kind == "swap":
+                    # The device's knobs, checked with the device (an analytic part has none).
+                    try:
+                        self._check_workload(first, [f"{axis.key}={toml_literal(value)}"])
+                    except _core.SsdlabError as error:
+                        raise SweepError(f"{where}: {_core_message(error)}") from None
+                elif axis.kind == "config":
                     try:
                         _core.resolve_config(
                             self.config, [*self.fixed, f"{axis.key}={toml_literal(value)}"]
@@ -642,16 +731,27 @@ class Sweep:
             where = f"{self.source}: point " + (
                 ", ".join(f"{c}={_show(v)}" for c, v in params.items()) or "(base)"
             )
-            try:
-                config_json = _core.resolve_config(self.config, overrides)
-            except _core.ConfigError as error:
-                raise SweepError(f"{where}: {_core_message(error)}") from None
-            try:
-                job_json = self._check_workload(job)
-            except _core.SsdlabError as error:
-                raise SweepError(f"{where}: {_core_message(error)}") from None
+            if self.kind == "swap":
+                # The device and the paging model checked together; the point is identified
+                # by the core's canonical JSON of both, and runs from _core.swap's arguments.
+                job.setdefault(SWAP_DEVICE, self.config)
+                try:
+                    config_json, args = self._swap_args(job, overrides)
+                except _core.SsdlabError as error:
+                    raise SweepError(f"{where}: {_core_message(error)}") from None
+                job_json = json.dumps(args, sort_keys=True)
+            else:
+                try:
+                    config_json = _core.resolve_config(self.config, overrides)
+                except _core.ConfigError as error:
+                    raise SweepError(f"{where}: {_core_message(error)}") from None
+                try:
+                    job_json = self._check_workload(job)
+                except _core.SsdlabError as error:
+                    raise SweepError(f"{where}: {_core_message(error)}") from None
             for repetition, seed in enumerate(self.seeds):
-                pid = point_id(config_json, job_json, seed, self.record_requests, self.kind)
+                identity = "" if self.kind == "swap" else job_json
+                pid = point_id(config_json, identity, seed, self.record_requests, self.kind)
                 if pid in seen:
                     raise SweepError(
                         f"{where}: the same run as point {seen[pid]}: expected distinct points"
@@ -664,7 +764,7 @@ class Sweep:
                         seed=seed,
                         params=params,
                         overrides=tuple(overrides),
-                        job=json.loads(job_json),
+                        job=dict(job) if self.kind == "swap" else json.loads(job_json),
                         config_json=config_json,
                         job_json=job_json,
                         record_requests=self.record_requests,
@@ -695,12 +795,16 @@ class Sweep:
         }
 
 
-def _config_spec(raw: Any, base: Path, source: str) -> str:
+def _config_spec(raw: Any, base: Path, source: str, kind: str = "job") -> str:
     if not isinstance(raw, str) or not raw:
         raise SweepError(
             f"{source}: config = {_show(raw)}: expected a preset name or a config TOML file"
         )
     looks_like_path = "/" in raw or os.sep in raw or raw.endswith(".toml")
+    if not looks_like_path and kind == "swap":
+        # A preset or an analytic NAND part of seed 003: the core checks the name with the
+        # rest of the paging run (Sweep.points), and its message lists both.
+        return raw
     if not looks_like_path:
         names = [p["name"] for p in _core.presets()]
         if raw not in names:
@@ -735,14 +839,69 @@ def _trace_path(raw: Any, base: Path, where: str) -> str:
     return str(path)
 
 
+def _swap_device(raw: Any, base: Path, where: str) -> str:
+    """A device of ``swap.device``: a config TOML relative to the sweep file, made absolute; a
+    preset or analytic part name stays (the core checks it)."""
+    if not isinstance(raw, str) or not raw:
+        raise SweepError(
+            f"{where}: device = {_show(raw)}: expected a preset, a config TOML file or an"
+            " analytic NAND part (seed003-slc-analytic, seed003-mlc-analytic)"
+        )
+    if "/" in raw or os.sep in raw or raw.endswith(".toml"):
+        path = (base / raw).resolve()
+        if not path.is_file():
+            raise SweepError(f"{where}: device = {_show(raw)}: no such file {path}")
+        return str(path)
+    return raw
+
+
+def _swap_workload(raw: Any, base: Path, where: str) -> str:
+    """A paging workload relative to the sweep file, made absolute; ``pc-mix`` stays."""
+    if not isinstance(raw, str) or not raw:
+        raise SweepError(f'{where}: workload = {_show(raw)}: expected a trace file or "pc-mix"')
+    if raw == "pc-mix":
+        return raw
+    path = (base / raw).resolve()
+    if not path.is_file():
+        raise SweepError(f"{where}: workload = {_show(raw)}: no such file {path}")
+    return str(path)
+
+
+def _base_swap(raw: Any, base: Path, source: str) -> dict[str, Any]:
+    """The [swap] table with its knobs by dotted path (``pc_mix.rounds``) and an absolute
+    workload path. Values are checked by the core with the device (Sweep.points)."""
+    if not isinstance(raw, Mapping):
+        raise SweepError(
+            f"{source}: swap = {_show(raw)}: expected a [swap] table with memory, swap_size,"
+            " workload and paging knobs"
+        )
+    fields: dict[str, Any] = {}
+    for path, value in _flatten_table(raw):
+        if not _PATH.match(path):
+            raise SweepError(f"{source}: [swap] key {path!r}: expected a paging knob name")
+        if path == SWAP_DEVICE:
+            raise SweepError(
+                f"{source}: [swap] device: the device is the sweep's config (or a swap.device"
+                ' axis): expected config = "<preset, config TOML or analytic part>"'
+            )
+        fields[path] = value
+    if "workload" in fields:
+        fields["workload"] = _swap_workload(fields["workload"], base, f"{source}: [swap]")
+    return fields
+
+
 def _base_workload(data: Mapping[str, Any], base: Path, source: str) -> tuple[str, dict]:
-    """("job", job fields) or ("trace", replay options with an absolute trace path)."""
-    given = [key for key in ("job", "job_file", "trace") if key in data]
+    """("job", job fields), ("trace", replay options with an absolute trace path) or
+    ("swap", the paging run's fields)."""
+    given = [key for key in ("job", "job_file", "trace", "swap") if key in data]
     if len(given) != 1:
         raise SweepError(
             f"{source}: expected exactly one of a [job] table, job_file or a [trace] table"
+            " (or a [swap] table for the paging model)"
             + (f", got {', '.join(given)}" if given else "")
         )
+    if given[0] == "swap":
+        return "swap", _base_swap(data["swap"], base, source)
     if given[0] != "trace":
         return "job", _base_job(data, base, source)
     raw = data["trace"]

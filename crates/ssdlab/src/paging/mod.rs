@@ -78,10 +78,125 @@ pub fn run(
     run_on(cfg, SsdBackend::new(dev, name), w, seed)
 }
 
+/// The swap device a spec names: one of seed 003's analytic NAND parts, or an ssdlab device
+/// config (a preset or TOML file with the device overrides applied).
+pub enum SwapDevice {
+    Analytic(analytic::NandPart),
+    Ssd(Box<SsdConfig>),
+}
+
+/// A paging run resolved and checked, before anything runs: the device, the paging config
+/// (the `swap.` overrides applied) and the workload (`pc-mix` or a trace file).
+pub struct SwapSpec {
+    pub spec: String,
+    pub device: SwapDevice,
+    pub cfg: PagingConfig,
+    pub workload: String,
+}
+
+impl SwapSpec {
+    /// Everything `ssdlab swap` would refuse, refused now (one line naming the field): the
+    /// paging knobs, the device and its overrides, the swap area against the device's
+    /// capacity, and a trace file that cannot be opened. The trace's contents are read (and
+    /// checked line by line) only when the run starts.
+    pub fn resolve(
+        spec: &str,
+        memory: &str,
+        swap_size: &str,
+        workload: &str,
+        overrides: &[String],
+    ) -> Result<SwapSpec> {
+        let (paging_sets, device_sets): (Vec<String>, Vec<String>) = overrides
+            .iter()
+            .cloned()
+            .partition(|o| o.trim_start().starts_with("swap."));
+        let mut t = toml::Table::new();
+        t.insert("memory".into(), toml::Value::String(memory.into()));
+        t.insert("swap_size".into(), toml::Value::String(swap_size.into()));
+        let mut doc = toml::Table::new();
+        doc.insert("swap".into(), toml::Value::Table(t));
+        crate::config::apply_overrides(&mut doc, &paging_sets)?;
+        let Some(toml::Value::Table(t)) = doc.remove("swap") else {
+            return Err(crate::error::Error::Config(
+                "swap: the overrides replaced the [swap] table".into(),
+            ));
+        };
+        let cfg = PagingConfig::from_table(t)?;
+        let device = if let Some(part) = analytic::part_named(spec) {
+            if let Some(s) = device_sets.first() {
+                return Err(crate::error::Error::Config(format!(
+                    "--set {s}: the analytic device {spec} has no device knobs (only swap.KEY=VALUE applies)"
+                )));
+            }
+            SwapDevice::Analytic(part)
+        } else {
+            let dev_cfg = SsdConfig::resolve(spec, &device_sets)?;
+            // The same test the run makes against the built device (whose capacity is the
+            // config's logical bytes), made without building it.
+            let end = cfg.swap_offset.0.checked_add(cfg.swap_size.0);
+            if end.is_none_or(|e| e > dev_cfg.logical_bytes()) {
+                return Err(crate::error::Error::Config(format!(
+                    "swap, field `swap_size`: {} bytes at offset {} do not fit the device's {} bytes",
+                    cfg.swap_size.0,
+                    cfg.swap_offset.0,
+                    dev_cfg.logical_bytes()
+                )));
+            }
+            SwapDevice::Ssd(Box::new(dev_cfg))
+        };
+        if workload != pcmix::NAME {
+            // The message `workload::read_file` gives for the same file.
+            std::fs::File::open(workload)
+                .map_err(|e| crate::error::Error::Trace(format!("{workload}: cannot read: {e}")))?;
+        }
+        Ok(SwapSpec {
+            spec: spec.into(),
+            device,
+            cfg,
+            workload: workload.into(),
+        })
+    }
+
+    /// The run's identity as canonical JSON: the device (the analytic part's name, or the
+    /// resolved device config), the paging config with every default filled in, the
+    /// workload. Two specs that run the same give the same text (sweeps hash it).
+    pub fn to_json(&self) -> String {
+        let device = match &self.device {
+            SwapDevice::Analytic(p) => serde_json::Value::String(p.name.into()),
+            SwapDevice::Ssd(c) => serde_json::from_str(&c.to_json()).expect("config JSON"),
+        };
+        serde_json::json!({
+            "device": device,
+            "paging": self.cfg,
+            "workload": self.workload,
+        })
+        .to_string()
+    }
+
+    /// Run it with `seed`.
+    pub fn run(&self, seed: u64) -> Result<SwapOutput> {
+        let w = if self.workload == pcmix::NAME {
+            self.cfg.pc_mix.generate(seed)?
+        } else {
+            workload::read_file(&self.workload)?
+        };
+        match &self.device {
+            // The analytic model has no capacity of its own: any swap area fits.
+            SwapDevice::Analytic(part) => run_on(
+                &self.cfg,
+                analytic::AnalyticNand::new(*part, u64::MAX),
+                &w,
+                seed,
+            ),
+            SwapDevice::Ssd(dev_cfg) => run(dev_cfg, &self.spec, &self.cfg, &w, seed),
+        }
+    }
+}
+
 /// `ssdlab swap`: the device `spec` (a preset or TOML file, or an analytic NAND part of seed
 /// 003, `seed003-slc-analytic` / `seed003-mlc-analytic`), the paging config from `memory`,
 /// `swap_size` and the overrides whose key starts with `swap.` (the rest go to the device),
-/// and the trace file `workload` (or `pc-mix`, the generated PC mix of seed 003). Returns the run's output and the resolved paging config.
+/// and the trace file `workload` (or `pc-mix`, the generated PC mix of seed 003).
 pub fn run_spec(
     spec: &str,
     memory: &str,
@@ -90,36 +205,5 @@ pub fn run_spec(
     overrides: &[String],
     seed: u64,
 ) -> Result<SwapOutput> {
-    let (paging_sets, device_sets): (Vec<String>, Vec<String>) = overrides
-        .iter()
-        .cloned()
-        .partition(|o| o.trim_start().starts_with("swap."));
-    let mut t = toml::Table::new();
-    t.insert("memory".into(), toml::Value::String(memory.into()));
-    t.insert("swap_size".into(), toml::Value::String(swap_size.into()));
-    let mut doc = toml::Table::new();
-    doc.insert("swap".into(), toml::Value::Table(t));
-    crate::config::apply_overrides(&mut doc, &paging_sets)?;
-    let Some(toml::Value::Table(t)) = doc.remove("swap") else {
-        return Err(crate::error::Error::Config(
-            "swap: the overrides replaced the [swap] table".into(),
-        ));
-    };
-    let cfg = PagingConfig::from_table(t)?;
-    let w = if workload == pcmix::NAME {
-        cfg.pc_mix.generate(seed)?
-    } else {
-        workload::read_file(workload)?
-    };
-    if let Some(part) = analytic::part_named(spec) {
-        if let Some(s) = device_sets.first() {
-            return Err(crate::error::Error::Config(format!(
-                "--set {s}: the analytic device {spec} has no device knobs (only swap.KEY=VALUE applies)"
-            )));
-        }
-        // The analytic model has no capacity of its own: any swap area fits.
-        return run_on(&cfg, analytic::AnalyticNand::new(part, u64::MAX), &w, seed);
-    }
-    let dev_cfg = SsdConfig::resolve(spec, &device_sets)?;
-    run(&dev_cfg, spec, &cfg, &w, seed)
+    SwapSpec::resolve(spec, memory, swap_size, workload, overrides)?.run(seed)
 }

@@ -223,3 +223,88 @@ proptest! {
         prop_assert_eq!(out.result.oracle_mismatches, 0);
     }
 }
+
+/// `SwapSpec::resolve` (what a sweep checks before it runs) refuses what the run would refuse,
+/// in one line naming the field, and its canonical JSON identifies the run: the same run given
+/// two ways is the same text, another knob value another text.
+#[test]
+fn swap_spec_checks_before_the_run_and_names_the_run() {
+    let spec = |dev: &str, mem: &str, swap: &str, sets: &[&str]| {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        SwapSpec::resolve(dev, mem, swap, pcmix::NAME, &sets)
+    };
+    let one_line = |e: crate::error::Error, want: &[&str]| {
+        let m = e.to_string();
+        assert!(!m.contains('\n'), "{m}");
+        for w in want {
+            assert!(m.contains(w), "{m} lacks {w}");
+        }
+    };
+    // A paging knob out of range, a device knob on an analytic part, a swap area larger than
+    // the device (seed003-scm-400 holds 1 GiB), an unreadable trace.
+    one_line(
+        spec(
+            "seed003-scm-400",
+            "64MiB",
+            "64MiB",
+            &["swap.page_cluster=11"],
+        )
+        .err()
+        .unwrap(),
+        &["page_cluster", "11"],
+    );
+    one_line(
+        spec(
+            "seed003-slc-analytic",
+            "64MiB",
+            "64MiB",
+            &["pcm.channels=2"],
+        )
+        .err()
+        .unwrap(),
+        &["pcm.channels=2", "no device knobs"],
+    );
+    one_line(
+        spec("seed003-scm-400", "64MiB", "2GiB", &[]).err().unwrap(),
+        &["swap_size", "2147483648", "1073741824"],
+    );
+    let missing = SwapSpec::resolve("small-tlc", "64MiB", "64MiB", "/nonexistent/pages", &[]);
+    one_line(
+        missing.err().unwrap(),
+        &["/nonexistent/pages", "cannot read"],
+    );
+
+    // The default written out is the same run as the default left out.
+    let a = spec("seed003-scm-400", "64MiB", "64MiB", &[]).unwrap();
+    let b = spec(
+        "seed003-scm-400",
+        "65536KiB",
+        "64MiB",
+        &["swap.page_cluster=3", "swap.era=\"2.6.32\""],
+    )
+    .unwrap();
+    assert_eq!(a.to_json(), b.to_json());
+    // A paging knob, a device knob, the device: each another run.
+    let c = spec(
+        "seed003-scm-400",
+        "64MiB",
+        "64MiB",
+        &["swap.pc_mix.rounds=2"],
+    )
+    .unwrap();
+    let d = spec(
+        "seed003-scm-400",
+        "64MiB",
+        "64MiB",
+        &["pcm.timing.set=\"800ns\""],
+    )
+    .unwrap();
+    let e = spec("seed003-slc-analytic", "64MiB", "64MiB", &[]).unwrap();
+    let texts = [a.to_json(), c.to_json(), d.to_json(), e.to_json()];
+    for i in 0..texts.len() {
+        for j in i + 1..texts.len() {
+            assert_ne!(texts[i], texts[j], "{i} and {j}");
+        }
+    }
+    assert!(texts[3].contains("\"device\":\"seed003-slc-analytic\""));
+}

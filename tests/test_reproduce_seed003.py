@@ -1,0 +1,163 @@
+"""Seed 003 reproductions (the OS paging model): comparisons on constructed tables, the
+shipped swap-in workload, and the two quick experiments run end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from conftest import run_cli
+from ssdlab.reproduce import ROW_LABELS, experiments, seed003
+
+HERE = Path(seed003.__file__).resolve().parent
+
+
+def _table(rows: list[dict[str, Any]]) -> pl.DataFrame:
+    return pl.DataFrame([{"status": "ok", **row} for row in rows])
+
+
+def test_the_experiments_are_registered_with_their_sweeps() -> None:
+    names = {e.name for e in experiments()}
+    assert {"seed003-swapin", "seed003-swapout", "seed003-devices", "seed003-lifetime"} <= names
+    for experiment in seed003.EXPERIMENTS:
+        path = experiment.sweep_path()
+        assert path is not None and path.is_file(), experiment.name
+
+
+def test_the_shipped_swapin_workload_is_its_generator() -> None:
+    text = (HERE / "seed003_swapin.pages").read_text()
+    assert text == seed003.swapin_trace()
+    lines = [ln for ln in text.splitlines() if not ln.startswith("#")]
+    assert len(lines) == 320 + 200 + 8
+    assert lines[0] == "0x0 W" and lines[-1] == "0x7000 W"
+
+
+def test_swapout_rows_test_both_directions() -> None:
+    rows = []
+    # Hand-made: c falls from 10 s to 2 s and then flattens; nc is 10 % shorter everywhere.
+    times = {5_000: 10.0, 10_000: 5.0, 20_000: 2.0, 40_000: 1.95, 100_000: 1.9}
+    for setting, iops in seed003.WRITE_IOPS.items():
+        for cw in (True, False):
+            rows.append(
+                {
+                    "config.pcm.timing.set": setting,
+                    "swap.congestion_wait": cw,
+                    "swap_out.time_s": times[iops] * (1.0 if cw else 0.9),
+                    "reclaim.app_wait_s": 0.5,
+                    "reclaim.kswapd_wait_s": 0.25,
+                }
+            )
+    out = {row.metric: row for row in seed003.compare_swapout(_table(rows))}
+    plateau = out["swap-out time 100 K / 20 K IOPS (c)"]
+    assert plateau.ssdlab == pytest.approx(0.95) and "plateau holds" in plateau.note
+    nc = out["swap-out time nc / c, 10 K IOPS"]
+    assert nc.ssdlab == pytest.approx(0.9) and "direction holds" in nc.note
+    assert (
+        "idle (congestion waits) 0.75 s"
+        in out["swap-out time, 5 K IOPS, congestion control c"].note
+    )
+    # A steady gain past 20 K is no plateau.
+    rows[-2]["swap_out.time_s"] = 1.0  # 100 K, c
+    out = {row.metric: row for row in seed003.compare_swapout(_table(rows))}
+    assert "plateau does not hold" in out["swap-out time 100 K / 20 K IOPS (c)"].note
+
+
+def test_devices_rows_read_histograms_and_directions() -> None:
+    rows = []
+    latency = {"seed003-scm-400": 100.0, "seed003-scm-133": 500.0,
+               "seed003-slc-analytic": 300.0, "seed003-mlc-analytic": 400.0}  # fmt: skip
+    out_time = {"seed003-scm-400": 12.0, "seed003-scm-133": 20.0,
+                "seed003-slc-analytic": 10.0, "seed003-mlc-analytic": 30.0}  # fmt: skip
+    for device in seed003.DEVICES:
+        for rounds in (seed003.CLEAN_ROUNDS, seed003.AGED_ROUNDS):
+            clean = rounds == seed003.CLEAN_ROUNDS
+            rows.append(
+                {
+                    "swap.device": device,
+                    "swap.pc_mix.rounds": rounds,
+                    "swap_in_latency.mean_us": latency[device],
+                    "swap_out.time_s": out_time[device],
+                    "reads.size_histogram.4096": 10,
+                    "reads.size_histogram.32768": 30,
+                    "writes.size_histogram.4096": 5 if clean else 50,
+                    "writes.size_histogram.131072": 20 if clean else 10,
+                    "writes.size_histogram.262144": 15 if clean else None,
+                }
+            )
+    out = {row.metric: row for row in seed003.compare_devices(_table(rows))}
+    assert out["clean reads: most frequent request size"].ssdlab == 32
+    assert out["clean reads: most frequent request size"].paper == 32
+    clean_writes = out["clean writes: most frequent request size"]
+    assert clean_writes.ssdlab == 128 and "share of 128 and 256 KiB writes 87.5 %" in (
+        clean_writes.note
+    )
+    assert out["aged writes: most frequent request size"].ssdlab == 4
+    for metric, holds in (
+        ("aged: mean swap-in SCM-400 / SLC", True),
+        ("aged: mean swap-in SCM-133 / MLC", True),
+        ("aged: swap-out time SCM (10 K IOPS) / MLC", True),
+        ("aged: swap-out time SCM (10 K IOPS) / SLC", True),  # 1.2: slightly slower
+    ):
+        note = out[metric].note
+        assert ("does not hold" not in note) == holds, (metric, note)
+    assert out["aged: swap-out time SCM (10 K IOPS) / SLC"].ssdlab == pytest.approx(1.2)
+    assert all(row.label in ("calibrated", "prediction") for row in out.values())
+    assert out["clean: mean swap-in latency, SCM-400"].label == "calibrated"
+    assert out["aged: mean swap-in latency, SCM-400"].label == "prediction"
+
+
+def test_lifetime_rows_on_the_documents_own_figures() -> None:
+    table = _table(
+        [
+            {
+                "wear.page_writes": seed003.TOTAL_WRITES,
+                "wear.pages_written": seed003.WRITTEN_PAGES,
+                "wear.max_writes_per_page": 4,
+                "wear.mean_writes_per_page": 1.32,
+            }
+        ]
+    )
+    out = {row.metric: row for row in seed003.compare_lifetime(table)}
+    # With the document's own counts, the rule gives its table without wear levelling.
+    assert f"{out['SCM (1,000,000 writes) lifetime without wear levelling'].ssdlab:.1f}" == "57.1"
+    assert f"{out['SLC (100,000 writes) lifetime without wear levelling'].ssdlab:.1f}" == "5.7"
+    assert f"{out['MLC (10,000 writes) lifetime without wear levelling'].ssdlab:.2f}" == "0.57"
+    assert out["write amount"].ssdlab == pytest.approx(880.7, abs=0.1)
+    # The misprint: the document's 1,000,000 h is printed as 114.2 y, with a footnote.
+    scm = out["SCM (1,000,000 writes) lifetime with wear levelling"]
+    assert scm.paper == pytest.approx(114.155, abs=0.01)
+    assert "11.4 y" in scm.basis and "114.2 y" in scm.basis
+    assert out["swap writes (4 KiB pages)"].label == "calibrated"
+    assert out["test time"].label == "input"
+    assert scm.label == "derived"
+
+
+@pytest.mark.parametrize("name", ["seed003-swapin", "seed003-lifetime"])
+def test_quick_experiments_run_and_print_every_row(name: str, tmp_path: Path) -> None:
+    proc = run_cli("reproduce", name, "--out", tmp_path / "out", "--json", "-", "-q", timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)
+    assert rows and all(row["label"] in ROW_LABELS for row in rows)
+    assert all(row["experiment"] == name for row in rows)
+    # Every row with a document number has ssdlab's beside it.
+    assert all(row["ssdlab"] is not None for row in rows), rows
+    by_metric = {row["metric"]: row for row in rows}
+    if name == "seed003-swapin":
+        assert by_metric["swap page read"]["ssdlab"] == pytest.approx(12.0)
+        assert by_metric["swap page read"]["label"] == "input"
+        device = by_metric["SCM read (one 4 KiB page, SCM-400 device model)"]
+        assert device["label"] == "prediction" and device["ssdlab"] > 10.24  # 4 KiB at 400 MB/s
+        assert by_metric["swap-in faults measured (write faults that free their slot)"][
+            "ssdlab"
+        ] == float(seed003.SWAPIN_FAULTS)
+    else:
+        writes = by_metric["swap writes (4 KiB pages)"]
+        assert abs(writes["difference"]) < 0.02  # the calibration: within 2 % of 215,022
+    # The printed table (the command without --json) shows every row.
+    proc = run_cli("reproduce", name, "--out", tmp_path / "out", timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("\n") > len(rows)
