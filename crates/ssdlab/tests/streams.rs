@@ -261,3 +261,88 @@ fn nvme_writes_carry_their_stream_in_the_streams_directive() {
     let st = d.ctrl.device().ftl().stream_stats().unwrap();
     assert_eq!((st[0].host_units_written, st[1].host_units_written), (1, 1));
 }
+
+/// The measurement of docs/ftl.md ("Write streams"): small-tlc after its preconditioning, then
+/// 400,000 random 4 KiB writes in batches of 32, 80 % of them to the first 20 % of the logical
+/// space (hot), the rest to the other 80 % (cold). Run with each setting on the same request
+/// sequence; prints the write amplification, total and per stream. Ignored by default (it
+/// measures, it checks little): `cargo test -p ssdlab --test streams -- --ignored
+/// --nocapture`.
+#[test]
+#[ignore]
+fn measure_hot_cold_write_amplification() {
+    let settings: [(&str, &[&str], bool); 4] = [
+        ("1 stream", &[], false),
+        ("2 streams, host hints", &["ftl.streams=2"], true),
+        (
+            "hot-cold",
+            &["ftl.streams=2", "ftl.stream_policy=\"hot-cold\""],
+            false,
+        ),
+        (
+            "hot-cold, window L/4",
+            &[
+                "ftl.streams=2",
+                "ftl.stream_policy=\"hot-cold\"",
+                "ftl.hot_window=57344",
+            ],
+            false,
+        ),
+    ];
+    for (name, over, hints) in settings {
+        let cfg = small(over);
+        let mut dev = Device::new(&cfg, 1).unwrap();
+        ssdlab::run::precondition(&mut dev, &cfg, 1).unwrap();
+        let logical = cfg.logical_units();
+        let hot = logical / 5;
+        let mut rng = Rng::stream(1, "measure");
+        for _ in 0..400_000 / 32 {
+            let now = dev.now();
+            for _ in 0..32 {
+                let is_hot = rng.below(10) < 8;
+                let lpn = if is_hot {
+                    rng.below(hot)
+                } else {
+                    hot + rng.below(logical - hot)
+                };
+                let stream = u8::from(hints && is_hot);
+                let r = Request {
+                    op: Op::Write,
+                    offset: lpn * 4096,
+                    len: 4096,
+                    queue: 0,
+                    flags: Flags::NONE.with_stream(stream),
+                    arrival: now,
+                };
+                dev.submit(now, r).unwrap();
+            }
+            dev.run_to_idle().unwrap();
+        }
+        let f = &dev.ftl().stats;
+        let waf = (f.host_units_written + f.gc_units_moved) as f64 / f.host_units_written as f64;
+        let per: Vec<String> = dev
+            .ftl()
+            .stream_stats()
+            .unwrap_or(&[])
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                format!(
+                    "stream {i}: {} host, {} moved, WAF {:.3}",
+                    s.host_units_written,
+                    s.gc_units_moved,
+                    (s.host_units_written + s.gc_units_moved) as f64
+                        / s.host_units_written.max(1) as f64
+                )
+            })
+            .collect();
+        println!(
+            "{name}: WAF {waf:.3} ({} host, {} moved; simulated {:.3} s) {}",
+            f.host_units_written,
+            f.gc_units_moved,
+            dev.now().as_secs_f64(),
+            per.join("; ")
+        );
+        dev.ftl().check().unwrap();
+    }
+}
