@@ -4,9 +4,10 @@
 use crate::sim::SimTime;
 use crate::workload::Op;
 
-/// Request flags a driver may set.
+/// Request flags a driver may set, and a write's stream id (high byte; 0 = the default
+/// stream).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Flags(u8);
+pub struct Flags(u16);
 
 impl Flags {
     pub const NONE: Flags = Flags(0);
@@ -17,6 +18,19 @@ impl Flags {
 
     pub fn contains(self, other: Flags) -> bool {
         self.0 & other.0 == other.0
+    }
+
+    /// These flags with write stream `stream`: the placement id a write carries (NVMe 1.3
+    /// §9.3, the Streams directive's stream identifier; `ftl.streams` in the config). It must
+    /// be below `ftl.streams`.
+    pub const fn with_stream(self, stream: u8) -> Flags {
+        Flags((self.0 & 0xff) | (stream as u16) << 8)
+    }
+
+    /// The write stream these flags name (0 when none was set).
+    #[inline]
+    pub const fn stream(self) -> u8 {
+        (self.0 >> 8) as u8
     }
 }
 
@@ -135,6 +149,8 @@ pub(crate) struct Cmd {
     pub buf: u64,
     /// How the controller ended it.
     pub status: Status,
+    /// A write's stream (`Flags::stream` of its request).
+    pub stream: u8,
 }
 
 impl Cmd {
@@ -155,6 +171,7 @@ impl Cmd {
             data_started: false,
             buf: 0,
             status: Status::Ok,
+            stream: 0,
         }
     }
 }

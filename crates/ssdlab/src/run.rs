@@ -37,6 +37,11 @@ pub fn run(
 ) -> Result<RunOutput> {
     let job = spec.fit(cfg.logical_bytes())?;
     let mut dev = new_device(cfg, opts)?;
+    if spec.stream != 0 {
+        if let Err(m) = dev.ftl().check_stream(spec.stream as u8) {
+            return Err(Error::Job(format!("job, field `stream`: {m}")));
+        }
+    }
     let mut driver = JobDriver::new(job, &dev, opts.seed)?;
     let job_json = serde_json::to_value(spec).expect("job serialises");
     let t = precondition(&mut dev, cfg, opts.seed)?;
@@ -101,6 +106,7 @@ pub fn precondition(dev: &mut Device, cfg: &SsdConfig, seed: u64) -> Result<f64>
         ftl.precondition(p.fill == FillMode::Sequential, p.random_overwrite, seed)?;
         // The result speaks of the timed run only; blocks keep the wear they got.
         ftl.stats = Default::default();
+        ftl.reset_stream_stats();
     }
     Ok(t0.elapsed().as_secs_f64())
 }
@@ -143,6 +149,42 @@ fn drive<D: Driver>(
         )));
     }
     Ok(t1.elapsed().as_secs_f64())
+}
+
+/// The FTL's figures beyond `device`'s: the mapping cache's (cached mapping) and the write
+/// streams' (`ftl.streams` > 1); None when neither is on.
+fn ftl_result(dev: &Device) -> Option<FtlResult> {
+    let ftl = dev.ftl();
+    let mapping = ftl.mapping.as_ref().map(|m| MappingResult {
+        location: if m.hmb { "hmb" } else { "dram" },
+        translation_pages: m.pages,
+        cache_pages: m.capacity() as u64,
+        hits: m.stats.hits,
+        misses: m.stats.misses,
+        hit_ratio: if m.stats.hits + m.stats.misses > 0 {
+            m.stats.hits as f64 / (m.stats.hits + m.stats.misses) as f64
+        } else {
+            0.0
+        },
+        translation_reads: m.stats.translation_reads,
+        translation_writes: m.stats.translation_writes,
+    });
+    let streams = ftl.stream_stats().map(|all| {
+        all.iter()
+            .enumerate()
+            .map(|(i, s)| StreamResult {
+                stream: i as u32,
+                host_units_written: s.host_units_written,
+                gc_units_moved: s.gc_units_moved,
+                write_amplification: if s.host_units_written > 0 {
+                    (s.host_units_written + s.gc_units_moved) as f64 / s.host_units_written as f64
+                } else {
+                    0.0
+                },
+            })
+            .collect()
+    });
+    (mapping.is_some() || streams.is_some()).then_some(FtlResult { mapping, streams })
 }
 
 /// Wear-out and errors, when the config has `[reliability]`.
@@ -329,22 +371,7 @@ pub fn build_result(
             ),
         },
         interface: interface_result(dev),
-        ftl: dev.ftl().mapping.as_ref().map(|m| FtlResult {
-            mapping: MappingResult {
-                location: if m.hmb { "hmb" } else { "dram" },
-                translation_pages: m.pages,
-                cache_pages: m.capacity() as u64,
-                hits: m.stats.hits,
-                misses: m.stats.misses,
-                hit_ratio: if m.stats.hits + m.stats.misses > 0 {
-                    m.stats.hits as f64 / (m.stats.hits + m.stats.misses) as f64
-                } else {
-                    0.0
-                },
-                translation_reads: m.stats.translation_reads,
-                translation_writes: m.stats.translation_writes,
-            },
-        }),
+        ftl: ftl_result(dev),
         reliability: reliability_result(dev),
         cache: dev
             .cache()

@@ -191,6 +191,13 @@ def run_command(
     distribution: Annotated[
         str | None, typer.Option(help="Offset distribution: uniform or zipf:THETA.")
     ] = None,
+    stream: Annotated[
+        int | None,
+        typer.Option(
+            help="Write stream the job's writes carry (NVMe Streams directive), below the"
+            " device's ftl.streams."
+        ),
+    ] = None,
     trace: Annotated[
         str | None,
         typer.Option(
@@ -328,6 +335,7 @@ def run_command(
                 "--offset": offset,
                 "--rate-iops": rate_iops,
                 "--distribution": distribution,
+                "--stream": stream,
             },
         )
         result = _run_with_progress(resolved, replay, seed, quiet)
@@ -353,6 +361,7 @@ def run_command(
         "io_count": io_count,
         "ramp": ramp,
         "distribution": distribution,
+        "stream": stream,
     }
     if job_file is None and rw is None:
         raise UserError(

@@ -258,6 +258,18 @@ def device_table(result: Mapping[str, Any]) -> Table:
             f" switch; {fmt_int(merges.get('pages_copied'))} pages copied",
         )
     ftl = result.get("ftl") if isinstance(result.get("ftl"), Mapping) else {}
+    streams = ftl.get("streams")
+    if isinstance(streams, list):
+        # Only with ftl.streams > 1: one row per host write stream.
+        for s in streams:
+            if not isinstance(s, Mapping):
+                continue
+            table.add_row(
+                f"stream {s.get('stream')} WAF",
+                fmt_float(s.get("write_amplification"), 3),
+                f"{fmt_int(s.get('host_units_written'))} host map units written,"
+                f" {fmt_int(s.get('gc_units_moved'))} moved by GC",
+            )
     mapping = ftl.get("mapping")
     if isinstance(mapping, Mapping):
         table.add_row(

@@ -116,6 +116,47 @@ pub struct FtlConfig {
     /// DFTL's: Gupta et al., ASPLOS 2009, 512 entries per 2 KiB translation page).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mapping_entry: Option<Bytes>,
+    /// Host write streams of the page-mapping FTL: each has its own open block per plane, so
+    /// data of different streams never share a block (GC keeps its own stream besides). 1 (the
+    /// default) is a single host stream; written out only when not 1, so that the hashes of
+    /// existing configs stay.
+    #[serde(default = "one_stream", skip_serializing_if = "is_one")]
+    pub streams: u32,
+    /// Which stream a host write goes to: `host` (the default: the stream id the write carries)
+    /// or `hot-cold` (the FTL classifies each write by how recently its unit was written).
+    #[serde(default, skip_serializing_if = "StreamPolicy::is_host")]
+    pub stream_policy: StreamPolicy,
+    /// With `stream_policy = "hot-cold"`: a write is hot when its unit was last written at most
+    /// this many host unit writes ago. Default: the logical units (derived: a unit rewritten
+    /// more often than a uniformly random writer would rewrite it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hot_window: Option<u64>,
+}
+
+fn one_stream() -> u32 {
+    1
+}
+
+/// The most write streams: stream ids are kept in a byte per logical unit, and one value of
+/// that byte marks GC's blocks.
+pub const MAX_STREAMS: u32 = 255;
+
+/// `ftl.stream_policy`: who chooses a host write's stream.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum StreamPolicy {
+    /// The host: the stream id the write carries (a job's `stream`, NVMe's Streams directive).
+    #[default]
+    Host,
+    /// The FTL: stream 1 (hot) for a unit rewritten within `hot_window` host unit writes, else
+    /// stream 0 (cold); needs `streams = 2`.
+    HotCold,
+}
+
+impl StreamPolicy {
+    pub fn is_host(&self) -> bool {
+        *self == StreamPolicy::Host
+    }
 }
 
 /// Where the logical→physical map lives.
@@ -174,6 +215,9 @@ impl FtlConfig {
             mapping_cache: None,
             mapping_cache_location: MappingCacheLocation::Dram,
             mapping_entry: None,
+            streams: 1,
+            stream_policy: StreamPolicy::Host,
+            hot_window: None,
         }
     }
 

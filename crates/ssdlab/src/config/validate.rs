@@ -173,15 +173,17 @@ impl SsdConfig {
         }
         let blocks = n.blocks_per_plane as f64;
         let threshold_blocks = (gc.free_threshold * blocks).ceil().max(1.0) as u64;
-        // Two open blocks (host and GC) plus the GC reserve must fit in the hidden space.
+        // The open blocks (GC's and one per host write stream) plus the GC reserve must fit in
+        // the hidden space.
         let spare = (op * blocks).floor() as u64;
-        let need = threshold_blocks + 2;
+        let open = 1 + self.ftl.streams.clamp(1, MAX_STREAMS) as u64;
+        let need = threshold_blocks + open;
         if spare < need {
             return err(
                 "ftl.over_provisioning",
                 format!(
                     "impossible geometry: over-provisioning {op} leaves {spare} spare blocks per plane, \
-                     but GC needs at least {need} ({threshold_blocks} for the free-block threshold and 2 open blocks); \
+                     but GC needs at least {need} ({threshold_blocks} for the free-block threshold and {open} open blocks); \
                      raise over_provisioning or blocks_per_plane"
                 ),
             );
@@ -261,6 +263,73 @@ impl SsdConfig {
                          the two open ones ({most})"
                     ),
                 );
+            }
+        }
+        Ok(())
+    }
+
+    /// `ftl.streams`, `ftl.stream_policy` and `ftl.hot_window` (checked before the GC's room,
+    /// which counts one open block per stream).
+    fn validate_streams(&self, origin: &str) -> Result<()> {
+        let err = |field: &str, msg: String| {
+            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+        };
+        let f = &self.ftl;
+        if f.streams == 0 || f.streams > MAX_STREAMS {
+            return err(
+                "ftl.streams",
+                format!("got {}, expected 1 to {MAX_STREAMS}", f.streams),
+            );
+        }
+        if f.streams > 1 && f.kind != FtlKind::Page {
+            return err(
+                "ftl.streams",
+                format!(
+                    "got {} with ftl.kind = \"{}\", expected 1: write streams are the page-mapping FTL's (ftl.kind = \"page\")",
+                    f.streams,
+                    format!("{:?}", f.kind).to_lowercase()
+                ),
+            );
+        }
+        match f.stream_policy {
+            StreamPolicy::HotCold if f.streams != 2 => {
+                return err(
+                    "ftl.stream_policy",
+                    format!(
+                        "got \"hot-cold\" with ftl.streams = {}, expected ftl.streams = 2 (stream 0 cold, stream 1 hot)",
+                        f.streams
+                    ),
+                );
+            }
+            StreamPolicy::HotCold => {
+                if f.hot_window == Some(0) {
+                    return err(
+                        "ftl.hot_window",
+                        "got 0, expected at least 1 host unit write".into(),
+                    );
+                }
+            }
+            StreamPolicy::Host => {
+                if f.hot_window.is_some() {
+                    return err(
+                        "ftl.hot_window",
+                        "set with ftl.stream_policy = \"host\", expected ftl.stream_policy = \"hot-cold\" (or remove it)".into(),
+                    );
+                }
+                if f.streams > 1
+                    && self
+                        .cache
+                        .as_ref()
+                        .is_some_and(|c| c.enabled && c.mode == CacheMode::WriteBack)
+                {
+                    return err(
+                        "ftl.streams",
+                        format!(
+                            "got {} with a write-back [cache], which does not keep a buffered line's stream; expected 1, ftl.stream_policy = \"hot-cold\" or cache.mode = \"write-through\"",
+                            f.streams
+                        ),
+                    );
+                }
             }
         }
         Ok(())
@@ -629,6 +698,7 @@ impl SsdConfig {
                 "set with a device that has no page-mapping FTL GC, expected ftl.kind = \"page\" (or remove it)".into(),
             );
         }
+        self.validate_streams(origin)?;
         if self.ftl.kind == FtlKind::None {
             self.validate_raw(origin)?;
         } else if self.ftl.kind == FtlKind::Page {

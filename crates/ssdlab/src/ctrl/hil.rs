@@ -495,7 +495,7 @@ impl Hil {
             }
         }
         let c = up.cmds.get(cmd);
-        let (offset, len) = (c.offset, c.len);
+        let (offset, len, stream) = (c.offset, c.len, c.stream);
         let unit = self.geo.unit_bytes;
         if c.status != Status::Ok {
             // Its read-modify-write read failed: nothing is written.
@@ -506,7 +506,7 @@ impl Hil {
         let wear = flash.ftl.wear.is_some();
         for (lpn, covered) in units_of(unit, offset, len) {
             let pun = if wear {
-                match flash.ftl.write_checked(lpn)? {
+                match flash.ftl.write_checked_in(lpn, stream)? {
                     Ok(pun) => pun,
                     Err(refusal) => {
                         // The units placed so far still program; this one and the rest keep
@@ -527,7 +527,7 @@ impl Hil {
                     }
                 }
             } else {
-                flash.ftl.write(lpn)?
+                flash.ftl.write_in(lpn, stream)?
             };
             if let Some(m) = flash.ftl.mapping.as_mut() {
                 m.update_lpn(lpn);

@@ -301,6 +301,15 @@ impl Device {
                 r.offset
             )));
         }
+        if r.flags.stream() != 0 {
+            if let Err(m) = self.ftl.check_stream(r.flags.stream()) {
+                return Err(Error::Job(format!(
+                    "{} request at byte {}, its stream: {m}",
+                    r.op.name(),
+                    r.offset
+                )));
+            }
+        }
         if r.op == Op::Erase && self.pcm.is_some() {
             return Err(Error::Job(
                 "erase: this device is PCM, updated in place; it has no erase".into(),

@@ -145,7 +145,7 @@ impl JobDriver {
             offset,
             len,
             queue: inst,
-            flags: Flags::NONE,
+            flags: Flags::NONE.with_stream(self.job.spec.stream as u8),
             arrival,
         };
         if let Err(e) = dev.submit(now, r) {

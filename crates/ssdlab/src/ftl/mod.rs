@@ -11,7 +11,7 @@
 //! The unit of mapping is the map unit (by default one NAND page). "lpn" names a logical unit,
 //! "pun" a physical one (see `media::nand` for the address layout).
 
-use crate::config::{GcPolicy, Placement, SsdConfig};
+use crate::config::{GcPolicy, Placement, SsdConfig, StreamPolicy};
 use crate::error::{Error, Result};
 use crate::media::nand::Geometry;
 use crate::sim::mem::{big_vec, prefetch};
@@ -67,11 +67,43 @@ pub enum Urgency {
     Hard,
 }
 
-/// Which open block a write goes to: host data and GC-moved data are kept apart.
+/// Which open block a write goes to: host data and GC-moved data are kept apart, and so are
+/// the host's write streams (`ftl.streams`; stream 0 is the only one by default).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stream {
-    Host,
+    Host(u8),
     Gc,
+}
+
+/// `block_stream` of a block GC opened: it holds moved data of any stream.
+pub const GC_STREAM: u8 = u8::MAX;
+
+/// One host write stream's counters (`ftl.streams` > 1): map units the host wrote into it, and
+/// units GC moved whose data was last written by it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StreamStats {
+    pub host_units_written: u64,
+    pub gc_units_moved: u64,
+}
+
+/// Write streams beyond the single host stream (`ftl.streams` > 1). Stream 0 keeps the
+/// plane's `host_open` and the FTL's `cursor`, so a single stream runs as before.
+#[derive(Clone, Debug)]
+struct Streams {
+    count: u32,
+    /// Open block of stream s ≥ 1 in plane p at `(p × (count − 1)) + s − 1`.
+    open: Vec<u32>,
+    /// Stripe cursor of stream s ≥ 1 at `s − 1`: each stream stripes its own pages.
+    cursor: Vec<usize>,
+    /// Per logical unit (translation pages included): the stream that last wrote it.
+    lpn_stream: Vec<u8>,
+    /// Per block: the stream whose open block it was (GC's: [`GC_STREAM`]).
+    block_stream: Vec<u8>,
+    stats: Vec<StreamStats>,
+    /// `hot-cold`: per logical unit, the low 32 bits of the host write clock at its last
+    /// write (0: never written); and the window within which a rewrite is hot.
+    stamp: Vec<u32>,
+    hot_window: u64,
 }
 
 /// GC work for the controller to time: copy each `(from, to)` unit, then erase `block`
@@ -163,6 +195,8 @@ pub struct Ftl {
     data_units: u64,
     /// The mapping cache, with `ftl.mapping = "cached"`.
     pub mapping: Option<MappingCache>,
+    /// Write streams beyond the first, with `ftl.streams` > 1.
+    streams: Option<Box<Streams>>,
 }
 
 impl Ftl {
@@ -232,8 +266,28 @@ impl Ftl {
                     !cfg.ftl.mapping_cache_location.is_dram(),
                 )
             }),
+            streams: None,
             geo,
         };
+        if cfg.ftl.streams > 1 {
+            let k = cfg.ftl.streams;
+            let hot_cold = cfg.ftl.stream_policy == StreamPolicy::HotCold;
+            let lpns = logical + map_pages;
+            ftl.streams = Some(Box::new(Streams {
+                count: k,
+                open: vec![NONE; ftl.planes.len() * (k as usize - 1)],
+                cursor: vec![0; k as usize - 1],
+                lpn_stream: big_vec(lpns, 0u8),
+                block_stream: vec![0u8; ftl.blocks.len()],
+                stats: vec![StreamStats::default(); k as usize],
+                stamp: if hot_cold {
+                    big_vec(lpns, 0u32)
+                } else {
+                    Vec::new()
+                },
+                hot_window: cfg.ftl.hot_window.unwrap_or(logical as u64),
+            }));
+        }
         if let Some(r) = &cfg.reliability {
             ftl.start_wear(r, cfg, seed);
         }
@@ -259,7 +313,8 @@ impl Ftl {
             }
         }
         let upb = self.geo.units_per_block() as u64;
-        let per_plane = cfg.ftl.gc.urgent_free_blocks as u64 + 3;
+        // The urgent level, the block kept for GC, GC's open block and one per write stream.
+        let per_plane = cfg.ftl.gc.urgent_free_blocks as u64 + 2 + cfg.ftl.streams as u64;
         let min_good = self.logical_units().div_ceil(upb) + self.geo.planes() as u64 * per_plane;
         let good = self.blocks.len() as u64 - bad;
         self.wear = Some(Wear {
@@ -322,7 +377,8 @@ impl Ftl {
         let lpn = self.data_units + page as u64;
         self.clock += 1;
         self.invalidate(lpn);
-        let pun = self.alloc_striped(lpn)?;
+        // Translation pages share stream 0's open blocks (`lpn_stream` keeps its 0).
+        let pun = self.alloc_striped(lpn, 0)?;
         self.map(lpn, pun);
         if self.instant {
             self.mark_programmed(pun);
@@ -414,7 +470,18 @@ impl Ftl {
         } else {
             upb - self.blocks[p.gc_open as usize].write_ptr
         };
-        let free = p.free.len() as u32 * upb + gc_room;
+        let mut free = p.free.len() as u32 * upb + gc_room;
+        if let Some(st) = &self.streams {
+            // The open blocks of streams beyond the first count as the GC block's do: opening
+            // one moves a block's room out of the free list, so that with more streams a plane
+            // turns urgent at the same room as with one.
+            let k = st.count as usize - 1;
+            for &b in &st.open[plane as usize * k..(plane as usize + 1) * k] {
+                if b != NONE {
+                    free += upb - self.blocks[b as usize].write_ptr;
+                }
+            }
+        }
         if free > self.urgent_free_blocks * upb {
             Urgency::None
         } else if free <= self.hard_free_blocks * upb {
@@ -425,27 +492,114 @@ impl Ftl {
     }
 
     /// Write one logical unit; returns the physical unit that receives it.
+    #[inline]
     pub fn write(&mut self, lpn: u64) -> Result<u32> {
+        self.write_in(lpn, 0)
+    }
+
+    /// Write one logical unit in host write stream `stream` (below `ftl.streams`; the hint is
+    /// passed over with `stream_policy = "hot-cold"`, which chooses itself); returns the
+    /// physical unit that receives it.
+    pub fn write_in(&mut self, lpn: u64, stream: u8) -> Result<u32> {
         self.clock += 1;
+        let stream = self.stream_of(lpn, stream);
         self.invalidate(lpn);
-        let pun = self.alloc_striped(lpn)?;
+        let pun = self.alloc_striped(lpn, stream)?;
         self.map(lpn, pun);
         self.stats.host_units_written += 1;
+        self.stream_written(lpn, stream);
         if self.instant {
             self.mark_programmed(pun);
         }
         Ok(pun)
     }
 
+    /// The stream a host write of `lpn` goes to, with `hint` from the host. The clock has
+    /// counted this write.
+    #[inline]
+    fn stream_of(&mut self, lpn: u64, hint: u8) -> u8 {
+        let Some(st) = self.streams.as_deref_mut() else {
+            return 0;
+        };
+        let s = if st.stamp.is_empty() {
+            debug_assert!((hint as u32) < st.count, "stream {hint} not validated");
+            hint
+        } else {
+            // Hot-cold: hot when the unit was written within the window (the stamp keeps the
+            // clock's low 32 bits, so the distance is taken modulo 2^32).
+            let now = self.clock as u32;
+            let last = std::mem::replace(&mut st.stamp[lpn as usize], now);
+            u8::from(last != 0 && (now.wrapping_sub(last) as u64) <= st.hot_window)
+        };
+        s
+    }
+
+    /// `lpn` was written in `stream` (and its old place let go of): counted there, and GC will
+    /// count moving it there too.
+    #[inline]
+    fn stream_written(&mut self, lpn: u64, stream: u8) {
+        if let Some(st) = self.streams.as_deref_mut() {
+            st.lpn_stream[lpn as usize] = stream;
+            st.stats[stream as usize].host_units_written += 1;
+        }
+    }
+
+    /// Zero the per-stream counters (with the FTL's: the result speaks of the timed run).
+    pub fn reset_stream_stats(&mut self) {
+        if let Some(st) = self.streams.as_deref_mut() {
+            st.stats.fill(StreamStats::default());
+        }
+    }
+
+    /// Whether a write may name stream `stream`: below `ftl.streams`, and only with the host
+    /// choosing (`ftl.stream_policy = "host"`). The message says what was expected.
+    pub fn check_stream(&self, stream: u8) -> std::result::Result<(), String> {
+        let count = self.streams.as_ref().map_or(1, |st| st.count);
+        if stream as u32 >= count {
+            return Err(format!(
+                "got {stream}, expected 0 up to {} (ftl.streams = {count})",
+                count - 1
+            ));
+        }
+        if self.streams.as_ref().is_some_and(|st| !st.stamp.is_empty()) && stream != 0 {
+            return Err(format!(
+                "got {stream}, expected 0: with ftl.stream_policy = \"hot-cold\" the device chooses each write's stream"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Counters per host write stream, with `ftl.streams` > 1 (None with one stream).
+    pub fn stream_stats(&self) -> Option<&[StreamStats]> {
+        self.streams.as_ref().map(|st| &st.stats[..])
+    }
+
+    /// The stream whose open block `block` was ([`GC_STREAM`] for GC's), with `ftl.streams` > 1.
+    pub fn block_stream(&self, block: u32) -> Option<u8> {
+        self.streams
+            .as_ref()
+            .map(|st| st.block_stream[block as usize])
+    }
+
     /// Write one logical unit on a drive with `[reliability]`: a worn-out drive refuses it,
     /// and a unit that cannot be placed keeps its old data (the new place is found before the
     /// old one is let go, so a refusal loses nothing).
     pub fn write_checked(&mut self, lpn: u64) -> Result<std::result::Result<u32, Refusal>> {
+        self.write_checked_in(lpn, 0)
+    }
+
+    /// [`Ftl::write_checked`] in host write stream `stream` (see [`Ftl::write_in`]).
+    pub fn write_checked_in(
+        &mut self,
+        lpn: u64,
+        stream: u8,
+    ) -> Result<std::result::Result<u32, Refusal>> {
         if self.read_only() {
             return Ok(Err(Refusal::ReadOnly));
         }
         self.clock += 1;
-        let Some(pun) = self.alloc_striped_opt(lpn)? else {
+        let stream = self.stream_of(lpn, stream);
+        let Some(pun) = self.alloc_striped_opt(lpn, stream)? else {
             // Nothing could take it: no room is left where the data landed.
             if let Some(w) = self.wear.as_mut() {
                 w.read_only = true;
@@ -456,6 +610,7 @@ impl Ftl {
         self.invalidate(lpn);
         self.map(lpn, pun);
         self.stats.host_units_written += 1;
+        self.stream_written(lpn, stream);
         if self.instant {
             self.mark_programmed(pun);
         }
@@ -490,8 +645,8 @@ impl Ftl {
     /// Allocate in the plane under the stripe cursor. The cursor moves on once a page is full,
     /// so the units of one page sit together and can be programmed in one operation. Host
     /// writes leave each plane's last free block to its GC, so GC can always make progress.
-    fn alloc_striped(&mut self, lpn: u64) -> Result<u32> {
-        if let Some(pun) = self.alloc_striped_opt(lpn)? {
+    fn alloc_striped(&mut self, lpn: u64, stream: u8) -> Result<u32> {
+        if let Some(pun) = self.alloc_striped_opt(lpn, stream)? {
             return Ok(pun);
         }
         let free: u64 = self.planes.iter().map(|p| p.free.len() as u64).sum();
@@ -503,16 +658,35 @@ impl Ftl {
 
     /// [`Ftl::alloc_striped`], with None when no plane can take the unit. With static placement
     /// the plane is the logical page's, and no other will do.
-    fn alloc_striped_opt(&mut self, lpn: u64) -> Result<Option<u32>> {
+    fn alloc_striped_opt(&mut self, lpn: u64, stream: u8) -> Result<Option<u32>> {
         let n = self.stripe.len();
         let upp = self.geo.units_per_page;
         if self.placement == Placement::Static {
             let plane = self.stripe[((lpn / upp as u64) % n as u64) as usize];
-            return self.alloc_in_plane(plane, Stream::Host, true);
+            return self.alloc_in_plane(plane, Stream::Host(stream), true);
         }
+        if stream != 0 {
+            // Each stream stripes its own pages: its cursor takes the shared one's place for
+            // this write (stream 0's stays where it was).
+            let i = stream as usize - 1;
+            let st = self.streams.as_deref_mut().expect("streams");
+            std::mem::swap(&mut self.cursor, &mut st.cursor[i]);
+            let got = self.alloc_striped_round(stream);
+            let st = self.streams.as_deref_mut().expect("streams");
+            std::mem::swap(&mut self.cursor, &mut st.cursor[i]);
+            return got;
+        }
+        self.alloc_striped_round(0)
+    }
+
+    /// Round robin from the stripe cursor: the first plane that can take a unit of `stream`.
+    #[inline]
+    fn alloc_striped_round(&mut self, stream: u8) -> Result<Option<u32>> {
+        let n = self.stripe.len();
+        let upp = self.geo.units_per_page;
         for _ in 0..n {
             let plane = self.stripe[self.cursor];
-            match self.alloc_in_plane(plane, Stream::Host, true)? {
+            match self.alloc_in_plane(plane, Stream::Host(stream), true)? {
                 Some(pun) => {
                     if (pun + 1) % upp == 0 {
                         self.cursor = (self.cursor + 1) % n;
@@ -526,6 +700,32 @@ impl Ftl {
             }
         }
         Ok(None)
+    }
+
+    /// The open block of `stream` in `plane` (NONE when none is open).
+    #[inline]
+    fn open_block(&self, plane: u32, stream: Stream) -> u32 {
+        match stream {
+            Stream::Host(0) => self.planes[plane as usize].host_open,
+            Stream::Gc => self.planes[plane as usize].gc_open,
+            Stream::Host(s) => {
+                let st = self.streams.as_deref().expect("streams");
+                st.open[plane as usize * (st.count as usize - 1) + s as usize - 1]
+            }
+        }
+    }
+
+    /// Make `block` the open block of `stream` in `plane` (NONE: none open).
+    #[inline]
+    fn set_open_block(&mut self, plane: u32, stream: Stream, block: u32) {
+        match stream {
+            Stream::Host(0) => self.planes[plane as usize].host_open = block,
+            Stream::Gc => self.planes[plane as usize].gc_open = block,
+            Stream::Host(s) => {
+                let st = self.streams.as_deref_mut().expect("streams");
+                st.open[plane as usize * (st.count as usize - 1) + s as usize - 1] = block;
+            }
+        }
     }
 
     /// `gc-aware` placement: move the stripe cursor past planes whose GC is urgent, unless
@@ -551,15 +751,12 @@ impl Ftl {
         keep_reserve: bool,
     ) -> Result<Option<u32>> {
         let upb = self.geo.units_per_block();
-        let open = match stream {
-            Stream::Host => self.planes[plane as usize].host_open,
-            Stream::Gc => self.planes[plane as usize].gc_open,
-        };
+        let open = self.open_block(plane, stream);
         let block = if open != NONE {
             open
         } else {
             let mut taken = self.take_free_block(plane, keep_reserve);
-            if stream == Stream::Host {
+            if stream != Stream::Gc {
                 // Short of blocks: reclaim on demand. Each round starts a collection, whose
                 // victim the next take may claim at once (its copies and erase are still
                 // queued at the die, ahead of this write, so the time is paid). Stop when a
@@ -580,9 +777,12 @@ impl Ftl {
                 return Ok(None);
             };
             self.blocks[b as usize].state = BlockState::Open;
-            match stream {
-                Stream::Host => self.planes[plane as usize].host_open = b,
-                Stream::Gc => self.planes[plane as usize].gc_open = b,
+            self.set_open_block(plane, stream, b);
+            if let Some(st) = self.streams.as_deref_mut() {
+                st.block_stream[b as usize] = match stream {
+                    Stream::Host(s) => s,
+                    Stream::Gc => GC_STREAM,
+                };
             }
             self.maybe_gc(plane)?;
             b
@@ -592,10 +792,7 @@ impl Ftl {
         blk.write_ptr += 1;
         if blk.write_ptr == upb {
             blk.state = BlockState::Full;
-            match stream {
-                Stream::Host => self.planes[plane as usize].host_open = NONE,
-                Stream::Gc => self.planes[plane as usize].gc_open = NONE,
-            }
+            self.set_open_block(plane, stream, NONE);
         }
         Ok(Some(pun))
     }
@@ -744,6 +941,11 @@ impl Ftl {
         if p.gc_open == victim {
             p.gc_open = NONE;
         }
+        if let Some(st) = self.streams.as_deref_mut() {
+            for b in st.open.iter_mut().filter(|b| **b == victim) {
+                *b = NONE;
+            }
+        }
         self.blocks[victim as usize].state = BlockState::Victim;
         self.planes[plane as usize].gc_inflight += 1;
         let mut moves = Vec::with_capacity(self.blocks[victim as usize].valid as usize);
@@ -789,6 +991,11 @@ impl Ftl {
                 // The moved unit's entry changed: its translation page must be updated (a
                 // moved translation page needs only its GTD entry, just set).
                 m.update_lpn(lpn as u64);
+            }
+            if let Some(st) = self.streams.as_deref_mut() {
+                // GC's work is counted against the stream that wrote the data.
+                let s = st.lpn_stream[lpn as usize];
+                st.stats[s as usize].gc_units_moved += 1;
             }
             let epoch = self.blocks[self.geo.block_of_unit(to) as usize].epoch;
             moves.push((from, to, epoch));
@@ -1005,6 +1212,14 @@ impl Ftl {
         }) % n) as usize;
         self.clock = logical;
         self.stats.host_units_written += logical;
+        if let Some(st) = self.streams.as_deref_mut() {
+            // As unit by unit: every unit written once, in stream 0 (hot-cold: cold, its
+            // first write), at clock lpn + 1.
+            st.stats[0].host_units_written += logical;
+            for (lpn, stamp) in st.stamp.iter_mut().take(logical as usize).enumerate() {
+                *stamp = (lpn + 1) as u32;
+            }
+        }
         true
     }
 
@@ -1035,6 +1250,23 @@ impl Ftl {
                 return Err(format!("free block {b} holds valid data"));
             }
         }
+        if let Some(st) = self.streams.as_deref() {
+            // Streams never share a block: every valid unit of a host block was written by
+            // the stream that opened it.
+            for (pun, &lpn) in self.p2l.iter().enumerate() {
+                if lpn == UNMAPPED {
+                    continue;
+                }
+                let b = pun / upb as usize;
+                let owner = st.block_stream[b];
+                let wrote = st.lpn_stream[lpn as usize];
+                if owner != GC_STREAM && owner != wrote {
+                    return Err(format!(
+                        "block {b} of stream {owner} holds lpn {lpn} of stream {wrote}"
+                    ));
+                }
+            }
+        }
         let mapped_p = self.p2l.iter().filter(|&&l| l != UNMAPPED).count();
         let mapped_l = self.l2p.iter().filter(|&&p| p != UNMAPPED).count();
         if mapped_p != mapped_l {
@@ -1046,5 +1278,7 @@ impl Ftl {
     }
 }
 
+#[cfg(test)]
+mod stream_tests;
 #[cfg(test)]
 mod tests;

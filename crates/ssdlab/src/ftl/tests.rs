@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use std::collections::BTreeMap;
 
 /// A tiny drive so GC runs constantly: 4 planes × 16 blocks × 8 pages, 25 % spare.
-fn tiny(policy: &str, static_gap: u32) -> SsdConfig {
+pub(super) fn tiny(policy: &str, static_gap: u32) -> SsdConfig {
     let text = format!(
         r#"
 [meta]

@@ -131,7 +131,9 @@ impl Host {
         // At least one command (a flush has no bytes).
         loop {
             let clen = max.min(end - off);
-            cmd(Cmd::new(req, op, off, clen, sq, core));
+            let mut c = Cmd::new(req, op, off, clen, sq, core);
+            c.stream = r.flags.stream();
+            cmd(c);
             off += clen;
             if off >= end {
                 break;

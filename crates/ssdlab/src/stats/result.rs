@@ -197,7 +197,8 @@ pub struct RunResult {
     pub device: DeviceResult,
     pub utilisation: Utilisation,
     pub interface: InterfaceResult,
-    /// Only with `ftl.mapping = "cached"`: the mapping cache's figures.
+    /// Only with `ftl.mapping = "cached"` or `ftl.streams` > 1: the mapping cache's figures,
+    /// and the write streams'.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ftl: Option<FtlResult>,
     /// Only with a cache buffer (`[cache]` in the config).
@@ -212,10 +213,27 @@ pub struct RunResult {
     pub wall: Wall,
 }
 
-/// The FTL's figures beyond `device`'s (only with cached mapping so far).
+/// The FTL's figures beyond `device`'s: each part only when its mechanism is on.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct FtlResult {
-    pub mapping: MappingResult,
+    /// With `ftl.mapping = "cached"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mapping: Option<MappingResult>,
+    /// With `ftl.streams` > 1: one entry per host write stream, in stream order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub streams: Option<Vec<StreamResult>>,
+}
+
+/// One host write stream over the timed run (docs/ftl.md, "Write streams").
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct StreamResult {
+    pub stream: u32,
+    /// Map units the host wrote in this stream.
+    pub host_units_written: u64,
+    /// Map units GC moved whose data this stream wrote.
+    pub gc_units_moved: u64,
+    /// (host + GC-moved) ÷ host units, 0 without host writes.
+    pub write_amplification: f64,
 }
 
 /// Demand-paged mapping (docs/ftl.md): the mapping cache over the timed run (preconditioning

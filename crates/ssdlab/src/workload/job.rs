@@ -108,6 +108,15 @@ pub struct JobSpec {
     /// Results exclude I/Os issued before this much simulated time.
     #[serde(default)]
     pub ramp: Option<Dur>,
+    /// The write stream the job's writes carry (fio has no such option: NVMe's Streams
+    /// directive, docs/ftl.md); below the device's `ftl.streams`. Written out only when not 0,
+    /// so it is not one of `FIELDS` and results of jobs without it stay as they were.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stream: u32,
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
 }
 
 fn default_name() -> String {
@@ -224,6 +233,16 @@ impl JobSpec {
             return err(
                 "iodepth",
                 format!("got {}, expected 1 to 65535", self.iodepth),
+            );
+        }
+        if self.stream >= crate::config::MAX_STREAMS {
+            return err(
+                "stream",
+                format!(
+                    "got {}, expected 0 up to {} (and below the device's ftl.streams)",
+                    self.stream,
+                    crate::config::MAX_STREAMS - 1
+                ),
             );
         }
         if self.numjobs == 0 || self.numjobs > 4096 {

@@ -112,6 +112,7 @@ impl Controller {
                 kind: IoKind::Other,
                 units512: 0,
                 undo: None,
+                stream: 0,
             };
             if !cids.insert(c.cid) {
                 e.status = Status::CID_CONFLICT;
@@ -125,7 +126,7 @@ impl Controller {
                                 offset: off,
                                 len,
                                 queue: 0,
-                                flags: Flags::NONE,
+                                flags: Flags::NONE.with_stream(e.stream),
                                 arrival: at,
                             };
                             match self.sys.submit(at, r) {
@@ -202,6 +203,30 @@ impl Controller {
         self.clock = self.clock.max(last);
     }
 
+    /// A write's stream, from its directive (NVMe 1.3, the Write command's DTYPE in CDW12 bits
+    /// 23:20 and DSPEC in CDW13 bits 31:16; §9.3, the Streams directive). No directive (DTYPE 0) is stream 0; the Streams directive
+    /// (DTYPE 1) names stream DSPEC, which must be below `ftl.streams` (and 0 with
+    /// `ftl.stream_policy = "hot-cold"`, which places writes itself); any other directive
+    /// type, or a stream out of range, is Invalid Field, as for a directive not enabled. The
+    /// Directive Send and Receive commands (enabling, allocating streams) are not modelled:
+    /// the config's streams are open from the start.
+    fn write_stream(&self, c: &Sqe) -> std::result::Result<u8, Status> {
+        let dtype = (c.cdw12 >> 20) & 0xF;
+        let dspec = c.cdw13 >> 16;
+        match dtype {
+            0 => Ok(0),
+            1 => {
+                let s = u8::try_from(dspec).map_err(|_| Status::INVALID_FIELD)?;
+                self.sys
+                    .ftl()
+                    .check_stream(s)
+                    .map_err(|_| Status::INVALID_FIELD)?;
+                Ok(s)
+            }
+            _ => Err(Status::INVALID_FIELD),
+        }
+    }
+
     /// Validate an I/O command and do its functional part; return the model requests that
     /// time it.
     pub(super) fn exec_io(
@@ -234,6 +259,7 @@ impl Controller {
                     return Err(Status::INVALID_FIELD);
                 }
                 if c.opcode == io::WRITE {
+                    e.stream = self.write_stream(c)?;
                     if self.sys.ftl().read_only() {
                         return Err(Status::WRITE_PROTECTED);
                     }

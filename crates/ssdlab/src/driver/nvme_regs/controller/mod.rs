@@ -170,6 +170,8 @@ struct IoEntry {
     /// With `[reliability]`, a write's overwritten data (first LBA, bytes), put back if the
     /// model refuses the write: a failed command changes nothing.
     undo: Option<(u64, Vec<u8>)>,
+    /// A write's stream: the Streams directive's identifier (DTYPE 1, DSPEC), 0 without one.
+    stream: u8,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
