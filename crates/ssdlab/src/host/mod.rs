@@ -104,8 +104,9 @@ impl Host {
             len,
             queue,
             arrival,
-            ..
+            flags,
         } = *r;
+        let space = crate::request::Space::of(flags);
         let sq = queue % self.io_queues;
         let core = queue % cores;
         // Trims travel as one Dataset Management command whatever their length; a flush is one
@@ -131,7 +132,9 @@ impl Host {
         // At least one command (a flush has no bytes).
         loop {
             let clen = max.min(end - off);
-            cmd(Cmd::new(req, op, off, clen, sq, core));
+            let mut c = Cmd::new(req, op, off, clen, sq, core);
+            c.space = space;
+            cmd(c);
             off += clen;
             if off >= end {
                 break;
