@@ -105,6 +105,20 @@ impl Status {
         }
     }
 
+    /// A short name (for scripts): `ok`, `program_order`, `misaligned`, …
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::ProgramOrder => "program_order",
+            Status::Misaligned => "misaligned",
+            Status::Unsupported => "unsupported",
+            Status::Uncorrectable => "uncorrectable",
+            Status::ReadOnly => "read_only",
+            Status::NoSpace => "no_space",
+            Status::WriteProtected => "write_protected",
+        }
+    }
+
     pub fn describe(self) -> &'static str {
         match self {
             Status::Ok => "ok",

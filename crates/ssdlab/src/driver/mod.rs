@@ -3,8 +3,10 @@
 //!
 //! - `jobs`: fio-like synthetic jobs (closed loop at `iodepth`, or open loop at `rate_iops`).
 //! - `replay`: a block trace or workload model, as fast as possible or at trace time.
+//! - `fusion_host`: the user-visible fusion device, raw commands one at a time with their data.
 //! - `nvme_regs`: the register-level NVMe controller, driven by MMIO from outside the loop.
 
+pub mod fusion_host;
 pub mod jobs;
 pub mod nvme_regs;
 pub mod replay;
