@@ -6,6 +6,7 @@
 mod cache;
 mod controller;
 mod ftl;
+mod hfsl;
 mod host;
 mod interface;
 mod load;
@@ -22,6 +23,7 @@ mod validate;
 pub use cache::*;
 pub use controller::*;
 pub use ftl::*;
+pub use hfsl::*;
 pub use host::*;
 pub use interface::*;
 pub use load::apply_overrides;
@@ -71,6 +73,9 @@ pub struct SsdConfig {
     /// PCM media: with no `[nand]` and `[ftl]`, a PCM-only device (docs/pcm.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pcm: Option<PcmConfig>,
+    /// Seed 002's host-side FTL over a fusion device (`driver::hfsl`); absent: its defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hfsl: Option<HfslConfig>,
 }
 
 /// The media of a device: which sections its config has.

@@ -614,6 +614,11 @@ impl SsdConfig {
                     return err(&field, msg);
                 }
                 self.validate_nand(origin)?;
+                if let Some(Err((field, msg))) =
+                    self.hfsl.as_ref().map(|h| h.validate(self.nand.page_size.0))
+                {
+                    return err(&field, msg);
+                }
             }
             (Some(_), _, false) => {
                 return err(
@@ -632,6 +637,12 @@ impl SsdConfig {
                     );
                 }
             }
+        }
+        if self.hfsl.is_some() && self.medium() != super::Medium::Fusion {
+            return err(
+                "hfsl",
+                "given for a device that is not a fusion device, expected [hfsl] only beside [nand] (ftl.kind = \"none\") and [pcm]".into(),
+            );
         }
         let kind = self.interface.kind;
         let i = &self.interface;
