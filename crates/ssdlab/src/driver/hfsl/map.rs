@@ -453,6 +453,8 @@ impl HfslMap {
             return Ok(());
         }
         let slot = self.take_slot(cache)?;
+        // Taking the slot may have evicted to NAND and collected there, moving this LPN's page.
+        let e = self.entries[lpn as usize];
         let mut state = bits;
         if e.loc == Loc::Nand {
             // Fig. 15's update: the page is read and merged, and the LPN moves whole to PCM.
