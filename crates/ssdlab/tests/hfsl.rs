@@ -88,9 +88,9 @@ fn bad_hfsl_settings_name_the_field() {
 #[ignore]
 fn speed() {
     let cfg = fusion(&["hfsl.ssw=\"2KiB\""]);
-    let ios = mix(200_000, 8000);
+    let ios = mix(200_000, 4000);
     let t = std::time::Instant::now();
-    let r = hfsl::run(&cfg, 1, 8000, &ios).unwrap();
+    let r = hfsl::run(&cfg, 1, 4000, &ios).unwrap();
     let s = t.elapsed().as_secs_f64();
     println!(
         "{} host requests, {} raw commands in {s:.2} s: {:.0} raw commands/s",
