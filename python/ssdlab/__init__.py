@@ -29,6 +29,7 @@ from .api import (
 from .experiments.results import load_results
 from .experiments.runner import run_sweep
 from .experiments.sweep import Sweep, SweepError
+from .fusion import FusionDevice
 from .swap import SwapResult, swap
 
 __version__: str = _core_version()
@@ -36,6 +37,7 @@ __version__: str = _core_version()
 __all__ = [
     "Config",
     "ConfigError",
+    "FusionDevice",
     "Interrupted",
     "Job",
     "JobError",

@@ -3,6 +3,7 @@
 
 mod config;
 mod errors;
+mod fusion;
 mod job;
 mod nvme;
 mod run;
@@ -27,5 +28,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     trace::register(m)?;
     serve::register(m)?;
     swap::register(m)?;
+    fusion::register(m)?;
     nvme::register(m)
 }

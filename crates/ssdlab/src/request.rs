@@ -15,6 +15,9 @@ impl Flags {
     pub const FUA: Flags = Flags(1);
     /// The data is file-system metadata (a placement hint).
     pub const META: Flags = Flags(2);
+    /// Fusion device: the request addresses the PCM by byte, not the NAND by physical unit
+    /// (see [`Space`]).
+    pub const PCM: Flags = Flags(4);
 
     pub fn contains(self, other: Flags) -> bool {
         self.0 & other.0 == other.0
@@ -38,6 +41,28 @@ impl std::ops::BitOr for Flags {
     type Output = Flags;
     fn bitor(self, rhs: Flags) -> Flags {
         Flags(self.0 | rhs.0)
+    }
+}
+
+/// Which of a fusion device's two physical spaces a request addresses (`ctrl::fusion`): the
+/// NAND by physical unit, as a raw device does, or the PCM by byte address. Devices with one
+/// medium have one space, `Nand` by name, whatever that medium is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Space {
+    #[default]
+    Nand,
+    Pcm,
+}
+
+impl Space {
+    /// The space a request with `flags` addresses.
+    #[inline]
+    pub fn of(flags: Flags) -> Space {
+        if flags.contains(Flags::PCM) {
+            Space::Pcm
+        } else {
+            Space::Nand
+        }
     }
 }
 
@@ -91,6 +116,20 @@ impl Status {
             other
         } else {
             self
+        }
+    }
+
+    /// A short name (for scripts): `ok`, `program_order`, `misaligned`, …
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::ProgramOrder => "program_order",
+            Status::Misaligned => "misaligned",
+            Status::Unsupported => "unsupported",
+            Status::Uncorrectable => "uncorrectable",
+            Status::ReadOnly => "read_only",
+            Status::NoSpace => "no_space",
+            Status::WriteProtected => "write_protected",
         }
     }
 
@@ -151,6 +190,8 @@ pub(crate) struct Cmd {
     pub status: Status,
     /// A write's stream (`Flags::stream` of its request).
     pub stream: u8,
+    /// Fusion device: the physical space it addresses.
+    pub space: Space,
 }
 
 impl Cmd {
@@ -172,6 +213,7 @@ impl Cmd {
             buf: 0,
             status: Status::Ok,
             stream: 0,
+            space: Space::Nand,
         }
     }
 }

@@ -6,6 +6,7 @@
 mod cache;
 mod controller;
 mod ftl;
+mod hfsl;
 mod host;
 mod interface;
 mod load;
@@ -22,6 +23,7 @@ mod validate;
 pub use cache::*;
 pub use controller::*;
 pub use ftl::*;
+pub use hfsl::*;
 pub use host::*;
 pub use interface::*;
 pub use load::apply_overrides;
@@ -71,6 +73,21 @@ pub struct SsdConfig {
     /// PCM media: with no `[nand]` and `[ftl]`, a PCM-only device (docs/pcm.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pcm: Option<PcmConfig>,
+    /// Seed 002's host-side FTL over a fusion device (`driver::hfsl`); absent: its defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hfsl: Option<HfslConfig>,
+}
+
+/// The media of a device: which sections its config has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Medium {
+    /// `[nand]` and `[ftl]`: a NAND SSD.
+    Nand,
+    /// `[pcm]` alone: a PCM-only device.
+    Pcm,
+    /// `[nand]`, `[ftl] kind = "none"` and `[pcm]`: seed 002's fusion device, raw NAND and PCM
+    /// behind one thin firmware (`ctrl::fusion`).
+    Fusion,
 }
 
 impl SsdConfig {
@@ -143,8 +160,25 @@ impl SsdConfig {
         format!("sha256:{hex}")
     }
 
+    /// Which media the device holds, from the sections given (validation refuses the other
+    /// combinations).
+    pub fn medium(&self) -> Medium {
+        match (&self.pcm, self.nand.is_absent()) {
+            (None, _) => Medium::Nand,
+            (Some(_), true) => Medium::Pcm,
+            (Some(_), false) => Medium::Fusion,
+        }
+    }
+
+    /// The PCM of a PCM-only device (None for NAND and fusion devices).
+    fn pcm_only(&self) -> Option<&PcmConfig> {
+        self.pcm.as_ref().filter(|_| self.nand.is_absent())
+    }
+
+    /// The map unit (a PCM-only device: its line). A fusion device's is its NAND's: the
+    /// request space without `Flags::PCM`.
     pub fn map_unit_bytes(&self) -> u64 {
-        if let Some(p) = &self.pcm {
+        if let Some(p) = self.pcm_only() {
             return p.line.0;
         }
         self.ftl
@@ -188,7 +222,7 @@ impl SsdConfig {
     /// Logical capacity in mapping units: the physical units less over-provisioning (a raw
     /// device, `ftl.kind = "none"`, exposes them all).
     pub fn logical_units(&self) -> u64 {
-        if let Some(p) = &self.pcm {
+        if let Some(p) = self.pcm_only() {
             return p.logical_lines();
         }
         if self.ftl.kind == FtlKind::None {
@@ -203,9 +237,10 @@ impl SsdConfig {
 
     /// The config the NAND layers are built from. A PCM-only device has no NAND: it gets the
     /// smallest raw NAND there is, which no request reaches (the controller sends every command
-    /// to the PCM), so that the device keeps one shape.
+    /// to the PCM), so that the device keeps one shape. A fusion device's NAND layers are its
+    /// own raw NAND.
     pub fn nand_layers(&self) -> std::borrow::Cow<'_, SsdConfig> {
-        if self.pcm.is_none() {
+        if self.pcm_only().is_none() {
             return std::borrow::Cow::Borrowed(self);
         }
         let mut c = self.clone();

@@ -22,6 +22,10 @@ const PRESETS: &[(&str, &str)] = &[
         include_str!("../../../../configs/seed002-pcm.toml"),
     ),
     (
+        "seed002-fusion",
+        include_str!("../../../../configs/seed002-fusion.toml"),
+    ),
+    (
         "pcm-micron-p8p",
         include_str!("../../../../configs/pcm-micron-p8p.toml"),
     ),

@@ -735,16 +735,37 @@ impl SsdConfig {
                 )
             }
             (None, false, false) => self.validate_nand(origin)?,
-            (Some(_), false, _) => {
+            (Some(_), false, true) => {
                 return err(
-                    "nand",
-                    "given with [pcm], expected no [nand]: a PCM-only device has no NAND (NAND with PCM is the fusion device, not built yet)".into(),
+                    "ftl",
+                    "missing, expected [ftl] with kind = \"none\" beside [nand] and [pcm] (the fusion device)".into(),
                 )
+            }
+            (Some(p), false, false) => {
+                // The fusion device: raw NAND and PCM behind a thin firmware, the FTL on the host.
+                if self.ftl.kind != FtlKind::None {
+                    return err(
+                        "ftl.kind",
+                        format!(
+                            "got \"{}\" with [nand] and [pcm], expected \"none\": the fusion device has no device FTL (the host runs it)",
+                            format!("{:?}", self.ftl.kind).to_lowercase()
+                        ),
+                    );
+                }
+                if let Err((field, msg)) = p.validate() {
+                    return err(&field, msg);
+                }
+                self.validate_nand(origin)?;
+                if let Some(Err((field, msg))) =
+                    self.hfsl.as_ref().map(|h| h.validate(self.nand.page_size.0))
+                {
+                    return err(&field, msg);
+                }
             }
             (Some(_), _, false) => {
                 return err(
                     "ftl",
-                    "given with [pcm], expected no [ftl]: a PCM-only device is updated in place and has no FTL".into(),
+                    "given with [pcm] and no [nand], expected no [ftl]: a PCM-only device is updated in place and has no FTL (a fusion device has [nand] too)".into(),
                 )
             }
             (Some(p), true, true) => {
@@ -758,6 +779,12 @@ impl SsdConfig {
                     );
                 }
             }
+        }
+        if self.hfsl.is_some() && self.medium() != super::Medium::Fusion {
+            return err(
+                "hfsl",
+                "given for a device that is not a fusion device, expected [hfsl] only beside [nand] (ftl.kind = \"none\") and [pcm]".into(),
+            );
         }
         let kind = self.interface.kind;
         let i = &self.interface;

@@ -12,6 +12,7 @@ pub mod cache;
 pub mod datacheck;
 pub mod die;
 pub mod fil;
+pub mod fusion;
 pub mod hil;
 pub mod hybrid;
 pub mod pcm;

@@ -14,7 +14,7 @@
 //! layer that owns it; a handler reaches other layers only through the ports it is given
 //! (`ctrl::HostPort`, `ctrl::FlashPort`).
 
-use crate::config::SsdConfig;
+use crate::config::{Medium, SsdConfig};
 use crate::ctrl::buffer::BufferManager;
 use crate::ctrl::datacheck::DataCheck;
 use crate::ctrl::fil::{Fil, Step};
@@ -32,7 +32,7 @@ use crate::iface::Interface;
 use crate::media::nand::Geometry;
 use crate::media::nand_errors::ErrorModel;
 use crate::request::Cmd;
-pub use crate::request::{Completion, Flags, Request, RequestRecord, Status};
+pub use crate::request::{Completion, Flags, Request, RequestRecord, Space, Status};
 use crate::sim::{EventQueue, SimTime, Slab};
 use crate::workload::Op;
 
@@ -82,9 +82,13 @@ pub struct Device {
     cache: Option<BufferManager>,
     fil: Fil,
     ftl: Ftl,
-    /// A PCM-only device's controller and media: every command goes there, none to the NAND
-    /// layers (which are then a stub).
+    /// Which media the device holds.
+    medium: Medium,
+    /// The PCM's controller and media. A PCM-only device sends every command there, none to
+    /// the NAND layers (which are then a stub); a fusion device, the commands flagged PCM.
     pcm: Option<PcmCtrl>,
+    /// Fusion device: bytes of the PCM space.
+    pcm_bytes: Option<u64>,
     /// Tests only: the data-placement oracle (`ctrl::datacheck`).
     check: Option<DataCheck>,
     /// The data written, for drivers that move real bytes.
@@ -129,6 +133,12 @@ impl Device {
                 .pcm
                 .as_ref()
                 .map(|p| PcmCtrl::new(p, cfg.controller.cmd_overhead.0)),
+            medium: cfg.medium(),
+            pcm_bytes: cfg
+                .pcm
+                .as_ref()
+                .filter(|_| cfg.medium() == Medium::Fusion)
+                .map(|p| p.logical_bytes()),
             check: None,
             store: None,
             idle_after: if cfg.ftl.gc.background {
@@ -200,9 +210,19 @@ impl Device {
         &self.fil
     }
 
-    /// A PCM-only device's controller and media.
+    /// The PCM's controller and media (a PCM-only or a fusion device).
     pub fn pcm(&self) -> Option<&PcmCtrl> {
         self.pcm.as_ref()
+    }
+
+    pub fn medium(&self) -> Medium {
+        self.medium
+    }
+
+    /// A fusion device's hardware information (`ctrl::fusion`); its per-block P/E counts are
+    /// `hil().raw()`'s erase counts.
+    pub fn hardware_info(&self) -> Option<crate::ctrl::fusion::HardwareInfo> {
+        crate::ctrl::fusion::HardwareInfo::of(&self.cfg)
     }
 
     pub fn cache(&self) -> Option<&BufferManager> {
@@ -283,17 +303,21 @@ impl Device {
 
     /// Submit `r` at the simulated time `now` (not before the device's present): the host
     /// splits it into commands and sends each. Returns its id, named again in its
-    /// [`Completion`]. A request beyond the logical space (a raw device: the physical one), a
-    /// read or write of no bytes, and an erase on a device with an FTL are refused.
+    /// [`Completion`]. A request beyond the logical space (a raw device: the physical one; a
+    /// fusion device: the space `Flags::PCM` names), a read or write of no bytes, and an erase
+    /// on a device with an FTL or of PCM are refused.
     #[inline]
     pub fn submit(&mut self, now: SimTime, r: Request) -> Result<u32> {
-        let cap = self.capacity;
-        if r.offset.checked_add(r.len).is_none_or(|end| end > cap) {
-            return Err(Error::Job(format!(
-                "request at byte {} of {} bytes ends beyond the device's {cap} bytes",
-                r.offset, r.len
-            )));
-        }
+        let space = crate::request::Space::of(r.flags);
+        crate::ctrl::fusion::check_space(
+            space,
+            r.op,
+            r.offset,
+            r.len,
+            self.capacity,
+            self.pcm_bytes,
+        )
+        .map_err(Error::Job)?;
         if r.len == 0 && !r.op.moves_no_data() {
             return Err(Error::Job(format!(
                 "{} request at byte {} has no bytes",
@@ -310,7 +334,7 @@ impl Device {
                 )));
             }
         }
-        if r.op == Op::Erase && self.pcm.is_some() {
+        if r.op == Op::Erase && self.medium == Medium::Pcm {
             return Err(Error::Job(
                 "erase: this device is PCM, updated in place; it has no erase".into(),
             ));
@@ -427,6 +451,7 @@ impl Device {
             fil,
             ftl,
             pcm,
+            medium,
             check,
             geo,
             ..
@@ -443,9 +468,10 @@ impl Device {
                 match link {
                     Interface::Nvme(n) => n.on_doorbell(now, cmd, c.sq, q),
                     // The command came over the interface itself: no queue to fetch from.
+                    // A fusion device's commands all go through the one firmware core.
                     _ => match pcm {
-                        Some(p) => p.accept(now, cmd, q),
-                        None => hil.accept(now, cmd, q),
+                        Some(p) if *medium == Medium::Pcm => p.accept(now, cmd, q),
+                        _ => hil.accept(now, cmd, q),
                     },
                 }
             }
@@ -454,7 +480,7 @@ impl Device {
                     unreachable!("only NVMe fetches")
                 };
                 let (sq, count) = n.fetch_done();
-                if let Some(p) = pcm {
+                if let Some(p) = pcm.as_mut().filter(|_| *medium == Medium::Pcm) {
                     // A PCM-only device: no map to warm.
                     for _ in 0..count {
                         p.accept(now, n.fetched(sq), q);
@@ -477,6 +503,11 @@ impl Device {
                 let mut flash = FlashPort { fil, ftl, check };
                 let cache = cache.as_mut();
                 match ev {
+                    // The fusion firmware's command distribution (`ctrl::fusion`).
+                    Event::Dispatch { cmd } if up.cmds.get(cmd).space == Space::Pcm => pcm
+                        .as_mut()
+                        .expect("only a fusion device accepts PCM requests")
+                        .dispatch(now, cmd, &mut up),
                     Event::Dispatch { cmd } => {
                         hil.dispatch(now, cmd, &mut up, &mut flash, cache)?
                     }

@@ -3,8 +3,12 @@
 //!
 //! - `jobs`: fio-like synthetic jobs (closed loop at `iodepth`, or open loop at `rate_iops`).
 //! - `replay`: a block trace or workload model, as fast as possible or at trace time.
+//! - `fusion_host`: the user-visible fusion device, raw commands one at a time with their data.
+//! - `hfsl`: seed 002's host-side FTL over the fusion device.
 //! - `nvme_regs`: the register-level NVMe controller, driven by MMIO from outside the loop.
 
+pub mod fusion_host;
+pub mod hfsl;
 pub mod jobs;
 pub mod nvme_regs;
 pub mod replay;

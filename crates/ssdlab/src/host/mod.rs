@@ -104,8 +104,9 @@ impl Host {
             len,
             queue,
             arrival,
-            ..
+            flags,
         } = *r;
+        let space = crate::request::Space::of(flags);
         let sq = queue % self.io_queues;
         let core = queue % cores;
         // Trims travel as one Dataset Management command whatever their length; a flush is one
@@ -133,6 +134,7 @@ impl Host {
             let clen = max.min(end - off);
             let mut c = Cmd::new(req, op, off, clen, sq, core);
             c.stream = r.flags.stream();
+            c.space = space;
             cmd(c);
             off += clen;
             if off >= end {

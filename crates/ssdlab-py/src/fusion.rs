@@ -1,0 +1,153 @@
+//! The user-visible fusion device for `ssdlab.fusion` (`ssdlab::driver::fusion_host`): raw PCM
+//! and NAND commands, each answered with its status and simulated times.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use ssdlab::driver::fusion_host::{Done, FusionHost};
+use ssdlab::sim::SimTime;
+use ssdlab::SsdConfig;
+
+use crate::errors::to_py;
+
+fn done<'py>(py: Python<'py>, d: &Done, read: bool) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    out.set_item("status", d.status.name())?;
+    out.set_item("submitted_ps", d.submitted.ps())?;
+    out.set_item("completed_ps", d.completed.ps())?;
+    out.set_item("latency_ps", d.latency().ps())?;
+    if read {
+        out.set_item("data", PyBytes::new(py, &d.data))?;
+    }
+    Ok(out)
+}
+
+/// Seed 002's fusion device, driven by raw commands.
+#[pyclass(module = "ssdlab._core", unsendable)]
+struct FusionDevice {
+    host: FusionHost,
+}
+
+#[pymethods]
+impl FusionDevice {
+    #[new]
+    #[pyo3(signature = (config_json, seed=1))]
+    fn new(config_json: &str, seed: u64) -> PyResult<Self> {
+        let cfg = SsdConfig::from_json(config_json).map_err(to_py)?;
+        Ok(FusionDevice {
+            host: FusionHost::new(&cfg, seed).map_err(to_py)?,
+        })
+    }
+
+    fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let i = self.host.info();
+        let d = PyDict::new(py);
+        d.set_item("nand_channels", i.nand_channels)?;
+        d.set_item("nand_chips_per_channel", i.nand_chips_per_channel)?;
+        d.set_item("nand_page_bytes", i.nand_page_bytes)?;
+        d.set_item("nand_pages_per_block", i.nand_pages_per_block)?;
+        d.set_item("nand_block_bytes", i.nand_block_bytes())?;
+        d.set_item("nand_blocks", i.nand_blocks)?;
+        d.set_item("nand_bytes", i.nand_bytes)?;
+        d.set_item("pcm_channels", i.pcm_channels)?;
+        d.set_item("pcm_chips_per_channel", i.pcm_chips_per_channel)?;
+        d.set_item("pcm_bytes", i.pcm_bytes)?;
+        d.set_item("pcm_line_bytes", i.pcm_line_bytes)?;
+        d.set_item("pcm_min_access_bytes", i.pcm_min_access_bytes)?;
+        Ok(d)
+    }
+
+    fn now_ps(&self) -> u64 {
+        self.host.now().ps()
+    }
+
+    fn erase_counts(&self) -> Vec<u32> {
+        self.host.erase_counts().to_vec()
+    }
+
+    fn next_page(&self, block: u64) -> PyResult<u32> {
+        self.host.next_page(block).map_err(to_py)
+    }
+
+    fn pcm_line_writes(&self, address: u64) -> PyResult<u32> {
+        self.host.pcm_line_writes(address).map_err(to_py)
+    }
+
+    #[pyo3(signature = (address, length, at_ps=0))]
+    fn pcm_read<'py>(
+        &mut self,
+        py: Python<'py>,
+        address: u64,
+        length: u64,
+        at_ps: u64,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let d = self
+            .host
+            .pcm_read(address, length, SimTime(at_ps))
+            .map_err(to_py)?;
+        done(py, &d, true)
+    }
+
+    #[pyo3(signature = (address, data, at_ps=0))]
+    fn pcm_write<'py>(
+        &mut self,
+        py: Python<'py>,
+        address: u64,
+        data: &[u8],
+        at_ps: u64,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let d = self
+            .host
+            .pcm_write(address, data, SimTime(at_ps))
+            .map_err(to_py)?;
+        done(py, &d, false)
+    }
+
+    #[pyo3(signature = (page, pages=1, at_ps=0))]
+    fn nand_read<'py>(
+        &mut self,
+        py: Python<'py>,
+        page: u64,
+        pages: u64,
+        at_ps: u64,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let d = self
+            .host
+            .nand_read(page, pages, SimTime(at_ps))
+            .map_err(to_py)?;
+        done(py, &d, true)
+    }
+
+    #[pyo3(signature = (page, data, at_ps=0))]
+    fn nand_program<'py>(
+        &mut self,
+        py: Python<'py>,
+        page: u64,
+        data: &[u8],
+        at_ps: u64,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let d = self
+            .host
+            .nand_program(page, data, SimTime(at_ps))
+            .map_err(to_py)?;
+        done(py, &d, false)
+    }
+
+    #[pyo3(signature = (block, blocks=1, at_ps=0))]
+    fn nand_erase<'py>(
+        &mut self,
+        py: Python<'py>,
+        block: u64,
+        blocks: u64,
+        at_ps: u64,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let d = self
+            .host
+            .nand_erase(block, blocks, SimTime(at_ps))
+            .map_err(to_py)?;
+        done(py, &d, false)
+    }
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<FusionDevice>()
+}

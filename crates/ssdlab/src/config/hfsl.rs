@@ -1,0 +1,110 @@
+//! `[hfsl]`: seed 002's host-side FTL (HFSL, `driver::hfsl`) over the fusion device. The keys
+//! are the software-defined parameters of the seed's Table 5 that are not the hardware's (the
+//! NAND and PCM sizes, page, block and block count are `[nand]` and `[pcm]`'s); docs/fusion.md
+//! maps each document name to its key and source.
+
+use super::units::Bytes;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// How PCM and NAND work together (Table 5's FUSION_METHOD; §2.3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum FusionMethod {
+    /// PCM beside NAND in one address space: small and metadata writes live in PCM; the
+    /// coldest move to NAND when PCM is full (§2.3, the method of the seed's evaluation, §3.1).
+    #[default]
+    SameLevel,
+    /// PCM as a write cache above NAND: every write goes to PCM, the least recently written
+    /// page moves to NAND when PCM is full.
+    Cache,
+    /// Both: `cache_ratio` of the PCM is cache, the rest same-level storage.
+    Both,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HfslConfig {
+    /// FUSION_METHOD (Table 5).
+    #[serde(default)]
+    pub fusion_method: FusionMethod,
+    /// With `fusion_method = "both"`: the fraction of the PCM used as cache (§2.3: "the ratio of
+    /// cache and storage space is also software-defined").
+    #[serde(default = "half")]
+    pub cache_ratio: f64,
+    /// SSW (Table 5): a write smaller than this is a small write and goes to PCM.
+    #[serde(default = "ssw_default")]
+    pub ssw: Bytes,
+    /// SUBPAGE_SIZE / ADDR_GRAN_PCM (Table 5): the PCM's addressing granularity; a NAND page is
+    /// this many sub-pages (§2.6.1: four of 512 B in a 2 KB page).
+    #[serde(default = "sub_page_default")]
+    pub sub_page: Bytes,
+    /// Whether the GC module is loaded (§2.7.3: a user may deactivate it).
+    #[serde(default = "yes")]
+    pub gc: bool,
+    /// GC starts on a die when it has fewer free blocks than this.
+    #[serde(default = "two")]
+    pub gc_free_blocks: u32,
+}
+
+impl Default for HfslConfig {
+    fn default() -> Self {
+        HfslConfig {
+            fusion_method: FusionMethod::default(),
+            cache_ratio: half(),
+            ssw: ssw_default(),
+            sub_page: sub_page_default(),
+            gc: true,
+            gc_free_blocks: two(),
+        }
+    }
+}
+
+fn half() -> f64 {
+    0.5
+}
+fn ssw_default() -> Bytes {
+    Bytes(512)
+}
+fn sub_page_default() -> Bytes {
+    Bytes(512)
+}
+fn yes() -> bool {
+    true
+}
+fn two() -> u32 {
+    2
+}
+
+impl HfslConfig {
+    /// One-line errors naming the field, against the NAND page of the device.
+    pub fn validate(&self, page_bytes: u64) -> Result<(), (String, String)> {
+        let e = |f: &str, m: String| Err((format!("hfsl.{f}"), m));
+        if !(0.0..=1.0).contains(&self.cache_ratio) {
+            return e(
+                "cache_ratio",
+                format!("got {}, expected a fraction from 0 to 1", self.cache_ratio),
+            );
+        }
+        if self.ssw.0 > page_bytes {
+            return e(
+                "ssw",
+                format!(
+                    "got {} bytes, expected at most the NAND page ({page_bytes} bytes)",
+                    self.ssw.0
+                ),
+            );
+        }
+        let sp = self.sub_page.0;
+        if sp == 0 || !page_bytes.is_multiple_of(sp) || page_bytes / sp > 8 {
+            return e(
+                "sub_page",
+                format!("got {sp} bytes, expected a divisor of the NAND page ({page_bytes} bytes) of at least 1/8 of it"),
+            );
+        }
+        if self.gc_free_blocks == 0 {
+            return e("gc_free_blocks", "got 0, expected at least 1".into());
+        }
+        Ok(())
+    }
+}

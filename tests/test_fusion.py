@@ -1,0 +1,80 @@
+"""The user-visible fusion device from Python (docs/fusion.md)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import ssdlab
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "fusion.md"
+
+
+def small() -> ssdlab.FusionDevice:
+    return ssdlab.FusionDevice("seed002-fusion", overrides={"nand.blocks_per_plane": 4})
+
+
+def test_the_worked_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    text = DOC.read_text()
+    section = text[text.index("### A worked example") :]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None
+    exec(compile(code.group(1), str(DOC), "exec"), {})
+    assert "simulated busy time" in capsys.readouterr().out
+
+
+def test_geometry_is_table_6() -> None:
+    info = small().info
+    assert (info["nand_channels"], info["nand_chips_per_channel"]) == (8, 2)
+    assert (info["pcm_channels"], info["pcm_chips_per_channel"]) == (2, 8)
+    assert info["nand_page_bytes"] == 2048 and info["nand_block_bytes"] == 128 * 1024
+    assert info["pcm_bytes"] == 256 * 1024 * 1024
+
+
+def test_commands_return_status_times_and_data() -> None:
+    dev = small()
+    w = dev.pcm_write(100, b"abc")
+    assert w.ok and w.submitted_ps == 0 and w.completed_ps == dev.now_ps
+    assert w.latency_ps == w.completed_ps - w.submitted_ps > 0
+    r = dev.pcm_read(99, 5, at_ps=dev.now_ps + 10**6)
+    assert r.data == b"\0abc\0" and r.submitted_ps == w.completed_ps + 10**6
+    assert dev.pcm_line_writes(100) == 1
+    assert dev.nand_program(0, b"p" * 2048).ok
+    assert dev.nand_program(0, b"q").status == "program_order"
+    assert dev.nand_program(2, b"q").status == "program_order"
+    assert dev.nand_read(0).data == b"p" * 2048
+    assert dev.next_page(0) == 1
+    e = dev.nand_erase(0)
+    # Table 6/§3.2.1: an erase takes more than 1.4 ms.
+    assert e.ok and e.latency_us > 1400
+    assert dev.erase_counts()[:2] == [1, 0]
+
+
+@pytest.mark.parametrize(
+    ("call", "argument"),
+    [
+        (lambda d: d.nand_read(8192), "page"),
+        (lambda d: d.nand_read(8191, 2), "page"),
+        (lambda d: d.nand_program(8192, b"x"), "page"),
+        (lambda d: d.nand_program(0, b""), "data"),
+        (lambda d: d.nand_erase(128), "block"),
+        (lambda d: d.pcm_read(256 * 1024 * 1024, 1), "address"),
+        (lambda d: d.pcm_write(2**64 - 1, b"x"), "address"),
+        (lambda d: d.pcm_read(0, 0), "length"),
+        (lambda d: d.next_page(128), "block"),
+    ],
+)
+def test_bad_addresses_raise_naming_the_argument(call, argument: str) -> None:  # noqa: ANN001
+    dev = small()
+    with pytest.raises(ssdlab.JobError, match=rf"^{argument}: got \d+, expected [^\n]*$"):
+        call(dev)
+    assert dev.now_ps == 0
+
+
+def test_only_a_fusion_config_opens() -> None:
+    with pytest.raises(ssdlab.ConfigError, match="not a fusion device"):
+        ssdlab.FusionDevice("small-tlc")
+    with pytest.raises(ssdlab.ConfigError, match="ftl.kind"):
+        ssdlab.FusionDevice("seed002-fusion", overrides={"ftl.kind": "page"})
