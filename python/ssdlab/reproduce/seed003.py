@@ -27,7 +27,7 @@ and the note says whether the direction holds.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from . import Experiment, Row
@@ -681,6 +681,20 @@ def compare_lifetime(table: Any) -> list[Row]:
     return rows
 
 
+def _noted(compare: Callable[[Any], list[Row]]) -> Callable[[Any], list[Row]]:
+    """`compare`, with each labelled row's note opening with its label ("input: ..."), as the
+    other reproductions write them."""
+
+    def labelled(table: Any) -> list[Row]:
+        rows = compare(table)
+        for row in rows:
+            if row.label != "prediction" and not row.note.startswith(f"{row.label}:"):
+                row.note = f"{row.label}: {row.note}"
+        return rows
+
+    return labelled
+
+
 EXPERIMENTS = (
     Experiment(
         name="seed003-swapin",
@@ -689,7 +703,7 @@ EXPERIMENTS = (
         target="Swap In Overhead Analysis (31 µs, 53.2 % OS share)",
         summary="write faults on an idle SCM-400, one page each: the fault's steps and total",
         sweep="seed003_swapin.toml",
-        compare=compare_swapin,
+        compare=_noted(compare_swapin),
         notes=SWAPIN_NOTES,
     ),
     Experiment(
@@ -699,7 +713,7 @@ EXPERIMENTS = (
         target="Swap Out Overhead Analysis, Congestion Control (c / nc)",
         summary="PC mix on SCM-400 at 5 K to 100 K write IOPS, congestion wait on and off",
         sweep="seed003_swapout.toml",
-        compare=compare_swapout,
+        compare=_noted(compare_swapout),
         notes=SWAPOUT_NOTES,
     ),
     Experiment(
@@ -709,7 +723,7 @@ EXPERIMENTS = (
         target="Swap I/O Workload Pattern, Performance Simulation Results",
         summary="PC mix clean and aged on SCM-400, SCM-133, analytic SLC and MLC NAND",
         sweep="seed003_devices.toml",
-        compare=compare_devices,
+        compare=_noted(compare_devices),
         notes=DEVICES_NOTES,
     ),
     Experiment(
@@ -719,7 +733,7 @@ EXPERIMENTS = (
         target="Lifetime Estimation (2 h, 215,022 writes; SCM 57.1 y, SLC 5.7 y, MLC 0.57 y)",
         summary="the calibrated PC mix's writes per page and the lifetimes they give",
         sweep="seed003_lifetime.toml",
-        compare=compare_lifetime,
+        compare=_noted(compare_lifetime),
         notes=LIFETIME_NOTES,
     ),
 )
