@@ -1,11 +1,10 @@
 //! Write streams (`ftl.streams`, `ftl.stream_policy`): streams never share a block, GC's work
 //! is counted against the stream that wrote the data, and data stays where the map says.
 
-use super::tests::tiny;
+use super::tests::{run_oracle_on, tiny, Op};
 use super::*;
 use crate::config::StreamPolicy;
 use proptest::prelude::*;
-use std::collections::BTreeMap;
 
 /// The tiny drive of `tests.rs` (4 planes × 16 blocks × 8 one-unit pages) with `streams` write
 /// streams and 37.5 % spare: 6 spare blocks per plane, room for the GC threshold (2), GC's open
@@ -180,79 +179,19 @@ fn gc_closes_a_streams_open_block_it_collects() {
     assert_eq!(ftl.stream_stats().unwrap()[2].host_units_written, 600);
 }
 
-#[derive(Clone, Debug)]
-enum Op {
-    Write(u64, u8),
-    Trim(u64),
-    Erase(usize),
-}
-
 fn ops(logical: u64, streams: u8) -> impl Strategy<Value = Vec<Op>> {
     let op = prop_oneof![
-        6 => (0..logical, 0..streams).prop_map(|(l, s)| Op::Write(l, s)),
+        6 => (0..logical, 0..streams).prop_map(|(l, s)| Op::WriteIn(l, s)),
         1 => (0..logical).prop_map(Op::Trim),
         3 => any::<usize>().prop_map(Op::Erase),
     ];
     proptest::collection::vec(op, 1..2000)
 }
 
-/// Timed mode with a content model, as `tests.rs`'s oracle, writes in random streams: after
-/// every step the map is consistent and no block mixes streams; at the end every live unit is
-/// found with its latest version.
+/// `tests.rs`'s oracle, with writes in random streams (its `Ftl::check` after every step also
+/// finds a block that mixes streams); at the end GC's moves, counted by stream, add up.
 fn run_streams(cfg: &SsdConfig, ops: &[Op]) -> std::result::Result<(), TestCaseError> {
-    let mut ftl = Ftl::new(cfg, 9);
-    let logical = ftl.logical_units();
-    let mut content: Vec<Option<(u64, u64)>> = vec![None; ftl.geo.units() as usize];
-    let mut oracle: BTreeMap<u64, u64> = BTreeMap::new();
-    let mut pending: Vec<(u32, u32, u32)> = Vec::new();
-    let mut version = 0u64;
-    let drain = |ftl: &mut Ftl,
-                 content: &mut Vec<Option<(u64, u64)>>,
-                 pending: &mut Vec<(u32, u32, u32)>| {
-        for task in ftl.tasks.drain(..) {
-            for (from, to, _) in task.moves {
-                content[to as usize] = content[from as usize];
-            }
-            if task.block != NONE {
-                pending.push((task.plane, task.block, task.epoch));
-            }
-        }
-    };
-    for op in ops {
-        match *op {
-            Op::Write(lpn, s) => {
-                version += 1;
-                let pun = ftl
-                    .write_in(lpn, s)
-                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
-                drain(&mut ftl, &mut content, &mut pending);
-                content[pun as usize] = Some((lpn, version));
-                oracle.insert(lpn, version);
-            }
-            Op::Trim(lpn) => {
-                ftl.trim(lpn);
-                oracle.remove(&lpn);
-            }
-            Op::Erase(i) => {
-                if !pending.is_empty() {
-                    let (plane, block, epoch) = pending.remove(i % pending.len());
-                    ftl.erase_done(plane, block, epoch)
-                        .map_err(|e| TestCaseError::fail(e.to_string()))?;
-                    drain(&mut ftl, &mut content, &mut pending);
-                }
-            }
-        }
-        ftl.check().map_err(TestCaseError::fail)?;
-    }
-    for lpn in 0..logical {
-        match (oracle.get(&lpn), ftl.lookup(lpn)) {
-            (None, None) => {}
-            (Some(&v), Some(pun)) => {
-                prop_assert_eq!(content[pun as usize], Some((lpn, v)), "lpn {}", lpn)
-            }
-            (want, got) => prop_assert!(false, "lpn {}: oracle {:?}, ftl {:?}", lpn, want, got),
-        }
-    }
+    let ftl = run_oracle_on(cfg, ops)?;
     let st = ftl.stream_stats().unwrap();
     prop_assert_eq!(
         st.iter().map(|s| s.gc_units_moved).sum::<u64>(),

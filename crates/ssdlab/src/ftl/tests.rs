@@ -48,8 +48,10 @@ interrupt = "msix"
 }
 
 #[derive(Clone, Debug)]
-enum Op {
+pub(super) enum Op {
     Write(u64),
+    /// A write in host write stream `.1` (`ftl.streams`).
+    WriteIn(u64, u8),
     Trim(u64),
     /// Let the "controller" finish one pending erase (index modulo the pending list).
     Erase(usize),
@@ -90,10 +92,14 @@ fn tiny_background() -> SsdConfig {
 /// finishes erases when the test says so. Checks that every live logical unit is found, with
 /// its latest version, at the physical unit the map names.
 fn run_oracle(policy: &str, ops: &[Op]) -> std::result::Result<(), TestCaseError> {
-    run_oracle_on(&tiny(policy, 4), ops)
+    run_oracle_on(&tiny(policy, 4), ops).map(drop)
 }
 
-fn run_oracle_on(cfg: &SsdConfig, ops: &[Op]) -> std::result::Result<(), TestCaseError> {
+/// The oracle run on `cfg`; returns the FTL for further checks.
+pub(super) fn run_oracle_on(
+    cfg: &SsdConfig,
+    ops: &[Op],
+) -> std::result::Result<Ftl, TestCaseError> {
     let mut ftl = Ftl::new(cfg, 9);
     let logical = ftl.logical_units();
     let mut content: Vec<Option<(u64, u64)>> = vec![None; ftl.geo.units() as usize];
@@ -114,10 +120,14 @@ fn run_oracle_on(cfg: &SsdConfig, ops: &[Op]) -> std::result::Result<(), TestCas
     };
     for op in ops {
         match *op {
-            Op::Write(lpn) => {
+            Op::Write(lpn) | Op::WriteIn(lpn, _) => {
                 version += 1;
+                let stream = match *op {
+                    Op::WriteIn(_, s) => s,
+                    _ => 0,
+                };
                 let pun = ftl
-                    .write(lpn % logical)
+                    .write_in(lpn % logical, stream)
                     .map_err(|e| TestCaseError::fail(e.to_string()))?;
                 drain(&mut ftl, &mut content, &mut pending);
                 content[pun as usize] = Some((lpn % logical, version));
@@ -152,7 +162,7 @@ fn run_oracle_on(cfg: &SsdConfig, ops: &[Op]) -> std::result::Result<(), TestCas
             (want, got) => prop_assert!(false, "lpn {}: oracle {:?}, ftl {:?}", lpn, want, got),
         }
     }
-    Ok(())
+    Ok(ftl)
 }
 
 proptest! {
