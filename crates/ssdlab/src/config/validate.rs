@@ -172,7 +172,7 @@ impl SsdConfig {
             );
         }
         let blocks = n.blocks_per_plane as f64;
-        let threshold_blocks = (gc.free_threshold * blocks).ceil().max(1.0) as u64;
+        let threshold_blocks = gc.threshold_blocks(n.blocks_per_plane) as u64;
         // The open blocks (GC's and one per host write stream) plus the GC reserve must fit in
         // the hidden space.
         let spare = (op * blocks).floor() as u64;
