@@ -1,17 +1,19 @@
 //! A small whole run for instruction counts: `valgrind --tool=callgrind
 //! target/release/examples/profile_run [IO_COUNT] [PRESET] [RW] [KEY=VALUE ...]`. Small-tlc, 4 KiB random 70 %
-//! reads (`randrw`; RW may name another pattern, e.g. `randread`), iodepth 32, seed 1: the hot
+//! reads (`randrw`; RW may name another pattern, e.g. `randread`; `randrw:50` sets the read
+//! share, `rwmixread`, to 50 %), iodepth 32, seed 1: the hot
 //! path of the event loop without the 1 TiB benchmark's fill.
 fn main() {
     let mut args = std::env::args().skip(1);
     let n: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(200_000);
     let preset = args.next().unwrap_or_else(|| "small-tlc".into());
-    let rw = args.next().unwrap_or_else(|| "randrw".into());
+    let rw_arg = args.next().unwrap_or_else(|| "randrw".into());
+    let (rw, mix) = rw_arg.split_once(':').unwrap_or((&rw_arg, "70"));
     // Any further arguments are config overrides, as `--set` takes them.
     let sets: Vec<String> = args.collect();
     let cfg = ssdlab::SsdConfig::resolve(&preset, &sets).expect("preset");
     let job = ssdlab::JobSpec::from_json(&format!(
-        r#"{{"name":"profile","rw":"{rw}","rwmixread":70,"bs":"4KiB","iodepth":32,"io_count":{n}}}"#
+        r#"{{"name":"profile","rw":"{rw}","rwmixread":{mix},"bs":"4KiB","iodepth":32,"io_count":{n}}}"#
     ))
     .expect("job");
     let opts = ssdlab::RunOptions {

@@ -262,12 +262,55 @@ fn nvme_writes_carry_their_stream_in_the_streams_directive() {
     assert_eq!((st[0].host_units_written, st[1].host_units_written), (1, 1));
 }
 
+/// The hot/cold request sequence of the measurement below: 80 % of the writes to the first
+/// 20 % of the logical space (hot, stream 1 with host hints), the rest to the other 80 % (cold,
+/// stream 0). Submits one 4 KiB write at `now` while any is left.
+struct HotCold {
+    rng: Rng,
+    left: u64,
+    logical: u64,
+    hints: bool,
+}
+
+impl HotCold {
+    fn submit_next(&mut self, dev: &mut Device, now: SimTime) {
+        if self.left == 0 {
+            return;
+        }
+        self.left -= 1;
+        let hot = self.logical / 5;
+        let is_hot = self.rng.below(10) < 8;
+        let lpn = if is_hot {
+            self.rng.below(hot)
+        } else {
+            hot + self.rng.below(self.logical - hot)
+        };
+        let r = Request {
+            op: Op::Write,
+            offset: lpn * 4096,
+            len: 4096,
+            queue: 0,
+            flags: Flags::NONE.with_stream(u8::from(self.hints && is_hot)),
+            arrival: now,
+        };
+        dev.submit(now, r).unwrap();
+    }
+}
+
+/// Closed loop: a completion submits the next write.
+impl ssdlab::device::Driver for HotCold {
+    fn on_complete(&mut self, dev: &mut Device, now: SimTime, _: ssdlab::device::Completion) {
+        self.submit_next(dev, now);
+    }
+}
+
 /// The measurement of docs/ftl.md ("Write streams"): small-tlc after its preconditioning, then
-/// 400,000 random 4 KiB writes in batches of 32, 80 % of them to the first 20 % of the logical
-/// space (hot), the rest to the other 80 % (cold). Run with each setting on the same request
-/// sequence; prints the write amplification, total and per stream. Ignored by default (it
-/// measures, it checks little): `cargo test -p ssdlab --test streams -- --ignored
-/// --nocapture`.
+/// 400,000 random 4 KiB writes of [`HotCold`], the same request sequence for each setting, run
+/// two ways: a closed loop of 32 writes in flight (a completion sends the next), and batches of
+/// 32 each run until the device is idle (GC included) before the next. Prints the write
+/// amplification, total and per stream, the simulated time and the pages programmed. Ignored
+/// by default (it measures, it checks little): `cargo test --release -p ssdlab --test streams
+/// -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn measure_hot_cold_write_amplification() {
@@ -289,60 +332,67 @@ fn measure_hot_cold_write_amplification() {
             false,
         ),
     ];
-    for (name, over, hints) in settings {
-        let cfg = small(over);
-        let mut dev = Device::new(&cfg, 1).unwrap();
-        ssdlab::run::precondition(&mut dev, &cfg, 1).unwrap();
-        let logical = cfg.logical_units();
-        let hot = logical / 5;
-        let mut rng = Rng::stream(1, "measure");
-        for _ in 0..400_000 / 32 {
-            let now = dev.now();
-            for _ in 0..32 {
-                let is_hot = rng.below(10) < 8;
-                let lpn = if is_hot {
-                    rng.below(hot)
-                } else {
-                    hot + rng.below(logical - hot)
-                };
-                let stream = u8::from(hints && is_hot);
-                let r = Request {
-                    op: Op::Write,
-                    offset: lpn * 4096,
-                    len: 4096,
-                    queue: 0,
-                    flags: Flags::NONE.with_stream(stream),
-                    arrival: now,
-                };
-                dev.submit(now, r).unwrap();
+    for batches in [false, true] {
+        for (name, over, hints) in settings {
+            let cfg = small(over);
+            let mut dev = Device::new(&cfg, 1).unwrap();
+            ssdlab::run::precondition(&mut dev, &cfg, 1).unwrap();
+            let mut w = HotCold {
+                rng: Rng::stream(1, "measure"),
+                left: 400_000,
+                logical: cfg.logical_units(),
+                hints,
+            };
+            // Batches: the simulated time from a batch's last write done to the device idle
+            // (GC it started still running), summed.
+            let mut drain = SimTime::ZERO;
+            if batches {
+                while w.left > 0 {
+                    let now = dev.now();
+                    for _ in 0..32 {
+                        w.submit_next(&mut dev, now);
+                    }
+                    let done = dev.run_to_idle().unwrap();
+                    let last = done.iter().map(|&(_, t, _)| t).max().unwrap();
+                    drain += dev.now() - last;
+                }
+            } else {
+                let now = dev.now();
+                for _ in 0..32 {
+                    w.submit_next(&mut dev, now);
+                }
+                dev.run(&mut w, u64::MAX, &mut |_, _| true).unwrap();
             }
-            dev.run_to_idle().unwrap();
+            let f = &dev.ftl().stats;
+            assert_eq!(f.host_units_written, 400_000);
+            let waf =
+                (f.host_units_written + f.gc_units_moved) as f64 / f.host_units_written as f64;
+            let per: Vec<String> = dev
+                .ftl()
+                .stream_stats()
+                .unwrap_or(&[])
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    format!(
+                        "stream {i}: {} host, {} moved, WAF {:.2}",
+                        s.host_units_written,
+                        s.gc_units_moved,
+                        (s.host_units_written + s.gc_units_moved) as f64
+                            / s.host_units_written.max(1) as f64
+                    )
+                })
+                .collect();
+            println!(
+                "{} {name}: WAF {waf:.3} ({} moved; simulated {:.1} s, {:.1} s of it draining GC; {} pages programmed) {}",
+                if batches { "batches" } else { "closed loop" },
+                f.gc_units_moved,
+                dev.now().as_secs_f64(),
+                drain.as_secs_f64(),
+                dev.fil().counters.nand_pages_written,
+                per.join("; ")
+            );
+            dev.ftl().check().unwrap();
         }
-        let f = &dev.ftl().stats;
-        let waf = (f.host_units_written + f.gc_units_moved) as f64 / f.host_units_written as f64;
-        let per: Vec<String> = dev
-            .ftl()
-            .stream_stats()
-            .unwrap_or(&[])
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                format!(
-                    "stream {i}: {} host, {} moved, WAF {:.3}",
-                    s.host_units_written,
-                    s.gc_units_moved,
-                    (s.host_units_written + s.gc_units_moved) as f64
-                        / s.host_units_written.max(1) as f64
-                )
-            })
-            .collect();
-        println!(
-            "{name}: WAF {waf:.3} ({} host, {} moved; simulated {:.3} s) {}",
-            f.host_units_written,
-            f.gc_units_moved,
-            dev.now().as_secs_f64(),
-            per.join("; ")
-        );
-        dev.ftl().check().unwrap();
     }
 }
