@@ -27,6 +27,7 @@ pub mod store;
 pub use crate::event::Event;
 use crate::ftl::mapping_cache::Stage;
 use crate::ftl::Ftl;
+use crate::host::Part;
 use crate::host::{Host, HostCpu};
 use crate::iface::Interface;
 use crate::media::nand::Geometry;
@@ -92,9 +93,14 @@ impl Device {
         let layers = cfg.nand_layers();
         let geo = Geometry::from_config(&layers);
         let link = Interface::from_config(cfg).map_err(Error::Config)?;
-        let max_cmd_bytes = link
+        let link_max = link
             .dramif()
             .map_or(cfg.interface.mdts.0, |d| d.max_cmd_bytes());
+        // The block layer splits at the smaller of its own limit and the interface's.
+        let max_cmd_bytes = cfg
+            .host
+            .max_request_bytes()
+            .map_or(link_max, |b| b.min(link_max));
         let host = Host::new(cfg.interface.io_queues, link.sq_capacity(), max_cmd_bytes);
         let mut fil = Fil::new(cfg, &geo);
         if let Some(r) = &cfg.reliability {
@@ -266,6 +272,44 @@ impl Device {
     /// read or write of no bytes, and an erase on a device with an FTL are refused.
     #[inline]
     pub fn submit(&mut self, now: SimTime, r: Request) -> Result<u32> {
+        self.check_request(&r)?;
+        Ok(self.submit_checked(now, r, None))
+    }
+
+    /// Submit the requests of one system call together (fio's `iodepth_batch`): the block
+    /// layer merges those that touch and orders them by its scheduler (`host::blk`), then
+    /// each goes as [`Device::submit`] sends one. A merged request completes as each of the
+    /// requests it was made of, one `on_complete` each.
+    pub fn submit_batch(&mut self, now: SimTime, reqs: &[Request]) -> Result<()> {
+        for r in reqs {
+            self.check_request(r)?;
+        }
+        let rules = crate::host::blk::PlugRules {
+            max_bytes: self.host.max_cmd_bytes(),
+            nomerges: self.cfg.host.nomerges,
+            scheduler: self
+                .cfg
+                .host
+                .scheduler
+                .unwrap_or(crate::config::Scheduler::None),
+        };
+        for p in crate::host::blk::plug(reqs, rules) {
+            let parts = (p.parts.len() > 1).then(|| p.parts.into_boxed_slice());
+            self.submit_checked(now, p.req, parts);
+        }
+        Ok(())
+    }
+
+    /// One system call of a driver's I/O engine on the core of `queue`, from `now` (work
+    /// submitted afterwards on that core waits for it).
+    pub fn host_syscall(&mut self, now: SimTime, queue: u32) {
+        let now = now.max(self.q.now());
+        let core = queue % self.cpu.cores();
+        self.cpu.syscall(core, now);
+    }
+
+    /// Refuse a request the device cannot take, with a one-line reason.
+    fn check_request(&self, r: &Request) -> Result<()> {
         let cap = self.capacity;
         if r.offset.checked_add(r.len).is_none_or(|end| end > cap) {
             return Err(Error::Job(format!(
@@ -290,6 +334,13 @@ impl Device {
                 "erase: this device has an FTL that erases for itself; erases are for a raw device (ftl.kind = \"none\")".into(),
             ));
         }
+        Ok(())
+    }
+
+    /// Split a checked request into commands and send them; `parts`: what the block layer
+    /// merged it from.
+    #[inline]
+    fn submit_checked(&mut self, now: SimTime, r: Request, parts: Option<Box<[Part]>>) -> u32 {
         let now = now.max(self.q.now());
         let Device {
             q,
@@ -300,14 +351,15 @@ impl Device {
             ..
         } = self;
         let cores = cpu.cores();
-        let id = host.split(&r, cores, |c| {
+        let id = host.split_parts(&r, parts, cores, |c| {
             let core = c.core;
+            let c_len = c.len;
             let cmd = cmds.insert(c);
-            let ready = cpu.submit(core, now);
+            let ready = cpu.submit(core, now, c_len);
             link.send(cmd, ready, q);
         });
         link.issue(now, cmds, cpu, q);
-        Ok(id)
+        id
     }
 
     /// Handle events until none is left, calling `driver` on completions and wake-ups; false
@@ -356,8 +408,22 @@ impl Device {
         match ev {
             Event::Wake { token } => driver.on_wake(self, now, token),
             Event::HostComplete { cmd } => {
-                if let Some(done) = self.on_host_complete(now, cmd) {
-                    driver.on_complete(self, now, done);
+                if let Some((done, parts)) = self.on_host_complete(now, cmd) {
+                    match parts {
+                        None => driver.on_complete(self, now, done),
+                        // A merged request: each request it was made of completes.
+                        Some(parts) => {
+                            for p in parts.iter() {
+                                let one = Completion {
+                                    offset: p.offset,
+                                    len: p.len,
+                                    arrival: p.arrival,
+                                    ..done
+                                };
+                                driver.on_complete(self, now, one);
+                            }
+                        }
+                    }
                 }
             }
             _ => self.handle(now, ev)?,
@@ -521,12 +587,16 @@ impl Device {
     /// The host finished the completion work of `cmd`: free its slot, and on its request's
     /// last command report the request.
     #[inline]
-    fn on_host_complete(&mut self, now: SimTime, cmd: u32) -> Option<Completion> {
+    fn on_host_complete(
+        &mut self,
+        now: SimTime,
+        cmd: u32,
+    ) -> Option<(Completion, Option<Box<[Part]>>)> {
         let c = self.cmds.remove(cmd);
         self.link
             .release(now, &c, &mut self.cmds, &mut self.cpu, &mut self.q);
         let (id, r) = self.host.command_done(now, c.req, c.sq, c.status)?;
-        Some(Completion {
+        let done = Completion {
             id,
             op: r.op,
             offset: r.offset,
@@ -535,6 +605,7 @@ impl Device {
             arrival: r.arrival,
             done: now,
             status: r.status,
-        })
+        };
+        Some((done, r.parts))
     }
 }

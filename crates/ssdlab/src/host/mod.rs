@@ -4,6 +4,7 @@
 //! Where requests come from is not the host's business: a driver submits them
 //! through the device boundary and learns of their completion.
 
+pub mod blk;
 pub mod cpu;
 
 use crate::request::{cmds_of, Cmd, Request, RequestRecord, Status};
@@ -11,6 +12,7 @@ use crate::sim::{SimTime, Slab};
 use crate::stats::LatencyStats;
 use crate::workload::Op;
 
+pub use blk::Part;
 pub use cpu::HostCpu;
 
 /// A request in flight.
@@ -23,6 +25,8 @@ pub(crate) struct HostReq {
     pub cmds_left: u32,
     /// Ok unless one of its commands failed.
     pub status: Status,
+    /// The submitted requests the block layer merged into this one (None: not merged).
+    pub parts: Option<Box<[Part]>>,
 }
 
 pub struct Host {
@@ -96,8 +100,20 @@ impl Host {
 
     /// Record request `r` and cut it into commands, each passed to `cmd` in order; the host
     /// has `cores` cores. Returns the request's id.
+    #[cfg(test)]
+    pub(crate) fn split(&mut self, r: &Request, cores: u32, cmd: impl FnMut(Cmd)) -> u32 {
+        self.split_parts(r, None, cores, cmd)
+    }
+
+    /// `split` of a request the block layer merged from `parts` (None: not merged).
     #[inline]
-    pub(crate) fn split(&mut self, r: &Request, cores: u32, mut cmd: impl FnMut(Cmd)) -> u32 {
+    pub(crate) fn split_parts(
+        &mut self,
+        r: &Request,
+        parts: Option<Box<[Part]>>,
+        cores: u32,
+        mut cmd: impl FnMut(Cmd),
+    ) -> u32 {
         let Request {
             op,
             offset,
@@ -125,6 +141,7 @@ impl Host {
             arrival,
             cmds_left: n_cmds,
             status: Status::Ok,
+            parts,
         });
         let end = offset + len;
         let mut off = offset;
@@ -158,26 +175,48 @@ impl Host {
             return None;
         }
         let r = self.reqs.remove(req);
-        self.completed += 1;
-        if r.status != Status::Ok {
-            self.failed += 1;
-            self.failed_by_status[r.status as usize] += 1;
-            self.first_failure.get_or_insert((r.op, r.offset, r.status));
-        }
         self.last_completion = now;
-        if r.arrival >= self.measure_from {
-            let latency = now - r.arrival;
-            self.lat[r.op.index()].record(latency.ps(), r.len);
+        match &r.parts {
+            None => self.count_done(now, r.op, r.offset, r.len, r.arrival, r.status),
+            // Each submitted request of a merged one is counted and measured as its own.
+            Some(parts) => {
+                for p in parts.iter() {
+                    self.count_done(now, r.op, p.offset, p.len, p.arrival, r.status);
+                }
+            }
+        }
+        Some((req, r))
+    }
+
+    /// Count and measure one finished request.
+    #[inline]
+    fn count_done(
+        &mut self,
+        now: SimTime,
+        op: Op,
+        offset: u64,
+        len: u64,
+        arrival: SimTime,
+        status: Status,
+    ) {
+        self.completed += 1;
+        if status != Status::Ok {
+            self.failed += 1;
+            self.failed_by_status[status as usize] += 1;
+            self.first_failure.get_or_insert((op, offset, status));
+        }
+        if arrival >= self.measure_from {
+            let latency = now - arrival;
+            self.lat[op.index()].record(latency.ps(), len);
             if let Some(rec) = self.records.as_mut() {
                 rec.push(RequestRecord {
-                    op: r.op.index() as u8,
-                    offset: r.offset,
-                    issue_ps: r.arrival.ps(),
+                    op: op.index() as u8,
+                    offset,
+                    issue_ps: arrival.ps(),
                     latency_ps: latency.ps(),
                 });
             }
         }
-        Some((req, r))
     }
 
     /// Requests completed so far.
@@ -247,6 +286,50 @@ mod tests {
         );
         assert_eq!(split_all(&mut h, Op::Trim, 0, 1 << 30), vec![(0, 1 << 30)]);
         assert_eq!(split_all(&mut h, Op::Flush, 0, 0), vec![(0, 0)]);
+    }
+
+    /// max_sectors 1024 of 512 bytes is 512 KiB: a 1 MiB request is two commands.
+    #[test]
+    fn a_1mib_request_is_two_512kib_commands_at_max_sectors_1024() {
+        let mut h = Host::new(1, 1023, 1024 * 512);
+        assert_eq!(
+            split_all(&mut h, Op::Read, 0, 1 << 20),
+            vec![(0, 512 * 1024), (512 * 1024, 512 * 1024)]
+        );
+    }
+
+    /// A merged request completes once at the device but counts and measures each request it
+    /// was made of.
+    #[test]
+    fn a_merged_request_counts_each_of_its_parts() {
+        let mut h = Host::new(1, 1023, 1 << 20);
+        h.record_requests();
+        let parts: Box<[Part]> = vec![
+            Part {
+                offset: 0,
+                len: 4096,
+                arrival: SimTime::ZERO,
+            },
+            Part {
+                offset: 4096,
+                len: 4096,
+                arrival: SimTime::from_us(1),
+            },
+        ]
+        .into();
+        let id = h.split_parts(
+            &req(Op::Write, 0, 8192, SimTime::ZERO),
+            Some(parts),
+            1,
+            |_| {},
+        );
+        assert_eq!(h.in_flight(), 1);
+        h.command_done(SimTime::from_us(10), id, 0, Status::Ok)
+            .unwrap();
+        assert_eq!(h.completed(), 2);
+        let recs = h.take_records().unwrap();
+        let lat: Vec<u64> = recs.iter().map(|r| r.latency_ps).collect();
+        assert_eq!(lat, vec![10_000_000, 9_000_000]);
     }
 
     #[test]
