@@ -665,6 +665,20 @@ mod tests {
             e.contains("size") && e.contains("larger than the device"),
             "{e}"
         );
+        let e = JobSpec::from_json(r#"{"rw":"read","ioengine":"windowsaio"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("field `ioengine`") && e.contains("windowsaio") && e.contains("posixaio"),
+            "{e}"
+        );
+        let e = JobSpec::from_json(r#"{"rw":"read","iodepth":4,"iodepth_low":5}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("field `iodepth_low`: got 5, expected 1 to iodepth (4)"),
+            "{e}"
+        );
         let e = JobSpec::from_toml_str("rw = \"read\"\ncolour = 1", "j.toml")
             .unwrap_err()
             .to_string();
