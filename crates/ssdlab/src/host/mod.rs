@@ -25,8 +25,6 @@ pub(crate) struct HostReq {
     pub cmds_left: u32,
     /// Ok unless one of its commands failed.
     pub status: Status,
-    /// The submitted requests the block layer merged into this one (None: not merged).
-    pub parts: Option<Box<[Part]>>,
 }
 
 pub struct Host {
@@ -49,6 +47,12 @@ pub struct Host {
     /// Failed requests by status (indexed by `Status as usize`).
     failed_by_status: [u64; Status::COUNT],
     last_completion: SimTime,
+    /// The submitted requests the block layer merged into request `id`, at index `id` (None:
+    /// not merged). A side table rather than a field of `HostReq`, so that the default path
+    /// (no merging) keeps its request record narrow; filled only by `set_parts`.
+    parts: Vec<Option<Box<[Part]>>>,
+    /// Merged requests in flight: while 0, completions skip the side table.
+    merged_in_flight: u32,
 }
 
 impl Host {
@@ -67,6 +71,8 @@ impl Host {
             first_failure: None,
             failed_by_status: [0; Status::COUNT],
             last_completion: SimTime::ZERO,
+            parts: Vec::new(),
+            merged_in_flight: 0,
         }
     }
 
@@ -99,21 +105,10 @@ impl Host {
     }
 
     /// Record request `r` and cut it into commands, each passed to `cmd` in order; the host
-    /// has `cores` cores. Returns the request's id.
-    #[cfg(test)]
-    pub(crate) fn split(&mut self, r: &Request, cores: u32, cmd: impl FnMut(Cmd)) -> u32 {
-        self.split_parts(r, None, cores, cmd)
-    }
-
-    /// `split` of a request the block layer merged from `parts` (None: not merged).
-    #[inline]
-    pub(crate) fn split_parts(
-        &mut self,
-        r: &Request,
-        parts: Option<Box<[Part]>>,
-        cores: u32,
-        mut cmd: impl FnMut(Cmd),
-    ) -> u32 {
+    /// has `cores` cores. Returns the request's id. (Always inlined: `Device::submit_batch`
+    /// is a second caller, which would otherwise move it out of the default path.)
+    #[inline(always)]
+    pub(crate) fn split(&mut self, r: &Request, cores: u32, mut cmd: impl FnMut(Cmd)) -> u32 {
         let Request {
             op,
             offset,
@@ -141,7 +136,6 @@ impl Host {
             arrival,
             cmds_left: n_cmds,
             status: Status::Ok,
-            parts,
         });
         let end = offset + len;
         let mut off = offset;
@@ -176,47 +170,81 @@ impl Host {
         }
         let r = self.reqs.remove(req);
         self.last_completion = now;
-        match &r.parts {
-            None => self.count_done(now, r.op, r.offset, r.len, r.arrival, r.status),
-            // Each submitted request of a merged one is counted and measured as its own.
-            Some(parts) => {
-                for p in parts.iter() {
-                    self.count_done(now, r.op, p.offset, p.len, p.arrival, r.status);
+        // A merged request counts and measures each submitted request it was made of. One
+        // loop for both cases: a second copy of the counting code would keep the compiler from
+        // inlining the histogram's record into the default path.
+        let one = [Part {
+            offset: r.offset,
+            len: r.len,
+            arrival: r.arrival,
+        }];
+        let merged = if self.merged_in_flight != 0 {
+            self.merged_parts(req)
+        } else {
+            None
+        };
+        for p in merged.as_deref().unwrap_or(&one) {
+            self.completed += 1;
+            if r.status != Status::Ok {
+                self.failed += 1;
+                self.failed_by_status[r.status as usize] += 1;
+                self.first_failure.get_or_insert((r.op, p.offset, r.status));
+            }
+            if p.arrival >= self.measure_from {
+                let latency = now - p.arrival;
+                self.lat[r.op.index()].record(latency.ps(), p.len);
+                if let Some(rec) = self.records.as_mut() {
+                    rec.push(RequestRecord {
+                        op: r.op.index() as u8,
+                        offset: p.offset,
+                        issue_ps: p.arrival.ps(),
+                        latency_ps: latency.ps(),
+                    });
                 }
             }
+        }
+        if let Some(m) = merged {
+            // Kept for `take_parts`, which the device calls next.
+            self.parts[req as usize] = Some(m);
         }
         Some((req, r))
     }
 
-    /// Count and measure one finished request.
+    /// Note that request `id`, in flight, is the block layer's merge of `parts`: its
+    /// completion counts and measures each of them (`command_done`), and the device reports
+    /// each (`take_parts`).
+    #[cold]
+    pub(crate) fn set_parts(&mut self, id: u32, parts: Box<[Part]>) {
+        let i = id as usize;
+        if self.parts.len() <= i {
+            self.parts.resize_with(i + 1, || None);
+        }
+        debug_assert!(self.parts[i].is_none(), "request {id} merged twice");
+        self.parts[i] = Some(parts);
+        self.merged_in_flight += 1;
+    }
+
+    /// The parts of request `id` if the block layer merged it, taken out of the side table.
+    #[cold]
+    fn merged_parts(&mut self, id: u32) -> Option<Box<[Part]>> {
+        self.parts.get_mut(id as usize)?.take()
+    }
+
+    /// The parts of finished request `id` if the block layer merged it (then forgotten); None
+    /// otherwise. Cheap while no merged request is in flight.
     #[inline]
-    fn count_done(
-        &mut self,
-        now: SimTime,
-        op: Op,
-        offset: u64,
-        len: u64,
-        arrival: SimTime,
-        status: Status,
-    ) {
-        self.completed += 1;
-        if status != Status::Ok {
-            self.failed += 1;
-            self.failed_by_status[status as usize] += 1;
-            self.first_failure.get_or_insert((op, offset, status));
+    pub(crate) fn take_parts(&mut self, id: u32) -> Option<Box<[Part]>> {
+        if self.merged_in_flight == 0 {
+            return None;
         }
-        if arrival >= self.measure_from {
-            let latency = now - arrival;
-            self.lat[op.index()].record(latency.ps(), len);
-            if let Some(rec) = self.records.as_mut() {
-                rec.push(RequestRecord {
-                    op: op.index() as u8,
-                    offset,
-                    issue_ps: arrival.ps(),
-                    latency_ps: latency.ps(),
-                });
-            }
-        }
+        self.take_parts_cold(id)
+    }
+
+    #[cold]
+    fn take_parts_cold(&mut self, id: u32) -> Option<Box<[Part]>> {
+        let p = self.parts.get_mut(id as usize)?.take()?;
+        self.merged_in_flight -= 1;
+        Some(p)
     }
 
     /// Requests completed so far.
@@ -317,12 +345,8 @@ mod tests {
             },
         ]
         .into();
-        let id = h.split_parts(
-            &req(Op::Write, 0, 8192, SimTime::ZERO),
-            Some(parts),
-            1,
-            |_| {},
-        );
+        let id = h.split(&req(Op::Write, 0, 8192, SimTime::ZERO), 1, |_| {});
+        h.set_parts(id, parts);
         assert_eq!(h.in_flight(), 1);
         h.command_done(SimTime::from_us(10), id, 0, Status::Ok)
             .unwrap();
@@ -330,6 +354,10 @@ mod tests {
         let recs = h.take_records().unwrap();
         let lat: Vec<u64> = recs.iter().map(|r| r.latency_ps).collect();
         assert_eq!(lat, vec![10_000_000, 9_000_000]);
+        // The device then takes the parts to report each; after that the request is plain.
+        assert_eq!(h.take_parts(id).map(|p| p.len()), Some(2));
+        assert!(h.take_parts(id).is_none());
+        assert_eq!(h.merged_in_flight, 0);
     }
 
     #[test]
