@@ -407,9 +407,10 @@ impl Device {
             Event::Wake { token } => driver.on_wake(self, now, token),
             Event::HostComplete { cmd } => {
                 if let Some(done) = self.on_host_complete(now, cmd) {
-                    // A merged request completes as each submitted request it was made of.
-                    // One call site for both cases: a second would keep the driver's
-                    // `on_complete` from being inlined here on the default path.
+                    // A merged request completes as each submitted request it was made of,
+                    // each counted by the host and reported. One loop for both cases: a
+                    // second copy would keep the compiler from inlining the driver's
+                    // `on_complete` and the histogram's record on the default path.
                     let merged = self.host.take_parts(done.id);
                     let one = [Part {
                         offset: done.offset,
@@ -417,6 +418,8 @@ impl Device {
                         arrival: done.arrival,
                     }];
                     for p in merged.as_deref().unwrap_or(&one) {
+                        self.host
+                            .count(now, done.op, p.offset, p.len, p.arrival, done.status);
                         let each = Completion {
                             offset: p.offset,
                             len: p.len,
@@ -592,7 +595,7 @@ impl Device {
         let c = self.cmds.remove(cmd);
         self.link
             .release(now, &c, &mut self.cmds, &mut self.cpu, &mut self.q);
-        let (id, r) = self.host.command_done(now, c.req, c.sq, c.status)?;
+        let (id, r) = self.host.command_finished(now, c.req, c.sq, c.status)?;
         Some(Completion {
             id,
             op: r.op,

@@ -152,9 +152,10 @@ impl Host {
     }
 
     /// The host finished the completion work of a command of request `req` at `now`. On the
-    /// request's last command, count it and return it.
+    /// request's last command, return it; the caller counts it with `count`, once per
+    /// submitted request it was made of (`take_parts`).
     #[inline]
-    pub(crate) fn command_done(
+    pub(crate) fn command_finished(
         &mut self,
         now: SimTime,
         req: u32,
@@ -170,49 +171,66 @@ impl Host {
         }
         let r = self.reqs.remove(req);
         self.last_completion = now;
-        // A merged request counts and measures each submitted request it was made of. One
-        // loop for both cases: a second copy of the counting code would keep the compiler from
-        // inlining the histogram's record into the default path.
+        Some((req, r))
+    }
+
+    /// Count and measure one finished submitted request. (The device calls it from a single
+    /// place for plain and merged requests alike: a second copy would keep the compiler from
+    /// inlining the histogram's record on the default path.)
+    #[inline]
+    pub(crate) fn count(
+        &mut self,
+        now: SimTime,
+        op: Op,
+        offset: u64,
+        len: u64,
+        arrival: SimTime,
+        status: Status,
+    ) {
+        self.completed += 1;
+        if status != Status::Ok {
+            self.failed += 1;
+            self.failed_by_status[status as usize] += 1;
+            self.first_failure.get_or_insert((op, offset, status));
+        }
+        if arrival >= self.measure_from {
+            let latency = now - arrival;
+            self.lat[op.index()].record(latency.ps(), len);
+            if let Some(rec) = self.records.as_mut() {
+                rec.push(RequestRecord {
+                    op: op.index() as u8,
+                    offset,
+                    issue_ps: arrival.ps(),
+                    latency_ps: latency.ps(),
+                });
+            }
+        }
+    }
+
+    /// `command_finished` and `count` together, as the device does them (tests).
+    #[cfg(test)]
+    pub(crate) fn command_done(
+        &mut self,
+        now: SimTime,
+        req: u32,
+        sq: u32,
+        status: Status,
+    ) -> Option<(u32, HostReq)> {
+        let (id, r) = self.command_finished(now, req, sq, status)?;
         let one = [Part {
             offset: r.offset,
             len: r.len,
             arrival: r.arrival,
         }];
-        let merged = if self.merged_in_flight != 0 {
-            self.merged_parts(req)
-        } else {
-            None
-        };
+        let merged = self.take_parts(id);
         for p in merged.as_deref().unwrap_or(&one) {
-            self.completed += 1;
-            if r.status != Status::Ok {
-                self.failed += 1;
-                self.failed_by_status[r.status as usize] += 1;
-                self.first_failure.get_or_insert((r.op, p.offset, r.status));
-            }
-            if p.arrival >= self.measure_from {
-                let latency = now - p.arrival;
-                self.lat[r.op.index()].record(latency.ps(), p.len);
-                if let Some(rec) = self.records.as_mut() {
-                    rec.push(RequestRecord {
-                        op: r.op.index() as u8,
-                        offset: p.offset,
-                        issue_ps: p.arrival.ps(),
-                        latency_ps: latency.ps(),
-                    });
-                }
-            }
+            self.count(now, r.op, p.offset, p.len, p.arrival, r.status);
         }
-        if let Some(m) = merged {
-            // Kept for `take_parts`, which the device calls next.
-            self.parts[req as usize] = Some(m);
-        }
-        Some((req, r))
+        Some((id, r))
     }
 
     /// Note that request `id`, in flight, is the block layer's merge of `parts`: its
-    /// completion counts and measures each of them (`command_done`), and the device reports
-    /// each (`take_parts`).
+    /// completion counts, measures and reports each of them (`take_parts`).
     #[cold]
     pub(crate) fn set_parts(&mut self, id: u32, parts: Box<[Part]>) {
         let i = id as usize;
@@ -222,12 +240,6 @@ impl Host {
         debug_assert!(self.parts[i].is_none(), "request {id} merged twice");
         self.parts[i] = Some(parts);
         self.merged_in_flight += 1;
-    }
-
-    /// The parts of request `id` if the block layer merged it, taken out of the side table.
-    #[cold]
-    fn merged_parts(&mut self, id: u32) -> Option<Box<[Part]>> {
-        self.parts.get_mut(id as usize)?.take()
     }
 
     /// The parts of finished request `id` if the block layer merged it (then forgotten); None
@@ -354,8 +366,7 @@ mod tests {
         let recs = h.take_records().unwrap();
         let lat: Vec<u64> = recs.iter().map(|r| r.latency_ps).collect();
         assert_eq!(lat, vec![10_000_000, 9_000_000]);
-        // The device then takes the parts to report each; after that the request is plain.
-        assert_eq!(h.take_parts(id).map(|p| p.len()), Some(2));
+        // Its parts were taken; the side table is idle again.
         assert!(h.take_parts(id).is_none());
         assert_eq!(h.merged_in_flight, 0);
     }
