@@ -201,6 +201,12 @@ def broken_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
          ["size"]),
         (["run", "small-tlc", "--rw", "sideways", "--io-count", "10"], ["rw"]),
         (["run", "small-tlc", "--rw", "read", "--iodepth", "deep"], ["iodepth"]),
+        (["run", "small-tlc", "--rw", "read", "--ioengine", "foo"],
+         ["ioengine", "foo", "posixaio"]),
+        (["run", "small-tlc", "--rw", "read", "--iodepth", "4", "--iodepth-low", "99"],
+         ["iodepth_low", "99", "1 to iodepth (4)"]),
+        (["run", "small-tlc", "--rw", "read", "--iodepth", "4", "--iodepth-batch", "8"],
+         ["iodepth_batch", "8", "1 to iodepth (4)"]),
         (["run", "small-tlc", "--rw", "read", "--bs", "4KiB:lots"], ["--bs"]),
         (["run", "small-tlc", "--rw", "read", "--seed", "-1"], ["seed"]),
         (["run", "small-tlc", "--job", "no-such-job.toml"], ["no-such-job.toml"]),
@@ -214,6 +220,38 @@ def broken_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 )  # fmt: skip
 def test_user_errors(args: list[str], needles: list[str], tmp_path: Path) -> None:
     assert_user_error(run_cli(*args, cwd=tmp_path), *needles)
+
+
+def test_run_help_names_the_engine_flags() -> None:
+    proc = run_cli("run", "--help")
+    assert proc.returncode == 0, proc.stderr
+    for flag in ("--ioengine", "--iodepth-batch", "--iodepth-low", "posixaio"):
+        assert flag in proc.stdout
+
+
+def _read_of(tmp_path: Path, *flags: str) -> dict:
+    out = tmp_path / f"{'_'.join(flags) or 'default'}.json"
+    proc = run_cli("run", "small-tlc", "--rw", "randread", "--io-count", "300",
+                   "--iodepth", "16", *flags, "--json", out, "-q")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(out.read_text())
+
+
+def test_run_engine_flags_reach_the_job_and_change_the_depth(tmp_path: Path) -> None:
+    libaio = _read_of(tmp_path)
+    psync = _read_of(tmp_path, "--ioengine", "psync")
+    posixaio = _read_of(tmp_path, "--ioengine", "posixaio")
+    low = _read_of(tmp_path, "--iodepth-low", "4", "--iodepth-batch", "4")
+    assert psync["job"]["ioengine"] == "psync"
+    assert (low["job"]["iodepth_low"], low["job"]["iodepth_batch"]) == (4, 4)
+    # One request at a time (psync; posixaio's one descriptor) against 16 in flight.
+    assert psync["ops"]["read"]["iops"] < libaio["ops"]["read"]["iops"] / 3
+    assert posixaio["ops"]["read"]["iops"] < libaio["ops"]["read"]["iops"] / 3
+    # posixaio's 16 wait behind the running one and count from their submission.
+    mean_us = [r["ops"]["read"]["latency_us"]["mean"] for r in (posixaio, psync)]
+    assert mean_us[0] > 5 * mean_us[1]
+    # Draining to 4 before refilling keeps fewer in flight than a full queue.
+    assert low["ops"]["read"]["iops"] < libaio["ops"]["read"]["iops"]
 
 
 @pytest.mark.parametrize(

@@ -173,6 +173,21 @@ def run_command(
         str | None, typer.Option(help="Block size (4KiB) or a mix (4KiB:70,64KiB:30).")
     ] = None,
     iodepth: Annotated[int | None, typer.Option(help="Requests in flight per job.")] = None,
+    ioengine: Annotated[
+        str | None,
+        typer.Option(
+            help="fio engine: libaio (default), io_uring, psync, sync (one in flight), "
+            "posixaio (one per job at the device, glibc's queue per file).",
+        ),
+    ] = None,
+    iodepth_batch: Annotated[
+        int | None,
+        typer.Option("--iodepth-batch", help="Requests per submitting system call (1..iodepth)."),
+    ] = None,
+    iodepth_low: Annotated[
+        int | None,
+        typer.Option("--iodepth-low", help="Refill when in-flight drops to this (1..iodepth)."),
+    ] = None,
     rwmixread: Annotated[int | None, typer.Option(help="Percentage of reads in a mix.")] = None,
     numjobs: Annotated[
         int | None,
@@ -336,6 +351,9 @@ def run_command(
                 "--rate-iops": rate_iops,
                 "--distribution": distribution,
                 "--stream": stream,
+                "--ioengine": ioengine,
+                "--iodepth-batch": iodepth_batch,
+                "--iodepth-low": iodepth_low,
             },
         )
         result = _run_with_progress(resolved, replay, seed, quiet)
@@ -362,6 +380,9 @@ def run_command(
         "ramp": ramp,
         "distribution": distribution,
         "stream": stream,
+        "ioengine": ioengine,
+        "iodepth_batch": iodepth_batch,
+        "iodepth_low": iodepth_low,
     }
     if job_file is None and rw is None:
         raise UserError(

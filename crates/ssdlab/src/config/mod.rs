@@ -93,9 +93,40 @@ pub enum Medium {
 impl SsdConfig {
     /// Parse and validate a config from TOML text. `origin` names it in errors.
     pub fn from_toml_str(text: &str, origin: &str) -> Result<SsdConfig> {
-        let cfg: SsdConfig = from_toml(text, origin, Error::Config)?;
+        let mut cfg: SsdConfig = from_toml(text, origin, Error::Config)?;
+        if let Some(name) = cfg.host.preset.clone() {
+            cfg = Self::with_host_preset(text, origin, &name)?;
+        }
         cfg.validate(origin)?;
         Ok(cfg)
+    }
+
+    /// The config of `text` with the host preset `name` filling the `[host]` keys it leaves
+    /// out (keys the config gives win).
+    fn with_host_preset(text: &str, origin: &str, name: &str) -> Result<SsdConfig> {
+        let preset = host_preset(name).ok_or_else(|| {
+            let names: Vec<&str> = HOST_PRESETS.iter().map(|p| p.0).collect();
+            Error::Config(format!(
+                "{origin}, field `host.preset`: got {name:?}, expected one of {}",
+                names.join(", ")
+            ))
+        })?;
+        let bad = |e: String| Error::Config(format!("{origin}: {e}"));
+        let mut doc: toml::Table = toml::from_str(text).map_err(|e| bad(e.to_string()))?;
+        let fill: toml::Table = toml::from_str(preset).expect("host presets are TOML");
+        let host = doc
+            .get_mut("host")
+            .and_then(|h| h.as_table_mut())
+            .expect("host.preset was read from a [host] table");
+        for (k, v) in fill {
+            host.entry(k).or_insert(v);
+        }
+        let merged = toml::to_string(&doc).map_err(|e| bad(e.to_string()))?;
+        from_toml(
+            &merged,
+            &format!("{origin} with host preset {name}"),
+            Error::Config,
+        )
     }
 
     /// Resolve a preset name or a TOML file path, apply overrides, and validate.

@@ -836,6 +836,30 @@ impl SsdConfig {
                 format!("got {}, expected 1 to {MAX_CORES}", self.host.cores),
             );
         }
+        if let Some(Rate(hz)) = self.host.clock {
+            // Instruction counts are turned into picoseconds: 1 MHz to 1 THz keeps one
+            // instruction between 1 ps and 1 µs.
+            if !(1e6..=1e12).contains(&hz) {
+                return err(
+                    "host.clock",
+                    format!("got {hz} Hz, expected 1MHz to 1000GHz"),
+                );
+            }
+        }
+        if let Err((field, msg)) = self.host.costs() {
+            return err(field, msg);
+        }
+        if let Some(s) = self.host.max_sectors {
+            // Linux's floor is one page (8 sectors of 512 bytes); the ceiling keeps a request
+            // of max_sectors below 2^32 bytes, as the block layer's unsigned counts do.
+            const MAX_SECTORS: u32 = 1 << 23;
+            if !(8..=MAX_SECTORS).contains(&s) {
+                return err(
+                    "host.max_sectors",
+                    format!("got {s}, expected 8 (one 4 KiB page) to {MAX_SECTORS} sectors of 512 bytes"),
+                );
+            }
+        }
         for (i, r) in self.controller.write_protect.iter().enumerate() {
             let end = r.offset.0.checked_add(r.len.0);
             if r.len.0 == 0 || end.is_none_or(|e| e > self.logical_bytes()) {

@@ -27,6 +27,7 @@ pub mod store;
 pub use crate::event::Event;
 use crate::ftl::mapping_cache::Stage;
 use crate::ftl::Ftl;
+use crate::host::Part;
 use crate::host::{Host, HostCpu};
 use crate::iface::Interface;
 use crate::media::nand::Geometry;
@@ -107,9 +108,14 @@ impl Device {
         let layers = cfg.nand_layers();
         let geo = Geometry::from_config(&layers);
         let link = Interface::from_config(cfg).map_err(Error::Config)?;
-        let max_cmd_bytes = link
+        let link_max = link
             .dramif()
             .map_or(cfg.interface.mdts.0, |d| d.max_cmd_bytes());
+        // The block layer splits at the smaller of its own limit and the interface's.
+        let max_cmd_bytes = cfg
+            .host
+            .max_request_bytes()
+            .map_or(link_max, |b| b.min(link_max));
         let host = Host::new(cfg.interface.io_queues, link.sq_capacity(), max_cmd_bytes);
         let mut fil = Fil::new(cfg, &geo);
         if let Some(r) = &cfg.reliability {
@@ -308,6 +314,70 @@ impl Device {
     /// on a device with an FTL or of PCM are refused.
     #[inline]
     pub fn submit(&mut self, now: SimTime, r: Request) -> Result<u32> {
+        self.check_request(&r)?;
+        let now = now.max(self.q.now());
+        if self.idle_after != SimTime::ZERO {
+            self.host_returns()?;
+        }
+        let Device {
+            q,
+            cmds,
+            host,
+            cpu,
+            link,
+            ..
+        } = self;
+        let cores = cpu.cores();
+        let id = host.split(&r, cores, |c| {
+            let core = c.core;
+            let c_len = c.len;
+            let cmd = cmds.insert(c);
+            let ready = cpu.submit(core, now, c_len);
+            link.send(cmd, ready, q);
+        });
+        link.issue(now, cmds, cpu, q);
+        Ok(id)
+    }
+
+    /// Submit the requests of one system call together (fio's `iodepth_batch`): the block
+    /// layer merges those that touch and orders them by its scheduler (`host::blk`), then
+    /// each goes as [`Device::submit`] sends one. A merged request completes as each of the
+    /// requests it was made of, one `on_complete` each.
+    pub fn submit_batch(&mut self, now: SimTime, reqs: &[Request]) -> Result<()> {
+        for r in reqs {
+            self.check_request(r)?;
+        }
+        let rules = crate::host::blk::PlugRules {
+            max_bytes: self.host.max_cmd_bytes(),
+            nomerges: self.cfg.host.nomerges,
+            scheduler: self
+                .cfg
+                .host
+                .scheduler
+                .unwrap_or(crate::config::Scheduler::None),
+        };
+        for p in crate::host::blk::plug(reqs, rules) {
+            // Through `submit` itself (its check passes again): a second copy of its body would
+            // move the per-command closure out of line on the default path.
+            let id = self.submit(now, p.req)?;
+            if p.parts.len() > 1 {
+                self.host.set_parts(id, p.parts.into_boxed_slice());
+            }
+        }
+        Ok(())
+    }
+
+    /// One system call of a driver's I/O engine on the core of `queue`, from `now` (work
+    /// submitted afterwards on that core waits for it).
+    pub fn host_syscall(&mut self, now: SimTime, queue: u32) {
+        let now = now.max(self.q.now());
+        let core = queue % self.cpu.cores();
+        self.cpu.syscall(core, now);
+    }
+
+    /// Refuse a request the device cannot take, with a one-line reason.
+    #[inline(always)]
+    fn check_request(&self, r: &Request) -> Result<()> {
         let space = crate::request::Space::of(r.flags);
         crate::ctrl::fusion::check_space(
             space,
@@ -344,27 +414,7 @@ impl Device {
                 "erase: this device has an FTL that erases for itself; erases are for a raw device (ftl.kind = \"none\")".into(),
             ));
         }
-        let now = now.max(self.q.now());
-        if self.idle_after != SimTime::ZERO {
-            self.host_returns()?;
-        }
-        let Device {
-            q,
-            cmds,
-            host,
-            cpu,
-            link,
-            ..
-        } = self;
-        let cores = cpu.cores();
-        let id = host.split(&r, cores, |c| {
-            let core = c.core;
-            let cmd = cmds.insert(c);
-            let ready = cpu.submit(core, now);
-            link.send(cmd, ready, q);
-        });
-        link.issue(now, cmds, cpu, q);
-        Ok(id)
+        Ok(())
     }
 
     /// Handle events until none is left, calling `driver` on completions and wake-ups; false
@@ -414,7 +464,27 @@ impl Device {
             Event::Wake { token } => driver.on_wake(self, now, token),
             Event::HostComplete { cmd } => {
                 if let Some(done) = self.on_host_complete(now, cmd) {
-                    driver.on_complete(self, now, done);
+                    // A merged request completes as each submitted request it was made of,
+                    // each counted by the host and reported. One loop for both cases: a
+                    // second copy would keep the compiler from inlining the driver's
+                    // `on_complete` and the histogram's record on the default path.
+                    let merged = self.host.take_parts(done.id);
+                    let one = [Part {
+                        offset: done.offset,
+                        len: done.len,
+                        arrival: done.arrival,
+                    }];
+                    for p in merged.as_deref().unwrap_or(&one) {
+                        self.host
+                            .count(now, done.op, p.offset, p.len, p.arrival, done.status);
+                        let each = Completion {
+                            offset: p.offset,
+                            len: p.len,
+                            arrival: p.arrival,
+                            ..done
+                        };
+                        driver.on_complete(self, now, each);
+                    }
                 }
                 if self.idle_after != SimTime::ZERO {
                     self.arm_idle_check(now);
@@ -630,7 +700,7 @@ impl Device {
         let c = self.cmds.remove(cmd);
         self.link
             .release(now, &c, &mut self.cmds, &mut self.cpu, &mut self.q);
-        let (id, r) = self.host.command_done(now, c.req, c.sq, c.status)?;
+        let (id, r) = self.host.command_finished(now, c.req, c.sq, c.status)?;
         Some(Completion {
             id,
             op: r.op,

@@ -3,11 +3,19 @@
 //! its own generator. Closed loop: each keeps `iodepth` requests in flight and issues the next
 //! when one completes. Open loop (`rate_iops`): each instance's arrivals are evenly spaced, and
 //! an arrival that finds `iodepth` in flight waits in the instance's backlog.
+//!
+//! The I/O engine (`ioengine`, docs/host.md) sets how many of an instance's requests are at
+//! the device: all (`libaio`, `io_uring`, and the default), or one (`sync`/`psync`, whose
+//! `iodepth` fio caps at 1; `posixaio`, whose `iodepth` requests wait in glibc's queue of the
+//! file descriptor behind the one running, here in the backlog, their latency counted from
+//! their submission as fio counts it). `iodepth_low` holds the refill until the instance is
+//! down to that many; `iodepth_batch` hands the refill to the kernel that many at a time, each
+//! batch one system call and one block-layer plug (merging, scheduler order).
 
 use crate::device::{Completion, Device, Driver, Flags, Request};
 use crate::error::{Error, Result};
 use crate::sim::SimTime;
-use crate::workload::job::{Generator, Job, Rw};
+use crate::workload::job::{Generator, IoEngine, Job, Rw};
 use std::collections::VecDeque;
 
 /// Most open-loop arrivals one instance may hold waiting (8 bytes each) before the run stops
@@ -21,9 +29,46 @@ struct Instance {
     backlog: VecDeque<SimTime>,
 }
 
+/// The closed loop's host side, from the job's engine options.
+#[derive(Clone, Copy, Debug)]
+struct Engine {
+    kind: IoEngine,
+    /// Requests of one instance at the device at most.
+    device_depth: u32,
+    /// Requests one instance keeps outstanding (at the device or waiting in the backlog).
+    outstanding: u32,
+    /// Refill when outstanding requests drop to this many.
+    low: u32,
+    /// Requests per submitting system call.
+    batch: u32,
+    /// Today's driver exactly: libaio-like, refill at every completion, one at a time.
+    plain: bool,
+}
+
+impl Engine {
+    fn of(job: &Job) -> Engine {
+        let s = &job.spec;
+        let kind = s.engine();
+        let outstanding = kind.outstanding(s.iodepth);
+        let low = s.iodepth_low.unwrap_or(s.iodepth).min(outstanding);
+        let batch = s.iodepth_batch.unwrap_or(1);
+        Engine {
+            kind,
+            device_depth: kind.device_depth(s.iodepth),
+            outstanding,
+            low,
+            batch,
+            plain: !kind.syscall_per_request() && low == outstanding && batch == 1,
+        }
+    }
+}
+
 pub struct JobDriver {
     job: Job,
+    engine: Engine,
     insts: Vec<Instance>,
+    /// A refill's requests, reused.
+    batch: Vec<Request>,
     /// Requests issued so far (arrivals, in open loop).
     issued: u64,
     /// A submit the device refused (cannot happen for a fitted job; kept, not panicked on).
@@ -54,13 +99,14 @@ impl JobDriver {
             } else {
                 max_bs.div_ceil(dev.max_cmd_bytes())
             };
-            let need = per_sq as u64 * job.spec.iodepth as u64 * cmds_per_req;
+            let depth = job.spec.engine().device_depth(job.spec.iodepth);
+            let need = per_sq as u64 * depth as u64 * cmds_per_req;
             if need > cap as u64 {
                 return Err(Error::Job(format!(
                     "job, field `iodepth`: {} instance(s) per queue × iodepth {} × {} command(s) per request need {need} \
                      queue entries, but an NVMe queue of depth {} holds at most {}; lower iodepth or raise interface.queue_depth",
                     per_sq,
-                    job.spec.iodepth,
+                    depth,
                     cmds_per_req,
                     cap as u64 + 1,
                     cap
@@ -75,8 +121,10 @@ impl JobDriver {
             })
             .collect();
         Ok(JobDriver {
+            engine: Engine::of(&job),
             job,
             insts,
+            batch: Vec::new(),
             issued: 0,
             error: None,
         })
@@ -99,13 +147,18 @@ impl JobDriver {
                     dev.wake_at(SimTime(gap * inst as u64 / n as u64), inst);
                 }
             }
-            None => {
+            None if self.engine.plain => {
                 for _ in 0..self.job.spec.iodepth {
                     for inst in 0..n {
                         if self.may_issue(SimTime::ZERO) {
                             self.issue(dev, SimTime::ZERO, inst, SimTime::ZERO);
                         }
                     }
+                }
+            }
+            None => {
+                for inst in 0..n {
+                    self.refill(dev, SimTime::ZERO, inst);
                 }
             }
         }
@@ -134,23 +187,96 @@ impl JobDriver {
         self.submit(dev, now, inst, arrival);
     }
 
-    /// Draw the instance's next request and submit it.
-    #[inline]
+    /// Draw the instance's next request and submit it. (Always inlined: the engines' cold
+    /// paths call it too, which would otherwise move it out of the default path.)
+    #[inline(always)]
     fn submit(&mut self, dev: &mut Device, now: SimTime, inst: u32, arrival: SimTime) {
+        let r = self.draw(inst, arrival);
+        if let Err(e) = dev.submit(now, r) {
+            self.error.get_or_insert(e);
+        }
+    }
+
+    /// The instance's next request, counted in flight.
+    #[inline(always)]
+    fn draw(&mut self, inst: u32, arrival: SimTime) -> Request {
         let i = &mut self.insts[inst as usize];
         let (op, offset, len) = i.gen.next(&self.job);
         i.inflight += 1;
-        let r = Request {
+        Request {
             op,
             offset,
             len,
             queue: inst,
             flags: Flags::NONE.with_stream(self.job.spec.stream as u8),
             arrival,
+        }
+    }
+
+    /// Closed loop with an engine other than the plain one: bring the instance's outstanding
+    /// requests back up to the engine's number. Those the device cannot hold wait in the
+    /// backlog (posixaio); the rest go in system calls of `batch` requests.
+    fn refill(&mut self, dev: &mut Device, now: SimTime, inst: u32) {
+        let e = self.engine;
+        let mut batch = std::mem::take(&mut self.batch);
+        loop {
+            let i = &self.insts[inst as usize];
+            let outstanding = i.inflight + i.backlog.len() as u32;
+            if outstanding >= e.outstanding || !self.may_issue(now) {
+                break;
+            }
+            self.issued += 1;
+            if i.inflight >= e.device_depth {
+                self.insts[inst as usize].backlog.push_back(now);
+                continue;
+            }
+            if e.kind.syscall_per_request() {
+                dev.host_syscall(now, inst);
+                self.submit(dev, now, inst, now);
+                continue;
+            }
+            batch.push(self.draw(inst, now));
+            if batch.len() as u32 == e.batch {
+                self.flush_batch(dev, now, inst, &mut batch);
+            }
+        }
+        if !batch.is_empty() {
+            self.flush_batch(dev, now, inst, &mut batch);
+        }
+        self.batch = batch;
+    }
+
+    /// A completion in the closed loop of an engine other than the plain one (kept out of
+    /// the default path's `on_complete`).
+    #[cold]
+    fn engine_complete(&mut self, dev: &mut Device, now: SimTime, inst: u32) {
+        // posixaio: the next request of the descriptor runs (glibc's helper thread's pread or
+        // pwrite, one system call).
+        let i = &mut self.insts[inst as usize];
+        if i.inflight < self.engine.device_depth {
+            if let Some(arrival) = i.backlog.pop_front() {
+                dev.host_syscall(now, inst);
+                self.submit(dev, now, inst, arrival);
+            }
+        }
+        let i = &self.insts[inst as usize];
+        if i.inflight + i.backlog.len() as u32 <= self.engine.low {
+            self.refill(dev, now, inst);
+        }
+    }
+
+    /// One submitting system call of `batch`'s requests; a batch of one goes as it is.
+    fn flush_batch(&mut self, dev: &mut Device, now: SimTime, inst: u32, batch: &mut Vec<Request>) {
+        dev.host_syscall(now, inst);
+        let res = if batch.len() == 1 {
+            dev.submit(now, batch[0]).map(|_| ())
+        } else {
+            dev.submit_batch(now, batch)
         };
-        if let Err(e) = dev.submit(now, r) {
+        if let Err(e) = res {
             self.error.get_or_insert(e);
         }
+        batch.clear();
     }
 }
 
@@ -164,8 +290,12 @@ impl Driver for JobDriver {
             if let Some(arrival) = i.backlog.pop_front() {
                 self.submit(dev, now, inst, arrival);
             }
-        } else if self.may_issue(now) {
-            self.issue(dev, now, inst, now);
+        } else if self.engine.plain {
+            if self.may_issue(now) {
+                self.issue(dev, now, inst, now);
+            }
+        } else {
+            self.engine_complete(dev, now, inst);
         }
     }
 
@@ -187,7 +317,10 @@ impl Driver for JobDriver {
         };
         dev.wake_at(SimTime(next), inst);
         let i = &mut self.insts[inst as usize];
-        if i.inflight < self.job.spec.iodepth {
+        if i.inflight < self.engine.device_depth {
+            if self.engine.kind.syscall_per_request() || self.engine.batch > 1 {
+                dev.host_syscall(now, inst);
+            }
             self.submit(dev, now, inst, now);
         } else if i.backlog.len() >= MAX_BACKLOG {
             // Arrivals faster than the device serves them would queue without end.
@@ -293,6 +426,147 @@ mod tests {
         // TLC programs take hundreds of µs: with iodepth 1, arrivals had to wait.
         let lat = dev.host().latency(crate::workload::Op::Write);
         assert!(lat.summary().max > 500.0, "{:?}", lat.summary());
+    }
+
+    /// Runs `drv` to the end on `dev`, noting the device's requests in flight after each
+    /// completion the driver handled.
+    fn watch(dev: &mut Device, drv: JobDriver) -> (Watch, Vec<usize>) {
+        struct Seq(Watch, Vec<usize>);
+        impl Driver for Seq {
+            fn on_complete(&mut self, dev: &mut Device, now: SimTime, done: Completion) {
+                self.0.on_complete(dev, now, done);
+                self.1.push(dev.host().in_flight());
+            }
+        }
+        let mut s = Seq(
+            Watch {
+                inner: drv,
+                most_in_flight: 0,
+                completions: 0,
+            },
+            Vec::new(),
+        );
+        assert!(dev.run(&mut s, u64::MAX, &mut |_, _| true).unwrap());
+        (s.0, s.1)
+    }
+
+    /// Hand-worked: glibc runs one request of a descriptor at a time, so a posixaio job of
+    /// iodepth 256 on one file has 1 request at the device and 255 waiting behind it.
+    #[test]
+    fn posixaio_at_iodepth_256_keeps_one_request_at_the_device() {
+        let (mut dev, mut drv) = setup(
+            &[],
+            r#"{"rw":"read","bs":"4KiB","iodepth":256,"ioengine":"posixaio","io_count":400}"#,
+        );
+        drv.start(&mut dev);
+        assert_eq!(dev.host().in_flight(), 1);
+        assert_eq!(drv.insts[0].backlog.len(), 255);
+        let (w, seq) = watch(&mut dev, drv);
+        assert_eq!(w.most_in_flight, 1);
+        assert_eq!(w.completions, 400);
+        assert!(seq.iter().all(|&n| n <= 1));
+        // Latency counts from the submission, so the queue behind the running request shows.
+        let lat = dev.host().latency(crate::workload::Op::Read).summary();
+        assert!(lat.mean > 100.0 * lat.min, "{lat:?}");
+    }
+
+    #[test]
+    fn psync_at_iodepth_32_keeps_one_in_flight_and_none_waiting() {
+        let (mut dev, mut drv) = setup(
+            &[],
+            r#"{"rw":"randread","bs":"4KiB","iodepth":32,"ioengine":"psync","io_count":50}"#,
+        );
+        drv.start(&mut dev);
+        assert_eq!(dev.host().in_flight(), 1);
+        assert!(drv.insts[0].backlog.is_empty());
+        let (w, _) = watch(&mut dev, drv);
+        assert_eq!((w.most_in_flight, w.completions), (1, 50));
+        // libaio at the same depth keeps 32.
+        let (mut dev, mut drv) = setup(
+            &[],
+            r#"{"rw":"randread","bs":"4KiB","iodepth":32,"ioengine":"libaio","io_count":50}"#,
+        );
+        drv.start(&mut dev);
+        assert_eq!(dev.host().in_flight(), 32);
+    }
+
+    /// iodepth 8, iodepth_low 3: the queue drains from 8 to 3 before it is filled again.
+    #[test]
+    fn iodepth_low_lets_the_queue_drain_before_refilling() {
+        let (mut dev, mut drv) = setup(
+            &[],
+            r#"{"rw":"randread","bs":"4KiB","iodepth":8,"iodepth_low":3,"io_count":100}"#,
+        );
+        drv.start(&mut dev);
+        let (_, seq) = watch(&mut dev, drv);
+        assert_eq!(&seq[..12], &[7, 6, 5, 4, 8, 7, 6, 5, 4, 8, 7, 6]);
+        // Without it, every completion is refilled at once.
+        let (mut dev, mut drv) = setup(
+            &[],
+            r#"{"rw":"randread","bs":"4KiB","iodepth":8,"io_count":100}"#,
+        );
+        drv.start(&mut dev);
+        let (_, seq) = watch(&mut dev, drv);
+        assert!(seq[..90].iter().all(|&n| n == 8), "{seq:?}");
+    }
+
+    /// Two adjacent 4 KiB writes handed to the kernel in one call become one 8 KiB request at
+    /// the device, and complete as two.
+    #[test]
+    fn a_batch_of_adjacent_writes_is_merged_into_one_request() {
+        let (mut dev, mut drv) = setup(
+            &[],
+            r#"{"rw":"write","bs":"4KiB","iodepth":2,"iodepth_batch":2,"iodepth_low":1,"io_count":2}"#,
+        );
+        drv.start(&mut dev);
+        assert_eq!(dev.host().in_flight(), 1, "one merged request");
+        let (w, _) = watch(&mut dev, drv);
+        assert_eq!(w.completions, 2);
+        let recs = dev.take_records().unwrap();
+        assert_eq!(recs.len(), 2);
+        assert_eq!((recs[0].offset, recs[1].offset), (0, 4096));
+        assert_eq!(recs[0].latency_ps, recs[1].latency_ps);
+        // With nomerges, two requests.
+        let (mut dev, mut drv) = setup(
+            &["host.nomerges=true"],
+            r#"{"rw":"write","bs":"4KiB","iodepth":2,"iodepth_batch":2,"iodepth_low":1,"io_count":2}"#,
+        );
+        drv.start(&mut dev);
+        assert_eq!(dev.host().in_flight(), 2);
+    }
+
+    /// A system call of 10 µs before each psync request: with one request at a time on an
+    /// otherwise idle core, every latency grows by exactly 10 µs.
+    #[test]
+    fn a_syscall_cost_adds_to_each_synchronous_request() {
+        let mean = |over: &[&str]| {
+            let (mut dev, mut drv) = setup(
+                over,
+                r#"{"rw":"randread","bs":"4KiB","ioengine":"psync","io_count":40}"#,
+            );
+            drv.start(&mut dev);
+            watch(&mut dev, drv);
+            dev.host().latency(crate::workload::Op::Read).summary().mean
+        };
+        let base = mean(&[]);
+        let with = mean(&["host.syscall_cost=\"10us\""]);
+        assert!((with - base - 10.0).abs() < 1e-6, "{base} {with}");
+    }
+
+    /// At max_sectors 1024 (512 KiB) below a 1 MiB MDTS, a 1 MiB read is two commands.
+    #[test]
+    fn max_sectors_below_mdts_splits_a_1mib_request_in_two() {
+        let (mut dev, mut drv) = setup(
+            &["interface.mdts=\"1MiB\"", "host.max_sectors=1024"],
+            r#"{"rw":"read","bs":"1MiB","iodepth":1,"io_count":1}"#,
+        );
+        assert_eq!(dev.max_cmd_bytes(), 512 * 1024);
+        drv.start(&mut dev);
+        assert_eq!(dev.host().in_flight(), 1);
+        let (w, _) = watch(&mut dev, drv);
+        assert_eq!(w.completions, 1);
+        let (dev2, _) = setup(&["interface.mdts=\"1MiB\""], r#"{"rw":"read","bs":"1MiB"}"#);
+        assert_eq!(dev2.max_cmd_bytes(), 1 << 20);
     }
 
     #[test]

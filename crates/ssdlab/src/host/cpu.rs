@@ -1,5 +1,7 @@
 //! The host's CPU cores: the I/O stack's cost per command on the core that issued it (submit,
-//! completion handling, polling), each core a serial resource.
+//! completion handling, polling), per system call of the I/O engine and per KiB a command
+//! moves, each core a serial resource. Costs come from `[host]` as times or as instruction
+//! counts at a clock (`HostConfig::costs`).
 
 use crate::config::{HostConfig, InterruptMode};
 use crate::sim::time::Timeline;
@@ -10,15 +12,24 @@ pub struct HostCpu {
     submit_cost: SimTime,
     complete_cost: SimTime,
     poll_cost: SimTime,
+    syscall_cost: SimTime,
+    /// Picoseconds per KiB a command moves, paid at submit (0: none).
+    kib_cost_ps: u64,
 }
 
 impl HostCpu {
+    /// The cores of `h`, which validation has checked (`HostConfig::costs` is Ok).
     pub fn new(h: &HostConfig) -> HostCpu {
+        let c = h
+            .costs()
+            .unwrap_or_else(|(f, m)| panic!("unvalidated host config: {f}: {m}"));
         HostCpu {
             cores: vec![Timeline::default(); h.cores as usize],
-            submit_cost: h.submit_cost.0,
-            complete_cost: h.complete_cost.0,
-            poll_cost: h.poll_cost.0,
+            submit_cost: c.submit,
+            complete_cost: c.complete,
+            poll_cost: c.poll,
+            syscall_cost: c.syscall,
+            kib_cost_ps: c.kib.0,
         }
     }
 
@@ -26,10 +37,31 @@ impl HostCpu {
         self.cores.len() as u32
     }
 
-    /// The driver's submit path of one command on `core` from `now`; returns when it ends.
+    /// The driver's submit path of one command of `bytes` on `core` from `now`; returns when
+    /// it ends.
     #[inline]
-    pub fn submit(&mut self, core: u32, now: SimTime) -> SimTime {
-        self.cores[core as usize].reserve(now, self.submit_cost).1
+    pub fn submit(&mut self, core: u32, now: SimTime, bytes: u64) -> SimTime {
+        let mut cost = self.submit_cost;
+        if self.kib_cost_ps != 0 {
+            cost += self.bytes_cost(bytes);
+        }
+        self.cores[core as usize].reserve(now, cost).1
+    }
+
+    /// The per-KiB cost of `bytes`, rounded down to whole picoseconds (saturating: validation
+    /// bounds the per-KiB cost by 1 s, so only absurd lengths could reach the clock's end).
+    fn bytes_cost(&self, bytes: u64) -> SimTime {
+        let ps = (self.kib_cost_ps as u128 * bytes as u128) / 1024;
+        SimTime(u64::try_from(ps).unwrap_or(u64::MAX))
+    }
+
+    /// One system call of the I/O engine on `core` from `now` (none when it costs nothing);
+    /// work the core does after it queues behind it.
+    #[inline]
+    pub fn syscall(&mut self, core: u32, now: SimTime) {
+        if self.syscall_cost != SimTime::ZERO {
+            self.cores[core as usize].reserve(now, self.syscall_cost);
+        }
     }
 
     /// Reserve `dur` of `core` from `at`: (start, end).
@@ -79,18 +111,44 @@ mod tests {
             submit_cost: Dur(SimTime::from_ns(1500)),
             complete_cost: Dur(SimTime::from_ns(2000)),
             poll_cost: Dur(SimTime::from_ns(300)),
+            ..HostConfig::default()
         })
     }
 
     #[test]
     fn submits_on_one_core_queue_behind_each_other() {
         let mut c = cpu(2);
-        assert_eq!(c.submit(0, SimTime::ZERO), SimTime::from_ns(1500));
-        assert_eq!(c.submit(0, SimTime::ZERO), SimTime::from_ns(3000));
+        assert_eq!(c.submit(0, SimTime::ZERO, 4096), SimTime::from_ns(1500));
+        assert_eq!(c.submit(0, SimTime::ZERO, 4096), SimTime::from_ns(3000));
         // Another core is free.
-        assert_eq!(c.submit(1, SimTime::ZERO), SimTime::from_ns(1500));
+        assert_eq!(c.submit(1, SimTime::ZERO, 4096), SimTime::from_ns(1500));
         let busy: Vec<_> = c.busy().collect();
         assert_eq!(busy, vec![SimTime::from_ns(3000), SimTime::from_ns(1500)]);
+    }
+
+    /// A gem5-style host: 1 GHz, one instruction per cycle. Submit 10,000 instructions, a
+    /// system call 2,000, 100 per KiB: a 512 KiB command after one system call ends at
+    /// 2 µs + 10 µs + 51.2 µs.
+    #[test]
+    fn instruction_counts_syscalls_and_bytes_add_up_on_the_core() {
+        let mut c = HostCpu::new(&HostConfig {
+            cores: 1,
+            clock: Some(crate::config::Rate(1e9)),
+            submit_instructions: Some(10_000),
+            syscall_instructions: Some(2_000),
+            kib_instructions: Some(100),
+            ..HostConfig::default()
+        });
+        c.syscall(0, SimTime::ZERO);
+        let end = c.submit(0, SimTime::ZERO, 512 * 1024);
+        assert_eq!(end, SimTime::from_ns(2_000 + 10_000 + 51_200));
+        // 1.5 KiB: 150 ns of per-KiB work.
+        let end2 = c.submit(0, end, 1536);
+        assert_eq!(end2, end + SimTime::from_ns(10_150));
+        // Without the new costs, a system call takes nothing.
+        let mut d = cpu(1);
+        d.syscall(0, SimTime::ZERO);
+        assert_eq!(d.submit(0, SimTime::ZERO, 1 << 20), SimTime::from_ns(1500));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! Where requests come from is not the host's business: a driver submits them
 //! through the device boundary and learns of their completion.
 
+pub mod blk;
 pub mod cpu;
 
 use crate::request::{cmds_of, Cmd, Request, RequestRecord, Status};
@@ -11,6 +12,7 @@ use crate::sim::{SimTime, Slab};
 use crate::stats::LatencyStats;
 use crate::workload::Op;
 
+pub use blk::Part;
 pub use cpu::HostCpu;
 
 /// A request in flight.
@@ -45,6 +47,12 @@ pub struct Host {
     /// Failed requests by status (indexed by `Status as usize`).
     failed_by_status: [u64; Status::COUNT],
     last_completion: SimTime,
+    /// The submitted requests the block layer merged into request `id`, at index `id` (None:
+    /// not merged). A side table rather than a field of `HostReq`, so that the default path
+    /// (no merging) keeps its request record narrow; filled only by `set_parts`.
+    parts: Vec<Option<Box<[Part]>>>,
+    /// Merged requests in flight: while 0, completions skip the side table.
+    merged_in_flight: u32,
 }
 
 impl Host {
@@ -63,6 +71,8 @@ impl Host {
             first_failure: None,
             failed_by_status: [0; Status::COUNT],
             last_completion: SimTime::ZERO,
+            parts: Vec::new(),
+            merged_in_flight: 0,
         }
     }
 
@@ -95,8 +105,9 @@ impl Host {
     }
 
     /// Record request `r` and cut it into commands, each passed to `cmd` in order; the host
-    /// has `cores` cores. Returns the request's id.
-    #[inline]
+    /// has `cores` cores. Returns the request's id. (Always inlined: `Device::submit_batch`
+    /// is a second caller, which would otherwise move it out of the default path.)
+    #[inline(always)]
     pub(crate) fn split(&mut self, r: &Request, cores: u32, mut cmd: impl FnMut(Cmd)) -> u32 {
         let Request {
             op,
@@ -145,9 +156,10 @@ impl Host {
     }
 
     /// The host finished the completion work of a command of request `req` at `now`. On the
-    /// request's last command, count it and return it.
+    /// request's last command, return it; the caller counts it with `count`, once per
+    /// submitted request it was made of (`take_parts`).
     #[inline]
-    pub(crate) fn command_done(
+    pub(crate) fn command_finished(
         &mut self,
         now: SimTime,
         req: u32,
@@ -162,26 +174,93 @@ impl Host {
             return None;
         }
         let r = self.reqs.remove(req);
-        self.completed += 1;
-        if r.status != Status::Ok {
-            self.failed += 1;
-            self.failed_by_status[r.status as usize] += 1;
-            self.first_failure.get_or_insert((r.op, r.offset, r.status));
-        }
         self.last_completion = now;
-        if r.arrival >= self.measure_from {
-            let latency = now - r.arrival;
-            self.lat[r.op.index()].record(latency.ps(), r.len);
+        Some((req, r))
+    }
+
+    /// Count and measure one finished submitted request. (The device calls it from a single
+    /// place for plain and merged requests alike: a second copy would keep the compiler from
+    /// inlining the histogram's record on the default path.)
+    #[inline]
+    pub(crate) fn count(
+        &mut self,
+        now: SimTime,
+        op: Op,
+        offset: u64,
+        len: u64,
+        arrival: SimTime,
+        status: Status,
+    ) {
+        self.completed += 1;
+        if status != Status::Ok {
+            self.failed += 1;
+            self.failed_by_status[status as usize] += 1;
+            self.first_failure.get_or_insert((op, offset, status));
+        }
+        if arrival >= self.measure_from {
+            let latency = now - arrival;
+            self.lat[op.index()].record(latency.ps(), len);
             if let Some(rec) = self.records.as_mut() {
                 rec.push(RequestRecord {
-                    op: r.op.index() as u8,
-                    offset: r.offset,
-                    issue_ps: r.arrival.ps(),
+                    op: op.index() as u8,
+                    offset,
+                    issue_ps: arrival.ps(),
                     latency_ps: latency.ps(),
                 });
             }
         }
-        Some((req, r))
+    }
+
+    /// `command_finished` and `count` together, as the device does them (tests).
+    #[cfg(test)]
+    pub(crate) fn command_done(
+        &mut self,
+        now: SimTime,
+        req: u32,
+        sq: u32,
+        status: Status,
+    ) -> Option<(u32, HostReq)> {
+        let (id, r) = self.command_finished(now, req, sq, status)?;
+        let one = [Part {
+            offset: r.offset,
+            len: r.len,
+            arrival: r.arrival,
+        }];
+        let merged = self.take_parts(id);
+        for p in merged.as_deref().unwrap_or(&one) {
+            self.count(now, r.op, p.offset, p.len, p.arrival, r.status);
+        }
+        Some((id, r))
+    }
+
+    /// Note that request `id`, in flight, is the block layer's merge of `parts`: its
+    /// completion counts, measures and reports each of them (`take_parts`).
+    #[cold]
+    pub(crate) fn set_parts(&mut self, id: u32, parts: Box<[Part]>) {
+        let i = id as usize;
+        if self.parts.len() <= i {
+            self.parts.resize_with(i + 1, || None);
+        }
+        debug_assert!(self.parts[i].is_none(), "request {id} merged twice");
+        self.parts[i] = Some(parts);
+        self.merged_in_flight += 1;
+    }
+
+    /// The parts of finished request `id` if the block layer merged it (then forgotten); None
+    /// otherwise. Cheap while no merged request is in flight.
+    #[inline]
+    pub(crate) fn take_parts(&mut self, id: u32) -> Option<Box<[Part]>> {
+        if self.merged_in_flight == 0 {
+            return None;
+        }
+        self.take_parts_cold(id)
+    }
+
+    #[cold]
+    fn take_parts_cold(&mut self, id: u32) -> Option<Box<[Part]>> {
+        let p = self.parts.get_mut(id as usize)?.take()?;
+        self.merged_in_flight -= 1;
+        Some(p)
     }
 
     /// Requests completed so far.
@@ -251,6 +330,49 @@ mod tests {
         );
         assert_eq!(split_all(&mut h, Op::Trim, 0, 1 << 30), vec![(0, 1 << 30)]);
         assert_eq!(split_all(&mut h, Op::Flush, 0, 0), vec![(0, 0)]);
+    }
+
+    /// max_sectors 1024 of 512 bytes is 512 KiB: a 1 MiB request is two commands.
+    #[test]
+    fn a_1mib_request_is_two_512kib_commands_at_max_sectors_1024() {
+        let mut h = Host::new(1, 1023, 1024 * 512);
+        assert_eq!(
+            split_all(&mut h, Op::Read, 0, 1 << 20),
+            vec![(0, 512 * 1024), (512 * 1024, 512 * 1024)]
+        );
+    }
+
+    /// A merged request completes once at the device but counts and measures each request it
+    /// was made of.
+    #[test]
+    fn a_merged_request_counts_each_of_its_parts() {
+        let mut h = Host::new(1, 1023, 1 << 20);
+        h.record_requests();
+        let parts: Box<[Part]> = vec![
+            Part {
+                offset: 0,
+                len: 4096,
+                arrival: SimTime::ZERO,
+            },
+            Part {
+                offset: 4096,
+                len: 4096,
+                arrival: SimTime::from_us(1),
+            },
+        ]
+        .into();
+        let id = h.split(&req(Op::Write, 0, 8192, SimTime::ZERO), 1, |_| {});
+        h.set_parts(id, parts);
+        assert_eq!(h.in_flight(), 1);
+        h.command_done(SimTime::from_us(10), id, 0, Status::Ok)
+            .unwrap();
+        assert_eq!(h.completed(), 2);
+        let recs = h.take_records().unwrap();
+        let lat: Vec<u64> = recs.iter().map(|r| r.latency_ps).collect();
+        assert_eq!(lat, vec![10_000_000, 9_000_000]);
+        // Its parts were taken; the side table is idle again.
+        assert!(h.take_parts(id).is_none());
+        assert_eq!(h.merged_in_flight, 0);
     }
 
     #[test]

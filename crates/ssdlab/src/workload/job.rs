@@ -113,10 +113,69 @@ pub struct JobSpec {
     /// so it is not one of `FIELDS` and results of jobs without it stay as they were.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub stream: u32,
+    /// fio's I/O engine: how many requests one instance has at the device (docs/host.md).
+    /// Absent: `libaio`, up to `iodepth` in flight (the driver as it always was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ioengine: Option<IoEngine>,
+    /// fio's `iodepth_batch` (`iodepth_batch_submit`): requests handed to the kernel in one
+    /// system call when the instance refills; absent: 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iodepth_batch: Option<u32>,
+    /// fio's `iodepth_low`: refill only when the requests in flight drop to this many, then
+    /// up to `iodepth`; absent: `iodepth` (refill at every completion).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iodepth_low: Option<u32>,
 }
 
 fn is_zero(v: &u32) -> bool {
     *v == 0
+}
+
+/// fio's I/O engines, as far as they change what the device sees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoEngine {
+    /// read/write: one request at a time per instance.
+    Sync,
+    /// pread/pwrite: one request at a time per instance.
+    Psync,
+    /// Linux native AIO: up to `iodepth` in flight.
+    Libaio,
+    /// io_uring: up to `iodepth` in flight.
+    #[serde(rename = "io_uring")]
+    IoUring,
+    /// POSIX AIO on glibc: `iodepth` requests outstanding, but glibc runs the requests of one
+    /// file descriptor one after another (`__aio_enqueue_request` in
+    /// sysdeps/pthread/aio_misc.c chains a request behind the running one of the same
+    /// descriptor), so one instance has one request at the device.
+    Posixaio,
+}
+
+impl IoEngine {
+    pub const NAMES: [&'static str; 5] = ["sync", "psync", "libaio", "io_uring", "posixaio"];
+
+    /// Requests one instance can have at the device at `iodepth`.
+    pub fn device_depth(self, iodepth: u32) -> u32 {
+        match self {
+            IoEngine::Libaio | IoEngine::IoUring => iodepth,
+            IoEngine::Sync | IoEngine::Psync | IoEngine::Posixaio => 1,
+        }
+    }
+
+    /// Requests one instance keeps outstanding (submitted and not yet reaped) at `iodepth`:
+    /// fio caps synchronous engines at 1.
+    pub fn outstanding(self, iodepth: u32) -> u32 {
+        match self {
+            IoEngine::Sync | IoEngine::Psync => 1,
+            IoEngine::Libaio | IoEngine::IoUring | IoEngine::Posixaio => iodepth,
+        }
+    }
+
+    /// Whether each request is its own system call (a synchronous read or write, or glibc's
+    /// helper thread's pread/pwrite), rather than one per submitted batch.
+    pub fn syscall_per_request(self) -> bool {
+        !matches!(self, IoEngine::Libaio | IoEngine::IoUring)
+    }
 }
 
 fn default_name() -> String {
@@ -165,6 +224,15 @@ impl JobSpec {
         "rate_iops",
         "ramp",
     ];
+
+    /// Fields a job file may give that are serialised only when given (the host side of the
+    /// run; docs/host.md).
+    pub const HOST_FIELDS: [&'static str; 3] = ["ioengine", "iodepth_batch", "iodepth_low"];
+
+    /// The engine, `libaio` when none is given.
+    pub fn engine(&self) -> IoEngine {
+        self.ioengine.unwrap_or(IoEngine::Libaio)
+    }
 }
 
 impl JobSpec {
@@ -244,6 +312,19 @@ impl JobSpec {
                     crate::config::MAX_STREAMS - 1
                 ),
             );
+        }
+        for (field, v) in [
+            ("iodepth_batch", self.iodepth_batch),
+            ("iodepth_low", self.iodepth_low),
+        ] {
+            if let Some(v) = v {
+                if v == 0 || v > self.iodepth {
+                    return err(
+                        field,
+                        format!("got {v}, expected 1 to iodepth ({})", self.iodepth),
+                    );
+                }
+            }
         }
         if self.numjobs == 0 || self.numjobs > 4096 {
             return err(
@@ -601,6 +682,20 @@ mod tests {
             .to_string();
         assert!(
             e.contains("size") && e.contains("larger than the device"),
+            "{e}"
+        );
+        let e = JobSpec::from_json(r#"{"rw":"read","ioengine":"windowsaio"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("field `ioengine`") && e.contains("windowsaio") && e.contains("posixaio"),
+            "{e}"
+        );
+        let e = JobSpec::from_json(r#"{"rw":"read","iodepth":4,"iodepth_low":5}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("field `iodepth_low`: got 5, expected 1 to iodepth (4)"),
             "{e}"
         );
         let e = JobSpec::from_toml_str("rw = \"read\"\ncolour = 1", "j.toml")
