@@ -157,8 +157,21 @@ fn stream_settings_are_checked_field_by_field() {
     assert!(
         e.contains("field `ftl.over_provisioning`")
             && e.contains(
-                "but GC needs at least 17 (4 for the free-block threshold and 13 open blocks)"
+                "but GC needs at least 17 (4 for the free-block threshold and 13 open blocks: 12 for host streams, 1 for GC)"
             ),
+        "{e}"
+    );
+    // A GC block per stream takes one more open block per stream: at most 6 streams.
+    small(&["ftl.streams=6", "ftl.gc.per_stream=true"]);
+    let e = config_error(&["ftl.streams=7", "ftl.gc.per_stream=true"]);
+    assert!(
+        e.contains("field `ftl.over_provisioning`")
+            && e.contains("and 14 open blocks: 7 for host streams, 7 for GC)"),
+        "{e}"
+    );
+    let e = config_error(&["ftl.gc.per_stream=true"]);
+    assert!(
+        e.contains("field `ftl.gc.per_stream`: got true with ftl.streams = 1"),
         "{e}"
     );
     let e = config_error(&["ftl.streams=2", "cache.capacity=\"1MiB\""]);
@@ -314,9 +327,23 @@ impl ssdlab::device::Driver for HotCold {
 #[test]
 #[ignore]
 fn measure_hot_cold_write_amplification() {
-    let settings: [(&str, &[&str], bool); 4] = [
+    let settings: [(&str, &[&str], bool); 6] = [
         ("1 stream", &[], false),
         ("2 streams, host hints", &["ftl.streams=2"], true),
+        (
+            "2 streams, host hints, GC per stream",
+            &["ftl.streams=2", "ftl.gc.per_stream=true"],
+            true,
+        ),
+        (
+            "hot-cold, GC per stream",
+            &[
+                "ftl.streams=2",
+                "ftl.stream_policy=\"hot-cold\"",
+                "ftl.gc.per_stream=true",
+            ],
+            false,
+        ),
         (
             "hot-cold",
             &["ftl.streams=2", "ftl.stream_policy=\"hot-cold\""],

@@ -261,6 +261,11 @@ pub struct GcConfig {
     /// page at the same offsets. Off by default.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub copyback: bool,
+    /// With `ftl.streams` > 1: GC moves a unit into a GC block of the stream that last wrote
+    /// it (one more open block per plane for each stream beyond the first), so moved hot and
+    /// cold data do not mix again. Off by default: all moved data shares the plane's GC block.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub per_stream: bool,
 }
 
 /// Background GC waits this long after the last host command (100 ms). Assumed: no datasheet
@@ -285,6 +290,7 @@ impl Default for GcConfig {
             idle_after: None,
             background_free_fraction: None,
             copyback: false,
+            per_stream: false,
         }
     }
 }

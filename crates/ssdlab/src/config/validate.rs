@@ -176,14 +176,16 @@ impl SsdConfig {
         // The open blocks (GC's and one per host write stream) plus the GC reserve must fit in
         // the hidden space.
         let spare = (op * blocks).floor() as u64;
-        let open = 1 + self.ftl.streams.clamp(1, MAX_STREAMS) as u64;
+        let streams = self.ftl.streams.clamp(1, MAX_STREAMS) as u64;
+        let gc_open = if gc.per_stream { streams } else { 1 };
+        let open = gc_open + streams;
         let need = threshold_blocks + open;
         if spare < need {
             return err(
                 "ftl.over_provisioning",
                 format!(
                     "impossible geometry: over-provisioning {op} leaves {spare} spare blocks per plane, \
-                     but GC needs at least {need} ({threshold_blocks} for the free-block threshold and {open} open blocks); \
+                     but GC needs at least {need} ({threshold_blocks} for the free-block threshold and {open} open blocks: {streams} for host streams, {gc_open} for GC); \
                      raise over_provisioning or blocks_per_plane"
                 ),
             );
@@ -279,6 +281,12 @@ impl SsdConfig {
             return err(
                 "ftl.streams",
                 format!("got {}, expected 1 to {MAX_STREAMS}", f.streams),
+            );
+        }
+        if f.gc.per_stream && f.streams == 1 {
+            return err(
+                "ftl.gc.per_stream",
+                "got true with ftl.streams = 1, expected ftl.streams > 1 (it gives each write stream a GC block of its own)".into(),
             );
         }
         if f.streams > 1 && f.kind != FtlKind::Page {

@@ -72,7 +72,10 @@ pub enum Urgency {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stream {
     Host(u8),
+    /// GC's moves: the plane's GC block (with `ftl.gc.per_stream`, stream 0's moved data).
     Gc,
+    /// With `ftl.gc.per_stream`: the GC block for the moved data of host stream s ≥ 1.
+    GcOf(u8),
 }
 
 /// `block_stream` of a block GC opened: it holds moved data of any stream.
@@ -93,6 +96,9 @@ struct Streams {
     count: u32,
     /// Open block of stream s ≥ 1 in plane p at `(p × (count − 1)) + s − 1`.
     open: Vec<u32>,
+    /// `ftl.gc.per_stream`: GC's open block for the moved data of stream s ≥ 1, indexed as
+    /// `open` (empty otherwise: all moved data shares the plane's GC block).
+    gc_open: Vec<u32>,
     /// Stripe cursor of stream s ≥ 1 at `s − 1`: each stream stripes its own pages.
     cursor: Vec<usize>,
     /// Per logical unit (translation pages included): the stream that last wrote it.
@@ -276,6 +282,11 @@ impl Ftl {
             ftl.streams = Some(Box::new(Streams {
                 count: k,
                 open: vec![NONE; ftl.planes.len() * (k as usize - 1)],
+                gc_open: if cfg.ftl.gc.per_stream {
+                    vec![NONE; ftl.planes.len() * (k as usize - 1)]
+                } else {
+                    Vec::new()
+                },
                 cursor: vec![0; k as usize - 1],
                 lpn_stream: big_vec(lpns, 0u8),
                 block_stream: vec![0u8; ftl.blocks.len()],
@@ -476,7 +487,10 @@ impl Ftl {
             // one moves a block's room out of the free list, so that with more streams a plane
             // turns urgent at the same room as with one.
             let k = st.count as usize - 1;
-            for &b in &st.open[plane as usize * k..(plane as usize + 1) * k] {
+            let range = plane as usize * k..(plane as usize + 1) * k;
+            // So do the per-stream GC blocks, for the same reason as the GC block's.
+            let gc = st.gc_open.get(range.clone()).unwrap_or(&[]);
+            for &b in st.open[range].iter().chain(gc) {
                 if b != NONE {
                     free += upb - self.blocks[b as usize].write_ptr;
                 }
@@ -712,6 +726,10 @@ impl Ftl {
                 let st = self.streams.as_deref().expect("streams");
                 st.open[plane as usize * (st.count as usize - 1) + s as usize - 1]
             }
+            Stream::GcOf(s) => {
+                let st = self.streams.as_deref().expect("streams");
+                st.gc_open[plane as usize * (st.count as usize - 1) + s as usize - 1]
+            }
         }
     }
 
@@ -724,6 +742,10 @@ impl Ftl {
             Stream::Host(s) => {
                 let st = self.streams.as_deref_mut().expect("streams");
                 st.open[plane as usize * (st.count as usize - 1) + s as usize - 1] = block;
+            }
+            Stream::GcOf(s) => {
+                let st = self.streams.as_deref_mut().expect("streams");
+                st.gc_open[plane as usize * (st.count as usize - 1) + s as usize - 1] = block;
             }
         }
     }
@@ -756,7 +778,7 @@ impl Ftl {
             open
         } else {
             let mut taken = self.take_free_block(plane, keep_reserve);
-            if stream != Stream::Gc {
+            if !matches!(stream, Stream::Gc | Stream::GcOf(_)) {
                 // Short of blocks: reclaim on demand. Each round starts a collection, whose
                 // victim the next take may claim at once (its copies and erase are still
                 // queued at the die, ahead of this write, so the time is paid). Stop when a
@@ -781,6 +803,9 @@ impl Ftl {
             if let Some(st) = self.streams.as_deref_mut() {
                 st.block_stream[b as usize] = match stream {
                     Stream::Host(s) => s,
+                    // Per-stream GC blocks hold one stream's data, as its host blocks do.
+                    Stream::GcOf(s) => s,
+                    Stream::Gc if !st.gc_open.is_empty() => 0,
                     Stream::Gc => GC_STREAM,
                 };
             }
@@ -930,6 +955,21 @@ impl Ftl {
         }
     }
 
+    /// With `ftl.gc.per_stream`: the GC stream for moving logical unit `lpn` (out of line, so
+    /// that the shared GC block's loop stays as lean as it was).
+    #[cold]
+    #[inline(never)]
+    fn gc_stream_of(&self, lpn: u32) -> Stream {
+        match self
+            .streams
+            .as_deref()
+            .map_or(0, |st| st.lpn_stream[lpn as usize])
+        {
+            0 => Stream::Gc,
+            s => Stream::GcOf(s),
+        }
+    }
+
     /// Move the valid units of `victim` to the plane's GC block and schedule its erase.
     /// Returns false if the plane ran out of room before the victim was empty.
     fn collect(&mut self, plane: u32, victim: u32, wear_level: bool) -> Result<bool> {
@@ -942,12 +982,18 @@ impl Ftl {
             p.gc_open = NONE;
         }
         if let Some(st) = self.streams.as_deref_mut() {
-            for b in st.open.iter_mut().filter(|b| **b == victim) {
-                *b = NONE;
+            for b in st.open.iter_mut().chain(st.gc_open.iter_mut()) {
+                if *b == victim {
+                    *b = NONE;
+                }
             }
         }
         self.blocks[victim as usize].state = BlockState::Victim;
         self.planes[plane as usize].gc_inflight += 1;
+        let per_stream = self
+            .streams
+            .as_deref()
+            .is_some_and(|st| !st.gc_open.is_empty());
         let mut moves = Vec::with_capacity(self.blocks[victim as usize].valid as usize);
         let base = victim * upb;
         for from in base..base + upb {
@@ -964,7 +1010,14 @@ impl Ftl {
             if lpn == UNMAPPED {
                 continue;
             }
-            let Some(to) = self.alloc_in_plane(plane, Stream::Gc, false)? else {
+            // With `ftl.gc.per_stream` a unit moves into the GC block of the stream that wrote
+            // it, so moved hot and cold data stay apart.
+            let to_stream = if per_stream {
+                self.gc_stream_of(lpn)
+            } else {
+                Stream::Gc
+            };
+            let Some(to) = self.alloc_in_plane(plane, to_stream, false)? else {
                 // No room left in this plane: keep the rest in the victim and give up on it
                 // for now (it goes back to being a full block).
                 self.blocks[victim as usize].state = BlockState::Full;

@@ -90,6 +90,73 @@ fn hot_and_cold_streams_never_share_a_block_and_cold_data_is_never_moved() {
     }
 }
 
+/// The streams of the data in block `b`'s valid units.
+fn streams_in_block(ftl: &Ftl, b: u32) -> std::collections::BTreeSet<u8> {
+    let upb = ftl.geo.units_per_block();
+    let st = ftl.streams.as_ref().unwrap();
+    (b * upb..(b + 1) * upb)
+        .map(|pun| ftl.p2l[pun as usize])
+        .filter(|&lpn| lpn != UNMAPPED)
+        .map(|lpn| st.lpn_stream[lpn as usize])
+        .collect()
+}
+
+/// `ftl.gc.per_stream`: GC moves each unit into the GC block of the stream that wrote it. Two
+/// sets rewritten at random — a cold set of 200 units in stream 1, a hot set of 100 rewritten
+/// four times as often in stream 0 — leave valid data of both streams in victims.
+/// With the shared GC block moved hot and cold data meet again in a GC block; with a GC block
+/// per stream no block ever holds two streams' data, GC blocks included.
+#[test]
+fn per_stream_gc_keeps_moved_data_with_its_stream() {
+    // Plays the writes; returns how many times (checked every 10 rounds) a block held two
+    // streams' data, and whether that block was a shared GC block each time.
+    let play = |ftl: &mut Ftl| {
+        ftl.set_instant(true);
+        let mut mixed = Vec::new();
+        let mut rng = crate::sim::Rng::stream(1, "per-stream gc test");
+        for i in 0..1500u64 {
+            ftl.write_in(100 + rng.below(200), 1).unwrap();
+            for _ in 0..2 {
+                ftl.write_in(rng.below(100), 0).unwrap();
+            }
+            if i % 10 == 9 {
+                ftl.check().unwrap();
+                for b in 0..ftl.blocks().len() as u32 {
+                    if streams_in_block(ftl, b).len() > 1 {
+                        mixed.push(ftl.block_stream(b) == Some(GC_STREAM));
+                    }
+                }
+            }
+        }
+        mixed
+    };
+    let mut shared = Ftl::new(&tiny_streams(2, StreamPolicy::Host), 1);
+    let mixed = play(&mut shared);
+    assert!(!mixed.is_empty(), "the shared GC block never mixed streams");
+    assert!(mixed.iter().all(|&gc| gc), "only GC blocks mix");
+
+    let mut cfg = tiny_streams(2, StreamPolicy::Host);
+    cfg.ftl.gc.per_stream = true;
+    let mut apart = Ftl::new(&cfg, 1);
+    assert_eq!(
+        play(&mut apart),
+        Vec::<bool>::new(),
+        "a block held two streams' data"
+    );
+    blocks_hold_one_stream(&apart);
+    for b in 0..apart.blocks().len() as u32 {
+        assert_ne!(apart.block_stream(b), Some(GC_STREAM), "block {b}");
+    }
+    let st = apart.stream_stats().unwrap();
+    assert!(
+        st[0].gc_units_moved > 0 && st[1].gc_units_moved > 0,
+        "GC moved both streams' data: {st:?}"
+    );
+    for lpn in 0..300 {
+        assert!(apart.lookup(lpn).is_some(), "lpn {lpn} lost");
+    }
+}
+
 /// Hot-cold: a unit's first write is cold (stream 0); a rewrite within the window is hot
 /// (stream 1); a rewrite after more than the window's writes is cold again.
 #[test]
@@ -197,6 +264,12 @@ fn run_streams(cfg: &SsdConfig, ops: &[Op]) -> std::result::Result<(), TestCaseE
         st.iter().map(|s| s.gc_units_moved).sum::<u64>(),
         ftl.stats.gc_units_moved
     );
+    if cfg.ftl.gc.per_stream {
+        // Every GC block belongs to a stream, so `check` held each to its stream's data.
+        for b in 0..ftl.blocks().len() as u32 {
+            prop_assert_ne!(ftl.block_stream(b), Some(GC_STREAM), "block {}", b);
+        }
+    }
     Ok(())
 }
 
@@ -206,6 +279,13 @@ proptest! {
     #[test]
     fn three_host_streams_match_the_oracle(ops in ops(300, 3)) {
         run_streams(&tiny_streams(3, StreamPolicy::Host), &ops)?;
+    }
+
+    #[test]
+    fn per_stream_gc_matches_the_oracle(ops in ops(300, 2)) {
+        let mut cfg = tiny_streams(2, StreamPolicy::Host);
+        cfg.ftl.gc.per_stream = true;
+        run_streams(&cfg, &ops)?;
     }
 
     #[test]
