@@ -22,7 +22,7 @@ from .. import SimulationError, _core
 from ..api import Config, Job, Result, Trace, config_schema, preset_toml, presets, run
 from .experiments import register as register_experiments
 from .nvme import register as register_nvme
-from .options import Overrides, UserError, check_overrides
+from .options import Interface, Overrides, UserError, check_overrides
 from .progress import progress_bar, stderr_is_terminal
 from .serve import register as register_serve
 from .swap import register as register_swap
@@ -106,8 +106,10 @@ def parse_bs(text: str) -> str | dict[str, float]:
     return mix
 
 
-def _load_config(spec: str, overrides: Sequence[str] | None) -> Config:
-    return Config.load(spec, check_overrides(overrides))
+def _load_config(
+    spec: str, overrides: Sequence[str] | None, interface: str | None = None
+) -> Config:
+    return Config.load(spec, check_overrides(overrides, interface))
 
 
 def _build_job(job_file: Path | None, flags: dict[str, Any]) -> Job:
@@ -284,13 +286,14 @@ def run_command(
         ),
     ] = None,
     overrides: Overrides = None,
+    interface: Interface = None,
     seed: Seed = 1,
     json_out: JsonOut = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print no table.")] = False,
 ) -> None:
     """Run a job (fio-style flags or --job FILE), or replay a trace (--trace FILE), on a preset
     or a configuration file."""
-    resolved = _load_config(config, overrides)
+    resolved = _load_config(config, overrides, interface)
     trace_flags: dict[str, Any] = {
         "--format": trace_format,
         "--mode": mode,
@@ -432,9 +435,10 @@ def config_show_command(
         str, typer.Argument(metavar="NAME|FILE", help="A preset name or a TOML file.")
     ],
     overrides: Overrides = None,
+    interface: Interface = None,
 ) -> None:
     """Print the resolved configuration (preset or file, plus overrides) as TOML."""
-    text = _load_config(config, overrides).to_toml()
+    text = _load_config(config, overrides, interface).to_toml()
     # Plain write, not rich: TOML's [section] headers would be read as markup.
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
