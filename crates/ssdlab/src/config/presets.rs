@@ -61,6 +61,10 @@ const PRESETS: &[(&str, &str)] = &[
         "modern-tlc-pcie4",
         include_str!("../../../../configs/modern-tlc-pcie4.toml"),
     ),
+    (
+        "sata-tlc-870evo",
+        include_str!("../../../../configs/sata-tlc-870evo.toml"),
+    ),
 ];
 
 pub fn preset_names() -> Vec<&'static str> {
