@@ -65,6 +65,14 @@ const PRESETS: &[(&str, &str)] = &[
         "sata-tlc-870evo",
         include_str!("../../../../configs/sata-tlc-870evo.toml"),
     ),
+    (
+        "ufs31-tlc-512g",
+        include_str!("../../../../configs/ufs31-tlc-512g.toml"),
+    ),
+    (
+        "emmc51-tlc-64g",
+        include_str!("../../../../configs/emmc51-tlc-64g.toml"),
+    ),
 ];
 
 pub fn preset_names() -> Vec<&'static str> {
