@@ -384,3 +384,33 @@ def test_a_closed_standard_output_is_one_line_error_not_a_traceback() -> None:
     assert proc.stderr.strip() == (
         "error: standard output is closed; redirect it (to a file or /dev/null) instead"
     )
+
+
+def test_interface_flag_moves_a_preset_to_another_kind() -> None:
+    proc = run_cli("run", "small-tlc", "--interface", "sata", *SMALL_RUN, "--json", "-", "-q")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["interface"]["kind"] == "sata"
+    assert result["interface"]["device_queue_depth"] == 32
+    assert "SATA" in result["interface"]["link"]
+    shown = tomllib.loads(run_cli("config", "show", "small-tlc", "--interface", "ide").stdout)
+    assert shown["interface"]["link"] == "udma6"
+    assert shown["interface"]["queue_depth"] == 1
+    assert shown["interface"]["interrupt"] == "pin"
+    # A field given with --set wins over the kind's default.
+    shown = tomllib.loads(
+        run_cli(
+            "config", "show", "small-tlc", "--interface", "ufs", "--set", "interface.queue_depth=8"
+        ).stdout
+    )
+    assert shown["interface"]["queue_depth"] == 8
+    assert shown["interface"]["link"] == "hs-g3x2"
+
+
+def test_interface_flag_with_a_bad_kind_is_one_line() -> None:
+    assert_user_error(
+        run_cli("run", "small-tlc", "--interface", "scsi", *SMALL_RUN),
+        "interface.kind",
+        '"scsi"',
+        '"nvme"',
+    )

@@ -333,3 +333,75 @@ def test_sweep_sizes_use_the_config_grammar() -> None:
     assert format_size(4096) == "4KiB"
     assert format_size(1536 * 1024) == "1536KiB"
     assert format_size(1000) == "1000B"
+
+
+# -- the shared trace samples: @traces/ ------------------------------------------------------
+
+
+def traces_sweep(base_dir: Path) -> Sweep:
+    return Sweep.from_dict(
+        {"config": "small-tlc", "trace": {"trace": "@traces/hm0.csv", "mode": "afap"}},
+        source="samples.toml",
+        base_dir=base_dir,
+    )
+
+
+def test_traces_are_found_by_option_then_environment_then_above_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ssdlab.experiments import sweep as sweep_module
+
+    monkeypatch.delenv("SSDLAB_TRACES", raising=False)
+    checkout = tmp_path / "checkout"
+    (checkout / "shared" / "traces").mkdir(parents=True)
+    (checkout / "shared" / "traces" / "hm0.csv").write_text("x\n")
+    deep = checkout / "repo" / "python" / "reproduce"
+    deep.mkdir(parents=True)
+    found = traces_sweep(deep).job["trace"]
+    assert found == str((checkout / "shared" / "traces" / "hm0.csv").resolve())
+
+    elsewhere = tmp_path / "installed"
+    elsewhere.mkdir()
+    samples = tmp_path / "samples"
+    samples.mkdir()
+    (samples / "hm0.csv").write_text("x\n")
+    monkeypatch.setenv("SSDLAB_TRACES", str(samples))
+    assert traces_sweep(elsewhere).job["trace"] == str((samples / "hm0.csv").resolve())
+
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "hm0.csv").write_text("x\n")
+    sweep_module.set_traces_dir(other)
+    try:
+        assert traces_sweep(elsewhere).job["trace"] == str((other / "hm0.csv").resolve())
+    finally:
+        sweep_module.set_traces_dir(None)
+
+
+def test_missing_trace_samples_say_where_they_were_sought_and_how_to_point_at_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SSDLAB_TRACES", raising=False)
+    with pytest.raises(SweepError) as info:
+        traces_sweep(tmp_path)
+    message = str(info.value)
+    assert "@traces/hm0.csv" in message and "shared trace samples, not found" in message
+    assert f"shared/traces above {tmp_path}" in message
+    assert "--traces DIR" in message and "SSDLAB_TRACES=DIR" in message
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.setenv("SSDLAB_TRACES", str(empty))
+    with pytest.raises(SweepError, match=r"hm0.csv is not in .*empty"):
+        traces_sweep(tmp_path)
+
+
+def test_reproduction_of_the_samples_from_elsewhere_needs_traces(tmp_path: Path) -> None:
+    sample = REPO / "python" / "ssdlab" / "reproduce" / "seed001_samples.toml"
+    copy = tmp_path / "seed001_samples.toml"
+    copy.write_text(sample.read_text())
+    proc = run_cli("sweep", copy, "--out", tmp_path / "out", "--dry-run")
+    assert_user_error(proc, "shared trace samples", "--traces DIR")
+    shared = REPO.parent / "shared" / "traces"
+    if shared.is_dir():
+        proc = run_cli("sweep", copy, "--out", tmp_path / "out", "--dry-run", "--traces", shared)
+        assert proc.returncode == 0, proc.stderr

@@ -209,6 +209,7 @@ fn bad_interface_configs_name_field_value_and_limit() {
                 "interface.link=ideal",
                 "interface.io_queues=1",
                 "interface.interrupt=pin",
+                "interface.queue_depth=1024",
             ],
             "interface.queue_depth`: got 1024, expected 1 to 1: IDE runs one command at a time",
         ),
@@ -270,6 +271,7 @@ fn bad_interface_configs_name_field_value_and_limit() {
                 "interface.link=ideal",
                 "interface.io_queues=1",
                 "interface.queue_depth=1",
+                "interface.interrupt=msix",
             ],
             "interface.interrupt`: got \"msix\"",
         ),
@@ -414,4 +416,107 @@ fn sata_flush_waits_for_the_ncq_queue_and_holds_it() {
         after.iter().all(|&i| at(i) > flush_at),
         "later reads wait for the flush"
     );
+}
+
+/// One override moves the NVMe small-tlc preset to each other protocol: the protocol's link,
+/// queues, queue depth and interrupt follow the kind, and the run reports the new interface.
+#[test]
+fn one_override_moves_a_preset_to_another_interface() {
+    let cases = [
+        ("ide", "udma6", 1, 1),
+        ("sata", "sata3", 32, 32),
+        ("ufs", "hs-g3x2", 32, 32),
+        ("emmc", "hs400", 32, 32),
+        ("dram", "lpddr3-1200x32", 32, 32),
+    ];
+    for (kind, link, qd, device_qd) in cases {
+        let c = cfg("small-tlc", &[&format!("interface.kind={kind}")]);
+        assert_eq!(c.interface.link.text(), link, "{kind}");
+        assert_eq!(c.interface.io_queues, 1, "{kind}");
+        assert_eq!(c.interface.queue_depth, qd, "{kind}");
+        // What the preset says of the host stays: its transfer limit and latencies.
+        assert_eq!(c.interface.mdts.0, 256 << 10, "{kind}");
+        let r = go(
+            &c,
+            "rw = \"randread\"\nbs = \"4KiB\"\niodepth = 4\nio_count = 200",
+        );
+        assert_eq!(r.interface.kind, kind);
+        assert_eq!(r.interface.device_queue_depth, device_qd, "{kind}");
+        assert_eq!(r.sim.requests, 200, "{kind}");
+    }
+    // Back to NVMe from the UFS preset: PCIe, eight queues, MSI-X.
+    let nvme = cfg("seed000-ufs20-galaxy-s6", &["interface.kind=nvme"]);
+    assert_eq!(nvme.interface.link.text(), "pcie3x4");
+    assert_eq!(nvme.interface.io_queues, 8);
+    assert_eq!(nvme.interface.queue_depth, 1024);
+    assert_eq!(
+        nvme.interface.interrupt,
+        ssdlab::config::InterruptMode::Msix
+    );
+}
+
+/// A field set beside the kind wins over the kind's default, in either order; the queue depth
+/// follows the protocol settings given with it.
+#[test]
+fn a_field_set_with_the_kind_wins_over_its_default() {
+    let c = cfg(
+        "small-tlc",
+        &[
+            "interface.link=sata2",
+            "interface.kind=sata",
+            "interface.queue_depth=8",
+        ],
+    );
+    assert_eq!(c.interface.link.text(), "sata2");
+    assert_eq!(c.interface.queue_depth, 8);
+    assert_eq!(c.interface.interrupt, ssdlab::config::InterruptMode::Msix);
+    let legacy = cfg(
+        "small-tlc",
+        &["interface.kind=sata", "interface.ata.ncq=false"],
+    );
+    assert_eq!(legacy.interface.queue_depth, 1);
+    let emmc50 = cfg(
+        "small-tlc",
+        &["interface.kind=emmc", "interface.emmc.version=\"5.0\""],
+    );
+    assert_eq!(emmc50.interface.queue_depth, 1);
+    // A whole [interface] table given is all set: nothing is replaced.
+    let e = SsdConfig::resolve(
+        "small-tlc",
+        &["interface={kind=\"ide\", link=\"ideal\", io_queues=1, queue_depth=4, mdts=\"128KiB\", interrupt=\"pin\"}".to_string()],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("interface.queue_depth`: got 4, expected 1 to 1"),
+        "{e}"
+    );
+}
+
+/// The same kind keeps the preset's own values, and the result of one override is the config the
+/// interface report's SATA sweep spells out field by field.
+#[test]
+fn the_same_kind_keeps_the_preset_and_one_override_equals_the_long_form() {
+    let ufs = cfg("seed000-ufs20-galaxy-s6", &["interface.kind=ufs"]);
+    let preset = cfg("seed000-ufs20-galaxy-s6", &[]);
+    assert_eq!(ufs.to_json(), preset.to_json());
+    let nvme = cfg(
+        "small-tlc",
+        &["interface.kind=nvme", "interface.io_queues=2"],
+    );
+    assert_eq!(nvme.interface.io_queues, 2);
+    assert_eq!(nvme.interface.queue_depth, 1024);
+    let short = cfg("small-tlc", &["interface.kind=sata"]);
+    let long = cfg(
+        "small-tlc",
+        &[
+            "interface.kind=sata",
+            "interface.link=sata3",
+            "interface.ata.ncq=true",
+            "interface.queue_depth=32",
+            "interface.io_queues=1",
+            "interface.interrupt=msix",
+        ],
+    );
+    assert_eq!(short.to_json(), long.to_json());
 }

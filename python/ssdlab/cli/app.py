@@ -18,11 +18,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .. import SimulationError, _core
+from .. import SimulationError, __version__, _core
 from ..api import Config, Job, Result, Trace, config_schema, preset_toml, presets, run
 from .experiments import register as register_experiments
 from .nvme import register as register_nvme
-from .options import Overrides, UserError, check_overrides
+from .options import Interface, Overrides, UserError, check_overrides
 from .progress import progress_bar, stderr_is_terminal
 from .serve import register as register_serve
 from .swap import register as register_swap
@@ -106,8 +106,10 @@ def parse_bs(text: str) -> str | dict[str, float]:
     return mix
 
 
-def _load_config(spec: str, overrides: Sequence[str] | None) -> Config:
-    return Config.load(spec, check_overrides(overrides))
+def _load_config(
+    spec: str, overrides: Sequence[str] | None, interface: str | None = None
+) -> Config:
+    return Config.load(spec, check_overrides(overrides, interface))
 
 
 def _build_job(job_file: Path | None, flags: dict[str, Any]) -> Job:
@@ -137,6 +139,42 @@ def _run_with_progress(config: Config, job: Job | Trace, seed: int, quiet: bool)
         return run(config, job, seed=seed, progress=progress)
 
 
+def _run_fio(
+    config: Config, path: Path, seed: int, quiet: bool, output_format: str, json_out: Path | None
+) -> None:
+    """Run a fio job file: its groups in order, each job of a group one after another on a
+    drive prepared afresh; print fio's report (text or JSON) and keep each result with --json."""
+    from .. import fio
+
+    if output_format not in ("normal", "json"):
+        raise UserError(f"--output-format {output_format!r}: expected normal or json")
+    try:
+        parsed = fio.load(path)
+    except fio.FioError as error:
+        raise UserError(str(error)) from None
+    for warning in parsed.warnings:
+        sys.stderr.write(f"warning: {warning}\n")
+    for group in parsed.groups():
+        if len(group) > 1:
+            names = ", ".join(job.name for job in group)
+            sys.stderr.write(
+                f"warning: {path}: group {group[0].group} ({names}): ssdlab runs one job at a"
+                " time, so the jobs of a group run one after another, each on a freshly"
+                " prepared drive, not side by side\n"
+            )
+    results = []
+    for job in parsed.jobs:
+        result = _run_with_progress(config, job.job(), seed, quiet)
+        results.append(result.to_dict())
+    if json_out is not None:
+        _write_json(json_out, json.dumps(results, indent=2))
+    if output_format == "json":
+        report = fio.to_json(parsed, results, __version__)
+        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+    elif not quiet:
+        sys.stdout.write(fio.to_text(parsed, results))
+
+
 def _build_trace(trace: str, flags: dict[str, Any], job_flags: dict[str, Any]) -> Trace:
     given = [flag for flag, value in job_flags.items() if value is not None]
     if given:
@@ -164,6 +202,23 @@ def run_command(
         Path | None,
         typer.Option("--job", metavar="FILE", help="Job TOML file; the flags below override it."),
     ] = None,
+    fio_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--fio",
+            metavar="FILE",
+            help="A fio job file (INI: \\[global], job sections, stonewall groups); reported per"
+            " job and per group as fio does (see docs/fio.md).",
+        ),
+    ] = None,
+    output_format: Annotated[
+        str,
+        typer.Option(
+            "--output-format",
+            metavar="normal|json",
+            help="With --fio: fio's text report (normal) or fio's JSON shape (json).",
+        ),
+    ] = "normal",
     name: Annotated[str | None, typer.Option(help="Job name.")] = None,
     rw: Annotated[
         str | None,
@@ -299,13 +354,41 @@ def run_command(
         ),
     ] = None,
     overrides: Overrides = None,
+    interface: Interface = None,
     seed: Seed = 1,
     json_out: JsonOut = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print no table.")] = False,
 ) -> None:
     """Run a job (fio-style flags or --job FILE), or replay a trace (--trace FILE), on a preset
     or a configuration file."""
-    resolved = _load_config(config, overrides)
+    resolved = _load_config(config, overrides, interface)
+    if fio_file is not None:
+        given = [
+            flag
+            for flag, value in {
+                "--job": job_file,
+                "--trace": trace,
+                "--rw": rw,
+                "--bs": bs,
+                "--iodepth": iodepth,
+                "--numjobs": numjobs,
+                "--size": size,
+                "--offset": offset,
+                "--runtime": runtime,
+                "--rate-iops": rate_iops,
+                "--io-count": io_count,
+                "--ramp": ramp,
+                "--distribution": distribution,
+                "--rwmixread": rwmixread,
+            }.items()
+            if value is not None
+        ]
+        if given:
+            raise UserError(f"{', '.join(given)} cannot go with --fio: the job file says it all")
+        _run_fio(resolved, fio_file, seed, quiet, output_format, json_out)
+        return
+    if output_format != "normal":
+        raise UserError(f"--output-format {output_format}: only with --fio (see --json)")
     trace_flags: dict[str, Any] = {
         "--format": trace_format,
         "--mode": mode,
@@ -453,9 +536,10 @@ def config_show_command(
         str, typer.Argument(metavar="NAME|FILE", help="A preset name or a TOML file.")
     ],
     overrides: Overrides = None,
+    interface: Interface = None,
 ) -> None:
     """Print the resolved configuration (preset or file, plus overrides) as TOML."""
-    text = _load_config(config, overrides).to_toml()
+    text = _load_config(config, overrides, interface).to_toml()
     # Plain write, not rich: TOML's [section] headers would be read as markup.
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 

@@ -123,6 +123,21 @@ Address = Annotated[
     ),
 ]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar, no summary.")]
+Traces = Annotated[
+    Path | None,
+    typer.Option(
+        "--traces",
+        metavar="DIR",
+        help="The shared trace samples (traces named @traces/FILE); default: $SSDLAB_TRACES,"
+        " else shared/traces above the sweep file, as in a checkout.",
+    ),
+]
+
+
+def _use_traces(traces: Path | None) -> None:
+    from ..experiments.sweep import set_traces_dir
+
+    set_traces_dir(traces)
 
 
 def _summary(outcome: SweepOutcome) -> str:
@@ -172,11 +187,13 @@ def sweep_command(
         bool, typer.Option("--dry-run", help="List the points and what is done; run nothing.")
     ] = False,
     quiet: Quiet = False,
+    traces: Traces = None,
 ) -> None:
     """Run every point of a sweep file into DIR; points already in DIR are not run again."""
     from ..experiments.runner import run_sweep
     from ..experiments.sweep import Sweep
 
+    _use_traces(traces)
     sweep = Sweep.load(file)
     if dry_run:
         _dry_run(sweep, out)
@@ -455,8 +472,10 @@ def reproduce_command(
     workers: Workers = None,
     address: Address = None,
     quiet: Quiet = False,
+    traces: Traces = None,
 ) -> None:
     """Run a shipped experiment and set the document's numbers beside ssdlab's."""
+    _use_traces(traces)
     if list_:
         if name is not None:
             raise ExperimentError("give NAME or --list, not both")

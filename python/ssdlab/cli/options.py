@@ -23,11 +23,24 @@ Overrides = Annotated[
     ),
 ]
 
+Interface = Annotated[
+    str | None,
+    typer.Option(
+        "--interface",
+        metavar="KIND",
+        help="Move the configuration to another host interface (nvme, ide, sata, ufs, emmc or"
+        " dram): its link, queues, queue depth and interrupt take the kind's defaults unless"
+        " --set gives them. Same as --set interface.kind=KIND.",
+    ),
+]
+
 _OVERRIDE = re.compile(r"^\s*[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*\s*=")
 
 
-def check_overrides(overrides: Sequence[str] | None) -> list[str]:
-    """Reject a --set without ``PATH=VALUE`` shape here, with the flag's name in the message."""
+def check_overrides(overrides: Sequence[str] | None, interface: str | None = None) -> list[str]:
+    """Reject a --set without ``PATH=VALUE`` shape here, with the flag's name in the message.
+    ``--interface KIND`` becomes one more override, ``interface.kind=KIND``, after them; the core
+    gives the other interface fields the kind's defaults (``SsdConfig::resolve``)."""
     checked = []
     for item in overrides or []:
         if not _OVERRIDE.match(item):
@@ -35,4 +48,12 @@ def check_overrides(overrides: Sequence[str] | None) -> list[str]:
                 f"bad --set {item!r}: expected PATH=VALUE, e.g. --set ftl.over_provisioning=0.1"
             )
         checked.append(item)
+    if interface is not None:
+        checked.append(f"interface.kind={toml_string(interface)}")
     return checked
+
+
+def toml_string(text: str) -> str:
+    """``text`` as a TOML basic string, so that any value reaches the core's check intact."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'

@@ -18,7 +18,7 @@ from rich.console import Console
 
 from .. import _core
 from ..api import Config
-from .options import Overrides, UserError, check_overrides
+from .options import Interface, Overrides, UserError, check_overrides
 from .table import print_result
 
 DEFAULT_LISTEN = "tcp://127.0.0.1:10809"
@@ -80,11 +80,12 @@ def register(app: typer.Typer) -> None:
         ] = None,
         quiet: Annotated[bool, typer.Option(help="No live figures.")] = False,
         overrides: Overrides = None,
+        interface: Interface = None,
     ) -> None:
         """Serve a simulated drive over NBD until Ctrl-C; then print its result."""
         if clock not in ("realtime", "logical"):
             raise UserError(f"--clock {clock!r}: expected realtime or logical")
-        cfg = Config(config, check_overrides(overrides))
+        cfg = Config(config, check_overrides(overrides, interface))
         err = Console(stderr=True, highlight=False)
         live = sys.stderr.isatty() and not quiet
 

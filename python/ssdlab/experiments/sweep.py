@@ -827,12 +827,64 @@ def _trace_checker() -> Any:
     return check
 
 
+# A trace named ``@traces/FILE`` is one of the shared trace samples (the ``shared/traces``
+# directory beside a checkout), found by ``traces_dir``.
+TRACES_PREFIX = "@traces/"
+TRACES_ENV = "SSDLAB_TRACES"
+
+# Set by ``--traces DIR`` (``ssdlab sweep`` and ``ssdlab reproduce``); before the environment.
+_traces_option: Path | None = None
+
+
+def set_traces_dir(path: str | os.PathLike[str] | None) -> None:
+    """Where ``@traces/`` points for the sweeps loaded after this call (``--traces DIR``)."""
+    global _traces_option
+    _traces_option = Path(path) if path is not None else None
+
+
+def traces_dir(base: Path) -> tuple[Path | None, list[str]]:
+    """The directory of the shared trace samples, and where it was looked for: ``--traces DIR``,
+    then ``$SSDLAB_TRACES``, then a ``shared/traces`` beside any directory above ``base`` (a
+    checkout: the package's sweep files sit in it)."""
+    looked: list[str] = []
+    if _traces_option is not None:
+        looked.append(f"--traces {_traces_option}")
+        return (_traces_option if _traces_option.is_dir() else None), looked
+    env = os.environ.get(TRACES_ENV)
+    if env:
+        looked.append(f"{TRACES_ENV}={env}")
+        return (Path(env) if Path(env).is_dir() else None), looked
+    for parent in [base, *base.parents]:
+        candidate = parent / "shared" / "traces"
+        if candidate.is_dir():
+            return candidate, looked
+    looked.append(f"shared/traces above {base}")
+    return None, looked
+
+
 def _trace_path(raw: Any, base: Path, where: str) -> str:
-    """A trace file relative to the sweep file, made absolute; ``model:NAME`` stays."""
+    """A trace file relative to the sweep file, made absolute; ``model:NAME`` stays;
+    ``@traces/FILE`` is a shared trace sample (``traces_dir``)."""
     if not isinstance(raw, str) or not raw:
         raise SweepError(f"{where}: trace = {_show(raw)}: expected a trace file or model:NAME")
     if raw.startswith("model:"):
         return raw
+    if raw.startswith(TRACES_PREFIX):
+        name = raw[len(TRACES_PREFIX) :]
+        found, looked = traces_dir(base)
+        hint = (
+            f"point at the directory of the shared trace samples with --traces DIR or"
+            f" {TRACES_ENV}=DIR"
+        )
+        if found is None:
+            raise SweepError(
+                f"{where}: trace = {_show(raw)}: needs the shared trace samples, not found"
+                f" (looked at {'; '.join(looked)}): {hint}"
+            )
+        sample = (found / name).resolve()
+        if not sample.is_file():
+            raise SweepError(f"{where}: trace = {_show(raw)}: {name} is not in {found}: {hint}")
+        return str(sample)
     path = (base / raw).resolve()
     if not path.is_file():
         raise SweepError(f"{where}: trace = {_show(raw)}: no such file {path}")

@@ -257,8 +257,8 @@ EXPERIMENTS = (
         document=DOCUMENT,
         title=TITLE,
         target="Figs. 3 and 4 on the shared Financial1 and WebSearch samples",
-        summary="the same three buffers replaying real trace samples (needs shared/traces beside"
-        " the repository)",
+        summary="the same three buffers replaying real trace samples (needs the shared trace"
+        " samples: shared/traces beside a checkout, or --traces DIR / SSDLAB_TRACES)",
         sweep="seed001_samples.toml",
         compare=make_compare("seed001-fig3-4-samples"),
         plots=plot,

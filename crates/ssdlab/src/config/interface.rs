@@ -45,6 +45,47 @@ impl InterfaceKind {
     }
 }
 
+/// The interface fields that belong to a protocol rather than to a platform: when an override
+/// switches `interface.kind`, each of these the user did not set too takes the new kind's value
+/// ([`InterfaceConfig::take_kind_defaults`]). The others (`mdts`, `link_latency`,
+/// `interrupt_latency`, the NVMe TLP sizes) describe the host and stay as the preset has them.
+pub const KIND_FIELDS: [&str; 4] = ["link", "io_queues", "queue_depth", "interrupt"];
+
+impl InterfaceKind {
+    /// The link a kind takes by default. NVMe: PCIe 3.0 ×4, as the small-tlc preset; IDE: Ultra
+    /// DMA mode 6, the fastest of ATA/ATAPI-7; SATA: 6 Gb/s (SATA 3.x); UFS: HS-G3 rate B ×2, UFS
+    /// 2.0 as the seed000-ufs20-galaxy-s6 preset; eMMC: HS400, the fastest bus mode of
+    /// JESD84-B51; the DRAM interface: seed 000's LPDDR3-1200 ×32 (seed000-lpddr3-dramif).
+    pub fn default_link(self) -> &'static str {
+        match self {
+            InterfaceKind::Nvme => "pcie3x4",
+            InterfaceKind::Ide => "udma6",
+            InterfaceKind::Sata => "sata3",
+            InterfaceKind::Ufs => "hs-g3x2",
+            InterfaceKind::Emmc => "hs400",
+            InterfaceKind::Dram => "lpddr3-1200x32",
+        }
+    }
+
+    /// I/O queues by default: NVMe 8, as the small-tlc preset; every other kind has one queue.
+    pub fn default_io_queues(self) -> u32 {
+        match self {
+            InterfaceKind::Nvme => 8,
+            _ => 1,
+        }
+    }
+
+    /// The interrupt by default: NVMe MSI-X; SATA MSI (AHCI adapters signal with MSI, as the
+    /// interface report's SATA sweep); IDE's INTRQ, the UFS host controller's and the eMMC host
+    /// controller's interrupt lines and the DRAM interface's GPIO (seed 000 §3) are pins.
+    pub fn default_interrupt(self) -> InterruptMode {
+        match self {
+            InterfaceKind::Nvme | InterfaceKind::Sata => InterruptMode::Msix,
+            _ => InterruptMode::Pin,
+        }
+    }
+}
+
 impl TryFrom<String> for InterfaceKind {
     type Error = String;
     fn try_from(s: String) -> Result<InterfaceKind, String> {
@@ -138,6 +179,72 @@ impl Default for InterfaceConfig {
             ufs: Default::default(),
             emmc: Default::default(),
             dram: Default::default(),
+        }
+    }
+}
+
+impl InterfaceConfig {
+    /// The most commands the device holds at once for this kind and its settings, and why:
+    /// validation's limit (NVMe: the spec's 65,536 entries per queue).
+    pub fn queue_depth_limit(&self) -> (u32, String) {
+        match self.kind {
+            InterfaceKind::Nvme => (65536, "NVMe limit".into()),
+            InterfaceKind::Ide => (1, "IDE runs one command at a time".into()),
+            InterfaceKind::Sata if self.ata.ncq => (NCQ_TAGS, "SATA NCQ has 32 tags".into()),
+            InterfaceKind::Sata => (
+                1,
+                "SATA without NCQ (interface.ata.ncq = false) runs one command at a time".into(),
+            ),
+            InterfaceKind::Ufs => (
+                UTRL_SLOTS,
+                "a UFS host controller has 32 transfer request slots".into(),
+            ),
+            InterfaceKind::Emmc if self.emmc.cq_enabled() => {
+                (CQ_TASKS, "the eMMC 5.1 command queue holds 32 tasks".into())
+            }
+            InterfaceKind::Emmc => (
+                1,
+                format!(
+                    "eMMC {} without command queueing runs one command at a time",
+                    self.emmc.version
+                ),
+            ),
+            InterfaceKind::Dram => (
+                4096,
+                "the DRAM-interface SQ is limited to 4096 entries here".into(),
+            ),
+        }
+    }
+
+    /// The queue depth a kind takes by default: the whole of what its protocol holds (IDE 1,
+    /// SATA 32 NCQ tags or 1 without NCQ, UFS 32 slots, eMMC 32 tasks with command queueing or
+    /// 1), NVMe 1024 entries as the small-tlc preset, the DRAM interface 32 SQ entries as the
+    /// seed000-lpddr3-dramif preset (assumed there).
+    pub fn default_queue_depth(&self) -> u32 {
+        match self.kind {
+            InterfaceKind::Nvme => 1024,
+            InterfaceKind::Dram => 32,
+            _ => self.queue_depth_limit().0,
+        }
+    }
+
+    /// After `interface.kind` was switched to another protocol: every field of [`KIND_FIELDS`]
+    /// for which `is_set` is false takes the new kind's default, so that one option moves a
+    /// preset to another interface. The queue depth is taken last, since it depends on the
+    /// protocol settings (`ata.ncq`, `emmc.version`, `emmc.command_queue`) as they now are.
+    pub fn take_kind_defaults(&mut self, is_set: &dyn Fn(&str) -> bool) {
+        let kind = self.kind;
+        if !is_set("link") {
+            self.link = Link::parse(kind.default_link()).expect("every kind's default link parses");
+        }
+        if !is_set("io_queues") {
+            self.io_queues = kind.default_io_queues();
+        }
+        if !is_set("interrupt") {
+            self.interrupt = kind.default_interrupt();
+        }
+        if !is_set("queue_depth") {
+            self.queue_depth = self.default_queue_depth();
         }
     }
 }

@@ -90,6 +90,25 @@ pub enum Medium {
     Fusion,
 }
 
+/// `interface.kind` as a TOML document has it, if it is a string.
+fn interface_kind_in(doc: &toml::Table) -> Option<String> {
+    doc.get("interface")?
+        .get("kind")?
+        .as_str()
+        .map(str::to_string)
+}
+
+/// Whether an override sets the field at `path` or a table that holds it.
+fn overrides_set(overrides: &[String], path: &str) -> bool {
+    overrides.iter().any(|ov| {
+        let set = ov.split_once('=').map_or("", |(p, _)| p.trim());
+        set == path
+            || path
+                .strip_prefix(set)
+                .is_some_and(|rest| rest.starts_with('.'))
+    })
+}
+
 impl SsdConfig {
     /// Parse and validate a config from TOML text. `origin` names it in errors.
     pub fn from_toml_str(text: &str, origin: &str) -> Result<SsdConfig> {
@@ -156,10 +175,19 @@ impl SsdConfig {
                 .unwrap_or_default();
             Error::Config(format!("{origin}{at}: {}", e.message().replace('\n', " ")))
         })?;
+        let base_kind = interface_kind_in(&doc);
         apply_overrides(&mut doc, overrides)?;
         let merged = toml::to_string(&doc).map_err(|e| Error::Config(e.to_string()))?;
         let origin = format!("{origin} with overrides");
-        SsdConfig::from_toml_str(&merged, &origin)
+        let mut cfg: SsdConfig = from_toml(&merged, &origin, Error::Config)?;
+        // Moving a preset to another protocol is one override: the protocol's own fields follow
+        // the kind unless they were set too. The same kind keeps the preset's values.
+        if base_kind.as_deref() != Some(cfg.interface.kind.name()) {
+            let is_set = |field: &str| overrides_set(overrides, &format!("interface.{field}"));
+            cfg.interface.take_kind_defaults(&is_set);
+        }
+        cfg.validate(&origin)?;
+        Ok(cfg)
     }
 
     pub fn to_json(&self) -> String {

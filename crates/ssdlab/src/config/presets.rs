@@ -61,6 +61,18 @@ const PRESETS: &[(&str, &str)] = &[
         "modern-tlc-pcie4",
         include_str!("../../../../configs/modern-tlc-pcie4.toml"),
     ),
+    (
+        "sata-tlc-870evo",
+        include_str!("../../../../configs/sata-tlc-870evo.toml"),
+    ),
+    (
+        "ufs31-tlc-512g",
+        include_str!("../../../../configs/ufs31-tlc-512g.toml"),
+    ),
+    (
+        "emmc51-tlc-64g",
+        include_str!("../../../../configs/emmc51-tlc-64g.toml"),
+    ),
 ];
 
 pub fn preset_names() -> Vec<&'static str> {

@@ -31,32 +31,7 @@ impl SsdConfig {
                 ),
             );
         }
-        let (limit, why): (u32, String) = match kind {
-            InterfaceKind::Ide => (1, "IDE runs one command at a time".into()),
-            InterfaceKind::Sata if i.ata.ncq => (NCQ_TAGS, "SATA NCQ has 32 tags".into()),
-            InterfaceKind::Sata => (
-                1,
-                "SATA without NCQ (interface.ata.ncq = false) runs one command at a time".into(),
-            ),
-            InterfaceKind::Ufs => (
-                UTRL_SLOTS,
-                "a UFS host controller has 32 transfer request slots".into(),
-            ),
-            InterfaceKind::Emmc if i.emmc.cq_enabled() => {
-                (CQ_TASKS, "the eMMC 5.1 command queue holds 32 tasks".into())
-            }
-            InterfaceKind::Emmc => (
-                1,
-                format!(
-                    "eMMC {} without command queueing runs one command at a time",
-                    i.emmc.version
-                ),
-            ),
-            _ => (
-                4096,
-                "the DRAM-interface SQ is limited to 4096 entries here".into(),
-            ),
-        };
+        let (limit, why) = i.queue_depth_limit();
         if i.queue_depth == 0 || i.queue_depth > limit {
             return err(
                 "interface.queue_depth",
