@@ -75,12 +75,12 @@ _NO_EFFECT = {
     "fallocate",
     "end_fsync",
     "overwrite",
-    "iodepth_batch",
-    "iodepth_batch_submit",
     "iodepth_batch_complete",
     "iodepth_batch_complete_min",
-    "iodepth_low",
 }
+
+# fio's engines the host model has (docs/host.md): their names are the job field's values.
+_ENGINES = ("sync", "psync", "libaio", "io_uring", "posixaio")
 
 # Options whose presence would make the run mean something else than fio's: refused.
 _REFUSED = {
@@ -370,6 +370,11 @@ def _translate(
         fields["rwmixread"] = 100 - integer("rwmixwrite")
     if "iodepth" in options:
         fields["iodepth"] = integer("iodepth", 1)
+    for key in ("iodepth_batch", "iodepth_batch_submit"):
+        if key in options:
+            fields["iodepth_batch"] = integer(key, 1)
+    if "iodepth_low" in options:
+        fields["iodepth_low"] = integer("iodepth_low", 1)
     if "numjobs" in options:
         fields["numjobs"] = integer("numjobs", 1)
     if "size" in options:
@@ -414,10 +419,15 @@ def _translate(
     if "direct" in options and value("direct").lower() in _BOOLEAN_OFF:
         warn("direct", "buffered I/O (a page cache) is not modelled: every I/O reaches the drive")
     if "ioengine" in options:
-        warn(
-            "ioengine",
-            "the engine's host costs are not modelled by name: the preset's [host] costs apply",
-        )
+        engine = value("ioengine").strip().lower()
+        if engine in _ENGINES:
+            fields["ioengine"] = engine
+        else:
+            warn(
+                "ioengine",
+                f"not modelled (the host model has {', '.join(_ENGINES)}): libaio's "
+                "behaviour is used, up to iodepth requests at the device",
+            )
     handled = {
         "rw",
         "readwrite",
@@ -441,6 +451,9 @@ def _translate(
         "ba",
         "direct",
         "ioengine",
+        "iodepth_batch",
+        "iodepth_batch_submit",
+        "iodepth_low",
         "norandommap",  # the generator draws each random offset afresh: fio's norandommap
         "stonewall",
         "wait_for_previous",
