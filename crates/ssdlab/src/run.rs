@@ -44,7 +44,7 @@ pub fn run(
     }
     let mut driver = JobDriver::new(job, &dev, opts.seed)?;
     let job_json = serde_json::to_value(spec).expect("job serialises");
-    let t = precondition(&mut dev, cfg, opts.seed)?;
+    let t = precondition_with(&mut dev, cfg, opts.seed, progress)?;
     driver.start(&mut dev);
     let wall = drive(&mut dev, &mut driver, progress)?;
     let stop = driver.finish()?;
@@ -67,7 +67,7 @@ pub fn run_replay(
     let mut dev = new_device(cfg, opts)?;
     let mut driver = ReplayDriver::new(replay, tjob);
     let job_json = serde_json::to_value(tjob).expect("trace job serialises");
-    let t = precondition(&mut dev, cfg, opts.seed)?;
+    let t = precondition_with(&mut dev, cfg, opts.seed, progress)?;
     driver.start(&mut dev);
     let wall = drive(&mut dev, &mut driver, progress)?;
     let stop = driver.finish()?;
@@ -89,6 +89,18 @@ fn new_device(cfg: &SsdConfig, opts: &RunOptions) -> Result<Device> {
 
 /// Precondition the FTL as the config says (untimed); returns the wall seconds it took.
 pub fn precondition(dev: &mut Device, cfg: &SsdConfig, seed: u64) -> Result<f64> {
+    precondition_with(dev, cfg, seed, &mut |_, _| true)
+}
+
+/// [`precondition`], calling `progress(0, 0)` (nothing simulated yet, no known total) about ten
+/// times per wall second; returning false stops it with [`Error::Interrupted`]. The random
+/// overwrites of a large drive take seconds to minutes, which an interrupt must not wait out.
+pub fn precondition_with(
+    dev: &mut Device,
+    cfg: &SsdConfig,
+    seed: u64,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<f64> {
     let t0 = Instant::now();
     let p = &cfg.precondition;
     // PCM is updated in place: no map to fill, nothing a fill would change.
@@ -103,7 +115,20 @@ pub fn precondition(dev: &mut Device, cfg: &SsdConfig, seed: u64) -> Result<f64>
     }
     if p.fill == FillMode::Sequential || p.random_overwrite > 0.0 {
         let ftl = dev.ftl_mut();
-        ftl.precondition(p.fill == FillMode::Sequential, p.random_overwrite, seed)?;
+        let mut last_report = Instant::now();
+        ftl.precondition_with(
+            p.fill == FillMode::Sequential,
+            p.random_overwrite,
+            seed,
+            &mut || {
+                if last_report.elapsed().as_millis() >= 100 {
+                    last_report = Instant::now();
+                    progress(0, 0)
+                } else {
+                    true
+                }
+            },
+        )?;
         // The result speaks of the timed run only; blocks keep the wear they got.
         ftl.stats = Default::default();
         ftl.reset_stream_stats();
@@ -442,6 +467,17 @@ fn pcm_result(
 /// The benchmark: random 4 KiB I/O, 70 % reads, iodepth 32, on the 64-channel preset after
 /// preconditioning (sequential fill plus random overwrites), so GC runs throughout.
 pub fn bench(io_count: u64, seed: u64, overwrite: f64) -> Result<serde_json::Value> {
+    bench_with(io_count, seed, overwrite, &mut |_, _| true)
+}
+
+/// [`bench`], calling `progress(done, total)` about ten times per wall second in each of its
+/// runs; returning false stops the benchmark with [`Error::Interrupted`].
+pub fn bench_with(
+    io_count: u64,
+    seed: u64,
+    overwrite: f64,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<serde_json::Value> {
     let cfg = SsdConfig::resolve(
         "seed004-64ch-mlc",
         &[
@@ -460,7 +496,7 @@ pub fn bench(io_count: u64, seed: u64, overwrite: f64) -> Result<serde_json::Val
             seed,
             record_requests: false,
         },
-        &mut |_, _| true,
+        progress,
     )?;
     let r = &out.result;
     let logical_units = cfg.logical_units();
@@ -492,7 +528,7 @@ pub fn bench(io_count: u64, seed: u64, overwrite: f64) -> Result<serde_json::Val
         // host writes behind the collection itself. Simulated time, in µs.
         "read_latency_tail_us": tail(r.ops.get("read")),
         "write_latency_tail_us": tail(r.ops.get("write")),
-        "gc_tail": gc_tail(seed, 100_000)?,
+        "gc_tail": gc_tail_with(seed, 100_000, progress)?,
     }))
 }
 
@@ -501,6 +537,14 @@ pub fn bench(io_count: u64, seed: u64, overwrite: f64) -> Result<serde_json::Val
 /// with GC-aware placement and preemptible GC: write latency p99, p99.9, p99.99 and max in
 /// simulated µs, WAF and IOPS. 100,000 I/Os take about 0.3 s of wall time per setting.
 pub fn gc_tail(seed: u64, io_count: u64) -> Result<serde_json::Value> {
+    gc_tail_with(seed, io_count, &mut |_, _| true)
+}
+
+fn gc_tail_with(
+    seed: u64,
+    io_count: u64,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<serde_json::Value> {
     let job = JobSpec::from_json(&format!(
         r#"{{"name":"gc-tail","rw":"randwrite","bs":"4KiB","iodepth":32,"io_count":{io_count}}}"#
     ))?;
@@ -524,7 +568,7 @@ pub fn gc_tail(seed: u64, io_count: u64) -> Result<serde_json::Value> {
             seed,
             record_requests: false,
         };
-        let r = run(&cfg, &job, &opts, &mut |_, _| true)?.result;
+        let r = run(&cfg, &job, &opts, progress)?.result;
         let mut v = tail(r.ops.get("write"));
         v["write_amplification"] = r.device.write_amplification.into();
         v["iops_simulated"] = r.total.iops.into();

@@ -323,6 +323,24 @@ fn at_queue_depth_one_no_write_waits_for_several_victims() {
     assert!(max_ms < 40.0, "a write waited {max_ms} ms");
 }
 
+/// Issue 15 defect 6: the benchmark (its preconditioning included: 30 s on this machine for the
+/// 64-channel drive) stops when its progress callback says so.
+#[test]
+fn the_benchmark_stops_when_asked() {
+    let mut asked = Vec::new();
+    let r = ssdlab::bench_with(1_000_000_000, 1, 0.1, &mut |done, _| {
+        asked.push(std::time::Instant::now());
+        assert_eq!(done, 0, "stopped while preconditioning, before the run");
+        false
+    });
+    assert!(matches!(r, Err(ssdlab::Error::Interrupted)), "{r:?}");
+    assert_eq!(asked.len(), 1);
+    // Once told to stop, it returns at once (the time before the first question is the
+    // drive's construction, which the machine's load decides).
+    let after = asked[0].elapsed().as_secs_f64();
+    assert!(after < 0.5, "{after} s after the answer");
+}
+
 /// The benchmark's GC figure: a GC-bound write run whose tail is ordered, and which GC-aware
 /// placement with preemptible GC shortens (issue 16: GC tail latency as a benchmark figure).
 #[test]

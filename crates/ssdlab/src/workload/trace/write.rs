@@ -177,10 +177,31 @@ impl<W: Write> TraceWriter<W> {
 /// Write a workload model's stream (`NAME[,key=value...]`) to `path` in `format`; a path ending
 /// in `.gz` is gzip-compressed. Returns the records written and those the format could not hold.
 pub fn write_model(spec: &str, path: &str, format: Format, seed: u64) -> crate::Result<(u64, u64)> {
+    write_model_with(spec, path, format, seed, &mut || true)
+}
+
+/// [`write_model`], asking `keep_going` every [`CHECK_EVERY_RECORDS`] records; false stops the
+/// writing with [`crate::Error::Interrupted`] (a model can have billions of records).
+pub fn write_model_with(
+    spec: &str,
+    path: &str,
+    format: Format,
+    seed: u64,
+    keep_going: &mut dyn FnMut() -> bool,
+) -> crate::Result<(u64, u64)> {
     let p = super::model::parse_spec(spec.strip_prefix("model:").unwrap_or(spec))?;
     let mut g = super::model::Generator::new(p, seed);
-    write_file(std::iter::from_fn(|| g.next_record()), path, format)
+    write_file_with(
+        std::iter::from_fn(|| g.next_record()),
+        path,
+        format,
+        keep_going,
+    )
 }
+
+/// How often (in records) a long write asks whether to go on: 65,536 records take a few
+/// milliseconds, so an interrupt is seen well within a tenth of a second.
+pub const CHECK_EVERY_RECORDS: u64 = 1 << 16;
 
 /// Write `records` to `path` in `format`; a path ending in `.gz` is gzip-compressed. Returns
 /// the records written and those the format could not hold (e.g. discards in MSR).
@@ -188,6 +209,16 @@ pub fn write_file(
     records: impl Iterator<Item = TraceRecord>,
     path: &str,
     format: Format,
+) -> crate::Result<(u64, u64)> {
+    write_file_with(records, path, format, &mut || true)
+}
+
+/// [`write_file`], asking `keep_going` every [`CHECK_EVERY_RECORDS`] records.
+pub fn write_file_with(
+    records: impl Iterator<Item = TraceRecord>,
+    path: &str,
+    format: Format,
+    keep_going: &mut dyn FnMut() -> bool,
 ) -> crate::Result<(u64, u64)> {
     use crate::error::Error;
     let err = |e: io::Error| Error::Trace(format!("{path}: cannot write: {e}"));
@@ -202,10 +233,51 @@ pub fn write_file(
         Box::new(buf)
     };
     let mut w = TraceWriter::new(out, format);
-    for r in records {
+    for (k, r) in records.enumerate() {
+        if (k as u64 + 1).is_multiple_of(CHECK_EVERY_RECORDS) && !keep_going() {
+            return Err(Error::Interrupted);
+        }
         w.write(&r).map_err(err)?;
     }
     let counts = w.counts();
     w.finish().map_err(err)?;
     Ok(counts)
+}
+
+#[cfg(test)]
+mod interrupt_tests {
+    use super::*;
+
+    #[test]
+    fn a_long_write_stops_when_asked() {
+        let dir = std::env::temp_dir().join(format!("ssdlab-write-stop-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.disksim.gz");
+        let path = path.to_str().unwrap();
+        let mut asked = 0u32;
+        // A model of 10^12 records: only the interrupt can end this write.
+        let r = write_model_with(
+            "financial1,count=1000000000000",
+            path,
+            Format::Disksim,
+            1,
+            &mut || {
+                asked += 1;
+                asked < 3
+            },
+        );
+        assert!(matches!(r, Err(crate::Error::Interrupted)), "{r:?}");
+        assert_eq!(asked, 3);
+        // Without an interrupt the same call writes what it is given.
+        let (n, dropped) = write_model_with(
+            "financial1,count=1000",
+            path,
+            Format::Disksim,
+            1,
+            &mut || panic!("asked before {CHECK_EVERY_RECORDS} records"),
+        )
+        .unwrap();
+        assert_eq!((n + dropped), 1000);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
