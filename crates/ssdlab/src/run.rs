@@ -155,6 +155,17 @@ fn drive<D: Driver>(
     if !finished {
         return Err(Error::Interrupted);
     }
+    // Simulated time adds with saturation: once an event lands at the clock's end, every later
+    // step takes 0 ps and the run "completes" with figures that mean nothing.
+    if dev.now() == SimTime::MAX {
+        return Err(Error::Sim(format!(
+            "the simulated clock reached its end (2^64 ps, about 213 days) with {} requests \
+             completed: a time in the config, job or trace is too long for it (link latency, \
+             bus or link rate, transfer overhead, trace timestamps or --time-scale); the \
+             result would show later requests completing in 0 ps",
+            dev.host().completed()
+        )));
+    }
     // A device that refused requests (a raw device given writes out of order) ran a different
     // workload from the one asked for: its figures would mislead.
     if let (n, Some((op, offset, status))) = dev.host().failed() {

@@ -323,6 +323,34 @@ fn at_queue_depth_one_no_write_waits_for_several_victims() {
     assert!(max_ms < 40.0, "a write waited {max_ms} ms");
 }
 
+/// Issue 15 defect 3: a run whose times pass the clock's 2^64 ps fails and says why, instead of
+/// exit 0 with later requests "completing" in 0 ps; a run that stays below it is unchanged.
+#[test]
+fn a_run_that_saturates_the_clock_fails_with_the_cause() {
+    let j = job("rw = \"randread\"\nbs = \"4KiB\"\nio_count = 10");
+    let opts = RunOptions {
+        seed: 1,
+        record_requests: false,
+    };
+    // 10^7 s per link crossing, four crossings per read: past 2^64 ps (213 days) at once.
+    let cfg = small(&["interface.link_latency=\"10000000s\""]);
+    let e = run(&cfg, &j, &opts, &mut |_, _| true)
+        .err()
+        .expect("refused");
+    let m = e.to_string();
+    assert!(matches!(e, Error::Sim(_)), "{m}");
+    assert!(
+        m.contains("simulated clock reached its end (2^64 ps"),
+        "{m}"
+    );
+    assert!(!m.contains('\n'), "{m}");
+    // 10^5 s per crossing: 40 days for 10 reads, within the clock, and the latency is its own.
+    let cfg = small(&["interface.link_latency=\"100000s\""]);
+    let r = run(&cfg, &j, &opts, &mut |_, _| true).unwrap().result;
+    let p50_s = r.ops["read"].latency_us.p50 / 1e6;
+    assert!((4e5..4.01e5).contains(&p50_s), "p50 {p50_s} s");
+}
+
 /// Issue 15 defect 6: the benchmark (its preconditioning included: 30 s on this machine for the
 /// 64-channel drive) stops when its progress callback says so.
 #[test]
