@@ -300,6 +300,16 @@ def test_long_commands_stop_on_interrupt(args: list[str], tmp_path: Path) -> Non
     assert stopped_s < 2.0, stopped_s
 
 
+def test_a_run_past_the_end_of_the_simulated_clock_is_a_user_error() -> None:
+    """10^7 s per link crossing passes 2^64 ps at the first read: it exited 0 with requests
+    'completing' in 0 ps (issue 15, defect 3)."""
+    assert_user_error(
+        run_cli("run", "small-tlc", "--set", "interface.link_latency=10000000s",
+                "--rw", "randread", "--io-count", "10"),
+        "simulated clock reached its end", "2^64 ps", "link latency",
+    )  # fmt: skip
+
+
 def test_sizes_past_two_to_the_64_and_wrapping_regions_are_refused_by_name() -> None:
     """16384PiB is 2^64 bytes: refused, not saturated; an offset plus a size that would wrap
     64 bits is past the device, not a small region (issue 15, defect 2)."""

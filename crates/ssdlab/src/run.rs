@@ -157,8 +157,9 @@ fn drive<D: Driver>(
     }
     // Simulated time adds with saturation: once an event lands at the clock's end, every later
     // step takes 0 ps and the run "completes" with figures that mean nothing.
+    // The times come from the user's config, job or trace: a user error (exit 2), not a bug.
     if dev.now() == SimTime::MAX {
-        return Err(Error::Sim(format!(
+        return Err(Error::Job(format!(
             "the simulated clock reached its end (2^64 ps, about 213 days) with {} requests \
              completed: a time in the config, job or trace is too long for it (link latency, \
              bus or link rate, transfer overhead, trace timestamps or --time-scale); the \

@@ -338,7 +338,7 @@ fn a_run_that_saturates_the_clock_fails_with_the_cause() {
         .err()
         .expect("refused");
     let m = e.to_string();
-    assert!(matches!(e, Error::Sim(_)), "{m}");
+    assert!(matches!(e, Error::Job(_)), "a user error, not a bug: {m}");
     assert!(
         m.contains("simulated clock reached its end (2^64 ps"),
         "{m}"
