@@ -987,6 +987,24 @@ mod tests {
     }
 
     #[test]
+    fn an_endless_or_huge_config_file_is_refused_not_read_forever() {
+        let e = SsdConfig::resolve("/dev/zero", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("/dev/zero: more than 1048576 bytes, expected a TOML config"),
+            "{e}"
+        );
+        let path = std::env::temp_dir().join(format!("ssdlab-bin-{}.toml", std::process::id()));
+        std::fs::write(&path, b"\xff\xfe").unwrap();
+        let e = SsdConfig::resolve(path.to_str().unwrap(), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not UTF-8 text (byte 0)"), "{e}");
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
     fn dram_interface_banks_are_bounded_by_the_buffer_stripes() {
         let resolve = |banks: &str| {
             SsdConfig::resolve(
