@@ -302,6 +302,52 @@ def test_interrupt_exits_130() -> None:
     assert "Traceback" not in stderr
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["trace", "generate", "financial1,count=1000000000", "-o", "{tmp}/t.disksim.gz"],
+        ["trace", "generate", "financial1,count=1000000000", "-o", "{tmp}/t.disksim"],
+        ["nvme", "smart-log", "small-tlc", "--job", "{tmp}/long.toml"],
+    ],
+    ids=["generate-gz", "generate", "nvme-smart-log-job"],
+)
+def test_long_commands_stop_on_interrupt(args: list[str], tmp_path: Path) -> None:
+    """Each of these ran on for 30 s to minutes after Ctrl-C (issue 15, defect 6): the core's
+    loop never looked for a signal. Now each stops within a fraction of a second."""
+    (tmp_path / "long.toml").write_text('rw = "randread"\nbs = "4KiB"\nruntime = "3600s"\n')
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ssdlab", *(a.format(tmp=tmp_path) for a in args)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), env=dict(os.environ),
+    )  # fmt: skip
+    try:
+        time.sleep(2.5)  # past start-up, into the long loop
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        _, stderr = proc.communicate(timeout=30)
+        stopped_s = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert stderr.strip() == "interrupted"
+    # A fraction of a second on an idle machine (0.1 to 0.6 s measured); 2 s leaves room for
+    # a loaded one.
+    assert stopped_s < 2.0, stopped_s
+
+
+def test_a_run_past_the_end_of_the_simulated_clock_is_a_user_error() -> None:
+    """10^7 s per link crossing passes 2^64 ps at the first read: it exited 0 with requests
+    'completing' in 0 ps (issue 15, defect 3)."""
+    assert_user_error(
+        run_cli("run", "small-tlc", "--set", "interface.link_latency=10000000s",
+                "--rw", "randread", "--io-count", "10"),
+        "simulated clock reached its end", "2^64 ps", "link latency",
+    )  # fmt: skip
+
+
 def test_sizes_past_two_to_the_64_and_wrapping_regions_are_refused_by_name() -> None:
     """16384PiB is 2^64 bytes: refused, not saturated; an offset plus a size that would wrap
     64 bits is past the device, not a small region (issue 15, defect 2)."""

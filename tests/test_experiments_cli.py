@@ -189,6 +189,17 @@ def test_plot_needs_a_sweep_directory(tmp_path: Path) -> None:
     assert_user_error(run_cli("plot", tmp_path, "bandwidth"), str(tmp_path), "manifest.json")
 
 
+def test_a_damaged_manifest_is_one_line_naming_the_file(quick_dir: Path, tmp_path: Path) -> None:
+    """Issue 15, defect 8: plot and report gave json's traceback."""
+    damaged = tmp_path / "out"
+    shutil.copytree(quick_dir, damaged)
+    (damaged / "manifest.json").write_text('{"name": "quick", "points": [')
+    for args in (["plot", damaged, "waf"], ["report", damaged, "--out", tmp_path / "r.html"]):
+        assert_user_error(
+            run_cli(*args), str(damaged / "manifest.json"), "not valid JSON", "run the sweep again"
+        )
+
+
 def test_throughput_needs_records(tmp_path: Path) -> None:
     sweep = tmp_path / "norec.toml"
     sweep.write_text('config = "small-tlc"\n[job]\nrw = "randread"\nio_count = 300\n'

@@ -14,7 +14,7 @@ import ssdlab
 from conftest import without_wall
 from crashing_worker import DEADLY_SEED, crash_on_deadly_seed
 from ssdlab.experiments.executors import LocalExecutor
-from ssdlab.experiments.results import RESULT_COLUMNS, load_results
+from ssdlab.experiments.results import RESULT_COLUMNS, load_results, read_manifest
 from ssdlab.experiments.runner import run_sweep
 from ssdlab.experiments.sweep import Sweep, SweepError
 
@@ -236,3 +236,50 @@ def test_trace_sweep_mistakes(extra: dict[str, Any], needles: list[str]) -> None
         Sweep.from_dict({"config": "small-tlc", **extra}, source="t.toml").points()
     for needle in needles:
         assert needle in str(caught.value), (needle, str(caught.value))
+
+
+TINY: dict[str, Any] = {
+    "name": "tiny",
+    "config": "small-tlc",
+    "job": {"bs": "4KiB", "iodepth": 4, "io_count": 200},
+    "axes": {"job.rw": ["randwrite", "randread"]},
+}
+
+
+def test_damaged_sweep_files_rerun_rebuild_or_are_named(tmp_path: Path) -> None:
+    """Issue 15, defect 8: a point whose result.json is missing or truncated was kept as ok with
+    empty figures and never rerun; a damaged results.parquet or manifest.json was a traceback."""
+    out = tmp_path / "out"
+    assert run_sweep(TINY, out, workers=1).ok == 2
+    first, second = sorted(p.name for p in (out / "runs").iterdir())
+    whole = (out / "runs" / first / "result.json").read_text()
+    (out / "runs" / first / "result.json").write_text(whole[:50])
+    (out / "runs" / second / "result.json").unlink()
+    again = run_sweep(TINY, out, workers=1)
+    assert (again.ran, again.ok, again.already_done) == (2, 2, 0)
+    assert without_wall((out / "runs" / first / "result.json").read_text()) == without_wall(whole)
+    assert load_results(out)["device.write_amplification"].null_count() == 0
+
+    # The table is derived from the runs: a damaged one is rebuilt.
+    expected = load_results(out)
+    (out / "results.parquet").write_bytes(b"not a parquet file")
+    assert load_results(out).equals(expected)
+    assert (out / "results.parquet").read_bytes()[:4] == b"PAR1"
+
+    # A damaged manifest is named by the readers; the next sweep into the directory rewrites it.
+    (out / "manifest.json").write_text('{"name": ')
+    with pytest.raises(ssdlab.SsdlabError, match=r"manifest.json: not valid JSON \(.*line 1"):
+        read_manifest(out)
+    assert run_sweep(TINY, out, workers=1).already_done == 2
+    assert read_manifest(out)["name"] == "tiny"
+
+
+def test_another_sweep_into_the_same_directory_is_refused(tmp_path: Path) -> None:
+    """Issue 15, defect 8: a second sweep silently replaced the first one's manifest."""
+    out = tmp_path / "out"
+    run_sweep(TINY, out, workers=1)
+    other = {**TINY, "name": "other", "axes": {"job.rw": ["read"]}}
+    with pytest.raises(SweepError, match=r"holds sweep 'tiny' \(manifest.json\), not 'other'"):
+        run_sweep(other, out, workers=1)
+    assert read_manifest(out)["name"] == "tiny"
+    assert len(list((out / "runs").iterdir())) == 2

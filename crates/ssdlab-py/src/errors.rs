@@ -53,6 +53,31 @@ pub(crate) fn to_py(e: Error) -> PyErr {
     }
 }
 
+/// Whether a long core loop run without the GIL may go on: takes the GIL to run pending signal
+/// handlers (Ctrl-C raises KeyboardInterrupt there) and keeps the exception in `raised`.
+pub(crate) fn no_signal(raised: &mut Option<PyErr>) -> bool {
+    Python::with_gil(|py| match py.check_signals() {
+        Ok(()) => true,
+        Err(e) => {
+            *raised = Some(e);
+            false
+        }
+    })
+}
+
+/// The Python error for a core error, where the core stopped because a signal handler raised
+/// `raised`: a KeyboardInterrupt becomes `Interrupted`, any other exception stays itself.
+pub(crate) fn to_py_signalled(py: Python<'_>, e: Error, raised: Option<PyErr>) -> PyErr {
+    match (e, raised) {
+        (Error::Interrupted, Some(r))
+            if !r.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) =>
+        {
+            r
+        }
+        (e, _) => to_py(e),
+    }
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("SsdlabError", py.get_type::<SsdlabError>())?;

@@ -7,7 +7,19 @@ use pyo3::types::{PyBytes, PyDict};
 use ssdlab::workload::trace::ReadOptions;
 use ssdlab::{JobSpec, SsdConfig};
 
-use crate::errors::to_py;
+use crate::errors::{to_py, to_py_signalled};
+
+/// The device holds the GIL while it runs (it is not `Send`), so signal handlers are run here
+/// directly; Ctrl-C raises KeyboardInterrupt there, kept in `raised`.
+fn signal_free(py: Python<'_>, raised: &mut Option<PyErr>) -> bool {
+    match py.check_signals() {
+        Ok(()) => true,
+        Err(e) => {
+            *raised = Some(e);
+            false
+        }
+    }
+}
 use crate::trace::format_opt;
 
 fn nvme_value(py: Python<'_>, v: &ssdlab::driver::nvme_regs::structs::Value) -> PyResult<PyObject> {
@@ -181,8 +193,14 @@ impl NvmeDevice {
     /// Run a job (JSON of a job spec) through the driver.
     fn run_job<'py>(&mut self, py: Python<'py>, job_json: &str) -> PyResult<Bound<'py, PyDict>> {
         let spec = JobSpec::from_json(job_json).map_err(to_py)?;
-        let s = ssdlab::driver::nvme_regs::workload::run_job(&mut self.drv, &spec, self.seed)
-            .map_err(to_py)?;
+        let mut raised = None;
+        let s = ssdlab::driver::nvme_regs::workload::run_job_with(
+            &mut self.drv,
+            &spec,
+            self.seed,
+            &mut || signal_free(py, &mut raised),
+        )
+        .map_err(|e| to_py_signalled(py, e, raised.take()))?;
         nvme_summary(py, &s)
     }
     /// Replay a trace file through the driver.
@@ -199,14 +217,16 @@ impl NvmeDevice {
             format: format_opt(format)?,
             ..Default::default()
         };
-        let s = ssdlab::driver::nvme_regs::workload::run_trace(
+        let mut raised = None;
+        let s = ssdlab::driver::nvme_regs::workload::run_trace_with(
             &mut self.drv,
             path,
             &opts,
             iodepth,
             limit,
+            &mut || signal_free(py, &mut raised),
         )
-        .map_err(to_py)?;
+        .map_err(|e| to_py_signalled(py, e, raised.take()))?;
         nvme_summary(py, &s)
     }
 

@@ -6,7 +6,7 @@ use pyo3::types::PyBytes;
 use ssdlab::workload::trace::replay::TraceJob;
 use ssdlab::{Error, JobSpec, RunOptions, SsdConfig};
 
-use crate::errors::{to_py, Interrupted};
+use crate::errors::{no_signal, to_py, to_py_signalled, Interrupted};
 
 /// The scalar figures every result has, as dotted paths in the result's order: a results table's
 /// columns.
@@ -111,9 +111,16 @@ fn run_with(
 #[pyfunction]
 #[pyo3(name = "bench", signature = (io_count, seed=1, overwrite=0.1))]
 fn run_bench(py: Python<'_>, io_count: u64, seed: u64, overwrite: f64) -> PyResult<String> {
+    // The benchmark runs for tens of seconds (its preconditioning most of them): it looks for
+    // Ctrl-C as a run does.
+    let mut raised = None;
     let v = py
-        .allow_threads(|| ssdlab::bench(io_count, seed, overwrite))
-        .map_err(to_py)?;
+        .allow_threads(|| {
+            ssdlab::bench_with(io_count, seed, overwrite, &mut |_, _| {
+                no_signal(&mut raised)
+            })
+        })
+        .map_err(|e| to_py_signalled(py, e, raised.take()))?;
     Ok(serde_json::to_string_pretty(&v).expect("json"))
 }
 

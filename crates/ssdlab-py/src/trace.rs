@@ -6,7 +6,7 @@ use pyo3::types::PyDict;
 use ssdlab::workload::trace::{self, replay::TraceJob, stats::StatsOptions, Format, ReadOptions};
 use ssdlab::Error;
 
-use crate::errors::{to_py, Interrupted, TraceError};
+use crate::errors::{no_signal, to_py, to_py_signalled, Interrupted, TraceError};
 
 /// Validate a trace job given as JSON; canonical JSON back.
 #[pyfunction]
@@ -145,8 +145,11 @@ fn write_model_trace(
             Format::names()
         ))
     })?;
-    py.allow_threads(|| trace::write::write_model(model, path, fmt, seed))
-        .map_err(to_py)
+    let mut raised = None;
+    py.allow_threads(|| {
+        trace::write::write_model_with(model, path, fmt, seed, &mut || no_signal(&mut raised))
+    })
+    .map_err(|e| to_py_signalled(py, e, raised.take()))
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

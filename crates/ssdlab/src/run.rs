@@ -44,7 +44,7 @@ pub fn run(
     }
     let mut driver = JobDriver::new(job, &dev, opts.seed)?;
     let job_json = serde_json::to_value(spec).expect("job serialises");
-    let t = precondition(&mut dev, cfg, opts.seed)?;
+    let t = precondition_with(&mut dev, cfg, opts.seed, progress)?;
     driver.start(&mut dev);
     let wall = drive(&mut dev, &mut driver, progress)?;
     let stop = driver.finish()?;
@@ -67,7 +67,7 @@ pub fn run_replay(
     let mut dev = new_device(cfg, opts)?;
     let mut driver = ReplayDriver::new(replay, tjob);
     let job_json = serde_json::to_value(tjob).expect("trace job serialises");
-    let t = precondition(&mut dev, cfg, opts.seed)?;
+    let t = precondition_with(&mut dev, cfg, opts.seed, progress)?;
     driver.start(&mut dev);
     let wall = drive(&mut dev, &mut driver, progress)?;
     let stop = driver.finish()?;
@@ -89,6 +89,18 @@ fn new_device(cfg: &SsdConfig, opts: &RunOptions) -> Result<Device> {
 
 /// Precondition the FTL as the config says (untimed); returns the wall seconds it took.
 pub fn precondition(dev: &mut Device, cfg: &SsdConfig, seed: u64) -> Result<f64> {
+    precondition_with(dev, cfg, seed, &mut |_, _| true)
+}
+
+/// [`precondition`], calling `progress(0, 0)` (nothing simulated yet, no known total) about ten
+/// times per wall second; returning false stops it with [`Error::Interrupted`]. The random
+/// overwrites of a large drive take seconds to minutes, which an interrupt must not wait out.
+pub fn precondition_with(
+    dev: &mut Device,
+    cfg: &SsdConfig,
+    seed: u64,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<f64> {
     let t0 = Instant::now();
     let p = &cfg.precondition;
     // PCM is updated in place: no map to fill, nothing a fill would change.
@@ -103,7 +115,20 @@ pub fn precondition(dev: &mut Device, cfg: &SsdConfig, seed: u64) -> Result<f64>
     }
     if p.fill == FillMode::Sequential || p.random_overwrite > 0.0 {
         let ftl = dev.ftl_mut();
-        ftl.precondition(p.fill == FillMode::Sequential, p.random_overwrite, seed)?;
+        let mut last_report = Instant::now();
+        ftl.precondition_with(
+            p.fill == FillMode::Sequential,
+            p.random_overwrite,
+            seed,
+            &mut || {
+                if last_report.elapsed().as_millis() >= 100 {
+                    last_report = Instant::now();
+                    progress(0, 0)
+                } else {
+                    true
+                }
+            },
+        )?;
         // The result speaks of the timed run only; blocks keep the wear they got.
         ftl.stats = Default::default();
         ftl.reset_stream_stats();
@@ -129,6 +154,18 @@ fn drive<D: Driver>(
     })?;
     if !finished {
         return Err(Error::Interrupted);
+    }
+    // Simulated time adds with saturation: once an event lands at the clock's end, every later
+    // step takes 0 ps and the run "completes" with figures that mean nothing.
+    // The times come from the user's config, job or trace: a user error (exit 2), not a bug.
+    if dev.now() == SimTime::MAX {
+        return Err(Error::Job(format!(
+            "the simulated clock reached its end (2^64 ps, about 213 days) with {} requests \
+             completed: a time in the config, job or trace is too long for it (link latency, \
+             bus or link rate, transfer overhead, trace timestamps or --time-scale); the \
+             result would show later requests completing in 0 ps",
+            dev.host().completed()
+        )));
     }
     // A device that refused requests (a raw device given writes out of order) ran a different
     // workload from the one asked for: its figures would mislead.
@@ -442,6 +479,17 @@ fn pcm_result(
 /// The benchmark: random 4 KiB I/O, 70 % reads, iodepth 32, on the 64-channel preset after
 /// preconditioning (sequential fill plus random overwrites), so GC runs throughout.
 pub fn bench(io_count: u64, seed: u64, overwrite: f64) -> Result<serde_json::Value> {
+    bench_with(io_count, seed, overwrite, &mut |_, _| true)
+}
+
+/// [`bench`], calling `progress(done, total)` about ten times per wall second in each of its
+/// runs; returning false stops the benchmark with [`Error::Interrupted`].
+pub fn bench_with(
+    io_count: u64,
+    seed: u64,
+    overwrite: f64,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<serde_json::Value> {
     let cfg = SsdConfig::resolve(
         "seed004-64ch-mlc",
         &[
@@ -460,7 +508,7 @@ pub fn bench(io_count: u64, seed: u64, overwrite: f64) -> Result<serde_json::Val
             seed,
             record_requests: false,
         },
-        &mut |_, _| true,
+        progress,
     )?;
     let r = &out.result;
     let logical_units = cfg.logical_units();
@@ -492,8 +540,8 @@ pub fn bench(io_count: u64, seed: u64, overwrite: f64) -> Result<serde_json::Val
         // host writes behind the collection itself. Simulated time, in µs.
         "read_latency_tail_us": tail(r.ops.get("read")),
         "write_latency_tail_us": tail(r.ops.get("write")),
-        "gc_tail": gc_tail(seed, 100_000)?,
-        "cached_mapping": cached_mapping(seed, io_count)?,
+        "gc_tail": gc_tail_with(seed, 100_000, progress)?,
+        "cached_mapping": cached_mapping_with(seed, io_count, progress)?,
     }))
 }
 
@@ -503,6 +551,14 @@ pub fn bench(io_count: u64, seed: u64, overwrite: f64) -> Result<serde_json::Val
 /// most commands miss and cost translation-page reads and writes. Simulated requests per
 /// wall-clock second (the timed run only, as every run reports it), with the cache's figures.
 pub fn cached_mapping(seed: u64, io_count: u64) -> Result<serde_json::Value> {
+    cached_mapping_with(seed, io_count, &mut |_, _| true)
+}
+
+fn cached_mapping_with(
+    seed: u64,
+    io_count: u64,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<serde_json::Value> {
     let cfg = SsdConfig::resolve(
         "seed004-64ch-mlc",
         &[
@@ -518,7 +574,7 @@ pub fn cached_mapping(seed: u64, io_count: u64) -> Result<serde_json::Value> {
         seed,
         record_requests: false,
     };
-    let r = run(&cfg, &job, &opts, &mut |_, _| true)?.result;
+    let r = run(&cfg, &job, &opts, progress)?.result;
     let m = r.ftl.as_ref().and_then(|f| f.mapping.as_ref());
     Ok(serde_json::json!({
         "workload": format!(
@@ -540,6 +596,14 @@ pub fn cached_mapping(seed: u64, io_count: u64) -> Result<serde_json::Value> {
 /// with GC-aware placement and preemptible GC: write latency p99, p99.9, p99.99 and max in
 /// simulated µs, WAF and IOPS. 100,000 I/Os take about 0.3 s of wall time per setting.
 pub fn gc_tail(seed: u64, io_count: u64) -> Result<serde_json::Value> {
+    gc_tail_with(seed, io_count, &mut |_, _| true)
+}
+
+fn gc_tail_with(
+    seed: u64,
+    io_count: u64,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<serde_json::Value> {
     let job = JobSpec::from_json(&format!(
         r#"{{"name":"gc-tail","rw":"randwrite","bs":"4KiB","iodepth":32,"io_count":{io_count}}}"#
     ))?;
@@ -563,7 +627,7 @@ pub fn gc_tail(seed: u64, io_count: u64) -> Result<serde_json::Value> {
             seed,
             record_requests: false,
         };
-        let r = run(&cfg, &job, &opts, &mut |_, _| true)?.result;
+        let r = run(&cfg, &job, &opts, progress)?.result;
         let mut v = tail(r.ops.get("write"));
         v["write_amplification"] = r.device.write_amplification.into();
         v["iops_simulated"] = r.total.iops.into();

@@ -1454,6 +1454,32 @@ fn trace_replays_through_the_driver() {
     assert_eq!(u128at(&smart, so::HOST_WRITE_COMMANDS), s.writes as u128);
 }
 
+/// Issue 15 defect 6: a job through the driver asks whether to go on, so Ctrl-C stops it.
+#[test]
+fn a_long_job_through_the_driver_stops_when_asked() {
+    use ssdlab::driver::nvme_regs::workload::{run_job_with, run_trace_with};
+    let mut d = driver(&[]);
+    // An hour of simulated random reads: minutes of wall time unless stopped.
+    let spec = ssdlab::JobSpec::from_toml_str(
+        "rw = \"randread\"\nbs = \"4KiB\"\niodepth = 8\nruntime = \"3600s\"\n",
+        "test",
+    )
+    .unwrap();
+    let t0 = std::time::Instant::now();
+    let mut asked = 0;
+    let r = run_job_with(&mut d, &spec, 1, &mut || {
+        asked += 1;
+        false
+    });
+    assert!(matches!(r, Err(ssdlab::Error::Interrupted)), "{r:?}");
+    assert_eq!(asked, 1);
+    assert!(t0.elapsed().as_secs_f64() < 5.0, "{:?}", t0.elapsed());
+    // A trace replay asks too (here the answer is yes: the short fixture runs to its end).
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/traces/msr.csv");
+    let s = run_trace_with(&mut d, path, &Default::default(), 4, None, &mut || true).unwrap();
+    assert!(s.requests > 0);
+}
+
 #[test]
 fn self_chaining_prp_list_is_refused() {
     let mut d = driver(&[]);

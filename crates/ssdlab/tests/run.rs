@@ -323,6 +323,52 @@ fn at_queue_depth_one_no_write_waits_for_several_victims() {
     assert!(max_ms < 40.0, "a write waited {max_ms} ms");
 }
 
+/// Issue 15 defect 3: a run whose times pass the clock's 2^64 ps fails and says why, instead of
+/// exit 0 with later requests "completing" in 0 ps; a run that stays below it is unchanged.
+#[test]
+fn a_run_that_saturates_the_clock_fails_with_the_cause() {
+    let j = job("rw = \"randread\"\nbs = \"4KiB\"\nio_count = 10");
+    let opts = RunOptions {
+        seed: 1,
+        record_requests: false,
+    };
+    // 10^7 s per link crossing, four crossings per read: past 2^64 ps (213 days) at once.
+    let cfg = small(&["interface.link_latency=\"10000000s\""]);
+    let e = run(&cfg, &j, &opts, &mut |_, _| true)
+        .err()
+        .expect("refused");
+    let m = e.to_string();
+    assert!(matches!(e, Error::Job(_)), "a user error, not a bug: {m}");
+    assert!(
+        m.contains("simulated clock reached its end (2^64 ps"),
+        "{m}"
+    );
+    assert!(!m.contains('\n'), "{m}");
+    // 10^5 s per crossing: 40 days for 10 reads, within the clock: the run goes through.
+    let cfg = small(&["interface.link_latency=\"100000s\""]);
+    let r = run(&cfg, &j, &opts, &mut |_, _| true).unwrap().result;
+    let mean_s = r.ops["read"].latency_us.mean / 1e6;
+    assert!((4e5..4.01e5).contains(&mean_s), "mean {mean_s} s");
+}
+
+/// Issue 15 defect 6: the benchmark (its preconditioning included: 30 s on this machine for the
+/// 64-channel drive) stops when its progress callback says so.
+#[test]
+fn the_benchmark_stops_when_asked() {
+    let mut asked = Vec::new();
+    let r = ssdlab::bench_with(1_000_000_000, 1, 0.1, &mut |done, _| {
+        asked.push(std::time::Instant::now());
+        assert_eq!(done, 0, "stopped while preconditioning, before the run");
+        false
+    });
+    assert!(matches!(r, Err(ssdlab::Error::Interrupted)), "{r:?}");
+    assert_eq!(asked.len(), 1);
+    // Once told to stop, it returns at once (the time before the first question is the
+    // drive's construction, which the machine's load decides).
+    let after = asked[0].elapsed().as_secs_f64();
+    assert!(after < 0.5, "{after} s after the answer");
+}
+
 /// The benchmark's GC figure: a GC-bound write run whose tail is ordered, and which GC-aware
 /// placement with preemptible GC shortens (issue 16: GC tail latency as a benchmark figure).
 #[test]

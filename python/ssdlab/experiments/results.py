@@ -146,11 +146,31 @@ def cell(value: Any) -> Any:
 # Reading a sweep directory
 
 
+def _read_json(path: Path, remedy: str) -> Any:
+    """A sweep file's JSON; a damaged one (truncated, garbage) is a one-line error naming the
+    file, what is wrong and ``remedy``, never a traceback."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise _core.SsdlabError(
+            f"{path}: not valid JSON ({e.msg} at line {e.lineno} column {e.colno}); {remedy}"
+        ) from None
+    except UnicodeDecodeError as e:
+        message = f"{path}: not valid JSON (not UTF-8: {e.reason}); {remedy}"
+        raise _core.SsdlabError(message) from None
+
+
 def read_manifest(out_dir: str | os.PathLike[str]) -> dict[str, Any]:
     path = Path(out_dir) / MANIFEST
     if not path.is_file():
         raise _core.SsdlabError(f"{out_dir}: not a sweep output directory (no {MANIFEST})")
-    return json.loads(path.read_text(encoding="utf-8"))
+    manifest = _read_json(path, "run the sweep again into this directory to rewrite it")
+    if not isinstance(manifest, dict):
+        raise _core.SsdlabError(
+            f"{path}: expected a JSON object, got {type(manifest).__name__}; "
+            "run the sweep again into this directory to rewrite it"
+        )
+    return manifest
 
 
 def read_point(out_dir: Path, point_id: str) -> dict[str, Any] | None:
@@ -167,7 +187,16 @@ def read_result(out_dir: str | os.PathLike[str], point_id: str) -> dict[str, Any
     path = Path(out_dir) / RUNS / point_id / RESULT_FILE
     if not path.is_file():
         return None
-    return json.loads(path.read_text(encoding="utf-8"))
+    return _read_json(path, "run the sweep again into this directory to run the point again")
+
+
+def result_is_readable(out_dir: Path, point_id: str) -> bool:
+    """Whether a finished point's result.json is there and whole: a point marked ok without it
+    (deleted, truncated by a full disk) has no figures and must run again."""
+    try:
+        return read_result(out_dir, point_id) is not None
+    except (_core.SsdlabError, OSError):
+        return False
 
 
 def read_requests(out_dir: str | os.PathLike[str], point_id: str) -> np.ndarray | None:
@@ -330,7 +359,14 @@ def load_results(
     if rebuild or not parquet.is_file():
         read_manifest(directory)  # a clear error if this is no sweep directory
         write_table(directory)
-    table = pl.read_parquet(parquet)
+    try:
+        table = pl.read_parquet(parquet)
+    except (pl.exceptions.PolarsError, OSError):
+        # The table is derived from the per-run files: a damaged copy (truncated, overwritten)
+        # is rebuilt from them rather than reported as polars' traceback.
+        read_manifest(directory)
+        write_table(directory)
+        table = pl.read_parquet(parquet)
     if backend == "polars":
         return table
     if backend == "pandas":

@@ -46,6 +46,7 @@ from .results import (
     RUNS,
     load_results,
     read_point,
+    result_is_readable,
     write_table,
 )
 from .sweep import Point, Sweep, SweepError, load
@@ -226,8 +227,18 @@ def run_sweep(
         if (directory / MANIFEST).is_file():
             try:
                 previous = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                previous = None  # damaged: rewritten below from the sweep and the runs
+            if not isinstance(previous, dict):
                 previous = None
+        if previous is not None and previous.get("name") != sweep.name:
+            # The runs of two sweeps can share a directory, but one manifest names one sweep:
+            # writing this one's would silently drop the other's history and points.
+            raise SweepError(
+                f"--out {directory}: holds sweep {previous.get('name')!r} ({MANIFEST}), not "
+                f"{sweep.name!r}; give another --out, or name this sweep "
+                f"{previous.get('name')!r} to extend that one"
+            )
         manifest = _manifest(sweep, points, previous)
         if sweep.text is not None:
             _write_atomic(directory / "sweep.toml", sweep.text)
@@ -240,6 +251,8 @@ def run_sweep(
         for point in points:
             record = read_point(directory, point.id)
             status = record.get("status") if record else None
+            if status == "ok" and not result_is_readable(directory, point.id):
+                status = None  # marked done, but its result is gone or damaged: run it again
             if status == "ok" or (status == "failed" and not retry_failed):
                 done += 1
                 failed_before += status == "failed"

@@ -511,6 +511,17 @@ const EMMC_NAMES: &str = "\"ideal\", \"hs52\", \"ddr52\", \"hs200\" or \"hs400\"
 const DRAM_NAMES: &str =
     "\"ideal\" or \"lpddr<generation>-<MT/s>x<bus bits>\" (e.g. \"lpddr3-1200x32\")";
 
+/// A number in a link name as it is written there: decimal digits without sign or leading zero
+/// (Rust's parse took "pcie+3x+4" and "pcie03x04" for pcie3x4, issue 15 defect 11).
+fn whole<T: std::str::FromStr>(t: &str) -> Result<T, ()> {
+    let plain =
+        !t.is_empty() && t.bytes().all(|c| c.is_ascii_digit()) && (t == "0" || !t.starts_with('0'));
+    if !plain {
+        return Err(());
+    }
+    t.parse().map_err(|_| ())
+}
+
 impl Link {
     /// Parse a link name of any kind.
     pub fn parse(s: &str) -> Result<Link, String> {
@@ -519,14 +530,14 @@ impl Link {
             LinkType::Ideal
         } else if let Some(rest) = s.strip_prefix("pcie") {
             let (g, l) = rest.split_once('x').ok_or_else(|| bad(PCIE_NAMES))?;
-            let gen: u8 = g.parse().map_err(|_| bad(PCIE_NAMES))?;
-            let lanes: u8 = l.parse().map_err(|_| bad(PCIE_NAMES))?;
+            let gen: u8 = whole(g).map_err(|_| bad(PCIE_NAMES))?;
+            let lanes: u8 = whole(l).map_err(|_| bad(PCIE_NAMES))?;
             if !(1..=5).contains(&gen) || ![1, 2, 4, 8, 16].contains(&lanes) {
                 return Err(bad(PCIE_NAMES));
             }
             LinkType::Pcie { gen, lanes }
         } else if let Some(m) = s.strip_prefix("udma") {
-            match m.parse::<u8>() {
+            match whole::<u8>(m) {
                 Ok(m) if m <= 6 => LinkType::Udma(m),
                 _ => return Err(bad(IDE_NAMES)),
             }
@@ -539,13 +550,13 @@ impl Link {
             }
         } else if let Some(rest) = s.strip_prefix("hs-g") {
             let (gear_rate, lanes) = rest.split_once('x').ok_or_else(|| bad(UFS_NAMES))?;
-            let lanes: u8 = lanes.parse().map_err(|_| bad(UFS_NAMES))?;
+            let lanes: u8 = whole(lanes).map_err(|_| bad(UFS_NAMES))?;
             let (gear, series) = match gear_rate.len() {
                 1 => (gear_rate, "b"),
                 2 => gear_rate.split_at(1),
                 _ => return Err(bad(UFS_NAMES)),
             };
-            let gear: u8 = gear.parse().map_err(|_| bad(UFS_NAMES))?;
+            let gear: u8 = whole(gear).map_err(|_| bad(UFS_NAMES))?;
             if !(1..=4).contains(&gear) || !(1..=2).contains(&lanes) {
                 return Err(bad(UFS_NAMES));
             }
@@ -563,7 +574,7 @@ impl Link {
             let (_gen, rest) = rest.split_once('-').ok_or_else(|| bad(DRAM_NAMES))?;
             let (mts, bits) = rest.split_once('x').ok_or_else(|| bad(DRAM_NAMES))?;
             let mts: f64 = mts.parse().map_err(|_| bad(DRAM_NAMES))?;
-            let bits: u32 = bits.parse().map_err(|_| bad(DRAM_NAMES))?;
+            let bits: u32 = whole(bits).map_err(|_| bad(DRAM_NAMES))?;
             if mts <= 0.0 || !mts.is_finite() || ![16, 32, 64].contains(&bits) {
                 return Err(bad(DRAM_NAMES));
             }
@@ -687,6 +698,23 @@ mod tests {
         assert!(e("sata4").contains("\"sata3\" (6 Gb/s)"));
         assert!(e("hs-g3b-x2").contains("hs-g<gear 1–4>"));
         assert!(e("lpddr4-0x32").contains("lpddr<generation>"));
+        // Numbers as the names write them: no sign, no leading zero, no space.
+        for odd in [
+            "pcie+3x+4",
+            "pcie03x04",
+            "pcie3x04",
+            "udma+6",
+            "udma06",
+            "hs-g3bx02",
+        ] {
+            assert!(
+                e(odd).starts_with(&format!("got {odd:?}, expected")),
+                "{odd}"
+            );
+        }
+        for fine in ["pcie3x4", "pcie5x16", "udma0", "hs-g3bx2"] {
+            Link::parse(fine).unwrap();
+        }
         let any = e("usb3");
         assert!(
             any.starts_with("got \"usb3\", expected a link name"),

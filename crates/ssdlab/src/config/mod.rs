@@ -109,6 +109,33 @@ fn overrides_set(overrides: &[String], path: &str) -> bool {
     })
 }
 
+/// The most a config file may hold. The largest shipped preset is about 4 KiB; the bound is there
+/// so that a path such as /dev/zero or a multi-gigabyte file given by mistake is refused at once
+/// rather than read until memory runs out (issue 15, defect 4).
+pub const MAX_CONFIG_FILE_BYTES: u64 = 1 << 20;
+
+fn read_config_file(spec: &str) -> Result<String> {
+    use std::io::Read;
+    let err = |e: std::io::Error| Error::Config(format!("{spec}: cannot read: {e}"));
+    let file = std::fs::File::open(spec).map_err(err)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_CONFIG_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(err)?;
+    if bytes.len() as u64 > MAX_CONFIG_FILE_BYTES {
+        return Err(Error::Config(format!(
+            "{spec}: more than {MAX_CONFIG_FILE_BYTES} bytes, expected a TOML config of a few KiB \
+             (is it the right file?)"
+        )));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        Error::Config(format!(
+            "{spec}: not UTF-8 text (byte {}), expected a TOML config",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
 impl SsdConfig {
     /// Parse and validate a config from TOML text. `origin` names it in errors.
     pub fn from_toml_str(text: &str, origin: &str) -> Result<SsdConfig> {
@@ -153,9 +180,7 @@ impl SsdConfig {
         let (text, origin) = if let Some(text) = presets::preset_toml(spec) {
             (text.to_string(), format!("preset {spec}"))
         } else if std::path::Path::new(spec).exists() {
-            let text = std::fs::read_to_string(spec)
-                .map_err(|e| Error::Config(format!("{spec}: cannot read: {e}")))?;
-            (text, spec.to_string())
+            (read_config_file(spec)?, spec.to_string())
         } else {
             let names = presets::preset_names().join(", ");
             return Err(Error::Config(format!(

@@ -109,6 +109,20 @@ impl SsdConfig {
                     "banks, bank_interleave and invalidate_span must be above zero".into(),
                 );
             }
+            // Each bank holds whole interleave stripes of the buffer, so banks beyond the
+            // buffer's stripe count are never touched; bounding them here also bounds the two
+            // per-bank tables the interface allocates up front (4294967295 banks aborted on a
+            // 137 GB allocation).
+            let stripes = (d.buffer_size.0 / d.bank_interleave.0).max(1);
+            if u64::from(d.banks) > stripes {
+                return err(
+                    "interface.dram.banks",
+                    format!(
+                        "got {}, expected 1 to {stripes} (the buffer's {} bytes in stripes of bank_interleave = {} bytes, one or more stripes per bank)",
+                        d.banks, d.buffer_size.0, d.bank_interleave.0
+                    ),
+                );
+            }
             let write_back = self
                 .cache
                 .as_ref()
@@ -977,5 +991,45 @@ mod tests {
         // 112 + 15 + 1 = 128 fits.
         let ov = ["ftl.kind=\"bast\"", page, "ftl.log_blocks=15"].map(String::from);
         SsdConfig::resolve("small-tlc", &ov).unwrap();
+    }
+
+    #[test]
+    fn an_endless_or_huge_config_file_is_refused_not_read_forever() {
+        let e = SsdConfig::resolve("/dev/zero", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("/dev/zero: more than 1048576 bytes, expected a TOML config"),
+            "{e}"
+        );
+        let path = std::env::temp_dir().join(format!("ssdlab-bin-{}.toml", std::process::id()));
+        std::fs::write(&path, b"\xff\xfe").unwrap();
+        let e = SsdConfig::resolve(path.to_str().unwrap(), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not UTF-8 text (byte 0)"), "{e}");
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn dram_interface_banks_are_bounded_by_the_buffer_stripes() {
+        let resolve = |banks: &str| {
+            SsdConfig::resolve(
+                "seed000-lpddr3-dramif",
+                &[format!("interface.dram.banks={banks}")],
+            )
+        };
+        // seed 000's buffer: 1 MiB in 4 KiB stripes, 256 of them.
+        resolve("256").unwrap();
+        for banks in ["257", "4294967295"] {
+            let e = resolve(banks).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!(
+                    "field `interface.dram.banks`: got {banks}, expected 1 to 256"
+                )),
+                "{e}"
+            );
+            assert!(!e.contains('\n'), "{e}");
+        }
     }
 }

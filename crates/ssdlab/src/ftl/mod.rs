@@ -1147,6 +1147,25 @@ impl Ftl {
     /// Fill the logical space without timing: sequential writes of every unit, then `overwrite`
     /// × logical units of random overwrites.
     pub fn precondition(&mut self, fill: bool, overwrite: f64, seed: u64) -> Result<()> {
+        self.precondition_with(fill, overwrite, seed, &mut || true)
+    }
+
+    /// [`Ftl::precondition`], asking `keep_going` every 65,536 unit writes (a few milliseconds);
+    /// false stops it with [`Error::Interrupted`], leaving a drive only fit to be dropped.
+    pub fn precondition_with(
+        &mut self,
+        fill: bool,
+        overwrite: f64,
+        seed: u64,
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> Result<()> {
+        const CHECK_EVERY: u64 = 1 << 16;
+        let mut ask = |k: u64| -> Result<()> {
+            if (k + 1).is_multiple_of(CHECK_EVERY) && !keep_going() {
+                return Err(Error::Interrupted);
+            }
+            Ok(())
+        };
         if let Some(w) = self.wear.as_ref().filter(|w| w.read_only) {
             if fill || overwrite > 0.0 {
                 return Err(Error::Config(format!(
@@ -1166,12 +1185,14 @@ impl Ftl {
         let n = self.logical_units();
         if fill && !self.fill_fast() {
             for lpn in 0..n {
+                ask(lpn)?;
                 self.write(lpn)?;
             }
         }
         let count = (overwrite * n as f64) as u64;
         let mut rng = Rng::stream(seed, "precondition");
-        for _ in 0..count {
+        for k in 0..count {
+            ask(k)?;
             let lpn = rng.below(n);
             self.write(lpn)?;
         }

@@ -66,11 +66,54 @@ impl Op {
 }
 
 /// Block size: one size, or sizes with weights (`{ "4KiB" = 70, "64KiB" = 30 }`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum BlockSize {
     Fixed(Bytes),
     Weighted(BTreeMap<String, u32>),
+}
+
+/// Read by hand rather than as an untagged enum, whose only error for a bad size was "data did
+/// not match any variant of untagged enum BlockSize" (issue 15, defect 10): a string or number
+/// is one size and says what is wrong with it, a table is sizes with weights.
+impl<'de> Deserialize<'de> for BlockSize {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::{self, MapAccess, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = BlockSize;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a size such as 4096 or \"4KiB\", or sizes with weights such as \
+                     { \"4KiB\" = 70, \"64KiB\" = 30 }",
+                )
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<BlockSize, E> {
+                Ok(BlockSize::Fixed(Bytes(v)))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<BlockSize, E> {
+                u64::try_from(v)
+                    .map(|b| BlockSize::Fixed(Bytes(b)))
+                    .map_err(|_| E::custom(format!("got {v}, expected a positive size")))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<BlockSize, E> {
+                parse_bytes(v)
+                    .map(|b| BlockSize::Fixed(Bytes(b)))
+                    .map_err(E::custom)
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> std::result::Result<BlockSize, A::Error> {
+                let mut sizes = BTreeMap::new();
+                while let Some((size, weight)) = m.next_entry::<String, u32>()? {
+                    sizes.insert(size, weight);
+                }
+                Ok(BlockSize::Weighted(sizes))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -625,6 +668,23 @@ fn coprime_multiplier(n: u64) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_bad_block_size_says_what_is_wrong_with_it() {
+        let e = super::JobSpec::from_json(r#"{"rw":"randread","bs":"3KiBx"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("field `bs`") && e.contains("3KiBx"), "{e}");
+        assert!(!e.contains("untagged"), "{e}");
+        let e = super::JobSpec::from_json(r#"{"rw":"randread","bs":true}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("expected a size such as 4096"), "{e}");
+        // Both forms still read.
+        for bs in [r#""4KiB""#, "4096", r#"{"4KiB":70,"64KiB":30}"#] {
+            super::JobSpec::from_json(&format!(r#"{{"rw":"randread","bs":{bs}}}"#)).unwrap();
+        }
+    }
+
     use super::*;
 
     #[test]

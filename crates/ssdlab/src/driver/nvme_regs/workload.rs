@@ -37,7 +37,13 @@ struct Runner<'a> {
     batch: Vec<IoCmd>,
     depth: usize,
     sum: Summary,
+    /// Asked after each batch once [`ASK_EVERY`] of wall time has passed; false stops the run.
+    keep_going: &'a mut dyn FnMut() -> bool,
+    last_asked: std::time::Instant,
 }
+
+/// How often a run asks whether to go on: an interrupt is seen within a tenth of a second.
+const ASK_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
 
 impl Runner<'_> {
     fn push(&mut self, op: Op, offset: u64, len: u64) -> Result<()> {
@@ -111,11 +117,21 @@ impl Runner<'_> {
             .iter()
             .filter(|(d, _)| !d.cqe.status.is_success())
             .count() as u64;
+        if self.last_asked.elapsed() >= ASK_EVERY {
+            self.last_asked = std::time::Instant::now();
+            if !(self.keep_going)() {
+                return Err(Error::Interrupted);
+            }
+        }
         Ok(())
     }
 }
 
-fn runner(drv: &mut HostDriver, iodepth: u32) -> Runner<'_> {
+fn runner<'a>(
+    drv: &'a mut HostDriver,
+    iodepth: u32,
+    keep_going: &'a mut dyn FnMut() -> bool,
+) -> Runner<'a> {
     let depth = (iodepth.max(1)).min(drv.queue_size() - 1).max(1) as usize;
     let start = drv.ctrl.clock();
     Runner {
@@ -126,18 +142,31 @@ fn runner(drv: &mut HostDriver, iodepth: u32) -> Runner<'_> {
             start,
             ..Summary::default()
         },
+        keep_going,
+        last_asked: std::time::Instant::now(),
     }
 }
 
 /// Run `spec` through the driver (see the module docs for how).
 pub fn run_job(drv: &mut HostDriver, spec: &JobSpec, seed: u64) -> Result<Summary> {
+    run_job_with(drv, spec, seed, &mut || true)
+}
+
+/// [`run_job`], asking `keep_going` between batches every 50 ms of wall time; false stops the
+/// run with [`Error::Interrupted`].
+pub fn run_job_with(
+    drv: &mut HostDriver,
+    spec: &JobSpec,
+    seed: u64,
+    keep_going: &mut dyn FnMut() -> bool,
+) -> Result<Summary> {
     let cap = drv.nsze() * drv.lba_size();
     let job = spec.fit(cap)?;
     let n = job.spec.numjobs.max(1);
     let mut gens: Vec<Generator> = (0..n).map(|k| Generator::new(&job, k, seed)).collect();
     let total = job.total_ios;
     let deadline = job.runtime.map(|r| drv.ctrl.clock() + r);
-    let mut r = runner(drv, spec.iodepth.saturating_mul(n));
+    let mut r = runner(drv, spec.iodepth.saturating_mul(n), keep_going);
     let mut k = 0usize;
     loop {
         if total.is_some_and(|t| r.sum.requests >= t) {
@@ -167,12 +196,25 @@ pub fn run_trace(
     iodepth: u32,
     limit: Option<u64>,
 ) -> Result<Summary> {
+    run_trace_with(drv, path, opts, iodepth, limit, &mut || true)
+}
+
+/// [`run_trace`], asking `keep_going` between batches every 50 ms of wall time; false stops the
+/// replay with [`Error::Interrupted`].
+pub fn run_trace_with(
+    drv: &mut HostDriver,
+    path: &str,
+    opts: &ReadOptions,
+    iodepth: u32,
+    limit: Option<u64>,
+    keep_going: &mut dyn FnMut() -> bool,
+) -> Result<Summary> {
     let mut reader = TraceReader::open(path, opts)?;
     let cap = drv.nsze() * drv.lba_size();
     if cap == 0 {
         return Err(Error::Job("the namespace has no blocks".into()));
     }
-    let mut r = runner(drv, iodepth);
+    let mut r = runner(drv, iodepth, keep_going);
     while let Some(rec) = reader.next_record()? {
         if limit.is_some_and(|l| r.sum.requests >= l) {
             break;
