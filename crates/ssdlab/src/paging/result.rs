@@ -75,6 +75,10 @@ pub struct Reclaim {
     pub direct_scanned: u64,
     /// Time the application spent in direct reclaim, waits included.
     pub direct_stall_s: f64,
+    /// CPU time of reclaim, kswapd's and direct (`cost.reclaim_*`; absent when 0, as by
+    /// default).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cpu_s: f64,
     /// Waits after a failed reclaim (congestion wait, reclaim throttle, or the next write).
     pub waits: u64,
     /// Of those, 5.16's throttles (modern era): on writeback (HZ/10) and for no progress
@@ -291,4 +295,8 @@ mod tests {
         // 8192 follows 0..8192: 0; 65536 follows 8192..12288: 53248 -> 65536.
         assert_eq!(w.ird_histogram, vec![(0, 1), (65536, 1)]);
     }
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
