@@ -260,6 +260,10 @@ pub fn lifetimes(run_h: f64, max: f64, mean: f64, endurance: &[u64]) -> Vec<Life
         .collect()
 }
 
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -295,8 +299,4 @@ mod tests {
         // 8192 follows 0..8192: 0; 65536 follows 8192..12288: 53248 -> 65536.
         assert_eq!(w.ird_histogram, vec![(0, 1), (65536, 1)]);
     }
-}
-
-fn is_zero(v: &f64) -> bool {
-    *v == 0.0
 }
