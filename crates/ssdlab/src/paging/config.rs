@@ -55,6 +55,20 @@ pub struct FaultCosts {
     /// the model charges only what paging costs.
     #[serde(default)]
     pub access: Dur,
+    /// Reclaim's CPU time per page scanned at the inactive tail (`shrink_page_list`'s
+    /// `page_referenced` and list handling). Seed 003 gives no figure: 0 by default.
+    #[serde(default)]
+    pub reclaim_scan: Dur,
+    /// Reclaim's CPU time per page unmapped (`add_to_swap` and `try_to_unmap`). Seed 003 gives
+    /// no figure: 0 by default.
+    #[serde(default)]
+    pub reclaim_unmap: Dur,
+    /// Reclaim's CPU time per page written out (`pageout`, `swap_writepage`, the bio and the
+    /// block layer). Seed 003 gives no figure: 0 by default. The seed's swap-out stops improving
+    /// past about 20 K write IOPS ("Swap Out Overhead Analysis"); `seed003-swapout` uses the
+    /// value that puts the CPU's limit there, 50 us (1 / 20,000 s): calibrated to that figure.
+    #[serde(default)]
+    pub reclaim_write: Dur,
 }
 
 impl Default for FaultCosts {
@@ -68,6 +82,9 @@ impl Default for FaultCosts {
             slot_free: d_slot_free(),
             mmu_update: d_mmu(),
             access: Dur(SimTime::ZERO),
+            reclaim_scan: Dur(SimTime::ZERO),
+            reclaim_unmap: Dur(SimTime::ZERO),
+            reclaim_write: Dur(SimTime::ZERO),
         }
     }
 }

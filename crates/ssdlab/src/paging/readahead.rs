@@ -14,6 +14,7 @@
 use super::config::Era;
 use super::swapfile::SwapArea;
 
+#[derive(Clone)]
 pub struct Readahead {
     era: Era,
     page_cluster: u32,

@@ -75,6 +75,10 @@ pub struct Reclaim {
     pub direct_scanned: u64,
     /// Time the application spent in direct reclaim, waits included.
     pub direct_stall_s: f64,
+    /// CPU time of reclaim, kswapd's and direct (`cost.reclaim_*`; absent when 0, as by
+    /// default).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cpu_s: f64,
     /// Waits after a failed reclaim (congestion wait, reclaim throttle, or the next write).
     pub waits: u64,
     /// Of those, 5.16's throttles (modern era): on writeback (HZ/10) and for no progress
@@ -254,6 +258,10 @@ pub fn lifetimes(run_h: f64, max: f64, mean: f64, endurance: &[u64]) -> Vec<Life
             }
         })
         .collect()
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 #[cfg(test)]

@@ -115,6 +115,8 @@ pub struct PagingSim<'w, B: SwapBackend> {
     /// Pages the last reclaim pass found under writeback at the inactive tail
     /// (`sc->nr.immediate`, what makes 5.16 throttle on writeback).
     pass_immediate: u64,
+    /// CPU time of the current reclaim pass (`cost.reclaim_*`).
+    reclaim_cpu: SimTime,
     congestion_on: u32,
     congestion_off: u32,
     pub trace: Vec<IoRecord>,
@@ -195,6 +197,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             writes_in_flight: 0,
             pages_written_back: 0,
             pass_immediate: 0,
+            reclaim_cpu: SimTime::ZERO,
             // blk_queue_congestion_threshold (block/blk-core.c).
             congestion_on: n - n / 8 + 1,
             congestion_off: n - n / 8 - n / 16 - 1,
@@ -448,8 +451,11 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                     self.map_from_cache(vp, s, cf, write);
                     return Ok(Step::Done);
                 }
-                // A swap-in from the device.
-                if !self.alloc_ok(1)? {
+                // A swap-in from the device. The read-ahead pages are allocated like the
+                // target (2.6.32 `read_swap_cache_async` takes `GFP_HIGHUSER_MOVABLE`, which
+                // may reclaim directly), so the fault needs frames for the whole window.
+                let n = self.readable(s);
+                if !self.alloc_ok(n)? {
                     return Ok(Step::Blocked);
                 }
                 self.swap_in(vp, s)
@@ -541,6 +547,29 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         }
     }
 
+    /// The read-ahead window around `s` (a copy of the read-ahead state, so asking does not
+    /// consume its hits) and the slots in it that a swap-in would read: in use, owned and not
+    /// in the swap cache. `(first, end, pages)`.
+    fn window_of(&self, s: u32) -> (u32, u32, u64) {
+        let sync = self.cfg.era == Era::Modern && self.cfg.synchronous_io;
+        let (first, end) = if sync {
+            (s, s + 1)
+        } else {
+            self.ra.clone().window(s, &self.area)
+        };
+        let n = (first..end).filter(|&x| self.readable_slot(x)).count() as u64;
+        (first, end, n)
+    }
+
+    fn readable_slot(&self, x: u32) -> bool {
+        self.area.in_use(x) && self.cache[x as usize] == NONE && self.sowner[x as usize] != NONE
+    }
+
+    /// Frames a swap-in of `s` takes (the target and its read-ahead).
+    fn readable(&self, s: u32) -> u64 {
+        self.window_of(s).2.max(1)
+    }
+
     fn swap_in(&mut self, vp: u32, s: u32) -> Result<Step> {
         let c = self.cfg.cost.clone();
         // A fault whose page was reclaimed again before it could map it keeps its start.
@@ -567,10 +596,6 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             }
             let owner = self.sowner[x as usize];
             if owner == NONE {
-                continue;
-            }
-            if x != s && self.mem.free_pages() <= self.wm.min {
-                // Read-ahead pages do not reclaim: only what is free above min.
                 continue;
             }
             let mut flags = READING;
@@ -666,8 +691,12 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             self.stall_since = Some(self.app_t);
         }
         self.res.reclaim.direct_reclaims += 1;
+        let progress = self.reclaim_pass(self.app_t, false)?;
+        // Direct reclaim runs on the application's time.
+        let cpu = self.reclaim_cpu;
+        self.charge(cpu);
+        self.res.reclaim.cpu_s += cpu.as_secs_f64();
         let now = self.app_t;
-        let progress = self.reclaim_pass(now, false)?;
         if self.mem.free_pages() >= self.wm.min + n {
             self.end_stall();
             return Ok(true);
@@ -809,6 +838,13 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             return Ok(());
         }
         self.reclaim_pass(t, true)?;
+        // kswapd's CPU time: one CPU, so a running application loses it too.
+        let cpu = self.reclaim_cpu;
+        self.res.reclaim.cpu_s += cpu.as_secs_f64();
+        if self.app == App::Run {
+            self.app_t = self.app_t.max(t) + cpu;
+        }
+        let t = t + cpu;
         if self.mem.free_pages() + self.mem.writeback >= self.wm.high {
             self.kswapd = Kswapd::Sleep;
         } else if self.writes_in_flight > 0 {
@@ -831,6 +867,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
     fn reclaim_pass(&mut self, now: SimTime, kswapd: bool) -> Result<u64> {
         let mut progress = 0u64;
         self.pass_immediate = 0;
+        self.reclaim_cpu = SimTime::ZERO;
         let goal = |s: &Self, progress: u64| {
             if kswapd {
                 s.mem.free_pages() + s.mem.writeback >= s.wm.high
@@ -881,7 +918,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
     /// freed or put under writeback).
     fn shrink_inactive(&mut self, now: SimTime, n: u64) -> Result<(u64, u64)> {
         let mut writes: Vec<(u32, u32)> = Vec::new();
-        let (mut scanned, mut progress) = (0, 0);
+        let (mut scanned, mut progress, mut unmapped) = (0u64, 0, 0u64);
         let len = self.mem.inactive_len() as u64;
         for _ in 0..n.min(len) {
             let Some(f) = self.mem.tail(false) else { break };
@@ -925,6 +962,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             if fl & MAPPED != 0 {
                 self.mem.frame[vp as usize] = NONE;
                 self.mem.flags[f as usize] &= !MAPPED;
+                unmapped += 1;
             }
             if self.mem.flags[f as usize] & DIRTY != 0 {
                 // pageout -> swap_writepage
@@ -944,10 +982,16 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             }
             progress += 1;
         }
+        // The batch's CPU time: its bios leave when the CPU has built them. One CPU, so
+        // `reclaim_pass` charges it to whoever reclaims (and kswapd's to the application too).
+        let c = &self.cfg.cost;
+        let cpu = reclaim_cpu(c, scanned, unmapped, writes.len() as u64);
+        self.reclaim_cpu += cpu;
+        let at = now + self.reclaim_cpu;
         // Discards of clusters the allocator took, then the batch's bios, which go down
         // together and merge where their slots are adjacent.
-        self.flush_trims_at(now)?;
-        self.submit_runs(Op::Write, &writes, now)?;
+        self.flush_trims_at(at)?;
+        self.submit_runs(Op::Write, &writes, at)?;
         Ok((scanned, progress))
     }
 
@@ -1064,4 +1108,19 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         }
         Ok(())
     }
+}
+
+/// CPU time of a reclaim batch that scanned, unmapped and wrote out so many pages.
+fn reclaim_cpu(
+    c: &super::config::FaultCosts,
+    scanned: u64,
+    unmapped: u64,
+    written: u64,
+) -> SimTime {
+    SimTime(
+        (c.reclaim_scan.0 .0 as u128 * scanned as u128
+            + c.reclaim_unmap.0 .0 as u128 * unmapped as u128
+            + c.reclaim_write.0 .0 as u128 * written as u128)
+            .min(u64::MAX as u128) as u64,
+    )
 }

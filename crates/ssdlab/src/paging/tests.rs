@@ -308,3 +308,61 @@ fn swap_spec_checks_before_the_run_and_names_the_run() {
     }
     assert!(texts[3].contains("\"device\":\"seed003-slc-analytic\""));
 }
+
+#[test]
+fn readahead_under_pressure_reads_the_whole_cluster() {
+    // 256 frames, 1000 pages written in order (so slots are consecutive), then read back in
+    // order with memory at its watermarks throughout. 2.6.32's read-ahead allocates its pages
+    // like the fault's own (they may reclaim), so each device read is the aligned cluster of
+    // 8 slots: 32 KiB. The earlier model took read-ahead pages only above min and read 4 KiB.
+    let c = cfg(256, 8192);
+    let (out, chk) = run_checked(&c, &sweep(1000));
+    chk.unwrap();
+    let reads: Vec<u64> = out
+        .trace
+        .iter()
+        .filter(|r| r.op == 0)
+        .map(|r| r.len)
+        .collect();
+    assert!(!reads.is_empty());
+    let full = reads.iter().filter(|&&l| l == 8 * 4096).count();
+    assert!(
+        full * 10 >= reads.len() * 9,
+        "{full} of {} reads are 32 KiB",
+        reads.len()
+    );
+}
+
+#[test]
+fn reclaim_cpu_cost_bounds_swap_out_when_the_device_is_faster() {
+    // 4000 pages written through 256 frames: at least 3744 pages are written out. With 50 us
+    // of CPU per page written, swap-out takes at least 3744 x 50 us = 187 ms whatever the
+    // device, and a device 10x faster no longer shortens it much; with the cost at 0 (default)
+    // the faster device is much faster and the result has no `cpu_s`.
+    let w = Workload::from_pages((0..4000).map(|p| (p, true)));
+    let mut c = cfg(256, 8192);
+    c.congestion_wait = false;
+    let us = SimTime::from_us;
+    let slow = || FixedBackend::new(1 << 40, (us(10), us(10)), (us(20), us(20)));
+    let fast = || FixedBackend::new(1 << 40, (us(1), us(1)), (us(2), us(2)));
+    let t = |c: &PagingConfig, b| run_on(c, b, &w, 1).unwrap().result;
+    let free_slow = t(&c, slow());
+    let free_fast = t(&c, fast());
+    assert_eq!(free_slow.reclaim.cpu_s, 0.0);
+    assert!(free_fast.simulated_time_s * 3.0 < free_slow.simulated_time_s);
+    c.cost.reclaim_write = crate::config::units::Dur(us(50));
+    let cpu_slow = t(&c, slow());
+    let cpu_fast = t(&c, fast());
+    assert!(
+        cpu_fast.reclaim.cpu_s >= 3744.0 * 50e-6,
+        "{}",
+        cpu_fast.reclaim.cpu_s
+    );
+    assert!(cpu_fast.simulated_time_s >= 3744.0 * 50e-6);
+    assert!(
+        cpu_fast.simulated_time_s * 1.5 > cpu_slow.simulated_time_s,
+        "fast {} slow {}",
+        cpu_fast.simulated_time_s,
+        cpu_slow.simulated_time_s
+    );
+}
