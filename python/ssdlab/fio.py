@@ -79,7 +79,9 @@ _NO_EFFECT = {
     "iodepth_batch_complete_min",
 }
 
-# fio's engines the host model has (docs/host.md): their names are the job field's values.
+# fio's engines the host model has (docs/host.md): their names are the job field's values, the
+# core's `IoEngine::NAMES` (workload/job.rs), which checks each job again. Kept here only to tell
+# an engine the model lacks (a warning) from one it has.
 _ENGINES = ("sync", "psync", "libaio", "io_uring", "posixaio")
 
 # Options whose presence would make the run mean something else than fio's: refused.
