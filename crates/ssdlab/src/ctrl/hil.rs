@@ -571,23 +571,42 @@ impl Hil {
         let unit = self.geo.unit_bytes;
         let (first, last) = (c.offset / unit, (c.offset + c.len - 1) / unit);
         let m = flash.ftl.mapping.as_mut().expect("cached mapping");
-        let mut waits = false;
-        for page in m.page_of(first)..=m.page_of(last) {
+        let pages = m.page_of(first)..=m.page_of(last);
+        // Nothing queued for the map means nothing else can move a translation page while the
+        // missing ones come in below.
+        let quiet = m.pending_updates.is_empty() && m.pending_writes.is_empty();
+        let mut loading = false;
+        for page in pages.clone() {
             match m.lookup(page) {
                 Lookup::Hit => {}
-                Lookup::Loading => {
-                    m.wait(page, cmd, stage);
-                    waits = true;
-                }
-                Lookup::Miss => {
-                    m.wait(page, cmd, stage);
-                    waits = true;
-                    self.map_loads.push(page);
-                }
+                Lookup::Loading => loading = true,
+                Lookup::Miss => self.map_loads.push(page),
             }
         }
-        if waits {
-            // Every wait is registered before any page comes in (some do at once).
+        if !loading && !self.map_loads.is_empty() && quiet {
+            let on_nand = |p: &u32| matches!(flash.ftl.translation_location(*p), Some(pun) if flash.ftl.is_programmed(pun));
+            if !self.map_loads.iter().any(on_nand) {
+                // Every missing page comes in at once (nothing on NAND to read: the common case
+                // on a fresh drive), and nobody waits for it: the same steps as through the
+                // waits below, without registering and releasing them.
+                let mut loads = std::mem::take(&mut self.map_loads);
+                for page in loads.drain(..) {
+                    self.map_loaded(now, page, up, flash)?;
+                }
+                self.map_loads = loads;
+                self.map_resume(now, cmd, stage, up, flash)?;
+                return Ok(false);
+            }
+        }
+        if loading || !self.map_loads.is_empty() {
+            // The command waits for every page not cached; every wait is registered before any
+            // page comes in (some do at once).
+            let m = flash.ftl.mapping.as_mut().expect("cached mapping");
+            for page in pages {
+                if m.is_loading(page) {
+                    m.wait(page, cmd, stage);
+                }
+            }
             let mut loads = std::mem::take(&mut self.map_loads);
             for page in loads.drain(..) {
                 self.load_page(now, page, up, flash)?;
@@ -595,7 +614,7 @@ impl Hil {
             self.map_loads = loads;
             return Ok(false);
         }
-        if m.hmb {
+        if flash.ftl.mapping.as_ref().is_some_and(|m| m.hmb) {
             let bytes = (last - first + 1) * self.map_entry_bytes;
             let t = up.link.host_memory_read(now, bytes);
             let write = stage == Stage::Write;

@@ -168,6 +168,12 @@ impl MappingCache {
         self.pages_info[page as usize].state & CACHED != 0
     }
 
+    /// On its way in: a command's miss is being read (or about to be).
+    #[inline]
+    pub fn is_loading(&self, page: u32) -> bool {
+        self.pages_info[page as usize].state & LOADING != 0
+    }
+
     pub fn is_dirty(&self, page: u32) -> bool {
         self.pages_info[page as usize].state & DIRTY != 0
     }
@@ -228,6 +234,14 @@ impl MappingCache {
                 self.pending_writes.push(victim);
             }
             self.pages_info[victim as usize].state = vs & !(CACHED | DIRTY);
+        }
+        // The next eviction unlinks the tail (warm now: its `next` was just written) and writes
+        // its predecessor's record, a random one: fetch it ahead (speed only).
+        if self.tail != NIL {
+            let prev = self.pages_info[self.tail as usize].prev;
+            if prev != NIL {
+                crate::sim::mem::prefetch(&self.pages_info, prev as usize);
+            }
         }
         let first = ready.len();
         let mut w = std::mem::replace(&mut self.pages_info[page as usize].wait_head, NIL);
