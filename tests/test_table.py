@@ -109,3 +109,13 @@ def test_mapping_cache_figures_show_only_when_cached(small_config: ssdlab.Config
     text = render_text(data)
     assert "mapping cache hits" in text
     assert "translation pages" in text
+
+
+def test_latencies_above_the_histogram_top_are_named_under_the_table(
+    tiny_result: ssdlab.Result,
+) -> None:
+    data = tiny_result.to_dict()
+    assert "above one hour" not in render_text(data)
+    data["ops"]["read"]["latency_us"]["above_histogram"] = 3
+    text = render_text(data)
+    assert "latencies above one hour: 3 read" in text

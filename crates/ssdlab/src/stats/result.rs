@@ -17,6 +17,14 @@ pub struct LatencySummary {
     pub p99_9: f64,
     pub p99_99: f64,
     pub max: f64,
+    /// Latencies above one hour of simulated time, the histogram's top: percentiles among them
+    /// read as 3.6e9 µs (the maximum and the mean are exact). Absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub above_histogram: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
