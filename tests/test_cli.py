@@ -418,6 +418,23 @@ def test_open_loop_rates_the_clock_or_memory_cannot_hold_are_errors(
     )
 
 
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_non_finite_numbers_are_named_not_reported_as_a_json_position(value: str) -> None:
+    """NaN reached the core as JSON and came back as "expected value" (issue 15, defect 10)."""
+    assert_user_error(
+        run_cli("run", "small-tlc", "--rw", "randread", "--rate-iops", value),
+        "field `rate_iops`",
+        f"got {value}",
+        "expected a finite number",
+    )
+    trace = Path(__file__).parents[1] / "crates/ssdlab/tests/fixtures/traces/msr.csv"
+    assert_user_error(
+        run_cli("run", "small-tlc", "--trace", trace, "--time-scale", value),
+        "field `time_scale`",
+        "expected a finite number",
+    )
+
+
 def test_a_closed_standard_output_is_one_line_error_not_a_traceback() -> None:
     """`ssdlab presets >&-` raised AttributeError deep in the table code (issue 15, defect 13)."""
     proc = subprocess.run(

@@ -220,3 +220,14 @@ def test_bad_register_and_memory_accesses_are_clear_errors(preset_name: str) -> 
             call()
     # The device is still usable afterwards.
     assert dev.mmio_read(0x08) == 0x10400
+
+
+def test_run_trace_refuses_iodepth_zero(preset_name: str) -> None:
+    from ssdlab import JobError
+
+    trace = Path(__file__).parents[1] / "crates/ssdlab/tests/fixtures/traces/msr.csv"
+    dev = NvmeDevice(preset_name)
+    with pytest.raises(JobError, match=re.escape("`iodepth`: got 0, expected at least 1")):
+        dev.run_trace(trace, iodepth=0)
+    # Nothing ran: the device is untouched and takes the trace at a valid depth.
+    assert dev.run_trace(trace, iodepth=1)["requests"] > 0

@@ -207,6 +207,14 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"cannot put a {type(value).__name__} into a job: {value!r}")
 
 
+def _check_finite(what: str, fields: Mapping[str, Any]) -> None:
+    """JSON has no NaN or infinity: name the field here rather than let the core's parser
+    report a position in text the user never wrote."""
+    for key, value in fields.items():
+        if isinstance(value, float | np.floating) and not math.isfinite(value):
+            raise _core.JobError(f"{what}, field `{key}`: got {value}, expected a finite number")
+
+
 class Job:
     """A synthetic workload, with fio's field names (``rw``, ``bs``, ``iodepth``, ...).
 
@@ -216,6 +224,7 @@ class Job:
     __slots__ = ("_json",)
 
     def __init__(self, **fields: Any) -> None:
+        _check_finite("job", fields)
         self._json: str = _core.check_job(json.dumps(fields, default=_json_default))
 
     @classmethod
@@ -291,6 +300,7 @@ class Trace:
         if "devices" in fields:
             fields["devices"] = _devices(fields["devices"])
         fields["trace"] = _trace_source(trace)
+        _check_finite("trace job", fields)
         self._json: str = _core.check_trace_job(json.dumps(fields, default=_json_default))
 
     @classmethod

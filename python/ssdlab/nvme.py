@@ -168,7 +168,9 @@ class NvmeDevice:
         iodepth: int = 32,
         limit: int | None = None,
     ) -> dict[str, Any]:
-        """Replay a trace file through the driver, ``iodepth`` commands per doorbell."""
+        """Replay a trace file through the driver, ``iodepth`` commands per doorbell (at least
+        1; a depth beyond the I/O queue's size less one is issued as that many, the most the
+        queue holds)."""
         return self._dev.run_trace(os.fspath(path), format, iodepth, limit)
 
     # State.

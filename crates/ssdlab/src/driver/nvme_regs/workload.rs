@@ -187,8 +187,9 @@ pub fn run_job_with(
     Ok(r.sum)
 }
 
-/// Replay the trace at `path` through the driver, `iodepth` commands per batch, at most
-/// `limit` records when given.
+/// Replay the trace at `path` through the driver, `iodepth` commands per batch (at least 1; more
+/// than the I/O queue holds, its size less one, are issued as that many), at most `limit`
+/// records when given.
 pub fn run_trace(
     drv: &mut HostDriver,
     path: &str,
@@ -209,6 +210,12 @@ pub fn run_trace_with(
     limit: Option<u64>,
     keep_going: &mut dyn FnMut() -> bool,
 ) -> Result<Summary> {
+    if iodepth == 0 {
+        return Err(Error::Job(
+            "run_trace, argument `iodepth`: got 0, expected at least 1 (commands per doorbell)"
+                .into(),
+        ));
+    }
     let mut reader = TraceReader::open(path, opts)?;
     let cap = drv.nsze() * drv.lba_size();
     if cap == 0 {
