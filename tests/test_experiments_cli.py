@@ -127,6 +127,58 @@ def test_interrupted_sweep_continues_where_it_stopped(tmp_path: Path) -> None:
     assert pl.read_parquet(out / "results.parquet").height == 80
 
 
+def _children(pid: int) -> set[int]:
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        text = (task / "children").read_text()
+        found.update(int(p) for p in text.split())
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc (Linux)")
+def test_workers_end_when_the_sweep_driver_is_killed(tmp_path: Path) -> None:
+    """After `kill -9` of the driver its workers ran on for good (issue 15, defect 8)."""
+    sweep = tmp_path / "long.toml"
+    sweep.write_text(
+        'config = "small-tlc"\nrepeat = 50\n[job]\nrw = "randwrite"\nbs = "4KiB"\n'
+        'iodepth = 8\nio_count = 200000\n[axes]\n"ftl.over_provisioning" = [0.1, 0.2]\n'
+    )
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ssdlab", "sweep", str(sweep), "--out", str(out), "--workers", "2"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    workers: set[int] = set()
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(workers) < 2:
+            assert proc.poll() is None
+            # The pool's workers (spawned interpreters; a resource tracker may be among them).
+            workers = _children(proc.pid)
+            time.sleep(0.1)
+        assert workers, "no worker started"
+        proc.kill()
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and any(_alive(p) for p in workers):
+            time.sleep(0.1)
+        assert not any(_alive(p) for p in workers), "workers outlived the driver"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for pid in workers:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
 # -- plot ---------------------------------------------------------------------------------------
 
 

@@ -19,6 +19,7 @@ import multiprocessing
 import os
 import signal
 import socket
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -98,9 +99,27 @@ def execute_task(task: Task) -> Outcome:
     }
 
 
-def _ignore_sigint() -> None:
+# How often a worker checks that the driver that started it is still alive, in seconds.
+_PARENT_CHECK_S = 0.5
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    """End this worker once the driver is gone. A driver killed outright (``kill -9``, the OOM
+    killer) closes no pool; its workers were reparented and ran on for good, each holding a run's
+    memory. The check runs on a daemon thread, which the core lets run during a run (it releases
+    the GIL)."""
+    while True:
+        time.sleep(_PARENT_CHECK_S)
+        if os.getppid() != parent_pid:
+            os._exit(1)
+
+
+def _init_worker(parent_pid: int) -> None:
     # Ctrl-C reaches the whole process group; the driver alone handles it (and ends the workers).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(
+        target=_exit_with_parent, args=(parent_pid,), name="ssdlab-parent-watch", daemon=True
+    ).start()
 
 
 class LocalExecutor:
@@ -128,7 +147,10 @@ class LocalExecutor:
         # progress bar) and identical to what a worker on another machine would start with.
         context = multiprocessing.get_context("spawn")
         return ProcessPoolExecutor(
-            max_workers=self.workers, mp_context=context, initializer=_ignore_sigint
+            max_workers=self.workers,
+            mp_context=context,
+            initializer=_init_worker,
+            initargs=(os.getpid(),),
         )
 
     def run(self, tasks: Iterable[Task]) -> Iterator[Outcome]:
