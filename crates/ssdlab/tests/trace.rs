@@ -169,3 +169,43 @@ fn bad_traces_fail_before_the_run() {
         .to_string();
     assert!(e.contains("format") && e.contains("msr"), "{e}");
 }
+
+#[test]
+fn a_timed_replay_past_the_clock_is_refused_before_the_run_naming_an_outlier_first_line() {
+    // One line stamped 0 in front of Unix-time lines (as in some published samples).
+    let dir = std::env::temp_dir().join(format!("ssdlab-outlier-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("outlier.csv");
+    std::fs::write(
+        &path,
+        "0,0,8,0,1\n1538323200,4096,8,1,1\n1538323201,8192,8,0,1\n1538323202,0,8,1,1\n",
+    )
+    .unwrap();
+    let trace = path.to_string_lossy().into_owned();
+    let j = tjob(serde_json::json!({"trace": trace, "format": "tencent"}));
+    let err = run_replay(&small(), &j, &common::opts(1), &mut |_, _| true)
+        .err()
+        .expect("refused")
+        .to_string();
+    for needle in [
+        "simulated clock",
+        "the first request",
+        "outlier",
+        "mode = afap",
+    ] {
+        assert!(err.contains(needle), "{needle}: {err}");
+    }
+    // As fast as possible, the timestamps do not matter: it runs.
+    let j = tjob(serde_json::json!({"trace": trace, "format": "tencent", "mode": "afap"}));
+    let v = replay(&small(), &j, 1);
+    assert_eq!(v["trace"]["replayed"], 4);
+    // Without the outlier line the timed replay runs too.
+    std::fs::write(
+        &path,
+        "1538323200,4096,8,1,1\n1538323201,8192,8,0,1\n1538323202,0,8,1,1\n",
+    )
+    .unwrap();
+    let j = tjob(serde_json::json!({"trace": trace, "format": "tencent"}));
+    assert_eq!(replay(&small(), &j, 1)["trace"]["replayed"], 3);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -589,6 +589,8 @@ impl Replay {
     fn prescan(&mut self) -> Result<()> {
         let mut ext: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
         let (mut first, mut last) = (None::<u64>, 0u64);
+        // The second replayed request's time: a first one far before it is an outlier.
+        let mut second = None::<u64>;
         let mut seen = Seen::default();
         while let Some(rec) = self.source.next()? {
             seen.first_ps.get_or_insert(rec.time_ps);
@@ -603,6 +605,9 @@ impl Replay {
                 Take::Skip => continue,
                 Take::Use(rec) => {
                     self.per_pass += 1;
+                    if first.is_some() && second.is_none() {
+                        second = Some(rec.time_ps);
+                    }
                     first.get_or_insert(rec.time_ps);
                     last = last.max(rec.time_ps);
                     if ext.len() >= super::stats::MAX_DEVICES && !ext.contains_key(&rec.device) {
@@ -636,6 +641,9 @@ impl Replay {
             return Err(self.nothing_selected(&seen));
         }
         self.out.duration_s = first.map_or(0.0, |f| (last - f) as f64 / 1e12);
+        if let (ReplayMode::Timed, Some(f)) = (self.job.mode, first) {
+            self.check_timed_span(f, second, last)?;
+        }
         self.side_by_side = match self.job.layout {
             Layout::SideBySide => true,
             Layout::Overlay => false,
@@ -687,6 +695,49 @@ impl Replay {
         // The replay pass starts afresh.
         self.source = Source::open(&self.job, self.seed)?;
         Ok(())
+    }
+
+    /// A timed replay must fit the simulated clock (2^64 ps): refuse one that cannot, before
+    /// the run, and say when the cause is the first request alone standing far before the rest
+    /// (a line stamped 0 in front of Unix times), rather than let the clock saturate mid-run.
+    fn check_timed_span(&self, first: u64, second: Option<u64>, last: u64) -> Result<()> {
+        let span_ps = (last - first) as f64;
+        let scaled_ps = span_ps * self.job.time_scale;
+        if scaled_ps < u64::MAX as f64 {
+            return Ok(());
+        }
+        // Trace times past 2^64 ps (213 days) were held there when read: "at least".
+        let s = |ps: f64| {
+            let floor = if ps >= u64::MAX as f64 {
+                "at least "
+            } else {
+                ""
+            };
+            format!("{floor}{:.6e} s", ps / 1e12)
+        };
+        let mut msg = format!(
+            "{}: a timed replay of {} of trace time at time_scale {} needs {} of simulated \
+             time, more than the simulated clock holds (2^64 ps, about 213 days)",
+            self.job.trace,
+            s(span_ps),
+            self.job.time_scale,
+            s(scaled_ps)
+        );
+        if let Some(next) = second {
+            let gap = (next - first) as f64;
+            // Nearly all of the span lies between the first request and the second.
+            if gap > 0.99 * span_ps {
+                msg.push_str(&format!(
+                    "; the first request (at {}) lies {} before the second: an outlier, such as \
+                     a line stamped 0 in front of Unix times; remove that line or skip it with \
+                     `start`",
+                    s(first as f64),
+                    s(gap)
+                ));
+            }
+        }
+        msg.push_str("; or lower time_scale, or replay with mode = afap");
+        Err(Error::Trace(msg))
     }
 
     /// The error when the trace and the filters leave no request to replay: names the filter that
