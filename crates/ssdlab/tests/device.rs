@@ -116,3 +116,38 @@ fn the_data_store_keeps_what_is_written() {
     assert!(back[..512].iter().all(|&b| b == 0));
     assert_eq!(s.allocated(), 1);
 }
+
+#[test]
+fn a_drive_whose_tables_exceed_this_machines_memory_is_refused_before_allocating() {
+    // About 2^32 map units (the most this build addresses): some 34 GB of tables.
+    let cfg = SsdConfig::resolve(
+        "small-tlc",
+        &[
+            "nand.blocks_per_plane=65536".into(),
+            "nand.pages_per_block=1023".into(),
+        ],
+    )
+    .unwrap();
+    let need = ssdlab::ftl::Ftl::table_bytes(&cfg.nand_layers());
+    assert!(need > 32_000_000_000, "estimate {need}");
+    match ssdlab::sim::mem::available_bytes() {
+        Some(avail) if avail < need => {
+            let e = Device::new(&cfg, 1).err().expect("refused").to_string();
+            assert!(
+                e.contains("FTL tables") && e.contains("MemAvailable"),
+                "{e}"
+            );
+        }
+        // A machine with more memory than that would build it; the rule itself is checked
+        // by `check_fits`'s own test.
+        _ => {}
+    }
+    // The estimate is what the small drive's tables take: 4 bytes per logical and per
+    // physical unit, plus bits and block records.
+    let small = SsdConfig::resolve("small-tlc", &[]).unwrap();
+    let units = small.physical_units();
+    let est = ssdlab::ftl::Ftl::table_bytes(&small.nand_layers());
+    assert!(
+        est >= 4 * (small.logical_units() + units) && est < 5 * (small.logical_units() + units)
+    );
+}

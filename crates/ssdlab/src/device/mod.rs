@@ -106,6 +106,13 @@ impl Device {
     /// preconditioning).
     pub fn new(cfg: &SsdConfig, seed: u64) -> Result<Device> {
         let layers = cfg.nand_layers();
+        // The FTL's tables are filled at once: a drive too large for this machine is refused
+        // here, naming both figures, rather than killed by the OOM killer part-way.
+        crate::sim::mem::check_fits(
+            Ftl::table_bytes(&layers),
+            crate::sim::mem::available_bytes(),
+        )
+        .map_err(Error::Config)?;
         let geo = Geometry::from_config(&layers);
         let link = Interface::from_config(cfg).map_err(Error::Config)?;
         let link_max = link

@@ -206,6 +206,24 @@ pub struct Ftl {
 }
 
 impl Ftl {
+    /// Bytes the tables [`Ftl::new`] allocates and fills at once for `cfg`: the map and its
+    /// translation directory, the reverse map, the programmed bits and the block records (the
+    /// optional per-unit stream tables aside). Saturates rather than wraps.
+    pub fn table_bytes(cfg: &SsdConfig) -> u64 {
+        let geo = Geometry::from_config(cfg);
+        let map_pages = cfg.translation_pages().map_or(0, |(_, pages)| pages);
+        let units = geo.units();
+        let entry = std::mem::size_of::<u32>() as u64;
+        cfg.logical_units()
+            .saturating_add(map_pages)
+            .saturating_mul(entry)
+            .saturating_add(units.saturating_mul(entry))
+            .saturating_add(units.div_ceil(64).saturating_mul(8))
+            .saturating_add(
+                (geo.blocks() as u64).saturating_mul(std::mem::size_of::<Block>() as u64),
+            )
+    }
+
     pub fn new(cfg: &SsdConfig, seed: u64) -> Ftl {
         let geo = Geometry::from_config(cfg);
         let logical = cfg.logical_units() as usize;

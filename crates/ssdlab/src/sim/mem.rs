@@ -48,3 +48,46 @@ pub fn prefetch<T>(slice: &[T], index: usize) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (slice, index);
 }
+
+/// Memory this machine can give a new allocation without swapping, in bytes: `MemAvailable`
+/// of /proc/meminfo (Linux); None where the OS does not tell it.
+pub fn available_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+/// Whether tables of `need` bytes fit in `available` bytes (always, when the OS does not say);
+/// the error names both.
+pub fn check_fits(need: u64, available: Option<u64>) -> std::result::Result<(), String> {
+    match available {
+        Some(avail) if need > avail => Err(format!(
+            "the drive's FTL tables (map, reverse map, block records) need about {} ({need} \
+             bytes), more than the {} ({avail} bytes) of memory this machine has available \
+             (MemAvailable in /proc/meminfo); choose a smaller geometry or a larger \
+             ftl.map_unit",
+            gib(need),
+            gib(avail),
+        )),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod fit_tests {
+    use super::*;
+
+    #[test]
+    fn tables_larger_than_the_available_memory_are_refused_naming_both() {
+        assert!(check_fits(1 << 30, Some(2 << 30)).is_ok());
+        assert!(check_fits(u64::MAX, None).is_ok());
+        let e = check_fits(34 << 30, Some(24 << 30)).unwrap_err();
+        assert!(e.contains("34.0 GiB") && e.contains("24.0 GiB"), "{e}");
+        assert!(e.contains("MemAvailable"), "{e}");
+    }
+}
