@@ -583,20 +583,24 @@ impl Hil {
                 Lookup::Miss => self.map_loads.push(page),
             }
         }
-        if !loading && !self.map_loads.is_empty() && quiet {
-            let on_nand = |p: &u32| matches!(flash.ftl.translation_location(*p), Some(pun) if flash.ftl.is_programmed(pun));
-            if !self.map_loads.iter().any(on_nand) {
-                // Every missing page comes in at once (nothing on NAND to read: the common case
-                // on a fresh drive), and nobody waits for it: the same steps as through the
-                // waits below, without registering and releasing them.
-                let mut loads = std::mem::take(&mut self.map_loads);
-                for page in loads.drain(..) {
-                    self.map_loaded(now, page, up, flash)?;
-                }
-                self.map_loads = loads;
-                self.map_resume(now, cmd, stage, up, flash)?;
-                return Ok(false);
+        let all_at_once = !loading
+            && quiet
+            && !self.map_loads.is_empty()
+            && !self
+                .map_loads
+                .iter()
+                .any(|&p| flash.ftl.translation_on_nand(p).is_some());
+        if all_at_once {
+            // Every missing page comes in at once (nothing on NAND to read: the common case on a
+            // fresh drive), and nobody waits for it: the same steps as through the waits below,
+            // without registering and releasing them.
+            let mut loads = std::mem::take(&mut self.map_loads);
+            for page in loads.drain(..) {
+                self.map_loaded(now, page, up, flash)?;
             }
+            self.map_loads = loads;
+            self.map_resume(now, cmd, stage, up, flash)?;
+            return Ok(false);
         }
         if loading || !self.map_loads.is_empty() {
             // The command waits for every page not cached; every wait is registered before any
@@ -634,8 +638,8 @@ impl Hil {
         up: &mut HostPort,
         flash: &mut FlashPort,
     ) -> Result<()> {
-        match flash.ftl.translation_location(page) {
-            Some(pun) if flash.ftl.is_programmed(pun) => {
+        match flash.ftl.translation_on_nand(page) {
+            Some(pun) => {
                 let m = flash.ftl.mapping.as_mut().expect("cached mapping");
                 m.stats.translation_reads += 1;
                 let t = self.map_txn(TxnKind::MapRead, pun, page, 0);
@@ -643,7 +647,7 @@ impl Hil {
                 flash.fil.enqueue(now, t, Queue::HostRead, flash.ftl, up.q);
                 Ok(())
             }
-            _ => self.map_loaded(now, page, up, flash),
+            None => self.map_loaded(now, page, up, flash),
         }
     }
 
@@ -725,8 +729,8 @@ impl Hil {
             let mut updates = std::mem::take(&mut m.pending_updates);
             let mut writes = std::mem::take(&mut m.pending_writes);
             for page in updates.drain(..) {
-                match flash.ftl.translation_location(page) {
-                    Some(pun) if flash.ftl.is_programmed(pun) => {
+                match flash.ftl.translation_on_nand(page) {
+                    Some(pun) => {
                         let m = flash.ftl.mapping.as_mut().expect("cached mapping");
                         m.stats.translation_reads += 1;
                         let t =

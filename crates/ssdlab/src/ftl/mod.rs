@@ -400,6 +400,14 @@ impl Ftl {
         self.lookup(self.data_units + page as u64)
     }
 
+    /// Cached mapping: where translation page `page` can be read from NAND, if anywhere (None
+    /// when it was never written or its program has not finished).
+    #[inline]
+    pub fn translation_on_nand(&self, page: u32) -> Option<u32> {
+        self.translation_location(page)
+            .filter(|&pun| self.is_programmed(pun))
+    }
+
     /// Cached mapping: program translation page `page` to a new place (the old one turns
     /// stale); returns the new place. Not a host write: `host_units_written` stays.
     pub fn write_translation(&mut self, page: u32) -> Result<u32> {

@@ -52,8 +52,13 @@ pub fn prefetch<T>(slice: &[T], index: usize) {
 /// Memory this machine can give a new allocation without swapping, in bytes: `MemAvailable`
 /// of /proc/meminfo (Linux); None where the OS does not tell it.
 pub fn available_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    proc_kib_field("/proc/meminfo", "MemAvailable:")
+}
+
+/// A `KEY: N kB` line of a /proc file (`/proc/meminfo`, `/proc/self/status`), in bytes.
+pub fn proc_kib_field(path: &str, key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let line = text.lines().find(|l| l.starts_with(key))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib.saturating_mul(1024))
 }
