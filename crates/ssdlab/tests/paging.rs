@@ -216,6 +216,60 @@ fn pc_mix_swaps_and_its_contents_come_back() {
     assert_eq!(again.swap_in_ps, out.swap_in_ps);
 }
 
+/// Aging rounds run the same stream as counted rounds (the same seeded references), but their
+/// swap writes age the area without counting towards wear: 2 aging + 2 counted rounds give the
+/// run of 4 counted rounds with the first rounds' writes split off, and the lifetimes use the
+/// time after the count started.
+#[test]
+fn pc_mix_aging_rounds_are_not_counted_towards_wear() {
+    let mix = |rounds: u32, aging: u32| {
+        let mut t: toml::Table = toml::toml! {
+            memory = "32MiB"
+            swap_size = "64MiB"
+            [pc_mix]
+            base_memory = "6MiB"
+            tab_memory = "3MiB"
+            image_bytes = "312500"
+            copy_bytes = "5MB"
+            download_bytes = "1MB"
+            document_bytes = "100000"
+            office_memory = "4MiB"
+            search_bytes = "43750000"
+            search_memory = "1MiB"
+            visit_touches = 625
+        };
+        let pm = t["pc_mix"].as_table_mut().unwrap();
+        pm.insert("rounds".into(), (rounds as i64).into());
+        pm.insert("aging_rounds".into(), (aging as i64).into());
+        let cfg = PagingConfig::from_table(t).unwrap();
+        let w = cfg.pc_mix.generate(3).unwrap();
+        let us = SimTime::from_us;
+        let dev = FixedBackend::new(1 << 30, (us(10), us(1)), (us(10), us(3)));
+        (
+            w.wear_from,
+            paging::run_on(&cfg, dev, &w, 3).unwrap().result,
+        )
+    };
+    let (from_all, all) = mix(4, 0);
+    let (from_aged, aged) = mix(2, 2);
+    assert_eq!(from_all, 0);
+    assert!(from_aged > 0);
+    assert_eq!(all.wear.aging_page_writes, 0);
+    assert_eq!(all.writes.pages, aged.writes.pages, "the same run");
+    assert_eq!(all.simulated_time_s, aged.simulated_time_s);
+    assert!(aged.wear.aging_page_writes > 0);
+    assert_eq!(
+        aged.wear.aging_page_writes + aged.wear.page_writes,
+        all.wear.page_writes
+    );
+    assert!(aged.wear.counted_from_s > 0.0 && aged.wear.counted_from_s < aged.simulated_time_s);
+    // Lifetime without wear levelling: endurance x counted hours / max writes per page.
+    let l = &aged.wear.lifetime[0];
+    let hours = (aged.simulated_time_s - aged.wear.counted_from_s) / 3600.0;
+    let want = l.endurance as f64 * hours / aged.wear.max_writes_per_page as f64;
+    assert!((l.without_wear_levelling_h - want).abs() <= want * 1e-12);
+}
+
 /// The seed's PC mix at full size (1 GiB of memory, 1 GiB of swap), on a fixed-cost device:
 /// `cargo test --release -p ssdlab --test paging pc_mix_full -- --ignored --nocapture`.
 #[test]

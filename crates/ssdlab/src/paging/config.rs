@@ -64,9 +64,10 @@ pub struct FaultCosts {
     #[serde(default)]
     pub reclaim_unmap: Dur,
     /// Reclaim's CPU time per page written out (`pageout`, `swap_writepage`, the bio and the
-    /// block layer). Seed 003 gives no figure: 0 by default. The seed's swap-out stops improving
-    /// past about 20 K write IOPS ("Swap Out Overhead Analysis"); `seed003-swapout` uses the
-    /// value that puts the CPU's limit there, 50 us (1 / 20,000 s): calibrated to that figure.
+    /// block layer). Seed 003 gives no figure: 0 by default. 50 us (1 / 20,000 s) would put the
+    /// CPU's limit at the seed's swap-out knee (about 20 K write IOPS, "Swap Out Overhead
+    /// Analysis"), but measured it does not flatten swap-out there (docs/paging.md, "Not done
+    /// yet"), so `seed003-swapout` leaves it at 0.
     #[serde(default)]
     pub reclaim_write: Dur,
 }

@@ -58,6 +58,7 @@ pub fn run_on<B: SwapBackend>(
     seed: u64,
 ) -> Result<SwapOutput> {
     let mut sim = sim::PagingSim::new(cfg, dev, &w.accesses, w.pages, seed)?;
+    sim.count_wear_from(w.wear_from);
     sim.run()?;
     Ok(SwapOutput {
         result: std::mem::take(&mut sim.res),

@@ -128,6 +128,13 @@ pub struct Lifetime {
 
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Wear {
+    /// Page writes before the count started (`pc_mix.aging_rounds`): they aged the swap area
+    /// and are not in the figures below.
+    #[serde(skip_serializing_if = "is_zero_u64")]
+    pub aging_page_writes: u64,
+    /// Simulated time at which the count started; the lifetimes use the time after it.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub counted_from_s: f64,
     pub page_writes: u64,
     pub pages_written: u64,
     pub max_writes_per_page: u64,
@@ -258,6 +265,10 @@ pub fn lifetimes(run_h: f64, max: f64, mean: f64, endurance: &[u64]) -> Vec<Life
             }
         })
         .collect()
+}
+
+fn is_zero_u64(v: &u64) -> bool {
+    *v == 0
 }
 
 fn is_zero(v: &f64) -> bool {

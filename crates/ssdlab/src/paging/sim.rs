@@ -101,6 +101,12 @@ pub struct PagingSim<'w, B: SwapBackend> {
     sowner: Vec<u32>,
     cache: Vec<u32>,
     wear: Vec<u32>,
+    /// The access at which the wear count starts (`Workload::wear_from`); usize::MAX once it
+    /// has started.
+    wear_from: usize,
+    /// When the wear count started, and the page writes before it (they aged the area).
+    wear_since: SimTime,
+    aging_page_writes: u64,
     accesses: &'w [u32],
     pos: usize,
     app: App,
@@ -186,6 +192,9 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             sowner: vec![NONE; slots as usize],
             cache: vec![NONE; slots as usize],
             wear: vec![0; slots as usize],
+            wear_from: 0,
+            wear_since: SimTime::ZERO,
+            aging_page_writes: 0,
             accesses,
             pos: 0,
             app: App::Run,
@@ -310,7 +319,10 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         }
         r.swap_out.pages = r.writes.pages;
         r.device_merges = self.dev.merges();
-        r.wear = wear(&self.wear, app_s, &self.cfg.endurance);
+        let counted_s = app_s - self.wear_since.as_secs_f64();
+        r.wear = wear(&self.wear, counted_s, &self.cfg.endurance);
+        r.wear.aging_page_writes = self.aging_page_writes;
+        r.wear.counted_from_s = self.wear_since.as_secs_f64();
         r.wall_seconds = wall;
         r.accesses_per_wall_second = if wall > 0.0 {
             self.accesses.len() as f64 / wall
@@ -332,6 +344,9 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             if self.pos == self.accesses.len() {
                 self.app = App::Done;
                 return Ok(());
+            }
+            if self.pos == self.wear_from {
+                self.start_wear_count();
             }
             let a = self.accesses[self.pos];
             let (vp, write) = (a >> 1, a & 1 != 0);
@@ -369,6 +384,19 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                 return Ok(());
             }
         }
+    }
+
+    /// Count swap writes towards wear from the access at `pos` on (`Workload::wear_from`):
+    /// the writes so far aged the swap area.
+    pub fn count_wear_from(&mut self, pos: usize) {
+        self.wear_from = pos;
+    }
+
+    fn start_wear_count(&mut self) {
+        self.aging_page_writes = self.wear.iter().map(|&n| n as u64).sum();
+        self.wear.fill(0);
+        self.wear_since = self.app_t;
+        self.wear_from = usize::MAX;
     }
 
     fn end_wait(&mut self, w: Wait, app: bool) {

@@ -18,6 +18,10 @@ pub struct Workload {
     pub pages: u32,
     /// Accesses read as instruction fetches (lackey `I`), counted as reads.
     pub instruction_fetches: u64,
+    /// The access from which swap writes count towards wear (`wear.*`): those before it age
+    /// the swap area (seed 003 aged its system for about 20 h before its 2-hour lifetime test).
+    /// 0: every write counts.
+    pub wear_from: usize,
 }
 
 impl Workload {
