@@ -12,6 +12,7 @@ import pytest
 import ssdlab
 from conftest import TINY_JOB, without_wall
 from ssdlab import _core
+from ssdlab.nvme import NvmeDevice
 
 RESULT_KEYS = {"schema", "ssdlab_version", "config_name", "config_hash", "seed", "job", "sim",
                "ops", "total", "device", "utilisation", "wall"}  # fmt: skip
@@ -268,6 +269,18 @@ def test_job_larger_than_the_device(small_config: ssdlab.Config) -> None:
 def test_negative_seed_is_refused(small_config: ssdlab.Config) -> None:
     with pytest.raises(ValueError, match="seed"):
         ssdlab.run(small_config, TINY_JOB, seed=-1)
+
+
+@pytest.mark.parametrize("seed", [2**64, 2**70, 1.5])
+def test_a_seed_the_core_cannot_take_is_named(small_config: ssdlab.Config, seed: object) -> None:
+    # Python's own words for an int too big for the core are a bare "int too big to convert".
+    expected = r"seed: got .*, expected an integer from 0 to 2\^64 - 1"
+    with pytest.raises(ValueError, match=expected):
+        ssdlab.run(small_config, TINY_JOB, seed=seed)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=expected):
+        NvmeDevice(small_config, seed=seed)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=expected):
+        ssdlab.swap("small-tlc", memory="1MiB", swap_size="1MiB", workload="pc-mix", seed=seed)  # type: ignore[arg-type]
 
 
 def test_progress_and_interrupt(small_config: ssdlab.Config) -> None:

@@ -49,6 +49,28 @@ def test_no_arguments_prints_help() -> None:
     assert "run" in proc.stdout and "demo" in proc.stdout
 
 
+def test_help_loads_neither_numpy_nor_the_sweep_machinery() -> None:
+    # What `ssdlab --help` imports is what every command pays at start-up: numpy, polars and
+    # the sweep executors load only where used. Checked by module, not by a timing.
+    code = (
+        "import sys\n"
+        "from ssdlab.cli.app import main\n"
+        "sys.argv = ['ssdlab', '--help']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = ('numpy', 'polars', 'matplotlib', 'ssdlab.experiments')\n"
+        "heavy = [m for m in heavy if m in sys.modules]\n"
+        "print('loaded:', heavy)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "loaded: []" in proc.stdout, proc.stdout[-300:]
+    # The lazy names still resolve.
+    assert ssdlab.Sweep.__name__ == "Sweep" and callable(ssdlab.run_sweep)
+
+
 def test_config_show(preset_name: str) -> None:
     proc = run_cli("config", "show", preset_name, "--set", "ftl.over_provisioning=0.2")
     assert proc.returncode == 0, proc.stderr

@@ -8,6 +8,9 @@ A run in four lines::
     result.to_dict()["device"]["write_amplification"], result.latencies("write")
 """
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 # SimulationError: the simulator reached a state it cannot continue from (a bug, not bad input).
 from ._core import ConfigError, Interrupted, JobError, SimulationError, SsdlabError, TraceError
 from ._core import version as _core_version
@@ -26,11 +29,32 @@ from .api import (
     trace_models,
     trace_stats,
 )
-from .experiments.results import load_results
-from .experiments.runner import run_sweep
-from .experiments.sweep import Sweep, SweepError
 from .fusion import FusionDevice
 from .swap import SwapResult, swap
+
+if TYPE_CHECKING:
+    from .experiments.results import load_results
+    from .experiments.runner import run_sweep
+    from .experiments.sweep import Sweep, SweepError
+
+# The sweep machinery (polars, numpy, process pools) is loaded on first use, so that commands
+# which never sweep start fast (`ssdlab --help`).
+_LAZY = {
+    "load_results": ".experiments.results",
+    "run_sweep": ".experiments.runner",
+    "Sweep": ".experiments.sweep",
+    "SweepError": ".experiments.sweep",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
 
 __version__: str = _core_version()
 

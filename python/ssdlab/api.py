@@ -11,13 +11,23 @@ import json
 import math
 import numbers
 import os
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from . import _core
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+def _loaded_numpy() -> Any:
+    """numpy if something has imported it, else None. A value cannot be a numpy scalar before
+    numpy is loaded, so the type checks below need not import it: that keeps the command's
+    start-up (``ssdlab --help``) free of numpy's 50 ms."""
+    return sys.modules.get("numpy")
+
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -68,7 +78,8 @@ def toml_literal(value: Any) -> str:
     Strings are quoted (so ``"16KiB"`` stays a string), booleans become ``true``/``false`` and
     numbers are written as they are; lists and mappings become TOML arrays and inline tables.
     """
-    if isinstance(value, bool | np.bool_):
+    numpy = _loaded_numpy()
+    if isinstance(value, bool) or (numpy is not None and isinstance(value, numpy.bool_)):
         return "true" if value else "false"
     if isinstance(value, numbers.Integral):
         return str(int(value))
@@ -202,16 +213,30 @@ class Config:
 
 def _json_default(value: Any) -> Any:
     """Let numpy scalars (a common source of job values) pass through json.dumps."""
-    if isinstance(value, np.generic):
+    numpy = _loaded_numpy()
+    if numpy is not None and isinstance(value, numpy.generic):
         return value.item()
     raise TypeError(f"cannot put a {type(value).__name__} into a job: {value!r}")
+
+
+U64_MAX = 2**64 - 1
+
+
+def check_seed(seed: Any) -> int:
+    """A seed the core can take (0 to 2^64 - 1), or a ValueError naming it: Python's own error
+    for an int too big for the core is a bare "int too big to convert"."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed <= U64_MAX:
+        raise ValueError(f"seed: got {seed!r}, expected an integer from 0 to 2^64 - 1")
+    return int(seed)
 
 
 def _check_finite(what: str, fields: Mapping[str, Any]) -> None:
     """JSON has no NaN or infinity: name the field here rather than let the core's parser
     report a position in text the user never wrote."""
+    numpy = _loaded_numpy()
+    floats: tuple[type, ...] = (float,) if numpy is None else (float, numpy.floating)
     for key, value in fields.items():
-        if isinstance(value, float | np.floating) and not math.isfinite(value):
+        if isinstance(value, floats) and not math.isfinite(value):
             raise _core.JobError(f"{what}, field `{key}`: got {value}, expected a finite number")
 
 
@@ -278,7 +303,8 @@ def _trace_source(source: str | os.PathLike[str]) -> str:
 def _devices(value: Any) -> list[str]:
     if value is None:
         return []
-    if isinstance(value, str | int | np.integer):
+    numpy = _loaded_numpy()
+    if isinstance(value, str | int) or (numpy is not None and isinstance(value, numpy.integer)):
         return [str(value)]
     return [str(item) for item in value]
 
@@ -384,7 +410,7 @@ def generate_trace(
 ) -> dict[str, int]:
     """Write a workload model's requests (``NAME[,key=value...]``) to a trace file in ``format``
     (gzip-compressed when the path ends in ``.gz``)."""
-    written, dropped = _core.write_model_trace(model, os.fspath(path), format, int(seed))
+    written, dropped = _core.write_model_trace(model, os.fspath(path), format, check_seed(seed))
     return {"written": written, "dropped": dropped}
 
 
@@ -427,6 +453,8 @@ class Result:
         ``issue_us`` and ``latency_us``. Needs ``run(..., record_requests=True)``."""
         if self._records is None:
             raise ValueError("no per-request records in this result: run with record_requests=True")
+        import numpy as np
+
         rows = np.frombuffer(self._records, dtype="<u8").reshape(-1, RECORD_FIELDS)
         return {
             "op": rows[:, 0].astype(np.uint8),
@@ -480,8 +508,7 @@ def run(
     """
     if not isinstance(config, Config):
         config = Config.load(config)
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    seed = check_seed(seed)
     callback = progress if progress is not None else _let_interrupts_through
     if trace is not None:
         if job is not None:
@@ -528,4 +555,4 @@ def config_schema() -> str:
 
 def bench(io_count: int = 100_000, seed: int = 1) -> dict[str, Any]:
     """Run the core's built-in benchmark and return its figures."""
-    return json.loads(_core.bench(io_count, seed))
+    return json.loads(_core.bench(io_count, check_seed(seed)))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import _core
-from .api import Config
+from .api import Config, check_seed
 
 __all__ = ["Command", "FusionDevice"]
 
@@ -59,7 +59,7 @@ class FusionDevice:
     ) -> None:
         cfg = config if isinstance(config, Config) else Config.load(config, overrides)
         self.config = cfg
-        self._dev = _core.FusionDevice(cfg.to_json(), seed)
+        self._dev = _core.FusionDevice(cfg.to_json(), check_seed(seed))
         self.info: dict[str, int] = self._dev.info()
         """The hardware information the firmware publishes: channel and chip counts, page,
         block and line sizes, block count, the size of each space."""

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from . import _core
-from .api import Config, Job
+from .api import Config, Job, check_seed
 
 __all__ = ["NvmeAccessError", "NvmeDevice"]
 
@@ -55,7 +55,7 @@ class NvmeDevice:
     ) -> None:
         cfg = config if isinstance(config, Config) else Config.load(config, overrides)
         self._config = cfg
-        self._dev = _core.NvmeDevice(cfg.to_json(), seed, lba_size, queue_depth)
+        self._dev = _core.NvmeDevice(cfg.to_json(), check_seed(seed), lba_size, queue_depth)
 
     @property
     def config(self) -> Config:

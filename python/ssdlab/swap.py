@@ -11,16 +11,31 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from os import PathLike
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from . import _core
+from .api import check_seed
 
-TRACE_DTYPE = np.dtype(
-    [("op", "u1"), ("offset", "u8"), ("len", "u8"), ("submit_ps", "u8"), ("done_ps", "u8")]
-)
-"""One swap request: op 0 read, 1 write, 2 trim; byte offset and length; times in ps."""
+if TYPE_CHECKING:
+    import numpy as np
+
+# One swap request: op 0 read, 1 write, 2 trim; byte offset and length; times in ps. Built on
+# first use (`TRACE_DTYPE`, `swap`) so that importing ssdlab does not load numpy.
+_TRACE_FIELDS = [
+    ("op", "u1"),
+    ("offset", "u8"),
+    ("len", "u8"),
+    ("submit_ps", "u8"),
+    ("done_ps", "u8"),
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "TRACE_DTYPE":
+        import numpy as np
+
+        return np.dtype(_TRACE_FIELDS)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -60,12 +75,14 @@ def swap(
         swap_size,
         str(workload),
         list(overrides),
-        seed,
+        check_seed(seed),
         None if swap_trace is None else str(swap_trace),
         swap_trace_format,
     )
+    import numpy as np
+
     return SwapResult(
         data=json.loads(text),
         swap_in_us=np.asarray(latencies_ps, dtype=np.float64) / 1e6,
-        trace=np.array(rows, dtype=TRACE_DTYPE),
+        trace=np.array(rows, dtype=np.dtype(_TRACE_FIELDS)),
     )

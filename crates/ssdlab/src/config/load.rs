@@ -31,7 +31,18 @@ pub(crate) fn from_toml<T: serde::de::DeserializeOwned>(
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
-        let msg = inner.message().replace('\n', " ");
+        let mut msg = inner.message().replace('\n', " ");
+        if msg == "wanted string or table" {
+            // The TOML reader's words for a name given as a number or a list: say what it got
+            // and what a name looks like.
+            let got = inner
+                .span()
+                .and_then(|s| text.get(s))
+                .map(str::trim)
+                .filter(|g| !g.is_empty())
+                .unwrap_or("a value that is not a name");
+            msg = format!("got {got}, expected a name (a string, e.g. \"greedy\") or a table");
+        }
         // After overrides the text is a rewrite, so its line numbers mean nothing to the user.
         let at = inner
             .span()
@@ -87,4 +98,18 @@ pub fn apply_overrides(doc: &mut toml::Table, overrides: &[String]) -> Result<()
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::SsdConfig;
+
+    #[test]
+    fn a_number_where_a_name_belongs_names_the_value_and_what_is_expected() {
+        let e = SsdConfig::resolve("small-tlc", &["nand.cell=5.0".to_string()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("field `nand.cell`"), "{e}");
+        assert!(e.contains("got 5.0, expected a name"), "{e}");
+    }
 }
