@@ -15,6 +15,9 @@
 #   --no-clean          skip the second, fio-only session
 #   --tcg               do not use KVM even if /dev/kvm is usable
 #   --no-install        never apt-get: fail naming what is missing
+#   --retries N         run a session again, up to N times, when the guest's NVMe driver timed
+#                       out a command (a stalled queue: see "Known issue" in docs/live-device.md);
+#                       each stalled attempt is kept in WORKDIR/NAME.stalled-K (default 0)
 #   -v, --verbose       show the guest's console as it runs
 #   -h, --help          this text
 #
@@ -64,9 +67,10 @@ clean=1
 force_tcg=0
 install=1
 verbose=0
+retries=0
 while (($#)); do
     case $1 in
-        -w | --workdir | --clock | --runtime | --timeout | --kernel)
+        -w | --workdir | --clock | --runtime | --timeout | --kernel | --retries)
             (($# >= 2)) || usage_error "$1 needs a value" ;;
     esac
     case $1 in
@@ -75,6 +79,7 @@ while (($#)); do
         --runtime) runtime=$2; shift 2 ;;
         --timeout) timeout_s=$2; shift 2 ;;
         --kernel) kernel=$2; shift 2 ;;
+        --retries) retries=$2; shift 2 ;;
         --no-clean) clean=0; shift ;;
         --tcg) force_tcg=1; shift ;;
         --no-install) install=0; shift ;;
@@ -86,6 +91,7 @@ while (($#)); do
 done
 case $clock in realtime | logical) ;; *) usage_error "--clock must be realtime or logical" ;; esac
 [[ $runtime =~ ^[1-9][0-9]*$ ]] || usage_error "--runtime must be a positive whole number"
+[[ $retries =~ ^[0-9]$ ]] || usage_error "--retries must be a whole number from 0 to 9"
 [[ -z $timeout_s || $timeout_s =~ ^[1-9][0-9]*$ ]] ||
     usage_error "--timeout must be a positive whole number"
 
@@ -396,7 +402,7 @@ run_session() {
     rm -f "$sock"
     note "[$name] starting: ${ssdlab[*]} serve $preset --listen unix:$sock --clock $clock"
     "${ssdlab[@]}" serve "$preset" --listen "unix:$sock" --clock "$clock" \
-        --json "$dir/result.json" --quiet >"$dir/server.out" 2>"$dir/server.err" </dev/null &
+        --json "$dir/result.json" --log "$dir/session.log" --quiet >"$dir/server.out" 2>"$dir/server.err" </dev/null &
     server_pid=$!
     local waited=0
     while [[ ! -S $sock ]]; do
@@ -495,7 +501,20 @@ json.loads(text[text.index("{"):])' "$dir/fio.json" 2>/dev/null; then
 sessions=(full)
 ((clean)) && sessions+=(fio)
 for s in "${sessions[@]}"; do
-    run_session "$s" "$s"
+    attempt=0
+    while :; do
+        run_session "$s" "$s"
+        if ((attempt < retries)) && grep -qiE 'nvme.*(timeout|abort|reset)' "$workdir/$s/dmesg.txt"; then
+            attempt=$((attempt + 1))
+            rm -rf "$workdir/$s.stalled-$attempt"
+            mv "$workdir/$s" "$workdir/$s.stalled-$attempt"
+            note "[$s] the guest's NVMe driver timed out a command; the server's session log" \
+                "($workdir/$s.stalled-$attempt/session.log) shows what reached it. Attempt" \
+                "$((attempt + 1)) of $((retries + 1))"
+            continue
+        fi
+        break
+    done
 done
 
 # ---------------------------------------------------------------- the comparison
@@ -544,6 +563,26 @@ def server_read(path: Path) -> dict:
     }
 
 
+def stalled_attempts(work: Path, name: str) -> list[dict]:
+    """Attempts run again (--retries) because the guest's NVMe driver timed out: the driver's
+    lines, and the longest time between two requests reaching the server (its session log)."""
+    out = []
+    for d in sorted(work.glob(f"{name}.stalled-*")):
+        arrivals = [
+            int(ln.split()[1])
+            for ln in (d / "session.log").read_text().splitlines()
+            if ln.startswith("at ")
+        ]
+        gap_ps = max((b - a for a, b in zip(arrivals, arrivals[1:])), default=0)
+        dmesg = (d / "dmesg.txt").read_text().splitlines()
+        out.append({
+            "dir": str(d),
+            "nvme_lines": [ln for ln in dmesg if re.search("timeout|abort|reset", ln, re.I)],
+            "longest_gap_between_requests_s": gap_ps / 1e12,
+        })
+    return out
+
+
 summary = {"preset": preset, "clock": clock, "kvm": kvm == "1", "sessions": {}}
 problems = []
 for name in sessions:
@@ -562,6 +601,7 @@ for name in sessions:
         "wall_s": int((d / "wall_s").read_text()),
         "qemu_messages": (d / "qemu-messages.txt").read_text().splitlines(),
         "dmesg": (d / "dmesg.txt").read_text().splitlines(),
+        "stalled_attempts": stalled_attempts(work, name),
     }
     for j in jobs:
         if j["errors"]:

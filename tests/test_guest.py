@@ -56,7 +56,11 @@ def test_a_linux_guest_checks_its_files_and_runs_fio_on_the_live_device(tmp_path
     env["SSDLAB"] = f"{sys.executable} -m ssdlab"
     env["PYTHON"] = sys.executable
     started = time.monotonic()
-    args = ["--workdir", str(work), "--no-install", "--runtime", "3"]
+    # --retries 3: a session whose guest NVMe driver timed out a command runs again (a queue
+    # stall that reproduces at earlier commits under TCG with Debian 12's QEMU 7.2, with no
+    # request reaching the server: docs/live-device.md, "Known issue"); every stalled attempt
+    # is printed below and kept in the work directory.
+    args = ["--workdir", str(work), "--no-install", "--runtime", "3", "--retries", "3"]
     args += ["--timeout", str(SESSION_TIMEOUT), "small-tlc"]
     proc = subprocess.run(
         ["bash", str(SCRIPT), *args],
@@ -72,6 +76,9 @@ def test_a_linux_guest_checks_its_files_and_runs_fio_on_the_live_device(tmp_path
 
     summary = json.loads((work / "summary.json").read_text())
     assert set(summary["sessions"]) == {"full", "fio"}
+    for name, session in summary["sessions"].items():
+        for stall in session["stalled_attempts"]:
+            print(f"[{name}] stalled attempt, run again: {json.dumps(stall)}")
     full = (work / "full" / "console.txt").read_text()
     assert "SSDLAB-GUEST: checksums ok (5 files)" in full, full[-4000:]
     assert "SSDLAB-GUEST-FAIL" not in full
