@@ -264,17 +264,14 @@ SWAPOUT_NOTES = (
     " gives about 98 K.",
     "The seed gives no numbers, only the two directions; the plateau row's test is stated in"
     f" its note (a gain of less than {PLATEAU_GAIN:.0%} from 20 K to 100 K IOPS).",
-    "Why the directions differ: the seed's 'OS overhead' past 20 K IOPS is the congestion"
-    " waits' idle time, and here it shrinks with the device (1.0 s at 10 K, 0.06 s at 100 K):"
-    " the model's direct reclaim counts pages put under writeback as progress, so it seldom"
-    " fails and seldom waits on a fast device. Charging reclaim CPU time instead"
-    " (swap.cost.reclaim_write = 50 µs, the 20 K knee) gives a 39 % gain from 20 K to 100 K"
-    " and no waits at all (docs/paging.md, 'Not done yet'), so it is not set. With congestion"
-    " control off (nc) direct"
-    " reclaim retries at each write completion and writes small requests (the seed's own"
-    " side-effect: 'small random writes'): nc wrote more pages and more 4 KiB requests than c"
-    " (measured on the quarter-size mix at 8 rounds on SCM-400, about 10 K IOPS: 9 % more"
-    " pages written, twice the 4 KiB writes).",
+    "What gives the plateau and the nc direction: 2.6.32's reclaim as the kernel has it."
+    " kswapd stops only when free pages reach the high watermark (pages under writeback do not"
+    " count), direct reclaim only when it has freed 32 pages, and both nap (congestion_wait,"
+    " HZ/10) after scanning at priority 9 with writes in flight. The model's nap is woken only"
+    " when a congested queue decongests (a driver without a request queue), so past about 20 K"
+    " IOPS the naps, not the device, set the swap-out time. With congestion control off (nc)"
+    " the nap ends at the next completion: shorter swap-out, but more pages written in more,"
+    " smaller requests (the seed's side-effect of nc).",
     f"Calibrated: {CALIBRATED_MIX} (at full size); nothing is fitted to these figures.",
 )
 

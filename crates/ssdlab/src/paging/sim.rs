@@ -873,7 +873,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             self.app_t = self.app_t.max(t) + cpu;
         }
         let t = t + cpu;
-        if self.mem.free_pages() + self.mem.writeback >= self.wm.high {
+        if self.kswapd_balanced() {
             self.kswapd = Kswapd::Sleep;
         } else if self.writes_in_flight > 0 {
             let w = self.wait(t, 0, true);
@@ -885,20 +885,40 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         Ok(())
     }
 
-    /// One reclaim pass at priorities 12 to 0 (`do_try_to_free_pages` / `balance_pgdat`): at
-    /// each, up to max(SWAP_CLUSTER_MAX, lru >> priority) pages are scanned from the inactive
+    /// kswapd's goal. 2.6.32's `balance_pgdat` checks the high watermark against free pages
+    /// alone (`zone_watermark_ok`), so pages still under writeback do not count; the modern era
+    /// keeps the model's earlier rule, free pages plus pages under writeback.
+    fn kswapd_balanced(&self) -> bool {
+        match self.cfg.era {
+            Era::Linux2632 => self.mem.free_pages() >= self.wm.high,
+            Era::Modern => self.mem.free_pages() + self.mem.writeback >= self.wm.high,
+        }
+    }
+
+    /// One reclaim pass (`do_try_to_free_pages` / `balance_pgdat`) at priorities from 12 down:
+    /// at each, up to max(SWAP_CLUSTER_MAX, lru >> priority) pages are scanned from the inactive
     /// tail in batches of SWAP_CLUSTER_MAX (`shrink_inactive_list`), the inactive list refilled
-    /// from the active one when low (`shrink_active_list`). The pass ends when its goal is met:
-    /// direct reclaim when SWAP_CLUSTER_MAX pages are freed or on their way (writeback started);
-    /// kswapd when free pages and pages under writeback reach the high watermark. Returns the
+    /// from the active one when low (`shrink_active_list`). The pass ends when its goal is met.
+    /// 2.6.32: direct reclaim's goal is SWAP_CLUSTER_MAX pages freed (`nr_reclaimed`: a page
+    /// put under writeback is not freed yet), kswapd's the high watermark in free pages; and
+    /// both take a nap (`congestion_wait`) after scanning at a priority below DEF_PRIORITY - 2
+    /// without meeting it, so with writes in flight the pass ends after priority 9 and the
+    /// caller waits, then starts again at 12 (the kernel goes on at 8, but after the nap the written pages are free and
+    /// it restarts at 12 once it has reclaimed SWAP_CLUSTER_MAX). Modern era: direct reclaim's
+    /// goal is SWAP_CLUSTER_MAX pages freed or on their way (writeback started), kswapd's free
+    /// pages and pages under writeback at the high watermark, through priority 0. Returns the
     /// pages freed or put under writeback.
     fn reclaim_pass(&mut self, now: SimTime, kswapd: bool) -> Result<u64> {
         let mut progress = 0u64;
         self.pass_immediate = 0;
         self.reclaim_cpu = SimTime::ZERO;
+        let era2632 = self.cfg.era == Era::Linux2632;
+        let free_at_start = self.mem.free_pages();
         let goal = |s: &Self, progress: u64| {
             if kswapd {
-                s.mem.free_pages() + s.mem.writeback >= s.wm.high
+                s.kswapd_balanced()
+            } else if era2632 {
+                s.mem.free_pages() >= free_at_start + SWAP_CLUSTER_MAX_PAGES
             } else {
                 progress >= SWAP_CLUSTER_MAX_PAGES
             }
@@ -926,6 +946,13 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                     break;
                 }
                 scanned += n;
+            }
+            if era2632 && prio < DEF_PRIORITY - 2 && self.writes_in_flight > 0 {
+                // 2.6.32's nap (`if (sc->nr_scanned && priority < DEF_PRIORITY - 2)
+                // congestion_wait(...)`): the caller waits for the writes. With none in
+                // flight the nap would only pass time (the kernel sleeps its timeout); the
+                // pass goes on to lower priorities instead.
+                break;
             }
         }
         Ok(progress)

@@ -366,3 +366,44 @@ fn reclaim_cpu_cost_bounds_swap_out_when_the_device_is_faster() {
         cpu_slow.simulated_time_s
     );
 }
+
+#[test]
+fn linux_2632_naps_set_swap_out_time_on_a_fast_device_and_nc_shortens_it() {
+    // 2.6.32's kswapd stops only when free pages reach high and naps after priority 9 while
+    // its writes are in flight; the nap (congestion_wait) is not cut short on an uncongested
+    // queue. So on a device 10x faster, swap-out with the nap barely shortens, its time being
+    // mostly waiting, and without it (nc) it is far shorter.
+    let w = Workload::from_pages((0..6000).map(|p| (p, true)));
+    let mut c = cfg(1024, 16384);
+    assert_eq!(c.era, Era::Linux2632);
+    let us = SimTime::from_us;
+    let slow = || FixedBackend::new(1 << 40, (us(10), us(10)), (us(200), us(200)));
+    let fast = || FixedBackend::new(1 << 40, (us(1), us(1)), (us(20), us(20)));
+    let run = |c: &PagingConfig, b| run_on(c, b, &w, 1).unwrap().result;
+    let c_slow = run(&c, slow());
+    let c_fast = run(&c, fast());
+    let waited = c_fast.reclaim.app_wait_s + c_fast.reclaim.kswapd_wait_s;
+    assert!(c_fast.reclaim.waits > 0);
+    // kswapd itself naps: pages under writeback do not make it stop.
+    assert!(c_fast.reclaim.kswapd_wait_s > 0.0, "{:?}", c_fast.reclaim);
+    assert!(
+        waited > 0.5 * c_fast.swap_out.time_s,
+        "waited {waited} of {}",
+        c_fast.swap_out.time_s
+    );
+    assert!(
+        c_fast.swap_out.time_s * 2.0 > c_slow.swap_out.time_s,
+        "c: fast {} slow {}",
+        c_fast.swap_out.time_s,
+        c_slow.swap_out.time_s
+    );
+    c.congestion_wait = false;
+    let nc_fast = run(&c, fast());
+    assert_eq!(nc_fast.oracle_mismatches, 0);
+    assert!(
+        nc_fast.swap_out.time_s * 2.0 < c_fast.swap_out.time_s,
+        "nc {} c {}",
+        nc_fast.swap_out.time_s,
+        c_fast.swap_out.time_s
+    );
+}
