@@ -10,6 +10,23 @@ use serde::{Deserialize, Serialize};
 /// One page of memory and one swap slot: 4 KiB (`PAGE_SIZE` on x86 and on the seed's ARM).
 pub const PAGE_BYTES: u64 = 4096;
 
+/// What ends 2.6.32's `congestion_wait` before its timeout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum CongestionWake {
+    /// Only a congested queue falling below its congestion-off threshold: a driver that
+    /// bypasses the request queue (bio-based, as a RAM-like prototype such as seed 003's SCM
+    /// board likely was) frees no requests, so on an uncongested device the wait lasts its
+    /// timeout. The default, the reading that gives seed 003's long waits.
+    #[default]
+    #[serde(rename = "decongested")]
+    Decongested,
+    /// Any write request the block layer frees while fewer than the congestion-off threshold
+    /// are in flight (`__freed_request` calls `clear_bdi_congested`, which wakes every waiter):
+    /// a device with a request queue (SATA, NVMe through the 2.6.32 block layer).
+    #[serde(rename = "completion")]
+    Completion,
+}
+
 /// Which kernel's mechanisms the model follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Era {
@@ -158,6 +175,9 @@ pub struct PagingConfig {
     /// retries when the next write completes.
     #[serde(default = "d_true")]
     pub congestion_wait: bool,
+    /// What ends a 2.6.32 congestion wait early: `decongested` (default) or `completion`.
+    #[serde(default)]
+    pub congestion_wake: CongestionWake,
     /// The wait's timeout: HZ/10 in `do_try_to_free_pages` (2.6.32) and in
     /// `reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK)` (5.16).
     #[serde(default = "d_cw_timeout")]
@@ -241,9 +261,18 @@ impl PagingConfig {
 
     /// Read from a TOML table (the `swap.` overrides already applied) and validate.
     pub fn from_table(t: toml::Table) -> Result<PagingConfig> {
-        let cfg: PagingConfig = t
-            .try_into()
-            .map_err(|e: toml::de::Error| Error::Config(format!("swap: {}", e.message())))?;
+        // The path of the bad key in the message ("swap, field `congestion_wake`: ...").
+        let cfg: PagingConfig =
+            serde_path_to_error::deserialize(toml::Value::Table(t)).map_err(|e| {
+                let path = e.path().to_string();
+                let msg = e.into_inner().message().replace('\n', " ");
+                let field = if path.is_empty() || path == "." {
+                    String::new()
+                } else {
+                    format!(", field `{path}`")
+                };
+                Error::Config(format!("swap{field}: {msg}"))
+            })?;
         cfg.validate()?;
         Ok(cfg)
     }

@@ -35,7 +35,7 @@ pub mod workload;
 mod tests;
 
 pub use backend::{FixedBackend, SsdBackend, SwapBackend};
-pub use config::{Era, FaultCosts, PagingConfig};
+pub use config::{CongestionWake, Era, FaultCosts, PagingConfig};
 pub use result::{IoRecord, SwapResult};
 pub use workload::Workload;
 

@@ -8,7 +8,9 @@
 //! model is exact at the device boundary and fast when nothing is in flight.
 
 use super::backend::SwapBackend;
-use super::config::{Era, PagingConfig, Watermarks, PAGE_BYTES, SWAP_CLUSTER_MAX_PAGES};
+use super::config::{
+    CongestionWake, Era, PagingConfig, Watermarks, PAGE_BYTES, SWAP_CLUSTER_MAX_PAGES,
+};
 use super::memory::*;
 use super::readahead::Readahead;
 use super::result::*;
@@ -1104,18 +1106,21 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             }
             _ => {}
         }
-        self.wake_waiters(t);
+        self.wake_waiters(t, io.op == 1);
         Ok(())
     }
 
-    fn wake_waiters(&mut self, t: SimTime) {
+    fn wake_waiters(&mut self, t: SimTime, write_done: bool) {
         let off = self.congestion_off;
+        let any_write_wakes = self.cfg.congestion_wake == CongestionWake::Completion;
         let (inflight, written) = (self.writes_in_flight, self.pages_written_back);
         let wakes = |w: &mut Wait| {
             let wake = match w.kind {
                 // Any completion: a read may also free the application to go on.
                 WaitKind::NextWrite => true,
-                WaitKind::Congestion { congested } => congested && inflight < off,
+                WaitKind::Congestion { congested } => {
+                    (congested || (any_write_wakes && write_done)) && inflight < off
+                }
                 WaitKind::Throttle { written_at_start } => {
                     written - written_at_start > SWAP_CLUSTER_MAX_PAGES
                 }

@@ -407,3 +407,42 @@ fn linux_2632_naps_set_swap_out_time_on_a_fast_device_and_nc_shortens_it() {
         c_fast.swap_out.time_s
     );
 }
+
+#[test]
+fn a_request_queue_device_ends_the_2632_nap_at_its_next_write_completion() {
+    // congestion_wake = completion (a driver with a request queue): every write completion
+    // below the congestion-off threshold wakes the nappers, so on a fast device the waits are
+    // short and swap-out far quicker than with the default, where an uncongested queue never
+    // wakes them.
+    let w = Workload::from_pages((0..6000).map(|p| (p, true)));
+    let mut c = cfg(1024, 16384);
+    let us = SimTime::from_us;
+    let fast = || FixedBackend::new(1 << 40, (us(1), us(1)), (us(20), us(20)));
+    let run = |c: &PagingConfig| run_on(c, fast(), &w, 1).unwrap().result;
+    let decongested = run(&c);
+    c.congestion_wake = CongestionWake::Completion;
+    let completion = run(&c);
+    assert_eq!(completion.oracle_mismatches, 0);
+    let waited = |r: &SwapResult| r.reclaim.app_wait_s + r.reclaim.kswapd_wait_s;
+    assert!(
+        waited(&completion) * 10.0 < waited(&decongested),
+        "completion {} decongested {}",
+        waited(&completion),
+        waited(&decongested)
+    );
+    assert!(completion.swap_out.time_s * 2.0 < decongested.swap_out.time_s);
+    // The key by name, and a wrong value named.
+    let t: toml::Table = toml::from_str(
+        "memory = \"4MiB\"\nswap_size = \"64MiB\"\ncongestion_wake = \"completion\"",
+    )
+    .unwrap();
+    assert_eq!(
+        PagingConfig::from_table(t).unwrap().congestion_wake,
+        CongestionWake::Completion
+    );
+    let bad: toml::Table =
+        toml::from_str("memory = \"4MiB\"\nswap_size = \"64MiB\"\ncongestion_wake = \"soon\"")
+            .unwrap();
+    let e = PagingConfig::from_table(bad).unwrap_err().to_string();
+    assert!(e.contains("congestion_wake") && e.contains("soon"), "{e}");
+}
