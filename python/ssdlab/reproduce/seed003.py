@@ -134,7 +134,7 @@ def _holds(ratio: float | None, below: bool, claim: str) -> str:
     return f"document: {claim}; direction {'holds' if held else 'does not hold'} in ssdlab"
 
 
-CALIBRATED_MIX = "the PC mix's rounds (8) are fitted to the lifetime test's 215,022 writes"
+CALIBRATED_MIX = "the PC mix's rounds (11) are fitted to the lifetime test's 215,022 writes"
 AGED_MIX = (
     "the run's 26 counted rounds are fitted to the lifetime test's 215,022 writes on an area"
     " aged by 260 rounds"
@@ -354,12 +354,12 @@ DEVICES = {
     "seed003-slc-analytic": "SLC",
     "seed003-mlc-analytic": "MLC",
 }
-CLEAN_ROUNDS, AGED_ROUNDS = 8, 32
+CLEAN_ROUNDS, AGED_ROUNDS = 11, 32
 KIB = 1024
 
 DEVICES_NOTES = (
     QUARTER,
-    "Clean is the PC mix's calibrated 8 rounds (the swap area nearly used up once); aged is 32"
+    "Clean is the PC mix's calibrated 11 rounds (the swap area nearly used up once); aged is 32"
     " rounds (assumed: the seed aged its system about 20 h), whose histograms include its"
     " clean start. Request sizes are taken from the SCM-400 runs (they hardly depend on the"
     " device).",
@@ -556,7 +556,7 @@ LIFETIME_NOTES = (
     " forward scan reaches; a slot is written twice only when the scan comes round to it again"
     " within the test. The seed's mean of 1.32 means its scan came round far more often: its"
     " aged area had fewer free slots than the mix leaves, which the mix's assumed working sets"
-    " do not reproduce. On a fresh area (the mix's default 8 rounds) every write goes to a new"
+    " do not reproduce. On a fresh area (the mix's default 11 rounds) every write goes to a new"
     " slot: max 1, mean 1.00.",
 )
 
