@@ -231,3 +231,18 @@ def test_run_trace_refuses_iodepth_zero(preset_name: str) -> None:
         dev.run_trace(trace, iodepth=0)
     # Nothing ran: the device is untouched and takes the trace at a valid depth.
     assert dev.run_trace(trace, iodepth=1)["requests"] > 0
+
+
+def test_io_to_a_controller_disabled_through_its_registers_names_the_state(
+    preset_name: str,
+) -> None:
+    # Clearing CC.EN is the caller's doing: the error says so (JobError naming CSTS.RDY and
+    # CC.EN), where it was a SimulationError ("a bug in ssdlab") before.
+    from ssdlab import JobError
+
+    dev = NvmeDevice(preset_name)
+    dev.write(0, b"\0" * dev.lba_size)
+    dev.mmio_write(0x14, 0, 4)
+    for call in (lambda: dev.read(0, 1), lambda: dev.id_ctrl()):
+        with pytest.raises(JobError, match=re.escape("CSTS.RDY = 0, CC.EN = 0")):
+            call()

@@ -1572,3 +1572,17 @@ fn a_read_only_drive_refuses_writes_changes_nothing_and_says_so_in_smart() {
         "spare low, read-only"
     );
 }
+
+/// A controller disabled through its registers answers nothing: a command sent to it is the
+/// caller's mistake, named as such (CSTS.RDY, CC.EN), not a simulator fault.
+#[test]
+fn a_command_to_a_disabled_controller_names_the_register_state() {
+    let mut d = driver(&[]);
+    d.read(0, 1).unwrap();
+    d.ctrl.write32(reg::CC, 0);
+    for e in [d.read(0, 1).unwrap_err(), d.identify(1, 0).unwrap_err()] {
+        assert!(matches!(e, ssdlab::Error::Job(_)), "{e:?}");
+        let m = e.to_string();
+        assert!(m.contains("CSTS.RDY = 0") && m.contains("CC.EN = 0"), "{m}");
+    }
+}

@@ -201,8 +201,29 @@ impl HostDriver {
         c
     }
 
+    /// A command can be taken only by a running controller: one disabled or reset through its
+    /// registers (`mmio_write` of CC) answers nothing, which is the caller's doing, not a fault
+    /// of the simulator, so it is named as such before anything is submitted.
+    fn require_ready(&self) -> Result<()> {
+        let csts = self.ctrl.read32(reg::CSTS);
+        if csts & 2 != 0 {
+            return Err(job_err(format!(
+                "the NVMe controller is in fatal status (CSTS.CFS = 1: {}); reset it (CC.EN = 0, then 1) before submitting commands",
+                self.ctrl.fatal_reason().unwrap_or("no reason given")
+            )));
+        }
+        if csts & 1 == 0 {
+            let en = self.ctrl.read32(reg::CC) & 1;
+            return Err(job_err(format!(
+                "the NVMe controller is not ready (CSTS.RDY = 0, CC.EN = {en}): it was disabled or reset through its registers; set CC.EN = 1 and wait for CSTS.RDY before submitting commands"
+            )));
+        }
+        Ok(())
+    }
+
     /// Submit one admin command and wait for its completion.
     pub fn admin_cmd(&mut self, mut c: Sqe) -> Result<Done> {
+        self.require_ready()?;
         c.cid = self.cid();
         let slot = ASQ_ADDR + 64 * self.admin_tail as u64;
         self.ctrl.mem.write(slot, &c.to_bytes());
@@ -384,6 +405,7 @@ impl HostDriver {
     /// Submit raw I/O commands (cids are assigned here) with one doorbell write, and wait for
     /// all their completions (in completion order).
     pub fn submit_raw(&mut self, cmds: &[Sqe]) -> Result<Vec<Done>> {
+        self.require_ready()?;
         if cmds.len() as u32 > self.io_size - 1 {
             return Err(job_err(format!(
                 "batch of {} commands: the I/O queue holds {}",
