@@ -22,11 +22,12 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-def _loaded_numpy() -> Any:
-    """numpy if something has imported it, else None. A value cannot be a numpy scalar before
-    numpy is loaded, so the type checks below need not import it: that keeps the command's
-    start-up (``ssdlab --help``) free of numpy's 50 ms."""
-    return sys.modules.get("numpy")
+def _numpy_types(*names: str) -> tuple[type, ...]:
+    """numpy's scalar types ``names`` if something has imported numpy, else none. A value
+    cannot be a numpy scalar before numpy is loaded, so the type checks below need not import
+    it: that keeps the command's start-up (``ssdlab --help``) free of numpy's 50 ms."""
+    numpy = sys.modules.get("numpy")
+    return () if numpy is None else tuple(getattr(numpy, name) for name in names)
 
 
 ProgressCallback = Callable[[int, int], None]
@@ -78,8 +79,7 @@ def toml_literal(value: Any) -> str:
     Strings are quoted (so ``"16KiB"`` stays a string), booleans become ``true``/``false`` and
     numbers are written as they are; lists and mappings become TOML arrays and inline tables.
     """
-    numpy = _loaded_numpy()
-    if isinstance(value, bool) or (numpy is not None and isinstance(value, numpy.bool_)):
+    if isinstance(value, (bool, *_numpy_types("bool_"))):
         return "true" if value else "false"
     if isinstance(value, numbers.Integral):
         return str(int(value))
@@ -213,19 +213,22 @@ class Config:
 
 def _json_default(value: Any) -> Any:
     """Let numpy scalars (a common source of job values) pass through json.dumps."""
-    numpy = _loaded_numpy()
-    if numpy is not None and isinstance(value, numpy.generic):
+    if isinstance(value, _numpy_types("generic")):
         return value.item()
     raise TypeError(f"cannot put a {type(value).__name__} into a job: {value!r}")
 
 
-U64_MAX = 2**64 - 1
+MAX_SEED = 2**64 - 1  # seeds are u64 in the core
 
 
 def check_seed(seed: Any) -> int:
     """A seed the core can take (0 to 2^64 - 1), or a ValueError naming it: Python's own error
     for an int too big for the core is a bare "int too big to convert"."""
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed <= U64_MAX:
+    if (
+        isinstance(seed, bool)
+        or not isinstance(seed, numbers.Integral)
+        or not 0 <= seed <= MAX_SEED
+    ):
         raise ValueError(f"seed: got {seed!r}, expected an integer from 0 to 2^64 - 1")
     return int(seed)
 
@@ -233,8 +236,7 @@ def check_seed(seed: Any) -> int:
 def _check_finite(what: str, fields: Mapping[str, Any]) -> None:
     """JSON has no NaN or infinity: name the field here rather than let the core's parser
     report a position in text the user never wrote."""
-    numpy = _loaded_numpy()
-    floats: tuple[type, ...] = (float,) if numpy is None else (float, numpy.floating)
+    floats = (float, *_numpy_types("floating"))
     for key, value in fields.items():
         if isinstance(value, floats) and not math.isfinite(value):
             raise _core.JobError(f"{what}, field `{key}`: got {value}, expected a finite number")
@@ -303,8 +305,7 @@ def _trace_source(source: str | os.PathLike[str]) -> str:
 def _devices(value: Any) -> list[str]:
     if value is None:
         return []
-    numpy = _loaded_numpy()
-    if isinstance(value, str | int) or (numpy is not None and isinstance(value, numpy.integer)):
+    if isinstance(value, (str, int, *_numpy_types("integer"))):
         return [str(value)]
     return [str(item) for item in value]
 

@@ -19,7 +19,17 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import SimulationError, __version__, _core
-from ..api import Config, Job, Result, Trace, config_schema, preset_toml, presets, run
+from ..api import (
+    MAX_SEED,
+    Config,
+    Job,
+    Result,
+    Trace,
+    config_schema,
+    preset_toml,
+    presets,
+    run,
+)
 from .experiments import register as register_experiments
 from .nvme import register as register_nvme
 from .options import Interface, Overrides, UserError, check_overrides
@@ -32,7 +42,6 @@ from .trace import register as register_trace
 EXIT_INTERNAL_ERROR = 1
 EXIT_USER_ERROR = 2
 EXIT_INTERRUPTED = 130
-MAX_SEED = 2**64 - 1  # seeds are u64 in the core
 
 DEMO_PRESET = "small-tlc"
 DEMO_JOB: dict[str, Any] = {

@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from ..api import MAX_SEED
 from ..swap import swap
 from .table import key_value_table
 
@@ -41,7 +42,7 @@ def swap_command(
             help="Override: swap.KEY for the paging model (swap.era=modern), else the device.",
         ),
     ] = None,
-    seed: Annotated[int, typer.Option(min=0, max=2**64 - 1, help="Random seed.")] = 1,
+    seed: Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Random seed.")] = 1,
     swap_trace: Annotated[
         Path | None,
         typer.Option(

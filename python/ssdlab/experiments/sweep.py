@@ -64,12 +64,11 @@ from pathlib import Path
 from typing import Any
 
 from .. import _core
-from ..api import toml_literal
+from ..api import MAX_SEED, toml_literal
 
 SWEEP_SCHEMA = "ssdlab.sweep/1"
 MAX_AXIS_VALUES = 10_000
 MAX_POINTS = 100_000
-MAX_SEED = 2**64 - 1
 DERIVED_SEED_BITS = 63
 
 TOP_LEVEL_KEYS = (

@@ -52,13 +52,21 @@ pub(crate) fn from_toml<T: serde::de::DeserializeOwned>(
                 format!(", line {l}, column {c}")
             })
             .unwrap_or_default();
-        let field = if path.is_empty() || path == "." {
-            String::new()
-        } else {
-            format!(", field `{path}`")
-        };
-        make_err(format!("{}{at}{field}: {msg}", origin_label(origin)))
+        make_err(format!(
+            "{}{at}{}: {msg}",
+            origin_label(origin),
+            field_part(&path)
+        ))
     })
+}
+
+/// ", field `a.b`" for a serde path, or nothing for the document itself.
+pub(crate) fn field_part(path: &str) -> String {
+    if path.is_empty() || path == "." {
+        String::new()
+    } else {
+        format!(", field `{path}`")
+    }
 }
 
 /// Apply `dotted.path=value` overrides to a TOML document. The value is read as a TOML literal

@@ -9,7 +9,7 @@ mod ftl;
 mod hfsl;
 mod host;
 mod interface;
-mod load;
+pub(crate) mod load;
 mod meta;
 mod nand;
 mod pcm;

@@ -264,13 +264,8 @@ impl PagingConfig {
         // The path of the bad key in the message ("swap, field `congestion_wake`: ...").
         let cfg: PagingConfig =
             serde_path_to_error::deserialize(toml::Value::Table(t)).map_err(|e| {
-                let path = e.path().to_string();
+                let field = crate::config::load::field_part(&e.path().to_string());
                 let msg = e.into_inner().message().replace('\n', " ");
-                let field = if path.is_empty() || path == "." {
-                    String::new()
-                } else {
-                    format!(", field `{path}`")
-                };
                 Error::Config(format!("swap{field}: {msg}"))
             })?;
         cfg.validate()?;

@@ -905,8 +905,9 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
     /// put under writeback is not freed yet), kswapd's the high watermark in free pages; and
     /// both take a nap (`congestion_wait`) after scanning at a priority below DEF_PRIORITY - 2
     /// without meeting it, so with writes in flight the pass ends after priority 9 and the
-    /// caller waits, then starts again at 12 (the kernel goes on at 8, but after the nap the written pages are free and
-    /// it restarts at 12 once it has reclaimed SWAP_CLUSTER_MAX). Modern era: direct reclaim's
+    /// caller waits, then starts again at 12 (the kernel goes on at 8, but after the nap the
+    /// written pages are free and it restarts at 12 once it has reclaimed SWAP_CLUSTER_MAX).
+    /// Modern era: direct reclaim's
     /// goal is SWAP_CLUSTER_MAX pages freed or on their way (writeback started), kswapd's free
     /// pages and pages under writeback at the high watermark, through priority 0. Returns the
     /// pages freed or put under writeback.
