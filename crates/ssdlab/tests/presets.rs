@@ -97,3 +97,34 @@ fn emmc_51_class_meets_its_reads_and_explains_its_writes() {
     assert_explained("emmc51-tlc-64g", 1, got[1], sheet[1], 327.0);
     assert_explained("emmc51-tlc-64g", 3, got[3], sheet[3], 27_282.0);
 }
+
+/// A `host.preset` fills the `[host]` keys the config leaves out whether or not the command
+/// line overrides other keys, and an override wins over the preset as the config's own keys do.
+#[test]
+fn the_host_preset_applies_with_and_without_overrides() {
+    let gem5 = "host.preset=\"gem5-atomic-1ghz\"".to_string();
+    let only = SsdConfig::resolve("small-tlc", std::slice::from_ref(&gem5)).unwrap();
+    // small-tlc's own `[host]` gives 4 cores, which win over the preset's 1.
+    assert_eq!(
+        (only.host.cores, only.host.clock.map(|c| c.0)),
+        (4, Some(1e9))
+    );
+    let with = SsdConfig::resolve(
+        "small-tlc",
+        &[
+            gem5,
+            "host.kib_instructions=10".into(),
+            "host.cores=2".into(),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        (with.host.cores, with.host.clock.map(|c| c.0)),
+        (2, Some(1e9))
+    );
+    assert_eq!(with.host.kib_instructions, Some(10));
+    let e = SsdConfig::resolve("small-tlc", &["host.preset=\"gem6\"".into()])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("host.preset") && e.contains("gem6"), "{e}");
+}

@@ -205,6 +205,9 @@ impl SsdConfig {
         let merged = toml::to_string(&doc).map_err(|e| Error::Config(e.to_string()))?;
         let origin = format!("{origin} with overrides");
         let mut cfg: SsdConfig = from_toml(&merged, &origin, Error::Config)?;
+        if let Some(name) = cfg.host.preset.clone() {
+            cfg = Self::with_host_preset(&merged, &origin, &name)?;
+        }
         // Moving a preset to another protocol is one override: the protocol's own fields follow
         // the kind unless they were set too. The same kind keeps the preset's values.
         if base_kind.as_deref() != Some(cfg.interface.kind.name()) {
