@@ -162,6 +162,20 @@ fn bad_config_inputs_are_named() {
     assert!(e.contains("nand.timing.read"), "{e}");
     let e = err(&["interface.link=\"pcie9x4\""]);
     assert!(e.contains("interface.link") && e.contains("pcie9x4"), "{e}");
+    for bad in ["0", "3", "17"] {
+        let e = err(&[&format!("ftl.superblock_planes={bad}")]);
+        assert!(
+            e.contains("ftl.superblock_planes")
+                && e.contains(&format!("got {bad}"))
+                && e.contains("divisor of the 16 planes"),
+            "{e}"
+        );
+    }
+    let e = err(&["ftl.superblock_planes=4", "ftl.placement=\"static\""]);
+    assert!(
+        e.contains("ftl.superblock_planes") && e.contains("dynamic"),
+        "{e}"
+    );
     let e = SsdConfig::resolve("no-such-preset", &[])
         .unwrap_err()
         .to_string();
@@ -447,4 +461,52 @@ fn copyback_moves_whole_pages_inside_the_die() {
     let units = result_json(&small(&["ftl.gc.copyback=true"]), &writes, 1);
     let pages_moved = units["device"]["gc_units_moved"].as_u64().unwrap() / 4;
     assert!(units["device"]["gc"]["copyback_pages"].as_u64().unwrap() < pages_moved);
+}
+
+/// SimpleSSD v1.0's layout and die occupancy (docs/experiments.md, seed004-fig5): with a
+/// superblock of the channels, one 64 KiB write on 4 channels puts 4 consecutive pages (LSB,
+/// MSB, LSB, MSB) on one die per channel, and without multi-plane operations the die runs them
+/// one after another, each holding it for its transfer and program: 2·(x + 500) + 2·(x + 1300)
+/// µs with x = 11.5625 µs. Striped over every plane, each die takes 2 pages of one type.
+#[test]
+fn a_superblock_of_the_channels_serialises_a_write_on_one_die_per_channel() {
+    let cfg = |superblock: u32| {
+        let mut ov: Vec<String> = [
+            "nand.channels=4",
+            "nand.packages_per_channel=1",
+            "nand.blocks_per_plane=128",
+            "ftl.gc.free_threshold=0.02",
+            "nand.pages_per_block=64",
+            "nand.multiplane=false",
+            "nand.bus.rate=\"354.2486MT/s\"",
+            "interface.link=\"ideal\"",
+            "host.kib_instructions=0",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        ov.push(format!("ftl.superblock_planes={superblock}"));
+        SsdConfig::resolve("seed004-64ch-mlc", &ov).unwrap()
+    };
+    let j = job("rw = \"write\"\nbs = \"64KiB\"\niodepth = 1\nio_count = 64");
+    let mean_us = |c: &SsdConfig| {
+        result_json(c, &j, 1)["ops"]["write"]["latency_us"]["mean"]
+            .as_f64()
+            .unwrap()
+    };
+    let x = 11.5625;
+    let serial = 2.0 * (x + 500.0) + 2.0 * (x + 1300.0);
+    let grouped = mean_us(&cfg(4));
+    assert!(
+        (serial..serial + 30.0).contains(&grouped),
+        "superblock of 4 planes: {grouped} µs, expected {serial} plus host and link time"
+    );
+    // Every plane (16): 2 pages per die, page 0 (LSB) of every block, then page 1 (MSB), in
+    // turn.
+    let striped = mean_us(&cfg(16));
+    let alternating = (2.0 * (x + 500.0) + 2.0 * (x + 1300.0)) / 2.0;
+    assert!(
+        (alternating..alternating + 30.0).contains(&striped),
+        "every plane: {striped} µs, expected {alternating} plus host and link time"
+    );
 }

@@ -95,6 +95,14 @@ pub struct FtlConfig {
     /// `dynamic` (the default) or `static`; written out only when not the default.
     #[serde(default, skip_serializing_if = "Placement::is_dynamic")]
     pub placement: Placement,
+    /// Planes, taken in `allocation` order, that consecutive host writes rotate over before
+    /// they move to the next page of the same blocks: a superblock of that many planes, as
+    /// SimpleSSD's `SuperblockDegree` lays pages out. The rotation moves to the next group of
+    /// planes when the group's last plane fills its block. Absent: every plane (one page per
+    /// plane in turn). Must divide the planes; `dynamic` placement only. Written out only when
+    /// set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superblock_planes: Option<u32>,
     #[serde(default)]
     pub gc: GcConfig,
     #[serde(default)]
@@ -209,6 +217,7 @@ impl FtlConfig {
             over_provisioning: -1.0,
             allocation: AllocationOrder::default(),
             placement: Placement::default(),
+            superblock_planes: None,
             gc: GcConfig::default(),
             wear_leveling: WearLevelingConfig::default(),
             mapping: MappingKind::Full,

@@ -696,6 +696,26 @@ impl SsdConfig {
             );
         }
         self.validate_streams(origin)?;
+        if let Some(d) = self.ftl.superblock_planes {
+            let planes = self.nand.channels as u64
+                * self.nand.packages_per_channel as u64
+                * self.nand.dies_per_package as u64
+                * self.nand.planes_per_die as u64;
+            if self.ftl.kind != FtlKind::Page || !self.ftl.placement.is_dynamic() {
+                return err(
+                    "ftl.superblock_planes",
+                    format!("got {d}, expected none unless ftl.kind = \"page\" with ftl.placement = \"dynamic\""),
+                );
+            }
+            if d == 0 || !planes.is_multiple_of(d as u64) {
+                return err(
+                    "ftl.superblock_planes",
+                    format!(
+                        "got {d}, expected a divisor of the {planes} planes (1 up to {planes})"
+                    ),
+                );
+            }
+        }
         if self.ftl.kind == FtlKind::None {
             self.validate_raw(origin)?;
         } else if self.ftl.kind == FtlKind::Page {

@@ -173,6 +173,9 @@ pub struct Ftl {
     planes: Vec<Plane>,
     stripe: Vec<u32>,
     cursor: usize,
+    /// `ftl.superblock_planes`: the stripe is cut into groups of this many planes, and host
+    /// writes rotate within one group until its blocks are full (the whole stripe by default).
+    superblock: usize,
     gc_threshold_blocks: u32,
     /// `ftl.gc.background`: the free-block level GC works up to while the device is idle (0:
     /// no background GC).
@@ -252,8 +255,13 @@ impl Ftl {
             })
             .collect();
         let gc = &cfg.ftl.gc;
+        let stripe = geo.stripe_order(&cfg.ftl.allocation);
         let mut ftl = Ftl {
-            stripe: geo.stripe_order(&cfg.ftl.allocation),
+            superblock: cfg
+                .ftl
+                .superblock_planes
+                .map_or(stripe.len(), |d| d as usize),
+            stripe,
             l2p: big_vec(logical + map_pages, UNMAPPED),
             p2l: big_vec(units, UNMAPPED),
             programmed: big_vec(units.div_ceil(64), 0u64),
@@ -729,7 +737,7 @@ impl Ftl {
             match self.alloc_in_plane(plane, Stream::Host(stream), true)? {
                 Some(pun) => {
                     if (pun + 1) % upp == 0 {
-                        self.cursor = (self.cursor + 1) % n;
+                        self.cursor = self.next_in_superblock(pun, n);
                         if self.placement == Placement::GcAware {
                             self.pass_urgent_planes();
                         }
@@ -740,6 +748,26 @@ impl Ftl {
             }
         }
         Ok(None)
+    }
+
+    /// Where the stripe cursor goes once the page of `pun` is full: the next plane of the
+    /// cursor's superblock group, back to the group's first plane after its last (the next page
+    /// of the same blocks), or to the next group once the group's last plane has filled its
+    /// block. With one group (the default) that is simply the next plane of the stripe.
+    #[inline]
+    fn next_in_superblock(&self, pun: u32, n: usize) -> usize {
+        let d = self.superblock;
+        if d == n {
+            return (self.cursor + 1) % n;
+        }
+        let first = self.cursor - self.cursor % d;
+        if self.cursor + 1 < first + d {
+            self.cursor + 1
+        } else if self.geo.page_in_block(pun) + 1 == self.geo.pages_per_block {
+            (first + d) % n
+        } else {
+            first
+        }
     }
 
     /// The open block of `stream` in `plane` (NONE when none is open).
@@ -1238,13 +1266,18 @@ impl Ftl {
     }
 
     /// Sequential fill of a fresh drive, plane by plane: the same state as writing every
-    /// logical unit in order through the allocator (the stripe hands page k to plane
-    /// `stripe[k mod n]` as its (k div n)-th page), without touching 1000 planes in turn for
-    /// every unit. Returns false, doing nothing, when the drive is not fresh or a plane would
-    /// need the block it keeps for GC (then the caller writes unit by unit).
+    /// logical unit in order through the allocator, without touching 1000 planes in turn for
+    /// every unit. The stripe is `g` groups of `d` planes (`ftl.superblock_planes`; one group
+    /// by default); page k is the (k mod d)-th plane's in row r = k div d, rows fill a block of
+    /// every plane of a group (`ppb` rows) before the next group, so page k lands on plane
+    /// `stripe[(r div ppb mod g)·d + k mod d]`, in its block r div ppb div g, page r mod ppb.
+    /// Returns false, doing nothing, when the drive is not fresh or a plane would need the
+    /// block it keeps for GC (then the caller writes unit by unit).
     fn fill_fast(&mut self) -> bool {
         let logical = self.logical_units();
         let n = self.stripe.len() as u64;
+        let d = self.superblock as u64;
+        let groups = n / d;
         let upp = self.geo.units_per_page as u64;
         let ppb = self.geo.pages_per_block as u64;
         let upb = self.geo.units_per_block() as u64;
@@ -1253,16 +1286,20 @@ impl Ftl {
         let fresh = self.clock == 0
             && self.cursor == 0
             && self.blocks.iter().all(|b| b.state == BlockState::Free);
-        if !fresh || total_pages.div_ceil(n).div_ceil(ppb) + 1 > bpp {
+        // The first group's planes take the most blocks.
+        if !fresh || total_pages.div_ceil(d * ppb).div_ceil(groups) + 1 > bpp {
             return false;
         }
         for s in 0..n {
             let plane = self.stripe[s as usize];
             let base_block = plane as u64 * bpp;
+            let (group, in_group) = (s / d, s % d);
             let mut units_in_plane = 0u64;
             let mut j = 0u64;
             loop {
-                let k = j * n + s;
+                // The plane's j-th page: row (its block's turn of the group) · ppb + page.
+                let row = ((j / ppb) * groups + group) * ppb + j % ppb;
+                let k = row * d + in_group;
                 if k >= total_pages {
                     break;
                 }
@@ -1305,11 +1342,13 @@ impl Ftl {
                 .collect();
         }
         let last_full = logical.is_multiple_of(upp);
-        self.cursor = ((if last_full {
+        // The plane of the next page (or of the partly written last one).
+        let next = if last_full {
             total_pages
         } else {
             total_pages - 1
-        }) % n) as usize;
+        };
+        self.cursor = ((next / d / ppb % groups) * d + next % d) as usize;
         self.clock = logical;
         self.stats.host_units_written += logical;
         if let Some(st) = self.streams.as_deref_mut() {

@@ -333,9 +333,16 @@ fn trim_unmaps_and_frees_space() {
 
 #[test]
 fn fast_fill_equals_writing_every_unit_in_order() {
+    let mut tiny_superblock = tiny("greedy", 0);
+    tiny_superblock.ftl.superblock_planes = Some(2);
+    let small_superblock =
+        |d: u32| SsdConfig::resolve("small-tlc", &[format!("ftl.superblock_planes={d}")]).unwrap();
     for (cfg, name) in [
         (tiny("greedy", 0), "tiny"),
         (SsdConfig::resolve("small-tlc", &[]).unwrap(), "small-tlc"),
+        (tiny_superblock, "tiny, superblocks of 2 planes"),
+        (small_superblock(4), "small-tlc, superblocks of 4 planes"),
+        (small_superblock(1), "small-tlc, superblocks of 1 plane"),
     ] {
         let mut fast = Ftl::new(&cfg, 1);
         assert!(fast.fill_fast(), "{name}: fast fill refused");
@@ -518,4 +525,45 @@ fn gc_moves_translation_pages_and_asks_for_map_updates() {
         m.pending_updates.len(),
         "one pending update per page"
     );
+}
+
+/// Hand-worked layout of `ftl.superblock_planes = 2` on tiny (stripe: channel 0 plane 0,
+/// channel 1 plane 0, channel 0 plane 1, channel 1 plane 1; 8 pages per block): sequential
+/// pages alternate between the first group's two planes down one block each (16 pages), then
+/// the second group's, then the first group's next blocks.
+#[test]
+fn superblock_planes_fill_a_group_block_before_the_next_group() {
+    let mut cfg = tiny("greedy", 0);
+    cfg.ftl.superblock_planes = Some(2);
+    let mut ftl = Ftl::new(&cfg, 1);
+    ftl.set_instant(true);
+    for lpn in 0..40 {
+        ftl.write(lpn).unwrap();
+    }
+    let geo = ftl.geo.clone();
+    let stripe = ftl.stripe.clone();
+    let at = |lpn: usize| {
+        let pun = ftl.l2p[lpn];
+        let block = geo.block_of_unit(pun);
+        (
+            geo.plane_of_block(block),
+            geo.block_in_plane(pun),
+            geo.page_in_block(pun),
+        )
+    };
+    for lpn in 0..40usize {
+        let (group, k) = match lpn {
+            0..16 => (0, lpn),
+            16..32 => (1, lpn - 16),
+            _ => (0, lpn - 32 + 16),
+        };
+        let plane = stripe[group * 2 + k % 2];
+        let (block, page) = ((k / 2) / 8, (k / 2) % 8);
+        assert_eq!(
+            at(lpn),
+            (plane, block as u32, page as u32),
+            "logical page {lpn}"
+        );
+    }
+    ftl.check().unwrap();
 }
