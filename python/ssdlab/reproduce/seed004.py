@@ -87,14 +87,13 @@ FIG5_NOTES = (
     " printed.",
     "Table 2 gives each link's data rate after line encoding; ssdlab's link-bound reads are lower"
     " by the TLP overhead (256 B of payload per 280 B on the wire, 91.4 %).",
-    "IDE-ideal and IDE-SATA3 run one command at a time (no queue, §5.2) of at most 128 KiB"
-    " (Linux's ATA_MAX_SECTORS, a 28-bit-LBA DMA command); fio's request waits in the host for"
-    " its 8 commands. ssdlab's device serves each 128 KiB command with all the dies it spans at"
-    " once. SimpleSSD-FullSystem 1.0's IDE disk instead calls its FTL once per PRD entry and"
-    " waits for it before the next (ide_disk.cc, doDmaDataRead/doDmaDataWrite), so its IDE bars"
-    " are slower by a factor that depends on the PRD entries Linux built from fio's buffer,"
-    " which the document does not give; that front end is not modelled, and ssdlab's IDE-ideal"
-    " is about 3× the document's.",
+    "IDE-ideal and IDE-SATA3 run one command at a time (no queue, §5.2). Linux sends 128 KiB"
+    " commands (ATA_MAX_SECTORS), and SimpleSSD-FullSystem 1.0's IDE disk serves each one PRD"
+    " entry at a time, calling its FTL and waiting for the latency it returns before the next"
+    " entry (ide_disk.cc, doDmaDataRead/doDmaDataWrite). A PRD entry holds at most 64 KiB, so"
+    " the device sees 64 KiB pieces one at a time: the fastest that path can be. Smaller"
+    " entries (a fragmented guest buffer, which the document does not describe) would be"
+    " slower, so ssdlab's IDE bars are upper bounds and lie above the document's.",
 )
 
 
