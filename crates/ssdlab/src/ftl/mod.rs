@@ -1214,12 +1214,6 @@ impl Ftl {
         keep_going: &mut dyn FnMut() -> bool,
     ) -> Result<()> {
         const CHECK_EVERY: u64 = 1 << 16;
-        let mut ask = |k: u64| -> Result<()> {
-            if (k + 1).is_multiple_of(CHECK_EVERY) && !keep_going() {
-                return Err(Error::Interrupted);
-            }
-            Ok(())
-        };
         if let Some(w) = self.wear.as_ref().filter(|w| w.read_only) {
             if fill || overwrite > 0.0 {
                 return Err(Error::Config(format!(
@@ -1237,7 +1231,14 @@ impl Ftl {
         let was = self.instant;
         self.instant = true;
         let n = self.logical_units();
-        if fill && !self.fill_fast() {
+        let filled = fill && self.fill_fast(keep_going)?;
+        let mut ask = |k: u64| -> Result<()> {
+            if (k + 1).is_multiple_of(CHECK_EVERY) && !keep_going() {
+                return Err(Error::Interrupted);
+            }
+            Ok(())
+        };
+        if fill && !filled {
             for lpn in 0..n {
                 ask(lpn)?;
                 self.write(lpn)?;
@@ -1272,8 +1273,10 @@ impl Ftl {
     /// every plane of a group (`ppb` rows) before the next group, so page k lands on plane
     /// `stripe[(r div ppb mod g)·d + k mod d]`, in its block r div ppb div g, page r mod ppb.
     /// Returns false, doing nothing, when the drive is not fresh or a plane would need the
-    /// block it keeps for GC (then the caller writes unit by unit).
-    fn fill_fast(&mut self) -> bool {
+    /// block it keeps for GC (then the caller writes unit by unit). Asks `keep_going` before
+    /// each plane (a 1 TiB drive takes seconds); false stops it with [`Error::Interrupted`],
+    /// leaving a drive only fit to be dropped.
+    fn fill_fast(&mut self, keep_going: &mut dyn FnMut() -> bool) -> Result<bool> {
         let logical = self.logical_units();
         let n = self.stripe.len() as u64;
         let d = self.superblock as u64;
@@ -1288,9 +1291,12 @@ impl Ftl {
             && self.blocks.iter().all(|b| b.state == BlockState::Free);
         // The first group's planes take the most blocks.
         if !fresh || total_pages.div_ceil(d * ppb).div_ceil(groups) + 1 > bpp {
-            return false;
+            return Ok(false);
         }
         for s in 0..n {
+            if !keep_going() {
+                return Err(Error::Interrupted);
+            }
             let plane = self.stripe[s as usize];
             let base_block = plane as u64 * bpp;
             let (group, in_group) = (s / d, s % d);
@@ -1359,7 +1365,7 @@ impl Ftl {
                 *stamp = (lpn + 1) as u32;
             }
         }
-        true
+        Ok(true)
     }
 
     /// Check every invariant of the map and the blocks (tests and debug runs).

@@ -345,7 +345,10 @@ fn fast_fill_equals_writing_every_unit_in_order() {
         (small_superblock(1), "small-tlc, superblocks of 1 plane"),
     ] {
         let mut fast = Ftl::new(&cfg, 1);
-        assert!(fast.fill_fast(), "{name}: fast fill refused");
+        assert!(
+            fast.fill_fast(&mut || true).unwrap(),
+            "{name}: fast fill refused"
+        );
         let mut slow = Ftl::new(&cfg, 1);
         slow.set_instant(true);
         for lpn in 0..slow.logical_units() {
@@ -566,4 +569,19 @@ fn superblock_planes_fill_a_group_block_before_the_next_group() {
         );
     }
     ftl.check().unwrap();
+}
+
+/// The sequential fill of a fresh drive (the fast, plane-by-plane path) asks whether to go on:
+/// on a 1 TiB drive it takes seconds, which Ctrl-C must not wait out.
+#[test]
+fn the_fast_fill_stops_when_asked() {
+    let cfg = SsdConfig::resolve("small-tlc", &[]).unwrap();
+    let mut ftl = Ftl::new(&cfg, 1);
+    let mut asked = 0;
+    let r = ftl.precondition_with(true, 0.0, 1, &mut || {
+        asked += 1;
+        asked < 3
+    });
+    assert!(matches!(r, Err(Error::Interrupted)), "{r:?}");
+    assert_eq!(asked, 3);
 }
