@@ -499,3 +499,19 @@ def test_interface_flag_with_a_bad_kind_is_one_line() -> None:
         '"scsi"',
         '"nvme"',
     )
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("command", ["run", "trace stats"])
+def test_a_full_disk_names_the_output_path(command: str, tmp_path: Path) -> None:
+    """Writing a result to a full disk said only "[Errno 28] No space left on device" (issue 15,
+    defect 10): the error names the path it could not write."""
+    if command == "run":
+        args: list[str | Path] = ["run", "small-tlc", "--rw", "read", "--io-count", "10"]
+    else:
+        trace = tmp_path / "two.csv"
+        trace.write_text("0,1,4096,w,0.0\n0,2,4096,r,0.1\n")
+        args = ["trace", "stats", trace, "--format", "spc"]
+    proc = run_cli(*args, "--json", "/dev/full")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == "error: /dev/full: No space left on device", proc.stderr

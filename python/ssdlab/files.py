@@ -14,19 +14,25 @@ from pathlib import Path
 
 
 def write_output(target: Path, write: Callable[[Path], None]) -> Path:
-    """Write ``target`` by calling ``write(path)`` on the path to write to; returns ``target``."""
+    """Write ``target`` by calling ``write(path)`` on the path to write to; returns ``target``.
+    An error without a file name (a full disk, a quota) is raised again naming ``target``."""
     resolved = Path(os.path.realpath(target))
     if resolved.is_dir():
         raise IsADirectoryError(21, "is a directory, expected a file path", str(target))
-    if resolved.exists() and not resolved.is_file():
-        write(resolved)  # a device, FIFO or socket: in place
-        return target
-    temporary = resolved.with_name(f".{resolved.name}.{os.getpid()}.tmp")
     try:
-        write(temporary)
-        os.replace(temporary, resolved)
-    finally:
-        temporary.unlink(missing_ok=True)
+        if resolved.exists() and not resolved.is_file():
+            write(resolved)  # a device, FIFO or socket: in place
+            return target
+        temporary = resolved.with_name(f".{resolved.name}.{os.getpid()}.tmp")
+        try:
+            write(temporary)
+            os.replace(temporary, resolved)
+        finally:
+            temporary.unlink(missing_ok=True)
+    except OSError as error:
+        if error.filename is None or str(error.filename).endswith(".tmp"):
+            raise type(error)(error.errno, error.strerror, str(target)) from error
+        raise
     return target
 
 

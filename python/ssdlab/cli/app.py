@@ -30,6 +30,7 @@ from ..api import (
     presets,
     run,
 )
+from ..files import write_output_text
 from .experiments import register as register_experiments
 from .nvme import register as register_nvme
 from .options import Interface, Overrides, UserError, check_overrides
@@ -138,7 +139,7 @@ def _write_json(path: Path, text: str) -> None:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     # Written as the core returned it, so two runs can be compared byte for byte.
-    path.write_text(text, encoding="utf-8")
+    write_output_text(path, text)
 
 
 def _run_with_progress(config: Config, job: Job | Trace, seed: int, quiet: bool) -> Result:

@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import _core
+from ..files import write_output_text
 
 if TYPE_CHECKING:
     from ..experiments.runner import SweepOutcome
@@ -524,7 +525,7 @@ def reproduce_command(
             sys.stdout.write(text)
         else:
             json_out.parent.mkdir(parents=True, exist_ok=True)
-            json_out.write_text(text, encoding="utf-8")
+            write_output_text(json_out, text)
     if not quiet and not to_stdout:
         if summary:
             _print_scoreboard(reproductions, markdown)

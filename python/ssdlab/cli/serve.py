@@ -18,6 +18,7 @@ from rich.console import Console
 
 from .. import _core
 from ..api import Config
+from ..files import write_output_text
 from .options import Interface, Overrides, UserError, check_overrides
 from .table import print_result
 
@@ -131,5 +132,5 @@ def register(app: typer.Typer) -> None:
             if live:
                 sys.stderr.write("\n")
         if json_out is not None:
-            json_out.write_text(result_json + "\n")
+            write_output_text(json_out, result_json + "\n")
         print_result(json.loads(result_json), Console(highlight=False))

@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 
 from ..api import MAX_SEED
+from ..files import write_output_text
 from ..swap import swap
 from .table import key_value_table
 
@@ -80,7 +81,7 @@ def swap_command(
         if str(json_out) == "-":
             sys.stdout.write(text)
             return
-        json_out.write_text(text)
+        write_output_text(json_out, text)
     d = r.data
     f, lat, bd = d["faults"], d["swap_in_latency"], d["swap_in_breakdown"]
     out, wear = d["swap_out"], d["wear"]

@@ -20,6 +20,7 @@ from rich.text import Text
 
 from .. import _core
 from ..api import generate_trace, trace_formats, trace_models, trace_stats
+from ..files import write_output_text
 from .table import fmt_bytes, fmt_float, fmt_int, get_path
 
 
@@ -42,7 +43,7 @@ def _write_text(path: Path, text: str) -> None:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    write_output_text(path, text if text.endswith("\n") else text + "\n")
 
 
 def _pct(value: Any) -> str:
