@@ -415,9 +415,14 @@ pub struct DramIfConfig {
     pub dma_rate: ByteRate,
     /// Programming one DMA transfer and taking its end-of-transfer event (assumed 2 µs).
     pub dma_setup: Dur,
-    /// CPU copy throughput when `data_move = "cpu"` (assumed 100 MB/s; the seed measured small
-    /// random I/O an order of magnitude slower without the DMA).
+    /// CPU copy throughput when `data_move = "cpu"`, into the shared buffer (a write's data),
+    /// and out of it too unless `cpu_read_copy_rate` is given (assumed 100 MB/s).
     pub cpu_copy_rate: ByteRate,
+    /// CPU copy throughput out of the shared buffer (a read's data) when `data_move = "cpu"`.
+    /// The buffer is device memory, mapped uncached, and loads from it are far slower than
+    /// stores into it (docs/interfaces.md). Absent: `cpu_copy_rate`; written out only when set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_read_copy_rate: Option<ByteRate>,
     /// Cache invalidation takes `invalidate_time` per `invalidate_span` (seed 000 §5.4: 290 µs
     /// per 512 KB), once before and once after each copy.
     pub invalidate_time: Dur,
@@ -448,6 +453,7 @@ impl Default for DramIfConfig {
             dma_rate: ByteRate(450e6),
             dma_setup: Dur(SimTime::from_us(2)),
             cpu_copy_rate: ByteRate(100e6),
+            cpu_read_copy_rate: None,
             invalidate_time: Dur(SimTime::from_us(290)),
             invalidate_span: Bytes(512 << 10),
             invalidate_piece: Bytes(64 << 10),

@@ -106,7 +106,7 @@ impl DramLink {
             let at = now.max(ready);
             // Write data must be in the buffer before the command is submitted (seed 000 §3).
             let t = if op == Op::Write {
-                d.host_copy(at, cpu.core_mut(core), buf, len)
+                d.host_copy(at, cpu.core_mut(core), buf, len, false)
             } else {
                 at
             };
@@ -172,7 +172,7 @@ impl DramLink {
         let d = &mut self.dramif;
         d.count_entry(COMPLETE_BYTES);
         if op == Op::Read {
-            end = d.host_copy(end, cpu.core_mut(core), buf, len);
+            end = d.host_copy(end, cpu.core_mut(core), buf, len, true);
         }
         q.push(end, Event::HostComplete { cmd });
     }

@@ -135,12 +135,13 @@ impl DramIf {
         core: &mut Timeline,
         buf_off: u64,
         bytes: u64,
+        out_of_buffer: bool,
     ) -> SimTime {
         self.stats.data_bytes += bytes;
         self.stats.storage_channel_bytes += bytes;
         self.stats.memory_channel_bytes += bytes;
         let start = at.max(core.free_at);
-        let end = self.copy_pieces(at, core, buf_off, bytes);
+        let end = self.copy_pieces(at, core, buf_off, bytes, out_of_buffer);
         self.stats.copy_phase_ns += (end - start).ps() as f64 / 1e3;
         end
     }
@@ -151,9 +152,14 @@ impl DramIf {
         core: &mut Timeline,
         buf_off: u64,
         bytes: u64,
+        out_of_buffer: bool,
     ) -> SimTime {
         if self.cfg.data_move == DataMove::Cpu {
-            let (s, e) = core.reserve(at, ps_for(bytes, self.cfg.cpu_copy_rate.0));
+            let rate = match self.cfg.cpu_read_copy_rate {
+                Some(r) if out_of_buffer => r.0,
+                _ => self.cfg.cpu_copy_rate.0,
+            };
+            let (s, e) = core.reserve(at, ps_for(bytes, rate));
             self.stats.copy_busy_ns += (e - s).ps() as f64 / 1e3;
             self.touch_banks(s, e, buf_off, bytes);
             return e;
@@ -281,12 +287,32 @@ mod tests {
         assert_eq!(s.invalidate(512 << 10), SimTime::from_us(290));
         // One 4 KiB piece: invalidate, DMA (setup + 4096 B at 450 MB/s), invalidate.
         let mut core = Timeline::default();
-        let end = s.host_copy(SimTime::ZERO, &mut core, 0, 4096);
+        let end = s.host_copy(SimTime::ZERO, &mut core, 0, 4096, true);
         let inv = s.invalidate(4096);
         let dma = SimTime::from_us(2) + ps_for(4096, 450e6);
         assert_eq!(end, inv + dma + inv);
         assert_eq!(s.stats.storage_channel_bytes, 4096);
         assert_eq!(s.stats.memory_channel_bytes, 4096);
+    }
+
+    /// A CPU copy holds the core for bytes ÷ rate, with no invalidation; out of the buffer (a
+    /// read's data) at `cpu_read_copy_rate` when it is given, into it at `cpu_copy_rate`.
+    #[test]
+    fn a_cpu_copy_takes_each_direction_at_its_own_rate() {
+        let mut s = DramIf::new(&dram_iface());
+        s.cfg.data_move = DataMove::Cpu;
+        let mut core = Timeline::default();
+        let both = ps_for(4096, 100e6);
+        assert_eq!(s.host_copy(SimTime::ZERO, &mut core, 0, 4096, true), both);
+        s.cfg.cpu_read_copy_rate = Some(crate::config::ByteRate(4e6));
+        let mut core = Timeline::default();
+        assert_eq!(
+            s.host_copy(SimTime::ZERO, &mut core, 0, 4096, true),
+            ps_for(4096, 4e6)
+        );
+        let mut core = Timeline::default();
+        assert_eq!(s.host_copy(SimTime::ZERO, &mut core, 0, 4096, false), both);
+        assert_eq!(s.stats.invalidate_ns, 0.0);
     }
 
     #[test]
@@ -296,8 +322,8 @@ mod tests {
         whole.cfg.invalidate_piece = Bytes(0);
         let mut piped = DramIf::new(&i);
         let (mut c1, mut c2) = (Timeline::default(), Timeline::default());
-        let a = whole.host_copy(SimTime::ZERO, &mut c1, 0, 512 << 10);
-        let b = piped.host_copy(SimTime::ZERO, &mut c2, 0, 512 << 10);
+        let a = whole.host_copy(SimTime::ZERO, &mut c1, 0, 512 << 10, true);
+        let b = piped.host_copy(SimTime::ZERO, &mut c2, 0, 512 << 10, true);
         assert!(b < a, "pipelined {b:?} should beat whole {a:?}");
     }
 
