@@ -305,3 +305,17 @@ def test_cli_blkparse_event_not_in_the_file_is_refused(tmp_path: Path, preset_na
 def test_cli_trace_stats_of_a_device_not_in_the_trace_is_refused() -> None:
     proc = run_cli("trace", "stats", FIXTURES / "umass_spc.csv", "--device", "99")
     assert_user_error(proc, "--device 99", "device(s) 0, 1, 2")
+
+
+def test_cli_timed_replay_names_a_leading_outlier(tmp_path: Path, preset_name: str) -> None:
+    """A line stamped long before the rest makes a timed replay idle; the result and the
+    summary say so (issue 15, defect 3)."""
+    trace = tmp_path / "outlier.trace"
+    # DiskSim/MQSim ASCII, times in ns: one request at 0, three 10 s later, 1 µs apart.
+    trace.write_text("0 0 0 8 1\n10000000000 0 8 8 1\n10000001000 0 16 8 1\n10000002000 0 24 8 1\n")
+    out = tmp_path / "r.json"
+    proc = run_cli("run", preset_name, "--trace", trace, "--json", out)
+    assert proc.returncode == 0, proc.stderr
+    gap = json.loads(out.read_text())["trace"]["leading_gap_s"]
+    assert gap == pytest.approx(10.0)
+    assert "before the second" in proc.stdout and "--start" in proc.stdout

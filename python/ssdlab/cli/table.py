@@ -153,6 +153,12 @@ def header(result: Mapping[str, Any]) -> Text:
         ]
         if skipped:
             line += "; " + ", ".join(skipped)
+        gap = trace.get("leading_gap_s")
+        if _is_number(gap):
+            line += (
+                f"; the first request lies {gap:,.1f} s of trace time before the second, and the"
+                " device idles through it (an outlier? skip it with --start)"
+            )
         text.append(line)
     return text
 

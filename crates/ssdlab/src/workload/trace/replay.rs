@@ -435,6 +435,12 @@ pub struct TraceOutcome {
     pub replayed: u64,
     /// Trace time covered by one pass, first to last replayed request.
     pub duration_s: f64,
+    /// Timed replays: when the first replayed request lies before the second by more than
+    /// 99 % of the pass and at least 1 s of trace time, that gap in seconds. The device idles
+    /// through it; such a first line (0 in front of Unix times) is usually an outlier, skipped
+    /// with `start`. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leading_gap_s: Option<f64>,
     pub mapping: Mapping,
     /// The model's parameters when the trace is a workload model.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -521,6 +527,7 @@ impl Replay {
                 per_pass: 0,
                 replayed: 0,
                 duration_s: 0.0,
+                leading_gap_s: None,
                 mapping: Mapping {
                     layout: "overlay",
                     fit: match job.fit {
@@ -643,6 +650,12 @@ impl Replay {
         self.out.duration_s = first.map_or(0.0, |f| (last - f) as f64 / 1e12);
         if let (ReplayMode::Timed, Some(f)) = (self.job.mode, first) {
             self.check_timed_span(f, second, last)?;
+            if let Some(next) = second {
+                let (gap, span) = (next.saturating_sub(f) as f64, (last - f) as f64);
+                if gap > 0.99 * span && gap >= 1e12 {
+                    self.out.leading_gap_s = Some(gap / 1e12);
+                }
+            }
         }
         self.side_by_side = match self.job.layout {
             Layout::SideBySide => true,
@@ -724,7 +737,7 @@ impl Replay {
             s(scaled_ps)
         );
         if let Some(next) = second {
-            let gap = (next - first) as f64;
+            let gap = next.saturating_sub(first) as f64;
             // Nearly all of the span lies between the first request and the second.
             if gap > 0.99 * span_ps {
                 msg.push_str(&format!(

@@ -740,3 +740,68 @@ fn trace_stats_of_a_device_not_in_the_trace_is_refused() {
         "{err}"
     );
 }
+
+/// A timed replay whose first request lies far before the rest says so in its result (issue 15,
+/// defect 3): the device idles through the gap, which a line stamped 0 in front of later times
+/// causes. Not for a trace without such a gap, nor for an as-fast-as-possible replay.
+#[test]
+fn a_leading_outlier_is_reported_by_a_timed_replay() {
+    use replay::{Replay, ReplayMode, TraceJob};
+    let dir = std::env::temp_dir().join(format!("ssdlab-trace-outlier-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let gap_of = |times_us: &[u64], mode: ReplayMode| {
+        let path = dir.join(format!("t{}.trace", times_us[1]));
+        let mut text = String::new();
+        for (i, t) in times_us.iter().enumerate() {
+            text.push_str(&format!("{} 0 {} 8 1\n", t * 1000, i * 8));
+        }
+        std::fs::write(&path, text).unwrap();
+        let p = path.to_string_lossy().into_owned();
+        let mut j = TraceJob::from_json(&format!(r#"{{"trace": {p:?}}}"#)).unwrap();
+        j.mode = mode;
+        let mut r = Replay::new(&j, 1 << 30, 1).unwrap();
+        while r.next_request().unwrap().is_some() {}
+        r.out.leading_gap_s
+    };
+    // 0, then three requests 10 s later, 1 µs apart.
+    let outlier = [0, 10_000_000, 10_000_001, 10_000_002];
+    let gap = gap_of(&outlier, ReplayMode::Timed).expect("an outlier is reported");
+    assert!((gap - 10.0).abs() < 1e-9, "{gap}");
+    assert_eq!(gap_of(&outlier, ReplayMode::Afap), None);
+    assert_eq!(gap_of(&[0, 1, 2, 3], ReplayMode::Timed), None);
+    // A long but even trace (one request a minute) has no outlier.
+    assert_eq!(
+        gap_of(
+            &[0, 60_000_000, 120_000_000, 180_000_000],
+            ReplayMode::Timed
+        ),
+        None
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A timed replay too long for the clock whose second request is stamped before its first (out
+/// of order) is refused without calling the first an outlier: the gap between them is not
+/// negative-wrapped into a huge one.
+#[test]
+fn an_out_of_order_second_request_is_not_taken_for_an_outlier() {
+    use replay::{Replay, TraceJob};
+    let dir = std::env::temp_dir().join(format!("ssdlab-trace-ooo2-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("ooo.trace");
+    // 100 s, then 50 s, then 200 s; at time_scale 1e6 the 150 s span overflows the clock.
+    let mut text = String::new();
+    for (i, t_s) in [100u64, 50, 200].iter().enumerate() {
+        text.push_str(&format!("{} 0 {} 8 1\n", t_s * 1_000_000_000, i * 8));
+    }
+    std::fs::write(&path, text).unwrap();
+    let p = path.to_string_lossy().into_owned();
+    let j = TraceJob::from_json(&format!(r#"{{"trace": {p:?}, "time_scale": 1e6}}"#)).unwrap();
+    let e = Replay::new(&j, 1 << 30, 1)
+        .err()
+        .expect("too long")
+        .to_string();
+    assert!(e.contains("more than the simulated clock holds"), "{e}");
+    assert!(!e.contains("outlier"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
