@@ -65,6 +65,22 @@ pub struct Faults {
     /// Write faults on a page mapped read-only from the swap cache (`do_wp_page` reusing it).
     pub write_protect: u64,
     pub per_second: f64,
+    /// The other slots of each major fault's aligned read-ahead block (2^page_cluster slots,
+    /// the target left out), summed over the faults: why read-ahead reads what it reads.
+    pub readahead_block: ReadaheadBlock,
+}
+
+/// The neighbours of a faulting slot in its aligned read-ahead block, summed over major faults.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ReadaheadBlock {
+    /// Read with the target (in use, not in memory, in the run `valid_swaphandles` gives).
+    pub read: u64,
+    /// In use and already in the swap cache: no I/O (they split a run).
+    pub cached: u64,
+    /// In use and not in memory, but cut off from the target by a free slot (2.6.32).
+    pub cut_off: u64,
+    /// Free slots: never used, or freed (a write fault, swap more than half full, an exit).
+    pub free: u64,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]

@@ -618,14 +618,25 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         } else {
             self.ra.window(s, &self.area)
         };
+        if !sync {
+            self.count_outside_run(s, first, end);
+        }
         let mut slots: Vec<(u32, u32)> = Vec::new();
         let mut target = NONE;
+        // The census of the run's slots: free, cached, unowned.
+        let (mut free, mut cached, mut unowned) = (0u64, 0u64, 0u64);
         for x in first..end {
-            if !self.area.in_use(x) || self.cache[x as usize] != NONE {
+            if !self.area.in_use(x) {
+                free += 1;
+                continue;
+            }
+            if self.cache[x as usize] != NONE {
+                cached += 1;
                 continue;
             }
             let owner = self.sowner[x as usize];
             if owner == NONE {
+                unowned += 1;
                 continue;
             }
             let mut flags = READING;
@@ -642,6 +653,13 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             slots.push((x, f));
         }
         debug_assert!(target != NONE);
+        // The target's neighbours only (a synchronous swap-in, whose run is the target alone,
+        // counts none).
+        let b = &mut self.res.faults.readahead_block;
+        b.read += slots.len() as u64 - 1;
+        b.free += free;
+        b.cached += cached;
+        b.cut_off += unowned;
         self.submit_runs(Op::Read, &slots, self.app_t)?;
         self.pending = Some(Pending {
             vpage: vp,
@@ -650,6 +668,39 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         });
         self.app = App::Frame(target);
         Ok(Step::Blocked)
+    }
+
+    /// The read-ahead census for the slots of `s`'s aligned block of 2^page_cluster slots
+    /// outside the run `[first, end)` read (the header slot and slots past the area's end left
+    /// out): free, cached, or cut off from the run. The run's own slots are counted as the
+    /// swap-in walks them.
+    fn count_outside_run(&mut self, s: u32, first: u32, end: u32) {
+        let pc = self.cfg.page_cluster;
+        let low = ((s >> pc) << pc).max(1);
+        let top = (((s >> pc) << pc) + (1 << pc)).min(self.area.slots());
+        if first <= low && end >= top {
+            return; // the run is the whole block
+        }
+        let (mut free, mut cached, mut cut_off) = (0u64, 0u64, 0u64);
+        let mut count = |x: u32| {
+            if !self.area.in_use(x) {
+                free += 1;
+            } else if self.cache[x as usize] != NONE {
+                cached += 1;
+            } else {
+                cut_off += 1;
+            }
+        };
+        for x in low..first.max(low) {
+            count(x);
+        }
+        for x in end.min(top)..top {
+            count(x);
+        }
+        let b = &mut self.res.faults.readahead_block;
+        b.free += free;
+        b.cached += cached;
+        b.cut_off += cut_off;
     }
 
     /// Submit `slots` (ascending, with their frames) as requests of consecutive slots, each

@@ -200,6 +200,45 @@ fn reads_are_read_ahead_in_windows_of_eight() {
     assert!(out.result.faults.readahead_hits > 0);
 }
 
+/// The read-ahead block census: every major fault looks at the 7 other slots of its aligned
+/// block of 8 (fewer only in the block of the header slot). Reading pages back in the order
+/// they were written reads whole blocks; writing each page as it comes back frees its slot, so
+/// later faults find holes (`free`) and runs cut short (`cut_off`), and read less.
+#[test]
+fn the_readahead_block_census_tells_why_reads_are_short() {
+    let census = |w: &Workload| {
+        let (out, chk) = run_checked(&cfg(256, 4096), w);
+        chk.unwrap();
+        let f = out.result.faults;
+        let b = f.readahead_block.clone();
+        let sum = b.read + b.cached + b.cut_off + b.free;
+        assert!(
+            sum <= 7 * f.major && sum + f.major >= 7 * f.major,
+            "{b:?}, {f:?}"
+        );
+        (b, f.major)
+    };
+    let (b, major) = census(&sweep(2000));
+    assert!(
+        b.read > 5 * major,
+        "in order: whole blocks read, {b:?} over {major} faults"
+    );
+    // Every page written back once, then read back in a shuffled order and written at once.
+    let n = 2000u32;
+    let mut v: Vec<(u32, bool)> = (0..n).map(|p| (p, true)).collect();
+    let mut order: Vec<u32> = (0..n).collect();
+    let mut rng = crate::sim::Rng::stream(1, "test");
+    for i in (1..order.len()).rev() {
+        order.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
+    }
+    v.extend(order.iter().map(|&p| (p, true)));
+    let (b, major) = census(&Workload::from_pages(v));
+    assert!(
+        b.free > b.read,
+        "shuffled writes leave holes: {b:?} over {major} faults"
+    );
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
     #[test]
