@@ -48,6 +48,18 @@ fn bytes_reader(bytes: Vec<u8>, opts: &ReadOptions) -> Result<Vec<TraceRecord>> 
     Ok(v)
 }
 
+/// A DiskSim/MQSim ASCII trace in `dir`: one 4 KiB read per time (ns), at consecutive
+/// offsets. Returns its path.
+fn disksim_trace(dir: &std::path::Path, name: &str, times_ns: &[u64]) -> String {
+    let path = dir.join(name);
+    let mut text = String::new();
+    for (i, t) in times_ns.iter().enumerate() {
+        text.push_str(&format!("{t} 0 {} 8 1\n", i * 8));
+    }
+    std::fs::write(&path, text).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
 fn rec(time_ps: u64, op: TraceOp, offset: u64, len: u64, device: u32) -> TraceRecord {
     TraceRecord {
         time_ps,
@@ -664,14 +676,9 @@ fn a_replay_counts_out_of_order_requests_as_trace_stats_does() {
     use replay::{Replay, ReplayMode, TraceJob};
     let dir = std::env::temp_dir().join(format!("ssdlab-trace-ooo-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("ooo.trace");
     // Times 10, 50, 20, 30, 60, 40 µs: 20, 30 and 40 come after 50 or 60.
-    let mut text = String::new();
-    for (i, t) in [10, 50, 20, 30, 60, 40].iter().enumerate() {
-        text.push_str(&format!("{} 0 {} 8 1\n", t * 1000, i * 8));
-    }
-    std::fs::write(&path, text).unwrap();
-    let p = path.to_string_lossy().into_owned();
+    let times: Vec<u64> = [10, 50, 20, 30, 60, 40].iter().map(|t| t * 1000).collect();
+    let p = disksim_trace(&dir, "ooo.trace", &times);
     let st = stats::of_source(
         &p,
         &ReadOptions::default(),
@@ -750,13 +757,8 @@ fn a_leading_outlier_is_reported_by_a_timed_replay() {
     let dir = std::env::temp_dir().join(format!("ssdlab-trace-outlier-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let gap_of = |times_us: &[u64], mode: ReplayMode| {
-        let path = dir.join(format!("t{}.trace", times_us[1]));
-        let mut text = String::new();
-        for (i, t) in times_us.iter().enumerate() {
-            text.push_str(&format!("{} 0 {} 8 1\n", t * 1000, i * 8));
-        }
-        std::fs::write(&path, text).unwrap();
-        let p = path.to_string_lossy().into_owned();
+        let times: Vec<u64> = times_us.iter().map(|t| t * 1000).collect();
+        let p = disksim_trace(&dir, &format!("t{}.trace", times_us[1]), &times);
         let mut j = TraceJob::from_json(&format!(r#"{{"trace": {p:?}}}"#)).unwrap();
         j.mode = mode;
         let mut r = Replay::new(&j, 1 << 30, 1).unwrap();
@@ -788,14 +790,12 @@ fn an_out_of_order_second_request_is_not_taken_for_an_outlier() {
     use replay::{Replay, TraceJob};
     let dir = std::env::temp_dir().join(format!("ssdlab-trace-ooo2-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("ooo.trace");
     // 100 s, then 50 s, then 200 s; at time_scale 1e6 the 150 s span overflows the clock.
-    let mut text = String::new();
-    for (i, t_s) in [100u64, 50, 200].iter().enumerate() {
-        text.push_str(&format!("{} 0 {} 8 1\n", t_s * 1_000_000_000, i * 8));
-    }
-    std::fs::write(&path, text).unwrap();
-    let p = path.to_string_lossy().into_owned();
+    let times: Vec<u64> = [100u64, 50, 200]
+        .iter()
+        .map(|t| t * 1_000_000_000)
+        .collect();
+    let p = disksim_trace(&dir, "ooo.trace", &times);
     let j = TraceJob::from_json(&format!(r#"{{"trace": {p:?}, "time_scale": 1e6}}"#)).unwrap();
     let e = Replay::new(&j, 1 << 30, 1)
         .err()
