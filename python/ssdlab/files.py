@@ -19,18 +19,19 @@ def write_output(target: Path, write: Callable[[Path], None]) -> Path:
     resolved = Path(os.path.realpath(target))
     if resolved.is_dir():
         raise IsADirectoryError(21, "is a directory, expected a file path", str(target))
+    temporary = resolved.with_name(f".{resolved.name}.{os.getpid()}.tmp")
     try:
         if resolved.exists() and not resolved.is_file():
             write(resolved)  # a device, FIFO or socket: in place
             return target
-        temporary = resolved.with_name(f".{resolved.name}.{os.getpid()}.tmp")
         try:
             write(temporary)
             os.replace(temporary, resolved)
         finally:
             temporary.unlink(missing_ok=True)
     except OSError as error:
-        if error.filename is None or str(error.filename).endswith(".tmp"):
+        # The user named `target`, not our temporary file.
+        if error.filename in (None, str(temporary)):
             raise type(error)(error.errno, error.strerror, str(target)) from error
         raise
     return target

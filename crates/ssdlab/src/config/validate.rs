@@ -697,10 +697,7 @@ impl SsdConfig {
         }
         self.validate_streams(origin)?;
         if let Some(d) = self.ftl.superblock_planes {
-            let planes = self.nand.channels as u64
-                * self.nand.packages_per_channel as u64
-                * self.nand.dies_per_package as u64
-                * self.nand.planes_per_die as u64;
+            let planes = self.planes();
             if self.ftl.kind != FtlKind::Page || !self.ftl.placement.is_dynamic() {
                 return err(
                     "ftl.superblock_planes",

@@ -958,10 +958,9 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
     /// without meeting it, so with writes in flight the pass ends after priority 9 and the
     /// caller waits, then starts again at 12 (the kernel goes on at 8, but after the nap the
     /// written pages are free and it restarts at 12 once it has reclaimed SWAP_CLUSTER_MAX).
-    /// Modern era: direct reclaim's
-    /// goal is SWAP_CLUSTER_MAX pages freed or on their way (writeback started), kswapd's free
-    /// pages and pages under writeback at the high watermark, through priority 0. Returns the
-    /// pages freed or put under writeback.
+    /// Modern era: direct reclaim's goal is SWAP_CLUSTER_MAX pages freed or on their way
+    /// (writeback started), kswapd's free pages and pages under writeback at the high
+    /// watermark, through priority 0. Returns the pages freed or put under writeback.
     fn reclaim_pass(&mut self, now: SimTime, kswapd: bool) -> Result<u64> {
         let mut progress = 0u64;
         self.pass_immediate = 0;

@@ -447,6 +447,15 @@ pub struct TraceOutcome {
     pub model: Option<ModelParams>,
 }
 
+/// The gap from the first replayed request (at `first`) to the second (at `second`) when nearly
+/// all of the pass (more than 99 % of `first` to `last`) lies between them: the first is then
+/// an outlier, such as a line stamped 0 in front of Unix times. A second stamped before the
+/// first (out of order) gives none.
+fn leading_gap_ps(first: u64, second: Option<u64>, last: u64) -> Option<u64> {
+    let gap = second?.saturating_sub(first);
+    (gap as f64 > 0.99 * (last - first) as f64).then_some(gap)
+}
+
 /// A request ready for the host.
 #[derive(Clone, Copy, Debug)]
 pub struct Request {
@@ -650,12 +659,10 @@ impl Replay {
         self.out.duration_s = first.map_or(0.0, |f| (last - f) as f64 / 1e12);
         if let (ReplayMode::Timed, Some(f)) = (self.job.mode, first) {
             self.check_timed_span(f, second, last)?;
-            if let Some(next) = second {
-                let (gap, span) = (next.saturating_sub(f) as f64, (last - f) as f64);
-                if gap > 0.99 * span && gap >= 1e12 {
-                    self.out.leading_gap_s = Some(gap / 1e12);
-                }
-            }
+            // Gaps under 1 s cost the replay nothing worth a word.
+            self.out.leading_gap_s = leading_gap_ps(f, second, last)
+                .filter(|&gap| gap >= 1_000_000_000_000)
+                .map(|gap| gap as f64 / 1e12);
         }
         self.side_by_side = match self.job.layout {
             Layout::SideBySide => true,
@@ -736,18 +743,13 @@ impl Replay {
             self.job.time_scale,
             s(scaled_ps)
         );
-        if let Some(next) = second {
-            let gap = next.saturating_sub(first) as f64;
-            // Nearly all of the span lies between the first request and the second.
-            if gap > 0.99 * span_ps {
-                msg.push_str(&format!(
-                    "; the first request (at {}) lies {} before the second: an outlier, such as \
-                     a line stamped 0 in front of Unix times; remove that line or skip it with \
-                     `start`",
-                    s(first as f64),
-                    s(gap)
-                ));
-            }
+        if let Some(gap) = leading_gap_ps(first, second, last) {
+            msg.push_str(&format!(
+                "; the first request (at {}) lies {} before the second: an outlier, such as a \
+                 line stamped 0 in front of Unix times; remove that line or skip it with `start`",
+                s(first as f64),
+                s(gap as f64)
+            ));
         }
         msg.push_str("; or lower time_scale, or replay with mode = afap");
         Err(Error::Trace(msg))
