@@ -37,6 +37,8 @@ pub fn run(
 ) -> Result<RunOutput> {
     let job = spec.fit(cfg.logical_bytes())?;
     let mut dev = new_device(cfg, opts)?;
+    dev.ftl_mut()
+        .expect_touches(job.touched_units(cfg.map_unit_bytes()));
     if spec.stream != 0 {
         if let Err(m) = dev.ftl().check_stream(spec.stream as u8) {
             return Err(Error::Job(format!("job, field `stream`: {m}")));
@@ -65,6 +67,7 @@ pub fn run_replay(
 ) -> Result<RunOutput> {
     let replay = Replay::new(tjob, cfg.logical_bytes(), opts.seed)?;
     let mut dev = new_device(cfg, opts)?;
+    dev.ftl_mut().expect_touches(replay.per_pass);
     let mut driver = ReplayDriver::new(replay, tjob);
     let job_json = serde_json::to_value(tjob).expect("trace job serialises");
     let t = precondition_with(&mut dev, cfg, opts.seed, progress)?;

@@ -28,7 +28,7 @@ fn blocks_hold_one_stream(ftl: &Ftl) {
             continue;
         }
         for pun in b * upb..(b + 1) * upb {
-            let lpn = ftl.p2l[pun as usize];
+            let lpn = ftl.p2l_at(pun);
             if lpn != UNMAPPED {
                 let st = ftl.streams.as_ref().unwrap();
                 assert_eq!(st.lpn_stream[lpn as usize], owner, "block {b}, lpn {lpn}");
@@ -95,7 +95,7 @@ fn streams_in_block(ftl: &Ftl, b: u32) -> std::collections::BTreeSet<u8> {
     let upb = ftl.geo.units_per_block();
     let st = ftl.streams.as_ref().unwrap();
     (b * upb..(b + 1) * upb)
-        .map(|pun| ftl.p2l[pun as usize])
+        .map(|pun| ftl.p2l_at(pun))
         .filter(|&lpn| lpn != UNMAPPED)
         .map(|lpn| st.lpn_stream[lpn as usize])
         .collect()

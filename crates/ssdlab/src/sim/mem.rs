@@ -6,13 +6,41 @@
 /// A vector of `n` copies of `value`, backed by huge pages where the OS allows.
 pub fn big_vec<T: Copy>(n: usize, value: T) -> Vec<T> {
     let mut v: Vec<T> = Vec::with_capacity(n);
-    advise_huge(v.as_mut_ptr() as *mut u8, n * std::mem::size_of::<T>());
+    advise_huge_range(v.as_mut_ptr() as *mut u8, n * std::mem::size_of::<T>());
     v.resize(n, value);
     v
 }
 
+/// A vector of `n` zeros, allocated zeroed so that the OS backs a page with memory only when
+/// it is first written (reads of untouched pages share the zero page).
+pub fn zeroed_vec<T: Zeroed>(n: usize) -> Vec<T> {
+    // `vec![0; n]` of an integer type asks the allocator for zeroed memory (calloc), which for
+    // a large block is a fresh mapping left untouched.
+    vec![T::ZERO; n]
+}
+
+/// Back the pages of `v` not yet touched by huge pages where the OS allows: faster random
+/// access, but memory grows 2 MiB at a time.
+pub fn advise_huge<T>(v: &mut [T]) {
+    advise_huge_range(v.as_mut_ptr() as *mut u8, std::mem::size_of_val(v));
+}
+
+/// Integer types whose zero is all zero bytes, the ones [`zeroed_vec`] takes.
+pub trait Zeroed: Copy {
+    const ZERO: Self;
+}
+impl Zeroed for u8 {
+    const ZERO: Self = 0;
+}
+impl Zeroed for u32 {
+    const ZERO: Self = 0;
+}
+impl Zeroed for u64 {
+    const ZERO: Self = 0;
+}
+
 #[cfg(target_os = "linux")]
-fn advise_huge(ptr: *mut u8, bytes: usize) {
+fn advise_huge_range(ptr: *mut u8, bytes: usize) {
     const HUGE: usize = 2 << 20;
     if bytes < 4 * HUGE {
         return;
@@ -29,7 +57,7 @@ fn advise_huge(ptr: *mut u8, bytes: usize) {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn advise_huge(_ptr: *mut u8, _bytes: usize) {}
+fn advise_huge_range(_ptr: *mut u8, _bytes: usize) {}
 
 /// Hint that `slice[index]` will be read soon, so its cache line can be on its way while other
 /// events run. Out-of-range indices are ignored. No effect on results.

@@ -249,6 +249,23 @@ pub struct Job {
     pub zipf_theta: Option<f64>,
 }
 
+impl Job {
+    /// Map units of `unit_bytes` the job may touch: its I/Os' units, at most its region's (the
+    /// whole region for a job bounded by time).
+    pub fn touched_units(&self, unit_bytes: u64) -> u64 {
+        let region = self.region_len.div_ceil(unit_bytes);
+        let max_bs = self
+            .sizes
+            .iter()
+            .map(|&(bs, _)| bs)
+            .max()
+            .unwrap_or(unit_bytes);
+        self.total_ios.map_or(region, |n| {
+            n.saturating_mul(max_bs.div_ceil(unit_bytes)).min(region)
+        })
+    }
+}
+
 impl JobSpec {
     /// The job's fields, in the order a job file and the result's `job` section list them (the
     /// Python layer takes its table columns from here).

@@ -1,0 +1,133 @@
+//! The sequential fill in closed form.
+//!
+//! Filling a fresh drive in order puts every logical unit in a place that a formula gives, so
+//! the fill need not write the map: the map tables are allocated zeroed by the OS (untouched
+//! pages cost no memory), a zero entry means "where the fill put it", and only the block records
+//! are set. Entries are written as the run changes them, so memory follows the data a run
+//! touches, not the drive's size. On a drive that was not filled, a zero entry is unmapped.
+//!
+//! The layout (the same as writing every unit in order through the striped allocator, checked
+//! by an oracle test): the stripe is `g` groups of `d` planes; page `k` of the logical space is
+//! on the `(k mod d)`-th plane of its group in row `r = k div d`; rows fill one block of every
+//! plane of a group (`ppb` rows) before moving to the next group, so page `k` is on plane
+//! `stripe[(r div ppb mod g)·d + k mod d]`, in that plane's block `r div ppb div g`, page
+//! `r mod ppb`. Unit `u` of the page holds logical unit `k·upp + u`.
+
+use super::UNMAPPED;
+use crate::media::nand::{Divisor, Geometry};
+
+/// Stored map entries are `value ^ AS_FILLED`, so the zero the OS hands out reads as
+/// `AS_FILLED`: "as the fill left it". No unit or logical index reaches it (validation keeps
+/// the drive below 2^32 − 1 units, so indices stop at 2^32 − 3).
+pub(super) const AS_FILLED: u32 = u32::MAX - 1;
+
+#[derive(Clone, Debug)]
+pub(super) struct FillLayout {
+    /// Logical units the fill wrote, 0 when there was none.
+    filled: u64,
+    upp: Divisor,
+    ppb: Divisor,
+    upb: Divisor,
+    bpp: Divisor,
+    /// Planes per group (`ftl.superblock_planes`).
+    d: Divisor,
+    groups: Divisor,
+    stripe: Vec<u32>,
+    /// The inverse of `stripe`: a plane's place in it.
+    stripe_pos: Vec<u32>,
+}
+
+/// One block's share of the fill: the first `valid` units (a prefix), the last of them holding
+/// logical unit `last_write − 1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct FilledBlock {
+    pub valid: u32,
+    pub last_write: u64,
+}
+
+impl FillLayout {
+    /// No fill: every untouched entry is unmapped.
+    pub fn none(geo: &Geometry, stripe: &[u32], planes_per_group: usize) -> FillLayout {
+        let mut stripe_pos = vec![0u32; stripe.len()];
+        for (s, &plane) in stripe.iter().enumerate() {
+            stripe_pos[plane as usize] = s as u32;
+        }
+        FillLayout {
+            filled: 0,
+            upp: Divisor::new(geo.units_per_page),
+            ppb: Divisor::new(geo.pages_per_block),
+            upb: Divisor::new(geo.units_per_block()),
+            bpp: Divisor::new(geo.blocks_per_plane),
+            d: Divisor::new(planes_per_group as u32),
+            groups: Divisor::new((stripe.len() / planes_per_group) as u32),
+            stripe: stripe.to_vec(),
+            stripe_pos,
+        }
+    }
+
+    /// From now on, untouched entries read as a fill of the first `units` logical units.
+    pub fn set_filled(&mut self, units: u64) {
+        self.filled = units;
+    }
+
+    /// Where the fill put logical unit `lpn` ([`UNMAPPED`] past the filled space).
+    #[inline]
+    pub fn pun_of(&self, lpn: u64) -> u32 {
+        if lpn >= self.filled {
+            return UNMAPPED;
+        }
+        let lpn = lpn as u32;
+        let (k, u) = (self.upp.quotient(lpn), self.upp.remainder(lpn));
+        let (r, in_group) = (self.d.quotient(k), self.d.remainder(k));
+        let (turn, page) = (self.ppb.quotient(r), self.ppb.remainder(r));
+        let (block_in_plane, group) = (self.groups.quotient(turn), self.groups.remainder(turn));
+        let plane = self.stripe[(group * self.d.get() + in_group) as usize];
+        let block = plane * self.bpp.get() + block_in_plane;
+        (block * self.ppb.get() + page) * self.upp.get() + u
+    }
+
+    /// The logical unit the fill put at `pun` ([`UNMAPPED`] where it wrote nothing).
+    #[inline]
+    pub fn lpn_of(&self, pun: u32) -> u32 {
+        if self.filled == 0 {
+            return UNMAPPED;
+        }
+        let (block, offset) = (self.upb.quotient(pun), self.upb.remainder(pun));
+        let (page, u) = (self.upp.quotient(offset), self.upp.remainder(offset));
+        let (plane, block_in_plane) = (self.bpp.quotient(block), self.bpp.remainder(block));
+        let s = self.stripe_pos[plane as usize];
+        let (group, in_group) = (self.d.quotient(s), self.d.remainder(s));
+        let row = (block_in_plane as u64 * self.groups.get() as u64 + group as u64)
+            * self.ppb.get() as u64
+            + page as u64;
+        let lpn = (row * self.d.get() as u64 + in_group as u64) * self.upp.get() as u64 + u as u64;
+        if lpn < self.filled {
+            lpn as u32
+        } else {
+            UNMAPPED
+        }
+    }
+
+    /// What a fill of `units` logical units leaves in block `block_in_plane` of the plane at
+    /// place `s` of the stripe (None: nothing).
+    pub fn filled_block(&self, units: u64, s: u32, block_in_plane: u32) -> Option<FilledBlock> {
+        let upp = self.upp.get() as u64;
+        let ppb = self.ppb.get() as u64;
+        let d = self.d.get() as u64;
+        let total_pages = units.div_ceil(upp);
+        let (group, in_group) = (self.d.quotient(s) as u64, self.d.remainder(s) as u64);
+        // The block's first page is logical page `first`; its next ones follow every d pages.
+        let first =
+            ((block_in_plane as u64 * self.groups.get() as u64 + group) * ppb) * d + in_group;
+        if first >= total_pages {
+            return None;
+        }
+        let pages = ppb.min((total_pages - first).div_ceil(d));
+        let last = first + (pages - 1) * d;
+        let in_last = upp.min(units - last * upp);
+        Some(FilledBlock {
+            valid: ((pages - 1) * upp + in_last) as u32,
+            last_write: last * upp + in_last,
+        })
+    }
+}
