@@ -108,6 +108,36 @@ impl FillLayout {
         }
     }
 
+    /// For GC's walk down block `block`: where the fill's logical units in it start, and the
+    /// step between its pages (None without a fill). See [`FillLayout::lpn_in_block`].
+    #[inline]
+    pub fn block_start(&self, block: u32) -> Option<(u64, u64)> {
+        if self.filled == 0 {
+            return None;
+        }
+        let (plane, block_in_plane) = (self.bpp.quotient(block), self.bpp.remainder(block));
+        let s = self.stripe_pos[plane as usize];
+        let (group, in_group) = (self.d.quotient(s) as u64, self.d.remainder(s) as u64);
+        let (d, upp) = (self.d.get() as u64, self.upp.get() as u64);
+        let first_row =
+            (block_in_plane as u64 * self.groups.get() as u64 + group) * self.ppb.get() as u64;
+        Some(((first_row * d + in_group) * upp, d * upp))
+    }
+
+    /// The logical unit the fill put at unit `offset` of a block that starts as
+    /// [`FillLayout::block_start`] says ([`UNMAPPED`] where it wrote nothing): the same as
+    /// [`FillLayout::lpn_of`], with the block's part worked out once.
+    #[inline]
+    pub fn lpn_in_block(&self, (first, page_step): (u64, u64), offset: u32) -> u32 {
+        let (page, u) = (self.upp.quotient(offset), self.upp.remainder(offset));
+        let lpn = first + page as u64 * page_step + u as u64;
+        if lpn < self.filled {
+            lpn as u32
+        } else {
+            UNMAPPED
+        }
+    }
+
     /// What a fill of `units` logical units leaves in block `block_in_plane` of the plane at
     /// place `s` of the stripe (None: nothing).
     pub fn filled_block(&self, units: u64, s: u32, block_in_plane: u32) -> Option<FilledBlock> {

@@ -1124,6 +1124,7 @@ impl Ftl {
             .is_some_and(|st| !st.gc_open.is_empty());
         let mut moves = Vec::with_capacity(self.blocks[victim as usize].valid as usize);
         let base = victim * upb;
+        let fill_start = self.fill.block_start(victim);
         for from in base..base + upb {
             // Remapping touches the map at random: fetch a few units ahead.
             // (Only entries written since the fill: a unit as the fill left it has a map
@@ -1135,7 +1136,12 @@ impl Ftl {
                     prefetch(&self.l2p, ahead as usize);
                 }
             }
-            let lpn = self.p2l_at(from);
+            // As `p2l_at`, with the fill's layout of this block worked out once.
+            let lpn = match (self.p2l[from as usize] ^ AS_FILLED, fill_start) {
+                (AS_FILLED, Some(start)) => self.fill.lpn_in_block(start, from - base),
+                (AS_FILLED, None) => UNMAPPED,
+                (lpn, _) => lpn,
+            };
             if lpn == UNMAPPED {
                 continue;
             }
