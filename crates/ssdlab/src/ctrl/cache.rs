@@ -235,6 +235,12 @@ impl CacheBuffer {
         }
         // CLOCK's scan also gives the referenced lines under flush that it passes their second
         // chance, so it walks the whole order.
+        self.victim_by_walk()
+    }
+
+    /// The eviction scan of the whole order from the tail (CLOCK's, and the tests' oracle for
+    /// the heap).
+    fn victim_by_walk(&mut self) -> Option<u32> {
         let mut slot = self.tail;
         let mut seen = 0;
         while slot != NIL && seen < 2 * self.capacity {
@@ -432,29 +438,6 @@ mod tests {
     }
 
     impl CacheBuffer {
-        /// The eviction scan of the whole order, from the tail (the oracle).
-        fn victim_by_walk(&mut self) -> Option<u32> {
-            let mut slot = self.tail;
-            let mut seen = 0;
-            while slot != NIL && seen < 2 * self.capacity {
-                seen += 1;
-                let l = self.lines[slot as usize];
-                if self.policy == Replacement::Clock && l.referenced {
-                    self.lines[slot as usize].referenced = false;
-                    let prev = l.prev;
-                    self.unlink(slot);
-                    self.push_head(slot);
-                    slot = if prev == NIL { self.tail } else { prev };
-                    continue;
-                }
-                if !l.flushing {
-                    return Some(slot);
-                }
-                slot = l.prev;
-            }
-            None
-        }
-
         /// What a user of the buffer can see: the order, and each line's state.
         fn state(&self) -> Vec<(u64, bool, bool, bool)> {
             let mut v = Vec::new();
