@@ -92,9 +92,9 @@ impl CacheBuffer {
 
     /// An entry of `idle` names a line that is in the order, not under flush, and has not
     /// moved since.
-    fn idle_entry_current(&self, stamp: u64, slot: u32) -> bool {
-        let l = &self.lines[slot as usize];
-        l.stamp == stamp && !l.flushing
+    fn idle_entry_current(lines: &[Line], e: IdleEntry) -> bool {
+        let l = &lines[e.slot as usize];
+        l.stamp == e.stamp && !l.flushing
     }
 
     fn push_idle(&mut self, slot: u32) {
@@ -104,10 +104,7 @@ impl CacheBuffer {
         if self.idle.len() > 4 * self.capacity.max(64) as usize {
             // Moves and flushes left too many stale entries: keep the current ones.
             let lines = &self.lines;
-            self.idle.retain(|e| {
-                let l = &lines[e.slot as usize];
-                l.stamp == e.stamp && !l.flushing
-            });
+            self.idle.retain(|&e| Self::idle_entry_current(lines, e));
         }
         let stamp = self.lines[slot as usize].stamp;
         self.idle.push(IdleEntry { stamp, slot });
@@ -225,9 +222,9 @@ impl CacheBuffer {
     pub fn victim(&mut self) -> Option<u32> {
         if self.policy != Replacement::Clock {
             // The oldest line not under flush.
-            while let Some(&IdleEntry { stamp, slot }) = self.idle.peek() {
-                if self.idle_entry_current(stamp, slot) {
-                    return Some(slot);
+            while let Some(&e) = self.idle.peek() {
+                if Self::idle_entry_current(&self.lines, e) {
+                    return Some(e.slot);
                 }
                 self.idle.pop();
             }

@@ -89,23 +89,21 @@ impl FillLayout {
     /// The logical unit the fill put at `pun` ([`UNMAPPED`] where it wrote nothing).
     #[inline]
     pub fn lpn_of(&self, pun: u32) -> u32 {
-        if self.filled == 0 {
-            return UNMAPPED;
-        }
         let (block, offset) = (self.upb.quotient(pun), self.upb.remainder(pun));
-        let (page, u) = (self.upp.quotient(offset), self.upp.remainder(offset));
-        let (plane, block_in_plane) = (self.bpp.quotient(block), self.bpp.remainder(block));
-        let s = self.stripe_pos[plane as usize];
-        let (group, in_group) = (self.d.quotient(s), self.d.remainder(s));
-        let row = (block_in_plane as u64 * self.groups.get() as u64 + group as u64)
-            * self.ppb.get() as u64
-            + page as u64;
-        let lpn = (row * self.d.get() as u64 + in_group as u64) * self.upp.get() as u64 + u as u64;
-        if lpn < self.filled {
-            lpn as u32
-        } else {
-            UNMAPPED
+        match self.block_start(block) {
+            Some(start) => self.lpn_in_block(start, offset),
+            None => UNMAPPED,
         }
+    }
+
+    /// The logical page the fill put in the first page of block `block_in_plane` of the plane
+    /// at place `s` of the stripe; the block's next pages hold every `d`-th logical page after.
+    #[inline]
+    fn first_page(&self, s: u32, block_in_plane: u32) -> u64 {
+        let (group, in_group) = (self.d.quotient(s) as u64, self.d.remainder(s) as u64);
+        let first_row =
+            (block_in_plane as u64 * self.groups.get() as u64 + group) * self.ppb.get() as u64;
+        first_row * self.d.get() as u64 + in_group
     }
 
     /// For GC's walk down block `block`: where the fill's logical units in it start, and the
@@ -117,11 +115,11 @@ impl FillLayout {
         }
         let (plane, block_in_plane) = (self.bpp.quotient(block), self.bpp.remainder(block));
         let s = self.stripe_pos[plane as usize];
-        let (group, in_group) = (self.d.quotient(s) as u64, self.d.remainder(s) as u64);
-        let (d, upp) = (self.d.get() as u64, self.upp.get() as u64);
-        let first_row =
-            (block_in_plane as u64 * self.groups.get() as u64 + group) * self.ppb.get() as u64;
-        Some(((first_row * d + in_group) * upp, d * upp))
+        let upp = self.upp.get() as u64;
+        Some((
+            self.first_page(s, block_in_plane) * upp,
+            self.d.get() as u64 * upp,
+        ))
     }
 
     /// The logical unit the fill put at unit `offset` of a block that starts as
@@ -138,17 +136,15 @@ impl FillLayout {
         }
     }
 
-    /// What a fill of `units` logical units leaves in block `block_in_plane` of the plane at
-    /// place `s` of the stripe (None: nothing).
-    pub fn filled_block(&self, units: u64, s: u32, block_in_plane: u32) -> Option<FilledBlock> {
+    /// What the fill left in block `block_in_plane` of the plane at place `s` of the stripe
+    /// (None: nothing).
+    pub fn filled_block(&self, s: u32, block_in_plane: u32) -> Option<FilledBlock> {
+        let units = self.filled;
         let upp = self.upp.get() as u64;
         let ppb = self.ppb.get() as u64;
         let d = self.d.get() as u64;
         let total_pages = units.div_ceil(upp);
-        let (group, in_group) = (self.d.quotient(s) as u64, self.d.remainder(s) as u64);
-        // The block's first page is logical page `first`; its next ones follow every d pages.
-        let first =
-            ((block_in_plane as u64 * self.groups.get() as u64 + group) * ppb) * d + in_group;
+        let first = self.first_page(s, block_in_plane);
         if first >= total_pages {
             return None;
         }

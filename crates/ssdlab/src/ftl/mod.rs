@@ -1385,7 +1385,7 @@ impl Ftl {
             // The map stays untouched (zero entries read as the layout): only the blocks the
             // fill used are set, each holding a prefix of its units.
             let mut used = 0u64;
-            while let Some(f) = self.fill.filled_block(logical, s as u32, used as u32) {
+            while let Some(f) = self.fill.filled_block(s as u32, used as u32) {
                 let b = base_block + used;
                 self.mark_programmed_range(b * upb, f.valid as u64);
                 let blk = &mut self.blocks[b as usize];
