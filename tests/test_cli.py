@@ -112,6 +112,16 @@ def test_run_with_flags(preset_name: str) -> None:
     assert "read" in proc.stdout and "write amplification" in proc.stdout
 
 
+def test_run_shows_the_steady_state_preconditioning_reached(preset_name: str) -> None:
+    proc = run_cli(
+        "run", preset_name, *SMALL_RUN, "--set", 'precondition.fill="steady-state"', "--seed", "2"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "steady-state WAF" in proc.stdout and "× capacity" in proc.stdout
+    plain = run_cli("run", preset_name, *SMALL_RUN)
+    assert "steady-state WAF" not in plain.stdout
+
+
 def test_run_json_is_deterministic(tmp_path: Path, preset_name: str) -> None:
     outputs = []
     for name in ("a.json", "b.json"):

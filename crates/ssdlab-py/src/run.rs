@@ -109,7 +109,7 @@ fn run_with(
 }
 
 #[pyfunction]
-#[pyo3(name = "bench", signature = (io_count, seed=1, overwrite=0.1))]
+#[pyo3(name = "bench", signature = (io_count, seed=1, overwrite=0.0))]
 fn run_bench(py: Python<'_>, io_count: u64, seed: u64, overwrite: f64) -> PyResult<String> {
     // The benchmark runs for tens of seconds (its preconditioning most of them): it looks for
     // Ctrl-C as a run does.

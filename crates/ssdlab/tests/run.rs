@@ -35,6 +35,39 @@ fn same_inputs_give_identical_results() {
     assert_ne!(a, c, "a different seed should change the run");
 }
 
+/// Steady-state preconditioning: the same seed gives the same drive and so the same result;
+/// the result says what steady WAF the model plane reached; and a timed run writes at the WAF
+/// of the same run on a drive overwritten unit by unit for 6 × its capacity (the oracle).
+#[test]
+fn steady_state_preconditioning_is_deterministic_and_writes_as_a_drive_overwritten_to_it() {
+    let cfg = small(&[
+        "precondition.fill=\"steady-state\"",
+        "precondition.random_overwrite=0",
+    ]);
+    let j = job("rw = \"randwrite\"\nbs = \"4KiB\"\niodepth = 32\nio_count = 20000");
+    let a = result_json(&cfg, &j, 7);
+    let b = result_json(&cfg, &j, 7);
+    assert_eq!(a.to_string(), b.to_string());
+    let s = &a["device"]["steady_state"];
+    assert_eq!(s["converged"], true, "{s}");
+    let steady = s["write_amplification"].as_f64().unwrap();
+    let run = a["device"]["write_amplification"].as_f64().unwrap();
+    let overwritten = small(&[
+        "precondition.fill=\"sequential\"",
+        "precondition.random_overwrite=6",
+    ]);
+    let oracle = result_json(&overwritten, &j, 7)["device"]["write_amplification"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (run - oracle).abs() < 0.05 * oracle && (steady - oracle).abs() < 0.05 * oracle,
+        "steady-state run {run}, model plane {steady}, overwritten drive {oracle}"
+    );
+    // Without it, no such section.
+    let plain = result_json(&small(&[]), &j, 7);
+    assert!(plain["device"].get("steady_state").is_none());
+}
+
 fn golden(name: &str, cfg: &SsdConfig, j: &JobSpec) {
     let got = serde_json::to_string_pretty(&result_json(cfg, j, 1)).unwrap() + "\n";
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -227,6 +227,15 @@ def device_table(result: Mapping[str, Any]) -> Table:
     if _is_number(device.get("logical_bytes")):
         table.add_row("logical capacity", fmt_bytes(device["logical_bytes"]), "seen by the host")
     table.add_row("write amplification", fmt_float(device.get("write_amplification"), 3), "")
+    steady = device.get("steady_state")
+    if isinstance(steady, Mapping):
+        table.add_row(
+            "steady-state WAF",
+            fmt_float(steady.get("write_amplification"), 3),
+            "preconditioning's model plane, "
+            + ("steady" if steady.get("converged") else "not yet steady at its cap")
+            + f" after {fmt_float(steady.get('overwrite'), 2)} × capacity",
+        )
     table.add_row(
         "pages written",
         fmt_int(device.get("nand_pages_written")),

@@ -7,14 +7,19 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "kebab-case")]
 pub enum FillMode {
     None,
+    /// Every logical unit written once, in order.
     Sequential,
+    /// Filled, then as uniform random overwrites of single map units leave the drive once its
+    /// write amplification is steady (the page-mapping FTL; `ftl/steady.rs`).
+    SteadyState,
 }
 
 /// Bring the drive to a used state before the timed run, without timing (functional only).
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PreconditionConfig {
-    /// Write every logical page once, in order.
+    /// Write every logical page once, in order (`sequential`), or that and then bring the drive
+    /// to the steady state of random overwrites (`steady-state`).
     pub fill: FillMode,
     /// Then overwrite this many logical pages at random, as a fraction of the logical capacity.
     pub random_overwrite: f64,

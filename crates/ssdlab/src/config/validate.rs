@@ -901,6 +901,34 @@ impl SsdConfig {
                 format!("got {r}, expected a fraction from 0 to 100"),
             );
         }
+        if self.precondition.fill == FillMode::SteadyState {
+            // What ftl/steady.rs's model plane cannot stand for.
+            let why = if self.ftl.kind != FtlKind::Page {
+                Some(format!(
+                    "ftl.kind = \"{}\" (a block-mapped FTL merges rather than collects)",
+                    format!("{:?}", self.ftl.kind).to_lowercase()
+                ))
+            } else if self.ftl.streams > 1 {
+                Some(format!(
+                    "ftl.streams = {} (the streams' blocks are not modelled)",
+                    self.ftl.streams
+                ))
+            } else if self.reliability.is_some() {
+                Some("[reliability] (blocks would retire unevenly across planes)".to_string())
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return err(
+                    "precondition.fill",
+                    format!(
+                        "got \"steady-state\" with {why}, expected \"sequential\" or \"none\" \
+                         (steady-state preconditioning is for the page-mapping FTL with one write \
+                         stream and no [reliability]; precondition.random_overwrite ages any FTL)"
+                    ),
+                );
+            }
+        }
         if let Some(r) = &self.reliability {
             self.validate_reliability(r, origin)?;
         }
@@ -986,6 +1014,36 @@ mod tests {
             Ok(_) => panic!("{overrides:?} accepted"),
             Err(e) => e.to_string(),
         }
+    }
+
+    #[test]
+    fn steady_state_preconditioning_refuses_what_its_model_plane_cannot_stand_for() {
+        let steady = "precondition.fill=\"steady-state\"";
+        let page = "ftl.map_unit=\"16KiB\"";
+        let cases: [(&[&str], &str); 3] = [
+            (
+                &[steady, "ftl.kind=\"block\"", page],
+                "got \"steady-state\" with ftl.kind = \"block\"",
+            ),
+            (
+                &[steady, "ftl.streams=2"],
+                "got \"steady-state\" with ftl.streams = 2",
+            ),
+            (
+                &[steady, "reliability.pe_limit=3000"],
+                "got \"steady-state\" with [reliability]",
+            ),
+        ];
+        for (ov, want) in cases {
+            let e = err(ov);
+            assert!(
+                e.contains("field `precondition.fill`") && e.contains(want),
+                "{ov:?}: {e}"
+            );
+            assert!(e.contains("expected \"sequential\" or \"none\""), "{e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+        SsdConfig::resolve("small-tlc", &[steady.to_string()]).unwrap();
     }
 
     #[test]

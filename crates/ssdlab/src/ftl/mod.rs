@@ -20,8 +20,10 @@ use crate::sim::Rng;
 mod fill;
 pub mod hybrid;
 pub mod mapping_cache;
+mod steady;
 use fill::{FillLayout, AS_FILLED};
 use mapping_cache::MappingCache;
+pub use steady::SteadyState;
 
 pub const UNMAPPED: u32 = u32::MAX;
 /// "No block" (and "no unit") in the FTL's tables and its GC tasks.
@@ -212,6 +214,8 @@ pub struct Ftl {
     pub mapping: Option<MappingCache>,
     /// Write streams beyond the first, with `ftl.streams` > 1.
     streams: Option<Box<Streams>>,
+    /// What steady-state preconditioning reached, when it ran.
+    pub steady_state: Option<SteadyState>,
 }
 
 impl Ftl {
@@ -235,8 +239,14 @@ impl Ftl {
     }
 
     pub fn new(cfg: &SsdConfig, seed: u64) -> Ftl {
+        Ftl::with_logical_units(cfg, seed, cfg.logical_units())
+    }
+
+    /// [`Ftl::new`] holding `logical` host units instead of the config's (the steady-state
+    /// model plane of `steady.rs` holds its share of a whole drive's).
+    fn with_logical_units(cfg: &SsdConfig, seed: u64, logical: u64) -> Ftl {
         let geo = Geometry::from_config(cfg);
-        let logical = cfg.logical_units() as usize;
+        let logical = logical as usize;
         let translation = cfg.translation_pages();
         let map_pages = translation.map_or(0, |(_, pages)| pages as usize);
         let units = geo.units() as usize;
@@ -308,6 +318,7 @@ impl Ftl {
                 )
             }),
             streams: None,
+            steady_state: None,
             geo,
         };
         if cfg.ftl.streams > 1 {

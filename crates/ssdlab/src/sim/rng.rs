@@ -65,6 +65,60 @@ impl Rng {
     }
 }
 
+/// A keyed pseudo-random permutation of `0..n` that costs no memory: an invertible mixer on
+/// the smallest power of two that holds `n` (multiplications by odd numbers, right xor-shifts
+/// and additions, each a bijection modulo that power), applied again while the value falls
+/// outside `0..n` ("cycle walking", which keeps it a bijection on `0..n`; fewer than two
+/// rounds on average, as the power is below 2n). For scattering a large table where a
+/// shuffled copy would cost gigabytes, not for cryptography.
+pub struct Permutation {
+    n: u64,
+    mask: u64,
+    shift: u32,
+    mul: [u64; 3],
+    add: [u64; 3],
+}
+
+impl Permutation {
+    pub fn new(n: u64, rng: &mut Rng) -> Permutation {
+        let bits = 64 - n.saturating_sub(1).leading_zeros();
+        let mask = if bits == 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        };
+        let mut draw = || rng.next_u64() & mask;
+        Permutation {
+            n,
+            mask,
+            shift: bits.div_ceil(2).max(1),
+            mul: [draw() | 1, draw() | 1, draw() | 1],
+            add: [draw(), draw(), draw()],
+        }
+    }
+
+    #[inline]
+    fn mix(&self, mut x: u64) -> u64 {
+        for (m, a) in self.mul.iter().zip(&self.add) {
+            x = x.wrapping_mul(*m) & self.mask;
+            x ^= x >> self.shift;
+            x = x.wrapping_add(*a) & self.mask;
+        }
+        x
+    }
+
+    /// The image of `x` (below `n`).
+    #[inline]
+    pub fn at(&self, x: u64) -> u64 {
+        debug_assert!(x < self.n);
+        let mut y = self.mix(x);
+        while y >= self.n {
+            y = self.mix(y);
+        }
+        y
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,5 +149,32 @@ mod tests {
                 assert!(r.below(n) < n);
             }
         }
+    }
+
+    #[test]
+    fn a_permutation_hits_every_value_once() {
+        for n in [1u64, 2, 3, 5, 64, 65, 1000, 4097] {
+            let p = Permutation::new(n, &mut Rng::stream(n, "perm"));
+            let mut seen = vec![false; n as usize];
+            for x in 0..n {
+                let y = p.at(x);
+                assert!(y < n && !seen[y as usize], "n = {n}: {x} -> {y}");
+                seen[y as usize] = true;
+            }
+        }
+    }
+
+    #[test]
+    fn a_permutation_scatters_neighbours() {
+        // Consecutive inputs land in different sixteenths of the range about as often as
+        // independent draws would (15/16), not in runs.
+        let n = 1_000_003u64;
+        let p = Permutation::new(n, &mut Rng::stream(3, "perm"));
+        let part = |x: u64| p.at(x) * 16 / n;
+        let apart = (0..10_000u64).filter(|&x| part(x) != part(x + 1)).count();
+        assert!(
+            apart > 9_000,
+            "{apart} of 10000 neighbours in different sixteenths"
+        );
     }
 }

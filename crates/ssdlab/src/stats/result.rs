@@ -112,6 +112,21 @@ pub struct DeviceResult {
     /// Only with `ftl.gc.background` or `ftl.gc.copyback`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gc: Option<GcResult>,
+    /// Only with `precondition.fill = "steady-state"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<SteadyStateResult>,
+}
+
+/// What steady-state preconditioning reached (docs/ftl.md, Preconditioning).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SteadyStateResult {
+    /// The WAF of uniform random single-unit overwrites once steady, on the model plane.
+    pub write_amplification: f64,
+    /// The WAF stopped changing (within 1 % over the last windows); false when the model
+    /// plane's overwrites stopped at their cap (16 × its logical units) first.
+    pub converged: bool,
+    /// Host overwrites the model plane took, in multiples of its logical units.
+    pub overwrite: f64,
 }
 
 /// What background GC and copyback did (docs/ftl.md).
