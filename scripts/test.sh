@@ -36,6 +36,11 @@ else
     cargo test --workspace
 fi
 
+# Every fuzz target of fuzz/ under libFuzzer for 10 s (coverage-guided, on the stable toolchain):
+# the standing adversarial suite of the trace readers, the NVMe registers and the NBD server.
+section "rust: scripts/fuzz.sh (each fuzz target for 10 s)"
+bash scripts/fuzz.sh 10
+
 # pytest exits 5 when it collects no test: that is a failure here too, as set -e leaves it.
 # One worker per core (pytest-xdist): CI has two.
 section "python: pytest -n auto"
