@@ -35,6 +35,17 @@ pub enum FtlKind {
 }
 
 impl FtlKind {
+    /// The name a config spells it with (`ftl.kind = "..."`).
+    pub fn name(self) -> &'static str {
+        match self {
+            FtlKind::Page => "page",
+            FtlKind::None => "none",
+            FtlKind::Block => "block",
+            FtlKind::Bast => "bast",
+            FtlKind::Fast => "fast",
+        }
+    }
+
     pub fn is_page(&self) -> bool {
         *self == FtlKind::Page
     }

@@ -284,7 +284,7 @@ impl SsdConfig {
                 format!(
                     "got {} with ftl.kind = \"{}\", expected 1: write streams are the page-mapping FTL's (ftl.kind = \"page\")",
                     f.streams,
-                    format!("{:?}", f.kind).to_lowercase()
+                    f.kind.name()
                 ),
             );
         }
@@ -457,10 +457,11 @@ impl SsdConfig {
             }
             return Ok(());
         }
-        let (name, min) = match kind {
-            FtlKind::Bast => ("bast", 1),
-            FtlKind::Fast => ("fast", 2),
-            _ => ("block", 0),
+        let name = kind.name();
+        let min = match kind {
+            FtlKind::Bast => 1,
+            FtlKind::Fast => 2,
+            _ => 0,
         };
         match logs {
             None if min > 0 => {
@@ -762,7 +763,7 @@ impl SsdConfig {
                         "ftl.kind",
                         format!(
                             "got \"{}\" with [nand] and [pcm], expected \"none\": the fusion device has no device FTL (the host runs it)",
-                            format!("{:?}", self.ftl.kind).to_lowercase()
+                            self.ftl.kind.name()
                         ),
                     );
                 }
@@ -906,7 +907,7 @@ impl SsdConfig {
             let why = if self.ftl.kind != FtlKind::Page {
                 Some(format!(
                     "ftl.kind = \"{}\" (a block-mapped FTL merges rather than collects)",
-                    format!("{:?}", self.ftl.kind).to_lowercase()
+                    self.ftl.kind.name()
                 ))
             } else if self.ftl.streams > 1 {
                 Some(format!(

@@ -1359,6 +1359,14 @@ impl Ftl {
         Ok(())
     }
 
+    /// Nothing was ever written: every block free, the clock and the stripe cursor at 0
+    /// (preconditioning in closed form needs it).
+    fn is_fresh(&self) -> bool {
+        self.clock == 0
+            && self.cursor == 0
+            && self.blocks.iter().all(|b| b.state == BlockState::Free)
+    }
+
     /// Sequential fill of a fresh drive, plane by plane: the same state as writing every
     /// logical unit in order through the allocator, without touching 1000 planes in turn for
     /// every unit. The stripe is `g` groups of `d` planes (`ftl.superblock_planes`; one group
@@ -1379,11 +1387,8 @@ impl Ftl {
         let upb = self.geo.units_per_block() as u64;
         let bpp = self.geo.blocks_per_plane as u64;
         let total_pages = logical.div_ceil(upp);
-        let fresh = self.clock == 0
-            && self.cursor == 0
-            && self.blocks.iter().all(|b| b.state == BlockState::Free);
         // The first group's planes take the most blocks.
-        if !fresh || total_pages.div_ceil(d * ppb).div_ceil(groups) + 1 > bpp {
+        if !self.is_fresh() || total_pages.div_ceil(d * ppb).div_ceil(groups) + 1 > bpp {
             return Ok(false);
         }
         self.fill.set_filled(logical);

@@ -13,7 +13,7 @@
 //! the drive's logical units are dealt over the valid places at random (a [`Permutation`], so
 //! neighbouring units land on unrelated planes, as random overwrites leave them).
 
-use super::{Block, BlockState, Ftl, NONE, UNMAPPED};
+use super::{Block, Ftl, NONE, UNMAPPED};
 use crate::config::{MappingKind, SsdConfig};
 use crate::error::{Error, Result};
 use crate::sim::rng::Permutation;
@@ -105,10 +105,7 @@ impl Ftl {
         seed: u64,
         keep_going: &mut dyn FnMut() -> bool,
     ) -> Result<SteadyState> {
-        let fresh = self.clock == 0
-            && self.cursor == 0
-            && self.blocks.iter().all(|b| b.state == BlockState::Free);
-        if !fresh || self.streams.is_some() || self.wear.is_some() {
+        if !self.is_fresh() || self.streams.is_some() || self.wear.is_some() {
             // Validation refuses the configs this cannot copy; a used drive is a caller's bug.
             return Err(Error::Sim(
                 "steady-state preconditioning needs a fresh drive with one write stream and \
@@ -157,10 +154,9 @@ impl Ftl {
         let mut windows = 0;
         while windows < MAX_OVERWRITE * WINDOW_FRACTION {
             let (host, moved) = (self.stats.host_units_written, self.stats.gc_units_moved);
-            let collected = self.stats.gc_runs > 0;
             write(self, window)?;
             windows += 1;
-            if !collected && self.stats.gc_runs == 0 {
+            if self.stats.gc_runs == 0 {
                 // Still writing into the space the fill left free: WAF 1, but not steady.
                 continue;
             }
@@ -180,11 +176,7 @@ impl Ftl {
         let tail = &wafs[wafs.len().saturating_sub(COMPARED)..];
         let steady = SteadyState {
             // No window collected anything: every overwrite fitted the free space.
-            waf: if tail.is_empty() {
-                1.0
-            } else {
-                tail.iter().sum::<f64>() / tail.len() as f64
-            },
+            waf: if tail.is_empty() { 1.0 } else { mean(tail) },
             converged,
             overwrite: (windows * window) as f64 / n as f64,
         };
@@ -214,7 +206,11 @@ impl Ftl {
         let planes = self.planes.len();
         let logical = self.logical_units();
         self.expect_touches(logical);
+        let perm = Permutation::new(logical, &mut Rng::stream(seed, "precondition.steady_state"));
         let mut clock = 0;
+        // Valid places in order, so the reverse map fills in order; the map takes its entries
+        // in the permutation's order. The places past the logical units hold nothing.
+        let mut k = 0u64;
         for p in 0..planes {
             if !keep_going() {
                 return Err(Error::Interrupted);
@@ -235,22 +231,11 @@ impl Ftl {
             plane.host_open = global(s.host_open);
             plane.gc_open = global(s.gc_open);
             clock = clock.max(s.clock * planes as u64);
-        }
-        self.clock = clock;
-        // Place by place, so the reverse map fills in order; the map takes its entries in the
-        // permutation's order. The places past the logical units hold nothing.
-        let perm = Permutation::new(logical, &mut Rng::stream(seed, "precondition.steady_state"));
-        let mut k = 0u64;
-        for p in 0..planes as u64 {
-            if !keep_going() {
-                return Err(Error::Interrupted);
-            }
-            let s = &snapshots[p as usize % snapshots.len()];
-            let base = p * units_per_plane;
+            let first_unit = p as u64 * units_per_plane;
             for (w, &word) in s.valid.iter().enumerate() {
                 let mut bits = word;
                 while bits != 0 {
-                    let pun = base + w as u64 * 64 + bits.trailing_zeros() as u64;
+                    let pun = first_unit + w as u64 * 64 + bits.trailing_zeros() as u64;
                     bits &= bits - 1;
                     if k < logical {
                         let lpn = perm.at(k);
@@ -263,8 +248,13 @@ impl Ftl {
                 }
             }
         }
+        self.clock = clock;
         Ok(())
     }
+}
+
+fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len() as f64
 }
 
 /// The means of the last [`COMPARED`] windows and of the [`COMPARED`] before them.
@@ -273,7 +263,6 @@ fn last_two_means(wafs: &[f64]) -> Option<(f64, f64)> {
     if n < 2 * COMPARED {
         return None;
     }
-    let mean = |w: &[f64]| w.iter().sum::<f64>() / w.len() as f64;
     Some((
         mean(&wafs[n - COMPARED..]),
         mean(&wafs[n - 2 * COMPARED..n - COMPARED]),
