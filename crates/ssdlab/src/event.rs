@@ -9,8 +9,8 @@ pub enum Event {
     /// A command reached the controller (NVMe: its doorbell write; other interfaces: the
     /// command itself).
     Submit { cmd: u32 },
-    /// NVMe: the current arbitration burst of SQ entries arrived at the controller.
-    FetchDone,
+    /// NVMe: the arbitration burst of SQ entries under fetch arrived at the controller.
+    FetchDone { sq: u32 },
     /// The HIL finished its firmware work on a command.
     Dispatch { cmd: u32 },
     /// A write command's data is in the controller.

@@ -552,11 +552,11 @@ impl Device {
                     },
                 }
             }
-            Event::FetchDone => {
+            Event::FetchDone { sq } => {
                 let Interface::Nvme(n) = link else {
                     unreachable!("only NVMe fetches")
                 };
-                let (sq, count) = n.fetch_done();
+                let count = n.fetch_done(sq);
                 if let Some(p) = pcm.as_mut().filter(|_| *medium == Medium::Pcm) {
                     // A PCM-only device: no map to warm.
                     for _ in 0..count {
@@ -572,7 +572,7 @@ impl Device {
                         hil.accept(now, cmd, q);
                     }
                 }
-                n.start_fetch(now, q);
+                n.fetch_more(now, sq, q);
             }
             // The rest reach past the HIL: through the ports.
             _ => {

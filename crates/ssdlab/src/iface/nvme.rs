@@ -1,5 +1,5 @@
 //! NVMe over PCIe, the whole path in one place: the doorbell write, the submission queues and
-//! the controller's round-robin fetch in bursts, the write-data pull and read-data DMA over the
+//! the controller's fetch of each SQ in bursts, the write-data pull and read-data DMA over the
 //! link, and the completion (CQ entry, then an MSI-X message, a pin interrupt with its status
 //! read, or polling).
 //!
@@ -28,10 +28,8 @@ pub struct Nvme {
     down: Timeline,
     /// Submitted commands per SQ, waiting for the controller's fetch.
     sqs: Vec<VecDeque<u32>>,
-    /// The SQ the next arbitration round starts at.
-    rr: u32,
-    /// The fetch under way: (SQ, entries).
-    fetching: Option<(u32, u32)>,
+    /// Entries of each SQ under fetch (0: no fetch in flight for it).
+    fetching: Vec<u32>,
     arbitration_burst: u32,
     interrupt: InterruptMode,
     interrupt_latency: SimTime,
@@ -52,8 +50,7 @@ impl Nvme {
             up: Timeline::default(),
             down: Timeline::default(),
             sqs: vec![VecDeque::new(); i.io_queues as usize],
-            rr: 0,
-            fetching: None,
+            fetching: vec![0; i.io_queues as usize],
             arbitration_burst: i.arbitration_burst,
             interrupt: i.interrupt,
             interrupt_latency: i.interrupt_latency.0,
@@ -88,7 +85,8 @@ impl Nvme {
         q.push(bell + self.link.latency, Event::Submit { cmd });
     }
 
-    /// The doorbell reached the controller: the command is in its SQ; fetch if idle.
+    /// The doorbell reached the controller: the command is in its SQ; fetch it if the SQ has
+    /// no fetch in flight.
     #[inline]
     pub(crate) fn on_doorbell(
         &mut self,
@@ -98,37 +96,37 @@ impl Nvme {
         q: &mut EventQueue<Event>,
     ) {
         self.sqs[sq as usize].push_back(cmd);
-        if self.fetching.is_none() {
-            self.start_fetch(now, q);
+        if self.fetching[sq as usize] == 0 {
+            self.start_fetch(now, sq, q);
         }
     }
 
-    /// Round-robin over the SQs with entries; fetch up to one arbitration burst from the next:
-    /// a memory read request up, the entries back down.
-    pub(crate) fn start_fetch(&mut self, now: SimTime, q: &mut EventQueue<Event>) {
-        let n = self.sqs.len() as u32;
-        for k in 0..n {
-            let sq = (self.rr + k) % n;
-            let pending = self.sqs[sq as usize].len() as u32;
-            if pending == 0 {
-                continue;
-            }
-            self.rr = (sq + 1) % n;
-            let count = pending.min(self.arbitration_burst);
-            let lat = self.link.latency;
-            let (_, req) = self.up.reserve(now, self.link.wire_time(0));
-            let (_, data) = self
-                .down
-                .reserve(req + lat, self.link.wire_time(SQE_BYTES * count as u64));
-            self.fetching = Some((sq, count));
-            q.push(data + lat, Event::FetchDone);
-            return;
-        }
+    /// Fetch up to one arbitration burst of `sq`'s entries: a memory read request up, the
+    /// entries back down. Fetches of different SQs are in flight together (a controller keeps
+    /// several memory reads outstanding); they share the link in the order they start.
+    fn start_fetch(&mut self, now: SimTime, sq: u32, q: &mut EventQueue<Event>) {
+        let pending = self.sqs[sq as usize].len() as u32;
+        let count = pending.min(self.arbitration_burst);
+        let lat = self.link.latency;
+        let (_, req) = self.up.reserve(now, self.link.wire_time(0));
+        let (_, data) = self
+            .down
+            .reserve(req + lat, self.link.wire_time(SQE_BYTES * count as u64));
+        self.fetching[sq as usize] = count;
+        q.push(data + lat, Event::FetchDone { sq });
     }
 
-    /// The fetched burst arrived: (SQ, number of entries), to be taken with [`Nvme::fetched`].
-    pub(crate) fn fetch_done(&mut self) -> (u32, u32) {
-        self.fetching.take().expect("a fetch was under way")
+    /// `sq`'s fetched burst arrived: the number of entries, to be taken with
+    /// [`Nvme::fetched`].
+    pub(crate) fn fetch_done(&mut self, sq: u32) -> u32 {
+        std::mem::take(&mut self.fetching[sq as usize])
+    }
+
+    /// After `sq`'s burst was taken at `now`: fetch the entries that arrived meanwhile.
+    pub(crate) fn fetch_more(&mut self, now: SimTime, sq: u32, q: &mut EventQueue<Event>) {
+        if !self.sqs[sq as usize].is_empty() {
+            self.start_fetch(now, sq, q);
+        }
     }
 
     /// The next fetched command of `sq`.
@@ -224,36 +222,53 @@ mod tests {
         let mut q = EventQueue::new();
         n.on_doorbell(SimTime::ZERO, 0, 0, &mut q);
         let (t, ev) = q.pop().unwrap();
-        assert!(matches!(ev, Event::FetchDone));
+        assert!(matches!(ev, Event::FetchDone { sq: 0 }));
         assert_eq!(t, SimTime(6_093 + LAT + 22_343 + LAT));
-        assert_eq!(n.fetch_done(), (0, 1));
+        assert_eq!(n.fetch_done(0), 1);
     }
 
-    /// Round robin over the SQs with entries, at most `arbitration_burst` entries a fetch, one
-    /// fetch in flight.
+    /// Each SQ with entries has its own fetch in flight, of at most `arbitration_burst` entries;
+    /// the fetches share the link in the order they start, and an SQ fetches again when its
+    /// burst arrived and entries wait.
     #[test]
-    fn sqs_are_served_round_robin_in_bursts_one_fetch_at_a_time() {
+    fn every_sq_has_a_fetch_in_flight_of_at_most_one_burst() {
         let (mut n, _) = nvme(&["interface.io_queues=3", "interface.arbitration_burst=2"]);
         let mut q = EventQueue::new();
-        // SQ 0 gets commands 0, 1, 2; SQ 1 gets 3; SQ 2 gets 4 and 5 — all at time 0. The first
-        // doorbell starts a fetch of what SQ 0 holds then: command 0 alone.
+        // SQ 0 gets commands 0, 1, 2; SQ 1 gets 3; SQ 2 gets 4 and 5 — all at time 0. A doorbell
+        // starts a fetch of its SQ when none is under way: SQ 0 fetches command 0 alone, SQ 1
+        // command 3, SQ 2 command 4; SQ 0 then fetches 1 and 2, SQ 2 fetches 5.
         for (c, sq) in [(0, 0), (1, 0), (2, 0), (3, 1), (4, 2), (5, 2)] {
             n.on_doorbell(SimTime::ZERO, c, sq, &mut q);
         }
-        assert_eq!(q.len(), 1, "one fetch in flight");
+        assert_eq!(q.len(), 3, "one fetch in flight per SQ with entries");
         let mut order = Vec::new();
+        let mut times = Vec::new();
         while let Some((now, ev)) = q.pop() {
-            assert!(matches!(ev, Event::FetchDone));
-            let (sq, count) = n.fetch_done();
+            let Event::FetchDone { sq } = ev else {
+                panic!("{ev:?}")
+            };
+            let count = n.fetch_done(sq);
             let got: Vec<u32> = (0..count).map(|_| n.fetched(sq)).collect();
             order.push((sq, got));
-            n.start_fetch(now, &mut q);
-            assert!(q.len() <= 1, "one fetch in flight");
+            times.push(now);
+            n.fetch_more(now, sq, &mut q);
+            assert!(q.len() <= 3);
         }
         assert_eq!(
             order,
-            vec![(0, vec![0]), (1, vec![3]), (2, vec![4, 5]), (0, vec![1, 2])]
+            vec![
+                (0, vec![0]),
+                (1, vec![3]),
+                (2, vec![4]),
+                (0, vec![1, 2]),
+                (2, vec![5])
+            ]
         );
+        // The three first fetches overlap: their requests leave back to back (6,093 ps each)
+        // and their entries follow one another down (22,343 ps each).
+        assert_eq!(times[0], SimTime(6_093 + LAT + 22_343 + LAT));
+        assert_eq!(times[1], times[0] + SimTime(22_343));
+        assert_eq!(times[2], times[1] + SimTime(22_343));
     }
 
     fn completion_time(interrupt: &str) -> SimTime {
