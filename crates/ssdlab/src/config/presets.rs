@@ -73,6 +73,14 @@ const PRESETS: &[(&str, &str)] = &[
         "emmc51-tlc-64g",
         include_str!("../../../../configs/emmc51-tlc-64g.toml"),
     ),
+    (
+        "pcie4-tlc-980pro",
+        include_str!("../../../../configs/pcie4-tlc-980pro.toml"),
+    ),
+    (
+        "pcie5-tlc-t700",
+        include_str!("../../../../configs/pcie5-tlc-t700.toml"),
+    ),
 ];
 
 pub fn preset_names() -> Vec<&'static str> {
