@@ -147,6 +147,50 @@ fn sustained_random_writes_run_gc_and_amplify() {
     assert!(v["device"]["erases"].as_u64().unwrap() > 0);
 }
 
+/// GC copies on a die's two planes pair up as multi-plane operations (`ftl.gc.multiplane_copies`,
+/// on by default): fewer die operations and events for the same collections, and every read
+/// still finds its latest data while the paired copies move it.
+#[test]
+fn gc_copies_pair_across_planes_and_keep_the_data() {
+    let writes = "rw = \"randrw\"\nrwmixread = 30\nbs = \"4KiB\"\niodepth = 32\nio_count = 30000\nsize = \"64MiB\"";
+    let cfg = small(&["precondition.fill=\"sequential\""]);
+    let off = small(&[
+        "precondition.fill=\"sequential\"",
+        "ftl.gc.multiplane_copies=false",
+    ]);
+    let on_v = result_json(&cfg, &job(writes), 3);
+    let off_v = result_json(&off, &job(writes), 3);
+    let at = |v: &serde_json::Value, k: &str| v["device"][k].as_u64().unwrap();
+    assert!(at(&on_v, "gc_runs") > 0 && at(&off_v, "gc_runs") > 0);
+    let (moved_on, moved_off) = (at(&on_v, "gc_units_moved"), at(&off_v, "gc_units_moved"));
+    assert!(
+        moved_on.abs_diff(moved_off) * 20 < moved_off,
+        "{moved_on} vs {moved_off}"
+    );
+    // A paired operation moves two pages of 4 units (16 KiB pages, 4 KiB units): most of the
+    // moved units go in pairs.
+    let paired = at(&on_v, "multiplane_ops") - at(&off_v, "multiplane_ops");
+    assert!(
+        paired * 8 * 2 > moved_on,
+        "only {paired} paired copies for {moved_on} moved units"
+    );
+    let events = |v: &serde_json::Value| v["sim"]["events"].as_u64().unwrap();
+    assert!(events(&on_v) < events(&off_v));
+
+    let mut dev = ssdlab::device::Device::new(&cfg, 3).unwrap();
+    dev.enable_check();
+    let j = job(writes).fit(cfg.logical_bytes()).unwrap();
+    let mut driver = ssdlab::driver::jobs::JobDriver::new(j, &dev, 3).unwrap();
+    driver.start(&mut dev);
+    assert!(dev.run(&mut driver, 1 << 20, &mut |_, _| true).unwrap());
+    driver.finish().unwrap();
+    let dc = dev.check().unwrap();
+    assert!(dc.reads > 0, "no read was checked");
+    if let Some(e) = &dc.first_error {
+        panic!("data check failed: {e}");
+    }
+}
+
 #[test]
 fn trim_then_read_returns_without_media_access() {
     let cfg = small(&["precondition.fill=\"sequential\""]);

@@ -286,6 +286,11 @@ pub struct GcConfig {
     /// cold data do not mix again. Off by default: all moved data shares the plane's GC block.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub per_stream: bool,
+    /// With `nand.multiplane`: a GC copy takes the next copy of GC jobs on the die's other
+    /// planes along, as one multi-plane operation (one sense, one program for all). On by
+    /// default; off: every GC copy runs alone.
+    #[serde(skip_serializing_if = "is_true")]
+    pub multiplane_copies: bool,
 }
 
 /// Background GC waits this long after the last host command (100 ms). Assumed: no datasheet
@@ -296,6 +301,10 @@ pub const DEFAULT_IDLE_AFTER: Dur = Dur(crate::sim::SimTime::from_us(100_000));
 
 fn is_one(v: &u32) -> bool {
     *v == 1
+}
+
+fn is_true(v: &bool) -> bool {
+    *v
 }
 
 impl Default for GcConfig {
@@ -311,6 +320,7 @@ impl Default for GcConfig {
             background_free_fraction: None,
             copyback: false,
             per_stream: false,
+            multiplane_copies: true,
         }
     }
 }

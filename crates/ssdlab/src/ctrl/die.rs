@@ -87,6 +87,9 @@ pub struct Die {
     /// The transactions of the operation under way (reads and programs).
     pub op: Vec<u32>,
     pub gc_op: GcOp,
+    /// Copies of GC jobs on the die's other planes that joined `gc_op` as one multi-plane
+    /// operation (one sense and one program for all).
+    pub gc_partners: Vec<GcOp>,
     /// Time spent busy, for utilisation.
     pub busy: SimTime,
     /// GC operations the die owes before its next host write under soft urgency: set by each
@@ -113,6 +116,7 @@ impl Default for Die {
             phase: Phase::Idle,
             op: Vec::with_capacity(16),
             gc_op: GcOp::default(),
+            gc_partners: Vec::new(),
             busy: SimTime::ZERO,
             gc_owed: 0,
             step_at: SimTime::ZERO,

@@ -146,6 +146,8 @@ pub struct Fil {
     window: usize,
     /// `ftl.gc.copyback`: GC copies a page inside the die where the page allows it.
     copyback: bool,
+    /// `nand.multiplane` and `ftl.gc.multiplane_copies`: GC copies of the die's planes pair up.
+    gc_multiplane: bool,
     /// Read errors and read retry, with `[reliability]`.
     errors: Option<ErrorModel>,
     /// Read transactions that could not be decoded, until the HIL has heard of them.
@@ -165,6 +167,7 @@ impl Fil {
             rule: cfg.nand.multiplane_rule(),
             window: cfg.controller.multiplane_window as usize,
             copyback: cfg.ftl.gc.copyback,
+            gc_multiplane: cfg.nand.multiplane && cfg.ftl.gc.multiplane_copies,
             errors: None,
             failed: Vec::new(),
             counters: FilCounters::default(),
@@ -313,44 +316,13 @@ impl Fil {
     /// destination page (the GC block fills in order, so consecutive moves share a page), or,
     /// once the copies are cut, the victim's erase. None when the job has nothing left.
     fn next_gc_op(&mut self, die: u32) -> Option<GcOp> {
-        let upp = self.geo.units_per_page as usize;
-        let geo = &self.geo;
-        let job = self.dies[die as usize].gc.front_mut()?;
-        let moves = &job.task.moves;
-        if job.next < moves.len() {
-            let i = job.next;
-            let (from, to, epoch) = moves[i];
-            let page = geo.page_id(to);
-            let mut j = i + 1;
-            while j < moves.len() && geo.page_id(moves[j].1) == page && j - i < upp {
-                j += 1;
-            }
-            let mut src_pages = 1u16;
-            for k in i + 1..j {
-                if (i..k).all(|m| geo.page_id(moves[m].0) != geo.page_id(moves[k].0)) {
-                    src_pages += 1;
-                }
-            }
-            // Copyback programs the page register as sensed: one source page, and each unit
-            // at the offset it had there.
-            let copyback = self.copyback
-                && src_pages == 1
-                && moves[i..j]
-                    .iter()
-                    .all(|&(f, t, _)| f % upp as u32 == t % upp as u32);
-            job.next = j;
+        let job = self.dies[die as usize].gc.front()?;
+        if let Some((g, next)) = self.gc_copy_of(job) {
+            let job = self.dies[die as usize].gc.front_mut().expect("front job");
+            job.next = next;
             // The move list was written when the victim was chosen, long ago: fetch ahead.
-            crate::sim::mem::prefetch(moves, j + 16);
-            return Some(GcOp {
-                erase: false,
-                pun: to,
-                src: from,
-                units: (j - i) as u16,
-                src_pages,
-                epoch,
-                plane: job.task.plane,
-                copyback,
-            });
+            crate::sim::mem::prefetch(&job.task.moves, next + 16);
+            return Some(g);
         }
         let job = self.dies[die as usize]
             .gc
@@ -370,6 +342,94 @@ impl Fil {
             plane: job.task.plane,
             copyback: false,
         })
+    }
+
+    /// `job`'s next copy and the index of the move after it, or None once its copies are cut.
+    fn gc_copy_of(&self, job: &GcJob) -> Option<(GcOp, usize)> {
+        let upp = self.geo.units_per_page as usize;
+        let geo = &self.geo;
+        let moves = &job.task.moves;
+        let i = job.next;
+        if i >= moves.len() {
+            return None;
+        }
+        let (from, to, epoch) = moves[i];
+        let page = geo.page_id(to);
+        let mut j = i + 1;
+        while j < moves.len() && geo.page_id(moves[j].1) == page && j - i < upp {
+            j += 1;
+        }
+        let mut src_pages = 1u16;
+        for k in i + 1..j {
+            if (i..k).all(|m| geo.page_id(moves[m].0) != geo.page_id(moves[k].0)) {
+                src_pages += 1;
+            }
+        }
+        // Copyback programs the page register as sensed: one source page, and each unit at
+        // the offset it had there.
+        let copyback = self.copyback
+            && src_pages == 1
+            && moves[i..j]
+                .iter()
+                .all(|&(f, t, _)| f % upp as u32 == t % upp as u32);
+        Some((
+            GcOp {
+                erase: false,
+                pun: to,
+                src: from,
+                units: (j - i) as u16,
+                src_pages,
+                epoch,
+                plane: job.task.plane,
+                copyback,
+            },
+            j,
+        ))
+    }
+
+    /// Copies of the die's other planes' GC jobs that join `lead` as one multi-plane
+    /// operation, as a controller's firmware pairs GC copies across planes: one per plane, each
+    /// the next copy of the first job of its plane (so every plane's copies keep their order),
+    /// copied the way `lead` is (by copyback or not), and, under an address rule, at addresses
+    /// it lets pair. Taken from their jobs into `die.gc_partners`.
+    fn gather_gc_partners(&mut self, die: u32, lead: &GcOp) {
+        let mut partners = std::mem::take(&mut self.dies[die as usize].gc_partners);
+        partners.clear();
+        if !self.gc_multiplane || lead.erase {
+            self.dies[die as usize].gc_partners = partners;
+            return;
+        }
+        let max = self.geo.planes_per_die as usize;
+        let jobs = self.dies[die as usize].gc.len();
+        for k in 1..jobs {
+            if partners.len() + 1 >= max {
+                break;
+            }
+            let job = &self.dies[die as usize].gc[k];
+            let plane = job.task.plane;
+            // The first job of its plane, on a plane not yet in the operation.
+            if plane == lead.plane
+                || partners.iter().any(|p| p.plane == plane)
+                || self.dies[die as usize]
+                    .gc
+                    .iter()
+                    .take(k)
+                    .any(|j| j.task.plane == plane)
+            {
+                continue;
+            }
+            let Some((g, next)) = self.gc_copy_of(job) else {
+                continue;
+            };
+            let rule_ok = self.rule == MultiplaneRule::Relaxed
+                || (self.geo.multiplane_addresses_ok(self.rule, lead.src, g.src)
+                    && self.geo.multiplane_addresses_ok(self.rule, lead.pun, g.pun));
+            if g.copyback == lead.copyback && rule_ok {
+                self.dies[die as usize].gc[k].next = next;
+                partners.push(g);
+            }
+        }
+        self.dies[die as usize].gc_partners = partners;
     }
 
     /// Start the die's next operation if it is idle and has work.
@@ -422,7 +482,12 @@ impl Fil {
         };
         if queue == 2 {
             match self.next_gc_op(die) {
-                Some(g) => self.start_gc_op(now, die, g, q),
+                Some(g) => {
+                    self.gather_gc_partners(die, &g);
+                    let d = &mut self.dies[die as usize];
+                    d.gc_owed = d.gc_owed.saturating_sub(d.gc_partners.len() as u32);
+                    self.start_gc_op(now, die, g, q)
+                }
                 None => self.start_die(now, die, ftl, q),
             }
             return;
@@ -596,9 +661,11 @@ impl Fil {
             plane: t.plane,
             copyback: false,
         };
+        self.dies[die as usize].gc_partners.clear();
         self.start_gc_op(now, die, g, q);
     }
 
+    /// Start GC operation `g` with the partners in `die.gc_partners` (a multi-plane copy).
     fn start_gc_op(&mut self, now: SimTime, die: u32, g: GcOp, q: &mut EventQueue<Event>) {
         let ch = self.geo.channel_of_die(die) as usize;
         let timing = &self.nand;
@@ -611,10 +678,24 @@ impl Fil {
                 cmd_end,
             )
         } else {
-            // One sense per distinct source page, back to back on the die.
-            let n = g.src_pages as u64;
-            let (start, cmd_end) = self.channels[ch].reserve(now, timing.cmd_addr * n);
-            let t_r = timing.read[timing.page_type(self.geo.page_in_block(g.src))] * n;
+            // One sense per distinct source page, back to back on the die. A multi-plane copy
+            // addresses every member's pages in turn and senses a page of each plane at once:
+            // as many senses as the member with the most source pages, each as long as the
+            // slowest page type among the members.
+            let partners = &self.dies[die as usize].gc_partners;
+            let sense = |src: u32| timing.read[timing.page_type(self.geo.page_in_block(src))];
+            let (pages, t_r) = if partners.is_empty() {
+                (g.src_pages as u64, sense(g.src) * g.src_pages as u64)
+            } else {
+                let members = || std::iter::once(&g).chain(partners.iter());
+                let pages: u64 = members().map(|m| m.src_pages as u64).sum();
+                let rounds = members().map(|m| m.src_pages as u64).max().unwrap_or(1);
+                let slowest = members()
+                    .map(|m| sense(m.src))
+                    .fold(SimTime::ZERO, SimTime::max);
+                (pages, slowest * rounds)
+            };
+            let (start, cmd_end) = self.channels[ch].reserve(now, timing.cmd_addr * pages);
             (
                 Phase::CopySensed,
                 cmd_end + t_r,
@@ -736,22 +817,32 @@ impl Fil {
             Phase::BlockErased => return Ok(Step::Erased(op)),
             Phase::CopySensed => {
                 let g = self.dies[die as usize].gc_op;
-                let in_end = if g.copyback {
-                    // Copyback program: its command and address, and the page register is
-                    // programmed as it is.
-                    self.counters.copyback_pages += 1;
-                    self.channels[ch].reserve(now, self.nand.cmd_addr).1
-                } else {
-                    // Out to the controller, ECC, back in, program.
-                    let xfer = self.nand.bus_time(self.geo.unit_bytes * g.units as u64);
-                    let (_, out_end) = self.channels[ch].reserve(now, xfer);
-                    self.channels[ch]
-                        .reserve(out_end + self.nand.ecc_decode, self.nand.cmd_addr + xfer)
-                        .1
-                };
-                let t_prog = self.nand.program[self.nand.page_type(self.geo.page_in_block(g.pun))];
-                self.counters.nand_pages_read += g.src_pages as u64;
+                let partners = std::mem::take(&mut self.dies[die as usize].gc_partners);
+                let mut in_end = now;
+                let mut t_prog = SimTime::ZERO;
+                for m in std::iter::once(&g).chain(partners.iter()) {
+                    in_end = if m.copyback {
+                        // Copyback program: its command and address, and the page register is
+                        // programmed as it is.
+                        self.counters.copyback_pages += 1;
+                        self.channels[ch].reserve(now, self.nand.cmd_addr).1
+                    } else {
+                        // Out to the controller, ECC, back in, program.
+                        let xfer = self.nand.bus_time(self.geo.unit_bytes * m.units as u64);
+                        let (_, out_end) = self.channels[ch].reserve(now, xfer);
+                        self.channels[ch]
+                            .reserve(out_end + self.nand.ecc_decode, self.nand.cmd_addr + xfer)
+                            .1
+                    };
+                    let page = self.geo.page_in_block(m.pun);
+                    t_prog = t_prog.max(self.nand.program[self.nand.page_type(page)]);
+                    self.counters.nand_pages_read += m.src_pages as u64;
+                }
+                if !partners.is_empty() {
+                    self.counters.multiplane_ops += 1;
+                }
                 let d = &mut self.dies[die as usize];
+                d.gc_partners = partners;
                 d.busy += in_end + t_prog - now;
                 d.phase = Phase::CopyProgrammed;
                 d.op = op;
@@ -761,17 +852,22 @@ impl Fil {
             }
             Phase::CopyProgrammed => {
                 let g = self.dies[die as usize].gc_op;
-                self.counters.nand_pages_written += 1;
                 if !op.is_empty() {
                     // A merge copy: its FTL hears of it through the caller.
+                    self.counters.nand_pages_written += 1;
                     return Ok(Step::Programmed(op));
                 }
-                // Only if the block was not erased (and reused) since the copy was cut.
-                if ftl.blocks()[self.geo.block_of_unit(g.pun) as usize].epoch == g.epoch {
-                    for pun in g.pun..g.pun + g.units as u32 {
-                        ftl.mark_programmed(pun);
+                let partners = std::mem::take(&mut self.dies[die as usize].gc_partners);
+                for m in std::iter::once(&g).chain(partners.iter()) {
+                    self.counters.nand_pages_written += 1;
+                    // Only if the block was not erased (and reused) since the copy was cut.
+                    if ftl.blocks()[self.geo.block_of_unit(m.pun) as usize].epoch == m.epoch {
+                        for pun in m.pun..m.pun + m.units as u32 {
+                            ftl.mark_programmed(pun);
+                        }
                     }
                 }
+                self.dies[die as usize].gc_partners = partners;
                 self.finish_op(now, die, op, ftl, q);
             }
             Phase::Erased => {
