@@ -399,25 +399,24 @@ impl Fil {
             self.dies[die as usize].gc_partners = partners;
             return;
         }
-        let max = self.geo.planes_per_die as usize;
+        let ppd = self.geo.planes_per_die;
+        let max = ppd as usize;
+        // Planes whose first job has been met (by index in the die, folded into 64 bits: on a
+        // die of more planes two may share a bit, which only passes a partner up).
+        let bit = |plane: u32| 1u64 << ((plane % ppd) % 64);
+        let mut seen = bit(lead.plane);
+        let every = if ppd >= 64 { u64::MAX } else { (1 << ppd) - 1 };
         let jobs = self.dies[die as usize].gc.len();
         for k in 1..jobs {
-            if partners.len() + 1 >= max {
+            if partners.len() + 1 >= max || seen == every {
                 break;
             }
             let job = &self.dies[die as usize].gc[k];
             let plane = job.task.plane;
-            // The first job of its plane, on a plane not yet in the operation.
-            if plane == lead.plane
-                || partners.iter().any(|p| p.plane == plane)
-                || self.dies[die as usize]
-                    .gc
-                    .iter()
-                    .take(k)
-                    .any(|j| j.task.plane == plane)
-            {
+            if seen & bit(plane) != 0 {
                 continue;
             }
+            seen |= bit(plane);
             let Some((g, next)) = self.gc_copy_of(job) else {
                 continue;
             };
