@@ -4,8 +4,6 @@
 mod common;
 
 use proptest::prelude::*;
-use ssdlab::device::Device;
-use ssdlab::driver::jobs::JobDriver;
 use ssdlab::{JobSpec, SsdConfig};
 
 fn cached(extra: &[&str]) -> SsdConfig {
@@ -15,24 +13,6 @@ fn cached(extra: &[&str]) -> SsdConfig {
     ];
     ov.extend(extra.iter().map(|s| s.to_string()));
     SsdConfig::resolve("small-tlc", &ov).unwrap()
-}
-
-/// Run with the data oracle on; return the device for inspection.
-fn run_checked(cfg: &SsdConfig, job: &str, seed: u64) -> Device {
-    let spec = JobSpec::from_toml_str(job, "test job").unwrap();
-    let job = spec.fit(cfg.logical_bytes()).unwrap();
-    let mut sys = Device::new(cfg, seed).unwrap();
-    sys.enable_check();
-    let mut driver = JobDriver::new(job, &sys, seed).unwrap();
-    driver.start(&mut sys);
-    assert!(sys.run(&mut driver, 1 << 20, &mut |_, _| true).unwrap());
-    driver.finish().unwrap();
-    let dc = sys.check().unwrap();
-    assert!(dc.reads > 0, "no read was checked");
-    if let Some(e) = &dc.first_error {
-        panic!("data check failed: {e}");
-    }
-    sys
 }
 
 proptest! {
@@ -61,7 +41,7 @@ proptest! {
         ]);
         // A small hot region so reads and writes collide often.
         let job = format!("rw = \"randrw\"\nrwmixread = 50\nbs = \"{bs}\"\niodepth = 8\nsize = \"4MiB\"\nio_count = 1500");
-        run_checked(&cfg, &job, seed);
+        common::run_checked(&cfg, &job, seed, false);
     }
 }
 

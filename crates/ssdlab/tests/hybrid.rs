@@ -5,7 +5,6 @@ mod common;
 
 use proptest::prelude::*;
 use ssdlab::device::{Completion, Device, Driver, Flags, Request};
-use ssdlab::driver::jobs::JobDriver;
 use ssdlab::sim::SimTime;
 use ssdlab::workload::Op;
 use ssdlab::{JobSpec, SsdConfig};
@@ -25,23 +24,6 @@ fn small(kind: &str, logs: Option<u32>) -> SsdConfig {
     SsdConfig::resolve("small-tlc", &ov).unwrap()
 }
 
-fn run_checked(cfg: &SsdConfig, job: &str, seed: u64) -> Device {
-    let spec = JobSpec::from_toml_str(job, "test job").unwrap();
-    let job = spec.fit(cfg.logical_bytes()).unwrap();
-    let mut dev = Device::new(cfg, seed).unwrap();
-    dev.enable_check();
-    let mut driver = JobDriver::new(job, &dev, seed).unwrap();
-    driver.start(&mut dev);
-    assert!(dev.run(&mut driver, 1 << 20, &mut |_, _| true).unwrap());
-    driver.finish().unwrap();
-    let dc = dev.check().unwrap();
-    assert!(dc.reads > 0, "no read was checked");
-    if let Some(e) = &dc.first_error {
-        panic!("data check failed: {e}");
-    }
-    dev
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
 
@@ -56,7 +38,7 @@ proptest! {
         let cfg = small(kind.0, kind.1);
         // A small region, so that merges come often.
         let job = format!("rw = \"randrw\"\nrwmixread = 40\nbs = \"{bs}\"\niodepth = 8\nsize = \"4MiB\"\nio_count = 1200");
-        let dev = run_checked(&cfg, &job, seed);
+        let dev = common::run_checked(&cfg, &job, seed, false);
         let m = &dev.hil().hybrid().unwrap().ftl.counts;
         prop_assert!(m.full + m.partial + m.switch > 0, "no merge: {:?}", m);
     }

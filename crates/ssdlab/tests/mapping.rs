@@ -5,7 +5,6 @@
 mod common;
 
 use ssdlab::device::{Device, Flags, Request};
-use ssdlab::driver::jobs::JobDriver;
 use ssdlab::workload::Op;
 use ssdlab::{JobSpec, SsdConfig};
 
@@ -21,22 +20,12 @@ fn cached(cache: &str) -> SsdConfig {
     ])
 }
 
-/// Run `job` with the data oracle on, after the config's preconditioning.
+/// Run `job` with the data oracle on, after the config's preconditioning; many reads checked
+/// and the FTL's own invariants hold at the end.
 fn run_checked(cfg: &SsdConfig, job: &str, seed: u64) -> Device {
-    let spec = JobSpec::from_toml_str(job, "test job").unwrap();
-    let job = spec.fit(cfg.logical_bytes()).unwrap();
-    let mut dev = Device::new(cfg, seed).unwrap();
-    ssdlab::run::precondition(&mut dev, cfg, seed).unwrap();
-    dev.enable_check();
-    let mut driver = JobDriver::new(job, &dev, seed).unwrap();
-    driver.start(&mut dev);
-    assert!(dev.run(&mut driver, 1 << 20, &mut |_, _| true).unwrap());
-    driver.finish().unwrap();
-    let dc = dev.check().unwrap();
-    assert!(dc.reads > 1000, "only {} reads were checked", dc.reads);
-    if let Some(e) = &dc.first_error {
-        panic!("data check failed: {e}");
-    }
+    let dev = common::run_checked(cfg, job, seed, true);
+    let reads = dev.check().unwrap().reads;
+    assert!(reads > 1000, "only {reads} reads were checked");
     dev.ftl().check().unwrap();
     dev
 }

@@ -177,18 +177,7 @@ fn gc_copies_pair_across_planes_and_keep_the_data() {
     let events = |v: &serde_json::Value| v["sim"]["events"].as_u64().unwrap();
     assert!(events(&on_v) < events(&off_v));
 
-    let mut dev = ssdlab::device::Device::new(&cfg, 3).unwrap();
-    dev.enable_check();
-    let j = job(writes).fit(cfg.logical_bytes()).unwrap();
-    let mut driver = ssdlab::driver::jobs::JobDriver::new(j, &dev, 3).unwrap();
-    driver.start(&mut dev);
-    assert!(dev.run(&mut driver, 1 << 20, &mut |_, _| true).unwrap());
-    driver.finish().unwrap();
-    let dc = dev.check().unwrap();
-    assert!(dc.reads > 0, "no read was checked");
-    if let Some(e) = &dc.first_error {
-        panic!("data check failed: {e}");
-    }
+    common::run_checked(&cfg, writes, 3, true);
 }
 
 #[test]
