@@ -70,6 +70,11 @@ pub struct CacheBuffer {
     /// with 1 MiB writes ran 40 times slower per event). A line going to the head is the
     /// newest, so its push costs one comparison.
     idle: BinaryHeap<IdleEntry>,
+    /// LRU and FIFO: the dirty lines not under flush, oldest on top, kept as `idle` is. A
+    /// background flush takes the oldest; a scan from the tail passed every line flushed
+    /// before it again (clean now, still in the order until evicted), and with a 1 GiB buffer
+    /// of 4 KiB lines random writes ran at 8 K requests per wall-clock second.
+    dirty_idle: BinaryHeap<IdleEntry>,
     next_stamp: u64,
 }
 
@@ -86,6 +91,7 @@ impl CacheBuffer {
             tail: NIL,
             dirty: 0,
             idle: BinaryHeap::new(),
+            dirty_idle: BinaryHeap::new(),
             next_stamp: 0,
         }
     }
@@ -108,6 +114,38 @@ impl CacheBuffer {
         }
         let stamp = self.lines[slot as usize].stamp;
         self.idle.push(IdleEntry { stamp, slot });
+        if self.lines[slot as usize].dirty {
+            self.push_dirty_idle(slot);
+        }
+    }
+
+    /// An entry of `dirty_idle` names a line that is in the order, dirty, not under flush, and
+    /// has not moved since.
+    fn dirty_entry_current(lines: &[Line], e: IdleEntry) -> bool {
+        let l = &lines[e.slot as usize];
+        l.stamp == e.stamp && l.dirty && !l.flushing
+    }
+
+    /// `slot` is dirty and not under flush at its place in the order (LRU, FIFO).
+    fn push_dirty_idle(&mut self, slot: u32) {
+        if self.dirty_idle.len() > 4 * self.capacity.max(64) as usize {
+            let lines = &self.lines;
+            self.dirty_idle
+                .retain(|&e| Self::dirty_entry_current(lines, e));
+        }
+        let stamp = self.lines[slot as usize].stamp;
+        self.dirty_idle.push(IdleEntry { stamp, slot });
+    }
+
+    /// The dirty line not under flush nearest the eviction end (LRU, FIFO).
+    fn oldest_dirty_idle(&mut self) -> Option<u32> {
+        while let Some(&e) = self.dirty_idle.peek() {
+            if Self::dirty_entry_current(&self.lines, e) {
+                return Some(e.slot);
+            }
+            self.dirty_idle.pop();
+        }
+        None
     }
 
     pub fn capacity(&self) -> u32 {
@@ -184,11 +222,14 @@ impl CacheBuffer {
     /// Record a write to a cached line.
     pub fn write(&mut self, slot: u32) {
         let l = &mut self.lines[slot as usize];
+        l.generation = l.generation.wrapping_add(1);
         if !l.dirty {
             l.dirty = true;
             self.dirty += 1;
+            if !l.flushing && l.stamp != UNLINKED && self.policy != Replacement::Clock {
+                self.push_dirty_idle(slot);
+            }
         }
-        l.generation = l.generation.wrapping_add(1);
     }
 
     /// A flush that started at `generation` finished: the line is clean unless written since.
@@ -288,7 +329,10 @@ impl CacheBuffer {
     }
 
     /// The first dirty line not being flushed among the `window` lines at the eviction end.
-    pub fn dirty_near_eviction(&self, window: u32) -> Option<u32> {
+    pub fn dirty_near_eviction(&mut self, window: u32) -> Option<u32> {
+        if window >= self.len() && self.policy != Replacement::Clock {
+            return self.oldest_dirty_idle();
+        }
         let mut slot = self.tail;
         let mut n = 0;
         while slot != NIL && n < window {
@@ -449,8 +493,9 @@ mod tests {
     }
 
     proptest! {
-        /// The victim is what a scan of the whole order from the tail picks, under every policy,
-        /// with flushes starting and ending, writes, hits, discards and evictions in any order.
+        /// The victim, and the dirty line a background flush takes, are what a scan of the whole
+        /// order from the tail picks, under every policy, with flushes starting and ending,
+        /// writes, hits, discards and evictions in any order.
         #[test]
         fn the_victim_matches_a_scan_from_the_tail(
             policy in prop_oneof![Just(Replacement::Lru), Just(Replacement::Fifo), Just(Replacement::Clock)],
@@ -501,6 +546,10 @@ mod tests {
                     _ => prop_assert_eq!(fast.victim(), slow.victim_by_walk()),
                 }
                 prop_assert_eq!(fast.state(), slow.state());
+                // The oldest dirty line not under flush (a background flush's pick) is the
+                // first a walk from the tail finds.
+                let walked = slow.dirty_idle_lines().first().copied();
+                prop_assert_eq!(fast.dirty_near_eviction(u32::MAX), walked);
             }
         }
     }
