@@ -56,11 +56,12 @@ fn assert_within_15_percent(preset: &str, got: [f64; 4], sheet: [f64; 4], which:
     }
 }
 
-/// A figure docs/presets.md explains: above the document's (the write buffer takes writes at
-/// link speed) and within 15 % of the value the page gives, so that a change is seen.
+/// A figure docs/presets.md explains: on the same side of the document's figure as the value
+/// the page gives (the write buffer takes writes at its own speed; QD32 sequential reads are
+/// bound by what is in flight), and within 15 % of that value, so that a change is seen.
 fn assert_explained(preset: &str, i: usize, got: f64, sheet: f64, documented: f64) {
     assert!(
-        got > sheet && (got / documented - 1.0).abs() <= 0.15,
+        (got > sheet) == (documented > sheet) && (got / documented - 1.0).abs() <= 0.15,
         "{preset} {}: {got:.0}, documented as {documented:.0} against the document's {sheet:.0}",
         NAMES[i]
     );
@@ -98,16 +99,6 @@ fn emmc_51_class_meets_its_reads_and_explains_its_writes() {
     assert_explained("emmc51-tlc-64g", 3, got[3], sheet[3], 27_282.0);
 }
 
-/// A figure docs/presets.md explains as below the document's: under it and within 15 % of the
-/// value the page gives.
-fn assert_explained_below(preset: &str, i: usize, got: f64, sheet: f64, documented: f64) {
-    assert!(
-        got < sheet && (got / documented - 1.0).abs() <= 0.15,
-        "{preset} {}: {got:.0}, documented as {documented:.0} below the document's {sheet:.0}",
-        NAMES[i]
-    );
-}
-
 #[test]
 fn pcie4_980_pro_class_meets_its_random_reads_and_explains_the_rest() {
     // Samsung 980 PRO 1 TB: 7,000 / 5,000 MB/s, 1,000K / 1,000K IOPS (16 workers at QD32,
@@ -115,7 +106,7 @@ fn pcie4_980_pro_class_meets_its_random_reads_and_explains_the_rest() {
     let sheet = [7000.0, 5000.0, 1_000_000.0, 1_000_000.0];
     let got = headline("pcie4-tlc-980pro", 64, 16, 32);
     assert_within_15_percent("pcie4-tlc-980pro", got, sheet, &[2]);
-    assert_explained_below("pcie4-tlc-980pro", 0, got[0], sheet[0], 6005.0);
+    assert_explained("pcie4-tlc-980pro", 0, got[0], sheet[0], 6005.0);
     assert_explained("pcie4-tlc-980pro", 1, got[1], sheet[1], 6391.0);
     assert_explained("pcie4-tlc-980pro", 3, got[3], sheet[3], 1_556_961.0);
 }
@@ -127,7 +118,7 @@ fn pcie5_t700_class_meets_its_writes_and_random_reads_and_explains_the_rest() {
     let sheet = [12_400.0, 11_800.0, 1_500_000.0, 1_500_000.0];
     let got = headline("pcie5-tlc-t700", 64, 16, 32);
     assert_within_15_percent("pcie5-tlc-t700", got, sheet, &[1, 2]);
-    assert_explained_below("pcie5-tlc-t700", 0, got[0], sheet[0], 10_457.0);
+    assert_explained("pcie5-tlc-t700", 0, got[0], sheet[0], 10_457.0);
     assert_explained("pcie5-tlc-t700", 3, got[3], sheet[3], 3_027_431.0);
 }
 

@@ -226,7 +226,7 @@ impl CacheBuffer {
         if !l.dirty {
             l.dirty = true;
             self.dirty += 1;
-            if !l.flushing && l.stamp != UNLINKED && self.policy != Replacement::Clock {
+            if !l.flushing && self.policy != Replacement::Clock {
                 self.push_dirty_idle(slot);
             }
         }
@@ -242,12 +242,13 @@ impl CacheBuffer {
             self.free.push(slot);
             return false;
         }
-        self.push_idle(slot);
         let l = &mut self.lines[slot as usize];
         if l.dirty && l.generation == generation {
             l.dirty = false;
             self.dirty -= 1;
         }
+        // After the clean-up: only a line written during its flush is still dirty.
+        self.push_idle(slot);
         true
     }
 

@@ -393,12 +393,11 @@ impl Fil {
     /// copied the way `lead` is (by copyback or not), and, under an address rule, at addresses
     /// it lets pair. Taken from their jobs into `die.gc_partners`.
     fn gather_gc_partners(&mut self, die: u32, lead: &GcOp) {
-        let mut partners = std::mem::take(&mut self.dies[die as usize].gc_partners);
-        partners.clear();
+        self.dies[die as usize].gc_partners.clear();
         if !self.gc_multiplane || lead.erase {
-            self.dies[die as usize].gc_partners = partners;
             return;
         }
+        let mut partners = std::mem::take(&mut self.dies[die as usize].gc_partners);
         let ppd = self.geo.planes_per_die;
         let max = ppd as usize;
         // Planes whose first job has been met (by index in the die, folded into 64 bits: on a
@@ -683,17 +682,13 @@ impl Fil {
             // slowest page type among the members.
             let partners = &self.dies[die as usize].gc_partners;
             let sense = |src: u32| timing.read[timing.page_type(self.geo.page_in_block(src))];
-            let (pages, t_r) = if partners.is_empty() {
-                (g.src_pages as u64, sense(g.src) * g.src_pages as u64)
-            } else {
-                let members = || std::iter::once(&g).chain(partners.iter());
-                let pages: u64 = members().map(|m| m.src_pages as u64).sum();
-                let rounds = members().map(|m| m.src_pages as u64).max().unwrap_or(1);
-                let slowest = members()
-                    .map(|m| sense(m.src))
-                    .fold(SimTime::ZERO, SimTime::max);
-                (pages, slowest * rounds)
-            };
+            let (mut pages, mut rounds, mut slowest) = (0u64, 0u64, SimTime::ZERO);
+            for m in std::iter::once(&g).chain(partners.iter()) {
+                pages += m.src_pages as u64;
+                rounds = rounds.max(m.src_pages as u64);
+                slowest = slowest.max(sense(m.src));
+            }
+            let t_r = slowest * rounds;
             let (start, cmd_end) = self.channels[ch].reserve(now, timing.cmd_addr * pages);
             (
                 Phase::CopySensed,
