@@ -4,11 +4,11 @@
 //! counts at a clock (`HostConfig::costs`).
 
 use crate::config::{HostConfig, InterruptMode};
-use crate::sim::time::Timeline;
+use crate::sim::time::{CoreTimeline, Timeline};
 use crate::sim::SimTime;
 
 pub struct HostCpu {
-    cores: Vec<Timeline>,
+    cores: Vec<CoreTimeline>,
     submit_cost: SimTime,
     complete_cost: SimTime,
     poll_cost: SimTime,
@@ -24,7 +24,7 @@ impl HostCpu {
             .costs()
             .unwrap_or_else(|(f, m)| panic!("unvalidated host config: {f}: {m}"));
         HostCpu {
-            cores: vec![Timeline::default(); h.cores as usize],
+            cores: vec![CoreTimeline::default(); h.cores as usize],
             submit_cost: c.submit,
             complete_cost: c.complete,
             poll_cost: c.poll,
@@ -72,7 +72,7 @@ impl HostCpu {
 
     /// The timeline of `core`, for work planned piece by piece (the DRAM interface's copies).
     pub fn core_mut(&mut self, core: u32) -> &mut Timeline {
-        &mut self.cores[core as usize]
+        &mut self.cores[core as usize].line
     }
 
     /// The completion work of a command the host can see from `seen`, with an interrupt
@@ -96,7 +96,7 @@ impl HostCpu {
 
     /// Busy time of each core.
     pub fn busy(&self) -> impl Iterator<Item = SimTime> + '_ {
-        self.cores.iter().map(|t| t.busy)
+        self.cores.iter().map(|t| t.line.busy)
     }
 }
 
@@ -149,6 +149,37 @@ mod tests {
         let mut d = cpu(1);
         d.syscall(0, SimTime::ZERO);
         assert_eq!(d.submit(0, SimTime::ZERO, 1 << 20), SimTime::from_ns(1500));
+    }
+
+    /// A completion handler is reserved when the device posts its entry, for when the
+    /// interrupt will arrive (10 µs). A submit the core runs before that takes the idle time in
+    /// front of it instead of queueing behind the handler.
+    #[test]
+    fn a_submit_before_a_handler_reserved_ahead_runs_in_the_idle_time_before_it() {
+        let us = SimTime::from_us;
+        let mut c = cpu(1);
+        assert_eq!(c.reserve(0, us(10), us(2)), (us(10), us(12)));
+        assert_eq!(c.submit(0, SimTime::ZERO, 4096), SimTime::from_ns(1500));
+        assert_eq!(c.submit(0, SimTime::ZERO, 4096), SimTime::from_ns(3000));
+        // Work after the handler still queues behind it.
+        assert_eq!(c.submit(0, us(11), 4096), SimTime::from_ns(13_500));
+        let busy: Vec<_> = c.busy().collect();
+        assert_eq!(busy, vec![SimTime::from_ns(6500)]);
+    }
+
+    /// Work longer than the idle time left runs until the handler starts and finishes after it
+    /// (the interrupt pre-empts it).
+    #[test]
+    fn work_longer_than_the_idle_time_finishes_after_the_handler() {
+        let us = SimTime::from_us;
+        let mut c = cpu(1);
+        c.reserve(0, us(10), us(2));
+        // 1.5 µs from 9 µs: 1 µs before the handler, 0.5 µs after it.
+        assert_eq!(c.submit(0, us(9), 4096), SimTime::from_ns(12_500));
+        // The idle time is used up: the next submit starts after both.
+        assert_eq!(c.submit(0, us(9), 4096), SimTime::from_ns(14_000));
+        let busy: Vec<_> = c.busy().collect();
+        assert_eq!(busy, vec![SimTime::from_ns(5000)]);
     }
 
     #[test]

@@ -86,3 +86,44 @@ impl Timeline {
         (start, end)
     }
 }
+
+/// A CPU core's timeline: a [`Timeline`] that also fills the idle time left in front of work
+/// reserved ahead of time. A completion handler is reserved when the device posts the entry,
+/// for the moment the interrupt will arrive; a submit the core runs before that moment takes
+/// the idle time before it, as the core would, instead of queueing behind the handler. Work
+/// longer than the idle time runs there and finishes after what was reserved ahead (the
+/// handler pre-empts it). One gap is kept: the latest one a reservation ahead opened.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CoreTimeline {
+    pub line: Timeline,
+    /// Idle time `gap_start .. gap_end` before the reservation that opened it.
+    gap_start: SimTime,
+    gap_end: SimTime,
+}
+
+impl CoreTimeline {
+    /// Reserve `dur` of work that arrives at `at`; returns (start, end).
+    #[inline]
+    pub fn reserve(&mut self, at: SimTime, dur: SimTime) -> (SimTime, SimTime) {
+        if at < self.gap_end {
+            let start = at.max(self.gap_start);
+            let room = self.gap_end - start;
+            if dur <= room {
+                self.gap_start = start + dur;
+                self.line.busy += dur;
+                return (start, start + dur);
+            }
+            // Runs to the end of the gap, the rest after the work reserved ahead.
+            self.gap_start = self.gap_end;
+            let rest = dur - room;
+            self.line.busy += room;
+            let (_, end) = self.line.reserve(self.line.free_at, rest);
+            return (start, end);
+        }
+        if at > self.line.free_at {
+            self.gap_start = self.line.free_at;
+            self.gap_end = at;
+        }
+        self.line.reserve(at, dur)
+    }
+}
