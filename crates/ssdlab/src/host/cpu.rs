@@ -4,11 +4,11 @@
 //! counts at a clock (`HostConfig::costs`).
 
 use crate::config::{HostConfig, InterruptMode};
-use crate::sim::time::{CoreTimeline, Timeline};
+use crate::sim::time::{BackfillTimeline, Timeline};
 use crate::sim::SimTime;
 
 pub struct HostCpu {
-    cores: Vec<CoreTimeline>,
+    cores: Vec<BackfillTimeline>,
     submit_cost: SimTime,
     complete_cost: SimTime,
     poll_cost: SimTime,
@@ -24,7 +24,7 @@ impl HostCpu {
             .costs()
             .unwrap_or_else(|(f, m)| panic!("unvalidated host config: {f}: {m}"));
         HostCpu {
-            cores: vec![CoreTimeline::default(); h.cores as usize],
+            cores: vec![BackfillTimeline::default(); h.cores as usize],
             submit_cost: c.submit,
             complete_cost: c.complete,
             poll_cost: c.poll,

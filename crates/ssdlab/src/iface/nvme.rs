@@ -11,7 +11,7 @@ use crate::config::{InterfaceConfig, InterruptMode};
 use crate::event::Event;
 use crate::host::HostCpu;
 use crate::request::Cmd;
-use crate::sim::time::Timeline;
+use crate::sim::time::BackfillTimeline;
 use crate::sim::{EventQueue, SimTime, Slab};
 use std::collections::VecDeque;
 
@@ -24,8 +24,8 @@ const DWORD: u64 = 4;
 
 pub struct Nvme {
     link: LinkCost,
-    up: Timeline,
-    down: Timeline,
+    up: BackfillTimeline,
+    down: BackfillTimeline,
     /// Submitted commands per SQ, waiting for the controller's fetch.
     sqs: Vec<VecDeque<u32>>,
     /// Entries of each SQ under fetch (0: no fetch in flight for it).
@@ -47,8 +47,8 @@ impl Nvme {
         };
         Ok(Nvme {
             link: LinkCost::new(spec, i.max_payload.0, i.tlp_overhead.0, i.link_latency.0),
-            up: Timeline::default(),
-            down: Timeline::default(),
+            up: BackfillTimeline::default(),
+            down: BackfillTimeline::default(),
             sqs: vec![VecDeque::new(); i.io_queues as usize],
             fetching: vec![0; i.io_queues as usize],
             arbitration_burst: i.arbitration_burst,
@@ -74,7 +74,7 @@ impl Nvme {
 
     /// Busy time of the link: (up, down).
     pub fn link_busy(&self) -> (SimTime, SimTime) {
-        (self.up.busy, self.down.busy)
+        (self.up.line.busy, self.down.line.busy)
     }
 
     /// The driver rings the doorbell of a command it finished preparing at `ready`: a posted
@@ -225,6 +225,23 @@ mod tests {
         assert!(matches!(ev, Event::FetchDone { sq: 0 }));
         assert_eq!(t, SimTime(6_093 + LAT + 22_343 + LAT));
         assert_eq!(n.fetch_done(0), 1);
+    }
+
+    /// Read data reserved up the link for when it will be ready (10 µs) leaves the link idle
+    /// until then: a write's data request made at 0 goes up first, not behind it.
+    #[test]
+    fn a_transfer_before_one_reserved_ahead_uses_the_idle_link() {
+        let (mut n, _) = nvme(&[]);
+        let ahead = SimTime::from_us(10);
+        let data_out = n.push_read_data(ahead, 4096);
+        assert!(data_out > ahead);
+        // Request up (6,093 ps), 4 KiB down (16 TLPs: 4096 + 16 × 24 B = 4,480 B), latency
+        // each way.
+        let wire = n.link.wire_time(4096);
+        assert_eq!(
+            n.pull_write_data(SimTime::ZERO, 4096),
+            SimTime(6_093 + LAT) + wire + SimTime(LAT)
+        );
     }
 
     /// Each SQ with entries has its own fetch in flight, of at most `arbitration_burst` entries;

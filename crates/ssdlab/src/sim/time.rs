@@ -87,21 +87,23 @@ impl Timeline {
     }
 }
 
-/// A CPU core's timeline: a [`Timeline`] that also fills the idle time left in front of work
-/// reserved ahead of time. A completion handler is reserved when the device posts the entry,
-/// for the moment the interrupt will arrive; a submit the core runs before that moment takes
-/// the idle time before it, as the core would, instead of queueing behind the handler. Work
-/// longer than the idle time runs there and finishes after what was reserved ahead (the
-/// handler pre-empts it). One gap is kept: the latest one a reservation ahead opened.
+/// A [`Timeline`] that backfills: work also runs in the idle time left in front of work
+/// reserved ahead of time, as the resource would run it. A host core's completion handler is
+/// reserved when the device posts the entry, for the moment the interrupt will arrive; a
+/// submit before that moment runs in the idle time before it instead of queueing behind the
+/// handler. On a PCIe link direction, read data or a CQ entry is reserved for when it will be
+/// ready; a transfer that starts earlier goes first. Work longer than the idle time runs there
+/// and finishes after what was reserved ahead (the handler pre-empts it; the link interleaves
+/// their packets). One gap is kept: the latest one a reservation ahead opened.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct CoreTimeline {
+pub struct BackfillTimeline {
     pub line: Timeline,
     /// Idle time `gap_start .. gap_end` before the reservation that opened it.
     gap_start: SimTime,
     gap_end: SimTime,
 }
 
-impl CoreTimeline {
+impl BackfillTimeline {
     /// Reserve `dur` of work that arrives at `at`; returns (start, end).
     #[inline]
     pub fn reserve(&mut self, at: SimTime, dur: SimTime) -> (SimTime, SimTime) {
