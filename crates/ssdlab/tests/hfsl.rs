@@ -26,6 +26,7 @@ fn mix(n: u64, pages: u64) -> Vec<HostIo> {
                 offset: sector * 512,
                 len: sectors * 512,
                 meta: x.is_multiple_of(5),
+                app: 0,
             }
         })
         .collect()
@@ -64,12 +65,70 @@ fn a_larger_ssw_sends_more_to_pcm_and_updates_fewer_nand_pages() {
     assert!(page.nand_programs < small.nand_programs);
 }
 
+/// §2.7.4: data owned by one application must not be disturbed by another. Application 1
+/// owns the first 512 KiB; application 2's writes there are refused, each with a message
+/// naming both applications and the range, and the run ends exactly as it does without them.
+#[test]
+fn a_stray_write_by_another_application_is_refused_and_changes_nothing() {
+    let cfg = fusion(&[
+        "hfsl.ssw=\"2KiB\"",
+        "hfsl.protect=[{app=1, offset=\"0B\", len=\"512KiB\"}]",
+    ]);
+    let own: Vec<HostIo> = mix(1500, 2000)
+        .into_iter()
+        .map(|io| HostIo { app: 1, ..io })
+        .collect();
+    let stray = |k: u64| HostIo {
+        write: true,
+        offset: k * 4096 % (512 << 10),
+        len: 2048,
+        meta: false,
+        app: 2,
+    };
+    let mut with_stray = Vec::new();
+    for (i, io) in own.iter().enumerate() {
+        with_stray.push(*io);
+        if i % 100 == 0 {
+            with_stray.push(stray(i as u64));
+        }
+    }
+    let clean = hfsl::run(&cfg, 1, 2000, &own).unwrap();
+    let r = hfsl::run(&cfg, 1, 2000, &with_stray).unwrap();
+    assert_eq!(r.refused_writes, 15);
+    assert_eq!(r.requests, clean.requests);
+    assert_eq!(r.raw_commands, clean.raw_commands);
+    assert_eq!(
+        (r.pcm_pages, r.nand_pages),
+        (clean.pcm_pages, clean.nand_pages)
+    );
+    assert_eq!(format!("{:?}", r.counters), format!("{:?}", clean.counters));
+    let m = &r.refusals[0];
+    assert!(
+        m.contains("application 2") && m.contains("application 1") && m.contains("hfsl.protect[0]"),
+        "{m}"
+    );
+    // Application 2 writes freely outside the range, and application 1's reads of it are fine.
+    let outside = [HostIo {
+        offset: 600 << 10,
+        ..stray(0)
+    }];
+    assert_eq!(
+        hfsl::run(&cfg, 1, 2000, &outside).unwrap().refused_writes,
+        0
+    );
+}
+
 #[test]
 fn bad_hfsl_settings_name_the_field() {
     for (set, field) in [
         ("hfsl.ssw=\"4KiB\"", "hfsl.ssw"),
         ("hfsl.cache_ratio=1.5", "hfsl.cache_ratio"),
         ("hfsl.sub_page=\"3B\"", "hfsl.sub_page"),
+        ("hfsl.protect=[{app=1, offset=\"0B\", len=\"0B\"}]", "hfsl.protect[0]"),
+        (
+            "hfsl.protect=[{app=1, offset=\"0B\", len=\"8KiB\"}, {app=2, offset=\"4KiB\", len=\"8KiB\"}]",
+            "hfsl.protect[1]",
+        ),
     ] {
         let e = SsdConfig::resolve("seed002-fusion", &[set.into()])
             .unwrap_err()

@@ -45,6 +45,37 @@ pub struct HfslConfig {
     /// GC starts on a die when it has fewer free blocks than this.
     #[serde(default = "two")]
     pub gc_free_blocks: u32,
+    /// Write protection (§2.7.4): byte ranges of the logical space, each owned by one
+    /// application; a write into a range by any other application is refused and changes
+    /// nothing. Reads are not restricted. Empty (the default): no range is owned.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub protect: Vec<OwnedRange>,
+}
+
+/// `len` bytes from `offset`, which only application `app` may write.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OwnedRange {
+    pub app: u32,
+    pub offset: Bytes,
+    pub len: Bytes,
+}
+
+impl OwnedRange {
+    /// The first byte past the range (validation keeps it from overflowing).
+    pub fn end(&self) -> u64 {
+        self.offset.0.saturating_add(self.len.0)
+    }
+
+    /// Whether `offset .. offset + len` touches the range (as a controller's protected range
+    /// does).
+    pub fn overlaps(&self, offset: u64, len: u64) -> bool {
+        super::ProtectedRange {
+            offset: self.offset,
+            len: self.len,
+        }
+        .overlaps(offset, len)
+    }
 }
 
 impl Default for HfslConfig {
@@ -56,6 +87,7 @@ impl Default for HfslConfig {
             sub_page: sub_page_default(),
             gc: true,
             gc_free_blocks: two(),
+            protect: Vec::new(),
         }
     }
 }
@@ -104,6 +136,37 @@ impl HfslConfig {
         }
         if self.gc_free_blocks == 0 {
             return e("gc_free_blocks", "got 0, expected at least 1".into());
+        }
+        for (i, r) in self.protect.iter().enumerate() {
+            let field = format!("protect[{i}]");
+            if r.len.0 == 0 || r.offset.0.checked_add(r.len.0).is_none() {
+                return e(
+                    &field,
+                    format!(
+                        "got {} bytes from byte {}, expected a range of at least 1 byte that ends within 2^64",
+                        r.len.0, r.offset.0
+                    ),
+                );
+            }
+            // One owner per byte: two applications' ranges may not overlap.
+            if let Some((j, o)) = self.protect[..i]
+                .iter()
+                .enumerate()
+                .find(|(_, o)| o.app != r.app && o.overlaps(r.offset.0, r.len.0))
+            {
+                return e(
+                    &field,
+                    format!(
+                        "application {}'s bytes {}..{} overlap protect[{j}], application {}'s bytes {}..{}; expected one owner per byte",
+                        r.app,
+                        r.offset.0,
+                        r.end(),
+                        o.app,
+                        o.offset.0,
+                        o.end()
+                    ),
+                );
+            }
         }
         Ok(())
     }

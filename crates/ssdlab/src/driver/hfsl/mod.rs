@@ -9,7 +9,7 @@
 
 pub mod map;
 
-use crate::config::SsdConfig;
+use crate::config::{OwnedRange, SsdConfig};
 use crate::device::{Completion, Device, Driver, Flags, Request, Status};
 use crate::error::{Error, Result};
 use crate::sim::SimTime;
@@ -24,6 +24,9 @@ pub struct HostIo {
     pub len: u64,
     /// A write flagged metadata (goes to PCM whatever its size).
     pub meta: bool,
+    /// The application that sends it: a write into a range another application owns
+    /// (`hfsl.protect`) is refused.
+    pub app: u32,
 }
 
 /// What a run of HFSL measured.
@@ -39,10 +42,18 @@ pub struct HfslReport {
     /// LPNs in PCM and in NAND at the end.
     pub pcm_pages: u64,
     pub nand_pages: u64,
+    /// Writes refused by write protection (`hfsl.protect`, §2.7.4): not run, nothing changed.
+    pub refused_writes: u64,
+    /// Why, for the first [`MAX_REFUSALS`] of them.
+    pub refusals: Vec<String>,
 }
+
+/// Refusal messages kept in a report (the count goes on).
+pub const MAX_REFUSALS: usize = 16;
 
 struct Runner<'a> {
     map: HfslMap,
+    protect: &'a [OwnedRange],
     ios: &'a [HostIo],
     next: usize,
     phase: u8,
@@ -102,6 +113,9 @@ impl Runner<'_> {
                 }
                 let io = self.ios[self.next];
                 self.next += 1;
+                if io.write && self.refuse(&io) {
+                    continue;
+                }
                 self.arrival = now;
                 let planned = if io.write {
                     self.map.write(io.offset, io.len, io.meta, self.next as u32)
@@ -145,6 +159,34 @@ impl Runner<'_> {
     }
 }
 
+impl Runner<'_> {
+    /// Whether write `io` touches a range another application owns; if so it is counted and
+    /// its reason kept (the host's stray write fails, §2.7.4), and nothing of it runs.
+    fn refuse(&mut self, io: &HostIo) -> bool {
+        let Some((i, r)) = self
+            .protect
+            .iter()
+            .enumerate()
+            .find(|(_, r)| r.app != io.app && r.overlaps(io.offset, io.len))
+        else {
+            return false;
+        };
+        self.report.refused_writes += 1;
+        if self.report.refusals.len() < MAX_REFUSALS {
+            self.report.refusals.push(format!(
+                "hfsl: application {} may not write bytes {}..{}: hfsl.protect[{i}], bytes {}..{}, belongs to application {}",
+                io.app,
+                io.offset,
+                io.offset.saturating_add(io.len),
+                r.offset.0,
+                r.end(),
+                r.app
+            ));
+        }
+        true
+    }
+}
+
 impl Driver for Runner<'_> {
     fn on_complete(&mut self, dev: &mut Device, now: SimTime, done: Completion) {
         if done.status != Status::Ok && self.failed.is_none() {
@@ -172,9 +214,11 @@ pub fn run(cfg: &SsdConfig, seed: u64, logical_pages: u32, ios: &[HostIo]) -> Re
             cfg.meta.name
         ))
     })?;
-    let map = HfslMap::new(&cfg.hfsl.clone().unwrap_or_default(), &hw, logical_pages)?;
+    let hfsl = cfg.hfsl.clone().unwrap_or_default();
+    let map = HfslMap::new(&hfsl, &hw, logical_pages)?;
     let mut r = Runner {
         map,
+        protect: &hfsl.protect,
         ios,
         next: 0,
         phase: 0,
