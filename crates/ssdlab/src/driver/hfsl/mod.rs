@@ -157,9 +157,7 @@ impl Runner<'_> {
             self.phase = 0;
         }
     }
-}
 
-impl Runner<'_> {
     /// Whether write `io` touches a range another application owns; if so it is counted and
     /// its reason kept (the host's stray write fails, §2.7.4), and nothing of it runs.
     fn refuse(&mut self, io: &HostIo) -> bool {
