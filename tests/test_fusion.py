@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import ssdlab
+from conftest import assert_user_error, run_cli
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "fusion.md"
 
@@ -78,3 +79,40 @@ def test_only_a_fusion_config_opens() -> None:
         ssdlab.FusionDevice("small-tlc")
     with pytest.raises(ssdlab.ConfigError, match="ftl.kind"):
         ssdlab.FusionDevice("seed002-fusion", overrides={"ftl.kind": "page"})
+
+
+def test_a_run_on_the_fusion_preset_goes_through_hfsl() -> None:
+    """`ssdlab.run` on ``seed002-fusion`` (which has ``[hfsl]``): the workload's requests are
+    the host's, ``hfsl`` says what HFSL did, and the device's NAND counts agree with it."""
+    cfg = ssdlab.Config.load("seed002-fusion").set("hfsl.ssw", "2KiB")
+    result = ssdlab.run(cfg, trace="model:financial2", mode="afap", io_count=2000)
+    data = result.to_dict()
+    hfsl = data["hfsl"]
+    assert data["total"]["count"] == 2000 == data["sim"]["requests"]
+    assert hfsl["counters"]["writes_to_pcm"] > 0 and hfsl["pcm_pages"] > 0
+    assert hfsl["counters"]["nand_programs"] == data["device"]["nand_pages_written"]
+    assert "HFSL (host-side FTL)" in result.summary()
+
+
+def test_the_cli_shows_hfsl_and_refuses_stray_writes() -> None:
+    proc = run_cli(
+        "run",
+        "seed002-fusion",
+        "--rw",
+        "randwrite",
+        "--bs",
+        "2KiB",
+        "--size",
+        "1MiB",
+        "--io-count",
+        "200",
+        "--set",
+        'hfsl.protect=[{app=1, offset="0B", len="512KiB"}]',
+        "--set",
+        "hfsl.app=2",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "HFSL (host-side FTL)" in proc.stdout
+    assert "may not write bytes" in proc.stdout and "application 1" in proc.stdout
+    bad = run_cli("run", "seed002-fusion", "--rw", "randwrite", "--set", "hfsl.ssw=4KiB")
+    assert_user_error(bad, "hfsl.ssw", "4096")

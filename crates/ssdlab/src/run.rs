@@ -3,6 +3,7 @@
 
 use crate::config::{FillMode, SsdConfig};
 use crate::device::{Device, Driver, RequestRecord, Status};
+use crate::driver::hfsl::{self, source::JobSource, source::TraceSource};
 use crate::driver::jobs::JobDriver;
 use crate::driver::replay::ReplayDriver;
 use crate::error::{Error, Result};
@@ -35,6 +36,9 @@ pub fn run(
     opts: &RunOptions,
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<RunOutput> {
+    if cfg.hfsl.is_some() {
+        return run_hfsl_job(cfg, spec, opts, progress);
+    }
     let job = spec.fit(cfg.logical_bytes())?;
     let mut dev = new_device(cfg, opts)?;
     dev.ftl_mut()
@@ -65,6 +69,9 @@ pub fn run_replay(
     opts: &RunOptions,
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<RunOutput> {
+    if cfg.hfsl.is_some() {
+        return run_hfsl_replay(cfg, tjob, opts, progress);
+    }
     let replay = Replay::new(tjob, cfg.logical_bytes(), opts.seed)?;
     let mut dev = new_device(cfg, opts)?;
     dev.ftl_mut().expect_touches(replay.per_pass);
@@ -80,6 +87,185 @@ pub fn run_replay(
         result,
         records: dev.take_records(),
     })
+}
+
+/// The bytes HFSL offers on fusion device `cfg` (its NAND less GC's spare blocks).
+fn hfsl_capacity(cfg: &SsdConfig) -> Result<u64> {
+    let hw = hfsl::hardware(cfg)?;
+    let h = cfg.hfsl.clone().unwrap_or_default();
+    Ok(hfsl::usable_pages(&h, &hw) * hw.nand_page_bytes)
+}
+
+/// The application a run's workload is sent by (`hfsl.app`).
+fn hfsl_app(cfg: &SsdConfig) -> u32 {
+    cfg.hfsl.as_ref().map_or(0, |h| h.app)
+}
+
+/// A synthetic job through HFSL on a fusion device (`[hfsl]` in the config).
+fn run_hfsl_job(
+    cfg: &SsdConfig,
+    spec: &JobSpec,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<RunOutput> {
+    let job = spec.fit(hfsl_capacity(cfg)?)?;
+    let span = job.region_start + job.region_len;
+    let mut source = JobSource::new(job, opts.seed, hfsl_app(cfg))?;
+    let job_json = serde_json::to_value(spec).expect("job serialises");
+    let out = run_hfsl(cfg, opts, span, &mut source, progress)?;
+    let stop = source.stop_reason();
+    Ok(hfsl_output(cfg, opts, out, job_json, stop, 0, None))
+}
+
+/// A trace or workload model through HFSL on a fusion device (`[hfsl]` in the config).
+fn run_hfsl_replay(
+    cfg: &SsdConfig,
+    tjob: &TraceJob,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<RunOutput> {
+    let capacity = hfsl_capacity(cfg)?;
+    let replay = Replay::new(tjob, capacity, opts.seed)?;
+    let span = replay.out.mapping.span_bytes.min(capacity);
+    let mut source = TraceSource::new(replay, hfsl_app(cfg));
+    let job_json = serde_json::to_value(tjob).expect("trace job serialises");
+    let out = run_hfsl(cfg, opts, span, &mut source, progress)?;
+    let stop = source.stop_reason();
+    let skipped = source.skipped;
+    let trace = source.outcome();
+    Ok(hfsl_output(
+        cfg,
+        opts,
+        out,
+        job_json,
+        stop,
+        skipped,
+        Some(trace),
+    ))
+}
+
+/// What an HFSL run leaves for its result: the device, HFSL's report and host latencies, and
+/// the wall seconds.
+struct HfslRun {
+    dev: Device,
+    report: hfsl::HfslReport,
+    latency: hfsl::HostLatency,
+    logical_bytes: u64,
+    /// The bytes HFSL offers (its NAND less GC's spare blocks).
+    capacity: u64,
+    wall_s: f64,
+}
+
+/// Run `source` through HFSL over the logical pages of its first `span` bytes.
+fn run_hfsl(
+    cfg: &SsdConfig,
+    opts: &RunOptions,
+    span: u64,
+    source: &mut dyn hfsl::HostSource,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<HfslRun> {
+    let page = cfg.nand.page_size.0;
+    let pages = span.div_ceil(page).max(1);
+    let pages = u32::try_from(pages).map_err(|_| {
+        Error::Job(format!(
+            "hfsl: the workload spans {span} bytes, {pages} NAND pages; HFSL's map holds at most {} pages",
+            u32::MAX
+        ))
+    })?;
+    let mut dev = new_device(cfg, opts)?;
+    let t0 = Instant::now();
+    let mut last_report = Instant::now();
+    let (report, latency) = hfsl::run_on(&mut dev, pages, source, &mut |done, total| {
+        if last_report.elapsed().as_millis() >= 100 {
+            last_report = Instant::now();
+            progress(done, total)
+        } else {
+            true
+        }
+    })?;
+    let run = HfslRun {
+        dev,
+        report,
+        latency,
+        logical_bytes: pages as u64 * page,
+        capacity: hfsl_capacity(cfg)?,
+        wall_s: t0.elapsed().as_secs_f64(),
+    };
+    Ok(run)
+}
+
+/// The result of an HFSL run: the device's figures for its raw commands, with the host
+/// requests as the run's `ops` and HFSL's counts beside them.
+fn hfsl_output(
+    cfg: &SsdConfig,
+    opts: &RunOptions,
+    mut run: HfslRun,
+    job: serde_json::Value,
+    stop: &str,
+    skipped: u64,
+    trace: Option<serde_json::Value>,
+) -> RunOutput {
+    let mut result = build_result(&run.dev, cfg, job, opts.seed, stop, run.wall_s, 0.0);
+    let r = &run.report;
+    let window = r.end.as_secs_f64();
+    let mut ops = BTreeMap::new();
+    for (op, l) in [
+        (Op::Read, &run.latency.read),
+        (Op::Write, &run.latency.write),
+    ] {
+        if l.count > 0 {
+            ops.insert(op.name(), op_result(l, window));
+        }
+    }
+    let count = run.latency.read.count + run.latency.write.count;
+    let bytes = run.latency.read.bytes + run.latency.write.bytes;
+    let (mib, mb) = bandwidth(bytes, window);
+    result.ops = ops;
+    result.total = Totals {
+        count,
+        bytes,
+        iops: per_s(count, window),
+        bandwidth_mib_s: mib,
+        bandwidth_mb_s: mb,
+    };
+    result.sim.requests = r.requests;
+    result.sim.measured_time_s = window;
+    result.wall.requests_per_s = per_s(r.requests, run.wall_s);
+    result.trace = trace;
+    // The host's pages are HFSL's: what it was asked to read and write, in NAND pages; the
+    // NAND's write amplification counts programs (GC's among them) per host page written, so a
+    // PCM that absorbs small writes brings it below 1.
+    let page = cfg.nand.page_size.0;
+    let d = &mut result.device;
+    d.logical_bytes = run.capacity;
+    d.host_pages_read = run.latency.read.bytes.div_ceil(page);
+    d.host_pages_written = run.latency.write.bytes.div_ceil(page);
+    d.write_amplification = if d.host_pages_written > 0 {
+        r.counters.nand_programs as f64 / d.host_pages_written as f64
+    } else {
+        0.0
+    };
+    d.gc_runs = r.counters.gc_runs;
+    d.gc_units_moved = r.counters.gc_pages_moved;
+    result.hfsl = Some(HfslResult {
+        logical_bytes: run.logical_bytes,
+        raw_commands: r.raw_commands,
+        raw_commands_per_request: if r.requests > 0 {
+            r.raw_commands as f64 / r.requests as f64
+        } else {
+            0.0
+        },
+        counters: r.counters.clone(),
+        pcm_pages: r.pcm_pages,
+        nand_pages: r.nand_pages,
+        refused_writes: r.refused_writes,
+        refusals: std::mem::take(&mut run.report.refusals),
+        skipped_requests: skipped,
+    });
+    RunOutput {
+        result,
+        records: run.dev.take_records(),
+    }
 }
 
 fn new_device(cfg: &SsdConfig, opts: &RunOptions) -> Result<Device> {
@@ -265,6 +451,28 @@ fn bandwidth(bytes: u64, secs: f64) -> (f64, f64) {
     )
 }
 
+/// `n` per second over `secs` (0 over no time).
+fn per_s(n: u64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        n as f64 / secs
+    } else {
+        0.0
+    }
+}
+
+/// One op's figures from its latencies, over a window of `secs`.
+fn op_result(l: &crate::stats::LatencyStats, secs: f64) -> OpResult {
+    let (mib, mb) = bandwidth(l.bytes, secs);
+    OpResult {
+        count: l.count,
+        bytes: l.bytes,
+        iops: per_s(l.count, secs),
+        bandwidth_mib_s: mib,
+        bandwidth_mb_s: mb,
+        latency_us: l.summary(),
+    }
+}
+
 /// The result of a run on `dev`, from its layers' figures.
 pub fn build_result(
     dev: &Device,
@@ -288,22 +496,7 @@ pub fn build_result(
         }
         count += l.count;
         bytes += l.bytes;
-        let (mib, mb) = bandwidth(l.bytes, window);
-        ops.insert(
-            op.name(),
-            OpResult {
-                count: l.count,
-                bytes: l.bytes,
-                iops: if window > 0.0 {
-                    l.count as f64 / window
-                } else {
-                    0.0
-                },
-                bandwidth_mib_s: mib,
-                bandwidth_mb_s: mb,
-                latency_us: l.summary(),
-            },
-        );
+        ops.insert(op.name(), op_result(l, window));
     }
     let (mib, mb) = bandwidth(bytes, window);
     let f = &dev.ftl().stats;
@@ -353,11 +546,7 @@ pub fn build_result(
         total: Totals {
             count,
             bytes,
-            iops: if window > 0.0 {
-                count as f64 / window
-            } else {
-                0.0
-            },
+            iops: per_s(count, window),
             bandwidth_mib_s: mib,
             bandwidth_mb_s: mb,
         },
@@ -426,19 +615,12 @@ pub fn build_result(
             .cache()
             .map(|bm| bm.result(end.max(dev.now()).as_secs_f64())),
         pcm: dev.pcm().map(|p| pcm_result(p, total_time, &util)),
+        hfsl: None,
         wall: Wall {
             seconds: wall_s,
             precondition_seconds: pre_s,
-            requests_per_s: if wall_s > 0.0 {
-                completed as f64 / wall_s
-            } else {
-                0.0
-            },
-            events_per_s: if wall_s > 0.0 {
-                events as f64 / wall_s
-            } else {
-                0.0
-            },
+            requests_per_s: per_s(completed, wall_s),
+            events_per_s: per_s(events, wall_s),
             peak_memory_bytes: peak_memory_bytes(),
         },
     }

@@ -158,3 +158,87 @@ fn speed() {
         r.raw_commands as f64 / s
     );
 }
+
+/// `ssdlab run` on a fusion device with `[hfsl]`: a workload model's requests go through HFSL,
+/// the result's ops are the host's requests, `hfsl` holds HFSL's counts and they agree with
+/// the device's; the same seed gives the same result.
+#[test]
+fn a_trace_model_runs_through_hfsl_and_the_result_says_what_hfsl_did() {
+    use ssdlab::run::{run_replay, RunOptions};
+    use ssdlab::workload::trace::replay::TraceJob;
+    let cfg = fusion(&["hfsl.ssw=\"1KiB\""]);
+    let tjob = TraceJob::from_json(r#"{"trace":"model:financial1","mode":"afap","io_count":3000}"#)
+        .unwrap();
+    let opts = RunOptions {
+        seed: 7,
+        record_requests: false,
+    };
+    let run = || {
+        let mut v = serde_json::to_value(
+            run_replay(&cfg, &tjob, &opts, &mut |_, _| true)
+                .unwrap()
+                .result,
+        )
+        .unwrap();
+        v.as_object_mut().unwrap().remove("wall");
+        v
+    };
+    let r = run();
+    assert_eq!(r, run(), "the same seed gives the same result");
+    let h = &r["hfsl"];
+    let c = &h["counters"];
+    assert_eq!(r["total"]["count"], 3000);
+    assert_eq!(r["sim"]["requests"], 3000);
+    assert_eq!(r["trace"]["replayed"], 3000);
+    assert!(c["writes_to_pcm"].as_u64().unwrap() > 0);
+    assert!(c["nand_updates"].as_u64().unwrap() > 0);
+    // HFSL's NAND programs and erases are the device's.
+    assert_eq!(c["nand_programs"], r["device"]["nand_pages_written"]);
+    assert_eq!(c["nand_erases"], r["device"]["erases"]);
+    let raw: u64 = [
+        "pcm_reads",
+        "pcm_writes",
+        "nand_reads",
+        "nand_programs",
+        "nand_erases",
+    ]
+    .iter()
+    .map(|k| c[k].as_u64().unwrap())
+    .sum();
+    assert_eq!(h["raw_commands"], raw);
+    // The host's view: its capacity is HFSL's, not the raw NAND's.
+    assert!(r["device"]["logical_bytes"].as_u64().unwrap() < 8 * 16 * 64 * 2048);
+}
+
+/// Write protection from a run: `hfsl.app` names the application the job is sent by.
+#[test]
+fn a_job_from_another_application_is_refused_in_the_owned_range_only() {
+    use ssdlab::run::{run, RunOptions};
+    use ssdlab::workload::JobSpec;
+    let spec = JobSpec::from_json(r#"{"rw":"randwrite","bs":"2KiB","size":"1MiB","io_count":400}"#)
+        .unwrap();
+    let opts = RunOptions {
+        seed: 1,
+        record_requests: false,
+    };
+    let refused = |app: u32| {
+        let cfg = fusion(&[
+            "hfsl.protect=[{app=1, offset=\"0B\", len=\"256KiB\"}]",
+            &format!("hfsl.app={app}"),
+        ]);
+        let r = run(&cfg, &spec, &opts, &mut |_, _| true).unwrap().result;
+        let h = r.hfsl.unwrap();
+        assert_eq!(r.total.count + h.refused_writes, 400);
+        h.refused_writes
+    };
+    assert_eq!(refused(1), 0);
+    // About a quarter of random writes over 1 MiB fall in the first 256 KiB.
+    let n = refused(2);
+    assert!((60..140).contains(&n), "{n}");
+    let trim = JobSpec::from_json(r#"{"rw":"randtrim","bs":"2KiB","io_count":4}"#).unwrap();
+    let Err(e) = run(&fusion(&[]), &trim, &opts, &mut |_, _| true) else {
+        panic!("a trim job ran through HFSL");
+    };
+    let e = e.to_string();
+    assert!(e.contains("`rw`") && e.contains("trim"), "{e}");
+}

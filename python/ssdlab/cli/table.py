@@ -495,6 +495,68 @@ def pcm_table(pcm: Mapping[str, Any]) -> Table:
     return table
 
 
+def hfsl_table(hfsl: Mapping[str, Any]) -> Table:
+    """What HFSL, seed 002's host-side FTL, did (present only when it drove the device)."""
+    table = _figure_table("HFSL (host-side FTL)")
+    c = hfsl.get("counters") if isinstance(hfsl.get("counters"), Mapping) else {}
+    table.add_row(
+        "raw commands",
+        fmt_int(hfsl.get("raw_commands")),
+        f"{fmt_float(hfsl.get('raw_commands_per_request'), 2)} per host request",
+    )
+    table.add_row(
+        "host writes",
+        fmt_int((c.get("writes_to_pcm") or 0) + (c.get("writes_to_nand") or 0)),
+        f"{fmt_int(c.get('writes_to_pcm'))} to PCM (small or metadata),"
+        f" {fmt_int(c.get('writes_to_nand'))} to NAND",
+    )
+    table.add_row(
+        "NAND programs",
+        fmt_int(c.get("nand_programs")),
+        f"reads {fmt_int(c.get('nand_reads'))}, erases {fmt_int(c.get('nand_erases'))}",
+    )
+    table.add_row(
+        "NAND updates",
+        fmt_int(c.get("nand_updates")),
+        "NAND pages read to merge a partial write (seed 002 Fig. 15)",
+    )
+    table.add_row(
+        "PCM writes",
+        fmt_int(c.get("pcm_writes")),
+        f"{fmt_bytes(c.get('pcm_bytes_written') or 0)}; reads {fmt_int(c.get('pcm_reads'))}"
+        f" ({fmt_bytes(c.get('pcm_bytes_read') or 0)})",
+    )
+    table.add_row(
+        "evictions",
+        fmt_int(c.get("evictions")),
+        "logical pages moved from a full PCM to NAND",
+    )
+    table.add_row(
+        "GC runs",
+        fmt_int(c.get("gc_runs")),
+        f"{fmt_int(c.get('gc_pages_moved'))} pages moved",
+    )
+    table.add_row(
+        "data in PCM",
+        fmt_int(hfsl.get("pcm_pages")),
+        f"logical pages at the end; {fmt_int(hfsl.get('nand_pages'))} in NAND",
+    )
+    refused = hfsl.get("refused_writes") or 0
+    reasons = hfsl.get("refusals") if isinstance(hfsl.get("refusals"), list) else []
+    table.add_row(
+        "refused writes",
+        fmt_int(refused),
+        str(reasons[0]) if reasons else "writes into another application's range (hfsl.protect)",
+    )
+    if hfsl.get("skipped_requests"):
+        table.add_row(
+            "skipped",
+            fmt_int(hfsl.get("skipped_requests")),
+            "trims and flushes: HFSL has no command for them",
+        )
+    return table
+
+
 def speed_line(result: Mapping[str, Any]) -> Text:
     wall = result.get("wall") if isinstance(result.get("wall"), Mapping) else {}
     line = (
@@ -527,6 +589,8 @@ def result_renderable(result: Mapping[str, Any]) -> RenderableType:
         parts += [gap, reliability_table(result["reliability"])]
     if isinstance(result.get("pcm"), Mapping):
         parts += [gap, pcm_table(result["pcm"])]
+    if isinstance(result.get("hfsl"), Mapping):
+        parts += [gap, hfsl_table(result["hfsl"])]
     parts += [gap, speed_line(result)]
     return Group(*parts)
 

@@ -13,7 +13,8 @@ Columns, in this order:
   ``wall.*``), as the core lists them (``_core.result_columns()``).
   These columns are always present, empty where a run has no such figure (a write-only job has
   no ``ops.read.*``); lists (per-channel and per-die utilisation) stay in the per-run JSON;
-- for a trace replay, what the replay did (the result's ``trace`` block) as ``replay.*``.
+- for a trace replay, what the replay did (the result's ``trace`` block) as ``replay.*``;
+- when HFSL drove a fusion device, HFSL's figures as ``hfsl.*`` (``hfsl.counters.nand_updates``).
 
 A ``[swap]`` sweep (the paging model, schema ``ssdlab.swap/1``) has instead ``swap.<knob>``
 for the paging run (``swap.device``, ``swap.memory``, ``swap.era``, ``swap.pc_mix.rounds``, ...)
@@ -65,6 +66,7 @@ _RESULT_TOP = (
     "cache",
     "pcm",
     "reliability",
+    "hfsl",
     "wall",
 )
 # The result of a trace replay describes the replay in its "trace" block: columns replay.*. The

@@ -50,6 +50,11 @@ pub struct HfslConfig {
     /// nothing. Reads are not restricted. Empty (the default): no range is owned.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub protect: Vec<OwnedRange>,
+    /// The application a run's trace or job is sent by (`ssdlab run`): its writes into a range
+    /// `protect` gives another application are refused. The Python `Hfsl` names the
+    /// application per request instead.
+    #[serde(default)]
+    pub app: u32,
 }
 
 /// `len` bytes from `offset`, which only application `app` may write.
@@ -88,6 +93,7 @@ impl Default for HfslConfig {
             gc: true,
             gc_free_blocks: two(),
             protect: Vec::new(),
+            app: 0,
         }
     }
 }

@@ -233,7 +233,54 @@ pub struct RunResult {
     /// Only on a PCM-only device (`[pcm]` in the config).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pcm: Option<PcmResult>,
+    /// Only when HFSL drives a fusion device (`[hfsl]` in its config): what HFSL did. The
+    /// run's `ops`, `total` and `sim.requests` are then the host's requests to HFSL; `device`
+    /// and `pcm` count the raw commands they became.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hfsl: Option<HfslResult>,
     pub wall: Wall,
+}
+
+/// What HFSL did, by kind.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct HfslCounters {
+    pub pcm_reads: u64,
+    pub pcm_writes: u64,
+    pub pcm_bytes_read: u64,
+    pub pcm_bytes_written: u64,
+    pub nand_reads: u64,
+    pub nand_programs: u64,
+    pub nand_erases: u64,
+    /// NAND reads merged into a small write (Fig. 15's updates).
+    pub nand_updates: u64,
+    /// LPNs moved from PCM to NAND because their pool was full.
+    pub evictions: u64,
+    pub gc_runs: u64,
+    pub gc_pages_moved: u64,
+    /// Host writes placed in PCM (small or metadata) and in NAND.
+    pub writes_to_pcm: u64,
+    pub writes_to_nand: u64,
+}
+
+/// HFSL's figures for one run (seed 002 §2.6–2.7, Figs. 15–20).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct HfslResult {
+    /// Logical bytes the run's HFSL map covers (the trace's or job's span).
+    pub logical_bytes: u64,
+    /// Raw PCM and NAND commands sent to the device.
+    pub raw_commands: u64,
+    /// Raw commands per host request.
+    pub raw_commands_per_request: f64,
+    /// What HFSL did, by kind (`nand_updates`: Fig. 15's read-merges).
+    pub counters: HfslCounters,
+    /// Logical pages whose data lives in PCM and in NAND at the end.
+    pub pcm_pages: u64,
+    pub nand_pages: u64,
+    /// Writes refused by write protection (`hfsl.protect`), and why (the first 16).
+    pub refused_writes: u64,
+    pub refusals: Vec<String>,
+    /// Trace trims and flushes, which HFSL has no command for (§2.6 names none): not run.
+    pub skipped_requests: u64,
 }
 
 /// The FTL's figures beyond `device`'s: each part only when its mechanism is on.

@@ -24,6 +24,7 @@ use std::collections::BTreeSet;
 use crate::config::{FusionMethod, HfslConfig};
 use crate::ctrl::fusion::HardwareInfo;
 use crate::error::{Error, Result};
+pub use crate::stats::result::HfslCounters;
 
 const NONE: u32 = u32::MAX;
 
@@ -97,27 +98,6 @@ impl Plan {
     }
 }
 
-/// What HFSL did, by kind.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct HfslCounters {
-    pub pcm_reads: u64,
-    pub pcm_writes: u64,
-    pub pcm_bytes_read: u64,
-    pub pcm_bytes_written: u64,
-    pub nand_reads: u64,
-    pub nand_programs: u64,
-    pub nand_erases: u64,
-    /// NAND reads merged into a small write (Fig. 15's updates).
-    pub nand_updates: u64,
-    /// LPNs moved from PCM to NAND because their pool was full.
-    pub evictions: u64,
-    pub gc_runs: u64,
-    pub gc_pages_moved: u64,
-    /// Host writes placed in PCM (small or metadata) and in NAND.
-    pub writes_to_pcm: u64,
-    pub writes_to_nand: u64,
-}
-
 /// A PCM pool: its slots and the order its victims are taken in.
 struct Pool {
     free: Vec<u32>,
@@ -162,7 +142,8 @@ pub struct HfslMap {
     gc: bool,
     gc_free_blocks: u32,
     entries: Vec<Entry>,
-    /// Per NAND page: the LPN whose valid data it holds.
+    /// Per NAND page: 1 + the LPN whose valid data it holds, or 0 (no valid data): zero so
+    /// that the OS hands the table over zeroed, touched only where pages are written.
     p2l: Vec<u32>,
     /// Per block: valid pages.
     valid: Vec<u32>,
@@ -180,6 +161,24 @@ pub struct HfslMap {
     /// Tests: the version each place holds, per sub-page (slot-major in PCM, page-major in
     /// NAND), moved along with the data.
     versions: Option<(Vec<u32>, Vec<u32>)>,
+}
+
+/// Blocks of each die the logical space may not use: GC's reserve and the block it writes to.
+fn spare_blocks(cfg: &HfslConfig) -> u32 {
+    if cfg.gc {
+        cfg.gc_free_blocks + 1
+    } else {
+        0
+    }
+}
+
+/// The logical pages HFSL can offer on `hw`: the NAND's pages less each die's spare blocks.
+pub fn usable_pages(cfg: &HfslConfig, hw: &HardwareInfo) -> u64 {
+    let dies = hw.nand_channels * hw.nand_chips_per_channel;
+    let blocks_per_die = hw.nand_blocks / dies;
+    (blocks_per_die.saturating_sub(spare_blocks(cfg)) as u64)
+        * dies as u64
+        * hw.nand_pages_per_block as u64
 }
 
 impl HfslMap {
@@ -200,13 +199,11 @@ impl HfslMap {
         };
         let dies_n = hw.nand_channels * hw.nand_chips_per_channel;
         let blocks_per_die = hw.nand_blocks / dies_n;
-        let spare = if cfg.gc { cfg.gc_free_blocks + 1 } else { 0 };
-        let usable = (blocks_per_die.saturating_sub(spare) as u64)
-            * dies_n as u64
-            * hw.nand_pages_per_block as u64;
+        let usable = usable_pages(cfg, hw);
         if logical_pages as u64 > usable {
             return Err(Error::Config(format!(
-                "hfsl logical pages: got {logical_pages}, expected at most {usable} (the NAND's pages less {spare} spare blocks per die)"
+                "hfsl logical pages: got {logical_pages}, expected at most {usable} (the NAND's pages less {} spare blocks per die)",
+                spare_blocks(cfg)
             )));
         }
         let pages = hw.nand_blocks as usize * hw.nand_pages_per_block as usize;
@@ -237,7 +234,7 @@ impl HfslMap {
             gc: cfg.gc,
             gc_free_blocks: cfg.gc_free_blocks,
             entries: vec![Entry::EMPTY; logical_pages as usize],
-            p2l: vec![NONE; pages],
+            p2l: vec![0; pages],
             valid: vec![0; hw.nand_blocks as usize],
             dies,
             stripe,
@@ -577,7 +574,7 @@ impl HfslMap {
     fn program(&mut self, page: u32, lpn: u32, versions: &[u32]) {
         self.plan.writes.push(RawOp::NandProgram { page });
         self.counters.nand_programs += 1;
-        self.p2l[page as usize] = lpn;
+        self.p2l[page as usize] = lpn + 1;
         self.valid[(page / self.pages_per_block) as usize] += 1;
         let n = self.sub_pages as usize;
         if let Some((_, nv)) = self.versions.as_mut() {
@@ -586,7 +583,7 @@ impl HfslMap {
     }
 
     fn invalidate(&mut self, page: u32) {
-        self.p2l[page as usize] = NONE;
+        self.p2l[page as usize] = 0;
         self.valid[(page / self.pages_per_block) as usize] -= 1;
     }
 
@@ -652,10 +649,9 @@ impl HfslMap {
         self.open_next(d)?;
         let n = self.sub_pages as usize;
         for page in victim * ppb..(victim + 1) * ppb {
-            let lpn = self.p2l[page as usize];
-            if lpn == NONE {
+            let Some(lpn) = self.p2l[page as usize].checked_sub(1) else {
                 continue;
-            }
+            };
             self.plan.reads.push(RawOp::NandRead { page });
             self.counters.nand_reads += 1;
             let versions = self.versions.as_ref().map_or(Vec::new(), |(_, nv)| {
@@ -711,13 +707,13 @@ mod tests {
             let ppb = self.pages_per_block;
             for (b, &v) in self.valid.iter().enumerate() {
                 let mapped = (b as u32 * ppb..(b as u32 + 1) * ppb)
-                    .filter(|&p| self.p2l[p as usize] != NONE)
+                    .filter(|&p| self.p2l[p as usize] != 0)
                     .count() as u32;
                 assert_eq!(v, mapped, "block {b}");
             }
             for (lpn, e) in self.entries.iter().enumerate() {
                 match e.loc {
-                    Loc::Nand => assert_eq!(self.p2l[e.addr as usize], lpn as u32),
+                    Loc::Nand => assert_eq!(self.p2l[e.addr as usize], lpn as u32 + 1),
                     Loc::Pcm => {
                         let pool = if e.cache { &self.cache } else { &self.same };
                         assert!(pool.order.contains(&pool.key(e, lpn as u32)));

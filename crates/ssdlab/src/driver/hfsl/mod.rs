@@ -6,13 +6,20 @@
 //! firmware: with the map placing pages as requests arrive, two requests in flight could reach
 //! it out of order. Within a request the commands of a phase run in parallel, over the striped
 //! channels. The per-channel circular queues sent in batches (§2.6.3) are not modelled yet.
+//!
+//! Host requests come from a [`HostSource`]: a list ([`run`]), a trace or workload model, or a
+//! synthetic job (`crate::run` builds those). A request starts when the one before has ended,
+//! or at its arrival if that is later; its latency counts from its arrival.
 
 pub mod map;
+pub mod source;
 
-use crate::config::{OwnedRange, SsdConfig};
+use crate::config::{HfslConfig, OwnedRange, SsdConfig};
+use crate::ctrl::fusion::HardwareInfo;
 use crate::device::{Completion, Device, Driver, Flags, Request, Status};
 use crate::error::{Error, Result};
 use crate::sim::SimTime;
+use crate::stats::LatencyStats;
 use crate::workload::Op;
 use map::{HfslCounters, HfslMap, RawOp};
 
@@ -29,9 +36,34 @@ pub struct HostIo {
     pub app: u32,
 }
 
+/// Where HFSL's host requests come from, in order.
+pub trait HostSource {
+    /// The next host request and its arrival, asked for at simulated time `now` (None: the
+    /// source has no more, or its runtime is over).
+    fn next_io(&mut self, now: SimTime) -> Result<Option<(SimTime, HostIo)>>;
+}
+
+/// A list of host requests, all arrived at time 0.
+pub struct ListSource<'a> {
+    ios: std::slice::Iter<'a, HostIo>,
+}
+
+impl<'a> ListSource<'a> {
+    pub fn new(ios: &'a [HostIo]) -> ListSource<'a> {
+        ListSource { ios: ios.iter() }
+    }
+}
+
+impl HostSource for ListSource<'_> {
+    fn next_io(&mut self, _now: SimTime) -> Result<Option<(SimTime, HostIo)>> {
+        Ok(self.ios.next().map(|io| (SimTime::ZERO, *io)))
+    }
+}
+
 /// What a run of HFSL measured.
 #[derive(Clone, Debug, Default)]
 pub struct HfslReport {
+    /// Host requests that ran (refused writes are not among them).
     pub requests: u64,
     pub raw_commands: u64,
     /// Simulated time of the last completion.
@@ -51,11 +83,26 @@ pub struct HfslReport {
 /// Refusal messages kept in a report (the count goes on).
 pub const MAX_REFUSALS: usize = 16;
 
+/// Host request latencies by kind (from arrival to the end of the last raw command).
+#[derive(Default)]
+pub struct HostLatency {
+    pub read: LatencyStats,
+    pub write: LatencyStats,
+}
+
 struct Runner<'a> {
     map: HfslMap,
     protect: &'a [OwnedRange],
-    ios: &'a [HostIo],
-    next: usize,
+    source: &'a mut dyn HostSource,
+    /// The next host request, read from the source but not started (it arrives later).
+    pending: Option<(SimTime, HostIo)>,
+    /// Its wake-up is queued.
+    waiting: bool,
+    /// The source has no more.
+    exhausted: bool,
+    /// The current host request (phase > 0), and how many it was (its data version for tests).
+    current: HostIo,
+    started: u32,
     phase: u8,
     /// Raw commands of the current phase still running.
     left: u32,
@@ -63,6 +110,7 @@ struct Runner<'a> {
     page_bytes: u64,
     block_bytes: u64,
     report: HfslReport,
+    latency: HostLatency,
     failed: Option<Error>,
 }
 
@@ -100,7 +148,31 @@ impl Runner<'_> {
         }
     }
 
-    /// Start the next phase of the current request, or the next request (none left: nothing).
+    /// The next host request that has arrived by `now`, or None (none left, or the next one
+    /// arrives later: a wake-up is then queued for it).
+    fn next_arrived(&mut self, dev: &mut Device, now: SimTime) -> Option<(SimTime, HostIo)> {
+        if self.pending.is_none() && !self.exhausted {
+            match self.source.next_io(now) {
+                Ok(Some(p)) => self.pending = Some(p),
+                Ok(None) => self.exhausted = true,
+                Err(e) => {
+                    self.failed = Some(e);
+                    self.exhausted = true;
+                }
+            }
+        }
+        let (at, _) = self.pending?;
+        if at > now {
+            if !self.waiting {
+                self.waiting = true;
+                dev.wake_at(at, 0);
+            }
+            return None;
+        }
+        self.pending.take()
+    }
+
+    /// Start the next phase of the current request, or the next request (none due: nothing).
     fn advance(&mut self, dev: &mut Device, now: SimTime) {
         loop {
             if self.failed.is_some() {
@@ -108,17 +180,17 @@ impl Runner<'_> {
             }
             if self.phase == 0 {
                 // A new host request.
-                if self.next == self.ios.len() {
+                let Some((at, io)) = self.next_arrived(dev, now) else {
                     return;
-                }
-                let io = self.ios[self.next];
-                self.next += 1;
+                };
                 if io.write && self.refuse(&io) {
                     continue;
                 }
-                self.arrival = now;
+                self.started += 1;
+                self.arrival = at;
+                self.current = io;
                 let planned = if io.write {
-                    self.map.write(io.offset, io.len, io.meta, self.next as u32)
+                    self.map.write(io.offset, io.len, io.meta, self.started)
                 } else {
                     self.map.read(io.offset, io.len)
                 };
@@ -151,8 +223,16 @@ impl Runner<'_> {
                 return;
             }
             // Every phase ran: the host request is done.
+            let latency = now - self.arrival;
+            let io = self.current;
+            let stats = if io.write {
+                &mut self.latency.write
+            } else {
+                &mut self.latency.read
+            };
+            stats.record(latency.ps(), io.len);
             self.report.requests += 1;
-            self.report.latency_sum += now - self.arrival;
+            self.report.latency_sum += latency;
             self.report.end = now;
             self.phase = 0;
         }
@@ -200,40 +280,95 @@ impl Driver for Runner<'_> {
             self.advance(dev, now);
         }
     }
+
+    fn on_wake(&mut self, dev: &mut Device, now: SimTime, _token: u32) {
+        self.waiting = false;
+        if self.phase == 0 {
+            self.advance(dev, now);
+        }
+    }
+
+    fn finished(&self, _now: SimTime) -> bool {
+        self.exhausted && self.pending.is_none() && self.phase == 0
+    }
+}
+
+/// The hardware information of fusion device `cfg`, or an error naming the config.
+pub fn hardware(cfg: &SsdConfig) -> Result<HardwareInfo> {
+    HardwareInfo::of(cfg).ok_or_else(|| {
+        Error::Config(format!(
+            "config `{}` is not a fusion device: HFSL drives [nand] with ftl.kind = \"none\" and [pcm]",
+            cfg.meta.name
+        ))
+    })
 }
 
 /// Run `ios` through HFSL on the fusion device `cfg` describes, over `logical_pages` logical
 /// pages, with `cfg`'s `[hfsl]` (or its defaults).
 pub fn run(cfg: &SsdConfig, seed: u64, logical_pages: u32, ios: &[HostIo]) -> Result<HfslReport> {
     let mut dev = Device::new(cfg, seed)?;
-    let hw = dev.hardware_info().ok_or_else(|| {
-        Error::Config(format!(
-            "config `{}` is not a fusion device: HFSL drives [nand] with ftl.kind = \"none\" and [pcm]",
-            cfg.meta.name
-        ))
-    })?;
+    let (report, _) = run_on(
+        &mut dev,
+        logical_pages,
+        &mut ListSource::new(ios),
+        &mut |_, _| true,
+    )?;
+    Ok(report)
+}
+
+/// Run the host requests of `source` through HFSL on `dev` (a fusion device) with its
+/// config's `[hfsl]` (or its defaults), over `logical_pages` logical pages, until the source
+/// is exhausted and the device idle. `progress(done, total)` is called as `Device::run` calls
+/// it; returning false stops the run with [`Error::Interrupted`].
+pub fn run_on(
+    dev: &mut Device,
+    logical_pages: u32,
+    source: &mut dyn HostSource,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<(HfslReport, HostLatency)> {
+    let cfg = dev.config().clone();
+    let hw = hardware(&cfg)?;
     let hfsl = cfg.hfsl.clone().unwrap_or_default();
     let map = HfslMap::new(&hfsl, &hw, logical_pages)?;
     let mut r = Runner {
         map,
         protect: &hfsl.protect,
-        ios,
-        next: 0,
+        source,
+        pending: None,
+        waiting: false,
+        exhausted: false,
+        current: HostIo {
+            write: false,
+            offset: 0,
+            len: 0,
+            meta: false,
+            app: 0,
+        },
+        started: 0,
         phase: 0,
         left: 0,
         arrival: SimTime::ZERO,
         page_bytes: hw.nand_page_bytes,
         block_bytes: hw.nand_block_bytes(),
         report: HfslReport::default(),
+        latency: HostLatency::default(),
         failed: None,
     };
-    r.advance(&mut dev, SimTime::ZERO);
-    dev.run(&mut r, u64::MAX, &mut |_, _| true)?;
+    r.advance(dev, SimTime::ZERO);
+    if !dev.run(&mut r, 1 << 16, progress)? {
+        return Err(Error::Interrupted);
+    }
     if let Some(e) = r.failed {
         return Err(e);
     }
     let mut report = r.report;
     report.counters = r.map.counters.clone();
     (report.pcm_pages, report.nand_pages) = r.map.where_data_lives();
-    Ok(report)
+    Ok((report, r.latency))
+}
+
+/// The logical pages HFSL can offer on `hw` with `cfg`: the NAND's pages less the spare blocks
+/// GC keeps on each die.
+pub fn usable_pages(cfg: &HfslConfig, hw: &HardwareInfo) -> u64 {
+    map::usable_pages(cfg, hw)
 }
