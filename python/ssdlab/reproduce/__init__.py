@@ -129,11 +129,12 @@ class Experiment:
 
 
 def _registry() -> dict[str, Experiment]:
-    from . import interfaces, seed000, seed001, seed003, seed004
+    from . import interfaces, seed000, seed001, seed002, seed003, seed004
 
     experiments = [
         *seed000.EXPERIMENTS,
         *seed001.EXPERIMENTS,
+        *seed002.EXPERIMENTS,
         *seed003.EXPERIMENTS,
         *seed004.EXPERIMENTS,
         *interfaces.EXPERIMENTS,

@@ -32,7 +32,8 @@ pub struct HfslConfig {
     /// cache and storage space is also software-defined").
     #[serde(default = "half")]
     pub cache_ratio: f64,
-    /// SSW (Table 5): a write smaller than this is a small write and goes to PCM.
+    /// SSW (Table 5): a write of at most this many bytes is a small write and goes to PCM
+    /// (0: none is; with no metadata writes, the run without PCM of Figs. 15-20).
     #[serde(default = "ssw_default")]
     pub ssw: Bytes,
     /// SUBPAGE_SIZE / ADDR_GRAN_PCM (Table 5): the PCM's addressing granularity; a NAND page is

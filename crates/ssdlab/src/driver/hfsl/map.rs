@@ -9,7 +9,7 @@
 //! `loc` (Add_Flag: NAND or PCM). An LPN lives wholly in one place: in PCM, its data is the
 //! slot's sub-pages whose state bit is set (the others were never written); in NAND, its page.
 //!
-//! Placement: a write smaller than SSW, or flagged metadata, goes to PCM (same-level pool); with
+//! Placement: a write of at most SSW, or flagged metadata, goes to PCM (same-level pool); with
 //! the cache method every write goes to PCM (cache pool); with both, large writes go to the
 //! cache pool. A small write to an LPN that lives in NAND reads the page and merges it into PCM
 //! (Fig. 15's "update"). A large write to an LPN in PCM moves it to NAND (merging what it does
@@ -362,7 +362,10 @@ impl HfslMap {
     pub fn write(&mut self, offset: u64, len: u64, meta: bool, version: u32) -> Result<&Plan> {
         let (first, last) = self.check(offset, len)?;
         self.start();
-        let small = meta || len < self.ssw;
+        // At most SSW, not below it: §3.3.1 says "smaller than SSW", but §2.7.2 sets SSW to
+        // 512 B and Figs. 15-20 show PCM use at 512 B, which no sector-sized write could reach
+        // if a 512 B write were not small.
+        let small = meta || len <= self.ssw;
         for lpn in first..=last {
             self.tick += 1;
             let (bits, bytes) = self.covered(lpn, offset, len);
