@@ -116,3 +116,37 @@ def test_the_cli_shows_hfsl_and_refuses_stray_writes() -> None:
     assert "may not write bytes" in proc.stdout and "application 1" in proc.stdout
     bad = run_cli("run", "seed002-fusion", "--rw", "randwrite", "--set", "hfsl.ssw=4KiB")
     assert_user_error(bad, "hfsl.ssw", "4096")
+
+
+def test_the_hfsl_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    text = DOC.read_text()
+    section = text[text.index("**HFSL from Python, one request at a time") :]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None
+    exec(compile(code.group(1), str(DOC), "exec"), {})
+    assert "raw commands)" in capsys.readouterr().out
+
+
+def test_hfsl_requests_report_time_and_place_and_bad_arguments_name_themselves() -> None:
+    hfsl = ssdlab.Hfsl(logical_bytes=1 << 20)
+    assert hfsl.logical_bytes == 1 << 20 and hfsl.info["nand_page_bytes"] == 2048
+    first = hfsl.write(0, 512)
+    assert first.submitted_ps == 0 and first.completed_ps == hfsl.now_ps > 0
+    assert first.raw_commands == 1 and hfsl.location(0) == "pcm"
+    assert hfsl.read(0, 512).raw_commands == 1
+    assert hfsl.read(4096, 512).raw_commands == 0  # never written
+    assert hfsl.location(2) is None
+    at = hfsl.now_ps + 10**9
+    later = hfsl.write(2048, 2048, at_ps=at)
+    assert later.submitted_ps == at and hfsl.location(1) == "nand"
+    for call, name in (
+        (lambda: hfsl.write(-1, 512), "offset"),
+        (lambda: hfsl.write(0, 512, app=2**32), "app"),
+        (lambda: hfsl.read(1 << 20, 512), "offset"),
+        (lambda: hfsl.location(512), "lpn"),
+        (lambda: ssdlab.Hfsl(logical_bytes=0), "logical_bytes"),
+        (lambda: ssdlab.Hfsl("small-tlc"), "not a fusion device"),
+    ):
+        with pytest.raises(ssdlab.SsdlabError, match=name):
+            call()
+    assert len(hfsl.erase_counts()) == hfsl.info["nand_blocks"]

@@ -29,7 +29,7 @@ from .api import (
     trace_models,
     trace_stats,
 )
-from .fusion import FusionDevice
+from .fusion import FusionDevice, Hfsl
 from .swap import SwapResult, swap
 
 if TYPE_CHECKING:
@@ -62,6 +62,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "FusionDevice",
+    "Hfsl",
     "Interrupted",
     "Job",
     "JobError",

@@ -1,7 +1,9 @@
 """Seed 002's fusion device as a host FTL sees it: raw NAND and PCM behind a thin firmware.
 
-``FusionDevice`` opens a fusion device (``seed002-fusion`` by default) and issues raw commands
-one at a time: PCM reads and writes by byte address, NAND page reads and programs and block
+``Hfsl`` runs the seed's host-side FTL on it, one host request per call: reads and writes by
+logical address, each with its application id and metadata flag, and where each logical page
+lives. ``FusionDevice`` opens a fusion device (``seed002-fusion`` by default) and issues raw
+commands one at a time: PCM reads and writes by byte address, NAND page reads and programs and block
 erases by physical address. Each returns a :class:`Command` with its status and its simulated
 submission and completion times (picoseconds). Arguments beyond the geometry raise
 :class:`ssdlab.JobError` naming the argument; what the media refuses (a program out of order)
@@ -11,6 +13,7 @@ converts. See docs/fusion.md.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -19,7 +22,7 @@ from typing import Any
 from . import _core
 from .api import Config, check_seed
 
-__all__ = ["Command", "FusionDevice"]
+__all__ = ["Command", "FusionDevice", "Hfsl", "HostRequest"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,16 @@ class Command:
     @property
     def latency_us(self) -> float:
         return self.latency_ps / 1e6
+
+
+def _unsigned(bits: int = 64, **args: Any) -> None:
+    """Each argument an integer from 0 to 2^bits - 1, else a JobError naming it (not the bare
+    OverflowError the conversion would raise)."""
+    for name, value in args.items():
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1 << bits:
+            raise _core.JobError(
+                f"{name}: got {value!r}, expected an integer from 0 to 2^{bits} - 1"
+            )
 
 
 def _command(d: dict[str, Any]) -> Command:
@@ -75,24 +88,114 @@ class FusionDevice:
 
     def next_page(self, block: int) -> int:
         """The next page of ``block`` a program may go to (pages per block when it is full)."""
+        _unsigned(block=block)
         return self._dev.next_page(block)
 
     def pcm_line_writes(self, address: int) -> int:
         """Writes so far to the PCM line holding byte ``address``."""
+        _unsigned(address=address)
         return self._dev.pcm_line_writes(address)
 
     def pcm_read(self, address: int, length: int, *, at_ps: int = 0) -> Command:
+        _unsigned(address=address, length=length, at_ps=at_ps)
         return _command(self._dev.pcm_read(address, length, at_ps))
 
     def pcm_write(self, address: int, data: bytes, *, at_ps: int = 0) -> Command:
+        _unsigned(address=address, at_ps=at_ps)
         return _command(self._dev.pcm_write(address, bytes(data), at_ps))
 
     def nand_read(self, page: int, pages: int = 1, *, at_ps: int = 0) -> Command:
+        _unsigned(page=page, pages=pages, at_ps=at_ps)
         return _command(self._dev.nand_read(page, pages, at_ps))
 
     def nand_program(self, page: int, data: bytes, *, at_ps: int = 0) -> Command:
         """Program ``data`` from ``page`` on: whole pages, the last padded with 0xFF."""
+        _unsigned(page=page, at_ps=at_ps)
         return _command(self._dev.nand_program(page, bytes(data), at_ps))
 
     def nand_erase(self, block: int, blocks: int = 1, *, at_ps: int = 0) -> Command:
+        _unsigned(block=block, blocks=blocks, at_ps=at_ps)
         return _command(self._dev.nand_erase(block, blocks, at_ps))
+
+
+@dataclass(frozen=True)
+class HostRequest:
+    """One host request's outcome under HFSL (simulated picoseconds)."""
+
+    submitted_ps: int
+    """Its arrival: the simulated present, or ``at_ps`` if later."""
+    completed_ps: int
+    """When its last raw command completed."""
+    latency_ps: int
+    raw_commands: int
+    """The raw PCM and NAND commands it became (0: a read of pages never written)."""
+
+    @property
+    def latency_us(self) -> float:
+        return self.latency_ps / 1e6
+
+
+DEFAULT_LOGICAL_BYTES = 1 << 30
+
+
+class Hfsl:
+    """HFSL, seed 002's host-side FTL, on the fusion device ``config`` describes (with its
+    ``[hfsl]``: SSW, fusion method, GC, write protection), over ``logical_bytes`` of logical
+    space (1 GiB by default: the map holds an entry per 2 KiB page, so the whole 32 GB NAND
+    would take some 400 MB). Each call runs one host request to completion.
+
+    A write into a range another application owns (``hfsl.protect``) raises
+    :class:`ssdlab.JobError` naming both applications and changes nothing; so does a range
+    beyond the logical space.
+    """
+
+    def __init__(
+        self,
+        config: Config | str | os.PathLike[str] = "seed002-fusion",
+        *,
+        overrides: Mapping[str, Any] | Iterable[str] | None = None,
+        logical_bytes: int = DEFAULT_LOGICAL_BYTES,
+        seed: int = 1,
+    ) -> None:
+        cfg = config if isinstance(config, Config) else Config.load(config, overrides)
+        self.config = cfg
+        _unsigned(logical_bytes=logical_bytes)
+        self._hfsl = _core.Hfsl(cfg.to_json(), logical_bytes, check_seed(seed))
+        self.info: dict[str, int] = self._hfsl.info()
+        """The device's hardware information (as :attr:`FusionDevice.info`)."""
+
+    @property
+    def logical_bytes(self) -> int:
+        return self._hfsl.logical_bytes()
+
+    @property
+    def now_ps(self) -> int:
+        return self._hfsl.now_ps()
+
+    def write(
+        self, offset: int, length: int, *, app: int = 0, meta: bool = False, at_ps: int = 0
+    ) -> HostRequest:
+        """Write ``length`` bytes at logical byte ``offset`` as application ``app``; ``meta``
+        flags it metadata (it goes to PCM whatever its size)."""
+        _unsigned(offset=offset, length=length, at_ps=at_ps)
+        _unsigned(32, app=app)
+        return HostRequest(**self._hfsl.submit(True, offset, length, app, bool(meta), at_ps))
+
+    def read(self, offset: int, length: int, *, app: int = 0, at_ps: int = 0) -> HostRequest:
+        _unsigned(offset=offset, length=length, at_ps=at_ps)
+        _unsigned(32, app=app)
+        return HostRequest(**self._hfsl.submit(False, offset, length, app, False, at_ps))
+
+    def location(self, lpn: int) -> str | None:
+        """Where logical page ``lpn`` lives: ``"pcm"``, ``"nand"``, or None (never written)."""
+        _unsigned(lpn=lpn)
+        return self._hfsl.location(lpn)
+
+    def erase_counts(self) -> list[int]:
+        """The P/E count of every NAND block."""
+        return self._hfsl.erase_counts()
+
+    def report(self) -> dict[str, Any]:
+        """What HFSL did so far: host requests, raw commands, ``counters`` (NAND updates,
+        programs, erases, PCM reads and writes, evictions, GC), where data lives, refusals."""
+        return json.loads(self._hfsl.report_json())

@@ -3,7 +3,9 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
+use ssdlab::ctrl::fusion::HardwareInfo;
 use ssdlab::driver::fusion_host::{Done, FusionHost};
+use ssdlab::driver::hfsl::{map::Loc, HfslHost, HostDone, HostIo};
 use ssdlab::sim::SimTime;
 use ssdlab::SsdConfig;
 
@@ -19,6 +21,24 @@ fn done<'py>(py: Python<'py>, d: &Done, read: bool) -> PyResult<Bound<'py, PyDic
         out.set_item("data", PyBytes::new(py, &d.data))?;
     }
     Ok(out)
+}
+
+/// The hardware information the fusion device's firmware publishes.
+fn info_dict<'py>(py: Python<'py>, i: &HardwareInfo) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("nand_channels", i.nand_channels)?;
+    d.set_item("nand_chips_per_channel", i.nand_chips_per_channel)?;
+    d.set_item("nand_page_bytes", i.nand_page_bytes)?;
+    d.set_item("nand_pages_per_block", i.nand_pages_per_block)?;
+    d.set_item("nand_block_bytes", i.nand_block_bytes())?;
+    d.set_item("nand_blocks", i.nand_blocks)?;
+    d.set_item("nand_bytes", i.nand_bytes)?;
+    d.set_item("pcm_channels", i.pcm_channels)?;
+    d.set_item("pcm_chips_per_channel", i.pcm_chips_per_channel)?;
+    d.set_item("pcm_bytes", i.pcm_bytes)?;
+    d.set_item("pcm_line_bytes", i.pcm_line_bytes)?;
+    d.set_item("pcm_min_access_bytes", i.pcm_min_access_bytes)?;
+    Ok(d)
 }
 
 /// Seed 002's fusion device, driven by raw commands.
@@ -39,21 +59,7 @@ impl FusionDevice {
     }
 
     fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let i = self.host.info();
-        let d = PyDict::new(py);
-        d.set_item("nand_channels", i.nand_channels)?;
-        d.set_item("nand_chips_per_channel", i.nand_chips_per_channel)?;
-        d.set_item("nand_page_bytes", i.nand_page_bytes)?;
-        d.set_item("nand_pages_per_block", i.nand_pages_per_block)?;
-        d.set_item("nand_block_bytes", i.nand_block_bytes())?;
-        d.set_item("nand_blocks", i.nand_blocks)?;
-        d.set_item("nand_bytes", i.nand_bytes)?;
-        d.set_item("pcm_channels", i.pcm_channels)?;
-        d.set_item("pcm_chips_per_channel", i.pcm_chips_per_channel)?;
-        d.set_item("pcm_bytes", i.pcm_bytes)?;
-        d.set_item("pcm_line_bytes", i.pcm_line_bytes)?;
-        d.set_item("pcm_min_access_bytes", i.pcm_min_access_bytes)?;
-        Ok(d)
+        info_dict(py, self.host.info())
     }
 
     fn now_ps(&self) -> u64 {
@@ -148,6 +154,96 @@ impl FusionDevice {
     }
 }
 
+fn host_done<'py>(py: Python<'py>, d: &HostDone) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    out.set_item("submitted_ps", d.arrival.ps())?;
+    out.set_item("completed_ps", d.completed.ps())?;
+    out.set_item("latency_ps", d.latency().ps())?;
+    out.set_item("raw_commands", d.raw_commands)?;
+    Ok(out)
+}
+
+/// HFSL over seed 002's fusion device, one host request per call.
+#[pyclass(module = "ssdlab._core", unsendable)]
+struct Hfsl {
+    host: HfslHost,
+}
+
+#[pymethods]
+impl Hfsl {
+    #[new]
+    #[pyo3(signature = (config_json, logical_bytes, seed=1))]
+    fn new(config_json: &str, logical_bytes: u64, seed: u64) -> PyResult<Self> {
+        let cfg = SsdConfig::from_json(config_json).map_err(to_py)?;
+        Ok(Hfsl {
+            host: HfslHost::new(&cfg, seed, logical_bytes).map_err(to_py)?,
+        })
+    }
+
+    fn logical_bytes(&self) -> u64 {
+        self.host.logical_bytes()
+    }
+
+    fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        info_dict(py, self.host.info())
+    }
+
+    fn now_ps(&self) -> u64 {
+        self.host.now().ps()
+    }
+
+    fn erase_counts(&self) -> Vec<u32> {
+        self.host.erase_counts().to_vec()
+    }
+
+    fn location(&self, lpn: u64) -> PyResult<Option<&'static str>> {
+        Ok(match self.host.location(lpn).map_err(to_py)? {
+            Loc::Unmapped => None,
+            Loc::Nand => Some("nand"),
+            Loc::Pcm => Some("pcm"),
+        })
+    }
+
+    #[pyo3(signature = (write, offset, length, app=0, meta=false, at_ps=0))]
+    #[allow(clippy::too_many_arguments)]
+    fn submit<'py>(
+        &mut self,
+        py: Python<'py>,
+        write: bool,
+        offset: u64,
+        length: u64,
+        app: u32,
+        meta: bool,
+        at_ps: u64,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let io = HostIo {
+            write,
+            offset,
+            len: length,
+            meta,
+            app,
+        };
+        let d = self.host.submit(io, SimTime(at_ps)).map_err(to_py)?;
+        host_done(py, &d)
+    }
+
+    /// HFSL's counts so far, as the `hfsl` block of a run's result.
+    fn report_json(&self) -> String {
+        let r = self.host.report();
+        serde_json::json!({
+            "requests": r.requests,
+            "raw_commands": r.raw_commands,
+            "counters": r.counters,
+            "pcm_pages": r.pcm_pages,
+            "nand_pages": r.nand_pages,
+            "refused_writes": r.refused_writes,
+            "refusals": r.refusals,
+        })
+        .to_string()
+    }
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<FusionDevice>()
+    m.add_class::<FusionDevice>()?;
+    m.add_class::<Hfsl>()
 }

@@ -242,3 +242,80 @@ fn a_job_from_another_application_is_refused_in_the_owned_range_only() {
     let e = e.to_string();
     assert!(e.contains("`rw`") && e.contains("trim"), "{e}");
 }
+
+/// `HfslHost` (the Python `ssdlab.Hfsl`): requests one call at a time end exactly as the same
+/// list run in one go, and each call says when it ended and where its data went.
+#[test]
+fn requests_one_call_at_a_time_end_as_the_same_list_in_one_run() {
+    use ssdlab::driver::hfsl::{map::Loc, HfslHost};
+    use ssdlab::sim::SimTime;
+    let cfg = fusion(&["hfsl.ssw=\"1KiB\"", "pcm.chip_capacity=\"4KiB\""]);
+    let ios = mix(1500, 2000);
+    let batch = hfsl::run(&cfg, 1, 2000, &ios).unwrap();
+    let mut host = HfslHost::new(&cfg, 1, 2000 * 2048).unwrap();
+    let mut last = SimTime::ZERO;
+    for io in &ios {
+        let done = host.submit(*io, SimTime::ZERO).unwrap();
+        assert!(done.arrival == last && done.completed >= done.arrival);
+        last = done.completed;
+    }
+    let r = host.report();
+    assert_eq!(r.counters, batch.counters);
+    assert_eq!(
+        (r.requests, r.raw_commands),
+        (batch.requests, batch.raw_commands)
+    );
+    assert_eq!(last, batch.end);
+    // A small write lands in PCM, a whole page in NAND.
+    let small = HostIo {
+        write: true,
+        offset: 0,
+        len: 512,
+        meta: false,
+        app: 0,
+    };
+    let done = host.submit(small, SimTime::ZERO).unwrap();
+    assert!(done.raw_commands >= 1 && done.latency() > SimTime::ZERO);
+    assert_eq!(host.location(0).unwrap(), Loc::Pcm);
+    host.submit(HostIo { len: 2048, ..small }, SimTime::ZERO)
+        .unwrap();
+    assert_eq!(host.location(0).unwrap(), Loc::Nand);
+    // Out of the logical space, and an lpn beyond it: refused, naming them.
+    let e = host
+        .submit(
+            HostIo {
+                offset: 2000 * 2048,
+                ..small
+            },
+            SimTime::ZERO,
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("offset") && e.contains("4096000"), "{e}");
+    assert!(host.location(2000).unwrap_err().to_string().contains("lpn"));
+    assert!(HfslHost::new(&cfg, 1, 0).is_err());
+}
+
+/// A stray write through `HfslHost` is an error naming both applications, and changes nothing.
+#[test]
+fn a_stray_call_is_refused_with_its_reason() {
+    use ssdlab::driver::hfsl::HfslHost;
+    use ssdlab::sim::SimTime;
+    let cfg = fusion(&["hfsl.protect=[{app=1, offset=\"0B\", len=\"64KiB\"}]"]);
+    let mut host = HfslHost::new(&cfg, 1, 1 << 20).unwrap();
+    let io = HostIo {
+        write: true,
+        offset: 4096,
+        len: 512,
+        meta: false,
+        app: 2,
+    };
+    let e = host.submit(io, SimTime::ZERO).unwrap_err().to_string();
+    assert!(
+        e.contains("application 2") && e.contains("application 1"),
+        "{e}"
+    );
+    let r = host.report();
+    assert_eq!((r.refused_writes, r.requests, r.raw_commands), (1, 0, 0));
+    assert!(host.submit(HostIo { app: 1, ..io }, SimTime::ZERO).is_ok());
+}

@@ -43,6 +43,12 @@ pub trait HostSource {
     fn next_io(&mut self, now: SimTime) -> Result<Option<(SimTime, HostIo)>>;
 }
 
+impl<T: HostSource + ?Sized> HostSource for &mut T {
+    fn next_io(&mut self, now: SimTime) -> Result<Option<(SimTime, HostIo)>> {
+        (**self).next_io(now)
+    }
+}
+
 /// A list of host requests, all arrived at time 0.
 pub struct ListSource<'a> {
     ios: std::slice::Iter<'a, HostIo>,
@@ -90,10 +96,26 @@ pub struct HostLatency {
     pub write: LatencyStats,
 }
 
-struct Runner<'a> {
+/// One host request's outcome.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostDone {
+    pub arrival: SimTime,
+    /// When its last raw command completed (its arrival, if it needed none).
+    pub completed: SimTime,
+    /// Raw PCM and NAND commands it became.
+    pub raw_commands: u64,
+}
+
+impl HostDone {
+    pub fn latency(&self) -> SimTime {
+        self.completed - self.arrival
+    }
+}
+
+struct Runner<S> {
     map: HfslMap,
-    protect: &'a [OwnedRange],
-    source: &'a mut dyn HostSource,
+    protect: Vec<OwnedRange>,
+    source: S,
     /// The next host request, read from the source but not started (it arrives later).
     pending: Option<(SimTime, HostIo)>,
     /// Its wake-up is queued.
@@ -107,6 +129,10 @@ struct Runner<'a> {
     /// Raw commands of the current phase still running.
     left: u32,
     arrival: SimTime,
+    /// Raw commands sent before the current request.
+    raw_before: u64,
+    /// The last host request that completed.
+    last: Option<HostDone>,
     page_bytes: u64,
     block_bytes: u64,
     report: HfslReport,
@@ -114,7 +140,36 @@ struct Runner<'a> {
     failed: Option<Error>,
 }
 
-impl Runner<'_> {
+impl<S: HostSource> Runner<S> {
+    fn new(map: HfslMap, hfsl: &HfslConfig, hw: &HardwareInfo, source: S) -> Runner<S> {
+        Runner {
+            map,
+            protect: hfsl.protect.clone(),
+            source,
+            pending: None,
+            waiting: false,
+            exhausted: false,
+            current: HostIo {
+                write: false,
+                offset: 0,
+                len: 0,
+                meta: false,
+                app: 0,
+            },
+            started: 0,
+            phase: 0,
+            left: 0,
+            arrival: SimTime::ZERO,
+            raw_before: 0,
+            last: None,
+            page_bytes: hw.nand_page_bytes,
+            block_bytes: hw.nand_block_bytes(),
+            report: HfslReport::default(),
+            latency: HostLatency::default(),
+            failed: None,
+        }
+    }
+
     fn raw_request(&self, op: &RawOp, at: SimTime) -> Request {
         let (op, offset, len, flags) = match *op {
             RawOp::PcmRead { addr, len } => (Op::Read, addr, len, Flags::PCM),
@@ -188,6 +243,7 @@ impl Runner<'_> {
                 }
                 self.started += 1;
                 self.arrival = at;
+                self.raw_before = self.report.raw_commands;
                 self.current = io;
                 let planned = if io.write {
                     self.map.write(io.offset, io.len, io.meta, self.started)
@@ -231,6 +287,11 @@ impl Runner<'_> {
                 &mut self.latency.read
             };
             stats.record(latency.ps(), io.len);
+            self.last = Some(HostDone {
+                arrival: self.arrival,
+                completed: now,
+                raw_commands: self.report.raw_commands - self.raw_before,
+            });
             self.report.requests += 1;
             self.report.latency_sum += latency;
             self.report.end = now;
@@ -241,31 +302,45 @@ impl Runner<'_> {
     /// Whether write `io` touches a range another application owns; if so it is counted and
     /// its reason kept (the host's stray write fails, §2.7.4), and nothing of it runs.
     fn refuse(&mut self, io: &HostIo) -> bool {
-        let Some((i, r)) = self
-            .protect
-            .iter()
-            .enumerate()
-            .find(|(_, r)| r.app != io.app && r.overlaps(io.offset, io.len))
-        else {
+        let Some(why) = refusal(&self.protect, io) else {
             return false;
         };
         self.report.refused_writes += 1;
         if self.report.refusals.len() < MAX_REFUSALS {
-            self.report.refusals.push(format!(
-                "hfsl: application {} may not write bytes {}..{}: hfsl.protect[{i}], bytes {}..{}, belongs to application {}",
-                io.app,
-                io.offset,
-                io.offset.saturating_add(io.len),
-                r.offset.0,
-                r.end(),
-                r.app
-            ));
+            self.report.refusals.push(why);
         }
         true
     }
 }
 
-impl Driver for Runner<'_> {
+impl<S> Runner<S> {
+    /// The report with the map's counters and where data lives now.
+    fn final_report(&self) -> HfslReport {
+        let mut report = self.report.clone();
+        report.counters = self.map.counters.clone();
+        (report.pcm_pages, report.nand_pages) = self.map.where_data_lives();
+        report
+    }
+}
+
+/// Why write `io` may not run: it touches a range of `protect` another application owns.
+pub fn refusal(protect: &[OwnedRange], io: &HostIo) -> Option<String> {
+    let (i, r) = protect
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.app != io.app && r.overlaps(io.offset, io.len))?;
+    Some(format!(
+        "hfsl: application {} may not write bytes {}..{}: hfsl.protect[{i}], bytes {}..{}, belongs to application {}",
+        io.app,
+        io.offset,
+        io.offset.saturating_add(io.len),
+        r.offset.0,
+        r.end(),
+        r.app
+    ))
+}
+
+impl<S: HostSource> Driver for Runner<S> {
     fn on_complete(&mut self, dev: &mut Device, now: SimTime, done: Completion) {
         if done.status != Status::Ok && self.failed.is_none() {
             self.failed = Some(Error::Sim(format!(
@@ -330,30 +405,7 @@ pub fn run_on(
     let hw = hardware(&cfg)?;
     let hfsl = cfg.hfsl.clone().unwrap_or_default();
     let map = HfslMap::new(&hfsl, &hw, logical_pages)?;
-    let mut r = Runner {
-        map,
-        protect: &hfsl.protect,
-        source,
-        pending: None,
-        waiting: false,
-        exhausted: false,
-        current: HostIo {
-            write: false,
-            offset: 0,
-            len: 0,
-            meta: false,
-            app: 0,
-        },
-        started: 0,
-        phase: 0,
-        left: 0,
-        arrival: SimTime::ZERO,
-        page_bytes: hw.nand_page_bytes,
-        block_bytes: hw.nand_block_bytes(),
-        report: HfslReport::default(),
-        latency: HostLatency::default(),
-        failed: None,
-    };
+    let mut r = Runner::new(map, &hfsl, &hw, source);
     r.advance(dev, SimTime::ZERO);
     if !dev.run(&mut r, 1 << 16, progress)? {
         return Err(Error::Interrupted);
@@ -361,9 +413,7 @@ pub fn run_on(
     if let Some(e) = r.failed {
         return Err(e);
     }
-    let mut report = r.report;
-    report.counters = r.map.counters.clone();
-    (report.pcm_pages, report.nand_pages) = r.map.where_data_lives();
+    let report = r.final_report();
     Ok((report, r.latency))
 }
 
@@ -371,4 +421,113 @@ pub fn run_on(
 /// GC keeps on each die.
 pub fn usable_pages(cfg: &HfslConfig, hw: &HardwareInfo) -> u64 {
     map::usable_pages(cfg, hw)
+}
+
+/// The source of an [`HfslHost`]: the one request it was handed.
+struct OneRequest(Option<(SimTime, HostIo)>);
+
+impl HostSource for OneRequest {
+    fn next_io(&mut self, _now: SimTime) -> Result<Option<(SimTime, HostIo)>> {
+        Ok(self.0.take())
+    }
+}
+
+/// HFSL over a fusion device, driven one host request at a time by its caller (the Python
+/// `ssdlab.Hfsl`): each request runs to completion before the call returns.
+pub struct HfslHost {
+    dev: Device,
+    runner: Runner<OneRequest>,
+    hw: HardwareInfo,
+}
+
+impl HfslHost {
+    /// HFSL on the fusion device `cfg` describes, with `cfg`'s `[hfsl]` (or its defaults), over
+    /// the first `logical_bytes` of its logical space (whole pages).
+    pub fn new(cfg: &SsdConfig, seed: u64, logical_bytes: u64) -> Result<HfslHost> {
+        let hw = hardware(cfg)?;
+        let hfsl = cfg.hfsl.clone().unwrap_or_default();
+        let usable = usable_pages(&hfsl, &hw);
+        let pages = logical_bytes.div_ceil(hw.nand_page_bytes);
+        if pages == 0 || pages > usable {
+            return Err(Error::Job(format!(
+                "logical_bytes: got {logical_bytes}, expected 1 to {} (HFSL's NAND pages of {} bytes, less GC's spare blocks)",
+                usable * hw.nand_page_bytes,
+                hw.nand_page_bytes
+            )));
+        }
+        let map = HfslMap::new(&hfsl, &hw, pages as u32)?;
+        Ok(HfslHost {
+            dev: Device::new(cfg, seed)?,
+            runner: Runner::new(map, &hfsl, &hw, OneRequest(None)),
+            hw,
+        })
+    }
+
+    /// Run `io`, arriving at `at` or at the simulated present if that is later, to completion.
+    /// A write into another application's range is refused with its reason and changes
+    /// nothing; a range beyond the logical space is refused naming it.
+    pub fn submit(&mut self, io: HostIo, at: SimTime) -> Result<HostDone> {
+        if io.write {
+            if let Some(why) = refusal(&self.runner.protect, &io) {
+                self.runner.refuse(&io);
+                return Err(Error::Job(why));
+            }
+        }
+        let end = io.offset.checked_add(io.len);
+        let space = self.logical_bytes();
+        if io.len == 0 || end.is_none_or(|e| e > space) {
+            return Err(Error::Job(format!(
+                "offset, length: got {} bytes from byte {}, expected at least 1 byte within the logical space ({space} bytes)",
+                io.len, io.offset
+            )));
+        }
+        let now = self.dev.now();
+        let r = &mut self.runner;
+        r.source.0 = Some((at.max(now), io));
+        r.exhausted = false;
+        r.last = None;
+        r.advance(&mut self.dev, now);
+        self.dev.run(r, u64::MAX, &mut |_, _| true)?;
+        if let Some(e) = r.failed.take() {
+            return Err(e);
+        }
+        r.last
+            .take()
+            .ok_or_else(|| Error::Sim("hfsl: a host request did not complete".into()))
+    }
+
+    /// Bytes of the logical space.
+    pub fn logical_bytes(&self) -> u64 {
+        self.runner.map.logical_pages() as u64 * self.hw.nand_page_bytes
+    }
+
+    /// Where logical page `lpn` lives.
+    pub fn location(&self, lpn: u64) -> Result<map::Loc> {
+        let pages = self.runner.map.logical_pages() as u64;
+        if lpn >= pages {
+            return Err(Error::Job(format!(
+                "lpn: got {lpn}, expected below {pages} (the logical pages)"
+            )));
+        }
+        Ok(self.runner.map.entry(lpn as u32).loc)
+    }
+
+    pub fn info(&self) -> &HardwareInfo {
+        &self.hw
+    }
+
+    /// Every NAND block's P/E count.
+    pub fn erase_counts(&self) -> &[u32] {
+        self.dev.hil().raw().map_or(&[], |r| r.erase_counts())
+    }
+
+    /// What HFSL did so far.
+    pub fn report(&self) -> HfslReport {
+        self.runner.final_report()
+    }
+
+    /// The simulated present.
+    pub fn now(&self) -> SimTime {
+        self.dev.now()
+    }
 }
