@@ -124,6 +124,9 @@ fn bad_hfsl_settings_name_the_field() {
         ("hfsl.ssw=\"4KiB\"", "hfsl.ssw"),
         ("hfsl.cache_ratio=1.5", "hfsl.cache_ratio"),
         ("hfsl.sub_page=\"3B\"", "hfsl.sub_page"),
+        ("hfsl.bloom_bits=1000", "hfsl.bloom_bits"),
+        ("hfsl.bloom_hashes=0", "hfsl.bloom_hashes"),
+        ("hfsl.hot_window=0", "hfsl.hot_window"),
         ("hfsl.protect=[{app=1, offset=\"0B\", len=\"0B\"}]", "hfsl.protect[0]"),
         (
             "hfsl.protect=[{app=1, offset=\"0B\", len=\"8KiB\"}, {app=2, offset=\"4KiB\", len=\"8KiB\"}]",

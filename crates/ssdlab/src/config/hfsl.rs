@@ -46,6 +46,22 @@ pub struct HfslConfig {
     /// GC starts on a die when it has fewer free blocks than this.
     #[serde(default = "two")]
     pub gc_free_blocks: u32,
+    /// Wear-aware allocation (§2.6.1 (b)): a die's next block is its most worn free block
+    /// when cold data (a page evicted from PCM, GC's moves, a write the Bloom filter has not
+    /// seen lately) opens it, its least worn when hot data does. Off: free blocks in order.
+    #[serde(default = "yes")]
+    pub wear_aware: bool,
+    /// The hot/cold judgement's Bloom filter (§2.6.1: "the simple unidimensional bloom filter
+    /// algorithm"): its size in bits (a power of two), ...
+    #[serde(default = "bloom_bits_default")]
+    pub bloom_bits: u32,
+    /// ... its hash functions, ...
+    #[serde(default = "two")]
+    pub bloom_hashes: u32,
+    /// ... and the host writes (logical pages) it records before it is cleared: a page is hot
+    /// when written since the last clear.
+    #[serde(default = "hot_window_default")]
+    pub hot_window: u32,
     /// Write protection (§2.7.4): byte ranges of the logical space, each owned by one
     /// application; a write into a range by any other application is refused and changes
     /// nothing. Reads are not restricted. Empty (the default): no range is owned.
@@ -95,6 +111,10 @@ impl Default for HfslConfig {
             gc_free_blocks: two(),
             protect: Vec::new(),
             app: 0,
+            wear_aware: true,
+            bloom_bits: bloom_bits_default(),
+            bloom_hashes: two(),
+            hot_window: hot_window_default(),
         }
     }
 }
@@ -113,6 +133,12 @@ fn yes() -> bool {
 }
 fn two() -> u32 {
     2
+}
+fn bloom_bits_default() -> u32 {
+    1 << 16
+}
+fn hot_window_default() -> u32 {
+    4096
 }
 
 impl HfslConfig {
@@ -140,6 +166,22 @@ impl HfslConfig {
                 "sub_page",
                 format!("got {sp} bytes, expected a divisor of the NAND page ({page_bytes} bytes) of at least 1/8 of it"),
             );
+        }
+        let bits = self.bloom_bits;
+        if !bits.is_power_of_two() || !(64..=1 << 30).contains(&bits) {
+            return e(
+                "bloom_bits",
+                format!("got {bits}, expected a power of two from 64 to 2^30"),
+            );
+        }
+        if !(1..=8).contains(&self.bloom_hashes) {
+            return e(
+                "bloom_hashes",
+                format!("got {}, expected 1 to 8", self.bloom_hashes),
+            );
+        }
+        if self.hot_window == 0 {
+            return e("hot_window", "got 0, expected at least 1 write".into());
         }
         if self.gc_free_blocks == 0 {
             return e("gc_free_blocks", "got 0, expected at least 1".into());

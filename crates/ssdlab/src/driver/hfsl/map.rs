@@ -125,6 +125,59 @@ impl Pool {
     }
 }
 
+/// The hot/cold judgement (§2.6.1: "the simple unidimensional bloom filter algorithm"): one
+/// Bloom filter of the logical pages written since it was last cleared, every `window` writes.
+/// A page is hot when the filter holds it (false positives make a cold page look hot now and
+/// then, never the reverse).
+struct Bloom {
+    words: Vec<u64>,
+    mask: u64,
+    hashes: u32,
+    window: u32,
+    recorded: u32,
+}
+
+impl Bloom {
+    fn new(bits: u32, hashes: u32, window: u32) -> Bloom {
+        Bloom {
+            words: vec![0; (bits / 64) as usize],
+            mask: bits as u64 - 1,
+            hashes,
+            window,
+            recorded: 0,
+        }
+    }
+
+    /// The filter's bit indices for `lpn`: double hashing over a SplitMix64 finaliser.
+    fn bits(&self, lpn: u32) -> impl Iterator<Item = u64> + '_ {
+        let mix = |mut z: u64| {
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        };
+        let h1 = mix(lpn as u64 + 0x9E37_79B9_7F4A_7C15);
+        let h2 = mix(h1) | 1;
+        (0..self.hashes as u64).map(move |i| h1.wrapping_add(i.wrapping_mul(h2)) & self.mask)
+    }
+
+    fn contains(&self, lpn: u32) -> bool {
+        self.bits(lpn)
+            .all(|b| self.words[(b / 64) as usize] & (1 << (b % 64)) != 0)
+    }
+
+    fn record(&mut self, lpn: u32) {
+        if self.recorded == self.window {
+            self.words.fill(0);
+            self.recorded = 0;
+        }
+        self.recorded += 1;
+        let set: Vec<u64> = self.bits(lpn).collect();
+        for b in set {
+            self.words[(b / 64) as usize] |= 1 << (b % 64);
+        }
+    }
+}
+
 struct Die {
     free: Vec<u32>,
     open: u32,
@@ -141,6 +194,10 @@ pub struct HfslMap {
     pages_per_block: u32,
     gc: bool,
     gc_free_blocks: u32,
+    wear_aware: bool,
+    bloom: Bloom,
+    /// Per block: its erases (HFSL counts the P/E cycles it causes, §2.6.1 (b)).
+    erase_counts: Vec<u32>,
     entries: Vec<Entry>,
     /// Per NAND page: 1 + the LPN whose valid data it holds, or 0 (no valid data): zero so
     /// that the OS hands the table over zeroed, touched only where pages are written.
@@ -233,6 +290,9 @@ impl HfslMap {
             pages_per_block: hw.nand_pages_per_block,
             gc: cfg.gc,
             gc_free_blocks: cfg.gc_free_blocks,
+            wear_aware: cfg.wear_aware,
+            bloom: Bloom::new(cfg.bloom_bits, cfg.bloom_hashes, cfg.hot_window),
+            erase_counts: vec![0; hw.nand_blocks as usize],
             entries: vec![Entry::EMPTY; logical_pages as usize],
             p2l: vec![0; pages],
             valid: vec![0; hw.nand_blocks as usize],
@@ -373,6 +433,9 @@ impl HfslMap {
             let within = offset.max(base) - base;
             // Out of its pool's victim order while its key changes.
             self.unlink(lpn);
+            // Hot if written since the filter was last cleared (before this write).
+            let hot = self.bloom.contains(lpn);
+            self.bloom.record(lpn);
             let e = &mut self.entries[lpn as usize];
             e.counter = e.counter.saturating_add(1);
             e.changed = true;
@@ -386,7 +449,7 @@ impl HfslMap {
                 self.write_pcm(lpn, bits, within, bytes, to_cache, version)?;
             } else {
                 self.counters.writes_to_nand += 1;
-                self.write_nand(lpn, bits, version)?;
+                self.write_nand(lpn, bits, version, hot)?;
             }
         }
         Ok(&self.plan)
@@ -511,13 +574,15 @@ impl HfslMap {
         };
         self.counters.evictions += 1;
         self.unlink(victim);
-        self.move_to_nand(victim, 0, 0)?;
+        // The coldest (or least recent) page of its pool: cold data.
+        self.move_to_nand(victim, 0, 0, false)?;
         Ok(self.pool(cache).free.pop().expect("the victim's slot"))
     }
 
-    /// Move `lpn` (already unlinked) out of PCM, if there, into a new NAND page, with `bits`
-    /// of it overwritten by version `version`; what it had elsewhere is read and merged.
-    fn move_to_nand(&mut self, lpn: u32, bits: u8, version: u32) -> Result<()> {
+    /// Move `lpn` (already unlinked) out of PCM, if there, into a new NAND page of the `hot`
+    /// or cold stream, with `bits` of it overwritten by version `version`; what it had
+    /// elsewhere is read and merged.
+    fn move_to_nand(&mut self, lpn: u32, bits: u8, version: u32, hot: bool) -> Result<()> {
         let e = self.entries[lpn as usize];
         let n = self.sub_pages as usize;
         let mut merged = vec![0u32; if self.versions.is_some() { n } else { 0 }];
@@ -558,7 +623,7 @@ impl HfslMap {
                 *m = version;
             }
         }
-        let page = self.allocate()?;
+        let page = self.allocate(hot)?;
         self.program(page, lpn, &merged);
         let e = &mut self.entries[lpn as usize];
         e.loc = Loc::Nand;
@@ -568,8 +633,8 @@ impl HfslMap {
         Ok(())
     }
 
-    fn write_nand(&mut self, lpn: u32, bits: u8, version: u32) -> Result<()> {
-        self.move_to_nand(lpn, bits, version)?;
+    fn write_nand(&mut self, lpn: u32, bits: u8, version: u32, hot: bool) -> Result<()> {
+        self.move_to_nand(lpn, bits, version, hot)?;
         self.entries[lpn as usize].tick = self.tick;
         Ok(())
     }
@@ -590,9 +655,9 @@ impl HfslMap {
         self.valid[(page / self.pages_per_block) as usize] -= 1;
     }
 
-    /// The next NAND page, striped over the dies (channel first), collecting first on a die
-    /// short of free blocks.
-    fn allocate(&mut self) -> Result<u32> {
+    /// The next NAND page for `hot` (or cold) data, striped over the dies (channel first),
+    /// collecting first on a die short of free blocks.
+    fn allocate(&mut self, hot: bool) -> Result<u32> {
         let d = self.stripe[self.cursor] as usize;
         self.cursor = (self.cursor + 1) % self.stripe.len();
         if self.dies[d].next_page == self.pages_per_block {
@@ -600,7 +665,7 @@ impl HfslMap {
                 && (self.dies[d].free.len() as u32) < self.gc_free_blocks
                 && self.collect(d)?;
             if !collected {
-                self.open_next(d)?;
+                self.open_next(d, hot)?;
             }
         }
         Ok(self.take_page(d))
@@ -613,14 +678,30 @@ impl HfslMap {
         p
     }
 
-    fn open_next(&mut self, d: usize) -> Result<()> {
-        let die = &mut self.dies[d];
-        let Some(b) = die.free.pop() else {
+    /// Open a free block on die `d` for the `hot` (or cold) data that needs it: with wear-aware
+    /// allocation the most worn free block for cold data, the least worn for hot (§2.6.1 (b));
+    /// else the next free one. (One block is open per die, so the block takes the temperature
+    /// of the write that opens it.)
+    fn open_next(&mut self, d: usize, hot: bool) -> Result<()> {
+        let die = &self.dies[d];
+        let pick = if self.wear_aware {
+            let wear = |i: &usize| self.erase_counts[die.free[*i] as usize];
+            if !hot {
+                (0..die.free.len()).rev().max_by_key(wear)
+            } else {
+                (0..die.free.len()).rev().min_by_key(wear)
+            }
+        } else {
+            die.free.len().checked_sub(1)
+        };
+        let Some(i) = pick else {
             return Err(Error::Sim(format!(
                 "hfsl: die {d} has no free NAND block{}",
                 if self.gc { "" } else { " (hfsl.gc is off)" }
             )));
         };
+        let die = &mut self.dies[d];
+        let b = die.free.remove(i);
         die.open = b;
         die.next_page = 0;
         Ok(())
@@ -649,7 +730,8 @@ impl HfslMap {
             return Ok(false);
         }
         self.counters.gc_runs += 1;
-        self.open_next(d)?;
+        // The moves are cold data: they outlived the rest of their block.
+        self.open_next(d, false)?;
         let n = self.sub_pages as usize;
         for page in victim * ppb..(victim + 1) * ppb {
             let Some(lpn) = self.p2l[page as usize].checked_sub(1) else {
@@ -668,6 +750,7 @@ impl HfslMap {
         }
         self.plan.erases.push(RawOp::NandErase { block: victim });
         self.counters.nand_erases += 1;
+        self.erase_counts[victim as usize] += 1;
         // Free once its erase ran: from the next request on (the driver runs them in order).
         self.erased.push((d as u32, victim));
         Ok(true)
@@ -726,6 +809,48 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_bloom_filter_holds_what_it_recorded_until_its_window_ends() {
+        let mut b = Bloom::new(1 << 12, 2, 100);
+        for lpn in 0..100 {
+            assert!(!b.contains(1000 + lpn) || lpn > 0, "empty filter");
+            b.record(lpn);
+        }
+        assert!((0..100).all(|lpn| b.contains(lpn)));
+        // 100 pages × 2 bits in 4,096: a false positive now and then, not often.
+        let false_hot = (10_000..20_000).filter(|&l| b.contains(l)).count();
+        assert!(false_hot < 300, "{false_hot}");
+        // The 101st record clears the filter first: only it is hot then.
+        b.record(500);
+        assert!(b.contains(500));
+        assert!((0..100).filter(|&l| b.contains(l)).count() < 5);
+    }
+
+    #[test]
+    fn cold_data_opens_the_most_worn_free_block_and_hot_data_the_least_worn() {
+        let mut m = HfslMap::new(&cfg(FusionMethod::SameLevel, 512), &hw(4), 8).unwrap();
+        // Die 0 holds blocks 0-5; block 0 is open, 1-5 free.
+        for (b, n) in [(1, 7), (2, 3), (3, 9), (4, 1), (5, 5)] {
+            m.erase_counts[b] = n;
+        }
+        m.open_next(0, false).unwrap();
+        assert_eq!(m.dies[0].open, 3);
+        m.open_next(0, true).unwrap();
+        assert_eq!(m.dies[0].open, 4);
+        let mut off = HfslMap::new(
+            &HfslConfig {
+                wear_aware: false,
+                ..cfg(FusionMethod::SameLevel, 512)
+            },
+            &hw(4),
+            8,
+        )
+        .unwrap();
+        off.erase_counts[3] = 9;
+        off.open_next(0, false).unwrap();
+        assert_eq!(off.dies[0].open, 1, "in order when off");
     }
 
     #[test]
@@ -881,9 +1006,10 @@ mod tests {
             (m_kind, ratio) in method(),
             ssw in prop_oneof![Just(512u64), Just(1024), Just(2048)],
             slots in 2u64..6,
+            wear_aware in any::<bool>(),
             ios in proptest::collection::vec(io(40), 1..400),
         ) {
-            let c = HfslConfig { cache_ratio: ratio, ..cfg(m_kind, ssw) };
+            let c = HfslConfig { cache_ratio: ratio, wear_aware, ..cfg(m_kind, ssw) };
             let mut m = HfslMap::new(&c, &hw(slots), 40).unwrap();
             m.track_versions();
             let mut oracle = vec![[0u32; 4]; 40];
