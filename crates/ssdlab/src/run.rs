@@ -174,15 +174,7 @@ fn run_hfsl(
     })?;
     let mut dev = new_device(cfg, opts)?;
     let t0 = Instant::now();
-    let mut last_report = Instant::now();
-    let (report, latency) = hfsl::run_on(&mut dev, pages, source, &mut |done, total| {
-        if last_report.elapsed().as_millis() >= 100 {
-            last_report = Instant::now();
-            progress(done, total)
-        } else {
-            true
-        }
-    })?;
+    let (report, latency) = hfsl::run_on(&mut dev, pages, source, &mut tenth_seconds(progress))?;
     let run = HfslRun {
         dev,
         report,
@@ -304,15 +296,8 @@ pub fn precondition_with(
     }
     if p.fill != FillMode::None || p.random_overwrite > 0.0 {
         let ftl = dev.ftl_mut();
-        let mut last_report = Instant::now();
-        let mut keep_going = || {
-            if last_report.elapsed().as_millis() >= 100 {
-                last_report = Instant::now();
-                progress(0, 0)
-            } else {
-                true
-            }
-        };
+        let mut report = tenth_seconds(progress);
+        let mut keep_going = || report(0, 0);
         if p.fill == FillMode::SteadyState {
             ftl.steady_state = Some(ftl.reach_steady_state(cfg, seed, &mut keep_going)?);
         }
@@ -329,6 +314,21 @@ pub fn precondition_with(
     Ok(t0.elapsed().as_secs_f64())
 }
 
+/// `progress`, passed on at most about ten times per wall second (between, the run goes on).
+fn tenth_seconds<'a>(
+    progress: &'a mut dyn FnMut(u64, u64) -> bool,
+) -> impl FnMut(u64, u64) -> bool + 'a {
+    let mut last_report = Instant::now();
+    move |done, total| {
+        if last_report.elapsed().as_millis() >= 100 {
+            last_report = Instant::now();
+            progress(done, total)
+        } else {
+            true
+        }
+    }
+}
+
 /// Run `driver` on `dev` until the device is idle; returns the wall seconds it took.
 fn drive<D: Driver>(
     dev: &mut Device,
@@ -336,15 +336,7 @@ fn drive<D: Driver>(
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<f64> {
     let t1 = Instant::now();
-    let mut last_report = Instant::now();
-    let finished = dev.run(driver, CHECK_EVERY, &mut |done, total| {
-        if last_report.elapsed().as_millis() >= 100 {
-            last_report = Instant::now();
-            progress(done, total)
-        } else {
-            true
-        }
-    })?;
+    let finished = dev.run(driver, CHECK_EVERY, &mut tenth_seconds(progress))?;
     if !finished {
         return Err(Error::Interrupted);
     }

@@ -322,3 +322,23 @@ fn a_stray_call_is_refused_with_its_reason() {
     assert_eq!((r.refused_writes, r.requests, r.raw_commands), (1, 0, 0));
     assert!(host.submit(HostIo { app: 1, ..io }, SimTime::ZERO).is_ok());
 }
+
+/// With GC off the NAND fills up: a user's choice, so the error says what to change, not "a
+/// bug".
+#[test]
+fn a_full_nand_without_gc_is_the_workload_s_error() {
+    let cfg = fusion(&["hfsl.gc=false", "nand.blocks_per_plane=2"]);
+    let ios: Vec<HostIo> = (0..5000u64)
+        .map(|k| HostIo {
+            write: true,
+            offset: k % 100 * 2048,
+            len: 2048,
+            meta: false,
+            app: 0,
+        })
+        .collect();
+    let e = hfsl::run(&cfg, 1, 100, &ios).unwrap_err();
+    assert!(matches!(e, ssdlab::Error::Job(_)), "{e:?}");
+    let m = e.to_string();
+    assert!(m.contains("hfsl.gc") && !m.contains("bug"), "{m}");
+}

@@ -695,10 +695,16 @@ impl HfslMap {
             die.free.len().checked_sub(1)
         };
         let Some(i) = pick else {
-            return Err(Error::Sim(format!(
-                "hfsl: die {d} has no free NAND block{}",
-                if self.gc { "" } else { " (hfsl.gc is off)" }
-            )));
+            // Without GC a block is written once: the workload outgrew the NAND. With GC the
+            // spare blocks keep one free, so running out is a bug.
+            return Err(if self.gc {
+                Error::Sim(format!("hfsl: die {d} has no free NAND block"))
+            } else {
+                let blocks = self.valid.len() / self.dies.len();
+                Error::Job(format!(
+                    "hfsl: die {d} has written all its {blocks} NAND blocks and hfsl.gc is off, so none is erased for reuse; turn hfsl.gc on, or write less"
+                ))
+            });
         };
         let die = &mut self.dies[d];
         let b = die.free.remove(i);

@@ -114,8 +114,8 @@ impl JobSource {
     pub fn new(job: Job, seed: u64, app: u32) -> Result<JobSource> {
         if matches!(job.spec.rw, Rw::Trim | Rw::Randtrim) {
             return Err(Error::Job(format!(
-                "job, field `rw`: got {:?}, expected reads or writes: HFSL (seed 002 §2.6) has no trim command",
-                job.spec.rw
+                "job, field `rw`: got {}, expected reads or writes: HFSL (seed 002 §2.6) has no trim command",
+                serde_json::to_string(&job.spec.rw).expect("rw serialises")
             )));
         }
         let gens = (0..job.spec.numjobs)
