@@ -960,7 +960,7 @@ mod tests {
             .expect("runs out")
             .to_string();
         assert!(
-            e.contains("no free NAND block") && e.contains("gc is off"),
+            e.contains("has written all its 6 NAND blocks") && e.contains("hfsl.gc is off"),
             "{e}"
         );
     }
