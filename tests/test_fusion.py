@@ -91,7 +91,8 @@ def test_a_run_on_the_fusion_preset_goes_through_hfsl() -> None:
     assert data["total"]["count"] == 2000 == data["sim"]["requests"]
     assert hfsl["counters"]["writes_to_pcm"] > 0 and hfsl["pcm_pages"] > 0
     assert hfsl["counters"]["nand_programs"] == data["device"]["nand_pages_written"]
-    assert "HFSL (host-side FTL)" in result.summary()
+    assert hfsl["queues"]["commands"] == hfsl["raw_commands"] and hfsl["queues"]["batches"] > 0
+    assert "HFSL (host-side FTL)" in result.summary() and "queue sends" in result.summary()
 
 
 def test_the_cli_shows_hfsl_and_refuses_stray_writes() -> None:

@@ -242,17 +242,20 @@ fn hfsl_output(
     result.hfsl = Some(HfslResult {
         logical_bytes: run.logical_bytes,
         raw_commands: r.raw_commands,
-        raw_commands_per_request: if r.requests > 0 {
-            r.raw_commands as f64 / r.requests as f64
-        } else {
-            0.0
-        },
+        raw_commands_per_request: per(r.raw_commands, r.requests),
         counters: r.counters.clone(),
         pcm_pages: r.pcm_pages,
         nand_pages: r.nand_pages,
         refused_writes: r.refused_writes,
-        refusals: std::mem::take(&mut run.report.refusals),
+        refusals: r.refusals.clone(),
         skipped_requests: skipped,
+        queues: HfslQueueResult {
+            batches: r.queues.batches,
+            commands: r.queues.commands,
+            commands_per_batch: per(r.queues.commands, r.queues.batches),
+            timer_waits: r.queues.timer_waits,
+            mean_wait_us: r.queues.queued.as_us_f64() / (r.queues.commands.max(1) as f64),
+        },
     });
     RunOutput {
         result,
@@ -447,6 +450,15 @@ fn bandwidth(bytes: u64, secs: f64) -> (f64, f64) {
 fn per_s(n: u64, secs: f64) -> f64 {
     if secs > 0.0 {
         n as f64 / secs
+    } else {
+        0.0
+    }
+}
+
+/// `n` per `of` (0 when `of` is 0).
+fn per(n: u64, of: u64) -> f64 {
+    if of > 0 {
+        n as f64 / of as f64
     } else {
         0.0
     }

@@ -342,3 +342,46 @@ fn a_full_nand_without_gc_is_the_workload_s_error() {
     let m = e.to_string();
     assert!(m.contains("hfsl.gc") && !m.contains("bug"), "{m}");
 }
+
+/// §2.6.3's scheduler: a channel queue sends at most `max_cmd_send` commands at a time, and
+/// with a timer only on its ticks; neither changes where data goes.
+#[test]
+fn the_scheduler_sends_in_batches_on_its_timer() {
+    // 512 KiB writes: 256 pages over 16 dies on 8 channels, 32 programs per channel queue.
+    let ios: Vec<HostIo> = (0..4u64)
+        .map(|k| HostIo {
+            write: true,
+            offset: k * (512 << 10),
+            len: 512 << 10,
+            meta: false,
+            app: 0,
+        })
+        .collect();
+    let run = |extra: &[&str]| hfsl::run(&fusion(extra), 1, 1024, &ios).unwrap();
+    let all = run(&[]);
+    let eight = run(&["hfsl.max_cmd_send=8"]);
+    assert_eq!(
+        all.queues.batches,
+        4 * 8,
+        "one send per channel per request"
+    );
+    assert_eq!(eight.queues.batches, 4 * 8 * 4, "32 commands in sends of 8");
+    assert_eq!(eight.queues.commands, eight.raw_commands);
+    assert_eq!(eight.counters, all.counters);
+    assert!(eight.end > all.end && eight.queues.queued > all.queues.queued);
+    assert_eq!(all.queues.timer_waits, 0);
+    // A 1 ms timer: the first send at time 0 (a tick), every later one on a tick.
+    let small = [HostIo { len: 512, ..ios[0] }; 2];
+    let timed = hfsl::run(&fusion(&["hfsl.send_timer=\"1ms\""]), 1, 1024, &small).unwrap();
+    let untimed = hfsl::run(&fusion(&[]), 1, 1024, &small).unwrap();
+    assert_eq!(timed.queues.timer_waits, 1);
+    let write = untimed.end.ps() / 2;
+    assert_eq!(timed.end.ps(), 1_000_000_000 + write);
+    let e = SsdConfig::resolve("seed002-fusion", &["hfsl.max_cmd_send=4".into()])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("hfsl.max_cmd_send") && e.contains("8 to 255"),
+        "{e}"
+    );
+}

@@ -505,10 +505,10 @@ def hfsl_table(hfsl: Mapping[str, Any]) -> Table:
         f"{fmt_float(hfsl.get('raw_commands_per_request'), 2)} per host request",
     )
     table.add_row(
-        "host writes",
+        "page writes",
         fmt_int((c.get("writes_to_pcm") or 0) + (c.get("writes_to_nand") or 0)),
-        f"{fmt_int(c.get('writes_to_pcm'))} to PCM (small or metadata),"
-        f" {fmt_int(c.get('writes_to_nand'))} to NAND",
+        f"host writes by logical page: {fmt_int(c.get('writes_to_pcm'))} to PCM (small or"
+        f" metadata), {fmt_int(c.get('writes_to_nand'))} to NAND",
     )
     table.add_row(
         "NAND programs",
@@ -547,6 +547,14 @@ def hfsl_table(hfsl: Mapping[str, Any]) -> Table:
         "refused writes",
         fmt_int(refused),
         str(reasons[0]) if reasons else "writes into another application's range (hfsl.protect)",
+    )
+    q = hfsl.get("queues") if isinstance(hfsl.get("queues"), Mapping) else {}
+    table.add_row(
+        "queue sends",
+        fmt_int(q.get("batches")),
+        f"{fmt_float(q.get('commands_per_batch'), 2)} commands each; mean wait"
+        f" {fmt_float(q.get('mean_wait_us'), 2)} µs; {fmt_int(q.get('timer_waits'))} waited"
+        " for the timer",
     )
     if hfsl.get("skipped_requests"):
         table.add_row(

@@ -3,7 +3,7 @@
 //! NAND and PCM sizes, page, block and block count are `[nand]` and `[pcm]`'s); docs/fusion.md
 //! maps each document name to its key and source.
 
-use super::units::Bytes;
+use super::units::{Bytes, Dur};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -62,6 +62,14 @@ pub struct HfslConfig {
     /// when written since the last clear.
     #[serde(default = "hot_window_default")]
     pub hot_window: u32,
+    /// MAX_CMD_SEND_COUNTER (Table 5, §2.6.3): raw commands queue per channel (a circular
+    /// queue each) and go to the device at most this many per queue at a time, 8 to 255.
+    #[serde(default = "max_cmd_send_default")]
+    pub max_cmd_send: u32,
+    /// The scheduler's timer (§2.6.3): queued commands are sent on its ticks, and only when
+    /// every command sent before has completed. 0: no timer, sent as soon as that holds.
+    #[serde(default = "send_timer_default")]
+    pub send_timer: Dur,
     /// Write protection (§2.7.4): byte ranges of the logical space, each owned by one
     /// application; a write into a range by any other application is refused and changes
     /// nothing. Reads are not restricted. Empty (the default): no range is owned.
@@ -112,6 +120,8 @@ impl Default for HfslConfig {
             protect: Vec::new(),
             app: 0,
             wear_aware: true,
+            max_cmd_send: max_cmd_send_default(),
+            send_timer: send_timer_default(),
             bloom_bits: bloom_bits_default(),
             bloom_hashes: two(),
             hot_window: hot_window_default(),
@@ -139,6 +149,12 @@ fn bloom_bits_default() -> u32 {
 }
 fn hot_window_default() -> u32 {
     4096
+}
+fn max_cmd_send_default() -> u32 {
+    255
+}
+fn send_timer_default() -> Dur {
+    Dur(crate::sim::SimTime::ZERO)
 }
 
 impl HfslConfig {
@@ -178,6 +194,15 @@ impl HfslConfig {
             return e(
                 "bloom_hashes",
                 format!("got {}, expected 1 to 8", self.bloom_hashes),
+            );
+        }
+        if !(8..=255).contains(&self.max_cmd_send) {
+            return e(
+                "max_cmd_send",
+                format!(
+                    "got {}, expected 8 to 255 (MAX_CMD_SEND_COUNTER, seed 002 section 2.6.3)",
+                    self.max_cmd_send
+                ),
             );
         }
         if self.hot_window == 0 {

@@ -281,6 +281,21 @@ pub struct HfslResult {
     pub refusals: Vec<String>,
     /// Trace trims and flushes, which HFSL has no command for (§2.6 names none): not run.
     pub skipped_requests: u64,
+    /// The I/O scheduler's channel queues (§2.6.3).
+    pub queues: HfslQueueResult,
+}
+
+/// HFSL's I/O scheduler (§2.6.3): per-channel queues sent in batches on a timer.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct HfslQueueResult {
+    /// Sends: one channel queue's commands handed to the device together.
+    pub batches: u64,
+    pub commands: u64,
+    pub commands_per_batch: f64,
+    /// Sends that waited for the timer's tick.
+    pub timer_waits: u64,
+    /// Mean time a command waited in its queue.
+    pub mean_wait_us: f64,
 }
 
 /// The FTL's figures beyond `device`'s: each part only when its mechanism is on.

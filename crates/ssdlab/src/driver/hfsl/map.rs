@@ -14,8 +14,8 @@
 //! cache pool. A small write to an LPN that lives in NAND reads the page and merges it into PCM
 //! (Fig. 15's "update"). A large write to an LPN in PCM moves it to NAND (merging what it does
 //! not cover). When a pool is full, its victim — the coldest LPN (lowest counter, then least
-//! recently written) of the same-level pool, the least recently written of the cache pool —
-//! moves to NAND. NAND pages are allocated striped over the dies, channel first (§2.6.1 (c));
+//! recently written) of the same-level pool, the least recently used (written or read) of the
+//! cache pool — moves to NAND. NAND pages are allocated striped over the dies, channel first (§2.6.1 (c));
 //! with GC on, a die short of free blocks moves the valid pages of its block with the fewest and
 //! erases it.
 
@@ -51,7 +51,7 @@ pub struct Entry {
     pub addr: u32,
     /// In PCM: whether the slot is in the cache pool (else the same-level pool).
     cache: bool,
-    /// Tick of the last write (recency).
+    /// Tick of the last write (recency); in the cache pool, of the last write or read.
     tick: u64,
 }
 
@@ -410,6 +410,15 @@ impl HfslMap {
                         let base = lpn as u64 * self.page_bytes;
                         let s = offset.max(base) - base;
                         self.pcm_read(e.addr, s, bytes);
+                    }
+                    if e.cache {
+                        // §2.6.4: the buffer is LRU, so a hit makes the page the most recent.
+                        self.unlink(lpn);
+                        self.tick += 1;
+                        self.entries[lpn as usize].tick = self.tick;
+                        let e = self.entries[lpn as usize];
+                        let k = self.cache.key(&e, lpn);
+                        self.cache.order.insert(k);
                     }
                 }
             }
@@ -815,6 +824,19 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_cache_pool_is_lru_a_read_hit_keeps_a_page_in_pcm() {
+        // Two PCM slots, all cache: A and B written, A read, C written: B leaves, not A.
+        let mut m = HfslMap::new(&cfg(FusionMethod::Cache, 512), &hw(2), 8).unwrap();
+        m.write(0, 2048, false, 1).unwrap();
+        m.write(2048, 2048, false, 2).unwrap();
+        m.read(0, 512).unwrap();
+        m.write(4096, 2048, false, 3).unwrap();
+        assert_eq!(m.entry(0).loc, Loc::Pcm);
+        assert_eq!(m.entry(1).loc, Loc::Nand);
+        m.check_invariants();
     }
 
     #[test]

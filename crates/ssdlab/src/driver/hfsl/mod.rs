@@ -5,7 +5,9 @@
 //! One at a time because the device checks NAND program order when a command reaches its
 //! firmware: with the map placing pages as requests arrive, two requests in flight could reach
 //! it out of order. Within a request the commands of a phase run in parallel, over the striped
-//! channels. The per-channel circular queues sent in batches (§2.6.3) are not modelled yet.
+//! channels. The I/O scheduler of §2.6.3 sits between the map and the device: a phase's raw
+//! commands join their channel's circular queue, and on the scheduler's timer, once every
+//! command sent before has completed, each queue sends up to `hfsl.max_cmd_send` of them.
 //!
 //! Host requests come from a [`HostSource`]: a list ([`run`]), a trace or workload model, or a
 //! synthetic job (`crate::run` builds those). A request starts when the one before has ended,
@@ -84,6 +86,20 @@ pub struct HfslReport {
     pub refused_writes: u64,
     /// Why, for the first [`MAX_REFUSALS`] of them.
     pub refusals: Vec<String>,
+    pub queues: QueueCounters,
+}
+
+/// The I/O scheduler's figures (§2.6.3).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QueueCounters {
+    /// Sends: a channel queue's commands handed to the device together.
+    pub batches: u64,
+    /// Commands sent in them.
+    pub commands: u64,
+    /// Sends that waited for a timer tick.
+    pub timer_waits: u64,
+    /// Sum over commands of the time they waited in their queue.
+    pub queued: SimTime,
 }
 
 /// Refusal messages kept in a report (the count goes on).
@@ -126,8 +142,22 @@ struct Runner<S> {
     current: HostIo,
     started: u32,
     phase: u8,
-    /// Raw commands of the current phase still running.
+    /// Raw commands sent and not completed (the scheduler's data counter).
     left: u32,
+    /// Per channel (NAND channels, then PCM channels): commands waiting, with when they
+    /// joined.
+    queues: Vec<std::collections::VecDeque<(Request, SimTime)>>,
+    /// Commands waiting in all queues.
+    queued: usize,
+    max_send: usize,
+    timer: SimTime,
+    /// A timer wake-up is pending.
+    ticking: bool,
+    nand_channels: u32,
+    chips_per_channel: u32,
+    blocks_per_die: u32,
+    pcm_channels: u64,
+    pcm_line: u64,
     arrival: SimTime,
     /// Raw commands sent before the current request.
     raw_before: u64,
@@ -159,6 +189,19 @@ impl<S: HostSource> Runner<S> {
             started: 0,
             phase: 0,
             left: 0,
+            queues: vec![
+                std::collections::VecDeque::new();
+                (hw.nand_channels + hw.pcm_channels) as usize
+            ],
+            queued: 0,
+            max_send: hfsl.max_cmd_send as usize,
+            timer: hfsl.send_timer.0,
+            ticking: false,
+            nand_channels: hw.nand_channels,
+            chips_per_channel: hw.nand_chips_per_channel,
+            blocks_per_die: hw.nand_blocks / (hw.nand_channels * hw.nand_chips_per_channel),
+            pcm_channels: hw.pcm_channels.max(1) as u64,
+            pcm_line: hw.pcm_line_bytes.max(1),
             arrival: SimTime::ZERO,
             raw_before: 0,
             last: None,
@@ -263,19 +306,19 @@ impl<S: HostSource> Runner<S> {
                     2 => &plan.writes,
                     _ => &plan.erases,
                 };
-                let reqs: Vec<Request> = ops.iter().map(|o| self.raw_request(o, now)).collect();
+                let reqs: Vec<(usize, Request)> = ops
+                    .iter()
+                    .map(|o| (self.channel(o), self.raw_request(o, now)))
+                    .collect();
                 self.phase += 1;
                 if reqs.is_empty() {
                     continue;
                 }
-                for r in reqs {
-                    if let Err(e) = dev.submit(now, r) {
-                        self.failed = Some(e);
-                        return;
-                    }
-                    self.left += 1;
-                    self.report.raw_commands += 1;
+                for (ch, r) in reqs {
+                    self.queues[ch].push_back((r, now));
+                    self.queued += 1;
                 }
+                self.send(dev, now);
                 return;
             }
             // Every phase ran: the host request is done.
@@ -296,6 +339,58 @@ impl<S: HostSource> Runner<S> {
             self.report.latency_sum += latency;
             self.report.end = now;
             self.phase = 0;
+        }
+    }
+
+    /// The channel queue of raw command `op`: its die's NAND channel, or its PCM line's.
+    fn channel(&self, op: &RawOp) -> usize {
+        let nand = |block: u32| {
+            let die = block / self.blocks_per_die;
+            (die / self.chips_per_channel) as usize
+        };
+        match *op {
+            RawOp::NandRead { page } | RawOp::NandProgram { page } => {
+                nand(page / (self.block_bytes / self.page_bytes) as u32)
+            }
+            RawOp::NandErase { block } => nand(block),
+            RawOp::PcmRead { addr, .. } | RawOp::PcmWrite { addr, .. } => {
+                self.nand_channels as usize + ((addr / self.pcm_line) % self.pcm_channels) as usize
+            }
+        }
+    }
+
+    /// The scheduler (§2.6.3): once every command sent before has completed, and on a timer
+    /// tick if there is a timer, each channel queue sends up to `max_send` commands.
+    fn send(&mut self, dev: &mut Device, now: SimTime) {
+        if self.left > 0 || self.queued == 0 || self.ticking {
+            return;
+        }
+        if self.timer > SimTime::ZERO && !now.ps().is_multiple_of(self.timer.ps()) {
+            let next = SimTime(now.ps() - now.ps() % self.timer.ps()) + self.timer;
+            self.ticking = true;
+            self.report.queues.timer_waits += 1;
+            dev.wake_at(next, 1);
+            return;
+        }
+        for ch in 0..self.queues.len() {
+            let n = self.queues[ch].len().min(self.max_send);
+            if n == 0 {
+                continue;
+            }
+            self.report.queues.batches += 1;
+            for _ in 0..n {
+                let (mut r, joined) = self.queues[ch].pop_front().expect("n queued");
+                self.queued -= 1;
+                r.arrival = now;
+                self.report.queues.commands += 1;
+                self.report.queues.queued += now - joined;
+                if let Err(e) = dev.submit(now, r) {
+                    self.failed = Some(e);
+                    return;
+                }
+                self.left += 1;
+                self.report.raw_commands += 1;
+            }
         }
     }
 
@@ -352,11 +447,20 @@ impl<S: HostSource> Driver for Runner<S> {
         }
         self.left -= 1;
         if self.left == 0 {
-            self.advance(dev, now);
+            if self.queued > 0 {
+                self.send(dev, now);
+            } else {
+                self.advance(dev, now);
+            }
         }
     }
 
-    fn on_wake(&mut self, dev: &mut Device, now: SimTime, _token: u32) {
+    fn on_wake(&mut self, dev: &mut Device, now: SimTime, token: u32) {
+        if token == 1 {
+            self.ticking = false;
+            self.send(dev, now);
+            return;
+        }
         self.waiting = false;
         if self.phase == 0 {
             self.advance(dev, now);
