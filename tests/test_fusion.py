@@ -17,12 +17,17 @@ def small() -> ssdlab.FusionDevice:
     return ssdlab.FusionDevice("seed002-fusion", overrides={"nand.blocks_per_plane": 4})
 
 
-def test_the_worked_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+def _run_doc_example(heading: str) -> None:
+    """Run the first Python block of docs/fusion.md after ``heading``, as it is."""
     text = DOC.read_text()
-    section = text[text.index("### A worked example") :]
+    section = text[text.index(heading) :]
     code = re.search(r"```python\n(.*?)```", section, re.S)
     assert code is not None
     exec(compile(code.group(1), str(DOC), "exec"), {})
+
+
+def test_the_worked_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    _run_doc_example("### A worked example")
     assert "simulated busy time" in capsys.readouterr().out
 
 
@@ -120,11 +125,7 @@ def test_the_cli_shows_hfsl_and_refuses_stray_writes() -> None:
 
 
 def test_the_hfsl_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    text = DOC.read_text()
-    section = text[text.index("**HFSL from Python, one request at a time") :]
-    code = re.search(r"```python\n(.*?)```", section, re.S)
-    assert code is not None
-    exec(compile(code.group(1), str(DOC), "exec"), {})
+    _run_doc_example("**HFSL from Python, one request at a time")
     assert "raw commands)" in capsys.readouterr().out
 
 

@@ -232,11 +232,7 @@ fn hfsl_output(
     d.logical_bytes = run.capacity;
     d.host_pages_read = run.latency.read.bytes.div_ceil(page);
     d.host_pages_written = run.latency.write.bytes.div_ceil(page);
-    d.write_amplification = if d.host_pages_written > 0 {
-        r.counters.nand_programs as f64 / d.host_pages_written as f64
-    } else {
-        0.0
-    };
+    d.write_amplification = per(r.counters.nand_programs, d.host_pages_written);
     d.gc_runs = r.counters.gc_runs;
     d.gc_units_moved = r.counters.gc_pages_moved;
     result.hfsl = Some(HfslResult {
@@ -254,7 +250,7 @@ fn hfsl_output(
             commands: r.queues.commands,
             commands_per_batch: per(r.queues.commands, r.queues.batches),
             timer_waits: r.queues.timer_waits,
-            mean_wait_us: r.queues.queued.as_us_f64() / (r.queues.commands.max(1) as f64),
+            mean_wait_us: per(r.queues.queued.ps(), r.queues.commands) / 1e6,
         },
     });
     RunOutput {
