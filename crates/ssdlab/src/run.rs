@@ -108,11 +108,12 @@ fn run_hfsl_job(
     opts: &RunOptions,
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<RunOutput> {
-    let job = spec.fit(hfsl_capacity(cfg)?)?;
+    let capacity = hfsl_capacity(cfg)?;
+    let job = spec.fit(capacity)?;
     let span = job.region_start + job.region_len;
     let mut source = JobSource::new(job, opts.seed, hfsl_app(cfg))?;
     let job_json = serde_json::to_value(spec).expect("job serialises");
-    let out = run_hfsl(cfg, opts, span, &mut source, progress)?;
+    let out = run_hfsl(cfg, opts, capacity, span, &mut source, progress)?;
     let stop = source.stop_reason();
     Ok(hfsl_output(cfg, opts, out, job_json, stop, 0, None))
 }
@@ -129,7 +130,7 @@ fn run_hfsl_replay(
     let span = replay.out.mapping.span_bytes.min(capacity);
     let mut source = TraceSource::new(replay, hfsl_app(cfg));
     let job_json = serde_json::to_value(tjob).expect("trace job serialises");
-    let out = run_hfsl(cfg, opts, span, &mut source, progress)?;
+    let out = run_hfsl(cfg, opts, capacity, span, &mut source, progress)?;
     let stop = source.stop_reason();
     let skipped = source.skipped;
     let trace = source.outcome();
@@ -156,10 +157,12 @@ struct HfslRun {
     wall_s: f64,
 }
 
-/// Run `source` through HFSL over the logical pages of its first `span` bytes.
+/// Run `source` through HFSL (which offers `capacity` bytes) over the logical pages of its
+/// first `span` bytes.
 fn run_hfsl(
     cfg: &SsdConfig,
     opts: &RunOptions,
+    capacity: u64,
     span: u64,
     source: &mut dyn hfsl::HostSource,
     progress: &mut dyn FnMut(u64, u64) -> bool,
@@ -180,7 +183,7 @@ fn run_hfsl(
         report,
         latency,
         logical_bytes: pages as u64 * page,
-        capacity: hfsl_capacity(cfg)?,
+        capacity,
         wall_s: t0.elapsed().as_secs_f64(),
     };
     Ok(run)

@@ -128,6 +128,25 @@ class Experiment:
         }
 
 
+def replayed_traces(table: Table | None) -> list[str]:
+    """The traces a results table replayed (its ``trace.trace`` column), in first-seen order."""
+    if table is None or "trace.trace" not in table.columns:
+        return []
+    seen: list[str] = []
+    for value in table["trace.trace"].to_list():
+        if value not in seen:
+            seen.append(value)
+    return seen
+
+
+def trace_label(trace: str) -> str:
+    """A replayed trace as a row names it: a workload model as ``NAME (stand-in)``, a file by
+    its name."""
+    if trace.startswith("model:"):
+        return trace[len("model:") :].split(",")[0] + " (stand-in)"
+    return Path(trace).name
+
+
 def _registry() -> dict[str, Experiment]:
     from . import interfaces, seed000, seed001, seed002, seed003, seed004
 

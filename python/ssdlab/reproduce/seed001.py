@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from . import Experiment, Row
+from . import Experiment, Row, replayed_traces, trace_label
 
 DOCUMENT = "seed 001_ecde9f9717361b11.txt"
 TITLE = (
@@ -89,22 +89,6 @@ def _value(table: Any, workload: str, setup: str, column: str) -> float | None:
     return float(values.mean()) if values.len() else None
 
 
-def _workloads(table: Any) -> list[str]:
-    if table is None or "trace.trace" not in table.columns:
-        return []
-    seen: list[str] = []
-    for value in table["trace.trace"].to_list():
-        if value not in seen:
-            seen.append(value)
-    return seen
-
-
-def _label(workload: str) -> str:
-    if workload.startswith("model:"):
-        return workload[len("model:") :].split(",")[0] + " (stand-in)"
-    return Path(workload).name
-
-
 def _ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a is not None and b else None
 
@@ -155,8 +139,8 @@ def make_compare(name: str):
         rows: list[Row] = []
         vs_single, vs_2x, erases = [], [], []
         counts: list[str] = []  # each workload's erases, single → dual
-        for workload in _workloads(table):
-            label = _label(workload)
+        for workload in replayed_traces(table):
+            label = trace_label(workload)
             values = {s: _value(table, workload, s, latency) for s in SETUPS}
             writes = _value(table, workload, "single", "ops.write.count")
             if not writes:
@@ -243,7 +227,7 @@ def make_compare(name: str):
                 _value(table, w, "dual", "cache.energy.leakage_mw"),
                 _value(table, w, "single2x", "cache.energy.leakage_mw"),
             )
-            for w in _workloads(table)
+            for w in replayed_traces(table)
         ]
         rows.append(
             Row(
@@ -272,7 +256,7 @@ def plot(table: Any, out_dir: Path) -> list[Path]:
     from ..experiments.plots import save_figure
 
     paths: list[Path] = []
-    workloads = [w for w in _workloads(table) if _value(table, w, "single", "ops.write.count")]
+    workloads = [w for w in replayed_traces(table) if _value(table, w, "single", "ops.write.count")]
     if not workloads:
         return paths
     for column, title, stem in (
@@ -290,7 +274,7 @@ def plot(table: Any, out_dir: Path) -> list[Path]:
                 ys.append(value / base if value is not None and base else 0.0)
             xs = [i - width + k * width for i in range(len(workloads))]
             axes.bar(xs, ys, width=width * 0.95, label=setup)
-        axes.set_xticks(range(len(workloads)), [_label(w) for w in workloads])
+        axes.set_xticks(range(len(workloads)), [trace_label(w) for w in workloads])
         axes.axhline(1.0, color="grey", linewidth=0.8)
         axes.set_ylabel("relative to single")
         axes.set_title(f"seed 001 {title}: ssdlab")

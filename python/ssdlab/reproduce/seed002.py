@@ -23,7 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from . import Experiment, Row
+from . import Experiment, Row, replayed_traces, trace_label
 
 DOCUMENT = "seed 002_4c1aa36d5edecf14.txt"
 TITLE = (
@@ -85,22 +85,6 @@ def _document_workload(trace: str) -> str | None:
     return None
 
 
-def _label(trace: str) -> str:
-    if trace.startswith("model:"):
-        return trace[len("model:") :].split(",")[0] + " (stand-in)"
-    return Path(trace).name
-
-
-def _traces(table: Any) -> list[str]:
-    if table is None or "trace.trace" not in table.columns:
-        return []
-    seen: list[str] = []
-    for value in table["trace.trace"].to_list():
-        if value not in seen:
-            seen.append(value)
-    return seen
-
-
 def _value(table: Any, trace: str, ssw: str, column: str) -> float | None:
     if column not in table.columns:
         return None
@@ -142,8 +126,8 @@ def make_compare(name: str):
     def compare(table: Any) -> list[Row]:
         rows: list[Row] = []
         others_erases: list[float] = []
-        for trace in _traces(table):
-            label = _label(trace)
+        for trace in replayed_traces(table):
+            label = trace_label(trace)
             workload = _document_workload(trace)
             for figure, (column, what) in COUNTERS.items():
                 base = _value(table, trace, BASE, column)
@@ -271,7 +255,7 @@ def plot(table: Any, out_dir: Path) -> list[Path]:
 
     from ..experiments.plots import save_figure
 
-    traces = _traces(table)
+    traces = replayed_traces(table)
     if not traces:
         return []
     figure = Figure(figsize=(10, 6.5), layout="constrained")
@@ -282,7 +266,7 @@ def plot(table: Any, out_dir: Path) -> list[Path]:
             ys = [_ratio(table, t, ssw, column) or 0.0 for t in traces]
             xs = [i - width + j * width for i in range(len(traces))]
             axes.bar(xs, ys, width=width * 0.95, label=f"SSW {ssw}")
-        axes.set_xticks(range(len(traces)), [_label(t) for t in traces], fontsize=7)
+        axes.set_xticks(range(len(traces)), [trace_label(t) for t in traces], fontsize=7)
         axes.axhline(1.0, color="grey", linewidth=0.8)
         axes.set_title(f"{what} ({fig})", fontsize=9)
         axes.set_ylabel("relative to no PCM")

@@ -281,7 +281,7 @@ impl<S: HostSource> Runner<S> {
                 let Some((at, io)) = self.next_arrived(dev, now) else {
                     return;
                 };
-                if io.write && self.refuse(&io) {
+                if io.write && self.refuse(&io).is_some() {
                     continue;
                 }
                 self.started += 1;
@@ -396,15 +396,14 @@ impl<S: HostSource> Runner<S> {
 
     /// Whether write `io` touches a range another application owns; if so it is counted and
     /// its reason kept (the host's stray write fails, §2.7.4), and nothing of it runs.
-    fn refuse(&mut self, io: &HostIo) -> bool {
-        let Some(why) = refusal(&self.protect, io) else {
-            return false;
-        };
+    /// Returns the reason when it is refused.
+    fn refuse(&mut self, io: &HostIo) -> Option<String> {
+        let why = refusal(&self.protect, io)?;
         self.report.refused_writes += 1;
         if self.report.refusals.len() < MAX_REFUSALS {
-            self.report.refusals.push(why);
+            self.report.refusals.push(why.clone());
         }
-        true
+        Some(why)
     }
 }
 
@@ -572,8 +571,7 @@ impl HfslHost {
     /// nothing; a range beyond the logical space is refused naming it.
     pub fn submit(&mut self, io: HostIo, at: SimTime) -> Result<HostDone> {
         if io.write {
-            if let Some(why) = refusal(&self.runner.protect, &io) {
-                self.runner.refuse(&io);
+            if let Some(why) = self.runner.refuse(&io) {
                 return Err(Error::Job(why));
             }
         }
