@@ -134,7 +134,8 @@ def test_hfsl_requests_report_time_and_place_and_bad_arguments_name_themselves()
     assert hfsl.logical_bytes == 1 << 20 and hfsl.info["nand_page_bytes"] == 2048
     first = hfsl.write(0, 512)
     assert first.submitted_ps == 0 and first.completed_ps == hfsl.now_ps > 0
-    assert first.raw_commands == 1 and hfsl.location(0) == "pcm"
+    # The data to PCM, then its map entry to the PCM's map area.
+    assert first.raw_commands == 2 and hfsl.location(0) == "pcm"
     assert hfsl.read(0, 512).raw_commands == 1
     assert hfsl.read(4096, 512).raw_commands == 0  # never written
     assert hfsl.location(2) is None
@@ -152,3 +153,93 @@ def test_hfsl_requests_report_time_and_place_and_bad_arguments_name_themselves()
         with pytest.raises(ssdlab.SsdlabError, match=name):
             call()
     assert len(hfsl.erase_counts()) == hfsl.info["nand_blocks"]
+
+
+SMALL_FUSION = {
+    "nand.blocks_per_plane": 4,
+    "pcm.chip_capacity": "4KiB",
+    "hfsl.ssw": "1KiB",
+}
+
+
+def _cut_session(overrides: dict[str, object], cuts: int) -> tuple[int, int]:
+    """Random writes through ``ssdlab.Hfsl`` with the power cut ``cuts`` times at random device
+    events; after each restart every logical page is read back and held against the test's
+    own oracle. Returns (sub-pages lost by the oracle, as HFSL reported them)."""
+    import random
+
+    pages = 300
+    hfsl = ssdlab.Hfsl(overrides=overrides, logical_bytes=pages * 2048, track_data=True)
+    rng = random.Random(5)
+    oracle = [0] * (pages * 4)
+    version = lost = reported = done_cuts = 0
+    hfsl.arm_power_cut(hfsl.events + rng.randint(1, 400))
+    while done_cuts < cuts:
+        sectors = rng.randint(1, 12)
+        sector = rng.randrange(pages * 4 - sectors)
+        r = hfsl.write(sector * 512, sectors * 512, meta=rng.random() < 0.1)
+        version += 1
+        covered = range(sector, sector + sectors)
+        if r.acknowledged:
+            for s in covered:
+                oracle[s] = version
+        if not r.power_cut:
+            continue
+        done_cuts += 1
+        reported += hfsl.restart()["lost_sub_pages"]
+        for lpn in range(pages):
+            for k, v in enumerate(hfsl.read_back(lpn)):
+                i = lpn * 4 + k
+                cut_write = not r.acknowledged and i in covered
+                if cut_write and v in (oracle[i], version, -1):
+                    oracle[i] = v
+                elif v != oracle[i]:
+                    lost += 1
+                    oracle[i] = v
+        hfsl.arm_power_cut(hfsl.events + rng.randint(1, 400))
+    return lost, reported
+
+
+def test_power_cuts_from_python_lose_no_acknowledged_write_with_the_map_in_pcm() -> None:
+    assert _cut_session(SMALL_FUSION, 30) == (0, 0)
+
+
+def test_with_the_map_in_dram_a_cut_loses_writes_and_hfsl_says_how_many() -> None:
+    lost, reported = _cut_session({**SMALL_FUSION, "hfsl.map_store": "dram"}, 5)
+    assert lost > 0 and lost == reported
+
+
+def test_power_cut_calls_name_what_is_wrong() -> None:
+    untracked = ssdlab.Hfsl(overrides=SMALL_FUSION, logical_bytes=1 << 20)
+    with pytest.raises(ssdlab.JobError, match="track_data"):
+        untracked.arm_power_cut(10)
+    hfsl = ssdlab.Hfsl(overrides=SMALL_FUSION, logical_bytes=1 << 20, track_data=True)
+    hfsl.write(0, 512)
+    with pytest.raises(ssdlab.JobError, match="event: got 1, expected more than"):
+        hfsl.arm_power_cut(1)
+    with pytest.raises(ssdlab.JobError, match="the power is on"):
+        hfsl.restart()
+    hfsl.cut_power()
+    with pytest.raises(ssdlab.JobError, match="the power is off"):
+        hfsl.write(0, 512)
+    report = hfsl.restart()
+    assert report["lost_sub_pages"] == 0 and report["recovery_us"] > 0
+    assert hfsl.read_back(0) == [1, 0, 0, 0]
+    with pytest.raises(ssdlab.JobError, match="event"):
+        hfsl.arm_power_cut(-1)
+
+
+def test_a_run_with_a_power_cut_reports_the_restart(tmp_path: Path) -> None:
+    import json
+
+    args = ["run", "seed002-fusion", "--rw", "randwrite", "--bs", "512B", "--io-count", "3000"]
+    args += ["--set", "nand.blocks_per_plane=8", "--set", 'pcm.chip_capacity="64KiB"']
+    out = tmp_path / "cut.json"
+    proc = run_cli(*args, "--set", "hfsl.power_cut_event=20000", "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    cut = json.loads(out.read_text())["hfsl"]["power_cut"]
+    assert cut["event"] == 20000 and cut["lost_pages"] == 0 and cut["recovery_us"] > 0
+    text = run_cli(*args, "--set", "hfsl.power_cut_event=20000")
+    assert "power cut" in text.stdout and "restart" in text.stdout
+    late = run_cli(*args, "--set", "hfsl.power_cut_event=100000000")
+    assert_user_error(late, "hfsl.power_cut_event", "100000000")

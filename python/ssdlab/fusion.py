@@ -129,6 +129,11 @@ class HostRequest:
     latency_ps: int
     raw_commands: int
     """The raw PCM and NAND commands it became (0: a read of pages never written)."""
+    power_cut: bool = False
+    """The power failed during the call (:meth:`Hfsl.arm_power_cut`): :meth:`Hfsl.restart`
+    next. ``completed_ps`` is then the cut's time unless the request was acknowledged."""
+    acknowledged: bool = True
+    """The request completed (before the cut, if there was one)."""
 
     @property
     def latency_us(self) -> float:
@@ -147,6 +152,11 @@ class Hfsl:
     A write into a range another application owns (``hfsl.protect``) raises
     :class:`ssdlab.JobError` naming both applications and changes nothing; so does a range
     beyond the logical space.
+
+    With ``track_data=True`` HFSL keeps a model of the data on the media (each sub-page holds
+    the number of the write request whose bytes it holds), and the power may be cut: at a
+    device event (:meth:`arm_power_cut`) or between requests (:meth:`cut_power`); then
+    :meth:`restart` recovers the map from the PCM and reports what was lost.
     """
 
     def __init__(
@@ -156,11 +166,12 @@ class Hfsl:
         overrides: Mapping[str, Any] | Iterable[str] | None = None,
         logical_bytes: int = DEFAULT_LOGICAL_BYTES,
         seed: int = 1,
+        track_data: bool = False,
     ) -> None:
         cfg = config if isinstance(config, Config) else Config.load(config, overrides)
         self.config = cfg
         _unsigned(logical_bytes=logical_bytes)
-        self._hfsl = _core.Hfsl(cfg.to_json(), logical_bytes, check_seed(seed))
+        self._hfsl = _core.Hfsl(cfg.to_json(), logical_bytes, check_seed(seed), bool(track_data))
         self.info: dict[str, int] = self._hfsl.info()
         """The device's hardware information (as :attr:`FusionDevice.info`)."""
 
@@ -199,3 +210,40 @@ class Hfsl:
         """What HFSL did so far: host requests, raw commands, ``counters`` (NAND updates,
         programs, erases, PCM reads and writes, evictions, GC), where data lives, refusals."""
         return json.loads(self._hfsl.report_json())
+
+    @property
+    def events(self) -> int:
+        """Device events handled so far (a power cut is armed at an event count)."""
+        return self._hfsl.events()
+
+    def arm_power_cut(self, event: int) -> None:
+        """Cut the power once the device has handled ``event`` events in all (more than
+        :attr:`events`): the call whose request gets there returns with ``power_cut`` set.
+        Needs ``track_data``."""
+        _unsigned(event=event)
+        self._hfsl.arm_power_cut(event)
+
+    def cut_power(self) -> None:
+        """Cut the power now, between requests: what HFSL holds in DRAM is lost."""
+        self._hfsl.cut_power()
+
+    def restart(self) -> dict[str, Any]:
+        """The power comes back: HFSL reads its map back from the PCM's map area and rebuilds
+        it. Returns the cut and the restart as a run's ``hfsl.power_cut`` block:
+        ``recovery_us``, ``map_bytes_read``, ``lost_pages`` and ``lost_sub_pages`` (what no
+        longer reads back its acknowledged write), and more."""
+        return json.loads(self._hfsl.restart_json())
+
+    def halt(self) -> dict[str, int]:
+        """Halt (seed 002 section 2.6.1): write every map entry changed since it was last
+        written to the PCM (none with ``hfsl.map_store = "pcm"``). Returns ``took_ps`` and
+        ``bytes``."""
+        took, written = self._hfsl.halt()
+        return {"took_ps": took, "bytes": written}
+
+    def read_back(self, lpn: int) -> list[int]:
+        """What logical page ``lpn``'s sub-pages hold, read through the map: for each, the
+        number of the write request (counted from 1) whose bytes it holds, 0 if never written,
+        -1 if a cut write left it torn. Needs ``track_data``."""
+        _unsigned(lpn=lpn)
+        return self._hfsl.read_back(lpn)

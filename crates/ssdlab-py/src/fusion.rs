@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use ssdlab::ctrl::fusion::HardwareInfo;
 use ssdlab::driver::fusion_host::{Done, FusionHost};
-use ssdlab::driver::hfsl::{map::Loc, HfslHost, HostDone, HostIo};
+use ssdlab::driver::hfsl::{map::Loc, persist::TORN, HfslHost, HostDone, HostIo};
 use ssdlab::sim::SimTime;
 use ssdlab::SsdConfig;
 
@@ -160,6 +160,8 @@ fn host_done<'py>(py: Python<'py>, d: &HostDone) -> PyResult<Bound<'py, PyDict>>
     out.set_item("completed_ps", d.completed.ps())?;
     out.set_item("latency_ps", d.latency().ps())?;
     out.set_item("raw_commands", d.raw_commands)?;
+    out.set_item("power_cut", d.power_cut)?;
+    out.set_item("acknowledged", d.acknowledged)?;
     Ok(out)
 }
 
@@ -172,12 +174,47 @@ struct Hfsl {
 #[pymethods]
 impl Hfsl {
     #[new]
-    #[pyo3(signature = (config_json, logical_bytes, seed=1))]
-    fn new(config_json: &str, logical_bytes: u64, seed: u64) -> PyResult<Self> {
+    #[pyo3(signature = (config_json, logical_bytes, seed=1, track_data=false))]
+    fn new(config_json: &str, logical_bytes: u64, seed: u64, track_data: bool) -> PyResult<Self> {
         let cfg = SsdConfig::from_json(config_json).map_err(to_py)?;
         Ok(Hfsl {
-            host: HfslHost::new(&cfg, seed, logical_bytes).map_err(to_py)?,
+            host: HfslHost::new(&cfg, seed, logical_bytes, track_data).map_err(to_py)?,
         })
+    }
+
+    fn events(&self) -> u64 {
+        self.host.events()
+    }
+
+    fn arm_power_cut(&mut self, event: u64) -> PyResult<()> {
+        self.host.arm_power_cut(event).map_err(to_py)
+    }
+
+    fn cut_power(&mut self) -> PyResult<()> {
+        self.host.cut_power().map_err(to_py)
+    }
+
+    /// The restart's report, as the `power_cut` block of a run's result.
+    fn restart_json(&mut self) -> PyResult<String> {
+        let r = self.host.restart().map_err(to_py)?;
+        Ok(serde_json::to_string(&r.result()).expect("serialises"))
+    }
+
+    /// (simulated picoseconds, bytes written).
+    fn halt(&mut self) -> PyResult<(u64, u64)> {
+        let (t, bytes) = self.host.halt().map_err(to_py)?;
+        Ok((t.ps(), bytes))
+    }
+
+    /// Each sub-page's write number; -1 for torn.
+    fn read_back(&self, lpn: u64) -> PyResult<Vec<i64>> {
+        Ok(self
+            .host
+            .read_back(lpn)
+            .map_err(to_py)?
+            .into_iter()
+            .map(|v| if v == TORN { -1 } else { v as i64 })
+            .collect())
     }
 
     fn logical_bytes(&self) -> u64 {

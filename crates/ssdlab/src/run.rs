@@ -154,6 +154,8 @@ struct HfslRun {
     logical_bytes: u64,
     /// The bytes HFSL offers (its NAND less GC's spare blocks).
     capacity: u64,
+    /// Bytes of HFSL's map area in the PCM.
+    map_area_bytes: u64,
     wall_s: f64,
 }
 
@@ -184,6 +186,7 @@ fn run_hfsl(
         latency,
         logical_bytes: pages as u64 * page,
         capacity,
+        map_area_bytes: pages as u64 * cfg.hfsl.clone().unwrap_or_default().map_entry_bytes as u64,
         wall_s: t0.elapsed().as_secs_f64(),
     };
     Ok(run)
@@ -255,6 +258,9 @@ fn hfsl_output(
             timer_waits: r.queues.timer_waits,
             mean_wait_us: per(r.queues.queued.ps(), r.queues.commands) / 1e6,
         },
+        map_store: cfg.hfsl.as_ref().map(|h| h.map_store).unwrap_or_default(),
+        map_area_bytes: run.map_area_bytes,
+        power_cut: r.power_cut.as_ref().map(hfsl::PowerCut::result),
     });
     RunOutput {
         result,

@@ -181,3 +181,13 @@ fn a_fusion_config_must_have_no_device_ftl() {
     );
     assert!(!e.contains('\n'));
 }
+
+/// A PCM read far above the NAND's map units (the top of a 256 MB PCM on a NAND of 4 blocks
+/// per chip) completes: the controller's map warm-up is for NAND reads within the map.
+#[test]
+fn a_pcm_read_at_the_top_of_the_pcm_completes() {
+    let mut dev = Device::new(&fusion(), 1).unwrap();
+    let top = dev.hardware_info().unwrap().pcm_bytes - 512;
+    let (_, status) = one(&mut dev, Op::Read, top, 512, Flags::PCM);
+    assert_eq!(status, Status::Ok);
+}

@@ -45,10 +45,11 @@ fn hfsl_runs_on_the_fusion_device_and_counts_match_the_device() {
     );
     assert_eq!(
         r.raw_commands,
-        c.pcm_reads + c.pcm_writes + c.nand_reads + c.nand_programs + c.nand_erases
+        c.pcm_reads + c.pcm_writes + c.map_writes + c.nand_reads + c.nand_programs + c.nand_erases
     );
-    // The PCM holds 64 KiB / 2 KiB = 32 pages.
-    assert!(r.pcm_pages <= 32 && r.pcm_pages > 0);
+    // The PCM's 64 KiB less the map area (4,000 entries of 8 bytes) holds 16 pages of 2 KiB.
+    assert!(r.pcm_pages <= 16 && r.pcm_pages > 0);
+    assert!(c.map_writes > 0 && c.map_bytes_written.is_multiple_of(8));
     assert!(r.end.as_us_f64() > 0.0);
 }
 
@@ -201,6 +202,7 @@ fn a_trace_model_runs_through_hfsl_and_the_result_says_what_hfsl_did() {
     let raw: u64 = [
         "pcm_reads",
         "pcm_writes",
+        "map_writes",
         "nand_reads",
         "nand_programs",
         "nand_erases",
@@ -255,7 +257,7 @@ fn requests_one_call_at_a_time_end_as_the_same_list_in_one_run() {
     let cfg = fusion(&["hfsl.ssw=\"1KiB\"", "pcm.chip_capacity=\"4KiB\""]);
     let ios = mix(1500, 2000);
     let batch = hfsl::run(&cfg, 1, 2000, &ios).unwrap();
-    let mut host = HfslHost::new(&cfg, 1, 2000 * 2048).unwrap();
+    let mut host = HfslHost::new(&cfg, 1, 2000 * 2048, false).unwrap();
     let mut last = SimTime::ZERO;
     for io in &ios {
         let done = host.submit(*io, SimTime::ZERO).unwrap();
@@ -296,7 +298,7 @@ fn requests_one_call_at_a_time_end_as_the_same_list_in_one_run() {
         .to_string();
     assert!(e.contains("offset") && e.contains("4096000"), "{e}");
     assert!(host.location(2000).unwrap_err().to_string().contains("lpn"));
-    assert!(HfslHost::new(&cfg, 1, 0).is_err());
+    assert!(HfslHost::new(&cfg, 1, 0, false).is_err());
 }
 
 /// A stray write through `HfslHost` is an error naming both applications, and changes nothing.
@@ -305,7 +307,7 @@ fn a_stray_call_is_refused_with_its_reason() {
     use ssdlab::driver::hfsl::HfslHost;
     use ssdlab::sim::SimTime;
     let cfg = fusion(&["hfsl.protect=[{app=1, offset=\"0B\", len=\"64KiB\"}]"]);
-    let mut host = HfslHost::new(&cfg, 1, 1 << 20).unwrap();
+    let mut host = HfslHost::new(&cfg, 1, 1 << 20, false).unwrap();
     let io = HostIo {
         write: true,
         offset: 4096,
@@ -360,20 +362,27 @@ fn the_scheduler_sends_in_batches_on_its_timer() {
     let run = |extra: &[&str]| hfsl::run(&fusion(extra), 1, 1024, &ios).unwrap();
     let all = run(&[]);
     let eight = run(&["hfsl.max_cmd_send=8"]);
+    // Each request's 256 map entries are consecutive: one PCM write, one more send.
     assert_eq!(
         all.queues.batches,
-        4 * 8,
+        4 * 8 + 4,
         "one send per channel per request"
     );
-    assert_eq!(eight.queues.batches, 4 * 8 * 4, "32 commands in sends of 8");
+    assert_eq!(
+        eight.queues.batches,
+        4 * 8 * 4 + 4,
+        "32 commands in sends of 8"
+    );
     assert_eq!(eight.queues.commands, eight.raw_commands);
     assert_eq!(eight.counters, all.counters);
     assert!(eight.end > all.end && eight.queues.queued > all.queues.queued);
     assert_eq!(all.queues.timer_waits, 0);
-    // A 1 ms timer: the first send at time 0 (a tick), every later one on a tick.
+    // A 1 ms timer: the first send at time 0 (a tick), every later one on a tick. (The map in
+    // DRAM: each request is then one phase of PCM writes.)
     let small = [HostIo { len: 512, ..ios[0] }; 2];
-    let timed = hfsl::run(&fusion(&["hfsl.send_timer=\"1ms\""]), 1, 1024, &small).unwrap();
-    let untimed = hfsl::run(&fusion(&[]), 1, 1024, &small).unwrap();
+    let dram = "hfsl.map_store=\"dram\"";
+    let timed = hfsl::run(&fusion(&["hfsl.send_timer=\"1ms\"", dram]), 1, 1024, &small).unwrap();
+    let untimed = hfsl::run(&fusion(&[dram]), 1, 1024, &small).unwrap();
     assert_eq!(timed.queues.timer_waits, 1);
     let write = untimed.end.ps() / 2;
     assert_eq!(timed.end.ps(), 1_000_000_000 + write);
@@ -384,4 +393,191 @@ fn the_scheduler_sends_in_batches_on_its_timer() {
         e.contains("hfsl.max_cmd_send") && e.contains("8 to 255"),
         "{e}"
     );
+}
+
+mod power_cuts {
+    //! Issue 11 point 6: power cut at random device events, restart, and a plain oracle (the
+    //! version each logical sub-page last acknowledged) read back through the recovered map.
+    use super::*;
+    use ssdlab::driver::hfsl::persist::TORN;
+    use ssdlab::driver::hfsl::{HfslHost, PowerCut};
+    use ssdlab::sim::SimTime;
+
+    const PAGES: u64 = 600;
+
+    /// xorshift64: the test's own random stream.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    /// What a session of `cuts` power cuts found.
+    #[derive(Default, Debug)]
+    struct Session {
+        cuts: u64,
+        cut_requests: u64,
+        /// Sub-pages that did not read back their acknowledged version (test's own oracle),
+        /// and HFSL's own count of them.
+        lost: u64,
+        reported_lost: u64,
+        recovery: SimTime,
+    }
+
+    /// Random writes (small, large, metadata) and reads, with the power cut `cuts` times at a
+    /// random event 1 to `gap` events ahead, each followed by a restart and a check of every
+    /// logical page against the oracle. Every so often HFSL halts.
+    fn session(extra: &[&str], seed: u64, cuts: u64, gap: u64) -> Session {
+        let cfg = fusion(extra);
+        let mut host = HfslHost::new(&cfg, seed, PAGES * 2048, true).unwrap();
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let mut oracle = vec![0u32; PAGES as usize * 4];
+        let mut version = 0u32;
+        let mut s = Session::default();
+        host.arm_power_cut(host.events() + 1 + rng.below(gap))
+            .unwrap();
+        while s.cuts < cuts {
+            let most = if rng.below(4) == 0 { 16 } else { 3 };
+            let sectors = 1 + rng.below(most);
+            let sector = rng.below(PAGES * 4 - sectors);
+            let write = rng.below(3) != 0;
+            let io = HostIo {
+                write,
+                offset: sector * 512,
+                len: sectors * 512,
+                meta: write && rng.below(8) == 0,
+                app: 0,
+            };
+            if rng.below(200) == 0 {
+                host.halt().unwrap();
+            }
+            let done = host.submit(io, SimTime::ZERO).unwrap();
+            version += 1;
+            let covered = sector as usize..(sector + sectors) as usize;
+            if write && done.acknowledged {
+                oracle[covered.clone()].fill(version);
+            }
+            if !done.power_cut {
+                continue;
+            }
+            s.cuts += 1;
+            s.cut_requests += !done.acknowledged as u64;
+            let r: PowerCut = host.restart().unwrap();
+            s.recovery = s.recovery.max(r.recovery);
+            s.reported_lost += r.lost.sub_pages;
+            for lpn in 0..PAGES {
+                let got = host.read_back(lpn).unwrap();
+                for (k, &v) in got.iter().enumerate() {
+                    let i = lpn as usize * 4 + k;
+                    let cut_write = write && !done.acknowledged && covered.contains(&i);
+                    if cut_write && (v == oracle[i] || v == version || v == TORN) {
+                        oracle[i] = v;
+                    } else if v != oracle[i] {
+                        s.lost += 1;
+                        oracle[i] = v;
+                    }
+                }
+            }
+            host.arm_power_cut(host.events() + 1 + rng.below(gap))
+                .unwrap();
+        }
+        s
+    }
+
+    /// A small PCM (evictions), a small NAND (GC), SSW 1 KiB: every mechanism that moves data.
+    const SMALL: [&str; 3] = [
+        "hfsl.ssw=\"1KiB\"",
+        "pcm.chip_capacity=\"4KiB\"",
+        "nand.blocks_per_plane=4",
+    ];
+
+    #[test]
+    fn no_acknowledged_write_is_lost_at_a_thousand_power_cuts_with_the_map_in_pcm() {
+        let s = session(&SMALL, 7, 1000, 400);
+        assert_eq!(s.cuts, 1000);
+        // Cuts fell inside requests, not only between them.
+        assert!(s.cut_requests > 300, "{s:?}");
+        assert_eq!((s.lost, s.reported_lost), (0, 0), "{s:?}");
+        assert!(s.recovery > SimTime::ZERO);
+    }
+
+    #[test]
+    fn with_the_map_only_in_dram_a_cut_loses_what_changed_since_the_last_halt() {
+        let mut dram = SMALL.to_vec();
+        dram.push("hfsl.map_store=\"dram\"");
+        let s = session(&dram, 7, 40, 4000);
+        assert!(s.lost > 0, "{s:?}");
+        // HFSL's own count agrees with the test's oracle.
+        assert_eq!(s.lost, s.reported_lost, "{s:?}");
+        // A halt writes the map: a cut right after it loses nothing.
+        let cfg = fusion(&dram);
+        let mut host = HfslHost::new(&cfg, 1, PAGES * 2048, true).unwrap();
+        for io in mix(800, PAGES) {
+            host.submit(io, SimTime::ZERO).unwrap();
+        }
+        let (took, bytes) = host.halt().unwrap();
+        assert!(took > SimTime::ZERO && bytes > 0);
+        host.cut_power().unwrap();
+        let r = host.restart().unwrap();
+        assert_eq!(r.lost.sub_pages, 0, "{r:?}");
+        assert!(r.recovered.mapped > 0);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 12, ..Default::default() })]
+
+        /// Every fusion method, SSW, GC on or off, wear-aware or not: no acknowledged write
+        /// is lost with the map in PCM.
+        #[test]
+        fn the_map_in_pcm_loses_nothing_under_any_method(
+            method in proptest::sample::select(vec!["same-level", "cache", "both"]),
+            ssw in proptest::sample::select(vec!["512B", "1KiB", "2KiB"]),
+            wear_aware in proptest::bool::ANY,
+            seed in 1u64..1000,
+        ) {
+            let m = format!("hfsl.fusion_method=\"{method}\"");
+            let w = format!("hfsl.wear_aware={wear_aware}");
+            let ssw = format!("hfsl.ssw=\"{ssw}\"");
+            let s = session(
+                &[&m, &w, &ssw, "pcm.chip_capacity=\"4KiB\"", "nand.blocks_per_plane=4"],
+                seed,
+                40,
+                300,
+            );
+            proptest::prop_assert_eq!((s.lost, s.reported_lost), (0, 0), "{:?}", s);
+        }
+    }
+
+    #[test]
+    fn a_run_cut_at_an_event_recovers_and_is_the_same_every_time() {
+        let mut extra = SMALL.to_vec();
+        extra.push("hfsl.power_cut_event=20000");
+        let cfg = fusion(&extra);
+        let ios = mix(6000, PAGES);
+        let r = hfsl::run(&cfg, 1, PAGES as u32, &ios).unwrap();
+        let cut = r.power_cut.clone().expect("cut");
+        assert_eq!(cut.event, 20000);
+        assert!(cut.requests_acknowledged > 0 && cut.requests_acknowledged < 6000);
+        assert!(cut.recovery > SimTime::ZERO && cut.map_bytes_read == PAGES * 8);
+        assert_eq!(cut.lost.sub_pages, 0, "{cut:?}");
+        let again = hfsl::run(&cfg, 1, PAGES as u32, &ios).unwrap();
+        assert_eq!(again.power_cut, r.power_cut);
+        // A cut past the run's end is the user's error, naming the field.
+        let mut late = SMALL.to_vec();
+        late.push("hfsl.power_cut_event=100000000");
+        let e = hfsl::run(&fusion(&late), 1, PAGES as u32, &ios)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("hfsl.power_cut_event") && e.contains("100000000"),
+            "{e}"
+        );
+    }
 }

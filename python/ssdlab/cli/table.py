@@ -562,6 +562,39 @@ def hfsl_table(hfsl: Mapping[str, Any]) -> Table:
             fmt_int(hfsl.get("skipped_requests")),
             "trims and flushes: HFSL has no command for them",
         )
+    table.add_row(
+        "map writes",
+        fmt_int(c.get("map_writes")),
+        f"{fmt_bytes(c.get('map_bytes_written') or 0)} of entries to the PCM's map area"
+        f" ({fmt_bytes(hfsl.get('map_area_bytes') or 0)}); map kept in"
+        f" {str(hfsl.get('map_store') or 'pcm').upper()}",
+    )
+    cut = hfsl.get("power_cut")
+    if isinstance(cut, Mapping):
+        table.add_row(
+            "power cut",
+            f"event {fmt_int(cut.get('event'))}",
+            f"at {fmt_float(cut.get('at_us'), 1)} µs, after"
+            f" {fmt_int(cut.get('requests_acknowledged'))} acknowledged requests"
+            f"{', one under way' if cut.get('request_cut') else ''};"
+            f" {fmt_int(cut.get('commands_in_flight'))} commands in the device,"
+            f" {fmt_int(cut.get('commands_queued'))} queued",
+        )
+        table.add_row(
+            "restart",
+            f"{fmt_float(cut.get('recovery_us'), 1)} µs",
+            f"read {fmt_bytes(cut.get('map_bytes_read') or 0)} of map from PCM,"
+            f" {fmt_int(cut.get('recovery_erases'))} erases;"
+            f" {fmt_int(cut.get('entries_recovered'))} entries recovered,"
+            f" {fmt_int(cut.get('entries_dropped'))} dropped",
+        )
+        table.add_row(
+            "lost",
+            f"{fmt_int(cut.get('lost_pages'))} pages",
+            f"{fmt_int(cut.get('lost_sub_pages'))} sub-pages do not read back their acknowledged"
+            f" write; the cut write reads back old {fmt_int(cut.get('cut_write_old'))},"
+            f" new {fmt_int(cut.get('cut_write_new'))}, torn {fmt_int(cut.get('cut_write_torn'))}",
+        )
     return table
 
 

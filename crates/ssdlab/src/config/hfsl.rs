@@ -22,6 +22,22 @@ pub enum FusionMethod {
     Both,
 }
 
+/// Where HFSL keeps its address map (§2.6.1: "the address mapping table of NAND flash and PCM
+/// is stored in the fixed field of PCM to improve the reliability").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum MapStore {
+    /// The seed's design: every entry a request changes is written to the map area of the PCM
+    /// ("the address mapping table will be modified immediately", §2.6.1) after the data it
+    /// points at and before any erase, so a power cut loses no acknowledged write.
+    #[default]
+    Pcm,
+    /// The map is kept in host DRAM and written to the PCM area only when HFSL halts (§2.6.1:
+    /// "When halts, HFSL writes down the metadata to PCM"): faster, and a power cut loses what
+    /// changed since the last halt.
+    Dram,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HfslConfig {
@@ -80,6 +96,19 @@ pub struct HfslConfig {
     /// application per request instead.
     #[serde(default)]
     pub app: u32,
+    /// Where the address map lives (`pcm`: persisted as it changes; `dram`: only at halt).
+    #[serde(default)]
+    pub map_store: MapStore,
+    /// Bytes of one map entry in the PCM area (assumed: a 4-byte physical address, a 2-byte
+    /// write counter, the State bits and the two flags of Table 3 in a byte each). The area
+    /// holds one entry per logical page at the top of the PCM.
+    #[serde(default = "map_entry_bytes_default")]
+    pub map_entry_bytes: u32,
+    /// Cut the power after the device has handled this many events (`ssdlab run`): the run
+    /// stops there, HFSL restarts, recovers its map from the PCM and reports what the restart
+    /// took and what data was lost. Unset: no power cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_cut_event: Option<u64>,
 }
 
 /// `len` bytes from `offset`, which only application `app` may write.
@@ -125,6 +154,9 @@ impl Default for HfslConfig {
             bloom_bits: bloom_bits_default(),
             bloom_hashes: two(),
             hot_window: hot_window_default(),
+            map_store: MapStore::default(),
+            map_entry_bytes: map_entry_bytes_default(),
+            power_cut_event: None,
         }
     }
 }
@@ -152,6 +184,9 @@ fn hot_window_default() -> u32 {
 }
 fn max_cmd_send_default() -> u32 {
     255
+}
+fn map_entry_bytes_default() -> u32 {
+    8
 }
 fn send_timer_default() -> Dur {
     Dur(crate::sim::SimTime::ZERO)
@@ -207,6 +242,21 @@ impl HfslConfig {
         }
         if self.hot_window == 0 {
             return e("hot_window", "got 0, expected at least 1 write".into());
+        }
+        if !(4..=64).contains(&self.map_entry_bytes) {
+            return e(
+                "map_entry_bytes",
+                format!(
+                    "got {}, expected 4 to 64 bytes (at least the 4-byte physical address)",
+                    self.map_entry_bytes
+                ),
+            );
+        }
+        if self.power_cut_event == Some(0) {
+            return e(
+                "power_cut_event",
+                "got 0, expected at least 1 (the power fails after that many device events)".into(),
+            );
         }
         if self.gc_free_blocks == 0 {
             return e("gc_free_blocks", "got 0, expected at least 1".into());

@@ -97,6 +97,18 @@ impl Hil {
         self.raw.as_ref()
     }
 
+    /// Take the raw firmware's state out (a power cycle moves it to the restarted device).
+    pub fn take_raw(&mut self) -> Option<RawNand> {
+        self.raw.take()
+    }
+
+    /// Put the raw firmware's state of a device before a power cycle in place.
+    pub fn set_raw(&mut self, raw: Option<RawNand>) {
+        if raw.is_some() {
+            self.raw = raw;
+        }
+    }
+
     /// The block-mapped FTL, when the device has one.
     pub fn hybrid(&self) -> Option<&HybridCtrl> {
         self.hybrid.as_ref()

@@ -87,6 +87,12 @@ impl RawNand {
         self.counters.erases += 1;
     }
 
+    /// Block `block`'s erase was cut by a power failure: its state is unknown, so it counts as
+    /// full until it is erased again.
+    pub fn needs_erase(&mut self, block: u32) {
+        self.next_page[block as usize] = self.geo.pages_per_block;
+    }
+
     /// The next page a program of `block` may go to.
     pub fn next_page(&self, block: u32) -> u32 {
         self.next_page[block as usize]

@@ -99,6 +99,8 @@ pub struct Device {
     /// check whether the host came back since.
     idle_after: SimTime,
     submissions: u32,
+    /// The seed it was built with (a power cycle rebuilds it).
+    seed: u64,
 }
 
 impl Device {
@@ -164,6 +166,7 @@ impl Device {
                 SimTime::ZERO
             },
             submissions: 0,
+            seed,
             geo,
             capacity: cfg.logical_bytes(),
             cfg: cfg.clone(),
@@ -172,6 +175,35 @@ impl Device {
 
     pub fn config(&self) -> &SsdConfig {
         &self.cfg
+    }
+
+    /// The power fails at the simulated present and comes back at once. Everything volatile is
+    /// lost — commands in flight, the interface's queues, the controllers' state and timers —
+    /// and the media keep what they hold: the device restarts at the same simulated time with
+    /// the raw NAND firmware's view of its blocks (pages programmed, erase counts; a block whose
+    /// erase was cut counts as full, so it is erased again before reuse), the PCM's wear and
+    /// Start-Gap state, and the data store. Returns the device as it was at the cut (its
+    /// figures describe the run up to it; its raw NAND state has moved to the new one) and how
+    /// many commands were in flight.
+    pub fn power_cycle(&mut self) -> Result<(Device, u64)> {
+        let mut fresh = Device::new(&self.cfg, self.seed)?;
+        fresh.q.start_at(self.now());
+        let mut cut = std::mem::replace(self, fresh);
+        let in_flight = cut.cmds.len() as u64;
+        let mut raw = cut.hil.take_raw();
+        if let Some(raw) = raw.as_mut() {
+            for c in cut.cmds.iter().filter(|c| c.op == Op::Erase) {
+                for b in raw.blocks_of(c.offset, c.len).into_iter().flatten() {
+                    raw.needs_erase(b);
+                }
+            }
+        }
+        self.hil.set_raw(raw);
+        if let (Some(new), Some(old)) = (self.pcm.as_mut(), cut.pcm.as_ref()) {
+            new.media.keep_durable(&old.media);
+        }
+        self.store = cut.store.take();
+        Ok((cut, in_flight))
     }
 
     pub fn geometry(&self) -> &Geometry {
@@ -566,8 +598,10 @@ impl Device {
                     for _ in 0..count {
                         let cmd = n.fetched(sq);
                         let c = cmds.get(cmd);
-                        if c.op == Op::Read {
-                            ftl.prefetch_read_target(c.offset / geo.unit_bytes);
+                        // Within the map only: a fusion device's PCM space lies beyond it.
+                        let lpn = c.offset / geo.unit_bytes;
+                        if c.op == Op::Read && lpn < ftl.logical_units() {
+                            ftl.prefetch_read_target(lpn);
                         }
                         hil.accept(now, cmd, q);
                     }

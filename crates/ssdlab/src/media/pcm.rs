@@ -420,6 +420,14 @@ impl PcmMedia {
         }
     }
 
+    /// Take over what a power cycle leaves of `old`: its wear, its Start-Gap state and its
+    /// counters; the banks, buses and writes in flight start afresh.
+    pub fn keep_durable(&mut self, old: &PcmMedia) {
+        self.wear = old.wear.clone();
+        self.start_gap = old.start_gap.clone();
+        self.counters = old.counters.clone();
+    }
+
     pub fn timing(&self) -> &PcmTimingPs {
         &self.timing
     }

@@ -62,6 +62,13 @@ impl<E> EventQueue<E> {
         self.now
     }
 
+    /// Set the clock of an empty queue to `t` (a device restarted after a power cut goes on
+    /// from the cut's time).
+    pub fn start_at(&mut self, t: SimTime) {
+        debug_assert!(self.heap.is_empty() && t >= self.now);
+        self.now = t;
+    }
+
     /// Schedule `event` at `time`. Scheduling in the past is a logic error in the caller; it is
     /// clamped to now so the clock never runs backwards.
     #[inline]

@@ -45,6 +45,11 @@ impl<T> Slab<T> {
         self.items[i as usize].as_mut().expect("slab slot in use")
     }
 
+    /// The values in use, in slot order.
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
+        self.items.iter().flatten()
+    }
+
     /// Values in use.
     pub fn len(&self) -> usize {
         self.items.len() - self.free.len()

@@ -260,6 +260,9 @@ pub struct HfslCounters {
     /// Host writes placed in PCM (small or metadata) and in NAND.
     pub writes_to_pcm: u64,
     pub writes_to_nand: u64,
+    /// PCM writes of map entries to the map area, and their bytes (not in `pcm_writes`).
+    pub map_writes: u64,
+    pub map_bytes_written: u64,
 }
 
 /// HFSL's figures for one run (seed 002 §2.6–2.7, Figs. 15–20).
@@ -283,6 +286,42 @@ pub struct HfslResult {
     pub skipped_requests: u64,
     /// The I/O scheduler's channel queues (§2.6.3).
     pub queues: HfslQueueResult,
+    /// Where the map lives (`hfsl.map_store`) and its area in the PCM.
+    pub map_store: crate::config::MapStore,
+    pub map_area_bytes: u64,
+    /// With `hfsl.power_cut_event`: the cut and the restart (the run's other figures stop at
+    /// the cut).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power_cut: Option<PowerCutResult>,
+}
+
+/// A power cut under HFSL and the restart after it (issue 11 point 6).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PowerCutResult {
+    /// Device events handled before the power failed, and when.
+    pub event: u64,
+    pub at_us: f64,
+    /// Host requests acknowledged before the cut; whether one was under way.
+    pub requests_acknowledged: u64,
+    pub request_cut: bool,
+    /// Raw commands in the device and in HFSL's channel queues at the cut.
+    pub commands_in_flight: u64,
+    pub commands_queued: u64,
+    /// The restart: simulated time to read the map area back from the PCM and to erase what
+    /// the dies need.
+    pub recovery_us: f64,
+    pub map_bytes_read: u64,
+    pub recovery_erases: u64,
+    /// Map entries the restart found mapping a page, and dropped as inconsistent.
+    pub entries_recovered: u64,
+    pub entries_dropped: u64,
+    /// Logical pages and sub-pages that do not read back their last acknowledged write.
+    pub lost_pages: u64,
+    pub lost_sub_pages: u64,
+    /// Sub-pages of the write the cut interrupted that read back old, new and torn.
+    pub cut_write_old: u64,
+    pub cut_write_new: u64,
+    pub cut_write_torn: u64,
 }
 
 /// HFSL's I/O scheduler (§2.6.3): per-channel queues sent in batches on a timer.

@@ -21,7 +21,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::config::{FusionMethod, HfslConfig};
+use crate::config::{FusionMethod, HfslConfig, MapStore};
 use crate::ctrl::fusion::HardwareInfo;
 use crate::error::{Error, Result};
 pub use crate::stats::result::HfslCounters;
@@ -78,23 +78,124 @@ pub enum RawOp {
 }
 
 /// A host request's raw commands: each phase runs after the one before has completed.
+///
+/// With the map in PCM the order is what keeps a power cut from losing an acknowledged write:
+/// data is written before the map entries that point at it (`map` after `writes`), and nothing
+/// a persisted entry points at is overwritten before the entry moves on — a PCM slot freed by
+/// an eviction is refilled only after the evicted page's new entry is written (`late_writes`,
+/// then `late_map`), and blocks are erased last.
 #[derive(Clone, Debug, Default)]
 pub struct Plan {
     pub reads: Vec<RawOp>,
     pub writes: Vec<RawOp>,
+    /// Map entries written to the PCM's map area (`PcmWrite`s there).
+    pub map: Vec<RawOp>,
+    /// Writes into PCM slots this request's evictions freed, and their map entries.
+    pub late_writes: Vec<RawOp>,
+    pub late_map: Vec<RawOp>,
     pub erases: Vec<RawOp>,
 }
 
 impl Plan {
     fn clear(&mut self) {
-        self.reads.clear();
-        self.writes.clear();
-        self.erases.clear();
+        for phase in self.phases_mut() {
+            phase.clear();
+        }
+    }
+
+    fn phases_mut(&mut self) -> [&mut Vec<RawOp>; 6] {
+        [
+            &mut self.reads,
+            &mut self.writes,
+            &mut self.map,
+            &mut self.late_writes,
+            &mut self.late_map,
+            &mut self.erases,
+        ]
+    }
+
+    /// The commands of phase `i` (0 to 5, in the order they run).
+    pub fn phase(&self, i: usize) -> &[RawOp] {
+        [
+            &self.reads,
+            &self.writes,
+            &self.map,
+            &self.late_writes,
+            &self.late_map,
+            &self.erases,
+        ][i]
     }
 
     /// Every command, in phase order.
     pub fn ops(&self) -> impl Iterator<Item = &RawOp> {
-        self.reads.iter().chain(&self.writes).chain(&self.erases)
+        (0..PHASES).flat_map(|i| self.phase(i))
+    }
+}
+
+/// Phases of a plan.
+pub const PHASES: usize = 6;
+
+/// An address-map entry as the PCM's map area holds it (Table 3's fields less the changed
+/// flag, which only the copy in DRAM needs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Persisted {
+    pub loc: Loc,
+    pub addr: u32,
+    pub state: u8,
+    pub counter: u32,
+}
+
+impl Persisted {
+    /// A never-written area: every page unmapped.
+    pub const UNMAPPED: Persisted = Persisted {
+        loc: Loc::Unmapped,
+        addr: NONE,
+        state: 0,
+        counter: 0,
+    };
+}
+
+/// What a restart found in the persisted map.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Recovered {
+    /// Entries that map a page.
+    pub mapped: u64,
+    /// Entries dropped: they pointed at a page not programmed, or at a place another entry
+    /// holds (a stale map, kept in DRAM and last written at an earlier halt).
+    pub dropped: u64,
+    /// The raw commands the restart runs, in order.
+    pub steps: RecoverySteps,
+}
+
+/// A restart's raw commands, each list run after the one before has completed: erases of
+/// written blocks without valid data, then, on a die left with no free block, the merge of its
+/// two blocks with the fewest valid pages into one (read both, erase the first, program the
+/// pages into it, write their entries, erase the second).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecoverySteps {
+    pub garbage: Vec<RawOp>,
+    pub merge_reads: Vec<RawOp>,
+    pub merge_erase: Vec<RawOp>,
+    pub merge_programs: Vec<RawOp>,
+    pub merge_map: Vec<RawOp>,
+    pub merge_free: Vec<RawOp>,
+}
+
+impl RecoverySteps {
+    /// The lists in the order they run.
+    pub fn in_order(&self) -> [&[RawOp]; 6] {
+        [
+            &self.garbage,
+            &self.merge_reads,
+            &self.merge_erase,
+            &self.merge_programs,
+            &self.merge_map,
+            &self.merge_free,
+        ]
+    }
+
+    pub fn erases(&self) -> u64 {
+        (self.garbage.len() + self.merge_erase.len() + self.merge_free.len()) as u64
     }
 }
 
@@ -215,6 +316,20 @@ pub struct HfslMap {
     plan: Plan,
     /// Blocks of this request's GC erases: free from the next request on.
     erased: Vec<(u32, u32)>,
+    /// PCM slots this request freed (cache pool?, slot): free from the next request on, so a
+    /// persisted entry never points at a slot refilled before the entry is rewritten.
+    released: Vec<(bool, u32)>,
+    map_store: MapStore,
+    entry_bytes: u64,
+    /// Byte address of the map area in the PCM (after the slots).
+    map_base: u64,
+    /// Slots of the cache pool (slots below this) and in all.
+    cache_slots: u32,
+    slots: u32,
+    /// LPNs whose entries this request changed, with their data in `writes` and in
+    /// `late_writes` (map in PCM only).
+    dirty: Vec<u32>,
+    dirty_late: Vec<u32>,
     /// Tests: the version each place holds, per sub-page (slot-major in PCM, page-major in
     /// NAND), moved along with the data.
     versions: Option<(Vec<u32>, Vec<u32>)>,
@@ -248,7 +363,17 @@ impl HfslMap {
             return Err(Error::Config(format!("field `{f}`: {m}")));
         }
         let sub_pages = (page / cfg.sub_page.0) as u32;
-        let slots = (hw.pcm_bytes / page).min(u32::MAX as u64 - 1) as u32;
+        // The map area: one entry per logical page at the top of the PCM (§2.6.1's "fixed
+        // field"), the slots below it.
+        let entry_bytes = cfg.map_entry_bytes as u64;
+        let map_bytes = logical_pages as u64 * entry_bytes;
+        let Some(below) = hw.pcm_bytes.checked_sub(map_bytes) else {
+            return Err(Error::Config(format!(
+                "hfsl: the map of {logical_pages} logical pages needs {map_bytes} bytes of PCM (hfsl.map_entry_bytes = {entry_bytes}), more than the PCM's {} bytes",
+                hw.pcm_bytes
+            )));
+        };
+        let slots = (below / page).min(u32::MAX as u64 - 1) as u32;
         let cache_slots = match cfg.fusion_method {
             FusionMethod::SameLevel => 0,
             FusionMethod::Cache => slots,
@@ -305,12 +430,265 @@ impl HfslMap {
             counters: HfslCounters::default(),
             plan: Plan::default(),
             erased: Vec::new(),
+            released: Vec::new(),
+            map_store: cfg.map_store,
+            entry_bytes,
+            map_base: slots as u64 * page,
+            cache_slots,
+            slots,
+            dirty: Vec::new(),
+            dirty_late: Vec::new(),
             versions: None,
         })
     }
 
+    /// Byte address of the map area in the PCM; a PCM write at or above it writes entries.
+    pub fn map_base(&self) -> u64 {
+        self.map_base
+    }
+
+    /// Bytes of the map area.
+    pub fn map_bytes(&self) -> u64 {
+        self.entries.len() as u64 * self.entry_bytes
+    }
+
+    pub fn entry_bytes(&self) -> u64 {
+        self.entry_bytes
+    }
+
+    pub fn sub_pages(&self) -> u32 {
+        self.sub_pages
+    }
+
+    pub fn pages_per_block(&self) -> u32 {
+        self.pages_per_block
+    }
+
+    /// LPN `lpn`'s entry as the map area holds it once written.
+    pub fn persisted(&self, lpn: u32) -> Persisted {
+        let e = &self.entries[lpn as usize];
+        Persisted {
+            loc: e.loc,
+            addr: e.addr,
+            state: e.state,
+            counter: e.counter,
+        }
+    }
+
+    /// Tests and power-cut runs: the versions the planned requests leave in PCM slot `slot`'s
+    /// sub-pages and NAND page `page`'s (`track_versions`).
+    pub fn planned_pcm(&self, slot: u32) -> &[u32] {
+        let n = self.sub_pages as usize;
+        let (pv, _) = self.versions.as_ref().expect("track_versions");
+        &pv[slot as usize * n..(slot as usize + 1) * n]
+    }
+
+    pub fn planned_nand(&self, page: u32) -> &[u32] {
+        let n = self.sub_pages as usize;
+        let (_, nv) = self.versions.as_ref().expect("track_versions");
+        &nv[page as usize * n..(page as usize + 1) * n]
+    }
+
+    /// Rebuild the map after a power cut from what survived: the PCM map area's entries
+    /// (`persisted`), the data on the media (`pcm_versions`, `nand_versions`, per sub-page, as
+    /// `track_versions` keeps them) and what the device's firmware reports — each block's next
+    /// page to program (`next_page`) and its P/E count. Entries that point at a page not
+    /// programmed or at a place an earlier entry holds are dropped. A die's partly written
+    /// block is its open block again; a die with no erased block erases one holding no valid
+    /// data (in `plan().erases`). `counters` carry on (they are the run's figures, not HFSL's
+    /// state). The Bloom filter starts empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn recover(
+        cfg: &HfslConfig,
+        hw: &HardwareInfo,
+        persisted: &[Persisted],
+        next_page: &[u32],
+        erase_counts: &[u32],
+        pcm_versions: Vec<u32>,
+        nand_versions: Vec<u32>,
+        counters: HfslCounters,
+    ) -> Result<(HfslMap, Recovered)> {
+        let mut m = HfslMap::new(cfg, hw, persisted.len() as u32)?;
+        m.counters = counters;
+        m.erase_counts.copy_from_slice(erase_counts);
+        m.versions = Some((pcm_versions, nand_versions));
+        let ppb = m.pages_per_block;
+        let mut found = Recovered::default();
+        let mut slot_used = vec![false; m.slots as usize];
+        for (lpn, p) in persisted.iter().enumerate() {
+            let lpn = lpn as u32;
+            let ok = match p.loc {
+                Loc::Unmapped => continue,
+                Loc::Nand => {
+                    let page = p.addr as usize;
+                    page < m.p2l.len()
+                        && p.addr % ppb < next_page[(p.addr / ppb) as usize]
+                        && m.p2l[page] == 0
+                }
+                Loc::Pcm => {
+                    p.addr < m.slots
+                        && !slot_used[p.addr as usize]
+                        && p.state != 0
+                        && p.state & !m.full_state == 0
+                }
+            };
+            if !ok {
+                found.dropped += 1;
+                continue;
+            }
+            found.mapped += 1;
+            let cache = p.loc == Loc::Pcm && p.addr < m.cache_slots;
+            m.entries[lpn as usize] = Entry {
+                counter: p.counter,
+                state: p.state,
+                changed: false,
+                loc: p.loc,
+                addr: p.addr,
+                cache,
+                tick: 0,
+            };
+            if p.loc == Loc::Nand {
+                m.p2l[p.addr as usize] = lpn + 1;
+                m.valid[(p.addr / ppb) as usize] += 1;
+            } else {
+                slot_used[p.addr as usize] = true;
+                let e = m.entries[lpn as usize];
+                let pool = m.pool(cache);
+                let k = pool.key(&e, lpn);
+                pool.order.insert(k);
+            }
+        }
+        let cache_slots = m.cache_slots;
+        m.cache.free = (0..cache_slots)
+            .rev()
+            .filter(|&s| !slot_used[s as usize])
+            .collect();
+        m.same.free = (cache_slots..m.slots)
+            .rev()
+            .filter(|&s| !slot_used[s as usize])
+            .collect();
+        let per_die = m.valid.len() as u32 / m.dies.len() as u32;
+        let mut steps = RecoverySteps::default();
+        for d in 0..m.dies.len() {
+            let blocks = d as u32 * per_die..(d as u32 + 1) * per_die;
+            // A written block without valid data (a cut GC's victim or its moves, a block whose
+            // pages were all rewritten) is erased now, to be free again.
+            for b in blocks.clone() {
+                if next_page[b as usize] > 0 && m.valid[b as usize] == 0 {
+                    m.erase_for_recovery(b, &mut steps.garbage);
+                }
+            }
+            let free: Vec<u32> = (blocks.clone().rev())
+                .filter(|&b| next_page[b as usize] == 0 || m.valid[b as usize] == 0)
+                .collect();
+            m.dies[d].free = free;
+            let partial = blocks
+                .clone()
+                .find(|&b| (1..ppb).contains(&next_page[b as usize]) && m.valid[b as usize] > 0);
+            if let Some(b) = partial {
+                m.dies[d].open = b;
+                m.dies[d].next_page = next_page[b as usize];
+            } else if !m.dies[d].free.is_empty() {
+                m.open_next(d, false)?;
+            }
+            if m.dies[d].free.is_empty() {
+                // GC needs a free block to move pages to: make one.
+                m.merge_for_recovery(d, blocks, &mut steps)?;
+            }
+        }
+        m.plan.clear();
+        found.steps = steps;
+        Ok((m, found))
+    }
+
+    /// Erase block `b` during a restart (its command in `into`).
+    fn erase_for_recovery(&mut self, b: u32, into: &mut Vec<RawOp>) {
+        into.push(RawOp::NandErase { block: b });
+        self.counters.nand_erases += 1;
+        self.erase_counts[b as usize] += 1;
+    }
+
+    /// A restart's die `d` has no free block: merge the two of its written blocks with the
+    /// fewest valid pages, if those fit in one block, into the first, freeing the second. (The
+    /// pages wait in host memory between the reads and the programs; a cut during a restart
+    /// is not modelled.)
+    fn merge_for_recovery(
+        &mut self,
+        d: usize,
+        blocks: std::ops::Range<u32>,
+        steps: &mut RecoverySteps,
+    ) -> Result<()> {
+        let ppb = self.pages_per_block;
+        let mut written: Vec<u32> = blocks.filter(|&b| self.valid[b as usize] > 0).collect();
+        written.sort_by_key(|&b| (self.valid[b as usize], b));
+        let (Some(&a), Some(&b)) = (written.first(), written.get(1)) else {
+            return Err(Error::Sim(format!(
+                "hfsl recovery: die {d} has no free block and fewer than two written blocks"
+            )));
+        };
+        if self.valid[a as usize] + self.valid[b as usize] > ppb {
+            return Err(Error::Sim(format!(
+                "hfsl recovery: die {d} has no free block, and its two emptiest blocks hold {} valid pages, more than one block",
+                self.valid[a as usize] + self.valid[b as usize]
+            )));
+        }
+        let n = self.sub_pages as usize;
+        let mut moving = Vec::new();
+        for page in (a * ppb..(a + 1) * ppb).chain(b * ppb..(b + 1) * ppb) {
+            if let Some(lpn) = self.p2l[page as usize].checked_sub(1) {
+                steps.merge_reads.push(RawOp::NandRead { page });
+                self.counters.nand_reads += 1;
+                let versions = self.versions.as_ref().map_or(Vec::new(), |(_, nv)| {
+                    nv[page as usize * n..(page as usize + 1) * n].to_vec()
+                });
+                self.invalidate(page);
+                moving.push((lpn, versions));
+            }
+        }
+        self.erase_for_recovery(a, &mut steps.merge_erase);
+        self.plan.clear();
+        let mut lpns = Vec::new();
+        for (k, (lpn, versions)) in moving.into_iter().enumerate() {
+            let to = a * ppb + k as u32;
+            self.program(to, lpn, &versions);
+            self.entries[lpn as usize].addr = to;
+            self.entries[lpn as usize].changed = true;
+            self.counters.gc_pages_moved += 1;
+            lpns.push(lpn);
+        }
+        lpns.sort_unstable();
+        if self.map_store == MapStore::Pcm {
+            self.write_entries(&lpns, false);
+        }
+        steps.merge_programs.append(&mut self.plan.writes);
+        steps.merge_map.append(&mut self.plan.map);
+        self.erase_for_recovery(b, &mut steps.merge_free);
+        let die = &mut self.dies[d];
+        die.open = a;
+        die.next_page = lpns.len() as u32;
+        die.free.retain(|&f| f != a && f != b);
+        die.free.insert(0, b);
+        Ok(())
+    }
+
+    /// The map writes of a halt (§2.6.1: "When halts, HFSL writes down the metadata to PCM"):
+    /// every entry changed since it was last written. With the map in PCM, none is.
+    pub fn halt(&mut self) -> &Plan {
+        self.start();
+        let changed: Vec<u32> = (0..self.entries.len() as u32)
+            .filter(|&l| self.entries[l as usize].changed)
+            .collect();
+        self.write_entries(&changed, false);
+        &self.plan
+    }
+
     pub fn logical_pages(&self) -> u32 {
         self.entries.len() as u32
+    }
+
+    /// NAND pages of the device.
+    pub fn nand_pages(&self) -> u64 {
+        self.p2l.len() as u64
     }
 
     pub fn page_bytes(&self) -> u64 {
@@ -375,6 +753,72 @@ impl HfslMap {
         self.plan.clear();
         for (d, b) in self.erased.drain(..) {
             self.dies[d as usize].free.insert(0, b);
+        }
+        while let Some((cache, slot)) = self.released.pop() {
+            self.pool(cache).free.push(slot);
+        }
+    }
+
+    /// Entry `lpn` changed; with the map in PCM it is written in this request, after its data
+    /// (`late`: data in `late_writes`).
+    fn touch(&mut self, lpn: u32, late: bool) {
+        self.entries[lpn as usize].changed = true;
+        if self.map_store == MapStore::Pcm {
+            if late {
+                self.dirty_late.push(lpn)
+            } else {
+                self.dirty.push(lpn)
+            }
+        }
+    }
+
+    /// The map writes of this request's changed entries. An entry whose data goes in
+    /// `late_writes` is written only in `late_map`: until then the persisted entry keeps its
+    /// old place, whose data nothing overwrites before the erases.
+    fn persist_changed(&mut self) {
+        if self.dirty.is_empty() && self.dirty_late.is_empty() {
+            return;
+        }
+        let mut late = std::mem::take(&mut self.dirty_late);
+        late.sort_unstable();
+        late.dedup();
+        let mut early = std::mem::take(&mut self.dirty);
+        early.sort_unstable();
+        early.dedup();
+        early.retain(|l| late.binary_search(l).is_err());
+        self.write_entries(&early, false);
+        self.write_entries(&late, true);
+        early.clear();
+        late.clear();
+        self.dirty = early;
+        self.dirty_late = late;
+    }
+
+    /// PCM writes of the entries of `lpns` (sorted), one per run of consecutive LPNs, in
+    /// `map` (or `late_map`); the entries are then unchanged.
+    fn write_entries(&mut self, lpns: &[u32], late: bool) {
+        let mut i = 0;
+        while i < lpns.len() {
+            let first = lpns[i];
+            let mut n = 1;
+            while i + n < lpns.len() && lpns[i + n] == first + n as u32 {
+                n += 1;
+            }
+            for &l in &lpns[i..i + n] {
+                self.entries[l as usize].changed = false;
+            }
+            let op = RawOp::PcmWrite {
+                addr: self.map_base + first as u64 * self.entry_bytes,
+                len: n as u64 * self.entry_bytes,
+            };
+            self.counters.map_writes += 1;
+            self.counters.map_bytes_written += n as u64 * self.entry_bytes;
+            if late {
+                self.plan.late_map.push(op);
+            } else {
+                self.plan.map.push(op);
+            }
+            i += n;
         }
     }
 
@@ -447,20 +891,22 @@ impl HfslMap {
             self.bloom.record(lpn);
             let e = &mut self.entries[lpn as usize];
             e.counter = e.counter.saturating_add(1);
-            e.changed = true;
             let to_cache = match self.method {
                 FusionMethod::SameLevel => false,
                 FusionMethod::Cache => true,
                 FusionMethod::Both => !small,
             };
-            if small || to_cache {
+            let late = if small || to_cache {
                 self.counters.writes_to_pcm += 1;
-                self.write_pcm(lpn, bits, within, bytes, to_cache, version)?;
+                self.write_pcm(lpn, bits, within, bytes, to_cache, version)?
             } else {
                 self.counters.writes_to_nand += 1;
                 self.write_nand(lpn, bits, version, hot)?;
-            }
+                false
+            };
+            self.touch(lpn, late);
         }
+        self.persist_changed();
         Ok(&self.plan)
     }
 
@@ -491,15 +937,21 @@ impl HfslMap {
         self.counters.pcm_bytes_read += len;
     }
 
-    fn pcm_write(&mut self, slot: u32, within: u64, len: u64) {
+    /// A PCM data write (`late`: into a slot this request's eviction freed).
+    fn pcm_write(&mut self, slot: u32, within: u64, len: u64, late: bool) {
         let addr = slot as u64 * self.page_bytes + within;
-        self.plan.writes.push(RawOp::PcmWrite { addr, len });
+        let op = RawOp::PcmWrite { addr, len };
+        if late {
+            self.plan.late_writes.push(op);
+        } else {
+            self.plan.writes.push(op);
+        }
         self.counters.pcm_writes += 1;
         self.counters.pcm_bytes_written += len;
     }
 
     /// Put `bits` of `lpn` (`bytes` at `within` of its page) into PCM, in the cache pool or the
-    /// same-level one.
+    /// same-level one. Returns whether its data goes in `late_writes`.
     fn write_pcm(
         &mut self,
         lpn: u32,
@@ -508,7 +960,7 @@ impl HfslMap {
         bytes: u64,
         cache: bool,
         version: u32,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let e = self.entries[lpn as usize];
         let n = self.sub_pages as usize;
         if e.loc == Loc::Pcm {
@@ -520,11 +972,11 @@ impl HfslMap {
             let pool = self.pool(e.cache);
             let k = pool.key(&e, lpn);
             pool.order.insert(k);
-            self.pcm_write(e.addr, within, bytes);
+            self.pcm_write(e.addr, within, bytes, false);
             self.set_pcm_versions(e.addr, bits, version);
-            return Ok(());
+            return Ok(false);
         }
-        let slot = self.take_slot(cache)?;
+        let (slot, late) = self.take_slot(cache)?;
         // Taking the slot may have evicted to NAND and collected there, moving this LPN's page.
         let e = self.entries[lpn as usize];
         let mut state = bits;
@@ -540,9 +992,9 @@ impl HfslMap {
             }
             self.invalidate(e.addr);
             state = self.full_state;
-            self.pcm_write(slot, 0, self.page_bytes);
+            self.pcm_write(slot, 0, self.page_bytes, late);
         } else {
-            self.pcm_write(slot, within, bytes);
+            self.pcm_write(slot, within, bytes, late);
         }
         self.set_pcm_versions(slot, bits, version);
         let tick = self.tick;
@@ -556,7 +1008,7 @@ impl HfslMap {
         let pool = self.pool(cache);
         let k = pool.key(&e, lpn);
         pool.order.insert(k);
-        Ok(())
+        Ok(late)
     }
 
     fn set_pcm_versions(&mut self, slot: u32, bits: u8, version: u32) {
@@ -570,10 +1022,11 @@ impl HfslMap {
         }
     }
 
-    /// A free slot of a pool, evicting its victim to NAND if it has none.
-    fn take_slot(&mut self, cache: bool) -> Result<u32> {
+    /// A free slot of a pool, evicting its victim to NAND if it has none; and whether it is
+    /// the victim's (then, with the map in PCM, it is written only after the victim's entry).
+    fn take_slot(&mut self, cache: bool) -> Result<(u32, bool)> {
         if let Some(s) = self.pool(cache).free.pop() {
-            return Ok(s);
+            return Ok((s, false));
         }
         let Some(&(_, _, victim)) = self.pool(cache).order.first() else {
             return Err(Error::Config(format!(
@@ -585,7 +1038,9 @@ impl HfslMap {
         self.unlink(victim);
         // The coldest (or least recent) page of its pool: cold data.
         self.move_to_nand(victim, 0, 0, false)?;
-        Ok(self.pool(cache).free.pop().expect("the victim's slot"))
+        self.touch(victim, false);
+        let (_, slot) = self.released.pop().expect("the victim's slot");
+        Ok((slot, self.map_store == MapStore::Pcm))
     }
 
     /// Move `lpn` (already unlinked) out of PCM, if there, into a new NAND page of the `hot`
@@ -610,7 +1065,7 @@ impl HfslMap {
                         }
                     }
                 }
-                self.pool(e.cache).free.push(e.addr);
+                self.released.push((e.cache, e.addr));
             }
             Loc::Nand => {
                 if bits != self.full_state {
@@ -761,6 +1216,7 @@ impl HfslMap {
             let to = self.take_page(d);
             self.program(to, lpn, &versions);
             self.entries[lpn as usize].addr = to;
+            self.touch(lpn, false);
             self.counters.gc_pages_moved += 1;
         }
         self.plan.erases.push(RawOp::NandErase { block: victim });
@@ -777,7 +1233,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// 2 channels × 2 chips, 6 blocks of 8 pages each, 2 KiB pages; `slots` PCM pages.
+    /// 2 channels × 2 chips, 6 blocks of 8 pages each, 2 KiB pages; `slots` PCM pages (and a
+    /// page for the map area of up to 256 logical pages).
     fn hw(slots: u64) -> HardwareInfo {
         HardwareInfo {
             nand_channels: 2,
@@ -788,7 +1245,7 @@ mod tests {
             nand_bytes: 24 * 8 * 2048,
             pcm_channels: 2,
             pcm_chips_per_channel: 8,
-            pcm_bytes: slots * 2048,
+            pcm_bytes: (slots + 1) * 2048,
             pcm_line_bytes: 512,
             pcm_min_access_bytes: 2,
         }
@@ -909,7 +1366,15 @@ mod tests {
         assert_eq!(m.counters.nand_updates, 1);
         assert_eq!(m.entry(1).state, 0b1111);
         assert_eq!(m.entry(1).counter, 2);
-        assert!(m.entry(1).changed);
+        // Its entry goes to the map area after the data (8 PCM slots: the area from 16 KiB).
+        assert_eq!(
+            m.plan().map,
+            vec![RawOp::PcmWrite {
+                addr: 16384 + 8,
+                len: 8
+            }]
+        );
+        assert!(!m.entry(1).changed);
         // A metadata write is small whatever its size.
         m.write(6 * 2048, 2048, true, 5).unwrap();
         assert_eq!(m.entry(6).loc, Loc::Pcm);
@@ -932,10 +1397,47 @@ mod tests {
                 len: 512
             }]
         );
-        assert_eq!(p.writes.len(), 2);
+        // LPN 1's program and its entry first; LPN 2's data goes into the freed slot only
+        // then, and its entry after it (two slots: the map area from 4 KiB).
+        let entry = |lpn: u64| RawOp::PcmWrite {
+            addr: 4096 + lpn * 8,
+            len: 8,
+        };
+        assert!(matches!(p.writes[..], [RawOp::NandProgram { .. }]));
+        assert_eq!(p.map, vec![entry(1)]);
+        assert_eq!(
+            p.late_writes,
+            vec![RawOp::PcmWrite {
+                addr: 2048,
+                len: 512
+            }]
+        );
+        assert_eq!(p.late_map, vec![entry(2)]);
         assert_eq!(m.entry(1).loc, Loc::Nand);
         assert_eq!(m.entry(0).loc, Loc::Pcm);
         assert_eq!(m.counters.evictions, 1);
+        // With the map in DRAM nothing waits: one phase of writes, no entry written.
+        let dram = HfslConfig {
+            map_store: MapStore::Dram,
+            ..cfg(FusionMethod::SameLevel, 2048)
+        };
+        let mut m = HfslMap::new(&dram, &hw(2), 40).unwrap();
+        for (off, v) in [(0, 1), (0, 2), (2048, 3)] {
+            m.write(off, 512, false, v).unwrap();
+        }
+        let p = m.write(4096, 512, false, 4).unwrap();
+        assert_eq!(p.writes.len(), 2);
+        assert!(p.map.is_empty() && p.late_writes.is_empty() && p.late_map.is_empty());
+        assert!(m.entry(2).changed);
+        // A halt writes every changed entry: LPNs 0, 1 and 2 in one run.
+        assert_eq!(
+            m.halt().map,
+            vec![RawOp::PcmWrite {
+                addr: 4096,
+                len: 24
+            }]
+        );
+        assert!(!m.entry(2).changed);
     }
 
     #[test]
@@ -1026,6 +1528,42 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+        /// After a cut the persisted map and the firmware's block states are whatever they
+        /// are: a restart never panics on them, and what it rebuilds is consistent.
+        #[test]
+        fn a_restart_rebuilds_a_consistent_map_from_any_persisted_state(
+            entries in proptest::collection::vec((0u8..3, 0u32..400, any::<u8>(), any::<u32>()), 40),
+            next_page in proptest::collection::vec(0u32..9, 24),
+        ) {
+            let c = cfg(FusionMethod::Both, 1024);
+            let persisted: Vec<Persisted> = entries
+                .iter()
+                .map(|&(loc, addr, state, counter)| Persisted {
+                    loc: [Loc::Unmapped, Loc::Nand, Loc::Pcm][loc as usize],
+                    addr,
+                    state,
+                    counter,
+                })
+                .collect();
+            let np: Vec<u32> = next_page.iter().map(|&p| p.min(8)).collect();
+            let hw = hw(4);
+            let slots = 4 * 4;
+            let pages = 24 * 8 * 4;
+            match HfslMap::recover(&c, &hw, &persisted, &np, &[0; 24], vec![0; slots], vec![0; pages], HfslCounters::default()) {
+                Ok((mut m, found)) => {
+                    m.check_invariants();
+                    prop_assert_eq!(found.mapped + found.dropped, persisted.iter().filter(|p| p.loc != Loc::Unmapped).count() as u64);
+                    // And it takes requests.
+                    m.track_versions();
+                    for lpn in 0..40u64 {
+                        m.write(lpn * 2048, 512, false, 1).unwrap();
+                    }
+                    m.check_invariants();
+                }
+                Err(e) => prop_assert!(e.to_string().contains("hfsl recovery"), "{}", e),
+            }
+        }
 
         /// Under random writes (small, large, metadata), reads, evictions and GC, every
         /// sub-page reads back the version last written to it.

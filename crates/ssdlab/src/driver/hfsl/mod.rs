@@ -14,6 +14,7 @@
 //! or at its arrival if that is later; its latency counts from its arrival.
 
 pub mod map;
+pub mod persist;
 pub mod source;
 
 use crate::config::{HfslConfig, OwnedRange, SsdConfig};
@@ -23,7 +24,8 @@ use crate::error::{Error, Result};
 use crate::sim::SimTime;
 use crate::stats::LatencyStats;
 use crate::workload::Op;
-use map::{HfslCounters, HfslMap, RawOp};
+use map::{HfslCounters, HfslMap, RawOp, Recovered, PHASES};
+use persist::{Lost, Media};
 
 /// One host request to HFSL.
 #[derive(Clone, Copy, Debug)]
@@ -87,6 +89,29 @@ pub struct HfslReport {
     /// Why, for the first [`MAX_REFUSALS`] of them.
     pub refusals: Vec<String>,
     pub queues: QueueCounters,
+    /// With `hfsl.power_cut_event`: the cut and the restart.
+    pub power_cut: Option<PowerCut>,
+}
+
+/// A power cut and the restart after it (issue 11 point 6).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PowerCut {
+    /// Device events handled before the power failed, and the simulated time.
+    pub event: u64,
+    pub at: SimTime,
+    /// Host requests acknowledged before it, and whether one was under way.
+    pub requests_acknowledged: u64,
+    pub request_cut: bool,
+    /// Raw commands in the device and in HFSL's channel queues at the cut.
+    pub commands_in_flight: u64,
+    pub commands_queued: u64,
+    /// The restart: reading the map area back from the PCM (and any erase a die needed).
+    pub recovery: SimTime,
+    pub map_bytes_read: u64,
+    pub recovery_erases: u64,
+    pub recovered: Recovered,
+    /// What reads back wrong through the recovered map.
+    pub lost: Lost,
 }
 
 /// The I/O scheduler's figures (§2.6.3).
@@ -120,6 +145,10 @@ pub struct HostDone {
     pub completed: SimTime,
     /// Raw PCM and NAND commands it became.
     pub raw_commands: u64,
+    /// The power failed during the call ([`HfslHost::arm_power_cut`]); then `completed` is the
+    /// cut's time unless the request was acknowledged before it.
+    pub power_cut: bool,
+    pub acknowledged: bool,
 }
 
 impl HostDone {
@@ -168,6 +197,10 @@ struct Runner<S> {
     report: HfslReport,
     latency: HostLatency,
     failed: Option<Error>,
+    /// With power cuts possible: the data on the media, and the raw commands in flight (by
+    /// the id the device gave them).
+    media: Option<Media>,
+    in_flight: Vec<(u32, Request)>,
 }
 
 impl<S: HostSource> Runner<S> {
@@ -210,7 +243,25 @@ impl<S: HostSource> Runner<S> {
             report: HfslReport::default(),
             latency: HostLatency::default(),
             failed: None,
+            media: None,
+            in_flight: Vec::new(),
         }
+    }
+
+    /// Keep a model of the data on the media, so the power may be cut (memory permitting).
+    fn track_data(&mut self) -> Result<()> {
+        let m = &self.map;
+        let need = Media::bytes_for(
+            m.logical_pages() as u64,
+            m.map_base() / m.page_bytes(),
+            m.nand_pages(),
+            m.sub_pages() as u64,
+        );
+        crate::sim::mem::check_fits(need, crate::sim::mem::available_bytes())
+            .map_err(|e| Error::Config(format!("hfsl power cuts: the data model: {e}")))?;
+        self.map.track_versions();
+        self.media = Some(Media::new(&self.map));
+        Ok(())
     }
 
     fn raw_request(&self, op: &RawOp, at: SimTime) -> Request {
@@ -297,15 +348,13 @@ impl<S: HostSource> Runner<S> {
                     self.failed = Some(e);
                     return;
                 }
+                if let Some(m) = self.media.as_mut().filter(|_| io.write) {
+                    m.begin_write(io.offset, io.len, self.started);
+                }
                 self.phase = 1;
             }
-            while self.phase <= 3 {
-                let plan = self.map.plan();
-                let ops = match self.phase {
-                    1 => &plan.reads,
-                    2 => &plan.writes,
-                    _ => &plan.erases,
-                };
+            while self.phase as usize <= PHASES {
+                let ops = self.map.plan().phase(self.phase as usize - 1);
                 let reqs: Vec<(usize, Request)> = ops
                     .iter()
                     .map(|o| (self.channel(o), self.raw_request(o, now)))
@@ -330,10 +379,15 @@ impl<S: HostSource> Runner<S> {
                 &mut self.latency.read
             };
             stats.record(latency.ps(), io.len);
+            if let Some(m) = self.media.as_mut() {
+                m.acknowledge();
+            }
             self.last = Some(HostDone {
                 arrival: self.arrival,
                 completed: now,
                 raw_commands: self.report.raw_commands - self.raw_before,
+                power_cut: false,
+                acknowledged: true,
             });
             self.report.requests += 1;
             self.report.latency_sum += latency;
@@ -384,9 +438,13 @@ impl<S: HostSource> Runner<S> {
                 r.arrival = now;
                 self.report.queues.commands += 1;
                 self.report.queues.queued += now - joined;
-                if let Err(e) = dev.submit(now, r) {
-                    self.failed = Some(e);
-                    return;
+                match dev.submit(now, r) {
+                    Ok(id) if self.media.is_some() => self.in_flight.push((id, r)),
+                    Ok(_) => {}
+                    Err(e) => {
+                        self.failed = Some(e);
+                        return;
+                    }
                 }
                 self.left += 1;
                 self.report.raw_commands += 1;
@@ -404,6 +462,170 @@ impl<S: HostSource> Runner<S> {
             self.report.refusals.push(why.clone());
         }
         Some(why)
+    }
+}
+
+impl PowerCut {
+    /// As a run's result shows it.
+    pub fn result(&self) -> crate::stats::result::PowerCutResult {
+        crate::stats::result::PowerCutResult {
+            event: self.event,
+            at_us: self.at.as_us_f64(),
+            requests_acknowledged: self.requests_acknowledged,
+            request_cut: self.request_cut,
+            commands_in_flight: self.commands_in_flight,
+            commands_queued: self.commands_queued,
+            recovery_us: self.recovery.as_us_f64(),
+            map_bytes_read: self.map_bytes_read,
+            recovery_erases: self.recovery_erases,
+            entries_recovered: self.recovered.mapped,
+            entries_dropped: self.recovered.dropped,
+            lost_pages: self.lost.pages,
+            lost_sub_pages: self.lost.sub_pages,
+            cut_write_old: self.lost.cut_write_old,
+            cut_write_new: self.lost.cut_write_new,
+            cut_write_torn: self.lost.cut_write_torn,
+        }
+    }
+}
+
+/// A cut before the restart: what it interrupted, and the device as it was.
+struct Cut {
+    report: PowerCut,
+    before: Device,
+}
+
+impl<S: HostSource> Runner<S> {
+    /// The power fails now: the raw commands in flight leave their places torn, HFSL's DRAM
+    /// (its map, queues, the request under way) is lost, and the device power-cycles.
+    fn cut(&mut self, dev: &mut Device) -> Result<Cut> {
+        let Some(media) = self.media.as_mut() else {
+            return Err(Error::Job(
+                "a power cut needs the data model: open HFSL with track_data (Python) or set hfsl.power_cut_event (config)".into(),
+            ));
+        };
+        let event = dev.events();
+        // Each entry of a map write in flight is old or new: a fixed mix of the event and the
+        // LPN, so a run is the same each time.
+        let coin = |lpn: u32| {
+            let mut z = event ^ ((lpn as u64) << 32) ^ 0x9E37_79B9_7F4A_7C15;
+            z = (z ^ (z >> 31)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 29)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            (z >> 63) == 1
+        };
+        for (_, r) in self.in_flight.drain(..) {
+            media.cut(&r, &self.map, &coin);
+        }
+        let report = PowerCut {
+            event,
+            at: dev.now(),
+            requests_acknowledged: self.report.requests,
+            request_cut: self.phase != 0,
+            commands_queued: self.queued as u64,
+            ..PowerCut::default()
+        };
+        for q in &mut self.queues {
+            q.clear();
+        }
+        self.queued = 0;
+        self.left = 0;
+        self.phase = 0;
+        self.ticking = false;
+        self.waiting = false;
+        self.pending = None;
+        let (before, in_flight) = dev.power_cycle()?;
+        Ok(Cut {
+            report: PowerCut {
+                commands_in_flight: in_flight,
+                ..report
+            },
+            before,
+        })
+    }
+
+    /// The restart after `cut` (§2.6.1: "When fusion storage system boots, HFSL reads the
+    /// metadata out of the fixed physical address of PCM"): read the map area, rebuild the
+    /// map from it and the device's hardware information, erase what a die needs, and count
+    /// what reads back wrong. The recovery time is the simulated time of those commands (the
+    /// host CPU's time to rebuild the tables is not modelled).
+    fn restart(&mut self, dev: &mut Device, hfsl: &HfslConfig, cut: PowerCut) -> Result<PowerCut> {
+        let media = self.media.as_ref().expect("a cut had the data model");
+        let hw = hardware(dev.config())?;
+        let raw = dev
+            .hil()
+            .raw()
+            .ok_or_else(|| Error::Sim("hfsl: a fusion device without its raw firmware".into()))?;
+        let next_page: Vec<u32> = (0..hw.nand_blocks).map(|b| raw.next_page(b)).collect();
+        let (map, recovered) = HfslMap::recover(
+            hfsl,
+            &hw,
+            &media.persisted,
+            &next_page,
+            raw.erase_counts(),
+            media.pcm.clone(),
+            media.nand.clone(),
+            self.map.counters.clone(),
+        )?;
+        self.map = map;
+        let start = dev.now();
+        let (base, bytes) = (self.map.map_base(), self.map.map_bytes());
+        let chunk = dev.max_cmd_bytes().max(self.page_bytes);
+        let mut reads = 0;
+        let mut at = 0;
+        while at < bytes {
+            let len = chunk.min(bytes - at);
+            dev.submit(
+                start,
+                self.raw_request(
+                    &RawOp::PcmRead {
+                        addr: base + at,
+                        len,
+                    },
+                    start,
+                ),
+            )?;
+            at += len;
+            reads += 1;
+        }
+        self.report.raw_commands += reads;
+        let finish = |dev: &mut Device| -> Result<()> {
+            for (_, _, status) in dev.run_to_idle()? {
+                if status != Status::Ok {
+                    return Err(Error::Sim(format!(
+                        "hfsl recovery: the device refused a raw command ({})",
+                        status.describe()
+                    )));
+                }
+            }
+            Ok(())
+        };
+        finish(dev)?;
+        // Then what the dies need, step by step; the media take each step's writes and erases.
+        let mut commands = 0;
+        for step in recovered.steps.in_order() {
+            let now = dev.now();
+            let reqs: Vec<Request> = step.iter().map(|op| self.raw_request(op, now)).collect();
+            for r in &reqs {
+                dev.submit(now, *r)?;
+            }
+            commands += reqs.len() as u64;
+            finish(dev)?;
+            let media = self.media.as_mut().expect("a cut had the data model");
+            for r in &reqs {
+                media.completed(r, &self.map);
+            }
+        }
+        self.report.raw_commands += commands;
+        let media = self.media.as_mut().expect("a cut had the data model");
+        let lost = media.lost(&self.map);
+        Ok(PowerCut {
+            recovery: dev.now() - start,
+            map_bytes_read: bytes,
+            recovery_erases: recovered.steps.erases(),
+            recovered,
+            lost,
+            ..cut
+        })
     }
 }
 
@@ -443,6 +665,12 @@ impl<S: HostSource> Driver for Runner<S> {
                 done.offset,
                 done.status.describe()
             )));
+        }
+        if let Some(m) = self.media.as_mut() {
+            if let Some(i) = self.in_flight.iter().position(|(id, _)| *id == done.id) {
+                let (_, r) = self.in_flight.swap_remove(i);
+                m.completed(&r, &self.map);
+            }
         }
         self.left -= 1;
         if self.left == 0 {
@@ -498,6 +726,10 @@ pub fn run(cfg: &SsdConfig, seed: u64, logical_pages: u32, ios: &[HostIo]) -> Re
 /// config's `[hfsl]` (or its defaults), over `logical_pages` logical pages, until the source
 /// is exhausted and the device idle. `progress(done, total)` is called as `Device::run` calls
 /// it; returning false stops the run with [`Error::Interrupted`].
+///
+/// With `hfsl.power_cut_event = N` the power fails once the device has handled N events: HFSL
+/// restarts, recovers its map and reports it (`HfslReport::power_cut`); the run ends there,
+/// and `dev` is left as it was at the cut, so its figures describe the run up to it.
 pub fn run_on(
     dev: &mut Device,
     logical_pages: u32,
@@ -509,15 +741,59 @@ pub fn run_on(
     let hfsl = cfg.hfsl.clone().unwrap_or_default();
     let map = HfslMap::new(&hfsl, &hw, logical_pages)?;
     let mut r = Runner::new(map, &hfsl, &hw, source);
-    r.advance(dev, SimTime::ZERO);
-    if !dev.run(&mut r, 1 << 16, progress)? {
-        return Err(Error::Interrupted);
+    if hfsl.power_cut_event.is_some() {
+        r.track_data()?;
     }
-    if let Some(e) = r.failed {
+    r.advance(dev, SimTime::ZERO);
+    let cut = match hfsl.power_cut_event {
+        None if !dev.run(&mut r, 1 << 16, progress)? => return Err(Error::Interrupted),
+        None => None,
+        Some(n) => Some(run_to_event(dev, &mut r, n, progress)?),
+    };
+    if let Some(e) = r.failed.take() {
         return Err(e);
     }
-    let report = r.final_report();
+    let mut report = r.final_report();
+    if let Some(n) = cut {
+        if !n {
+            return Err(Error::Job(format!(
+                "hfsl.power_cut_event: got {}, expected at most {} (the events the run's device handled)",
+                hfsl.power_cut_event.unwrap_or(0),
+                dev.events()
+            )));
+        }
+        let mut cut = r.cut(dev)?;
+        let restarted = r.restart(dev, &hfsl, cut.report)?;
+        report.power_cut = Some(restarted);
+        std::mem::swap(dev, &mut cut.before);
+    }
     Ok((report, r.latency))
+}
+
+/// Run `r` on `dev` until the device has handled `event` events (true) or has nothing left
+/// before that (false), calling `progress` between slices.
+fn run_to_event<S: HostSource>(
+    dev: &mut Device,
+    r: &mut Runner<S>,
+    event: u64,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<bool> {
+    loop {
+        let handled = dev.events();
+        if handled >= event {
+            return Ok(true);
+        }
+        let slice = (event - handled).min(1 << 16);
+        if dev.run(r, slice, &mut |_, _| false)? {
+            return Ok(dev.events() >= event);
+        }
+        if r.failed.is_some() {
+            return Ok(true);
+        }
+        if !progress(dev.host().completed(), 0) {
+            return Err(Error::Interrupted);
+        }
+    }
 }
 
 /// The logical pages HFSL can offer on `hw` with `cfg`: the NAND's pages less the spare blocks
@@ -541,12 +817,23 @@ pub struct HfslHost {
     dev: Device,
     runner: Runner<OneRequest>,
     hw: HardwareInfo,
+    hfsl: HfslConfig,
+    /// An armed power cut: the power fails once the device has handled this many events.
+    cut_at: Option<u64>,
+    /// The power is off after this cut, until [`HfslHost::restart`].
+    off: Option<PowerCut>,
 }
 
 impl HfslHost {
     /// HFSL on the fusion device `cfg` describes, with `cfg`'s `[hfsl]` (or its defaults), over
-    /// the first `logical_bytes` of its logical space (whole pages).
-    pub fn new(cfg: &SsdConfig, seed: u64, logical_bytes: u64) -> Result<HfslHost> {
+    /// the first `logical_bytes` of its logical space (whole pages). `track_data` keeps a model
+    /// of the data on the media (which power cuts need, and [`HfslHost::read_back`] reads).
+    pub fn new(
+        cfg: &SsdConfig,
+        seed: u64,
+        logical_bytes: u64,
+        track_data: bool,
+    ) -> Result<HfslHost> {
         let hw = hardware(cfg)?;
         let hfsl = cfg.hfsl.clone().unwrap_or_default();
         let usable = usable_pages(&hfsl, &hw);
@@ -559,17 +846,126 @@ impl HfslHost {
             )));
         }
         let map = HfslMap::new(&hfsl, &hw, pages as u32)?;
+        let mut runner = Runner::new(map, &hfsl, &hw, OneRequest(None));
+        if track_data {
+            runner.track_data()?;
+        }
         Ok(HfslHost {
             dev: Device::new(cfg, seed)?,
-            runner: Runner::new(map, &hfsl, &hw, OneRequest(None)),
+            runner,
             hw,
+            hfsl,
+            cut_at: None,
+            off: None,
         })
+    }
+
+    fn power_is_on(&self) -> Result<()> {
+        match &self.off {
+            Some(c) => Err(Error::Job(format!(
+                "the power is off (cut after device event {}): restart() first",
+                c.event
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    fn tracking(&self) -> Result<()> {
+        if self.runner.media.is_none() {
+            return Err(Error::Job(
+                "power cuts and read-back need the data model: open HFSL with track_data".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Device events handled so far (a power cut is armed at an event count).
+    pub fn events(&self) -> u64 {
+        self.dev.events()
+    }
+
+    /// Arm a power cut: the power fails once the device has handled `event` events in all,
+    /// in whichever request gets there (later than now).
+    pub fn arm_power_cut(&mut self, event: u64) -> Result<()> {
+        self.tracking()?;
+        self.power_is_on()?;
+        let now = self.dev.events();
+        if event <= now {
+            return Err(Error::Job(format!(
+                "event: got {event}, expected more than the {now} events the device has handled"
+            )));
+        }
+        self.cut_at = Some(event);
+        Ok(())
+    }
+
+    /// Cut the power now, between requests (what HFSL keeps in DRAM is lost).
+    pub fn cut_power(&mut self) -> Result<()> {
+        self.tracking()?;
+        self.power_is_on()?;
+        self.cut_at = None;
+        self.off = Some(self.runner.cut(&mut self.dev)?.report);
+        Ok(())
+    }
+
+    /// The power comes back: HFSL recovers its map from the PCM. Returns the cut and what the
+    /// restart took and found.
+    pub fn restart(&mut self) -> Result<PowerCut> {
+        let Some(cut) = self.off.take() else {
+            return Err(Error::Job(
+                "restart: the power is on (no cut to recover from)".into(),
+            ));
+        };
+        self.runner.restart(&mut self.dev, &self.hfsl, cut)
+    }
+
+    /// Halt (§2.6.1): write every map entry changed since it was last written to the PCM's map
+    /// area (with `hfsl.map_store = "pcm"`, none is). Returns the simulated time it took and
+    /// the bytes written.
+    pub fn halt(&mut self) -> Result<(SimTime, u64)> {
+        self.power_is_on()?;
+        let before = self.runner.map.counters.map_bytes_written;
+        let now = self.dev.now();
+        let ops = self.runner.map.halt().map.clone();
+        let writes: Vec<Request> = ops
+            .iter()
+            .map(|op| self.runner.raw_request(op, now))
+            .collect();
+        for r in &writes {
+            self.dev.submit(now, *r)?;
+        }
+        self.runner.report.raw_commands += writes.len() as u64;
+        self.dev.run_to_idle()?;
+        if let Some(m) = self.runner.media.as_mut() {
+            for r in &writes {
+                m.completed(r, &self.runner.map);
+            }
+        }
+        let bytes = self.runner.map.counters.map_bytes_written - before;
+        Ok((self.dev.now() - now, bytes))
+    }
+
+    /// What logical page `lpn`'s sub-pages hold, read through the map: the number of the write
+    /// request (counted from 1) whose data each holds, 0 if none, `persist::TORN` if a cut
+    /// write left it torn.
+    pub fn read_back(&self, lpn: u64) -> Result<Vec<u32>> {
+        self.tracking()?;
+        self.power_is_on()?;
+        let pages = self.runner.map.logical_pages() as u64;
+        if lpn >= pages {
+            return Err(Error::Job(format!(
+                "lpn: got {lpn}, expected below {pages} (the logical pages)"
+            )));
+        }
+        let media = self.runner.media.as_ref().expect("tracking");
+        Ok(media.read_back(&self.runner.map, lpn as u32))
     }
 
     /// Run `io`, arriving at `at` or at the simulated present if that is later, to completion.
     /// A write into another application's range is refused with its reason and changes
     /// nothing; a range beyond the logical space is refused naming it.
     pub fn submit(&mut self, io: HostIo, at: SimTime) -> Result<HostDone> {
+        self.power_is_on()?;
         if io.write {
             if let Some(why) = self.runner.refuse(&io) {
                 return Err(Error::Job(why));
@@ -589,9 +985,35 @@ impl HfslHost {
         r.exhausted = false;
         r.last = None;
         r.advance(&mut self.dev, now);
-        self.dev.run(r, u64::MAX, &mut |_, _| true)?;
+        let cut = match self.cut_at {
+            Some(event) => run_to_event(&mut self.dev, r, event, &mut |_, _| true)?,
+            None => {
+                self.dev.run(r, u64::MAX, &mut |_, _| true)?;
+                false
+            }
+        };
         if let Some(e) = r.failed.take() {
             return Err(e);
+        }
+        if cut {
+            self.cut_at = None;
+            let done = r.last.take();
+            let report = r.cut(&mut self.dev)?.report;
+            let at = report.at;
+            self.off = Some(report);
+            return Ok(match done {
+                Some(d) => HostDone {
+                    power_cut: true,
+                    ..d
+                },
+                None => HostDone {
+                    arrival: at.min(self.runner.arrival),
+                    completed: at,
+                    raw_commands: self.runner.report.raw_commands - self.runner.raw_before,
+                    power_cut: true,
+                    acknowledged: false,
+                },
+            });
         }
         r.last
             .take()
