@@ -243,3 +243,8 @@ def test_a_run_with_a_power_cut_reports_the_restart(tmp_path: Path) -> None:
     assert "power cut" in text.stdout and "restart" in text.stdout
     late = run_cli(*args, "--set", "hfsl.power_cut_event=100000000")
     assert_user_error(late, "hfsl.power_cut_event", "100000000")
+
+
+def test_the_power_cut_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    _run_doc_example("From Python (`track_data=True`")
+    assert "bytes of map" in capsys.readouterr().out
