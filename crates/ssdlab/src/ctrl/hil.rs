@@ -66,6 +66,8 @@ pub struct Hil {
     /// misses on, and commands whose pages came in.
     map_loads: Vec<u32>,
     map_ready: Vec<(u32, Stage)>,
+    /// A raw device: a command's transactions, kept for its capacity.
+    raw_txns: Vec<u32>,
 }
 
 impl Hil {
@@ -88,6 +90,7 @@ impl Hil {
                 .mapping_entry
                 .map_or(crate::config::DEFAULT_MAPPING_ENTRY_BYTES, |b| b.0),
             map_loads: Vec::new(),
+            raw_txns: Vec::new(),
             map_ready: Vec::new(),
         }
     }
@@ -251,18 +254,21 @@ impl Hil {
         };
         match op {
             Op::Read => {
-                let txns: Vec<u32> = units_of(self.geo.unit_bytes, offset, len)
-                    .map(|(pun, covered)| {
+                let mut txns = std::mem::take(&mut self.raw_txns);
+                txns.clear();
+                txns.extend(
+                    units_of(self.geo.unit_bytes, offset, len).map(|(pun, covered)| {
                         let t =
                             self.read_txn(TxnKind::HostRead, cmd, pun as u32, covered as u32, pun);
                         flash.fil.add_txn(t)
-                    })
-                    .collect();
+                    }),
+                );
                 self.counters.host_units_read += txns.len() as u64;
                 up.cmds.get_mut(cmd).txns_left = txns.len() as u32;
                 flash
                     .fil
                     .enqueue_all(now, &txns, Queue::HostRead, flash.ftl, up.q);
+                self.raw_txns = txns;
             }
             Op::Write => match raw.program(offset, len) {
                 Status::Ok => {
@@ -300,24 +306,25 @@ impl Hil {
         let c = up.cmds.get(cmd);
         let (offset, len) = (c.offset, c.len);
         let unit = self.geo.unit_bytes;
-        let txns: Vec<u32> = units_of(unit, offset, len)
-            .map(|(pun, covered)| {
-                let pun = pun as u32;
-                flash.fil.add_txn(Txn {
-                    kind: TxnKind::HostWrite,
-                    cmd,
-                    pun,
-                    plane: self.geo.plane_of_block(self.geo.block_of_unit(pun)),
-                    host_bytes: covered as u32,
-                    epoch: 0,
-                    aux: pun,
-                })
+        let mut txns = std::mem::take(&mut self.raw_txns);
+        txns.clear();
+        txns.extend(units_of(unit, offset, len).map(|(pun, covered)| {
+            let pun = pun as u32;
+            flash.fil.add_txn(Txn {
+                kind: TxnKind::HostWrite,
+                cmd,
+                pun,
+                plane: self.geo.plane_of_block(self.geo.block_of_unit(pun)),
+                host_bytes: covered as u32,
+                epoch: 0,
+                aux: pun,
             })
-            .collect();
+        }));
         up.cmds.get_mut(cmd).txns_left = txns.len() as u32;
         flash
             .fil
             .enqueue_all(now, &txns, Queue::HostWrite, flash.ftl, up.q);
+        self.raw_txns = txns;
     }
 
     /// A driver's block erase finished (a raw device).

@@ -272,8 +272,13 @@ impl Bloom {
             self.recorded = 0;
         }
         self.recorded += 1;
-        let set: Vec<u64> = self.bits(lpn).collect();
-        for b in set {
+        // At most 8 hashes (validated): the bits fit on the stack.
+        let mut set = [0u64; 8];
+        let n = self.hashes as usize;
+        for (slot, b) in set.iter_mut().zip(self.bits(lpn)) {
+            *slot = b;
+        }
+        for &b in &set[..n] {
             self.words[(b / 64) as usize] |= 1 << (b % 64);
         }
     }

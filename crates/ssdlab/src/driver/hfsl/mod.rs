@@ -157,6 +157,71 @@ impl HostDone {
     }
 }
 
+/// The device's shape as HFSL's raw commands need it: where a command goes and which channel
+/// queue it joins.
+#[derive(Clone, Copy)]
+struct Shape {
+    nand_channels: u32,
+    chips_per_channel: u32,
+    blocks_per_die: u32,
+    pcm_channels: u64,
+    pcm_line: u64,
+    page_bytes: u64,
+    block_bytes: u64,
+}
+
+impl Shape {
+    fn request(&self, op: &RawOp, at: SimTime) -> Request {
+        let (op, offset, len, flags) = match *op {
+            RawOp::PcmRead { addr, len } => (Op::Read, addr, len, Flags::PCM),
+            RawOp::PcmWrite { addr, len } => (Op::Write, addr, len, Flags::PCM),
+            RawOp::NandRead { page } => (
+                Op::Read,
+                page as u64 * self.page_bytes,
+                self.page_bytes,
+                Flags::NONE,
+            ),
+            RawOp::NandProgram { page } => (
+                Op::Write,
+                page as u64 * self.page_bytes,
+                self.page_bytes,
+                Flags::NONE,
+            ),
+            RawOp::NandErase { block } => (
+                Op::Erase,
+                block as u64 * self.block_bytes,
+                self.block_bytes,
+                Flags::NONE,
+            ),
+        };
+        Request {
+            op,
+            offset,
+            len,
+            queue: 0,
+            flags,
+            arrival: at,
+        }
+    }
+
+    /// The channel queue of raw command `op`: its die's NAND channel, or its PCM line's.
+    fn channel(&self, op: &RawOp) -> usize {
+        let nand = |block: u32| {
+            let die = block / self.blocks_per_die;
+            (die / self.chips_per_channel) as usize
+        };
+        match *op {
+            RawOp::NandRead { page } | RawOp::NandProgram { page } => {
+                nand(page / (self.block_bytes / self.page_bytes) as u32)
+            }
+            RawOp::NandErase { block } => nand(block),
+            RawOp::PcmRead { addr, .. } | RawOp::PcmWrite { addr, .. } => {
+                self.nand_channels as usize + ((addr / self.pcm_line) % self.pcm_channels) as usize
+            }
+        }
+    }
+}
+
 struct Runner<S> {
     map: HfslMap,
     protect: Vec<OwnedRange>,
@@ -182,18 +247,12 @@ struct Runner<S> {
     timer: SimTime,
     /// A timer wake-up is pending.
     ticking: bool,
-    nand_channels: u32,
-    chips_per_channel: u32,
-    blocks_per_die: u32,
-    pcm_channels: u64,
-    pcm_line: u64,
+    shape: Shape,
     arrival: SimTime,
     /// Raw commands sent before the current request.
     raw_before: u64,
     /// The last host request that completed.
     last: Option<HostDone>,
-    page_bytes: u64,
-    block_bytes: u64,
     report: HfslReport,
     latency: HostLatency,
     failed: Option<Error>,
@@ -230,16 +289,18 @@ impl<S: HostSource> Runner<S> {
             max_send: hfsl.max_cmd_send as usize,
             timer: hfsl.send_timer.0,
             ticking: false,
-            nand_channels: hw.nand_channels,
-            chips_per_channel: hw.nand_chips_per_channel,
-            blocks_per_die: hw.nand_blocks / (hw.nand_channels * hw.nand_chips_per_channel),
-            pcm_channels: hw.pcm_channels.max(1) as u64,
-            pcm_line: hw.pcm_line_bytes.max(1),
+            shape: Shape {
+                nand_channels: hw.nand_channels,
+                chips_per_channel: hw.nand_chips_per_channel,
+                blocks_per_die: hw.nand_blocks / (hw.nand_channels * hw.nand_chips_per_channel),
+                pcm_channels: hw.pcm_channels.max(1) as u64,
+                pcm_line: hw.pcm_line_bytes.max(1),
+                page_bytes: hw.nand_page_bytes,
+                block_bytes: hw.nand_block_bytes(),
+            },
             arrival: SimTime::ZERO,
             raw_before: 0,
             last: None,
-            page_bytes: hw.nand_page_bytes,
-            block_bytes: hw.nand_block_bytes(),
             report: HfslReport::default(),
             latency: HostLatency::default(),
             failed: None,
@@ -262,39 +323,6 @@ impl<S: HostSource> Runner<S> {
         self.map.track_versions();
         self.media = Some(Media::new(&self.map));
         Ok(())
-    }
-
-    fn raw_request(&self, op: &RawOp, at: SimTime) -> Request {
-        let (op, offset, len, flags) = match *op {
-            RawOp::PcmRead { addr, len } => (Op::Read, addr, len, Flags::PCM),
-            RawOp::PcmWrite { addr, len } => (Op::Write, addr, len, Flags::PCM),
-            RawOp::NandRead { page } => (
-                Op::Read,
-                page as u64 * self.page_bytes,
-                self.page_bytes,
-                Flags::NONE,
-            ),
-            RawOp::NandProgram { page } => (
-                Op::Write,
-                page as u64 * self.page_bytes,
-                self.page_bytes,
-                Flags::NONE,
-            ),
-            RawOp::NandErase { block } => (
-                Op::Erase,
-                block as u64 * self.block_bytes,
-                self.block_bytes,
-                Flags::NONE,
-            ),
-        };
-        Request {
-            op,
-            offset,
-            len,
-            queue: 0,
-            flags,
-            arrival: at,
-        }
     }
 
     /// The next host request that has arrived by `now`, or None (none left, or the next one
@@ -355,18 +383,15 @@ impl<S: HostSource> Runner<S> {
             }
             while self.phase as usize <= PHASES {
                 let ops = self.map.plan().phase(self.phase as usize - 1);
-                let reqs: Vec<(usize, Request)> = ops
-                    .iter()
-                    .map(|o| (self.channel(o), self.raw_request(o, now)))
-                    .collect();
                 self.phase += 1;
-                if reqs.is_empty() {
+                if ops.is_empty() {
                     continue;
                 }
-                for (ch, r) in reqs {
-                    self.queues[ch].push_back((r, now));
-                    self.queued += 1;
+                for o in ops {
+                    let ch = self.shape.channel(o);
+                    self.queues[ch].push_back((self.shape.request(o, now), now));
                 }
+                self.queued += ops.len();
                 self.send(dev, now);
                 return;
             }
@@ -393,23 +418,6 @@ impl<S: HostSource> Runner<S> {
             self.report.latency_sum += latency;
             self.report.end = now;
             self.phase = 0;
-        }
-    }
-
-    /// The channel queue of raw command `op`: its die's NAND channel, or its PCM line's.
-    fn channel(&self, op: &RawOp) -> usize {
-        let nand = |block: u32| {
-            let die = block / self.blocks_per_die;
-            (die / self.chips_per_channel) as usize
-        };
-        match *op {
-            RawOp::NandRead { page } | RawOp::NandProgram { page } => {
-                nand(page / (self.block_bytes / self.page_bytes) as u32)
-            }
-            RawOp::NandErase { block } => nand(block),
-            RawOp::PcmRead { addr, .. } | RawOp::PcmWrite { addr, .. } => {
-                self.nand_channels as usize + ((addr / self.pcm_line) % self.pcm_channels) as usize
-            }
         }
     }
 
@@ -569,14 +577,14 @@ impl<S: HostSource> Runner<S> {
         self.map = map;
         let start = dev.now();
         let (base, bytes) = (self.map.map_base(), self.map.map_bytes());
-        let chunk = dev.max_cmd_bytes().max(self.page_bytes);
+        let chunk = dev.max_cmd_bytes().max(self.shape.page_bytes);
         let mut reads = 0;
         let mut at = 0;
         while at < bytes {
             let len = chunk.min(bytes - at);
             dev.submit(
                 start,
-                self.raw_request(
+                self.shape.request(
                     &RawOp::PcmRead {
                         addr: base + at,
                         len,
@@ -604,7 +612,7 @@ impl<S: HostSource> Runner<S> {
         let mut commands = 0;
         for step in recovered.steps.in_order() {
             let now = dev.now();
-            let reqs: Vec<Request> = step.iter().map(|op| self.raw_request(op, now)).collect();
+            let reqs: Vec<Request> = step.iter().map(|op| self.shape.request(op, now)).collect();
             for r in &reqs {
                 dev.submit(now, *r)?;
             }
@@ -929,7 +937,7 @@ impl HfslHost {
         let ops = self.runner.map.halt().map.clone();
         let writes: Vec<Request> = ops
             .iter()
-            .map(|op| self.runner.raw_request(op, now))
+            .map(|op| self.runner.shape.request(op, now))
             .collect();
         for r in &writes {
             self.dev.submit(now, *r)?;
