@@ -239,8 +239,10 @@ def test_a_run_with_a_power_cut_reports_the_restart(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     cut = json.loads(out.read_text())["hfsl"]["power_cut"]
     assert cut["event"] == 20000 and cut["lost_pages"] == 0 and cut["recovery_us"] > 0
-    text = run_cli(*args, "--set", "hfsl.power_cut_event=20000")
+    text = run_cli(*args, "--power-cut-event", "20000")
     assert "power cut" in text.stdout and "restart" in text.stdout
+    no_hfsl = run_cli("run", "small-tlc", "--io-count", "10", "--power-cut-event", "5")
+    assert_user_error(no_hfsl, "--power-cut-event", "[hfsl]")
     late = run_cli(*args, "--set", "hfsl.power_cut_event=100000000")
     assert_user_error(late, "hfsl.power_cut_event", "100000000")
 

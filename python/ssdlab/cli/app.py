@@ -363,6 +363,17 @@ def run_command(
             rich_help_panel="Trace replay",
         ),
     ] = None,
+    power_cut_event: Annotated[
+        int | None,
+        typer.Option(
+            "--power-cut-event",
+            metavar="N",
+            min=1,
+            help="HFSL (a fusion config with [hfsl], e.g. seed002-fusion): cut the power after"
+            " the device's Nth event, restart, and report the recovery and what was lost"
+            " (hfsl.power_cut_event).",
+        ),
+    ] = None,
     overrides: Overrides = None,
     interface: Interface = None,
     seed: Seed = 1,
@@ -372,6 +383,13 @@ def run_command(
     """Run a job (fio-style flags or --job FILE), or replay a trace (--trace FILE), on a preset
     or a configuration file."""
     resolved = _load_config(config, overrides, interface)
+    if power_cut_event is not None:
+        if resolved.to_dict().get("hfsl") is None:
+            raise UserError(
+                f"--power-cut-event: config {resolved.name!r} has no [hfsl]; a power cut is"
+                " HFSL's, on a fusion device (e.g. seed002-fusion)"
+            )
+        resolved = resolved.set("hfsl.power_cut_event", power_cut_event)
     if fio_file is not None:
         given = [
             flag
