@@ -250,3 +250,27 @@ def test_a_run_with_a_power_cut_reports_the_restart(tmp_path: Path) -> None:
 def test_the_power_cut_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     _run_doc_example("From Python (`track_data=True`")
     assert "bytes of map" in capsys.readouterr().out
+
+
+def test_a_replayed_request_pays_the_host_s_system_call() -> None:
+    """Fig. 12's conventional path: a trace replay's request costs the host ``host.syscall_cost``
+    (the layers above the driver) besides the driver's submit and completion."""
+    base = ssdlab.Config.load("small-tlc")
+    runs = [
+        ssdlab.run(cfg, trace="model:financial1", mode="afap", io_count=1000).to_dict()
+        for cfg in (base, base.set("host.syscall_cost", "10us"))
+    ]
+    busy = [r["utilisation"]["host_cpu_busy_s"] for r in runs]
+    assert busy[1] - busy[0] == pytest.approx(1000 * 10e-6)
+
+
+def test_fig12_sets_the_two_paths_side_by_side() -> None:
+    from ssdlab.reproduce import get
+
+    rows = get("seed002-fig12").compare(None)
+    assert [r.label for r in rows] == ["prediction", "prediction"]
+    host, soft_core = (r.ssdlab for r in rows)
+    assert host is not None and soft_core is not None
+    # HFSL takes work off both: the soft core loses the FTL, the host the kernel's layers.
+    assert 0 < host < 1 and 0 < soft_core < 1 and soft_core > host
+    assert all("per request" in r.note for r in rows)

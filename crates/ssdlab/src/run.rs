@@ -517,6 +517,7 @@ pub fn build_result(
     // GC may run on after the last completion: utilisation is over all simulated time.
     let total_time = end.max(dev.now()).as_secs_f64().max(1e-18);
     let util = |busy: SimTime| (busy.as_secs_f64() / total_time).min(1.0);
+    let firmware_busy = dev.hil().cpu_busy() + dev.pcm().map_or(SimTime::ZERO, |p| p.cpu_busy());
     let mut wa = if f.host_units_written > 0 {
         (f.host_units_written + f.gc_units_moved) as f64 / f.host_units_written as f64
     } else {
@@ -613,9 +614,9 @@ pub fn build_result(
             link_up: util(link_up),
             link_down: util(link_down),
             host_cpu: cores.busy().map(util).sum::<f64>() / cores.cores() as f64,
-            controller_cpu: util(
-                dev.hil().cpu_busy() + dev.pcm().map_or(SimTime::ZERO, |p| p.cpu_busy()),
-            ),
+            controller_cpu: util(firmware_busy),
+            host_cpu_busy_s: cores.busy().map(|b| b.as_secs_f64()).sum(),
+            controller_cpu_busy_s: firmware_busy.as_secs_f64(),
         },
         interface: interface_result(dev),
         ftl: ftl_result(dev),

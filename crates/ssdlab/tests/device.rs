@@ -151,3 +151,48 @@ fn a_drive_whose_tables_exceed_this_machines_memory_is_refused_before_allocating
         est >= 4 * (small.logical_units() + units) && est < 5 * (small.logical_units() + units)
     );
 }
+
+/// `controller.ftl_unit_cost` (seed 002 Fig. 12's soft-core FTL work): each map unit of a
+/// command costs the firmware core that much more; a raw device, with no FTL, pays nothing.
+#[test]
+fn the_firmware_pays_per_map_unit_on_a_device_with_an_ftl() {
+    let busy = |sets: &[&str], len: u64| {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        let mut dev = Device::new(&SsdConfig::resolve("small-tlc", &sets).unwrap(), 1).unwrap();
+        dev.submit(SimTime::ZERO, req(Op::Read, 0, len, SimTime::ZERO))
+            .unwrap();
+        dev.run_to_idle().unwrap();
+        dev.hil().cpu_busy()
+    };
+    let base = busy(&[], 16384);
+    // small-tlc maps 4 KiB units: a 16 KiB read is 4 of them.
+    assert_eq!(
+        busy(&["controller.ftl_unit_cost=\"3us\""], 16384),
+        base + SimTime::from_us(12)
+    );
+    assert_eq!(
+        busy(&["controller.ftl_unit_cost=\"3us\""], 512),
+        busy(&[], 512) + SimTime::from_us(3)
+    );
+    let raw = |cost: &str| {
+        // The fusion device's NAND is raw.
+        let sets = vec![
+            "nand.blocks_per_plane=4".to_string(),
+            format!("controller.ftl_unit_cost=\"{cost}\""),
+        ];
+        let cfg = SsdConfig::resolve("seed002-fusion", &sets).unwrap();
+        let mut dev = Device::new(&cfg, 1).unwrap();
+        dev.submit(SimTime::ZERO, req(Op::Read, 0, 8192, SimTime::ZERO))
+            .unwrap();
+        dev.run_to_idle().unwrap();
+        dev.hil().cpu_busy()
+    };
+    assert_eq!(raw("3us"), raw("0us"));
+    let e = SsdConfig::resolve("small-tlc", &["controller.ftl_unit_cost=\"2s\"".into()])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("controller.ftl_unit_cost") && e.contains("at most 1 s"),
+        "{e}"
+    );
+}

@@ -581,3 +581,35 @@ mod power_cuts {
         );
     }
 }
+
+/// `hfsl.request_cost`: HFSL's own host work per host request, on the core that then submits
+/// the request's raw commands (so they wait for it).
+#[test]
+fn hfsl_s_host_work_per_request_is_charged_before_its_commands() {
+    let ios = mix(500, 2000);
+    let busy = |extra: &[&str]| {
+        let cfg = fusion(extra);
+        let mut dev = ssdlab::device::Device::new(&cfg, 1).unwrap();
+        let (r, _) = hfsl::run_on(
+            &mut dev,
+            2000,
+            &mut hfsl::ListSource::new(&ios),
+            &mut |_, _| true,
+        )
+        .unwrap();
+        let host: SimTime = dev.host_cpu().busy().fold(SimTime::ZERO, |a, b| a + b);
+        (host, r.end)
+    };
+    use ssdlab::sim::SimTime;
+    let (none, end_none) = busy(&[]);
+    let (two, end_two) = busy(&["hfsl.request_cost=\"2us\""]);
+    assert_eq!(two, none + SimTime::from_us(2 * 500));
+    assert!(
+        end_two >= end_none + SimTime::from_us(2 * 500),
+        "{end_two:?} {end_none:?}"
+    );
+    let e = SsdConfig::resolve("seed002-fusion", &["hfsl.request_cost=\"5s\"".into()])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("hfsl.request_cost"), "{e}");
+}

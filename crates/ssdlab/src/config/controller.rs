@@ -9,6 +9,11 @@ use serde::{Deserialize, Serialize};
 pub struct ControllerConfig {
     /// Firmware time per command on the controller's HIL core (parse, split, map look-up).
     pub cmd_overhead: Dur,
+    /// Firmware time per map unit a command covers on a device with an FTL, on the same core
+    /// after `cmd_overhead`: the FTL's address translation, allocation and the command's
+    /// redistribution into unit operations (seed 002 §3.2.2 lists this work for a soft core).
+    /// 0 (the default): folded into `cmd_overhead`. A raw device has no FTL: not charged.
+    pub ftl_unit_cost: Dur,
     /// How far a die scans its queue for partners of a multi-plane operation.
     pub multiplane_window: u32,
     /// Firmware completes reads and writes at once, without the FTL or the media: what is left
@@ -41,6 +46,7 @@ impl Default for ControllerConfig {
     fn default() -> Self {
         ControllerConfig {
             cmd_overhead: Dur(crate::sim::SimTime::from_ns(500)),
+            ftl_unit_cost: Dur(crate::sim::SimTime::ZERO),
             multiplane_window: 16,
             skip_media: false,
             write_protect: Vec::new(),

@@ -96,6 +96,12 @@ pub struct HfslConfig {
     /// application per request instead.
     #[serde(default)]
     pub app: u32,
+    /// Host CPU time HFSL spends on each host request of its own (the map look-ups and
+    /// placement, in user space: no system call, §2.6.2), on the core that submits its raw
+    /// commands, before them. Each raw command then costs the host's driver path
+    /// (`host.submit_cost`, `host.complete_cost`) as any command does. 0: not modelled.
+    #[serde(default = "zero_dur")]
+    pub request_cost: Dur,
     /// Where the address map lives (`pcm`: persisted as it changes; `dram`: only at halt).
     #[serde(default)]
     pub map_store: MapStore,
@@ -154,6 +160,7 @@ impl Default for HfslConfig {
             bloom_bits: bloom_bits_default(),
             bloom_hashes: two(),
             hot_window: hot_window_default(),
+            request_cost: zero_dur(),
             map_store: MapStore::default(),
             map_entry_bytes: map_entry_bytes_default(),
             power_cut_event: None,
@@ -189,6 +196,9 @@ fn map_entry_bytes_default() -> u32 {
     8
 }
 fn send_timer_default() -> Dur {
+    Dur(crate::sim::SimTime::ZERO)
+}
+fn zero_dur() -> Dur {
     Dur(crate::sim::SimTime::ZERO)
 }
 
@@ -242,6 +252,15 @@ impl HfslConfig {
         }
         if self.hot_window == 0 {
             return e("hot_window", "got 0, expected at least 1 write".into());
+        }
+        if self.request_cost.0 > crate::sim::SimTime::from_us(1_000_000) {
+            return e(
+                "request_cost",
+                format!(
+                    "got {} us, expected at most 1 s per host request",
+                    self.request_cost.0.as_us_f64()
+                ),
+            );
         }
         if !(4..=64).contains(&self.map_entry_bytes) {
             return e(

@@ -889,6 +889,16 @@ impl SsdConfig {
                 );
             }
         }
+        let unit_cost = self.controller.ftl_unit_cost.0;
+        if unit_cost > SimTime::from_us(1_000_000) {
+            return err(
+                "controller.ftl_unit_cost",
+                format!(
+                    "got {} us, expected at most 1 s per map unit",
+                    unit_cost.as_us_f64()
+                ),
+            );
+        }
         if self.controller.multiplane_window == 0 {
             return err(
                 "controller.multiplane_window",

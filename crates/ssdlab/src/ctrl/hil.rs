@@ -50,6 +50,8 @@ pub struct Hil {
     /// The controller's firmware core.
     cpu: Timeline,
     cmd_overhead: SimTime,
+    /// `controller.ftl_unit_cost` (zero on a raw device).
+    ftl_unit_cost: SimTime,
     /// The firmware answers at once, without touching the media (seed 000 §6.2).
     skip_media: bool,
     /// A raw device (`ftl.kind = "none"`): requests address the media, and this is all the
@@ -76,6 +78,11 @@ impl Hil {
             geo: geo.clone(),
             cpu: Timeline::default(),
             cmd_overhead: cfg.controller.cmd_overhead.0,
+            ftl_unit_cost: if cfg.ftl.kind == FtlKind::None {
+                SimTime::ZERO
+            } else {
+                cfg.controller.ftl_unit_cost.0
+            },
             skip_media: cfg.controller.skip_media,
             raw: (cfg.ftl.kind == FtlKind::None).then(|| RawNand::new(geo)),
             hybrid: cfg
@@ -126,10 +133,15 @@ impl Hil {
         self.cpu.busy
     }
 
-    /// A command reached the controller: its firmware time, then `Dispatch`.
+    /// A command of `len` bytes reached the controller: its firmware time, then `Dispatch`.
     #[inline]
-    pub(crate) fn accept(&mut self, now: SimTime, cmd: u32, q: &mut EventQueue<Event>) {
-        let (_, end) = self.cpu.reserve(now, self.cmd_overhead);
+    pub(crate) fn accept(&mut self, now: SimTime, cmd: u32, len: u64, q: &mut EventQueue<Event>) {
+        let mut work = self.cmd_overhead;
+        if self.ftl_unit_cost != SimTime::ZERO {
+            let units = len.div_ceil(self.geo.unit_bytes).max(1);
+            work += SimTime(self.ftl_unit_cost.ps().saturating_mul(units));
+        }
+        let (_, end) = self.cpu.reserve(now, work);
         q.push(end, Event::Dispatch { cmd });
     }
 
@@ -927,9 +939,9 @@ mod hil_tests {
     #[test]
     fn firmware_time_is_serialised_on_the_controller_core() {
         let mut r = rig();
-        r.hil.accept(SimTime::ZERO, 4, &mut r.q);
-        r.hil.accept(SimTime::ZERO, 5, &mut r.q);
-        r.hil.accept(SimTime::from_us(5), 6, &mut r.q);
+        r.hil.accept(SimTime::ZERO, 4, 4096, &mut r.q);
+        r.hil.accept(SimTime::ZERO, 5, 4096, &mut r.q);
+        r.hil.accept(SimTime::from_us(5), 6, 4096, &mut r.q);
         let got: Vec<(SimTime, u32)> = r
             .events()
             .into_iter()

@@ -414,6 +414,16 @@ impl Device {
         self.cpu.syscall(core, now);
     }
 
+    /// Host CPU work of `dur` on the core of interface queue `queue` from `now` (a host-side
+    /// driver's own work, e.g. HFSL's map): what that core does next queues behind it.
+    pub fn host_work(&mut self, now: SimTime, queue: u32, dur: SimTime) {
+        if dur != SimTime::ZERO {
+            let now = now.max(self.q.now());
+            let core = queue % self.cpu.cores();
+            self.cpu.reserve(core, now, dur);
+        }
+    }
+
     /// Refuse a request the device cannot take, with a one-line reason.
     #[inline(always)]
     fn check_request(&self, r: &Request) -> Result<()> {
@@ -580,7 +590,7 @@ impl Device {
                     // A fusion device's commands all go through the one firmware core.
                     _ => match pcm {
                         Some(p) if *medium == Medium::Pcm => p.accept(now, cmd, q),
-                        _ => hil.accept(now, cmd, q),
+                        _ => hil.accept(now, cmd, c.len, q),
                     },
                 }
             }
@@ -603,7 +613,7 @@ impl Device {
                         if c.op == Op::Read && lpn < ftl.logical_units() {
                             ftl.prefetch_read_target(lpn);
                         }
-                        hil.accept(now, cmd, q);
+                        hil.accept(now, cmd, c.len, q);
                     }
                 }
                 n.fetch_more(now, sq, q);

@@ -126,6 +126,9 @@ impl ReplayDriver {
                 flags: Flags::NONE,
                 arrival: if timed { req.arrival } else { now },
             };
+            // The replaying program's system call (`host.syscall_cost`, none by default): a
+            // request through the conventional I/O path pays the layers above the driver.
+            dev.host_syscall(now, queue);
             if let Err(e) = dev.submit(now, r) {
                 self.error.get_or_insert(e);
                 self.exhausted = true;

@@ -192,6 +192,11 @@ pub struct Utilisation {
     pub link_down: f64,
     pub host_cpu: f64,
     pub controller_cpu: f64,
+    /// The busy time behind the two: the host cores' (summed) and the controller's firmware
+    /// core's, in seconds (seed 002 Fig. 12's "time consumptions" of host software and soft
+    /// core).
+    pub host_cpu_busy_s: f64,
+    pub controller_cpu_busy_s: f64,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]

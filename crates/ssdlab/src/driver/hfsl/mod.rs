@@ -245,6 +245,8 @@ struct Runner<S> {
     queued: usize,
     max_send: usize,
     timer: SimTime,
+    /// `hfsl.request_cost`: host CPU per host request.
+    request_cost: SimTime,
     /// A timer wake-up is pending.
     ticking: bool,
     shape: Shape,
@@ -288,6 +290,7 @@ impl<S: HostSource> Runner<S> {
             queued: 0,
             max_send: hfsl.max_cmd_send as usize,
             timer: hfsl.send_timer.0,
+            request_cost: hfsl.request_cost.0,
             ticking: false,
             shape: Shape {
                 nand_channels: hw.nand_channels,
@@ -379,6 +382,7 @@ impl<S: HostSource> Runner<S> {
                 if let Some(m) = self.media.as_mut().filter(|_| io.write) {
                     m.begin_write(io.offset, io.len, self.started);
                 }
+                dev.host_work(now, 0, self.request_cost);
                 self.phase = 1;
             }
             while self.phase as usize <= PHASES {
