@@ -274,3 +274,15 @@ def test_fig12_sets_the_two_paths_side_by_side() -> None:
     # HFSL takes work off both: the soft core loses the FTL, the host the kernel's layers.
     assert 0 < host < 1 and 0 < soft_core < 1 and soft_core > host
     assert all("per request" in r.note for r in rows)
+
+
+def test_fig14_holds_the_traces_against_table_8() -> None:
+    from ssdlab.reproduce import get
+
+    rows = get("seed002-fig14").compare(None)
+    sizes = {r.metric: r for r in rows if r.metric.endswith("mean write size")}
+    assert {m.split(" (")[0] for m in sizes} >= {"Financial1", "Financial2", "MSNFS", "RADIUS"}
+    for row in sizes.values():
+        assert row.label in ("calibrated", "input") and row.note.startswith(row.label + ":")
+    stand_in = sizes["Financial1 (stand-in): mean write size"]
+    assert stand_in.ssdlab == pytest.approx(2.91, rel=0.05)
