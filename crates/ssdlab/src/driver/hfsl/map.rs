@@ -335,6 +335,9 @@ pub struct HfslMap {
     /// `late_writes` (map in PCM only).
     dirty: Vec<u32>,
     dirty_late: Vec<u32>,
+    /// The LPNs the write being planned has yet to place: never an eviction's victim (its
+    /// old place would be refilled before its new entry is written).
+    pending: std::ops::Range<u32>,
     /// Tests: the version each place holds, per sub-page (slot-major in PCM, page-major in
     /// NAND), moved along with the data.
     versions: Option<(Vec<u32>, Vec<u32>)>,
@@ -443,6 +446,7 @@ impl HfslMap {
             slots,
             dirty: Vec::new(),
             dirty_late: Vec::new(),
+            pending: 0..0,
             versions: None,
         })
     }
@@ -885,6 +889,7 @@ impl HfslMap {
         // if a 512 B write were not small.
         let small = meta || len <= self.ssw;
         for lpn in first..=last {
+            self.pending = lpn + 1..last + 1;
             self.tick += 1;
             let (bits, bytes) = self.covered(lpn, offset, len);
             let base = lpn as u64 * self.page_bytes;
@@ -901,16 +906,26 @@ impl HfslMap {
                 FusionMethod::Cache => true,
                 FusionMethod::Both => !small,
             };
-            let late = if small || to_cache {
-                self.counters.writes_to_pcm += 1;
+            let placed = if small || to_cache {
                 self.write_pcm(lpn, bits, within, bytes, to_cache, version)?
             } else {
-                self.counters.writes_to_nand += 1;
-                self.write_nand(lpn, bits, version, hot)?;
-                false
+                None
+            };
+            let late = match placed {
+                Some(late) => {
+                    self.counters.writes_to_pcm += 1;
+                    late
+                }
+                // Not for PCM, or its pool holds only pages this write places after it: NAND.
+                None => {
+                    self.counters.writes_to_nand += 1;
+                    self.write_nand(lpn, bits, version, hot)?;
+                    false
+                }
             };
             self.touch(lpn, late);
         }
+        self.pending = 0..0;
         self.persist_changed();
         Ok(&self.plan)
     }
@@ -956,7 +971,8 @@ impl HfslMap {
     }
 
     /// Put `bits` of `lpn` (`bytes` at `within` of its page) into PCM, in the cache pool or the
-    /// same-level one. Returns whether its data goes in `late_writes`.
+    /// same-level one. Returns whether its data goes in `late_writes`; None (and nothing
+    /// changed) when the pool has no free slot and no victim this write does not place later.
     fn write_pcm(
         &mut self,
         lpn: u32,
@@ -965,7 +981,7 @@ impl HfslMap {
         bytes: u64,
         cache: bool,
         version: u32,
-    ) -> Result<bool> {
+    ) -> Result<Option<bool>> {
         let e = self.entries[lpn as usize];
         let n = self.sub_pages as usize;
         if e.loc == Loc::Pcm {
@@ -979,9 +995,11 @@ impl HfslMap {
             pool.order.insert(k);
             self.pcm_write(e.addr, within, bytes, false);
             self.set_pcm_versions(e.addr, bits, version);
-            return Ok(false);
+            return Ok(Some(false));
         }
-        let (slot, late) = self.take_slot(cache)?;
+        let Some((slot, late)) = self.take_slot(cache)? else {
+            return Ok(None);
+        };
         // Taking the slot may have evicted to NAND and collected there, moving this LPN's page.
         let e = self.entries[lpn as usize];
         let mut state = bits;
@@ -1013,7 +1031,7 @@ impl HfslMap {
         let pool = self.pool(cache);
         let k = pool.key(&e, lpn);
         pool.order.insert(k);
-        Ok(late)
+        Ok(Some(late))
     }
 
     fn set_pcm_versions(&mut self, slot: u32, bits: u8, version: u32) {
@@ -1029,15 +1047,27 @@ impl HfslMap {
 
     /// A free slot of a pool, evicting its victim to NAND if it has none; and whether it is
     /// the victim's (then, with the map in PCM, it is written only after the victim's entry).
-    fn take_slot(&mut self, cache: bool) -> Result<(u32, bool)> {
+    /// The victim is the pool's first page that the write being planned does not place later;
+    /// None if there is none.
+    fn take_slot(&mut self, cache: bool) -> Result<Option<(u32, bool)>> {
         if let Some(s) = self.pool(cache).free.pop() {
-            return Ok((s, false));
+            return Ok(Some((s, false)));
         }
-        let Some(&(_, _, victim)) = self.pool(cache).order.first() else {
+        let capacity = if cache {
+            self.cache_slots
+        } else {
+            self.slots - self.cache_slots
+        };
+        if capacity == 0 {
             return Err(Error::Config(format!(
                 "hfsl: the {} pool has no PCM slot (set hfsl.cache_ratio between 0 and 1 exclusive, or another hfsl.fusion_method)",
                 if cache { "cache" } else { "same-level" }
             )));
+        }
+        let pending = self.pending.clone();
+        let candidate = (self.pool(cache).order.iter()).find(|&&(_, _, l)| !pending.contains(&l));
+        let Some(&(_, _, victim)) = candidate else {
+            return Ok(None);
         };
         self.counters.evictions += 1;
         self.unlink(victim);
@@ -1045,7 +1075,7 @@ impl HfslMap {
         self.move_to_nand(victim, 0, 0, false)?;
         self.touch(victim, false);
         let (_, slot) = self.released.pop().expect("the victim's slot");
-        Ok((slot, self.map_store == MapStore::Pcm))
+        Ok(Some((slot, self.map_store == MapStore::Pcm)))
     }
 
     /// Move `lpn` (already unlinked) out of PCM, if there, into a new NAND page of the `hot`
