@@ -501,6 +501,36 @@ impl PowerCut {
     }
 }
 
+impl<S> Runner<S> {
+    /// Run raw commands `ops` outside the host requests (a restart's, a halt's) from the
+    /// device's present to completion; the media take their writes and erases.
+    fn run_raw(&mut self, dev: &mut Device, ops: &[RawOp]) -> Result<()> {
+        if ops.is_empty() {
+            return Ok(());
+        }
+        let now = dev.now();
+        let reqs: Vec<Request> = ops.iter().map(|op| self.shape.request(op, now)).collect();
+        for r in &reqs {
+            dev.submit(now, *r)?;
+        }
+        self.report.raw_commands += reqs.len() as u64;
+        for (_, _, status) in dev.run_to_idle()? {
+            if status != Status::Ok {
+                return Err(Error::Sim(format!(
+                    "hfsl: the device refused a raw command outside a host request ({})",
+                    status.describe()
+                )));
+            }
+        }
+        if let Some(media) = self.media.as_mut() {
+            for r in &reqs {
+                media.completed(r, &self.map);
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A cut before the restart: what it interrupted, and the device as it was.
 struct Cut {
     report: PowerCut,
@@ -582,52 +612,17 @@ impl<S: HostSource> Runner<S> {
         let start = dev.now();
         let (base, bytes) = (self.map.map_base(), self.map.map_bytes());
         let chunk = dev.max_cmd_bytes().max(self.shape.page_bytes);
-        let mut reads = 0;
-        let mut at = 0;
-        while at < bytes {
-            let len = chunk.min(bytes - at);
-            dev.submit(
-                start,
-                self.shape.request(
-                    &RawOp::PcmRead {
-                        addr: base + at,
-                        len,
-                    },
-                    start,
-                ),
-            )?;
-            at += len;
-            reads += 1;
-        }
-        self.report.raw_commands += reads;
-        let finish = |dev: &mut Device| -> Result<()> {
-            for (_, _, status) in dev.run_to_idle()? {
-                if status != Status::Ok {
-                    return Err(Error::Sim(format!(
-                        "hfsl recovery: the device refused a raw command ({})",
-                        status.describe()
-                    )));
-                }
-            }
-            Ok(())
-        };
-        finish(dev)?;
-        // Then what the dies need, step by step; the media take each step's writes and erases.
-        let mut commands = 0;
+        let reads: Vec<RawOp> = (0..bytes.div_ceil(chunk))
+            .map(|k| RawOp::PcmRead {
+                addr: base + k * chunk,
+                len: chunk.min(bytes - k * chunk),
+            })
+            .collect();
+        self.run_raw(dev, &reads)?;
+        // Then what the dies need, step by step.
         for step in recovered.steps.in_order() {
-            let now = dev.now();
-            let reqs: Vec<Request> = step.iter().map(|op| self.shape.request(op, now)).collect();
-            for r in &reqs {
-                dev.submit(now, *r)?;
-            }
-            commands += reqs.len() as u64;
-            finish(dev)?;
-            let media = self.media.as_mut().expect("a cut had the data model");
-            for r in &reqs {
-                media.completed(r, &self.map);
-            }
+            self.run_raw(dev, step)?;
         }
-        self.report.raw_commands += commands;
         let media = self.media.as_mut().expect("a cut had the data model");
         let lost = media.lost(&self.map);
         Ok(PowerCut {
@@ -939,20 +934,7 @@ impl HfslHost {
         let before = self.runner.map.counters.map_bytes_written;
         let now = self.dev.now();
         let ops = self.runner.map.halt().map.clone();
-        let writes: Vec<Request> = ops
-            .iter()
-            .map(|op| self.runner.shape.request(op, now))
-            .collect();
-        for r in &writes {
-            self.dev.submit(now, *r)?;
-        }
-        self.runner.report.raw_commands += writes.len() as u64;
-        self.dev.run_to_idle()?;
-        if let Some(m) = self.runner.media.as_mut() {
-            for r in &writes {
-                m.completed(r, &self.runner.map);
-            }
-        }
+        self.runner.run_raw(&mut self.dev, &ops)?;
         let bytes = self.runner.map.counters.map_bytes_written - before;
         Ok((self.dev.now() - now, bytes))
     }
