@@ -2,7 +2,9 @@
 //! target/release/examples/profile_run [IO_COUNT] [PRESET] [RW] [KEY=VALUE ...]`. Small-tlc, 4 KiB random 70 %
 //! reads (`randrw`; RW may name another pattern, e.g. `randread`; `randrw:50` sets the read
 //! share, `rwmixread`, to 50 %), iodepth 32, seed 1: the hot
-//! path of the event loop without the 1 TiB benchmark's fill.
+//! path of the event loop without the 1 TiB benchmark's fill. RW `trace:SPEC` replays a trace or
+//! `model:NAME` as fast as possible instead, IO_COUNT requests (a fusion preset replays through
+//! HFSL): `profile_run 300000 seed002-fusion trace:model:financial1 nand.blocks_per_plane=160`.
 fn main() {
     let mut args = std::env::args().skip(1);
     let n: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(200_000);
@@ -12,15 +14,27 @@ fn main() {
     // Any further arguments are config overrides, as `--set` takes them.
     let sets: Vec<String> = args.collect();
     let cfg = ssdlab::SsdConfig::resolve(&preset, &sets).expect("preset");
-    let job = ssdlab::JobSpec::from_json(&format!(
-        r#"{{"name":"profile","rw":"{rw}","rwmixread":{mix},"bs":"4KiB","iodepth":32,"io_count":{n}}}"#
-    ))
-    .expect("job");
     let opts = ssdlab::RunOptions {
         seed: 1,
         record_requests: false,
     };
+    if let Some(trace) = rw_arg.strip_prefix("trace:") {
+        let tjob: ssdlab::workload::trace::replay::TraceJob = serde_json::from_value(
+            serde_json::json!({"trace": trace, "mode": "afap", "repeat": 1000, "io_count": n}),
+        )
+        .expect("trace job");
+        let out = ssdlab::run_replay(&cfg, &tjob, &opts, &mut |_, _| true).expect("replay");
+        return report(&out);
+    }
+    let job = ssdlab::JobSpec::from_json(&format!(
+        r#"{{"name":"profile","rw":"{rw}","rwmixread":{mix},"bs":"4KiB","iodepth":32,"io_count":{n}}}"#
+    ))
+    .expect("job");
     let out = ssdlab::run(&cfg, &job, &opts, &mut |_, _| true).expect("run");
+    report(&out);
+}
+
+fn report(out: &ssdlab::RunOutput) {
     let r = &out.result;
     println!(
         "requests {} events {} waf {:.4} sim_s {:.6} wall_s {:.3} req/s {:.0}",

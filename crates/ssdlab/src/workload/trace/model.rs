@@ -52,21 +52,52 @@ impl SizeDist {
         }
     }
 
-    fn sample(&self, rng: &mut Rng) -> u64 {
+    /// This distribution ready to draw from.
+    fn sampler(&self) -> Sampler {
         match self {
             SizeDist::Geometric { mean_bytes } => {
                 let m = mean_bytes / SECTOR as f64;
                 if m <= 1.0 {
-                    return SECTOR;
+                    Sampler::OneSector
+                } else {
+                    // P(k) = p (1 − p)^(k − 1), mean 1/p.
+                    Sampler::Geometric {
+                        ln_q: (1.0 - 1.0 / m).ln(),
+                    }
                 }
-                // P(k) = p (1 − p)^(k − 1), mean 1/p.
-                let p = 1.0 / m;
+            }
+            SizeDist::Table { sizes } => Sampler::Table {
+                total: sizes.iter().map(|s| s.1).sum(),
+                sizes: sizes.clone(),
+            },
+        }
+    }
+}
+
+/// A size distribution with what every draw needs computed once (a log per draw is a tenth of
+/// a model replay's time).
+enum Sampler {
+    OneSector,
+    /// ln(1 − p) of a shifted geometric with success probability p.
+    Geometric {
+        ln_q: f64,
+    },
+    Table {
+        sizes: Vec<(u64, f64)>,
+        total: f64,
+    },
+}
+
+impl Sampler {
+    fn sample(&self, rng: &mut Rng) -> u64 {
+        match self {
+            Sampler::OneSector => SECTOR,
+            Sampler::Geometric { ln_q } => {
                 let u = 1.0 - rng.unit_f64();
-                let k = 1 + (u.ln() / (1.0 - p).ln()).floor() as u64;
+                let k = 1 + (u.ln() / ln_q).floor() as u64;
                 k.clamp(1, MAX_SECTORS) * SECTOR
             }
-            SizeDist::Table { sizes } => {
-                let total: f64 = sizes.iter().map(|s| s.1).sum();
+            Sampler::Table { sizes, total } => {
                 let mut x = rng.unit_f64() * total;
                 for &(b, w) in sizes {
                     if x < w {
@@ -336,6 +367,24 @@ pub fn parse_spec(spec: &str) -> Result<ModelParams> {
     Ok(p)
 }
 
+/// Calls `f(word, mask)` for each 64-bit word of a bitmap that bits `s0..s1` touch, with the
+/// mask of those bits in it.
+fn for_words(s0: u64, s1: u64, mut f: impl FnMut(usize, u64)) {
+    let mut s = s0;
+    while s < s1 {
+        let (w, b) = (s / 64, s % 64);
+        let end = s1.min((w + 1) * 64);
+        let n = end - s;
+        let mask = if n == 64 {
+            u64::MAX
+        } else {
+            ((1u64 << n) - 1) << b
+        };
+        f(w as usize, mask);
+        s = end;
+    }
+}
+
 fn gcd(mut a: u64, mut b: u64) -> u64 {
     while b != 0 {
         (a, b) = (b, a % b);
@@ -361,6 +410,8 @@ fn inverse(m: u64, n: u64) -> u64 {
 /// The stream of one model.
 pub struct Generator {
     p: ModelParams,
+    read_size: Sampler,
+    write_size: Sampler,
     rng: Rng,
     blocks: u64,
     hot_blocks: u64,
@@ -389,6 +440,8 @@ impl Generator {
                 0
             },
             written: vec![0u64; sectors.div_ceil(64) as usize],
+            read_size: p.read_size.sampler(),
+            write_size: p.write_size.sampler(),
             rng: Rng::stream(seed, "trace.model"),
             blocks,
             hot_blocks,
@@ -415,16 +468,24 @@ impl Generator {
             self.hot_blocks + self.rng.below(cold)
         };
         // Rank r is the extent whose permuted index is r: e = r × m⁻¹ mod n.
-        let e = ((rank as u128 * self.inv as u128) % self.blocks as u128) as u64;
+        // Below 2^32 extents (4 PiB) the product fits a u64, whose division is much cheaper.
+        let e = if self.blocks <= u32::MAX as u64 {
+            rank * self.inv % self.blocks
+        } else {
+            ((rank as u128 * self.inv as u128) % self.blocks as u128) as u64
+        };
         let off = e * EXTENT + self.rng.below(EXTENT / BLOCK) * BLOCK;
         off.min(self.p.footprint_bytes.saturating_sub(len)) / SECTOR * SECTOR
     }
 
+    /// Sectors already written in `off..off + len`.
     fn written_in(&self, off: u64, len: u64) -> u64 {
         let (s0, s1) = (off / SECTOR, (off + len).div_ceil(SECTOR));
-        (s0..s1)
-            .filter(|&s| self.written[(s / 64) as usize] >> (s % 64) & 1 == 1)
-            .count() as u64
+        let mut n = 0;
+        for_words(s0, s1, |w, mask| {
+            n += (self.written[w] & mask).count_ones() as u64
+        });
+        n
     }
 
     /// The next request of the stream, or `None` after `count` requests.
@@ -435,9 +496,9 @@ impl Generator {
         self.emitted += 1;
         let read = self.rng.unit_f64() < self.p.read_fraction;
         let len = if read {
-            self.p.read_size.sample(&mut self.rng)
+            self.read_size.sample(&mut self.rng)
         } else {
-            self.p.write_size.sample(&mut self.rng)
+            self.write_size.sample(&mut self.rng)
         }
         .min(self.p.footprint_bytes);
         let cont = 1.0 - 1.0 / self.p.seq_run_requests;
@@ -462,14 +523,11 @@ impl Generator {
         };
         if !read {
             let (s0, s1) = (offset / SECTOR, (offset + len).div_ceil(SECTOR));
-            for s in s0..s1 {
-                let (w, b) = ((s / 64) as usize, s % 64);
-                if self.written[w] >> b & 1 == 1 {
-                    self.overwritten_sectors += 1;
-                } else {
-                    self.written[w] |= 1 << b;
-                }
-            }
+            let (written, over) = (&mut self.written, &mut self.overwritten_sectors);
+            for_words(s0, s1, |w, mask| {
+                *over += (written[w] & mask).count_ones() as u64;
+                written[w] |= mask;
+            });
             self.written_sectors += s1 - s0;
         }
         self.prev_end = Some(offset + len);
@@ -500,6 +558,25 @@ mod tests {
             for b in [0, 1, n / 2, n - 1] {
                 let r = (b as u128 * m as u128 % n as u128) as u64;
                 assert_eq!((r as u128 * inv as u128 % n as u128) as u64, b);
+            }
+        }
+    }
+
+    #[test]
+    fn word_masks_cover_exactly_the_bits_of_a_range() {
+        // Oracle: one bit at a time.
+        let mut rng = Rng::stream(7, "test");
+        for _ in 0..2_000 {
+            let s0 = rng.below(400);
+            let s1 = s0 + rng.below(300);
+            let mut words = [0u64; 12];
+            for_words(s0, s1, |w, mask| {
+                assert_eq!(words[w] & mask, 0, "a bit is covered twice");
+                words[w] |= mask;
+            });
+            for s in 0..768u64 {
+                let set = words[(s / 64) as usize] >> (s % 64) & 1 == 1;
+                assert_eq!(set, (s0..s1).contains(&s), "bit {s} of {s0}..{s1}");
             }
         }
     }
