@@ -196,3 +196,33 @@ fn the_firmware_pays_per_map_unit_on_a_device_with_an_ftl() {
         "{e}"
     );
 }
+
+/// With `controller.ftl_unit_cost`, GC's page moves and erases are the soft core's work too
+/// (seed 002 Fig. 12's baseline): each costs one unit, charged as the core takes its next
+/// command, so the core's busy time is the commands' work plus all GC work but what came after
+/// the last command.
+#[test]
+fn the_firmware_pays_for_gc_moves_and_erases_on_a_device_with_an_ftl() {
+    let sets = vec!["controller.ftl_unit_cost=\"2us\"".to_string()];
+    let cfg = SsdConfig::resolve("small-tlc", &sets).unwrap();
+    let job = ssdlab::JobSpec::from_json(
+        r#"{"name":"gc","rw":"randwrite","bs":"4KiB","iodepth":8,"io_count":20000}"#,
+    )
+    .unwrap();
+    let opts = ssdlab::RunOptions {
+        seed: 1,
+        record_requests: false,
+    };
+    let r = ssdlab::run(&cfg, &job, &opts, &mut |_, _| true)
+        .unwrap()
+        .result;
+    let d = &r.device;
+    let gc_units = (d.gc_units_moved + d.erases) as f64;
+    assert!(gc_units > 10_000.0, "the job must collect: {gc_units}");
+    // 500 ns of command handling and one 4 KiB unit (2 µs) per command.
+    let commands = 20_000.0 * (0.5e-6 + 2e-6);
+    let busy = r.utilisation.controller_cpu_busy_s;
+    let all = commands + gc_units * 2e-6;
+    assert!(busy <= all + 1e-9, "{busy} > {all}");
+    assert!(busy >= all - 0.01 * gc_units * 2e-6, "{busy} < {all}");
+}

@@ -637,6 +637,21 @@ fn hfsl_s_host_work_per_request_is_charged_before_its_commands() {
         end_two >= end_none + SimTime::from_us(2 * 500),
         "{end_two:?} {end_none:?}"
     );
+    // HFSL calls the driver directly (section 2.6.2): the file system's, block layer's and
+    // scheduler's costs of the conventional path are not paid.
+    let kernel = [
+        "host.fs_cost=\"3us\"",
+        "host.block_cost=\"4us\"",
+        "host.sched_cost=\"2us\"",
+    ];
+    assert_eq!(busy(&kernel), (none, end_none));
+    let e = SsdConfig::resolve("seed002-fusion", &["host.fs_cost=\"2s\"".into()])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("host.fs_cost") && e.contains("at most 1 s"),
+        "{e}"
+    );
     let e = SsdConfig::resolve("seed002-fusion", &["hfsl.request_cost=\"5s\"".into()])
         .unwrap_err()
         .to_string();

@@ -44,6 +44,26 @@ pub struct HostConfig {
     /// Instructions of one system call; with `clock`, replaces `syscall_cost`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub syscall_instructions: Option<u64>,
+    /// CPU time of the file system's part of one request on the conventional path (from the
+    /// system call to the block layer: file and extent look-up, building the bio); absent: 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fs_cost: Option<Dur>,
+    /// Instructions of `fs_cost`'s work; with `clock`, replaces `fs_cost`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fs_instructions: Option<u64>,
+    /// CPU time of the generic block layer's part of one request (checks, plugging, the merge
+    /// attempt, the request's allocation); absent: 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_cost: Option<Dur>,
+    /// Instructions of `block_cost`'s work; with `clock`, replaces `block_cost`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_instructions: Option<u64>,
+    /// CPU time of the I/O scheduler's part of one request (insert, sort, dispatch); absent: 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sched_cost: Option<Dur>,
+    /// Instructions of `sched_cost`'s work; with `clock`, replaces `sched_cost`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sched_instructions: Option<u64>,
     /// CPU time per KiB a command moves, paid at submit (pinning and mapping the user pages of
     /// a direct I/O); absent: 0.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -100,6 +120,12 @@ impl Default for HostConfig {
             poll_instructions: None,
             syscall_cost: None,
             syscall_instructions: None,
+            fs_cost: None,
+            fs_instructions: None,
+            block_cost: None,
+            block_instructions: None,
+            sched_cost: None,
+            sched_instructions: None,
             kib_cost: None,
             kib_instructions: None,
             max_sectors: None,
@@ -137,6 +163,10 @@ pub struct HostCosts {
     pub complete: SimTime,
     pub poll: SimTime,
     pub syscall: SimTime,
+    /// The file system's, the block layer's and the I/O scheduler's work on one request.
+    pub fs: SimTime,
+    pub block: SimTime,
+    pub sched: SimTime,
     /// Per KiB moved.
     pub kib: SimTime,
 }
@@ -145,11 +175,22 @@ impl HostConfig {
     /// Each cost from its instruction count ÷ `clock` when a count is given, else its time.
     /// Err(field, message) names a count without a clock or a cost beyond one second.
     pub fn costs(&self) -> Result<HostCosts, (&'static str, String)> {
-        let pick = |field: &'static str,
+        let pick = |(field, time_field): (&'static str, &'static str),
                     instr: Option<u64>,
                     time: SimTime|
          -> Result<SimTime, (&'static str, String)> {
-            let Some(n) = instr else { return Ok(time) };
+            let Some(n) = instr else {
+                if time.0 as f64 > MAX_COST_PS {
+                    return Err((
+                        time_field,
+                        format!(
+                            "got {} s, expected at most 1 s of CPU time",
+                            time.as_secs_f64()
+                        ),
+                    ));
+                }
+                return Ok(time);
+            };
             let Some(Rate(hz)) = self.clock else {
                 return Err((
                     field,
@@ -168,27 +209,42 @@ impl HostConfig {
         };
         Ok(HostCosts {
             submit: pick(
-                "host.submit_instructions",
+                ("host.submit_instructions", "host.submit_cost"),
                 self.submit_instructions,
                 self.submit_cost.0,
             )?,
             complete: pick(
-                "host.complete_instructions",
+                ("host.complete_instructions", "host.complete_cost"),
                 self.complete_instructions,
                 self.complete_cost.0,
             )?,
             poll: pick(
-                "host.poll_instructions",
+                ("host.poll_instructions", "host.poll_cost"),
                 self.poll_instructions,
                 self.poll_cost.0,
             )?,
             syscall: pick(
-                "host.syscall_instructions",
+                ("host.syscall_instructions", "host.syscall_cost"),
                 self.syscall_instructions,
                 self.syscall_cost.map_or(SimTime::ZERO, |d| d.0),
             )?,
+            fs: pick(
+                ("host.fs_instructions", "host.fs_cost"),
+                self.fs_instructions,
+                self.fs_cost.map_or(SimTime::ZERO, |d| d.0),
+            )?,
+            block: pick(
+                ("host.block_instructions", "host.block_cost"),
+                self.block_instructions,
+                self.block_cost.map_or(SimTime::ZERO, |d| d.0),
+            )?,
+            sched: pick(
+                ("host.sched_instructions", "host.sched_cost"),
+                self.sched_instructions,
+                self.sched_cost.map_or(SimTime::ZERO, |d| d.0),
+            )?,
             kib: pick(
-                "host.kib_instructions",
+                ("host.kib_instructions", "host.kib_cost"),
                 self.kib_instructions,
                 self.kib_cost.map_or(SimTime::ZERO, |d| d.0),
             )?,

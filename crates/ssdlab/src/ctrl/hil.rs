@@ -52,6 +52,8 @@ pub struct Hil {
     cmd_overhead: SimTime,
     /// `controller.ftl_unit_cost` (zero on a raw device).
     ftl_unit_cost: SimTime,
+    /// GC work (pages moved and blocks erased) already charged to the firmware core.
+    gc_units_charged: u64,
     /// The firmware answers at once, without touching the media (seed 000 §6.2).
     skip_media: bool,
     /// A raw device (`ftl.kind = "none"`): requests address the media, and this is all the
@@ -83,6 +85,7 @@ impl Hil {
             } else {
                 cfg.controller.ftl_unit_cost.0
             },
+            gc_units_charged: 0,
             skip_media: cfg.controller.skip_media,
             raw: (cfg.ftl.kind == FtlKind::None).then(|| RawNand::new(geo)),
             hybrid: cfg
@@ -134,15 +137,36 @@ impl Hil {
     }
 
     /// A command of `len` bytes reached the controller: its firmware time, then `Dispatch`.
+    /// With `controller.ftl_unit_cost`, the FTL's work is part of it: one unit of work per page
+    /// the command covers, and one per page GC moved or block it erased since the last
+    /// command (`gc`: the FTL's counts), which the core did between commands.
     #[inline]
-    pub(crate) fn accept(&mut self, now: SimTime, cmd: u32, len: u64, q: &mut EventQueue<Event>) {
+    pub(crate) fn accept(
+        &mut self,
+        now: SimTime,
+        cmd: u32,
+        len: u64,
+        gc: &crate::ftl::FtlStats,
+        q: &mut EventQueue<Event>,
+    ) {
         let mut work = self.cmd_overhead;
         if self.ftl_unit_cost != SimTime::ZERO {
-            let units = len.div_ceil(self.geo.unit_bytes).max(1);
-            work += SimTime(self.ftl_unit_cost.ps().saturating_mul(units));
+            work += self.ftl_work(len, gc);
         }
         let (_, end) = self.cpu.reserve(now, work);
         q.push(end, Event::Dispatch { cmd });
+    }
+
+    /// The FTL's part of a command's firmware time (`accept`); out of line, so that the usual
+    /// path, without it, stays small enough to inline.
+    #[inline(never)]
+    fn ftl_work(&mut self, len: u64, gc: &crate::ftl::FtlStats) -> SimTime {
+        let gc_units = gc.gc_units_moved + gc.erases;
+        // Saturating: the counts start again from zero after preconditioning.
+        let units = len.div_ceil(self.geo.unit_bytes).max(1)
+            + gc_units.saturating_sub(self.gc_units_charged);
+        self.gc_units_charged = gc_units;
+        SimTime(self.ftl_unit_cost.ps().saturating_mul(units))
     }
 
     #[inline]
@@ -939,9 +963,10 @@ mod hil_tests {
     #[test]
     fn firmware_time_is_serialised_on_the_controller_core() {
         let mut r = rig();
-        r.hil.accept(SimTime::ZERO, 4, 4096, &mut r.q);
-        r.hil.accept(SimTime::ZERO, 5, 4096, &mut r.q);
-        r.hil.accept(SimTime::from_us(5), 6, 4096, &mut r.q);
+        let gc = crate::ftl::FtlStats::default();
+        r.hil.accept(SimTime::ZERO, 4, 4096, &gc, &mut r.q);
+        r.hil.accept(SimTime::ZERO, 5, 4096, &gc, &mut r.q);
+        r.hil.accept(SimTime::from_us(5), 6, 4096, &gc, &mut r.q);
         let got: Vec<(SimTime, u32)> = r
             .events()
             .into_iter()

@@ -414,6 +414,20 @@ impl Device {
         self.cpu.syscall(core, now);
     }
 
+    /// One request of a driver through the kernel's layers above the block driver (file
+    /// system, block layer, I/O scheduler: `host.fs_cost`, `block_cost`, `sched_cost`) on the
+    /// core of `queue`, from `now`. The conventional drivers (jobs, trace replay) call it once
+    /// per request; a host-side FTL that calls the driver directly (HFSL) does not.
+    #[inline]
+    pub fn host_kernel_request(&mut self, now: SimTime, queue: u32) {
+        if !self.cpu.charges_requests() {
+            return;
+        }
+        let now = now.max(self.q.now());
+        let core = queue % self.cpu.cores();
+        self.cpu.kernel_request(core, now);
+    }
+
     /// Host CPU work of `dur` on the core of interface queue `queue` from `now` (a host-side
     /// driver's own work, e.g. HFSL's map): what that core does next queues behind it.
     pub fn host_work(&mut self, now: SimTime, queue: u32, dur: SimTime) {
@@ -590,7 +604,7 @@ impl Device {
                     // A fusion device's commands all go through the one firmware core.
                     _ => match pcm {
                         Some(p) if *medium == Medium::Pcm => p.accept(now, cmd, q),
-                        _ => hil.accept(now, cmd, c.len, q),
+                        _ => hil.accept(now, cmd, c.len, &ftl.stats, q),
                     },
                 }
             }
@@ -613,7 +627,7 @@ impl Device {
                         if c.op == Op::Read && lpn < ftl.logical_units() {
                             ftl.prefetch_read_target(lpn);
                         }
-                        hil.accept(now, cmd, c.len, q);
+                        hil.accept(now, cmd, c.len, &ftl.stats, q);
                     }
                 }
                 n.fetch_more(now, sq, q);

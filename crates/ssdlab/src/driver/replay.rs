@@ -126,9 +126,11 @@ impl ReplayDriver {
                 flags: Flags::NONE,
                 arrival: if timed { req.arrival } else { now },
             };
-            // The replaying program's system call (`host.syscall_cost`, none by default): a
-            // request through the conventional I/O path pays the layers above the driver.
+            // The replaying program's system call (`host.syscall_cost`) and the request's way
+            // through the file system, block layer and scheduler (`host.fs_cost`, ...): none by
+            // default.
             dev.host_syscall(now, queue);
+            dev.host_kernel_request(now, queue);
             if let Err(e) = dev.submit(now, r) {
                 self.error.get_or_insert(e);
                 self.exhausted = true;

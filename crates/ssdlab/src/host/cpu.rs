@@ -1,6 +1,7 @@
 //! The host's CPU cores: the I/O stack's cost per command on the core that issued it (submit,
-//! completion handling, polling), per system call of the I/O engine and per KiB a command
-//! moves, each core a serial resource. Costs come from `[host]` as times or as instruction
+//! completion handling, polling), per system call of the I/O engine, per request through the
+//! kernel's layers above the driver (file system, block layer, I/O scheduler) and per KiB a
+//! command moves, each core a serial resource. Costs come from `[host]` as times or as instruction
 //! counts at a clock (`HostConfig::costs`).
 
 use crate::config::{HostConfig, InterruptMode};
@@ -13,6 +14,8 @@ pub struct HostCpu {
     complete_cost: SimTime,
     poll_cost: SimTime,
     syscall_cost: SimTime,
+    /// File system, block layer and I/O scheduler, per request.
+    request_cost: SimTime,
     /// Picoseconds per KiB a command moves, paid at submit (0: none).
     kib_cost_ps: u64,
 }
@@ -29,6 +32,8 @@ impl HostCpu {
             complete_cost: c.complete,
             poll_cost: c.poll,
             syscall_cost: c.syscall,
+            // Validation bounds each by one second.
+            request_cost: c.fs + c.block + c.sched,
             kib_cost_ps: c.kib.0,
         }
     }
@@ -62,6 +67,19 @@ impl HostCpu {
         if self.syscall_cost != SimTime::ZERO {
             self.cores[core as usize].reserve(now, self.syscall_cost);
         }
+    }
+
+    /// Whether a request's way through the kernel above the driver costs anything.
+    #[inline]
+    pub fn charges_requests(&self) -> bool {
+        self.request_cost != SimTime::ZERO
+    }
+
+    /// One request's way through the file system, the block layer and the I/O scheduler on
+    /// `core` from `now`; the driver's submit queues behind it.
+    #[inline]
+    pub fn kernel_request(&mut self, core: u32, now: SimTime) {
+        self.cores[core as usize].reserve(now, self.request_cost);
     }
 
     /// Reserve `dur` of `core` from `at`: (start, end).
