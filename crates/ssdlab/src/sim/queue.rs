@@ -3,7 +3,10 @@
 //! The sequence number breaks ties in insertion order, so two events at the same picosecond are
 //! always handled in the same order and a run is a pure function of its inputs. Both are packed
 //! into one 128-bit key (time high, sequence low), so ordering is a single comparison; a 4-ary
-//! heap is shallower than a binary one, which the hot loop notices.
+//! heap is shallower than a binary one, which the hot loop notices. An event pushed as the
+//! earliest of all waits in a slot of its own instead of the heap (`first`): chains of events
+//! each due before anything else are common, and each then costs one comparison, not a sift
+//! through the heap (callgrind, small-tlc profile_run: 7 % fewer instructions in all).
 
 use super::SimTime;
 use dary_heap::QuaternaryHeap;
@@ -34,6 +37,10 @@ impl<E> Ord for Entry<E> {
 }
 
 pub struct EventQueue<E> {
+    /// The earliest pending event when it was pushed as such: a chain of events each due
+    /// before anything else pending (a die's next step, a firmware hand-off) never enters
+    /// the heap. Earlier than every event in `heap`.
+    first: Option<Entry<E>>,
     heap: QuaternaryHeap<Entry<E>>,
     next_seq: u64,
     now: SimTime,
@@ -50,6 +57,7 @@ impl<E> Default for EventQueue<E> {
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
+            first: None,
             heap: QuaternaryHeap::with_capacity(1024),
             next_seq: 0,
             now: SimTime::ZERO,
@@ -65,7 +73,7 @@ impl<E> EventQueue<E> {
     /// Set the clock of an empty queue to `t` (a device restarted after a power cut goes on
     /// from the cut's time).
     pub fn start_at(&mut self, t: SimTime) {
-        debug_assert!(self.heap.is_empty() && t >= self.now);
+        debug_assert!(self.is_empty() && t >= self.now);
         self.now = t;
     }
 
@@ -77,15 +85,25 @@ impl<E> EventQueue<E> {
         let time = if time < self.now { self.now } else { time };
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry {
+        let e = Entry {
             key: ((time.0 as u128) << 64) | seq as u128,
             event,
-        });
+        };
+        match &mut self.first {
+            Some(f) if f.key < e.key => self.heap.push(e),
+            // The new event is the earliest: it takes the slot, the old one goes to the heap.
+            Some(f) => self.heap.push(std::mem::replace(f, e)),
+            None if self.heap.peek().is_none_or(|h| e.key < h.key) => self.first = Some(e),
+            None => self.heap.push(e),
+        }
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        let e = self.heap.pop()?;
+        let e = match self.first.take() {
+            Some(e) => e,
+            None => self.heap.pop()?,
+        };
         let time = SimTime((e.key >> 64) as u64);
         self.now = time;
         self.handled += 1;
@@ -95,15 +113,18 @@ impl<E> EventQueue<E> {
     /// When the next event is due, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|e| SimTime((e.key >> 64) as u64))
+        self.first
+            .as_ref()
+            .or_else(|| self.heap.peek())
+            .map(|e| SimTime((e.key >> 64) as u64))
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.first.is_some() as usize
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 }
 
@@ -121,6 +142,39 @@ mod tests {
         let got: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(got, vec!['b', 'd', 'a', 'c']);
         assert_eq!(q.now(), SimTime(5));
+    }
+
+    proptest::proptest! {
+        /// Oracle: a sorted list of (time, insertion number), under pushes at, just after and
+        /// well after the present, mixed with pops.
+        #[test]
+        fn pops_in_time_then_insertion_order(
+            ops in proptest::collection::vec((0u8..3, 0u64..50, 1usize..20), 1..60)
+        ) {
+            let mut q = EventQueue::new();
+            let mut oracle: Vec<(u64, u64)> = Vec::new();
+            let mut n = 0u64;
+            for (kind, dt, count) in ops {
+                for i in 0..count {
+                    if kind < 2 {
+                        let t = q.now().0 + (dt * i as u64) % 50;
+                        q.push(SimTime(t), n);
+                        oracle.push((t, n));
+                        n += 1;
+                    } else {
+                        oracle.sort();
+                        let want = (!oracle.is_empty()).then(|| oracle.remove(0));
+                        proptest::prop_assert_eq!(q.peek_time().map(|t| t.0), want.map(|w| w.0));
+                        proptest::prop_assert_eq!(q.pop().map(|(t, e)| (t.0, e)), want);
+                    }
+                    proptest::prop_assert_eq!(q.len(), oracle.len());
+                }
+            }
+            oracle.sort();
+            let rest: Vec<(u64, u64)> =
+                std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))).collect();
+            proptest::prop_assert_eq!(rest, oracle);
+        }
     }
 
     #[test]
