@@ -12,7 +12,9 @@ pub struct ControllerConfig {
     /// Firmware time per map unit a command covers on a device with an FTL, on the same core
     /// after `cmd_overhead`: the FTL's address translation, allocation and the command's
     /// redistribution into unit operations (seed 002 §3.2.2 lists this work for a soft core).
-    /// 0 (the default): folded into `cmd_overhead`. A raw device has no FTL: not charged.
+    /// GC pays it too, per page moved and block erased, charged as the core takes its next
+    /// command. 0 (the default): folded into `cmd_overhead`. A raw device has no FTL: not
+    /// charged.
     pub ftl_unit_cost: Dur,
     /// How far a die scans its queue for partners of a multi-plane operation.
     pub multiplane_window: u32,
