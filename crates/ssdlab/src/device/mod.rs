@@ -409,9 +409,14 @@ impl Device {
     /// One system call of a driver's I/O engine on the core of `queue`, from `now` (work
     /// submitted afterwards on that core waits for it).
     pub fn host_syscall(&mut self, now: SimTime, queue: u32) {
-        let now = now.max(self.q.now());
-        let core = queue % self.cpu.cores();
+        let (core, now) = self.host_core(now, queue);
         self.cpu.syscall(core, now);
+    }
+
+    /// The host core of interface queue `queue`, and `now` brought up to the present.
+    #[inline]
+    fn host_core(&self, now: SimTime, queue: u32) -> (u32, SimTime) {
+        (queue % self.cpu.cores(), now.max(self.q.now()))
     }
 
     /// One request of a driver through the kernel's layers above the block driver (file
@@ -420,20 +425,17 @@ impl Device {
     /// per request; a host-side FTL that calls the driver directly (HFSL) does not.
     #[inline]
     pub fn host_kernel_request(&mut self, now: SimTime, queue: u32) {
-        if !self.cpu.charges_requests() {
-            return;
+        if self.cpu.charges_requests() {
+            let (core, now) = self.host_core(now, queue);
+            self.cpu.kernel_request(core, now);
         }
-        let now = now.max(self.q.now());
-        let core = queue % self.cpu.cores();
-        self.cpu.kernel_request(core, now);
     }
 
     /// Host CPU work of `dur` on the core of interface queue `queue` from `now` (a host-side
     /// driver's own work, e.g. HFSL's map): what that core does next queues behind it.
     pub fn host_work(&mut self, now: SimTime, queue: u32, dur: SimTime) {
         if dur != SimTime::ZERO {
-            let now = now.max(self.q.now());
-            let core = queue % self.cpu.cores();
+            let (core, now) = self.host_core(now, queue);
             self.cpu.reserve(core, now, dur);
         }
     }

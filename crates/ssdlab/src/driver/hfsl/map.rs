@@ -1053,12 +1053,7 @@ impl HfslMap {
         if let Some(s) = self.pool(cache).free.pop() {
             return Ok(Some((s, false)));
         }
-        let capacity = if cache {
-            self.cache_slots
-        } else {
-            self.slots - self.cache_slots
-        };
-        if capacity == 0 {
+        if self.pool(cache).capacity() == 0 {
             return Err(Error::Config(format!(
                 "hfsl: the {} pool has no PCM slot (set hfsl.cache_ratio between 0 and 1 exclusive, or another hfsl.fusion_method)",
                 if cache { "cache" } else { "same-level" }

@@ -7,6 +7,7 @@
 //! `skip_bad_lines`, a counted skip. No byte sequence makes a reader panic (fuzzed and
 //! property-tested).
 
+mod bits;
 pub mod formats;
 pub mod input;
 pub mod model;

@@ -15,6 +15,7 @@
 //! Arrivals are a Poisson process of rate `iops`. The models are not the traces: they match
 //! the statistics named in their `source`, and nothing else about them.
 
+use super::bits::{count_range, set_range};
 use super::{TraceOp, TraceRecord};
 use crate::config::units::parse_bytes;
 use crate::error::{Error, Result};
@@ -367,24 +368,6 @@ pub fn parse_spec(spec: &str) -> Result<ModelParams> {
     Ok(p)
 }
 
-/// Calls `f(word, mask)` for each 64-bit word of a bitmap that bits `s0..s1` touch, with the
-/// mask of those bits in it.
-fn for_words(s0: u64, s1: u64, mut f: impl FnMut(usize, u64)) {
-    let mut s = s0;
-    while s < s1 {
-        let (w, b) = (s / 64, s % 64);
-        let end = s1.min((w + 1) * 64);
-        let n = end - s;
-        let mask = if n == 64 {
-            u64::MAX
-        } else {
-            ((1u64 << n) - 1) << b
-        };
-        f(w as usize, mask);
-        s = end;
-    }
-}
-
 fn gcd(mut a: u64, mut b: u64) -> u64 {
     while b != 0 {
         (a, b) = (b, a % b);
@@ -481,11 +464,7 @@ impl Generator {
     /// Sectors already written in `off..off + len`.
     fn written_in(&self, off: u64, len: u64) -> u64 {
         let (s0, s1) = (off / SECTOR, (off + len).div_ceil(SECTOR));
-        let mut n = 0;
-        for_words(s0, s1, |w, mask| {
-            n += (self.written[w] & mask).count_ones() as u64
-        });
-        n
+        count_range(&self.written, s0 as usize, s1 as usize)
     }
 
     /// The next request of the stream, or `None` after `count` requests.
@@ -523,11 +502,7 @@ impl Generator {
         };
         if !read {
             let (s0, s1) = (offset / SECTOR, (offset + len).div_ceil(SECTOR));
-            let (written, over) = (&mut self.written, &mut self.overwritten_sectors);
-            for_words(s0, s1, |w, mask| {
-                *over += (written[w] & mask).count_ones() as u64;
-                written[w] |= mask;
-            });
+            self.overwritten_sectors += set_range(&mut self.written, s0 as usize, s1 as usize);
             self.written_sectors += s1 - s0;
         }
         self.prev_end = Some(offset + len);
@@ -558,25 +533,6 @@ mod tests {
             for b in [0, 1, n / 2, n - 1] {
                 let r = (b as u128 * m as u128 % n as u128) as u64;
                 assert_eq!((r as u128 * inv as u128 % n as u128) as u64, b);
-            }
-        }
-    }
-
-    #[test]
-    fn word_masks_cover_exactly_the_bits_of_a_range() {
-        // Oracle: one bit at a time.
-        let mut rng = Rng::stream(7, "test");
-        for _ in 0..2_000 {
-            let s0 = rng.below(400);
-            let s1 = s0 + rng.below(300);
-            let mut words = [0u64; 12];
-            for_words(s0, s1, |w, mask| {
-                assert_eq!(words[w] & mask, 0, "a bit is covered twice");
-                words[w] |= mask;
-            });
-            for s in 0..768u64 {
-                let set = words[(s / 64) as usize] >> (s % 64) & 1 == 1;
-                assert_eq!(set, (s0..s1).contains(&s), "bit {s} of {s0}..{s1}");
             }
         }
     }

@@ -11,6 +11,7 @@
 //! footprint, overwrite and hot-set figures, and `footprint.tracked_fraction` says how many were
 //! kept. Devices beyond the first 2^20 are counted together as device 4294967295.
 
+use super::bits::set_range;
 use super::{TraceOp, TraceRecord};
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -63,26 +64,6 @@ impl Page {
             counts: vec![0u16; PAGE_BLOCKS].into_boxed_slice(),
         }
     }
-}
-
-/// Set bits [lo, hi) of `bits`; return how many were already set.
-fn set_range(bits: &mut [u64], lo: usize, hi: usize) -> u64 {
-    let mut already = 0u64;
-    let mut i = lo;
-    while i < hi {
-        let w = i / 64;
-        let b = i % 64;
-        let n = (64 - b).min(hi - i);
-        let mask = if n == 64 {
-            u64::MAX
-        } else {
-            ((1u64 << n) - 1) << b
-        };
-        already += (bits[w] & mask).count_ones() as u64;
-        bits[w] |= mask;
-        i += n;
-    }
-    already
 }
 
 #[derive(Default)]
