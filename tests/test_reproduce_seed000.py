@@ -39,14 +39,28 @@ def test_fig6_overhead_is_one_minus_protocol_over_interface() -> None:
     assert empty["interface bandwidth, 512 KB read chunk"].paper == 366.7
 
 
-def test_fig7_counts_chunks_where_the_prototype_is_faster() -> None:
+def test_fig7_compares_overhead_latency_not_latency() -> None:
+    """Fig. 7's metric is latency less the data movement: the prototype's chunk over its
+    interface bandwidth, the UFS device's over the data rate its 256-to-512 KiB latencies show."""
     rows = []
-    for i, chunk in enumerate(seed000.CHUNKS):
-        rows.append({"job.bs": chunk, seed000.LATENCY: 10.0 + i})
-        rows.append({"job.bs": chunk, seed000.LATENCY: 12.0 if i < 5 else 5.0,
+    for chunk in seed000.CHUNKS:
+        size = seed000.CHUNK_BYTES[chunk]
+        large = chunk in ("256KiB", "512KiB")
+        # Prototype: 20 µs of overhead at 400 MB/s. UFS: 1,000 MB/s, 30 µs of overhead up to
+        # 128 KiB and 10 µs above. The prototype's latency is higher at every chunk.
+        rows.append({"job.bs": chunk, seed000.LATENCY: 20.0 + size / 400.0,
+                     seed000.INTERFACE_BW: 400.0})  # fmt: skip
+        rows.append({"job.bs": chunk, seed000.LATENCY: (10.0 if large else 30.0) + size / 1000.0,
                      "config_name": seed000.UFS})  # fmt: skip
-    last = seed000.compare_fig7(_table(rows))[-1]
-    assert last.paper == 8 and last.ssdlab == 2  # 10 < 12 and 11 < 12 only
+    out = seed000.compare_fig7(_table(rows))
+    first, last = out[0], out[-1]
+    assert first.metric == "512 KB chunk: protocol overhead latency, prototype"
+    assert first.ssdlab == pytest.approx(20.0)
+    # 524,288 B at 366.7 MB/s, and 3.8 % of the protocol time on top.
+    assert first.paper == pytest.approx(524288 / 366.7 * 0.038 / 0.962)
+    assert first.label == "calibrated"
+    assert last.paper == 8 and last.ssdlab == 6  # below UFS's 30 µs, not its 10 µs
+    assert all(row.ssdlab is None for row in seed000.compare_fig7(None))
 
 
 def test_fig8_peak_gain_and_contention() -> None:

@@ -179,6 +179,36 @@ fn dram_interface_protocol_overhead_falls_with_chunk_size() {
     assert!(o4 > 0.4 && o512 < 0.1, "{o4} {o512}");
 }
 
+/// Seed 000 Fig. 7: the protocol overhead latency (latency less the data movement, bytes ÷
+/// interface bandwidth) grows with the chunk by one DMA set-up per piece: a 512 KiB chunk is four
+/// 128 KiB pieces, a 4 KiB chunk one. The set-ups are per-piece protocol work, not data movement.
+#[test]
+fn dram_interface_overhead_latency_grows_by_a_dma_setup_per_piece() {
+    let overhead_us = |chunk: &str, bytes: f64| {
+        let c = cfg(
+            "seed000-lpddr3-dramif",
+            &[
+                "controller.skip_media=true",
+                &format!("interface.dram.chunk_size=\"{chunk}\""),
+                "interface.dram.invalidate_piece=\"128KiB\"",
+                "interface.dram.dma_setup=\"10us\"",
+            ],
+        );
+        let r = go(
+            &c,
+            &format!("rw = \"read\"\nbs = \"{chunk}\"\niodepth = 1\nio_count = 50"),
+        );
+        let iface_bw = r.interface.dram.as_ref().unwrap().interface_bandwidth_mb_s;
+        r.ops["read"].latency_us.mean - bytes / iface_bw
+    };
+    let (small, large) = (overhead_us("4KiB", 4096.0), overhead_us("512KiB", 524288.0));
+    // Three more pieces, three more 10 µs set-ups; nothing else in the command grows.
+    assert!(
+        (large - small - 30.0).abs() < 1.0,
+        "overhead 4 KiB {small:.2} µs, 512 KiB {large:.2} µs"
+    );
+}
+
 #[test]
 fn dram_interface_cached_write_hides_programs() {
     let job = "rw = \"randwrite\"\nbs = \"4KiB\"\niodepth = 1\nnumjobs = 4\nio_count = 400";

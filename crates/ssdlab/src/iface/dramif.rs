@@ -178,6 +178,7 @@ impl DramIf {
             let d = self.cfg.dma_setup.0 + ps_for(b, self.cfg.dma_rate.0);
             let (ds, de) = self.dma.reserve(pre_end, d);
             self.stats.copy_busy_ns += d.ps() as f64 / 1e3;
+            self.stats.dma_setup_ns += self.cfg.dma_setup.0.ps() as f64 / 1e3;
             self.touch_banks(ds, de, buf_off + k * piece, b);
             if k + 1 < n {
                 let inv = self.invalidate(size(k + 1));
