@@ -101,9 +101,43 @@ def test_fig9_maxima_and_fig10_directions() -> None:
     assert out["4 KB random write: prototype with cached write"].ssdlab == 200.0
 
 
+def test_table1_sets_power_beside_the_document_with_its_parts() -> None:
+    rows = [
+        {"job.rw": "read", seed000.POWER: 280.0, "power.nand_array_mw": 100.0},
+        {"job.rw": "write", seed000.POWER: 400.0, "power.nand_array_mw": 300.0},
+    ]
+    out = {row.metric: row for row in seed000.compare_table1(_table(rows))}
+    read = out["average power, sequential read (512 KB, QD4)"]
+    assert read.paper == 560 and read.ssdlab == 280 and read.difference == pytest.approx(-0.5)
+    assert read.label == "prediction" and "NAND arrays 100 mW" in read.note
+    write = out["average power, sequential write (512 KB, QD4)"]
+    assert write.paper == 450 and write.ssdlab == 400
+    ratio = out["sequential read over sequential write"]
+    assert ratio.label == "derived" and ratio.ssdlab == pytest.approx(0.7)
+    assert ratio.paper == pytest.approx(560 / 450)
+    assert all(row.ssdlab is None for row in seed000.compare_table1(None))
+
+
+def test_the_prototype_draws_more_power_writing_than_reading() -> None:
+    """Table 1's runs, short: writes keep every die programming, so the NAND's arrays draw
+    more than in reads, which leave them idle two thirds of the time."""
+
+    def power(rw: str) -> dict:
+        config = ssdlab.Config.load(PROTOTYPE, ['interface.dram.chunk_size="512KiB"'])
+        job = {"rw": rw, "bs": "512KiB", "numjobs": 4, "iodepth": 1, "io_count": 128}
+        return ssdlab.run(config, job).to_dict()["power"]
+
+    read, write = power("read"), power("write")
+    assert write["nand_array_mw"] > 2 * read["nand_array_mw"] > 0
+    assert read["data_path_mw"] > write["data_path_mw"] > 0
+    for p in (read, write):
+        parts = ("nand_array_mw", "nand_standby_mw", "nand_io_mw", "controller_mw", "data_path_mw")
+        assert p["average_mw"] == pytest.approx(sum(p[k] for k in parts))
+
+
 def test_experiments_are_registered() -> None:
     for name in ("seed000-fig6", "seed000-fig7", "seed000-fig8", "seed000-fig9", "seed000-fig10",
-                 "seed000-dma"):  # fmt: skip
+                 "seed000-dma", "seed000-table1"):  # fmt: skip
         experiment = get(name)
         assert experiment.sweep_path().is_file()
         assert all(path.is_file() for path in experiment.extra_sweep_paths())

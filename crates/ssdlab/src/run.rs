@@ -9,6 +9,7 @@ use crate::driver::replay::ReplayDriver;
 use crate::error::{Error, Result};
 use crate::sim::SimTime;
 use crate::stats::peak_memory_bytes;
+use crate::stats::power::PowerInputs;
 use crate::stats::result::*;
 use crate::workload::trace::replay::{Replay, TraceJob};
 use crate::workload::{JobSpec, Op};
@@ -630,6 +631,10 @@ pub fn build_result(
             .cache()
             .map(|bm| bm.result(end.max(dev.now()).as_secs_f64())),
         pcm: dev.pcm().map(|p| pcm_result(p, total_time, &util)),
+        power: cfg
+            .power
+            .as_ref()
+            .map(|p| crate::stats::power::power(p, &power_inputs(dev, total_time, firmware_busy))),
         hfsl: None,
         wall: Wall {
             seconds: wall_s,
@@ -638,6 +643,32 @@ pub fn build_result(
             events_per_s: per_s(events, wall_s),
             peak_memory_bytes: peak_memory_bytes(),
         },
+    }
+}
+
+/// What the power model needs of a NAND device's run, over `secs` of simulated time.
+fn power_inputs(dev: &Device, secs: f64, firmware_busy: SimTime) -> PowerInputs {
+    let fil = &dev.fil().counters;
+    let f = &dev.ftl().stats;
+    let geo = dev.geometry();
+    let hybrid_copies = dev.hil().hybrid().map_or(0, |h| h.ftl.counts.pages_copied);
+    PowerInputs {
+        seconds: secs,
+        dies: dev.fil().die_busy().count() as u64,
+        array_read_s: fil.array_read_time.as_secs_f64(),
+        array_program_s: fil.array_program_time.as_secs_f64(),
+        array_erase_s: fil.array_erase_time.as_secs_f64(),
+        channel_busy_s: dev.fil().channel_busy().map(|b| b.as_secs_f64()).sum(),
+        controller_busy_s: firmware_busy.as_secs_f64(),
+        // Saturating: a count of units times their size cannot wrap into a small figure.
+        bytes_read: (dev
+            .hil()
+            .counters
+            .host_units_read
+            .saturating_add(f.gc_units_moved))
+        .saturating_mul(geo.unit_bytes)
+        .saturating_add(hybrid_copies.saturating_mul(geo.page_bytes)),
+        bytes_written: fil.nand_pages_written.saturating_mul(geo.page_bytes),
     }
 }
 

@@ -462,6 +462,25 @@ def cache_table(cache: Mapping[str, Any]) -> Table:
     return table
 
 
+def power_table(power: Mapping[str, Any]) -> Table:
+    """Energy and average power (present only when the config has ``[power]``)."""
+    table = _figure_table("Power")
+    table.add_row(
+        "average",
+        f"{fmt_float(power.get('average_mw'), 1)} mW",
+        f"{fmt_float(power.get('energy_mj'), 3)} mJ over the simulated time",
+    )
+    for key, label, what in (
+        ("nand_array_mw", "NAND arrays", "sensing, programming, erasing"),
+        ("nand_io_mw", "NAND I/O", "while the channels transfer"),
+        ("nand_standby_mw", "NAND standby", "idle dies"),
+        ("controller_mw", "controller", "idle power and busy cores"),
+        ("data_path_mw", "data path", "ECC, buffer and host PHY per bit"),
+    ):
+        table.add_row(label, f"{fmt_float(power.get(key), 1)} mW", what)
+    return table
+
+
 def pcm_table(pcm: Mapping[str, Any]) -> Table:
     """A PCM-only device's figures (present only when the config has a ``[pcm]``)."""
     table = _figure_table("PCM media")
@@ -628,6 +647,8 @@ def result_renderable(result: Mapping[str, Any]) -> RenderableType:
         parts += [gap, cache_table(result["cache"])]
     if isinstance(result.get("reliability"), Mapping):
         parts += [gap, reliability_table(result["reliability"])]
+    if isinstance(result.get("power"), Mapping):
+        parts += [gap, power_table(result["power"])]
     if isinstance(result.get("pcm"), Mapping):
         parts += [gap, pcm_table(result["pcm"])]
     if isinstance(result.get("hfsl"), Mapping):

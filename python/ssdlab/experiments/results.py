@@ -66,6 +66,7 @@ _RESULT_TOP = (
     "cache",
     "pcm",
     "reliability",
+    "power",
     "hfsl",
     "wall",
 )

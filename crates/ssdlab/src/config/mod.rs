@@ -13,6 +13,7 @@ pub(crate) mod load;
 mod meta;
 mod nand;
 mod pcm;
+mod power;
 mod precondition;
 pub mod presets;
 mod reliability;
@@ -31,6 +32,7 @@ pub(crate) use load::{from_toml, line_col};
 pub use meta::*;
 pub use nand::*;
 pub use pcm::*;
+pub use power::*;
 pub use precondition::*;
 pub use reliability::*;
 pub use schema::json_schema;
@@ -76,6 +78,9 @@ pub struct SsdConfig {
     /// Seed 002's host-side FTL over a fusion device (`driver::hfsl`); absent: its defaults.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hfsl: Option<HfslConfig>,
+    /// The energy the NAND and the controller draw; absent: no power figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power: Option<PowerConfig>,
 }
 
 /// The media of a device: which sections its config has.

@@ -793,6 +793,12 @@ impl SsdConfig {
                         "given with [pcm], expected none: the DRAM cache buffer is for NAND devices".into(),
                     );
                 }
+                if self.power.is_some() {
+                    return err(
+                        "power",
+                        "given with [pcm] and no [nand], expected none: [power] models NAND parts and their controller; a PCM-only device has its energy per bit in [pcm.energy]".into(),
+                    );
+                }
             }
         }
         if self.hfsl.is_some() && self.medium() != super::Medium::Fusion {
@@ -942,6 +948,16 @@ impl SsdConfig {
         }
         if let Some(r) = &self.reliability {
             self.validate_reliability(r, origin)?;
+        }
+        if let Some(p) = &self.power {
+            for (field, v, most) in p.fields() {
+                if !(0.0..=most).contains(&v) {
+                    return err(
+                        &format!("power.{field}"),
+                        format!("got {v}, expected a number from 0 to {most}"),
+                    );
+                }
+            }
         }
         if let Some(c) = &self.cache {
             let unit = self.map_unit_bytes();

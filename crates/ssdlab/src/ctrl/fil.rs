@@ -125,6 +125,11 @@ pub struct FilCounters {
     pub uncorrectable_reads: u64,
     /// GC page copies done by copyback (`ftl.gc.copyback`).
     pub copyback_pages: u64,
+    /// Time the dies' arrays spent sensing, programming and erasing, summed over the dies: a
+    /// die draws its operating current for that long (`[power]`).
+    pub array_read_time: SimTime,
+    pub array_program_time: SimTime,
+    pub array_erase_time: SimTime,
 }
 
 impl FilCounters {
@@ -225,6 +230,7 @@ impl Fil {
         }
         let step = t_r + self.nand.bus_time(self.geo.unit_bytes) + self.nand.ecc_decode;
         let end = now + step * steps as u64;
+        self.counters.array_read_time += t_r * steps as u64;
         self.dies[die as usize].busy += end - now;
         Some(end)
     }
@@ -519,6 +525,7 @@ impl Fil {
                     })
                     .max()
                     .unwrap();
+                self.counters.array_read_time += t_r;
                 (Phase::Sensed, cmd_end + t_r, cmd_end + t_r - start, cmd_end)
             }
             TxnKind::HostWrite | TxnKind::Flush | TxnKind::MapWrite => {
@@ -533,10 +540,12 @@ impl Fil {
                     })
                     .max()
                     .unwrap();
+                self.counters.array_program_time += t_prog;
                 (Phase::Programmed, end + t_prog, end + t_prog - start, end)
             }
             TxnKind::Erase => {
                 self.counters.block_erases += 1;
+                self.counters.array_erase_time += timing.erase;
                 let (start, cmd_end) = self.channels[ch].reserve(now, cmd_time);
                 let end = cmd_end + timing.erase;
                 (Phase::BlockErased, end, end - start, cmd_end)
@@ -668,6 +677,7 @@ impl Fil {
         let ch = self.geo.channel_of_die(die) as usize;
         let timing = &self.nand;
         let (phase, at, busy, array_start) = if g.erase {
+            self.counters.array_erase_time += timing.erase;
             let (start, cmd_end) = self.channels[ch].reserve(now, timing.cmd_addr);
             (
                 Phase::Erased,
@@ -689,6 +699,7 @@ impl Fil {
                 slowest = slowest.max(sense(m.src));
             }
             let t_r = slowest * rounds;
+            self.counters.array_read_time += t_r;
             let (start, cmd_end) = self.channels[ch].reserve(now, timing.cmd_addr * pages);
             (
                 Phase::CopySensed,
@@ -835,6 +846,7 @@ impl Fil {
                 if !partners.is_empty() {
                     self.counters.multiplane_ops += 1;
                 }
+                self.counters.array_program_time += t_prog;
                 let d = &mut self.dies[die as usize];
                 d.gc_partners = partners;
                 d.busy += in_end + t_prog - now;

@@ -1,5 +1,6 @@
 //! Statistics: latency histograms and the result object of a run.
 
+pub mod power;
 pub mod result;
 
 use hdrhistogram::Histogram;

@@ -238,6 +238,9 @@ pub struct RunResult {
     /// Only on a PCM-only device (`[pcm]` in the config).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pcm: Option<PcmResult>,
+    /// Only with `[power]`: energy and average power of the NAND and the controller.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power: Option<super::power::PowerResult>,
     /// Only when HFSL drives a fusion device (`[hfsl]` in its config): what HFSL did. The
     /// run's `ops`, `total` and `sim.requests` are then the host's requests to HFSL; `device`
     /// and `pcm` count the raw commands they became.

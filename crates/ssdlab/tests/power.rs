@@ -1,0 +1,116 @@
+//! `[power]`: the NAND's arrays are charged for exactly the operations they run, the result
+//! has power figures only with the section, and bad figures are refused naming the field.
+
+mod common;
+
+use ssdlab::stats::result::RunResult;
+use ssdlab::{run, JobSpec, SsdConfig};
+
+const T_READ_US: f64 = 60.0;
+const T_PROG_US: f64 = 700.0;
+const T_ERASE_US: f64 = 3000.0;
+
+/// small-tlc cut to one die with one page type's timings, no multi-plane operations, and a
+/// `[power]` whose only current is the array's for `op` (1 mA at 1 V): the array's energy in
+/// millijoules is then its busy time in seconds for that kind of operation.
+fn one_current(op: &str) -> SsdConfig {
+    let mut o: Vec<String> = [
+        "nand.channels=1",
+        "nand.dies_per_package=1",
+        "nand.blocks_per_plane=64",
+        "nand.multiplane=false",
+        "nand.timing.read=[\"60us\", \"60us\", \"60us\"]",
+        "nand.timing.program=[\"700us\", \"700us\", \"700us\"]",
+        "nand.timing.erase=\"3000us\"",
+        "ftl.over_provisioning=0.25",
+        "ftl.gc.free_threshold=0.05",
+        "precondition.fill=\"none\"",
+        "power.nand_vcc_v=1.0",
+        "power.nand_read_ma=0.0",
+        "power.nand_program_ma=0.0",
+        "power.nand_erase_ma=0.0",
+        "power.nand_standby_ua=0.0",
+        "power.nand_io_ma=0.0",
+        "power.controller_idle_mw=0.0",
+        "power.controller_core_mw=0.0",
+        "power.read_pj_per_bit=0.0",
+        "power.write_pj_per_bit=0.0",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    o.push(format!("power.nand_{op}_ma=1.0"));
+    SsdConfig::resolve("small-tlc", &o).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn go(c: &SsdConfig, job: &str) -> RunResult {
+    let j = JobSpec::from_toml_str(job, "test job").unwrap();
+    run(c, &j, &common::opts(5), &mut |_, _| true)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .result
+}
+
+/// Random 4 KiB writes of three times the drive, then reads: GC copies, erases, host reads.
+const JOB: &str = "rw = \"randrw\"\nrwmixread = 30\nbs = \"4KiB\"\niodepth = 8\nio_count = 60000";
+
+#[test]
+fn the_arrays_are_charged_for_exactly_their_operations() {
+    let busy_s = |op: &str| {
+        let r = go(&one_current(op), JOB);
+        let p = r.power.as_ref().expect("power figures with [power]");
+        (p.energy_mj, r)
+    };
+    let (read_s, r) = busy_s("read");
+    let d = &r.device;
+    assert!(d.gc_runs > 0 && d.erases > 0, "the job must make GC run");
+    // One page per operation (no multi-plane), every page type as fast: busy time = pages ×
+    // the page's time. GC senses its source pages one by one, so they count as pages read.
+    let want = d.nand_pages_read as f64 * T_READ_US * 1e-6;
+    assert!(
+        (read_s - want).abs() < 1e-9,
+        "read {read_s} s, want {want} s"
+    );
+    let (program_s, r2) = busy_s("program");
+    let want = r2.device.nand_pages_written as f64 * T_PROG_US * 1e-6;
+    assert!(
+        (program_s - want).abs() < 1e-9,
+        "program {program_s} s, want {want} s"
+    );
+    let (erase_s, r3) = busy_s("erase");
+    let want = r3.device.erases as f64 * T_ERASE_US * 1e-6;
+    assert!(
+        (erase_s - want).abs() < 1e-9,
+        "erase {erase_s} s, want {want} s"
+    );
+    // The runs are the same run: only the power figures differ.
+    assert_eq!(d.nand_pages_written, r2.device.nand_pages_written);
+    assert_eq!(d.erases, r3.device.erases);
+}
+
+#[test]
+fn no_power_section_no_power_figures() {
+    let c = SsdConfig::resolve("small-tlc", &[]).unwrap();
+    let r = go(&c, "rw = \"randread\"\nbs = \"4KiB\"\nio_count = 100");
+    assert!(r.power.is_none());
+    let json = serde_json::to_string(&r).unwrap();
+    assert!(!json.contains("\"power\""));
+}
+
+#[test]
+fn bad_power_figures_are_refused_naming_the_field() {
+    for (set, field) in [
+        ("power.nand_read_ma=-1.0", "power.nand_read_ma"),
+        ("power.controller_idle_mw=nan", "power.controller_idle_mw"),
+        ("power.nand_vcc_v=1e9", "power.nand_vcc_v"),
+    ] {
+        let e = SsdConfig::resolve("small-tlc", &[set.to_string()])
+            .err()
+            .unwrap_or_else(|| panic!("{set} accepted"))
+            .to_string();
+        assert!(e.contains(field) && e.contains("expected"), "{set}: {e}");
+    }
+    let e = SsdConfig::resolve("pcm-optane-class", &["power.nand_vcc_v=3.3".to_string()])
+        .expect_err("[power] on a PCM-only device accepted")
+        .to_string();
+    assert!(e.contains("`power`") && e.contains("[pcm.energy]"), "{e}");
+}
