@@ -676,6 +676,42 @@ fn hfsl_s_host_work_per_request_is_charged_before_its_commands() {
     assert!(e.contains("hfsl.request_cost"), "{e}");
 }
 
+/// `hfsl.bram_transfer` (§2.6.3): every send of a batch into the device's BRAM costs the host
+/// one transfer, whatever the batch holds, so sending fewer, larger batches saves transfers.
+#[test]
+fn each_batch_sent_costs_one_bram_transfer() {
+    use ssdlab::sim::SimTime;
+    let ios = mix(500, 2000);
+    let run = |extra: &[&str]| {
+        let cfg = fusion(extra);
+        let mut dev = ssdlab::device::Device::new(&cfg, 1).unwrap();
+        let (r, _) = hfsl::run_on(
+            &mut dev,
+            2000,
+            &mut hfsl::ListSource::new(&ios),
+            &mut |_, _| true,
+        )
+        .unwrap();
+        let host: SimTime = dev.host_cpu().busy().fold(SimTime::ZERO, |a, b| a + b);
+        (host, r.queues.batches, r.queues.commands)
+    };
+    let (none, batches, commands) = run(&[]);
+    assert!(
+        batches < commands,
+        "the mix must put several commands in a send"
+    );
+    let (three, b3, _) = run(&["hfsl.bram_transfer=\"3us\""]);
+    assert_eq!(b3, batches);
+    assert_eq!(three, none + SimTime::from_us(3) * batches);
+    let e = SsdConfig::resolve("seed002-fusion", &["hfsl.bram_transfer=\"2s\"".into()])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("hfsl.bram_transfer") && e.contains("at most 1 s"),
+        "{e}"
+    );
+}
+
 /// Every method, SSW and wear setting over many seeds (by hand: `cargo nextest run --release
 /// --run-ignored only -E 'test(many_seeds)'`).
 #[test]

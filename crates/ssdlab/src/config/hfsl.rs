@@ -86,6 +86,12 @@ pub struct HfslConfig {
     /// every command sent before has completed. 0: no timer, sent as soon as that holds.
     #[serde(default = "send_timer_default")]
     pub send_timer: Dur,
+    /// Host time of one transfer of a batch into the device's BRAM (§2.6.3: "relatively
+    /// expensive, especially when there are a lot of transmissions with small size data"), on
+    /// the core that sends it, before its commands: a send costs one transfer whatever it
+    /// holds. 0 (the default): not modelled, as the seed names the cost and gives no figure.
+    #[serde(default = "zero_dur")]
+    pub bram_transfer: Dur,
     /// Write protection (§2.7.4): byte ranges of the logical space, each owned by one
     /// application; a write into a range by any other application is refused and changes
     /// nothing. Reads are not restricted. Empty (the default): no range is owned.
@@ -157,6 +163,7 @@ impl Default for HfslConfig {
             wear_aware: true,
             max_cmd_send: max_cmd_send_default(),
             send_timer: send_timer_default(),
+            bram_transfer: zero_dur(),
             bloom_bits: bloom_bits_default(),
             bloom_hashes: two(),
             hot_window: hot_window_default(),
@@ -253,14 +260,19 @@ impl HfslConfig {
         if self.hot_window == 0 {
             return e("hot_window", "got 0, expected at least 1 write".into());
         }
-        if self.request_cost.0 > crate::sim::SimTime::from_us(1_000_000) {
-            return e(
-                "request_cost",
-                format!(
-                    "got {} us, expected at most 1 s per host request",
-                    self.request_cost.0.as_us_f64()
-                ),
-            );
+        for (field, cost, per) in [
+            ("request_cost", self.request_cost, "host request"),
+            ("bram_transfer", self.bram_transfer, "transfer"),
+        ] {
+            if cost.0 > crate::sim::SimTime::from_us(1_000_000) {
+                return e(
+                    field,
+                    format!(
+                        "got {} us, expected at most 1 s per {per}",
+                        cost.0.as_us_f64()
+                    ),
+                );
+            }
         }
         if !(4..=64).contains(&self.map_entry_bytes) {
             return e(

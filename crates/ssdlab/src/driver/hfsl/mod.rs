@@ -247,6 +247,8 @@ struct Runner<S> {
     timer: SimTime,
     /// `hfsl.request_cost`: host CPU per host request.
     request_cost: SimTime,
+    /// Host time of one batch transfer into the BRAM (`hfsl.bram_transfer`).
+    bram_transfer: SimTime,
     /// A timer wake-up is pending.
     ticking: bool,
     shape: Shape,
@@ -291,6 +293,7 @@ impl<S: HostSource> Runner<S> {
             max_send: hfsl.max_cmd_send as usize,
             timer: hfsl.send_timer.0,
             request_cost: hfsl.request_cost.0,
+            bram_transfer: hfsl.bram_transfer.0,
             ticking: false,
             shape: Shape {
                 nand_channels: hw.nand_channels,
@@ -444,6 +447,10 @@ impl<S: HostSource> Runner<S> {
                 continue;
             }
             self.report.queues.batches += 1;
+            // One transfer into the BRAM carries the whole batch, before its commands.
+            if let Some((r, _)) = self.queues[ch].front() {
+                dev.host_work(now, r.queue, self.bram_transfer);
+            }
             for _ in 0..n {
                 let (mut r, joined) = self.queues[ch].pop_front().expect("n queued");
                 self.queued -= 1;
