@@ -631,20 +631,29 @@ mod power_cuts {
 
 /// `hfsl.request_cost`: HFSL's own host work per host request, on the core that then submits
 /// the request's raw commands (so they wait for it).
+/// `ios` through HFSL on the fusion device with `extra` set, over 2,000 logical pages: the
+/// host cores' busy time and HFSL's report.
+fn host_busy(ios: &[HostIo], extra: &[&str]) -> (ssdlab::sim::SimTime, hfsl::HfslReport) {
+    let mut dev = ssdlab::device::Device::new(&fusion(extra), 1).unwrap();
+    let (r, _) = hfsl::run_on(
+        &mut dev,
+        2000,
+        &mut hfsl::ListSource::new(ios),
+        &mut |_, _| true,
+    )
+    .unwrap();
+    let host = dev
+        .host_cpu()
+        .busy()
+        .fold(ssdlab::sim::SimTime::ZERO, |a, b| a + b);
+    (host, r)
+}
+
 #[test]
 fn hfsl_s_host_work_per_request_is_charged_before_its_commands() {
     let ios = mix(500, 2000);
     let busy = |extra: &[&str]| {
-        let cfg = fusion(extra);
-        let mut dev = ssdlab::device::Device::new(&cfg, 1).unwrap();
-        let (r, _) = hfsl::run_on(
-            &mut dev,
-            2000,
-            &mut hfsl::ListSource::new(&ios),
-            &mut |_, _| true,
-        )
-        .unwrap();
-        let host: SimTime = dev.host_cpu().busy().fold(SimTime::ZERO, |a, b| a + b);
+        let (host, r) = host_busy(&ios, extra);
         (host, r.end)
     };
     use ssdlab::sim::SimTime;
@@ -683,16 +692,7 @@ fn each_batch_sent_costs_one_bram_transfer() {
     use ssdlab::sim::SimTime;
     let ios = mix(500, 2000);
     let run = |extra: &[&str]| {
-        let cfg = fusion(extra);
-        let mut dev = ssdlab::device::Device::new(&cfg, 1).unwrap();
-        let (r, _) = hfsl::run_on(
-            &mut dev,
-            2000,
-            &mut hfsl::ListSource::new(&ios),
-            &mut |_, _| true,
-        )
-        .unwrap();
-        let host: SimTime = dev.host_cpu().busy().fold(SimTime::ZERO, |a, b| a + b);
+        let (host, r) = host_busy(&ios, extra);
         (host, r.queues.batches, r.queues.commands)
     };
     let (none, batches, commands) = run(&[]);
