@@ -134,6 +134,15 @@ class HostRequest:
     next. ``completed_ps`` is then the cut's time unless the request was acknowledged."""
     acknowledged: bool = True
     """The request completed (before the cut, if there was one)."""
+    version: int = 0
+    """Its number among the host requests started (from 1): for a write, what
+    :meth:`Hfsl.read_back` reports for the sub-pages that hold its bytes."""
+    data: bytes | None = None
+    """A read's bytes, with ``track_data`` (None otherwise, for writes, and for a read the
+    power cut)."""
+    torn_sub_pages: int = 0
+    """Sub-pages of a read that a cut write left torn: their bytes are neither write's whole,
+    and read as zeros here."""
 
     @property
     def latency_us(self) -> float:
@@ -156,7 +165,11 @@ class Hfsl:
     With ``track_data=True`` HFSL keeps a model of the data on the media (each sub-page holds
     the number of the write request whose bytes it holds), and the power may be cut: at a
     device event (:meth:`arm_power_cut`) or between requests (:meth:`cut_power`); then
-    :meth:`restart` recovers the map from the PCM and reports what was lost.
+    :meth:`restart` recovers the map from the PCM and reports what was lost. Writes may then
+    carry bytes (``data=``) and reads return them: each write's bytes are kept per sub-page
+    under its number, and a read takes each sub-page's bytes from the write the media model
+    says it holds, so what a read returns after a cut is what the media kept. The bytes are
+    kept for the object's life (as much memory as the data written).
     """
 
     def __init__(
@@ -173,7 +186,13 @@ class Hfsl:
         _unsigned(logical_bytes=logical_bytes)
         self._hfsl = _core.Hfsl(cfg.to_json(), logical_bytes, check_seed(seed), bool(track_data))
         self.info: dict[str, int] = self._hfsl.info()
-        """The device's hardware information (as :attr:`FusionDevice.info`)."""
+        """The device's hardware information (as :attr:`FusionDevice.info`), and
+        ``sub_page_bytes``, the unit HFSL tracks data in."""
+        self._track = bool(track_data)
+        self._sub = self.info["sub_page_bytes"]
+        self._per_page = self.info["nand_page_bytes"] // self._sub
+        # (write number, logical sub-page) -> that sub-page's bytes as the write left it.
+        self._bytes: dict[tuple[int, int], bytes] = {}
 
     @property
     def logical_bytes(self) -> int:
@@ -184,18 +203,79 @@ class Hfsl:
         return self._hfsl.now_ps()
 
     def write(
-        self, offset: int, length: int, *, app: int = 0, meta: bool = False, at_ps: int = 0
+        self,
+        offset: int,
+        length: int | None = None,
+        *,
+        data: bytes | None = None,
+        app: int = 0,
+        meta: bool = False,
+        at_ps: int = 0,
     ) -> HostRequest:
-        """Write ``length`` bytes at logical byte ``offset`` as application ``app``; ``meta``
-        flags it metadata (it goes to PCM whatever its size)."""
+        """Write ``length`` bytes at logical byte ``offset`` as application ``app``, or the
+        bytes ``data`` (needs ``track_data``; ``length`` is then its length); ``meta`` flags
+        it metadata (it goes to PCM whatever its size)."""
+        if data is not None:
+            if not self._track:
+                raise ValueError("data: writing bytes needs Hfsl(..., track_data=True)")
+            data = bytes(data)
+            if length is not None and length != len(data):
+                raise ValueError(f"length: got {length}, expected len(data) = {len(data)}")
+            length = len(data)
+        if length is None:
+            raise ValueError("length: missing, expected a byte count (or data=)")
         _unsigned(offset=offset, length=length, at_ps=at_ps)
         _unsigned(32, app=app)
-        return HostRequest(**self._hfsl.submit(True, offset, length, app, bool(meta), at_ps))
+        # What each touched sub-page will hold: its bytes now, overlaid with the new ones (a
+        # write of part of a sub-page keeps the rest, as HFSL's merge does).
+        staged = self._stage(offset, data) if data is not None else {}
+        done = self._hfsl.submit(True, offset, length, app, bool(meta), at_ps)
+        for sub, content in staged.items():
+            self._bytes[(done["version"], sub)] = content
+        return HostRequest(**done)
 
     def read(self, offset: int, length: int, *, app: int = 0, at_ps: int = 0) -> HostRequest:
+        """Read ``length`` bytes at logical byte ``offset``; with ``track_data`` the request
+        carries them (``data``): bytes never written read as zeros."""
         _unsigned(offset=offset, length=length, at_ps=at_ps)
         _unsigned(32, app=app)
-        return HostRequest(**self._hfsl.submit(False, offset, length, app, False, at_ps))
+        done = self._hfsl.submit(False, offset, length, app, False, at_ps)
+        if not self._track or done["power_cut"]:
+            return HostRequest(**done)
+        data, torn = self._gather(offset, length)
+        return HostRequest(**done, data=data, torn_sub_pages=torn)
+
+    def _sub_page_bytes(self, sub: int) -> tuple[bytes, bool]:
+        """Logical sub-page ``sub`` as the media model holds it: (bytes, torn)."""
+        version = self._hfsl.read_back(sub // self._per_page)[sub % self._per_page]
+        if version == -1:
+            return bytes(self._sub), True
+        # A write made without data= leaves no bytes: zeros, as for a sub-page never written.
+        return self._bytes.get((version, sub), bytes(self._sub)), False
+
+    def _stage(self, offset: int, data: bytes) -> dict[int, bytes]:
+        out: dict[int, bytes] = {}
+        end = offset + len(data)
+        if end > self.logical_bytes:
+            return out  # the core refuses the request, naming the range
+        for sub in range(offset // self._sub, -(-end // self._sub)):
+            base = sub * self._sub
+            page = bytearray(self._sub_page_bytes(sub)[0])
+            lo, hi = max(offset, base), min(end, base + self._sub)
+            page[lo - base : hi - base] = data[lo - offset : hi - offset]
+            out[sub] = bytes(page)
+        return out
+
+    def _gather(self, offset: int, length: int) -> tuple[bytes, int]:
+        out = bytearray()
+        torn = 0
+        end = offset + length
+        for sub in range(offset // self._sub, -(-end // self._sub)):
+            content, was_torn = self._sub_page_bytes(sub)
+            torn += was_torn
+            base = sub * self._sub
+            out += content[max(offset, base) - base : min(end, base + self._sub) - base]
+        return bytes(out), torn
 
     def location(self, lpn: int) -> str | None:
         """Where logical page ``lpn`` lives: ``"pcm"``, ``"nand"``, or None (never written)."""

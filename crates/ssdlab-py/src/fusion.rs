@@ -162,6 +162,7 @@ fn host_done<'py>(py: Python<'py>, d: &HostDone) -> PyResult<Bound<'py, PyDict>>
     out.set_item("raw_commands", d.raw_commands)?;
     out.set_item("power_cut", d.power_cut)?;
     out.set_item("acknowledged", d.acknowledged)?;
+    out.set_item("version", d.version)?;
     Ok(out)
 }
 
@@ -222,7 +223,9 @@ impl Hfsl {
     }
 
     fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        info_dict(py, self.host.info())
+        let d = info_dict(py, self.host.info())?;
+        d.set_item("sub_page_bytes", self.host.sub_page_bytes())?;
+        Ok(d)
     }
 
     fn now_ps(&self) -> u64 {

@@ -149,6 +149,9 @@ pub struct HostDone {
     /// cut's time unless the request was acknowledged before it.
     pub power_cut: bool,
     pub acknowledged: bool,
+    /// The request's number among the host requests started (from 1): a write's data version,
+    /// what [`HfslHost::read_back`] reports for the sub-pages holding its bytes.
+    pub version: u32,
 }
 
 impl HostDone {
@@ -420,6 +423,7 @@ impl<S: HostSource> Runner<S> {
                 raw_commands: self.report.raw_commands - self.raw_before,
                 power_cut: false,
                 acknowledged: true,
+                version: self.started,
             });
             self.report.requests += 1;
             self.report.latency_sum += latency;
@@ -1013,12 +1017,18 @@ impl HfslHost {
                     raw_commands: self.runner.report.raw_commands - self.runner.raw_before,
                     power_cut: true,
                     acknowledged: false,
+                    version: self.runner.started,
                 },
             });
         }
         r.last
             .take()
             .ok_or_else(|| Error::Sim("hfsl: a host request did not complete".into()))
+    }
+
+    /// Bytes of a PCM sub-page: the unit HFSL tracks data in (`hfsl.sub_page`).
+    pub fn sub_page_bytes(&self) -> u64 {
+        self.runner.map.page_bytes() / self.runner.map.sub_pages() as u64
     }
 
     /// Bytes of the logical space.
