@@ -543,6 +543,10 @@ pub fn build_result(
     let completed = host.completed();
     let (link_up, link_down) = dev.interface().link_busy();
     let cores = dev.host_cpu();
+    let cache = dev
+        .cache()
+        .map(|bm| bm.result(end.max(dev.now()).as_secs_f64()));
+    let pcm = dev.pcm().map(|p| pcm_result(p, total_time, &util));
     RunResult {
         schema: SCHEMA,
         ssdlab_version: env!("CARGO_PKG_VERSION"),
@@ -627,14 +631,21 @@ pub fn build_result(
         interface: interface_result(dev),
         ftl: ftl_result(dev),
         reliability: reliability_result(dev),
-        cache: dev
-            .cache()
-            .map(|bm| bm.result(end.max(dev.now()).as_secs_f64())),
-        pcm: dev.pcm().map(|p| pcm_result(p, total_time, &util)),
-        power: cfg
-            .power
-            .as_ref()
-            .map(|p| crate::stats::power::power(p, &power_inputs(dev, total_time, firmware_busy))),
+        power: cfg.power.as_ref().map(|p| {
+            let x = PowerInputs {
+                cache_mj: cache
+                    .as_ref()
+                    .map(|c| c.energy.dynamic_mj + c.energy.leakage_mj),
+                pcm_mj: pcm.as_ref().and_then(|r| {
+                    let e = &r.energy;
+                    Some((e.read_uj? + e.write_uj?) * 1e-3)
+                }),
+                ..power_inputs(dev, total_time, firmware_busy)
+            };
+            crate::stats::power::power(p, &x)
+        }),
+        cache,
+        pcm,
         hfsl: None,
         wall: Wall {
             seconds: wall_s,
@@ -669,6 +680,8 @@ fn power_inputs(dev: &Device, secs: f64, firmware_busy: SimTime) -> PowerInputs 
         .saturating_mul(geo.unit_bytes)
         .saturating_add(hybrid_copies.saturating_mul(geo.page_bytes)),
         bytes_written: fil.nand_pages_written.saturating_mul(geo.page_bytes),
+        cache_mj: None,
+        pcm_mj: None,
     }
 }
 

@@ -87,6 +87,38 @@ fn the_arrays_are_charged_for_exactly_their_operations() {
     assert_eq!(d.erases, r3.device.erases);
 }
 
+/// The DRAM cache buffer's energy (`cache.energy`) joins the device's power; the parts still
+/// sum to the average.
+#[test]
+fn the_cache_buffer_s_energy_is_part_of_the_device_s_power() {
+    let c = SsdConfig::resolve(
+        "seed001-16g-mlc-dram-cache",
+        &["power.nand_vcc_v=3.3".to_string()],
+    )
+    .unwrap();
+    let r = go(
+        &c,
+        "rw = \"randwrite\"\nbs = \"4KiB\"\niodepth = 4\nio_count = 3000",
+    );
+    let p = r.power.as_ref().unwrap();
+    let e = &r.cache.as_ref().unwrap().energy;
+    let cache_mw = p.cache_mw.expect("a device with a cache");
+    // mW x (energy / average power = seconds) = the cache's millijoules.
+    let seconds = p.energy_mj / p.average_mw;
+    assert!(
+        (cache_mw * seconds - (e.dynamic_mj + e.leakage_mj)).abs() < 1e-9,
+        "{cache_mw} mW over {seconds} s against {e:?}"
+    );
+    let parts = p.nand_array_mw
+        + p.nand_standby_mw
+        + p.nand_io_mw
+        + p.controller_mw
+        + p.data_path_mw
+        + cache_mw;
+    assert!((p.average_mw - parts).abs() < 1e-9);
+    assert!(p.pcm_mw.is_none());
+}
+
 #[test]
 fn no_power_section_no_power_figures() {
     let c = SsdConfig::resolve("small-tlc", &[]).unwrap();

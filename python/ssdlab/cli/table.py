@@ -476,8 +476,11 @@ def power_table(power: Mapping[str, Any]) -> Table:
         ("nand_standby_mw", "NAND standby", "idle dies"),
         ("controller_mw", "controller", "idle power and busy cores"),
         ("data_path_mw", "data path", "ECC, buffer and host PHY per bit"),
+        ("cache_mw", "cache buffer", "its DRAM, dynamic and leakage"),
+        ("pcm_mw", "PCM", "reads and writes"),
     ):
-        table.add_row(label, f"{fmt_float(power.get(key), 1)} mW", what)
+        if key in power:
+            table.add_row(label, f"{fmt_float(power.get(key), 1)} mW", what)
     return table
 
 

@@ -4,8 +4,9 @@
 //! The NAND draws its operating current for as long as a die's array senses, programs or
 //! erases, a standby current otherwise, and an I/O current while its channel transfers; the
 //! controller draws an idle power all along, a core power while its firmware runs, and an energy
-//! per bit of data through its data path (ECC, buffer, host PHY). Average power = energy over
-//! the whole simulated time. docs/nand.md, "Power", has the long form.
+//! per bit of data through its data path (ECC, buffer, host PHY); a DRAM cache buffer and a
+//! fusion device's PCM add their own energy models' figures. Average power = energy over the
+//! whole simulated time. docs/nand.md, "Power", has the long form.
 //!
 //! Sources of the defaults:
 //! - VCC 3.3 V and VCCQ 1.8 V: the ONFI supply rails (ONFI 3.x: VCC 2.7–3.6 V, VCCQ 1.8 V for

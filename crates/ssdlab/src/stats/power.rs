@@ -18,6 +18,11 @@ pub struct PowerInputs {
     pub bytes_read: u64,
     /// Bytes programmed to the NAND through it (every page programmed).
     pub bytes_written: u64,
+    /// What the DRAM cache buffer drew (`cache.energy`'s model), if the device has one.
+    pub cache_mj: Option<f64>,
+    /// What the PCM's reads and writes drew (`pcm.energy`'s figures), if the device has PCM
+    /// with figures.
+    pub pcm_mj: Option<f64>,
 }
 
 /// Energy over the run and the average power of each part.
@@ -37,6 +42,12 @@ pub struct PowerResult {
     pub controller_mw: f64,
     /// The controller's data path (ECC, buffer, host PHY) per bit read and written.
     pub data_path_mw: f64,
+    /// The DRAM cache buffer (dynamic and leakage, `cache.energy`), if the device has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_mw: Option<f64>,
+    /// The PCM's reads and writes (`pcm.energy`), if the device has PCM with energy figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pcm_mw: Option<f64>,
 }
 
 /// The energy of `x` under `p`. Volts × milliamperes × seconds are millijoules; milliwatts ×
@@ -55,7 +66,13 @@ pub fn power(p: &PowerConfig, x: &PowerInputs) -> PowerResult {
     let data_path_mj = (x.bytes_read as f64 * 8.0 * p.read_pj_per_bit
         + x.bytes_written as f64 * 8.0 * p.write_pj_per_bit)
         * 1e-9;
-    let energy_mj = array_mj + standby_mj + io_mj + controller_mj + data_path_mj;
+    let energy_mj = array_mj
+        + standby_mj
+        + io_mj
+        + controller_mj
+        + data_path_mj
+        + x.cache_mj.unwrap_or(0.0)
+        + x.pcm_mj.unwrap_or(0.0);
     let mw = |mj: f64| if x.seconds > 0.0 { mj / x.seconds } else { 0.0 };
     PowerResult {
         energy_mj,
@@ -65,6 +82,8 @@ pub fn power(p: &PowerConfig, x: &PowerInputs) -> PowerResult {
         nand_io_mw: mw(io_mj),
         controller_mw: mw(controller_mj),
         data_path_mw: mw(data_path_mj),
+        cache_mw: x.cache_mj.map(mw),
+        pcm_mw: x.pcm_mj.map(mw),
     }
 }
 
@@ -96,6 +115,18 @@ mod tests {
         let sum = r.nand_array_mw + r.nand_standby_mw + r.nand_io_mw + r.controller_mw;
         assert!((r.average_mw - (sum + r.data_path_mw)).abs() < 1e-9);
         assert!((r.energy_mj - r.average_mw).abs() < 1e-9);
+        // The cache buffer's and the PCM's energy join the sum when given.
+        let with = power(
+            &p,
+            &PowerInputs {
+                cache_mj: Some(2.0),
+                pcm_mj: Some(0.5),
+                ..x
+            },
+        );
+        assert_eq!((with.cache_mw, with.pcm_mw), (Some(2.0), Some(0.5)));
+        assert!((with.average_mw - (r.average_mw + 2.5)).abs() < 1e-9);
+        assert_eq!((r.cache_mw, r.pcm_mw), (None, None));
         // No time, no power (and no division by zero).
         let none = power(&p, &PowerInputs::default());
         assert_eq!(none.average_mw, 0.0);
