@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -245,22 +245,29 @@ class Hfsl:
         data, torn = self._gather(offset, length)
         return HostRequest(**done, data=data, torn_sub_pages=torn)
 
-    def _sub_page_bytes(self, sub: int) -> tuple[bytes, bool]:
-        """Logical sub-page ``sub`` as the media model holds it: (bytes, torn)."""
-        version = self._hfsl.read_back(sub // self._per_page)[sub % self._per_page]
-        if version == -1:
-            return bytes(self._sub), True
-        # A write made without data= leaves no bytes: zeros, as for a sub-page never written.
-        return self._bytes.get((version, sub), bytes(self._sub)), False
+    def _held(self, offset: int, end: int) -> Iterator[tuple[int, bytes, bool]]:
+        """Each logical sub-page touching bytes ``offset`` to ``end`` as the media model holds
+        it: (sub-page, its bytes, torn), reading each logical page's write numbers once."""
+        versions: dict[int, list[int]] = {}
+        for sub in range(offset // self._sub, -(-end // self._sub)):
+            lpn, k = divmod(sub, self._per_page)
+            if lpn not in versions:
+                versions[lpn] = self._hfsl.read_back(lpn)
+            version = versions[lpn][k]
+            if version == -1:
+                yield sub, bytes(self._sub), True
+            else:
+                # A write made without data= left no bytes: zeros, as for one never written.
+                yield sub, self._bytes.get((version, sub), bytes(self._sub)), False
 
     def _stage(self, offset: int, data: bytes) -> dict[int, bytes]:
         out: dict[int, bytes] = {}
         end = offset + len(data)
         if end > self.logical_bytes:
             return out  # the core refuses the request, naming the range
-        for sub in range(offset // self._sub, -(-end // self._sub)):
+        for sub, held, _ in self._held(offset, end):
             base = sub * self._sub
-            page = bytearray(self._sub_page_bytes(sub)[0])
+            page = bytearray(held)
             lo, hi = max(offset, base), min(end, base + self._sub)
             page[lo - base : hi - base] = data[lo - offset : hi - offset]
             out[sub] = bytes(page)
@@ -270,11 +277,10 @@ class Hfsl:
         out = bytearray()
         torn = 0
         end = offset + length
-        for sub in range(offset // self._sub, -(-end // self._sub)):
-            content, was_torn = self._sub_page_bytes(sub)
+        for sub, held, was_torn in self._held(offset, end):
             torn += was_torn
             base = sub * self._sub
-            out += content[max(offset, base) - base : min(end, base + self._sub) - base]
+            out += held[max(offset, base) - base : min(end, base + self._sub) - base]
         return bytes(out), torn
 
     def location(self, lpn: int) -> str | None:

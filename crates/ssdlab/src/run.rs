@@ -632,16 +632,7 @@ pub fn build_result(
         ftl: ftl_result(dev),
         reliability: reliability_result(dev),
         power: cfg.power.as_ref().map(|p| {
-            let x = PowerInputs {
-                cache_mj: cache
-                    .as_ref()
-                    .map(|c| c.energy.dynamic_mj + c.energy.leakage_mj),
-                pcm_mj: pcm.as_ref().and_then(|r| {
-                    let e = &r.energy;
-                    Some((e.read_uj? + e.write_uj?) * 1e-3)
-                }),
-                ..power_inputs(dev, total_time, firmware_busy)
-            };
+            let x = power_inputs(dev, total_time, firmware_busy, cache.as_ref(), pcm.as_ref());
             crate::stats::power::power(p, &x)
         }),
         cache,
@@ -657,8 +648,15 @@ pub fn build_result(
     }
 }
 
-/// What the power model needs of a NAND device's run, over `secs` of simulated time.
-fn power_inputs(dev: &Device, secs: f64, firmware_busy: SimTime) -> PowerInputs {
+/// What the power model needs of a NAND device's run, over `secs` of simulated time, with the
+/// energy its cache buffer and PCM report in their own blocks.
+fn power_inputs(
+    dev: &Device,
+    secs: f64,
+    firmware_busy: SimTime,
+    cache: Option<&CacheResult>,
+    pcm: Option<&PcmResult>,
+) -> PowerInputs {
     let fil = &dev.fil().counters;
     let f = &dev.ftl().stats;
     let geo = dev.geometry();
@@ -680,8 +678,9 @@ fn power_inputs(dev: &Device, secs: f64, firmware_busy: SimTime) -> PowerInputs 
         .saturating_mul(geo.unit_bytes)
         .saturating_add(hybrid_copies.saturating_mul(geo.page_bytes)),
         bytes_written: fil.nand_pages_written.saturating_mul(geo.page_bytes),
-        cache_mj: None,
-        pcm_mj: None,
+        cache_mj: cache.map(|c| c.energy.dynamic_mj + c.energy.leakage_mj),
+        // Only when both figures exist: a missing one (null in the pcm block) is unknown.
+        pcm_mj: pcm.and_then(|r| Some((r.energy.read_uj? + r.energy.write_uj?) * 1e-3)),
     }
 }
 

@@ -1,6 +1,8 @@
 //! The device boundary as a driver outside the event loop uses it (the register-level NVMe
 //! controller, a live server): submit at chosen times, advance the model to a time limit.
 
+mod common;
+
 use ssdlab::device::{Completion, Device, Driver, Flags, Request, Status};
 use ssdlab::sim::SimTime;
 use ssdlab::workload::Op;
@@ -188,9 +190,7 @@ fn the_firmware_pays_per_map_unit_on_a_device_with_an_ftl() {
         dev.hil().cpu_busy()
     };
     assert_eq!(raw("3us"), raw("0us"));
-    let e = SsdConfig::resolve("small-tlc", &["controller.ftl_unit_cost=\"2s\"".into()])
-        .unwrap_err()
-        .to_string();
+    let e = common::refusal("small-tlc", "controller.ftl_unit_cost=\"2s\"");
     assert!(
         e.contains("controller.ftl_unit_cost") && e.contains("at most 1 s"),
         "{e}"

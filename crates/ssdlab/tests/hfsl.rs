@@ -1,6 +1,8 @@
 //! HFSL (`driver::hfsl`) driving the fusion device: the raw commands its map plans run on the
 //! device without a refusal, and the device's own counts agree with HFSL's.
 
+mod common;
+
 use ssdlab::driver::hfsl::{self, HostIo};
 use ssdlab::SsdConfig;
 
@@ -404,9 +406,7 @@ fn the_scheduler_sends_in_batches_on_its_timer() {
     assert_eq!(timed.queues.timer_waits, 1);
     let write = untimed.end.ps() / 2;
     assert_eq!(timed.end.ps(), 1_000_000_000 + write);
-    let e = SsdConfig::resolve("seed002-fusion", &["hfsl.max_cmd_send=4".into()])
-        .unwrap_err()
-        .to_string();
+    let e = common::refusal("seed002-fusion", "hfsl.max_cmd_send=4");
     assert!(
         e.contains("hfsl.max_cmd_send") && e.contains("8 to 255"),
         "{e}"
@@ -672,16 +672,12 @@ fn hfsl_s_host_work_per_request_is_charged_before_its_commands() {
         "host.sched_cost=\"2us\"",
     ];
     assert_eq!(busy(&kernel), (none, end_none));
-    let e = SsdConfig::resolve("seed002-fusion", &["host.fs_cost=\"2s\"".into()])
-        .unwrap_err()
-        .to_string();
+    let e = common::refusal("seed002-fusion", "host.fs_cost=\"2s\"");
     assert!(
         e.contains("host.fs_cost") && e.contains("at most 1 s"),
         "{e}"
     );
-    let e = SsdConfig::resolve("seed002-fusion", &["hfsl.request_cost=\"5s\"".into()])
-        .unwrap_err()
-        .to_string();
+    let e = common::refusal("seed002-fusion", "hfsl.request_cost=\"5s\"");
     assert!(e.contains("hfsl.request_cost"), "{e}");
 }
 
@@ -703,9 +699,7 @@ fn each_batch_sent_costs_one_bram_transfer() {
     let (three, b3, _) = run(&["hfsl.bram_transfer=\"3us\""]);
     assert_eq!(b3, batches);
     assert_eq!(three, none + SimTime::from_us(3) * batches);
-    let e = SsdConfig::resolve("seed002-fusion", &["hfsl.bram_transfer=\"2s\"".into()])
-        .unwrap_err()
-        .to_string();
+    let e = common::refusal("seed002-fusion", "hfsl.bram_transfer=\"2s\"");
     assert!(
         e.contains("hfsl.bram_transfer") && e.contains("at most 1 s"),
         "{e}"

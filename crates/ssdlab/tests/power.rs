@@ -135,14 +135,9 @@ fn bad_power_figures_are_refused_naming_the_field() {
         ("power.controller_idle_mw=nan", "power.controller_idle_mw"),
         ("power.nand_vcc_v=1e9", "power.nand_vcc_v"),
     ] {
-        let e = SsdConfig::resolve("small-tlc", &[set.to_string()])
-            .err()
-            .unwrap_or_else(|| panic!("{set} accepted"))
-            .to_string();
+        let e = common::refusal("small-tlc", set);
         assert!(e.contains(field) && e.contains("expected"), "{set}: {e}");
     }
-    let e = SsdConfig::resolve("pcm-optane-class", &["power.nand_vcc_v=3.3".to_string()])
-        .expect_err("[power] on a PCM-only device accepted")
-        .to_string();
+    let e = common::refusal("pcm-optane-class", "power.nand_vcc_v=3.3");
     assert!(e.contains("`power`") && e.contains("[pcm.energy]"), "{e}");
 }

@@ -425,9 +425,9 @@ impl Device {
     /// per request; a host-side FTL that calls the driver directly (HFSL) does not.
     #[inline]
     pub fn host_kernel_request(&mut self, now: SimTime, queue: u32) {
-        if self.cpu.charges_requests() {
-            let (core, now) = self.host_core(now, queue);
-            self.cpu.kernel_request(core, now);
+        let cost = self.cpu.request_cost();
+        if cost != SimTime::ZERO {
+            self.host_work(now, queue, cost);
         }
     }
 

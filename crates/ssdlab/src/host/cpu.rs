@@ -69,17 +69,10 @@ impl HostCpu {
         }
     }
 
-    /// Whether a request's way through the kernel above the driver costs anything.
+    /// One request's way through the file system, the block layer and the I/O scheduler.
     #[inline]
-    pub fn charges_requests(&self) -> bool {
-        self.request_cost != SimTime::ZERO
-    }
-
-    /// One request's way through the file system, the block layer and the I/O scheduler on
-    /// `core` from `now`; the driver's submit queues behind it.
-    #[inline]
-    pub fn kernel_request(&mut self, core: u32, now: SimTime) {
-        self.cores[core as usize].reserve(now, self.request_cost);
+    pub fn request_cost(&self) -> SimTime {
+        self.request_cost
     }
 
     /// Reserve `dur` of `core` from `at`: (start, end).

@@ -43,3 +43,11 @@ pub fn run_checked(cfg: &SsdConfig, job: &str, seed: u64, precondition: bool) ->
     }
     dev
 }
+
+/// The one-line error a preset with the override `set` is refused with (panics if accepted).
+pub fn refusal(preset: &str, set: &str) -> String {
+    match SsdConfig::resolve(preset, &[set.to_string()]) {
+        Ok(_) => panic!("{preset} with {set} was accepted"),
+        Err(e) => e.to_string(),
+    }
+}
