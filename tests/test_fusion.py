@@ -162,17 +162,21 @@ SMALL_FUSION = {
 }
 
 
-def _cut_session(overrides: dict[str, object], cuts: int) -> tuple[int, int]:
+def _cut_session(
+    overrides: dict[str, object], cuts: int, restart_gap: int = 0
+) -> tuple[int, int, int]:
     """Random writes through ``ssdlab.Hfsl`` with the power cut ``cuts`` times at random device
     events; after each restart every logical page is read back and held against the test's
-    own oracle. Returns (sub-pages lost by the oracle, as HFSL reported them)."""
+    own oracle. With ``restart_gap``, every other restart is cut too, 1 to ``restart_gap``
+    events into it. Returns (sub-pages lost by the oracle, as HFSL reported them, restarts
+    cut)."""
     import random
 
     pages = 300
     hfsl = ssdlab.Hfsl(overrides=overrides, logical_bytes=pages * 2048, track_data=True)
     rng = random.Random(5)
     oracle = [0] * (pages * 4)
-    version = lost = reported = done_cuts = 0
+    version = lost = reported = done_cuts = restarts_cut = 0
     hfsl.arm_power_cut(hfsl.events + rng.randint(1, 400))
     while done_cuts < cuts:
         sectors = rng.randint(1, 12)
@@ -186,7 +190,13 @@ def _cut_session(overrides: dict[str, object], cuts: int) -> tuple[int, int]:
         if not r.power_cut:
             continue
         done_cuts += 1
-        reported += hfsl.restart()["lost_sub_pages"]
+        if restart_gap and rng.random() < 0.5:
+            hfsl.arm_power_cut(rng.randint(1, restart_gap))
+        restarted = hfsl.restart()
+        while restarted["restart_cut"]:
+            restarts_cut += 1
+            restarted = hfsl.restart()
+        reported += restarted["lost_sub_pages"]
         for lpn in range(pages):
             for k, v in enumerate(hfsl.read_back(lpn)):
                 i = lpn * 4 + k
@@ -197,15 +207,21 @@ def _cut_session(overrides: dict[str, object], cuts: int) -> tuple[int, int]:
                     lost += 1
                     oracle[i] = v
         hfsl.arm_power_cut(hfsl.events + rng.randint(1, 400))
-    return lost, reported
+    return lost, reported, restarts_cut
 
 
 def test_power_cuts_from_python_lose_no_acknowledged_write_with_the_map_in_pcm() -> None:
-    assert _cut_session(SMALL_FUSION, 30) == (0, 0)
+    assert _cut_session(SMALL_FUSION, 30)[:2] == (0, 0)
+
+
+def test_a_restart_the_power_fails_during_is_restarted_and_loses_nothing() -> None:
+    lost, reported, restarts_cut = _cut_session(SMALL_FUSION, 60, restart_gap=6)
+    assert restarts_cut > 10
+    assert (lost, reported) == (0, 0)
 
 
 def test_with_the_map_in_dram_a_cut_loses_writes_and_hfsl_says_how_many() -> None:
-    lost, reported = _cut_session({**SMALL_FUSION, "hfsl.map_store": "dram"}, 5)
+    lost, reported, _ = _cut_session({**SMALL_FUSION, "hfsl.map_store": "dram"}, 5)
     assert lost > 0 and lost == reported
 
 

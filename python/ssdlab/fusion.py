@@ -305,7 +305,8 @@ class Hfsl:
     def arm_power_cut(self, event: int) -> None:
         """Cut the power once the device has handled ``event`` events in all (more than
         :attr:`events`): the call whose request gets there returns with ``power_cut`` set.
-        Needs ``track_data``."""
+        Armed while the power is off, it counts the restarted device's events (from 0), so it
+        may cut the :meth:`restart` itself. Needs ``track_data``."""
         _unsigned(event=event)
         self._hfsl.arm_power_cut(event)
 
@@ -317,7 +318,9 @@ class Hfsl:
         """The power comes back: HFSL reads its map back from the PCM's map area and rebuilds
         it. Returns the cut and the restart as a run's ``hfsl.power_cut`` block:
         ``recovery_us``, ``map_bytes_read``, ``lost_pages`` and ``lost_sub_pages`` (what no
-        longer reads back its acknowledged write), and more."""
+        longer reads back its acknowledged write), and more. If a cut armed while the power
+        was off fires first, ``restart_cut`` is true, the loss counts wait, and the power is
+        off again: restart again."""
         return json.loads(self._hfsl.restart_json())
 
     def halt(self) -> dict[str, int]:

@@ -58,9 +58,12 @@ pub trait Driver {
     }
 }
 
+/// Requests finished, each with its id, completion time and status, in completion order.
+pub type Finished = Vec<(u32, SimTime, Status)>;
+
 /// A driver that only collects completions, for [`Device::run_to_idle`].
 #[derive(Default)]
-struct Collect(Vec<(u32, SimTime, Status)>);
+struct Collect(Finished);
 
 impl Driver for Collect {
     fn on_complete(&mut self, _dev: &mut Device, now: SimTime, done: Completion) {
@@ -567,10 +570,22 @@ impl Device {
 
     /// Run until no event is pending; returns each request finished since the last call with
     /// its completion time and status, in completion order.
-    pub fn run_to_idle(&mut self) -> Result<Vec<(u32, SimTime, Status)>> {
+    pub fn run_to_idle(&mut self) -> Result<Finished> {
         let mut c = Collect::default();
         self.run(&mut c, u64::MAX, &mut |_, _| true)?;
         Ok(c.0)
+    }
+
+    /// [`Device::run_to_idle`], stopping early once the device has handled `event` events in
+    /// all (a power cut armed at that event); the flag says whether it stopped there.
+    pub fn run_to_idle_or_event(&mut self, event: u64) -> Result<(Finished, bool)> {
+        let left = event.saturating_sub(self.q.handled);
+        if left == 0 {
+            return Ok((Vec::new(), true));
+        }
+        let mut c = Collect::default();
+        let idle = self.run(&mut c, left, &mut |_, _| false)?;
+        Ok((c.0, !idle))
     }
 
     /// Handle one device event.

@@ -330,6 +330,9 @@ pub struct PowerCutResult {
     pub cut_write_old: u64,
     pub cut_write_new: u64,
     pub cut_write_torn: u64,
+    /// A cut armed for the restart failed it before it finished (the loss counts then wait
+    /// for the restart that finishes).
+    pub restart_cut: bool,
 }
 
 /// HFSL's I/O scheduler (§2.6.3): per-channel queues sent in batches on a timer.

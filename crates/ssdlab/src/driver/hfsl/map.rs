@@ -167,35 +167,25 @@ pub struct Recovered {
     pub steps: RecoverySteps,
 }
 
-/// A restart's raw commands, each list run after the one before has completed: erases of
-/// written blocks without valid data, then, on a die left with no free block, the merge of its
-/// two blocks with the fewest valid pages into one (read both, erase the first, program the
-/// pages into it, write their entries, erase the second).
+/// A restart's raw commands in lists, each run after the one before has completed: erases of
+/// written blocks without valid data, then, for each block a die with no free block gives up,
+/// the reads of its valid pages, their programs into a block with room, their entries' writes
+/// and its erase. Nothing is erased before the entries that pointed into it have moved on, so
+/// a cut at any point of a restart loses nothing.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RecoverySteps {
-    pub garbage: Vec<RawOp>,
-    pub merge_reads: Vec<RawOp>,
-    pub merge_erase: Vec<RawOp>,
-    pub merge_programs: Vec<RawOp>,
-    pub merge_map: Vec<RawOp>,
-    pub merge_free: Vec<RawOp>,
+    pub lists: Vec<Vec<RawOp>>,
 }
 
 impl RecoverySteps {
     /// The lists in the order they run.
-    pub fn in_order(&self) -> [&[RawOp]; 6] {
-        [
-            &self.garbage,
-            &self.merge_reads,
-            &self.merge_erase,
-            &self.merge_programs,
-            &self.merge_map,
-            &self.merge_free,
-        ]
+    pub fn in_order(&self) -> impl Iterator<Item = &[RawOp]> {
+        self.lists.iter().map(|l| &l[..])
     }
 
     pub fn erases(&self) -> u64 {
-        (self.garbage.len() + self.merge_erase.len() + self.merge_free.len()) as u64
+        let erase = |op: &&RawOp| matches!(op, RawOp::NandErase { .. });
+        self.lists.iter().flatten().filter(erase).count() as u64
     }
 }
 
@@ -578,13 +568,16 @@ impl HfslMap {
             .collect();
         let per_die = m.valid.len() as u32 / m.dies.len() as u32;
         let mut steps = RecoverySteps::default();
+        let mut garbage = Vec::new();
+        // Whether a die has an open block with room.
+        let mut open = Vec::with_capacity(m.dies.len());
         for d in 0..m.dies.len() {
             let blocks = d as u32 * per_die..(d as u32 + 1) * per_die;
             // A written block without valid data (a cut GC's victim or its moves, a block whose
             // pages were all rewritten) is erased now, to be free again.
             for b in blocks.clone() {
                 if next_page[b as usize] > 0 && m.valid[b as usize] == 0 {
-                    m.erase_for_recovery(b, &mut steps.garbage);
+                    m.erase_for_recovery(b, &mut garbage);
                 }
             }
             let free: Vec<u32> = (blocks.clone().rev())
@@ -594,15 +587,31 @@ impl HfslMap {
             let partial = blocks
                 .clone()
                 .find(|&b| (1..ppb).contains(&next_page[b as usize]) && m.valid[b as usize] > 0);
-            if let Some(b) = partial {
+            let has_open = if let Some(b) = partial {
                 m.dies[d].open = b;
                 m.dies[d].next_page = next_page[b as usize];
+                true
             } else if !m.dies[d].free.is_empty() {
                 m.open_next(d, false)?;
-            }
-            if m.dies[d].free.is_empty() {
-                // GC needs a free block to move pages to: make one.
-                m.merge_for_recovery(d, blocks, &mut steps)?;
+                true
+            } else {
+                // Full: the next allocation opens a block (or, without GC, says the die is).
+                m.dies[d].next_page = ppb;
+                false
+            };
+            open.push(has_open);
+        }
+        steps.lists.push(garbage);
+        if m.gc {
+            // GC needs a free block to move pages to: a die without one gives a block up.
+            for d in 0..m.dies.len() {
+                while !open[d] || m.dies[d].free.is_empty() {
+                    m.free_a_block_for_recovery(d, &open, &mut steps)?;
+                    if !open[d] {
+                        m.open_next(d, false)?;
+                        open[d] = true;
+                    }
+                }
             }
         }
         m.plan.clear();
@@ -617,66 +626,79 @@ impl HfslMap {
         self.erase_counts[b as usize] += 1;
     }
 
-    /// A restart's die `d` has no free block: merge the two of its written blocks with the
-    /// fewest valid pages, if those fit in one block, into the first, freeing the second. (The
-    /// pages wait in host memory between the reads and the programs; a cut during a restart
-    /// is not modelled.)
-    fn merge_for_recovery(
+    /// A restart's die `d` has no free block: the written block of it with the fewest valid
+    /// pages gives them up to the room left in open blocks (its own die's first, then the
+    /// others' in allocation order; `open` says which dies have one), and is erased once their
+    /// entries point at the copies. Reads, programs, entry writes and the erase are four
+    /// lists of `steps`, so the pages are always on NAND where a persisted entry says.
+    fn free_a_block_for_recovery(
         &mut self,
         d: usize,
-        blocks: std::ops::Range<u32>,
+        open: &[bool],
         steps: &mut RecoverySteps,
     ) -> Result<()> {
         let ppb = self.pages_per_block;
-        let mut written: Vec<u32> = blocks.filter(|&b| self.valid[b as usize] > 0).collect();
-        written.sort_by_key(|&b| (self.valid[b as usize], b));
-        let (Some(&a), Some(&b)) = (written.first(), written.get(1)) else {
-            return Err(Error::Sim(format!(
-                "hfsl recovery: die {d} has no free block and fewer than two written blocks"
-            )));
+        let per_die = self.valid.len() as u32 / self.dies.len() as u32;
+        let blocks = d as u32 * per_die..(d as u32 + 1) * per_die;
+        let own_open = open[d].then_some(self.dies[d].open);
+        let victim = blocks
+            .filter(|&b| self.valid[b as usize] > 0 && Some(b) != own_open)
+            .min_by_key(|&b| (self.valid[b as usize], b))
+            .ok_or_else(|| {
+                Error::Sim(format!(
+                    "hfsl recovery: die {d} has no free block and no written block to give up"
+                ))
+            })?;
+        let room = |m: &HfslMap, e: usize| {
+            if open[e] {
+                ppb - m.dies[e].next_page
+            } else {
+                0
+            }
         };
-        if self.valid[a as usize] + self.valid[b as usize] > ppb {
+        let others = self.stripe.iter().map(|&e| e as usize).filter(|&e| e != d);
+        let targets: Vec<usize> = std::iter::once(d).chain(others).collect();
+        let total: u32 = targets.iter().map(|&e| room(self, e)).sum();
+        if total < self.valid[victim as usize] {
             return Err(Error::Sim(format!(
-                "hfsl recovery: die {d} has no free block, and its two emptiest blocks hold {} valid pages, more than one block",
-                self.valid[a as usize] + self.valid[b as usize]
+                "hfsl recovery: die {d} has no free block, and its emptiest block's {} valid pages do not fit the {total} pages left in open blocks",
+                self.valid[victim as usize]
             )));
         }
         let n = self.sub_pages as usize;
-        let mut moving = Vec::new();
-        for page in (a * ppb..(a + 1) * ppb).chain(b * ppb..(b + 1) * ppb) {
-            if let Some(lpn) = self.p2l[page as usize].checked_sub(1) {
-                steps.merge_reads.push(RawOp::NandRead { page });
-                self.counters.nand_reads += 1;
-                let versions = self.versions.as_ref().map_or(Vec::new(), |(_, nv)| {
-                    nv[page as usize * n..(page as usize + 1) * n].to_vec()
-                });
-                self.invalidate(page);
-                moving.push((lpn, versions));
-            }
-        }
-        self.erase_for_recovery(a, &mut steps.merge_erase);
-        self.plan.clear();
+        let (mut reads, mut programs) = (Vec::new(), Vec::new());
         let mut lpns = Vec::new();
-        for (k, (lpn, versions)) in moving.into_iter().enumerate() {
-            let to = a * ppb + k as u32;
+        let mut target = targets.into_iter().peekable();
+        self.plan.clear();
+        for page in victim * ppb..(victim + 1) * ppb {
+            let Some(lpn) = self.p2l[page as usize].checked_sub(1) else {
+                continue;
+            };
+            reads.push(RawOp::NandRead { page });
+            self.counters.nand_reads += 1;
+            let versions = self.versions.as_ref().map_or(Vec::new(), |(_, nv)| {
+                nv[page as usize * n..(page as usize + 1) * n].to_vec()
+            });
+            while target.next_if(|&e| room(self, e) == 0).is_some() {}
+            let e = *target.peek().expect("the room was counted");
+            self.invalidate(page);
+            let to = self.take_page(e);
             self.program(to, lpn, &versions);
             self.entries[lpn as usize].addr = to;
             self.entries[lpn as usize].changed = true;
             self.counters.gc_pages_moved += 1;
             lpns.push(lpn);
         }
+        programs.append(&mut self.plan.writes);
         lpns.sort_unstable();
         if self.map_store == MapStore::Pcm {
             self.write_entries(&lpns, false);
         }
-        steps.merge_programs.append(&mut self.plan.writes);
-        steps.merge_map.append(&mut self.plan.map);
-        self.erase_for_recovery(b, &mut steps.merge_free);
-        let die = &mut self.dies[d];
-        die.open = a;
-        die.next_page = lpns.len() as u32;
-        die.free.retain(|&f| f != a && f != b);
-        die.free.insert(0, b);
+        let map = std::mem::take(&mut self.plan.map);
+        let mut erase = Vec::new();
+        self.erase_for_recovery(victim, &mut erase);
+        steps.lists.extend([reads, programs, map, erase]);
+        self.dies[d].free.insert(0, victim);
         Ok(())
     }
 

@@ -110,8 +110,12 @@ pub struct PowerCut {
     pub map_bytes_read: u64,
     pub recovery_erases: u64,
     pub recovered: Recovered,
-    /// What reads back wrong through the recovered map.
+    /// What reads back wrong through the recovered map (not counted when the restart was
+    /// itself cut).
     pub lost: Lost,
+    /// A power cut armed for the restart failed it before it finished: the power is off
+    /// again, and the next restart starts over from what the media hold.
+    pub restart_cut: bool,
 }
 
 /// The I/O scheduler's figures (§2.6.3).
@@ -508,6 +512,7 @@ impl PowerCut {
             cut_write_old: self.lost.cut_write_old,
             cut_write_new: self.lost.cut_write_new,
             cut_write_torn: self.lost.cut_write_torn,
+            restart_cut: self.restart_cut,
         }
     }
 }
@@ -516,29 +521,60 @@ impl<S> Runner<S> {
     /// Run raw commands `ops` outside the host requests (a restart's, a halt's) from the
     /// device's present to completion; the media take their writes and erases.
     fn run_raw(&mut self, dev: &mut Device, ops: &[RawOp]) -> Result<()> {
+        self.run_raw_until(dev, ops, None).map(|_| ())
+    }
+
+    /// [`Runner::run_raw`], stopped by a power cut armed at device event `cut_at` if the
+    /// device gets there first: then false, and the commands not completed are in flight (for
+    /// [`Runner::cut`] to tear).
+    fn run_raw_until(
+        &mut self,
+        dev: &mut Device,
+        ops: &[RawOp],
+        cut_at: Option<u64>,
+    ) -> Result<bool> {
         if ops.is_empty() {
-            return Ok(());
+            return Ok(true);
         }
         let now = dev.now();
-        let reqs: Vec<Request> = ops.iter().map(|op| self.shape.request(op, now)).collect();
-        for r in &reqs {
-            dev.submit(now, *r)?;
+        let mut sent = Vec::with_capacity(ops.len());
+        for op in ops {
+            let r = self.shape.request(op, now);
+            sent.push((dev.submit(now, r)?, r));
         }
-        self.report.raw_commands += reqs.len() as u64;
-        for (_, _, status) in dev.run_to_idle()? {
+        self.report.raw_commands += sent.len() as u64;
+        // By id, to find each completion's command.
+        sent.sort_unstable_by_key(|&(id, _)| id);
+        let mut completed = vec![false; sent.len()];
+        let (done, cut) = match cut_at {
+            Some(event) => dev.run_to_idle_or_event(event)?,
+            None => (dev.run_to_idle()?, false),
+        };
+        for &(id, _, status) in &done {
             if status != Status::Ok {
                 return Err(Error::Sim(format!(
                     "hfsl: the device refused a raw command outside a host request ({})",
                     status.describe()
                 )));
             }
-        }
-        if let Some(media) = self.media.as_mut() {
-            for r in &reqs {
-                media.completed(r, &self.map);
+            let i = sent
+                .binary_search_by_key(&id, |&(id, _)| id)
+                .ok()
+                .filter(|&i| !completed[i])
+                .ok_or_else(|| {
+                    Error::Sim(format!(
+                        "hfsl: a raw command completed that was not sent (id {id})"
+                    ))
+                })?;
+            completed[i] = true;
+            if let Some(media) = self.media.as_mut() {
+                media.completed(&sent[i].1, &self.map);
             }
         }
-        Ok(())
+        // What did not complete is in flight at the cut.
+        let left = sent.iter().zip(&completed).filter(|(_, &c)| !c);
+        self.in_flight.extend(left.map(|(&s, _)| s));
+        Ok(!cut)
     }
 }
 
@@ -598,10 +634,18 @@ impl<S: HostSource> Runner<S> {
 
     /// The restart after `cut` (§2.6.1: "When fusion storage system boots, HFSL reads the
     /// metadata out of the fixed physical address of PCM"): read the map area, rebuild the
-    /// map from it and the device's hardware information, erase what a die needs, and count
+    /// map from it and the device's hardware information, run what the dies need, and count
     /// what reads back wrong. The recovery time is the simulated time of those commands (the
-    /// host CPU's time to rebuild the tables is not modelled).
-    fn restart(&mut self, dev: &mut Device, hfsl: &HfslConfig, cut: PowerCut) -> Result<PowerCut> {
+    /// host CPU's time to rebuild the tables is not modelled). With `cut_at`, the power fails
+    /// again once the device has handled that many events, if the restart gets there: then
+    /// the report says so (`restart_cut`) and the new cut is returned beside it.
+    fn restart(
+        &mut self,
+        dev: &mut Device,
+        hfsl: &HfslConfig,
+        cut: PowerCut,
+        cut_at: Option<u64>,
+    ) -> Result<(PowerCut, Option<PowerCut>)> {
         let media = self.media.as_ref().expect("a cut had the data model");
         let hw = hardware(dev.config())?;
         let raw = dev
@@ -629,21 +673,34 @@ impl<S: HostSource> Runner<S> {
                 len: chunk.min(bytes - k * chunk),
             })
             .collect();
-        self.run_raw(dev, &reads)?;
         // Then what the dies need, step by step.
-        for step in recovered.steps.in_order() {
-            self.run_raw(dev, step)?;
+        let mut finished = true;
+        for step in std::iter::once(&reads[..]).chain(recovered.steps.in_order()) {
+            finished = self.run_raw_until(dev, step, cut_at)?;
+            if !finished {
+                break;
+            }
         }
-        let media = self.media.as_mut().expect("a cut had the data model");
-        let lost = media.lost(&self.map);
-        Ok(PowerCut {
+        let report = PowerCut {
             recovery: dev.now() - start,
             map_bytes_read: bytes,
             recovery_erases: recovered.steps.erases(),
             recovered,
-            lost,
             ..cut
-        })
+        };
+        if !finished {
+            let again = self.cut(dev)?.report;
+            return Ok((
+                PowerCut {
+                    restart_cut: true,
+                    ..report
+                },
+                Some(again),
+            ));
+        }
+        let media = self.media.as_mut().expect("a cut had the data model");
+        let lost = media.lost(&self.map);
+        Ok((PowerCut { lost, ..report }, None))
     }
 }
 
@@ -781,7 +838,7 @@ pub fn run_on(
             )));
         }
         let mut cut = r.cut(dev)?;
-        let restarted = r.restart(dev, &hfsl, cut.report)?;
+        let (restarted, _) = r.restart(dev, &hfsl, cut.report, None)?;
         report.power_cut = Some(restarted);
         std::mem::swap(dev, &mut cut.before);
     }
@@ -903,10 +960,10 @@ impl HfslHost {
     }
 
     /// Arm a power cut: the power fails once the device has handled `event` events in all,
-    /// in whichever request gets there (later than now).
+    /// in whichever request gets there (later than now). Armed while the power is off, it
+    /// counts the events of the restarted device (from 0) and may cut the restart itself.
     pub fn arm_power_cut(&mut self, event: u64) -> Result<()> {
         self.tracking()?;
-        self.power_is_on()?;
         let now = self.dev.events();
         if event <= now {
             return Err(Error::Job(format!(
@@ -927,14 +984,22 @@ impl HfslHost {
     }
 
     /// The power comes back: HFSL recovers its map from the PCM. Returns the cut and what the
-    /// restart took and found.
+    /// restart took and found. If a cut armed while the power was off fires during the
+    /// restart, the report says `restart_cut` and the power is off again: restart again.
     pub fn restart(&mut self) -> Result<PowerCut> {
         let Some(cut) = self.off.take() else {
             return Err(Error::Job(
                 "restart: the power is on (no cut to recover from)".into(),
             ));
         };
-        self.runner.restart(&mut self.dev, &self.hfsl, cut)
+        let armed = self.cut_at.take();
+        let (report, again) = self.runner.restart(&mut self.dev, &self.hfsl, cut, armed)?;
+        match again {
+            Some(c) => self.off = Some(c),
+            // Not reached: still armed for the requests to come.
+            None => self.cut_at = armed,
+        }
+        Ok(report)
     }
 
     /// Halt (§2.6.1): write every map entry changed since it was last written to the PCM's map
