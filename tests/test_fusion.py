@@ -156,7 +156,7 @@ def test_hfsl_requests_report_time_and_place_and_bad_arguments_name_themselves()
 
 
 SMALL_FUSION = {
-    "nand.blocks_per_plane": 4,
+    "nand.blocks_per_plane": 6,
     "pcm.chip_capacity": "4KiB",
     "hfsl.ssw": "1KiB",
 }

@@ -59,12 +59,14 @@ pub struct HfslConfig {
     /// Whether the GC module is loaded (§2.7.3: a user may deactivate it).
     #[serde(default = "yes")]
     pub gc: bool,
-    /// GC starts on a die when it has fewer free blocks than this.
+    /// GC starts on a die when it has fewer free blocks than this (at least 2: a collection
+    /// opens a block for its moves, and the block it frees is erased only after the request).
     #[serde(default = "two")]
     pub gc_free_blocks: u32,
-    /// Wear-aware allocation (§2.6.1 (b)): a die's next block is its most worn free block
-    /// when cold data (a page evicted from PCM, GC's moves, a write the Bloom filter has not
-    /// seen lately) opens it, its least worn when hot data does. Off: free blocks in order.
+    /// Wear-aware allocation (§2.6.1 (b)): each die keeps a block open for cold data (a page
+    /// evicted from PCM, a write the Bloom filter has not seen lately) and one for hot data;
+    /// the cold stream opens the die's most worn free block, the hot stream its least worn.
+    /// Off: one block open per die, free blocks in order.
     #[serde(default = "yes")]
     pub wear_aware: bool,
     /// The hot/cold judgement's Bloom filter (§2.6.1: "the simple unidimensional bloom filter
@@ -289,8 +291,14 @@ impl HfslConfig {
                 "got 0, expected at least 1 (the power fails after that many device events)".into(),
             );
         }
-        if self.gc_free_blocks == 0 {
-            return e("gc_free_blocks", "got 0, expected at least 1".into());
+        if self.gc_free_blocks < 2 {
+            return e(
+                "gc_free_blocks",
+                format!(
+                    "got {}, expected at least 2 (a collection opens a free block for its moves, and the block it frees is erased only after the request)",
+                    self.gc_free_blocks
+                ),
+            );
         }
         for (i, r) in self.protect.iter().enumerate() {
             let field = format!("protect[{i}]");

@@ -274,10 +274,17 @@ impl Bloom {
     }
 }
 
+/// A die's write streams: with wear-aware allocation each has a block open, so cold data (and
+/// GC's moves) fill worn blocks and hot data fresh ones (§2.6.1 (b)); without, only `COLD`.
+const COLD: usize = 0;
+const HOT: usize = 1;
+
 struct Die {
     free: Vec<u32>,
-    open: u32,
-    next_page: u32,
+    /// Per stream: its open block (`NONE` until one is opened) and the block's next page to
+    /// program (`pages_per_block`: full, or none open).
+    open: [u32; 2],
+    next_page: [u32; 2],
 }
 
 pub struct HfslMap {
@@ -291,6 +298,8 @@ pub struct HfslMap {
     gc: bool,
     gc_free_blocks: u32,
     wear_aware: bool,
+    /// Write streams per die: 2 (cold, hot) with wear-aware allocation, else 1.
+    streams: usize,
     bloom: Bloom,
     /// Per block: its erases (HFSL counts the P/E cycles it causes, §2.6.1 (b)).
     erase_counts: Vec<u32>,
@@ -333,10 +342,20 @@ pub struct HfslMap {
     versions: Option<(Vec<u32>, Vec<u32>)>,
 }
 
-/// Blocks of each die the logical space may not use: GC's reserve and the block it writes to.
+/// Write streams per die (an open block each): cold and hot with wear-aware allocation.
+fn streams(cfg: &HfslConfig) -> usize {
+    if cfg.wear_aware {
+        2
+    } else {
+        1
+    }
+}
+
+/// Blocks of each die the logical space may not use: GC's reserve and the blocks its streams
+/// write to.
 fn spare_blocks(cfg: &HfslConfig) -> u32 {
     if cfg.gc {
-        cfg.gc_free_blocks + 1
+        cfg.gc_free_blocks + streams(cfg) as u32
     } else {
         0
     }
@@ -394,8 +413,8 @@ impl HfslMap {
                 let open = free.pop().expect("a die has blocks");
                 Die {
                     free,
-                    open,
-                    next_page: 0,
+                    open: [open, NONE],
+                    next_page: [0, hw.nand_pages_per_block],
                 }
             })
             .collect();
@@ -414,6 +433,7 @@ impl HfslMap {
             gc: cfg.gc,
             gc_free_blocks: cfg.gc_free_blocks,
             wear_aware: cfg.wear_aware,
+            streams: streams(cfg),
             bloom: Bloom::new(cfg.bloom_bits, cfg.bloom_hashes, cfg.hot_window),
             erase_counts: vec![0; hw.nand_blocks as usize],
             entries: vec![Entry::EMPTY; logical_pages as usize],
@@ -569,8 +589,6 @@ impl HfslMap {
         let per_die = m.valid.len() as u32 / m.dies.len() as u32;
         let mut steps = RecoverySteps::default();
         let mut garbage = Vec::new();
-        // Whether a die has an open block with room.
-        let mut open = Vec::with_capacity(m.dies.len());
         for d in 0..m.dies.len() {
             let blocks = d as u32 * per_die..(d as u32 + 1) * per_die;
             // A written block without valid data (a cut GC's victim or its moves, a block whose
@@ -584,33 +602,27 @@ impl HfslMap {
                 .filter(|&b| next_page[b as usize] == 0 || m.valid[b as usize] == 0)
                 .collect();
             m.dies[d].free = free;
-            let partial = blocks
+            // Its partly written blocks with valid data are open again, a stream each (which
+            // was hot is not known; the Bloom filter starts empty too); a stream without one
+            // opens a block when it next writes (or, without GC, says the die is full). A
+            // partly written block beyond the streams is left as if full.
+            let mut partial = blocks
                 .clone()
-                .find(|&b| (1..ppb).contains(&next_page[b as usize]) && m.valid[b as usize] > 0);
-            let has_open = if let Some(b) = partial {
-                m.dies[d].open = b;
-                m.dies[d].next_page = next_page[b as usize];
-                true
-            } else if !m.dies[d].free.is_empty() {
-                m.open_next(d, false)?;
-                true
-            } else {
-                // Full: the next allocation opens a block (or, without GC, says the die is).
-                m.dies[d].next_page = ppb;
-                false
-            };
-            open.push(has_open);
+                .filter(|&b| (1..ppb).contains(&next_page[b as usize]) && m.valid[b as usize] > 0);
+            for t in 0..2 {
+                let die = &mut m.dies[d];
+                (die.open[t], die.next_page[t]) = match partial.next() {
+                    Some(b) if t < m.streams => (b, next_page[b as usize]),
+                    _ => (NONE, ppb),
+                };
+            }
         }
         steps.lists.push(garbage);
         if m.gc {
             // GC needs a free block to move pages to: a die without one gives a block up.
             for d in 0..m.dies.len() {
-                while !open[d] || m.dies[d].free.is_empty() {
-                    m.free_a_block_for_recovery(d, &open, &mut steps)?;
-                    if !open[d] {
-                        m.open_next(d, false)?;
-                        open[d] = true;
-                    }
+                if m.dies[d].free.is_empty() {
+                    m.free_a_block_for_recovery(d, &mut steps)?;
                 }
             }
         }
@@ -626,39 +638,32 @@ impl HfslMap {
         self.erase_counts[b as usize] += 1;
     }
 
-    /// A restart's die `d` has no free block: the written block of it with the fewest valid
-    /// pages gives them up to the room left in open blocks (its own die's first, then the
-    /// others' in allocation order; `open` says which dies have one), and is erased once their
-    /// entries point at the copies. Reads, programs, entry writes and the erase are four
-    /// lists of `steps`, so the pages are always on NAND where a persisted entry says.
-    fn free_a_block_for_recovery(
-        &mut self,
-        d: usize,
-        open: &[bool],
-        steps: &mut RecoverySteps,
-    ) -> Result<()> {
+    /// A restart's die `d` has no free block: the written block of it with the fewest
+    /// valid pages gives them up to the room left in open blocks (its own die's first, then
+    /// the others' in allocation order), and is erased once their entries point at the copies.
+    /// Reads, programs, entry writes and the erase are four lists of `steps`, so the pages are
+    /// always on NAND where a persisted entry says.
+    fn free_a_block_for_recovery(&mut self, d: usize, steps: &mut RecoverySteps) -> Result<()> {
         let ppb = self.pages_per_block;
         let per_die = self.valid.len() as u32 / self.dies.len() as u32;
         let blocks = d as u32 * per_die..(d as u32 + 1) * per_die;
-        let own_open = open[d].then_some(self.dies[d].open);
+        let die = &self.dies[d];
+        let open_with_room = |b: u32| (0..2).any(|t| die.open[t] == b && die.next_page[t] < ppb);
         let victim = blocks
-            .filter(|&b| self.valid[b as usize] > 0 && Some(b) != own_open)
+            .filter(|&b| self.valid[b as usize] > 0 && !open_with_room(b))
             .min_by_key(|&b| (self.valid[b as usize], b))
             .ok_or_else(|| {
                 Error::Sim(format!(
                     "hfsl recovery: die {d} has no free block and no written block to give up"
                 ))
             })?;
-        let room = |m: &HfslMap, e: usize| {
-            if open[e] {
-                ppb - m.dies[e].next_page
-            } else {
-                0
-            }
-        };
+        let room = |m: &HfslMap, (e, t): (usize, usize)| ppb - m.dies[e].next_page[t];
         let others = self.stripe.iter().map(|&e| e as usize).filter(|&e| e != d);
-        let targets: Vec<usize> = std::iter::once(d).chain(others).collect();
-        let total: u32 = targets.iter().map(|&e| room(self, e)).sum();
+        let targets: Vec<(usize, usize)> = std::iter::once(d)
+            .chain(others)
+            .flat_map(|e| [(e, COLD), (e, HOT)])
+            .collect();
+        let total: u32 = targets.iter().map(|&s| room(self, s)).sum();
         if total < self.valid[victim as usize] {
             return Err(Error::Sim(format!(
                 "hfsl recovery: die {d} has no free block, and its emptiest block's {} valid pages do not fit the {total} pages left in open blocks",
@@ -679,10 +684,10 @@ impl HfslMap {
             let versions = self.versions.as_ref().map_or(Vec::new(), |(_, nv)| {
                 nv[page as usize * n..(page as usize + 1) * n].to_vec()
             });
-            while target.next_if(|&e| room(self, e) == 0).is_some() {}
-            let e = *target.peek().expect("the room was counted");
+            while target.next_if(|&s| room(self, s) == 0).is_some() {}
+            let (e, t) = *target.peek().expect("the room was counted");
             self.invalidate(page);
-            let to = self.take_page(e);
+            let to = self.take_page(e, t);
             self.program(to, lpn, &versions);
             self.entries[lpn as usize].addr = to;
             self.entries[lpn as usize].changed = true;
@@ -1172,37 +1177,55 @@ impl HfslMap {
     }
 
     /// The next NAND page for `hot` (or cold) data, striped over the dies (channel first),
-    /// collecting first on a die short of free blocks.
+    /// collecting first on a die short of free blocks. A die with no block to open now (a
+    /// logical page may live on any die) passes the page to the next: the blocks its
+    /// collections free are erased after the request, and more of the logical space may have
+    /// come to live on it than on the others.
     fn allocate(&mut self, hot: bool) -> Result<u32> {
-        let d = self.stripe[self.cursor] as usize;
-        self.cursor = (self.cursor + 1) % self.stripe.len();
-        if self.dies[d].next_page == self.pages_per_block {
-            let collected = self.gc
+        let t = if hot && self.streams > 1 { HOT } else { COLD };
+        let ppb = self.pages_per_block;
+        for _ in 0..self.stripe.len() {
+            let d = self.stripe[self.cursor] as usize;
+            self.cursor = (self.cursor + 1) % self.stripe.len();
+            if self.dies[d].next_page[t] == ppb
+                && self.gc
                 && (self.dies[d].free.len() as u32) < self.gc_free_blocks
-                && self.collect(d)?;
-            if !collected {
-                self.open_next(d, hot)?;
+            {
+                self.collect(d, t)?;
+            }
+            if self.dies[d].next_page[t] == ppb && !self.dies[d].free.is_empty() {
+                self.open_next(d, t)?;
+            }
+            if self.dies[d].next_page[t] < ppb {
+                return Ok(self.take_page(d, t));
             }
         }
-        Ok(self.take_page(d))
+        // Without GC a block is written once: the workload outgrew the NAND. With GC the
+        // spare blocks keep one free, so running out everywhere is a bug.
+        Err(if self.gc {
+            Error::Sim("hfsl: no die has a free NAND block".into())
+        } else {
+            let blocks = self.valid.len();
+            Error::Job(format!(
+                "hfsl: the dies have written all their {blocks} NAND blocks and hfsl.gc is off, so none is erased for reuse; turn hfsl.gc on, or write less"
+            ))
+        })
     }
 
-    fn take_page(&mut self, d: usize) -> u32 {
+    fn take_page(&mut self, d: usize, t: usize) -> u32 {
         let die = &mut self.dies[d];
-        let p = die.open * self.pages_per_block + die.next_page;
-        die.next_page += 1;
+        let p = die.open[t] * self.pages_per_block + die.next_page[t];
+        die.next_page[t] += 1;
         p
     }
 
-    /// Open a free block on die `d` for the `hot` (or cold) data that needs it: with wear-aware
-    /// allocation the most worn free block for cold data, the least worn for hot (§2.6.1 (b));
-    /// else the next free one. (One block is open per die, so the block takes the temperature
-    /// of the write that opens it.)
-    fn open_next(&mut self, d: usize, hot: bool) -> Result<()> {
+    /// Open a free block on die `d` for stream `t`: with wear-aware allocation the most worn
+    /// free block for cold data, the least worn for hot (§2.6.1 (b)); else the next free one.
+    fn open_next(&mut self, d: usize, t: usize) -> Result<()> {
         let die = &self.dies[d];
         let pick = if self.wear_aware {
             let wear = |i: &usize| self.erase_counts[die.free[*i] as usize];
-            if !hot {
+            if t == COLD {
                 (0..die.free.len()).rev().max_by_key(wear)
             } else {
                 (0..die.free.len()).rev().min_by_key(wear)
@@ -1211,49 +1234,48 @@ impl HfslMap {
             die.free.len().checked_sub(1)
         };
         let Some(i) = pick else {
-            // Without GC a block is written once: the workload outgrew the NAND. With GC the
-            // spare blocks keep one free, so running out is a bug.
-            return Err(if self.gc {
-                Error::Sim(format!("hfsl: die {d} has no free NAND block"))
-            } else {
-                let blocks = self.valid.len() / self.dies.len();
-                Error::Job(format!(
-                    "hfsl: die {d} has written all its {blocks} NAND blocks and hfsl.gc is off, so none is erased for reuse; turn hfsl.gc on, or write less"
-                ))
-            });
+            return Err(Error::Sim(format!("hfsl: die {d} has no free NAND block")));
         };
         let die = &mut self.dies[d];
         let b = die.free.remove(i);
-        die.open = b;
-        die.next_page = 0;
+        die.open[t] = b;
+        die.next_page[t] = 0;
         Ok(())
     }
 
-    /// Greedy GC on die `d`: the full block with the fewest valid pages gives them up to the
-    /// open block (which has room: the die is collected only when its open block is full, and
-    /// a fresh one is opened from the spares first) and is erased.
-    /// Returns whether it ran (and opened a block for the moves, which has room left).
-    fn collect(&mut self, d: usize) -> Result<bool> {
+    /// Greedy GC on die `d`, whose stream `t` has filled its block: the written block with the
+    /// fewest valid pages (the one just filled included; not a block open with room) gives
+    /// them up to a block opened for stream `t` (which has room: the victim has fewer valid
+    /// pages than a block) and is erased. The moves go where the
+    /// stream that needs a block writes, not always to the cold stream, so that each block a
+    /// die opens pays for itself with one collection, as with one stream: moving them to the
+    /// cold stream's block would open blocks for them in bursts (at 60 valid pages of 64, 15
+    /// for the 16 collections one hot block needs) that the spares cannot cover.
+    /// Returns whether it ran (and opened a block for stream `t`).
+    fn collect(&mut self, d: usize, t: usize) -> Result<bool> {
         let ppb = self.pages_per_block;
         let blocks_per_die = self.valid.len() as u32 / self.dies.len() as u32;
         let first = d as u32 * blocks_per_die;
-        let open = self.dies[d].open;
+        let die = &self.dies[d];
+        let open_with_room = |b: u32| (0..2).any(|s| die.open[s] == b && die.next_page[s] < ppb);
         let victim = (first..first + blocks_per_die)
             .filter(|&b| {
-                b != open
-                    && !self.dies[d].free.contains(&b)
+                !open_with_room(b)
+                    && !die.free.contains(&b)
                     && !self.erased.contains(&(d as u32, b))
             })
             .min_by_key(|&b| (self.valid[b as usize], b));
         let Some(victim) = victim else {
             return Ok(false);
         };
-        if self.valid[victim as usize] == ppb {
+        let moving = self.valid[victim as usize];
+        if moving == ppb || (moving > 0 && die.free.is_empty()) {
             return Ok(false);
         }
         self.counters.gc_runs += 1;
-        // The moves are cold data: they outlived the rest of their block.
-        self.open_next(d, false)?;
+        if moving > 0 {
+            self.open_next(d, t)?;
+        }
         let n = self.sub_pages as usize;
         for page in victim * ppb..(victim + 1) * ppb {
             let Some(lpn) = self.p2l[page as usize].checked_sub(1) else {
@@ -1265,7 +1287,7 @@ impl HfslMap {
                 nv[page as usize * n..(page as usize + 1) * n].to_vec()
             });
             self.invalidate(page);
-            let to = self.take_page(d);
+            let to = self.take_page(d, t);
             self.program(to, lpn, &versions);
             self.entries[lpn as usize].addr = to;
             self.touch(lpn, false);
@@ -1372,10 +1394,10 @@ mod tests {
         for (b, n) in [(1, 7), (2, 3), (3, 9), (4, 1), (5, 5)] {
             m.erase_counts[b] = n;
         }
-        m.open_next(0, false).unwrap();
-        assert_eq!(m.dies[0].open, 3);
-        m.open_next(0, true).unwrap();
-        assert_eq!(m.dies[0].open, 4);
+        m.open_next(0, COLD).unwrap();
+        assert_eq!(m.dies[0].open[COLD], 3);
+        m.open_next(0, HOT).unwrap();
+        assert_eq!(m.dies[0].open[HOT], 4);
         let mut off = HfslMap::new(
             &HfslConfig {
                 wear_aware: false,
@@ -1386,8 +1408,8 @@ mod tests {
         )
         .unwrap();
         off.erase_counts[3] = 9;
-        off.open_next(0, false).unwrap();
-        assert_eq!(off.dies[0].open, 1, "in order when off");
+        off.open_next(0, COLD).unwrap();
+        assert_eq!(off.dies[0].open[COLD], 1, "in order when off");
     }
 
     #[test]
@@ -1536,7 +1558,7 @@ mod tests {
             .expect("runs out")
             .to_string();
         assert!(
-            e.contains("has written all its 6 NAND blocks") && e.contains("hfsl.gc is off"),
+            e.contains("have written all their 24 NAND blocks") && e.contains("hfsl.gc is off"),
             "{e}"
         );
     }
