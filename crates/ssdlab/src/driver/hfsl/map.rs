@@ -310,6 +310,9 @@ pub struct HfslMap {
     p2l: Vec<u32>,
     /// Per block: valid pages.
     valid: Vec<u32>,
+    /// Per block: in its die's free list, or erased by this request's GC (`erased`) — not a
+    /// GC victim. Kept here so that GC's victim search is one pass over the die's blocks.
+    free_block: Vec<bool>,
     dies: Vec<Die>,
     /// Dies in allocation order: channel first.
     stripe: Vec<u32>,
@@ -397,11 +400,13 @@ impl HfslMap {
             )));
         }
         let pages = hw.nand_blocks as usize * hw.nand_pages_per_block as usize;
+        let mut free_block = vec![true; hw.nand_blocks as usize];
         let dies = (0..dies_n)
             .map(|d| {
                 let first = d * blocks_per_die;
                 let mut free: Vec<u32> = (first..first + blocks_per_die).rev().collect();
                 let open = free.pop().expect("a die has blocks");
+                free_block[open as usize] = false;
                 Die {
                     free,
                     open,
@@ -429,6 +434,7 @@ impl HfslMap {
             entries: vec![Entry::EMPTY; logical_pages as usize],
             p2l: vec![0; pages],
             valid: vec![0; hw.nand_blocks as usize],
+            free_block,
             dies,
             stripe,
             cursor: 0,
@@ -602,7 +608,13 @@ impl HfslMap {
             }
             if m.dies[d].free.is_empty() {
                 // GC needs a free block to move pages to: make one.
-                m.merge_for_recovery(d, blocks, &mut steps)?;
+                m.merge_for_recovery(d, blocks.clone(), &mut steps)?;
+            }
+            for b in blocks {
+                m.free_block[b as usize] = false;
+            }
+            for &b in &m.dies[d].free {
+                m.free_block[b as usize] = true;
             }
         }
         m.plan.clear();
@@ -1202,6 +1214,7 @@ impl HfslMap {
         };
         let die = &mut self.dies[d];
         let b = die.free.remove(i);
+        self.free_block[b as usize] = false;
         die.open = b;
         die.next_page = 0;
         Ok(())
@@ -1216,13 +1229,19 @@ impl HfslMap {
         let blocks_per_die = self.valid.len() as u32 / self.dies.len() as u32;
         let first = d as u32 * blocks_per_die;
         let open = self.dies[d].open;
-        let victim = (first..first + blocks_per_die)
-            .filter(|&b| {
-                b != open
-                    && !self.dies[d].free.contains(&b)
-                    && !self.erased.contains(&(d as u32, b))
-            })
-            .min_by_key(|&b| (self.valid[b as usize], b));
+        // The first of the fewest valid pages: a block without any cannot be beaten.
+        let mut victim: Option<u32> = None;
+        for b in first..first + blocks_per_die {
+            if b == open || self.free_block[b as usize] {
+                continue;
+            }
+            if victim.is_none_or(|v| self.valid[b as usize] < self.valid[v as usize]) {
+                victim = Some(b);
+                if self.valid[b as usize] == 0 {
+                    break;
+                }
+            }
+        }
         let Some(victim) = victim else {
             return Ok(false);
         };
@@ -1254,6 +1273,7 @@ impl HfslMap {
         self.erase_counts[victim as usize] += 1;
         // Free once its erase ran: from the next request on (the driver runs them in order).
         self.erased.push((d as u32, victim));
+        self.free_block[victim as usize] = true;
         Ok(true)
     }
 }
@@ -1293,6 +1313,13 @@ mod tests {
         /// The map and the NAND bookkeeping agree.
         fn check_invariants(&self) {
             let ppb = self.pages_per_block;
+            let per_die = self.valid.len() as u32 / self.dies.len() as u32;
+            for (b, &flag) in self.free_block.iter().enumerate() {
+                let b = b as u32;
+                let d = b / per_die;
+                let free = self.dies[d as usize].free.contains(&b) || self.erased.contains(&(d, b));
+                assert_eq!(flag, free, "block {b}'s free flag");
+            }
             for (b, &v) in self.valid.iter().enumerate() {
                 let mapped = (b as u32 * ppb..(b as u32 + 1) * ppb)
                     .filter(|&p| self.p2l[p as usize] != 0)
