@@ -261,26 +261,38 @@ impl Bloom {
         (0..self.hashes as u64).map(move |i| h1.wrapping_add(i.wrapping_mul(h2)) & self.mask)
     }
 
+    #[cfg(test)]
     fn contains(&self, lpn: u32) -> bool {
         self.bits(lpn)
             .all(|b| self.words[(b / 64) as usize] & (1 << (b % 64)) != 0)
     }
 
+    #[cfg(test)]
     fn record(&mut self, lpn: u32) {
-        if self.recorded == self.window {
-            self.words.fill(0);
-            self.recorded = 0;
-        }
-        self.recorded += 1;
+        self.contains_then_record(lpn);
+    }
+
+    /// Whether the filter holds `lpn`, then record it (one hashing for both: every write does
+    /// this).
+    fn contains_then_record(&mut self, lpn: u32) -> bool {
         // At most 8 hashes (validated): the bits fit on the stack.
         let mut set = [0u64; 8];
         let n = self.hashes as usize;
         for (slot, b) in set.iter_mut().zip(self.bits(lpn)) {
             *slot = b;
         }
+        let held = set[..n]
+            .iter()
+            .all(|&b| self.words[(b / 64) as usize] & (1 << (b % 64)) != 0);
+        if self.recorded == self.window {
+            self.words.fill(0);
+            self.recorded = 0;
+        }
+        self.recorded += 1;
         for &b in &set[..n] {
             self.words[(b / 64) as usize] |= 1 << (b % 64);
         }
+        held
     }
 }
 
@@ -850,10 +862,8 @@ impl HfslMap {
         let e = (offset + len).min(base + self.page_bytes) - base;
         let first = s / self.sub_page;
         let last = (e - 1) / self.sub_page;
-        let mut bits = 0u8;
-        for b in first..=last {
-            bits |= 1 << b;
-        }
+        // Bits first..=last (at most 8 sub-pages: the u16 does not overflow).
+        let bits = ((1u16 << (last + 1)) - (1u16 << first)) as u8;
         (bits, e - s)
     }
 
@@ -909,8 +919,7 @@ impl HfslMap {
             // Out of its pool's victim order while its key changes.
             self.unlink(lpn);
             // Hot if written since the filter was last cleared (before this write).
-            let hot = self.bloom.contains(lpn);
-            self.bloom.record(lpn);
+            let hot = self.bloom.contains_then_record(lpn);
             let e = &mut self.entries[lpn as usize];
             e.counter = e.counter.saturating_add(1);
             let to_cache = match self.method {
