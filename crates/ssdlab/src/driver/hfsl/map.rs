@@ -251,26 +251,38 @@ impl Bloom {
         (0..self.hashes as u64).map(move |i| h1.wrapping_add(i.wrapping_mul(h2)) & self.mask)
     }
 
+    #[cfg(test)]
     fn contains(&self, lpn: u32) -> bool {
         self.bits(lpn)
             .all(|b| self.words[(b / 64) as usize] & (1 << (b % 64)) != 0)
     }
 
+    #[cfg(test)]
     fn record(&mut self, lpn: u32) {
-        if self.recorded == self.window {
-            self.words.fill(0);
-            self.recorded = 0;
-        }
-        self.recorded += 1;
+        self.contains_then_record(lpn);
+    }
+
+    /// Whether the filter holds `lpn`, then record it (one hashing for both: every write does
+    /// this).
+    fn contains_then_record(&mut self, lpn: u32) -> bool {
         // At most 8 hashes (validated): the bits fit on the stack.
         let mut set = [0u64; 8];
         let n = self.hashes as usize;
         for (slot, b) in set.iter_mut().zip(self.bits(lpn)) {
             *slot = b;
         }
+        let held = set[..n]
+            .iter()
+            .all(|&b| self.words[(b / 64) as usize] & (1 << (b % 64)) != 0);
+        if self.recorded == self.window {
+            self.words.fill(0);
+            self.recorded = 0;
+        }
+        self.recorded += 1;
         for &b in &set[..n] {
             self.words[(b / 64) as usize] |= 1 << (b % 64);
         }
+        held
     }
 }
 
@@ -309,6 +321,9 @@ pub struct HfslMap {
     p2l: Vec<u32>,
     /// Per block: valid pages.
     valid: Vec<u32>,
+    /// Per block: in its die's free list, or erased by this request's GC (`erased`) — not a
+    /// GC victim. Kept here so that GC's victim search is one pass over the die's blocks.
+    free_block: Vec<bool>,
     dies: Vec<Die>,
     /// Dies in allocation order: channel first.
     stripe: Vec<u32>,
@@ -406,11 +421,13 @@ impl HfslMap {
             )));
         }
         let pages = hw.nand_blocks as usize * hw.nand_pages_per_block as usize;
+        let mut free_block = vec![true; hw.nand_blocks as usize];
         let dies = (0..dies_n)
             .map(|d| {
                 let first = d * blocks_per_die;
                 let mut free: Vec<u32> = (first..first + blocks_per_die).rev().collect();
                 let open = free.pop().expect("a die has blocks");
+                free_block[open as usize] = false;
                 Die {
                     free,
                     open: [open, NONE],
@@ -439,6 +456,7 @@ impl HfslMap {
             entries: vec![Entry::EMPTY; logical_pages as usize],
             p2l: vec![0; pages],
             valid: vec![0; hw.nand_blocks as usize],
+            free_block,
             dies,
             stripe,
             cursor: 0,
@@ -624,6 +642,12 @@ impl HfslMap {
                 if m.dies[d].free.is_empty() {
                     m.free_a_block_for_recovery(d, &mut steps)?;
                 }
+            }
+        }
+        m.free_block.fill(false);
+        for die in &m.dies {
+            for &b in &die.free {
+                m.free_block[b as usize] = true;
             }
         }
         m.plan.clear();
@@ -865,10 +889,8 @@ impl HfslMap {
         let e = (offset + len).min(base + self.page_bytes) - base;
         let first = s / self.sub_page;
         let last = (e - 1) / self.sub_page;
-        let mut bits = 0u8;
-        for b in first..=last {
-            bits |= 1 << b;
-        }
+        // Bits first..=last (at most 8 sub-pages: the u16 does not overflow).
+        let bits = ((1u16 << (last + 1)) - (1u16 << first)) as u8;
         (bits, e - s)
     }
 
@@ -924,8 +946,7 @@ impl HfslMap {
             // Out of its pool's victim order while its key changes.
             self.unlink(lpn);
             // Hot if written since the filter was last cleared (before this write).
-            let hot = self.bloom.contains(lpn);
-            self.bloom.record(lpn);
+            let hot = self.bloom.contains_then_record(lpn);
             let e = &mut self.entries[lpn as usize];
             e.counter = e.counter.saturating_add(1);
             let to_cache = match self.method {
@@ -1238,6 +1259,7 @@ impl HfslMap {
         };
         let die = &mut self.dies[d];
         let b = die.free.remove(i);
+        self.free_block[b as usize] = false;
         die.open[t] = b;
         die.next_page[t] = 0;
         Ok(())
@@ -1258,13 +1280,19 @@ impl HfslMap {
         let first = d as u32 * blocks_per_die;
         let die = &self.dies[d];
         let open_with_room = |b: u32| (0..2).any(|s| die.open[s] == b && die.next_page[s] < ppb);
-        let victim = (first..first + blocks_per_die)
-            .filter(|&b| {
-                !open_with_room(b)
-                    && !die.free.contains(&b)
-                    && !self.erased.contains(&(d as u32, b))
-            })
-            .min_by_key(|&b| (self.valid[b as usize], b));
+        // The first of the fewest valid pages: a block without any cannot be beaten.
+        let mut victim: Option<u32> = None;
+        for b in first..first + blocks_per_die {
+            if self.free_block[b as usize] || open_with_room(b) {
+                continue;
+            }
+            if victim.is_none_or(|v| self.valid[b as usize] < self.valid[v as usize]) {
+                victim = Some(b);
+                if self.valid[b as usize] == 0 {
+                    break;
+                }
+            }
+        }
         let Some(victim) = victim else {
             return Ok(false);
         };
@@ -1298,6 +1326,7 @@ impl HfslMap {
         self.erase_counts[victim as usize] += 1;
         // Free once its erase ran: from the next request on (the driver runs them in order).
         self.erased.push((d as u32, victim));
+        self.free_block[victim as usize] = true;
         Ok(true)
     }
 }
@@ -1337,6 +1366,13 @@ mod tests {
         /// The map and the NAND bookkeeping agree.
         fn check_invariants(&self) {
             let ppb = self.pages_per_block;
+            let per_die = self.valid.len() as u32 / self.dies.len() as u32;
+            for (b, &flag) in self.free_block.iter().enumerate() {
+                let b = b as u32;
+                let d = b / per_die;
+                let free = self.dies[d as usize].free.contains(&b) || self.erased.contains(&(d, b));
+                assert_eq!(flag, free, "block {b}'s free flag");
+            }
             for (b, &v) in self.valid.iter().enumerate() {
                 let mapped = (b as u32 * ppb..(b as u32 + 1) * ppb)
                     .filter(|&p| self.p2l[p as usize] != 0)

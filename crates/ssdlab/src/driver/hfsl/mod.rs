@@ -171,6 +171,7 @@ struct Shape {
     nand_channels: u32,
     chips_per_channel: u32,
     blocks_per_die: u32,
+    pages_per_block: u32,
     pcm_channels: u64,
     pcm_line: u64,
     page_bytes: u64,
@@ -219,7 +220,7 @@ impl Shape {
         };
         match *op {
             RawOp::NandRead { page } | RawOp::NandProgram { page } => {
-                nand(page / (self.block_bytes / self.page_bytes) as u32)
+                nand(page / self.pages_per_block)
             }
             RawOp::NandErase { block } => nand(block),
             RawOp::PcmRead { addr, .. } | RawOp::PcmWrite { addr, .. } => {
@@ -306,6 +307,7 @@ impl<S: HostSource> Runner<S> {
                 nand_channels: hw.nand_channels,
                 chips_per_channel: hw.nand_chips_per_channel,
                 blocks_per_die: hw.nand_blocks / (hw.nand_channels * hw.nand_chips_per_channel),
+                pages_per_block: hw.nand_pages_per_block,
                 pcm_channels: hw.pcm_channels.max(1) as u64,
                 pcm_line: hw.pcm_line_bytes.max(1),
                 page_bytes: hw.nand_page_bytes,
