@@ -333,6 +333,11 @@ def test_a_run_with_a_power_cut_reports_the_restart(tmp_path: Path) -> None:
     assert_user_error(no_hfsl, "--power-cut-event", "[hfsl]")
     late = run_cli(*args, "--set", "hfsl.power_cut_event=100000000")
     assert_user_error(late, "hfsl.power_cut_event", "100000000")
+    twice = run_cli(*args, "--power-cut-event", "20000", "--restart-cut-event", "3")
+    assert twice.returncode == 0, twice.stderr
+    assert "the restart before it was cut too" in " ".join(twice.stdout.split())
+    alone = run_cli(*args, "--restart-cut-event", "3")
+    assert_user_error(alone, "--restart-cut-event", "--power-cut-event")
 
 
 def test_the_power_cut_example_runs(capsys: pytest.CaptureFixture[str]) -> None:

@@ -688,6 +688,48 @@ mod power_cuts {
             "{e}"
         );
     }
+
+    /// `hfsl.restart_cut_event`: the restart is cut too and restarted again; the block
+    /// describes the restart that finished, under the first cut, and nothing is lost.
+    #[test]
+    fn a_run_may_cut_its_restart_too() {
+        let mut extra = SMALL.to_vec();
+        extra.push("hfsl.power_cut_event=20000");
+        let ios = mix(6000, PAGES);
+        let once = hfsl::run(&fusion(&extra), 1, PAGES as u32, &ios).unwrap();
+        let once = once.power_cut.expect("cut");
+        extra.push("hfsl.restart_cut_event=3");
+        let cfg = fusion(&extra);
+        let r = hfsl::run(&cfg, 1, PAGES as u32, &ios).unwrap();
+        let cut = r.power_cut.clone().expect("cut");
+        assert!(cut.restart_cut && !once.restart_cut);
+        assert_eq!((cut.event, cut.at), (once.event, once.at));
+        assert_eq!(cut.requests_acknowledged, once.requests_acknowledged);
+        assert_eq!(cut.lost, once.lost, "{cut:?}");
+        assert_eq!(cut.lost.sub_pages, 0);
+        let again = hfsl::run(&cfg, 1, PAGES as u32, &ios).unwrap();
+        assert_eq!(again.power_cut, r.power_cut);
+        // Past the restart's end, or without a first cut: the user's error, naming the field.
+        let mut late = SMALL.to_vec();
+        late.extend([
+            "hfsl.power_cut_event=20000",
+            "hfsl.restart_cut_event=100000000",
+        ]);
+        let e = hfsl::run(&fusion(&late), 1, PAGES as u32, &ios)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("hfsl.restart_cut_event") && e.contains("100000000"),
+            "{e}"
+        );
+        let e = SsdConfig::resolve("seed002-fusion", &["hfsl.restart_cut_event=3".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("hfsl.restart_cut_event") && e.contains("power_cut_event"),
+            "{e}"
+        );
+    }
 }
 
 /// `hfsl.request_cost`: HFSL's own host work per host request, on the core that then submits

@@ -374,6 +374,16 @@ def run_command(
             " (hfsl.power_cut_event).",
         ),
     ] = None,
+    restart_cut_event: Annotated[
+        int | None,
+        typer.Option(
+            "--restart-cut-event",
+            metavar="N",
+            min=1,
+            help="With --power-cut-event: cut the restart too, after its Nth event, and restart"
+            " again (hfsl.restart_cut_event).",
+        ),
+    ] = None,
     overrides: Overrides = None,
     interface: Interface = None,
     seed: Seed = 1,
@@ -390,6 +400,13 @@ def run_command(
                 " HFSL's, on a fusion device (e.g. seed002-fusion)"
             )
         resolved = resolved.set("hfsl.power_cut_event", power_cut_event)
+    if restart_cut_event is not None:
+        if power_cut_event is None:
+            raise UserError(
+                "--restart-cut-event: only a restart after a cut can be cut; give"
+                " --power-cut-event N too"
+            )
+        resolved = resolved.set("hfsl.restart_cut_event", restart_cut_event)
     if fio_file is not None:
         given = [
             flag

@@ -608,7 +608,8 @@ def hfsl_table(hfsl: Mapping[str, Any]) -> Table:
             f"read {fmt_bytes(cut.get('map_bytes_read') or 0)} of map from PCM,"
             f" {fmt_int(cut.get('recovery_erases'))} erases;"
             f" {fmt_int(cut.get('entries_recovered'))} entries recovered,"
-            f" {fmt_int(cut.get('entries_dropped'))} dropped",
+            f" {fmt_int(cut.get('entries_dropped'))} dropped"
+            + ("; the restart before it was cut too" if cut.get("restart_cut") else ""),
         )
         table.add_row(
             "lost",

@@ -123,6 +123,11 @@ pub struct HfslConfig {
     /// took and what data was lost. Unset: no power cut.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub power_cut_event: Option<u64>,
+    /// With `power_cut_event`: cut the power again once the restart has handled this many
+    /// events (counted from the restart), then restart once more; the result's `power_cut`
+    /// describes the restart that finished. Unset: the restart runs uncut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_cut_event: Option<u64>,
 }
 
 /// `len` bytes from `offset`, which only application `app` may write.
@@ -173,6 +178,7 @@ impl Default for HfslConfig {
             map_store: MapStore::default(),
             map_entry_bytes: map_entry_bytes_default(),
             power_cut_event: None,
+            restart_cut_event: None,
         }
     }
 }
@@ -290,6 +296,21 @@ impl HfslConfig {
                 "power_cut_event",
                 "got 0, expected at least 1 (the power fails after that many device events)".into(),
             );
+        }
+        match (self.power_cut_event, self.restart_cut_event) {
+            (_, Some(0)) => {
+                return e(
+                    "restart_cut_event",
+                    "got 0, expected at least 1 (the power fails after that many events of the restart)".into(),
+                )
+            }
+            (None, Some(n)) => {
+                return e(
+                    "restart_cut_event",
+                    format!("got {n}, but hfsl.power_cut_event is unset: only a restart after a cut can be cut"),
+                )
+            }
+            _ => {}
         }
         if self.gc_free_blocks < 2 {
             return e(

@@ -330,8 +330,9 @@ pub struct PowerCutResult {
     pub cut_write_old: u64,
     pub cut_write_new: u64,
     pub cut_write_torn: u64,
-    /// A cut armed for the restart failed it before it finished (the loss counts then wait
-    /// for the restart that finishes).
+    /// A cut armed for the restart failed it before it finished. From Python the power is
+    /// then off again and the loss counts wait for the restart that finishes; in a run with
+    /// `hfsl.restart_cut_event`, this block is that restart, under the first cut.
     pub restart_cut: bool,
 }
 

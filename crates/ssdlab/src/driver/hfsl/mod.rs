@@ -158,6 +158,21 @@ pub struct HostDone {
     pub version: u32,
 }
 
+impl PowerCut {
+    /// This restart's figures with the cut of `cut` (its event, time and what was in flight).
+    fn under(self, cut: PowerCut) -> PowerCut {
+        PowerCut {
+            recovery: self.recovery,
+            map_bytes_read: self.map_bytes_read,
+            recovery_erases: self.recovery_erases,
+            recovered: self.recovered,
+            lost: self.lost,
+            restart_cut: self.restart_cut,
+            ..cut
+        }
+    }
+}
+
 impl HostDone {
     pub fn latency(&self) -> SimTime {
         self.completed - self.arrival
@@ -840,7 +855,22 @@ pub fn run_on(
             )));
         }
         let mut cut = r.cut(dev)?;
-        let (restarted, _) = r.restart(dev, &hfsl, cut.report, None)?;
+        let first = cut.report.clone();
+        let (restarted, again) = r.restart(dev, &hfsl, cut.report, hfsl.restart_cut_event)?;
+        let restarted = match (again, hfsl.restart_cut_event) {
+            (None, Some(n)) => {
+                return Err(Error::Job(format!(
+                    "hfsl.restart_cut_event: got {n}, expected at most {} (the events the restart handled)",
+                    dev.events()
+                )))
+            }
+            (None, None) => restarted,
+            // The restart that finished, under the cut that started it all.
+            (Some(again), _) => PowerCut {
+                restart_cut: true,
+                ..r.restart(dev, &hfsl, again, None)?.0.under(first)
+            },
+        };
         report.power_cut = Some(restarted);
         std::mem::swap(dev, &mut cut.before);
     }
