@@ -286,8 +286,9 @@ impl Bloom {
     }
 }
 
-/// A die's write streams: with wear-aware allocation each has a block open, so cold data (and
-/// GC's moves) fill worn blocks and hot data fresh ones (§2.6.1 (b)); without, only `COLD`.
+/// A die's write streams: with wear-aware allocation each has a block open, so cold host data
+/// fill worn blocks and hot data fresh ones (§2.6.1 (b)); GC's moves join the stream whose
+/// block filled. Without wear-aware allocation, only `COLD`.
 const COLD: usize = 0;
 const HOT: usize = 1;
 
@@ -622,7 +623,7 @@ impl HfslMap {
             m.dies[d].free = free;
             // Its partly written blocks with valid data are open again, a stream each (which
             // was hot is not known; the Bloom filter starts empty too); a stream without one
-            // opens a block when it next writes (or, without GC, says the die is full). A
+            // opens a block when it next writes (or passes its pages to the next die). A
             // partly written block beyond the streams is left as if full.
             let mut partial = blocks
                 .clone()
