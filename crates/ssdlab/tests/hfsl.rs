@@ -678,15 +678,20 @@ mod power_cuts {
         let again = hfsl::run(&cfg, 1, PAGES as u32, &ios).unwrap();
         assert_eq!(again.power_cut, r.power_cut);
         // A cut past the run's end is the user's error, naming the field.
-        let mut late = SMALL.to_vec();
-        late.push("hfsl.power_cut_event=100000000");
-        let e = hfsl::run(&fusion(&late), 1, PAGES as u32, &ios)
-            .unwrap_err()
-            .to_string();
+        let e = refused_run(&["hfsl.power_cut_event=100000000"], &ios);
         assert!(
             e.contains("hfsl.power_cut_event") && e.contains("100000000"),
             "{e}"
         );
+    }
+
+    /// The error of a run of `ios` on the small device with `extra` set too.
+    fn refused_run(extra: &[&str], ios: &[HostIo]) -> String {
+        let mut set = SMALL.to_vec();
+        set.extend(extra);
+        hfsl::run(&fusion(&set), 1, PAGES as u32, ios)
+            .unwrap_err()
+            .to_string()
     }
 
     /// `hfsl.restart_cut_event`: the restart is cut too and restarted again; the block
@@ -710,14 +715,11 @@ mod power_cuts {
         let again = hfsl::run(&cfg, 1, PAGES as u32, &ios).unwrap();
         assert_eq!(again.power_cut, r.power_cut);
         // Past the restart's end, or without a first cut: the user's error, naming the field.
-        let mut late = SMALL.to_vec();
-        late.extend([
+        let late = [
             "hfsl.power_cut_event=20000",
             "hfsl.restart_cut_event=100000000",
-        ]);
-        let e = hfsl::run(&fusion(&late), 1, PAGES as u32, &ios)
-            .unwrap_err()
-            .to_string();
+        ];
+        let e = refused_run(&late, &ios);
         assert!(
             e.contains("hfsl.restart_cut_event") && e.contains("100000000"),
             "{e}"

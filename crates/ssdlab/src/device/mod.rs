@@ -571,9 +571,7 @@ impl Device {
     /// Run until no event is pending; returns each request finished since the last call with
     /// its completion time and status, in completion order.
     pub fn run_to_idle(&mut self) -> Result<Finished> {
-        let mut c = Collect::default();
-        self.run(&mut c, u64::MAX, &mut |_, _| true)?;
-        Ok(c.0)
+        Ok(self.run_to_idle_or_event(u64::MAX)?.0)
     }
 
     /// [`Device::run_to_idle`], stopping early once the device has handled `event` events in

@@ -300,6 +300,13 @@ struct Die {
     next_page: [u32; 2],
 }
 
+impl Die {
+    /// Whether block `b` is a stream's open block with pages left (of `ppb`).
+    fn open_with_room(&self, b: u32, ppb: u32) -> bool {
+        (0..2).any(|t| self.open[t] == b && self.next_page[t] < ppb)
+    }
+}
+
 pub struct HfslMap {
     method: FusionMethod,
     ssw: u64,
@@ -311,8 +318,6 @@ pub struct HfslMap {
     gc: bool,
     gc_free_blocks: u32,
     wear_aware: bool,
-    /// Write streams per die: 2 (cold, hot) with wear-aware allocation, else 1.
-    streams: usize,
     bloom: Bloom,
     /// Per block: its erases (HFSL counts the P/E cycles it causes, §2.6.1 (b)).
     erase_counts: Vec<u32>,
@@ -451,7 +456,6 @@ impl HfslMap {
             gc: cfg.gc,
             gc_free_blocks: cfg.gc_free_blocks,
             wear_aware: cfg.wear_aware,
-            streams: streams(cfg),
             bloom: Bloom::new(cfg.bloom_bits, cfg.bloom_hashes, cfg.hot_window),
             erase_counts: vec![0; hw.nand_blocks as usize],
             entries: vec![Entry::EMPTY; logical_pages as usize],
@@ -614,7 +618,7 @@ impl HfslMap {
             // pages were all rewritten) is erased now, to be free again.
             for b in blocks.clone() {
                 if next_page[b as usize] > 0 && m.valid[b as usize] == 0 {
-                    m.erase_for_recovery(b, &mut garbage);
+                    garbage.push(m.erase(b));
                 }
             }
             let free: Vec<u32> = (blocks.clone().rev())
@@ -631,7 +635,7 @@ impl HfslMap {
             for t in 0..2 {
                 let die = &mut m.dies[d];
                 (die.open[t], die.next_page[t]) = match partial.next() {
-                    Some(b) if t < m.streams => (b, next_page[b as usize]),
+                    Some(b) if t < streams(cfg) => (b, next_page[b as usize]),
                     _ => (NONE, ppb),
                 };
             }
@@ -656,11 +660,29 @@ impl HfslMap {
         Ok((m, found))
     }
 
-    /// Erase block `b` during a restart (its command in `into`).
-    fn erase_for_recovery(&mut self, b: u32, into: &mut Vec<RawOp>) {
-        into.push(RawOp::NandErase { block: b });
+    /// Block `b`'s erase, counted (GC's and a restart's).
+    fn erase(&mut self, b: u32) -> RawOp {
         self.counters.nand_erases += 1;
         self.erase_counts[b as usize] += 1;
+        RawOp::NandErase { block: b }
+    }
+
+    /// Move `lpn`'s valid NAND page `page` (read by the caller's command) to the next page of
+    /// die `d`'s stream `t`, its data version with it, and point its entry there (GC's moves
+    /// and a restart's).
+    // (Always inlined: GC moves every page through it.)
+    #[inline(always)]
+    fn relocate(&mut self, page: u32, lpn: u32, d: usize, t: usize) {
+        self.counters.nand_reads += 1;
+        let n = self.sub_pages as usize;
+        let versions = self.versions.as_ref().map_or(Vec::new(), |(_, nv)| {
+            nv[page as usize * n..(page as usize + 1) * n].to_vec()
+        });
+        self.invalidate(page);
+        let to = self.take_page(d, t);
+        self.program(to, lpn, &versions);
+        self.entries[lpn as usize].addr = to;
+        self.counters.gc_pages_moved += 1;
     }
 
     /// A restart's die `d` has no free block: the written block of it with the fewest
@@ -673,9 +695,8 @@ impl HfslMap {
         let per_die = self.valid.len() as u32 / self.dies.len() as u32;
         let blocks = d as u32 * per_die..(d as u32 + 1) * per_die;
         let die = &self.dies[d];
-        let open_with_room = |b: u32| (0..2).any(|t| die.open[t] == b && die.next_page[t] < ppb);
         let victim = blocks
-            .filter(|&b| self.valid[b as usize] > 0 && !open_with_room(b))
+            .filter(|&b| self.valid[b as usize] > 0 && !die.open_with_room(b, ppb))
             .min_by_key(|&b| (self.valid[b as usize], b))
             .ok_or_else(|| {
                 Error::Sim(format!(
@@ -695,7 +716,6 @@ impl HfslMap {
                 self.valid[victim as usize]
             )));
         }
-        let n = self.sub_pages as usize;
         let (mut reads, mut programs) = (Vec::new(), Vec::new());
         let mut lpns = Vec::new();
         let mut target = targets.into_iter().peekable();
@@ -705,18 +725,10 @@ impl HfslMap {
                 continue;
             };
             reads.push(RawOp::NandRead { page });
-            self.counters.nand_reads += 1;
-            let versions = self.versions.as_ref().map_or(Vec::new(), |(_, nv)| {
-                nv[page as usize * n..(page as usize + 1) * n].to_vec()
-            });
             while target.next_if(|&s| room(self, s) == 0).is_some() {}
             let (e, t) = *target.peek().expect("the room was counted");
-            self.invalidate(page);
-            let to = self.take_page(e, t);
-            self.program(to, lpn, &versions);
-            self.entries[lpn as usize].addr = to;
+            self.relocate(page, lpn, e, t);
             self.entries[lpn as usize].changed = true;
-            self.counters.gc_pages_moved += 1;
             lpns.push(lpn);
         }
         programs.append(&mut self.plan.writes);
@@ -725,8 +737,7 @@ impl HfslMap {
             self.write_entries(&lpns, false);
         }
         let map = std::mem::take(&mut self.plan.map);
-        let mut erase = Vec::new();
-        self.erase_for_recovery(victim, &mut erase);
+        let erase = vec![self.erase(victim)];
         steps.lists.extend([reads, programs, map, erase]);
         self.dies[d].free.insert(0, victim);
         Ok(())
@@ -1204,7 +1215,7 @@ impl HfslMap {
     /// collections free are erased after the request, and more of the logical space may have
     /// come to live on it than on the others.
     fn allocate(&mut self, hot: bool) -> Result<u32> {
-        let t = if hot && self.streams > 1 { HOT } else { COLD };
+        let t = if hot && self.wear_aware { HOT } else { COLD };
         let ppb = self.pages_per_block;
         for _ in 0..self.stripe.len() {
             let d = self.stripe[self.cursor] as usize;
@@ -1280,11 +1291,10 @@ impl HfslMap {
         let blocks_per_die = self.valid.len() as u32 / self.dies.len() as u32;
         let first = d as u32 * blocks_per_die;
         let die = &self.dies[d];
-        let open_with_room = |b: u32| (0..2).any(|s| die.open[s] == b && die.next_page[s] < ppb);
         // The first of the fewest valid pages: a block without any cannot be beaten.
         let mut victim: Option<u32> = None;
         for b in first..first + blocks_per_die {
-            if self.free_block[b as usize] || open_with_room(b) {
+            if self.free_block[b as usize] || die.open_with_room(b, ppb) {
                 continue;
             }
             if victim.is_none_or(|v| self.valid[b as usize] < self.valid[v as usize]) {
@@ -1305,26 +1315,16 @@ impl HfslMap {
         if moving > 0 {
             self.open_next(d, t)?;
         }
-        let n = self.sub_pages as usize;
         for page in victim * ppb..(victim + 1) * ppb {
             let Some(lpn) = self.p2l[page as usize].checked_sub(1) else {
                 continue;
             };
             self.plan.reads.push(RawOp::NandRead { page });
-            self.counters.nand_reads += 1;
-            let versions = self.versions.as_ref().map_or(Vec::new(), |(_, nv)| {
-                nv[page as usize * n..(page as usize + 1) * n].to_vec()
-            });
-            self.invalidate(page);
-            let to = self.take_page(d, t);
-            self.program(to, lpn, &versions);
-            self.entries[lpn as usize].addr = to;
+            self.relocate(page, lpn, d, t);
             self.touch(lpn, false);
-            self.counters.gc_pages_moved += 1;
         }
-        self.plan.erases.push(RawOp::NandErase { block: victim });
-        self.counters.nand_erases += 1;
-        self.erase_counts[victim as usize] += 1;
+        let erase = self.erase(victim);
+        self.plan.erases.push(erase);
         // Free once its erase ran: from the next request on (the driver runs them in order).
         self.erased.push((d as u32, victim));
         self.free_block[victim as usize] = true;

@@ -563,10 +563,7 @@ impl<S> Runner<S> {
         // By id, to find each completion's command.
         sent.sort_unstable_by_key(|&(id, _)| id);
         let mut completed = vec![false; sent.len()];
-        let (done, cut) = match cut_at {
-            Some(event) => dev.run_to_idle_or_event(event)?,
-            None => (dev.run_to_idle()?, false),
-        };
+        let (done, cut) = dev.run_to_idle_or_event(cut_at.unwrap_or(u64::MAX))?;
         for &(id, _, status) in &done {
             if status != Status::Ok {
                 return Err(Error::Sim(format!(
