@@ -103,6 +103,10 @@ def swap_command(
             f"{d['reads']['requests']:,} / {d['writes']['requests']:,} / {d['trims']:,}",
         ),
         (
+            "device time per read / write (us)",
+            f"{d['reads']['service']['mean_us']:.1f} / {d['writes']['service']['mean_us']:.1f}",
+        ),
+        (
             "writes per page max / mean",
             f"{wear['max_writes_per_page']} / {wear['mean_writes_per_page']:.2f}",
         ),

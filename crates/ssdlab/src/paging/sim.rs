@@ -309,8 +309,9 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                 0.0
             },
         };
-        r.reads = io_stats(&self.trace, 0);
-        r.writes = io_stats(&self.trace, 1);
+        let service = service_ps(&self.trace);
+        r.reads = io_stats(&self.trace, &service, 0);
+        r.writes = io_stats(&self.trace, &service, 1);
         r.trims = self.trace.iter().filter(|t| t.op == 2).count() as u64;
         let w: Vec<&IoRecord> = self.trace.iter().filter(|t| t.op == 1).collect();
         if let (Some(first), Some(last)) = (
