@@ -48,7 +48,7 @@ pub struct PcMix {
     /// Rounds run before `rounds` whose swap writes age the swap area without counting
     /// towards wear (`wear.*`): seed 003 aged its system for about 20 hours ("Swap Workload
     /// Generation") before its 2-hour lifetime test. 0 by default (a fresh area);
-    /// `seed003-lifetime` sets 270, the seed's 20 h at its 27 counted rounds per 2 h.
+    /// `seed003-lifetime` sets 50, the seed's 20 h at its 5 counted rounds per 2 h.
     #[serde(default)]
     pub aging_rounds: u32,
     /// The desktop, X and daemons: anonymous memory touched in every round (assumption).
