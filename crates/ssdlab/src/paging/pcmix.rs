@@ -19,7 +19,8 @@
 //! a seeded random order; the background streams (copy, download, search) are interleaved with
 //! them, spread evenly over the round. Within a visit, references come in runs of `run_pages`
 //! consecutive pages; `hot_share` of the runs start in the first `hot_fraction` of the region
-//! (its working set) and the rest anywhere in it, a `write_share` of the references writes. Seeded (stream `paging.pc_mix`), so a seed gives one stream.
+//! (its working set) and the rest anywhere in it, a `write_share` of the references writes.
+//! Seeded (stream `paging.pc_mix`), so a seed gives one stream.
 
 use super::config::PAGE_BYTES;
 use super::workload::Workload;
@@ -173,7 +174,7 @@ fn d_write_share() -> f64 {
     0.3
 }
 fn d_run_pages() -> u32 {
-    8 // calibrated to seed 003's read sizes: see `run_pages`
+    8 // calibrated to seed 003's request sizes: see `run_pages`
 }
 
 impl Default for PcMix {
