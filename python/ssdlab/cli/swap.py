@@ -87,7 +87,7 @@ def swap_command(
     out, wear = d["swap_out"], d["wear"]
     rows = [
         ("device", d["device"]),
-        ("era", d["era"]),
+        ("era / congestion wake", f"{d['era']} / {d['congestion_wake']}"),
         ("accesses", f"{f['accesses']:,}"),
         (
             "faults minor / major / swap cache",

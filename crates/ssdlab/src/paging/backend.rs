@@ -32,6 +32,12 @@ pub trait SwapBackend {
     fn merges(&self) -> Option<u64> {
         None
     }
+    /// Whether requests reach the device through a request queue whose completions free
+    /// requests (what `congestion_wake = "auto"` follows): an ssdlab device's interface
+    /// queues them; the cost models do not.
+    fn queues_requests(&self) -> bool {
+        false
+    }
 }
 
 /// Collects completions for [`SsdBackend`], and the first request the device failed.
@@ -136,6 +142,10 @@ impl SwapBackend for SsdBackend {
 
     fn describe(&self) -> String {
         self.name.clone()
+    }
+
+    fn queues_requests(&self) -> bool {
+        true
     }
 }
 

@@ -13,11 +13,16 @@ pub const PAGE_BYTES: u64 = 4096;
 /// What ends 2.6.32's `congestion_wait` before its timeout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub enum CongestionWake {
+    /// Follow the swap device (the default): `completion` for an ssdlab device, whose
+    /// interface queues requests as a block-layer request queue does; `decongested` for seed
+    /// 003's analytic NAND model and the fixed-cost backend, cost models with no request queue.
+    #[default]
+    #[serde(rename = "auto")]
+    Auto,
     /// Only a congested queue falling below its congestion-off threshold: a driver that
     /// bypasses the request queue (bio-based, as a RAM-like prototype such as seed 003's SCM
     /// board likely was) frees no requests, so on an uncongested device the wait lasts its
-    /// timeout. The default, the reading that gives seed 003's long waits.
-    #[default]
+    /// timeout. The reading that gives seed 003's long waits; its reproductions set it.
     #[serde(rename = "decongested")]
     Decongested,
     /// Any write request the block layer frees while fewer than the congestion-off threshold
@@ -175,7 +180,8 @@ pub struct PagingConfig {
     /// retries when the next write completes.
     #[serde(default = "d_true")]
     pub congestion_wait: bool,
-    /// What ends a 2.6.32 congestion wait early: `decongested` (default) or `completion`.
+    /// What ends a 2.6.32 congestion wait early: `auto` (default: by the device),
+    /// `decongested` or `completion`.
     #[serde(default)]
     pub congestion_wake: CongestionWake,
     /// The wait's timeout: HZ/10 in `do_try_to_free_pages` (2.6.32) and in

@@ -178,6 +178,8 @@ pub struct SwapResult {
     pub schema: &'static str,
     pub device: String,
     pub era: String,
+    /// What ended a 2.6.32 congestion wait early in this run (`auto` resolved by the device).
+    pub congestion_wake: String,
     pub memory_pages: u64,
     pub swap_slots: u64,
     pub watermarks: super::config::Watermarks,

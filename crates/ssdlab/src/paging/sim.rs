@@ -170,6 +170,11 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                 .as_str()
                 .unwrap_or("")
                 .to_string(),
+            congestion_wake: serde_json::to_value(cfg.congestion_wake)
+                .unwrap()
+                .as_str()
+                .unwrap_or("")
+                .to_string(),
             memory_pages: mem_pages,
             swap_slots: slots as u64,
             watermarks: cfg.watermarks(),

@@ -485,3 +485,33 @@ fn a_request_queue_device_ends_the_2632_nap_at_its_next_write_completion() {
     let e = PagingConfig::from_table(bad).unwrap_err().to_string();
     assert!(e.contains("congestion_wake") && e.contains("soon"), "{e}");
 }
+
+#[test]
+fn auto_congestion_wake_follows_the_device_s_request_queue() {
+    // The default resolves by the backend: no request queue (a cost model) naps until the
+    // queue decongests, as `decongested`; an ssdlab device's interface queues requests, so a
+    // completion wakes the nap, as `completion`. Either way the run equals the explicit value.
+    let w = Workload::from_pages((0..6000).map(|p| (p, true)));
+    let c = cfg(1024, 16384);
+    assert_eq!(c.congestion_wake, CongestionWake::Auto);
+    let us = SimTime::from_us;
+    let fast = || FixedBackend::new(1 << 40, (us(1), us(1)), (us(20), us(20)));
+    let auto = run_on(&c, fast(), &w, 1).unwrap().result;
+    assert_eq!(auto.congestion_wake, "decongested");
+    let mut explicit = c.clone();
+    explicit.congestion_wake = CongestionWake::Decongested;
+    let decongested = run_on(&explicit, fast(), &w, 1).unwrap().result;
+    assert_eq!(auto.swap_out.time_s, decongested.swap_out.time_s);
+
+    let dev_cfg = crate::config::SsdConfig::resolve("small-tlc", &[]).unwrap();
+    let on_device = |c: &PagingConfig| {
+        let dev = crate::device::Device::new(&dev_cfg, 1).unwrap();
+        run_on(c, SsdBackend::new(dev, "small-tlc"), &w, 1)
+            .unwrap()
+            .result
+    };
+    let auto = on_device(&c);
+    assert_eq!(auto.congestion_wake, "completion");
+    explicit.congestion_wake = CongestionWake::Completion;
+    assert_eq!(auto.swap_out.time_s, on_device(&explicit).swap_out.time_s);
+}
