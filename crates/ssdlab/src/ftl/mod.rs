@@ -767,6 +767,7 @@ impl Ftl {
         }
     }
 
+    #[inline]
     fn map(&mut self, lpn: u64, pun: u32) {
         self.set_l2p(lpn, pun);
         self.set_p2l(pun, lpn as u32);
@@ -905,9 +906,11 @@ impl Ftl {
     }
 
     /// Next unit of the plane's open block for `stream`, opening a new block if needed.
-    /// (Inlined, and the opening kept out of line: every GC move and host write comes here,
-    /// and all but one in a block's worth find the block open.)
-    #[inline]
+    /// (Always inlined, and the opening kept out of line: every GC move and host write comes
+    /// here, and all but one in a block's worth find the block open. A plain hint is not
+    /// enough: collect reaches itself again through the opening, and the compiler declines to
+    /// inline into that cycle.)
+    #[inline(always)]
     fn alloc_in_plane(
         &mut self,
         plane: u32,
