@@ -650,8 +650,11 @@ impl Fil {
             // slowest page type among the members.
             let partners = &self.dies[die as usize].gc_partners;
             let sense = |src: u32| timing.read[timing.page_type(self.geo.page_in_block(src))];
-            let (mut pages, mut rounds, mut slowest) = (0u64, 0u64, SimTime::ZERO);
-            for m in std::iter::once(&g).chain(partners.iter()) {
+            // The lead first, then the partners (a chained iterator costs a state check per
+            // member).
+            let (mut pages, mut rounds, mut slowest) =
+                (g.src_pages as u64, g.src_pages as u64, sense(g.src));
+            for m in partners {
                 pages += m.src_pages as u64;
                 rounds = rounds.max(m.src_pages as u64);
                 slowest = slowest.max(sense(m.src));
