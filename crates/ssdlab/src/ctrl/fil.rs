@@ -322,9 +322,8 @@ impl Fil {
     /// destination page (the GC block fills in order, so consecutive moves share a page), or,
     /// once the copies are cut, the victim's erase. None when the job has nothing left.
     fn next_gc_op(&mut self, die: u32) -> Option<GcOp> {
-        let job = self.dies[die as usize].gc.front()?;
-        if let Some((g, next)) = self.gc_copy_of(job) {
-            let job = self.dies[die as usize].gc.front_mut().expect("front job");
+        let job = self.dies[die as usize].gc.front_mut()?;
+        if let Some((g, next)) = gc_copy_of(&self.geo, self.copyback, job) {
             job.next = next;
             // The move list was written when the victim was chosen, long ago: fetch ahead.
             crate::sim::mem::prefetch(&job.task.moves, next + 16);
@@ -350,93 +349,49 @@ impl Fil {
         })
     }
 
-    /// `job`'s next copy and the index of the move after it, or None once its copies are cut.
-    /// (Inlined: called for every GC copy and every partner looked at, its call cost as much as
-    /// its work.)
-    #[inline]
-    fn gc_copy_of(&self, job: &GcJob) -> Option<(GcOp, usize)> {
-        let upp = self.geo.units_per_page as usize;
-        let geo = &self.geo;
-        let moves = &job.task.moves;
-        let i = job.next;
-        if i >= moves.len() {
-            return None;
-        }
-        let (from, to, epoch) = moves[i];
-        let page = geo.page_id(to);
-        let mut j = i + 1;
-        while j < moves.len() && geo.page_id(moves[j].1) == page && j - i < upp {
-            j += 1;
-        }
-        let mut src_pages = 1u16;
-        for k in i + 1..j {
-            if (i..k).all(|m| geo.page_id(moves[m].0) != geo.page_id(moves[k].0)) {
-                src_pages += 1;
-            }
-        }
-        // Copyback programs the page register as sensed: one source page, and each unit at
-        // the offset it had there.
-        let copyback = self.copyback
-            && src_pages == 1
-            && moves[i..j]
-                .iter()
-                .all(|&(f, t, _)| f % upp as u32 == t % upp as u32);
-        Some((
-            GcOp {
-                erase: false,
-                pun: to,
-                src: from,
-                units: (j - i) as u16,
-                src_pages,
-                epoch,
-                plane: job.task.plane,
-                copyback,
-            },
-            j,
-        ))
-    }
-
     /// Copies of the die's other planes' GC jobs that join `lead` as one multi-plane
     /// operation, as a controller's firmware pairs GC copies across planes: one per plane, each
     /// the next copy of the first job of its plane (so every plane's copies keep their order),
     /// copied the way `lead` is (by copyback or not), and, under an address rule, at addresses
     /// it lets pair. Taken from their jobs into `die.gc_partners`.
     fn gather_gc_partners(&mut self, die: u32, lead: &GcOp) {
-        self.dies[die as usize].gc_partners.clear();
+        // The die's fields are borrowed apart (its jobs, its partners) so that partners go
+        // straight into place: no vector taken out and put back, no job indexed twice.
+        let d = &mut self.dies[die as usize];
+        d.gc_partners.clear();
         if !self.gc_multiplane || lead.erase {
             return;
         }
-        let mut partners = std::mem::take(&mut self.dies[die as usize].gc_partners);
-        let ppd = self.geo.planes_per_die;
+        let geo = &self.geo;
+        let ppd = geo.planes_per_die;
         let max = ppd as usize;
         // Planes whose first job has been met (by index in the die, folded into 64 bits: on a
-        // die of more planes two may share a bit, which only passes a partner up).
-        let bit = |plane: u32| 1u64 << ((plane % ppd) % 64);
+        // die of more planes two may share a bit, which only passes a partner up). The die's
+        // planes are numbered from `first`, which spares a division per job.
+        let first = die * ppd;
+        let bit = |plane: u32| 1u64 << ((plane - first) % 64);
         let mut seen = bit(lead.plane);
         let every = if ppd >= 64 { u64::MAX } else { (1 << ppd) - 1 };
-        let jobs = self.dies[die as usize].gc.len();
-        for k in 1..jobs {
-            if partners.len() + 1 >= max || seen == every {
+        for job in d.gc.iter_mut().skip(1) {
+            if d.gc_partners.len() + 1 >= max || seen == every {
                 break;
             }
-            let job = &self.dies[die as usize].gc[k];
             let plane = job.task.plane;
             if seen & bit(plane) != 0 {
                 continue;
             }
             seen |= bit(plane);
-            let Some((g, next)) = self.gc_copy_of(job) else {
+            let Some((g, next)) = gc_copy_of(geo, self.copyback, job) else {
                 continue;
             };
             let rule_ok = self.rule == MultiplaneRule::Relaxed
-                || (self.geo.multiplane_addresses_ok(self.rule, lead.src, g.src)
-                    && self.geo.multiplane_addresses_ok(self.rule, lead.pun, g.pun));
+                || (geo.multiplane_addresses_ok(self.rule, lead.src, g.src)
+                    && geo.multiplane_addresses_ok(self.rule, lead.pun, g.pun));
             if g.copyback == lead.copyback && rule_ok {
-                self.dies[die as usize].gc[k].next = next;
-                partners.push(g);
+                job.next = next;
+                d.gc_partners.push(g);
             }
         }
-        self.dies[die as usize].gc_partners = partners;
     }
 
     /// Start the die's next operation if it is idle and has work.
@@ -695,8 +650,11 @@ impl Fil {
             // slowest page type among the members.
             let partners = &self.dies[die as usize].gc_partners;
             let sense = |src: u32| timing.read[timing.page_type(self.geo.page_in_block(src))];
-            let (mut pages, mut rounds, mut slowest) = (0u64, 0u64, SimTime::ZERO);
-            for m in std::iter::once(&g).chain(partners.iter()) {
+            // The lead first, then the partners (a chained iterator costs a state check per
+            // member).
+            let (mut pages, mut rounds, mut slowest) =
+                (g.src_pages as u64, g.src_pages as u64, sense(g.src));
+            for m in partners {
                 pages += m.src_pages as u64;
                 rounds = rounds.max(m.src_pages as u64);
                 slowest = slowest.max(sense(m.src));
@@ -940,6 +898,51 @@ impl Fil {
         d.op_suspends = 0;
         self.start_die(now, die, ftl, q);
     }
+}
+
+/// `job`'s next copy and the index of the move after it, or None once its copies are cut.
+/// (Always inlined: called for every GC copy and every partner looked at, its call and its
+/// result passed through memory cost as much as its work.)
+#[inline(always)]
+fn gc_copy_of(geo: &Geometry, copyback: bool, job: &GcJob) -> Option<(GcOp, usize)> {
+    let upp = geo.units_per_page as usize;
+    let moves = &job.task.moves;
+    let i = job.next;
+    if i >= moves.len() {
+        return None;
+    }
+    let (from, to, epoch) = moves[i];
+    let page = geo.page_id(to);
+    let mut j = i + 1;
+    while j < moves.len() && geo.page_id(moves[j].1) == page && j - i < upp {
+        j += 1;
+    }
+    let mut src_pages = 1u16;
+    for k in i + 1..j {
+        if (i..k).all(|m| geo.page_id(moves[m].0) != geo.page_id(moves[k].0)) {
+            src_pages += 1;
+        }
+    }
+    // Copyback programs the page register as sensed: one source page, and each unit at
+    // the offset it had there.
+    let copyback = copyback
+        && src_pages == 1
+        && moves[i..j]
+            .iter()
+            .all(|&(f, t, _)| f % upp as u32 == t % upp as u32);
+    Some((
+        GcOp {
+            erase: false,
+            pun: to,
+            src: from,
+            units: (j - i) as u16,
+            src_pages,
+            epoch,
+            plane: job.task.plane,
+            copyback,
+        },
+        j,
+    ))
 }
 
 fn distinct_planes(op: &[u32], txns: &Slab<Txn>) -> u64 {

@@ -767,6 +767,7 @@ impl Ftl {
         }
     }
 
+    #[inline]
     fn map(&mut self, lpn: u64, pun: u32) {
         self.set_l2p(lpn, pun);
         self.set_p2l(pun, lpn as u32);
@@ -905,52 +906,27 @@ impl Ftl {
     }
 
     /// Next unit of the plane's open block for `stream`, opening a new block if needed.
+    /// (Always inlined, and the opening kept out of line: every GC move and host write comes
+    /// here, and all but one in a block's worth find the block open. A plain hint is not
+    /// enough: collect reaches itself again through the opening, and the compiler declines to
+    /// inline into that cycle.)
+    #[inline(always)]
     fn alloc_in_plane(
         &mut self,
         plane: u32,
         stream: Stream,
         keep_reserve: bool,
     ) -> Result<Option<u32>> {
-        let upb = self.geo.units_per_block();
         let open = self.open_block(plane, stream);
         let block = if open != NONE {
             open
         } else {
-            let mut taken = self.take_free_block(plane, keep_reserve);
-            if !matches!(stream, Stream::Gc | Stream::GcOf(_)) {
-                // Short of blocks: reclaim on demand. Each round starts a collection, whose
-                // victim the next take may claim at once (its copies and erase are still
-                // queued at the die, ahead of this write, so the time is paid). Stop when a
-                // round frees nothing.
-                for _ in 0..self.geo.blocks_per_plane {
-                    if taken.is_some() {
-                        break;
-                    }
-                    let before = self.reclaim_work();
-                    self.maybe_gc(plane)?;
-                    taken = self.take_free_block(plane, keep_reserve);
-                    if taken.is_none() && before == self.reclaim_work() {
-                        break;
-                    }
-                }
+            match self.open_new_block(plane, stream, keep_reserve)? {
+                Some(b) => b,
+                None => return Ok(None),
             }
-            let Some(b) = taken else {
-                return Ok(None);
-            };
-            self.blocks[b as usize].state = BlockState::Open;
-            self.set_open_block(plane, stream, b);
-            if let Some(st) = self.streams.as_deref_mut() {
-                st.block_stream[b as usize] = match stream {
-                    Stream::Host(s) => s,
-                    // Per-stream GC blocks hold one stream's data, as its host blocks do.
-                    Stream::GcOf(s) => s,
-                    Stream::Gc if !st.gc_open.is_empty() => 0,
-                    Stream::Gc => GC_STREAM,
-                };
-            }
-            self.maybe_gc(plane)?;
-            b
         };
+        let upb = self.geo.units_per_block();
         let blk = &mut self.blocks[block as usize];
         let pun = block * upb + blk.write_ptr;
         blk.write_ptr += 1;
@@ -959,6 +935,51 @@ impl Ftl {
             self.set_open_block(plane, stream, NONE);
         }
         Ok(Some(pun))
+    }
+
+    /// Open a new block for `stream` in `plane` ([`Ftl::alloc_in_plane`]'s slow path); None
+    /// when the plane has none to give.
+    #[inline(never)]
+    fn open_new_block(
+        &mut self,
+        plane: u32,
+        stream: Stream,
+        keep_reserve: bool,
+    ) -> Result<Option<u32>> {
+        let mut taken = self.take_free_block(plane, keep_reserve);
+        if !matches!(stream, Stream::Gc | Stream::GcOf(_)) {
+            // Short of blocks: reclaim on demand. Each round starts a collection, whose
+            // victim the next take may claim at once (its copies and erase are still
+            // queued at the die, ahead of this write, so the time is paid). Stop when a
+            // round frees nothing.
+            for _ in 0..self.geo.blocks_per_plane {
+                if taken.is_some() {
+                    break;
+                }
+                let before = self.reclaim_work();
+                self.maybe_gc(plane)?;
+                taken = self.take_free_block(plane, keep_reserve);
+                if taken.is_none() && before == self.reclaim_work() {
+                    break;
+                }
+            }
+        }
+        let Some(b) = taken else {
+            return Ok(None);
+        };
+        self.blocks[b as usize].state = BlockState::Open;
+        self.set_open_block(plane, stream, b);
+        if let Some(st) = self.streams.as_deref_mut() {
+            st.block_stream[b as usize] = match stream {
+                Stream::Host(s) => s,
+                // Per-stream GC blocks hold one stream's data, as its host blocks do.
+                Stream::GcOf(s) => s,
+                Stream::Gc if !st.gc_open.is_empty() => 0,
+                Stream::Gc => GC_STREAM,
+            };
+        }
+        self.maybe_gc(plane)?;
+        Ok(Some(b))
     }
 
     /// Grows whenever reclaiming did something (a collection, an erase, a forced erase).
