@@ -32,6 +32,18 @@ pub enum CongestionWake {
     Completion,
 }
 
+impl CongestionWake {
+    /// `auto` resolved for a device that does (or does not) queue requests; the others as
+    /// they are.
+    pub fn for_device(self, queues_requests: bool) -> CongestionWake {
+        match self {
+            CongestionWake::Auto if queues_requests => CongestionWake::Completion,
+            CongestionWake::Auto => CongestionWake::Decongested,
+            other => other,
+        }
+    }
+}
+
 /// Which kernel's mechanisms the model follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Era {

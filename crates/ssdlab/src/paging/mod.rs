@@ -57,15 +57,7 @@ pub fn run_on<B: SwapBackend>(
     w: &Workload,
     seed: u64,
 ) -> Result<SwapOutput> {
-    let mut cfg = cfg.clone();
-    if cfg.congestion_wake == CongestionWake::Auto {
-        cfg.congestion_wake = if dev.queues_requests() {
-            CongestionWake::Completion
-        } else {
-            CongestionWake::Decongested
-        };
-    }
-    let mut sim = sim::PagingSim::new(&cfg, dev, &w.accesses, w.pages, seed)?;
+    let mut sim = sim::PagingSim::new(cfg, dev, &w.accesses, w.pages, seed)?;
     sim.count_wear_from(w.wear_from);
     sim.run()?;
     Ok(SwapOutput {

@@ -159,22 +159,16 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         } else {
             1
         };
+        // `auto` follows the device: how its driver ends a nap is the device's property.
+        let congestion_wake = cfg.congestion_wake.for_device(dev.queues_requests());
         let mem_pages = cfg.memory_pages();
         let gb = (mem_pages * PAGE_BYTES) >> 30;
         let n = cfg.nr_requests;
         let mut res = SwapResult {
             schema: "ssdlab.swap/1",
             device: dev.describe(),
-            era: serde_json::to_value(cfg.era)
-                .unwrap()
-                .as_str()
-                .unwrap_or("")
-                .to_string(),
-            congestion_wake: serde_json::to_value(cfg.congestion_wake)
-                .unwrap()
-                .as_str()
-                .unwrap_or("")
-                .to_string(),
+            era: name_of(cfg.era),
+            congestion_wake: name_of(congestion_wake),
             memory_pages: mem_pages,
             swap_slots: slots as u64,
             watermarks: cfg.watermarks(),
@@ -223,7 +217,10 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             res,
             done: Vec::new(),
             baseline: SimTime::ZERO,
-            cfg: cfg.clone(),
+            cfg: PagingConfig {
+                congestion_wake,
+                ..cfg.clone()
+            },
         })
     }
 
@@ -1240,4 +1237,12 @@ fn reclaim_cpu(
             + c.reclaim_write.0 .0 as u128 * written as u128)
             .min(u64::MAX as u128) as u64,
     )
+}
+
+/// A config enum's name as its TOML and the result spell it (its serde name).
+fn name_of<T: serde::Serialize>(v: T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::new(),
+    }
 }

@@ -42,11 +42,18 @@ impl<E> Ord for Entry<E> {
     }
 }
 
-/// Under a dead top, whether `key` is due before every live entry of `heap`: the top's (up to
-/// four) children. A late key fails at the first child it meets.
+/// The top's children (up to four in the quaternary heap): under a dead top, the earliest
+/// live entry is one of them.
+#[inline]
+fn top_children<E>(heap: &QuaternaryHeap<Entry<E>>) -> impl Iterator<Item = &Entry<E>> {
+    heap.as_slice().iter().skip(1).take(4)
+}
+
+/// Under a dead top, whether `key` is due before every live entry of `heap`. A late key fails
+/// at the first child it meets.
 #[inline]
 fn before_live<E>(heap: &QuaternaryHeap<Entry<E>>, key: u128) -> bool {
-    heap.as_slice().iter().skip(1).take(4).all(|c| key < c.key)
+    top_children(heap).all(|c| key < c.key)
 }
 
 pub struct EventQueue<E> {
@@ -156,15 +163,7 @@ impl<E: Copy> EventQueue<E> {
         let key = match (&self.first, self.top_taken) {
             (Some(f), _) => Some(f.key),
             (None, false) => self.heap.peek().map(|e| e.key),
-            // Under a dead top, the earliest live entry is one of the top's children.
-            (None, true) => self
-                .heap
-                .as_slice()
-                .iter()
-                .skip(1)
-                .take(4)
-                .map(|e| e.key)
-                .min(),
+            (None, true) => top_children(&self.heap).map(|e| e.key).min(),
         };
         key.map(|k| SimTime((k >> 64) as u64))
     }
