@@ -27,26 +27,52 @@ pub(crate) fn from_toml<T: serde::de::DeserializeOwned>(
     origin: &str,
     make_err: fn(String) -> Error,
 ) -> Result<T> {
+    // After overrides the text is a rewrite, so its line numbers mean nothing to the user.
+    let lines = !origin.ends_with("with overrides");
+    from_toml_text(text, origin, lines, make_err)
+}
+
+/// [`from_toml`] for a table built in memory (the `[swap]` knobs with their overrides): the same
+/// rewording, no line numbers (the text is the table written out, not the user's).
+pub(crate) fn from_toml_table<T: serde::de::DeserializeOwned>(
+    table: &toml::Table,
+    origin: &str,
+    make_err: fn(String) -> Error,
+) -> Result<T> {
+    let text =
+        toml::to_string(table).map_err(|e| make_err(format!("{}: {e}", origin_label(origin))))?;
+    from_toml_text(&text, origin, false, make_err)
+}
+
+fn from_toml_text<T: serde::de::DeserializeOwned>(
+    text: &str,
+    origin: &str,
+    lines: bool,
+    make_err: fn(String) -> Error,
+) -> Result<T> {
     let de = toml::de::Deserializer::new(text);
-    serde_path_to_error::deserialize(de).map_err(|e| {
+    serde_path_to_error::deserialize::<_, T>(de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         let mut msg = inner.message().replace('\n', " ");
         if msg == "wanted string or table" {
             // The TOML reader's words for a name given as a number or a list: say what it got
-            // and what a name looks like.
+            // and which names the field takes.
             let got = inner
                 .span()
                 .and_then(|s| text.get(s))
                 .map(str::trim)
                 .filter(|g| !g.is_empty())
                 .unwrap_or("a value that is not a name");
-            msg = format!("got {got}, expected a name (a string, e.g. \"greedy\") or a table");
+            let names = inner
+                .span()
+                .and_then(|s| names_at::<T>(text, s, &path))
+                .unwrap_or_else(|| "a name (a string, e.g. \"greedy\") or a table".into());
+            msg = format!("got {got}, expected {names}");
         }
-        // After overrides the text is a rewrite, so its line numbers mean nothing to the user.
         let at = inner
             .span()
-            .filter(|_| !origin.ends_with("with overrides"))
+            .filter(|_| lines)
             .map(|s| {
                 let (l, c) = line_col(text, s.start);
                 format!(", line {l}, column {c}")
@@ -58,6 +84,29 @@ pub(crate) fn from_toml<T: serde::de::DeserializeOwned>(
             field_part(&path)
         ))
     })
+}
+
+/// The names an enum field at `span` takes, in serde's words ("one of `a`, `b`"): the text is
+/// read again with a name no variant has in the value's place, and the reader's "unknown variant"
+/// error lists them. None when the field is not a plain enum.
+fn names_at<T: serde::de::DeserializeOwned>(
+    text: &str,
+    span: std::ops::Range<usize>,
+    path: &str,
+) -> Option<String> {
+    const NO_SUCH_NAME: &str = r#""\u0001""#;
+    let probe = format!(
+        "{}{NO_SUCH_NAME}{}",
+        text.get(..span.start)?,
+        text.get(span.end..)?
+    );
+    let e = serde_path_to_error::deserialize::<_, T>(toml::de::Deserializer::new(&probe)).err()?;
+    if e.path().to_string() != path {
+        return None;
+    }
+    let msg = e.into_inner().message().to_string();
+    let rest = msg.strip_prefix("unknown variant `\u{1}`, expected ")?;
+    Some(rest.replace('\n', " "))
 }
 
 /// ", field `a.b`" for a serde path, or nothing for the document itself.
@@ -118,6 +167,6 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("field `nand.cell`"), "{e}");
-        assert!(e.contains("got 5.0, expected a name"), "{e}");
+        assert!(e.contains("got 5.0, expected one of `slc`, `mlc`"), "{e}");
     }
 }

@@ -279,13 +279,9 @@ impl PagingConfig {
 
     /// Read from a TOML table (the `swap.` overrides already applied) and validate.
     pub fn from_table(t: toml::Table) -> Result<PagingConfig> {
-        // The path of the bad key in the message ("swap, field `congestion_wake`: ...").
-        let cfg: PagingConfig =
-            serde_path_to_error::deserialize(toml::Value::Table(t)).map_err(|e| {
-                let field = crate::config::load::field_part(&e.path().to_string());
-                let msg = e.into_inner().message().replace('\n', " ");
-                Error::Config(format!("swap{field}: {msg}"))
-            })?;
+        // The path of the bad key in the message ("swap, field `congestion_wake`: ..."), in the
+        // device config's words.
+        let cfg: PagingConfig = crate::config::load::from_toml_table(&t, "swap", Error::Config)?;
         cfg.validate()?;
         Ok(cfg)
     }
@@ -475,5 +471,22 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("colour"));
+    }
+
+    #[test]
+    fn a_number_given_to_a_name_says_the_value_and_the_names_it_may_take() {
+        let t = toml::toml! { memory = "1MiB"  swap_size = "1MiB"  era = 5 };
+        let e = PagingConfig::from_table(t).unwrap_err().to_string();
+        assert!(
+            e.starts_with("swap, field `era`: got 5, expected `2.6.32` or `modern`"),
+            "{e}"
+        );
+        let t = toml::toml! { memory = "1MiB"  swap_size = "1MiB"  congestion_wake = 5.0 };
+        let e = PagingConfig::from_table(t).unwrap_err().to_string();
+        assert!(
+            e.contains("field `congestion_wake`: got 5.0, expected one of `auto`, `decongested`, `completion`"),
+            "{e}"
+        );
+        assert!(!e.contains("line"), "{e}");
     }
 }
