@@ -261,6 +261,22 @@ def test_cli_replay_of_a_fifo_is_refused_not_hung(tmp_path: Path, preset_name: s
     writer.join(timeout=5)
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("trace", "stats", "/dev/zero"),
+        ("swap", "small-tlc", "--memory", "1MiB", "--swap-size", "1MiB", "--workload", "/dev/zero"),
+    ],
+)
+def test_cli_an_input_with_no_line_break_is_refused_not_read_forever(
+    command: tuple[str, ...],
+) -> None:
+    # Before: `trace stats` read /dev/zero forever (an over-long line was drained to its end)
+    # and `swap` held it all in memory until the machine killed it.
+    proc = run_cli(*command, timeout=60)
+    assert_user_error(proc, "/dev/zero", "line 1", "no line break in 16 MiB")
+
+
 def test_cli_trace_stats_reads_dev_stdin_from_a_pipe(tmp_path: Path) -> None:
     text = (FIXTURES / "umass_spc.csv").read_text()
     env = dict(os.environ)

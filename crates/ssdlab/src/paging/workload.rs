@@ -5,10 +5,18 @@
 
 use crate::error::{Error, Result};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufReader, Read};
 
 /// Page size of the workload's addresses (4 KiB).
 const PAGE_SHIFT: u32 = 12;
+
+/// The most accesses a workload holds: 8 GiB of them at 4 bytes each, as many page references
+/// as the PC mix may generate. An endless input (`yes 0`) stops here instead of filling memory.
+const MAX_ACCESSES: usize = 1 << 31;
+
+/// The largest access a lackey line may claim: lackey reports each load or store as the
+/// instruction made it (a few bytes, 64 for the widest vectors); far beyond that is not lackey's.
+const MAX_LACKEY_BYTES: u64 = 64 * 1024;
 
 #[derive(Clone, Debug, Default)]
 pub struct Workload {
@@ -41,19 +49,27 @@ struct Pager {
     map: BTreeMap<u64, u32>,
     last: (u64, u32),
     out: Workload,
+    max_accesses: usize,
 }
 
 impl Pager {
-    fn new() -> Pager {
+    fn new(max_accesses: usize) -> Pager {
         Pager {
             map: BTreeMap::new(),
             last: (u64::MAX, 0),
             out: Workload::default(),
+            max_accesses,
         }
     }
 
     #[inline]
-    fn touch(&mut self, vpn: u64, write: bool, origin: &str) -> Result<()> {
+    fn touch(&mut self, vpn: u64, write: bool, origin: &str, line: u64) -> Result<()> {
+        if self.out.accesses.len() >= self.max_accesses {
+            return Err(Error::Trace(format!(
+                "{origin}, line {line}: more than {} memory accesses, expected a shorter trace (or one cut with head)",
+                self.max_accesses
+            )));
+        }
         let id = if self.last.0 == vpn {
             self.last.1
         } else {
@@ -98,22 +114,36 @@ pub fn read_file(path: &str) -> Result<Workload> {
 
 /// Read a trace from `r`; `origin` names it in errors.
 pub fn read(r: impl Read, origin: &str) -> Result<Workload> {
-    let mut p = Pager::new();
+    read_limited(r, origin, MAX_ACCESSES)
+}
+
+/// [`read`], holding at most `max_accesses` accesses.
+fn read_limited(r: impl Read, origin: &str, max_accesses: usize) -> Result<Workload> {
+    use crate::workload::trace::input::{read_line, MAX_LINE};
+    let mut p = Pager::new(max_accesses);
     let mut lackey: Option<bool> = None;
     let mut fetches = 0u64;
-    let mut line = String::new();
+    let mut buf = Vec::new();
     let mut reader = BufReader::new(r);
     let mut n = 0u64;
     loop {
-        line.clear();
-        let got = reader
-            .read_line(&mut line)
+        let got = read_line(&mut reader, &mut buf)
             .map_err(|e| Error::Trace(format!("{origin}: cannot read line {}: {e}", n + 1)))?;
-        if got == 0 {
+        let Some(too_long) = got else {
             break;
-        }
+        };
         n += 1;
-        let l = line.trim_end();
+        if too_long {
+            return Err(Error::Trace(format!(
+                "{origin}, line {n}: longer than {MAX_LINE} bytes, expected an address or a lackey line"
+            )));
+        }
+        let l = std::str::from_utf8(&buf).map_err(|_| {
+            Error::Trace(format!(
+                "{origin}, line {n}: bytes that are not text, expected an address or a lackey line"
+            ))
+        })?;
+        let l = l.trim_end();
         if l.is_empty() || l.starts_with('#') || l.starts_with("==") || l.starts_with("--") {
             continue;
         }
@@ -133,6 +163,11 @@ pub fn read(r: impl Read, origin: &str) -> Result<Workload> {
             let (addr, size) = rest.trim().split_once(',').ok_or_else(bad)?;
             let addr = u64::from_str_radix(addr.trim(), 16).map_err(|_| bad())?;
             let size: u64 = size.trim().parse().map_err(|_| bad())?;
+            if size > MAX_LACKEY_BYTES {
+                return Err(Error::Trace(format!(
+                    "{origin}, line {n}: got an access of {size} bytes, expected at most {MAX_LACKEY_BYTES} (lackey reports each load or store, a few bytes)"
+                )));
+            }
             let last = addr.saturating_add(size.max(1) - 1);
             let (first_vpn, last_vpn) = (addr >> PAGE_SHIFT, last >> PAGE_SHIFT);
             let kinds: &[bool] = match kind.trim() {
@@ -148,7 +183,7 @@ pub fn read(r: impl Read, origin: &str) -> Result<Workload> {
             };
             for &w in kinds {
                 for vpn in first_vpn..=last_vpn {
-                    p.touch(vpn, w, origin)?;
+                    p.touch(vpn, w, origin, n)?;
                 }
             }
         } else {
@@ -168,7 +203,7 @@ pub fn read(r: impl Read, origin: &str) -> Result<Workload> {
                     )))
                 }
             };
-            p.touch(addr >> PAGE_SHIFT, write, origin)?;
+            p.touch(addr >> PAGE_SHIFT, write, origin, n)?;
         }
     }
     let mut w = p.finish();
@@ -227,5 +262,44 @@ mod tests {
             .to_string();
         assert!(e.contains("/nonexistent/lackey.out: cannot read"), "{e}");
         assert!(read("".as_bytes(), "e").is_err());
+    }
+
+    #[test]
+    fn an_endless_or_outsized_input_is_refused_not_read_into_memory() {
+        // A line with no end (a device of zeros): refused at the line's limit.
+        let zeros = std::io::repeat(0).take(1 << 20);
+        let e = read(zeros, "/dev/zero").unwrap_err().to_string();
+        assert!(
+            e.contains("/dev/zero, line 1") && e.contains("longer than 65536 bytes"),
+            "{e}"
+        );
+        // A lackey access claiming a size no access has.
+        let e = read(" S 1000,18446744073709551615\n".as_bytes(), "l")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("l, line 1") && e.contains("18446744073709551615") && e.contains("65536"),
+            "{e}"
+        );
+        // More accesses than the model holds (the limit made small here).
+        let e = read_limited("0\n".repeat(11).as_bytes(), "yes", 10)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("yes, line 11") && e.contains("more than 10 memory accesses"),
+            "{e}"
+        );
+        assert_eq!(
+            read_limited("0\n".repeat(10).as_bytes(), "yes", 10)
+                .unwrap()
+                .accesses
+                .len(),
+            10
+        );
+        // Bytes that are not text.
+        let e = read(&b"0x10\n\xff\xfe\n"[..], "bin")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("bin, line 2") && e.contains("not text"), "{e}");
     }
 }

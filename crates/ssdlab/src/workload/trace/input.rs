@@ -8,6 +8,11 @@ use std::io::{self, BufRead, BufReader, Read};
 /// Longest line a reader accepts; a longer one is an error (or a skipped line).
 pub const MAX_LINE: usize = 64 * 1024;
 
+/// Most of an over-long line that is read past and dropped (so that a reader skipping bad
+/// lines goes on at the next one): an input with no line break for this long (`/dev/zero`, a
+/// binary file) is not text, and reading it ends with an error instead of never.
+const MAX_DROPPED: usize = 16 << 20;
+
 const BUF_BYTES: usize = 256 * 1024;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,11 +81,13 @@ pub fn open(path: &str) -> io::Result<(Input, Compression)> {
 
 /// Read one line (without its `\n` and any `\r` before it) into `buf`. Returns `Ok(None)` at the
 /// end of the input, `Ok(Some(true))` when the line was longer than [`MAX_LINE`] (the rest of
-/// it is read and dropped; `buf` holds its start), `Ok(Some(false))` otherwise.
+/// it is read and dropped; `buf` holds its start), `Ok(Some(false))` otherwise; an error when
+/// the line runs on for more than [`MAX_DROPPED`] bytes.
 pub fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<Option<bool>> {
     buf.clear();
     let mut any = false;
     let mut too_long = false;
+    let mut dropped = 0usize;
     loop {
         let chunk = match input.fill_buf() {
             Ok(c) => c,
@@ -98,6 +105,16 @@ pub fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<Optio
         let room = MAX_LINE.saturating_sub(buf.len());
         if take > room {
             too_long = true;
+            dropped = dropped.saturating_add(take - room);
+            if dropped > MAX_DROPPED {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "no line break in {} MiB, expected text lines (is it a binary file or a device?)",
+                        MAX_DROPPED >> 20
+                    ),
+                ));
+            }
         }
         buf.extend_from_slice(&chunk[..take.min(room)]);
         let used = done.unwrap_or(take);
@@ -146,6 +163,15 @@ mod tests {
                 (4, false)
             ]
         );
+    }
+
+    #[test]
+    fn an_input_with_no_line_break_ends_in_an_error_not_an_endless_read() {
+        let mut input = BufReader::new(io::repeat(0));
+        let mut buf = Vec::new();
+        let e = read_line(&mut input, &mut buf).unwrap_err();
+        assert!(e.to_string().contains("no line break in 16 MiB"), "{e}");
+        assert!(buf.len() <= MAX_LINE);
     }
 
     #[test]
