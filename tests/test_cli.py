@@ -525,3 +525,38 @@ def test_a_full_disk_names_the_output_path(command: str, tmp_path: Path) -> None
     proc = run_cli(*args, "--json", "/dev/full")
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip() == "error: /dev/full: No space left on device", proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        # Each read /dev/zero until killed (--fio) or called it "not found" (--job, sweep).
+        (("run", "small-tlc", "--fio", "/dev/zero"), ("/dev/zero", "more than 1048576 bytes")),
+        (("run", "small-tlc", "--job", "/dev/zero"), ("/dev/zero", "more than 1048576 bytes")),
+        (("sweep", "/dev/zero", "--out", "{tmp}/o"), ("/dev/zero", "more than 1048576 bytes")),
+        (("run", "small-tlc", "--fio", "{tmp}"), ("is a directory", "fio job file")),
+        (("run", "small-tlc", "--job", "{tmp}"), ("is a directory", "job file")),
+        (("sweep", "{tmp}", "--out", "{tmp}/o"), ("is a directory", "sweep file")),
+        (("run", "small-tlc", "--fio", "/dev/urandom"), ("/dev/urandom", "more than 1048576")),
+    ],
+)
+def test_job_and_sweep_files_that_are_devices_or_directories_are_refused_by_name(
+    tmp_path: Path, args: tuple[str, ...], needles: tuple[str, ...]
+) -> None:
+    proc = run_cli(*(a.replace("{tmp}", str(tmp_path)) for a in args), timeout=60)
+    assert_user_error(proc, *needles)
+
+
+def test_job_and_sweep_files_may_come_through_a_pipe(tmp_path: Path) -> None:
+    # A job file on standard input, as `--job /dev/stdin < job.toml`.
+    env = dict(os.environ)
+    env.pop("COLUMNS", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ssdlab", "run", "small-tlc", "--job", "/dev/stdin", "-q"],
+        input='rw = "randread"\nbs = "4KiB"\nio_count = 50\n',
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr

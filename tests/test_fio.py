@@ -187,7 +187,9 @@ def test_cli_refusals_name_file_and_line() -> None:
     assert_user_error(
         run_cli("run", "small-tlc", "--fio", DATA / "verify.fio"), "verify.fio:5", "verify"
     )
-    assert_user_error(run_cli("run", "small-tlc", "--fio", DATA / "none.fio"), "no such job file")
+    assert_user_error(
+        run_cli("run", "small-tlc", "--fio", DATA / "none.fio"), "no such fio job file"
+    )
     assert_user_error(
         run_cli("run", "small-tlc", "--fio", DATA / "random-read.fio", "--rw", "read"),
         "--rw cannot go with --fio",

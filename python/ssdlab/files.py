@@ -1,4 +1,5 @@
-"""Writing an output file without harming what stands at its path.
+"""Reading the small text files a user names (job, fio and sweep files) with a bound; writing an
+output file without harming what stands at its path.
 
 A finished file replaces the old one at once (written beside it, then renamed over it), so a
 reader never sees half a file — but only where the path is, or will be, a regular file. A
@@ -11,6 +12,39 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+
+#: The most a job, fio or sweep file may hold, as a config file (the Rust side's
+#: ``config::MAX_CONFIG_FILE_BYTES``): a path such as /dev/zero or a large file named by mistake
+#: is refused at once instead of read until memory runs out.
+MAX_INPUT_FILE_BYTES = 1 << 20
+
+
+def read_input_text(
+    path: str | os.PathLike[str], what: str, error: Callable[[str], Exception]
+) -> str:
+    """The text of ``path``, a ``what`` ("sweep file") the user named: a regular file or a pipe
+    (``/dev/stdin``), UTF-8 with or without a byte-order mark, at most
+    :data:`MAX_INPUT_FILE_BYTES`. Anything else raises ``error(message)``, one line naming the
+    path."""
+    name = os.fspath(path)
+    try:
+        with open(name, "rb") as f:
+            data = f.read(MAX_INPUT_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise error(f"{name}: no such {what}") from None
+    except IsADirectoryError:
+        raise error(f"{name}: is a directory, expected a {what}") from None
+    except OSError as e:
+        raise error(f"{name}: cannot read: {e.strerror}") from None
+    if len(data) > MAX_INPUT_FILE_BYTES:
+        raise error(
+            f"{name}: more than {MAX_INPUT_FILE_BYTES} bytes, expected a {what} of a few KiB"
+            " (is it the right file?)"
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise error(f"{name}: not UTF-8 text (byte {e.start}), expected a {what}") from None
 
 
 def write_output(target: Path, write: Callable[[Path], None]) -> Path:

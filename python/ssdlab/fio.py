@@ -16,11 +16,11 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from . import _core
 from .api import Job
+from .files import read_input_text
 
 # fio's rw names → the job model's (`Rw` in workload/job.rs).
 _RW = {
@@ -257,12 +257,7 @@ def load(path: str | os.PathLike[str], text: str | None = None) -> FioFile:
     """Read a fio job file into ssdlab jobs, with warnings for what is not modelled."""
     name = os.fspath(path)
     if text is None:
-        try:
-            text = Path(name).read_text(encoding="utf-8-sig")
-        except FileNotFoundError:
-            raise FioError(f"{name}: no such job file") from None
-        except UnicodeDecodeError as error:
-            raise FioError(f"{name}: not a text file ({error.reason})") from None
+        text = read_input_text(name, "fio job file", FioError)
     sections = _read_sections(text, name)
     fio = FioFile(path=name, jobs=[])
     global_opts: list[tuple[int, str, str]] = []

@@ -20,8 +20,7 @@ fn job_fields() -> Vec<&'static str> {
 
 #[pyfunction]
 fn load_job(path: &str) -> PyResult<String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| JobError::new_err(format!("{path}: cannot read: {e}")))?;
+    let text = ssdlab::config::read_small_text_file(path, "job file").map_err(JobError::new_err)?;
     JobSpec::from_toml_str(&text, path)
         .map(|j| j.to_json())
         .map_err(to_py)

@@ -126,8 +126,9 @@ def _build_job(job_file: Path | None, flags: dict[str, Any]) -> Job:
     """The job from --job (if any), with every flag that was given replacing its field."""
     fields: dict[str, Any] = {}
     if job_file is not None:
-        if not job_file.is_file():
+        if not job_file.exists():
             raise UserError(f"job file not found: {job_file}")
+        # Not only a regular file: `--job /dev/stdin`. The reader bounds what it reads.
         fields = Job.load(job_file).to_dict()
     fields.update({key: value for key, value in flags.items() if value is not None})
     return Job.from_dict(fields)

@@ -65,6 +65,7 @@ from typing import Any
 
 from .. import _core
 from ..api import MAX_SEED, toml_literal
+from ..files import read_input_text
 
 SWEEP_SCHEMA = "ssdlab.sweep/1"
 MAX_AXIS_VALUES = 10_000
@@ -422,9 +423,7 @@ class Sweep:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Sweep:
         file = Path(path)
-        if not file.is_file():
-            raise SweepError(f"sweep file not found: {file}")
-        text = file.read_text(encoding="utf-8")
+        text = read_input_text(file, "sweep file", SweepError)
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as error:

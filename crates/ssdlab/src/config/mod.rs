@@ -114,31 +114,41 @@ fn overrides_set(overrides: &[String], path: &str) -> bool {
     })
 }
 
-/// The most a config file may hold. The largest shipped preset is about 4 KiB; the bound is there
-/// so that a path such as /dev/zero or a multi-gigabyte file given by mistake is refused at once
-/// rather than read until memory runs out (issue 15, defect 4).
+/// The most a config or job file may hold. The largest shipped preset is about 4 KiB; the bound
+/// is there so that a path such as /dev/zero or a multi-gigabyte file given by mistake is refused
+/// at once rather than read until memory runs out (issue 15, defect 4).
 pub const MAX_CONFIG_FILE_BYTES: u64 = 1 << 20;
 
-fn read_config_file(spec: &str) -> Result<String> {
+/// The text of a small file the user named (`what`: "TOML config", "job file"), at most
+/// [`MAX_CONFIG_FILE_BYTES`]: from a regular file or a pipe, UTF-8. The error is one line naming
+/// `path`.
+pub fn read_small_text_file(path: &str, what: &str) -> std::result::Result<String, String> {
     use std::io::Read;
-    let err = |e: std::io::Error| Error::Config(format!("{spec}: cannot read: {e}"));
-    let file = std::fs::File::open(spec).map_err(err)?;
+    let err = |e: std::io::Error| format!("{path}: cannot read: {e}");
+    let file = std::fs::File::open(path).map_err(err)?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(format!("{path}: is a directory, expected a {what}"));
+    }
     let mut bytes = Vec::new();
     file.take(MAX_CONFIG_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(err)?;
     if bytes.len() as u64 > MAX_CONFIG_FILE_BYTES {
-        return Err(Error::Config(format!(
-            "{spec}: more than {MAX_CONFIG_FILE_BYTES} bytes, expected a TOML config of a few KiB \
+        return Err(format!(
+            "{path}: more than {MAX_CONFIG_FILE_BYTES} bytes, expected a {what} of a few KiB \
              (is it the right file?)"
-        )));
+        ));
     }
     String::from_utf8(bytes).map_err(|e| {
-        Error::Config(format!(
-            "{spec}: not UTF-8 text (byte {}), expected a TOML config",
+        format!(
+            "{path}: not UTF-8 text (byte {}), expected a {what}",
             e.utf8_error().valid_up_to()
-        ))
+        )
     })
+}
+
+fn read_config_file(spec: &str) -> Result<String> {
+    read_small_text_file(spec, "TOML config").map_err(Error::Config)
 }
 
 impl SsdConfig {
