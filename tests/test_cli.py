@@ -560,3 +560,21 @@ def test_job_and_sweep_files_may_come_through_a_pipe(tmp_path: Path) -> None:
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("trace", "generate", "radius", "--out", "{file}/x.csv"),
+        ("run", "small-tlc", "--rw", "read", "--io-count", "10", "--json", "{file}/r.json"),
+    ],
+)
+def test_an_output_path_through_a_file_says_which_part_is_not_a_directory(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    # Before: "error: .../plain: File exists".
+    plain = tmp_path / "plain"
+    plain.write_text("x")
+    proc = run_cli(*(a.replace("{file}", str(plain)) for a in args))
+    assert_user_error(proc, f"{plain}: is not a directory")
+    assert plain.read_text() == "x"

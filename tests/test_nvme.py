@@ -246,3 +246,11 @@ def test_io_to_a_controller_disabled_through_its_registers_names_the_state(
     for call in (lambda: dev.read(0, 1), lambda: dev.id_ctrl()):
         with pytest.raises(JobError, match=re.escape("CSTS.RDY = 0, CC.EN = 0")):
             call()
+
+
+def test_cli_job_that_is_a_device_or_directory_is_named_as_such(tmp_path: Path) -> None:
+    # Before: "--job: file not found" for both.
+    proc = run_cli("nvme", "smart-log", "small-tlc", "--job", "/dev/zero", timeout=60)
+    assert_user_error(proc, "/dev/zero", "more than 1048576 bytes")
+    proc = run_cli("nvme", "smart-log", "small-tlc", "--job", tmp_path)
+    assert_user_error(proc, "is a directory")

@@ -656,6 +656,14 @@ def _interrupted() -> int:
 
 
 def _describe_os_error(error: OSError) -> str:
+    if (
+        isinstance(error, FileExistsError)
+        and error.filename is not None
+        and not os.path.isdir(error.filename)
+    ):
+        # Making an output file's directories met a file where a directory belongs
+        # (`--out /dev/null/x.csv`); "File exists" alone does not say what is wrong.
+        return f"{error.filename}: is not a directory, expected one on the output's path"
     if error.filename is not None and error.strerror:
         return f"{error.filename}: {error.strerror}"
     return str(error)

@@ -78,8 +78,11 @@ def _device(
     if lba_size not in (512, 4096):
         raise NvmeCliError(f"--lba-size: got {lba_size}, expected 512 or 4096")
     for flag, path in (("--job", job), ("--trace", trace)):
-        if path is not None and not path.is_file():
+        # A device or pipe goes on to the readers, which bound what they read or refuse it.
+        if path is not None and not path.exists():
             raise NvmeCliError(f"{flag}: file not found: {path}")
+        if path is not None and path.is_dir():
+            raise NvmeCliError(f"{flag}: {path} is a directory, expected a file")
     dev = NvmeDevice(config, overrides=overrides or None, seed=seed, lba_size=lba_size)
     if job is not None:
         dev.run_job(job)
