@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -172,6 +173,49 @@ def test_job_is_validated_and_canonical() -> None:
 def test_bad_job_is_a_job_error(fields: dict[str, object], needle: str) -> None:
     with pytest.raises(ssdlab.JobError, match=needle):
         ssdlab.Job(**fields)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "needles"),
+    [
+        # Each was a message that named neither the value nor what was expected ("expected
+        # value"), a float the user never wrote, or a bare Python error without the argument.
+        (lambda: ssdlab.Job(rw=5), ssdlab.JobError, ("`rw`", "got 5", "`randread`")),
+        (lambda: ssdlab.Job(rw=None), ssdlab.JobError, ("`rw`", "got null", "`randread`")),
+        (
+            lambda: ssdlab.Job(rw="read", io_count=2**70),
+            ssdlab.JobError,
+            ("`io_count`", "got 1180591620717411303424", "2^64"),
+        ),
+        (lambda: ssdlab.run("small-tlc", "x"), TypeError, ("job", "'x'", "a Job or a mapping")),
+        (
+            lambda: ssdlab.bench(io_count=-5),
+            ValueError,
+            ("io_count", "got -5", "from 1 to 2^64 - 1"),
+        ),
+    ],
+)  # fmt: skip
+def test_api_errors_name_the_argument_the_value_and_what_is_expected(
+    call: Callable[[], object], error: type[Exception], needles: tuple[str, ...]
+) -> None:
+    with pytest.raises(error) as caught:
+        call()
+    for needle in needles:
+        assert needle in str(caught.value), str(caught.value)
+
+
+def test_swap_takes_overrides_as_config_does(tmp_path: Path) -> None:
+    # A lone string is one override (it was read as one override per character), and a mapping
+    # gives each value as a TOML literal.
+    trace = tmp_path / "pages.txt"
+    trace.write_text("".join(f"{page * 4096} W\n" for page in range(600)))
+    runs = [
+        ssdlab.swap(
+            "small-tlc", memory="1MiB", swap_size="4MiB", workload=trace, overrides=overrides
+        ).data["era"]
+        for overrides in ("swap.era=modern", ["swap.era=modern"], {"swap.era": "modern"})
+    ]
+    assert runs == ["modern"] * 3
 
 
 def test_job_file(tmp_path: Path) -> None:

@@ -233,13 +233,18 @@ def check_seed(seed: Any) -> int:
     return int(seed)
 
 
-def _check_finite(what: str, fields: Mapping[str, Any]) -> None:
-    """JSON has no NaN or infinity: name the field here rather than let the core's parser
-    report a position in text the user never wrote."""
+def _check_numbers(what: str, fields: Mapping[str, Any]) -> None:
+    """JSON has no NaN or infinity, and the core's JSON reader takes an integer beyond 64 bits
+    for a float: name the field here rather than let the core report a position in text, or a
+    float, the user never wrote."""
     floats = (float, *_numpy_types("floating"))
     for key, value in fields.items():
         if isinstance(value, floats) and not math.isfinite(value):
             raise _core.JobError(f"{what}, field `{key}`: got {value}, expected a finite number")
+        if isinstance(value, int) and not -(2**63) <= value < 2**64:
+            raise _core.JobError(
+                f"{what}, field `{key}`: got {value}, expected an integer below 2^64"
+            )
 
 
 class Job:
@@ -251,7 +256,7 @@ class Job:
     __slots__ = ("_json",)
 
     def __init__(self, **fields: Any) -> None:
-        _check_finite("job", fields)
+        _check_numbers("job", fields)
         self._json: str = _core.check_job(json.dumps(fields, default=_json_default))
 
     @classmethod
@@ -327,7 +332,7 @@ class Trace:
         if "devices" in fields:
             fields["devices"] = _devices(fields["devices"])
         fields["trace"] = _trace_source(trace)
-        _check_finite("trace job", fields)
+        _check_numbers("trace job", fields)
         self._json: str = _core.check_trace_job(json.dumps(fields, default=_json_default))
 
     @classmethod
@@ -528,6 +533,11 @@ def run(
     if job is None:
         raise ValueError("run needs a job or a trace")
     if not isinstance(job, Job):
+        if not isinstance(job, Mapping):
+            raise TypeError(
+                f"job: got {job!r}, expected a Job or a mapping of job fields"
+                " (e.g. {'rw': 'randread', 'io_count': 1000})"
+            )
         job = Job.from_dict(job)
     json_text, records = _core.run(
         config.to_json(),
@@ -556,4 +566,10 @@ def config_schema() -> str:
 
 def bench(io_count: int = 100_000, seed: int = 1) -> dict[str, Any]:
     """Run the core's built-in benchmark and return its figures."""
-    return json.loads(_core.bench(io_count, check_seed(seed)))
+    if (
+        isinstance(io_count, bool)
+        or not isinstance(io_count, numbers.Integral)
+        or not 1 <= io_count < 2**64
+    ):
+        raise ValueError(f"io_count: got {io_count!r}, expected an integer from 1 to 2^64 - 1")
+    return json.loads(_core.bench(int(io_count), check_seed(seed)))

@@ -8,13 +8,13 @@ as a dict, each swap-in fault's latency and the swap block trace as numpy arrays
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from os import PathLike
 from typing import TYPE_CHECKING, Any
 
 from . import _core
-from .api import check_seed
+from .api import _override_strings, check_seed
 
 if TYPE_CHECKING:
     import numpy as np
@@ -57,7 +57,7 @@ def swap(
     memory: str,
     swap_size: str,
     workload: str | PathLike[str],
-    overrides: Sequence[str] = (),
+    overrides: Mapping[str, Any] | Iterable[str] | None = None,
     seed: int = 1,
     swap_trace: str | PathLike[str] | None = None,
     swap_trace_format: str = "fio",
@@ -74,7 +74,7 @@ def swap(
         memory,
         swap_size,
         str(workload),
-        list(overrides),
+        list(_override_strings(overrides)),
         check_seed(seed),
         None if swap_trace is None else str(swap_trace),
         swap_trace_format,

@@ -311,10 +311,14 @@ impl JobSpec {
             } else {
                 format!(", field `{path}`")
             };
-            Error::Job(format!(
-                "job{field}: {}",
-                crate::error::json_message(e.inner())
-            ))
+            let mut msg = crate::error::json_message(e.inner());
+            if msg == "expected value" {
+                // The JSON reader's words for a name given as a number, null or a list.
+                if let Some(better) = name_expected(text, &path) {
+                    msg = better;
+                }
+            }
+            Error::Job(format!("job{field}: {msg}"))
         })?;
         spec.check_fields()?;
         Ok(spec)
@@ -323,7 +327,26 @@ impl JobSpec {
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("job serialises")
     }
+}
 
+/// "got 5, expected one of `read`, ..." for a field at `path` of the job in `text` that takes a
+/// name: the value is read back, and the job read again with a name no variant has in its place,
+/// whose "unknown variant" error lists the names. None when the field is not a plain name.
+fn name_expected(text: &str, path: &str) -> Option<String> {
+    let mut job: serde_json::Value = serde_json::from_str(text).ok()?;
+    let slot = job.pointer_mut(&format!("/{}", path.replace('.', "/")))?;
+    let got = slot.to_string();
+    *slot = serde_json::Value::String("\u{1}".into());
+    let e = serde_path_to_error::deserialize::<_, JobSpec>(job).err()?;
+    if e.path().to_string() != path {
+        return None;
+    }
+    let msg = e.into_inner().to_string();
+    let names = msg.strip_prefix("unknown variant `\u{1}`, expected ")?;
+    Some(format!("got {got}, expected {names}"))
+}
+
+impl JobSpec {
     fn sizes(&self) -> Result<Vec<(u64, u32)>> {
         match &self.bs {
             BlockSize::Fixed(b) => Ok(vec![(b.0, 1)]),
@@ -703,6 +726,17 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn a_name_given_as_a_number_or_null_says_which_names_the_field_takes() {
+        for (json, got) in [(r#"{"rw": 5}"#, "got 5"), (r#"{"rw": null}"#, "got null")] {
+            let e = JobSpec::from_json(json).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("job, field `rw`: {got}, expected one of `read`")),
+                "{e}"
+            );
+        }
+    }
 
     #[test]
     fn fields_are_the_serialised_fields_in_order() {
