@@ -426,6 +426,16 @@ impl Device {
     /// system, block layer, I/O scheduler: `host.fs_cost`, `block_cost`, `sched_cost`) on the
     /// core of `queue`, from `now`. The conventional drivers (jobs, trace replay) call it once
     /// per request; a host-side FTL that calls the driver directly (HFSL) does not.
+    /// Start the cache misses of the map entry of the data at byte `offset` (no effect on the
+    /// simulation): for a driver that knows a request before it submits it.
+    #[inline]
+    pub fn prefetch_map(&self, offset: u64) {
+        let lpn = offset / self.geo.unit_bytes;
+        if lpn < self.ftl.logical_units() {
+            self.ftl.prefetch(lpn);
+        }
+    }
+
     #[inline]
     pub fn host_kernel_request(&mut self, now: SimTime, queue: u32) {
         let cost = self.cpu.request_cost();

@@ -16,6 +16,7 @@ use crate::device::{Completion, Device, Driver, Flags, Request};
 use crate::error::{Error, Result};
 use crate::sim::SimTime;
 use crate::workload::job::{Generator, IoEngine, Job, Rw};
+use crate::workload::Op;
 use std::collections::VecDeque;
 
 /// Most open-loop arrivals one instance may hold waiting (8 bytes each) before the run stops
@@ -25,6 +26,9 @@ const MAX_BACKLOG: usize = 10_000_000;
 struct Instance {
     inflight: u32,
     gen: Generator,
+    /// The instance's next request, drawn one request early so that its map entry is on its
+    /// way to the cache when it is submitted (`draw`).
+    ahead: Option<(Op, u64, u64)>,
     /// Open-loop arrivals waiting for a free slot of the iodepth.
     backlog: VecDeque<SimTime>,
 }
@@ -117,6 +121,7 @@ impl JobDriver {
             .map(|k| Instance {
                 inflight: 0,
                 gen: Generator::new(&job, k, seed),
+                ahead: None,
                 backlog: VecDeque::new(),
             })
             .collect();
@@ -192,17 +197,24 @@ impl JobDriver {
     #[inline(always)]
     fn submit(&mut self, dev: &mut Device, now: SimTime, inst: u32, arrival: SimTime) {
         dev.host_kernel_request(now, inst);
-        let r = self.draw(inst, arrival);
+        let r = self.draw(dev, inst, arrival);
         if let Err(e) = dev.submit(now, r) {
             self.error.get_or_insert(e);
         }
     }
 
-    /// The instance's next request, counted in flight.
+    /// The instance's next request, counted in flight. The one after it is drawn now and its
+    /// map entry fetched towards the cache: it is submitted a completion or more from now, time
+    /// enough for the miss to land, where the doorbell's own prefetch is a few events ahead of
+    /// the look-up. The generator is a function of the job and seed alone, so drawing early
+    /// changes no request.
     #[inline(always)]
-    fn draw(&mut self, inst: u32, arrival: SimTime) -> Request {
+    fn draw(&mut self, dev: &Device, inst: u32, arrival: SimTime) -> Request {
         let i = &mut self.insts[inst as usize];
-        let (op, offset, len) = i.gen.next(&self.job);
+        let (op, offset, len) = i.ahead.take().unwrap_or_else(|| i.gen.next(&self.job));
+        let next = i.gen.next(&self.job);
+        dev.prefetch_map(next.1);
+        i.ahead = Some(next);
         i.inflight += 1;
         Request {
             op,
@@ -237,7 +249,7 @@ impl JobDriver {
                 continue;
             }
             dev.host_kernel_request(now, inst);
-            batch.push(self.draw(inst, now));
+            batch.push(self.draw(dev, inst, now));
             if batch.len() as u32 == e.batch {
                 self.flush_batch(dev, now, inst, &mut batch);
             }
