@@ -37,6 +37,10 @@ pub use crate::request::{Completion, Flags, Request, RequestRecord, Space, Statu
 use crate::sim::{EventQueue, SimTime, Slab};
 use crate::workload::Op;
 
+/// Map units from which [`Device::prefetch_map`] fetches ahead: 4 Mi entries, a 16 MiB map,
+/// beyond the last-level cache of most processors.
+const PREFETCH_MIN_UNITS: u64 = 4 << 20;
+
 /// What drives a device: it submits requests and reacts to their completions and to wake-ups
 /// it asked for. All calls happen inside [`Device::run`], at the simulated time `now`.
 pub trait Driver {
@@ -426,13 +430,35 @@ impl Device {
     /// system, block layer, I/O scheduler: `host.fs_cost`, `block_cost`, `sched_cost`) on the
     /// core of `queue`, from `now`. The conventional drivers (jobs, trace replay) call it once
     /// per request; a host-side FTL that calls the driver directly (HFSL) does not.
+    /// Whether the map is larger than a processor's caches ([`PREFETCH_MIN_UNITS`]), so that
+    /// a driver gains by [`Device::prefetch_map`]: on a smaller one the entries are at hand and
+    /// prefetches cost instructions for nothing.
+    #[inline(always)]
+    pub fn map_outgrows_caches(&self) -> bool {
+        self.ftl.logical_units() >= PREFETCH_MIN_UNITS
+    }
+
     /// Start the cache misses of the map entry of the data at byte `offset` (no effect on the
     /// simulation): for a driver that knows a request before it submits it.
-    #[inline]
+    #[inline(always)]
     pub fn prefetch_map(&self, offset: u64) {
         let lpn = offset / self.geo.unit_bytes;
         if lpn < self.ftl.logical_units() {
             self.ftl.prefetch(lpn);
+        }
+    }
+
+    /// The second stage of [`Device::prefetch_map`], once the entry has arrived: the records
+    /// of the unit it points to that a read or write of it touches.
+    #[inline(always)]
+    pub fn prefetch_map_target(&self, op: Op, offset: u64) {
+        let lpn = offset / self.geo.unit_bytes;
+        if lpn < self.ftl.logical_units() {
+            match op {
+                Op::Read => self.ftl.prefetch_read_target(lpn),
+                Op::Write => self.ftl.prefetch_target(lpn),
+                _ => {}
+            }
         }
     }
 

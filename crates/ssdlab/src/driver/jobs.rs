@@ -203,18 +203,30 @@ impl JobDriver {
         }
     }
 
-    /// The instance's next request, counted in flight. The one after it is drawn now and its
-    /// map entry fetched towards the cache: it is submitted a completion or more from now, time
-    /// enough for the miss to land, where the doorbell's own prefetch is a few events ahead of
-    /// the look-up. The generator is a function of the job and seed alone, so drawing early
-    /// changes no request.
+    /// The instance's next request, counted in flight. On a map larger than the processor's
+    /// caches the one after it is drawn now and its map entry fetched towards the cache: it is
+    /// submitted a completion or more from now, time enough for the miss to land, where the
+    /// doorbell's own prefetch is a few events ahead of the look-up. The generator is a
+    /// function of the job and seed alone, so drawing early changes no request.
     #[inline(always)]
     fn draw(&mut self, dev: &Device, inst: u32, arrival: SimTime) -> Request {
         let i = &mut self.insts[inst as usize];
-        let (op, offset, len) = i.ahead.take().unwrap_or_else(|| i.gen.next(&self.job));
-        let next = i.gen.next(&self.job);
-        dev.prefetch_map(next.1);
-        i.ahead = Some(next);
+        let (op, offset, len) = if dev.map_outgrows_caches() {
+            let r = match i.ahead.take() {
+                Some(r) => {
+                    // Its entry was fetched a completion ago: now where it points.
+                    dev.prefetch_map_target(r.0, r.1);
+                    r
+                }
+                None => i.gen.next(&self.job),
+            };
+            let next = i.gen.next(&self.job);
+            dev.prefetch_map(next.1);
+            i.ahead = Some(next);
+            r
+        } else {
+            i.gen.next(&self.job)
+        };
         i.inflight += 1;
         Request {
             op,
