@@ -86,7 +86,14 @@ impl ReplayDriver {
             }
             if self.pending.is_none() && !self.exhausted {
                 match self.src.next_request() {
-                    Ok(Some(req)) => self.pending = Some(req),
+                    Ok(Some(req)) => {
+                        // It waits for room, usually a completion: start its map entry's
+                        // cache miss now (as the job driver does, `driver/jobs.rs`).
+                        if dev.map_outgrows_caches() {
+                            dev.prefetch_map(req.offset);
+                        }
+                        self.pending = Some(req);
+                    }
                     Ok(None) => self.exhausted = true,
                     Err(e) => {
                         self.error = Some(e);
@@ -115,6 +122,9 @@ impl ReplayDriver {
                 return;
             }
             self.pending = None;
+            if dev.map_outgrows_caches() {
+                dev.prefetch_map_target(req.op, req.offset);
+            }
             self.inflight += 1;
             self.next_queue = (queue + 1) % self.queues;
             self.issued += 1;
