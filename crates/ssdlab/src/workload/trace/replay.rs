@@ -728,6 +728,10 @@ impl Replay {
         }
         // Trace times past 2^64 ps (213 days) were held there when read: "at least".
         let s = |ps: f64| {
+            if !ps.is_finite() {
+                // The product left the floating-point range.
+                return format!("more than {:.6e} s", f64::MAX / 1e12);
+            }
             let floor = if ps >= u64::MAX as f64 {
                 "at least "
             } else {
@@ -736,7 +740,8 @@ impl Replay {
             format!("{floor}{:.6e} s", ps / 1e12)
         };
         let mut msg = format!(
-            "{}: a timed replay of {} of trace time at time_scale {} needs {} of simulated \
+            // `{:?}` for the factor: the shortest form that reads back (1e300, not 301 digits).
+            "{}: a timed replay of {} of trace time at time_scale {:?} needs {} of simulated \
              time, more than the simulated clock holds (2^64 ps, about 213 days)",
             self.job.trace,
             s(span_ps),

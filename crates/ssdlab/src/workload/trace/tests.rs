@@ -803,5 +803,14 @@ fn an_out_of_order_second_request_is_not_taken_for_an_outlier() {
         .to_string();
     assert!(e.contains("more than the simulated clock holds"), "{e}");
     assert!(!e.contains("outlier"), "{e}");
+    // A factor so large that the product is no longer a number: both said in a few digits
+    // (was the factor's 301 digits and "at least inf s").
+    let j = TraceJob::from_json(&format!(r#"{{"trace": {p:?}, "time_scale": 1e300}}"#)).unwrap();
+    let e = Replay::new(&j, 1 << 30, 1)
+        .err()
+        .expect("too long")
+        .to_string();
+    assert!(e.contains("at time_scale 1e300 needs more than"), "{e}");
+    assert!(!e.contains("inf") && e.len() < 400, "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
