@@ -226,9 +226,12 @@ pub fn write_file_with(
     if path.ends_with(".gz") {
         // The buffer sits in front of the compressor: fed line by line (tens of bytes a call),
         // the encoder spent most of its time per call and wrote 20x slower than plain text.
+        // Level 1: a generated trace is written more often than it is stored (1 M requests of
+        // the radius model: 0.53 s and 11.6 MB, against 1.69 s and 10.6 MB at the default 6;
+        // plain text 0.36 s).
         let gz = flate2::write::GzEncoder::new(
             io::BufWriter::with_capacity(1 << 16, file),
-            flate2::Compression::default(),
+            flate2::Compression::fast(),
         );
         let out = io::BufWriter::with_capacity(1 << 20, gz);
         let (counts, out) = write_records(records, out, format, keep_going, &err)?;
