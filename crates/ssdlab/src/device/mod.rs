@@ -426,10 +426,6 @@ impl Device {
         (queue % self.cpu.cores(), now.max(self.q.now()))
     }
 
-    /// One request of a driver through the kernel's layers above the block driver (file
-    /// system, block layer, I/O scheduler: `host.fs_cost`, `block_cost`, `sched_cost`) on the
-    /// core of `queue`, from `now`. The conventional drivers (jobs, trace replay) call it once
-    /// per request; a host-side FTL that calls the driver directly (HFSL) does not.
     /// Whether the map is larger than a processor's caches ([`PREFETCH_MIN_UNITS`]), so that
     /// a driver gains by [`Device::prefetch_map`]: on a smaller one the entries are at hand and
     /// prefetches cost instructions for nothing.
@@ -462,6 +458,10 @@ impl Device {
         }
     }
 
+    /// One request of a driver through the kernel's layers above the block driver (file
+    /// system, block layer, I/O scheduler: `host.fs_cost`, `block_cost`, `sched_cost`) on the
+    /// core of `queue`, from `now`. The conventional drivers (jobs, trace replay) call it once
+    /// per request; a host-side FTL that calls the driver directly (HFSL) does not.
     #[inline]
     pub fn host_kernel_request(&mut self, now: SimTime, queue: u32) {
         let cost = self.cpu.request_cost();
