@@ -86,17 +86,27 @@ fn from_toml_text<T: serde::de::DeserializeOwned>(
     })
 }
 
-/// The names an enum field at `span` takes, in serde's words ("one of `a`, `b`"): the text is
-/// read again with a name no variant has in the value's place, and the reader's "unknown variant"
-/// error lists them. None when the field is not a plain enum.
+/// A name no variant of any config or job enum has: put in a bad value's place, it makes the
+/// reader's "unknown variant" error list the names the field takes ([`expected_names`]).
+pub(crate) const NO_SUCH_NAME: &str = "\u{1}";
+
+/// From the error of a read with [`NO_SUCH_NAME`] in a field's place, the names the field takes
+/// in serde's words ("one of `a`, `b`"); None for any other error.
+pub(crate) fn expected_names(msg: &str) -> Option<String> {
+    let rest = msg.strip_prefix(&format!("unknown variant `{NO_SUCH_NAME}`, expected "))?;
+    Some(rest.replace('\n', " "))
+}
+
+/// The names an enum field at `span` takes: the text read again with [`NO_SUCH_NAME`] in the
+/// value's place. None when the field is not a plain enum.
 fn names_at<T: serde::de::DeserializeOwned>(
     text: &str,
     span: std::ops::Range<usize>,
     path: &str,
 ) -> Option<String> {
-    const NO_SUCH_NAME: &str = r#""\u0001""#;
+    // As a TOML string: the character escaped.
     let probe = format!(
-        "{}{NO_SUCH_NAME}{}",
+        "{}\"\\u0001\"{}",
         text.get(..span.start)?,
         text.get(span.end..)?
     );
@@ -104,9 +114,7 @@ fn names_at<T: serde::de::DeserializeOwned>(
     if e.path().to_string() != path {
         return None;
     }
-    let msg = e.into_inner().message().to_string();
-    let rest = msg.strip_prefix("unknown variant `\u{1}`, expected ")?;
-    Some(rest.replace('\n', " "))
+    expected_names(e.into_inner().message())
 }
 
 /// ", field `a.b`" for a serde path, or nothing for the document itself.

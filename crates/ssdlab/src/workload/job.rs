@@ -327,26 +327,7 @@ impl JobSpec {
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("job serialises")
     }
-}
 
-/// "got 5, expected one of `read`, ..." for a field at `path` of the job in `text` that takes a
-/// name: the value is read back, and the job read again with a name no variant has in its place,
-/// whose "unknown variant" error lists the names. None when the field is not a plain name.
-fn name_expected(text: &str, path: &str) -> Option<String> {
-    let mut job: serde_json::Value = serde_json::from_str(text).ok()?;
-    let slot = job.pointer_mut(&format!("/{}", path.replace('.', "/")))?;
-    let got = slot.to_string();
-    *slot = serde_json::Value::String("\u{1}".into());
-    let e = serde_path_to_error::deserialize::<_, JobSpec>(job).err()?;
-    if e.path().to_string() != path {
-        return None;
-    }
-    let msg = e.into_inner().to_string();
-    let names = msg.strip_prefix("unknown variant `\u{1}`, expected ")?;
-    Some(format!("got {got}, expected {names}"))
-}
-
-impl JobSpec {
     fn sizes(&self) -> Result<Vec<(u64, u32)>> {
         match &self.bs {
             BlockSize::Fixed(b) => Ok(vec![(b.0, 1)]),
@@ -682,6 +663,23 @@ impl Generator {
         };
         (op, offset, len)
     }
+}
+
+/// "got 5, expected one of `read`, ..." for a field at `path` of the job in `text` that takes a
+/// name: the value is read back, and the job read again with a name no variant has in its place
+/// (`config::load::expected_names`). None when the field is not a plain name.
+fn name_expected(text: &str, path: &str) -> Option<String> {
+    use crate::config::load::{expected_names, NO_SUCH_NAME};
+    let mut job: serde_json::Value = serde_json::from_str(text).ok()?;
+    let slot = job.pointer_mut(&format!("/{}", path.replace('.', "/")))?;
+    let got = slot.to_string();
+    *slot = serde_json::Value::String(NO_SUCH_NAME.into());
+    let e = serde_path_to_error::deserialize::<_, JobSpec>(job).err()?;
+    if e.path().to_string() != path {
+        return None;
+    }
+    let names = expected_names(&e.into_inner().to_string())?;
+    Some(format!("got {got}, expected {names}"))
 }
 
 fn sequential(rw: Rw) -> bool {
