@@ -166,6 +166,15 @@ pub struct Wear {
     pub mean_writes_per_page: f64,
     /// (writes, pages written that many times).
     pub histogram: Vec<(u64, u64)>,
+    /// Swap slots in use, averaged over the slot allocations of the counted window: how full
+    /// the area was where the allocator looked.
+    pub slots_in_use_mean: f64,
+    /// Allocations in the counted window that handed out a slot below the one before: the
+    /// 2.6.32 scan coming round to the start of the area (or finding its free run behind the
+    /// cursor; on the modern era, any lower slot). A slot written k times was
+    /// passed k - 1 times more, so with a forward scan the most-written page is bounded by
+    /// the returns plus one.
+    pub scan_returns: u64,
     /// The rule: a page wears out after `endurance` writes; the run's write rate continues.
     /// Without wear levelling the most-written page sets the life (endurance x run time /
     /// max writes per page); with ideal levelling over the pages written, the mean does.

@@ -328,6 +328,8 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         r.wear = wear(&self.wear, counted_s, &self.cfg.endurance);
         r.wear.aging_page_writes = self.aging_page_writes;
         r.wear.counted_from_s = self.wear_since.as_secs_f64();
+        r.wear.slots_in_use_mean = self.area.in_use_mean();
+        r.wear.scan_returns = self.area.scan_returns;
         r.wall_seconds = wall;
         r.accesses_per_wall_second = if wall > 0.0 {
             self.accesses.len() as f64 / wall
@@ -400,6 +402,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
     fn start_wear_count(&mut self) {
         self.aging_page_writes = self.wear.iter().map(|&n| n as u64).sum();
         self.wear.fill(0);
+        self.area.reset_counts();
         self.wear_since = self.app_t;
         self.wear_from = usize::MAX;
     }

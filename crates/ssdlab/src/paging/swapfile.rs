@@ -66,6 +66,13 @@ pub struct SwapArea {
     /// Slot ranges to discard, (first slot, slots), in order.
     pub trims: Vec<(u32, u32)>,
     modern: Option<Clusters>,
+    /// What allocation saw since `reset_counts` (the wear window): allocations, the sum of the
+    /// slots in use at each, and how often the slot handed out lay below the one before (the
+    /// scan came round to the area's start, or found its free run behind the cursor).
+    pub allocations: u64,
+    in_use_sum: u128,
+    pub scan_returns: u64,
+    last_slot: u32,
 }
 
 impl SwapArea {
@@ -135,6 +142,10 @@ impl SwapArea {
             stale: vec![false; slots as usize],
             trims: Vec::new(),
             modern,
+            allocations: 0,
+            in_use_sum: 0,
+            scan_returns: 0,
+            last_slot: 0,
         }
     }
 
@@ -198,8 +209,31 @@ impl SwapArea {
             Era::Linux2632 => self.scan_swap_map()?,
             Era::Modern => self.cluster_alloc()?,
         };
+        self.allocations += 1;
+        self.in_use_sum += self.inuse as u128;
+        if slot < self.last_slot {
+            self.scan_returns += 1;
+        }
+        self.last_slot = slot;
         self.take(slot);
         Some(slot)
+    }
+
+    /// Slots in use on average when a slot was allocated since `reset_counts` (0 without
+    /// allocations).
+    pub fn in_use_mean(&self) -> f64 {
+        if self.allocations == 0 {
+            0.0
+        } else {
+            self.in_use_sum as f64 / self.allocations as f64
+        }
+    }
+
+    /// Start the allocation counts afresh (the wear window begins).
+    pub fn reset_counts(&mut self) {
+        self.allocations = 0;
+        self.in_use_sum = 0;
+        self.scan_returns = 0;
     }
 
     /// Mark `slot` free (`swap_entry_free`); a modern cluster left empty is discarded.
@@ -533,6 +567,35 @@ mod tests {
         // cluster_next is 512 (> highest_bit 500): offset wraps to lowest_bit 3, which is free.
         let s = alloc_n(&mut a, 5);
         assert_eq!(s, vec![3, 100, 200, 400, 500]);
+    }
+
+    #[test]
+    fn scan_returns_and_slots_in_use_count_what_allocation_saw_since_the_reset() {
+        // The sequence of the test above: 511 slots taken in order (no return), 5 freed, then
+        // 3, 100, 200, 400, 500 taken: one return (3 after 511), four steps forward.
+        let mut a = SwapArea::new(Era::Linux2632, 512, true, false, 1);
+        alloc_n(&mut a, 511);
+        assert_eq!((a.allocations, a.scan_returns), (511, 0));
+        // Taken with 0, 1, ..., 510 slots in use: mean 255.
+        assert_eq!(a.in_use_mean(), 255.0);
+        a.reset_counts();
+        assert_eq!(
+            (a.allocations, a.scan_returns, a.in_use_mean()),
+            (0, 0, 0.0)
+        );
+        for x in [3, 100, 200, 400, 500] {
+            a.free(x);
+        }
+        alloc_n(&mut a, 5);
+        assert_eq!((a.allocations, a.scan_returns), (5, 1));
+        // 506, 507, ..., 510 in use at the five allocations.
+        assert_eq!(a.in_use_mean(), 508.0);
+        // Free 400 and 500 again: the next allocation (cluster_next 501 is past highest_bit
+        // 500) comes round to 400, then goes on to 500.
+        a.free(400);
+        a.free(500);
+        assert_eq!(alloc_n(&mut a, 2), vec![400, 500]);
+        assert_eq!(a.scan_returns, 2);
     }
 
     #[test]
