@@ -55,6 +55,13 @@ pub struct PcMix {
     /// The desktop, X and daemons: anonymous memory touched in every round (assumption).
     #[serde(default = "d_base")]
     pub base_memory: Bytes,
+    /// Anonymous memory written once at start-up and never touched again: programs and
+    /// daemons a long-running desktop started and left idle, whose pages end up in swap and
+    /// stay there (assumption; 0 by default). It fills the swap area without adding swap I/O
+    /// after the first swap-out, so SSD mode's forward scan meets fewer free slots per pass and
+    /// comes round sooner.
+    #[serde(default)]
+    pub idle_memory: Bytes,
     /// Browser tabs (seed: 8).
     #[serde(default = "d_tabs")]
     pub tabs: u32,
@@ -259,6 +266,7 @@ impl PcMix {
         let images = pages_of(self.image_bytes).checked_mul(self.images as u64)?;
         [
             pages_of(self.base_memory),
+            pages_of(self.idle_memory),
             tabs,
             images,
             pages_of(self.document_bytes),
@@ -305,6 +313,7 @@ impl PcMix {
             r
         };
         let base = region(self.base_memory.0);
+        let idle = region(self.idle_memory.0);
         let tabs: Vec<Region> = (0..self.tabs).map(|_| region(self.tab_memory.0)).collect();
         let images: Vec<Region> = (0..self.images)
             .map(|_| region(self.image_bytes.0))
@@ -322,7 +331,7 @@ impl PcMix {
         let r = |p: u32| p << 1;
         // Start-up: the desktop and every application's memory written once (the tabs load,
         // the office suite starts, the search builds its index).
-        for reg in [base]
+        for reg in [base, idle]
             .iter()
             .chain(&tabs)
             .chain([office, search_mem].iter())
@@ -542,6 +551,40 @@ mod tests {
             .filter(|&&a| a & 1 == 1 && (dl_first..dl_first + 32).contains(&(a >> 1)))
             .count();
         assert_eq!(dl_writes, 2 * (4 * 16 + 2));
+    }
+
+    #[test]
+    fn idle_memory_is_written_once_at_start_up_and_never_referenced_again() {
+        let mut m = small();
+        let without = m.generate(7).unwrap();
+        m.idle_memory = Bytes(40 << 10);
+        let with = m.generate(7).unwrap();
+        // 10 idle pages right after the 16 desktop pages; everything else moves up by 10.
+        assert_eq!(with.pages, without.pages + 10);
+        let idle = 16..26u32;
+        let refs: Vec<(usize, u32)> = with
+            .accesses
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| idle.contains(&(*a >> 1)))
+            .map(|(i, &a)| (i, a))
+            .collect();
+        // Start-up writes the desktop (16 pages), then each idle page once, in order.
+        let expect: Vec<(usize, u32)> = idle.clone().map(|p| (p as usize, p << 1 | 1)).collect();
+        assert_eq!(refs, expect);
+        // The rest of the stream is the one without idle memory, shifted past the idle pages.
+        let shifted: Vec<u32> = without
+            .accesses
+            .iter()
+            .map(|&a| if a >> 1 >= 16 { a + (10 << 1) } else { a })
+            .collect();
+        let rest: Vec<u32> = with
+            .accesses
+            .iter()
+            .copied()
+            .filter(|a| !idle.contains(&(a >> 1)))
+            .collect();
+        assert_eq!(rest, shifted);
     }
 
     #[test]
