@@ -182,10 +182,12 @@ def test_quick_experiments_run_and_print_every_row(name: str, tmp_path: Path) ->
         ] == float(seed003.SWAPIN_FAULTS)
     else:
         writes = by_metric["swap writes (4 KiB pages)"]
-        # The calibration: 152 MiB tabs and 5 counted rounds write 1.7 % more than 215,022,
-        # over 0.4 % more pages than 163,177.
-        assert abs(writes["difference"]) < 0.025
-        assert abs(by_metric["pages written"]["difference"]) < 0.01
+        # The calibration: 142 MiB tabs and 3 counted rounds, the cold references sweeping,
+        # write 5.3 % less than 215,022 over 2.0 % fewer pages than 163,177, and the
+        # most-written page is written 4 times, as the seed's.
+        assert abs(writes["difference"]) < 0.06
+        assert abs(by_metric["pages written"]["difference"]) < 0.025
+        assert by_metric["writes per page, max"]["ssdlab"] == 4
     # The printed table (the command without --json) shows every row.
     proc = run_cli("reproduce", name, "--out", tmp_path / "out", timeout=600)
     assert proc.returncode == 0, proc.stderr

@@ -19,7 +19,8 @@
 //! a seeded random order; the background streams (copy, download, search) are interleaved with
 //! them, spread evenly over the round. Within a visit, references come in runs of `run_pages`
 //! consecutive pages; `hot_share` of the runs start in the first `hot_fraction` of the region
-//! (its working set) and the rest anywhere in it, a `write_share` of the references writes.
+//! (its working set) and the rest anywhere in it (with `cold_sweep`, one after another through
+//! it), a `write_share` of the references writes.
 //! Seeded (stream `paging.pc_mix`), so a seed gives one stream.
 
 use super::config::PAGE_BYTES;
@@ -49,7 +50,7 @@ pub struct PcMix {
     /// Rounds run before `rounds` whose swap writes age the swap area without counting
     /// towards wear (`wear.*`): seed 003 aged its system for about 20 hours ("Swap Workload
     /// Generation") before its 2-hour lifetime test. 0 by default (a fresh area);
-    /// `seed003-lifetime` sets 50, the seed's 20 h at its 5 counted rounds per 2 h.
+    /// `seed003-lifetime` sets 30, the seed's 20 h at its 3 counted rounds per 2 h.
     #[serde(default)]
     pub aging_rounds: u32,
     /// The desktop, X and daemons: anonymous memory touched in every round (assumption).
@@ -121,6 +122,13 @@ pub struct PcMix {
     /// 128 KiB at 16. 8 is the one power of two that gives all three. See docs/paging.md.
     #[serde(default = "d_run_pages")]
     pub run_pages: u32,
+    /// The runs outside the working set go through the region in order, each starting where
+    /// the last one of that region ended, instead of at a random page: a page that has gone
+    /// cold comes back when the sweep comes round, not at any time (seed 003, "Swap IO
+    /// Characteristics": "recently swapped out pages are unlikely to be accessed for a short
+    /// time"). Off by default (assumption).
+    #[serde(default)]
+    pub cold_sweep: bool,
 }
 
 fn d_rounds() -> u32 {
@@ -193,6 +201,9 @@ impl Default for PcMix {
 fn pages_of(b: Bytes) -> u64 {
     b.0.div_ceil(PAGE_BYTES)
 }
+
+/// Each region's cold-sweep position (`PcMix::cold_sweep`), by the region's first page.
+type Sweeps = std::collections::HashMap<u32, u64>;
 
 /// A region of dense page numbers.
 #[derive(Clone, Copy, Debug)]
@@ -339,6 +350,8 @@ impl PcMix {
             out.extend((reg.first..reg.first + reg.pages).map(w));
         }
         let mut wear_from = 0;
+        // Where each region's cold sweep is (`cold_sweep`), by the region's first page.
+        let mut sweep = Sweeps::new();
         for round in 0..self.total_rounds() {
             if round == self.aging_rounds as u64 && round > 0 {
                 wear_from = out.len();
@@ -364,22 +377,22 @@ impl PcMix {
             let mut fg: Vec<u32> = Vec::new();
             for v in visits {
                 match v {
-                    Visit::Tab(t) => self.visit(&mut fg, &mut rng, tabs[t]),
+                    Visit::Tab(t) => self.visit(&mut fg, &mut rng, &mut sweep, tabs[t]),
                     Visit::Image(i) => {
                         // Decode the image into its buffer, then view it: two passes over it
                         // and panning.
                         let im = images[i];
                         fg.extend((im.first..im.first + im.pages).map(w));
                         fg.extend((im.first..im.first + im.pages).map(r));
-                        self.visit_ro(&mut fg, &mut rng, im);
+                        self.visit_ro(&mut fg, &mut rng, &mut sweep, im);
                     }
                     Visit::Presentation => {
                         // Open the document (read into memory), then edit and show it.
                         fg.extend((doc.first..doc.first + doc.pages).map(w));
-                        self.visit(&mut fg, &mut rng, office);
+                        self.visit(&mut fg, &mut rng, &mut sweep, office);
                         fg.extend((doc.first..doc.first + doc.pages).map(r));
                     }
-                    Visit::Desktop => self.visit(&mut fg, &mut rng, base),
+                    Visit::Desktop => self.visit(&mut fg, &mut rng, &mut sweep, base),
                 }
             }
             // Background streams: each unit of I/O writes its buffer (read from the file or the
@@ -428,29 +441,42 @@ impl PcMix {
     }
 
     /// One visit to `reg`: `visit_touches` references, `hot_share` to the working set.
-    fn visit(&self, out: &mut Vec<u32>, rng: &mut Rng, reg: Region) {
-        self.touches(out, rng, reg, self.write_share);
+    fn visit(&self, out: &mut Vec<u32>, rng: &mut Rng, sweep: &mut Sweeps, reg: Region) {
+        self.touches(out, rng, sweep, reg, self.write_share);
     }
 
-    fn visit_ro(&self, out: &mut Vec<u32>, rng: &mut Rng, reg: Region) {
-        self.touches(out, rng, reg, 0.0);
+    fn visit_ro(&self, out: &mut Vec<u32>, rng: &mut Rng, sweep: &mut Sweeps, reg: Region) {
+        self.touches(out, rng, sweep, reg, 0.0);
     }
 
-    fn touches(&self, out: &mut Vec<u32>, rng: &mut Rng, reg: Region, write_share: f64) {
+    fn touches(
+        &self,
+        out: &mut Vec<u32>,
+        rng: &mut Rng,
+        sweep: &mut Sweeps,
+        reg: Region,
+        write_share: f64,
+    ) {
         if reg.pages == 0 {
             return;
         }
         let hot = ((reg.pages as f64 * self.hot_fraction) as u64).clamp(1, reg.pages as u64);
         let mut left = self.visit_touches;
         while left > 0 {
-            let span = if rng.unit_f64() < self.hot_share {
-                hot
+            let in_hot = rng.unit_f64() < self.hot_share;
+            let span = if in_hot { hot } else { reg.pages as u64 };
+            let start = if self.cold_sweep && !in_hot {
+                let at = sweep.entry(reg.first).or_insert(0);
+                *at %= span;
+                *at
             } else {
-                reg.pages as u64
+                rng.below(span)
             };
-            let start = rng.below(span);
             // At least one reference: start < span.
             let n = (self.run_pages as u64).min(left as u64).min(span - start);
+            if self.cold_sweep && !in_hot {
+                sweep.insert(reg.first, start + n);
+            }
             for p in start..start + n {
                 let write = rng.unit_f64() < write_share;
                 out.push((reg.first + p as u32) << 1 | write as u32);
@@ -603,6 +629,48 @@ mod tests {
     }
 
     #[test]
+    fn cold_sweep_takes_the_runs_outside_the_working_set_in_order_across_visits() {
+        let mut m = small();
+        m.visit_touches = 2_000;
+        m.run_pages = 4;
+        m.cold_sweep = true;
+        let reg = Region {
+            first: 100,
+            pages: 1000,
+        };
+        let three_visits = |m: &PcMix, rng: &mut Rng| {
+            let mut sweep = Sweeps::new();
+            let mut out = Vec::new();
+            for _ in 0..3 {
+                m.touches(&mut out, rng, &mut sweep, reg, 0.3);
+            }
+            out.iter()
+                .map(|&a| (a >> 1) - reg.first)
+                .collect::<Vec<u32>>()
+        };
+        // With every run cold, three visits are one sweep: pages 0, 1, ..., 999, 0, 1, ...
+        // carried on from one visit to the next.
+        m.hot_share = 0.0;
+        let pages = three_visits(&m, &mut Rng::stream(3, "t"));
+        assert_eq!(pages, (0..6_000).map(|i| i % 1000).collect::<Vec<u32>>());
+        // With 80 % of the runs in the working set (the first 200 pages), every reference past
+        // it is a cold run's, and those come in sweep order: 3 x 2,000 x 20 % = about 1,200
+        // pages swept (pages 200 to 999 once, then the sweep wraps into the working set), so
+        // the sequence goes down twice at most.
+        m.hot_share = 0.8;
+        let descents = |pages: &[u32]| {
+            let cold: Vec<u32> = pages.iter().copied().filter(|&p| p >= 200).collect();
+            (cold.windows(2).filter(|w| w[1] < w[0]).count(), cold.len())
+        };
+        let (down, n) = descents(&three_visits(&m, &mut Rng::stream(3, "t")));
+        assert!(n >= 700 && down <= 2, "{down} descents in {n}");
+        // Off, the cold runs start anywhere.
+        m.cold_sweep = false;
+        let (down, n) = descents(&three_visits(&m, &mut Rng::stream(3, "t")));
+        assert!(down * 10 > n / 4, "{down} descents in {n}");
+    }
+
+    #[test]
     fn working_set_takes_its_share() {
         let mut m = small();
         m.visit_touches = 10_000;
@@ -613,7 +681,7 @@ mod tests {
             pages: 1000,
         };
         m.run_pages = 1;
-        m.touches(&mut out, &mut rng, reg, 0.3);
+        m.touches(&mut out, &mut rng, &mut Sweeps::new(), reg, 0.3);
         let hot = out.iter().filter(|&&a| (a >> 1) < 300).count() as f64 / 10_000.0;
         // 80 % to the first 200 pages plus 20 % x 200/1000 of the rest: 84 %.
         assert!((hot - 0.84).abs() < 0.02, "{hot}");
@@ -632,7 +700,7 @@ mod tests {
             first: 100,
             pages: 1000,
         };
-        m.touches(&mut out, &mut rng, reg, 0.0);
+        m.touches(&mut out, &mut rng, &mut Sweeps::new(), reg, 0.0);
         assert_eq!(out.len(), 10_000);
         // Split the stream where a reference does not follow on from the one before: every
         // run is at most 4 pages, inside the region, and only a run reaching the end of the
