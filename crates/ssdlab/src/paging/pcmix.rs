@@ -247,9 +247,15 @@ impl PcMix {
         // Every page number must fit the model's 31 bits, and the stream its memory.
         let pages = self.layout_pages();
         if pages.is_none_or(|p| p >= (1 << 31) - 1) {
+            // Name the knob that holds the most (an overflowing product counts as the most).
+            let parts = self.layout_parts();
+            let (field, bytes, _) = parts
+                .iter()
+                .max_by_key(|&&(_, _, p)| p.unwrap_or(u64::MAX))
+                .expect("eight parts");
             return bad(
-                "tab_memory",
-                "a total of the applications' memory over 8 TiB".into(),
+                field,
+                format!("{bytes} bytes, the most of the applications' memory, over 8 TiB in all"),
                 "less memory in all",
             );
         }
@@ -271,22 +277,55 @@ impl PcMix {
         self.rounds as u64 + self.aging_rounds as u64
     }
 
+    /// Each knob that lays out memory, with its bytes and the pages it takes (None on
+    /// overflow), in layout order.
+    fn layout_parts(&self) -> [(&'static str, u64, Option<u64>); 8] {
+        let times = |b: Bytes, n: u32| pages_of(b).checked_mul(n as u64);
+        [
+            (
+                "base_memory",
+                self.base_memory.0,
+                Some(pages_of(self.base_memory)),
+            ),
+            (
+                "idle_memory",
+                self.idle_memory.0,
+                Some(pages_of(self.idle_memory)),
+            ),
+            (
+                "tab_memory",
+                self.tab_memory.0,
+                times(self.tab_memory, self.tabs),
+            ),
+            (
+                "image_bytes",
+                self.image_bytes.0,
+                times(self.image_bytes, self.images),
+            ),
+            (
+                "document_bytes",
+                self.document_bytes.0,
+                Some(pages_of(self.document_bytes)),
+            ),
+            (
+                "office_memory",
+                self.office_memory.0,
+                Some(pages_of(self.office_memory)),
+            ),
+            (
+                "search_memory",
+                self.search_memory.0,
+                Some(pages_of(self.search_memory)),
+            ),
+            ("io_buffer", self.io_buffer.0, times(self.io_buffer, 3)),
+        ]
+    }
+
     /// The pages of every region, in layout order; None on overflow.
     fn layout_pages(&self) -> Option<u64> {
-        let tabs = pages_of(self.tab_memory).checked_mul(self.tabs as u64)?;
-        let images = pages_of(self.image_bytes).checked_mul(self.images as u64)?;
-        [
-            pages_of(self.base_memory),
-            pages_of(self.idle_memory),
-            tabs,
-            images,
-            pages_of(self.document_bytes),
-            pages_of(self.office_memory),
-            pages_of(self.search_memory),
-            3 * pages_of(self.io_buffer),
-        ]
-        .iter()
-        .try_fold(0u64, |a, &b| a.checked_add(b))
+        self.layout_parts()
+            .iter()
+            .try_fold(0u64, |a, &(_, _, p)| a.checked_add(p?))
     }
 
     /// An upper bound on the references of the whole run.
@@ -736,6 +775,14 @@ mod tests {
         m.tab_memory = Bytes(1 << 50);
         let e = m.generate(1).unwrap_err().to_string();
         assert!(e.contains("pc_mix.tab_memory"), "{e}");
+        // The field named is the one that holds most of the memory, not always the tabs.
+        let mut m = small();
+        m.idle_memory = Bytes(1 << 50);
+        let e = m.generate(1).unwrap_err().to_string();
+        assert!(
+            e.contains("pc_mix.idle_memory") && e.contains(&(1u64 << 50).to_string()),
+            "{e}"
+        );
         let mut m = small();
         m.run_pages = 0;
         let e = m.generate(1).unwrap_err().to_string();
