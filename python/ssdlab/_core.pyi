@@ -12,6 +12,7 @@ __all__ = [
     "TraceError",
     "Interrupted",
     "SimulationError",
+    "MAX_CONFIG_FILE_BYTES",
     "version",
     "presets",
     "parse_bytes",
@@ -49,6 +50,8 @@ class Interrupted(SsdlabError): ...
 class SimulationError(SsdlabError): ...
 
 _Progress = Callable[[int, int], object] | None
+
+MAX_CONFIG_FILE_BYTES: int
 
 def version() -> str: ...
 def presets() -> list[dict[str, str]]: ...

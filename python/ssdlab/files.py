@@ -13,10 +13,12 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-#: The most a job, fio or sweep file may hold, as a config file (the Rust side's
-#: ``config::MAX_CONFIG_FILE_BYTES``): a path such as /dev/zero or a large file named by mistake
-#: is refused at once instead of read until memory runs out.
-MAX_INPUT_FILE_BYTES = 1 << 20
+from ssdlab._core import MAX_CONFIG_FILE_BYTES
+
+#: The most a job, fio or sweep file may hold: the config file's bound, one constant on the Rust
+#: side (``config::MAX_CONFIG_FILE_BYTES``). A path such as /dev/zero or a large file named by
+#: mistake is refused at once instead of read until memory runs out.
+MAX_INPUT_FILE_BYTES: int = MAX_CONFIG_FILE_BYTES
 
 
 def read_input_text(

@@ -71,5 +71,10 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
     m.add_function(wrap_pyfunction!(config_toml, m)?)?;
+    // The bound on a config, job, fio or sweep file, for the readers on the Python side too.
+    m.add(
+        "MAX_CONFIG_FILE_BYTES",
+        ssdlab::config::MAX_CONFIG_FILE_BYTES,
+    )?;
     Ok(())
 }
