@@ -170,10 +170,10 @@ pub struct Wear {
     /// the area was where the allocator looked.
     pub slots_in_use_mean: f64,
     /// Allocations in the counted window that handed out a slot below the one before: the
-    /// 2.6.32 scan coming round to the start of the area (or finding its free run behind the
-    /// cursor; on the modern era, any lower slot). A slot written k times was
-    /// passed k - 1 times more, so with a forward scan the most-written page is bounded by
-    /// the returns plus one.
+    /// 2.6.32 scan coming round to the start of the area or finding its free run behind the
+    /// cursor (on the modern era, any lower slot). A slot is written again only after the
+    /// allocator has come back to it, so on 2.6.32 the most-written page is written at most
+    /// the returns + 1 times.
     pub scan_returns: u64,
     /// The rule: a page wears out after `endurance` writes; the run's write rate continues.
     /// Without wear levelling the most-written page sets the life (endurance x run time /
