@@ -104,10 +104,10 @@ fn names_at<T: serde::de::DeserializeOwned>(
     span: std::ops::Range<usize>,
     path: &str,
 ) -> Option<String> {
-    // As a TOML string: the character escaped.
     let probe = format!(
-        "{}\"\\u0001\"{}",
+        "{}{}{}",
         text.get(..span.start)?,
+        toml::Value::String(NO_SUCH_NAME.into()),
         text.get(span.end..)?
     );
     let e = serde_path_to_error::deserialize::<_, T>(toml::de::Deserializer::new(&probe)).err()?;

@@ -41,6 +41,14 @@ use crate::workload::Op;
 /// beyond the last-level cache of most processors.
 const PREFETCH_MIN_UNITS: u64 = 4 << 20;
 
+/// The map unit of the data at byte `offset`, if it lies within the map (a fusion device's PCM
+/// space lies beyond it): what a prefetch of the map may ask for.
+#[inline(always)]
+fn map_unit(geo: &Geometry, ftl: &Ftl, offset: u64) -> Option<u64> {
+    let lpn = offset / geo.unit_bytes;
+    (lpn < ftl.logical_units()).then_some(lpn)
+}
+
 /// What drives a device: it submits requests and reacts to their completions and to wake-ups
 /// it asked for. All calls happen inside [`Device::run`], at the simulated time `now`.
 pub trait Driver {
@@ -438,8 +446,7 @@ impl Device {
     /// simulation): for a driver that knows a request before it submits it.
     #[inline(always)]
     pub fn prefetch_map(&self, offset: u64) {
-        let lpn = offset / self.geo.unit_bytes;
-        if lpn < self.ftl.logical_units() {
+        if let Some(lpn) = map_unit(&self.geo, &self.ftl, offset) {
             self.ftl.prefetch(lpn);
         }
     }
@@ -448,8 +455,7 @@ impl Device {
     /// of the unit it points to that a read or write of it touches.
     #[inline(always)]
     pub fn prefetch_map_target(&self, op: Op, offset: u64) {
-        let lpn = offset / self.geo.unit_bytes;
-        if lpn < self.ftl.logical_units() {
+        if let Some(lpn) = map_unit(&self.geo, &self.ftl, offset) {
             match op {
                 Op::Read => self.ftl.prefetch_read_target(lpn),
                 Op::Write => self.ftl.prefetch_target(lpn),
@@ -645,8 +651,7 @@ impl Device {
                 // The command is dispatched a fetch and some firmware time from now: start the
                 // map look-up's cache misses early (the simulated time is unaffected).
                 let c = cmds.get(cmd);
-                let first = c.offset / geo.unit_bytes;
-                if first < ftl.logical_units() {
+                if let Some(first) = map_unit(geo, ftl, c.offset) {
                     ftl.prefetch(first);
                 }
                 match link {
@@ -673,10 +678,10 @@ impl Device {
                     for _ in 0..count {
                         let cmd = n.fetched(sq);
                         let c = cmds.get(cmd);
-                        // Within the map only: a fusion device's PCM space lies beyond it.
-                        let lpn = c.offset / geo.unit_bytes;
-                        if c.op == Op::Read && lpn < ftl.logical_units() {
-                            ftl.prefetch_read_target(lpn);
+                        if c.op == Op::Read {
+                            if let Some(lpn) = map_unit(geo, ftl, c.offset) {
+                                ftl.prefetch_read_target(lpn);
+                            }
                         }
                         hil.accept(now, cmd, c.len, &ftl.stats, q);
                     }

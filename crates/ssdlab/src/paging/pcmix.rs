@@ -505,9 +505,7 @@ impl PcMix {
             let in_hot = rng.unit_f64() < self.hot_share;
             let span = if in_hot { hot } else { reg.pages as u64 };
             let start = if self.cold_sweep && !in_hot {
-                let at = sweep.entry(reg.first).or_insert(0);
-                *at %= span;
-                *at
+                sweep.get(&reg.first).map_or(0, |&at| at % span)
             } else {
                 rng.below(span)
             };

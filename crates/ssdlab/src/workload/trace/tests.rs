@@ -796,20 +796,23 @@ fn an_out_of_order_second_request_is_not_taken_for_an_outlier() {
         .map(|t| t * 1_000_000_000)
         .collect();
     let p = disksim_trace(&dir, "ooo.trace", &times);
-    let j = TraceJob::from_json(&format!(r#"{{"trace": {p:?}, "time_scale": 1e6}}"#)).unwrap();
-    let e = Replay::new(&j, 1 << 30, 1)
-        .err()
-        .expect("too long")
-        .to_string();
+    // The refusal of a timed replay of the trace at `time_scale`.
+    let refusal = |time_scale: &str| {
+        let j = TraceJob::from_json(&format!(
+            r#"{{"trace": {p:?}, "time_scale": {time_scale}}}"#
+        ))
+        .unwrap();
+        Replay::new(&j, 1 << 30, 1)
+            .err()
+            .expect("too long")
+            .to_string()
+    };
+    let e = refusal("1e6");
     assert!(e.contains("more than the simulated clock holds"), "{e}");
     assert!(!e.contains("outlier"), "{e}");
     // A factor so large that the product is no longer a number: both said in a few digits
     // (was the factor's 301 digits and "at least inf s").
-    let j = TraceJob::from_json(&format!(r#"{{"trace": {p:?}, "time_scale": 1e300}}"#)).unwrap();
-    let e = Replay::new(&j, 1 << 30, 1)
-        .err()
-        .expect("too long")
-        .to_string();
+    let e = refusal("1e300");
     assert!(e.contains("at time_scale 1e300 needs more than"), "{e}");
     assert!(!e.contains("inf") && e.len() < 400, "{e}");
     std::fs::remove_dir_all(&dir).ok();
