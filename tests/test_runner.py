@@ -159,6 +159,37 @@ def test_a_worker_that_dies_fails_only_its_own_point(tmp_path: Path) -> None:
     assert all("worker process" in error and "died" in error for error in failed["error"])
 
 
+class _PoolBreakingOnSubmit(LocalExecutor):
+    """A pool whose worker has just died, caught between the worker's death and the pool's
+    broken flag: its next submit fails spawning the replacement with the error CI met ("handle
+    is closed"), as the first pool of a run does here once."""
+
+    def __init__(self) -> None:
+        super().__init__(workers=2)
+        self.refused = 0
+
+    def _pool(self) -> Any:
+        pool = super()._pool()
+        if self.refused == 0:
+            real_submit = pool.submit
+
+            def submit(*args: Any, **kwargs: Any) -> Any:
+                if self.refused == 0:
+                    self.refused += 1
+                    raise OSError("handle is closed")
+                return real_submit(*args, **kwargs)
+
+            pool.submit = submit  # type: ignore[method-assign]
+        return pool
+
+
+def test_a_pool_refusing_a_submit_while_it_breaks_is_started_again(tmp_path: Path) -> None:
+    executor = _PoolBreakingOnSubmit()
+    outcome = run_sweep(SMALL, tmp_path / "out", executor=executor)
+    assert executor.refused == 1
+    assert (outcome.ran, outcome.ok, outcome.failed) == (8, 8, 0)
+
+
 def test_one_sweep_at_a_time_per_directory(tmp_path: Path) -> None:
     import fcntl
 

@@ -183,7 +183,9 @@ class LocalExecutor:
                         task = queue.popleft()
                         try:
                             in_flight[pool.submit(self.worker, task)] = task
-                        except BrokenProcessPool:
+                        except (BrokenProcessPool, OSError):
+                            # OSError: a worker died and the pool, not yet marked broken,
+                            # failed to start its replacement ("handle is closed").
                             queue.appendleft(task)
                             broken = True
                             break
