@@ -97,6 +97,12 @@ def test_devices_rows_read_histograms_and_directions() -> None:
                     "writes.size_histogram.4096": 5 if clean else 50,
                     "writes.size_histogram.131072": 20 if clean else 10,
                     "writes.size_histogram.262144": 15 if clean else None,
+                    # SLC's write time holds 50 merges (2.15 s at 43 ms).
+                    "device_merges": 50 if device == "seed003-slc-analytic" else None,
+                    # 20 of them for writes a block (512 KiB) or more from the last.
+                    "writes.ird_histogram.4096": 900,
+                    "writes.ird_histogram.524288": 12,
+                    "writes.ird_histogram.1048576": 8,
                 }
             )
     out = {row.metric: row for row in seed003.compare_devices(_table(rows))}
@@ -129,6 +135,13 @@ def test_devices_rows_read_histograms_and_directions() -> None:
     assert out[f"aged: mean swap-in device time SCM-133 / MLC ({seeds})"].ssdlab == pytest.approx(
         150 / 130
     )
+    # What the assumed part of the merge rule (30 merges for near writes, 1.29 s) adds to
+    # SLC's writes, and the ratio without it: 9 / 8.71.
+    slc_writes = out[f"aged: swap-out device time SCM (10 K IOPS) / SLC ({seeds})"].note
+    assert "SLC's 10.00 s include 50 merges (2.15 s at the seed's 43 ms): 20 for" in slc_writes
+    assert "and 30 for nearer ones" in slc_writes
+    assert "without those 30, SCM / SLC is 1.03" in slc_writes
+    assert "merges" not in out[f"aged: swap-out latency SCM (10 K IOPS) / SLC ({closed})"].note
     assert all(row.label in ("calibrated", "prediction") for row in out.values())
     assert out["aged reads: most frequent request size"].label == "calibrated"
     assert out["aged writes: most frequent request size"].label == "calibrated"
