@@ -41,7 +41,10 @@ def __getattr__(name: str) -> Any:
 @dataclass(frozen=True)
 class SwapResult:
     """A paging run: ``data`` (the ``ssdlab.swap/1`` JSON as a dict), ``swap_in_us`` (one
-    latency per swap-in fault, µs) and ``trace`` (the swap requests, :data:`TRACE_DTYPE`)."""
+    latency per swap-in fault, µs) and ``trace`` (the swap requests, :data:`TRACE_DTYPE`).
+    With ``pc_mix.aging_rounds`` the dict and ``swap_in_us`` cover the counted rounds only,
+    while ``trace`` keeps every request (those with ``submit_ps`` from
+    ``data["wear"]["counted_from_s"]`` on are the counted ones)."""
 
     data: dict[str, Any]
     swap_in_us: np.ndarray

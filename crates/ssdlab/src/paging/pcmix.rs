@@ -47,8 +47,9 @@ pub struct PcMix {
     /// before, 196,265 after). Was 4 at first, an assumption.
     #[serde(default = "d_rounds")]
     pub rounds: u32,
-    /// Rounds run before `rounds` whose swap writes age the swap area without counting
-    /// towards wear (`wear.*`): seed 003 aged its system for about 20 hours ("Swap Workload
+    /// Rounds run before `rounds` as a warm-up: their swap writes age the swap area, and the
+    /// result leaves them out (its figures, wear and all, cover the counted rounds; the swap
+    /// trace keeps every request): seed 003 aged its system for about 20 hours ("Swap Workload
     /// Generation") before its 2-hour lifetime test. 0 by default (a fresh area);
     /// `seed003-lifetime` sets 30, the seed's 20 h at its 3 counted rounds per 2 h.
     #[serde(default)]

@@ -154,10 +154,11 @@ pub struct Lifetime {
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Wear {
     /// Page writes before the count started (`pc_mix.aging_rounds`): they aged the swap area
-    /// and are not in the figures below.
+    /// and are in none of the result's other figures.
     #[serde(skip_serializing_if = "is_zero_u64")]
     pub aging_page_writes: u64,
-    /// Simulated time at which the count started; the lifetimes use the time after it.
+    /// Simulated time at which the count started (the end of the aging rounds); the result's
+    /// times, the lifetimes' included, are the time after it.
     #[serde(skip_serializing_if = "is_zero")]
     pub counted_from_s: f64,
     pub page_writes: u64,
@@ -182,6 +183,9 @@ pub struct Wear {
     pub lifetime: Vec<Lifetime>,
 }
 
+/// A paging run's figures. With `pc_mix.aging_rounds` they cover the counted rounds only (from
+/// `wear.counted_from_s`), except `wall_seconds`, `accesses_per_wall_second` (the whole run's
+/// speed) and `oracle_mismatches` (every swap-in checked).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct SwapResult {
     pub schema: &'static str,

@@ -109,6 +109,10 @@ pub struct PagingSim<'w, B: SwapBackend> {
     /// When the wear count started, and the page writes before it (they aged the area).
     wear_since: SimTime,
     aging_page_writes: u64,
+    /// The first record of `trace` and the device's merges when the count started: the
+    /// result's figures cover the counted part of the run only.
+    counted_from_rec: usize,
+    merges_before: Option<u64>,
     accesses: &'w [u32],
     pos: usize,
     app: App,
@@ -196,6 +200,8 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             wear_from: 0,
             wear_since: SimTime::ZERO,
             aging_page_writes: 0,
+            counted_from_rec: 0,
+            merges_before: None,
             accesses,
             pos: 0,
             app: App::Run,
@@ -278,7 +284,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
 
     fn finish(&mut self, wall: f64) {
         let r = &mut self.res;
-        let app_s = self.app_t.as_secs_f64();
+        let app_s = (self.app_t - self.wear_since).as_secs_f64();
         r.simulated_time_s = app_s;
         r.baseline_time_s = self.baseline.as_secs_f64();
         r.slowdown = if self.baseline.0 > 0 {
@@ -311,11 +317,17 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                 0.0
             },
         };
+        // Service times over the whole trace (each depends on the completion before it), the
+        // figures over the counted part.
         let service = service_ps(&self.trace);
-        r.reads = io_stats(&self.trace, &service, 0);
-        r.writes = io_stats(&self.trace, &service, 1);
-        r.trims = self.trace.iter().filter(|t| t.op == 2).count() as u64;
-        let w: Vec<&IoRecord> = self.trace.iter().filter(|t| t.op == 1).collect();
+        let (trace, service) = (
+            &self.trace[self.counted_from_rec..],
+            &service[self.counted_from_rec..],
+        );
+        r.reads = io_stats(trace, service, 0);
+        r.writes = io_stats(trace, service, 1);
+        r.trims = trace.iter().filter(|t| t.op == 2).count() as u64;
+        let w: Vec<&IoRecord> = trace.iter().filter(|t| t.op == 1).collect();
         if let (Some(first), Some(last)) = (
             w.iter().map(|t| t.submit_ps).min(),
             w.iter().map(|t| t.done_ps).max(),
@@ -323,9 +335,11 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             r.swap_out.time_s = (last - first) as f64 * 1e-12;
         }
         r.swap_out.pages = r.writes.pages;
-        r.device_merges = self.dev.merges();
-        let counted_s = app_s - self.wear_since.as_secs_f64();
-        r.wear = wear(&self.wear, counted_s, &self.cfg.endurance);
+        r.device_merges = self
+            .dev
+            .merges()
+            .map(|m| m - self.merges_before.unwrap_or(0));
+        r.wear = wear(&self.wear, app_s, &self.cfg.endurance);
         r.wear.aging_page_writes = self.aging_page_writes;
         r.wear.counted_from_s = self.wear_since.as_secs_f64();
         r.wear.slots_in_use_mean = self.area.in_use_mean();
@@ -399,12 +413,24 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         self.wear_from = pos;
     }
 
+    /// The aging rounds are a warm-up: from here on the wear and every other figure of the
+    /// result count afresh (the swap trace keeps every request).
     fn start_wear_count(&mut self) {
         self.aging_page_writes = self.wear.iter().map(|&n| n as u64).sum();
         self.wear.fill(0);
         self.area.reset_counts();
         self.wear_since = self.app_t;
         self.wear_from = usize::MAX;
+        self.res.faults = Faults {
+            accesses: (self.accesses.len() - self.pos) as u64,
+            ..Faults::default()
+        };
+        self.res.reclaim = Reclaim::default();
+        self.swap_in_ps.clear();
+        self.bd = [0; 7];
+        self.baseline = SimTime::ZERO;
+        self.counted_from_rec = self.trace.len();
+        self.merges_before = self.dev.merges();
     }
 
     fn end_wait(&mut self, w: Wait, app: bool) {
