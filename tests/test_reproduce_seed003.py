@@ -82,12 +82,12 @@ def test_devices_rows_read_histograms_and_directions() -> None:
     write_time = {"seed003-scm-400": 9.0, "seed003-scm-133": 9.0,
                   "seed003-slc-analytic": 10.0, "seed003-mlc-analytic": 20.0}  # fmt: skip
     for device in seed003.DEVICES:
-        for rounds in (seed003.CLEAN_ROUNDS, seed003.AGED_ROUNDS):
-            clean = rounds == seed003.CLEAN_ROUNDS
+        for aging in (seed003.CLEAN_AGING, seed003.AGED_AGING):
+            clean = aging == seed003.CLEAN_AGING
             rows.append(
                 {
                     "swap.device": device,
-                    "swap.pc_mix.rounds": rounds,
+                    "swap.pc_mix.aging_rounds": aging,
                     "swap_in_latency.mean_us": latency[device],
                     "swap_out.time_s": out_time[device],
                     "reads.service.mean_us": read_time[device],
@@ -99,6 +99,7 @@ def test_devices_rows_read_histograms_and_directions() -> None:
                     "writes.size_histogram.262144": 15 if clean else None,
                     # SLC's write time holds 50 merges (2.15 s at 43 ms).
                     "device_merges": 50 if device == "seed003-slc-analytic" else None,
+                    "writes.requests": 1000,
                     # 20 of them for writes a block (512 KiB) or more from the last.
                     "writes.ird_histogram.4096": 900,
                     "writes.ird_histogram.524288": 12,
@@ -135,18 +136,22 @@ def test_devices_rows_read_histograms_and_directions() -> None:
     assert out[f"aged: mean swap-in device time SCM-133 / MLC ({seeds})"].ssdlab == pytest.approx(
         150 / 130
     )
-    # What the assumed part of the merge rule (30 merges for near writes, 1.29 s) adds to
-    # SLC's writes, and the ratio without it: 9 / 8.71.
+    # What the merges add to SLC's writes (20 by the seed's rule, 30 by the assumed N), the
+    # ratio without them (9 / 7.85) and how many SCM's being the slower allows: (9 - 7.85) /
+    # 0.043 = 26.7.
     slc_writes = out[f"aged: swap-out device time SCM (10 K IOPS) / SLC ({seeds})"].note
     assert "SLC's 10.00 s include 50 merges (2.15 s at the seed's 43 ms): 20 for" in slc_writes
     assert "and 30 for nearer ones" in slc_writes
-    assert "without those 30, SCM / SLC is 1.03" in slc_writes
+    assert "Without merges SCM / SLC is 1.15" in slc_writes
+    assert "at most 26 merges, 2.6 % of SLC's 1,000 writes" in slc_writes
     assert "merges" not in out[f"aged: swap-out latency SCM (10 K IOPS) / SLC ({closed})"].note
     assert all(row.label in ("calibrated", "prediction") for row in out.values())
     assert out["aged reads: most frequent request size"].label == "calibrated"
     assert out["aged writes: most frequent request size"].label == "calibrated"
+    # Every run uses the calibrated mix; only the directions are predictions.
     assert out["clean: mean swap-in latency, SCM-400"].label == "calibrated"
-    assert out["aged: mean swap-in latency, SCM-400"].label == "prediction"
+    assert out["aged: mean swap-in latency, SCM-400"].label == "calibrated"
+    assert out[f"aged: mean swap-in latency SCM-400 / SLC ({closed})"].label == "prediction"
 
 
 def test_lifetime_rows_on_the_documents_own_figures() -> None:
@@ -175,7 +180,25 @@ def test_lifetime_rows_on_the_documents_own_figures() -> None:
     assert scm.label == "derived"
 
 
-@pytest.mark.parametrize("name", ["seed003-swapin", "seed003-lifetime"])
+def test_devices_and_lifetime_page_one_workload() -> None:
+    """seed003-devices' aged state is the lifetime test: the same device settings and mix, its
+    aging rounds one of the devices' two states."""
+    import tomllib
+
+    devices = tomllib.loads((HERE / "seed003_devices.toml").read_text())
+    lifetime = tomllib.loads((HERE / "seed003_lifetime.toml").read_text())
+    mix = dict(lifetime["swap"]["pc_mix"])
+    aging = mix.pop("aging_rounds")
+    assert devices["swap"]["pc_mix"] == mix
+    assert {k: v for k, v in devices["swap"].items() if k != "pc_mix"} == {
+        k: v for k, v in lifetime["swap"].items() if k != "pc_mix"
+    }
+    assert devices["axes"]["swap.pc_mix.aging_rounds"] == [seed003.CLEAN_AGING, aging]
+    assert aging == seed003.AGED_AGING
+    assert devices["seed"] == lifetime["seed"] and devices["config"] == lifetime["config"]
+
+
+@pytest.mark.parametrize("name", ["seed003-swapin", "seed003-lifetime", "seed003-devices"])
 def test_quick_experiments_run_and_print_every_row(name: str, tmp_path: Path) -> None:
     proc = run_cli("reproduce", name, "--out", tmp_path / "out", "--json", "-", "-q", timeout=600)
     assert proc.returncode == 0, proc.stderr
@@ -193,14 +216,21 @@ def test_quick_experiments_run_and_print_every_row(name: str, tmp_path: Path) ->
         assert by_metric["swap-in faults measured (write faults that free their slot)"][
             "ssdlab"
         ] == float(seed003.SWAPIN_FAULTS)
-    else:
+    elif name == "seed003-lifetime":
         writes = by_metric["swap writes (4 KiB pages)"]
-        # The calibration: 142 MiB tabs and 3 counted rounds, the cold references sweeping,
-        # write 5.3 % less than 215,022 over 2.0 % fewer pages than 163,177, and the
-        # most-written page is written 4 times, as the seed's.
-        assert abs(writes["difference"]) < 0.06
-        assert abs(by_metric["pages written"]["difference"]) < 0.025
+        # The calibration: 142 MiB tabs, 128 MiB idle and 3 counted rounds, the cold
+        # references sweeping, write 6.1 % less than 215,022 over 2.6 % fewer pages than
+        # 163,177, and the most-written page is written 4 times, as the seed's.
+        assert abs(writes["difference"]) < 0.07
+        assert abs(by_metric["pages written"]["difference"]) < 0.03
         assert by_metric["writes per page, max"]["ssdlab"] == 4
+    else:
+        # The same mix gives the seed's four request sizes (the most frequent, KiB).
+        mode = {
+            state: by_metric[f"{state}: most frequent request size"]["ssdlab"]
+            for state in ("clean reads", "clean writes", "aged reads", "aged writes")
+        }
+        assert mode == {"clean reads": 32, "clean writes": 128, "aged reads": 32, "aged writes": 4}
     # The printed table (the command without --json) shows every row.
     proc = run_cli("reproduce", name, "--out", tmp_path / "out", timeout=600)
     assert proc.returncode == 0, proc.stderr
