@@ -117,8 +117,8 @@ pub struct PcMix {
     /// span its first reference picks and goes on through the pages after it, cut at the
     /// span's end. 1 gives independent random pages. Calibrated to seed 003's request sizes
     /// ("Swap I/O Workload Pattern": reads mostly 32 KB clean and aged, writes mostly 4 KB
-    /// aged) on `seed003-devices`' quarter-size mix (clean 16 rounds, aged 32), SCM-400, seed
-    /// 1: the most frequent read size, clean / aged, is 4 / 4 KiB at 1, 32 / 4 at 2 and 4, and
+    /// aged) on the quarter-size mix `seed003-devices` then ran (random cold references;
+    /// clean 16 rounds, aged 32), SCM-400, seed 1: the most frequent read size, clean / aged, is 4 / 4 KiB at 1, 32 / 4 at 2 and 4, and
     /// 32 / 32 KiB at 8 (62 % and 35 %) and 16; aged writes are mostly 4 KiB up to 8 and
     /// 128 KiB at 16. 8 is the one power of two that gives all three. See docs/paging.md.
     #[serde(default = "d_run_pages")]
