@@ -414,7 +414,10 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
     }
 
     /// The aging rounds are a warm-up: from here on the wear and every other figure of the
-    /// result count afresh (the swap trace keeps every request).
+    /// result count afresh (the swap trace keeps every request). Cold: once a run, and kept
+    /// out of the access loop it is called from.
+    #[cold]
+    #[inline(never)]
     fn start_wear_count(&mut self) {
         self.aging_page_writes = self.wear.iter().map(|&n| n as u64).sum();
         self.wear.fill(0);
