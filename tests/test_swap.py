@@ -137,3 +137,36 @@ def test_pc_mix_is_a_workload_with_knobs(tmp_path: Path) -> None:
             workload="pc-mix",
             overrides=[*small, "swap.pc_mix.hot_share=2"],
         )
+
+
+def test_an_aged_run_prints_its_counted_window() -> None:
+    """With aging rounds the printed figures are the counted rounds': the table says from when,
+    and a slowdown against a baseline of no time (no first touches in the window, accesses
+    free by default) is shown as not defined, not as 0."""
+    small = [
+        "swap.pc_mix.rounds=1",
+        "swap.pc_mix.aging_rounds=2",
+        "swap.pc_mix.base_memory=4MiB",
+        "swap.pc_mix.tab_memory=2MiB",
+        "swap.pc_mix.image_bytes=100000",
+        "swap.pc_mix.copy_bytes=2MB",
+        "swap.pc_mix.download_bytes=1MB",
+        "swap.pc_mix.office_memory=2MiB",
+        "swap.pc_mix.search_bytes=10MB",
+        "swap.pc_mix.search_memory=1MiB",
+        "swap.pc_mix.visit_touches=500",
+    ]
+    args = ["swap", "small-tlc", "--memory", "16MiB", "--swap-size", "64MiB"]
+    args += ["--workload", "pc-mix"]
+    for s in small:
+        args += ["--set", s]
+    out = CliRunner().invoke(app, args)
+    assert out.exit_code == 0, out.output
+    counted = next(ln for ln in out.output.splitlines() if ln.startswith("counted from"))
+    assert "aging page writes" in counted
+    sim = next(ln for ln in out.output.splitlines() if ln.startswith("simulated time"))
+    assert sim.rstrip().endswith("/ –"), sim
+    r = ssdlab.swap(
+        "small-tlc", memory="16MiB", swap_size="64MiB", workload="pc-mix", overrides=small
+    )
+    assert r.data["baseline_time_s"] == 0 and r.data["wear"]["aging_page_writes"] > 0

@@ -85,9 +85,21 @@ def swap_command(
     d = r.data
     f, lat, bd = d["faults"], d["swap_in_latency"], d["swap_in_breakdown"]
     out, wear = d["swap_out"], d["wear"]
+    # A slowdown against a baseline of no time (no first touches and free accesses, as in the
+    # counted rounds after aging) is not defined; the result holds 0 for it.
+    slowdown = f"{d['slowdown']:.2f}" if d["baseline_time_s"] > 0 else "–"
     rows = [
         ("device", d["device"]),
         ("era / congestion wake", f"{d['era']} / {d['congestion_wake']}"),
+    ]
+    if wear.get("aging_page_writes"):
+        rows.append(
+            (
+                "counted from (s) / aging page writes",
+                f"{wear['counted_from_s']:.4f} / {wear['aging_page_writes']:,}",
+            )
+        )
+    rows += [
         ("accesses", f"{f['accesses']:,}"),
         (
             "faults minor / major / swap cache",
@@ -97,7 +109,7 @@ def swap_command(
         ("swap-in device share", f"{bd['device_us']:.1f} of {bd['total_us']:.1f} us"),
         ("swap-out pages / time (s)", f"{out['pages']:,} / {out['time_s']:.4f}"),
         ("direct-reclaim stall (s)", f"{d['reclaim']['direct_stall_s']:.4f}"),
-        ("simulated time (s) / slowdown", f"{d['simulated_time_s']:.4f} / {d['slowdown']:.2f}"),
+        ("simulated time (s) / slowdown", f"{d['simulated_time_s']:.4f} / {slowdown}"),
         (
             "reads / writes / trims",
             f"{d['reads']['requests']:,} / {d['writes']['requests']:,} / {d['trims']:,}",

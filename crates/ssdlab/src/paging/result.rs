@@ -202,6 +202,8 @@ pub struct SwapResult {
     pub simulated_time_s: f64,
     /// The application's time without swapping: hits and first-touch faults only.
     pub baseline_time_s: f64,
+    /// Simulated time over the baseline; 0 when the baseline is 0 (no first touches and free
+    /// accesses, as in the counted rounds after aging), where it is not defined.
     pub slowdown: f64,
     pub faults: Faults,
     pub swap_in_latency: Latency,
