@@ -118,9 +118,10 @@ pub struct PcMix {
     /// span's end. 1 gives independent random pages. Calibrated to seed 003's request sizes
     /// ("Swap I/O Workload Pattern": reads mostly 32 KB clean and aged, writes mostly 4 KB
     /// aged) on the quarter-size mix `seed003-devices` then ran (random cold references;
-    /// clean 16 rounds, aged 32), SCM-400, seed 1: the most frequent read size, clean / aged, is 4 / 4 KiB at 1, 32 / 4 at 2 and 4, and
-    /// 32 / 32 KiB at 8 (62 % and 35 %) and 16; aged writes are mostly 4 KiB up to 8 and
-    /// 128 KiB at 16. 8 is the one power of two that gives all three. See docs/paging.md.
+    /// clean 16 rounds, aged 32), SCM-400, seed 1: the most frequent read size, clean / aged,
+    /// is 4 / 4 KiB at 1, 32 / 4 at 2 and 4, and 32 / 32 KiB at 8 (62 % and 35 %) and 16;
+    /// aged writes are mostly 4 KiB up to 8 and 128 KiB at 16. 8 is the one power of two that
+    /// gives all three. See docs/paging.md.
     #[serde(default = "d_run_pages")]
     pub run_pages: u32,
     /// The runs outside the working set go through the region in order, each starting where
