@@ -112,19 +112,23 @@ def test_swap_trace_is_written_and_trace_stats_reads_it(sweep_trace: Path, tmp_p
     assert "swap-trace-format" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
+# The PC mix small enough to run in a fraction of a second (one round on 16 MiB).
+SMALL_MIX = [
+    "swap.pc_mix.rounds=1",
+    "swap.pc_mix.base_memory=4MiB",
+    "swap.pc_mix.tab_memory=2MiB",
+    "swap.pc_mix.image_bytes=100000",
+    "swap.pc_mix.copy_bytes=2MB",
+    "swap.pc_mix.download_bytes=1MB",
+    "swap.pc_mix.office_memory=2MiB",
+    "swap.pc_mix.search_bytes=10MB",
+    "swap.pc_mix.search_memory=1MiB",
+    "swap.pc_mix.visit_touches=500",
+]
+
+
 def test_pc_mix_is_a_workload_with_knobs(tmp_path: Path) -> None:
-    small = [
-        "swap.pc_mix.rounds=1",
-        "swap.pc_mix.base_memory=4MiB",
-        "swap.pc_mix.tab_memory=2MiB",
-        "swap.pc_mix.image_bytes=100000",
-        "swap.pc_mix.copy_bytes=2MB",
-        "swap.pc_mix.download_bytes=1MB",
-        "swap.pc_mix.office_memory=2MiB",
-        "swap.pc_mix.search_bytes=10MB",
-        "swap.pc_mix.search_memory=1MiB",
-        "swap.pc_mix.visit_touches=500",
-    ]
+    small = SMALL_MIX
     r = ssdlab.swap(
         "small-tlc", memory="16MiB", swap_size="64MiB", workload="pc-mix", overrides=small
     )
@@ -143,19 +147,7 @@ def test_an_aged_run_prints_its_counted_window() -> None:
     """With aging rounds the printed figures are the counted rounds': the table says from when,
     and a slowdown against a baseline of no time (no first touches in the window, accesses
     free by default) is shown as not defined, not as 0."""
-    small = [
-        "swap.pc_mix.rounds=1",
-        "swap.pc_mix.aging_rounds=2",
-        "swap.pc_mix.base_memory=4MiB",
-        "swap.pc_mix.tab_memory=2MiB",
-        "swap.pc_mix.image_bytes=100000",
-        "swap.pc_mix.copy_bytes=2MB",
-        "swap.pc_mix.download_bytes=1MB",
-        "swap.pc_mix.office_memory=2MiB",
-        "swap.pc_mix.search_bytes=10MB",
-        "swap.pc_mix.search_memory=1MiB",
-        "swap.pc_mix.visit_touches=500",
-    ]
+    small = [*SMALL_MIX, "swap.pc_mix.aging_rounds=2"]
     args = ["swap", "small-tlc", "--memory", "16MiB", "--swap-size", "64MiB"]
     args += ["--workload", "pc-mix"]
     for s in small:

@@ -428,6 +428,36 @@ DEVICES_NOTES = (
 )
 
 
+def _slc_merges_note(table: Any, scm_s: float, slc_s: float) -> str:
+    """What SLC's merges add to its aged swap-out device time ``slc_s`` (the device times add
+    up, so their share can be taken out), and how many SCM's ``scm_s`` being the slower allows.
+    Writes a block or more from the last (the IRD histogram's buckets are powers of two) merge
+    once each, the seed's rule; the rest merge once every N writes, N assumed."""
+    where = {"swap_device": "seed003-slc-analytic", "swap__pc_mix__aging_rounds": AGED_AGING}
+    merges = _value(table, "device_merges", **where)
+    if merges is None:
+        return ""
+    ird = _histogram(table, "writes.ird_histogram.", **where)
+    far = min(merges, sum(n for d, n in ird.items() if d >= SLC_BLOCK_BYTES))
+    merge_s = merges * SLC_MERGE_S
+    note = (
+        f". SLC's {slc_s:.2f} s include {merges:,.0f} merges ({merge_s:.2f} s at the seed's"
+        f" 43 ms): {far:,.0f} for writes a block or more from the last (one each, the seed's"
+        f" rule) and {merges - far:,.0f} for nearer ones (one every N writes, N = block /"
+        " distance assumed; the seed does not give N)"
+    )
+    bare = slc_s - merge_s
+    if bare <= 0:
+        return note
+    note += f". Without merges SCM / SLC is {scm_s / bare:.2f}"
+    if scm_s > bare:
+        most = int((scm_s - bare) / SLC_MERGE_S)
+        writes = _value(table, "writes.requests", **where)
+        share = f", {100 * most / writes:.1f} % of SLC's {writes:,.0f} writes" if writes else ""
+        note += f"; SCM stays the slower with at most {most} merges{share}"
+    return note
+
+
 def compare_devices(table: Any) -> list[Row]:
     name = "seed003-devices"
     rows: list[Row] = []
@@ -436,7 +466,6 @@ def compare_devices(table: Any) -> list[Row]:
     # run_pages and idle_memory are fitted to the request sizes; every run uses the calibrated
     # mix, so its figures are labelled calibrated, and only the directions, to which nothing
     # is fitted, are predictions.
-    sizes = "calibrated"
     for state, aging in states:
         where = {"swap_device": scm, "swap__pc_mix__aging_rounds": aging}
         reads = _histogram(table, "reads.size_histogram.", **where)
@@ -450,7 +479,7 @@ def compare_devices(table: Any) -> list[Row]:
                 _mode_kib(reads),
                 "stated: reads mostly 32 KB, clean or aged (read-ahead)",
                 f"share of 32 KiB reads {_share_pct(reads, [32 * KIB]) or 0:.1f} %",
-                label=sizes,
+                label="calibrated",
             ),
         ]
         mode = _mode_kib(writes)
@@ -470,7 +499,7 @@ def compare_devices(table: Any) -> list[Row]:
                     )
                     if big is not None and mode is not None
                     else "",
-                    label=sizes,
+                    label="calibrated",
                 )
             )
         else:
@@ -483,7 +512,7 @@ def compare_devices(table: Any) -> list[Row]:
                     mode,
                     "stated: aged writes mostly 4 KB",
                     f"share of 4 KiB writes {_share_pct(writes, [4 * KIB]) or 0:.1f} %",
-                    label=sizes,
+                    label="calibrated",
                 )
             )
     for state, aging in states:
@@ -557,8 +586,8 @@ def compare_devices(table: Any) -> list[Row]:
                 agrees=_agrees(ratio, below=True),
             )
         )
-        slc = aged("seed003-slc-analytic", out)
-        ratio = _ratio(aged(scm, out), slc)
+        scm_s, slc = aged(scm, out), aged("seed003-slc-analytic", out)
+        ratio = _ratio(scm_s, slc)
         note, held = "", None
         if ratio is not None:
             held = 1 < ratio < 1.5
@@ -567,37 +596,8 @@ def compare_devices(table: Any) -> list[Row]:
                 + ("slower" if ratio > 1 else "faster")
                 + f"; direction {'holds' if held else 'does not hold'} (test: 1 < ratio < 1.5)"
             )
-        merges = aged("seed003-slc-analytic", "device_merges")
-        if method == "the seed's method" and slc and merges is not None:
-            # The device times add up, so the merges' share of SLC's can be taken out. Writes
-            # a block or more from the last (the IRD histogram's buckets are powers of two)
-            # merge once each, the seed's rule; the rest merge once every N writes, N assumed.
-            ird = _histogram(
-                table,
-                "writes.ird_histogram.",
-                swap_device="seed003-slc-analytic",
-                swap__pc_mix__aging_rounds=AGED_AGING,
-            )
-            far = min(merges, sum(n for d, n in ird.items() if d >= SLC_BLOCK_BYTES))
-            merge_s = merges * SLC_MERGE_S
-            note += (
-                f". SLC's {slc:.2f} s include {merges:,.0f} merges ({merge_s:.2f} s at the"
-                f" seed's 43 ms): {far:,.0f} for writes a block or more from the last (one each,"
-                f" the seed's rule) and {merges - far:,.0f} for nearer ones (one every N writes,"
-                " N = block / distance assumed; the seed does not give N)"
-            )
-            scm_s, bare = aged(scm, out), slc - merge_s
-            if scm_s is not None and bare > 0:
-                note += f". Without merges SCM / SLC is {scm_s / bare:.2f}"
-                writes = aged("seed003-slc-analytic", "writes.requests")
-                if scm_s > bare:
-                    most = int((scm_s - bare) / SLC_MERGE_S)
-                    share = (
-                        f", {100 * most / writes:.1f} % of SLC's {writes:,.0f} writes"
-                        if writes
-                        else ""
-                    )
-                    note += f"; SCM stays the slower with at most {most} merges{share}"
+        if method == "the seed's method" and scm_s is not None and slc:
+            note += _slc_merges_note(table, scm_s, slc)
         rows.append(
             Row(
                 name,

@@ -112,7 +112,7 @@ pub struct PagingSim<'w, B: SwapBackend> {
     /// The first record of `trace` and the device's merges when the count started: the
     /// result's figures cover the counted part of the run only.
     counted_from_rec: usize,
-    merges_before: Option<u64>,
+    merges_before: u64,
     accesses: &'w [u32],
     pos: usize,
     app: App,
@@ -201,7 +201,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             wear_since: SimTime::ZERO,
             aging_page_writes: 0,
             counted_from_rec: 0,
-            merges_before: None,
+            merges_before: 0,
             accesses,
             pos: 0,
             app: App::Run,
@@ -335,10 +335,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             r.swap_out.time_s = (last - first) as f64 * 1e-12;
         }
         r.swap_out.pages = r.writes.pages;
-        r.device_merges = self
-            .dev
-            .merges()
-            .map(|m| m - self.merges_before.unwrap_or(0));
+        r.device_merges = self.dev.merges().map(|m| m - self.merges_before);
         r.wear = wear(&self.wear, app_s, &self.cfg.endurance);
         r.wear.aging_page_writes = self.aging_page_writes;
         r.wear.counted_from_s = self.wear_since.as_secs_f64();
@@ -433,7 +430,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         self.bd = [0; 7];
         self.baseline = SimTime::ZERO;
         self.counted_from_rec = self.trace.len();
-        self.merges_before = self.dev.merges();
+        self.merges_before = self.dev.merges().unwrap_or(0);
     }
 
     fn end_wait(&mut self, w: Wait, app: bool) {
