@@ -2,7 +2,7 @@
 //! benchmark.
 
 use crate::config::{FillMode, SsdConfig};
-use crate::device::{Device, Driver, RequestRecord, Status};
+use crate::device::{Backend, Device, Driver, RequestRecord, Status};
 use crate::driver::hfsl::{self, source::JobSource, source::TraceSource};
 use crate::driver::jobs::JobDriver;
 use crate::driver::replay::ReplayDriver;
@@ -298,15 +298,16 @@ pub fn precondition_with(
 ) -> Result<f64> {
     let t0 = Instant::now();
     let p = &cfg.precondition;
-    // PCM is updated in place: no map to fill, nothing a fill would change.
-    if cfg.pcm.is_some() {
-        return Ok(t0.elapsed().as_secs_f64());
-    }
-    if let Some(h) = dev.hybrid_mut() {
-        // A block-mapped FTL keeps its own map; the page FTL stays idle.
-        h.ftl
-            .precondition(p.fill == FillMode::Sequential, p.random_overwrite, seed)?;
-        return Ok(t0.elapsed().as_secs_f64());
+    match dev.backend_mut() {
+        // PCM is updated in place: no map to fill, nothing a fill would change.
+        Backend::Pcm(_) | Backend::Fusion { .. } => return Ok(t0.elapsed().as_secs_f64()),
+        Backend::BlockMapped(h) => {
+            // A block-mapped FTL keeps its own map; the page FTL stays idle.
+            h.ftl
+                .precondition(p.fill == FillMode::Sequential, p.random_overwrite, seed)?;
+            return Ok(t0.elapsed().as_secs_f64());
+        }
+        Backend::Page | Backend::Cached | Backend::Raw(_) => {}
     }
     if p.fill != FillMode::None || p.random_overwrite > 0.0 {
         let ftl = dev.ftl_mut();
@@ -523,21 +524,19 @@ pub fn build_result(
     // GC may run on after the last completion: utilisation is over all simulated time.
     let total_time = end.max(dev.now()).as_secs_f64().max(1e-18);
     let util = |busy: SimTime| (busy.as_secs_f64() / total_time).min(1.0);
-    let firmware_busy = dev.hil().cpu_busy() + dev.pcm().map_or(SimTime::ZERO, |p| p.cpu_busy());
+    let backend = dev.backend();
+    let own = backend.figures();
+    let firmware_busy = dev.hil().cpu_busy() + backend.firmware_busy();
     let mut wa = if f.host_units_written > 0 {
         (f.host_units_written + f.gc_units_moved) as f64 / f.host_units_written as f64
     } else {
         0.0
     };
-    // A block-mapped FTL's map unit is the page: its writes and merge copies are pages.
-    let hybrid = dev.hil().hybrid().map(|h| &h.ftl);
-    if let Some(m) = hybrid.map(|h| &h.counts) {
-        host_pages_written = m.host_pages_written;
-        wa = if m.host_pages_written > 0 {
-            (m.host_pages_written + m.pages_copied) as f64 / m.host_pages_written as f64
-        } else {
-            0.0
-        };
+    if let Some(pages) = own.host_pages_written {
+        host_pages_written = pages;
+    }
+    if let Some(own_wa) = own.write_amplification {
+        wa = own_wa;
     }
     let events = dev.events();
     let completed = host.completed();
@@ -546,7 +545,7 @@ pub fn build_result(
     let cache = dev
         .cache()
         .map(|bm| bm.result(end.max(dev.now()).as_secs_f64()));
-    let pcm = dev.pcm().map(|p| pcm_result(p, total_time, &util));
+    let pcm = backend.pcm().map(|p| pcm_result(p, total_time, &util));
     RunResult {
         schema: SCHEMA,
         ssdlab_version: env!("CARGO_PKG_VERSION"),
@@ -580,15 +579,10 @@ pub fn build_result(
             write_amplification: wa,
             gc_runs: f.gc_runs,
             gc_units_moved: f.gc_units_moved,
-            // A raw device's erases are its driver's, counted by the firmware.
-            erases: f.erases
-                + dev.hil().raw().map_or(0, |r| r.counters.erases)
-                + hybrid.map_or(0, |h| h.counts.erases),
-            erase_count: match (dev.hil().raw(), hybrid) {
-                (Some(raw), _) => Spread::of(raw.erase_counts().iter().map(|&n| n as f64)),
-                (_, Some(h)) => Spread::of(h.erase_counts().iter().map(|&n| n as f64)),
-                _ => Spread::of(dev.ftl().blocks().iter().map(|b| b.erase_count as f64)),
-            },
+            erases: f.erases + own.erases,
+            erase_count: own.erase_count.unwrap_or_else(|| {
+                Spread::of(dev.ftl().blocks().iter().map(|b| b.erase_count as f64))
+            }),
             wear_level_migrations: f.wl_migrations,
             forced_erases: f.forced_erases,
             trimmed_units: f.trimmed_units,
@@ -602,12 +596,7 @@ pub fn build_result(
                 program_suspensions: fil.program_suspensions,
                 erase_suspensions: fil.erase_suspensions,
             }),
-            merges: hybrid.map(|h| MergeResult {
-                switch: h.counts.switch,
-                partial: h.counts.partial,
-                full: h.counts.full,
-                pages_copied: h.counts.pages_copied,
-            }),
+            merges: own.merges,
             gc: (cfg.ftl.gc.background || cfg.ftl.gc.copyback).then_some(GcResult {
                 background_runs: f.background_gc_runs,
                 copyback_pages: fil.copyback_pages,
@@ -632,7 +621,14 @@ pub fn build_result(
         ftl: ftl_result(dev),
         reliability: reliability_result(dev),
         power: cfg.power.as_ref().map(|p| {
-            let x = power_inputs(dev, total_time, firmware_busy, cache.as_ref(), pcm.as_ref());
+            let x = power_inputs(
+                dev,
+                total_time,
+                firmware_busy,
+                own.pages_copied,
+                cache.as_ref(),
+                pcm.as_ref(),
+            );
             crate::stats::power::power(p, &x)
         }),
         cache,
@@ -654,13 +650,13 @@ fn power_inputs(
     dev: &Device,
     secs: f64,
     firmware_busy: SimTime,
+    backend_copies: u64,
     cache: Option<&CacheResult>,
     pcm: Option<&PcmResult>,
 ) -> PowerInputs {
     let fil = &dev.fil().counters;
     let f = &dev.ftl().stats;
     let geo = dev.geometry();
-    let hybrid_copies = dev.hil().hybrid().map_or(0, |h| h.ftl.counts.pages_copied);
     PowerInputs {
         seconds: secs,
         dies: dev.fil().die_busy().count() as u64,
@@ -676,7 +672,7 @@ fn power_inputs(
             .host_units_read
             .saturating_add(f.gc_units_moved))
         .saturating_mul(geo.unit_bytes)
-        .saturating_add(hybrid_copies.saturating_mul(geo.page_bytes)),
+        .saturating_add(backend_copies.saturating_mul(geo.page_bytes)),
         bytes_written: fil.nand_pages_written.saturating_mul(geo.page_bytes),
         cache_mj: cache.map(|c| c.energy.dynamic_mj + c.energy.leakage_mj),
         // Only when both figures exist: a missing one (null in the pcm block) is unknown.

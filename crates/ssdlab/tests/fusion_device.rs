@@ -78,9 +78,9 @@ fn each_space_keeps_its_medium_rules() {
     let (_, s) = one(&mut dev, Op::Write, 0, 2048, Flags::NONE);
     assert_eq!(s, Status::Ok, "programmable again after the erase");
     // The P/E counts the host reads back, and the PCM's wear.
-    assert_eq!(dev.hil().raw().unwrap().erase_counts()[0], 1);
-    assert_eq!(dev.hil().raw().unwrap().erase_counts()[1], 0);
-    let p = dev.pcm().unwrap();
+    assert_eq!(dev.backend().raw().unwrap().erase_counts()[0], 1);
+    assert_eq!(dev.backend().raw().unwrap().erase_counts()[1], 0);
+    let p = dev.backend().pcm().unwrap();
     assert_eq!(p.media.wear.max(), 2, "line 1 written twice");
     assert_eq!(p.media.counters.bytes_written, 200);
 }

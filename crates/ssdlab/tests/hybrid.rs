@@ -39,7 +39,7 @@ proptest! {
         // A small region, so that merges come often.
         let job = format!("rw = \"randrw\"\nrwmixread = 40\nbs = \"{bs}\"\niodepth = 8\nsize = \"4MiB\"\nio_count = 1200");
         let dev = common::run_checked(&cfg, &job, seed, false);
-        let m = &dev.hil().hybrid().unwrap().ftl.counts;
+        let m = &dev.backend().block_mapped().unwrap().ftl.counts;
         prop_assert!(m.full + m.partial + m.switch > 0, "no merge: {:?}", m);
     }
 }
@@ -115,7 +115,7 @@ fn a_full_merge_costs_seed_003s_merge_time_on_its_presets() {
     for (preset, merge_us) in [("seed003-slc-bast", 43_000), ("seed003-mlc-bast", 187_000)] {
         let (cost, dev) = merge_cost(preset, true);
         assert_eq!(cost, SimTime::from_us(merge_us), "{preset}");
-        let m = &dev.hil().hybrid().unwrap().ftl.counts;
+        let m = &dev.backend().block_mapped().unwrap().ftl.counts;
         assert_eq!((m.switch, m.partial, m.full), (0, 0, 1), "{preset}");
         assert_eq!(m.erases, 2);
         assert_eq!(
@@ -134,7 +134,7 @@ fn a_switch_merge_costs_one_erase() {
     // block's erase (2,620 µs, calibrated) is all the write waits for.
     let (cost, dev) = merge_cost("seed003-slc-bast", false);
     assert_eq!(cost, SimTime::from_us(2_620));
-    let m = &dev.hil().hybrid().unwrap().ftl.counts;
+    let m = &dev.backend().block_mapped().unwrap().ftl.counts;
     assert_eq!((m.switch, m.partial, m.full, m.pages_copied), (1, 0, 0, 0));
 }
 

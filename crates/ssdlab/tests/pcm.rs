@@ -69,7 +69,7 @@ fn small_writes_take_their_own_table_7_time() {
         assert!((20.7..30.0).contains(&lat), "{lat} us");
         t = done[0].1;
     }
-    let p = dev.pcm().unwrap();
+    let p = dev.backend().pcm().unwrap();
     assert_eq!(p.media.writes_by_size().get(&128), Some(&10));
     assert_eq!(p.media.wear.max(), 1);
     // 10 writes x 128 B x 8 bits x 600 pJ (seed 002 Table 2).

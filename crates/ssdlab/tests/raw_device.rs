@@ -178,7 +178,7 @@ fn a_host_side_ftl_drives_the_raw_media_through_the_boundary() {
     let fil = dev.fil();
     assert_eq!(fil.counters.nand_pages_written, 3 * pages);
     assert_eq!(fil.counters.nand_pages_read, pages);
-    let raw = dev.hil().raw().unwrap();
+    let raw = dev.backend().raw().unwrap();
     assert_eq!(raw.counters.erases, ftl.blocks_per_pass());
     assert_eq!(raw.counters.programs_refused, 0);
     // Pass 2 refilled the erased blocks in order; pass 1's blocks stay as they were.
@@ -217,7 +217,7 @@ fn the_firmware_refuses_what_the_media_does_not_allow_and_changes_nothing() {
     assert_eq!(s.0[&trim], Status::Unsupported);
     // Only the first program reached the NAND.
     assert_eq!(dev.fil().counters.nand_pages_written, 1);
-    assert_eq!(dev.hil().raw().unwrap().next_page(0), 1);
+    assert_eq!(dev.backend().raw().unwrap().next_page(0), 1);
     assert_eq!(dev.host().failed().0, 5);
 }
 

@@ -95,6 +95,38 @@ pub enum Medium {
     Fusion,
 }
 
+/// A device's back end: which medium it has and, on NAND, which FTL scheme
+/// ([`SsdConfig::backend_kind`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendKind {
+    /// NAND with the page-mapping FTL, the whole map in controller memory.
+    Page,
+    /// NAND with the page-mapping FTL and a demand-paged map (`ftl.mapping = "cached"`).
+    Cached,
+    /// NAND with a block-mapped FTL (`ftl.kind = "block" | "bast" | "fast"`).
+    BlockMapped,
+    /// Raw NAND for a host-side FTL (`ftl.kind = "none"`, no `[pcm]`).
+    Raw,
+    /// PCM alone (`[pcm]` without `[nand]`).
+    Pcm,
+    /// Seed 002's fusion device: raw NAND and PCM behind one firmware.
+    Fusion,
+}
+
+impl BackendKind {
+    /// The name the docs and results use.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Page => "page",
+            BackendKind::Cached => "cached",
+            BackendKind::BlockMapped => "block-mapped",
+            BackendKind::Raw => "raw",
+            BackendKind::Pcm => "pcm",
+            BackendKind::Fusion => "fusion",
+        }
+    }
+}
+
 /// `interface.kind` as a TOML document has it, if it is a string.
 fn interface_kind_in(doc: &toml::Table) -> Option<String> {
     doc.get("interface")?
@@ -264,6 +296,22 @@ impl SsdConfig {
 
     /// Which media the device holds, from the sections given (validation refuses the other
     /// combinations).
+    /// The device's back end: its medium and, on NAND, its FTL scheme. The one place that
+    /// reads them off the config's sections (`[nand]`, `[pcm]`, `ftl.kind`, `ftl.mapping`);
+    /// the device builds its `ctrl::backend::Backend` from it and nothing else asks again.
+    pub fn backend_kind(&self) -> BackendKind {
+        match self.medium() {
+            Medium::Pcm => BackendKind::Pcm,
+            Medium::Fusion => BackendKind::Fusion,
+            Medium::Nand => match self.ftl.kind {
+                FtlKind::None => BackendKind::Raw,
+                k if k.is_block_mapped() => BackendKind::BlockMapped,
+                _ if self.ftl.mapping == MappingKind::Cached => BackendKind::Cached,
+                _ => BackendKind::Page,
+            },
+        }
+    }
+
     pub fn medium(&self) -> Medium {
         match (&self.pcm, self.nand.is_absent()) {
             (None, _) => Medium::Nand,

@@ -22,7 +22,7 @@ use crate::request::Space;
 use crate::workload::Op;
 
 /// What the firmware publishes for the host (the seed's "fixed area of BRAM"): the shape of
-/// both sides. Per-block P/E counts are read live from `RawNand::erase_counts` (`Device::hil().raw()`).
+/// both sides. Per-block P/E counts are read live from `RawNand::erase_counts` (`Device::backend().raw()`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HardwareInfo {
     pub nand_channels: u32,

@@ -56,11 +56,6 @@ pub struct Hil {
     gc_units_charged: u64,
     /// The firmware answers at once, without touching the media (seed 000 §6.2).
     skip_media: bool,
-    /// A raw device (`ftl.kind = "none"`): requests address the media, and this is all the
-    /// firmware keeps of it.
-    raw: Option<RawNand>,
-    /// A block-mapped FTL (`ftl.kind = "block" | "bast" | "fast"`), which then owns the map.
-    hybrid: Option<HybridCtrl>,
     /// Whether any range is write-protected (`controller.write_protect`).
     write_protect: Vec<crate::config::ProtectedRange>,
     pub counters: HilCounters,
@@ -87,12 +82,6 @@ impl Hil {
             },
             gc_units_charged: 0,
             skip_media: cfg.controller.skip_media,
-            raw: (cfg.ftl.kind == FtlKind::None).then(|| RawNand::new(geo)),
-            hybrid: cfg
-                .ftl
-                .kind
-                .is_block_mapped()
-                .then(|| HybridCtrl::new(cfg, geo)),
             write_protect: cfg.controller.write_protect.clone(),
             counters: HilCounters::default(),
             map_entry_bytes: cfg
@@ -103,32 +92,6 @@ impl Hil {
             raw_txns: Vec::new(),
             map_ready: Vec::new(),
         }
-    }
-
-    /// The raw device's firmware state, when the device is raw.
-    pub fn raw(&self) -> Option<&RawNand> {
-        self.raw.as_ref()
-    }
-
-    /// Take the raw firmware's state out (a power cycle moves it to the restarted device).
-    pub fn take_raw(&mut self) -> Option<RawNand> {
-        self.raw.take()
-    }
-
-    /// Put the raw firmware's state of a device before a power cycle in place.
-    pub fn set_raw(&mut self, raw: Option<RawNand>) {
-        if raw.is_some() {
-            self.raw = raw;
-        }
-    }
-
-    /// The block-mapped FTL, when the device has one.
-    pub fn hybrid(&self) -> Option<&HybridCtrl> {
-        self.hybrid.as_ref()
-    }
-
-    pub fn hybrid_mut(&mut self) -> Option<&mut HybridCtrl> {
-        self.hybrid.as_mut()
     }
 
     /// Busy time of the firmware core.
@@ -182,7 +145,27 @@ impl Hil {
         }
     }
 
-    /// The firmware is done with a command: start its work.
+    /// A write or trim of a write-protected range (`controller.write_protect`) fails at once:
+    /// true when `cmd` was refused so.
+    #[inline]
+    fn refuse_protected(&self, now: SimTime, cmd: u32, up: &mut HostPort) -> bool {
+        let c = up.cmds.get(cmd);
+        if !self.write_protect.is_empty()
+            && matches!(c.op, Op::Write | Op::Trim)
+            && self
+                .write_protect
+                .iter()
+                .any(|r| r.overlaps(c.offset, c.len))
+        {
+            up.cmds.get_mut(cmd).status = Status::WriteProtected;
+            up.complete(now, cmd);
+            return true;
+        }
+        false
+    }
+
+    /// The firmware is done with a command of the page-mapped FTL (full or cached map): start
+    /// its work.
     #[inline]
     pub(crate) fn dispatch(
         &mut self,
@@ -192,35 +175,55 @@ impl Hil {
         flash: &mut FlashPort,
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
+        if self.refuse_protected(now, cmd, up) {
+            return Ok(());
+        }
+        self.dispatch_mapped(now, cmd, up, flash, cache)
+    }
+
+    /// The firmware is done with a command of a block-mapped FTL: reads and trims are the
+    /// FTL's; writes pull their data, flushes go to the cache buffer, as on the page FTL.
+    pub(crate) fn dispatch_block(
+        &mut self,
+        now: SimTime,
+        cmd: u32,
+        h: &mut HybridCtrl,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+        cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
+        if self.refuse_protected(now, cmd, up) {
+            return Ok(());
+        }
         let c = up.cmds.get(cmd);
         let (op, offset, len) = (c.op, c.offset, c.len);
-        if self.raw.is_some() {
-            self.dispatch_raw(now, cmd, up, flash);
-            return Ok(());
-        }
-        if !self.write_protect.is_empty()
-            && matches!(op, Op::Write | Op::Trim)
-            && self.write_protect.iter().any(|r| r.overlaps(offset, len))
-        {
-            up.cmds.get_mut(cmd).status = Status::WriteProtected;
-            up.complete(now, cmd);
-            return Ok(());
-        }
-        if let Some(h) = self.hybrid.as_mut() {
-            match op {
-                // With `skip_media` the firmware answers reads at once, whatever the FTL.
-                Op::Read if !self.skip_media => {
-                    h.read(now, cmd, up, flash, &mut self.counters);
-                    return Ok(());
-                }
-                Op::Trim => {
-                    h.trim(offset, len, flash);
-                    up.complete(now, cmd);
-                    return Ok(());
-                }
-                _ => {}
+        match op {
+            // With `skip_media` the firmware answers reads at once, whatever the FTL.
+            Op::Read if !self.skip_media => {
+                h.read(now, cmd, up, flash, &mut self.counters);
+                Ok(())
             }
+            Op::Trim => {
+                h.trim(offset, len, flash);
+                up.complete(now, cmd);
+                Ok(())
+            }
+            _ => self.dispatch_mapped(now, cmd, up, flash, cache),
         }
+    }
+
+    /// A command of a device with a map (page or block): what is the same for both.
+    #[inline]
+    fn dispatch_mapped(
+        &mut self,
+        now: SimTime,
+        cmd: u32,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+        cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
+        let c = up.cmds.get(cmd);
+        let (op, offset, len) = (c.op, c.offset, c.len);
         match op {
             Op::Read => {
                 if flash.ftl.mapping.is_some()
@@ -280,8 +283,14 @@ impl Hil {
     /// A raw device's command: reads sense the units named, programs and erases are checked
     /// against the media's rules first (a refused one ends at once with its status, having
     /// changed nothing), trims are not done.
-    fn dispatch_raw(&mut self, now: SimTime, cmd: u32, up: &mut HostPort, flash: &mut FlashPort) {
-        let raw = self.raw.as_mut().expect("a raw device");
+    pub(crate) fn dispatch_raw(
+        &mut self,
+        now: SimTime,
+        cmd: u32,
+        raw: &mut RawNand,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+    ) {
         let c = up.cmds.get(cmd);
         let (op, offset, len) = (c.op, c.offset, c.len);
         let refuse = |up: &mut HostPort, status: Status| {
@@ -451,8 +460,52 @@ impl Hil {
         Ok(())
     }
 
-    /// A write command's data is in the controller: read what partial units keep of their old
-    /// data first, else place the units.
+    /// The firmware answers a write at once, without touching the media (`skip_media`): true
+    /// when `cmd` was completed so.
+    #[inline]
+    fn write_skips_media(&self, now: SimTime, cmd: u32, up: &mut HostPort) -> bool {
+        if self.skip_media {
+            up.complete(now, cmd);
+        }
+        self.skip_media
+    }
+
+    /// A raw device's write command's data is in the controller: program it.
+    pub(crate) fn write_data_in_raw(
+        &mut self,
+        now: SimTime,
+        cmd: u32,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+    ) {
+        if !self.write_skips_media(now, cmd, up) {
+            self.program_raw(now, cmd, up, flash);
+        }
+    }
+
+    /// A block-mapped FTL's write command's data is in the controller: its read-modify-write
+    /// reads first, else its units.
+    pub(crate) fn write_data_in_block(
+        &mut self,
+        now: SimTime,
+        cmd: u32,
+        h: &mut HybridCtrl,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+    ) -> Result<()> {
+        if self.write_skips_media(now, cmd, up) {
+            return Ok(());
+        }
+        let rmw = h.rmw_reads(now, cmd, up, flash);
+        if rmw > 0 {
+            up.cmds.get_mut(cmd).rmw_left = rmw;
+            return Ok(());
+        }
+        h.write_units(now, cmd, up, flash)
+    }
+
+    /// A write command's data is in the controller (page-mapped FTL): read what partial units
+    /// keep of their old data first, else place the units.
     #[inline]
     pub(crate) fn write_data_in(
         &mut self,
@@ -462,21 +515,8 @@ impl Hil {
         flash: &mut FlashPort,
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
-        if self.skip_media {
-            up.complete(now, cmd);
+        if self.write_skips_media(now, cmd, up) {
             return Ok(());
-        }
-        if self.raw.is_some() {
-            self.program_raw(now, cmd, up, flash);
-            return Ok(());
-        }
-        if let Some(h) = self.hybrid.as_mut() {
-            let rmw = h.rmw_reads(now, cmd, up, flash);
-            if rmw > 0 {
-                up.cmds.get_mut(cmd).rmw_left = rmw;
-                return Ok(());
-            }
-            return h.write_units(now, cmd, up, flash);
         }
         if flash.ftl.mapping.is_some() && !self.map_lookup(now, cmd, Stage::Write, up, flash)? {
             return Ok(());
@@ -535,9 +575,6 @@ impl Hil {
         flash: &mut FlashPort,
         mut cache: Option<&mut BufferManager>,
     ) -> Result<()> {
-        if let Some(h) = self.hybrid.as_mut() {
-            return h.write_units(now, cmd, up, flash);
-        }
         if flash.ftl.read_only() {
             // A worn-out drive takes nothing new, into its buffer or onto NAND.
             up.cmds.get_mut(cmd).status = Status::ReadOnly;
@@ -895,7 +932,7 @@ impl Hil {
         Ok(())
     }
 
-    /// A program transaction finished at `now`.
+    /// A program transaction of the page-mapped FTL finished at `now`.
     #[inline]
     pub(crate) fn program_done(
         &mut self,
@@ -905,15 +942,45 @@ impl Hil {
         flash: &mut FlashPort,
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
+        let geo = &self.geo;
+        let mark = |t: &Txn, ftl: &mut crate::ftl::Ftl| {
+            // Only if the block was not erased (and reused) since the write was mapped.
+            if ftl.blocks()[geo.block_of_unit(t.pun) as usize].epoch == t.epoch {
+                ftl.mark_programmed(t.pun);
+            }
+        };
         let t = flash.fil.remove_txn(txn);
-        // Only if the block was not erased (and reused) since the write was mapped. A raw
-        // device's FTL stays idle.
-        let block = self.geo.block_of_unit(t.pun);
-        if let Some(h) = self.hybrid.as_mut() {
-            h.program_done(&t);
-        } else if self.raw.is_none() && flash.ftl.blocks()[block as usize].epoch == t.epoch {
-            flash.ftl.mark_programmed(t.pun);
-        }
+        mark(&t, flash.ftl);
+        self.programmed(now, t, up, flash, cache)
+    }
+
+    /// A program transaction of another back end finished at `now`: `mark` records it in the
+    /// back end's map (a block-mapped FTL's; a raw device's firmware keeps nothing).
+    #[inline]
+    pub(crate) fn program_done_by(
+        &mut self,
+        now: SimTime,
+        txn: u32,
+        mark: impl FnOnce(&Txn),
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+        cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
+        let t = flash.fil.remove_txn(txn);
+        mark(&t);
+        self.programmed(now, t, up, flash, cache)
+    }
+
+    /// What a finished program means for its command.
+    #[inline]
+    fn programmed(
+        &mut self,
+        now: SimTime,
+        t: Txn,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+        cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
         if t.kind == TxnKind::MapWrite {
             // A translation page is on NAND: no command waited for it.
             return Ok(());

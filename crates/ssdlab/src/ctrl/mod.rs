@@ -7,6 +7,7 @@
 //! completions, the host CPU that handles them, the command table, the event queue) and
 //! [`FlashPort`] down to flash (the FIL, the FTL, and the test oracle that watches both).
 
+pub mod backend;
 pub mod buffer;
 pub mod cache;
 pub mod datacheck;

@@ -98,6 +98,19 @@ impl RawNand {
         self.next_page[block as usize]
     }
 
+    /// Whether physical unit `pun` was programmed since its block's last erase (false beyond
+    /// the media).
+    pub fn is_programmed(&self, pun: u64) -> bool {
+        let Ok(pun) = u32::try_from(pun) else {
+            return false;
+        };
+        if u64::from(pun) >= self.geo.units() {
+            return false;
+        }
+        let block = self.geo.block_of_unit(pun);
+        self.geo.page_in_block(pun) < self.next_page[block as usize]
+    }
+
     /// Erases of every block, by block index.
     pub fn erase_counts(&self) -> &[u32] {
         &self.erase_count

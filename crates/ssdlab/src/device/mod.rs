@@ -14,12 +14,12 @@
 //! layer that owns it; a handler reaches other layers only through the ports it is given
 //! (`ctrl::HostPort`, `ctrl::FlashPort`).
 
-use crate::config::{Medium, SsdConfig};
+use crate::config::{BackendKind, SsdConfig};
+pub use crate::ctrl::backend::Backend;
 use crate::ctrl::buffer::BufferManager;
 use crate::ctrl::datacheck::DataCheck;
 use crate::ctrl::fil::{Fil, Step};
 use crate::ctrl::hil::Hil;
-use crate::ctrl::pcm::PcmCtrl;
 use crate::ctrl::{FlashPort, HostPort};
 use crate::error::{Error, Result};
 pub mod store;
@@ -47,6 +47,11 @@ const PREFETCH_MIN_UNITS: u64 = 4 << 20;
 fn map_unit(geo: &Geometry, ftl: &Ftl, offset: u64) -> Option<u64> {
     let lpn = offset / geo.unit_bytes;
     (lpn < ftl.logical_units()).then_some(lpn)
+}
+
+/// The PCM controller, for a PCM event (only a PCM or fusion device raises one).
+fn pcm_of(backend: &mut Backend) -> &mut crate::ctrl::pcm::PcmCtrl {
+    backend.pcm_mut().expect("PCM events come from PCM")
 }
 
 /// What drives a device: it submits requests and reacts to their completions and to wake-ups
@@ -98,11 +103,10 @@ pub struct Device {
     cache: Option<BufferManager>,
     fil: Fil,
     ftl: Ftl,
-    /// Which media the device holds.
-    medium: Medium,
-    /// The PCM's controller and media. A PCM-only device sends every command there, none to
-    /// the NAND layers (which are then a stub); a fusion device, the commands flagged PCM.
-    pcm: Option<PcmCtrl>,
+    /// The medium and FTL scheme: what the HIL hands each command to. A PCM-only device sends
+    /// every command to its PCM controller, none to the NAND layers (which are then a stub); a
+    /// fusion device, the commands flagged PCM.
+    backend: Backend,
     /// Fusion device: bytes of the PCM space.
     pcm_bytes: Option<u64>,
     /// Tests only: the data-placement oracle (`ctrl::datacheck`).
@@ -159,15 +163,11 @@ impl Device {
                 .map(|c| BufferManager::new(c, geo.unit_bytes)),
             fil,
             ftl: Ftl::new(&layers, seed),
-            pcm: cfg
-                .pcm
-                .as_ref()
-                .map(|p| PcmCtrl::new(p, cfg.controller.cmd_overhead.0)),
-            medium: cfg.medium(),
+            backend: Backend::new(cfg, &geo),
             pcm_bytes: cfg
                 .pcm
                 .as_ref()
-                .filter(|_| cfg.medium() == Medium::Fusion)
+                .filter(|_| cfg.backend_kind() == BackendKind::Fusion)
                 .map(|p| p.logical_bytes()),
             check: None,
             store: None,
@@ -205,16 +205,16 @@ impl Device {
         fresh.q.start_at(self.now());
         let mut cut = std::mem::replace(self, fresh);
         let in_flight = cut.cmds.len() as u64;
-        let mut raw = cut.hil.take_raw();
-        if let Some(raw) = raw.as_mut() {
+        if let (Some(new), Some(old)) = (self.backend.raw_mut(), cut.backend.raw_mut()) {
+            // The raw firmware's view of its blocks is the media's: it moves to the new device.
             for c in cut.cmds.iter().filter(|c| c.op == Op::Erase) {
-                for b in raw.blocks_of(c.offset, c.len).into_iter().flatten() {
-                    raw.needs_erase(b);
+                for b in old.blocks_of(c.offset, c.len).into_iter().flatten() {
+                    old.needs_erase(b);
                 }
             }
+            std::mem::swap(new, old);
         }
-        self.hil.set_raw(raw);
-        if let (Some(new), Some(old)) = (self.pcm.as_mut(), cut.pcm.as_ref()) {
+        if let (Some(new), Some(old)) = (self.backend.pcm_mut(), cut.backend.pcm()) {
             new.media.keep_durable(&old.media);
         }
         self.store = cut.store.take();
@@ -261,26 +261,48 @@ impl Device {
         &self.hil
     }
 
-    /// The block-mapped FTL, when the config names one (for preconditioning).
-    pub fn hybrid_mut(&mut self) -> Option<&mut crate::ctrl::hybrid::HybridCtrl> {
-        self.hil.hybrid_mut()
+    /// The medium and FTL scheme, with what each keeps of its own.
+    pub fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    /// Whether logical unit `lpn` holds data the device keeps (the back end's map says so).
+    pub fn is_mapped(&self, lpn: u64) -> bool {
+        self.backend.is_mapped(lpn, &self.ftl)
+    }
+
+    /// Whether the device has worn out and takes no more writes.
+    pub fn read_only(&self) -> bool {
+        self.backend.read_only(&self.ftl)
+    }
+
+    /// Spare blocks left, in percent of the reserve (SMART's Available Spare).
+    pub fn available_spare_percent(&self) -> f64 {
+        self.backend.available_spare_percent(&self.ftl)
+    }
+
+    /// Mean wear of the good blocks against their P/E limit, in percent, where the device models
+    /// wear (`[reliability]`).
+    pub fn percentage_used(&self) -> Option<f64> {
+        self.backend.percentage_used(&self.ftl)
+    }
+
+    /// Erases of the most-erased block.
+    pub fn max_erase_count(&self) -> u64 {
+        self.backend.max_erase_count(&self.ftl)
+    }
+
+    /// The back end, for untimed work between runs (a block-mapped FTL's preconditioning).
+    pub fn backend_mut(&mut self) -> &mut Backend {
+        &mut self.backend
     }
 
     pub fn fil(&self) -> &Fil {
         &self.fil
     }
 
-    /// The PCM's controller and media (a PCM-only or a fusion device).
-    pub fn pcm(&self) -> Option<&PcmCtrl> {
-        self.pcm.as_ref()
-    }
-
-    pub fn medium(&self) -> Medium {
-        self.medium
-    }
-
     /// A fusion device's hardware information (`ctrl::fusion`); its per-block P/E counts are
-    /// `hil().raw()`'s erase counts.
+    /// `backend().raw()`'s erase counts.
     pub fn hardware_info(&self) -> Option<crate::ctrl::fusion::HardwareInfo> {
         crate::ctrl::fusion::HardwareInfo::of(&self.cfg)
     }
@@ -514,12 +536,12 @@ impl Device {
                 )));
             }
         }
-        if r.op == Op::Erase && self.medium == Medium::Pcm {
+        if r.op == Op::Erase && self.backend.kind() == BackendKind::Pcm {
             return Err(Error::Job(
                 "erase: this device is PCM, updated in place; it has no erase".into(),
             ));
         }
-        if r.op == Op::Erase && self.hil.raw().is_none() {
+        if r.op == Op::Erase && self.backend.raw().is_none() {
             return Err(Error::Job(
                 "erase: this device has an FTL that erases for itself; erases are for a raw device (ftl.kind = \"none\")".into(),
             ));
@@ -640,8 +662,7 @@ impl Device {
             cache,
             fil,
             ftl,
-            pcm,
-            medium,
+            backend,
             check,
             geo,
             ..
@@ -658,8 +679,8 @@ impl Device {
                     Interface::Nvme(n) => n.on_doorbell(now, cmd, c.sq, q),
                     // The command came over the interface itself: no queue to fetch from.
                     // A fusion device's commands all go through the one firmware core.
-                    _ => match pcm {
-                        Some(p) if *medium == Medium::Pcm => p.accept(now, cmd, q),
+                    _ => match backend {
+                        Backend::Pcm(p) => p.accept(now, cmd, q),
                         _ => hil.accept(now, cmd, c.len, &ftl.stats, q),
                     },
                 }
@@ -669,7 +690,7 @@ impl Device {
                     unreachable!("only NVMe fetches")
                 };
                 let count = n.fetch_done(sq);
-                if let Some(p) = pcm.as_mut().filter(|_| *medium == Medium::Pcm) {
+                if let Backend::Pcm(p) = backend {
                     // A PCM-only device: no map to warm.
                     for _ in 0..count {
                         p.accept(now, n.fetched(sq), q);
@@ -694,40 +715,46 @@ impl Device {
                 let mut flash = FlashPort { fil, ftl, check };
                 let cache = cache.as_mut();
                 match ev {
-                    // The fusion firmware's command distribution (`ctrl::fusion`).
-                    Event::Dispatch { cmd } if up.cmds.get(cmd).space == Space::Pcm => pcm
-                        .as_mut()
-                        .expect("only a fusion device accepts PCM requests")
-                        .dispatch(now, cmd, &mut up),
-                    Event::Dispatch { cmd } => {
-                        hil.dispatch(now, cmd, &mut up, &mut flash, cache)?
-                    }
-                    Event::WriteDataIn { cmd } => {
-                        hil.write_data_in(now, cmd, &mut up, &mut flash, cache)?
-                    }
-                    // A PCM-only device's own events: the NAND path above never asks which
-                    // medium it serves.
-                    Event::PcmDispatch { cmd } => pcm
-                        .as_mut()
-                        .expect("PCM events come from PCM")
-                        .dispatch(now, cmd, &mut up),
-                    Event::PcmDataIn { cmd } => pcm
-                        .as_mut()
-                        .expect("PCM events come from PCM")
-                        .write_data_in(now, cmd, &mut up),
-                    Event::PcmWriteEnd { write } => pcm
-                        .as_mut()
-                        .expect("PCM events come from PCM")
-                        .write_end(now, write, &mut up),
-                    Event::RmwDone { cmd } => {
-                        hil.write_units(now, cmd, &mut up, &mut flash, cache)?
-                    }
+                    Event::Dispatch { cmd } => match backend {
+                        Backend::Page | Backend::Cached => {
+                            hil.dispatch(now, cmd, &mut up, &mut flash, cache)?
+                        }
+                        Backend::BlockMapped(h) => {
+                            hil.dispatch_block(now, cmd, h, &mut up, &mut flash, cache)?
+                        }
+                        // The fusion firmware's command distribution (`ctrl::fusion`).
+                        Backend::Fusion { pcm, .. } if up.cmds.get(cmd).space == Space::Pcm => {
+                            pcm.dispatch(now, cmd, &mut up)
+                        }
+                        Backend::Raw(raw) | Backend::Fusion { raw, .. } => {
+                            hil.dispatch_raw(now, cmd, raw, &mut up, &mut flash)
+                        }
+                        Backend::Pcm(_) => unreachable!("a PCM device's commands are PcmDispatch"),
+                    },
+                    Event::WriteDataIn { cmd } => match backend {
+                        Backend::BlockMapped(h) => {
+                            hil.write_data_in_block(now, cmd, h, &mut up, &mut flash)?
+                        }
+                        Backend::Raw(_) | Backend::Fusion { .. } => {
+                            hil.write_data_in_raw(now, cmd, &mut up, &mut flash)
+                        }
+                        _ => hil.write_data_in(now, cmd, &mut up, &mut flash, cache)?,
+                    },
+                    // A PCM device's own events: the NAND path above never asks which medium
+                    // it serves.
+                    Event::PcmDispatch { cmd } => pcm_of(backend).dispatch(now, cmd, &mut up),
+                    Event::PcmDataIn { cmd } => pcm_of(backend).write_data_in(now, cmd, &mut up),
+                    Event::PcmWriteEnd { write } => pcm_of(backend).write_end(now, write, &mut up),
+                    Event::RmwDone { cmd } => match backend {
+                        Backend::BlockMapped(h) => h.write_units(now, cmd, &mut up, &mut flash)?,
+                        _ => hil.write_units(now, cmd, &mut up, &mut flash, cache)?,
+                    },
                     Event::MapReady { cmd, write } => {
                         let stage = if write { Stage::Write } else { Stage::Read };
                         hil.map_resume(now, cmd, stage, &mut up, &mut flash)?
                     }
                     Event::DieStep { die } => {
-                        Self::die_step(now, die, hil, &mut up, &mut flash, cache)?
+                        Self::die_step(now, die, hil, backend, &mut up, &mut flash, cache)?
                     }
                     _ => unreachable!("driver events are handled in Device::step"),
                 }
@@ -743,6 +770,7 @@ impl Device {
         now: SimTime,
         die: u32,
         hil: &mut Hil,
+        backend: &mut Backend,
         up: &mut HostPort,
         flash: &mut FlashPort,
         mut cache: Option<&mut BufferManager>,
@@ -762,7 +790,17 @@ impl Device {
             }
             Step::Programmed(op) => {
                 for &t in &op {
-                    hil.program_done(now, t, up, flash, cache.as_deref_mut())?;
+                    let cache = cache.as_deref_mut();
+                    match backend {
+                        Backend::BlockMapped(h) => {
+                            hil.program_done_by(now, t, |t| h.program_done(t), up, flash, cache)?
+                        }
+                        // The raw firmware's pages were taken when the program was accepted.
+                        Backend::Raw(_) | Backend::Fusion { .. } => {
+                            hil.program_done_by(now, t, |_| {}, up, flash, cache)?
+                        }
+                        _ => hil.program_done(now, t, up, flash, cache)?,
+                    }
                 }
                 flash.fil.finish_op(now, die, op, flash.ftl, up.q);
             }

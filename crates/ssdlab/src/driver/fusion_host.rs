@@ -92,7 +92,7 @@ impl FusionHost {
 
     /// P/E count of every block.
     pub fn erase_counts(&self) -> &[u32] {
-        self.dev.hil().raw().expect("raw NAND").erase_counts()
+        self.dev.backend().raw().expect("raw NAND").erase_counts()
     }
 
     /// The next page of `block` a program may go to (`pages_per_block` when full).
@@ -100,7 +100,7 @@ impl FusionHost {
         self.check_block(block, 1)?;
         Ok(self
             .dev
-            .hil()
+            .backend()
             .raw()
             .expect("raw NAND")
             .next_page(block as u32))
@@ -109,7 +109,7 @@ impl FusionHost {
     /// Writes to the PCM line holding byte `address` so far (its wear).
     pub fn pcm_line_writes(&self, address: u64) -> Result<u32> {
         self.check_pcm(address, 1)?;
-        let p = self.dev.pcm().expect("PCM");
+        let p = self.dev.backend().pcm().expect("PCM");
         Ok(p.media.wear.get(address / self.info.pcm_line_bytes))
     }
 
@@ -203,7 +203,7 @@ impl FusionHost {
         let mut d = self.run(Op::Read, page * pb, pages * pb, Flags::NONE, at)?;
         if d.status == Status::Ok {
             let ppb = self.info.nand_pages_per_block as u64;
-            let raw = self.dev.hil().raw().expect("raw NAND");
+            let raw = self.dev.backend().raw().expect("raw NAND");
             d.data = vec![0; (pages * pb) as usize];
             for (i, out) in d.data.chunks_mut(pb as usize).enumerate() {
                 let p = page + i as u64;

@@ -695,7 +695,7 @@ pub fn serve(
         )));
     }
     let mut dev = Device::new(cfg, opts.seed)?;
-    if dev.hil().raw().is_some() {
+    if dev.backend().raw().is_some() {
         return Err(Error::Config(
             "serve: a raw device (ftl.kind = \"none\") has no logical blocks to export".into(),
         ));
@@ -920,13 +920,12 @@ fn take_message(out: &mut Outbox, dev: &Device, msg: ToSim, now: SimTime) {
                     // A query of the FTL's map and the data store, not a command to the media:
                     // answered at once.
                     let data = out.data.as_ref().expect("the server keeps data");
-                    let ftl = dev.ftl();
                     let descriptors = allocation(
                         h.offset,
                         h.length as u64,
                         h.flags & CMD_FLAG_REQ_ONE != 0,
                         out.unit_bytes,
-                        |unit| ftl.lookup(unit).is_some(),
+                        |unit| dev.is_mapped(unit),
                         |o, l| data.extents(o, l),
                     );
                     let mut bytes = chunk_header(

@@ -208,7 +208,7 @@ pub fn replay(
     if opts.record_requests {
         dev.record_requests();
     }
-    if dev.hil().raw().is_some() {
+    if dev.backend().raw().is_some() {
         return Err(Error::Config(
             "a session log replays on a device with logical blocks, not a raw one (ftl.kind = \"none\")".into(),
         ));

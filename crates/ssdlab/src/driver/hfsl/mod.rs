@@ -663,7 +663,7 @@ impl<S: HostSource> Runner<S> {
         let media = self.media.as_ref().expect("a cut had the data model");
         let hw = hardware(dev.config())?;
         let raw = dev
-            .hil()
+            .backend()
             .raw()
             .ok_or_else(|| Error::Sim("hfsl: a fusion device without its raw firmware".into()))?;
         let next_page: Vec<u32> = (0..hw.nand_blocks).map(|b| raw.next_page(b)).collect();
@@ -1147,7 +1147,7 @@ impl HfslHost {
 
     /// Every NAND block's P/E count.
     pub fn erase_counts(&self) -> &[u32] {
-        self.dev.hil().raw().map_or(&[], |r| r.erase_counts())
+        self.dev.backend().raw().map_or(&[], |r| r.erase_counts())
     }
 
     /// What HFSL did so far.

@@ -257,34 +257,27 @@ impl Controller {
         if TEMPERATURE_K >= self.features.temp_threshold {
             warn |= 1 << 1; // temperature above the over-temperature threshold
         }
-        let ftl = self.sys.ftl();
         // Spare and wear from the model's bad-block state (`[reliability]`); without it no
         // block retires, so the spare stays whole.
-        let spare = ftl.available_spare_percent().floor() as u8;
+        let spare = self.sys.available_spare_percent().floor() as u8;
         if spare < SPARE_THRESHOLD {
             warn |= 1 << 0; // available spare below the threshold
         }
         if self.smart.media_errors > 0 {
             warn |= 1 << 2; // reliability degraded by media errors
         }
-        if ftl.read_only() {
+        if self.sys.read_only() {
             warn |= 1 << 3; // media placed in read-only mode
         }
         b[so::CRITICAL_WARNING] = warn;
         put_u16(&mut b, so::TEMPERATURE, TEMPERATURE_K);
         b[so::AVAIL_SPARE] = spare;
         b[so::SPARE_THRESH] = SPARE_THRESHOLD;
-        let used = if ftl.wear.is_some() {
-            // Mean wear of the good blocks against their P/E limit.
-            ftl.percentage_used().ceil() as u64
-        } else {
-            let max_erase = ftl
-                .blocks()
-                .iter()
-                .map(|blk| blk.erase_count as u64)
-                .max()
-                .unwrap_or(0);
-            max_erase * 100 / self.rated_pe
+        // With a wear model, the mean wear of the good blocks against their P/E limit; else
+        // the most-erased block against the rated P/E cycles.
+        let used = match self.sys.percentage_used() {
+            Some(p) => p.ceil() as u64,
+            None => self.sys.max_erase_count() * 100 / self.rated_pe,
         };
         b[so::PERCENT_USED] = used.min(255) as u8;
         // Data units: thousands of 512-byte units, rounded up.

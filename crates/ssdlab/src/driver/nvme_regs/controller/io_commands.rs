@@ -260,7 +260,7 @@ impl Controller {
                 }
                 if c.opcode == io::WRITE {
                     e.stream = self.write_stream(c)?;
-                    if self.sys.ftl().read_only() {
+                    if self.sys.read_only() {
                         return Err(Status::WRITE_PROTECTED);
                     }
                     let data = self.dma_from_host(c, bytes)?;
@@ -290,7 +290,7 @@ impl Controller {
                     return Err(Status::INVALID_NAMESPACE);
                 }
                 let nr = (c.cdw10 & 0xFF) as u64 + 1;
-                if c.cdw11 & (1 << 2) != 0 && self.sys.ftl().read_only() {
+                if c.cdw11 & (1 << 2) != 0 && self.sys.read_only() {
                     return Err(Status::WRITE_PROTECTED);
                 }
                 let ranges = self.dma_from_host(c, nr * 16)?;

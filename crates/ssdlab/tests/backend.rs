@@ -1,0 +1,171 @@
+//! Each back end (`ctrl::backend::Backend`) answers for itself through the device: which kind
+//! it is, what is mapped (a block-status query's answer), wear and read-only state (SMART's),
+//! and its figures in a run's result. Before the back end had a type, these questions read the
+//! page-mapped FTL whatever the device held: a block-mapped device said nothing was mapped.
+
+use ssdlab::config::BackendKind;
+use ssdlab::device::{Device, Flags, Request, Status};
+use ssdlab::workload::Op;
+use ssdlab::SsdConfig;
+
+fn config(preset: &str, sets: &[&str]) -> SsdConfig {
+    let mut all: Vec<String> = vec![
+        "precondition.fill=\"none\"".into(),
+        "precondition.random_overwrite=0.0".into(),
+    ];
+    all.extend(sets.iter().map(|s| s.to_string()));
+    SsdConfig::resolve(preset, &all).unwrap()
+}
+
+/// The six back ends, each on the smallest preset that has it.
+fn all() -> Vec<(BackendKind, SsdConfig)> {
+    vec![
+        (BackendKind::Page, config("small-tlc", &[])),
+        (
+            BackendKind::Cached,
+            config(
+                "small-tlc",
+                &["ftl.mapping=\"cached\"", "ftl.mapping_cache=\"64KiB\""],
+            ),
+        ),
+        (
+            BackendKind::BlockMapped,
+            config(
+                "small-tlc",
+                &[
+                    "ftl.kind=\"bast\"",
+                    "ftl.map_unit=\"16KiB\"",
+                    "ftl.log_blocks=2",
+                ],
+            ),
+        ),
+        (
+            BackendKind::Raw,
+            config(
+                "small-tlc",
+                &["ftl.kind=\"none\"", "ftl.over_provisioning=0.0"],
+            ),
+        ),
+        (BackendKind::Pcm, config("seed002-pcm", &[])),
+        (BackendKind::Fusion, config("seed002-fusion", &[])),
+    ]
+}
+
+fn one(dev: &mut Device, op: Op, offset: u64, len: u64) -> Status {
+    let now = dev.now();
+    let r = Request {
+        op,
+        offset,
+        len,
+        queue: 0,
+        flags: Flags::NONE,
+        arrival: now,
+    };
+    dev.submit(now, r).unwrap();
+    let done = dev.run_to_idle().unwrap();
+    assert_eq!(done.len(), 1);
+    done[0].2
+}
+
+#[test]
+fn each_back_end_is_the_kind_its_config_names() {
+    for (kind, cfg) in all() {
+        assert_eq!(cfg.backend_kind(), kind, "{}", cfg.meta.name);
+        let dev = Device::new(&cfg, 1).unwrap();
+        assert_eq!(dev.backend().kind(), kind, "{}", cfg.meta.name);
+        // Each answers with its own parts, and none has another's.
+        let b = dev.backend();
+        assert_eq!(
+            b.raw().is_some(),
+            matches!(kind, BackendKind::Raw | BackendKind::Fusion),
+            "{kind:?}"
+        );
+        assert_eq!(
+            b.pcm().is_some(),
+            matches!(kind, BackendKind::Pcm | BackendKind::Fusion),
+            "{kind:?}"
+        );
+        assert_eq!(
+            b.block_mapped().is_some(),
+            kind == BackendKind::BlockMapped,
+            "{kind:?}"
+        );
+    }
+}
+
+#[test]
+fn what_is_mapped_is_the_back_ends_own_map() {
+    for (kind, cfg) in all() {
+        let mut dev = Device::new(&cfg, 1).unwrap();
+        let page = dev.geometry().page_bytes;
+        let unit = cfg.map_unit_bytes();
+        let far = dev.capacity_bytes() / unit - 1;
+        if kind == BackendKind::Pcm {
+            // Updated in place: every line holds data.
+            assert!(dev.is_mapped(0) && dev.is_mapped(far));
+            continue;
+        }
+        assert!(!dev.is_mapped(0), "{kind:?}: nothing written yet");
+        assert_eq!(one(&mut dev, Op::Write, 0, page), Status::Ok, "{kind:?}");
+        assert!(dev.is_mapped(0), "{kind:?}: a written unit is mapped");
+        assert!(!dev.is_mapped(far), "{kind:?}: an unwritten one is not");
+        match kind {
+            BackendKind::Raw | BackendKind::Fusion => {
+                // The block's erase makes its pages free again.
+                let block = page * dev.geometry().pages_per_block as u64;
+                assert_eq!(one(&mut dev, Op::Erase, 0, block), Status::Ok);
+                assert!(!dev.is_mapped(0), "{kind:?}: erased");
+                assert_eq!(dev.max_erase_count(), 1, "{kind:?}");
+            }
+            _ => {
+                assert_eq!(one(&mut dev, Op::Trim, 0, page), Status::Ok);
+                assert!(!dev.is_mapped(0), "{kind:?}: trimmed");
+            }
+        }
+    }
+}
+
+#[test]
+fn wear_and_read_only_state_come_from_the_back_end() {
+    for (kind, cfg) in all() {
+        let dev = Device::new(&cfg, 1).unwrap();
+        assert!(!dev.read_only(), "{kind:?}");
+        assert_eq!(dev.available_spare_percent(), 100.0, "{kind:?}");
+        assert_eq!(dev.percentage_used(), None, "{kind:?}: no [reliability]");
+        assert_eq!(dev.max_erase_count(), 0, "{kind:?}");
+    }
+    // With [reliability], the page FTL's wear model answers.
+    let cfg = config("small-tlc", &["reliability.pe_limit=3000"]);
+    let dev = Device::new(&cfg, 1).unwrap();
+    assert_eq!(dev.percentage_used(), Some(0.0));
+}
+
+#[test]
+fn a_block_mapped_ftls_erases_are_its_own() {
+    // Overwrite one logical block's pages until BAST merges: the erases are the block-mapped
+    // FTL's, and the device's most-erased block is read from its records.
+    let cfg = config(
+        "small-tlc",
+        &[
+            "ftl.kind=\"bast\"",
+            "ftl.map_unit=\"16KiB\"",
+            "ftl.log_blocks=2",
+        ],
+    );
+    let mut dev = Device::new(&cfg, 1).unwrap();
+    let page = dev.geometry().page_bytes;
+    let ppb = dev.geometry().pages_per_block as u64;
+    for round in 0..4 {
+        for p in 0..ppb {
+            assert_eq!(
+                one(&mut dev, Op::Write, p * page, page),
+                Status::Ok,
+                "{round}"
+            );
+        }
+    }
+    let merged = dev.backend().figures();
+    assert!(merged.erases > 0, "merges erase blocks");
+    assert!(dev.max_erase_count() > 0);
+    assert_eq!(dev.ftl().stats.erases, 0, "the page FTL stays idle");
+}
