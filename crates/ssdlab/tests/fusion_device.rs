@@ -4,8 +4,8 @@
 
 use ssdlab::config::Medium;
 use ssdlab::device::{Device, Flags, Request, Status};
+use ssdlab::request::Op;
 use ssdlab::sim::SimTime;
-use ssdlab::workload::Op;
 use ssdlab::SsdConfig;
 
 /// The preset made small (4 blocks per chip) so the test builds it quickly; the geometry

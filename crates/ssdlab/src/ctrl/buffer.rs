@@ -614,7 +614,7 @@ mod tests {
     use crate::ctrl::test_rig::Layers;
     use crate::event::Event;
     use crate::request::Cmd;
-    use crate::workload::Op;
+    use crate::request::Op;
 
     struct Rig {
         bm: BufferManager,

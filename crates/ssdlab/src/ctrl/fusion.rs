@@ -18,8 +18,8 @@
 //! address check of each space and the hardware information.
 
 use crate::config::SsdConfig;
+use crate::request::Op;
 use crate::request::Space;
-use crate::workload::Op;
 
 /// What the firmware publishes for the host (the seed's "fixed area of BRAM"): the shape of
 /// both sides. Per-block P/E counts are read live from `RawNand::erase_counts` (`Device::hil().raw()`).

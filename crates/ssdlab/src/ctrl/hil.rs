@@ -17,10 +17,10 @@ use crate::event::Event;
 use crate::ftl::mapping_cache::{Lookup, Stage};
 use crate::ftl::Refusal;
 use crate::media::nand::Geometry;
+use crate::request::Op;
 use crate::request::Status;
 use crate::sim::time::Timeline;
 use crate::sim::{EventQueue, SimTime};
-use crate::workload::Op;
 
 /// Logical units covered by a byte range, with the bytes of each that the range covers.
 #[inline]

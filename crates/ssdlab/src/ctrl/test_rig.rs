@@ -60,7 +60,7 @@ impl Layers {
     }
 
     /// A command of `len` bytes at `offset` (request 0, queue 0, core 0) in the command table.
-    pub fn cmd(&mut self, op: crate::workload::Op, offset: u64, len: u64) -> u32 {
+    pub fn cmd(&mut self, op: crate::request::Op, offset: u64, len: u64) -> u32 {
         self.cmds.insert(Cmd::new(0, op, offset, len, 0, 0))
     }
 

@@ -33,9 +33,9 @@ use crate::iface::Interface;
 use crate::media::nand::Geometry;
 use crate::media::nand_errors::ErrorModel;
 use crate::request::Cmd;
+use crate::request::Op;
 pub use crate::request::{Completion, Flags, Request, RequestRecord, Space, Status};
 use crate::sim::{EventQueue, SimTime, Slab};
-use crate::workload::Op;
 
 /// Map units from which [`Device::prefetch_map`] fetches ahead: 4 Mi entries, a 16 MiB map,
 /// beyond the last-level cache of most processors.

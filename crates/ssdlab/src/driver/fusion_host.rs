@@ -18,8 +18,8 @@ use crate::ctrl::fusion::HardwareInfo;
 use crate::device::store::Store;
 use crate::device::{Device, Flags, Request, Status};
 use crate::error::{Error, Result};
+use crate::request::Op;
 use crate::sim::SimTime;
-use crate::workload::Op;
 
 /// One command's outcome.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -192,7 +192,7 @@ mod tests {
 
     use super::*;
     use crate::config::SsdConfig;
-    use crate::workload::Op;
+    use crate::request::Op;
 
     const LAT: u64 = 200_000;
 

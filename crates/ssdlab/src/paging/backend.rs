@@ -10,9 +10,9 @@
 
 use crate::device::{Completion, Device, Driver, Flags, Request, Status};
 use crate::error::{Error, Result};
+use crate::request::Op;
 use crate::sim::time::Timeline;
 use crate::sim::SimTime;
-use crate::workload::Op;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 

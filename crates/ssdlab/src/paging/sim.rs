@@ -16,8 +16,8 @@ use super::readahead::Readahead;
 use super::result::*;
 use super::swapfile::SwapArea;
 use crate::error::{Error, Result};
+use crate::request::Op;
 use crate::sim::{Rng, SimTime};
-use crate::workload::Op;
 use std::collections::BTreeMap;
 
 /// `DEF_PRIORITY` (mm/vmscan.c): a pass scans lru >> priority pages at each priority, 12 to 0.

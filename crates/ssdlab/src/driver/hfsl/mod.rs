@@ -21,9 +21,9 @@ use crate::config::{HfslConfig, OwnedRange, SsdConfig};
 use crate::ctrl::fusion::HardwareInfo;
 use crate::device::{Completion, Device, Driver, Flags, Request, Status};
 use crate::error::{Error, Result};
+use crate::request::Op;
 use crate::sim::SimTime;
 use crate::stats::LatencyStats;
-use crate::workload::Op;
 use map::{HfslCounters, HfslMap, RawOp, Recovered, PHASES};
 use persist::{Lost, Media};
 

@@ -20,8 +20,8 @@ use crate::device::store::Store;
 use crate::device::{Device, Flags, Request};
 use crate::error::{Error, Result};
 use crate::iface::pcie::LinkSpec;
+use crate::request::Op;
 use crate::sim::SimTime;
-use crate::workload::Op;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 
