@@ -22,8 +22,9 @@
 use crate::config::{CacheConfig, CacheMode, CachePorts};
 use crate::ctrl::cache::CacheBuffer;
 use crate::ctrl::fil::{Queue, Txn, TxnKind};
-use crate::ctrl::{FlashPort, HostPort};
+use crate::ctrl::FlashPort;
 use crate::error::Result;
+use crate::iface::HostPort;
 use crate::media::dram::{Dram, DramTiming, Port};
 use crate::sim::SimTime;
 use std::collections::{BTreeSet, VecDeque};

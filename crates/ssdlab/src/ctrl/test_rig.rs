@@ -4,11 +4,12 @@
 use super::datacheck::DataCheck;
 use super::fil::Fil;
 use super::hil::Hil;
-use super::{FlashPort, HostPort};
+use super::FlashPort;
 use crate::config::SsdConfig;
 use crate::event::Event;
 use crate::ftl::Ftl;
 use crate::host::HostCpu;
+use crate::iface::HostPort;
 use crate::iface::Interface;
 use crate::media::nand::Geometry;
 use crate::request::Cmd;

@@ -20,8 +20,10 @@ use crate::ctrl::datacheck::DataCheck;
 use crate::ctrl::fil::{Fil, Step};
 use crate::ctrl::hil::Hil;
 use crate::ctrl::pcm::PcmCtrl;
-use crate::ctrl::{FlashPort, HostPort};
+use crate::ctrl::FlashPort;
 use crate::error::{Error, Result};
+use crate::iface::HostPort;
+mod hardware;
 pub mod store;
 
 pub use crate::event::Event;
@@ -36,6 +38,7 @@ use crate::request::Cmd;
 use crate::request::Op;
 pub use crate::request::{Completion, Flags, Request, RequestRecord, Space, Status};
 use crate::sim::{EventQueue, SimTime, Slab};
+pub use hardware::HardwareInfo;
 
 /// Map units from which [`Device::prefetch_map`] fetches ahead: 4 Mi entries, a 16 MiB map,
 /// beyond the last-level cache of most processors.
@@ -281,8 +284,8 @@ impl Device {
 
     /// A fusion device's hardware information (`ctrl::fusion`); its per-block P/E counts are
     /// `hil().raw()`'s erase counts.
-    pub fn hardware_info(&self) -> Option<crate::ctrl::fusion::HardwareInfo> {
-        crate::ctrl::fusion::HardwareInfo::of(&self.cfg)
+    pub fn hardware_info(&self) -> Option<HardwareInfo> {
+        HardwareInfo::of(&self.cfg)
     }
 
     pub fn cache(&self) -> Option<&BufferManager> {

@@ -18,7 +18,7 @@ pub mod persist;
 pub mod source;
 
 use crate::config::{HfslConfig, OwnedRange, SsdConfig};
-use crate::ctrl::fusion::HardwareInfo;
+use crate::device::HardwareInfo;
 use crate::device::{Completion, Device, Driver, Flags, Request, Status};
 use crate::error::{Error, Result};
 use crate::request::Op;
