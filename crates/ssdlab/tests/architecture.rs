@@ -517,7 +517,11 @@ impl Crate {
         }
         let at = self.modules[&module];
         match segs.first() {
-            Some(name) if depth < 4 => Some(self.through_reexport(at, name, depth).unwrap_or(at)),
+            // The crate root's re-exports are for the crate's users: inside the crate, naming
+            // one (`crate::Result`) imports the root.
+            Some(name) if depth < 4 && !module.is_empty() => {
+                Some(self.through_reexport(at, name, depth).unwrap_or(at))
+            }
             _ => Some(at),
         }
     }
