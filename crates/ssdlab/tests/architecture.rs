@@ -737,8 +737,9 @@ fn no_import_circle_between_files_of_one_folder() {
     );
 }
 
-/// A small crate that breaks every rule once, and hides more breaks in a comment, a string and
-/// a test module, which must not count.
+/// A small crate that breaks every rule once (naming the crate root's re-export of `Result` is
+/// an upward import too), and hides more breaks in a comment, a string and a test module, which
+/// must not count.
 #[test]
 fn each_rule_catches_its_break() {
     let src = Path::new(env!("CARGO_TARGET_TMPDIR")).join("architecture-fixture/src");
@@ -746,7 +747,12 @@ fn each_rule_catches_its_break() {
     let files = [
         (
             "lib.rs",
-            "pub mod ctrl; pub mod driver; pub mod ftl; pub mod host; pub mod media;",
+            "pub mod ctrl; pub mod driver; pub mod error; pub mod ftl; pub mod host; \
+             pub mod media; pub use error::Result;",
+        ),
+        (
+            "error.rs",
+            "pub type Result<T> = std::result::Result<T, ()>;",
         ),
         (
             "media/mod.rs",
