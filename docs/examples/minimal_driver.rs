@@ -1,6 +1,6 @@
 use ssdlab::device::{Completion, Device, Driver, Flags, Request};
 use ssdlab::sim::SimTime;
-use ssdlab::workload::Op;
+use ssdlab::request::Op;
 use ssdlab::SsdConfig;
 
 /// Writes `blocks` 64 KiB blocks, then reads each back, keeping `depth` requests in flight.

@@ -3,7 +3,7 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
-use ssdlab::ctrl::fusion::HardwareInfo;
+use ssdlab::device::HardwareInfo;
 use ssdlab::driver::fusion_host::{Done, FusionHost};
 use ssdlab::driver::hfsl::{map::Loc, persist::TORN, HfslHost, HostDone, HostIo};
 use ssdlab::sim::SimTime;

@@ -9,7 +9,7 @@ use crate::errors::{to_py, JobError};
 /// Names of the request operations, by their code in the per-request records.
 #[pyfunction]
 fn op_names() -> Vec<&'static str> {
-    ssdlab::workload::Op::ALL.iter().map(|o| o.name()).collect()
+    ssdlab::request::Op::ALL.iter().map(|o| o.name()).collect()
 }
 
 /// The job's fields, in order.

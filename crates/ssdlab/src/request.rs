@@ -2,7 +2,48 @@
 //! the host interface and the controller work on (a request split at the transfer limit).
 
 use crate::sim::SimTime;
-use crate::workload::Op;
+use serde::{Deserialize, Serialize};
+
+/// What a request or command asks of the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Op {
+    Read,
+    Write,
+    Trim,
+    /// Flush the volatile write cache: no data; from traces only.
+    Flush,
+    /// Erase whole blocks of a raw device (`ftl.kind = "none"`): no data; from drivers only.
+    Erase,
+}
+
+impl Op {
+    pub fn index(self) -> usize {
+        match self {
+            Op::Read => 0,
+            Op::Write => 1,
+            Op::Trim => 2,
+            Op::Flush => 3,
+            Op::Erase => 4,
+        }
+    }
+    pub const ALL: [Op; 5] = [Op::Read, Op::Write, Op::Trim, Op::Flush, Op::Erase];
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Read => "read",
+            Op::Write => "write",
+            Op::Trim => "trim",
+            Op::Flush => "flush",
+            Op::Erase => "erase",
+        }
+    }
+
+    /// Trims, flushes and erases carry no data: one command each, whatever their length.
+    #[inline]
+    pub fn moves_no_data(self) -> bool {
+        matches!(self, Op::Trim | Op::Flush | Op::Erase)
+    }
+}
 
 /// Request flags a driver may set, and a write's stream id (high byte; 0 = the default
 /// stream).

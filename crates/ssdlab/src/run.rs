@@ -7,12 +7,13 @@ use crate::driver::hfsl::{self, source::JobSource, source::TraceSource};
 use crate::driver::jobs::JobDriver;
 use crate::driver::replay::ReplayDriver;
 use crate::error::{Error, Result};
+use crate::request::Op;
 use crate::sim::SimTime;
 use crate::stats::peak_memory_bytes;
 use crate::stats::power::PowerInputs;
 use crate::stats::result::*;
 use crate::workload::trace::replay::{Replay, TraceJob};
-use crate::workload::{JobSpec, Op};
+use crate::workload::JobSpec;
 use std::collections::BTreeMap;
 use std::time::Instant;
 

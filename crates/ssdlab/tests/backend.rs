@@ -5,7 +5,7 @@
 
 use ssdlab::config::BackendKind;
 use ssdlab::device::{Device, Flags, Request, Status};
-use ssdlab::workload::Op;
+use ssdlab::request::Op;
 use ssdlab::SsdConfig;
 
 fn config(preset: &str, sets: &[&str]) -> SsdConfig {

@@ -4,8 +4,8 @@
 mod common;
 
 use ssdlab::device::{Completion, Device, Driver, Flags, Request, Status};
+use ssdlab::request::Op;
 use ssdlab::sim::SimTime;
-use ssdlab::workload::Op;
 use ssdlab::SsdConfig;
 
 #[derive(Default)]

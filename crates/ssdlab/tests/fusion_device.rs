@@ -4,8 +4,8 @@
 
 use ssdlab::config::Medium;
 use ssdlab::device::{Device, Flags, Request, Status};
+use ssdlab::request::Op;
 use ssdlab::sim::SimTime;
-use ssdlab::workload::Op;
 use ssdlab::SsdConfig;
 
 /// The preset made small (4 blocks per chip) so the test builds it quickly; the geometry
@@ -47,7 +47,7 @@ fn the_preset_is_table_6() {
     assert_eq!(hw.nand_block_bytes(), 128 * 1024);
     assert_eq!(hw.pcm_bytes, 2 * 8 * 16 * 1024 * 1024);
     // The full preset: 2 GiB chips.
-    let full = ssdlab::ctrl::fusion::HardwareInfo::of(&cfg).unwrap();
+    let full = ssdlab::device::HardwareInfo::of(&cfg).unwrap();
     assert_eq!(full.nand_bytes / 16, 2 << 30);
     assert_eq!(full.nand_blocks, 16 * 16384);
     // Single-medium devices publish none.

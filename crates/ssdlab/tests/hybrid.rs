@@ -5,8 +5,8 @@ mod common;
 
 use proptest::prelude::*;
 use ssdlab::device::{Completion, Device, Driver, Flags, Request};
+use ssdlab::request::Op;
 use ssdlab::sim::SimTime;
-use ssdlab::workload::Op;
 use ssdlab::{JobSpec, SsdConfig};
 
 /// small-tlc with a block-mapped FTL over 16 KiB pages and half its space hidden.

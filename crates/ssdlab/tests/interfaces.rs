@@ -411,8 +411,8 @@ fn dram_interface_buffer_fragmentation_is_visible() {
 #[test]
 fn sata_flush_waits_for_the_ncq_queue_and_holds_it() {
     use ssdlab::device::{Device, Flags, Request};
+    use ssdlab::request::Op;
     use ssdlab::sim::SimTime;
-    use ssdlab::workload::Op;
     let c = iface("sata", "sata3", 32, &["precondition.fill=sequential"]);
     let mut sys = Device::new(&c, 1).unwrap();
     sys.ftl_mut().precondition(true, 0.0, 1).unwrap();

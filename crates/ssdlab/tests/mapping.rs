@@ -5,7 +5,7 @@
 mod common;
 
 use ssdlab::device::{Device, Flags, Request};
-use ssdlab::workload::Op;
+use ssdlab::request::Op;
 use ssdlab::{JobSpec, SsdConfig};
 
 fn small(extra: &[&str]) -> SsdConfig {

@@ -53,7 +53,7 @@ fn small_writes_take_their_own_table_7_time() {
             .submit(
                 t,
                 ssdlab::Request {
-                    op: ssdlab::workload::Op::Write,
+                    op: ssdlab::request::Op::Write,
                     offset: i * 4096 + 128,
                     len: 128,
                     queue: 0,
@@ -228,7 +228,7 @@ fn bad_pcm_configs_are_one_line_errors_naming_the_field() {
     let c = cfg("seed002-pcm", &[]);
     let mut dev = ssdlab::device::Device::new(&c, 1).unwrap();
     let r = ssdlab::device::Request {
-        op: ssdlab::workload::Op::Erase,
+        op: ssdlab::request::Op::Erase,
         offset: 0,
         len: 4096,
         queue: 0,

@@ -3,8 +3,8 @@
 //! keeps the map, programs pages in order and erases blocks itself.
 
 use ssdlab::device::{Completion, Device, Driver, Flags, Request, Status};
+use ssdlab::request::Op;
 use ssdlab::sim::SimTime;
-use ssdlab::workload::Op;
 use ssdlab::{JobSpec, RunOptions, SsdConfig};
 
 /// small-tlc with no device FTL: 16 KiB pages, 3.5 ms erases.

@@ -3,8 +3,8 @@
 //! factory bad blocks; and nothing changes without the section.
 
 use ssdlab::device::{Completion, Device, Driver, Flags, Request, Status};
+use ssdlab::request::Op;
 use ssdlab::sim::{Rng, SimTime};
-use ssdlab::workload::Op;
 use ssdlab::{JobSpec, RunOptions, SsdConfig};
 use std::collections::{BTreeMap, BTreeSet};
 

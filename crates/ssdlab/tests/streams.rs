@@ -8,8 +8,8 @@ mod common;
 use ssdlab::device::{Device, Flags, Request};
 use ssdlab::driver::nvme_regs::host_driver::HostDriver;
 use ssdlab::driver::nvme_regs::{io, Controller, NvmeOptions, Sqe, Status};
+use ssdlab::request::Op;
 use ssdlab::sim::{Rng, SimTime};
-use ssdlab::workload::Op;
 use ssdlab::{run, JobSpec, SsdConfig};
 
 fn small(overrides: &[&str]) -> SsdConfig {

@@ -496,6 +496,32 @@ pub enum LinkType {
     Lpddr { mts: f64, bits: u32 },
 }
 
+/// The PCIe link `interface.link` names (an NVMe device's), or the ideal link: what the link
+/// cost model (`iface::pcie`) and the PCI configuration space of the register-level driver read.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LinkSpec {
+    Ideal,
+    Pcie { gen: u8, lanes: u8 },
+}
+
+impl LinkSpec {
+    /// The PCIe link a config's `interface.link` names.
+    pub fn from_link(l: &Link) -> Result<LinkSpec, String> {
+        match l.kind() {
+            LinkType::Ideal => Ok(LinkSpec::Ideal),
+            LinkType::Pcie { gen, lanes } => Ok(LinkSpec::Pcie { gen, lanes }),
+            _ => Err(format!("link {:?} is not a PCIe link", l.text())),
+        }
+    }
+
+    /// Parse a link name that must be PCIe's.
+    pub fn parse(s: &str) -> Result<LinkSpec, String> {
+        let l = Link::parse(s)?;
+        l.check_kind(InterfaceKind::Nvme)?;
+        LinkSpec::from_link(&l)
+    }
+}
+
 /// eMMC bus speed modes (JESD84-B51).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EmmcBus {

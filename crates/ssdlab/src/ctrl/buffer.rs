@@ -22,8 +22,9 @@
 use crate::config::{CacheConfig, CacheMode, CachePorts};
 use crate::ctrl::cache::CacheBuffer;
 use crate::ctrl::fil::{Queue, Txn, TxnKind};
-use crate::ctrl::{FlashPort, HostPort};
+use crate::ctrl::FlashPort;
 use crate::error::Result;
+use crate::iface::HostPort;
 use crate::media::dram::{Dram, DramTiming, Port};
 use crate::sim::SimTime;
 use std::collections::{BTreeSet, VecDeque};
@@ -614,7 +615,7 @@ mod tests {
     use crate::ctrl::test_rig::Layers;
     use crate::event::Event;
     use crate::request::Cmd;
-    use crate::workload::Op;
+    use crate::request::Op;
 
     struct Rig {
         bm: BufferManager,

@@ -10,40 +10,18 @@ use super::buffer::BufferManager;
 use super::fil::{Queue, Txn, TxnKind};
 use super::hybrid::HybridCtrl;
 use super::raw::RawNand;
-use super::{FlashPort, HostPort};
+use super::{units_of, FlashPort, HilCounters};
 use crate::config::{FtlKind, SsdConfig};
 use crate::error::Result;
 use crate::event::Event;
 use crate::ftl::mapping_cache::{Lookup, Stage};
 use crate::ftl::Refusal;
+use crate::iface::HostPort;
 use crate::media::nand::Geometry;
+use crate::request::Op;
 use crate::request::Status;
 use crate::sim::time::Timeline;
 use crate::sim::{EventQueue, SimTime};
-use crate::workload::Op;
-
-/// Logical units covered by a byte range, with the bytes of each that the range covers.
-#[inline]
-pub(crate) fn units_of(unit: u64, offset: u64, len: u64) -> impl Iterator<Item = (u64, u64)> {
-    let first = offset / unit;
-    let last = (offset + len - 1) / unit;
-    let end = offset + len;
-    (first..=last).map(move |u| {
-        let s = (u * unit).max(offset);
-        let e = ((u + 1) * unit).min(end);
-        (u, e - s)
-    })
-}
-
-/// Read units served without a NAND read, and all read units.
-#[derive(Clone, Debug, Default)]
-pub struct HilCounters {
-    /// Map units touched by host reads, wherever they were served from.
-    pub host_units_read: u64,
-    pub unmapped_reads: u64,
-    /// Served from data still on its way to NAND.
-    pub buffer_reads: u64,
-}
 
 pub struct Hil {
     geo: Geometry,
@@ -998,19 +976,6 @@ impl Hil {
             up.complete(now, t.cmd);
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::units_of;
-
-    #[test]
-    fn a_range_is_cut_at_unit_boundaries() {
-        let got: Vec<_> = units_of(4096, 1024, 8192).collect();
-        assert_eq!(got, vec![(0, 3072), (1, 4096), (2, 1024)]);
-        let one: Vec<_> = units_of(4096, 8192, 4096).collect();
-        assert_eq!(one, vec![(2, 4096)]);
     }
 }
 

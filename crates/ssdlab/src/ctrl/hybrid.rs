@@ -11,11 +11,11 @@
 //! triggered.
 
 use super::fil::{Queue, Txn, TxnKind};
-use super::hil::{units_of, HilCounters};
-use super::{FlashPort, HostPort};
+use super::{units_of, FlashPort, HilCounters};
 use crate::config::SsdConfig;
 use crate::error::Result;
 use crate::ftl::hybrid::{Hybrid, NandOp};
+use crate::iface::HostPort;
 use crate::media::nand::Geometry;
 use crate::request::Status;
 use crate::sim::SimTime;

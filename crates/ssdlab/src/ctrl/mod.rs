@@ -3,9 +3,11 @@
 //! interface layer (`fil`: per-die queues and NAND operations, the die model in `die`).
 //!
 //! Controller handlers reach the rest of the device through two ports, each a bundle of the
-//! layers on one side: [`HostPort`] up to the host (the interface that moves data and posts
-//! completions, the host CPU that handles them, the command table, the event queue) and
-//! [`FlashPort`] down to flash (the FIL, the FTL, and the test oracle that watches both).
+//! layers on one side: `iface::HostPort` up to the host (the interface that moves data and
+//! posts completions, the host CPU that handles them, the command table, the event queue; the
+//! interface defines it, so the controller never names the host) and [`FlashPort`] down to
+//! flash (the FIL, the FTL, and the test oracle that watches both). This module also holds what
+//! the firmware variants share: [`units_of`] and the read counters ([`HilCounters`]).
 
 pub mod backend;
 pub mod buffer;
@@ -23,60 +25,31 @@ pub(crate) mod test_rig;
 
 use crate::event::Event;
 use crate::ftl::Ftl;
-use crate::host::HostCpu;
-use crate::iface::Interface;
-use crate::request::Cmd;
-use crate::sim::{EventQueue, SimTime, Slab};
+use crate::sim::{EventQueue, SimTime};
 use datacheck::DataCheck;
 use fil::Fil;
 
-/// The controller's way up to the host.
-pub(crate) struct HostPort<'a> {
-    pub q: &'a mut EventQueue<Event>,
-    pub cmds: &'a mut Slab<Cmd>,
-    pub link: &'a mut Interface,
-    pub cpu: &'a mut HostCpu,
+/// Logical units covered by a byte range, with the bytes of each that the range covers.
+#[inline]
+pub(crate) fn units_of(unit: u64, offset: u64, len: u64) -> impl Iterator<Item = (u64, u64)> {
+    let first = offset / unit;
+    let last = (offset + len - 1) / unit;
+    let end = offset + len;
+    (first..=last).map(move |u| {
+        let s = (u * unit).max(offset);
+        let e = ((u + 1) * unit).min(end);
+        (u, e - s)
+    })
 }
 
-impl HostPort<'_> {
-    /// Command `cmd` is done in the controller at `t`: status to the host.
-    #[inline]
-    pub fn complete(&mut self, t: SimTime, cmd: u32) {
-        self.link.complete(t, cmd, self.cmds, self.cpu, self.q);
-    }
-
-    /// `bytes` of read command `cmd`'s data, at `pos` within it, go up from `at`; returns when
-    /// they are in host memory.
-    #[inline]
-    pub fn push_read_data(&mut self, at: SimTime, cmd: u32, bytes: u64, pos: u64) -> SimTime {
-        self.link
-            .push_read_data(at, self.cmds.get_mut(cmd), bytes, pos)
-    }
-
-    /// A read command's media reads are queued: it waits for `txns` of them, and
-    /// `direct_bytes` (units with no media read: unmapped, or still in the controller) go up
-    /// from `direct_at`. With no media read it completes once that data is up. (Always inlined:
-    /// on the read path a call of its own cost 0.4 % of profile_run's instructions.)
-    #[inline(always)]
-    pub fn reads_dispatched(
-        &mut self,
-        now: SimTime,
-        cmd: u32,
-        txns: u32,
-        direct_bytes: u64,
-        direct_at: SimTime,
-    ) {
-        self.cmds.get_mut(cmd).txns_left = txns;
-        if direct_bytes > 0 {
-            let end = self.push_read_data(direct_at, cmd, direct_bytes, 0);
-            let c = self.cmds.get_mut(cmd);
-            c.data_done = c.data_done.max(end);
-        }
-        if txns == 0 {
-            let done = self.cmds.get(cmd).data_done.max(now);
-            self.complete(done, cmd);
-        }
-    }
+/// Read units served without a NAND read, and all read units.
+#[derive(Clone, Debug, Default)]
+pub struct HilCounters {
+    /// Map units touched by host reads, wherever they were served from.
+    pub host_units_read: u64,
+    pub unmapped_reads: u64,
+    /// Served from data still on its way to NAND.
+    pub buffer_reads: u64,
 }
 
 /// The controller's way down to flash.
@@ -92,5 +65,18 @@ impl FlashPort<'_> {
     #[inline]
     pub fn drain_gc(&mut self, now: SimTime, q: &mut EventQueue<Event>) {
         self.fil.drain_gc(now, self.ftl, self.check.as_mut(), q);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::units_of;
+
+    #[test]
+    fn a_range_is_cut_at_unit_boundaries() {
+        let got: Vec<_> = units_of(4096, 1024, 8192).collect();
+        assert_eq!(got, vec![(0, 3072), (1, 4096), (2, 1024)]);
+        let one: Vec<_> = units_of(4096, 8192, 4096).collect();
+        assert_eq!(one, vec![(2, 4096)]);
     }
 }

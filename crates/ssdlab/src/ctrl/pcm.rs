@@ -9,13 +9,13 @@
 //! access's end may move later while it runs, so each access ends with an event
 //! (`PcmWriteEnd`) that checks its end again.
 
-use super::HostPort;
 use crate::config::{PcmConfig, PcmEnergy};
 use crate::event::Event;
+use crate::iface::HostPort;
 use crate::media::pcm::PcmMedia;
+use crate::request::Op;
 use crate::sim::time::Timeline;
 use crate::sim::{EventQueue, SimTime};
-use crate::workload::Op;
 
 pub struct PcmCtrl {
     pub media: PcmMedia,

@@ -4,11 +4,12 @@
 use super::datacheck::DataCheck;
 use super::fil::Fil;
 use super::hil::Hil;
-use super::{FlashPort, HostPort};
+use super::FlashPort;
 use crate::config::SsdConfig;
 use crate::event::Event;
 use crate::ftl::Ftl;
 use crate::host::HostCpu;
+use crate::iface::HostPort;
 use crate::iface::Interface;
 use crate::media::nand::Geometry;
 use crate::request::Cmd;
@@ -60,7 +61,7 @@ impl Layers {
     }
 
     /// A command of `len` bytes at `offset` (request 0, queue 0, core 0) in the command table.
-    pub fn cmd(&mut self, op: crate::workload::Op, offset: u64, len: u64) -> u32 {
+    pub fn cmd(&mut self, op: crate::request::Op, offset: u64, len: u64) -> u32 {
         self.cmds.insert(Cmd::new(0, op, offset, len, 0, 0))
     }
 

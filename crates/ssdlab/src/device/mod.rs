@@ -12,7 +12,7 @@
 //!
 //! Inside, one event queue and one dispatch `match` (`Device::handle`) route each event to the
 //! layer that owns it; a handler reaches other layers only through the ports it is given
-//! (`ctrl::HostPort`, `ctrl::FlashPort`).
+//! (`iface::HostPort`, `ctrl::FlashPort`).
 
 use crate::config::{BackendKind, SsdConfig};
 pub use crate::ctrl::backend::Backend;
@@ -20,8 +20,10 @@ use crate::ctrl::buffer::BufferManager;
 use crate::ctrl::datacheck::DataCheck;
 use crate::ctrl::fil::{Fil, Step};
 use crate::ctrl::hil::Hil;
-use crate::ctrl::{FlashPort, HostPort};
+use crate::ctrl::FlashPort;
 use crate::error::{Error, Result};
+use crate::iface::HostPort;
+mod hardware;
 pub mod store;
 
 pub use crate::event::Event;
@@ -33,9 +35,10 @@ use crate::iface::Interface;
 use crate::media::nand::Geometry;
 use crate::media::nand_errors::ErrorModel;
 use crate::request::Cmd;
+use crate::request::Op;
 pub use crate::request::{Completion, Flags, Request, RequestRecord, Space, Status};
 use crate::sim::{EventQueue, SimTime, Slab};
-use crate::workload::Op;
+pub use hardware::HardwareInfo;
 
 /// Map units from which [`Device::prefetch_map`] fetches ahead: 4 Mi entries, a 16 MiB map,
 /// beyond the last-level cache of most processors.
@@ -303,8 +306,8 @@ impl Device {
 
     /// A fusion device's hardware information (`ctrl::fusion`); its per-block P/E counts are
     /// `backend().raw()`'s erase counts.
-    pub fn hardware_info(&self) -> Option<crate::ctrl::fusion::HardwareInfo> {
-        crate::ctrl::fusion::HardwareInfo::of(&self.cfg)
+    pub fn hardware_info(&self) -> Option<HardwareInfo> {
+        HardwareInfo::of(&self.cfg)
     }
 
     pub fn cache(&self) -> Option<&BufferManager> {

@@ -14,12 +14,12 @@
 //! a partial page with invalid data (§3.2.1).
 
 use crate::config::{Medium, SsdConfig};
-use crate::ctrl::fusion::HardwareInfo;
 use crate::device::store::Store;
+use crate::device::HardwareInfo;
 use crate::device::{Device, Flags, Request, Status};
 use crate::error::{Error, Result};
+use crate::request::Op;
 use crate::sim::SimTime;
-use crate::workload::Op;
 
 /// One command's outcome.
 #[derive(Clone, Debug, PartialEq, Eq)]

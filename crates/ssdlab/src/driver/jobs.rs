@@ -14,9 +14,9 @@
 
 use crate::device::{Completion, Device, Driver, Flags, Request};
 use crate::error::{Error, Result};
+use crate::request::Op;
 use crate::sim::SimTime;
 use crate::workload::job::{Generator, IoEngine, Job, Rw};
-use crate::workload::Op;
 use std::collections::VecDeque;
 
 /// Most open-loop arrivals one instance may hold waiting (8 bytes each) before the run stops
@@ -450,7 +450,7 @@ mod tests {
             .collect();
         assert_eq!(issues, expected);
         // TLC programs take hundreds of µs: with iodepth 1, arrivals had to wait.
-        let lat = dev.host().latency(crate::workload::Op::Write);
+        let lat = dev.host().latency(crate::request::Op::Write);
         assert!(lat.summary().max > 500.0, "{:?}", lat.summary());
     }
 
@@ -492,7 +492,7 @@ mod tests {
         assert_eq!(w.completions, 400);
         assert!(seq.iter().all(|&n| n <= 1));
         // Latency counts from the submission, so the queue behind the running request shows.
-        let lat = dev.host().latency(crate::workload::Op::Read).summary();
+        let lat = dev.host().latency(crate::request::Op::Read).summary();
         assert!(lat.mean > 100.0 * lat.min, "{lat:?}");
     }
 
@@ -572,7 +572,7 @@ mod tests {
             );
             drv.start(&mut dev);
             watch(&mut dev, drv);
-            dev.host().latency(crate::workload::Op::Read).summary().mean
+            dev.host().latency(crate::request::Op::Read).summary().mean
         };
         let base = mean(&[]);
         let with = mean(&["host.syscall_cost=\"10us\""]);
@@ -589,7 +589,7 @@ mod tests {
             drv.start(&mut dev);
             watch(&mut dev, drv);
             (
-                dev.host().latency(crate::workload::Op::Read).summary().mean,
+                dev.host().latency(crate::request::Op::Read).summary().mean,
                 dev.host_cpu().busy().map(|b| b.as_secs_f64()).sum::<f64>(),
             )
         };

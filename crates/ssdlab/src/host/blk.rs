@@ -86,7 +86,7 @@ fn mergeable(into: &Request, r: &Request, rules: PlugRules) -> bool {
 mod tests {
     use super::*;
     use crate::request::Flags;
-    use crate::workload::Op;
+    use crate::request::Op;
 
     fn req(op: Op, offset: u64, len: u64) -> Request {
         Request {

@@ -7,10 +7,10 @@
 pub mod blk;
 pub mod cpu;
 
+use crate::request::Op;
 use crate::request::{cmds_of, Cmd, Request, RequestRecord, Status};
 use crate::sim::{SimTime, Slab};
 use crate::stats::LatencyStats;
-use crate::workload::Op;
 
 pub use blk::Part;
 pub use cpu::HostCpu;

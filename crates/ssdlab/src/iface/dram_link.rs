@@ -9,8 +9,8 @@ use crate::config::{InterfaceConfig, InterruptMode};
 use crate::event::Event;
 use crate::host::HostCpu;
 use crate::request::Cmd;
+use crate::request::Op;
 use crate::sim::{EventQueue, SimTime, Slab};
-use crate::workload::Op;
 use std::collections::VecDeque;
 
 /// Bytes of an SQ entry plus the doorbell register write, and of a CQ entry plus its head update.

@@ -360,6 +360,57 @@ impl Interface {
     }
 }
 
+/// The controller's way up to the host: the interface that moves data and posts completions,
+/// the host CPU that handles them, the command table and the event queue. The interface defines
+/// it, so that the controller reaches the host only through the interface.
+pub(crate) struct HostPort<'a> {
+    pub q: &'a mut EventQueue<Event>,
+    pub cmds: &'a mut Slab<Cmd>,
+    pub link: &'a mut Interface,
+    pub cpu: &'a mut HostCpu,
+}
+
+impl HostPort<'_> {
+    /// Command `cmd` is done in the controller at `t`: status to the host.
+    #[inline]
+    pub fn complete(&mut self, t: SimTime, cmd: u32) {
+        self.link.complete(t, cmd, self.cmds, self.cpu, self.q);
+    }
+
+    /// `bytes` of read command `cmd`'s data, at `pos` within it, go up from `at`; returns when
+    /// they are in host memory.
+    #[inline]
+    pub fn push_read_data(&mut self, at: SimTime, cmd: u32, bytes: u64, pos: u64) -> SimTime {
+        self.link
+            .push_read_data(at, self.cmds.get_mut(cmd), bytes, pos)
+    }
+
+    /// A read command's media reads are queued: it waits for `txns` of them, and
+    /// `direct_bytes` (units with no media read: unmapped, or still in the controller) go up
+    /// from `direct_at`. With no media read it completes once that data is up. (Always inlined:
+    /// on the read path a call of its own cost 0.4 % of profile_run's instructions.)
+    #[inline(always)]
+    pub fn reads_dispatched(
+        &mut self,
+        now: SimTime,
+        cmd: u32,
+        txns: u32,
+        direct_bytes: u64,
+        direct_at: SimTime,
+    ) {
+        self.cmds.get_mut(cmd).txns_left = txns;
+        if direct_bytes > 0 {
+            let end = self.push_read_data(direct_at, cmd, direct_bytes, 0);
+            let c = self.cmds.get_mut(cmd);
+            c.data_done = c.data_done.max(end);
+        }
+        if txns == 0 {
+            let done = self.cmds.get(cmd).data_done.max(now);
+            self.complete(done, cmd);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

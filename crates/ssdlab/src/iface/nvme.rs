@@ -6,7 +6,8 @@
 //! The link is two timelines, one per direction (`up`: device to host, `down`: host to device),
 //! each carrying TLPs whose cost is `pcie::LinkCost`; every crossing adds the link latency.
 
-use super::pcie::{LinkCost, LinkSpec};
+use super::pcie::LinkCost;
+use crate::config::LinkSpec;
 use crate::config::{InterfaceConfig, InterruptMode};
 use crate::event::Event;
 use crate::host::HostCpu;
@@ -192,7 +193,7 @@ mod tests {
 
     use super::*;
     use crate::config::SsdConfig;
-    use crate::workload::Op;
+    use crate::request::Op;
 
     const LAT: u64 = 200_000;
 

@@ -5,44 +5,20 @@
 //! 8 GT/s, Gen4 16 GT/s, Gen5 32 GT/s with 128b/130b); seed 004 Table 2 lists Gen1–3 the same way
 //! (4000, 2000 and 1015.625 ps per byte per lane).
 
-use crate::config::{Link, LinkType};
+use crate::config::LinkSpec;
 use crate::sim::SimTime;
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum LinkSpec {
-    Ideal,
-    Pcie { gen: u8, lanes: u8 },
-}
-
-impl LinkSpec {
-    /// The PCIe link a config's `interface.link` names.
-    pub fn from_link(l: &Link) -> Result<LinkSpec, String> {
-        match l.kind() {
-            LinkType::Ideal => Ok(LinkSpec::Ideal),
-            LinkType::Pcie { gen, lanes } => Ok(LinkSpec::Pcie { gen, lanes }),
-            _ => Err(format!("link {:?} is not a PCIe link", l.text())),
-        }
-    }
-
-    /// Parse a link name that must be PCIe's.
-    pub fn parse(s: &str) -> Result<LinkSpec, String> {
-        let l = Link::parse(s)?;
-        l.check_kind(crate::config::InterfaceKind::Nvme)?;
-        LinkSpec::from_link(&l)
-    }
-
-    /// Picoseconds to move one byte on one lane, after line encoding.
-    pub fn ps_per_byte_per_lane(gen: u8) -> f64 {
-        let (gt_s, payload_bits, line_bits) = match gen {
-            1 => (2.5e9, 8.0, 10.0),
-            2 => (5e9, 8.0, 10.0),
-            3 => (8e9, 128.0, 130.0),
-            4 => (16e9, 128.0, 130.0),
-            _ => (32e9, 128.0, 130.0),
-        };
-        // bytes per second per lane = GT/s × (payload/line) / 8
-        1e12 / (gt_s * payload_bits / line_bits / 8.0)
-    }
+/// Picoseconds to move one byte on one lane, after line encoding.
+pub fn ps_per_byte_per_lane(gen: u8) -> f64 {
+    let (gt_s, payload_bits, line_bits) = match gen {
+        1 => (2.5e9, 8.0, 10.0),
+        2 => (5e9, 8.0, 10.0),
+        3 => (8e9, 128.0, 130.0),
+        4 => (16e9, 128.0, 130.0),
+        _ => (32e9, 128.0, 130.0),
+    };
+    // bytes per second per lane = GT/s × (payload/line) / 8
+    1e12 / (gt_s * payload_bits / line_bits / 8.0)
 }
 
 /// One direction of the link as a cost model: how long `bytes` of payload take to cross it,
@@ -68,7 +44,7 @@ impl LinkCost {
                 ideal: true,
             },
             LinkSpec::Pcie { gen, lanes } => {
-                let ps = LinkSpec::ps_per_byte_per_lane(gen) / lanes as f64;
+                let ps = ps_per_byte_per_lane(gen) / lanes as f64;
                 LinkCost {
                     ps_per_byte_x1024: (ps * 1024.0).round() as u64,
                     max_payload,
@@ -118,9 +94,9 @@ mod tests {
 
     #[test]
     fn seed004_table2_per_byte_times() {
-        assert_eq!(LinkSpec::ps_per_byte_per_lane(1), 4000.0);
-        assert_eq!(LinkSpec::ps_per_byte_per_lane(2), 2000.0);
-        assert!((LinkSpec::ps_per_byte_per_lane(3) - 1015.625).abs() < 1e-9);
+        assert_eq!(ps_per_byte_per_lane(1), 4000.0);
+        assert_eq!(ps_per_byte_per_lane(2), 2000.0);
+        assert!((ps_per_byte_per_lane(3) - 1015.625).abs() < 1e-9);
     }
 
     #[test]

@@ -9,9 +9,9 @@ use crate::config::{InterfaceConfig, InterruptMode};
 use crate::event::Event;
 use crate::host::HostCpu;
 use crate::request::Cmd;
+use crate::request::Op;
 use crate::sim::time::Timeline;
 use crate::sim::{EventQueue, SimTime, Slab};
-use crate::workload::Op;
 use std::collections::VecDeque;
 
 pub struct Queued {

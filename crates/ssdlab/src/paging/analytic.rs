@@ -20,8 +20,8 @@
 
 use super::backend::{Serial, SwapBackend};
 use crate::error::{Error, Result};
+use crate::request::Op;
 use crate::sim::SimTime;
-use crate::workload::Op;
 
 /// The constant of the merge-time fit that reproduces the seed's SLC and MLC merge times.
 pub const MERGE_FIXED_US: u64 = 5_240;

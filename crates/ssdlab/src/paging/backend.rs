@@ -10,9 +10,9 @@
 
 use crate::device::{Completion, Device, Driver, Flags, Request, Status};
 use crate::error::{Error, Result};
+use crate::request::Op;
 use crate::sim::time::Timeline;
 use crate::sim::SimTime;
-use crate::workload::Op;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -212,7 +212,7 @@ impl FixedBackend {
 impl SwapBackend for FixedBackend {
     fn submit(&mut self, now: SimTime, op: Op, offset: u64, len: u64) -> Result<u32> {
         let _ = offset;
-        let pages = len.div_ceil(super::config::PAGE_BYTES);
+        let pages = len.div_ceil(super::PAGE_BYTES);
         let cost = match op {
             Op::Read => self.read_per_request + self.read_per_page * pages,
             Op::Write => self.write_per_request + self.write_per_page * pages,

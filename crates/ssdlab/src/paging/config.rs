@@ -2,13 +2,11 @@
 //! the costs of a fault. Every default names its source (seed 003 is
 //! `003_70a51d8c1c706905.txt`; kernel constants name the file that defines them).
 
+use super::PAGE_BYTES;
 use crate::config::units::{Bytes, Dur};
 use crate::error::{Error, Result};
 use crate::sim::SimTime;
 use serde::{Deserialize, Serialize};
-
-/// One page of memory and one swap slot: 4 KiB (`PAGE_SIZE` on x86 and on the seed's ARM).
-pub const PAGE_BYTES: u64 = 4096;
 
 /// What ends 2.6.32's `congestion_wait` before its timeout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]

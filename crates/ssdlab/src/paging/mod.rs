@@ -34,6 +34,9 @@ pub mod workload;
 #[cfg(test)]
 mod tests;
 
+/// One page of memory and one swap slot: 4 KiB (`PAGE_SIZE` on x86 and on the seed's ARM).
+pub const PAGE_BYTES: u64 = 4096;
+
 pub use backend::{FixedBackend, SsdBackend, SwapBackend};
 pub use config::{CongestionWake, Era, FaultCosts, PagingConfig};
 pub use result::{IoRecord, SwapResult};

@@ -23,8 +23,8 @@
 //! it), a `write_share` of the references writes.
 //! Seeded (stream `paging.pc_mix`), so a seed gives one stream.
 
-use super::config::PAGE_BYTES;
 use super::workload::Workload;
+use super::PAGE_BYTES;
 use crate::config::units::Bytes;
 use crate::error::{Error, Result};
 use crate::sim::Rng;

@@ -261,7 +261,7 @@ pub fn io_stats(trace: &[IoRecord], service: &[u64], op: u8) -> Io {
         svc.push(s);
         io.requests += 1;
         io.bytes += r.len;
-        io.pages += r.len / super::config::PAGE_BYTES;
+        io.pages += r.len / super::PAGE_BYTES;
         *sizes.entry(r.len).or_insert(0u64) += 1;
         if let Some(e) = prev_end {
             let d = r.offset.abs_diff(e);

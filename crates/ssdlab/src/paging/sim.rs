@@ -8,16 +8,15 @@
 //! model is exact at the device boundary and fast when nothing is in flight.
 
 use super::backend::SwapBackend;
-use super::config::{
-    CongestionWake, Era, PagingConfig, Watermarks, PAGE_BYTES, SWAP_CLUSTER_MAX_PAGES,
-};
+use super::config::{CongestionWake, Era, PagingConfig, Watermarks, SWAP_CLUSTER_MAX_PAGES};
 use super::memory::*;
 use super::readahead::Readahead;
 use super::result::*;
 use super::swapfile::SwapArea;
+use super::PAGE_BYTES;
 use crate::error::{Error, Result};
+use crate::request::Op;
 use crate::sim::{Rng, SimTime};
-use crate::workload::Op;
 use std::collections::BTreeMap;
 
 /// `DEF_PRIORITY` (mm/vmscan.c): a pass scans lru >> priority pages at each priority, 12 to 0.

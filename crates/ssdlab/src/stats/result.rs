@@ -549,7 +549,7 @@ impl RunResult {
         let mut all = RunResult::default();
         all.device.nand_ops = Some(NandOpsResult::default());
         all.device.merges = Some(MergeResult::default());
-        for op in crate::workload::Op::ALL {
+        for op in crate::request::Op::ALL {
             all.ops.insert(op.name(), OpResult::default());
         }
         let mut paths = Vec::new();

@@ -8,6 +8,7 @@
 use crate::config::units::{format_bytes, parse_bytes, parse_duration};
 use crate::config::{Bytes, Dur};
 use crate::error::{Error, Result};
+use crate::request::Op;
 use crate::sim::{Rng, SimTime};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -23,46 +24,6 @@ pub enum Rw {
     Rw,
     Trim,
     Randtrim,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Op {
-    Read,
-    Write,
-    Trim,
-    /// Flush the volatile write cache: no data; from traces only.
-    Flush,
-    /// Erase whole blocks of a raw device (`ftl.kind = "none"`): no data; from drivers only.
-    Erase,
-}
-
-impl Op {
-    pub fn index(self) -> usize {
-        match self {
-            Op::Read => 0,
-            Op::Write => 1,
-            Op::Trim => 2,
-            Op::Flush => 3,
-            Op::Erase => 4,
-        }
-    }
-    pub const ALL: [Op; 5] = [Op::Read, Op::Write, Op::Trim, Op::Flush, Op::Erase];
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::Read => "read",
-            Op::Write => "write",
-            Op::Trim => "trim",
-            Op::Flush => "flush",
-            Op::Erase => "erase",
-        }
-    }
-
-    /// Trims, flushes and erases carry no data: one command each, whatever their length.
-    #[inline]
-    pub fn moves_no_data(self) -> bool {
-        matches!(self, Op::Trim | Op::Flush | Op::Erase)
-    }
 }
 
 /// Block size: one size, or sizes with weights (`{ "4KiB" = 70, "64KiB" = 30 }`).

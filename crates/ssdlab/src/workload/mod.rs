@@ -4,4 +4,4 @@
 pub mod job;
 pub mod trace;
 
-pub use job::{JobSpec, Op};
+pub use job::JobSpec;

@@ -22,7 +22,7 @@
 use std::collections::BTreeSet;
 
 use crate::config::{FusionMethod, HfslConfig, MapStore};
-use crate::ctrl::fusion::HardwareInfo;
+use crate::device::HardwareInfo;
 use crate::error::{Error, Result};
 pub use crate::stats::result::HfslCounters;
 

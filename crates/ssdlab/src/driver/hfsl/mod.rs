@@ -18,12 +18,12 @@ pub mod persist;
 pub mod source;
 
 use crate::config::{HfslConfig, OwnedRange, SsdConfig};
-use crate::ctrl::fusion::HardwareInfo;
+use crate::device::HardwareInfo;
 use crate::device::{Completion, Device, Driver, Flags, Request, Status};
 use crate::error::{Error, Result};
+use crate::request::Op;
 use crate::sim::SimTime;
 use crate::stats::LatencyStats;
-use crate::workload::Op;
 use map::{HfslCounters, HfslMap, RawOp, Recovered, PHASES};
 use persist::{Lost, Media};
 

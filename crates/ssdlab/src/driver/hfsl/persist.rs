@@ -17,7 +17,7 @@
 
 use super::map::{HfslMap, Loc, Persisted};
 use crate::device::{Flags, Request};
-use crate::workload::Op;
+use crate::request::Op;
 
 /// A place a cut write or erase left in an unknown state.
 pub const TORN: u32 = u32::MAX;

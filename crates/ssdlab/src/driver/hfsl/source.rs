@@ -3,11 +3,11 @@
 
 use super::{HostIo, HostSource};
 use crate::error::{Error, Result};
+use crate::request::Op;
 use crate::sim::SimTime;
 use crate::workload::job::Rw;
 use crate::workload::job::{Generator, Job};
 use crate::workload::trace::replay::{Replay, ReplayMode};
-use crate::workload::Op;
 
 /// A host request of a trace or job as HFSL takes it: reads and writes; anything else (trims,
 /// flushes) has no HFSL command and is counted in `skipped`.

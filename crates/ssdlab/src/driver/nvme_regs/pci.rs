@@ -3,7 +3,7 @@
 //! Bus Specification 3.0 §6.1–6.2, PCI Power Management 1.2 §3.2, PCI Express Base 4.0 §7.5.3
 //! and §7.7.2 (MSI-X); the values are the controller's.
 
-use crate::iface::pcie::LinkSpec;
+use crate::config::LinkSpec;
 
 /// Bytes of configuration space. Offsets 0x100–0xFFF (PCI Express extended space) read as zero,
 /// which a host reads as "no extended capabilities" (PCIe 4.0 §7.6.3).

@@ -11,10 +11,11 @@
 
 use super::host_driver::{HostDriver, IoCmd, DATA_ADDR};
 use crate::error::{Error, Result};
+use crate::request::Op;
 use crate::sim::SimTime;
 use crate::workload::job::Generator;
 use crate::workload::trace::{ReadOptions, TraceOp, TraceReader};
-use crate::workload::{JobSpec, Op};
+use crate::workload::JobSpec;
 
 /// What a workload run did.
 #[derive(Clone, Debug, Default)]

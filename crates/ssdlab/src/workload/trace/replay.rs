@@ -13,8 +13,8 @@ use super::{formats, BlkEvent, Format, ReadOptions, TraceOp, TraceReader, TraceR
 use crate::config::units::format_bytes;
 use crate::config::Dur;
 use crate::error::{Error, Result};
+use crate::request::Op;
 use crate::sim::SimTime;
-use crate::workload::Op;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

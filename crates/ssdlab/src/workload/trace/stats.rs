@@ -760,7 +760,7 @@ pub struct StatsReport {
 
 /// The statistics of a trace file (or of `model:NAME,...`), with what was read: the file's
 /// format and compression, its lines, and the lines skipped. `progress(records)` is called every
-/// 65,536 records; returning false stops with [`crate::Error::Interrupted`].
+/// 65,536 records; returning false stops with [`crate::error::Error::Interrupted`].
 pub fn of_source(
     source: &str,
     read: &super::ReadOptions,
@@ -768,13 +768,13 @@ pub fn of_source(
     devices: &[u32],
     seed: u64,
     progress: &mut dyn FnMut(u64) -> bool,
-) -> crate::Result<StatsReport> {
+) -> crate::error::Result<StatsReport> {
     let mut st = TraceStats::new(opts.clone());
     let keep = |d: u32| devices.is_empty() || devices.binary_search(&d).is_ok();
     let mut n = 0u64;
-    let mut tick = |n: u64| -> crate::Result<()> {
+    let mut tick = |n: u64| -> crate::error::Result<()> {
         if n.is_multiple_of(1 << 16) && !progress(n) {
-            return Err(crate::Error::Interrupted);
+            return Err(crate::error::Error::Interrupted);
         }
         Ok(())
     };
@@ -821,7 +821,7 @@ pub fn of_source(
             };
             let asked: Vec<String> = devices.iter().take(8).map(|&d| name(d)).collect();
             let held: Vec<String> = seen.iter().map(|&d| name(d)).collect();
-            return Err(crate::Error::Trace(format!(
+            return Err(crate::error::Error::Trace(format!(
                 "{source}: --device {}: no request is on {}; the trace holds device(s) {}",
                 asked.join(","),
                 if devices.len() == 1 { "it" } else { "them" },

@@ -176,19 +176,24 @@ impl<W: Write> TraceWriter<W> {
 
 /// Write a workload model's stream (`NAME[,key=value...]`) to `path` in `format`; a path ending
 /// in `.gz` is gzip-compressed. Returns the records written and those the format could not hold.
-pub fn write_model(spec: &str, path: &str, format: Format, seed: u64) -> crate::Result<(u64, u64)> {
+pub fn write_model(
+    spec: &str,
+    path: &str,
+    format: Format,
+    seed: u64,
+) -> crate::error::Result<(u64, u64)> {
     write_model_with(spec, path, format, seed, &mut || true)
 }
 
 /// [`write_model`], asking `keep_going` every [`CHECK_EVERY_RECORDS`] records; false stops the
-/// writing with [`crate::Error::Interrupted`] (a model can have billions of records).
+/// writing with [`crate::error::Error::Interrupted`] (a model can have billions of records).
 pub fn write_model_with(
     spec: &str,
     path: &str,
     format: Format,
     seed: u64,
     keep_going: &mut dyn FnMut() -> bool,
-) -> crate::Result<(u64, u64)> {
+) -> crate::error::Result<(u64, u64)> {
     let p = super::model::parse_spec(spec.strip_prefix("model:").unwrap_or(spec))?;
     let mut g = super::model::Generator::new(p, seed);
     write_file_with(
@@ -209,7 +214,7 @@ pub fn write_file(
     records: impl Iterator<Item = TraceRecord>,
     path: &str,
     format: Format,
-) -> crate::Result<(u64, u64)> {
+) -> crate::error::Result<(u64, u64)> {
     write_file_with(records, path, format, &mut || true)
 }
 
@@ -219,7 +224,7 @@ pub fn write_file_with(
     path: &str,
     format: Format,
     keep_going: &mut dyn FnMut() -> bool,
-) -> crate::Result<(u64, u64)> {
+) -> crate::error::Result<(u64, u64)> {
     use crate::error::Error;
     let err = |e: io::Error| Error::Trace(format!("{path}: cannot write: {e}"));
     let file = std::fs::File::create(path).map_err(err)?;
@@ -252,12 +257,12 @@ fn write_records<W: Write>(
     out: W,
     format: Format,
     keep_going: &mut dyn FnMut() -> bool,
-    err: &dyn Fn(io::Error) -> crate::Error,
-) -> crate::Result<((u64, u64), W)> {
+    err: &dyn Fn(io::Error) -> crate::error::Error,
+) -> crate::error::Result<((u64, u64), W)> {
     let mut w = TraceWriter::new(out, format);
     for (k, r) in records.enumerate() {
         if (k as u64 + 1).is_multiple_of(CHECK_EVERY_RECORDS) && !keep_going() {
-            return Err(crate::Error::Interrupted);
+            return Err(crate::error::Error::Interrupted);
         }
         w.write(&r).map_err(err)?;
     }
@@ -287,7 +292,7 @@ mod interrupt_tests {
                 asked < 3
             },
         );
-        assert!(matches!(r, Err(crate::Error::Interrupted)), "{r:?}");
+        assert!(matches!(r, Err(crate::error::Error::Interrupted)), "{r:?}");
         assert_eq!(asked, 3);
         // Without an interrupt the same call writes what it is given.
         let (n, dropped) = write_model_with(

@@ -15,13 +15,13 @@ use super::mem::HostMemory;
 use super::pci::{self, ConfigSpace, MSIX_PBA_OFFSET, MSIX_TABLE_OFFSET};
 use super::structs::{ctrl_off as co, ns_off as no, put_str, put_u128, put_u16, put_u32, put_u64};
 use super::{admin, feat, io, reg, Cqe, Sqe, Status};
+use crate::config::LinkSpec;
 use crate::config::{CacheMode, SsdConfig};
 use crate::device::store::Store;
 use crate::device::{Device, Flags, Request};
 use crate::error::{Error, Result};
-use crate::iface::pcie::LinkSpec;
+use crate::request::Op;
 use crate::sim::SimTime;
-use crate::workload::Op;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 
