@@ -546,7 +546,7 @@ pub fn build_result(
     let cache = dev
         .cache()
         .map(|bm| bm.result(end.max(dev.now()).as_secs_f64()));
-    let pcm = backend.pcm().map(|p| pcm_result(p, total_time, &util));
+    let pcm = backend.pcm().map(|p| p.result(total_time, &util));
     RunResult {
         schema: SCHEMA,
         ssdlab_version: env!("CARGO_PKG_VERSION"),
@@ -678,50 +678,6 @@ fn power_inputs(
         cache_mj: cache.map(|c| c.energy.dynamic_mj + c.energy.leakage_mj),
         // Only when both figures exist: a missing one (null in the pcm block) is unknown.
         pcm_mj: pcm.and_then(|r| Some((r.energy.read_uj? + r.energy.write_uj?) * 1e-3)),
-    }
-}
-
-/// A PCM device's figures, over `secs` of simulated time.
-fn pcm_result(
-    p: &crate::ctrl::pcm::PcmCtrl,
-    secs: f64,
-    util: &dyn Fn(SimTime) -> f64,
-) -> PcmResult {
-    let m = &p.media;
-    let c = &m.counters;
-    let max = m.wear.max() as u64;
-    let (read_pj, write_pj) = m.energy_pj(p.energy.read_pj_per_bit, p.energy.write_pj_per_bit);
-    const YEAR_S: f64 = 365.25 * 86400.0;
-    PcmResult {
-        reads: m.reads_by_size().values().sum(),
-        writes: m.writes_by_size().values().sum(),
-        bytes_read: c.bytes_read,
-        bytes_written: c.bytes_written,
-        reads_by_size: m.reads_by_size(),
-        writes_by_size: m.writes_by_size(),
-        write_pauses: c.pauses,
-        gap_moves: c.gap_moves,
-        wear: PcmWear {
-            lines: m.wear.lines(),
-            max_line_writes: max,
-            mean_line_writes: m.wear.mean(),
-            histogram: m
-                .wear
-                .histogram()
-                .into_iter()
-                .map(|(lo, hi, lines)| PcmWearBucket { lo, hi, lines })
-                .collect(),
-            writes_per_line: p.writes_per_line,
-            years_to_first_wear_out: p
-                .writes_per_line
-                .filter(|_| max > 0 && secs > 0.0)
-                .map(|e| e / (max as f64 / secs) / YEAR_S),
-        },
-        energy: PcmEnergyResult {
-            read_uj: read_pj.map(|pj| pj * 1e-6),
-            write_uj: write_pj.map(|pj| pj * 1e-6),
-        },
-        channel_utilisation: UnitUtil::of(m.channel_busy().map(util).collect()),
     }
 }
 

@@ -125,7 +125,7 @@ impl Hil {
 
     /// A write or trim of a write-protected range (`controller.write_protect`) fails at once:
     /// true when `cmd` was refused so.
-    #[inline]
+    #[inline(always)]
     fn refuse_protected(&self, now: SimTime, cmd: u32, up: &mut HostPort) -> bool {
         let c = up.cmds.get(cmd);
         if !self.write_protect.is_empty()
@@ -144,7 +144,7 @@ impl Hil {
 
     /// The firmware is done with a command of the page-mapped FTL (full or cached map): start
     /// its work.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn dispatch(
         &mut self,
         now: SimTime,
@@ -161,6 +161,9 @@ impl Hil {
 
     /// The firmware is done with a command of a block-mapped FTL: reads and trims are the
     /// FTL's; writes pull their data, flushes go to the cache buffer, as on the page FTL.
+    /// Never inlined, nor are the other back ends' handlers: inlined, they would make
+    /// `Device::handle` too big to be inlined into the event loop with the page FTL's path.
+    #[inline(never)]
     pub(crate) fn dispatch_block(
         &mut self,
         now: SimTime,
@@ -191,7 +194,7 @@ impl Hil {
     }
 
     /// A command of a device with a map (page or block): what is the same for both.
-    #[inline]
+    #[inline(always)]
     fn dispatch_mapped(
         &mut self,
         now: SimTime,
@@ -261,6 +264,7 @@ impl Hil {
     /// A raw device's command: reads sense the units named, programs and erases are checked
     /// against the media's rules first (a refused one ends at once with its status, having
     /// changed nothing), trims are not done.
+    #[inline(never)]
     pub(crate) fn dispatch_raw(
         &mut self,
         now: SimTime,
@@ -440,7 +444,7 @@ impl Hil {
 
     /// The firmware answers a write at once, without touching the media (`skip_media`): true
     /// when `cmd` was completed so.
-    #[inline]
+    #[inline(always)]
     fn write_skips_media(&self, now: SimTime, cmd: u32, up: &mut HostPort) -> bool {
         if self.skip_media {
             up.complete(now, cmd);
@@ -449,6 +453,7 @@ impl Hil {
     }
 
     /// A raw device's write command's data is in the controller: program it.
+    #[inline(never)]
     pub(crate) fn write_data_in_raw(
         &mut self,
         now: SimTime,
@@ -463,6 +468,7 @@ impl Hil {
 
     /// A block-mapped FTL's write command's data is in the controller: its read-modify-write
     /// reads first, else its units.
+    #[inline(never)]
     pub(crate) fn write_data_in_block(
         &mut self,
         now: SimTime,
@@ -484,7 +490,7 @@ impl Hil {
 
     /// A write command's data is in the controller (page-mapped FTL): read what partial units
     /// keep of their old data first, else place the units.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn write_data_in(
         &mut self,
         now: SimTime,
@@ -934,7 +940,7 @@ impl Hil {
 
     /// A program transaction of another back end finished at `now`: `mark` records it in the
     /// back end's map (a block-mapped FTL's; a raw device's firmware keeps nothing).
-    #[inline]
+    #[inline(never)]
     pub(crate) fn program_done_by(
         &mut self,
         now: SimTime,
@@ -950,7 +956,7 @@ impl Hil {
     }
 
     /// What a finished program means for its command.
-    #[inline]
+    #[inline(always)]
     fn programmed(
         &mut self,
         now: SimTime,

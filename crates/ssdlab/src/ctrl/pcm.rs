@@ -16,6 +16,7 @@ use crate::media::pcm::PcmMedia;
 use crate::request::Op;
 use crate::sim::time::Timeline;
 use crate::sim::{EventQueue, SimTime};
+use crate::stats::result::{PcmEnergyResult, PcmResult, PcmWear, PcmWearBucket, UnitUtil};
 
 pub struct PcmCtrl {
     pub media: PcmMedia,
@@ -43,6 +44,47 @@ impl PcmCtrl {
     /// Busy time of the firmware core.
     pub fn cpu_busy(&self) -> SimTime {
         self.cpu.busy
+    }
+
+    /// The PCM's figures for a run's result, over `secs` of simulated time.
+    pub fn result(&self, secs: f64, util: &dyn Fn(SimTime) -> f64) -> PcmResult {
+        let p = self;
+        let m = &p.media;
+        let c = &m.counters;
+        let max = m.wear.max() as u64;
+        let (read_pj, write_pj) = m.energy_pj(p.energy.read_pj_per_bit, p.energy.write_pj_per_bit);
+        const YEAR_S: f64 = 365.25 * 86400.0;
+        PcmResult {
+            reads: m.reads_by_size().values().sum(),
+            writes: m.writes_by_size().values().sum(),
+            bytes_read: c.bytes_read,
+            bytes_written: c.bytes_written,
+            reads_by_size: m.reads_by_size(),
+            writes_by_size: m.writes_by_size(),
+            write_pauses: c.pauses,
+            gap_moves: c.gap_moves,
+            wear: PcmWear {
+                lines: m.wear.lines(),
+                max_line_writes: max,
+                mean_line_writes: m.wear.mean(),
+                histogram: m
+                    .wear
+                    .histogram()
+                    .into_iter()
+                    .map(|(lo, hi, lines)| PcmWearBucket { lo, hi, lines })
+                    .collect(),
+                writes_per_line: p.writes_per_line,
+                years_to_first_wear_out: p
+                    .writes_per_line
+                    .filter(|_| max > 0 && secs > 0.0)
+                    .map(|e| e / (max as f64 / secs) / YEAR_S),
+            },
+            energy: PcmEnergyResult {
+                read_uj: read_pj.map(|pj| pj * 1e-6),
+                write_uj: write_pj.map(|pj| pj * 1e-6),
+            },
+            channel_utilisation: UnitUtil::of(m.channel_busy().map(util).collect()),
+        }
     }
 
     /// A command reached the controller: its firmware time, then `PcmDispatch`.

@@ -792,17 +792,24 @@ impl Device {
                 flash.fil.finish_read(now, die, last, op, flash.ftl, up.q);
             }
             Step::Programmed(op) => {
-                for &t in &op {
-                    let cache = cache.as_deref_mut();
-                    match backend {
-                        Backend::BlockMapped(h) => {
-                            hil.program_done_by(now, t, |t| h.program_done(t), up, flash, cache)?
+                match backend {
+                    Backend::BlockMapped(h) => {
+                        for &t in &op {
+                            let cache = cache.as_deref_mut();
+                            hil.program_done_by(now, t, |t| h.program_done(t), up, flash, cache)?;
                         }
-                        // The raw firmware's pages were taken when the program was accepted.
-                        Backend::Raw(_) | Backend::Fusion { .. } => {
-                            hil.program_done_by(now, t, |_| {}, up, flash, cache)?
+                    }
+                    // The raw firmware's pages were taken when the program was accepted.
+                    Backend::Raw(_) | Backend::Fusion { .. } => {
+                        for &t in &op {
+                            let cache = cache.as_deref_mut();
+                            hil.program_done_by(now, t, |_| {}, up, flash, cache)?;
                         }
-                        _ => hil.program_done(now, t, up, flash, cache)?,
+                    }
+                    _ => {
+                        for &t in &op {
+                            hil.program_done(now, t, up, flash, cache.as_deref_mut())?;
+                        }
                     }
                 }
                 flash.fil.finish_op(now, die, op, flash.ftl, up.q);
