@@ -1,11 +1,14 @@
 """What the live-device tests share: a server started as a user would (``python -m ssdlab serve``
-on a Unix socket in the test's folder) and a plain NBD client (fixed newstyle, NBD_OPT_GO,
-simple replies) written from the protocol's wire format."""
+on a Unix socket in the test's folder, or on 127.0.0.1 at a port the system picks) and a plain
+NBD client (fixed newstyle, NBD_OPT_GO, simple replies) written from the protocol's wire
+format."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import selectors
 import signal
 import socket
 import struct
@@ -25,21 +28,30 @@ EINVAL, EOVERFLOW, ENOSPC, EPERM = 22, 75, 28, 1
 
 
 class Server:
-    def __init__(self, proc: subprocess.Popen[str], socket_path: Path, result: Path) -> None:
+    def __init__(self, proc: subprocess.Popen[str], socket_path: Path, result: Path,
+                 address: str | None = None, banner: str = "") -> None:  # fmt: skip
         self.proc = proc
         self.socket_path = socket_path
         self.result = result
+        self.address = address  # the URI the banner names (TCP servers)
+        self.banner = banner  # what the server printed before it listened (TCP servers)
 
     @property
     def uri(self) -> str:
-        return f"nbd+unix:///?socket={self.socket_path}"
+        return self.address or f"nbd+unix:///?socket={self.socket_path}"
+
+    @property
+    def port(self) -> int:
+        assert self.address is not None
+        return int(re.search(r":(\d+)(/|$)", self.address).group(1))  # type: ignore[union-attr]
 
     def stop(self) -> tuple[int, str, str]:
-        """SIGTERM (if still running); the exit code and what it printed."""
+        """SIGTERM (if still running); the exit code and what it printed (stderr with the
+        banner, for a TCP server)."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
         out, err = self.proc.communicate(timeout=120)
-        return self.proc.returncode, out, err
+        return self.proc.returncode, out, self.banner + err
 
     def session(self) -> dict[str, Any]:
         """The session's result JSON (written when the server stopped)."""
@@ -68,6 +80,37 @@ def start_server(tmp: Path, *args: str) -> Server:
             raise AssertionError(f"server did not start: {out}\n{err}")
         time.sleep(0.05)
     return Server(proc, sock, result)
+
+
+def start_tcp_server(tmp: Path, *args: str) -> Server:
+    """``ssdlab serve small-tlc`` on 127.0.0.1 at a port the system picks (read from the banner,
+    which the server prints once it listens), its result to ``tmp/session.json``."""
+    result = tmp / "session.json"
+    env = dict(os.environ)
+    env.pop("COLUMNS", None)
+    command = [sys.executable, "-m", "ssdlab", "serve", "small-tlc", "--listen",
+               "tcp://127.0.0.1:0", "--json", str(result), "--quiet", *args]  # fmt: skip
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True, env=env)  # fmt: skip
+    assert proc.stderr is not None
+    fd = proc.stderr.fileno()
+    banner = b""
+    deadline = time.monotonic() + 60
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        # The banner is one write: its address line, then the rest down to the session line.
+        while not re.search(rb"over NBD at \S+ .*\n(.*\n)*session", banner):
+            left = deadline - time.monotonic()
+            chunk = os.read(fd, 65536) if left > 0 and sel.select(timeout=left) else b""
+            if not chunk:
+                proc.kill()
+                out, err = proc.communicate()
+                raise AssertionError(f"server did not start: {out}\n{banner.decode()}{err}")
+            banner += chunk
+    text = banner.decode()
+    address = re.search(r"over NBD at (\S+) ", text)
+    assert address is not None, text
+    return Server(proc, Path(), result, address.group(1), text)
 
 
 def _listening(path: Path) -> bool:
