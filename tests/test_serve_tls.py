@@ -541,3 +541,45 @@ def test_a_client_silent_in_its_handshake_is_cut_off(tmp_path: Path) -> None:
     finally:
         connections, _ = stop(server)
     refused(connections, handshake_timeout=1)
+
+
+@needs_libnbd
+@needs_gnutls
+def test_a_tls_1_2_client_gets_a_psk_suite(tmp_path: Path) -> None:
+    """GnuTLS told by its system configuration to leave TLS 1.3 out: the server's TLS 1.2 PSK
+    suites serve it."""
+    psk = make_psk(tmp_path / "keys")
+    config = tmp_path / "gnutls.conf"
+    config.write_text("[overrides]\ndisabled-version = tls1.3\n")
+    server = start_server(tmp_path, "--clock", "logical", "--tls-psk", str(psk))
+    try:
+        env = dict(os.environ, GNUTLS_SYSTEM_PRIORITY_FILE=str(config), GNUTLS_DEBUG_LEVEL="2")
+        uri = f"nbds+unix://alice@/?socket={server.socket_path}&tls-psk-file={psk}"
+        info = subprocess.run([NBDINFO or "nbdinfo", "--size", uri], capture_output=True,
+                              text=True, timeout=120, env=env)  # fmt: skip
+        assert "disabling version tls1.3" in info.stderr, info.stderr
+        assert info.returncode == 0, info.stderr
+        assert int(info.stdout) == CAPACITY
+    finally:
+        connections, _ = stop(server)
+    refused(connections)
+
+
+def test_connections_that_end_give_back_their_descriptors(tmp_path: Path) -> None:
+    server = start_server(tmp_path, "--clock", "logical")
+    fds = Path(f"/proc/{server.proc.pid}/fd")
+    try:
+        with _connect(server.socket_path) as s:
+            assert _go(s) == CAPACITY
+        before = len(list(fds.iterdir()))
+        for _ in range(300):
+            with _connect(server.socket_path) as s:
+                _recv(s, 18)
+        # The accepting thread forgets an ended connection within a few of its 10 ms turns.
+        deadline = time.monotonic() + 30
+        while len(list(fds.iterdir())) > before + 10 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(list(fds.iterdir())) <= before + 10
+    finally:
+        connections, _ = stop(server)
+    assert connections["connected"] == 301
