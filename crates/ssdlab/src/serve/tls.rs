@@ -170,12 +170,12 @@ impl PskUsers {
 }
 
 fn decode_hex(hex: &str) -> Option<Vec<u8>> {
-    if hex.len() % 2 != 0 {
+    let pairs = hex.as_bytes().chunks_exact(2);
+    if !pairs.remainder().is_empty() {
         return None;
     }
     let digit = |c: u8| (c as char).to_digit(16);
-    hex.as_bytes()
-        .chunks_exact(2)
+    pairs
         .map(|p| Some((digit(p[0])? * 16 + digit(p[1])?) as u8))
         .collect()
 }
