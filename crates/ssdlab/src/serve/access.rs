@@ -160,6 +160,7 @@ pub fn who_can_connect(
 
 #[cfg(test)]
 mod tests {
+    use super::super::tls::Credentials;
     use super::*;
 
     #[test]
@@ -182,6 +183,29 @@ mod tests {
         );
         let s = who_can_connect(&lo, false, None, 4);
         assert!(s.contains("loopback only"), "{s}");
+        // With a PSK file: served to the network only when TLS is required.
+        let dir = std::env::temp_dir().join(format!("ssdlab-access-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let keys = dir.join("keys.psk");
+        std::fs::write(&keys, "alice:00112233445566778899aabbccddeeff\n").unwrap();
+        let psk = Credentials::Psk(keys.clone());
+        let require = Tls::new(TlsMode::Require, Some(&psk)).unwrap().unwrap();
+        assert!(check_exposure(&any, Some(&require), false).unwrap());
+        let s = who_can_connect(&any, true, Some(&require), 16);
+        assert_eq!(
+            s,
+            format!(
+                "who can connect: any machine that reaches tcp://0.0.0.0:10809, over TLS only, \
+                 with the key of a user in {} (alice); at most 16 connections at once",
+                keys.display()
+            )
+        );
+        let on = Tls::new(TlsMode::On, Some(&psk)).unwrap().unwrap();
+        let e = check_exposure(&any, Some(&on), false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("with TLS optional"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -8,9 +8,12 @@
 //! Threads: one accepts connections; each connection has a reader (requests in) and a writer
 //! (replies out); one simulation thread — the caller's — owns the [`Device`] and its data store,
 //! submits each request through the device boundary, runs the model, and hands replies to the
-//! writers. Two clocks: `realtime` maps simulated time onto the wall clock (a reply leaves when
-//! the wall clock reaches its simulated completion, times `time_scale`), `logical` replies as
-//! soon as the model has finished the request.
+//! writers. A client that asks for TLS (NBD_OPT_STARTTLS) has its stream wrapped in TLS
+//! (`tls`) before the options go on; who may connect at all is `access`'s.
+//!
+//! Two clocks: `realtime` maps simulated time onto the wall clock (a reply leaves when the wall
+//! clock reaches its simulated completion, times `time_scale`), `logical` replies as soon as the
+//! model has finished the request.
 
 pub mod access;
 pub mod conn;
