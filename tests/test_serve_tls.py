@@ -348,6 +348,7 @@ def test_plaintext_wrong_keys_and_unknown_users_are_refused(
     connections, printed = stop(server)
     assert connections["served"] == 1
     refused(connections, tls_required=2, tls_handshake_failed=2)
+    assert "connections: 5, served 1, refused 4 (tls_handshake_failed 2, tls_required 2)" in printed
     for key in (psk, wrong, carol):
         assert psk_key(key) not in printed
 

@@ -185,4 +185,15 @@ def register(app: typer.Typer) -> None:
                 sys.stderr.write("\n")
         if json_out is not None:
             write_output_text(json_out, result_json + "\n")
-        print_result(json.loads(result_json), Console(highlight=False))
+        result = json.loads(result_json)
+        print_result(result, Console(highlight=False))
+        print(_connections_line(result["job"]["serve"]["connections"]))
+
+
+def _connections_line(c: dict[str, Any]) -> str:
+    """Who came: e.g. 'connections: 5, served 3, refused 2 (tls_handshake_failed 2)'."""
+    why = ", ".join(f"{k} {n:,}" for k, n in c["refused"].items() if n)
+    refused = sum(c["refused"].values())
+    return f"connections: {c['connected']:,}, served {c['served']:,}, refused {refused:,}" + (
+        f" ({why})" if why else ""
+    )
