@@ -502,4 +502,79 @@ mod tests {
         assert!(e.contains("no server-cert.pem in it"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// A server with a PSK file that gives user alice `0011…ff`, and a socket pair: the
+    /// client's end and the server's. `tag` keeps the file apart from another test's.
+    fn psk_pair(tag: &str) -> (Tls, std::os::unix::net::UnixStream, Stream, PathBuf) {
+        let dir = std::env::temp_dir().join(format!("ssdlab-tls-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let keys = dir.join("keys.psk");
+        std::fs::write(&keys, "alice:00112233445566778899aabbccddeeff\n").unwrap();
+        let tls = Tls::new(TlsMode::Require, Some(&Credentials::Psk(keys)))
+            .unwrap()
+            .unwrap();
+        let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+        (tls, b, Stream::Unix(a), dir)
+    }
+
+    /// A client that names user alice with `key`.
+    fn connector(key: Vec<u8>) -> openssl::ssl::SslConnector {
+        let mut c = openssl::ssl::SslConnector::builder(SslMethod::tls_client()).unwrap();
+        c.set_verify(SslVerifyMode::NONE);
+        c.set_psk_client_callback(move |_, _, identity, psk| {
+            identity[..6].copy_from_slice(b"alice\0");
+            psk[..key.len()].copy_from_slice(&key);
+            Ok(key.len())
+        });
+        c.build()
+    }
+
+    #[test]
+    fn a_tls_stream_reads_while_its_writer_waits_and_a_wrong_key_is_refused() {
+        let good: Vec<u8> = (0..16u8).map(|k| k * 0x11).collect();
+        let (tls, client, server, dir) = psk_pair("duplex");
+        // 8 MiB each way at once: the server's writer fills the socket and waits while its
+        // reader must still take the client's bytes (a writer that held the connection while
+        // it waited would stall both sides).
+        let sent: Vec<u8> = (0..8u32 << 20).map(|k| (k * 7 % 251) as u8).collect();
+        let expect = sent.clone();
+        let served = std::thread::spawn(move || {
+            let stream = tls.accept(server).unwrap();
+            let mut reader = stream.try_clone().unwrap();
+            let mut writer = stream;
+            let out = expect.clone();
+            let w = std::thread::spawn(move || {
+                writer.write_all(&out).unwrap();
+                writer
+            });
+            let mut got = Vec::new();
+            reader.read_to_end(&mut got).unwrap();
+            w.join().unwrap().shutdown();
+            got
+        });
+        let mut c = connector(good)
+            .configure()
+            .unwrap()
+            .verify_hostname(false)
+            .connect("ssdlab", client)
+            .unwrap();
+        c.write_all(&sent).unwrap();
+        let mut back = vec![0u8; sent.len()];
+        c.read_exact(&mut back).unwrap();
+        c.shutdown().unwrap();
+        assert!(back == sent);
+        assert!(served.join().unwrap() == sent);
+        std::fs::remove_dir_all(&dir).unwrap();
+        // The same user with another key: the handshake fails on both sides.
+        let (tls, client, server, dir) = psk_pair("wrong");
+        let served = std::thread::spawn(move || tls.accept(server).is_err());
+        let c = connector(vec![9; 16])
+            .configure()
+            .unwrap()
+            .verify_hostname(false)
+            .connect("ssdlab", client);
+        assert!(c.is_err());
+        assert!(served.join().unwrap());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
