@@ -362,7 +362,7 @@ def _starttls(s: socket.socket) -> None:
     assert _option_reply(s)[:2] == (OPT_STARTTLS, REP_ACK)
 
 
-def _client_hello(server: Server) -> bytes:
+def _client_hello() -> bytes:
     """The first bytes a real TLS client (Python's) sends: its ClientHello record."""
     a, b = socket.socketpair()
     with a, b:
@@ -385,7 +385,7 @@ def test_hostile_handshakes_end_only_their_own_connection(
 ) -> None:
     server = serve_tcp("--clock", "logical", "--tls-certificates", str(pki["server"]))
     address = ("127.0.0.1", server.port)
-    hello = _client_hello(server)
+    hello = _client_hello()
     assert hello[0] == 0x16  # a TLS handshake record
     # A well-behaved client keeps its connection open through all of it.
     bystander = socket.create_connection(address, timeout=30)
@@ -584,3 +584,23 @@ def test_connections_that_end_give_back_their_descriptors(tmp_path: Path) -> Non
     finally:
         connections, _ = stop(server)
     assert connections["connected"] == 301
+
+
+@needs_libnbd
+@needs_gnutls
+def test_tls_on_serves_clients_with_and_without_tls(tmp_path: Path) -> None:
+    psk = make_psk(tmp_path / "keys")
+    server = start_server(tmp_path, "--clock", "logical", "--tls-psk", str(psk), "--tls", "on")
+    try:
+        plain = f"nbd+unix:///?socket={server.socket_path}"
+        tls = f"nbds+unix://alice@/?socket={server.socket_path}&tls-psk-file={psk}"
+        for uri in (plain, tls):
+            info = nbdinfo(uri, "--size")
+            assert info.returncode == 0, info.stderr
+            assert int(info.stdout) == CAPACITY
+    finally:
+        connections, printed = stop(server)
+    assert connections["served"] == 2
+    refused(connections)
+    assert "over TLS with the key of a user in" in printed
+    assert "or in the clear without authentication" in printed
