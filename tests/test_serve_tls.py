@@ -604,3 +604,53 @@ def test_tls_on_serves_clients_with_and_without_tls(tmp_path: Path) -> None:
     refused(connections)
     assert "over TLS with the key of a user in" in printed
     assert "or in the clear without authentication" in printed
+
+
+def _cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def test_out_of_descriptors_the_server_waits_rather_than_spins(tmp_path: Path) -> None:
+    """With its descriptors used up, accept() fails (EMFILE) while a client waits in the
+    backlog: the accepting thread waits its turn instead of retrying at once, forever."""
+    import resource
+    import sys
+
+    sock, result = tmp_path / "nbd.sock", tmp_path / "session.json"
+
+    def few_descriptors() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (96, 96))
+
+    proc = subprocess.Popen([sys.executable, "-m", "ssdlab", "serve", "small-tlc", "--listen",
+                             f"unix:{sock}", "--clock", "logical", "--quiet", "--json",
+                             str(result), "--max-connections", "1024"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=few_descriptors)  # fmt: skip
+    clients: list[socket.socket] = []
+    server = Server(proc, sock, result)
+    try:
+        deadline = time.monotonic() + 60
+        while not sock.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        time.sleep(0.5)
+        # Connections until the server cannot take another (each holds its descriptors).
+        for _ in range(200):
+            s = _connect(sock, timeout=2)
+            clients.append(s)
+            try:
+                _recv(s, 18)
+            except (TimeoutError, EOFError, ConnectionResetError):
+                break
+        else:
+            pytest.fail("the server took 200 connections on 96 descriptors")
+        before = _cpu_s(proc.pid)
+        time.sleep(4)
+        spent = _cpu_s(proc.pid) - before
+        assert spent < 0.5, f"{spent:.2f} s of CPU in 4 s while out of descriptors"
+    finally:
+        for s in clients:
+            s.close()
+        if proc.poll() is None:
+            server.stop()

@@ -155,11 +155,12 @@ fn accept_loop(
         };
         let stream = match listener.accept() {
             Ok(s) => s,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+            // Nothing waiting, or no descriptor to take one with (EMFILE): wait a turn rather
+            // than spin.
+            Err(_) => {
                 std::thread::sleep(Duration::from_millis(10));
                 continue;
             }
-            Err(_) => continue,
         };
         shared.door.connected();
         if live >= max_connections {
