@@ -66,6 +66,9 @@ fn serve(
     };
     let mut callback_error: Option<PyErr> = None;
     let ready_error: std::sync::Mutex<Option<PyErr>> = Default::default();
+    // Ctrl-C or SIGTERM while the banner is printed: a stop like any other (the session's result
+    // is still written), not an error.
+    let stop_at_once = std::sync::atomic::AtomicBool::new(false);
     let result = py.allow_threads(|| {
         ssdlab::serve::serve(
             &cfg,
@@ -74,14 +77,20 @@ fn serve(
                 Python::with_gil(|py| {
                     if let Some(cb) = &ready {
                         if let Err(e) = cb.call1(py, (address, access)) {
-                            ready_error.lock().unwrap().get_or_insert(e);
+                            if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+                                stop_at_once.store(true, std::sync::atomic::Ordering::Relaxed);
+                            } else {
+                                ready_error.lock().unwrap().get_or_insert(e);
+                            }
                         }
                     }
                 })
             },
             &mut |figures| {
                 Python::with_gil(|py| {
-                    if ready_error.lock().unwrap().is_some() {
+                    if ready_error.lock().unwrap().is_some()
+                        || stop_at_once.load(std::sync::atomic::Ordering::Relaxed)
+                    {
                         return false;
                     }
                     // Ctrl-C (or SIGTERM turned into KeyboardInterrupt) ends the session.

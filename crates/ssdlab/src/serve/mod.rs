@@ -824,11 +824,25 @@ pub fn serve(
     // Stop: no new connections; close the ones there are (their readers end, their writers
     // end when their senders go).
     stop.store(true, Ordering::Relaxed);
+    let _ = acceptor.join();
     for c in open.lock().unwrap().iter() {
         c.stream.shutdown();
     }
     out.conns.clear();
-    let _ = acceptor.join();
+    // Messages not taken yet hold writers' senders too.
+    drop(from_conns);
+    // The connection threads end once their sockets are shut; the door's counts are final when
+    // they have (a client answered a moment ago is counted).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline
+        && open
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|c| c.state.load(Ordering::Acquire) != ENDED)
+    {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     result?;
     // The model finishes what it accepted (its clients have gone): the session's figures are
     // those of whole requests, as a replay of its log gives them.
