@@ -524,7 +524,10 @@ def test_an_export_name_must_match_exactly(tmp_path: Path) -> None:
         with _connect(server.socket_path) as s:
             _hello(s)
             _option(s, OPT_GO, _go_data(b"ssd"))
-            assert _option_reply(s)[1] == REP_INFO
+            kinds = [_option_reply(s)[1]]
+            while kinds[-1] == REP_INFO:
+                kinds.append(_option_reply(s)[1])
+            assert kinds[0] == REP_INFO and kinds[-1] == REP_ACK, kinds
     finally:
         connections, _ = stop(server)
     assert connections["served"] == 1
@@ -654,3 +657,18 @@ def test_out_of_descriptors_the_server_waits_rather_than_spins(tmp_path: Path) -
             s.close()
         if proc.poll() is None:
             server.stop()
+
+
+def test_a_stop_while_the_banner_prints_still_gives_the_sessions_result(tmp_path: Path) -> None:
+    """SIGTERM becomes KeyboardInterrupt in Python; if it lands while the banner is printed,
+    the session stops as it would a moment later, with its result."""
+    from ssdlab import _core
+    from ssdlab.api import Config
+
+    def ready(address: str, access: str) -> None:
+        raise KeyboardInterrupt
+
+    result = json.loads(_core.serve(Config("small-tlc").to_json(), f"unix:{tmp_path / 's.sock'}",
+                                    clock="logical", ready=ready))  # fmt: skip
+    assert result["sim"]["stop_reason"] == "server stopped"
+    assert result["job"]["serve"]["connections"]["connected"] == 0
