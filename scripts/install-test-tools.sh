@@ -8,12 +8,14 @@ set -euo pipefail
 # fio has the nbd engine) and a Linux guest's machine, kernel and tools (tests/test_guest.py,
 # scripts/guest.sh); and Chromium, in which the sweep report's test renders the HTML report
 # (tests/test_experiments_cli.py); valgrind, whose lackey tool traces a real program's memory
-# accesses for the paging model (crates/ssdlab/tests/paging.rs). Installed only when missing; a test whose tool is still
-# missing skips, naming it.
+# accesses for the paging model (crates/ssdlab/tests/paging.rs); GnuTLS's psktool and certtool,
+# which make the PSK files and X.509 certificates of the TLS tests (tests/test_serve_tls.py).
+# Installed only when missing; a test whose tool is still missing skips, naming it.
 TEST_TOOLS=(
     qemu-system-x86_64:qemu-system-x86 busybox:busybox-static mke2fs:e2fsprogs cpio:cpio
     /boot/vmlinuz-:linux-image-cloud-amd64
     qemu-img:qemu-utils qemu-io:qemu-utils fio:fio nbdinfo:libnbd-bin nbdcopy:libnbd-bin
+    psktool:gnutls-bin certtool:gnutls-bin
     chromium:chromium valgrind:valgrind
 )
 

@@ -1,11 +1,14 @@
 """What the live-device tests share: a server started as a user would (``python -m ssdlab serve``
-on a Unix socket in the test's folder) and a plain NBD client (fixed newstyle, NBD_OPT_GO,
-simple replies) written from the protocol's wire format."""
+on a Unix socket in the test's folder, or on 127.0.0.1 at a port the system picks) and a plain
+NBD client (fixed newstyle, NBD_OPT_GO, simple replies) written from the protocol's wire
+format."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import selectors
 import signal
 import socket
 import struct
@@ -25,21 +28,30 @@ EINVAL, EOVERFLOW, ENOSPC, EPERM = 22, 75, 28, 1
 
 
 class Server:
-    def __init__(self, proc: subprocess.Popen[str], socket_path: Path, result: Path) -> None:
+    def __init__(self, proc: subprocess.Popen[str], socket_path: Path, result: Path,
+                 address: str | None = None, banner: str = "") -> None:  # fmt: skip
         self.proc = proc
         self.socket_path = socket_path
         self.result = result
+        self.address = address  # the URI the banner names (TCP servers)
+        self.banner = banner  # what the server printed once it listened
 
     @property
     def uri(self) -> str:
-        return f"nbd+unix:///?socket={self.socket_path}"
+        return self.address or f"nbd+unix:///?socket={self.socket_path}"
+
+    @property
+    def port(self) -> int:
+        assert self.address is not None
+        return int(re.search(r":(\d+)(/|$)", self.address).group(1))  # type: ignore[union-attr]
 
     def stop(self) -> tuple[int, str, str]:
-        """SIGTERM (if still running); the exit code and what it printed."""
+        """SIGTERM (if still running); the exit code and what it printed (stderr with the
+        banner)."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
         out, err = self.proc.communicate(timeout=120)
-        return self.proc.returncode, out, err
+        return self.proc.returncode, out, self.banner + err
 
     def session(self) -> dict[str, Any]:
         """The session's result JSON (written when the server stopped)."""
@@ -50,35 +62,46 @@ class Server:
 def start_server(tmp: Path, *args: str) -> Server:
     """``ssdlab serve small-tlc`` on ``tmp/nbd.sock``, its result to ``tmp/session.json``."""
     sock = tmp / "nbd.sock"
-    result = tmp / "session.json"
+    proc, banner, _ = _serve(tmp, f"unix:{sock}", args)
+    return Server(proc, sock, tmp / "session.json", None, banner)
+
+
+def start_tcp_server(tmp: Path, *args: str) -> Server:
+    """``ssdlab serve small-tlc`` on 127.0.0.1 at a port the system picks (read from the
+    banner's address), its result to ``tmp/session.json``."""
+    proc, banner, address = _serve(tmp, "tcp://127.0.0.1:0", args)
+    return Server(proc, Path(), tmp / "session.json", address, banner)
+
+
+def _serve(tmp: Path, listen: str, args: tuple[str, ...]) -> tuple[subprocess.Popen[str], str, str]:
+    """Start the server; wait for its banner, which it prints once it listens (a SIGTERM that
+    came sooner would stop it before it said anything). Returns the process, the banner and the
+    address it names."""
     env = dict(os.environ)
     env.pop("COLUMNS", None)
-    command = [sys.executable, "-m", "ssdlab", "serve", "small-tlc", "--listen", f"unix:{sock}",
-               "--json", str(result), "--quiet", *args]  # fmt: skip
+    command = [sys.executable, "-m", "ssdlab", "serve", "small-tlc", "--listen", listen,
+               "--json", str(tmp / "session.json"), "--quiet", *args]  # fmt: skip
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             stdin=subprocess.DEVNULL, text=True, env=env)  # fmt: skip
+    assert proc.stderr is not None
+    fd = proc.stderr.fileno()
+    banner = b""
     deadline = time.monotonic() + 60
-    # The socket file appears at bind(), a moment before the server listens (the standard
-    # library binds and listens in two system calls); a client that came in that moment would be
-    # refused, so the rig waits until the kernel lists the socket as listening.
-    while not _listening(sock):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            out, err = proc.communicate()
-            raise AssertionError(f"server did not start: {out}\n{err}")
-        time.sleep(0.05)
-    return Server(proc, sock, result)
-
-
-def _listening(path: Path) -> bool:
-    """Whether /proc/net/unix lists a listening socket (flag __SO_ACCEPTCON) bound at ``path``."""
-    with open("/proc/net/unix") as table:
-        next(table)
-        for line in table:
-            fields = line.split()
-            if len(fields) >= 8 and fields[7] == str(path) and int(fields[3], 16) & 0x10000:
-                return True
-    return False
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        # The banner is one write: its address line, then the rest down to the session line.
+        while not re.search(rb"over NBD at \S+ .*\n(.*\n)*session.*\n", banner):
+            left = deadline - time.monotonic()
+            chunk = os.read(fd, 65536) if left > 0 and sel.select(timeout=left) else b""
+            if not chunk:
+                proc.kill()
+                out, err = proc.communicate()
+                raise AssertionError(f"server did not start: {out}\n{banner.decode()}{err}")
+            banner += chunk
+    text = banner.decode()
+    address = re.search(r"over NBD at (\S+) ", text)
+    assert address is not None, text
+    return proc, text, address.group(1)
 
 
 def connect(path: Path, timeout: float | None = 30) -> socket.socket:

@@ -220,7 +220,10 @@ def test_fio_nbd_engine_random_read_and_write_jobs(server: Server, tmp_path: Pat
 # Many connections, and a connection that never reads its replies
 
 
-def test_a_hundred_connections_at_once_each_write_and_read_back(server: Server) -> None:
+def test_a_hundred_connections_at_once_each_write_and_read_back(
+    serve: Callable[..., Server],
+) -> None:
+    server = serve("--clock", "logical", "--max-connections", "128")
     n = 100
     connected = threading.Barrier(n, timeout=120)
     written = threading.Barrier(n, timeout=120)

@@ -124,7 +124,13 @@ def serve(
     seed: int = 1,
     data: str = "memory",
     log: str | os.PathLike[str] | None = None,
-    ready: Callable[[str], object] | None = None,
+    tls: str | None = None,
+    tls_psk: str | os.PathLike[str] | None = None,
+    tls_certificates: str | os.PathLike[str] | None = None,
+    tls_verify_peer: bool = True,
+    max_connections: int | None = None,
+    insecure_network: bool = False,
+    ready: Callable[[str, str], object] | None = None,
     tick: Callable[[str], object] | None = None,
 ) -> str: ...
 

@@ -2,7 +2,8 @@
 
 use pyo3::prelude::*;
 use ssdlab::serve::data::DataSpec;
-use ssdlab::serve::{Clock, Listen, ServeOptions};
+use ssdlab::serve::tls::{Credentials, TlsMode};
+use ssdlab::serve::{Clock, Listen, ServeOptions, DEFAULT_MAX_CONNECTIONS};
 use ssdlab::SsdConfig;
 
 use crate::errors::to_py;
@@ -10,9 +11,11 @@ use crate::errors::to_py;
 /// Serve the config over NBD until interrupted (Ctrl-C, or a KeyboardInterrupt raised by
 /// `tick`); returns the session's result JSON. Releases the GIL; `ready(address)` is called once
 /// the server listens, `tick(figures_json)` about four times a second. `log`: write the session
-/// log there (a trace `run_trace` replays).
+/// log there (a trace `run_trace` replays). `tls`: "off", "on" or "require" (None: require with
+/// credentials, else off); `tls_psk` a PSK file, `tls_certificates` a directory of X.509 files
+/// (`tls_verify_peer`: clients need a certificate signed by its ca-cert.pem).
 #[pyfunction]
-#[pyo3(signature = (config_json, listen, export_name="", read_only=false, clock="realtime", time_scale=1.0, seed=1, data="memory", log=None, ready=None, tick=None))]
+#[pyo3(signature = (config_json, listen, export_name="", read_only=false, clock="realtime", time_scale=1.0, seed=1, data="memory", log=None, tls=None, tls_psk=None, tls_certificates=None, tls_verify_peer=true, max_connections=None, insecure_network=false, ready=None, tick=None))]
 #[allow(clippy::too_many_arguments)]
 fn serve(
     py: Python<'_>,
@@ -25,6 +28,12 @@ fn serve(
     seed: u64,
     data: &str,
     log: Option<std::path::PathBuf>,
+    tls: Option<&str>,
+    tls_psk: Option<std::path::PathBuf>,
+    tls_certificates: Option<std::path::PathBuf>,
+    tls_verify_peer: bool,
+    max_connections: Option<usize>,
+    insecure_network: bool,
     ready: Option<PyObject>,
     tick: Option<PyObject>,
 ) -> PyResult<String> {
@@ -38,25 +47,50 @@ fn serve(
         seed,
         data: DataSpec::parse(data).map_err(to_py)?,
         log,
+        tls: tls.map(TlsMode::parse).transpose().map_err(to_py)?,
+        tls_credentials: match (tls_psk, tls_certificates) {
+            (Some(_), Some(_)) => {
+                return Err(to_py(ssdlab::Error::Config(
+                    "--tls-psk and --tls-certificates: expected one of them".into(),
+                )))
+            }
+            (Some(file), None) => Some(Credentials::Psk(file)),
+            (None, Some(dir)) => Some(Credentials::Certificates {
+                dir,
+                verify_peer: tls_verify_peer,
+            }),
+            (None, None) => None,
+        },
+        max_connections: max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS),
+        insecure_network,
     };
     let mut callback_error: Option<PyErr> = None;
     let ready_error: std::sync::Mutex<Option<PyErr>> = Default::default();
+    // Ctrl-C or SIGTERM while the banner is printed: a stop like any other (the session's result
+    // is still written), not an error.
+    let stop_at_once = std::sync::atomic::AtomicBool::new(false);
     let result = py.allow_threads(|| {
         ssdlab::serve::serve(
             &cfg,
             &opts,
-            &mut |address| {
+            &mut |address, access| {
                 Python::with_gil(|py| {
                     if let Some(cb) = &ready {
-                        if let Err(e) = cb.call1(py, (address,)) {
-                            ready_error.lock().unwrap().get_or_insert(e);
+                        if let Err(e) = cb.call1(py, (address, access)) {
+                            if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+                                stop_at_once.store(true, std::sync::atomic::Ordering::Relaxed);
+                            } else {
+                                ready_error.lock().unwrap().get_or_insert(e);
+                            }
                         }
                     }
                 })
             },
             &mut |figures| {
                 Python::with_gil(|py| {
-                    if ready_error.lock().unwrap().is_some() {
+                    if ready_error.lock().unwrap().is_some()
+                        || stop_at_once.load(std::sync::atomic::Ordering::Relaxed)
+                    {
                         return false;
                     }
                     // Ctrl-C (or SIGTERM turned into KeyboardInterrupt) ends the session.

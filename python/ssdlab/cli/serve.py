@@ -79,6 +79,45 @@ def register(app: typer.Typer) -> None:
                 "'ssdlab run CONFIG --trace LOG' replays it with the same simulated latencies.",
             ),
         ] = None,
+        tls: Annotated[
+            str | None,
+            typer.Option(
+                help="off, on (TLS for clients that ask, plaintext too) or require (every "
+                "option but STARTTLS refused until TLS is up). Default: require with "
+                "--tls-psk or --tls-certificates, else off.",
+            ),
+        ] = None,
+        tls_psk: Annotated[
+            Path | None,
+            typer.Option(
+                help="PSK file of USER:HEXKEY lines (make one with 'psktool -u USER -p FILE'); "
+                "clients authenticate with a user's key.",
+            ),
+        ] = None,
+        tls_certificates: Annotated[
+            Path | None,
+            typer.Option(
+                help="Directory with server-cert.pem, server-key.pem and ca-cert.pem (nbdkit's "
+                "names).",
+            ),
+        ] = None,
+        tls_verify_peer: Annotated[
+            bool,
+            typer.Option(
+                help="With --tls-certificates: clients need a certificate signed by ca-cert.pem.",
+            ),
+        ] = True,
+        max_connections: Annotated[
+            int | None,
+            typer.Option(help="Most connections at once, 1 to 1024 (default 16); more are closed."),
+        ] = None,
+        insecure_network: Annotated[
+            bool,
+            typer.Option(
+                help="Serve an address other machines reach without TLS and client "
+                "authentication (refused otherwise).",
+            ),
+        ] = False,
         quiet: Annotated[bool, typer.Option(help="No live figures.")] = False,
         overrides: Overrides = None,
         interface: Interface = None,
@@ -90,18 +129,25 @@ def register(app: typer.Typer) -> None:
         err = Console(stderr=True, highlight=False)
         live = sys.stderr.isatty() and not quiet
 
-        def ready(address: str) -> None:
+        def ready(address: str, access: str) -> None:
+            if address.startswith("nbds"):
+                # qemu-img and qemu-io take TLS credentials as objects: docs/live-device.md.
+                clients = f"  nbdinfo '{address}'\n  nbdcopy IMAGE '{address}'\n"
+            else:
+                clients = (
+                    f"  qemu-img info {address}\n  qemu-io -f raw {address}\n  nbdinfo {address}\n"
+                )
             err.print(
                 f"serving {cfg.name} over NBD at {address} ({clock} clock); Ctrl-C stops.\n"
-                f"  qemu-img info {address}\n"
-                f"  qemu-io -f raw {address}\n"
-                f"  nbdinfo {address}\n"
+                f"{access}\n"
+                + clients
                 + (
                     f"session log: {log} (replay: ssdlab run {config} --trace {log})"
                     if log is not None
                     else "session not logged (--log PATH keeps it for a replay)"
                 ),
                 soft_wrap=True,
+                markup=False,
             )
 
         def tick(text: str) -> None:
@@ -124,6 +170,12 @@ def register(app: typer.Typer) -> None:
                 seed=seed,
                 data=data,
                 log=log,
+                tls=tls,
+                tls_psk=tls_psk,
+                tls_certificates=tls_certificates,
+                tls_verify_peer=tls_verify_peer,
+                max_connections=max_connections,
+                insecure_network=insecure_network,
                 ready=ready,
                 tick=tick,
             )
@@ -133,4 +185,15 @@ def register(app: typer.Typer) -> None:
                 sys.stderr.write("\n")
         if json_out is not None:
             write_output_text(json_out, result_json + "\n")
-        print_result(json.loads(result_json), Console(highlight=False))
+        result = json.loads(result_json)
+        print_result(result, Console(highlight=False))
+        print(_connections_line(result["job"]["serve"]["connections"]))
+
+
+def _connections_line(c: dict[str, Any]) -> str:
+    """Who came: e.g. 'connections: 5, served 3, refused 2 (tls_handshake_failed 2)'."""
+    why = ", ".join(f"{k} {n:,}" for k, n in c["refused"].items() if n)
+    refused = sum(c["refused"].values())
+    return f"connections: {c['connected']:,}, served {c['served']:,}, refused {refused:,}" + (
+        f" ({why})" if why else ""
+    )

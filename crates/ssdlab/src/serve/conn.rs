@@ -6,6 +6,7 @@
 //! `MAX_IN_FLIGHT_BYTES` of requests in the model before its reader waits (a client that never
 //! reads its replies stalls itself, not the server).
 
+use super::access::Refusal;
 use super::proto::*;
 use std::io::{self, Read, Write};
 use std::sync::mpsc::{Receiver, Sender};
@@ -43,8 +44,10 @@ impl Export {
         f
     }
 
+    /// Whether a client's export name is this export's: exactly its name (the default name
+    /// `""` only when the export has no other).
     fn names(&self, name: &[u8]) -> bool {
-        name.is_empty() || name == self.name.as_bytes()
+        name == self.name.as_bytes()
     }
 }
 
@@ -57,8 +60,27 @@ pub enum Handshake {
         structured: bool,
         block_status: bool,
     },
-    /// The client aborted, or broke the protocol: close the connection.
+    /// NBD_OPT_STARTTLS was acknowledged: the TLS handshake follows at once, then the options
+    /// go on over TLS ([`Negotiation::tls_established`]).
+    StartTls,
+    /// The client aborted or left: close the connection.
     Closed,
+    /// The server turned the client away: close the connection.
+    Refused(Refusal),
+}
+
+/// TLS as a connection's negotiation stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TlsPhase {
+    /// The server has no TLS: STARTTLS is unsupported.
+    Off,
+    /// TLS is on offer; plaintext options are answered too.
+    Offered,
+    /// Until TLS is up every option but STARTTLS and ABORT is answered NBD_REP_ERR_TLS_REQD,
+    /// and NBD_OPT_EXPORT_NAME (which cannot be answered with an error) closes.
+    Required,
+    /// The options run over TLS.
+    Established,
 }
 
 fn read_u32(s: &mut impl Read) -> io::Result<u32> {
@@ -76,161 +98,252 @@ fn skip(s: &mut impl Read, n: u64) -> io::Result<()> {
     Ok(())
 }
 
-/// The server's side of the fixed-newstyle handshake.
+/// The server's side of the fixed-newstyle handshake without TLS.
 pub fn handshake<S: Read + Write>(s: &mut S, export: &Export) -> io::Result<Handshake> {
-    let mut hello = Vec::with_capacity(18);
-    hello.extend_from_slice(&NBD_MAGIC.to_be_bytes());
-    hello.extend_from_slice(&OPTS_MAGIC.to_be_bytes());
-    hello.extend_from_slice(&(FLAG_FIXED_NEWSTYLE | FLAG_NO_ZEROES).to_be_bytes());
-    s.write_all(&hello)?;
-    let client_flags = read_u32(s)?;
-    if client_flags & !(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES) != 0 {
-        // Flags we do not know: the protocol says to close.
-        return Ok(Handshake::Closed);
+    Negotiation::greet(s, TlsPhase::Off)?.options(s, export)
+}
+
+/// One connection's option haggling, which a TLS upgrade interrupts and resumes.
+#[derive(Debug)]
+pub struct Negotiation {
+    client_flags: u32,
+    tls: TlsPhase,
+    structured: bool,
+    block_status: bool,
+    /// What the client was last refused (a client that then leaves was turned away by it).
+    refused: Option<Refusal>,
+}
+
+impl Negotiation {
+    /// Send the greeting and read the client's flags.
+    pub fn greet<S: Read + Write>(s: &mut S, tls: TlsPhase) -> io::Result<Negotiation> {
+        let mut hello = Vec::with_capacity(18);
+        hello.extend_from_slice(&NBD_MAGIC.to_be_bytes());
+        hello.extend_from_slice(&OPTS_MAGIC.to_be_bytes());
+        hello.extend_from_slice(&(FLAG_FIXED_NEWSTYLE | FLAG_NO_ZEROES).to_be_bytes());
+        s.write_all(&hello)?;
+        Ok(Negotiation {
+            client_flags: read_u32(s)?,
+            tls,
+            structured: false,
+            block_status: false,
+            refused: None,
+        })
     }
-    let no_zeroes = client_flags & FLAG_C_NO_ZEROES != 0;
-    let mut structured = false;
-    let mut block_status = false;
-    for _ in 0..MAX_OPTIONS {
-        let mut head = [0u8; 16];
-        s.read_exact(&mut head)?;
-        if u64::from_be_bytes(head[0..8].try_into().unwrap()) != OPTS_MAGIC {
-            return Ok(Handshake::Closed);
+
+    /// What the client was last refused, if anything: why a client that left was turned away.
+    pub fn refused(&self) -> Option<Refusal> {
+        self.refused
+    }
+
+    /// The TLS handshake after STARTTLS succeeded. What was negotiated in plaintext is
+    /// forgotten: the client negotiates again where no one can have changed its options.
+    pub fn tls_established(&mut self) {
+        self.tls = TlsPhase::Established;
+        self.structured = false;
+        self.block_status = false;
+        self.refused = None;
+    }
+
+    /// Options until the client chooses the export, asks for TLS, leaves or is turned away.
+    pub fn options<S: Read + Write>(
+        &mut self,
+        s: &mut S,
+        export: &Export,
+    ) -> io::Result<Handshake> {
+        if self.client_flags & !(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES) != 0 {
+            // Flags we do not know: the protocol says to close.
+            return Ok(Handshake::Refused(Refusal::ProtocolError));
         }
-        let option = u32::from_be_bytes(head[8..12].try_into().unwrap());
-        let len = u32::from_be_bytes(head[12..16].try_into().unwrap());
-        if len > MAX_OPTION_BYTES {
-            if option == OPT_EXPORT_NAME || len > MAX_OPTION_DISCARD {
-                return Ok(Handshake::Closed);
-            }
-            skip(s, len as u64)?;
-            s.write_all(&option_reply(option, REP_ERR_TOO_BIG, b"option too long"))?;
-            continue;
+        if self.tls == TlsPhase::Required && self.client_flags & FLAG_C_FIXED_NEWSTYLE == 0 {
+            // TLS needs fixed newstyle; such a client can only choose an export in plaintext.
+            return Ok(Handshake::Refused(Refusal::TlsRequired));
         }
-        let mut data = vec![0u8; len as usize];
-        s.read_exact(&mut data)?;
-        let reply = |s: &mut S, kind: u32, payload: &[u8]| -> io::Result<()> {
-            s.write_all(&option_reply(option, kind, payload))
-        };
-        match option {
-            OPT_EXPORT_NAME => {
-                // This option cannot be answered with an error: an unknown name closes.
-                if !export.names(&data) {
-                    return Ok(Handshake::Closed);
-                }
-                let mut out = Vec::with_capacity(10 + 124);
-                out.extend_from_slice(&export.size.to_be_bytes());
-                out.extend_from_slice(&export.transmission_flags().to_be_bytes());
-                if !no_zeroes {
-                    out.extend_from_slice(&[0u8; 124]);
-                }
-                s.write_all(&out)?;
-                return Ok(Handshake::Transmission {
-                    structured,
-                    block_status,
-                });
+        let no_zeroes = self.client_flags & FLAG_C_NO_ZEROES != 0;
+        for _ in 0..MAX_OPTIONS {
+            let mut head = [0u8; 16];
+            s.read_exact(&mut head)?;
+            if u64::from_be_bytes(head[0..8].try_into().unwrap()) != OPTS_MAGIC {
+                return Ok(Handshake::Refused(Refusal::ProtocolError));
             }
-            OPT_ABORT => {
-                reply(s, REP_ACK, &[])?;
-                return Ok(Handshake::Closed);
+            let option = u32::from_be_bytes(head[8..12].try_into().unwrap());
+            let len = u32::from_be_bytes(head[12..16].try_into().unwrap());
+            let reply = |s: &mut S, kind: u32, payload: &[u8]| -> io::Result<()> {
+                s.write_all(&option_reply(option, kind, payload))
+            };
+            if self.tls == TlsPhase::Required
+                && !matches!(option, OPT_STARTTLS | OPT_ABORT)
+                && len <= MAX_OPTION_DISCARD
+            {
+                if option == OPT_EXPORT_NAME {
+                    // Cannot be answered with an error: the session ends.
+                    return Ok(Handshake::Refused(Refusal::TlsRequired));
+                }
+                skip(s, len as u64)?;
+                self.refused = Some(Refusal::TlsRequired);
+                reply(
+                    s,
+                    REP_ERR_TLS_REQD,
+                    b"TLS is required: send NBD_OPT_STARTTLS first",
+                )?;
+                continue;
             }
-            OPT_LIST => {
-                if !data.is_empty() {
-                    reply(s, REP_ERR_INVALID, b"NBD_OPT_LIST takes no data")?;
-                    continue;
+            if len > MAX_OPTION_BYTES {
+                if option == OPT_EXPORT_NAME || len > MAX_OPTION_DISCARD {
+                    return Ok(Handshake::Refused(Refusal::ProtocolError));
                 }
-                let mut p = Vec::new();
-                p.extend_from_slice(&(export.name.len() as u32).to_be_bytes());
-                p.extend_from_slice(export.name.as_bytes());
-                reply(s, REP_SERVER, &p)?;
-                reply(s, REP_ACK, &[])?;
+                skip(s, len as u64)?;
+                reply(s, REP_ERR_TOO_BIG, b"option too long")?;
+                continue;
             }
-            OPT_INFO | OPT_GO => {
-                let Some(req) = parse_info_request(&data) else {
-                    reply(s, REP_ERR_INVALID, b"malformed information request")?;
-                    continue;
-                };
-                if !export.names(&req.name) {
-                    reply(s, REP_ERR_UNKNOWN, b"no such export")?;
-                    continue;
+            let mut data = vec![0u8; len as usize];
+            s.read_exact(&mut data)?;
+            match option {
+                OPT_EXPORT_NAME => {
+                    // This option cannot be answered with an error: an unknown name closes.
+                    if !export.names(&data) {
+                        return Ok(Handshake::Refused(Refusal::UnknownExport));
+                    }
+                    let mut out = Vec::with_capacity(10 + 124);
+                    out.extend_from_slice(&export.size.to_be_bytes());
+                    out.extend_from_slice(&export.transmission_flags().to_be_bytes());
+                    if !no_zeroes {
+                        out.extend_from_slice(&[0u8; 124]);
+                    }
+                    s.write_all(&out)?;
+                    return Ok(self.transmission());
                 }
-                let mut info = Vec::new();
-                info.extend_from_slice(&INFO_EXPORT.to_be_bytes());
-                info.extend_from_slice(&export.size.to_be_bytes());
-                info.extend_from_slice(&export.transmission_flags().to_be_bytes());
-                reply(s, REP_INFO, &info)?;
-                if req.infos.contains(&INFO_NAME) {
-                    let mut p = INFO_NAME.to_be_bytes().to_vec();
-                    p.extend_from_slice(export.name.as_bytes());
-                    reply(s, REP_INFO, &p)?;
-                }
-                if req.infos.contains(&INFO_DESCRIPTION) {
-                    let mut p = INFO_DESCRIPTION.to_be_bytes().to_vec();
-                    p.extend_from_slice(export.description.as_bytes());
-                    reply(s, REP_INFO, &p)?;
-                }
-                let mut p = INFO_BLOCK_SIZE.to_be_bytes().to_vec();
-                p.extend_from_slice(&export.block_min.to_be_bytes());
-                p.extend_from_slice(&export.block_preferred.to_be_bytes());
-                p.extend_from_slice(&export.block_max.to_be_bytes());
-                reply(s, REP_INFO, &p)?;
-                reply(s, REP_ACK, &[])?;
-                if option == OPT_GO {
-                    return Ok(Handshake::Transmission {
-                        structured,
-                        block_status,
+                OPT_ABORT => {
+                    reply(s, REP_ACK, &[])?;
+                    return Ok(match self.refused {
+                        Some(why) => Handshake::Refused(why),
+                        None => Handshake::Closed,
                     });
                 }
-            }
-            OPT_STRUCTURED_REPLY => {
-                if !data.is_empty() {
-                    reply(
-                        s,
-                        REP_ERR_INVALID,
-                        b"NBD_OPT_STRUCTURED_REPLY takes no data",
-                    )?;
-                    continue;
+                OPT_STARTTLS => {
+                    if !data.is_empty() {
+                        reply(s, REP_ERR_INVALID, b"NBD_OPT_STARTTLS takes no data")?;
+                        continue;
+                    }
+                    match self.tls {
+                        TlsPhase::Off => reply(s, REP_ERR_UNSUP, b"TLS is not configured")?,
+                        TlsPhase::Established => {
+                            reply(s, REP_ERR_INVALID, b"TLS is already on")?;
+                        }
+                        TlsPhase::Offered | TlsPhase::Required => {
+                            if self.client_flags & FLAG_C_FIXED_NEWSTYLE == 0 {
+                                reply(s, REP_ERR_UNSUP, b"TLS needs fixed newstyle")?;
+                                continue;
+                            }
+                            reply(s, REP_ACK, &[])?;
+                            return Ok(Handshake::StartTls);
+                        }
+                    }
                 }
-                structured = true;
-                reply(s, REP_ACK, &[])?;
-            }
-            OPT_LIST_META_CONTEXT | OPT_SET_META_CONTEXT => {
-                if !structured {
-                    reply(s, REP_ERR_INVALID, b"meta contexts need structured replies")?;
-                    continue;
+                OPT_LIST => {
+                    if !data.is_empty() {
+                        reply(s, REP_ERR_INVALID, b"NBD_OPT_LIST takes no data")?;
+                        continue;
+                    }
+                    let mut p = Vec::new();
+                    p.extend_from_slice(&(export.name.len() as u32).to_be_bytes());
+                    p.extend_from_slice(export.name.as_bytes());
+                    reply(s, REP_SERVER, &p)?;
+                    reply(s, REP_ACK, &[])?;
                 }
-                let Some(req) = parse_meta_request(&data) else {
-                    reply(s, REP_ERR_INVALID, b"malformed metadata context request")?;
-                    continue;
-                };
-                if !export.names(&req.name) {
-                    reply(s, REP_ERR_UNKNOWN, b"no such export")?;
-                    continue;
+                OPT_INFO | OPT_GO => {
+                    let Some(req) = parse_info_request(&data) else {
+                        reply(s, REP_ERR_INVALID, b"malformed information request")?;
+                        continue;
+                    };
+                    if !export.names(&req.name) {
+                        self.refused = Some(Refusal::UnknownExport);
+                        reply(s, REP_ERR_UNKNOWN, b"no such export")?;
+                        continue;
+                    }
+                    let mut info = Vec::new();
+                    info.extend_from_slice(&INFO_EXPORT.to_be_bytes());
+                    info.extend_from_slice(&export.size.to_be_bytes());
+                    info.extend_from_slice(&export.transmission_flags().to_be_bytes());
+                    reply(s, REP_INFO, &info)?;
+                    if req.infos.contains(&INFO_NAME) {
+                        let mut p = INFO_NAME.to_be_bytes().to_vec();
+                        p.extend_from_slice(export.name.as_bytes());
+                        reply(s, REP_INFO, &p)?;
+                    }
+                    if req.infos.contains(&INFO_DESCRIPTION) {
+                        let mut p = INFO_DESCRIPTION.to_be_bytes().to_vec();
+                        p.extend_from_slice(export.description.as_bytes());
+                        reply(s, REP_INFO, &p)?;
+                    }
+                    let mut p = INFO_BLOCK_SIZE.to_be_bytes().to_vec();
+                    p.extend_from_slice(&export.block_min.to_be_bytes());
+                    p.extend_from_slice(&export.block_preferred.to_be_bytes());
+                    p.extend_from_slice(&export.block_max.to_be_bytes());
+                    reply(s, REP_INFO, &p)?;
+                    reply(s, REP_ACK, &[])?;
+                    if option == OPT_GO {
+                        return Ok(self.transmission());
+                    }
                 }
-                // One context is served: base:allocation. A list with no query, or the query
-                // "base:", names it; set chooses it only when asked for by its full name.
-                let set = option == OPT_SET_META_CONTEXT;
-                let matched =
-                    req.queries.iter().any(|q| {
+                OPT_STRUCTURED_REPLY => {
+                    if !data.is_empty() {
+                        reply(
+                            s,
+                            REP_ERR_INVALID,
+                            b"NBD_OPT_STRUCTURED_REPLY takes no data",
+                        )?;
+                        continue;
+                    }
+                    self.structured = true;
+                    reply(s, REP_ACK, &[])?;
+                }
+                OPT_LIST_META_CONTEXT | OPT_SET_META_CONTEXT => {
+                    if !self.structured {
+                        reply(s, REP_ERR_INVALID, b"meta contexts need structured replies")?;
+                        continue;
+                    }
+                    let Some(req) = parse_meta_request(&data) else {
+                        reply(s, REP_ERR_INVALID, b"malformed metadata context request")?;
+                        continue;
+                    };
+                    if !export.names(&req.name) {
+                        self.refused = Some(Refusal::UnknownExport);
+                        reply(s, REP_ERR_UNKNOWN, b"no such export")?;
+                        continue;
+                    }
+                    // One context is served: base:allocation. A list with no query, or the query
+                    // "base:", names it; set chooses it only when asked for by its full name.
+                    let set = option == OPT_SET_META_CONTEXT;
+                    let matched = req.queries.iter().any(|q| {
                         q == BASE_ALLOCATION.as_bytes() || (!set && q.as_slice() == b"base:")
                     }) || (!set && req.queries.is_empty());
-                if set {
-                    block_status = matched;
+                    if set {
+                        self.block_status = matched;
+                    }
+                    if matched {
+                        let mut p = BASE_ALLOCATION_ID.to_be_bytes().to_vec();
+                        p.extend_from_slice(BASE_ALLOCATION.as_bytes());
+                        reply(s, REP_META_CONTEXT, &p)?;
+                    }
+                    reply(s, REP_ACK, &[])?;
                 }
-                if matched {
-                    let mut p = BASE_ALLOCATION_ID.to_be_bytes().to_vec();
-                    p.extend_from_slice(BASE_ALLOCATION.as_bytes());
-                    reply(s, REP_META_CONTEXT, &p)?;
+                OPT_EXTENDED_HEADERS => {
+                    reply(s, REP_ERR_UNSUP, b"extended headers are not supported")?
                 }
-                reply(s, REP_ACK, &[])?;
+                _ => reply(s, REP_ERR_UNSUP, b"unknown option")?,
             }
-            OPT_STARTTLS => reply(s, REP_ERR_UNSUP, b"TLS is not supported")?,
-            OPT_EXTENDED_HEADERS => reply(s, REP_ERR_UNSUP, b"extended headers are not supported")?,
-            _ => reply(s, REP_ERR_UNSUP, b"unknown option")?,
+        }
+        // Too many options: a client that never chooses an export.
+        Ok(Handshake::Refused(Refusal::ProtocolError))
+    }
+
+    fn transmission(&self) -> Handshake {
+        Handshake::Transmission {
+            structured: self.structured,
+            block_status: self.block_status,
         }
     }
-    // Too many options: a client that never chooses an export.
-    Ok(Handshake::Closed)
 }
 
 /// Bytes of requests a connection may have in the model at once before its reader waits.
@@ -594,7 +707,7 @@ mod tests {
     #[test]
     fn export_name_answers_size_and_flags_with_or_without_zeroes() {
         let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
-        s.extend(option(OPT_EXPORT_NAME, b""));
+        s.extend(option(OPT_EXPORT_NAME, b"ssd"));
         let (r, out) = run(s);
         assert_eq!(
             r.unwrap(),
@@ -608,30 +721,38 @@ mod tests {
         let mut s = flags(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES);
         s.extend(option(OPT_EXPORT_NAME, b"ssd"));
         assert_eq!(run(s).1.len(), 18 + 10);
-        // An unknown name cannot be answered with an error: the connection closes.
-        let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
-        s.extend(option(OPT_EXPORT_NAME, b"other"));
-        assert_eq!(run(s).0.unwrap(), Handshake::Closed);
+        // An unknown name cannot be answered with an error: the connection closes. The default
+        // name "" is not this export's, which has a name of its own.
+        for name in [&b"other"[..], b""] {
+            let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+            s.extend(option(OPT_EXPORT_NAME, name));
+            assert_eq!(
+                run(s).0.unwrap(),
+                Handshake::Refused(Refusal::UnknownExport)
+            );
+        }
     }
 
     #[test]
     fn hostile_handshakes_are_refused_without_allocating_what_they_claim() {
         // Unknown client flags, a wrong option magic, a 4 GiB option, a 5,000-byte name.
-        assert_eq!(run(flags(1 << 7)).0.unwrap(), Handshake::Closed);
+        let protocol = Handshake::Refused(Refusal::ProtocolError);
+        assert_eq!(run(flags(1 << 7)).0.unwrap(), protocol);
         let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
         s.extend_from_slice(&[0u8; 16]);
-        assert_eq!(run(s).0.unwrap(), Handshake::Closed);
+        assert_eq!(run(s).0.unwrap(), protocol);
         let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
         s.extend_from_slice(&OPTS_MAGIC.to_be_bytes());
         s.extend_from_slice(&OPT_GO.to_be_bytes());
         s.extend_from_slice(&u32::MAX.to_be_bytes());
-        assert_eq!(run(s).0.unwrap(), Handshake::Closed);
+        assert_eq!(run(s).0.unwrap(), protocol);
+        // Unknown names, then an abort: the client was turned away by the name.
         let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
         s.extend(go(&[b'a'; 5000]));
         s.extend(go(b"nope"));
         s.extend(option(OPT_ABORT, &[]));
         let (r, out) = run(s);
-        assert_eq!(r.unwrap(), Handshake::Closed);
+        assert_eq!(r.unwrap(), Handshake::Refused(Refusal::UnknownExport));
         let kinds: Vec<_> = replies(&out).iter().map(|r| r.1).collect();
         assert_eq!(kinds, vec![REP_ERR_UNKNOWN, REP_ERR_UNKNOWN, REP_ACK]);
         // A truncated handshake is an I/O error, not a panic.
@@ -644,15 +765,19 @@ mod tests {
             s.extend(option(OPT_LIST, &[]));
         }
         let (r, out) = run(s);
-        assert_eq!(r.unwrap(), Handshake::Closed);
+        assert_eq!(r.unwrap(), protocol);
         assert_eq!(replies(&out).len(), 2 * MAX_OPTIONS as usize);
+        // An abort with nothing refused before is the client's own choice.
+        let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+        s.extend(option(OPT_ABORT, &[]));
+        assert_eq!(run(s).0.unwrap(), Handshake::Closed);
     }
 
     #[test]
     fn an_oversized_option_is_skipped_and_refused() {
         let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
         s.extend(option(OPT_INFO, &vec![0u8; MAX_OPTION_BYTES as usize + 1]));
-        s.extend(go(b""));
+        s.extend(go(b"ssd"));
         let (r, out) = run(s);
         assert_eq!(
             r.unwrap(),
@@ -662,5 +787,111 @@ mod tests {
             }
         );
         assert_eq!(replies(&out)[0].1, REP_ERR_TOO_BIG);
+    }
+
+    /// A script run against a negotiation in `phase`: how it ended and the option replies.
+    fn run_in(phase: TlsPhase, script: Vec<u8>) -> (io::Result<Handshake>, Vec<(u32, u32, u32)>) {
+        let mut d = Duplex {
+            input: Cursor::new(script),
+            output: Vec::new(),
+        };
+        let r = Negotiation::greet(&mut d, phase).and_then(|mut n| n.options(&mut d, &export()));
+        (r, replies(&d.output))
+    }
+
+    #[test]
+    fn required_tls_refuses_every_option_but_starttls_and_abort() {
+        let mut s = flags(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES);
+        s.extend(option(OPT_LIST, &[]));
+        s.extend(option(OPT_STRUCTURED_REPLY, &[]));
+        s.extend(go(b"ssd"));
+        s.extend(option(OPT_STARTTLS, b"x"));
+        s.extend(option(OPT_STARTTLS, &[]));
+        let (r, kinds) = run_in(TlsPhase::Required, s);
+        assert_eq!(r.unwrap(), Handshake::StartTls);
+        assert_eq!(
+            kinds.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(),
+            [
+                (OPT_LIST, REP_ERR_TLS_REQD),
+                (OPT_STRUCTURED_REPLY, REP_ERR_TLS_REQD),
+                (OPT_GO, REP_ERR_TLS_REQD),
+                (OPT_STARTTLS, REP_ERR_INVALID),
+                (OPT_STARTTLS, REP_ACK),
+            ]
+        );
+        // EXPORT_NAME cannot be refused with an error: the session ends.
+        let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+        s.extend(option(OPT_EXPORT_NAME, b"ssd"));
+        let (r, kinds) = run_in(TlsPhase::Required, s);
+        assert_eq!(r.unwrap(), Handshake::Refused(Refusal::TlsRequired));
+        assert!(kinds.is_empty());
+        // A client refused, then aborting, was turned away by the requirement; a client
+        // without fixed newstyle cannot start TLS at all.
+        let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+        s.extend(go(b"ssd"));
+        s.extend(option(OPT_ABORT, &[]));
+        let (r, _) = run_in(TlsPhase::Required, s);
+        assert_eq!(r.unwrap(), Handshake::Refused(Refusal::TlsRequired));
+        let (r, _) = run_in(TlsPhase::Required, flags(0));
+        assert_eq!(r.unwrap(), Handshake::Refused(Refusal::TlsRequired));
+        // A refused option's payload is skipped: the next option is read in step.
+        let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+        s.extend(option(OPT_INFO, &[7u8; 5000]));
+        s.extend(option(OPT_STARTTLS, &[]));
+        let (r, _) = run_in(TlsPhase::Required, s);
+        assert_eq!(r.unwrap(), Handshake::StartTls);
+    }
+
+    #[test]
+    fn starttls_is_offered_once_and_only_with_tls() {
+        // Offered: plaintext options work, STARTTLS upgrades.
+        let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+        s.extend(option(OPT_LIST, &[]));
+        s.extend(option(OPT_STARTTLS, &[]));
+        let (r, _) = run_in(TlsPhase::Offered, s);
+        assert_eq!(r.unwrap(), Handshake::StartTls);
+        // Off: unsupported; established: invalid (STARTTLS twice), and the session goes on.
+        for (phase, kind) in [
+            (TlsPhase::Off, REP_ERR_UNSUP),
+            (TlsPhase::Established, REP_ERR_INVALID),
+        ] {
+            let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+            s.extend(option(OPT_STARTTLS, &[]));
+            s.extend(go(b"ssd"));
+            let (r, kinds) = run_in(phase, s);
+            assert!(matches!(r.unwrap(), Handshake::Transmission { .. }));
+            assert_eq!((kinds[0].0, kinds[0].1), (OPT_STARTTLS, kind));
+        }
+        // Without fixed newstyle a client cannot have TLS.
+        let mut s = flags(0);
+        s.extend(option(OPT_STARTTLS, &[]));
+        s.extend(go(b"ssd"));
+        let (r, kinds) = run_in(TlsPhase::Offered, s);
+        assert!(matches!(r.unwrap(), Handshake::Transmission { .. }));
+        assert_eq!(kinds[0].1, REP_ERR_UNSUP);
+    }
+
+    #[test]
+    fn what_was_negotiated_before_tls_is_forgotten_after_it() {
+        let mut d = Duplex {
+            input: Cursor::new({
+                let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+                s.extend(option(OPT_STRUCTURED_REPLY, &[]));
+                s.extend(option(OPT_STARTTLS, &[]));
+                s.extend(go(b"ssd"));
+                s
+            }),
+            output: Vec::new(),
+        };
+        let mut n = Negotiation::greet(&mut d, TlsPhase::Offered).unwrap();
+        assert_eq!(n.options(&mut d, &export()).unwrap(), Handshake::StartTls);
+        n.tls_established();
+        assert_eq!(
+            n.options(&mut d, &export()).unwrap(),
+            Handshake::Transmission {
+                structured: false,
+                block_status: false
+            }
+        );
     }
 }

@@ -8,14 +8,20 @@
 //! Threads: one accepts connections; each connection has a reader (requests in) and a writer
 //! (replies out); one simulation thread — the caller's — owns the [`Device`] and its data store,
 //! submits each request through the device boundary, runs the model, and hands replies to the
-//! writers. Two clocks: `realtime` maps simulated time onto the wall clock (a reply leaves when
-//! the wall clock reaches its simulated completion, times `time_scale`), `logical` replies as
-//! soon as the model has finished the request.
+//! writers. A client that asks for TLS (NBD_OPT_STARTTLS) has its stream wrapped in TLS
+//! (`tls`) before the options go on; who may connect at all is `access`'s.
+//!
+//! Two clocks: `realtime` maps simulated time onto the wall clock (a reply leaves when the wall
+//! clock reaches its simulated completion, times `time_scale`), `logical` replies as soon as the
+//! model has finished the request.
 
+pub mod access;
 pub mod conn;
 pub mod data;
+pub mod net;
 pub mod proto;
 pub mod session;
+pub mod tls;
 
 use crate::config::SsdConfig;
 use crate::device::{Completion, Device, Driver, Flags, Request, Status};
@@ -23,47 +29,20 @@ use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::SimTime;
 use crate::stats::result::RunResult;
-use conn::{Export, Handshake, Reply, ToSim};
+use access::{Door, Refusal, HANDSHAKE_LIMIT_S};
+use conn::{Export, Handshake, Negotiation, Reply, TlsPhase, ToSim};
 use data::{Data, DataSpec};
+pub use net::Listen;
+use net::{Listener, Stream};
 use proto::*;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
-use std::io::{self, Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
-use std::os::unix::net::{UnixListener, UnixStream};
+use std::io;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-/// Where the server listens.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Listen {
-    /// `tcp://HOST:PORT` (the protocol's port is 10809).
-    Tcp(String),
-    /// `unix:PATH`.
-    Unix(PathBuf),
-}
-
-impl Listen {
-    pub fn parse(text: &str) -> Result<Listen> {
-        if let Some(addr) = text.strip_prefix("tcp://") {
-            let ok = addr
-                .rsplit_once(':')
-                .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
-            if ok {
-                return Ok(Listen::Tcp(addr.to_string()));
-            }
-        } else if let Some(path) = text.strip_prefix("unix:") {
-            if !path.is_empty() {
-                return Ok(Listen::Unix(PathBuf::from(path)));
-            }
-        }
-        Err(Error::Config(format!(
-            "--listen {text:?}: expected tcp://HOST:PORT (e.g. tcp://127.0.0.1:10809) or unix:PATH"
-        )))
-    }
-}
+use tls::{Credentials, Tls, TlsMode};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Clock {
@@ -103,166 +82,176 @@ pub struct ServeOptions {
     pub data: DataSpec,
     /// Write the session log here (`ssdlab run --trace` replays it).
     pub log: Option<PathBuf>,
+    /// TLS: off, on or required; None is `require` with credentials, else off.
+    pub tls: Option<TlsMode>,
+    pub tls_credentials: Option<Credentials>,
+    /// Most connections at once (1 to [`MAX_CONNECTIONS`]); more are closed at once.
+    pub max_connections: usize,
+    /// Serve an address other machines reach without TLS and client authentication.
+    pub insecure_network: bool,
 }
 
-/// A connection's byte stream, TCP or Unix.
-enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
+/// The default of `--max-connections`: a few clients with a few connections each (nbdcopy
+/// opens four, QEMU one). Each connection is two threads.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 16;
+/// The most `--max-connections` may be.
+pub const MAX_CONNECTIONS: usize = 1024;
+
+/// A connection as the accepting thread keeps it: a handle to close it by, and where its
+/// handshake stands.
+struct Open {
+    /// A clone of the socket (shutting it down ends both of the connection's threads).
+    stream: Stream,
+    started: Instant,
+    state: AtomicU8,
 }
 
-impl Stream {
-    fn try_clone(&self) -> io::Result<Stream> {
-        Ok(match self {
-            Stream::Tcp(s) => Stream::Tcp(s.try_clone()?),
-            Stream::Unix(s) => Stream::Unix(s.try_clone()?),
-        })
-    }
+// `Open::state`.
+const NEGOTIATING: u8 = 0;
+const SERVING: u8 = 1;
+const TIMED_OUT: u8 = 2;
+const ENDED: u8 = 3;
 
-    fn shutdown(&self) {
-        let _ = match self {
-            Stream::Tcp(s) => s.shutdown(Shutdown::Both),
-            Stream::Unix(s) => s.shutdown(Shutdown::Both),
-        };
-    }
+/// What every connection shares.
+struct Shared {
+    export: Export,
+    tls: Option<Tls>,
+    door: Door,
 }
-
-impl Read for Stream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
-        }
-    }
-}
-
-impl Write for Stream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.write(buf),
-            Stream::Unix(s) => s.write(buf),
-        }
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.flush(),
-            Stream::Unix(s) => s.flush(),
-        }
-    }
-}
-
-enum Listener {
-    Tcp(TcpListener),
-    Unix(UnixListener, PathBuf),
-}
-
-impl Listener {
-    fn bind(listen: &Listen) -> Result<Listener> {
-        let l = match listen {
-            Listen::Tcp(addr) => Listener::Tcp(
-                TcpListener::bind(addr)
-                    .map_err(|e| Error::Config(format!("--listen tcp://{addr}: {e}")))?,
-            ),
-            Listen::Unix(path) => Listener::Unix(
-                UnixListener::bind(path)
-                    .map_err(|e| Error::Config(format!("--listen unix:{}: {e}", path.display())))?,
-                path.clone(),
-            ),
-        };
-        match &l {
-            Listener::Tcp(t) => t.set_nonblocking(true),
-            Listener::Unix(u, _) => u.set_nonblocking(true),
-        }
-        .map_err(|e| Error::Config(format!("--listen: {e}")))?;
-        Ok(l)
-    }
-
-    /// What a client connects to.
-    fn address(&self) -> String {
-        match self {
-            Listener::Tcp(t) => t
-                .local_addr()
-                .map(|a| format!("nbd://{a}"))
-                .unwrap_or_default(),
-            Listener::Unix(_, p) => format!("nbd+unix:///?socket={}", p.display()),
-        }
-    }
-
-    fn accept(&self) -> io::Result<Stream> {
-        match self {
-            Listener::Tcp(t) => {
-                let (s, _) = t.accept()?;
-                s.set_nonblocking(false)?;
-                let _ = s.set_nodelay(true);
-                Ok(Stream::Tcp(s))
-            }
-            Listener::Unix(u, _) => {
-                let (s, _) = u.accept()?;
-                s.set_nonblocking(false)?;
-                Ok(Stream::Unix(s))
-            }
-        }
-    }
-}
-
-impl Drop for Listener {
-    fn drop(&mut self) {
-        if let Listener::Unix(_, path) = self {
-            let _ = std::fs::remove_file(path);
-        }
-    }
-}
-
-/// Most connections served at once; more are closed at once.
-pub const MAX_CONNECTIONS: usize = 256;
 
 /// Accept connections until `stop`, each with a thread that runs the handshake and then reads
-/// requests (and one that writes replies).
+/// requests (and one that writes replies). Connections beyond `max_connections` are closed at
+/// once, and handshakes beyond the time limit are cut off.
 fn accept_loop(
     listener: Listener,
-    export: Export,
+    shared: Arc<Shared>,
+    max_connections: usize,
     to_sim: Sender<ToSim>,
-    streams: Arc<Mutex<Vec<Stream>>>,
+    open: Arc<Mutex<Vec<Arc<Open>>>>,
     stop: Arc<AtomicBool>,
 ) {
     let next_conn = AtomicU32::new(0);
-    let live = Arc::new(AtomicU32::new(0));
+    let limit = Duration::from_secs(HANDSHAKE_LIMIT_S);
     while !stop.load(Ordering::Relaxed) {
+        let live = {
+            let mut open = open.lock().unwrap();
+            open.retain(|c| c.state.load(Ordering::Acquire) != ENDED);
+            for c in open.iter() {
+                let late = c.started.elapsed() > limit;
+                if late
+                    && c.state
+                        .compare_exchange(
+                            NEGOTIATING,
+                            TIMED_OUT,
+                            Ordering::AcqRel,
+                            Ordering::Acquire,
+                        )
+                        .is_ok()
+                {
+                    c.stream.shutdown();
+                }
+            }
+            open.len()
+        };
         let stream = match listener.accept() {
             Ok(s) => s,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+            // Nothing waiting, or no descriptor to take one with (EMFILE): wait a turn rather
+            // than spin.
+            Err(_) => {
                 std::thread::sleep(Duration::from_millis(10));
                 continue;
             }
-            Err(_) => continue,
         };
-        if live.load(Ordering::Relaxed) as usize >= MAX_CONNECTIONS {
+        shared.door.connected();
+        if live >= max_connections {
+            shared.door.refuse(Refusal::TooManyConnections);
             stream.shutdown();
             continue;
         }
-        let Ok(shut) = stream.try_clone() else {
+        let Ok(handle) = stream.try_clone() else {
             continue;
         };
-        streams.lock().unwrap().push(shut);
+        let entry = Arc::new(Open {
+            stream: handle,
+            started: Instant::now(),
+            state: AtomicU8::new(NEGOTIATING),
+        });
+        open.lock().unwrap().push(entry.clone());
         let conn = next_conn.fetch_add(1, Ordering::Relaxed);
-        let (export, to_sim, live) = (export.clone(), to_sim.clone(), live.clone());
-        live.fetch_add(1, Ordering::Relaxed);
+        let (shared, to_sim) = (shared.clone(), to_sim.clone());
         std::thread::spawn(move || {
-            serve_connection(stream, conn, &export, &to_sim);
-            live.fetch_sub(1, Ordering::Relaxed);
+            serve_connection(stream, conn, &shared, &entry, &to_sim);
+            entry.stream.shutdown();
+            entry.state.store(ENDED, Ordering::Release);
         });
     }
 }
 
-fn serve_connection(mut stream: Stream, conn: u32, export: &Export, to_sim: &Sender<ToSim>) {
-    let Ok(Handshake::Transmission {
-        structured,
-        block_status,
-    }) = conn::handshake(&mut stream, export)
-    else {
-        stream.shutdown();
-        return;
+/// The handshake, through a TLS upgrade if the client asks for one: the stream to serve and
+/// what was negotiated, or why the client was turned away (None: it left of its own accord).
+fn negotiate(
+    mut stream: Stream,
+    export: &Export,
+    tls: Option<&Tls>,
+) -> std::result::Result<(Stream, bool, bool), Option<Refusal>> {
+    let phase = match tls.map(|t| t.mode) {
+        None | Some(TlsMode::Off) => TlsPhase::Off,
+        Some(TlsMode::On) => TlsPhase::Offered,
+        Some(TlsMode::Require) => TlsPhase::Required,
     };
+    let mut n = Negotiation::greet(&mut stream, phase).map_err(|_| None)?;
+    loop {
+        match n.options(&mut stream, export) {
+            Ok(Handshake::Transmission {
+                structured,
+                block_status,
+            }) => return Ok((stream, structured, block_status)),
+            Ok(Handshake::StartTls) => {
+                let tls = tls.expect("STARTTLS is acknowledged only with TLS");
+                let tls_stream = tls
+                    .accept(stream)
+                    .map_err(|_| Some(Refusal::TlsHandshakeFailed))?;
+                stream = Stream::Tls(tls_stream);
+                n.tls_established();
+            }
+            Ok(Handshake::Refused(why)) => return Err(Some(why)),
+            Ok(Handshake::Closed) => return Err(None),
+            // The client went away (after a refusal, turned away by it).
+            Err(_) => return Err(n.refused()),
+        }
+    }
+}
+
+fn serve_connection(
+    stream: Stream,
+    conn: u32,
+    shared: &Shared,
+    open: &Open,
+    to_sim: &Sender<ToSim>,
+) {
+    let negotiated = negotiate(stream, &shared.export, shared.tls.as_ref());
+    // The accepting thread may have cut the handshake off meanwhile.
+    let in_time = open
+        .state
+        .compare_exchange(NEGOTIATING, SERVING, Ordering::AcqRel, Ordering::Acquire)
+        .is_ok();
+    let (mut stream, structured, block_status) = match negotiated {
+        Ok(n) if in_time => n,
+        Ok((stream, ..)) => {
+            stream.shutdown();
+            shared.door.refuse(Refusal::HandshakeTimeout);
+            return;
+        }
+        Err(why) => {
+            if !in_time {
+                shared.door.refuse(Refusal::HandshakeTimeout);
+            } else if let Some(why) = why {
+                shared.door.refuse(why);
+            }
+            return;
+        }
+    };
+    shared.door.served();
     let Ok(mut writer) = stream.try_clone() else {
         return;
     };
@@ -284,6 +273,7 @@ fn serve_connection(mut stream: Stream, conn: u32, export: &Export, to_sim: &Sen
         // Buffered from here (the handshake read exactly what it needed): a header is not a
         // system call of its own.
         let mut reader = io::BufReader::with_capacity(64 << 10, &mut stream);
+        let export = &shared.export;
         let _ = conn::read_requests(&mut reader, conn, export, block_status, &credit, to_sim);
         let _ = to_sim.send(ToSim::Closed { conn });
     }
@@ -679,7 +669,7 @@ impl Drop for TimerSlack {
 pub fn serve(
     cfg: &SsdConfig,
     opts: &ServeOptions,
-    ready: &mut dyn FnMut(&str),
+    ready: &mut dyn FnMut(&str, &str),
     tick: &mut dyn FnMut(&str) -> bool,
 ) -> Result<RunResult> {
     if !(opts.time_scale.is_finite() && opts.time_scale > 0.0 && opts.time_scale <= 1e6) {
@@ -694,6 +684,18 @@ pub fn serve(
             opts.export_name.len()
         )));
     }
+    if !(1..=MAX_CONNECTIONS).contains(&opts.max_connections) {
+        return Err(Error::Config(format!(
+            "--max-connections {}: expected 1 to {MAX_CONNECTIONS}",
+            opts.max_connections
+        )));
+    }
+    let tls_mode = opts.tls.unwrap_or(match opts.tls_credentials {
+        Some(_) => TlsMode::Require,
+        None => TlsMode::Off,
+    });
+    let tls = Tls::new(tls_mode, opts.tls_credentials.as_ref())?;
+    let network = access::check_exposure(&opts.listen, tls.as_ref(), opts.insecure_network)?;
     let mut dev = Device::new(cfg, opts.seed)?;
     if dev.backend().raw().is_some() {
         return Err(Error::Config(
@@ -722,14 +724,28 @@ pub fn serve(
     };
     let listener = Listener::bind(&opts.listen)?;
     let _slack = TimerSlack::fine();
-    ready(&listener.address());
+    ready(
+        &client_address(&listener, tls.as_ref()),
+        &access::who_can_connect(&opts.listen, network, tls.as_ref(), opts.max_connections),
+    );
+    let tls_auth = tls.as_ref().map(|t| match t.auth {
+        tls::ClientAuth::Psk { .. } => "psk",
+        tls::ClientAuth::Certificate { .. } => "certificate",
+        tls::ClientAuth::None => "none",
+    });
+    let shared = Arc::new(Shared {
+        export,
+        tls,
+        door: Door::default(),
+    });
 
     let stop = Arc::new(AtomicBool::new(false));
-    let streams = Arc::new(Mutex::new(Vec::new()));
+    let open = Arc::new(Mutex::new(Vec::new()));
     let (to_sim, from_conns) = mpsc::channel::<ToSim>();
     let acceptor = {
-        let (export, stop, streams) = (export.clone(), stop.clone(), streams.clone());
-        std::thread::spawn(move || accept_loop(listener, export, to_sim, streams, stop))
+        let (shared, stop, open) = (shared.clone(), stop.clone(), open.clone());
+        let max = opts.max_connections;
+        std::thread::spawn(move || accept_loop(listener, shared, max, to_sim, open, stop))
     };
 
     let mut out = Outbox::new(cfg.map_unit_bytes(), log, Some(data));
@@ -808,11 +824,25 @@ pub fn serve(
     // Stop: no new connections; close the ones there are (their readers end, their writers
     // end when their senders go).
     stop.store(true, Ordering::Relaxed);
-    for s in streams.lock().unwrap().iter() {
-        s.shutdown();
+    let _ = acceptor.join();
+    for c in open.lock().unwrap().iter() {
+        c.stream.shutdown();
     }
     out.conns.clear();
-    let _ = acceptor.join();
+    // Messages not taken yet hold writers' senders too.
+    drop(from_conns);
+    // The connection threads end once their sockets are shut; the door's counts are final when
+    // they have (a client answered a moment ago is counted).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline
+        && open
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|c| c.state.load(Ordering::Acquire) != ENDED)
+    {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     result?;
     // The model finishes what it accepted (its clients have gone): the session's figures are
     // those of whole requests, as a replay of its log gives them.
@@ -822,10 +852,12 @@ pub fn serve(
     }
     let wall = start.elapsed().as_secs_f64();
     let job = serde_json::json!({"serve": {
-        "listen": match &opts.listen {
-            Listen::Tcp(a) => format!("tcp://{a}"),
-            Listen::Unix(p) => format!("unix:{}", p.display()),
-        },
+        "listen": opts.listen.text(),
+        "tls": tls_mode.name(),
+        "tls_auth": tls_auth,
+        "max_connections": opts.max_connections,
+        "insecure_network": opts.insecure_network,
+        "connections": shared.door.json(),
         "export_name": opts.export_name,
         "read_only": opts.read_only,
         "clock": opts.clock.name(),
@@ -841,6 +873,37 @@ pub fn serve(
         wall,
         pre_s,
     ))
+}
+
+/// The URI a libnbd client connects with: `nbds` when TLS is required, with the PSK file's
+/// first user and the file itself when clients authenticate by key.
+fn client_address(listener: &Listener, tls: Option<&Tls>) -> String {
+    let Some(tls) = tls.filter(|t| t.mode == TlsMode::Require) else {
+        return listener.address("nbd");
+    };
+    let address = listener.address("nbds");
+    let tls::ClientAuth::Psk { file, users } = &tls.auth else {
+        return address;
+    };
+    let file = std::fs::canonicalize(file).unwrap_or_else(|_| file.clone());
+    let user = uri_escape(users[0].as_bytes(), b"");
+    let with_user = address.replacen("://", &format!("://{user}@"), 1);
+    let joiner = if with_user.contains('?') { "&" } else { "/?" };
+    let file = uri_escape(file.as_os_str().as_encoded_bytes(), b"/");
+    format!("{with_user}{joiner}tls-psk-file={file}")
+}
+
+/// Text for a URI: bytes other than unreserved characters and `keep` percent-encoded.
+fn uri_escape(text: &[u8], keep: &[u8]) -> String {
+    text.iter()
+        .map(|&b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ if keep.contains(&b) => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 /// One message from a connection.
