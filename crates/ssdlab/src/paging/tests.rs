@@ -96,6 +96,16 @@ fn swap_larger_than_the_device_is_refused() {
 }
 
 #[test]
+fn a_large_memory_costs_only_the_pages_touched() {
+    // 4 TiB of memory (2^30 frames) for 1000 pages: frames were allocated up front, 25 bytes
+    // each (25 GiB), and the run aborted.
+    let (out, chk) = run_checked(&cfg(1 << 30, 4096), &sweep(1000));
+    chk.unwrap();
+    assert_eq!(out.result.memory_pages, 1 << 30);
+    assert_eq!(out.result.faults.major, 0);
+}
+
+#[test]
 fn out_of_memory_and_swap_is_an_error_not_a_hang() {
     // 256 frames, 64 slots: 1000 written pages cannot fit.
     let c = cfg(256, 64);
