@@ -578,3 +578,20 @@ def test_an_output_path_through_a_file_says_which_part_is_not_a_directory(
     proc = run_cli(*(a.replace("{file}", str(plain)) for a in args))
     assert_user_error(proc, f"{plain}: is not a directory")
     assert plain.read_text() == "x"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["serve", "small-tlc"],
+        ["nvme", "id-ctrl", "small-tlc"],
+        ["trace", "generate", "model:seq-write", "-o", "unused.csv", "--count", "1"],
+        ["trace", "stats", "model:seq-write"],
+    ],
+)
+def test_a_seed_past_u64_is_refused_by_every_command(command: list[str], tmp_path: Path) -> None:
+    # `serve --seed 2^64` reached the core and died with an OverflowError traceback; run and
+    # swap already bounded --seed.
+    proc = run_cli(*command, "--seed", str(2**64), cwd=tmp_path, timeout=60)
+    assert_user_error(proc, "--seed", str(2**64 - 1))
+    assert not (tmp_path / "unused.csv").exists()

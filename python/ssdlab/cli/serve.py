@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 
 from .. import _core
-from ..api import Config
+from ..api import MAX_SEED, Config
 from ..files import write_output_text
 from .options import Interface, Overrides, UserError, check_overrides
 from .table import print_result
@@ -60,7 +60,7 @@ def register(app: typer.Typer) -> None:
         time_scale: Annotated[
             float, typer.Option(help="Wall seconds per simulated second (realtime clock).")
         ] = 1.0,
-        seed: Annotated[int, typer.Option(help="Seed of the model.", min=0)] = 1,
+        seed: Annotated[int, typer.Option(help="Seed of the model.", min=0, max=MAX_SEED)] = 1,
         json_out: Annotated[
             Path | None,
             typer.Option("--json", help="Write the session's result JSON here when it stops."),
