@@ -19,7 +19,7 @@ fn cfg(mem_pages: u64, swap_pages: u64) -> PagingConfig {
 
 fn run_checked(c: &PagingConfig, w: &Workload) -> (SwapOutput, std::result::Result<(), String>) {
     let mut sim = sim::PagingSim::new(c, fixed(1 << 40), &w.accesses, w.pages, 1).unwrap();
-    sim.run().unwrap();
+    sim.run(&mut |_, _| true).unwrap();
     let chk = sim.check();
     let out = SwapOutput {
         result: std::mem::take(&mut sim.res),
