@@ -856,3 +856,29 @@ fn a_send_timer_past_a_second_is_refused_and_the_clock_end_ends_the_run() {
     .to_string();
     assert!(e.contains("simulated clock reached its end"), "{e}");
 }
+
+/// The raw fusion device and HFSL one call at a time: a command at the clock's end was
+/// answered with a latency of 0, and so was every later one (issue 45, defect 4).
+#[test]
+fn a_command_at_the_clock_s_end_is_refused_not_answered_in_0_ps() {
+    use ssdlab::driver::fusion_host::FusionHost;
+    use ssdlab::driver::hfsl::HfslHost;
+    use ssdlab::sim::SimTime;
+    let cfg = fusion(&[]);
+    let mut raw = FusionHost::new(&cfg, 1).unwrap();
+    raw.pcm_read(0, 64, SimTime::ZERO).unwrap();
+    for _ in 0..2 {
+        let e = raw.pcm_read(0, 64, SimTime::MAX).unwrap_err().to_string();
+        assert!(e.contains("at_ps") && e.contains("end of the simulated clock"), "{e}");
+    }
+    let mut host = HfslHost::new(&cfg, 1, 1 << 20, false).unwrap();
+    let io = HostIo {
+        write: true,
+        offset: 0,
+        len: 4096,
+        meta: false,
+        app: 0,
+    };
+    let e = host.submit(io, SimTime::MAX).unwrap_err().to_string();
+    assert!(e.contains("at_ps") && e.contains("end of the simulated clock"), "{e}");
+}

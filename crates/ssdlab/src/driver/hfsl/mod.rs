@@ -1109,6 +1109,14 @@ impl HfslHost {
         if let Some(e) = r.failed.take() {
             return Err(e);
         }
+        if self.dev.now() == SimTime::MAX {
+            return Err(Error::Job(format!(
+                "at_ps: the request submitted at {} ps reached the end of the simulated clock \
+                 (2^64 ps, about 213 days); the device's clock cannot go on, so this and every \
+                 later request is refused (expected times well under 2^64 ps)",
+                at.max(now).ps()
+            )));
+        }
         if cut {
             self.cut_at = None;
             let done = r.last.take();
