@@ -341,8 +341,11 @@ def test_interrupt_exits_130() -> None:
         ["trace", "generate", "financial1,count=1000000000", "-o", "{tmp}/t.disksim.gz"],
         ["trace", "generate", "financial1,count=1000000000", "-o", "{tmp}/t.disksim"],
         ["nvme", "smart-log", "small-tlc", "--job", "{tmp}/long.toml"],
+        # Issue 45, defect 3: the paging model looked for no signal (8.5 to 9 s after Ctrl-C).
+        ["swap", "seed003-scm-400", "--memory", "1GiB", "--swap-size", "1GiB", "--workload",
+         "pc-mix", "--set", "swap.pc_mix.rounds=160"],
     ],
-    ids=["generate-gz", "generate", "nvme-smart-log-job"],
+    ids=["generate-gz", "generate", "nvme-smart-log-job", "swap"],
 )
 def test_long_commands_stop_on_interrupt(args: list[str], tmp_path: Path) -> None:
     """Each of these ran on for 30 s to minutes after Ctrl-C (issue 15, defect 6): the core's

@@ -32,8 +32,9 @@ fn swap(
         .allow_threads(|| {
             // A bad format name fails before the run, not after it.
             let format = trace_out::format_named(trace_format.as_deref().unwrap_or("fio"))?;
-            let spec =
-                ssdlab::paging::SwapSpec::resolve(&spec, &memory, &swap_size, &workload, &overrides)?;
+            let spec = ssdlab::paging::SwapSpec::resolve(
+                &spec, &memory, &swap_size, &workload, &overrides,
+            )?;
             let out = spec.run_with(seed, &mut |_, _| no_signal(&mut raised))?;
             if let Some(path) = &trace_out {
                 trace_out::write(&out.trace, path, format)?;

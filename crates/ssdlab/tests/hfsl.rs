@@ -869,7 +869,10 @@ fn a_command_at_the_clock_s_end_is_refused_not_answered_in_0_ps() {
     raw.pcm_read(0, 64, SimTime::ZERO).unwrap();
     for _ in 0..2 {
         let e = raw.pcm_read(0, 64, SimTime::MAX).unwrap_err().to_string();
-        assert!(e.contains("at_ps") && e.contains("end of the simulated clock"), "{e}");
+        assert!(
+            e.contains("at_ps") && e.contains("end of the simulated clock"),
+            "{e}"
+        );
     }
     let mut host = HfslHost::new(&cfg, 1, 1 << 20, false).unwrap();
     let io = HostIo {
@@ -880,5 +883,8 @@ fn a_command_at_the_clock_s_end_is_refused_not_answered_in_0_ps() {
         app: 0,
     };
     let e = host.submit(io, SimTime::MAX).unwrap_err().to_string();
-    assert!(e.contains("at_ps") && e.contains("end of the simulated clock"), "{e}");
+    assert!(
+        e.contains("at_ps") && e.contains("end of the simulated clock"),
+        "{e}"
+    );
 }

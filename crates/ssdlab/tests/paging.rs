@@ -421,10 +421,16 @@ fn a_swap_request_past_the_block_layer_timeout_is_an_error_and_progress_can_stop
     assert!(!e.contains('\n'), "{e}");
     // The callback is called during the run, and false stops it there.
     let mut seen = Vec::new();
-    let e = paging::run_on_with(&cfg, backend(&resolve(&[])), &sweep(20_000), 1, &mut |done, total| {
-        seen.push((done, total));
-        false
-    })
+    let e = paging::run_on_with(
+        &cfg,
+        backend(&resolve(&[])),
+        &sweep(20_000),
+        1,
+        &mut |done, total| {
+            seen.push((done, total));
+            false
+        },
+    )
     .err()
     .expect("a progress callback that returns false stops the run");
     assert!(matches!(e, ssdlab::Error::Interrupted), "{e}");

@@ -1154,9 +1154,13 @@ mod tests {
         ];
         for ov in huge {
             let ov: Vec<String> = ov.iter().map(|s| s.to_string()).collect();
-            let e = SsdConfig::resolve("small-tlc", &ov).unwrap_err().to_string();
+            let e = SsdConfig::resolve("small-tlc", &ov)
+                .unwrap_err()
+                .to_string();
             assert!(
-                e.contains("field `nand`: ") && e.contains("mapping units") && e.contains("expected fewer than 2^32"),
+                e.contains("field `nand`: ")
+                    && e.contains("mapping units")
+                    && e.contains("expected fewer than 2^32"),
                 "{ov:?}: {e}"
             );
             assert!(!e.contains('\n'), "{e}");

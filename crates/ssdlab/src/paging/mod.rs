@@ -198,7 +198,10 @@ impl SwapSpec {
         progress: &mut dyn FnMut(u64, u64) -> bool,
     ) -> Result<SwapOutput> {
         let w = if self.workload == pcmix::NAME {
-            self.cfg.pc_mix.generate(seed)?
+            // Generating: no total yet.
+            self.cfg
+                .pc_mix
+                .generate_with(seed, &mut || progress(0, 0))?
         } else {
             workload::read_file(&self.workload)?
         };

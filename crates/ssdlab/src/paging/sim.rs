@@ -246,9 +246,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         let mut steps = 0u32;
         loop {
             steps = steps.wrapping_add(1);
-            if steps % CHECK_EVERY == 0
-                && !progress(self.pos as u64, self.accesses.len() as u64)
-            {
+            if steps % CHECK_EVERY == 0 && !progress(self.pos as u64, self.accesses.len() as u64) {
                 return Err(Error::Interrupted);
             }
             let t_dev = self.dev.next_event();
@@ -319,7 +317,11 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
     /// model has no timeout handling: stop with an error, rather than have the application and
     /// kswapd wake every jiffy for the hours or days a device setting makes a request take.
     fn check_request_timeout(&self, now: SimTime) -> Result<()> {
-        let oldest = self.ios.values().map(|io| &self.trace[io.rec]).min_by_key(|r| r.submit_ps);
+        let oldest = self
+            .ios
+            .values()
+            .map(|io| &self.trace[io.rec])
+            .min_by_key(|r| r.submit_ps);
         match oldest {
             Some(r) if now.ps().saturating_sub(r.submit_ps) > REQUEST_TIMEOUT.ps() => {
                 Err(Error::Job(format!(
