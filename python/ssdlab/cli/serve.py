@@ -18,7 +18,7 @@ from rich.console import Console
 
 from .. import _core
 from ..api import MAX_SEED, Config
-from ..files import write_output_text
+from ..files import check_output_path, write_output_text
 from .options import Interface, Overrides, UserError, check_overrides
 from .table import print_result
 
@@ -87,6 +87,10 @@ def register(app: typer.Typer) -> None:
         if clock not in ("realtime", "logical"):
             raise UserError(f"--clock {clock!r}: expected realtime or logical")
         cfg = Config(config, check_overrides(overrides, interface))
+        if json_out is not None:
+            # The result is written when the server stops; a path that cannot take it is
+            # refused now, before a session's figures could be lost.
+            check_output_path(json_out)
         err = Console(stderr=True, highlight=False)
         live = sys.stderr.isatty() and not quiet
 

@@ -75,8 +75,19 @@ impl SessionWriter {
             cfg.hash(),
             clock.name()
         );
+        // Written through at once: a path that cannot take the log (a full device, a full
+        // disk) is refused when the server starts, not found out when it stops.
         w.put(header.as_bytes());
-        Ok(w)
+        if w.error.is_none() {
+            w.error = w.out.flush().err();
+        }
+        match w.error.take() {
+            None => Ok(w),
+            Some(e) => Err(Error::Config(format!(
+                "--log {}: the session log cannot be written: {e}",
+                path.display()
+            ))),
+        }
     }
 
     fn put(&mut self, bytes: &[u8]) {
@@ -406,6 +417,20 @@ mod tests {
         let out = replay(&cfg, path.to_str().unwrap(), &opts, &mut |_, _| true);
         std::fs::remove_file(&path).unwrap();
         out
+    }
+
+    #[test]
+    fn a_log_path_that_cannot_take_the_log_is_refused_at_start() {
+        // /dev/full: the error came when the server stopped, after the session (defect 8).
+        let cfg = SsdConfig::resolve("small-tlc", &[]).unwrap();
+        let e = SessionWriter::create(Path::new("/dev/full"), &cfg, 1, Clock::Logical)
+            .err()
+            .expect("a full device is refused")
+            .to_string();
+        assert!(
+            e.starts_with("--log /dev/full: the session log cannot be written"),
+            "{e}"
+        );
     }
 
     #[test]
