@@ -341,8 +341,11 @@ def test_interrupt_exits_130() -> None:
         ["trace", "generate", "financial1,count=1000000000", "-o", "{tmp}/t.disksim.gz"],
         ["trace", "generate", "financial1,count=1000000000", "-o", "{tmp}/t.disksim"],
         ["nvme", "smart-log", "small-tlc", "--job", "{tmp}/long.toml"],
+        # Issue 45, defect 3: the paging model looked for no signal (8.5 to 9 s after Ctrl-C).
+        ["swap", "seed003-scm-400", "--memory", "1GiB", "--swap-size", "1GiB", "--workload",
+         "pc-mix", "--set", "swap.pc_mix.rounds=160"],
     ],
-    ids=["generate-gz", "generate", "nvme-smart-log-job"],
+    ids=["generate-gz", "generate", "nvme-smart-log-job", "swap"],
 )
 def test_long_commands_stop_on_interrupt(args: list[str], tmp_path: Path) -> None:
     """Each of these ran on for 30 s to minutes after Ctrl-C (issue 15, defect 6): the core's
@@ -578,3 +581,20 @@ def test_an_output_path_through_a_file_says_which_part_is_not_a_directory(
     proc = run_cli(*(a.replace("{file}", str(plain)) for a in args))
     assert_user_error(proc, f"{plain}: is not a directory")
     assert plain.read_text() == "x"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["serve", "small-tlc"],
+        ["nvme", "id-ctrl", "small-tlc"],
+        ["trace", "generate", "model:seq-write", "-o", "unused.csv", "--count", "1"],
+        ["trace", "stats", "model:seq-write"],
+    ],
+)
+def test_a_seed_past_u64_is_refused_by_every_command(command: list[str], tmp_path: Path) -> None:
+    # `serve --seed 2^64` reached the core and died with an OverflowError traceback; run and
+    # swap already bounded --seed.
+    proc = run_cli(*command, "--seed", str(2**64), cwd=tmp_path, timeout=60)
+    assert_user_error(proc, "--seed", str(2**64 - 1))
+    assert not (tmp_path / "unused.csv").exists()

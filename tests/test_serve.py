@@ -445,3 +445,25 @@ def test_bad_options_are_one_line_errors() -> None:
     assert_user_error(run_cli("serve", "small-tlc", "--clock", "fast"), "--clock", "logical")
     assert_user_error(run_cli("serve", "small-tlc", "--time-scale", "0"), "--time-scale")
     assert_user_error(run_cli("serve", "no-such-preset"), "no-such-preset")
+
+
+@pytest.mark.parametrize(
+    ("option", "target", "needles"),
+    [
+        ("--json", "{tmp}/no-such-folder/r.json", ["no-such-folder", "no such folder"]),
+        ("--json", "{tmp}", ["is a directory"]),
+        ("--log", "/dev/full", ["--log /dev/full", "cannot be written"]),
+    ],
+    ids=["json-missing-folder", "json-directory", "log-full-device"],
+)
+def test_an_output_path_the_session_cannot_be_written_to_is_refused_at_start(
+    tmp_path: Path, option: str, target: str, needles: list[str]
+) -> None:
+    # Checked only when the server stopped: the session's result was lost (issue 45, defect 8).
+    if target == "/dev/full" and not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    sock = tmp_path / "s.sock"
+    path = target.format(tmp=tmp_path)
+    proc = run_cli("serve", "small-tlc", "--listen", f"unix:{sock}", option, path, timeout=60)
+    assert_user_error(proc, *needles)
+    assert not sock.exists()

@@ -162,3 +162,20 @@ def test_an_aged_run_prints_its_counted_window() -> None:
         "small-tlc", memory="16MiB", swap_size="64MiB", workload="pc-mix", overrides=small
     )
     assert r.data["baseline_time_s"] == 0 and r.data["wear"]["aging_page_writes"] > 0
+
+
+def test_a_large_memory_and_a_request_that_never_ends(sweep_trace: Path) -> None:
+    # 4 TiB of memory allocated 25 bytes per page before the first access, and the abort took
+    # the caller's interpreter with it (issue 45, defect 1).
+    r = ssdlab.swap("small-tlc", memory="4TiB", swap_size="64MiB", workload=sweep_trace)
+    assert r.data["memory_pages"] == 2**30 and r.data["faults"]["major"] == 0
+    # 10^6 s per link crossing: the model woke every jiffy for days of simulated time
+    # (issue 45, defect 3); now the request's age past the block layer's timeout is the error.
+    with pytest.raises(ssdlab.JobError, match=r"past the kernel's block-layer timeout \(30 s\)"):
+        ssdlab.swap(
+            "small-tlc",
+            memory="1MiB",
+            swap_size="64MiB",
+            workload=sweep_trace,
+            overrides=["interface.link_latency=1000000s"],
+        )

@@ -73,6 +73,25 @@ def write_output(target: Path, write: Callable[[Path], None]) -> Path:
     return target
 
 
+def check_output_path(target: Path) -> None:
+    """Raise the OSError that writing ``target`` later would raise, where it can be known now:
+    a directory at the path, a folder that does not exist or cannot be written. For a command
+    that writes its output only when it stops (``ssdlab serve --json``), so that a bad path does
+    not lose the session's result."""
+    resolved = Path(os.path.realpath(target))
+    if resolved.is_dir():
+        raise IsADirectoryError(21, "is a directory, expected a file path", str(target))
+    if resolved.exists():
+        if resolved.is_file() and not os.access(resolved, os.W_OK):
+            raise PermissionError(13, "cannot be written", str(target))
+        return
+    folder = resolved.parent
+    if not folder.is_dir():
+        raise FileNotFoundError(2, f"no such folder {folder}", str(target))
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PermissionError(13, f"the folder {folder} cannot be written", str(target))
+
+
 def write_output_text(target: Path, text: str) -> Path:
     return write_output(target, lambda p: p.write_text(text, encoding="utf-8"))
 

@@ -1,6 +1,6 @@
 //! `ssdlab.swap`: the paging model (the crate's `paging` module), conversions only.
 
-use crate::errors::to_py;
+use crate::errors::{no_signal, to_py, to_py_signalled};
 use pyo3::prelude::*;
 
 /// The per-request rows of the swap trace: (op, offset, len, submit_ps, done_ps); op 0 read,
@@ -25,18 +25,23 @@ fn swap(
     trace_format: Option<String>,
 ) -> PyResult<(String, Vec<u64>, TraceRows)> {
     use ssdlab::paging::trace_out;
+    // Ctrl-C is seen while the model runs (a KeyboardInterrupt becomes `Interrupted`), not
+    // only when it ends.
+    let mut raised = None;
     let out = py
         .allow_threads(|| {
             // A bad format name fails before the run, not after it.
             let format = trace_out::format_named(trace_format.as_deref().unwrap_or("fio"))?;
-            let out =
-                ssdlab::paging::run_spec(&spec, &memory, &swap_size, &workload, &overrides, seed)?;
+            let spec = ssdlab::paging::SwapSpec::resolve(
+                &spec, &memory, &swap_size, &workload, &overrides,
+            )?;
+            let out = spec.run_with(seed, &mut |_, _| no_signal(&mut raised))?;
             if let Some(path) = &trace_out {
                 trace_out::write(&out.trace, path, format)?;
             }
             Ok::<_, ssdlab::Error>(out)
         })
-        .map_err(to_py)?;
+        .map_err(|e| to_py_signalled(py, e, raised))?;
     let json = serde_json::to_string_pretty(&out.result).expect("swap result serialises");
     let rows = out
         .trace

@@ -818,3 +818,73 @@ fn each_batch_sent_costs_one_bram_transfer() {
 fn power_cuts_lose_nothing_over_many_seeds() {
     power_cuts::many_seeds(400);
 }
+
+#[test]
+fn a_send_timer_past_a_second_is_refused_and_the_clock_end_ends_the_run() {
+    // hfsl.send_timer = 1000000s ran the clock to its end in 18 ticks; the next tick was then
+    // the end again, for ever.
+    let e = common::refusal("seed002-fusion", "hfsl.send_timer=\"1000000s\"");
+    assert!(
+        e.contains("hfsl.send_timer") && e.contains("at most 1 s"),
+        "{e}"
+    );
+    // A request arriving just before the clock's end with a 1 s timer: its tick is past the
+    // end. The run ends with an error that says so (it was woken at the end again and again,
+    // here stopped by the progress callback after a bound).
+    use ssdlab::sim::SimTime;
+    struct Late(bool);
+    impl hfsl::HostSource for Late {
+        fn next_io(&mut self, _now: SimTime) -> ssdlab::Result<Option<(SimTime, HostIo)>> {
+            let io = HostIo {
+                write: true,
+                offset: 0,
+                len: 4096,
+                meta: false,
+                app: 0,
+            };
+            Ok((!std::mem::replace(&mut self.0, true)).then_some((SimTime(u64::MAX - 10), io)))
+        }
+    }
+    let mut dev = ssdlab::device::Device::new(&fusion(&["hfsl.send_timer=\"1s\""]), 1).unwrap();
+    let mut calls = 0;
+    let e = hfsl::run_on(&mut dev, 1024, &mut Late(false), &mut |_, _| {
+        calls += 1;
+        calls < 100
+    })
+    .err()
+    .expect("the clock's end is an error")
+    .to_string();
+    assert!(e.contains("simulated clock reached its end"), "{e}");
+}
+
+/// The raw fusion device and HFSL one call at a time: a command at the clock's end was
+/// answered with a latency of 0, and so was every later one (issue 45, defect 4).
+#[test]
+fn a_command_at_the_clock_s_end_is_refused_not_answered_in_0_ps() {
+    use ssdlab::driver::fusion_host::FusionHost;
+    use ssdlab::driver::hfsl::HfslHost;
+    use ssdlab::sim::SimTime;
+    let cfg = fusion(&[]);
+    let mut raw = FusionHost::new(&cfg, 1).unwrap();
+    raw.pcm_read(0, 64, SimTime::ZERO).unwrap();
+    for _ in 0..2 {
+        let e = raw.pcm_read(0, 64, SimTime::MAX).unwrap_err().to_string();
+        assert!(
+            e.contains("at_ps") && e.contains("end of the simulated clock"),
+            "{e}"
+        );
+    }
+    let mut host = HfslHost::new(&cfg, 1, 1 << 20, false).unwrap();
+    let io = HostIo {
+        write: true,
+        offset: 0,
+        len: 4096,
+        meta: false,
+        app: 0,
+    };
+    let e = host.submit(io, SimTime::MAX).unwrap_err().to_string();
+    assert!(
+        e.contains("at_ps") && e.contains("end of the simulated clock"),
+        "{e}"
+    );
+}

@@ -392,3 +392,48 @@ fn analytic_nand_parts_by_name() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_swap_request_past_the_block_layer_timeout_is_an_error_and_progress_can_stop_a_run() {
+    // 10^6 s per link crossing: the application and kswapd woke every jiffy for the days each
+    // request took (hundreds of millions of steps; Ctrl-C was seen only at the end).
+    let resolve = |sets: &[&str]| {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        SsdConfig::resolve("small-tlc", &sets).unwrap()
+    };
+    let backend = |c: &SsdConfig| {
+        paging::SsdBackend::new(ssdlab::device::Device::new(c, 1).unwrap(), "small-tlc")
+    };
+    let cfg = PagingConfig::new(1 << 20, 64 << 20);
+    let slow = resolve(&["interface.link_latency=\"1000000s\""]);
+    let mut calls = 0u64;
+    let e = paging::run_on_with(&cfg, backend(&slow), &sweep(2000), 1, &mut |_, _| {
+        calls += 1;
+        calls < 1000
+    })
+    .err()
+    .expect("a request that never ends is an error")
+    .to_string();
+    assert!(
+        e.contains("has been in flight for") && e.contains("block-layer timeout (30 s)"),
+        "{e}"
+    );
+    assert!(!e.contains('\n'), "{e}");
+    // The callback is called during the run, and false stops it there.
+    let mut seen = Vec::new();
+    let e = paging::run_on_with(
+        &cfg,
+        backend(&resolve(&[])),
+        &sweep(20_000),
+        1,
+        &mut |done, total| {
+            seen.push((done, total));
+            false
+        },
+    )
+    .err()
+    .expect("a progress callback that returns false stops the run");
+    assert!(matches!(e, ssdlab::Error::Interrupted), "{e}");
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(seen[0].0 > 0 && seen[0].0 < 60_000, "{seen:?}");
+}

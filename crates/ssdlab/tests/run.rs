@@ -608,3 +608,21 @@ fn requests_drawn_ahead_are_the_generator_s_in_order() {
         }
     }
 }
+
+#[test]
+fn transfer_times_past_the_clock_saturate_and_the_run_says_so() {
+    // A TLP overhead of 16 PiB, a NAND bus of 0.001 transfers a second: a transfer's time is
+    // past 2^64 ps. The products wrapped to short times and the run exited 0 with latencies
+    // near the histogram's top (issue 45, defect 5).
+    let j = job("rw = \"randrw\"\nbs = \"4KiB\"\niodepth = 4\nio_count = 200");
+    for set in [
+        "interface.tlp_overhead=\"16PiB\"",
+        "nand.bus.rate=\"0.001T/s\"",
+    ] {
+        let e = run(&small(&[set]), &j, &common::opts(1), &mut |_, _| true)
+            .err()
+            .unwrap_or_else(|| panic!("{set}: accepted"))
+            .to_string();
+        assert!(e.contains("simulated clock reached its end"), "{set}: {e}");
+    }
+}

@@ -20,6 +20,7 @@ from typing import Annotated, Any
 import typer
 
 from .. import _core
+from ..api import MAX_SEED
 from ..nvme import NvmeDevice
 from .options import Overrides, check_overrides
 
@@ -58,7 +59,7 @@ FormatOpt = Annotated[
     OutputFormat,
     typer.Option("--output-format", "-o", help="normal or json.", case_sensitive=False),
 ]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the model.", min=0)]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the model.", min=0, max=MAX_SEED)]
 LbaOpt = Annotated[int, typer.Option("--lba-size", help="Logical block size: 512 or 4096.")]
 
 

@@ -17,8 +17,8 @@ import typer
 from rich.console import Console
 
 from .. import _core
-from ..api import Config
-from ..files import write_output_text
+from ..api import MAX_SEED, Config
+from ..files import check_output_path, write_output_text
 from .options import Interface, Overrides, UserError, check_overrides
 from .table import print_result
 
@@ -60,7 +60,7 @@ def register(app: typer.Typer) -> None:
         time_scale: Annotated[
             float, typer.Option(help="Wall seconds per simulated second (realtime clock).")
         ] = 1.0,
-        seed: Annotated[int, typer.Option(help="Seed of the model.", min=0)] = 1,
+        seed: Annotated[int, typer.Option(help="Seed of the model.", min=0, max=MAX_SEED)] = 1,
         json_out: Annotated[
             Path | None,
             typer.Option("--json", help="Write the session's result JSON here when it stops."),
@@ -126,6 +126,10 @@ def register(app: typer.Typer) -> None:
         if clock not in ("realtime", "logical"):
             raise UserError(f"--clock {clock!r}: expected realtime or logical")
         cfg = Config(config, check_overrides(overrides, interface))
+        if json_out is not None:
+            # The result is written when the server stops; a path that cannot take it is
+            # refused now, before a session's figures could be lost.
+            check_output_path(json_out)
         err = Console(stderr=True, highlight=False)
         live = sys.stderr.isatty() and not quiet
 

@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import _core
-from ..api import generate_trace, trace_formats, trace_models, trace_stats
+from ..api import MAX_SEED, generate_trace, trace_formats, trace_models, trace_stats
 from ..files import write_output_text
 from .table import fmt_bytes, fmt_float, fmt_int, get_path
 
@@ -275,7 +275,9 @@ def stats_command(
         str,
         typer.Option("--ird-block", metavar="SIZE", help="IRD below this is 'near' (1MiB)."),
     ] = "1MiB",
-    seed: Annotated[int, typer.Option(min=0, help="Seed for model:NAME sources.")] = 1,
+    seed: Annotated[
+        int, typer.Option(min=0, max=MAX_SEED, help="Seed for model:NAME sources.")
+    ] = 1,
 ) -> None:
     """Describe a trace: ratios, sizes, footprint, inter-arrival times, IRD, locality."""
     if blkparse_event.upper() not in ("D", "Q"):
@@ -396,7 +398,7 @@ def generate_command(
     count: Annotated[
         int | None, typer.Option("--count", "-n", min=1, help="Requests to generate.")
     ] = None,
-    seed: Annotated[int, typer.Option(min=0, help="Random seed.")] = 1,
+    seed: Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Random seed.")] = 1,
 ) -> None:
     """Write a workload model's requests as a trace file (.gz: gzip-compressed)."""
     spec = model.removeprefix("model:")

@@ -268,9 +268,12 @@ impl HfslConfig {
         if self.hot_window == 0 {
             return e("hot_window", "got 0, expected at least 1 write".into());
         }
+        // A timer period past 1 s is no scheduler's; a long one ran the clock to its end in a
+        // few ticks, where the next tick never comes (issue 45, defect 3).
         for (field, cost, per) in [
             ("request_cost", self.request_cost, "host request"),
             ("bram_transfer", self.bram_transfer, "transfer"),
+            ("send_timer", self.send_timer, "timer tick"),
         ] {
             if cost.0 > crate::sim::SimTime::from_us(1_000_000) {
                 return e(

@@ -337,12 +337,13 @@ impl SsdConfig {
             .unwrap_or(self.nand.page_size.0)
     }
 
+    /// Planes in all (saturating: a validated config has fewer than 2^32 mapping units, so
+    /// fewer planes).
     pub fn planes(&self) -> u64 {
         let n = &self.nand;
-        n.channels as u64
-            * n.packages_per_channel as u64
-            * n.dies_per_package as u64
-            * n.planes_per_die as u64
+        [n.packages_per_channel, n.dies_per_package, n.planes_per_die]
+            .iter()
+            .fold(n.channels as u64, |a, &x| a.saturating_mul(x as u64))
     }
 
     /// With `ftl.mapping = "cached"`: (map entries per translation page, translation pages
@@ -361,12 +362,27 @@ impl SsdConfig {
         Some((per_page, self.logical_units().div_ceil(per_page)))
     }
 
+    /// Physical capacity in mapping units (saturating; `checked_physical_units` says whether
+    /// the geometry's product fits).
     pub fn physical_units(&self) -> u64 {
-        let per_page = self.nand.page_size.0 / self.map_unit_bytes();
-        self.planes()
-            * self.nand.blocks_per_plane as u64
-            * self.nand.pages_per_block as u64
-            * per_page
+        self.checked_physical_units().unwrap_or(u64::MAX)
+    }
+
+    /// Physical capacity in mapping units, None when the geometry's product passes 2^64
+    /// (`--set nand.dies_per_package=...` takes any u32).
+    pub fn checked_physical_units(&self) -> Option<u64> {
+        let n = &self.nand;
+        let per_page = n.page_size.0.checked_div(self.map_unit_bytes())?;
+        [
+            n.channels,
+            n.packages_per_channel,
+            n.dies_per_package,
+            n.planes_per_die,
+            n.blocks_per_plane,
+            n.pages_per_block,
+        ]
+        .iter()
+        .try_fold(per_page, |a, &x| a.checked_mul(x as u64))
     }
 
     /// Logical capacity in mapping units: the physical units less over-provisioning (a raw

@@ -677,6 +677,17 @@ impl SsdConfig {
                 format!("got {unit} bytes, expected a multiple of 512 that divides the page size ({page})"),
             );
         }
+        // Before anything sized by the geometry: every count below fits in u32 once this holds.
+        match self.checked_physical_units() {
+            Some(units) if units < u32::MAX as u64 => {}
+            units => {
+                let units = units.map_or("more than 2^64".to_string(), |u| u.to_string());
+                return err(
+                    "nand",
+                    format!("{units} mapping units (channels x packages_per_channel x dies_per_package x planes_per_die x blocks_per_plane x pages_per_block x units per page), expected fewer than 2^32 − 1 (what this build addresses); use a smaller geometry or a larger map_unit"),
+                );
+            }
+        }
         let op = self.ftl.over_provisioning;
         if !(0.0..0.9).contains(&op) {
             return err(
@@ -722,13 +733,6 @@ impl SsdConfig {
         }
         self.validate_block_mapped(origin)?;
         self.validate_mapping(origin)?;
-        let units = self.physical_units();
-        if units >= u32::MAX as u64 {
-            return err(
-                "nand",
-                format!("{units} mapping units are more than this build addresses (2^32 − 1); use a larger map_unit"),
-            );
-        }
         Ok(())
     }
 
@@ -1130,6 +1134,34 @@ mod tests {
                     "field `interface.dram.banks`: got {banks}, expected 1 to 256"
                 )),
                 "{e}"
+            );
+            assert!(!e.contains('\n'), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_geometry_past_what_is_addressed_is_refused_before_anything_is_sized() {
+        // The values, and a product that wraps u64 to 0 (2^16 x 2^16 x 2^16 x 2^16):
+        // both were multiplied unchecked (an abort allocating 1 TB, or an overflow).
+        let huge = [
+            &["nand.dies_per_package=30269", "nand.planes_per_die=280601"][..],
+            &[
+                "nand.channels=65536",
+                "nand.packages_per_channel=65536",
+                "nand.dies_per_package=65536",
+                "nand.planes_per_die=65536",
+            ][..],
+        ];
+        for ov in huge {
+            let ov: Vec<String> = ov.iter().map(|s| s.to_string()).collect();
+            let e = SsdConfig::resolve("small-tlc", &ov)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("field `nand`: ")
+                    && e.contains("mapping units")
+                    && e.contains("expected fewer than 2^32"),
+                "{ov:?}: {e}"
             );
             assert!(!e.contains('\n'), "{e}");
         }

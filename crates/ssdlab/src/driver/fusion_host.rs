@@ -167,6 +167,16 @@ impl FusionHost {
         self.dev.submit(submitted, r)?;
         let done = self.dev.run_to_idle()?;
         let &(_, completed, status) = done.last().expect("the request completes");
+        // Simulated time saturates: at the clock's end this command and every later one would
+        // report a latency of 0.
+        if completed == SimTime::MAX {
+            return Err(Error::Job(format!(
+                "at_ps: the command submitted at {} ps reached the end of the simulated clock \
+                 (2^64 ps, about 213 days); the device's clock cannot go on, so this and every \
+                 later command is refused (expected times well under 2^64 ps)",
+                submitted.ps()
+            )));
+        }
         Ok(Done {
             status,
             submitted,

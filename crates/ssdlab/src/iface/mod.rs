@@ -109,11 +109,14 @@ impl Wire {
         if self.ideal() {
             return SimTime::ZERO;
         }
-        let mut wire = bytes + segs * self.seg_overhead_bytes;
+        let mut wire = bytes.saturating_add(segs.saturating_mul(self.seg_overhead_bytes));
         if self.frame_bytes > 0 {
-            wire += wire.div_ceil(self.frame_bytes) * self.frame_overhead_bytes;
+            wire = wire.saturating_add(
+                wire.div_ceil(self.frame_bytes)
+                    .saturating_mul(self.frame_overhead_bytes),
+            );
         }
-        SimTime(((wire * self.ps_per_byte_x1024) >> 10) + segs * self.seg_overhead_ps)
+        SimTime::of_bytes(wire, self.ps_per_byte_x1024) + SimTime(self.seg_overhead_ps) * segs
     }
 
     /// Payload bytes per second for a long transfer (for reports).

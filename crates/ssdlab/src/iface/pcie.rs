@@ -74,8 +74,8 @@ impl LinkCost {
             return SimTime::ZERO;
         }
         let tlps = bytes.div_ceil(self.max_payload).max(1);
-        let wire_bytes = bytes + tlps * self.overhead;
-        SimTime((wire_bytes * self.ps_per_byte_x1024) >> 10)
+        let wire_bytes = bytes.saturating_add(tlps.saturating_mul(self.overhead));
+        SimTime::of_bytes(wire_bytes, self.ps_per_byte_x1024)
     }
 
     /// Payload bandwidth in bytes per second for large transfers (for reports).

@@ -287,7 +287,7 @@ impl NandTimingPs {
 
     #[inline]
     pub fn bus_time(&self, bytes: u64) -> SimTime {
-        SimTime((bytes * self.bus_ps_per_byte_x1024) >> 10)
+        SimTime::of_bytes(bytes, self.bus_ps_per_byte_x1024)
     }
 }
 

@@ -43,7 +43,10 @@ struct List {
 }
 
 pub struct Memory {
-    /// Per frame: the virtual page whose data it holds, its slot (or NONE), flags, links, data.
+    /// Per frame used so far: the virtual page whose data it holds, its slot (or NONE), flags,
+    /// links, data. The vectors grow as frames are first handed out, so a large memory costs
+    /// only the frames the workload touches (a 4 TiB memory would otherwise take 25 bytes per
+    /// 4 KiB page, 25 GiB, before the first access).
     pub owner: Vec<u32>,
     pub fslot: Vec<u32>,
     pub flags: Vec<u8>,
@@ -51,7 +54,10 @@ pub struct Memory {
     next: Vec<u32>,
     /// Oracle: the version of the page's data the frame holds.
     pub fdata: Vec<u32>,
+    /// Frames released and free again, reused before a new one (the last released first).
     free: Vec<u32>,
+    /// Frames in all: those past `owner.len()` are free and never used yet.
+    frames: u32,
     /// [inactive, active]
     lists: [List; 2],
     /// Per virtual page: state, frame (or NONE), slot (or NONE), the latest version written.
@@ -65,16 +71,15 @@ pub struct Memory {
 
 impl Memory {
     pub fn new(frames: u32, vpages: u32) -> Memory {
-        let n = frames as usize;
         Memory {
-            owner: vec![NONE; n],
-            fslot: vec![NONE; n],
-            flags: vec![0; n],
-            prev: vec![NONE; n],
-            next: vec![NONE; n],
-            fdata: vec![0; n],
-            // Popped from the end: frame 0 first.
-            free: (0..frames).rev().collect(),
+            owner: Vec::new(),
+            fslot: Vec::new(),
+            flags: Vec::new(),
+            prev: Vec::new(),
+            next: Vec::new(),
+            fdata: Vec::new(),
+            free: Vec::new(),
+            frames,
             lists: [List {
                 head: NONE,
                 tail: NONE,
@@ -90,7 +95,7 @@ impl Memory {
 
     #[inline]
     pub fn free_pages(&self) -> u64 {
-        self.free.len() as u64
+        self.free.len() as u64 + (self.frames as u64 - self.owner.len() as u64)
     }
 
     pub fn inactive_len(&self) -> u32 {
@@ -104,7 +109,21 @@ impl Memory {
     /// A free frame for `vpage`, holding `data`, with `flags` (not on a list yet).
     #[inline]
     pub fn alloc(&mut self, vpage: u32, data: u32, flags: u8) -> u32 {
-        let f = self.free.pop().expect("caller checked free pages");
+        // A released frame first, else the lowest never used: frame 0 first.
+        let f = match self.free.pop() {
+            Some(f) => f,
+            None => {
+                let f = self.owner.len() as u32;
+                assert!(f < self.frames, "caller checked free pages");
+                self.owner.push(NONE);
+                self.fslot.push(NONE);
+                self.flags.push(0);
+                self.prev.push(NONE);
+                self.next.push(NONE);
+                self.fdata.push(0);
+                f
+            }
+        };
         self.owner[f as usize] = vpage;
         self.fslot[f as usize] = NONE;
         self.flags[f as usize] = flags;
@@ -176,7 +195,7 @@ impl Memory {
     }
 
     /// Check the structure (tests): list links and lengths agree with the flags, and every
-    /// frame is free or on a list.
+    /// frame used so far is free or on a list.
     pub fn check_lists(&self) -> Result<(), String> {
         let mut seen = vec![false; self.owner.len()];
         for (i, l) in self.lists.iter().enumerate() {
@@ -213,5 +232,33 @@ impl Memory {
             return Err(format!("frame {f} neither free nor on a list"));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_are_allocated_as_they_are_first_used() {
+        // 4 GiB of memory: nothing allocated until a frame is handed out.
+        let n = 1 << 20;
+        let mut m = Memory::new(n, 4);
+        assert_eq!(m.owner.capacity(), 0);
+        assert_eq!(m.free_pages(), n as u64);
+        let a = m.alloc(0, 0, 0);
+        let b = m.alloc(1, 0, 0);
+        assert_eq!((a, b), (0, 1));
+        assert_eq!(m.free_pages(), n as u64 - 2);
+        // A released frame is reused before a new one, as the free list did.
+        m.release(a);
+        assert_eq!(m.free_pages(), n as u64 - 1);
+        assert_eq!(m.alloc(2, 0, 0), a);
+        assert_eq!(m.alloc(3, 0, 0), 2);
+        assert_eq!(m.owner.len(), 3);
+        for f in 0..3 {
+            m.add_head(f, false);
+        }
+        m.check_lists().unwrap();
     }
 }

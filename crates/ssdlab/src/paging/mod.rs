@@ -60,9 +60,21 @@ pub fn run_on<B: SwapBackend>(
     w: &Workload,
     seed: u64,
 ) -> Result<SwapOutput> {
+    run_on_with(cfg, dev, w, seed, &mut |_, _| true)
+}
+
+/// [`run_on`], calling `progress(accesses done, accesses)` now and then: returning false
+/// stops the run with [`crate::Error::Interrupted`].
+pub fn run_on_with<B: SwapBackend>(
+    cfg: &PagingConfig,
+    dev: B,
+    w: &Workload,
+    seed: u64,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<SwapOutput> {
     let mut sim = sim::PagingSim::new(cfg, dev, &w.accesses, w.pages, seed)?;
     sim.count_wear_from(w.wear_from);
-    sim.run()?;
+    sim.run(progress)?;
     Ok(SwapOutput {
         result: std::mem::take(&mut sim.res),
         swap_in_ps: std::mem::take(&mut sim.swap_in_ps),
@@ -179,20 +191,39 @@ impl SwapSpec {
 
     /// Run it with `seed`.
     pub fn run(&self, seed: u64) -> Result<SwapOutput> {
+        self.run_with(seed, &mut |_, _| true)
+    }
+
+    /// Run it with `seed`, calling `progress` as [`run_on_with`] does.
+    pub fn run_with(
+        &self,
+        seed: u64,
+        progress: &mut dyn FnMut(u64, u64) -> bool,
+    ) -> Result<SwapOutput> {
         let w = if self.workload == pcmix::NAME {
-            self.cfg.pc_mix.generate(seed)?
+            // Generating: no total yet.
+            self.cfg
+                .pc_mix
+                .generate_with(seed, &mut || progress(0, 0))?
         } else {
             workload::read_file(&self.workload)?
         };
+        if !progress(0, w.accesses.len() as u64) {
+            return Err(crate::error::Error::Interrupted);
+        }
         match &self.device {
             // The analytic model has no capacity of its own: any swap area fits.
-            SwapDevice::Analytic(part) => run_on(
+            SwapDevice::Analytic(part) => run_on_with(
                 &self.cfg,
                 analytic::AnalyticNand::new(*part, u64::MAX),
                 &w,
                 seed,
+                progress,
             ),
-            SwapDevice::Ssd(dev_cfg) => run(dev_cfg, &self.spec, &self.cfg, &w, seed),
+            SwapDevice::Ssd(dev_cfg) => {
+                let dev = SsdBackend::new(Device::new(dev_cfg, seed)?, &self.spec);
+                run_on_with(&self.cfg, dev, &w, seed, progress)
+            }
         }
     }
 }

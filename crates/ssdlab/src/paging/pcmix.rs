@@ -353,6 +353,12 @@ impl PcMix {
 
     /// The whole run's page references, seeded.
     pub fn generate(&self, seed: u64) -> Result<Workload> {
+        self.generate_with(seed, &mut || true)
+    }
+
+    /// [`generate`](Self::generate), asking `go_on()` before each round: false stops it with
+    /// [`crate::Error::Interrupted`] (a thousand rounds take seconds to generate).
+    pub fn generate_with(&self, seed: u64, go_on: &mut dyn FnMut() -> bool) -> Result<Workload> {
         self.validate()?;
         let mut rng = Rng::stream(seed, "paging.pc_mix");
         let mut next = 0u32;
@@ -394,6 +400,9 @@ impl PcMix {
         // Where each region's cold sweep is (`cold_sweep`), by the region's first page.
         let mut sweep = Sweeps::new();
         for round in 0..self.total_rounds() {
+            if !go_on() {
+                return Err(crate::error::Error::Interrupted);
+            }
             if round == self.aging_rounds as u64 && round > 0 {
                 wear_from = out.len();
             }

@@ -22,6 +22,14 @@ use std::collections::BTreeMap;
 /// `DEF_PRIORITY` (mm/vmscan.c): a pass scans lru >> priority pages at each priority, 12 to 0.
 const DEF_PRIORITY: u32 = 12;
 
+/// Loop steps between two calls of `run`'s progress callback: often enough that Ctrl-C stops
+/// a run at once, rarely enough to cost nothing measurable.
+pub const CHECK_EVERY: u32 = 1 << 12;
+
+/// The block layer's request timeout: `NVME_IO_TIMEOUT` (drivers/nvme/host/core.c) and
+/// `SD_TIMEOUT` (drivers/scsi/sd.h) are both 30 s.
+pub const REQUEST_TIMEOUT: SimTime = SimTime::from_us(30_000_000);
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum WaitKind {
     /// `congestion_wait`: the timeout, or until the queue leaves congestion if it was congested.
@@ -229,10 +237,19 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         })
     }
 
-    /// Run the whole access stream; then let the device finish.
-    pub fn run(&mut self) -> Result<()> {
+    /// Run the whole access stream; then let the device finish. `progress(accesses done,
+    /// accesses)` is called every [`CHECK_EVERY`] steps; returning false stops the run with
+    /// [`Error::Interrupted`] (Ctrl-C is seen there, not only at the end).
+    pub fn run(&mut self, progress: &mut dyn FnMut(u64, u64) -> bool) -> Result<()> {
         let wall = std::time::Instant::now();
+        let mut steps = 0u32;
         loop {
+            steps = steps.wrapping_add(1);
+            if steps.is_multiple_of(CHECK_EVERY)
+                && !progress(self.pos as u64, self.accesses.len() as u64)
+            {
+                return Err(Error::Interrupted);
+            }
             let t_dev = self.dev.next_event();
             let t_app = match self.app {
                 App::Run => Some(self.app_t),
@@ -248,6 +265,21 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                 (Some(a), Some(k)) => Some(a.min(k)),
                 (a, k) => a.or(k),
             };
+            let next = [t_dev, t_cpu].into_iter().flatten().min();
+            if steps.is_multiple_of(CHECK_EVERY) {
+                self.check_request_timeout(next.unwrap_or(SimTime::ZERO))?;
+            }
+            // Simulated time saturates: once the next event is at the clock's end, no step
+            // moves time on and the model would loop there for ever.
+            if next == Some(SimTime::MAX) {
+                return Err(Error::Job(format!(
+                    "paging: the simulated clock reached its end (2^64 ps, about 213 days) at \
+                     access {} of {}: a time in the device config or swap settings is too long \
+                     for it (link latency, bus or link rate, transfer overhead, costs or timeouts)",
+                    self.pos,
+                    self.accesses.len()
+                )));
+            }
             match (t_dev, t_cpu) {
                 (None, None) => break,
                 (Some(d), c) if c.is_none_or(|c| d <= c) => {
@@ -279,6 +311,34 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         }
         self.finish(wall.elapsed().as_secs_f64());
         Ok(())
+    }
+
+    /// A swap request in flight longer than the kernel's block-layer timeout would have been
+    /// aborted and retried (`nvme_core.io_timeout` and SCSI sd's `SD_TIMEOUT`: 30 s). The
+    /// model has no timeout handling: stop with an error, rather than have the application and
+    /// kswapd wake every jiffy for the hours or days a device setting makes a request take.
+    fn check_request_timeout(&self, now: SimTime) -> Result<()> {
+        let oldest = self
+            .ios
+            .values()
+            .map(|io| &self.trace[io.rec])
+            .min_by_key(|r| r.submit_ps);
+        match oldest {
+            Some(r) if now.ps().saturating_sub(r.submit_ps) > REQUEST_TIMEOUT.ps() => {
+                Err(Error::Job(format!(
+                    "paging: a swap {} of {} bytes at byte {} has been in flight for {:.0} s of \
+                     simulated time, past the kernel's block-layer timeout ({} s), which the \
+                     model does not handle: a time in the device config is too long for a swap \
+                     device (link latency, bus or link rate, transfer overhead)",
+                    ["read", "write", "trim"][r.op as usize % 3],
+                    r.len,
+                    r.offset,
+                    (now.ps() - r.submit_ps) as f64 * 1e-12,
+                    REQUEST_TIMEOUT.as_secs_f64()
+                )))
+            }
+            _ => Ok(()),
+        }
     }
 
     fn finish(&mut self, wall: f64) {

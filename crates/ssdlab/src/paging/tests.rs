@@ -19,7 +19,7 @@ fn cfg(mem_pages: u64, swap_pages: u64) -> PagingConfig {
 
 fn run_checked(c: &PagingConfig, w: &Workload) -> (SwapOutput, std::result::Result<(), String>) {
     let mut sim = sim::PagingSim::new(c, fixed(1 << 40), &w.accesses, w.pages, 1).unwrap();
-    sim.run().unwrap();
+    sim.run(&mut |_, _| true).unwrap();
     let chk = sim.check();
     let out = SwapOutput {
         result: std::mem::take(&mut sim.res),
@@ -93,6 +93,16 @@ fn swap_larger_than_the_device_is_refused() {
         .unwrap()
         .to_string();
     assert!(e.contains("swap_size") && e.contains("do not fit"), "{e}");
+}
+
+#[test]
+fn a_large_memory_costs_only_the_pages_touched() {
+    // 4 TiB of memory (2^30 frames) for 1000 pages: frames were allocated up front, 25 bytes
+    // each (25 GiB), and the run aborted.
+    let (out, chk) = run_checked(&cfg(1 << 30, 4096), &sweep(1000));
+    chk.unwrap();
+    assert_eq!(out.result.memory_pages, 1 << 30);
+    assert_eq!(out.result.faults.major, 0);
 }
 
 #[test]

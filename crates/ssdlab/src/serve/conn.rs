@@ -27,7 +27,8 @@ pub struct Export {
 }
 
 impl Export {
-    pub fn transmission_flags(&self) -> u16 {
+    /// The flags sent to a client; `structured`: it negotiated structured replies.
+    pub fn transmission_flags(&self, structured: bool) -> u16 {
         let mut f = TFLAG_HAS_FLAGS
             | TFLAG_SEND_FLUSH
             | TFLAG_SEND_FUA
@@ -35,9 +36,13 @@ impl Export {
             | TFLAG_SEND_WRITE_ZEROES
             | TFLAG_SEND_FAST_ZERO
             | TFLAG_SEND_CACHE
-            | TFLAG_SEND_DF
             // All connections share one device and one data store.
             | TFLAG_CAN_MULTI_CONN;
+        // The protocol: the server MUST NOT set NBD_FLAG_SEND_DF unless structured replies
+        // were negotiated (DF only means something for a structured read).
+        if structured {
+            f |= TFLAG_SEND_DF;
+        }
         if self.read_only {
             f |= TFLAG_READ_ONLY;
         }
@@ -206,7 +211,9 @@ impl Negotiation {
                     }
                     let mut out = Vec::with_capacity(10 + 124);
                     out.extend_from_slice(&export.size.to_be_bytes());
-                    out.extend_from_slice(&export.transmission_flags().to_be_bytes());
+                    out.extend_from_slice(
+                        &export.transmission_flags(self.structured).to_be_bytes(),
+                    );
                     if !no_zeroes {
                         out.extend_from_slice(&[0u8; 124]);
                     }
@@ -264,7 +271,9 @@ impl Negotiation {
                     let mut info = Vec::new();
                     info.extend_from_slice(&INFO_EXPORT.to_be_bytes());
                     info.extend_from_slice(&export.size.to_be_bytes());
-                    info.extend_from_slice(&export.transmission_flags().to_be_bytes());
+                    info.extend_from_slice(
+                        &export.transmission_flags(self.structured).to_be_bytes(),
+                    );
                     reply(s, REP_INFO, &info)?;
                     if req.infos.contains(&INFO_NAME) {
                         let mut p = INFO_NAME.to_be_bytes().to_vec();
@@ -893,5 +902,29 @@ mod tests {
                 block_status: false
             }
         );
+    }
+
+    #[test]
+    fn send_df_is_advertised_only_with_structured_replies() {
+        // The protocol: NBD_FLAG_SEND_DF MUST NOT be set unless structured replies were
+        // negotiated; it was set for every client (issue 45, defect 8).
+        let mut s = flags(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES);
+        s.extend(option(OPT_EXPORT_NAME, b"ssd"));
+        let out = run(s).1;
+        let f = u16::from_be_bytes(out[26..28].try_into().unwrap());
+        assert_eq!(f & TFLAG_SEND_DF, 0, "{f:#x}");
+        for structured in [false, true] {
+            let mut s = flags(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES);
+            if structured {
+                s.extend(option(OPT_STRUCTURED_REPLY, &[]));
+            }
+            s.extend(go(b"ssd"));
+            let out = run(s).1;
+            // The INFO_EXPORT reply: its 20-byte header, the info type (2), size (8), flags.
+            let at = 18 + if structured { 20 } else { 0 } + 20 + 2 + 8;
+            let f = u16::from_be_bytes(out[at..at + 2].try_into().unwrap());
+            assert_eq!(f & TFLAG_SEND_DF != 0, structured, "{f:#x}");
+            assert_ne!(f & TFLAG_HAS_FLAGS, 0);
+        }
     }
 }

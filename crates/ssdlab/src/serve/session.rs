@@ -75,8 +75,19 @@ impl SessionWriter {
             cfg.hash(),
             clock.name()
         );
+        // Written through at once: a path that cannot take the log (a full device, a full
+        // disk) is refused when the server starts, not found out when it stops.
         w.put(header.as_bytes());
-        Ok(w)
+        if w.error.is_none() {
+            w.error = w.out.flush().err();
+        }
+        match w.error.take() {
+            None => Ok(w),
+            Some(e) => Err(Error::Config(format!(
+                "--log {}: the session log cannot be written: {e}",
+                path.display()
+            ))),
+        }
     }
 
     fn put(&mut self, bytes: &[u8]) {
@@ -279,6 +290,15 @@ pub fn replay(
                 let clock = clock.ok_or_else(|| {
                     err(line_no, "a turn before the header's `# clock` line".into())
                 })?;
+                if t == SimTime::MAX {
+                    return Err(err(
+                        line_no,
+                        format!(
+                            "field `at`: {} ps is the end of the simulated clock (2^64 ps), expected an earlier time (every request from there on would take 0 ps)",
+                            t.0
+                        ),
+                    ));
+                }
                 if let Some(prev) = turn {
                     if t < prev {
                         return Err(err(
@@ -318,6 +338,12 @@ pub fn replay(
         end_turn(&mut dev, &mut out, t, clock)?;
     }
     dev.run_until(&mut out, SimTime::MAX)?;
+    if dev.now() == SimTime::MAX {
+        return Err(Error::Trace(format!(
+            "{path}: the simulated clock reached its end (2^64 ps, about 213 days) with {} requests completed: the log's times are too late for it (the result would show later requests completing in 0 ps)",
+            dev.host().completed()
+        )));
+    }
     let job = serde_json::json!({"session": {"log": path, "recorded": &header}});
     let result = crate::run::build_result(
         &dev,
@@ -373,4 +399,61 @@ pub fn run_trace_job(
         "same_seed": header.seed == Some(opts.seed),
     }));
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn replay_body(name: &str, body: &str) -> Result<(RunOutput, SessionHeader)> {
+        let path = std::env::temp_dir().join(format!("ssdlab-{name}-{}.log", std::process::id()));
+        let text = format!("{MAGIC_LINE}\n# config x y\n# seed 1\n# clock logical\n{body}");
+        std::fs::write(&path, text).unwrap();
+        let cfg = SsdConfig::resolve("small-tlc", &[]).unwrap();
+        let opts = RunOptions {
+            seed: 1,
+            record_requests: false,
+        };
+        let out = replay(&cfg, path.to_str().unwrap(), &opts, &mut |_, _| true);
+        std::fs::remove_file(&path).unwrap();
+        out
+    }
+
+    #[test]
+    fn a_log_path_that_cannot_take_the_log_is_refused_at_start() {
+        // /dev/full: the error came when the server stopped, after the session (defect 8).
+        let cfg = SsdConfig::resolve("small-tlc", &[]).unwrap();
+        let e = SessionWriter::create(Path::new("/dev/full"), &cfg, 1, Clock::Logical)
+            .err()
+            .expect("a full device is refused")
+            .to_string();
+        assert!(
+            e.starts_with("--log /dev/full: the session log cannot be written"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_log_that_reaches_the_clock_s_end_is_an_error() {
+        // A turn at the clock's end, or one just before it: the requests there completed in
+        // 0 ps and the result said nothing of it (issue 45, defect 4).
+        let e = replay_body("at-max", "at 18446744073709551615\nwrite 0 4096 0\n")
+            .err()
+            .expect("a turn at the clock's end is refused")
+            .to_string();
+        assert!(
+            e.contains("line 5: field `at`") && e.contains("end of the simulated clock"),
+            "{e}"
+        );
+        let e = replay_body(
+            "at-late",
+            "at 18446744073709000000\nwrite 0 4096 0\nat 18446744073709000001\nread 0 4096 0\n",
+        )
+        .err()
+        .expect("a log whose requests pass the clock's end is refused")
+        .to_string();
+        assert!(e.contains("the simulated clock reached its end"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+        replay_body("ok", "at 0\nwrite 0 4096 0\nat 5\nread 0 4096 0\n").unwrap();
+    }
 }

@@ -33,6 +33,15 @@ impl SimTime {
     pub fn as_us_f64(self) -> f64 {
         self.0 as f64 * 1e-6
     }
+
+    /// `bytes` at `ps_per_byte_x1024` / 1024 picoseconds each, saturating at the clock's end
+    /// as every sum of times does: rates and overheads come from the user's config, and a
+    /// product past 2^64 wrapped to a short time (issue 45, defect 5).
+    #[inline]
+    pub fn of_bytes(bytes: u64, ps_per_byte_x1024: u64) -> SimTime {
+        let ps = (bytes as u128 * ps_per_byte_x1024 as u128) >> 10;
+        SimTime(u64::try_from(ps).unwrap_or(u64::MAX))
+    }
 }
 
 impl std::ops::Add for SimTime {

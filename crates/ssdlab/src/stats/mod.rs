@@ -58,9 +58,17 @@ impl LatencyStats {
         if self.count == 0 {
             return result::LatencySummary::default();
         }
+        // The histogram's maximum (within 0.1 %, as the percentiles), or the exact one when
+        // it is above the histogram's top.
+        let max_ns = if self.above_top > 0 {
+            self.max_ns
+        } else {
+            self.hist.max()
+        };
         // A percentile that falls among latencies above the top reads as the top (3.6e9 µs);
-        // `above_histogram` says how many there were.
-        let q = |p: f64| us(self.hist.value_at_quantile(p));
+        // `above_histogram` says how many there were. A bucket's upper end can pass the exact
+        // maximum: no percentile is shown above the maximum.
+        let q = |p: f64| us(self.hist.value_at_quantile(p).min(max_ns));
         result::LatencySummary {
             min: us(self.hist.min()),
             mean: self.sum_ns as f64 / self.count as f64 / 1000.0,
@@ -69,13 +77,7 @@ impl LatencyStats {
             p99: q(0.99),
             p99_9: q(0.999),
             p99_99: q(0.9999),
-            // The histogram's maximum (within 0.1 %, as the percentiles), or the exact one when
-            // it is above the histogram's top.
-            max: us(if self.above_top > 0 {
-                self.max_ns
-            } else {
-                self.hist.max()
-            }),
+            max: us(max_ns),
             above_histogram: self.above_top,
         }
     }
@@ -107,5 +109,20 @@ mod tests {
         assert_eq!(t.summary().above_histogram, 0);
         let json = serde_json::to_value(t.summary()).unwrap();
         assert!(json.get("above_histogram").is_none());
+    }
+
+    #[test]
+    fn no_percentile_is_above_the_maximum() {
+        // Every latency just above the top: the percentiles read the top's bucket, whose upper
+        // end (3,601.9 s) passed the exact maximum (3,600.5 s).
+        let mut s = LatencyStats::default();
+        for _ in 0..3 {
+            s.record(3_600_500_000_000_000, 4096);
+        }
+        let sum = s.summary();
+        assert_eq!(sum.max, 3_600_500_000.0);
+        for p in [sum.p50, sum.p90, sum.p99, sum.p99_9, sum.p99_99] {
+            assert!(p <= sum.max, "{p} above the maximum {}", sum.max);
+        }
     }
 }

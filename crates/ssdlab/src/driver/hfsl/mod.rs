@@ -459,8 +459,13 @@ impl<S: HostSource> Runner<S> {
         if self.left > 0 || self.queued == 0 || self.ticking {
             return;
         }
-        if self.timer > SimTime::ZERO && !now.ps().is_multiple_of(self.timer.ps()) {
-            let next = SimTime(now.ps() - now.ps() % self.timer.ps()) + self.timer;
+        // A tick past the clock's end never comes: send at once, and the run reports that the
+        // clock ended (rather than waking at the end again and again).
+        let next_tick = (self.timer > SimTime::ZERO && !now.ps().is_multiple_of(self.timer.ps()))
+            .then(|| (now.ps() - now.ps() % self.timer.ps()).checked_add(self.timer.ps()))
+            .flatten();
+        if let Some(next) = next_tick {
+            let next = SimTime(next);
             self.ticking = true;
             self.report.queues.timer_waits += 1;
             dev.wake_at(next, 1);
@@ -842,6 +847,16 @@ pub fn run_on(
     if let Some(e) = r.failed.take() {
         return Err(e);
     }
+    // Simulated time saturates: at the clock's end every later step takes 0 ps, and the
+    // figures would mean nothing.
+    if dev.now() == SimTime::MAX {
+        return Err(Error::Job(format!(
+            "hfsl: the simulated clock reached its end (2^64 ps, about 213 days) with {} host \
+             requests done: a time in the config or workload is too long for it (arrival times, \
+             hfsl.send_timer, link latency or rates)",
+            r.report.requests
+        )));
+    }
     let mut report = r.final_report();
     if let Some(n) = cut {
         if !n {
@@ -1093,6 +1108,14 @@ impl HfslHost {
         };
         if let Some(e) = r.failed.take() {
             return Err(e);
+        }
+        if self.dev.now() == SimTime::MAX {
+            return Err(Error::Job(format!(
+                "at_ps: the request submitted at {} ps reached the end of the simulated clock \
+                 (2^64 ps, about 213 days); the device's clock cannot go on, so this and every \
+                 later request is refused (expected times well under 2^64 ps)",
+                at.max(now).ps()
+            )));
         }
         if cut {
             self.cut_at = None;
