@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -218,7 +219,7 @@ def run_command(
         typer.Option(
             "--fio",
             metavar="FILE",
-            help="A fio job file (INI: \\[global], job sections, stonewall groups); reported per"
+            help="A fio job file (INI: [global], job sections, stonewall groups); reported per"
             " job and per group as fio does (see docs/fio.md).",
         ),
     ] = None,
@@ -233,7 +234,7 @@ def run_command(
     name: Annotated[str | None, typer.Option(help="Job name.")] = None,
     rw: Annotated[
         str | None,
-        typer.Option(help="read|write|randread|randwrite|randrw|rw|trim|randtrim"),
+        typer.Option(help="read, write, randread, randwrite, randrw, rw, trim or randtrim."),
     ] = None,
     bs: Annotated[
         str | None, typer.Option(help="Block size (4KiB) or a mix (4KiB:70,64KiB:30).")
@@ -576,6 +577,36 @@ def presets_command() -> None:
     _stdout().print(table)
 
 
+# The [interface] fields only NVMe's queue-pair path reads (`iface/nvme.rs`, its PCIe link), and
+# the sub-tables each other kind reads (`iface/ata.rs`, `ufs.rs`, `emmc.rs`, `dramif.rs`).
+NVME_ONLY_INTERFACE_FIELDS = ("max_payload", "tlp_overhead", "arbitration_burst")
+INTERFACE_TABLE_KINDS = {
+    "interface.ata": ("ide", "sata"),
+    "interface.ufs": ("ufs",),
+    "interface.emmc": ("emmc",),
+    "interface.dram": ("dram",),
+}
+
+
+def without_unused_interface_fields(text: str, kind: str) -> str:
+    """The config TOML ``text`` without what an interface of ``kind`` never reads: a SATA drive
+    shown with PCIe's TLP fields misleads. Every field left out has a default, so the text still
+    loads as the same device."""
+    kept: list[str] = []
+    section = ""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("[") and not stripped.startswith("[["):
+            section = stripped.strip("[]").strip()
+        if kind not in INTERFACE_TABLE_KINDS.get(section, (kind,)):
+            continue
+        key = stripped.partition("=")[0].strip()
+        if section == "interface" and kind != "nvme" and key in NVME_ONLY_INTERFACE_FIELDS:
+            continue
+        kept.append(line)
+    return "\n".join(kept) + "\n"
+
+
 @config_app.command("show")
 def config_show_command(
     config: Annotated[
@@ -584,8 +615,11 @@ def config_show_command(
     overrides: Overrides = None,
     interface: Interface = None,
 ) -> None:
-    """Print the resolved configuration (preset or file, plus overrides) as TOML."""
-    text = _load_config(config, overrides, interface).to_toml()
+    """Print the resolved configuration (preset or file, plus overrides) as TOML, without the
+    interface fields its kind does not use."""
+    resolved = _load_config(config, overrides, interface)
+    kind = str(resolved.to_dict().get("interface", {}).get("kind", "nvme"))
+    text = without_unused_interface_fields(resolved.to_toml(), kind)
     # Plain write, not rich: TOML's [section] headers would be read as markup.
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
@@ -675,9 +709,32 @@ def _is_usage_error(error: BaseException) -> bool:
     return hasattr(error, "format_message") and isinstance(getattr(error, "exit_code", None), int)
 
 
+def _commands(command: Any) -> Iterator[Any]:
+    yield command
+    for sub in getattr(command, "commands", {}).values():
+        yield from _commands(sub)
+
+
+def _prepare_help(command: Any, terminal: bool) -> None:
+    """Help texts are written plain (``[hfsl]`` is a config section, not markup). On a terminal
+    typer draws them with rich, which would read brackets as markup and drop them: escape them.
+    Off a terminal (``ssdlab run --help | less``, a file) rich would also cut long words at 80
+    columns with "…": use click's plain help there, which wraps and cuts nothing."""
+    for cmd in _commands(command):
+        if not terminal:
+            cmd.rich_markup_mode = None
+            continue
+        for owner in (cmd, *cmd.params):
+            for attr in ("help", "short_help", "epilog"):
+                text = getattr(owner, attr, None)
+                if isinstance(text, str):
+                    setattr(owner, attr, escape(text))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (the console script passes it to sys.exit)."""
     command = typer.main.get_command(app)
+    _prepare_help(command, terminal=sys.stdout is not None and sys.stdout.isatty())
     args = list(argv) if argv is not None else sys.argv[1:]
     if sys.stdout is None:
         # Started with standard output closed (`ssdlab run … >&-`): Python has no stream to
