@@ -21,6 +21,7 @@ from rich.text import Text
 
 from .. import SimulationError, __version__, _core
 from ..api import (
+    BENCH_IO_COUNT,
     MAX_SEED,
     Config,
     Job,
@@ -648,7 +649,7 @@ def config_schema_command(
 def bench_command(
     io_count: Annotated[
         int, typer.Option("--io-count", min=1, help="Requests per benchmark run.")
-    ] = 100_000,
+    ] = BENCH_IO_COUNT,
     seed: Seed = 1,
     json_out: JsonOut = None,
 ) -> None:
