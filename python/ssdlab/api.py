@@ -37,7 +37,8 @@ ProgressCallback = Callable[[int, int], None]
 OP_NAMES: tuple[str, ...] = tuple(_core.op_names())
 
 PS_PER_US = 1_000_000.0
-RECORD_FIELDS = 4  # (op, offset_bytes, issue_ps, latency_ps), each a little-endian u64
+# (op, offset_bytes, issue_ps, latency_ps, size_bytes), each a little-endian u64
+RECORD_FIELDS = 5
 
 
 # --------------------------------------------------------------------------------------------
@@ -455,19 +456,62 @@ class Result:
         return self._records is not None
 
     def requests(self) -> dict[str, np.ndarray]:
-        """Per-request columns: ``op`` (0 read, 1 write, 2 trim, 3 flush), ``offset_bytes``,
-        ``issue_us`` and ``latency_us``. Needs ``run(..., record_requests=True)``."""
+        """Per-request columns, one row per measured request in completion order: ``op`` (its
+        code: 0 read, 1 write, 2 trim, 3 flush), ``op_name`` (the same as text),
+        ``offset_bytes``, ``size_bytes``, ``issue_us`` and ``latency_us``. Needs
+        ``run(..., record_requests=True)``."""
         if self._records is None:
             raise ValueError("no per-request records in this result: run with record_requests=True")
         import numpy as np
 
         rows = np.frombuffer(self._records, dtype="<u8").reshape(-1, RECORD_FIELDS)
+        op = rows[:, 0].astype(np.uint8)
         return {
-            "op": rows[:, 0].astype(np.uint8),
+            "op": op,
+            "op_name": np.array(OP_NAMES)[op],
             "offset_bytes": rows[:, 1].astype(np.uint64),
+            "size_bytes": rows[:, 4].astype(np.uint64),
             "issue_us": rows[:, 2] / PS_PER_US,
             "latency_us": rows[:, 3] / PS_PER_US,
         }
+
+    def to_polars(self) -> Any:
+        """The per-request records as a polars DataFrame: ``op`` a categorical of the op names
+        (``pl.Enum``, so every op keeps its place even where absent), ``offset_bytes``,
+        ``size_bytes``, ``issue_us``, ``latency_us``. Needs ``record_requests=True``."""
+        import polars as pl
+
+        columns = self.requests()
+        return pl.DataFrame(
+            {
+                "op": pl.Series(columns["op_name"], dtype=pl.Enum(list(OP_NAMES))),
+                "offset_bytes": columns["offset_bytes"],
+                "size_bytes": columns["size_bytes"],
+                "issue_us": columns["issue_us"],
+                "latency_us": columns["latency_us"],
+            }
+        )
+
+    def to_pandas(self) -> Any:
+        """:meth:`to_polars` as a pandas DataFrame, ``op`` a ``pd.Categorical``. pandas is
+        optional (``pip install 'ssdlab[pandas]'``); without it this raises ImportError saying
+        so."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError(
+                "Result.to_pandas needs pandas: pip install 'ssdlab[pandas]' (or use to_polars)"
+            ) from None
+        columns = self.requests()
+        return pd.DataFrame(
+            {
+                "op": pd.Categorical(columns["op_name"], categories=list(OP_NAMES)),
+                "offset_bytes": columns["offset_bytes"],
+                "size_bytes": columns["size_bytes"],
+                "issue_us": columns["issue_us"],
+                "latency_us": columns["latency_us"],
+            }
+        )
 
     def latencies(self, op: str = "read") -> np.ndarray:
         """Latencies in microseconds of every recorded request of one kind, in issue order."""

@@ -97,9 +97,9 @@ fn run_with(
         Err(e) => return Err(to_py(e)),
     };
     let records = out.records.map(|recs| {
-        let mut buf = Vec::with_capacity(recs.len() * 32);
+        let mut buf = Vec::with_capacity(recs.len() * 40);
         for r in recs {
-            for v in [r.op as u64, r.offset, r.issue_ps, r.latency_ps] {
+            for v in [r.op as u64, r.offset, r.issue_ps, r.latency_ps, r.len] {
                 buf.extend_from_slice(&v.to_le_bytes());
             }
         }

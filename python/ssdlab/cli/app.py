@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import Annotated, Any
 
 import typer
@@ -36,7 +39,7 @@ from ..files import write_output_text
 from .experiments import register as register_experiments
 from .nvme import register as register_nvme
 from .options import Interface, Overrides, UserError, check_overrides
-from .progress import progress_bar, stderr_is_terminal
+from .progress import progress_bar
 from .serve import register as register_serve
 from .swap import register as register_swap
 from .table import key_value_table, print_result
@@ -145,8 +148,35 @@ def _write_json(path: Path, text: str) -> None:
     write_output_text(path, text)
 
 
+@contextmanager
+def _keep_partial(json_out: Path | None, quiet: bool) -> Iterator[None]:
+    """A run stopped by Ctrl-C or SIGTERM keeps what it measured, as fio does: the core hands
+    the result of the requests completed so far with ``Interrupted``; it is printed and written
+    to --json marked ``"partial": {"reason": ...}`` (its ``sim.stop_reason`` is "interrupted"),
+    and the command still ends as interrupted (exit 130)."""
+    try:
+        yield
+    except _core.Interrupted as error:
+        partial = error.args[1] if len(error.args) > 1 else None
+        if isinstance(partial, str):
+            data = json.loads(partial)
+            reason = STOPPED_BY.get("reason", "interrupted by SIGINT (Ctrl-C)")
+            data["partial"] = {"reason": reason}
+            if json_out is not None:
+                _write_json(json_out, json.dumps(data, indent=2))
+            if not quiet and not (json_out is not None and str(json_out) == "-"):
+                print_result(data, _stdout())
+            completed = (data.get("sim") or {}).get("requests", 0)
+            sys.stderr.write(
+                f"partial result: {reason}, {completed:,} requests completed"
+                + (f" (written to {json_out})" if json_out is not None else "")
+                + "\n"
+            )
+        raise
+
+
 def _run_with_progress(config: Config, job: Job | Trace, seed: int, quiet: bool) -> Result:
-    with progress_bar(enabled=stderr_is_terminal() and not quiet) as progress:
+    with progress_bar(enabled=not quiet) as progress:
         if isinstance(job, Trace):
             return run(config, seed=seed, progress=progress, trace=job)
         return run(config, job, seed=seed, progress=progress)
@@ -186,6 +216,40 @@ def _run_fio(
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
     elif not quiet:
         sys.stdout.write(fio.to_text(parsed, results))
+
+
+#: A timed replay whose timestamps are this coarse (µs, after --time-scale) or coarser, with
+#: more than one request per tick on average, sends bursts: a device serves 4 KiB in tens of µs.
+COARSE_TIMESTAMPS_US = 1000.0
+
+
+def _warn_coarse_timestamps(trace: str, result: dict[str, Any]) -> None:
+    """Warn when a timed replay's trace has timestamps so coarse that many requests share one
+    (the Tencent CBS sample is in whole seconds): each tick's requests then arrive at one
+    instant and their latencies measure the burst's queue, not the workload's."""
+    outcome = result.get("trace") or {}
+    resolution_us = outcome.get("time_resolution_us")
+    if outcome.get("mode") != "timed" or not isinstance(resolution_us, int | float):
+        return
+    scaled_us = resolution_us * float(outcome.get("time_scale") or 1.0)
+    ticks = float(outcome.get("duration_s") or 0.0) * 1e6 / resolution_us + 1
+    per_tick = int(outcome.get("per_pass") or 0) / ticks
+    if scaled_us < COARSE_TIMESTAMPS_US or per_tick <= 1:
+        return
+    sys.stderr.write(
+        f"warning: {trace}: the timestamps are whole multiples of {_fmt_us(scaled_us)}"
+        f" ({per_tick:,.1f} requests per tick on average), so a timed replay sends each tick's"
+        " requests at one instant and their latencies include that burst's queue; --mode afap"
+        " replays the trace closed loop at --iodepth instead\n"
+    )
+
+
+def _fmt_us(value: float) -> str:
+    if value >= 1e6:
+        return f"{value / 1e6:g} s"
+    if value >= 1e3:
+        return f"{value / 1e3:g} ms"
+    return f"{value:g} µs"
 
 
 def _build_trace(trace: str, flags: dict[str, Any], job_flags: dict[str, Any]) -> Trace:
@@ -487,7 +551,9 @@ def run_command(
                 "--iodepth-low": iodepth_low,
             },
         )
-        result = _run_with_progress(resolved, replay, seed, quiet)
+        with _keep_partial(json_out, quiet):
+            result = _run_with_progress(resolved, replay, seed, quiet)
+        _warn_coarse_timestamps(trace, result.to_dict())
         if json_out is not None:
             _write_json(json_out, result.to_json())
         if not quiet and not (json_out is not None and str(json_out) == "-"):
@@ -521,7 +587,8 @@ def run_command(
             "a --job FILE or a --trace FILE; e.g. --rw randread --io-count 10000"
         )
     job = _build_job(job_file, flags)
-    result = _run_with_progress(resolved, job, seed, quiet)
+    with _keep_partial(json_out, quiet):
+        result = _run_with_progress(resolved, job, seed, quiet)
     if json_out is not None:
         _write_json(json_out, result.to_json())
     if not quiet and not (json_out is not None and str(json_out) == "-"):
@@ -563,8 +630,15 @@ def demo_command(
 
 
 @app.command("presets")
-def presets_command() -> None:
+def presets_command(
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the list as JSON (name, description, source).")
+    ] = False,
+) -> None:
     """List the shipped presets."""
+    if json_out:
+        sys.stdout.write(json.dumps(presets(), indent=2, ensure_ascii=False) + "\n")
+        return
     table = Table(title="presets", title_justify="left")
     table.add_column("name", style="bold", no_wrap=True)
     table.add_column("description")
@@ -732,8 +806,32 @@ def _prepare_help(command: Any, terminal: bool) -> None:
                     setattr(owner, attr, escape(text))
 
 
+#: Why the command stopped early, when a signal stopped it: what a partial result says.
+STOPPED_BY: dict[str, str] = {}
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    STOPPED_BY["reason"] = "terminated by SIGTERM"
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit code (the console script passes it to sys.exit)."""
+    """Run the command line; return the exit code (the console script passes it to sys.exit).
+
+    SIGTERM (a job scheduler, `timeout`, `kill`) stops a command as Ctrl-C does: a run keeps and
+    writes what it measured, a sweep its finished points (serve installs its own handler)."""
+    STOPPED_BY.clear()
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread: signals are not ours to take
+        return _main(argv)
+    try:
+        return _main(argv)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     command = typer.main.get_command(app)
     _prepare_help(command, terminal=sys.stdout is not None and sys.stdout.isatty())
     args = list(argv) if argv is not None else sys.argv[1:]

@@ -84,11 +84,11 @@ def _device(
         if path is not None and path.is_dir():
             raise NvmeCliError(f"{flag}: {path} is a directory, expected a file")
     dev = NvmeDevice(config, overrides=overrides or None, seed=seed, lba_size=lba_size)
-    _note_no_precondition(dev.config.name, dev.config.to_dict())
     if job is not None:
         dev.run_job(job)
     if trace is not None:
         dev.run_trace(trace, format=trace_format, iodepth=iodepth)
+    _note_no_precondition(dev.config.name, dev.config.to_dict())
     return dev
 
 
@@ -134,7 +134,7 @@ _HEX = {
     "vwc",
     "sgls",
     "cmic",
-    "nvscc",
+    "icsvscc",
     "nsze",
     "ncap",
     "nuse",

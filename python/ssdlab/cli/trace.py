@@ -103,6 +103,11 @@ def stats_tables(stats: Mapping[str, Any]) -> list[Table]:
             f"{fmt_int(get_path(stats, 'time', 'out_of_order'))} out of order",
         ),
         (
+            "timestamp resolution",
+            _us(get_path(stats, "time", "resolution_us")),
+            "every timestamp is a whole number of these apart",
+        ),
+        (
             "inter-arrival",
             f"mean {_us(get_path(stats, 'time', 'inter_arrival_us', 'mean'))}",
             f"p50 {_us(get_path(stats, 'time', 'inter_arrival_us', 'p50'))}, "
