@@ -8,6 +8,8 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pytest
+
 import ssdlab
 from conftest import run_cli
 from ssdlab.cli.progress import LINE_EVERY_S, line_progress, progress_line
@@ -85,3 +87,21 @@ def test_trace_stats_reports_the_timestamp_resolution() -> None:
     assert "1.00 s" in row, row
     stats = ssdlab.trace_stats(str(TRACES / "tencent.csv"))
     assert stats["time"]["resolution_us"] == 1e6
+
+
+def test_the_ird_plot_has_a_log_count_axis(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 45, point 12: sequential pairs (IRD 0) dwarfed every other bucket on a linear axis.
+    from matplotlib.figure import Figure
+
+    from ssdlab.cli.trace import write_plots
+
+    scales: dict[str, str] = {}
+    save = Figure.savefig
+
+    def keep_scale(self: Figure, path: object, **kwargs: object) -> None:
+        scales[Path(str(path)).name] = self.axes[0].get_yscale()
+        save(self, path, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", keep_scale)
+    write_plots(ssdlab.trace_stats(str(TRACES / "msr.csv")), tmp_path)
+    assert scales["ird.png"] == "log", scales

@@ -237,7 +237,10 @@ def write_plots(stats: Mapping[str, Any], out_dir: Path) -> list[Path]:
         [span(b["from_bytes"], b["to_bytes"]) for b in ird],
         {"pairs": [b["count"] for b in ird]},
     )
-    ax.set_ylabel("consecutive request pairs")
+    # Sequential pairs (IRD 0) often outnumber every other bucket by orders of magnitude: on a
+    # linear axis the rest would be invisible.
+    ax.set_yscale("log")
+    ax.set_ylabel("consecutive request pairs (log scale)")
     ax.set_title(f"{name}: inter-request distance (end → next start)")
     save(fig, "ird.png")
     return written
