@@ -530,6 +530,17 @@ class Result:
 # Functions
 
 
+def partial_result(error: BaseException) -> Result | None:
+    """What a run stopped by Ctrl-C had measured: the ``Interrupted`` that :func:`run` raised
+    carries the result of the requests completed by then (its ``sim.stop_reason``
+    "interrupted"); None when it stopped before any (while preconditioning) or for another
+    exception."""
+    if not isinstance(error, _core.Interrupted) or len(error.args) < 2:
+        return None
+    partial = error.args[1]
+    return Result(partial, None) if isinstance(partial, str) else None
+
+
 def _let_interrupts_through(done: int, total: int) -> None:
     """A do-nothing progress callback.
 

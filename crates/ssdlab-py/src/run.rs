@@ -87,6 +87,15 @@ fn run_with(
         })
     });
     let out = match out {
+        // Stopped by Ctrl-C after preconditioning: `Interrupted("interrupted", result JSON)`,
+        // the result of the requests completed so far for the caller to keep (`ssdlab run`
+        // prints and writes it, marked partial). A callback that raised anything else raises it.
+        Ok(o) if o.interrupted => {
+            return Err(match callback_error {
+                Some(e) if !e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) => e,
+                _ => Interrupted::new_err(("interrupted", o.result.to_json())),
+            })
+        }
         Ok(o) => o,
         Err(Error::Interrupted) => {
             return Err(match callback_error {

@@ -31,6 +31,7 @@ from ..api import (
     Result,
     Trace,
     config_schema,
+    partial_result,
     preset_toml,
     presets,
     run,
@@ -157,9 +158,9 @@ def _keep_partial(json_out: Path | None, quiet: bool) -> Iterator[None]:
     try:
         yield
     except _core.Interrupted as error:
-        partial = error.args[1] if len(error.args) > 1 else None
-        if isinstance(partial, str):
-            data = json.loads(partial)
+        partial = partial_result(error)
+        if partial is not None:
+            data = partial.to_dict()
             reason = STOPPED_BY.get("reason", "interrupted by SIGINT (Ctrl-C)")
             data["partial"] = {"reason": reason}
             if json_out is not None:
