@@ -210,15 +210,20 @@ def sweep_command(
     if dry_run:
         _dry_run(sweep, out)
         return
-    outcome = run_sweep(
-        sweep,
-        out,
-        executor=executor,
-        workers=workers,
-        address=address,
-        retry_failed=retry_failed,
-        progress=_bar(sweep.name, quiet),
-    )
+    try:
+        outcome = run_sweep(
+            sweep,
+            out,
+            executor=executor,
+            workers=workers,
+            address=address,
+            retry_failed=retry_failed,
+            progress=_bar(sweep.name, quiet),
+        )
+    except KeyboardInterrupt:
+        # Ctrl-C or SIGTERM: the runner has written the table of the finished points.
+        _say_partial(sweep, out)
+        raise
     if not quiet:
         console = _stdout()
         console.print(Text(_summary(outcome)))
@@ -226,6 +231,20 @@ def sweep_command(
     code = _report_failures(outcome)
     if code:
         raise typer.Exit(code)
+
+
+def _say_partial(sweep: Any, out: Path) -> None:
+    """What an interrupted sweep kept: its finished points, in the table beside them."""
+    from ..experiments.results import read_point
+    from .app import STOPPED_BY
+
+    points = sweep.points()
+    done = sum(1 for p in points if (read_point(out, p.id) or {}).get("status") in ("ok", "failed"))
+    reason = STOPPED_BY.get("reason", "interrupted by SIGINT (Ctrl-C)")
+    sys.stderr.write(
+        f"partial result: {reason}, {done} of {len(points)} points done; the tables in {out}"
+        " cover them, and the same command runs the rest\n"
+    )
 
 
 def _dry_run(sweep: Any, out: Path) -> None:
@@ -513,15 +532,26 @@ def reproduce_command(
             directory = (out if out is not None else Path("out") / "reproduce") / each
         else:
             directory = out if out is not None else Path("out") / "reproduce" / each
-        reproduction = run_experiment(
-            each,
-            directory,
-            executor=executor,
-            workers=workers,
-            address=address,
-            # --all: which experiment of how many, as well as its own points.
-            progress=_bar(f"{each} ({number}/{len(names)})" if all_ else each, quiet),
-        )
+        try:
+            reproduction = run_experiment(
+                each,
+                directory,
+                executor=executor,
+                workers=workers,
+                address=address,
+                # --all: which experiment of how many, as well as its own points.
+                progress=_bar(f"{each} ({number}/{len(names)})" if all_ else each, quiet),
+            )
+        except KeyboardInterrupt:
+            from .app import STOPPED_BY
+
+            reason = STOPPED_BY.get("reason", "interrupted by SIGINT (Ctrl-C)")
+            sys.stderr.write(
+                f"partial result: {reason} in {each}, {number - 1} of {len(names)} experiments"
+                f" done; the finished points are kept in {directory}, and the same command"
+                " runs the rest\n"
+            )
+            raise
         reproductions.append(reproduction)
         failed += [(each, point, error) for point, error in reproduction.failed]
     to_stdout = json_out is not None and str(json_out) == "-"
