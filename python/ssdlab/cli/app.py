@@ -239,7 +239,7 @@ def _warn_coarse_timestamps(trace: str, result: dict[str, Any]) -> None:
         return
     sys.stderr.write(
         f"warning: {trace}: the timestamps are whole multiples of {_fmt_us(scaled_us)}"
-        f" ({per_tick:,.1f} requests per tick on average), so a timed replay sends each tick's"
+        f" ({per_tick:,.0f} requests per tick on average), so a timed replay sends each tick's"
         " requests at one instant and their latencies include that burst's queue; --mode afap"
         " replays the trace closed loop at --iodepth instead\n"
     )
