@@ -185,7 +185,7 @@ def test_bench_prints_whatever_the_core_reports(
     figures = '{\n  "requests_per_s": 1234567.5,\n  "runs": {"gc": 3},\n  "note": "[b]x[/b]"\n}'
     calls = []
 
-    def fake_bench(io_count: int, seed: int) -> str:
+    def fake_bench(io_count: int, seed: int, progress: object = None) -> str:
         calls.append((io_count, seed))
         return figures
 

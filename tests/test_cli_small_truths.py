@@ -174,3 +174,6 @@ def test_bench_by_default_runs_gc_and_prints_its_figures(tmp_path: Path) -> None
     assert int(shown["gc_runs"].replace(",", "")) == figures["gc_runs"]
     assert shown["requests_per_s"].replace(",", "").isdigit()
     assert "write_amplification" in shown and "cached_mapping.requests_per_s" in shown
+    # Off a terminal its progress is a line every few seconds (issue 45, point 11): it spends
+    # most of its time preconditioning the 1 TiB drive, which the line names.
+    assert "preconditioning the drive:" in proc.stderr, proc.stderr

@@ -118,15 +118,34 @@ fn run_with(
 }
 
 #[pyfunction]
-#[pyo3(name = "bench", signature = (io_count, seed=1, overwrite=0.0))]
-fn run_bench(py: Python<'_>, io_count: u64, seed: u64, overwrite: f64) -> PyResult<String> {
+#[pyo3(name = "bench", signature = (io_count, seed=1, overwrite=0.0, progress=None))]
+fn run_bench(
+    py: Python<'_>,
+    io_count: u64,
+    seed: u64,
+    overwrite: f64,
+    progress: Option<PyObject>,
+) -> PyResult<String> {
     // The benchmark runs for tens of seconds (its preconditioning most of them): it looks for
-    // Ctrl-C as a run does.
+    // Ctrl-C as a run does, and reports each of its runs' progress, `(0, 0)` while it
+    // preconditions.
     let mut raised = None;
     let v = py
         .allow_threads(|| {
-            ssdlab::bench_with(io_count, seed, overwrite, &mut |_, _| {
-                no_signal(&mut raised)
+            ssdlab::bench_with(io_count, seed, overwrite, &mut |done, total| {
+                if !no_signal(&mut raised) {
+                    return false;
+                }
+                let Some(cb) = &progress else {
+                    return true;
+                };
+                Python::with_gil(|py| match cb.call1(py, (done, total)) {
+                    Ok(_) => true,
+                    Err(e) => {
+                        raised = Some(e);
+                        false
+                    }
+                })
             })
         })
         .map_err(|e| to_py_signalled(py, e, raised.take()))?;

@@ -730,7 +730,9 @@ def bench_command(
 ) -> None:
     """Measure the simulator's own speed."""
     # The raw JSON, not ssdlab.bench()'s dict, so that --json writes exactly what the core wrote.
-    figures = _core.bench(io_count, seed)
+    # Its runs (preconditioning, the timed run, GC's tail, the cached map) report one by one.
+    with progress_bar(enabled=True, description="benchmark run") as progress:
+        figures = _core.bench(io_count, seed, progress=progress)
     if json_out is not None:
         _write_json(json_out, figures)
         if str(json_out) == "-":
