@@ -287,6 +287,12 @@ def test_report_is_self_contained(quick_dir: Path) -> None:
     for needle in ("quick", "config.ftl.over_provisioning", "Provenance", "small-tlc",
                    "ssdlab version", "Invocations", "[job]", "record_requests"):  # fmt: skip
         assert needle in page, needle
+    # The configuration shows what the (NVMe) device uses, not the other interfaces' tables
+    # (issue 45, point 12).
+    configuration = page[page.index("<h2>Configuration</h2>") :]
+    assert "tlp_overhead" in configuration
+    for table in ("[interface.ata]", "[interface.ufs]", "[interface.emmc]", "[interface.dram]"):
+        assert table not in configuration, table
 
 
 def test_report_out_follows_a_symlink_and_writes_a_fifo_in_place(

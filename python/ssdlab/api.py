@@ -526,6 +526,40 @@ class Result:
         return f"<Result config={data.get('config_name')!r} seed={data.get('seed')} count={count}>"
 
 
+# The [interface] fields only NVMe's queue-pair path reads (`iface/nvme.rs`, its PCIe link), and
+# the sub-tables each other kind reads (`iface/ata.rs`, `ufs.rs`, `emmc.rs`, `dramif.rs`).
+NVME_ONLY_INTERFACE_FIELDS = ("max_payload", "tlp_overhead", "arbitration_burst")
+INTERFACE_TABLE_KINDS = {
+    "interface.ata": ("ide", "sata"),
+    "interface.ufs": ("ufs",),
+    "interface.emmc": ("emmc",),
+    "interface.dram": ("dram",),
+}
+
+
+def without_unused_interface_fields(text: str) -> str:
+    """The resolved config TOML ``text`` (``Config.to_toml()``) without what its interface kind
+    never reads (``ssdlab config show``, a report's configuration): a SATA drive shown with
+    PCIe's TLP fields misleads. Every field left out has a default, so the text still loads as
+    the same device."""
+    import tomllib
+
+    kind = str(tomllib.loads(text).get("interface", {}).get("kind", "nvme"))
+    kept: list[str] = []
+    section = ""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("[") and not stripped.startswith("[["):
+            section = stripped.strip("[]").strip()
+        if kind not in INTERFACE_TABLE_KINDS.get(section, (kind,)):
+            continue
+        key = stripped.partition("=")[0].strip()
+        if section == "interface" and kind != "nvme" and key in NVME_ONLY_INTERFACE_FIELDS:
+            continue
+        kept.append(line)
+    return "\n".join(kept) + "\n"
+
+
 # --------------------------------------------------------------------------------------------
 # Functions
 

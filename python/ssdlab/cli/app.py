@@ -35,6 +35,7 @@ from ..api import (
     preset_toml,
     presets,
     run,
+    without_unused_interface_fields,
 )
 from ..files import write_output_text
 from .experiments import register as register_experiments
@@ -653,36 +654,6 @@ def presets_command(
     _stdout().print(table)
 
 
-# The [interface] fields only NVMe's queue-pair path reads (`iface/nvme.rs`, its PCIe link), and
-# the sub-tables each other kind reads (`iface/ata.rs`, `ufs.rs`, `emmc.rs`, `dramif.rs`).
-NVME_ONLY_INTERFACE_FIELDS = ("max_payload", "tlp_overhead", "arbitration_burst")
-INTERFACE_TABLE_KINDS = {
-    "interface.ata": ("ide", "sata"),
-    "interface.ufs": ("ufs",),
-    "interface.emmc": ("emmc",),
-    "interface.dram": ("dram",),
-}
-
-
-def without_unused_interface_fields(text: str, kind: str) -> str:
-    """The config TOML ``text`` without what an interface of ``kind`` never reads: a SATA drive
-    shown with PCIe's TLP fields misleads. Every field left out has a default, so the text still
-    loads as the same device."""
-    kept: list[str] = []
-    section = ""
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("[") and not stripped.startswith("[["):
-            section = stripped.strip("[]").strip()
-        if kind not in INTERFACE_TABLE_KINDS.get(section, (kind,)):
-            continue
-        key = stripped.partition("=")[0].strip()
-        if section == "interface" and kind != "nvme" and key in NVME_ONLY_INTERFACE_FIELDS:
-            continue
-        kept.append(line)
-    return "\n".join(kept) + "\n"
-
-
 @config_app.command("show")
 def config_show_command(
     config: Annotated[
@@ -693,9 +664,7 @@ def config_show_command(
 ) -> None:
     """Print the resolved configuration (preset or file, plus overrides) as TOML, without the
     interface fields its kind does not use."""
-    resolved = _load_config(config, overrides, interface)
-    kind = str(resolved.to_dict().get("interface", {}).get("kind", "nvme"))
-    text = without_unused_interface_fields(resolved.to_toml(), kind)
+    text = without_unused_interface_fields(_load_config(config, overrides, interface).to_toml())
     # Plain write, not rich: TOML's [section] headers would be read as markup.
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
