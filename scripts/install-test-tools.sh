@@ -19,6 +19,65 @@ TEST_TOOLS=(
     chromium:chromium valgrind:valgrind
 )
 
+# Debian builds these from one source (qemu), and each depends on the others' exact version
+# (qemu-system-x86 on qemu-system-common, which qemu-utils of another version breaks): asked
+# for one of them while another is installed at a different version (a backport), apt-get
+# removes the installed one. So the packages of this family to be installed are pinned to the
+# installed one's version when the archive has it; otherwise the installed ones are moved to
+# the new one's version in the same transaction.
+QEMU_FAMILY=(qemu-system-x86 qemu-utils)
+
+installed_version() {
+    dpkg-query -W -f='${Status} ${Version}\n' "$1" 2>/dev/null |
+        awk '$1 == "install" && $3 == "installed" { print $4 }'
+}
+
+candidate_version() {
+    apt-cache policy "$1" 2>/dev/null | awk '$1 == "Candidate:" && $2 != "(none)" { print $2 }'
+}
+
+available() { # PACKAGE VERSION: whether the archive holds PACKAGE at VERSION
+    apt-cache madison "$1" 2>/dev/null | awk -F'|' -v v="$2" '{ gsub(/ /, "", $2) } $2 == v { f = 1 } END { exit !f }'
+}
+
+# Rewrite needed[] (and add to it) so that the qemu family ends up at one version.
+pin_qemu_family() {
+    local -a missing=() present_ones=()
+    local package version=""
+    for package in "${QEMU_FAMILY[@]}"; do
+        if [[ " ${needed[*]} " == *" $package "* ]]; then
+            missing+=("$package")
+        elif [[ -n $(installed_version "$package") ]]; then
+            present_ones+=("$package")
+            version=$(installed_version "$package")
+        fi
+    done
+    if ((${#missing[@]} == 0 || ${#present_ones[@]} == 0)); then
+        return 0
+    fi
+    local all_there=1
+    for package in "${missing[@]}"; do
+        available "$package" "$version" || all_there=0
+    done
+    local i
+    if ((all_there)); then
+        for i in "${!needed[@]}"; do
+            for package in "${missing[@]}"; do
+                if [[ ${needed[i]} == "$package" ]]; then
+                    needed[i]="$package=$version"
+                fi
+            done
+        done
+    else
+        version=$(candidate_version "${missing[0]}")
+        for package in "${present_ones[@]}"; do
+            needed+=("$package=$version")
+        done
+        allow_downgrades=(--allow-downgrades)
+    fi
+    return 0
+}
+
 present() {
     if [[ $1 == /* ]]; then
         compgen -G "$1*" >/dev/null
@@ -55,14 +114,16 @@ install_test_tools() {
         [[ ${CI:-} != true ]]
         return
     fi
-    echo "ci: installing ${needed[*]} (apt-get)"
     local log
     log=$(mktemp)
-    if ! {
-        "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -qq update &&
-            "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
-                apt-get install -y -qq --no-install-recommends "${needed[@]}"
-    } >"$log" 2>&1; then
+    local -a allow_downgrades=()
+    if "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -qq update >"$log" 2>&1; then
+        pin_qemu_family
+    fi
+    echo "ci: installing ${needed[*]} (apt-get)"
+    if ! "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq --no-install-recommends "${allow_downgrades[@]}" "${needed[@]}" \
+        >>"$log" 2>&1; then
         cat "$log" >&2
         rm -f "$log"
         echo "ci: apt-get install ${needed[*]} failed" >&2
@@ -70,7 +131,4 @@ install_test_tools() {
     fi
     rm -f "$log"
 }
-install_test_tools
-# Twice: a machine whose qemu-utils is newer than Debian's (a backport) loses it when Debian's
-# qemu-system-x86 comes in; the second pass puts back the qemu-utils that matches it.
 install_test_tools

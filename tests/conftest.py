@@ -70,7 +70,10 @@ def assert_user_error(proc: subprocess.CompletedProcess[str], *needles: str) -> 
     context = f"stdout={proc.stdout!r} stderr={proc.stderr!r}"
     assert proc.returncode == 2, context
     assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout, context
-    lines = proc.stderr.strip().splitlines()
+    # A run that took more than a few seconds before its error printed progress lines first
+    # (off a terminal, one every few seconds: cli/progress.py); the error is still one line.
+    progress = ("simulating: ", "preconditioning the drive: ")
+    lines = [line for line in proc.stderr.strip().splitlines() if not line.startswith(progress)]
     assert len(lines) == 1, context
     assert lines[0].startswith("error: "), context
     for needle in needles:

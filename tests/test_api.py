@@ -250,12 +250,21 @@ def test_result_keys(tiny_result: ssdlab.Result, preset_name: str) -> None:
 
 def test_request_arrays(tiny_result: ssdlab.Result) -> None:
     columns = tiny_result.requests()
-    assert set(columns) == {"op", "offset_bytes", "issue_us", "latency_us"}
+    assert set(columns) == {
+        "op",
+        "op_name",
+        "offset_bytes",
+        "size_bytes",
+        "issue_us",
+        "latency_us",
+    }
     count = tiny_result.to_dict()["total"]["count"]
     for name, array in columns.items():
         assert isinstance(array, np.ndarray)
         assert array.shape == (count,), name
     assert columns["op"].dtype == np.uint8
+    assert columns["size_bytes"].dtype == np.uint64
+    assert np.all(columns["size_bytes"] == 4096)
     assert columns["offset_bytes"].dtype == np.uint64
     assert columns["issue_us"].dtype == np.float64
     assert columns["latency_us"].dtype == np.float64

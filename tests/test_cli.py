@@ -185,7 +185,7 @@ def test_bench_prints_whatever_the_core_reports(
     figures = '{\n  "requests_per_s": 1234567.5,\n  "runs": {"gc": 3},\n  "note": "[b]x[/b]"\n}'
     calls = []
 
-    def fake_bench(io_count: int, seed: int) -> str:
+    def fake_bench(io_count: int, seed: int, progress: object = None) -> str:
         calls.append((io_count, seed))
         return figures
 
@@ -330,8 +330,49 @@ def test_interrupt_exits_130() -> None:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130, stderr
-    assert stderr.strip() == "interrupted"
+    # What completed before the stop is kept (issue 45, point 10): said on stderr (-q: no table).
+    lines = stderr.strip().splitlines()
+    assert lines[-1] == "interrupted", stderr
+    assert lines[0].startswith("partial result: interrupted by SIGINT (Ctrl-C),"), stderr
     assert "Traceback" not in stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("what", [["--rw", "randwrite", "--io-count", "50000000"],
+                                  ["--trace", "model:financial1,count=50000000"]],
+                         ids=["job", "trace"])  # fmt: skip
+def test_an_interrupted_run_prints_and_writes_what_it_measured(
+    tmp_path: Path, signum: int, what: list[str]
+) -> None:
+    """Ctrl-C or SIGTERM in the middle of a run lost everything it had measured (issue 45,
+    point 10); now the result of the requests completed so far is printed and written, marked
+    partial with the reason, as fio and `ssdlab serve` do, and the exit is still 130."""
+    out = tmp_path / "deep" / "partial.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ssdlab", "run", "small-tlc", "--iodepth", "32", *what,
+         "--json", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), env=dict(os.environ),
+    )  # fmt: skip
+    try:
+        time.sleep(3.0)  # past start-up and preconditioning, into the run
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signum)
+        stdout, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    reason = "terminated by SIGTERM" if signum == signal.SIGTERM else "interrupted by SIGINT"
+    assert f"partial result: {reason}" in stderr and stderr.strip().endswith("interrupted")
+    data = json.loads(out.read_text())
+    assert data["partial"]["reason"].startswith(reason)
+    assert data["sim"]["stop_reason"] == "interrupted"
+    assert 0 < data["sim"]["requests"] < 50_000_000
+    assert data["total"]["count"] > 0
+    assert "stop: interrupted" in stdout, stdout
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")

@@ -85,7 +85,9 @@ def test_sweep_with_a_failing_point_finishes_and_exits_1(tmp_path: Path) -> None
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_interrupted_sweep_continues_where_it_stopped(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_interrupted_sweep_continues_where_it_stopped(tmp_path: Path, signum: int) -> None:
+    # SIGTERM (issue 45, point 10) killed the sweep without its table; now it stops as Ctrl-C.
     sweep = tmp_path / "long.toml"
     sweep.write_text(
         'config = "small-tlc"\nrepeat = 20\n[job]\nrw = "randwrite"\nbs = "4KiB"\n'
@@ -107,7 +109,7 @@ def test_interrupted_sweep_continues_where_it_stopped(tmp_path: Path) -> None:
         while time.monotonic() < deadline and len(list(out.glob("runs/*/point.json"))) < 3:
             assert proc.poll() is None, proc.communicate()
             time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signum)
         _, stderr = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
@@ -115,6 +117,11 @@ def test_interrupted_sweep_continues_where_it_stopped(tmp_path: Path) -> None:
     assert proc.returncode == 130, stderr
     assert stderr.strip().splitlines()[-1] == "interrupted"
     done = len(list(out.glob("runs/*/point.json")))
+    partial = stderr.strip().splitlines()[-2]
+    reason = (
+        "terminated by SIGTERM" if signum == signal.SIGTERM else "interrupted by SIGINT (Ctrl-C)"
+    )
+    assert partial.startswith(f"partial result: {reason}, {done} of 80 points done"), stderr
     assert 3 <= done < 80
     table = pl.read_parquet(out / "results.parquet")  # the table covers what was done
     assert table.height == done
@@ -280,6 +287,12 @@ def test_report_is_self_contained(quick_dir: Path) -> None:
     for needle in ("quick", "config.ftl.over_provisioning", "Provenance", "small-tlc",
                    "ssdlab version", "Invocations", "[job]", "record_requests"):  # fmt: skip
         assert needle in page, needle
+    # The configuration shows what the (NVMe) device uses, not the other interfaces' tables
+    # (issue 45, point 12).
+    configuration = page[page.index("<h2>Configuration</h2>") :]
+    assert "tlp_overhead" in configuration
+    for table in ("[interface.ata]", "[interface.ufs]", "[interface.emmc]", "[interface.dram]"):
+        assert table not in configuration, table
 
 
 def test_report_out_follows_a_symlink_and_writes_a_fifo_in_place(
@@ -463,3 +476,27 @@ def test_reproduce_again_reuses_the_runs(fig5: tuple[Path, Path, subprocess.Comp
     assert proc.stdout == ""
     assert json.loads((tmp_path / "again.json").read_text()) == json.loads(rows_path.read_text())
     assert time.monotonic() - start < 60  # nothing ran again
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_an_interrupted_reproduce_all_says_what_it_kept(tmp_path: Path) -> None:
+    # Issue 45, point 10: SIGTERM stops `reproduce --all` as Ctrl-C does, saying how far it got.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ssdlab", "reproduce", "--all", "--out", str(tmp_path / "out")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+        env=dict(os.environ),
+    )  # fmt: skip
+    try:
+        time.sleep(3.0)
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    lines = stderr.strip().splitlines()
+    assert lines[-1] == "interrupted", stderr
+    assert re.match(
+        r"partial result: terminated by SIGTERM in \S+, \d+ of \d+ experiments done", lines[-2]
+    ), stderr

@@ -450,11 +450,11 @@ def test_bad_options_are_one_line_errors() -> None:
 @pytest.mark.parametrize(
     ("option", "target", "needles"),
     [
-        ("--json", "{tmp}/no-such-folder/r.json", ["no-such-folder", "no such folder"]),
+        ("--json", "{tmp}/plain/r.json", ["plain"]),
         ("--json", "{tmp}", ["is a directory"]),
         ("--log", "/dev/full", ["--log /dev/full", "cannot be written"]),
     ],
-    ids=["json-missing-folder", "json-directory", "log-full-device"],
+    ids=["json-under-a-file", "json-directory", "log-full-device"],
 )
 def test_an_output_path_the_session_cannot_be_written_to_is_refused_at_start(
     tmp_path: Path, option: str, target: str, needles: list[str]
@@ -463,6 +463,7 @@ def test_an_output_path_the_session_cannot_be_written_to_is_refused_at_start(
     if target == "/dev/full" and not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full")
     sock = tmp_path / "s.sock"
+    (tmp_path / "plain").write_text("a file, not a folder")
     path = target.format(tmp=tmp_path)
     proc = run_cli("serve", "small-tlc", "--listen", f"unix:{sock}", option, path, timeout=60)
     assert_user_error(proc, *needles)

@@ -80,7 +80,9 @@ def run_trace(
     record_requests: bool = False,
     progress: _Progress = None,
 ) -> tuple[str, bytes | None]: ...
-def bench(io_count: int, seed: int = 1, overwrite: float = 0.0) -> str: ...
+def bench(
+    io_count: int, seed: int = 1, overwrite: float = 0.0, progress: _Progress = None
+) -> str: ...
 def swap(
     spec: str,
     memory: str,

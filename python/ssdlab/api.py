@@ -37,7 +37,8 @@ ProgressCallback = Callable[[int, int], None]
 OP_NAMES: tuple[str, ...] = tuple(_core.op_names())
 
 PS_PER_US = 1_000_000.0
-RECORD_FIELDS = 4  # (op, offset_bytes, issue_ps, latency_ps), each a little-endian u64
+# (op, offset_bytes, issue_ps, latency_ps, size_bytes), each a little-endian u64
+RECORD_FIELDS = 5
 
 
 # --------------------------------------------------------------------------------------------
@@ -455,19 +456,62 @@ class Result:
         return self._records is not None
 
     def requests(self) -> dict[str, np.ndarray]:
-        """Per-request columns: ``op`` (0 read, 1 write, 2 trim, 3 flush), ``offset_bytes``,
-        ``issue_us`` and ``latency_us``. Needs ``run(..., record_requests=True)``."""
+        """Per-request columns, one row per measured request in completion order: ``op`` (its
+        code: 0 read, 1 write, 2 trim, 3 flush), ``op_name`` (the same as text),
+        ``offset_bytes``, ``size_bytes``, ``issue_us`` and ``latency_us``. Needs
+        ``run(..., record_requests=True)``."""
         if self._records is None:
             raise ValueError("no per-request records in this result: run with record_requests=True")
         import numpy as np
 
         rows = np.frombuffer(self._records, dtype="<u8").reshape(-1, RECORD_FIELDS)
+        op = rows[:, 0].astype(np.uint8)
         return {
-            "op": rows[:, 0].astype(np.uint8),
+            "op": op,
+            "op_name": np.array(OP_NAMES)[op],
             "offset_bytes": rows[:, 1].astype(np.uint64),
+            "size_bytes": rows[:, 4].astype(np.uint64),
             "issue_us": rows[:, 2] / PS_PER_US,
             "latency_us": rows[:, 3] / PS_PER_US,
         }
+
+    def to_polars(self) -> Any:
+        """The per-request records as a polars DataFrame: ``op`` a categorical of the op names
+        (``pl.Enum``, so every op keeps its place even where absent), ``offset_bytes``,
+        ``size_bytes``, ``issue_us``, ``latency_us``. Needs ``record_requests=True``."""
+        import polars as pl
+
+        columns = self.requests()
+        return pl.DataFrame(
+            {
+                "op": pl.Series(columns["op_name"], dtype=pl.Enum(list(OP_NAMES))),
+                "offset_bytes": columns["offset_bytes"],
+                "size_bytes": columns["size_bytes"],
+                "issue_us": columns["issue_us"],
+                "latency_us": columns["latency_us"],
+            }
+        )
+
+    def to_pandas(self) -> Any:
+        """:meth:`to_polars` as a pandas DataFrame, ``op`` a ``pd.Categorical``. pandas is
+        optional (``pip install 'ssdlab[pandas]'``); without it this raises ImportError saying
+        so."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError(
+                "Result.to_pandas needs pandas: pip install 'ssdlab[pandas]' (or use to_polars)"
+            ) from None
+        columns = self.requests()
+        return pd.DataFrame(
+            {
+                "op": pd.Categorical(columns["op_name"], categories=list(OP_NAMES)),
+                "offset_bytes": columns["offset_bytes"],
+                "size_bytes": columns["size_bytes"],
+                "issue_us": columns["issue_us"],
+                "latency_us": columns["latency_us"],
+            }
+        )
 
     def latencies(self, op: str = "read") -> np.ndarray:
         """Latencies in microseconds of every recorded request of one kind, in issue order."""
@@ -482,8 +526,53 @@ class Result:
         return f"<Result config={data.get('config_name')!r} seed={data.get('seed')} count={count}>"
 
 
+# The [interface] fields only NVMe's queue-pair path reads (`iface/nvme.rs`, its PCIe link), and
+# the sub-tables each other kind reads (`iface/ata.rs`, `ufs.rs`, `emmc.rs`, `dramif.rs`).
+NVME_ONLY_INTERFACE_FIELDS = ("max_payload", "tlp_overhead", "arbitration_burst")
+INTERFACE_TABLE_KINDS = {
+    "interface.ata": ("ide", "sata"),
+    "interface.ufs": ("ufs",),
+    "interface.emmc": ("emmc",),
+    "interface.dram": ("dram",),
+}
+
+
+def without_unused_interface_fields(text: str) -> str:
+    """The resolved config TOML ``text`` (``Config.to_toml()``) without what its interface kind
+    never reads (``ssdlab config show``, a report's configuration): a SATA drive shown with
+    PCIe's TLP fields misleads. Every field left out has a default, so the text still loads as
+    the same device."""
+    import tomllib
+
+    kind = str(tomllib.loads(text).get("interface", {}).get("kind", "nvme"))
+    kept: list[str] = []
+    section = ""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("[") and not stripped.startswith("[["):
+            section = stripped.strip("[]").strip()
+        if kind not in INTERFACE_TABLE_KINDS.get(section, (kind,)):
+            continue
+        key = stripped.partition("=")[0].strip()
+        if section == "interface" and kind != "nvme" and key in NVME_ONLY_INTERFACE_FIELDS:
+            continue
+        kept.append(line)
+    return "\n".join(kept) + "\n"
+
+
 # --------------------------------------------------------------------------------------------
 # Functions
+
+
+def partial_result(error: BaseException) -> Result | None:
+    """What a run stopped by Ctrl-C had measured: the ``Interrupted`` that :func:`run` raised
+    carries the result of the requests completed by then (its ``sim.stop_reason``
+    "interrupted"); None when it stopped before any (while preconditioning) or for another
+    exception."""
+    if not isinstance(error, _core.Interrupted) or len(error.args) < 2:
+        return None
+    partial = error.args[1]
+    return Result(partial, None) if isinstance(partial, str) else None
 
 
 def _let_interrupts_through(done: int, total: int) -> None:
@@ -564,7 +653,14 @@ def config_schema() -> str:
     return _core.config_schema()
 
 
-def bench(io_count: int = 100_000, seed: int = 1) -> dict[str, Any]:
+#: The benchmark's default request count. Its writes (30 %) must carry the preconditioned
+#: drive's planes, whose host write pointers stand in line, past the end of their open block, or
+#: no plane collects: 100,000 requests wrote 29 pages on each of the 1,024 planes (blocks of
+#: 512) and ran no GC. A million cross a block boundary (seed 1: thousands of GC runs).
+BENCH_IO_COUNT = 1_000_000
+
+
+def bench(io_count: int = BENCH_IO_COUNT, seed: int = 1) -> dict[str, Any]:
     """Run the core's built-in benchmark and return its figures."""
     if (
         isinstance(io_count, bool)

@@ -87,6 +87,15 @@ fn run_with(
         })
     });
     let out = match out {
+        // Stopped by Ctrl-C after preconditioning: `Interrupted("interrupted", result JSON)`,
+        // the result of the requests completed so far for the caller to keep (`ssdlab run`
+        // prints and writes it, marked partial). A callback that raised anything else raises it.
+        Ok(o) if o.interrupted => {
+            return Err(match callback_error {
+                Some(e) if !e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) => e,
+                _ => Interrupted::new_err(("interrupted", o.result.to_json())),
+            })
+        }
         Ok(o) => o,
         Err(Error::Interrupted) => {
             return Err(match callback_error {
@@ -97,9 +106,9 @@ fn run_with(
         Err(e) => return Err(to_py(e)),
     };
     let records = out.records.map(|recs| {
-        let mut buf = Vec::with_capacity(recs.len() * 32);
+        let mut buf = Vec::with_capacity(recs.len() * 40);
         for r in recs {
-            for v in [r.op as u64, r.offset, r.issue_ps, r.latency_ps] {
+            for v in [r.op as u64, r.offset, r.issue_ps, r.latency_ps, r.len] {
                 buf.extend_from_slice(&v.to_le_bytes());
             }
         }
@@ -109,15 +118,34 @@ fn run_with(
 }
 
 #[pyfunction]
-#[pyo3(name = "bench", signature = (io_count, seed=1, overwrite=0.0))]
-fn run_bench(py: Python<'_>, io_count: u64, seed: u64, overwrite: f64) -> PyResult<String> {
+#[pyo3(name = "bench", signature = (io_count, seed=1, overwrite=0.0, progress=None))]
+fn run_bench(
+    py: Python<'_>,
+    io_count: u64,
+    seed: u64,
+    overwrite: f64,
+    progress: Option<PyObject>,
+) -> PyResult<String> {
     // The benchmark runs for tens of seconds (its preconditioning most of them): it looks for
-    // Ctrl-C as a run does.
+    // Ctrl-C as a run does, and reports each of its runs' progress, `(0, 0)` while it
+    // preconditions.
     let mut raised = None;
     let v = py
         .allow_threads(|| {
-            ssdlab::bench_with(io_count, seed, overwrite, &mut |_, _| {
-                no_signal(&mut raised)
+            ssdlab::bench_with(io_count, seed, overwrite, &mut |done, total| {
+                if !no_signal(&mut raised) {
+                    return false;
+                }
+                let Some(cb) = &progress else {
+                    return true;
+                };
+                Python::with_gil(|py| match cb.call1(py, (done, total)) {
+                    Ok(_) => true,
+                    Err(e) => {
+                        raised = Some(e);
+                        false
+                    }
+                })
             })
         })
         .map_err(|e| to_py_signalled(py, e, raised.take()))?;

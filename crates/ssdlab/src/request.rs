@@ -277,4 +277,6 @@ pub struct RequestRecord {
     pub offset: u64,
     pub issue_ps: u64,
     pub latency_ps: u64,
+    /// The request's length in bytes.
+    pub len: u64,
 }

@@ -25,13 +25,20 @@ pub struct RunOptions {
 pub struct RunOutput {
     pub result: RunResult,
     pub records: Option<Vec<RequestRecord>>,
+    /// The progress callback stopped the run (Ctrl-C) after preconditioning: the result holds
+    /// the requests completed by then, its stop reason [`INTERRUPTED`].
+    pub interrupted: bool,
 }
+
+/// The stop reason of a run its progress callback stopped.
+pub const INTERRUPTED: &str = "interrupted";
 
 /// How often (in events) the run checks the wall clock to report progress.
 const CHECK_EVERY: u64 = 1 << 16;
 
 /// Run `job` on the device `cfg`. `progress(done, total)` is called about ten times per wall
-/// second; returning false stops the run with [`Error::Interrupted`].
+/// second; returning false stops the run: with [`Error::Interrupted`] while preconditioning,
+/// after it with the result so far ([`RunOutput::interrupted`]).
 pub fn run(
     cfg: &SsdConfig,
     spec: &JobSpec,
@@ -54,12 +61,17 @@ pub fn run(
     let job_json = serde_json::to_value(spec).expect("job serialises");
     let t = precondition_with(&mut dev, cfg, opts.seed, progress)?;
     driver.start(&mut dev);
-    let wall = drive(&mut dev, &mut driver, progress)?;
-    let stop = driver.finish()?;
+    let (wall, finished) = drive(&mut dev, &mut driver, progress)?;
+    let stop = if finished {
+        driver.finish()?
+    } else {
+        INTERRUPTED
+    };
     let result = build_result(&dev, cfg, job_json, opts.seed, stop, wall, t);
     Ok(RunOutput {
         result,
         records: dev.take_records(),
+        interrupted: !finished,
     })
 }
 
@@ -81,13 +93,18 @@ pub fn run_replay(
     let job_json = serde_json::to_value(tjob).expect("trace job serialises");
     let t = precondition_with(&mut dev, cfg, opts.seed, progress)?;
     driver.start(&mut dev);
-    let wall = drive(&mut dev, &mut driver, progress)?;
-    let stop = driver.finish()?;
+    let (wall, finished) = drive(&mut dev, &mut driver, progress)?;
+    let stop = if finished {
+        driver.finish()?
+    } else {
+        INTERRUPTED
+    };
     let mut result = build_result(&dev, cfg, job_json, opts.seed, stop, wall, t);
     result.trace = Some(driver.outcome());
     Ok(RunOutput {
         result,
         records: dev.take_records(),
+        interrupted: !finished,
     })
 }
 
@@ -272,6 +289,7 @@ fn hfsl_output(
     RunOutput {
         result,
         records: run.dev.take_records(),
+        interrupted: false,
     }
 }
 
@@ -345,16 +363,18 @@ fn tenth_seconds<'a>(
     }
 }
 
-/// Run `driver` on `dev` until the device is idle; returns the wall seconds it took.
+/// Run `driver` on `dev` until the device is idle, or until `progress` says stop; returns the
+/// wall seconds it took and whether it ran to the end.
 fn drive<D: Driver>(
     dev: &mut Device,
     driver: &mut D,
     progress: &mut dyn FnMut(u64, u64) -> bool,
-) -> Result<f64> {
+) -> Result<(f64, bool)> {
     let t1 = Instant::now();
     let finished = dev.run(driver, CHECK_EVERY, &mut tenth_seconds(progress))?;
     if !finished {
-        return Err(Error::Interrupted);
+        // What completed so far is still a result (fio keeps it too); the caller marks it.
+        return Ok((t1.elapsed().as_secs_f64(), false));
     }
     // Simulated time adds with saturation: once an event lands at the clock's end, every later
     // step takes 0 ps and the run "completes" with figures that mean nothing.
@@ -377,7 +397,7 @@ fn drive<D: Driver>(
             + dev.host().failed_with(Status::ReadOnly)
             + dev.host().failed_with(Status::NoSpace);
         if dev.config().reliability.is_some() && media == n {
-            return Ok(t1.elapsed().as_secs_f64());
+            return Ok((t1.elapsed().as_secs_f64(), true));
         }
         return Err(Error::Job(format!(
             "{n} of {} requests failed; the first, a {} at byte {offset}: {}",
@@ -386,7 +406,7 @@ fn drive<D: Driver>(
             status.describe()
         )));
     }
-    Ok(t1.elapsed().as_secs_f64())
+    Ok((t1.elapsed().as_secs_f64(), true))
 }
 
 /// The FTL's figures beyond `device`'s: the mapping cache's (cached mapping) and the write
@@ -704,7 +724,7 @@ pub fn bench_with(
         r#"{{"name":"bench","rw":"randrw","rwmixread":70,"bs":"4KiB","iodepth":32,"io_count":{io_count}}}"#
     ))?;
     let mem_before = peak_memory_bytes();
-    let out = run(
+    let out = run_to_end(
         &cfg,
         &job,
         &RunOptions {
@@ -749,6 +769,20 @@ pub fn bench_with(
     }))
 }
 
+/// [`run`], where an interrupted run is an error (the benchmark's figures are its whole runs').
+fn run_to_end(
+    cfg: &SsdConfig,
+    spec: &JobSpec,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<RunOutput> {
+    let out = run(cfg, spec, opts, progress)?;
+    if out.interrupted {
+        return Err(Error::Interrupted);
+    }
+    Ok(out)
+}
+
 /// The benchmark's device: `seed004-64ch-mlc` as it was before it took SimpleSSD v1.0's page
 /// layout and timing (multi-plane operations, 400 MT/s, writes striped over every plane), so
 /// that the benchmark's figures stay comparable from commit to commit; then `extra`.
@@ -790,7 +824,7 @@ fn cached_mapping_with(
         seed,
         record_requests: false,
     };
-    let r = run(&cfg, &job, &opts, progress)?.result;
+    let r = run_to_end(&cfg, &job, &opts, progress)?.result;
     let m = r.ftl.as_ref().and_then(|f| f.mapping.as_ref());
     Ok(serde_json::json!({
         "workload": format!(
@@ -844,7 +878,7 @@ fn gc_tail_with(
             seed,
             record_requests: false,
         };
-        let r = run(&cfg, &job, &opts, progress)?.result;
+        let r = run_to_end(&cfg, &job, &opts, progress)?.result;
         let mut v = tail(r.ops.get("write"));
         v["write_amplification"] = r.device.write_amplification.into();
         v["iops_simulated"] = r.total.iops.into();

@@ -8,33 +8,40 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from .. import SimulationError, __version__, _core
 from ..api import (
+    BENCH_IO_COUNT,
     MAX_SEED,
     Config,
     Job,
     Result,
     Trace,
     config_schema,
+    partial_result,
     preset_toml,
     presets,
     run,
+    without_unused_interface_fields,
 )
 from ..files import write_output_text
 from .experiments import register as register_experiments
 from .nvme import register as register_nvme
 from .options import Interface, Overrides, UserError, check_overrides
-from .progress import progress_bar, stderr_is_terminal
+from .progress import progress_bar
 from .serve import register as register_serve
 from .swap import register as register_swap
 from .table import key_value_table, print_result
@@ -143,8 +150,35 @@ def _write_json(path: Path, text: str) -> None:
     write_output_text(path, text)
 
 
+@contextmanager
+def _keep_partial(json_out: Path | None, quiet: bool) -> Iterator[None]:
+    """A run stopped by Ctrl-C or SIGTERM keeps what it measured, as fio does: the core hands
+    the result of the requests completed so far with ``Interrupted``; it is printed and written
+    to --json marked ``"partial": {"reason": ...}`` (its ``sim.stop_reason`` is "interrupted"),
+    and the command still ends as interrupted (exit 130)."""
+    try:
+        yield
+    except _core.Interrupted as error:
+        partial = partial_result(error)
+        if partial is not None:
+            data = partial.to_dict()
+            reason = STOPPED_BY.get("reason", "interrupted by SIGINT (Ctrl-C)")
+            data["partial"] = {"reason": reason}
+            if json_out is not None:
+                _write_json(json_out, json.dumps(data, indent=2))
+            if not quiet and not (json_out is not None and str(json_out) == "-"):
+                print_result(data, _stdout())
+            completed = (data.get("sim") or {}).get("requests", 0)
+            sys.stderr.write(
+                f"partial result: {reason}, {completed:,} requests completed"
+                + (f" (written to {json_out})" if json_out is not None else "")
+                + "\n"
+            )
+        raise
+
+
 def _run_with_progress(config: Config, job: Job | Trace, seed: int, quiet: bool) -> Result:
-    with progress_bar(enabled=stderr_is_terminal() and not quiet) as progress:
+    with progress_bar(enabled=not quiet) as progress:
         if isinstance(job, Trace):
             return run(config, seed=seed, progress=progress, trace=job)
         return run(config, job, seed=seed, progress=progress)
@@ -186,6 +220,40 @@ def _run_fio(
         sys.stdout.write(fio.to_text(parsed, results))
 
 
+#: A timed replay whose timestamps are this coarse (µs, after --time-scale) or coarser, with
+#: more than one request per tick on average, sends bursts: a device serves 4 KiB in tens of µs.
+COARSE_TIMESTAMPS_US = 1000.0
+
+
+def _warn_coarse_timestamps(trace: str, result: dict[str, Any]) -> None:
+    """Warn when a timed replay's trace has timestamps so coarse that many requests share one
+    (the Tencent CBS sample is in whole seconds): each tick's requests then arrive at one
+    instant and their latencies measure the burst's queue, not the workload's."""
+    outcome = result.get("trace") or {}
+    resolution_us = outcome.get("time_resolution_us")
+    if outcome.get("mode") != "timed" or not isinstance(resolution_us, int | float):
+        return
+    scaled_us = resolution_us * float(outcome.get("time_scale") or 1.0)
+    ticks = float(outcome.get("duration_s") or 0.0) * 1e6 / resolution_us + 1
+    per_tick = int(outcome.get("per_pass") or 0) / ticks
+    if scaled_us < COARSE_TIMESTAMPS_US or per_tick <= 1:
+        return
+    sys.stderr.write(
+        f"warning: {trace}: the timestamps are whole multiples of {_fmt_us(scaled_us)}"
+        f" ({per_tick:,.0f} requests per tick on average), so a timed replay sends each tick's"
+        " requests at one instant and their latencies include that burst's queue; --mode afap"
+        " replays the trace closed loop at --iodepth instead\n"
+    )
+
+
+def _fmt_us(value: float) -> str:
+    if value >= 1e6:
+        return f"{value / 1e6:g} s"
+    if value >= 1e3:
+        return f"{value / 1e3:g} ms"
+    return f"{value:g} µs"
+
+
 def _build_trace(trace: str, flags: dict[str, Any], job_flags: dict[str, Any]) -> Trace:
     given = [flag for flag, value in job_flags.items() if value is not None]
     if given:
@@ -218,7 +286,7 @@ def run_command(
         typer.Option(
             "--fio",
             metavar="FILE",
-            help="A fio job file (INI: \\[global], job sections, stonewall groups); reported per"
+            help="A fio job file (INI: [global], job sections, stonewall groups); reported per"
             " job and per group as fio does (see docs/fio.md).",
         ),
     ] = None,
@@ -233,7 +301,7 @@ def run_command(
     name: Annotated[str | None, typer.Option(help="Job name.")] = None,
     rw: Annotated[
         str | None,
-        typer.Option(help="read|write|randread|randwrite|randrw|rw|trim|randtrim"),
+        typer.Option(help="read, write, randread, randwrite, randrw, rw, trim or randtrim."),
     ] = None,
     bs: Annotated[
         str | None, typer.Option(help="Block size (4KiB) or a mix (4KiB:70,64KiB:30).")
@@ -485,7 +553,9 @@ def run_command(
                 "--iodepth-low": iodepth_low,
             },
         )
-        result = _run_with_progress(resolved, replay, seed, quiet)
+        with _keep_partial(json_out, quiet):
+            result = _run_with_progress(resolved, replay, seed, quiet)
+        _warn_coarse_timestamps(trace, result.to_dict())
         if json_out is not None:
             _write_json(json_out, result.to_json())
         if not quiet and not (json_out is not None and str(json_out) == "-"):
@@ -519,7 +589,8 @@ def run_command(
             "a --job FILE or a --trace FILE; e.g. --rw randread --io-count 10000"
         )
     job = _build_job(job_file, flags)
-    result = _run_with_progress(resolved, job, seed, quiet)
+    with _keep_partial(json_out, quiet):
+        result = _run_with_progress(resolved, job, seed, quiet)
     if json_out is not None:
         _write_json(json_out, result.to_json())
     if not quiet and not (json_out is not None and str(json_out) == "-"):
@@ -561,8 +632,15 @@ def demo_command(
 
 
 @app.command("presets")
-def presets_command() -> None:
+def presets_command(
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the list as JSON (name, description, source).")
+    ] = False,
+) -> None:
     """List the shipped presets."""
+    if json_out:
+        sys.stdout.write(json.dumps(presets(), indent=2, ensure_ascii=False) + "\n")
+        return
     table = Table(title="presets", title_justify="left")
     table.add_column("name", style="bold", no_wrap=True)
     table.add_column("description")
@@ -584,8 +662,9 @@ def config_show_command(
     overrides: Overrides = None,
     interface: Interface = None,
 ) -> None:
-    """Print the resolved configuration (preset or file, plus overrides) as TOML."""
-    text = _load_config(config, overrides, interface).to_toml()
+    """Print the resolved configuration (preset or file, plus overrides) as TOML, without the
+    interface fields its kind does not use."""
+    text = without_unused_interface_fields(_load_config(config, overrides, interface).to_toml())
     # Plain write, not rich: TOML's [section] headers would be read as markup.
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
@@ -614,13 +693,15 @@ def config_schema_command(
 def bench_command(
     io_count: Annotated[
         int, typer.Option("--io-count", min=1, help="Requests per benchmark run.")
-    ] = 100_000,
+    ] = BENCH_IO_COUNT,
     seed: Seed = 1,
     json_out: JsonOut = None,
 ) -> None:
     """Measure the simulator's own speed."""
     # The raw JSON, not ssdlab.bench()'s dict, so that --json writes exactly what the core wrote.
-    figures = _core.bench(io_count, seed)
+    # Its runs (preconditioning, the timed run, GC's tail, the cached map) report one by one.
+    with progress_bar(enabled=True, description="benchmark run") as progress:
+        figures = _core.bench(io_count, seed, progress=progress)
     if json_out is not None:
         _write_json(json_out, figures)
         if str(json_out) == "-":
@@ -675,9 +756,56 @@ def _is_usage_error(error: BaseException) -> bool:
     return hasattr(error, "format_message") and isinstance(getattr(error, "exit_code", None), int)
 
 
+def _commands(command: Any) -> Iterator[Any]:
+    yield command
+    for sub in getattr(command, "commands", {}).values():
+        yield from _commands(sub)
+
+
+def _prepare_help(command: Any, terminal: bool) -> None:
+    """Help texts are written plain (``[hfsl]`` is a config section, not markup). On a terminal
+    typer draws them with rich, which would read brackets as markup and drop them: escape them.
+    Off a terminal (``ssdlab run --help | less``, a file) rich would also cut long words at 80
+    columns with "…": use click's plain help there, which wraps and cuts nothing."""
+    for cmd in _commands(command):
+        if not terminal:
+            cmd.rich_markup_mode = None
+            continue
+        for owner in (cmd, *cmd.params):
+            for attr in ("help", "short_help", "epilog"):
+                text = getattr(owner, attr, None)
+                if isinstance(text, str):
+                    setattr(owner, attr, escape(text))
+
+
+#: Why the command stopped early, when a signal stopped it: what a partial result says.
+STOPPED_BY: dict[str, str] = {}
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    STOPPED_BY["reason"] = "terminated by SIGTERM"
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit code (the console script passes it to sys.exit)."""
+    """Run the command line; return the exit code (the console script passes it to sys.exit).
+
+    SIGTERM (a job scheduler, `timeout`, `kill`) stops a command as Ctrl-C does: a run keeps and
+    writes what it measured, a sweep its finished points (serve installs its own handler)."""
+    STOPPED_BY.clear()
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread: signals are not ours to take
+        return _main(argv)
+    try:
+        return _main(argv)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     command = typer.main.get_command(app)
+    _prepare_help(command, terminal=sys.stdout is not None and sys.stdout.isatty())
     args = list(argv) if argv is not None else sys.argv[1:]
     if sys.stdout is None:
         # Started with standard output closed (`ssdlab run … >&-`): Python has no stream to

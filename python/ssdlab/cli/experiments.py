@@ -19,6 +19,7 @@ from rich.text import Text
 
 from .. import _core
 from ..files import write_output_text
+from .progress import line_progress
 
 if TYPE_CHECKING:
     from ..experiments.runner import SweepOutcome
@@ -45,7 +46,8 @@ def _stderr() -> Console:
 
 
 class _Bar:
-    """The sweep's progress bar on stderr: points done of all, failures so far, ETA."""
+    """The sweep's progress on stderr: points done of all, failures so far, ETA; a bar on a
+    terminal, a line every few seconds elsewhere (``progress.line_progress``)."""
 
     def __init__(self, label: str, enabled: bool) -> None:
         self.label = label
@@ -53,9 +55,15 @@ class _Bar:
         self.bar: Any = None
         self.task: Any = None
         self.failed = 0
+        self.line: Any = None
+        self.done = self.total = 0
 
     def start(self, total: int, done: int, failed: int) -> None:
         if not self.enabled:
+            return
+        self.failed, self.done, self.total = failed, done, total
+        if not sys.stderr.isatty():
+            self.line = line_progress(self.label, sys.stderr)
             return
         from rich.progress import (
             BarColumn,
@@ -81,9 +89,12 @@ class _Bar:
         self.task = self.bar.add_task(self.label, total=total, completed=done, failed=failed)
 
     def advance(self, point: Point, status: str, error: str | None) -> None:
+        self.failed += status != "ok"
+        self.done += 1
+        if self.line is not None:
+            self.line(self.done, self.total)
         if self.bar is None:
             return
-        self.failed += status != "ok"
         self.bar.update(self.task, advance=1, failed=self.failed)
 
     def finish(self) -> None:
@@ -93,7 +104,7 @@ class _Bar:
 
 
 def _bar(label: str, quiet: bool) -> _Bar:
-    return _Bar(label, enabled=sys.stderr.isatty() and not quiet)
+    return _Bar(label, enabled=not quiet)
 
 
 # --------------------------------------------------------------------------------------------
@@ -199,15 +210,20 @@ def sweep_command(
     if dry_run:
         _dry_run(sweep, out)
         return
-    outcome = run_sweep(
-        sweep,
-        out,
-        executor=executor,
-        workers=workers,
-        address=address,
-        retry_failed=retry_failed,
-        progress=_bar(sweep.name, quiet),
-    )
+    try:
+        outcome = run_sweep(
+            sweep,
+            out,
+            executor=executor,
+            workers=workers,
+            address=address,
+            retry_failed=retry_failed,
+            progress=_bar(sweep.name, quiet),
+        )
+    except KeyboardInterrupt:
+        # Ctrl-C or SIGTERM: the runner has written the table of the finished points.
+        _say_partial(sweep, out)
+        raise
     if not quiet:
         console = _stdout()
         console.print(Text(_summary(outcome)))
@@ -215,6 +231,20 @@ def sweep_command(
     code = _report_failures(outcome)
     if code:
         raise typer.Exit(code)
+
+
+def _say_partial(sweep: Any, out: Path) -> None:
+    """What an interrupted sweep kept: its finished points, in the table beside them."""
+    from ..experiments.results import read_point
+    from .app import STOPPED_BY
+
+    points = sweep.points()
+    done = sum(1 for p in points if (read_point(out, p.id) or {}).get("status") in ("ok", "failed"))
+    reason = STOPPED_BY.get("reason", "interrupted by SIGINT (Ctrl-C)")
+    sys.stderr.write(
+        f"partial result: {reason}, {done} of {len(points)} points done; the tables in {out}"
+        " cover them, and the same command runs the rest\n"
+    )
 
 
 def _dry_run(sweep: Any, out: Path) -> None:
@@ -497,19 +527,31 @@ def reproduce_command(
     names = [e.name for e in experiments()] if all_ else [get(name).name]  # type: ignore[arg-type]
     reproductions = []
     failed: list[tuple[str, str, str]] = []
-    for each in names:
+    for number, each in enumerate(names, 1):
         if all_:
             directory = (out if out is not None else Path("out") / "reproduce") / each
         else:
             directory = out if out is not None else Path("out") / "reproduce" / each
-        reproduction = run_experiment(
-            each,
-            directory,
-            executor=executor,
-            workers=workers,
-            address=address,
-            progress=_bar(each, quiet),
-        )
+        try:
+            reproduction = run_experiment(
+                each,
+                directory,
+                executor=executor,
+                workers=workers,
+                address=address,
+                # --all: which experiment of how many, as well as its own points.
+                progress=_bar(f"{each} ({number}/{len(names)})" if all_ else each, quiet),
+            )
+        except KeyboardInterrupt:
+            from .app import STOPPED_BY
+
+            reason = STOPPED_BY.get("reason", "interrupted by SIGINT (Ctrl-C)")
+            sys.stderr.write(
+                f"partial result: {reason} in {each}, {number - 1} of {len(names)} experiments"
+                f" done; the finished points are kept in {directory}, and the same command"
+                " runs the rest\n"
+            )
+            raise
         reproductions.append(reproduction)
         failed += [(each, point, error) for point, error in reproduction.failed]
     to_stdout = json_out is not None and str(json_out) == "-"

@@ -27,12 +27,14 @@ DEFAULT_LISTEN = "tcp://127.0.0.1:10809"
 
 def _live_line(figures: dict[str, Any]) -> str:
     read, write = figures["read"], figures["write"]
+    # Without a write the WAF has no denominator (the figure holds 0): not a figure.
+    waf = f"{figures['write_amplification']:.2f}" if write["count"] else "–"
     return (
         f"{figures['wall_s']:7.1f} s  conns {figures['connections']}  "
         f"requests {figures['requests']:,}  "
         f"read {read['count']:,} (mean {read['mean_us']:.0f} µs, p99 {read['p99_us']:.0f} µs)  "
         f"write {write['count']:,} (mean {write['mean_us']:.0f} µs, p99 {write['p99_us']:.0f} µs)  "
-        f"WAF {figures['write_amplification']:.2f}  GC {figures['gc_runs']:,}"
+        f"WAF {waf}  GC {figures['gc_runs']:,}"
     )
 
 
@@ -126,9 +128,13 @@ def register(app: typer.Typer) -> None:
         if clock not in ("realtime", "logical"):
             raise UserError(f"--clock {clock!r}: expected realtime or logical")
         cfg = Config(config, check_overrides(overrides, interface))
+        # As `run --json` does: an output under a folder not made yet is made there. The
+        # result is written when the server stops, so a path that cannot take it is refused
+        # now, before a session's figures could be lost.
+        for path in (log, json_out):
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
         if json_out is not None:
-            # The result is written when the server stops; a path that cannot take it is
-            # refused now, before a session's figures could be lost.
             check_output_path(json_out)
         err = Console(stderr=True, highlight=False)
         live = sys.stderr.isatty() and not quiet

@@ -17,6 +17,8 @@ from rich.table import Table
 from rich.text import Text
 
 MISSING = "-"
+#: A ratio whose denominator is zero (a WAF with no host writes): not a figure, unlike 0.
+NOT_DEFINED = "–"
 OP_ORDER = ("read", "write", "trim", "flush")
 
 
@@ -62,6 +64,23 @@ def fmt_seconds(value: Any) -> str:
     if value < 1:
         return f"{value * 1e3:.2f} ms"
     return f"{value:.3f} s"
+
+
+SECONDS_PER_YEAR = 365.25 * 86400
+
+
+def fmt_years(value: Any) -> str:
+    """A span given in years, in the largest unit that keeps it at 1 or more (a PCM line that
+    wears out in hours reads "5.2 hours", not "0.0 years")."""
+    if not _is_number(value):
+        return MISSING
+    seconds = value * SECONDS_PER_YEAR
+    for unit, size in (("years", SECONDS_PER_YEAR), ("days", 86400.0), ("hours", 3600.0)):
+        if seconds >= size:
+            return f"{seconds / size:,.1f} {unit}"
+    if seconds >= 1:
+        return f"{seconds:.1f} s"
+    return fmt_seconds(seconds)
 
 
 def fmt_fraction(value: Any) -> str:
@@ -226,7 +245,11 @@ def device_table(result: Mapping[str, Any]) -> Table:
     erase = device.get("erase_count") or {}
     if _is_number(device.get("logical_bytes")):
         table.add_row("logical capacity", fmt_bytes(device["logical_bytes"]), "seen by the host")
-    table.add_row("write amplification", fmt_float(device.get("write_amplification"), 3), "")
+    if device.get("host_pages_written") == 0:
+        # NAND pages per host page is not defined without host pages; the result holds 0.
+        table.add_row("write amplification", NOT_DEFINED, "nothing written by the host")
+    else:
+        table.add_row("write amplification", fmt_float(device.get("write_amplification"), 3), "")
     steady = device.get("steady_state")
     if isinstance(steady, Mapping):
         table.add_row(
@@ -294,7 +317,9 @@ def device_table(result: Mapping[str, Any]) -> Table:
                 continue
             table.add_row(
                 f"stream {s.get('stream')} WAF",
-                fmt_float(s.get("write_amplification"), 3),
+                NOT_DEFINED
+                if s.get("host_units_written") == 0
+                else fmt_float(s.get("write_amplification"), 3),
                 f"{fmt_int(s.get('host_units_written'))} host map units written,"
                 f" {fmt_int(s.get('gc_units_moved'))} moved by GC",
             )
@@ -500,7 +525,7 @@ def pcm_table(pcm: Mapping[str, Any]) -> Table:
     table.add_row("Start-Gap moves", fmt_int(pcm.get("gap_moves")), "")
     wear = pcm.get("wear") if isinstance(pcm.get("wear"), Mapping) else {}
     years = wear.get("years_to_first_wear_out")
-    wear_out = f"; first wear-out in {fmt_float(years, 1)} years at this rate"
+    wear_out = f"; first wear-out in {fmt_years(years)} at this rate"
     table.add_row(
         "line wear (max)",
         fmt_int(wear.get("max_line_writes")),

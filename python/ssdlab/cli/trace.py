@@ -103,6 +103,11 @@ def stats_tables(stats: Mapping[str, Any]) -> list[Table]:
             f"{fmt_int(get_path(stats, 'time', 'out_of_order'))} out of order",
         ),
         (
+            "timestamp resolution",
+            _us(get_path(stats, "time", "resolution_us")),
+            "every timestamp is a whole number of these apart",
+        ),
+        (
             "inter-arrival",
             f"mean {_us(get_path(stats, 'time', 'inter_arrival_us', 'mean'))}",
             f"p50 {_us(get_path(stats, 'time', 'inter_arrival_us', 'p50'))}, "
@@ -232,7 +237,10 @@ def write_plots(stats: Mapping[str, Any], out_dir: Path) -> list[Path]:
         [span(b["from_bytes"], b["to_bytes"]) for b in ird],
         {"pairs": [b["count"] for b in ird]},
     )
-    ax.set_ylabel("consecutive request pairs")
+    # Sequential pairs (IRD 0) often outnumber every other bucket by orders of magnitude: on a
+    # linear axis the rest would be invisible.
+    ax.set_yscale("log")
+    ax.set_ylabel("consecutive request pairs (log scale)")
     ax.set_title(f"{name}: inter-request distance (end → next start)")
     save(fig, "ird.png")
     return written

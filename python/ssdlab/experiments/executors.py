@@ -117,6 +117,9 @@ def _exit_with_parent(parent_pid: int) -> None:
 def _init_worker(parent_pid: int) -> None:
     # Ctrl-C reaches the whole process group; the driver alone handles it (and ends the workers).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The command turns SIGTERM into a Ctrl-C (cli.main); a worker ended by the driver with
+    # SIGTERM just ends.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     threading.Thread(
         target=_exit_with_parent, args=(parent_pid,), name="ssdlab-parent-watch", daemon=True
     ).start()

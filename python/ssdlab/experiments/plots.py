@@ -545,8 +545,12 @@ def plot_throughput(selection: Selection, op: str | None, bins: int, iops: bool,
             counts, _ = np.histogram(done, bins=edges)
             values = counts / width
         else:
-            sizes = _bytes_per_request(row)
-            weights = np.array([sizes.get(int(code), 0.0) for code in records[:, 0]]) / MIB
+            if records.shape[1] > 4:
+                # Each request's own size (records written since the size column was added).
+                weights = records[:, 4].astype(float) / MIB
+            else:
+                sizes = _bytes_per_request(row)
+                weights = np.array([sizes.get(int(code), 0.0) for code in records[:, 0]]) / MIB
             values, _ = np.histogram(done, bins=edges, weights=weights)
             values = values / width
         centres = (edges[:-1] + edges[1:]) / 2

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _core
+from ..api import without_unused_interface_fields
 from ..files import write_output_text
 from .plots import MAX_SERIES, OPS, PlotError, Selection, figure_bytes, make_plot, short
 from .results import load_results, read_manifest
@@ -392,7 +393,9 @@ def write_report(
     add(f"<p>Base configuration <code>{_e(config_name)}</code>, resolved:</p>")
     config_text = directory / "config.toml"
     if config_text.is_file():
-        add(f"<pre>{_e(config_text.read_text(encoding='utf-8'))}</pre>")
+        # Without the interface fields its kind never reads (another kind's tables, PCIe's).
+        shown = without_unused_interface_fields(config_text.read_text(encoding="utf-8"))
+        add(f"<pre>{_e(shown)}</pre>")
     add("<p>Base job (axes replace its fields):</p>")
     add(f"<pre>{_e(json.dumps(sweep.get('job', {}), indent=2))}</pre>")
     sweep_text = directory / "sweep.toml"

@@ -26,8 +26,8 @@ bucket (``writes.size_histogram.4096`` = requests of 4 KiB, ``reads.ird_histogra
 
 The per-run JSON (exactly as the core wrote it) sits beside the table in
 ``runs/<id>/result.json``, with ``runs/<id>/point.json`` (what was run, and its status) and, when
-recorded, ``runs/<id>/requests.npy`` (one row ``(op, offset_bytes, issue_ps, latency_ps)`` of
-unsigned 64-bit integers per request).
+recorded, ``runs/<id>/requests.npy`` (one row ``(op, offset_bytes, issue_ps, latency_ps,
+size_bytes)`` of unsigned 64-bit integers per request).
 """
 
 from __future__ import annotations
@@ -203,7 +203,8 @@ def result_is_readable(out_dir: Path, point_id: str) -> bool:
 
 
 def read_requests(out_dir: str | os.PathLike[str], point_id: str) -> np.ndarray | None:
-    """The per-request records of one run: an (n, 4) uint64 array, or None if not recorded."""
+    """The per-request records of one run: an (n, 5) uint64 array (before the size column was
+    added, (n, 4)), or None if not recorded."""
     path = Path(out_dir) / RUNS / point_id / REQUESTS_FILE
     if not path.is_file():
         return None

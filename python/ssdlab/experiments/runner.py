@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core
+from ..api import RECORD_FIELDS
 from ..files import write_output, write_output_bytes, write_output_text
 from .executors import LocalExecutor, RayExecutor, make_executor
 from .results import (
@@ -53,7 +54,6 @@ from .sweep import Point, Sweep, SweepError, load
 
 OUTPUT_SCHEMA = "ssdlab.sweep-output/1"
 POINT_SCHEMA = "ssdlab.point/1"
-RECORD_FIELDS = 4
 
 
 class Progress:

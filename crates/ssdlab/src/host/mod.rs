@@ -206,6 +206,7 @@ impl Host {
                     offset,
                     issue_ps: arrival.ps(),
                     latency_ps: latency.ps(),
+                    len,
                 });
             }
         }

@@ -355,7 +355,14 @@ pub fn replay(
         pre_s,
     );
     let records = dev.take_records();
-    Ok((RunOutput { result, records }, header))
+    Ok((
+        RunOutput {
+            result,
+            records,
+            interrupted: false,
+        },
+        header,
+    ))
 }
 
 /// A trace job whose trace is a session log: the log says when each request arrived and on

@@ -75,7 +75,15 @@ pub mod ctrl_off {
     pub const RTD3E: usize = 88;
     pub const OAES: usize = 92;
     pub const CTRATT: usize = 96;
+    pub const RRLS: usize = 100;
     pub const CNTRLTYPE: usize = 111;
+    pub const FGUID: usize = 112;
+    pub const CRDT1: usize = 128;
+    pub const CRDT2: usize = 130;
+    pub const CRDT3: usize = 132;
+    pub const NVMSR: usize = 253;
+    pub const VWCI: usize = 254;
+    pub const MEC: usize = 255;
     pub const OACS: usize = 256;
     pub const ACL: usize = 258;
     pub const AERL: usize = 259;
@@ -92,6 +100,26 @@ pub mod ctrl_off {
     pub const HMMIN: usize = 276;
     pub const TNVMCAP: usize = 280;
     pub const UNVMCAP: usize = 296;
+    pub const RPMBS: usize = 312;
+    pub const EDSTT: usize = 316;
+    pub const DSTO: usize = 318;
+    pub const FWUG: usize = 319;
+    pub const KAS: usize = 320;
+    pub const HCTMA: usize = 322;
+    pub const MNTMT: usize = 324;
+    pub const MXTMT: usize = 326;
+    pub const SANICAP: usize = 328;
+    pub const HMMINDS: usize = 332;
+    pub const HMMAXD: usize = 336;
+    pub const NSETIDMAX: usize = 338;
+    pub const ENDGIDMAX: usize = 340;
+    pub const ANATT: usize = 342;
+    pub const ANACAP: usize = 343;
+    pub const ANAGRPMAX: usize = 344;
+    pub const NANAGRPID: usize = 348;
+    pub const PELS: usize = 352;
+    pub const DOMAINID: usize = 356;
+    pub const MEGCAP: usize = 368;
     pub const SQES: usize = 512;
     pub const CQES: usize = 513;
     pub const MAXCMD: usize = 514;
@@ -102,12 +130,23 @@ pub mod ctrl_off {
     pub const VWC: usize = 525;
     pub const AWUN: usize = 526;
     pub const AWUPF: usize = 528;
-    pub const NVSCC: usize = 530;
+    /// I/O Command Set Vendor Specific Command Configuration (NVMe 1.x's NVSCC).
+    pub const ICSVSCC: usize = 530;
     pub const NWPC: usize = 531;
     pub const ACWU: usize = 532;
+    pub const OCFS: usize = 534;
     pub const SGLS: usize = 536;
     pub const MNAN: usize = 540;
+    pub const MAXDNA: usize = 544;
+    pub const MAXCNA: usize = 560;
     pub const SUBNQN: usize = 768;
+    /// NVMe over Fabrics attributes (0 on a PCIe controller).
+    pub const IOCCSZ: usize = 1792;
+    pub const IORCSZ: usize = 1796;
+    pub const ICDOFF: usize = 1800;
+    pub const FCATT: usize = 1802;
+    pub const MSDBD: usize = 1803;
+    pub const OFCS: usize = 1804;
     pub const PSD0: usize = 2048;
 }
 
@@ -162,10 +201,24 @@ pub mod smart_off {
     pub const TEMP_SENSOR_1: usize = 200;
 }
 
-/// Identify Controller decoded with nvme-cli's `id-ctrl` JSON keys.
+/// A 16-byte identifier as nvme-cli prints a UUID: bytes in order, hex, dashed 8-4-4-4-12.
+fn uuid(b: &[u8], off: usize) -> String {
+    let mut s = String::with_capacity(36);
+    for k in 0..16 {
+        if matches!(k, 4 | 6 | 8 | 10) {
+            s.push('-');
+        }
+        s.push_str(&format!("{:02x}", b.get(off + k).copied().unwrap_or(0)));
+    }
+    s
+}
+
+/// Identify Controller decoded with nvme-cli's `id-ctrl` JSON keys, in its order (nvme-cli
+/// 2.x, as Debian ships it: every field it prints; `subnqn` only when not empty, as there).
 pub fn decode_id_ctrl(b: &[u8]) -> Fields {
     use ctrl_off::*;
     let i = |off, n| Value::Int(le(b, off, n));
+    // Power state descriptor 0 (Figure 276); the scales are bits 7:6 of their bytes.
     let ps = vec![
         ("max_power", Value::Int(le(b, PSD0, 2))),
         ("flags", Value::Int(le(b, PSD0 + 3, 1))),
@@ -176,9 +229,12 @@ pub fn decode_id_ctrl(b: &[u8]) -> Fields {
         ("write_tput", Value::Int(le(b, PSD0 + 14, 1) & 0x1F)),
         ("write_lat", Value::Int(le(b, PSD0 + 15, 1) & 0x1F)),
         ("idle_power", Value::Int(le(b, PSD0 + 16, 2))),
+        ("idle_scale", Value::Int(le(b, PSD0 + 18, 1) >> 6)),
         ("active_power", Value::Int(le(b, PSD0 + 20, 2))),
+        ("active_power_work", Value::Int(le(b, PSD0 + 22, 1) & 0x7)),
+        ("active_scale", Value::Int(le(b, PSD0 + 22, 1) >> 6)),
     ];
-    vec![
+    let mut fields = vec![
         ("vid", i(VID, 2)),
         ("ssvid", i(SSVID, 2)),
         ("sn", Value::Str(ascii(b, SN, 20))),
@@ -195,7 +251,15 @@ pub fn decode_id_ctrl(b: &[u8]) -> Fields {
         ("rtd3e", i(RTD3E, 4)),
         ("oaes", i(OAES, 4)),
         ("ctratt", i(CTRATT, 4)),
+        ("rrls", i(RRLS, 2)),
         ("cntrltype", i(CNTRLTYPE, 1)),
+        ("fguid", Value::Str(uuid(b, FGUID))),
+        ("crdt1", i(CRDT1, 2)),
+        ("crdt2", i(CRDT2, 2)),
+        ("crdt3", i(CRDT3, 2)),
+        ("nvmsr", i(NVMSR, 1)),
+        ("vwci", i(VWCI, 1)),
+        ("mec", i(MEC, 1)),
         ("oacs", i(OACS, 2)),
         ("acl", i(ACL, 1)),
         ("aerl", i(AERL, 1)),
@@ -212,6 +276,26 @@ pub fn decode_id_ctrl(b: &[u8]) -> Fields {
         ("hmmin", i(HMMIN, 4)),
         ("tnvmcap", i(TNVMCAP, 16)),
         ("unvmcap", i(UNVMCAP, 16)),
+        ("rpmbs", i(RPMBS, 4)),
+        ("edstt", i(EDSTT, 2)),
+        ("dsto", i(DSTO, 1)),
+        ("fwug", i(FWUG, 1)),
+        ("kas", i(KAS, 2)),
+        ("hctma", i(HCTMA, 2)),
+        ("mntmt", i(MNTMT, 2)),
+        ("mxtmt", i(MXTMT, 2)),
+        ("sanicap", i(SANICAP, 4)),
+        ("hmminds", i(HMMINDS, 4)),
+        ("hmmaxd", i(HMMAXD, 2)),
+        ("nsetidmax", i(NSETIDMAX, 2)),
+        ("endgidmax", i(ENDGIDMAX, 2)),
+        ("anatt", i(ANATT, 1)),
+        ("anacap", i(ANACAP, 1)),
+        ("anagrpmax", i(ANAGRPMAX, 4)),
+        ("nanagrpid", i(NANAGRPID, 4)),
+        ("pels", i(PELS, 4)),
+        ("domainid", i(DOMAINID, 2)),
+        ("megcap", i(MEGCAP, 16)),
         ("sqes", i(SQES, 1)),
         ("cqes", i(CQES, 1)),
         ("maxcmd", i(MAXCMD, 2)),
@@ -222,14 +306,29 @@ pub fn decode_id_ctrl(b: &[u8]) -> Fields {
         ("vwc", i(VWC, 1)),
         ("awun", i(AWUN, 2)),
         ("awupf", i(AWUPF, 2)),
-        ("nvscc", i(NVSCC, 1)),
+        ("icsvscc", i(ICSVSCC, 1)),
         ("nwpc", i(NWPC, 1)),
         ("acwu", i(ACWU, 2)),
+        ("ocfs", i(OCFS, 2)),
         ("sgls", i(SGLS, 4)),
         ("mnan", i(MNAN, 4)),
-        ("subnqn", Value::Str(ascii(b, SUBNQN, 256))),
+        ("maxdna", i(MAXDNA, 16)),
+        ("maxcna", i(MAXCNA, 4)),
+    ];
+    let subnqn = ascii(b, SUBNQN, 256);
+    if !subnqn.is_empty() {
+        fields.push(("subnqn", Value::Str(subnqn)));
+    }
+    fields.extend([
+        ("ioccsz", i(IOCCSZ, 4)),
+        ("iorcsz", i(IORCSZ, 4)),
+        ("icdoff", i(ICDOFF, 2)),
+        ("fcatt", i(FCATT, 1)),
+        ("msdbd", i(MSDBD, 1)),
+        ("ofcs", i(OFCS, 2)),
         ("psds", Value::List(vec![ps])),
-    ]
+    ]);
+    fields
 }
 
 /// Identify Namespace decoded with nvme-cli's `id-ns` JSON keys.

@@ -9,6 +9,7 @@
 //! and what the trace holds, rather than giving an all-zero result.
 
 use super::model::{self, ModelParams};
+use super::stats::TimeResolution;
 use super::{formats, BlkEvent, Format, ReadOptions, TraceOp, TraceReader, TraceRecord};
 use crate::config::units::format_bytes;
 use crate::config::Dur;
@@ -427,6 +428,10 @@ pub struct TraceOutcome {
     /// filters; counted as `trace stats` counts them, whatever the mode). Timed: they arrive
     /// together with the latest earlier request.
     pub out_of_order: u64,
+    /// The resolution of the timestamps (one pass, the requests `out_of_order` counts), in µs,
+    /// as `trace stats` reports it; None with fewer than two distinct timestamps. Coarse
+    /// timestamps (whole seconds) make a timed replay send each tick's requests at once.
+    pub time_resolution_us: Option<f64>,
     /// Requests timestamped before the earliest of the trace's first lines (read as time 0).
     pub before_start: u64,
     /// Requests to replay per pass after filters.
@@ -486,6 +491,8 @@ pub struct Replay {
     mean_gap_ps: u64,
     /// Latest trace time among the prescan's requests so far (for `out_of_order`).
     prescan_latest: Option<u64>,
+    /// The prescan's requests' timestamp resolution (`out.time_resolution_us`).
+    resolution: TimeResolution,
     pub out: TraceOutcome,
     /// Requests in one pass after filters.
     pub per_pass: u64,
@@ -515,6 +522,7 @@ impl Replay {
             last_arrival: 0,
             mean_gap_ps: 0,
             prescan_latest: None,
+            resolution: TimeResolution::default(),
             out: TraceOutcome {
                 source: job.trace.clone(),
                 format: String::new(),
@@ -532,6 +540,7 @@ impl Replay {
                 zero_length: 0,
                 unaligned: 0,
                 out_of_order: 0,
+                time_resolution_us: None,
                 before_start: 0,
                 per_pass: 0,
                 replayed: 0,
@@ -586,6 +595,8 @@ impl Replay {
                 self.out.out_of_order += 1;
             }
             *latest = (*latest).max(rec.time_ps);
+            self.resolution.add(rec.time_ps);
+            self.out.time_resolution_us = self.resolution.us();
         }
         if rec.len == 0 && rec.op != TraceOp::Flush {
             if count {

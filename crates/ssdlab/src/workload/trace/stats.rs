@@ -87,6 +87,7 @@ pub struct TraceStats {
     first: Option<u64>,
     last: u64,
     prev: Option<u64>,
+    resolution: TimeResolution,
     out_of_order: u64,
     iat: Histogram<u64>,
     iat_zero: u64,
@@ -130,6 +131,7 @@ impl TraceStats {
             first: None,
             last: 0,
             prev: None,
+            resolution: TimeResolution::default(),
             out_of_order: 0,
             iat: Histogram::new_with_bounds(1, 86_400_000_000_000, 3).expect("histogram bounds"),
             iat_zero: 0,
@@ -203,6 +205,7 @@ impl TraceStats {
         }
         // Time.
         self.first.get_or_insert(r.time_ps);
+        self.resolution.add(r.time_ps);
         self.last = self.last.max(r.time_ps);
         if let Some(p) = self.prev {
             let gap = if r.time_ps < p {
@@ -508,6 +511,7 @@ impl TraceStats {
                     0.0
                 },
                 out_of_order: self.out_of_order,
+                resolution_us: self.resolution.us(),
                 inter_arrival_us: IatSummary {
                     mean: if n_iat > 0 {
                         self.iat_sum_ps as f64 / n_iat as f64 / 1e6
@@ -623,7 +627,37 @@ pub struct TimeSummary {
     pub iops: f64,
     /// Requests whose timestamp is earlier than the one before.
     pub out_of_order: u64,
+    /// The timestamps' resolution ([`TimeResolution`]) in µs; None with fewer than two
+    /// distinct timestamps.
+    pub resolution_us: Option<f64>,
     pub inter_arrival_us: IatSummary,
+}
+
+/// The resolution of a trace's timestamps: the largest time every timestamp is a whole number
+/// of apart (the greatest common divisor of their distances from the first). A trace written
+/// in whole seconds has 1 s, whatever its request rate: a timed replay then sends each second's
+/// requests at one instant, and their latencies measure that burst's queue.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TimeResolution {
+    first: Option<u64>,
+    gcd_ps: u64,
+}
+
+impl TimeResolution {
+    pub fn add(&mut self, time_ps: u64) {
+        let first = *self.first.get_or_insert(time_ps);
+        let mut a = self.gcd_ps;
+        let mut b = time_ps.abs_diff(first);
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        self.gcd_ps = a;
+    }
+
+    /// In µs; None until two distinct timestamps were added.
+    pub fn us(&self) -> Option<f64> {
+        (self.gcd_ps > 0).then(|| self.gcd_ps as f64 / 1e6)
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]

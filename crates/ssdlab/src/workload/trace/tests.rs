@@ -699,6 +699,45 @@ fn a_replay_counts_out_of_order_requests_as_trace_stats_does() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `trace stats` and a replay report the timestamps' resolution (issue 45, point 14): a trace
+/// in whole seconds says 1 s, however many requests share a second, so a timed replay of it can
+/// be told to be a burst per second.
+#[test]
+fn stats_and_a_replay_report_the_timestamp_resolution() {
+    use replay::{Replay, TraceJob};
+    let dir = std::env::temp_dir().join(format!("ssdlab-trace-res-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases: [(&str, Vec<u64>, Option<f64>); 4] = [
+        // Seconds, in µs: 3 s, 3 s, 4 s, 6 s (out of order too): all whole seconds.
+        (
+            "s.trace",
+            vec![3_000_000, 3_000_000, 6_000_000, 4_000_000],
+            Some(1e6),
+        ),
+        ("ms.trace", vec![1_000, 3_500, 2_000], Some(500.0)),
+        ("us.trace", vec![10, 11, 13], Some(1.0)),
+        ("one.trace", vec![7, 7], None),
+    ];
+    for (name, times_us, want) in cases {
+        let times: Vec<u64> = times_us.iter().map(|t| t * 1000).collect();
+        let p = disksim_trace(&dir, name, &times);
+        let st = stats::of_source(
+            &p,
+            &ReadOptions::default(),
+            &StatsOptions::default(),
+            &[],
+            1,
+            &mut |_| true,
+        )
+        .unwrap();
+        assert_eq!(st.stats.time.resolution_us, want, "{name}");
+        let j = TraceJob::from_json(&format!(r#"{{"trace": {p:?}}}"#)).unwrap();
+        let r = Replay::new(&j, 1 << 30, 1).unwrap();
+        assert_eq!(r.out.time_resolution_us, want, "{name}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// A replay opens its trace once per pass: a FIFO is refused at once, never waited on (issue 15,
 /// defect 9; before, the prescan blocked in open until a writer came, then the replay pass read
 /// nothing).
