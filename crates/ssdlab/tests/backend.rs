@@ -169,3 +169,41 @@ fn a_block_mapped_ftls_erases_are_its_own() {
     assert!(dev.max_erase_count() > 0);
     assert_eq!(dev.ftl().stats.erases, 0, "the page FTL stays idle");
 }
+
+#[test]
+fn the_back_end_is_named_in_the_config_and_a_named_one_must_agree() {
+    for (kind, cfg) in all() {
+        // `config show` names the back end; the TOML it prints loads to the same config, with
+        // the same hash (the name follows from the sections, so it stays out of the hash).
+        let text = cfg.to_toml();
+        let first = text.lines().next().unwrap();
+        assert_eq!(first, format!("backend = \"{}\"", kind.name()));
+        let again = SsdConfig::from_toml_str(&text, "shown.toml").unwrap();
+        assert_eq!(again.backend, Some(kind));
+        assert_eq!(again.backend_kind(), kind);
+        assert_eq!(again.hash(), cfg.hash(), "{}", kind.name());
+    }
+    // A name the sections contradict: one line naming the field, both kinds and the way out.
+    let cfg = config("small-tlc", &[]);
+    let text = cfg
+        .to_toml()
+        .replacen("backend = \"page\"", "backend = \"pcm\"", 1);
+    let e = SsdConfig::from_toml_str(&text, "mine.toml")
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        e.contains("field `backend`") && e.contains("\"pcm\"") && e.contains("\"page\""),
+        "{e}"
+    );
+    assert!(!e.contains('\n'), "{e}");
+    // An unknown name is a one-line error naming the field and the names it takes.
+    let text = cfg
+        .to_toml()
+        .replacen("backend = \"page\"", "backend = \"zoned-ish\"", 1);
+    let e = SsdConfig::from_toml_str(&text, "mine.toml")
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(e.contains("backend") && e.contains("block-mapped"), "{e}");
+}

@@ -45,6 +45,13 @@ pub use units::{ByteRate, Bytes, Dur, Rate};
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SsdConfig {
+    /// The device's back end, named: `"page"`, `"cached"`, `"block-mapped"`, `"raw"`, `"pcm"` or
+    /// `"fusion"` (docs/architecture.md, "Back ends"). Optional: the sections imply it (`[nand]`
+    /// and `[pcm]`, `ftl.kind`, `ftl.mapping`), and a named one must agree with them. Never
+    /// written into the canonical JSON, so a config's hash is the same with or without it;
+    /// `config show` prints it.
+    #[serde(default, skip_serializing)]
+    pub backend: Option<BackendKind>,
     pub meta: Meta,
     /// Required unless `[pcm]` makes the device PCM-only; written out only when present, so
     /// that the hashes of existing configs stay.
@@ -97,7 +104,8 @@ pub enum Medium {
 
 /// A device's back end: which medium it has and, on NAND, which FTL scheme
 /// ([`SsdConfig::backend_kind`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
 pub enum BackendKind {
     /// NAND with the page-mapping FTL, the whole map in controller memory.
     Page,
@@ -123,6 +131,18 @@ impl BackendKind {
             BackendKind::Raw => "raw",
             BackendKind::Pcm => "pcm",
             BackendKind::Fusion => "fusion",
+        }
+    }
+
+    /// Which sections and fields make a config this back end (for errors).
+    pub fn what_sections_say(self) -> &'static str {
+        match self {
+            BackendKind::Page => "[nand] with ftl.kind = \"page\" and ftl.mapping = \"full\"",
+            BackendKind::Cached => "[nand] with ftl.kind = \"page\" and ftl.mapping = \"cached\"",
+            BackendKind::BlockMapped => "[nand] with ftl.kind = \"block\", \"bast\" or \"fast\"",
+            BackendKind::Raw => "[nand] with ftl.kind = \"none\" and no [pcm]",
+            BackendKind::Pcm => "[pcm] with no [nand] and no [ftl]",
+            BackendKind::Fusion => "[nand] with ftl.kind = \"none\" and [pcm]",
         }
     }
 }
@@ -282,8 +302,14 @@ impl SsdConfig {
         Ok(cfg)
     }
 
+    /// The config as TOML, its back end named on the first line (the canonical JSON leaves it
+    /// out: it follows from the sections).
     pub fn to_toml(&self) -> String {
-        toml::to_string_pretty(self).expect("config serialises to TOML")
+        format!(
+            "backend = \"{}\"\n{}",
+            self.backend_kind().name(),
+            toml::to_string_pretty(self).expect("config serialises to TOML")
+        )
     }
 
     /// A hash of the canonical form, recorded in every result.

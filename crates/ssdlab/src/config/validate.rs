@@ -805,6 +805,20 @@ impl SsdConfig {
                 }
             }
         }
+        if let Some(named) = self.backend {
+            let implied = self.backend_kind();
+            if named != implied {
+                return err(
+                    "backend",
+                    format!(
+                        "got \"{}\", but the sections describe a \"{}\" back end ({}); change `backend` or those sections",
+                        named.name(),
+                        implied.name(),
+                        implied.what_sections_say()
+                    ),
+                );
+            }
+        }
         if self.hfsl.is_some() && self.medium() != super::Medium::Fusion {
             return err(
                 "hfsl",
