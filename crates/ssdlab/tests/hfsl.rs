@@ -888,3 +888,32 @@ fn a_command_at_the_clock_s_end_is_refused_not_answered_in_0_ps() {
         "{e}"
     );
 }
+
+/// A host read of never-written data has nothing for the device: it is counted, and it takes
+/// HFSL's own host work (`hfsl.request_cost`), not 0 ps (issue 45, defect 6: it completed at
+/// its arrival whatever the host cost was).
+#[test]
+fn a_read_of_never_written_data_is_counted_and_takes_the_host_s_work() {
+    use ssdlab::driver::hfsl::HfslHost;
+    use ssdlab::sim::SimTime;
+    let read = HostIo {
+        write: false,
+        offset: 4096,
+        len: 4096,
+        meta: false,
+        app: 0,
+    };
+    for (cost, us) in [("0us", 0), ("2us", 2)] {
+        let cfg = fusion(&[&format!("hfsl.request_cost=\"{cost}\"")]);
+        let mut host = HfslHost::new(&cfg, 1, 2000 * 2048, false).unwrap();
+        let first = host.submit(read, SimTime::ZERO).unwrap();
+        assert_eq!(first.raw_commands, 0);
+        assert_eq!(first.latency(), SimTime::from_us(us), "{cost}");
+        // The next request starts after it: one after another, as a QD1 host issues them.
+        let second = host.submit(read, SimTime::ZERO).unwrap();
+        assert_eq!(second.arrival, first.completed);
+        assert_eq!(second.latency(), SimTime::from_us(us), "{cost}");
+        // 4 KiB over 2 KiB logical pages: two pages a read.
+        assert_eq!(host.report().counters.unmapped_reads, 4, "{cost}");
+    }
+}

@@ -584,6 +584,11 @@ def hfsl_table(hfsl: Mapping[str, Any]) -> Table:
         f"{fmt_int(c.get('gc_pages_moved'))} pages moved",
     )
     table.add_row(
+        "unwritten reads",
+        fmt_int(c.get("unmapped_reads")),
+        "logical pages read before any write: zeros, no raw command (hfsl.request_cost only)",
+    )
+    table.add_row(
         "data in PCM",
         fmt_int(hfsl.get("pcm_pages")),
         f"logical pages at the end; {fmt_int(hfsl.get('nand_pages'))} in NAND",

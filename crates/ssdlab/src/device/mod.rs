@@ -503,11 +503,13 @@ impl Device {
 
     /// Host CPU work of `dur` on the core of interface queue `queue` from `now` (a host-side
     /// driver's own work, e.g. HFSL's map): what that core does next queues behind it.
-    pub fn host_work(&mut self, now: SimTime, queue: u32, dur: SimTime) {
-        if dur != SimTime::ZERO {
-            let (core, now) = self.host_core(now, queue);
-            self.cpu.reserve(core, now, dur);
+    /// Returns when the work is done (`now` for no work).
+    pub fn host_work(&mut self, now: SimTime, queue: u32, dur: SimTime) -> SimTime {
+        if dur == SimTime::ZERO {
+            return now;
         }
+        let (core, now) = self.host_core(now, queue);
+        self.cpu.reserve(core, now, dur).1
     }
 
     /// Refuse a request the device cannot take, with a one-line reason.

@@ -271,6 +271,9 @@ pub struct HfslCounters {
     /// PCM writes of map entries to the map area, and their bytes (not in `pcm_writes`).
     pub map_writes: u64,
     pub map_bytes_written: u64,
+    /// Logical pages host reads found never written: zeros, with no raw command (they cost
+    /// only `hfsl.request_cost` on the host).
+    pub unmapped_reads: u64,
 }
 
 /// HFSL's figures for one run (seed 002 §2.6–2.7, Figs. 15–20).

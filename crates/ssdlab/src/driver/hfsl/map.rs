@@ -914,7 +914,7 @@ impl HfslMap {
             let e = self.entries[lpn as usize];
             let (bits, bytes) = self.covered(lpn, offset, len);
             match e.loc {
-                Loc::Unmapped => {}
+                Loc::Unmapped => self.counters.unmapped_reads += 1,
                 Loc::Nand => {
                     self.plan.reads.push(RawOp::NandRead { page: e.addr });
                     self.counters.nand_reads += 1;

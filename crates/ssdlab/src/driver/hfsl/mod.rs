@@ -409,8 +409,15 @@ impl<S: HostSource> Runner<S> {
                 if let Some(m) = self.media.as_mut().filter(|_| io.write) {
                     m.begin_write(io.offset, io.len, self.started);
                 }
-                dev.host_work(now, 0, self.request_cost);
+                let host_done = dev.host_work(now, 0, self.request_cost);
                 self.phase = 1;
+                if host_done > now && self.map.plan().ops().next().is_none() {
+                    // Nothing for the device (a read of never-written data): the request is
+                    // done when HFSL's own work on the host is.
+                    self.phase = PHASES as u8 + 1;
+                    dev.wake_at(host_done, 2);
+                    return;
+                }
             }
             while self.phase as usize <= PHASES {
                 let ops = self.map.plan().phase(self.phase as usize - 1);
@@ -780,6 +787,11 @@ impl<S: HostSource> Driver for Runner<S> {
         if token == 1 {
             self.ticking = false;
             self.send(dev, now);
+            return;
+        }
+        if token == 2 {
+            // HFSL's host work on a request with no raw command is done.
+            self.advance(dev, now);
             return;
         }
         self.waiting = false;
