@@ -79,3 +79,28 @@ def assert_user_error(proc: subprocess.CompletedProcess[str], *needles: str) -> 
     for needle in needles:
         assert needle.lower() in lines[0].lower(), context
     return lines[0]
+
+
+def wait_for_stderr(proc: subprocess.Popen[str], prefix: str, timeout: float = 300) -> list[str]:
+    """Read `proc`'s stderr until a line starting with `prefix` (a progress line: a command off
+    a terminal prints one every few seconds), so that a test signals a command once it is at
+    work rather than after a fixed sleep that a loaded machine outlasts. Returns the lines read;
+    fails if the process ends or the time passes first."""
+    import selectors
+    import time
+
+    assert proc.stderr is not None
+    lines: list[str] = []
+    deadline = time.monotonic() + timeout
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stderr, selectors.EVENT_READ)
+        while time.monotonic() < deadline:
+            if not sel.select(timeout=max(0.0, deadline - time.monotonic())):
+                break
+            line = proc.stderr.readline()
+            if line == "":
+                raise AssertionError(f"ended before a {prefix!r} line: {''.join(lines)}")
+            lines.append(line)
+            if line.startswith(prefix):
+                return lines
+    raise AssertionError(f"no {prefix!r} line in {timeout} s: {''.join(lines)}")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import ssdlab
-from conftest import assert_user_error, run_cli, without_wall
+from conftest import assert_user_error, run_cli, wait_for_stderr, without_wall
 from ssdlab.cli import app as cli
 
 SMALL_RUN = ["--rw", "randrw", "--rwmixread", "70", "--bs", "4KiB", "--iodepth", "8",
@@ -356,10 +356,11 @@ def test_an_interrupted_run_prints_and_writes_what_it_measured(
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), env=dict(os.environ),
     )  # fmt: skip
     try:
-        time.sleep(3.0)  # past start-up and preconditioning, into the run
-        assert proc.poll() is None, proc.communicate()
+        # Past start-up and preconditioning, into the run: its first progress line.
+        before = wait_for_stderr(proc, "simulating: ")
         proc.send_signal(signum)
-        stdout, stderr = proc.communicate(timeout=30)
+        stdout, stderr = proc.communicate(timeout=60)
+        stderr = "".join(before) + stderr
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -389,7 +389,7 @@ def trace_stats(
         _devices(devices),
         int(ird_block),
         int(seed),
-        progress if progress is not None else _let_interrupts_through,
+        _progress_callback(progress),
     )
     return json.loads(text)
 
@@ -575,6 +575,19 @@ def partial_result(error: BaseException) -> Result | None:
     return Result(partial, None) if isinstance(partial, str) else None
 
 
+def _progress_callback(progress: ProgressCallback | None) -> ProgressCallback:
+    """The callback the core calls, or a TypeError naming ``progress`` when it cannot be
+    called (``progress=5`` was accepted and then failed, or was never called, without a word)."""
+    if progress is None:
+        return _let_interrupts_through
+    if not callable(progress):
+        raise TypeError(
+            f"progress: got {progress!r} ({type(progress).__name__}), expected a callable"
+            " progress(done, total) or None"
+        )
+    return progress
+
+
 def _let_interrupts_through(done: int, total: int) -> None:
     """A do-nothing progress callback.
 
@@ -604,7 +617,7 @@ def run(
     if not isinstance(config, Config):
         config = Config.load(config)
     seed = check_seed(seed)
-    callback = progress if progress is not None else _let_interrupts_through
+    callback = _progress_callback(progress)
     if trace is not None:
         if job is not None:
             raise ValueError("give either a job or a trace, not both")

@@ -54,6 +54,12 @@ class NvmeDevice:
         queue_depth: int = 1024,
     ) -> None:
         cfg = config if isinstance(config, Config) else Config.load(config, overrides)
+        if not 2 <= queue_depth <= 65536:
+            # The host driver would clamp it to what CAP.MQES allows, without a word.
+            raise NvmeAccessError(
+                f"queue_depth: got {queue_depth}, expected 2 to 65536 entries of the I/O queue"
+                " pair (CAP.MQES + 1)"
+            )
         self._config = cfg
         self._dev = _core.NvmeDevice(cfg.to_json(), check_seed(seed), lba_size, queue_depth)
 
@@ -151,6 +157,9 @@ class NvmeDevice:
         return self._dev.flush()
 
     def deallocate(self, slba: int, nlb: int) -> dict[str, Any]:
+        if nlb < 1:
+            # A range of no blocks deallocates nothing; it was accepted without a word.
+            raise NvmeAccessError(f"deallocate nlb: got {nlb}, expected at least 1 block")
         return self._dev.deallocate(slba, nlb)
 
     # Workloads.

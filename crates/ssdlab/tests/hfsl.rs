@@ -917,3 +917,28 @@ fn a_read_of_never_written_data_is_counted_and_takes_the_host_s_work() {
         assert_eq!(host.report().counters.unmapped_reads, 4, "{cost}");
     }
 }
+
+/// HFSL's logical size: a part of a page was rounded up without a word, and a GC reserve that
+/// takes every block blamed `logical_bytes` with the empty range "1 to 0" (issue 45, 7 and 9).
+#[test]
+fn a_logical_size_that_is_no_whole_page_or_a_reserve_of_every_block_is_named() {
+    use ssdlab::driver::hfsl::HfslHost;
+    let cfg = fusion(&[]);
+    let e = HfslHost::new(&cfg, 1, 2048 * 10 + 1, false)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("logical_bytes: got 20481") && e.contains("whole number"),
+        "{e}"
+    );
+    let cfg = fusion(&["hfsl.gc=true", "hfsl.gc_free_blocks=8"]);
+    let e = HfslHost::new(&cfg, 1, 2048 * 10, false)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("hfsl.gc_free_blocks: got 8") && !e.contains("1 to 0"),
+        "{e}"
+    );
+}

@@ -267,6 +267,15 @@ fn bad_jobs_are_named() {
         .err()
         .unwrap();
     assert!(e.to_string().contains("queue_depth"), "{e}");
+    // Weights whose sum passes u32 wrapped to a small total, and the mix with it.
+    let e = JobSpec::from_toml_str(
+        "rw = \"randread\"\nio_count = 10\nbs = { \"4KiB\" = 4294967295, \"8KiB\" = 2 }",
+        "test job",
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(e.contains("field `bs`") && e.contains("weights sum"), "{e}");
 }
 
 #[test]

@@ -794,13 +794,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     writes what it measured, a sweep its finished points (serve installs its own handler)."""
     STOPPED_BY.clear()
     try:
-        previous = signal.signal(signal.SIGTERM, _on_sigterm)
-    except ValueError:  # not the main thread: signals are not ours to take
-        return _main(argv)
-    try:
-        return _main(argv)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+        try:
+            previous = signal.signal(signal.SIGTERM, _on_sigterm)
+        except ValueError:  # not the main thread: signals are not ours to take
+            return _main(argv)
+        try:
+            return _main(argv)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+    except KeyboardInterrupt:
+        # Ctrl-C before a command started (building the command line on a loaded machine
+        # takes seconds): the same quiet exit as during one, not a traceback.
+        return _interrupted()
 
 
 def _main(argv: Sequence[str] | None) -> int:

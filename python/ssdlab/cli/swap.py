@@ -16,6 +16,7 @@ from rich.console import Console
 from ..api import MAX_SEED
 from ..files import write_output_text
 from ..swap import swap
+from .options import UserError
 from .table import key_value_table
 
 
@@ -53,19 +54,26 @@ def swap_command(
         ),
     ] = None,
     swap_trace_format: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--swap-trace-format",
             metavar="FORMAT",
-            help="The swap trace's format (a trace format ssdlab reads; fio keeps discards).",
+            help="The --swap-trace file's format (a trace format ssdlab reads; default fio, "
+            "which keeps discards).",
         ),
-    ] = "fio",
+    ] = None,
     json_out: Annotated[
         Path | None,
         typer.Option("--json", metavar="OUT", help="Write the result JSON to OUT ('-': stdout)."),
     ] = None,
 ) -> None:
     """Page a memory-access trace through MEMORY and a swap area on the device."""
+    if swap_trace_format is not None and swap_trace is None:
+        # It was ignored without a word (issue 45, defect 7).
+        raise UserError(
+            f"--swap-trace-format {swap_trace_format}: given without --swap-trace FILE, "
+            "expected both (the format is the swap trace file's)"
+        )
     r = swap(
         config,
         memory=memory,
@@ -74,7 +82,7 @@ def swap_command(
         overrides=set_ or [],
         seed=seed,
         swap_trace=swap_trace,
-        swap_trace_format=swap_trace_format,
+        swap_trace_format=swap_trace_format or "fio",
     )
     if json_out is not None:
         text = r.to_json() + "\n"

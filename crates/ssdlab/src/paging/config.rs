@@ -410,6 +410,18 @@ impl PagingConfig {
                 ),
             );
         }
+        if self.endurance.is_empty() {
+            return bad(
+                "endurance",
+                "got an empty list, expected at least one endurance in cycles (the lifetime table has a row for each)".into(),
+            );
+        }
+        if self.endurance.len() > 64 {
+            return bad(
+                "endurance",
+                format!("got {} entries, expected at most 64", self.endurance.len()),
+            );
+        }
         if self.endurance.contains(&0) {
             return bad("endurance", "got 0, expected cycles of at least 1".into());
         }

@@ -203,6 +203,11 @@ fn read_limited(r: impl Read, origin: &str, max_accesses: usize) -> Result<Workl
                     )))
                 }
             };
+            if let Some(extra) = it.next() {
+                return Err(Error::Trace(format!(
+                    "{origin}, line {n}: got {extra:?} after the address and its R or W, expected nothing more (one access a line)"
+                )));
+            }
             p.touch(addr >> PAGE_SHIFT, write, origin, n)?;
         }
     }
@@ -245,6 +250,16 @@ mod tests {
             ]
         );
         assert_eq!(w.instruction_fetches, 1);
+    }
+
+    #[test]
+    fn a_third_field_on_a_page_reference_line_is_refused() {
+        // It was dropped without a word (issue 45, defect 7).
+        let e = read("0x1000 W\n0x2000 R 17\n".as_bytes(), "t.txt")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("t.txt, line 2") && e.contains("\"17\""), "{e}");
     }
 
     #[test]

@@ -47,6 +47,16 @@ impl Data {
             DataSpec::File(p) => p,
         };
         let err = |what: String| Error::Config(format!("--data file:{}: {what}", path.display()));
+        let dangling = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+            && !path.exists();
+        if dangling {
+            // Opening it would create the link's target, a file the user did not name.
+            let target = std::fs::read_link(path).unwrap_or_default();
+            return Err(err(format!(
+                "a symbolic link to {}, which does not exist: expected an existing file or a new path",
+                target.display()
+            )));
+        }
         let file = OpenOptions::new()
             .read(true)
             .write(!read_only)
@@ -227,6 +237,26 @@ fn file_extents(_: &File, offset: u64, len: u64) -> io::Result<Vec<(u64, u64, bo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dangling_symbolic_link_is_refused_and_its_target_not_created() {
+        // Issue 45, defect 7: opening it created the link's target, a file the user never named.
+        let dir = std::env::temp_dir().join(format!("ssdlab-dangling-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let link = dir.join("disk.img");
+        let target = dir.join("elsewhere.img");
+        let _ = std::fs::remove_file(&link);
+        let _ = std::fs::remove_file(&target);
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let spec = DataSpec::parse(&format!("file:{}", link.display())).unwrap();
+        let e = Data::open(&spec, 4 << 20, false).err().unwrap().to_string();
+        assert!(
+            e.contains("symbolic link") && e.contains("elsewhere.img"),
+            "{e}"
+        );
+        assert!(!target.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn a_file_store_keeps_data_across_opens_and_reports_its_holes() {

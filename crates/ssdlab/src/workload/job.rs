@@ -314,6 +314,20 @@ impl JobSpec {
                 "expected at least one size with a weight above 0".into(),
             );
         }
+        if sizes
+            .iter()
+            .try_fold(0u32, |sum, &(_, w)| sum.checked_add(w))
+            .is_none()
+        {
+            // The weights' sum wrapped, and the mix with it (issue 45, defect 7).
+            return err(
+                "bs",
+                format!(
+                    "weights sum to more than {}, expected a smaller total (they are relative: 70 and 30 are 70 % and 30 %)",
+                    u32::MAX
+                ),
+            );
+        }
         for &(b, _) in &sizes {
             if b == 0 || b % 512 != 0 {
                 return err(

@@ -968,7 +968,23 @@ impl HfslHost {
         let hw = hardware(cfg)?;
         let hfsl = cfg.hfsl.clone().unwrap_or_default();
         let usable = usable_pages(&hfsl, &hw);
-        let pages = logical_bytes.div_ceil(hw.nand_page_bytes);
+        if usable == 0 {
+            // Every block of a die is GC's reserve: no logical size could fit (the message
+            // blamed logical_bytes with the range "1 to 0").
+            return Err(Error::Config(format!(
+                "hfsl.gc_free_blocks: got {}, and with one open block per write stream GC's reserve takes every block of a die ({} blocks each), none left for data; expected fewer spare blocks, or hfsl.gc = false",
+                hfsl.gc_free_blocks,
+                hw.nand_blocks / (hw.nand_channels * hw.nand_chips_per_channel).max(1)
+            )));
+        }
+        if !logical_bytes.is_multiple_of(hw.nand_page_bytes) {
+            // It was rounded up to whole pages without a word.
+            return Err(Error::Job(format!(
+                "logical_bytes: got {logical_bytes}, expected a whole number of HFSL's logical pages ({} bytes each, the NAND page)",
+                hw.nand_page_bytes
+            )));
+        }
+        let pages = logical_bytes / hw.nand_page_bytes;
         if pages == 0 || pages > usable {
             return Err(Error::Job(format!(
                 "logical_bytes: got {logical_bytes}, expected 1 to {} (HFSL's NAND pages of {} bytes, less GC's spare blocks)",

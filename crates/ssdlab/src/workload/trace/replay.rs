@@ -219,7 +219,18 @@ impl TraceJob {
                 "expected a trace file or model:NAME".into(),
             ));
         }
-        self.format()?;
+        if self.format()?.is_some() && self.trace.starts_with("model:") {
+            // A model makes its requests, it reads no file: the format was ignored without a
+            // word (issue 45, defect 7).
+            return Err(job_err(
+                "format",
+                format!(
+                    "got {:?} with the model trace {:?}, expected none: a format is a trace file's",
+                    self.format.as_deref().unwrap_or_default(),
+                    self.trace
+                ),
+            ));
+        }
         self.model()?;
         if !(self.time_scale > 0.0 && self.time_scale.is_finite()) {
             return Err(job_err(

@@ -817,6 +817,12 @@ pub fn of_source(
         ..Default::default()
     };
     if let Some(spec) = source.strip_prefix("model:") {
+        if let Some(f) = read.format {
+            return Err(crate::error::Error::Trace(format!(
+                "--format {}: given with the model trace {source:?}, expected none: a format is a trace file's",
+                f.name()
+            )));
+        }
         let p = super::model::parse_spec(spec)?;
         info.format = "model".into();
         info.model = Some(p.clone());
