@@ -189,8 +189,7 @@ fn the_back_end_is_named_in_the_config_and_a_named_one_must_agree() {
         .to_toml()
         .replacen("backend = \"page\"", "backend = \"pcm\"", 1);
     let e = SsdConfig::from_toml_str(&text, "mine.toml")
-        .err()
-        .expect("refused")
+        .expect_err("refused")
         .to_string();
     assert!(
         e.contains("field `backend`") && e.contains("\"pcm\"") && e.contains("\"page\""),
@@ -202,8 +201,7 @@ fn the_back_end_is_named_in_the_config_and_a_named_one_must_agree() {
         .to_toml()
         .replacen("backend = \"page\"", "backend = \"zoned-ish\"", 1);
     let e = SsdConfig::from_toml_str(&text, "mine.toml")
-        .err()
-        .expect("refused")
+        .expect_err("refused")
         .to_string();
     assert!(e.contains("backend") && e.contains("block-mapped"), "{e}");
 }
