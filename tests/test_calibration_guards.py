@@ -76,3 +76,66 @@ def test_a_calibrated_row_carries_its_tolerance_in_the_json(tmp_path) -> None:
     read = rows["NAND read of a 2048 B page"]
     assert read["tolerance"] == 0.02 and read["fitted"] == "nand.timing.read"
     assert rows["NAND block erase"]["tolerance"] is None
+
+
+# -- the refit --------------------------------------------------------------------------------
+
+
+def _fake(tmp_path, figure_of) -> calibration.Calibration:  # type: ignore[no-untyped-def]
+    """A calibration whose figure is a known function of its value (an oracle for the search)
+    and whose value and mentions live in files under ``tmp_path``."""
+    (tmp_path / "preset.toml").write_text(
+        "# fitted: 2,370 MiB/s;\n# 152 gives 2,370.8)\nkib_instructions = 152\nother = 152\n"
+    )
+    (tmp_path / "doc.md").write_text("`kib_instructions = 152` (2,370 MiB/s; 152 gives 2,370.8)\n")
+
+    def measure(overrides):  # type: ignore[no-untyped-def]
+        (override,) = overrides
+        return figure_of(float(override.split("=")[1]))
+
+    gives = r"(?P<value>\d+) gives (?P<figure>[\d,.]+)\)"
+    return calibration.Calibration(
+        name="fake",
+        experiment="seed004-fig5",
+        metric="NVMe-ideal sequential read bandwidth",
+        parameter="host.kib_instructions",
+        where="preset.toml",
+        target=2370.0,
+        measure=measure,
+        search=(0, 1000),
+        integer=True,
+        value_pattern=r"(?m)^kib_instructions = (?P<value>\d+)",
+        mentions=(
+            calibration.Mention("preset.toml", gives),
+            calibration.Mention("doc.md", gives),
+            calibration.Mention("doc.md", r"`kib_instructions = (?P<value>\d+)`"),
+        ),
+    )
+
+
+def test_a_refit_bisects_to_the_nearest_value_and_rewrites_value_note_and_docs(tmp_path) -> None:
+    # 1 MiB at a fixed time plus K instructions per KiB at 1 GHz, as the host model charges it.
+    def bandwidth(k: float) -> float:
+        return 1.0 / (264e-6 + k * 1024 / 1e9)
+
+    lines: list[str] = []
+    fake = _fake(tmp_path, bandwidth)
+    result = calibration.refit(fake, report=lines.append, root=tmp_path)
+    # The oracle: the integer whose figure is nearest the target, by brute force.
+    best = min(range(1001), key=lambda k: abs(bandwidth(k) - 2370.0))
+    assert result.new == best and result.old == 152
+    assert len(result.steps) <= 13 and any("kib_instructions = 0:" in line for line in lines)
+    preset = (tmp_path / "preset.toml").read_text()
+    assert f"kib_instructions = {best}\n" in preset and "other = 152" in preset
+    assert f"{best} gives {bandwidth(best):,.1f})" in preset
+    doc = (tmp_path / "doc.md").read_text()
+    assert (
+        doc == f"`kib_instructions = {best}` (2,370 MiB/s; {best} gives {bandwidth(best):,.1f})\n"
+    )
+
+
+def test_a_refit_refuses_a_target_its_range_cannot_reach(tmp_path) -> None:
+    fake = _fake(tmp_path, lambda k: 5000.0 - k)  # never as low as 2,370 over 0..1000
+    with pytest.raises(RuntimeError, match="not between .* re-model"):
+        calibration.refit(fake, report=lambda _: None, root=tmp_path)
+    assert "kib_instructions = 152" in (tmp_path / "preset.toml").read_text()

@@ -250,6 +250,9 @@ def _seed002_nand_media_us(what: str) -> Callable[[Sequence[str]], float | None]
     return media
 
 
+# "152 gives 2,370.8)": a fitted value and the figure it gives, as the notes quote them.
+_GIVES = r"(?P<value>\d+) gives (?P<figure>[\d,.]+)\)"
+
 # seed003-devices' SCM-400 runs, clean and aged: the request sizes' points.
 _SEED003_SCM400 = {
     "seed003_devices.toml": {
@@ -273,10 +276,11 @@ CALIBRATIONS: tuple[Calibration, ...] = (
         integer=True,
         value_pattern=r"(?m)^kib_instructions = (?P<value>\d+)",
         mentions=(
-            Mention(
-                "configs/seed004-64ch-mlc.toml",
-                r"(?P<value>\d+) gives (?P<figure>[\d,.]+)\)",
-            ),
+            Mention("configs/seed004-64ch-mlc.toml", _GIVES),
+            Mention("docs/host.md", _GIVES),
+            Mention("docs/host.md", r"`kib_instructions = (?P<value>\d+)`"),
+            Mention("docs/experiments.md", _GIVES),
+            Mention("docs/experiments.md", r"`host\.kib_instructions = (?P<value>\d+)`"),
         ),
     ),
     Calibration(
@@ -452,3 +456,152 @@ CALIBRATIONS: tuple[Calibration, ...] = (
         for state in ("clean", "aged")
     ),
 )
+
+
+# -- refitting ------------------------------------------------------------------------------
+
+
+@dataclass
+class Refit:
+    """What a refit found: the search (value, figure) in the order it ran, the old and the new
+    value and the figure the new one gives."""
+
+    calibration: Calibration
+    old: float
+    new: float
+    figure: float
+    steps: list[tuple[float, float]]
+    files: list[str] = field(default_factory=list)
+
+
+def current_value(calibration: Calibration, root: Path = ROOT) -> float:
+    """The fitted parameter's value as ``where`` holds it."""
+    text = (root / calibration.where).read_text(encoding="utf-8")
+    match = re.search(calibration.value_pattern, text)
+    if not calibration.value_pattern or match is None:
+        raise ValueError(f"{calibration.where}: no value of {calibration.parameter} found")
+    return float(match.group("value"))
+
+
+def _show(value: float, integer: bool) -> str:
+    return str(int(value)) if integer else f"{value:.6g}"
+
+
+def search(
+    calibration: Calibration,
+    evaluate: Callable[[float], float | None],
+    report: Callable[[str], None] = print,
+) -> tuple[float, float, list[tuple[float, float]]]:
+    """Bisect the parameter's range for the value whose figure is nearest the target. The
+    figure must move one way over the range (it is measured at both ends first); an integer
+    parameter stops at two neighbours and takes the nearer."""
+    if calibration.search is None:
+        raise ValueError(f"{calibration.name}: no search range: it cannot be refitted")
+    lo, hi = calibration.search
+    steps: list[tuple[float, float]] = []
+
+    def at(value: float) -> float:
+        figure = evaluate(value)
+        if figure is None:
+            raise RuntimeError(f"{calibration.name}: no figure at {value}")
+        steps.append((value, figure))
+        report(
+            f"  {calibration.parameter} = {_show(value, calibration.integer)}:"
+            f" {figure:,.2f} ({figure / calibration.target - 1:+.2%})"
+        )
+        return figure
+
+    f_lo, f_hi = at(lo), at(hi)
+    target = calibration.target
+    if (f_lo - target) * (f_hi - target) > 0:
+        raise RuntimeError(
+            f"{calibration.name}: the target {target:,} is not between {f_lo:,.2f} and"
+            f" {f_hi:,.2f} over {calibration.parameter} = {lo}..{hi}: re-model, or widen the"
+            " range with a reason"
+        )
+    rising = f_hi > f_lo
+    for _ in range(64):
+        if calibration.integer and hi - lo <= 1:
+            break
+        if not calibration.integer and abs(f_hi - f_lo) <= target * 1e-4:
+            break
+        mid = (lo + hi) // 2 if calibration.integer else (lo + hi) / 2
+        f_mid = at(mid)
+        if (f_mid < target) == rising:
+            lo, f_lo = mid, f_mid
+        else:
+            hi, f_hi = mid, f_mid
+    best = min(((lo, f_lo), (hi, f_hi)), key=lambda vf: abs(vf[1] - target))
+    return best[0], best[1], steps
+
+
+def _rewrite(text: str, pattern: str, groups: Mapping[str, str]) -> tuple[str, int]:
+    """``text`` with each named group of each match of ``pattern`` replaced."""
+    out, last, count = [], 0, 0
+    for match in re.finditer(pattern, text):
+        spans = sorted(
+            (match.start(n), match.end(n), groups[n])
+            for n in groups
+            if n in match.groupdict() and match.group(n) is not None
+        )
+        for start, end, new in spans:
+            out.append(text[last:start])
+            out.append(new)
+            last = end
+        count += 1
+    out.append(text[last:])
+    return "".join(out), count
+
+
+def refit(
+    calibration: Calibration,
+    report: Callable[[str], None] = print,
+    workers: int | None = None,
+    write: bool = True,
+    root: Path = ROOT,
+) -> Refit:
+    """Find the value that hits the target and write it, with the figure it gives, into the
+    value's file and every mention (its note, the docs) together."""
+    old = current_value(calibration, root)
+    report(
+        f"refit {calibration.name}: {calibration.parameter} = {_show(old, calibration.integer)}"
+        f" in {calibration.where}; target {calibration.target:,} ({calibration.experiment},"
+        f" {calibration.metric!r})"
+    )
+
+    def evaluate(value: float) -> float | None:
+        literal = _show(value, calibration.integer)
+        return measure(calibration, [f"{calibration.parameter}={literal}"], workers)
+
+    new, figure, steps = search(calibration, evaluate, report)
+    result = Refit(calibration, old, new, figure, steps)
+    value_text = _show(new, calibration.integer)
+    if not write:
+        return result
+    edits: dict[str, list[tuple[str, dict[str, str]]]] = {}
+    edits.setdefault(calibration.where, []).append(
+        (calibration.value_pattern, {"value": value_text})
+    )
+    for mention in calibration.mentions:
+        edits.setdefault(mention.path, []).append(
+            (mention.pattern, {"value": value_text, "figure": mention.figure_format.format(figure)})
+        )
+    for path, changes in edits.items():
+        file = root / path
+        text = file.read_text(encoding="utf-8")
+        for pattern, groups in changes:
+            text, count = _rewrite(text, pattern, groups)
+            if count == 0:
+                raise ValueError(f"{path}: no match of {pattern!r}: the mention moved")
+        file.write_text(text, encoding="utf-8")
+        result.files.append(path)
+    report(
+        f"{calibration.parameter} = {value_text} gives {figure:,.2f}"
+        f" ({figure / calibration.target - 1:+.2%}); rewrote {', '.join(result.files)}"
+    )
+    if calibration.where.startswith("configs/"):
+        report(
+            "presets are compiled into the extension: rebuild it (maturin develop --release)"
+            " before the guard (tests/test_calibration_guards.py) and python scripts/fidelity.py"
+        )
+    return result
