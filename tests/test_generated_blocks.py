@@ -78,7 +78,8 @@ def test_a_stale_sentence_is_named(tmp_path: Path) -> None:
     assert "'demo' block is stale" in problem and "--blocks demo" in problem
     blocks.regenerate([block], tmp_path)
     assert (tmp_path / "doc.md").read_text() == (
-        "- item\n  <!-- generated:demo begin (scripts/fidelity.py --blocks; echo) -->\n"
+        "- item\n  <!-- generated:demo begin (python scripts/fidelity.py --blocks demo; from: echo)"
+        " -->\n"
         "  It gives 1,234.5 IOPS.\n  <!-- generated:demo end -->\nafter\n"
     )
     assert blocks.stale([block], tmp_path) == []

@@ -406,11 +406,12 @@ CALIBRATIONS: tuple[Calibration, ...] = (
         parameter="swap.pc_mix.rounds and swap.pc_mix.tab_memory",
         where="python/ssdlab/reproduce/seed003_lifetime.toml",
         target=215_022,
-        tolerance=0.07,
-        why_tolerance="two knobs fitted together to two figures (the writes and the pages"
-        " written), one of them a whole number of rounds, under the max-4 shape that only"
-        " cold_sweep gives: the fit's residual is −6.1 % here and −2.6 % on the pages (56 runs,"
-        " docs/paging.md 'Calibration'); the tolerance holds that residual, not a 2 % fit",
+        tolerance=0.05,
+        why_tolerance="two knobs fitted together to three figures (the writes, the pages"
+        " written and the maximum of 4), one of them a whole number of rounds, the response not"
+        " monotone: the nearest fit with the seed's maximum (tab_memory 141 MiB) leaves −4.4 %"
+        " here and −0.5 % on the pages (docs/paging.md 'Calibration', refitted in issue 40);"
+        " the tolerance holds that residual, not a 2 % fit",
         points={"seed003_lifetime.toml": {}},
     ),
     Calibration(
@@ -420,9 +421,6 @@ CALIBRATIONS: tuple[Calibration, ...] = (
         parameter="swap.pc_mix.tab_memory and swap.pc_mix.rounds",
         where="python/ssdlab/reproduce/seed003_lifetime.toml",
         target=163_177,
-        tolerance=0.04,
-        why_tolerance="fitted together with the writes (see seed003-lifetime-writes): the"
-        " joint fit's residual here is −2.6 %",
         points={"seed003_lifetime.toml": {}},
     ),
     Calibration(

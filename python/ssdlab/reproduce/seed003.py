@@ -151,7 +151,7 @@ CALIBRATED_MIX = (
     " aged, writes mostly 4 KB aged)"
 )
 AGED_MIX = (
-    "the run's tab memory (142 MiB) and counted rounds (3, after 30 aging rounds) are fitted"
+    "the run's tab memory (141 MiB) and counted rounds (3, after 30 aging rounds) are fitted"
     " together to the lifetime test's 215,022 writes and 163,177 pages written, with the"
     " references outside the working sets sweeping through them (cold_sweep, chosen because"
     " random ones gave no maximum of 4 below a mean of 1.56) and 128 MiB of idle memory"
@@ -166,10 +166,11 @@ SWAPIN_NOTES = (
     "The software steps are the model's inputs (swap.cost.*, defaults from this very table), so"
     " their rows repeat them; what the model adds is the device read, timed by the SCM-400"
     " device model, and the total.",
-    "The device read is the 4 KiB transfer at 400 MB/s (10.24 µs) plus the preset's host and"
-    " NVMe costs (submit 1.5 µs, completion 2 µs, interrupt 1 µs, firmware 0.5 µs, link"
-    " latency; assumed, as small-tlc). The seed's 10 µs is the SCM read alone: its host-side"
-    " software is in 'swap page read' (12 µs), so the preset's host costs count it twice here.",
+    "The device read is the 4 KiB transfer at 400 MB/s (10.24 µs) plus the device's interrupt"
+    " (1 µs), firmware (0.5 µs) and link latency (assumed, as small-tlc). The seed's 10 µs is"
+    " the SCM read alone: its host-side software (the block layer and the driver's submit and"
+    " completion) is in 'swap page read' (12 µs), so the paging model does not charge the"
+    " device's [host] costs (it did before issue 40: 1.5 + 2 µs counted twice).",
     "The 53.2 % OS share leaves out the SCM read and the D-cache flush (update MMU cache):"
     " (31 - 10 - 4.5) / 31. ssdlab's swap_in_breakdown.software_share counts only the device"
     " read out; the row computes the seed's definition from the breakdown.",
@@ -191,8 +192,8 @@ def compare_swapin(table: Any) -> list[Row]:
                     paper,
                     value,
                     basis,
-                    "input: the SCM-400 preset's 4 KiB transfer at 400 MB/s plus its host and"
-                    " NVMe costs, all model inputs (not counted)",
+                    "input: the SCM-400 preset's 4 KiB transfer at 400 MB/s plus its"
+                    " interrupt, firmware and link time, all model inputs (not counted)",
                     label="input",
                 )
             )
@@ -687,7 +688,7 @@ def compare_lifetime(table: Any) -> list[Row]:
     returns = _value(table, "wear.scan_returns")
     note = (
         "fitted, with the pages written: the PC mix's counted rounds (3, after 30 aging rounds)"
-        " and tab memory (142 MiB), the cold references sweeping (cold_sweep), with 128 MiB of"
+        " and tab memory (141 MiB), the cold references sweeping (cold_sweep), with 128 MiB of"
         " idle memory"
     )
     rows = [
