@@ -5,9 +5,17 @@ Runs every reproduction (as ``ssdlab reproduce --all``; runs already in OUT are 
 writes the scoreboard table between the scoreboard markers of docs/experiments.md.
 
     python scripts/fidelity.py [--out out/reproduce] [--doc docs/experiments.md] [--check]
+    python scripts/fidelity.py --refit NAME
+    python scripts/fidelity.py --calibrations
 
 ``--check`` runs nothing: it only says whether the doc's table is in the format the scoreboard
 writes (exit 1 if not).
+
+``--refit NAME`` refits one calibration (issue 40: a refit is a recorded step): it bisects the
+fitted parameter over its range on the calibration's points alone, printing each value and the
+figure it gives, then rewrites the value, the note that says what it gives and the docs'
+mentions together (``ssdlab.reproduce.calibration``). ``--calibrations`` lists them with the
+figure each gives now against its target and tolerance (what the CI guard checks).
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from ssdlab.reproduce import experiments, run_experiment, scoreboard
+from ssdlab.reproduce import blocks, calibration, experiments, run_experiment, scoreboard
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -28,7 +36,55 @@ def main() -> int:
     parser.add_argument("--doc", type=Path, default=ROOT / "docs" / "experiments.md")
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--check", action="store_true", help="check the doc's format only")
+    parser.add_argument("--refit", metavar="NAME", help="refit one calibration (see above)")
+    parser.add_argument(
+        "--calibrations", action="store_true", help="list the calibrations and their figures"
+    )
+    parser.add_argument(
+        "--blocks",
+        nargs="*",
+        metavar="NAME",
+        help="regenerate the docs' generated blocks (all, or those named) and their artefacts",
+    )
     args = parser.parse_args()
+    if args.blocks is not None:
+        try:
+            chosen = [blocks.find(n) for n in args.blocks] if args.blocks else blocks.blocks()
+        except LookupError as error:
+            print(f"error: --blocks: {error}", file=sys.stderr)
+            return 2
+        own = [b for b in chosen if b.artefact != blocks.REPRODUCTIONS]
+        rows = [b for b in chosen if b.artefact == blocks.REPRODUCTIONS]
+        for path in blocks.regenerate(own) + blocks.regenerate(rows, run=False):
+            print(f"wrote {path}")
+        if rows:
+            print(f"(rendered from {blocks.REPRODUCTIONS}: python scripts/fidelity.py reruns it)")
+        return 0
+    if args.refit is not None:
+        try:
+            chosen = calibration.find(args.refit)
+        except LookupError as error:
+            print(f"error: --refit: {error}", file=sys.stderr)
+            return 2
+        try:
+            calibration.refit(chosen, report=lambda line: print(line, flush=True))
+        except (RuntimeError, ValueError) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
+        return 0
+    if args.calibrations:
+        bad = 0
+        for guard, figure in calibration.measure_all(
+            calibration.calibrations(), workers=args.workers
+        ):
+            ok = guard.within(figure)
+            bad += not ok
+            shown = "–" if figure is None else f"{figure:,.4g} ({figure / guard.target - 1:+.1%})"
+            print(
+                f"{'ok  ' if ok else 'OUT '} {guard.name}: {guard.parameter} → {shown},"
+                f" target {guard.target:,.4g} ± {guard.tolerance:.0%}"
+            )
+        return 1 if bad else 0
     text = args.doc.read_text(encoding="utf-8")
     if args.check:
         problems = scoreboard.check_section(text)
@@ -44,9 +100,13 @@ def main() -> int:
         for point, error in reproduction.failed:
             print(f"failed: {experiment.name}: point {point}: {error}", file=sys.stderr)
         reproductions.append(reproduction)
+    blocks.save(blocks.REPRODUCTIONS, blocks.reproductions_data(reproductions))
     table = scoreboard.markdown(scoreboard.entries(reproductions))
     args.doc.write_text(scoreboard.splice(text, table), encoding="utf-8")
     print(f"{args.doc}: scoreboard written ({time.monotonic() - start:.0f} s)")
+    rendered = [b for b in blocks.blocks() if b.artefact == blocks.REPRODUCTIONS]
+    for path in blocks.regenerate(rendered, run=False):
+        print(f"wrote {path}")
     return 1 if any(r.failed for r in reproductions) else 0
 
 

@@ -67,6 +67,14 @@ def test_a_label_outside_the_set_is_refused() -> None:
         ("seed004-fig5", "NVMe-ideal sequential write bandwidth", "prediction"),
         ("seed000-fig10", "512 KB sequential write: prototype over UFS 2.0", "input"),
         ("seed000-fig10", "512 KB sequential read: prototype over UFS 2.0", "prediction"),
+        # Issue 40's rule: a prediction only if no input, fit or choice made for it decides it.
+        ("seed004-fig5", "NVMe-ideal over IDE-ideal, sequential read", "derived"),
+        ("seed004-fig5", "NVMe-ideal over IDE-ideal, sequential write", "derived"),
+        ("seed003-swapin", "SCM read (one 4 KiB page, SCM-400 device model)", "input"),
+        ("seed003-swapin", "swap-in fault, total", "derived"),
+        ("seed003-swapout", "swap-out time 100 K / 20 K IOPS (c)", "prediction"),
+        ("seed003-swapout", "swap-out time nc / c, 5 K IOPS", "prediction"),
+        ("seed003-lifetime", "write amount", "derived"),
     ],
 )
 def test_the_audited_rows_carry_their_label(experiment: str, metric: str, label: str) -> None:
@@ -153,7 +161,7 @@ def test_seed001_states_per_workload_whether_dual_beats_single2x() -> None:
     table = _seed001_table({
         "model:fin1,count=10": {"single": 100.0, "single2x": 80.0, "dual": 40.0},
         "model:fin2,count=10": {"single": 100.0, "single2x": 30.0, "dual": 60.0},
-        "model:web1,count=10": {"single": 100.0, "single2x": 50.0, "dual": 50.0},
+        "model:web1,count=10": {"single": 100.0, "single2x": 50.0, "dual": 55.0},
         "@traces/ssdsim_financial1_sample.ascii": {"single": 9.0, "single2x": 8.0, "dual": 4.0},
         "@traces/disksim_websearch_small.trace": {"single": 9.0, "single2x": 5.0, "dual": 4.0},
     })  # fmt: skip
@@ -168,6 +176,41 @@ def test_seed001_states_per_workload_whether_dual_beats_single2x() -> None:
     for row in by.values():
         assert row.label == "prediction" and row.paper is None
         assert "§III" in row.basis
+
+
+def test_seed001_an_equal_latency_holds_no_direction() -> None:
+    """Issue 40: web1's "dual not below single2x" held on the WebSearch sample only because no
+    write waited in either buffer (1.000): vacuous, so not counted."""
+    table = _seed001_table({
+        "@traces/disksim_websearch_small.trace": {"single": 9.0, "single2x": 5.0, "dual": 5.0},
+    })  # fmt: skip
+    (row,) = [
+        r
+        for r in seed001.make_compare("t")(table)
+        if r.metric == "disksim_websearch_small.trace: dual / single2x mean write latency"
+    ]
+    assert row.ssdlab == 1.0 and row.agrees is None and "vacuous" in row.note
+    assert scoreboard.tally([row]).directions == 0
+
+
+def test_seed001_one_workload_with_erases_counts_its_ratio_once() -> None:
+    rows = []
+    for setup, (capacity, ports) in seed001.SETUPS.items():
+        for trace, erases in (
+            ("model:fin1", {"single": 10, "single2x": 9, "dual": 20}),
+            ("model:web1", {"single": 0, "single2x": 0, "dual": 0}),
+        ):
+            rows.append({
+                "status": "ok", "trace.trace": trace, "config.cache.capacity": capacity,
+                "config.cache.ports": ports, "ops.write.count": 100,
+                "ops.write.latency_us.mean": 50.0, "device.erases": erases[setup],
+            })  # fmt: skip
+    out = {row.metric: row for row in seed001.make_compare("t")(pl.DataFrame(rows))}
+    mean = out["dual / single erases, mean over workloads with writes"]
+    largest = out["dual / single erases, largest over workloads"]
+    assert mean.ssdlab == largest.ssdlab == 2.0
+    assert mean.label == "prediction" and largest.label == "derived"
+    assert "derived:" in largest.note
 
 
 def test_seed001_runs_from_the_steady_state() -> None:

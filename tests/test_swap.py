@@ -179,3 +179,30 @@ def test_a_large_memory_and_a_request_that_never_ends(sweep_trace: Path) -> None
             workload=sweep_trace,
             overrides=["interface.link_latency=1000000s"],
         )
+
+
+def test_the_device_s_host_costs_are_not_charged_on_top_of_the_kernel_s() -> None:
+    """Issue 40 point 4: the paging model charges the kernel's software itself (seed 003's 12
+    µs "swap page read" holds the block layer and the driver), so the device's own [host]
+    submit and completion are not added to its device read: a preset with them pages exactly
+    as the same preset with them at 0. On seed003-swapin's idle-device faults the read is the
+    SCM-400's own: 4 KiB at 400 MB/s (10.24 µs), the interrupt (1 µs), firmware (0.5 µs) and
+    the link, nothing of the host's 1.5 µs submit and 2 µs completion."""
+    from ssdlab.reproduce import seed003
+
+    pages = Path(seed003.__file__).resolve().parent / "seed003_swapin.pages"
+    setup = {
+        "memory": "1MiB",
+        "swap_size": "64MiB",
+        "workload": pages,
+    }
+    knobs = ["swap.page_cluster=0", 'swap.cost.access="100us"']
+    zero = ['host.submit_cost="0ns"', 'host.complete_cost="0ns"', 'host.poll_cost="0ns"']
+    with_costs = ssdlab.swap("seed003-scm-400", **setup, overrides=knobs)
+    without = ssdlab.swap("seed003-scm-400", **setup, overrides=knobs + zero)
+    assert with_costs.data["faults"]["major"] > 0
+    device = with_costs.data["swap_in_breakdown"]["device_us"]
+    assert device == without.data["swap_in_breakdown"]["device_us"], (
+        "the device read carries the host's submit and completion again"
+    )
+    assert 10.24 < device < 10.24 + 3.5, device

@@ -57,6 +57,10 @@ class Row:
     # For a row the document states as a direction, not a number ("stated as below 1"):
     # whether ssdlab's value goes the same way (None: no direction, or no ssdlab value).
     agrees: bool | None = None
+    # A calibrated row's guard (issue 40): how far its figure may move from the document's
+    # before CI fails, and the parameter that was fitted to it (reproduce/calibration.py).
+    tolerance: float | None = None
+    fitted: str = ""
 
     def __post_init__(self) -> None:
         if self.label not in ROW_LABELS:
@@ -84,6 +88,8 @@ class Row:
             "abs_difference",
             "agrees",
             "label",
+            "tolerance",
+            "fitted",
             "basis",
             "note",
         )
@@ -231,6 +237,9 @@ def run_experiment(
             ]
             table = concat_tables(table, more)
     rows = experiment.compare(table)
+    from .calibration import annotate
+
+    annotate(rows)
     comparison = {
         **experiment.describe(),
         "difference": "ssdlab / paper - 1",

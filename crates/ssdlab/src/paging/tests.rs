@@ -525,3 +525,32 @@ fn auto_congestion_wake_follows_the_device_s_request_queue() {
     explicit.congestion_wake = CongestionWake::Completion;
     assert_eq!(auto.swap_out.time_s, on_device(&explicit).swap_out.time_s);
 }
+
+#[test]
+fn the_device_s_host_costs_are_not_charged_on_top_of_the_kernel_s() {
+    // Issue 40 point 4: the paging model charges the kernel's software itself (swap.cost.*: seed
+    // 003's 12 µs "swap page read" holds the block layer and the driver), so the device's own
+    // [host] costs, which model the same software for a job, must not be added to its device
+    // time. A device whose host costs are 0 then pages exactly as one whose are not.
+    let w = Workload::from_pages((0..3000).map(|p| (p % 1500, p % 3 == 0)));
+    let c = cfg(512, 8192);
+    let with = crate::config::SsdConfig::resolve("small-tlc", &[]).unwrap();
+    assert!(with.host.submit_cost.0 > SimTime::ZERO && with.host.complete_cost.0 > SimTime::ZERO);
+    let without = crate::config::SsdConfig::resolve(
+        "small-tlc",
+        &[
+            "host.submit_cost=\"0ns\"".into(),
+            "host.complete_cost=\"0ns\"".into(),
+            "host.poll_cost=\"0ns\"".into(),
+        ],
+    )
+    .unwrap();
+    let a = super::run(&with, "small-tlc", &c, &w, 1).unwrap().result;
+    let b = super::run(&without, "small-tlc", &c, &w, 1).unwrap().result;
+    assert!(a.faults.major > 0);
+    assert_eq!(
+        a.swap_in_breakdown.device_us, b.swap_in_breakdown.device_us,
+        "the device read carries the host's submit and completion again"
+    );
+    assert_eq!(a.swap_in_latency.mean_us, b.swap_in_latency.mean_us);
+}
