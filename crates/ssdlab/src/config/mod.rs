@@ -20,6 +20,7 @@ mod reliability;
 mod schema;
 pub mod units;
 mod validate;
+mod zns;
 
 pub use cache::*;
 pub use controller::*;
@@ -36,6 +37,7 @@ pub use power::*;
 pub use precondition::*;
 pub use reliability::*;
 pub use schema::json_schema;
+pub use zns::*;
 
 use crate::error::{Error, Result};
 use schemars::JsonSchema;
@@ -81,6 +83,10 @@ pub struct SsdConfig {
     /// The energy the NAND and the controller draw; absent: no power figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub power: Option<PowerConfig>,
+    /// Zones over the NAND (NVMe ZNS): present, the back end is zoned (docs/zns.md); absent:
+    /// a conventional drive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zns: Option<ZnsConfig>,
 }
 
 /// The media of a device: which sections its config has.
@@ -111,6 +117,8 @@ pub enum BackendKind {
     Pcm,
     /// Seed 002's fusion device: raw NAND and PCM behind one firmware.
     Fusion,
+    /// NAND cut into zones the host writes sequentially (`[zns]`, with `ftl.kind = "none"`).
+    Zoned,
 }
 
 impl BackendKind {
@@ -123,6 +131,7 @@ impl BackendKind {
             BackendKind::Raw => "raw",
             BackendKind::Pcm => "pcm",
             BackendKind::Fusion => "fusion",
+            BackendKind::Zoned => "zoned",
         }
     }
 }
@@ -297,12 +306,14 @@ impl SsdConfig {
     /// Which media the device holds, from the sections given (validation refuses the other
     /// combinations).
     /// The device's back end: its medium and, on NAND, its FTL scheme. The one place that
-    /// reads them off the config's sections (`[nand]`, `[pcm]`, `ftl.kind`, `ftl.mapping`);
+    /// reads them off the config's sections (`[nand]`, `[pcm]`, `[zns]`, `ftl.kind`,
+    /// `ftl.mapping`);
     /// the device builds its `ctrl::backend::Backend` from it and nothing else asks again.
     pub fn backend_kind(&self) -> BackendKind {
         match self.medium() {
             Medium::Pcm => BackendKind::Pcm,
             Medium::Fusion => BackendKind::Fusion,
+            Medium::Nand if self.zns.is_some() => BackendKind::Zoned,
             Medium::Nand => match self.ftl.kind {
                 FtlKind::None => BackendKind::Raw,
                 k if k.is_block_mapped() => BackendKind::BlockMapped,

@@ -217,6 +217,10 @@ impl Device {
             }
             std::mem::swap(new, old);
         }
+        if let (Some(new), Some(old)) = (self.backend.zoned_mut(), cut.backend.zoned_mut()) {
+            // Zone states, write pointers and erase counts are kept on the media.
+            std::mem::swap(new, old);
+        }
         if let (Some(new), Some(old)) = (self.backend.pcm_mut(), cut.backend.pcm()) {
             new.media.keep_durable(&old.media);
         }
@@ -544,6 +548,19 @@ impl Device {
                 "erase: this device is PCM, updated in place; it has no erase".into(),
             ));
         }
+        let zoned = self.backend.kind() == BackendKind::Zoned;
+        if (r.op == Op::Append || r.op.is_zone_management()) && !zoned {
+            return Err(Error::Job(format!(
+                "{}: this device has no zones (a zoned drive has a [zns] section)",
+                r.op.name()
+            )));
+        }
+        if r.op == Op::Erase && zoned {
+            return Err(Error::Job(
+                "erase: this is a zoned drive; its blocks are erased by zone resets (zone_reset)"
+                    .into(),
+            ));
+        }
         if r.op == Op::Erase && self.backend.raw().is_none() {
             return Err(Error::Job(
                 "erase: this device has an FTL that erases for itself; erases are for a raw device (ftl.kind = \"none\")".into(),
@@ -732,6 +749,7 @@ impl Device {
                         Backend::Raw(raw) | Backend::Fusion { raw, .. } => {
                             hil.dispatch_raw(now, cmd, raw, &mut up, &mut flash)
                         }
+                        Backend::Zoned(z) => hil.dispatch_zoned(now, cmd, z, &mut up, &mut flash),
                         Backend::Pcm(_) => unreachable!("a PCM device's commands are PcmDispatch"),
                     },
                     Event::WriteDataIn { cmd } => match backend {
@@ -740,6 +758,9 @@ impl Device {
                         }
                         Backend::Raw(_) | Backend::Fusion { .. } => {
                             hil.write_data_in_raw(now, cmd, &mut up, &mut flash)
+                        }
+                        Backend::Zoned(z) => {
+                            hil.write_data_in_zoned(now, cmd, z, &mut up, &mut flash)
                         }
                         _ => hil.write_data_in(now, cmd, &mut up, &mut flash, cache)?,
                     },
@@ -799,8 +820,9 @@ impl Device {
                             hil.program_done_by(now, t, |t| h.program_done(t), up, flash, cache)?;
                         }
                     }
-                    // The raw firmware's pages were taken when the program was accepted.
-                    Backend::Raw(_) | Backend::Fusion { .. } => {
+                    // The raw and zoned firmware's pages were taken when the program was
+                    // accepted.
+                    Backend::Raw(_) | Backend::Fusion { .. } | Backend::Zoned(_) => {
                         for &t in &op {
                             let cache = cache.as_deref_mut();
                             hil.program_done_by(now, t, |_| {}, up, flash, cache)?;

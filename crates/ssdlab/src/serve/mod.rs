@@ -1077,9 +1077,8 @@ fn errno_of(status: Status) -> u32 {
         Status::Ok => 0,
         Status::ReadOnly | Status::WriteProtected => EPERM,
         Status::NoSpace => ENOSPC,
-        Status::Uncorrectable | Status::ProgramOrder | Status::Misaligned | Status::Unsupported => {
-            EIO
-        }
+        // Zone statuses never come: serve refuses a zoned drive at start.
+        _ => EIO,
     }
 }
 
