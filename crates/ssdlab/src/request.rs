@@ -363,8 +363,6 @@ pub(crate) struct Cmd {
     pub stream: u8,
     /// Fusion device: the physical space it addresses.
     pub space: Space,
-    /// Zoned drive, zone management: the action applies to all zones (`Flags::ALL_ZONES`).
-    pub all_zones: bool,
 }
 
 impl Cmd {
@@ -387,7 +385,6 @@ impl Cmd {
             status: Status::Ok,
             stream: 0,
             space: Space::Nand,
-            all_zones: false,
         }
     }
 }

@@ -384,7 +384,7 @@ impl Hil {
         flash: &mut FlashPort,
     ) {
         let c = up.cmds.get(cmd);
-        let (op, offset, len, all) = (c.op, c.offset, c.len, c.all_zones);
+        let (op, offset, len) = (c.op, c.offset, c.len);
         let unit = self.geo.unit_bytes;
         let refuse = |up: &mut HostPort, status: Status| {
             up.cmds.get_mut(cmd).status = status;
@@ -444,6 +444,8 @@ impl Hil {
             }
             Op::ZoneReset | Op::ZoneFinish | Op::ZoneOpen | Op::ZoneClose | Op::ZoneOffline => {
                 let action = ZoneAction::of_op(op).expect("a zone management op");
+                // For all zones, the device addressed it to the namespace's end.
+                let all = lba >= z.zones.count() as u64 * z.zones.zone_lbas();
                 let changed = match z.zones.manage(action, lba, all) {
                     Ok(c) => c,
                     Err(s) => return refuse(up, s),

@@ -397,7 +397,7 @@ impl Device {
     /// on a device with an FTL or of PCM are refused.
     #[inline]
     pub fn submit(&mut self, now: SimTime, r: Request) -> Result<u32> {
-        self.check_request(&r)?;
+        let r = self.check_request(r)?;
         let now = now.max(self.q.now());
         if self.idle_after != SimTime::ZERO {
             self.host_returns()?;
@@ -428,7 +428,7 @@ impl Device {
     /// requests it was made of, one `on_complete` each.
     pub fn submit_batch(&mut self, now: SimTime, reqs: &[Request]) -> Result<()> {
         for r in reqs {
-            self.check_request(r)?;
+            self.check_request(*r)?;
         }
         let rules = crate::host::blk::PlugRules {
             max_bytes: self.host.max_cmd_bytes(),
@@ -514,9 +514,11 @@ impl Device {
         }
     }
 
-    /// Refuse a request the device cannot take, with a one-line reason.
+    /// Refuse a request the device cannot take, with a one-line reason; the request as the
+    /// device takes it (a zone management command for all zones is addressed to the end of the
+    /// namespace, where no zone starts: `ctrl::zoned` reads it so).
     #[inline(always)]
-    fn check_request(&self, r: &Request) -> Result<()> {
+    fn check_request(&self, r: Request) -> Result<Request> {
         let space = crate::request::Space::of(r.flags);
         crate::ctrl::fusion::check_space(
             space,
@@ -527,13 +529,28 @@ impl Device {
             self.pcm_bytes,
         )
         .map_err(Error::Job)?;
-        if r.len == 0 && !r.op.moves_no_data() {
-            return Err(Error::Job(format!(
-                "{} request at byte {} has no bytes",
-                r.op.name(),
-                r.offset
-            )));
+        if !matches!(r.op, Op::Read | Op::Write) {
+            return self.check_other_op(r);
         }
+        if r.len == 0 {
+            return Err(Self::no_bytes(&r));
+        }
+        self.check_stream(&r)?;
+        Ok(r)
+    }
+
+    #[cold]
+    fn no_bytes(r: &Request) -> Error {
+        Error::Job(format!(
+            "{} request at byte {} has no bytes",
+            r.op.name(),
+            r.offset
+        ))
+    }
+
+    /// The stream a request carries, if any, is one the FTL has.
+    #[inline(always)]
+    fn check_stream(&self, r: &Request) -> Result<()> {
         if r.flags.stream() != 0 {
             if let Err(m) = self.ftl.check_stream(r.flags.stream()) {
                 return Err(Error::Job(format!(
@@ -543,12 +560,25 @@ impl Device {
                 )));
             }
         }
-        if r.op == Op::Erase && self.backend.kind() == BackendKind::Pcm {
+        Ok(())
+    }
+
+    /// The checks of the ops other than reads and writes (out of the common path): erases
+    /// only on a raw device, appends and zone management only on a zoned drive.
+    #[cold]
+    #[inline(never)]
+    fn check_other_op(&self, mut r: Request) -> Result<Request> {
+        if r.len == 0 && !r.op.moves_no_data() {
+            return Err(Self::no_bytes(&r));
+        }
+        self.check_stream(&r)?;
+        let kind = self.backend.kind();
+        if r.op == Op::Erase && kind == BackendKind::Pcm {
             return Err(Error::Job(
                 "erase: this device is PCM, updated in place; it has no erase".into(),
             ));
         }
-        let zoned = self.backend.kind() == BackendKind::Zoned;
+        let zoned = kind == BackendKind::Zoned;
         if (r.op == Op::Append || r.op.is_zone_management()) && !zoned {
             return Err(Error::Job(format!(
                 "{}: this device has no zones (a zoned drive has a [zns] section)",
@@ -566,7 +596,10 @@ impl Device {
                 "erase: this device has an FTL that erases for itself; erases are for a raw device (ftl.kind = \"none\")".into(),
             ));
         }
-        Ok(())
+        if r.op.is_zone_management() && r.flags.contains(Flags::ALL_ZONES) {
+            r.offset = self.capacity;
+        }
+        Ok(r)
     }
 
     /// Handle events until none is left, calling `driver` on completions and wake-ups; false

@@ -63,7 +63,11 @@ impl Engine {
             outstanding,
             low,
             batch,
-            plain: !kind.syscall_per_request() && low == outstanding && batch == 1,
+            // Zoned writes take the other path (`submit_any`), out of the default one.
+            plain: !kind.syscall_per_request()
+                && low == outstanding
+                && batch == 1
+                && s.zonemode != Some(ZoneMode::Zbd),
         }
     }
 }
@@ -239,12 +243,19 @@ impl JobDriver {
     fn submit(&mut self, dev: &mut Device, now: SimTime, inst: u32, arrival: SimTime) {
         dev.host_kernel_request(now, inst);
         let r = self.draw(dev, inst, arrival);
-        if self.zbd.is_some() {
-            return self.submit_zoned(dev, now, r);
-        }
         if let Err(e) = dev.submit(now, r) {
             self.error.get_or_insert(e);
         }
+    }
+
+    /// [`JobDriver::submit`] off the plain engine's path, which zoned writes take.
+    fn submit_any(&mut self, dev: &mut Device, now: SimTime, inst: u32, arrival: SimTime) {
+        if self.zbd.is_none() {
+            return self.submit(dev, now, inst, arrival);
+        }
+        dev.host_kernel_request(now, inst);
+        let r = self.draw(dev, inst, arrival);
+        self.submit_zoned(dev, now, r);
     }
 
     /// `zonemode = "zbd"`: a write goes where its zone's write pointer is (or as an append to
@@ -329,7 +340,7 @@ impl JobDriver {
             if e.kind.syscall_per_request() || self.zbd.is_some() {
                 // (Zoned writes are placed one at a time, each its own system call.)
                 dev.host_syscall(now, inst);
-                self.submit(dev, now, inst, now);
+                self.submit_any(dev, now, inst, now);
                 continue;
             }
             dev.host_kernel_request(now, inst);
@@ -354,7 +365,7 @@ impl JobDriver {
         if i.inflight < self.engine.device_depth {
             if let Some(arrival) = i.backlog.pop_front() {
                 dev.host_syscall(now, inst);
-                self.submit(dev, now, inst, arrival);
+                self.submit_any(dev, now, inst, arrival);
             }
         }
         let i = &self.insts[inst as usize];
@@ -390,22 +401,25 @@ impl Driver for JobDriver {
     #[inline]
     fn on_complete(&mut self, dev: &mut Device, now: SimTime, done: Completion) {
         self.latest = now;
-        if done.op.is_zone_management() {
-            // A zone command the driver sent before a write: not one of the job's I/Os.
-            return;
-        }
         let inst = done.queue;
-        let i = &mut self.insts[inst as usize];
-        i.inflight -= 1;
+        // A zone command the driver sent before a write is not one of the job's I/Os (the
+        // plain engine sends none).
         if self.job.spec.rate_iops.is_some() {
+            if done.op.is_zone_management() {
+                return;
+            }
+            let i = &mut self.insts[inst as usize];
+            i.inflight -= 1;
             if let Some(arrival) = i.backlog.pop_front() {
-                self.submit(dev, now, inst, arrival);
+                self.submit_any(dev, now, inst, arrival);
             }
         } else if self.engine.plain {
+            self.insts[inst as usize].inflight -= 1;
             if self.may_issue(now) {
                 self.issue(dev, now, inst, now);
             }
-        } else {
+        } else if !done.op.is_zone_management() {
+            self.insts[inst as usize].inflight -= 1;
             self.engine_complete(dev, now, inst);
         }
     }
@@ -433,7 +447,7 @@ impl Driver for JobDriver {
             if self.engine.kind.syscall_per_request() || self.engine.batch > 1 {
                 dev.host_syscall(now, inst);
             }
-            self.submit(dev, now, inst, now);
+            self.submit_any(dev, now, inst, now);
         } else if i.backlog.len() >= MAX_BACKLOG {
             // Arrivals faster than the device serves them would queue without end.
             self.error = Some(Error::Job(format!(

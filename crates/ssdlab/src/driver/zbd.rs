@@ -117,19 +117,30 @@ impl Zbd {
             }
             sh.cur
         } else {
-            let mut z = sh.first + ((offset / self.zone_bytes) % sh.count as u64) as u32;
-            if self.max_open > 0 && !sh.open.contains(&z) {
-                if sh.open.len() >= self.max_open {
-                    // Among the open ones, by the drawn offset (random).
-                    z = sh.open[((offset / len) % sh.open.len() as u64) as usize];
-                } else {
-                    sh.open.push(z);
+            let drawn = sh.first + ((offset / self.zone_bytes) % sh.count as u64) as u32;
+            let mut z = drawn;
+            if self.max_open > 0 && !sh.open.contains(&z) && sh.open.len() >= self.max_open {
+                // Among the open ones, by the drawn offset (random).
+                z = sh.open[((offset / len) % sh.open.len() as u64) as usize];
+            }
+            if z != drawn && self.wp[z as usize] + len > self.cap_bytes {
+                // The open zone has no room for the block: it leaves the open set (finished,
+                // so that the drive closes it too) and the drawn zone takes its place.
+                if self.wp[z as usize] < self.cap_bytes {
+                    before[0] = Some((Op::ZoneFinish, z as u64 * self.zone_bytes));
+                    self.wp[z as usize] = self.cap_bytes;
                 }
+                sh.open.retain(|&o| o != z);
+                z = drawn;
+            }
+            if self.max_open > 0 && !sh.open.contains(&z) {
+                sh.open.push(z);
             }
             z
         };
         let wp = &mut self.wp[zone as usize];
         if *wp + len > self.cap_bytes {
+            // No room: the zone is reset first (fio resets a full zone it writes to).
             before[1] = Some((Op::ZoneReset, zone as u64 * self.zone_bytes));
             *wp = 0;
         }

@@ -8,7 +8,7 @@ pub mod blk;
 pub mod cpu;
 
 use crate::request::Op;
-use crate::request::{cmds_of, Cmd, Flags, Request, RequestRecord, Status};
+use crate::request::{cmds_of, Cmd, Request, RequestRecord, Status};
 use crate::sim::{SimTime, Slab};
 use crate::stats::LatencyStats;
 
@@ -146,7 +146,6 @@ impl Host {
             let mut c = Cmd::new(req, op, off, clen, sq, core);
             c.stream = r.flags.stream();
             c.space = space;
-            c.all_zones = r.flags.contains(Flags::ALL_ZONES);
             cmd(c);
             off += clen;
             if off >= end {
