@@ -131,7 +131,8 @@ def test_the_job_example_runs_and_every_field_is_documented(tmp_path: Path) -> N
     assert proc.returncode == 0, proc.stderr
     fields = _example_fields(JOB_EXAMPLE.read_text())
     everything = tmp_path / "all.toml"
-    everything.write_text("\n".join(f"{k} = {v!r}".replace("'", '"') for k, v in fields.items()))
+    # JSON spells strings, numbers and booleans as TOML does.
+    everything.write_text("\n".join(f"{k} = {json.dumps(v)}" for k, v in fields.items()))
     ssdlab.Job.load(everything)  # every field the example names is one the reader takes
     doc = (ROOT / "docs" / "jobs.md").read_text()
     documented = set(re.findall(r"^\| `([a-z_]+)` \|", doc, flags=re.MULTILINE))

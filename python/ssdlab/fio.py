@@ -98,8 +98,6 @@ _REFUSED = {
     "replay_redirect": "replaying an I/O log is a trace replay: use --trace FILE",
     "exec_prerun": "running host commands is outside the simulation",
     "exec_postrun": "running host commands is outside the simulation",
-    "zonemode": "zoned block devices are not modelled",
-    "zonesize": "zoned block devices are not modelled",
     "fsync": "fsync after N writes issues flushes between the job's I/O; not modelled",
     "fdatasync": "fdatasync after N writes issues flushes between the job's I/O; not modelled",
     "loops": "repeating a job restarts it on a changed device; run it again instead",
@@ -425,7 +423,38 @@ def _translate(
                 f"not modelled (the host model has {', '.join(_ENGINES)}): libaio's "
                 "behaviour is used, up to iodepth requests at the device",
             )
+    if "zonemode" in options:
+        mode = value("zonemode").strip().lower()
+        if mode == "zbd":
+            fields["zonemode"] = "zbd"
+        elif mode != "none":
+            raise FioError(
+                f"{where('zonemode')}: [{section}] zonemode={value('zonemode')!r}: expected zbd "
+                "(a zoned drive, a config with [zns]) or none; strided and block zones are not "
+                "modelled"
+            )
+    for key in ("max_open_zones", "job_max_open_zones"):
+        if key in options:
+            fields["max_open_zones"] = integer(key, 1)
+    for key in ("zonesize", "zonecapacity", "zonerange", "zoneskip"):
+        if key in options and fields.get("zonemode") == "zbd":
+            warn(key, "with zonemode=zbd the drive's zones are used (its [zns] section)")
+    for key in ("zone_reset_threshold", "zone_reset_frequency"):
+        if key in options:
+            warn(
+                key,
+                "not modelled: a zone is reset when a write finds it without room (docs/zns.md)",
+            )
     handled = {
+        "zonemode",
+        "max_open_zones",
+        "job_max_open_zones",
+        "zonesize",
+        "zonecapacity",
+        "zonerange",
+        "zoneskip",
+        "zone_reset_threshold",
+        "zone_reset_frequency",
         "rw",
         "readwrite",
         "bs",

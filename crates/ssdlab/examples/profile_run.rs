@@ -5,11 +5,17 @@
 //! path of the event loop without the 1 TiB benchmark's fill. RW `trace:SPEC` replays a trace or
 //! `model:NAME` as fast as possible instead, IO_COUNT requests (a fusion preset replays through
 //! HFSL): `profile_run 300000 seed002-fusion trace:model:financial1 nand.blocks_per_plane=160`.
+//! RW ending in `+zbd` runs the job with `zonemode = "zbd"`, for a zoned drive:
+//! `profile_run 200000 zns-tlc write+zbd`.
 fn main() {
     let mut args = std::env::args().skip(1);
     let n: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(200_000);
     let preset = args.next().unwrap_or_else(|| "small-tlc".into());
     let rw_arg = args.next().unwrap_or_else(|| "randrw".into());
+    let (rw_arg, zbd) = match rw_arg.strip_suffix("+zbd") {
+        Some(rw) => (rw.to_string(), r#","zonemode":"zbd""#),
+        None => (rw_arg, ""),
+    };
     let (rw, mix) = rw_arg.split_once(':').unwrap_or((&rw_arg, "70"));
     // Any further arguments are config overrides, as `--set` takes them.
     let sets: Vec<String> = args.collect();
@@ -27,7 +33,7 @@ fn main() {
         return report(&out);
     }
     let job = ssdlab::JobSpec::from_json(&format!(
-        r#"{{"name":"profile","rw":"{rw}","rwmixread":{mix},"bs":"4KiB","iodepth":32,"io_count":{n}}}"#
+        r#"{{"name":"profile","rw":"{rw}","rwmixread":{mix},"bs":"4KiB","iodepth":32,"io_count":{n}{zbd}}}"#
     ))
     .expect("job");
     let out = ssdlab::run(&cfg, &job, &opts, &mut |_, _| true).expect("run");

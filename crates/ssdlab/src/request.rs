@@ -15,6 +15,25 @@ pub enum Op {
     Flush,
     /// Erase whole blocks of a raw device (`ftl.kind = "none"`): no data; from drivers only.
     Erase,
+    /// Zoned drive: Zone Append of the request's data to the zone that starts at its offset;
+    /// the device writes it at the zone's write pointer.
+    Append,
+    /// Zoned drive, Zone Management Send (no data; the offset is the zone's start, or any with
+    /// `Flags::ALL_ZONES`): reset the zone (its blocks are erased).
+    #[serde(rename = "zone_reset")]
+    ZoneReset,
+    /// Finish the zone: it becomes full (`zns.finish` says what that costs).
+    #[serde(rename = "zone_finish")]
+    ZoneFinish,
+    /// Open the zone explicitly.
+    #[serde(rename = "zone_open")]
+    ZoneOpen,
+    /// Close the zone.
+    #[serde(rename = "zone_close")]
+    ZoneClose,
+    /// Take a read-only zone offline.
+    #[serde(rename = "zone_offline")]
+    ZoneOffline,
 }
 
 impl Op {
@@ -25,9 +44,27 @@ impl Op {
             Op::Trim => 2,
             Op::Flush => 3,
             Op::Erase => 4,
+            Op::Append => 5,
+            Op::ZoneReset => 6,
+            Op::ZoneFinish => 7,
+            Op::ZoneOpen => 8,
+            Op::ZoneClose => 9,
+            Op::ZoneOffline => 10,
         }
     }
-    pub const ALL: [Op; 5] = [Op::Read, Op::Write, Op::Trim, Op::Flush, Op::Erase];
+    pub const ALL: [Op; 11] = [
+        Op::Read,
+        Op::Write,
+        Op::Trim,
+        Op::Flush,
+        Op::Erase,
+        Op::Append,
+        Op::ZoneReset,
+        Op::ZoneFinish,
+        Op::ZoneOpen,
+        Op::ZoneClose,
+        Op::ZoneOffline,
+    ];
     pub fn name(self) -> &'static str {
         match self {
             Op::Read => "read",
@@ -35,13 +72,45 @@ impl Op {
             Op::Trim => "trim",
             Op::Flush => "flush",
             Op::Erase => "erase",
+            Op::Append => "append",
+            Op::ZoneReset => "zone_reset",
+            Op::ZoneFinish => "zone_finish",
+            Op::ZoneOpen => "zone_open",
+            Op::ZoneClose => "zone_close",
+            Op::ZoneOffline => "zone_offline",
         }
     }
 
-    /// Trims, flushes and erases carry no data: one command each, whatever their length.
+    /// Trims, flushes, erases and zone management carry no data: one command each, whatever
+    /// their length.
     #[inline]
     pub fn moves_no_data(self) -> bool {
-        matches!(self, Op::Trim | Op::Flush | Op::Erase)
+        matches!(
+            self,
+            Op::Trim
+                | Op::Flush
+                | Op::Erase
+                | Op::ZoneReset
+                | Op::ZoneFinish
+                | Op::ZoneOpen
+                | Op::ZoneClose
+                | Op::ZoneOffline
+        )
+    }
+
+    /// A zone management op (Zone Management Send).
+    #[inline]
+    pub fn is_zone_management(self) -> bool {
+        matches!(
+            self,
+            Op::ZoneReset | Op::ZoneFinish | Op::ZoneOpen | Op::ZoneClose | Op::ZoneOffline
+        )
+    }
+
+    /// Whether the op writes data (a write, or a zoned drive's append).
+    #[inline]
+    pub fn writes(self) -> bool {
+        matches!(self, Op::Write | Op::Append)
     }
 }
 
@@ -59,6 +128,9 @@ impl Flags {
     /// Fusion device: the request addresses the PCM by byte, not the NAND by physical unit
     /// (see [`Space`]).
     pub const PCM: Flags = Flags(4);
+    /// Zoned drive, zone management: the action applies to every zone in the states it takes
+    /// (the Select All bit of Zone Management Send); the offset is ignored.
+    pub const ALL_ZONES: Flags = Flags(8);
 
     pub fn contains(self, other: Flags) -> bool {
         self.0 & other.0 == other.0
@@ -144,11 +216,49 @@ pub enum Status {
     /// A write or trim into a range the firmware protects (`controller.write_protect`).
     /// Nothing changed.
     WriteProtected,
+    /// Zoned drive (ZNS status B8h, Zone Boundary Error): a write past the zone's capacity.
+    ZoneBoundary,
+    /// ZNS B9h, Zone Is Full: a write to a full zone.
+    ZoneFull,
+    /// ZNS BAh, Zone Is Read Only: a write to a read-only zone.
+    ZoneReadOnly,
+    /// ZNS BBh, Zone Is Offline: an access to an offline zone.
+    ZoneOffline,
+    /// ZNS BCh, Zone Invalid Write: a write not at the zone's write pointer.
+    ZoneInvalidWrite,
+    /// ZNS BDh, Too Many Active Zones: opening the zone would pass the active limit.
+    TooManyActiveZones,
+    /// ZNS BEh, Too Many Open Zones: opening the zone would pass the open limit.
+    TooManyOpenZones,
+    /// ZNS BFh, Invalid Zone State Transition: the action does not apply to the zone's state.
+    ZoneInvalidTransition,
+    /// Generic 02h, Invalid Field in Command: a zone command whose LBA is not a zone's start.
+    InvalidField,
 }
 
 impl Status {
     /// How many statuses there are (for counts indexed by `status as usize`).
-    pub const COUNT: usize = 8;
+    pub const COUNT: usize = 17;
+
+    pub const ALL: [Status; Status::COUNT] = [
+        Status::Ok,
+        Status::ProgramOrder,
+        Status::Misaligned,
+        Status::Unsupported,
+        Status::Uncorrectable,
+        Status::ReadOnly,
+        Status::NoSpace,
+        Status::WriteProtected,
+        Status::ZoneBoundary,
+        Status::ZoneFull,
+        Status::ZoneReadOnly,
+        Status::ZoneOffline,
+        Status::ZoneInvalidWrite,
+        Status::TooManyActiveZones,
+        Status::TooManyOpenZones,
+        Status::ZoneInvalidTransition,
+        Status::InvalidField,
+    ];
 
     /// The worse of two: a request fails if any of its commands did.
     #[inline]
@@ -171,6 +281,15 @@ impl Status {
             Status::ReadOnly => "read_only",
             Status::NoSpace => "no_space",
             Status::WriteProtected => "write_protected",
+            Status::ZoneBoundary => "zone_boundary",
+            Status::ZoneFull => "zone_full",
+            Status::ZoneReadOnly => "zone_read_only",
+            Status::ZoneOffline => "zone_offline",
+            Status::ZoneInvalidWrite => "zone_invalid_write",
+            Status::TooManyActiveZones => "too_many_active_zones",
+            Status::TooManyOpenZones => "too_many_open_zones",
+            Status::ZoneInvalidTransition => "zone_invalid_transition",
+            Status::InvalidField => "invalid_field",
         }
     }
 
@@ -186,6 +305,17 @@ impl Status {
             Status::ReadOnly => "the drive is worn out and read-only",
             Status::NoSpace => "no room for the data: the drive is out of good blocks",
             Status::WriteProtected => "refused: the range is write-protected",
+            Status::ZoneBoundary => "Zone Boundary Error: the write passes the zone's capacity",
+            Status::ZoneFull => "Zone Is Full",
+            Status::ZoneReadOnly => "Zone Is Read Only",
+            Status::ZoneOffline => "Zone Is Offline",
+            Status::ZoneInvalidWrite => "Zone Invalid Write: not at the zone's write pointer",
+            Status::TooManyActiveZones => "Too Many Active Zones",
+            Status::TooManyOpenZones => "Too Many Open Zones",
+            Status::ZoneInvalidTransition => {
+                "Invalid Zone State Transition: the action does not apply to the zone's state"
+            }
+            Status::InvalidField => "Invalid Field in Command: not the start of a zone",
         }
     }
 }

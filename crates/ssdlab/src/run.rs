@@ -318,8 +318,11 @@ pub fn precondition_with(
     let t0 = Instant::now();
     let p = &cfg.precondition;
     match dev.backend_mut() {
-        // PCM is updated in place: no map to fill, nothing a fill would change.
-        Backend::Pcm(_) | Backend::Fusion { .. } => return Ok(t0.elapsed().as_secs_f64()),
+        // PCM is updated in place: no map to fill, nothing a fill would change. A zoned drive
+        // is written by its host only (validation refuses preconditioning for it).
+        Backend::Pcm(_) | Backend::Fusion { .. } | Backend::Zoned(_) => {
+            return Ok(t0.elapsed().as_secs_f64())
+        }
         Backend::BlockMapped(h) => {
             // A block-mapped FTL keeps its own map; the page FTL stays idle.
             h.ftl
@@ -397,6 +400,11 @@ fn drive<D: Driver>(
             + dev.host().failed_with(Status::ReadOnly)
             + dev.host().failed_with(Status::NoSpace);
         if dev.config().reliability.is_some() && media == n {
+            return Ok((t1.elapsed().as_secs_f64(), true));
+        }
+        // A zoned drive's refusals are its answers to the host (a write off the write
+        // pointer, too many open zones): the result counts them by status.
+        if dev.config().zns.is_some() {
             return Ok((t1.elapsed().as_secs_f64(), true));
         }
         return Err(Error::Job(format!(
@@ -626,6 +634,15 @@ pub fn build_result(
                 write_amplification: s.waf,
                 converged: s.converged,
                 overwrite: s.overwrite,
+            }),
+            zones: own.zones.map(|mut z| {
+                for st in Status::ALL {
+                    let n = host.failed_with(st);
+                    if n > 0 {
+                        z.errors.insert(st.name(), n);
+                    }
+                }
+                z
             }),
         },
         utilisation: Utilisation {

@@ -20,6 +20,7 @@ mod reliability;
 mod schema;
 pub mod units;
 mod validate;
+mod zns;
 
 pub use cache::*;
 pub use controller::*;
@@ -36,6 +37,7 @@ pub use power::*;
 pub use precondition::*;
 pub use reliability::*;
 pub use schema::json_schema;
+pub use zns::*;
 
 use crate::error::{Error, Result};
 use schemars::JsonSchema;
@@ -88,6 +90,10 @@ pub struct SsdConfig {
     /// The energy the NAND and the controller draw; absent: no power figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub power: Option<PowerConfig>,
+    /// Zones over the NAND (NVMe ZNS): present, the back end is zoned (docs/zns.md); absent:
+    /// a conventional drive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zns: Option<ZnsConfig>,
 }
 
 /// The media of a device: which sections its config has.
@@ -119,6 +125,8 @@ pub enum BackendKind {
     Pcm,
     /// Seed 002's fusion device: raw NAND and PCM behind one firmware.
     Fusion,
+    /// NAND cut into zones the host writes sequentially (`[zns]`, with `ftl.kind = "none"`).
+    Zoned,
 }
 
 impl BackendKind {
@@ -131,6 +139,7 @@ impl BackendKind {
             BackendKind::Raw => "raw",
             BackendKind::Pcm => "pcm",
             BackendKind::Fusion => "fusion",
+            BackendKind::Zoned => "zoned",
         }
     }
 
@@ -140,9 +149,10 @@ impl BackendKind {
             BackendKind::Page => "[nand] with ftl.kind = \"page\" and ftl.mapping = \"full\"",
             BackendKind::Cached => "[nand] with ftl.kind = \"page\" and ftl.mapping = \"cached\"",
             BackendKind::BlockMapped => "[nand] with ftl.kind = \"block\", \"bast\" or \"fast\"",
-            BackendKind::Raw => "[nand] with ftl.kind = \"none\" and no [pcm]",
+            BackendKind::Raw => "[nand] with ftl.kind = \"none\", no [pcm] and no [zns]",
             BackendKind::Pcm => "[pcm] with no [nand] and no [ftl]",
             BackendKind::Fusion => "[nand] with ftl.kind = \"none\" and [pcm]",
+            BackendKind::Zoned => "[nand] with ftl.kind = \"none\" and [zns]",
         }
     }
 }
@@ -323,12 +333,14 @@ impl SsdConfig {
     /// Which media the device holds, from the sections given (validation refuses the other
     /// combinations).
     /// The device's back end: its medium and, on NAND, its FTL scheme. The one place that
-    /// reads them off the config's sections (`[nand]`, `[pcm]`, `ftl.kind`, `ftl.mapping`);
+    /// reads them off the config's sections (`[nand]`, `[pcm]`, `[zns]`, `ftl.kind`,
+    /// `ftl.mapping`);
     /// the device builds its `ctrl::backend::Backend` from it and nothing else asks again.
     pub fn backend_kind(&self) -> BackendKind {
         match self.medium() {
             Medium::Pcm => BackendKind::Pcm,
             Medium::Fusion => BackendKind::Fusion,
+            Medium::Nand if self.zns.is_some() => BackendKind::Zoned,
             Medium::Nand => match self.ftl.kind {
                 FtlKind::None => BackendKind::Raw,
                 k if k.is_block_mapped() => BackendKind::BlockMapped,

@@ -81,6 +81,7 @@ const PRESETS: &[(&str, &str)] = &[
         "pcie5-tlc-t700",
         include_str!("../../../../configs/pcie5-tlc-t700.toml"),
     ),
+    ("zns-tlc", include_str!("../../../../configs/zns-tlc.toml")),
 ];
 
 pub fn preset_names() -> Vec<&'static str> {

@@ -805,6 +805,26 @@ impl SsdConfig {
                 }
             }
         }
+        if let Some(z) = &self.zns {
+            if self.medium() != super::Medium::Nand {
+                return err(
+                    "zns",
+                    "given with [pcm], expected [zns] only on a NAND drive (zones are cut from its blocks)".into(),
+                );
+            }
+            if self.ftl.kind != FtlKind::None {
+                return err(
+                    "ftl.kind",
+                    format!(
+                        "got \"{}\" with [zns], expected \"none\": a zoned drive keeps no map and does no garbage collection (the host writes zones in order)",
+                        self.ftl.kind.name()
+                    ),
+                );
+            }
+            if let Err((field, msg)) = z.validate(&self.nand, self.map_unit_bytes()) {
+                return err(field, msg);
+            }
+        }
         if let Some(named) = self.backend {
             let implied = self.backend_kind();
             if named != implied {

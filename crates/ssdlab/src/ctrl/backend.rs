@@ -17,10 +17,11 @@
 use super::hybrid::HybridCtrl;
 use super::pcm::PcmCtrl;
 use super::raw::RawNand;
+use super::zoned::ZonedNand;
 use crate::config::{BackendKind, SsdConfig};
 use crate::ftl::Ftl;
 use crate::media::nand::Geometry;
-use crate::stats::result::{MergeResult, Spread};
+use crate::stats::result::{MergeResult, Spread, ZoneResult};
 
 pub enum Backend {
     /// The page-mapping FTL, the whole map in controller memory.
@@ -35,6 +36,8 @@ pub enum Backend {
     Pcm(PcmCtrl),
     /// Seed 002's fusion device: raw NAND and PCM behind one firmware core.
     Fusion { raw: RawNand, pcm: PcmCtrl },
+    /// A zoned drive (NVMe ZNS): the zone state machine and where the zones lie.
+    Zoned(ZonedNand),
 }
 
 /// What a back end adds to, or puts in place of, the page FTL's figures in a run's result.
@@ -51,6 +54,8 @@ pub struct BackendFigures {
     pub merges: Option<MergeResult>,
     /// Pages copied outside the page FTL's GC (a block-mapped FTL's merges).
     pub pages_copied: u64,
+    /// A zoned drive's zones (the host's errors by status are the run's to add).
+    pub zones: Option<ZoneResult>,
 }
 
 impl Backend {
@@ -72,6 +77,7 @@ impl Backend {
                 raw: RawNand::new(geo),
                 pcm: pcm(),
             },
+            BackendKind::Zoned => Backend::Zoned(ZonedNand::new(cfg, geo)),
         }
     }
 
@@ -83,6 +89,7 @@ impl Backend {
             Backend::Raw(_) => BackendKind::Raw,
             Backend::Pcm(_) => BackendKind::Pcm,
             Backend::Fusion { .. } => BackendKind::Fusion,
+            Backend::Zoned(_) => BackendKind::Zoned,
         }
     }
 
@@ -116,6 +123,21 @@ impl Backend {
         }
     }
 
+    /// The zoned firmware (a zoned drive).
+    pub fn zoned(&self) -> Option<&ZonedNand> {
+        match self {
+            Backend::Zoned(z) => Some(z),
+            _ => None,
+        }
+    }
+
+    pub fn zoned_mut(&mut self) -> Option<&mut ZonedNand> {
+        match self {
+            Backend::Zoned(z) => Some(z),
+            _ => None,
+        }
+    }
+
     /// The block-mapped FTL (a block-mapped device).
     pub fn block_mapped(&self) -> Option<&HybridCtrl> {
         match self {
@@ -134,12 +156,14 @@ impl Backend {
     /// Whether logical unit `lpn` holds data the device keeps for it (a read of it goes to the
     /// media): what a block-status query reports as allocated. A raw device's units are
     /// physical: programmed since their block's erase. PCM is updated in place: every line is.
+    /// A zoned drive's: programmed since its zone's reset.
     pub fn is_mapped(&self, lpn: u64, ftl: &Ftl) -> bool {
         match self {
             Backend::Page | Backend::Cached => ftl.lookup(lpn).is_some(),
             Backend::BlockMapped(h) => h.ftl.lookup(lpn).is_some(),
             Backend::Raw(r) | Backend::Fusion { raw: r, .. } => r.is_programmed(lpn),
             Backend::Pcm(_) => true,
+            Backend::Zoned(z) => z.is_programmed(lpn),
         }
     }
 
@@ -183,6 +207,7 @@ impl Backend {
                 .unwrap_or(0),
             Backend::BlockMapped(h) => max(h.ftl.erase_counts()),
             Backend::Raw(r) | Backend::Fusion { raw: r, .. } => max(r.erase_counts()),
+            Backend::Zoned(z) => max(z.erase_counts()),
             Backend::Pcm(_) => 0,
         }
     }
@@ -202,6 +227,7 @@ impl Backend {
             erase_count: None,
             merges: None,
             pages_copied: 0,
+            zones: None,
         };
         match self {
             Backend::BlockMapped(h) => {
@@ -228,6 +254,33 @@ impl Backend {
                 // A raw device's erases are its driver's, counted by the firmware.
                 f.erases = r.counters.erases;
                 f.erase_count = Some(Spread::of(r.erase_counts().iter().map(|&n| n as f64)));
+            }
+            Backend::Zoned(z) => {
+                // No GC: the device writes what the host wrote, plus a finish's filler.
+                let host = z.counters.host_units_written;
+                let upp = z.units_per_page();
+                f.host_pages_written = Some(host.div_ceil(upp));
+                f.write_amplification = Some(if host > 0 {
+                    (host + z.counters.filled_units) as f64 / host as f64
+                } else {
+                    0.0
+                });
+                f.erases = z.counters.erases;
+                f.erase_count = Some(Spread::of(z.erase_counts().iter().map(|&n| n as f64)));
+                let c = &z.zones.counters;
+                f.zones = Some(ZoneResult {
+                    zones: z.zones.count(),
+                    zone_bytes: z.zones.zone_lbas() * z.unit_bytes(),
+                    zone_capacity_bytes: z.zones.cap_lbas() * z.unit_bytes(),
+                    resets: c.resets,
+                    finishes: c.finishes,
+                    opens: c.opens,
+                    implicit_closes: c.implicit_closes,
+                    max_open: c.max_open,
+                    max_active: c.max_active,
+                    filled_units: z.counters.filled_units,
+                    errors: Default::default(),
+                });
             }
             Backend::Page | Backend::Cached | Backend::Pcm(_) => {}
         }

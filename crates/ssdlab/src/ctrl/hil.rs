@@ -10,6 +10,8 @@ use super::buffer::BufferManager;
 use super::fil::{Queue, Txn, TxnKind};
 use super::hybrid::HybridCtrl;
 use super::raw::RawNand;
+use super::zoned::ZonedNand;
+use super::zones::ZoneAction;
 use super::{units_of, FlashPort, HilCounters};
 use crate::config::{FtlKind, SsdConfig};
 use crate::error::Result;
@@ -255,8 +257,14 @@ impl Hil {
                 // No volatile data to write back: done once the firmware saw it.
                 _ => up.complete(now, cmd),
             },
-            // The device refuses erases of a mapped device at submission.
+            // The device refuses erases and zone commands of a mapped device at submission.
             Op::Erase => unreachable!("an erase on a device with an FTL"),
+            Op::Append
+            | Op::ZoneReset
+            | Op::ZoneFinish
+            | Op::ZoneOpen
+            | Op::ZoneClose
+            | Op::ZoneOffline => unreachable!("a zone command on a device without zones"),
         }
         Ok(())
     }
@@ -325,6 +333,12 @@ impl Hil {
             }
             Op::Trim => refuse(up, Status::Unsupported),
             Op::Flush => up.complete(now, cmd),
+            Op::Append
+            | Op::ZoneReset
+            | Op::ZoneFinish
+            | Op::ZoneOpen
+            | Op::ZoneClose
+            | Op::ZoneOffline => unreachable!("the device refuses zone commands without zones"),
         }
     }
 
@@ -345,6 +359,178 @@ impl Hil {
                 host_bytes: covered as u32,
                 epoch: 0,
                 aux: pun,
+            })
+        }));
+        up.cmds.get_mut(cmd).txns_left = txns.len() as u32;
+        flash
+            .fil
+            .enqueue_all(now, &txns, Queue::HostWrite, flash.ftl, up.q);
+        self.raw_txns = txns;
+    }
+
+    /// A zoned drive's command (`ctrl::zoned`): reads sense what was programmed below the
+    /// write pointers and answer the rest with zeros; writes and appends are checked by the
+    /// zone state machine first and take their LBAs at once (a refused one ends at once with
+    /// its status, having changed nothing); zone management changes the states, and a reset
+    /// erases the zone's blocks with data, a finish under `zns.finish = "fill"` programs the rest
+    /// of its capacity. No map, no GC.
+    #[inline(never)]
+    pub(crate) fn dispatch_zoned(
+        &mut self,
+        now: SimTime,
+        cmd: u32,
+        z: &mut ZonedNand,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+    ) {
+        let c = up.cmds.get(cmd);
+        let (op, offset, len) = (c.op, c.offset, c.len);
+        let unit = self.geo.unit_bytes;
+        let refuse = |up: &mut HostPort, status: Status| {
+            up.cmds.get_mut(cmd).status = status;
+            up.complete(now, cmd);
+        };
+        let lba = offset / unit;
+        match op {
+            Op::Read => {
+                if let Err(s) = z.zones.read(lba, len.div_ceil(unit)) {
+                    return refuse(up, s);
+                }
+                let mut txns = 0u32;
+                let mut direct = 0u64;
+                for (lba, covered) in units_of(unit, offset, len) {
+                    self.counters.host_units_read += 1;
+                    if z.is_programmed(lba) {
+                        txns += 1;
+                        let pun = z.unit_of(lba);
+                        let t = flash.fil.add_txn(self.read_txn(
+                            TxnKind::HostRead,
+                            cmd,
+                            pun,
+                            covered as u32,
+                            lba,
+                        ));
+                        flash.fil.enqueue(now, t, Queue::HostRead, flash.ftl, up.q);
+                    } else {
+                        // Never written since the zone's reset (or past a finish): zeros.
+                        self.counters.unmapped_reads += 1;
+                        direct += covered;
+                    }
+                }
+                up.reads_dispatched(now, cmd, txns, direct, now);
+            }
+            Op::Write | Op::Append => {
+                if !offset.is_multiple_of(unit) || !len.is_multiple_of(unit) {
+                    return refuse(up, Status::Misaligned);
+                }
+                let nlb = len / unit;
+                let at = if op == Op::Append {
+                    z.zones.append(lba, nlb)
+                } else {
+                    z.zones.write(lba, nlb).map(|()| lba)
+                };
+                match at {
+                    Ok(at) => {
+                        let zl = z.zones.zone_lbas();
+                        z.take((at / zl) as u32, at % zl + nlb);
+                        z.counters.host_units_written += nlb;
+                        // An append's data goes where the zone's pointer was.
+                        up.cmds.get_mut(cmd).offset = at * unit;
+                        let end = up.link.pull_write_data(now, up.cmds.get(cmd));
+                        up.q.push(end, Event::WriteDataIn { cmd });
+                    }
+                    Err(s) => refuse(up, s),
+                }
+            }
+            Op::ZoneReset | Op::ZoneFinish | Op::ZoneOpen | Op::ZoneClose | Op::ZoneOffline => {
+                let action = ZoneAction::of_op(op).expect("a zone management op");
+                // For all zones, the device addressed it to the namespace's end.
+                let all = lba >= z.zones.count() as u64 * z.zones.zone_lbas();
+                let changed = match z.zones.manage(action, lba, all) {
+                    Ok(c) => c,
+                    Err(s) => return refuse(up, s),
+                };
+                let mut txns = 0u32;
+                for ch in changed {
+                    match action {
+                        ZoneAction::Reset => {
+                            for block in z.reset_blocks(ch.zone) {
+                                txns += 1;
+                                let t = flash.fil.add_txn(Txn {
+                                    kind: TxnKind::Erase,
+                                    cmd,
+                                    pun: block * self.geo.units_per_block(),
+                                    plane: self.geo.plane_of_block(block),
+                                    host_bytes: 0,
+                                    epoch: 0,
+                                    aux: 0,
+                                });
+                                flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
+                            }
+                        }
+                        ZoneAction::Finish if z.finish == crate::config::FinishMode::Fill => {
+                            let zl = z.zones.zone_lbas();
+                            let (from, to) = (z.programmed(ch.zone), z.zones.cap_lbas());
+                            z.take(ch.zone, to);
+                            z.counters.filled_units += to - from;
+                            for off in from..to {
+                                let lba = ch.zone as u64 * zl + off;
+                                let pun = z.unit_of(lba);
+                                txns += 1;
+                                let t = flash.fil.add_txn(Txn {
+                                    kind: TxnKind::HostWrite,
+                                    cmd,
+                                    pun,
+                                    plane: self.geo.plane_of_block(self.geo.block_of_unit(pun)),
+                                    host_bytes: unit as u32,
+                                    epoch: 0,
+                                    aux: lba as u32,
+                                });
+                                flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                up.cmds.get_mut(cmd).txns_left = txns;
+                if txns == 0 {
+                    up.complete(now, cmd);
+                }
+            }
+            // A deallocation has no meaning for a zone's data (the host resets zones).
+            Op::Trim | Op::Erase => refuse(up, Status::Unsupported),
+            Op::Flush => up.complete(now, cmd),
+        }
+    }
+
+    /// A zoned drive's write or append has its data: program each unit where its zone puts it.
+    #[inline(never)]
+    pub(crate) fn write_data_in_zoned(
+        &mut self,
+        now: SimTime,
+        cmd: u32,
+        z: &ZonedNand,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+    ) {
+        if self.write_skips_media(now, cmd, up) {
+            return;
+        }
+        let c = up.cmds.get(cmd);
+        let (offset, len) = (c.offset, c.len);
+        let unit = self.geo.unit_bytes;
+        let mut txns = std::mem::take(&mut self.raw_txns);
+        txns.clear();
+        txns.extend(units_of(unit, offset, len).map(|(lba, covered)| {
+            let pun = z.unit_of(lba);
+            flash.fil.add_txn(Txn {
+                kind: TxnKind::HostWrite,
+                cmd,
+                pun,
+                plane: self.geo.plane_of_block(self.geo.block_of_unit(pun)),
+                host_bytes: covered as u32,
+                epoch: 0,
+                aux: lba as u32,
             })
         }));
         up.cmds.get_mut(cmd).txns_left = txns.len() as u32;

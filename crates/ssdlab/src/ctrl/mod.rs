@@ -22,6 +22,8 @@ pub mod pcm;
 pub mod raw;
 #[cfg(test)]
 pub(crate) mod test_rig;
+pub mod zoned;
+pub mod zones;
 
 use crate::event::Event;
 use crate::ftl::Ftl;

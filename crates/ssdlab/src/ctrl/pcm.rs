@@ -116,6 +116,12 @@ impl PcmCtrl {
             // Nothing is mapped, so nothing to unmap; no volatile buffer to flush.
             Op::Trim | Op::Flush => up.complete(now, cmd),
             Op::Erase => unreachable!("the device refuses erases of PCM at submission"),
+            Op::Append
+            | Op::ZoneReset
+            | Op::ZoneFinish
+            | Op::ZoneOpen
+            | Op::ZoneClose
+            | Op::ZoneOffline => unreachable!("the device refuses zone commands without zones"),
         }
     }
 

@@ -217,6 +217,10 @@ impl Device {
             }
             std::mem::swap(new, old);
         }
+        if let (Some(new), Some(old)) = (self.backend.zoned_mut(), cut.backend.zoned_mut()) {
+            // Zone states, write pointers and erase counts are kept on the media.
+            std::mem::swap(new, old);
+        }
         if let (Some(new), Some(old)) = (self.backend.pcm_mut(), cut.backend.pcm()) {
             new.media.keep_durable(&old.media);
         }
@@ -393,7 +397,7 @@ impl Device {
     /// on a device with an FTL or of PCM are refused.
     #[inline]
     pub fn submit(&mut self, now: SimTime, r: Request) -> Result<u32> {
-        self.check_request(&r)?;
+        let r = self.check_request(r)?;
         let now = now.max(self.q.now());
         if self.idle_after != SimTime::ZERO {
             self.host_returns()?;
@@ -424,7 +428,7 @@ impl Device {
     /// requests it was made of, one `on_complete` each.
     pub fn submit_batch(&mut self, now: SimTime, reqs: &[Request]) -> Result<()> {
         for r in reqs {
-            self.check_request(r)?;
+            self.check_request(*r)?;
         }
         let rules = crate::host::blk::PlugRules {
             max_bytes: self.host.max_cmd_bytes(),
@@ -512,9 +516,11 @@ impl Device {
         self.cpu.reserve(core, now, dur).1
     }
 
-    /// Refuse a request the device cannot take, with a one-line reason.
+    /// Refuse a request the device cannot take, with a one-line reason; the request as the
+    /// device takes it (a zone management command for all zones is addressed to the end of the
+    /// namespace, where no zone starts: `ctrl::zoned` reads it so).
     #[inline(always)]
-    fn check_request(&self, r: &Request) -> Result<()> {
+    fn check_request(&self, r: Request) -> Result<Request> {
         let space = crate::request::Space::of(r.flags);
         crate::ctrl::fusion::check_space(
             space,
@@ -525,13 +531,28 @@ impl Device {
             self.pcm_bytes,
         )
         .map_err(Error::Job)?;
-        if r.len == 0 && !r.op.moves_no_data() {
-            return Err(Error::Job(format!(
-                "{} request at byte {} has no bytes",
-                r.op.name(),
-                r.offset
-            )));
+        if !matches!(r.op, Op::Read | Op::Write) {
+            return self.check_other_op(r);
         }
+        if r.len == 0 {
+            return Err(Self::no_bytes(&r));
+        }
+        self.check_stream(&r)?;
+        Ok(r)
+    }
+
+    #[cold]
+    fn no_bytes(r: &Request) -> Error {
+        Error::Job(format!(
+            "{} request at byte {} has no bytes",
+            r.op.name(),
+            r.offset
+        ))
+    }
+
+    /// The stream a request carries, if any, is one the FTL has.
+    #[inline(always)]
+    fn check_stream(&self, r: &Request) -> Result<()> {
         if r.flags.stream() != 0 {
             if let Err(m) = self.ftl.check_stream(r.flags.stream()) {
                 return Err(Error::Job(format!(
@@ -541,9 +562,35 @@ impl Device {
                 )));
             }
         }
-        if r.op == Op::Erase && self.backend.kind() == BackendKind::Pcm {
+        Ok(())
+    }
+
+    /// The checks of the ops other than reads and writes (out of the common path): erases
+    /// only on a raw device, appends and zone management only on a zoned drive.
+    #[cold]
+    #[inline(never)]
+    fn check_other_op(&self, mut r: Request) -> Result<Request> {
+        if r.len == 0 && !r.op.moves_no_data() {
+            return Err(Self::no_bytes(&r));
+        }
+        self.check_stream(&r)?;
+        let kind = self.backend.kind();
+        if r.op == Op::Erase && kind == BackendKind::Pcm {
             return Err(Error::Job(
                 "erase: this device is PCM, updated in place; it has no erase".into(),
+            ));
+        }
+        let zoned = kind == BackendKind::Zoned;
+        if (r.op == Op::Append || r.op.is_zone_management()) && !zoned {
+            return Err(Error::Job(format!(
+                "{}: this device has no zones (a zoned drive has a [zns] section)",
+                r.op.name()
+            )));
+        }
+        if r.op == Op::Erase && zoned {
+            return Err(Error::Job(
+                "erase: this is a zoned drive; its blocks are erased by zone resets (zone_reset)"
+                    .into(),
             ));
         }
         if r.op == Op::Erase && self.backend.raw().is_none() {
@@ -551,7 +598,10 @@ impl Device {
                 "erase: this device has an FTL that erases for itself; erases are for a raw device (ftl.kind = \"none\")".into(),
             ));
         }
-        Ok(())
+        if r.op.is_zone_management() && r.flags.contains(Flags::ALL_ZONES) {
+            r.offset = self.capacity;
+        }
+        Ok(r)
     }
 
     /// Handle events until none is left, calling `driver` on completions and wake-ups; false
@@ -734,6 +784,7 @@ impl Device {
                         Backend::Raw(raw) | Backend::Fusion { raw, .. } => {
                             hil.dispatch_raw(now, cmd, raw, &mut up, &mut flash)
                         }
+                        Backend::Zoned(z) => hil.dispatch_zoned(now, cmd, z, &mut up, &mut flash),
                         Backend::Pcm(_) => unreachable!("a PCM device's commands are PcmDispatch"),
                     },
                     Event::WriteDataIn { cmd } => match backend {
@@ -742,6 +793,9 @@ impl Device {
                         }
                         Backend::Raw(_) | Backend::Fusion { .. } => {
                             hil.write_data_in_raw(now, cmd, &mut up, &mut flash)
+                        }
+                        Backend::Zoned(z) => {
+                            hil.write_data_in_zoned(now, cmd, z, &mut up, &mut flash)
                         }
                         _ => hil.write_data_in(now, cmd, &mut up, &mut flash, cache)?,
                     },
@@ -801,8 +855,9 @@ impl Device {
                             hil.program_done_by(now, t, |t| h.program_done(t), up, flash, cache)?;
                         }
                     }
-                    // The raw firmware's pages were taken when the program was accepted.
-                    Backend::Raw(_) | Backend::Fusion { .. } => {
+                    // The raw and zoned firmware's pages were taken when the program was
+                    // accepted.
+                    Backend::Raw(_) | Backend::Fusion { .. } | Backend::Zoned(_) => {
                         for &t in &op {
                             let cache = cache.as_deref_mut();
                             hil.program_done_by(now, t, |_| {}, up, flash, cache)?;

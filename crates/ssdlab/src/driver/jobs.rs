@@ -12,11 +12,12 @@
 //! down to that many; `iodepth_batch` hands the refill to the kernel that many at a time, each
 //! batch one system call and one block-layer plug (merging, scheduler order).
 
+use super::zbd::Zbd;
 use crate::device::{Completion, Device, Driver, Flags, Request};
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::SimTime;
-use crate::workload::job::{Generator, IoEngine, Job, Rw};
+use crate::workload::job::{Generator, IoEngine, Job, Rw, ZoneMode};
 use std::collections::VecDeque;
 
 /// Most open-loop arrivals one instance may hold waiting (8 bytes each) before the run stops
@@ -62,7 +63,11 @@ impl Engine {
             outstanding,
             low,
             batch,
-            plain: !kind.syscall_per_request() && low == outstanding && batch == 1,
+            // Zoned writes take the other path (`submit_any`), out of the default one.
+            plain: !kind.syscall_per_request()
+                && low == outstanding
+                && batch == 1
+                && s.zonemode != Some(ZoneMode::Zbd),
         }
     }
 }
@@ -79,6 +84,8 @@ pub struct JobDriver {
     error: Option<Error>,
     /// The simulated time of the driver's latest call: how far a runtime-bound run has come.
     latest: SimTime,
+    /// `zonemode = "zbd"`: where writes go on a zoned drive.
+    zbd: Option<Zbd>,
 }
 
 impl JobDriver {
@@ -119,6 +126,7 @@ impl JobDriver {
                 )));
             }
         }
+        let zbd = Self::zoned(&job, dev)?;
         let insts = (0..n_inst)
             .map(|k| Instance {
                 inflight: 0,
@@ -135,7 +143,41 @@ impl JobDriver {
             issued: 0,
             error: None,
             latest: SimTime::ZERO,
+            zbd,
         })
+    }
+
+    /// The zoned writing of `job` on `dev` (fio's `zonemode`): on a zoned drive a job that
+    /// writes needs `zonemode = "zbd"`, which needs a zoned drive.
+    fn zoned(job: &Job, dev: &Device) -> Result<Option<Zbd>> {
+        let s = &job.spec;
+        let writes = !matches!(s.rw, Rw::Read | Rw::Randread | Rw::Trim | Rw::Randtrim)
+            && !(matches!(s.rw, Rw::Rw | Rw::Randrw) && s.rwmixread == 100);
+        let zbd = s.zonemode == Some(ZoneMode::Zbd);
+        let err = |m: String| Err(Error::Job(format!("job, field `{m}")));
+        match (&dev.config().zns, zbd) {
+            (None, true) => err(
+                "zonemode`: got \"zbd\", expected a zoned drive (a config with a [zns] section)"
+                    .into(),
+            ),
+            (None, false) if s.max_open_zones.is_some() || s.zone_append => err(
+                "max_open_zones` or `zone_append`: given without zonemode = \"zbd\", expected them only for a zoned drive"
+                    .into(),
+            ),
+            (None, false) => Ok(None),
+            (Some(_), false) if writes => err(format!(
+                "zonemode`: absent, expected \"zbd\" for a job that writes ({}) on a zoned drive: its writes go at each zone's write pointer",
+                rw_name(s.rw)
+            )),
+            (Some(_), false) => Ok(None),
+            (Some(z), true) => Zbd::new(
+                job,
+                z.zone_size.0,
+                z.capacity_bytes(),
+                dev.capacity_bytes(),
+            )
+            .map(Some),
+        }
     }
 
     pub fn job(&self) -> &Job {
@@ -206,6 +248,43 @@ impl JobDriver {
         }
     }
 
+    /// [`JobDriver::submit`] off the plain engine's path, which zoned writes take.
+    fn submit_any(&mut self, dev: &mut Device, now: SimTime, inst: u32, arrival: SimTime) {
+        if self.zbd.is_none() {
+            return self.submit(dev, now, inst, arrival);
+        }
+        dev.host_kernel_request(now, inst);
+        let r = self.draw(dev, inst, arrival);
+        self.submit_zoned(dev, now, r);
+    }
+
+    /// `zonemode = "zbd"`: a write goes where its zone's write pointer is (or as an append to
+    /// the zone), after the zone commands it needs (`driver::zbd`). Those are no I/Os of the
+    /// job: the driver does not wait for them, and the drive runs them in order before it.
+    #[cold]
+    fn submit_zoned(&mut self, dev: &mut Device, now: SimTime, mut r: Request) {
+        let zbd = self.zbd.as_mut().expect("zoned");
+        let mut res = Ok(0);
+        if r.op == Op::Write {
+            let p = zbd.place(r.queue, r.offset, r.len);
+            for (op, offset) in p.before.into_iter().flatten() {
+                let zc = Request {
+                    op,
+                    offset,
+                    len: 0,
+                    flags: Flags::NONE,
+                    ..r
+                };
+                res = res.and(dev.submit(now, zc));
+            }
+            r.op = p.op;
+            r.offset = p.offset;
+        }
+        if let Err(e) = res.and(dev.submit(now, r)) {
+            self.error.get_or_insert(e);
+        }
+    }
+
     /// The instance's next request, counted in flight. On a map larger than the processor's
     /// caches the one after it is drawn now and its map entry fetched towards the cache: it is
     /// submitted a completion or more from now, time enough for the miss to land, where the
@@ -258,9 +337,10 @@ impl JobDriver {
                 self.insts[inst as usize].backlog.push_back(now);
                 continue;
             }
-            if e.kind.syscall_per_request() {
+            if e.kind.syscall_per_request() || self.zbd.is_some() {
+                // (Zoned writes are placed one at a time, each its own system call.)
                 dev.host_syscall(now, inst);
-                self.submit(dev, now, inst, now);
+                self.submit_any(dev, now, inst, now);
                 continue;
             }
             dev.host_kernel_request(now, inst);
@@ -285,7 +365,7 @@ impl JobDriver {
         if i.inflight < self.engine.device_depth {
             if let Some(arrival) = i.backlog.pop_front() {
                 dev.host_syscall(now, inst);
-                self.submit(dev, now, inst, arrival);
+                self.submit_any(dev, now, inst, arrival);
             }
         }
         let i = &self.insts[inst as usize];
@@ -309,22 +389,37 @@ impl JobDriver {
     }
 }
 
+/// The job's `rw` as written.
+fn rw_name(rw: Rw) -> String {
+    serde_json::to_value(rw)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
 impl Driver for JobDriver {
     #[inline]
     fn on_complete(&mut self, dev: &mut Device, now: SimTime, done: Completion) {
         self.latest = now;
         let inst = done.queue;
-        let i = &mut self.insts[inst as usize];
-        i.inflight -= 1;
+        // A zone command the driver sent before a write is not one of the job's I/Os (the
+        // plain engine sends none).
         if self.job.spec.rate_iops.is_some() {
+            if done.op.is_zone_management() {
+                return;
+            }
+            let i = &mut self.insts[inst as usize];
+            i.inflight -= 1;
             if let Some(arrival) = i.backlog.pop_front() {
-                self.submit(dev, now, inst, arrival);
+                self.submit_any(dev, now, inst, arrival);
             }
         } else if self.engine.plain {
+            self.insts[inst as usize].inflight -= 1;
             if self.may_issue(now) {
                 self.issue(dev, now, inst, now);
             }
-        } else {
+        } else if !done.op.is_zone_management() {
+            self.insts[inst as usize].inflight -= 1;
             self.engine_complete(dev, now, inst);
         }
     }
@@ -352,7 +447,7 @@ impl Driver for JobDriver {
             if self.engine.kind.syscall_per_request() || self.engine.batch > 1 {
                 dev.host_syscall(now, inst);
             }
-            self.submit(dev, now, inst, now);
+            self.submit_any(dev, now, inst, now);
         } else if i.backlog.len() >= MAX_BACKLOG {
             // Arrivals faster than the device serves them would queue without end.
             self.error = Some(Error::Job(format!(

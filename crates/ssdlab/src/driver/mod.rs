@@ -6,9 +6,11 @@
 //! - `fusion_host`: the user-visible fusion device, raw commands one at a time with their data.
 //! - `hfsl`: seed 002's host-side FTL over the fusion device.
 //! - `nvme_regs`: the register-level NVMe controller, driven by MMIO from outside the loop.
+//! - `zbd`: fio's `zonemode=zbd` for `jobs` on a zoned drive (writes at write pointers).
 
 pub mod fusion_host;
 pub mod hfsl;
 pub mod jobs;
 pub mod nvme_regs;
 pub mod replay;
+mod zbd;

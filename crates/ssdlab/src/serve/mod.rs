@@ -663,6 +663,19 @@ impl Drop for TimerSlack {
     }
 }
 
+/// Refuse a drive NBD cannot carry: a zoned drive's host must write at write pointers and
+/// reset zones, and NBD has no zone commands (no report, no reset, no append).
+fn check_servable(cfg: &SsdConfig) -> Result<()> {
+    if cfg.backend_kind() == crate::config::BackendKind::Zoned {
+        return Err(Error::Config(format!(
+            "serve: {} is a zoned drive ([zns]): NBD has no zones (no write pointers, resets or \
+             reports), so a block client could not write it; serve a conventional config",
+            cfg.meta.name
+        )));
+    }
+    Ok(())
+}
+
 /// Serve `cfg` until `tick` (called about four times a second with the live figures as JSON)
 /// returns false; returns the session's result. `ready` is called once with the address
 /// clients connect to.
@@ -672,6 +685,7 @@ pub fn serve(
     ready: &mut dyn FnMut(&str, &str),
     tick: &mut dyn FnMut(&str) -> bool,
 ) -> Result<RunResult> {
+    check_servable(cfg)?;
     if !(opts.time_scale.is_finite() && opts.time_scale > 0.0 && opts.time_scale <= 1e6) {
         return Err(Error::Config(format!(
             "--time-scale {}: expected a number above 0, at most 1e6",
@@ -1077,9 +1091,8 @@ fn errno_of(status: Status) -> u32 {
         Status::Ok => 0,
         Status::ReadOnly | Status::WriteProtected => EPERM,
         Status::NoSpace => ENOSPC,
-        Status::Uncorrectable | Status::ProgramOrder | Status::Misaligned | Status::Unsupported => {
-            EIO
-        }
+        // Zone statuses never come: serve refuses a zoned drive at start.
+        _ => EIO,
     }
 }
 
@@ -1093,6 +1106,18 @@ mod tests {
         assert_eq!(errno_of(Status::ReadOnly), EPERM);
         assert_eq!(errno_of(Status::WriteProtected), EPERM);
         assert_eq!(errno_of(Status::NoSpace), ENOSPC);
+    }
+
+    #[test]
+    fn a_zoned_drive_is_refused_in_one_line() {
+        let zoned = SsdConfig::resolve("zns-tlc", &[]).unwrap();
+        let e = check_servable(&zoned).unwrap_err().to_string();
+        assert!(
+            e.contains("zns-tlc is a zoned drive") && e.contains("NBD has no zones"),
+            "{e}"
+        );
+        assert!(!e.contains('\n'));
+        assert!(check_servable(&SsdConfig::resolve("small-tlc", &[]).unwrap()).is_ok());
     }
 
     use super::*;

@@ -115,6 +115,32 @@ pub struct DeviceResult {
     /// Only with `precondition.fill = "steady-state"`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub steady_state: Option<SteadyStateResult>,
+    /// Only on a zoned drive (`[zns]`, docs/zns.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zones: Option<ZoneResult>,
+}
+
+/// A zoned drive's zones over the run (docs/zns.md).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ZoneResult {
+    pub zones: u32,
+    pub zone_bytes: u64,
+    pub zone_capacity_bytes: u64,
+    /// Zones reset that held data or resources.
+    pub resets: u64,
+    /// Zones finished by a Finish Zone command.
+    pub finishes: u64,
+    /// Zones opened (implicitly by a write, or explicitly).
+    pub opens: u64,
+    /// Implicitly opened zones the device closed to open another (the open limit).
+    pub implicit_closes: u64,
+    /// The most zones open at once, and active at once.
+    pub max_open: u32,
+    pub max_active: u32,
+    /// Logical blocks a finish programmed with filler (`zns.finish = "fill"`).
+    pub filled_units: u64,
+    /// Requests the drive refused, by status name (`zone_invalid_write`, …); only those seen.
+    pub errors: std::collections::BTreeMap<&'static str, u64>,
 }
 
 /// What steady-state preconditioning reached (docs/ftl.md, Preconditioning).

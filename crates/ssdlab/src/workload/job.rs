@@ -129,6 +129,31 @@ pub struct JobSpec {
     /// up to `iodepth`; absent: `iodepth` (refill at every completion).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iodepth_low: Option<u32>,
+    /// fio's `zonemode`: `"zbd"` writes a zoned drive at its zones' write pointers
+    /// (`driver::zbd`, docs/zns.md); absent or `"none"`: offsets as drawn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zonemode: Option<ZoneMode>,
+    /// fio's `max_open_zones` (with `zonemode = "zbd"`): the zones one job instance writes at
+    /// once with random writes; absent: no limit of the job's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_open_zones: Option<u32>,
+    /// With `zonemode = "zbd"`: send writes as Zone Append commands to their zone's start.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub zone_append: bool,
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
+}
+
+/// fio's `zonemode`, as far as a zoned drive needs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ZoneMode {
+    /// Offsets as drawn (a conventional drive).
+    None,
+    /// Zoned block device: writes at the write pointers.
+    Zbd,
 }
 
 fn is_zero(v: &u32) -> bool {
@@ -249,6 +274,8 @@ impl JobSpec {
     /// Fields a job file may give that are serialised only when given (the host side of the
     /// run; docs/host.md).
     pub const HOST_FIELDS: [&'static str; 3] = ["ioengine", "iodepth_batch", "iodepth_low"];
+    /// The zoned-drive options, also written only when given.
+    pub const ZONE_FIELDS: [&'static str; 3] = ["zonemode", "max_open_zones", "zone_append"];
 
     /// The engine, `libaio` when none is given.
     pub fn engine(&self) -> IoEngine {
@@ -364,6 +391,20 @@ impl JobSpec {
                     );
                 }
             }
+        }
+        if self.max_open_zones == Some(0) {
+            return err(
+                "max_open_zones",
+                "got 0, expected at least 1 (leave it out for no limit)".into(),
+            );
+        }
+        if self.zonemode != Some(ZoneMode::Zbd)
+            && (self.max_open_zones.is_some() || self.zone_append)
+        {
+            return err(
+                "zonemode",
+                "absent, expected \"zbd\" with max_open_zones or zone_append".into(),
+            );
         }
         if self.numjobs == 0 || self.numjobs > 4096 {
             return err(

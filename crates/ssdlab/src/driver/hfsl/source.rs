@@ -15,7 +15,15 @@ fn host_io(op: Op, offset: u64, len: u64, app: u32, skipped: &mut u64) -> Option
     let write = match op {
         Op::Read => false,
         Op::Write => true,
-        Op::Trim | Op::Flush | Op::Erase => {
+        Op::Trim
+        | Op::Flush
+        | Op::Erase
+        | Op::Append
+        | Op::ZoneReset
+        | Op::ZoneFinish
+        | Op::ZoneOpen
+        | Op::ZoneClose
+        | Op::ZoneOffline => {
             *skipped += 1;
             return None;
         }

@@ -122,6 +122,16 @@ impl Status {
             D::NoSpace => Status::CAPACITY_EXCEEDED,
             // Raw-device refusals do not reach this controller (its device has an FTL).
             D::ProgramOrder | D::Misaligned | D::Unsupported => Status::INTERNAL_ERROR,
+            D::InvalidField => Status::INVALID_FIELD,
+            // The Zoned Namespace Command Set's command-specific statuses, B8h to BFh.
+            D::ZoneBoundary => Status::specific(0xB8),
+            D::ZoneFull => Status::specific(0xB9),
+            D::ZoneReadOnly => Status::specific(0xBA),
+            D::ZoneOffline => Status::specific(0xBB),
+            D::ZoneInvalidWrite => Status::specific(0xBC),
+            D::TooManyActiveZones => Status::specific(0xBD),
+            D::TooManyOpenZones => Status::specific(0xBE),
+            D::ZoneInvalidTransition => Status::specific(0xBF),
         }
     }
 

@@ -1,0 +1,231 @@
+//! The firmware of a zoned drive (`[zns]`, docs/zns.md): the zone state machine
+//! (`ctrl::zones`) over the NAND, and where each zone's logical blocks lie on it. There is no
+//! map and no garbage collection: a zone is a fixed set of erase blocks, written in order at
+//! its write pointer, erased whole when the host resets it.
+//!
+//! The layout (`zns.layout`) says which planes a zone's blocks are on: one die's, one
+//! channel's, or all of them (its erase block set); a zone of k sets takes k blocks of each of
+//! those planes. Zones are dealt round the groups of planes (consecutive zones on consecutive
+//! dies or channels), and within a zone consecutive pages go to consecutive planes of its set,
+//! so that a zone's sequential writes keep all its planes busy: the zone's page p is on plane
+//! `p mod S` of its set (S planes), at row `p / S`, that is block `row / pages_per_block` of its
+//! k and page `row mod pages_per_block` in it. Each block's pages are thus programmed in order.
+
+use super::zones::Zones;
+use crate::config::{FinishMode, SsdConfig};
+use crate::media::nand::Geometry;
+
+/// What the zoned firmware counts beside the state machine's counters.
+#[derive(Clone, Debug, Default)]
+pub struct ZonedCounters {
+    /// Block erases the resets asked for.
+    pub erases: u64,
+    /// Logical blocks programmed with filler by finishes (`zns.finish = "fill"`).
+    pub filled_units: u64,
+    /// Logical blocks the host wrote (writes and appends accepted).
+    pub host_units_written: u64,
+}
+
+pub struct ZonedNand {
+    pub zones: Zones,
+    geo: Geometry,
+    /// Planes of a zone's set, and groups of such planes on the drive.
+    set_planes: u32,
+    groups: u32,
+    /// Blocks of each of its set's planes a zone takes.
+    blocks_per_plane: u32,
+    pub finish: FinishMode,
+    /// Per zone: logical blocks programmed since its reset (its data on the flash; a zone
+    /// finished without filling has a write pointer beyond it).
+    programmed: Vec<u64>,
+    erase_count: Vec<u32>,
+    pub counters: ZonedCounters,
+}
+
+impl ZonedNand {
+    /// The zones `cfg.zns` cuts the NAND of `geo` into (a validated config).
+    pub fn new(cfg: &SsdConfig, geo: &Geometry) -> ZonedNand {
+        let z = cfg.zns.as_ref().expect("a zoned drive has [zns]");
+        let unit = geo.unit_bytes;
+        let set_planes = z.set_planes(&cfg.nand) as u32;
+        let block_bytes = unit * geo.units_per_block() as u64;
+        let blocks_per_plane = (z.zone_size.0 / (block_bytes * set_planes as u64)) as u32;
+        let groups = geo.planes() / set_planes;
+        let count = groups * (geo.blocks_per_plane / blocks_per_plane);
+        ZonedNand {
+            zones: Zones::new(
+                count,
+                z.zone_size.0 / unit,
+                z.capacity_bytes() / unit,
+                z.max_open_zones,
+                z.max_active_zones,
+            ),
+            geo: geo.clone(),
+            set_planes,
+            groups,
+            blocks_per_plane,
+            finish: z.finish,
+            programmed: vec![0; count as usize],
+            erase_count: vec![0; geo.blocks() as usize],
+            counters: ZonedCounters::default(),
+        }
+    }
+
+    /// The physical unit (as `media::nand::Geometry` numbers them) of logical block `lba`.
+    #[inline]
+    pub fn unit_of(&self, lba: u64) -> u32 {
+        let zl = self.zones.zone_lbas();
+        let (zone, off) = ((lba / zl) as u32, lba % zl);
+        let upp = self.geo.units_per_page as u64;
+        let (page, unit) = (off / upp, off % upp);
+        let s = self.set_planes as u64;
+        let (slot, row) = ((page % s) as u32, page / s);
+        let ppb = self.geo.pages_per_block as u64;
+        let (layer, page_in_block) = ((row / ppb) as u32, row % ppb);
+        let plane = (zone % self.groups) * self.set_planes + slot;
+        let block = plane * self.geo.blocks_per_plane
+            + (zone / self.groups) * self.blocks_per_plane
+            + layer;
+        (block as u64 * self.geo.units_per_block() as u64 + page_in_block * upp + unit) as u32
+    }
+
+    /// Whether logical block `lba` holds data on the flash (it was written, or filled).
+    #[inline]
+    pub fn is_programmed(&self, lba: u64) -> bool {
+        let zl = self.zones.zone_lbas();
+        self.programmed
+            .get((lba / zl) as usize)
+            .is_some_and(|&p| lba % zl < p)
+    }
+
+    /// Logical blocks `from..to` of `zone` (zone-relative) are being programmed.
+    pub fn take(&mut self, zone: u32, to: u64) {
+        let p = &mut self.programmed[zone as usize];
+        *p = (*p).max(to);
+    }
+
+    /// Logical blocks of `zone` programmed so far (zone-relative).
+    pub fn programmed(&self, zone: u32) -> u64 {
+        self.programmed[zone as usize]
+    }
+
+    /// The blocks of `zone` that hold programmed pages (those a reset erases), and forget its
+    /// data: its blocks are erased from now on.
+    pub fn reset_blocks(&mut self, zone: u32) -> Vec<u32> {
+        let pages = self.programmed[zone as usize].div_ceil(self.geo.units_per_page as u64);
+        self.programmed[zone as usize] = 0;
+        let s = self.set_planes as u64;
+        let ppb = self.geo.pages_per_block as u64;
+        let zl = self.zones.zone_lbas();
+        let upp = self.geo.units_per_page as u64;
+        let mut blocks = Vec::new();
+        for layer in 0..self.blocks_per_plane as u64 {
+            for slot in 0..s {
+                // The block's first page in zone order.
+                let first = layer * ppb * s + slot;
+                if first < pages {
+                    let lba = zone as u64 * zl + first * upp;
+                    blocks.push(self.geo.block_of_unit(self.unit_of(lba)));
+                }
+            }
+        }
+        for &b in &blocks {
+            self.erase_count[b as usize] += 1;
+        }
+        self.counters.erases += blocks.len() as u64;
+        blocks
+    }
+
+    pub fn units_per_page(&self) -> u64 {
+        self.geo.units_per_page as u64
+    }
+
+    /// Bytes of a logical block.
+    pub fn unit_bytes(&self) -> u64 {
+        self.geo.unit_bytes
+    }
+
+    /// Erases of every block, by block index.
+    pub fn erase_counts(&self) -> &[u32] {
+        &self.erase_count
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zoned(layout: &str, size: &str) -> ZonedNand {
+        let cfg = SsdConfig::resolve(
+            "small-tlc",
+            &[
+                "ftl.kind=\"none\"".into(),
+                "ftl.over_provisioning=0.0".into(),
+                "precondition.fill=\"none\"".into(),
+                "precondition.random_overwrite=0.0".into(),
+                format!("zns.layout=\"{layout}\""),
+                format!("zns.zone_size=\"{size}\""),
+            ],
+        )
+        .unwrap();
+        ZonedNand::new(&cfg, &Geometry::from_config(&cfg))
+    }
+
+    /// Every logical block of the drive has its own physical unit, a zone's units stay on its
+    /// layout's planes, and each block's pages come in order.
+    #[test]
+    fn zones_map_one_to_one_onto_their_layouts_planes() {
+        for (layout, size, planes_per_zone) in [
+            ("die", "2MiB", 2),
+            ("channel", "2MiB", 4),
+            ("striped", "8MiB", 16),
+        ] {
+            let z = zoned(layout, size);
+            let geo = &z.geo;
+            let lbas = z.zones.count() as u64 * z.zones.zone_lbas();
+            assert_eq!(lbas, geo.units(), "{layout}: the whole drive");
+            let mut seen = vec![false; geo.units() as usize];
+            let mut next_page = vec![0u32; geo.blocks() as usize];
+            for lba in 0..lbas {
+                let pun = z.unit_of(lba);
+                assert!(!seen[pun as usize], "{layout}: unit {pun} twice");
+                seen[pun as usize] = true;
+                if pun % geo.units_per_page == 0 {
+                    let b = geo.block_of_unit(pun) as usize;
+                    assert_eq!(geo.page_in_block(pun), next_page[b], "{layout}: in order");
+                    next_page[b] += 1;
+                }
+            }
+            let zl = z.zones.zone_lbas();
+            for zone in [0u32, 5] {
+                let mut planes: Vec<u32> = (0..zl)
+                    .map(|o| geo.plane_of_block(geo.block_of_unit(z.unit_of(zone as u64 * zl + o))))
+                    .collect();
+                planes.sort();
+                planes.dedup();
+                assert_eq!(planes.len(), planes_per_zone, "{layout} zone {zone}");
+                let dies: Vec<u32> = planes.iter().map(|&p| geo.die_of_plane(p)).collect();
+                match layout {
+                    "die" => assert!(dies.iter().all(|&d| d == dies[0])),
+                    "channel" => assert!(dies
+                        .iter()
+                        .all(|&d| geo.channel_of_die(d) == geo.channel_of_die(dies[0]))),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_reset_erases_the_blocks_that_hold_data() {
+        let mut z = zoned("striped", "8MiB");
+        // 16 planes × one block: 5 pages of zone 1 are on 5 planes.
+        z.take(1, 5 * 4);
+        assert_eq!(z.reset_blocks(1).len(), 5);
+        assert_eq!(z.programmed(1), 0);
+        assert_eq!(z.reset_blocks(1).len(), 0, "nothing left to erase");
+        z.take(2, z.zones.cap_lbas());
+        assert_eq!(z.reset_blocks(2).len(), 16);
+        assert_eq!(z.counters.erases, 21);
+    }
+}
