@@ -610,6 +610,7 @@ pub fn build_result(
             unmapped_reads: hil.unmapped_reads,
             buffer_reads: hil.buffer_reads,
             multiplane_ops: fil.multiplane_ops,
+            page_register_hits: fil.page_register_hits,
             nand_ops: cfg.nand.names_nand_ops().then_some(NandOpsResult {
                 single_plane_ops: fil.single_plane_ops(),
                 multi_plane_ops: fil.multi_plane_ops,
