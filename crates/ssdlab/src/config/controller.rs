@@ -37,6 +37,12 @@ pub struct ControllerConfig {
     /// die behind reads before it goes first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_deadline: Option<Dur>,
+    /// Read-ahead: when a host read starts where an earlier one ended (a sequential stream), the
+    /// firmware senses the mapped pages up to this many bytes past its end into their dies'
+    /// page registers, where the stream's next reads find them (docs/nand.md, "Read-ahead").
+    /// Absent or 0: off (the default: no source says drives ship with it on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_ahead: Option<Bytes>,
 }
 
 /// The order in which a die serves its host reads and host writes (`controller.scheduler`).
@@ -99,6 +105,7 @@ impl Default for ControllerConfig {
             write_protect: Vec::new(),
             scheduler: None,
             write_deadline: None,
+            read_ahead: None,
         }
     }
 }

@@ -938,6 +938,24 @@ impl SsdConfig {
             }
             _ => {}
         }
+        if let Some(ra) = self.controller.read_ahead.filter(|b| b.0 > 0) {
+            const MAX_READ_AHEAD: u64 = 64 << 20;
+            if ra.0 > MAX_READ_AHEAD {
+                return err(
+                    "controller.read_ahead",
+                    format!("got {} bytes, expected at most 64 MiB", ra.0),
+                );
+            }
+            if self.reliability.is_some() {
+                return err(
+                    "controller.read_ahead",
+                    format!(
+                        "got {} bytes with [reliability], expected 0: the decode of a page read ahead is not modelled",
+                        ra.0
+                    ),
+                );
+            }
+        }
         if self.controller.multiplane_window == 0 {
             return err(
                 "controller.multiplane_window",

@@ -109,6 +109,8 @@ pub struct Die {
     /// The planes (bits by index in the die) whose pages the current read found in their page
     /// registers: no sense, and no new decode outcome.
     pub hit_planes: u64,
+    /// The current read has read-ahead members, which end at its sense.
+    pub read_ahead: bool,
 }
 
 impl Default for Die {
@@ -129,6 +131,7 @@ impl Default for Die {
             suspended: None,
             op_suspends: 0,
             hit_planes: 0,
+            read_ahead: false,
         }
     }
 }

@@ -46,6 +46,9 @@ pub enum TxnKind {
     MapRead,
     MapUpdateRead,
     MapWrite,
+    /// The firmware's read-ahead (`controller.read_ahead`): the page of `pun` is sensed into its
+    /// register and not transferred; no command waits for it (`cmd` is `NONE`).
+    ReadAhead,
 }
 
 impl TxnKind {
@@ -125,6 +128,8 @@ pub struct FilCounters {
     pub uncorrectable_reads: u64,
     /// GC page copies done by copyback (`ftl.gc.copyback`).
     pub copyback_pages: u64,
+    /// Pages sensed for the firmware's read-ahead (in `nand_pages_read` too).
+    pub read_ahead_pages: u64,
     /// Pages a read found still in its plane's page register (sensed by the plane's last
     /// read, with no program, erase or other read on the plane since): transferred without a
     /// new tR, and not in `nand_pages_read`.
@@ -541,29 +546,39 @@ impl Fil {
         let cmd_time = timing.cmd_addr;
         let planes = distinct_planes(&op, &self.txns);
         let (phase, at, busy, array_start) = match kind {
-            TxnKind::HostRead | TxnKind::RmwRead | TxnKind::MapRead | TxnKind::MapUpdateRead => {
+            TxnKind::HostRead
+            | TxnKind::RmwRead
+            | TxnKind::MapRead
+            | TxnKind::MapUpdateRead
+            | TxnKind::ReadAhead => {
                 // On a plane whose page register still holds the member's page, the command
                 // selects the data in the register (a column change in place of the read
                 // command: the same command/address cycles) and no sense is needed; the other
                 // planes sense, for the slowest page type among them.
                 let (start, cmd_end) = self.channels[ch].reserve(now, cmd_time * planes);
-                let first = die * self.geo.planes_per_die;
-                let (mut t_r, mut hits, mut misses) = (SimTime::ZERO, 0u64, 0u64);
-                for &t in &op {
-                    let Txn { pun, plane, .. } = *self.txns.get(t);
+                let (t_r, hits, ahead) = if op.len() == 1 {
+                    // Most reads are one unit: no sets of planes to keep.
+                    let Txn {
+                        pun, plane, kind, ..
+                    } = *self.txns.get(head);
                     let page = self.geo.page_id(pun);
-                    let bit = plane_bit(plane - first);
                     let reg = &mut self.registers[plane as usize];
-                    if *reg == page && misses & bit == 0 {
-                        hits |= bit;
+                    let ahead = kind == TxnKind::ReadAhead;
+                    if *reg == page {
+                        let first = die * self.geo.planes_per_die;
+                        (SimTime::ZERO, plane_bit(plane - first), ahead)
                     } else {
-                        misses |= bit;
                         *reg = page;
-                        t_r = t_r.max(timing.read[timing.page_type(self.geo.page_in_block(pun))]);
+                        let t_r = timing.read[timing.page_type(self.geo.page_in_block(pun))];
+                        (t_r, 0, ahead)
                     }
-                }
+                } else {
+                    self.sense_members(die, &op)
+                };
                 self.counters.page_register_hits += hits.count_ones() as u64;
-                self.dies[die as usize].hit_planes = hits;
+                let d = &mut self.dies[die as usize];
+                d.hit_planes = hits;
+                d.read_ahead = ahead;
                 self.counters.array_read_time += t_r;
                 (Phase::Sensed, cmd_end + t_r, cmd_end + t_r - start, cmd_end)
             }
@@ -869,6 +884,10 @@ impl Fil {
                         return Ok(Step::Done);
                     }
                 }
+                if self.dies[die as usize].read_ahead {
+                    // (Never with `[reliability]`: validation refuses the pair.)
+                    return Ok(self.sensed_ahead(now, die, op, hits, ftl, q));
+                }
                 self.counters.nand_pages_read += sensed_pages(&op, &self.txns, &self.geo, hits);
                 return Ok(Step::Sensed(op));
             }
@@ -953,6 +972,65 @@ impl Fil {
             Phase::Idle => unreachable!("a die step for an idle die"),
         }
         Ok(Step::Done)
+    }
+
+    /// The registers a read of several members finds its pages in: (the tR of the planes that
+    /// sense, the planes that hit, whether any member is a read-ahead); the registers of the
+    /// planes that sense take their pages.
+    fn sense_members(&mut self, die: u32, op: &[u32]) -> (SimTime, u64, bool) {
+        let first = die * self.geo.planes_per_die;
+        let (mut t_r, mut hits, mut misses) = (SimTime::ZERO, 0u64, 0u64);
+        let mut ahead = false;
+        for &t in op {
+            let Txn {
+                pun, plane, kind, ..
+            } = *self.txns.get(t);
+            ahead |= kind == TxnKind::ReadAhead;
+            let page = self.geo.page_id(pun);
+            let bit = plane_bit(plane - first);
+            let reg = &mut self.registers[plane as usize];
+            // A plane whose first member missed senses for the others too.
+            if *reg == page && misses & bit == 0 {
+                hits |= bit;
+            } else {
+                misses |= bit;
+                *reg = page;
+                let timing = &self.nand;
+                t_r = t_r.max(timing.read[timing.page_type(self.geo.page_in_block(pun))]);
+            }
+        }
+        (t_r, hits, ahead)
+    }
+
+    /// A read with read-ahead members was sensed: those stay in their registers (their
+    /// transactions end here), the others go out as any read's.
+    #[cold]
+    #[inline(never)]
+    fn sensed_ahead(
+        &mut self,
+        now: SimTime,
+        die: u32,
+        mut op: Vec<u32>,
+        hits: u64,
+        ftl: &Ftl,
+        q: &mut EventQueue<Event>,
+    ) -> Step {
+        self.counters.nand_pages_read += sensed_pages(&op, &self.txns, &self.geo, hits);
+        self.dies[die as usize].read_ahead = false;
+        op.retain(|&t| {
+            if self.txns.get(t).kind == TxnKind::ReadAhead {
+                self.txns.remove(t);
+                self.counters.read_ahead_pages += 1;
+                false
+            } else {
+                true
+            }
+        });
+        if op.is_empty() {
+            self.finish_op(now, die, op, ftl, q);
+            return Step::Done;
+        }
+        Step::Sensed(op)
     }
 
     /// A sensed unit's data goes out on the channel from `now` (after the transfers reserved
@@ -1288,8 +1366,9 @@ mod tests {
         r.step();
         let (t2, _, op, _) = r.step();
         assert_eq!(op, vec![units[0], units[1]]);
-        r.enqueue(t2, units[2], Queue::HostRead);
-        r.enqueue(t2, units[3], Queue::HostRead);
+        // Queued together (an idle die would otherwise start the first alone).
+        r.fil
+            .enqueue_all(t2, &units[2..], Queue::HostRead, &r.ftl, &mut r.q);
         let (t3, _, op, _) = r.step();
         assert_eq!(op, vec![units[2], units[3]]);
         // After the two units' transfers (5.12 µs each): one command, no tR.
