@@ -55,6 +55,10 @@ pub struct Hil {
 /// Sequential streams the read-ahead follows at once (assumed: a few concurrent readers).
 const STREAMS: usize = 8;
 
+/// How far before a stream's end a read may start and still continue it (assumed: a queue
+/// depth's worth of 4 KiB reads arriving out of order).
+const STREAM_SLACK: u64 = 128 << 10;
+
 /// A read stream: where its next read starts if it is sequential, and how far (bytes) its
 /// read-ahead has already been asked for.
 #[derive(Clone, Copy, Debug)]
@@ -481,7 +485,12 @@ impl Hil {
         flash: &mut FlashPort,
     ) {
         let end = offset.saturating_add(len);
-        let Some(i) = self.streams.iter().position(|s| s.next == offset) else {
+        // Reads of one stream may reach the firmware a little out of order (several queues):
+        // one that starts at most `STREAM_SLACK` bytes before the stream's end, or anywhere in
+        // what it read ahead, continues it.
+        let Some(i) = self.streams.iter().position(|s| {
+            offset >= s.next.saturating_sub(STREAM_SLACK) && offset <= s.ahead.max(s.next)
+        }) else {
             let s = Stream {
                 next: end,
                 ahead: end,
@@ -500,16 +509,20 @@ impl Hil {
         let unit = self.geo.unit_bytes;
         let logical_end = flash.ftl.logical_units().saturating_mul(unit);
         let s = &mut self.streams[i];
-        s.next = end;
-        let from = s.ahead.max(end);
+        s.next = s.next.max(end);
+        // In whole logical pages, so that reads advancing a few KiB at a time do not ask for
+        // one page again and again.
+        let page_bytes = unit * self.geo.units_per_page as u64;
+        let from = s.ahead.max(end).div_ceil(page_bytes) * page_bytes;
         // No further than one page per plane from the read's start: a stream's pages go round
         // the planes, and a page read ahead further would replace an earlier one, not yet
         // read, in its plane's register.
-        let page_bytes = unit * self.geo.units_per_page as u64;
         let one_round = offset.saturating_add(page_bytes * self.geo.planes() as u64);
         let to = end
             .saturating_add(self.read_ahead)
             .min(one_round)
+            .div_ceil(page_bytes)
+            .saturating_mul(page_bytes)
             .min(logical_end);
         if from >= to {
             return;
