@@ -119,3 +119,14 @@ def test_latencies_above_the_histogram_top_are_named_under_the_table(
     data["ops"]["read"]["latency_us"]["above_histogram"] = 3
     text = render_text(data)
     assert "latencies above one hour: 3 read" in text
+
+
+def test_page_register_hits_and_read_ahead_show_when_there_are_some() -> None:
+    data = {"device": {"page_register_hits": 12, "read_ahead_pages": 30}}
+    text = render_text(data)
+    assert "page-register hits" in text
+    assert "pages read ahead" in text
+    quiet = render_text({"device": {"page_register_hits": 0}})
+    assert "page-register hits" not in quiet
+    assert "pages read ahead" not in quiet
+    assert "device.page_register_hits" in RESULT_COLUMNS

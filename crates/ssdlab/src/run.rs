@@ -618,6 +618,12 @@ pub fn build_result(
             unmapped_reads: hil.unmapped_reads,
             buffer_reads: hil.buffer_reads,
             multiplane_ops: fil.multiplane_ops,
+            page_register_hits: fil.page_register_hits,
+            read_ahead_pages: cfg
+                .controller
+                .read_ahead
+                .filter(|b| b.0 > 0)
+                .map(|_| fil.read_ahead_pages),
             nand_ops: cfg.nand.names_nand_ops().then_some(NandOpsResult {
                 single_plane_ops: fil.single_plane_ops(),
                 multi_plane_ops: fil.multi_plane_ops,

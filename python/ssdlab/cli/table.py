@@ -269,6 +269,16 @@ def device_table(result: Mapping[str, Any]) -> Table:
         fmt_int(device.get("nand_pages_read")),
         f"NAND, for {fmt_int(device.get('host_pages_read'))} host",
     )
+    if _is_number(device.get("page_register_hits")) and device["page_register_hits"]:
+        table.add_row(
+            "page-register hits",
+            fmt_int(device["page_register_hits"]),
+            "pages read again from a plane's register, no sense",
+        )
+    if _is_number(device.get("read_ahead_pages")):
+        table.add_row(
+            "pages read ahead", fmt_int(device["read_ahead_pages"]), "firmware read-ahead"
+        )
     table.add_row(
         "GC runs",
         fmt_int(device.get("gc_runs")),

@@ -26,6 +26,57 @@ pub struct ControllerConfig {
     /// changes nothing.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub write_protect: Vec<ProtectedRange>,
+    /// Which of a die's queued host reads and host writes it serves next (docs/nand.md,
+    /// "Scheduling reads and writes"): `read-priority` (reads first, always: the default and the
+    /// simulator's historical order), `fifo` (the older of the two queues' heads) or `deadline`
+    /// (reads first until the oldest write has waited `write_deadline`). Written out only when
+    /// set, so that the hashes of existing configs stay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<DieScheduler>,
+    /// With `scheduler = "deadline"` (and required by it): how long a host write may wait at its
+    /// die behind reads before it goes first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_deadline: Option<Dur>,
+    /// Read-ahead: when a host read starts where an earlier one ended (a sequential stream), the
+    /// firmware senses the mapped pages up to this many bytes past its end into their dies'
+    /// page registers, where the stream's next reads find them (docs/nand.md, "Read-ahead").
+    /// Absent or 0: off (the default: no source says drives ship with it on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_ahead: Option<Bytes>,
+}
+
+/// The order in which a die serves its host reads and host writes (`controller.scheduler`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum DieScheduler {
+    /// Reads before writes whenever a read waits (a write may wait as long as reads keep
+    /// coming).
+    #[default]
+    ReadPriority,
+    /// Reads and writes in the order they reached the die.
+    Fifo,
+    /// Reads first, but a write that has waited `write_deadline` goes before them.
+    Deadline,
+}
+
+impl DieScheduler {
+    pub fn name(self) -> &'static str {
+        match self {
+            DieScheduler::ReadPriority => "read-priority",
+            DieScheduler::Fifo => "fifo",
+            DieScheduler::Deadline => "deadline",
+        }
+    }
+}
+
+impl ControllerConfig {
+    /// The scheduler as the FIL runs it: the policy and, for `deadline`, its bound (validated
+    /// present).
+    pub fn scheduling(&self) -> (DieScheduler, crate::sim::SimTime) {
+        let policy = self.scheduler.unwrap_or_default();
+        let bound = self.write_deadline.map(|d| d.0).unwrap_or_default();
+        (policy, bound)
+    }
 }
 
 /// `offset` bytes in, `len` bytes long.
@@ -52,6 +103,9 @@ impl Default for ControllerConfig {
             multiplane_window: 16,
             skip_media: false,
             write_protect: Vec::new(),
+            scheduler: None,
+            write_deadline: None,
+            read_ahead: None,
         }
     }
 }

@@ -943,6 +943,53 @@ impl SsdConfig {
                 ),
             );
         }
+        match (self.controller.scheduler, self.controller.write_deadline) {
+            (Some(DieScheduler::Deadline), None) => {
+                return err(
+                    "controller.write_deadline",
+                    "missing: scheduler = \"deadline\" needs the longest a write may wait behind reads (e.g. \"2ms\")".into(),
+                );
+            }
+            (Some(DieScheduler::Deadline), Some(d))
+                if d.0 == SimTime::ZERO || d.0 > SimTime::from_us(60_000_000) =>
+            {
+                return err(
+                    "controller.write_deadline",
+                    format!(
+                        "got {} us, expected more than 0 and at most 60 s",
+                        d.0.as_us_f64()
+                    ),
+                );
+            }
+            (s, Some(_)) if s != Some(DieScheduler::Deadline) => {
+                return err(
+                    "controller.write_deadline",
+                    format!(
+                        "set with scheduler = \"{}\", expected only with scheduler = \"deadline\"",
+                        s.unwrap_or_default().name()
+                    ),
+                );
+            }
+            _ => {}
+        }
+        if let Some(ra) = self.controller.read_ahead.filter(|b| b.0 > 0) {
+            const MAX_READ_AHEAD: u64 = 64 << 20;
+            if ra.0 > MAX_READ_AHEAD {
+                return err(
+                    "controller.read_ahead",
+                    format!("got {} bytes, expected at most 64 MiB", ra.0),
+                );
+            }
+            if self.reliability.is_some() {
+                return err(
+                    "controller.read_ahead",
+                    format!(
+                        "got {} bytes with [reliability], expected 0: the decode of a page read ahead is not modelled",
+                        ra.0
+                    ),
+                );
+            }
+        }
         if self.controller.multiplane_window == 0 {
             return err(
                 "controller.multiplane_window",

@@ -106,6 +106,11 @@ pub struct Die {
     pub suspended: Option<Box<Suspended>>,
     /// Suspensions of the current operation.
     pub op_suspends: u32,
+    /// The planes (bits by index in the die) whose pages the current read found in their page
+    /// registers: no sense, and no new decode outcome.
+    pub hit_planes: u64,
+    /// The current read has read-ahead members, which end at its sense.
+    pub read_ahead: bool,
 }
 
 impl Default for Die {
@@ -125,6 +130,8 @@ impl Default for Die {
             stale: VecDeque::new(),
             suspended: None,
             op_suspends: 0,
+            hit_planes: 0,
+            read_ahead: false,
         }
     }
 }
@@ -158,12 +165,13 @@ impl Die {
     }
 
     /// Which queue an idle die serves next: 0 host reads, 1 host writes, 2 GC; None when it has
-    /// nothing to do. GC goes before host writes when there are none or GC's `urgency` is
-    /// hard; when it is soft, GC and host writes take turns (the GC operations owed, then one
-    /// write).
+    /// nothing to do. Reads go first unless the scheduler says the oldest write is due
+    /// (`write_due`); then, as when no read waits, GC goes before host writes when there are
+    /// none or GC's `urgency` is hard; when it is soft, GC and host writes take turns (the GC
+    /// operations owed, then one write).
     #[inline]
-    pub fn pick(&self, urgency: impl FnOnce() -> Urgency) -> Option<usize> {
-        if !self.queues[0].is_empty() {
+    pub fn pick(&self, write_due: bool, urgency: impl FnOnce() -> Urgency) -> Option<usize> {
+        if !self.queues[0].is_empty() && !write_due {
             Some(0)
         } else if !self.gc.is_empty()
             && (self.queues[1].is_empty() || {
@@ -203,17 +211,29 @@ mod tests {
     #[test]
     fn reads_first_then_writes_then_gc_unless_urgent() {
         let mut d = Die::default();
-        assert_eq!(d.pick(|| Urgency::Hard), None);
+        assert_eq!(d.pick(false, || Urgency::Hard), None);
         d.gc.push_back(job());
         // GC alone is taken.
-        assert_eq!(d.pick(|| Urgency::None), Some(2));
+        assert_eq!(d.pick(false, || Urgency::None), Some(2));
         d.queues[1].push_back(7);
         // Host writes outrank GC unless a plane is urgent.
-        assert_eq!(d.pick(|| Urgency::None), Some(1));
-        assert_eq!(d.pick(|| Urgency::Hard), Some(2));
+        assert_eq!(d.pick(false, || Urgency::None), Some(1));
+        assert_eq!(d.pick(false, || Urgency::Hard), Some(2));
         d.queues[0].push_back(3);
         // Host reads outrank everything, urgent GC included.
-        assert_eq!(d.pick(|| Urgency::Hard), Some(0));
+        assert_eq!(d.pick(false, || Urgency::Hard), Some(0));
+    }
+
+    #[test]
+    fn a_write_due_goes_before_reads_and_still_takes_turns_with_gc() {
+        let mut d = Die::default();
+        d.queues[0].push_back(3);
+        d.queues[1].push_back(7);
+        assert_eq!(d.pick(true, || Urgency::None), Some(1));
+        // Urgent GC still goes before the write it makes room for.
+        d.gc.push_back(job());
+        assert_eq!(d.pick(true, || Urgency::Hard), Some(2));
+        assert_eq!(d.pick(false, || Urgency::Hard), Some(0));
     }
 
     #[test]
@@ -222,7 +242,10 @@ mod tests {
         d.queues[0].push_back(1);
         d.gc.push_back(job());
         d.queues[1].push_back(2);
-        assert_eq!(d.pick(|| panic!("not needed: a read is queued")), Some(0));
+        assert_eq!(
+            d.pick(false, || panic!("not needed: a read is queued")),
+            Some(0)
+        );
     }
 
     /// A victim of 128 units with 104 valid frees 24: ⌈104 / 24⌉ = 5 page copies per host
@@ -254,11 +277,11 @@ mod tests {
         d.queues[1].push_back(7);
         // While GC operations are owed, GC's turn; then the write's.
         d.gc_owed = 2;
-        assert_eq!(d.pick(|| Urgency::Soft), Some(2));
+        assert_eq!(d.pick(false, || Urgency::Soft), Some(2));
         d.gc_owed = 0;
-        assert_eq!(d.pick(|| Urgency::Soft), Some(1));
+        assert_eq!(d.pick(false, || Urgency::Soft), Some(1));
         // Hard urgency keeps GC first whatever came before; none leaves it behind writes.
-        assert_eq!(d.pick(|| Urgency::Hard), Some(2));
-        assert_eq!(d.pick(|| Urgency::None), Some(1));
+        assert_eq!(d.pick(false, || Urgency::Hard), Some(2));
+        assert_eq!(d.pick(false, || Urgency::None), Some(1));
     }
 }

@@ -19,7 +19,7 @@
 
 use super::datacheck::DataCheck;
 use super::die::{Die, GcJob, GcOp, Phase, Suspended};
-use crate::config::{MultiplaneRule, SsdConfig};
+use crate::config::{DieScheduler, MultiplaneRule, SsdConfig};
 use crate::error::Result;
 use crate::event::Event;
 use crate::ftl::{Ftl, Urgency, NONE};
@@ -46,6 +46,9 @@ pub enum TxnKind {
     MapRead,
     MapUpdateRead,
     MapWrite,
+    /// The firmware's read-ahead (`controller.read_ahead`): the page of `pun` is sensed into its
+    /// register and not transferred; no command waits for it (`cmd` is `NONE`).
+    ReadAhead,
 }
 
 impl TxnKind {
@@ -125,6 +128,12 @@ pub struct FilCounters {
     pub uncorrectable_reads: u64,
     /// GC page copies done by copyback (`ftl.gc.copyback`).
     pub copyback_pages: u64,
+    /// Pages sensed for the firmware's read-ahead (in `nand_pages_read` too).
+    pub read_ahead_pages: u64,
+    /// Pages a read found still in its plane's page register (sensed by the plane's last
+    /// read, with no program, erase or other read on the plane since): transferred without a
+    /// new tR, and not in `nand_pages_read`.
+    pub page_register_hits: u64,
     /// Time the dies' arrays spent sensing, programming and erasing, summed over the dies: a
     /// die draws its operating current for that long (`[power]`).
     pub array_read_time: SimTime,
@@ -157,6 +166,16 @@ pub struct Fil {
     errors: Option<ErrorModel>,
     /// Read transactions that could not be decoded, until the HIL has heard of them.
     failed: Vec<u32>,
+    /// Per plane, the page its page register holds as sensed (a global page id), or `NONE`
+    /// once a program, an erase or a resumed operation has loaded it with other data: a read of
+    /// that page transfers it without a new tR.
+    registers: Vec<u32>,
+    /// `controller.scheduler` and, for `deadline`, `controller.write_deadline`.
+    scheduler: DieScheduler,
+    write_deadline: SimTime,
+    /// When each queued transaction reached its die (by transaction id), kept only for a
+    /// scheduler other than read-priority, which never looks at it.
+    queued_at: Vec<SimTime>,
     pub counters: FilCounters,
 }
 
@@ -175,6 +194,10 @@ impl Fil {
             gc_multiplane: cfg.nand.multiplane && cfg.ftl.gc.multiplane_copies,
             errors: None,
             failed: Vec::new(),
+            registers: vec![NONE; geo.planes() as usize],
+            scheduler: cfg.controller.scheduling().0,
+            write_deadline: cfg.controller.scheduling().1,
+            queued_at: Vec::new(),
             counters: FilCounters::default(),
         }
     }
@@ -207,12 +230,20 @@ impl Fil {
         let m = self.errors.as_mut()?;
         let mut steps = 0u32;
         let mut t_r = SimTime::ZERO;
+        let first = die * self.geo.planes_per_die;
+        let hits = self.dies[die as usize].hit_planes;
         for &t in op {
-            let pun = self.txns.get(t).pun;
+            let Txn { pun, plane, .. } = *self.txns.get(t);
+            if hits & plane_bit(plane - first) != 0 {
+                // Decoded from the register's data when it was sensed: the same bits again.
+                continue;
+            }
             let erase_count = ftl.blocks()[self.geo.block_of_unit(pun) as usize].erase_count;
             let n = match m.read(erase_count) {
                 ReadOutcome::Decoded { retries } => retries,
                 ReadOutcome::Uncorrectable => {
+                    // The register's data does not decode: the next read senses again.
+                    self.registers[plane as usize] = NONE;
                     self.failed.push(t);
                     self.counters.uncorrectable_reads += 1;
                     m.retry_max()
@@ -266,6 +297,9 @@ impl Fil {
     ) {
         let die = self.geo.die_of_plane(self.txns.get(txn).plane);
         self.dies[die as usize].queues[queue as usize].push_back(txn);
+        if self.scheduler != DieScheduler::ReadPriority {
+            self.stamp(now, txn);
+        }
         self.start_die(now, die, ftl, q);
     }
 
@@ -283,10 +317,44 @@ impl Fil {
         for &t in txns {
             let die = self.geo.die_of_plane(self.txns.get(t).plane);
             self.dies[die as usize].queues[queue as usize].push_back(t);
+            if self.scheduler != DieScheduler::ReadPriority {
+                self.stamp(now, t);
+            }
         }
         for &t in txns {
             let die = self.geo.die_of_plane(self.txns.get(t).plane);
             self.start_die(now, die, ftl, q);
+        }
+    }
+
+    /// Note when transaction `t` reached its die.
+    #[cold]
+    #[inline(never)]
+    fn stamp(&mut self, now: SimTime, t: u32) {
+        let i = t as usize;
+        if i >= self.queued_at.len() {
+            // Transaction ids are slab slots, reused: the table grows to the most in flight.
+            self.queued_at
+                .resize((i + 1).next_power_of_two(), SimTime::ZERO);
+        }
+        self.queued_at[i] = now;
+    }
+
+    /// Whether `die`'s oldest queued host write goes before its queued reads, by the scheduler
+    /// (never under read-priority; only asked when both queues hold work).
+    #[cold]
+    #[inline(never)]
+    fn write_due(&self, now: SimTime, die: u32) -> bool {
+        let d = &self.dies[die as usize];
+        let (Some(&r), Some(&w)) = (d.queues[0].front(), d.queues[1].front()) else {
+            return false;
+        };
+        let (read_at, write_at) = (self.queued_at[r as usize], self.queued_at[w as usize]);
+        match self.scheduler {
+            DieScheduler::ReadPriority => false,
+            // A tie goes to the read, as under read priority.
+            DieScheduler::Fifo => write_at < read_at,
+            DieScheduler::Deadline => now >= write_at + self.write_deadline,
         }
     }
 
@@ -421,7 +489,11 @@ impl Fil {
             0
         } else {
             let ppd = self.geo.planes_per_die;
-            let Some(queue) = d.pick(|| {
+            let write_due = self.scheduler != DieScheduler::ReadPriority
+                && !d.queues[0].is_empty()
+                && self.write_due(now, die);
+            let d = &self.dies[die as usize];
+            let Some(queue) = d.pick(write_due, || {
                 // The most urgent plane decides; a hard one ends the search.
                 let mut most = Urgency::None;
                 for p in die * ppd..(die + 1) * ppd {
@@ -474,19 +546,47 @@ impl Fil {
         let cmd_time = timing.cmd_addr;
         let planes = distinct_planes(&op, &self.txns);
         let (phase, at, busy, array_start) = match kind {
-            TxnKind::HostRead | TxnKind::RmwRead | TxnKind::MapRead | TxnKind::MapUpdateRead => {
+            TxnKind::HostRead
+            | TxnKind::RmwRead
+            | TxnKind::MapRead
+            | TxnKind::MapUpdateRead
+            | TxnKind::ReadAhead => {
+                // On a plane whose page register still holds the member's page, the command
+                // selects the data in the register (a column change in place of the read
+                // command: the same command/address cycles) and no sense is needed; the other
+                // planes sense, for the slowest page type among them.
                 let (start, cmd_end) = self.channels[ch].reserve(now, cmd_time * planes);
-                let t_r = op
-                    .iter()
-                    .map(|&t| {
-                        timing.read[timing.page_type(self.geo.page_in_block(self.txns.get(t).pun))]
-                    })
-                    .max()
-                    .unwrap();
+                let (t_r, hits, ahead) = if op.len() == 1 {
+                    // Most reads are one unit: no sets of planes to keep.
+                    let Txn {
+                        pun, plane, kind, ..
+                    } = *self.txns.get(head);
+                    let page = self.geo.page_id(pun);
+                    let reg = &mut self.registers[plane as usize];
+                    let ahead = kind == TxnKind::ReadAhead;
+                    if *reg == page {
+                        let first = die * self.geo.planes_per_die;
+                        (SimTime::ZERO, plane_bit(plane - first), ahead)
+                    } else {
+                        *reg = page;
+                        let t_r = timing.read[timing.page_type(self.geo.page_in_block(pun))];
+                        (t_r, 0, ahead)
+                    }
+                } else {
+                    self.sense_members(die, &op)
+                };
+                self.counters.page_register_hits += hits.count_ones() as u64;
+                let d = &mut self.dies[die as usize];
+                d.hit_planes = hits;
+                d.read_ahead = ahead;
                 self.counters.array_read_time += t_r;
                 (Phase::Sensed, cmd_end + t_r, cmd_end + t_r - start, cmd_end)
             }
             TxnKind::HostWrite | TxnKind::Flush | TxnKind::MapWrite => {
+                // The data goes through the planes' registers: what a read left there is gone.
+                for &t in &op {
+                    self.registers[self.txns.get(t).plane as usize] = NONE;
+                }
                 // Command/address once per plane, then every unit's data, in one bus tenure.
                 let data = timing.bus_time(self.geo.unit_bytes * op.len() as u64);
                 let (start, end) = self.channels[ch].reserve(now, cmd_time * planes + data);
@@ -502,6 +602,7 @@ impl Fil {
                 (Phase::Programmed, end + t_prog, end + t_prog - start, end)
             }
             TxnKind::Erase => {
+                self.registers[self.txns.get(head).plane as usize] = NONE;
                 self.counters.block_erases += 1;
                 self.counters.array_erase_time += timing.erase;
                 let (start, cmd_end) = self.channels[ch].reserve(now, cmd_time);
@@ -596,6 +697,10 @@ impl Fil {
             .expect("a suspended die has suspension on");
         let ch = self.geo.channel_of_die(die) as usize;
         let (start, cmd_end) = self.channels[ch].reserve(now, self.nand.cmd_addr);
+        // The reads served meanwhile used the page registers; the resumed operation's data
+        // is in them again.
+        let ppd = self.geo.planes_per_die as usize;
+        self.registers[die as usize * ppd..(die as usize + 1) * ppd].fill(NONE);
         let d = &mut self.dies[die as usize];
         let s = *d.suspended.take().expect("suspended");
         let running = cmd_end + sp.resume;
@@ -615,6 +720,9 @@ impl Fil {
     #[inline(never)]
     fn start_copy(&mut self, now: SimTime, die: u32, op: Vec<u32>, q: &mut EventQueue<Event>) {
         let t = *self.txns.get(op[0]);
+        // Its source is sensed into its plane's register and its data replaced there.
+        let src_plane = self.geo.plane_of_block(self.geo.block_of_unit(t.aux));
+        self.registers[src_plane as usize] = NONE;
         self.dies[die as usize].op = op;
         let g = GcOp {
             erase: false,
@@ -633,6 +741,12 @@ impl Fil {
     /// Start GC operation `g` with the partners in `die.gc_partners` (a multi-plane copy).
     fn start_gc_op(&mut self, now: SimTime, die: u32, g: GcOp, q: &mut EventQueue<Event>) {
         let ch = self.geo.channel_of_die(die) as usize;
+        // A copy senses its source pages and programs through the register, an erase clears
+        // the plane: no read finds its page there afterwards.
+        self.registers[g.plane as usize] = NONE;
+        for m in &self.dies[die as usize].gc_partners {
+            self.registers[m.plane as usize] = NONE;
+        }
         let timing = &self.nand;
         let (phase, at, busy, array_start) = if g.erase {
             self.counters.array_erase_time += timing.erase;
@@ -756,6 +870,7 @@ impl Fil {
             return Ok(Step::Done);
         }
         let phase = d.phase;
+        let hits = d.hit_planes;
         let op = std::mem::take(&mut d.op);
         match phase {
             Phase::Sensed => {
@@ -769,11 +884,15 @@ impl Fil {
                         return Ok(Step::Done);
                     }
                 }
-                self.counters.nand_pages_read += distinct_pages(&op, &self.txns, &self.geo);
+                if self.dies[die as usize].read_ahead {
+                    // (Never with `[reliability]`: validation refuses the pair.)
+                    return Ok(self.sensed_ahead(now, die, op, hits, ftl, q));
+                }
+                self.counters.nand_pages_read += sensed_pages(&op, &self.txns, &self.geo, hits);
                 return Ok(Step::Sensed(op));
             }
             Phase::Retried => {
-                self.counters.nand_pages_read += distinct_pages(&op, &self.txns, &self.geo);
+                self.counters.nand_pages_read += sensed_pages(&op, &self.txns, &self.geo, hits);
                 return Ok(Step::Sensed(op));
             }
             Phase::Programmed => {
@@ -853,6 +972,65 @@ impl Fil {
             Phase::Idle => unreachable!("a die step for an idle die"),
         }
         Ok(Step::Done)
+    }
+
+    /// The registers a read of several members finds its pages in: (the tR of the planes that
+    /// sense, the planes that hit, whether any member is a read-ahead); the registers of the
+    /// planes that sense take their pages.
+    fn sense_members(&mut self, die: u32, op: &[u32]) -> (SimTime, u64, bool) {
+        let first = die * self.geo.planes_per_die;
+        let (mut t_r, mut hits, mut misses) = (SimTime::ZERO, 0u64, 0u64);
+        let mut ahead = false;
+        for &t in op {
+            let Txn {
+                pun, plane, kind, ..
+            } = *self.txns.get(t);
+            ahead |= kind == TxnKind::ReadAhead;
+            let page = self.geo.page_id(pun);
+            let bit = plane_bit(plane - first);
+            let reg = &mut self.registers[plane as usize];
+            // A plane whose first member missed senses for the others too.
+            if *reg == page && misses & bit == 0 {
+                hits |= bit;
+            } else {
+                misses |= bit;
+                *reg = page;
+                let timing = &self.nand;
+                t_r = t_r.max(timing.read[timing.page_type(self.geo.page_in_block(pun))]);
+            }
+        }
+        (t_r, hits, ahead)
+    }
+
+    /// A read with read-ahead members was sensed: those stay in their registers (their
+    /// transactions end here), the others go out as any read's.
+    #[cold]
+    #[inline(never)]
+    fn sensed_ahead(
+        &mut self,
+        now: SimTime,
+        die: u32,
+        mut op: Vec<u32>,
+        hits: u64,
+        ftl: &Ftl,
+        q: &mut EventQueue<Event>,
+    ) -> Step {
+        self.counters.nand_pages_read += sensed_pages(&op, &self.txns, &self.geo, hits);
+        self.dies[die as usize].read_ahead = false;
+        op.retain(|&t| {
+            if self.txns.get(t).kind == TxnKind::ReadAhead {
+                self.txns.remove(t);
+                self.counters.read_ahead_pages += 1;
+                false
+            } else {
+                true
+            }
+        });
+        if op.is_empty() {
+            self.finish_op(now, die, op, ftl, q);
+            return Step::Done;
+        }
+        Step::Sensed(op)
     }
 
     /// A sensed unit's data goes out on the channel from `now` (after the transfers reserved
@@ -945,6 +1123,13 @@ fn gc_copy_of(geo: &Geometry, copyback: bool, job: &GcJob) -> Option<(GcOp, usiz
     ))
 }
 
+/// A plane's bit in a die's 64-bit set of planes, from its index in the die (folded into 64
+/// bits: on a die of more planes two share a bit, and a read on one of them then senses anew).
+#[inline(always)]
+fn plane_bit(plane_in_die: u32) -> u64 {
+    1u64 << (plane_in_die % 64)
+}
+
 fn distinct_planes(op: &[u32], txns: &Slab<Txn>) -> u64 {
     let mut seen = 0u64;
     let mut n = 0;
@@ -956,6 +1141,13 @@ fn distinct_planes(op: &[u32], txns: &Slab<Txn>) -> u64 {
         }
     }
     n
+}
+
+/// The pages a read sensed: its distinct pages less those found in their registers (`hits`,
+/// one page per plane).
+#[inline]
+fn sensed_pages(op: &[u32], txns: &Slab<Txn>, geo: &Geometry, hits: u64) -> u64 {
+    distinct_pages(op, txns, geo) - hits.count_ones() as u64
 }
 
 fn distinct_pages(op: &[u32], txns: &Slab<Txn>, geo: &Geometry) -> u64 {
@@ -990,6 +1182,8 @@ mod tests {
         ftl: Ftl,
         q: EventQueue<Event>,
         geo: Geometry,
+        /// Where a test that steps time by hand has got to.
+        clock: SimTime,
     }
 
     fn rig() -> Rig {
@@ -1005,6 +1199,7 @@ mod tests {
             ftl: Ftl::new(&cfg, 1),
             q: EventQueue::new(),
             geo,
+            clock: SimTime::ZERO,
         }
     }
 
@@ -1113,6 +1308,75 @@ mod tests {
         assert_eq!(r.fil.counters.nand_pages_read, 3);
     }
 
+    /// A read whose page is still in its plane's page register costs its command cycles and
+    /// no tR; another read of the plane, a program or an erase on it replaces the register's
+    /// data, and registers are per plane.
+    #[test]
+    fn a_read_of_the_page_its_plane_just_sensed_takes_no_tr() {
+        // Each read starts on an idle die and an idle channel, 10 ms after the last operation;
+        // returns the time to the end of its sense, in ns.
+        fn idle_read(r: &mut Rig, plane: u32, block: u32, page: u32, unit: u32) -> u64 {
+            let t = r.txn(TxnKind::HostRead, plane, block, page);
+            r.fil.txns.get_mut(t).pun += unit;
+            r.clock += SimTime::from_us(10_000);
+            let now = r.clock;
+            r.enqueue(now, t, Queue::HostRead);
+            let (end, _, op, _) = r.step();
+            assert_eq!(op, vec![t]);
+            (end - now).ps() / 1000
+        }
+        let mut r = rig();
+        assert_eq!(idle_read(&mut r, 0, 3, 0, 0), CMD + TR_LSB);
+        // Unit 1 of the same page: in the register.
+        assert_eq!(idle_read(&mut r, 0, 3, 0, 1), CMD);
+        assert_eq!(r.fil.counters.page_register_hits, 1);
+        assert_eq!(r.fil.counters.nand_pages_read, 1);
+        // A read on the die's other plane leaves plane 0's register alone.
+        assert_eq!(idle_read(&mut r, 1, 7, 0, 0), CMD + TR_LSB);
+        assert_eq!(idle_read(&mut r, 0, 3, 0, 2), CMD);
+        // Another page of plane 0 replaces it.
+        assert_eq!(idle_read(&mut r, 0, 4, 0, 0), CMD + TR_LSB);
+        assert_eq!(idle_read(&mut r, 0, 3, 0, 0), CMD + TR_LSB);
+        // A program on the plane goes through the register.
+        let w = r.txn(TxnKind::HostWrite, 0, 9, 0);
+        r.clock += SimTime::from_us(10_000);
+        r.enqueue(r.clock, w, Queue::HostWrite);
+        assert!(r.step().3, "programmed");
+        assert_eq!(idle_read(&mut r, 0, 3, 0, 1), CMD + TR_LSB);
+        assert_eq!(r.fil.counters.page_register_hits, 2);
+        assert_eq!(r.fil.counters.nand_pages_read, 5);
+    }
+
+    /// Four units of one page queued behind a busy die: one operation, one sense; queued again
+    /// after it, they find the page in the register.
+    #[test]
+    fn units_of_one_page_share_one_sense_and_then_the_register() {
+        let mut r = rig();
+        let busy = r.txn(TxnKind::HostRead, 0, 1, 0);
+        r.enqueue(SimTime::ZERO, busy, Queue::HostRead);
+        let units: Vec<u32> = (0..4)
+            .map(|u| {
+                let t = r.txn(TxnKind::HostRead, 0, 5, 0);
+                r.fil.txns.get_mut(t).pun += u;
+                t
+            })
+            .collect();
+        r.enqueue(SimTime::ZERO, units[0], Queue::HostRead);
+        r.enqueue(SimTime::ZERO, units[1], Queue::HostRead);
+        r.step();
+        let (t2, _, op, _) = r.step();
+        assert_eq!(op, vec![units[0], units[1]]);
+        // Queued together (an idle die would otherwise start the first alone).
+        r.fil
+            .enqueue_all(t2, &units[2..], Queue::HostRead, &r.ftl, &mut r.q);
+        let (t3, _, op, _) = r.step();
+        assert_eq!(op, vec![units[2], units[3]]);
+        // After the two units' transfers (5.12 µs each): one command, no tR.
+        assert_eq!(t3, t2 + SimTime::from_ns(2 * 5120 + CMD));
+        assert_eq!(r.fil.counters.nand_pages_read, 2);
+        assert_eq!(r.fil.counters.page_register_hits, 1);
+    }
+
     #[test]
     fn two_pages_of_one_plane_do_not_pair() {
         let mut r = rig();
@@ -1138,6 +1402,7 @@ mod tests {
             ftl: Ftl::new(&cfg, 1),
             q: EventQueue::new(),
             geo,
+            clock: SimTime::ZERO,
         };
         let first = r.txn(TxnKind::HostRead, 0, 1, 0);
         r.enqueue(SimTime::ZERO, first, Queue::HostRead);

@@ -47,6 +47,26 @@ pub struct Hil {
     map_ready: Vec<(u32, Stage)>,
     /// A raw device: a command's transactions, kept for its capacity.
     raw_txns: Vec<u32>,
+    /// `controller.read_ahead` in bytes (0: off), and the sequential streams it follows.
+    read_ahead: u64,
+    streams: Vec<Stream>,
+    /// The stream a new one replaces once `STREAMS` are followed (round robin).
+    stream_victim: usize,
+}
+
+/// Sequential streams the read-ahead follows at once (assumed: a few concurrent readers).
+const STREAMS: usize = 8;
+
+/// How far before a stream's end a read may start and still continue it (assumed: a queue
+/// depth's worth of 4 KiB reads arriving out of order).
+const STREAM_SLACK: u64 = 128 << 10;
+
+/// A read stream: where its next read starts if it is sequential, and how far (bytes) its
+/// read-ahead has already been asked for.
+#[derive(Clone, Copy, Debug)]
+struct Stream {
+    next: u64,
+    ahead: u64,
 }
 
 impl Hil {
@@ -71,6 +91,9 @@ impl Hil {
             map_loads: Vec::new(),
             raw_txns: Vec::new(),
             map_ready: Vec::new(),
+            read_ahead: cfg.controller.read_ahead.map_or(0, |b| b.0),
+            streams: Vec::new(),
+            stream_victim: 0,
         }
     }
 
@@ -620,12 +643,91 @@ impl Hil {
             }
         }
         up.reads_dispatched(now, cmd, txns, direct_bytes, direct_at);
+        if self.read_ahead != 0 {
+            self.read_ahead_after(now, offset, len, up, flash);
+        }
         if all_hit {
             if let Some(bm) = cache {
                 bm.maybe_preemptive_flush(now, up, flash)?;
             }
         }
         Ok(())
+    }
+
+    /// Read-ahead (`controller.read_ahead`): a read of `len` bytes at `offset` that starts where
+    /// a followed stream's last read ended continues it; the mapped pages from the end of what
+    /// was already read ahead up to `read_ahead` bytes past the read's end are sensed into their
+    /// registers (one read-ahead per page, queued after the host's reads). Any other read starts
+    /// a stream of its own. Not with cached mapping: the firmware would have to load
+    /// translation pages it has not got.
+    #[cold]
+    #[inline(never)]
+    fn read_ahead_after(
+        &mut self,
+        now: SimTime,
+        offset: u64,
+        len: u64,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+    ) {
+        let end = offset.saturating_add(len);
+        // Reads of one stream may reach the firmware a little out of order (several queues):
+        // one that starts at most `STREAM_SLACK` bytes before the stream's end, or anywhere in
+        // what it read ahead, continues it.
+        let Some(i) = self.streams.iter().position(|s| {
+            offset >= s.next.saturating_sub(STREAM_SLACK) && offset <= s.ahead.max(s.next)
+        }) else {
+            let s = Stream {
+                next: end,
+                ahead: end,
+            };
+            if self.streams.len() < STREAMS {
+                self.streams.push(s);
+            } else {
+                self.streams[self.stream_victim] = s;
+                self.stream_victim = (self.stream_victim + 1) % STREAMS;
+            }
+            return;
+        };
+        if flash.ftl.mapping.is_some() {
+            return;
+        }
+        let unit = self.geo.unit_bytes;
+        let logical_end = flash.ftl.logical_units().saturating_mul(unit);
+        let s = &mut self.streams[i];
+        s.next = s.next.max(end);
+        // In whole logical pages, so that reads advancing a few KiB at a time do not ask for
+        // one page again and again.
+        let page_bytes = unit * self.geo.units_per_page as u64;
+        let from = s.ahead.max(end).div_ceil(page_bytes) * page_bytes;
+        // No further than one page per plane from the read's start: a stream's pages go round
+        // the planes, and a page read ahead further would replace an earlier one, not yet
+        // read, in its plane's register.
+        let one_round = offset.saturating_add(page_bytes * self.geo.planes() as u64);
+        let to = end
+            .saturating_add(self.read_ahead)
+            .min(one_round)
+            .div_ceil(page_bytes)
+            .saturating_mul(page_bytes)
+            .min(logical_end);
+        if from >= to {
+            return;
+        }
+        s.ahead = to;
+        let mut last_page = crate::ftl::NONE;
+        for (lpn, _) in units_of(unit, from, to - from) {
+            let Some(pun) = flash.ftl.lookup(lpn) else {
+                continue;
+            };
+            let page = self.geo.page_id(pun);
+            if page == last_page || !flash.ftl.is_programmed(pun) {
+                continue;
+            }
+            last_page = page;
+            let t = self.read_txn(TxnKind::ReadAhead, crate::ftl::NONE, pun, 0, lpn);
+            let t = flash.fil.add_txn(t);
+            flash.fil.enqueue(now, t, Queue::HostRead, flash.ftl, up.q);
+        }
     }
 
     /// The firmware answers a write at once, without touching the media (`skip_media`): true

@@ -102,6 +102,12 @@ pub struct DeviceResult {
     pub unmapped_reads: u64,
     pub buffer_reads: u64,
     pub multiplane_ops: u64,
+    /// Pages reads found still in their planes' page registers, transferred without a sense
+    /// (not in `nand_pages_read`; docs/nand.md).
+    pub page_register_hits: u64,
+    /// Only with `controller.read_ahead`: pages the firmware's read-ahead sensed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_ahead_pages: Option<u64>,
     /// Only when the config names `nand.multiplane_rule` or a suspend key (so that the results
     /// of configs without them stay as they were).
     #[serde(skip_serializing_if = "Option::is_none")]
