@@ -383,18 +383,8 @@ def test_an_interrupted_run_prints_and_writes_what_it_measured(
         ["trace", "generate", "financial1,count=1000000000", "-o", "{tmp}/t.disksim"],
         ["nvme", "smart-log", "small-tlc", "--job", "{tmp}/long.toml"],
         # Issue 45, defect 3: the paging model looked for no signal (8.5 to 9 s after Ctrl-C).
-        [
-            "swap",
-            "seed003-scm-400",
-            "--memory",
-            "1GiB",
-            "--swap-size",
-            "1GiB",
-            "--workload",
-            "pc-mix",
-            "--set",
-            "swap.pc_mix.rounds=160",
-        ],
+        ["swap", "seed003-scm-400", "--memory", "1GiB", "--swap-size", "1GiB", "--workload",
+         "pc-mix", "--set", "swap.pc_mix.rounds=160"],
     ],
     ids=["generate-gz", "generate", "nvme-smart-log-job", "swap"],
 )
