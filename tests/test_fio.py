@@ -336,6 +336,15 @@ def test_a_job_larger_than_the_drive_names_its_line_and_the_ways_out(tmp_path: P
     assert json.loads(proc.stdout)["jobs"][0]["read"]["total_ios"] == 100
 
 
+def test_an_offset_past_the_drive_names_its_line() -> None:
+    f = parsed("[a]\nrw=read\nbs=8k\noffset=2g\n")
+    with pytest.raises(fio.FioError, match=r"job.fio:4: \[a\] offset=2g: the job reaches 2.0GiB"):
+        fio.fit_to_drive(f, 1 << 30, scale=False)
+    assert fio.fit_to_drive(f, 1 << 30, scale=True)
+    # 2 GiB × 1 GiB / (2 GiB + 8 KiB), aligned down to 8 KiB: one block before the end.
+    assert fio._core.parse_bytes(f.jobs[0].fields["offset"]) == (1 << 30) - 8192
+
+
 def ssdlab_capacity(preset: str, *overrides: str) -> int:
     from ssdlab import Config, _core
 
@@ -377,3 +386,38 @@ def test_command_line_options_replace_the_files(tmp_path: Path) -> None:
     assert_user_error(
         run_cli("run", "small-tlc", "--fio", job, "--fit", "wrap"), "--fit 'wrap' with --fio"
     )
+
+
+def test_the_wall_time_estimate_is_said_once_after_the_first_seconds() -> None:
+    import io
+
+    from ssdlab.cli.progress import with_estimate
+
+    now = [0.0]
+    seen: list[tuple[int, int]] = []
+    out = io.StringIO()
+    callback = with_estimate(
+        lambda d, t: seen.append((d, t)), "[soak]", out, after_s=2.0, clock=lambda: now[0]
+    )
+    callback(0, 0)  # preconditioning: its time is not the simulation's
+    now[0] = 5.0
+    callback(0, 0)
+    callback(1, 100)  # the first request: the clock starts
+    now[0] = 6.0
+    callback(10, 100)  # 1 s: too early to judge
+    now[0] = 7.0
+    callback(20, 100)  # 2 s for 20 %: about 10 s in all
+    now[0] = 8.0
+    callback(30, 100)
+    assert out.getvalue() == (
+        "[soak]: about 0:10 of wall time to simulate it all (20.0% done after 0:02)\n"
+    )
+    assert len(seen) == 6  # the progress display sees every call
+
+
+def test_a_long_job_says_its_simulated_length_first(tmp_path: Path) -> None:
+    job = tmp_path / "soak.fio"
+    job.write_text("[soak]\nrw=randread\nsize=16m\ntime_based\nruntime=1\n")
+    proc = run_cli("run", "small-tlc", "--fio", job, "--output-format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert "[soak]: up to 1 s of simulated time (runtime=1)" in proc.stderr

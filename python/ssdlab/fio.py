@@ -166,9 +166,12 @@ class FioJob:
 
     def extent(self, capacity: int) -> int:
         """The byte just past the job's region on a drive of ``capacity`` bytes."""
-        offset = _core.parse_bytes(str(self.fields.get("offset", "0")))
+        offset = int(_core.parse_bytes(str(self.fields.get("offset", "0"))))
         size = self.fields.get("size")
-        return capacity if size is None else offset + _core.parse_bytes(str(size))
+        if size is None:
+            # The rest of the drive; an offset at or past its end still needs one request.
+            return max(capacity, offset + max(_block_sizes(self.fields)))
+        return offset + int(_core.parse_bytes(str(size)))
 
 
 @dataclass
@@ -1033,9 +1036,11 @@ def _buckets(values: Any, bounds: Sequence[int], unit_ns: int, low_ns: int) -> d
     return out
 
 
-def _depth_levels(rows: Any) -> dict[str, float]:
+def _depth_levels(rows: Any, clones: int) -> dict[str, float]:
     """fio's iodepth_level: the share of requests issued at each depth of the job's requests
-    in flight (itself included), from the records' issue and completion times."""
+    in flight (itself included), from the records' issue and completion times. The records do
+    not say which of ``numjobs`` clones issued a request: with several, a clone's depth is
+    taken as the clones' together over their number (rounded up)."""
     import numpy as np
 
     n = len(rows)
@@ -1044,6 +1049,7 @@ def _depth_levels(rows: Any) -> dict[str, float]:
     issue = np.sort(rows[:, 2])
     done = np.sort(rows[:, 2] + rows[:, 3])
     depth = np.searchsorted(issue, issue, side="right") - np.searchsorted(done, issue, "right")
+    depth = -(-depth // max(clones, 1))
     out = {}
     bounds = [level for level, _ in _DEPTH_LEVELS] + [2**63]
     for (low, name), high in zip(_DEPTH_LEVELS, bounds[1:], strict=True):
@@ -1099,7 +1105,7 @@ def job_json(
             "ctx": 0,
             "majf": 0,
             "minf": 0,
-            "iodepth_level": _depth_levels(rows),
+            "iodepth_level": _depth_levels(rows, int(job.fields.get("numjobs", 1))),
             "iodepth_submit": _batch_levels(int(job.fields.get("iodepth_batch", 1))),
             "iodepth_complete": _batch_levels(1),
             "latency_ns": _buckets(lat_ns, _LAT_BOUNDS, 1, 0),
