@@ -421,3 +421,14 @@ def test_a_long_job_says_its_simulated_length_first(tmp_path: Path) -> None:
     proc = run_cli("run", "small-tlc", "--fio", job, "--output-format", "json")
     assert proc.returncode == 0, proc.stderr
     assert "[soak]: up to 1 s of simulated time (runtime=1)" in proc.stderr
+
+
+def test_thinktime_paces_a_fusion_drive_too() -> None:
+    """HFSL's job source (one request at a time) pauses as the job driver does: 50 requests
+    with a 1 ms think after each but the last take 49 ms longer."""
+    import ssdlab
+
+    base = {"rw": "randread", "bs": "4KiB", "io_count": 50, "size": "1MiB"}
+    plain = ssdlab.run("seed002-fusion", base)["sim"]["measured_time_s"]
+    paused = ssdlab.run("seed002-fusion", {**base, "thinktime": "1ms"})["sim"]["measured_time_s"]
+    assert paused - plain == pytest.approx(0.049, abs=0.002)

@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +37,10 @@ SSDLAB_ONLY = {"ssdlab"}
 
 def _shape(value: Any, path: str = "") -> list[str]:
     """Every key path with its value's type, recursively; the contents of the option tables
-    (a job file's own words) are left out."""
+    (a job file's own words) and of json+'s bins (latencies) are left out."""
     if isinstance(value, dict):
         out = [f"{path} dict"]
-        if path.endswith(("job options", "global options")):
+        if path.endswith(("job options", "global options", "bins")):
             return out
         for key, inner in value.items():
             if key in SSDLAB_ONLY:
@@ -51,7 +52,7 @@ def _shape(value: Any, path: str = "") -> list[str]:
     return [f"{path} {type(value).__name__}"]
 
 
-def _fio_json(job_file: Path, tmp_path: Path) -> dict[str, Any]:
+def _fio_json(job_file: Path, tmp_path: Path, form: str = "json") -> dict[str, Any]:
     """fio's JSON of ``job_file`` with the null engine in every job (fio's own command line
     cannot override a file's ioengine, so the copy says it after each section header)."""
     text = job_file.read_text()
@@ -59,7 +60,7 @@ def _fio_json(job_file: Path, tmp_path: Path) -> dict[str, Any]:
     copy = tmp_path / job_file.name
     copy.write_text(text)
     out = subprocess.run(
-        ["fio", "--output-format=json", str(copy)],
+        ["fio", f"--output-format={form}", str(copy)],
         capture_output=True,
         text=True,
         check=True,
@@ -124,12 +125,14 @@ def test_json_figures_recount_from_the_records() -> None:
     mean = sum(lat) / n
     var = sum((x - mean) ** 2 for x in lat) / (n - 1)
     assert read["lat_ns"]["stddev"] == pytest.approx(var**0.5)
-    # Nearest rank: the smallest value with at least p % of the values at or below it.
+    # fio's method: the first histogram bucket by which p % of the requests are counted. Each
+    # bucket recounted here by a plain loop over the records.
+    buckets = [int(fio.plat_index(np.array([x]))[0]) for x in lat]
     for key, value in read["clat_ns"]["percentile"].items():
-        p = float(key)
-        at_or_below = sum(1 for x in lat if x <= value)
-        assert at_or_below >= p / 100 * n
-        assert sum(1 for x in lat if x < value) < p / 100 * n
+        share = Fraction(float(key)) * n / 100  # fio's long double, taken exactly
+        index = next(i for i in sorted(set(buckets)) if fio.plat_value(i) == value)
+        assert sum(1 for b in buckets if b <= index) >= share
+        assert sum(1 for b in buckets if b < index) < share
     # Every request falls in one latency bucket.
     total = sum(out["latency_ns"].values()) + sum(out["latency_us"].values())
     total += sum(out["latency_ms"].values())
@@ -151,3 +154,56 @@ def test_cli_json_report_runs() -> None:
     assert proc.returncode == 0, proc.stderr
     (job,) = json.loads(proc.stdout)["jobs"]
     assert job["read"]["total_ios"] == 4000
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (apt install fio)")
+def test_histogram_and_percentiles_are_fios(tmp_path: Path) -> None:
+    """The oracle for fio's latency histogram: fio's own json+ bins are buckets' values under
+    ssdlab's mapping, and ssdlab's percentile method on fio's bins gives fio's percentiles."""
+    clat = _fio_json(FILES[0], tmp_path, "json+")["jobs"][0]["read"]["clat_ns"]
+    bins = sorted((int(k), v) for k, v in clat["bins"].items())
+    for value, _ in bins:
+        assert fio.plat_value(int(fio.plat_index(np.array([value]))[0])) == value
+    hist = [(int(fio.plat_index(np.array([v]))[0]), c) for v, c in bins]
+    assert fio._percentiles(hist, fio.DEFAULT_PERCENTILES) == clat["percentile"]
+    # The mapping itself at the edges: exact below 128 ns, then 64 buckets per power of two,
+    # and everything past fio's last bucket (about 17 s) in it.
+    edges = np.array([0, 1, 127, 128, 129, 255, 256, 10**6, 2**40])
+    assert [fio.plat_value(int(i)) for i in fio.plat_index(edges)] == [
+        0, 1, 127, 129, 129, 255, 258, 1_003_520, 17_112_760_320
+    ]  # fmt: skip
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (apt install fio)")
+def test_json_plus_has_fios_shape_and_fios_tools_read_it(tmp_path: Path) -> None:
+    job_file = FILES[3]
+    proc = run_cli("run", "small-tlc", "--fio", job_file, "--output-format", "json+", "-q")
+    assert proc.returncode == 0, proc.stderr
+    ours = json.loads(proc.stdout)
+    theirs = _fio_json(job_file, tmp_path, "json+")
+    assert sum(ours["jobs"][0]["read"]["clat_ns"]["bins"].values()) == 4000
+    assert set(_shape(ours)) == set(_shape(theirs))
+    tool = shutil.which("fio_jsonplus_clat2csv")
+    if tool is None:
+        pytest.skip("fio_jsonplus_clat2csv (fio's tools) is not installed")
+    (tmp_path / "ours.json").write_text(proc.stdout)
+    # The tool is a python3 script needing `six`: the system's python3 has it where a
+    # distribution ships the tool (Debian's python3-six), the python3 first on PATH may not.
+    for python in ("/usr/bin/python3", "python3"):
+        done = subprocess.run(
+            [python, tool, str(tmp_path / "ours.json"), str(tmp_path / "clat")],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        if done.returncode == 0 or "ModuleNotFoundError" not in done.stderr:
+            break
+    if "ModuleNotFoundError" in done.stderr:
+        pytest.skip(f"fio_jsonplus_clat2csv cannot run here: {done.stderr.strip()[-80:]}")
+    assert done.returncode == 0, done.stderr
+    lines = (tmp_path / "clat_job0").read_text().splitlines()
+    assert "read_clat_ns_count" in lines[0]
+    # One line per histogram bucket, the counts adding up to the job's 4,000 reads.
+    bins = ours["jobs"][0]["read"]["clat_ns"]["bins"]
+    assert len(lines) == 1 + len(bins)
+    assert sum(int(line.split(",")[4]) for line in lines[1:]) == 4000

@@ -912,14 +912,69 @@ def _stats(values: Any) -> dict[str, Any]:
     }
 
 
-def _percentiles(values: Any, points: Sequence[float]) -> dict[str, int]:
-    """Nearest-rank percentiles of ``values`` (sorted), keyed as fio keys them ("99.000000").
-    fio reads them off its histogram (within about 1.6 %); these are the exact order
-    statistics."""
-    import math
+# fio's latency histogram (stat.h: FIO_IO_U_PLAT_BITS 6, FIO_IO_U_PLAT_GROUP_NR 29): values
+# below 128 ns each have a bucket; above, each power of two is split into 64 buckets, so a
+# bucket is within 1/64 of its values. A bucket's value is its middle. fio reads its
+# percentiles and json+'s bins off it; so does this report (tests/test_fio_json.py checks the
+# mapping and the percentiles against fio's own json+).
+_PLAT_BITS = 6
+_PLAT_VAL = 1 << _PLAT_BITS
+_PLAT_NR = 29 * _PLAT_VAL
 
-    n = len(values)
-    return {f"{p:.6f}": int(values[min(max(math.ceil(p / 100 * n), 1), n) - 1]) for p in points}
+
+def plat_index(ns: Any) -> Any:
+    """fio's histogram bucket of each latency in ``ns`` (an integer numpy array)."""
+    import numpy as np
+
+    ns = np.asarray(ns, dtype=np.uint64)
+    msb = np.zeros(ns.shape, dtype=np.int64)
+    nonzero = ns > 0
+    msb[nonzero] = np.floor(np.log2(ns[nonzero].astype(np.float64))).astype(np.int64)
+    # log2 of a float can round up just below a power of two: correct it exactly.
+    too_high = nonzero & ((np.uint64(1) << msb.astype(np.uint64)) > ns)
+    msb[too_high] -= 1
+    error_bits = np.maximum(msb - _PLAT_BITS, 0)
+    base = (error_bits + 1) << _PLAT_BITS
+    offset = (ns >> error_bits.astype(np.uint64)).astype(np.int64) & (_PLAT_VAL - 1)
+    index = np.where(msb <= _PLAT_BITS, ns.astype(np.int64), base + offset)
+    return np.minimum(index, _PLAT_NR - 1)
+
+
+def plat_value(index: int) -> int:
+    """The latency (ns) fio gives histogram bucket ``index``: its middle."""
+    if index < (_PLAT_VAL << 1):
+        return index
+    error_bits = (index >> _PLAT_BITS) - 1
+    base = 1 << (error_bits + _PLAT_BITS)
+    return int(base + ((index % _PLAT_VAL) + 0.5) * (1 << error_bits))
+
+
+def _histogram(lat_ns: Any) -> list[tuple[int, int]]:
+    """(bucket, requests) of fio's histogram, the buckets with requests, in order."""
+    import numpy as np
+
+    counts = np.bincount(plat_index(lat_ns), minlength=0)
+    return [(int(i), int(counts[i])) for i in np.flatnonzero(counts)]
+
+
+def _percentiles(hist: Sequence[tuple[int, int]], points: Sequence[float]) -> dict[str, int]:
+    """fio's percentiles off its histogram: for each point, the value of the first bucket at
+    which the requests so far reach that share of all, keyed as fio keys them ("99.000000").
+    fio compares in long double, so that 99.95 % of 2,000 (99.95 a hair above its decimal as a
+    double) is just above 1,999; the share is taken here exactly, as a fraction, to agree."""
+    from fractions import Fraction
+
+    n = sum(count for _, count in hist)
+    out: dict[str, int] = {}
+    for p in points:
+        share = Fraction(p) * n / 100
+        so_far = 0
+        for index, count in hist:
+            so_far += count
+            if so_far >= share:
+                out[f"{p:.6f}"] = plat_value(index)
+                break
+    return out
 
 
 def _windows(done_ps: Any, nbytes: Any, start_ps: int, end_ps: int, avg_ms: int) -> Any:
@@ -963,7 +1018,7 @@ def _samples(per_window: Any, scale: float, prefix: str) -> dict[str, Any]:
 
 
 def _direction(
-    rows: Any, op: int, runtime_s: float, window: tuple[int, int], job: FioJob
+    rows: Any, op: int, runtime_s: float, window: tuple[int, int], job: FioJob, plus: bool
 ) -> dict[str, Any]:
     """One direction of a job in fio's JSON shape, from the records (zeros when it did none)."""
     import numpy as np
@@ -976,7 +1031,11 @@ def _direction(
     lat = _stats(lat_ns)
     clat = dict(lat)
     if len(mine):
-        clat["percentile"] = _percentiles(lat_ns, _percentile_list(job))
+        hist = _histogram(lat_ns)
+        clat["percentile"] = _percentiles(hist, _percentile_list(job))
+        if plus:
+            # json+: the histogram itself, each bucket by its value.
+            clat["bins"] = {str(plat_value(i)): count for i, count in hist}
     avg_ms = _avg_ms(job, "bwavgtime")
     done = mine[:, 2] + mine[:, 3] if len(mine) else np.zeros(0, dtype=np.uint64)
     sizes = mine[:, 4].astype(float) if len(mine) else np.zeros(0)
@@ -1068,10 +1127,11 @@ def _batch_levels(batch: int) -> dict[str, float]:
 
 
 def job_json(
-    job: FioJob, result: Mapping[str, Any], records: bytes | None = None
+    job: FioJob, result: Mapping[str, Any], records: bytes | None = None, plus: bool = False
 ) -> dict[str, Any]:
-    """One job in fio 3.33's JSON shape; ``records`` are the run's per-request records
-    (``Result``'s, from ``run(..., record_requests=True)``)."""
+    """One job in fio 3.33's JSON shape (``plus``: json+, with the latency histogram's bins);
+    ``records`` are the run's per-request records (``Result.record_bytes``, from
+    ``run(..., record_requests=True)``)."""
     import numpy as np
 
     runtime_s = float(result["sim"]["measured_time_s"])
@@ -1093,7 +1153,7 @@ def job_json(
         "job options": dict(job.own),
     }
     for code, op in enumerate(_OPS):
-        out[op] = _direction(rows, code, runtime_s, window, job)
+        out[op] = _direction(rows, code, runtime_s, window, job, plus)
     out.update(
         {
             "sync": {"total_ios": 0, "lat_ns": _stats(np.zeros(0))},
@@ -1136,13 +1196,16 @@ def to_json(
     results: Iterable[Mapping[str, Any]],
     version: str,
     records: Sequence[bytes | None] | None = None,
+    plus: bool = False,
 ) -> dict[str, Any]:
-    """The run of a job file in fio's ``--output-format=json`` shape. Its time is the epoch:
-    fio's is the wall clock, which would make two runs of the same inputs differ."""
+    """The run of a job file in fio's ``--output-format=json`` shape (``plus``: json+). Its
+    time is the epoch: fio's is the wall clock, which would make two runs of the same inputs
+    differ."""
     results = list(results)
     recs = list(records) if records is not None else [None] * len(results)
     jobs = [
-        job_json(job, result, rec) for job, result, rec in zip(fio.jobs, results, recs, strict=True)
+        job_json(job, result, rec, plus)
+        for job, result, rec in zip(fio.jobs, results, recs, strict=True)
     ]
     return {
         "fio version": f"ssdlab-{version}",

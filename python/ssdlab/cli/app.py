@@ -232,8 +232,8 @@ def _run_fio(
     replace what the file says."""
     from .. import fio
 
-    if output_format not in ("normal", "json"):
-        raise UserError(f"--output-format {output_format!r}: expected normal or json")
+    if output_format not in ("normal", "json", "json+"):
+        raise UserError(f"--output-format {output_format!r}: expected normal, json or json+")
     if fit not in (None, "none", "scale"):
         raise UserError(f"--fit {fit!r} with --fio: expected scale or none (wrap is a trace's)")
     capacity = int(_core.job_capacity(config.to_json()))
@@ -268,7 +268,7 @@ def _run_fio(
     results = []
     records = []
     # fio's JSON figures (stddev, percentiles, buckets, depths) come from each request's record.
-    record = output_format == "json"
+    record = output_format in ("json", "json+")
     for job in parsed.jobs:
         length = _simulated_length(job)
         label = f"[{job.name}]"
@@ -281,8 +281,8 @@ def _run_fio(
         records.append(result.record_bytes)
     if json_out is not None:
         _write_json(json_out, json.dumps(results, indent=2))
-    if output_format == "json":
-        report = fio.to_json(parsed, results, __version__, records)
+    if record:
+        report = fio.to_json(parsed, results, __version__, records, output_format == "json+")
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
     elif not quiet:
         sys.stdout.write(fio.to_text(parsed, results))
@@ -365,8 +365,9 @@ def run_command(
         str,
         typer.Option(
             "--output-format",
-            metavar="normal|json",
-            help="With --fio: fio's text report (normal) or fio's JSON shape (json).",
+            metavar="normal|json|json+",
+            help="With --fio: fio's text report (normal), fio's JSON (json) or JSON with the"
+            " latency histogram's bins (json+).",
         ),
     ] = "normal",
     name: Annotated[str | None, typer.Option(help="Job name.")] = None,
@@ -403,7 +404,9 @@ def run_command(
         int | None,
         typer.Option(help="Job instances; instance k uses NVMe queue k mod interface.io_queues."),
     ] = None,
-    size: Annotated[str | None, typer.Option(help="Region size (default: the device).")] = None,
+    size: Annotated[
+        str | None, typer.Option(help="Region size (default: the device); units as for --bs.")
+    ] = None,
     offset: Annotated[str | None, typer.Option(help="Start of the region.")] = None,
     runtime: Annotated[str | None, typer.Option(help="Simulated time limit, e.g. 10ms.")] = None,
     rate_iops: Annotated[

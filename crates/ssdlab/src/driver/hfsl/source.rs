@@ -158,7 +158,10 @@ impl HostSource for JobSource {
         let at = match self.job.spec.rate_iops {
             // fio's thinktime: a pause after every `thinktime_blocks` requests ended.
             None => match self.job.spec.thinktime {
-                Some(t) if k > 0 && k % self.job.spec.thinktime_blocks.unwrap_or(1) as u64 == 0 => {
+                Some(t)
+                    if k > 0
+                        && k.is_multiple_of(self.job.spec.thinktime_blocks.unwrap_or(1) as u64) =>
+                {
                     SimTime(now.ps().saturating_add(t.0.ps()))
                 }
                 _ => now,
