@@ -450,6 +450,10 @@ def load(
     return fio
 
 
+#: Lines (and values) one warning lists before it says how many there are.
+SHOWN_LINES = 6
+
+
 def _warning_text(key: str, why: str, places: Sequence[Option]) -> str:
     """One warning for an option however many jobs take it and however many lines set it:
     ``file:3,9,15: [global] thinktime=10: not modelled``."""
@@ -463,12 +467,19 @@ def _warning_text(key: str, why: str, places: Sequence[Option]) -> str:
         if option.where == COMMAND_LINE:
             file, line = COMMAND_LINE, ""
         by_file.setdefault(file, []).append(line)
-    where = "; ".join(f"{f}:{','.join(lines)}" if lines[0] else f for f, lines in by_file.items())
-    values = sorted({o.value for o in seen})
-    sections = sorted({o.section for o in seen})
+
+    def lines(numbers: list[str]) -> str:
+        if len(numbers) <= SHOWN_LINES:
+            return ",".join(numbers)
+        return ",".join(numbers[:SHOWN_LINES]) + f",... ({len(numbers)} lines)"
+
+    where = "; ".join(f"{f}:{lines(n)}" if n[0] else f for f, n in by_file.items())
+    values = list(dict.fromkeys(o.value for o in seen))  # in the file's order
+    sections = list(dict.fromkeys(o.section for o in seen))
     section = f"[{sections[0]}] " if len(sections) == 1 else ""
     if len(values) > 1:
-        shown = f"{key} ({', '.join(values)})"
+        shown_values = values if len(values) <= SHOWN_LINES else [*values[:SHOWN_LINES], "..."]
+        shown = f"{key} ({', '.join(shown_values)})"
     else:
         shown = f"{key}={values[0]}" if values[0] else key
     return f"{where}: {section}{shown}: {why}"
