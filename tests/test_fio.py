@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,14 +20,66 @@ def parsed(text: str) -> fio.FioFile:
     return fio.load("job.fio", text=text)
 
 
-def test_sizes_use_fio_suffixes_with_base_1024() -> None:
-    assert fio.parse_size("4k", "f:1", "bs") == 4096
-    assert fio.parse_size("1m", "f:1", "bs") == 1 << 20
+# What fio 3.33 makes of each size, measured with fio itself (`fio_sizes_agree_with_fio` below
+# checks them again where fio is installed): with kb_base=1024, fio's default, k/kb are powers of
+# 1024 and the IEC kib powers of 1000; kb_base=1000 swaps them.
+FIO_SIZES = [
+    ("4k", 1024, 4096),
+    ("4K", 1024, 4096),
+    ("4KB", 1024, 4096),
+    ("4KiB", 1024, 4000),
+    ("4kib", 1024, 4000),
+    ("1MiB", 1024, 1_000_000),
+    ("1m", 1024, 1 << 20),
+    ("0x1000", 1024, 4096),
+    ("4096b", 1024, 4096),
+    ("4KiB", 1000, 4096),
+    ("4KB", 1000, 4000),
+    ("4k", 1000, 4000),
+]
+
+
+@pytest.mark.parametrize(("text", "kb_base", "expected"), FIO_SIZES)
+def test_sizes_are_read_as_fio_reads_them(text: str, kb_base: int, expected: int) -> None:
+    assert fio.parse_size(text, "f:1", "bs", kb_base) == expected
+
+
+def test_sizes_fio_misreads_are_refused() -> None:
     assert fio.parse_size("10G", "f:1", "size") == 10 << 30
-    assert fio.parse_size("64KiB", "f:1", "bs") == 64 << 10
     assert fio.parse_size("512", "f:1", "bs") == 512
     with pytest.raises(fio.FioError, match=r"f:1: bs='4x'"):
         fio.parse_size("4x", "f:1", "bs")
+    # fio 3.33 reads "1.5m" as 1 byte and "1e" as 1 byte: refused with a way out instead.
+    with pytest.raises(fio.FioError, match="write 1536k"):
+        fio.parse_size("1.5m", "f:1", "size")
+    with pytest.raises(fio.FioError, match="unknown size suffix 'e'"):
+        fio.parse_size("1e", "f:1", "size")
+    assert fio.parse_size("25%", "f:1", "size", capacity=1000) == 250
+    with pytest.raises(fio.FioError, match="needs a drive"):
+        fio.parse_size("25%", "f:1", "size")
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (apt install fio)")
+def test_fio_sizes_agree_with_fio(tmp_path: Path) -> None:
+    """The oracle: fio itself (null engine) reads each size of FIO_SIZES as the table says; the
+    block size is the bytes it moved over the requests it made."""
+    for text, kb_base, expected in FIO_SIZES:
+        job = tmp_path / "size.fio"
+        job.write_text(
+            f"[j]\nioengine=null\nrw=read\nkb_base={kb_base}\nbs={text}\nsize={expected * 10}\n"
+        )
+        out = subprocess.run(
+            ["fio", "--output-format=json", str(job)], capture_output=True, text=True, check=True
+        )
+        read = json.loads(out.stdout[out.stdout.index("{") :])["jobs"][0]["read"]
+        assert read["io_bytes"] // read["total_ios"] == expected, (text, kb_base)
+
+
+def test_kb_base_in_the_file_sets_the_units() -> None:
+    f = parsed("[global]\nkb_base=1000\n[a]\nrw=read\nbs=4KiB\nsize=1m\n")
+    assert f.jobs[0].fields["bs"] == "4KiB" and f.jobs[0].fields["size"] == "1000000B"
+    with pytest.raises(fio.FioError, match="job.fio:2: kb_base='512': expected 1000 or 1024"):
+        parsed("[a]\nkb_base=512\n")
 
 
 def test_times_default_to_seconds() -> None:
@@ -160,7 +214,7 @@ def test_run_json_is_shaped_like_fios() -> None:
     assert write["read"]["io_bytes"] == 0
     assert read["read"]["total_ios"] == 3000
     assert read["read"]["io_bytes"] == 3000 * 4096
-    lat = read["read"]["lat_ns"]
+    lat = read["read"]["clat_ns"]
     assert 0 < lat["min"] <= lat["percentile"]["50.000000"] <= lat["percentile"]["99.000000"]
     assert lat["percentile"]["99.000000"] <= lat["max"]
     assert read["read"]["bw"] == read["read"]["bw_bytes"] // 1024
@@ -191,9 +245,191 @@ def test_cli_refusals_name_file_and_line() -> None:
         run_cli("run", "small-tlc", "--fio", DATA / "none.fio"), "no such fio job file"
     )
     assert_user_error(
-        run_cli("run", "small-tlc", "--fio", DATA / "random-read.fio", "--rw", "read"),
-        "--rw cannot go with --fio",
+        run_cli("run", "small-tlc", "--fio", DATA / "random-read.fio", "--trace", "x.csv"),
+        "--trace cannot go with --fio",
     )
     assert_user_error(
         run_cli("run", "small-tlc", "--rw", "read", "--output-format", "json"), "only with --fio"
     )
+
+
+def test_an_option_not_modelled_is_named_once_per_file() -> None:
+    """32 staggered clients (issue 41): one warning per option, not one per job."""
+    jobs = "".join(f"[client{k}]\nstartdelay={k}\ngtod_reduce=1\n" for k in range(32))
+    f = parsed("[global]\nrw=randread\nexitall\n" + jobs)
+    text = "\n".join(f.warnings)
+    assert len(f.warnings) == 3, text
+    assert text.count("gtod_reduce") == 1 and text.count("exitall") == 1
+    assert "job.fio:3: [global] exitall: not modelled by ssdlab" in text
+    # The lines of the jobs that set it, in the one warning: the first six and how many.
+    assert "job.fio:6,9,12,15,18,21,... (32 lines): gtod_reduce=1" in text
+    assert "startdelay (0, 1, 2, 3, 4, 5, ...)" in text
+
+
+def test_environment_and_fios_reserved_words_are_expanded() -> None:
+    f = fio.load(
+        "job.fio",
+        text="[a]\nrw=read\nsize=${SIZE}\nnumjobs=$ncpus\nbs=$pagesize\n",
+        env={"SIZE": "8m"},
+        ncpus=6,
+    )
+    assert f.jobs[0].fields["size"] == "8MiB"
+    assert f.jobs[0].fields["numjobs"] == 6  # the simulated host's cores
+    assert f.jobs[0].fields["bs"] == "4KiB"
+    with pytest.raises(fio.FioError, match=r"job.fio:3: \$\{SIZE\}: not set in the environment"):
+        fio.load("job.fio", text="[a]\nrw=read\nsize=${SIZE}\n", env={})
+
+
+def test_include_reads_a_file_beside_the_job_file(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "common.fio").write_text("[global]\nbs=16k\niodepth=8\n")
+    (tmp_path / "job.fio").write_text("include sub/common.fio\n[a]\nrw=randread\nbogus=1\n")
+    f = fio.load(tmp_path / "job.fio")
+    assert f.jobs[0].fields["bs"] == "16KiB" and f.jobs[0].fields["iodepth"] == 8
+    assert f"{tmp_path / 'job.fio'}:4: [a] bogus=1" in f.warnings[0]
+    (tmp_path / "loop.fio").write_text("include loop.fio\n")
+    with pytest.raises(fio.FioError, match="nested includes"):
+        fio.load(tmp_path / "loop.fio")
+    (tmp_path / "missing.fio").write_text("[a]\ninclude nowhere.fio\n")
+    with pytest.raises(fio.FioError, match="missing.fio:2"):
+        fio.load(tmp_path / "missing.fio")
+
+
+def test_fio_pacing_and_pattern_options_reach_the_job() -> None:
+    f = parsed(
+        "[global]\nrw=randread\nbs=4k\n"
+        "[a]\nrate=400k\n"
+        "[b]\nrandom_distribution=zoned:60/10:30/20:10/70\npercentage_random=80\nthinktime=250\n"
+        "[c]\nrandom_distribution=zoned_abs:70/1m:30/3m\nthinktime=1ms\nthinktime_blocks=4\n"
+    )
+    a, b, c = (job.fields for job in f.jobs)
+    assert a["rate_iops"] == 100.0  # 400 KiB/s of 4 KiB requests
+    assert b["thinktime"] == "250us"  # fio's thinktime is in microseconds
+    assert b["distribution"] == "zoned:60/10:30/20:10/70" and b["percentage_random"] == 80
+    assert c["distribution"] == f"zoned_abs:70/{1 << 20}:30/{3 << 20}"
+    assert (c["thinktime"], c["thinktime_blocks"]) == ("1ms", 4)
+    assert f.warnings == []
+    for job in f.jobs:
+        job.job()  # the core takes them
+
+
+def test_a_job_larger_than_the_drive_names_its_line_and_the_ways_out(tmp_path: Path) -> None:
+    job = tmp_path / "big.fio"
+    job.write_text("[global]\nbs=4k\n[big]\nrw=randread\nsize=512g\nnumber_ios=100\n")
+    line = assert_user_error(
+        run_cli("run", "small-tlc", "--fio", job),
+        f"{job}:5: [big] size=512g",
+        "logical capacity",
+        "smallest:",
+        "--set nand.blocks_per_plane=",
+        "--fit scale",
+    )
+    # The drive each way out names holds the job: the preset, and the grown drive.
+    preset = line.split("smallest: ")[1].split(",")[0]
+    grow = line.split("--set ")[1].split(" ")[0]
+    assert ssdlab_capacity(preset) >= 512 << 30
+    assert ssdlab_capacity("small-tlc", grow) >= 512 << 30
+    proc = run_cli(
+        "run", "small-tlc", "--fio", job, "--fit", "scale", "-q", "--output-format", "json"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "--fit scale: the file reaches 512.0GiB" in proc.stderr
+    assert json.loads(proc.stdout)["jobs"][0]["read"]["total_ios"] == 100
+
+
+def test_an_offset_past_the_drive_names_its_line() -> None:
+    f = parsed("[a]\nrw=read\nbs=8k\noffset=2g\n")
+    with pytest.raises(fio.FioError, match=r"job.fio:4: \[a\] offset=2g: the job reaches 2.0GiB"):
+        fio.fit_to_drive(f, 1 << 30, scale=False)
+    assert fio.fit_to_drive(f, 1 << 30, scale=True)
+    # 2 GiB × 1 GiB / (2 GiB + 8 KiB), aligned down to 8 KiB: one block before the end.
+    assert fio._core.parse_bytes(f.jobs[0].fields["offset"]) == (1 << 30) - 8192
+
+
+def ssdlab_capacity(preset: str, *overrides: str) -> int:
+    from ssdlab import Config, _core
+
+    return int(_core.job_capacity(Config.load(preset, list(overrides)).to_json()))
+
+
+def test_command_line_options_replace_the_files(tmp_path: Path) -> None:
+    """fio's example of a long time_based run, shortened and shrunk from the command line."""
+    job = tmp_path / "long.fio"
+    job.write_text(
+        "[global]\nioengine=libaio\ndirect=1\n[soak]\nrw=randrw\nsize=512g\n"
+        "time_based\nruntime=900\niodepth=8\n"
+    )
+    proc = run_cli(
+        "run",
+        "small-tlc",
+        "--fio",
+        job,
+        "--runtime",
+        "5ms",
+        "--set",
+        "job.size=25%",
+        "--set",
+        "job.iodepth=4",
+        "--output-format",
+        "json",
+        "-q",
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    out = report["jobs"][0]
+    assert 4 <= out["job_runtime"] <= 6
+    # As fio reports its command line's options: among the global ones.
+    assert report["global options"]["size"] == "25%"
+    assert report["global options"]["iodepth"] == "4"
+    assert_user_error(
+        run_cli("run", "small-tlc", "--fio", job, "--set", "job.iodepth"), "job.OPTION=VALUE"
+    )
+    assert_user_error(
+        run_cli("run", "small-tlc", "--fio", job, "--fit", "wrap"), "--fit 'wrap' with --fio"
+    )
+
+
+def test_the_wall_time_estimate_is_said_once_after_the_first_seconds() -> None:
+    import io
+
+    from ssdlab.cli.progress import with_estimate
+
+    now = [0.0]
+    seen: list[tuple[int, int]] = []
+    out = io.StringIO()
+    callback = with_estimate(
+        lambda d, t: seen.append((d, t)), "[soak]", out, after_s=2.0, clock=lambda: now[0]
+    )
+    callback(0, 0)  # preconditioning: its time is not the simulation's
+    now[0] = 5.0
+    callback(0, 0)
+    callback(1, 100)  # the first request: the clock starts
+    now[0] = 6.0
+    callback(10, 100)  # 1 s: too early to judge
+    now[0] = 7.0
+    callback(20, 100)  # 2 s for 20 %: about 10 s in all
+    now[0] = 8.0
+    callback(30, 100)
+    assert out.getvalue() == (
+        "[soak]: about 0:10 of wall time to simulate it all (20.0% done after 0:02)\n"
+    )
+    assert len(seen) == 6  # the progress display sees every call
+
+
+def test_a_long_job_says_its_simulated_length_first(tmp_path: Path) -> None:
+    job = tmp_path / "soak.fio"
+    job.write_text("[soak]\nrw=randread\nsize=16m\ntime_based\nruntime=1\n")
+    proc = run_cli("run", "small-tlc", "--fio", job, "--output-format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert "[soak]: up to 1 s of simulated time (runtime=1)" in proc.stderr
+
+
+def test_thinktime_paces_a_fusion_drive_too() -> None:
+    """HFSL's job source (one request at a time) pauses as the job driver does: 50 requests
+    with a 1 ms think after each but the last take 49 ms longer."""
+    import ssdlab
+
+    base = {"rw": "randread", "bs": "4KiB", "io_count": 50, "size": "1MiB"}
+    plain = ssdlab.run("seed002-fusion", base)["sim"]["measured_time_s"]
+    paused = ssdlab.run("seed002-fusion", {**base, "thinktime": "1ms"})["sim"]["measured_time_s"]
+    assert paused - plain == pytest.approx(0.049, abs=0.002)

@@ -455,6 +455,13 @@ class Result:
     def has_requests(self) -> bool:
         return self._records is not None
 
+    @property
+    def record_bytes(self) -> bytes | None:
+        """The per-request records as the core wrote them, five little-endian u64 a request:
+        op, offset, issue time (ps), latency (ps), length (bytes); None without
+        ``record_requests=True``. :meth:`requests` reads them into columns."""
+        return self._records
+
     def requests(self) -> dict[str, np.ndarray]:
         """Per-request columns, one row per measured request in completion order: ``op`` (its
         code: 0 read, 1 write, 2 trim, 3 flush), ``op_name`` (the same as text),

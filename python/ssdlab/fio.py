@@ -12,6 +12,7 @@ field for is named in a warning and left out; an option that would change what t
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -105,9 +106,16 @@ _REFUSED = {
 
 _BOOLEAN_OFF = {"0", "false", "off", "no", "none"}
 
-# fio's size suffixes with kb_base = 1024 (its default): k, m, g, t, p, with or without "b"/"ib".
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtpe]?)(i?b?)\s*$", re.IGNORECASE)
-_POWERS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5, "e": 6}
+# fio's size grammar, as fio 3.33 reads it (`__get_mult_bytes` in parse.c, and checked against
+# fio 3.33 itself): a whole number (decimal or 0x hex) and a suffix, case-insensitive. With
+# kb_base=1024 (fio's default, its "compatibility mode") k, kb, m, mb, ... are powers of 1024 and
+# the IEC kib, mib, ... are powers of 1000; with kb_base=1000 the other way round. So in a fio
+# file `4KiB` is 4,000 bytes and `4k` 4,096 unless the file says kb_base=1000. A trailing `%` is
+# a share of the drive (fio: of the file or device).
+_SIZE = re.compile(r"^\s*(0x[0-9a-f]+|\d+)\s*([a-z]*|%)\s*$", re.IGNORECASE)
+_POWERS = {"k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
+_KB_BASES = (1000, 1024)
+DEFAULT_KB_BASE = 1024  # fio's default (HOWTO, kb_base)
 
 # fio's time suffixes; a bare number is seconds for runtime and ramp_time.
 _TIME = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(us|usec|ms|msec|s|sec|m|min|h|d)?\s*$", re.IGNORECASE)
@@ -125,6 +133,13 @@ _TIME_SECONDS = {"m": 60, "min": 60, "h": 3600, "d": 86400}
 # job model's io_count is that bound (the runtime stops it first).
 _TIME_BASED_IO_COUNT = 1 << 62
 
+#: Deepest chain of `include` lines (a file including itself would never end).
+MAX_INCLUDE_DEPTH = 16
+
+# `$pagesize` as fio substitutes it: the host's page size. The simulated host is a Linux x86-64
+# machine (docs/host.md), whose base page is 4 KiB.
+HOST_PAGE_BYTES = 4096
+
 
 class FioError(Exception):
     """A job file ssdlab cannot run: one line naming the file and line."""
@@ -139,9 +154,22 @@ class FioJob:
     line: int
     fields: dict[str, Any]
     options: dict[str, str]
+    # Where the job's size and offset were set ("file:line"), for the messages about fitting.
+    where: dict[str, str] = field(default_factory=dict)
+    # The options of its own section (fio's JSON "job options"; `options` has [global]'s too).
+    own: dict[str, str] = field(default_factory=dict)
 
     def job(self) -> Job:
         return Job(**self.fields)
+
+    def extent(self, capacity: int) -> int:
+        """The byte just past the job's region on a drive of ``capacity`` bytes."""
+        offset = int(_core.parse_bytes(str(self.fields.get("offset", "0"))))
+        size = self.fields.get("size")
+        if size is None:
+            # The rest of the drive; an offset at or past its end still needs one request.
+            return max(capacity, offset + max(_block_sizes(self.fields)))
+        return offset + int(_core.parse_bytes(str(size)))
 
 
 @dataclass
@@ -149,6 +177,9 @@ class FioFile:
     path: str
     jobs: list[FioJob]
     warnings: list[str] = field(default_factory=list)
+    # fio's JSON "global options": the [global] options before the first job, and the command
+    # line's.
+    global_options: dict[str, str] = field(default_factory=dict)
 
     def groups(self) -> list[list[FioJob]]:
         out: list[list[FioJob]] = []
@@ -159,25 +190,68 @@ class FioFile:
         return out
 
 
-def parse_size(text: str, where: str, option: str) -> int:
-    """A fio size (``4k``, ``1m``, ``1GiB``, ``512``) in bytes; k = 1024 as fio's default."""
+@dataclass(frozen=True)
+class Option:
+    """One ``option=value`` line: where it is, the section it is in, and what it says (after
+    ``${VAR}`` and ``$ncpus``-style expansion)."""
+
+    where: str
+    section: str
+    key: str
+    value: str
+
+
+def parse_size(
+    text: str,
+    where: str,
+    option: str,
+    kb_base: int = DEFAULT_KB_BASE,
+    capacity: int | None = None,
+) -> int:
+    """A fio size (``4k``, ``1m``, ``1GiB``, ``512``, ``0x1000``) in bytes as fio reads it with
+    ``kb_base`` (module comment); ``N%`` is N % of ``capacity`` (the drive)."""
     m = _SIZE.match(text)
     if not m:
-        raise FioError(f"{where}: {option}={text!r}: expected a size such as 4k, 128k, 1m or 10g")
-    number, prefix, _ = m.groups()
-    value = float(number) * (1024 ** _POWERS[prefix.lower()])
-    if not value.is_integer() or value >= 2**64:
-        raise FioError(f"{where}: {option}={text!r}: expected a whole number of bytes below 2^64")
-    return int(value)
+        hint = ""
+        if re.match(r"^\s*\d+\.\d+", text):
+            # fio itself reads "1.5m" as 1 byte (strtoll stops at the dot): refused instead.
+            hint = " (fio takes whole numbers only: write 1536k, not 1.5m)"
+        raise FioError(
+            f"{where}: {option}={text!r}: expected a size such as 4k, 128k, 1m, 10g or 50%{hint}"
+        )
+    number_text, suffix = m.groups()
+    number = int(number_text, 16 if number_text.lower().startswith("0x") else 10)
+    suffix = suffix.lower()
+    if suffix == "%":
+        if capacity is None:
+            raise FioError(f"{where}: {option}={text!r}: a share of the drive needs a drive")
+        if number > 100:
+            raise FioError(f"{where}: {option}={text!r}: expected a percentage up to 100")
+        return capacity * number // 100
+    if suffix in ("", "b"):
+        return number
+    unit = suffix[0]
+    iec = len(suffix) >= 3 and suffix[1:3] == "ib"
+    if unit not in _POWERS or suffix not in (unit, unit + "b", unit + "ib", unit + "ibytes"):
+        raise FioError(
+            f"{where}: {option}={text!r}: unknown size suffix {suffix!r}; expected k, m, g, t,"
+            " p (with or without b or ib) or %"
+        )
+    base = (1024 if kb_base == 1000 else 1000) if iec else kb_base
+    value = number * base ** _POWERS[unit]
+    if value >= 2**64:
+        raise FioError(f"{where}: {option}={text!r}: expected a size below 2^64 bytes")
+    return value
 
 
-def parse_time(text: str, where: str, option: str) -> str:
-    """A fio time (bare number: seconds) as the job model's duration text."""
+def parse_time(text: str, where: str, option: str, bare: str = "s") -> str:
+    """A fio time as the job model's duration text; a bare number is in ``bare`` (seconds for
+    runtime, ramp_time and startdelay, microseconds for thinktime, as fio reads them)."""
     m = _TIME.match(text)
     if not m:
         raise FioError(f"{where}: {option}={text!r}: expected a time such as 30, 10s, 500ms or 2m")
     number, unit = m.groups()
-    unit = (unit or "s").lower()
+    unit = (unit or bare).lower()
     if unit in _TIME_SECONDS:
         return f"{float(number) * _TIME_SECONDS[unit]:g}s"
     return f"{number}{_TIME_UNITS[unit]}"
@@ -187,7 +261,7 @@ def _size_name(size: int) -> str:
     return str(_core.format_bytes(size))
 
 
-def parse_bssplit(text: str, where: str) -> dict[str, float]:
+def parse_bssplit(text: str, where: str, kb_base: int = DEFAULT_KB_BASE) -> dict[str, float]:
     """``bssplit=4k/10:64k/50:32k/40``: block sizes and their percentages. Sizes without a
     percentage share what is left equally, as fio does."""
     mix: dict[str, float] = {}
@@ -197,7 +271,7 @@ def parse_bssplit(text: str, where: str) -> dict[str, float]:
         if not part.strip():
             raise FioError(f"{where}: bssplit={text!r}: empty entry")
         size_text, _, pct_text = part.partition("/")
-        size = _size_name(parse_size(size_text, where, "bssplit"))
+        size = _size_name(parse_size(size_text, where, "bssplit", kb_base))
         if pct_text.strip() == "":
             open_sizes.append(size)
             continue
@@ -222,9 +296,52 @@ def parse_bssplit(text: str, where: str) -> dict[str, float]:
     return {size: int(round(pct * 100)) for size, pct in mix.items() if pct > 0}
 
 
-def _read_sections(text: str, path: str) -> list[tuple[str, int, list[tuple[int, str, str]]]]:
-    """The file's sections in order: (name, line, [(line, key, value)])."""
-    sections: list[tuple[str, int, list[tuple[int, str, str]]]] = []
+def _host_values(ncpus: int) -> dict[str, str]:
+    """fio's reserved words in a job file: ``$ncpus`` (the simulated host's cores, the machine
+    the jobs run on here), ``$pagesize`` (the simulated host's page) and ``$mb_memory`` (this
+    machine's memory in MiB, as fio reads it: the simulator models no page cache for it to
+    defeat)."""
+    try:
+        pages = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        pages = 0
+    return {"ncpus": str(ncpus), "pagesize": str(HOST_PAGE_BYTES), "mb_memory": str(pages >> 20)}
+
+
+_ENV = re.compile(r"\$\{([^}]*)\}")
+_RESERVED = re.compile(r"\$(ncpus|pagesize|mb_memory)\b")
+
+
+def _expand(value: str, where: str, env: Mapping[str, str], host: Mapping[str, str]) -> str:
+    """``${VAR}`` from the environment and fio's ``$ncpus``, ``$pagesize``, ``$mb_memory``."""
+
+    def env_value(m: re.Match[str]) -> str:
+        name = m.group(1)
+        if name not in env:
+            # fio leaves the text as it is and then fails to parse the option; say why instead.
+            raise FioError(
+                f"{where}: ${{{name}}}: not set in the environment (fio takes ${{VAR}} from it);"
+                f" run with {name}=VALUE ssdlab ..."
+            )
+        return env[name]
+
+    value = _ENV.sub(env_value, value)
+    return _RESERVED.sub(lambda m: host[m.group(1)], value)
+
+
+def _read_sections(
+    text: str,
+    path: str,
+    env: Mapping[str, str] | None = None,
+    host: Mapping[str, str] | None = None,
+    depth: int = 0,
+    sections: list[tuple[str, str, list[Option]]] | None = None,
+) -> list[tuple[str, str, list[Option]]]:
+    """The file's sections in order: (name, "file:line", options). ``include FILE`` reads FILE
+    (relative to this file's folder) where the line is, as fio does."""
+    env = os.environ if env is None else env
+    host = _host_values(1) if host is None else host
+    sections = [] if sections is None else sections
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if raw.startswith("\ufeff") and number == 1:
@@ -235,77 +352,155 @@ def _read_sections(text: str, path: str) -> list[tuple[str, int, list[tuple[int,
         if line.startswith("["):
             if not line.endswith("]") or len(line) < 3:
                 raise FioError(f"{where}: {line!r}: expected a section header such as [job1]")
-            sections.append((line[1:-1].strip(), number, []))
+            sections.append((line[1:-1].strip(), where, []))
+            continue
+        if line.startswith("include ") or line == "include":
+            target = line[len("include") :].strip()
+            if not target:
+                raise FioError(f"{where}: include: expected a file name")
+            if depth >= MAX_INCLUDE_DEPTH:
+                raise FioError(
+                    f"{where}: include {target}: more than {MAX_INCLUDE_DEPTH} nested includes"
+                    " (does a file include itself?)"
+                )
+            included = (
+                target if os.path.isabs(target) else os.path.join(os.path.dirname(path), target)
+            )
+            inner = read_input_text(included, f"fio job file (included at {where})", FioError)
+            _read_sections(inner, included, env, host, depth + 1, sections)
             continue
         if not sections:
             raise FioError(f"{where}: {line!r}: an option before any [section]")
-        if line.startswith("include "):
-            raise FioError(f"{where}: include: not supported; put the options in this file")
         key, sep, value = line.partition("=")
         key = key.strip().lower()
         if not key or not re.fullmatch(r"[a-z0-9_]+", key):
             raise FioError(f"{where}: {line!r}: expected OPTION or OPTION=VALUE")
         # fio allows a comment after the value only when it starts with whitespace.
         value = re.split(r"\s[#;]", value, maxsplit=1)[0].strip() if sep else ""
-        sections[-1][2].append((number, key, value))
+        value = _expand(value, where, env, host)
+        sections[-1][2].append(Option(where, sections[-1][0], key, value))
     return sections
 
 
-def load(path: str | os.PathLike[str], text: str | None = None) -> FioFile:
-    """Read a fio job file into ssdlab jobs, with warnings for what is not modelled."""
+#: Where the options given on the command line (``--size``, ``--set job.OPTION=VALUE``) are
+#: said to be in messages.
+COMMAND_LINE = "command line"
+
+
+def load(
+    path: str | os.PathLike[str],
+    text: str | None = None,
+    *,
+    capacity: int | None = None,
+    ncpus: int = 1,
+    env: Mapping[str, str] | None = None,
+    overrides: Sequence[tuple[str, str]] = (),
+) -> FioFile:
+    """Read a fio job file into ssdlab jobs, with warnings for what is not modelled (each once
+    per file).
+
+    ``capacity`` is the drive's (for ``size=50%``); ``ncpus`` the simulated host's cores
+    (``$ncpus``); ``env`` the environment for ``${VAR}`` (default: this process's);
+    ``overrides`` are ``(option, value)`` pairs given on the command line, applied to every job
+    after its own options (so they win; fio's own command line gives defaults the file's options
+    override, see docs/fio.md)."""
     name = os.fspath(path)
     if text is None:
         text = read_input_text(name, "fio job file", FioError)
-    sections = _read_sections(text, name)
+    sections = _read_sections(text, name, env, _host_values(ncpus))
     fio = FioFile(path=name, jobs=[])
-    global_opts: list[tuple[int, str, str]] = []
+    global_opts: list[Option] = []
     group = 0
+    command_line = [Option(COMMAND_LINE, COMMAND_LINE, k.lower(), v) for k, v in overrides]
+    warnings: dict[tuple[str, str], list[Option]] = {}
     for section, line, options in sections:
         if section.lower() == "global":
             global_opts = [*global_opts, *options]
             continue
-        merged: dict[str, tuple[int, str]] = {}
-        for number, key, value in [*global_opts, *options]:
-            merged[key] = (number, value)
-        stonewall = any(key in ("stonewall", "wait_for_previous") for _, key, _ in options)
+        merged: dict[str, Option] = {}
+        for option in [*global_opts, *options, *command_line]:
+            merged[option.key] = option
+        stonewall = any(o.key in ("stonewall", "wait_for_previous") for o in options)
         if stonewall and fio.jobs:
             group += 1
-        fields, warnings = _translate(section, merged, name)
-        fio.warnings.extend(warnings)
+        if not fio.jobs:
+            fio.global_options = {o.key: o.value for o in [*global_opts, *command_line]}
+        fields = _translate(section, merged, warnings, capacity)
         fio.jobs.append(
             FioJob(
                 name=section,
                 group=group,
                 line=line,
                 fields=fields,
-                options={k: v for k, (_, v) in merged.items()},
+                options={k: o.value for k, o in merged.items()},
+                where={k: merged[k].where for k in ("size", "offset") if k in merged},
+                own={o.key: o.value for o in options},
             )
         )
     if not fio.jobs:
         raise FioError(f"{name}: no job sections (only [global]); add a section such as [job1]")
+    fio.warnings = [_warning_text(key, why, where) for (key, why), where in warnings.items()]
     for job in fio.jobs:
         try:
             job.job()
         except _core.SsdlabError as error:
-            raise FioError(f"{name}:{job.line}: [{job.name}]: {error}") from None
+            raise FioError(f"{job.line}: [{job.name}]: {error}") from None
     return fio
 
 
+#: Lines (and values) one warning lists before it says how many there are.
+SHOWN_LINES = 6
+
+
+def _warning_text(key: str, why: str, places: Sequence[Option]) -> str:
+    """One warning for an option however many jobs take it and however many lines set it:
+    ``file:3,9,15: [global] thinktime=10: not modelled``."""
+    seen: list[Option] = []
+    for option in places:
+        if option.where not in {o.where for o in seen}:
+            seen.append(option)
+    by_file: dict[str, list[str]] = {}
+    for option in seen:
+        file, _, line = option.where.rpartition(":")
+        if option.where == COMMAND_LINE:
+            file, line = COMMAND_LINE, ""
+        by_file.setdefault(file, []).append(line)
+
+    def lines(numbers: list[str]) -> str:
+        if len(numbers) <= SHOWN_LINES:
+            return ",".join(numbers)
+        return ",".join(numbers[:SHOWN_LINES]) + f",... ({len(numbers)} lines)"
+
+    where = "; ".join(f"{f}:{lines(n)}" if n[0] else f for f, n in by_file.items())
+    values = list(dict.fromkeys(o.value for o in seen))  # in the file's order
+    sections = list(dict.fromkeys(o.section for o in seen))
+    section = f"[{sections[0]}] " if len(sections) == 1 else ""
+    if len(values) > 1:
+        shown_values = values if len(values) <= SHOWN_LINES else [*values[:SHOWN_LINES], "..."]
+        shown = f"{key} ({', '.join(shown_values)})"
+    else:
+        shown = f"{key}={values[0]}" if values[0] else key
+    return f"{where}: {section}{shown}: {why}"
+
+
 def _translate(
-    section: str, options: Mapping[str, tuple[int, str]], path: str
-) -> tuple[dict[str, Any], list[str]]:
-    """One job's options (with [global]'s) as job-model fields, and the warnings."""
+    section: str,
+    options: Mapping[str, Option],
+    warnings: dict[tuple[str, str], list[Option]],
+    capacity: int | None = None,
+) -> dict[str, Any]:
+    """One job's options (with [global]'s) as job-model fields; what it does not model goes to
+    ``warnings``, keyed by option and reason, so that each is said once per file."""
     fields: dict[str, Any] = {"name": section}
-    warnings: list[str] = []
 
     def where(key: str) -> str:
-        return f"{path}:{options[key][0]}"
+        return options[key].where
 
     def value(key: str) -> str:
-        return options[key][1]
+        return options[key].value
 
     def warn(key: str, why: str) -> None:
-        warnings.append(f"{where(key)}: [{section}] {key}={value(key)}: {why}")
+        warnings.setdefault((key, why), []).append(options[key])
 
     def integer(key: str, low: int = 0) -> int:
         text = value(key)
@@ -318,6 +513,17 @@ def _translate(
         if n < low:
             raise FioError(f"{where(key)}: {key}={text!r}: expected at least {low}")
         return n
+
+    kb_base = DEFAULT_KB_BASE
+    if "kb_base" in options:
+        kb_base = integer("kb_base")
+        if kb_base not in _KB_BASES:
+            raise FioError(
+                f"{where('kb_base')}: kb_base={value('kb_base')!r}: expected 1000 or 1024"
+            )
+
+    def size(key: str, text: str | None = None) -> int:
+        return parse_size(value(key) if text is None else text, where(key), key, kb_base, capacity)
 
     for key in options:
         # loops=1 is fio's default: one pass, nothing repeated.
@@ -348,14 +554,14 @@ def _translate(
         if "," in text:
             warn("bssplit", "separate read and write splits are not modelled: the first is used")
             text = text.split(",")[0]
-        fields["bs"] = parse_bssplit(text, where("bssplit"))
+        fields["bs"] = parse_bssplit(text, where("bssplit"), kb_base)
     elif "bs" in options or "blocksize" in options:
         key = "bs" if "bs" in options else "blocksize"
         text = value(key)
         if "," in text:
             warn(key, "separate read and write sizes are not modelled: the first is used")
             text = text.split(",")[0]
-        fields["bs"] = _size_name(parse_size(text, where(key), key))
+        fields["bs"] = _size_name(size(key, text))
     if "bsrange" in options:
         warn("bsrange", "a range of sizes is not modelled: use bssplit")
 
@@ -373,9 +579,14 @@ def _translate(
     if "numjobs" in options:
         fields["numjobs"] = integer("numjobs", 1)
     if "size" in options:
-        fields["size"] = _size_name(parse_size(value("size"), where("size"), "size"))
+        fields["size"] = _size_name(size("size"))
     if "offset" in options:
-        fields["offset"] = _size_name(parse_size(value("offset"), where("offset"), "offset"))
+        offset = size("offset")
+        if value("offset").strip().endswith("%"):
+            # fio aligns an offset given as a share of the device to the block size.
+            align = min(_block_sizes(fields))
+            offset = offset // align * align
+        fields["offset"] = _size_name(offset)
     if "runtime" in options:
         fields["runtime"] = parse_time(value("runtime"), where("runtime"), "runtime")
     if "ramp_time" in options:
@@ -387,27 +598,75 @@ def _translate(
     if "number_ios" in options:
         # fio's number_ios is per job (each of numjobs); the job model's io_count is the total.
         fields["io_count"] = integer("number_ios", 1) * int(fields.get("numjobs", 1))
-    if "rate_iops" in options:
-        text = value("rate_iops")
+
+    def first(key: str, what: str) -> str:
+        """The first of fio's read,write[,trim] values, with a warning when there are more."""
+        text = value(key)
         if "," in text:
-            warn("rate_iops", "separate read and write rates are not modelled: the first is used")
-            text = text.split(",")[0]
+            warn(key, f"separate read and write {what} are not modelled: the first is used")
+        return text.split(",")[0].strip()
+
+    if "rate_iops" in options:
+        text = first("rate_iops", "rates")
         try:
             fields["rate_iops"] = float(text)
         except ValueError:
             raise FioError(
                 f"{where('rate_iops')}: rate_iops={text!r}: expected requests per second"
             ) from None
+    elif "rate" in options:
+        # fio's rate is bytes per second per clone; the job model paces requests: the same
+        # bandwidth at the job's mean block size (exact for one block size).
+        rate = size("rate", first("rate", "rates"))
+        sizes = _block_sizes(fields)
+        weights = fields["bs"].values() if isinstance(fields.get("bs"), dict) else [1]
+        mean = sum(b * w for b, w in zip(sizes, weights, strict=True)) / sum(weights)
+        if rate > 0:
+            fields["rate_iops"] = rate / mean
+        if len(sizes) > 1:
+            warn("rate", "paced as requests of the mean block size (fio paces bytes)")
+    if "rate_process" in options and value("rate_process").strip().lower() != "linear":
+        warn("rate_process", "arrivals are evenly spaced (fio's rate_process=linear)")
     if "random_distribution" in options:
-        fields["distribution"] = _distribution(section, value("random_distribution"))
-        if fields["distribution"] == "uniform" and value("random_distribution") != "random":
+        text = first("random_distribution", "distributions")
+        fields["distribution"] = _distribution(text, where("random_distribution"), size)
+        if fields["distribution"] == "uniform" and text.strip().lower() != "random":
             warn(
                 "random_distribution",
-                "not modelled (the job model has uniform and zipf): uniform is used",
+                "not modelled (the job model has uniform, zipf, zoned and zoned_abs): uniform is"
+                " used",
             )
+    if "percentage_random" in options:
+        share = first("percentage_random", "shares")
+        fields["percentage_random"] = int(share) if share.isdigit() else -1
+        if not 0 <= fields["percentage_random"] <= 100:
+            raise FioError(
+                f"{where('percentage_random')}: percentage_random={value('percentage_random')!r}:"
+                " expected 0 to 100"
+            )
+        if fields["percentage_random"] == 100:
+            del fields["percentage_random"]
+    if "thinktime" in options:
+        think = parse_time(value("thinktime"), where("thinktime"), "thinktime", bare="us")
+        if not re.fullmatch(r"0+(\.0*)?[a-z]+", think):
+            fields["thinktime"] = think
+            if "thinktime_blocks" in options:
+                fields["thinktime_blocks"] = integer("thinktime_blocks", 1)
+            if "rate_iops" in fields:
+                warn(
+                    "thinktime",
+                    "with rate or rate_iops the arrivals are paced by the rate: no pause is added",
+                )
+    if "startdelay" in options:
+        parse_time(value("startdelay"), where("startdelay"), "startdelay")
+        warn(
+            "startdelay",
+            "the jobs of a group run one after another here, so a delay against the others"
+            " means nothing: ignored",
+        )
     if "blockalign" in options or "ba" in options:
         key = "blockalign" if "blockalign" in options else "ba"
-        align = parse_size(value(key).split(",")[0], where(key), key)
+        align = size(key, value(key).split(",")[0])
         bs = fields.get("bs", "4KiB")
         if not isinstance(bs, str) or align != _core.parse_bytes(bs):
             warn(key, "offsets are aligned to the block size; another alignment is not modelled")
@@ -472,6 +731,12 @@ def _translate(
         "time_based",
         "number_ios",
         "rate_iops",
+        "rate",
+        "rate_process",
+        "percentage_random",
+        "thinktime",
+        "thinktime_blocks",
+        "startdelay",
         "random_distribution",
         "blockalign",
         "ba",
@@ -489,21 +754,510 @@ def _translate(
     for key in options:
         if key not in handled:
             warn(key, "not modelled by ssdlab; ignored")
-    return fields, warnings
+    return fields
 
 
-def _distribution(section: str, text: str) -> str:
-    """fio's random_distribution as the job model's: ``zipf:θ`` maps; ``random`` is uniform;
-    pareto, normal (gauss) and zoned have no counterpart (the caller warns)."""
+def _block_sizes(fields: Mapping[str, Any]) -> list[int]:
+    """The job's block sizes in bytes (4 KiB, the job model's default, when none is given)."""
+    bs = fields.get("bs", "4KiB")
+    sizes = bs if isinstance(bs, dict) else {bs: 1}
+    return [int(_core.parse_bytes(str(s))) for s in sizes]
+
+
+def _distribution(text: str, where: str, size: Any) -> str:
+    """fio's random_distribution as the job model's: ``zipf:θ``, ``zoned:…`` and
+    ``zoned_abs:…`` map (zoned_abs's sizes read as fio reads them, then given in bytes);
+    ``random`` is uniform; pareto and normal (gauss) have no counterpart (the caller warns)."""
     kind, _, arg = text.partition(":")
     kind = kind.strip().lower()
-    if kind == "zipf" and arg.strip():
-        return f"zipf:{arg.strip()}"
+    arg = arg.strip()
+    if kind == "zipf" and arg:
+        return f"zipf:{arg}"
+    if kind == "zoned" and arg:
+        return f"zoned:{arg}"
+    if kind == "zoned_abs" and arg:
+        zones = []
+        for part in arg.split(":"):
+            share, sep, length = part.partition("/")
+            if not sep:
+                raise FioError(
+                    f"{where}: random_distribution={text!r}: zone {part!r}: expected"
+                    " ACCESS/SIZE, e.g. zoned_abs:60/20g:40/100g"
+                )
+            zones.append(f"{share.strip()}/{size('random_distribution', length)}")
+        return "zoned_abs:" + ":".join(zones)
     return "uniform"
 
 
 # ----------------------------------------------------------------------------------------------
+# Fitting a file to the drive
+
+#: The config field ``--fit`` suggests to grow a NAND drive: its capacity is proportional to it
+#: (and its ``validate.rs`` check bounds it, so the suggestion is resolved before it is made).
+GROW_FIELD = "nand.blocks_per_plane"
+
+
+def fit_to_drive(fio: FioFile, capacity: int, scale: bool, config: Any = None) -> list[str]:
+    """Check every job of ``fio`` lies within ``capacity`` bytes. With ``scale``, sizes and
+    offsets of the whole file are multiplied by one factor (capacity over the file's furthest
+    byte, so the jobs keep their layout) and aligned down to each job's block size; the notes
+    say so. Otherwise a job past the end is a :class:`FioError` naming the line of its size (or
+    offset) and the ways out, taken from ``config`` (a :class:`ssdlab.Config`) when given."""
+    ends = [(job.extent(capacity), job) for job in fio.jobs]
+    furthest, worst = max(ends, key=lambda e: e[0])
+    if furthest <= capacity:
+        return []
+    if not scale:
+        raise FioError(_too_large(worst, furthest, capacity, config))
+    notes = []
+    for job in fio.jobs:
+        if "size" not in job.fields and "offset" not in job.fields:
+            continue
+        align = max(_block_sizes(job.fields))
+        low = min(_block_sizes(job.fields))
+        offset = int(_core.parse_bytes(str(job.fields.get("offset", "0"))))
+        new_offset = offset * capacity // furthest // low * low
+        before = _human_bytes(job.extent(capacity) - offset)
+        if "size" in job.fields:
+            size = int(_core.parse_bytes(str(job.fields["size"])))
+            new_size = max(size * capacity // furthest // align * align, align)
+            new_size = min(new_size, (capacity - new_offset) // align * align)
+            job.fields["size"] = _size_name(new_size)
+            after = _human_bytes(new_size)
+        else:
+            after = _human_bytes(capacity - new_offset)
+        if "offset" in job.fields:
+            job.fields["offset"] = _size_name(new_offset)
+        notes.append(
+            f"{fio.path}: [{job.name}] --fit scale: {before} from offset {_human_bytes(offset)}"
+            f" became {after} from offset {_human_bytes(new_offset)}"
+        )
+    factor = capacity / furthest
+    notes.insert(
+        0,
+        f"{fio.path}: --fit scale: the file reaches {_human_bytes(furthest)}, the drive holds"
+        f" {_human_bytes(capacity)}: sizes and offsets × {factor:.4g}, aligned to block sizes",
+    )
+    return notes
+
+
+def _too_large(job: FioJob, end: int, capacity: int, config: Any) -> str:
+    key = "size" if "size" in job.where else "offset"
+    where = job.where.get(key, job.line)
+    value = job.options.get(key, "")
+    shown = f"{key}={value}" if value else "its region"
+    ways = []
+    if config is not None:
+        fits = _smallest_preset_fitting(end)
+        if fits is not None:
+            ways.append(f"a preset that holds it (smallest: {fits[0]}, {_human_bytes(fits[1])})")
+        grow = _grow_setting(config, end)
+        if grow is not None:
+            ways.append(f"this drive grown with --set {grow[0]} ({_human_bytes(grow[1])})")
+    ways.append("--fit scale to shrink the file's sizes and offsets to the drive")
+    ways.append("--size SIZE (or --set job.size=50%) for every job")
+    name = f"{config.name}'s" if config is not None else "the drive's"
+    return (
+        f"{where}: [{job.name}] {shown}: the job reaches {_human_bytes(end)}"
+        f" ({end:,} bytes), beyond {name} {_human_bytes(capacity)} ({capacity:,} bytes) of"
+        f" logical capacity; run it with {'; or '.join(ways)}"
+    )
+
+
+def _capacity(config: Any) -> int:
+    return int(_core.job_capacity(config.to_json()))
+
+
+def _smallest_preset_fitting(end: int) -> tuple[str, int] | None:
+    from .api import Config, presets
+
+    best: tuple[str, int] | None = None
+    for preset in presets():
+        try:
+            capacity = _capacity(Config.load(preset["name"]))
+        except _core.SsdlabError:
+            continue
+        if capacity >= end and (best is None or capacity < best[1]):
+            best = (preset["name"], capacity)
+    return best
+
+
+def _grow_setting(config: Any, end: int) -> tuple[str, int] | None:
+    """``nand.blocks_per_plane=N`` that makes ``config`` hold ``end`` bytes, resolved by the core
+    to be sure; None when the drive has no NAND to grow or no such value passes its checks."""
+    nand = config.to_dict().get("nand") or {}
+    blocks = nand.get("blocks_per_plane")
+    if not isinstance(blocks, int) or config.to_dict().get("hfsl") is not None:
+        return None
+    capacity = _capacity(config)
+    if capacity <= 0:
+        return None
+    # Capacity is proportional to the blocks, less a floor on over-provisioning: step up from
+    # the proportional guess until the core agrees.
+    guess = -(-blocks * end // capacity)
+    for n in range(guess, guess + 8):
+        try:
+            grown = config.set(GROW_FIELD, n)
+            got = _capacity(grown)
+        except (_core.SsdlabError, ValueError):
+            return None
+        if got >= end:
+            return f"{GROW_FIELD}={n}", got
+    return None
+
+
+# ----------------------------------------------------------------------------------------------
 # Reports
+
+# fio 3.33's JSON (`--output-format=json`), its keys, types and nesting as fio writes them
+# (stat.c's show_thread_status_json, checked against fio 3.33's own output by
+# tests/test_fio_json.py). The figures come from the run's per-request records: each request's
+# op, issue time and latency.
+
+# fio's default percentile_list (HOWTO: percentile_list).
+DEFAULT_PERCENTILES = (
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0,
+    90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
+)  # fmt: skip
+
+# fio's latency buckets: `latency_ns`/`latency_us` count latencies below each bound (and at
+# or above the one before) in that unit, `latency_ms` the same with a last ">=2000".
+_LAT_BOUNDS = (2, 4, 10, 20, 50, 100, 250, 500, 750, 1000)
+_LAT_MS_BOUNDS = (*_LAT_BOUNDS, 2000)
+# fio's I/O depth buckets (`iodepth_level`: depth at submission, 1, 2-3, 4-7, ...; the
+# submit/complete ones: requests per call, 1-4, 5-8, ...).
+_DEPTH_LEVELS = ((1, "1"), (2, "2"), (4, "4"), (8, "8"), (16, "16"), (32, "32"), (64, ">=64"))
+_BATCH_LEVELS = ((0, "0"), (1, "4"), (5, "8"), (9, "16"), (17, "32"), (33, "64"), (65, ">=64"))
+
+# fio's default bandwidth and IOPS averaging window (HOWTO: bwavgtime, iopsavgtime: 500 ms).
+DEFAULT_AVG_MS = 500
+
+# The ops of the per-request records (`Op` in request.rs: 0 read, 1 write, 2 trim).
+_OPS = ("read", "write", "trim")
+
+
+def _stats(values: Any) -> dict[str, Any]:
+    """fio's min, max, mean, stddev (over N - 1, as fio's running variance) and N."""
+    import numpy as np
+
+    n = int(len(values))
+    if n == 0:
+        return {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}
+    return {
+        "min": int(values.min()),
+        "max": int(values.max()),
+        "mean": float(values.mean()),
+        "stddev": float(np.std(values, ddof=1)) if n > 1 else 0.0,
+        "N": n,
+    }
+
+
+# fio's latency histogram (stat.h: FIO_IO_U_PLAT_BITS 6, FIO_IO_U_PLAT_GROUP_NR 29): values
+# below 128 ns each have a bucket; above, each power of two is split into 64 buckets, so a
+# bucket is within 1/64 of its values. A bucket's value is its middle. fio reads its
+# percentiles and json+'s bins off it; so does this report (tests/test_fio_json.py checks the
+# mapping and the percentiles against fio's own json+).
+_PLAT_BITS = 6
+_PLAT_VAL = 1 << _PLAT_BITS
+_PLAT_NR = 29 * _PLAT_VAL
+
+
+def plat_index(ns: Any) -> Any:
+    """fio's histogram bucket of each latency in ``ns`` (an integer numpy array)."""
+    import numpy as np
+
+    ns = np.asarray(ns, dtype=np.uint64)
+    msb = np.zeros(ns.shape, dtype=np.int64)
+    nonzero = ns > 0
+    msb[nonzero] = np.floor(np.log2(ns[nonzero].astype(np.float64))).astype(np.int64)
+    # log2 of a float can round up just below a power of two: correct it exactly.
+    too_high = nonzero & ((np.uint64(1) << msb.astype(np.uint64)) > ns)
+    msb[too_high] -= 1
+    error_bits = np.maximum(msb - _PLAT_BITS, 0)
+    base = (error_bits + 1) << _PLAT_BITS
+    offset = (ns >> error_bits.astype(np.uint64)).astype(np.int64) & (_PLAT_VAL - 1)
+    index = np.where(msb <= _PLAT_BITS, ns.astype(np.int64), base + offset)
+    return np.minimum(index, _PLAT_NR - 1)
+
+
+def plat_value(index: int) -> int:
+    """The latency (ns) fio gives histogram bucket ``index``: its middle."""
+    if index < (_PLAT_VAL << 1):
+        return index
+    error_bits = (index >> _PLAT_BITS) - 1
+    base = 1 << (error_bits + _PLAT_BITS)
+    return int(base + ((index % _PLAT_VAL) + 0.5) * (1 << error_bits))
+
+
+def _histogram(lat_ns: Any) -> list[tuple[int, int]]:
+    """(bucket, requests) of fio's histogram, the buckets with requests, in order."""
+    import numpy as np
+
+    counts = np.bincount(plat_index(lat_ns), minlength=0)
+    return [(int(i), int(counts[i])) for i in np.flatnonzero(counts)]
+
+
+def _percentiles(hist: Sequence[tuple[int, int]], points: Sequence[float]) -> dict[str, int]:
+    """fio's percentiles off its histogram: for each point, the value of the first bucket at
+    which the requests so far reach that share of all, keyed as fio keys them ("99.000000").
+    fio compares in long double, so that 99.95 % of 2,000 (99.95 a hair above its decimal as a
+    double) is just above 1,999; the share is taken here exactly, as a fraction, to agree."""
+    from fractions import Fraction
+
+    n = sum(count for _, count in hist)
+    out: dict[str, int] = {}
+    for p in points:
+        share = Fraction(p) * n / 100
+        so_far = 0
+        for index, count in hist:
+            so_far += count
+            if so_far >= share:
+                out[f"{p:.6f}"] = plat_value(index)
+                break
+    return out
+
+
+def _windows(done_ps: Any, nbytes: Any, start_ps: int, end_ps: int, avg_ms: int) -> Any:
+    """Bytes and requests completed in each whole ``avg_ms`` window of the measured time."""
+    import numpy as np
+
+    width = avg_ms * 1_000_000_000
+    count = (end_ps - start_ps) // width
+    if count <= 0:
+        return np.zeros(0), np.zeros(0)
+    slot = (done_ps - start_ps) // width
+    inside = (slot >= 0) & (slot < count)
+    b = np.bincount(slot[inside].astype(np.int64), weights=nbytes[inside], minlength=count)
+    n = np.bincount(slot[inside].astype(np.int64), minlength=count)
+    return b, n
+
+
+def _samples(per_window: Any, scale: float, prefix: str) -> dict[str, Any]:
+    import numpy as np
+
+    values = per_window * scale
+    n = int(len(values))
+    dev = "bw_dev" if prefix == "bw" else "iops_stddev"
+    if n == 0:
+        out = {f"{prefix}_min": 0, f"{prefix}_max": 0}
+        if prefix == "bw":
+            out["bw_agg"] = 0.0
+        out.update({f"{prefix}_mean": 0.0, dev: 0.0, f"{prefix}_samples": 0})
+        return out
+    out = {f"{prefix}_min": int(values.min()), f"{prefix}_max": int(values.max())}
+    if prefix == "bw":
+        out["bw_agg"] = 100.0
+    out.update(
+        {
+            f"{prefix}_mean": float(values.mean()),
+            dev: float(np.std(values, ddof=1)) if n > 1 else 0.0,
+            f"{prefix}_samples": n,
+        }
+    )
+    return out
+
+
+def _direction(
+    rows: Any, op: int, runtime_s: float, window: tuple[int, int], job: FioJob, plus: bool
+) -> dict[str, Any]:
+    """One direction of a job in fio's JSON shape, from the records (zeros when it did none)."""
+    import numpy as np
+
+    mine = rows[rows[:, 0] == op] if len(rows) else rows
+    lat_ns = np.sort(mine[:, 3] // 1000) if len(mine) else np.zeros(0, dtype=np.uint64)
+    io_bytes = int(mine[:, 4].sum()) if len(mine) else 0
+    runtime_ms = int(round(runtime_s * 1000)) if len(mine) else 0
+    bw_bytes = int(round(io_bytes / runtime_s)) if runtime_s > 0 and len(mine) else 0
+    lat = _stats(lat_ns)
+    clat = dict(lat)
+    if len(mine):
+        hist = _histogram(lat_ns)
+        clat["percentile"] = _percentiles(hist, _percentile_list(job))
+        if plus:
+            # json+: the histogram itself, each bucket by its value.
+            clat["bins"] = {str(plat_value(i)): count for i, count in hist}
+    avg_ms = _avg_ms(job, "bwavgtime")
+    done = mine[:, 2] + mine[:, 3] if len(mine) else np.zeros(0, dtype=np.uint64)
+    sizes = mine[:, 4].astype(float) if len(mine) else np.zeros(0)
+    b, _ = _windows(done, sizes, window[0], window[1], avg_ms)
+    _, n = _windows(done, sizes, window[0], window[1], _avg_ms(job, "iopsavgtime"))
+    out: dict[str, Any] = {
+        "io_bytes": io_bytes,
+        "io_kbytes": io_bytes // 1024,
+        "bw_bytes": bw_bytes,
+        "bw": bw_bytes // 1024,
+        "iops": float(len(mine) / runtime_s) if runtime_s > 0 else 0.0,
+        "runtime": runtime_ms,
+        "total_ios": int(len(mine)),
+        "short_ios": 0,
+        "drop_ios": 0,
+        # ssdlab measures each request from its arrival to its completion, the host's
+        # submission inside it: fio's lat. It has no separate submission latency (slat: zeros)
+        # and clat carries lat's figures.
+        "slat_ns": _stats(np.zeros(0)),
+        "clat_ns": clat,
+        "lat_ns": lat,
+    }
+    # fio's bw samples are KiB/s over each window, IOPS samples requests/s.
+    out.update(_samples(b, 1000 / avg_ms / 1024, "bw"))
+    out.update(_samples(n, 1000 / _avg_ms(job, "iopsavgtime"), "iops"))
+    return out
+
+
+def _percentile_list(job: FioJob) -> list[float]:
+    text = job.options.get("percentile_list")
+    if not text:
+        return list(DEFAULT_PERCENTILES)
+    try:
+        return [float(p) for p in text.split(":") if p.strip()]
+    except ValueError:
+        return list(DEFAULT_PERCENTILES)
+
+
+def _avg_ms(job: FioJob, key: str) -> int:
+    text = job.options.get(key, "")
+    return int(text) if text.isdigit() and int(text) > 0 else DEFAULT_AVG_MS
+
+
+def _buckets(values: Any, bounds: Sequence[int], unit_ns: int, low_ns: int) -> dict[str, float]:
+    """Percent of ``values`` (ns) in each of fio's latency buckets of one unit; those below
+    ``low_ns`` belong to a finer unit's buckets."""
+    import numpy as np
+
+    n = len(values)
+    out: dict[str, float] = {}
+    below = low_ns
+    for bound in bounds:
+        top = bound * unit_ns
+        hits = int(np.count_nonzero((values >= below) & (values < top))) if n else 0
+        out[str(bound)] = round(100.0 * hits / n, 6) if n else 0.0
+        below = top
+    return out
+
+
+def _depth_levels(rows: Any, clones: int) -> dict[str, float]:
+    """fio's iodepth_level: the share of requests issued at each depth of the job's requests
+    in flight (itself included), from the records' issue and completion times. The records do
+    not say which of ``numjobs`` clones issued a request: with several, a clone's depth is
+    taken as the clones' together over their number (rounded up)."""
+    import numpy as np
+
+    n = len(rows)
+    if n == 0:
+        return {name: 0.0 for _, name in _DEPTH_LEVELS}
+    issue = np.sort(rows[:, 2])
+    done = np.sort(rows[:, 2] + rows[:, 3])
+    depth = np.searchsorted(issue, issue, side="right") - np.searchsorted(done, issue, "right")
+    depth = -(-depth // max(clones, 1))
+    out = {}
+    bounds = [level for level, _ in _DEPTH_LEVELS] + [2**63]
+    for (low, name), high in zip(_DEPTH_LEVELS, bounds[1:], strict=True):
+        hits = int(np.count_nonzero((depth >= low) & (depth < high)))
+        out[name] = round(100.0 * hits / n, 6)
+    return out
+
+
+def _batch_levels(batch: int) -> dict[str, float]:
+    """fio's iodepth_submit/complete: requests per call, here the engine's batch (not
+    measured: every refill hands ``batch`` requests to the kernel)."""
+    out = {name: 0.0 for _, name in _BATCH_LEVELS}
+    name = [n for low, n in _BATCH_LEVELS if batch >= low][-1]
+    out[name] = 100.0
+    return out
+
+
+def job_json(
+    job: FioJob, result: Mapping[str, Any], records: bytes | None = None, plus: bool = False
+) -> dict[str, Any]:
+    """One job in fio 3.33's JSON shape (``plus``: json+, with the latency histogram's bins);
+    ``records`` are the run's per-request records (``Result.record_bytes``, from
+    ``run(..., record_requests=True)``)."""
+    import numpy as np
+
+    runtime_s = float(result["sim"]["measured_time_s"])
+    rows = (
+        np.frombuffer(records, dtype="<u8").reshape(-1, 5)
+        if records
+        else np.zeros((0, 5), dtype=np.uint64)
+    )
+    end_ps = int(round(float(result["sim"]["simulated_time_s"]) * 1e12))
+    window = (end_ps - int(round(runtime_s * 1e12)), end_ps)
+    lat_ns = rows[:, 3] // 1000 if len(rows) else np.zeros(0, dtype=np.uint64)
+    iodepth = int(job.fields.get("iodepth", 1))
+    out: dict[str, Any] = {
+        "jobname": job.name,
+        "groupid": job.group,
+        "error": 0,
+        "eta": 0,
+        "elapsed": int(math.ceil(runtime_s)),
+        "job options": dict(job.own),
+    }
+    for code, op in enumerate(_OPS):
+        out[op] = _direction(rows, code, runtime_s, window, job, plus)
+    out.update(
+        {
+            "sync": {"total_ios": 0, "lat_ns": _stats(np.zeros(0))},
+            "job_runtime": int(round(runtime_s * 1000)),
+            # Host CPU use and the process's faults and context switches are the real
+            # machine's in fio; a simulation has none to report.
+            "usr_cpu": 0.0,
+            "sys_cpu": 0.0,
+            "ctx": 0,
+            "majf": 0,
+            "minf": 0,
+            "iodepth_level": _depth_levels(rows, int(job.fields.get("numjobs", 1))),
+            "iodepth_submit": _batch_levels(int(job.fields.get("iodepth_batch", 1))),
+            "iodepth_complete": _batch_levels(1),
+            "latency_ns": _buckets(lat_ns, _LAT_BOUNDS, 1, 0),
+            "latency_us": _buckets(lat_ns, _LAT_BOUNDS, 1000, 1000),
+            "latency_ms": _ms_buckets(lat_ns),
+            "latency_depth": iodepth,
+            "latency_target": 0,
+            "latency_percentile": 100.0,
+            "latency_window": 0,
+            "ssdlab": {"config_name": result["config_name"], "config_hash": result["config_hash"]},
+        }
+    )
+    return out
+
+
+def _ms_buckets(lat_ns: Any) -> dict[str, float]:
+    import numpy as np
+
+    out = _buckets(lat_ns, _LAT_MS_BOUNDS, 1_000_000, 1_000_000)
+    n = len(lat_ns)
+    hits = int(np.count_nonzero(lat_ns >= 2000 * 1_000_000)) if n else 0
+    out[">=2000"] = round(100.0 * hits / n, 6) if n else 0.0
+    return out
+
+
+def to_json(
+    fio: FioFile,
+    results: Iterable[Mapping[str, Any]],
+    version: str,
+    records: Sequence[bytes | None] | None = None,
+    plus: bool = False,
+) -> dict[str, Any]:
+    """The run of a job file in fio's ``--output-format=json`` shape (``plus``: json+). Its
+    time is the epoch: fio's is the wall clock, which would make two runs of the same inputs
+    differ."""
+    results = list(results)
+    recs = list(records) if records is not None else [None] * len(results)
+    jobs = [
+        job_json(job, result, rec, plus)
+        for job, result, rec in zip(fio.jobs, results, recs, strict=True)
+    ]
+    return {
+        "fio version": f"ssdlab-{version}",
+        "timestamp": 0,
+        "timestamp_ms": 0,
+        "time": "Thu Jan  1 00:00:00 1970",
+        "global options": dict(fio.global_options),
+        "jobs": jobs,
+    }
+
+
+# The text report, from the results' summaries.
 
 # fio's default completion-latency percentiles that the result has.
 _PERCENTILES = (
@@ -515,7 +1269,7 @@ _PERCENTILES = (
 )
 
 
-def _direction(ops: Mapping[str, Any], op: str, runtime_s: float) -> dict[str, Any]:
+def _summary_direction(ops: Mapping[str, Any], op: str, runtime_s: float) -> dict[str, Any]:
     """One direction of a job in fio's JSON shape (zeros when the job did none)."""
     o = ops.get(op)
     if not o:
@@ -555,7 +1309,8 @@ def _direction(ops: Mapping[str, Any], op: str, runtime_s: float) -> dict[str, A
     }
 
 
-def job_json(job: FioJob, result: Mapping[str, Any]) -> dict[str, Any]:
+def _summary_json(job: FioJob, result: Mapping[str, Any]) -> dict[str, Any]:
+    """A job's figures from the result's summary (no per-request records): the text report's."""
     runtime_s = float(result["sim"]["measured_time_s"])
     ops = result.get("ops", {})
     return {
@@ -563,22 +1318,11 @@ def job_json(job: FioJob, result: Mapping[str, Any]) -> dict[str, Any]:
         "groupid": job.group,
         "error": 0,
         "job options": dict(job.options),
-        "read": _direction(ops, "read", runtime_s),
-        "write": _direction(ops, "write", runtime_s),
-        "trim": _direction(ops, "trim", runtime_s),
+        "read": _summary_direction(ops, "read", runtime_s),
+        "write": _summary_direction(ops, "write", runtime_s),
+        "trim": _summary_direction(ops, "trim", runtime_s),
         "job_runtime": int(round(runtime_s * 1000)),
         "ssdlab": {"config_name": result["config_name"], "config_hash": result["config_hash"]},
-    }
-
-
-def to_json(fio: FioFile, results: Iterable[Mapping[str, Any]], version: str) -> dict[str, Any]:
-    """The run of a job file in fio's ``--output-format=json`` shape."""
-    jobs = [job_json(job, result) for job, result in zip(fio.jobs, results, strict=True)]
-    return {
-        "fio version": f"ssdlab-{version}",
-        "global options": {},
-        "jobs": jobs,
-        "disk_util": [],
     }
 
 
@@ -598,7 +1342,7 @@ def to_text(fio: FioFile, results: Sequence[Mapping[str, Any]]) -> str:
     """A report in the manner of fio's normal output: each job, then each group's totals."""
     lines: list[str] = []
     for job, result in zip(fio.jobs, results, strict=True):
-        j = job_json(job, result)
+        j = _summary_json(job, result)
         lines.append(
             f"{job.name}: (groupid={job.group}, jobs={job.fields.get('numjobs', 1)}): "
             f"rw={job.fields['rw']}, iodepth={job.fields.get('iodepth', 1)}"
@@ -627,7 +1371,7 @@ def to_text(fio: FioFile, results: Sequence[Mapping[str, Any]]) -> str:
         # sum of their measured times.
         seconds = sum(float(results[index[id(job)]]["sim"]["measured_time_s"]) for job in group)
         for op, label in (("read", "READ"), ("write", "WRITE"), ("trim", "TRIM")):
-            members = [job_json(job, results[index[id(job)]])[op] for job in group]
+            members = [_summary_json(job, results[index[id(job)]])[op] for job in group]
             io = sum(m["io_bytes"] for m in members)
             if io == 0:
                 continue

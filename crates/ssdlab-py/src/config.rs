@@ -27,6 +27,14 @@ fn parse_bytes(text: &str) -> PyResult<u64> {
     ssdlab::config::units::parse_bytes(text).map_err(pyo3::exceptions::PyValueError::new_err)
 }
 
+/// A duration as configs and jobs write it ("10ms", "2s") in seconds.
+#[pyfunction]
+fn parse_duration_s(text: &str) -> PyResult<f64> {
+    ssdlab::config::units::parse_duration(text)
+        .map(|t| t.as_secs_f64())
+        .map_err(pyo3::exceptions::PyValueError::new_err)
+}
+
 /// The shortest exact spelling of a size: 4096 -> "4KiB".
 #[pyfunction]
 fn format_bytes(count: u64) -> String {
@@ -63,14 +71,24 @@ fn config_toml(config_json: &str) -> PyResult<String> {
         .map_err(to_py)
 }
 
+/// The bytes a job on the config may address (its logical capacity; on a fusion device, what
+/// HFSL offers).
+#[pyfunction]
+fn job_capacity(config_json: &str) -> PyResult<u64> {
+    let cfg = SsdConfig::from_json(config_json).map_err(to_py)?;
+    ssdlab::run::job_capacity(&cfg).map_err(to_py)
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(parse_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(format_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_duration_s, m)?)?;
     m.add_function(wrap_pyfunction!(config_schema, m)?)?;
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
     m.add_function(wrap_pyfunction!(config_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(job_capacity, m)?)?;
     // The bound on a config, job, fio or sweep file, for the readers on the Python side too.
     m.add(
         "MAX_CONFIG_FILE_BYTES",

@@ -108,6 +108,17 @@ pub fn run_replay(
     })
 }
 
+/// The bytes a job on `cfg` may address, what [`run`] fits a job to: the logical capacity, or
+/// on a fusion device what HFSL offers. (The fio reader checks a job file against it, so that a
+/// job too large for the drive is named by its file and line.)
+pub fn job_capacity(cfg: &SsdConfig) -> Result<u64> {
+    if cfg.hfsl.is_some() {
+        hfsl_capacity(cfg)
+    } else {
+        Ok(cfg.logical_bytes())
+    }
+}
+
 /// The bytes HFSL offers on fusion device `cfg` (its NAND less GC's spare blocks).
 fn hfsl_capacity(cfg: &SsdConfig) -> Result<u64> {
     let hw = hfsl::hardware(cfg)?;

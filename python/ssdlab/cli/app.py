@@ -41,7 +41,7 @@ from ..files import write_output_text
 from .experiments import register as register_experiments
 from .nvme import register as register_nvme
 from .options import Interface, Overrides, UserError, check_overrides
-from .progress import progress_bar
+from .progress import progress_bar, with_estimate
 from .serve import register as register_serve
 from .swap import register as register_swap
 from .table import key_value_table, print_result
@@ -184,21 +184,79 @@ def _run_with_progress(config: Config, job: Job | Trace, seed: int, quiet: bool)
         return run(config, job, seed=seed, progress=progress)
 
 
+#: A job of a fio file whose simulated length is at least this (s) has it said before it starts.
+LONG_SIMULATION_S = 1.0
+
+
+def _fio_overrides(overrides: Sequence[str] | None) -> tuple[list[str], list[tuple[str, str]]]:
+    """``--set job.OPTION=VALUE`` are fio options for every job of a ``--fio`` file; the other
+    ``--set`` are the config's."""
+    config, job = [], []
+    for item in overrides or []:
+        if item.startswith("job."):
+            key, sep, value = item[len("job.") :].partition("=")
+            if not sep or not key.strip():
+                raise UserError(f"bad --set {item!r}: expected job.OPTION=VALUE, e.g. job.size=1g")
+            job.append((key.strip(), value.strip()))
+        else:
+            config.append(item)
+    return config, job
+
+
+def _simulated_length(job: Any) -> str | None:
+    """What bounds a fio job, when it is long enough to say: its runtime or request count."""
+    fields = job.fields
+    runtime = fields.get("runtime")
+    if runtime is not None:
+        seconds = float(_core.parse_duration_s(str(runtime)))
+        if seconds >= LONG_SIMULATION_S:
+            return f"up to {seconds:g} s of simulated time (runtime={job.options.get('runtime')})"
+    return None
+
+
 def _run_fio(
-    config: Config, path: Path, seed: int, quiet: bool, output_format: str, json_out: Path | None
+    config: Config,
+    path: Path,
+    seed: int,
+    quiet: bool,
+    output_format: str,
+    json_out: Path | None,
+    job_overrides: Sequence[tuple[str, str]] = (),
+    fields: dict[str, Any] | None = None,
+    fit: str | None = None,
 ) -> None:
     """Run a fio job file: its groups in order, each job of a group one after another on a
-    drive prepared afresh; print fio's report (text or JSON) and keep each result with --json."""
+    drive prepared afresh; print fio's report (text or JSON) and keep each result with --json.
+    ``job_overrides`` are fio options for every job (``--set job.OPTION=VALUE``, fio's grammar);
+    ``fields`` job fields for every job (``--size`` and the other flags, ssdlab's grammar); both
+    replace what the file says."""
     from .. import fio
 
-    if output_format not in ("normal", "json"):
-        raise UserError(f"--output-format {output_format!r}: expected normal or json")
+    if output_format not in ("normal", "json", "json+"):
+        raise UserError(f"--output-format {output_format!r}: expected normal, json or json+")
+    if fit not in (None, "none", "scale"):
+        raise UserError(f"--fit {fit!r} with --fio: expected scale or none (wrap is a trace's)")
+    capacity = int(_core.job_capacity(config.to_json()))
+    cores = int((config.to_dict().get("host") or {}).get("cores") or 1)
     try:
-        parsed = fio.load(path)
+        parsed = fio.load(path, capacity=capacity, ncpus=cores, overrides=job_overrides)
+        for job in parsed.jobs:
+            for key, value in (fields or {}).items():
+                job.fields[key] = value
+                if key in ("size", "offset"):
+                    job.where[key] = "--" + key
+                    job.options[key] = str(value)
+            if fields:
+                job.job()  # the flags' values, checked as the core checks a job
+        notes = fio.fit_to_drive(parsed, capacity, fit == "scale", config)
     except fio.FioError as error:
         raise UserError(str(error)) from None
+    except _core.SsdlabError as error:
+        raise UserError(f"{path}: {error}") from None
     for warning in parsed.warnings:
         sys.stderr.write(f"warning: {warning}\n")
+    for note in notes:
+        sys.stderr.write(f"note: {note}\n")
     for group in parsed.groups():
         if len(group) > 1:
             names = ", ".join(job.name for job in group)
@@ -208,13 +266,23 @@ def _run_fio(
                 " prepared drive, not side by side\n"
             )
     results = []
+    records = []
+    # fio's JSON figures (stddev, percentiles, buckets, depths) come from each request's record.
+    record = output_format in ("json", "json+")
     for job in parsed.jobs:
-        result = _run_with_progress(config, job.job(), seed, quiet)
+        length = _simulated_length(job)
+        label = f"[{job.name}]"
+        if length is not None and not quiet:
+            sys.stderr.write(f"{label}: {length}\n")
+        with progress_bar(enabled=not quiet) as progress:
+            callback = with_estimate(progress, label, sys.stderr) if not quiet else progress
+            result = run(config, job.job(), seed=seed, progress=callback, record_requests=record)
         results.append(result.to_dict())
+        records.append(result.record_bytes)
     if json_out is not None:
         _write_json(json_out, json.dumps(results, indent=2))
-    if output_format == "json":
-        report = fio.to_json(parsed, results, __version__)
+    if record:
+        report = fio.to_json(parsed, results, __version__, records, output_format == "json+")
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
     elif not quiet:
         sys.stdout.write(fio.to_text(parsed, results))
@@ -287,15 +355,19 @@ def run_command(
             "--fio",
             metavar="FILE",
             help="A fio job file (INI: [global], job sections, stonewall groups); reported per"
-            " job and per group as fio does (see docs/fio.md).",
+            " job and per group as fio does (see docs/fio.md). The job flags below (--size,"
+            " --runtime, ...) replace the file's value in every job; --set job.OPTION=VALUE sets a"
+            " fio option in every job, in fio's grammar; --fit scale shrinks the file's sizes and"
+            " offsets to the drive.",
         ),
     ] = None,
     output_format: Annotated[
         str,
         typer.Option(
             "--output-format",
-            metavar="normal|json",
-            help="With --fio: fio's text report (normal) or fio's JSON shape (json).",
+            metavar="normal|json|json+",
+            help="With --fio: fio's text report (normal), fio's JSON (json) or JSON with the"
+            " latency histogram's bins (json+).",
         ),
     ] = "normal",
     name: Annotated[str | None, typer.Option(help="Job name.")] = None,
@@ -304,7 +376,12 @@ def run_command(
         typer.Option(help="read, write, randread, randwrite, randrw, rw, trim or randtrim."),
     ] = None,
     bs: Annotated[
-        str | None, typer.Option(help="Block size (4KiB) or a mix (4KiB:70,64KiB:30).")
+        str | None,
+        typer.Option(
+            help="Block size (4KiB) or a mix (4KiB:70,64KiB:30). Sizes here: KiB, MiB, k, m are"
+            " powers of 1024, KB, MB powers of 1000 (fio's kb_base=1000 reading of KiB and KB;"
+            " in a fio file, 4KB is 4096 B and 4KiB 4000 B unless it sets kb_base=1000)."
+        ),
     ] = None,
     iodepth: Annotated[int | None, typer.Option(help="Requests in flight per job.")] = None,
     ioengine: Annotated[
@@ -327,7 +404,9 @@ def run_command(
         int | None,
         typer.Option(help="Job instances; instance k uses NVMe queue k mod interface.io_queues."),
     ] = None,
-    size: Annotated[str | None, typer.Option(help="Region size (default: the device).")] = None,
+    size: Annotated[
+        str | None, typer.Option(help="Region size (default: the device); units as for --bs.")
+    ] = None,
     offset: Annotated[str | None, typer.Option(help="Start of the region.")] = None,
     runtime: Annotated[str | None, typer.Option(help="Simulated time limit, e.g. 10ms.")] = None,
     rate_iops: Annotated[
@@ -338,7 +417,10 @@ def run_command(
     ] = None,
     ramp: Annotated[str | None, typer.Option(help="Warm-up time excluded from results.")] = None,
     distribution: Annotated[
-        str | None, typer.Option(help="Offset distribution: uniform or zipf:THETA.")
+        str | None,
+        typer.Option(
+            help="Offset distribution: uniform, zipf:THETA, zoned:A/R%:... or zoned_abs:A/SIZE:..."
+        ),
     ] = None,
     stream: Annotated[
         int | None,
@@ -399,7 +481,8 @@ def run_command(
     fit: Annotated[
         str | None,
         typer.Option(
-            help="wrap, scale or none: a trace larger than the drive.",
+            help="wrap, scale or none: a trace larger than the drive; with --fio, scale or none:"
+            " a job file larger than the drive.",
             rich_help_panel="Trace replay",
         ),
     ] = None,
@@ -461,6 +544,9 @@ def run_command(
 ) -> None:
     """Run a job (fio-style flags or --job FILE), or replay a trace (--trace FILE), on a preset
     or a configuration file."""
+    fio_job_overrides: list[tuple[str, str]] = []
+    if fio_file is not None:
+        overrides, fio_job_overrides = _fio_overrides(overrides)
     resolved = _load_config(config, overrides, interface)
     if power_cut_event is not None:
         if resolved.to_dict().get("hfsl") is None:
@@ -477,29 +563,46 @@ def run_command(
             )
         resolved = resolved.set("hfsl.restart_cut_event", restart_cut_event)
     if fio_file is not None:
-        given = [
+        refused = [
             flag
-            for flag, value in {
-                "--job": job_file,
-                "--trace": trace,
-                "--rw": rw,
-                "--bs": bs,
-                "--iodepth": iodepth,
-                "--numjobs": numjobs,
-                "--size": size,
-                "--offset": offset,
-                "--runtime": runtime,
-                "--rate-iops": rate_iops,
-                "--io-count": io_count,
-                "--ramp": ramp,
-                "--distribution": distribution,
-                "--rwmixread": rwmixread,
-            }.items()
+            for flag, value in {"--job": job_file, "--trace": trace, "--name": name}.items()
             if value is not None
         ]
-        if given:
-            raise UserError(f"{', '.join(given)} cannot go with --fio: the job file says it all")
-        _run_fio(resolved, fio_file, seed, quiet, output_format, json_out)
+        if refused:
+            raise UserError(
+                f"{', '.join(refused)} cannot go with --fio: the job file names its jobs"
+            )
+        # The flags replace the field in every job of the file, in ssdlab's grammar as with
+        # --job; --set job.OPTION=VALUE takes fio's (docs/fio.md).
+        flags = {
+            "rw": rw,
+            "bs": parse_bs(bs) if bs is not None else None,
+            "iodepth": iodepth,
+            "ioengine": ioengine,
+            "iodepth_batch": iodepth_batch,
+            "iodepth_low": iodepth_low,
+            "numjobs": numjobs,
+            "size": size,
+            "offset": offset,
+            "runtime": runtime,
+            "rate_iops": rate_iops,
+            "io_count": io_count,
+            "ramp": ramp,
+            "distribution": distribution,
+            "rwmixread": rwmixread,
+            "stream": stream,
+        }
+        _run_fio(
+            resolved,
+            fio_file,
+            seed,
+            quiet,
+            output_format,
+            json_out,
+            fio_job_overrides,
+            {k: v for k, v in flags.items() if v is not None},
+            fit,
+        )
         return
     if output_format != "normal":
         raise UserError(f"--output-format {output_format}: only with --fio (see --json)")

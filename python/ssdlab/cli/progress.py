@@ -108,3 +108,46 @@ def progress_bar(enabled: bool, description: str = "simulating") -> Iterator[Pro
             bar.update(task, description=shown, completed=done, total=total if total > 0 else None)
 
         yield update
+
+
+#: Wall seconds of simulating (after preconditioning) before :func:`with_estimate` judges the
+#: whole run's length: long enough for the rate to settle past the first requests, short enough
+#: to be said near the start.
+ESTIMATE_AFTER_S = 2.0
+
+
+def with_estimate(
+    callback: ProgressCallback,
+    label: str,
+    stream: TextIO,
+    after_s: float = ESTIMATE_AFTER_S,
+    clock: Callable[[], float] = time.monotonic,
+) -> ProgressCallback:
+    """``callback``, and once: after ``after_s`` of simulating, a line on ``stream`` with the
+    wall time the whole run will take at the rate so far (a run shorter than that says
+    nothing). The core reports (0, 0) while it preconditions; the clock starts after."""
+    started: float | None = None
+    said = False
+
+    def update(done: int, total: int) -> None:
+        nonlocal started, said
+        callback(done, total)
+        if said or total <= 0:
+            return
+        now = clock()
+        if started is None:
+            started = now
+            return
+        elapsed = now - started
+        if elapsed < after_s or done <= 0:
+            return
+        said = True
+        fraction = min(done / total, 1.0)
+        whole = elapsed / fraction
+        stream.write(
+            f"{label}: about {_clock(whole)} of wall time to simulate it all"
+            f" ({fraction:.1%} done after {_clock(elapsed)})\n"
+        )
+        stream.flush()
+
+    return update

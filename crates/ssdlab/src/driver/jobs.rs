@@ -32,6 +32,16 @@ struct Instance {
     ahead: Option<(Op, u64, u64)>,
     /// Open-loop arrivals waiting for a free slot of the iodepth.
     backlog: VecDeque<SimTime>,
+    /// `thinktime`: completions since the instance last paused, and when its pause ends.
+    completed: u32,
+    think_until: SimTime,
+}
+
+/// fio's `thinktime`: after `blocks` completions an instance issues nothing for `time`.
+#[derive(Clone, Copy, Debug)]
+struct Think {
+    time: SimTime,
+    blocks: u32,
 }
 
 /// The closed loop's host side, from the job's engine options.
@@ -48,6 +58,8 @@ struct Engine {
     batch: u32,
     /// Today's driver exactly: libaio-like, refill at every completion, one at a time.
     plain: bool,
+    /// Pauses between requests, if the job has them.
+    think: Option<Think>,
 }
 
 impl Engine {
@@ -57,17 +69,24 @@ impl Engine {
         let outstanding = kind.outstanding(s.iodepth);
         let low = s.iodepth_low.unwrap_or(s.iodepth).min(outstanding);
         let batch = s.iodepth_batch.unwrap_or(1);
+        let think = s.thinktime.map(|t| Think {
+            time: t.0,
+            blocks: s.thinktime_blocks.unwrap_or(1),
+        });
         Engine {
+            think,
             kind,
             device_depth: kind.device_depth(s.iodepth),
             outstanding,
             low,
             batch,
-            // Zoned writes take the other path (`submit_any`), out of the default one.
+            // Zoned writes and thinking jobs take the other path (`submit_any`), out of the
+            // default one.
             plain: !kind.syscall_per_request()
                 && low == outstanding
                 && batch == 1
-                && s.zonemode != Some(ZoneMode::Zbd),
+                && s.zonemode != Some(ZoneMode::Zbd)
+                && think.is_none(),
         }
     }
 }
@@ -133,6 +152,8 @@ impl JobDriver {
                 gen: Generator::new(&job, k, seed),
                 ahead: None,
                 backlog: VecDeque::new(),
+                completed: 0,
+                think_until: SimTime::ZERO,
             })
             .collect();
         Ok(JobDriver {
@@ -368,6 +389,26 @@ impl JobDriver {
                 self.submit_any(dev, now, inst, arrival);
             }
         }
+        if let Some(think) = self.engine.think {
+            let i = &mut self.insts[inst as usize];
+            i.completed += 1;
+            if i.completed >= think.blocks {
+                i.completed = 0;
+                let Some(until) = now.0.checked_add(think.time.0) else {
+                    self.error.get_or_insert(Error::Job(format!(
+                        "job, field `thinktime`: a pause of {:.0} s from {:.0} s of simulated time ends past the simulator's clock (2^64 ps, about 213 days)",
+                        think.time.as_secs_f64(),
+                        now.as_secs_f64()
+                    )));
+                    return;
+                };
+                i.think_until = SimTime(until);
+                dev.wake_at(i.think_until, inst);
+            }
+            if now < i.think_until {
+                return; // the wake at the pause's end refills
+            }
+        }
         let i = &self.insts[inst as usize];
         if i.inflight + i.backlog.len() as u32 <= self.engine.low {
             self.refill(dev, now, inst);
@@ -424,10 +465,14 @@ impl Driver for JobDriver {
         }
     }
 
-    /// An open-loop arrival of instance `inst`.
+    /// An open-loop arrival of instance `inst`, or in a closed loop the end of its `thinktime`.
     fn on_wake(&mut self, dev: &mut Device, now: SimTime, inst: u32) {
         self.latest = now;
         if !self.may_issue(now) || self.error.is_some() {
+            return;
+        }
+        if self.job.spec.rate_iops.is_none() {
+            self.refill(dev, now, inst);
             return;
         }
         self.issued += 1;
@@ -545,6 +590,50 @@ mod tests {
         );
         assert_eq!(w.completions, 200);
         assert_eq!(w.inner.finish().unwrap(), "io_count reached");
+    }
+
+    /// fio's `thinktime`: with one request in flight, each request is issued a think after
+    /// the previous one completed (fio's sync loop: I/O, think, I/O), and never earlier.
+    #[test]
+    fn thinktime_pauses_an_instance_after_each_completion() {
+        let (mut dev, mut drv) = setup(
+            &[],
+            r#"{"rw":"randread","bs":"4KiB","iodepth":1,"io_count":50,"thinktime":"100us"}"#,
+        );
+        drv.start(&mut dev);
+        assert!(dev.run(&mut drv, u64::MAX, &mut |_, _| true).unwrap());
+        let mut recs = dev.take_records().unwrap();
+        recs.sort_by_key(|r| r.issue_ps);
+        assert_eq!(recs.len(), 50);
+        for w in recs.windows(2) {
+            let ready = w[0].issue_ps + w[0].latency_ps + 100_000_000;
+            assert_eq!(
+                w[1].issue_ps, ready,
+                "issued exactly one think after the completion"
+            );
+        }
+        // thinktime_blocks=4: a pause after every fourth completion only.
+        let (mut dev, mut drv) = setup(
+            &[],
+            r#"{"rw":"randread","bs":"4KiB","iodepth":1,"io_count":40,"thinktime":"1ms","thinktime_blocks":4}"#,
+        );
+        drv.start(&mut dev);
+        assert!(dev.run(&mut drv, u64::MAX, &mut |_, _| true).unwrap());
+        let mut recs = dev.take_records().unwrap();
+        recs.sort_by_key(|r| r.issue_ps);
+        let gaps: Vec<u64> = recs
+            .windows(2)
+            .map(|w| w[1].issue_ps - (w[0].issue_ps + w[0].latency_ps))
+            .collect();
+        let pauses = gaps.iter().filter(|&&g| g == 1_000_000_000).count();
+        assert_eq!(
+            pauses, 9,
+            "39 gaps, a pause after completions 4, 8, ..., 36: {gaps:?}"
+        );
+        assert!(
+            gaps.iter().all(|&g| g == 0 || g == 1_000_000_000),
+            "{gaps:?}"
+        );
     }
 
     /// A runtime-bound job reports progress as a fraction of its runtime (issue 45, point 11:

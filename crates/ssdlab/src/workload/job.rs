@@ -140,6 +140,20 @@ pub struct JobSpec {
     /// With `zonemode = "zbd"`: send writes as Zone Append commands to their zone's start.
     #[serde(default, skip_serializing_if = "is_false")]
     pub zone_append: bool,
+    /// fio's `percentage_random`: the share (percent) of a random pattern's requests that go to
+    /// a random offset; the others continue sequentially after the instance's previous request.
+    /// Absent: 100 (fio's default). Written out only when given, as the fields below, so results
+    /// of jobs without them stay as they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percentage_random: Option<u32>,
+    /// fio's `thinktime`: after every `thinktime_blocks` completions an instance issues nothing
+    /// for this long. Closed loop only: with `rate_iops` the arrivals are paced by the rate and
+    /// this has no effect (the fio reader warns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinktime: Option<Dur>,
+    /// fio's `thinktime_blocks`: completions between two thinks; absent: 1 (fio's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinktime_blocks: Option<u32>,
 }
 
 fn is_false(v: &bool) -> bool {
@@ -233,6 +247,9 @@ pub struct Job {
     pub runtime: Option<SimTime>,
     pub ramp: SimTime,
     pub zipf_theta: Option<f64>,
+    /// fio's zones (`zoned`, `zoned_abs`) in bytes: (cumulative access percent up to and with
+    /// this zone, start, length), in order; empty for other distributions.
+    pub zones: Vec<(u32, u64, u64)>,
 }
 
 impl Job {
@@ -276,6 +293,10 @@ impl JobSpec {
     pub const HOST_FIELDS: [&'static str; 3] = ["ioengine", "iodepth_batch", "iodepth_low"];
     /// The zoned-drive options, also written only when given.
     pub const ZONE_FIELDS: [&'static str; 3] = ["zonemode", "max_open_zones", "zone_append"];
+
+    /// fio's pattern and pacing options beyond `FIELDS`, serialised only when given.
+    pub const FIO_FIELDS: [&'static str; 3] =
+        ["percentage_random", "thinktime", "thinktime_blocks"];
 
     /// The engine, `libaio` when none is given.
     pub fn engine(&self) -> IoEngine {
@@ -436,6 +457,23 @@ impl JobSpec {
         if self.io_count == Some(0) {
             return err("io_count", "got 0, expected at least 1".into());
         }
+        if let Some(p) = self.percentage_random {
+            if p > 100 {
+                return err("percentage_random", format!("got {p}, expected 0 to 100"));
+            }
+        }
+        if self.thinktime_blocks == Some(0) {
+            return err("thinktime_blocks", "got 0, expected at least 1".into());
+        }
+        if self.thinktime.is_some_and(|t| t.0 == SimTime::ZERO) {
+            return err(
+                "thinktime",
+                "got 0, expected a positive duration (or none)".into(),
+            );
+        }
+        if self.thinktime_blocks.is_some() && self.thinktime.is_none() {
+            return err("thinktime_blocks", "given without thinktime".into());
+        }
         if let Some(rt) = self.runtime {
             if rt.0 == SimTime::ZERO {
                 return err("runtime", "got 0, expected a positive duration".into());
@@ -502,7 +540,12 @@ impl JobSpec {
                 Some(((region_len as f64 / mean_bs).floor() as u64).max(1) * self.numjobs as u64)
             }
         };
+        let zones = match self.distribution.zones() {
+            None => Vec::new(),
+            Some(z) => fit_zones(z, self.offset.0, region_len, min_bs, max_bs)?,
+        };
         Ok(Job {
+            zones,
             spec: self.clone(),
             sizes,
             size_weight_total: weight_total,
@@ -524,31 +567,97 @@ impl JobSpec {
 pub struct Distribution {
     text: String,
     zipf_theta: Option<f64>,
+    zones: Option<Zones>,
+}
+
+/// fio's `zoned` and `zoned_abs` distributions: zones of the region in order from its start,
+/// each with its share of the accesses (percent) and its length, a share of the region in
+/// percent (`zoned`) or bytes (`zoned_abs`). Within a zone offsets are uniform.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Zones {
+    pub absolute: bool,
+    /// (access percent, length: percent of the region or bytes)
+    pub zones: Vec<(u32, u64)>,
+}
+
+impl Zones {
+    fn parse(s: &str, absolute: bool) -> std::result::Result<Zones, String> {
+        let form = if absolute {
+            "\"zoned_abs:ACCESS%/SIZE:...\" such as \"zoned_abs:60/1GiB:40/3GiB\""
+        } else {
+            "\"zoned:ACCESS%/REGION%:...\" such as \"zoned:60/10:30/20:10/70\""
+        };
+        let bad = |why: String| format!("got {s:?}: {why}; expected {form}");
+        let mut zones = Vec::new();
+        let (mut access, mut share) = (0u64, 0u64);
+        for part in s.split(':') {
+            let (a, len) = part
+                .split_once('/')
+                .ok_or_else(|| bad(format!("zone {part:?} has no '/'")))?;
+            let a: u32 = a
+                .trim()
+                .parse()
+                .map_err(|_| bad(format!("access share {a:?} is not a whole percentage")))?;
+            let len = if absolute {
+                parse_bytes(len.trim()).map_err(|m| bad(format!("zone size: {m}")))?
+            } else {
+                len.trim()
+                    .parse::<u64>()
+                    .map_err(|_| bad(format!("region share {len:?} is not a whole percentage")))?
+            };
+            if len == 0 {
+                return Err(bad(format!("zone {part:?} is empty")));
+            }
+            access += a as u64;
+            share = share.saturating_add(len);
+            zones.push((a, len));
+        }
+        // fio refuses both (checked against fio 3.33): accesses that do not add up to 100, and
+        // zones that add up to more than the whole region.
+        if access != 100 {
+            return Err(bad(format!(
+                "the access shares add up to {access}, not 100"
+            )));
+        }
+        if !absolute && share > 100 {
+            return Err(bad(format!(
+                "the region shares add up to {share}, above 100"
+            )));
+        }
+        Ok(Zones { absolute, zones })
+    }
 }
 
 impl Distribution {
     pub fn parse(s: &str) -> std::result::Result<Distribution, String> {
-        let zipf_theta = if s == "uniform" {
-            None
-        } else {
+        let expected = "expected \"uniform\", \"zipf:<theta>\" with theta > 0 (e.g. \"zipf:1.2\"), \"zoned:ACCESS%/REGION%:...\" or \"zoned_abs:ACCESS%/SIZE:...\"";
+        let mut zipf_theta = None;
+        let mut zones = None;
+        if let Some(rest) = s.strip_prefix("zoned:") {
+            zones = Some(Zones::parse(rest, false)?);
+        } else if let Some(rest) = s.strip_prefix("zoned_abs:") {
+            zones = Some(Zones::parse(rest, true)?);
+        } else if s != "uniform" {
             match s.strip_prefix("zipf:").map(str::parse::<f64>) {
-                Some(Ok(theta)) if theta > 0.0 && theta.is_finite() => Some(theta),
-                _ => {
-                    return Err(format!(
-                        "got {s:?}, expected \"uniform\" or \"zipf:<theta>\" with theta > 0 (e.g. \"zipf:1.2\")"
-                    ))
-                }
+                Some(Ok(theta)) if theta > 0.0 && theta.is_finite() => zipf_theta = Some(theta),
+                _ => return Err(format!("got {s:?}, {expected}")),
             }
-        };
+        }
         Ok(Distribution {
             text: s.to_string(),
             zipf_theta,
+            zones,
         })
     }
 
     /// The Zipf exponent; None for uniform.
     pub fn zipf_theta(&self) -> Option<f64> {
         self.zipf_theta
+    }
+
+    /// fio's zones; None unless `zoned` or `zoned_abs`.
+    pub fn zones(&self) -> Option<&Zones> {
+        self.zones.as_ref()
     }
 
     pub fn text(&self) -> &str {
@@ -561,6 +670,7 @@ impl Default for Distribution {
         Distribution {
             text: "uniform".into(),
             zipf_theta: None,
+            zones: None,
         }
     }
 }
@@ -578,6 +688,47 @@ impl From<Distribution> for String {
     }
 }
 
+/// fio's zones laid over the region `[start, start + len)`: each zone's start aligned down to the
+/// block alignment `align`, each long enough for the largest request `max_bs`.
+fn fit_zones(
+    z: &Zones,
+    start: u64,
+    len: u64,
+    align: u64,
+    max_bs: u64,
+) -> Result<Vec<(u32, u64, u64)>> {
+    let err = |msg: String| Err(Error::Job(format!("job, field `distribution`: {msg}")));
+    let mut out = Vec::with_capacity(z.zones.len());
+    let (mut at, mut access) = (0u64, 0u32);
+    for &(share, size) in &z.zones {
+        let bytes = if z.absolute {
+            size
+        } else {
+            (len as u128 * size as u128 / 100) as u64
+        };
+        let end = at.saturating_add(bytes).min(len);
+        if z.absolute && at.saturating_add(bytes) > len {
+            return err(format!(
+                "the zones reach {} bytes, past the job's region of {} bytes",
+                at.saturating_add(bytes),
+                len
+            ));
+        }
+        let (zstart, zend) = (at / align * align, end / align * align);
+        if zend.saturating_sub(zstart) < max_bs {
+            return err(format!(
+                "zone {} ({share}% of accesses) spans {} bytes of the region, less than a {max_bs}-byte request",
+                out.len() + 1,
+                zend.saturating_sub(zstart)
+            ));
+        }
+        access += share;
+        out.push((access, start + zstart, zend - zstart));
+        at = end;
+    }
+    Ok(out)
+}
+
 /// Parse a duration string for CLI-style inputs (re-exported for the bindings).
 pub fn duration(s: &str) -> std::result::Result<SimTime, String> {
     parse_duration(s)
@@ -586,6 +737,8 @@ pub fn duration(s: &str) -> std::result::Result<SimTime, String> {
 /// The generator of one job instance: its own random stream, cursor and slice of the region.
 pub struct Generator {
     rng: Rng,
+    /// Where the instance's previous request ended (`percentage_random`'s sequential share).
+    last_end: u64,
     seq_cursor: u64,
     slice_start: u64,
     slice_len: u64,
@@ -612,6 +765,7 @@ impl Generator {
             .zipf_theta
             .map(|t| rand_distr::Zipf::new(slots as f64, t).expect("valid zipf"));
         Generator {
+            last_end: job.region_start,
             rng: Rng::stream(seed, &format!("job.{instance}")),
             seq_cursor: 0,
             slice_start,
@@ -661,6 +815,27 @@ impl Generator {
             } else {
                 off
             }
+        } else if job
+            .spec
+            .percentage_random
+            .is_some_and(|p| self.rng.below(100) >= p as u64)
+        {
+            // fio's percentage_random: this one continues after the previous request.
+            if self.last_end + len > job.region_start + job.region_len {
+                job.region_start
+            } else {
+                self.last_end
+            }
+        } else if !job.zones.is_empty() {
+            // fio's zoned distributions: a zone by its share of accesses, uniform inside it.
+            let x = self.rng.below(100) as u32;
+            let &(_, start, zlen) = job
+                .zones
+                .iter()
+                .find(|z| x < z.0)
+                .unwrap_or(&job.zones[job.zones.len() - 1]);
+            let align = job.min_bs;
+            start + self.rng.below((zlen - len) / align + 1) * align
         } else {
             let align = job.min_bs;
             let slots = ((job.region_len - len) / align) + 1;
@@ -677,6 +852,9 @@ impl Generator {
             };
             job.region_start + slot * align
         };
+        if job.spec.percentage_random.is_some() {
+            self.last_end = offset + len;
+        }
         (op, offset, len)
     }
 }
@@ -789,6 +967,107 @@ mod tests {
             let (_, off, len) = g.next(&job);
             assert!(off >= 1 << 20 && off + len <= 2 << 20 && off % 4096 == 0);
         }
+    }
+
+    /// fio's zoned distributions, against the shares asked for: 20,000 draws, each zone's
+    /// share of them within 1.5 points (the binomial's standard deviation is 0.35 points).
+    #[test]
+    fn zoned_distributions_send_each_zone_its_share() {
+        for (dist, zones) in [
+            // 60 % of accesses to the first 10 % of the 1 MiB region, 30 % to the next 20 %, 10 %
+            // to the rest.
+            (
+                "zoned:60/10:30/20:10/70",
+                [
+                    (0u64, 104_857u64, 60.0),
+                    (104_857, 314_572, 30.0),
+                    (314_572, 1 << 20, 10.0),
+                ],
+            ),
+            (
+                "zoned_abs:50/64KiB:25/64KiB:25/896KiB",
+                [
+                    (0, 65_536, 50.0),
+                    (65_536, 131_072, 25.0),
+                    (131_072, 1 << 20, 25.0),
+                ],
+            ),
+        ] {
+            let job = spec(&format!(
+                "rw = \"randread\"\nbs = \"4KiB\"\noffset = \"1MiB\"\nsize = \"1MiB\"\ndistribution = \"{dist}\""
+            ))
+            .fit(1 << 30)
+            .unwrap();
+            let mut g = Generator::new(&job, 0, 7);
+            let n = 20_000;
+            let mut hits = [0u32; 3];
+            for _ in 0..n {
+                let (_, off, len) = g.next(&job);
+                let rel = off - (1 << 20);
+                assert!(rel + len <= 1 << 20 && off % 4096 == 0, "{dist}: {off}");
+                let z = zones
+                    .iter()
+                    .position(|&(a, b, _)| rel >= a / 4096 * 4096 && rel < b)
+                    .unwrap();
+                hits[z] += 1;
+            }
+            for (z, &(_, _, want)) in zones.iter().enumerate() {
+                let got = 100.0 * hits[z] as f64 / n as f64;
+                assert!(
+                    (got - want).abs() < 1.5,
+                    "{dist}: zone {z}: {got:.2} % of accesses, expected {want}"
+                );
+            }
+        }
+        for (bad, says) in [
+            ("zoned:60/10:30/20", "add up to 90, not 100"),
+            ("zoned:50/60:50/60", "above 100"),
+            ("zoned:50/10:x/90", "not a whole percentage"),
+            ("zoned_abs:50/1GiB:50/1GiB", "past the job's region"),
+        ] {
+            let text = match JobSpec::from_toml_str(
+                &format!("rw = \"randread\"\nsize = \"1MiB\"\ndistribution = \"{bad}\""),
+                "j.toml",
+            ) {
+                Err(e) => e.to_string(),
+                Ok(s) => s.fit(1 << 40).unwrap_err().to_string(),
+            };
+            assert!(
+                text.contains("distribution") && text.contains(says),
+                "{bad}: {text}"
+            );
+        }
+    }
+
+    /// fio's percentage_random: 0 makes a random pattern sequential (each request after the
+    /// previous one); 50 about half.
+    #[test]
+    fn percentage_random_continues_after_the_previous_request() {
+        for (pct, low, high) in [(0u32, 999, 999), (50, 450, 550), (100, 0, 10)] {
+            let job = spec(&format!(
+                "rw = \"randread\"\nbs = \"4KiB\"\nsize = \"64MiB\"\npercentage_random = {pct}"
+            ))
+            .fit(1 << 30)
+            .unwrap();
+            let mut g = Generator::new(&job, 0, 3);
+            let mut prev_end = None;
+            let mut follow = 0;
+            for _ in 0..1000 {
+                let (_, off, len) = g.next(&job);
+                if prev_end == Some(off) {
+                    follow += 1;
+                }
+                prev_end = Some(off + len);
+            }
+            assert!(
+                (low..=high).contains(&follow),
+                "percentage_random={pct}: {follow} of 999 followed on"
+            );
+        }
+        let e = JobSpec::from_json(r#"{"rw":"randread","percentage_random":101}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("field `percentage_random`: got 101"), "{e}");
     }
 
     #[test]

@@ -107,8 +107,8 @@ impl HostSource for TraceSource {
 }
 
 /// A synthetic job's requests, its instances taken in turn: each when the one before has ended
-/// (HFSL runs one host request at a time, so `iodepth` has no effect), or at evenly spaced
-/// arrivals with `rate_iops` (each instance at that rate, as fio).
+/// (HFSL runs one host request at a time, so `iodepth` has no effect) and `thinktime` after it,
+/// or at evenly spaced arrivals with `rate_iops` (each instance at that rate, as fio).
 pub struct JobSource {
     job: Job,
     gens: Vec<Generator>,
@@ -164,7 +164,16 @@ impl HostSource for JobSource {
         let (op, offset, len) = self.gens[(k % n) as usize].next(&self.job);
         let io = host_io(op, offset, len, self.app, &mut 0).expect("a read or write job");
         let at = match self.job.spec.rate_iops {
-            None => now,
+            // fio's thinktime: a pause after every `thinktime_blocks` requests ended.
+            None => match self.job.spec.thinktime {
+                Some(t)
+                    if k > 0
+                        && k.is_multiple_of(self.job.spec.thinktime_blocks.unwrap_or(1) as u64) =>
+                {
+                    SimTime(now.ps().saturating_add(t.0.ps()))
+                }
+                _ => now,
+            },
             Some(rate) => {
                 // The instance's (k / n)-th arrival.
                 let ps = (k / n) as f64 / rate * 1e12;
