@@ -1347,6 +1347,45 @@ mod tests {
         assert_eq!(r.fil.counters.nand_pages_read, 5);
     }
 
+    /// Which of a queued write and a queued read a die takes first under each scheduler: the
+    /// write reached the die before the read.
+    #[test]
+    fn the_scheduler_decides_between_a_waiting_write_and_a_waiting_read() {
+        let first_after_busy = |sets: &[&str], read_at_us: u64| {
+            let mut r = rig_with(sets);
+            let busy = r.txn(TxnKind::HostRead, 0, 1, 0);
+            r.enqueue(SimTime::ZERO, busy, Queue::HostRead);
+            let w = r.txn(TxnKind::HostWrite, 0, 9, 0);
+            r.enqueue(SimTime::from_us(1), w, Queue::HostWrite);
+            let rd = r.txn(TxnKind::HostRead, 1, 5, 0);
+            r.enqueue(SimTime::from_us(read_at_us), rd, Queue::HostRead);
+            assert_eq!(r.step().2, vec![busy]);
+            let next = r.step().2;
+            (next == vec![w], next == vec![rd])
+        };
+        // Read priority: the read, whenever it came.
+        assert_eq!(first_after_busy(&[], 2), (false, true));
+        // FIFO: the write came first.
+        assert_eq!(
+            first_after_busy(&["controller.scheduler=\"fifo\""], 2),
+            (true, false)
+        );
+        // Deadline 20 us: the write has waited ~49 us when the die is free: due.
+        let deadline = |bound: &str| {
+            vec![
+                "controller.scheduler=\"deadline\"".to_string(),
+                format!("controller.write_deadline=\"{bound}\""),
+            ]
+        };
+        let d20 = deadline("20us");
+        let d20: Vec<&str> = d20.iter().map(|s| s.as_str()).collect();
+        assert_eq!(first_after_busy(&d20, 2), (true, false));
+        // Deadline 1 ms: not yet due, the read goes first.
+        let d1 = deadline("1ms");
+        let d1: Vec<&str> = d1.iter().map(|s| s.as_str()).collect();
+        assert_eq!(first_after_busy(&d1, 2), (false, true));
+    }
+
     /// Four units of one page queued behind a busy die: one operation, one sense; queued again
     /// after it, they find the page in the register.
     #[test]
