@@ -190,7 +190,7 @@ mod tests {
                 let pun = z.unit_of(lba);
                 assert!(!seen[pun as usize], "{layout}: unit {pun} twice");
                 seen[pun as usize] = true;
-                if pun % geo.units_per_page == 0 {
+                if pun.is_multiple_of(geo.units_per_page) {
                     let b = geo.block_of_unit(pun) as usize;
                     assert_eq!(geo.page_in_block(pun), next_page[b], "{layout}: in order");
                     next_page[b] += 1;
