@@ -185,7 +185,7 @@ impl Reference {
             return Ok(());
         }
         let i = (slba / self.zl) as usize;
-        if i >= self.z.len() || slba % self.zl != 0 {
+        if i >= self.z.len() || !slba.is_multiple_of(self.zl) {
             return Err(Status::InvalidField);
         }
         self.one(a, i)
@@ -364,7 +364,7 @@ trait Filter {
 
 impl Filter for Option<ZoneState> {
     fn is_none_or_state(&self, s: S) -> bool {
-        self.map_or(true, |f| S::of(f) == s)
+        self.is_none_or(|f| S::of(f) == s)
     }
 }
 

@@ -543,7 +543,7 @@ impl Zones {
     ) -> Result<ZoneReport, Status> {
         let first = self.zone_of(slba).ok_or(Status::InvalidField)?;
         let matching =
-            (first..self.count()).filter(|&z| filter.map_or(true, |f| self.state[z as usize] == f));
+            (first..self.count()).filter(|&z| filter.is_none_or(|f| self.state[z as usize] == f));
         let mut zones = Vec::new();
         let mut total = 0u64;
         for z in matching {
