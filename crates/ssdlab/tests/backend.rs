@@ -17,7 +17,7 @@ fn config(preset: &str, sets: &[&str]) -> SsdConfig {
     SsdConfig::resolve(preset, &all).unwrap()
 }
 
-/// The six back ends, each on the smallest preset that has it.
+/// The seven back ends, each on the smallest preset that has it.
 fn all() -> Vec<(BackendKind, SsdConfig)> {
     vec![
         (BackendKind::Page, config("small-tlc", &[])),
@@ -48,6 +48,7 @@ fn all() -> Vec<(BackendKind, SsdConfig)> {
         ),
         (BackendKind::Pcm, config("seed002-pcm", &[])),
         (BackendKind::Fusion, config("seed002-fusion", &[])),
+        (BackendKind::Zoned, config("zns-tlc", &[])),
     ]
 }
 
@@ -90,6 +91,7 @@ fn each_back_end_is_the_kind_its_config_names() {
             kind == BackendKind::BlockMapped,
             "{kind:?}"
         );
+        assert_eq!(b.zoned().is_some(), kind == BackendKind::Zoned, "{kind:?}");
     }
 }
 
@@ -115,6 +117,12 @@ fn what_is_mapped_is_the_back_ends_own_map() {
                 let block = page * dev.geometry().pages_per_block as u64;
                 assert_eq!(one(&mut dev, Op::Erase, 0, block), Status::Ok);
                 assert!(!dev.is_mapped(0), "{kind:?}: erased");
+                assert_eq!(dev.max_erase_count(), 1, "{kind:?}");
+            }
+            BackendKind::Zoned => {
+                // A zone reset erases its blocks: its data is gone.
+                assert_eq!(one(&mut dev, Op::ZoneReset, 0, 0), Status::Ok);
+                assert!(!dev.is_mapped(0), "{kind:?}: reset");
                 assert_eq!(dev.max_erase_count(), 1, "{kind:?}");
             }
             _ => {

@@ -7,12 +7,13 @@
 //! channel's, or all of them (its erase block set); a zone of k sets takes k blocks of each of
 //! those planes. Zones are dealt round the groups of planes (consecutive zones on consecutive
 //! dies or channels), and within a zone consecutive pages go to consecutive planes of its set,
-//! so that a zone's sequential writes keep all its planes busy: the zone's page p is on plane
-//! `p mod S` of its set (S planes), at row `p / S`, that is block `row / pages_per_block` of its
-//! k and page `row mod pages_per_block` in it. Each block's pages are thus programmed in order.
+//! so that a zone's sequential writes keep all its planes busy: the zone's page p is on slot
+//! `p mod S` of its set (S planes; slots go round the channels first, then the dies, then a
+//! die's planes), at row `p / S`, that is block `row / pages_per_block` of its k and page
+//! `row mod pages_per_block` in it. Each block's pages are thus programmed in order.
 
 use super::zones::Zones;
-use crate::config::{FinishMode, SsdConfig};
+use crate::config::{FinishMode, SsdConfig, ZoneLayout};
 use crate::media::nand::Geometry;
 
 /// What the zoned firmware counts beside the state machine's counters.
@@ -34,6 +35,10 @@ pub struct ZonedNand {
     groups: u32,
     /// Blocks of each of its set's planes a zone takes.
     blocks_per_plane: u32,
+    /// The plane (within its group) of each slot of a set: consecutive pages go to other
+    /// channels first, then other dies, then other planes of a die, as the page FTL's default
+    /// allocation order (`CWDP`) spreads them.
+    slot_plane: Vec<u32>,
     pub finish: FinishMode,
     /// Per zone: logical blocks programmed since its reset (its data on the flash; a zone
     /// finished without filling has a write pointer beyond it).
@@ -51,6 +56,17 @@ impl ZonedNand {
         let block_bytes = unit * geo.units_per_block() as u64;
         let blocks_per_plane = (z.zone_size.0 / (block_bytes * set_planes as u64)) as u32;
         let groups = geo.planes() / set_planes;
+        let (ppd, dpc) = (geo.planes_per_die, geo.dies_per_channel());
+        let slot_plane = (0..set_planes)
+            .map(|slot| match z.layout {
+                ZoneLayout::Die => slot,
+                ZoneLayout::Channel => (slot % dpc) * ppd + slot / dpc,
+                ZoneLayout::Striped => {
+                    let (ch, rest) = (slot % geo.channels, slot / geo.channels);
+                    (ch * dpc + rest % dpc) * ppd + rest / dpc
+                }
+            })
+            .collect();
         let count = groups * (geo.blocks_per_plane / blocks_per_plane);
         ZonedNand {
             zones: Zones::new(
@@ -64,6 +80,7 @@ impl ZonedNand {
             set_planes,
             groups,
             blocks_per_plane,
+            slot_plane,
             finish: z.finish,
             programmed: vec![0; count as usize],
             erase_count: vec![0; geo.blocks() as usize],
@@ -82,7 +99,7 @@ impl ZonedNand {
         let (slot, row) = ((page % s) as u32, page / s);
         let ppb = self.geo.pages_per_block as u64;
         let (layer, page_in_block) = ((row / ppb) as u32, row % ppb);
-        let plane = (zone % self.groups) * self.set_planes + slot;
+        let plane = (zone % self.groups) * self.set_planes + self.slot_plane[slot as usize];
         let block = plane * self.geo.blocks_per_plane
             + (zone / self.groups) * self.blocks_per_plane
             + layer;

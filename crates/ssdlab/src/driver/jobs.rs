@@ -172,9 +172,11 @@ impl JobDriver {
     /// writes needs `zonemode = "zbd"`, which needs a zoned drive.
     fn zoned(job: &Job, dev: &Device) -> Result<Option<Zbd>> {
         let s = &job.spec;
-        let reads_only = matches!(s.rw, Rw::Read | Rw::Randread | Rw::Trim | Rw::Randtrim)
-            || (matches!(s.rw, Rw::Rw | Rw::Randrw) && s.rwmixread == 100);
-        let writes = !reads_only;
+        let writes = match s.rw {
+            Rw::Read | Rw::Randread | Rw::Trim | Rw::Randtrim => false,
+            Rw::Rw | Rw::Randrw => s.rwmixread < 100,
+            Rw::Write | Rw::Randwrite => true,
+        };
         let zbd = s.zonemode == Some(ZoneMode::Zbd);
         let err = |m: String| Err(Error::Job(format!("job, field `{m}")));
         match (&dev.config().zns, zbd) {

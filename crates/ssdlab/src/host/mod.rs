@@ -122,12 +122,13 @@ impl Host {
         let core = queue % cores;
         // Trims travel as one Dataset Management command whatever their length; a flush is one
         // command without data.
-        let max = if op.moves_no_data() {
-            len.max(1)
+        // (`cmds_of` written out, so that the op is classified once.)
+        let (max, n_cmds) = if op.moves_no_data() {
+            (len.max(1), 1)
         } else {
-            self.max_cmd_bytes
+            let max = self.max_cmd_bytes;
+            (max, len.div_ceil(max).max(1) as u32)
         };
-        let n_cmds = cmds_of(op, len, self.max_cmd_bytes);
         self.sq_cmds[sq as usize] += n_cmds;
         let req = self.reqs.insert(HostReq {
             op,
