@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import ssdlab
 from conftest import assert_user_error, run_cli
 from ssdlab import fio
 
@@ -433,3 +434,13 @@ def test_thinktime_paces_a_fusion_drive_too() -> None:
     plain = ssdlab.run("seed002-fusion", base)["sim"]["measured_time_s"]
     paused = ssdlab.run("seed002-fusion", {**base, "thinktime": "1ms"})["sim"]["measured_time_s"]
     assert paused - plain == pytest.approx(0.049, abs=0.002)
+
+
+def test_a_ramp_as_long_as_the_runtime_is_refused_not_a_result_of_nothing() -> None:
+    # Issue 45, defect 7: the job model's runtime counts from the start, ramp included, so with
+    # ramp >= runtime every request fell in the ramp and the result was empty without a word.
+    with pytest.raises(ssdlab.JobError, match="ramp.*at or past the runtime"):
+        ssdlab.run(
+            ssdlab.Config.load("small-tlc"),
+            ssdlab.Job(rw="randread", bs="4KiB", runtime="2ms", ramp="2ms"),
+        )

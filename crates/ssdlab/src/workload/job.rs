@@ -478,6 +478,17 @@ impl JobSpec {
             if rt.0 == SimTime::ZERO {
                 return err("runtime", "got 0, expected a positive duration".into());
             }
+            if let Some(ramp) = self.ramp.filter(|r| r.0 >= rt.0) {
+                // Every request would fall in the ramp: a result of nothing, without a word.
+                return err(
+                    "ramp",
+                    format!(
+                        "got {:.6} s, at or past the runtime of {:.6} s: nothing would be measured; expected a ramp shorter than the runtime (the runtime counts from the start, ramp included)",
+                        ramp.0.as_secs_f64(),
+                        rt.0.as_secs_f64()
+                    ),
+                );
+            }
         }
         Ok(())
     }
