@@ -342,15 +342,13 @@ impl Hil {
                 up.cmds.get_mut(cmd).txns_left = blocks.len() as u32;
                 for block in blocks {
                     raw.erased(block);
-                    let t = flash.fil.add_txn(Txn {
-                        kind: TxnKind::Erase,
+                    let t = flash.fil.add_txn(self.raw_txn(
+                        TxnKind::Erase,
                         cmd,
-                        pun: block * self.geo.units_per_block(),
-                        plane: self.geo.plane_of_block(block),
-                        host_bytes: 0,
-                        epoch: 0,
-                        aux: 0,
-                    });
+                        block * self.geo.units_per_block(),
+                        0,
+                        0,
+                    ));
                     flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
                 }
             }
@@ -374,15 +372,9 @@ impl Hil {
         txns.clear();
         txns.extend(units_of(unit, offset, len).map(|(pun, covered)| {
             let pun = pun as u32;
-            flash.fil.add_txn(Txn {
-                kind: TxnKind::HostWrite,
-                cmd,
-                pun,
-                plane: self.geo.plane_of_block(self.geo.block_of_unit(pun)),
-                host_bytes: covered as u32,
-                epoch: 0,
-                aux: pun,
-            })
+            flash
+                .fil
+                .add_txn(self.raw_txn(TxnKind::HostWrite, cmd, pun, covered as u32, pun))
         }));
         up.cmds.get_mut(cmd).txns_left = txns.len() as u32;
         flash
@@ -479,15 +471,13 @@ impl Hil {
                         ZoneAction::Reset => {
                             for block in z.reset_blocks(ch.zone) {
                                 txns += 1;
-                                let t = flash.fil.add_txn(Txn {
-                                    kind: TxnKind::Erase,
+                                let t = flash.fil.add_txn(self.raw_txn(
+                                    TxnKind::Erase,
                                     cmd,
-                                    pun: block * self.geo.units_per_block(),
-                                    plane: self.geo.plane_of_block(block),
-                                    host_bytes: 0,
-                                    epoch: 0,
-                                    aux: 0,
-                                });
+                                    block * self.geo.units_per_block(),
+                                    0,
+                                    0,
+                                ));
                                 flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
                             }
                         }
@@ -500,15 +490,13 @@ impl Hil {
                                 let lba = ch.zone as u64 * zl + off;
                                 let pun = z.unit_of(lba);
                                 txns += 1;
-                                let t = flash.fil.add_txn(Txn {
-                                    kind: TxnKind::HostWrite,
+                                let t = flash.fil.add_txn(self.raw_txn(
+                                    TxnKind::HostWrite,
                                     cmd,
                                     pun,
-                                    plane: self.geo.plane_of_block(self.geo.block_of_unit(pun)),
-                                    host_bytes: unit as u32,
-                                    epoch: 0,
-                                    aux: lba as u32,
-                                });
+                                    unit as u32,
+                                    lba as u32,
+                                ));
                                 flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
                             }
                         }
@@ -523,6 +511,21 @@ impl Hil {
             // A deallocation has no meaning for a zone's data (the host resets zones).
             Op::Trim | Op::Erase => refuse(up, Status::Unsupported),
             Op::Flush => up.complete(now, cmd),
+        }
+    }
+
+    /// A transaction of a back end that keeps no map (raw, zoned) on physical unit `pun`: its
+    /// plane from the geometry, no block epoch to check.
+    #[inline]
+    fn raw_txn(&self, kind: TxnKind, cmd: u32, pun: u32, host_bytes: u32, aux: u32) -> Txn {
+        Txn {
+            kind,
+            cmd,
+            pun,
+            plane: self.geo.plane_of_block(self.geo.block_of_unit(pun)),
+            host_bytes,
+            epoch: 0,
+            aux,
         }
     }
 
@@ -546,15 +549,13 @@ impl Hil {
         txns.clear();
         txns.extend(units_of(unit, offset, len).map(|(lba, covered)| {
             let pun = z.unit_of(lba);
-            flash.fil.add_txn(Txn {
-                kind: TxnKind::HostWrite,
+            flash.fil.add_txn(self.raw_txn(
+                TxnKind::HostWrite,
                 cmd,
                 pun,
-                plane: self.geo.plane_of_block(self.geo.block_of_unit(pun)),
-                host_bytes: covered as u32,
-                epoch: 0,
-                aux: lba as u32,
-            })
+                covered as u32,
+                lba as u32,
+            ))
         }));
         up.cmds.get_mut(cmd).txns_left = txns.len() as u32;
         flash
