@@ -562,19 +562,10 @@ def run_command(
                 " --power-cut-event N too"
             )
         resolved = resolved.set("hfsl.restart_cut_event", restart_cut_event)
-    if fio_file is not None:
-        refused = [
-            flag
-            for flag, value in {"--job": job_file, "--trace": trace, "--name": name}.items()
-            if value is not None
-        ]
-        if refused:
-            raise UserError(
-                f"{', '.join(refused)} cannot go with --fio: the job file names its jobs"
-            )
-        # The flags replace the field in every job of the file, in ssdlab's grammar as with
-        # --job; --set job.OPTION=VALUE takes fio's (docs/fio.md).
-        flags = {
+
+    def job_flags() -> dict[str, Any]:
+        # The job's fields the flags give (None: not given), for --fio and for a job alike.
+        return {
             "rw": rw,
             "bs": parse_bs(bs) if bs is not None else None,
             "iodepth": iodepth,
@@ -592,6 +583,20 @@ def run_command(
             "rwmixread": rwmixread,
             "stream": stream,
         }
+
+    if fio_file is not None:
+        refused = [
+            flag
+            for flag, value in {"--job": job_file, "--trace": trace, "--name": name}.items()
+            if value is not None
+        ]
+        if refused:
+            raise UserError(
+                f"{', '.join(refused)} cannot go with --fio: the job file names its jobs"
+            )
+        # The flags replace the field in every job of the file, in ssdlab's grammar as with
+        # --job; --set job.OPTION=VALUE takes fio's (docs/fio.md).
+        flags = job_flags()
         _run_fio(
             resolved,
             fio_file,
@@ -667,25 +672,7 @@ def run_command(
     given = [flag for flag, value in trace_flags.items() if value is not None]
     if given:
         raise UserError(f"{', '.join(given)} need --trace FILE")
-    flags = {
-        "name": name,
-        "rw": rw,
-        "bs": parse_bs(bs) if bs is not None else None,
-        "iodepth": iodepth,
-        "rwmixread": rwmixread,
-        "numjobs": numjobs,
-        "size": size,
-        "offset": offset,
-        "runtime": runtime,
-        "rate_iops": rate_iops,
-        "io_count": io_count,
-        "ramp": ramp,
-        "distribution": distribution,
-        "stream": stream,
-        "ioengine": ioengine,
-        "iodepth_batch": iodepth_batch,
-        "iodepth_low": iodepth_low,
-    }
+    flags = {"name": name, **job_flags()}
     if job_file is None and rw is None:
         raise UserError(
             "what to run: --rw (read, write, randread, randwrite, randrw, rw, trim, randtrim), "
