@@ -560,6 +560,12 @@ def refit(
 ) -> Refit:
     """Find the value that hits the target and write it, with the figure it gives, into the
     value's file and every mention (its note, the docs) together."""
+    if calibration.search is None or not calibration.value_pattern:
+        raise ValueError(
+            f"{calibration.name}: no search range for {calibration.parameter}: it cannot be"
+            " bisected; refit it by hand and record the search where its value lives"
+            f" ({calibration.where}), or re-model"
+        )
     old = current_value(calibration, root)
     report(
         f"refit {calibration.name}: {calibration.parameter} = {_show(old, calibration.integer)}"
