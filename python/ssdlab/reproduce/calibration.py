@@ -101,7 +101,7 @@ def _subset_sweep(path: Path, keep: Mapping[str, Sequence[Any]], overrides: Sequ
     sweep = Sweep.load(path)
     dims = []
     for dim in sweep.dims:
-        positions = range(len(dim[0].values))
+        positions: list[int] = list(range(len(dim[0].values)))
         for axis in dim:
             wanted = keep.get(axis.column, keep.get(axis.name))
             if wanted is not None:
@@ -254,7 +254,7 @@ def _seed002_nand_media_us(what: str) -> Callable[[Sequence[str]], float | None]
 _GIVES = r"(?P<value>\d+) gives (?P<figure>[\d,.]+)\)"
 
 # seed003-devices' SCM-400 runs, clean and aged: the request sizes' points.
-_SEED003_SCM400 = {
+_SEED003_SCM400: dict[str, dict[str, Sequence[Any]]] = {
     "seed003_devices.toml": {
         "swap.device": ["seed003-scm-400"],
         "swap.pc_mix.aging_rounds": [0, 30],
