@@ -139,3 +139,8 @@ def test_a_refit_refuses_a_target_its_range_cannot_reach(tmp_path) -> None:
     with pytest.raises(RuntimeError, match="not between .* re-model"):
         calibration.refit(fake, report=lambda _: None, root=tmp_path)
     assert "kib_instructions = 152" in (tmp_path / "preset.toml").read_text()
+
+
+def test_a_calibration_without_a_search_range_is_not_bisected() -> None:
+    with pytest.raises(ValueError, match="cannot be bisected.*configs/seed000-lpddr3-dramif"):
+        calibration.refit(calibration.find("seed000-overhead-512k"), report=lambda _: None)

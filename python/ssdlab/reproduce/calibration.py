@@ -101,7 +101,7 @@ def _subset_sweep(path: Path, keep: Mapping[str, Sequence[Any]], overrides: Sequ
     sweep = Sweep.load(path)
     dims = []
     for dim in sweep.dims:
-        positions = range(len(dim[0].values))
+        positions: list[int] = list(range(len(dim[0].values)))
         for axis in dim:
             wanted = keep.get(axis.column, keep.get(axis.name))
             if wanted is not None:
@@ -254,7 +254,7 @@ def _seed002_nand_media_us(what: str) -> Callable[[Sequence[str]], float | None]
 _GIVES = r"(?P<value>\d+) gives (?P<figure>[\d,.]+)\)"
 
 # seed003-devices' SCM-400 runs, clean and aged: the request sizes' points.
-_SEED003_SCM400 = {
+_SEED003_SCM400: dict[str, dict[str, Sequence[Any]]] = {
     "seed003_devices.toml": {
         "swap.device": ["seed003-scm-400"],
         "swap.pc_mix.aging_rounds": [0, 30],
@@ -560,6 +560,12 @@ def refit(
 ) -> Refit:
     """Find the value that hits the target and write it, with the figure it gives, into the
     value's file and every mention (its note, the docs) together."""
+    if calibration.search is None or not calibration.value_pattern:
+        raise ValueError(
+            f"{calibration.name}: no search range for {calibration.parameter}: it cannot be"
+            " bisected; refit it by hand and record the search where its value lives"
+            f" ({calibration.where}), or re-model"
+        )
     old = current_value(calibration, root)
     report(
         f"refit {calibration.name}: {calibration.parameter} = {_show(old, calibration.integer)}"
