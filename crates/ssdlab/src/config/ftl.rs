@@ -475,12 +475,16 @@ mod mapping_tests {
             e.contains("`ftl.mapping_cache`") && e.contains("with the full map"),
             "{e}"
         );
+        // The translation pages share the cache buffer's DRAM with its lines: two lines at least.
         let e = err(&[
             cached,
             "ftl.mapping_cache=\"1MiB\"",
             "cache.capacity=\"1MiB\"",
         ]);
-        assert!(e.contains("`ftl.mapping`") && e.contains("[cache]"), "{e}");
+        assert!(
+            e.contains("`ftl.mapping_cache`") && e.contains("two 4096-byte lines"),
+            "{e}"
+        );
         let e = err(&["ftl.mapping=\"paged\""]);
         assert!(e.contains("paged"), "{e}");
         // One line each.
