@@ -111,7 +111,10 @@ fn hand_worked_counts_with_the_translation_pages_in_the_buffer_dram() {
     // Data: 2 programs and 1 read; translation pages: 2 programs and 1 read. (A read that
     // finds its page still in the page register senses nothing: counted apart.)
     assert_eq!(
-        (f.nand_pages_read + f.page_register_hits, f.nand_pages_written),
+        (
+            f.nand_pages_read + f.page_register_hits,
+            f.nand_pages_written
+        ),
         (2, 4)
     );
     // The DRAM's share, in the result.
@@ -126,7 +129,10 @@ fn hand_worked_counts_with_the_translation_pages_in_the_buffer_dram() {
         (12 << 10, 8 << 10, 4 << 10, 0)
     );
     assert_eq!(r.lines, 2);
-    assert_eq!(r.dirty_lines_at_end, 2, "2048 and 3072 are still only in DRAM");
+    assert_eq!(
+        r.dirty_lines_at_end, 2,
+        "2048 and 3072 are still only in DRAM"
+    );
 }
 
 #[test]
@@ -171,7 +177,9 @@ fn a_mapping_cache_that_leaves_no_room_for_two_lines_is_refused() {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let e = SsdConfig::resolve("small-tlc", &ov).unwrap_err().to_string();
+    let e = SsdConfig::resolve("small-tlc", &ov)
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("`ftl.mapping_cache`") && e.contains("got 12KiB") && e.contains("two"),
         "{e}"
@@ -319,7 +327,10 @@ fn a_full_drive_under_random_io_keeps_its_data_and_pays_for_translation() {
     let dev = common::run_checked(&cfg, job, 7, true);
     dev.ftl().check().unwrap();
     let (hits, misses, reads, writes) = map_counts(&dev);
-    assert!(misses > hits && reads > 5_000 && writes > 2_000, "{hits} {misses} {reads} {writes}");
+    assert!(
+        misses > hits && reads > 5_000 && writes > 2_000,
+        "{hits} {misses} {reads} {writes}"
+    );
     let s = dev.cache().unwrap().stats();
     // Lookups: one per read that missed the buffer (4 KiB: one page each), one per flush.
     let flushes: u64 = s.flushes.iter().sum();

@@ -953,47 +953,76 @@ impl Hil {
         stage: Stage,
         up: &mut HostPort,
         flash: &mut FlashPort,
-        mut cache: Option<&mut BufferManager>,
+        cache: Option<&mut BufferManager>,
     ) -> Result<bool> {
         let c = up.cmds.get(cmd);
         let unit = self.geo.unit_bytes;
-        let m = flash.ftl.mapping.as_mut().expect("cached mapping");
+        let m = flash.ftl.mapping.as_ref().expect("cached mapping");
+        let Some(bm) = cache else {
+            let (first, last) = (c.offset / unit, (c.offset + c.len - 1) / unit);
+            let pages = m.page_of(first)..=m.page_of(last);
+            return self.map_lookup_pages(
+                now,
+                cmd,
+                stage,
+                pages,
+                last - first + 1,
+                up,
+                flash,
+                None,
+            );
+        };
+        let write_back = stage == Stage::Write && bm.write_back();
         let mut pages = std::mem::take(&mut self.map_pages);
         pages.clear();
-        let units = match cache.as_deref() {
-            None => {
-                let (first, last) = (c.offset / unit, (c.offset + c.len - 1) / unit);
-                pages.extend(m.page_of(first)..=m.page_of(last));
-                last - first + 1
-            }
-            Some(bm) => {
-                let write_back = stage == Stage::Write && bm.write_back();
-                let mut units = 0;
-                for (lpn, covered) in units_of(unit, c.offset, c.len) {
-                    let needs_entry = bm.find(lpn).is_none()
-                        && (stage == Stage::Read || !write_back || covered < unit);
-                    if needs_entry {
-                        units += 1;
-                        let page = m.page_of(lpn);
-                        if pages.last() != Some(&page) {
-                            pages.push(page);
-                        }
-                    }
+        let mut units = 0;
+        for (lpn, covered) in units_of(unit, c.offset, c.len) {
+            let needs_entry =
+                bm.find(lpn).is_none() && (stage == Stage::Read || !write_back || covered < unit);
+            if needs_entry {
+                units += 1;
+                let page = m.page_of(lpn);
+                if pages.last() != Some(&page) {
+                    pages.push(page);
                 }
-                units
             }
-        };
-        if pages.is_empty() {
-            self.map_pages = pages;
-            return Ok(true);
         }
+        let go_on = pages.is_empty()
+            || self.map_lookup_pages(
+                now,
+                cmd,
+                stage,
+                pages.iter().copied(),
+                units,
+                up,
+                flash,
+                Some(bm),
+            )?;
+        self.map_pages = pages;
+        Ok(go_on)
+    }
+
+    /// [`Hil::map_lookup`] of the translation pages `pages`, for `units` map units.
+    #[allow(clippy::too_many_arguments)]
+    fn map_lookup_pages(
+        &mut self,
+        now: SimTime,
+        cmd: u32,
+        stage: Stage,
+        pages: impl Iterator<Item = u32> + Clone,
+        units: u64,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+        mut cache: Option<&mut BufferManager>,
+    ) -> Result<bool> {
+        let m = flash.ftl.mapping.as_mut().expect("cached mapping");
         // Nothing queued for the map means nothing else can move a translation page while the
         // missing ones come in below.
         let quiet = m.pending_updates.is_empty()
             && m.pending_writes.is_empty()
             && m.pending_loads.is_empty();
         let mut loading = false;
-        for &page in &pages {
+        for page in pages.clone() {
             match m.lookup(page) {
                 Lookup::Hit => {}
                 Lookup::Loading => loading = true,
@@ -1011,7 +1040,6 @@ impl Hil {
             // Every missing page comes in at once (nothing on NAND to read: the common case on a
             // fresh drive), and nobody waits for it: the same steps as through the waits below,
             // without registering and releasing them.
-            self.map_pages = pages;
             let mut loads = std::mem::take(&mut self.map_loads);
             for page in loads.drain(..) {
                 self.map_loaded(now, page, up, flash, cache.as_deref_mut())?;
@@ -1024,12 +1052,11 @@ impl Hil {
             // The command waits for every page not cached; every wait is registered before any
             // page comes in (some do at once).
             let m = flash.ftl.mapping.as_mut().expect("cached mapping");
-            for &page in &pages {
+            for page in pages {
                 if m.is_loading(page) {
                     m.wait(page, cmd, stage);
                 }
             }
-            self.map_pages = pages;
             let mut loads = std::mem::take(&mut self.map_loads);
             for page in loads.drain(..) {
                 self.load_page(now, page, up, flash, cache.as_deref_mut())?;
@@ -1037,7 +1064,6 @@ impl Hil {
             self.map_loads = loads;
             return Ok(false);
         }
-        self.map_pages = pages;
         if flash.ftl.mapping.as_ref().is_some_and(|m| m.hmb) {
             let bytes = units * self.map_entry_bytes;
             let t = up.link.host_memory_read(now, bytes);
