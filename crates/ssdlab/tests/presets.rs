@@ -155,7 +155,7 @@ fn the_host_preset_applies_with_and_without_overrides() {
 
 /// MQSim's default drive (`mqsim-default`, the cached map beside the data cache) runs MQSim's
 /// kind of job, 4 KiB random at QD32 half reads, reads only and writes only, and each result
-/// X and a sequential fill,
+/// carries both caches' figures. With 256 blocks per plane (64 GiB raw) and a sequential fill,
 /// so that reads find data and translation pages on NAND.
 #[test]
 fn mqsim_default_runs_its_three_jobs_with_both_caches() {

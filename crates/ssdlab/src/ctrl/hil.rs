@@ -1168,7 +1168,30 @@ impl Hil {
     /// programs of dirty pages pushed out and of read-modify-writes whose read is done, and
     /// the reads of pages a cache buffer's flush missed on. A program may start GC, whose
     /// moves update more translation pages: repeat until none is left.
+    #[inline]
     pub(crate) fn pump_map(
+        &mut self,
+        now: SimTime,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+        cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
+        match flash.ftl.mapping.as_ref() {
+            Some(m)
+                if !(m.pending_updates.is_empty()
+                    && m.pending_writes.is_empty()
+                    && m.pending_loads.is_empty()) =>
+            {
+                self.pump_map_work(now, up, flash, cache)
+            }
+            // Nothing asked for: most calls, and every call without a cached map.
+            _ => Ok(()),
+        }
+    }
+
+    /// [`Hil::pump_map`] with work to do; out of line, so that the calls with none stay cheap.
+    #[inline(never)]
+    fn pump_map_work(
         &mut self,
         now: SimTime,
         up: &mut HostPort,
