@@ -168,6 +168,23 @@ fn reads_that_hit_the_buffer_look_up_no_translation_page() {
 }
 
 #[test]
+fn write_through_writes_look_up_every_unit_and_reads_that_hit_none() {
+    // Write-through: each write changes its entry at once, in the buffer or not; the read
+    // that follows hits the buffer's clean copy (kept with read allocation) and looks nothing
+    // up.
+    let cfg = pair(
+        4,
+        1,
+        "dram",
+        &["cache.mode=\"write-through\"", "cache.read_allocate=true"],
+    );
+    let dev = one_by_one(&cfg, &[(Op::Write, 0), (Op::Write, 0), (Op::Read, 0)]);
+    // W 0: page 0 misses (never written: in at once). W 0: page 0 hits. R 0: buffer hit.
+    assert_eq!(map_counts(&dev), (1, 1, 0, 0));
+    assert_eq!(buffer_counts(&dev).0, 1);
+}
+
+#[test]
 fn a_mapping_cache_that_leaves_no_room_for_two_lines_is_refused() {
     let ov: Vec<String> = [
         "ftl.mapping=\"cached\"",

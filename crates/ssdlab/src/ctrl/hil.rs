@@ -943,9 +943,9 @@ impl Hil {
     /// reads (it goes on from [`Hil::map_loaded`]), or, with the cache in host memory, for
     /// its entries to cross the link (`Event::MapReady`). With a cache buffer, only the units
     /// that need their entry look it up: a read's units not in the buffer, a write-back
-    /// write's partial units not in the buffer (their old data is read first); a unit in the
-    /// buffer needs no translation, and a write-back write's whole units change their entries
-    /// when flushed, not now.
+    /// write's partial units not in the buffer (their old data is read first), every unit of a
+    /// write-through write; a read's unit in the buffer needs no translation, and a write-back
+    /// write's units change their entries when flushed, not now.
     fn map_lookup(
         &mut self,
         now: SimTime,
@@ -977,8 +977,12 @@ impl Hil {
         pages.clear();
         let mut units = 0;
         for (lpn, covered) in units_of(unit, c.offset, c.len) {
-            let needs_entry =
-                bm.find(lpn).is_none() && (stage == Stage::Read || !write_back || covered < unit);
+            let needs_entry = match stage {
+                // A write-through write changes every unit's entry now.
+                Stage::Write if !write_back => true,
+                Stage::Write => covered < unit && bm.find(lpn).is_none(),
+                _ => bm.find(lpn).is_none(),
+            };
             if needs_entry {
                 units += 1;
                 let page = m.page_of(lpn);
