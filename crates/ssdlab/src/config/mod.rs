@@ -400,6 +400,25 @@ impl SsdConfig {
         Some((per_page, self.logical_units().div_ceil(per_page)))
     }
 
+    /// Bytes of the cache buffer's DRAM (`[cache]`) that hold the mapping cache's translation
+    /// pages: with `ftl.mapping = "cached"` in controller memory, the pages the mapping cache
+    /// holds (`ftl.mapping_cache` in whole map units, at most the whole map) sit in the same
+    /// DRAM as the data lines, after `cache.map_reserved`; 0 without a buffer, with the full map
+    /// and with the mapping cache in host memory (NVMe HMB).
+    pub fn cache_translation_bytes(&self) -> u64 {
+        let Some((_, pages)) = self.translation_pages() else {
+            return 0;
+        };
+        if !self.cache.as_ref().is_some_and(|c| c.enabled)
+            || !self.ftl.mapping_cache_location.is_dram()
+        {
+            return 0;
+        }
+        let unit = self.map_unit_bytes();
+        let held = self.ftl.mapping_cache.map_or(0, |b| b.0) / unit;
+        held.clamp(1, pages.max(1)).saturating_mul(unit)
+    }
+
     /// Physical capacity in mapping units (saturating; `checked_physical_units` says whether
     /// the geometry's product fits).
     pub fn physical_units(&self) -> u64 {

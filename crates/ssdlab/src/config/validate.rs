@@ -368,12 +368,6 @@ impl SsdConfig {
                 "got \"cached\", expected \"full\" with a block-mapped ftl.kind (its block map is small enough to keep whole)".into(),
             );
         }
-        if self.cache.as_ref().is_some_and(|c| c.enabled) {
-            return err(
-                "ftl.mapping",
-                "got \"cached\" with a [cache] buffer, which is not modelled together yet; expected \"full\" or no [cache]".into(),
-            );
-        }
         let unit = self.map_unit_bytes();
         let entry = f.mapping_entry.map_or(DEFAULT_MAPPING_ENTRY_BYTES, |b| b.0);
         if entry == 0 || entry > 16 || !unit.is_multiple_of(entry) {
@@ -396,6 +390,22 @@ impl SsdConfig {
                     cache.0
                 ),
             );
+        }
+        if let Some(c) = self.cache.as_ref().filter(|c| c.enabled) {
+            // The translation pages share the buffer's DRAM with the data lines.
+            let translation = self.cache_translation_bytes();
+            let left = c.capacity.0.saturating_sub(c.map_reserved.0);
+            if translation > 0 && left.saturating_sub(translation) / unit < 2 {
+                return err(
+                    "ftl.mapping_cache",
+                    format!(
+                        "got {} of translation pages in the cache buffer's {} of DRAM ({} reserved for the map), expected room left for at least two {unit}-byte lines (a larger cache.capacity, or a smaller mapping cache)",
+                        units::format_bytes(translation),
+                        units::format_bytes(c.capacity.0),
+                        units::format_bytes(c.map_reserved.0),
+                    ),
+                );
+            }
         }
         if !f.mapping_cache_location.is_dram() && self.interface.kind != InterfaceKind::Nvme {
             return err(

@@ -163,7 +163,7 @@ impl Device {
                 .cache
                 .as_ref()
                 .filter(|c| c.enabled)
-                .map(|c| BufferManager::new(c, geo.unit_bytes)),
+                .map(|c| BufferManager::new(c, geo.unit_bytes, layers.cache_translation_bytes())),
             fil,
             ftl: Ftl::new(&layers, seed),
             backend: Backend::new(cfg, &geo),
@@ -810,7 +810,7 @@ impl Device {
                     },
                     Event::MapReady { cmd, write } => {
                         let stage = if write { Stage::Write } else { Stage::Read };
-                        hil.map_resume(now, cmd, stage, &mut up, &mut flash)?
+                        hil.map_resume(now, cmd, stage, &mut up, &mut flash, cache)?
                     }
                     Event::DieStep { die } => {
                         Self::die_step(now, die, hil, backend, &mut up, &mut flash, cache)?
@@ -881,7 +881,7 @@ impl Device {
         }
         if flash.ftl.mapping.is_some() {
             // GC started by an erase moved units: their translation pages need updates.
-            hil.pump_map(now, up, flash)?;
+            hil.pump_map(now, up, flash, cache)?;
         }
         Ok(())
     }
