@@ -494,12 +494,6 @@ impl SsdConfig {
                 ),
             );
         }
-        if self.cache.as_ref().is_some_and(|c| c.enabled) {
-            return err(
-                "cache",
-                format!("not modelled with ftl.kind = \"{name}\"; remove [cache] or set ftl.kind = \"page\""),
-            );
-        }
         if self.reliability.is_some() {
             return err(
                 "reliability",

@@ -368,6 +368,19 @@ impl BufferManager {
             FlushKind::OnDemand => self.on_demand_inflight += 1,
             FlushKind::Explicit => {}
         }
+        self.flights[slot as usize] = Some(Flight {
+            kind,
+            seq,
+            generation,
+        });
+        if let Some(h) = flash.blocks.as_deref_mut() {
+            // A block-mapped FTL: the line's page goes where that map puts it, after the merge
+            // work its write implies (queued first, on the same die).
+            let FlashPort {
+                fil, ftl, check, ..
+            } = flash;
+            return h.flush_line(now, lpn, slot, fil, ftl, check, up.q);
+        }
         let pun = flash.ftl.write(lpn)?;
         if let Some(dc) = flash.check.as_mut() {
             dc.flush(slot, pun);
@@ -375,11 +388,6 @@ impl BufferManager {
         let geo = &flash.ftl.geo;
         let block = geo.block_of_unit(pun);
         let plane = geo.plane_of_block(block);
-        self.flights[slot as usize] = Some(Flight {
-            kind,
-            seq,
-            generation,
-        });
         let t = flash.fil.add_txn(Txn {
             kind: TxnKind::Flush,
             // A flush names its line; the rest is in `flights`.
@@ -523,7 +531,7 @@ impl BufferManager {
     /// flushing, unless newer data for it exists by now (in the buffer, or mapped elsewhere).
     pub(crate) fn fill(&mut self, now: SimTime, lpn: u64, pun: u32, flash: &mut FlashPort) {
         let unit = self.line_bytes;
-        if flash.ftl.lookup(lpn) != Some(pun) {
+        if flash.lookup(lpn) != Some(pun) {
             return;
         }
         if !self.cfg.read_allocate || self.buf.find(lpn).is_some() {
@@ -552,7 +560,7 @@ impl BufferManager {
         pun: u32,
         flash: &mut FlashPort,
     ) {
-        if flash.ftl.lookup(lpn) != Some(pun) {
+        if flash.lookup(lpn) != Some(pun) {
             return;
         }
         let unit = self.line_bytes;

@@ -767,7 +767,7 @@ impl Device {
             // The rest reach past the HIL: through the ports.
             _ => {
                 let mut up = HostPort { q, cmds, link, cpu };
-                let mut flash = FlashPort { fil, ftl, check };
+                let mut flash = FlashPort::new(fil, ftl, check);
                 let cache = cache.as_mut();
                 match ev {
                     Event::Dispatch { cmd } => match backend {
@@ -789,7 +789,7 @@ impl Device {
                     },
                     Event::WriteDataIn { cmd } => match backend {
                         Backend::BlockMapped(h) => {
-                            hil.write_data_in_block(now, cmd, h, &mut up, &mut flash)?
+                            hil.write_data_in_block(now, cmd, h, &mut up, &mut flash, cache)?
                         }
                         Backend::Raw(_) | Backend::Fusion { .. } => {
                             hil.write_data_in_raw(now, cmd, &mut up, &mut flash)
@@ -805,7 +805,9 @@ impl Device {
                     Event::PcmDataIn { cmd } => pcm_of(backend).write_data_in(now, cmd, &mut up),
                     Event::PcmWriteEnd { write } => pcm_of(backend).write_end(now, write, &mut up),
                     Event::RmwDone { cmd } => match backend {
-                        Backend::BlockMapped(h) => h.write_units(now, cmd, &mut up, &mut flash)?,
+                        Backend::BlockMapped(h) => {
+                            Hil::write_units_block(now, cmd, h, &mut up, &mut flash, cache)?
+                        }
                         _ => hil.write_units(now, cmd, &mut up, &mut flash, cache)?,
                     },
                     Event::MapReady { cmd, write } => {
@@ -838,21 +840,20 @@ impl Device {
             .fil
             .die_step(now, die, flash.ftl, flash.check.as_mut(), up.q)?
         {
-            Step::Sensed(op) => {
-                let mut last = now;
-                for &t in &op {
-                    let (out, ready) = flash.fil.read_out(now, die);
-                    last = out;
-                    hil.read_done(ready, t, up, flash, cache.as_deref_mut())?;
+            Step::Sensed(op) => match backend {
+                // The cache buffer keeps what a read brought in if that map still points there.
+                Backend::BlockMapped(h) if cache.is_some() => {
+                    Self::sensed(now, die, op, hil, up, &mut flash.with_blocks(h), cache)?
                 }
-                flash.fil.finish_read(now, die, last, op, flash.ftl, up.q);
-            }
+                _ => Self::sensed(now, die, op, hil, up, flash, cache)?,
+            },
             Step::Programmed(op) => {
                 match backend {
                     Backend::BlockMapped(h) => {
+                        let mut flash = flash.with_blocks(h);
                         for &t in &op {
                             let cache = cache.as_deref_mut();
-                            hil.program_done_by(now, t, |t| h.program_done(t), up, flash, cache)?;
+                            hil.program_done_block(now, t, up, &mut flash, cache)?;
                         }
                     }
                     // The raw and zoned firmware's pages were taken when the program was
@@ -883,6 +884,28 @@ impl Device {
             // GC started by an erase moved units: their translation pages need updates.
             hil.pump_map(now, up, flash)?;
         }
+        Ok(())
+    }
+
+    /// A die's reads were sensed: each unit goes out over the channel and through its decode to
+    /// the HIL, then the die takes its next operation.
+    #[inline(always)]
+    fn sensed(
+        now: SimTime,
+        die: u32,
+        op: Vec<u32>,
+        hil: &mut Hil,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+        mut cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
+        let mut last = now;
+        for &t in &op {
+            let (out, ready) = flash.fil.read_out(now, die);
+            last = out;
+            hil.read_done(ready, t, up, flash, cache.as_deref_mut())?;
+        }
+        flash.fil.finish_read(now, die, last, op, flash.ftl, up.q);
         Ok(())
     }
 
