@@ -999,7 +999,9 @@ impl SsdConfig {
         }
         if self.precondition.fill == FillMode::SteadyState {
             // What ftl/steady.rs's model plane cannot stand for.
-            let why = if self.ftl.kind != FtlKind::Page {
+            let why = if self.medium() == super::Medium::Pcm {
+                Some("a PCM-only device (updated in place: no FTL to age)".to_string())
+            } else if self.ftl.kind != FtlKind::Page {
                 Some(format!(
                     "ftl.kind = \"{}\" (a block-mapped FTL merges rather than collects)",
                     self.ftl.kind.name()

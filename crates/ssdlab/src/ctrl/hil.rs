@@ -1174,7 +1174,8 @@ impl Hil {
     }
 
     /// A read transaction's data is decoded at `ready`: move it to the host (or, for a
-    /// read-modify-write, count it) and complete the command when it was the last.
+    /// read-modify-write, count it) and complete the command when it was the last. `blocks`:
+    /// the block-mapped FTL behind the cache buffer, if that is where the map is.
     #[inline]
     pub(crate) fn read_done(
         &mut self,
@@ -1183,6 +1184,7 @@ impl Hil {
         up: &mut HostPort,
         flash: &mut FlashPort,
         cache: Option<&mut BufferManager>,
+        blocks: Option<&mut HybridCtrl>,
     ) -> Result<()> {
         let t = flash.fil.remove_txn(txn);
         if matches!(t.kind, TxnKind::MapRead | TxnKind::MapUpdateRead) {
@@ -1213,7 +1215,10 @@ impl Hil {
         }
         if !failed {
             if let Some(bm) = cache {
-                bm.fill(ready, t.aux as u64, t.pun, flash);
+                match blocks {
+                    Some(h) => bm.fill(ready, t.aux as u64, t.pun, &mut flash.with_blocks(h)),
+                    None => bm.fill(ready, t.aux as u64, t.pun, flash),
+                }
             }
             let pos = (t.aux as u64 * self.geo.unit_bytes).saturating_sub(up.cmds.get(cmd).offset);
             let end = up.push_read_data(ready, cmd, t.host_bytes as u64, pos);

@@ -840,13 +840,22 @@ impl Device {
             .fil
             .die_step(now, die, flash.ftl, flash.check.as_mut(), up.q)?
         {
-            Step::Sensed(op) => match backend {
-                // The cache buffer keeps what a read brought in if that map still points there.
-                Backend::BlockMapped(h) if cache.is_some() => {
-                    Self::sensed(now, die, op, hil, up, &mut flash.with_blocks(h), cache)?
+            Step::Sensed(op) => {
+                // A cache buffer in front of a block map keeps what a read brought in if that
+                // map still points there.
+                let mut blocks = match cache {
+                    Some(_) => backend.block_mapped_mut(),
+                    None => None,
+                };
+                let mut last = now;
+                for &t in &op {
+                    let (out, ready) = flash.fil.read_out(now, die);
+                    last = out;
+                    let blocks = blocks.as_deref_mut();
+                    hil.read_done(ready, t, up, flash, cache.as_deref_mut(), blocks)?;
                 }
-                _ => Self::sensed(now, die, op, hil, up, flash, cache)?,
-            },
+                flash.fil.finish_read(now, die, last, op, flash.ftl, up.q);
+            }
             Step::Programmed(op) => {
                 match backend {
                     Backend::BlockMapped(h) => {
@@ -884,28 +893,6 @@ impl Device {
             // GC started by an erase moved units: their translation pages need updates.
             hil.pump_map(now, up, flash)?;
         }
-        Ok(())
-    }
-
-    /// A die's reads were sensed: each unit goes out over the channel and through its decode to
-    /// the HIL, then the die takes its next operation.
-    #[inline(always)]
-    fn sensed(
-        now: SimTime,
-        die: u32,
-        op: Vec<u32>,
-        hil: &mut Hil,
-        up: &mut HostPort,
-        flash: &mut FlashPort,
-        mut cache: Option<&mut BufferManager>,
-    ) -> Result<()> {
-        let mut last = now;
-        for &t in &op {
-            let (out, ready) = flash.fil.read_out(now, die);
-            last = out;
-            hil.read_done(ready, t, up, flash, cache.as_deref_mut())?;
-        }
-        flash.fil.finish_read(now, die, last, op, flash.ftl, up.q);
         Ok(())
     }
 
