@@ -791,12 +791,6 @@ impl SsdConfig {
                         "given with [pcm], expected none: the DRAM cache buffer is for NAND devices".into(),
                     );
                 }
-                if self.power.is_some() {
-                    return err(
-                        "power",
-                        "given with [pcm] and no [nand], expected none: [power] models NAND parts and their controller; a PCM-only device has its energy per bit in [pcm.energy]".into(),
-                    );
-                }
             }
         }
         if let Some(z) = &self.zns {
