@@ -174,7 +174,7 @@ const REFUSED: &[(&str, &str, &[&str], &str)] = &[
     (
         "backend=pcm",
         "mapping=*",
-        &["field `ftl`"],
+        &["field `ftl`", "[pcm] and no [nand]"],
         "physical: PCM is updated in place, no map",
     ),
     (
