@@ -650,6 +650,19 @@ fn figures_missing(c: &Combo, v: &serde_json::Value) -> Vec<&'static str> {
     if value(c, 3) == "on" {
         want.push("percentage_used");
     }
+    if value(c, 2) != "full" {
+        want.push("translation_reads");
+    }
+    // The register-level host starts from a fresh drive: it does not run the config's
+    // preconditioning (docs/combinations.md, "Known limits").
+    if value(c, 5) == "steady-state" && value(c, 6) != "nvme-regs" {
+        want.push("steady_state");
+    }
+    match value(c, 0) {
+        "zoned" => want.push("zones"),
+        "pcm" => want.push("pcm"),
+        _ => {}
+    }
     let text = v.to_string();
     want.into_iter()
         .filter(|k| !text.contains(&format!("\"{k}\"")))
