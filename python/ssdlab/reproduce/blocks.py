@@ -582,6 +582,55 @@ def render_lifetime(data: Mapping[str, Any]) -> str:
     )
 
 
+MATRIX_COMMAND = (
+    "SSDLAB_MATRIX_OUT=docs/generated/combination-matrix.json"
+    " cargo nextest run -p ssdlab --test matrix"
+)
+
+
+def produce_matrix() -> dict[str, Any]:
+    """Run the combination-matrix test (crates/ssdlab/tests/matrix.rs) and read what it wrote."""
+    import os
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "matrix.json"
+        env = dict(os.environ, SSDLAB_MATRIX_OUT=str(out))
+        subprocess.run(
+            ["cargo", "nextest", "run", "-p", "ssdlab", "--test", "matrix"],
+            cwd=ROOT,
+            env=env,
+            check=True,
+        )
+        return json.loads(out.read_text(encoding="utf-8"))
+
+
+def render_matrix(data: Mapping[str, Any]) -> str:
+    axes = data["axes"]
+    combos = data["combinations"]
+    refusals = data["refusals"]
+    ran = sum(1 for c in combos if c["outcome"] == "ran")
+    lines = [
+        f"{len(axes)} axes: "
+        + "; ".join(f"{a['axis']} ({', '.join(a['values'])})" for a in axes)
+        + f". Pairs of values: {data['legal_pairs']} taken, {data['illegal_pairs']} refused."
+        f" {ran} of {len(combos)} covering combinations ran, checked and repeated exactly;"
+        f" {len(refusals)} refused pairs each gave a documented one-line refusal.",
+        "",
+        "| " + " | ".join(a["axis"] for a in axes) + " | reads checked |",
+        "|" + "---|" * (len(axes) + 1),
+    ]
+    for c in combos:
+        values = [kv.split("=", 1)[1] for kv in c["combination"].split(" ")]
+        reads = c.get("checked_reads")
+        lines.append("| " + " | ".join(values) + f" | {'—' if reads is None else reads} |")
+    lines += ["", "| refused pair | documented as | kind |", "|---|---|---|"]
+    for r in refusals:
+        lines.append(f"| {r['pair']} | {r['documented']} | {r['why']} |")
+    return "\n".join(lines) + "\n"
+
+
 def _no_produce() -> Any:
     raise RuntimeError(
         f"this block renders {REPRODUCTIONS}, which python scripts/fidelity.py writes when it"
@@ -590,6 +639,13 @@ def _no_produce() -> Any:
 
 
 BLOCKS: tuple[Block, ...] = (
+    Block(
+        name="combination-matrix",
+        doc="docs/combinations.md",
+        command=MATRIX_COMMAND,
+        produce=produce_matrix,
+        render=render_matrix,
+    ),
     Block(
         name="seed004-table",
         doc="docs/experiments.md",

@@ -155,6 +155,21 @@ impl BackendKind {
             BackendKind::Zoned => "[nand] with ftl.kind = \"none\" and [zns]",
         }
     }
+
+    /// Whether the back end separates write streams (`ftl.streams` > 1), and if not, why not.
+    /// Streams pick which open block a page goes to: only the page-mapping FTL chooses where a
+    /// page goes. A block map puts a page at its offset in its logical block's block or log; a
+    /// raw, fusion or zoned device leaves placement to the host (a zone is the host's stream);
+    /// PCM is written in place.
+    pub fn write_streams(self) -> std::result::Result<(), &'static str> {
+        match self {
+            BackendKind::Page | BackendKind::Cached => Ok(()),
+            BackendKind::BlockMapped => Err("a block map puts each page at its offset in its logical block's data or log block: there is no open block to choose"),
+            BackendKind::Raw | BackendKind::Fusion => Err("the host's FTL places every page itself"),
+            BackendKind::Zoned => Err("the host places data by zone (a zone is its stream)"),
+            BackendKind::Pcm => Err("PCM is written in place"),
+        }
+    }
 }
 
 /// `interface.kind` as a TOML document has it, if it is a string.
@@ -278,6 +293,17 @@ impl SsdConfig {
             Error::Config(format!("{origin}{at}: {}", e.message().replace('\n', " ")))
         })?;
         let base_kind = interface_kind_in(&doc);
+        if doc.contains_key("pcm") && !doc.contains_key("nand") {
+            // Else the override's partial [ftl] is refused for the fields it lacks.
+            if let Some(set) = overrides
+                .iter()
+                .find(|o| o.trim_start().starts_with("ftl.") || o.trim_start().starts_with("ftl="))
+            {
+                return Err(Error::Config(format!(
+                    "{origin} with overrides, field `ftl`: got {set:?} with [pcm] and no [nand], expected no [ftl] setting: a PCM-only device is updated in place and has no FTL"
+                )));
+            }
+        }
         apply_overrides(&mut doc, overrides)?;
         let merged = toml::to_string(&doc).map_err(|e| Error::Config(e.to_string()))?;
         let origin = format!("{origin} with overrides");

@@ -418,6 +418,14 @@ impl BufferManager {
         };
         self.dram_io(now, slot, self.line_bytes, port, false);
         let lpn = line.lpn;
+        if let Some(h) = flash.blocks.as_deref_mut() {
+            // A block-mapped FTL: the line's page goes where that map puts it, after the merge
+            // work its write implies (queued first, on the same die).
+            let FlashPort {
+                fil, ftl, check, ..
+            } = flash;
+            return h.flush_line(now, lpn, slot, fil, ftl, check, up.q);
+        }
         let pun = flash.ftl.write(lpn)?;
         if let Some(m) = flash.ftl.mapping.as_mut() {
             m.update_lpn(lpn);
@@ -571,7 +579,7 @@ impl BufferManager {
     /// flushing, unless newer data for it exists by now (in the buffer, or mapped elsewhere).
     pub(crate) fn fill(&mut self, now: SimTime, lpn: u64, pun: u32, flash: &mut FlashPort) {
         let unit = self.line_bytes;
-        if flash.ftl.lookup(lpn) != Some(pun) {
+        if flash.lookup(lpn) != Some(pun) {
             return;
         }
         if !self.cfg.read_allocate || self.buf.find(lpn).is_some() {
@@ -600,7 +608,7 @@ impl BufferManager {
         pun: u32,
         flash: &mut FlashPort,
     ) {
-        if flash.ftl.lookup(lpn) != Some(pun) {
+        if flash.lookup(lpn) != Some(pun) {
             return;
         }
         let unit = self.line_bytes;

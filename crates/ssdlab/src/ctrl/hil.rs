@@ -208,15 +208,21 @@ impl Hil {
         let (op, offset, len) = (c.op, c.offset, c.len);
         match op {
             // With `skip_media` the firmware answers reads at once, whatever the FTL.
-            Op::Read if !self.skip_media => {
-                h.read(now, cmd, up, flash, &mut self.counters);
-                Ok(())
-            }
+            Op::Read if !self.skip_media => h.read(now, cmd, up, flash, &mut self.counters, cache),
             Op::Trim => {
-                h.trim(offset, len, flash);
+                h.trim(offset, len, flash, cache);
                 up.complete(now, cmd);
                 Ok(())
             }
+            Op::Flush => match cache {
+                Some(bm) if bm.write_back() => {
+                    bm.flush_command(now, cmd, up, &mut flash.with_blocks(h))
+                }
+                _ => {
+                    up.complete(now, cmd);
+                    Ok(())
+                }
+            },
             _ => self.dispatch_mapped(now, cmd, up, flash, cache),
         }
     }
@@ -579,6 +585,10 @@ impl Hil {
         flash: &mut FlashPort,
     ) {
         let t = flash.fil.remove_txn(txn);
+        if t.cmd == crate::ftl::NONE {
+            // A merge's erase for a cache buffer's flush: no command waits for it.
+            return;
+        }
         let c = up.cmds.get_mut(t.cmd);
         c.txns_left -= 1;
         if c.txns_left == 0 {
@@ -775,16 +785,36 @@ impl Hil {
         h: &mut HybridCtrl,
         up: &mut HostPort,
         flash: &mut FlashPort,
+        cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         if self.write_skips_media(now, cmd, up) {
             return Ok(());
         }
-        let rmw = h.rmw_reads(now, cmd, up, flash);
+        let rmw = h.rmw_reads(now, cmd, up, flash, cache.as_deref());
         if rmw > 0 {
             up.cmds.get_mut(cmd).rmw_left = rmw;
             return Ok(());
         }
-        h.write_units(now, cmd, up, flash)
+        Self::write_units_block(now, cmd, h, up, flash, cache)
+    }
+
+    /// A block-mapped FTL's write command's data is in and its old data read: a write-back
+    /// buffer takes its pages (flushed to the block map later), else they are placed now.
+    #[inline(never)]
+    pub(crate) fn write_units_block(
+        now: SimTime,
+        cmd: u32,
+        h: &mut HybridCtrl,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+        cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
+        match cache {
+            Some(bm) if bm.write_back() && up.cmds.get(cmd).status == Status::Ok => {
+                bm.write(now, cmd, up, &mut flash.with_blocks(h))
+            }
+            cache => h.write_units(now, cmd, up, flash, cache),
+        }
     }
 
     /// A write command's data is in the controller (page-mapped FTL): read what partial units
@@ -1274,7 +1304,8 @@ impl Hil {
     }
 
     /// A read transaction's data is decoded at `ready`: move it to the host (or, for a
-    /// read-modify-write, count it) and complete the command when it was the last.
+    /// read-modify-write, count it) and complete the command when it was the last. `blocks`:
+    /// the block-mapped FTL behind the cache buffer, if that is where the map is.
     #[inline]
     pub(crate) fn read_done(
         &mut self,
@@ -1283,6 +1314,7 @@ impl Hil {
         up: &mut HostPort,
         flash: &mut FlashPort,
         cache: Option<&mut BufferManager>,
+        blocks: Option<&mut HybridCtrl>,
     ) -> Result<()> {
         let t = flash.fil.remove_txn(txn);
         if matches!(t.kind, TxnKind::MapRead | TxnKind::MapUpdateRead) {
@@ -1313,7 +1345,10 @@ impl Hil {
         }
         if !failed {
             if let Some(bm) = cache {
-                bm.fill(ready, t.aux as u64, t.pun, flash);
+                match blocks {
+                    Some(h) => bm.fill(ready, t.aux as u64, t.pun, &mut flash.with_blocks(h)),
+                    None => bm.fill(ready, t.aux as u64, t.pun, flash),
+                }
             }
             let pos = (t.aux as u64 * self.geo.unit_bytes).saturating_sub(up.cmds.get(cmd).offset);
             let end = up.push_read_data(ready, cmd, t.host_bytes as u64, pos);
@@ -1387,6 +1422,37 @@ impl Hil {
     ) -> Result<()> {
         bm.flush_done(now, slot, up, flash)?;
         self.pump_map(now, up, flash, Some(bm))
+    }
+
+    /// A program transaction of a block-mapped FTL finished at `now`: recorded in its map, then
+    /// a merge copy counts for its write command (none: a flush's merge), a flush's program
+    /// goes back to the cache buffer, a host page to its command. `flash` holds the FTL.
+    #[inline(never)]
+    pub(crate) fn program_done_block(
+        &mut self,
+        now: SimTime,
+        txn: u32,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+        cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
+        let t = flash.fil.remove_txn(txn);
+        flash
+            .blocks
+            .as_deref_mut()
+            .expect("the block-mapped FTL in the port")
+            .program_done(&t);
+        if t.kind == TxnKind::Copy {
+            if t.cmd != crate::ftl::NONE {
+                let c = up.cmds.get_mut(t.cmd);
+                c.txns_left -= 1;
+                if c.txns_left == 0 {
+                    up.complete(now, t.cmd);
+                }
+            }
+            return Ok(());
+        }
+        self.programmed(now, t, up, flash, cache)
     }
 
     /// What a finished program means for its command.
