@@ -36,6 +36,7 @@ from nbd_rig import go as _go
 from nbd_rig import recv as _recv
 from nbd_rig import reply as _reply
 from nbd_rig import request as _request
+from ssdlab.cli.serve import lag_warning
 
 QEMU_IMG = shutil.which("qemu-img")
 QEMU_IO = shutil.which("qemu-io")
@@ -438,6 +439,25 @@ def test_the_realtime_clock_holds_replies_until_their_simulated_completion(
     # The client waited at least the simulated latency, scaled (less a margin for rounding).
     assert min(walls) >= 0.9 * 2000 * result["ops"]["read"]["latency_us"]["min"] / 1e6
     assert sum(walls) / len(walls) >= 0.9 * 2000 * mean_us / 1e6
+    # How late the replies left against their simulated completion: measured, and small
+    # beside the tens of wall ms each took (a loose bound: the machine may be busy).
+    lag = result["wall"]["reply_lag_us"]
+    assert 0 <= lag["min"] <= lag["p99"] <= lag["max"], lag
+    assert lag["max"] < 0.5 * 2000 * mean_us, lag
+
+
+def test_the_lag_warning_compares_the_p99_lag_with_the_latency_clients_see() -> None:
+    read = {"count": 90, "mean_us": 100.0}
+    write = {"count": 10, "mean_us": 1000.0}
+    # Mean served 190 µs at scale 1: warned above 19 µs of p99 lag, not at or below.
+    assert lag_warning({"count": 5, "p99_us": 19.0}, read, write, 1.0) is None
+    warning = lag_warning({"count": 5, "p99_us": 25.0}, read, write, 1.0)
+    assert warning is not None and "25 µs" in warning and "190 µs" in warning
+    # Played 10 times slower, clients see 1,900 µs: 25 µs late is nothing to warn of.
+    assert lag_warning({"count": 5, "p99_us": 25.0}, read, write, 10.0) is None
+    # Nothing served, or the logical clock (no lag figures): no warning.
+    assert lag_warning({"count": 0, "p99_us": 0.0}, read, write, 1.0) is None
+    assert lag_warning(None, read, write, 1.0) is None
 
 
 def test_bad_options_are_one_line_errors() -> None:

@@ -695,6 +695,7 @@ pub fn build_result(
             requests_per_s: per_s(completed, wall_s),
             events_per_s: per_s(events, wall_s),
             peak_memory_bytes: peak_memory_bytes(),
+            reply_lag_us: None,
         },
     }
 }

@@ -25,16 +25,50 @@ from .table import print_result
 DEFAULT_LISTEN = "tcp://127.0.0.1:10809"
 
 
+# The realtime clock's lag (a reply sent after the wall time of its simulated completion) is
+# worth a warning once its p99 passes this share of the mean latency the drive is serving: the
+# clients then see latencies the model did not give.
+LAG_WARN_SHARE = 0.1
+
+
 def _live_line(figures: dict[str, Any]) -> str:
     read, write = figures["read"], figures["write"]
     # Without a write the WAF has no denominator (the figure holds 0): not a figure.
     waf = f"{figures['write_amplification']:.2f}" if write["count"] else "–"
+    lag = figures.get("lag")
     return (
         f"{figures['wall_s']:7.1f} s  conns {figures['connections']}  "
         f"requests {figures['requests']:,}  "
         f"read {read['count']:,} (mean {read['mean_us']:.0f} µs, p99 {read['p99_us']:.0f} µs)  "
         f"write {write['count']:,} (mean {write['mean_us']:.0f} µs, p99 {write['p99_us']:.0f} µs)  "
         f"WAF {waf}  GC {figures['gc_runs']:,}"
+        + (f"  lag p99 {lag['p99_us']:.0f} µs" if lag and lag["count"] else "")
+    )
+
+
+def lag_warning(
+    lag: dict[str, Any] | None, read: dict[str, Any], write: dict[str, Any], time_scale: float
+) -> str | None:
+    """A warning when the realtime clock's reply lag (p99, wall µs) is over LAG_WARN_SHARE of
+    the mean latency the clients are served (reads and writes together, simulated µs times
+    ``time_scale``), else None. ``lag``, ``read`` and ``write`` hold counts and µs figures as
+    the live figures and the result give them."""
+    if not lag or not lag.get("count"):
+        return None
+    count = read["count"] + write["count"]
+    if not count:
+        return None
+    mean_us = (
+        time_scale * (read["count"] * read["mean_us"] + write["count"] * write["mean_us"]) / count
+    )
+    p99 = lag["p99_us"] if "p99_us" in lag else lag["p99"]
+    if p99 <= LAG_WARN_SHARE * mean_us:
+        return None
+    return (
+        f"warning: the server is behind real time: replies left up to {p99:.0f} µs (p99) after "
+        f"their simulated completion, over {LAG_WARN_SHARE:.0%} of the {mean_us:.0f} µs mean "
+        "latency it serves, so clients see latencies the model did not give (the result's "
+        "figures are the model's); a larger --time-scale or --clock logical avoids it"
     )
 
 
@@ -160,9 +194,20 @@ def register(app: typer.Typer) -> None:
                 markup=False,
             )
 
+        warned = False
+
         def tick(text: str) -> None:
+            nonlocal warned
+            figures = json.loads(text)
+            if not warned:
+                warning = lag_warning(
+                    figures.get("lag"), figures["read"], figures["write"], time_scale
+                )
+                if warning is not None:
+                    warned = True
+                    sys.stderr.write(("\n" if live else "") + warning + "\n")
             if live:
-                sys.stderr.write("\r" + _live_line(json.loads(text)) + "\x1b[K")
+                sys.stderr.write("\r" + _live_line(figures) + "\x1b[K")
                 sys.stderr.flush()
 
         def on_term(signum: int, frame: FrameType | None) -> None:
@@ -198,6 +243,24 @@ def register(app: typer.Typer) -> None:
         result = json.loads(result_json)
         print_result(result, Console(highlight=False))
         print(_connections_line(result["job"]["serve"]["connections"]))
+        lag = result["wall"].get("reply_lag_us")
+        if lag is not None and lag["max"] > 0:
+            print(
+                f"reply lag behind real time: mean {lag['mean']:.1f} µs, p99 {lag['p99']:.1f} µs, "
+                f"max {lag['max']:.1f} µs"
+            )
+            read, write = (
+                result["ops"].get(op, {"count": 0, "latency_us": {"mean": 0}})
+                for op in ("read", "write")
+            )
+            warning = lag_warning(
+                {"count": read["count"] + write["count"], "p99": lag["p99"]},
+                {"count": read["count"], "mean_us": read["latency_us"]["mean"]},
+                {"count": write["count"], "mean_us": write["latency_us"]["mean"]},
+                time_scale,
+            )
+            if warning is not None and not warned:
+                print(warning, file=sys.stderr)
 
 
 def _connections_line(c: dict[str, Any]) -> str:

@@ -29,6 +29,7 @@ use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::SimTime;
 use crate::stats::result::RunResult;
+use crate::stats::LatencyStats;
 use access::{Door, Refusal, HANDSHAKE_LIMIT_S};
 use conn::{Export, Handshake, Negotiation, Reply, TlsPhase, ToSim};
 use data::{Data, DataSpec};
@@ -370,6 +371,9 @@ struct Outbox {
     log: Option<session::SessionWriter>,
     /// The bytes the drive holds (none in a session replay).
     data: Option<Data>,
+    /// Realtime clock: how late each reply left against the wall time of its simulated
+    /// completion (the server's lag behind real time), in wall picoseconds.
+    lag: LatencyStats,
 }
 
 impl Outbox {
@@ -386,6 +390,7 @@ impl Outbox {
             unit_bytes,
             log,
             data,
+            lag: LatencyStats::default(),
         }
     }
 
@@ -600,7 +605,7 @@ impl Driver for Outbox {
 }
 
 /// Figures of a live session, for the live display.
-fn live_json(dev: &Device, out: &Outbox, connections: usize, wall_s: f64) -> String {
+fn live_json(dev: &Device, out: &Outbox, connections: usize, wall_s: f64, clock: Clock) -> String {
     let host = dev.host();
     let lat = |op: Op| {
         let l = host.latency(op);
@@ -625,6 +630,12 @@ fn live_json(dev: &Device, out: &Outbox, connections: usize, wall_s: f64) -> Str
         "errors": out.errors,
         "write_amplification": waf,
         "gc_runs": f.gc_runs,
+        // The realtime clock's lag behind real time (null on the logical clock).
+        "lag": (clock == Clock::Realtime).then(|| {
+            let s = out.lag.summary();
+            serde_json::json!({"count": out.lag.count, "mean_us": s.mean, "p99_us": s.p99,
+                               "max_us": s.max})
+        }),
     })
     .to_string()
 }
@@ -825,11 +836,22 @@ pub fn serve(
         };
         while out.due.peek().is_some_and(|d| d.at <= limit) {
             let d = out.due.pop().expect("peeked");
+            if opts.clock == Clock::Realtime {
+                let late = Instant::now().saturating_duration_since(wall_of(d.at));
+                out.lag
+                    .record((late.as_nanos() as u64).saturating_mul(1000), 0);
+            }
             out.send(d.conn, d.reply);
         }
         if Instant::now() >= next_tick {
             next_tick = Instant::now() + tick_every;
-            let figures = live_json(&dev, &out, out.conns.len(), start.elapsed().as_secs_f64());
+            let figures = live_json(
+                &dev,
+                &out,
+                out.conns.len(),
+                start.elapsed().as_secs_f64(),
+                opts.clock,
+            );
             if !tick(&figures) {
                 break Ok(());
             }
@@ -878,15 +900,12 @@ pub fn serve(
         "time_scale": opts.time_scale,
         "log": opts.log.as_ref().map(|p| p.display().to_string()),
     }});
-    Ok(crate::run::build_result(
-        &dev,
-        cfg,
-        job,
-        opts.seed,
-        "server stopped",
-        wall,
-        pre_s,
-    ))
+    let mut result =
+        crate::run::build_result(&dev, cfg, job, opts.seed, "server stopped", wall, pre_s);
+    if opts.clock == Clock::Realtime {
+        result.wall.reply_lag_us = Some(out.lag.summary());
+    }
+    Ok(result)
 }
 
 /// The URI a libnbd client connects with: `nbds` when TLS is required, with the PSK file's

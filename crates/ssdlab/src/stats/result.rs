@@ -238,6 +238,10 @@ pub struct Wall {
     pub requests_per_s: f64,
     pub events_per_s: f64,
     pub peak_memory_bytes: Option<u64>,
+    /// `ssdlab serve` on the realtime clock: how late each reply left against the wall time
+    /// of its simulated completion, in wall µs (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reply_lag_us: Option<LatencySummary>,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
