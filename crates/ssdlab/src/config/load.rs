@@ -70,6 +70,16 @@ fn from_toml_text<T: serde::de::DeserializeOwned>(
                 .unwrap_or_else(|| "a name (a string, e.g. \"greedy\") or a table".into());
             msg = format!("got {got}, expected {names}");
         }
+        if let Some(number) = integer_beyond_toml(&msg) {
+            // An override's whole number TOML cannot hold stays a string (`apply_overrides`),
+            // and an integer field then said "invalid type: string, expected u64" of a u64.
+            msg = format!(
+                "got {number}, expected an integer from {} to {} (a config's integers are \
+                 TOML's, signed 64-bit)",
+                i64::MIN,
+                i64::MAX
+            );
+        }
         let at = inner
             .span()
             .filter(|_| lines)
@@ -165,9 +175,51 @@ pub fn apply_overrides(doc: &mut toml::Table, overrides: &[String]) -> Result<()
     Ok(())
 }
 
+/// From the reader's "invalid type: string \"N\", expected u64" (or another integer type), the
+/// whole number N when TOML cannot hold it as an integer.
+fn integer_beyond_toml(msg: &str) -> Option<&str> {
+    let rest = msg.strip_prefix("invalid type: string \"")?;
+    let (number, expected) = rest.split_once("\", expected ")?;
+    let integer_type = [
+        "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64", "usize",
+    ];
+    let digits = number.strip_prefix(['+', '-']).unwrap_or(number);
+    let is_integer = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+    (is_integer && number.parse::<i64>().is_err() && integer_type.contains(&expected))
+        .then_some(number)
+}
+
 #[cfg(test)]
 mod tests {
     use crate::config::SsdConfig;
+
+    #[test]
+    fn an_integer_beyond_toml_is_refused_naming_the_value_and_the_range() {
+        for big in [
+            "18446744073709551615",
+            "9223372036854775808",
+            "-9223372036854775809",
+        ] {
+            let set = format!("nand.blocks_per_plane={big}");
+            let e = SsdConfig::resolve("small-tlc", &[set])
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(&format!("got {big}, expected an integer from")),
+                "{e}"
+            );
+            assert!(e.contains("9223372036854775807"), "{e}");
+            assert!(!e.contains("expected u64"), "{e}");
+        }
+        // The largest TOML integer reaches the field's own check, which names its range.
+        let e = SsdConfig::resolve(
+            "small-tlc",
+            &["nand.blocks_per_plane=9223372036854775807".into()],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("blocks_per_plane"), "{e}");
+    }
 
     #[test]
     fn a_number_where_a_name_belongs_names_the_value_and_what_is_expected() {

@@ -42,7 +42,7 @@ pub use config::{CongestionWake, Era, FaultCosts, PagingConfig};
 pub use result::{IoRecord, SwapResult};
 pub use workload::Workload;
 
-use crate::config::SsdConfig;
+use crate::config::{BackendKind, SsdConfig};
 use crate::device::Device;
 use crate::error::Result;
 
@@ -178,6 +178,18 @@ impl SwapSpec {
             SwapDevice::Analytic(part)
         } else {
             let dev_cfg = SsdConfig::resolve(spec, &device_sets)?;
+            let kind = dev_cfg.backend_kind();
+            if matches!(kind, BackendKind::Raw | BackendKind::Fusion) {
+                // Its addresses are physical pages and blocks a host FTL manages: the paging
+                // model's writes were refused mid-run (`ssdlab serve` refuses it too).
+                return Err(crate::error::Error::Config(format!(
+                    "swap: device `{spec}` is a {} device ({}), which has no logical blocks to \
+                     swap to; expected a device with an FTL (ftl.kind = \"page\", e.g. small-tlc) \
+                     or an analytic part",
+                    kind.name(),
+                    kind.what_sections_say()
+                )));
+            }
             // The same test the run makes against the built device (whose capacity is the
             // config's logical bytes), made without building it.
             let end = cfg.swap_offset.0.checked_add(cfg.swap_size.0);
