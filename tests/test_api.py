@@ -205,6 +205,32 @@ def test_bad_job_is_a_job_error(fields: dict[str, object], needle: str) -> None:
             ValueError,
             ("io_count", "got -5", "from 1 to 2^64 - 1"),
         ),
+        (lambda: ssdlab.Job.from_dict(None), TypeError, ("fields", "got None", "a mapping")),
+        (lambda: ssdlab.Job.from_dict({1: 2}), TypeError, ("fields", "the key 1", "names")),
+        (lambda: ssdlab.Trace.from_dict(None), TypeError, ("fields", "got None", "a mapping")),
+        (lambda: ssdlab.Trace.from_dict({}), TypeError, ("fields", "no `trace`")),
+        (
+            lambda: ssdlab.trace_stats("model:uniform", ird_block=-1),
+            ssdlab.TraceError,
+            ("ird_block", "got -1", "from 1 to 2^64 - 1"),
+        ),
+        (
+            lambda: ssdlab.trace_stats("model:uniform", seed=2**64),
+            ValueError,
+            ("seed", "got 18446744073709551616", "2^64 - 1"),
+        ),
+        (
+            lambda: ssdlab.Config.load("seed002-fusion").set("hfsl.power_cut_event", 2**64 - 1),
+            ssdlab.ConfigError,
+            ("`hfsl.power_cut_event`", "got 18446744073709551615", "0 to 9223372036854775807"),
+        ),
+        (
+            lambda: ssdlab.swap(
+                "seed002-fusion", memory="64MiB", swap_size="64MiB", workload="pc-mix"
+            ),
+            ssdlab.ConfigError,
+            ("seed002-fusion", "fusion device", "cannot overwrite in place"),
+        ),
     ],
 )  # fmt: skip
 def test_api_errors_name_the_argument_the_value_and_what_is_expected(

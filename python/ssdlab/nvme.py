@@ -180,7 +180,7 @@ class NvmeDevice:
         """Replay a trace file through the driver, ``iodepth`` commands per doorbell (at least
         1; a depth beyond the I/O queue's size less one is issued as that many, the most the
         queue holds)."""
-        iodepth = _check_range("iodepth", iodepth, 32, lo=1)
+        iodepth = _check_range("iodepth", iodepth, 32)
         limit = None if limit is None else _check_range("limit", limit, 64)
         return self._dev.run_trace(os.fspath(path), format, iodepth, limit)
 

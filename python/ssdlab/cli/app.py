@@ -276,7 +276,14 @@ def _run_fio(
             sys.stderr.write(f"{label}: {length}\n")
         with progress_bar(enabled=not quiet) as progress:
             callback = with_estimate(progress, label, sys.stderr) if not quiet else progress
-            result = run(config, job.job(), seed=seed, progress=callback, record_requests=record)
+            try:
+                result = run(
+                    config, job.job(), seed=seed, progress=callback, record_requests=record
+                )
+            except (_core.JobError, _core.ConfigError) as error:
+                # What the drive refuses of a job (zonemode=zbd on a drive without zones):
+                # at the line of the option, as the file's other errors.
+                raise UserError(str(fio.job_error(job, error))) from None
         results.append(result.to_dict())
         records.append(result.record_bytes)
     if json_out is not None:

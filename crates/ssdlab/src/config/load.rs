@@ -70,14 +70,12 @@ fn from_toml_text<T: serde::de::DeserializeOwned>(
                 .unwrap_or_else(|| "a name (a string, e.g. \"greedy\") or a table".into());
             msg = format!("got {got}, expected {names}");
         }
-        if let Some(number) = integer_beyond_toml(&msg) {
+        if let Some((number, lo, hi)) = integer_beyond_toml(&msg) {
             // An override's whole number TOML cannot hold stays a string (`apply_overrides`),
             // and an integer field then said "invalid type: string, expected u64" of a u64.
             msg = format!(
-                "got {number}, expected an integer from {} to {} (a config's integers are \
-                 TOML's, signed 64-bit)",
-                i64::MIN,
-                i64::MAX
+                "got {number}, expected an integer from {lo} to {hi} (a config's integers are \
+                 TOML's, at most 2^63 - 1)"
             );
         }
         let at = inner
@@ -175,18 +173,26 @@ pub fn apply_overrides(doc: &mut toml::Table, overrides: &[String]) -> Result<()
     Ok(())
 }
 
-/// From the reader's "invalid type: string \"N\", expected u64" (or another integer type), the
-/// whole number N when TOML cannot hold it as an integer.
-fn integer_beyond_toml(msg: &str) -> Option<&str> {
+/// From the reader's "invalid type: string \"N\", expected u64" (or another integer type),
+/// the whole number N when TOML cannot hold it as an integer, with the range the field takes
+/// (its type's, within TOML's).
+fn integer_beyond_toml(msg: &str) -> Option<(&str, i64, i64)> {
     let rest = msg.strip_prefix("invalid type: string \"")?;
     let (number, expected) = rest.split_once("\", expected ")?;
-    let integer_type = [
-        "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64", "usize",
-    ];
+    let (lo, hi) = match expected {
+        "u8" => (0, u8::MAX as i64),
+        "u16" => (0, u16::MAX as i64),
+        "u32" => (0, u32::MAX as i64),
+        "u64" | "usize" => (0, i64::MAX),
+        "i8" => (i8::MIN as i64, i8::MAX as i64),
+        "i16" => (i16::MIN as i64, i16::MAX as i64),
+        "i32" => (i32::MIN as i64, i32::MAX as i64),
+        "i64" => (i64::MIN, i64::MAX),
+        _ => return None,
+    };
     let digits = number.strip_prefix(['+', '-']).unwrap_or(number);
     let is_integer = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
-    (is_integer && number.parse::<i64>().is_err() && integer_type.contains(&expected))
-        .then_some(number)
+    (is_integer && number.parse::<i64>().is_err()).then_some((number, lo, hi))
 }
 
 #[cfg(test)]

@@ -72,10 +72,15 @@ fn check_range(
     }
     let room = n - start;
     if count == 0 || count > room {
+        let from = if start == 0 {
+            String::new()
+        } else {
+            format!(", {room} of them from {start_arg} {start} on")
+        };
         return Err(arg_error(
             count_arg,
             count,
-            format!("1 to {room} {unit}s ({space} has {n} {unit}s, {room} of them from {start_arg} {start} on)"),
+            format!("1 to {room} {unit}s ({space} has {n} {unit}s{from})"),
         ));
     }
     Ok(())

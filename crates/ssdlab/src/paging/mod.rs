@@ -179,13 +179,17 @@ impl SwapSpec {
         } else {
             let dev_cfg = SsdConfig::resolve(spec, &device_sets)?;
             let kind = dev_cfg.backend_kind();
-            if matches!(kind, BackendKind::Raw | BackendKind::Fusion) {
-                // Its addresses are physical pages and blocks a host FTL manages: the paging
-                // model's writes were refused mid-run (`ssdlab serve` refuses it too).
+            if matches!(
+                kind,
+                BackendKind::Raw | BackendKind::Fusion | BackendKind::Zoned
+            ) {
+                // Raw: its addresses are physical pages and blocks a host FTL manages (`ssdlab
+                // serve` refuses it too); zoned: a zone takes writes only at its write
+                // pointer. Either way the paging model's writes were refused mid-run.
                 return Err(crate::error::Error::Config(format!(
-                    "swap: device `{spec}` is a {} device ({}), which has no logical blocks to \
-                     swap to; expected a device with an FTL (ftl.kind = \"page\", e.g. small-tlc) \
-                     or an analytic part",
+                    "swap: device `{spec}` is a {} device ({}), whose blocks a swap \
+                     area cannot overwrite in place; expected a device with an FTL (e.g. \
+                     small-tlc), a PCM device or an analytic part (e.g. seed003-slc-analytic)",
                     kind.name(),
                     kind.what_sections_say()
                 )));
