@@ -210,12 +210,12 @@ def test_bad_job_is_a_job_error(fields: dict[str, object], needle: str) -> None:
         (lambda: ssdlab.Trace.from_dict(None), TypeError, ("fields", "got None", "a mapping")),
         (lambda: ssdlab.Trace.from_dict({}), TypeError, ("fields", "no `trace`")),
         (
-            lambda: ssdlab.trace_stats("model:uniform", ird_block=-1),
+            lambda: ssdlab.trace_stats("model:web1", ird_block=-1),
             ssdlab.TraceError,
             ("ird_block", "got -1", "from 1 to 2^64 - 1"),
         ),
         (
-            lambda: ssdlab.trace_stats("model:uniform", seed=2**64),
+            lambda: ssdlab.trace_stats("model:web1", seed=2**64),
             ValueError,
             ("seed", "got 18446744073709551616", "2^64 - 1"),
         ),

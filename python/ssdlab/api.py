@@ -422,9 +422,13 @@ def trace_stats(
     ird_block: int = 1 << 20,
     seed: int = 1,
     progress: ProgressCallback | None = None,
+    sample_points: int = 0,
 ) -> dict[str, Any]:
     """Statistics of a trace file (or of ``model:NAME``): the dict ``ssdlab trace stats --json``
-    writes (schema ``ssdlab.trace_stats/1``)."""
+    writes (schema ``ssdlab.trace_stats/1``). With ``sample_points`` it also holds ``sample``:
+    between that many and twice as many requests spread evenly over the trace (one in
+    ``every``), each with its time from the first request, byte offset and op, for an
+    address-over-time picture."""
     text = _core.trace_stats(
         _trace_source(source),
         format,
@@ -434,6 +438,7 @@ def trace_stats(
         check_int("ird_block", ird_block, 1, error=_core.TraceError),
         check_seed(seed),
         _progress_callback(progress),
+        check_int("sample_points", sample_points, 0, 1 << 24, error=_core.TraceError),
     )
     return json.loads(text)
 
@@ -588,14 +593,22 @@ INTERFACE_TABLE_KINDS = {
 }
 
 
-def without_unused_interface_fields(text: str) -> str:
-    """The resolved config TOML ``text`` (``Config.to_toml()``) without what its interface kind
-    never reads (``ssdlab config show``, a report's configuration): a SATA drive shown with
-    PCIe's TLP fields misleads. Every field left out has a default, so the text still loads as
-    the same device."""
+#: Tables a device without an FTL (``ftl.kind = "none"``: raw, fusion and zoned back ends, whose
+#: host manages the media) never reads: garbage collection and wear levelling are the host's.
+FTL_ONLY_TABLES = ("ftl.gc", "ftl.wear_leveling")
+
+
+def without_unused_fields(text: str) -> str:
+    """The resolved config TOML ``text`` (``Config.to_toml()``) without what the device never
+    reads (``ssdlab config show``, a report's configuration): the tables and fields of other
+    interface kinds (a SATA drive shown with PCIe's TLP fields misleads) and, on a device
+    without an FTL, the FTL's GC and wear-levelling tables. Every field left out has a default,
+    so the text still loads as a device that behaves the same."""
     import tomllib
 
-    kind = str(tomllib.loads(text).get("interface", {}).get("kind", "nvme"))
+    parsed = tomllib.loads(text)
+    kind = str(parsed.get("interface", {}).get("kind", "nvme"))
+    no_ftl = parsed.get("ftl", {}).get("kind") == "none"
     kept: list[str] = []
     section = ""
     for line in text.splitlines():
@@ -603,6 +616,8 @@ def without_unused_interface_fields(text: str) -> str:
         if stripped.startswith("[") and not stripped.startswith("[["):
             section = stripped.strip("[]").strip()
         if kind not in INTERFACE_TABLE_KINDS.get(section, (kind,)):
+            continue
+        if no_ftl and section.startswith(FTL_ONLY_TABLES):
             continue
         key = stripped.partition("=")[0].strip()
         if section == "interface" and kind != "nvme" and key in NVME_ONLY_INTERFACE_FIELDS:

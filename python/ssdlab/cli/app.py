@@ -35,7 +35,7 @@ from ..api import (
     preset_toml,
     presets,
     run,
-    without_unused_interface_fields,
+    without_unused_fields,
 )
 from ..files import write_output_text
 from .experiments import register as register_experiments
@@ -761,7 +761,7 @@ def config_show_command(
 ) -> None:
     """Print the resolved configuration (preset or file, plus overrides) as TOML, without the
     interface fields its kind does not use."""
-    text = without_unused_interface_fields(_load_config(config, overrides, interface).to_toml())
+    text = without_unused_fields(_load_config(config, overrides, interface).to_toml())
     # Plain write, not rich: TOML's [section] headers would be read as markup.
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 

@@ -201,6 +201,7 @@ mod tests {
 
     #[test]
     fn an_integer_beyond_toml_is_refused_naming_the_value_and_the_range() {
+        // A u32 field: its own range, not "expected u32" of a number that is one.
         for big in [
             "18446744073709551615",
             "9223372036854775808",
@@ -210,21 +211,18 @@ mod tests {
             let e = SsdConfig::resolve("small-tlc", &[set])
                 .unwrap_err()
                 .to_string();
-            assert!(
-                e.contains(&format!("got {big}, expected an integer from")),
-                "{e}"
-            );
-            assert!(e.contains("9223372036854775807"), "{e}");
-            assert!(!e.contains("expected u64"), "{e}");
+            let want = format!("got {big}, expected an integer from 0 to 4294967295");
+            assert!(e.contains(&want), "{e}");
+            assert!(e.contains("field `nand.blocks_per_plane`"), "{e}");
+            assert!(!e.contains("expected u32"), "{e}");
         }
-        // The largest TOML integer reaches the field's own check, which names its range.
-        let e = SsdConfig::resolve(
-            "small-tlc",
-            &["nand.blocks_per_plane=9223372036854775807".into()],
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(e.contains("blocks_per_plane"), "{e}");
+        // A u64 field (an optional one, as `--power-cut-event` sets): the most TOML holds.
+        let set = "hfsl.power_cut_event=18446744073709551615".to_string();
+        let e = SsdConfig::resolve("seed002-fusion", &[set])
+            .unwrap_err()
+            .to_string();
+        let want = "got 18446744073709551615, expected an integer from 0 to 9223372036854775807";
+        assert!(e.contains(want), "{e}");
     }
 
     #[test]
