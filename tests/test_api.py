@@ -205,6 +205,18 @@ def test_bad_job_is_a_job_error(fields: dict[str, object], needle: str) -> None:
             ValueError,
             ("io_count", "got -5", "from 1 to 2^64 - 1"),
         ),
+        # serde's words for a Rust type ("expected u64", "expected struct NandConfig") said in
+        # the user's: the range, a table.
+        (
+            lambda: ssdlab.Job(rw="read", io_count=-1),
+            ssdlab.JobError,
+            ("`io_count`", "got -1, expected an integer from 0 to 18446744073709551615"),
+        ),
+        (
+            lambda: ssdlab.Config.load("small-tlc").set("nand", 3),
+            ssdlab.ConfigError,
+            ("`nand`", "got 3, expected a table of fields"),
+        ),
         (lambda: ssdlab.Job.from_dict(None), TypeError, ("fields", "got None", "a mapping")),
         (lambda: ssdlab.Job.from_dict({1: 2}), TypeError, ("fields", "the key 1", "names")),
         (lambda: ssdlab.Trace.from_dict(None), TypeError, ("fields", "got None", "a mapping")),

@@ -174,11 +174,13 @@ pub fn session_log(data: &[u8]) {
     use std::sync::OnceLock;
 
     static CFG: OnceLock<ssdlab::SsdConfig> = OnceLock::new();
-    // small-tlc cut to 32 MiB of logical space, empty: every input starts from the same
+    // small-tlc cut to a quarter (about 224 MiB of logical space), empty: every input starts from the same
     // device, and no preconditioning runs before it.
     let cfg = CFG.get_or_init(|| {
         let sets = [
             "nand.blocks_per_plane=32",
+            // A 32-block plane's GC threshold is one block.
+            "ftl.gc.urgent_free_blocks=1",
             "precondition.fill=\"none\"",
             "precondition.random_overwrite=0.0",
         ];

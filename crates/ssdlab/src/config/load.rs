@@ -54,7 +54,16 @@ fn from_toml_text<T: serde::de::DeserializeOwned>(
     serde_path_to_error::deserialize::<_, T>(de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
-        let mut msg = inner.message().replace('\n', " ");
+        let raw = inner.message().replace('\n', " ");
+        let mut msg = match integer_beyond_toml(&raw) {
+            // An override's whole number TOML cannot hold stays a string (`apply_overrides`),
+            // and an integer field then said "invalid type: string, expected u64" of a u64.
+            Some((number, lo, hi)) => format!(
+                "got {number}, expected an integer from {lo} to {hi} (a config's integers are \
+                 TOML's, at most 2^63 - 1)"
+            ),
+            None => crate::error::plain_words(&raw),
+        };
         if msg == "wanted string or table" {
             // The TOML reader's words for a name given as a number or a list: say what it got
             // and which names the field takes.
@@ -69,14 +78,6 @@ fn from_toml_text<T: serde::de::DeserializeOwned>(
                 .and_then(|s| names_at::<T>(text, s, &path))
                 .unwrap_or_else(|| "a name (a string, e.g. \"greedy\") or a table".into());
             msg = format!("got {got}, expected {names}");
-        }
-        if let Some((number, lo, hi)) = integer_beyond_toml(&msg) {
-            // An override's whole number TOML cannot hold stays a string (`apply_overrides`),
-            // and an integer field then said "invalid type: string, expected u64" of a u64.
-            msg = format!(
-                "got {number}, expected an integer from {lo} to {hi} (a config's integers are \
-                 TOML's, at most 2^63 - 1)"
-            );
         }
         let at = inner
             .span()
