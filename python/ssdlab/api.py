@@ -107,11 +107,25 @@ def _override_strings(overrides: Mapping[str, Any] | Iterable[str] | None) -> tu
     if overrides is None:
         return ()
     if isinstance(overrides, Mapping):
-        return tuple(f"{path}={toml_literal(value)}" for path, value in overrides.items())
+        return tuple(_override(path, value) for path, value in overrides.items())
     if isinstance(overrides, str):
         # A lone string is one override, not a sequence of characters.
         return (overrides,)
+    if not isinstance(overrides, Iterable):
+        raise TypeError(
+            f"overrides: got {overrides!r} ({type(overrides).__name__}), expected a mapping"
+            " {'path': value}, a list of 'path=value' strings, or None"
+        )
     return tuple(str(item) for item in overrides)
+
+
+def _override(path: str, value: Any) -> str:
+    """``path=value`` with the value as a TOML literal, or a TypeError naming the path (TOML
+    has no None)."""
+    try:
+        return f"{path}={toml_literal(value)}"
+    except TypeError as error:
+        raise TypeError(f"{path}: got {value!r}: {error}") from None
 
 
 def _spec_text(name_or_path: str | os.PathLike[str]) -> str:
@@ -166,7 +180,7 @@ class Config:
 
     def set(self, path: str, value: Any) -> Config:
         """A new Config with a dotted ``path`` (``"ftl.over_provisioning"``) set to ``value``."""
-        return Config(self._spec, (*self._overrides, f"{path}={toml_literal(value)}"))
+        return Config(self._spec, (*self._overrides, _override(path, value)))
 
     @property
     def spec(self) -> str:
