@@ -217,6 +217,16 @@ def test_bad_job_is_a_job_error(fields: dict[str, object], needle: str) -> None:
             ssdlab.ConfigError,
             ("`nand`", "got 3, expected a table of fields"),
         ),
+        (
+            lambda: ssdlab.Config.load("small-tlc", ["ftl.over_provisioning=1e400"]),
+            ssdlab.ConfigError,
+            ("`ftl.over_provisioning`", 'got "1e400", expected a finite number'),
+        ),
+        (
+            lambda: ssdlab.Config.load("small-tlc", ["nand.timing.read=[]"]),
+            ssdlab.ConfigError,
+            ("`nand.timing.read`", 'one per page type of cell = "tlc"'),
+        ),
         (lambda: ssdlab.Job.from_dict(None), TypeError, ("fields", "got None", "a mapping")),
         (
             lambda: ssdlab.Config.load("small-tlc").set("nand.channels", None),

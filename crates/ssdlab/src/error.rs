@@ -66,6 +66,10 @@ pub fn plain_words(msg: &str) -> String {
             if let Some(range) = range(&expected) {
                 return format!("got {got}, expected {range}");
             }
+            if expected == "f64" || expected == "f32" {
+                // A number TOML cannot hold as a float (1e400) reaches the field as a string.
+                return format!("got {got}, expected a finite number");
+            }
             if expected.starts_with("struct ") {
                 return format!("got {got}, expected a table of fields");
             }
@@ -89,6 +93,8 @@ mod tests {
         assert_eq!(m, "got 3, expected a table of fields");
         let m = plain_words("invalid type: floating point `1.5`, expected u32");
         assert_eq!(m, "got 1.5, expected an integer from 0 to 4294967295");
+        let m = plain_words("invalid type: string \"1e400\", expected f64");
+        assert_eq!(m, "got \"1e400\", expected a finite number");
         assert_eq!(plain_words("missing field `rw`"), "missing field `rw`");
     }
 }
