@@ -81,10 +81,10 @@ def swap(
     swap_trace_format: str = "fio",
 ) -> SwapResult:
     """Page ``workload`` (a page-reference trace, valgrind lackey output, or ``"pc-mix"``,
-    seed 003's PC application mix) through
-    ``memory`` bytes of memory and ``swap_size`` bytes of swap (each a size such as ``"64MiB"``
-    or a whole number of bytes) on ``device`` (a preset or a TOML file; not a raw, fusion or
-    zoned device, which has no blocks to overwrite in place). ``overrides`` are ``--set`` items: ``swap.KEY=VALUE`` for the paging model,
+    seed 003's PC application mix) through ``memory`` bytes of memory and ``swap_size`` bytes
+    of swap (each a size such as ``"64MiB"`` or a whole number of bytes) on ``device`` (a preset
+    or a TOML file; not a raw, fusion or zoned device, which has no blocks to overwrite in
+    place). ``overrides`` are ``--set`` items: ``swap.KEY=VALUE`` for the paging model,
     anything else for the device. With ``swap_trace``, the swap block trace is also written
     to that file in ``swap_trace_format`` (a trace format ``ssdlab trace stats`` reads; fio's
     iolog keeps the discards; a ``.gz`` name compresses it)."""
