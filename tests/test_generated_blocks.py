@@ -85,3 +85,12 @@ def test_a_stale_sentence_is_named(tmp_path: Path) -> None:
     assert blocks.stale([block], tmp_path) == []
     (tmp_path / "doc.md").write_text("no markers\n")
     assert "markers are missing" in blocks.stale([block], tmp_path)[0]
+
+
+def test_the_mqsim_default_runs_give_what_the_artefact_holds() -> None:
+    """docs/presets.md's three jobs on MQSim's default drive (a few seconds) again."""
+    kept = blocks.load(blocks.find("mqsim-default").artefact_path)
+    assert blocks.produce_mqsim_default() == kept, (
+        "docs/generated/mqsim-default.json is stale: python scripts/fidelity.py --blocks"
+        " mqsim-default"
+    )

@@ -712,6 +712,23 @@ fn power_inputs(
     let fil = &dev.fil().counters;
     let f = &dev.ftl().stats;
     let geo = dev.geometry();
+    if let (Some(r), Backend::Pcm(_)) = (pcm, dev.backend()) {
+        // A PCM-only device: no NAND dies; the controller's idle and core power, its data
+        // path over the bytes the PCM moved, and the PCM's own energy.
+        return PowerInputs {
+            seconds: secs,
+            controller_busy_s: firmware_busy.as_secs_f64(),
+            bytes_read: r.bytes_read,
+            bytes_written: r.bytes_written,
+            cache_mj: None,
+            pcm_mj: r
+                .energy
+                .read_uj
+                .zip(r.energy.write_uj)
+                .map(|(read, write)| (read + write) * 1e-3),
+            ..PowerInputs::default()
+        };
+    }
     PowerInputs {
         seconds: secs,
         dies: dev.fil().die_busy().count() as u64,

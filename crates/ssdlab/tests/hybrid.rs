@@ -204,3 +204,205 @@ fn the_paging_model_swaps_through_seed_003s_nand_presets() {
     // MLC senses in 80 µs where SLC takes 50, and its merges are longer.
     assert!(device_us[0] < device_us[1], "{device_us:?}");
 }
+
+/// `small` with a write-back cache buffer in front of its block map.
+fn small_cached(kind: &str, logs: Option<u32>, extra: &[&str]) -> SsdConfig {
+    let mut ov: Vec<String> = vec![
+        format!("ftl.kind=\"{kind}\""),
+        "ftl.map_unit=\"16KiB\"".into(),
+        "ftl.over_provisioning=0.5".into(),
+        "precondition.fill=\"none\"".into(),
+        "precondition.random_overwrite=0.0".into(),
+        "cache.capacity=\"256KiB\"".into(),
+        "cache.dram=\"ddr2\"".into(),
+    ];
+    if let Some(n) = logs {
+        ov.push(format!("ftl.log_blocks={n}"));
+    }
+    ov.extend(extra.iter().map(|s| s.to_string()));
+    SsdConfig::resolve("small-tlc", &ov).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    /// The cache buffer in front of every block-mapped FTL: reads find the latest data while
+    /// lines are flushed into the block map and merges move it, under every write mode,
+    /// replacement policy and port mode, with partial pages.
+    #[test]
+    fn a_cache_buffer_in_front_of_a_block_map_keeps_the_latest_data(
+        kind in prop_oneof![Just(("block", None)), Just(("bast", Some(2))), Just(("fast", Some(3)))],
+        mode in prop_oneof![Just("write-back"), Just("write-through")],
+        replacement in prop_oneof![Just("lru"), Just("clock"), Just("fifo")],
+        ports in prop_oneof![Just("single"), Just("dual")],
+        read_allocate in any::<bool>(),
+        seed in 0u64..1000,
+        bs in prop_oneof![Just("16KiB"), Just("8KiB"), Just("64KiB")],
+    ) {
+        let cfg = small_cached(kind.0, kind.1, &[
+            &format!("cache.mode=\"{mode}\""),
+            &format!("cache.replacement=\"{replacement}\""),
+            &format!("cache.ports=\"{ports}\""),
+            &format!("cache.read_allocate={read_allocate}"),
+            "cache.flush_high_watermark=0.5",
+            "cache.flush_low_watermark=0.25",
+        ]);
+        // 4 MiB hot region over a 256 KiB buffer (16 lines of 16 KiB): flushes and merges
+        // both come often.
+        let job = format!("rw = \"randrw\"\nrwmixread = 40\nbs = \"{bs}\"\niodepth = 8\nsize = \"4MiB\"\nio_count = 1200");
+        let dev = common::run_checked(&cfg, &job, seed, false);
+        let m = &dev.backend().block_mapped().unwrap().ftl.counts;
+        prop_assert!(m.full + m.partial + m.switch > 0, "no merge: {:?}", m);
+        let s = dev.cache().unwrap().stats();
+        // Write-through without read allocation keeps nothing (as in front of the page FTL).
+        if mode == "write-back" || read_allocate {
+            prop_assert!(s.read_hits + s.write_hits > 0, "no hit: {:?}", s);
+        }
+        dev.backend().block_mapped().unwrap().ftl.check().map_err(TestCaseError::fail)?;
+    }
+}
+
+/// Does a write cache hide a hybrid FTL's merge cost? seed 003's BAST drive written as in
+/// `merge_cost` (a block's pages, then all again in reverse, then page 0): without a buffer
+/// the last write waits for a full merge; with a write-back buffer that holds a block's pages,
+/// every rewrite hits a dirty line, no page reaches NAND and no merge happens.
+#[test]
+fn a_write_back_buffer_absorbs_the_rewrites_that_would_merge() {
+    let (uncached, _) = merge_cost("seed003-slc-bast", true);
+    assert_eq!(uncached, SimTime::from_us(43_000));
+    let cfg = SsdConfig::resolve(
+        "seed003-slc-bast",
+        &[
+            "cache.capacity=\"1MiB\"".to_string(),
+            "cache.flush_high_watermark=0.0".to_string(),
+        ],
+    )
+    .unwrap();
+    let page = cfg.nand.page_size.0;
+    let ppb = cfg.nand.pages_per_block as u64;
+    let lines = cfg.cache.as_ref().unwrap().capacity.0 / page;
+    assert!(lines >= ppb, "{lines} lines for a {ppb}-page block");
+    let mut offsets: Vec<u64> = (0..ppb).map(|p| p * page).collect();
+    offsets.extend((0..ppb).rev().map(|p| p * page));
+    offsets.push(0);
+    let mut dev = Device::new(&cfg, 1).unwrap();
+    let mut drv = OneByOne {
+        offsets,
+        page,
+        next: 0,
+        latency: Vec::new(),
+    };
+    drv.issue(&mut dev, SimTime::ZERO);
+    dev.run(&mut drv, u64::MAX, &mut |_, _| true).unwrap();
+    let n = drv.latency.len();
+    assert_eq!(n as u64, 2 * ppb + 1);
+    let worst = drv.latency.iter().max().unwrap();
+    assert!(*worst < SimTime::from_us(100), "worst write {worst:?}");
+    let m = &dev.backend().block_mapped().unwrap().ftl.counts;
+    assert_eq!(
+        (m.switch, m.partial, m.full, m.host_pages_written),
+        (0, 0, 0, 0)
+    );
+    let s = dev.cache().unwrap().stats();
+    assert_eq!((s.write_misses, s.write_hits), (ppb, ppb + 1));
+}
+
+/// A buffer smaller than the rewrite set: its flushes reach the block map out of page order,
+/// and the merges they cause are the buffer's flushes' (no host command waits for them), yet
+/// runs are byte-identical for one seed.
+#[test]
+fn flushes_into_a_block_map_merge_and_runs_repeat_exactly() {
+    let spec = JobSpec::from_toml_str(
+        "rw = \"randwrite\"\nbs = \"16KiB\"\niodepth = 4\nsize = \"2MiB\"\nio_count = 600",
+        "job",
+    )
+    .unwrap();
+    let cfg = small_cached("bast", Some(2), &[]);
+    let out = ssdlab::run(&cfg, &spec, &common::opts(3), &mut |_, _| true).unwrap();
+    let v = common::without_wall(&out.result);
+    let m = &v["device"]["merges"];
+    assert!(
+        m["full"].as_u64().unwrap() + m["partial"].as_u64().unwrap() > 0,
+        "{m}"
+    );
+    assert!(
+        v["cache"]["flushes"]["on_demand"].as_u64().unwrap() > 0,
+        "{}",
+        v["cache"]
+    );
+    let again = ssdlab::run(&cfg, &spec, &common::opts(3), &mut |_, _| true).unwrap();
+    assert_eq!(v, common::without_wall(&again.result));
+}
+
+/// Issues a fixed random mix of page writes, partial writes, reads, trims and flush commands
+/// one at a time.
+struct Mixed {
+    left: u32,
+    rng: u64,
+    pages: u64,
+    page: u64,
+}
+
+impl Mixed {
+    fn issue(&mut self, dev: &mut Device, now: SimTime) {
+        if self.left == 0 {
+            return;
+        }
+        self.left -= 1;
+        // A 64-bit LCG (Knuth's MMIX constants): enough to mix the operations.
+        self.rng = self
+            .rng
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let r = self.rng >> 33;
+        let offset = (r % self.pages) * self.page;
+        let (op, offset, len) = match r % 20 {
+            0 => (Op::Trim, offset, self.page),
+            1 => (Op::Flush, 0, 0),
+            2..=3 => (Op::Write, offset + 4096, 4096),
+            4..=11 => (Op::Write, offset, self.page),
+            _ => (Op::Read, offset, self.page),
+        };
+        let r = Request {
+            op,
+            offset,
+            len,
+            queue: 0,
+            flags: Flags::NONE,
+            arrival: now,
+        };
+        dev.submit(now, r).unwrap();
+    }
+}
+
+impl Driver for Mixed {
+    fn on_complete(&mut self, dev: &mut Device, now: SimTime, _: Completion) {
+        self.issue(dev, now);
+    }
+}
+
+/// Trims and flush commands between writes and reads, through the cache buffer into each
+/// block map: every read finds the latest data.
+#[test]
+fn trims_and_flush_commands_through_a_buffer_into_a_block_map_keep_the_data() {
+    for (kind, logs) in [("block", None), ("bast", Some(2)), ("fast", Some(3))] {
+        for mode in ["write-back", "write-through"] {
+            let cfg = small_cached(kind, logs, &[&format!("cache.mode=\"{mode}\"")]);
+            let mut dev = Device::new(&cfg, 1).unwrap();
+            dev.enable_check();
+            let mut drv = Mixed {
+                left: 3000,
+                rng: 7,
+                pages: 64,
+                page: cfg.nand.page_size.0,
+            };
+            drv.issue(&mut dev, SimTime::ZERO);
+            dev.run(&mut drv, u64::MAX, &mut |_, _| true).unwrap();
+            let dc = dev.check().unwrap();
+            assert!(dc.reads > 500, "{kind} {mode}: {} reads", dc.reads);
+            assert_eq!(dc.first_error, None, "{kind} {mode}");
+            let m = &dev.backend().block_mapped().unwrap().ftl.counts;
+            assert!(m.full + m.partial + m.switch > 0, "{kind} {mode}: {m:?}");
+        }
+    }
+}

@@ -138,6 +138,62 @@ fn bad_power_figures_are_refused_naming_the_field() {
         let e = common::refusal("small-tlc", set);
         assert!(e.contains(field) && e.contains("expected"), "{set}: {e}");
     }
-    let e = common::refusal("pcm-optane-class", "power.nand_vcc_v=3.3");
-    assert!(e.contains("`power`") && e.contains("[pcm.energy]"), "{e}");
+}
+
+/// A PCM-only device under `[power]` (issue 46: it was refused): no NAND parts, the controller,
+/// its data path over the bytes the PCM moved, and the PCM's own energy when both of its figures
+/// are given.
+#[test]
+fn a_pcm_only_device_has_its_controller_data_path_and_pcm_energy() {
+    let with = |extra: &[&str]| {
+        let mut o: Vec<String> = [
+            "power.controller_idle_mw=1000.0",
+            "power.controller_core_mw=0.0",
+            "power.read_pj_per_bit=1.0",
+            "power.write_pj_per_bit=2.0",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        o.extend(extra.iter().map(|s| s.to_string()));
+        SsdConfig::resolve("pcm-optane-class", &o).unwrap()
+    };
+    let job = "rw = \"randrw\"\nrwmixread = 50\nbs = \"4KiB\"\niodepth = 4\nio_count = 2000";
+    let r = go(&with(&[]), job);
+    let v = common::without_wall(&r);
+    let p = r.power.as_ref().expect("a power block");
+    let pcm = &v["pcm"];
+    let secs = r.sim.simulated_time_s;
+    let (read, written) = (
+        pcm["bytes_read"].as_u64().unwrap() as f64,
+        pcm["bytes_written"].as_u64().unwrap() as f64,
+    );
+    assert!(read > 0.0 && written > 0.0);
+    // No dies: the NAND's parts are zero.
+    assert_eq!(
+        (p.nand_array_mw, p.nand_standby_mw, p.nand_io_mw),
+        (0.0, 0.0, 0.0)
+    );
+    // 1 W all along, and 1 pJ per bit read, 2 per bit written (1 pJ = 1e-9 mJ).
+    let want_mj = 1000.0 * secs + (read * 8.0 + written * 16.0) * 1e-9;
+    assert!(
+        (p.energy_mj - want_mj).abs() < 1e-9 * want_mj,
+        "{} {want_mj}",
+        p.energy_mj
+    );
+    assert!(p.pcm_mw.is_none(), "the preset gives no PCM energy figures");
+    // With both PCM figures, the PCM's share joins the sum; with one, it stays out (unknown).
+    let both = go(
+        &with(&[
+            "pcm.energy.read_pj_per_bit=5.0",
+            "pcm.energy.write_pj_per_bit=50.0",
+        ]),
+        job,
+    );
+    let pb = both.power.as_ref().unwrap();
+    assert!(pb.pcm_mw.unwrap() > 0.0);
+    let sum = pb.controller_mw + pb.data_path_mw + pb.pcm_mw.unwrap();
+    assert!((pb.average_mw - sum).abs() < 1e-9 * sum, "{pb:?}");
+    let one = go(&with(&["pcm.energy.read_pj_per_bit=5.0"]), job);
+    assert!(one.power.as_ref().unwrap().pcm_mw.is_none());
 }

@@ -152,3 +152,50 @@ fn the_host_preset_applies_with_and_without_overrides() {
         .to_string();
     assert!(e.contains("host.preset") && e.contains("gem6"), "{e}");
 }
+
+/// MQSim's default drive (`mqsim-default`, the cached map beside the data cache) runs MQSim's
+/// kind of job, 4 KiB random at QD32 half reads, reads only and writes only, and each result
+/// carries both caches' figures. With 256 blocks per plane (64 GiB raw) and a sequential fill,
+/// so that reads find data and translation pages on NAND.
+#[test]
+fn mqsim_default_runs_its_three_jobs_with_both_caches() {
+    let c = SsdConfig::resolve(
+        "mqsim-default",
+        &[
+            "nand.blocks_per_plane=256".to_string(),
+            "precondition.fill=\"sequential\"".to_string(),
+        ],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    for rw in [
+        "rw = \"randrw\"\nrwmixread = 50",
+        "rw = \"randread\"",
+        "rw = \"randwrite\"",
+    ] {
+        let job = format!("{rw}\nbs = \"4KiB\"\niodepth = 32\nio_count = 4000");
+        let j = JobSpec::from_toml_str(&job, "mqsim job").unwrap();
+        let out = run(&c, &j, &common::opts(1), &mut |_, _| true).unwrap();
+        let v = common::without_wall(&out.result);
+        let cache = &v["cache"];
+        // Data_Cache_Capacity (256 MiB) and CMT_Capacity (2 MiB) in one DRAM.
+        assert_eq!(cache["dram_bytes"], 258u64 << 20, "{rw}");
+        assert_eq!(cache["data_bytes"], 256u64 << 20, "{rw}");
+        assert_eq!(cache["translation_bytes"], 2u64 << 20, "{rw}");
+        let m = &v["ftl"]["mapping"];
+        assert_eq!(m["location"], "dram", "{rw}");
+        assert_eq!(m["cache_pages"], 256, "{rw}");
+        let lookups = m["hits"].as_u64().unwrap() + m["misses"].as_u64().unwrap();
+        let reads = cache["read_hits"].as_u64().unwrap() + cache["read_misses"].as_u64().unwrap();
+        let writes =
+            cache["write_hits"].as_u64().unwrap() + cache["write_misses"].as_u64().unwrap();
+        if rw.contains("randread") {
+            // Every read misses the (write-only) cache and looks up its translation page.
+            assert_eq!((reads, writes), (4000, 0), "{rw}");
+            assert_eq!(lookups, 4000, "{rw}");
+            assert!(m["translation_reads"].as_u64().unwrap() > 1000, "{m}");
+        } else {
+            assert!(writes > 0 && lookups > 0, "{rw}: {cache} {m}");
+        }
+        assert!(v["total"]["iops"].as_f64().unwrap() > 0.0);
+    }
+}

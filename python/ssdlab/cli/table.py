@@ -465,6 +465,15 @@ def cache_table(cache: Mapping[str, Any]) -> Table:
     lines, line_bytes = cache.get("lines"), cache.get("line_bytes")
     size = lines * line_bytes if _is_number(lines) and _is_number(line_bytes) else None
     table.add_row("lines", fmt_int(lines), f"{fmt_bytes(size)} of data")
+    if _is_number(cache.get("translation_bytes")) and cache["translation_bytes"] > 0:
+        # A cached map's translation pages share the DRAM (docs/cache.md).
+        table.add_row(
+            "DRAM",
+            fmt_bytes(cache.get("dram_bytes")),
+            f"{fmt_bytes(cache.get('data_bytes'))} of data lines,"
+            f" {fmt_bytes(cache.get('translation_bytes'))} of translation pages,"
+            f" {fmt_bytes(cache.get('reserved_bytes'))} reserved",
+        )
     for op in ("read", "write"):
         table.add_row(
             f"{op} hit ratio",

@@ -320,6 +320,58 @@ def produce_pc_mix_scm400() -> dict[str, Any]:
     return {"seed003-scm-400": _swap("seed003-scm-400")}
 
 
+MQSIM_JOBS = {
+    "50/50": {"rw": "randrw", "rwmixread": 50},
+    "read-only": {"rw": "randread"},
+    "write-only": {"rw": "randwrite"},
+}
+MQSIM_COMMAND = (
+    "ssdlab run mqsim-default --rw randrw --rwmixread 50 (randread, randwrite)"
+    " --bs 4KiB --iodepth 32 --io-count 100000"
+)
+
+
+def produce_mqsim_default() -> dict[str, Any]:
+    """The three 4 KiB random QD32 jobs on MQSim's default drive, as shipped (fresh)."""
+    from ..api import Config, run
+
+    config = Config.load("mqsim-default")
+    out: dict[str, Any] = {}
+    for name, job in MQSIM_JOBS.items():
+        data = run(config, {**job, "bs": "4KiB", "iodepth": 32, "io_count": 100_000}).to_dict()
+        cache = {k: v for k, v in data["cache"].items() if k not in ("occupancy", "energy")}
+        out[name] = {
+            "iops": data["total"]["iops"],
+            "latency_us": {op: data["ops"][op]["latency_us"]["mean"] for op in data["ops"]},
+            "cache": cache,
+            "mapping": data["ftl"]["mapping"],
+        }
+    return out
+
+
+def render_mqsim_default(data: Mapping[str, Any]) -> str:
+    first = next(iter(data.values()))["cache"]
+    lines = [
+        f"DRAM {first['dram_bytes'] / 2**20:,.0f} MiB: {first['data_bytes'] / 2**20:,.0f} MiB of"
+        f" data lines ({first['lines']:,} of {first['line_bytes'] // 1024} KiB),"
+        f" {first['translation_bytes'] / 2**20:,.0f} MiB of translation pages.",
+        "",
+        "| job | IOPS | mean latency (µs) | buffer read hits / misses | buffer write hits /"
+        " misses | on-demand flushes | map lookups: hits / misses | translation reads / writes |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, row in data.items():
+        c, m = row["cache"], row["mapping"]
+        latency = ", ".join(f"{op} {_n(us, 1)}" for op, us in row["latency_us"].items())
+        lines.append(
+            f"| {name} | {_n(row['iops'])} | {latency} | {c['read_hits']:,} / {c['read_misses']:,}"
+            f" | {c['write_hits']:,} / {c['write_misses']:,} | {c['flushes']['on_demand']:,}"
+            f" | {m['hits']:,} / {m['misses']:,}"
+            f" | {m['translation_reads']:,} / {m['translation_writes']:,} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def _modes(histogram: Sequence[Sequence[int]]) -> list[tuple[int, int]]:
     """(size, count) from the most frequent down."""
     return sorted(((int(s), int(n)) for s, n in histogram), key=lambda sn: (-sn[1], sn[0]))
@@ -530,6 +582,55 @@ def render_lifetime(data: Mapping[str, Any]) -> str:
     )
 
 
+MATRIX_COMMAND = (
+    "SSDLAB_MATRIX_OUT=docs/generated/combination-matrix.json"
+    " cargo nextest run -p ssdlab --test matrix"
+)
+
+
+def produce_matrix() -> dict[str, Any]:
+    """Run the combination-matrix test (crates/ssdlab/tests/matrix.rs) and read what it wrote."""
+    import os
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "matrix.json"
+        env = dict(os.environ, SSDLAB_MATRIX_OUT=str(out))
+        subprocess.run(
+            ["cargo", "nextest", "run", "-p", "ssdlab", "--test", "matrix"],
+            cwd=ROOT,
+            env=env,
+            check=True,
+        )
+        return json.loads(out.read_text(encoding="utf-8"))
+
+
+def render_matrix(data: Mapping[str, Any]) -> str:
+    axes = data["axes"]
+    combos = data["combinations"]
+    refusals = data["refusals"]
+    ran = sum(1 for c in combos if c["outcome"] == "ran")
+    lines = [
+        f"{len(axes)} axes: "
+        + "; ".join(f"{a['axis']} ({', '.join(a['values'])})" for a in axes)
+        + f". Pairs of values: {data['legal_pairs']} taken, {data['illegal_pairs']} refused."
+        f" {ran} of {len(combos)} covering combinations ran, checked and repeated exactly;"
+        f" {len(refusals)} refused pairs each gave a documented one-line refusal.",
+        "",
+        "| " + " | ".join(a["axis"] for a in axes) + " | reads checked |",
+        "|" + "---|" * (len(axes) + 1),
+    ]
+    for c in combos:
+        values = [kv.split("=", 1)[1] for kv in c["combination"].split(" ")]
+        reads = c.get("checked_reads")
+        lines.append("| " + " | ".join(values) + f" | {'—' if reads is None else reads} |")
+    lines += ["", "| refused pair | documented as | kind |", "|---|---|---|"]
+    for r in refusals:
+        lines.append(f"| {r['pair']} | {r['documented']} | {r['why']} |")
+    return "\n".join(lines) + "\n"
+
+
 def _no_produce() -> Any:
     raise RuntimeError(
         f"this block renders {REPRODUCTIONS}, which python scripts/fidelity.py writes when it"
@@ -538,6 +639,13 @@ def _no_produce() -> Any:
 
 
 BLOCKS: tuple[Block, ...] = (
+    Block(
+        name="combination-matrix",
+        doc="docs/combinations.md",
+        command=MATRIX_COMMAND,
+        produce=produce_matrix,
+        render=render_matrix,
+    ),
     Block(
         name="seed004-table",
         doc="docs/experiments.md",
@@ -601,6 +709,13 @@ BLOCKS: tuple[Block, ...] = (
         produce=produce_pc_mix,
         render=render_pc_mix,
         indent="  ",
+    ),
+    Block(
+        name="mqsim-default",
+        doc="docs/presets.md",
+        command=MQSIM_COMMAND,
+        produce=produce_mqsim_default,
+        render=render_mqsim_default,
     ),
 )
 

@@ -155,6 +155,21 @@ impl BackendKind {
             BackendKind::Zoned => "[nand] with ftl.kind = \"none\" and [zns]",
         }
     }
+
+    /// Whether the back end separates write streams (`ftl.streams` > 1), and if not, why not.
+    /// Streams pick which open block a page goes to: only the page-mapping FTL chooses where a
+    /// page goes. A block map puts a page at its offset in its logical block's block or log; a
+    /// raw, fusion or zoned device leaves placement to the host (a zone is the host's stream);
+    /// PCM is written in place.
+    pub fn write_streams(self) -> std::result::Result<(), &'static str> {
+        match self {
+            BackendKind::Page | BackendKind::Cached => Ok(()),
+            BackendKind::BlockMapped => Err("a block map puts each page at its offset in its logical block's data or log block: there is no open block to choose"),
+            BackendKind::Raw | BackendKind::Fusion => Err("the host's FTL places every page itself"),
+            BackendKind::Zoned => Err("the host places data by zone (a zone is its stream)"),
+            BackendKind::Pcm => Err("PCM is written in place"),
+        }
+    }
 }
 
 /// `interface.kind` as a TOML document has it, if it is a string.
@@ -278,6 +293,17 @@ impl SsdConfig {
             Error::Config(format!("{origin}{at}: {}", e.message().replace('\n', " ")))
         })?;
         let base_kind = interface_kind_in(&doc);
+        if doc.contains_key("pcm") && !doc.contains_key("nand") {
+            // Else the override's partial [ftl] is refused for the fields it lacks.
+            if let Some(set) = overrides
+                .iter()
+                .find(|o| o.trim_start().starts_with("ftl.") || o.trim_start().starts_with("ftl="))
+            {
+                return Err(Error::Config(format!(
+                    "{origin} with overrides, field `ftl`: got {set:?} with [pcm] and no [nand], expected no [ftl] setting: a PCM-only device is updated in place and has no FTL"
+                )));
+            }
+        }
         apply_overrides(&mut doc, overrides)?;
         let merged = toml::to_string(&doc).map_err(|e| Error::Config(e.to_string()))?;
         let origin = format!("{origin} with overrides");
@@ -398,6 +424,25 @@ impl SsdConfig {
             .max(1);
         let per_page = (self.map_unit_bytes() / entry).max(1);
         Some((per_page, self.logical_units().div_ceil(per_page)))
+    }
+
+    /// Bytes of the cache buffer's DRAM (`[cache]`) that hold the mapping cache's translation
+    /// pages: with `ftl.mapping = "cached"` in controller memory, the pages the mapping cache
+    /// holds (`ftl.mapping_cache` in whole map units, at most the whole map) sit in the same
+    /// DRAM as the data lines, after `cache.map_reserved`; 0 without a buffer, with the full map
+    /// and with the mapping cache in host memory (NVMe HMB).
+    pub fn cache_translation_bytes(&self) -> u64 {
+        let Some((_, pages)) = self.translation_pages() else {
+            return 0;
+        };
+        if !self.cache.as_ref().is_some_and(|c| c.enabled)
+            || !self.ftl.mapping_cache_location.is_dram()
+        {
+            return 0;
+        }
+        let unit = self.map_unit_bytes();
+        let held = self.ftl.mapping_cache.map_or(0, |b| b.0) / unit;
+        held.clamp(1, pages.max(1)).saturating_mul(unit)
     }
 
     /// Physical capacity in mapping units (saturating; `checked_physical_units` says whether

@@ -82,6 +82,10 @@ const PRESETS: &[(&str, &str)] = &[
         include_str!("../../../../configs/pcie5-tlc-t700.toml"),
     ),
     ("zns-tlc", include_str!("../../../../configs/zns-tlc.toml")),
+    (
+        "mqsim-default",
+        include_str!("../../../../configs/mqsim-default.toml"),
+    ),
 ];
 
 pub fn preset_names() -> Vec<&'static str> {

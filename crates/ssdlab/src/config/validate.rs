@@ -278,15 +278,17 @@ impl SsdConfig {
                 "got true with ftl.streams = 1, expected ftl.streams > 1 (it gives each write stream a GC block of its own)".into(),
             );
         }
-        if f.streams > 1 && f.kind != FtlKind::Page {
-            return err(
-                "ftl.streams",
-                format!(
-                    "got {} with ftl.kind = \"{}\", expected 1: write streams are the page-mapping FTL's (ftl.kind = \"page\")",
-                    f.streams,
-                    f.kind.name()
-                ),
-            );
+        if f.streams > 1 {
+            if let Err(why) = self.backend_kind().write_streams() {
+                return err(
+                    "ftl.streams",
+                    format!(
+                        "got {} with ftl.kind = \"{}\", expected 1: {why} (write streams are the page-mapping FTL's, ftl.kind = \"page\")",
+                        f.streams,
+                        f.kind.name()
+                    ),
+                );
+            }
         }
         match f.stream_policy {
             StreamPolicy::HotCold if f.streams != 2 => {
@@ -368,12 +370,6 @@ impl SsdConfig {
                 "got \"cached\", expected \"full\" with a block-mapped ftl.kind (its block map is small enough to keep whole)".into(),
             );
         }
-        if self.cache.as_ref().is_some_and(|c| c.enabled) {
-            return err(
-                "ftl.mapping",
-                "got \"cached\" with a [cache] buffer, which is not modelled together yet; expected \"full\" or no [cache]".into(),
-            );
-        }
         let unit = self.map_unit_bytes();
         let entry = f.mapping_entry.map_or(DEFAULT_MAPPING_ENTRY_BYTES, |b| b.0);
         if entry == 0 || entry > 16 || !unit.is_multiple_of(entry) {
@@ -396,6 +392,22 @@ impl SsdConfig {
                     cache.0
                 ),
             );
+        }
+        if let Some(c) = self.cache.as_ref().filter(|c| c.enabled) {
+            // The translation pages share the buffer's DRAM with the data lines.
+            let translation = self.cache_translation_bytes();
+            let left = c.capacity.0.saturating_sub(c.map_reserved.0);
+            if translation > 0 && left.saturating_sub(translation) / unit < 2 {
+                return err(
+                    "ftl.mapping_cache",
+                    format!(
+                        "got {} of translation pages in the cache buffer's {} of DRAM ({} reserved for the map), expected room left for at least two {unit}-byte lines (a larger cache.capacity, or a smaller mapping cache)",
+                        units::format_bytes(translation),
+                        units::format_bytes(c.capacity.0),
+                        units::format_bytes(c.map_reserved.0),
+                    ),
+                );
+            }
         }
         if !f.mapping_cache_location.is_dram() && self.interface.kind != InterfaceKind::Nvme {
             return err(
@@ -492,12 +504,6 @@ impl SsdConfig {
                     "got {} bytes, expected the page size ({page}) with ftl.kind = \"{name}\" (a block-mapped FTL maps pages)",
                     self.map_unit_bytes()
                 ),
-            );
-        }
-        if self.cache.as_ref().is_some_and(|c| c.enabled) {
-            return err(
-                "cache",
-                format!("not modelled with ftl.kind = \"{name}\"; remove [cache] or set ftl.kind = \"page\""),
             );
         }
         if self.reliability.is_some() {
@@ -797,12 +803,6 @@ impl SsdConfig {
                         "given with [pcm], expected none: the DRAM cache buffer is for NAND devices".into(),
                     );
                 }
-                if self.power.is_some() {
-                    return err(
-                        "power",
-                        "given with [pcm] and no [nand], expected none: [power] models NAND parts and their controller; a PCM-only device has its energy per bit in [pcm.energy]".into(),
-                    );
-                }
             }
         }
         if let Some(z) = &self.zns {
@@ -1005,7 +1005,9 @@ impl SsdConfig {
         }
         if self.precondition.fill == FillMode::SteadyState {
             // What ftl/steady.rs's model plane cannot stand for.
-            let why = if self.ftl.kind != FtlKind::Page {
+            let why = if self.medium() == super::Medium::Pcm {
+                Some("a PCM-only device (updated in place: no FTL to age)".to_string())
+            } else if self.ftl.kind != FtlKind::Page {
                 Some(format!(
                     "ftl.kind = \"{}\" (a block-mapped FTL merges rather than collects)",
                     self.ftl.kind.name()
@@ -1178,6 +1180,38 @@ mod tests {
         // 112 + 15 + 1 = 128 fits.
         let ov = ["ftl.kind=\"bast\"", page, "ftl.log_blocks=15"].map(String::from);
         SsdConfig::resolve("small-tlc", &ov).unwrap();
+    }
+
+    /// Write streams are a back end's capability: each back end without it says why, in one
+    /// line naming both parts.
+    #[test]
+    fn write_streams_are_refused_by_each_back_end_that_cannot_place_them() {
+        let page = "ftl.map_unit=\"16KiB\"";
+        let cases: [(&[&str], &str); 2] = [
+            (
+                &["ftl.streams=2", "ftl.kind=\"block\"", page],
+                "no open block to choose",
+            ),
+            (
+                &[
+                    "ftl.streams=2",
+                    "ftl.kind=\"none\"",
+                    "ftl.over_provisioning=0.0",
+                    "precondition.fill=\"none\"",
+                    "precondition.random_overwrite=0.0",
+                ],
+                "the host's FTL places every page itself",
+            ),
+        ];
+        for (ov, why) in cases {
+            let e = err(ov);
+            assert!(
+                e.contains("field `ftl.streams`: got 2 with ftl.kind") && e.contains(why),
+                "{ov:?}: {e}"
+            );
+            assert!(!e.contains('\n'), "{e}");
+        }
+        SsdConfig::resolve("small-tlc", &["ftl.streams=2".to_string()]).unwrap();
     }
 
     #[test]

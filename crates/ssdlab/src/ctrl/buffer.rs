@@ -76,6 +76,9 @@ pub struct BufferManager {
     buf: CacheBuffer,
     dram: Dram,
     line_bytes: u64,
+    /// DRAM bytes the cached map's translation pages take (`SsdConfig::cache_translation_bytes`),
+    /// between the reserved area and the lines.
+    translation_bytes: u64,
     waiting: VecDeque<Waiter>,
     preemptive_busy: bool,
     background_inflight: u32,
@@ -99,12 +102,15 @@ const SAMPLE_EVERY: SimTime = SimTime::from_us(100);
 const MAX_SAMPLES: usize = 1000;
 
 impl BufferManager {
-    pub fn new(cfg: &CacheConfig, line_bytes: u64) -> BufferManager {
-        let lines = ((cfg.capacity.0 - cfg.map_reserved.0) / line_bytes) as u32;
+    /// A buffer of `line_bytes` lines in `cfg.capacity` of DRAM, less the reserved area and
+    /// `translation_bytes` for a cached map's translation pages.
+    pub fn new(cfg: &CacheConfig, line_bytes: u64, translation_bytes: u64) -> BufferManager {
+        let lines = ((cfg.capacity.0 - cfg.map_reserved.0 - translation_bytes) / line_bytes) as u32;
         BufferManager {
             buf: CacheBuffer::new(lines, cfg.replacement),
             dram: Dram::new(DramTiming::preset(cfg.dram, cfg.bus_bits)),
             line_bytes,
+            translation_bytes,
             waiting: VecDeque::new(),
             preemptive_busy: false,
             background_inflight: 0,
@@ -131,8 +137,8 @@ impl BufferManager {
         } else {
             self.stats.dram_read_bytes += bytes;
         }
-        // Lines sit after the area reserved for the map.
-        let addr = self.cfg.map_reserved.0 + slot as u64 * self.line_bytes;
+        // Lines sit after the area reserved for the map and the translation pages.
+        let addr = self.cfg.map_reserved.0 + self.translation_bytes + slot as u64 * self.line_bytes;
         self.dram.access(now, addr, bytes, port)
     }
 
@@ -179,6 +185,10 @@ impl BufferManager {
         CacheResult {
             lines: self.buf.capacity(),
             line_bytes: self.line_bytes,
+            dram_bytes: self.cfg.capacity.0,
+            data_bytes: self.buf.capacity() as u64 * self.line_bytes,
+            translation_bytes: self.translation_bytes,
+            reserved_bytes: self.cfg.map_reserved.0,
             read_hits: s.read_hits,
             read_misses: s.read_misses,
             read_hit_ratio: ratio(s.read_hits, s.read_misses),
@@ -339,7 +349,10 @@ impl BufferManager {
         }
     }
 
-    /// Start a flush of the dirty line in `slot`.
+    /// Start a flush of the dirty line in `slot`. With a cached map (DFTL) the flush changes
+    /// its unit's map entry, so it first looks up the entry's translation page; on a miss it
+    /// waits for the page's read (the HIL issues it, and goes on with
+    /// [`BufferManager::flush_program`] when the page is in).
     fn flush_line(
         &mut self,
         now: SimTime,
@@ -348,16 +361,7 @@ impl BufferManager {
         up: &mut HostPort,
         flash: &mut FlashPort,
     ) -> Result<()> {
-        let unit = self.line_bytes;
-        let dual = self.cfg.ports == CachePorts::Dual;
         let generation = self.buf.start_flush(slot);
-        let lpn = self.buf.line(slot).lpn;
-        let port = if kind == FlushKind::Preemptive && dual {
-            Port::Additional
-        } else {
-            Port::Host
-        };
-        self.dram_io(now, slot, unit, port, false);
         self.stats.flushes[kind as usize] += 1;
         let seq = self.next_flush_seq;
         self.next_flush_seq += 1;
@@ -368,18 +372,70 @@ impl BufferManager {
             FlushKind::OnDemand => self.on_demand_inflight += 1,
             FlushKind::Explicit => {}
         }
+        self.flights[slot as usize] = Some(Flight {
+            kind,
+            seq,
+            generation,
+        });
+        if let Some(m) = flash.ftl.mapping.as_mut() {
+            let lpn = self.buf.line(slot).lpn;
+            if !m.flush_lookup(lpn, slot) {
+                return Ok(());
+            }
+            if m.hmb {
+                // The new entry goes into host memory (a posted write; nothing waits for it).
+                let entry_bytes = self.line_bytes / m.per_page;
+                up.link.host_memory_write(now, entry_bytes);
+            }
+        }
+        self.flush_program(now, slot, up, flash)
+    }
+
+    /// A flush under way has its map entry at hand: read the line out of DRAM, map its unit in
+    /// the FTL and queue the program with the die's host writes. A line trimmed meanwhile (only
+    /// while its flush waited for a translation page) programs nothing: its flush ends here.
+    pub(crate) fn flush_program(
+        &mut self,
+        now: SimTime,
+        slot: u32,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+    ) -> Result<()> {
+        let line = *self.buf.line(slot);
+        if line.orphan {
+            return self.flush_done(now, slot, up, flash);
+        }
+        let f = self.flights[slot as usize]
+            .as_mut()
+            .expect("a flush under way on this line");
+        // What the program carries is the line as it is read out now: writes made while the
+        // flush waited for its translation page go with it.
+        f.generation = line.generation;
+        let port = if f.kind == FlushKind::Preemptive && self.cfg.ports == CachePorts::Dual {
+            Port::Additional
+        } else {
+            Port::Host
+        };
+        self.dram_io(now, slot, self.line_bytes, port, false);
+        let lpn = line.lpn;
+        if let Some(h) = flash.blocks.as_deref_mut() {
+            // A block-mapped FTL: the line's page goes where that map puts it, after the merge
+            // work its write implies (queued first, on the same die).
+            let FlashPort {
+                fil, ftl, check, ..
+            } = flash;
+            return h.flush_line(now, lpn, slot, fil, ftl, check, up.q);
+        }
         let pun = flash.ftl.write(lpn)?;
+        if let Some(m) = flash.ftl.mapping.as_mut() {
+            m.update_lpn(lpn);
+        }
         if let Some(dc) = flash.check.as_mut() {
             dc.flush(slot, pun);
         }
         let geo = &flash.ftl.geo;
         let block = geo.block_of_unit(pun);
         let plane = geo.plane_of_block(block);
-        self.flights[slot as usize] = Some(Flight {
-            kind,
-            seq,
-            generation,
-        });
         let t = flash.fil.add_txn(Txn {
             kind: TxnKind::Flush,
             // A flush names its line; the rest is in `flights`.
@@ -523,7 +579,7 @@ impl BufferManager {
     /// flushing, unless newer data for it exists by now (in the buffer, or mapped elsewhere).
     pub(crate) fn fill(&mut self, now: SimTime, lpn: u64, pun: u32, flash: &mut FlashPort) {
         let unit = self.line_bytes;
-        if flash.ftl.lookup(lpn) != Some(pun) {
+        if flash.lookup(lpn) != Some(pun) {
             return;
         }
         if !self.cfg.read_allocate || self.buf.find(lpn).is_some() {
@@ -552,7 +608,7 @@ impl BufferManager {
         pun: u32,
         flash: &mut FlashPort,
     ) {
-        if flash.ftl.lookup(lpn) != Some(pun) {
+        if flash.lookup(lpn) != Some(pun) {
             return;
         }
         let unit = self.line_bytes;
@@ -633,7 +689,11 @@ mod tests {
         let mut l = Layers::new(&cfg);
         l.check = Some(DataCheck::default());
         Rig {
-            bm: BufferManager::new(cfg.cache.as_ref().unwrap(), l.ftl.geo.unit_bytes),
+            bm: BufferManager::new(
+                cfg.cache.as_ref().unwrap(),
+                l.ftl.geo.unit_bytes,
+                cfg.cache_translation_bytes(),
+            ),
             l,
         }
     }

@@ -45,6 +45,8 @@ pub struct Hil {
     /// misses on, and commands whose pages came in.
     map_loads: Vec<u32>,
     map_ready: Vec<(u32, Stage)>,
+    /// Cached mapping, scratch: the translation pages a command looks up.
+    map_pages: Vec<u32>,
     /// A raw device: a command's transactions, kept for its capacity.
     raw_txns: Vec<u32>,
     /// `controller.read_ahead` in bytes (0: off), and the sequential streams it follows.
@@ -91,6 +93,7 @@ impl Hil {
             map_loads: Vec::new(),
             raw_txns: Vec::new(),
             map_ready: Vec::new(),
+            map_pages: Vec::new(),
             read_ahead: cfg.controller.read_ahead.map_or(0, |b| b.0),
             streams: Vec::new(),
             stream_victim: 0,
@@ -205,15 +208,21 @@ impl Hil {
         let (op, offset, len) = (c.op, c.offset, c.len);
         match op {
             // With `skip_media` the firmware answers reads at once, whatever the FTL.
-            Op::Read if !self.skip_media => {
-                h.read(now, cmd, up, flash, &mut self.counters);
-                Ok(())
-            }
+            Op::Read if !self.skip_media => h.read(now, cmd, up, flash, &mut self.counters, cache),
             Op::Trim => {
-                h.trim(offset, len, flash);
+                h.trim(offset, len, flash, cache);
                 up.complete(now, cmd);
                 Ok(())
             }
+            Op::Flush => match cache {
+                Some(bm) if bm.write_back() => {
+                    bm.flush_command(now, cmd, up, &mut flash.with_blocks(h))
+                }
+                _ => {
+                    up.complete(now, cmd);
+                    Ok(())
+                }
+            },
             _ => self.dispatch_mapped(now, cmd, up, flash, cache),
         }
     }
@@ -226,7 +235,7 @@ impl Hil {
         cmd: u32,
         up: &mut HostPort,
         flash: &mut FlashPort,
-        cache: Option<&mut BufferManager>,
+        mut cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         let c = up.cmds.get(cmd);
         let (op, offset, len) = (c.op, c.offset, c.len);
@@ -234,7 +243,7 @@ impl Hil {
             Op::Read => {
                 if flash.ftl.mapping.is_some()
                     && !self.skip_media
-                    && !self.map_lookup(now, cmd, Stage::Read, up, flash)?
+                    && !self.map_lookup(now, cmd, Stage::Read, up, flash, cache.as_deref_mut())?
                 {
                     return Ok(());
                 }
@@ -272,11 +281,14 @@ impl Hil {
                         }
                     }
                 }
-                self.pump_map(now, up, flash)?;
+                self.pump_map(now, up, flash, cache)?;
                 up.complete(now, cmd);
             }
             Op::Flush => match cache {
-                Some(bm) if bm.write_back() => bm.flush_command(now, cmd, up, flash)?,
+                Some(bm) if bm.write_back() => {
+                    bm.flush_command(now, cmd, up, flash)?;
+                    self.pump_map(now, up, flash, Some(bm))?
+                }
                 // No volatile data to write back: done once the firmware saw it.
                 _ => up.complete(now, cmd),
             },
@@ -573,6 +585,10 @@ impl Hil {
         flash: &mut FlashPort,
     ) {
         let t = flash.fil.remove_txn(txn);
+        if t.cmd == crate::ftl::NONE {
+            // A merge's erase for a cache buffer's flush: no command waits for it.
+            return;
+        }
         let c = up.cmds.get_mut(t.cmd);
         c.txns_left -= 1;
         if c.txns_left == 0 {
@@ -650,6 +666,10 @@ impl Hil {
         if all_hit {
             if let Some(bm) = cache {
                 bm.maybe_preemptive_flush(now, up, flash)?;
+                if flash.ftl.mapping.is_some() {
+                    // The flush may have missed on its translation page.
+                    self.pump_map(now, up, flash, Some(bm))?;
+                }
             }
         }
         Ok(())
@@ -765,16 +785,36 @@ impl Hil {
         h: &mut HybridCtrl,
         up: &mut HostPort,
         flash: &mut FlashPort,
+        cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         if self.write_skips_media(now, cmd, up) {
             return Ok(());
         }
-        let rmw = h.rmw_reads(now, cmd, up, flash);
+        let rmw = h.rmw_reads(now, cmd, up, flash, cache.as_deref());
         if rmw > 0 {
             up.cmds.get_mut(cmd).rmw_left = rmw;
             return Ok(());
         }
-        h.write_units(now, cmd, up, flash)
+        Self::write_units_block(now, cmd, h, up, flash, cache)
+    }
+
+    /// A block-mapped FTL's write command's data is in and its old data read: a write-back
+    /// buffer takes its pages (flushed to the block map later), else they are placed now.
+    #[inline(never)]
+    pub(crate) fn write_units_block(
+        now: SimTime,
+        cmd: u32,
+        h: &mut HybridCtrl,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+        cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
+        match cache {
+            Some(bm) if bm.write_back() && up.cmds.get(cmd).status == Status::Ok => {
+                bm.write(now, cmd, up, &mut flash.with_blocks(h))
+            }
+            cache => h.write_units(now, cmd, up, flash, cache),
+        }
     }
 
     /// A write command's data is in the controller (page-mapped FTL): read what partial units
@@ -791,7 +831,10 @@ impl Hil {
         if self.write_skips_media(now, cmd, up) {
             return Ok(());
         }
-        if flash.ftl.mapping.is_some() && !self.map_lookup(now, cmd, Stage::Write, up, flash)? {
+        let mut cache = cache;
+        if flash.ftl.mapping.is_some()
+            && !self.map_lookup(now, cmd, Stage::Write, up, flash, cache.as_deref_mut())?
+        {
             return Ok(());
         }
         self.write_data_mapped(now, cmd, up, flash, cache)
@@ -856,7 +899,12 @@ impl Hil {
         }
         if let Some(bm) = cache.as_deref_mut() {
             if bm.write_back() {
-                return bm.write(now, cmd, up, flash);
+                bm.write(now, cmd, up, flash)?;
+                if flash.ftl.mapping.is_some() {
+                    // A flush to make room may have missed on its translation page.
+                    return self.pump_map(now, up, flash, Some(bm));
+                }
+                return Ok(());
             }
         }
         let c = up.cmds.get(cmd);
@@ -917,13 +965,17 @@ impl Hil {
             flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
             flash.drain_gc(now, up.q);
         }
-        self.pump_map(now, up, flash)
+        self.pump_map(now, up, flash, cache)
     }
 
     /// Cached mapping: look up the translation pages `cmd`'s units use. True when all are
     /// cached in controller memory: the command goes on now. Else it waits, for the pages'
     /// reads (it goes on from [`Hil::map_loaded`]), or, with the cache in host memory, for
-    /// its entries to cross the link (`Event::MapReady`).
+    /// its entries to cross the link (`Event::MapReady`). With a cache buffer, only the units
+    /// that need their entry look it up: a read's units not in the buffer, a write-back
+    /// write's partial units not in the buffer (their old data is read first), every unit of a
+    /// write-through write; a read's unit in the buffer needs no translation, and a write-back
+    /// write's units change their entries when flushed, not now.
     fn map_lookup(
         &mut self,
         now: SimTime,
@@ -931,15 +983,78 @@ impl Hil {
         stage: Stage,
         up: &mut HostPort,
         flash: &mut FlashPort,
+        cache: Option<&mut BufferManager>,
     ) -> Result<bool> {
         let c = up.cmds.get(cmd);
         let unit = self.geo.unit_bytes;
-        let (first, last) = (c.offset / unit, (c.offset + c.len - 1) / unit);
+        let m = flash.ftl.mapping.as_ref().expect("cached mapping");
+        let Some(bm) = cache else {
+            let (first, last) = (c.offset / unit, (c.offset + c.len - 1) / unit);
+            let pages = m.page_of(first)..=m.page_of(last);
+            return self.map_lookup_pages(
+                now,
+                cmd,
+                stage,
+                pages,
+                last - first + 1,
+                up,
+                flash,
+                None,
+            );
+        };
+        let write_back = stage == Stage::Write && bm.write_back();
+        let mut pages = std::mem::take(&mut self.map_pages);
+        pages.clear();
+        let mut units = 0;
+        for (lpn, covered) in units_of(unit, c.offset, c.len) {
+            let needs_entry = match stage {
+                // A write-through write changes every unit's entry now.
+                Stage::Write if !write_back => true,
+                Stage::Write => covered < unit && bm.find(lpn).is_none(),
+                _ => bm.find(lpn).is_none(),
+            };
+            if needs_entry {
+                units += 1;
+                let page = m.page_of(lpn);
+                if pages.last() != Some(&page) {
+                    pages.push(page);
+                }
+            }
+        }
+        let go_on = pages.is_empty()
+            || self.map_lookup_pages(
+                now,
+                cmd,
+                stage,
+                pages.iter().copied(),
+                units,
+                up,
+                flash,
+                Some(bm),
+            )?;
+        self.map_pages = pages;
+        Ok(go_on)
+    }
+
+    /// [`Hil::map_lookup`] of the translation pages `pages`, for `units` map units.
+    #[allow(clippy::too_many_arguments)]
+    fn map_lookup_pages(
+        &mut self,
+        now: SimTime,
+        cmd: u32,
+        stage: Stage,
+        pages: impl Iterator<Item = u32> + Clone,
+        units: u64,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+        mut cache: Option<&mut BufferManager>,
+    ) -> Result<bool> {
         let m = flash.ftl.mapping.as_mut().expect("cached mapping");
-        let pages = m.page_of(first)..=m.page_of(last);
         // Nothing queued for the map means nothing else can move a translation page while the
         // missing ones come in below.
-        let quiet = m.pending_updates.is_empty() && m.pending_writes.is_empty();
+        let quiet = m.pending_updates.is_empty()
+            && m.pending_writes.is_empty()
+            && m.pending_loads.is_empty();
         let mut loading = false;
         for page in pages.clone() {
             match m.lookup(page) {
@@ -961,10 +1076,10 @@ impl Hil {
             // without registering and releasing them.
             let mut loads = std::mem::take(&mut self.map_loads);
             for page in loads.drain(..) {
-                self.map_loaded(now, page, up, flash)?;
+                self.map_loaded(now, page, up, flash, cache.as_deref_mut())?;
             }
             self.map_loads = loads;
-            self.map_resume(now, cmd, stage, up, flash)?;
+            self.map_resume(now, cmd, stage, up, flash, cache)?;
             return Ok(false);
         }
         if loading || !self.map_loads.is_empty() {
@@ -978,13 +1093,13 @@ impl Hil {
             }
             let mut loads = std::mem::take(&mut self.map_loads);
             for page in loads.drain(..) {
-                self.load_page(now, page, up, flash)?;
+                self.load_page(now, page, up, flash, cache.as_deref_mut())?;
             }
             self.map_loads = loads;
             return Ok(false);
         }
         if flash.ftl.mapping.as_ref().is_some_and(|m| m.hmb) {
-            let bytes = (last - first + 1) * self.map_entry_bytes;
+            let bytes = units * self.map_entry_bytes;
             let t = up.link.host_memory_read(now, bytes);
             let write = stage == Stage::Write;
             up.q.push(t, Event::MapReady { cmd, write });
@@ -1002,6 +1117,7 @@ impl Hil {
         page: u32,
         up: &mut HostPort,
         flash: &mut FlashPort,
+        cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         match flash.ftl.translation_on_nand(page) {
             Some(pun) => {
@@ -1012,7 +1128,7 @@ impl Hil {
                 flash.fil.enqueue(now, t, Queue::HostRead, flash.ftl, up.q);
                 Ok(())
             }
-            None => self.map_loaded(now, page, up, flash),
+            None => self.map_loaded(now, page, up, flash, cache),
         }
     }
 
@@ -1030,13 +1146,15 @@ impl Hil {
     }
 
     /// Cached mapping: translation page `page` is in at `now`. Pages it pushes out that are
-    /// dirty are programmed, and the commands that waited for it alone go on.
+    /// dirty are programmed, and the commands (and cache buffer flushes) that waited for it
+    /// alone go on.
     fn map_loaded(
         &mut self,
         now: SimTime,
         page: u32,
         up: &mut HostPort,
         flash: &mut FlashPort,
+        mut cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         let m = flash.ftl.mapping.as_mut().expect("cached mapping");
         let mut ready = std::mem::take(&mut self.map_ready);
@@ -1045,15 +1163,16 @@ impl Hil {
             // The page goes into host memory (a posted write; nothing waits for it).
             up.link.host_memory_write(now, self.geo.unit_bytes);
         }
-        self.pump_map(now, up, flash)?;
+        self.pump_map(now, up, flash, cache.as_deref_mut())?;
         for (cmd, stage) in ready.drain(..) {
-            self.map_resume(now, cmd, stage, up, flash)?;
+            self.map_resume(now, cmd, stage, up, flash, cache.as_deref_mut())?;
         }
         self.map_ready = ready;
         Ok(())
     }
 
-    /// Cached mapping: `cmd`'s map entries are at hand; it goes on at `stage`.
+    /// Cached mapping: `cmd`'s map entries are at hand; it goes on at `stage` (with
+    /// [`Stage::Flush`], `cmd` is a cache buffer line whose flush goes on).
     pub(crate) fn map_resume(
         &mut self,
         now: SimTime,
@@ -1061,38 +1180,72 @@ impl Hil {
         stage: Stage,
         up: &mut HostPort,
         flash: &mut FlashPort,
+        cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         match stage {
             Stage::Read => {
                 let c = up.cmds.get(cmd);
                 let (offset, len) = (c.offset, c.len);
-                self.dispatch_read(now, cmd, offset, len, up, flash, None)
+                self.dispatch_read(now, cmd, offset, len, up, flash, cache)
             }
-            Stage::Write => self.write_data_mapped(now, cmd, up, flash, None),
+            Stage::Write => self.write_data_mapped(now, cmd, up, flash, cache),
+            Stage::Flush => {
+                let bm = cache.expect("a flush comes from the cache buffer");
+                bm.flush_program(now, cmd, up, flash)?;
+                self.pump_map(now, up, flash, Some(bm))
+            }
         }
     }
 
     /// Cached mapping: issue the translation-page work the cache asked for: the reads of
-    /// background read-modify-writes (behind host reads, in the host-write queue), and the
-    /// programs of dirty pages pushed out and of read-modify-writes whose read is done. A
-    /// program may start GC, whose moves update more translation pages: repeat until none is
-    /// left.
+    /// background read-modify-writes (behind host reads, in the host-write queue), the
+    /// programs of dirty pages pushed out and of read-modify-writes whose read is done, and
+    /// the reads of pages a cache buffer's flush missed on. A program may start GC, whose
+    /// moves update more translation pages: repeat until none is left.
+    #[inline]
     pub(crate) fn pump_map(
         &mut self,
         now: SimTime,
         up: &mut HostPort,
         flash: &mut FlashPort,
+        cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
+        match flash.ftl.mapping.as_ref() {
+            Some(m)
+                if !(m.pending_updates.is_empty()
+                    && m.pending_writes.is_empty()
+                    && m.pending_loads.is_empty()) =>
+            {
+                self.pump_map_work(now, up, flash, cache)
+            }
+            // Nothing asked for: most calls, and every call without a cached map.
+            _ => Ok(()),
+        }
+    }
+
+    /// [`Hil::pump_map`] with work to do; out of line, so that the calls with none stay cheap.
+    #[inline(never)]
+    fn pump_map_work(
+        &mut self,
+        now: SimTime,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+        mut cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         loop {
             let Some(m) = flash.ftl.mapping.as_mut() else {
                 return Ok(());
             };
-            if m.pending_updates.is_empty() && m.pending_writes.is_empty() {
+            if m.pending_updates.is_empty()
+                && m.pending_writes.is_empty()
+                && m.pending_loads.is_empty()
+            {
                 return Ok(());
             }
             let hmb = m.hmb;
             let mut updates = std::mem::take(&mut m.pending_updates);
             let mut writes = std::mem::take(&mut m.pending_writes);
+            let mut loads = std::mem::take(&mut m.pending_loads);
             for page in updates.drain(..) {
                 match flash.ftl.translation_on_nand(page) {
                     Some(pun) => {
@@ -1132,6 +1285,10 @@ impl Hil {
                 flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
                 flash.drain_gc(now, up.q);
             }
+            for page in loads.drain(..) {
+                // A flush's miss: read like a command's (the flush waits for it).
+                self.load_page(now, page, up, flash, cache.as_deref_mut())?;
+            }
             // The vectors go back for their capacity when nothing new was queued meanwhile.
             let m = flash.ftl.mapping.as_mut().expect("cached mapping");
             if m.pending_updates.is_empty() {
@@ -1140,11 +1297,15 @@ impl Hil {
             if m.pending_writes.is_empty() {
                 m.pending_writes = writes;
             }
+            if m.pending_loads.is_empty() {
+                m.pending_loads = loads;
+            }
         }
     }
 
     /// A read transaction's data is decoded at `ready`: move it to the host (or, for a
-    /// read-modify-write, count it) and complete the command when it was the last.
+    /// read-modify-write, count it) and complete the command when it was the last. `blocks`:
+    /// the block-mapped FTL behind the cache buffer, if that is where the map is.
     #[inline]
     pub(crate) fn read_done(
         &mut self,
@@ -1153,17 +1314,18 @@ impl Hil {
         up: &mut HostPort,
         flash: &mut FlashPort,
         cache: Option<&mut BufferManager>,
+        blocks: Option<&mut HybridCtrl>,
     ) -> Result<()> {
         let t = flash.fil.remove_txn(txn);
         if matches!(t.kind, TxnKind::MapRead | TxnKind::MapUpdateRead) {
             // A translation page cannot fail to decode here: the model knows the map.
             flash.fil.take_failure(txn);
             if t.kind == TxnKind::MapRead {
-                return self.map_loaded(ready, t.aux, up, flash);
+                return self.map_loaded(ready, t.aux, up, flash, cache);
             }
             let m = flash.ftl.mapping.as_mut().expect("cached mapping");
             m.update_read(t.aux);
-            return self.pump_map(ready, up, flash);
+            return self.pump_map(ready, up, flash, cache);
         }
         let cmd = t.cmd;
         let failed = flash.fil.take_failure(txn);
@@ -1183,7 +1345,10 @@ impl Hil {
         }
         if !failed {
             if let Some(bm) = cache {
-                bm.fill(ready, t.aux as u64, t.pun, flash);
+                match blocks {
+                    Some(h) => bm.fill(ready, t.aux as u64, t.pun, &mut flash.with_blocks(h)),
+                    None => bm.fill(ready, t.aux as u64, t.pun, flash),
+                }
             }
             let pos = (t.aux as u64 * self.geo.unit_bytes).saturating_sub(up.cmds.get(cmd).offset);
             let end = up.push_read_data(ready, cmd, t.host_bytes as u64, pos);
@@ -1244,6 +1409,52 @@ impl Hil {
         self.programmed(now, t, up, flash, cache)
     }
 
+    /// A cache buffer's flush of line `slot` is on NAND. Out of line: the flushes it starts
+    /// may miss on their translation pages (cached map), which the HIL then reads.
+    #[inline(never)]
+    fn flush_programmed(
+        &mut self,
+        now: SimTime,
+        slot: u32,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+        bm: &mut BufferManager,
+    ) -> Result<()> {
+        bm.flush_done(now, slot, up, flash)?;
+        self.pump_map(now, up, flash, Some(bm))
+    }
+
+    /// A program transaction of a block-mapped FTL finished at `now`: recorded in its map, then
+    /// a merge copy counts for its write command (none: a flush's merge), a flush's program
+    /// goes back to the cache buffer, a host page to its command. `flash` holds the FTL.
+    #[inline(never)]
+    pub(crate) fn program_done_block(
+        &mut self,
+        now: SimTime,
+        txn: u32,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+        cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
+        let t = flash.fil.remove_txn(txn);
+        flash
+            .blocks
+            .as_deref_mut()
+            .expect("the block-mapped FTL in the port")
+            .program_done(&t);
+        if t.kind == TxnKind::Copy {
+            if t.cmd != crate::ftl::NONE {
+                let c = up.cmds.get_mut(t.cmd);
+                c.txns_left -= 1;
+                if c.txns_left == 0 {
+                    up.complete(now, t.cmd);
+                }
+            }
+            return Ok(());
+        }
+        self.programmed(now, t, up, flash, cache)
+    }
+
     /// What a finished program means for its command.
     #[inline(always)]
     fn programmed(
@@ -1260,7 +1471,7 @@ impl Hil {
         }
         if t.kind == TxnKind::Flush {
             let bm = cache.expect("a flush comes from the cache buffer");
-            return bm.flush_done(now, t.cmd, up, flash);
+            return self.flush_programmed(now, t.cmd, up, flash, bm);
         }
         if let Some(bm) = cache {
             bm.write_through(now, t.aux as u64, t.pun, flash);

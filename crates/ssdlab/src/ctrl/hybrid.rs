@@ -10,14 +10,19 @@
 //! command completes when its last transaction does, so a host write waits for the merge it
 //! triggered.
 
-use super::fil::{Queue, Txn, TxnKind};
+use super::buffer::BufferManager;
+use super::datacheck::DataCheck;
+use super::fil::{Fil, Queue, Txn, TxnKind};
 use super::{units_of, FlashPort, HilCounters};
 use crate::config::SsdConfig;
 use crate::error::Result;
+use crate::event::Event;
 use crate::ftl::hybrid::{Hybrid, NandOp};
+use crate::ftl::{Ftl, NONE};
 use crate::iface::HostPort;
 use crate::media::nand::Geometry;
 use crate::request::Status;
+use crate::sim::EventQueue;
 use crate::sim::SimTime;
 
 pub struct HybridCtrl {
@@ -64,9 +69,9 @@ impl HybridCtrl {
         }
     }
 
-    /// A read: mapped pages whose program is over are sensed; the others are answered by the
-    /// controller (unmapped: zeros; not yet programmed: from the write buffer or the copy in
-    /// flight).
+    /// A read: pages in the cache buffer come from its DRAM; mapped pages whose program is
+    /// over are sensed; the others are answered by the controller (unmapped: zeros; not yet
+    /// programmed: from the write buffer or the copy in flight).
     pub(crate) fn read(
         &mut self,
         now: SimTime,
@@ -74,16 +79,28 @@ impl HybridCtrl {
         up: &mut HostPort,
         flash: &mut FlashPort,
         counters: &mut HilCounters,
-    ) {
+        mut cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
         let c = up.cmds.get(cmd);
         let (offset, len) = (c.offset, c.len);
         let mut txns = 0;
         let mut direct_bytes = 0;
+        let mut direct_at = now;
+        let mut all_hit = cache.is_some();
         for (lpn, covered) in units_of(self.geo.unit_bytes, offset, len) {
             counters.host_units_read += 1;
+            let slot = cache.as_deref().and_then(|bm| bm.find(lpn));
             let pun = self.ftl.lookup(lpn);
             if let Some(dc) = flash.check.as_mut() {
-                dc.read(lpn, None, pun);
+                dc.read(lpn, slot, pun.filter(|_| slot.is_none()));
+            }
+            if let Some(bm) = cache.as_deref_mut() {
+                if let Some(t) = bm.read(now, lpn, covered) {
+                    direct_bytes += covered;
+                    direct_at = direct_at.max(t);
+                    continue;
+                }
+                all_hit = false;
             }
             match pun {
                 None => {
@@ -102,11 +119,21 @@ impl HybridCtrl {
                 }
             }
         }
-        up.reads_dispatched(now, cmd, txns, direct_bytes, now);
+        up.reads_dispatched(now, cmd, txns, direct_bytes, direct_at);
+        match cache {
+            Some(bm) if all_hit => bm.maybe_preemptive_flush(now, up, &mut flash.with_blocks(self)),
+            _ => Ok(()),
+        }
     }
 
-    /// Whole pages in the range are unmapped; no NAND work.
-    pub(crate) fn trim(&mut self, offset: u64, len: u64, flash: &mut FlashPort) {
+    /// Whole pages in the range are unmapped (and dropped from the cache buffer); no NAND work.
+    pub(crate) fn trim(
+        &mut self,
+        offset: u64,
+        len: u64,
+        flash: &mut FlashPort,
+        mut cache: Option<&mut BufferManager>,
+    ) {
         let unit = self.geo.unit_bytes;
         for (lpn, covered) in units_of(unit, offset, len) {
             if covered == unit {
@@ -114,24 +141,30 @@ impl HybridCtrl {
                 if let Some(dc) = flash.check.as_mut() {
                     dc.trimmed(lpn);
                 }
+                if let Some(bm) = cache.as_deref_mut() {
+                    bm.discard(lpn);
+                }
             }
         }
     }
 
-    /// A write's data is in: partial pages with programmed old data are read first (returns
-    /// how many reads were queued; 0: place the pages now).
+    /// A write's data is in: partial pages with programmed old data are read first, unless a
+    /// write-back buffer holds the page (returns how many reads were queued; 0: place the pages
+    /// now).
     pub(crate) fn rmw_reads(
         &mut self,
         now: SimTime,
         cmd: u32,
         up: &mut HostPort,
         flash: &mut FlashPort,
+        cache: Option<&BufferManager>,
     ) -> u32 {
         let c = up.cmds.get(cmd);
         let unit = self.geo.unit_bytes;
         let mut rmw = 0;
         for (lpn, covered) in units_of(unit, c.offset, c.len) {
-            if covered == unit {
+            if covered == unit || cache.is_some_and(|bm| bm.write_back() && bm.find(lpn).is_some())
+            {
                 continue;
             }
             if let Some(p) = self.ftl.lookup(lpn).filter(|&p| self.ftl.is_programmed(p)) {
@@ -144,13 +177,16 @@ impl HybridCtrl {
     }
 
     /// Place every page of a write command: each page's merge work and program go to its die,
-    /// in the order the FTL listed them, as transactions of the command.
+    /// in the order the FTL listed them, as transactions of the command. A write-through
+    /// buffer takes each page's new data as it is mapped (a read must not find an older copy
+    /// in it while the program runs).
     pub(crate) fn write_units(
         &mut self,
         now: SimTime,
         cmd: u32,
         up: &mut HostPort,
         flash: &mut FlashPort,
+        mut cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         let c = up.cmds.get(cmd);
         let (offset, len) = (c.offset, c.len);
@@ -178,6 +214,9 @@ impl HybridCtrl {
                         if let Some(dc) = flash.check.as_mut() {
                             dc.write_to_nand(lpn, pun);
                         }
+                        if let Some(bm) = cache.as_deref_mut() {
+                            bm.write_through(now, lpn, pun, &mut flash.with_blocks(self));
+                        }
                         self.txn(TxnKind::HostWrite, cmd, pun, covered as u32, lpn as u32)
                     }
                 };
@@ -189,6 +228,47 @@ impl HybridCtrl {
         self.ops = ops;
         // No transaction ends before an event is handled: the count is complete in time.
         up.cmds.get_mut(cmd).txns_left = total;
+        Ok(())
+    }
+
+    /// The cache buffer flushes line `slot`, holding logical page `lpn`: the merge work the
+    /// page's write implies is queued first, as transactions of no command (`ftl::NONE`), then
+    /// the line's program, a flush transaction naming the line; all on the page's die, in order.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn flush_line(
+        &mut self,
+        now: SimTime,
+        lpn: u64,
+        slot: u32,
+        fil: &mut Fil,
+        ftl: &mut Ftl,
+        check: &mut Option<DataCheck>,
+        q: &mut EventQueue<Event>,
+    ) -> Result<()> {
+        let upb = self.geo.units_per_block();
+        let mut ops = std::mem::take(&mut self.ops);
+        ops.clear();
+        self.ftl.write(lpn, &mut ops)?;
+        for &op in &ops {
+            let t = match op {
+                NandOp::Copy { from, to } => {
+                    if let Some(dc) = check.as_mut() {
+                        dc.moved(from, to);
+                    }
+                    self.txn(TxnKind::Copy, NONE, to, 0, from)
+                }
+                NandOp::Erase { block } => self.txn(TxnKind::Erase, NONE, block * upb, 0, 0),
+                NandOp::Program { pun } => {
+                    if let Some(dc) = check.as_mut() {
+                        dc.flush(slot, pun);
+                    }
+                    self.txn(TxnKind::Flush, slot, pun, 0, 0)
+                }
+            };
+            let t = fil.add_txn(t);
+            fil.enqueue(now, t, Queue::HostWrite, ftl, q);
+        }
+        self.ops = ops;
         Ok(())
     }
 }

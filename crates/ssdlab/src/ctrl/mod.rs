@@ -30,6 +30,7 @@ use crate::ftl::Ftl;
 use crate::sim::{EventQueue, SimTime};
 use datacheck::DataCheck;
 use fil::Fil;
+use hybrid::HybridCtrl;
 
 /// Logical units covered by a byte range, with the bytes of each that the range covers.
 #[inline]
@@ -60,13 +61,47 @@ pub(crate) struct FlashPort<'a> {
     pub ftl: &'a mut Ftl,
     /// Tests only: the data-placement oracle.
     pub check: &'a mut Option<DataCheck>,
+    /// A block-mapped FTL, when the cache buffer works in front of it (its lines are flushed
+    /// to, and checked against, that map instead of the page FTL's); None otherwise.
+    pub blocks: Option<&'a mut HybridCtrl>,
 }
 
-impl FlashPort<'_> {
+impl<'a> FlashPort<'a> {
+    /// The port to flash without a block-mapped FTL in it.
+    #[inline(always)]
+    pub fn new(fil: &'a mut Fil, ftl: &'a mut Ftl, check: &'a mut Option<DataCheck>) -> Self {
+        FlashPort {
+            fil,
+            ftl,
+            check,
+            blocks: None,
+        }
+    }
+
+    /// This port with block-mapped FTL `h` in it, for the cache buffer's work in front of it.
+    pub fn with_blocks<'b>(&'b mut self, h: &'b mut HybridCtrl) -> FlashPort<'b> {
+        FlashPort {
+            fil: self.fil,
+            ftl: self.ftl,
+            check: self.check,
+            blocks: Some(h),
+        }
+    }
+
     /// Hand the GC work the FTL emitted to the dies of its planes.
     #[inline]
     pub fn drain_gc(&mut self, now: SimTime, q: &mut EventQueue<Event>) {
         self.fil.drain_gc(now, self.ftl, self.check.as_mut(), q);
+    }
+
+    /// Where logical unit `lpn` is mapped, in whichever FTL keeps the map behind the cache
+    /// buffer.
+    #[inline]
+    pub fn lookup(&self, lpn: u64) -> Option<u32> {
+        match &self.blocks {
+            Some(h) => h.ftl.lookup(lpn),
+            None => self.ftl.lookup(lpn),
+        }
     }
 }
 

@@ -163,7 +163,7 @@ impl Device {
                 .cache
                 .as_ref()
                 .filter(|c| c.enabled)
-                .map(|c| BufferManager::new(c, geo.unit_bytes)),
+                .map(|c| BufferManager::new(c, geo.unit_bytes, layers.cache_translation_bytes())),
             fil,
             ftl: Ftl::new(&layers, seed),
             backend: Backend::new(cfg, &geo),
@@ -767,7 +767,7 @@ impl Device {
             // The rest reach past the HIL: through the ports.
             _ => {
                 let mut up = HostPort { q, cmds, link, cpu };
-                let mut flash = FlashPort { fil, ftl, check };
+                let mut flash = FlashPort::new(fil, ftl, check);
                 let cache = cache.as_mut();
                 match ev {
                     Event::Dispatch { cmd } => match backend {
@@ -789,7 +789,7 @@ impl Device {
                     },
                     Event::WriteDataIn { cmd } => match backend {
                         Backend::BlockMapped(h) => {
-                            hil.write_data_in_block(now, cmd, h, &mut up, &mut flash)?
+                            hil.write_data_in_block(now, cmd, h, &mut up, &mut flash, cache)?
                         }
                         Backend::Raw(_) | Backend::Fusion { .. } => {
                             hil.write_data_in_raw(now, cmd, &mut up, &mut flash)
@@ -805,12 +805,14 @@ impl Device {
                     Event::PcmDataIn { cmd } => pcm_of(backend).write_data_in(now, cmd, &mut up),
                     Event::PcmWriteEnd { write } => pcm_of(backend).write_end(now, write, &mut up),
                     Event::RmwDone { cmd } => match backend {
-                        Backend::BlockMapped(h) => h.write_units(now, cmd, &mut up, &mut flash)?,
+                        Backend::BlockMapped(h) => {
+                            Hil::write_units_block(now, cmd, h, &mut up, &mut flash, cache)?
+                        }
                         _ => hil.write_units(now, cmd, &mut up, &mut flash, cache)?,
                     },
                     Event::MapReady { cmd, write } => {
                         let stage = if write { Stage::Write } else { Stage::Read };
-                        hil.map_resume(now, cmd, stage, &mut up, &mut flash)?
+                        hil.map_resume(now, cmd, stage, &mut up, &mut flash, cache)?
                     }
                     Event::DieStep { die } => {
                         Self::die_step(now, die, hil, backend, &mut up, &mut flash, cache)?
@@ -839,20 +841,28 @@ impl Device {
             .die_step(now, die, flash.ftl, flash.check.as_mut(), up.q)?
         {
             Step::Sensed(op) => {
+                // A cache buffer in front of a block map keeps what a read brought in if that
+                // map still points there.
+                let mut blocks = match cache {
+                    Some(_) => backend.block_mapped_mut(),
+                    None => None,
+                };
                 let mut last = now;
                 for &t in &op {
                     let (out, ready) = flash.fil.read_out(now, die);
                     last = out;
-                    hil.read_done(ready, t, up, flash, cache.as_deref_mut())?;
+                    let blocks = blocks.as_deref_mut();
+                    hil.read_done(ready, t, up, flash, cache.as_deref_mut(), blocks)?;
                 }
                 flash.fil.finish_read(now, die, last, op, flash.ftl, up.q);
             }
             Step::Programmed(op) => {
                 match backend {
                     Backend::BlockMapped(h) => {
+                        let mut flash = flash.with_blocks(h);
                         for &t in &op {
                             let cache = cache.as_deref_mut();
-                            hil.program_done_by(now, t, |t| h.program_done(t), up, flash, cache)?;
+                            hil.program_done_block(now, t, up, &mut flash, cache)?;
                         }
                     }
                     // The raw and zoned firmware's pages were taken when the program was
@@ -881,7 +891,7 @@ impl Device {
         }
         if flash.ftl.mapping.is_some() {
             // GC started by an erase moved units: their translation pages need updates.
-            hil.pump_map(now, up, flash)?;
+            hil.pump_map(now, up, flash, cache)?;
         }
         Ok(())
     }

@@ -12,7 +12,11 @@
 //! plane of a group (`ppb` rows) before moving to the next group, so page `k` is on plane
 //! `stripe[(r div ppb mod g)·d + k mod d]`, in that plane's block `r div ppb div g`, page
 //! `r mod ppb`. Unit `u` of the page holds logical unit `k·upp + u`.
+//!
+//! Steady-state preconditioning (`steady.rs`) leaves its layout the same way: a zero entry
+//! reads as where its dealing put the unit ([`Dealt`]), so it too writes no map entry.
 
+use super::steady::Dealt;
 use super::UNMAPPED;
 use crate::media::nand::{Divisor, Geometry};
 
@@ -35,6 +39,8 @@ pub(super) struct FillLayout {
     stripe: Vec<u32>,
     /// The inverse of `stripe`: a plane's place in it.
     stripe_pos: Vec<u32>,
+    /// Steady-state preconditioning's layout, on a drive it brought there (`filled` is 0).
+    dealt: Option<Box<Dealt>>,
 }
 
 /// One block's share of the fill: the first `valid` units (a prefix), the last of them holding
@@ -62,7 +68,14 @@ impl FillLayout {
             groups: Divisor::new((stripe.len() / planes_per_group) as u32),
             stripe: stripe.to_vec(),
             stripe_pos,
+            dealt: None,
         }
+    }
+
+    /// From now on, untouched entries read as steady-state preconditioning dealt them.
+    pub fn set_dealt(&mut self, dealt: Dealt) {
+        debug_assert_eq!(self.filled, 0);
+        self.dealt = Some(Box::new(dealt));
     }
 
     /// From now on, untouched entries read as a fill of the first `units` logical units.
@@ -74,7 +87,7 @@ impl FillLayout {
     #[inline]
     pub fn pun_of(&self, lpn: u64) -> u32 {
         if lpn >= self.filled {
-            return UNMAPPED;
+            return self.dealt.as_ref().map_or(UNMAPPED, |d| d.pun_of(lpn));
         }
         let lpn = lpn as u32;
         let (k, u) = (self.upp.quotient(lpn), self.upp.remainder(lpn));
@@ -92,8 +105,31 @@ impl FillLayout {
         let (block, offset) = (self.upb.quotient(pun), self.upb.remainder(pun));
         match self.block_start(block) {
             Some(start) => self.lpn_in_block(start, offset),
-            None => UNMAPPED,
+            None => self.dealt_lpn_of(pun),
         }
+    }
+
+    /// First stage of prefetching where steady-state preconditioning dealt `lpn` (nothing on
+    /// a drive it did not lay out).
+    #[inline]
+    pub fn prefetch(&self, lpn: u64) {
+        if let Some(d) = &self.dealt {
+            d.prefetch_sample(lpn);
+        }
+    }
+
+    /// Second stage: true, after prefetching the words that hold its place, when `lpn` was
+    /// dealt (and lies in the dealt space); false otherwise.
+    #[inline]
+    pub fn prefetch_dealt_place(&self, lpn: u64) -> bool {
+        self.dealt.as_ref().is_some_and(|d| d.prefetch_words(lpn))
+    }
+
+    /// The logical unit steady-state preconditioning dealt to `pun` ([`UNMAPPED`] where it
+    /// dealt none, or on a drive it did not lay out).
+    #[inline]
+    pub fn dealt_lpn_of(&self, pun: u32) -> u32 {
+        self.dealt.as_ref().map_or(UNMAPPED, |d| d.lpn_of(pun))
     }
 
     /// The logical page the fill put in the first page of block `block_in_plane` of the plane

@@ -66,6 +66,9 @@ pub enum Stage {
     Read,
     /// A write command whose data is in: place its units.
     Write,
+    /// A cache buffer's flush (the waiter is its line, not a command): map the line's unit and
+    /// program it. A flush waits for one page only.
+    Flush,
 }
 
 /// The mapping cache's counters (in the result's `ftl.mapping`).
@@ -108,6 +111,9 @@ pub struct MappingCache {
     pub pending_writes: Vec<u32>,
     /// Pages whose background read-modify-write read is to be issued, in order.
     pub pending_updates: Vec<u32>,
+    /// Pages a cache buffer's flush missed on, to be read (or loaded at once) by the HIL: the
+    /// buffer manager cannot issue NAND reads of translation pages itself.
+    pub pending_loads: Vec<u32>,
     pub stats: MappingStats,
 }
 
@@ -139,6 +145,7 @@ impl MappingCache {
             waits_left: Vec::new(),
             pending_writes: Vec::new(),
             pending_updates: Vec::new(),
+            pending_loads: Vec::new(),
             stats: MappingStats::default(),
         }
     }
@@ -197,7 +204,8 @@ impl MappingCache {
         }
     }
 
-    /// Command `cmd` waits for `page` (loading) before going on at `stage`.
+    /// Command `cmd` waits for `page` (loading) before going on at `stage`; with
+    /// [`Stage::Flush`], `cmd` is a cache buffer line, which waits for this page alone.
     pub fn wait(&mut self, page: u32, cmd: u32, stage: Stage) {
         let w = (cmd, stage, self.pages_info[page as usize].wait_head);
         let slot = match self.free_waits.pop() {
@@ -211,6 +219,10 @@ impl MappingCache {
             }
         };
         self.pages_info[page as usize].wait_head = slot;
+        if stage == Stage::Flush {
+            // Lines are not commands: no count of pages left, which is by command slot.
+            return;
+        }
         if self.waits_left.len() <= cmd as usize {
             self.waits_left.resize(cmd as usize + 1, 0);
         }
@@ -248,6 +260,11 @@ impl MappingCache {
         while w != NIL {
             let (cmd, stage, next) = self.waits[w as usize];
             self.free_waits.push(w);
+            if stage == Stage::Flush {
+                ready.push((cmd, stage));
+                w = next;
+                continue;
+            }
             let left = &mut self.waits_left[cmd as usize];
             *left -= 1;
             if *left == 0 {
@@ -273,6 +290,21 @@ impl MappingCache {
             *s |= UPDATING;
             self.pending_updates.push(page);
         }
+    }
+
+    /// A cache buffer's flush of unit `lpn` looks up its translation page, whose entry it is
+    /// about to change: true on a hit (the flush goes on; its mapping makes the page dirty). On
+    /// a miss the flush's line `slot` waits for the page, which is read first (a fresh miss
+    /// goes onto `pending_loads`, for the HIL to read).
+    pub fn flush_lookup(&mut self, lpn: u64, slot: u32) -> bool {
+        let page = self.page_of(lpn);
+        match self.lookup(page) {
+            Lookup::Hit => return true,
+            Lookup::Miss => self.pending_loads.push(page),
+            Lookup::Loading => {}
+        }
+        self.wait(page, slot, Stage::Flush);
+        false
     }
 
     /// A data unit's entry changed: the update of its translation page.

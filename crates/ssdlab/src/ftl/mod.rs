@@ -14,7 +14,7 @@
 use crate::config::{GcPolicy, Placement, SsdConfig, StreamPolicy};
 use crate::error::{Error, Result};
 use crate::media::nand::Geometry;
-use crate::sim::mem::{advise_huge, big_vec, prefetch, zeroed_vec};
+use crate::sim::mem::{advise_huge, big_vec, prefault, prefetch, zeroed_vec};
 use crate::sim::Rng;
 
 mod fill;
@@ -171,7 +171,8 @@ pub struct Ftl {
     pub geo: Geometry,
     /// The map and the reverse map, stored as `entry ^ AS_FILLED` and read through
     /// [`Ftl::l2p_at`] / [`Ftl::p2l_at`]: a zero entry (never written, so never backed by
-    /// memory) reads as the closed-form sequential fill in `fill` left it (`fill.rs`).
+    /// memory) reads as the closed-form sequential fill or steady-state dealing in `fill` left
+    /// it (`fill.rs`, `steady.rs`).
     l2p: Vec<u32>,
     p2l: Vec<u32>,
     fill: FillLayout,
@@ -455,13 +456,16 @@ impl Ftl {
     /// is enough to touch nearly every 4 KiB page of the map (one entry in 1,024), the tables
     /// are backed by huge pages from then on, where the OS allows: random accesses miss the TLB
     /// less (about 20 % more events per second on a 1 TiB drive), and memory, which grows
-    /// 2 MiB at a time with them, would be spent anyway. Below that, memory follows what the
+    /// 2 MiB at a time with them, would be spent anyway; so the tables are backed now, before
+    /// the timed run, not fault by fault inside it. Below that, memory follows what the
     /// run touches (a thousand random writes to a full 1 TiB drive: about 100 MB instead of
     /// 2 GB). Speed only: results never depend on it.
     pub fn expect_touches(&mut self, entries: u64) {
         if entries >= self.l2p.len() as u64 / 1024 {
-            advise_huge(&mut self.l2p);
-            advise_huge(&mut self.p2l);
+            for table in [&mut self.l2p, &mut self.p2l] {
+                advise_huge(table);
+                prefault(table);
+            }
             advise_huge(&mut self.programmed);
         }
     }
@@ -484,6 +488,21 @@ impl Ftl {
             self.fill.pun_of(lpn)
         } else {
             pun
+        }
+    }
+
+    /// [`Ftl::l2p_at`] for the second stage of a prefetch: None, when the entry was dealt by
+    /// steady-state preconditioning, after prefetching the next step of working it out (in
+    /// place of a walk whose misses would stall the prefetch).
+    #[inline]
+    fn l2p_known(&self, lpn: u64) -> Option<u32> {
+        let pun = self.l2p[lpn as usize] ^ AS_FILLED;
+        if pun != AS_FILLED {
+            Some(pun)
+        } else if self.fill.prefetch_dealt_place(lpn) {
+            None
+        } else {
+            Some(self.fill.pun_of(lpn))
         }
     }
 
@@ -514,6 +533,7 @@ impl Ftl {
     #[inline]
     pub fn prefetch(&self, lpn: u64) {
         prefetch(&self.l2p, lpn as usize);
+        self.fill.prefetch(lpn);
         if let Some(m) = &self.mapping {
             // Cached mapping: the translation page's record and its GTD entry.
             let page = m.page_of(lpn);
@@ -525,7 +545,9 @@ impl Ftl {
     /// Second stage of [`Ftl::prefetch`] for a read: the programmed bit of where it points.
     #[inline]
     pub fn prefetch_read_target(&self, lpn: u64) {
-        let pun = self.l2p_at(lpn);
+        let Some(pun) = self.l2p_known(lpn) else {
+            return;
+        };
         if pun != UNMAPPED {
             prefetch(&self.programmed, (pun / 64) as usize);
         }
@@ -541,7 +563,9 @@ impl Ftl {
     /// Second stage of [`Ftl::prefetch`], once the map entry has arrived.
     #[inline]
     pub fn prefetch_target(&self, lpn: u64) {
-        let pun = self.l2p_at(lpn);
+        let Some(pun) = self.l2p_known(lpn) else {
+            return;
+        };
         if pun != UNMAPPED {
             prefetch(&self.p2l, pun as usize);
             prefetch(&self.blocks, self.geo.block_of_unit(pun) as usize);
@@ -1171,7 +1195,7 @@ impl Ftl {
             // As `p2l_at`, with the fill's layout of this block worked out once.
             let lpn = match (self.p2l[from as usize] ^ AS_FILLED, fill_start) {
                 (AS_FILLED, Some(start)) => self.fill.lpn_in_block(start, from - base),
-                (AS_FILLED, None) => UNMAPPED,
+                (AS_FILLED, None) => self.fill.dealt_lpn_of(from),
                 (lpn, _) => lpn,
             };
             if lpn == UNMAPPED {

@@ -17,6 +17,8 @@
 use super::{Block, Ftl, NONE, UNMAPPED};
 use crate::config::{MappingKind, SsdConfig};
 use crate::error::{Error, Result};
+use crate::media::nand::Divisor;
+use crate::sim::mem::prefetch;
 use crate::sim::rng::Permutation;
 use crate::sim::Rng;
 
@@ -57,8 +59,8 @@ struct Snapshot {
     free: Vec<u32>,
     host_open: u32,
     gc_open: u32,
-    /// One bit per plane-local unit: it holds valid data.
-    valid: Vec<u64>,
+    /// The plane-local units that hold valid data.
+    valid: ValidPlaces,
     clock: u64,
 }
 
@@ -75,7 +77,7 @@ impl Snapshot {
                 for u in (0..units).filter(|&u| model.p2l_at(u) != UNMAPPED) {
                     bits[(u / 64) as usize] |= 1 << (u % 64);
                 }
-                bits
+                ValidPlaces::new(bits)
             },
             clock: model.clock,
         }
@@ -121,7 +123,7 @@ impl Ftl {
         let mut model = Ftl::with_logical_units(&model_cfg, seed, per_plane);
         let (steady, snapshots) =
             model.run_to_steady_state(seed, SNAPSHOTS.min(planes), keep_going)?;
-        self.copy_planes(&snapshots, seed, keep_going)?;
+        self.copy_planes(snapshots, seed, keep_going)?;
         Ok(steady)
     }
 
@@ -197,10 +199,13 @@ impl Ftl {
     /// Copy the snapshots to the planes (plane p takes snapshot p mod their count) and deal
     /// the logical units over the valid places: valid place k of the drive (in plane order,
     /// each plane's in unit order) takes the unit the permutation sends k to. Places past the
-    /// logical units (the planes' shares round up) are let go of.
+    /// logical units (the planes' shares round up) are let go of. Only block records and
+    /// programmed bits are written: the map reads the dealing in closed form ([`Dealt`]), so a
+    /// 1 TiB drive is laid out without a billion scattered writes into its map tables, and
+    /// memory follows what the run then touches.
     fn copy_planes(
         &mut self,
-        snapshots: &[Snapshot],
+        snapshots: Vec<Snapshot>,
         seed: u64,
         keep_going: &mut dyn FnMut() -> bool,
     ) -> Result<()> {
@@ -209,11 +214,15 @@ impl Ftl {
         let units_per_plane = bpp as u64 * upb;
         let planes = self.planes.len();
         let logical = self.logical_units();
-        self.expect_touches(logical);
-        let perm = Permutation::new(logical, &mut Rng::stream(seed, "precondition.steady_state"));
         let mut clock = 0;
-        // Valid places in order, so the reverse map fills in order; the map takes its entries
-        // in the permutation's order. The places past the logical units hold nothing.
+        let per_plane = snapshots[0].valid.count();
+        if snapshots.iter().any(|s| s.valid.count() != per_plane) {
+            return Err(Error::Sim(
+                "steady-state preconditioning: the model plane's states hold different numbers \
+                 of valid units (a bug: its writes only move them)"
+                    .into(),
+            ));
+        }
         let mut k = 0u64;
         for p in 0..planes {
             if !keep_going() {
@@ -235,25 +244,177 @@ impl Ftl {
             plane.host_open = global(s.host_open);
             plane.gc_open = global(s.gc_open);
             clock = clock.max(s.clock * planes as u64);
-            let first_unit = p as u64 * units_per_plane;
-            for (w, &word) in s.valid.iter().enumerate() {
-                let mut bits = word;
-                while bits != 0 {
-                    let pun = first_unit + w as u64 * 64 + bits.trailing_zeros() as u64;
-                    bits &= bits - 1;
-                    if k < logical {
-                        let lpn = perm.at(k);
-                        self.set_l2p(lpn, pun as u32);
-                        self.set_p2l(pun as u32, lpn as u32);
-                    } else {
-                        self.blocks[(pun / upb) as usize].valid -= 1;
-                    }
-                    k += 1;
+            let here = per_plane;
+            // The places past the logical units hold nothing: their blocks let them go.
+            if k + here > logical {
+                let first_unit = p as u64 * units_per_plane;
+                for rank in logical.saturating_sub(k)..here {
+                    let pun = first_unit + s.valid.select(rank as u32) as u64;
+                    self.blocks[(pun / upb) as usize].valid -= 1;
                 }
             }
+            k += here;
         }
         self.clock = clock;
+        let perm = Permutation::new(logical, &mut Rng::stream(seed, "precondition.steady_state"));
+        self.fill.set_dealt(Dealt {
+            perm,
+            logical,
+            units_per_plane: Divisor::new(units_per_plane as u32),
+            per_plane,
+            places: snapshots.into_iter().map(|s| s.valid).collect(),
+        });
         Ok(())
+    }
+}
+
+/// Set bits between two samples of [`ValidPlaces::samples`].
+const SAMPLE: u32 = 256;
+
+/// 64 plane-local units: which hold valid data, and how many valid places come before them
+/// (one cache line holds four, so a rank costs one miss and a select's scan one or two).
+#[derive(Clone, Copy, Debug)]
+struct PlaceWord {
+    bits: u64,
+    before: u32,
+}
+
+/// One model-plane state's valid places, a bit per plane-local unit, with what makes a place's
+/// rank and the place of a rank quick: the count before each word, and the word of every
+/// [`SAMPLE`]-th valid place, from which a select scans a few words forward.
+#[derive(Clone, Debug)]
+struct ValidPlaces {
+    words: Vec<PlaceWord>,
+    samples: Vec<u32>,
+}
+
+impl ValidPlaces {
+    fn new(bits: Vec<u64>) -> ValidPlaces {
+        let mut count = 0u32;
+        let mut samples = Vec::new();
+        let words = bits
+            .iter()
+            .enumerate()
+            .map(|(w, &bits)| {
+                let before = count;
+                count += bits.count_ones();
+                // Every sample rank this word holds (the next one due, and any after it).
+                while (samples.len() as u32) * SAMPLE < count {
+                    samples.push(w as u32);
+                }
+                PlaceWord { bits, before }
+            })
+            .collect();
+        ValidPlaces { words, samples }
+    }
+
+    fn count(&self) -> u64 {
+        self.words
+            .last()
+            .map_or(0, |w| (w.before + w.bits.count_ones()) as u64)
+    }
+
+    /// The rank of the valid place at plane-local unit `offset` (None: not valid).
+    #[inline]
+    fn rank(&self, offset: u32) -> Option<u32> {
+        let word = self.words[(offset / 64) as usize];
+        let bit = offset % 64;
+        (word.bits >> bit & 1 == 1)
+            .then(|| word.before + (word.bits & ((1u64 << bit) - 1)).count_ones())
+    }
+
+    /// The plane-local unit of the valid place of rank `rank` (below [`ValidPlaces::count`]).
+    #[inline]
+    fn select(&self, rank: u32) -> u32 {
+        // From the sampled word, on to the last word with no more than `rank` valid places
+        // before it (a word with none shares its count with the next, and is passed over).
+        let mut w = self.samples[(rank / SAMPLE) as usize] as usize;
+        while self.words.get(w + 1).is_some_and(|n| n.before <= rank) {
+            w += 1;
+        }
+        let mut bits = self.words[w].bits;
+        for _ in 0..rank - self.words[w].before {
+            bits &= bits - 1;
+        }
+        w as u32 * 64 + bits.trailing_zeros()
+    }
+}
+
+/// Where steady-state preconditioning dealt the logical units, in closed form (read by the map
+/// for entries nobody wrote since, `fill.rs`): valid place k of the drive, counting plane by
+/// plane and each plane's valid places in unit order, holds logical unit `perm(k)`; plane p's
+/// valid places are those of model-plane state p mod the states' count.
+#[derive(Clone, Debug)]
+pub(super) struct Dealt {
+    perm: Permutation,
+    logical: u64,
+    units_per_plane: Divisor,
+    /// Valid places in every plane: the model plane's logical units, all mapped in each of its
+    /// states (its writes only move them).
+    per_plane: u64,
+    places: Vec<ValidPlaces>,
+}
+
+impl Dealt {
+    /// The logical unit dealt to `pun` ([`UNMAPPED`] where none was).
+    #[inline]
+    pub fn lpn_of(&self, pun: u32) -> u32 {
+        let plane = self.units_per_plane.quotient(pun) as usize;
+        let offset = self.units_per_plane.remainder(pun);
+        let Some(rank) = self.places[plane % self.places.len()].rank(offset) else {
+            return UNMAPPED;
+        };
+        let k = plane as u64 * self.per_plane + rank as u64;
+        if k < self.logical {
+            self.perm.at(k) as u32
+        } else {
+            UNMAPPED
+        }
+    }
+
+    /// Where logical unit `lpn` was dealt ([`UNMAPPED`] past the logical units).
+    #[inline]
+    pub fn pun_of(&self, lpn: u64) -> u32 {
+        if lpn >= self.logical {
+            return UNMAPPED;
+        }
+        let (plane, rank) = self.plane_and_rank(lpn);
+        let offset = self.places[plane % self.places.len()].select(rank);
+        plane as u32 * self.units_per_plane.get() + offset
+    }
+
+    /// The plane of the valid place dealt to `lpn` (below the logical units), and its rank
+    /// among that plane's.
+    #[inline]
+    fn plane_and_rank(&self, lpn: u64) -> (usize, u32) {
+        let k = self.perm.inverse_at(lpn);
+        ((k / self.per_plane) as usize, (k % self.per_plane) as u32)
+    }
+
+    /// Prefetch the sample [`Dealt::pun_of`] starts from (the first of its dependent loads).
+    #[inline]
+    pub fn prefetch_sample(&self, lpn: u64) {
+        if lpn < self.logical {
+            let (plane, rank) = self.plane_and_rank(lpn);
+            let places = &self.places[plane % self.places.len()];
+            prefetch(&places.samples, (rank / SAMPLE) as usize);
+        }
+    }
+
+    /// Prefetch the words [`Dealt::pun_of`] scans (their sample should have arrived); false
+    /// past the logical units.
+    #[inline]
+    pub fn prefetch_words(&self, lpn: u64) -> bool {
+        if lpn >= self.logical {
+            return false;
+        }
+        let (plane, rank) = self.plane_and_rank(lpn);
+        let places = &self.places[plane % self.places.len()];
+        let w = places.samples[(rank / SAMPLE) as usize] as usize;
+        // Four words to a cache line: the sampled one's line and the next.
+        prefetch(&places.words, w);
+        prefetch(&places.words, w + 4);
+        true
     }
 }
 
@@ -290,6 +451,35 @@ mod tests {
         cfg
     }
 
+    /// Rank and select against counting bit by bit, on block sizes that do and do not divide
+    /// a word, with empty words and blocks.
+    #[test]
+    fn valid_places_rank_and_select_as_counting_says() {
+        let mut rng = Rng::stream(9, "places");
+        for (units_per_block, blocks, density) in [(64, 8, 2), (96, 7, 3), (40, 20, 5), (256, 3, 1)]
+        {
+            let units = units_per_block * blocks;
+            let mut bits = vec![0u64; (units as usize).div_ceil(64)];
+            let mut set = Vec::new();
+            for u in 0..units {
+                // Whole empty stretches as well as scattered places.
+                if (u / 50) % 3 != 1 && rng.below(density) == 0 {
+                    bits[(u / 64) as usize] |= 1 << (u % 64);
+                    set.push(u);
+                }
+            }
+            let places = ValidPlaces::new(bits);
+            assert_eq!(places.count(), set.len() as u64);
+            for (rank, &u) in set.iter().enumerate() {
+                assert_eq!(places.select(rank as u32), u, "upb {units_per_block}");
+                assert_eq!(places.rank(u), Some(rank as u32));
+            }
+            for u in (0..units).filter(|u| !set.contains(u)) {
+                assert_eq!(places.rank(u), None);
+            }
+        }
+    }
+
     /// WAF of `count` uniform random overwrites from the drive's state.
     fn waf_of_overwrites(ftl: &mut Ftl, count: u64, seed: u64) -> f64 {
         let (host, moved) = (ftl.stats.host_units_written, ftl.stats.gc_units_moved);
@@ -309,6 +499,8 @@ mod tests {
         let mut ftl = Ftl::new(&cfg, 1);
         let steady = ftl.reach_steady_state(&cfg, 1, &mut || true).unwrap();
         assert!(steady.converged, "{steady:?}");
+        // The layout is read in closed form: no map entry was written for it.
+        assert!(ftl.l2p.iter().chain(&ftl.p2l).all(|&e| e == 0));
         ftl.check().unwrap();
         let n = ftl.logical_units();
         let mut seen = vec![false; ftl.geo.units() as usize];

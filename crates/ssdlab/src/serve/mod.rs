@@ -665,7 +665,7 @@ impl Drop for TimerSlack {
 
 /// Refuse a drive NBD cannot carry: a zoned drive's host must write at write pointers and
 /// reset zones, and NBD has no zone commands (no report, no reset, no append).
-fn check_servable(cfg: &SsdConfig) -> Result<()> {
+pub(crate) fn check_servable(cfg: &SsdConfig) -> Result<()> {
     if cfg.backend_kind() == crate::config::BackendKind::Zoned {
         return Err(Error::Config(format!(
             "serve: {} is a zoned drive ([zns]): NBD has no zones (no write pointers, resets or \

@@ -226,6 +226,8 @@ pub fn replay_input(
 ) -> Result<(RunOutput, SessionHeader)> {
     let seed = opts.seed;
     let err = |line: u64, msg: String| Error::Trace(format!("{path}, line {line}: {msg}"));
+    // A session log comes from a server, which serves no zoned drive: neither does its replay.
+    super::check_servable(cfg)?;
     let mut dev = Device::new(cfg, seed)?;
     if opts.record_requests {
         dev.record_requests();

@@ -70,13 +70,27 @@ impl Rng {
 /// and additions, each a bijection modulo that power), applied again while the value falls
 /// outside `0..n` ("cycle walking", which keeps it a bijection on `0..n`; fewer than two
 /// rounds on average, as the power is below 2n). For scattering a large table where a
-/// shuffled copy would cost gigabytes, not for cryptography.
+/// shuffled copy would cost gigabytes, not for cryptography. Its inverse costs as little
+/// ([`Permutation::inverse_at`]).
+#[derive(Clone, Debug)]
 pub struct Permutation {
     n: u64,
     mask: u64,
     shift: u32,
     mul: [u64; 3],
     add: [u64; 3],
+    /// The inverses of `mul` modulo 2^64 (so modulo the power of two, by masking).
+    mul_inv: [u64; 3],
+}
+
+/// The inverse of odd `m` modulo 2^64: Newton's iteration doubles the correct low bits each
+/// step, and `m` itself is right in the low 3 bits (m·m ≡ 1 mod 8 for odd m).
+fn odd_inverse(m: u64) -> u64 {
+    let mut inv = m;
+    for _ in 0..5 {
+        inv = inv.wrapping_mul(2u64.wrapping_sub(m.wrapping_mul(inv)));
+    }
+    inv
 }
 
 impl Permutation {
@@ -88,12 +102,14 @@ impl Permutation {
             (1u64 << bits) - 1
         };
         let mut draw = || rng.next_u64() & mask;
+        let mul = [draw() | 1, draw() | 1, draw() | 1];
         Permutation {
             n,
             mask,
             shift: bits.div_ceil(2).max(1),
-            mul: [draw() | 1, draw() | 1, draw() | 1],
+            mul,
             add: [draw(), draw(), draw()],
+            mul_inv: mul.map(odd_inverse),
         }
     }
 
@@ -116,6 +132,30 @@ impl Permutation {
             y = self.mix(y);
         }
         y
+    }
+
+    /// `mix` undone, step by step in reverse; the xor-shift is its own inverse because the
+    /// shift is at least half the bits (the shifted part shifted again is zero).
+    #[inline]
+    fn unmix(&self, mut y: u64) -> u64 {
+        for (inv, a) in self.mul_inv.iter().zip(&self.add).rev() {
+            y = y.wrapping_sub(*a) & self.mask;
+            y ^= y >> self.shift;
+            y = y.wrapping_mul(*inv) & self.mask;
+        }
+        y
+    }
+
+    /// The `x` whose image is `y` (below `n`): the cycle walked backwards, as the values
+    /// between `x` and `y` on it all lie at or past `n`.
+    #[inline]
+    pub fn inverse_at(&self, y: u64) -> u64 {
+        debug_assert!(y < self.n);
+        let mut x = self.unmix(y);
+        while x >= self.n {
+            x = self.unmix(x);
+        }
+        x
     }
 }
 
@@ -160,6 +200,29 @@ mod tests {
                 let y = p.at(x);
                 assert!(y < n && !seen[y as usize], "n = {n}: {x} -> {y}");
                 seen[y as usize] = true;
+            }
+        }
+    }
+
+    #[test]
+    fn the_inverse_undoes_the_permutation() {
+        for n in [
+            1u64,
+            2,
+            3,
+            5,
+            64,
+            65,
+            1000,
+            4097,
+            1 << 20,
+            (1 << 33) + 7,
+            u64::MAX,
+        ] {
+            let p = Permutation::new(n, &mut Rng::stream(n, "perm"));
+            let xs = [0, 1, n / 3, n / 2, n - 1];
+            for x in (0..n.min(5000)).chain(xs).filter(|&x| x < n) {
+                assert_eq!(p.inverse_at(p.at(x)), x, "n = {n}, x = {x}");
             }
         }
     }

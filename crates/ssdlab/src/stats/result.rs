@@ -544,6 +544,14 @@ pub struct CacheEnergy {
 pub struct CacheResult {
     pub lines: u32,
     pub line_bytes: u64,
+    /// The DRAM's size (`cache.capacity`) and how it is shared: the data lines
+    /// (`lines × line_bytes`), a cached map's translation pages (`ftl.mapping = "cached"` in
+    /// controller memory; 0 otherwise), the area reserved for the map (`cache.map_reserved`);
+    /// what the three leave is less than a line.
+    pub dram_bytes: u64,
+    pub data_bytes: u64,
+    pub translation_bytes: u64,
+    pub reserved_bytes: u64,
     pub read_hits: u64,
     pub read_misses: u64,
     pub read_hit_ratio: f64,
