@@ -205,6 +205,65 @@ def test_bad_job_is_a_job_error(fields: dict[str, object], needle: str) -> None:
             ValueError,
             ("io_count", "got -5", "from 1 to 2^64 - 1"),
         ),
+        # serde's words for a Rust type ("expected u64", "expected struct NandConfig") said in
+        # the user's: the range, a table.
+        (
+            lambda: ssdlab.Job(rw="read", io_count=-1),
+            ssdlab.JobError,
+            ("`io_count`", "got -1, expected an integer from 0 to 18446744073709551615"),
+        ),
+        (
+            lambda: ssdlab.Config.load("small-tlc").set("nand", 3),
+            ssdlab.ConfigError,
+            ("`nand`", "got 3, expected a table of fields"),
+        ),
+        (
+            lambda: ssdlab.Config.load("small-tlc", ["ftl.over_provisioning=1e400"]),
+            ssdlab.ConfigError,
+            ("`ftl.over_provisioning`", 'got "1e400", expected a finite number'),
+        ),
+        (
+            lambda: ssdlab.Config.load("small-tlc", ["nand.timing.read=[]"]),
+            ssdlab.ConfigError,
+            ("`nand.timing.read`", 'one per page type of cell = "tlc"'),
+        ),
+        (lambda: ssdlab.Job.from_dict(None), TypeError, ("fields", "got None", "a mapping")),
+        (
+            lambda: ssdlab.Config.load("small-tlc").set("nand.channels", None),
+            TypeError,
+            ("nand.channels", "got None"),
+        ),
+        (lambda: ssdlab.Config.load("small-tlc", 5), TypeError, ("overrides", "got 5")),
+        (
+            lambda: ssdlab.swap("small-tlc", memory=None, swap_size="8MiB", workload="pc-mix"),
+            TypeError,
+            ("memory", "got None", "'64MiB'"),
+        ),
+        (lambda: ssdlab.Job.from_dict({1: 2}), TypeError, ("fields", "the key 1", "names")),
+        (lambda: ssdlab.Trace.from_dict(None), TypeError, ("fields", "got None", "a mapping")),
+        (lambda: ssdlab.Trace.from_dict({}), TypeError, ("fields", "no `trace`")),
+        (
+            lambda: ssdlab.trace_stats("model:web1", ird_block=-1),
+            ssdlab.TraceError,
+            ("ird_block", "got -1", "from 1 to 2^64 - 1"),
+        ),
+        (
+            lambda: ssdlab.trace_stats("model:web1", seed=2**64),
+            ValueError,
+            ("seed", "got 18446744073709551616", "2^64 - 1"),
+        ),
+        (
+            lambda: ssdlab.Config.load("seed002-fusion").set("hfsl.power_cut_event", 2**64 - 1),
+            ssdlab.ConfigError,
+            ("`hfsl.power_cut_event`", "got 18446744073709551615", "0 to 9223372036854775807"),
+        ),
+        (
+            lambda: ssdlab.swap(
+                "seed002-fusion", memory="64MiB", swap_size="64MiB", workload="pc-mix"
+            ),
+            ssdlab.ConfigError,
+            ("seed002-fusion", "fusion device", "cannot overwrite in place"),
+        ),
     ],
 )  # fmt: skip
 def test_api_errors_name_the_argument_the_value_and_what_is_expected(
@@ -214,6 +273,18 @@ def test_api_errors_name_the_argument_the_value_and_what_is_expected(
         call()
     for needle in needles:
         assert needle in str(caught.value), str(caught.value)
+
+
+def test_swap_takes_sizes_as_text_or_bytes(tmp_path: Path) -> None:
+    trace = tmp_path / "pages.txt"
+    trace.write_text("".join(f"{page * 4096} W\n" for page in range(600)))
+    as_text = ssdlab.swap("small-tlc", memory="1MiB", swap_size="4MiB", workload=trace)
+    as_bytes = ssdlab.swap("small-tlc", memory=1 << 20, swap_size=4 << 20, workload=trace)
+    wall = ("wall_seconds", "accesses_per_wall_second")  # host timing, not the result
+    assert {k: v for k, v in as_text.data.items() if k not in wall} == {
+        k: v for k, v in as_bytes.data.items() if k not in wall
+    }
+    assert as_text.data["memory_pages"] == 256
 
 
 def test_swap_takes_overrides_as_config_does(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+import ssdlab
 from conftest import assert_user_error, run_cli, wait_for_stderr
 
 REPO = Path(__file__).resolve().parent.parent
@@ -335,6 +336,77 @@ def test_report_out_follows_a_symlink_and_writes_a_fifo_in_place(
     assert_user_error(run_cli("report", quick_dir, "--out", directory), str(directory))
 
 
+def _drawn(figure) -> list:  # noqa: ANN001
+    """The labelled lines of each panel, after drawing (so that extents are known)."""
+    from ssdlab.experiments.plots import figure_bytes
+
+    figure_bytes(figure)
+    return [
+        [ln for ln in ax.get_lines() if not ln.get_label().startswith("_")] for ax in figure.axes
+    ]
+
+
+def test_sweep_figures_read_at_twelve_runs(quick_dir: Path) -> None:
+    """Issue 45 item 12: 12 runs (3 over-provisionings × 2 workloads × 2 repetitions) drawn as
+    two lines, each with a band over its repetitions; the lines differ in colour, line style and
+    marker and in width (the two workloads' WAF coincide: the thinner shows inside the
+    thicker); the legend stands beside the data."""
+    from matplotlib.collections import PolyCollection
+
+    from ssdlab.experiments.plots import make_plot
+
+    for view in ("waf", "bandwidth"):
+        figure = make_plot(quick_dir, view)
+        (lines,) = _drawn(figure)
+        assert len(lines) == 2, [ln.get_label() for ln in lines]
+        for attribute in ("get_color", "get_linestyle", "get_marker", "get_linewidth"):
+            assert len({getattr(ln, attribute)() for ln in lines}) == 2, attribute
+        axes = figure.axes[0]
+        assert sum(isinstance(c, PolyCollection) for c in axes.collections) == 2
+        assert axes.get_legend() is None and len(figure.legends) == 1
+        legend = figure.legends[0].get_window_extent()
+        assert not legend.overlaps(axes.get_window_extent())
+    # A CDF per point, the repetitions pooled into one line with a band.
+    (lines,) = _drawn(make_plot(quick_dir, "latency-cdf", op="write"))
+    assert len(lines) == 6
+    assert len({(ln.get_color(), ln.get_linestyle()) for ln in lines}) == 6
+
+
+def test_a_third_axis_makes_panels(tmp_path: Path) -> None:
+    from ssdlab.experiments.plots import make_plot
+
+    sweep = tmp_path / "three.toml"
+    sweep.write_text(
+        'config = "small-tlc"\n[job]\nbs = "4KiB"\nio_count = 300\n'
+        '[axes]\n"job.iodepth" = [1, 4]\n"job.rw" = ["randread", "randwrite"]\n'
+        '"ftl.over_provisioning" = [0.1, 0.2]\n'
+    )
+    out = tmp_path / "out"
+    assert run_cli("sweep", sweep, "--out", out).returncode == 0
+    figure = make_plot(out, "bandwidth")
+    panels = _drawn(figure)
+    # x = job.iodepth; a panel per job.rw, a line per over-provisioning in each.
+    assert len(panels) == 2 and all(len(lines) == 2 for lines in panels)
+    assert [ax.get_title() for ax in figure.axes] == ["job.rw=randread", "job.rw=randwrite"]
+    # The same series looks the same in every panel, and the legend names it once.
+    assert [ln.get_color() for ln in panels[0]] == [ln.get_color() for ln in panels[1]]
+    assert len(figure.legends[0].get_texts()) == 2
+
+
+def test_the_configuration_shown_is_what_the_device_reads(tmp_path: Path) -> None:
+    from ssdlab.api import without_unused_fields
+
+    fusion = without_unused_fields(ssdlab.Config.load("seed002-fusion").to_toml())
+    # No FTL on the device (HFSL, on the host, has its own GC): no FTL GC or wear levelling.
+    assert "[ftl.gc]" not in fusion and "[ftl.wear_leveling]" not in fusion
+    assert "[hfsl]" in fusion and "[interface.ata]" not in fusion
+    # What is shown still loads as the device.
+    (tmp_path / "shown.toml").write_text(fusion)
+    assert ssdlab.Config.load(tmp_path / "shown.toml").to_dict()["hfsl"] is not None
+    small = without_unused_fields(ssdlab.Config.load("small-tlc").to_toml())
+    assert "[ftl.gc]" in small
+
+
 def _chromium() -> str | None:
     for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
         found = shutil.which(name)
@@ -370,6 +442,10 @@ def test_report_renders_in_headless_chromium(quick_dir: Path, tmp_path: Path) ->
     blue = (abs(pixels[..., 0] - 0x1F / 255) < 0.05) & (abs(pixels[..., 1] - 0x77 / 255) < 0.05) \
         & (abs(pixels[..., 2] - 0xB4 / 255) < 0.05)  # fmt: skip
     assert blue.sum() > 500
+    # The results table scrolls inside its box (both ways, its header staying) rather than
+    # running off the page.
+    html = report.read_text()
+    assert "overflow: auto" in html and "max-height" in html and "position: sticky" in html
 
 
 # -- reproduce ----------------------------------------------------------------------------------

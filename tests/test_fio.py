@@ -164,6 +164,17 @@ def test_options_not_modelled_are_named_in_warnings() -> None:
         ("[global]\nbs=4k\n", "no job sections"),
         ("[a]\nrw=read\niodepth=0\n", "job.fio:3: iodepth='0': expected at least 1"),
         ("[a]\ntime_based\n", "time_based needs runtime="),
+        # fio's include is a line of its own: `include=FILE` is said to be one, not "an option
+        # before any [section]" (nor, in a section, an option ignored).
+        ("include=common.fio\n[a]\n", "job.fio:1: 'include=common.fio': expected `include FILE`"),
+        ("[a]\ninclude = common.fio\n", "job.fio:2: 'include = common.fio': expected `include"),
+        # The core's refusals of a job point at the option's line, not the section's.
+        ("[a]\nrw=randwrite\nruntime=1s\nramp_time=2s\n", "job.fio:4: [a]: job, field `ramp`"),
+        ("[a]\nrw=randrw\n\nrwmixwrite=150\n", "job.fio:4: [a]: job, field `rwmixread`"),
+        ("[global]\nbs=3\n[a]\nrw=read\n", "job.fio:2: [a]: job, field `bs`"),
+        # Found by tests/test_fio_fuzz.py: a bare size of 2^64 bytes was an OverflowError.
+        ("[a]\nsize=18446744073709551616\n", "job.fio:2: size='18446744073709551616': expected a"),
+        ("[a]\nbssplit=18446744073709551616\n", "job.fio:2: bssplit='18446744073709551616'"),
     ],
 )
 def test_bad_or_meaning_changing_files_are_refused_with_file_and_line(
@@ -173,6 +184,17 @@ def test_bad_or_meaning_changing_files_are_refused_with_file_and_line(
         parsed(text)
     assert needle in str(info.value)
     assert "\n" not in str(info.value)
+
+
+def test_what_the_drive_refuses_of_a_job_names_the_file_and_line(tmp_path: Path) -> None:
+    # Checked when the job meets the drive (the run), where the error named no line.
+    job = tmp_path / "zoned.fio"
+    job.write_text("[a]\nrw=randread\nzonemode=zbd\nnumber_ios=10\n")
+    assert_user_error(
+        run_cli("run", "small-tlc", "--fio", job), f"{job}:3: [a]: job, field `zonemode`"
+    )
+    job.write_text("[a]\nrw=randread\nsize=0\nnumber_ios=10\n")
+    assert_user_error(run_cli("run", "small-tlc", "--fio", job), f"{job}:3: [a]: job, field `size`")
 
 
 def test_engines_and_batching_reach_the_job() -> None:

@@ -62,11 +62,18 @@ def test_commands_return_status_times_and_data() -> None:
     ("call", "argument"),
     [
         (lambda d: d.nand_read(8192), "page"),
+        # A count that is zero or runs past the end is the count's fault, not the start's.
         (lambda d: d.nand_read(8191, 2), "page"),
+        (lambda d: d.nand_read(4095, 2), "pages"),
+        (lambda d: d.nand_read(0, 0), "pages"),
         (lambda d: d.nand_program(8192, b"x"), "page"),
+        (lambda d: d.nand_program(4095, bytes(2049)), "data"),
         (lambda d: d.nand_program(0, b""), "data"),
         (lambda d: d.nand_erase(128), "block"),
+        (lambda d: d.nand_erase(63, 2), "blocks"),
+        (lambda d: d.nand_erase(0, 0), "blocks"),
         (lambda d: d.pcm_read(256 * 1024 * 1024, 1), "address"),
+        (lambda d: d.pcm_read(256 * 1024 * 1024 - 1, 2), "length"),
         (lambda d: d.pcm_write(2**64 - 1, b"x"), "address"),
         (lambda d: d.pcm_read(0, 0), "length"),
         (lambda d: d.next_page(128), "block"),
@@ -74,9 +81,33 @@ def test_commands_return_status_times_and_data() -> None:
 )
 def test_bad_addresses_raise_naming_the_argument(call, argument: str) -> None:  # noqa: ANN001
     dev = small()
-    with pytest.raises(ssdlab.JobError, match=rf"^{argument}: got \d+, expected [^\n]*$"):
+    with pytest.raises(ssdlab.JobError, match=rf"^{argument}: got \d+( bytes)?, expected [^\n]*$"):
         call(dev)
     assert dev.now_ps == 0
+
+
+def test_numpy_integers_are_integers_and_other_types_are_named() -> None:
+    import numpy as np
+
+    dev = small()
+    assert dev.nand_read(np.int64(0), np.uint32(1), at_ps=np.uint64(0)).ok
+    assert dev.pcm_write(np.int32(64), b"ab").ok
+    for call, needle in [
+        (lambda: dev.nand_read("0"), "page: got '0' (str), expected an integer from 0 to 2^64 - 1"),
+        (lambda: dev.nand_read(1.0), "page: got 1.0 (float)"),
+        (lambda: dev.nand_read(True), "page: got True"),
+        (lambda: dev.pcm_read(0, np.float64(2)), "length: got np.float64(2.0) (float64)"),
+        (lambda: dev.nand_erase(np.int64(-1)), "block: got np.int64(-1), expected"),
+    ]:
+        with pytest.raises(ssdlab.JobError, match=re.escape(needle)):
+            call()
+    hfsl = ssdlab.Hfsl(logical_bytes=np.int64(1 << 20))
+    assert hfsl.write(np.uint64(0), np.int64(4096), app=np.int8(1)).latency_ps > 0
+    with pytest.raises(
+        ssdlab.JobError,
+        match=re.escape("app: got 4294967296, expected an integer from 0 to 2^32 - 1"),
+    ):
+        hfsl.read(0, 4096, app=2**32)
 
 
 def test_only_a_fusion_config_opens() -> None:

@@ -222,6 +222,45 @@ def test_bad_register_and_memory_accesses_are_clear_errors(preset_name: str) -> 
     assert dev.mmio_read(0x08) == 0x10400
 
 
+def test_every_integer_argument_out_of_range_or_of_another_type_is_named(
+    preset_name: str,
+) -> None:
+    """Huge, negative and non-integer values for every integer argument: an NvmeAccessError
+    naming the argument, the value and the range (the core's conversion raised a bare
+    OverflowError, or a TypeError naming nothing). numpy integers are integers."""
+    import numpy as np
+
+    dev = NvmeDevice(preset_name)
+    trace = Path(__file__).parents[1] / "crates/ssdlab/tests/fixtures/traces/msr.csv"
+    calls = {
+        "slba": [lambda v: dev.read(v, 1), lambda v: dev.write(v, bytes(4096))],
+        "nlb": [lambda v: dev.read(0, v)],
+        "deallocate slba": [lambda v: dev.deallocate(v, 1)],
+        "deallocate nlb": [lambda v: dev.deallocate(0, v)],
+        "cns": [lambda v: dev.identify(v)],
+        "nsid": [lambda v: dev.identify(1, v), lambda v: dev.id_ns(v)],
+        "lid": [lambda v: dev.get_log(v, 512)],
+        "length": [lambda v: dev.get_log(2, v)],
+        "iodepth": [lambda v: dev.run_trace(trace, iodepth=v)],
+        "limit": [lambda v: dev.run_trace(trace, limit=v)],
+        "mmio_read offset": [lambda v: dev.mmio_read(v)],
+        "mmio_read size": [lambda v: dev.mmio_read(0, v)],
+        "config_write value": [lambda v: dev.config_write(0x04, v)],
+        "mem_read length": [lambda v: dev.mem_read(0, v)],
+        "queue_depth": [lambda v: NvmeDevice(preset_name, queue_depth=v)],
+        "lba_size": [lambda v: NvmeDevice(preset_name, lba_size=v)],
+    }
+    for name, fns in calls.items():
+        for fn in fns:
+            # (limit=None is "no limit".)
+            for value in (2**64, -1, "1", 1.5, *([None] if name != "limit" else [])):
+                with pytest.raises(NvmeAccessError, match=rf"^{re.escape(name)}: got .*expected"):
+                    fn(value)
+    assert dev.read(np.uint64(0), np.int32(1)) == bytes(4096)
+    assert dev.identify(np.int64(1))[:2] == dev.identify(1)[:2]
+    assert NvmeDevice(preset_name, queue_depth=np.int16(64)).lba_size == 4096
+
+
 def test_run_trace_refuses_iodepth_zero(preset_name: str) -> None:
     from ssdlab import JobError
 

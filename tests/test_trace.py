@@ -199,8 +199,20 @@ def test_cli_trace_stats_table_json_and_plots(tmp_path: Path) -> None:
     data = json.loads(out.read_text())
     assert data["schema"] == "ssdlab.trace_stats/1"
     assert data["requests"] == 10_000
-    for png in ("sizes.png", "inter_arrival.png", "ird.png"):
+    for png in ("sizes.png", "inter_arrival.png", "ird.png", "lba.png"):
         assert (plots / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # The address-over-time sample behind lba.png stays out of the JSON.
+    assert "sample" not in data
+
+
+def test_trace_stats_samples_requests_evenly_for_the_address_over_time_scatter() -> None:
+    data = ssdlab.trace_stats(shared("ssdsim_financial1_sample.ascii"), sample_points=1000)
+    sample = data["sample"]
+    assert 1000 <= len(sample["time_s"]) < 2000 and sample["every"] == 8
+    assert len(sample["offset_bytes"]) == len(sample["op"]) == len(sample["time_s"])
+    assert sample["time_s"] == sorted(sample["time_s"]) and sample["time_s"][0] == 0
+    assert set(sample["op"]) <= {"read", "write"}
+    assert "sample" not in ssdlab.trace_stats(shared("ssdsim_financial1_sample.ascii"))
 
 
 def test_cli_generate_models_and_formats(tmp_path: Path) -> None:

@@ -161,3 +161,39 @@ pub fn nbd_client(data: &[u8]) {
         }
     }
 }
+
+/// The session-log reader (`ssdlab run CONFIG --trace LOG` of a log `ssdlab serve --log`
+/// wrote) under an arbitrary log: the input, decompressed if it asks to be, replayed on a
+/// small device. Any panic is a bug; an error is the reader's answer. The decompressed text is
+/// cut at 64 KiB and the device is small, so a run is bounded (a log of huge requests is
+/// legal, and would only be slow).
+pub fn session_log(data: &[u8]) {
+    use ssdlab::run::RunOptions;
+    use ssdlab::workload::trace::input;
+    use std::io::{BufReader, Read};
+    use std::sync::OnceLock;
+
+    static CFG: OnceLock<ssdlab::SsdConfig> = OnceLock::new();
+    // small-tlc cut to a quarter (about 224 MiB of logical space), empty: every input starts from the same
+    // device, and no preconditioning runs before it.
+    let cfg = CFG.get_or_init(|| {
+        let sets = [
+            "nand.blocks_per_plane=32",
+            // A 32-block plane's GC threshold is one block.
+            "ftl.gc.urgent_free_blocks=1",
+            "precondition.fill=\"none\"",
+            "precondition.random_overwrite=0.0",
+        ];
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        ssdlab::SsdConfig::resolve("small-tlc", &sets).expect("preset")
+    });
+    let Ok((decoded, _)) = input::decode(Box::new(std::io::Cursor::new(data.to_vec()))) else {
+        return;
+    };
+    let bounded: input::Input = Box::new(BufReader::new(decoded.take(64 << 10)));
+    let opts = RunOptions {
+        seed: 1,
+        record_requests: false,
+    };
+    let _ = ssdlab::serve::session::replay_input(cfg, "fuzz", bounded, &opts, &mut |_, _| true);
+}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import numbers
+import operator
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -106,11 +107,25 @@ def _override_strings(overrides: Mapping[str, Any] | Iterable[str] | None) -> tu
     if overrides is None:
         return ()
     if isinstance(overrides, Mapping):
-        return tuple(f"{path}={toml_literal(value)}" for path, value in overrides.items())
+        return tuple(_override(path, value) for path, value in overrides.items())
     if isinstance(overrides, str):
         # A lone string is one override, not a sequence of characters.
         return (overrides,)
+    if not isinstance(overrides, Iterable):
+        raise TypeError(
+            f"overrides: got {overrides!r} ({type(overrides).__name__}), expected a mapping"
+            " {'path': value}, a list of 'path=value' strings, or None"
+        )
     return tuple(str(item) for item in overrides)
+
+
+def _override(path: str, value: Any) -> str:
+    """``path=value`` with the value as a TOML literal, or a TypeError naming the path (TOML
+    has no None)."""
+    try:
+        return f"{path}={toml_literal(value)}"
+    except TypeError as error:
+        raise TypeError(f"{path}: got {value!r}: {error}") from None
 
 
 def _spec_text(name_or_path: str | os.PathLike[str]) -> str:
@@ -165,7 +180,7 @@ class Config:
 
     def set(self, path: str, value: Any) -> Config:
         """A new Config with a dotted ``path`` (``"ftl.over_provisioning"``) set to ``value``."""
-        return Config(self._spec, (*self._overrides, f"{path}={toml_literal(value)}"))
+        return Config(self._spec, (*self._overrides, _override(path, value)))
 
     @property
     def spec(self) -> str:
@@ -222,16 +237,42 @@ def _json_default(value: Any) -> Any:
 MAX_SEED = 2**64 - 1  # seeds are u64 in the core
 
 
+def _bound_text(n: int) -> str:
+    """2^k - 1 for the top of a k-bit range, else the number."""
+    return f"2^{(n + 1).bit_length() - 1} - 1" if n > 255 and (n + 1) & n == 0 else str(n)
+
+
+def check_int(
+    name: str,
+    value: Any,
+    lo: int = 0,
+    hi: int = 2**64 - 1,
+    *,
+    error: type[Exception] | None = None,
+) -> int:
+    """``value`` as an int when it is an integer from ``lo`` to ``hi`` (a Python int, a numpy
+    integer, anything with ``__index__``), else ``error`` (JobError by default) naming the
+    argument, the value and the range. The core's own conversion would raise a bare
+    OverflowError ("int too big to convert") or a TypeError without the argument's name, and a
+    bool would pass as 0 or 1."""
+    try:
+        number = (
+            None if isinstance(value, (bool, *_numpy_types("bool_"))) else operator.index(value)
+        )
+    except TypeError:
+        number = None
+    if number is None or not lo <= number <= hi:
+        got = repr(value) if number is not None else f"{value!r} ({type(value).__name__})"
+        raise (error or _core.JobError)(
+            f"{name}: got {got}, expected an integer from {lo} to {_bound_text(hi)}"
+        )
+    return number
+
+
 def check_seed(seed: Any) -> int:
     """A seed the core can take (0 to 2^64 - 1), or a ValueError naming it: Python's own error
     for an int too big for the core is a bare "int too big to convert"."""
-    if (
-        isinstance(seed, bool)
-        or not isinstance(seed, numbers.Integral)
-        or not 0 <= seed <= MAX_SEED
-    ):
-        raise ValueError(f"seed: got {seed!r}, expected an integer from 0 to 2^64 - 1")
-    return int(seed)
+    return check_int("seed", seed, 0, MAX_SEED, error=ValueError)
 
 
 def _check_numbers(what: str, fields: Mapping[str, Any]) -> None:
@@ -248,6 +289,19 @@ def _check_numbers(what: str, fields: Mapping[str, Any]) -> None:
             )
 
 
+def _field_mapping(fields: Any, expected: str) -> dict[str, Any]:
+    """``fields`` as a dict of field names, or a TypeError naming what it got (``dict(None)``
+    says only "'NoneType' object is not iterable")."""
+    if not isinstance(fields, Mapping):
+        raise TypeError(
+            f"fields: got {fields!r} ({type(fields).__name__}), expected a mapping of {expected}"
+        )
+    for key in fields:
+        if not isinstance(key, str):
+            raise TypeError(f"fields: got the key {key!r}, expected field names (strings)")
+    return dict(fields)
+
+
 class Job:
     """A synthetic workload, with fio's field names (``rw``, ``bs``, ``iodepth``, ...).
 
@@ -262,7 +316,9 @@ class Job:
 
     @classmethod
     def from_dict(cls, fields: Mapping[str, Any]) -> Job:
-        return cls(**dict(fields))
+        return cls(
+            **_field_mapping(fields, "job fields (e.g. {'rw': 'randread', 'io_count': 1000})")
+        )
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Job:
@@ -338,7 +394,9 @@ class Trace:
 
     @classmethod
     def from_dict(cls, fields: Mapping[str, Any]) -> Trace:
-        rest = dict(fields)
+        rest = _field_mapping(fields, "trace job fields (e.g. {'trace': 'x.csv'})")
+        if "trace" not in rest:
+            raise TypeError("fields: no `trace` key, expected the trace file (or model:NAME)")
         return cls(rest.pop("trace"), **rest)
 
     def replace(self, **options: Any) -> Trace:
@@ -378,18 +436,23 @@ def trace_stats(
     ird_block: int = 1 << 20,
     seed: int = 1,
     progress: ProgressCallback | None = None,
+    sample_points: int = 0,
 ) -> dict[str, Any]:
     """Statistics of a trace file (or of ``model:NAME``): the dict ``ssdlab trace stats --json``
-    writes (schema ``ssdlab.trace_stats/1``)."""
+    writes (schema ``ssdlab.trace_stats/1``). With ``sample_points`` it also holds ``sample``:
+    between that many and twice as many requests spread evenly over the trace (one in
+    ``every``), each with its time from the first request, byte offset and op, for an
+    address-over-time picture."""
     text = _core.trace_stats(
         _trace_source(source),
         format,
         bool(skip_bad_lines),
         blkparse_event,
         _devices(devices),
-        int(ird_block),
-        int(seed),
+        check_int("ird_block", ird_block, 1, error=_core.TraceError),
+        check_seed(seed),
         _progress_callback(progress),
+        check_int("sample_points", sample_points, 0, 1 << 24, error=_core.TraceError),
     )
     return json.loads(text)
 
@@ -544,14 +607,22 @@ INTERFACE_TABLE_KINDS = {
 }
 
 
-def without_unused_interface_fields(text: str) -> str:
-    """The resolved config TOML ``text`` (``Config.to_toml()``) without what its interface kind
-    never reads (``ssdlab config show``, a report's configuration): a SATA drive shown with
-    PCIe's TLP fields misleads. Every field left out has a default, so the text still loads as
-    the same device."""
+#: Tables a device without an FTL (``ftl.kind = "none"``: raw, fusion and zoned back ends, whose
+#: host manages the media) never reads: garbage collection and wear levelling are the host's.
+FTL_ONLY_TABLES = ("ftl.gc", "ftl.wear_leveling")
+
+
+def without_unused_fields(text: str) -> str:
+    """The resolved config TOML ``text`` (``Config.to_toml()``) without what the device never
+    reads (``ssdlab config show``, a report's configuration): the tables and fields of other
+    interface kinds (a SATA drive shown with PCIe's TLP fields misleads) and, on a device
+    without an FTL, the FTL's GC and wear-levelling tables. Every field left out has a default,
+    so the text still loads as a device that behaves the same."""
     import tomllib
 
-    kind = str(tomllib.loads(text).get("interface", {}).get("kind", "nvme"))
+    parsed = tomllib.loads(text)
+    kind = str(parsed.get("interface", {}).get("kind", "nvme"))
+    no_ftl = parsed.get("ftl", {}).get("kind") == "none"
     kept: list[str] = []
     section = ""
     for line in text.splitlines():
@@ -559,6 +630,8 @@ def without_unused_interface_fields(text: str) -> str:
         if stripped.startswith("[") and not stripped.startswith("[["):
             section = stripped.strip("[]").strip()
         if kind not in INTERFACE_TABLE_KINDS.get(section, (kind,)):
+            continue
+        if no_ftl and section.startswith(FTL_ONLY_TABLES):
             continue
         key = stripped.partition("=")[0].strip()
         if section == "interface" and kind != "nvme" and key in NVME_ONLY_INTERFACE_FIELDS:
@@ -682,10 +755,5 @@ BENCH_IO_COUNT = 1_000_000
 
 def bench(io_count: int = BENCH_IO_COUNT, seed: int = 1) -> dict[str, Any]:
     """Run the core's built-in benchmark and return its figures."""
-    if (
-        isinstance(io_count, bool)
-        or not isinstance(io_count, numbers.Integral)
-        or not 1 <= io_count < 2**64
-    ):
-        raise ValueError(f"io_count: got {io_count!r}, expected an integer from 1 to 2^64 - 1")
-    return json.loads(_core.bench(int(io_count), check_seed(seed)))
+    count = check_int("io_count", io_count, 1, error=ValueError)
+    return json.loads(_core.bench(count, check_seed(seed)))

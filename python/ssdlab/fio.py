@@ -154,7 +154,8 @@ class FioJob:
     line: int
     fields: dict[str, Any]
     options: dict[str, str]
-    # Where the job's size and offset were set ("file:line"), for the messages about fitting.
+    # Where each of its options was set ("file:line"), for the messages about fitting and
+    # the core's refusals.
     where: dict[str, str] = field(default_factory=dict)
     # The options of its own section (fio's JSON "job options"; `options` has [global]'s too).
     own: dict[str, str] = field(default_factory=dict)
@@ -229,16 +230,18 @@ def parse_size(
             raise FioError(f"{where}: {option}={text!r}: expected a percentage up to 100")
         return capacity * number // 100
     if suffix in ("", "b"):
-        return number
-    unit = suffix[0]
-    iec = len(suffix) >= 3 and suffix[1:3] == "ib"
-    if unit not in _POWERS or suffix not in (unit, unit + "b", unit + "ib", unit + "ibytes"):
-        raise FioError(
-            f"{where}: {option}={text!r}: unknown size suffix {suffix!r}; expected k, m, g, t,"
-            " p (with or without b or ib) or %"
-        )
-    base = (1024 if kb_base == 1000 else 1000) if iec else kb_base
-    value = number * base ** _POWERS[unit]
+        value = number
+    else:
+        unit = suffix[0]
+        iec = len(suffix) >= 3 and suffix[1:3] == "ib"
+        if unit not in _POWERS or suffix not in (unit, unit + "b", unit + "ib", unit + "ibytes"):
+            raise FioError(
+                f"{where}: {option}={text!r}: unknown size suffix {suffix!r}; expected k, m, g,"
+                " t, p (with or without b or ib) or %"
+            )
+        base = (1024 if kb_base == 1000 else 1000) if iec else kb_base
+        value = number * base ** _POWERS[unit]
+    # A bare number too: past 2^64 the core's conversion raised a bare OverflowError.
     if value >= 2**64:
         raise FioError(f"{where}: {option}={text!r}: expected a size below 2^64 bytes")
     return value
@@ -354,8 +357,12 @@ def _read_sections(
                 raise FioError(f"{where}: {line!r}: expected a section header such as [job1]")
             sections.append((line[1:-1].strip(), where, []))
             continue
-        if line.startswith("include ") or line == "include":
+        include = re.match(r"include(?:\s|=|$)", line, re.IGNORECASE)
+        if include:
             target = line[len("include") :].strip()
+            if target.startswith("="):
+                # fio's include is a line of its own, not an option: `include=x` is no include.
+                raise FioError(f"{where}: {line!r}: expected `include FILE` (a space, no `=`)")
             if not target:
                 raise FioError(f"{where}: include: expected a file name")
             if depth >= MAX_INCLUDE_DEPTH:
@@ -366,7 +373,10 @@ def _read_sections(
             included = (
                 target if os.path.isabs(target) else os.path.join(os.path.dirname(path), target)
             )
-            inner = read_input_text(included, f"fio job file (included at {where})", FioError)
+            try:
+                inner = read_input_text(included, "fio job file", FioError)
+            except FioError as error:
+                raise FioError(f"{where}: include {target}: {error}") from None
             _read_sections(inner, included, env, host, depth + 1, sections)
             continue
         if not sections:
@@ -433,7 +443,7 @@ def load(
                 line=line,
                 fields=fields,
                 options={k: o.value for k, o in merged.items()},
-                where={k: merged[k].where for k in ("size", "offset") if k in merged},
+                where={k: o.where for k, o in merged.items()},
                 own={o.key: o.value for o in options},
             )
         )
@@ -444,8 +454,38 @@ def load(
         try:
             job.job()
         except _core.SsdlabError as error:
-            raise FioError(f"{job.line}: [{job.name}]: {error}") from None
+            raise job_error(job, error) from None
     return fio
+
+
+# The fio options each job-model field is translated from (`_translate`), to point the core's
+# refusal of a field at the line that set it.
+_OPTIONS_OF_FIELD = {
+    "rw": ("rw", "readwrite"),
+    "bs": ("bssplit", "bs", "blocksize"),
+    "rwmixread": ("rwmixread", "rwmixwrite"),
+    "io_count": ("number_ios", "time_based"),
+    "ramp": ("ramp_time",),
+    "rate_iops": ("rate_iops", "rate"),
+    "distribution": ("random_distribution",),
+    "max_open_zones": ("max_open_zones", "job_max_open_zones"),
+    "iodepth_batch": ("iodepth_batch", "iodepth_batch_submit"),
+}
+
+
+def job_error(job: FioJob, error: Exception) -> FioError:
+    """The core's refusal of a job (when it is built, or when it meets the drive) as a
+    FioError at the "file:line" of the option behind the field it names (``field `ramp``` →
+    the ramp_time line), else at the job's section."""
+    where = job.line
+    named = re.search(r"field `([a-z_]+)", str(error))
+    if named:
+        field_name = named.group(1)
+        for option in _OPTIONS_OF_FIELD.get(field_name, (field_name,)):
+            if option in job.where:
+                where = job.where[option]
+                break
+    return FioError(f"{where}: [{job.name}]: {error}")
 
 
 #: Lines (and values) one warning lists before it says how many there are.

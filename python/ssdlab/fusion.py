@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import _core
-from .api import Config, check_seed
+from .api import Config, check_int, check_seed
 
 __all__ = ["Command", "FusionDevice", "Hfsl", "HostRequest"]
 
@@ -46,14 +46,10 @@ class Command:
         return self.latency_ps / 1e6
 
 
-def _unsigned(bits: int = 64, **args: Any) -> None:
-    """Each argument an integer from 0 to 2^bits - 1, else a JobError naming it (not the bare
-    OverflowError the conversion would raise)."""
-    for name, value in args.items():
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1 << bits:
-            raise _core.JobError(
-                f"{name}: got {value!r}, expected an integer from 0 to 2^{bits} - 1"
-            )
+def _unsigned(bits: int = 64, **args: Any) -> list[int]:
+    """Each argument as an int from 0 to 2^bits - 1 (numpy integers too), else a JobError
+    naming it (not the bare OverflowError the conversion would raise)."""
+    return [check_int(name, value, 0, (1 << bits) - 1) for name, value in args.items()]
 
 
 def _command(d: dict[str, Any]) -> Command:
@@ -88,33 +84,33 @@ class FusionDevice:
 
     def next_page(self, block: int) -> int:
         """The next page of ``block`` a program may go to (pages per block when it is full)."""
-        _unsigned(block=block)
+        (block,) = _unsigned(block=block)
         return self._dev.next_page(block)
 
     def pcm_line_writes(self, address: int) -> int:
         """Writes so far to the PCM line holding byte ``address``."""
-        _unsigned(address=address)
+        (address,) = _unsigned(address=address)
         return self._dev.pcm_line_writes(address)
 
     def pcm_read(self, address: int, length: int, *, at_ps: int = 0) -> Command:
-        _unsigned(address=address, length=length, at_ps=at_ps)
+        address, length, at_ps = _unsigned(address=address, length=length, at_ps=at_ps)
         return _command(self._dev.pcm_read(address, length, at_ps))
 
     def pcm_write(self, address: int, data: bytes, *, at_ps: int = 0) -> Command:
-        _unsigned(address=address, at_ps=at_ps)
+        address, at_ps = _unsigned(address=address, at_ps=at_ps)
         return _command(self._dev.pcm_write(address, bytes(data), at_ps))
 
     def nand_read(self, page: int, pages: int = 1, *, at_ps: int = 0) -> Command:
-        _unsigned(page=page, pages=pages, at_ps=at_ps)
+        page, pages, at_ps = _unsigned(page=page, pages=pages, at_ps=at_ps)
         return _command(self._dev.nand_read(page, pages, at_ps))
 
     def nand_program(self, page: int, data: bytes, *, at_ps: int = 0) -> Command:
         """Program ``data`` from ``page`` on: whole pages, the last padded with 0xFF."""
-        _unsigned(page=page, at_ps=at_ps)
+        page, at_ps = _unsigned(page=page, at_ps=at_ps)
         return _command(self._dev.nand_program(page, bytes(data), at_ps))
 
     def nand_erase(self, block: int, blocks: int = 1, *, at_ps: int = 0) -> Command:
-        _unsigned(block=block, blocks=blocks, at_ps=at_ps)
+        block, blocks, at_ps = _unsigned(block=block, blocks=blocks, at_ps=at_ps)
         return _command(self._dev.nand_erase(block, blocks, at_ps))
 
 
@@ -183,7 +179,7 @@ class Hfsl:
     ) -> None:
         cfg = config if isinstance(config, Config) else Config.load(config, overrides)
         self.config = cfg
-        _unsigned(logical_bytes=logical_bytes)
+        (logical_bytes,) = _unsigned(logical_bytes=logical_bytes)
         self._hfsl = _core.Hfsl(cfg.to_json(), logical_bytes, check_seed(seed), bool(track_data))
         self.info: dict[str, int] = self._hfsl.info()
         """The device's hardware information (as :attr:`FusionDevice.info`), and
@@ -224,8 +220,8 @@ class Hfsl:
             length = len(data)
         if length is None:
             raise ValueError("length: missing, expected a byte count (or data=)")
-        _unsigned(offset=offset, length=length, at_ps=at_ps)
-        _unsigned(32, app=app)
+        offset, length, at_ps = _unsigned(offset=offset, length=length, at_ps=at_ps)
+        (app,) = _unsigned(32, app=app)
         # What each touched sub-page will hold: its bytes now, overlaid with the new ones (a
         # write of part of a sub-page keeps the rest, as HFSL's merge does).
         staged = self._stage(offset, data) if data is not None else {}
@@ -237,8 +233,8 @@ class Hfsl:
     def read(self, offset: int, length: int, *, app: int = 0, at_ps: int = 0) -> HostRequest:
         """Read ``length`` bytes at logical byte ``offset``; with ``track_data`` the request
         carries them (``data``): bytes never written read as zeros."""
-        _unsigned(offset=offset, length=length, at_ps=at_ps)
-        _unsigned(32, app=app)
+        offset, length, at_ps = _unsigned(offset=offset, length=length, at_ps=at_ps)
+        (app,) = _unsigned(32, app=app)
         done = self._hfsl.submit(False, offset, length, app, False, at_ps)
         if not self._track or done["power_cut"]:
             return HostRequest(**done)
@@ -285,7 +281,7 @@ class Hfsl:
 
     def location(self, lpn: int) -> str | None:
         """Where logical page ``lpn`` lives: ``"pcm"``, ``"nand"``, or None (never written)."""
-        _unsigned(lpn=lpn)
+        (lpn,) = _unsigned(lpn=lpn)
         return self._hfsl.location(lpn)
 
     def erase_counts(self) -> list[int]:
@@ -307,7 +303,7 @@ class Hfsl:
         :attr:`events`): the call whose request gets there returns with ``power_cut`` set.
         Armed while the power is off, it counts the restarted device's events (from 0), so it
         may cut the :meth:`restart` itself. Needs ``track_data``."""
-        _unsigned(event=event)
+        (event,) = _unsigned(event=event)
         self._hfsl.arm_power_cut(event)
 
     def cut_power(self) -> None:
@@ -334,5 +330,5 @@ class Hfsl:
         """What logical page ``lpn``'s sub-pages hold, read through the map: for each, the
         number of the write request (counted from 1) whose bytes it holds, 0 if never written,
         -1 if a cut write left it torn. Needs ``track_data``."""
-        _unsigned(lpn=lpn)
+        (lpn,) = _unsigned(lpn=lpn)
         return self._hfsl.read_back(lpn)

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from . import _core
-from .api import Config, Job, check_seed
+from .api import Config, Job, check_int, check_seed
 
 __all__ = ["NvmeAccessError", "NvmeDevice"]
 
@@ -30,15 +30,18 @@ class NvmeAccessError(_core.SsdlabError):
     Python they are a mistake worth saying.)"""
 
 
-def _check(what: str, value: int, allowed: Iterable[int]) -> None:
+def _check(what: str, value: int, allowed: Iterable[int]) -> int:
     allowed = tuple(allowed)
-    if value not in allowed:
-        raise NvmeAccessError(f"{what}: got {value}, expected one of {allowed}")
+    number = _check_range(what, value, 64)
+    if number not in allowed:
+        raise NvmeAccessError(f"{what}: got {value!r}, expected one of {allowed}")
+    return number
 
 
-def _check_range(what: str, value: int, bits: int) -> None:
-    if not 0 <= value < 1 << bits:
-        raise NvmeAccessError(f"{what}: got {value}, expected 0 to 2^{bits} - 1")
+def _check_range(what: str, value: Any, bits: int, lo: int = 0) -> int:
+    """``value`` as an int from ``lo`` to 2^bits - 1 (numpy integers too), else an
+    NvmeAccessError naming it: the core's conversion raises a bare OverflowError."""
+    return check_int(what, value, lo, (1 << bits) - 1, error=NvmeAccessError)
 
 
 class NvmeDevice:
@@ -54,12 +57,9 @@ class NvmeDevice:
         queue_depth: int = 1024,
     ) -> None:
         cfg = config if isinstance(config, Config) else Config.load(config, overrides)
-        if not 2 <= queue_depth <= 65536:
-            # The host driver would clamp it to what CAP.MQES allows, without a word.
-            raise NvmeAccessError(
-                f"queue_depth: got {queue_depth}, expected 2 to 65536 entries of the I/O queue"
-                " pair (CAP.MQES + 1)"
-            )
+        # The host driver would clamp it to what CAP.MQES allows, without a word.
+        queue_depth = check_int("queue_depth", queue_depth, 2, 65536, error=NvmeAccessError)
+        lba_size = _check_range("lba_size", lba_size, 32)
         self._config = cfg
         self._dev = _core.NvmeDevice(cfg.to_json(), check_seed(seed), lba_size, queue_depth)
 
@@ -69,29 +69,30 @@ class NvmeDevice:
 
     # Registers, configuration space and host memory.
     def mmio_read(self, offset: int, size: int = 4) -> int:
-        _check("mmio_read size", size, (1, 2, 4, 8))
-        _check_range("mmio_read offset", offset, 64)
+        size = _check("mmio_read size", size, (1, 2, 4, 8))
+        offset = _check_range("mmio_read offset", offset, 64)
         return self._dev.mmio_read(offset, size)
 
     def mmio_write(self, offset: int, value: int, size: int = 4) -> None:
-        _check("mmio_write size", size, (4, 8))
-        _check_range("mmio_write offset", offset, 64)
-        _check_range("mmio_write value", value, 8 * size)
+        size = _check("mmio_write size", size, (4, 8))
+        offset = _check_range("mmio_write offset", offset, 64)
+        value = _check_range("mmio_write value", value, 8 * size)
         self._dev.mmio_write(offset, value, size)
 
     def config_read(self, offset: int, size: int = 4) -> int:
-        _check("config_read size", size, (1, 2, 4))
-        _check_range("config_read offset", offset, 12)
+        size = _check("config_read size", size, (1, 2, 4))
+        offset = _check_range("config_read offset", offset, 12)
         return self._dev.config_read(offset, size)
 
     def config_write(self, offset: int, value: int, size: int = 4) -> None:
-        _check("config_write size", size, (1, 2, 4))
-        _check_range("config_write offset", offset, 12)
-        _check_range("config_write value", value, 8 * size)
+        size = _check("config_write size", size, (1, 2, 4))
+        offset = _check_range("config_write offset", offset, 12)
+        value = _check_range("config_write value", value, 8 * size)
         self._dev.config_write(offset, value, size)
 
     def mem_read(self, addr: int, length: int) -> bytes:
-        _check_range("mem_read addr", addr, 64)
+        addr = _check_range("mem_read addr", addr, 64)
+        length = _check_range("mem_read length", length, 64)
         if not 0 <= length <= MAX_MEM_READ or addr + length > 1 << 64:
             raise NvmeAccessError(
                 f"mem_read length: got {length} bytes at {addr:#x}, expected 0 to"
@@ -100,7 +101,7 @@ class NvmeDevice:
         return self._dev.mem_read(addr, length)
 
     def mem_write(self, addr: int, data: bytes) -> None:
-        _check_range("mem_write addr", addr, 64)
+        addr = _check_range("mem_write addr", addr, 64)
         if addr + len(data) > 1 << 64:
             raise NvmeAccessError(f"mem_write: {len(data)} bytes at {addr:#x} pass 2^64")
         self._dev.mem_write(addr, data)
@@ -108,10 +109,10 @@ class NvmeDevice:
     # Admin commands.
     def identify(self, cns: int, nsid: int = 0) -> bytes:
         """The raw 4096-byte Identify data structure for ``cns``."""
-        return self._dev.identify(cns, nsid)
+        return self._dev.identify(_check_range("cns", cns, 32), _check_range("nsid", nsid, 32))
 
     def get_log(self, lid: int, length: int) -> bytes:
-        return self._dev.get_log(lid, length)
+        return self._dev.get_log(_check_range("lid", lid, 8), _check_range("length", length, 32))
 
     def id_ctrl(self) -> dict[str, Any]:
         """Identify Controller with nvme-cli's JSON keys."""
@@ -119,7 +120,7 @@ class NvmeDevice:
 
     def id_ns(self, nsid: int = 1) -> dict[str, Any]:
         """Identify Namespace with nvme-cli's JSON keys."""
-        return self._dev.id_ns(nsid)
+        return self._dev.id_ns(_check_range("nsid", nsid, 32))
 
     def smart_log(self) -> dict[str, Any]:
         """The SMART / Health log with nvme-cli's JSON keys (temperature in Kelvin)."""
@@ -147,20 +148,19 @@ class NvmeDevice:
 
     # I/O commands.
     def read(self, slba: int, nlb: int) -> bytes:
-        return self._dev.read(slba, nlb)
+        return self._dev.read(_check_range("slba", slba, 64), _check_range("nlb", nlb, 32))
 
     def write(self, slba: int, data: bytes) -> dict[str, Any]:
         """Write whole blocks; returns the completion (status, times in picoseconds)."""
-        return self._dev.write(slba, data)
+        return self._dev.write(_check_range("slba", slba, 64), data)
 
     def flush(self) -> dict[str, Any]:
         return self._dev.flush()
 
     def deallocate(self, slba: int, nlb: int) -> dict[str, Any]:
-        if nlb < 1:
-            # A range of no blocks deallocates nothing; it was accepted without a word.
-            raise NvmeAccessError(f"deallocate nlb: got {nlb}, expected at least 1 block")
-        return self._dev.deallocate(slba, nlb)
+        # A range of no blocks deallocates nothing; it was accepted without a word.
+        nlb = _check_range("deallocate nlb", nlb, 32, lo=1)
+        return self._dev.deallocate(_check_range("deallocate slba", slba, 64), nlb)
 
     # Workloads.
     def run_job(self, job: Job | str | os.PathLike[str]) -> dict[str, Any]:
@@ -180,6 +180,8 @@ class NvmeDevice:
         """Replay a trace file through the driver, ``iodepth`` commands per doorbell (at least
         1; a depth beyond the I/O queue's size less one is issued as that many, the most the
         queue holds)."""
+        iodepth = _check_range("iodepth", iodepth, 32)
+        limit = None if limit is None else _check_range("limit", limit, 64)
         return self._dev.run_trace(os.fspath(path), format, iodepth, limit)
 
     # State.

@@ -14,7 +14,7 @@ from os import PathLike
 from typing import TYPE_CHECKING, Any
 
 from . import _core
-from .api import _override_strings, check_seed
+from .api import _override_strings, check_int, check_seed
 
 if TYPE_CHECKING:
     import numpy as np
@@ -54,11 +54,26 @@ class SwapResult:
         return json.dumps(self.data, indent=2)
 
 
+def _size_text(name: str, value: Any) -> str:
+    """A size as the core reads it: text ("64MiB") as it is, an integer as bytes; anything
+    else a TypeError naming the argument (the binding said only "cannot be converted to
+    'PyString'")."""
+    if isinstance(value, str):
+        return value
+    try:
+        return str(check_int(name, value, 0, error=TypeError))
+    except TypeError:
+        raise TypeError(
+            f"{name}: got {value!r} ({type(value).__name__}), expected a size such as '64MiB'"
+            " or a whole number of bytes"
+        ) from None
+
+
 def swap(
     device: str,
     *,
-    memory: str,
-    swap_size: str,
+    memory: str | int,
+    swap_size: str | int,
     workload: str | PathLike[str],
     overrides: Mapping[str, Any] | Iterable[str] | None = None,
     seed: int = 1,
@@ -66,16 +81,17 @@ def swap(
     swap_trace_format: str = "fio",
 ) -> SwapResult:
     """Page ``workload`` (a page-reference trace, valgrind lackey output, or ``"pc-mix"``,
-    seed 003's PC application mix) through
-    ``memory`` bytes of memory and ``swap_size`` bytes of swap on ``device`` (a preset or a
-    TOML file). ``overrides`` are ``--set`` items: ``swap.KEY=VALUE`` for the paging model,
+    seed 003's PC application mix) through ``memory`` bytes of memory and ``swap_size`` bytes
+    of swap (each a size such as ``"64MiB"`` or a whole number of bytes) on ``device`` (a preset
+    or a TOML file; not a raw, fusion or zoned device, which has no blocks to overwrite in
+    place). ``overrides`` are ``--set`` items: ``swap.KEY=VALUE`` for the paging model,
     anything else for the device. With ``swap_trace``, the swap block trace is also written
     to that file in ``swap_trace_format`` (a trace format ``ssdlab trace stats`` reads; fio's
     iolog keeps the discards; a ``.gz`` name compresses it)."""
     text, latencies_ps, rows = _core.swap(
         device,
-        memory,
-        swap_size,
+        _size_text("memory", memory),
+        _size_text("swap_size", swap_size),
         str(workload),
         list(_override_strings(overrides)),
         check_seed(seed),

@@ -32,7 +32,7 @@ pub(crate) fn format_opt(format: Option<&str>) -> PyResult<Option<Format>> {
 /// Releases the GIL; `progress(records, 0)` is called now and then, and a KeyboardInterrupt
 /// raised there stops it.
 #[pyfunction]
-#[pyo3(signature = (source, format=None, skip_bad_lines=false, blkparse_event="D", devices=Vec::new(), ird_block=1048576, seed=1, progress=None))]
+#[pyo3(signature = (source, format=None, skip_bad_lines=false, blkparse_event="D", devices=Vec::new(), ird_block=1048576, seed=1, progress=None, sample_points=0))]
 #[allow(clippy::too_many_arguments)]
 fn trace_stats(
     py: Python<'_>,
@@ -44,6 +44,7 @@ fn trace_stats(
     ird_block: u64,
     seed: u64,
     progress: Option<PyObject>,
+    sample_points: usize,
 ) -> PyResult<String> {
     let event = match blkparse_event {
         "D" | "d" => trace::BlkEvent::D,
@@ -65,6 +66,7 @@ fn trace_stats(
     let devices = trace::replay::parse_devices(&devices).map_err(to_py)?;
     let opts = StatsOptions {
         ird_block,
+        sample_points,
         ..Default::default()
     };
     let mut callback_error: Option<PyErr> = None;

@@ -28,8 +28,73 @@ pub type Result<T> = std::result::Result<T, Error>;
 pub fn json_message(e: &serde_json::Error) -> String {
     let text = e.to_string();
     let position = format!(" at line {} column {}", e.line(), e.column());
-    match text.strip_suffix(&position) {
-        Some(message) => message.to_string(),
-        None => text,
+    plain_words(match text.strip_suffix(&position) {
+        Some(message) => message,
+        None => &text,
+    })
+}
+
+/// A serde message in the user's words where it speaks Rust: "invalid value: integer `-1`,
+/// expected u64" names a type the user never wrote (say the range), and "invalid type: integer
+/// `3`, expected struct NandConfig" a struct (say a table). Other messages are kept.
+pub fn plain_words(msg: &str) -> String {
+    let got_expected = |prefix: &str| -> Option<(String, String)> {
+        let rest = msg.strip_prefix(prefix)?;
+        let (got, expected) = rest.split_once(", expected ")?;
+        let got = got
+            .rsplit_once(' ')
+            .map_or(got, |(_, v)| v)
+            .trim_matches('`');
+        Some((got.to_string(), expected.to_string()))
+    };
+    let range = |ty: &str| -> Option<String> {
+        let (lo, hi): (i128, i128) = match ty {
+            "u8" => (0, u8::MAX.into()),
+            "u16" => (0, u16::MAX.into()),
+            "u32" => (0, u32::MAX.into()),
+            "u64" | "usize" => (0, u64::MAX.into()),
+            "i8" => (i8::MIN.into(), i8::MAX.into()),
+            "i16" => (i16::MIN.into(), i16::MAX.into()),
+            "i32" => (i32::MIN.into(), i32::MAX.into()),
+            "i64" => (i64::MIN.into(), i64::MAX.into()),
+            _ => return None,
+        };
+        Some(format!("an integer from {lo} to {hi}"))
+    };
+    for prefix in ["invalid value: ", "invalid type: "] {
+        if let Some((got, expected)) = got_expected(prefix) {
+            if let Some(range) = range(&expected) {
+                return format!("got {got}, expected {range}");
+            }
+            if expected == "f64" || expected == "f32" {
+                // A number TOML cannot hold as a float (1e400) reaches the field as a string.
+                return format!("got {got}, expected a finite number");
+            }
+            if expected.starts_with("struct ") {
+                return format!("got {got}, expected a table of fields");
+            }
+        }
+    }
+    msg.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_words;
+
+    #[test]
+    fn serde_messages_in_the_users_words() {
+        let m = plain_words("invalid value: integer `-1`, expected u64");
+        assert_eq!(
+            m,
+            "got -1, expected an integer from 0 to 18446744073709551615"
+        );
+        let m = plain_words("invalid type: integer `3`, expected struct NandConfig");
+        assert_eq!(m, "got 3, expected a table of fields");
+        let m = plain_words("invalid type: floating point `1.5`, expected u32");
+        assert_eq!(m, "got 1.5, expected an integer from 0 to 4294967295");
+        let m = plain_words("invalid type: string \"1e400\", expected f64");
+        assert_eq!(m, "got \"1e400\", expected a finite number");
+        assert_eq!(plain_words("missing field `rw`"), "missing field `rw`");
     }
 }

@@ -35,7 +35,7 @@ from ..api import (
     preset_toml,
     presets,
     run,
-    without_unused_interface_fields,
+    without_unused_fields,
 )
 from ..files import write_output_text
 from .experiments import register as register_experiments
@@ -276,7 +276,14 @@ def _run_fio(
             sys.stderr.write(f"{label}: {length}\n")
         with progress_bar(enabled=not quiet) as progress:
             callback = with_estimate(progress, label, sys.stderr) if not quiet else progress
-            result = run(config, job.job(), seed=seed, progress=callback, record_requests=record)
+            try:
+                result = run(
+                    config, job.job(), seed=seed, progress=callback, record_requests=record
+                )
+            except (_core.JobError, _core.ConfigError) as error:
+                # What the drive refuses of a job (zonemode=zbd on a drive without zones):
+                # at the line of the option, as the file's other errors.
+                raise UserError(str(fio.job_error(job, error))) from None
         results.append(result.to_dict())
         records.append(result.record_bytes)
     if json_out is not None:
@@ -754,7 +761,7 @@ def config_show_command(
 ) -> None:
     """Print the resolved configuration (preset or file, plus overrides) as TOML, without the
     interface fields its kind does not use."""
-    text = without_unused_interface_fields(_load_config(config, overrides, interface).to_toml())
+    text = without_unused_fields(_load_config(config, overrides, interface).to_toml())
     # Plain write, not rich: TOML's [section] headers would be read as markup.
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 

@@ -176,6 +176,10 @@ def _bars(ax: Any, labels: Sequence[str], series: Mapping[str, Sequence[float]])
     ax.grid(axis="y", alpha=0.3)
 
 
+#: Requests the address-over-time scatter shows at most twice (spread evenly over the trace).
+PLOT_SAMPLE_POINTS = 5000
+
+
 def write_plots(stats: Mapping[str, Any], out_dir: Path) -> list[Path]:
     """PNG histograms of request sizes, inter-arrival times and inter-request distances."""
     from matplotlib.figure import Figure
@@ -243,7 +247,59 @@ def write_plots(stats: Mapping[str, Any], out_dir: Path) -> list[Path]:
     ax.set_ylabel("consecutive request pairs (log scale)")
     ax.set_title(f"{name}: inter-request distance (end → next start)")
     save(fig, "ird.png")
+
+    sample = stats.get("sample")
+    if sample and sample["time_s"]:
+        save(_address_over_time(sample, name), "lba.png")
     return written
+
+
+# Colours and markers of the ops in the address-over-time scatter: reads and writes told apart
+# by shape too, so the picture reads in grey.
+_OP_STYLE = {
+    "read": ("#1f77b4", "o"),
+    "write": ("#d62728", "x"),
+    "trim": ("#2ca02c", "s"),
+    "flush": ("#7f7f7f", "|"),
+}
+
+
+def _address_over_time(sample: Mapping[str, Any], name: str) -> Any:
+    """The picture a blktrace user looks at first (seekwatcher's): each request's byte offset
+    against its time, one point per sampled request, reads and writes apart."""
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    times = np.asarray(sample["time_s"], dtype=float)
+    offsets = np.asarray(sample["offset_bytes"], dtype=float)
+    ops = np.asarray(sample["op"])
+    scale, unit = (1.0, "s") if times.max(initial=0) >= 1 else (1e3, "ms")
+    top = offsets.max(initial=0)
+    exponent = max(0, min(5, int(np.log2(top)) // 10 if top > 0 else 0))
+    units = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+    fig = Figure(figsize=(8, 4.5))
+    ax = fig.add_subplot()
+    for op, (colour, marker) in _OP_STYLE.items():
+        chosen = ops == op
+        if chosen.any():
+            ax.scatter(
+                times[chosen] * scale,
+                offsets[chosen] / 1024**exponent,
+                s=4,
+                c=colour,
+                marker=marker,
+                linewidths=0.6,
+                label=f"{op}s ({int(chosen.sum()):,})",
+                rasterized=True,
+            )
+    ax.set_xlabel(f"time from the first request ({unit})")
+    ax.set_ylabel(f"offset ({units[exponent]})")
+    every = int(sample.get("every") or 1)
+    shown = "every request" if every == 1 else f"one request in {every:,}"
+    ax.set_title(f"{name}: offset over time ({shown})")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, markerscale=3)
+    return fig
 
 
 Format = Annotated[
@@ -299,11 +355,13 @@ def stats_command(
         devices=device,
         ird_block=block,
         seed=seed,
+        sample_points=PLOT_SAMPLE_POINTS if plot is not None else 0,
     )
+    sample = stats.pop("sample", None)
     if json_out is not None:
         _write_text(json_out, json.dumps(stats, indent=2))
     if plot is not None:
-        write_plots(stats, plot)
+        write_plots({**stats, "sample": sample}, plot)
     if json_out is not None and str(json_out) == "-":
         return
     console = _stdout()
@@ -311,7 +369,9 @@ def stats_command(
         console.print(table)
         console.print()
     if plot is not None:
-        console.print(Text(f"plots in {plot}: sizes.png, inter_arrival.png, ird.png", style="dim"))
+        console.print(
+            Text(f"plots in {plot}: sizes.png, inter_arrival.png, ird.png, lba.png", style="dim")
+        )
 
 
 def _parse_size(text: str, flag: str) -> int:

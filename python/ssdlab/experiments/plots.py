@@ -11,8 +11,11 @@
 - ``throughput``: throughput over simulated time per run, from per-request records;
 - ``metric``: any table column (``--y``) against an axis.
 
-Repetitions of a point are averaged; error bars span their minimum to maximum. Points whose run
-failed are left out. Every figure is built on a ``matplotlib.figure.Figure`` (no pyplot state),
+Repetitions of a point are averaged into one line, with a band from their minimum to their
+maximum (error bars on bars). With two varying axes or more besides x, the first makes a panel
+each. Series differ in colour, line style and marker, each line a little thinner than the one
+before so coinciding lines both show; the legend stands beside the plot. Points whose run failed
+are left out. Every figure is built on a ``matplotlib.figure.Figure`` (no pyplot state),
 so drawing needs no display.
 """
 
@@ -205,6 +208,77 @@ def _figure(title: str, size: tuple[float, float] = FIGSIZE) -> tuple[Any, Any]:
     return figure, axes
 
 
+#: Panels in a row of a faceted figure.
+FACETS_PER_ROW = 3
+
+
+def _facets(title: str, names: Sequence[str]) -> tuple[Any, list[Any]]:
+    """A figure of one panel per name (a value of the faceted axis), sharing the y axis; one
+    plain panel when there are no names."""
+    if not names:
+        figure, axes = _figure(title)
+        return figure, [axes]
+    from matplotlib.figure import Figure
+
+    columns = min(len(names), FACETS_PER_ROW)
+    rows = -(-len(names) // columns)
+    size = (max(FIGSIZE[0], 3.6 * columns + 1.8), FIGSIZE[1] * (0.75 * rows + 0.25))
+    figure = Figure(figsize=size, layout="constrained")
+    grid = figure.subplots(rows, columns, sharey=True, squeeze=False)
+    panels = list(grid.flat)
+    for axes, name in zip(panels, names, strict=False):
+        axes.set_title(name, fontsize=9)
+        axes.grid(True, alpha=0.3)
+    for spare in panels[len(names) :]:
+        spare.set_visible(False)
+    figure.suptitle(title, fontsize=11)
+    return figure, panels[: len(names)]
+
+
+# Series are told apart by colour AND line style AND marker (a figure printed in grey, or read
+# by someone who does not tell red from green, still separates them), and each line is drawn a
+# little thinner than the one before it with a smaller marker, so a line that coincides with an
+# earlier one shows inside it instead of hiding it (the WAF of two workloads that write alike).
+_COLOURS = (
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+)  # fmt: skip
+_LINE_STYLES = ("-", "--", "-.", ":")
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+_HATCHES = ("", "//", "..", "xx", "\\\\", "--", "++", "oo")
+
+
+def series_style(k: int, of: int) -> dict[str, Any]:
+    """The look of the ``k``-th of ``of`` series: colour, line style, marker, widths."""
+    shrink = k / max(1, of - 1)
+    return {
+        "color": _COLOURS[k % len(_COLOURS)],
+        "linestyle": _LINE_STYLES[k % len(_LINE_STYLES)],
+        "marker": _MARKERS[k % len(_MARKERS)],
+        "lw": 2.6 - 1.4 * shrink,
+        "ms": 8.0 - 4.0 * shrink,
+    }
+
+
+def _facet_split(hues: Sequence[str]) -> tuple[str | None, list[str]]:
+    """With two varying axes or more besides x, the first makes the panels and the rest the
+    lines of each: a figure of every combination as one tangle of lines does not read."""
+    if len(hues) >= 2:
+        return hues[0], list(hues[1:])
+    return None, list(hues)
+
+
+def _facet_tables(table: Any, facet: str | None) -> list[tuple[str, Any]]:
+    """(panel title, its rows) per value of ``facet`` in first-seen order; one untitled panel
+    without a facet."""
+    import polars as pl
+
+    if facet is None:
+        return [("", table)]
+    values = list(dict.fromkeys(table[facet].to_list()))
+    return [(f"{short(facet)}={_fmt(v)}", table.filter(pl.col(facet) == v)) for v in values]
+
+
 def _auto_log(values: Sequence[float]) -> bool:
     positive = [v for v in values if v is not None and v > 0]
     return len(positive) >= 3 and min(positive) > 0 and max(positive) / min(positive) >= 64
@@ -217,13 +291,21 @@ def _draw_against(
     y: str,
     hue: Sequence[str],
     label_prefix: str = "",
-    marker: str = "o",
     logx: bool | None = None,
-) -> None:
+    styles: dict[str, int] | None = None,
+    of: int | None = None,
+) -> bool:
+    """One line per series (or bars when x is not numeric): the mean over repetitions, with a
+    band from their minimum to their maximum. ``styles`` numbers each series label for
+    :func:`series_style` (the same in every panel); ``of`` is how many there are in all.
+    False when no run of ``table`` has a value for ``y`` (nothing drawn)."""
     series = _aggregate(table, x, y, hue)
     if not series:
-        raise PlotError(f"no run has a value for {y}")
-    # Error bars only where there is a spread to show: several repetitions of a point.
+        axes.set_xlabel(short(x))
+        return False
+    styles = styles if styles is not None else {label: k for k, (label, _) in enumerate(series)}
+    of = of if of is not None else len(styles)
+    # A band only where there is a spread to show: several repetitions of a point.
     repeated = any(r["n"] > 1 for _, items in series for r in items)
     if _is_numeric(table, x):
         xs_all: list[float] = []
@@ -231,18 +313,13 @@ def _draw_against(
             items = sorted(items, key=lambda r: r[x])
             xs = [r[x] for r in items]
             means = np.array([r["mean"] for r in items], dtype=float)
-            low = means - np.array([r["min"] for r in items], dtype=float)
-            high = np.array([r["max"] for r in items], dtype=float) - means
             name = " ".join(p for p in (label_prefix, label) if p) or None
-            axes.errorbar(
-                xs,
-                means,
-                yerr=[low, high] if repeated else None,
-                marker=marker,
-                ms=4,
-                capsize=3,
-                label=name,
-            )
+            style = series_style(styles.get(label, 0), of)
+            axes.plot(xs, means, label=name, **style)
+            if repeated:
+                low = np.array([r["min"] for r in items], dtype=float)
+                high = np.array([r["max"] for r in items], dtype=float)
+                axes.fill_between(xs, low, high, color=style["color"], alpha=0.15, lw=0)
             xs_all.extend(xs)
         if logx if logx is not None else _auto_log(xs_all):
             axes.set_xscale("log", base=2 if _powers_of_two(xs_all) else 10)
@@ -266,6 +343,7 @@ def _draw_against(
                     low.append(r["mean"] - r["min"])
                     high.append(r["max"] - r["mean"])
             name = " ".join(p for p in (label_prefix, label) if p) or None
+            number = styles.get(label, k)
             axes.bar(
                 positions,
                 means,
@@ -273,11 +351,15 @@ def _draw_against(
                 yerr=[low, high] if repeated else None,
                 capsize=2,
                 label=name,
+                color=_COLOURS[number % len(_COLOURS)],
+                hatch=_HATCHES[number % len(_HATCHES)],
+                edgecolor="white",
             )
         axes.set_xticks(range(len(categories)), [_fmt(c) for c in categories])
         if len(categories) > 4:
             axes.tick_params(axis="x", labelrotation=30)
     axes.set_xlabel(short(x))
+    return True
 
 
 def _powers_of_two(values: Sequence[float]) -> bool:
@@ -285,12 +367,26 @@ def _powers_of_two(values: Sequence[float]) -> bool:
 
 
 def _legend(axes: Any, title: str | None = None) -> None:
-    handles, labels = axes.get_legend_handles_labels()
-    if labels:
-        axes.legend(fontsize=8, title=title, title_fontsize=8)
+    """The legend beside the plot, never over the data; each label once however many panels
+    draw it."""
+    panels = axes if isinstance(axes, list) else [axes]
+    seen: dict[str, Any] = {}
+    for panel in panels:
+        for handle, label in zip(*panel.get_legend_handles_labels(), strict=True):
+            seen.setdefault(label, handle)
+    if seen:
+        panels[0].figure.legend(
+            list(seen.values()),
+            list(seen),
+            loc="outside right upper",
+            fontsize=8,
+            title=title,
+            title_fontsize=8,
+        )
     # Plain numbers on a linear y scale (25,000 rather than 2.5 with a 1e4 offset).
-    if axes.yaxis.get_scale() == "linear":
-        axes.yaxis.set_major_formatter(_plain_formatter())
+    for panel in panels:
+        if panel.yaxis.get_scale() == "linear":
+            panel.yaxis.set_major_formatter(_plain_formatter())
 
 
 def _op_column(selection: Selection, op: str | None, figure: str) -> str:
@@ -325,15 +421,22 @@ def plot_against(
 ) -> Any:
     x_column = selection.column(x, "--x") if x else selection.default_x()
     y_column = selection.column(y, "--y")
-    figure, axes = _figure(title)
-    hues = selection.hue_columns(x_column, hue)
-    _draw_against(axes, selection.table, x_column, y_column, hues, logx=logx)
-    axes.set_ylabel(ylabel)
-    if logy:
-        axes.set_yscale("log")
-    elif not _is_numeric(selection.table, x_column) or y_column.endswith(("mib_s", "iops")):
-        axes.set_ylim(bottom=0)
-    _legend(axes)
+    facet, hues = _facet_split(selection.hue_columns(x_column, hue))
+    panels = _facet_tables(selection.table, facet)
+    figure, axes_list = _facets(title, [name for name, _ in panels if name])
+    labels = [label for label, _ in _aggregate(selection.table, x_column, y_column, hues)]
+    styles = {label: k for k, label in enumerate(labels)}
+    drawn = False
+    for axes, (_, table) in zip(axes_list, panels, strict=True):
+        drawn |= _draw_against(axes, table, x_column, y_column, hues, logx=logx, styles=styles)
+        if logy:
+            axes.set_yscale("log")
+        elif not _is_numeric(selection.table, x_column) or y_column.endswith(("mib_s", "iops")):
+            axes.set_ylim(bottom=0)
+    if not drawn:
+        raise PlotError(f"no run has a value for {y_column}")
+    axes_list[0].set_ylabel(ylabel)
+    _legend(axes_list, " ".join(short(h) for h in hues) or None)
     return figure
 
 
@@ -353,27 +456,47 @@ def plot_latency(
             f"--x {x_column}: latency against load needs a numeric x (an axis such"
             " as job.iodepth or job.rate_iops, or total.iops)"
         )
-    figure, axes = _figure(title)
-    hues = selection.hue_columns(x_column, hue)
-    markers = ("o", "s", "^")
-    for (key, name), marker in zip(PERCENTILES, markers, strict=True):
-        column = f"ops.{op}.latency_us.{key}"
-        if column not in selection.table.columns:
-            continue
-        _draw_against(
-            axes,
-            selection.table,
-            x_column,
-            column,
-            hues,
-            label_prefix=name,
-            marker=marker,
-            logx=logx,
-        )
-    axes.set_ylabel(f"{op} latency (µs)")
-    if logy if logy is not None else True:
-        axes.set_yscale("log")
-    _legend(axes)
+    # Only the runs that have this op's latencies: a panel of none would stand empty.
+    selection = _with_op(selection, op)
+    facet, hues = _facet_split(selection.hue_columns(x_column, hue))
+    if facet is None and hues:
+        # Three percentiles for each value of an axis: a panel per value reads better.
+        facet, hues = hues[0], []
+    panels = _facet_tables(selection.table, facet)
+    figure, axes_list = _facets(title, [name for name, _ in panels if name])
+    columns = [
+        (f"ops.{op}.latency_us.{key}", name)
+        for key, name in PERCENTILES
+        if f"ops.{op}.latency_us.{key}" in selection.table.columns
+    ]
+    if not columns:
+        raise PlotError(f"no run has {op} latency percentiles")
+    # The percentiles' lines with each series, numbered the same way in every panel.
+    labels = [label for label, _ in _aggregate(selection.table, x_column, columns[0][0], hues)]
+    series = [" ".join(p for p in (name, label) if p) for _, name in columns for label in labels]
+    drawn = False
+    for axes, (_, table) in zip(axes_list, panels, strict=True):
+        for column, name in columns:
+            styles = {
+                label: series.index(" ".join(p for p in (name, label) if p)) for label in labels
+            }
+            drawn |= _draw_against(
+                axes,
+                table,
+                x_column,
+                column,
+                hues,
+                label_prefix=name,
+                logx=logx,
+                styles=styles,
+                of=len(series),
+            )
+        if logy if logy is not None else True:
+            axes.set_yscale("log")
+    if not drawn:
+        raise PlotError(f"no run has {op} latencies")
+    axes_list[0].set_ylabel(f"{op} latency (µs)")
+    _legend(axes_list)
     return figure
 
 
@@ -393,55 +516,72 @@ def _with_op(selection: Selection, op: str) -> Selection:
     return narrowed
 
 
-def _series_rows(selection: Selection) -> tuple[list[dict[str, Any]], list[str]]:
-    """The runs to draw one line each for, at most MAX_SERIES (first repetition if too many)."""
-    import polars as pl
-
+def _series_groups(selection: Selection) -> tuple[list[tuple[str, list[dict[str, Any]]]], str]:
+    """The lines to draw: one per point (the repetitions of a point are one line, drawn with a
+    band), at most MAX_SERIES; and the legend's title, the axes that tell them apart (a label
+    is their values alone, an axis that does not vary among these runs is left out)."""
     table = selection.table
-    if table.height > MAX_SERIES:
-        table = table.filter(pl.col("repetition") == 0)
-    if table.height > MAX_SERIES:
+    columns = _varying(table, selection.axes)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in table.iter_rows(named=True):
+        label = ", ".join(_fmt(row[c]) for c in columns) or row["id"]
+        groups.setdefault(label, []).append(row)
+    if len(groups) > MAX_SERIES:
         raise PlotError(
-            f"{table.height} runs would be {table.height} lines: expected at most {MAX_SERIES};"
+            f"{len(groups)} points would be {len(groups)} lines: expected at most {MAX_SERIES};"
             " choose runs with --where AXIS=VALUE"
         )
-    columns = list(selection.axes)
-    if table["repetition"].n_unique() > 1:
-        columns.append("repetition")
-    return list(table.iter_rows(named=True)), columns
+    return list(groups.items()), ", ".join(short(c) for c in columns)
+
+
+#: Probabilities a latency CDF is drawn at (each repetition's quantiles at the same ones, so
+#: that they average into one line with a band).
+CDF_GRID = np.concatenate([np.linspace(0.0, 0.99, 991), np.linspace(0.99, 1.0, 1001)[1:]])
 
 
 def plot_latency_cdf(selection: Selection, op: str | None, logx: bool | None, title: str) -> Any:
     op = _default_latency_op(selection, op)
     code = OPS.index(op)
-    runs, columns = _series_rows(_with_op(selection, op))
+    groups, legend_title = _series_groups(_with_op(selection, op))
     figure, axes = _figure(title)
     exact = approximated = 0
     all_latencies: list[float] = []
-    for row in runs:
-        label = _label(row, columns) or row["id"]
-        records = read_requests(selection.out_dir, row["id"])
-        if records is not None:
-            latencies = np.sort(records[records[:, 0] == code][:, 3] / 1e6)
-            if latencies.size == 0:
+    for k, (label, rows) in enumerate(groups):
+        style = series_style(k, len(groups))
+        look = {key: style[key] for key in ("color", "linestyle", "lw")}
+        curves = []
+        for row in rows:
+            records = read_requests(selection.out_dir, row["id"])
+            if records is None:
                 continue
-            quantiles = np.linspace(0, 1, min(CDF_POINTS, latencies.size))
-            values = np.quantile(latencies, quantiles, method="inverted_cdf")
-            axes.step(values, quantiles, where="post", label=label, lw=1.2)
-            all_latencies.extend([float(values[0]), float(values[-1])])
+            latencies = records[records[:, 0] == code][:, 3] / 1e6
+            if latencies.size:
+                curves.append(np.quantile(latencies, CDF_GRID, method="inverted_cdf"))
+        if curves:
+            stack = np.vstack(curves)
+            axes.step(stack.mean(axis=0), CDF_GRID, where="post", label=label, **look)
+            if len(curves) > 1:
+                # The repetitions' spread: at each fraction, their least and most latency.
+                axes.fill_betweenx(
+                    CDF_GRID, stack.min(axis=0), stack.max(axis=0), color=look["color"],
+                    alpha=0.15, lw=0, step="post",
+                )  # fmt: skip
+            all_latencies.extend([float(stack.min()), float(stack.max())])
             exact += 1
-        else:
-            xs, ps = [], []
+            continue
+        points: dict[float, list[float]] = {}
+        for row in rows:
             for key, p in CDF_PERCENTILES:
                 value = row.get(f"ops.{op}.latency_us.{key}")
                 if value is not None:
-                    xs.append(value)
-                    ps.append(p)
-            if not xs:
-                continue
-            axes.plot(xs, ps, marker="o", ms=3, lw=1, ls="--", label=label)
-            all_latencies.extend([min(xs), max(xs)])
-            approximated += 1
+                    points.setdefault(p, []).append(value)
+        if not points:
+            continue
+        ps = sorted(points)
+        xs = [float(np.mean(points[p])) for p in ps]
+        axes.plot(xs, ps, marker=style["marker"], ms=3, label=label, **look)
+        all_latencies.extend([min(xs), max(xs)])
+        approximated += 1
     if not exact and not approximated:
         raise PlotError(f"no run has {op} latencies")
     if logx if logx is not None else _auto_log(all_latencies + [min(all_latencies) * 64]):
@@ -453,13 +593,13 @@ def plot_latency_cdf(selection: Selection, op: str | None, logx: bool | None, ti
         axes.text(
             0.99,
             0.02,
-            "dashed: from summary percentiles (no per-request records)",
+            "with markers: through the summary percentiles (no per-request records)",
             transform=axes.transAxes,
             ha="right",
             fontsize=7,
             alpha=0.7,
         )
-    _legend(axes)
+    _legend(axes, legend_title or None)
     return figure
 
 
@@ -493,16 +633,16 @@ def plot_erases(selection: Selection, x: str | None, hue: str | None, title: str
             xs = np.array([categories.index(r[x_column]) + offset for r in items], dtype=float)
         means = np.array([r["mean"] for r in items], dtype=float)
         std = np.array([r["stddev"] or 0.0 for r in items], dtype=float)
-        line = axes.errorbar(
+        style = series_style(k, len(series))
+        axes.errorbar(
             xs,
             means,
             yerr=std,
-            marker="o",
-            ms=4,
             capsize=3,
             label=f"{label + ': ' if label else ''}mean ± sd",
+            **style,
         )
-        colour = line[0].get_color()
+        colour = style["color"]
         axes.scatter(xs, [r["max"] for r in items], marker="^", s=18, color=colour)
         axes.scatter(xs, [r["min"] for r in items], marker="v", s=18, color=colour)
     if not numeric:
@@ -526,50 +666,62 @@ def _bytes_per_request(row: Mapping[str, Any]) -> dict[int, float]:
 def plot_throughput(selection: Selection, op: str | None, bins: int, iops: bool, title: str) -> Any:
     if op is not None and op not in OPS:
         raise PlotError(f"--op {op}: expected one of {', '.join(OPS)}")
-    runs, columns = _series_rows(_with_op(selection, op) if op is not None else selection)
+    groups, legend_title = _series_groups(_with_op(selection, op) if op is not None else selection)
     figure, axes = _figure(title)
-    lines: list[tuple[np.ndarray, np.ndarray, str]] = []
-    for row in runs:
-        records = read_requests(selection.out_dir, row["id"])
-        if records is None:
-            continue
-        if op is not None:
-            records = records[records[:, 0] == OPS.index(op)]
-        if records.shape[0] == 0:
-            continue
-        done = (records[:, 2] + records[:, 3]).astype(float) / PS_PER_S
-        end = float(done.max())
-        edges = np.linspace(0.0, end, bins + 1)
-        width = end / bins
-        if iops:
-            counts, _ = np.histogram(done, bins=edges)
-            values = counts / width
-        else:
-            if records.shape[1] > 4:
+    # Per line: each repetition's records; binned on one time grid so they average.
+    lines: list[tuple[str, list[Any], list[dict[str, Any]]]] = []
+    for label, rows in groups:
+        kept, kept_rows = [], []
+        for row in rows:
+            records = read_requests(selection.out_dir, row["id"])
+            if records is None:
+                continue
+            if op is not None:
+                records = records[records[:, 0] == OPS.index(op)]
+            if records.shape[0]:
+                kept.append(records)
+                kept_rows.append(row)
+        if kept:
+            lines.append((label, kept, kept_rows))
+    if not lines:
+        raise PlotError(
+            f"{selection.out_dir}: no per-request records: set record_requests = true in the"
+            " sweep file and run it again"
+        )
+    end = max(float((r[:, 2] + r[:, 3]).max()) / PS_PER_S for _, runs, _ in lines for r in runs)
+    edges = np.linspace(0.0, end, bins + 1)
+    width = end / bins
+    centres = (edges[:-1] + edges[1:]) / 2
+    # One time unit for all lines, from the longest run.
+    scale, unit = _time_unit(float(centres[-1]))
+    for k, (label, runs, rows) in enumerate(lines):
+        curves = []
+        for records, row in zip(runs, rows, strict=True):
+            done = (records[:, 2] + records[:, 3]).astype(float) / PS_PER_S
+            if iops:
+                weights = None
+            elif records.shape[1] > 4:
                 # Each request's own size (records written since the size column was added).
                 weights = records[:, 4].astype(float) / MIB
             else:
                 sizes = _bytes_per_request(row)
                 weights = np.array([sizes.get(int(code), 0.0) for code in records[:, 0]]) / MIB
             values, _ = np.histogram(done, bins=edges, weights=weights)
-            values = values / width
-        centres = (edges[:-1] + edges[1:]) / 2
-        lines.append((centres, values, _label(row, columns) or row["id"]))
-    if lines:
-        # One time unit for all lines, from the longest run.
-        scale, unit = _time_unit(max(float(centres[-1]) for centres, _, _ in lines))
-        for centres, values, label in lines:
-            axes.plot(centres * scale, values, lw=1.2, label=label)
-        axes.set_xlabel(f"simulated time ({unit})")
-    else:
-        raise PlotError(
-            f"{selection.out_dir}: no per-request records: set record_requests = true in the"
-            " sweep file and run it again"
-        )
+            curves.append(values / width)
+        stack = np.vstack(curves)
+        style = series_style(k, len(lines))
+        look = {key: style[key] for key in ("color", "linestyle", "lw")}
+        axes.plot(centres * scale, stack.mean(axis=0), label=label, **look)
+        if len(curves) > 1:
+            axes.fill_between(
+                centres * scale, stack.min(axis=0), stack.max(axis=0), color=look["color"],
+                alpha=0.15, lw=0,
+            )  # fmt: skip
+    axes.set_xlabel(f"simulated time ({unit})")
     what = f"{op} " if op else ""
     axes.set_ylabel(f"{what}IOPS" if iops else f"{what}MiB/s (completions × mean request size)")
     axes.set_ylim(bottom=0)
-    _legend(axes)
+    _legend(axes, legend_title or None)
     return figure
 
 

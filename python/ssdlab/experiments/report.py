@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _core
-from ..api import without_unused_interface_fields
+from ..api import without_unused_fields
 from ..files import write_output_text
 from .plots import MAX_SERIES, OPS, PlotError, Selection, figure_bytes, make_plot, short
 from .results import load_results, read_manifest
@@ -49,7 +49,8 @@ table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0; }
 th, td { border: 1px solid #ddd; padding: 0.25em 0.5em; text-align: right; vertical-align: top; }
 th { background: #f3f3f3; } td.text, th.text { text-align: left; }
 tr.failed td { background: #fdecea; }
-.scroll { overflow-x: auto; max-width: 100%; }
+.scroll { overflow: auto; max-width: 100%; max-height: 36em; border: 1px solid #ddd; }
+.scroll table { margin: 0; } .scroll thead th { position: sticky; top: 0; z-index: 1; }
 figure { margin: 1em 0; display: inline-block; }
 figure img { max-width: 100%; border: 1px solid #eee; }
 figcaption { font-size: 0.85em; color: #555; }
@@ -393,8 +394,9 @@ def write_report(
     add(f"<p>Base configuration <code>{_e(config_name)}</code>, resolved:</p>")
     config_text = directory / "config.toml"
     if config_text.is_file():
-        # Without the interface fields its kind never reads (another kind's tables, PCIe's).
-        shown = without_unused_interface_fields(config_text.read_text(encoding="utf-8"))
+        # Without what the device never reads (another interface kind's tables, PCIe's fields;
+        # an FTL's GC on a device without one).
+        shown = without_unused_fields(config_text.read_text(encoding="utf-8"))
         add(f"<pre>{_e(shown)}</pre>")
     add("<p>Base job (axes replace its fields):</p>")
     add(f"<pre>{_e(json.dumps(sweep.get('job', {}), indent=2))}</pre>")

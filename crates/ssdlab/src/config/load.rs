@@ -54,7 +54,16 @@ fn from_toml_text<T: serde::de::DeserializeOwned>(
     serde_path_to_error::deserialize::<_, T>(de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
-        let mut msg = inner.message().replace('\n', " ");
+        let raw = inner.message().replace('\n', " ");
+        let mut msg = match integer_beyond_toml(&raw) {
+            // An override's whole number TOML cannot hold stays a string (`apply_overrides`),
+            // and an integer field then said "invalid type: string, expected u64" of a u64.
+            Some((number, lo, hi)) => format!(
+                "got {number}, expected an integer from {lo} to {hi} (a config's integers are \
+                 TOML's, at most 2^63 - 1)"
+            ),
+            None => crate::error::plain_words(&raw),
+        };
         if msg == "wanted string or table" {
             // The TOML reader's words for a name given as a number or a list: say what it got
             // and which names the field takes.
@@ -165,9 +174,57 @@ pub fn apply_overrides(doc: &mut toml::Table, overrides: &[String]) -> Result<()
     Ok(())
 }
 
+/// From the reader's "invalid type: string \"N\", expected u64" (or another integer type),
+/// the whole number N when TOML cannot hold it as an integer, with the range the field takes
+/// (its type's, within TOML's).
+fn integer_beyond_toml(msg: &str) -> Option<(&str, i64, i64)> {
+    let rest = msg.strip_prefix("invalid type: string \"")?;
+    let (number, expected) = rest.split_once("\", expected ")?;
+    let (lo, hi) = match expected {
+        "u8" => (0, u8::MAX as i64),
+        "u16" => (0, u16::MAX as i64),
+        "u32" => (0, u32::MAX as i64),
+        "u64" | "usize" => (0, i64::MAX),
+        "i8" => (i8::MIN as i64, i8::MAX as i64),
+        "i16" => (i16::MIN as i64, i16::MAX as i64),
+        "i32" => (i32::MIN as i64, i32::MAX as i64),
+        "i64" => (i64::MIN, i64::MAX),
+        _ => return None,
+    };
+    let digits = number.strip_prefix(['+', '-']).unwrap_or(number);
+    let is_integer = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+    (is_integer && number.parse::<i64>().is_err()).then_some((number, lo, hi))
+}
+
 #[cfg(test)]
 mod tests {
     use crate::config::SsdConfig;
+
+    #[test]
+    fn an_integer_beyond_toml_is_refused_naming_the_value_and_the_range() {
+        // A u32 field: its own range, not "expected u32" of a number that is one.
+        for big in [
+            "18446744073709551615",
+            "9223372036854775808",
+            "-9223372036854775809",
+        ] {
+            let set = format!("nand.blocks_per_plane={big}");
+            let e = SsdConfig::resolve("small-tlc", &[set])
+                .unwrap_err()
+                .to_string();
+            let want = format!("got {big}, expected an integer from 0 to 4294967295");
+            assert!(e.contains(&want), "{e}");
+            assert!(e.contains("field `nand.blocks_per_plane`"), "{e}");
+            assert!(!e.contains("expected u32"), "{e}");
+        }
+        // A u64 field (an optional one, as `--power-cut-event` sets): the most TOML holds.
+        let set = "hfsl.power_cut_event=18446744073709551615".to_string();
+        let e = SsdConfig::resolve("seed002-fusion", &[set])
+            .unwrap_err()
+            .to_string();
+        let want = "got 18446744073709551615, expected an integer from 0 to 9223372036854775807";
+        assert!(e.contains(want), "{e}");
+    }
 
     #[test]
     fn a_number_where_a_name_belongs_names_the_value_and_what_is_expected() {

@@ -648,9 +648,9 @@ impl SsdConfig {
             return err(
                 "nand.timing.read",
                 format!(
-                    "got {} entries, expected {bits} (one per page type of {:?})",
+                    "got {} entries, expected {bits} (one per page type of cell = \"{}\")",
                     n.timing.read.len(),
-                    n.cell
+                    format!("{:?}", n.cell).to_lowercase()
                 ),
             );
         }
@@ -658,9 +658,9 @@ impl SsdConfig {
             return err(
                 "nand.timing.program",
                 format!(
-                    "got {} entries, expected {bits} (one per page type of {:?})",
+                    "got {} entries, expected {bits} (one per page type of cell = \"{}\")",
                     n.timing.program.len(),
-                    n.cell
+                    format!("{:?}", n.cell).to_lowercase()
                 ),
             );
         }

@@ -53,6 +53,39 @@ fn arg_error(arg: &str, got: u64, expected: String) -> Error {
     Error::Job(format!("{arg}: got {got}, expected {expected}"))
 }
 
+/// A run of `count` units from `start` must lie inside a space of `n` units. The error blames
+/// the argument at fault: the start when it is itself outside the space, else the count (zero,
+/// or running past the end).
+fn check_range(
+    (start_arg, start): (&str, u64),
+    (count_arg, count): (&str, u64),
+    n: u64,
+    unit: &str,
+    space: &str,
+) -> Result<()> {
+    if start >= n {
+        return Err(arg_error(
+            start_arg,
+            start,
+            format!("a {unit} below {n} ({space} has {n} {unit}s)"),
+        ));
+    }
+    let room = n - start;
+    if count == 0 || count > room {
+        let from = if start == 0 {
+            String::new()
+        } else {
+            format!(", {room} of them from {start_arg} {start} on")
+        };
+        return Err(arg_error(
+            count_arg,
+            count,
+            format!("1 to {room} {unit}s ({space} has {n} {unit}s{from})"),
+        ));
+    }
+    Ok(())
+}
+
 impl FusionHost {
     /// Open the fusion device `cfg` describes; another device is refused.
     pub fn new(cfg: &SsdConfig, seed: u64) -> Result<FusionHost> {
@@ -115,41 +148,22 @@ impl FusionHost {
 
     fn check_block(&self, block: u64, blocks: u64) -> Result<()> {
         let n = self.info.nand_blocks as u64;
-        if blocks == 0 || block.checked_add(blocks).is_none_or(|end| end > n) {
-            return Err(arg_error(
-                "block",
-                block,
-                format!("{blocks} block(s) from a block below {n} (the NAND has {n} blocks)"),
-            ));
-        }
-        Ok(())
+        check_range(("block", block), ("blocks", blocks), n, "block", "the NAND")
     }
 
     fn check_pages(&self, page: u64, pages: u64) -> Result<()> {
-        let n = self.pages();
-        if pages == 0 || page.checked_add(pages).is_none_or(|end| end > n) {
-            return Err(arg_error(
-                "page",
-                page,
-                format!("{pages} page(s) from a page below {n} (the NAND has {n} pages)"),
-            ));
-        }
-        Ok(())
+        check_range(
+            ("page", page),
+            ("pages", pages),
+            self.pages(),
+            "page",
+            "the NAND",
+        )
     }
 
     fn check_pcm(&self, address: u64, len: u64) -> Result<()> {
         let n = self.info.pcm_bytes;
-        if len == 0 {
-            return Err(arg_error("length", 0, "at least 1 byte".into()));
-        }
-        if address.checked_add(len).is_none_or(|end| end > n) {
-            return Err(arg_error(
-                "address",
-                address,
-                format!("{len} byte(s) inside the PCM's {n} bytes"),
-            ));
-        }
-        Ok(())
+        check_range(("address", address), ("length", len), n, "byte", "the PCM")
     }
 
     /// Submit one request at `at` (not before the present) and run the device until it is
@@ -236,7 +250,16 @@ impl FusionHost {
             return Err(arg_error("data", 0, "at least 1 byte".into()));
         }
         let pages = (data.len() as u64).div_ceil(pb);
-        self.check_pages(page, pages)?;
+        self.check_pages(page, 1)?;
+        let room = self.pages() - page;
+        if pages > room {
+            return Err(Error::Job(format!(
+                "data: got {} bytes, expected at most {} ({room} page(s) of {pb} bytes from page \
+                 {page} to the NAND's end)",
+                data.len(),
+                room * pb
+            )));
+        }
         let d = self.run(Op::Write, page * pb, pages * pb, Flags::NONE, at)?;
         if d.status == Status::Ok {
             let mut buf = vec![0xFF; (pages * pb) as usize];
@@ -327,15 +350,25 @@ mod tests {
         let err = |r: Result<Done>| r.unwrap_err().to_string();
         let e = err(h.nand_read(pages, 1, t));
         assert!(e.starts_with(&format!("page: got {pages}")), "{e}");
-        assert!(err(h.nand_read(pages - 1, 2, t)).starts_with("page:"));
-        assert!(err(h.nand_read(0, 0, t)).starts_with("page:"));
+        // A count that is zero or runs past the end is blamed on the count, not the start.
+        let e = err(h.nand_read(pages - 1, 2, t));
+        assert!(e.starts_with("pages: got 2, expected 1 to 1 pages"), "{e}");
+        assert!(err(h.nand_read(0, 0, t)).starts_with("pages: got 0"));
         assert!(err(h.nand_read(u64::MAX, 2, t)).starts_with("page:"));
-        assert!(err(h.nand_program(pages - 1, &[0; 2049], t)).starts_with("page:"));
+        assert!(err(h.nand_read(1, u64::MAX, t)).starts_with("pages:"));
+        let e = err(h.nand_program(pages - 1, &[0; 4097], t));
+        assert!(
+            e.starts_with("data: got 4097 bytes, expected at most 2048"),
+            "{e}"
+        );
+        assert!(err(h.nand_erase(0, 0, t)).starts_with("blocks: got 0"));
+        assert!(err(h.nand_erase(blocks - 1, 2, t)).starts_with("blocks: got 2"));
+        assert!(err(h.pcm_read(pcm - 1, 2, t)).starts_with("length: got 2"));
         assert!(err(h.nand_program(0, &[], t)).starts_with("data:"));
         assert!(err(h.nand_erase(blocks, 1, t)).starts_with(&format!("block: got {blocks}")));
         assert!(err(h.pcm_read(pcm, 1, t)).starts_with(&format!("address: got {pcm}")));
         assert!(err(h.pcm_write(u64::MAX, b"x", t)).starts_with("address:"));
-        assert!(err(h.pcm_read(0, 0, t)).starts_with("length:"));
+        assert!(err(h.pcm_read(0, 0, t)).starts_with("length: got 0"));
         assert!(h.next_page(blocks).is_err());
         assert!(h.pcm_line_writes(pcm).is_err());
         // Nothing was submitted.

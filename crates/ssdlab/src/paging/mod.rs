@@ -42,7 +42,7 @@ pub use config::{CongestionWake, Era, FaultCosts, PagingConfig};
 pub use result::{IoRecord, SwapResult};
 pub use workload::Workload;
 
-use crate::config::SsdConfig;
+use crate::config::{BackendKind, SsdConfig};
 use crate::device::Device;
 use crate::error::Result;
 
@@ -178,6 +178,22 @@ impl SwapSpec {
             SwapDevice::Analytic(part)
         } else {
             let dev_cfg = SsdConfig::resolve(spec, &device_sets)?;
+            let kind = dev_cfg.backend_kind();
+            if matches!(
+                kind,
+                BackendKind::Raw | BackendKind::Fusion | BackendKind::Zoned
+            ) {
+                // Raw: its addresses are physical pages and blocks a host FTL manages (`ssdlab
+                // serve` refuses it too); zoned: a zone takes writes only at its write
+                // pointer. Either way the paging model's writes were refused mid-run.
+                return Err(crate::error::Error::Config(format!(
+                    "swap: device `{spec}` is a {} device ({}), whose blocks a swap \
+                     area cannot overwrite in place; expected a device with an FTL (e.g. \
+                     small-tlc), a PCM device or an analytic part (e.g. seed003-slc-analytic)",
+                    kind.name(),
+                    kind.what_sections_say()
+                )));
+            }
             // The same test the run makes against the built device (whose capacity is the
             // config's logical bytes), made without building it.
             let end = cfg.swap_offset.0.checked_add(cfg.swap_size.0);

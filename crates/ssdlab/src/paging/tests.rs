@@ -317,6 +317,36 @@ fn swap_spec_checks_before_the_run_and_names_the_run() {
         spec("seed003-scm-400", "64MiB", "2GiB", &[]).err().unwrap(),
         &["swap_size", "2147483648", "1073741824"],
     );
+    // A raw device (a host FTL's: physical pages) and a zoned one (writes at the write
+    // pointer only) are refused before the run; their writes failed mid-run.
+    one_line(
+        spec("seed002-fusion", "64MiB", "64MiB", &[]).err().unwrap(),
+        &[
+            "seed002-fusion",
+            "fusion device",
+            "cannot overwrite in place",
+        ],
+    );
+    one_line(
+        spec(
+            "small-tlc",
+            "64MiB",
+            "64MiB",
+            &[
+                "ftl.kind=\"none\"",
+                "ftl.over_provisioning=0.0",
+                "precondition.fill=\"none\"",
+                "precondition.random_overwrite=0.0",
+            ],
+        )
+        .err()
+        .unwrap(),
+        &["raw device", "cannot overwrite in place"],
+    );
+    one_line(
+        spec("zns-tlc", "64MiB", "64MiB", &[]).err().unwrap(),
+        &["zoned device", "[zns]"],
+    );
     let missing = SwapSpec::resolve("small-tlc", "64MiB", "64MiB", "/nonexistent/pages", &[]);
     one_line(
         missing.err().unwrap(),

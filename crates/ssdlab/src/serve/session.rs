@@ -212,9 +212,20 @@ pub fn replay(
     opts: &RunOptions,
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<(RunOutput, SessionHeader)> {
+    let (input, _) = input::open(path).map_err(|e| Error::Trace(format!("{path}: {e}")))?;
+    replay_input(cfg, path, input, opts, progress)
+}
+
+/// [`replay`] of a log already open (decompressed): `path` names it in errors and the result.
+pub fn replay_input(
+    cfg: &SsdConfig,
+    path: &str,
+    mut input: input::Input,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<(RunOutput, SessionHeader)> {
     let seed = opts.seed;
     let err = |line: u64, msg: String| Error::Trace(format!("{path}, line {line}: {msg}"));
-    let (mut input, _) = input::open(path).map_err(|e| Error::Trace(format!("{path}: {e}")))?;
     // A session log comes from a server, which serves no zoned drive: neither does its replay.
     super::check_servable(cfg)?;
     let mut dev = Device::new(cfg, seed)?;

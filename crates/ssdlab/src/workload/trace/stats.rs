@@ -39,6 +39,9 @@ pub struct StatsOptions {
     pub ird_block: u64,
     /// Most 2 MiB chunks of address space tracked for the footprint.
     pub max_chunks: usize,
+    /// Requests kept for an address-over-time picture ([`Sample`]): 0 keeps none and leaves
+    /// `sample` out of the summary.
+    pub sample_points: usize,
 }
 
 impl Default for StatsOptions {
@@ -46,6 +49,7 @@ impl Default for StatsOptions {
         StatsOptions {
             ird_block: 1 << 20,
             max_chunks: 1 << 20,
+            sample_points: 0,
         }
     }
 }
@@ -112,6 +116,68 @@ pub struct TraceStats {
     write_requests: u64,
     tracked: u64,
     untracked: u64,
+    sample: Sample,
+}
+
+/// Every `every`-th request (time, offset, op), evenly spread over the whole trace without
+/// knowing its length: when the kept ones reach twice the points asked for, every other one is
+/// dropped and `every` doubles. So between `points` and `2 × points` are kept, the same ones
+/// for the same trace.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Sample {
+    /// One request kept in this many.
+    pub every: u64,
+    /// From the trace's first request, in seconds.
+    pub time_s: Vec<f64>,
+    pub offset_bytes: Vec<u64>,
+    /// "read", "write", "trim" or "flush".
+    pub op: Vec<&'static str>,
+    #[serde(skip)]
+    time_ps: Vec<u64>,
+    #[serde(skip)]
+    seen: u64,
+}
+
+/// Keep the first, third, fifth, … element.
+fn every_other<T>(v: &mut Vec<T>) {
+    let mut i = 0;
+    v.retain(|_| {
+        i += 1;
+        i % 2 == 1
+    });
+}
+
+impl Sample {
+    fn add(&mut self, points: usize, r: &TraceRecord) {
+        let every = self.every.max(1);
+        if self.seen.is_multiple_of(every) {
+            self.time_ps.push(r.time_ps);
+            self.offset_bytes.push(r.offset);
+            self.op.push(r.op.name());
+            if self.time_ps.len() >= 2 * points {
+                every_other(&mut self.time_ps);
+                every_other(&mut self.offset_bytes);
+                every_other(&mut self.op);
+                self.every = every * 2;
+            }
+        }
+        self.seen += 1;
+    }
+
+    fn summary(&self, first_ps: u64) -> Sample {
+        Sample {
+            every: self.every.max(1),
+            time_s: self
+                .time_ps
+                .iter()
+                .map(|&t| t.saturating_sub(first_ps) as f64 / 1e12)
+                .collect(),
+            offset_bytes: self.offset_bytes.clone(),
+            op: self.op.clone(),
+            time_ps: Vec::new(),
+            seen: 0,
+        }
+    }
 }
 
 fn log2_bucket(v: u64) -> usize {
@@ -156,6 +222,7 @@ impl TraceStats {
             write_requests: 0,
             tracked: 0,
             untracked: 0,
+            sample: Sample::default(),
         }
     }
 
@@ -184,6 +251,9 @@ impl TraceStats {
 
     /// Add one request.
     pub fn add(&mut self, r: &TraceRecord) {
+        if self.opts.sample_points > 0 {
+            self.sample.add(self.opts.sample_points, r);
+        }
         let k = r.op.index();
         self.count[k] += 1;
         self.bytes[k] = self.bytes[k].saturating_add(r.len);
@@ -574,6 +644,8 @@ impl TraceStats {
                 top_20pct_share: top_share(0.2),
             },
             devices,
+            sample: (self.opts.sample_points > 0)
+                .then(|| self.sample.summary(self.first.unwrap_or(0))),
         }
     }
 }
@@ -759,6 +831,10 @@ pub struct StatsSummary {
     pub hot_set: HotSet,
     /// The busiest devices (at most 32), by requests.
     pub devices: Vec<DeviceSummary>,
+    /// Requests kept for an address-over-time picture, when asked for
+    /// ([`StatsOptions::sample_points`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample: Option<Sample>,
 }
 
 /// What a statistics run read.

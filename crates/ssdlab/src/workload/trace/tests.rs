@@ -324,6 +324,43 @@ fn shared_samples_are_detected_and_read_whole() {
     }
 }
 
+/// The address-over-time sample keeps between N and 2N requests evenly spread (one in
+/// `every`, from the first), in order, with times from the first request; none unless asked.
+#[test]
+fn stats_sample_requests_evenly_for_an_address_over_time_picture() {
+    let opts = StatsOptions {
+        sample_points: 100,
+        ..Default::default()
+    };
+    let mut s = TraceStats::new(opts);
+    for i in 0..1000u64 {
+        let op = if i.is_multiple_of(3) {
+            TraceOp::Write
+        } else {
+            TraceOp::Read
+        };
+        s.add(&rec(5_000_000 + i * 1_000_000, op, i * 4096, 4096, 0));
+    }
+    let m = s.summary().sample.expect("asked for");
+    assert!((100..200).contains(&m.time_s.len()), "{}", m.time_s.len());
+    assert_eq!(m.every, 8);
+    assert_eq!(m.time_s.len(), m.offset_bytes.len());
+    assert_eq!(m.op.len(), m.offset_bytes.len());
+    for (k, &off) in m.offset_bytes.iter().enumerate() {
+        let i = k as u64 * m.every;
+        assert_eq!(off, i * 4096);
+        assert!(
+            (m.time_s[k] - i as f64 * 1e-6).abs() < 1e-12,
+            "{}",
+            m.time_s[k]
+        );
+        assert_eq!(m.op[k], if i.is_multiple_of(3) { "write" } else { "read" });
+    }
+    let mut plain = TraceStats::new(StatsOptions::default());
+    plain.add(&rec(0, TraceOp::Read, 0, 4096, 0));
+    assert!(plain.summary().sample.is_none());
+}
+
 #[test]
 fn stats_count_ratios_ird_and_overwrites() {
     let mut s = TraceStats::new(StatsOptions::default());
