@@ -17,6 +17,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from . import _core
@@ -160,7 +161,18 @@ class FioJob:
     own: dict[str, str] = field(default_factory=dict)
 
     def job(self) -> Job:
-        return Job(**self.fields)
+        return Job(**self.model_fields())
+
+    def model_fields(self) -> dict[str, Any]:
+        """The job model's fields. fio runs ``ramp_time`` first and then ``runtime``, measured
+        after the ramp; the job model's ``runtime`` counts from the start, ramp included, so the
+        model's runtime is fio's runtime plus the ramp (``fields`` keeps fio's two times, which
+        the ``--runtime``/``--ramp`` flags replace)."""
+        fields = dict(self.fields)
+        if "runtime" in fields and fields.get("ramp") is not None:
+            total_ps = duration_ps(str(fields["runtime"])) + duration_ps(str(fields["ramp"]))
+            fields["runtime"] = duration_text(total_ps)
+        return fields
 
     def extent(self, capacity: int) -> int:
         """The byte just past the job's region on a drive of ``capacity`` bytes."""
@@ -255,6 +267,28 @@ def parse_time(text: str, where: str, option: str, bare: str = "s") -> str:
     if unit in _TIME_SECONDS:
         return f"{float(number) * _TIME_SECONDS[unit]:g}s"
     return f"{number}{_TIME_UNITS[unit]}"
+
+
+# Picoseconds per unit of the job model's duration texts (`parse_time`'s and the flags').
+_PS_PER_UNIT = {"ps": 1, "ns": 10**3, "us": 10**6, "µs": 10**6, "ms": 10**9, "s": 10**12}
+
+
+def duration_ps(text: str) -> int:
+    """A job-model duration (``20ms``, ``1.5s``) in picoseconds, exactly (the core rounds the
+    same decimal to the same picosecond)."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*([a-zµ]+)\s*", text)
+    if not m or m.group(2) not in _PS_PER_UNIT:
+        # Not a duration the job model reads: the core names it when the job is checked.
+        return int(round(float(_core.parse_duration_s(text)) * 1e12))
+    return int(Decimal(m.group(1)) * _PS_PER_UNIT[m.group(2)])
+
+
+def duration_text(ps: int) -> str:
+    """``ps`` picoseconds in the largest unit that writes it whole (``22ms``)."""
+    for unit in ("s", "ms", "us", "ns"):
+        if ps % _PS_PER_UNIT[unit] == 0:
+            return f"{ps // _PS_PER_UNIT[unit]}{unit}"
+    return f"{ps}ps"
 
 
 def _size_name(size: int) -> str:

@@ -205,7 +205,7 @@ def _fio_overrides(overrides: Sequence[str] | None) -> tuple[list[str], list[tup
 
 def _simulated_length(job: Any) -> str | None:
     """What bounds a fio job, when it is long enough to say: its runtime or request count."""
-    fields = job.fields
+    fields = job.model_fields()
     runtime = fields.get("runtime")
     if runtime is not None:
         seconds = float(_core.parse_duration_s(str(runtime)))
