@@ -30,6 +30,7 @@ __all__ = [
     "result_columns",
     "run",
     "run_trace",
+    "run_flows",
     "bench",
     "swap",
     "check_swap",
@@ -84,6 +85,13 @@ def run_trace(
     record_requests: bool = False,
     progress: _Progress = None,
 ) -> tuple[str, bytes | None]: ...
+def run_flows(
+    config_json: str,
+    jobs_json: str,
+    seed: int,
+    record_requests: bool = False,
+    progress: _Progress = None,
+) -> tuple[str, bytes | None, list[bytes] | None]: ...
 def bench(
     io_count: int, seed: int = 1, overwrite: float = 0.0, progress: _Progress = None
 ) -> str: ...

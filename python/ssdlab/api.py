@@ -12,7 +12,7 @@ import math
 import numbers
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -429,11 +429,45 @@ class Result:
     """The outcome of one run: the core's JSON (schema ``ssdlab.result/1``) and, if recorded,
     the per-request records."""
 
-    __slots__ = ("_json", "_records")
+    __slots__ = ("_json", "_records", "_flow_records")
 
-    def __init__(self, json_text: str, records: bytes | None = None) -> None:
+    def __init__(
+        self,
+        json_text: str,
+        records: bytes | None = None,
+        flow_records: Sequence[bytes] | None = None,
+    ) -> None:
         self._json = json_text
         self._records = records
+        self._flow_records = list(flow_records) if flow_records is not None else None
+
+    @property
+    def flows(self) -> list[Result]:
+        """A run of several flows (``run(config, [job, job, ...])``): each flow's own result, in
+        the order the flows were given. Its ``ops``, ``total`` and ``sim.measured_time_s`` are
+        the flow's own requests, from the end of its ramp to its last completion; its ``job``
+        is the flow's; ``flow`` says its group, start and end; the device's figures
+        (``device``, ``utilisation``, ...) are the whole run's, shared by the flows. Records,
+        when the run kept them, are the flow's. Empty for a run of one job."""
+        data = self.to_dict()
+        flows = data.get("flows") or []
+        out = []
+        for i, flow in enumerate(flows):
+            own = {k: v for k, v in data.items() if k != "flows"}
+            own["job"] = data["job"][i]
+            own["flow"] = {
+                k: flow[k] for k in ("name", "group", "start_s", "end_s", "measured_time_s")
+            }
+            own["ops"] = flow["ops"]
+            own["total"] = flow["total"]
+            own["sim"] = {
+                **data["sim"],
+                "simulated_time_s": flow["end_s"],
+                "measured_time_s": flow["measured_time_s"],
+            }
+            records = self._flow_records[i] if self._flow_records is not None else None
+            out.append(Result(json.dumps(own, indent=2), records))
+        return out
 
     def to_json(self) -> str:
         """The JSON exactly as the core wrote it (byte-identical across runs outside ``wall``)."""
@@ -603,9 +637,20 @@ def _let_interrupts_through(done: int, total: int) -> None:
     """
 
 
+def _job_of(job: Any) -> Job:
+    if isinstance(job, Job):
+        return job
+    if not isinstance(job, Mapping):
+        raise TypeError(
+            f"job: got {job!r}, expected a Job or a mapping of job fields"
+            " (e.g. {'rw': 'randread', 'io_count': 1000}), or a list of them (flows)"
+        )
+    return Job.from_dict(job)
+
+
 def run(
     config: Config | str | os.PathLike[str],
-    job: Job | Mapping[str, Any] | None = None,
+    job: Job | Mapping[str, Any] | Sequence[Job | Mapping[str, Any]] | None = None,
     seed: int = 1,
     record_requests: bool = False,
     progress: ProgressCallback | None = None,
@@ -618,6 +663,9 @@ def run(
 
     ``trace`` is a :class:`Trace`, or a trace file (or ``model:NAME``) with the replay options
     given as keywords (``run(cfg, trace="x.csv", mode="afap", iodepth=16)``).
+    ``job`` may be a list of jobs: flows, those of a ``group`` running together on the device,
+    the groups one after another (docs/jobs.md, "Flows"); :attr:`Result.flows` has each one's
+    figures.
     ``progress(done, total)`` is called about ten times a second of wall time. A KeyboardInterrupt
     stops the run and raises ``Interrupted``.
     """
@@ -641,13 +689,20 @@ def run(
         raise TypeError(f"replay options ({names}) need a trace=")
     if job is None:
         raise ValueError("run needs a job or a trace")
-    if not isinstance(job, Job):
-        if not isinstance(job, Mapping):
-            raise TypeError(
-                f"job: got {job!r}, expected a Job or a mapping of job fields"
-                " (e.g. {'rw': 'randread', 'io_count': 1000})"
-            )
-        job = Job.from_dict(job)
+    if isinstance(job, Sequence) and not isinstance(job, (str, bytes)):
+        if not job:
+            raise ValueError("run: got an empty list of jobs, expected at least one")
+        jobs = [_job_of(j) for j in job]
+        flows_json = "[" + ",".join(j.to_json() for j in jobs) + "]"
+        json_text, records, flow_records = _core.run_flows(
+            config.to_json(), flows_json, int(seed), bool(record_requests), callback
+        )
+        return Result(
+            json_text,
+            bytes(records) if records is not None else None,
+            [bytes(r) for r in flow_records] if flow_records is not None else None,
+        )
+    job = _job_of(job)
     json_text, records = _core.run(
         config.to_json(),
         job.to_json(),

@@ -3,7 +3,8 @@ and results written back the way fio reports them (text per job and per group, a
 
 A file is ``[global]`` plus job sections; each job section inherits ``[global]``'s options (and a
 later ``[global]`` applies to the jobs after it). A job with ``stonewall`` (or
-``wait_for_previous``) starts a new group: groups run one after another, as in fio.
+``wait_for_previous``, or ``new_group``) starts a new group: the jobs of a group run together on
+the device, the groups one after another, as in fio (one run of flows, ``driver::jobs``).
 
 What maps onto the job model (``workload/job.rs``) is translated; an option the model has no
 field for is named in a warning and left out; an option that would change what the run means
@@ -151,7 +152,10 @@ class FioJob:
     """One job section as ssdlab runs it."""
 
     name: str
+    # fio's reporting group (its JSON's groupid): stonewall and new_group start a new one.
     group: int
+    # The jobs of one phase run together, the phases one after another (stonewall).
+    phase: int
     line: int
     fields: dict[str, Any]
     options: dict[str, str]
@@ -169,6 +173,8 @@ class FioJob:
         model's runtime is fio's runtime plus the ramp (``fields`` keeps fio's two times, which
         the ``--runtime``/``--ramp`` flags replace)."""
         fields = dict(self.fields)
+        if self.phase:
+            fields["group"] = self.phase
         if "runtime" in fields and fields.get("ramp") is not None:
             total_ps = duration_ps(str(fields["runtime"])) + duration_ps(str(fields["ramp"]))
             fields["runtime"] = duration_text(total_ps)
@@ -445,6 +451,7 @@ def load(
     fio = FioFile(path=name, jobs=[])
     global_opts: list[Option] = []
     group = 0
+    phase = 0
     command_line = [Option(COMMAND_LINE, COMMAND_LINE, k.lower(), v) for k, v in overrides]
     warnings: dict[tuple[str, str], list[Option]] = {}
     for section, line, options in sections:
@@ -454,8 +461,15 @@ def load(
         merged: dict[str, Option] = {}
         for option in [*global_opts, *options, *command_line]:
             merged[option.key] = option
-        stonewall = any(o.key in ("stonewall", "wait_for_previous") for o in options)
+        # stonewall (in the job's section or in [global], which gives it to every job) makes
+        # the job wait for those before it: a new group of jobs that run together, and a new
+        # reporting group. new_group starts a reporting group only; its job still runs with
+        # those before it, as in fio.
+        stonewall = any(k in merged for k in ("stonewall", "wait_for_previous"))
         if stonewall and fio.jobs:
+            phase += 1
+            group += 1
+        elif "new_group" in merged and fio.jobs:
             group += 1
         if not fio.jobs:
             fio.global_options = {o.key: o.value for o in [*global_opts, *command_line]}
@@ -464,6 +478,7 @@ def load(
             FioJob(
                 name=section,
                 group=group,
+                phase=phase,
                 line=line,
                 fields=fields,
                 options={k: o.value for k, o in merged.items()},
@@ -692,12 +707,9 @@ def _translate(
                     "with rate or rate_iops the arrivals are paced by the rate: no pause is added",
                 )
     if "startdelay" in options:
-        parse_time(value("startdelay"), where("startdelay"), "startdelay")
-        warn(
-            "startdelay",
-            "the jobs of a group run one after another here, so a delay against the others"
-            " means nothing: ignored",
-        )
+        delay = parse_time(value("startdelay"), where("startdelay"), "startdelay")
+        if not re.fullmatch(r"0+(\.0*)?[a-z]+", delay):
+            fields["startdelay"] = delay
     if "blockalign" in options or "ba" in options:
         key = "blockalign" if "blockalign" in options else "ba"
         align = size(key, value(key).split(",")[0])
@@ -1401,9 +1413,10 @@ def to_text(fio: FioFile, results: Sequence[Mapping[str, Any]]) -> str:
         gid = group[0].group
         lines.append(f"Run status group {gid} (all jobs):")
         index = {id(job): i for i, job in enumerate(fio.jobs)}
-        # The jobs of a group ran one after another: the group's rate is its bytes over the
-        # sum of their measured times.
-        seconds = sum(float(results[index[id(job)]]["sim"]["measured_time_s"]) for job in group)
+        # The jobs of a group ran together: the group's rate is its bytes over the longest
+        # of their measured times (fio's aggregate bandwidth, io_bytes over the group's
+        # longest runtime).
+        seconds = max(float(results[index[id(job)]]["sim"]["measured_time_s"]) for job in group)
         for op, label in (("read", "READ"), ("write", "WRITE"), ("trim", "TRIM")):
             members = [_summary_json(job, results[index[id(job)]])[op] for job in group]
             io = sum(m["io_bytes"] for m in members)

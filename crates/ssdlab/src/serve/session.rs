@@ -360,6 +360,7 @@ pub fn replay(
             result,
             records,
             interrupted: false,
+            flow_records: None,
         },
         header,
     ))

@@ -278,7 +278,27 @@ pub struct RunResult {
     /// and `pcm` count the raw commands they became.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hfsl: Option<HfslResult>,
+    /// Only for a run of several flows (`run_flows`): each flow's own figures, in the order
+    /// the flows were given. The run's `ops` and `total` are the device's, over all flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flows: Option<Vec<FlowResult>>,
     pub wall: Wall,
+}
+
+/// One flow of a run of several: its requests measured on their own, from the end of its own
+/// ramp to its last completion.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FlowResult {
+    pub name: String,
+    pub group: u32,
+    /// When it started (its group's start plus its `startdelay`) and when its last request
+    /// completed, in simulated seconds from the run's start.
+    pub start_s: f64,
+    pub end_s: f64,
+    /// From the end of its ramp to its last completion: its rates are over this.
+    pub measured_time_s: f64,
+    pub ops: std::collections::BTreeMap<&'static str, OpResult>,
+    pub total: Totals,
 }
 
 /// What HFSL did, by kind.
