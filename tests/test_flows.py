@@ -134,3 +134,44 @@ def test_fio_groups_startdelay_and_new_group(tmp_path: Path) -> None:
     assert b["start_s"] == pytest.approx(1e-3)
     # c waits for a and b (stonewall), whichever ends last.
     assert c["start_s"] == pytest.approx(max(a["end_s"], b["end_s"]))
+
+
+def test_periodic_statistics_come_as_numpy_arrays(tmp_path: Path) -> None:
+    job = {"rw": "randwrite", "bs": "4KiB", "iodepth": 8, "runtime": "10ms"}
+    result = ssdlab.run("small-tlc", job, stats_interval="1ms")
+    samples = result.samples()
+    assert set(samples) == {
+        "time_s",
+        "free_blocks",
+        "gc_runs",
+        "gc_units_moved",
+        "write_amplification",
+        "requests_in_flight",
+        "requests_completed",
+    }
+    assert samples["time_s"][:3].tolist() == pytest.approx([0.0, 1e-3, 2e-3])
+    assert samples["requests_completed"].dtype.kind == "u"
+    assert int(samples["requests_completed"][-1]) == result["sim"]["requests"]
+    with pytest.raises(ValueError, match="stats_interval"):
+        ssdlab.run("small-tlc", job).samples()
+    with pytest.raises(ssdlab.JobError, match="stats_interval"):
+        ssdlab.run("small-tlc", job, stats_interval="soon")
+    # Flows and the command line take it too.
+    flows = ssdlab.run("small-tlc", [READER, WRITER], stats_interval="5ms")
+    assert len(flows.samples()["time_s"]) > 4
+    out = tmp_path / "r.json"
+    proc = run_cli(
+        "run",
+        "small-tlc",
+        "--rw",
+        "randread",
+        "--runtime",
+        "3ms",
+        "--stats-interval",
+        "1ms",
+        "--json",
+        out,
+        "-q",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert len(json.loads(out.read_text())["samples"]["time_s"]) >= 4

@@ -77,6 +77,7 @@ def run(
     seed: int,
     record_requests: bool = False,
     progress: _Progress = None,
+    stats_interval: str | None = None,
 ) -> tuple[str, bytes | None]: ...
 def run_trace(
     config_json: str,
@@ -84,6 +85,7 @@ def run_trace(
     seed: int,
     record_requests: bool = False,
     progress: _Progress = None,
+    stats_interval: str | None = None,
 ) -> tuple[str, bytes | None]: ...
 def run_flows(
     config_json: str,
@@ -91,6 +93,7 @@ def run_flows(
     seed: int,
     record_requests: bool = False,
     progress: _Progress = None,
+    stats_interval: str | None = None,
 ) -> tuple[str, bytes | None, list[bytes] | None]: ...
 def bench(
     io_count: int, seed: int = 1, overwrite: float = 0.0, progress: _Progress = None

@@ -425,6 +425,10 @@ def generate_trace(
 # Result
 
 
+# The periodic statistics' columns that are not counts.
+_FLOAT_SAMPLES = ("time_s", "write_amplification")
+
+
 class Result:
     """The outcome of one run: the core's JSON (schema ``ssdlab.result/1``) and, if recorded,
     the per-request records."""
@@ -484,6 +488,20 @@ class Result:
         from .cli.table import render_text  # rich is only needed when a table is asked for
 
         return render_text(self.to_dict(), width=width)
+
+    def samples(self) -> dict[str, np.ndarray]:
+        """The periodic statistics (``run(..., stats_interval="1ms")``) as numpy arrays, one
+        entry per sample: ``time_s``, ``free_blocks``, ``gc_runs``, ``gc_units_moved``,
+        ``write_amplification``, ``requests_in_flight``, ``requests_completed``."""
+        series = self.to_dict().get("samples")
+        if series is None:
+            raise ValueError("no periodic statistics in this result: run with stats_interval=")
+        import numpy as np
+
+        return {
+            name: np.asarray(values, dtype=np.float64 if name in _FLOAT_SAMPLES else np.uint64)
+            for name, values in series.items()
+        }
 
     @property
     def has_requests(self) -> bool:
@@ -656,6 +674,7 @@ def run(
     progress: ProgressCallback | None = None,
     *,
     trace: Trace | str | os.PathLike[str] | None = None,
+    stats_interval: str | None = None,
     **trace_options: Any,
 ) -> Result:
     """Simulate ``job`` on ``config``, or replay ``trace`` on it; the same inputs and seed always
@@ -666,6 +685,9 @@ def run(
     ``job`` may be a list of jobs: flows, those of a ``group`` running together on the device,
     the groups one after another (docs/jobs.md, "Flows"); :attr:`Result.flows` has each one's
     figures.
+    ``stats_interval`` (``"1ms"``) samples the device's state at that interval of simulated
+    time (free blocks, GC, write amplification, requests in flight): the result's ``samples``,
+    :meth:`Result.samples` as numpy arrays.
     ``progress(done, total)`` is called about ten times a second of wall time. A KeyboardInterrupt
     stops the run and raises ``Interrupted``.
     """
@@ -681,7 +703,12 @@ def run(
         else:
             replay = Trace(trace, **trace_options)
         json_text, records = _core.run_trace(
-            config.to_json(), replay.to_json(), int(seed), bool(record_requests), callback
+            config.to_json(),
+            replay.to_json(),
+            int(seed),
+            bool(record_requests),
+            callback,
+            stats_interval,
         )
         return Result(json_text, bytes(records) if records is not None else None)
     if trace_options:
@@ -695,7 +722,7 @@ def run(
         jobs = [_job_of(j) for j in job]
         flows_json = "[" + ",".join(j.to_json() for j in jobs) + "]"
         json_text, records, flow_records = _core.run_flows(
-            config.to_json(), flows_json, int(seed), bool(record_requests), callback
+            config.to_json(), flows_json, int(seed), bool(record_requests), callback, stats_interval
         )
         return Result(
             json_text,
@@ -709,6 +736,7 @@ def run(
         int(seed),
         bool(record_requests),
         callback,
+        stats_interval,
     )
     return Result(json_text, bytes(records) if records is not None else None)
 

@@ -18,7 +18,7 @@ fn result_columns() -> Vec<String> {
 /// Run a job. Releases the GIL while the core runs; `progress(done, total)` is called with the
 /// GIL about ten times a second, and a KeyboardInterrupt there stops the run.
 #[pyfunction]
-#[pyo3(signature = (config_json, job_json, seed, record_requests=false, progress=None))]
+#[pyo3(signature = (config_json, job_json, seed, record_requests=false, progress=None, stats_interval=None))]
 fn run(
     py: Python<'_>,
     config_json: &str,
@@ -26,19 +26,21 @@ fn run(
     seed: u64,
     record_requests: bool,
     progress: Option<PyObject>,
+    stats_interval: Option<&str>,
 ) -> PyResult<(String, Option<Py<PyBytes>>)> {
     let cfg = SsdConfig::from_json(config_json).map_err(to_py)?;
     let job = JobSpec::from_json(job_json).map_err(to_py)?;
     let opts = RunOptions {
         seed,
         record_requests,
+        stats_interval: interval(stats_interval)?,
     };
     run_with(py, progress, |cb| ssdlab::run(&cfg, &job, &opts, cb))
 }
 
 /// Replay a trace (or a workload model) described by a trace job; the same contract as `run`.
 #[pyfunction]
-#[pyo3(signature = (config_json, trace_json, seed, record_requests=false, progress=None))]
+#[pyo3(signature = (config_json, trace_json, seed, record_requests=false, progress=None, stats_interval=None))]
 fn run_trace(
     py: Python<'_>,
     config_json: &str,
@@ -46,12 +48,14 @@ fn run_trace(
     seed: u64,
     record_requests: bool,
     progress: Option<PyObject>,
+    stats_interval: Option<&str>,
 ) -> PyResult<(String, Option<Py<PyBytes>>)> {
     let cfg = SsdConfig::from_json(config_json).map_err(to_py)?;
     let job = TraceJob::from_json(trace_json).map_err(to_py)?;
     let opts = RunOptions {
         seed,
         record_requests,
+        stats_interval: interval(stats_interval)?,
     };
     run_with(py, progress, |cb| {
         if ssdlab::serve::session::is_session_log(&job.trace) {
@@ -65,7 +69,7 @@ fn run_trace(
 /// Run jobs as flows (a JSON list of jobs; `ssdlab::run_flows`): the result, all the records,
 /// and each flow's measured records, all as `run` gives them.
 #[pyfunction]
-#[pyo3(signature = (config_json, jobs_json, seed, record_requests=false, progress=None))]
+#[pyo3(signature = (config_json, jobs_json, seed, record_requests=false, progress=None, stats_interval=None))]
 fn run_flows(
     py: Python<'_>,
     config_json: &str,
@@ -73,6 +77,7 @@ fn run_flows(
     seed: u64,
     record_requests: bool,
     progress: Option<PyObject>,
+    stats_interval: Option<&str>,
 ) -> PyResult<FlowsOutput> {
     let cfg = SsdConfig::from_json(config_json).map_err(to_py)?;
     let values: Vec<serde_json::Value> = serde_json::from_str(jobs_json)
@@ -85,6 +90,7 @@ fn run_flows(
     let opts = RunOptions {
         seed,
         record_requests,
+        stats_interval: interval(stats_interval)?,
     };
     let out = run_out(py, progress, |cb| ssdlab::run_flows(&cfg, &jobs, &opts, cb))?;
     let per_flow = out
@@ -95,6 +101,15 @@ fn run_flows(
         out.records.map(|r| records_bytes(py, r)),
         per_flow,
     ))
+}
+
+/// A statistics interval as written (`"1ms"`), or none.
+fn interval(text: Option<&str>) -> PyResult<Option<ssdlab::sim::SimTime>> {
+    text.map(|t| {
+        ssdlab::config::units::parse_duration(t)
+            .map_err(|m| to_py(Error::Job(format!("stats_interval: {m}"))))
+    })
+    .transpose()
 }
 
 /// What `run_flows` returns: the result's JSON, every record, each flow's records.

@@ -6,6 +6,7 @@ use crate::device::{Backend, Device, Driver, RequestRecord, Status};
 use crate::driver::hfsl::{self, source::JobSource, source::TraceSource};
 use crate::driver::jobs::JobDriver;
 use crate::driver::replay::ReplayDriver;
+use crate::driver::sampler::Sampler;
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::SimTime;
@@ -20,6 +21,9 @@ use std::time::Instant;
 pub struct RunOptions {
     pub seed: u64,
     pub record_requests: bool,
+    /// Periodic statistics: sample the device's state every this much simulated time
+    /// (`driver::sampler`, the result's `samples`); None: no sampling, the driver unwrapped.
+    pub stats_interval: Option<SimTime>,
 }
 
 pub struct RunOutput {
@@ -64,13 +68,15 @@ pub fn run(
     let job_json = serde_json::to_value(spec).expect("job serialises");
     let t = precondition_with(&mut dev, cfg, opts.seed, progress)?;
     driver.start(&mut dev);
-    let (wall, finished) = drive(&mut dev, &mut driver, progress)?;
+    let (wall, finished, samples) =
+        drive_sampled(&mut dev, &mut driver, progress, opts.stats_interval)?;
     let stop = if finished {
         driver.finish()?
     } else {
         INTERRUPTED
     };
-    let result = build_result(&dev, cfg, job_json, opts.seed, stop, wall, t);
+    let mut result = build_result(&dev, cfg, job_json, opts.seed, stop, wall, t);
+    result.samples = samples;
     Ok(RunOutput {
         result,
         records: dev.take_records(),
@@ -132,13 +138,15 @@ pub fn run_flows(
     let job_json = serde_json::to_value(specs).expect("jobs serialise");
     let t = precondition_with(&mut dev, cfg, opts.seed, progress)?;
     driver.start(&mut dev);
-    let (wall, finished) = drive(&mut dev, &mut driver, progress)?;
+    let (wall, finished, samples) =
+        drive_sampled(&mut dev, &mut driver, progress, opts.stats_interval)?;
     let stop = if finished {
         driver.finish()?
     } else {
         INTERRUPTED
     };
     let mut result = build_result(&dev, cfg, job_json, opts.seed, stop, wall, t);
+    result.samples = samples;
     let outcomes = driver.outcomes();
     result.flows = Some(outcomes.iter().map(flow_result).collect());
     let records = dev.take_records();
@@ -210,7 +218,8 @@ pub fn run_replay(
     let job_json = serde_json::to_value(tjob).expect("trace job serialises");
     let t = precondition_with(&mut dev, cfg, opts.seed, progress)?;
     driver.start(&mut dev);
-    let (wall, finished) = drive(&mut dev, &mut driver, progress)?;
+    let (wall, finished, samples) =
+        drive_sampled(&mut dev, &mut driver, progress, opts.stats_interval)?;
     let stop = if finished {
         driver.finish()?
     } else {
@@ -218,6 +227,7 @@ pub fn run_replay(
     };
     let mut result = build_result(&dev, cfg, job_json, opts.seed, stop, wall, t);
     result.trace = Some(driver.outcome());
+    result.samples = samples;
     Ok(RunOutput {
         result,
         records: dev.take_records(),
@@ -496,6 +506,29 @@ fn tenth_seconds<'a>(
     }
 }
 
+/// [`drive`], sampling the device every `interval` if given (`driver::sampler`): the wall
+/// seconds, whether it ran to the end, and the samples. Without an interval the driver runs
+/// unwrapped, so periodic statistics cost nothing when off.
+fn drive_sampled<D: Driver>(
+    dev: &mut Device,
+    driver: &mut D,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+    interval: Option<SimTime>,
+) -> Result<(f64, bool, Option<Series>)> {
+    let Some(interval) = interval else {
+        let (wall, finished) = drive(dev, driver, progress)?;
+        return Ok((wall, finished, None));
+    };
+    if interval == SimTime::ZERO {
+        return Err(Error::Job(
+            "stats_interval: got 0, expected a positive duration".into(),
+        ));
+    }
+    let mut sampler = Sampler::start(driver, dev, interval);
+    let (wall, finished) = drive(dev, &mut sampler, progress)?;
+    Ok((wall, finished, Some(sampler.finish()?)))
+}
+
 /// Run `driver` on `dev` until the device is idle, or until `progress` says stop; returns the
 /// wall seconds it took and whether it ran to the end.
 fn drive<D: Driver>(
@@ -714,6 +747,7 @@ pub fn build_result(
         job,
         trace: None,
         flows: None,
+        samples: None,
         sim: SimInfo {
             simulated_time_s: end.as_secs_f64(),
             measured_time_s: window,
@@ -884,6 +918,7 @@ pub fn bench_with(
         &RunOptions {
             seed,
             record_requests: false,
+            stats_interval: None,
         },
         progress,
     )?;
@@ -977,6 +1012,7 @@ fn cached_mapping_with(
     let opts = RunOptions {
         seed,
         record_requests: false,
+        stats_interval: None,
     };
     let r = run_to_end(&cfg, &job, &opts, progress)?.result;
     let m = r.ftl.as_ref().and_then(|f| f.mapping.as_ref());
@@ -1031,6 +1067,7 @@ fn gc_tail_with(
         let opts = RunOptions {
             seed,
             record_requests: false,
+            stats_interval: None,
         };
         let r = run_to_end(&cfg, &job, &opts, progress)?.result;
         let mut v = tail(r.ops.get("write"));

@@ -203,6 +203,7 @@ fn a_trace_model_runs_through_hfsl_and_the_result_says_what_hfsl_did() {
     let opts = RunOptions {
         seed: 7,
         record_requests: false,
+        stats_interval: None,
     };
     let run = || {
         let mut v = serde_json::to_value(
@@ -270,6 +271,7 @@ fn a_job_from_another_application_is_refused_in_the_owned_range_only() {
     let opts = RunOptions {
         seed: 1,
         record_requests: false,
+        stats_interval: None,
     };
     let refused = |app: u32| {
         let cfg = fusion(&[

@@ -192,12 +192,18 @@ def _keep_partial(json_out: Path | None, quiet: bool) -> Iterator[None]:
 
 
 def _run_with_progress(
-    config: Config, job: Job | list[Job] | Trace, seed: int, quiet: bool
+    config: Config,
+    job: Job | list[Job] | Trace,
+    seed: int,
+    quiet: bool,
+    stats_interval: str | None = None,
 ) -> Result:
     with progress_bar(enabled=not quiet) as progress:
         if isinstance(job, Trace):
-            return run(config, seed=seed, progress=progress, trace=job)
-        return run(config, job, seed=seed, progress=progress)
+            return run(
+                config, seed=seed, progress=progress, trace=job, stats_interval=stats_interval
+            )
+        return run(config, job, seed=seed, progress=progress, stats_interval=stats_interval)
 
 
 #: A job of a fio file whose simulated length is at least this (s) has it said before it starts.
@@ -437,6 +443,15 @@ def run_command(
         int | None, typer.Option("--io-count", help="Requests in total over all jobs.")
     ] = None,
     ramp: Annotated[str | None, typer.Option(help="Warm-up time excluded from results.")] = None,
+    stats_interval: Annotated[
+        str | None,
+        typer.Option(
+            "--stats-interval",
+            help="Sample the device's state (free blocks, GC, write amplification, requests in"
+            " flight) every this much simulated time, e.g. 1ms: the result's samples (see"
+            " docs/jobs.md).",
+        ),
+    ] = None,
     distribution: Annotated[
         str | None,
         typer.Option(
@@ -683,7 +698,7 @@ def run_command(
             },
         )
         with _keep_partial(json_out, quiet):
-            result = _run_with_progress(resolved, replay, seed, quiet)
+            result = _run_with_progress(resolved, replay, seed, quiet, stats_interval)
         _warn_coarse_timestamps(trace, result.to_dict())
         if json_out is not None:
             _write_json(json_out, result.to_json())
@@ -703,7 +718,7 @@ def run_command(
     if flows is not None:
         # Several jobs at once (docs/jobs.md, "Flows"): the device's tables, then each flow's.
         with _keep_partial(json_out, quiet):
-            result = _run_with_progress(resolved, flows, seed, quiet)
+            result = _run_with_progress(resolved, flows, seed, quiet, stats_interval)
         if json_out is not None:
             _write_json(json_out, result.to_json())
         if not quiet and not (json_out is not None and str(json_out) == "-"):
@@ -719,7 +734,7 @@ def run_command(
         return
     job = _build_job(job_file, flags)
     with _keep_partial(json_out, quiet):
-        result = _run_with_progress(resolved, job, seed, quiet)
+        result = _run_with_progress(resolved, job, seed, quiet, stats_interval)
     if json_out is not None:
         _write_json(json_out, result.to_json())
     if not quiet and not (json_out is not None and str(json_out) == "-"):
