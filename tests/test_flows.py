@@ -107,6 +107,13 @@ def test_a_fio_group_of_a_reader_and_a_writer_runs_concurrently(tmp_path: Path) 
     # of 64 KiB in flight at the end drain for a few ms: 26 ms, seed 1).
     assert 20 <= jobs["reader"]["job_runtime"] <= 23
     assert 20 <= jobs["writer"]["job_runtime"] <= 30
+    # The group's text summary: a direction's bandwidth over the time of the jobs that moved
+    # bytes that way (the reader alone reads: its bandwidth is the group's).
+    proc = run_cli("run", "small-tlc", "--fio", both)
+    assert proc.returncode == 0, proc.stderr
+    reader_bw = proc.stdout.split("read: IOPS=")[1].split("BW=")[1].split(" ")[0]
+    group_read = proc.stdout.split("Run status group 0")[1].split("READ: bw=")[1].split(" ")[0]
+    assert reader_bw == group_read, proc.stdout
     # With stonewall, the reader runs after the writer, in a group of its own, on the drive as
     # the writer left it (its reads still wait behind the programs of the writes it buffered).
     serial = tmp_path / "serial.fio"

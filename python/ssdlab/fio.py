@@ -1413,10 +1413,9 @@ def to_text(fio: FioFile, results: Sequence[Mapping[str, Any]]) -> str:
         gid = group[0].group
         lines.append(f"Run status group {gid} (all jobs):")
         index = {id(job): i for i, job in enumerate(fio.jobs)}
-        # The jobs of a group ran together: the group's rate is its bytes over the longest
-        # of their measured times (fio's aggregate bandwidth, io_bytes over the group's
-        # longest runtime).
-        seconds = max(float(results[index[id(job)]]["sim"]["measured_time_s"]) for job in group)
+        # The jobs of a group ran together: a direction's rate is the group's bytes over the
+        # longest measured time of the jobs that moved bytes that way (fio's aggregate
+        # bandwidth: io_bytes over the group's longest runtime in that direction).
         for op, label in (("read", "READ"), ("write", "WRITE"), ("trim", "TRIM")):
             members = [_summary_json(job, results[index[id(job)]])[op] for job in group]
             io = sum(m["io_bytes"] for m in members)
@@ -1424,6 +1423,11 @@ def to_text(fio: FioFile, results: Sequence[Mapping[str, Any]]) -> str:
                 continue
             runs = [m["runtime"] for m in members if m["io_bytes"]]
             rates = [m["bw_bytes"] for m in members if m["io_bytes"]]
+            seconds = max(
+                float(results[index[id(job)]]["sim"]["measured_time_s"])
+                for job, m in zip(group, members, strict=True)
+                if m["io_bytes"]
+            )
             total = io / seconds if seconds > 0 else 0.0
             lines.append(
                 f"   {label}: bw={_human_rate(total)}, {_human_rate(min(rates))}-"
