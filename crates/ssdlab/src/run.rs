@@ -266,6 +266,7 @@ fn run_hfsl_job(
     opts: &RunOptions,
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<RunOutput> {
+    spec.refuse_startdelay("HFSL on a fusion device ([hfsl])")?;
     let capacity = hfsl_capacity(cfg)?;
     let job = spec.fit(capacity)?;
     let span = job.region_start + job.region_len;

@@ -944,3 +944,34 @@ fn a_logical_size_that_is_no_whole_page_or_a_reserve_of_every_block_is_named() {
         "{e}"
     );
 }
+
+/// HFSL runs one job from time 0: a `startdelay`, or several flows, is refused by name rather
+/// than ignored.
+#[test]
+fn startdelay_and_flows_are_refused_through_hfsl() {
+    use ssdlab::run::{run, run_flows};
+    let cfg = fusion(&[]);
+    let opts = ssdlab::RunOptions {
+        seed: 1,
+        record_requests: false,
+        stats_interval: None,
+    };
+    let late = ssdlab::JobSpec::from_json(
+        r#"{"rw":"randread","bs":"4KiB","io_count":10,"startdelay":"1ms"}"#,
+    )
+    .unwrap();
+    let e = run(&cfg, &late, &opts, &mut |_, _| true)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("field `startdelay`") && e.contains("HFSL"),
+        "{e}"
+    );
+    let a = ssdlab::JobSpec::from_json(r#"{"rw":"randread","bs":"4KiB","io_count":10}"#).unwrap();
+    let e = run_flows(&cfg, &[a.clone(), a], &opts, &mut |_, _| true)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("flows") && e.contains("HFSL"), "{e}");
+}

@@ -505,6 +505,18 @@ impl JobSpec {
         Ok(())
     }
 
+    /// Refuse `startdelay` where the driver has no flows to start later (the register-level
+    /// NVMe controller's and HFSL's, which run one job from time 0): `who` names that driver.
+    pub fn refuse_startdelay(&self, who: &str) -> Result<()> {
+        match self.startdelay {
+            Some(d) if d.0 > SimTime::ZERO => Err(Error::Job(format!(
+                "job, field `startdelay`: got {:.6} s, but {who} runs one job from time 0; expected none (flows run with `ssdlab run`)",
+                d.0.as_secs_f64()
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     /// Fit the job to a device of `capacity` logical bytes.
     pub fn fit(&self, capacity: u64) -> Result<Job> {
         self.check_fields()?;
