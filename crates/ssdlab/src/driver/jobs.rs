@@ -761,7 +761,9 @@ fn rw_name(rw: Rw) -> String {
 }
 
 impl Driver for JobDriver {
-    #[inline]
+    // Always inlined into the run loop, as it was before flows: grown by the flow look-up it
+    // was left out of line (+1.4 % instructions on profile_run).
+    #[inline(always)]
     fn on_complete(&mut self, dev: &mut Device, now: SimTime, done: Completion) {
         self.latest = now;
         let inst = done.queue;

@@ -181,8 +181,9 @@ impl Host {
 
     /// Count and measure one finished submitted request. (The device calls it from a single
     /// place for plain and merged requests alike: a second copy would keep the compiler from
-    /// inlining the histogram's record on the default path.)
-    #[inline]
+    /// inlining the histogram's record on the default path; always inlined, as the flow look-up
+    /// in the job driver's completion otherwise moved it out of line.)
+    #[inline(always)]
     pub(crate) fn count(&mut self, now: SimTime, op: Op, part: &Part, status: Status, queue: u32) {
         let Part {
             offset,
