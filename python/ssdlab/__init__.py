@@ -30,6 +30,7 @@ from .api import (
     trace_models,
     trace_stats,
 )
+from .flows import fairness, load_flows
 from .fusion import FusionDevice, Hfsl
 from .swap import SwapResult, swap
 
@@ -60,6 +61,8 @@ def __getattr__(name: str) -> Any:
 __version__: str = _core_version()
 
 __all__ = [
+    "fairness",
+    "load_flows",
     "Config",
     "ConfigError",
     "FusionDevice",

@@ -30,6 +30,7 @@ __all__ = [
     "result_columns",
     "run",
     "run_trace",
+    "run_flows",
     "bench",
     "swap",
     "check_swap",
@@ -76,6 +77,7 @@ def run(
     seed: int,
     record_requests: bool = False,
     progress: _Progress = None,
+    stats_interval: str | None = None,
 ) -> tuple[str, bytes | None]: ...
 def run_trace(
     config_json: str,
@@ -83,7 +85,16 @@ def run_trace(
     seed: int,
     record_requests: bool = False,
     progress: _Progress = None,
+    stats_interval: str | None = None,
 ) -> tuple[str, bytes | None]: ...
+def run_flows(
+    config_json: str,
+    jobs_json: str,
+    seed: int,
+    record_requests: bool = False,
+    progress: _Progress = None,
+    stats_interval: str | None = None,
+) -> tuple[str, bytes | None, list[bytes] | None]: ...
 def bench(
     io_count: int, seed: int = 1, overwrite: float = 0.0, progress: _Progress = None
 ) -> str: ...

@@ -13,7 +13,7 @@ import numbers
 import operator
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -488,15 +488,53 @@ def generate_trace(
 # Result
 
 
+# The periodic statistics' columns that are not counts.
+_FLOAT_SAMPLES = ("time_s", "write_amplification")
+
+
 class Result:
     """The outcome of one run: the core's JSON (schema ``ssdlab.result/1``) and, if recorded,
     the per-request records."""
 
-    __slots__ = ("_json", "_records")
+    __slots__ = ("_json", "_records", "_flow_records")
 
-    def __init__(self, json_text: str, records: bytes | None = None) -> None:
+    def __init__(
+        self,
+        json_text: str,
+        records: bytes | None = None,
+        flow_records: Sequence[bytes] | None = None,
+    ) -> None:
         self._json = json_text
         self._records = records
+        self._flow_records = list(flow_records) if flow_records is not None else None
+
+    @property
+    def flows(self) -> list[Result]:
+        """A run of several flows (``run(config, [job, job, ...])``): each flow's own result, in
+        the order the flows were given. Its ``ops``, ``total`` and ``sim.measured_time_s`` are
+        the flow's own requests, from the end of its ramp to its last completion; its ``job``
+        is the flow's; ``flow`` says its group, start and end; the device's figures
+        (``device``, ``utilisation``, ...) are the whole run's, shared by the flows. Records,
+        when the run kept them, are the flow's. Empty for a run of one job."""
+        data = self.to_dict()
+        flows = data.get("flows") or []
+        out = []
+        for i, flow in enumerate(flows):
+            own = {k: v for k, v in data.items() if k != "flows"}
+            own["job"] = data["job"][i]
+            own["flow"] = {
+                k: flow[k] for k in ("name", "group", "start_s", "end_s", "measured_time_s")
+            }
+            own["ops"] = flow["ops"]
+            own["total"] = flow["total"]
+            own["sim"] = {
+                **data["sim"],
+                "simulated_time_s": flow["end_s"],
+                "measured_time_s": flow["measured_time_s"],
+            }
+            records = self._flow_records[i] if self._flow_records is not None else None
+            out.append(Result(json.dumps(own, indent=2), records))
+        return out
 
     def to_json(self) -> str:
         """The JSON exactly as the core wrote it (byte-identical across runs outside ``wall``)."""
@@ -513,6 +551,20 @@ class Result:
         from .cli.table import render_text  # rich is only needed when a table is asked for
 
         return render_text(self.to_dict(), width=width)
+
+    def samples(self) -> dict[str, np.ndarray]:
+        """The periodic statistics (``run(..., stats_interval="1ms")``) as numpy arrays, one
+        entry per sample: ``time_s``, ``free_blocks``, ``gc_runs``, ``gc_units_moved``,
+        ``write_amplification``, ``requests_in_flight``, ``requests_completed``."""
+        series = self.to_dict().get("samples")
+        if series is None:
+            raise ValueError("no periodic statistics in this result: run with stats_interval=")
+        import numpy as np
+
+        return {
+            name: np.asarray(values, dtype=np.float64 if name in _FLOAT_SAMPLES else np.uint64)
+            for name, values in series.items()
+        }
 
     @property
     def has_requests(self) -> bool:
@@ -676,14 +728,26 @@ def _let_interrupts_through(done: int, total: int) -> None:
     """
 
 
+def _job_of(job: Any) -> Job:
+    if isinstance(job, Job):
+        return job
+    if not isinstance(job, Mapping):
+        raise TypeError(
+            f"job: got {job!r}, expected a Job or a mapping of job fields"
+            " (e.g. {'rw': 'randread', 'io_count': 1000}), or a list of them (flows)"
+        )
+    return Job.from_dict(job)
+
+
 def run(
     config: Config | str | os.PathLike[str],
-    job: Job | Mapping[str, Any] | None = None,
+    job: Job | Mapping[str, Any] | Sequence[Job | Mapping[str, Any]] | None = None,
     seed: int = 1,
     record_requests: bool = False,
     progress: ProgressCallback | None = None,
     *,
     trace: Trace | str | os.PathLike[str] | None = None,
+    stats_interval: str | None = None,
     **trace_options: Any,
 ) -> Result:
     """Simulate ``job`` on ``config``, or replay ``trace`` on it; the same inputs and seed always
@@ -691,6 +755,12 @@ def run(
 
     ``trace`` is a :class:`Trace`, or a trace file (or ``model:NAME``) with the replay options
     given as keywords (``run(cfg, trace="x.csv", mode="afap", iodepth=16)``).
+    ``job`` may be a list of jobs: flows, those of a ``group`` running together on the device,
+    the groups one after another (docs/jobs.md, "Flows"); :attr:`Result.flows` has each one's
+    figures.
+    ``stats_interval`` (``"1ms"``) samples the device's state at that interval of simulated
+    time (free blocks, GC, write amplification, requests in flight): the result's ``samples``,
+    :meth:`Result.samples` as numpy arrays.
     ``progress(done, total)`` is called about ten times a second of wall time. A KeyboardInterrupt
     stops the run and raises ``Interrupted``.
     """
@@ -706,7 +776,12 @@ def run(
         else:
             replay = Trace(trace, **trace_options)
         json_text, records = _core.run_trace(
-            config.to_json(), replay.to_json(), int(seed), bool(record_requests), callback
+            config.to_json(),
+            replay.to_json(),
+            int(seed),
+            bool(record_requests),
+            callback,
+            stats_interval,
         )
         return Result(json_text, bytes(records) if records is not None else None)
     if trace_options:
@@ -714,19 +789,27 @@ def run(
         raise TypeError(f"replay options ({names}) need a trace=")
     if job is None:
         raise ValueError("run needs a job or a trace")
-    if not isinstance(job, Job):
-        if not isinstance(job, Mapping):
-            raise TypeError(
-                f"job: got {job!r}, expected a Job or a mapping of job fields"
-                " (e.g. {'rw': 'randread', 'io_count': 1000})"
-            )
-        job = Job.from_dict(job)
+    if isinstance(job, Sequence) and not isinstance(job, (str, bytes)):
+        if not job:
+            raise ValueError("run: got an empty list of jobs, expected at least one")
+        jobs = [_job_of(j) for j in job]
+        flows_json = "[" + ",".join(j.to_json() for j in jobs) + "]"
+        json_text, records, flow_records = _core.run_flows(
+            config.to_json(), flows_json, int(seed), bool(record_requests), callback, stats_interval
+        )
+        return Result(
+            json_text,
+            bytes(records) if records is not None else None,
+            [bytes(r) for r in flow_records] if flow_records is not None else None,
+        )
+    job = _job_of(job)
     json_text, records = _core.run(
         config.to_json(),
         job.to_json(),
         int(seed),
         bool(record_requests),
         callback,
+        stats_interval,
     )
     return Result(json_text, bytes(records) if records is not None else None)
 

@@ -3,7 +3,8 @@ and results written back the way fio reports them (text per job and per group, a
 
 A file is ``[global]`` plus job sections; each job section inherits ``[global]``'s options (and a
 later ``[global]`` applies to the jobs after it). A job with ``stonewall`` (or
-``wait_for_previous``) starts a new group: groups run one after another, as in fio.
+``wait_for_previous``, or ``new_group``) starts a new group: the jobs of a group run together on
+the device, the groups one after another, as in fio (one run of flows, ``driver::jobs``).
 
 What maps onto the job model (``workload/job.rs``) is translated; an option the model has no
 field for is named in a warning and left out; an option that would change what the run means
@@ -17,6 +18,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from . import _core
@@ -150,7 +152,10 @@ class FioJob:
     """One job section as ssdlab runs it."""
 
     name: str
+    # fio's reporting group (its JSON's groupid): stonewall and new_group start a new one.
     group: int
+    # The jobs of one phase run together, the phases one after another (stonewall).
+    phase: int
     line: int
     fields: dict[str, Any]
     options: dict[str, str]
@@ -161,7 +166,20 @@ class FioJob:
     own: dict[str, str] = field(default_factory=dict)
 
     def job(self) -> Job:
-        return Job(**self.fields)
+        return Job(**self.model_fields())
+
+    def model_fields(self) -> dict[str, Any]:
+        """The job model's fields. fio runs ``ramp_time`` first and then ``runtime``, measured
+        after the ramp; the job model's ``runtime`` counts from the start, ramp included, so the
+        model's runtime is fio's runtime plus the ramp (``fields`` keeps fio's two times, which
+        the ``--runtime``/``--ramp`` flags replace)."""
+        fields = dict(self.fields)
+        if self.phase:
+            fields["group"] = self.phase
+        if "runtime" in fields and fields.get("ramp") is not None:
+            total_ps = duration_ps(str(fields["runtime"])) + duration_ps(str(fields["ramp"]))
+            fields["runtime"] = duration_text(total_ps)
+        return fields
 
     def extent(self, capacity: int) -> int:
         """The byte just past the job's region on a drive of ``capacity`` bytes."""
@@ -258,6 +276,28 @@ def parse_time(text: str, where: str, option: str, bare: str = "s") -> str:
     if unit in _TIME_SECONDS:
         return f"{float(number) * _TIME_SECONDS[unit]:g}s"
     return f"{number}{_TIME_UNITS[unit]}"
+
+
+# Picoseconds per unit of the job model's duration texts (`parse_time`'s and the flags').
+_PS_PER_UNIT = {"ps": 1, "ns": 10**3, "us": 10**6, "µs": 10**6, "ms": 10**9, "s": 10**12}
+
+
+def duration_ps(text: str) -> int:
+    """A job-model duration (``20ms``, ``1.5s``) in picoseconds, exactly (the core rounds the
+    same decimal to the same picosecond)."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*([a-zµ]+)\s*", text)
+    if not m or m.group(2) not in _PS_PER_UNIT:
+        # Not a duration the job model reads: the core names it when the job is checked.
+        return int(round(float(_core.parse_duration_s(text)) * 1e12))
+    return int(Decimal(m.group(1)) * _PS_PER_UNIT[m.group(2)])
+
+
+def duration_text(ps: int) -> str:
+    """``ps`` picoseconds in the largest unit that writes it whole (``22ms``)."""
+    for unit in ("s", "ms", "us", "ns"):
+        if ps % _PS_PER_UNIT[unit] == 0:
+            return f"{ps // _PS_PER_UNIT[unit]}{unit}"
+    return f"{ps}ps"
 
 
 def _size_name(size: int) -> str:
@@ -421,6 +461,7 @@ def load(
     fio = FioFile(path=name, jobs=[])
     global_opts: list[Option] = []
     group = 0
+    phase = 0
     command_line = [Option(COMMAND_LINE, COMMAND_LINE, k.lower(), v) for k, v in overrides]
     warnings: dict[tuple[str, str], list[Option]] = {}
     for section, line, options in sections:
@@ -430,8 +471,15 @@ def load(
         merged: dict[str, Option] = {}
         for option in [*global_opts, *options, *command_line]:
             merged[option.key] = option
-        stonewall = any(o.key in ("stonewall", "wait_for_previous") for o in options)
+        # stonewall (in the job's section or in [global], which gives it to every job) makes
+        # the job wait for those before it: a new group of jobs that run together, and a new
+        # reporting group. new_group starts a reporting group only; its job still runs with
+        # those before it, as in fio.
+        stonewall = any(k in merged for k in ("stonewall", "wait_for_previous"))
         if stonewall and fio.jobs:
+            phase += 1
+            group += 1
+        elif "new_group" in merged and fio.jobs:
             group += 1
         if not fio.jobs:
             fio.global_options = {o.key: o.value for o in [*global_opts, *command_line]}
@@ -440,6 +488,7 @@ def load(
             FioJob(
                 name=section,
                 group=group,
+                phase=phase,
                 line=line,
                 fields=fields,
                 options={k: o.value for k, o in merged.items()},
@@ -698,12 +747,9 @@ def _translate(
                     "with rate or rate_iops the arrivals are paced by the rate: no pause is added",
                 )
     if "startdelay" in options:
-        parse_time(value("startdelay"), where("startdelay"), "startdelay")
-        warn(
-            "startdelay",
-            "the jobs of a group run one after another here, so a delay against the others"
-            " means nothing: ignored",
-        )
+        delay = parse_time(value("startdelay"), where("startdelay"), "startdelay")
+        if not re.fullmatch(r"0+(\.0*)?[a-z]+", delay):
+            fields["startdelay"] = delay
     if "blockalign" in options or "ba" in options:
         key = "blockalign" if "blockalign" in options else "ba"
         align = size(key, value(key).split(",")[0])
@@ -1407,9 +1453,9 @@ def to_text(fio: FioFile, results: Sequence[Mapping[str, Any]]) -> str:
         gid = group[0].group
         lines.append(f"Run status group {gid} (all jobs):")
         index = {id(job): i for i, job in enumerate(fio.jobs)}
-        # The jobs of a group ran one after another: the group's rate is its bytes over the
-        # sum of their measured times.
-        seconds = sum(float(results[index[id(job)]]["sim"]["measured_time_s"]) for job in group)
+        # The jobs of a group ran together: a direction's rate is the group's bytes over the
+        # longest measured time of the jobs that moved bytes that way (fio's aggregate
+        # bandwidth: io_bytes over the group's longest runtime in that direction).
         for op, label in (("read", "READ"), ("write", "WRITE"), ("trim", "TRIM")):
             members = [_summary_json(job, results[index[id(job)]])[op] for job in group]
             io = sum(m["io_bytes"] for m in members)
@@ -1417,6 +1463,11 @@ def to_text(fio: FioFile, results: Sequence[Mapping[str, Any]]) -> str:
                 continue
             runs = [m["runtime"] for m in members if m["io_bytes"]]
             rates = [m["bw_bytes"] for m in members if m["io_bytes"]]
+            seconds = max(
+                float(results[index[id(job)]]["sim"]["measured_time_s"])
+                for job, m in zip(group, members, strict=True)
+                if m["io_bytes"]
+            )
             total = io / seconds if seconds > 0 else 0.0
             lines.append(
                 f"   {label}: bw={_human_rate(total)}, {_human_rate(min(rates))}-"

@@ -18,7 +18,7 @@ fn result_columns() -> Vec<String> {
 /// Run a job. Releases the GIL while the core runs; `progress(done, total)` is called with the
 /// GIL about ten times a second, and a KeyboardInterrupt there stops the run.
 #[pyfunction]
-#[pyo3(signature = (config_json, job_json, seed, record_requests=false, progress=None))]
+#[pyo3(signature = (config_json, job_json, seed, record_requests=false, progress=None, stats_interval=None))]
 fn run(
     py: Python<'_>,
     config_json: &str,
@@ -26,19 +26,21 @@ fn run(
     seed: u64,
     record_requests: bool,
     progress: Option<PyObject>,
+    stats_interval: Option<&str>,
 ) -> PyResult<(String, Option<Py<PyBytes>>)> {
     let cfg = SsdConfig::from_json(config_json).map_err(to_py)?;
     let job = JobSpec::from_json(job_json).map_err(to_py)?;
     let opts = RunOptions {
         seed,
         record_requests,
+        stats_interval: interval(stats_interval)?,
     };
     run_with(py, progress, |cb| ssdlab::run(&cfg, &job, &opts, cb))
 }
 
 /// Replay a trace (or a workload model) described by a trace job; the same contract as `run`.
 #[pyfunction]
-#[pyo3(signature = (config_json, trace_json, seed, record_requests=false, progress=None))]
+#[pyo3(signature = (config_json, trace_json, seed, record_requests=false, progress=None, stats_interval=None))]
 fn run_trace(
     py: Python<'_>,
     config_json: &str,
@@ -46,12 +48,14 @@ fn run_trace(
     seed: u64,
     record_requests: bool,
     progress: Option<PyObject>,
+    stats_interval: Option<&str>,
 ) -> PyResult<(String, Option<Py<PyBytes>>)> {
     let cfg = SsdConfig::from_json(config_json).map_err(to_py)?;
     let job = TraceJob::from_json(trace_json).map_err(to_py)?;
     let opts = RunOptions {
         seed,
         record_requests,
+        stats_interval: interval(stats_interval)?,
     };
     run_with(py, progress, |cb| {
         if ssdlab::serve::session::is_session_log(&job.trace) {
@@ -62,12 +66,85 @@ fn run_trace(
     })
 }
 
+/// Run jobs as flows (a JSON list of jobs; `ssdlab::run_flows`): the result, all the records,
+/// and each flow's measured records, all as `run` gives them.
+#[pyfunction]
+#[pyo3(signature = (config_json, jobs_json, seed, record_requests=false, progress=None, stats_interval=None))]
+fn run_flows(
+    py: Python<'_>,
+    config_json: &str,
+    jobs_json: &str,
+    seed: u64,
+    record_requests: bool,
+    progress: Option<PyObject>,
+    stats_interval: Option<&str>,
+) -> PyResult<FlowsOutput> {
+    let cfg = SsdConfig::from_json(config_json).map_err(to_py)?;
+    let values: Vec<serde_json::Value> = serde_json::from_str(jobs_json)
+        .map_err(|e| to_py(Error::Job(format!("flows: {e}; expected a list of jobs"))))?;
+    let jobs = values
+        .iter()
+        .map(|v| JobSpec::from_json(&v.to_string()))
+        .collect::<ssdlab::Result<Vec<_>>>()
+        .map_err(to_py)?;
+    let opts = RunOptions {
+        seed,
+        record_requests,
+        stats_interval: interval(stats_interval)?,
+    };
+    let out = run_out(py, progress, |cb| ssdlab::run_flows(&cfg, &jobs, &opts, cb))?;
+    let per_flow = out
+        .flow_records
+        .map(|all| all.into_iter().map(|r| records_bytes(py, r)).collect());
+    Ok((
+        out.result.to_json(),
+        out.records.map(|r| records_bytes(py, r)),
+        per_flow,
+    ))
+}
+
+/// A statistics interval as written (`"1ms"`), or none.
+fn interval(text: Option<&str>) -> PyResult<Option<ssdlab::sim::SimTime>> {
+    text.map(|t| {
+        ssdlab::config::units::parse_duration(t)
+            .map_err(|m| to_py(Error::Job(format!("stats_interval: {m}"))))
+    })
+    .transpose()
+}
+
+/// What `run_flows` returns: the result's JSON, every record, each flow's records.
+type FlowsOutput = (String, Option<Py<PyBytes>>, Option<Vec<Py<PyBytes>>>);
+
+/// Records as the Python side reads them: five little-endian u64 a request (op, offset,
+/// issue_ps, latency_ps, len).
+fn records_bytes(py: Python<'_>, recs: Vec<ssdlab::device::RequestRecord>) -> Py<PyBytes> {
+    let mut buf = Vec::with_capacity(recs.len() * 40);
+    for r in recs {
+        for v in [r.op as u64, r.offset, r.issue_ps, r.latency_ps, r.len] {
+            buf.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    PyBytes::new(py, &buf).unbind()
+}
+
 /// Run `f` without the GIL, calling `progress` (with the GIL) when the core reports.
 fn run_with(
     py: Python<'_>,
     progress: Option<PyObject>,
     f: impl FnOnce(&mut dyn FnMut(u64, u64) -> bool) -> ssdlab::Result<ssdlab::RunOutput> + Send,
 ) -> PyResult<(String, Option<Py<PyBytes>>)> {
+    let out = run_out(py, progress, f)?;
+    let records = out.records.map(|recs| records_bytes(py, recs));
+    Ok((out.result.to_json(), records))
+}
+
+/// [`run_with`]'s run: its output, or the error (a KeyboardInterrupt after preconditioning
+/// raises `Interrupted` with the result so far).
+fn run_out(
+    py: Python<'_>,
+    progress: Option<PyObject>,
+    f: impl FnOnce(&mut dyn FnMut(u64, u64) -> bool) -> ssdlab::Result<ssdlab::RunOutput> + Send,
+) -> PyResult<ssdlab::RunOutput> {
     let mut callback_error: Option<PyErr> = None;
     let out = py.allow_threads(|| {
         f(&mut |done, total| {
@@ -105,16 +182,7 @@ fn run_with(
         }
         Err(e) => return Err(to_py(e)),
     };
-    let records = out.records.map(|recs| {
-        let mut buf = Vec::with_capacity(recs.len() * 40);
-        for r in recs {
-            for v in [r.op as u64, r.offset, r.issue_ps, r.latency_ps, r.len] {
-                buf.extend_from_slice(&v.to_le_bytes());
-            }
-        }
-        PyBytes::new(py, &buf).unbind()
-    });
-    Ok((out.result.to_json(), records))
+    Ok(out)
 }
 
 #[pyfunction]
@@ -156,6 +224,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(result_columns, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(run_flows, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     Ok(())
 }

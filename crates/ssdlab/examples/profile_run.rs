@@ -23,6 +23,7 @@ fn main() {
     let opts = ssdlab::RunOptions {
         seed: 1,
         record_requests: false,
+        stats_interval: None,
     };
     if let Some(trace) = rw_arg.strip_prefix("trace:") {
         let tjob: ssdlab::workload::trace::replay::TraceJob = serde_json::from_value(

@@ -34,6 +34,7 @@ fn main() {
                 &RunOptions {
                     seed: 1,
                     record_requests: false,
+                    stats_interval: None,
                 },
                 &mut |_, _| true,
             )

@@ -395,6 +395,8 @@ pub(crate) fn cmds_of(op: Op, len: u64, max_cmd: u64) -> u32 {
 #[derive(Clone, Copy, Debug)]
 pub struct RequestRecord {
     pub op: u8,
+    /// The host queue it came from (a job's instance k: queue k).
+    pub queue: u32,
     pub offset: u64,
     pub issue_ps: u64,
     pub latency_ps: u64,

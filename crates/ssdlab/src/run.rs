@@ -6,6 +6,7 @@ use crate::device::{Backend, Device, Driver, RequestRecord, Status};
 use crate::driver::hfsl::{self, source::JobSource, source::TraceSource};
 use crate::driver::jobs::JobDriver;
 use crate::driver::replay::ReplayDriver;
+use crate::driver::sampler::Sampler;
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::SimTime;
@@ -20,6 +21,9 @@ use std::time::Instant;
 pub struct RunOptions {
     pub seed: u64,
     pub record_requests: bool,
+    /// Periodic statistics: sample the device's state every this much simulated time
+    /// (`driver::sampler`, the result's `samples`); None: no sampling, the driver unwrapped.
+    pub stats_interval: Option<SimTime>,
 }
 
 pub struct RunOutput {
@@ -28,6 +32,9 @@ pub struct RunOutput {
     /// The progress callback stopped the run (Ctrl-C) after preconditioning: the result holds
     /// the requests completed by then, its stop reason [`INTERRUPTED`].
     pub interrupted: bool,
+    /// A run of several flows with records: each flow's measured requests (from the end of its
+    /// own ramp), in the order the flows were given.
+    pub flow_records: Option<Vec<Vec<RequestRecord>>>,
 }
 
 /// The stop reason of a run its progress callback stopped.
@@ -61,18 +68,136 @@ pub fn run(
     let job_json = serde_json::to_value(spec).expect("job serialises");
     let t = precondition_with(&mut dev, cfg, opts.seed, progress)?;
     driver.start(&mut dev);
-    let (wall, finished) = drive(&mut dev, &mut driver, progress)?;
+    let (wall, finished, samples) =
+        drive_sampled(&mut dev, &mut driver, progress, opts.stats_interval)?;
     let stop = if finished {
         driver.finish()?
     } else {
         INTERRUPTED
     };
-    let result = build_result(&dev, cfg, job_json, opts.seed, stop, wall, t);
+    let mut result = build_result(&dev, cfg, job_json, opts.seed, stop, wall, t);
+    result.samples = samples;
     Ok(RunOutput {
         result,
         records: dev.take_records(),
         interrupted: !finished,
+        flow_records: None,
     })
+}
+
+/// Run `specs` as flows on the device `cfg` (`driver::jobs`): the flows of a group together,
+/// the groups one after another on the device as the one before left it. With one spec this is
+/// [`run`]; with several the result has each flow's figures (`flows`) and `job` lists the specs,
+/// and with records each flow's own ([`RunOutput::flow_records`]).
+pub fn run_flows(
+    cfg: &SsdConfig,
+    specs: &[JobSpec],
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<RunOutput> {
+    if specs.len() == 1 {
+        return run(cfg, &specs[0], opts, progress);
+    }
+    if specs.is_empty() {
+        return Err(Error::Job(
+            "flows: got none, expected at least one job".into(),
+        ));
+    }
+    if cfg.hfsl.is_some() {
+        return Err(Error::Job(
+            "flows: several flows on a fusion device driven by HFSL ([hfsl]) are not modelled; run one job".into(),
+        ));
+    }
+    let flow_err = |spec: &JobSpec, e: Error| match e {
+        Error::Job(m) => Error::Job(match m.strip_prefix("job, ") {
+            Some(rest) => format!("flow `{}`, {rest}", spec.name),
+            None => format!("flow `{}`: {m}", spec.name),
+        }),
+        e => e,
+    };
+    let mut jobs = Vec::with_capacity(specs.len());
+    let mut touched = 0u64;
+    let mut dev = new_device(cfg, opts)?;
+    for spec in specs {
+        let job = spec
+            .fit(cfg.logical_bytes())
+            .map_err(|e| flow_err(spec, e))?;
+        touched = touched.saturating_add(job.touched_units(cfg.map_unit_bytes()));
+        if spec.stream != 0 {
+            if let Err(m) = dev.ftl().check_stream(spec.stream as u8) {
+                return Err(flow_err(
+                    spec,
+                    Error::Job(format!("job, field `stream`: {m}")),
+                ));
+            }
+        }
+        jobs.push(job);
+    }
+    dev.ftl_mut().expect_touches(touched);
+    let mut driver = JobDriver::flows(jobs, &dev, opts.seed)?;
+    let job_json = serde_json::to_value(specs).expect("jobs serialise");
+    let t = precondition_with(&mut dev, cfg, opts.seed, progress)?;
+    driver.start(&mut dev);
+    let (wall, finished, samples) =
+        drive_sampled(&mut dev, &mut driver, progress, opts.stats_interval)?;
+    let stop = if finished {
+        driver.finish()?
+    } else {
+        INTERRUPTED
+    };
+    let mut result = build_result(&dev, cfg, job_json, opts.seed, stop, wall, t);
+    result.samples = samples;
+    let outcomes = driver.outcomes();
+    result.flows = Some(outcomes.iter().map(flow_result).collect());
+    let records = dev.take_records();
+    let flow_records = records.as_ref().map(|recs| {
+        let mut per_flow: Vec<Vec<RequestRecord>> = vec![Vec::new(); outcomes.len()];
+        for r in recs {
+            let f = driver.flow_of_queue(r.queue);
+            if r.issue_ps >= outcomes[f].measure_from.ps() {
+                per_flow[f].push(*r);
+            }
+        }
+        per_flow
+    });
+    Ok(RunOutput {
+        result,
+        records,
+        interrupted: !finished,
+        flow_records,
+    })
+}
+
+/// A flow's own figures, from the end of its ramp to its last completion.
+fn flow_result(o: &crate::driver::jobs::FlowOutcome) -> FlowResult {
+    let window = (o.last_completion - o.measure_from.min(o.last_completion)).as_secs_f64();
+    let mut ops = BTreeMap::new();
+    let (mut count, mut bytes) = (0, 0);
+    for op in Op::ALL {
+        let l = &o.lat[op.index()];
+        if l.count == 0 {
+            continue;
+        }
+        count += l.count;
+        bytes += l.bytes;
+        ops.insert(op.name(), op_result(l, window));
+    }
+    let (mib, mb) = bandwidth(bytes, window);
+    FlowResult {
+        name: o.job.spec.name.clone(),
+        group: o.job.spec.group,
+        start_s: o.start.as_secs_f64(),
+        end_s: o.last_completion.as_secs_f64(),
+        measured_time_s: window,
+        ops,
+        total: Totals {
+            count,
+            bytes,
+            iops: per_s(count, window),
+            bandwidth_mib_s: mib,
+            bandwidth_mb_s: mb,
+        },
+    }
 }
 
 /// Replay a trace (or a workload model) on the device `cfg`. The trace is read once to check
@@ -93,7 +218,8 @@ pub fn run_replay(
     let job_json = serde_json::to_value(tjob).expect("trace job serialises");
     let t = precondition_with(&mut dev, cfg, opts.seed, progress)?;
     driver.start(&mut dev);
-    let (wall, finished) = drive(&mut dev, &mut driver, progress)?;
+    let (wall, finished, samples) =
+        drive_sampled(&mut dev, &mut driver, progress, opts.stats_interval)?;
     let stop = if finished {
         driver.finish()?
     } else {
@@ -101,10 +227,12 @@ pub fn run_replay(
     };
     let mut result = build_result(&dev, cfg, job_json, opts.seed, stop, wall, t);
     result.trace = Some(driver.outcome());
+    result.samples = samples;
     Ok(RunOutput {
         result,
         records: dev.take_records(),
         interrupted: !finished,
+        flow_records: None,
     })
 }
 
@@ -138,6 +266,7 @@ fn run_hfsl_job(
     opts: &RunOptions,
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<RunOutput> {
+    spec.refuse_startdelay("HFSL on a fusion device ([hfsl])")?;
     let capacity = hfsl_capacity(cfg)?;
     let job = spec.fit(capacity)?;
     let span = job.region_start + job.region_len;
@@ -301,6 +430,7 @@ fn hfsl_output(
         result,
         records: run.dev.take_records(),
         interrupted: false,
+        flow_records: None,
     }
 }
 
@@ -375,6 +505,29 @@ fn tenth_seconds<'a>(
             true
         }
     }
+}
+
+/// [`drive`], sampling the device every `interval` if given (`driver::sampler`): the wall
+/// seconds, whether it ran to the end, and the samples. Without an interval the driver runs
+/// unwrapped, so periodic statistics cost nothing when off.
+fn drive_sampled<D: Driver>(
+    dev: &mut Device,
+    driver: &mut D,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+    interval: Option<SimTime>,
+) -> Result<(f64, bool, Option<Series>)> {
+    let Some(interval) = interval else {
+        let (wall, finished) = drive(dev, driver, progress)?;
+        return Ok((wall, finished, None));
+    };
+    if interval == SimTime::ZERO {
+        return Err(Error::Job(
+            "stats_interval: got 0, expected a positive duration".into(),
+        ));
+    }
+    let mut sampler = Sampler::start(driver, dev, interval);
+    let (wall, finished) = drive(dev, &mut sampler, progress)?;
+    Ok((wall, finished, Some(sampler.finish()?)))
 }
 
 /// Run `driver` on `dev` until the device is idle, or until `progress` says stop; returns the
@@ -594,6 +747,8 @@ pub fn build_result(
         seed,
         job,
         trace: None,
+        flows: None,
+        samples: None,
         sim: SimInfo {
             simulated_time_s: end.as_secs_f64(),
             measured_time_s: window,
@@ -782,6 +937,7 @@ pub fn bench_with(
         &RunOptions {
             seed,
             record_requests: false,
+            stats_interval: None,
         },
         progress,
     )?;
@@ -875,6 +1031,7 @@ fn cached_mapping_with(
     let opts = RunOptions {
         seed,
         record_requests: false,
+        stats_interval: None,
     };
     let r = run_to_end(&cfg, &job, &opts, progress)?.result;
     let m = r.ftl.as_ref().and_then(|f| f.mapping.as_ref());
@@ -929,6 +1086,7 @@ fn gc_tail_with(
         let opts = RunOptions {
             seed,
             record_requests: false,
+            stats_interval: None,
         };
         let r = run_to_end(&cfg, &job, &opts, progress)?.result;
         let mut v = tail(r.ops.get("write"));

@@ -212,6 +212,7 @@ fn the_firmware_pays_for_gc_moves_and_erases_on_a_device_with_an_ftl() {
     let opts = ssdlab::RunOptions {
         seed: 1,
         record_requests: false,
+        stats_interval: None,
     };
     let r = ssdlab::run(&cfg, &job, &opts, &mut |_, _| true)
         .unwrap()

@@ -203,6 +203,7 @@ fn a_trace_model_runs_through_hfsl_and_the_result_says_what_hfsl_did() {
     let opts = RunOptions {
         seed: 7,
         record_requests: false,
+        stats_interval: None,
     };
     let run = || {
         let mut v = serde_json::to_value(
@@ -270,6 +271,7 @@ fn a_job_from_another_application_is_refused_in_the_owned_range_only() {
     let opts = RunOptions {
         seed: 1,
         record_requests: false,
+        stats_interval: None,
     };
     let refused = |app: u32| {
         let cfg = fusion(&[
@@ -941,4 +943,35 @@ fn a_logical_size_that_is_no_whole_page_or_a_reserve_of_every_block_is_named() {
         e.contains("hfsl.gc_free_blocks: got 8") && !e.contains("1 to 0"),
         "{e}"
     );
+}
+
+/// HFSL runs one job from time 0: a `startdelay`, or several flows, is refused by name rather
+/// than ignored.
+#[test]
+fn startdelay_and_flows_are_refused_through_hfsl() {
+    use ssdlab::run::{run, run_flows};
+    let cfg = fusion(&[]);
+    let opts = ssdlab::RunOptions {
+        seed: 1,
+        record_requests: false,
+        stats_interval: None,
+    };
+    let late = ssdlab::JobSpec::from_json(
+        r#"{"rw":"randread","bs":"4KiB","io_count":10,"startdelay":"1ms"}"#,
+    )
+    .unwrap();
+    let e = run(&cfg, &late, &opts, &mut |_, _| true)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("field `startdelay`") && e.contains("HFSL"),
+        "{e}"
+    );
+    let a = ssdlab::JobSpec::from_json(r#"{"rw":"randread","bs":"4KiB","io_count":10}"#).unwrap();
+    let e = run_flows(&cfg, &[a.clone(), a], &opts, &mut |_, _| true)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("flows") && e.contains("HFSL"), "{e}");
 }

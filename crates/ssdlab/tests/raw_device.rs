@@ -25,6 +25,7 @@ fn opts() -> RunOptions {
     RunOptions {
         seed: 1,
         record_requests: false,
+        stats_interval: None,
     }
 }
 

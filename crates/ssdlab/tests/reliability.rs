@@ -172,6 +172,7 @@ fn run(extra: &[&str], job: &str) -> ssdlab::stats::result::RunResult {
         &RunOptions {
             seed: 5,
             record_requests: false,
+            stats_interval: None,
         },
         &mut |_, _| true,
     )

@@ -312,6 +312,7 @@ fn request_records_match_the_count() {
         &RunOptions {
             seed: 1,
             record_requests: true,
+            stats_interval: None,
         },
         &mut |_, _| true,
     )
@@ -431,6 +432,7 @@ fn a_run_that_saturates_the_clock_fails_with_the_cause() {
     let opts = RunOptions {
         seed: 1,
         record_requests: false,
+        stats_interval: None,
     };
     // 10^7 s per link crossing, four crossings per read: past 2^64 ps (213 days) at once.
     let cfg = small(&["interface.link_latency=\"10000000s\""]);
@@ -610,6 +612,7 @@ fn requests_drawn_ahead_are_the_generator_s_in_order() {
         let opts = RunOptions {
             seed: 3,
             record_requests: true,
+            stats_interval: None,
         };
         let out = run(&cfg, &spec, &opts, &mut |_, _| true).unwrap();
         let mut issued = out.records.expect("recorded");
@@ -645,4 +648,53 @@ fn transfer_times_past_the_clock_saturate_and_the_run_says_so() {
             .to_string();
         assert!(e.contains("simulated clock reached its end"), "{set}: {e}");
     }
+}
+
+/// Periodic statistics (issue 41, point 5): one sample at 0 and at every multiple of the
+/// interval while the device has anything left to do (after the last completion too: the
+/// programs of buffered writes go on); counts never fall; the last sample's counts are the
+/// result's; the same run without sampling has the same figures.
+#[test]
+fn periodic_statistics_sample_the_device_at_each_interval() {
+    let cfg = small(&[]);
+    let j = job("rw = \"randwrite\"\nbs = \"4KiB\"\niodepth = 8\nruntime = \"20ms\"");
+    let opts = RunOptions {
+        seed: 1,
+        record_requests: false,
+        stats_interval: Some(ssdlab::sim::SimTime(1_000_000_000)),
+    };
+    let out = run(&cfg, &j, &opts, &mut |_, _| true).unwrap();
+    let s = out.result.samples.clone().expect("samples");
+    let n = s.time_s.len();
+    assert!(n > 20, "{n} samples");
+    for (k, t) in s.time_s.iter().enumerate() {
+        assert!((t - k as f64 * 1e-3).abs() < 1e-12, "sample {k} at {t}");
+    }
+    for col in [&s.gc_runs, &s.gc_units_moved, &s.requests_completed] {
+        assert!(col.windows(2).all(|w| w[0] <= w[1]));
+    }
+    assert_eq!(s.requests_completed[0], 0);
+    assert_eq!(
+        *s.requests_completed.last().unwrap(),
+        out.result.sim.requests
+    );
+    assert_eq!(*s.gc_runs.last().unwrap(), out.result.device.gc_runs);
+    // Closed loop at iodepth 8 until the runtime's end, then nothing in flight.
+    for (t, q) in s.time_s.iter().zip(&s.requests_in_flight) {
+        if *t > 0.0 && *t < 0.02 {
+            assert_eq!(*q, 8, "at {t} s");
+        }
+        if *t > out.result.sim.simulated_time_s {
+            assert_eq!(*q, 0, "at {t} s");
+        }
+    }
+    assert!(s.free_blocks.iter().all(|&b| b > 0));
+    // Sampling changes nothing the run measures (the device's figures and requests alike).
+    let plain = run(&cfg, &j, &common::opts(1), &mut |_, _| true).unwrap();
+    assert_eq!(plain.result.sim.requests, out.result.sim.requests);
+    assert_eq!(
+        serde_json::to_value(&plain.result.ops).unwrap(),
+        serde_json::to_value(&out.result.ops).unwrap()
+    );
+    assert!(plain.result.samples.is_none());
 }

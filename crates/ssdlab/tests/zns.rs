@@ -36,6 +36,7 @@ fn opts() -> RunOptions {
     RunOptions {
         seed: 1,
         record_requests: false,
+        stats_interval: None,
     }
 }
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sys
 from collections.abc import Iterator, Sequence
@@ -141,6 +142,20 @@ def _build_job(job_file: Path | None, flags: dict[str, Any]) -> Job:
     return Job.from_dict(fields)
 
 
+def _load_flows(job_file: Path | None, flags: dict[str, Any]) -> list[Job] | None:
+    """The flows of a --job file of ``[[flow]]`` tables (None for a file of one job), with
+    every flag that was given replacing its field in each flow."""
+    from ..flows import is_flows_file, load_flows
+
+    if job_file is None or not job_file.is_file():
+        return None
+    text = job_file.read_text(encoding="utf-8-sig", errors="replace")
+    if not is_flows_file(text):
+        return None
+    given = {key: value for key, value in flags.items() if value is not None}
+    return [Job.from_dict({**job.to_dict(), **given}) for job in load_flows(job_file)]
+
+
 def _write_json(path: Path, text: str) -> None:
     if str(path) == "-":
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
@@ -177,11 +192,19 @@ def _keep_partial(json_out: Path | None, quiet: bool) -> Iterator[None]:
         raise
 
 
-def _run_with_progress(config: Config, job: Job | Trace, seed: int, quiet: bool) -> Result:
+def _run_with_progress(
+    config: Config,
+    job: Job | list[Job] | Trace,
+    seed: int,
+    quiet: bool,
+    stats_interval: str | None = None,
+) -> Result:
     with progress_bar(enabled=not quiet) as progress:
         if isinstance(job, Trace):
-            return run(config, seed=seed, progress=progress, trace=job)
-        return run(config, job, seed=seed, progress=progress)
+            return run(
+                config, seed=seed, progress=progress, trace=job, stats_interval=stats_interval
+            )
+        return run(config, job, seed=seed, progress=progress, stats_interval=stats_interval)
 
 
 #: A job of a fio file whose simulated length is at least this (s) has it said before it starts.
@@ -205,7 +228,7 @@ def _fio_overrides(overrides: Sequence[str] | None) -> tuple[list[str], list[tup
 
 def _simulated_length(job: Any) -> str | None:
     """What bounds a fio job, when it is long enough to say: its runtime or request count."""
-    fields = job.fields
+    fields = job.model_fields()
     runtime = fields.get("runtime")
     if runtime is not None:
         seconds = float(_core.parse_duration_s(str(runtime)))
@@ -225,8 +248,9 @@ def _run_fio(
     fields: dict[str, Any] | None = None,
     fit: str | None = None,
 ) -> None:
-    """Run a fio job file: its groups in order, each job of a group one after another on a
-    drive prepared afresh; print fio's report (text or JSON) and keep each result with --json.
+    """Run a fio job file: the jobs of a group together on one drive, the groups one after
+    another on it (one run of flows); print fio's report (text or JSON) and keep each job's
+    result with --json.
     ``job_overrides`` are fio options for every job (``--set job.OPTION=VALUE``, fio's grammar);
     ``fields`` job fields for every job (``--size`` and the other flags, ssdlab's grammar); both
     replace what the file says."""
@@ -257,35 +281,49 @@ def _run_fio(
         sys.stderr.write(f"warning: {warning}\n")
     for note in notes:
         sys.stderr.write(f"note: {note}\n")
-    for group in parsed.groups():
-        if len(group) > 1:
-            names = ", ".join(job.name for job in group)
-            sys.stderr.write(
-                f"warning: {path}: group {group[0].group} ({names}): ssdlab runs one job at a"
-                " time, so the jobs of a group run one after another, each on a freshly"
-                " prepared drive, not side by side\n"
-            )
-    results = []
-    records = []
     # fio's JSON figures (stddev, percentiles, buckets, depths) come from each request's record.
     record = output_format in ("json", "json+")
-    for job in parsed.jobs:
-        length = _simulated_length(job)
-        label = f"[{job.name}]"
+    lengths = [(job.name, _simulated_length(job)) for job in parsed.jobs]
+    for name, length in lengths:
         if length is not None and not quiet:
-            sys.stderr.write(f"{label}: {length}\n")
-        with progress_bar(enabled=not quiet) as progress:
-            callback = with_estimate(progress, label, sys.stderr) if not quiet else progress
-            try:
-                result = run(
-                    config, job.job(), seed=seed, progress=callback, record_requests=record
+            sys.stderr.write(f"[{name}]: {length}\n")
+    # One run: the jobs of a group together on the device, the groups one after another.
+    label = f"[{parsed.jobs[0].name}]" if len(parsed.jobs) == 1 else f"[{path.name}]"
+    with progress_bar(enabled=not quiet) as progress:
+        callback = with_estimate(progress, label, sys.stderr) if not quiet else progress
+        try:
+            if len(parsed.jobs) == 1:
+                whole = run(
+                    config,
+                    parsed.jobs[0].job(),
+                    seed=seed,
+                    progress=callback,
+                    record_requests=record,
                 )
-            except (_core.JobError, _core.ConfigError) as error:
-                # What the drive refuses of a job (zonemode=zbd on a drive without zones):
-                # at the line of the option, as the file's other errors.
-                raise UserError(str(fio.job_error(job, error))) from None
-        results.append(result.to_dict())
-        records.append(result.record_bytes)
+                each = [whole]
+            else:
+                whole = run(
+                    config,
+                    [job.job() for job in parsed.jobs],
+                    seed=seed,
+                    progress=callback,
+                    record_requests=record,
+                )
+                each = whole.flows
+        except (_core.JobError, _core.ConfigError) as error:
+            # What the drive refuses of a job (zonemode=zbd on a drive without zones): at the
+            # line of the option, as the file's other errors; with several jobs, the core
+            # names the flow (the job's section name).
+            named = re.search(r"flow `([^`]*)`", str(error))
+            culprit = next(
+                (job for job in parsed.jobs if named and job.name == named.group(1)),
+                parsed.jobs[0] if len(parsed.jobs) == 1 else None,
+            )
+            if culprit is None:
+                raise UserError(f"{path}: {error}") from None
+            raise UserError(str(fio.job_error(culprit, error))) from None
+    results = [result.to_dict() for result in each]
+    records = [result.record_bytes for result in each]
     if json_out is not None:
         _write_json(json_out, json.dumps(results, indent=2))
     if record:
@@ -423,6 +461,15 @@ def run_command(
         int | None, typer.Option("--io-count", help="Requests in total over all jobs.")
     ] = None,
     ramp: Annotated[str | None, typer.Option(help="Warm-up time excluded from results.")] = None,
+    stats_interval: Annotated[
+        str | None,
+        typer.Option(
+            "--stats-interval",
+            help="Sample the device's state (free blocks, GC, write amplification, requests in"
+            " flight) every this much simulated time, e.g. 1ms: the result's samples (see"
+            " docs/jobs.md).",
+        ),
+    ] = None,
     distribution: Annotated[
         str | None,
         typer.Option(
@@ -669,7 +716,7 @@ def run_command(
             },
         )
         with _keep_partial(json_out, quiet):
-            result = _run_with_progress(resolved, replay, seed, quiet)
+            result = _run_with_progress(resolved, replay, seed, quiet, stats_interval)
         _warn_coarse_timestamps(trace, result.to_dict())
         if json_out is not None:
             _write_json(json_out, result.to_json())
@@ -685,9 +732,27 @@ def run_command(
             "what to run: --rw (read, write, randread, randwrite, randrw, rw, trim, randtrim), "
             "a --job FILE or a --trace FILE; e.g. --rw randread --io-count 10000"
         )
+    flows = _load_flows(job_file, flags)
+    if flows is not None:
+        # Several jobs at once (docs/jobs.md, "Flows"): the device's tables, then each flow's.
+        with _keep_partial(json_out, quiet):
+            result = _run_with_progress(resolved, flows, seed, quiet, stats_interval)
+        if json_out is not None:
+            _write_json(json_out, result.to_json())
+        if not quiet and not (json_out is not None and str(json_out) == "-"):
+            console = _stdout()
+            print_result(result.to_dict(), console)
+            for flow in result.flows:
+                f = flow["flow"]
+                console.print(
+                    f"\nflow {f['name']} (group {f['group']}, from {f['start_s']:.6f} s"
+                    f" to {f['end_s']:.6f} s):"
+                )
+                print_result(flow.to_dict(), console)
+        return
     job = _build_job(job_file, flags)
     with _keep_partial(json_out, quiet):
-        result = _run_with_progress(resolved, job, seed, quiet)
+        result = _run_with_progress(resolved, job, seed, quiet, stats_interval)
     if json_out is not None:
         _write_json(json_out, result.to_json())
     if not quiet and not (json_out is not None and str(json_out) == "-"):

@@ -662,8 +662,7 @@ impl Device {
                         arrival: done.arrival,
                     }];
                     for p in merged.as_deref().unwrap_or(&one) {
-                        self.host
-                            .count(now, done.op, p.offset, p.len, p.arrival, done.status);
+                        self.host.count(now, done.op, p, done.status, done.queue);
                         let each = Completion {
                             offset: p.offset,
                             len: p.len,

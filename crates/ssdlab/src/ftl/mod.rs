@@ -608,6 +608,11 @@ impl Ftl {
         self.planes[plane as usize].free.len() as u32
     }
 
+    /// Free blocks over every plane (the periodic statistics' figure).
+    pub fn free_blocks_total(&self) -> u64 {
+        self.planes.iter().map(|p| p.free.len() as u64).sum()
+    }
+
     /// How short of space a plane is: [`Urgency::Hard`] when GC must outrank host writes,
     /// [`Urgency::Soft`] when it alternates with them (`ftl.gc.preemptible`), else none.
     #[inline]

@@ -373,6 +373,7 @@ pub fn replay_input(
             result,
             records,
             interrupted: false,
+            flow_records: None,
         },
         header,
     ))
@@ -433,6 +434,7 @@ mod tests {
         let opts = RunOptions {
             seed: 1,
             record_requests: false,
+            stats_interval: None,
         };
         let out = replay(&cfg, path.to_str().unwrap(), &opts, &mut |_, _| true);
         std::fs::remove_file(&path).unwrap();

@@ -282,7 +282,47 @@ pub struct RunResult {
     /// and `pcm` count the raw commands they became.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hfsl: Option<HfslResult>,
+    /// Only for a run of several flows (`run_flows`): each flow's own figures, in the order
+    /// the flows were given. The run's `ops` and `total` are the device's, over all flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flows: Option<Vec<FlowResult>>,
+    /// Only with a statistics interval (`RunOptions::stats_interval`): the device's state at
+    /// each multiple of it, as columns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub samples: Option<Series>,
     pub wall: Wall,
+}
+
+/// Periodic statistics (`driver::sampler`): one entry per sample in each column, the first at
+/// time 0 (after preconditioning). Counts are cumulative from the timed run's start.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Series {
+    pub time_s: Vec<f64>,
+    /// Free blocks over every plane (the page FTL's).
+    pub free_blocks: Vec<u64>,
+    pub gc_runs: Vec<u64>,
+    pub gc_units_moved: Vec<u64>,
+    /// (host units written + GC units moved) / host units written so far; 0 before any write.
+    pub write_amplification: Vec<f64>,
+    /// The host's requests submitted and not yet completed (the queue depth at the device).
+    pub requests_in_flight: Vec<u64>,
+    pub requests_completed: Vec<u64>,
+}
+
+/// One flow of a run of several: its requests measured on their own, from the end of its own
+/// ramp to its last completion.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FlowResult {
+    pub name: String,
+    pub group: u32,
+    /// When it started (its group's start plus its `startdelay`) and when its last request
+    /// completed, in simulated seconds from the run's start.
+    pub start_s: f64,
+    pub end_s: f64,
+    /// From the end of its ramp to its last completion: its rates are over this.
+    pub measured_time_s: f64,
+    pub ops: std::collections::BTreeMap<&'static str, OpResult>,
+    pub total: Totals,
 }
 
 /// What HFSL did, by kind.

@@ -154,6 +154,15 @@ pub struct JobSpec {
     /// fio's `thinktime_blocks`: completions between two thinks; absent: 1 (fio's default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinktime_blocks: Option<u32>,
+    /// fio's `startdelay`: the job (a flow of a run of several) starts this long after its
+    /// group does; its `runtime` and `ramp` count from its own start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startdelay: Option<Dur>,
+    /// The flow's group in a run of several flows (`driver::jobs`): the flows of a group run
+    /// together on the device; groups run one after another in ascending order, each when the
+    /// one before has finished (fio's `stonewall`). Written out only when not 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub group: u32,
 }
 
 fn is_false(v: &bool) -> bool {
@@ -297,6 +306,9 @@ impl JobSpec {
     /// fio's pattern and pacing options beyond `FIELDS`, serialised only when given.
     pub const FIO_FIELDS: [&'static str; 3] =
         ["percentage_random", "thinktime", "thinktime_blocks"];
+    /// The fields that place a flow among others (a run of several flows), written only when
+    /// given.
+    pub const FLOW_FIELDS: [&'static str; 2] = ["startdelay", "group"];
 
     /// The engine, `libaio` when none is given.
     pub fn engine(&self) -> IoEngine {
@@ -491,6 +503,18 @@ impl JobSpec {
             }
         }
         Ok(())
+    }
+
+    /// Refuse `startdelay` where the driver has no flows to start later (the register-level
+    /// NVMe controller's and HFSL's, which run one job from time 0): `who` names that driver.
+    pub fn refuse_startdelay(&self, who: &str) -> Result<()> {
+        match self.startdelay {
+            Some(d) if d.0 > SimTime::ZERO => Err(Error::Job(format!(
+                "job, field `startdelay`: got {:.6} s, but {who} runs one job from time 0; expected none (flows run with `ssdlab run`)",
+                d.0.as_secs_f64()
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// Fit the job to a device of `capacity` logical bytes.

@@ -11,6 +11,7 @@ pub fn opts(seed: u64) -> RunOptions {
     RunOptions {
         seed,
         record_requests: false,
+        stats_interval: None,
     }
 }
 

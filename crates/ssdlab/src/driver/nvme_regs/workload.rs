@@ -161,6 +161,7 @@ pub fn run_job_with(
     seed: u64,
     keep_going: &mut dyn FnMut() -> bool,
 ) -> Result<Summary> {
+    spec.refuse_startdelay("the register-level NVMe driver")?;
     let cap = drv.nsze() * drv.lba_size();
     let job = spec.fit(cap)?;
     let n = job.spec.numjobs.max(1);
