@@ -163,7 +163,7 @@ def test_serve_log_makes_its_directory_as_json_does(tmp_path: Path) -> None:
 def test_bench_by_default_runs_gc_and_prints_its_figures(tmp_path: Path) -> None:
     # The README's benchmark measures a drive in long use: its default run must collect. At the
     # old default (100,000) the preconditioned planes never left their open block: 0 GC runs.
-    # (The real benchmark: a 1 TiB drive preconditioned, about 30 s and 2 GB.)
+    # (The real benchmark: a 1 TiB drive preconditioned to the steady state, 2 GB of map.)
     out = tmp_path / "bench.json"
     proc = run_cli("bench", "--json", out, timeout=900)
     assert proc.returncode == 0, proc.stderr
@@ -175,6 +175,8 @@ def test_bench_by_default_runs_gc_and_prints_its_figures(tmp_path: Path) -> None
     assert int(shown["gc_runs"].replace(",", "")) == figures["gc_runs"]
     assert shown["requests_per_s"].replace(",", "").isdigit()
     assert "write_amplification" in shown and "cached_mapping.requests_per_s" in shown
-    # Off a terminal its progress is a line every few seconds (issue 45, point 11): it spends
-    # most of its time preconditioning the 1 TiB drive, which the line names.
-    assert "preconditioning the drive:" in proc.stderr, proc.stderr
+    # Off a terminal its progress is a line every few seconds (issue 45, point 11), of the
+    # preconditioning or of the run; nothing else goes to stderr. (The preconditioning of the
+    # 1 TiB drive, in closed form, now takes well under the 5 s before a first line.)
+    for line in proc.stderr.splitlines():
+        assert line.startswith(("preconditioning the drive:", "benchmark run")), proc.stderr

@@ -150,6 +150,12 @@ def test_options_not_modelled_are_named_in_warnings() -> None:
     assert "filename" not in text  # where the data lives changes nothing simulated
 
 
+def test_a_ramp_longer_than_the_runtime_is_fios_way_not_an_error() -> None:
+    # fio runs the ramp first, then the runtime: the job model runs both from the start.
+    (job,) = parsed("[a]\nrw=randwrite\nruntime=1s\nramp_time=2s\n").jobs
+    assert job.model_fields()["runtime"] == "3s"
+
+
 @pytest.mark.parametrize(
     ("text", "needle"),
     [
@@ -169,7 +175,6 @@ def test_options_not_modelled_are_named_in_warnings() -> None:
         ("include=common.fio\n[a]\n", "job.fio:1: 'include=common.fio': expected `include FILE`"),
         ("[a]\ninclude = common.fio\n", "job.fio:2: 'include = common.fio': expected `include"),
         # The core's refusals of a job point at the option's line, not the section's.
-        ("[a]\nrw=randwrite\nruntime=1s\nramp_time=2s\n", "job.fio:4: [a]: job, field `ramp`"),
         ("[a]\nrw=randrw\n\nrwmixwrite=150\n", "job.fio:4: [a]: job, field `rwmixread`"),
         ("[global]\nbs=3\n[a]\nrw=read\n", "job.fio:2: [a]: job, field `bs`"),
         # Found by tests/test_fio_fuzz.py: a bare size of 2^64 bytes was an OverflowError.
