@@ -293,3 +293,21 @@ def test_cli_job_that_is_a_device_or_directory_is_named_as_such(tmp_path: Path) 
     assert_user_error(proc, "/dev/zero", "more than 1048576 bytes")
     proc = run_cli("nvme", "smart-log", "small-tlc", "--job", tmp_path)
     assert_user_error(proc, "is a directory")
+
+
+def test_the_device_is_preconditioned_as_a_job_s_is(preset_name: str) -> None:
+    # 80 MiB raw (the combination matrix's small drive): the steady state takes milliseconds.
+    small = [
+        "nand.channels=2",
+        "nand.dies_per_package=1",
+        "nand.blocks_per_plane=80",
+        "nand.pages_per_block=16",
+        "precondition.random_overwrite=0.0",
+    ]
+    fresh = NvmeDevice(preset_name, overrides=[*small, 'precondition.fill="none"'])
+    assert fresh.steady_state is None
+    steady = NvmeDevice(preset_name, overrides=[*small, 'precondition.fill="steady-state"'])
+    s = steady.steady_state
+    assert s is not None and s["write_amplification"] > 1.0, s
+    assert set(s) == {"write_amplification", "converged", "overwrite"}
+    assert steady.precondition_seconds > 0.0

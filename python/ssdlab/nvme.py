@@ -210,6 +210,17 @@ class NvmeDevice:
         return self._dev.blocks_in_use
 
     @property
+    def precondition_seconds(self) -> float:
+        """Wall seconds the config's ``[precondition]`` took when the device was built."""
+        return self._dev.precondition_seconds
+
+    @property
+    def steady_state(self) -> dict[str, Any] | None:
+        """What a ``fill = "steady-state"`` preconditioning reached (``write_amplification``,
+        ``converged``, ``overwrite``, as a job result's ``device.steady_state``), or None."""
+        return self._dev.steady_state
+
+    @property
     def max_transfer(self) -> int:
         return self._dev.max_transfer
 

@@ -254,6 +254,24 @@ impl NvmeDevice {
     fn blocks_in_use(&self) -> u64 {
         self.drv.ctrl.blocks_in_use()
     }
+    /// Wall seconds the config's `[precondition]` took when the device was built.
+    #[getter]
+    fn precondition_seconds(&self) -> f64 {
+        self.drv.ctrl.precondition_seconds()
+    }
+    /// What a `fill = "steady-state"` preconditioning reached (a job result's
+    /// `device.steady_state`), or None.
+    #[getter]
+    fn steady_state<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(s) = self.drv.ctrl.device().steady_state_result() else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        d.set_item("write_amplification", s.write_amplification)?;
+        d.set_item("converged", s.converged)?;
+        d.set_item("overwrite", s.overwrite)?;
+        Ok(Some(d))
+    }
     #[getter]
     fn max_transfer(&self) -> u64 {
         self.drv.max_transfer()

@@ -1,7 +1,8 @@
 //! One run from (config, job, seed) to a result — a synthetic job or a trace replay — and the
 //! benchmark.
 
-use crate::config::{FillMode, SsdConfig};
+use crate::config::SsdConfig;
+use crate::device::precondition::tenth_seconds;
 use crate::device::{Backend, Device, Driver, RequestRecord, Status};
 use crate::driver::hfsl::{self, source::JobSource, source::TraceSource};
 use crate::driver::jobs::JobDriver;
@@ -447,64 +448,14 @@ pub fn precondition(dev: &mut Device, cfg: &SsdConfig, seed: u64) -> Result<f64>
     precondition_with(dev, cfg, seed, &mut |_, _| true)
 }
 
-/// [`precondition`], calling `progress(0, 0)` (nothing simulated yet, no known total) about ten
-/// times per wall second; returning false stops it with [`Error::Interrupted`]. The random
-/// overwrites of a large drive take seconds to minutes, which an interrupt must not wait out.
+/// [`precondition`], with progress (see [`Device::precondition_with`], which every driver shares).
 pub fn precondition_with(
     dev: &mut Device,
     cfg: &SsdConfig,
     seed: u64,
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<f64> {
-    let t0 = Instant::now();
-    let p = &cfg.precondition;
-    match dev.backend_mut() {
-        // PCM is updated in place: no map to fill, nothing a fill would change. A zoned drive
-        // is written by its host only (validation refuses preconditioning for it).
-        Backend::Pcm(_) | Backend::Fusion { .. } | Backend::Zoned(_) => {
-            return Ok(t0.elapsed().as_secs_f64())
-        }
-        Backend::BlockMapped(h) => {
-            // A block-mapped FTL keeps its own map; the page FTL stays idle.
-            h.ftl
-                .precondition(p.fill == FillMode::Sequential, p.random_overwrite, seed)?;
-            return Ok(t0.elapsed().as_secs_f64());
-        }
-        Backend::Page | Backend::Cached | Backend::Raw(_) => {}
-    }
-    if p.fill != FillMode::None || p.random_overwrite > 0.0 {
-        let ftl = dev.ftl_mut();
-        let mut report = tenth_seconds(progress);
-        let mut keep_going = || report(0, 0);
-        if p.fill == FillMode::SteadyState {
-            ftl.steady_state = Some(ftl.reach_steady_state(cfg, seed, &mut keep_going)?);
-        }
-        ftl.precondition_with(
-            p.fill == FillMode::Sequential,
-            p.random_overwrite,
-            seed,
-            &mut keep_going,
-        )?;
-        // The result speaks of the timed run only; blocks keep the wear they got.
-        ftl.stats = Default::default();
-        ftl.reset_stream_stats();
-    }
-    Ok(t0.elapsed().as_secs_f64())
-}
-
-/// `progress`, passed on at most about ten times per wall second (between, the run goes on).
-fn tenth_seconds<'a>(
-    progress: &'a mut dyn FnMut(u64, u64) -> bool,
-) -> impl FnMut(u64, u64) -> bool + 'a {
-    let mut last_report = Instant::now();
-    move |done, total| {
-        if last_report.elapsed().as_millis() >= 100 {
-            last_report = Instant::now();
-            progress(done, total)
-        } else {
-            true
-        }
-    }
+    dev.precondition_with(cfg, seed, progress)
 }
 
 /// [`drive`], sampling the device every `interval` if given (`driver::sampler`): the wall
@@ -802,11 +753,7 @@ pub fn build_result(
                 background_runs: f.background_gc_runs,
                 copyback_pages: fil.copyback_pages,
             }),
-            steady_state: dev.ftl().steady_state.as_ref().map(|s| SteadyStateResult {
-                write_amplification: s.waf,
-                converged: s.converged,
-                overwrite: s.overwrite,
-            }),
+            steady_state: dev.steady_state_result(),
             zones: own.zones.map(|mut z| {
                 for st in Status::ALL {
                     let n = host.failed_with(st);

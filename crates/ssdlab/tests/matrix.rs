@@ -552,7 +552,7 @@ fn nvme_regs(cfg: &SsdConfig) -> Result<Ran, String> {
         7,
         "done",
         0.0,
-        0.0,
+        drv.ctrl.precondition_seconds(),
     );
     Ok(Ran {
         result: common::without_wall(&r),
@@ -631,8 +631,16 @@ fn explained(c: &Combo, msg: &str) -> Option<&'static Documented> {
 fn figures_missing(c: &Combo, v: &serde_json::Value) -> Vec<&'static str> {
     let mut want: Vec<&'static str> = Vec::new();
     if value(c, 6) == "paging" {
-        // A paging result is the swap's: the device's figures are its latencies.
-        return want;
+        // A paging result is the swap's: the device's figures are its latencies, and the
+        // steady state its preconditioning reached.
+        if value(c, 5) == "steady-state" {
+            want.push("steady_state");
+        }
+        let text = v.to_string();
+        return want
+            .into_iter()
+            .filter(|k| !text.contains(&format!("\"{k}\"")))
+            .collect();
     }
     if value(c, 1) != "none" {
         want.push("cache");
@@ -646,9 +654,7 @@ fn figures_missing(c: &Combo, v: &serde_json::Value) -> Vec<&'static str> {
     if value(c, 2) != "full" {
         want.push("translation_reads");
     }
-    // The register-level host starts from a fresh drive: it does not run the config's
-    // preconditioning (docs/combinations.md, "Known limits").
-    if value(c, 5) == "steady-state" && value(c, 6) != "nvme-regs" {
+    if value(c, 5) == "steady-state" {
         want.push("steady_state");
     }
     match value(c, 0) {

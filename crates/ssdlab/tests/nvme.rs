@@ -1152,7 +1152,11 @@ fn msix_messages_per_vector_and_masking() {
 
 #[test]
 fn completion_times_come_from_the_model() {
-    let mut d = driver(&[]);
+    // A fresh drive (small-tlc preconditions by default): a never-written block is unmapped.
+    let mut d = driver(&[
+        "precondition.fill=\"none\"",
+        "precondition.random_overwrite=0.0",
+    ]);
     let t0 = d.ctrl.clock();
     let w = d.write(0, &pattern(16384, 1)).unwrap();
     assert_eq!(w.submitted, t0);

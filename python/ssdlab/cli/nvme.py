@@ -89,23 +89,7 @@ def _device(
         dev.run_job(job)
     if trace is not None:
         dev.run_trace(trace, format=trace_format, iodepth=iodepth)
-    _note_no_precondition(dev.config.name, dev.config.to_dict())
     return dev
-
-
-def _note_no_precondition(name: str, cfg: dict[str, Any]) -> None:
-    """The register-level controller starts from a fresh drive: it does not apply the config's
-    ``[precondition]`` as ``ssdlab run`` does (its data store would hold none of the filled
-    data). Say so on stderr, so that a SMART log after ``--job`` is not read as a used drive's."""
-    pre = cfg.get("precondition") or {}
-    fill, overwrite = pre.get("fill", "none"), pre.get("random_overwrite", 0.0)
-    if fill == "none" and not overwrite:
-        return
-    sys.stderr.write(
-        f"note: {name}'s [precondition] (fill = {fill!r},"
-        f" random_overwrite = {overwrite}) is not applied here: the NVMe controller starts from a"
-        " fresh drive, where `ssdlab run` starts from the preconditioned one\n"
-    )
 
 
 def _print_json(value: Any) -> None:

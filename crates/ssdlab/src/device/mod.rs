@@ -24,6 +24,7 @@ use crate::ctrl::FlashPort;
 use crate::error::{Error, Result};
 use crate::iface::HostPort;
 mod hardware;
+pub mod precondition;
 pub mod store;
 
 pub use crate::event::Event;

@@ -90,8 +90,25 @@ pub fn run(
     w: &Workload,
     seed: u64,
 ) -> Result<SwapOutput> {
-    let dev = swap_device(dev_cfg, seed)?;
-    run_on(cfg, SsdBackend::new(dev, name), w, seed)
+    run_on_device(dev_cfg, name, cfg, w, seed, &mut |_, _| true)
+}
+
+/// [`run`], with progress: the device preconditioned as `dev_cfg` says, as a job's is (its
+/// steady state reported in the result), then paged to.
+fn run_on_device(
+    dev_cfg: &SsdConfig,
+    name: &str,
+    cfg: &PagingConfig,
+    w: &Workload,
+    seed: u64,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<SwapOutput> {
+    let mut dev = swap_device(dev_cfg, seed)?;
+    dev.precondition_with(dev_cfg, seed, progress)?;
+    let steady_state = dev.steady_state_result();
+    let mut out = run_on_with(cfg, SsdBackend::new(dev, name), w, seed, progress)?;
+    out.result.steady_state = steady_state;
+    Ok(out)
 }
 
 /// The ssdlab device a paging run pages to: `dev_cfg` without its host's CPU costs. The paging
@@ -268,8 +285,7 @@ impl SwapSpec {
                 progress,
             ),
             SwapDevice::Ssd(dev_cfg) => {
-                let dev = SsdBackend::new(swap_device(dev_cfg, seed)?, &self.spec);
-                run_on_with(&self.cfg, dev, &w, seed, progress)
+                run_on_device(dev_cfg, &self.spec, &self.cfg, &w, seed, progress)
             }
         }
     }

@@ -217,6 +217,10 @@ pub struct SwapResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device_merges: Option<u64>,
     pub wear: Wear,
+    /// The steady state the device's `fill = "steady-state"` preconditioning reached (as a
+    /// job's `device.steady_state`); absent for other preconditioning and analytic devices.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<crate::stats::result::SteadyStateResult>,
     /// Swapped-in pages whose contents were not the last written (must be 0).
     pub oracle_mismatches: u64,
     pub wall_seconds: f64,

@@ -223,6 +223,8 @@ pub struct Controller {
     cmd_overhead: SimTime,
     rated_pe: u64,
     capacity: u64,
+    /// Wall seconds the config's preconditioning took (a result's `wall.precondition_seconds`).
+    precondition_s: f64,
 }
 
 fn default_features(max_io_queues: u32, cfg: &SsdConfig, vwc: bool) -> Features {
@@ -265,6 +267,9 @@ impl Controller {
             )));
         }
         let mut sys = Device::new(cfg, opts.seed)?;
+        // The drive starts as a job's does: preconditioned as the config says (untimed). The
+        // fill's data are zeros, which the store's unwritten blocks read as (as `serve` does).
+        let precondition_s = sys.precondition_with(cfg, opts.seed, &mut |_, _| true)?;
         sys.enable_store(opts.lba_size as u64)?;
         let max_io_queues = cfg.interface.io_queues.clamp(1, MAX_IO_QUEUES);
         let link = LinkSpec::from_link(&cfg.interface.link)
@@ -347,6 +352,7 @@ impl Controller {
             cmd_overhead: cfg.controller.cmd_overhead.0,
             rated_pe,
             capacity,
+            precondition_s,
         };
         Ok(c)
     }
@@ -413,6 +419,10 @@ impl Controller {
     /// Logical blocks holding data.
     pub fn blocks_in_use(&self) -> u64 {
         self.store().allocated()
+    }
+    /// Wall seconds the config's `[precondition]` took at construction.
+    pub fn precondition_seconds(&self) -> f64 {
+        self.precondition_s
     }
     /// The embedded performance model.
     pub fn device(&self) -> &Device {
