@@ -67,23 +67,37 @@ pub fn run(
     }
     let mut driver = JobDriver::new(job, &dev, opts.seed)?;
     let job_json = serde_json::to_value(spec).expect("job serialises");
-    let t = precondition_with(&mut dev, cfg, opts.seed, progress)?;
-    driver.start(&mut dev);
-    let (wall, finished, samples) =
-        drive_sampled(&mut dev, &mut driver, progress, opts.stats_interval)?;
-    let stop = if finished {
-        driver.finish()?
-    } else {
-        INTERRUPTED
-    };
-    let mut result = build_result(&dev, cfg, job_json, opts.seed, stop, wall, t);
-    result.samples = samples;
+    let (result, finished) = drive_jobs(&mut dev, &mut driver, cfg, job_json, opts, progress)?;
     Ok(RunOutput {
         result,
         records: dev.take_records(),
         interrupted: !finished,
         flow_records: None,
     })
+}
+
+/// Precondition `dev`, run `driver` on it to its end (or until `progress` says stop), and build
+/// the result with its samples; true when the run finished. What [`run`] and [`run_flows`]
+/// share once their driver is built.
+fn drive_jobs(
+    dev: &mut Device,
+    driver: &mut JobDriver,
+    cfg: &SsdConfig,
+    job_json: serde_json::Value,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<(RunResult, bool)> {
+    let t = precondition_with(dev, cfg, opts.seed, progress)?;
+    driver.start(dev);
+    let (wall, finished, samples) = drive_sampled(dev, driver, progress, opts.stats_interval)?;
+    let stop = if finished {
+        driver.finish()?
+    } else {
+        INTERRUPTED
+    };
+    let mut result = build_result(dev, cfg, job_json, opts.seed, stop, wall, t);
+    result.samples = samples;
+    Ok((result, finished))
 }
 
 /// Run `specs` as flows on the device `cfg` (`driver::jobs`): the flows of a group together,
@@ -137,17 +151,7 @@ pub fn run_flows(
     dev.ftl_mut().expect_touches(touched);
     let mut driver = JobDriver::flows(jobs, &dev, opts.seed)?;
     let job_json = serde_json::to_value(specs).expect("jobs serialise");
-    let t = precondition_with(&mut dev, cfg, opts.seed, progress)?;
-    driver.start(&mut dev);
-    let (wall, finished, samples) =
-        drive_sampled(&mut dev, &mut driver, progress, opts.stats_interval)?;
-    let stop = if finished {
-        driver.finish()?
-    } else {
-        INTERRUPTED
-    };
-    let mut result = build_result(&dev, cfg, job_json, opts.seed, stop, wall, t);
-    result.samples = samples;
+    let (mut result, finished) = drive_jobs(&mut dev, &mut driver, cfg, job_json, opts, progress)?;
     let outcomes = driver.outcomes();
     result.flows = Some(outcomes.iter().map(flow_result).collect());
     let records = dev.take_records();
