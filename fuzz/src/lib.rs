@@ -194,6 +194,7 @@ pub fn session_log(data: &[u8]) {
     let opts = RunOptions {
         seed: 1,
         record_requests: false,
+        stats_interval: None,
     };
     let _ = ssdlab::serve::session::replay_input(cfg, "fuzz", bounded, &opts, &mut |_, _| true);
 }
