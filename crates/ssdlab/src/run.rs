@@ -176,17 +176,7 @@ pub fn run_flows(
 /// A flow's own figures, from the end of its ramp to its last completion.
 fn flow_result(o: &crate::driver::jobs::FlowOutcome) -> FlowResult {
     let window = (o.last_completion - o.measure_from.min(o.last_completion)).as_secs_f64();
-    let mut ops = BTreeMap::new();
-    let (mut count, mut bytes) = (0, 0);
-    for op in Op::ALL {
-        let l = &o.lat[op.index()];
-        if l.count == 0 {
-            continue;
-        }
-        count += l.count;
-        bytes += l.bytes;
-        ops.insert(op.name(), op_result(l, window));
-    }
+    let (ops, count, bytes) = ops_over(|op| &o.lat[op.index()], window);
     let (mib, mb) = bandwidth(bytes, window);
     FlowResult {
         name: o.job.spec.name.clone(),
@@ -625,6 +615,26 @@ fn per(n: u64, of: u64) -> f64 {
 }
 
 /// One op's figures from its latencies, over a window of `secs`.
+/// Each operation that ran, with its figures over `secs` (from `latency`, an operation's
+/// latencies), and the requests and bytes of them all: the `ops` of a run's result or a flow's.
+fn ops_over<'a>(
+    latency: impl Fn(Op) -> &'a crate::stats::LatencyStats,
+    secs: f64,
+) -> (BTreeMap<&'static str, OpResult>, u64, u64) {
+    let mut ops = BTreeMap::new();
+    let (mut count, mut bytes) = (0, 0);
+    for op in Op::ALL {
+        let l = latency(op);
+        if l.count == 0 {
+            continue;
+        }
+        count += l.count;
+        bytes += l.bytes;
+        ops.insert(op.name(), op_result(l, secs));
+    }
+    (ops, count, bytes)
+}
+
 fn op_result(l: &crate::stats::LatencyStats, secs: f64) -> OpResult {
     let (mib, mb) = bandwidth(l.bytes, secs);
     OpResult {
@@ -651,17 +661,7 @@ pub fn build_result(
     let end = host.last_completion();
     let start = host.measure_from().min(end);
     let window = (end - start).as_secs_f64();
-    let mut ops = BTreeMap::new();
-    let (mut count, mut bytes) = (0, 0);
-    for op in Op::ALL {
-        let l = host.latency(op);
-        if l.count == 0 {
-            continue;
-        }
-        count += l.count;
-        bytes += l.bytes;
-        ops.insert(op.name(), op_result(l, window));
-    }
+    let (ops, count, bytes) = ops_over(|op| host.latency(op), window);
     let (mib, mb) = bandwidth(bytes, window);
     let f = &dev.ftl().stats;
     let hil = &dev.hil().counters;

@@ -500,3 +500,22 @@ impl SsdConfig {
         std::borrow::Cow::Owned(c)
     }
 }
+
+/// For the crate's tests: `small-tlc` cut to 80 MiB raw (the combination matrix's small drive:
+/// 2 channels, one die per package, 80 blocks of 16 pages per plane) with `fill`
+/// preconditioning and no random overwrite.
+#[cfg(test)]
+pub(crate) fn small_test_drive(fill: &str) -> SsdConfig {
+    let ov: Vec<String> = [
+        "nand.channels=2",
+        "nand.dies_per_package=1",
+        "nand.blocks_per_plane=80",
+        "nand.pages_per_block=16",
+        "precondition.random_overwrite=0.0",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([format!("precondition.fill=\"{fill}\"")])
+    .collect();
+    SsdConfig::resolve("small-tlc", &ov).unwrap()
+}

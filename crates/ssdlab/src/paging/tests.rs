@@ -588,20 +588,7 @@ fn the_device_s_host_costs_are_not_charged_on_top_of_the_kernel_s() {
 #[test]
 fn the_swap_device_is_preconditioned_as_a_job_s_is() {
     // 80 MiB raw, as the combination matrix's small drive; 600 pages swapped out and back.
-    let dev_cfg = |fill: &str| {
-        let ov: Vec<String> = [
-            "nand.channels=2",
-            "nand.dies_per_package=1",
-            "nand.blocks_per_plane=80",
-            "nand.pages_per_block=16",
-            "precondition.random_overwrite=0.0",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .chain([format!("precondition.fill=\"{fill}\"")])
-        .collect::<Vec<_>>();
-        crate::config::SsdConfig::resolve("small-tlc", &ov).unwrap()
-    };
+    let dev_cfg = crate::config::small_test_drive;
     let mut v: Vec<(u32, bool)> = (0..600).map(|p| (p, true)).collect();
     v.extend((0..600).map(|p| (p, false)));
     let w = Workload::from_pages(v);

@@ -45,18 +45,7 @@ fn sqe_and_cqe_round_trip() {
 
 /// A small drive (80 MiB raw, as the combination matrix's) with `fill` preconditioning.
 fn small_drive(fill: &str) -> HostDriver {
-    let ov: Vec<String> = [
-        "nand.channels=2",
-        "nand.dies_per_package=1",
-        "nand.blocks_per_plane=80",
-        "nand.pages_per_block=16",
-        "precondition.random_overwrite=0.0",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .chain([format!("precondition.fill=\"{fill}\"")])
-    .collect();
-    let cfg = crate::config::SsdConfig::resolve("small-tlc", &ov).unwrap();
+    let cfg = crate::config::small_test_drive(fill);
     let ctrl = Controller::new(&cfg, &NvmeOptions::default()).unwrap();
     HostDriver::bring_up(ctrl, 32, crate::config::InterruptMode::Msix).unwrap()
 }
