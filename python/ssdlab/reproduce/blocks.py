@@ -372,6 +372,43 @@ def render_mqsim_default(data: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+ZNS_FIO_COMMAND = "ssdlab run zns-tlc --fio examples/jobs/zns-write-read.fio --output-format json"
+
+
+def produce_zns_fio() -> dict[str, Any]:
+    """fio's zoned example on the zoned preset: each job's direction, bytes and bandwidth."""
+    import subprocess
+    import sys
+
+    args = ZNS_FIO_COMMAND.split()[1:]
+    proc = subprocess.run(
+        [sys.executable, "-m", "ssdlab", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    out: dict[str, Any] = {}
+    for job in json.loads(proc.stdout)["jobs"]:
+        rw = "write" if job["write"]["io_bytes"] else "read"
+        out[job["jobname"]] = {
+            "rw": rw,
+            "io_bytes": job[rw]["io_bytes"],
+            "bw_bytes": job[rw]["bw_bytes"],
+        }
+    return out
+
+
+def render_zns_fio(data: Mapping[str, Any]) -> str:
+    write, read = data["write"], data["read"]
+    return (
+        f"The write job wrote {write['io_bytes'] / 2**20:,.0f} MiB at"
+        f" {write['bw_bytes'] / 2**20:,.1f} MiB/s; the read job, a group of its own after it"
+        f" (`stonewall`), read the {read['io_bytes'] / 2**20:,.0f} MiB back from the drive as"
+        f" the writes left it at {read['bw_bytes'] / 2**30:,.2f} GiB/s.\n"
+    )
+
+
 def _modes(histogram: Sequence[Sequence[int]]) -> list[tuple[int, int]]:
     """(size, count) from the most frequent down."""
     return sorted(((int(s), int(n)) for s, n in histogram), key=lambda sn: (-sn[1], sn[0]))
@@ -709,6 +746,13 @@ BLOCKS: tuple[Block, ...] = (
         produce=produce_pc_mix,
         render=render_pc_mix,
         indent="  ",
+    ),
+    Block(
+        name="zns-fio",
+        doc="docs/zns.md",
+        command=ZNS_FIO_COMMAND,
+        produce=produce_zns_fio,
+        render=render_zns_fio,
     ),
     Block(
         name="mqsim-default",
