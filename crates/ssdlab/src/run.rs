@@ -123,27 +123,17 @@ pub fn run_flows(
             "flows: several flows on a fusion device driven by HFSL ([hfsl]) are not modelled; run one job".into(),
         ));
     }
-    let flow_err = |spec: &JobSpec, e: Error| match e {
-        Error::Job(m) => Error::Job(match m.strip_prefix("job, ") {
-            Some(rest) => format!("flow `{}`, {rest}", spec.name),
-            None => format!("flow `{}`: {m}", spec.name),
-        }),
-        e => e,
-    };
     let mut jobs = Vec::with_capacity(specs.len());
     let mut touched = 0u64;
     let mut dev = new_device(cfg, opts)?;
-    for spec in specs {
+    for (f, spec) in specs.iter().enumerate() {
         let job = spec
             .fit(cfg.logical_bytes())
-            .map_err(|e| flow_err(spec, e))?;
+            .map_err(|e| e.in_flow(f, &spec.name))?;
         touched = touched.saturating_add(job.touched_units(cfg.map_unit_bytes()));
         if spec.stream != 0 {
             if let Err(m) = dev.ftl().check_stream(spec.stream as u8) {
-                return Err(flow_err(
-                    spec,
-                    Error::Job(format!("job, field `stream`: {m}")),
-                ));
+                return Err(Error::Job(format!("job, field `stream`: {m}")).in_flow(f, &spec.name));
             }
         }
         jobs.push(job);

@@ -189,7 +189,7 @@ impl JobDriver {
         let mut flows = Vec::with_capacity(jobs.len());
         let mut insts = Vec::with_capacity(total_insts as usize);
         for (f, job) in jobs.into_iter().enumerate() {
-            let zbd = Zbd::for_job(&job, dev).map_err(|e| name_flow(e, &job, several))?;
+            let zbd = Zbd::for_job(&job, dev).map_err(|e| name_flow(e, f, &job, several))?;
             let flow_seed = seed ^ (f as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
             let first = insts.len() as u32;
             for k in 0..job.spec.numjobs {
@@ -563,7 +563,7 @@ impl JobDriver {
                         think.time.as_secs_f64(),
                         now.as_secs_f64()
                     ));
-                    let e = name_flow(e, &self.flows[f].job, self.several);
+                    let e = name_flow(e, f, &self.flows[f].job, self.several);
                     self.error.get_or_insert(e);
                     return;
                 };
@@ -630,7 +630,7 @@ impl JobDriver {
 
     /// The error `e` of flow `f`, naming the flow in a run of several.
     fn flow_error(&self, f: usize, e: Error) -> Error {
-        name_flow(e, &self.flows[f].job, self.several)
+        name_flow(e, f, &self.flows[f].job, self.several)
     }
 
     /// An open-loop arrival of instance `inst`, or in a closed loop the end of its
@@ -706,13 +706,11 @@ impl JobDriver {
 }
 
 /// `e` naming `job` as the flow it is, in a run of several (a job's own errors say "job").
-fn name_flow(e: Error, job: &Job, several: bool) -> Error {
-    match e {
-        Error::Job(m) if several => Error::Job(match m.strip_prefix("job, ") {
-            Some(rest) => format!("flow `{}`, {rest}", job.spec.name),
-            None => format!("flow `{}`: {m}", job.spec.name),
-        }),
-        e => e,
+fn name_flow(e: Error, f: usize, job: &Job, several: bool) -> Error {
+    if several {
+        e.in_flow(f, &job.spec.name)
+    } else {
+        e
     }
 }
 
