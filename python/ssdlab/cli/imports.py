@@ -1,0 +1,99 @@
+"""``ssdlab import``: other simulators' configs as ssdlab configs and flows (docs/import.md).
+
+Added to the app by :func:`register`. Each setting that could not be carried over is one
+``warning:`` line on stderr; bad input is an ``ImportInputError`` (a ``ConfigError``), which
+``cli.main`` prints as one line ``error: ...`` with exit code 2.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..api import Config
+from ..importers import Imported, import_mqsim, import_simplessd, write_imported
+
+OutOption = Annotated[
+    Path | None,
+    typer.Option(
+        "-o",
+        "--out",
+        metavar="DIR|CONFIG.toml",
+        help="Where to write: a .toml path is the config (flows files beside it, named"
+        " CONFIG-scenario-N.toml); any other path a directory that gets config.toml and"
+        " config-scenario-N.toml. Without it the config is printed (no flows then).",
+    ),
+]
+
+import_app = typer.Typer(
+    help="Write an ssdlab config (and flows) from another simulator's config files.",
+    no_args_is_help=True,
+)
+
+
+def _check(path: Path) -> None:
+    Config.load(path)
+
+
+def _finish(imported: Imported, out: Path | None) -> None:
+    written = write_imported(imported, out, _check)
+    for line in imported.warnings:
+        sys.stderr.write(f"warning: {line}\n")
+    if written.config is None:
+        sys.stdout.write(written.config_text)
+        return
+    print(f"wrote {written.config}")
+    for path in written.flows:
+        print(f"wrote {path}")
+    kept = len(imported.warnings)
+    print(f"{kept} setting(s) not carried over (the warnings above)" if kept else "all carried")
+    for command in written.commands:
+        print(f"run: {command}")
+
+
+@import_app.command("mqsim")
+def mqsim_command(
+    ssdconfig: Annotated[
+        Path, typer.Argument(metavar="SSDCONFIG.xml", help="MQSim's device file.")
+    ],
+    workload: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="[WORKLOAD.xml]",
+            help="MQSim's workload file: each IO_Scenario becomes a flows file (synthetic flows)"
+            " or a trace replay command (trace-based flows, ASCII traces as format disksim).",
+        ),
+    ] = None,
+    out: OutOption = None,
+) -> None:
+    """Import MQSim's ssdconfig.xml (and workload.xml): geometry, NAND timings, channel rate,
+    over-provisioning, GC, the cached mapping table, NVMe or SATA, the data cache; a warning
+    names each element not carried over."""
+    _finish(import_mqsim(ssdconfig, workload), out)
+
+
+@import_app.command("simplessd")
+def simplessd_command(
+    config: Annotated[Path, typer.Argument(metavar="CONFIG.cfg", help="SimpleSSD's config file.")],
+    interface: Annotated[
+        str,
+        typer.Option(
+            "--interface",
+            metavar="nvme|sata",
+            help="Which of the file's host interface sections the drive uses (SimpleSSD picks"
+            " it outside the .cfg).",
+        ),
+    ] = "nvme",
+    out: OutOption = None,
+) -> None:
+    """Import SimpleSSD's .cfg ([cpu], [dram], [nvme]/[sata], [ftl], [icl], [pal]): geometry,
+    NAND timings, channel DMA, over-provisioning, GC, the internal cache; a warning names each
+    key not carried over."""
+    _finish(import_simplessd(config, interface), out)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(import_app, name="import")

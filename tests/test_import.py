@@ -1,0 +1,341 @@
+"""`ssdlab import mqsim|simplessd`: other simulators' configs as ssdlab configs and flows
+(docs/import.md). The inputs in tests/data/import are written for these tests in MQSim's and
+SimpleSSD's formats, with the values of the files those projects ship (each file says which)."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import ssdlab
+from conftest import assert_user_error, run_cli
+from ssdlab.importers import ImportInputError, import_mqsim, import_simplessd
+
+DATA = Path(__file__).parent / "data" / "import"
+SSDCONFIG = DATA / "mqsim-default-ssdconfig.xml"
+WORKLOAD = DATA / "mqsim-default-workload.xml"
+SIMPLESSD = DATA / "simplessd-sample.cfg"
+
+
+def _device(config: ssdlab.Config) -> dict[str, object]:
+    fields = config.to_dict()
+    fields.pop("meta", None)
+    return fields
+
+
+def _diff(a: object, b: object, path: str = "") -> list[str]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for key in sorted(set(a) | set(b)):
+            out += _diff(a.get(key), b.get(key), f"{path}.{key}" if path else key)
+        return out
+    return [] if a == b else [f"{path}: {a!r} != {b!r}"]
+
+
+def test_mqsim_default_files_reproduce_the_mqsim_default_preset(tmp_path: Path) -> None:
+    proc = run_cli("import", "mqsim", SSDCONFIG, WORKLOAD, "-o", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    imported = ssdlab.Config.load(tmp_path / "config.toml")
+    preset = ssdlab.Config.load("mqsim-default")
+    assert _diff(_device(imported), _device(preset)) == []
+
+
+def test_mqsim_import_names_each_setting_it_could_not_carry(tmp_path: Path) -> None:
+    proc = run_cli("import", "mqsim", SSDCONFIG, WORKLOAD, "-o", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == len(proc.stderr.splitlines())
+    for element in (
+        "<Seed> = 321",
+        "<Page_Metadat_Capacity> = 448",
+        "<Transaction_Scheduling_Policy> = PRIORITY_OUT_OF_ORDER",
+        "<GC_Block_Selection_Policy> = RGA",
+        "<CMD_Suspension_Support> = ERASE",
+        "<Data_Cache_DRAM_Data_Rate> = 100",
+        "<Preferred_suspend_erase_time_for_read> = 700000",
+        "<Block_PE_Cycles_Limit> = 10000",
+    ):
+        assert sum(element in w for w in warnings) == 1, (element, warnings)
+    # Each flow's Intensity (read by no MQSim reader) and Seed are named, with their line.
+    assert sum("<Intensity> (line" in w for w in warnings) == 4
+    # A priority class is named where the classes of one scenario differ (scenario 2 only).
+    assert sum("<Priority_Class>" in w for w in warnings) == 2
+    for line in warnings:
+        assert str(SSDCONFIG) in line or str(WORKLOAD) in line, line
+
+
+def test_mqsim_flows_follow_the_workload(tmp_path: Path) -> None:
+    proc = run_cli("import", "mqsim", SSDCONFIG, WORKLOAD, "-o", tmp_path / "drive.toml")
+    assert proc.returncode == 0, proc.stderr
+    config = ssdlab.Config.load(tmp_path / "drive.toml")
+    capacity = ssdlab._core.job_capacity(config.to_json())
+    first = ssdlab.load_flows(tmp_path / "drive-scenario-1.toml")
+    second = tomllib.loads((tmp_path / "drive-scenario-2.toml").read_text())["flow"]
+    assert [f.to_dict()["iodepth"] for f in first] == [16, 2]
+    assert [f["rw"] for f in second] == ["randread", "randread"]
+    flow = first[1].to_dict()
+    # 8 sectors of 512 B; 10,000,000,000 ns = 10 s; half of the second half of the drive.
+    assert flow["bs"] == 4096
+    assert flow["rw"] == "randwrite"
+    assert flow["runtime"] == "10s"
+    share = capacity // 2
+    assert flow["offset"] == share // 4096 * 4096
+    assert flow["size"] == share // 2 // 4096 * 4096
+    assert not (tmp_path / "drive-scenario-3.toml").exists()
+    assert "--trace traces/tpcc-small.trace --format disksim" in proc.stdout
+
+
+def test_mqsim_import_runs_briefly_from_the_command_line(tmp_path: Path) -> None:
+    assert run_cli("import", "mqsim", SSDCONFIG, WORKLOAD, "-o", tmp_path).returncode == 0
+    show = run_cli("config", "show", tmp_path / "config.toml")
+    assert show.returncode == 0, show.stderr
+    run = run_cli(
+        "run",
+        tmp_path / "config.toml",
+        "--rw",
+        "randread",
+        "--io-count",
+        "2000",
+        "--json",
+        tmp_path / "r.json",
+    )
+    assert run.returncode == 0, run.stderr
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert result["ops"]["read"]["count"] == 2000
+
+
+def test_mqsim_flows_run_together(tmp_path: Path) -> None:
+    assert run_cli("import", "mqsim", SSDCONFIG, WORKLOAD, "-o", tmp_path).returncode == 0
+    flows = [
+        f.replace(runtime=None, io_count=400) if hasattr(f, "replace") else f
+        for f in ssdlab.load_flows(tmp_path / "config-scenario-2.toml")
+    ]
+    result = ssdlab.run(tmp_path / "config.toml", flows)
+    assert [f["ops"]["read"]["count"] for f in result.flows] == [400, 400]
+
+
+def test_mqsim_trace_scenario_replays_its_ascii_trace(tmp_path: Path) -> None:
+    trace = tmp_path / "small.trace"
+    # MQSim's ASCII trace: time_ns device start_sector size_sectors op (1 read, 0 write).
+    trace.write_text("".join(f"{i * 1000} 0 {i * 8} 8 {i % 2}\n" for i in range(200)))
+    workload = tmp_path / "workload.xml"
+    workload.write_text(
+        "<MQSim_IO_Scenarios><IO_Scenario><IO_Flow_Parameter_Set_Trace_Based>"
+        f"<File_Path>{trace}</File_Path><Time_Unit>MICROSECOND</Time_Unit>"
+        "<Relay_Count>2</Relay_Count>"
+        "</IO_Flow_Parameter_Set_Trace_Based></IO_Scenario></MQSim_IO_Scenarios>"
+    )
+    proc = run_cli("import", "mqsim", SSDCONFIG, workload, "-o", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    command = next(line for line in proc.stdout.splitlines() if line.startswith("run: "))
+    args = command.removeprefix("run: ssdlab ").split()
+    assert args[-6:] == ["--format", "disksim", "--time-scale", "1000", "--repeat", "2"]
+    run = run_cli(*args, "--json", tmp_path / "r.json")
+    assert run.returncode == 0, run.stderr
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert result["trace"]["replayed"] == 400
+    assert result["trace"]["time_scale"] == 1000
+
+
+def test_mqsim_missing_elements_take_mqsims_defaults(tmp_path: Path) -> None:
+    bare = tmp_path / "bare.xml"
+    bare.write_text("<Execution_Parameter_Set/>")
+    out = import_mqsim(bare)
+    # Device_Parameter_Set.cpp: Channel_Transfer_Rate 300 MT/s, Preemptible_GC_Enabled true,
+    # Data_Cache_Capacity 512 MiB (+ the 2 MiB CMT); Host_Parameter_Set.cpp: 0.4 GB/s a lane.
+    assert out.get("nand.bus", "rate") == "300MT/s"
+    assert out.get("ftl.gc", "preemptible") is True
+    assert out.get("ftl.gc", "hard_free_blocks") == 10  # 0.005 × 2048 blocks
+    assert out.get("cache", "capacity") == "514MiB"
+    assert out.get("interface", "link") == "pcie2x4"
+    assert any("PCIe_Lane_Bandwidth" in w for w in out.warnings)
+    written = tmp_path / "bare.toml"
+    assert run_cli("import", "mqsim", bare, "-o", written).returncode == 0
+    assert ssdlab.Config.load(written).to_dict()["nand"]["channels"] == 8
+
+
+def test_mqsim_without_out_prints_the_config(tmp_path: Path) -> None:
+    proc = run_cli("import", "mqsim", SSDCONFIG)
+    assert proc.returncode == 0, proc.stderr
+    assert tomllib.loads(proc.stdout)["nand"]["page_size"] == "8KiB"
+    assert_user_error(run_cli("import", "mqsim", SSDCONFIG, WORKLOAD), "-o")
+
+
+def _edit(tmp_path: Path, old: str, new: str) -> Path:
+    text = SSDCONFIG.read_text()
+    assert old in text
+    path = tmp_path / "edited.xml"
+    path.write_text(text.replace(old, new, 1))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "needles"),
+    [
+        (
+            "<Flash_Channel_Count>8</Flash_Channel_Count>",
+            "<Flash_Channel_Count>eight</Flash_Channel_Count>",
+            ["line 47", "<Flash_Channel_Count>", "'eight'", "whole number"],
+        ),
+        (
+            "<Overprovisioning_Ratio>0.07</Overprovisioning_Ratio>",
+            "<Overprovisioning_Ratio>1.5</Overprovisioning_Ratio>",
+            ["<Overprovisioning_Ratio>", "'1.5'", "0.9"],
+        ),
+        (
+            "<Seed>321</Seed>",
+            "<Seed>321</Seed><Flash_Chanel_Count>8</Flash_Chanel_Count>",
+            ["<Flash_Chanel_Count>", "not an element MQSim reads"],
+        ),
+        (
+            "<PCIe_Lane_Count>4</PCIe_Lane_Count>",
+            "<PCIe_Lane_Count>3</PCIe_Lane_Count>",
+            ["<PCIe_Lane_Count>", "'3'", "1, 2, 4, 8 or 16"],
+        ),
+        (
+            "<Address_Mapping>PAGE_LEVEL</Address_Mapping>",
+            "<Address_Mapping>HYBRID</Address_Mapping>",
+            ["<Address_Mapping>", "'HYBRID'", "stub"],
+        ),
+        (
+            "<Flash_Technology>MLC</Flash_Technology>",
+            "<Flash_Technology>QLC</Flash_Technology>",
+            ["<Flash_Technology>", "'QLC'", "SLC, MLC, TLC"],
+        ),
+        (
+            "<Block_No_Per_Plane>2048</Block_No_Per_Plane>",
+            "<Block_No_Per_Plane>8</Block_No_Per_Plane>",
+            ["cannot model", "spare"],
+        ),
+        (
+            "<Data_Cache_Capacity>268435456</Data_Cache_Capacity>",
+            "<Data_Cache_Capacity>268435456</Data_Capacity>",
+            ["line 22", "malformed XML", "mismatched tag"],
+        ),
+        (
+            "<Execution_Parameter_Set>",
+            '<!DOCTYPE x [<!ENTITY a "aaaa">]><Execution_Parameter_Set>',
+            ["document type declaration", "refused"],
+        ),
+    ],
+)
+def test_mqsim_bad_input_is_one_line_naming_file_element_and_value(
+    tmp_path: Path, old: str, new: str, needles: list[str]
+) -> None:
+    path = _edit(tmp_path, old, new)
+    line = assert_user_error(
+        run_cli("import", "mqsim", path, "-o", tmp_path / "out"), str(path), *needles
+    )
+    assert "Traceback" not in line
+
+
+def test_mqsim_bad_workload_names_its_file(tmp_path: Path) -> None:
+    text = WORKLOAD.read_text().replace(
+        "<Read_Percentage>0</Read_Percentage>", "<Read_Percentage>150</Read_Percentage>", 1
+    )
+    path = tmp_path / "w.xml"
+    path.write_text(text)
+    assert_user_error(
+        run_cli("import", "mqsim", SSDCONFIG, path, "-o", tmp_path / "o"),
+        str(path),
+        "line 17",
+        "<Read_Percentage>",
+        "'150'",
+    )
+    never = tmp_path / "never.xml"
+    never.write_text(
+        "<MQSim_IO_Scenarios><IO_Scenario><IO_Flow_Parameter_Set_Synthetic>"
+        "<Stop_Time>0</Stop_Time></IO_Flow_Parameter_Set_Synthetic></IO_Scenario>"
+        "</MQSim_IO_Scenarios>"
+    )
+    assert_user_error(
+        run_cli("import", "mqsim", SSDCONFIG, never, "-o", tmp_path / "o"), "never stops"
+    )
+
+
+def test_an_entity_is_not_expanded_without_a_doctype(tmp_path: Path) -> None:
+    path = tmp_path / "e.xml"
+    path.write_text("<Execution_Parameter_Set>&lol;</Execution_Parameter_Set>")
+    with pytest.raises(ImportInputError, match="undefined entity"):
+        import_mqsim(path)
+
+
+# --------------------------------------------------------------------------------------------
+# SimpleSSD
+
+
+def test_simplessd_sample_imports_loads_and_runs(tmp_path: Path) -> None:
+    proc = run_cli("import", "simplessd", SIMPLESSD, "-o", tmp_path / "s.toml")
+    assert proc.returncode == 0, proc.stderr
+    assert run_cli("config", "show", tmp_path / "s.toml").returncode == 0
+    config = ssdlab.Config.load(tmp_path / "s.toml").to_dict()
+    nand = config["nand"]
+    assert (nand["channels"], nand["packages_per_channel"], nand["dies_per_package"]) == (8, 4, 2)
+    assert (nand["planes_per_die"], nand["blocks_per_plane"], nand["pages_per_block"]) == (
+        2,
+        512,
+        512,
+    )
+    toml = tomllib.loads((tmp_path / "s.toml").read_text())
+    # ps → ssdlab durations: 40,000,000 ps = 40 µs; 1,300,000,000 ps = 1.3 ms; 3.5 ms erase.
+    assert toml["nand"]["timing"]["read"] == ["40us", "65us"]
+    assert toml["nand"]["timing"]["program"] == ["500us", "1300us"]
+    assert toml["nand"]["timing"]["erase"] == "3500us"
+    assert toml["nand"]["bus"]["rate"] == "400MT/s"
+    assert toml["interface"]["link"] == "pcie3x4"
+    assert toml["ftl"]["over_provisioning"] == 0.25
+    assert toml["cache"]["capacity"] == "512MiB"
+    warnings = proc.stderr.splitlines()
+    for key in ("[cpu] ClockSpeed", "[pal] SuperblockSize", "[icl] CacheWaySize", "[ftl] GCMode"):
+        assert sum(key in w for w in warnings) == 1, (key, warnings)
+    assert not any("DiskImageFile" in w for w in warnings)  # EnableDiskImage = 0
+    run = run_cli(
+        "run",
+        tmp_path / "s.toml",
+        "--rw",
+        "randwrite",
+        "--io-count",
+        "2000",
+        "--json",
+        tmp_path / "r.json",
+    )
+    assert run.returncode == 0, run.stderr
+
+
+def test_simplessd_sata_takes_the_sata_section(tmp_path: Path) -> None:
+    out = import_simplessd(SIMPLESSD, "sata")
+    assert out.get("interface", "link") == "sata3"
+    assert any("[nvme] PCIEGeneration" in w and "--interface sata" in w for w in out.warnings)
+
+
+def _cfg(tmp_path: Path, old: str, new: str) -> Path:
+    text = SIMPLESSD.read_text()
+    assert old in text
+    path = tmp_path / "edited.cfg"
+    path.write_text(text.replace(old, new, 1))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "needles"),
+    [
+        ("NANDType = 1", "NANDType = 7", ["[pal] NANDType", "'7'"]),
+        ("MSBRead = 65000000", "MSBRead = 0", ["[pal] MSBRead", "'0'", "MLC"]),
+        ("Channel = 8", "Channels = 8", ["[pal] Channels", "not a key SimpleSSD reads"]),
+        ("[icl]", "[cache]", ["[cache]", "not a SimpleSSD section"]),
+        ("Block = 512", "Block 512", ["'Block 512'", "key = value"]),
+        ("PCIELane = 4", "PCIELane = 3", ["[nvme] PCIELane", "'3'"]),
+        ("OverProvisioningRatio = 0.25", "OverProvisioningRatio = x", ["OverProvisioning", "'x'"]),
+        ("Block = 512", "Block = 4", ["cannot model"]),
+    ],
+)
+def test_simplessd_bad_input_is_one_line(
+    tmp_path: Path, old: str, new: str, needles: list[str]
+) -> None:
+    path = _cfg(tmp_path, old, new)
+    assert_user_error(
+        run_cli("import", "simplessd", path, "-o", tmp_path / "o.toml"), str(path), *needles
+    )
