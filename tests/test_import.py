@@ -13,6 +13,7 @@ import pytest
 import ssdlab
 from conftest import assert_user_error, run_cli
 from ssdlab.importers import ImportInputError, import_mqsim, import_simplessd
+from ssdlab.importers.common import size
 
 DATA = Path(__file__).parent / "data" / "import"
 SSDCONFIG = DATA / "mqsim-default-ssdconfig.xml"
@@ -76,14 +77,14 @@ def test_mqsim_flows_follow_the_workload(tmp_path: Path) -> None:
     second = tomllib.loads((tmp_path / "drive-scenario-2.toml").read_text())["flow"]
     assert [f.to_dict()["iodepth"] for f in first] == [16, 2]
     assert [f["rw"] for f in second] == ["randread", "randread"]
-    flow = first[1].to_dict()
+    flow = tomllib.loads((tmp_path / "drive-scenario-1.toml").read_text())["flow"][1]
     # 8 sectors of 512 B; 10,000,000,000 ns = 10 s; half of the second half of the drive.
-    assert flow["bs"] == 4096
+    assert flow["bs"] == "4KiB"
     assert flow["rw"] == "randwrite"
     assert flow["runtime"] == "10s"
     share = capacity // 2
-    assert flow["offset"] == share // 4096 * 4096
-    assert flow["size"] == share // 2 // 4096 * 4096
+    assert flow["offset"] == size(share // 4096 * 4096)
+    assert flow["size"] == size(share // 2 // 4096 * 4096)
     assert not (tmp_path / "drive-scenario-3.toml").exists()
     assert "--trace traces/tpcc-small.trace --format disksim" in proc.stdout
 

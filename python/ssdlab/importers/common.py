@@ -44,6 +44,7 @@ class Imported:
     ``warnings`` one line per setting not carried over; ``header`` the file's opening comment."""
 
     source: str
+    flow_source: str = ""
     header: list[str] = field(default_factory=list)
     sections: dict[str, list[tuple[str, Value, str]]] = field(default_factory=dict)
     flows: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
@@ -64,9 +65,10 @@ class Imported:
                 return v
         return None
 
-    def warn(self, where: str, value: object, why: str) -> None:
-        """One warning line: the foreign setting, its value, why it was not carried over."""
-        self.warnings.append(f"{self.source}: {where} = {value}: {why}")
+    def warn(self, where: str, value: object, why: str, source: str | None = None) -> None:
+        """One warning line: the file (``source``, else the config's), the foreign setting, its
+        value, why it was not carried over."""
+        self.warnings.append(f"{source or self.source}: {where} = {value}: {why}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -322,7 +324,7 @@ def write_imported(
     commands = []
     for label, flows in imported.flows:
         path = folder / f"{stem}-{label}.toml"
-        write_output_text(path, flows_toml(imported.source, label, flows))
+        write_output_text(path, flows_toml(imported.flow_source, label, flows))
         flow_paths.append(path)
         commands.append(f"ssdlab run {config_path} --job {path}")
     for _, args in imported.replays:

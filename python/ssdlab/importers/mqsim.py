@@ -242,6 +242,7 @@ def import_mqsim(
     _precondition(out, device, flows)
     _unread(out, host, device, flash)
     if flows is not None:
+        out.flow_source = os.fspath(workload)  # type: ignore[arg-type]
         _flows(out, device, flows)
     return out
 
@@ -282,10 +283,7 @@ def _nand(out: Imported, device: _Params, flash: _Params) -> None:
         times = [duration(_ns(flash(t))) for t in tags]
         note = ", ".join(f"{t} = {flash.text(t)}" for t in tags) + " ns"
         out.set("nand.timing", key, times, note)
-        for k in ("LSB", "CSB", "MSB"):
-            tag = f"Page_{what}_Latency_{k}"
-            if k not in kinds and tag in flash.given:
-                out.warn(f"<{tag}>", flash.text(tag), f"a {cell_name.upper()} cell has no {k} page")
+        # A page type the cell lacks (MLC's CSB) is read by neither simulator: not warned.
     erase = _ns(flash("Block_Erase_Latency"))
     note = f"Block_Erase_Latency = {flash.text('Block_Erase_Latency')} ns"
     out.set("nand.timing", "erase", duration(erase), note)
@@ -492,6 +490,7 @@ def _cache(out: Imported, device: _Params, flows: list[_Scenario] | None) -> Non
                 "<Device_Level_Data_Caching_Mode>",
                 ", ".join(modes),
                 f"ssdlab's cache has one mode for the device: the first flow's {mode} used",
+                source=out.flow_source,
             )
     mechanism = device("Caching_Mechanism").choice({"SIMPLE": "SIMPLE", "ADVANCED": "ADVANCED"})
     ideal = device("Ideal_Mapping_Table").boolean(("true",), ("false",))
@@ -584,6 +583,7 @@ def _precondition(out: Imported, device: _Params, flows: list[_Scenario] | None)
             "<Initial_Occupancy_Percentage>",
             ", ".join(map(str, occupancy)),
             "ssdlab preconditions the whole logical space (precondition.fill = steady-state)",
+            source=out.flow_source,
         )
 
 
@@ -593,8 +593,6 @@ def _unread(out: Imported, host: _Params, device: _Params, flash: _Params) -> No
         "Seed": "a run option in ssdlab: pass --seed",
         "Enable_ResponseTime_Logging": "a run option in ssdlab: pass --stats-interval",
         "ResponseTime_Logging_Period_Length": "a run option in ssdlab: --stats-interval",
-        "Transaction_Scheduling_Policy": "ssdlab's FIL schedules one way (per-die queues, reads"
-        " first); MQSim's schedulers have no ssdlab knob",
         "Prefered_suspend_erase_time_for_read": "ssdlab suspends at once, no preferred time",
         "Preferred_suspend_erase_time_for_write": "ssdlab suspends at once, no preferred time",
         "Preferred_suspend_write_time_for_read": "ssdlab suspends at once, no preferred time",
@@ -604,10 +602,35 @@ def _unread(out: Imported, host: _Params, device: _Params, flash: _Params) -> No
         "Suspend_Program_Time": "set only with suspension (see CMD_Suspension_Support)",
         **UNREAD,
     }
+    if not host("Enable_ResponseTime_Logging").boolean(("true",), ("false",)):
+        # Off: nothing to carry, and the period is not used.
+        reasons.pop("Enable_ResponseTime_Logging")
+        reasons.pop("ResponseTime_Logging_Period_Length")
+    if flash.text("CMD_Suspension_Support").upper() == "PROGRAM_ERASE":
+        reasons.pop("Suspend_Erase_Time")  # carried with nand.suspend below
+        reasons.pop("Suspend_Program_Time")
     for params in (host, device, flash):
         for tag, element in params.given.items():
             if tag in reasons:
                 out.warn(f"<{tag}>", element.text.strip(), reasons[tag])
+    policy = device("Transaction_Scheduling_Policy").choice(
+        {k: k for k in ("OUT_OF_ORDER", "PRIORITY_OUT_OF_ORDER", "FLIN")}
+    )
+    # OUT_OF_ORDER serves a chip's reads before its writes and erases (TSU_OutofOrder.cpp):
+    # ssdlab's default die order, controller.scheduler = "read-priority".
+    if policy == "PRIORITY_OUT_OF_ORDER":
+        out.warn(
+            "<Transaction_Scheduling_Policy>",
+            policy,
+            "reads first, as ssdlab's read-priority dies; the flows' priority classes are not"
+            " modelled",
+        )
+    elif policy == "FLIN":
+        out.warn(
+            "<Transaction_Scheduling_Policy>",
+            policy,
+            "FLIN's fairness control has no ssdlab twin; ssdlab's dies serve reads first",
+        )
     mode = flash("CMD_Suspension_Support").choice(
         {"NONE": "NONE", "ERASE": "ERASE", "PROGRAM": "PROGRAM", "PROGRAM_ERASE": "PROGRAM_ERASE"}
     )
@@ -756,6 +779,7 @@ def _flows(out: Imported, device: _Params, scenarios: list[_Scenario]) -> None:
                     f"IO_Scenario {number} (line {scenario.line})",
                     f"{len(scenario.flows)} flows",
                     "a trace replay runs alone in ssdlab: only the first trace flow is kept",
+                    source=out.flow_source,
                 )
             out.replays.append((label, _replay_args(first)))
             percent = first.params("Percentage_To_Be_Executed").integer(1, 100)
@@ -765,6 +789,7 @@ def _flows(out: Imported, device: _Params, scenarios: list[_Scenario]) -> None:
                     percent,
                     "pass --io-count with that share of the trace's requests (ssdlab trace stats"
                     " counts them)",
+                    source=out.flow_source,
                 )
             continue
         # MQSim gives each of n flows sharing every resource 1/n of the logical space.
@@ -778,9 +803,10 @@ def _flow_common(out: Imported, flow: _Flow, counts: dict[str, int], classes: se
     priority = p("Priority_Class").choice({k: k for k in ("URGENT", "HIGH", "MEDIUM", "LOW")})
     if len(classes) > 1:
         out.warn(
-            f"<Priority_Class> (line {flow.line})",
+            f"<Priority_Class> (the flow at line {flow.line})",
             priority,
             "ssdlab serves every NVMe queue with the same weight (no priority classes)",
+            source=out.flow_source,
         )
     for tag, count in counts.items():
         ids = _ids(p(tag), count)
@@ -789,6 +815,13 @@ def _flow_common(out: Imported, flow: _Flow, counts: dict[str, int], classes: se
                 f"<{tag}> (line {p.given[tag].line})",
                 p.text(tag),
                 "resource partitioning is not modelled: the flow uses every resource",
+                source=out.flow_source,
+            )
+    for tag, why in UNREAD.items():
+        if tag in p.given:
+            element = p.given[tag]
+            out.warn(
+                f"<{tag}> (line {element.line})", element.text.strip(), why, source=out.flow_source
             )
 
 
@@ -796,7 +829,11 @@ def _synthetic_job(
     out: Imported, index: int, flow: _Flow, share: int, depth: int
 ) -> dict[str, Any]:
     p = flow.params
-    at = f"(line {flow.line})"
+
+    def at(tag: str) -> str:
+        element = p.given.get(tag)
+        return f"(line {element.line})" if element else f"(the flow at line {flow.line})"
+
     job: dict[str, Any] = {"name": f"flow{index + 1}"}
     reads = p("Read_Percentage").integer(0, 100)
     distribution = p("Address_Distribution").choice(
@@ -815,21 +852,28 @@ def _synthetic_job(
     job["bs"] = size(bs)
     if p("Request_Size_Distribution").choice({"FIXED": "FIXED", "NORMAL": "NORMAL"}) == "NORMAL":
         out.warn(
-            f"<Request_Size_Distribution> {at}",
+            f"<Request_Size_Distribution> {at('Request_Size_Distribution')}",
             f"NORMAL (variance {p.text('Variance_Request_Size')} sectors)",
             "ssdlab's sizes are fixed or a weighted mix: the mean size used",
+            source=out.flow_source,
         )
     aligned = p("Generated_Aligned_Addresses").boolean(("true",), ("false",))
     unit = p("Address_Alignment_Unit").integer(1, 1 << 16)
     if not aligned or unit != sectors:
         out.warn(
-            f"<Address_Alignment_Unit> {at}",
+            f"<Address_Alignment_Unit> {at('Address_Alignment_Unit')}",
             f"{unit} sectors (aligned {str(aligned).lower()})",
             "ssdlab aligns a job's offsets to its request size",
+            source=out.flow_source,
         )
     ws = p("Working_Set_Percentage").integer(0, 2**31 - 1)
     if not 1 <= ws <= 100:
-        out.warn(f"<Working_Set_Percentage> {at}", ws, "outside 1..100: 100 used, as MQSim does")
+        out.warn(
+            f"<Working_Set_Percentage> {at('Working_Set_Percentage')}",
+            ws,
+            "outside 1..100: 100 used, as MQSim does",
+            source=out.flow_source,
+        )
         ws = 100
     region = share * ws // 100 // bs * bs
     if region < bs:
@@ -851,9 +895,10 @@ def _synthetic_job(
         job["iodepth"] = min(depth, 1024)
         if bandwidth % bs:
             out.warn(
-                f"<Bandwidth> {at}",
+                f"<Bandwidth> {at('Bandwidth')}",
                 bandwidth,
                 f"not a whole number of {bs}-byte requests per second: rounded down",
+                source=out.flow_source,
             )
     stop = p("Stop_Time").integer(0, 2**63 - 1)
     total = p("Total_Requests_To_Generate").integer(0, 2**32 - 1)
@@ -867,7 +912,10 @@ def _synthetic_job(
         )
     if "Seed" in p.given:
         out.warn(
-            f"<Seed> {at}", p.text("Seed"), "each flow's generator is seeded from the run's --seed"
+            f"<Seed> {at('Seed')}",
+            p.text("Seed"),
+            "each flow's generator is seeded from the run's --seed",
+            source=out.flow_source,
         )
     return job
 

@@ -210,6 +210,11 @@ class _Ini:
             )
         return Reader(f"{self.path}, line {given[1]}: [{section}] {key}", given[0])
 
+    def where(self, section: str, key: str) -> str:
+        """``[section] key (line N)`` for a warning; without the line when the key is absent."""
+        given = self.values.get(section, {}).get(key)
+        return f"[{section}] {key}" + (f" (line {given[1]})" if given else "")
+
     def given(self, section: str, key: str) -> bool:
         return key in self.values.get(section, {})
 
@@ -297,14 +302,8 @@ def import_simplessd(path: str | os.PathLike[str], interface: str = "nvme") -> I
             times.append(duration(ps))
         note = ", ".join(f"{k}{what} = {ini('pal', f'{k}{what}').value}" for k in kinds) + " ps"
         out.set("nand.timing", key, times, note)
-    for kind in ("LSB", "CSB", "MSB"):
-        for what in ("Read", "Write"):
-            r = ini("pal", f"{kind}{what}")
-            if kind not in kinds and ini.given("pal", f"{kind}{what}") and r.value not in ("0", ""):
-                out.warn(
-                    f"[pal] {kind}{what}", r.value, f"a {cell.upper()} cell has no {kind} page"
-                )
-            used.add(("pal", f"{kind}{what}"))
+    # A page type the cell lacks (MLC's CSB) is read by neither simulator: not warned.
+    used.update({("pal", f"{k}{w}") for k in ("LSB", "CSB", "MSB") for w in ("Read", "Write")})
     erase = take("pal", "Erase").integer(1, 10**13)
     out.set("nand.timing", "erase", duration(erase), f"Erase = {erase} ps")
     out.set("nand.timing", "ecc_decode", "0ns", "SimpleSSD has no ECC decode time")
@@ -330,7 +329,7 @@ def import_simplessd(path: str | os.PathLike[str], interface: str = "nvme") -> I
     superblock = take("pal", "SuperblockSize").value
     if superblock:
         out.warn(
-            "[pal] SuperblockSize",
+            ini.where("pal", "SuperblockSize"),
             superblock,
             "ssdlab maps pages, not superpages: each page is mapped alone (map_unit = the page)",
         )
@@ -350,7 +349,7 @@ def import_simplessd(path: str | os.PathLike[str], interface: str = "nvme") -> I
     if policy == "d-choice":
         d = ini("ftl", "DChoiceParam").value
         out.warn(
-            "[ftl] EvictPolicy",
+            ini.where("ftl", "EvictPolicy"),
             f"3 (d-choice, DChoiceParam = {d})",
             "no ssdlab policy samples blocks: greedy used",
         )
@@ -367,14 +366,14 @@ def import_simplessd(path: str | os.PathLike[str], interface: str = "nvme") -> I
     if gc_mode == 0:
         n = take("ftl", "GCReclaimBlocks").value
         out.warn(
-            "[ftl] GCMode",
+            ini.where("ftl", "GCMode"),
             f"0 (reclaim {n} block(s) a time)",
             "ssdlab's GC reclaims until the plane is back above free_threshold",
         )
     else:
         t = take("ftl", "GCReclaimThreshold").value
         out.warn(
-            "[ftl] GCMode",
+            ini.where("ftl", "GCMode"),
             f"1 (reclaim until {t})",
             "ssdlab's GC reclaims until the plane is back above free_threshold",
         )
@@ -392,10 +391,12 @@ def import_simplessd(path: str | os.PathLike[str], interface: str = "nvme") -> I
         out.set("precondition", "fill", "sequential", f"FillRatio = {fill}")
         out.set("precondition", "random_overwrite", invalid, f"InvalidPageRatio = {invalid}")
         if fill < 1.0:
-            out.warn("[ftl] FillRatio", fill, "ssdlab's fill writes the whole logical space")
+            out.warn(
+                ini.where("ftl", "FillRatio"), fill, "ssdlab's fill writes the whole logical space"
+            )
         filling = ini("ftl", "FillingMode").value
         if filling == "2":
-            out.warn("[ftl] FillingMode", "2 (random filling)", "ssdlab fills in order")
+            out.warn(ini.where("ftl", "FillingMode"), "2 (random filling)", "ssdlab fills in order")
     used.add(("ftl", "FillingMode"))
 
     # [nvme] or [sata]
@@ -416,6 +417,10 @@ def import_simplessd(path: str | os.PathLike[str], interface: str = "nvme") -> I
         sq = take("nvme", "MaxIOSQueue").integer(1, 65535)
         cq = take("nvme", "MaxIOCQueue").integer(1, 65535)
         out.set("interface", "io_queues", min(sq, cq), f"MaxIOSQueue = {sq}, MaxIOCQueue = {cq}")
+        # hil/nvme/controller.cc advertises 4096 entries a queue (CAP.MQES) and no MDTS.
+        out.set("interface", "queue_depth", 4096, "SimpleSSD's CAP.MQES: 4096 entries")
+        out.set("interface", "mdts", "1MiB", "SimpleSSD sets no MDTS; ssdlab's 1 MiB")
+        out.set("interface", "interrupt", "msix", "SimpleSSD has no interrupt key; MSI-X")
     else:
         mode_reader = take("sata", "SATAMode")
         gen = mode_reader.choice({"0": 1, "1": 2, "2": 3}, upper=False)
@@ -423,6 +428,8 @@ def import_simplessd(path: str | os.PathLike[str], interface: str = "nvme") -> I
         out.set("interface", "link", f"sata{gen}", f"SATAMode = {mode_reader.value}")
         out.set("interface", "io_queues", 1, "SATA has one command queue")
         out.set("interface", "queue_depth", 32, "NCQ: 32 tags")
+        out.set("interface", "mdts", "512KiB", "Linux's default max_sectors 1024 × 512 B")
+        out.set("interface", "interrupt", "msix", "AHCI adapters signal with MSI")
 
     # [icl]
     write = ini.flag("icl", "EnableWriteCache")
@@ -444,7 +451,7 @@ def import_simplessd(path: str | os.PathLike[str], interface: str = "nvme") -> I
         evict = evict_reader.choice({"0": "random", "1": "fifo", "2": "lru"}, upper=False)
         if evict == "random":
             out.warn(
-                "[icl] EvictPolicy",
+                ini.where("icl", "EvictPolicy"),
                 "0 (random)",
                 "ssdlab's cache has no random replacement: lru used",
             )
@@ -454,11 +461,13 @@ def import_simplessd(path: str | os.PathLike[str], interface: str = "nvme") -> I
         used.add(("icl", "CacheWaySize"))
         if ways != 0:
             out.warn(
-                "[icl] CacheWaySize", ways, "ssdlab's cache is fully associative (SimpleSSD's 0)"
+                ini.where("icl", "CacheWaySize"),
+                ways,
+                "ssdlab's cache is fully associative (SimpleSSD's 0)",
             )
         if ini.flag("icl", "EnableReadPrefetch"):
             out.warn(
-                "[icl] EnableReadPrefetch",
+                ini.where("icl", "EnableReadPrefetch"),
                 1,
                 "SimpleSSD's sequential-read prefetch has no ssdlab twin",
             )
@@ -503,7 +512,7 @@ def import_simplessd(path: str | os.PathLike[str], interface: str = "nvme") -> I
     }
     other = "sata" if interface == "nvme" else "nvme"
     for section, keys in ini.values.items():
-        for key, (value, line) in keys.items():
+        for key, (value, _) in keys.items():
             if (section, key) in used or value in INERT.get((section, key), {None}):
                 continue
             if key.startswith("DiskImageFile") and not ini.flag(section, "EnableDiskImage"):
@@ -521,7 +530,7 @@ def import_simplessd(path: str | os.PathLike[str], interface: str = "nvme") -> I
                 why = "NAND power is [power]'s, with per-operation energies rather than currents"
             else:
                 why = special.get((section, key), reasons[section])
-            out.warn(f"[{section}] {key} (line {line})", value, why)
+            out.warn(ini.where(section, key), value, why)
 
     return out
 
