@@ -110,8 +110,9 @@ def test_mqsim_import_runs_briefly_from_the_command_line(tmp_path: Path) -> None
 
 def test_mqsim_flows_run_together(tmp_path: Path) -> None:
     assert run_cli("import", "mqsim", SSDCONFIG, WORKLOAD, "-o", tmp_path).returncode == 0
+    # Scenario 2's flows run 10 s of simulated time each: cut to 400 requests for the test.
     flows = [
-        f.replace(runtime=None, io_count=400) if hasattr(f, "replace") else f
+        f.replace(runtime=None, io_count=400)
         for f in ssdlab.load_flows(tmp_path / "config-scenario-2.toml")
     ]
     result = ssdlab.run(tmp_path / "config.toml", flows)
@@ -189,7 +190,12 @@ def _edit(tmp_path: Path, old: str, new: str) -> Path:
         (
             "<Seed>321</Seed>",
             "<Seed>321</Seed><Flash_Chanel_Count>8</Flash_Chanel_Count>",
-            ["<Flash_Chanel_Count>", "not an element MQSim reads"],
+            [
+                "line 14",
+                "<Flash_Chanel_Count>",
+                "not an element MQSim reads",
+                "<Flash_Channel_Count>?",
+            ],
         ),
         (
             "<PCIe_Lane_Count>4</PCIe_Lane_Count>",
@@ -209,7 +215,7 @@ def _edit(tmp_path: Path, old: str, new: str) -> Path:
         (
             "<Block_No_Per_Plane>2048</Block_No_Per_Plane>",
             "<Block_No_Per_Plane>8</Block_No_Per_Plane>",
-            ["cannot model", "spare"],
+            ["cannot model", "spare", "comes from Overprovisioning_Ratio = 0.07"],
         ),
         (
             "<Data_Cache_Capacity>268435456</Data_Cache_Capacity>",
@@ -325,7 +331,11 @@ def _cfg(tmp_path: Path, old: str, new: str) -> Path:
     [
         ("NANDType = 1", "NANDType = 7", ["[pal] NANDType", "'7'"]),
         ("MSBRead = 65000000", "MSBRead = 0", ["[pal] MSBRead", "'0'", "MLC"]),
-        ("Channel = 8", "Channels = 8", ["[pal] Channels", "not a key SimpleSSD reads"]),
+        (
+            "Channel = 8",
+            "Channels = 8",
+            ["[pal] Channels", "not a key SimpleSSD reads", "Channel?"],
+        ),
         ("[icl]", "[cache]", ["[cache]", "not a SimpleSSD section"]),
         ("Block = 512", "Block 512", ["'Block 512'", "key = value"]),
         ("PCIELane = 4", "PCIELane = 3", ["[nvme] PCIELane", "'3'"]),
@@ -340,3 +350,65 @@ def test_simplessd_bad_input_is_one_line(
     assert_user_error(
         run_cli("import", "simplessd", path, "-o", tmp_path / "o.toml"), str(path), *needles
     )
+
+
+def test_mqsim_other_choices_carry_over_and_run(tmp_path: Path) -> None:
+    ssd = _edit(tmp_path, "<HostInterface_Type>NVME", "<HostInterface_Type>SATA")
+    text = ssd.read_text()
+    for old, new in [
+        ("<Flash_Technology>MLC", "<Flash_Technology>TLC"),
+        ("<CMD_Suspension_Support>ERASE", "<CMD_Suspension_Support>PROGRAM_ERASE"),
+        ("<Preemptible_GC_Enabled>false", "<Preemptible_GC_Enabled>true"),
+        ("<GC_Block_Selection_Policy>RGA", "<GC_Block_Selection_Policy>FIFO"),
+        ("<Block_No_Per_Plane>2048", "<Block_No_Per_Plane>256"),
+        ("<Flash_Channel_Count>8", "<Flash_Channel_Count>2"),
+    ]:
+        text = text.replace(old, new, 1)
+    ssd.write_text(text)
+    work = WORKLOAD.read_text().replace("<Channel_IDs>0,1,2,3,4,5,6,7<", "<Channel_IDs>0,1<")
+    for old, new in [
+        (
+            "<Device_Level_Data_Caching_Mode>WRITE_CACHE",
+            "<Device_Level_Data_Caching_Mode>TURNED_OFF",
+        ),
+        ("<Synthetic_Generator_Type>QUEUE_DEPTH", "<Synthetic_Generator_Type>BANDWIDTH"),
+        ("<Address_Distribution>RANDOM_UNIFORM", "<Address_Distribution>RANDOM_HOTCOLD"),
+        ("<Percentage_of_Hot_Region>0", "<Percentage_of_Hot_Region>20"),
+        ("<Intensity>32768</Intensity>", "<Bandwidth>40960000</Bandwidth>"),
+        ("<Stop_Time>10000000000</Stop_Time>", "<Stop_Time>0</Stop_Time>"),
+        ("<Total_Requests_To_Generate>0<", "<Total_Requests_To_Generate>300<"),
+        (
+            "<Read_Percentage>0</Read_Percentage>\n      <Address_Distribution>RANDOM_UNIFORM",
+            "<Read_Percentage>70</Read_Percentage>\n      <Address_Distribution>STREAMING",
+        ),
+        ("<Stop_Time>10000000000</Stop_Time>", "<Stop_Time>1000000</Stop_Time>"),
+    ]:
+        assert old in work, old
+        work = work.replace(old, new, 1)
+    workload = tmp_path / "w.xml"
+    workload.write_text(work)
+    proc = run_cli("import", "mqsim", ssd, workload, "-o", tmp_path / "o")
+    assert proc.returncode == 0, proc.stderr
+    config = tomllib.loads((tmp_path / "o" / "config.toml").read_text())
+    assert config["nand"]["cell"] == "tlc"
+    assert config["nand"]["timing"]["read"] == ["75us", "75us", "75us"]
+    assert config["nand"]["suspend"] is True
+    assert config["nand"]["program_suspend_latency"] == "100us"
+    assert config["interface"]["kind"] == "sata"
+    assert config["interface"]["queue_depth"] == 32
+    assert config["interface"]["link_latency"] == "400us"  # SATA_Processing_Delay, ns
+    assert config["ftl"]["gc"]["preemptible"] is True
+    assert config["ftl"]["gc"]["hard_free_blocks"] == 1  # round(0.005 × 256)
+    assert config["cache"] == {"enabled": False}
+    assert f"{workload}: <Device_Level_Data_Caching_Mode> = TURNED_OFF, WRITE_CACHE" in proc.stderr
+    flows = tomllib.loads((tmp_path / "o" / "config-scenario-1.toml").read_text())["flow"]
+    # 40,960,000 B/s of 4 KiB requests; 20 % hot: 80 % of requests on the first 20 %.
+    assert flows[0]["rate_iops"] == 10_000
+    assert flows[0]["distribution"] == "zoned:80/20:20/80"
+    assert flows[0]["io_count"] == 300
+    assert (flows[1]["rw"], flows[1]["rwmixread"], flows[1]["runtime"]) == ("rw", 70, "1ms")
+    result = ssdlab.run(
+        tmp_path / "o" / "config.toml", ssdlab.load_flows(tmp_path / "o" / "config-scenario-1.toml")
+    )
+    assert result.flows[0]["ops"]["write"]["count"] == 300
+    assert result.flows[1]["ops"]["read"]["count"] > 0

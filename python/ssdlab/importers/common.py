@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import tempfile
 import xml.parsers.expat
 from collections.abc import Callable
@@ -274,7 +275,21 @@ def resolve(imported: Imported) -> str:
             message = str(e).replace(f"{path}: ", "").replace(path, "the config")
             raise ImportInputError(
                 f"{imported.source}: ssdlab cannot model this drive: {message}"
+                + _origin(imported, message)
             ) from None
+
+
+def _origin(imported: Imported, message: str) -> str:
+    """`` (from <the foreign setting>)`` for the config field a core error names: the comment
+    the importer wrote beside that field."""
+    found = re.search(r"field `([\w.]+)`", message)
+    if not found:
+        return ""
+    section, _, key = found.group(1).rpartition(".")
+    for k, _, comment in imported.sections.get(section, []):
+        if k == key and comment:
+            return f" (ssdlab's {found.group(1)} comes from {comment})"
+    return ""
 
 
 @dataclass

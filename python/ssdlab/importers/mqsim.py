@@ -12,6 +12,7 @@ never looks at, which get a warning.
 
 from __future__ import annotations
 
+import difflib
 import os
 from typing import Any
 
@@ -169,9 +170,15 @@ class _Params:
             if child.tag in nested:
                 continue
             if child.tag not in defaults:
+                close = difflib.get_close_matches(child.tag, list(defaults), n=1)
+                expected = (
+                    f"did you mean <{close[0]}>?"
+                    if close
+                    else f"expected one of {', '.join(sorted(defaults))}"
+                )
                 raise ImportInputError(
                     f"{path}, line {child.line}: <{child.tag}> in <{parent.tag}>: not an element"
-                    f" MQSim reads there, expected one of {', '.join(sorted(defaults))}"
+                    f" MQSim reads there; {expected}"
                 )
             if child.tag in self.given:
                 raise ImportInputError(
@@ -234,6 +241,8 @@ def import_mqsim(
     out.set("meta", "source", f"MQSim {os.path.basename(path)} (ssdlab import mqsim)")
 
     flows = _read_workload(os.fspath(workload)) if workload is not None else None
+    if workload is not None:
+        out.flow_source = os.fspath(workload)
     _nand(out, device, flash)
     _ftl(out, device, flash)
     _controller_and_host(out)
@@ -242,7 +251,6 @@ def import_mqsim(
     _precondition(out, device, flows)
     _unread(out, host, device, flash)
     if flows is not None:
-        out.flow_source = os.fspath(workload)  # type: ignore[arg-type]
         _flows(out, device, flows)
     return out
 
@@ -468,6 +476,9 @@ def _interface(
             duration(delay_ns * NS),
             f"SATA_Processing_Delay = {delay_ns} ns",
         )
+        out.set("interface", "mdts", "512KiB", "MQSim has no transfer limit; Linux's SATA default")
+        out.set("interface", "interrupt", "msix", "MQSim completes through its host model")
+        out.set("interface", "interrupt_latency", "0ns", "MQSim has no interrupt element")
         for tag in ("PCIe_Lane_Count", "PCIe_Lane_Bandwidth", "Queue_Fetch_Size"):
             params = host if tag.startswith("PCIe") else device
             if tag in params.given:
@@ -496,11 +507,8 @@ def _cache(out: Imported, device: _Params, flows: list[_Scenario] | None) -> Non
     ideal = device("Ideal_Mapping_Table").boolean(("true",), ("false",))
     cmt = 0 if ideal else device("CMT_Capacity").integer(1, 2**32 - 1)
     if mode == "TURNED_OFF":
+        # No data cache; the CMT keeps its own size (ftl.mapping_cache).
         out.set("cache", "enabled", False, "Device_Level_Data_Caching_Mode = TURNED_OFF")
-        if cmt:
-            out.set(
-                "cache", "capacity", size(cmt), f"CMT_Capacity = {cmt}: the mapping cache's DRAM"
-            )
         return
     capacity = device("Data_Cache_Capacity").integer(0, 2**32 - 1)
     out.set(

@@ -15,6 +15,7 @@ comment (SimpleSSD's number parsing stops there). It is read here line by line r
 
 from __future__ import annotations
 
+import difflib
 import os
 
 from ..files import read_input_text
@@ -194,9 +195,15 @@ class _Ini:
                     f"{path}, line {number}: {key} before any [section], expected it in one"
                 )
             if key not in KEYS[section] and not _disk_image_key(section, key):
+                close = difflib.get_close_matches(key, list(KEYS[section]), n=1)
+                expected = (
+                    f"did you mean {close[0]}?"
+                    if close
+                    else f"expected one of {', '.join(KEYS[section])}"
+                )
                 raise ImportInputError(
-                    f"{path}, line {number}: [{section}] {key}: not a key SimpleSSD reads there,"
-                    f" expected one of {', '.join(KEYS[section])}"
+                    f"{path}, line {number}: [{section}] {key}: not a key SimpleSSD reads there;"
+                    f" {expected}"
                 )
             if key in self.values[section]:
                 raise ImportInputError(f"{path}, line {number}: [{section}] {key} given twice")
