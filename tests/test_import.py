@@ -12,7 +12,7 @@ import pytest
 
 import ssdlab
 from conftest import assert_user_error, run_cli
-from ssdlab.importers import ImportInputError, import_mqsim, import_simplessd
+from ssdlab.importers import ImportInputError, import_mqsim, import_simplessd, write_imported
 from ssdlab.importers.common import size
 
 DATA = Path(__file__).parent / "data" / "import"
@@ -412,3 +412,45 @@ def test_mqsim_other_choices_carry_over_and_run(tmp_path: Path) -> None:
     )
     assert result.flows[0]["ops"]["write"]["count"] == 300
     assert result.flows[1]["ops"]["read"]["count"] > 0
+
+
+_TOKENS = ["0", "-1", "99999999999999999999", "1e400", "nan", "", "x", "<", "&amp;", "&x;", "\x00"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_mangled_inputs_give_one_line_errors_or_a_config_that_loads(
+    tmp_path: Path, seed: int
+) -> None:
+    """Property: whatever a file holds, an import ends in a config that loads or in one-line
+    ConfigError, never another exception (a traceback on the command line)."""
+    import random
+    import re
+
+    rng = random.Random(seed)
+    sources = {"ssd": SSDCONFIG, "work": WORKLOAD, "cfg": SIMPLESSD}
+    for i in range(150):
+        which = rng.choice(sorted(sources))
+        text = sources[which].read_text()
+        for _ in range(rng.randint(1, 3)):
+            pos = rng.randrange(max(1, len(text)))
+            kind = rng.random()
+            values = list(re.finditer(r">([^<>\n]*)</" if which != "cfg" else r"= (.*)", text))
+            if kind < 0.3:
+                text = text[:pos] + rng.choice(_TOKENS) + text[pos + rng.randint(0, 5) :]
+            elif kind < 0.4:
+                text = text[:pos]
+            elif values:
+                m = rng.choice(values)
+                text = text[: m.start(1)] + rng.choice(_TOKENS) + text[m.end(1) :]
+        path = tmp_path / f"{i}.{'cfg' if which == 'cfg' else 'xml'}"
+        path.write_text(text)
+        try:
+            if which == "cfg":
+                imported = import_simplessd(path)
+            elif which == "ssd":
+                imported = import_mqsim(path)
+            else:
+                imported = import_mqsim(SSDCONFIG, path)
+            write_imported(imported, tmp_path / f"out{i}", ssdlab.Config.load)
+        except ssdlab.ConfigError as e:
+            assert "\n" not in str(e) and str(path) in str(e), str(e)
