@@ -454,3 +454,40 @@ def test_mangled_inputs_give_one_line_errors_or_a_config_that_loads(
             write_imported(imported, tmp_path / f"out{i}", ssdlab.Config.load)
         except ssdlab.ConfigError as e:
             assert "\n" not in str(e) and str(path) in str(e), str(e)
+
+
+def test_simplessd_other_choices(tmp_path: Path) -> None:
+    path = tmp_path / "x.cfg"
+    path.write_text(
+        "[pal]\nNANDType = 2\nLSBRead = 50000000\nCSBRead = 70000000\nMSBRead = 90000000\n"
+        "LSBWrite = 600000000\nCSBWrite = 1500000000\nMSBWrite = 3000000000\n"
+        "Erase = 5000000000\nDMASpeed = 800\nDMAWidth = 16\nPageAllocation = PDWC\n"
+        "[ftl]\nEvictPolicy = 3\nGCMode = 1\nFillRatio = 1.0\nInvalidPageRatio = 0.3\n"
+        "[icl]\nEnableWriteCache = 0\nEnableReadCache = 0\n"
+        "[sata]\nSATAMode = 1\n"
+    )
+    proc = run_cli("import", "simplessd", path, "--interface", "sata", "-o", tmp_path / "x.toml")
+    assert proc.returncode == 0, proc.stderr
+    config = tomllib.loads((tmp_path / "x.toml").read_text())
+    assert config["nand"]["cell"] == "tlc"
+    assert config["nand"]["timing"]["read"] == ["50us", "70us", "90us"]
+    assert config["nand"]["timing"]["program"] == ["600us", "1500us", "3ms"]
+    assert config["nand"]["bus"] == {"rate": "800MT/s", "width_bits": 16, "cmd_addr": "8345ps"}
+    assert config["ftl"]["allocation"] == "PDWC"
+    assert config["ftl"]["gc"]["policy"] == "greedy"  # d-choice, warned
+    assert config["precondition"] == {"fill": "sequential", "random_overwrite": 0.3}
+    assert config["cache"] == {"enabled": False}
+    assert config["interface"]["link"] == "sata2"
+    assert "[ftl] EvictPolicy (line 14) = 3 (d-choice" in proc.stderr
+    assert run_cli("config", "show", tmp_path / "x.toml").returncode == 0
+
+
+def test_missing_or_unreadable_inputs_are_one_line(tmp_path: Path) -> None:
+    assert_user_error(run_cli("import", "mqsim", tmp_path / "none.xml"), "none.xml", "no such")
+    assert_user_error(run_cli("import", "simplessd", tmp_path), "is a directory")
+    binary = tmp_path / "b.xml"
+    binary.write_bytes(b"\xff\xfe<\x00")
+    assert_user_error(run_cli("import", "mqsim", binary), "b.xml", "UTF-8")
+    assert_user_error(
+        run_cli("import", "simplessd", SIMPLESSD, "--interface", "ufs"), "--interface", "nvme"
+    )

@@ -56,28 +56,27 @@ def _finish(imported: Imported, out: Path | None) -> None:
 
 @import_app.command("mqsim")
 def mqsim_command(
-    ssdconfig: Annotated[
-        Path, typer.Argument(metavar="SSDCONFIG.xml", help="MQSim's device file.")
-    ],
+    ssdconfig: Annotated[Path, typer.Argument(help="MQSim's device file (ssdconfig.xml).")],
     workload: Annotated[
         Path | None,
         typer.Argument(
-            metavar="[WORKLOAD.xml]",
-            help="MQSim's workload file: each IO_Scenario becomes a flows file (synthetic flows)"
+            help="MQSim's workload file (workload.xml): each IO_Scenario becomes a flows file (synthetic flows)"
             " or a trace replay command (trace-based flows, ASCII traces as format disksim).",
         ),
     ] = None,
     out: OutOption = None,
 ) -> None:
-    """Import MQSim's ssdconfig.xml (and workload.xml): geometry, NAND timings, channel rate,
-    over-provisioning, GC, the cached mapping table, NVMe or SATA, the data cache; a warning
-    names each element not carried over."""
+    """Import MQSim's ssdconfig.xml and workload.xml.
+
+    Carried over: geometry, NAND timings, channel rate, over-provisioning, GC, the cached
+    mapping table, NVMe or SATA and their queues, the data cache; each IO_Scenario's flows.
+    A warning names each element not carried over (docs/import.md)."""
     _finish(import_mqsim(ssdconfig, workload), out)
 
 
 @import_app.command("simplessd")
 def simplessd_command(
-    config: Annotated[Path, typer.Argument(metavar="CONFIG.cfg", help="SimpleSSD's config file.")],
+    config: Annotated[Path, typer.Argument(help="SimpleSSD's config file (.cfg).")],
     interface: Annotated[
         str,
         typer.Option(
@@ -89,9 +88,11 @@ def simplessd_command(
     ] = "nvme",
     out: OutOption = None,
 ) -> None:
-    """Import SimpleSSD's .cfg ([cpu], [dram], [nvme]/[sata], [ftl], [icl], [pal]): geometry,
-    NAND timings, channel DMA, over-provisioning, GC, the internal cache; a warning names each
-    key not carried over."""
+    """Import SimpleSSD's .cfg file.
+
+    Carried over from [pal], [ftl], [nvme] or [sata], [icl] and [dram]: geometry, NAND timings,
+    the channel's DMA, over-provisioning, GC, the host interface, the internal cache. A warning
+    names each key not carried over (docs/import.md)."""
     _finish(import_simplessd(config, interface), out)
 
 
