@@ -60,8 +60,8 @@ def mqsim_command(
     workload: Annotated[
         Path | None,
         typer.Argument(
-            help="MQSim's workload file (workload.xml): each IO_Scenario becomes a flows file (synthetic flows)"
-            " or a trace replay command (trace-based flows, ASCII traces as format disksim).",
+            help="MQSim's workload file (workload.xml): each IO_Scenario becomes a flows file"
+            " (synthetic flows) or a trace replay command (trace-based flows, ASCII traces as format disksim).",
         ),
     ] = None,
     out: OutOption = None,

@@ -13,6 +13,7 @@ never looks at, which get a warning.
 from __future__ import annotations
 
 import difflib
+import json
 import os
 from typing import Any
 
@@ -766,13 +767,15 @@ def _ids(r: Reader, count: int) -> set[int] | None:
 def _flows(out: Imported, device: _Params, scenarios: list[_Scenario]) -> None:
     config_json = resolve(out)
     capacity = _core.job_capacity(config_json)
+    resolved = json.loads(config_json)
+    nand = resolved["nand"]
     counts = {
-        "Channel_IDs": int(out.get("nand", "channels") or 1),
-        "Chip_IDs": int(out.get("nand", "packages_per_channel") or 1),
-        "Die_IDs": int(out.get("nand", "dies_per_package") or 1),
-        "Plane_IDs": int(out.get("nand", "planes_per_die") or 1),
+        "Channel_IDs": int(nand["channels"]),
+        "Chip_IDs": int(nand["packages_per_channel"]),
+        "Die_IDs": int(nand["dies_per_package"]),
+        "Plane_IDs": int(nand["planes_per_die"]),
     }
-    depth = int(out.get("interface", "queue_depth") or 1)
+    depth = int(resolved["interface"]["queue_depth"])
     for number, scenario in enumerate(scenarios, start=1):
         label = f"scenario-{number}"
         synthetic = [f for f in scenario.flows if f.kind == "synthetic"]
@@ -898,16 +901,20 @@ def _synthetic_job(
     if generator == "qd":
         job["iodepth"] = p("Average_No_of_Reqs_in_Queue").integer(1, 65535)
     else:
+        # MQSim's mean gap is 10^9 / ((Bandwidth / 512) / Average_Request_Size) ns, in whole
+        # numbers (Host_System.cpp): rate_iops = Bandwidth // request bytes.
         bandwidth = p("Bandwidth").integer(1, 2**32 - 1)
-        job["rate_iops"] = max(1, bandwidth // bs)
+        if bandwidth < bs:
+            raise p("Bandwidth").fail(f"at least one {bs}-byte request per second ({bs} B/s)")
+        job["rate_iops"] = bandwidth // bs
         job["iodepth"] = min(depth, 1024)
-        if bandwidth % bs:
-            out.warn(
-                f"<Bandwidth> {at('Bandwidth')}",
-                bandwidth,
-                f"not a whole number of {bs}-byte requests per second: rounded down",
-                source=out.flow_source,
-            )
+        out.warn(
+            f"<Synthetic_Generator_Type> {at('Synthetic_Generator_Type')}",
+            f"BANDWIDTH ({bandwidth} B/s)",
+            "MQSim's gaps between arrivals are exponential (Poisson arrivals); ssdlab's"
+            f" rate_iops = {bandwidth // bs} spaces them evenly",
+            source=out.flow_source,
+        )
     stop = p("Stop_Time").integer(0, 2**63 - 1)
     total = p("Total_Requests_To_Generate").integer(0, 2**32 - 1)
     if stop:

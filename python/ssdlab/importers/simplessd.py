@@ -371,10 +371,10 @@ def import_simplessd(path: str | os.PathLike[str], interface: str = "nvme") -> I
     )
     gc_mode = take("ftl", "GCMode").choice({"0": 0, "1": 1}, upper=False)
     if gc_mode == 0:
-        n = take("ftl", "GCReclaimBlocks").value
+        reclaim = take("ftl", "GCReclaimBlocks").value
         out.warn(
             ini.where("ftl", "GCMode"),
-            f"0 (reclaim {n} block(s) a time)",
+            f"0 (reclaim {reclaim} block(s) a time)",
             "ssdlab's GC reclaims until the plane is back above free_threshold",
         )
     else:
