@@ -61,7 +61,8 @@ def mqsim_command(
         Path | None,
         typer.Argument(
             help="MQSim's workload file (workload.xml): each IO_Scenario becomes a flows file"
-            " (synthetic flows) or a trace replay command (trace-based flows, ASCII traces as format disksim).",
+            " (synthetic flows) or a trace replay command (trace-based flows; MQSim's ASCII"
+            " traces are format disksim).",
         ),
     ] = None,
     out: OutOption = None,
