@@ -106,6 +106,20 @@ def test_mqsim_import_runs_briefly_from_the_command_line(tmp_path: Path) -> None
     assert run.returncode == 0, run.stderr
     result = json.loads((tmp_path / "r.json").read_text())
     assert result["ops"]["read"]["count"] == 2000
+    # The scenario's flows as written (10 s each), cut to 2 ms of simulated time.
+    flows = run_cli(
+        "run",
+        tmp_path / "config.toml",
+        "--job",
+        tmp_path / "config-scenario-2.toml",
+        "--runtime",
+        "2ms",
+        "--json",
+        tmp_path / "f.json",
+    )
+    assert flows.returncode == 0, flows.stderr
+    per_flow = json.loads((tmp_path / "f.json").read_text())["flows"]
+    assert len(per_flow) == 2 and all(f["ops"]["read"]["count"] > 0 for f in per_flow)
 
 
 def test_mqsim_flows_run_together(tmp_path: Path) -> None:
