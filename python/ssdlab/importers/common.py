@@ -230,13 +230,18 @@ def _lines(rows: list[tuple[str, Value, str]]) -> list[str]:
     for key, value, comment in rows:
         line = f"{key} = {_toml_value(value)}"
         if comment:
-            line = f"{line:<28}# {comment}"
+            line = f"{line:<28}# {_one_line(comment)}"
         out.append(line)
     return out
 
 
+def _one_line(text: str) -> str:
+    """A comment's text on one line (a file name may hold a line break)."""
+    return " ".join(text.splitlines())
+
+
 def config_toml(imported: Imported) -> str:
-    out = [f"# {line}" if line else "#" for line in imported.header]
+    out = [f"# {_one_line(line)}" if line else "#" for line in imported.header]
     for name, rows in imported.sections.items():
         if name == "meta":
             out += ["[meta]", *_lines(rows)]
@@ -248,12 +253,10 @@ def config_toml(imported: Imported) -> str:
 
 
 def flows_toml(source: str, label: str, flows: list[dict[str, Any]]) -> str:
-    out = [f"# {label} of {source}, imported by `ssdlab import` (docs/import.md)."]
+    out = [f"# {label} of {_one_line(source)}, imported by `ssdlab import` (docs/import.md)."]
     for flow in flows:
         out += ["", "[[flow]]"]
         for key, value in flow.items():
-            if key.startswith("#"):
-                continue
             if isinstance(value, dict):
                 items = ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value.items())
                 out.append(f"{key} = {{ {items} }}")
@@ -302,7 +305,7 @@ class Written:
     commands: list[str]
 
 
-def output_paths(out: Path | None, has_workload: bool) -> tuple[Path | None, Path | None]:
+def output_paths(out: Path | None) -> tuple[Path | None, Path | None]:
     """The config file and the directory for flows files from ``-o``: a ``.toml`` path is the
     config (flows files beside it); any other path is a directory that gets ``config.toml``."""
     if out is None:
@@ -322,12 +325,14 @@ def write_imported(
     ConfigError there names the file). Without ``out`` and with flows, an error asks for -o."""
     text = config_toml(imported)
     resolve(imported)
-    config_path, folder = output_paths(out, bool(imported.flows))
+    config_path, folder = output_paths(out)
     if config_path is None:
-        if imported.flows:
+        scenarios = len(imported.flows) + len(imported.replays)
+        if scenarios:
             raise ImportInputError(
-                f"{imported.source}: the workload has {len(imported.flows)} scenario(s) of flows"
-                " to write as files: expected -o DIR (or -o CONFIG.toml)"
+                f"{imported.flow_source}: the workload's {scenarios} scenario(s) are written as"
+                " files (and run with commands that name them): expected -o DIR (or -o"
+                " CONFIG.toml)"
             )
         return Written(None, text, [], [])
     assert folder is not None

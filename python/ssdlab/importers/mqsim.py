@@ -18,6 +18,7 @@ import os
 from typing import Any
 
 from .. import _core
+from ..api import Job
 from .common import (
     Imported,
     ImportInputError,
@@ -806,6 +807,14 @@ def _flows(out: Imported, device: _Params, scenarios: list[_Scenario]) -> None:
         # MQSim gives each of n flows sharing every resource 1/n of the logical space.
         share = capacity // len(synthetic)
         jobs = [_synthetic_job(out, i, f, share, depth) for i, f in enumerate(synthetic)]
+        for job, flow in zip(jobs, synthetic, strict=True):
+            try:
+                Job(**job)
+            except _core.SsdlabError as e:
+                raise ImportInputError(
+                    f"{out.flow_source}, line {flow.line}: the flow ssdlab would run is refused:"
+                    f" {e}"
+                ) from None
         out.flows.append((label, jobs))
 
 
@@ -915,7 +924,7 @@ def _synthetic_job(
             f" rate_iops = {bandwidth // bs} spaces them evenly",
             source=out.flow_source,
         )
-    stop = p("Stop_Time").integer(0, 2**63 - 1)
+    stop = p("Stop_Time").integer(0, 10**16)  # ns; ssdlab's clock holds about 213 days
     total = p("Total_Requests_To_Generate").integer(0, 2**32 - 1)
     if stop:
         job["runtime"] = duration(stop * NS)
