@@ -505,3 +505,32 @@ def test_missing_or_unreadable_inputs_are_one_line(tmp_path: Path) -> None:
     assert_user_error(
         run_cli("import", "simplessd", SIMPLESSD, "--interface", "ufs"), "--interface", "nvme"
     )
+
+
+def test_mqsim_fast18_backend_contention_shape(tmp_path: Path) -> None:
+    """The ssdconfig of MQSim's fast18/backend-contention study differs from the default in an
+    ideal mapping table, OUT_OF_ORDER scheduling and a 400 MT/s, 2-byte DRAM; its flows read
+    at QD 2 on chips 0 and 1 only (values from MQSim's fast18/ files at 7ec40e3)."""
+    ssd = _edit(tmp_path, "<Ideal_Mapping_Table>false", "<Ideal_Mapping_Table>true")
+    text = ssd.read_text()
+    for old, new in [
+        ("PRIORITY_OUT_OF_ORDER", "OUT_OF_ORDER"),
+        ("<Data_Cache_DRAM_Data_Rate>100", "<Data_Cache_DRAM_Data_Rate>400"),
+        ("<Data_Cache_DRAM_Data_Busrt_Size>1", "<Data_Cache_DRAM_Data_Busrt_Size>2"),
+    ]:
+        text = text.replace(old, new, 1)
+    ssd.write_text(text)
+    work = WORKLOAD.read_text().replace("<Chip_IDs>0,1,2,3<", "<Chip_IDs>0,1<")
+    workload = tmp_path / "w.xml"
+    workload.write_text(work)
+    proc = run_cli("import", "mqsim", ssd, workload, "-o", tmp_path / "o")
+    assert proc.returncode == 0, proc.stderr
+    config = tomllib.loads((tmp_path / "o" / "config.toml").read_text())
+    assert config["ftl"]["mapping"] == "full" and "mapping_cache" not in config["ftl"]
+    assert config["cache"]["capacity"] == "256MiB"  # no CMT to add
+    assert config["cache"]["bus_bits"] == 16
+    assert "Transaction_Scheduling_Policy" not in proc.stderr
+    assert (
+        proc.stderr.count("<Chip_IDs>") == 5
+    )  # one per flow (4 synthetic, 1 trace), with its line
+    assert "resource partitioning is not modelled" in proc.stderr
