@@ -351,6 +351,7 @@ def _cfg(tmp_path: Path, old: str, new: str) -> Path:
             ["[pal] Channels", "not a key SimpleSSD reads", "Channel?"],
         ),
         ("[icl]", "[cache]", ["[cache]", "not a SimpleSSD section"]),
+        ("[icl]", "[global]", ["[global]", "SimpleSSD-Standalone's simulation file"]),
         ("Block = 512", "Block 512", ["'Block 512'", "key = value"]),
         ("PCIELane = 4", "PCIELane = 3", ["[nvme] PCIELane", "'3'"]),
         ("OverProvisioningRatio = 0.25", "OverProvisioningRatio = x", ["OverProvisioning", "'x'"]),

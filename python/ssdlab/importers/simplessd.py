@@ -176,6 +176,12 @@ class _Ini:
                         f"{path}, line {number}: {line!r}: expected a section header [name]"
                     )
                 section = line[1:-1].strip()
+                if section in ("global", "generator", "trace"):
+                    raise ImportInputError(
+                        f"{path}, line {number}: [{section}]: a section of SimpleSSD-Standalone's"
+                        " simulation file (its [global], [generator] and [trace]), expected the"
+                        " SSD's config (the .cfg of [pal], [ftl], [nvme], ...)"
+                    )
                 if section not in KEYS:
                     raise ImportInputError(
                         f"{path}, line {number}: [{section}]: not a SimpleSSD section, expected"
