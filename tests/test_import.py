@@ -19,6 +19,7 @@ DATA = Path(__file__).parent / "data" / "import"
 SSDCONFIG = DATA / "mqsim-default-ssdconfig.xml"
 WORKLOAD = DATA / "mqsim-default-workload.xml"
 SIMPLESSD = DATA / "simplessd-sample.cfg"
+STANDALONE = DATA / "simplessd-standalone.cfg"
 
 
 def _device(config: ssdlab.Config) -> dict[str, object]:
@@ -350,7 +351,7 @@ def _cfg(tmp_path: Path, old: str, new: str) -> Path:
             "Channels = 8",
             ["[pal] Channels", "not a key SimpleSSD reads", "Channel?"],
         ),
-        ("[icl]", "[cache]", ["[cache]", "not a SimpleSSD section"]),
+        ("[icl]", "[cache]", ["[cache]", "not a section of a SimpleSSD config"]),
         ("[icl]", "[global]", ["[global]", "SimpleSSD-Standalone's simulation file"]),
         ("Block = 512", "Block 512", ["'Block 512'", "key = value"]),
         ("PCIELane = 4", "PCIELane = 3", ["[nvme] PCIELane", "'3'"]),
@@ -442,14 +443,15 @@ def test_mangled_inputs_give_one_line_errors_or_a_config_that_loads(
     import re
 
     rng = random.Random(seed)
-    sources = {"ssd": SSDCONFIG, "work": WORKLOAD, "cfg": SIMPLESSD}
+    sources = {"ssd": SSDCONFIG, "work": WORKLOAD, "cfg": SIMPLESSD, "sim": STANDALONE}
     for i in range(150):
         which = rng.choice(sorted(sources))
         text = sources[which].read_text()
         for _ in range(rng.randint(1, 3)):
             pos = rng.randrange(max(1, len(text)))
             kind = rng.random()
-            values = list(re.finditer(r">([^<>\n]*)</" if which != "cfg" else r"= (.*)", text))
+            ini = which in ("cfg", "sim")
+            values = list(re.finditer(r"= (.*)" if ini else r">([^<>\n]*)</", text))
             if kind < 0.3:
                 text = text[:pos] + rng.choice(_TOKENS) + text[pos + rng.randint(0, 5) :]
             elif kind < 0.4:
@@ -457,11 +459,13 @@ def test_mangled_inputs_give_one_line_errors_or_a_config_that_loads(
             elif values:
                 m = rng.choice(values)
                 text = text[: m.start(1)] + rng.choice(_TOKENS) + text[m.end(1) :]
-        path = tmp_path / f"{i}.{'cfg' if which == 'cfg' else 'xml'}"
+        path = tmp_path / f"{i}.{'cfg' if which in ('cfg', 'sim') else 'xml'}"
         path.write_text(text)
         try:
             if which == "cfg":
                 imported = import_simplessd(path)
+            elif which == "sim":
+                imported = import_simplessd(SIMPLESSD, None, path)
             elif which == "ssd":
                 imported = import_mqsim(path)
             else:
@@ -535,3 +539,60 @@ def test_mqsim_fast18_backend_contention_shape(tmp_path: Path) -> None:
         proc.stderr.count("<Chip_IDs>") == 5
     )  # one per flow (4 synthetic, 1 trace), with its line
     assert "resource partitioning is not modelled" in proc.stderr
+
+
+def test_simplessd_standalone_generator_becomes_a_flow_that_runs(tmp_path: Path) -> None:
+    proc = run_cli("import", "simplessd", SIMPLESSD, STANDALONE, "-o", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    config = tomllib.loads((tmp_path / "config.toml").read_text())
+    # Interface = 0 (requests straight to the HIL): an ideal link; 5us latencies as host costs.
+    assert config["interface"]["link"] == "ideal"
+    assert (config["host"]["submit_cost"], config["host"]["complete_cost"]) == ("5us", "5us")
+    flows = tomllib.loads((tmp_path / "config-generator.toml").read_text())["flow"]
+    # io_size 16M (16 × 2^20 B) of 4K (4 × 2^10 B) requests: 4096 of them, at iodepth 32.
+    assert flows == [
+        {"name": "generator", "rw": "read", "bs": "4KiB", "iodepth": 32, "io_count": 4096}
+    ]
+    assert f"{STANDALONE}: [generator] randseed (line 29) = 13245" in proc.stderr
+    run = run_cli(
+        "run",
+        tmp_path / "config.toml",
+        "--job",
+        tmp_path / "config-generator.toml",
+        "--json",
+        tmp_path / "r.json",
+    )
+    assert run.returncode == 0, run.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["ops"]["read"]["count"] == 4096
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "needles"),
+    [
+        ("Interface = 0", "Interface = 3", ["[global] Interface", "'3'", "UFS"]),
+        ("blocksize = 4K", "blocksize = 4KB", ["[generator] blocksize", "'4KB'"]),
+        ("readwrite = read", "readwrite = trim", ["[generator] readwrite", "'trim'"]),
+        ("SubmissionLatency = 5us", "SubmissionLatency = 5 us", ["SubmissionLatency", "'5 us'"]),
+        ("io_size = 16M", "io_size = 1K", ["[generator] io_size", "at least one request"]),
+        ("iodepth = 32", "iodepth = 0", ["[generator] iodepth", "'0'"]),
+    ],
+)
+def test_simplessd_standalone_bad_input_is_one_line(
+    tmp_path: Path, old: str, new: str, needles: list[str]
+) -> None:
+    text = STANDALONE.read_text()
+    assert old in text
+    path = tmp_path / "sim.cfg"
+    path.write_text(text.replace(old, new, 1))
+    assert_user_error(
+        run_cli("import", "simplessd", SIMPLESSD, path, "-o", tmp_path / "o"), str(path), *needles
+    )
+
+
+def test_simplessd_interface_flag_and_simulation_file_must_agree(tmp_path: Path) -> None:
+    path = tmp_path / "sim.cfg"
+    path.write_text(STANDALONE.read_text().replace("Interface = 0", "Interface = 2"))
+    out = import_simplessd(SIMPLESSD, None, path)
+    assert out.get("interface", "link") == "sata3"
+    with pytest.raises(ImportInputError, match="--interface"):
+        import_simplessd(SIMPLESSD, "nvme", path)

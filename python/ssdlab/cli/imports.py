@@ -78,23 +78,31 @@ def mqsim_command(
 @import_app.command("simplessd")
 def simplessd_command(
     config: Annotated[Path, typer.Argument(help="SimpleSSD's config file (.cfg).")],
+    simulation: Annotated[
+        Path | None,
+        typer.Argument(
+            help="SimpleSSD-Standalone's simulation file ([global], [generator], [trace]): its"
+            " interface and host latencies, and its request generator as a flows file.",
+        ),
+    ] = None,
     interface: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--interface",
             metavar="nvme|sata",
-            help="Which of the file's host interface sections the drive uses (SimpleSSD picks"
-            " it outside the .cfg).",
+            help="Which of the .cfg's host interface sections the drive uses (SimpleSSD picks it"
+            " outside the .cfg: the simulation file's Interface, else NVMe).",
         ),
-    ] = "nvme",
+    ] = None,
     out: OutOption = None,
 ) -> None:
-    """Import SimpleSSD's .cfg file.
+    """Import SimpleSSD's .cfg file (and SimpleSSD-Standalone's simulation file).
 
     Carried over from [pal], [ftl], [nvme] or [sata], [icl] and [dram]: geometry, NAND timings,
-    the channel's DMA, over-provisioning, GC, the host interface, the internal cache. A warning
-    names each key not carried over (docs/import.md)."""
-    _finish(import_simplessd(config, interface), out)
+    the channel's DMA, over-provisioning, GC, the host interface, the internal cache; from the
+    simulation file the host latencies and the request generator. A warning names each key not
+    carried over (docs/import.md)."""
+    _finish(import_simplessd(config, interface, simulation), out)
 
 
 def register(app: typer.Typer) -> None:

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 
+from .. import _core
+from ..api import Job
 from ..files import read_input_text
 from .common import Imported, ImportInputError, Reader, duration, size
 
@@ -157,14 +160,77 @@ INERT = {
 }
 CELLS = {"0": ("slc", ["LSB"]), "1": ("mlc", ["LSB", "MSB"]), "2": ("tlc", ["LSB", "CSB", "MSB"])}
 
+# SimpleSSD-Standalone's simulation file (github.com/SimpleSSD/SimpleSSD-Standalone at commit
+# 8255367: sim/global_config.cc, igl/request/request_config.cc, igl/trace/trace_config.cc; the
+# defaults are those files' constructors).
+STANDALONE: dict[str, dict[str, str]] = {
+    "global": {
+        "Mode": "0",
+        "LogPeriod": "0",
+        "LogFile": "",
+        "DebugLogFile": "",
+        "LatencyLogFile": "",
+        "ProgressPeriod": "0",
+        "Interface": "1",
+        "Scheduler": "0",
+        "SubmissionLatency": "0",
+        "CompletionLatency": "0",
+    },
+    "generator": {
+        "io_size": "0",
+        "readwrite": "read",
+        "rwmixread": "0",
+        "blocksize": "0",
+        "blockalign": "0",
+        "iomode": "sync",
+        "iodepth": "0",
+        "offset": "0",
+        "size": "0",
+        "thinktime": "0",
+        "randseed": "0",
+        "time_based": "0",
+        "runtime": "0",
+    },
+    "trace": {
+        k: ""
+        for k in (
+            "File",
+            "TimingMode",
+            "QueueDepth",
+            "IOLimit",
+            "Regex",
+            "Operation",
+            "ByteOffset",
+            "ByteLength",
+            "LBAOffset",
+            "LBALength",
+            "Second",
+            "Millisecond",
+            "Microsecond",
+            "Nanosecond",
+            "Picosecond",
+            "LBASize",
+            "UseHexadecimal",
+        )
+    },
+}
+# Standalone's integers take a suffix: k, m, g, t powers of 1000, K, M, G, T powers of 1024
+# (util/convert.cc); its times s, ms, us, ns, ps, and a bare number is picoseconds.
+INTEGER_SUFFIX = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+INTEGER_SUFFIX.update({"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40})
+TIME_SUFFIX = {"": 1, "s": 10**12, "ms": 10**9, "us": 10**6, "ns": 10**3, "ps": 1}
+
 
 class _Ini:
     """The file's ``section -> key -> (value, line)``, with SimpleSSD's defaults behind it."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(
+        self, path: str, keys: dict[str, dict[str, str]], what: str = "SimpleSSD config"
+    ) -> None:
         self.path = path
+        self.keys = keys
         self.values: dict[str, dict[str, tuple[str, int]]] = {}
-        text = read_input_text(path, "SimpleSSD config", ImportInputError)
+        text = read_input_text(path, what, ImportInputError)
         section: str | None = None
         for number, raw in enumerate(text.splitlines(), start=1):
             line = raw.strip()
@@ -176,16 +242,16 @@ class _Ini:
                         f"{path}, line {number}: {line!r}: expected a section header [name]"
                     )
                 section = line[1:-1].strip()
-                if section in ("global", "generator", "trace"):
+                if section in STANDALONE and keys is KEYS:
                     raise ImportInputError(
                         f"{path}, line {number}: [{section}]: a section of SimpleSSD-Standalone's"
                         " simulation file (its [global], [generator] and [trace]), expected the"
                         " SSD's config (the .cfg of [pal], [ftl], [nvme], ...)"
                     )
-                if section not in KEYS:
+                if section not in keys:
                     raise ImportInputError(
-                        f"{path}, line {number}: [{section}]: not a SimpleSSD section, expected"
-                        f" one of {', '.join('[' + s + ']' for s in KEYS)}"
+                        f"{path}, line {number}: [{section}]: not a section of a {what}, expected"
+                        f" one of {', '.join('[' + s + ']' for s in keys)}"
                     )
                 if section in self.values:
                     raise ImportInputError(f"{path}, line {number}: [{section}] given twice")
@@ -200,12 +266,12 @@ class _Ini:
                 raise ImportInputError(
                     f"{path}, line {number}: {key} before any [section], expected it in one"
                 )
-            if key not in KEYS[section] and not _disk_image_key(section, key):
-                close = difflib.get_close_matches(key, list(KEYS[section]), n=1)
+            if key not in keys[section] and not _disk_image_key(section, key):
+                close = difflib.get_close_matches(key, list(keys[section]), n=1)
                 expected = (
                     f"did you mean {close[0]}?"
                     if close
-                    else f"expected one of {', '.join(KEYS[section])}"
+                    else f"expected one of {', '.join(keys[section])}"
                 )
                 raise ImportInputError(
                     f"{path}, line {number}: [{section}] {key}: not a key SimpleSSD reads there;"
@@ -219,7 +285,7 @@ class _Ini:
         given = self.values.get(section, {}).get(key)
         if given is None:
             return Reader(
-                f"{self.path}: [{section}] {key} (SimpleSSD's default)", KEYS[section][key]
+                f"{self.path}: [{section}] {key} (SimpleSSD's default)", self.keys[section][key]
             )
         return Reader(f"{self.path}, line {given[1]}: [{section}] {key}", given[0])
 
@@ -260,13 +326,36 @@ def _split(line: str) -> tuple[str, str, str]:
     return key, line[i], value
 
 
-def import_simplessd(path: str | os.PathLike[str], interface: str = "nvme") -> Imported:
-    """The ssdlab config for SimpleSSD's ``path``; ``interface`` (``nvme`` or ``sata``) picks
-    the host interface section the drive uses (SimpleSSD chooses it outside the .cfg)."""
+def import_simplessd(
+    path: str | os.PathLike[str],
+    interface: str | None = None,
+    simulation: str | os.PathLike[str] | None = None,
+) -> Imported:
+    """The ssdlab config for SimpleSSD's ``path``, and from SimpleSSD-Standalone's
+    ``simulation`` file its request generator as a flows file. The host interface (``nvme`` or
+    ``sata``) is ``interface``, else the simulation file's ``Interface``, else NVMe (SimpleSSD
+    chooses it outside the SSD's .cfg)."""
     name = os.fspath(path)
-    if interface not in ("nvme", "sata"):
+    if interface not in (None, "nvme", "sata"):
         raise ImportInputError(f"--interface {interface!r}: expected nvme or sata")
-    ini = _Ini(name)
+    sim = None
+    if simulation is not None:
+        sim = _Ini(os.fspath(simulation), STANDALONE, "SimpleSSD-Standalone simulation file")
+    direct = False
+    if sim is not None:
+        kind = sim("global", "Interface")
+        chosen = kind.choice({"0": "direct", "1": "nvme", "2": "sata", "3": "ufs"}, upper=False)
+        if chosen == "ufs":
+            raise kind.fail("0 (none), 1 (NVMe) or 2 (SATA): a UFS drive is not imported")
+        direct = chosen == "direct"
+        from_sim = "nvme" if direct else chosen
+        if interface is not None and sim.given("global", "Interface") and interface != from_sim:
+            raise sim("global", "Interface").fail(
+                f"the interface --interface names ({interface}), or no --interface"
+            )
+        interface = interface or from_sim
+    interface = interface or "nvme"
+    ini = _Ini(name, KEYS)
     out = Imported(source=name)
     stem = os.path.splitext(os.path.basename(name))[0]
     out.header = [
@@ -419,7 +508,7 @@ def import_simplessd(path: str | os.PathLike[str], interface: str = "nvme") -> I
         lanes = lanes_reader.integer(1, 16)
         if lanes not in (1, 2, 4, 8, 16):
             raise lanes_reader.fail("1, 2, 4, 8 or 16 lanes")
-        out.set("interface", "kind", "nvme", "--interface nvme: the [nvme] section")
+        out.set("interface", "kind", "nvme", "NVMe: the [nvme] section")
         out.set(
             "interface",
             "link",
@@ -437,7 +526,7 @@ def import_simplessd(path: str | os.PathLike[str], interface: str = "nvme") -> I
     else:
         mode_reader = take("sata", "SATAMode")
         gen = mode_reader.choice({"0": 1, "1": 2, "2": 3}, upper=False)
-        out.set("interface", "kind", "sata", "--interface sata: the [sata] section")
+        out.set("interface", "kind", "sata", "SATA: the [sata] section")
         out.set("interface", "link", f"sata{gen}", f"SATAMode = {mode_reader.value}")
         out.set("interface", "io_queues", 1, "SATA has one command queue")
         out.set("interface", "queue_depth", 32, "NCQ: 32 tags")
@@ -545,7 +634,151 @@ def import_simplessd(path: str | os.PathLike[str], interface: str = "nvme") -> I
                 why = special.get((section, key), reasons[section])
             out.warn(ini.where(section, key), value, why)
 
+    if sim is not None:
+        _simulation(out, sim, direct)
     return out
+
+
+def _integer(r: Reader, low: int = 0, high: int = 2**62) -> int:
+    """Standalone's integer: digits and an optional suffix (util/convert.cc)."""
+    found = re.fullmatch(r"(\d+)([kKmMgGtT]?)", r.value)
+    if found is None:
+        raise r.fail("a whole number with an optional k, m, g, t (×1000) or K, M, G, T (×1024)")
+    number = int(found.group(1)) * INTEGER_SUFFIX[found.group(2)]
+    if not low <= number <= high:
+        raise r.fail(f"a number from {low} to {high}")
+    return number
+
+
+def _time_ps(r: Reader, high_ps: int = 10**19, what: str = "about 115 days") -> int:
+    """Standalone's time: digits and s, ms, us, ns or ps; a bare number is picoseconds."""
+    found = re.fullmatch(r"(\d+)(s|ms|us|ns|ps|)", r.value.lower())
+    if found is None:
+        raise r.fail("a time such as 10s, 5us or 100 (ps)")
+    ps = int(found.group(1)) * TIME_SUFFIX[found.group(2)]
+    if ps > high_ps:
+        raise r.fail(f"a time of at most {duration(high_ps)} ({what})")
+    return ps
+
+
+def _standalone_flag(r: Reader) -> bool:
+    # Standalone's convertBoolean: a number above 0, t, y, true or yes (any case).
+    text = r.value.lower()
+    return text in ("t", "y", "true", "yes") or (text.isdigit() and int(text) > 0)
+
+
+def _simulation(out: Imported, sim: _Ini, direct: bool) -> None:
+    """SimpleSSD-Standalone's [global] host costs and its [generator] as a flow."""
+    out.flow_source = sim.path
+    if direct:
+        out.set(
+            "interface", "link", "ideal", "[global] Interface = 0: requests go straight to the HIL"
+        )
+        out.warn(
+            sim.where("global", "Interface"),
+            "0 (none)",
+            "ssdlab keeps NVMe's command steps, on an ideal link",
+            source=sim.path,
+        )
+    for key, field in (
+        ("SubmissionLatency", "submit_cost"),
+        ("CompletionLatency", "complete_cost"),
+    ):
+        ps = _time_ps(sim("global", key), 10**12, "a host cost per request")
+        out.set("host", field, duration(ps), f"[global] {key} = {sim('global', key).value or 0}")
+    period = sim("global", "LogPeriod").integer(0, 2**32 - 1)
+    if period:
+        out.warn(
+            sim.where("global", "LogPeriod"),
+            period,
+            f"a run option: --stats-interval {period}ms",
+            source=sim.path,
+        )
+    scheduler = sim("global", "Scheduler").choice({"0": "noop"}, upper=False)
+    del scheduler  # Noop, Standalone's only scheduler: requests in order, as ssdlab's default
+    mode = sim("global", "Mode").choice({"0": "generator", "1": "trace"}, upper=False)
+    if mode == "trace":
+        out.warn(
+            sim.where("global", "Mode"),
+            "1 (trace replayer)",
+            "Standalone's trace reader is a regular expression ssdlab does not take: replay the"
+            " trace with ssdlab run CONFIG --trace FILE --format FORMAT (docs/traces.md)",
+            source=sim.path,
+        )
+        return
+    g = sim  # the [generator] section's reader
+    # Standalone compares the pattern's name without case (strcasecmp).
+    pattern = g("generator", "readwrite")
+    rw = Reader(pattern.where, pattern.value.lower()).choice(
+        {
+            "read": "read",
+            "write": "write",
+            "randread": "randread",
+            "randwrite": "randwrite",
+            "readwrite": "rw",
+            "randrw": "randrw",
+        },
+        upper=False,
+    )
+    job: dict[str, object] = {"name": "generator", "rw": rw}
+    if rw in ("rw", "randrw"):
+        mix = g("generator", "rwmixread").real(0.0, 1.0) * 100
+        job["rwmixread"] = int(mix) if float(mix).is_integer() else round(mix, 6)
+    bs = _integer(g("generator", "blocksize"), 512, 1 << 30)
+    if bs % 512:
+        raise g("generator", "blocksize").fail(
+            "a multiple of 512 bytes (the drive's logical block)"
+        )
+    job["bs"] = size(bs)
+    align = _integer(g("generator", "blockalign")) if g("generator", "blockalign").value else 0
+    if align not in (0, bs):
+        out.warn(
+            sim.where("generator", "blockalign"),
+            align,
+            "ssdlab aligns a job's offsets to its request size",
+            source=sim.path,
+        )
+    sync = g("generator", "iomode").choice({"sync": True, "async": False}, upper=False)
+    job["iodepth"] = 1 if sync else _integer(g("generator", "iodepth"), 1, 65535)
+    offset = _integer(g("generator", "offset")) if g("generator", "offset").value else 0
+    region = _integer(g("generator", "size")) if g("generator", "size").value else 0
+    if offset:
+        job["offset"] = size(offset)
+    if region:
+        job["size"] = size(region)
+    think = _time_ps(g("generator", "thinktime")) if g("generator", "thinktime").value else 0
+    if think:
+        job["thinktime"] = duration(think)
+    if _standalone_flag(g("generator", "time_based")):
+        job["runtime"] = duration(_time_ps(g("generator", "runtime")))
+    else:
+        io_size = _integer(g("generator", "io_size"))
+        if io_size < bs:
+            raise g("generator", "io_size").fail(
+                f"at least one request ({bs} B), or time_based = 1 with a runtime"
+            )
+        job["io_count"] = io_size // bs
+        if io_size % bs:
+            out.warn(
+                sim.where("generator", "io_size"),
+                io_size,
+                f"not a whole number of {bs}-byte requests: rounded down",
+                source=sim.path,
+            )
+    if sim.given("generator", "randseed"):
+        out.warn(
+            sim.where("generator", "randseed"),
+            sim("generator", "randseed").value,
+            "a run option in ssdlab: pass --seed",
+            source=sim.path,
+        )
+    try:
+        Job(**job)
+    except _core.SsdlabError as e:
+        raise ImportInputError(
+            f"{sim.path}: [generator]: the job ssdlab would run is refused: {e}"
+        ) from None
+    out.flows.append(("generator", [job]))
 
 
 __all__ = ["import_simplessd"]
