@@ -694,8 +694,8 @@ def _simulation(out: Imported, sim: _Ini, direct: bool) -> None:
             f"a run option: --stats-interval {period}ms",
             source=sim.path,
         )
-    scheduler = sim("global", "Scheduler").choice({"0": "noop"}, upper=False)
-    del scheduler  # Noop, Standalone's only scheduler: requests in order, as ssdlab's default
+    # Noop, Standalone's only scheduler, sends requests in order, as ssdlab's block layer does.
+    sim("global", "Scheduler").choice({"0": "noop"}, upper=False)
     mode = sim("global", "Mode").choice({"0": "generator", "1": "trace"}, upper=False)
     if mode == "trace":
         out.warn(
@@ -706,9 +706,8 @@ def _simulation(out: Imported, sim: _Ini, direct: bool) -> None:
             source=sim.path,
         )
         return
-    g = sim  # the [generator] section's reader
     # Standalone compares the pattern's name without case (strcasecmp).
-    pattern = g("generator", "readwrite")
+    pattern = sim("generator", "readwrite")
     rw = Reader(pattern.where, pattern.value.lower()).choice(
         {
             "read": "read",
@@ -722,15 +721,22 @@ def _simulation(out: Imported, sim: _Ini, direct: bool) -> None:
     )
     job: dict[str, object] = {"name": "generator", "rw": rw}
     if rw in ("rw", "randrw"):
-        mix = g("generator", "rwmixread").real(0.0, 1.0) * 100
-        job["rwmixread"] = int(mix) if float(mix).is_integer() else round(mix, 6)
-    bs = _integer(g("generator", "blocksize"), 512, 1 << 30)
+        mix = sim("generator", "rwmixread").real(0.0, 1.0) * 100
+        job["rwmixread"] = round(mix)
+        if abs(mix - round(mix)) > 1e-9:
+            out.warn(
+                sim.where("generator", "rwmixread"),
+                sim("generator", "rwmixread").value,
+                f"ssdlab's rwmixread is a whole percentage: {round(mix)} used",
+                source=sim.path,
+            )
+    bs = _integer(sim("generator", "blocksize"), 512, 1 << 30)
     if bs % 512:
-        raise g("generator", "blocksize").fail(
+        raise sim("generator", "blocksize").fail(
             "a multiple of 512 bytes (the drive's logical block)"
         )
     job["bs"] = size(bs)
-    align = _integer(g("generator", "blockalign")) if g("generator", "blockalign").value else 0
+    align = _integer(sim("generator", "blockalign")) if sim("generator", "blockalign").value else 0
     if align not in (0, bs):
         out.warn(
             sim.where("generator", "blockalign"),
@@ -738,23 +744,26 @@ def _simulation(out: Imported, sim: _Ini, direct: bool) -> None:
             "ssdlab aligns a job's offsets to its request size",
             source=sim.path,
         )
-    sync = g("generator", "iomode").choice({"sync": True, "async": False}, upper=False)
-    job["iodepth"] = 1 if sync else _integer(g("generator", "iodepth"), 1, 65535)
-    offset = _integer(g("generator", "offset")) if g("generator", "offset").value else 0
-    region = _integer(g("generator", "size")) if g("generator", "size").value else 0
+    iomode = sim("generator", "iomode")
+    sync = Reader(iomode.where, iomode.value.lower()).choice(
+        {"sync": True, "async": False}, upper=False
+    )
+    job["iodepth"] = 1 if sync else _integer(sim("generator", "iodepth"), 1, 65535)
+    offset = _integer(sim("generator", "offset")) if sim("generator", "offset").value else 0
+    region = _integer(sim("generator", "size")) if sim("generator", "size").value else 0
     if offset:
         job["offset"] = size(offset)
     if region:
         job["size"] = size(region)
-    think = _time_ps(g("generator", "thinktime")) if g("generator", "thinktime").value else 0
+    think = _time_ps(sim("generator", "thinktime")) if sim("generator", "thinktime").value else 0
     if think:
         job["thinktime"] = duration(think)
-    if _standalone_flag(g("generator", "time_based")):
-        job["runtime"] = duration(_time_ps(g("generator", "runtime")))
+    if _standalone_flag(sim("generator", "time_based")):
+        job["runtime"] = duration(_time_ps(sim("generator", "runtime")))
     else:
-        io_size = _integer(g("generator", "io_size"))
+        io_size = _integer(sim("generator", "io_size"))
         if io_size < bs:
-            raise g("generator", "io_size").fail(
+            raise sim("generator", "io_size").fail(
                 f"at least one request ({bs} B), or time_based = 1 with a runtime"
             )
         job["io_count"] = io_size // bs
