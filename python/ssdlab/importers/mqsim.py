@@ -719,7 +719,10 @@ def _read_workload(path: str) -> list[_Scenario]:
 
 
 # A flow's element left out: MQSim leaves these uninitialised (IO_Flow_Parameter_Set.h has no
-# defaults), so ssdlab takes the values of MQSim's shipped workload.xml, and says so in docs.
+# defaults), so ssdlab takes neutral values (docs/import.md): the shipped file's classes and
+# caching mode, every resource, the whole share, one request in flight, 4 KiB requests aligned
+# to their size, no preconditioning share; with neither Stop_Time nor a request count the flow
+# is refused, as it would never stop.
 FLOW_DEFAULTS = {
     "Priority_Class": "HIGH",
     "Device_Level_Data_Caching_Mode": "WRITE_CACHE",
