@@ -378,6 +378,7 @@ def test_mqsim_other_choices_carry_over_and_run(tmp_path: Path) -> None:
         ("<GC_Block_Selection_Policy>RGA", "<GC_Block_Selection_Policy>FIFO"),
         ("<Block_No_Per_Plane>2048", "<Block_No_Per_Plane>256"),
         ("<Flash_Channel_Count>8", "<Flash_Channel_Count>2"),
+        ("<Enabled_Preconditioning>false", "<Enabled_Preconditioning>true"),
     ]:
         text = text.replace(old, new, 1)
     ssd.write_text(text)
@@ -416,6 +417,8 @@ def test_mqsim_other_choices_carry_over_and_run(tmp_path: Path) -> None:
     assert config["ftl"]["gc"]["preemptible"] is True
     assert config["ftl"]["gc"]["hard_free_blocks"] == 1  # round(0.005 × 256)
     assert config["cache"] == {"enabled": False}
+    assert config["precondition"]["fill"] == "steady-state"
+    assert f"{workload}: <Initial_Occupancy_Percentage> = 70, 75" in proc.stderr
     assert f"{workload}: <Device_Level_Data_Caching_Mode> = TURNED_OFF, WRITE_CACHE" in proc.stderr
     flows = tomllib.loads((tmp_path / "o" / "config-scenario-1.toml").read_text())["flow"]
     # 40,960,000 B/s of 4 KiB requests; 20 % hot: 80 % of requests on the first 20 %.
