@@ -253,7 +253,7 @@ def import_mqsim(
     _precondition(out, device, flows)
     _unread(out, host, device, flash)
     if flows is not None:
-        _flows(out, device, flows)
+        _flows(out, flows)
     return out
 
 
@@ -768,7 +768,7 @@ def _ids(r: Reader, count: int) -> set[int] | None:
     return ids
 
 
-def _flows(out: Imported, device: _Params, scenarios: list[_Scenario]) -> None:
+def _flows(out: Imported, scenarios: list[_Scenario]) -> None:
     config_json = resolve(out)
     capacity = _core.job_capacity(config_json)
     resolved = json.loads(config_json)
