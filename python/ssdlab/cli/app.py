@@ -39,6 +39,7 @@ from ..api import (
 )
 from ..files import write_output_text
 from .experiments import register as register_experiments
+from .imports import register as register_import
 from .nvme import register as register_nvme
 from .options import Interface, Overrides, UserError, check_overrides
 from .progress import progress_bar, with_estimate
@@ -894,6 +895,7 @@ register_trace(app)
 register_nvme(app)  # nvme id-ctrl, id-ns, smart-log, list: see cli/nvme.py
 register_serve(app)  # the live device over NBD: see cli/serve.py
 register_swap(app)  # the OS paging model: see cli/swap.py
+register_import(app)  # other simulators' configs: see cli/imports.py
 
 
 # --------------------------------------------------------------------------------------------
