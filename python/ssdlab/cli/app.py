@@ -39,6 +39,7 @@ from ..api import (
     without_unused_fields,
 )
 from ..files import write_output_text
+from .example import register as register_example
 from .experiments import register as register_experiments
 from .nvme import register as register_nvme
 from .options import Interface, Overrides, UserError, check_overrides
@@ -878,6 +879,7 @@ register_trace(app)
 register_nvme(app)  # nvme id-ctrl, id-ns, smart-log, list: see cli/nvme.py
 register_serve(app)  # the live device over NBD: see cli/serve.py
 register_swap(app)  # the OS paging model: see cli/swap.py
+register_example(app)  # host programs (the key-value cache): see cli/example.py
 
 
 # --------------------------------------------------------------------------------------------
