@@ -54,9 +54,7 @@ def kvcache_command(
     drives = drive or list(kvcache.DRIVES)
     for name in drives:
         if name not in kvcache.DRIVES:
-            raise UserError(
-                f"--drive: got {name!r}, expected one of {', '.join(kvcache.DRIVES)}"
-            )
+            raise UserError(f"--drive: got {name!r}, expected one of {', '.join(kvcache.DRIVES)}")
     shares = utilisation or list(kvcache.UTILISATIONS)
     for share in shares:
         if not 0.0 < share <= 1.0:

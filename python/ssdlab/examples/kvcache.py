@@ -83,8 +83,8 @@ IODEPTH = 32
 GC_FREE_ZONES = 2
 #: Cache writes before measuring, and measured, in logical capacities of the conventional drive
 #: (assumed; enough that the drive is full and its GC in steady state: docs/kvcache.md).
-WARMUP_DRIVE_WRITES = 3.0
-MEASURED_DRIVE_WRITES = 1.0
+WARMUP_DRIVE_WRITES = 4.0
+MEASURED_DRIVE_WRITES = 2.0
 
 #: Placement handles (write streams) of the two regions.
 LOC_HANDLE = 0
@@ -119,12 +119,13 @@ DRIVES: dict[str, Drive] = {
     "placement": Drive(
         "placement",
         "small-tlc",
-        MEDIA
-        + FRESH
-        + ("ftl.streams=2", 'ftl.stream_policy="host"', "ftl.gc.per_stream=true"),
+        MEDIA + FRESH + ("ftl.streams=2", 'ftl.stream_policy="host"', "ftl.gc.per_stream=true"),
         placement=True,
     ),
-    "zoned": Drive("zoned", "zns-tlc", MEDIA + (f'zns.zone_size="{SEGMENT_BYTES // MIB}MiB"',), zoned=True),
+    # Zones of one segment each (two blocks on each of the 16 planes).
+    "zoned": Drive(
+        "zoned", "zns-tlc", MEDIA + (f'zns.zone_size="{SEGMENT_BYTES // MIB}MiB"',), zoned=True
+    ),
 }
 
 UTILISATIONS = (0.5, 0.8, 0.95)
@@ -153,9 +154,8 @@ def key_sizes(keys: np.ndarray) -> np.ndarray:
     kind = _unit(_mix64(keys ^ np.uint64(0x5A5A_0001)))
     pick = _unit(_mix64(keys ^ np.uint64(0x5A5A_0002)))
     small = SMALL_MIN_BYTES + np.floor(pick * (SMALL_MAX_BYTES - SMALL_MIN_BYTES + 1))
-    large = np.floor(
-        np.exp(math.log(SMALL_MAX_BYTES + 1) + pick * math.log(LARGE_MAX_BYTES / (SMALL_MAX_BYTES + 1)))
-    )
+    low = math.log(SMALL_MAX_BYTES + 1)
+    large = np.floor(np.exp(low + pick * (math.log(LARGE_MAX_BYTES) - low)))
     return np.where(kind < SMALL_KEY_SHARE, small, large).astype(np.int64)
 
 
@@ -240,6 +240,7 @@ class Requests:
         self.streams: list[int] = []
         self.placement = placement
         self.cache_write_bytes = 0  # what the cache's logic writes (buckets, segments)
+        self.soc_write_bytes = 0  # the buckets' part of it
         self.gc_write_bytes = 0  # what the host's zone GC copies on top
 
     def add(self, op: str, offset: int, length: int, handle: int = 0) -> None:
@@ -292,6 +293,7 @@ class Soc:
         self.out.add("read", off, BUCKET_BYTES, SOC_HANDLE)
         self.out.add("write", off, BUCKET_BYTES, SOC_HANDLE)
         self.out.cache_write_bytes += BUCKET_BYTES
+        self.out.soc_write_bytes += BUCKET_BYTES
 
 
 class ZonedSoc:
@@ -322,6 +324,7 @@ class ZonedSoc:
             self.out.add("read", old, BUCKET_BYTES)
         self._write(bucket)
         self.out.cache_write_bytes += BUCKET_BYTES
+        self.out.soc_write_bytes += BUCKET_BYTES
         while len(self.free) < GC_FREE_ZONES and not self.collecting:
             self._collect()
 
@@ -374,6 +377,8 @@ class Plan:
     measured_inserts: int
     measured_cache_write_bytes: int
     measured_gc_write_bytes: int
+    measured_soc_write_bytes: int
+    #: SOC zones the host collected (reset) in the measured part.
     soc_resets: int = 0
 
     @property
@@ -395,8 +400,9 @@ def plan(
     measured_drive_writes: float = MEASURED_DRIVE_WRITES,
     key_count: int = KEY_COUNT,
 ) -> Plan:
-    """The cache's requests on ``drive`` at ``utilisation``: inserts until the cache has written
-    ``warmup_drive_writes`` logical capacities (the warm-up), then ``measured_drive_writes`` more."""
+    """The cache's requests on ``drive`` at ``utilisation``: inserts until the cache has
+    written ``warmup_drive_writes`` logical capacities (the warm-up), then
+    ``measured_drive_writes`` more."""
     lay = layout(drive, utilisation, logical_bytes, zoned_bytes)
     out = Requests(drive.placement)
     loc = Loc(lay, out, drive.zoned)
@@ -405,7 +411,7 @@ def plan(
     warmup_target = int(warmup_drive_writes * logical_bytes)
     measured_target = int(measured_drive_writes * logical_bytes)
     warmup_requests = -1
-    base_cache = base_gc = 0
+    base_cache = base_gc = base_soc = base_resets = 0
     inserts = 0
     while True:
         drawn = keys.draw(1 << 15)
@@ -415,6 +421,8 @@ def plan(
             if warmup_requests < 0 and out.cache_write_bytes >= warmup_target:
                 warmup_requests = len(out.ops)
                 base_cache, base_gc = out.cache_write_bytes, out.gc_write_bytes
+                base_soc = out.soc_write_bytes
+                base_resets = soc.resets if isinstance(soc, ZonedSoc) else 0
                 inserts = 0
             if warmup_requests >= 0 and out.cache_write_bytes - base_cache >= measured_target:
                 return Plan(
@@ -430,7 +438,8 @@ def plan(
                     measured_inserts=inserts,
                     measured_cache_write_bytes=out.cache_write_bytes - base_cache,
                     measured_gc_write_bytes=out.gc_write_bytes - base_gc,
-                    soc_resets=soc.resets if isinstance(soc, ZonedSoc) else 0,
+                    measured_soc_write_bytes=out.soc_write_bytes - base_soc,
+                    soc_resets=(soc.resets if isinstance(soc, ZonedSoc) else 0) - base_resets,
                 )
             if size <= SMALL_MAX_BYTES:
                 soc.insert(bucket)
@@ -494,6 +503,7 @@ def run_point(
         "host_waf": p.host_waf,
         "inserts_per_s": p.measured_inserts / seconds if seconds > 0 else 0.0,
         "write_mb_s": result["ops"].get("write", {}).get("bandwidth_mb_s", 0.0),
+        "soc_write_share": p.measured_soc_write_bytes / p.measured_cache_write_bytes,
         "measured_inserts": p.measured_inserts,
         "measured_time_s": seconds,
         "requests": int(p.ops.shape[0]),
@@ -542,7 +552,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--drive", action="append", choices=list(DRIVES), help="default: all")
     parser.add_argument(
-        "--utilisation", action="append", type=float, help="share of the drive; default 0.5, 0.8, 0.95"
+        "--utilisation", action="append", type=float, help="share of the drive (0.5, 0.8, 0.95)"
     )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", metavar="FILE", help="also write the points as JSON")

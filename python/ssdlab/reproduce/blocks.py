@@ -631,6 +631,42 @@ def render_matrix(data: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# -- the key-value cache example (docs/kvcache.md) ----------------------------------------------
+
+KVCACHE_UTILISATIONS = (0.5, 0.8, 0.95, 1.0)
+KVCACHE_COMMAND = "ssdlab example kvcache " + " ".join(
+    f"--utilisation {u}" for u in KVCACHE_UTILISATIONS
+)
+
+
+def produce_kvcache() -> Any:
+    from ..examples import kvcache
+
+    return {"points": kvcache.run_all(utilisations=KVCACHE_UTILISATIONS, seed=1)}
+
+
+def render_kvcache(data: Mapping[str, Any]) -> str:
+    lines = [
+        "| drive | utilisation | device WAF | host WAF | inserts/s | writes MB/s |"
+        " SOC share of writes | per region |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for p in data["points"]:
+        if "handle_waf" in p:
+            loc, soc = p["handle_waf"]
+            region = f"WAF LOC {loc:.3f}, SOC {soc:.3f}"
+        elif "soc_gc_resets" in p:
+            region = f"{p['soc_gc_resets']:,} SOC zones collected (measured part)"
+        else:
+            region = "–"
+        lines.append(
+            f"| {p['drive']} | {p['utilisation'] * 100:.0f} % | {p['device_waf']:.3f} |"
+            f" {p['host_waf']:.3f} | {_n(p['inserts_per_s'])} | {_n(p['write_mb_s'], 1)} |"
+            f" {p['soc_write_share'] * 100:.1f} % | {region} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def _no_produce() -> Any:
     raise RuntimeError(
         f"this block renders {REPRODUCTIONS}, which python scripts/fidelity.py writes when it"
@@ -716,6 +752,13 @@ BLOCKS: tuple[Block, ...] = (
         command=MQSIM_COMMAND,
         produce=produce_mqsim_default,
         render=render_mqsim_default,
+    ),
+    Block(
+        name="kvcache",
+        doc="docs/kvcache.md",
+        command=KVCACHE_COMMAND,
+        produce=produce_kvcache,
+        render=render_kvcache,
     ),
 )
 
