@@ -190,6 +190,7 @@ class Layout:
     cache_bytes: int
     buckets: int
     segments: int
+    segment_bytes: int
     #: Conventional and placement drives: the SOC's first byte (0) and the LOC's.
     loc_base: int
     #: Zoned drive: zone size, and the zones of each region (LOC zone k holds segment k).
@@ -213,7 +214,7 @@ def layout(drive: Drive, utilisation: float, logical_bytes: int, zoned_bytes: in
             f" {segments} segments; expected at least 1 and 2 (a larger drive or utilisation)"
         )
     if not drive.zoned:
-        return Layout(cache, buckets, segments, loc_base)
+        return Layout(cache, buckets, segments, SEGMENT_BYTES, loc_base)
     zone = SEGMENT_BYTES
     zones = zoned_bytes // zone
     cache_zones = int(utilisation * zones)
@@ -224,7 +225,7 @@ def layout(drive: Drive, utilisation: float, logical_bytes: int, zoned_bytes: in
             f"utilisation {utilisation}: the zoned drive gives the SOC {soc_zones} zones,"
             f" expected at least {need} (its buckets and {GC_FREE_ZONES} free for GC)"
         )
-    return Layout(cache, buckets, segments, 0, zone, segments, soc_zones)
+    return Layout(cache, buckets, segments, SEGMENT_BYTES, 0, zone, segments, soc_zones)
 
 
 # -- the cache: its requests ----------------------------------------------------------------
