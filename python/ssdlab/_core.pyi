@@ -31,6 +31,7 @@ __all__ = [
     "run",
     "run_trace",
     "run_flows",
+    "run_requests",
     "bench",
     "swap",
     "check_swap",
