@@ -283,10 +283,10 @@ class Loc:
 
 
 class Soc:
-    """The small-object region on a conventional drive: bucket b at byte b × 4 KiB, read and
-    written back in place."""
+    """The small-object region on a drive with a map (conventional or placement): bucket b at
+    byte b × 4 KiB, read and written back in place."""
 
-    def __init__(self, lay: Layout, out: Requests) -> None:
+    def __init__(self, out: Requests) -> None:
         self.out = out
 
     def insert(self, bucket: int) -> None:
@@ -407,7 +407,7 @@ def plan(
     lay = layout(drive, utilisation, logical_bytes, zoned_bytes)
     out = Requests(drive.placement)
     loc = Loc(lay, out, drive.zoned)
-    soc: Soc | ZonedSoc = ZonedSoc(lay, out) if drive.zoned else Soc(lay, out)
+    soc: Soc | ZonedSoc = ZonedSoc(lay, out) if drive.zoned else Soc(out)
     keys = ZipfKeys(key_count, ZIPF_ALPHA, seed)
     warmup_target = int(warmup_drive_writes * logical_bytes)
     measured_target = int(measured_drive_writes * logical_bytes)
