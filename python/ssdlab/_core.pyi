@@ -31,6 +31,7 @@ __all__ = [
     "run",
     "run_trace",
     "run_flows",
+    "run_requests",
     "bench",
     "swap",
     "check_swap",
@@ -95,6 +96,18 @@ def run_flows(
     progress: _Progress = None,
     stats_interval: str | None = None,
 ) -> tuple[str, bytes | None, list[bytes] | None]: ...
+def run_requests(
+    config_json: str,
+    ops: bytes,
+    offsets: bytes,
+    lens: bytes,
+    streams: bytes,
+    seed: int,
+    iodepth: int = 32,
+    warmup: int = 0,
+    progress: _Progress = None,
+    stats_interval: str | None = None,
+) -> tuple[str, bytes | None]: ...
 def bench(
     io_count: int, seed: int = 1, overwrite: float = 0.0, progress: _Progress = None
 ) -> str: ...

@@ -38,6 +38,7 @@ from ..api import (
     without_unused_fields,
 )
 from ..files import write_output_text
+from .example import register as register_example
 from .experiments import register as register_experiments
 from .imports import register as register_import
 from .nvme import register as register_nvme
@@ -896,6 +897,7 @@ register_nvme(app)  # nvme id-ctrl, id-ns, smart-log, list: see cli/nvme.py
 register_serve(app)  # the live device over NBD: see cli/serve.py
 register_swap(app)  # the OS paging model: see cli/swap.py
 register_import(app)  # other simulators' configs: see cli/imports.py
+register_example(app)  # host programs (the key-value cache): see cli/example.py
 
 
 # --------------------------------------------------------------------------------------------
