@@ -20,6 +20,9 @@ use crate::ctrl::buffer::BufferManager;
 use crate::ctrl::datacheck::DataCheck;
 use crate::ctrl::fil::{Fil, Step};
 use crate::ctrl::hil::Hil;
+/// A zoned drive's zone actions and states, as drivers name them (Zone Management Send, Report
+/// Zones).
+pub use crate::ctrl::zones::{ZoneAction, ZoneState};
 use crate::ctrl::FlashPort;
 use crate::error::{Error, Result};
 use crate::iface::HostPort;

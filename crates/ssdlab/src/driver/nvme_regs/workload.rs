@@ -17,7 +17,7 @@
 //! those not at a write pointer, and the run counts them in `errors`.
 
 use super::host_driver::{HostDriver, IoCmd, DATA_ADDR};
-use crate::ctrl::zones::ZoneAction;
+use crate::device::ZoneAction;
 use crate::driver::zbd::Zbd;
 use crate::error::{Error, Result};
 use crate::request::Op;

@@ -355,7 +355,7 @@ impl Controller {
         c: &Sqe,
         e: &mut IoEntry,
     ) -> std::result::Result<Vec<(Op, u64, u64)>, Status> {
-        use crate::ctrl::zones::{ZoneAction, ZoneState};
+        use crate::device::{ZoneAction, ZoneState};
         let lba = self.lba_size as u64;
         let slba = c.cdw10 as u64 | ((c.cdw11 as u64) << 32);
         match c.opcode {
@@ -458,7 +458,7 @@ impl Controller {
                     let empty: Vec<u64> = match one {
                         Some(slba) => vec![slba - slba % zl],
                         None => (0..zones.count())
-                            .filter(|&z| zones.state(z) == crate::ctrl::zones::ZoneState::Empty)
+                            .filter(|&z| zones.state(z) == crate::device::ZoneState::Empty)
                             .map(|z| z as u64 * zl)
                             .collect(),
                     };
