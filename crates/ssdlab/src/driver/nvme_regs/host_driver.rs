@@ -356,9 +356,7 @@ impl HostDriver {
             cdw13: action as u32 | ((all as u32) << 8),
             ..Sqe::new(io::ZONE_MGMT_SEND)
         };
-        self.submit_raw(&[s])?
-            .pop()
-            .ok_or_else(|| Error::Sim("Zone Management Send got no completion".into()))
+        self.submit_one(s, "Zone Management Send")
     }
 
     /// Zone Management Receive, Report Zones: from the zone of `slba`, the zones in the state
@@ -390,10 +388,7 @@ impl HostDriver {
             cdw13: ((option as u32) << 8) | ((partial as u32) << 16),
             ..Sqe::new(io::ZONE_MGMT_RECV)
         };
-        let d = self
-            .submit_raw(&[s])?
-            .pop()
-            .ok_or_else(|| Error::Sim("Zone Management Receive got no completion".into()))?;
+        let d = self.submit_one(s, "Zone Management Receive")?;
         Ok((self.ctrl.mem.read_vec(buf, bytes as usize), d))
     }
 
@@ -421,9 +416,7 @@ impl HostDriver {
             cdw12: nlb - 1,
             ..Sqe::new(io::ZONE_APPEND)
         };
-        self.submit_raw(&[s])?
-            .pop()
-            .ok_or_else(|| Error::Sim("Zone Append got no completion".into()))
+        self.submit_one(s, "Zone Append")
     }
 
     /// Get Log Page `lid` for all namespaces: `len` bytes (a multiple of 4, at most 4096).
@@ -621,12 +614,16 @@ impl HostDriver {
 
     fn one(&mut self, cmd: IoCmd, buf: u64, what: &str) -> Result<Done> {
         let s = self.io_sqe(cmd, 0, buf)?;
-        let d = self
-            .submit_raw(&[s])?
-            .pop()
-            .ok_or_else(|| Error::Sim("I/O command got no completion".into()))?;
+        let d = self.submit_one(s, what)?;
         check(&d.cqe, what)?;
         Ok(d)
+    }
+
+    /// Submit one I/O command and wait for its completion, whatever its status.
+    fn submit_one(&mut self, s: Sqe, what: &str) -> Result<Done> {
+        self.submit_raw(&[s])?
+            .pop()
+            .ok_or_else(|| Error::Sim(format!("{what}: the command got no completion")))
     }
 
     /// Write `data` (a whole number of blocks) at `slba`, from host buffer `buf`.

@@ -238,6 +238,22 @@ impl Controller {
         }
     }
 
+    /// The first LBA (CDW10–11) and byte count (CDW12 bits 15:0, 0's based blocks) of a
+    /// command that moves data: within the namespace (else LBA Out of Range) and at most the
+    /// largest transfer (else Invalid Field).
+    fn data_range(&self, c: &Sqe) -> std::result::Result<(u64, u64), Status> {
+        let slba = c.cdw10 as u64 | ((c.cdw11 as u64) << 32);
+        let nlb = (c.cdw12 & 0xFFFF) as u64 + 1;
+        if slba.checked_add(nlb).is_none_or(|end| end > self.nsze) {
+            return Err(Status::LBA_OUT_OF_RANGE);
+        }
+        let bytes = nlb * self.lba_size as u64;
+        if bytes > self.max_xfer {
+            return Err(Status::INVALID_FIELD);
+        }
+        Ok((slba, bytes))
+    }
+
     /// Validate an I/O command and do its functional part; return the model requests that
     /// time it.
     pub(super) fn exec_io(
@@ -260,15 +276,7 @@ impl Controller {
                 if c.nsid != 1 {
                     return Err(Status::INVALID_NAMESPACE);
                 }
-                let slba = c.cdw10 as u64 | ((c.cdw11 as u64) << 32);
-                let nlb = (c.cdw12 & 0xFFFF) as u64 + 1;
-                if slba.checked_add(nlb).is_none_or(|end| end > self.nsze) {
-                    return Err(Status::LBA_OUT_OF_RANGE);
-                }
-                let bytes = nlb * lba;
-                if bytes > self.max_xfer {
-                    return Err(Status::INVALID_FIELD);
-                }
+                let (slba, bytes) = self.data_range(c)?;
                 if c.opcode == io::WRITE {
                     e.stream = self.write_stream(c)?;
                     if self.sys.read_only() {
@@ -414,15 +422,8 @@ impl Controller {
             }
             _ => {
                 // Zone Append: CDW10–11 the zone's first LBA, CDW12 bits 15:0 the blocks, 0's
-                // based. ZASL is 0 (the MDTS limit applies).
-                let nlb = (c.cdw12 & 0xFFFF) as u64 + 1;
-                if slba.checked_add(nlb).is_none_or(|end| end > self.nsze) {
-                    return Err(Status::LBA_OUT_OF_RANGE);
-                }
-                let bytes = nlb * lba;
-                if bytes > self.max_xfer {
-                    return Err(Status::INVALID_FIELD);
-                }
+                // based, as a Write's. ZASL is 0 (the MDTS limit applies).
+                let (slba, bytes) = self.data_range(c)?;
                 if self.sys.read_only() {
                     return Err(Status::WRITE_PROTECTED);
                 }
