@@ -34,6 +34,8 @@ fn run(
         seed,
         record_requests,
         stats_interval: interval(stats_interval)?,
+        power_cut_event: None,
+        power_cut_at: None,
     };
     run_with(py, progress, |cb| ssdlab::run(&cfg, &job, &opts, cb))
 }
@@ -56,6 +58,8 @@ fn run_trace(
         seed,
         record_requests,
         stats_interval: interval(stats_interval)?,
+        power_cut_event: None,
+        power_cut_at: None,
     };
     run_with(py, progress, |cb| {
         if ssdlab::serve::session::is_session_log(&job.trace) {
@@ -91,6 +95,8 @@ fn run_flows(
         seed,
         record_requests,
         stats_interval: interval(stats_interval)?,
+        power_cut_event: None,
+        power_cut_at: None,
     };
     let out = run_out(py, progress, |cb| ssdlab::run_flows(&cfg, &jobs, &opts, cb))?;
     let per_flow = out

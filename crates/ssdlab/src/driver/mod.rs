@@ -6,6 +6,7 @@
 //! - `fusion_host`: the user-visible fusion device, raw commands one at a time with their data.
 //! - `hfsl`: seed 002's host-side FTL over the fusion device.
 //! - `nvme_regs`: the register-level NVMe controller, driven by MMIO from outside the loop.
+//! - `power_cut`: any of these run up to a power cut on the page-mapped FTL, then recovery.
 //! - `sampler`: periodic statistics, any of these wrapped to sample the device at an interval.
 //! - `zbd`: fio's `zonemode=zbd` for `jobs` on a zoned drive (writes at write pointers).
 
@@ -13,6 +14,7 @@ pub mod fusion_host;
 pub mod hfsl;
 pub mod jobs;
 pub mod nvme_regs;
+pub mod power_cut;
 pub mod replay;
 pub mod sampler;
 mod zbd;
