@@ -78,6 +78,8 @@ def run(
     record_requests: bool = False,
     progress: _Progress = None,
     stats_interval: str | None = None,
+    power_cut_event: int | None = None,
+    power_cut_at: str | None = None,
 ) -> tuple[str, bytes | None]: ...
 def run_trace(
     config_json: str,
@@ -86,6 +88,8 @@ def run_trace(
     record_requests: bool = False,
     progress: _Progress = None,
     stats_interval: str | None = None,
+    power_cut_event: int | None = None,
+    power_cut_at: str | None = None,
 ) -> tuple[str, bytes | None]: ...
 def run_flows(
     config_json: str,
@@ -94,6 +98,8 @@ def run_flows(
     record_requests: bool = False,
     progress: _Progress = None,
     stats_interval: str | None = None,
+    power_cut_event: int | None = None,
+    power_cut_at: str | None = None,
 ) -> tuple[str, bytes | None, list[bytes] | None]: ...
 def bench(
     io_count: int, seed: int = 1, overwrite: float = 0.0, progress: _Progress = None

@@ -329,3 +329,130 @@ fn the_cached_map_without_a_cache_loses_no_acknowledged_write() {
     let (_, lost) = many("none", false, true, true);
     assert_eq!(lost, 0);
 }
+
+mod run_options {
+    //! The cut as a run option: the result's `power_loss` block, determinism, and bad input.
+
+    use ssdlab::sim::SimTime;
+    use ssdlab::{JobSpec, RunOptions, SsdConfig};
+
+    fn small(extra: &[&str]) -> SsdConfig {
+        let mut ov: Vec<String> = [
+            "nand.channels=2",
+            "nand.dies_per_package=1",
+            "nand.blocks_per_plane=80",
+            "nand.pages_per_block=16",
+            "precondition.random_overwrite=0.0",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        ov.extend(extra.iter().map(|s| s.to_string()));
+        SsdConfig::resolve("small-tlc", &ov).unwrap()
+    }
+
+    fn job() -> JobSpec {
+        JobSpec::from_toml_str(
+            "rw = \"randwrite\"\nbs = \"4KiB\"\niodepth = 8\nio_count = 3000",
+            "job",
+        )
+        .unwrap()
+    }
+
+    fn opts(event: Option<u64>, at: Option<SimTime>) -> RunOptions {
+        RunOptions {
+            seed: 3,
+            record_requests: false,
+            stats_interval: None,
+            power_cut_event: event,
+            power_cut_at: at,
+        }
+    }
+
+    fn refused(cfg: &SsdConfig, o: &RunOptions) -> String {
+        match ssdlab::run(cfg, &job(), o, &mut |_, _| true) {
+            Ok(_) => panic!("accepted"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_cut_run_reports_its_recovery_and_repeats_exactly() {
+        let cfg = small(&["cache.capacity=\"256KiB\"", "cache.mode=\"write-back\""]);
+        let o = opts(Some(5000), None);
+        let r = ssdlab::run(&cfg, &job(), &o, &mut |_, _| true)
+            .unwrap()
+            .result;
+        let p = r.power_loss.clone().expect("a power_loss block");
+        assert_eq!(p.event, 5000);
+        assert_eq!(r.sim.stop_reason, "power_cut");
+        assert!(p.recovery_us > 0.0 && p.checkpoint_pages_read > 0);
+        assert!(
+            p.pages_scanned > 0,
+            "blocks were written since the checkpoint"
+        );
+        // Writes acknowledged from the volatile cache and never flushed are lost.
+        assert!(p.acknowledged_writes_lost > 0 && p.cache_units_lost > 0);
+        assert!(p.units_lost > 0 && !p.lost_units.is_empty());
+        assert_eq!(p.units_unreadable, 0);
+        let again = ssdlab::run(&cfg, &job(), &o, &mut |_, _| true)
+            .unwrap()
+            .result;
+        assert_eq!(again.power_loss, r.power_loss);
+        assert_eq!(
+            serde_json::to_value(&again.ops).unwrap(),
+            serde_json::to_value(&r.ops).unwrap()
+        );
+        // With protection nothing acknowledged goes.
+        let plp = small(&[
+            "cache.capacity=\"256KiB\"",
+            "cache.mode=\"write-back\"",
+            "ftl.power_loss_protection=true",
+        ]);
+        let r = ssdlab::run(&plp, &job(), &o, &mut |_, _| true)
+            .unwrap()
+            .result;
+        let p = r.power_loss.unwrap();
+        assert_eq!(p.acknowledged_writes_lost, 0);
+        assert!(p.cache_units_flushed_on_plp > 0);
+    }
+
+    #[test]
+    fn a_cut_at_a_time_stops_there() {
+        let cfg = small(&[]);
+        let r = ssdlab::run(
+            &cfg,
+            &job(),
+            &opts(None, Some(SimTime::from_us(2000))),
+            &mut |_, _| true,
+        )
+        .unwrap()
+        .result;
+        let p = r.power_loss.unwrap();
+        assert!(p.at_us <= 2000.0 && p.at_us > 1000.0, "{}", p.at_us);
+        // No volatile cache: a completed write was programmed first.
+        assert_eq!(p.acknowledged_writes_lost, 0);
+    }
+
+    #[test]
+    fn bad_cuts_are_refused_with_the_option_named() {
+        let cfg = small(&[]);
+        let e = refused(&cfg, &opts(Some(100_000_000), None));
+        assert!(
+            e.contains("power_cut_event") && e.contains("100000000"),
+            "{e}"
+        );
+        let e = refused(&cfg, &opts(None, Some(SimTime::from_us(10_000_000))));
+        assert!(e.contains("power_cut_at"), "{e}");
+        let e = refused(&cfg, &opts(Some(0), None));
+        assert!(e.contains("power_cut_event") && e.contains("got 0"), "{e}");
+        let e = refused(&cfg, &opts(Some(5), Some(SimTime::from_us(1))));
+        assert!(e.contains("got both"), "{e}");
+        let block = small(&["ftl.kind=\"block\"", "ftl.map_unit=\"16KiB\""]);
+        let e = refused(&block, &opts(Some(100), None));
+        assert!(
+            e.contains("power_cut_event") && e.contains("page-mapped"),
+            "{e}"
+        );
+    }
+}
