@@ -20,11 +20,7 @@ SMALL = [
 
 
 def _small(*extra: str) -> ssdlab.Config:
-    cfg = ssdlab.Config.load("small-tlc")
-    for item in (*SMALL, *extra):
-        key, value = item.split("=", 1)
-        cfg = cfg.set(key, json.loads(value) if value[:1] in '"tf' else value)
-    return cfg
+    return ssdlab.Config("small-tlc", [*SMALL, *extra])
 
 
 JOB = ssdlab.Job(rw="randwrite", bs=4096, iodepth=8, io_count=3000)

@@ -306,6 +306,10 @@ impl PowerLoss {
         let mut recovered = HashMap::with_capacity(self.units.len());
         let mut lost_units = Vec::new();
         for (&lpn, u) in &self.units {
+            if lpn >= self.logical_units {
+                // A cached map's translation page moved by GC: not host data.
+                continue;
+            }
             // Candidates: the base copy (seq 0), the newest durable copy, a durable trim.
             let mut winner: Option<(u64, u32)> = None;
             if let Some((p, e)) = u.base {
@@ -341,9 +345,7 @@ impl PowerLoss {
             if lost_acked > 0 || got.is_none() {
                 lost_units.push(lpn);
             }
-            if lpn < self.logical_units {
-                recovered.insert(lpn, got);
-            }
+            recovered.insert(lpn, got);
         }
         lost_units.sort_unstable();
         r.units_lost = lost_units.len() as u64;

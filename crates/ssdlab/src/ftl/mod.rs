@@ -1159,24 +1159,35 @@ impl Ftl {
             BlockState::Open
         };
         // Blocks whose replaced data is still the only copy on flash are passed over while
-        // another will do (see `Block::overwrites_in_flight`).
-        let safe = range.clone().any(|b| {
-            let blk = &self.blocks[b as usize];
-            blk.state == wanted && blk.valid < blk.write_ptr && blk.overwrites_in_flight == 0
-        });
+        // another will do (see `Block::overwrites_in_flight`): chosen among the others first,
+        // then among all if none is left.
+        self.pick_among(range.clone(), wanted, true)
+            .or_else(|| self.pick_among(range, wanted, false))
+    }
+
+    /// The GC policy's choice among the blocks of `range` in state `wanted` holding stale
+    /// data, only those with no overwrite in flight if `settled`.
+    fn pick_among(
+        &mut self,
+        range: std::ops::Range<u32>,
+        wanted: BlockState,
+        settled: bool,
+    ) -> Option<u32> {
+        let upb = self.geo.units_per_block();
+        let blocks = &self.blocks;
         let candidates = range.filter(|&b| {
-            let blk = &self.blocks[b as usize];
+            let blk = &blocks[b as usize];
             blk.state == wanted
                 && blk.valid < blk.write_ptr
-                && (!safe || blk.overwrites_in_flight == 0)
+                && (!settled || blk.overwrites_in_flight == 0)
         });
         match self.policy {
-            GcPolicy::Greedy => candidates.min_by_key(|&b| (self.blocks[b as usize].valid, b)),
+            GcPolicy::Greedy => candidates.min_by_key(|&b| (blocks[b as usize].valid, b)),
             GcPolicy::CostBenefit => {
                 let clock = self.clock;
                 let mut best: Option<(f64, u32)> = None;
                 for b in candidates {
-                    let blk = &self.blocks[b as usize];
+                    let blk = &blocks[b as usize];
                     let u = blk.valid as f64 / upb as f64;
                     let age = (clock - blk.last_write + 1) as f64;
                     let score = if blk.valid == 0 {
