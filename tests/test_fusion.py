@@ -360,8 +360,12 @@ def test_a_run_with_a_power_cut_reports_the_restart(tmp_path: Path) -> None:
     assert cut["event"] == 20000 and cut["lost_pages"] == 0 and cut["recovery_us"] > 0
     text = run_cli(*args, "--power-cut-event", "20000")
     assert "power cut" in text.stdout and "restart" in text.stdout
-    no_hfsl = run_cli("run", "small-tlc", "--io-count", "10", "--power-cut-event", "5")
-    assert_user_error(no_hfsl, "--power-cut-event", "[hfsl]")
+    # Without [hfsl] the cut is the page-mapped FTL's (tests/test_power_loss.py); only HFSL
+    # restarts.
+    no_hfsl = run_cli(
+        "run", "small-tlc", "--io-count", "10", "--power-cut-event", "5", "--restart-cut-event", "3"
+    )
+    assert_user_error(no_hfsl, "--restart-cut-event", "[hfsl]")
     late = run_cli(*args, "--set", "hfsl.power_cut_event=100000000")
     assert_user_error(late, "hfsl.power_cut_event", "100000000")
     twice = run_cli(*args, "--power-cut-event", "20000", "--restart-cut-event", "3")

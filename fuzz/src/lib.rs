@@ -195,6 +195,8 @@ pub fn session_log(data: &[u8]) {
         seed: 1,
         record_requests: false,
         stats_interval: None,
+        power_cut_event: None,
+        power_cut_at: None,
     };
     let _ = ssdlab::serve::session::replay_input(cfg, "fuzz", bounded, &opts, &mut |_, _| true);
 }

@@ -79,6 +79,8 @@ def run(
     record_requests: bool = False,
     progress: _Progress = None,
     stats_interval: str | None = None,
+    power_cut_event: int | None = None,
+    power_cut_at: str | None = None,
 ) -> tuple[str, bytes | None]: ...
 def run_trace(
     config_json: str,
@@ -87,6 +89,8 @@ def run_trace(
     record_requests: bool = False,
     progress: _Progress = None,
     stats_interval: str | None = None,
+    power_cut_event: int | None = None,
+    power_cut_at: str | None = None,
 ) -> tuple[str, bytes | None]: ...
 def run_flows(
     config_json: str,
@@ -95,6 +99,8 @@ def run_flows(
     record_requests: bool = False,
     progress: _Progress = None,
     stats_interval: str | None = None,
+    power_cut_event: int | None = None,
+    power_cut_at: str | None = None,
 ) -> tuple[str, bytes | None, list[bytes] | None]: ...
 def run_requests(
     config_json: str,

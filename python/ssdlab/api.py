@@ -536,6 +536,13 @@ class Result:
             out.append(Result(json.dumps(own, indent=2), records))
         return out
 
+    @property
+    def power_loss(self) -> dict[str, Any] | None:
+        """A run cut by ``power_cut_event`` or ``power_cut_at``: the cut, the recovery (its
+        simulated time, checkpoint pages read, pages scanned) and what was lost (writes,
+        acknowledged writes, the units); None for a run without a cut (docs/power-loss.md)."""
+        return self.to_dict().get("power_loss")
+
     def to_json(self) -> str:
         """The JSON exactly as the core wrote it (byte-identical across runs outside ``wall``)."""
         return self._json
@@ -748,6 +755,8 @@ def run(
     *,
     trace: Trace | str | os.PathLike[str] | None = None,
     stats_interval: str | None = None,
+    power_cut_event: int | None = None,
+    power_cut_at: str | None = None,
     **trace_options: Any,
 ) -> Result:
     """Simulate ``job`` on ``config``, or replay ``trace`` on it; the same inputs and seed always
@@ -761,12 +770,19 @@ def run(
     ``stats_interval`` (``"1ms"``) samples the device's state at that interval of simulated
     time (free blocks, GC, write amplification, requests in flight): the result's ``samples``,
     :meth:`Result.samples` as numpy arrays.
+    ``power_cut_event`` (N) or ``power_cut_at`` (``"2ms"``) cuts the power of a page-mapped drive
+    after its Nth device event or at that simulated time: the run ends there and the result's
+    ``power_loss`` (:attr:`Result.power_loss`) says what recovery found and what was lost
+    (docs/power-loss.md).
     ``progress(done, total)`` is called about ten times a second of wall time. A KeyboardInterrupt
     stops the run and raises ``Interrupted``.
     """
     if not isinstance(config, Config):
         config = Config.load(config)
     seed = check_seed(seed)
+    if power_cut_event is not None:
+        power_cut_event = check_int("power_cut_event", power_cut_event, 1)
+    cut = (power_cut_event, power_cut_at)
     callback = _progress_callback(progress)
     if trace is not None:
         if job is not None:
@@ -782,6 +798,7 @@ def run(
             bool(record_requests),
             callback,
             stats_interval,
+            *cut,
         )
         return Result(json_text, bytes(records) if records is not None else None)
     if trace_options:
@@ -795,7 +812,13 @@ def run(
         jobs = [_job_of(j) for j in job]
         flows_json = "[" + ",".join(j.to_json() for j in jobs) + "]"
         json_text, records, flow_records = _core.run_flows(
-            config.to_json(), flows_json, int(seed), bool(record_requests), callback, stats_interval
+            config.to_json(),
+            flows_json,
+            int(seed),
+            bool(record_requests),
+            callback,
+            stats_interval,
+            *cut,
         )
         return Result(
             json_text,
@@ -810,6 +833,7 @@ def run(
         bool(record_requests),
         callback,
         stats_interval,
+        *cut,
     )
     return Result(json_text, bytes(records) if records is not None else None)
 

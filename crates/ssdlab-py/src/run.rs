@@ -19,7 +19,8 @@ fn result_columns() -> Vec<String> {
 /// Run a job. Releases the GIL while the core runs; `progress(done, total)` is called with the
 /// GIL about ten times a second, and a KeyboardInterrupt there stops the run.
 #[pyfunction]
-#[pyo3(signature = (config_json, job_json, seed, record_requests=false, progress=None, stats_interval=None))]
+#[pyo3(signature = (config_json, job_json, seed, record_requests=false, progress=None, stats_interval=None, power_cut_event=None, power_cut_at=None))]
+#[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
     config_json: &str,
@@ -28,6 +29,8 @@ fn run(
     record_requests: bool,
     progress: Option<PyObject>,
     stats_interval: Option<&str>,
+    power_cut_event: Option<u64>,
+    power_cut_at: Option<&str>,
 ) -> PyResult<(String, Option<Py<PyBytes>>)> {
     let cfg = SsdConfig::from_json(config_json).map_err(to_py)?;
     let job = JobSpec::from_json(job_json).map_err(to_py)?;
@@ -35,13 +38,16 @@ fn run(
         seed,
         record_requests,
         stats_interval: interval(stats_interval)?,
+        power_cut_event,
+        power_cut_at: cut_time(power_cut_at)?,
     };
     run_with(py, progress, |cb| ssdlab::run(&cfg, &job, &opts, cb))
 }
 
 /// Replay a trace (or a workload model) described by a trace job; the same contract as `run`.
 #[pyfunction]
-#[pyo3(signature = (config_json, trace_json, seed, record_requests=false, progress=None, stats_interval=None))]
+#[pyo3(signature = (config_json, trace_json, seed, record_requests=false, progress=None, stats_interval=None, power_cut_event=None, power_cut_at=None))]
+#[allow(clippy::too_many_arguments)]
 fn run_trace(
     py: Python<'_>,
     config_json: &str,
@@ -50,6 +56,8 @@ fn run_trace(
     record_requests: bool,
     progress: Option<PyObject>,
     stats_interval: Option<&str>,
+    power_cut_event: Option<u64>,
+    power_cut_at: Option<&str>,
 ) -> PyResult<(String, Option<Py<PyBytes>>)> {
     let cfg = SsdConfig::from_json(config_json).map_err(to_py)?;
     let job = TraceJob::from_json(trace_json).map_err(to_py)?;
@@ -57,6 +65,8 @@ fn run_trace(
         seed,
         record_requests,
         stats_interval: interval(stats_interval)?,
+        power_cut_event,
+        power_cut_at: cut_time(power_cut_at)?,
     };
     run_with(py, progress, |cb| {
         if ssdlab::serve::session::is_session_log(&job.trace) {
@@ -92,6 +102,8 @@ fn run_requests(
         seed,
         record_requests: false,
         stats_interval: interval(stats_interval)?,
+        power_cut_event: None,
+        power_cut_at: None,
     };
     run_with(py, progress, |cb| {
         ssdlab::run_requests(&cfg, list, &opts, cb)
@@ -147,7 +159,8 @@ fn request_list(
 /// Run jobs as flows (a JSON list of jobs; `ssdlab::run_flows`): the result, all the records,
 /// and each flow's measured records, all as `run` gives them.
 #[pyfunction]
-#[pyo3(signature = (config_json, jobs_json, seed, record_requests=false, progress=None, stats_interval=None))]
+#[pyo3(signature = (config_json, jobs_json, seed, record_requests=false, progress=None, stats_interval=None, power_cut_event=None, power_cut_at=None))]
+#[allow(clippy::too_many_arguments)]
 fn run_flows(
     py: Python<'_>,
     config_json: &str,
@@ -156,6 +169,8 @@ fn run_flows(
     record_requests: bool,
     progress: Option<PyObject>,
     stats_interval: Option<&str>,
+    power_cut_event: Option<u64>,
+    power_cut_at: Option<&str>,
 ) -> PyResult<FlowsOutput> {
     let cfg = SsdConfig::from_json(config_json).map_err(to_py)?;
     let values: Vec<serde_json::Value> = serde_json::from_str(jobs_json)
@@ -169,6 +184,8 @@ fn run_flows(
         seed,
         record_requests,
         stats_interval: interval(stats_interval)?,
+        power_cut_event,
+        power_cut_at: cut_time(power_cut_at)?,
     };
     let out = run_out(py, progress, |cb| ssdlab::run_flows(&cfg, &jobs, &opts, cb))?;
     let per_flow = out
@@ -179,6 +196,15 @@ fn run_flows(
         out.records.map(|r| records_bytes(py, r)),
         per_flow,
     ))
+}
+
+/// A power cut's time as written (`"2ms"`), or none.
+fn cut_time(text: Option<&str>) -> PyResult<Option<ssdlab::sim::SimTime>> {
+    text.map(|t| {
+        ssdlab::config::units::parse_duration(t)
+            .map_err(|m| to_py(Error::Job(format!("power_cut_at: {m}"))))
+    })
+    .transpose()
 }
 
 /// A statistics interval as written (`"1ms"`), or none.

@@ -24,6 +24,8 @@ fn main() {
         seed: 1,
         record_requests: false,
         stats_interval: None,
+        power_cut_event: None,
+        power_cut_at: None,
     };
     if let Some(trace) = rw_arg.strip_prefix("trace:") {
         let tjob: ssdlab::workload::trace::replay::TraceJob = serde_json::from_value(

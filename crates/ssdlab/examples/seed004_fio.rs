@@ -35,6 +35,8 @@ fn main() {
                     seed: 1,
                     record_requests: false,
                     stats_interval: None,
+                    power_cut_event: None,
+                    power_cut_at: None,
                 },
                 &mut |_, _| true,
             )

@@ -352,6 +352,8 @@ pub(crate) struct Cmd {
     pub status: Status,
     /// A write's stream (`Flags::stream` of its request).
     pub stream: u8,
+    /// A write with Force Unit Access (`Flags::FUA`): it completes once its data is durable.
+    pub fua: bool,
     /// Fusion device: the physical space it addresses.
     pub space: Space,
 }
@@ -375,6 +377,7 @@ impl Cmd {
             buf: 0,
             status: Status::Ok,
             stream: 0,
+            fua: false,
             space: Space::Nand,
         }
     }

@@ -6,6 +6,7 @@ use crate::device::precondition::tenth_seconds;
 use crate::device::{Backend, Device, Driver, RequestRecord, Status};
 use crate::driver::hfsl::{self, source::JobSource, source::TraceSource};
 use crate::driver::jobs::JobDriver;
+use crate::driver::power_cut::{run_to_cut, CutAt};
 use crate::driver::replay::ReplayDriver;
 use crate::driver::requests::{RequestList, RequestListDriver};
 use crate::driver::sampler::Sampler;
@@ -26,6 +27,30 @@ pub struct RunOptions {
     /// Periodic statistics: sample the device's state every this much simulated time
     /// (`driver::sampler`, the result's `samples`); None: no sampling, the driver unwrapped.
     pub stats_interval: Option<SimTime>,
+    /// A power cut on the page-mapped FTL (docs/power-loss.md): after the device has handled
+    /// this many events, or at this simulated time (at most one of the two); the run ends there
+    /// and its result gains `power_loss`. None: no cut, and no power-loss model.
+    pub power_cut_event: Option<u64>,
+    pub power_cut_at: Option<SimTime>,
+}
+
+impl RunOptions {
+    /// The cut these options ask for, checked.
+    pub fn power_cut(&self) -> Result<Option<CutAt>> {
+        match (self.power_cut_event, self.power_cut_at) {
+            (None, None) => Ok(None),
+            (Some(_), Some(_)) => Err(Error::Job(
+                "power_cut_event and power_cut_at: got both, expected at most one".into(),
+            )),
+            (Some(0), None) => Err(Error::Job(
+                "power_cut_event: got 0, expected at least 1 (the device event after which the \
+                 power fails)"
+                    .into(),
+            )),
+            (Some(n), None) => Ok(Some(CutAt::Event(n))),
+            (None, Some(t)) => Ok(Some(CutAt::Time(t))),
+        }
+    }
 }
 
 pub struct RunOutput {
@@ -55,6 +80,7 @@ pub fn run(
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<RunOutput> {
     if cfg.hfsl.is_some() {
+        refuse_cut_under_hfsl(opts)?;
         return run_hfsl_job(cfg, spec, opts, progress);
     }
     let job = spec.fit(cfg.logical_bytes())?;
@@ -89,15 +115,18 @@ fn drive_jobs(
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<(RunResult, bool)> {
     let t = precondition_with(dev, cfg, opts.seed, progress)?;
+    let cut = arm_cut(dev, opts)?;
     driver.start(dev);
-    let (wall, finished, samples) = drive_sampled(dev, driver, progress, opts.stats_interval)?;
-    let stop = if finished {
-        driver.finish()?
-    } else {
-        INTERRUPTED
+    let (wall, finished, samples, power_loss) =
+        drive_sampled(dev, driver, progress, opts.stats_interval, cut)?;
+    let stop = match (finished, &power_loss) {
+        (true, Some(_)) => POWER_CUT,
+        (true, None) => driver.finish()?,
+        (false, _) => INTERRUPTED,
     };
     let mut result = build_result(dev, cfg, job_json, opts.seed, stop, wall, t);
     result.samples = samples;
+    result.power_loss = power_loss;
     Ok((result, finished))
 }
 
@@ -195,6 +224,7 @@ pub fn run_replay(
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<RunOutput> {
     if cfg.hfsl.is_some() {
+        refuse_cut_under_hfsl(opts)?;
         return run_hfsl_replay(cfg, tjob, opts, progress);
     }
     let replay = Replay::new(tjob, cfg.logical_bytes(), opts.seed)?;
@@ -203,17 +233,19 @@ pub fn run_replay(
     let mut driver = ReplayDriver::new(replay, tjob);
     let job_json = serde_json::to_value(tjob).expect("trace job serialises");
     let t = precondition_with(&mut dev, cfg, opts.seed, progress)?;
+    let cut = arm_cut(&mut dev, opts)?;
     driver.start(&mut dev);
-    let (wall, finished, samples) =
-        drive_sampled(&mut dev, &mut driver, progress, opts.stats_interval)?;
-    let stop = if finished {
-        driver.finish()?
-    } else {
-        INTERRUPTED
+    let (wall, finished, samples, power_loss) =
+        drive_sampled(&mut dev, &mut driver, progress, opts.stats_interval, cut)?;
+    let stop = match (finished, &power_loss) {
+        (true, Some(_)) => POWER_CUT,
+        (true, None) => driver.finish()?,
+        (false, _) => INTERRUPTED,
     };
     let mut result = build_result(&dev, cfg, job_json, opts.seed, stop, wall, t);
     result.trace = Some(driver.outcome());
     result.samples = samples;
+    result.power_loss = power_loss;
     Ok(RunOutput {
         result,
         records: dev.take_records(),
@@ -241,17 +273,19 @@ pub fn run_requests(
     let mut dev = new_device(cfg, opts)?;
     let mut driver = RequestListDriver::new(list);
     let t = precondition_with(&mut dev, cfg, opts.seed, progress)?;
+    let cut = arm_cut(&mut dev, opts)?;
     driver.start(&mut dev);
-    let (wall, finished, samples) =
-        drive_sampled(&mut dev, &mut driver, progress, opts.stats_interval)?;
-    let stop = if finished {
-        driver.finish()?
-    } else {
-        INTERRUPTED
+    let (wall, finished, samples, power_loss) =
+        drive_sampled(&mut dev, &mut driver, progress, opts.stats_interval, cut)?;
+    let stop = match (finished, &power_loss) {
+        (true, Some(_)) => POWER_CUT,
+        (true, None) => driver.finish()?,
+        (false, _) => INTERRUPTED,
     };
     let mut result = build_result(&dev, cfg, job_json, opts.seed, stop, wall, t);
     result.requests = Some(driver.outcome(&dev));
     result.samples = samples;
+    result.power_loss = power_loss;
     Ok(RunOutput {
         result,
         records: dev.take_records(),
@@ -484,15 +518,36 @@ pub fn precondition_with(
 /// [`drive`], sampling the device every `interval` if given (`driver::sampler`): the wall
 /// seconds, whether it ran to the end, and the samples. Without an interval the driver runs
 /// unwrapped, so periodic statistics cost nothing when off.
+#[allow(clippy::type_complexity)]
 fn drive_sampled<D: Driver>(
     dev: &mut Device,
     driver: &mut D,
     progress: &mut dyn FnMut(u64, u64) -> bool,
     interval: Option<SimTime>,
-) -> Result<(f64, bool, Option<Series>)> {
+    cut: Option<CutAt>,
+) -> Result<(f64, bool, Option<Series>, Option<PowerLossResult>)> {
+    if let Some(cut) = cut {
+        // Up to the cut (sampled if asked), then recovery.
+        let t1 = Instant::now();
+        let mut tick = tenth_seconds(progress);
+        let (out, series) = match interval {
+            Some(SimTime::ZERO) => {
+                return Err(Error::Job(
+                    "stats_interval: got 0, expected a positive duration".into(),
+                ))
+            }
+            Some(i) => {
+                let mut s = Sampler::start(driver, dev, i);
+                let out = run_to_cut(dev, &mut s, cut, &mut tick)?;
+                (out, Some(s.finish()?))
+            }
+            None => (run_to_cut(dev, driver, cut, &mut tick)?, None),
+        };
+        return Ok((t1.elapsed().as_secs_f64(), true, series, Some(out.result)));
+    }
     let Some(interval) = interval else {
         let (wall, finished) = drive(dev, driver, progress)?;
-        return Ok((wall, finished, None));
+        return Ok((wall, finished, None, None));
     };
     if interval == SimTime::ZERO {
         return Err(Error::Job(
@@ -501,7 +556,33 @@ fn drive_sampled<D: Driver>(
     }
     let mut sampler = Sampler::start(driver, dev, interval);
     let (wall, finished) = drive(dev, &mut sampler, progress)?;
-    Ok((wall, finished, Some(sampler.finish()?)))
+    Ok((wall, finished, Some(sampler.finish()?), None))
+}
+
+/// The stop reason of a run cut by a power failure (`RunOptions::power_cut_event`, `_at`).
+pub const POWER_CUT: &str = "power_cut";
+
+/// Arm the device's power-loss model when `opts` ask for a cut (after preconditioning: the
+/// preconditioned drive counts as checkpointed); the cut, checked.
+fn arm_cut(dev: &mut Device, opts: &RunOptions) -> Result<Option<CutAt>> {
+    let cut = opts.power_cut()?;
+    if let Some(c) = cut {
+        dev.enable_power_loss(c.option())?;
+    }
+    Ok(cut)
+}
+
+/// A fusion device under HFSL is cut with its own option.
+fn refuse_cut_under_hfsl(opts: &RunOptions) -> Result<()> {
+    match opts.power_cut()? {
+        None => Ok(()),
+        Some(c) => Err(Error::Job(format!(
+            "{}: this config drives a fusion device with HFSL ([hfsl]), whose power cut is \
+             hfsl.power_cut_event (the run's power_cut_event and power_cut_at are the \
+             page-mapped FTL's)",
+            c.option()
+        ))),
+    }
 }
 
 /// Run `driver` on `dev` until the device is idle, or until `progress` says stop; returns the
@@ -734,6 +815,7 @@ pub fn build_result(
         requests: None,
         flows: None,
         samples: None,
+        power_loss: None,
         sim: SimInfo {
             simulated_time_s: end.as_secs_f64(),
             measured_time_s: window,
@@ -919,6 +1001,8 @@ pub fn bench_with(
             seed,
             record_requests: false,
             stats_interval: None,
+            power_cut_event: None,
+            power_cut_at: None,
         },
         progress,
     )?;
@@ -1013,6 +1097,8 @@ fn cached_mapping_with(
         seed,
         record_requests: false,
         stats_interval: None,
+        power_cut_event: None,
+        power_cut_at: None,
     };
     let r = run_to_end(&cfg, &job, &opts, progress)?.result;
     let m = r.ftl.as_ref().and_then(|f| f.mapping.as_ref());
@@ -1068,6 +1154,8 @@ fn gc_tail_with(
             seed,
             record_requests: false,
             stats_interval: None,
+            power_cut_event: None,
+            power_cut_at: None,
         };
         let r = run_to_end(&cfg, &job, &opts, progress)?.result;
         let mut v = tail(r.ops.get("write"));

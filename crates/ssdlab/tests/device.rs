@@ -213,6 +213,8 @@ fn the_firmware_pays_for_gc_moves_and_erases_on_a_device_with_an_ftl() {
         seed: 1,
         record_requests: false,
         stats_interval: None,
+        power_cut_event: None,
+        power_cut_at: None,
     };
     let r = ssdlab::run(&cfg, &job, &opts, &mut |_, _| true)
         .unwrap()

@@ -349,9 +349,16 @@ fn a_full_drive_under_random_io_keeps_its_data_and_pays_for_translation() {
         "{hits} {misses} {reads} {writes}"
     );
     let s = dev.cache().unwrap().stats();
-    // Lookups: one per read that missed the buffer (4 KiB: one page each), one per flush.
+    // Lookups: one per read that missed the buffer (4 KiB: one page each), one per flush. A
+    // read that waited for its translation page may find its unit written into the buffer
+    // meanwhile, and count as a buffer hit after its lookup: at most a few such.
     let flushes: u64 = s.flushes.iter().sum();
-    assert_eq!(hits + misses, s.read_misses + flushes);
+    let lookups = hits + misses;
+    assert!(
+        lookups >= s.read_misses + flushes && lookups - (s.read_misses + flushes) <= 8,
+        "{lookups} lookups, {} read misses, {flushes} flushes",
+        s.read_misses
+    );
 }
 
 #[test]

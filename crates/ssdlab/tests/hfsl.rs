@@ -204,6 +204,8 @@ fn a_trace_model_runs_through_hfsl_and_the_result_says_what_hfsl_did() {
         seed: 7,
         record_requests: false,
         stats_interval: None,
+        power_cut_event: None,
+        power_cut_at: None,
     };
     let run = || {
         let mut v = serde_json::to_value(
@@ -272,6 +274,8 @@ fn a_job_from_another_application_is_refused_in_the_owned_range_only() {
         seed: 1,
         record_requests: false,
         stats_interval: None,
+        power_cut_event: None,
+        power_cut_at: None,
     };
     let refused = |app: u32| {
         let cfg = fusion(&[
@@ -955,6 +959,8 @@ fn startdelay_and_flows_are_refused_through_hfsl() {
         seed: 1,
         record_requests: false,
         stats_interval: None,
+        power_cut_event: None,
+        power_cut_at: None,
     };
     let late = ssdlab::JobSpec::from_json(
         r#"{"rw":"randread","bs":"4KiB","io_count":10,"startdelay":"1ms"}"#,

@@ -26,6 +26,8 @@ fn opts() -> RunOptions {
         seed: 1,
         record_requests: false,
         stats_interval: None,
+        power_cut_event: None,
+        power_cut_at: None,
     }
 }
 

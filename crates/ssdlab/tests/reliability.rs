@@ -173,6 +173,8 @@ fn run(extra: &[&str], job: &str) -> ssdlab::stats::result::RunResult {
             seed: 5,
             record_requests: false,
             stats_interval: None,
+            power_cut_event: None,
+            power_cut_at: None,
         },
         &mut |_, _| true,
     )

@@ -313,6 +313,8 @@ fn request_records_match_the_count() {
             seed: 1,
             record_requests: true,
             stats_interval: None,
+            power_cut_event: None,
+            power_cut_at: None,
         },
         &mut |_, _| true,
     )
@@ -433,6 +435,8 @@ fn a_run_that_saturates_the_clock_fails_with_the_cause() {
         seed: 1,
         record_requests: false,
         stats_interval: None,
+        power_cut_event: None,
+        power_cut_at: None,
     };
     // 10^7 s per link crossing, four crossings per read: past 2^64 ps (213 days) at once.
     let cfg = small(&["interface.link_latency=\"10000000s\""]);
@@ -613,6 +617,8 @@ fn requests_drawn_ahead_are_the_generator_s_in_order() {
             seed: 3,
             record_requests: true,
             stats_interval: None,
+            power_cut_event: None,
+            power_cut_at: None,
         };
         let out = run(&cfg, &spec, &opts, &mut |_, _| true).unwrap();
         let mut issued = out.records.expect("recorded");
@@ -662,6 +668,8 @@ fn periodic_statistics_sample_the_device_at_each_interval() {
         seed: 1,
         record_requests: false,
         stats_interval: Some(ssdlab::sim::SimTime(1_000_000_000)),
+        power_cut_event: None,
+        power_cut_at: None,
     };
     let out = run(&cfg, &j, &opts, &mut |_, _| true).unwrap();
     let s = out.result.samples.clone().expect("samples");

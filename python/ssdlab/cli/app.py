@@ -212,14 +212,21 @@ def _run_with_progress(
     seed: int,
     quiet: bool,
     stats_interval: str | None = None,
+    cut: dict[str, Any] | None = None,
 ) -> Result:
     _check_stats_interval(stats_interval)
+    cut = cut or {}
     with progress_bar(enabled=not quiet) as progress:
         if isinstance(job, Trace):
             return run(
-                config, seed=seed, progress=progress, trace=job, stats_interval=stats_interval
+                config,
+                seed=seed,
+                progress=progress,
+                trace=job,
+                stats_interval=stats_interval,
+                **cut,
             )
-        return run(config, job, seed=seed, progress=progress, stats_interval=stats_interval)
+        return run(config, job, seed=seed, progress=progress, stats_interval=stats_interval, **cut)
 
 
 #: A job of a fio file whose simulated length is at least this (s) has it said before it starts.
@@ -593,9 +600,18 @@ def run_command(
             "--power-cut-event",
             metavar="N",
             min=1,
-            help="HFSL (a fusion config with [hfsl], e.g. seed002-fusion): cut the power after"
-            " the device's Nth event, restart, and report the recovery and what was lost"
-            " (hfsl.power_cut_event).",
+            help="Cut the power after the device's Nth event and report the recovery and what"
+            " was lost (the result's power_loss; docs/power-loss.md). On a fusion config with"
+            " [hfsl]: HFSL's cut and restart (hfsl.power_cut_event).",
+        ),
+    ] = None,
+    power_cut_at: Annotated[
+        str | None,
+        typer.Option(
+            "--power-cut-at",
+            metavar="TIME",
+            help="Cut the power at this simulated time (e.g. 2ms) and report the recovery and"
+            " what was lost (page-mapped FTL; docs/power-loss.md).",
         ),
     ] = None,
     restart_cut_event: Annotated[
@@ -620,14 +636,24 @@ def run_command(
     if fio_file is not None:
         overrides, fio_job_overrides = _fio_overrides(overrides)
     resolved = _load_config(config, overrides, interface)
-    if power_cut_event is not None:
-        if resolved.to_dict().get("hfsl") is None:
-            raise UserError(
-                f"--power-cut-event: config {resolved.name!r} has no [hfsl]; a power cut is"
-                " HFSL's, on a fusion device (e.g. seed002-fusion)"
-            )
+    under_hfsl = resolved.to_dict().get("hfsl") is not None
+    # The page-mapped FTL's cut (run options); HFSL's is a config key.
+    cut: dict[str, Any] = {"power_cut_event": None, "power_cut_at": power_cut_at}
+    if power_cut_event is not None and under_hfsl:
         resolved = resolved.set("hfsl.power_cut_event", power_cut_event)
+    elif power_cut_event is not None:
+        cut["power_cut_event"] = power_cut_event
+    if power_cut_at is not None and under_hfsl:
+        raise UserError(
+            f"--power-cut-at: config {resolved.name!r} drives a fusion device with HFSL, whose"
+            " cut is --power-cut-event N"
+        )
     if restart_cut_event is not None:
+        if not under_hfsl:
+            raise UserError(
+                f"--restart-cut-event: config {resolved.name!r} has no [hfsl]; only HFSL"
+                " restarts after a cut"
+            )
         if power_cut_event is None:
             raise UserError(
                 "--restart-cut-event: only a restart after a cut can be cut; give"
@@ -657,6 +683,11 @@ def run_command(
         }
 
     if fio_file is not None:
+        if cut["power_cut_event"] is not None or power_cut_at is not None:
+            raise UserError(
+                "--power-cut-event/--power-cut-at cannot go with --fio yet; give the job with"
+                " --job or the flags"
+            )
         refused = [
             flag
             for flag, value in {"--job": job_file, "--trace": trace, "--name": name}.items()
@@ -734,7 +765,7 @@ def run_command(
             },
         )
         with _keep_partial(json_out, quiet):
-            result = _run_with_progress(resolved, replay, seed, quiet, stats_interval)
+            result = _run_with_progress(resolved, replay, seed, quiet, stats_interval, cut)
         _warn_coarse_timestamps(trace, result.to_dict())
         if json_out is not None:
             _write_json(json_out, result.to_json())
@@ -754,7 +785,7 @@ def run_command(
     if flows is not None:
         # Several jobs at once (docs/jobs.md, "Flows"): the device's tables, then each flow's.
         with _keep_partial(json_out, quiet):
-            result = _run_with_progress(resolved, flows, seed, quiet, stats_interval)
+            result = _run_with_progress(resolved, flows, seed, quiet, stats_interval, cut)
         if json_out is not None:
             _write_json(json_out, result.to_json())
         if not quiet and not (json_out is not None and str(json_out) == "-"):
@@ -770,7 +801,7 @@ def run_command(
         return
     job = _build_job(job_file, flags)
     with _keep_partial(json_out, quiet):
-        result = _run_with_progress(resolved, job, seed, quiet, stats_interval)
+        result = _run_with_progress(resolved, job, seed, quiet, stats_interval, cut)
     if json_out is not None:
         _write_json(json_out, result.to_json())
     if not quiet and not (json_out is not None and str(json_out) == "-"):

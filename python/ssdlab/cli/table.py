@@ -670,6 +670,45 @@ def hfsl_table(hfsl: Mapping[str, Any]) -> Table:
     return table
 
 
+def power_loss_table(cut: Mapping[str, Any]) -> Table:
+    """A power cut on the page-mapped FTL and the recovery after it (docs/power-loss.md)."""
+    table = _figure_table("Power loss")
+    plp = "with" if cut.get("power_loss_protection") else "without"
+    table.add_row(
+        "power cut",
+        f"event {fmt_int(cut.get('event'))}",
+        f"at {fmt_float(cut.get('at_us'), 1)} µs, {plp} power-loss protection;"
+        f" {fmt_int(cut.get('checkpoints'))} map checkpoints written",
+    )
+    table.add_row(
+        "at the cut",
+        f"{fmt_int(cut.get('programs_lost'))} programs lost",
+        f"{fmt_int(cut.get('programs_finished_on_plp'))} finished on the capacitors;"
+        f" cache units lost {fmt_int(cut.get('cache_units_lost'))},"
+        f" written out on the capacitors {fmt_int(cut.get('cache_units_flushed_on_plp'))}",
+    )
+    table.add_row(
+        "recovery",
+        f"{fmt_float(cut.get('recovery_us'), 1)} µs",
+        f"checkpoint {fmt_int(cut.get('checkpoint_pages_read'))} pages"
+        f" ({fmt_float(cut.get('checkpoint_read_us'), 1)} µs), then out-of-band areas of"
+        f" {fmt_int(cut.get('pages_scanned'))} pages in {fmt_int(cut.get('blocks_scanned'))}"
+        f" blocks ({fmt_float(cut.get('scan_us'), 1)} µs)",
+    )
+    units = cut.get("lost_units") if isinstance(cut.get("lost_units"), list) else []
+    shown = ", ".join(str(u) for u in units[:8])
+    more = "" if len(units) <= 8 else ", ..."
+    table.add_row(
+        "lost",
+        f"{fmt_int(cut.get('writes_lost'))} writes",
+        f"{fmt_int(cut.get('acknowledged_writes_lost'))} of them acknowledged,"
+        f" {fmt_int(cut.get('trims_lost'))} trims; {fmt_int(cut.get('units_lost'))} units"
+        + (f" ({shown}{more})" if shown else "")
+        + f"; unreadable {fmt_int(cut.get('units_unreadable'))}",
+    )
+    return table
+
+
 def speed_line(result: Mapping[str, Any]) -> Text:
     wall = result.get("wall") if isinstance(result.get("wall"), Mapping) else {}
     line = (
@@ -706,6 +745,8 @@ def result_renderable(result: Mapping[str, Any]) -> RenderableType:
         parts += [gap, pcm_table(result["pcm"])]
     if isinstance(result.get("hfsl"), Mapping):
         parts += [gap, hfsl_table(result["hfsl"])]
+    if isinstance(result.get("power_loss"), Mapping):
+        parts += [gap, power_loss_table(result["power_loss"])]
     parts += [gap, speed_line(result)]
     return Group(*parts)
 

@@ -150,7 +150,28 @@ pub struct FtlConfig {
     /// more often than a uniformly random writer would rewrite it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hot_window: Option<u64>,
+    /// Power-loss protection: capacitors that, when the power fails, finish the programs
+    /// under way and write the cache's dirty data and the map out (enterprise drives have
+    /// them; client drives mostly do not). Off by default, and in every compiled-in preset
+    /// (assumed: they model client and research drives; no preset names a PLP part). Only the
+    /// power-loss model reads it (docs/power-loss.md). Written out only when on.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub power_loss_protection: bool,
+    /// Host map units written between two checkpoints of the map to flash (the power-loss
+    /// model: recovery reads the last one and scans the blocks written since). Default
+    /// [`DEFAULT_CHECKPOINT_UNITS`]. Written out only when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint_units: Option<u64>,
 }
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// Host map units between map checkpoints when `ftl.checkpoint_units` is unset: 65,536 (256
+/// MiB of 4 KiB units). Assumed: vendors do not publish their interval; this bounds the
+/// recovery scan to a few hundred MiB of written data.
+pub const DEFAULT_CHECKPOINT_UNITS: u64 = 65_536;
 
 fn one_stream() -> u32 {
     1
@@ -238,6 +259,8 @@ impl FtlConfig {
             streams: 1,
             stream_policy: StreamPolicy::Host,
             hot_window: None,
+            power_loss_protection: false,
+            checkpoint_units: None,
         }
     }
 

@@ -714,6 +714,12 @@ impl SsdConfig {
             );
         }
         self.validate_streams(origin)?;
+        if self.ftl.checkpoint_units == Some(0) {
+            return err(
+                "ftl.checkpoint_units",
+                "got 0, expected at least 1 map unit between checkpoints".into(),
+            );
+        }
         if let Some(d) = self.ftl.superblock_planes {
             let planes = self.planes();
             if self.ftl.kind != FtlKind::Page || !self.ftl.placement.is_dynamic() {

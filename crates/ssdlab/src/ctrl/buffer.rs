@@ -91,6 +91,11 @@ pub struct BufferManager {
     next_flush_seq: u64,
     /// Explicit flush commands: (command, the last flush sequence number it waits for).
     explicit: Vec<(u32, u64)>,
+    /// Lines an explicit flush found under flush: (slot, the line's generation then). If the
+    /// flush under way carries an older generation (the line was written after its data was
+    /// read out), the line is flushed again when it ends, and the explicit flushes that waited
+    /// for it wait for that one too.
+    redo: Vec<(u32, u32)>,
     next_sample: SimTime,
     sample_every: SimTime,
     stats: BufferStats,
@@ -119,6 +124,7 @@ impl BufferManager {
             flights: vec![None; lines as usize],
             next_flush_seq: 0,
             explicit: Vec::new(),
+            redo: Vec::new(),
             next_sample: SimTime::ZERO,
             sample_every: SAMPLE_EVERY,
             stats: BufferStats::default(),
@@ -310,7 +316,7 @@ impl BufferManager {
         let placed = self.place_unchecked(now, lpn, bytes, waiting, up, flash)?;
         if let (Placed::At(_), Some(dc)) = (&placed, flash.check.as_mut()) {
             let slot = self.buf.find(lpn).expect("placed");
-            dc.write_to_line(lpn, slot);
+            dc.write_to_line(lpn, slot, flash.ftl);
         }
         Ok(placed)
     }
@@ -431,7 +437,7 @@ impl BufferManager {
             m.update_lpn(lpn);
         }
         if let Some(dc) = flash.check.as_mut() {
-            dc.flush(slot, pun);
+            dc.flush(slot, pun, flash.ftl);
         }
         let geo = &flash.ftl.geo;
         let block = geo.block_of_unit(pun);
@@ -445,6 +451,7 @@ impl BufferManager {
             host_bytes: 0,
             epoch: flash.ftl.blocks()[block as usize].epoch,
             aux: 0,
+            overwrote: flash.ftl.overwrote(),
         });
         flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
         flash.drain_gc(now, up.q);
@@ -477,10 +484,53 @@ impl BufferManager {
             }
             FlushKind::Explicit => {}
         }
+        if !self.redo.is_empty() {
+            self.redo_flush(now, slot, f, still_cached, up, flash)?;
+        }
         self.retry_waiters(now, up, flash)?;
         self.finish_explicit(now, up);
         self.sample(now);
         self.maybe_background_flush(now, up, flash)
+    }
+
+    /// The flush `f` of line `slot` ended: if an explicit flush needs data written to the
+    /// line after `f` read it out, flush the line again, and have the explicit flushes that
+    /// waited for `f` wait for that flush instead (NVMe: a Flush completes once every write
+    /// completed before it is durable).
+    fn redo_flush(
+        &mut self,
+        now: SimTime,
+        slot: u32,
+        f: Flight,
+        still_cached: bool,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+    ) -> Result<()> {
+        let mut needed = None;
+        self.redo.retain(|&(s, g)| {
+            if s == slot {
+                // Generations wrap: the one furthest after the flush's is the newest.
+                let ahead = g.wrapping_sub(f.generation) as i32;
+                if ahead > 0 && needed.is_none_or(|n: i32| ahead > n) {
+                    needed = Some(ahead);
+                }
+                false
+            } else {
+                true
+            }
+        });
+        let line = self.buf.line(slot);
+        if needed.is_none() || !still_cached || !line.dirty || line.flushing {
+            return Ok(());
+        }
+        self.flush_line(now, slot, FlushKind::Explicit, up, flash)?;
+        let again = self.next_flush_seq - 1;
+        for e in &mut self.explicit {
+            if e.1 >= f.seq {
+                e.1 = e.1.max(again);
+            }
+        }
+        Ok(())
     }
 
     fn retry_waiters(
@@ -631,6 +681,15 @@ impl BufferManager {
         up: &mut HostPort,
         flash: &mut FlashPort,
     ) -> Result<()> {
+        for (slot, f) in self.flights.iter().enumerate() {
+            if f.is_none() {
+                continue;
+            }
+            let line = self.buf.line(slot as u32);
+            if line.dirty && !line.orphan {
+                self.redo.push((slot as u32, line.generation));
+            }
+        }
         for slot in self.buf.dirty_idle_lines() {
             self.flush_line(now, slot, FlushKind::Explicit, up, flash)?;
         }

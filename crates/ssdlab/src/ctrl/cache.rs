@@ -160,8 +160,11 @@ impl CacheBuffer {
     pub fn dirty_lines(&self) -> u32 {
         self.dirty
     }
+    /// Every slot is taken: by a cached line, or by a discarded one whose flush is still under
+    /// way (its slot comes free when the flush ends; counting only cached lines let an insert
+    /// take a slot past the capacity).
     pub fn is_full(&self) -> bool {
-        self.len() == self.capacity
+        (self.lines.len() - self.free.len()) as u32 >= self.capacity
     }
     pub fn line(&self, slot: u32) -> &Line {
         &self.lines[slot as usize]

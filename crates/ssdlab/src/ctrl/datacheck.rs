@@ -4,11 +4,18 @@
 //! looked. A write is "accepted" when the controller places its data (in the buffer, or mapped
 //! to NAND); a read looks at the controller's state when it is dispatched, so it must see
 //! exactly the latest accepted version (0 for never written or trimmed).
+//!
+//! The same hooks feed the power-loss model (`power_loss.rs`) when a run arms a power cut:
+//! it is kept here so that the controller's paths test one field for both.
 
+use super::power_loss::PowerLoss;
+use crate::ftl::Ftl;
 use std::collections::HashMap;
 
 #[derive(Default)]
 pub struct DataCheck {
+    /// The power-loss model, when a power cut is armed.
+    pub power: Option<Box<PowerLoss>>,
     latest: HashMap<u64, u32>,
     on_nand: HashMap<u32, u32>,
     in_line: HashMap<u32, u32>,
@@ -24,38 +31,65 @@ impl DataCheck {
         *v
     }
 
-    /// A write of `lpn` mapped straight to NAND unit `pun`.
-    pub fn write_to_nand(&mut self, lpn: u64, pun: u32) {
+    /// A write of `lpn` mapped straight to NAND unit `pun` (`old`: where it was mapped
+    /// before; `ftl` as the write left it).
+    pub fn write_to_nand(&mut self, lpn: u64, pun: u32, old: Option<u32>, ftl: &Ftl) {
         let v = self.next(lpn);
         self.on_nand.insert(pun, v);
+        if let Some(p) = self.power.as_deref_mut() {
+            p.write_to_nand(lpn, pun, old, ftl);
+        }
     }
 
     /// A write of `lpn` placed in buffer line `slot`.
-    pub fn write_to_line(&mut self, lpn: u64, slot: u32) {
+    pub fn write_to_line(&mut self, lpn: u64, slot: u32, ftl: &Ftl) {
         let v = self.next(lpn);
         self.in_line.insert(slot, v);
+        if let Some(p) = self.power.as_deref_mut() {
+            p.write_to_line(lpn, slot, ftl);
+        }
     }
 
     /// A clean copy of NAND unit `pun` went into line `slot` (read allocate, write-through).
     pub fn fill_line(&mut self, slot: u32, pun: Option<u32>) {
         let v = pun.and_then(|p| self.on_nand.get(&p).copied()).unwrap_or(0);
         self.in_line.insert(slot, v);
+        if let Some(p) = self.power.as_deref_mut() {
+            p.fill_line(slot);
+        }
     }
 
     /// Line `slot` is being flushed to NAND unit `pun`.
-    pub fn flush(&mut self, slot: u32, pun: u32) {
+    pub fn flush(&mut self, slot: u32, pun: u32, ftl: &Ftl) {
         let v = self.in_line.get(&slot).copied().unwrap_or(0);
         self.on_nand.insert(pun, v);
+        if let Some(p) = self.power.as_deref_mut() {
+            p.flush(slot, pun, ftl);
+        }
     }
 
-    /// GC copied `from` to `to`.
-    pub fn moved(&mut self, from: u32, to: u32) {
+    /// GC copied `from` to `to`, where the FTL maps `lpn` (UNMAPPED if it has changed since).
+    pub fn moved(&mut self, from: u32, to: u32, lpn: u32, ftl: &Ftl) {
         let v = self.on_nand.get(&from).copied().unwrap_or(0);
         self.on_nand.insert(to, v);
+        if let Some(p) = self.power.as_deref_mut() {
+            p.moved(from, to, lpn, ftl);
+        }
     }
 
-    pub fn trimmed(&mut self, lpn: u64) {
+    /// The cache buffer dropped the line of `lpn` (a FUA write goes past it).
+    pub fn discarded(&mut self, lpn: u64) {
+        if let Some(p) = self.power.as_deref_mut() {
+            p.discarded(lpn);
+        }
+    }
+
+    /// `lpn` is being trimmed (`ftl` before the trim).
+    pub fn trimmed(&mut self, lpn: u64, ftl: &Ftl) {
         self.latest.insert(lpn, 0);
+        if let Some(p) = self.power.as_deref_mut() {
+            p.trimmed(lpn, ftl.lookup(lpn), ftl);
+        }
     }
 
     /// A read of `lpn` found its data in line `slot`, at NAND unit `pun`, or nowhere (None, None).

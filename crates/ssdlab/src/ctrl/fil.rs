@@ -77,6 +77,9 @@ pub struct Txn {
     pub epoch: u32,
     /// Host reads and writes: the logical unit (for the cache buffer).
     pub aux: u32,
+    /// A page-FTL host write or cache flush: the block whose data it replaces, told when the
+    /// program is done (`ftl::Block::overwrites_in_flight`); `ftl::NONE` otherwise.
+    pub overwrote: u32,
 }
 
 /// The queue a transaction waits in at its die.
@@ -373,7 +376,7 @@ impl Fil {
         let mut tasks = std::mem::take(&mut ftl.tasks);
         if let Some(dc) = check {
             for &(from, to, _) in tasks.iter().flat_map(|t| t.moves.iter()) {
-                dc.moved(from, to);
+                dc.moved(from, to, ftl.p2l_at(to), ftl);
             }
         }
         for task in tasks.drain(..) {
@@ -1220,6 +1223,7 @@ mod tests {
                 host_bytes: 4096,
                 epoch: 0,
                 aux: 0,
+                overwrote: crate::ftl::NONE,
             })
         }
 

@@ -148,6 +148,7 @@ impl Hil {
             host_bytes,
             epoch: 0,
             aux: lpn as u32,
+            overwrote: crate::ftl::NONE,
         }
     }
 
@@ -272,10 +273,10 @@ impl Hil {
                                 m.update_lpn(lpn);
                             }
                         }
-                        flash.ftl.trim(lpn);
                         if let Some(dc) = flash.check.as_mut() {
-                            dc.trimmed(lpn);
+                            dc.trimmed(lpn, flash.ftl);
                         }
+                        flash.ftl.trim(lpn);
                         if let Some(bm) = cache.as_deref_mut() {
                             bm.discard(lpn);
                         }
@@ -538,6 +539,7 @@ impl Hil {
             host_bytes,
             epoch: 0,
             aux,
+            overwrote: crate::ftl::NONE,
         }
     }
 
@@ -898,7 +900,18 @@ impl Hil {
             return Ok(());
         }
         if let Some(bm) = cache.as_deref_mut() {
-            if bm.write_back() {
+            if bm.write_back() && up.cmds.get(cmd).fua {
+                // Force Unit Access: the data goes to NAND and the command completes once it is
+                // programmed; the buffer's copies of its units (older data) are dropped first,
+                // so that no later flush puts them back over it.
+                let c = up.cmds.get(cmd);
+                for (lpn, _) in units_of(self.geo.unit_bytes, c.offset, c.len) {
+                    bm.discard(lpn);
+                    if let Some(dc) = flash.check.as_mut() {
+                        dc.discarded(lpn);
+                    }
+                }
+            } else if bm.write_back() {
                 bm.write(now, cmd, up, flash)?;
                 if flash.ftl.mapping.is_some() {
                     // A flush to make room may have missed on its translation page.
@@ -918,6 +931,11 @@ impl Hil {
         up.cmds.get_mut(cmd).txns_left = (units_of(unit, offset, len).count()) as u32;
         let wear = flash.ftl.wear.is_some();
         for (lpn, covered) in units_of(unit, offset, len) {
+            // Where the unit was, for the data oracle and the power-loss model only.
+            let old = match flash.check {
+                Some(_) => flash.ftl.lookup(lpn),
+                None => None,
+            };
             let pun = if wear {
                 match flash.ftl.write_checked_in(lpn, stream)? {
                     Ok(pun) => pun,
@@ -946,7 +964,7 @@ impl Hil {
                 m.update_lpn(lpn);
             }
             if let Some(dc) = flash.check.as_mut() {
-                dc.write_to_nand(lpn, pun);
+                dc.write_to_nand(lpn, pun, old, flash.ftl);
             }
             if let Some(bm) = cache.as_deref_mut() {
                 // Write-through: the data goes into the buffer as well, now.
@@ -961,6 +979,7 @@ impl Hil {
                 host_bytes: covered as u32,
                 epoch: flash.ftl.blocks()[block as usize].epoch,
                 aux: lpn as u32,
+                overwrote: flash.ftl.overwrote(),
             });
             flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
             flash.drain_gc(now, up.q);
@@ -1142,6 +1161,7 @@ impl Hil {
             host_bytes: 0,
             epoch,
             aux: page,
+            overwrote: crate::ftl::NONE,
         }
     }
 
@@ -1389,6 +1409,10 @@ impl Hil {
         };
         let t = flash.fil.remove_txn(txn);
         mark(&t, flash.ftl);
+        if t.overwrote != crate::ftl::NONE {
+            // The data it replaced may go with its block now.
+            flash.ftl.overwrite_programmed(t.overwrote);
+        }
         self.programmed(now, t, up, flash, cache)
     }
 

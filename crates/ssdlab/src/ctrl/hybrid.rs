@@ -58,6 +58,7 @@ impl HybridCtrl {
             // (erased and reused) does not mark the new data as programmed.
             epoch: self.ftl.erase_counts()[block as usize],
             aux,
+            overwrote: crate::ftl::NONE,
         }
     }
 
@@ -139,7 +140,7 @@ impl HybridCtrl {
             if covered == unit {
                 self.ftl.trim(lpn);
                 if let Some(dc) = flash.check.as_mut() {
-                    dc.trimmed(lpn);
+                    dc.trimmed(lpn, flash.ftl);
                 }
                 if let Some(bm) = cache.as_deref_mut() {
                     bm.discard(lpn);
@@ -205,14 +206,14 @@ impl HybridCtrl {
                 let t = match op {
                     NandOp::Copy { from, to } => {
                         if let Some(dc) = flash.check.as_mut() {
-                            dc.moved(from, to);
+                            dc.moved(from, to, crate::ftl::UNMAPPED, flash.ftl);
                         }
                         self.txn(TxnKind::Copy, cmd, to, 0, from)
                     }
                     NandOp::Erase { block } => self.txn(TxnKind::Erase, cmd, block * upb, 0, 0),
                     NandOp::Program { pun } => {
                         if let Some(dc) = flash.check.as_mut() {
-                            dc.write_to_nand(lpn, pun);
+                            dc.write_to_nand(lpn, pun, None, flash.ftl);
                         }
                         if let Some(bm) = cache.as_deref_mut() {
                             bm.write_through(now, lpn, pun, &mut flash.with_blocks(self));
@@ -253,14 +254,14 @@ impl HybridCtrl {
             let t = match op {
                 NandOp::Copy { from, to } => {
                     if let Some(dc) = check.as_mut() {
-                        dc.moved(from, to);
+                        dc.moved(from, to, crate::ftl::UNMAPPED, ftl);
                     }
                     self.txn(TxnKind::Copy, NONE, to, 0, from)
                 }
                 NandOp::Erase { block } => self.txn(TxnKind::Erase, NONE, block * upb, 0, 0),
                 NandOp::Program { pun } => {
                     if let Some(dc) = check.as_mut() {
-                        dc.flush(slot, pun);
+                        dc.flush(slot, pun, ftl);
                     }
                     self.txn(TxnKind::Flush, slot, pun, 0, 0)
                 }

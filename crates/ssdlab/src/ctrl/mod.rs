@@ -19,6 +19,7 @@ pub mod fusion;
 pub mod hil;
 pub mod hybrid;
 pub mod pcm;
+pub mod power_loss;
 pub mod raw;
 #[cfg(test)]
 pub(crate) mod test_rig;

@@ -30,6 +30,7 @@ mod hardware;
 pub mod precondition;
 pub mod store;
 
+pub use crate::ctrl::power_loss::PowerCutOutcome;
 pub use crate::event::Event;
 use crate::ftl::mapping_cache::Stage;
 use crate::ftl::Ftl;
@@ -382,6 +383,55 @@ impl Device {
 
     pub fn check(&self) -> Option<&DataCheck> {
         self.check.as_ref()
+    }
+
+    /// Arm the power-loss model (issue 43, `ctrl::power_loss`): from now on the device keeps
+    /// what each program leaves in its unit's out-of-band area, its map checkpoints and its
+    /// write cache's contents, for [`Device::power_cut`]. The drive as it stands now counts as
+    /// checkpointed. Only the page-mapped FTL (full or cached map) has the model; another back
+    /// end gets a one-line error naming `what` (the option that asked for it).
+    pub fn enable_power_loss(&mut self, what: &str) -> Result<()> {
+        if !matches!(self.backend, Backend::Page | Backend::Cached) {
+            return Err(Error::Config(format!(
+                "{what}: the power-loss model covers the page-mapped FTL (ftl.kind = \"page\"), \
+                 this device's back end is {} (a fusion device's host-side FTL has its own: \
+                 hfsl.power_cut_event)",
+                self.backend.kind().name()
+            )));
+        }
+        let ftl = &self.cfg.ftl;
+        let model = crate::ctrl::power_loss::PowerLoss::new(
+            ftl.power_loss_protection,
+            ftl.checkpoint_units
+                .unwrap_or(crate::config::DEFAULT_CHECKPOINT_UNITS),
+            self.cfg.logical_units(),
+        );
+        self.check.get_or_insert_with(DataCheck::default).power = Some(Box::new(model));
+        Ok(())
+    }
+
+    /// A completion reached the host (the driver calls it with each one when the power-loss
+    /// model is armed): the writes and trims it covers are acknowledged.
+    pub fn power_loss_acknowledged(&mut self, done: &Completion) {
+        let Some(p) = self.check.as_mut().and_then(|c| c.power.as_deref_mut()) else {
+            return;
+        };
+        if done.status != Status::Ok || !matches!(done.op, Op::Write | Op::Trim) || done.len == 0 {
+            return;
+        }
+        let unit = self.geo.unit_bytes;
+        for lpn in done.offset / unit..=(done.offset + done.len - 1) / unit {
+            p.acknowledged(lpn);
+        }
+    }
+
+    /// The power fails now: what recovery rebuilds from the flash and what it costs
+    /// ([`Device::enable_power_loss`] first; None without it). The device is left as it was,
+    /// its figures those of the run up to the cut.
+    pub fn power_cut(&self) -> Option<crate::ctrl::power_loss::PowerCutOutcome> {
+        let p = self.check.as_ref()?.power.as_deref()?;
+        let timing = crate::media::nand::NandTimingPs::from_config(&self.cfg);
+        Some(p.cut(&self.ftl, &timing, self.q.handled, self.now()))
     }
 
     /// Requests that arrive before `t` complete as usual but are left out of the latency

@@ -7,6 +7,7 @@
 //! - `hfsl`: seed 002's host-side FTL over the fusion device.
 //! - `nvme_regs`: the register-level NVMe controller, driven by MMIO from outside the loop.
 //! - `requests`: a host program's request list, in order (each request its own op and stream).
+//! - `power_cut`: any of these run up to a power cut on the page-mapped FTL, then recovery.
 //! - `sampler`: periodic statistics, any of these wrapped to sample the device at an interval.
 //! - `zbd`: fio's `zonemode=zbd` for `jobs` on a zoned drive (writes at write pointers).
 
@@ -14,6 +15,7 @@ pub mod fusion_host;
 pub mod hfsl;
 pub mod jobs;
 pub mod nvme_regs;
+pub mod power_cut;
 pub mod replay;
 pub mod requests;
 pub mod sampler;

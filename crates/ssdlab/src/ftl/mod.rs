@@ -50,6 +50,11 @@ pub struct Block {
     pub write_ptr: u32,
     /// FTL write clock of the last write into this block (age for cost-benefit).
     pub last_write: u64,
+    /// Host writes that replaced data of this block and whose programs have not finished: GC
+    /// prefers other victims meanwhile, since erasing this block would destroy the only copy
+    /// on flash of what those writes replace (a power cut would then leave neither the old
+    /// data nor the new; docs/power-loss.md).
+    pub overwrites_in_flight: u32,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -217,6 +222,9 @@ pub struct Ftl {
     streams: Option<Box<Streams>>,
     /// What steady-state preconditioning reached, when it ran.
     pub steady_state: Option<SteadyState>,
+    /// The block whose data the last host write replaced ([`NONE`]: none), for the program
+    /// that write makes to carry (see [`Block::overwrites_in_flight`]).
+    overwrote: u32,
 }
 
 impl Ftl {
@@ -260,6 +268,7 @@ impl Ftl {
                 state: BlockState::Free,
                 write_ptr: 0,
                 last_write: 0,
+                overwrites_in_flight: 0,
             };
             geo.blocks() as usize
         ];
@@ -320,6 +329,7 @@ impl Ftl {
             }),
             streams: None,
             steady_state: None,
+            overwrote: NONE,
             geo,
         };
         if cfg.ftl.streams > 1 {
@@ -665,13 +675,17 @@ impl Ftl {
     pub fn write_in(&mut self, lpn: u64, stream: u8) -> Result<u32> {
         self.clock += 1;
         let stream = self.stream_of(lpn, stream);
-        self.invalidate(lpn);
+        self.overwrote = self.invalidate_overwritten(lpn);
         let pun = self.alloc_striped(lpn, stream)?;
         self.map(lpn, pun);
         self.stats.host_units_written += 1;
         self.stream_written(lpn, stream);
         if self.instant {
             self.mark_programmed(pun);
+            if self.overwrote != NONE {
+                self.overwrite_programmed(self.overwrote);
+                self.overwrote = NONE;
+            }
         }
         Ok(pun)
     }
@@ -769,12 +783,16 @@ impl Ftl {
             return Ok(Err(Refusal::NoSpace));
         };
         // GC may have moved the old data while the place was found: let go of where it is now.
-        self.invalidate(lpn);
+        self.overwrote = self.invalidate_overwritten(lpn);
         self.map(lpn, pun);
         self.stats.host_units_written += 1;
         self.stream_written(lpn, stream);
         if self.instant {
             self.mark_programmed(pun);
+            if self.overwrote != NONE {
+                self.overwrite_programmed(self.overwrote);
+                self.overwrote = NONE;
+            }
         }
         Ok(Ok(pun))
     }
@@ -785,6 +803,37 @@ impl Ftl {
             self.set_l2p(lpn, UNMAPPED);
             self.stats.trimmed_units += 1;
         }
+    }
+
+    /// [`Ftl::invalidate`] for a host write, whose program will replace the data: the old
+    /// block counts the write in flight until [`Ftl::overwrite_programmed`]. Returns that
+    /// block ([`NONE`] when the unit was unmapped).
+    #[inline]
+    fn invalidate_overwritten(&mut self, lpn: u64) -> u32 {
+        let old = self.l2p_at(lpn);
+        if old == UNMAPPED {
+            return NONE;
+        }
+        self.set_p2l(old, UNMAPPED);
+        let b = self.geo.block_of_unit(old);
+        let blk = &mut self.blocks[b as usize];
+        blk.valid -= 1;
+        blk.overwrites_in_flight += 1;
+        b
+    }
+
+    /// The block whose data the last host write ([`Ftl::write`] and its kin) replaced, or
+    /// [`NONE`]: the program of that write carries it, and reports it when done.
+    #[inline]
+    pub fn overwrote(&self) -> u32 {
+        self.overwrote
+    }
+
+    /// The program of a host write that replaced data of `block` has finished (or will never
+    /// run).
+    #[inline]
+    pub fn overwrite_programmed(&mut self, block: u32) {
+        self.blocks[block as usize].overwrites_in_flight -= 1;
     }
 
     fn invalidate(&mut self, lpn: u64) {
@@ -1109,17 +1158,36 @@ impl Ftl {
         } else {
             BlockState::Open
         };
+        // Blocks whose replaced data is still the only copy on flash are passed over while
+        // another will do (see `Block::overwrites_in_flight`): chosen among the others first,
+        // then among all if none is left.
+        self.pick_among(range.clone(), wanted, true)
+            .or_else(|| self.pick_among(range, wanted, false))
+    }
+
+    /// The GC policy's choice among the blocks of `range` in state `wanted` holding stale
+    /// data, only those with no overwrite in flight if `settled`.
+    fn pick_among(
+        &mut self,
+        range: std::ops::Range<u32>,
+        wanted: BlockState,
+        settled: bool,
+    ) -> Option<u32> {
+        let upb = self.geo.units_per_block();
+        let blocks = &self.blocks;
         let candidates = range.filter(|&b| {
-            let blk = &self.blocks[b as usize];
-            blk.state == wanted && blk.valid < blk.write_ptr
+            let blk = &blocks[b as usize];
+            blk.state == wanted
+                && blk.valid < blk.write_ptr
+                && (!settled || blk.overwrites_in_flight == 0)
         });
         match self.policy {
-            GcPolicy::Greedy => candidates.min_by_key(|&b| (self.blocks[b as usize].valid, b)),
+            GcPolicy::Greedy => candidates.min_by_key(|&b| (blocks[b as usize].valid, b)),
             GcPolicy::CostBenefit => {
                 let clock = self.clock;
                 let mut best: Option<(f64, u32)> = None;
                 for b in candidates {
-                    let blk = &self.blocks[b as usize];
+                    let blk = &blocks[b as usize];
                     let u = blk.valid as f64 / upb as f64;
                     let age = (clock - blk.last_write + 1) as f64;
                     let score = if blk.valid == 0 {

@@ -8,7 +8,7 @@ pub mod blk;
 pub mod cpu;
 
 use crate::request::Op;
-use crate::request::{cmds_of, Cmd, Request, RequestRecord, Status};
+use crate::request::{cmds_of, Cmd, Flags, Request, RequestRecord, Status};
 use crate::sim::{SimTime, Slab};
 use crate::stats::LatencyStats;
 
@@ -146,6 +146,7 @@ impl Host {
             let clen = max.min(end - off);
             let mut c = Cmd::new(req, op, off, clen, sq, core);
             c.stream = r.flags.stream();
+            c.fua = r.flags.contains(Flags::FUA);
             c.space = space;
             cmd(c);
             off += clen;

@@ -435,6 +435,8 @@ mod tests {
             seed: 1,
             record_requests: false,
             stats_interval: None,
+            power_cut_event: None,
+            power_cut_at: None,
         };
         let out = replay(&cfg, path.to_str().unwrap(), &opts, &mut |_, _| true);
         std::fs::remove_file(&path).unwrap();

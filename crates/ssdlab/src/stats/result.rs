@@ -294,7 +294,54 @@ pub struct RunResult {
     /// each multiple of it, as columns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub samples: Option<Series>,
+    /// Only with a power cut (`RunOptions::power_cut_event` or `power_cut_at`) on the
+    /// page-mapped FTL: the cut and the recovery after it (the run's other figures stop at
+    /// the cut).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power_loss: Option<PowerLossResult>,
     pub wall: Wall,
+}
+
+/// A power cut on the page-mapped FTL and the recovery after it (issue 43; see
+/// docs/power-loss.md). Counts of writes are map-unit updates.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PowerLossResult {
+    /// Device events handled before the power failed, and when.
+    pub event: u64,
+    pub at_us: f64,
+    /// `ftl.power_loss_protection`: capacitors finish the programs under way and write the
+    /// cache's dirty lines out.
+    pub power_loss_protection: bool,
+    /// Map checkpoints written during the run.
+    pub checkpoints: u64,
+    /// Programs mapped but not finished at the cut: torn, or never started (none with
+    /// protection), and those the capacitors finished.
+    pub programs_lost: u64,
+    pub programs_finished_on_plp: u64,
+    /// The write cache's units whose data was only in DRAM: lost, or written out on the
+    /// capacitors' energy.
+    pub cache_units_lost: u64,
+    pub cache_units_flushed_on_plp: u64,
+    /// Recovery: the checkpoint's pages read, then the out-of-band areas of the pages of the
+    /// blocks written since it; simulated time of each, and in all.
+    pub recovery_us: f64,
+    pub checkpoint_read_us: f64,
+    pub scan_us: f64,
+    pub checkpoint_pages_read: u64,
+    pub blocks_scanned: u64,
+    pub pages_scanned: u64,
+    /// Writes (and trims) the controller had accepted that recovery does not find, and of
+    /// those writes, the ones whose completion had reached the host.
+    pub writes_lost: u64,
+    pub acknowledged_writes_lost: u64,
+    pub trims_lost: u64,
+    /// Logical units that lost an acknowledged write or read unmapped where they held data;
+    /// the first 64 of them by number.
+    pub units_lost: u64,
+    pub lost_units: Vec<u64>,
+    /// Logical units that read unmapped after recovery though they held data (neither their
+    /// old data nor their new: a durability failure of the FTL).
+    pub units_unreadable: u64,
 }
 
 /// Periodic statistics (`driver::sampler`): one entry per sample in each column, the first at

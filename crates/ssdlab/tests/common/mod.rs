@@ -12,6 +12,8 @@ pub fn opts(seed: u64) -> RunOptions {
         seed,
         record_requests: false,
         stats_interval: None,
+        power_cut_event: None,
+        power_cut_at: None,
     }
 }
 

@@ -1,0 +1,412 @@
+//! The power-loss model of the page-mapped FTL (issue 43; see docs/power-loss.md): what each
+//! NAND unit's out-of-band area holds, which map checkpoints are on flash, what the volatile
+//! write cache holds, and — at a cut — what recovery rebuilds from them, how long it takes on
+//! the media and which writes it lost.
+//!
+//! What is durable where:
+//! - every program writes the unit's logical address, a sequence number (one counter for the
+//!   whole drive, taken when the FTL maps the unit) and the data's version into the unit's
+//!   out-of-band area; a unit whose program had not finished at the cut is torn or never
+//!   started, and reads as neither (its out-of-band area is invalid);
+//! - the map is checkpointed to flash every `ftl.checkpoint_units` host map units written. A
+//!   checkpoint is a barrier: it holds the entries of every placement whose program had
+//!   finished (and every trim done) by then; placements still in flight at that time are found
+//!   by the scan, since recovery scans every block that received a placement at or after the
+//!   oldest one still in flight;
+//! - the DRAM write cache is volatile: its dirty lines are lost at a cut, unless the drive has
+//!   power-loss protection (`ftl.power_loss_protection`), whose capacitors then finish the
+//!   programs in flight and write the dirty lines out.
+//!
+//! Recovery reads the last checkpoint and scans the out-of-band areas of the blocks written
+//! since (highest sequence number wins). For each logical unit that gives the newest copy
+//! whose program finished and whose block was not erased since, or the durable trim newer
+//! than it; a unit with neither reads unmapped. The model computes that result directly from
+//! its records (the same as a scan of every block would find, the barrier making the
+//! checkpoint agree with it) and charges the media time of the checkpoint read and of the
+//! scan of the blocks written since the checkpoint.
+//!
+//! Versions: each update (write or trim) of a logical unit the controller accepts gets the
+//! next version of that unit, from 1; 0 is what the unit held when the model started.
+
+use crate::ftl::{Ftl, UNMAPPED};
+use crate::media::nand::{Geometry, NandTimingPs};
+use crate::sim::SimTime;
+use crate::stats::result::PowerLossResult;
+use std::collections::{HashMap, VecDeque};
+
+/// Bytes of a map entry in a checkpoint: a 4-byte physical address, as DFTL's translation
+/// pages hold them (Gupta et al., ASPLOS 2009) and `ftl.mapping_entry` defaults to.
+const CHECKPOINT_ENTRY_BYTES: u64 = 4;
+
+/// Bytes recovery moves per scanned page: the out-of-band records of the page's units
+/// (logical address and sequence number, 8 B each per unit; assumed, the spare area's layout
+/// is the vendor's).
+const OOB_RECORD_BYTES: u64 = 16;
+
+/// Logical units the result lists by number (the count covers them all).
+const LISTED_UNITS: usize = 64;
+
+/// What a unit's out-of-band area says after its program.
+#[derive(Clone, Copy, Debug)]
+struct Oob {
+    lpn: u64,
+    seq: u64,
+    version: u32,
+    /// The block's erase epoch when the unit was placed: the record is gone once it moves on.
+    epoch: u32,
+}
+
+/// One logical unit the model has seen change.
+#[derive(Clone, Debug, Default)]
+struct UnitLog {
+    /// Updates accepted (the newest version).
+    accepted: u32,
+    /// The newest version whose completion reached the host.
+    acknowledged: u32,
+    /// Where the unit's data was when the model first saw it change (unit, block epoch);
+    /// None: unmapped.
+    base: Option<(u32, u32)>,
+    /// The updates that were trims, with the sequence number the map took them at.
+    trims: Vec<(u32, u64)>,
+}
+
+/// What a cut leaves: the figures of the result and, for tests, each logical unit's version
+/// after recovery.
+#[derive(Clone, Debug)]
+pub struct PowerCutOutcome {
+    pub result: PowerLossResult,
+    /// Per logical unit the model saw change: the version recovery reads back (0: what it held
+    /// before), or None when it reads unmapped though it held data (neither old nor new).
+    pub recovered: HashMap<u64, Option<u32>>,
+}
+
+pub struct PowerLoss {
+    plp: bool,
+    checkpoint_units: u64,
+    logical_units: u64,
+    next_seq: u64,
+    oob: HashMap<u32, Oob>,
+    units: HashMap<u64, UnitLog>,
+    /// The buffer lines written by the host: slot → (unit, version) it holds now.
+    lines: HashMap<u32, (u64, u32)>,
+    /// The highest sequence number placed in each block.
+    block_seq: HashMap<u32, u64>,
+    /// Placements whose program may not have finished, oldest first: (seq, unit, epoch).
+    pending: VecDeque<(u64, u32, u32)>,
+    host_units_since_checkpoint: u64,
+    /// Placements below this sequence number were on flash at the last checkpoint.
+    checkpoint_barrier: u64,
+    /// Map updates (trims) below this sequence number are in the last checkpoint.
+    checkpoint_seq: u64,
+    checkpoints: u64,
+}
+
+impl PowerLoss {
+    /// The model from now on, the drive as it stands taken as checkpointed (the
+    /// preconditioning's map is on flash when the run starts: assumed).
+    pub fn new(plp: bool, checkpoint_units: u64, logical_units: u64) -> PowerLoss {
+        PowerLoss {
+            plp,
+            checkpoint_units: checkpoint_units.max(1),
+            logical_units,
+            next_seq: 1,
+            oob: HashMap::new(),
+            units: HashMap::new(),
+            lines: HashMap::new(),
+            block_seq: HashMap::new(),
+            pending: VecDeque::new(),
+            host_units_since_checkpoint: 0,
+            checkpoint_barrier: 1,
+            checkpoint_seq: 1,
+            checkpoints: 0,
+        }
+    }
+
+    /// The unit's record, made with `old` (where it is mapped before this change) as its base
+    /// the first time.
+    fn unit(&mut self, lpn: u64, old: Option<u32>, ftl: &Ftl) -> &mut UnitLog {
+        self.units.entry(lpn).or_insert_with(|| UnitLog {
+            base: old.map(|p| (p, ftl.blocks()[ftl.geo.block_of_unit(p) as usize].epoch)),
+            ..UnitLog::default()
+        })
+    }
+
+    fn place(&mut self, lpn: u64, pun: u32, version: u32, ftl: &Ftl) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let block = ftl.geo.block_of_unit(pun);
+        let epoch = ftl.blocks()[block as usize].epoch;
+        self.oob.insert(
+            pun,
+            Oob {
+                lpn,
+                seq,
+                version,
+                epoch,
+            },
+        );
+        self.block_seq.insert(block, seq);
+        self.pending.push_back((seq, pun, epoch));
+    }
+
+    /// A host map unit was written (to NAND or into the cache): a checkpoint when one is due.
+    fn host_unit(&mut self, ftl: &Ftl) {
+        self.host_units_since_checkpoint += 1;
+        if self.host_units_since_checkpoint >= self.checkpoint_units {
+            self.checkpoint(ftl);
+        }
+    }
+
+    fn checkpoint(&mut self, ftl: &Ftl) {
+        self.host_units_since_checkpoint = 0;
+        self.checkpoints += 1;
+        while let Some(&(_, pun, epoch)) = self.pending.front() {
+            let block_epoch = ftl.blocks()[ftl.geo.block_of_unit(pun) as usize].epoch;
+            if block_epoch != epoch || ftl.is_programmed(pun) {
+                self.pending.pop_front();
+            } else {
+                break;
+            }
+        }
+        self.checkpoint_barrier = self.pending.front().map_or(self.next_seq, |p| p.0);
+        self.checkpoint_seq = self.next_seq;
+    }
+
+    /// A host write of `lpn` mapped to NAND unit `pun`, `old` its place before.
+    pub fn write_to_nand(&mut self, lpn: u64, pun: u32, old: Option<u32>, ftl: &Ftl) {
+        let u = self.unit(lpn, old, ftl);
+        u.accepted += 1;
+        let v = u.accepted;
+        self.place(lpn, pun, v, ftl);
+        self.host_unit(ftl);
+    }
+
+    /// A host write of `lpn` placed in buffer line `slot` (the FTL's map unchanged).
+    pub fn write_to_line(&mut self, lpn: u64, slot: u32, ftl: &Ftl) {
+        let old = ftl.lookup(lpn);
+        let u = self.unit(lpn, old, ftl);
+        u.accepted += 1;
+        let v = u.accepted;
+        self.lines.insert(slot, (lpn, v));
+        self.host_unit(ftl);
+    }
+
+    /// Line `slot` now holds a clean copy of NAND data.
+    pub fn fill_line(&mut self, slot: u32) {
+        self.lines.remove(&slot);
+    }
+
+    /// Line `slot` is being flushed to NAND unit `pun`.
+    pub fn flush(&mut self, slot: u32, pun: u32, ftl: &Ftl) {
+        if let Some(&(lpn, v)) = self.lines.get(&slot) {
+            self.place(lpn, pun, v, ftl);
+        }
+    }
+
+    /// GC copied `from` to `to`; `lpn` is the unit the FTL maps at `to` (UNMAPPED when it has
+    /// changed since), used when the model has no record of `from` (data from before it
+    /// started).
+    pub fn moved(&mut self, from: u32, to: u32, lpn: u32, ftl: &Ftl) {
+        let (lpn, version) = match self.oob.get(&from) {
+            Some(o) => (o.lpn, o.version),
+            None if lpn == UNMAPPED => return,
+            None => {
+                // Data from before the model: its first move makes `from` its base.
+                self.unit(lpn as u64, Some(from), ftl);
+                (lpn as u64, 0)
+            }
+        };
+        self.place(lpn, to, version, ftl);
+    }
+
+    /// The cache buffer dropped the line of `lpn`: what it held is not written out.
+    pub fn discarded(&mut self, lpn: u64) {
+        self.lines.retain(|_, l| l.0 != lpn);
+    }
+
+    /// `lpn` is being trimmed; `old` is where it is mapped now.
+    pub fn trimmed(&mut self, lpn: u64, old: Option<u32>, ftl: &Ftl) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let u = self.unit(lpn, old, ftl);
+        u.accepted += 1;
+        let v = u.accepted;
+        u.trims.push((v, seq));
+        self.lines.retain(|_, l| l.0 != lpn);
+    }
+
+    /// A write or trim of `lpn` completed to the host: its newest accepted update is
+    /// acknowledged.
+    pub fn acknowledged(&mut self, lpn: u64) {
+        if let Some(u) = self.units.get_mut(&lpn) {
+            u.acknowledged = u.accepted;
+        }
+    }
+
+    /// The power fails now (`event`, `now`): what recovery finds and what it costs.
+    pub fn cut(
+        &self,
+        ftl: &Ftl,
+        timing: &NandTimingPs,
+        event: u64,
+        now: SimTime,
+    ) -> PowerCutOutcome {
+        let geo = &ftl.geo;
+        let epoch_of = |pun: u32| ftl.blocks()[geo.block_of_unit(pun) as usize].epoch;
+        // The newest durable copy of each unit found in out-of-band areas: (seq, version).
+        let mut best: HashMap<u64, (u64, u32)> = HashMap::new();
+        let mut programs_lost = 0;
+        let mut programs_finished_on_plp = 0;
+        for (&pun, o) in &self.oob {
+            if epoch_of(pun) != o.epoch {
+                continue;
+            }
+            if !ftl.is_programmed(pun) {
+                if !self.plp {
+                    programs_lost += 1;
+                    continue;
+                }
+                programs_finished_on_plp += 1;
+            }
+            let e = best.entry(o.lpn).or_insert((0, 0));
+            if o.seq > e.0 {
+                *e = (o.seq, o.version);
+            }
+        }
+        // The cache's lines whose data is not on flash: lost, or written out on the
+        // capacitors' energy (newer than anything on flash).
+        let mut cache_units_lost = 0;
+        let mut cache_units_flushed_on_plp = 0;
+        let mut extra_seq = self.next_seq;
+        let mut lines: Vec<_> = self.lines.values().copied().collect();
+        lines.sort_unstable();
+        for (lpn, v) in lines {
+            if best.get(&lpn).is_some_and(|b| b.1 == v) {
+                continue;
+            }
+            if self.plp {
+                cache_units_flushed_on_plp += 1;
+                best.insert(lpn, (extra_seq, v));
+                extra_seq += 1;
+            } else {
+                cache_units_lost += 1;
+            }
+        }
+        let mut r = PowerLossResult {
+            event,
+            at_us: now.as_us_f64(),
+            power_loss_protection: self.plp,
+            checkpoints: self.checkpoints,
+            programs_lost,
+            programs_finished_on_plp,
+            cache_units_lost,
+            cache_units_flushed_on_plp,
+            ..PowerLossResult::default()
+        };
+        let mut recovered = HashMap::with_capacity(self.units.len());
+        let mut lost_units = Vec::new();
+        for (&lpn, u) in &self.units {
+            if lpn >= self.logical_units {
+                // A cached map's translation page moved by GC: not host data.
+                continue;
+            }
+            // Candidates: the base copy (seq 0), the newest durable copy, a durable trim.
+            let mut winner: Option<(u64, u32)> = None;
+            if let Some((p, e)) = u.base {
+                if epoch_of(p) == e && ftl.is_programmed(p) {
+                    winner = Some((0, 0));
+                }
+            } else {
+                winner = Some((0, 0));
+            }
+            if let Some(&(seq, v)) = best.get(&lpn) {
+                if winner.is_none_or(|w| seq > w.0) {
+                    winner = Some((seq, v));
+                }
+            }
+            for &(v, seq) in &u.trims {
+                if (self.plp || seq < self.checkpoint_seq) && winner.is_none_or(|w| seq > w.0) {
+                    winner = Some((seq, v));
+                }
+            }
+            let got = winner.map(|w| w.1);
+            let newest_kept = got.unwrap_or(0);
+            let is_trim = |v: u32| u.trims.iter().any(|t| t.0 == v);
+            let lost = (newest_kept + 1..=u.accepted).filter(|&v| !is_trim(v));
+            let lost_acked = lost.clone().filter(|&v| v <= u.acknowledged).count() as u64;
+            r.writes_lost += lost.count() as u64;
+            r.acknowledged_writes_lost += lost_acked;
+            r.trims_lost += (newest_kept + 1..=u.accepted)
+                .filter(|&v| is_trim(v))
+                .count() as u64;
+            if got.is_none() {
+                r.units_unreadable += 1;
+            }
+            if lost_acked > 0 || got.is_none() {
+                lost_units.push(lpn);
+            }
+            recovered.insert(lpn, got);
+        }
+        lost_units.sort_unstable();
+        r.units_lost = lost_units.len() as u64;
+        lost_units.truncate(LISTED_UNITS);
+        r.lost_units = lost_units;
+        self.recovery_time(ftl, timing, &mut r);
+        PowerCutOutcome {
+            result: r,
+            recovered,
+        }
+    }
+
+    /// The media time of recovery: the checkpoint's pages read spread over every die, then the
+    /// out-of-band areas of every programmed page of the blocks written since the checkpoint,
+    /// each die reading its own blocks (the dies in parallel, the channels' transfers short).
+    fn recovery_time(&self, ftl: &Ftl, timing: &NandTimingPs, r: &mut PowerLossResult) {
+        let geo: &Geometry = &ftl.geo;
+        let dies = geo.dies() as u64;
+        let mean_read =
+            SimTime(timing.read.iter().map(|t| t.0).sum::<u64>() / timing.read.len().max(1) as u64);
+        let map_bytes = self.logical_units.saturating_mul(CHECKPOINT_ENTRY_BYTES);
+        let pages = map_bytes.div_ceil(geo.page_bytes);
+        let per_die = pages.div_ceil(dies);
+        let per_channel = pages.div_ceil(geo.channels as u64);
+        let array = (mean_read + timing.cmd_addr).0.saturating_mul(per_die);
+        let bus = timing
+            .bus_time(geo.page_bytes)
+            .0
+            .saturating_mul(per_channel);
+        let checkpoint_ps = array.max(bus);
+        let mut die_ps = vec![0u64; dies as usize];
+        let mut blocks = 0;
+        let mut scanned = 0;
+        let oob_bus = timing.bus_time(OOB_RECORD_BYTES * geo.units_per_page as u64);
+        let mut written: Vec<_> = self
+            .block_seq
+            .iter()
+            .filter(|&(_, &s)| s >= self.checkpoint_barrier)
+            .map(|(&b, _)| b)
+            .collect();
+        written.sort_unstable();
+        for b in written {
+            let blk = &ftl.blocks()[b as usize];
+            let pages = blk.write_ptr.div_ceil(geo.units_per_page);
+            if pages == 0 {
+                continue;
+            }
+            blocks += 1;
+            scanned += pages as u64;
+            let die = geo.die_of_plane(geo.plane_of_block(b)) as usize;
+            for page in 0..pages {
+                let t = timing.read[timing.page_type(page)] + timing.cmd_addr + oob_bus;
+                die_ps[die] = die_ps[die].saturating_add(t.0);
+            }
+        }
+        let scan_ps = die_ps.into_iter().max().unwrap_or(0);
+        r.checkpoint_pages_read = pages;
+        r.blocks_scanned = blocks;
+        r.pages_scanned = scanned;
+        r.checkpoint_read_us = SimTime(checkpoint_ps).as_us_f64();
+        r.scan_us = SimTime(scan_ps).as_us_f64();
+        r.recovery_us = SimTime(checkpoint_ps.saturating_add(scan_ps)).as_us_f64();
+    }
+}
