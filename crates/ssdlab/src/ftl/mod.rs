@@ -274,10 +274,7 @@ impl Ftl {
             .collect();
         let gc = &cfg.ftl.gc;
         let stripe = geo.stripe_order(&cfg.ftl.allocation);
-        let superblock = cfg
-            .ftl
-            .superblock_planes
-            .map_or(stripe.len(), |d| d as usize);
+        let superblock = cfg.superblock_planes().map_or(stripe.len(), |d| d as usize);
         let mut ftl = Ftl {
             superblock,
             fill: FillLayout::none(&geo, &stripe, superblock),
@@ -322,14 +319,16 @@ impl Ftl {
             steady_state: None,
             geo,
         };
-        if cfg.ftl.streams > 1 {
-            let k = cfg.ftl.streams;
+        // With `[fdp]` the streams are its reclaim unit handles, kept even with one handle
+        // (its figures are the result's `device.fdp`).
+        if cfg.write_streams() > 1 || cfg.fdp.is_some() {
+            let k = cfg.write_streams();
             let hot_cold = cfg.ftl.stream_policy == StreamPolicy::HotCold;
             let lpns = logical + map_pages;
             ftl.streams = Some(Box::new(Streams {
                 count: k,
                 open: vec![NONE; ftl.planes.len() * (k as usize - 1)],
-                gc_open: if cfg.ftl.gc.per_stream {
+                gc_open: if cfg.gc_per_stream() {
                     vec![NONE; ftl.planes.len() * (k as usize - 1)]
                 } else {
                     Vec::new()
@@ -372,7 +371,7 @@ impl Ftl {
         }
         let upb = self.geo.units_per_block() as u64;
         // The urgent level, the block kept for GC, GC's open block and one per write stream.
-        let per_plane = cfg.ftl.gc.urgent_free_blocks as u64 + 2 + cfg.ftl.streams as u64;
+        let per_plane = cfg.ftl.gc.urgent_free_blocks as u64 + 2 + cfg.write_streams() as u64;
         let min_good = self.logical_units().div_ceil(upb) + self.geo.planes() as u64 * per_plane;
         let good = self.blocks.len() as u64 - bad;
         self.wear = Some(Wear {
