@@ -544,22 +544,77 @@ fn ftl_result(dev: &Device) -> Option<FtlResult> {
         translation_reads: m.stats.translation_reads,
         translation_writes: m.stats.translation_writes,
     });
-    let streams = ftl.stream_stats().map(|all| {
-        all.iter()
-            .enumerate()
-            .map(|(i, s)| StreamResult {
-                stream: i as u32,
-                host_units_written: s.host_units_written,
-                gc_units_moved: s.gc_units_moved,
-                write_amplification: if s.host_units_written > 0 {
-                    (s.host_units_written + s.gc_units_moved) as f64 / s.host_units_written as f64
-                } else {
-                    0.0
-                },
-            })
-            .collect()
-    });
+    // With `[fdp]` the streams are its handles, reported in `device.fdp`.
+    let streams = ftl
+        .stream_stats()
+        .filter(|_| dev.config().fdp.is_none())
+        .map(|all| {
+            all.iter()
+                .enumerate()
+                .map(|(i, s)| StreamResult {
+                    stream: i as u32,
+                    host_units_written: s.host_units_written,
+                    gc_units_moved: s.gc_units_moved,
+                    write_amplification: if s.host_units_written > 0 {
+                        (s.host_units_written + s.gc_units_moved) as f64
+                            / s.host_units_written as f64
+                    } else {
+                        0.0
+                    },
+                })
+                .collect()
+        });
     (mapping.is_some() || streams.is_some()).then_some(FtlResult { mapping, streams })
+}
+
+/// Flexible Data Placement's figures, with `[fdp]`: its handles are the FTL's write streams.
+pub fn fdp_result(dev: &Device) -> Option<FdpResult> {
+    let f = dev.config().fdp.as_ref()?;
+    let ftl = dev.ftl();
+    let units = ftl.fdp_units()?;
+    let streams = ftl.stream_stats()?;
+    let unit = ftl.geo.unit_bytes;
+    let waf = |host: u64, media: u64| {
+        if host > 0 {
+            media as f64 / host as f64
+        } else {
+            0.0
+        }
+    };
+    let per_handle: Vec<FdpHandleResult> = streams
+        .iter()
+        .zip(&units.stats)
+        .enumerate()
+        .map(|(i, (s, ru))| {
+            let host = s.host_units_written.saturating_mul(unit);
+            let media = (s.host_units_written + s.gc_units_moved).saturating_mul(unit);
+            FdpHandleResult {
+                placement_id: i as u32,
+                host_bytes_written: host,
+                media_bytes_written: media,
+                write_amplification: waf(host, media),
+                ru_fills: ru.ru_fills,
+            }
+        })
+        .collect();
+    let host: u64 = per_handle.iter().map(|h| h.host_bytes_written).sum();
+    let media: u64 = per_handle.iter().map(|h| h.media_bytes_written).sum();
+    let cfg = dev.config();
+    Some(FdpResult {
+        handles: f.handles,
+        reclaim_groups: f.reclaim_groups,
+        ru_bytes: f.ru_bytes(&cfg.nand),
+        ruh_type: f.ruh_type.name(),
+        host_bytes_written: host,
+        media_bytes_written: media,
+        media_bytes_erased: ftl
+            .stats
+            .erases
+            .saturating_mul(unit * ftl.geo.units_per_block() as u64),
+        write_amplification: waf(host, media),
+        ru_fills: per_handle.iter().map(|h| h.ru_fills).sum(),
+        per_handle,
+    })
 }
 
 /// Wear-out and errors, when the config has `[reliability]`.
@@ -767,6 +822,7 @@ pub fn build_result(
                 }
                 z
             }),
+            fdp: fdp_result(dev),
         },
         utilisation: Utilisation {
             channel: UnitUtil::of(dev.fil().channel_busy().map(util).collect()),

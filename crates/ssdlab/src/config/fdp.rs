@@ -193,3 +193,92 @@ impl FdpConfig {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::SsdConfig;
+
+    /// small-tlc (16 planes of 128 blocks of 512 KiB, over-provisioning 0.125: 16 spare blocks
+    /// per plane, 4 of them GC's threshold) with `[fdp]` set by `extra`.
+    fn fdp(extra: &[&str]) -> crate::error::Result<SsdConfig> {
+        let mut ov = vec!["fdp.handles=2".to_string()];
+        ov.extend(extra.iter().map(|s| s.to_string()));
+        SsdConfig::resolve("small-tlc", &ov)
+    }
+
+    fn refused(extra: &[&str]) -> String {
+        match fdp(extra) {
+            Ok(_) => panic!("{extra:?} accepted"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn an_fdp_section_keeps_the_page_back_end_with_its_defaults() {
+        let cfg = fdp(&[]).unwrap();
+        assert_eq!(cfg.backend_kind(), crate::config::BackendKind::Page);
+        let f = cfg.fdp.as_ref().unwrap();
+        assert_eq!((f.handles, f.reclaim_groups), (2, 1));
+        assert_eq!(f.ruh_type.name(), "persistently-isolated");
+        // The superblock: 16 planes × 512 KiB.
+        assert_eq!(f.ru_bytes(&cfg.nand), 16 * 512 * 1024);
+        assert_eq!(cfg.superblock_planes(), Some(16));
+        assert_eq!(cfg.write_streams(), 2);
+        assert!(cfg.gc_per_stream());
+        assert!(cfg.to_toml().contains("[fdp]"));
+        let plain = SsdConfig::resolve("small-tlc", &[]).unwrap();
+        assert!(!plain.to_toml().contains("fdp"));
+        let groups = fdp(&["fdp.reclaim_groups=4", "fdp.ru_bytes=\"1MiB\""]).unwrap();
+        assert_eq!(groups.superblock_planes(), Some(2));
+    }
+
+    #[test]
+    fn bad_fdp_settings_are_one_line_naming_the_field() {
+        let cases: [(&[&str], &str, &str); 9] = [
+            (&["fdp.handles=0"], "fdp.handles", "expected 1 to 255"),
+            // 12 blocks per plane beyond the threshold: 6 persistently isolated handles (a
+            // host and a GC block each), 11 initially isolated (and GC's shared block).
+            (&["fdp.handles=7"], "fdp.handles", "expected at most 6"),
+            (
+                &["fdp.handles=12", "fdp.ruh_type=\"initially-isolated\""],
+                "fdp.handles",
+                "expected at most 11",
+            ),
+            (
+                &["fdp.reclaim_groups=3"],
+                "fdp.reclaim_groups",
+                "divisor of the drive's 16 planes",
+            ),
+            (
+                &["fdp.ru_bytes=\"768KiB\""],
+                "fdp.ru_bytes",
+                "whole 524288-byte blocks",
+            ),
+            // 3 blocks do not divide the 16 planes.
+            (
+                &["fdp.ru_bytes=\"1536KiB\""],
+                "fdp.ru_bytes",
+                "dividing the 16 planes",
+            ),
+            (
+                &["fdp.reclaim_groups=4", "fdp.ru_bytes=\"8MiB\""],
+                "fdp.ru_bytes",
+                "dividing the 4 planes of a reclaim group",
+            ),
+            (
+                &["ftl.streams=2"],
+                "ftl.streams",
+                "expected 1: FDP's reclaim unit handles",
+            ),
+            (&["ftl.kind=\"block\""], "ftl.kind", "expected \"page\""),
+        ];
+        for (ov, field, expect) in cases {
+            let e = refused(ov);
+            assert!(e.contains(&format!("field `{field}`")), "{ov:?}: {e}");
+            assert!(e.contains(expect), "{ov:?}: {e}");
+            assert!(!e.contains('\n'), "{ov:?}: one line: {e}");
+        }
+        let e = refused(&["fdp.ruh_type=\"isolated\""]);
+        assert!(e.contains("fdp.ruh_type"), "{e}");
+    }
+}

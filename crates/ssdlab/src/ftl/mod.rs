@@ -17,6 +17,7 @@ use crate::media::nand::Geometry;
 use crate::sim::mem::{advise_huge, big_vec, prefault, prefetch, zeroed_vec};
 use crate::sim::Rng;
 
+pub mod fdp;
 mod fill;
 pub mod hybrid;
 pub mod mapping_cache;
@@ -213,8 +214,10 @@ pub struct Ftl {
     data_units: u64,
     /// The mapping cache, with `ftl.mapping = "cached"`.
     pub mapping: Option<MappingCache>,
-    /// Write streams beyond the first, with `ftl.streams` > 1.
+    /// Write streams beyond the first, with `ftl.streams` > 1 (or `[fdp]`: its handles).
     streams: Option<Box<Streams>>,
+    /// With `[fdp]`: its reclaim units' bookkeeping.
+    fdp: Option<Box<fdp::FdpUnits>>,
     /// What steady-state preconditioning reached, when it ran.
     pub steady_state: Option<SteadyState>,
 }
@@ -316,6 +319,7 @@ impl Ftl {
                 )
             }),
             streams: None,
+            fdp: None,
             steady_state: None,
             geo,
         };
@@ -345,6 +349,7 @@ impl Ftl {
                 hot_window: cfg.ftl.hot_window.unwrap_or(logical as u64),
             }));
         }
+        ftl.fdp = fdp::FdpUnits::new(cfg, &ftl.stripe).map(Box::new);
         if let Some(r) = &cfg.reliability {
             ftl.start_wear(r, cfg, seed);
         }
@@ -710,6 +715,15 @@ impl Ftl {
         if let Some(st) = self.streams.as_deref_mut() {
             st.stats.fill(StreamStats::default());
         }
+        if let Some(f) = self.fdp.as_deref_mut() {
+            f.reset_stats();
+        }
+    }
+
+    /// With `[fdp]`: its reclaim units' bookkeeping (the handles' write counters are
+    /// [`Ftl::stream_stats`], handle h being stream h).
+    pub fn fdp_units(&self) -> Option<&fdp::FdpUnits> {
+        self.fdp.as_deref()
     }
 
     /// Whether a write may name stream `stream`: below `ftl.streams`, and only with the host
@@ -717,8 +731,13 @@ impl Ftl {
     pub fn check_stream(&self, stream: u8) -> std::result::Result<(), String> {
         let count = self.streams.as_ref().map_or(1, |st| st.count);
         if stream as u32 >= count {
+            let (what, field) = if self.fdp.is_some() {
+                ("placement identifier ", "fdp.handles")
+            } else {
+                ("", "ftl.streams")
+            };
             return Err(format!(
-                "got {stream}, expected 0 up to {} (ftl.streams = {count})",
+                "got {what}{stream}, expected 0 up to {} ({field} = {count})",
                 count - 1
             ));
         }
@@ -961,6 +980,9 @@ impl Ftl {
         if blk.write_ptr == upb {
             blk.state = BlockState::Full;
             self.set_open_block(plane, stream, NONE);
+            if let (Some(f), Stream::Host(s)) = (self.fdp.as_deref_mut(), stream) {
+                f.block_filled(plane, s);
+            }
         }
         Ok(Some(pun))
     }
@@ -1553,6 +1575,8 @@ impl Ftl {
     }
 }
 
+#[cfg(test)]
+mod fdp_tests;
 #[cfg(test)]
 mod stream_tests;
 #[cfg(test)]
