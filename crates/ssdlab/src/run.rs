@@ -60,11 +60,7 @@ pub fn run(
     let mut dev = new_device(cfg, opts)?;
     dev.ftl_mut()
         .expect_touches(job.touched_units(cfg.map_unit_bytes()));
-    if spec.stream != 0 {
-        if let Err(m) = dev.ftl().check_stream(spec.stream as u8) {
-            return Err(Error::Job(format!("job, field `stream`: {m}")));
-        }
-    }
+    check_streams(&dev, spec)?;
     let mut driver = JobDriver::new(job, &dev, opts.seed)?;
     let job_json = serde_json::to_value(spec).expect("job serialises");
     let (result, finished) = drive_jobs(&mut dev, &mut driver, cfg, job_json, opts, progress)?;
@@ -138,14 +134,7 @@ pub fn run_flows(
             .fit(cfg.logical_bytes())
             .map_err(|e| flow_err(spec, e))?;
         touched = touched.saturating_add(job.touched_units(cfg.map_unit_bytes()));
-        if spec.stream != 0 {
-            if let Err(m) = dev.ftl().check_stream(spec.stream as u8) {
-                return Err(flow_err(
-                    spec,
-                    Error::Job(format!("job, field `stream`: {m}")),
-                ));
-            }
-        }
+        check_streams(&dev, spec).map_err(|e| flow_err(spec, e))?;
         jobs.push(job);
     }
     dev.ftl_mut().expect_touches(touched);
@@ -526,6 +515,24 @@ fn drive<D: Driver>(
     Ok((t1.elapsed().as_secs_f64(), true))
 }
 
+/// Every stream (placement identifier) `spec`'s writes may carry must exist on the device:
+/// an error naming the field otherwise.
+fn check_streams(dev: &Device, spec: &JobSpec) -> Result<()> {
+    let field = if spec.placement_ids.is_empty() {
+        "stream"
+    } else {
+        "placement_ids"
+    };
+    for s in spec.streams_used() {
+        if s != 0 {
+            if let Err(m) = dev.ftl().check_stream(s as u8) {
+                return Err(Error::Job(format!("job, field `{field}`: {m}")));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The FTL's figures beyond `device`'s: the mapping cache's (cached mapping) and the write
 /// streams' (`ftl.streams` > 1); None when neither is on.
 fn ftl_result(dev: &Device) -> Option<FtlResult> {
@@ -565,56 +572,6 @@ fn ftl_result(dev: &Device) -> Option<FtlResult> {
                 .collect()
         });
     (mapping.is_some() || streams.is_some()).then_some(FtlResult { mapping, streams })
-}
-
-/// Flexible Data Placement's figures, with `[fdp]`: its handles are the FTL's write streams.
-pub fn fdp_result(dev: &Device) -> Option<FdpResult> {
-    let f = dev.config().fdp.as_ref()?;
-    let ftl = dev.ftl();
-    let units = ftl.fdp_units()?;
-    let streams = ftl.stream_stats()?;
-    let unit = ftl.geo.unit_bytes;
-    let waf = |host: u64, media: u64| {
-        if host > 0 {
-            media as f64 / host as f64
-        } else {
-            0.0
-        }
-    };
-    let per_handle: Vec<FdpHandleResult> = streams
-        .iter()
-        .zip(&units.stats)
-        .enumerate()
-        .map(|(i, (s, ru))| {
-            let host = s.host_units_written.saturating_mul(unit);
-            let media = (s.host_units_written + s.gc_units_moved).saturating_mul(unit);
-            FdpHandleResult {
-                placement_id: i as u32,
-                host_bytes_written: host,
-                media_bytes_written: media,
-                write_amplification: waf(host, media),
-                ru_fills: ru.ru_fills,
-            }
-        })
-        .collect();
-    let host: u64 = per_handle.iter().map(|h| h.host_bytes_written).sum();
-    let media: u64 = per_handle.iter().map(|h| h.media_bytes_written).sum();
-    let cfg = dev.config();
-    Some(FdpResult {
-        handles: f.handles,
-        reclaim_groups: f.reclaim_groups,
-        ru_bytes: f.ru_bytes(&cfg.nand),
-        ruh_type: f.ruh_type.name(),
-        host_bytes_written: host,
-        media_bytes_written: media,
-        media_bytes_erased: ftl
-            .stats
-            .erases
-            .saturating_mul(unit * ftl.geo.units_per_block() as u64),
-        write_amplification: waf(host, media),
-        ru_fills: per_handle.iter().map(|h| h.ru_fills).sum(),
-        per_handle,
-    })
 }
 
 /// Wear-out and errors, when the config has `[reliability]`.
@@ -822,7 +779,7 @@ pub fn build_result(
                 }
                 z
             }),
-            fdp: fdp_result(dev),
+            fdp: dev.fdp_result(),
         },
         utilisation: Utilisation {
             channel: UnitUtil::of(dev.fil().channel_busy().map(util).collect()),

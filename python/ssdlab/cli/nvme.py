@@ -1,5 +1,5 @@
-"""The ``ssdlab nvme`` commands: ``id-ctrl``, ``id-ns``, ``smart-log`` and ``list``, printed as
-nvme-cli prints them.
+"""The ``ssdlab nvme`` commands: ``id-ctrl``, ``id-ns``, ``smart-log``, ``list`` and ``fdp
+configs|usage|stats|events``, printed as nvme-cli prints them.
 
 Each command builds the device from CONFIG (a preset name or a TOML file), brings the
 register-level controller up through its registers, optionally runs a job (``--job``) or
@@ -280,6 +280,138 @@ def list_command(
         f" {e['ModelNumber']:<40} {e['NameSpace']:<9} {usage:<26} {fmt:<16} {e['Firmware']:<8}"
     )
     sys.stdout.write("\n".join(line.rstrip() for line in (header, rule, row)) + "\n")
+
+
+fdp_app = typer.Typer(
+    help="Flexible Data Placement log pages (nvme fdp), of a config with [fdp].",
+    no_args_is_help=True,
+)
+nvme_app.add_typer(fdp_app, name="fdp")
+
+
+def _fdp(
+    page: str,
+    config: str,
+    job: Path | None,
+    trace: Path | None,
+    trace_format: str | None,
+    iodepth: int,
+    output_format: OutputFormat,
+    seed: int,
+    lba_size: int,
+    overrides: list[str] | None,
+    host_events: bool = False,
+) -> None:
+    dev = _device(config, job, trace, trace_format, iodepth, seed, lba_size, overrides)
+    fields = dev.fdp_log(page, host_events)
+    if output_format is OutputFormat.json:
+        _print_json(fields)
+        return
+    lists = {k: v for k, v in fields.items() if isinstance(v, list)}
+    _print_fields(f"FDP {page} log page (endurance group 1):", fields, set(lists))
+    for key, items in lists.items():
+        for k, item in enumerate(items):
+            parts = []
+            for name, value in item.items():
+                if isinstance(value, list):
+                    value = ",".join(str(next(iter(v.values()))) for v in value)
+                parts.append(f"{name}:{value}")
+            sys.stdout.write(f"{key}[{k}] : {' '.join(parts)}\n")
+
+
+@fdp_app.command("configs")
+def fdp_configs_command(
+    config: ConfigArg,
+    job: JobOpt = None,
+    trace: TraceOpt = None,
+    trace_format: TraceFormatOpt = None,
+    iodepth: IodepthOpt = 32,
+    output_format: FormatOpt = OutputFormat.normal,
+    seed: SeedOpt = 1,
+    lba_size: LbaOpt = 4096,
+    overrides: Overrides = None,
+) -> None:
+    """FDP Configurations log page, 20h (nvme fdp configs)."""
+    _fdp(
+        "configs",
+        config,
+        job,
+        trace,
+        trace_format,
+        iodepth,
+        output_format,
+        seed,
+        lba_size,
+        overrides,
+    )
+
+
+@fdp_app.command("usage")
+def fdp_usage_command(
+    config: ConfigArg,
+    job: JobOpt = None,
+    trace: TraceOpt = None,
+    trace_format: TraceFormatOpt = None,
+    iodepth: IodepthOpt = 32,
+    output_format: FormatOpt = OutputFormat.normal,
+    seed: SeedOpt = 1,
+    lba_size: LbaOpt = 4096,
+    overrides: Overrides = None,
+) -> None:
+    """Reclaim Unit Handle Usage log page, 21h (nvme fdp usage)."""
+    _fdp(
+        "usage", config, job, trace, trace_format, iodepth, output_format, seed, lba_size, overrides
+    )
+
+
+@fdp_app.command("stats")
+def fdp_stats_command(
+    config: ConfigArg,
+    job: JobOpt = None,
+    trace: TraceOpt = None,
+    trace_format: TraceFormatOpt = None,
+    iodepth: IodepthOpt = 32,
+    output_format: FormatOpt = OutputFormat.normal,
+    seed: SeedOpt = 1,
+    lba_size: LbaOpt = 4096,
+    overrides: Overrides = None,
+) -> None:
+    """FDP Statistics log page, 22h: host and media bytes written, media bytes erased (nvme
+    fdp stats)."""
+    _fdp(
+        "stats", config, job, trace, trace_format, iodepth, output_format, seed, lba_size, overrides
+    )
+
+
+@fdp_app.command("events")
+def fdp_events_command(
+    config: ConfigArg,
+    job: JobOpt = None,
+    trace: TraceOpt = None,
+    trace_format: TraceFormatOpt = None,
+    iodepth: IodepthOpt = 32,
+    output_format: FormatOpt = OutputFormat.normal,
+    seed: SeedOpt = 1,
+    lba_size: LbaOpt = 4096,
+    overrides: Overrides = None,
+    host_events: Annotated[
+        bool, typer.Option("--host-events", "-E", help="The host events (else the controller's).")
+    ] = False,
+) -> None:
+    """FDP Events log page, 23h (nvme fdp events)."""
+    _fdp(
+        "events",
+        config,
+        job,
+        trace,
+        trace_format,
+        iodepth,
+        output_format,
+        seed,
+        lba_size,
+        overrides,
+        host_events,
+    )
 
 
 def register(app: typer.Typer) -> None:

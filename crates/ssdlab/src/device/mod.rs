@@ -23,6 +23,7 @@ use crate::ctrl::hil::Hil;
 use crate::ctrl::FlashPort;
 use crate::error::{Error, Result};
 use crate::iface::HostPort;
+mod fdp;
 mod hardware;
 pub mod precondition;
 pub mod store;
