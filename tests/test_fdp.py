@@ -41,7 +41,10 @@ def test_bad_fdp_values_are_one_line_naming_the_field() -> None:
 def test_a_job_s_placement_ids_are_counted_per_handle() -> None:
     cfg = ssdlab.Config.load("small-tlc", overrides=["fdp.handles=2"])
     job = ssdlab.Job(rw="randwrite", bs="4KiB", size="64MiB", io_count=2000, placement_ids=[0, 1])
-    fdp = ssdlab.run(cfg, job, seed=1)["device"]["fdp"]
+    result = ssdlab.run(cfg, job, seed=1)
+    fdp = result.fdp
+    assert fdp == result["device"]["fdp"]
+    assert ssdlab.run("small-tlc", ssdlab.Job(rw="randwrite", io_count=10), seed=1).fdp is None
     per = fdp["per_handle"]
     assert [h["host_bytes_written"] for h in per] == [1000 * 4096, 1000 * 4096]
     assert fdp["host_bytes_written"] == 2000 * 4096
