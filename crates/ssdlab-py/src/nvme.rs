@@ -169,7 +169,8 @@ impl NvmeDevice {
         host_events: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         use ssdlab::driver::nvme_regs::structs as st;
-        let (lid, len, decode): (u8, u32, fn(&[u8]) -> st::Fields) = match page {
+        type Decode = fn(&[u8]) -> st::Fields;
+        let (lid, len, decode): (u8, u32, Decode) = match page {
             "configs" => (0x20, 4096, st::decode_fdp_configs),
             "usage" => (0x21, 4096, st::decode_fdp_usage),
             "stats" => (0x22, 64, st::decode_fdp_stats),
