@@ -202,6 +202,18 @@ def test_what_the_drive_refuses_of_a_job_names_the_file_and_line(tmp_path: Path)
     assert_user_error(run_cli("run", "small-tlc", "--fio", job), f"{job}:3: [a]: job, field `size`")
 
 
+def test_the_job_the_drive_refuses_is_found_by_its_place_not_its_name(tmp_path: Path) -> None:
+    # Two sections of one name, the second refused: the core says which flow by its index
+    # (JobError.flow), so the error points at the second section's line, not the first's.
+    job = tmp_path / "twins.fio"
+    job.write_text(
+        "[a]\nrw=randread\nnumber_ios=10\n[a]\nrw=randread\nzonemode=zbd\nnumber_ios=10\n"
+    )
+    assert_user_error(
+        run_cli("run", "small-tlc", "--fio", job), f"{job}:6: [a]: flow `a`, field `zonemode`"
+    )
+
+
 def test_engines_and_batching_reach_the_job() -> None:
     f = parsed("[a]\nrw=randread\niodepth=256\nioengine=posixaio\niodepth_batch=8\niodepth_low=4\n")
     job = f.jobs[0].fields

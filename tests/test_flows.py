@@ -182,3 +182,19 @@ def test_periodic_statistics_come_as_numpy_arrays(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert len(json.loads(out.read_text())["samples"]["time_s"]) >= 4
+    # The command line's errors name its option, not the API's argument.
+    for bad in ("soon", "0ms"):
+        args = ("run", "small-tlc", "--rw", "randread", "--io-count", "10", "-q")
+        assert_user_error(run_cli(*args, "--stats-interval", bad), f'--stats-interval: got "{bad}"')
+
+
+def test_a_flows_job_error_says_which_flow_by_its_index() -> None:
+    bad = {**WRITER, "name": "reader", "stream": 3}
+    with pytest.raises(ssdlab.JobError) as info:
+        ssdlab.run("small-tlc", [READER, bad])
+    assert info.value.flow == 1
+    assert str(info.value).startswith("flow `reader`, field `stream`")
+    # One job is no flow of several: its error has no index.
+    with pytest.raises(ssdlab.JobError) as one:
+        ssdlab.run("small-tlc", bad)
+    assert getattr(one.value, "flow", None) is None

@@ -94,3 +94,11 @@ def test_the_mqsim_default_runs_give_what_the_artefact_holds() -> None:
         "docs/generated/mqsim-default.json is stale: python scripts/fidelity.py --blocks"
         " mqsim-default"
     )
+
+
+def test_the_zns_fio_example_gives_what_the_artefact_holds() -> None:
+    """docs/zns.md's fio example on the zoned preset (a few seconds) again."""
+    kept = blocks.load(blocks.find("zns-fio").artefact_path)
+    assert blocks.produce_zns_fio() == kept, (
+        "docs/generated/zns-fio.json is stale: python scripts/fidelity.py --blocks zns-fio"
+    )

@@ -38,11 +38,13 @@ if TYPE_CHECKING:
     from .experiments.results import load_results
     from .experiments.runner import run_sweep
     from .experiments.sweep import Sweep, SweepError
+    from .request_list import run_requests
 
 # The sweep machinery (polars, numpy, process pools) is loaded on first use, so that commands
 # which never sweep start fast (`ssdlab --help`).
 _LAZY = {
     "load_results": ".experiments.results",
+    "run_requests": ".request_list",
     "run_sweep": ".experiments.runner",
     "Sweep": ".experiments.sweep",
     "SweepError": ".experiments.sweep",
@@ -86,6 +88,7 @@ __all__ = [
     "preset_toml",
     "presets",
     "run",
+    "run_requests",
     "run_sweep",
     "swap",
     "SwapResult",

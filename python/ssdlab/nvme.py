@@ -17,7 +17,12 @@ from typing import Any
 from . import _core
 from .api import Config, Job, check_int, check_seed
 
-__all__ = ["NvmeAccessError", "NvmeDevice"]
+__all__ = ["ZONE_ACTIONS", "ZONE_STATES", "NvmeAccessError", "NvmeDevice"]
+
+# Zone Send Actions 01h–05h in order (ZNS, Zone Management Send), and the zone states the
+# Report Zones reporting options 1–7 select, in nvme-cli's words.
+ZONE_ACTIONS = ("close", "finish", "open", "reset", "offline")
+ZONE_STATES = ("empty", "imp_opened", "exp_opened", "closed", "full", "readonly", "offline")
 
 # Host memory read back in one call at most (the simulated memory is sparse; a larger read is a
 # mistake, and would try to allocate it).
@@ -168,6 +173,70 @@ class NvmeDevice:
         # A range of no blocks deallocates nothing; it was accepted without a word.
         nlb = _check_range("deallocate nlb", nlb, 32, lo=1)
         return self._dev.deallocate(_check_range("deallocate slba", slba, 64), nlb)
+
+    # Zoned Namespace Command Set (a config with [zns]; docs/zns.md).
+    def _require_zones(self, what: str) -> None:
+        if not self._dev.zoned:
+            raise NvmeAccessError(
+                f"{what}: {self._config.name} has no zones (a zoned drive has a [zns] section;"
+                " the preset zns-tlc is one)"
+            )
+
+    def zns_id_ns(self) -> dict[str, Any]:
+        """The ZNS Identify Namespace with nvme-cli's ``zns id-ns`` JSON keys."""
+        self._require_zones("zns id-ns")
+        return self._dev.zns_id_ns()
+
+    def zns_id_ctrl(self) -> dict[str, Any]:
+        """The ZNS Identify Controller with nvme-cli's ``zns id-ctrl`` JSON keys."""
+        self._require_zones("zns id-ctrl")
+        return self._dev.zns_id_ctrl()
+
+    def report_zones(
+        self,
+        slba: int = 0,
+        *,
+        state: str | None = None,
+        partial: bool = False,
+        max_zones: int | None = None,
+    ) -> dict[str, Any]:
+        """Report Zones from the zone of ``slba`` as nvme-cli's ``zns report-zones`` JSON
+        (``nr_zones``, ``zone_list``), only zones in ``state`` when given (one of
+        ``ZONE_STATES``), at most ``max_zones``."""
+        self._require_zones("report-zones")
+        if state is not None and state not in ZONE_STATES:
+            raise NvmeAccessError(
+                f"report-zones state: got {state!r}, expected one of {', '.join(ZONE_STATES)}"
+            )
+        option = 0 if state is None else ZONE_STATES.index(state) + 1
+        slba = _check_range("report-zones slba", slba, 64)
+        most = (1 << 64) - 1 if max_zones is None else _check_range("max_zones", max_zones, 64, 1)
+        return self._dev.report_zones(slba, option, partial, most)
+
+    def zone_mgmt_send(
+        self, action: str, slba: int = 0, *, select_all: bool = False
+    ) -> dict[str, Any]:
+        """Zone Management Send: ``action`` (one of ``ZONE_ACTIONS``) on the zone starting at
+        ``slba``, or on every zone with ``select_all``. Returns the completion: a refusal is
+        the drive's status (``status_name``), not an exception."""
+        self._require_zones("zone-mgmt-send")
+        if action not in ZONE_ACTIONS:
+            raise NvmeAccessError(
+                f"zone action: got {action!r}, expected one of {', '.join(ZONE_ACTIONS)}"
+            )
+        code = ZONE_ACTIONS.index(action) + 1
+        return self._dev.zone_mgmt_send(_check_range("slba", slba, 64), code, bool(select_all))
+
+    def zone_append(self, zslba: int, data: bytes) -> dict[str, Any]:
+        """Zone Append whole blocks to the zone starting at ``zslba``; the completion has
+        ``lba``, where the data went, when it succeeded."""
+        self._require_zones("zone-append")
+        return self._dev.zone_append(_check_range("zslba", zslba, 64), data)
+
+    @property
+    def zoned(self) -> bool:
+        """Whether the namespace is zoned (the Zoned Namespace Command Set)."""
+        return self._dev.zoned
 
     # Workloads.
     def run_job(self, job: Job | str | os.PathLike[str]) -> dict[str, Any]:

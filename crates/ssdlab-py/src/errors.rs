@@ -50,6 +50,18 @@ pub(crate) fn to_py(e: Error) -> PyErr {
         Error::Trace(_) => TraceError::new_err(msg),
         Error::Interrupted => Interrupted::new_err(msg),
         Error::Sim(_) => SimulationError::new_err(msg),
+        // The source's class, with the flow's index as the exception's `flow` attribute (None
+        // on every other error): the CLI points at the job without reading the message.
+        Error::Flow { index, source, .. } => {
+            let err = to_py(*source);
+            Python::with_gil(|py| {
+                let value = err.value(py);
+                // Setting an attribute on a fresh exception instance cannot fail.
+                let _ = value.setattr("args", (msg,));
+                let _ = value.setattr("flow", index);
+            });
+            err
+        }
     }
 }
 

@@ -57,6 +57,7 @@ fn nvme_done<'py>(
     out.set_item("status", d.cqe.status.field() >> 1)?;
     out.set_item("status_name", d.cqe.status.name())?;
     out.set_item("dw0", d.cqe.dw0)?;
+    out.set_item("dw1", d.cqe.dw1)?;
     out.set_item("submitted_ps", d.submitted.ps())?;
     out.set_item("completed_ps", d.completed.ps())?;
     out.set_item("latency_ps", d.latency().ps())?;
@@ -74,6 +75,7 @@ fn nvme_summary<'py>(
     d.set_item("writes", s.writes)?;
     d.set_item("deallocates", s.deallocates)?;
     d.set_item("flushes", s.flushes)?;
+    d.set_item("zone_commands", s.zone_commands)?;
     d.set_item("bytes_read", s.bytes_read)?;
     d.set_item("bytes_written", s.bytes_written)?;
     d.set_item("errors", s.errors)?;
@@ -220,6 +222,126 @@ impl NvmeDevice {
         let d = self.drv.deallocate(slba, nlb).map_err(to_py)?;
         nvme_done(py, &d)
     }
+    /// The ZNS Identify Namespace (CNS 05h, CSI 02h) with nvme-cli's `zns id-ns` keys.
+    fn zns_id_ns<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let ns = self.drv.identify(0, 1).map_err(to_py)?;
+        let nlbaf = ns[ssdlab::driver::nvme_regs::structs::ns_off::NLBAF] as usize;
+        let b = self.drv.identify_csi(0x05, 1, 0x02).map_err(to_py)?;
+        nvme_fields(
+            py,
+            &ssdlab::driver::nvme_regs::structs::decode_zns_id_ns(&b, nlbaf),
+        )
+    }
+    /// The ZNS Identify Controller (CNS 06h, CSI 02h) with nvme-cli's `zns id-ctrl` keys.
+    fn zns_id_ctrl<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let b = self.drv.identify_csi(0x06, 0, 0x02).map_err(to_py)?;
+        nvme_fields(
+            py,
+            &ssdlab::driver::nvme_regs::structs::decode_zns_id_ctrl(&b),
+        )
+    }
+    /// Report Zones from the zone of `slba`, zones in the state `option` selects (0 all, 1–7
+    /// one state), at most `max_zones`, as nvme-cli's `zns report-zones` JSON: as many Zone
+    /// Management Receive commands as the largest transfer needs (as nvme-cli issues them),
+    /// each from the zone after the last one reported. `nr_zones` is the header's count of
+    /// the first command: every matching zone, or with `partial` those returned.
+    #[pyo3(signature = (slba=0, option=0, partial=false, max_zones=u64::MAX))]
+    fn report_zones<'py>(
+        &mut self,
+        py: Python<'py>,
+        slba: u64,
+        option: u8,
+        partial: bool,
+        max_zones: u64,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        use ssdlab::driver::nvme_regs::host_driver::{check, HostDriver};
+        use ssdlab::driver::nvme_regs::structs::{decode_report_zones, Value};
+        let per_command = (self.drv.max_transfer().min(2 << 20) - 64) / 64;
+        let zone_lbas = {
+            let ns = self.drv.identify(0, 1).map_err(to_py)?;
+            let flbas = (ns[ssdlab::driver::nvme_regs::structs::ns_off::FLBAS] & 0xF) as usize;
+            let z = self.drv.identify_csi(0x05, 1, 0x02).map_err(to_py)?;
+            u64::from_le_bytes(
+                z[2816 + 16 * flbas..2824 + 16 * flbas]
+                    .try_into()
+                    .unwrap_or([0; 8]),
+            )
+        };
+        let mut list: Vec<ssdlab::driver::nvme_regs::structs::Fields> = Vec::new();
+        let mut nr_zones: Option<u128> = None;
+        let mut from = slba;
+        let drv: &mut HostDriver = &mut self.drv;
+        while (list.len() as u64) < max_zones {
+            let want = per_command.min(max_zones - list.len() as u64);
+            let (b, done) = drv
+                .report_zones(from, option, partial, 64 + 64 * want)
+                .map_err(to_py)?;
+            check(&done.cqe, "Zone Management Receive (Report Zones)").map_err(to_py)?;
+            let mut fields = decode_report_zones(&b);
+            let (Some((_, Value::List(mut zones))), Some((_, Value::Int(n)))) =
+                (fields.pop(), fields.pop())
+            else {
+                break;
+            };
+            nr_zones.get_or_insert(n);
+            let last = zones.last().and_then(|z| match z[0].1 {
+                Value::Int(s) => Some(s as u64),
+                _ => None,
+            });
+            let got = zones.len() as u64;
+            list.append(&mut zones);
+            match last {
+                Some(s) if got == want && s + zone_lbas < drv.nsze() => from = s + zone_lbas,
+                _ => break,
+            }
+        }
+        let n = if partial {
+            list.len() as u128
+        } else {
+            nr_zones.unwrap_or(0)
+        };
+        nvme_fields(
+            py,
+            &vec![
+                ("nr_zones", Value::Int(n)),
+                ("zone_list", Value::List(list)),
+            ],
+        )
+    }
+    /// Zone Management Send: `action` (1 close, 2 finish, 3 open, 4 reset, 5 offline) on the
+    /// zone starting at `slba`, or on every zone with `select_all`; the completion (a refused
+    /// action's status is the drive's answer, not an exception).
+    #[pyo3(signature = (slba, action, select_all=false))]
+    fn zone_mgmt_send<'py>(
+        &mut self,
+        py: Python<'py>,
+        slba: u64,
+        action: u8,
+        select_all: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let d = self
+            .drv
+            .zone_mgmt_send(slba, action, select_all)
+            .map_err(to_py)?;
+        nvme_done(py, &d)
+    }
+    /// Zone Append `data` to the zone starting at `zslba`: the completion, with `lba` (where
+    /// the data went) when it succeeded.
+    fn zone_append<'py>(
+        &mut self,
+        py: Python<'py>,
+        zslba: u64,
+        data: &[u8],
+    ) -> PyResult<Bound<'py, PyDict>> {
+        use ssdlab::driver::nvme_regs::host_driver::appended_lba;
+        let d = self.drv.zone_append(zslba, data).map_err(to_py)?;
+        let out = nvme_done(py, &d)?;
+        if d.cqe.status.is_success() {
+            out.set_item("lba", appended_lba(&d))?;
+        }
+        Ok(out)
+    }
+
     /// Run a job (JSON of a job spec) through the driver.
     fn run_job<'py>(&mut self, py: Python<'py>, job_json: &str) -> PyResult<Bound<'py, PyDict>> {
         let spec = JobSpec::from_json(job_json).map_err(to_py)?;
@@ -260,6 +382,11 @@ impl NvmeDevice {
         nvme_summary(py, &s)
     }
 
+    /// Whether namespace 1 is zoned (the Zoned Namespace Command Set).
+    #[getter]
+    fn zoned(&self) -> bool {
+        self.drv.ctrl.is_zoned()
+    }
     #[getter]
     fn clock_ps(&self) -> u64 {
         self.drv.ctrl.clock().ps()

@@ -3,6 +3,7 @@
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
+use ssdlab::driver::requests::{ListedRequest, RequestList};
 use ssdlab::workload::trace::replay::TraceJob;
 use ssdlab::{Error, JobSpec, RunOptions, SsdConfig};
 
@@ -63,6 +64,83 @@ fn run_trace(
         } else {
             ssdlab::run_replay(&cfg, &job, &opts, cb)
         }
+    })
+}
+
+/// Run a host program's request list (`ssdlab::run_requests`): request k is `Op::ALL[ops[k]]`
+/// at byte `offsets[k]`, `lens[k]` bytes long, in write stream `streams[k]`; the offsets and
+/// lengths are little-endian u64s. The same contract as `run`.
+#[pyfunction]
+#[pyo3(signature = (config_json, ops, offsets, lens, streams, seed, iodepth=32, warmup=0, progress=None, stats_interval=None))]
+#[allow(clippy::too_many_arguments)]
+fn run_requests(
+    py: Python<'_>,
+    config_json: &str,
+    ops: &[u8],
+    offsets: &[u8],
+    lens: &[u8],
+    streams: &[u8],
+    seed: u64,
+    iodepth: u32,
+    warmup: u64,
+    progress: Option<PyObject>,
+    stats_interval: Option<&str>,
+) -> PyResult<(String, Option<Py<PyBytes>>)> {
+    let cfg = SsdConfig::from_json(config_json).map_err(to_py)?;
+    let list = request_list(ops, offsets, lens, streams, iodepth, warmup).map_err(to_py)?;
+    let opts = RunOptions {
+        seed,
+        record_requests: false,
+        stats_interval: interval(stats_interval)?,
+    };
+    run_with(py, progress, |cb| {
+        ssdlab::run_requests(&cfg, list, &opts, cb)
+    })
+}
+
+/// The request list of `run_requests`' arrays, or an error naming the array that is wrong.
+fn request_list(
+    ops: &[u8],
+    offsets: &[u8],
+    lens: &[u8],
+    streams: &[u8],
+    iodepth: u32,
+    warmup: u64,
+) -> ssdlab::Result<RequestList> {
+    let n = ops.len();
+    for (name, bytes, want) in [
+        ("offsets", offsets.len(), n.checked_mul(8)),
+        ("lens", lens.len(), n.checked_mul(8)),
+        ("streams", streams.len(), Some(n)),
+    ] {
+        if Some(bytes) != want {
+            return Err(Error::Job(format!(
+                "request list, `{name}`: got {bytes} bytes, expected one entry per op ({n} ops)"
+            )));
+        }
+    }
+    let word =
+        |b: &[u8], k: usize| u64::from_le_bytes(b[8 * k..8 * k + 8].try_into().expect("8 bytes"));
+    let mut requests = Vec::with_capacity(n);
+    for k in 0..n {
+        let Some(&op) = ssdlab::request::Op::ALL.get(ops[k] as usize) else {
+            return Err(Error::Job(format!(
+                "request list, request {k}, `op`: got code {}, expected 0 up to {}",
+                ops[k],
+                ssdlab::request::Op::ALL.len() - 1
+            )));
+        };
+        requests.push(ListedRequest {
+            op,
+            offset: word(offsets, k),
+            len: word(lens, k),
+            stream: streams[k],
+        });
+    }
+    Ok(RequestList {
+        requests,
+        iodepth,
+        warmup,
     })
 }
 
@@ -225,6 +303,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_trace, m)?)?;
     m.add_function(wrap_pyfunction!(run_flows, m)?)?;
+    m.add_function(wrap_pyfunction!(run_requests, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     Ok(())
 }

@@ -18,6 +18,38 @@ pub enum Error {
     /// The simulation reached a state it cannot continue from (a bug or an unsupported corner).
     #[error("simulation error: {0}")]
     Sim(String),
+    /// A job error of one flow of a run of several: which flow (its index in the run, its
+    /// name) as data, so that a caller can point at the job without reading the message (the
+    /// CLI points at a fio file's section); the message names the flow.
+    #[error("{}", flow_message(name, source))]
+    Flow {
+        index: usize,
+        name: String,
+        source: Box<Error>,
+    },
+}
+
+fn flow_message(name: &str, source: &Error) -> String {
+    let m = source.to_string();
+    match m.strip_prefix("job, ") {
+        Some(rest) => format!("flow `{name}`, {rest}"),
+        None => format!("flow `{name}`: {m}"),
+    }
+}
+
+impl Error {
+    /// This error as flow `index` (`name`)'s in a run of several flows: a job error is wrapped
+    /// in [`Error::Flow`]; other kinds (and an error already naming its flow) stay as they are.
+    pub fn in_flow(self, index: usize, name: &str) -> Error {
+        match self {
+            Error::Job(_) => Error::Flow {
+                index,
+                name: name.to_string(),
+                source: Box::new(self),
+            },
+            e => e,
+        }
+    }
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

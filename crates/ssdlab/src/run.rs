@@ -7,6 +7,7 @@ use crate::device::{Backend, Device, Driver, RequestRecord, Status};
 use crate::driver::hfsl::{self, source::JobSource, source::TraceSource};
 use crate::driver::jobs::JobDriver;
 use crate::driver::replay::ReplayDriver;
+use crate::driver::requests::{RequestList, RequestListDriver};
 use crate::driver::sampler::Sampler;
 use crate::error::{Error, Result};
 use crate::request::Op;
@@ -119,22 +120,15 @@ pub fn run_flows(
             "flows: several flows on a fusion device driven by HFSL ([hfsl]) are not modelled; run one job".into(),
         ));
     }
-    let flow_err = |spec: &JobSpec, e: Error| match e {
-        Error::Job(m) => Error::Job(match m.strip_prefix("job, ") {
-            Some(rest) => format!("flow `{}`, {rest}", spec.name),
-            None => format!("flow `{}`: {m}", spec.name),
-        }),
-        e => e,
-    };
     let mut jobs = Vec::with_capacity(specs.len());
     let mut touched = 0u64;
     let mut dev = new_device(cfg, opts)?;
-    for spec in specs {
+    for (f, spec) in specs.iter().enumerate() {
         let job = spec
             .fit(cfg.logical_bytes())
-            .map_err(|e| flow_err(spec, e))?;
+            .map_err(|e| e.in_flow(f, &spec.name))?;
         touched = touched.saturating_add(job.touched_units(cfg.map_unit_bytes()));
-        check_streams(&dev, spec).map_err(|e| flow_err(spec, e))?;
+        check_streams(&dev, spec).map_err(|e| e.in_flow(f, &spec.name))?;
         jobs.push(job);
     }
     dev.ftl_mut().expect_touches(touched);
@@ -211,6 +205,44 @@ pub fn run_replay(
     };
     let mut result = build_result(&dev, cfg, job_json, opts.seed, stop, wall, t);
     result.trace = Some(driver.outcome());
+    result.samples = samples;
+    Ok(RunOutput {
+        result,
+        records: dev.take_records(),
+        interrupted: !finished,
+        flow_records: None,
+    })
+}
+
+/// Run a host program's request list on the device `cfg` (`driver::requests`): in order, at
+/// most `list.iodepth` in flight, measured after `list.warmup` requests. The result's `job`
+/// describes the list and its `requests` section holds the measured write counters.
+pub fn run_requests(
+    cfg: &SsdConfig,
+    list: RequestList,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<RunOutput> {
+    if cfg.hfsl.is_some() {
+        return Err(Error::Job(
+            "a request list runs on a drive, not through HFSL ([hfsl] in the config)".into(),
+        ));
+    }
+    list.check()?;
+    let job_json = list.job_json();
+    let mut dev = new_device(cfg, opts)?;
+    let mut driver = RequestListDriver::new(list);
+    let t = precondition_with(&mut dev, cfg, opts.seed, progress)?;
+    driver.start(&mut dev);
+    let (wall, finished, samples) =
+        drive_sampled(&mut dev, &mut driver, progress, opts.stats_interval)?;
+    let stop = if finished {
+        driver.finish()?
+    } else {
+        INTERRUPTED
+    };
+    let mut result = build_result(&dev, cfg, job_json, opts.seed, stop, wall, t);
+    result.requests = Some(driver.outcome(&dev));
     result.samples = samples;
     Ok(RunOutput {
         result,
@@ -714,6 +746,7 @@ pub fn build_result(
         seed,
         job,
         trace: None,
+        requests: None,
         flows: None,
         samples: None,
         sim: SimInfo {

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import sys
 from collections.abc import Iterator, Sequence
@@ -39,7 +38,9 @@ from ..api import (
     without_unused_fields,
 )
 from ..files import write_output_text
+from .example import register as register_example
 from .experiments import register as register_experiments
+from .imports import register as register_import
 from .nvme import register as register_nvme
 from .options import Interface, Overrides, UserError, check_overrides
 from .progress import progress_bar, with_estimate
@@ -192,6 +193,19 @@ def _keep_partial(json_out: Path | None, quiet: bool) -> Iterator[None]:
         raise
 
 
+def _check_stats_interval(text: str | None) -> None:
+    """``--stats-interval``: a positive duration, named as the option (the core's message
+    names the API's argument)."""
+    if text is None:
+        return
+    try:
+        seconds = float(_core.parse_duration_s(text))
+    except ValueError as error:
+        raise UserError(f"--stats-interval: {error}") from None
+    if seconds <= 0:
+        raise UserError(f'--stats-interval: got "{text}", expected a positive duration such as 1ms')
+
+
 def _run_with_progress(
     config: Config,
     job: Job | list[Job] | Trace,
@@ -199,6 +213,7 @@ def _run_with_progress(
     quiet: bool,
     stats_interval: str | None = None,
 ) -> Result:
+    _check_stats_interval(stats_interval)
     with progress_bar(enabled=not quiet) as progress:
         if isinstance(job, Trace):
             return run(
@@ -312,12 +327,15 @@ def _run_fio(
                 each = whole.flows
         except (_core.JobError, _core.ConfigError) as error:
             # What the drive refuses of a job (zonemode=zbd on a drive without zones): at the
-            # line of the option, as the file's other errors; with several jobs, the core
-            # names the flow (the job's section name).
-            named = re.search(r"flow `([^`]*)`", str(error))
-            culprit = next(
-                (job for job in parsed.jobs if named and job.name == named.group(1)),
-                parsed.jobs[0] if len(parsed.jobs) == 1 else None,
+            # line of the option, as the file's other errors; with several jobs, the core's
+            # error says which flow (`flow`, its index: the jobs' order in the file).
+            flow = getattr(error, "flow", None)
+            culprit = (
+                parsed.jobs[flow]
+                if isinstance(flow, int) and 0 <= flow < len(parsed.jobs)
+                else parsed.jobs[0]
+                if len(parsed.jobs) == 1
+                else None
             )
             if culprit is None:
                 raise UserError(f"{path}: {error}") from None
@@ -878,6 +896,8 @@ register_trace(app)
 register_nvme(app)  # nvme id-ctrl, id-ns, smart-log, list: see cli/nvme.py
 register_serve(app)  # the live device over NBD: see cli/serve.py
 register_swap(app)  # the OS paging model: see cli/swap.py
+register_import(app)  # other simulators' configs: see cli/imports.py
+register_example(app)  # host programs (the key-value cache): see cli/example.py
 
 
 # --------------------------------------------------------------------------------------------

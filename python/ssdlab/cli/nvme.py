@@ -1,5 +1,6 @@
-"""The ``ssdlab nvme`` commands: ``id-ctrl``, ``id-ns``, ``smart-log``, ``list`` and ``fdp
-configs|usage|stats|events``, printed as nvme-cli prints them.
+"""The ``ssdlab nvme`` commands: ``id-ctrl``, ``id-ns``, ``smart-log`` and ``list``; on a
+zoned drive ``zns id-ns``, ``zns id-ctrl`` and ``zns report-zones``; on a drive with FDP ``fdp
+configs|usage|stats|events``; printed as nvme-cli prints them.
 
 Each command builds the device from CONFIG (a preset name or a TOML file), brings the
 register-level controller up through its registers, optionally runs a job (``--job``) or
@@ -280,6 +281,133 @@ def list_command(
         f" {e['ModelNumber']:<40} {e['NameSpace']:<9} {usage:<26} {fmt:<16} {e['Firmware']:<8}"
     )
     sys.stdout.write("\n".join(line.rstrip() for line in (header, rule, row)) + "\n")
+
+
+zns_app = typer.Typer(
+    help="The Zoned Namespace Command Set of a zoned drive (a config with [zns]), as nvme-cli's"
+    " zns plugin shows it.",
+    no_args_is_help=True,
+)
+nvme_app.add_typer(zns_app, name="zns")
+
+
+def _zoned_device(
+    config: str,
+    job: Path | None,
+    trace: Path | None,
+    trace_format: str | None,
+    iodepth: int,
+    seed: int,
+    overrides: list[str] | None,
+) -> NvmeDevice:
+    dev = _device(config, job, trace, trace_format, iodepth, seed, 4096, overrides)
+    if not dev.zoned:
+        raise NvmeCliError(
+            f"{config}: this drive has no zones (a zoned drive has a [zns] section; the preset"
+            " zns-tlc is one)"
+        )
+    return dev
+
+
+@zns_app.command("id-ns")
+def zns_id_ns_command(
+    config: ConfigArg,
+    job: JobOpt = None,
+    trace: TraceOpt = None,
+    trace_format: TraceFormatOpt = None,
+    iodepth: IodepthOpt = 32,
+    output_format: FormatOpt = OutputFormat.normal,
+    seed: SeedOpt = 1,
+    overrides: Overrides = None,
+) -> None:
+    """ZNS Identify Namespace 1 (nvme zns id-ns)."""
+    dev = _zoned_device(config, job, trace, trace_format, iodepth, seed, overrides)
+    fields = dev.zns_id_ns()
+    if output_format is OutputFormat.json:
+        _print_json(fields)
+        return
+    _print_fields("ZNS Command Set Identify Namespace:", fields, {"lbafe"})
+    in_use = dev.id_ns()["flbas"] & 0xF
+    for i, f in enumerate(fields["lbafe"]):
+        mark = " (in use)" if i == in_use else ""
+        sys.stdout.write(f"lbafe {i:>2}: zsze:{f['zsze']:#x} zdes:{f['zdes']}{mark}\n")
+
+
+@zns_app.command("id-ctrl")
+def zns_id_ctrl_command(
+    config: ConfigArg,
+    output_format: FormatOpt = OutputFormat.normal,
+    seed: SeedOpt = 1,
+    overrides: Overrides = None,
+) -> None:
+    """ZNS Identify Controller (nvme zns id-ctrl)."""
+    dev = _zoned_device(config, None, None, None, 32, seed, overrides)
+    fields = dev.zns_id_ctrl()
+    if output_format is OutputFormat.json:
+        _print_json(fields)
+        return
+    _print_fields("NVMe ZNS Identify Controller:", fields, set())
+
+
+class ZoneStateOpt(StrEnum):
+    empty = "empty"
+    imp_opened = "imp_opened"
+    exp_opened = "exp_opened"
+    closed = "closed"
+    full = "full"
+    readonly = "readonly"
+    offline = "offline"
+
+
+@zns_app.command("report-zones")
+def report_zones_command(
+    config: ConfigArg,
+    job: JobOpt = None,
+    trace: TraceOpt = None,
+    trace_format: TraceFormatOpt = None,
+    iodepth: IodepthOpt = 32,
+    start_lba: Annotated[
+        int, typer.Option("--start-lba", "-s", help="Report from the zone of this LBA.", min=0)
+    ] = 0,
+    descs: Annotated[
+        int | None,
+        typer.Option("--descs", "-d", help="At most this many zones (default: all).", min=1),
+    ] = None,
+    state: Annotated[
+        ZoneStateOpt | None,
+        typer.Option("--state", "-S", help="Only zones in this state.", case_sensitive=False),
+    ] = None,
+    partial: Annotated[
+        bool, typer.Option("--partial", "-p", help="Count only the zones returned.")
+    ] = False,
+    output_format: FormatOpt = OutputFormat.normal,
+    seed: SeedOpt = 1,
+    overrides: Overrides = None,
+) -> None:
+    """Report Zones (nvme zns report-zones): each zone's start, write pointer, capacity and
+    state, after the job or trace given ran on the drive."""
+    dev = _zoned_device(config, job, trace, trace_format, iodepth, seed, overrides)
+    if start_lba >= dev.nsze:
+        raise NvmeCliError(
+            f"--start-lba: got {start_lba}, expected below the namespace's {dev.nsze} blocks"
+        )
+    report = dev.report_zones(
+        start_lba,
+        state=None if state is None else state.value,
+        partial=partial,
+        max_zones=descs,
+    )
+    if output_format is OutputFormat.json:
+        _print_json(report)
+        return
+    lines = [f"nr_zones: {report['nr_zones']}"]
+    for z in report["zone_list"]:
+        lines.append(
+            f"SLBA: {z['slba']:<#12x} WP: {z['wp']:<#12x} Cap: {z['cap']:<#9x}"
+            f" State: {z['state']:<12} Type: {z['type']:<14} Attrs: {z['attrs']:#x}"
+            f"    AttrsInfo: {z['attrs_info']:#x}"
+        )
+    sys.stdout.write("\n".join(lines) + "\n")
 
 
 fdp_app = typer.Typer(

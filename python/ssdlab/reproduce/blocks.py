@@ -372,6 +372,43 @@ def render_mqsim_default(data: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+ZNS_FIO_COMMAND = "ssdlab run zns-tlc --fio examples/jobs/zns-write-read.fio --output-format json"
+
+
+def produce_zns_fio() -> dict[str, Any]:
+    """fio's zoned example on the zoned preset: each job's direction, bytes and bandwidth."""
+    import subprocess
+    import sys
+
+    args = ZNS_FIO_COMMAND.split()[1:]
+    proc = subprocess.run(
+        [sys.executable, "-m", "ssdlab", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    out: dict[str, Any] = {}
+    for job in json.loads(proc.stdout)["jobs"]:
+        rw = "write" if job["write"]["io_bytes"] else "read"
+        out[job["jobname"]] = {
+            "rw": rw,
+            "io_bytes": job[rw]["io_bytes"],
+            "bw_bytes": job[rw]["bw_bytes"],
+        }
+    return out
+
+
+def render_zns_fio(data: Mapping[str, Any]) -> str:
+    write, read = data["write"], data["read"]
+    return (
+        f"The write job wrote {write['io_bytes'] / 2**20:,.0f} MiB at"
+        f" {write['bw_bytes'] / 2**20:,.1f} MiB/s; the read job, a group of its own after it"
+        f" (`stonewall`), read the {read['io_bytes'] / 2**20:,.0f} MiB back from the drive as"
+        f" the writes left it at {read['bw_bytes'] / 2**30:,.2f} GiB/s.\n"
+    )
+
+
 def _modes(histogram: Sequence[Sequence[int]]) -> list[tuple[int, int]]:
     """(size, count) from the most frequent down."""
     return sorted(((int(s), int(n)) for s, n in histogram), key=lambda sn: (-sn[1], sn[0]))
@@ -631,6 +668,63 @@ def render_matrix(data: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# -- the key-value cache example (docs/kvcache.md) ----------------------------------------------
+
+KVCACHE_UTILISATIONS = (0.5, 0.8, 0.95, 1.0)
+KVCACHE_COMMAND = "ssdlab example kvcache " + " ".join(
+    f"--utilisation {u}" for u in KVCACHE_UTILISATIONS
+)
+
+
+def produce_kvcache() -> Any:
+    from ..examples import kvcache
+
+    return {
+        "points": kvcache.run_all(utilisations=KVCACHE_UTILISATIONS, seed=1),
+        "flash_bytes": kvcache.capacities()[1],  # the zoned drive's capacity: all its NAND
+        # Steady state: the conventional drive at 95 % after a warm-up twice as long.
+        "longer_warmup": kvcache.run_point(
+            "conventional", 0.95, 1, warmup_drive_writes=2 * kvcache.WARMUP_DRIVE_WRITES
+        ),
+    }
+
+
+def render_kvcache(data: Mapping[str, Any]) -> str:
+    lines = [
+        "| drive | utilisation | device WAF | host WAF | inserts/s | writes MB/s |"
+        " SOC share of writes | LOC round trip ÷ flash | per region |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    flash = data["flash_bytes"]
+    for p in data["points"]:
+        # What the drive takes while the LOC's log goes once round: its segments and the
+        # buckets written meanwhile.
+        trip = p["layout"]["segments"] * p["layout"]["segment_bytes"] / (1 - p["soc_write_share"])
+        if "handle_waf" in p:
+            loc, soc = p["handle_waf"]
+            region = f"WAF LOC {loc:.3f}, SOC {soc:.3f}"
+        elif "soc_gc_resets" in p:
+            region = f"{p['soc_gc_resets']:,} SOC zones collected (measured part)"
+        else:
+            region = "–"
+        lines.append(
+            f"| {p['drive']} | {p['utilisation'] * 100:.0f} % | {p['device_waf']:.3f} |"
+            f" {p['host_waf']:.3f} | {_n(p['inserts_per_s'])} | {_n(p['write_mb_s'], 1)} |"
+            f" {p['soc_write_share'] * 100:.1f} % | {trip / flash:.2f} | {region} |"
+        )
+    longer = data["longer_warmup"]
+    conventional = next(
+        p for p in data["points"] if p["drive"] == "conventional" and p["utilisation"] == 0.95
+    )
+    lines += [
+        "",
+        f"Steady state: after a warm-up twice as long ({longer['warmup_requests']:,} requests"
+        f" instead of {conventional['warmup_requests']:,}) the conventional drive at 95 % gives"
+        f" a device WAF of {longer['device_waf']:.3f} (above: {conventional['device_waf']:.3f}).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def _no_produce() -> Any:
     raise RuntimeError(
         f"this block renders {REPRODUCTIONS}, which python scripts/fidelity.py writes when it"
@@ -711,11 +805,25 @@ BLOCKS: tuple[Block, ...] = (
         indent="  ",
     ),
     Block(
+        name="zns-fio",
+        doc="docs/zns.md",
+        command=ZNS_FIO_COMMAND,
+        produce=produce_zns_fio,
+        render=render_zns_fio,
+    ),
+    Block(
         name="mqsim-default",
         doc="docs/presets.md",
         command=MQSIM_COMMAND,
         produce=produce_mqsim_default,
         render=render_mqsim_default,
+    ),
+    Block(
+        name="kvcache",
+        doc="docs/kvcache.md",
+        command=KVCACHE_COMMAND,
+        produce=produce_kvcache,
+        render=render_kvcache,
     ),
 )
 

@@ -146,6 +146,18 @@ impl ZoneAction {
         ZoneAction::ALL.into_iter().find(|a| a.code() == v)
     }
 
+    /// The request op that asks for this action.
+    pub fn op(self) -> crate::request::Op {
+        use crate::request::Op;
+        match self {
+            ZoneAction::Close => Op::ZoneClose,
+            ZoneAction::Finish => Op::ZoneFinish,
+            ZoneAction::Open => Op::ZoneOpen,
+            ZoneAction::Reset => Op::ZoneReset,
+            ZoneAction::Offline => Op::ZoneOffline,
+        }
+    }
+
     /// The action a request's op asks for (the zone management ops of `request::Op`).
     pub fn of_op(op: crate::request::Op) -> Option<ZoneAction> {
         use crate::request::Op;
@@ -264,6 +276,16 @@ impl Zones {
 
     pub fn zone_lbas(&self) -> u64 {
         self.zone_lbas
+    }
+
+    /// The open zone limit (MOR as a count; 0: no limit).
+    pub fn max_open(&self) -> u32 {
+        self.max_open
+    }
+
+    /// The active zone limit (MAR as a count; 0: no limit).
+    pub fn max_active(&self) -> u32 {
+        self.max_active
     }
 
     pub fn cap_lbas(&self) -> u64 {

@@ -20,6 +20,9 @@ use crate::ctrl::buffer::BufferManager;
 use crate::ctrl::datacheck::DataCheck;
 use crate::ctrl::fil::{Fil, Step};
 use crate::ctrl::hil::Hil;
+/// A zoned drive's zone actions and states, as drivers name them (Zone Management Send, Report
+/// Zones).
+pub use crate::ctrl::zones::{ZoneAction, ZoneState};
 use crate::ctrl::FlashPort;
 use crate::error::{Error, Result};
 use crate::iface::HostPort;
@@ -125,6 +128,9 @@ pub struct Device {
     submissions: u32,
     /// The seed it was built with (a power cycle rebuilds it).
     seed: u64,
+    /// Where each completed Zone Append's data went (request id, byte offset), kept only when
+    /// a driver asks (`record_append_offsets`): the NVMe controller returns the LBA to the host.
+    append_offsets: Option<Vec<(u32, u64)>>,
 }
 
 impl Device {
@@ -187,6 +193,7 @@ impl Device {
             },
             submissions: 0,
             seed,
+            append_offsets: None,
             geo,
             capacity: cfg.logical_bytes(),
             cfg: cfg.clone(),
@@ -227,7 +234,30 @@ impl Device {
             new.media.keep_durable(&old.media);
         }
         self.store = cut.store.take();
+        self.append_offsets = cut.append_offsets.as_ref().map(|_| Vec::new());
         Ok((cut, in_flight))
+    }
+
+    /// Keep (or stop keeping) where each completed Zone Append's data went, for
+    /// [`Device::take_append_offsets`].
+    pub fn record_append_offsets(&mut self, on: bool) {
+        self.append_offsets = on.then(Vec::new);
+    }
+
+    /// The Zone Appends completed since the last call: (request id, byte offset the device
+    /// wrote the data at). Empty unless [`Device::record_append_offsets`] is on.
+    pub fn take_append_offsets(&mut self) -> Vec<(u32, u64)> {
+        self.append_offsets
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    #[cold]
+    fn note_append(&mut self, id: u32, offset: u64) {
+        if let Some(v) = &mut self.append_offsets {
+            v.push((id, offset));
+        }
     }
 
     pub fn geometry(&self) -> &Geometry {
@@ -938,6 +968,10 @@ impl Device {
         self.link
             .release(now, &c, &mut self.cmds, &mut self.cpu, &mut self.q);
         let (id, r) = self.host.command_finished(now, c.req, c.sq, c.status)?;
+        if c.op == Op::Append {
+            // The zoned firmware set the command's offset to where its data went.
+            self.note_append(id, c.offset);
+        }
         Some(Completion {
             id,
             op: r.op,

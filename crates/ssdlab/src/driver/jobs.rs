@@ -189,7 +189,7 @@ impl JobDriver {
         let mut flows = Vec::with_capacity(jobs.len());
         let mut insts = Vec::with_capacity(total_insts as usize);
         for (f, job) in jobs.into_iter().enumerate() {
-            let zbd = Self::zoned(&job, dev).map_err(|e| name_flow(e, &job, several))?;
+            let zbd = Zbd::for_job(&job, dev).map_err(|e| name_flow(e, f, &job, several))?;
             let flow_seed = seed ^ (f as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
             let first = insts.len() as u32;
             for k in 0..job.spec.numjobs {
@@ -296,42 +296,6 @@ impl JobDriver {
              queue entries, but an NVMe queue of depth {} holds at most {cap}; lower iodepth or raise interface.queue_depth",
             cap as u64 + 1,
         )))
-    }
-
-    /// The zoned writing of `job` on `dev` (fio's `zonemode`): on a zoned drive a job that
-    /// writes needs `zonemode = "zbd"`, which needs a zoned drive.
-    fn zoned(job: &Job, dev: &Device) -> Result<Option<Zbd>> {
-        let s = &job.spec;
-        let writes = match s.rw {
-            Rw::Read | Rw::Randread | Rw::Trim | Rw::Randtrim => false,
-            Rw::Rw | Rw::Randrw => s.rwmixread < 100,
-            Rw::Write | Rw::Randwrite => true,
-        };
-        let zbd = s.zonemode == Some(ZoneMode::Zbd);
-        let err = |m: String| Err(Error::Job(format!("job, field `{m}")));
-        match (&dev.config().zns, zbd) {
-            (None, true) => err(
-                "zonemode`: got \"zbd\", expected a zoned drive (a config with a [zns] section)"
-                    .into(),
-            ),
-            (None, false) if s.max_open_zones.is_some() || s.zone_append => err(
-                "max_open_zones` or `zone_append`: given without zonemode = \"zbd\", expected them only for a zoned drive"
-                    .into(),
-            ),
-            (None, false) => Ok(None),
-            (Some(_), false) if writes => err(format!(
-                "zonemode`: absent, expected \"zbd\" for a job that writes ({}) on a zoned drive: its writes go at each zone's write pointer",
-                rw_name(s.rw)
-            )),
-            (Some(_), false) => Ok(None),
-            (Some(z), true) => Zbd::new(
-                job,
-                z.zone_size.0,
-                z.capacity_bytes(),
-                dev.capacity_bytes(),
-            )
-            .map(Some),
-        }
     }
 
     /// The first (or only) job.
@@ -606,7 +570,7 @@ impl JobDriver {
                         think.time.as_secs_f64(),
                         now.as_secs_f64()
                     ));
-                    let e = name_flow(e, &self.flows[f].job, self.several);
+                    let e = name_flow(e, f, &self.flows[f].job, self.several);
                     self.error.get_or_insert(e);
                     return;
                 };
@@ -673,7 +637,7 @@ impl JobDriver {
 
     /// The error `e` of flow `f`, naming the flow in a run of several.
     fn flow_error(&self, f: usize, e: Error) -> Error {
-        name_flow(e, &self.flows[f].job, self.several)
+        name_flow(e, f, &self.flows[f].job, self.several)
     }
 
     /// An open-loop arrival of instance `inst`, or in a closed loop the end of its
@@ -749,22 +713,12 @@ impl JobDriver {
 }
 
 /// `e` naming `job` as the flow it is, in a run of several (a job's own errors say "job").
-fn name_flow(e: Error, job: &Job, several: bool) -> Error {
-    match e {
-        Error::Job(m) if several => Error::Job(match m.strip_prefix("job, ") {
-            Some(rest) => format!("flow `{}`, {rest}", job.spec.name),
-            None => format!("flow `{}`: {m}", job.spec.name),
-        }),
-        e => e,
+fn name_flow(e: Error, f: usize, job: &Job, several: bool) -> Error {
+    if several {
+        e.in_flow(f, &job.spec.name)
+    } else {
+        e
     }
-}
-
-/// The job's `rw` as written.
-fn rw_name(rw: Rw) -> String {
-    serde_json::to_value(rw)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 impl Driver for JobDriver {

@@ -6,6 +6,7 @@
 //! - `fusion_host`: the user-visible fusion device, raw commands one at a time with their data.
 //! - `hfsl`: seed 002's host-side FTL over the fusion device.
 //! - `nvme_regs`: the register-level NVMe controller, driven by MMIO from outside the loop.
+//! - `requests`: a host program's request list, in order (each request its own op and stream).
 //! - `sampler`: periodic statistics, any of these wrapped to sample the device at an interval.
 //! - `zbd`: fio's `zonemode=zbd` for `jobs` on a zoned drive (writes at write pointers).
 
@@ -14,5 +15,6 @@ pub mod hfsl;
 pub mod jobs;
 pub mod nvme_regs;
 pub mod replay;
+pub mod requests;
 pub mod sampler;
 mod zbd;

@@ -18,9 +18,10 @@
 //! Reads are as drawn: a read of a zone's unwritten part returns zeros from the drive (fio
 //! moves such reads onto written data; see docs/zns.md).
 
+use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::request::Op;
-use crate::workload::job::{Job, Rw};
+use crate::workload::job::{Job, Rw, ZoneMode};
 
 /// One instance's zones.
 struct Share {
@@ -52,6 +53,42 @@ pub(super) struct Placed {
 }
 
 impl Zbd {
+    /// The zoned writing of `job` on `dev` (fio's `zonemode`), for any driver that runs jobs:
+    /// on a zoned drive a job that writes needs `zonemode = "zbd"`, which needs a zoned drive.
+    pub fn for_job(job: &Job, dev: &Device) -> Result<Option<Zbd>> {
+        let s = &job.spec;
+        let writes = match s.rw {
+            Rw::Read | Rw::Randread | Rw::Trim | Rw::Randtrim => false,
+            Rw::Rw | Rw::Randrw => s.rwmixread < 100,
+            Rw::Write | Rw::Randwrite => true,
+        };
+        let zbd = s.zonemode == Some(ZoneMode::Zbd);
+        let err = |m: String| Err(Error::Job(format!("job, field `{m}")));
+        match (&dev.config().zns, zbd) {
+            (None, true) => err(
+                "zonemode`: got \"zbd\", expected a zoned drive (a config with a [zns] section)"
+                    .into(),
+            ),
+            (None, false) if s.max_open_zones.is_some() || s.zone_append => err(
+                "max_open_zones` or `zone_append`: given without zonemode = \"zbd\", expected them only for a zoned drive"
+                    .into(),
+            ),
+            (None, false) => Ok(None),
+            (Some(_), false) if writes => err(format!(
+                "zonemode`: absent, expected \"zbd\" for a job that writes ({}) on a zoned drive: its writes go at each zone's write pointer",
+                rw_name(s.rw)
+            )),
+            (Some(_), false) => Ok(None),
+            (Some(z), true) => Zbd::new(
+                job,
+                z.zone_size.0,
+                z.capacity_bytes(),
+                dev.capacity_bytes(),
+            )
+            .map(Some),
+        }
+    }
+
     /// The zoned writing of `job` over zones of `zone_bytes` (`cap_bytes` writable) of a drive
     /// of `capacity` bytes; an error names the job field that does not fit the zones.
     pub fn new(job: &Job, zone_bytes: u64, cap_bytes: u64, capacity: u64) -> Result<Zbd> {
@@ -154,4 +191,12 @@ impl Zbd {
         };
         Placed { before, op, offset }
     }
+}
+
+/// The job's `rw` as written.
+fn rw_name(rw: Rw) -> String {
+    serde_json::to_value(rw)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
 }

@@ -291,6 +291,10 @@ pub struct RunResult {
     /// Only for a trace replay: what was read, filtered and how it was mapped.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<serde_json::Value>,
+    /// Only for a request list (`run::run_requests`): its counts, and the write counters over
+    /// its measured part.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests: Option<serde_json::Value>,
     pub sim: SimInfo,
     pub ops: std::collections::BTreeMap<&'static str, OpResult>,
     pub total: Totals,

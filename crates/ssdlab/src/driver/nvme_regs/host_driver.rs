@@ -44,10 +44,30 @@ impl Done {
 /// One I/O command for [`HostDriver::submit_batch`].
 #[derive(Clone, Copy, Debug)]
 pub enum IoCmd {
-    Read { slba: u64, nlb: u32 },
-    Write { slba: u64, nlb: u32 },
+    Read {
+        slba: u64,
+        nlb: u32,
+    },
+    Write {
+        slba: u64,
+        nlb: u32,
+    },
     Flush,
-    Deallocate { slba: u64, nlb: u32 },
+    Deallocate {
+        slba: u64,
+        nlb: u32,
+    },
+    /// Zone Append of `nlb` blocks to the zone starting at `zslba` (a zoned drive).
+    Append {
+        zslba: u64,
+        nlb: u32,
+    },
+    /// Zone Management Send: `action` (1 close, 2 finish, 3 open, 4 reset, 5 offline) on the
+    /// zone starting at `slba` (a zoned drive).
+    ZoneSend {
+        slba: u64,
+        action: u8,
+    },
 }
 
 pub struct HostDriver {
@@ -114,8 +134,11 @@ impl HostDriver {
         ctrl.write32(reg::AQA, a | (a << 16));
         ctrl.write64(reg::ASQ, ASQ_ADDR);
         ctrl.write64(reg::ACQ, ACQ_ADDR);
-        // 3. Enable: NVM command set, 4 KiB pages, round robin, 64/16-byte entries.
-        let cc = 1 | (super::controller::SQES << 16) | (super::controller::CQES << 20);
+        // 3. Enable: 4 KiB pages, round robin, 64/16-byte entries; the NVM command set, or
+        //    every I/O command set when CAP.CSS bit 43 offers them (as Linux does: a zoned
+        //    namespace needs CC.CSS = 110b).
+        let css = if cap & (1 << 43) != 0 { 0b110 << 4 } else { 0 };
+        let cc = 1 | css | (super::controller::SQES << 16) | (super::controller::CQES << 20);
         ctrl.write32(reg::CC, cc);
         wait_csts(&ctrl, 1)?;
         let io_size = queue_depth.clamp(2, mqes.min(65536));
@@ -307,6 +330,106 @@ impl HostDriver {
         Ok(self.ctrl.mem.read_vec(buf, 4096))
     }
 
+    /// Identify with `cns` for `nsid` and Command Set Identifier `csi` (NVMe 2.0: CNS 05h
+    /// and 06h, the I/O command set specific structures).
+    pub fn identify_csi(&mut self, cns: u32, nsid: u32, csi: u8) -> Result<Vec<u8>> {
+        let buf = DATA_ADDR;
+        self.ctrl.mem.write(buf, &[0u8; 4096]);
+        let r = self.admin_cmd(Sqe {
+            nsid,
+            prp1: buf,
+            cdw10: cns,
+            cdw11: (csi as u32) << 24,
+            ..Sqe::new(admin::IDENTIFY)
+        })?;
+        check(
+            &r.cqe,
+            &format!("Identify (CNS {cns:02x}h, CSI {csi:02x}h)"),
+        )?;
+        Ok(self.ctrl.mem.read_vec(buf, 4096))
+    }
+
+    /// Zone Management Send: `action` (the Zone Send Action: 1 close, 2 finish, 3 open,
+    /// 4 reset, 5 offline) on the zone starting at `slba`, or on every zone with `all`.
+    /// Returns the completion whatever its status (a refused action is the drive's answer).
+    pub fn zone_mgmt_send(&mut self, slba: u64, action: u8, all: bool) -> Result<Done> {
+        let s = Sqe {
+            nsid: 1,
+            cdw10: slba as u32,
+            cdw11: (slba >> 32) as u32,
+            cdw13: action as u32 | ((all as u32) << 8),
+            ..Sqe::new(io::ZONE_MGMT_SEND)
+        };
+        self.submit_raw(&[s])?
+            .pop()
+            .ok_or_else(|| Error::Sim("Zone Management Send got no completion".into()))
+    }
+
+    /// Zone Management Receive, Report Zones: from the zone of `slba`, the zones in the state
+    /// `option` selects (0 all, 1–7 one state), into a `bytes`-long buffer (a multiple of 4,
+    /// at most the largest transfer); `partial` sets the Partial Report bit. Returns the
+    /// report's bytes (a 64-byte header, then 64-byte zone descriptors).
+    pub fn report_zones(
+        &mut self,
+        slba: u64,
+        option: u8,
+        partial: bool,
+        bytes: u64,
+    ) -> Result<(Vec<u8>, Done)> {
+        if bytes < 4 || !bytes.is_multiple_of(4) || bytes > self.max_xfer.min(2 << 20) {
+            return Err(job_err(format!(
+                "report buffer: got {bytes} bytes, expected a multiple of 4 from 4 to {}",
+                self.max_xfer.min(2 << 20)
+            )));
+        }
+        let buf = DATA_ADDR;
+        let (prp1, prp2) = self.prps(buf, bytes, PRP_LIST_ADDR);
+        let s = Sqe {
+            nsid: 1,
+            prp1,
+            prp2,
+            cdw10: slba as u32,
+            cdw11: (slba >> 32) as u32,
+            cdw12: (bytes / 4 - 1) as u32,
+            cdw13: ((option as u32) << 8) | ((partial as u32) << 16),
+            ..Sqe::new(io::ZONE_MGMT_RECV)
+        };
+        let d = self
+            .submit_raw(&[s])?
+            .pop()
+            .ok_or_else(|| Error::Sim("Zone Management Receive got no completion".into()))?;
+        Ok((self.ctrl.mem.read_vec(buf, bytes as usize), d))
+    }
+
+    /// Zone Append `data` (a whole number of blocks) to the zone starting at `zslba`. Returns
+    /// the completion; on success its DW0 and DW1 hold the LBA the data was written at
+    /// ([`appended_lba`]).
+    pub fn zone_append(&mut self, zslba: u64, data: &[u8]) -> Result<Done> {
+        let nlb = self.blocks_of(data.len())?;
+        let len = data.len() as u64;
+        if nlb > 65536 || len > self.max_xfer.min(2 << 20) {
+            return Err(job_err(format!(
+                "append of {len} bytes exceeds the largest transfer, {} bytes",
+                self.max_xfer.min(2 << 20)
+            )));
+        }
+        let buf = DATA_ADDR;
+        self.ctrl.mem.write(buf, data);
+        let (prp1, prp2) = self.prps(buf, len, PRP_LIST_ADDR);
+        let s = Sqe {
+            nsid: 1,
+            prp1,
+            prp2,
+            cdw10: zslba as u32,
+            cdw11: (zslba >> 32) as u32,
+            cdw12: nlb - 1,
+            ..Sqe::new(io::ZONE_APPEND)
+        };
+        self.submit_raw(&[s])?
+            .pop()
+            .ok_or_else(|| Error::Sim("Zone Append got no completion".into()))
+    }
+
     /// Get Log Page `lid` for all namespaces: `len` bytes (a multiple of 4, at most 4096).
     pub fn get_log(&mut self, lid: u8, len: u32) -> Result<Vec<u8>> {
         if len == 0 || !len.is_multiple_of(4) || len > 4096 {
@@ -389,7 +512,9 @@ impl HostDriver {
     fn io_sqe(&mut self, cmd: IoCmd, slot: u64, buf: u64) -> Result<Sqe> {
         let list = PRP_LIST_ADDR + 4096 * slot;
         Ok(match cmd {
-            IoCmd::Read { slba, nlb } | IoCmd::Write { slba, nlb } => {
+            IoCmd::Read { slba, nlb }
+            | IoCmd::Write { slba, nlb }
+            | IoCmd::Append { zslba: slba, nlb } => {
                 if nlb == 0 || nlb > 65536 {
                     return Err(job_err(format!(
                         "blocks per command: got {nlb}, expected 1 to 65536"
@@ -403,12 +528,15 @@ impl HostDriver {
                     )));
                 }
                 let (prp1, prp2) = self.prps(buf, len, list);
-                let read = matches!(cmd, IoCmd::Read { .. });
-                let op = if read { io::READ } else { io::WRITE };
+                let op = match cmd {
+                    IoCmd::Read { .. } => io::READ,
+                    IoCmd::Append { .. } => io::ZONE_APPEND,
+                    _ => io::WRITE,
+                };
                 // A write's data placement directive: DTYPE 2 in CDW12 bits 23:20, the
                 // placement identifier in CDW13 bits 31:16.
                 let (dtype, dspec) = match self.placement {
-                    Some(pid) if !read => (2u32 << 20, (pid as u32) << 16),
+                    Some(pid) if op == io::WRITE => (2u32 << 20, (pid as u32) << 16),
                     _ => (0, 0),
                 };
                 Sqe {
@@ -425,6 +553,13 @@ impl HostDriver {
             IoCmd::Flush => Sqe {
                 nsid: 1,
                 ..Sqe::new(io::FLUSH)
+            },
+            IoCmd::ZoneSend { slba, action } => Sqe {
+                nsid: 1,
+                cdw10: slba as u32,
+                cdw11: (slba >> 32) as u32,
+                cdw13: action as u32,
+                ..Sqe::new(io::ZONE_MGMT_SEND)
             },
             IoCmd::Deallocate { slba, nlb } => {
                 let mut r = [0u8; 16];
@@ -630,6 +765,11 @@ pub fn check(cqe: &Cqe, what: &str) -> Result<()> {
             cqe.status
         )))
     }
+}
+
+/// The LBA a successful Zone Append wrote its data at (DW0 and DW1 of its completion).
+pub fn appended_lba(d: &Done) -> u64 {
+    d.cqe.dw0 as u64 | ((d.cqe.dw1 as u64) << 32)
 }
 
 /// The completion status of a command, for callers that expect a failure.

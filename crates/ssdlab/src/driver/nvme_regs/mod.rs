@@ -63,6 +63,18 @@ pub mod io {
     pub const WRITE: u8 = 0x01;
     pub const READ: u8 = 0x02;
     pub const DSM: u8 = 0x09;
+    // Zoned Namespace Command Set (NVMe ZNS 1.1, "I/O Commands"): Zone Management Send and
+    // Receive, Zone Append.
+    pub const ZONE_MGMT_SEND: u8 = 0x79;
+    pub const ZONE_MGMT_RECV: u8 = 0x7A;
+    pub const ZONE_APPEND: u8 = 0x7D;
+}
+
+/// Command Set Identifiers (NVMe 2.0 base, "Command Set Identifiers"): the CSI field of
+/// Identify (CDW11 bits 31:24) and of a namespace's CSI descriptor.
+pub mod csi {
+    pub const NVM: u8 = 0x00;
+    pub const ZONED: u8 = 0x02;
 }
 
 /// Feature identifiers (§5.21.1, Figure 271).
@@ -199,6 +211,14 @@ impl Status {
             (0, 0x20) => "Namespace is Write Protected",
             (0, 0x81) => "Capacity Exceeded",
             (2, 0x81) => "Unrecovered Read Error",
+            (1, 0xB8) => "Zone Boundary Error",
+            (1, 0xB9) => "Zone Is Full",
+            (1, 0xBA) => "Zone Is Read Only",
+            (1, 0xBB) => "Zone Is Offline",
+            (1, 0xBC) => "Zone Invalid Write",
+            (1, 0xBD) => "Too Many Active Zones",
+            (1, 0xBE) => "Too Many Open Zones",
+            (1, 0xBF) => "Invalid Zone State Transition",
             _ => "unknown status",
         }
     }

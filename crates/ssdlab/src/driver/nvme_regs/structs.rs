@@ -374,6 +374,87 @@ pub fn decode_id_ns(b: &[u8]) -> Fields {
     ]
 }
 
+/// The ZNS Identify Namespace (CNS 05h, CSI 02h) decoded with nvme-cli's `zns id-ns` JSON
+/// keys, in its order; `lbafe` has one entry per LBA format of the NVM Identify Namespace
+/// `nlbaf` counts (0's based), as nvme-cli prints them.
+pub fn decode_zns_id_ns(b: &[u8], nlbaf: usize) -> Fields {
+    let i = |off, n| Value::Int(le(b, off, n));
+    let lbafe = (0..=nlbaf.min(15))
+        .map(|k| {
+            vec![
+                ("zsze", Value::Int(le(b, 2816 + 16 * k, 8))),
+                ("zdes", Value::Int(le(b, 2824 + 16 * k, 1))),
+            ]
+        })
+        .collect();
+    vec![
+        ("zoc", i(0, 2)),
+        ("ozcs", i(2, 2)),
+        ("mar", i(4, 4)),
+        ("mor", i(8, 4)),
+        ("rrl", i(12, 4)),
+        ("frl", i(16, 4)),
+        ("rrl1", i(20, 4)),
+        ("rrl2", i(24, 4)),
+        ("rrl3", i(28, 4)),
+        ("frl1", i(32, 4)),
+        ("frl2", i(36, 4)),
+        ("frl3", i(40, 4)),
+        ("numzrwa", i(44, 4)),
+        ("zrwafg", i(48, 2)),
+        ("zrwasz", i(50, 2)),
+        ("zrwacap", i(52, 1)),
+        ("lbafe", Value::List(lbafe)),
+    ]
+}
+
+/// The ZNS Identify Controller (CNS 06h, CSI 02h) as nvme-cli's `zns id-ctrl` JSON.
+pub fn decode_zns_id_ctrl(b: &[u8]) -> Fields {
+    vec![("zasl", Value::Int(le(b, 0, 1)))]
+}
+
+/// A Report Zones answer (a 64-byte header, then 64-byte zone descriptors) decoded as
+/// nvme-cli's `zns report-zones` JSON: `nr_zones` and `zone_list` with `slba`, `wp`, `cap`,
+/// `state` and `type` as nvme-cli names them, `attrs` and `attrs_info`. Only the descriptors
+/// the buffer holds and the header counts are decoded.
+pub fn decode_report_zones(b: &[u8]) -> Fields {
+    let nr = le(b, 0, 8);
+    let held = (b.len().saturating_sub(64) / 64) as u128;
+    let zones = (0..nr.min(held) as usize)
+        .map(|k| {
+            let at = 64 + 64 * k;
+            let state = match b[at + 1] >> 4 {
+                0x1 => "EMPTY",
+                0x2 => "IMP_OPENED",
+                0x3 => "EXP_OPENED",
+                0x4 => "CLOSED",
+                0xd => "READONLY",
+                0xe => "FULL",
+                0xf => "OFFLINE",
+                _ => "Unknown State",
+            };
+            let kind = if b[at] & 0xF == 0x2 {
+                "SEQWRITE_REQ"
+            } else {
+                "Unknown"
+            };
+            vec![
+                ("slba", Value::Int(le(b, at + 16, 8))),
+                ("wp", Value::Int(le(b, at + 24, 8))),
+                ("cap", Value::Int(le(b, at + 8, 8))),
+                ("state", Value::Str(state.into())),
+                ("type", Value::Str(kind.into())),
+                ("attrs", Value::Int(b[at + 2] as u128)),
+                ("attrs_info", Value::Int(b[at + 3] as u128)),
+            ]
+        })
+        .collect();
+    vec![
+        ("nr_zones", Value::Int(nr)),
+        ("zone_list", Value::List(zones)),
+    ]
+}
+
 fn hex(b: &[u8], off: usize, n: usize) -> String {
     (off..off + n)
         .map(|k| format!("{:02x}", b.get(k).copied().unwrap_or(0)))

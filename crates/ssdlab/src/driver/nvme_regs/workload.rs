@@ -8,8 +8,17 @@
 //! and requests larger than the transfer limit are split. Write data is a fill pattern (every
 //! byte of a command's blocks the same value), so long jobs keep little memory; every command
 //! of a batch shares one data buffer.
+//!
+//! On a zoned drive a job that writes needs `zonemode = "zbd"`, as with the job driver: its
+//! writes are placed by the same zone logic (`driver::zbd`), at each zone's write pointer or as
+//! Zone Appends, and the finishes and resets it asks for go as Zone Management Send commands,
+//! each in a doorbell of its own after the batch before it has completed (so a reset never
+//! overtakes the writes before it). A trace's writes are sent as they are: the drive refuses
+//! those not at a write pointer, and the run counts them in `errors`.
 
 use super::host_driver::{HostDriver, IoCmd, DATA_ADDR};
+use crate::device::ZoneAction;
+use crate::driver::zbd::Zbd;
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::SimTime;
@@ -26,6 +35,8 @@ pub struct Summary {
     pub writes: u64,
     pub deallocates: u64,
     pub flushes: u64,
+    /// Zone Management Send commands a `zonemode = "zbd"` job sent (finishes and resets).
+    pub zone_commands: u64,
     pub bytes_read: u64,
     pub bytes_written: u64,
     pub errors: u64,
@@ -78,6 +89,35 @@ impl Runner<'_> {
         Ok(())
     }
 
+    /// A `zonemode = "zbd"` job's write, placed by `zbd`: the zone commands it needs first,
+    /// each alone in its doorbell after what came before, then the write or append.
+    fn push_zoned(&mut self, zbd: &mut Zbd, inst: u32, offset: u64, len: u64) -> Result<()> {
+        self.sum.requests += 1;
+        let lba = self.drv.lba_size();
+        let placed = zbd.place(inst, offset, len);
+        for (op, at) in placed.before.into_iter().flatten() {
+            let action = ZoneAction::of_op(op).expect("zbd asks for zone commands only");
+            self.flush_batch()?;
+            self.add(IoCmd::ZoneSend {
+                slba: at / lba,
+                action: action.code(),
+            })?;
+            self.flush_batch()?;
+        }
+        let nlb = (len.div_ceil(lba)).min(u32::MAX as u64) as u32;
+        self.add(if placed.op == Op::Append {
+            IoCmd::Append {
+                zslba: placed.offset / lba,
+                nlb,
+            }
+        } else {
+            IoCmd::Write {
+                slba: placed.offset / lba,
+                nlb,
+            }
+        })
+    }
+
     fn add(&mut self, c: IoCmd) -> Result<()> {
         self.batch.push(c);
         if self.batch.len() >= self.depth {
@@ -94,7 +134,10 @@ impl Runner<'_> {
         // Fill pattern: the buffer holds one value for the whole batch.
         let fill = (self.sum.commands % 251) as u8 + 1;
         let max = self.drv.max_transfer().min(2 << 20) as usize;
-        if cmds.iter().any(|c| matches!(c, IoCmd::Write { .. })) {
+        if cmds
+            .iter()
+            .any(|c| matches!(c, IoCmd::Write { .. } | IoCmd::Append { .. }))
+        {
             self.drv.ctrl.mem.write(DATA_ADDR, &vec![fill; max]);
         }
         let done = self.drv.submit_batch(&cmds, Some(DATA_ADDR))?;
@@ -110,8 +153,13 @@ impl Runner<'_> {
                     self.sum.writes += 1;
                     self.sum.bytes_written += nlb as u64 * lba;
                 }
+                IoCmd::Append { nlb, .. } => {
+                    self.sum.writes += 1;
+                    self.sum.bytes_written += nlb as u64 * lba;
+                }
                 IoCmd::Flush => self.sum.flushes += 1,
                 IoCmd::Deallocate { .. } => self.sum.deallocates += 1,
+                IoCmd::ZoneSend { .. } => self.sum.zone_commands += 1,
             }
         }
         self.sum.errors += done
@@ -192,6 +240,7 @@ pub fn run_job_with(
     let mut gens: Vec<Generator> = (0..n).map(|k| Generator::new(&job, k, seed)).collect();
     let total = job.total_ios;
     let deadline = job.runtime.map(|r| drv.ctrl.clock() + r);
+    let mut zbd = Zbd::for_job(&job, drv.ctrl.device())?;
     let mut r = runner(drv, spec.iodepth.saturating_mul(n), keep_going);
     let mut k = 0usize;
     loop {
@@ -205,8 +254,11 @@ pub fn run_job_with(
             break;
         }
         let (op, off, len) = gens[k].next(&job);
+        match zbd.as_mut() {
+            Some(z) if op == Op::Write => r.push_zoned(z, k as u32, off, len)?,
+            _ => r.push(op, off, len)?,
+        }
         k = (k + 1) % gens.len();
-        r.push(op, off, len)?;
     }
     r.flush_batch()?;
     r.sum.end = r.drv.ctrl.clock();

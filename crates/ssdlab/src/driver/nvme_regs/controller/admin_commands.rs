@@ -41,7 +41,7 @@ impl Controller {
             Ok(dw0) => (dw0, Status::SUCCESS),
             Err(s) => (0, s),
         };
-        self.post(0, c.cid, dw0, st, submitted, t);
+        self.post(0, c.cid, dw0 as u64, st, submitted, t);
     }
 
     pub(super) fn queue_size(&self, cdw10: u32) -> std::result::Result<u32, Status> {
@@ -163,17 +163,67 @@ impl Controller {
                 if c.nsid != 1 {
                     return Err(Status::INVALID_NAMESPACE);
                 }
-                // Namespace Identification Descriptor list (§5.15.2.3): one NGUID (type 2).
+                // Namespace Identification Descriptor list (§5.15.2.3): one NGUID (type 2),
+                // and on a zoned drive its Command Set Identifier (type 4, NVMe 2.0), which
+                // tells a host the namespace is zoned.
                 let mut b = vec![0u8; 4096];
                 b[0] = 2;
                 b[1] = 16;
                 b[4..20].copy_from_slice(&self.nguid());
+                if self.zoned {
+                    b[20] = 4;
+                    b[21] = 1;
+                    b[24] = super::super::csi::ZONED;
+                }
                 b
             }
+            // NVMe 2.0's I/O command set specific structures: only a zoned drive's controller
+            // reports 2.0 (a 1.4 controller has these CNS values reserved: Invalid Field).
+            0x05 | 0x06 | 0x1C if self.zoned => self.identify_command_set(c, cns)?,
             _ => return Err(Status::INVALID_FIELD),
         };
         self.dma_to_host(c, &data)?;
         Ok(0)
+    }
+
+    /// Identify CNS 05h (I/O Command Set specific Identify Namespace), 06h (… Identify
+    /// Controller) and 1Ch (I/O Command Set data structure) of a zoned drive. The CSI is
+    /// CDW11 bits 31:24. Fields follow the ZNS Command Set specification 1.1: its Identify
+    /// Namespace (ZOC, OZCS, MAR, MOR, RRL, FRL, and the LBA Format Extensions from byte 2816,
+    /// 16 bytes each: ZSZE, ZDES) and Identify Controller (ZASL). For the NVM command set (CSI
+    /// 00h) both structures are zeros: no protection information or storage tags, and no
+    /// Verify, Write Zeroes or Write Uncorrectable size limits reported.
+    fn identify_command_set(&self, c: &Sqe, cns: u32) -> std::result::Result<Vec<u8>, Status> {
+        use super::super::csi;
+        let id = (c.cdw11 >> 24) as u8;
+        let mut b = vec![0u8; 4096];
+        match (cns, id) {
+            (0x1C, _) => {
+                // One I/O command set combination, index 0: NVM (bit 0) and Zoned (bit 2).
+                put_u64(&mut b, 0, 1 | (1 << csi::ZONED));
+            }
+            (0x05, csi::NVM) | (0x05, csi::ZONED) if c.nsid != 1 => {
+                return Err(Status::INVALID_NAMESPACE)
+            }
+            (0x05, csi::NVM) | (0x06, csi::NVM) => {}
+            (0x05, csi::ZONED) => {
+                let z = &self.sys.backend().zoned().expect("a zoned drive").zones;
+                // OZCS bit 0: Read Across Zone Boundaries (reads may span zones here).
+                put_u16(&mut b, 2, 1);
+                // MAR and MOR are 0's based; all ones means no limit (the config's 0).
+                let limit = |n: u32| if n == 0 { u32::MAX } else { n - 1 };
+                put_u32(&mut b, 4, limit(z.max_active()));
+                put_u32(&mut b, 8, limit(z.max_open()));
+                let zone_bytes = z.zone_lbas() * self.lba_size as u64;
+                for (k, lba) in [4096u64, 512].iter().enumerate() {
+                    put_u64(&mut b, 2816 + 16 * k, zone_bytes / lba);
+                }
+            }
+            // ZASL 0: the Zone Append size limit is MDTS.
+            (0x06, csi::ZONED) => {}
+            _ => return Err(Status::INVALID_FIELD),
+        }
+        Ok(b)
     }
 
     pub(super) fn nguid(&self) -> [u8; 16] {
@@ -196,7 +246,7 @@ impl Controller {
         b[co::CMIC] = 0; // one port, one controller
         b[co::MDTS] = self.mdts_field;
         put_u16(&mut b, co::CNTLID, 1); // assumed
-        put_u32(&mut b, co::VER, VERSION);
+        put_u32(&mut b, co::VER, self.version());
         put_u32(&mut b, co::OAES, 0);
         if self.sys.config().fdp.is_some() {
             // CTRATT bit 19: Flexible Data Placement supported.

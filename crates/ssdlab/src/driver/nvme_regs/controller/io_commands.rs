@@ -113,6 +113,9 @@ impl Controller {
                 units512: 0,
                 undo: None,
                 stream: 0,
+                all_zones: false,
+                zone_after: ZoneAfter::Nothing,
+                result: 0,
             };
             if !cids.insert(c.cid) {
                 e.status = Status::CID_CONFLICT;
@@ -121,12 +124,17 @@ impl Controller {
                     Ok(ops) => {
                         for (op, off, len) in ops {
                             let at = t0.max(self.sys.now());
+                            let flags = if e.all_zones {
+                                Flags::ALL_ZONES
+                            } else {
+                                Flags::NONE
+                            };
                             let r = Request {
                                 op,
                                 offset: off,
                                 len,
                                 queue: 0,
-                                flags: Flags::NONE.with_stream(e.stream),
+                                flags: flags.with_stream(e.stream),
                                 arrival: at,
                             };
                             match self.sys.submit(at, r) {
@@ -170,6 +178,9 @@ impl Controller {
             for e in entries.iter_mut().filter(|e| e.pending > 0) {
                 e.status = Status::INTERNAL_ERROR;
             }
+            if self.zoned {
+                self.finish_zone_commands(&mut entries, &ids);
+            }
         }
         let mut order: Vec<usize> = (0..entries.len()).collect();
         order.sort_by_key(|&i| (entries[i].done, i));
@@ -197,7 +208,7 @@ impl Controller {
             }
             let (cid, status, done) = (e.cid, e.status, e.done);
             last = last.max(done);
-            self.post(sqid, cid, 0, status, t0, done);
+            self.post(sqid, cid, e.result, status, t0, done);
         }
         self.smart.busy += last - t0;
         self.clock = self.clock.max(last);
@@ -284,7 +295,9 @@ impl Controller {
                         return Err(Status::WRITE_PROTECTED);
                     }
                     let data = self.dma_from_host(c, bytes)?;
-                    if self.sys.config().reliability.is_some() {
+                    // A write the drive may refuse (a worn medium; a zoned drive's write off
+                    // its zone's write pointer) must leave the data as it was.
+                    if self.sys.config().reliability.is_some() || self.zoned {
                         let mut old = vec![0u8; bytes as usize];
                         self.store_mut().read(slba, &mut old);
                         e.undo = Some((slba, old));
@@ -338,7 +351,142 @@ impl Controller {
                 }
                 Ok(ops)
             }
+            io::ZONE_MGMT_SEND | io::ZONE_MGMT_RECV | io::ZONE_APPEND
+                if self.zone_commands_enabled() =>
+            {
+                if c.nsid != 1 {
+                    return Err(Status::INVALID_NAMESPACE);
+                }
+                self.exec_zone_command(c, e)
+            }
             _ => Err(Status::INVALID_OPCODE),
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Zoned Namespace Command Set (NVMe ZNS 1.1, "I/O Commands")
+
+    /// Zone Management Send (79h), Zone Management Receive (7Ah) and Zone Append (7Dh). The
+    /// zone state machine is the drive's (`ctrl::zones` inside the model): a send or an append
+    /// becomes a model request whose completion carries the drive's status; a receive reads
+    /// the zones' states as the commands before it left them.
+    fn exec_zone_command(
+        &mut self,
+        c: &Sqe,
+        e: &mut IoEntry,
+    ) -> std::result::Result<Vec<(Op, u64, u64)>, Status> {
+        use crate::device::{ZoneAction, ZoneState};
+        let lba = self.lba_size as u64;
+        let slba = c.cdw10 as u64 | ((c.cdw11 as u64) << 32);
+        match c.opcode {
+            io::ZONE_MGMT_SEND => {
+                // CDW13: Zone Send Action 7:0, Select All bit 8. Set Zone Descriptor Extension
+                // (10h) needs descriptor extensions, which this drive has none of (ZDES 0).
+                let action = ZoneAction::of_code(c.cdw13 as u8).ok_or(Status::INVALID_FIELD)?;
+                let all = c.cdw13 & (1 << 8) != 0;
+                if !all && slba >= self.nsze {
+                    return Err(Status::LBA_OUT_OF_RANGE);
+                }
+                if self.sys.read_only() && action != ZoneAction::Close {
+                    return Err(Status::WRITE_PROTECTED);
+                }
+                e.all_zones = all;
+                if action == ZoneAction::Reset {
+                    e.zone_after = ZoneAfter::Reset((!all).then_some(slba));
+                }
+                Ok(vec![(action.op(), if all { 0 } else { slba * lba }, 0)])
+            }
+            io::ZONE_MGMT_RECV => {
+                // CDW12: Number of Dwords, 0's based. CDW13: Zone Receive Action 7:0 (00h
+                // Report Zones; 01h Extended Report Zones needs descriptor extensions),
+                // Reporting Options 15:8, Partial Report bit 16.
+                let bytes = (c.cdw12 as u64 + 1) * 4;
+                if bytes > self.max_xfer {
+                    return Err(Status::INVALID_FIELD);
+                }
+                if c.cdw13 & 0xFF != 0 {
+                    return Err(Status::INVALID_FIELD);
+                }
+                let filter = ZoneState::of_report_option((c.cdw13 >> 8) as u8)
+                    .map_err(|_| Status::INVALID_FIELD)?;
+                let partial = c.cdw13 & (1 << 16) != 0;
+                if slba >= self.nsze {
+                    return Err(Status::LBA_OUT_OF_RANGE);
+                }
+                let zones = &self.sys.backend().zoned().expect("a zoned drive").zones;
+                let max = (bytes.saturating_sub(64) / 64) as usize;
+                let report = zones
+                    .report(slba, filter, partial, max)
+                    .map_err(|_| Status::INVALID_FIELD)?;
+                let mut data = vec![0u8; 64 + 64 * report.zones.len()];
+                put_u64(&mut data, 0, report.nr_zones);
+                for (k, d) in report.zones.iter().enumerate() {
+                    let at = 64 + 64 * k;
+                    data[at] = 0x2; // Zone Type: Sequential Write Required
+                    data[at + 1] = d.state.code() << 4;
+                    put_u64(&mut data, at + 8, d.zcap);
+                    put_u64(&mut data, at + 16, d.zslba);
+                    put_u64(&mut data, at + 24, d.wp);
+                }
+                data.resize(bytes as usize, 0);
+                self.dma_to_host(c, &data)?;
+                Ok(Vec::new())
+            }
+            _ => {
+                // Zone Append: CDW10–11 the zone's first LBA, CDW12 bits 15:0 the blocks, 0's
+                // based. ZASL is 0 (the MDTS limit applies).
+                let nlb = (c.cdw12 & 0xFFFF) as u64 + 1;
+                if slba.checked_add(nlb).is_none_or(|end| end > self.nsze) {
+                    return Err(Status::LBA_OUT_OF_RANGE);
+                }
+                let bytes = nlb * lba;
+                if bytes > self.max_xfer {
+                    return Err(Status::INVALID_FIELD);
+                }
+                if self.sys.read_only() {
+                    return Err(Status::WRITE_PROTECTED);
+                }
+                e.zone_after = ZoneAfter::Append(self.dma_from_host(c, bytes)?);
+                e.kind = IoKind::Write;
+                e.units512 = bytes / 512;
+                Ok(vec![(Op::Append, slba * lba, bytes)])
+            }
+        }
+    }
+
+    /// After the model ran a batch: store each successful append's data where the drive put
+    /// it (its LBA is the command's result) and empty the zones a successful reset emptied.
+    fn finish_zone_commands(&mut self, entries: &mut [IoEntry], ids: &[(u32, usize)]) {
+        let lba = self.lba_size as u64;
+        for (id, offset) in self.sys.take_append_offsets() {
+            if let Ok(k) = ids.binary_search_by_key(&id, |x| x.0) {
+                let e = &mut entries[ids[k].1];
+                e.result = offset / lba;
+            }
+        }
+        for e in entries.iter_mut().filter(|e| e.status.is_success()) {
+            match std::mem::replace(&mut e.zone_after, ZoneAfter::Nothing) {
+                ZoneAfter::Nothing => {}
+                ZoneAfter::Append(data) => {
+                    self.store_mut().write(e.result, &data);
+                }
+                ZoneAfter::Reset(one) => {
+                    let zones = &self.sys.backend().zoned().expect("a zoned drive").zones;
+                    let zl = zones.zone_lbas();
+                    // An empty zone holds no data: after a reset of all, every empty zone's
+                    // blocks read as zeros (those already empty change nothing).
+                    let empty: Vec<u64> = match one {
+                        Some(slba) => vec![slba - slba % zl],
+                        None => (0..zones.count())
+                            .filter(|&z| zones.state(z) == crate::device::ZoneState::Empty)
+                            .map(|z| z as u64 * zl)
+                            .collect(),
+                    };
+                    for start in empty {
+                        self.store_mut().deallocate(start, zl);
+                    }
+                }
+            }
         }
     }
 }

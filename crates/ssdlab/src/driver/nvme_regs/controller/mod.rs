@@ -42,6 +42,9 @@ pub const MPSMIN: u32 = 0;
 pub const MPSMAX: u32 = 4;
 /// VS: NVMe 1.4.0 (§3.1.2: MJR 31:16, MNR 15:8, TER 7:0).
 pub const VERSION: u32 = 0x0001_0400;
+/// VS of a zoned drive: NVMe 2.0.0, the revision that brought I/O command sets (CAP.CSS bit 6,
+/// CC.CSS = 110b, Identify with a CSI) on which the Zoned Namespace Command Set stands.
+pub const VERSION_2_0: u32 = 0x0002_0000;
 /// SQ and CQ entry sizes as powers of two (§4.2, §4.6): 64 B and 16 B.
 pub const SQES: u32 = 6;
 pub const CQES: u32 = 4;
@@ -173,6 +176,24 @@ struct IoEntry {
     undo: Option<(u64, Vec<u8>)>,
     /// A write's stream: the Streams directive's identifier (DTYPE 1, DSPEC), 0 without one.
     stream: u8,
+    /// A zone management command for every zone (Select All).
+    all_zones: bool,
+    /// What a zone command still has to do once the model has run it successfully.
+    zone_after: ZoneAfter,
+    /// The command's result, DW0 (low half) and DW1 (high half) of its completion: a Zone
+    /// Append's LBA.
+    result: u64,
+}
+
+/// The functional part of a zone command that waits for the model: where an append's data
+/// goes is known only when the drive has run it, and a reset empties its zones' data only if
+/// the drive accepted it.
+enum ZoneAfter {
+    Nothing,
+    /// A Zone Append's data, stored at the LBA the drive appended it at.
+    Append(Vec<u8>),
+    /// A reset of one zone (its first LBA), or of all with `None`.
+    Reset(Option<u64>),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -228,6 +249,8 @@ pub struct Controller {
     capacity: u64,
     /// Wall seconds the config's preconditioning took (a result's `wall.precondition_seconds`).
     precondition_s: f64,
+    /// A zoned drive (`[zns]`): namespace 1 uses the Zoned Namespace Command Set (CSI 02h).
+    zoned: bool,
 }
 
 fn default_features(max_io_queues: u32, cfg: &SsdConfig, vwc: bool) -> Features {
@@ -270,6 +293,21 @@ impl Controller {
             )));
         }
         let mut sys = Device::new(cfg, opts.seed)?;
+        let zoned = sys.backend().zoned().is_some();
+        if zoned && opts.lba_size as u64 != sys.geometry().unit_bytes {
+            return Err(Error::Config(format!(
+                "NVMe LBA size: got {}, expected {} on this zoned drive (its zones count \
+                 {}-byte logical blocks, the NAND's mapping unit)",
+                opts.lba_size,
+                sys.geometry().unit_bytes,
+                sys.geometry().unit_bytes
+            )));
+        }
+        if zoned {
+            // Zone Append's data lands where the zone's write pointer was: the controller
+            // asks the device where, per command.
+            sys.record_append_offsets(true);
+        }
         // The drive starts as a job's does: preconditioned as the config says (untimed). The
         // fill's data are zeros, which the store's unwritten blocks read as (as `serve` does).
         let precondition_s = sys.precondition_with(cfg, opts.seed, &mut |_, _| true)?;
@@ -281,11 +319,13 @@ impl Controller {
         let pci = ConfigSpace::new(vectors, link, cfg.interface.max_payload.0);
         // CAP (§3.1.1): MQES 15:0, CQR 16 (contiguous queues required), AMS 18:17 = 0 (round
         // robin only), TO 31:24, DSTRD 35:32 = 0 (4-byte stride), NSSRS 36 = 0, CSS 44:37 bit 37
-        // (NVM command set), MPSMIN 51:48, MPSMAX 55:52.
+        // (NVM command set) and, on a zoned drive, bit 43 (one or more I/O command sets: NVMe
+        // 2.0), MPSMIN 51:48, MPSMAX 55:52.
         let cap = MQES as u64
             | (1 << 16)
             | (CAP_TO << 24)
             | (1u64 << 37)
+            | ((zoned as u64) << 43)
             | ((MPSMIN as u64) << 48)
             | ((MPSMAX as u64) << 52);
         let capacity = cfg.logical_bytes();
@@ -357,6 +397,7 @@ impl Controller {
             rated_pe,
             capacity,
             precondition_s,
+            zoned,
         };
         Ok(c)
     }
@@ -431,6 +472,26 @@ impl Controller {
     /// The embedded performance model.
     pub fn device(&self) -> &Device {
         &self.sys
+    }
+
+    /// Whether namespace 1 is zoned (the Zoned Namespace Command Set).
+    pub fn is_zoned(&self) -> bool {
+        self.zoned
+    }
+
+    /// The version register's value: 2.0 for a zoned drive, else 1.4.
+    pub(super) fn version(&self) -> u32 {
+        if self.zoned {
+            VERSION_2_0
+        } else {
+            VERSION
+        }
+    }
+
+    /// Whether the host enabled the controller with every I/O command set (CC.CSS = 110b),
+    /// which the zone commands need; with CC.CSS = 000b (NVM only) they are invalid opcodes.
+    pub(super) fn zone_commands_enabled(&self) -> bool {
+        self.zoned && (self.cc >> 4) & 7 == 0b110
     }
 
     /// The namespace's data: the device's store, turned on at construction.

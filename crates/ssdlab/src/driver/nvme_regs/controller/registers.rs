@@ -82,7 +82,7 @@ impl Controller {
         match off {
             0x00 => self.cap as u32,
             0x04 => (self.cap >> 32) as u32,
-            0x08 => VERSION,
+            0x08 => self.version(),
             0x0C | 0x10 => self.intms,
             0x14 => self.cc,
             0x1C => self.csts,
@@ -182,8 +182,14 @@ impl Controller {
         let asqs = (self.aqa & 0xFFF) + 1;
         let acqs = ((self.aqa >> 16) & 0xFFF) + 1;
         let page = 4096u64 << mps.min(MPSMAX);
-        let problem = if css != 0 {
-            Some(format!("CC.CSS = {css}, expected 0 (NVM command set)"))
+        // CC.CSS (NVMe 2.0): 000b the NVM command set only, 110b every I/O command set CAP.CSS
+        // names (a zoned drive's; its zone commands need it).
+        let problem = if css != 0 && !(css == 0b110 && self.zoned) {
+            Some(if self.zoned {
+                format!("CC.CSS = {css}, expected 0 (NVM command set) or 6 (all I/O command sets)")
+            } else {
+                format!("CC.CSS = {css}, expected 0 (NVM command set)")
+            })
         } else if !(MPSMIN..=MPSMAX).contains(&mps) {
             Some(format!("CC.MPS = {mps}, expected {MPSMIN}..={MPSMAX}"))
         } else if ams != 0 {
@@ -343,11 +349,13 @@ impl Controller {
         &mut self,
         sqid: u16,
         cid: u16,
-        dw0: u32,
+        result: u64,
         status: Status,
         submitted: SimTime,
         t: SimTime,
     ) {
+        // The command's result: DW0, and DW1 for a 64-bit one (a Zone Append's LBA).
+        let (dw0, dw1) = (result as u32, (result >> 32) as u32);
         let Some(sq) = self.sqs[sqid as usize].as_ref() else {
             return;
         };
@@ -360,7 +368,7 @@ impl Controller {
         }
         let e = Cqe {
             dw0,
-            dw1: 0,
+            dw1,
             sq_head,
             sq_id: sqid,
             cid,
