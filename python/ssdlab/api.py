@@ -543,6 +543,15 @@ class Result:
         acknowledged writes, the units); None for a run without a cut (docs/power-loss.md)."""
         return self.to_dict().get("power_loss")
 
+    @property
+    def fdp(self) -> dict[str, Any] | None:
+        """Flexible Data Placement's figures (``device.fdp``, docs/fdp.md) on a drive with
+        ``[fdp]``: ``write_amplification`` in total and ``per_handle`` (each ``placement_id``,
+        ``host_bytes_written``, ``media_bytes_written``, ``write_amplification``,
+        ``ru_fills``); None on a drive without FDP."""
+        fdp: dict[str, Any] | None = self.to_dict()["device"].get("fdp")
+        return fdp
+
     def to_json(self) -> str:
         """The JSON exactly as the core wrote it (byte-identical across runs outside ``wall``)."""
         return self._json

@@ -87,6 +87,93 @@ _NO_EFFECT = {
 # an engine the model lacks (a warning) from one it has.
 _ENGINES = ("sync", "psync", "libaio", "io_uring", "posixaio")
 
+# fio's data placement options (the io_uring_cmd engine's): the newer names and the FDP-only
+# ones they replaced.
+_PLACEMENT_OPTIONS = (
+    "dataplacement",
+    "fdp",
+    "plids",
+    "fdp_pli",
+    "plid_select",
+    "fdp_pli_select",
+    "dp_scheme",
+)
+# fio keeps at most this many placement identifiers per job (FIO_MAX_DP_IDS, dataplacement.h).
+_MAX_PLACEMENT_IDS = 16
+_PLACEMENT_SELECT = {"roundrobin": "round-robin", "random": "random"}
+
+
+def _placement_ids(text: str, where: str, key: str) -> list[int]:
+    """fio's ``plids``/``fdp_pli``: a comma-separated list of identifiers and ranges (``0,2-4``)."""
+    ids: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        low, _, high = part.partition("-")
+        try:
+            first, last = int(low), int(high) if high else int(low)
+        except ValueError:
+            raise FioError(
+                f"{where}: {key}={text!r}: expected placement identifiers and ranges such as 0,2-4"
+            ) from None
+        if first < 0 or last < first:
+            raise FioError(f"{where}: {key}={text!r}: range {part!r} runs backwards")
+        ids.extend(range(first, last + 1))
+        if len(ids) > _MAX_PLACEMENT_IDS:
+            raise FioError(
+                f"{where}: {key}={text!r}: expected at most {_MAX_PLACEMENT_IDS} placement "
+                "identifiers (fio's limit)"
+            )
+    return ids
+
+
+def _placement(
+    options: Mapping[str, Option],
+    fields: dict[str, Any],
+    where: Any,
+    value: Any,
+    warn: Any,
+) -> None:
+    """fio's data placement options as the job's ``placement_ids`` and ``placement_select``: on
+    a drive with ``[fdp]`` a write's stream is its placement identifier (docs/fdp.md), and with
+    ``dataplacement=streams`` the same identifiers are stream ids (``ftl.streams``)."""
+    mode = None
+    if "dataplacement" in options:
+        mode = value("dataplacement").strip().lower()
+        if mode not in ("none", "fdp", "streams"):
+            raise FioError(
+                f"{where('dataplacement')}: dataplacement={value('dataplacement')!r}: expected "
+                "none, fdp or streams"
+            )
+    elif "fdp" in options and value("fdp").strip().lower() not in _BOOLEAN_OFF:
+        mode = "fdp"
+    if mode in (None, "none"):
+        for key in ("plids", "fdp_pli", "plid_select", "fdp_pli_select", "dp_scheme"):
+            if key in options:
+                warn(key, "without dataplacement=fdp|streams (or fdp=1) fio ignores it")
+        return
+    for key in ("plids", "fdp_pli"):
+        if key in options:
+            fields["placement_ids"] = _placement_ids(value(key), where(key), key)
+    if "placement_ids" not in fields:
+        key = "dataplacement" if "dataplacement" in options else "fdp"
+        warn(
+            key,
+            "without plids fio spreads writes over every placement identifier the drive "
+            "reports; give plids (fdp_pli) to choose them: the writes go with identifier 0",
+        )
+    for key in ("plid_select", "fdp_pli_select"):
+        if key in options:
+            select = value(key).strip().lower()
+            if select not in _PLACEMENT_SELECT:
+                raise FioError(
+                    f"{where(key)}: {key}={value(key)!r}: expected roundrobin or random (the "
+                    "scheme file of plid_select=scheme is not modelled)"
+                )
+            fields["placement_select"] = _PLACEMENT_SELECT[select]
+    if "dp_scheme" in options:
+        warn("dp_scheme", "not modelled: plid_select=scheme is refused")
+
+
 # Options whose presence would make the run mean something else than fio's: refused.
 _REFUSED = {
     "verify": "data verification needs the data, which the simulator does not keep",
@@ -518,6 +605,8 @@ _OPTIONS_OF_FIELD = {
     "rate_iops": ("rate_iops", "rate"),
     "distribution": ("random_distribution",),
     "max_open_zones": ("max_open_zones", "job_max_open_zones"),
+    "placement_ids": ("plids", "fdp_pli"),
+    "placement_select": ("plid_select", "fdp_pli_select"),
     "iodepth_batch": ("iodepth_batch", "iodepth_batch_submit"),
 }
 
@@ -784,6 +873,7 @@ def _translate(
     for key in ("zonesize", "zonecapacity", "zonerange", "zoneskip"):
         if key in options and fields.get("zonemode") == "zbd":
             warn(key, "with zonemode=zbd the drive's zones are used (its [zns] section)")
+    _placement(options, fields, where, value, warn)
     for key in ("zone_reset_threshold", "zone_reset_frequency"):
         if key in options:
             warn(
@@ -791,6 +881,7 @@ def _translate(
                 "not modelled: a zone is reset when a write finds it without room (docs/zns.md)",
             )
     handled = {
+        *_PLACEMENT_OPTIONS,
         "zonemode",
         "max_open_zones",
         "job_max_open_zones",

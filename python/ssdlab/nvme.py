@@ -131,6 +131,13 @@ class NvmeDevice:
         """The SMART / Health log with nvme-cli's JSON keys (temperature in Kelvin)."""
         return self._dev.smart_log()
 
+    def fdp_log(self, page: str, host_events: bool = False) -> dict[str, Any]:
+        """A Flexible Data Placement log page of endurance group 1, with nvme-cli's JSON keys:
+        ``configs`` (20h), ``usage`` (21h, reclaim unit handle usage), ``stats`` (22h: host and
+        media bytes written, media bytes erased) or ``events`` (23h; ``host_events``: the host
+        events, else the controller events). Needs a config with ``[fdp]`` (docs/fdp.md)."""
+        return self._dev.fdp_log(page, host_events)
+
     def list_entry(self) -> dict[str, Any]:
         """This device as an entry of ``nvme list -o json``'s ``Devices``."""
         ctrl = self.id_ctrl()

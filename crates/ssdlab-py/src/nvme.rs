@@ -161,6 +161,36 @@ impl NvmeDevice {
         let b = self.drv.identify(0, nsid).map_err(to_py)?;
         nvme_fields(py, &ssdlab::driver::nvme_regs::structs::decode_id_ns(&b))
     }
+    /// An FDP log page (`configs`, `usage`, `stats` or `events`) with nvme-cli's JSON keys;
+    /// `host_events`: the events page's host events (else its controller events).
+    #[pyo3(signature = (page, host_events=false))]
+    fn fdp_log<'py>(
+        &mut self,
+        py: Python<'py>,
+        page: &str,
+        host_events: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        use ssdlab::driver::nvme_regs::structs as st;
+        type Decode = fn(&[u8]) -> st::Fields;
+        let (lid, len, decode): (u8, u32, Decode) = match page {
+            "configs" => (0x20, 4096, st::decode_fdp_configs),
+            "usage" => (0x21, 4096, st::decode_fdp_usage),
+            "stats" => (0x22, 64, st::decode_fdp_stats),
+            "events" => (0x23, 4096, st::decode_fdp_events),
+            _ => {
+                return Err(to_py(ssdlab::Error::Job(format!(
+                    "FDP log page: got {page:?}, expected configs, usage, stats or events"
+                ))))
+            }
+        };
+        if !self.drv.fdp_supported() {
+            return Err(to_py(ssdlab::Error::Config(
+                "field `fdp`: the drive has no Flexible Data Placement, expected a config with an [fdp] section (docs/fdp.md)".into(),
+            )));
+        }
+        let b = self.drv.fdp_log(lid, len, host_events).map_err(to_py)?;
+        nvme_fields(py, &decode(&b))
+    }
     fn smart_log<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let b = self.drv.smart_log().map_err(to_py)?;
         nvme_fields(py, &ssdlab::driver::nvme_regs::structs::decode_smart(&b))

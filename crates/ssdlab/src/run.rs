@@ -87,11 +87,7 @@ pub fn run(
     let mut dev = new_device(cfg, opts)?;
     dev.ftl_mut()
         .expect_touches(job.touched_units(cfg.map_unit_bytes()));
-    if spec.stream != 0 {
-        if let Err(m) = dev.ftl().check_stream(spec.stream as u8) {
-            return Err(Error::Job(format!("job, field `stream`: {m}")));
-        }
-    }
+    check_streams(&dev, spec)?;
     let mut driver = JobDriver::new(job, &dev, opts.seed)?;
     let job_json = serde_json::to_value(spec).expect("job serialises");
     let (result, finished) = drive_jobs(&mut dev, &mut driver, cfg, job_json, opts, progress)?;
@@ -161,11 +157,7 @@ pub fn run_flows(
             .fit(cfg.logical_bytes())
             .map_err(|e| e.in_flow(f, &spec.name))?;
         touched = touched.saturating_add(job.touched_units(cfg.map_unit_bytes()));
-        if spec.stream != 0 {
-            if let Err(m) = dev.ftl().check_stream(spec.stream as u8) {
-                return Err(Error::Job(format!("job, field `stream`: {m}")).in_flow(f, &spec.name));
-            }
-        }
+        check_streams(&dev, spec).map_err(|e| e.in_flow(f, &spec.name))?;
         jobs.push(job);
     }
     dev.ftl_mut().expect_touches(touched);
@@ -636,6 +628,24 @@ fn drive<D: Driver>(
     Ok((t1.elapsed().as_secs_f64(), true))
 }
 
+/// Every stream (placement identifier) `spec`'s writes may carry must exist on the device:
+/// an error naming the field otherwise.
+fn check_streams(dev: &Device, spec: &JobSpec) -> Result<()> {
+    let field = if spec.placement_ids.is_empty() {
+        "stream"
+    } else {
+        "placement_ids"
+    };
+    for s in spec.streams_used() {
+        if s != 0 {
+            if let Err(m) = dev.ftl().check_stream(s as u8) {
+                return Err(Error::Job(format!("job, field `{field}`: {m}")));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The FTL's figures beyond `device`'s: the mapping cache's (cached mapping) and the write
 /// streams' (`ftl.streams` > 1); None when neither is on.
 fn ftl_result(dev: &Device) -> Option<FtlResult> {
@@ -654,21 +664,26 @@ fn ftl_result(dev: &Device) -> Option<FtlResult> {
         translation_reads: m.stats.translation_reads,
         translation_writes: m.stats.translation_writes,
     });
-    let streams = ftl.stream_stats().map(|all| {
-        all.iter()
-            .enumerate()
-            .map(|(i, s)| StreamResult {
-                stream: i as u32,
-                host_units_written: s.host_units_written,
-                gc_units_moved: s.gc_units_moved,
-                write_amplification: if s.host_units_written > 0 {
-                    (s.host_units_written + s.gc_units_moved) as f64 / s.host_units_written as f64
-                } else {
-                    0.0
-                },
-            })
-            .collect()
-    });
+    // With `[fdp]` the streams are its handles, reported in `device.fdp`.
+    let streams = ftl
+        .stream_stats()
+        .filter(|_| dev.config().fdp.is_none())
+        .map(|all| {
+            all.iter()
+                .enumerate()
+                .map(|(i, s)| StreamResult {
+                    stream: i as u32,
+                    host_units_written: s.host_units_written,
+                    gc_units_moved: s.gc_units_moved,
+                    write_amplification: if s.host_units_written > 0 {
+                        (s.host_units_written + s.gc_units_moved) as f64
+                            / s.host_units_written as f64
+                    } else {
+                        0.0
+                    },
+                })
+                .collect()
+        });
     (mapping.is_some() || streams.is_some()).then_some(FtlResult { mapping, streams })
 }
 
@@ -879,6 +894,7 @@ pub fn build_result(
                 }
                 z
             }),
+            fdp: dev.fdp_result(),
         },
         utilisation: Utilisation {
             channel: UnitUtil::of(dev.fil().channel_busy().map(util).collect()),

@@ -1,6 +1,6 @@
-"""The ``ssdlab nvme`` commands: ``id-ctrl``, ``id-ns``, ``smart-log`` and ``list``, and on a
-zoned drive ``zns id-ns``, ``zns id-ctrl`` and ``zns report-zones``, printed as nvme-cli prints
-them.
+"""The ``ssdlab nvme`` commands: ``id-ctrl``, ``id-ns``, ``smart-log`` and ``list``; on a
+zoned drive ``zns id-ns``, ``zns id-ctrl`` and ``zns report-zones``; on a drive with FDP ``fdp
+configs|usage|stats|events``; printed as nvme-cli prints them.
 
 Each command builds the device from CONFIG (a preset name or a TOML file), brings the
 register-level controller up through its registers, optionally runs a job (``--job``) or
@@ -408,6 +408,138 @@ def report_zones_command(
             f"    AttrsInfo: {z['attrs_info']:#x}"
         )
     sys.stdout.write("\n".join(lines) + "\n")
+
+
+fdp_app = typer.Typer(
+    help="Flexible Data Placement log pages (nvme fdp), of a config with [fdp].",
+    no_args_is_help=True,
+)
+nvme_app.add_typer(fdp_app, name="fdp")
+
+
+def _fdp(
+    page: str,
+    config: str,
+    job: Path | None,
+    trace: Path | None,
+    trace_format: str | None,
+    iodepth: int,
+    output_format: OutputFormat,
+    seed: int,
+    lba_size: int,
+    overrides: list[str] | None,
+    host_events: bool = False,
+) -> None:
+    dev = _device(config, job, trace, trace_format, iodepth, seed, lba_size, overrides)
+    fields = dev.fdp_log(page, host_events)
+    if output_format is OutputFormat.json:
+        _print_json(fields)
+        return
+    lists = {k: v for k, v in fields.items() if isinstance(v, list)}
+    _print_fields(f"FDP {page} log page (endurance group 1):", fields, set(lists))
+    for key, items in lists.items():
+        for k, item in enumerate(items):
+            parts = []
+            for name, value in item.items():
+                if isinstance(value, list):
+                    value = ",".join(str(next(iter(v.values()))) for v in value)
+                parts.append(f"{name}:{value}")
+            sys.stdout.write(f"{key}[{k}] : {' '.join(parts)}\n")
+
+
+@fdp_app.command("configs")
+def fdp_configs_command(
+    config: ConfigArg,
+    job: JobOpt = None,
+    trace: TraceOpt = None,
+    trace_format: TraceFormatOpt = None,
+    iodepth: IodepthOpt = 32,
+    output_format: FormatOpt = OutputFormat.normal,
+    seed: SeedOpt = 1,
+    lba_size: LbaOpt = 4096,
+    overrides: Overrides = None,
+) -> None:
+    """FDP Configurations log page, 20h (nvme fdp configs)."""
+    _fdp(
+        "configs",
+        config,
+        job,
+        trace,
+        trace_format,
+        iodepth,
+        output_format,
+        seed,
+        lba_size,
+        overrides,
+    )
+
+
+@fdp_app.command("usage")
+def fdp_usage_command(
+    config: ConfigArg,
+    job: JobOpt = None,
+    trace: TraceOpt = None,
+    trace_format: TraceFormatOpt = None,
+    iodepth: IodepthOpt = 32,
+    output_format: FormatOpt = OutputFormat.normal,
+    seed: SeedOpt = 1,
+    lba_size: LbaOpt = 4096,
+    overrides: Overrides = None,
+) -> None:
+    """Reclaim Unit Handle Usage log page, 21h (nvme fdp usage)."""
+    _fdp(
+        "usage", config, job, trace, trace_format, iodepth, output_format, seed, lba_size, overrides
+    )
+
+
+@fdp_app.command("stats")
+def fdp_stats_command(
+    config: ConfigArg,
+    job: JobOpt = None,
+    trace: TraceOpt = None,
+    trace_format: TraceFormatOpt = None,
+    iodepth: IodepthOpt = 32,
+    output_format: FormatOpt = OutputFormat.normal,
+    seed: SeedOpt = 1,
+    lba_size: LbaOpt = 4096,
+    overrides: Overrides = None,
+) -> None:
+    """FDP Statistics log page, 22h: host and media bytes written, media bytes erased (nvme
+    fdp stats)."""
+    _fdp(
+        "stats", config, job, trace, trace_format, iodepth, output_format, seed, lba_size, overrides
+    )
+
+
+@fdp_app.command("events")
+def fdp_events_command(
+    config: ConfigArg,
+    job: JobOpt = None,
+    trace: TraceOpt = None,
+    trace_format: TraceFormatOpt = None,
+    iodepth: IodepthOpt = 32,
+    output_format: FormatOpt = OutputFormat.normal,
+    seed: SeedOpt = 1,
+    lba_size: LbaOpt = 4096,
+    overrides: Overrides = None,
+    host_events: Annotated[
+        bool, typer.Option("--host-events", "-E", help="The host events (else the controller's).")
+    ] = False,
+) -> None:
+    """FDP Events log page, 23h (nvme fdp events)."""
+    _fdp(
+        "events",
+        config,
+        job,
+        trace,
+        trace_format,
+        iodepth,
+        output_format,
+        seed,
+        lba_size,
+        overrides,
+        host_events,
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -5,6 +5,7 @@
 
 mod cache;
 mod controller;
+mod fdp;
 mod ftl;
 mod hfsl;
 mod host;
@@ -24,6 +25,7 @@ mod zns;
 
 pub use cache::*;
 pub use controller::*;
+pub use fdp::*;
 pub use ftl::*;
 pub use hfsl::*;
 pub use host::*;
@@ -94,6 +96,10 @@ pub struct SsdConfig {
     /// a conventional drive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zns: Option<ZnsConfig>,
+    /// Flexible Data Placement over the page-mapping FTL (docs/fdp.md): present, the write
+    /// streams are its reclaim unit handles; absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fdp: Option<FdpConfig>,
 }
 
 /// The media of a device: which sections its config has.
@@ -399,6 +405,29 @@ impl SsdConfig {
             .map_unit
             .map(|b| b.0)
             .unwrap_or(self.nand.page_size.0)
+    }
+
+    /// The page FTL's write streams: `fdp.handles` with `[fdp]` (a handle is a stream), else
+    /// `ftl.streams`.
+    pub fn write_streams(&self) -> u32 {
+        self.fdp.as_ref().map_or(self.ftl.streams, |f| f.handles)
+    }
+
+    /// Whether GC moves data into a GC block of the stream that wrote it: persistently
+    /// isolated handles with `[fdp]`, else `ftl.gc.per_stream`.
+    pub fn gc_per_stream(&self) -> bool {
+        self.fdp
+            .as_ref()
+            .map_or(self.ftl.gc.per_stream, |f| f.persistent() && f.handles > 1)
+    }
+
+    /// Planes of the FTL's superblock: a reclaim unit's with `[fdp]`, else
+    /// `ftl.superblock_planes` (None: the whole stripe).
+    pub fn superblock_planes(&self) -> Option<u64> {
+        match &self.fdp {
+            Some(f) => Some(f.ru_planes(&self.nand)),
+            None => self.ftl.superblock_planes.map(u64::from),
+        }
     }
 
     /// Planes in all (saturating: a validated config has fewer than 2^32 mapping units, so

@@ -165,8 +165,8 @@ impl SsdConfig {
         // The open blocks (GC's and one per host write stream) plus the GC reserve must fit in
         // the hidden space.
         let spare = (op * blocks).floor() as u64;
-        let streams = self.ftl.streams.clamp(1, MAX_STREAMS) as u64;
-        let gc_open = if gc.per_stream { streams } else { 1 };
+        let streams = self.write_streams().clamp(1, MAX_STREAMS) as u64;
+        let gc_open = if self.gc_per_stream() { streams } else { 1 };
         let open = gc_open + streams;
         let need = threshold_blocks + open;
         if spare < need {
@@ -329,6 +329,73 @@ impl SsdConfig {
                         ),
                     );
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// `[fdp]`: on the page-mapping FTL alone, its handles in place of `ftl.streams`, its
+    /// reclaim units whole superblocks of its reclaim groups, and room for every handle's open
+    /// blocks (checked before the GC's room, which counts them too).
+    fn validate_fdp(&self, origin: &str) -> Result<()> {
+        let err = |field: &str, msg: String| {
+            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+        };
+        let Some(f) = &self.fdp else { return Ok(()) };
+        let kind = self.backend_kind();
+        if !matches!(kind, BackendKind::Page | BackendKind::Cached) {
+            return err(
+                "ftl.kind",
+                format!(
+                    "got \"{}\" with [fdp] (a {} back end), expected \"page\": placement handles choose the open block a write goes to, which only the page-mapping FTL has",
+                    self.ftl.kind.name(),
+                    kind.name()
+                ),
+            );
+        }
+        let f_ = &self.ftl;
+        if f_.streams != 1 {
+            return err(
+                "ftl.streams",
+                format!(
+                    "got {} with [fdp], expected 1: FDP's reclaim unit handles are the write streams (set fdp.handles)",
+                    f_.streams
+                ),
+            );
+        }
+        if f_.stream_policy != StreamPolicy::Host {
+            return err(
+                "ftl.stream_policy",
+                "got \"hot-cold\" with [fdp], expected \"host\": the host names each write's placement handle".into(),
+            );
+        }
+        if f_.gc.per_stream {
+            return err(
+                "ftl.gc.per_stream",
+                "got true with [fdp], expected false: fdp.ruh_type decides whether GC keeps the handles apart".into(),
+            );
+        }
+        if f_.placement == Placement::Static {
+            return err(
+                "ftl.placement",
+                "got \"static\" with [fdp], expected \"dynamic\" or \"gc-aware\": a handle writes into reclaim units of its own, not at a logical page's fixed plane".into(),
+            );
+        }
+        let blocks = self.nand.blocks_per_plane as f64;
+        let spare = (f_.over_provisioning * blocks).floor() as u64;
+        let threshold = f_.gc.threshold_blocks(self.nand.blocks_per_plane) as u64;
+        if let Err((field, msg)) = f.validate(&self.nand, spare, threshold) {
+            return err(field, msg);
+        }
+        if let Some(d) = f_.superblock_planes {
+            let ru = f.ru_planes(&self.nand);
+            if d as u64 != ru {
+                return err(
+                    "ftl.superblock_planes",
+                    format!(
+                        "got {d} with [fdp], expected {ru} (a reclaim unit's planes, from fdp.ru_bytes) or none"
+                    ),
+                );
             }
         }
         Ok(())
@@ -720,6 +787,7 @@ impl SsdConfig {
                 "got 0, expected at least 1 map unit between checkpoints".into(),
             );
         }
+        self.validate_fdp(origin)?;
         if let Some(d) = self.ftl.superblock_planes {
             let planes = self.planes();
             if self.ftl.kind != FtlKind::Page || !self.ftl.placement.is_dynamic() {
@@ -1018,6 +1086,8 @@ impl SsdConfig {
                     "ftl.kind = \"{}\" (a block-mapped FTL merges rather than collects)",
                     self.ftl.kind.name()
                 ))
+            } else if self.fdp.is_some() {
+                Some("[fdp] (the handles' blocks are not modelled)".to_string())
             } else if self.ftl.streams > 1 {
                 Some(format!(
                     "ftl.streams = {} (the streams' blocks are not modelled)",

@@ -26,6 +26,7 @@ pub use crate::ctrl::zones::{ZoneAction, ZoneState};
 use crate::ctrl::FlashPort;
 use crate::error::{Error, Result};
 use crate::iface::HostPort;
+mod fdp;
 mod hardware;
 pub mod precondition;
 pub mod store;

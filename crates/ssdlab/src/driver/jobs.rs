@@ -490,12 +490,19 @@ impl JobDriver {
             i.gen.next(job)
         };
         i.inflight += 1;
+        // Writes take their placement identifier in turn (`placement_ids`); reads carry the
+        // job's stream, which places nothing.
+        let stream = if op == Op::Write {
+            i.gen.placement(job)
+        } else {
+            job.spec.stream as u8
+        };
         Request {
             op,
             offset,
             len,
             queue: inst,
-            flags: Flags::NONE.with_stream(job.spec.stream as u8),
+            flags: Flags::NONE.with_stream(stream),
             arrival,
         }
     }

@@ -17,6 +17,7 @@ use crate::media::nand::Geometry;
 use crate::sim::mem::{advise_huge, big_vec, prefault, prefetch, zeroed_vec};
 use crate::sim::Rng;
 
+pub mod fdp;
 mod fill;
 pub mod hybrid;
 pub mod mapping_cache;
@@ -218,8 +219,10 @@ pub struct Ftl {
     data_units: u64,
     /// The mapping cache, with `ftl.mapping = "cached"`.
     pub mapping: Option<MappingCache>,
-    /// Write streams beyond the first, with `ftl.streams` > 1.
+    /// Write streams beyond the first, with `ftl.streams` > 1 (or `[fdp]`: its handles).
     streams: Option<Box<Streams>>,
+    /// With `[fdp]`: its reclaim units' bookkeeping.
+    fdp: Option<Box<fdp::FdpUnits>>,
     /// What steady-state preconditioning reached, when it ran.
     pub steady_state: Option<SteadyState>,
     /// The block whose data the last host write replaced ([`NONE`]: none), for the program
@@ -283,10 +286,7 @@ impl Ftl {
             .collect();
         let gc = &cfg.ftl.gc;
         let stripe = geo.stripe_order(&cfg.ftl.allocation);
-        let superblock = cfg
-            .ftl
-            .superblock_planes
-            .map_or(stripe.len(), |d| d as usize);
+        let superblock = cfg.superblock_planes().map_or(stripe.len(), |d| d as usize);
         let mut ftl = Ftl {
             superblock,
             fill: FillLayout::none(&geo, &stripe, superblock),
@@ -328,18 +328,21 @@ impl Ftl {
                 )
             }),
             streams: None,
+            fdp: None,
             steady_state: None,
             overwrote: NONE,
             geo,
         };
-        if cfg.ftl.streams > 1 {
-            let k = cfg.ftl.streams;
+        // With `[fdp]` the streams are its reclaim unit handles, kept even with one handle
+        // (its figures are the result's `device.fdp`).
+        if cfg.write_streams() > 1 || cfg.fdp.is_some() {
+            let k = cfg.write_streams();
             let hot_cold = cfg.ftl.stream_policy == StreamPolicy::HotCold;
             let lpns = logical + map_pages;
             ftl.streams = Some(Box::new(Streams {
                 count: k,
                 open: vec![NONE; ftl.planes.len() * (k as usize - 1)],
-                gc_open: if cfg.ftl.gc.per_stream {
+                gc_open: if cfg.gc_per_stream() {
                     vec![NONE; ftl.planes.len() * (k as usize - 1)]
                 } else {
                     Vec::new()
@@ -356,6 +359,7 @@ impl Ftl {
                 hot_window: cfg.ftl.hot_window.unwrap_or(logical as u64),
             }));
         }
+        ftl.fdp = fdp::FdpUnits::new(cfg, &ftl.stripe).map(Box::new);
         if let Some(r) = &cfg.reliability {
             ftl.start_wear(r, cfg, seed);
         }
@@ -382,7 +386,7 @@ impl Ftl {
         }
         let upb = self.geo.units_per_block() as u64;
         // The urgent level, the block kept for GC, GC's open block and one per write stream.
-        let per_plane = cfg.ftl.gc.urgent_free_blocks as u64 + 2 + cfg.ftl.streams as u64;
+        let per_plane = cfg.ftl.gc.urgent_free_blocks as u64 + 2 + cfg.write_streams() as u64;
         let min_good = self.logical_units().div_ceil(upb) + self.geo.planes() as u64 * per_plane;
         let good = self.blocks.len() as u64 - bad;
         self.wear = Some(Wear {
@@ -725,6 +729,15 @@ impl Ftl {
         if let Some(st) = self.streams.as_deref_mut() {
             st.stats.fill(StreamStats::default());
         }
+        if let Some(f) = self.fdp.as_deref_mut() {
+            f.reset_stats();
+        }
+    }
+
+    /// With `[fdp]`: its reclaim units' bookkeeping (the handles' write counters are
+    /// [`Ftl::stream_stats`], handle h being stream h).
+    pub fn fdp_units(&self) -> Option<&fdp::FdpUnits> {
+        self.fdp.as_deref()
     }
 
     /// Whether a write may name stream `stream`: below `ftl.streams`, and only with the host
@@ -732,8 +745,13 @@ impl Ftl {
     pub fn check_stream(&self, stream: u8) -> std::result::Result<(), String> {
         let count = self.streams.as_ref().map_or(1, |st| st.count);
         if stream as u32 >= count {
+            let (what, field) = if self.fdp.is_some() {
+                ("placement identifier ", "fdp.handles")
+            } else {
+                ("", "ftl.streams")
+            };
             return Err(format!(
-                "got {stream}, expected 0 up to {} (ftl.streams = {count})",
+                "got {what}{stream}, expected 0 up to {} ({field} = {count})",
                 count - 1
             ));
         }
@@ -1011,6 +1029,9 @@ impl Ftl {
         if blk.write_ptr == upb {
             blk.state = BlockState::Full;
             self.set_open_block(plane, stream, NONE);
+            if let (Some(f), Stream::Host(s)) = (self.fdp.as_deref_mut(), stream) {
+                f.block_filled(plane, s);
+            }
         }
         Ok(Some(pun))
     }
@@ -1622,6 +1643,8 @@ impl Ftl {
     }
 }
 
+#[cfg(test)]
+mod fdp_tests;
 #[cfg(test)]
 mod stream_tests;
 #[cfg(test)]

@@ -246,7 +246,7 @@ fn gc_closes_a_streams_open_block_it_collects() {
     assert_eq!(ftl.stream_stats().unwrap()[2].host_units_written, 600);
 }
 
-fn ops(logical: u64, streams: u8) -> impl Strategy<Value = Vec<Op>> {
+pub(super) fn ops(logical: u64, streams: u8) -> impl Strategy<Value = Vec<Op>> {
     let op = prop_oneof![
         6 => (0..logical, 0..streams).prop_map(|(l, s)| Op::WriteIn(l, s)),
         1 => (0..logical).prop_map(Op::Trim),

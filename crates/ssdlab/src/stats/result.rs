@@ -124,6 +124,42 @@ pub struct DeviceResult {
     /// Only on a zoned drive (`[zns]`, docs/zns.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zones: Option<ZoneResult>,
+    /// Only with Flexible Data Placement (`[fdp]`, docs/fdp.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fdp: Option<FdpResult>,
+}
+
+/// Flexible Data Placement over the timed run (docs/fdp.md): the FDP Statistics log page's
+/// figures, and each reclaim unit handle's.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FdpResult {
+    pub handles: u32,
+    pub reclaim_groups: u32,
+    pub ru_bytes: u64,
+    /// `persistently-isolated` or `initially-isolated`.
+    pub ruh_type: &'static str,
+    /// Bytes the host wrote (HBMW), the media programmed for them and for GC's moves (MBMW),
+    /// and the media erased (MBE).
+    pub host_bytes_written: u64,
+    pub media_bytes_written: u64,
+    pub media_bytes_erased: u64,
+    /// media ÷ host bytes written, 0 without host writes.
+    pub write_amplification: f64,
+    /// Reclaim units the handles' host writes filled.
+    pub ru_fills: u64,
+    /// One entry per handle, by placement identifier.
+    pub per_handle: Vec<FdpHandleResult>,
+}
+
+/// One reclaim unit handle over the timed run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FdpHandleResult {
+    pub placement_id: u32,
+    pub host_bytes_written: u64,
+    /// The handle's host bytes and the bytes GC moved of data it wrote.
+    pub media_bytes_written: u64,
+    pub write_amplification: f64,
+    pub ru_fills: u64,
 }
 
 /// A zoned drive's zones over the run (docs/zns.md).

@@ -117,6 +117,15 @@ pub struct JobSpec {
     /// so it is not one of `FIELDS` and results of jobs without it stay as they were.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub stream: u32,
+    /// Placement identifiers the job's writes take in turn (fio's `plids`, earlier `fdp_pli`;
+    /// docs/fdp.md), in place of `stream`: on a drive with `[fdp]` a write's stream is its
+    /// placement identifier. Empty (the default): every write carries `stream`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placement_ids: Vec<u32>,
+    /// How a write picks among `placement_ids`: `round-robin` (fio's default) or `random`
+    /// (fio's `plid_select`, earlier `fdp_pli_select`).
+    #[serde(default, skip_serializing_if = "PlacementSelect::is_round_robin")]
+    pub placement_select: PlacementSelect,
     /// fio's I/O engine: how many requests one instance has at the device (docs/host.md).
     /// Absent: `libaio`, up to `iodepth` in flight (the driver as it always was).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -181,6 +190,23 @@ pub enum ZoneMode {
 
 fn is_zero(v: &u32) -> bool {
     *v == 0
+}
+
+/// How a write picks its placement identifier among a job's `placement_ids`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlacementSelect {
+    /// In turn, each instance from the first (fio's `roundrobin`).
+    #[default]
+    RoundRobin,
+    /// Uniformly at random, from the instance's own random stream.
+    Random,
+}
+
+impl PlacementSelect {
+    fn is_round_robin(&self) -> bool {
+        *self == PlacementSelect::RoundRobin
+    }
 }
 
 /// fio's I/O engines, as far as they change what the device sees.
@@ -314,6 +340,16 @@ impl JobSpec {
     pub fn engine(&self) -> IoEngine {
         self.ioengine.unwrap_or(IoEngine::Libaio)
     }
+
+    /// The streams (placement identifiers) the job's writes may carry: `placement_ids`, or
+    /// `stream` alone.
+    pub fn streams_used(&self) -> Vec<u32> {
+        if self.placement_ids.is_empty() {
+            vec![self.stream]
+        } else {
+            self.placement_ids.clone()
+        }
+    }
 }
 
 impl JobSpec {
@@ -400,6 +436,19 @@ impl JobSpec {
             return err(
                 "iodepth",
                 format!("got {}, expected 1 to 65535", self.iodepth),
+            );
+        }
+        if let Some(&p) = self
+            .placement_ids
+            .iter()
+            .find(|&&p| p >= crate::config::MAX_STREAMS)
+        {
+            return err(
+                "placement_ids",
+                format!(
+                    "got {p}, expected placement identifiers 0 up to {} (and below the device's fdp.handles)",
+                    crate::config::MAX_STREAMS - 1
+                ),
             );
         }
         if self.stream >= crate::config::MAX_STREAMS {
@@ -772,6 +821,10 @@ pub fn duration(s: &str) -> std::result::Result<SimTime, String> {
 /// The generator of one job instance: its own random stream, cursor and slice of the region.
 pub struct Generator {
     rng: Rng,
+    /// `placement_ids`: the next one's index (round robin), or the stream random picks come
+    /// from (kept apart from `rng`, so offsets are drawn as without placement).
+    placement_next: usize,
+    placement_rng: Rng,
     /// Where the instance's previous request ended (`percentage_random`'s sequential share).
     last_end: u64,
     seq_cursor: u64,
@@ -802,12 +855,33 @@ impl Generator {
         Generator {
             last_end: job.region_start,
             rng: Rng::stream(seed, &format!("job.{instance}")),
+            placement_next: instance as usize,
+            placement_rng: Rng::stream(seed, &format!("job.{instance}.placement")),
             seq_cursor: 0,
             slice_start,
             slice_len,
             zipf,
             zipf_mult: coprime_multiplier(slots),
         }
+    }
+
+    /// The stream (placement identifier) of this instance's next request: `stream`, or the
+    /// next of `placement_ids` as `placement_select` says.
+    #[inline]
+    pub fn placement(&mut self, job: &Job) -> u8 {
+        let ids = &job.spec.placement_ids;
+        if ids.is_empty() {
+            return job.spec.stream as u8;
+        }
+        let i = match job.spec.placement_select {
+            PlacementSelect::RoundRobin => {
+                let i = self.placement_next % ids.len();
+                self.placement_next = i + 1;
+                i
+            }
+            PlacementSelect::Random => self.placement_rng.below(ids.len() as u64) as usize,
+        };
+        ids[i] as u8
     }
 
     /// Next (op, offset, length) of this instance.

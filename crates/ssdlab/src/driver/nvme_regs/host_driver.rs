@@ -88,6 +88,9 @@ pub struct HostDriver {
     nsze: u64,
     /// Completion timings reported by the controller and not yet matched to a CQ entry.
     timings: Vec<super::controller::Posted>,
+    /// The data placement directive writes carry (FDP, TP4146): `Some(pid)` sends DTYPE 2 with
+    /// DSPEC `pid`; None, no directive.
+    placement: Option<u16>,
 }
 
 fn job_err(msg: String) -> Error {
@@ -150,6 +153,7 @@ impl HostDriver {
             io_phase: true,
             next_cid: 0,
             id_ctrl: Vec::new(),
+            placement: None,
             id_ns: Vec::new(),
             max_xfer: 4096,
             lba_size: 512,
@@ -439,6 +443,38 @@ impl HostDriver {
         Ok(self.ctrl.mem.read_vec(buf, len as usize))
     }
 
+    /// Whether the controller supports Flexible Data Placement (Identify Controller CTRATT
+    /// bit 19).
+    pub fn fdp_supported(&self) -> bool {
+        let at = super::structs::ctrl_off::CTRATT;
+        self.id_ctrl
+            .get(at..at + 4)
+            .is_some_and(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) & (1 << 19) != 0)
+    }
+
+    /// Writes from now on carry the data placement directive naming placement identifier
+    /// `pid` (None: no directive).
+    pub fn set_placement(&mut self, pid: Option<u16>) {
+        self.placement = pid;
+    }
+
+    /// FDP log page `lid` (20h–23h) of endurance group 1 (`host_events`: the events page's
+    /// host events, LSP bit 0; else its controller events), `len` bytes (at most 4096).
+    pub fn fdp_log(&mut self, lid: u8, len: u32, host_events: bool) -> Result<Vec<u8>> {
+        let buf = DATA_ADDR;
+        let numd = len / 4 - 1;
+        let r = self.admin_cmd(Sqe {
+            nsid: 0xFFFF_FFFF,
+            prp1: buf,
+            prp2: buf + 4096,
+            cdw10: lid as u32 | (u32::from(host_events) << 8) | (numd << 16),
+            cdw11: 1 << 16,
+            ..Sqe::new(admin::GET_LOG_PAGE)
+        })?;
+        check(&r.cqe, &format!("Get Log Page (LID {lid:02x}h)"))?;
+        Ok(self.ctrl.mem.read_vec(buf, len as usize))
+    }
+
     pub fn smart_log(&mut self) -> Result<Vec<u8>> {
         self.get_log(0x02, 512)
     }
@@ -490,13 +526,20 @@ impl HostDriver {
                     IoCmd::Append { .. } => io::ZONE_APPEND,
                     _ => io::WRITE,
                 };
+                // A write's data placement directive: DTYPE 2 in CDW12 bits 23:20, the
+                // placement identifier in CDW13 bits 31:16.
+                let (dtype, dspec) = match self.placement {
+                    Some(pid) if op == io::WRITE => (2u32 << 20, (pid as u32) << 16),
+                    _ => (0, 0),
+                };
                 Sqe {
                     nsid: 1,
                     prp1,
                     prp2,
                     cdw10: slba as u32,
                     cdw11: (slba >> 32) as u32,
-                    cdw12: nlb - 1,
+                    cdw12: (nlb - 1) | dtype,
+                    cdw13: dspec,
                     ..Sqe::new(op)
                 }
             }

@@ -492,6 +492,78 @@ pub fn decode_smart(b: &[u8]) -> Fields {
     ]
 }
 
+/// FDP Configurations log page (20h) decoded with nvme-cli's `fdp configs` JSON keys (`n`
+/// zero-based; each configuration's `fdpa`, `vss`, `nrg`, `nruh`, `nnss`, `runs`, `erutl`, and
+/// its handles' `ruht` under `ruhs`).
+pub fn decode_fdp_configs(b: &[u8]) -> Fields {
+    let i = |off, n| Value::Int(le(b, off, n));
+    let n = le(b, 0, 2) as usize;
+    let mut configs = Vec::new();
+    let mut at = 16usize;
+    for _ in 0..=n.min(15) {
+        let size = le(b, at, 2) as usize;
+        let nruh = le(b, at + 8, 2) as usize;
+        let ruhs = (0..nruh)
+            .map(|h| vec![("ruht", Value::Int(le(b, at + 64 + 4 * h, 1)))])
+            .collect();
+        configs.push(vec![
+            ("fdpa", i(at + 2, 1)),
+            ("vss", i(at + 3, 1)),
+            ("nrg", i(at + 4, 4)),
+            ("nruh", i(at + 8, 2)),
+            ("nnss", i(at + 12, 4)),
+            ("runs", i(at + 16, 8)),
+            ("erutl", i(at + 24, 4)),
+            ("ruhs", Value::List(ruhs)),
+        ]);
+        if size == 0 {
+            break;
+        }
+        at += size;
+    }
+    vec![("n", i(0, 2)), ("configs", Value::List(configs))]
+}
+
+/// Reclaim Unit Handle Usage log page (21h) with nvme-cli's `fdp usage` JSON keys.
+pub fn decode_fdp_usage(b: &[u8]) -> Fields {
+    let nruh = le(b, 0, 2) as usize;
+    let ruhus = (0..nruh)
+        .map(|h| vec![("ruha", Value::Int(le(b, 8 + 8 * h, 1)))])
+        .collect();
+    vec![
+        ("nruh", Value::Int(nruh as u128)),
+        ("ruhus", Value::List(ruhus)),
+    ]
+}
+
+/// FDP Statistics log page (22h) with nvme-cli's `fdp stats` JSON keys.
+pub fn decode_fdp_stats(b: &[u8]) -> Fields {
+    let i = |off, n| Value::Int(le(b, off, n));
+    vec![("hbmw", i(0, 16)), ("mbmw", i(16, 16)), ("mbe", i(32, 16))]
+}
+
+/// FDP Events log page (23h) with nvme-cli's `fdp events` JSON keys.
+pub fn decode_fdp_events(b: &[u8]) -> Fields {
+    let n = (le(b, 0, 4) as usize).min(63);
+    let events = (0..n)
+        .map(|k| {
+            let at = 64 + 64 * k;
+            let i = |off, len| Value::Int(le(b, at + off, len));
+            vec![
+                ("type", i(0, 1)),
+                ("fdpef", i(1, 1)),
+                ("pid", i(2, 2)),
+                ("timestamp", i(4, 8)),
+                ("nsid", i(12, 4)),
+            ]
+        })
+        .collect();
+    vec![
+        ("n", Value::Int(n as u128)),
+        ("events", Value::List(events)),
+    ]
+}
+
 /// Values as JSON text (keys in the order given; integers as JSON numbers).
 pub fn to_json(fields: &Fields) -> String {
     fn val(v: &Value) -> String {

@@ -212,6 +212,30 @@ pub fn run_job_with(
     spec.refuse_startdelay("the register-level NVMe driver")?;
     let cap = drv.nsze() * drv.lba_size();
     let job = spec.fit(cap)?;
+    // On an FDP drive the job's stream is its writes' placement identifier, sent in the data
+    // placement directive; one naming no handle is the job's error (the drive would place the
+    // writes with handle 0 and log an event).
+    let placement = if drv.fdp_supported() {
+        let ids = spec.streams_used();
+        if ids.len() > 1 {
+            return Err(Error::Job(format!(
+                "field `placement_ids`: got {} identifiers, expected one: the register-level driver sends one placement identifier per job",
+                ids.len()
+            )));
+        }
+        if let Err(m) = drv.ctrl.check_placement(ids[0]) {
+            let field = if spec.placement_ids.is_empty() {
+                "stream"
+            } else {
+                "placement_ids"
+            };
+            return Err(Error::Job(format!("field `{field}`: {m}")));
+        }
+        Some(ids[0] as u16)
+    } else {
+        None
+    };
+    drv.set_placement(placement);
     let n = job.spec.numjobs.max(1);
     let mut gens: Vec<Generator> = (0..n).map(|k| Generator::new(&job, k, seed)).collect();
     let total = job.total_ios;
@@ -251,6 +275,8 @@ pub fn run_trace(
     iodepth: u32,
     limit: Option<u64>,
 ) -> Result<Summary> {
+    // Traces carry no placement: their writes go without a directive.
+    drv.set_placement(None);
     run_trace_with(drv, path, opts, iodepth, limit, &mut || true)
 }
 

@@ -248,6 +248,10 @@ impl Controller {
         put_u16(&mut b, co::CNTLID, 1); // assumed
         put_u32(&mut b, co::VER, self.version());
         put_u32(&mut b, co::OAES, 0);
+        if self.sys.config().fdp.is_some() {
+            // CTRATT bit 19: Flexible Data Placement supported.
+            put_u32(&mut b, co::CTRATT, 1 << 19);
+        }
         b[co::CNTRLTYPE] = 1; // I/O controller
         put_u16(&mut b, co::OACS, 0); // no optional admin commands
         b[co::ACL] = 3; // abort limit 4 (0's based, §5.15.2.2 recommends at least 4)
@@ -362,6 +366,15 @@ impl Controller {
         if lpo & 3 != 0 || len > self.max_xfer {
             return Err(Status::INVALID_FIELD);
         }
+        // LSP (bits 11:8), and LSI (CDW11 bits 31:16): the FDP pages' endurance group, 1.
+        let lsp = (c.cdw10 >> 8) & 0xF;
+        if let Some(page) = self.fdp_log(lid, lsp & 1 == 1) {
+            if c.cdw11 >> 16 != 1 {
+                return Err(Status::INVALID_FIELD);
+            }
+            let log = page?;
+            return self.log_to_host(c, &log, lpo, len);
+        }
         let log = match lid {
             0x01 => {
                 let mut v = Vec::with_capacity(64 * (ELPE as usize + 1));
@@ -386,6 +399,17 @@ impl Controller {
             }
             _ => return Err(Status::INVALID_LOG_PAGE),
         };
+        self.log_to_host(c, &log, lpo, len)
+    }
+
+    /// `len` bytes of `log` from offset `lpo` to the command's buffer (zeros past its end).
+    fn log_to_host(
+        &mut self,
+        c: &Sqe,
+        log: &[u8],
+        lpo: u64,
+        len: u64,
+    ) -> std::result::Result<u32, Status> {
         if lpo >= log.len() as u64 {
             return Err(Status::INVALID_FIELD);
         }

@@ -221,12 +221,32 @@ impl Controller {
     /// type, or a stream out of range, is Invalid Field, as for a directive not enabled. The
     /// Directive Send and Receive commands (enabling, allocating streams) are not modelled:
     /// the config's streams are open from the start.
-    fn write_stream(&self, c: &Sqe) -> std::result::Result<u8, Status> {
+    ///
+    /// With `[fdp]` the data placement directive (DTYPE 2, TP4146) names a placement
+    /// identifier in DSPEC: its handle is the stream. One that names no handle places the
+    /// write with handle 0 and logs an Invalid Placement Identifier event, as the
+    /// specification has it (QEMU's emulation does the same); without `[fdp]` DTYPE 2 is
+    /// Invalid Field.
+    fn write_stream(&mut self, c: &Sqe) -> std::result::Result<u8, Status> {
         let dtype = (c.cdw12 >> 20) & 0xF;
         let dspec = c.cdw13 >> 16;
         match dtype {
             0 => Ok(0),
-            1 => {
+            2 if self.sys.config().fdp.is_some() => {
+                match u8::try_from(dspec)
+                    .ok()
+                    .filter(|&s| self.sys.ftl().check_stream(s).is_ok())
+                {
+                    Some(s) => Ok(s),
+                    None => {
+                        self.log_invalid_pid(dspec as u16);
+                        Ok(0)
+                    }
+                }
+            }
+            // A drive with FDP has no Streams directive (the specification keeps the two
+            // apart): Invalid Field, below.
+            1 if self.sys.config().fdp.is_none() => {
                 let s = u8::try_from(dspec).map_err(|_| Status::INVALID_FIELD)?;
                 self.sys
                     .ftl()

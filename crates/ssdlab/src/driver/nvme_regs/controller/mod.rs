@@ -26,6 +26,7 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 
 mod admin_commands;
+pub mod fdp_logs;
 mod io_commands;
 mod registers;
 
@@ -231,6 +232,8 @@ pub struct Controller {
     smart: Smart,
     errors: Vec<[u8; 64]>,
     error_count: u64,
+    /// With `[fdp]`: the host events of the FDP Events log page, oldest first.
+    fdp_events: Vec<[u8; 64]>,
     posted: Vec<Posted>,
     // Identity.
     sn: String,
@@ -380,6 +383,7 @@ impl Controller {
             smart: Smart::default(),
             errors: Vec::new(),
             error_count: 0,
+            fdp_events: Vec::new(),
             posted: Vec::new(),
             sn,
             mn: format!("ssdlab {}", cfg.meta.name),
