@@ -14,10 +14,9 @@ to the SOC. Nothing the cache does depends on timing, so it is worked out first 
 list (``ssdlab.run_requests``) and the drive runs it in order at a queue depth. Three drives:
 
 1. ``conventional``: one write stream;
-2. ``placement``: the same drive with one placement handle per region (the SOC's writes carry
-   stream 1, the LOC's stream 0; ``ftl.streams = 2`` with per-stream GC blocks). The handle is
-   the request's stream field, which an FDP drive reads as its placement identifier: moving
-   this drive to FDP is a change of :data:`DRIVES` only;
+2. ``placement``: the same drive with Flexible Data Placement and one placement handle per
+   region (``fdp.handles = 2``: the SOC's writes carry handle 1, the LOC's handle 0, in the
+   request's stream field, which an FDP drive reads as its placement identifier);
 3. ``zoned``: a zoned drive (NVMe ZNS). LOC segments are whole zones, reset before each reuse
    (FIFO, no copy); SOC buckets are written at the write pointer of an open SOC zone, and when
    free SOC zones run short the host collects garbage: it reads the live buckets of the SOC
@@ -112,14 +111,13 @@ class Drive:
         return Config.load(self.preset, overrides=[*self.overrides, *extra])
 
 
-#: The three drives. The placement drive's handles are write streams today; an FDP drive takes
-#: the same request field as its placement identifier, so it is this entry's overrides only.
+#: The three drives. The placement drive is FDP with two handles (docs/fdp.md).
 DRIVES: dict[str, Drive] = {
     "conventional": Drive("conventional", "small-tlc", MEDIA + FRESH),
     "placement": Drive(
         "placement",
         "small-tlc",
-        MEDIA + FRESH + ("ftl.streams=2", 'ftl.stream_policy="host"', "ftl.gc.per_stream=true"),
+        MEDIA + FRESH + ("fdp.handles=2",),
         placement=True,
     ),
     # Zones of one segment each (two blocks on each of the 16 planes).
