@@ -71,6 +71,8 @@ _NO_EFFECT = {
     "write_lat_log",
     "write_iops_log",
     "log_avg_msec",
+    "log_max_value",
+    "log_offset",
     "cpus_allowed",
     "cpumask",
     "numa_cpu_nodes",
@@ -1118,7 +1120,9 @@ def _windows(done_ps: Any, nbytes: Any, start_ps: int, end_ps: int, avg_ms: int)
     return b, n
 
 
-def _samples(per_window: Any, scale: float, prefix: str) -> dict[str, Any]:
+def _samples(per_window: Any, scale: float, prefix: str, agg_bytes: float = 0.0) -> dict[str, Any]:
+    """fio's bw_/iops_ figures over the windows' samples; ``agg_bytes`` the group's aggregate
+    bandwidth in that direction (bytes/s), of which ``bw_agg`` is the mean's share."""
     import numpy as np
 
     values = per_window * scale
@@ -1132,7 +1136,7 @@ def _samples(per_window: Any, scale: float, prefix: str) -> dict[str, Any]:
         return out
     out = {f"{prefix}_min": int(values.min()), f"{prefix}_max": int(values.max())}
     if prefix == "bw":
-        out["bw_agg"] = 100.0
+        out["bw_agg"] = _share_of_aggregate(float(values.mean()), agg_bytes)
     out.update(
         {
             f"{prefix}_mean": float(values.mean()),
@@ -1143,8 +1147,23 @@ def _samples(per_window: Any, scale: float, prefix: str) -> dict[str, Any]:
     return out
 
 
+def _share_of_aggregate(mean_kib_s: float, agg_bytes: float) -> float:
+    """fio's ``bw_agg`` (stat.c, convert_agg_kbytes_percent): a job's mean bandwidth sample as
+    a percentage of its group's aggregate bandwidth, at most 100; 100 when the aggregate is
+    1 KiB/s or less."""
+    if agg_bytes <= 1024:
+        return 100.0
+    return min(100.0, mean_kib_s * 100.0 / (agg_bytes / 1024.0))
+
+
 def _direction(
-    rows: Any, op: int, runtime_s: float, window: tuple[int, int], job: FioJob, plus: bool
+    rows: Any,
+    op: int,
+    runtime_s: float,
+    window: tuple[int, int],
+    job: FioJob,
+    plus: bool,
+    agg_bytes: float = 0.0,
 ) -> dict[str, Any]:
     """One direction of a job in fio's JSON shape, from the records (zeros when it did none)."""
     import numpy as np
@@ -1185,7 +1204,7 @@ def _direction(
         "lat_ns": lat,
     }
     # fio's bw samples are KiB/s over each window, IOPS samples requests/s.
-    out.update(_samples(b, 1000 / avg_ms / 1024, "bw"))
+    out.update(_samples(b, 1000 / avg_ms / 1024, "bw", agg_bytes))
     out.update(_samples(n, 1000 / _avg_ms(job, "iopsavgtime"), "iops"))
     return out
 
@@ -1216,9 +1235,18 @@ def _buckets(values: Any, bounds: Sequence[int], unit_ns: int, low_ns: int) -> d
     for bound in bounds:
         top = bound * unit_ns
         hits = int(np.count_nonzero((values >= below) & (values < top))) if n else 0
-        out[str(bound)] = round(100.0 * hits / n, 6) if n else 0.0
+        out[str(bound)] = _bucket_share(hits, n)
         below = top
     return out
+
+
+def _bucket_share(hits: int, n: int) -> float:
+    """A latency bucket's percentage of all requests as fio gives it (stat.c, stat_calc_lat):
+    a bucket with any request shows at least 0.01."""
+    if n == 0:
+        return 0.0
+    share = round(100.0 * hits / n, 6)
+    return max(share, 0.01) if hits else share
 
 
 def _depth_levels(rows: Any, clones: int) -> dict[str, float]:
@@ -1253,11 +1281,16 @@ def _batch_levels(batch: int) -> dict[str, float]:
 
 
 def job_json(
-    job: FioJob, result: Mapping[str, Any], records: bytes | None = None, plus: bool = False
+    job: FioJob,
+    result: Mapping[str, Any],
+    records: bytes | None = None,
+    plus: bool = False,
+    agg: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """One job in fio 3.33's JSON shape (``plus``: json+, with the latency histogram's bins);
     ``records`` are the run's per-request records (``Result.record_bytes``, from
-    ``run(..., record_requests=True)``)."""
+    ``run(..., record_requests=True)``); ``agg`` its group's aggregate bandwidth per direction
+    (bytes/s, :func:`group_aggregates`), for ``bw_agg``."""
     import numpy as np
 
     runtime_s = float(result["sim"]["measured_time_s"])
@@ -1279,7 +1312,7 @@ def job_json(
         "job options": dict(job.own),
     }
     for code, op in enumerate(_OPS):
-        out[op] = _direction(rows, code, runtime_s, window, job, plus)
+        out[op] = _direction(rows, code, runtime_s, window, job, plus, (agg or {}).get(op, 0.0))
     out.update(
         {
             "sync": {"total_ios": 0, "lat_ns": _stats(np.zeros(0))},
@@ -1313,7 +1346,7 @@ def _ms_buckets(lat_ns: Any) -> dict[str, float]:
     out = _buckets(lat_ns, _LAT_MS_BOUNDS, 1_000_000, 1_000_000)
     n = len(lat_ns)
     hits = int(np.count_nonzero(lat_ns >= 2000 * 1_000_000)) if n else 0
-    out[">=2000"] = round(100.0 * hits / n, 6) if n else 0.0
+    out[">=2000"] = _bucket_share(hits, n)
     return out
 
 
@@ -1330,8 +1363,10 @@ def to_json(
     results = list(results)
     recs = list(records) if records is not None else [None] * len(results)
     jobs = [
-        job_json(job, result, rec, plus)
-        for job, result, rec in zip(fio.jobs, results, recs, strict=True)
+        job_json(job, result, rec, plus, agg)
+        for job, result, rec, agg in zip(
+            fio.jobs, results, recs, group_aggregates(fio, results), strict=True
+        )
     ]
     return {
         "fio version": f"ssdlab-{version}",
@@ -1341,6 +1376,116 @@ def to_json(
         "global options": dict(fio.global_options),
         "jobs": jobs,
     }
+
+
+def group_aggregates(fio: FioFile, results: Sequence[Mapping[str, Any]]) -> list[dict[str, float]]:
+    """Each job's group's aggregate bandwidth per direction (bytes/s), as fio's run status
+    (stat.c: the group's bytes times 1000 over its longest runtime in ms, whole numbers): the
+    jobs of a group run together, so the group's rate is its bytes over the longest of them."""
+    index = {id(job): i for i, job in enumerate(fio.jobs)}
+    out: list[dict[str, float]] = [{} for _ in fio.jobs]
+    for group in fio.groups():
+        agg: dict[str, float] = {}
+        for op in _OPS:
+            io, longest_ms = 0, 0
+            for job in group:
+                o = results[index[id(job)]].get("ops", {}).get(op)
+                if o and int(o["bytes"]):
+                    io += int(o["bytes"])
+                    ms = int(round(float(results[index[id(job)]]["sim"]["measured_time_s"]) * 1000))
+                    longest_ms = max(longest_ms, ms)
+            agg[op] = float(io * 1000 // longest_ms) if longest_ms else 0.0
+        for job in group:
+            out[index[id(job)]] = agg
+    return out
+
+
+# fio's terse output (`--output-format=terse`): one line per job, fields separated by `;`, in
+# the order fio 3.33 writes them (stat.c, show_thread_status_terse_all and
+# show_ddir_status_terse; HOWTO: "Terse output"), here built from the job's JSON figures so that
+# the two say the same. Version 3 is fio's default (`--terse-version`); 4 adds the trim
+# direction, 5 also each direction's bw sample count and IOPS figures.
+TERSE_VERSIONS = (3, 4, 5)
+DEFAULT_TERSE_VERSION = 3
+# fio's terse line holds 20 percentiles (FIO_IO_U_LIST_MAX_LEN), `0%=0` for the slots unused.
+_TERSE_PERCENTILES = 20
+
+
+def _terse_lat(stats: Mapping[str, Any]) -> list[str]:
+    """min;max;mean;stddev in µs (min and max whole, as fio divides them), zeros without
+    requests."""
+    if not stats.get("N"):
+        return ["0", "0", "0.000000", "0.000000"]
+    return [
+        str(int(stats["min"]) // 1000),
+        str(int(stats["max"]) // 1000),
+        f"{stats['mean'] / 1000:f}",
+        f"{stats['stddev'] / 1000:f}",
+    ]
+
+
+def _terse_direction(d: Mapping[str, Any], version: int) -> list[str]:
+    runtime_ms = int(d["runtime"])
+    io_bytes = int(d["io_bytes"])
+    # fio's whole-number KiB/s and IOPS over the runtime in ms.
+    bw = (1000 * io_bytes // runtime_ms) // 1024 if runtime_ms else 0
+    iops = (1000 * int(d["total_ios"])) // runtime_ms if runtime_ms else 0
+    out = [str(io_bytes >> 10), str(bw), str(iops), str(runtime_ms)]
+    out += _terse_lat(d["slat_ns"]) + _terse_lat(d["clat_ns"])
+    points = list(d["clat_ns"].get("percentile", {}).items())[:_TERSE_PERCENTILES]
+    out += [f"{float(key):f}%={int(value) // 1000}" for key, value in points]
+    out += ["0%=0"] * (_TERSE_PERCENTILES - len(points))
+    out += _terse_lat(d["lat_ns"])
+    if d["bw_samples"]:
+        out += [str(d["bw_min"]), str(d["bw_max"]), f"{d['bw_agg']:f}%"]
+        out += [f"{d['bw_mean']:f}", f"{d['bw_dev']:f}"]
+    else:
+        out += ["0", "0", "0.000000%", "0.000000", "0.000000"]
+    if version == 5:
+        out.append(str(d["bw_samples"]))
+        if d["iops_samples"]:
+            out += [str(d["iops_min"]), str(d["iops_max"]), f"{d['iops_mean']:f}"]
+            out += [f"{d['iops_stddev']:f}", str(d["iops_samples"])]
+        else:
+            out += ["0", "0", "0.000000", "0.000000", "0"]
+    return out
+
+
+def terse_line(job: FioJob, j: Mapping[str, Any], fio_version: str, version: int) -> str:
+    """One job's terse line (without the newline) from its JSON figures ``j``."""
+    if version not in TERSE_VERSIONS:
+        raise FioError(
+            f"terse version {version}: expected one of {', '.join(map(str, TERSE_VERSIONS))}"
+            " (fio's 2 has another layout, which ssdlab does not write)"
+        )
+    out = [str(version), fio_version, job.name, str(job.group), "0"]
+    ops = ("read", "write", "trim") if version >= 4 else ("read", "write")
+    for op in ops:
+        out += _terse_direction(j[op], version)
+    out += [f"{j['usr_cpu']:f}%", f"{j['sys_cpu']:f}%", str(j["ctx"]), str(j["majf"])]
+    out.append(str(j["minf"]))
+    out += [f"{j['iodepth_level'][name]:3.1f}%" for _, name in _DEPTH_LEVELS]
+    # fio's terse line kept its layout when the ns buckets came: they are added into the first
+    # µs bucket (stat.c, stat_calc_lat_nu).
+    lat_us = [float(v) for v in j["latency_us"].values()]
+    lat_us[0] += sum(float(v) for v in j["latency_ns"].values())
+    out += [f"{v:3.2f}%" for v in lat_us]
+    out += [f"{float(v):3.2f}%" for v in j["latency_ms"].values()]
+    # No disk utilisation (no host disk, as fio's null engine) nor error counts
+    # (continue_on_error is not read); the job's description last, as fio.
+    description = job.options.get("description", "")
+    if description:
+        out.append(description)
+    return ";".join(out)
+
+
+def to_terse(fio: FioFile, report: Mapping[str, Any], version: int = DEFAULT_TERSE_VERSION) -> str:
+    """fio's terse output of a run, from its JSON report (:func:`to_json`)."""
+    lines = [
+        terse_line(job, j, report["fio version"], version)
+        for job, j in zip(fio.jobs, report["jobs"], strict=True)
+    ]
+    return "".join(line + "\n" for line in lines)
 
 
 # The text report, from the results' summaries.
