@@ -196,12 +196,15 @@ def _windowed(
     with_offset: bool,
 ) -> list[tuple[int, ...]]:
     """One line per direction and ``avg_ms`` window that has requests, stamped at the
-    window's end (the last, partial window at the end of the measured time). Latency logs
+    window's end (the last, partial window at the end of the measured time, as fio writes
+    what is left of its window when the job ends). Latency logs
     carry the window's mean (rounded, as fio) or maximum (``log_max_value=1``); bandwidth and
     IOPS logs the window's KiB/s and requests/s over its length, as fio's windowed samples."""
     import numpy as np
 
-    end_ms = max(measured_ps // _PS_PER_MS, 1)
+    # The last window ends with the measured time, in whole ms rounded up (so after every
+    # completion's own time, which is rounded down).
+    end_ms = max(-(-measured_ps // _PS_PER_MS), 1)
     log_max = _flag(job, "log_max_value", False)
     slot = time_ms // avg_ms
     out: list[tuple[int, ...]] = []

@@ -721,6 +721,8 @@ def run_command(
         return
     if output_format != "normal":
         raise UserError(f"--output-format {output_format}: only with --fio (see --json)")
+    if log_dir is not None:
+        raise UserError("--log-dir: only with --fio (the folder of a job file's write_*_log files)")
     trace_flags: dict[str, Any] = {
         "--format": trace_format,
         "--mode": mode,
