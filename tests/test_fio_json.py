@@ -27,6 +27,7 @@ FILES = [
     ROOT / "tests" / "data" / "fio" / "mixed-bssplit.fio",
     ROOT / "examples" / "fio" / "zoned-reads.fio",
     ROOT / "examples" / "fio" / "paced-writer.fio",
+    ROOT / "examples" / "fio" / "latency-profile.fio",
 ]
 ENV = {"SPAN": "64m"}  # paced-writer.fio's ${SPAN}
 

@@ -519,8 +519,12 @@ _OPTIONS_OF_FIELD = {
     "ramp": ("ramp_time",),
     "rate_iops": ("rate_iops", "rate"),
     "distribution": ("random_distribution",),
+    "rate_process": ("rate_process",),
     "max_open_zones": ("max_open_zones", "job_max_open_zones"),
     "iodepth_batch": ("iodepth_batch", "iodepth_batch_submit"),
+    "latency_target": ("latency_target",),
+    "latency_window": ("latency_window",),
+    "latency_percentile": ("latency_percentile",),
 }
 
 
@@ -716,16 +720,30 @@ def _translate(
             fields["rate_iops"] = rate / mean
         if len(sizes) > 1:
             warn("rate", "paced as requests of the mean block size (fio paces bytes)")
-    if "rate_process" in options and value("rate_process").strip().lower() != "linear":
-        warn("rate_process", "arrivals are evenly spaced (fio's rate_process=linear)")
+    if "rate_process" in options:
+        process = value("rate_process").strip().lower()
+        if process not in ("linear", "poisson"):
+            raise FioError(
+                f"{where('rate_process')}: rate_process={value('rate_process')!r}: expected"
+                " linear or poisson"
+            )
+        if process == "poisson" and "rate_iops" in fields:
+            fields["rate_process"] = "poisson"
     if "random_distribution" in options:
         text = first("random_distribution", "distributions")
         fields["distribution"] = _distribution(text, where("random_distribution"), size)
+        kind, _, arg = text.partition(":")
+        if kind.strip().lower() in _DEFAULT_SKEW and ":" in arg:
+            warn(
+                "random_distribution",
+                "the center (the second value) is not modelled: the hot blocks are scattered"
+                " over the region, as fio's hash scatters them with the default center",
+            )
         if fields["distribution"] == "uniform" and text.strip().lower() != "random":
             warn(
                 "random_distribution",
-                "not modelled (the job model has uniform, zipf, zoned and zoned_abs): uniform is"
-                " used",
+                "not modelled (fio's are random, zipf, pareto, normal, zoned and zoned_abs):"
+                " uniform is used",
             )
     if "percentage_random" in options:
         share = first("percentage_random", "shares")
@@ -752,6 +770,8 @@ def _translate(
         delay = parse_time(value("startdelay"), where("startdelay"), "startdelay")
         if not re.fullmatch(r"0+(\.0*)?[a-z]+", delay):
             fields["startdelay"] = delay
+    if "latency_target" in options:
+        _latency_target(fields, options)
     if "blockalign" in options or "ba" in options:
         key = "blockalign" if "blockalign" in options else "ba"
         align = size(key, value(key).split(",")[0])
@@ -825,6 +845,10 @@ def _translate(
         "thinktime",
         "thinktime_blocks",
         "startdelay",
+        "latency_target",
+        "latency_window",
+        "latency_percentile",
+        "latency_run",
         "random_distribution",
         "blockalign",
         "ba",
@@ -845,6 +869,43 @@ def _translate(
     return fields
 
 
+def _latency_target(fields: dict[str, Any], options: Mapping[str, Option]) -> None:
+    """fio's latency-target search (`latency_target`, `latency_window`, `latency_percentile`,
+    `latency_run`) as the job model's fields; bare times are µs, as fio reads them. Without a
+    target (or with 0) fio ignores the other three, and so does this."""
+
+    def at(key: str) -> str:
+        return options[key].where
+
+    def zero(duration: str) -> bool:
+        return re.fullmatch(r"0+(\.0*)?[a-z]+", duration) is not None
+
+    target = parse_time(
+        options["latency_target"].value, at("latency_target"), "latency_target", "us"
+    )
+    if zero(target):
+        return
+    fields["latency_target"] = target
+    if "latency_window" in options:
+        window = parse_time(
+            options["latency_window"].value, at("latency_window"), "latency_window", "us"
+        )
+        if not zero(window):
+            fields["latency_window"] = window
+    if "latency_percentile" in options:
+        # fio reads a list of floats and uses the first.
+        text = options["latency_percentile"].value.split(":")[0].strip()
+        try:
+            fields["latency_percentile"] = float(text)
+        except ValueError:
+            raise FioError(
+                f"{at('latency_percentile')}: latency_percentile={text!r}: expected a percentage"
+                " such as 99.9"
+            ) from None
+    if "latency_run" in options:
+        fields["latency_run"] = options["latency_run"].value.strip().lower() not in _BOOLEAN_OFF
+
+
 def _block_sizes(fields: Mapping[str, Any]) -> list[int]:
     """The job's block sizes in bytes (4 KiB, the job model's default, when none is given)."""
     bs = fields.get("bs", "4KiB")
@@ -852,15 +913,23 @@ def _block_sizes(fields: Mapping[str, Any]) -> list[int]:
     return [int(_core.parse_bytes(str(s))) for s in sizes]
 
 
+# fio's values when a skewed distribution is named alone (fio.h: FIO_DEF_ZIPF, FIO_DEF_PARETO;
+# options.c: a normal distribution's deviation 0).
+_DEFAULT_SKEW = {"zipf": "1.1", "pareto": "0.2", "normal": "0"}
+
+
 def _distribution(text: str, where: str, size: Any) -> str:
-    """fio's random_distribution as the job model's: ``zipf:θ``, ``zoned:…`` and
-    ``zoned_abs:…`` map (zoned_abs's sizes read as fio reads them, then given in bytes);
-    ``random`` is uniform; pareto and normal (gauss) have no counterpart (the caller warns)."""
+    """fio's random_distribution as the job model's: ``zipf:θ``, ``pareto:h``, ``normal:dev``,
+    ``zoned:…`` and ``zoned_abs:…`` map (zoned_abs's sizes read as fio reads them, then given
+    in bytes; a skewed one named alone takes fio's default value; its center, the second
+    value, is dropped: the caller warns); ``random`` is uniform; anything else is uniform too
+    (the caller warns)."""
     kind, _, arg = text.partition(":")
     kind = kind.strip().lower()
     arg = arg.strip()
-    if kind == "zipf" and arg:
-        return f"zipf:{arg}"
+    if kind in _DEFAULT_SKEW:
+        value = arg.split(":")[0].strip() or _DEFAULT_SKEW[kind]
+        return f"{kind}:{value}"
     if kind == "zoned" and arg:
         return f"zoned:{arg}"
     if kind == "zoned_abs" and arg:
@@ -1330,14 +1399,32 @@ def job_json(
             "latency_ns": _buckets(lat_ns, _LAT_BOUNDS, 1, 0),
             "latency_us": _buckets(lat_ns, _LAT_BOUNDS, 1000, 1000),
             "latency_ms": _ms_buckets(lat_ns),
-            "latency_depth": iodepth,
-            "latency_target": 0,
-            "latency_percentile": 100.0,
-            "latency_window": 0,
+            **_latency_keys(job, result, iodepth),
             "ssdlab": {"config_name": result["config_name"], "config_hash": result["config_hash"]},
         }
     )
     return out
+
+
+def _latency_keys(job: FioJob, result: Mapping[str, Any], iodepth: int) -> dict[str, Any]:
+    """fio's latency-target keys: the depth the search settled at (the result's
+    ``latency_depth``), the target in ns, the window in µs and the percentile, as fio writes
+    them; without a target, the job's iodepth and fio's zeros."""
+    target = job.fields.get("latency_target")
+    if not target:
+        return {
+            "latency_depth": iodepth,
+            "latency_target": 0,
+            "latency_percentile": 100.0,
+            "latency_window": 0,
+        }
+    window = job.fields.get("latency_window")
+    return {
+        "latency_depth": int(result.get("latency_depth") or iodepth),
+        "latency_target": duration_ps(str(target)) // 1000,
+        "latency_percentile": float(job.fields.get("latency_percentile", 100.0)),
+        "latency_window": duration_ps(str(window)) // 10**6 if window else 0,
+    }
 
 
 def _ms_buckets(lat_ns: Any) -> dict[str, float]:
@@ -1593,6 +1680,14 @@ def to_text(fio: FioFile, results: Sequence[Mapping[str, Any]]) -> str:
             )
             pct = ", ".join(f"{float(k):g}th={v / 1000:.2f}" for k, v in lat["percentile"].items())
             lines.append(f"    lat percentiles (usec): {pct}")
+        if job.fields.get("latency_target"):
+            # fio's line for a latency-target job: target (ns), window (µs), depth found.
+            keys = _latency_keys(job, result, int(job.fields.get("iodepth", 1)))
+            lines.append(
+                f"     latency   : target={keys['latency_target']},"
+                f" window={keys['latency_window']},"
+                f" percentile={keys['latency_percentile']:.2f}%, depth={keys['latency_depth']}"
+            )
     lines.append("")
     for group in fio.groups():
         gid = group[0].group

@@ -67,7 +67,8 @@ pub fn run(
     }
     let mut driver = JobDriver::new(job, &dev, opts.seed)?;
     let job_json = serde_json::to_value(spec).expect("job serialises");
-    let (result, finished) = drive_jobs(&mut dev, &mut driver, cfg, job_json, opts, progress)?;
+    let (mut result, finished) = drive_jobs(&mut dev, &mut driver, cfg, job_json, opts, progress)?;
+    result.latency_depth = driver.outcomes()[0].latency_depth;
     Ok(RunOutput {
         result,
         records: dev.take_records(),
@@ -192,6 +193,7 @@ fn flow_result(o: &crate::driver::jobs::FlowOutcome) -> FlowResult {
             bandwidth_mib_s: mib,
             bandwidth_mb_s: mb,
         },
+        latency_depth: o.latency_depth,
     }
 }
 
@@ -702,6 +704,7 @@ pub fn build_result(
         seed,
         job,
         trace: None,
+        latency_depth: None,
         flows: None,
         samples: None,
         sim: SimInfo {

@@ -8,7 +8,9 @@
 //! - `nvme_regs`: the register-level NVMe controller, driven by MMIO from outside the loop.
 //! - `sampler`: periodic statistics, any of these wrapped to sample the device at an interval.
 //! - `zbd`: fio's `zonemode=zbd` for `jobs` on a zoned drive (writes at write pointers).
+//! - `depth_search`: fio's `latency_target` for `jobs` (the queue depth that meets a target).
 
+mod depth_search;
 pub mod fusion_host;
 pub mod hfsl;
 pub mod jobs;
