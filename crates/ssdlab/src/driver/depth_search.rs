@@ -216,7 +216,7 @@ mod tests {
             if s.done() {
                 break;
             }
-            now = now + SimTime::from_us(10);
+            now += SimTime::from_us(10);
             let lat = SimTime::from_us(per_depth_us * s.depth() as u64).ps();
             assert_eq!(s.on_completion(now, lat, true), Step::Go);
             if s.draining() {
@@ -265,14 +265,14 @@ mod tests {
         );
         let mut now = SimTime::ZERO;
         for k in 0..200u64 {
-            now = now + SimTime::from_us(10);
+            now += SimTime::from_us(10);
             let lat = if k == 50 { 200 } else { 50 };
             s.on_completion(now, SimTime::from_us(lat).ps(), true);
         }
         assert_eq!(s.depth(), 2, "2 ms passed with 99.5 % within: doubled");
         // The next window: four misses in two hundred (98 %) fail it.
         for k in 0..200u64 {
-            now = now + SimTime::from_us(10);
+            now += SimTime::from_us(10);
             let lat = if k % 50 == 0 { 200 } else { 50 };
             s.on_completion(now, SimTime::from_us(lat).ps(), true);
         }

@@ -209,6 +209,12 @@ impl JobDriver {
         let mut flows = Vec::with_capacity(jobs.len());
         let mut insts = Vec::with_capacity(total_insts as usize);
         for (f, job) in jobs.into_iter().enumerate() {
+            if job.spec.latency_target.is_some() && job.spec.rate_iops.is_some() {
+                let e = Error::Job(
+                    "job, field `latency_target`: given with rate_iops, expected a closed loop: the search sets how many requests are in flight, which a rate does not".into(),
+                );
+                return Err(name_flow(e, &job, several));
+            }
             let zbd = Self::zoned(&job, dev).map_err(|e| name_flow(e, &job, several))?;
             let flow_seed = seed ^ (f as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
             let first = insts.len() as u32;
@@ -1614,9 +1620,12 @@ mod tests {
 
     #[test]
     fn latency_target_with_a_rate_or_a_missing_target_is_refused() {
-        let e = JobSpec::from_json(r#"{"rw":"randread","rate_iops":1000,"latency_target":"1ms"}"#)
-            .unwrap_err()
-            .to_string();
+        let (dev, _) = setup(&[], r#"{"rw":"randread","io_count":1}"#);
+        let spec =
+            JobSpec::from_json(r#"{"rw":"randread","rate_iops":1000,"latency_target":"1ms"}"#)
+                .unwrap();
+        let job = spec.fit(dev.config().logical_bytes()).unwrap();
+        let e = JobDriver::new(job, &dev, 1).err().unwrap().to_string();
         assert!(
             e.contains("field `latency_target`") && e.contains("rate_iops"),
             "{e}"

@@ -552,7 +552,8 @@ impl JobSpec {
     }
 
     /// fio's latency-target search: its options only with a target, the target positive, the
-    /// percentile a share, and a closed loop whose depth the search can set.
+    /// percentile a share. (That it needs a closed loop is checked when the job is driven:
+    /// `driver::jobs`.)
     fn check_latency_target(&self) -> Result<()> {
         let err =
             |field: &str, msg: String| Err(Error::Job(format!("job, field `{field}`: {msg}")));
@@ -581,12 +582,6 @@ impl JobSpec {
                     format!("got {p}, expected a percentage above 0 and at most 100"),
                 );
             }
-        }
-        if self.rate_iops.is_some() {
-            return err(
-                "latency_target",
-                "given with rate_iops, expected a closed loop: the search sets how many requests are in flight, which a rate does not".into(),
-            );
         }
         Ok(())
     }
@@ -896,7 +891,14 @@ impl Generator {
 
     /// A rank in `0..all` of fio's pareto or normal distribution (before scattering).
     fn skew_rank(&mut self, all: u64) -> u64 {
-        match self.skew.expect("skewed") {
+        let skew = match &self.skew {
+            Some(SkewState::Pareto { pow }) => SkewState::Pareto { pow: *pow },
+            Some(SkewState::Normal { width }) => SkewState::Normal { width: *width },
+            // Zipf draws its own slots and uniform needs no rank: neither comes here.
+            _ => return self.rng.below(all),
+        };
+        match skew {
+            SkewState::Zipf(_) => self.rng.below(all),
             SkewState::Pareto { pow } => ((all - 1) as f64 * self.rng.unit_f64().powf(pow)) as u64,
             SkewState::Normal { width } => {
                 // fio's gauss_next: the mean of 12 uniform draws in [0, all], rounded up.
@@ -929,17 +931,23 @@ pub struct Generator {
     seq_cursor: u64,
     slice_start: u64,
     slice_len: u64,
-    zipf: Option<rand_distr::Zipf<f64>>,
-    zipf_mult: u64,
-    /// fio's pareto (the exponent ln h / ln(1 − h)) or normal (the deviation's width in
-    /// slots) distribution.
+    /// A skewed distribution's state (None: uniform). One option for all of them, so that
+    /// the uniform path tests one thing, as it did with zipf alone.
     skew: Option<SkewState>,
+    zipf_mult: u64,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 enum SkewState {
-    Pareto { pow: f64 },
-    Normal { width: u64 },
+    Zipf(rand_distr::Zipf<f64>),
+    /// fio's pareto: the exponent ln h / ln(1 − h).
+    Pareto {
+        pow: f64,
+    },
+    /// fio's normal: the deviation's width in slots.
+    Normal {
+        width: u64,
+    },
 }
 
 impl Generator {
@@ -959,8 +967,8 @@ impl Generator {
         let slots = (job.region_len / align).max(1);
         let zipf = job
             .zipf_theta
-            .map(|t| rand_distr::Zipf::new(slots as f64, t).expect("valid zipf"));
-        let skew = job.spec.distribution.skew().map(|s| match s {
+            .map(|t| SkewState::Zipf(rand_distr::Zipf::new(slots as f64, t).expect("valid zipf")));
+        let skew = zipf.or(job.spec.distribution.skew().map(|s| match s {
             Skew::Pareto { h } => SkewState::Pareto {
                 pow: h.ln() / (1.0 - h).ln(),
             },
@@ -968,16 +976,15 @@ impl Generator {
             Skew::Normal { dev } => SkewState::Normal {
                 width: ((slots as f64 * dev / 100.0).ceil() as u64).min(slots / 2),
             },
-        });
+        }));
         Generator {
             last_end: job.region_start,
             rng: Rng::stream(seed, &format!("job.{instance}")),
             seq_cursor: 0,
             slice_start,
             slice_len,
-            zipf,
-            zipf_mult: coprime_multiplier(slots),
             skew,
+            zipf_mult: coprime_multiplier(slots),
         }
     }
 
@@ -1045,8 +1052,8 @@ impl Generator {
         } else {
             let align = job.min_bs;
             let slots = ((job.region_len - len) / align) + 1;
-            let slot = match &self.zipf {
-                Some(z) => {
+            let slot = match &self.skew {
+                Some(SkewState::Zipf(z)) => {
                     use rand_distr::Distribution;
                     // Ranks are 1-based; scatter them over the region (as fio does) with a
                     // bijective permutation, so hot blocks are not all at the start.
@@ -1054,7 +1061,7 @@ impl Generator {
                     let all = (job.region_len / align).max(1);
                     ((rank as u128 * self.zipf_mult as u128) % all as u128) as u64 % slots
                 }
-                None if self.skew.is_some() => self.skewed_slot(job, slots),
+                Some(_) => self.skewed_slot(job, slots),
                 None => self.rng.below(slots),
             };
             job.region_start + slot * align
