@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -104,3 +105,25 @@ def wait_for_stderr(proc: subprocess.Popen[str], prefix: str, timeout: float = 3
             if line.startswith(prefix):
                 return lines
     raise AssertionError(f"no {prefix!r} line in {timeout} s: {''.join(lines)}")
+
+
+def run_fio_null(
+    job_file: Path, tmp_path: Path, *args: str, env: dict[str, str] | None = None
+) -> str:
+    """Real fio's stdout for ``job_file`` with the null engine in every job (fio's own command
+    line cannot override a file's ioengine, so the copy says it after each section header),
+    run in ``tmp_path`` (where fio writes any log files)."""
+    text = job_file.read_text()
+    text = re.sub(r"^(\[[^\]]+\])\s*$", r"\1\nioengine=null", text, flags=re.MULTILINE)
+    copy = tmp_path / job_file.name
+    copy.write_text(text)
+    out = subprocess.run(
+        ["fio", *args, str(copy)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, **(env or {})},
+        cwd=tmp_path,
+        timeout=120,
+    )
+    return out.stdout

@@ -137,13 +137,13 @@ def test_number_ios_is_per_clone() -> None:
 
 def test_options_not_modelled_are_named_in_warnings() -> None:
     f = parsed(
-        "[a]\nrw=randread:8\nioengine=mmap\nrandom_distribution=pareto:0.9\n"
+        "[a]\nrw=randread:8\nioengine=mmap\nrandom_distribution=gauss:5\n"
         "gtod_reduce=1\nblockalign=512\nfilename=/dev/nvme0n1\n"
     )
     text = "\n".join(f.warnings)
     assert "job.fio:2: [a] rw=randread:8" in text
     assert "job.fio:3: [a] ioengine=mmap: not modelled" in text
-    assert "random_distribution=pareto:0.9: not modelled" in text
+    assert "random_distribution=gauss:5: not modelled (fio's are random, zipf" in text
     assert f.jobs[0].fields["distribution"] == "uniform"
     assert "job.fio:5: [a] gtod_reduce=1: not modelled by ssdlab" in text
     assert "blockalign=512" in text
@@ -517,3 +517,62 @@ def test_a_ramp_as_long_as_the_runtime_is_refused_not_a_result_of_nothing() -> N
             ssdlab.Config.load("small-tlc"),
             ssdlab.Job(rw="randread", bs="4KiB", runtime="2ms", ramp="2ms"),
         )
+
+
+def test_latency_target_options_reach_the_job_and_the_report(tmp_path: Path) -> None:
+    """fio's latency-target search: the options as fio reads them (bare times in µs), the depth
+    found in fio's JSON keys (target in ns, window in µs) and in the text report's line."""
+    f = parsed(
+        "[global]\nrw=randread\nbs=4k\nsize=64m\niodepth=32\n"
+        "[a]\nlatency_target=2000\nlatency_window=2ms\nlatency_percentile=99.9\n"
+        "[b]\nlatency_target=0\nlatency_window=5\n"
+    )
+    a, b = (job.fields for job in f.jobs)
+    assert (a["latency_target"], a["latency_window"]) == ("2000us", "2ms")
+    assert a["latency_percentile"] == 99.9
+    assert "latency_target" not in b and "latency_window" not in b  # fio ignores them
+    assert f.warnings == []
+    job = tmp_path / "lt.fio"
+    job.write_text(
+        "[lt]\nrw=randread\nbs=4k\nsize=64m\niodepth=64\nruntime=1s\ntime_based\n"
+        "latency_target=400\nlatency_window=2ms\nlatency_percentile=99\n"
+    )
+    proc = run_cli("run", "small-tlc", "--fio", job, "--output-format", "json,normal", "-q")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout[: proc.stdout.rindex("}") + 1])
+    (j,) = report["jobs"]
+    assert j["latency_target"] == 400_000 and j["latency_window"] == 2000
+    assert j["latency_percentile"] == 99.0
+    assert 1 < j["latency_depth"] < 64
+    # The search ended the job well before its 1 s, after a final window at that depth.
+    assert j["read"]["runtime"] < 500
+    assert f"percentile=99.00%, depth={j['latency_depth']}" in proc.stdout
+    job.write_text("[lt]\nrw=randread\nrate_iops=1000\nlatency_target=1ms\n")
+    assert_user_error(
+        run_cli("run", "small-tlc", "--fio", job, "-q"), "lt.fio:4", "latency_target", "rate_iops"
+    )
+
+
+def test_pareto_normal_and_poisson_reach_the_job() -> None:
+    """fio's pareto and normal distributions (a value, or fio's default when named alone) and
+    rate_process=poisson map onto the job model; a center is dropped with a warning."""
+    f = parsed(
+        "[global]\nrw=randread\nbs=4k\nsize=64m\n"
+        "[a]\nrandom_distribution=pareto:0.9\nrate_iops=1000\nrate_process=poisson\n"
+        "[b]\nrandom_distribution=normal:5\n"
+        "[c]\nrandom_distribution=pareto\nrate_process=poisson\n"
+        "[d]\nrandom_distribution=zipf:1.2:0.25\n"
+    )
+    a, b, c, d = (job.fields for job in f.jobs)
+    assert a["distribution"] == "pareto:0.9" and a["rate_process"] == "poisson"
+    assert b["distribution"] == "normal:5"
+    assert c["distribution"] == "pareto:0.2"  # fio's default h
+    assert "rate_process" not in c  # without a rate fio has nothing to pace
+    assert d["distribution"] == "zipf:1.2"
+    assert len(f.warnings) == 1 and "center" in f.warnings[0] and "job.fio:15" in f.warnings[0]
+    for job in f.jobs:
+        job.job()  # the core takes them
+    with pytest.raises(fio.FioError, match="job.fio:2: rate_process='bursty'"):
+        parsed("[a]\nrate_process=bursty\n")
+    with pytest.raises(fio.FioError, match=r"job.fio:2.*pareto:1.5"):
+        parsed("[a]\nrandom_distribution=pareto:1.5\nrw=randread\n")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 from fractions import Fraction
@@ -18,7 +17,7 @@ import numpy as np
 import pytest
 
 import ssdlab
-from conftest import run_cli
+from conftest import run_cli, run_fio_null
 from ssdlab import fio
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,6 +27,7 @@ FILES = [
     ROOT / "tests" / "data" / "fio" / "mixed-bssplit.fio",
     ROOT / "examples" / "fio" / "zoned-reads.fio",
     ROOT / "examples" / "fio" / "paced-writer.fio",
+    ROOT / "examples" / "fio" / "latency-profile.fio",
 ]
 ENV = {"SPAN": "64m"}  # paced-writer.fio's ${SPAN}
 
@@ -53,22 +53,9 @@ def _shape(value: Any, path: str = "") -> list[str]:
 
 
 def _fio_json(job_file: Path, tmp_path: Path, form: str = "json") -> dict[str, Any]:
-    """fio's JSON of ``job_file`` with the null engine in every job (fio's own command line
-    cannot override a file's ioengine, so the copy says it after each section header)."""
-    text = job_file.read_text()
-    text = re.sub(r"^(\[[^\]]+\])\s*$", r"\1\nioengine=null", text, flags=re.MULTILINE)
-    copy = tmp_path / job_file.name
-    copy.write_text(text)
-    out = subprocess.run(
-        ["fio", f"--output-format={form}", str(copy)],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, **ENV},
-        cwd=tmp_path,
-        timeout=120,
-    )
-    return json.loads(out.stdout[out.stdout.index("{") :])
+    """fio's JSON of ``job_file`` with the null engine in every job."""
+    out = run_fio_null(job_file, tmp_path, f"--output-format={form}", env=ENV)
+    return json.loads(out[out.index("{") :])
 
 
 @pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (apt install fio)")

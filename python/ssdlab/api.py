@@ -527,6 +527,8 @@ class Result:
             }
             own["ops"] = flow["ops"]
             own["total"] = flow["total"]
+            if "latency_depth" in flow:
+                own["latency_depth"] = flow["latency_depth"]
             own["sim"] = {
                 **data["sim"],
                 "simulated_time_s": flow["end_s"],

@@ -71,6 +71,8 @@ _NO_EFFECT = {
     "write_lat_log",
     "write_iops_log",
     "log_avg_msec",
+    "log_max_value",
+    "log_offset",
     "cpus_allowed",
     "cpumask",
     "numa_cpu_nodes",
@@ -604,10 +606,14 @@ _OPTIONS_OF_FIELD = {
     "ramp": ("ramp_time",),
     "rate_iops": ("rate_iops", "rate"),
     "distribution": ("random_distribution",),
+    "rate_process": ("rate_process",),
     "max_open_zones": ("max_open_zones", "job_max_open_zones"),
     "placement_ids": ("plids", "fdp_pli"),
     "placement_select": ("plid_select", "fdp_pli_select"),
     "iodepth_batch": ("iodepth_batch", "iodepth_batch_submit"),
+    "latency_target": ("latency_target",),
+    "latency_window": ("latency_window",),
+    "latency_percentile": ("latency_percentile",),
 }
 
 
@@ -803,16 +809,30 @@ def _translate(
             fields["rate_iops"] = rate / mean
         if len(sizes) > 1:
             warn("rate", "paced as requests of the mean block size (fio paces bytes)")
-    if "rate_process" in options and value("rate_process").strip().lower() != "linear":
-        warn("rate_process", "arrivals are evenly spaced (fio's rate_process=linear)")
+    if "rate_process" in options:
+        process = value("rate_process").strip().lower()
+        if process not in ("linear", "poisson"):
+            raise FioError(
+                f"{where('rate_process')}: rate_process={value('rate_process')!r}: expected"
+                " linear or poisson"
+            )
+        if process == "poisson" and "rate_iops" in fields:
+            fields["rate_process"] = "poisson"
     if "random_distribution" in options:
         text = first("random_distribution", "distributions")
         fields["distribution"] = _distribution(text, where("random_distribution"), size)
+        kind, _, arg = text.partition(":")
+        if kind.strip().lower() in _DEFAULT_SKEW and ":" in arg:
+            warn(
+                "random_distribution",
+                "the center (the second value) is not modelled: the hot blocks are scattered"
+                " over the region, as fio's hash scatters them with the default center",
+            )
         if fields["distribution"] == "uniform" and text.strip().lower() != "random":
             warn(
                 "random_distribution",
-                "not modelled (the job model has uniform, zipf, zoned and zoned_abs): uniform is"
-                " used",
+                "not modelled (fio's are random, zipf, pareto, normal, zoned and zoned_abs):"
+                " uniform is used",
             )
     if "percentage_random" in options:
         share = first("percentage_random", "shares")
@@ -839,6 +859,8 @@ def _translate(
         delay = parse_time(value("startdelay"), where("startdelay"), "startdelay")
         if not re.fullmatch(r"0+(\.0*)?[a-z]+", delay):
             fields["startdelay"] = delay
+    if "latency_target" in options:
+        _latency_target(fields, options)
     if "blockalign" in options or "ba" in options:
         key = "blockalign" if "blockalign" in options else "ba"
         align = size(key, value(key).split(",")[0])
@@ -914,6 +936,10 @@ def _translate(
         "thinktime",
         "thinktime_blocks",
         "startdelay",
+        "latency_target",
+        "latency_window",
+        "latency_percentile",
+        "latency_run",
         "random_distribution",
         "blockalign",
         "ba",
@@ -934,6 +960,43 @@ def _translate(
     return fields
 
 
+def _latency_target(fields: dict[str, Any], options: Mapping[str, Option]) -> None:
+    """fio's latency-target search (`latency_target`, `latency_window`, `latency_percentile`,
+    `latency_run`) as the job model's fields; bare times are µs, as fio reads them. Without a
+    target (or with 0) fio ignores the other three, and so does this."""
+
+    def at(key: str) -> str:
+        return options[key].where
+
+    def zero(duration: str) -> bool:
+        return re.fullmatch(r"0+(\.0*)?[a-z]+", duration) is not None
+
+    target = parse_time(
+        options["latency_target"].value, at("latency_target"), "latency_target", "us"
+    )
+    if zero(target):
+        return
+    fields["latency_target"] = target
+    if "latency_window" in options:
+        window = parse_time(
+            options["latency_window"].value, at("latency_window"), "latency_window", "us"
+        )
+        if not zero(window):
+            fields["latency_window"] = window
+    if "latency_percentile" in options:
+        # fio reads a list of floats and uses the first.
+        text = options["latency_percentile"].value.split(":")[0].strip()
+        try:
+            fields["latency_percentile"] = float(text)
+        except ValueError:
+            raise FioError(
+                f"{at('latency_percentile')}: latency_percentile={text!r}: expected a percentage"
+                " such as 99.9"
+            ) from None
+    if "latency_run" in options:
+        fields["latency_run"] = options["latency_run"].value.strip().lower() not in _BOOLEAN_OFF
+
+
 def _block_sizes(fields: Mapping[str, Any]) -> list[int]:
     """The job's block sizes in bytes (4 KiB, the job model's default, when none is given)."""
     bs = fields.get("bs", "4KiB")
@@ -941,15 +1004,23 @@ def _block_sizes(fields: Mapping[str, Any]) -> list[int]:
     return [int(_core.parse_bytes(str(s))) for s in sizes]
 
 
+# fio's values when a skewed distribution is named alone (fio.h: FIO_DEF_ZIPF, FIO_DEF_PARETO;
+# options.c: a normal distribution's deviation 0).
+_DEFAULT_SKEW = {"zipf": "1.1", "pareto": "0.2", "normal": "0"}
+
+
 def _distribution(text: str, where: str, size: Any) -> str:
-    """fio's random_distribution as the job model's: ``zipf:θ``, ``zoned:…`` and
-    ``zoned_abs:…`` map (zoned_abs's sizes read as fio reads them, then given in bytes);
-    ``random`` is uniform; pareto and normal (gauss) have no counterpart (the caller warns)."""
+    """fio's random_distribution as the job model's: ``zipf:θ``, ``pareto:h``, ``normal:dev``,
+    ``zoned:…`` and ``zoned_abs:…`` map (zoned_abs's sizes read as fio reads them, then given
+    in bytes; a skewed one named alone takes fio's default value; its center, the second
+    value, is dropped: the caller warns); ``random`` is uniform; anything else is uniform too
+    (the caller warns)."""
     kind, _, arg = text.partition(":")
     kind = kind.strip().lower()
     arg = arg.strip()
-    if kind == "zipf" and arg:
-        return f"zipf:{arg}"
+    if kind in _DEFAULT_SKEW:
+        value = arg.split(":")[0].strip() or _DEFAULT_SKEW[kind]
+        return f"{kind}:{value}"
     if kind == "zoned" and arg:
         return f"zoned:{arg}"
     if kind == "zoned_abs" and arg:
@@ -1209,7 +1280,9 @@ def _windows(done_ps: Any, nbytes: Any, start_ps: int, end_ps: int, avg_ms: int)
     return b, n
 
 
-def _samples(per_window: Any, scale: float, prefix: str) -> dict[str, Any]:
+def _samples(per_window: Any, scale: float, prefix: str, agg_bytes: float = 0.0) -> dict[str, Any]:
+    """fio's bw_/iops_ figures over the windows' samples; ``agg_bytes`` the group's aggregate
+    bandwidth in that direction (bytes/s), of which ``bw_agg`` is the mean's share."""
     import numpy as np
 
     values = per_window * scale
@@ -1223,7 +1296,7 @@ def _samples(per_window: Any, scale: float, prefix: str) -> dict[str, Any]:
         return out
     out = {f"{prefix}_min": int(values.min()), f"{prefix}_max": int(values.max())}
     if prefix == "bw":
-        out["bw_agg"] = 100.0
+        out["bw_agg"] = _share_of_aggregate(float(values.mean()), agg_bytes)
     out.update(
         {
             f"{prefix}_mean": float(values.mean()),
@@ -1234,8 +1307,23 @@ def _samples(per_window: Any, scale: float, prefix: str) -> dict[str, Any]:
     return out
 
 
+def _share_of_aggregate(mean_kib_s: float, agg_bytes: float) -> float:
+    """fio's ``bw_agg`` (stat.c, convert_agg_kbytes_percent): a job's mean bandwidth sample as
+    a percentage of its group's aggregate bandwidth, at most 100; 100 when the aggregate is
+    1 KiB/s or less."""
+    if agg_bytes <= 1024:
+        return 100.0
+    return min(100.0, mean_kib_s * 100.0 / (agg_bytes / 1024.0))
+
+
 def _direction(
-    rows: Any, op: int, runtime_s: float, window: tuple[int, int], job: FioJob, plus: bool
+    rows: Any,
+    op: int,
+    runtime_s: float,
+    window: tuple[int, int],
+    job: FioJob,
+    plus: bool,
+    agg_bytes: float = 0.0,
 ) -> dict[str, Any]:
     """One direction of a job in fio's JSON shape, from the records (zeros when it did none)."""
     import numpy as np
@@ -1276,7 +1364,7 @@ def _direction(
         "lat_ns": lat,
     }
     # fio's bw samples are KiB/s over each window, IOPS samples requests/s.
-    out.update(_samples(b, 1000 / avg_ms / 1024, "bw"))
+    out.update(_samples(b, 1000 / avg_ms / 1024, "bw", agg_bytes))
     out.update(_samples(n, 1000 / _avg_ms(job, "iopsavgtime"), "iops"))
     return out
 
@@ -1307,9 +1395,18 @@ def _buckets(values: Any, bounds: Sequence[int], unit_ns: int, low_ns: int) -> d
     for bound in bounds:
         top = bound * unit_ns
         hits = int(np.count_nonzero((values >= below) & (values < top))) if n else 0
-        out[str(bound)] = round(100.0 * hits / n, 6) if n else 0.0
+        out[str(bound)] = _bucket_share(hits, n)
         below = top
     return out
+
+
+def _bucket_share(hits: int, n: int) -> float:
+    """A latency bucket's percentage of all requests as fio gives it (stat.c, stat_calc_lat):
+    a bucket with any request shows at least 0.01."""
+    if n == 0:
+        return 0.0
+    share = round(100.0 * hits / n, 6)
+    return max(share, 0.01) if hits else share
 
 
 def _depth_levels(rows: Any, clones: int) -> dict[str, float]:
@@ -1344,11 +1441,16 @@ def _batch_levels(batch: int) -> dict[str, float]:
 
 
 def job_json(
-    job: FioJob, result: Mapping[str, Any], records: bytes | None = None, plus: bool = False
+    job: FioJob,
+    result: Mapping[str, Any],
+    records: bytes | None = None,
+    plus: bool = False,
+    agg: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """One job in fio 3.33's JSON shape (``plus``: json+, with the latency histogram's bins);
     ``records`` are the run's per-request records (``Result.record_bytes``, from
-    ``run(..., record_requests=True)``)."""
+    ``run(..., record_requests=True)``); ``agg`` its group's aggregate bandwidth per direction
+    (bytes/s, :func:`group_aggregates`), for ``bw_agg``."""
     import numpy as np
 
     runtime_s = float(result["sim"]["measured_time_s"])
@@ -1370,7 +1472,7 @@ def job_json(
         "job options": dict(job.own),
     }
     for code, op in enumerate(_OPS):
-        out[op] = _direction(rows, code, runtime_s, window, job, plus)
+        out[op] = _direction(rows, code, runtime_s, window, job, plus, (agg or {}).get(op, 0.0))
     out.update(
         {
             "sync": {"total_ios": 0, "lat_ns": _stats(np.zeros(0))},
@@ -1388,14 +1490,32 @@ def job_json(
             "latency_ns": _buckets(lat_ns, _LAT_BOUNDS, 1, 0),
             "latency_us": _buckets(lat_ns, _LAT_BOUNDS, 1000, 1000),
             "latency_ms": _ms_buckets(lat_ns),
-            "latency_depth": iodepth,
-            "latency_target": 0,
-            "latency_percentile": 100.0,
-            "latency_window": 0,
+            **_latency_keys(job, result, iodepth),
             "ssdlab": {"config_name": result["config_name"], "config_hash": result["config_hash"]},
         }
     )
     return out
+
+
+def _latency_keys(job: FioJob, result: Mapping[str, Any], iodepth: int) -> dict[str, Any]:
+    """fio's latency-target keys: the depth the search settled at (the result's
+    ``latency_depth``), the target in ns, the window in µs and the percentile, as fio writes
+    them; without a target, the job's iodepth and fio's zeros."""
+    target = job.fields.get("latency_target")
+    if not target:
+        return {
+            "latency_depth": iodepth,
+            "latency_target": 0,
+            "latency_percentile": 100.0,
+            "latency_window": 0,
+        }
+    window = job.fields.get("latency_window")
+    return {
+        "latency_depth": int(result.get("latency_depth") or iodepth),
+        "latency_target": duration_ps(str(target)) // 1000,
+        "latency_percentile": float(job.fields.get("latency_percentile", 100.0)),
+        "latency_window": duration_ps(str(window)) // 10**6 if window else 0,
+    }
 
 
 def _ms_buckets(lat_ns: Any) -> dict[str, float]:
@@ -1404,7 +1524,7 @@ def _ms_buckets(lat_ns: Any) -> dict[str, float]:
     out = _buckets(lat_ns, _LAT_MS_BOUNDS, 1_000_000, 1_000_000)
     n = len(lat_ns)
     hits = int(np.count_nonzero(lat_ns >= 2000 * 1_000_000)) if n else 0
-    out[">=2000"] = round(100.0 * hits / n, 6) if n else 0.0
+    out[">=2000"] = _bucket_share(hits, n)
     return out
 
 
@@ -1421,8 +1541,10 @@ def to_json(
     results = list(results)
     recs = list(records) if records is not None else [None] * len(results)
     jobs = [
-        job_json(job, result, rec, plus)
-        for job, result, rec in zip(fio.jobs, results, recs, strict=True)
+        job_json(job, result, rec, plus, agg)
+        for job, result, rec, agg in zip(
+            fio.jobs, results, recs, group_aggregates(fio, results), strict=True
+        )
     ]
     return {
         "fio version": f"ssdlab-{version}",
@@ -1432,6 +1554,116 @@ def to_json(
         "global options": dict(fio.global_options),
         "jobs": jobs,
     }
+
+
+def group_aggregates(fio: FioFile, results: Sequence[Mapping[str, Any]]) -> list[dict[str, float]]:
+    """Each job's group's aggregate bandwidth per direction (bytes/s), as fio's run status
+    (stat.c: the group's bytes times 1000 over its longest runtime in ms, whole numbers): the
+    jobs of a group run together, so the group's rate is its bytes over the longest of them."""
+    index = {id(job): i for i, job in enumerate(fio.jobs)}
+    out: list[dict[str, float]] = [{} for _ in fio.jobs]
+    for group in fio.groups():
+        agg: dict[str, float] = {}
+        for op in _OPS:
+            io, longest_ms = 0, 0
+            for job in group:
+                o = results[index[id(job)]].get("ops", {}).get(op)
+                if o and int(o["bytes"]):
+                    io += int(o["bytes"])
+                    ms = int(round(float(results[index[id(job)]]["sim"]["measured_time_s"]) * 1000))
+                    longest_ms = max(longest_ms, ms)
+            agg[op] = float(io * 1000 // longest_ms) if longest_ms else 0.0
+        for job in group:
+            out[index[id(job)]] = agg
+    return out
+
+
+# fio's terse output (`--output-format=terse`): one line per job, fields separated by `;`, in
+# the order fio 3.33 writes them (stat.c, show_thread_status_terse_all and
+# show_ddir_status_terse; HOWTO: "Terse output"), here built from the job's JSON figures so that
+# the two say the same. Version 3 is fio's default (`--terse-version`); 4 adds the trim
+# direction, 5 also each direction's bw sample count and IOPS figures.
+TERSE_VERSIONS = (3, 4, 5)
+DEFAULT_TERSE_VERSION = 3
+# fio's terse line holds 20 percentiles (FIO_IO_U_LIST_MAX_LEN), `0%=0` for the slots unused.
+_TERSE_PERCENTILES = 20
+
+
+def _terse_lat(stats: Mapping[str, Any]) -> list[str]:
+    """min;max;mean;stddev in µs (min and max whole, as fio divides them), zeros without
+    requests."""
+    if not stats.get("N"):
+        return ["0", "0", "0.000000", "0.000000"]
+    return [
+        str(int(stats["min"]) // 1000),
+        str(int(stats["max"]) // 1000),
+        f"{stats['mean'] / 1000:f}",
+        f"{stats['stddev'] / 1000:f}",
+    ]
+
+
+def _terse_direction(d: Mapping[str, Any], version: int) -> list[str]:
+    runtime_ms = int(d["runtime"])
+    io_bytes = int(d["io_bytes"])
+    # fio's whole-number KiB/s and IOPS over the runtime in ms.
+    bw = (1000 * io_bytes // runtime_ms) // 1024 if runtime_ms else 0
+    iops = (1000 * int(d["total_ios"])) // runtime_ms if runtime_ms else 0
+    out = [str(io_bytes >> 10), str(bw), str(iops), str(runtime_ms)]
+    out += _terse_lat(d["slat_ns"]) + _terse_lat(d["clat_ns"])
+    points = list(d["clat_ns"].get("percentile", {}).items())[:_TERSE_PERCENTILES]
+    out += [f"{float(key):f}%={int(value) // 1000}" for key, value in points]
+    out += ["0%=0"] * (_TERSE_PERCENTILES - len(points))
+    out += _terse_lat(d["lat_ns"])
+    if d["bw_samples"]:
+        out += [str(d["bw_min"]), str(d["bw_max"]), f"{d['bw_agg']:f}%"]
+        out += [f"{d['bw_mean']:f}", f"{d['bw_dev']:f}"]
+    else:
+        out += ["0", "0", "0.000000%", "0.000000", "0.000000"]
+    if version == 5:
+        out.append(str(d["bw_samples"]))
+        if d["iops_samples"]:
+            out += [str(d["iops_min"]), str(d["iops_max"]), f"{d['iops_mean']:f}"]
+            out += [f"{d['iops_stddev']:f}", str(d["iops_samples"])]
+        else:
+            out += ["0", "0", "0.000000", "0.000000", "0"]
+    return out
+
+
+def terse_line(job: FioJob, j: Mapping[str, Any], fio_version: str, version: int) -> str:
+    """One job's terse line (without the newline) from its JSON figures ``j``."""
+    if version not in TERSE_VERSIONS:
+        raise FioError(
+            f"terse version {version}: expected one of {', '.join(map(str, TERSE_VERSIONS))}"
+            " (fio's 2 has another layout, which ssdlab does not write)"
+        )
+    out = [str(version), fio_version, job.name, str(job.group), "0"]
+    ops = ("read", "write", "trim") if version >= 4 else ("read", "write")
+    for op in ops:
+        out += _terse_direction(j[op], version)
+    out += [f"{j['usr_cpu']:f}%", f"{j['sys_cpu']:f}%", str(j["ctx"]), str(j["majf"])]
+    out.append(str(j["minf"]))
+    out += [f"{j['iodepth_level'][name]:3.1f}%" for _, name in _DEPTH_LEVELS]
+    # fio's terse line kept its layout when the ns buckets came: they are added into the first
+    # µs bucket (stat.c, stat_calc_lat_nu).
+    lat_us = [float(v) for v in j["latency_us"].values()]
+    lat_us[0] += sum(float(v) for v in j["latency_ns"].values())
+    out += [f"{v:3.2f}%" for v in lat_us]
+    out += [f"{float(v):3.2f}%" for v in j["latency_ms"].values()]
+    # No disk utilisation (no host disk, as fio's null engine) nor error counts
+    # (continue_on_error is not read); the job's description last, as fio.
+    description = job.options.get("description", "")
+    if description:
+        out.append(description)
+    return ";".join(out)
+
+
+def to_terse(fio: FioFile, report: Mapping[str, Any], version: int = DEFAULT_TERSE_VERSION) -> str:
+    """fio's terse output of a run, from its JSON report (:func:`to_json`)."""
+    lines = [
+        terse_line(job, j, report["fio version"], version)
+        for job, j in zip(fio.jobs, report["jobs"], strict=True)
+    ]
+    return "".join(line + "\n" for line in lines)
 
 
 # The text report, from the results' summaries.
@@ -1539,6 +1771,14 @@ def to_text(fio: FioFile, results: Sequence[Mapping[str, Any]]) -> str:
             )
             pct = ", ".join(f"{float(k):g}th={v / 1000:.2f}" for k, v in lat["percentile"].items())
             lines.append(f"    lat percentiles (usec): {pct}")
+        if job.fields.get("latency_target"):
+            # fio's line for a latency-target job: target (ns), window (µs), depth found.
+            keys = _latency_keys(job, result, int(job.fields.get("iodepth", 1)))
+            lines.append(
+                f"     latency   : target={keys['latency_target']},"
+                f" window={keys['latency_window']},"
+                f" percentile={keys['latency_percentile']:.2f}%, depth={keys['latency_depth']}"
+            )
     lines.append("")
     for group in fio.groups():
         gid = group[0].group

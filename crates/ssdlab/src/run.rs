@@ -90,7 +90,8 @@ pub fn run(
     check_streams(&dev, spec)?;
     let mut driver = JobDriver::new(job, &dev, opts.seed)?;
     let job_json = serde_json::to_value(spec).expect("job serialises");
-    let (result, finished) = drive_jobs(&mut dev, &mut driver, cfg, job_json, opts, progress)?;
+    let (mut result, finished) = drive_jobs(&mut dev, &mut driver, cfg, job_json, opts, progress)?;
+    result.latency_depth = driver.outcomes()[0].latency_depth;
     Ok(RunOutput {
         result,
         records: dev.take_records(),
@@ -204,6 +205,7 @@ fn flow_result(o: &crate::driver::jobs::FlowOutcome) -> FlowResult {
             bandwidth_mib_s: mib,
             bandwidth_mb_s: mb,
         },
+        latency_depth: o.latency_depth,
     }
 }
 
@@ -828,6 +830,7 @@ pub fn build_result(
         job,
         trace: None,
         requests: None,
+        latency_depth: None,
         flows: None,
         samples: None,
         power_loss: None,

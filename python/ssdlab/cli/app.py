@@ -269,6 +269,8 @@ def _run_fio(
     job_overrides: Sequence[tuple[str, str]] = (),
     fields: dict[str, Any] | None = None,
     fit: str | None = None,
+    terse_version: int = 3,
+    log_dir: Path | None = None,
 ) -> None:
     """Run a fio job file: the jobs of a group together on one drive, the groups one after
     another on it (one run of flows); print fio's report (text or JSON) and keep each job's
@@ -276,10 +278,14 @@ def _run_fio(
     ``job_overrides`` are fio options for every job (``--set job.OPTION=VALUE``, fio's grammar);
     ``fields`` job fields for every job (``--size`` and the other flags, ssdlab's grammar); both
     replace what the file says."""
-    from .. import fio
+    from .. import fio, fio_logs
 
-    if output_format not in ("normal", "json", "json+"):
-        raise UserError(f"--output-format {output_format!r}: expected normal, json or json+")
+    formats = _output_formats(output_format)
+    if terse_version not in fio.TERSE_VERSIONS:
+        raise UserError(
+            f"--terse-version {terse_version}: expected one of"
+            f" {', '.join(map(str, fio.TERSE_VERSIONS))} (fio's 2 has another layout)"
+        )
     if fit not in (None, "none", "scale"):
         raise UserError(f"--fit {fit!r} with --fio: expected scale or none (wrap is a trace's)")
     capacity = int(_core.job_capacity(config.to_json()))
@@ -295,6 +301,9 @@ def _run_fio(
             if fields:
                 job.job()  # the flags' values, checked as the core checks a job
         notes = fio.fit_to_drive(parsed, capacity, fit == "scale", config)
+        # The log files the file asks for (write_lat_log, ...), checked before the run.
+        logs, log_notes = fio_logs.plan(parsed, log_dir if log_dir is not None else Path.cwd())
+        notes += log_notes
     except fio.FioError as error:
         raise UserError(str(error)) from None
     except _core.SsdlabError as error:
@@ -303,8 +312,10 @@ def _run_fio(
         sys.stderr.write(f"warning: {warning}\n")
     for note in notes:
         sys.stderr.write(f"note: {note}\n")
-    # fio's JSON figures (stddev, percentiles, buckets, depths) come from each request's record.
-    record = output_format in ("json", "json+")
+    # fio's JSON and terse figures (stddev, percentiles, buckets, depths) come from each
+    # request's record.
+    # The log files too.
+    record = bool(formats & {"json", "json+", "terse"}) or bool(logs)
     lengths = [(job.name, _simulated_length(job)) for job in parsed.jobs]
     for name, length in lengths:
         if length is not None and not quiet:
@@ -351,11 +362,36 @@ def _run_fio(
     records = [result.record_bytes for result in each]
     if json_out is not None:
         _write_json(json_out, json.dumps(results, indent=2))
+    try:
+        fio_logs.write(parsed, logs, records, [fio_logs.measured_window(r) for r in results])
+    except OSError as error:
+        raise UserError(f"writing fio's logs: {_describe_os_error(error)}") from None
+    # fio writes its formats in this order whatever the order asked: terse, JSON, normal.
     if record:
-        report = fio.to_json(parsed, results, __version__, records, output_format == "json+")
-        sys.stdout.write(json.dumps(report, indent=2) + "\n")
-    elif not quiet:
+        report = fio.to_json(parsed, results, __version__, records, "json+" in formats)
+        if "terse" in formats:
+            sys.stdout.write(fio.to_terse(parsed, report, terse_version))
+        if formats & {"json", "json+"}:
+            sys.stdout.write(json.dumps(report, indent=2) + "\n")
+    if "normal" in formats and not (quiet and formats == {"normal"}):
         sys.stdout.write(fio.to_text(parsed, results))
+
+
+#: fio's --output-format names (fio 3.33: a comma-separated list of them).
+OUTPUT_FORMATS = ("normal", "terse", "json", "json+")
+
+
+def _output_formats(text: str) -> set[str]:
+    """fio's ``--output-format``: one of :data:`OUTPUT_FORMATS` or several, comma-separated
+    (``normal,json``), as fio 3.33 takes it."""
+    names = [part.strip() for part in text.split(",")]
+    bad = [name for name in names if name not in OUTPUT_FORMATS]
+    if bad or not names:
+        raise UserError(
+            f"--output-format {text!r}: {bad[0]!r} is not a format; expected"
+            f" {', '.join(OUTPUT_FORMATS)}, or several of them comma-separated (normal,json)"
+        )
+    return set(names)
 
 
 #: A timed replay whose timestamps are this coarse (µs, after --time-scale) or coarser, with
@@ -435,11 +471,29 @@ def run_command(
         str,
         typer.Option(
             "--output-format",
-            metavar="normal|json|json+",
-            help="With --fio: fio's text report (normal), fio's JSON (json) or JSON with the"
-            " latency histogram's bins (json+).",
+            metavar="normal|terse|json|json+",
+            help="With --fio: fio's text report (normal), fio's terse line per job (terse),"
+            " fio's JSON (json) or JSON with the latency histogram's bins (json+); several"
+            " comma-separated (normal,json), written in fio's order: terse, JSON, normal.",
         ),
     ] = "normal",
+    terse_version: Annotated[
+        int,
+        typer.Option(
+            "--terse-version",
+            help="With --fio --output-format terse: fio's terse layout, 3 (fio's default),"
+            " 4 (with trim) or 5 (with bw and IOPS samples).",
+        ),
+    ] = 3,
+    log_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--log-dir",
+            help="With --fio: the folder for the files of write_lat_log, write_bw_log and"
+            " write_iops_log (default: the working directory, as fio); nothing is written"
+            " outside it.",
+        ),
+    ] = None,
     name: Annotated[str | None, typer.Option(help="Job name.")] = None,
     rw: Annotated[
         str | None,
@@ -710,10 +764,14 @@ def run_command(
             fio_job_overrides,
             {k: v for k, v in flags.items() if v is not None},
             fit,
+            terse_version,
+            log_dir,
         )
         return
     if output_format != "normal":
         raise UserError(f"--output-format {output_format}: only with --fio (see --json)")
+    if log_dir is not None:
+        raise UserError("--log-dir: only with --fio (the folder of a job file's write_*_log files)")
     trace_flags: dict[str, Any] = {
         "--format": trace_format,
         "--mode": mode,

@@ -441,6 +441,13 @@ impl Device {
         self.host.set_measure_from(t);
     }
 
+    /// Start the measured figures afresh at `t`: the latencies and records so far are
+    /// dropped (fio's statistics reset when a latency-target search has found its depth).
+    #[cold]
+    pub fn restart_measuring(&mut self, t: SimTime) {
+        self.host.restart_measuring(t);
+    }
+
     /// Keep one record per measured request ([`Device::take_records`]).
     pub fn record_requests(&mut self) {
         self.host.record_requests();

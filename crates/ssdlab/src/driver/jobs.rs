@@ -19,14 +19,20 @@
 //! their submission as fio counts it). `iodepth_low` holds the refill until the instance is
 //! down to that many; `iodepth_batch` hands the refill to the kernel that many at a time, each
 //! batch one system call and one block-layer plug (merging, scheduler order).
+//!
+//! `latency_target` (fio's queue-depth search, `driver::depth_search`): each instance of the
+//! job keeps at most the depth its search allows in flight, raising it window by window while
+//! the target is met; once found, one more window at that depth is measured on its own (the
+//! figures restart there, for a job of one instance) and the instance stops.
 
+use super::depth_search::{DepthSearch, Step};
 use super::zbd::Zbd;
 use crate::device::{Completion, Device, Driver, Flags, Request};
 use crate::error::{Error, Result};
 use crate::request::Op;
-use crate::sim::SimTime;
+use crate::sim::{Rng, SimTime};
 use crate::stats::LatencyStats;
-use crate::workload::job::{Generator, IoEngine, Job, Rw, ZoneMode};
+use crate::workload::job::{Generator, IoEngine, Job, RateProcess, Rw, ZoneMode};
 use std::collections::VecDeque;
 
 /// Most open-loop arrivals one instance may hold waiting (8 bytes each) before the run stops
@@ -101,7 +107,8 @@ impl Engine {
                 && low == outstanding
                 && batch == 1
                 && s.zonemode != Some(ZoneMode::Zbd)
-                && think.is_none(),
+                && think.is_none()
+                && s.latency_target.is_none(),
         }
     }
 }
@@ -126,6 +133,10 @@ struct Flow {
     /// Its own measured requests by op, and its last completion (several flows only).
     lat: Vec<LatencyStats>,
     last_completion: SimTime,
+    /// `latency_target`: its instances whose search has not ended, and whether the search
+    /// ended the flow.
+    searching: u32,
+    depth_found: bool,
 }
 
 /// A flow's own figures at the end of a run of several: what `run_flows` reports per flow.
@@ -136,6 +147,9 @@ pub struct FlowOutcome<'a> {
     pub last_completion: SimTime,
     /// Latencies of its measured requests, by `Op::index`.
     pub lat: &'a [LatencyStats],
+    /// `latency_target`: the depth its search is at (its last instance's, as fio's
+    /// `group_reporting` keeps the last job's).
+    pub latency_depth: Option<u32>,
 }
 
 pub struct JobDriver {
@@ -155,6 +169,12 @@ pub struct JobDriver {
     error: Option<Error>,
     /// The simulated time of the driver's latest call: how far a runtime-bound run has come.
     latest: SimTime,
+    /// `latency_target`: each instance's depth search (None for an instance of a job
+    /// without); empty when no job has a target.
+    searches: Vec<Option<DepthSearch>>,
+    /// `rate_process = "poisson"`: each instance's stream of exponential gaps between
+    /// arrivals (unused for an instance of a linear job); empty when no job has one.
+    arrivals: Vec<Rng>,
 }
 
 impl JobDriver {
@@ -189,6 +209,12 @@ impl JobDriver {
         let mut flows = Vec::with_capacity(jobs.len());
         let mut insts = Vec::with_capacity(total_insts as usize);
         for (f, job) in jobs.into_iter().enumerate() {
+            if job.spec.latency_target.is_some() && job.spec.rate_iops.is_some() {
+                let e = Error::Job(
+                    "job, field `latency_target`: given with rate_iops, expected a closed loop: the search sets how many requests are in flight, which a rate does not".into(),
+                );
+                return Err(name_flow(e, f, &job, several));
+            }
             let zbd = Zbd::for_job(&job, dev).map_err(|e| name_flow(e, f, &job, several))?;
             let flow_seed = seed ^ (f as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
             let first = insts.len() as u32;
@@ -220,6 +246,8 @@ impl JobDriver {
                     Vec::new()
                 },
                 last_completion: SimTime::ZERO,
+                searching: 0,
+                depth_found: false,
                 job,
             });
         }
@@ -234,7 +262,26 @@ impl JobDriver {
                     .collect()
             })
             .collect();
+        let searching = flows.iter().any(|f| f.job.spec.latency_target.is_some());
+        let poisson = flows
+            .iter()
+            .any(|f| f.job.spec.rate_process == Some(RateProcess::Poisson));
+        // Each instance's arrivals from its own stream, keyed by the run's instance number
+        // and the seed: the gaps change nothing else the run draws.
+        let arrivals = if poisson {
+            (0..total_insts)
+                .map(|k| Rng::stream(seed, &format!("arrivals.{k}")))
+                .collect()
+        } else {
+            Vec::new()
+        };
         Ok(JobDriver {
+            arrivals,
+            searches: if searching {
+                vec![None; total_insts as usize]
+            } else {
+                Vec::new()
+            },
             staged: groups.len() > 1,
             groups,
             group: 0,
@@ -313,6 +360,10 @@ impl JobDriver {
                 measure_from: f.measure_from,
                 last_completion: f.last_completion,
                 lat: &f.lat,
+                latency_depth: (f.first..f.first + f.job.spec.numjobs)
+                    .rev()
+                    .find_map(|k| self.searches.get(k as usize)?.as_ref())
+                    .map(DepthSearch::depth),
             })
             .collect()
     }
@@ -359,12 +410,26 @@ impl JobDriver {
         fl.measure_from = now + fl.job.ramp;
         let (first, n) = (fl.first, fl.job.spec.numjobs);
         let insts = first..first + n;
+        if fl.job.spec.latency_target.is_some() {
+            fl.searching = n;
+            for k in insts.clone() {
+                self.searches[k as usize] =
+                    DepthSearch::new(&fl.job, fl.engine.outstanding, fl.measure_from);
+            }
+        }
         match fl.job.spec.rate_iops {
             Some(rate) => {
-                // Instances start staggered across one inter-arrival gap, each at its own rate.
+                // Instances start staggered across one inter-arrival gap, each at its own rate
+                // (a Poisson process's first arrival is one gap of its own after the start).
                 let gap = (1e12 / rate) as u64;
+                let poisson = fl.job.spec.rate_process == Some(RateProcess::Poisson);
                 for (j, inst) in insts.enumerate() {
-                    dev.wake_at(now + SimTime(gap * j as u64 / n as u64), inst);
+                    let first = if poisson {
+                        self.poisson_gap(inst, rate)
+                    } else {
+                        gap * j as u64 / n as u64
+                    };
+                    dev.wake_at(now + SimTime(first), inst);
                 }
             }
             None if fl.engine.plain => {
@@ -393,7 +458,9 @@ impl JobDriver {
             return Ok("all flows finished");
         }
         let fl = &self.flows[0];
-        Ok(if fl.job.total_ios.is_some_and(|t| fl.issued >= t) {
+        Ok(if fl.depth_found {
+            "latency target's depth found"
+        } else if fl.job.total_ios.is_some_and(|t| fl.issued >= t) {
             "io_count reached"
         } else {
             "runtime reached"
@@ -514,11 +581,16 @@ impl JobDriver {
         let f = self.insts[inst as usize].flow as usize;
         let e = self.flows[f].engine;
         let zoned = self.flows[f].zbd.is_some();
+        // The depth its latency-target search allows, if it has one.
+        let most = match self.searches.get(inst as usize) {
+            Some(Some(s)) => e.outstanding.min(s.depth_allowed()),
+            _ => e.outstanding,
+        };
         let mut batch = std::mem::take(&mut self.batch);
         loop {
             let i = &self.insts[inst as usize];
             let outstanding = i.inflight + i.backlog.len() as u32;
-            if outstanding >= e.outstanding || !self.may_issue(f, now) {
+            if outstanding >= most || !self.may_issue(f, now) {
                 break;
             }
             self.flows[f].issued += 1;
@@ -547,9 +619,12 @@ impl JobDriver {
     /// A completion in the closed loop of an engine other than the plain one (kept out of
     /// the default path's `on_complete`).
     #[cold]
-    fn engine_complete(&mut self, dev: &mut Device, now: SimTime, inst: u32) {
+    fn engine_complete(&mut self, dev: &mut Device, now: SimTime, inst: u32, arrival: SimTime) {
         let f = self.insts[inst as usize].flow as usize;
         let engine = self.flows[f].engine;
+        if matches!(self.searches.get(inst as usize), Some(Some(_))) {
+            self.search_complete(dev, now, inst, f, arrival);
+        }
         // posixaio: the next request of the descriptor runs (glibc's helper thread's pread or
         // pwrite, one system call).
         let i = &mut self.insts[inst as usize];
@@ -584,6 +659,77 @@ impl JobDriver {
         let i = &self.insts[inst as usize];
         if i.inflight + i.backlog.len() as u32 <= engine.low {
             self.refill(dev, now, inst);
+        }
+    }
+
+    /// `latency_target`: a completion of instance `inst` (of flow `f`) judged by its depth
+    /// search; a drain that ends starts the next window (the final one restarting the flow's
+    /// figures), and a search that ends stops the instance.
+    fn search_complete(
+        &mut self,
+        dev: &mut Device,
+        now: SimTime,
+        inst: u32,
+        f: usize,
+        arrival: SimTime,
+    ) {
+        let measuring = now >= self.flows[f].measure_from;
+        let (inflight, waiting) = {
+            let i = &self.insts[inst as usize];
+            (i.inflight, i.backlog.len())
+        };
+        let Some(s) = self.searches[inst as usize].as_mut() else {
+            return;
+        };
+        let was_done = s.done();
+        let latency = now - arrival;
+        if s.on_completion(now, latency.ps(), measuring) == Step::Fatal {
+            let target = self.flows[f]
+                .job
+                .spec
+                .latency_target
+                .map_or(0.0, |t| t.0.as_us_f64());
+            let e = Error::Job(format!(
+                "job, field `latency_target`: a request took {:.1} µs at queue depth 1 ({:.6} s of simulated time), over the target of {target:.1} µs; with latency_percentile 100 no depth meets it (fio ends the job with ETIMEDOUT); raise latency_target or lower latency_percentile",
+                latency.as_us_f64(),
+                now.as_secs_f64()
+            ));
+            self.error.get_or_insert(self.flow_error(f, e));
+            return;
+        }
+        if s.draining() && inflight == 0 && waiting == 0 && s.drained(now) {
+            self.restart_measuring(dev, f, now);
+        }
+        let ended = !was_done
+            && self.searches[inst as usize]
+                .as_ref()
+                .is_some_and(DepthSearch::done);
+        if ended {
+            let fl = &mut self.flows[f];
+            fl.searching -= 1;
+            if fl.searching == 0 {
+                // Every instance found its depth and ran its final window: the flow ends.
+                fl.depth_found = true;
+                fl.end = Some(fl.end.map_or(now, |e| e.min(now)));
+            }
+        }
+    }
+
+    /// The final window of a latency-target search: the flow's figures restart at `now` (fio
+    /// resets the job's statistics there). A flow of several instances keeps its figures from
+    /// its ramp's end: each instance's final window starts at its own time.
+    #[cold]
+    fn restart_measuring(&mut self, dev: &mut Device, f: usize, now: SimTime) {
+        let fl = &mut self.flows[f];
+        if fl.job.spec.numjobs > 1 {
+            return;
+        }
+        fl.measure_from = now;
+        for l in &mut fl.lat {
+            *l = LatencyStats::default();
+        }
+        if !self.several {
+            dev.restart_measuring(now);
         }
     }
 
@@ -654,9 +800,15 @@ impl JobDriver {
         };
         let engine = fl.engine;
         let iodepth = fl.job.spec.iodepth;
+        let poisson = fl.job.spec.rate_process == Some(RateProcess::Poisson);
         self.flows[f].issued += 1;
-        // The job's checks keep the gap between 1 ps and 10^6 s.
-        let gap = (1e12 / rate) as u64;
+        // The job's checks keep the gap between 1 ps and 10^6 s (a Poisson gap: any length
+        // from 1 ps, the clock's overflow checked below).
+        let gap = if !poisson {
+            (1e12 / rate) as u64
+        } else {
+            self.poisson_gap(inst, rate)
+        };
         let Some(next) = now.0.checked_add(gap) else {
             let e = Error::Job(format!(
                 "job, field `rate_iops`: at {rate} requests per second the next arrival would come after {:.0} s of simulated time, past the simulator's clock (2^64 ps, about 213 days); raise rate_iops or lower io_count",
@@ -682,6 +834,15 @@ impl JobDriver {
         } else {
             i.backlog.push_back(now);
         }
+    }
+
+    /// `rate_process = "poisson"`: instance `inst`'s next gap between arrivals (ps), drawn
+    /// from an exponential distribution of mean 1 / `rate` (fio's `usec_for_io`), at least
+    /// 1 ps.
+    #[cold]
+    fn poisson_gap(&mut self, inst: u32, rate: f64) -> u64 {
+        let gap = self.arrivals[inst as usize].exp(1e12 / rate);
+        (gap.min(u64::MAX as f64) as u64).max(1)
     }
 
     /// Flow `f`'s request count; for a runtime-bound flow (fio's `time_based` too, whose count
@@ -751,7 +912,7 @@ impl Driver for JobDriver {
             }
         } else if !done.op.is_zone_management() {
             self.insts[inst as usize].inflight -= 1;
-            self.engine_complete(dev, now, inst);
+            self.engine_complete(dev, now, inst, done.arrival);
         }
         if self.staged {
             self.next_group_if_done(dev, now);
@@ -1347,5 +1508,162 @@ mod tests {
         let e = JobDriver::flows(jobs, &dev, 1).err().unwrap().to_string();
         assert!(e.contains("flows, field `iodepth`"), "{e}");
         assert!(e.contains("need 16 queue entries"), "{e}");
+    }
+
+    /// A drive that serves one read at a time (one die, one plane, one read time): a read's
+    /// latency grows with the depth in flight, about the depth × one read.
+    const SERIAL_READS: [&str; 6] = [
+        "nand.channels=1",
+        "nand.dies_per_package=1",
+        "nand.planes_per_die=1",
+        "nand.timing.read=[\"60us\", \"60us\", \"60us\"]",
+        "precondition.random_overwrite=0.0",
+        "host.cores=1",
+    ];
+
+    /// The highest read latency (ps) at a fixed depth on `SERIAL_READS`.
+    fn worst_read_at(depth: u32) -> u64 {
+        let job = format!(r#"{{"rw":"randread","bs":"4KiB","iodepth":{depth},"io_count":400}}"#);
+        let (mut dev, mut drv) = setup_flows(&SERIAL_READS, &[&job]);
+        run_all(&mut dev, &mut drv);
+        let recs = dev.take_records().unwrap();
+        recs.iter().map(|r| r.latency_ps).max().unwrap()
+    }
+
+    /// fio's latency_target: the search settles at the highest depth whose requests meet the
+    /// target (99.9 % of each 2 ms window's requests), never keeps more than that
+    /// in flight once found, restarts the figures for its final window, and stops the job.
+    #[test]
+    fn latency_target_settles_at_the_highest_depth_within_it() {
+        // A target between depth 6's worst latency and depth 7's.
+        let (six, seven) = (worst_read_at(6), worst_read_at(7));
+        assert!(
+            seven > six + 30_000_000,
+            "latency grows with depth: {six} {seven}"
+        );
+        let target_ns = (six + seven) / 2 / 1000;
+        let job = format!(
+            r#"{{"rw":"randread","bs":"4KiB","iodepth":32,"runtime":"500ms","latency_target":"{target_ns}ns","latency_window":"2ms","latency_percentile":99.9}}"#
+        );
+        let (mut dev, drv) = setup_flows(&SERIAL_READS, &[&job]);
+        let mut w = Watch {
+            inner: drv,
+            most_in_flight: 0,
+            completions: 0,
+        };
+        w.inner.start(&mut dev);
+        assert!(dev.run(&mut w, u64::MAX, &mut |_, _| true).unwrap());
+        assert_eq!(w.inner.finish().unwrap(), "latency target's depth found");
+        assert_eq!(w.inner.outcomes()[0].latency_depth, Some(6));
+        // It went past 6 while searching (doubling to 8), and stopped long before 500 ms.
+        assert!(w.most_in_flight >= 7, "{}", w.most_in_flight);
+        assert!(dev.host().last_completion() < SimTime::from_us(100_000));
+        // The figures are the final window's alone: after the restart, every request met the
+        // target at depth 6 and at most 6 were in flight.
+        let recs = dev.take_records().unwrap();
+        assert!(!recs.is_empty() && (recs.len() as u64) < w.completions);
+        assert!(recs.iter().all(|r| r.latency_ps <= target_ns * 1000));
+        let mut edges: Vec<(u64, i32)> = recs
+            .iter()
+            .flat_map(|r| [(r.issue_ps, 1), (r.issue_ps + r.latency_ps, -1)])
+            .collect();
+        edges.sort_by_key(|&(t, d)| (t, d));
+        let deepest = edges
+            .iter()
+            .scan(0i32, |depth, &(_, d)| {
+                *depth += d;
+                Some(*depth)
+            })
+            .max()
+            .unwrap();
+        assert_eq!(deepest, 6);
+    }
+
+    #[test]
+    fn latency_target_with_a_rate_or_a_missing_target_is_refused() {
+        let (dev, _) = setup(&[], r#"{"rw":"randread","io_count":1}"#);
+        let spec =
+            JobSpec::from_json(r#"{"rw":"randread","rate_iops":1000,"latency_target":"1ms"}"#)
+                .unwrap();
+        let job = spec.fit(dev.config().logical_bytes()).unwrap();
+        let e = JobDriver::new(job, &dev, 1).err().unwrap().to_string();
+        assert!(
+            e.contains("field `latency_target`") && e.contains("rate_iops"),
+            "{e}"
+        );
+        let e = JobSpec::from_json(r#"{"rw":"randread","latency_window":"1ms"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("field `latency_window`: given without latency_target"),
+            "{e}"
+        );
+        let e = JobSpec::from_json(
+            r#"{"rw":"randread","latency_target":"1ms","latency_percentile":0}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("field `latency_percentile`: got 0"), "{e}");
+    }
+
+    /// With a percentile of 100, a request over the target at depth 1 ends the run with an
+    /// error naming the field (fio ends the job with ETIMEDOUT).
+    #[test]
+    fn latency_target_below_one_read_is_an_error() {
+        let (mut dev, mut drv) = setup_flows(
+            &SERIAL_READS,
+            &[
+                r#"{"rw":"randread","bs":"4KiB","iodepth":8,"io_count":100,"latency_target":"10us"}"#,
+            ],
+        );
+        drv.start(&mut dev);
+        assert!(dev.run(&mut drv, u64::MAX, &mut |_, _| true).unwrap());
+        let e = drv.finish().unwrap_err().to_string();
+        assert!(
+            e.contains("field `latency_target`") && e.contains("queue depth 1"),
+            "{e}"
+        );
+    }
+
+    /// fio's rate_process=poisson: exponential gaps between an instance's arrivals, of mean
+    /// 1 / rate (their standard deviation equals their mean), the same for the same seed;
+    /// linear arrivals are evenly spaced.
+    #[test]
+    fn poisson_arrivals_have_exponential_gaps() {
+        fn gaps(process: &str, seed: u64) -> Vec<f64> {
+            let job = format!(
+                r#"{{"rw":"randread","bs":"4KiB","iodepth":64,"io_count":20000,"rate_iops":20000{process}}}"#
+            );
+            let (mut dev, _) = setup(&[], &job);
+            let spec = JobSpec::from_json(&job).unwrap();
+            let job = spec.fit(dev.config().logical_bytes()).unwrap();
+            let mut drv = JobDriver::new(job, &dev, seed).unwrap();
+            drv.start(&mut dev);
+            assert!(dev.run(&mut drv, u64::MAX, &mut |_, _| true).unwrap());
+            let mut issued: Vec<u64> = dev
+                .take_records()
+                .unwrap()
+                .iter()
+                .map(|r| r.issue_ps)
+                .collect();
+            issued.sort_unstable();
+            issued.windows(2).map(|w| (w[1] - w[0]) as f64).collect()
+        }
+        let g = gaps(r#","rate_process":"poisson""#, 1);
+        let n = g.len() as f64;
+        let mean = g.iter().sum::<f64>() / n;
+        let sd = (g.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt();
+        assert!(
+            (mean / 50e6 - 1.0).abs() < 0.03,
+            "mean gap {mean} ps, want 50 µs"
+        );
+        assert!((sd / mean - 1.0).abs() < 0.05, "sd {sd} vs mean {mean}");
+        // A share e^-1 of the gaps are longer than the mean, as an exponential's.
+        let long = g.iter().filter(|&&x| x > mean).count() as f64 / n;
+        assert!((long - (-1f64).exp()).abs() < 0.02, "{long}");
+        assert_eq!(g, gaps(r#","rate_process":"poisson""#, 1));
+        assert_ne!(g, gaps(r#","rate_process":"poisson""#, 2));
+        let linear = gaps("", 1);
+        assert!(linear.iter().all(|&x| x == 50e6), "evenly spaced");
     }
 }

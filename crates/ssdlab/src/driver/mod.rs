@@ -10,7 +10,9 @@
 //! - `power_cut`: any of these run up to a power cut on the page-mapped FTL, then recovery.
 //! - `sampler`: periodic statistics, any of these wrapped to sample the device at an interval.
 //! - `zbd`: fio's `zonemode=zbd` for `jobs` on a zoned drive (writes at write pointers).
+//! - `depth_search`: fio's `latency_target` for `jobs` (the queue depth that meets a target).
 
+mod depth_search;
 pub mod fusion_host;
 pub mod hfsl;
 pub mod jobs;

@@ -88,6 +88,15 @@ impl Host {
         self.measure_from
     }
 
+    /// Measure afresh from `t`: the latencies and records kept so far are dropped.
+    pub(crate) fn restart_measuring(&mut self, t: SimTime) {
+        self.measure_from = t;
+        self.lat = Default::default();
+        if let Some(records) = self.records.as_mut() {
+            records.clear();
+        }
+    }
+
     pub(crate) fn record_requests(&mut self) {
         self.records = Some(Vec::new());
     }

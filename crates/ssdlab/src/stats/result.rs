@@ -322,6 +322,10 @@ pub struct RunResult {
     /// and `pcm` count the raw commands they became.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hfsl: Option<HfslResult>,
+    /// Only for a job with `latency_target` (run alone): the queue depth its search settled
+    /// at (or was at when the job ended), fio's `latency_depth`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_depth: Option<u32>,
     /// Only for a run of several flows (`run_flows`): each flow's own figures, in the order
     /// the flows were given. The run's `ops` and `total` are the device's, over all flows.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -410,6 +414,10 @@ pub struct FlowResult {
     pub measured_time_s: f64,
     pub ops: std::collections::BTreeMap<&'static str, OpResult>,
     pub total: Totals,
+    /// Only for a flow with `latency_target`: the queue depth its search is at (fio's
+    /// `latency_depth`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_depth: Option<u32>,
 }
 
 /// What HFSL did, by kind.

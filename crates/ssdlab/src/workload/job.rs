@@ -109,6 +109,10 @@ pub struct JobSpec {
     /// Open-loop arrivals per instance per second (evenly spaced); absent: closed loop.
     #[serde(default)]
     pub rate_iops: Option<f64>,
+    /// fio's `rate_process`: how `rate_iops`' arrivals are spaced; absent: `linear`. Written
+    /// out only when given, so results of jobs without it stay as they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_process: Option<RateProcess>,
     /// Results exclude I/Os issued before this much simulated time.
     #[serde(default)]
     pub ramp: Option<Dur>,
@@ -167,11 +171,38 @@ pub struct JobSpec {
     /// group does; its `runtime` and `ramp` count from its own start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub startdelay: Option<Dur>,
+    /// fio's `latency_target`: each instance searches for the highest queue depth up to
+    /// `iodepth` at which `latency_percentile` percent of the requests of a `latency_window`
+    /// complete within this (`driver::jobs`, fio's io_u.c `lat_target_*`). Closed loop only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<Dur>,
+    /// fio's `latency_window`: how long each depth is tried before it is judged; absent: 0,
+    /// every completion judges (fio's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_window: Option<Dur>,
+    /// fio's `latency_percentile`: the share (percent) of a window's requests that must meet
+    /// the target; absent: 100 (fio's default), where one request over it lowers the depth.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_percentile: Option<f64>,
+    /// fio's `latency_run`: keep adjusting the depth to the end of the job rather than stop
+    /// once the depth is found (fio's default: stop after one more window at that depth).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub latency_run: bool,
     /// The flow's group in a run of several flows (`driver::jobs`): the flows of a group run
     /// together on the device; groups run one after another in ascending order, each when the
     /// one before has finished (fio's `stonewall`). Written out only when not 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub group: u32,
+}
+
+/// fio's `rate_process`: evenly spaced arrivals (`linear`, fio's default), or a Poisson
+/// process (`poisson`: independent exponential gaps of the same mean, drawn from each
+/// instance's own seeded stream).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RateProcess {
+    Linear,
+    Poisson,
 }
 
 fn is_false(v: &bool) -> bool {
@@ -330,8 +361,16 @@ impl JobSpec {
     pub const ZONE_FIELDS: [&'static str; 3] = ["zonemode", "max_open_zones", "zone_append"];
 
     /// fio's pattern and pacing options beyond `FIELDS`, serialised only when given.
-    pub const FIO_FIELDS: [&'static str; 3] =
-        ["percentage_random", "thinktime", "thinktime_blocks"];
+    pub const FIO_FIELDS: [&'static str; 8] = [
+        "percentage_random",
+        "thinktime",
+        "thinktime_blocks",
+        "rate_process",
+        "latency_target",
+        "latency_window",
+        "latency_percentile",
+        "latency_run",
+    ];
     /// The fields that place a flow among others (a run of several flows), written only when
     /// given.
     pub const FLOW_FIELDS: [&'static str; 2] = ["startdelay", "group"];
@@ -535,6 +574,13 @@ impl JobSpec {
         if self.thinktime_blocks.is_some() && self.thinktime.is_none() {
             return err("thinktime_blocks", "given without thinktime".into());
         }
+        self.check_latency_target()?;
+        if self.rate_process.is_some() && self.rate_iops.is_none() {
+            return err(
+                "rate_process",
+                "given without rate_iops, expected it only with an open-loop rate".into(),
+            );
+        }
         if let Some(rt) = self.runtime {
             if rt.0 == SimTime::ZERO {
                 return err("runtime", "got 0, expected a positive duration".into());
@@ -548,6 +594,41 @@ impl JobSpec {
                         ramp.0.as_secs_f64(),
                         rt.0.as_secs_f64()
                     ),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// fio's latency-target search: its options only with a target, the target positive, the
+    /// percentile a share. (That it needs a closed loop is checked when the job is driven:
+    /// `driver::jobs`.)
+    fn check_latency_target(&self) -> Result<()> {
+        let err =
+            |field: &str, msg: String| Err(Error::Job(format!("job, field `{field}`: {msg}")));
+        let Some(target) = self.latency_target else {
+            for (field, given) in [
+                ("latency_window", self.latency_window.is_some()),
+                ("latency_percentile", self.latency_percentile.is_some()),
+                ("latency_run", self.latency_run),
+            ] {
+                if given {
+                    return err(field, "given without latency_target".into());
+                }
+            }
+            return Ok(());
+        };
+        if target.0 == SimTime::ZERO {
+            return err(
+                "latency_target",
+                "got 0, expected a positive duration (or none)".into(),
+            );
+        }
+        if let Some(p) = self.latency_percentile {
+            if !(p > 0.0 && p <= 100.0) {
+                return err(
+                    "latency_percentile",
+                    format!("got {p}, expected a percentage above 0 and at most 100"),
                 );
             }
         }
@@ -652,6 +733,21 @@ pub struct Distribution {
     text: String,
     zipf_theta: Option<f64>,
     zones: Option<Zones>,
+    skew: Option<Skew>,
+}
+
+/// fio's pareto and normal distributions (lib/zipf.c `pareto_next`, lib/gauss.c `gauss_next`)
+/// over the region's block slots, as ranks that the generator scatters over the region as it
+/// scatters zipf's (fio hashes them).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Skew {
+    /// `pareto:h`, 0 < h < 1: rank (slots − 1) × u^(ln h / ln(1 − h)), u uniform in [0, 1):
+    /// h of the accesses go to 1 − h of the blocks (0.8: 80 % to 20 %).
+    Pareto { h: f64 },
+    /// `normal:dev`, 0 ≤ dev < 100: the mean of 12 uniform ranks in [0, slots] (a bell
+    /// around the middle, standard deviation about slots / 12), plus a uniform deviation of
+    /// dev % of the slots (at most half of them) centred on 0, halved until it stays inside.
+    Normal { dev: f64 },
 }
 
 /// fio's `zoned` and `zoned_abs` distributions: zones of the region in order from its start,
@@ -714,10 +810,22 @@ impl Zones {
 
 impl Distribution {
     pub fn parse(s: &str) -> std::result::Result<Distribution, String> {
-        let expected = "expected \"uniform\", \"zipf:<theta>\" with theta > 0 (e.g. \"zipf:1.2\"), \"zoned:ACCESS%/REGION%:...\" or \"zoned_abs:ACCESS%/SIZE:...\"";
+        let expected = "expected \"uniform\", \"zipf:<theta>\" with theta > 0 (e.g. \"zipf:1.2\"), \"pareto:<h>\" with 0 < h < 1, \"normal:<dev>\" with 0 <= dev < 100, \"zoned:ACCESS%/REGION%:...\" or \"zoned_abs:ACCESS%/SIZE:...\"";
         let mut zipf_theta = None;
         let mut zones = None;
-        if let Some(rest) = s.strip_prefix("zoned:") {
+        let mut skew = None;
+        if let Some(rest) = s.strip_prefix("pareto:") {
+            // fio's ranges (options.c, str_random_distribution_cb).
+            match rest.parse::<f64>() {
+                Ok(h) if h > 0.0 && h < 1.0 => skew = Some(Skew::Pareto { h }),
+                _ => return Err(format!("got {s:?}, {expected}")),
+            }
+        } else if let Some(rest) = s.strip_prefix("normal:") {
+            match rest.parse::<f64>() {
+                Ok(dev) if (0.0..100.0).contains(&dev) => skew = Some(Skew::Normal { dev }),
+                _ => return Err(format!("got {s:?}, {expected}")),
+            }
+        } else if let Some(rest) = s.strip_prefix("zoned:") {
             zones = Some(Zones::parse(rest, false)?);
         } else if let Some(rest) = s.strip_prefix("zoned_abs:") {
             zones = Some(Zones::parse(rest, true)?);
@@ -731,7 +839,13 @@ impl Distribution {
             text: s.to_string(),
             zipf_theta,
             zones,
+            skew,
         })
+    }
+
+    /// fio's pareto or normal distribution; None for the others.
+    pub fn skew(&self) -> Option<Skew> {
+        self.skew
     }
 
     /// The Zipf exponent; None for uniform.
@@ -755,6 +869,7 @@ impl Default for Distribution {
             text: "uniform".into(),
             zipf_theta: None,
             zones: None,
+            skew: None,
         }
     }
 }
@@ -813,6 +928,45 @@ fn fit_zones(
     Ok(out)
 }
 
+impl Generator {
+    /// A slot of fio's pareto or normal distribution: its rank, scattered over the region as
+    /// zipf's ranks are.
+    #[cold]
+    fn skewed_slot(&mut self, job: &Job, slots: u64) -> u64 {
+        let all = (job.region_len / job.min_bs).max(1);
+        let rank = self.skew_rank(all);
+        ((rank as u128 * self.zipf_mult as u128) % all as u128) as u64 % slots
+    }
+
+    /// A rank in `0..all` of fio's pareto or normal distribution (before scattering).
+    fn skew_rank(&mut self, all: u64) -> u64 {
+        let skew = match &self.skew {
+            Some(SkewState::Pareto { pow }) => SkewState::Pareto { pow: *pow },
+            Some(SkewState::Normal { width }) => SkewState::Normal { width: *width },
+            // Zipf draws its own slots and uniform needs no rank: neither comes here.
+            _ => return self.rng.below(all),
+        };
+        match skew {
+            SkewState::Zipf(_) => self.rng.below(all),
+            SkewState::Pareto { pow } => ((all - 1) as f64 * self.rng.unit_f64().powf(pow)) as u64,
+            SkewState::Normal { width } => {
+                // fio's gauss_next: the mean of 12 uniform draws in [0, all], rounded up.
+                const ITERS: u64 = 12;
+                let sum: u64 = (0..ITERS).map(|_| self.rng.below(all + 1)).sum();
+                let mut rank = sum.div_ceil(ITERS);
+                if width > 0 {
+                    let mut dev = self.rng.below(width) as i64 - (width / 2) as i64;
+                    while rank as i64 + dev >= all as i64 || (rank as i64 + dev) < 0 {
+                        dev /= 2;
+                    }
+                    rank = (rank as i64 + dev) as u64;
+                }
+                rank.min(all - 1)
+            }
+        }
+    }
+}
+
 /// Parse a duration string for CLI-style inputs (re-exported for the bindings).
 pub fn duration(s: &str) -> std::result::Result<SimTime, String> {
     parse_duration(s)
@@ -830,8 +984,23 @@ pub struct Generator {
     seq_cursor: u64,
     slice_start: u64,
     slice_len: u64,
-    zipf: Option<rand_distr::Zipf<f64>>,
+    /// A skewed distribution's state (None: uniform). One option for all of them, so that
+    /// the uniform path tests one thing, as it did with zipf alone.
+    skew: Option<SkewState>,
     zipf_mult: u64,
+}
+
+#[derive(Clone, Debug)]
+enum SkewState {
+    Zipf(rand_distr::Zipf<f64>),
+    /// fio's pareto: the exponent ln h / ln(1 − h).
+    Pareto {
+        pow: f64,
+    },
+    /// fio's normal: the deviation's width in slots.
+    Normal {
+        width: u64,
+    },
 }
 
 impl Generator {
@@ -851,7 +1020,16 @@ impl Generator {
         let slots = (job.region_len / align).max(1);
         let zipf = job
             .zipf_theta
-            .map(|t| rand_distr::Zipf::new(slots as f64, t).expect("valid zipf"));
+            .map(|t| SkewState::Zipf(rand_distr::Zipf::new(slots as f64, t).expect("valid zipf")));
+        let skew = zipf.or(job.spec.distribution.skew().map(|s| match s {
+            Skew::Pareto { h } => SkewState::Pareto {
+                pow: h.ln() / (1.0 - h).ln(),
+            },
+            // fio: ceil(slots × dev / 100), at most half the slots.
+            Skew::Normal { dev } => SkewState::Normal {
+                width: ((slots as f64 * dev / 100.0).ceil() as u64).min(slots / 2),
+            },
+        }));
         Generator {
             last_end: job.region_start,
             rng: Rng::stream(seed, &format!("job.{instance}")),
@@ -860,7 +1038,7 @@ impl Generator {
             seq_cursor: 0,
             slice_start,
             slice_len,
-            zipf,
+            skew,
             zipf_mult: coprime_multiplier(slots),
         }
     }
@@ -948,8 +1126,8 @@ impl Generator {
         } else {
             let align = job.min_bs;
             let slots = ((job.region_len - len) / align) + 1;
-            let slot = match &self.zipf {
-                Some(z) => {
+            let slot = match &self.skew {
+                Some(SkewState::Zipf(z)) => {
                     use rand_distr::Distribution;
                     // Ranks are 1-based; scatter them over the region (as fio does) with a
                     // bijective permutation, so hot blocks are not all at the start.
@@ -957,6 +1135,7 @@ impl Generator {
                     let all = (job.region_len / align).max(1);
                     ((rank as u128 * self.zipf_mult as u128) % all as u128) as u64 % slots
                 }
+                Some(_) => self.skewed_slot(job, slots),
                 None => self.rng.below(slots),
             };
             job.region_start + slot * align
@@ -1177,6 +1356,68 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("field `percentage_random`: got 101"), "{e}");
+    }
+
+    /// fio's pareto:h sends h of the accesses to 1 − h of the blocks (its ranks, before they
+    /// are scattered), and normal:dev is a bell around the middle rank with a standard
+    /// deviation of about a twelfth of the slots, widened by dev % of them.
+    #[test]
+    fn pareto_and_normal_ranks_have_fios_shapes() {
+        fn ranks(dist: &str, n: usize) -> (Vec<u64>, u64) {
+            let job = spec(&format!(
+                "rw = \"randread\"\nsize = \"64MiB\"\ndistribution = \"{dist}\""
+            ))
+            .fit(1 << 30)
+            .unwrap();
+            let all = job.region_len / job.min_bs;
+            let mut g = Generator::new(&job, 0, 7);
+            ((0..n).map(|_| g.skew_rank(all)).collect(), all)
+        }
+        let (r, all) = ranks("pareto:0.8", 200_000);
+        let hot = r
+            .iter()
+            .filter(|&&x| x as f64 >= 0.8 * (all - 1) as f64)
+            .count();
+        let share = hot as f64 / r.len() as f64;
+        assert!((share - 0.8).abs() < 0.01, "{share}");
+        let (r, all) = ranks("pareto:0.9", 200_000);
+        let hot = r
+            .iter()
+            .filter(|&&x| x as f64 >= 0.9 * (all - 1) as f64)
+            .count();
+        assert!((hot as f64 / r.len() as f64 - 0.9).abs() < 0.01);
+        let stats = |r: &[u64]| {
+            let n = r.len() as f64;
+            let mean = r.iter().map(|&x| x as f64).sum::<f64>() / n;
+            let var = r.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / n;
+            (mean, var.sqrt())
+        };
+        let (r, all) = ranks("normal:0", 100_000);
+        let (mean, sd) = stats(&r);
+        let n = all as f64;
+        assert!((mean / n - 0.5).abs() < 0.005, "{mean}");
+        // 12 uniforms on [0, all] averaged: sd = all / sqrt(12) / sqrt(12) = all / 12.
+        assert!((sd / (n / 12.0) - 1.0).abs() < 0.03, "{sd}");
+        let (r, _) = ranks("normal:30", 100_000);
+        let (_, sd30) = stats(&r);
+        // Plus a uniform deviation 0.3 × all wide: its variance (0.3 all)² / 12 adds.
+        let want = ((n / 12.0).powi(2) + (0.3 * n).powi(2) / 12.0).sqrt();
+        assert!((sd30 / want - 1.0).abs() < 0.03, "{sd30} vs {want}");
+        let e = JobSpec::from_json(r#"{"rw":"randread","distribution":"pareto:1"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("pareto:<h>\" with 0 < h < 1"), "{e}");
+        let e = JobSpec::from_json(r#"{"rw":"randread","distribution":"normal:100"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("normal:<dev>"), "{e}");
+        let e = JobSpec::from_json(r#"{"rw":"randread","rate_process":"poisson"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("field `rate_process`: given without rate_iops"),
+            "{e}"
+        );
     }
 
     #[test]
