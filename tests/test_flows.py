@@ -155,7 +155,14 @@ def test_periodic_statistics_come_as_numpy_arrays(tmp_path: Path) -> None:
         "write_amplification",
         "requests_in_flight",
         "requests_completed",
+        "channel_utilisation_mean",
+        "die_utilisation_mean",
+        "die_utilisation_max",
     }
+    for name in ("channel_utilisation_mean", "die_utilisation_mean", "die_utilisation_max"):
+        assert samples[name].dtype.kind == "f"
+        assert ((samples[name] >= 0) & (samples[name] <= 1)).all(), name
+    assert samples["die_utilisation_mean"][1:5].min() > 0
     assert samples["time_s"][:3].tolist() == pytest.approx([0.0, 1e-3, 2e-3])
     assert samples["requests_completed"].dtype.kind == "u"
     assert int(samples["requests_completed"][-1]) == result["sim"]["requests"]
@@ -198,3 +205,27 @@ def test_a_flows_job_error_says_which_flow_by_its_index() -> None:
     with pytest.raises(ssdlab.JobError) as one:
         ssdlab.run("small-tlc", bad)
     assert getattr(one.value, "flow", None) is None
+
+
+def test_periodic_statistics_of_a_zoned_drive_are_plotted(tmp_path: Path) -> None:
+    job = {
+        "rw": "randwrite",
+        "bs": "16KiB",
+        "iodepth": 4,
+        "zonemode": "zbd",
+        "max_open_zones": 3,
+        "io_count": 2000,
+    }
+    result = ssdlab.run("zns-tlc", job, stats_interval="5ms")
+    samples = result.samples()
+    assert 0 < samples["open_zones"].max() <= 3
+    assert (samples["open_zones"] <= samples["active_zones"]).all()
+    assert "cache_lines_used" not in samples
+    png = result.plot_samples(tmp_path / "samples.png")
+    assert png.stat().st_size > 1000
+    # SVG carries no date: the same run draws the same file.
+    again = ssdlab.run("zns-tlc", job, stats_interval="5ms")
+    a = result.plot_samples(tmp_path / "a.svg").read_bytes()
+    assert a == again.plot_samples(tmp_path / "b.svg").read_bytes()
+    with pytest.raises(ValueError, match="stats_interval"):
+        ssdlab.run("zns-tlc", job).plot_samples(tmp_path / "none.png")

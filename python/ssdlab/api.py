@@ -489,7 +489,13 @@ def generate_trace(
 
 
 # The periodic statistics' columns that are not counts.
-_FLOAT_SAMPLES = ("time_s", "write_amplification")
+_FLOAT_SAMPLES = (
+    "time_s",
+    "write_amplification",
+    "channel_utilisation_mean",
+    "die_utilisation_mean",
+    "die_utilisation_max",
+)
 
 
 class Result:
@@ -573,7 +579,11 @@ class Result:
     def samples(self) -> dict[str, np.ndarray]:
         """The periodic statistics (``run(..., stats_interval="1ms")``) as numpy arrays, one
         entry per sample: ``time_s``, ``free_blocks``, ``gc_runs``, ``gc_units_moved``,
-        ``write_amplification``, ``requests_in_flight``, ``requests_completed``."""
+        ``write_amplification``, ``requests_in_flight``, ``requests_completed``, the channels'
+        and dies' utilisation per interval (``channel_utilisation_mean``,
+        ``die_utilisation_mean``, ``die_utilisation_max``); with a cache ``cache_lines_used``,
+        ``cache_dirty_lines``; on a zoned drive ``open_zones``, ``active_zones``,
+        ``zone_resets`` (docs/jobs.md)."""
         series = self.to_dict().get("samples")
         if series is None:
             raise ValueError("no periodic statistics in this result: run with stats_interval=")
@@ -583,6 +593,13 @@ class Result:
             name: np.asarray(values, dtype=np.float64 if name in _FLOAT_SAMPLES else np.uint64)
             for name, values in series.items()
         }
+
+    def plot_samples(self, path: str | os.PathLike[str]) -> Path:
+        """Draw :meth:`samples` against simulated time, a panel per group of columns, to
+        ``path`` (PNG or SVG by its suffix); returns the file written."""
+        from .experiments.plots import plot_samples, save_figure
+
+        return save_figure(plot_samples(self.samples()), path)
 
     @property
     def has_requests(self) -> bool:

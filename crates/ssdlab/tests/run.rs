@@ -706,3 +706,95 @@ fn periodic_statistics_sample_the_device_at_each_interval() {
     );
     assert!(plain.result.samples.is_none());
 }
+
+/// The channels' and dies' utilisation per interval (issue 41, point 5): each between 0 and 1,
+/// above 0 while writes run, the busiest die at least the mean; and, weighted by the interval,
+/// they add up to the run's own utilisation (busy time is neither lost nor counted twice
+/// between intervals). No cache and no zones: those columns are absent.
+#[test]
+fn periodic_utilisation_adds_up_to_the_runs() {
+    let cfg = small(&[]);
+    let j = job("rw = \"randwrite\"\nbs = \"16KiB\"\niodepth = 8\nruntime = \"20ms\"");
+    let opts = RunOptions {
+        seed: 1,
+        record_requests: false,
+        stats_interval: Some(ssdlab::sim::SimTime(500_000_000)),
+    };
+    let out = run(&cfg, &j, &opts, &mut |_, _| true).unwrap();
+    let s = out.result.samples.clone().expect("samples");
+    let ch = s.channel_utilisation_mean.as_ref().expect("channel column");
+    let die = s.die_utilisation_mean.as_ref().expect("die column");
+    let die_max = s.die_utilisation_max.as_ref().expect("busiest die column");
+    assert_eq!(ch.len(), s.time_s.len());
+    assert_eq!((ch[0], die[0], die_max[0]), (0.0, 0.0, 0.0));
+    for k in 0..ch.len() {
+        for u in [ch[k], die[k], die_max[k]] {
+            assert!((0.0..=1.0).contains(&u), "sample {k}: {u}");
+        }
+        assert!(die_max[k] >= die[k]);
+        if k > 0 && s.time_s[k] < 0.02 {
+            assert!(die[k] > 0.0, "sample {k}: {}", die[k]);
+        }
+    }
+    // Data crosses the channels in bursts between programs: some intervals, not all.
+    assert!(
+        ch.iter().filter(|&&u| u > 0.0).count() > ch.len() / 4,
+        "{ch:?}"
+    );
+    let end = *s.time_s.last().unwrap();
+    let over_run = |col: &[f64]| {
+        col.windows(2)
+            .zip(s.time_s.windows(2))
+            .map(|(u, t)| u[1] * (t[1] - t[0]))
+            .sum::<f64>()
+            / end
+    };
+    let u = &out.result.utilisation;
+    assert!(
+        (over_run(die) - u.die.mean).abs() < 1e-9,
+        "{} {}",
+        over_run(die),
+        u.die.mean
+    );
+    assert!(
+        (over_run(ch) - u.channel.mean).abs() < 1e-9,
+        "{} {}",
+        over_run(ch),
+        u.channel.mean
+    );
+    assert!(s.cache_lines_used.is_none() && s.open_zones.is_none());
+}
+
+/// The cache buffer's occupancy per sample: with a write-back cache, dirty lines rise under
+/// writes, never pass the lines in use nor those the cache has, and the last sample's are the
+/// result's; the same seed gives the same samples.
+#[test]
+fn periodic_statistics_sample_the_cache_occupancy() {
+    let cfg = small(&[
+        "cache.capacity=\"256KiB\"",
+        "cache.dram=\"ddr2\"",
+        "cache.mode=\"write-back\"",
+    ]);
+    let j = job("rw = \"randwrite\"\nbs = \"4KiB\"\niodepth = 8\nruntime = \"10ms\"");
+    let opts = RunOptions {
+        seed: 3,
+        record_requests: false,
+        stats_interval: Some(ssdlab::sim::SimTime(1_000_000_000)),
+    };
+    let out = run(&cfg, &j, &opts, &mut |_, _| true).unwrap();
+    let s = out.result.samples.clone().expect("samples");
+    let used = s.cache_lines_used.as_ref().expect("lines column");
+    let dirty = s.cache_dirty_lines.as_ref().expect("dirty column");
+    let cache = out.result.cache.as_ref().expect("cache figures");
+    assert_eq!((used[0], dirty[0]), (0, 0));
+    assert!(dirty[1] > 0, "{dirty:?}");
+    for (u, d) in used.iter().zip(dirty) {
+        assert!(d <= u && *u <= cache.lines as u64, "{d} {u}");
+    }
+    assert_eq!(*dirty.last().unwrap(), cache.dirty_lines_at_end as u64);
+    let again = run(&cfg, &j, &opts, &mut |_, _| true).unwrap();
+    assert_eq!(
+        serde_json::to_string(&out.result.samples).unwrap(),
+        serde_json::to_string(&again.result.samples).unwrap()
+    );
+}

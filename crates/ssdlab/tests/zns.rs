@@ -233,6 +233,41 @@ fn a_zbd_sequential_write_job_wraps_with_resets_and_no_errors() {
     assert_eq!(out.result.ops["zone_reset"].count, 32);
 }
 
+/// The periodic statistics of a zoned drive: resets counted as the job wraps (never falling,
+/// the last sample's the result's), and a job's open zones never above its `max_open_zones`
+/// nor above the active ones.
+#[test]
+fn periodic_statistics_sample_open_zones_and_resets() {
+    let cfg = zoned(&[]);
+    let sampled = RunOptions {
+        stats_interval: Some(SimTime::from_ns(10_000_000)),
+        ..opts()
+    };
+    let n = (cfg.logical_bytes() / (128 << 10)) * 5 / 4;
+    let wrap = job(&format!(
+        r#"{{"rw":"write","bs":"128KiB","iodepth":8,"zonemode":"zbd","io_count":{n}}}"#
+    ));
+    let out = ssdlab::run(&cfg, &wrap, &sampled, &mut |_, _| true).unwrap();
+    let s = out.result.samples.expect("samples");
+    let resets = s.zone_resets.expect("resets column");
+    assert_eq!(resets[0], 0);
+    assert!(resets.windows(2).all(|w| w[0] <= w[1]));
+    assert_eq!(*resets.last().unwrap(), 32);
+    assert!(s.open_zones.expect("open column").iter().any(|&o| o > 0));
+    let limited = job(
+        r#"{"rw":"randwrite","bs":"16KiB","iodepth":4,"zonemode":"zbd","max_open_zones":3,"io_count":4000}"#,
+    );
+    let out = ssdlab::run(&cfg, &limited, &sampled, &mut |_, _| true).unwrap();
+    let s = out.result.samples.expect("samples");
+    let open = s.open_zones.expect("open column");
+    let active = s.active_zones.expect("active column");
+    assert!(open.iter().any(|&o| o > 0));
+    for (o, a) in open.iter().zip(&active) {
+        assert!(*o <= 3 && o <= a, "{o} open, {a} active");
+    }
+    assert!(s.cache_lines_used.is_none());
+}
+
 /// Random writes with zonemode=zbd and max_open_zones, as appends too: no errors; the zones
 /// open at once never pass the job's limit per instance.
 #[test]

@@ -793,6 +793,44 @@ def make_plot(
     return plot_against(selection, y, short(y), heading, x, hue, logx, bool(logy))
 
 
+# The periodic statistics' panels: a title and the columns drawn in it, each drawn when the run
+# sampled it (the cache's and the zones' columns come only with a cache or zones).
+_SAMPLE_PANELS = (
+    ("utilisation", ("channel_utilisation_mean", "die_utilisation_mean", "die_utilisation_max")),
+    ("requests in flight", ("requests_in_flight",)),
+    ("free blocks", ("free_blocks",)),
+    ("write amplification", ("write_amplification",)),
+    ("cache lines", ("cache_lines_used", "cache_dirty_lines")),
+    ("zones", ("open_zones", "active_zones", "zone_resets")),
+)
+
+
+def plot_samples(samples: Mapping[str, Sequence[float]], title: str = "periodic statistics") -> Any:
+    """The periodic statistics of one run (``Result.samples()``) against simulated time: one
+    panel per group of columns the run has."""
+    from matplotlib.figure import Figure
+
+    if "time_s" not in samples:
+        raise PlotError("no periodic statistics: run with stats_interval=")
+    panels = [(name, [c for c in cols if c in samples]) for name, cols in _SAMPLE_PANELS]
+    panels = [(name, cols) for name, cols in panels if cols]
+    figure = Figure(figsize=(FIGSIZE[0], 1.9 * len(panels) + 0.8), layout="constrained")
+    grid = figure.subplots(len(panels), 1, sharex=True, squeeze=False)
+    time_ms = [1e3 * float(t) for t in samples["time_s"]]
+    for axes, (name, cols) in zip(grid.flat, panels, strict=True):
+        axes.set_title(name, fontsize=9)
+        axes.grid(True, alpha=0.3)
+        for k, col in enumerate(cols):
+            style = series_style(k, len(cols))
+            style.pop("marker", None)
+            axes.plot(time_ms, [float(v) for v in samples[col]], label=col, **style)
+        if len(cols) > 1:
+            axes.legend(fontsize=7)
+    grid.flat[-1].set_xlabel("simulated time (ms)")
+    figure.suptitle(title, fontsize=11)
+    return figure
+
+
 def save_figure(figure: Any, path: str | os.PathLike[str], fmt: str | None = None) -> Path:
     """Write a figure as PNG or SVG (from ``fmt``, else the file's suffix). SVG output carries no
     date, so the same figure gives the same file."""

@@ -249,6 +249,15 @@ impl BufferManager {
     }
 
     /// The figures so far.
+    /// Lines holding data now, and those of them not yet on NAND (the periodic statistics).
+    pub fn lines_in_use(&self) -> u32 {
+        self.buf.len()
+    }
+
+    pub fn dirty_lines(&self) -> u32 {
+        self.buf.dirty_lines()
+    }
+
     pub fn stats(&self) -> &BufferStats {
         &self.stats
     }

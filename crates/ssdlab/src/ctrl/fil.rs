@@ -288,6 +288,28 @@ impl Fil {
         self.channels.iter().map(|c| c.busy)
     }
 
+    /// Each die's busy time that has run by `now`, for the periodic statistics: `busy` takes a
+    /// phase's whole time when the phase starts, so the part still ahead of `now` (to the
+    /// phase's step) comes off.
+    pub fn die_busy_by(&self, now: SimTime) -> impl Iterator<Item = SimTime> + '_ {
+        self.dies.iter().map(move |d| {
+            let ahead = if d.phase == Phase::Idle {
+                SimTime::ZERO
+            } else {
+                d.step_at - now
+            };
+            d.busy - ahead
+        })
+    }
+
+    /// Each channel's busy time that has run by `now`: its reservations run back to back up
+    /// to `free_at`, so what lies ahead of `now` comes off.
+    pub fn channel_busy_by(&self, now: SimTime) -> impl Iterator<Item = SimTime> + '_ {
+        self.channels
+            .iter()
+            .map(move |c| c.busy - (c.free_at - now))
+    }
+
     /// Queue a transaction at its die and start the die if it is idle.
     #[inline]
     pub(crate) fn enqueue(

@@ -11,8 +11,8 @@ use crate::stats::result::Series;
 /// below; the replay's is 0).
 const SAMPLE: u32 = u32::MAX;
 
-/// Most samples one run keeps (8 figures of 8 bytes each) before it stops with an error rather
-/// than grow without end.
+/// Most samples one run keeps (at most 15 figures of 8 bytes each) before it stops with an error
+/// rather than grow without end.
 pub const MAX_SAMPLES: usize = 1_000_000;
 
 pub struct Sampler<'a, D: Driver> {
@@ -20,18 +20,43 @@ pub struct Sampler<'a, D: Driver> {
     interval: SimTime,
     series: Series,
     error: Option<Error>,
+    /// The previous sample's time and each channel's and die's busy time run by then: the
+    /// utilisation columns are over the interval between two samples.
+    last_time: SimTime,
+    last_channel_busy: Vec<SimTime>,
+    last_die_busy: Vec<SimTime>,
 }
 
 impl<'a, D: Driver> Sampler<'a, D> {
     /// Sample `dev` now and every `interval` from now on.
     pub fn start(inner: &'a mut D, dev: &mut Device, interval: SimTime) -> Sampler<'a, D> {
+        let now = dev.now();
+        // A column for each part the device has; the others stay absent from the result.
+        fn column<T>(present: bool) -> Option<Vec<T>> {
+            present.then(Vec::new)
+        }
+        let has_dies = dev.fil().die_busy().next().is_some();
+        let has_zones = dev.backend().zoned().is_some();
+        let series = Series {
+            channel_utilisation_mean: column(has_dies),
+            die_utilisation_mean: column(has_dies),
+            die_utilisation_max: column(has_dies),
+            cache_lines_used: column(dev.cache().is_some()),
+            cache_dirty_lines: column(dev.cache().is_some()),
+            open_zones: column(has_zones),
+            active_zones: column(has_zones),
+            zone_resets: column(has_zones),
+            ..Series::default()
+        };
         let mut s = Sampler {
             inner,
             interval,
-            series: Series::default(),
+            series,
             error: None,
+            last_time: now,
+            last_channel_busy: dev.fil().channel_busy_by(now).collect(),
+            last_die_busy: dev.fil().die_busy_by(now).collect(),
         };
-        let now = dev.now();
         s.sample(dev, now);
         dev.wake_at(now + interval, SAMPLE);
         s
@@ -59,6 +84,62 @@ impl<'a, D: Driver> Sampler<'a, D> {
         });
         s.requests_in_flight.push(dev.host().in_flight() as u64);
         s.requests_completed.push(dev.host().completed());
+        if let Some(col) = &mut s.cache_lines_used {
+            col.push(dev.cache().map_or(0, |c| c.lines_in_use()) as u64);
+        }
+        if let Some(col) = &mut s.cache_dirty_lines {
+            col.push(dev.cache().map_or(0, |c| c.dirty_lines()) as u64);
+        }
+        if let Some(z) = dev.backend().zoned() {
+            let push = |col: &mut Option<Vec<u64>>, v: u64| col.as_mut().map(|c| c.push(v));
+            push(&mut s.open_zones, z.zones.open_zones() as u64);
+            push(&mut s.active_zones, z.zones.active_zones() as u64);
+            push(&mut s.zone_resets, z.zones.counters.resets);
+        }
+        self.sample_utilisation(dev, now);
+    }
+
+    /// Each channel's and die's busy time run since the last sample ÷ the time since it (0 at
+    /// the first sample), capped at 1.
+    fn sample_utilisation(&mut self, dev: &Device, now: SimTime) {
+        let s = &mut self.series;
+        let (Some(ch_mean), Some(die_mean), Some(die_max)) = (
+            &mut s.channel_utilisation_mean,
+            &mut s.die_utilisation_mean,
+            &mut s.die_utilisation_max,
+        ) else {
+            return;
+        };
+        let span = (now - self.last_time).as_secs_f64();
+        // The busy time run by now is known exactly when the work ahead runs back to back;
+        // a reservation ahead with a gap before it makes it an underestimate for a while, so
+        // the figure kept is the largest yet (the intervals then add up to the run's total).
+        let util = |busy: SimTime, last: &mut SimTime| {
+            let ran = busy - *last;
+            *last = busy.max(*last);
+            if span > 0.0 {
+                (ran.as_secs_f64() / span).min(1.0)
+            } else {
+                0.0
+            }
+        };
+        let channels: Vec<f64> = dev
+            .fil()
+            .channel_busy_by(now)
+            .zip(&mut self.last_channel_busy)
+            .map(|(b, last)| util(b, last))
+            .collect();
+        let dies: Vec<f64> = dev
+            .fil()
+            .die_busy_by(now)
+            .zip(&mut self.last_die_busy)
+            .map(|(b, last)| util(b, last))
+            .collect();
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+        ch_mean.push(mean(&channels));
+        die_mean.push(mean(&dies));
+        die_max.push(dies.iter().cloned().fold(0.0, f64::max));
+        self.last_time = now;
     }
 }
 

@@ -398,6 +398,27 @@ pub struct Series {
     /// The host's requests submitted and not yet completed (the queue depth at the device).
     pub requests_in_flight: Vec<u64>,
     pub requests_completed: Vec<u64>,
+    /// Utilisation over the interval before each sample (busy time that ran in it ÷ the
+    /// interval; 0 at the first sample): the mean over channels, the mean over dies and the
+    /// busiest die's. Absent without NAND dies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub channel_utilisation_mean: Option<Vec<f64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub die_utilisation_mean: Option<Vec<f64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub die_utilisation_max: Option<Vec<f64>>,
+    /// The cache buffer's lines holding data and those of them dirty (with a `[cache]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_lines_used: Option<Vec<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_dirty_lines: Option<Vec<u64>>,
+    /// A zoned drive's open and active zones, and its zone resets so far (with a `[zns]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_zones: Option<Vec<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active_zones: Option<Vec<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zone_resets: Option<Vec<u64>>,
 }
 
 /// One flow of a run of several: its requests measured on their own, from the end of its own
