@@ -719,6 +719,8 @@ fn periodic_utilisation_adds_up_to_the_runs() {
         seed: 1,
         record_requests: false,
         stats_interval: Some(ssdlab::sim::SimTime(500_000_000)),
+        power_cut_event: None,
+        power_cut_at: None,
     };
     let out = run(&cfg, &j, &opts, &mut |_, _| true).unwrap();
     let s = out.result.samples.clone().expect("samples");
@@ -780,6 +782,8 @@ fn periodic_statistics_sample_the_cache_occupancy() {
         seed: 3,
         record_requests: false,
         stats_interval: Some(ssdlab::sim::SimTime(1_000_000_000)),
+        power_cut_event: None,
+        power_cut_at: None,
     };
     let out = run(&cfg, &j, &opts, &mut |_, _| true).unwrap();
     let s = out.result.samples.clone().expect("samples");
