@@ -643,6 +643,39 @@ def produce_matrix() -> dict[str, Any]:
         return json.loads(out.read_text(encoding="utf-8"))
 
 
+def produce_fdp_separation() -> dict[str, Any]:
+    """Run the FDP separation test (crates/ssdlab/src/ftl/fdp_tests.rs) and read its counts."""
+    import os
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "fdp.json"
+        env = dict(os.environ, SSDLAB_FDP_OUT=str(out))
+        subprocess.run(
+            ["cargo", "nextest", "run", "-p", "ssdlab", "--lib", "separating_a_fifo_log"],
+            cwd=ROOT,
+            env=env,
+            check=True,
+        )
+        return json.loads(out.read_text(encoding="utf-8"))
+
+
+def render_fdp_separation(data: Mapping[str, Any]) -> str:
+    def waf(c: Mapping[str, Any]) -> float:
+        host = c["host_units_written"]
+        return (host + c["gc_units_moved"]) / host
+
+    log, rnd = data["fdp_handles"]
+    return (
+        "| placement | device write amplification |\n"
+        "|---|---|\n"
+        f"| one handle (log and random data mixed) | {waf(data['mixed']):.3f} |\n"
+        f"| FDP, two handles | {waf(data['fdp']):.3f} (log handle {waf(log):.3f},"
+        f" random handle {waf(rnd):.3f}) |\n"
+    )
+
+
 def render_matrix(data: Mapping[str, Any]) -> str:
     axes = data["axes"]
     combos = data["combinations"]
@@ -803,6 +836,14 @@ BLOCKS: tuple[Block, ...] = (
         produce=produce_pc_mix,
         render=render_pc_mix,
         indent="  ",
+    ),
+    Block(
+        name="fdp-separation",
+        doc="docs/fdp.md",
+        command="SSDLAB_FDP_OUT=docs/generated/fdp-separation.json cargo nextest run -p ssdlab"
+        " --lib separating_a_fifo_log",
+        produce=produce_fdp_separation,
+        render=render_fdp_separation,
     ),
     Block(
         name="zns-fio",
