@@ -90,7 +90,8 @@ pub fn run(
     check_streams(&dev, spec)?;
     let mut driver = JobDriver::new(job, &dev, opts.seed)?;
     let job_json = serde_json::to_value(spec).expect("job serialises");
-    let (mut result, finished) = drive_jobs(&mut dev, &mut driver, cfg, job_json, opts, progress)?;
+    let (mut result, finished) =
+        drive_to_result(&mut dev, &mut driver, cfg, job_json, opts, progress)?;
     result.latency_depth = driver.outcomes()[0].latency_depth;
     Ok(RunOutput {
         result,
@@ -100,12 +101,33 @@ pub fn run(
     })
 }
 
-/// Precondition `dev`, run `driver` on it to its end (or until `progress` says stop), and build
-/// the result with its samples; true when the run finished. What [`run`] and [`run_flows`]
-/// share once their driver is built.
-fn drive_jobs(
+/// What the run functions need of a driver besides [`Driver`]: to start on the device, and to
+/// say how it ended.
+trait RunDriver: Driver {
+    fn start_on(&mut self, dev: &mut Device);
+    fn stop_reason(&mut self) -> Result<&'static str>;
+}
+
+macro_rules! run_driver {
+    ($($t:ty),*) => {$(
+        impl RunDriver for $t {
+            fn start_on(&mut self, dev: &mut Device) {
+                self.start(dev)
+            }
+            fn stop_reason(&mut self) -> Result<&'static str> {
+                self.finish()
+            }
+        }
+    )*};
+}
+run_driver!(JobDriver, ReplayDriver, RequestListDriver);
+
+/// Precondition `dev`, run `driver` on it to its end (or until `progress` says stop, or to the
+/// power cut `opts` asks for), and build the result with its samples and power-loss figures;
+/// true when the run finished. What every run function shares once its driver is built.
+fn drive_to_result<D: RunDriver>(
     dev: &mut Device,
-    driver: &mut JobDriver,
+    driver: &mut D,
     cfg: &SsdConfig,
     job_json: serde_json::Value,
     opts: &RunOptions,
@@ -113,12 +135,12 @@ fn drive_jobs(
 ) -> Result<(RunResult, bool)> {
     let t = precondition_with(dev, cfg, opts.seed, progress)?;
     let cut = arm_cut(dev, opts)?;
-    driver.start(dev);
+    driver.start_on(dev);
     let (wall, finished, samples, power_loss) =
         drive_sampled(dev, driver, progress, opts.stats_interval, cut)?;
     let stop = match (finished, &power_loss) {
         (true, Some(_)) => POWER_CUT,
-        (true, None) => driver.finish()?,
+        (true, None) => driver.stop_reason()?,
         (false, _) => INTERRUPTED,
     };
     let mut result = build_result(dev, cfg, job_json, opts.seed, stop, wall, t);
@@ -164,7 +186,8 @@ pub fn run_flows(
     dev.ftl_mut().expect_touches(touched);
     let mut driver = JobDriver::flows(jobs, &dev, opts.seed)?;
     let job_json = serde_json::to_value(specs).expect("jobs serialise");
-    let (mut result, finished) = drive_jobs(&mut dev, &mut driver, cfg, job_json, opts, progress)?;
+    let (mut result, finished) =
+        drive_to_result(&mut dev, &mut driver, cfg, job_json, opts, progress)?;
     let outcomes = driver.outcomes();
     result.flows = Some(outcomes.iter().map(flow_result).collect());
     let records = dev.take_records();
@@ -226,20 +249,9 @@ pub fn run_replay(
     dev.ftl_mut().expect_touches(replay.per_pass);
     let mut driver = ReplayDriver::new(replay, tjob);
     let job_json = serde_json::to_value(tjob).expect("trace job serialises");
-    let t = precondition_with(&mut dev, cfg, opts.seed, progress)?;
-    let cut = arm_cut(&mut dev, opts)?;
-    driver.start(&mut dev);
-    let (wall, finished, samples, power_loss) =
-        drive_sampled(&mut dev, &mut driver, progress, opts.stats_interval, cut)?;
-    let stop = match (finished, &power_loss) {
-        (true, Some(_)) => POWER_CUT,
-        (true, None) => driver.finish()?,
-        (false, _) => INTERRUPTED,
-    };
-    let mut result = build_result(&dev, cfg, job_json, opts.seed, stop, wall, t);
+    let (mut result, finished) =
+        drive_to_result(&mut dev, &mut driver, cfg, job_json, opts, progress)?;
     result.trace = Some(driver.outcome());
-    result.samples = samples;
-    result.power_loss = power_loss;
     Ok(RunOutput {
         result,
         records: dev.take_records(),
@@ -266,20 +278,9 @@ pub fn run_requests(
     let job_json = list.job_json();
     let mut dev = new_device(cfg, opts)?;
     let mut driver = RequestListDriver::new(list);
-    let t = precondition_with(&mut dev, cfg, opts.seed, progress)?;
-    let cut = arm_cut(&mut dev, opts)?;
-    driver.start(&mut dev);
-    let (wall, finished, samples, power_loss) =
-        drive_sampled(&mut dev, &mut driver, progress, opts.stats_interval, cut)?;
-    let stop = match (finished, &power_loss) {
-        (true, Some(_)) => POWER_CUT,
-        (true, None) => driver.finish()?,
-        (false, _) => INTERRUPTED,
-    };
-    let mut result = build_result(&dev, cfg, job_json, opts.seed, stop, wall, t);
+    let (mut result, finished) =
+        drive_to_result(&mut dev, &mut driver, cfg, job_json, opts, progress)?;
     result.requests = Some(driver.outcome(&dev));
-    result.samples = samples;
-    result.power_loss = power_loss;
     Ok(RunOutput {
         result,
         records: dev.take_records(),
