@@ -627,38 +627,27 @@ MATRIX_COMMAND = (
 
 def produce_matrix() -> dict[str, Any]:
     """Run the combination-matrix test (crates/ssdlab/tests/matrix.rs) and read what it wrote."""
+    return _cargo_test_artefact("SSDLAB_MATRIX_OUT", "--test", "matrix")
+
+
+def _cargo_test_artefact(env_name: str, *test_args: str) -> dict[str, Any]:
+    """Run a Rust test that writes its artefact to the path in ``env_name``, and read it."""
     import os
     import subprocess
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "matrix.json"
-        env = dict(os.environ, SSDLAB_MATRIX_OUT=str(out))
+        out = Path(tmp) / "artefact.json"
+        env = dict(os.environ, **{env_name: str(out)})
         subprocess.run(
-            ["cargo", "nextest", "run", "-p", "ssdlab", "--test", "matrix"],
-            cwd=ROOT,
-            env=env,
-            check=True,
+            ["cargo", "nextest", "run", "-p", "ssdlab", *test_args], cwd=ROOT, env=env, check=True
         )
         return json.loads(out.read_text(encoding="utf-8"))
 
 
 def produce_fdp_separation() -> dict[str, Any]:
     """Run the FDP separation test (crates/ssdlab/src/ftl/fdp_tests.rs) and read its counts."""
-    import os
-    import subprocess
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "fdp.json"
-        env = dict(os.environ, SSDLAB_FDP_OUT=str(out))
-        subprocess.run(
-            ["cargo", "nextest", "run", "-p", "ssdlab", "--lib", "separating_a_fifo_log"],
-            cwd=ROOT,
-            env=env,
-            check=True,
-        )
-        return json.loads(out.read_text(encoding="utf-8"))
+    return _cargo_test_artefact("SSDLAB_FDP_OUT", "--lib", "separating_a_fifo_log")
 
 
 def render_fdp_separation(data: Mapping[str, Any]) -> str:
