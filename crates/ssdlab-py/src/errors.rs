@@ -52,8 +52,9 @@ pub(crate) fn to_py(e: Error) -> PyErr {
         Error::Sim(_) => SimulationError::new_err(msg),
         // The source's class, with the flow's index as the exception's `flow` attribute (None
         // on every other error): the CLI points at the job without reading the message.
-        Error::Flow { index, source, .. } => {
-            let err = to_py(*source);
+        Error::Flow(flow) => {
+            let index = flow.index;
+            let err = to_py(flow.source);
             Python::with_gil(|py| {
                 let value = err.value(py);
                 // Setting an attribute on a fresh exception instance cannot fail.
