@@ -34,7 +34,9 @@ use std::collections::BTreeSet;
 const AXES: [(&str, &[&str]); 7] = [
     (
         "backend",
-        &["page", "block", "bast", "fast", "raw", "zoned", "pcm"],
+        &[
+            "page", "block", "bast", "fast", "raw", "zoned", "pcm", "fdp",
+        ],
     ),
     (
         "cache",
@@ -188,6 +190,18 @@ const REFUSED: &[(&str, &str, &[&str], &str)] = &[
         "precondition=steady-state",
         &["steady-state", "PCM-only"],
         "physical: PCM is updated in place, no FTL to age",
+    ),
+    (
+        "backend=fdp",
+        "interface=*",
+        &["interface.kind", "[fdp]"],
+        "protocol: FDP is an NVMe directive",
+    ),
+    (
+        "backend=fdp",
+        "precondition=steady-state",
+        &["steady-state", "[fdp]"],
+        "not modelled yet (issue 46)",
     ),
     (
         "mapping=cached-hmb",
@@ -355,6 +369,9 @@ fn config(c: &Combo) -> (&'static str, Vec<String>) {
             set("ftl.kind=\"none\"");
             set("ftl.over_provisioning=0.0");
         }
+        // The page FTL with two placement handles (docs/fdp.md); the job's writes take them
+        // in turn.
+        "fdp" => set("fdp.handles=2"),
         _ => {}
     }
     let cache = value(c, 1);
@@ -412,6 +429,9 @@ struct Ran {
 
 const JOB: &str =
     "rw = \"randrw\"\nrwmixread = 50\nbs = \"16KiB\"\niodepth = 4\nsize = \"2MiB\"\nio_count = 300";
+
+/// On an FDP drive the job's writes take its two placement handles in turn.
+const FDP_JOB: &str = "rw = \"randrw\"\nrwmixread = 50\nbs = \"16KiB\"\niodepth = 4\nsize = \"2MiB\"\nio_count = 300\nplacement_ids = [0, 1]";
 
 /// On a zoned drive the job writes at the zones' write pointers (docs/zns.md).
 const ZONED_JOB: &str = "rw = \"randrw\"\nrwmixread = 50\nbs = \"16KiB\"\niodepth = 1\nio_count = 300\nzonemode = \"zbd\"";
@@ -473,10 +493,10 @@ fn run(c: &Combo, cfg: &SsdConfig) -> Result<Ran, String> {
     let e = |e: ssdlab::error::Error| e.to_string();
     match value(c, 6) {
         "job" => {
-            let text = if value(c, 0) == "zoned" {
-                ZONED_JOB
-            } else {
-                JOB
+            let text = match value(c, 0) {
+                "zoned" => ZONED_JOB,
+                "fdp" => FDP_JOB,
+                _ => JOB,
             };
             let spec = JobSpec::from_toml_str(text, "matrix job").unwrap();
             let job = spec.fit(cfg.logical_bytes()).map_err(e)?;
@@ -660,6 +680,7 @@ fn figures_missing(c: &Combo, v: &serde_json::Value) -> Vec<&'static str> {
     match value(c, 0) {
         "zoned" => want.push("zones"),
         "pcm" => want.push("pcm"),
+        "fdp" => want.push("fdp"),
         _ => {}
     }
     let text = v.to_string();

@@ -234,7 +234,7 @@ mod tests {
 
     #[test]
     fn bad_fdp_settings_are_one_line_naming_the_field() {
-        let cases: [(&[&str], &str, &str); 9] = [
+        let cases: [(&[&str], &str, &str); 10] = [
             (&["fdp.handles=0"], "fdp.handles", "expected 1 to 255"),
             // 12 blocks per plane beyond the threshold: 6 persistently isolated handles (a
             // host and a GC block each), 11 initially isolated (and GC's shared block).
@@ -271,6 +271,11 @@ mod tests {
                 "expected 1: FDP's reclaim unit handles",
             ),
             (&["ftl.kind=\"block\""], "ftl.kind", "expected \"page\""),
+            (
+                &["interface.kind=\"sata\""],
+                "interface.kind",
+                "expected \"nvme\": Flexible Data Placement is an NVMe directive",
+            ),
         ];
         for (ov, field, expect) in cases {
             let e = refused(ov);

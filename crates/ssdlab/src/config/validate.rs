@@ -353,6 +353,15 @@ impl SsdConfig {
                 ),
             );
         }
+        if self.interface.kind != InterfaceKind::Nvme {
+            return err(
+                "interface.kind",
+                format!(
+                    "got \"{}\" with [fdp], expected \"nvme\": Flexible Data Placement is an NVMe directive (TP4146), and the other interfaces' commands carry no placement identifier",
+                    self.interface.kind.name()
+                ),
+            );
+        }
         let f_ = &self.ftl;
         if f_.streams != 1 {
             return err(
