@@ -110,3 +110,25 @@ def test_serve_serves_an_fdp_drive_with_its_default_handle(tmp_path: Path) -> No
     assert code == 0, err
     per = srv.session()["device"]["fdp"]["per_handle"]
     assert [h["host_bytes_written"] for h in per] == [8 * 4096, 0]
+
+
+def test_samples_hold_each_handle_s_write_amplification(tmp_path: Path) -> None:
+    cfg = ssdlab.Config.load("small-tlc", overrides=["fdp.handles=2"])
+    job = ssdlab.Job(rw="randwrite", bs="4KiB", size="64MiB", io_count=4000, placement_ids=[0, 1])
+    result = ssdlab.run(cfg, job, seed=1, stats_interval="1ms")
+    per_handle = result.samples()["fdp_handle_write_amplification"]
+    assert per_handle.dtype.kind == "f"
+    assert per_handle.shape == (2, len(result.samples()["time_s"]))
+    # The last sample is the run's final figure of each handle (the run ends with the device
+    # idle, sampled once more at most one interval later).
+    final = [h["write_amplification"] for h in result.fdp["per_handle"]]
+    assert per_handle[:, -1].tolist() == final
+    assert (per_handle[:, -1] >= 1.0).all()
+    png = result.plot_samples(tmp_path / "fdp.png")
+    assert png.stat().st_size > 0
+    assert (
+        "fdp_handle_write_amplification"
+        not in ssdlab.run(
+            "small-tlc", ssdlab.Job(rw="randwrite", io_count=10), stats_interval="1ms"
+        ).samples()
+    )

@@ -315,3 +315,29 @@ def test_another_sweep_into_the_same_directory_is_refused(tmp_path: Path) -> Non
         run_sweep(other, out, workers=1)
     assert read_manifest(out)["name"] == "tiny"
     assert len(list((out / "runs").iterdir())) == 2
+
+
+def test_stats_interval_samples_each_run_and_the_report_draws_them(tmp_path: Path) -> None:
+    from ssdlab.experiments.report import MAX_SAMPLE_FIGURES, write_report
+
+    spec = {
+        "name": "sampled",
+        "config": "small-tlc",
+        "stats_interval": "2ms",
+        "job": {"rw": "randwrite", "bs": "4KiB", "iodepth": 8, "io_count": 1500},
+        "axes": {"job.iodepth": [1, 2, 4, 8, 16, 32, 64]},
+    }
+    out = tmp_path / "out"
+    outcome = run_sweep(spec, out, workers=1)
+    assert (outcome.ok, outcome.failed) == (7, 0)
+    table = load_results(out)
+    for pid in table["id"]:
+        samples = json.loads((out / "runs" / pid / "result.json").read_text())["samples"]
+        assert len(samples["time_s"]) >= 2
+    # The sampled runs are other runs than the unsampled ones (their ids differ).
+    plain = Sweep.from_dict({k: v for k, v in spec.items() if k != "stats_interval"}).points()
+    assert {p.id for p in plain}.isdisjoint(set(table["id"]))
+    html = write_report(out).read_text()
+    assert html.count("<figcaption>Periodic statistics of point") == MAX_SAMPLE_FIGURES
+    assert "1 more run(s)" in html
+    assert "job.iodepth = 1" in html or "iodepth = 1" in html

@@ -76,7 +76,15 @@ def test_point_ids_are_stable_and_depend_on_what_is_run() -> None:
 def test_task_is_small_text_only() -> None:
     point = Sweep.load(REPO / "python/ssdlab/reproduce/seed004_fig5.toml").points()[0]
     task = point.task()
-    assert set(task) == {"id", "kind", "config_json", "job_json", "seed", "record_requests"}
+    assert set(task) == {
+        "id",
+        "kind",
+        "config_json",
+        "job_json",
+        "seed",
+        "record_requests",
+        "stats_interval",
+    }
     assert len(json.dumps(task)) < 8192
 
 
@@ -247,6 +255,9 @@ def test_derived_seeds_are_distinct_and_fit_63_bits() -> None:
         ({**BASE, "seeds": [1], "repeat": 2}, ["seeds", "repeat"]),
         ({**BASE, "repeat": 0}, ["repeat", "0"]),
         ({**BASE, "record_requests": "yes"}, ["record_requests", "true or false"]),
+        ({**BASE, "stats_interval": "soon"}, ["stats_interval", "soon"]),
+        ({**BASE, "stats_interval": "0ms"}, ["stats_interval", "positive duration"]),
+        ({**BASE, "stats_interval": 5}, ["stats_interval", "positive duration"]),
         ({**BASE, "job": {**BASE["job"], "iodepth": "deep"}}, ["[job]", "iodepth"]),
         ({**BASE, "zip": [{"interface.mdts": ["4KiB", "1KiB"], "job.io_count": [1, 2]}]},
          ["interface.mdts", "1KiB", "multiple of 4KiB"]),

@@ -135,6 +135,7 @@ def test_points_are_identified_by_the_run() -> None:
         ({"swap": {**TINY["swap"], "device": "seed003-scm-400"}}, ["[swap] device"]),
         ({"swap": {**TINY["swap"], "workload": "missing.pages"}}, ["workload", "missing.pages"]),
         ({"record_requests": True}, ["record_requests"]),
+        ({"stats_interval": "1ms"}, ["stats_interval", "[swap]"]),
         ({"job": {"rw": "randread"}}, ["exactly one of"]),
     ],
 )

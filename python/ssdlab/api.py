@@ -495,6 +495,7 @@ _FLOAT_SAMPLES = (
     "channel_utilisation_mean",
     "die_utilisation_mean",
     "die_utilisation_max",
+    "fdp_handle_write_amplification",
 )
 
 
@@ -583,7 +584,8 @@ class Result:
         and dies' utilisation per interval (``channel_utilisation_mean``,
         ``die_utilisation_mean``, ``die_utilisation_max``); with a cache ``cache_lines_used``,
         ``cache_dirty_lines``; on a zoned drive ``open_zones``, ``active_zones``,
-        ``zone_resets`` (docs/jobs.md)."""
+        ``zone_resets``; on an FDP drive ``fdp_handle_write_amplification``, a 2-D array with a
+        row per placement handle (docs/jobs.md)."""
         series = self.to_dict().get("samples")
         if series is None:
             raise ValueError("no periodic statistics in this result: run with stats_interval=")

@@ -85,6 +85,7 @@ def execute_task(task: Task) -> Outcome:
                 int(task["seed"]),
                 bool(task["record_requests"]),
                 _no_progress,
+                stats_interval=task.get("stats_interval"),
             )
     except Exception as error:  # a failing point is recorded, and the sweep goes on
         return _failed(task, f"{type(error).__name__}: {error}", time.perf_counter() - start)

@@ -804,6 +804,9 @@ _SAMPLE_PANELS = (
     ("zones", ("open_zones", "active_zones", "zone_resets")),
 )
 
+# A column holding one series per placement handle (a row each), drawn as a panel of its own.
+_PER_HANDLE_SAMPLES = "fdp_handle_write_amplification"
+
 
 def plot_samples(samples: Mapping[str, Sequence[float]], title: str = "periodic statistics") -> Any:
     """The periodic statistics of one run (``Result.samples()``) against simulated time: one
@@ -814,17 +817,23 @@ def plot_samples(samples: Mapping[str, Sequence[float]], title: str = "periodic 
         raise PlotError("no periodic statistics: run with stats_interval=")
     panels = [(name, [c for c in cols if c in samples]) for name, cols in _SAMPLE_PANELS]
     panels = [(name, cols) for name, cols in panels if cols]
+    handles = list(samples.get(_PER_HANDLE_SAMPLES, ()))
+    if handles:
+        panels.append(("write amplification per FDP placement handle", []))
     figure = Figure(figsize=(FIGSIZE[0], 1.9 * len(panels) + 0.8), layout="constrained")
     grid = figure.subplots(len(panels), 1, sharex=True, squeeze=False)
     time_ms = [1e3 * float(t) for t in samples["time_s"]]
     for axes, (name, cols) in zip(grid.flat, panels, strict=True):
         axes.set_title(name, fontsize=9)
         axes.grid(True, alpha=0.3)
-        for k, col in enumerate(cols):
-            style = series_style(k, len(cols))
+        lines = [(col, samples[col]) for col in cols] or [
+            (f"handle {h}", row) for h, row in enumerate(handles)
+        ]
+        for k, (label, values) in enumerate(lines):
+            style = series_style(k, len(lines))
             style.pop("marker", None)
-            axes.plot(time_ms, [float(v) for v in samples[col]], label=col, **style)
-        if len(cols) > 1:
+            axes.plot(time_ms, [float(v) for v in values], label=label, **style)
+        if len(lines) > 1:
             axes.legend(fontsize=7)
     grid.flat[-1].set_xlabel("simulated time (ms)")
     figure.suptitle(title, fontsize=11)

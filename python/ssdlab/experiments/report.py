@@ -22,10 +22,22 @@ from typing import Any
 from .. import _core
 from ..api import without_unused_fields
 from ..files import write_output_text
-from .plots import MAX_SERIES, OPS, PlotError, Selection, figure_bytes, make_plot, short
-from .results import load_results, read_manifest
+from .plots import (
+    MAX_SERIES,
+    OPS,
+    PlotError,
+    Selection,
+    figure_bytes,
+    make_plot,
+    plot_samples,
+    short,
+)
+from .results import load_results, read_manifest, read_result
 
 COMPARISON_FILE = "comparison.json"
+# A sweep with stats_interval: the periodic statistics of this many runs (the first of
+# repetition 0) are drawn, a figure each; the others are named in a note.
+MAX_SAMPLE_FIGURES = 6
 MAX_TABLE_ROWS = 1000
 KEY_FIGURES = (
     "total.bandwidth_mib_s",
@@ -195,6 +207,36 @@ def _figures(out_dir: Path, selection: Selection) -> tuple[list[str], list[str]]
     return drawn, notes
 
 
+def _sample_figures(directory: Path, table: Any, axis_columns: list[str]) -> list[str]:
+    """The periodic statistics (a sweep with ``stats_interval``) of the first runs of
+    repetition 0, a figure each, and a note naming how many more runs have them."""
+    drawn: list[str] = []
+    more = 0
+    runs = table.filter((table["status"] == "ok") & (table["repetition"] == 0))
+    for row in runs.iter_rows(named=True):
+        samples = (read_result(directory, row["id"]) or {}).get("samples")
+        if not samples:
+            continue
+        if len(drawn) >= MAX_SAMPLE_FIGURES:
+            more += 1
+            continue
+        where = ", ".join(f"{short(c)} = {_plain(row.get(c))}" for c in axis_columns)
+        title = f"point {row['point']}" + (f": {where}" if where else "")
+        drawn.append(
+            _figure_html(
+                plot_samples(samples, title=title),
+                f"Periodic statistics of {title}, against simulated time (stats_interval).",
+            )
+        )
+    if more:
+        drawn.append(
+            f"<p class='muted'>Periodic statistics of {more} more run(s) are in their"
+            f" result.json (<code>samples</code>); the report draws the first"
+            f" {MAX_SAMPLE_FIGURES}.</p>"
+        )
+    return drawn
+
+
 def significant(value: Any, digits: int = 4) -> str:
     """A number with ``digits`` significant digits, no trailing zeros, thousands separated."""
     if value is None:
@@ -335,6 +377,7 @@ def write_report(
         parts.extend(figures)
         for note in notes:
             add(f"<p class='muted'>Not drawn: {_e(note)}</p>")
+        parts.extend(_sample_figures(directory, table, [a["column"] for a in axes]))
     else:
         add("<p>No successful run to draw.</p>")
 

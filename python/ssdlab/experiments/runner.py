@@ -182,6 +182,7 @@ def _save_outcome(directory: Path, point: Point, outcome: Mapping[str, Any]) -> 
         "overrides": list(point.overrides),
         point.kind: point.job,  # "job": the job, "trace": the replay options, "swap": the run
         "record_requests": point.record_requests,
+        "stats_interval": point.stats_interval,
         "status": outcome["status"],
         "error": outcome.get("error"),
         "worker": outcome.get("worker"),

@@ -12,6 +12,7 @@ The format (every key is described in ``docs/experiments.md``)::
     seed = 1                             # repetition 0 runs with this seed
     repeat = 2                           # repetitions per point, with derived seeds
     record_requests = false              # keep per-request records (latency CDFs, time series)
+    stats_interval = "1ms"               # optional: periodic statistics, drawn in the report
 
     [set]                                # fixed config overrides
     "ftl.gc.policy" = "greedy"
@@ -80,6 +81,7 @@ TOP_LEVEL_KEYS = (
     "seeds",
     "repeat",
     "record_requests",
+    "stats_interval",
     "set",
     "job",
     "job_file",
@@ -365,6 +367,7 @@ class Point:
     record_requests: bool
     id: str = ""
     kind: str = "job"  # "job", "trace" or "swap"
+    stats_interval: str | None = None  # periodic statistics (the result's samples)
 
     def task(self) -> dict[str, Any]:
         """What a worker needs: configuration and job (or trace replay) as text, the seed.
@@ -376,6 +379,7 @@ class Point:
             "job_json": self.job_json,
             "seed": self.seed,
             "record_requests": self.record_requests,
+            "stats_interval": self.stats_interval,
         }
 
     def describe(self) -> str:
@@ -385,13 +389,25 @@ class Point:
 
 
 def point_id(
-    config_json: str, job_json: str, seed: int, record_requests: bool, kind: str = "job"
+    config_json: str,
+    job_json: str,
+    seed: int,
+    record_requests: bool,
+    kind: str = "job",
+    stats_interval: str | None = None,
 ) -> str:
     """A run's identity: the hash of everything that determines its result. Resuming a sweep
     skips a point whose id already has a finished run in the output directory."""
-    fields = {"config": config_json, "job": job_json, "seed": seed, "requests": record_requests}
+    fields: dict[str, Any] = {
+        "config": config_json,
+        "job": job_json,
+        "seed": seed,
+        "requests": record_requests,
+    }
     if kind != "job":
         fields["kind"] = kind  # job ids stay what they were before traces existed
+    if stats_interval is not None:
+        fields["stats_interval"] = stats_interval  # and before samples existed
     blob = json.dumps(fields, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -413,6 +429,7 @@ class Sweep:
     fixed: tuple[str, ...] = ()  # [set] overrides, as path=TOML-literal
     seeds: tuple[int, ...] = (1,)
     record_requests: bool = False
+    stats_interval: str | None = None
     description: str = ""
     source: str = "<dict>"  # the file, for messages
     text: str | None = None  # the file's text, kept in the output for provenance
@@ -468,6 +485,7 @@ class Sweep:
         record = data.get("record_requests", False)
         if not isinstance(record, bool):
             raise SweepError(f"{source}: record_requests = {_show(record)}: expected true or false")
+        stats_interval = _stats_interval(data.get("stats_interval"), source)
 
         fixed_raw = data.get("set", {})
         if not isinstance(fixed_raw, Mapping):
@@ -567,6 +585,7 @@ class Sweep:
             fixed=tuple(fixed),
             seeds=seeds,
             record_requests=record,
+            stats_interval=stats_interval,
             description=description,
             source=source,
             text=text,
@@ -583,6 +602,11 @@ class Sweep:
                     f"{source}: [swap] without {missing[0]}: expected memory, swap_size and"
                     ' workload (a trace file or "pc-mix"), in [swap] or as swap.<key> axes'
                 )
+        if kind == "swap" and stats_interval is not None:
+            raise SweepError(
+                f"{source}: stats_interval = {_show(stats_interval)}: a [swap] sweep has no"
+                " periodic statistics (they sample a job's or a trace's run): leave it out"
+            )
         if kind == "swap" and record:
             raise SweepError(
                 f"{source}: record_requests = true: a [swap] sweep keeps no per-request records"
@@ -749,7 +773,14 @@ class Sweep:
                     raise SweepError(f"{where}: {_core_message(error)}") from None
             for repetition, seed in enumerate(self.seeds):
                 identity = "" if self.kind == "swap" else job_json
-                pid = point_id(config_json, identity, seed, self.record_requests, self.kind)
+                pid = point_id(
+                    config_json,
+                    identity,
+                    seed,
+                    self.record_requests,
+                    self.kind,
+                    self.stats_interval,
+                )
                 if pid in seen:
                     raise SweepError(
                         f"{where}: the same run as point {seen[pid]}: expected distinct points"
@@ -768,6 +799,7 @@ class Sweep:
                         record_requests=self.record_requests,
                         id=pid,
                         kind=self.kind,
+                        stats_interval=self.stats_interval,
                     )
                 )
                 index += 1
@@ -790,7 +822,24 @@ class Sweep:
             "dims": [[axis.column for axis in dim] for dim in self.dims],
             "seeds": list(self.seeds),
             "record_requests": self.record_requests,
+            "stats_interval": self.stats_interval,
         }
+
+
+def _stats_interval(raw: Any, source: str) -> str | None:
+    """``stats_interval``: a positive duration such as "1ms", or absent."""
+    if raw is None:
+        return None
+    expected = 'expected a positive duration such as "1ms"'
+    if not isinstance(raw, str):
+        raise SweepError(f"{source}: stats_interval = {_show(raw)}: {expected}")
+    try:
+        seconds = float(_core.parse_duration_s(raw))
+    except ValueError as error:
+        raise SweepError(f"{source}: stats_interval = {_show(raw)}: {error}") from None
+    if seconds <= 0:
+        raise SweepError(f"{source}: stats_interval = {_show(raw)}: {expected}")
+    return raw
 
 
 def _config_spec(raw: Any, base: Path, source: str, kind: str = "job") -> str:

@@ -46,6 +46,9 @@ impl<'a, D: Driver> Sampler<'a, D> {
             open_zones: column(has_zones),
             active_zones: column(has_zones),
             zone_resets: column(has_zones),
+            fdp_handle_write_amplification: dev
+                .fdp_result()
+                .map(|f| vec![Vec::new(); f.per_handle.len()]),
             ..Series::default()
         };
         let mut s = Sampler {
@@ -77,11 +80,8 @@ impl<'a, D: Driver> Sampler<'a, D> {
         s.free_blocks.push(dev.ftl().free_blocks_total());
         s.gc_runs.push(f.gc_runs);
         s.gc_units_moved.push(f.gc_units_moved);
-        s.write_amplification.push(if f.host_units_written > 0 {
-            (f.host_units_written + f.gc_units_moved) as f64 / f.host_units_written as f64
-        } else {
-            0.0
-        });
+        s.write_amplification
+            .push(write_amplification(f.host_units_written, f.gc_units_moved));
         s.requests_in_flight.push(dev.host().in_flight() as u64);
         s.requests_completed.push(dev.host().completed());
         if let Some(col) = &mut s.cache_lines_used {
@@ -95,6 +95,18 @@ impl<'a, D: Driver> Sampler<'a, D> {
             push(&mut s.open_zones, z.zones.open_zones() as u64);
             push(&mut s.active_zones, z.zones.active_zones() as u64);
             push(&mut s.zone_resets, z.zones.counters.resets);
+        }
+        if let (Some(cols), Some(streams)) = (
+            &mut s.fdp_handle_write_amplification,
+            dev.ftl().stream_stats(),
+        ) {
+            // Handle h is the FTL's write stream h (device/fdp.rs).
+            for (col, st) in cols.iter_mut().zip(streams) {
+                col.push(write_amplification(
+                    st.host_units_written,
+                    st.gc_units_moved,
+                ));
+            }
         }
         self.sample_utilisation(dev, now);
     }
@@ -140,6 +152,15 @@ impl<'a, D: Driver> Sampler<'a, D> {
         die_mean.push(mean(&dies));
         die_max.push(dies.iter().cloned().fold(0.0, f64::max));
         self.last_time = now;
+    }
+}
+
+/// (host units + units moved by GC) / host units; 0 before the first write.
+fn write_amplification(host_units: u64, gc_units_moved: u64) -> f64 {
+    if host_units > 0 {
+        (host_units + gc_units_moved) as f64 / host_units as f64
+    } else {
+        0.0
     }
 }
 

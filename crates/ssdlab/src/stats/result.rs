@@ -419,6 +419,11 @@ pub struct Series {
     pub active_zones: Option<Vec<u64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zone_resets: Option<Vec<u64>>,
+    /// An FDP drive's write amplification of each placement handle so far (with `[fdp]`): one
+    /// series per handle, in placement-id order, each as `write_amplification` is for the
+    /// whole device (media units over host units; 0 before the handle's first write).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fdp_handle_write_amplification: Option<Vec<Vec<f64>>>,
 }
 
 /// One flow of a run of several: its requests measured on their own, from the end of its own
