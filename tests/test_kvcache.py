@@ -38,6 +38,15 @@ def test_placement_lowers_the_conventional_drives_write_amplification(
     assert conventional["host_waf"] == placement["host_waf"] == 1.0
 
 
+def test_a_drive_in_service_amplifies_where_a_fresh_one_has_room() -> None:
+    # At half the drive, the fresh drive keeps the other half as spare room and copies next to
+    # nothing; the drive in service holds data there and has only its over-provisioning.
+    in_service = kvcache.run_point("conventional", 0.5, 1, **TINY)
+    fresh = kvcache.run_point("fresh", 0.5, 1, **TINY)
+    assert fresh["device_waf"] < 1.02
+    assert in_service["device_waf"] > fresh["device_waf"] + 0.05
+
+
 def test_the_zoned_drive_writes_what_the_host_writes(tiny_points: dict[str, dict]) -> None:
     zoned = tiny_points["zoned"]
     assert zoned["device_waf"] == 1.0
@@ -140,7 +149,7 @@ def test_the_cli_names_a_bad_drive_or_share() -> None:
     proc = run_cli("example", "kvcache", "--drive", "tape")
     assert proc.returncode == 2
     assert proc.stderr.strip() == (
-        "error: --drive: got 'tape', expected one of conventional, placement, zoned"
+        "error: --drive: got 'tape', expected one of conventional, placement, fresh, zoned"
     )
     proc = run_cli("example", "kvcache", "--utilisation", "1.5")
     assert proc.returncode == 2

@@ -1,4 +1,4 @@
-"""A log-structured key–value flash cache in the CacheLib manner, on three drives (issue 42,
+"""A log-structured key–value flash cache in the CacheLib manner, on four drives (issue 42,
 point 4; docs/kvcache.md).
 
 The cache has two regions, as CacheLib's flash engine (Navy) has:
@@ -11,19 +11,21 @@ The cache has two regions, as CacheLib's flash engine (Navy) has:
 
 Inserts are drawn from a Zipf popularity over the keys; each key has a fixed size, small keys go
 to the SOC. Nothing the cache does depends on timing, so it is worked out first as a request
-list (``ssdlab.run_requests``) and the drive runs it in order at a queue depth. Three drives:
+list (``ssdlab.run_requests``) and the drive runs it in order at a queue depth. Four drives:
 
-1. ``conventional``: one write stream;
+1. ``conventional``: one write stream, in service (every logical block written once before
+   the cache starts, as drives are measured and used);
 2. ``placement``: the same drive with Flexible Data Placement and one placement handle per
    region (``fdp.handles = 2``: the SOC's writes carry handle 1, the LOC's handle 0, in the
    request's stream field, which an FDP drive reads as its placement identifier);
-3. ``zoned``: a zoned drive (NVMe ZNS). LOC segments are whole zones, reset before each reuse
+3. ``fresh``: the conventional drive never written before the cache;
+4. ``zoned``: a zoned drive (NVMe ZNS). LOC segments are whole zones, reset before each reuse
    (FIFO, no copy); SOC buckets are written at the write pointer of an open SOC zone, and when
    free SOC zones run short the host collects garbage: it reads the live buckets of the SOC
    zone with the fewest, writes them forward and resets the zone. Its copies are the host
    write amplification.
 
-The same cache (bucket count, segment count and size) runs on all three: it is
+The same cache (bucket count, segment count and size) runs on every drive: it is
 ``utilisation`` × the conventional drive's logical capacity. The zoned drive has no device
 over-provisioning (its logical capacity is its whole NAND); the cache takes ``utilisation`` of
 its zones, so the NAND the conventional drive keeps as over-provisioning becomes spare SOC
@@ -94,7 +96,14 @@ SOC_HANDLE = 1
 #: small-tlc's and zns-tlc's NAND with 256 blocks per plane instead of 128: 2 GiB raw (16
 #: planes × 256 blocks × 32 pages × 16 KiB), so that a run of three drive writes takes seconds.
 MEDIA = ("nand.blocks_per_plane=256",)
-#: No preconditioning: the cache's own warm-up fills the drive.
+#: A drive in service: every logical block written once (a sequential fill) before the cache
+#: starts, so the blocks the cache does not use still hold data the drive must keep. This is
+#: how drives are measured (SNIA SSS PTS: purge, then precondition) and how a deployed drive
+#: is; and it is the only state in which CacheLib's FDP guide's conventional figure at 50 %
+#: utilisation (device WAF 1.22) can arise: a drive whose other half was never written keeps
+#: it all as spare room, and its GC copies next to nothing (the `fresh` drive below).
+IN_SERVICE = ('precondition.fill="sequential"', "precondition.random_overwrite=0.0")
+#: No preconditioning: the cache's own warm-up fills the drive, the rest stays unwritten.
 FRESH = ('precondition.fill="none"', "precondition.random_overwrite=0.0")
 
 
@@ -111,15 +120,18 @@ class Drive:
         return Config.load(self.preset, overrides=[*self.overrides, *extra])
 
 
-#: The three drives. The placement drive is FDP with two handles (docs/fdp.md).
+#: The drives. The placement drive is FDP with two handles (docs/fdp.md).
 DRIVES: dict[str, Drive] = {
-    "conventional": Drive("conventional", "small-tlc", MEDIA + FRESH),
+    "conventional": Drive("conventional", "small-tlc", MEDIA + IN_SERVICE),
     "placement": Drive(
         "placement",
         "small-tlc",
-        MEDIA + FRESH + ("fdp.handles=2",),
+        MEDIA + IN_SERVICE + ("fdp.handles=2",),
         placement=True,
     ),
+    # The conventional drive never written before the cache: the contrast that shows where
+    # the conventional drive's amplification at low utilisation comes from.
+    "fresh": Drive("fresh", "small-tlc", MEDIA + FRESH),
     # Zones of one segment each (two blocks on each of the 16 planes).
     "zoned": Drive(
         "zoned", "zns-tlc", MEDIA + (f'zns.zone_size="{SEGMENT_BYTES // MIB}MiB"',), zoned=True
