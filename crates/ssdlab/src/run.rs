@@ -932,6 +932,7 @@ pub fn build_result(
             precondition_seconds: pre_s,
             requests_per_s: per_s(completed, wall_s),
             events_per_s: per_s(events, wall_s),
+            memory: dev.memory(),
             peak_memory_bytes: peak_memory_bytes(),
             reply_lag_us: None,
         },

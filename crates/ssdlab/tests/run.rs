@@ -802,3 +802,46 @@ fn periodic_statistics_sample_the_cache_occupancy() {
         serde_json::to_string(&again.result.samples).unwrap()
     );
 }
+
+/// `wall.memory` counts what the run touched: a fresh 32 GiB drive written for 8 MiB keeps its
+/// 28 MiB map and reverse map almost all unbacked; written for 1 GiB (more than one entry in
+/// 1,024 of the map: `Ftl::expect_touches` backs the tables before the run), at least that much
+/// of them is resident.
+#[cfg(target_os = "linux")]
+#[test]
+fn memory_follows_what_the_drive_holds() {
+    let opts = common::opts(1);
+    let memory = |text: &str| {
+        let cfg = small(&[
+            "nand.blocks_per_plane=4096",
+            "precondition.fill=\"none\"",
+            "precondition.random_overwrite=0.0",
+        ]);
+        run(&cfg, &job(text), &opts, &mut |_, _| true)
+            .unwrap()
+            .result
+            .wall
+            .memory
+    };
+    let small_write = memory("rw = \"write\"\nbs = \"4KiB\"\niodepth = 8\nio_count = 2048");
+    // 2,048 units: 8 KiB of map entries, a few pages with what shares them.
+    assert!(small_write.map_bytes < 1 << 20, "{}", small_write.map_bytes);
+    assert!(
+        small_write.reverse_map_bytes < 1 << 20,
+        "{}",
+        small_write.reverse_map_bytes
+    );
+    assert_eq!(small_write.data_store_bytes, 0);
+    let gib = memory("rw = \"write\"\nbs = \"128KiB\"\niodepth = 8\nio_count = 8192");
+    // 262,144 units of 4 bytes: 1 MiB of each map at least.
+    assert!(gib.map_bytes >= 1 << 20, "{}", gib.map_bytes);
+    assert!(
+        gib.reverse_map_bytes >= 1 << 20,
+        "{}",
+        gib.reverse_map_bytes
+    );
+    assert_eq!(
+        gib.total_bytes,
+        gib.map_bytes + gib.reverse_map_bytes + gib.programmed_bits_bytes + gib.block_records_bytes
+    );
+}

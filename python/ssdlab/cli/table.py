@@ -720,6 +720,9 @@ def speed_line(result: Mapping[str, Any]) -> Text:
         line += f" (+ {fmt_float(wall['precondition_seconds'], 3)} s preconditioning)"
     if _is_number(wall.get("peak_memory_bytes")):
         line += f"; peak memory {fmt_bytes(wall['peak_memory_bytes'])}"
+    memory = wall.get("memory") if isinstance(wall.get("memory"), Mapping) else {}
+    if _is_number(memory.get("total_bytes")) and memory["total_bytes"]:
+        line += f" (model tables {fmt_bytes(memory['total_bytes'])})"
     return Text(line, style="dim")
 
 

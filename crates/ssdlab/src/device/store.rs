@@ -32,6 +32,19 @@ impl Store {
         self.lba_size
     }
 
+    /// Bytes the store holds on the heap: each block's entry, and the data of the blocks that
+    /// are not one repeated byte.
+    pub fn held_bytes(&self) -> u64 {
+        let entry = std::mem::size_of::<(u64, Block)>() as u64;
+        self.blocks
+            .values()
+            .map(|b| match b {
+                Block::Fill(_) => entry,
+                Block::Data(d) => entry + d.len() as u64,
+            })
+            .sum()
+    }
+
     /// Write whole blocks from `lba` on; `data.len()` is a multiple of the block size.
     pub fn write(&mut self, lba: u64, data: &[u8]) {
         for (i, chunk) in data.chunks(self.lba_size).enumerate() {

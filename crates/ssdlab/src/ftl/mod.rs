@@ -173,6 +173,14 @@ pub enum Refusal {
     NoSpace,
 }
 
+/// What [`Ftl::memory`] reports.
+pub struct FtlMemory {
+    pub map_bytes: u64,
+    pub reverse_map_bytes: u64,
+    pub programmed_bits_bytes: u64,
+    pub block_records_bytes: u64,
+}
+
 pub struct Ftl {
     pub geo: Geometry,
     /// The map and the reverse map, stored as `entry ^ AS_FILLED` and read through
@@ -764,6 +772,18 @@ impl Ftl {
     }
 
     /// Counters per host write stream, with `ftl.streams` > 1 (None with one stream).
+    /// Resident bytes of the FTL's large tables (`wall.memory` in a result): the map, the
+    /// reverse map, the programmed-unit bits and the block records.
+    pub fn memory(&self) -> FtlMemory {
+        use crate::sim::mem::resident_bytes;
+        FtlMemory {
+            map_bytes: resident_bytes(&self.l2p),
+            reverse_map_bytes: resident_bytes(&self.p2l),
+            programmed_bits_bytes: resident_bytes(&self.programmed),
+            block_records_bytes: resident_bytes(&self.blocks),
+        }
+    }
+
     pub fn stream_stats(&self) -> Option<&[StreamStats]> {
         self.streams.as_ref().map(|st| &st.stats[..])
     }

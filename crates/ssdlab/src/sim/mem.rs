@@ -59,6 +59,42 @@ fn advise_huge_range(ptr: *mut u8, bytes: usize) {
 #[cfg(not(target_os = "linux"))]
 fn advise_huge_range(_ptr: *mut u8, _bytes: usize) {}
 
+/// Bytes of `v` that are resident in memory: the pages the OS has mapped (`mincore`), so that a
+/// zeroed table the run never touched counts nothing. A page only read counts too (Linux maps
+/// its shared zero page there, which costs no memory of its own). Where the OS cannot say, the
+/// slice's whole size. Pages shared with neighbouring allocations count whole.
+pub fn resident_bytes<T>(v: &[T]) -> u64 {
+    let bytes = std::mem::size_of_val(v);
+    if bytes == 0 {
+        return 0;
+    }
+    resident_range(v.as_ptr() as usize, bytes).unwrap_or(bytes as u64)
+}
+
+#[cfg(target_os = "linux")]
+fn resident_range(addr: usize, bytes: usize) -> Option<u64> {
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    let page = usize::try_from(page).ok().filter(|&p| p > 0)?;
+    let start = addr / page * page;
+    let end = (addr + bytes).div_ceil(page) * page;
+    let pages = (end - start) / page;
+    let mut vec = vec![0u8; pages];
+    // SAFETY: [start, end) covers the pages of a live allocation (the slice's), and `vec` has
+    // one byte per page, as mincore writes.
+    let rc = unsafe { libc::mincore(start as *mut libc::c_void, end - start, vec.as_mut_ptr()) };
+    if rc != 0 {
+        return None;
+    }
+    let resident = vec.iter().filter(|&&b| b & 1 == 1).count();
+    Some((resident * page).min(end - start) as u64)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn resident_range(_addr: usize, _bytes: usize) -> Option<u64> {
+    None
+}
+
 /// Have the OS back every page of `v` now (zeroed, as it would on first touch), in one call
 /// rather than one fault per page in the middle of a timed run. For tables a run is about to
 /// touch all over. Speed only: a kernel without it (before Linux 5.14) or another OS leaves
@@ -147,5 +183,25 @@ mod fit_tests {
         let e = check_fits(34 << 30, Some(24 << 30)).unwrap_err();
         assert!(e.contains("34.0 GiB") && e.contains("24.0 GiB"), "{e}");
         assert!(e.contains("MemAvailable"), "{e}");
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod resident_tests {
+    use super::*;
+
+    #[test]
+    fn a_zeroed_table_is_resident_only_where_written() {
+        // 64 MiB of zeros from calloc: a fresh mapping, nothing resident until written.
+        let mut v: Vec<u64> = zeroed_vec(8 << 20);
+        let untouched = resident_bytes(&v);
+        assert!(untouched < 1 << 20, "{untouched}");
+        // Write one word in each of the first 1,000 pages (4 KiB or larger pages).
+        for i in 0..1000 {
+            v[i * 512] = 1;
+        }
+        let touched = resident_bytes(&v);
+        assert!(touched >= 1000 * 4096, "{touched}");
+        assert_eq!(resident_bytes::<u64>(&[]), 0);
     }
 }

@@ -267,12 +267,34 @@ pub struct Utilisation {
     pub controller_cpu_busy_s: f64,
 }
 
+/// Resident bytes of each large structure of the model (issue 44: memory in proportion to
+/// what the drive holds). Tables allocated zeroed count only the pages a run wrote.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct MemoryResult {
+    /// The page FTL's logical-to-physical map (4 bytes a map unit).
+    pub map_bytes: u64,
+    /// Its physical-to-logical map (4 bytes a unit of flash).
+    pub reverse_map_bytes: u64,
+    /// One bit a unit of flash: programmed since its block's erase.
+    pub programmed_bits_bytes: u64,
+    /// One record a block (valid count, wear, state, write pointer, age).
+    pub block_records_bytes: u64,
+    /// The data store of a driver that moves real bytes (`ssdlab serve`, the register-level
+    /// NVMe host): the blocks it holds; 0 without one.
+    pub data_store_bytes: u64,
+    /// The sum of the above.
+    pub total_bytes: u64,
+}
+
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Wall {
     pub seconds: f64,
     pub precondition_seconds: f64,
     pub requests_per_s: f64,
     pub events_per_s: f64,
+    /// What the model's large structures hold in memory at the end of the run (resident
+    /// pages, as the OS reports them: they vary with the machine, so they are wall figures).
+    pub memory: MemoryResult,
     pub peak_memory_bytes: Option<u64>,
     /// `ssdlab serve` on the realtime clock: how late each reply left against the wall time
     /// of its simulated completion, in wall µs (absent otherwise).
