@@ -67,6 +67,8 @@ fn rec(time_ps: u64, op: TraceOp, offset: u64, len: u64, device: u32) -> TraceRe
         offset,
         len,
         device,
+        directive: super::Directive::None,
+        all_zones: false,
     }
 }
 

@@ -121,12 +121,15 @@ impl<W: Write> TraceWriter<W> {
                 )?;
                 true
             }
-            (Format::Fio, op) => {
+            (
+                Format::Fio,
+                op @ (TraceOp::Read | TraceOp::Write | TraceOp::Trim | TraceOp::Flush),
+            ) => {
                 let action = match op {
                     TraceOp::Read => "read",
                     TraceOp::Write => "write",
                     TraceOp::Trim => "trim",
-                    TraceOp::Flush => "sync",
+                    _ => "sync",
                 };
                 writeln!(
                     o,
@@ -138,7 +141,10 @@ impl<W: Write> TraceWriter<W> {
                 )?;
                 true
             }
-            (Format::Blkparse, op) if sectors_ok && r.device < 1 << 20 => {
+            (
+                Format::Blkparse,
+                op @ (TraceOp::Read | TraceOp::Write | TraceOp::Trim | TraceOp::Flush),
+            ) if sectors_ok && r.device < 1 << 20 => {
                 self.seq += 1;
                 let (s, ns) = (t / 1_000_000_000_000, t / 1000 % 1_000_000_000);
                 let head = format!(
