@@ -379,7 +379,8 @@ class Trace:
     ``afap``), ``time_scale``, ``iodepth``, ``queues``, ``devices``, ``layout`` (``auto``,
     ``overlay``, ``side-by-side``), ``fit`` (``wrap``, ``scale``, ``none``), ``start``, ``stop``,
     ``repeat``, ``io_count``, ``runtime``, ``ramp``, ``skip_bad_lines``, ``blkparse_event``
-    (``D`` or ``Q``) and ``name``. Construction validates through the core.
+    (``D`` or ``Q``), ``lba_bytes`` (nvme traces: the namespace's logical block size, 512 by
+    default), ``ignore_placement`` (send the writes without their directives) and ``name``. Construction validates through the core.
     """
 
     __slots__ = ("_json",)
@@ -437,6 +438,7 @@ def trace_stats(
     seed: int = 1,
     progress: ProgressCallback | None = None,
     sample_points: int = 0,
+    lba_bytes: int | None = None,
 ) -> dict[str, Any]:
     """Statistics of a trace file (or of ``model:NAME``): the dict ``ssdlab trace stats --json``
     writes (schema ``ssdlab.trace_stats/1``). With ``sample_points`` it also holds ``sample``:
@@ -453,6 +455,7 @@ def trace_stats(
         check_seed(seed),
         _progress_callback(progress),
         check_int("sample_points", sample_points, 0, 1 << 24, error=_core.TraceError),
+        None if lba_bytes is None else check_int("lba_bytes", lba_bytes, 1, error=_core.TraceError),
     )
     return json.loads(text)
 

@@ -342,6 +342,14 @@ def stats_command(
     seed: Annotated[
         int, typer.Option(min=0, max=MAX_SEED, help="Seed for model:NAME sources.")
     ] = 1,
+    lba_bytes: Annotated[
+        int | None,
+        typer.Option(
+            "--lba-bytes",
+            metavar="N",
+            help="nvme traces: the namespace's logical block size (default 512).",
+        ),
+    ] = None,
 ) -> None:
     """Describe a trace: ratios, sizes, footprint, inter-arrival times, IRD, locality."""
     if blkparse_event.upper() not in ("D", "Q"):
@@ -356,6 +364,7 @@ def stats_command(
         ird_block=block,
         seed=seed,
         sample_points=PLOT_SAMPLE_POINTS if plot is not None else 0,
+        lba_bytes=lba_bytes,
     )
     sample = stats.pop("sample", None)
     if json_out is not None:
