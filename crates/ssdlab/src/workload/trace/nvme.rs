@@ -188,6 +188,12 @@ pub fn device_of(x: u64, y: u64) -> Option<u32> {
     (x < (1 << 12) && y < (1 << 20)).then_some(((x as u32) << 20) | y as u32)
 }
 
+/// The device number of a disk name `nvmeXnY` (a `--device` filter).
+pub fn device_by_name(name: &str) -> Option<u32> {
+    let (x, y) = disk_name(name.as_bytes())?;
+    device_of(x, y)
+}
+
 /// The 24 bytes of command dwords 10 to 15 that `cdw10=%*ph` prints (hex pairs, spaces).
 fn cdw_bytes(args: &[u8]) -> Result<[u8; 24], String> {
     let hex = args.strip_prefix(b"cdw10=").ok_or_else(|| {
@@ -570,6 +576,16 @@ mod tests {
             "CPU 3 is empty".into(),
         ] {
             assert!(matches!(one(&skip), Ok(Parsed::Skip)), "{skip}");
+        }
+    }
+
+    #[test]
+    fn disk_names_are_device_numbers() {
+        assert_eq!(device_by_name("nvme0n1"), Some(1));
+        assert_eq!(device_by_name("nvme2n3"), Some(2 << 20 | 3));
+        assert_eq!(device_by_name("nvme2c5n3"), Some(2 << 20 | 3));
+        for bad in ["nvme", "nvme0", "nvmeXn1", "nvme0n", "nvme5000n1", "sda"] {
+            assert_eq!(device_by_name(bad), None, "{bad}");
         }
     }
 

@@ -218,10 +218,14 @@ pub fn parse_devices(items: &[String]) -> Result<Vec<u32>> {
             let bad = || {
                 job_err(
                     "devices",
-                    format!("got {part:?}, expected a device number, a range a-b, or maj:min"),
+                    format!(
+                        "got {part:?}, expected a device number, a range a-b, maj:min or nvmeXnY"
+                    ),
                 )
             };
-            if let Some((a, b)) = part.split_once(':') {
+            if part.starts_with("nvme") {
+                out.push(super::nvme::device_by_name(part).ok_or_else(bad)?);
+            } else if let Some((a, b)) = part.split_once(':') {
                 let (a, b) = (a.parse::<u32>(), b.parse::<u32>());
                 let (Ok(a), Ok(b)) = (a, b) else {
                     return Err(bad());
@@ -445,10 +449,10 @@ fn check_regular_file(path: &str) -> Result<()> {
 
 /// A device number as the trace's format writes it: blkparse `maj:min`, else the number.
 fn device_name(format: &str, device: u32) -> String {
-    if format == "blkparse" {
-        format!("{}:{}", device >> 20, device & ((1 << 20) - 1))
-    } else {
-        device.to_string()
+    match format {
+        "blkparse" => format!("{}:{}", device >> 20, device & ((1 << 20) - 1)),
+        "nvme" => format!("nvme{}n{}", device >> 20, device & ((1 << 20) - 1)),
+        _ => device.to_string(),
     }
 }
 
