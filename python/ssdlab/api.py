@@ -39,7 +39,7 @@ OP_NAMES: tuple[str, ...] = tuple(_core.op_names())
 
 PS_PER_US = 1_000_000.0
 # (op, offset_bytes, issue_ps, latency_ps, size_bytes), each a little-endian u64
-RECORD_FIELDS = 5
+RECORD_FIELDS = 6
 
 
 # --------------------------------------------------------------------------------------------
@@ -380,7 +380,8 @@ class Trace:
     ``overlay``, ``side-by-side``), ``fit`` (``wrap``, ``scale``, ``none``), ``start``, ``stop``,
     ``repeat``, ``io_count``, ``runtime``, ``ramp``, ``skip_bad_lines``, ``blkparse_event``
     (``D`` or ``Q``), ``lba_bytes`` (nvme traces: the namespace's logical block size, 512 by
-    default), ``ignore_placement`` (send the writes without their directives) and ``name``. Construction validates through the core.
+    default), ``ignore_placement`` (send the writes without their directives) and ``name``.
+    Construction validates through the core.
     """
 
     __slots__ = ("_json",)
@@ -610,8 +611,9 @@ class Result:
 
     @property
     def record_bytes(self) -> bytes | None:
-        """The per-request records as the core wrote them, five little-endian u64 a request:
-        op, offset, issue time (ps), latency (ps), length (bytes); None without
+        """The per-request records as the core wrote them, six little-endian u64 a request:
+        op, offset, issue time (ps), latency (ps), length (bytes), host queue (a job's
+        instance k of the run: queue k); None without
         ``record_requests=True``. :meth:`requests` reads them into columns."""
         return self._records
 
