@@ -225,7 +225,14 @@ type FlowsOutput = (String, Option<Py<PyBytes>>, Option<Vec<Py<PyBytes>>>);
 fn records_bytes(py: Python<'_>, recs: Vec<ssdlab::device::RequestRecord>) -> Py<PyBytes> {
     let mut buf = Vec::with_capacity(recs.len() * 48);
     for r in recs {
-        for v in [r.op as u64, r.offset, r.issue_ps, r.latency_ps, r.len, r.queue as u64] {
+        for v in [
+            r.op as u64,
+            r.offset,
+            r.issue_ps,
+            r.latency_ps,
+            r.len,
+            r.queue as u64,
+        ] {
             buf.extend_from_slice(&v.to_le_bytes());
         }
     }

@@ -113,6 +113,24 @@ fn what_the_drive_cannot_take_is_refused_naming_the_line() {
         .as_str()
         .unwrap()
         .contains("line 21"));
+    // Devices are namespaces, filtered and named as nvmeXnY.
+    let c = cfg("small-tlc", &["fdp.handles=4"]);
+    let r = replay_json(
+        &c,
+        &tjob(&fixture("nvme_fdp.txt"), r#","devices":["nvme0n1"]"#),
+    )
+    .unwrap();
+    assert_eq!(r["trace"]["per_pass"], 19);
+    let e = replay_json(
+        &c,
+        &tjob(&fixture("nvme_fdp.txt"), r#","devices":["nvme0n2"]"#),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("got nvme0n2, but no request") && e.contains("device(s) nvme0n1"),
+        "{e}"
+    );
     // lba_bytes belongs to NVMe traces only.
     let e = TraceJob::from_json(r#"{"trace":"x.csv","format":"msr","lba_bytes":4096}"#)
         .unwrap_err()

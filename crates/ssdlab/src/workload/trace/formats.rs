@@ -122,6 +122,17 @@ impl Format {
             .join(", ")
     }
 
+    /// A device number as this format writes it: blkparse `maj:min`, nvme `nvmeXnY`, else the
+    /// number.
+    pub fn device_name(self, device: u32) -> String {
+        let (hi, lo) = (device >> 20, device & ((1 << 20) - 1));
+        match self {
+            Format::Blkparse => format!("{hi}:{lo}"),
+            Format::Nvme => format!("nvme{hi}n{lo}"),
+            _ => device.to_string(),
+        }
+    }
+
     /// The order in which detection tries the formats (the most distinctive first).
     pub const DETECT_ORDER: [Format; 8] = [
         Format::Fio,

@@ -447,12 +447,11 @@ fn check_regular_file(path: &str) -> Result<()> {
     )))
 }
 
-/// A device number as the trace's format writes it: blkparse `maj:min`, else the number.
+/// A device number as the trace's format writes it ([`Format::device_name`]).
 fn device_name(format: &str, device: u32) -> String {
-    match format {
-        "blkparse" => format!("{}:{}", device >> 20, device & ((1 << 20) - 1)),
-        "nvme" => format!("nvme{}n{}", device >> 20, device & ((1 << 20) - 1)),
-        _ => device.to_string(),
+    match Format::from_name(format) {
+        Some(f) => f.device_name(device),
+        None => device.to_string(),
     }
 }
 

@@ -984,14 +984,8 @@ pub fn of_source(
             }
         }
         if kept == 0 && info.filtered_device > 0 {
-            let blk = r.format() == super::Format::Blkparse;
-            let name = |d: u32| {
-                if blk {
-                    format!("{}:{}", d >> 20, d & ((1 << 20) - 1))
-                } else {
-                    d.to_string()
-                }
-            };
+            let format = r.format();
+            let name = |d: u32| format.device_name(d);
             let asked: Vec<String> = devices.iter().take(8).map(|&d| name(d)).collect();
             let held: Vec<String> = seen.iter().map(|&d| name(d)).collect();
             return Err(crate::error::Error::Trace(format!(
