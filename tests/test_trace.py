@@ -378,3 +378,7 @@ def test_nvme_traces_through_the_cli_and_python(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     proc = run_cli("trace", "stats", zns, "--lba-bytes", "4096")
     assert proc.returncode == 0, proc.stderr
+    assert "zone appends / management" in proc.stdout
+    proc = run_cli("trace", "stats", fdp)
+    assert proc.returncode == 0, proc.stderr
+    assert "writes with placement id 3" in proc.stdout

@@ -78,6 +78,25 @@ def stats_tables(stats: Mapping[str, Any]) -> list[Table]:
             f"{fmt_int(stats.get('reads'))} / {fmt_int(stats.get('writes'))}",
             f"trims {fmt_int(stats.get('trims'))}, flushes {fmt_int(stats.get('flushes'))}",
         ),
+    ]
+    # NVMe traces: zone commands and writes by directive (absent from other formats' stats).
+    if stats.get("appends") or stats.get("zone_management"):
+        rows.append(
+            (
+                "zone appends / management",
+                f"{fmt_int(stats.get('appends', 0))} / {fmt_int(stats.get('zone_management', 0))}",
+                "",
+            )
+        )
+    for d in stats.get("directives") or []:
+        rows.append(
+            (
+                f"writes with {d['directive']} id {d['id']}",
+                fmt_int(d["writes"]),
+                fmt_bytes(d["bytes"]),
+            )
+        )
+    rows += [
         (
             "read ratio",
             f"{_pct(stats.get('read_ratio_by_count'))} of requests",
