@@ -11,7 +11,6 @@ mod bits;
 pub mod formats;
 pub mod input;
 pub mod model;
-pub mod nvme;
 pub mod replay;
 pub mod stats;
 pub mod write;
@@ -132,7 +131,7 @@ pub struct ReadOptions {
     pub skip_bad_lines: bool,
     /// blkparse: take the dispatch (D) or the queue (Q) events.
     pub blkparse_event: BlkEvent,
-    /// nvme: the namespace's logical block size in bytes (None: 512, [`nvme::DEFAULT_LBA_BYTES`]).
+    /// nvme: the namespace's logical block size in bytes (None: 512, [`formats::nvme::DEFAULT_LBA_BYTES`]).
     pub lba_bytes: Option<u64>,
 }
 

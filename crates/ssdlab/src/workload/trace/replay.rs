@@ -224,7 +224,7 @@ pub fn parse_devices(items: &[String]) -> Result<Vec<u32>> {
                 )
             };
             if part.starts_with("nvme") {
-                out.push(super::nvme::device_by_name(part).ok_or_else(bad)?);
+                out.push(formats::nvme::device_by_name(part).ok_or_else(bad)?);
             } else if let Some((a, b)) = part.split_once(':') {
                 let (a, b) = (a.parse::<u32>(), b.parse::<u32>());
                 let (Ok(a), Ok(b)) = (a, b) else {

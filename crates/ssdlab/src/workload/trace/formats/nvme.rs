@@ -34,8 +34,8 @@
 //! `nvme_complete_rq` events (checked for their shape only), other events, and `trace-cmd`'s
 //! header lines.
 
-use super::formats::{bad, parse_decimal_ps, parse_u64, show, Parsed, RawRecord, State};
-use super::{Directive, TraceOp};
+use super::super::{Directive, TraceOp};
+use super::{bad, parse_decimal_ps, parse_u64, show, trim, Parsed, RawRecord, State};
 
 /// The logical block size when the job names none: 512 bytes, the unit of Linux's block layer
 /// and the LBA format most NVMe namespaces ship in; a namespace formatted to 4 KiB blocks
@@ -47,9 +47,11 @@ const LAYOUT: &str = "an ftrace line `task-pid [cpu] flags seconds: event: ...`"
 /// The event of an ftrace line: (timestamp, event name, the event's text); None when the line
 /// does not have the shape `... [cpu] ... seconds: name: text`.
 fn ftrace_event(line: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
-    // The CPU column, `[003]`: after the task name (which may hold spaces and brackets of its
-    // own, so the last such column before the timestamp is taken below).
-    let mut i = 0;
+    // The CPU column, `[003]`, comes before the timestamp: the end of the first one bounds
+    // where the timestamp may start (found once, so that a long line of `: ` pairs costs one
+    // pass, not one per pair).
+    let cpu_end = cpu_column_end(line)?;
+    let mut i = cpu_end;
     while i + 1 < line.len() {
         if &line[i..i + 2] == b": " {
             // The token before is the timestamp, the one after the event name and a colon.
@@ -61,13 +63,13 @@ fn ftrace_event(line: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
             let ts = &before[start..];
             let rest = &line[i + 2..];
             let name_end = rest.iter().position(|&b| b == b':');
-            if is_timestamp(ts) && has_cpu_column(&before[..start]) {
+            if start >= cpu_end && is_timestamp(ts) {
                 if let Some(e) = name_end {
                     let name = &rest[..e];
                     if !name.is_empty()
                         && name.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
                     {
-                        return Some((ts, name, super::formats::trim(&rest[e + 1..])));
+                        return Some((ts, name, trim(&rest[e + 1..])));
                     }
                 }
             }
@@ -84,14 +86,21 @@ fn is_timestamp(t: &[u8]) -> bool {
         && t[0].is_ascii_digit()
 }
 
-/// A `[digits]` column in the prefix (the CPU).
-fn has_cpu_column(prefix: &[u8]) -> bool {
-    prefix.split(|b| b.is_ascii_whitespace()).any(|f| {
-        f.len() >= 3
+/// Where the first `[digits]` column (the CPU) ends, if the line has one.
+fn cpu_column_end(line: &[u8]) -> Option<usize> {
+    let mut at = 0;
+    for f in line.split(|b| b.is_ascii_whitespace()) {
+        let end = at + f.len();
+        if f.len() >= 3
             && f[0] == b'['
             && f[f.len() - 1] == b']'
             && f[1..f.len() - 1].iter().all(u8::is_ascii_digit)
-    })
+        {
+            return Some(end);
+        }
+        at = end + 1;
+    }
+    None
 }
 
 /// `trace-cmd report`'s header lines: `cpus=8`, `version = 6`, `CPU 3 is empty`,
@@ -159,7 +168,7 @@ fn controller(text: &[u8]) -> Result<(u32, &[u8]), String> {
         u32::try_from(parse_u64(id)?).ok()
     });
     match (ctrl, colon) {
-        (Some(id), Some(c)) => Ok((id, super::formats::trim(&text[c + 1..]))),
+        (Some(id), Some(c)) => Ok((id, trim(&text[c + 1..]))),
         _ => Err(format!(
             "expected the event text to start with the controller, `nvme0:`, got {}",
             show(text)
@@ -309,7 +318,7 @@ fn extent(slba: u64, blocks: u64, lba: u64) -> Result<(u64, u64), String> {
 
 /// Parse one non-blank line of an NVMe ftrace text.
 pub(super) fn parse(state: &mut State, line: &[u8]) -> Result<Parsed, String> {
-    let t = super::formats::trim(line);
+    let t = trim(line);
     let Some((ts, event, text)) = ftrace_event(t) else {
         if trace_cmd_header(t) {
             return Ok(Parsed::Skip);
@@ -344,7 +353,7 @@ pub(super) fn parse(state: &mut State, line: &[u8]) -> Result<Parsed, String> {
     let qid = need(head, "qid", "a queue id (integer)")?;
     let nsid = need(head, "nsid", "a namespace id (integer)")?;
     let (op_name, args) = match cmd.iter().position(|&b| b == b' ') {
-        Some(s) => (&cmd[..s], super::formats::trim(&cmd[s + 1..])),
+        Some(s) => (&cmd[..s], trim(&cmd[s + 1..])),
         None => (cmd, &cmd[cmd.len()..]),
     };
     if qid == 0 {
@@ -470,7 +479,7 @@ pub(super) fn parse(state: &mut State, line: &[u8]) -> Result<Parsed, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::formats::{self, BlkEvent, Format, Parsed, State};
+    use super::super::{self as formats, BlkEvent, Format, Parsed, State};
     use super::*;
 
     fn one(line: &str) -> Result<Parsed, String> {
@@ -576,6 +585,23 @@ mod tests {
             "CPU 3 is empty".into(),
         ] {
             assert!(matches!(one(&skip), Ok(Parsed::Skip)), "{skip}");
+        }
+    }
+
+    #[test]
+    fn a_long_line_of_separators_is_read_in_one_pass() {
+        // 60 KiB of `1: ! `, with and without a CPU column: every pair looks like the end of
+        // a timestamp, none is followed by an event name. The reader passes over the line
+        // once (it used to rescan the prefix for the CPU column at each pair).
+        for head in ["t-1 [000] ", "t-1 "] {
+            let line = format!("{head}{}", "1: ! ".repeat(12_000));
+            let t = std::time::Instant::now();
+            assert!(one(&line).is_err());
+            assert!(
+                t.elapsed() < std::time::Duration::from_secs(1),
+                "{:?}",
+                t.elapsed()
+            );
         }
     }
 

@@ -3,6 +3,8 @@
 //! wrong and what it should have been. Parsers never allocate per line, never panic, and keep
 //! only a small bounded state (fio's file table, blkparse's summary flag).
 
+pub mod nvme;
+
 use super::{Directive, TraceOp};
 
 /// The trace formats ssdlab reads.
@@ -230,7 +232,7 @@ impl State {
     }
     pub(super) fn nvme_lba_bytes(&self) -> u64 {
         if self.nvme_lba_bytes == 0 {
-            super::nvme::DEFAULT_LBA_BYTES
+            nvme::DEFAULT_LBA_BYTES
         } else {
             self.nvme_lba_bytes
         }
@@ -381,7 +383,7 @@ pub fn parse(
         Format::Tencent => tencent(line),
         Format::Alibaba => alibaba(line),
         Format::Fio => fio(state, first, line),
-        Format::Nvme => super::nvme::parse(state, line),
+        Format::Nvme => nvme::parse(state, line),
     }
 }
 
