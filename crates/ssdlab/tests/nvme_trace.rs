@@ -207,3 +207,51 @@ fn select_all_resets_every_zone() {
     assert_eq!(dev.host().failed().0, 0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The register-level host's trace replay sends reads, writes, trims and flushes without a
+/// directive: an NVMe trace's placement hint or zone command is refused at its line there,
+/// pointing to `ssdlab run --trace`, rather than dropped.
+#[test]
+fn the_register_level_replay_refuses_what_it_cannot_send() {
+    use ssdlab::driver::nvme_regs::host_driver::HostDriver;
+    use ssdlab::driver::nvme_regs::workload::run_trace;
+    use ssdlab::driver::nvme_regs::{Controller, NvmeOptions};
+    let c = cfg("small-tlc", &["fdp.handles=4"]);
+    let irq = c.interface.interrupt;
+    let ctrl = Controller::new(
+        &c,
+        &NvmeOptions {
+            lba_size: 512,
+            seed: 7,
+        },
+    )
+    .unwrap();
+    let mut d = HostDriver::bring_up(ctrl, 64, irq).unwrap();
+    let e = run_trace(
+        &mut d,
+        &fixture("nvme_fdp.txt"),
+        &Default::default(),
+        4,
+        None,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("nvme_fdp.txt, line 15: a write with placement identifier 1"),
+        "{e}"
+    );
+    assert!(e.contains("ssdlab run --trace"), "{e}");
+    let e = run_trace(
+        &mut d,
+        &fixture("nvme_zns.txt"),
+        &Default::default(),
+        4,
+        None,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("nvme_zns.txt, line 10: a append (zone command)"),
+        "{e}"
+    );
+}

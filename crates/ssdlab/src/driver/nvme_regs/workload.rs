@@ -319,11 +319,17 @@ pub fn run_trace_with(
                 )))
             }
         };
-        if rec.directive != Directive::None {
+        let directive = match rec.directive {
+            Directive::None => None,
+            Directive::Stream(s) => Some(format!("stream {s} (Streams directive)")),
+            Directive::Placement(p) => Some(format!(
+                "placement identifier {p} (data placement directive)"
+            )),
+        };
+        if let Some(d) = directive {
             return Err(Error::Trace(format!(
-                "{path}, line {}: a write with a {:?} directive; the register-level trace replay sends writes without one: replay it with `ssdlab run --trace`",
-                reader.lines(),
-                rec.directive
+                "{path}, line {}: a write with {d}; the register-level trace replay sends writes without a directive: replay it with `ssdlab run --trace`",
+                reader.lines()
             )));
         }
         let len = rec.len.min(cap);
