@@ -31,6 +31,11 @@ trap 'rm -rf "$corpus_root"' EXIT
 for source in fuzz_targets/*.rs; do
     name=$(basename "$source" .rs)
     mkdir -p "$corpus_root/$name" "artifacts/$name"
+    # A target's seed inputs (fuzz/seeds/TARGET/), when it has some: lines of a format the
+    # fuzzer would take long to find from nothing.
+    if [ -d "seeds/$name" ]; then
+        cp seeds/"$name"/* "$corpus_root/$name/"
+    fi
     printf '\n---- fuzz %s: %s s ----\n' "$name" "$seconds"
     log="$corpus_root/$name.log"
     status=0

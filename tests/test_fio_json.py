@@ -101,7 +101,7 @@ def test_json_figures_recount_from_the_records() -> None:
     (job,) = parsed.jobs
     result = ssdlab.run("small-tlc", job.job(), record_requests=True)
     out = fio.job_json(job, result.to_dict(), result.record_bytes)
-    rows = np.frombuffer(result.record_bytes or b"", dtype="<u8").reshape(-1, 5)
+    rows = np.frombuffer(result.record_bytes or b"", dtype="<u8").reshape(-1, 6)
     lat = sorted(int(r[3]) // 1000 for r in rows)
     n = len(lat)
     read = out["read"]

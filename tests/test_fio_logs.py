@@ -99,7 +99,7 @@ def test_the_lines_recount_from_the_records(ours: Path) -> None:
     parsed = fio.load(path)
     results = ssdlab.run("small-tlc", [job.job() for job in parsed.jobs], record_requests=True)
     mix, timed = results.flows
-    rows = np.frombuffer(mix.record_bytes or b"", dtype="<u8").reshape(-1, 5)
+    rows = np.frombuffer(mix.record_bytes or b"", dtype="<u8").reshape(-1, 6)
     start, _ = fio_logs.measured_window(mix.to_dict())
     done = sorted(
         ((int(r[2] + r[3]) - start) // 10**9, int(r[3]) // 1000, int(r[0]), int(r[4]), int(r[1]))
@@ -117,7 +117,7 @@ def test_the_lines_recount_from_the_records(ours: Path) -> None:
     )
     assert {line[1] for line in _read(ours / "mix_iops.1.log")} == {1}
     # Windowed (2 ms): per window, the mean latency (rounded) and KiB/s over the window.
-    rows = np.frombuffer(timed.record_bytes or b"", dtype="<u8").reshape(-1, 5)
+    rows = np.frombuffer(timed.record_bytes or b"", dtype="<u8").reshape(-1, 6)
     start, end = fio_logs.measured_window(timed.to_dict())
     ms = (rows[:, 2] + rows[:, 3] - start) // 10**9
     lat_ns = rows[:, 3] // 1000
@@ -202,12 +202,122 @@ def test_names_outside_the_log_directory_are_refused(tmp_path: Path) -> None:
     assert not any(p.suffix == ".log" for p in tmp_path.rglob("*"))
 
 
-def test_the_working_directory_is_the_default_and_clones_share_one_log(tmp_path: Path) -> None:
+def test_the_working_directory_is_the_default(tmp_path: Path) -> None:
     job = tmp_path / "job.fio"
-    job.write_text("[j]\nrw=randread\nsize=1m\nnumber_ios=40\nnumjobs=2\nwrite_iops_log\n")
+    job.write_text("[j]\nrw=randread\nsize=1m\nnumber_ios=40\nwrite_iops_log\n")
     proc = run_cli("run", "small-tlc", "--fio", job, "-q", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    # The clones' requests together, named as fio names a log with per_job_logs=0.
-    assert "per_job_logs=0" in proc.stderr
-    assert len(_read(tmp_path / "j_iops.log")) == 80
-    assert {p.name for p in tmp_path.glob("*.log")} == {"j_iops.log"}
+    assert len(_read(tmp_path / "j_iops.1.log")) == 40
+    assert {p.name for p in tmp_path.glob("*.log")} == {"j_iops.1.log"}
+
+
+# numjobs clones: one log per clone, numbered by fio's thread number across the file; with
+# per_job_logs=0 one file the clones share.
+CLONES = """\
+[global]
+bs=4k
+size=1m
+number_ios=40
+
+[a]
+rw=randread
+numjobs=3
+write_lat_log=a
+write_iops_log
+
+[b]
+rw=read
+numjobs=2
+write_bw_log=b
+per_job_logs=0
+
+[c]
+rw=write
+numjobs=2
+write_iops_log=c
+"""
+
+# What fio 3.33 writes for CLONES (its null engine): job a's clones take thread numbers 1-3,
+# b's 4-5 (one shared file), c's 6-7.
+CLONE_FILES = {
+    *(f"a_{kind}.{n}.log" for kind in ("lat", "clat", "slat") for n in (1, 2, 3)),
+    *(f"a_iops.{n}.log" for n in (1, 2, 3)),
+    "b_bw.log",
+    "c_iops.6.log",
+    "c_iops.7.log",
+}
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (apt install fio)")
+def test_clones_write_the_files_fio_writes(tmp_path: Path) -> None:
+    theirs, ours = tmp_path / "fio", tmp_path / "ours"
+    theirs.mkdir()
+    ours.mkdir()
+    (theirs / "job.fio").write_text(CLONES)
+    run_fio_null(theirs / "job.fio", theirs)
+    assert {p.name for p in theirs.glob("*.log")} == CLONE_FILES
+    (ours / "job.fio").write_text(CLONES)
+    proc = run_cli("run", "small-tlc", "--fio", ours / "job.fio", "-q", "--log-dir", ours)
+    assert proc.returncode == 0, proc.stderr
+    assert {p.name for p in ours.glob("*.log")} == CLONE_FILES
+    # fio's number_ios is each clone's count; ssdlab's io_count (number_ios × numjobs) is the
+    # clones' together, so a clone may issue a few more or fewer than another: the files of a
+    # job hold as many lines together as fio's, and every clone's file has some.
+    for kind in ("a_lat", "a_clat", "a_iops", "b_bw", "c_iops"):
+        names = sorted(n for n in CLONE_FILES if n.startswith(kind + "."))
+        for where in (ours, theirs):
+            counts = [len(_read(where / name)) for name in names]
+            assert sum(counts) == (40 * 3 if kind.startswith("a") else 80), (kind, where)
+            assert min(counts) > 0, (kind, where)
+        if len(names) == 1:
+            # per_job_logs=0: the one file both clones append to.
+            assert len(_read(ours / names[0])) == len(_read(theirs / names[0])) == 80
+
+
+def test_each_clone_s_log_holds_that_clone_s_requests(tmp_path: Path) -> None:
+    """The oracle: each clone's file recounted from the run's records of its host queue; and
+    the clone behind each number is fio's (``fio --numjobs=3 --offset_increment=1M`` writes
+    NAME.2 from offset 2M, NAME.3 from 1M): a sequential job's clone k works slice k."""
+    text = (
+        "[s]\nrw=write\nbs=4k\nsize=3m\nnumjobs=3\nnumber_ios=50\nwrite_lat_log=s\nlog_offset=1\n"
+    )
+    (tmp_path / "job.fio").write_text(text)
+    proc = run_cli("run", "small-tlc", "--fio", tmp_path / "job.fio", "-q", "--log-dir", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    parsed = fio.load(tmp_path / "job.fio")
+    result = ssdlab.run("small-tlc", parsed.jobs[0].job(), record_requests=True)
+    rows = np.frombuffer(result.record_bytes or b"", dtype="<u8").reshape(-1, 6)
+    start, _ = fio_logs.measured_window(result.to_dict())
+    region = 3 << 20
+    assert len(rows) == 150
+    for number, clone in ((1, 0), (2, 2), (3, 1)):
+        assert fio_logs.clone_of(number - 1, 3) == clone
+        lines = _read(tmp_path / f"s_lat.{number}.log")
+        mine = rows[rows[:, 5] == clone]
+        assert len(lines) == len(mine) > 0, number
+        # time (ms), latency (ns), direction, size, offset, priority, from the clone's records.
+        want = sorted(
+            [
+                (int(r[2] + r[3]) - start) // 10**9,
+                int(r[3]) // 1000,
+                int(r[0]),
+                int(r[4]),
+                int(r[1]),
+                0,
+            ]
+            for r in mine
+        )
+        assert sorted(lines) == want, number
+        # Clone k writes the k-th third of the region.
+        assert {line[4] * 3 // region for line in lines} == {clone}, number
+    # per_job_logs=0: one file, the clones' lines one clone after another (thread order).
+    (tmp_path / "one").mkdir()
+    (tmp_path / "job1.fio").write_text(text + "per_job_logs=0\n")
+    proc = run_cli(
+        "run", "small-tlc", "--fio", tmp_path / "job1.fio", "-q", "--log-dir", tmp_path / "one"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert [p.name for p in (tmp_path / "one").glob("s_lat*")] == ["s_lat.log"]
+    lines = _read(tmp_path / "one" / "s_lat.log")
+    parts = [_read(tmp_path / f"s_lat.{n}.log") for n in (1, 2, 3)]
+    assert lines == parts[0] + parts[1] + parts[2]

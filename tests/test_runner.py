@@ -105,9 +105,9 @@ def test_per_run_files_and_determinism(small_sweep: Path) -> None:
     direct = ssdlab.run(config, job, seed=row["seed"], record_requests=True)
     assert without_wall((run_dir / "result.json").read_text()) == without_wall(direct.to_json())
     records = np.load(run_dir / "requests.npy")
-    # (op, offset_bytes, issue_ps, latency_ps, size_bytes) per request.
-    assert records.dtype == np.dtype("<u8") and records.shape == (2000, 5)
-    direct_rows = np.frombuffer(direct._records, dtype="<u8").reshape(-1, 5)
+    # (op, offset_bytes, issue_ps, latency_ps, size_bytes, queue) per request.
+    assert records.dtype == np.dtype("<u8") and records.shape == (2000, 6)
+    direct_rows = np.frombuffer(direct._records, dtype="<u8").reshape(-1, 6)
     assert np.array_equal(records, direct_rows)
 
 

@@ -347,3 +347,38 @@ def test_cli_timed_replay_names_a_leading_outlier(tmp_path: Path, preset_name: s
     gap = json.loads(out.read_text())["trace"]["leading_gap_s"]
     assert gap == pytest.approx(10.0)
     assert "before the second" in proc.stdout and "--start" in proc.stdout
+
+
+def test_nvme_traces_through_the_cli_and_python(tmp_path: Path) -> None:
+    """The kernel's NVMe tracepoint text (docs/traces.md): detected, described by `trace
+    stats`, replayed with each write's placement identifier on an FDP drive; a placement the
+    drive lacks is one line naming the trace's line (exit 2)."""
+    fdp, zns = FIXTURES / "nvme_fdp.txt", FIXTURES / "nvme_zns.txt"
+    stats = ssdlab.trace_stats(fdp)
+    assert stats["source"]["format"] == "nvme"
+    s = stats
+    assert s["writes"] == 16 and s["reads"] == 2 and s["flushes"] == 1
+    by_id = {(d["directive"], d["id"]): d["writes"] for d in s["directives"]}
+    assert by_id == {("placement", 1): 8, ("placement", 3): 4, ("placement", 2): 1}
+    zs = ssdlab.trace_stats(zns, lba_bytes=4096)
+    assert zs["appends"] == 3 and zs["zone_management"] == 4
+    with pytest.raises(ssdlab.TraceError, match="lba_bytes"):
+        ssdlab.trace_stats(FIXTURES / "msr.csv", format="msr", lba_bytes=4096)
+    out = tmp_path / "r.json"
+    proc = run_cli(
+        "run", "small-tlc", "--set", "fdp.handles=4", "--trace", fdp, "--json", out, "-q"
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    handles = result["device"]["fdp"]["per_handle"]
+    assert [h["host_bytes_written"] for h in handles] == [69632, 262144, 8192, 131072]
+    proc = run_cli("run", "small-tlc", "--set", "fdp.handles=2", "--trace", fdp, "-q")
+    assert_user_error(proc, "nvme_fdp.txt, line 21: placement identifier 3")
+    proc = run_cli("run", "small-tlc", "--trace", fdp, "--ignore-placement", "-q")
+    assert proc.returncode == 0, proc.stderr
+    proc = run_cli("trace", "stats", zns, "--lba-bytes", "4096")
+    assert proc.returncode == 0, proc.stderr
+    assert "zone appends / management" in proc.stdout
+    proc = run_cli("trace", "stats", fdp)
+    assert proc.returncode == 0, proc.stderr
+    assert "writes with placement id 3" in proc.stdout

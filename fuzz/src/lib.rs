@@ -6,10 +6,20 @@ use ssdlab::workload::trace::{Format, ReadOptions, TraceReader};
 use std::io::Cursor;
 
 pub fn read_all(data: &[u8], format: Option<Format>) {
+    read_with(data, format, None)
+}
+
+/// [`read_all`] with NVMe logical blocks of `lba_bytes`.
+pub fn read_all_lba(data: &[u8], format: Option<Format>, lba_bytes: u64) {
+    read_with(data, format, Some(lba_bytes))
+}
+
+fn read_with(data: &[u8], format: Option<Format>, lba_bytes: Option<u64>) {
     for skip_bad_lines in [false, true] {
         let opts = ReadOptions {
             format,
             skip_bad_lines,
+            lba_bytes,
             ..Default::default()
         };
         let Ok(mut r) =

@@ -39,7 +39,7 @@ OP_NAMES: tuple[str, ...] = tuple(_core.op_names())
 
 PS_PER_US = 1_000_000.0
 # (op, offset_bytes, issue_ps, latency_ps, size_bytes), each a little-endian u64
-RECORD_FIELDS = 5
+RECORD_FIELDS = 6
 
 
 # --------------------------------------------------------------------------------------------
@@ -379,7 +379,9 @@ class Trace:
     ``afap``), ``time_scale``, ``iodepth``, ``queues``, ``devices``, ``layout`` (``auto``,
     ``overlay``, ``side-by-side``), ``fit`` (``wrap``, ``scale``, ``none``), ``start``, ``stop``,
     ``repeat``, ``io_count``, ``runtime``, ``ramp``, ``skip_bad_lines``, ``blkparse_event``
-    (``D`` or ``Q``) and ``name``. Construction validates through the core.
+    (``D`` or ``Q``), ``lba_bytes`` (nvme traces: the namespace's logical block size, 512 by
+    default), ``ignore_placement`` (send the writes without their directives) and ``name``.
+    Construction validates through the core.
     """
 
     __slots__ = ("_json",)
@@ -437,6 +439,7 @@ def trace_stats(
     seed: int = 1,
     progress: ProgressCallback | None = None,
     sample_points: int = 0,
+    lba_bytes: int | None = None,
 ) -> dict[str, Any]:
     """Statistics of a trace file (or of ``model:NAME``): the dict ``ssdlab trace stats --json``
     writes (schema ``ssdlab.trace_stats/1``). With ``sample_points`` it also holds ``sample``:
@@ -453,6 +456,7 @@ def trace_stats(
         check_seed(seed),
         _progress_callback(progress),
         check_int("sample_points", sample_points, 0, 1 << 24, error=_core.TraceError),
+        None if lba_bytes is None else check_int("lba_bytes", lba_bytes, 1, error=_core.TraceError),
     )
     return json.loads(text)
 
@@ -609,8 +613,9 @@ class Result:
 
     @property
     def record_bytes(self) -> bytes | None:
-        """The per-request records as the core wrote them, five little-endian u64 a request:
-        op, offset, issue time (ps), latency (ps), length (bytes); None without
+        """The per-request records as the core wrote them, six little-endian u64 a request:
+        op, offset, issue time (ps), latency (ps), length (bytes), host queue (a job's
+        instance k of the run: queue k); None without
         ``record_requests=True``. :meth:`requests` reads them into columns."""
         return self._records
 

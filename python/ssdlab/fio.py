@@ -22,7 +22,7 @@ from decimal import Decimal
 from typing import Any
 
 from . import _core
-from .api import Job
+from .api import RECORD_FIELDS, Job
 from .files import read_input_text
 
 # fio's rw names → the job model's (`Rw` in workload/job.rs).
@@ -1455,9 +1455,9 @@ def job_json(
 
     runtime_s = float(result["sim"]["measured_time_s"])
     rows = (
-        np.frombuffer(records, dtype="<u8").reshape(-1, 5)
+        np.frombuffer(records, dtype="<u8").reshape(-1, RECORD_FIELDS)
         if records
-        else np.zeros((0, 5), dtype=np.uint64)
+        else np.zeros((0, RECORD_FIELDS), dtype=np.uint64)
     )
     end_ps = int(round(float(result["sim"]["simulated_time_s"]) * 1e12))
     window = (end_ps - int(round(runtime_s * 1e12)), end_ps)

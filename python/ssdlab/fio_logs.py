@@ -12,8 +12,10 @@ its maximum with ``log_max_value=1``), block size and offset 0.
 Files go under one directory (the command's ``--log-dir``, else the working directory as fio
 writes them), named as fio names them: ``NAME_lat.N.log``, ``NAME_clat.N.log``,
 ``NAME_slat.N.log``, ``NAME_bw.N.log``, ``NAME_iops.N.log``, NAME the option's value or the
-job's name, N the job's number in the file counting each ``numjobs`` clone (fio's thread
-number); ``per_job_logs=0`` leaves ``.N`` out. See docs/fio.md.
+job's name, N the clone's number in the file counting each ``numjobs`` clone (fio's thread
+number): a job with ``numjobs`` > 1 writes one log of each kind per clone, from that clone's
+requests (the records' host queue). ``per_job_logs=0`` leaves ``.N`` out and writes the clones'
+lines into one file, clone after clone. See docs/fio.md.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .api import RECORD_FIELDS
 from .fio import FioError, FioFile, FioJob
 
 # The log options and the files each writes (their suffixes), as fio 3.33 (HOWTO: write_*_log).
@@ -37,18 +40,33 @@ _PS_PER_MS = 10**9
 _PS_PER_NS = 10**3
 # The ops of the records fio logs (read, write, trim); flushes are not in fio's logs.
 _LOGGED_OPS = 3
+# The records' column of the host queue: a job's instance k of the run is queue k.
+_QUEUE = 5
 
 
 @dataclass(frozen=True)
 class LogFile:
     """One log file to write: the job, the kind (``lat``, ``clat``, ``slat``, ``bw``,
-    ``iops``), the path under the log directory, and the line of the option that asked for
-    it."""
+    ``iops``), the path under the log directory, the line of the option that asked for it,
+    the job's instances whose lines it holds, in order (one clone's, or with
+    ``per_job_logs=0`` every clone's), and the host queue of the job's instance 0."""
 
     job_index: int
     kind: str
     path: Path
     where: str
+    clones: tuple[int, ...] = (0,)
+    first_queue: int = 0
+
+
+def clone_of(position: int, clones: int) -> int:
+    """The instance (fio's subjob number, the slice ``offset_increment`` places) whose log
+    carries the job's ``position``-th thread number (0: the job's own). fio makes the clones
+    after the job, numbering them from ``numjobs - 1`` down to 1 as they take the thread
+    numbers that follow the job's (``fio --numjobs=3 --offset_increment=1M`` writes
+    ``NAME_lat.2.log`` from offset 2M and ``NAME_lat.3.log`` from 1M; fio 3.33). ssdlab's
+    instance k works the slice fio's subjob k does."""
+    return 0 if position == 0 else clones - position
 
 
 def _flag(job: FioJob, key: str, default: bool) -> bool:
@@ -101,7 +119,10 @@ def plan(fio: FioFile, directory: Path) -> tuple[list[LogFile], list[str]]:
     thread = 0
     for index, job in enumerate(fio.jobs):
         clones = int(job.fields.get("numjobs", 1))
+        # fio's thread number of the job (1-based, counting every clone before it), and the
+        # host queue of its instance 0 (the run numbers instances the same way, from 0).
         first = thread + 1
+        first_queue = thread
         thread += clones
         wanted = [key for key in LOG_OPTIONS if key in job.options]
         wanted = [key for key in wanted if job.options[key].strip().lower() not in _OFF]
@@ -109,23 +130,22 @@ def plan(fio: FioFile, directory: Path) -> tuple[list[LogFile], list[str]]:
             continue
         _whole(job, "log_avg_msec")
         per_job = _flag(job, "per_job_logs", True)
-        if per_job and clones > 1:
-            # The records do not say which clone issued a request: one log for the clones
-            # together, named as fio names a log with per_job_logs=0.
-            per_job = False
-            notes.append(
-                f"[{job.name}] numjobs={clones}: its clones' requests are in one log per kind,"
-                " named as fio names it with per_job_logs=0 (no .N)"
-            )
+        every = tuple(clone_of(j, clones) for j in range(clones))
         for key in wanted:
             value = job.options[key].strip()
             base = value if value and value.lower() not in ("1", "true", "on", "yes") else job.name
             where = job.where.get(key, job.name)
             for kind in LOG_OPTIONS[key]:
-                name = f"{base}_{kind}.{first}.log" if per_job else f"{base}_{kind}.log"
-                files.append(
-                    LogFile(index, kind, _checked_name(name, where, key, directory), where)
+                # Per clone: NAME_kind.N.log, N the clone's thread number; with
+                # per_job_logs=0 one NAME_kind.log, which fio's clones each append to.
+                named = (
+                    [(f"{base}_{kind}.{first + j}.log", (every[j],)) for j in range(clones)]
+                    if per_job
+                    else [(f"{base}_{kind}.log", every)]
                 )
+                for name, mine in named:
+                    path = _checked_name(name, where, key, directory)
+                    files.append(LogFile(index, kind, path, where, mine, first_queue))
     seen: dict[Path, LogFile] = {}
     for log in files:
         if log.path in seen and seen[log.path].job_index != log.job_index:
@@ -137,23 +157,31 @@ def plan(fio: FioFile, directory: Path) -> tuple[list[LogFile], list[str]]:
     return files, notes
 
 
-def _rows(records: bytes | None) -> Any:
+def _rows(records: bytes | None, queue: int | None) -> Any:
     import numpy as np
 
     if not records:
-        return np.zeros((0, 5), dtype=np.uint64)
-    rows = np.frombuffer(records, dtype="<u8").reshape(-1, 5)
-    return rows[rows[:, 0] < _LOGGED_OPS]
+        return np.zeros((0, RECORD_FIELDS), dtype=np.uint64)
+    rows = np.frombuffer(records, dtype="<u8").reshape(-1, RECORD_FIELDS)
+    keep = rows[:, 0] < _LOGGED_OPS
+    if queue is not None:
+        keep &= rows[:, _QUEUE] == queue
+    return rows[keep]
 
 
 def samples(
-    job: FioJob, kind: str, records: bytes | None, window: tuple[int, int]
+    job: FioJob,
+    kind: str,
+    records: bytes | None,
+    window: tuple[int, int],
+    queue: int | None = None,
 ) -> list[tuple[int, ...]]:
     """The lines of one log of one job, as tuples (time_ms, value, direction, block size[,
-    offset], priority). ``window`` is the job's measured time (ps)."""
+    offset], priority). ``window`` is the job's measured time (ps); ``queue``, when given, keeps
+    the requests of that host queue only (one clone's)."""
     import numpy as np
 
-    rows = _rows(records)
+    rows = _rows(records, queue)
     start_ps, end_ps = window
     done_ps = rows[:, 2] + rows[:, 3]
     order = np.argsort(done_ps, kind="stable")
@@ -233,11 +261,21 @@ def write(
     records: Sequence[bytes | None],
     windows: Sequence[tuple[int, int]],
 ) -> None:
-    """Write the planned ``logs`` from each job's records and measured window (ps)."""
+    """Write the planned ``logs`` from each job's records and measured window (ps): each file
+    from its clones' requests, one clone's lines after another's."""
     for log in logs:
-        lines = samples(
-            fio.jobs[log.job_index], log.kind, records[log.job_index], windows[log.job_index]
-        )
+        job = fio.jobs[log.job_index]
+        lines = [
+            line
+            for clone in log.clones
+            for line in samples(
+                job,
+                log.kind,
+                records[log.job_index],
+                windows[log.job_index],
+                log.first_queue + clone,
+            )
+        ]
         text = "".join(", ".join(map(str, line)) + "\n" for line in lines)
         log.path.write_text(text)
 

@@ -219,12 +219,20 @@ fn interval(text: Option<&str>) -> PyResult<Option<ssdlab::sim::SimTime>> {
 /// What `run_flows` returns: the result's JSON, every record, each flow's records.
 type FlowsOutput = (String, Option<Py<PyBytes>>, Option<Vec<Py<PyBytes>>>);
 
-/// Records as the Python side reads them: five little-endian u64 a request (op, offset,
-/// issue_ps, latency_ps, len).
+/// Records as the Python side reads them: six little-endian u64 a request (op, offset,
+/// issue_ps, latency_ps, len, queue: the host queue, a job's instance, so that fio's per-clone
+/// logs can be split).
 fn records_bytes(py: Python<'_>, recs: Vec<ssdlab::device::RequestRecord>) -> Py<PyBytes> {
-    let mut buf = Vec::with_capacity(recs.len() * 40);
+    let mut buf = Vec::with_capacity(recs.len() * 48);
     for r in recs {
-        for v in [r.op as u64, r.offset, r.issue_ps, r.latency_ps, r.len] {
+        for v in [
+            r.op as u64,
+            r.offset,
+            r.issue_ps,
+            r.latency_ps,
+            r.len,
+            r.queue as u64,
+        ] {
             buf.extend_from_slice(&v.to_le_bytes());
         }
     }

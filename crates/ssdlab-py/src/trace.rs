@@ -32,7 +32,7 @@ pub(crate) fn format_opt(format: Option<&str>) -> PyResult<Option<Format>> {
 /// Releases the GIL; `progress(records, 0)` is called now and then, and a KeyboardInterrupt
 /// raised there stops it.
 #[pyfunction]
-#[pyo3(signature = (source, format=None, skip_bad_lines=false, blkparse_event="D", devices=Vec::new(), ird_block=1048576, seed=1, progress=None, sample_points=0))]
+#[pyo3(signature = (source, format=None, skip_bad_lines=false, blkparse_event="D", devices=Vec::new(), ird_block=1048576, seed=1, progress=None, sample_points=0, lba_bytes=None))]
 #[allow(clippy::too_many_arguments)]
 fn trace_stats(
     py: Python<'_>,
@@ -45,6 +45,7 @@ fn trace_stats(
     seed: u64,
     progress: Option<PyObject>,
     sample_points: usize,
+    lba_bytes: Option<u64>,
 ) -> PyResult<String> {
     let event = match blkparse_event {
         "D" | "d" => trace::BlkEvent::D,
@@ -58,10 +59,25 @@ fn trace_stats(
     if ird_block == 0 {
         return Err(TraceError::new_err("ird_block: expected a size above 0"));
     }
+    let format = format_opt(format)?;
+    if let Some(b) = lba_bytes {
+        if !(512..=65536).contains(&b) || !b.is_power_of_two() {
+            return Err(TraceError::new_err(format!(
+                "lba_bytes: got {b}, expected a power of two from 512 to 65536 (the namespace's logical block size)"
+            )));
+        }
+        if format.is_some_and(|f| f != trace::Format::Nvme) {
+            return Err(TraceError::new_err(format!(
+                "lba_bytes: got {b} with format {:?}, expected none: only nvme traces count in logical blocks",
+                format.map(|f| f.name()).unwrap_or_default()
+            )));
+        }
+    }
     let read = ReadOptions {
-        format: format_opt(format)?,
+        format,
         skip_bad_lines,
         blkparse_event: event,
+        lba_bytes,
     };
     let devices = trace::replay::parse_devices(&devices).map_err(to_py)?;
     let opts = StatsOptions {

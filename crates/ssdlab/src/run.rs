@@ -16,7 +16,7 @@ use crate::sim::SimTime;
 use crate::stats::peak_memory_bytes;
 use crate::stats::power::PowerInputs;
 use crate::stats::result::*;
-use crate::workload::trace::replay::{Replay, TraceJob};
+use crate::workload::trace::replay::{DriveTarget, Replay, TraceJob};
 use crate::workload::JobSpec;
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -244,7 +244,7 @@ pub fn run_replay(
         refuse_cut_under_hfsl(opts)?;
         return run_hfsl_replay(cfg, tjob, opts, progress);
     }
-    let replay = Replay::new(tjob, cfg.logical_bytes(), opts.seed)?;
+    let replay = Replay::on_drive(tjob, DriveTarget::of(cfg), opts.seed)?;
     let mut dev = new_device(cfg, opts)?;
     dev.ftl_mut().expect_touches(replay.per_pass);
     let mut driver = ReplayDriver::new(replay, tjob);

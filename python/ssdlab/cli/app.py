@@ -648,6 +648,23 @@ def run_command(
             rich_help_panel="Trace replay",
         ),
     ] = None,
+    lba_bytes: Annotated[
+        int | None,
+        typer.Option(
+            "--lba-bytes",
+            metavar="N",
+            help="nvme traces: the namespace's logical block size (default 512).",
+            rich_help_panel="Trace replay",
+        ),
+    ] = None,
+    ignore_placement: Annotated[
+        bool,
+        typer.Option(
+            "--ignore-placement",
+            help="nvme traces: send writes without their stream or placement directive.",
+            rich_help_panel="Trace replay",
+        ),
+    ] = False,
     power_cut_event: Annotated[
         int | None,
         typer.Option(
@@ -784,6 +801,8 @@ def run_command(
         "--repeat": repeat,
         "--skip-bad-lines": skip_bad_lines or None,
         "--blkparse-event": blkparse_event,
+        "--lba-bytes": lba_bytes,
+        "--ignore-placement": ignore_placement or None,
     }
     if trace is not None:
         replay = _build_trace(
@@ -806,6 +825,8 @@ def run_command(
                 "ramp": ramp,
                 "skip_bad_lines": skip_bad_lines or None,
                 "blkparse_event": blkparse_event.upper() if blkparse_event else None,
+                "lba_bytes": lba_bytes,
+                "ignore_placement": ignore_placement or None,
             },
             {
                 "--job": job_file,

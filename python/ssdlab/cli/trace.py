@@ -78,6 +78,25 @@ def stats_tables(stats: Mapping[str, Any]) -> list[Table]:
             f"{fmt_int(stats.get('reads'))} / {fmt_int(stats.get('writes'))}",
             f"trims {fmt_int(stats.get('trims'))}, flushes {fmt_int(stats.get('flushes'))}",
         ),
+    ]
+    # NVMe traces: zone commands and writes by directive (absent from other formats' stats).
+    if stats.get("appends") or stats.get("zone_management"):
+        rows.append(
+            (
+                "zone appends / management",
+                f"{fmt_int(stats.get('appends', 0))} / {fmt_int(stats.get('zone_management', 0))}",
+                "",
+            )
+        )
+    for d in stats.get("directives") or []:
+        rows.append(
+            (
+                f"writes with {d['directive']} id {d['id']}",
+                fmt_int(d["writes"]),
+                fmt_bytes(d["bytes"]),
+            )
+        )
+    rows += [
         (
             "read ratio",
             f"{_pct(stats.get('read_ratio_by_count'))} of requests",
@@ -342,6 +361,14 @@ def stats_command(
     seed: Annotated[
         int, typer.Option(min=0, max=MAX_SEED, help="Seed for model:NAME sources.")
     ] = 1,
+    lba_bytes: Annotated[
+        int | None,
+        typer.Option(
+            "--lba-bytes",
+            metavar="N",
+            help="nvme traces: the namespace's logical block size (default 512).",
+        ),
+    ] = None,
 ) -> None:
     """Describe a trace: ratios, sizes, footprint, inter-arrival times, IRD, locality."""
     if blkparse_event.upper() not in ("D", "Q"):
@@ -356,6 +383,7 @@ def stats_command(
         ird_block=block,
         seed=seed,
         sample_points=PLOT_SAMPLE_POINTS if plot is not None else 0,
+        lba_bytes=lba_bytes,
     )
     sample = stats.pop("sample", None)
     if json_out is not None:

@@ -27,7 +27,8 @@ bucket (``writes.size_histogram.4096`` = requests of 4 KiB, ``reads.ird_histogra
 The per-run JSON (exactly as the core wrote it) sits beside the table in
 ``runs/<id>/result.json``, with ``runs/<id>/point.json`` (what was run, and its status) and, when
 recorded, ``runs/<id>/requests.npy`` (one row ``(op, offset_bytes, issue_ps, latency_ps,
-size_bytes)`` of unsigned 64-bit integers per request).
+size_bytes, queue)`` of unsigned 64-bit integers per request; ``queue`` the host queue, a job's
+instance k of the run being queue k).
 """
 
 from __future__ import annotations

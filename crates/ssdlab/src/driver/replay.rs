@@ -3,7 +3,7 @@
 //! room; in `timed` mode not before its (scaled) trace time either, and its latency counts from
 //! that time. One trace request is read ahead at a time.
 
-use crate::device::{Completion, Device, Driver, Flags, Request};
+use crate::device::{Completion, Device, Driver, Request};
 use crate::error::{Error, Result};
 use crate::sim::SimTime;
 use crate::workload::trace::replay::{Replay, ReplayMode, Request as TraceRequest, TraceJob};
@@ -133,7 +133,7 @@ impl ReplayDriver {
                 offset: req.offset,
                 len: req.len,
                 queue,
-                flags: Flags::NONE,
+                flags: req.flags,
                 arrival: if timed { req.arrival } else { now },
             };
             // The replaying program's system call (`host.syscall_cost`) and the request's way

@@ -14,6 +14,8 @@ pub fn records(trace: &[IoRecord]) -> Vec<TraceRecord> {
     let mut v: Vec<TraceRecord> = trace
         .iter()
         .map(|r| TraceRecord {
+            directive: crate::workload::trace::Directive::None,
+            all_zones: false,
             time_ps: r.submit_ps,
             op: match r.op {
                 0 => TraceOp::Read,

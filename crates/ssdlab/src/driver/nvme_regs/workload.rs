@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::SimTime;
 use crate::workload::job::Generator;
-use crate::workload::trace::{ReadOptions, TraceOp, TraceReader};
+use crate::workload::trace::{Directive, ReadOptions, TraceOp, TraceReader};
 use crate::workload::JobSpec;
 
 /// What a workload run did.
@@ -275,7 +275,7 @@ pub fn run_trace(
     iodepth: u32,
     limit: Option<u64>,
 ) -> Result<Summary> {
-    // Traces carry no placement: their writes go without a directive.
+    // The replay sends no directive: a trace write that carries one is refused below.
     drv.set_placement(None);
     run_trace_with(drv, path, opts, iodepth, limit, &mut || true)
 }
@@ -311,7 +311,27 @@ pub fn run_trace_with(
             TraceOp::Write => Op::Write,
             TraceOp::Trim => Op::Trim,
             TraceOp::Flush => Op::Flush,
+            other => {
+                return Err(Error::Trace(format!(
+                    "{path}, line {}: a {} (zone command); the register-level trace replay sends reads, writes, trims and flushes: replay zone commands with `ssdlab run --trace`",
+                    reader.lines(),
+                    other.name()
+                )))
+            }
         };
+        let directive = match rec.directive {
+            Directive::None => None,
+            Directive::Stream(s) => Some(format!("stream {s} (Streams directive)")),
+            Directive::Placement(p) => Some(format!(
+                "placement identifier {p} (data placement directive)"
+            )),
+        };
+        if let Some(d) = directive {
+            return Err(Error::Trace(format!(
+                "{path}, line {}: a write with {d}; the register-level trace replay sends writes without a directive: replay it with `ssdlab run --trace`",
+                reader.lines()
+            )));
+        }
         let len = rec.len.min(cap);
         let off = rec.offset % cap;
         let off = if off + len > cap { cap - len } else { off };

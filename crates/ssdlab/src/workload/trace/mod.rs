@@ -35,10 +35,30 @@ pub enum TraceOp {
     Trim,
     /// Flush the volatile write cache (no data).
     Flush,
+    /// Zoned drive: Zone Append to the zone starting at the offset (NVMe traces).
+    Append,
+    /// Zoned drive, Zone Management Send (no data; the offset is the zone's start): reset,
+    /// finish, open, close, take offline (NVMe traces).
+    ZoneReset,
+    ZoneFinish,
+    ZoneOpen,
+    ZoneClose,
+    ZoneOffline,
 }
 
 impl TraceOp {
-    pub const ALL: [TraceOp; 4] = [TraceOp::Read, TraceOp::Write, TraceOp::Trim, TraceOp::Flush];
+    pub const ALL: [TraceOp; 10] = [
+        TraceOp::Read,
+        TraceOp::Write,
+        TraceOp::Trim,
+        TraceOp::Flush,
+        TraceOp::Append,
+        TraceOp::ZoneReset,
+        TraceOp::ZoneFinish,
+        TraceOp::ZoneOpen,
+        TraceOp::ZoneClose,
+        TraceOp::ZoneOffline,
+    ];
     pub fn index(self) -> usize {
         self as usize
     }
@@ -48,8 +68,41 @@ impl TraceOp {
             TraceOp::Write => "write",
             TraceOp::Trim => "trim",
             TraceOp::Flush => "flush",
+            TraceOp::Append => "append",
+            TraceOp::ZoneReset => "zone_reset",
+            TraceOp::ZoneFinish => "zone_finish",
+            TraceOp::ZoneOpen => "zone_open",
+            TraceOp::ZoneClose => "zone_close",
+            TraceOp::ZoneOffline => "zone_offline",
         }
     }
+    /// A Zone Management Send action (no data, a zone's start or all zones).
+    pub fn is_zone_management(self) -> bool {
+        matches!(
+            self,
+            TraceOp::ZoneReset
+                | TraceOp::ZoneFinish
+                | TraceOp::ZoneOpen
+                | TraceOp::ZoneClose
+                | TraceOp::ZoneOffline
+        )
+    }
+    /// Ops that carry no length: flushes and zone management.
+    pub fn has_no_extent(self) -> bool {
+        self == TraceOp::Flush || self.is_zone_management()
+    }
+}
+
+/// The directive a write carries (NVMe traces: DTYPE and DSPEC of the Write command).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Directive {
+    #[default]
+    None,
+    /// The Streams directive (DTYPE 1): the stream identifier.
+    Stream(u16),
+    /// The data placement directive of Flexible Data Placement (DTYPE 2, TP4146): the
+    /// placement identifier.
+    Placement(u16),
 }
 
 /// One request of a trace. Time is counted from the earliest request among the first lines (a
@@ -61,8 +114,12 @@ pub struct TraceRecord {
     pub offset: u64,
     pub len: u64,
     /// Device, disk, volume or ASU number, as the format has it (blkparse: major << 20 | minor;
-    /// fio: the file's index in order of first use).
+    /// fio: the file's index in order of first use; nvme: X << 20 | Y of `nvmeXnY`).
     pub device: u32,
+    /// The write's stream or placement directive (only NVMe traces carry one).
+    pub directive: Directive,
+    /// Zone management for every zone (Select All); the offset is then 0.
+    pub all_zones: bool,
 }
 
 /// How to read a trace.
@@ -74,6 +131,8 @@ pub struct ReadOptions {
     pub skip_bad_lines: bool,
     /// blkparse: take the dispatch (D) or the queue (Q) events.
     pub blkparse_event: BlkEvent,
+    /// nvme: the namespace's logical block size in bytes (None: 512, [`formats::nvme::DEFAULT_LBA_BYTES`]).
+    pub lba_bytes: Option<u64>,
 }
 
 /// Lines looked at to find the format.
@@ -154,6 +213,9 @@ impl TraceReader {
             t0: None,
             early: 0,
         };
+        if let Some(b) = opts.lba_bytes {
+            r.state.set_nvme_lba_bytes(b);
+        }
         r.read_ahead()?;
         // A UTF-8 byte-order mark (Windows editors write one) is not part of the first line.
         if let Some((first, _)) = r.ahead.front_mut() {
@@ -297,6 +359,8 @@ impl TraceReader {
                         offset: raw.offset,
                         len: raw.len,
                         device: raw.device,
+                        directive: raw.directive,
+                        all_zones: raw.all_zones,
                     }));
                 }
                 Ok(formats::Parsed::Skip) => {
@@ -351,6 +415,11 @@ impl TraceReader {
     /// blkparse: the D and the Q events read so far (any RWBS).
     pub fn blkparse_events(&self) -> (u64, u64) {
         self.state.blk_events()
+    }
+    /// nvme: Dataset Management commands read so far, not replayed (the trace does not hold
+    /// the ranges they deallocate).
+    pub fn nvme_dsm(&self) -> u64 {
+        self.state.nvme_dsm()
     }
     /// Requests timestamped before time 0 (read as at time 0).
     pub fn early(&self) -> u64 {

@@ -509,6 +509,8 @@ impl Generator {
         let t = self.time_ps as u64;
         self.time_ps += self.rng.exp(1e12 / self.p.iops);
         Some(TraceRecord {
+            directive: super::Directive::None,
+            all_zones: false,
             time_ps: t,
             op: if read { TraceOp::Read } else { TraceOp::Write },
             offset,

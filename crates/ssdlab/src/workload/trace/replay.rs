@@ -10,11 +10,12 @@
 
 use super::model::{self, ModelParams};
 use super::stats::TimeResolution;
-use super::{formats, BlkEvent, Format, ReadOptions, TraceOp, TraceReader, TraceRecord};
+use super::{formats, BlkEvent, Directive, Format, ReadOptions, TraceOp, TraceReader, TraceRecord};
 use crate::config::units::format_bytes;
 use crate::config::Dur;
+use crate::config::SsdConfig;
 use crate::error::{Error, Result};
-use crate::request::Op;
+use crate::request::{Flags, Op};
 use crate::sim::SimTime;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -122,6 +123,82 @@ pub struct TraceJob {
     pub skip_bad_lines: bool,
     #[serde(default)]
     pub blkparse_event: BlkEvent,
+    /// nvme traces: the namespace's logical block size in bytes (absent: 512).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lba_bytes: Option<u64>,
+    /// Send the trace's writes without their stream or placement directive (to replay an FDP
+    /// trace on a drive without FDP, for comparison).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ignore_placement: bool,
+}
+
+/// What the drive a replay runs on offers beyond its capacity: zones, and the placement
+/// handles or streams a write's directive may name. A trace request that needs what the drive
+/// lacks is refused in the prescan, naming its line.
+#[derive(Clone, Copy, Debug)]
+pub struct DriveTarget {
+    pub capacity: u64,
+    /// A zoned drive (`[zns]`): its zone size in bytes.
+    pub zone_bytes: Option<u64>,
+    /// Flexible Data Placement (`[fdp]`): its placement handles.
+    pub fdp_handles: Option<u32>,
+    /// Write streams (`ftl.streams`) of a drive without FDP.
+    pub streams: u32,
+}
+
+impl DriveTarget {
+    /// A drive of `capacity` bytes with no zones, no FDP and one stream.
+    pub fn plain(capacity: u64) -> DriveTarget {
+        DriveTarget {
+            capacity,
+            zone_bytes: None,
+            fdp_handles: None,
+            streams: 1,
+        }
+    }
+
+    /// The drive `cfg` describes.
+    pub fn of(cfg: &SsdConfig) -> DriveTarget {
+        DriveTarget {
+            capacity: cfg.logical_bytes(),
+            zone_bytes: cfg.zns.as_ref().map(|z| z.zone_size.0),
+            fdp_handles: cfg.fdp.as_ref().map(|f| f.handles),
+            streams: cfg.ftl.streams.max(1),
+        }
+    }
+
+    /// Why this drive cannot take `rec` (None when it can).
+    fn refuses(&self, rec: &TraceRecord, ignore_placement: bool) -> Option<String> {
+        if (rec.op == TraceOp::Append || rec.op.is_zone_management()) && self.zone_bytes.is_none() {
+            return Some(format!(
+                "a {} (a zone command), but the drive has no zones (a zoned drive has a [zns] section)",
+                rec.op.name()
+            ));
+        }
+        if ignore_placement {
+            return None;
+        }
+        match (rec.directive, self.fdp_handles) {
+            (Directive::None, _) => None,
+            (Directive::Placement(p), Some(h)) if (p as u32) < h => None,
+            (Directive::Placement(p), Some(h)) => Some(format!(
+                "placement identifier {p} names no placement handle of the drive: expected 0 up to {} (fdp.handles = {h})",
+                h - 1
+            )),
+            (Directive::Placement(p), None) => Some(format!(
+                "a write with placement identifier {p} (data placement directive), but the drive has no Flexible Data Placement (an [fdp] section); replay with ignore_placement (--ignore-placement) to send the writes without it"
+            )),
+            (Directive::Stream(_), Some(_)) => Some(
+                "a write with a Streams directive (DTYPE 1), but the drive has Flexible Data Placement, which takes the data placement directive (DTYPE 2) instead; replay with ignore_placement (--ignore-placement) to send the writes without it".into()
+            ),
+            (Directive::Stream(s), None) if (s as u32) < self.streams => None,
+            (Directive::Stream(s), None) => Some(format!(
+                "stream {s} names no stream of the drive: expected 0 up to {} (ftl.streams = {})",
+                self.streams - 1,
+                self.streams
+            )),
+        }
+    }
 }
 
 fn job_err(field: &str, msg: String) -> Error {
@@ -141,10 +218,14 @@ pub fn parse_devices(items: &[String]) -> Result<Vec<u32>> {
             let bad = || {
                 job_err(
                     "devices",
-                    format!("got {part:?}, expected a device number, a range a-b, or maj:min"),
+                    format!(
+                        "got {part:?}, expected a device number, a range a-b, maj:min or nvmeXnY"
+                    ),
                 )
             };
-            if let Some((a, b)) = part.split_once(':') {
+            if part.starts_with("nvme") {
+                out.push(formats::nvme::device_by_name(part).ok_or_else(bad)?);
+            } else if let Some((a, b)) = part.split_once(':') {
                 let (a, b) = (a.parse::<u32>(), b.parse::<u32>());
                 let (Ok(a), Ok(b)) = (a, b) else {
                     return Err(bad());
@@ -273,6 +354,21 @@ impl TraceJob {
             }
         }
         parse_devices(&self.devices)?;
+        if let Some(b) = self.lba_bytes {
+            if !(512..=65536).contains(&b) || !b.is_power_of_two() {
+                return Err(job_err(
+                    "lba_bytes",
+                    format!("got {b}, expected a power of two from 512 to 65536 (the namespace's logical block size)"),
+                ));
+            }
+            if self.format()?.is_some_and(|f| f != Format::Nvme) || self.trace.starts_with("model:")
+            {
+                return Err(job_err(
+                    "lba_bytes",
+                    format!("got {b} for a trace that is not an nvme trace, expected none: only NVMe traces count in logical blocks of the namespace's size"),
+                ));
+            }
+        }
         Ok(())
     }
 
@@ -281,6 +377,7 @@ impl TraceJob {
             format: self.format()?,
             skip_bad_lines: self.skip_bad_lines,
             blkparse_event: self.blkparse_event,
+            lba_bytes: self.lba_bytes,
         })
     }
 }
@@ -350,12 +447,11 @@ fn check_regular_file(path: &str) -> Result<()> {
     )))
 }
 
-/// A device number as the trace's format writes it: blkparse `maj:min`, else the number.
+/// A device number as the trace's format writes it ([`Format::device_name`]).
 fn device_name(format: &str, device: u32) -> String {
-    if format == "blkparse" {
-        format!("{}:{}", device >> 20, device & ((1 << 20) - 1))
-    } else {
-        device.to_string()
+    match Format::from_name(format) {
+        Some(f) => f.device_name(device),
+        None => device.to_string(),
     }
 }
 
@@ -377,6 +473,9 @@ enum Take {
     Use(TraceRecord),
     Skip,
     EndOfPass,
+    /// The drive cannot take it (a zone command on a drive without zones, a placement handle
+    /// it does not have): why.
+    Refused(String),
 }
 
 /// How the trace's addresses are put on the device.
@@ -458,6 +557,10 @@ pub struct TraceOutcome {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub leading_gap_s: Option<f64>,
     pub mapping: Mapping,
+    /// nvme traces: Dataset Management commands read (one pass) and not replayed, since the
+    /// tracepoint does not record the ranges they deallocate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nvme_dsm_not_replayed: Option<u64>,
     /// The model's parameters when the trace is a workload model.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<ModelParams>,
@@ -479,6 +582,9 @@ pub struct Request {
     pub op: Op,
     pub offset: u64,
     pub len: u64,
+    /// The write's stream (its directive's placement handle or stream), Select All for zone
+    /// management.
+    pub flags: Flags,
 }
 
 /// The replay source of a run.
@@ -507,11 +613,23 @@ pub struct Replay {
     pub out: TraceOutcome,
     /// Requests in one pass after filters.
     pub per_pass: u64,
+    /// The drive's capacity and features.
+    target: DriveTarget,
+    /// Requests the drive cannot take, skipped with `skip_bad_lines`, and their first messages.
+    refused: u64,
+    refused_msgs: Vec<String>,
 }
 
 impl Replay {
     /// Open the trace, run the prescan, and fix the mapping onto `capacity` bytes.
     pub fn new(job: &TraceJob, capacity: u64, seed: u64) -> Result<Replay> {
+        Replay::on_drive(job, DriveTarget::plain(capacity), seed)
+    }
+
+    /// Open the trace for the drive `target`, run the prescan (which refuses requests the drive
+    /// cannot take, by line) and fix the mapping onto its capacity.
+    pub fn on_drive(job: &TraceJob, target: DriveTarget, seed: u64) -> Result<Replay> {
+        let capacity = target.capacity;
         job.check()?;
         let devices = parse_devices(&job.devices)?;
         let mut r = Replay {
@@ -557,6 +675,7 @@ impl Replay {
                 replayed: 0,
                 duration_s: 0.0,
                 leading_gap_s: None,
+                nvme_dsm_not_replayed: None,
                 mapping: Mapping {
                     layout: "overlay",
                     fit: match job.fit {
@@ -575,6 +694,9 @@ impl Replay {
                 model: job.model()?,
             },
             per_pass: 0,
+            target,
+            refused: 0,
+            refused_msgs: Vec::new(),
         };
         r.prescan()?;
         Ok(r)
@@ -609,11 +731,14 @@ impl Replay {
             self.resolution.add(rec.time_ps);
             self.out.time_resolution_us = self.resolution.us();
         }
-        if rec.len == 0 && rec.op != TraceOp::Flush {
+        if rec.len == 0 && !rec.op.has_no_extent() {
             if count {
                 self.out.zero_length += 1;
             }
             return Take::Skip;
+        }
+        if let Some(why) = self.target.refuses(&rec, self.job.ignore_placement) {
+            return Take::Refused(why);
         }
         if count
             && rec.op != TraceOp::Flush
@@ -641,6 +766,21 @@ impl Replay {
             match self.take(rec, true) {
                 Take::EndOfPass => break,
                 Take::Skip => continue,
+                Take::Refused(why) => {
+                    let line = match &self.source {
+                        Source::File(r) => r.lines(),
+                        Source::Model(_) => 0,
+                    };
+                    let msg = format!("{}, line {line}: {why}", self.job.trace);
+                    if !self.job.skip_bad_lines {
+                        return Err(Error::Trace(msg));
+                    }
+                    self.refused += 1;
+                    if self.refused_msgs.len() < 3 {
+                        self.refused_msgs.push(msg);
+                    }
+                    continue;
+                }
                 Take::Use(rec) => {
                     self.per_pass += 1;
                     if first.is_some() && second.is_none() {
@@ -666,9 +806,24 @@ impl Replay {
             self.out.compression = reader.compression().name().into();
             self.out.lines = reader.lines();
             self.out.records = reader.records();
-            self.out.skipped_bad_lines = reader.skipped_lines();
+            self.out.skipped_bad_lines = reader.skipped_lines() + self.refused;
             self.out.not_request_lines = reader.not_request_lines();
             self.out.bad_lines = reader.bad_lines().to_vec();
+            let room = 3usize.saturating_sub(self.out.bad_lines.len());
+            self.out
+                .bad_lines
+                .extend(self.refused_msgs.iter().take(room).cloned());
+            if let Some(b) = self.job.lba_bytes {
+                if reader.format() != Format::Nvme {
+                    return Err(job_err(
+                        "lba_bytes",
+                        format!("got {b}, but {} is a {} trace, expected none: only NVMe traces count in logical blocks of the namespace's size", self.job.trace, reader.format().name()),
+                    ));
+                }
+            }
+            if reader.format() == Format::Nvme {
+                self.out.nvme_dsm_not_replayed = Some(reader.nvme_dsm());
+            }
             self.out.before_start = reader.early();
         } else {
             self.out.format = "model".into();
@@ -880,7 +1035,7 @@ impl Replay {
 
     /// Put a record on the device: lay out, widen to sectors, fit.
     fn map(&mut self, rec: &TraceRecord) -> (u64, u64) {
-        if rec.op == TraceOp::Flush {
+        if rec.op == TraceOp::Flush || rec.all_zones {
             return (0, 0);
         }
         let base = if self.side_by_side {
@@ -919,7 +1074,8 @@ impl Replay {
             let rec = match self.source.next()? {
                 Some(rec) => match self.take(rec, false) {
                     Take::Use(rec) => Some(rec),
-                    Take::Skip => continue,
+                    // Refused ones were errors or counted in the prescan.
+                    Take::Skip | Take::Refused(_) => continue,
                     Take::EndOfPass => None,
                 },
                 None => None,
@@ -962,12 +1118,32 @@ impl Replay {
                 TraceOp::Write => Op::Write,
                 TraceOp::Trim => Op::Trim,
                 TraceOp::Flush => Op::Flush,
+                TraceOp::Append => Op::Append,
+                TraceOp::ZoneReset => Op::ZoneReset,
+                TraceOp::ZoneFinish => Op::ZoneFinish,
+                TraceOp::ZoneOpen => Op::ZoneOpen,
+                TraceOp::ZoneClose => Op::ZoneClose,
+                TraceOp::ZoneOffline => Op::ZoneOffline,
             };
+            // The directive's stream or placement handle rides in the flags, as a job's
+            // `placement_ids` do (`driver/jobs.rs`); the prescan checked it names one of the
+            // drive's (at most 255 of them, so it fits the flags' byte).
+            let mut flags = match rec.directive {
+                _ if self.job.ignore_placement => Flags::NONE,
+                Directive::None => Flags::NONE,
+                Directive::Stream(s) | Directive::Placement(s) => {
+                    Flags::NONE.with_stream(s.min(255) as u8)
+                }
+            };
+            if rec.all_zones {
+                flags = flags | Flags::ALL_ZONES;
+            }
             return Ok(Some(Request {
                 arrival: SimTime(arrival),
                 op,
                 offset,
                 len,
+                flags,
             }));
         }
     }

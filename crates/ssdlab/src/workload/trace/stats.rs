@@ -79,13 +79,18 @@ struct Dev {
     last_end: Option<u64>,
 }
 
+/// The ops counted apart (`TraceOp::index`).
+const OPS: usize = TraceOp::ALL.len();
+
 /// The running statistics of one trace.
 pub struct TraceStats {
     opts: StatsOptions,
-    count: [u64; 4],
-    bytes: [u64; 4],
-    zero_len: [u64; 4],
-    size_hist: [[u64; 64]; 4],
+    count: [u64; OPS],
+    bytes: [u64; OPS],
+    zero_len: [u64; OPS],
+    size_hist: [[u64; 64]; OPS],
+    /// Writes by directive (NVMe traces): (placement?, id) → (writes, bytes).
+    directives: BTreeMap<(bool, u16), (u64, u64)>,
     sizes: [BTreeMap<u64, u64>; 2],
     sizes_other: [u64; 2],
     first: Option<u64>,
@@ -188,10 +193,11 @@ impl TraceStats {
     pub fn new(opts: StatsOptions) -> TraceStats {
         TraceStats {
             opts,
-            count: [0; 4],
-            bytes: [0; 4],
-            zero_len: [0; 4],
-            size_hist: [[0; 64]; 4],
+            count: [0; OPS],
+            bytes: [0; OPS],
+            zero_len: [0; OPS],
+            size_hist: [[0; 64]; OPS],
+            directives: BTreeMap::new(),
             sizes: [BTreeMap::new(), BTreeMap::new()],
             sizes_other: [0; 2],
             first: None,
@@ -256,6 +262,17 @@ impl TraceStats {
         }
         let k = r.op.index();
         self.count[k] += 1;
+        let directive = match r.directive {
+            super::Directive::None => None,
+            super::Directive::Stream(s) => Some((false, s)),
+            super::Directive::Placement(p) => Some((true, p)),
+        };
+        if let Some(d) = directive {
+            // At most 2^17 keys (two kinds of 16-bit identifiers).
+            let e = self.directives.entry(d).or_default();
+            e.0 += 1;
+            e.1 = e.1.saturating_add(r.len);
+        }
         self.bytes[k] = self.bytes[k].saturating_add(r.len);
         if r.len == 0 {
             self.zero_len[k] += 1;
@@ -566,6 +583,22 @@ impl TraceStats {
             writes: self.count[1],
             trims: self.count[2],
             flushes: self.count[3],
+            appends: self.count[TraceOp::Append.index()],
+            zone_management: TraceOp::ALL
+                .iter()
+                .filter(|o| o.is_zone_management())
+                .map(|o| self.count[o.index()])
+                .sum(),
+            directives: self
+                .directives
+                .iter()
+                .map(|(&(placement, id), &(writes, bytes))| DirectiveCount {
+                    directive: if placement { "placement" } else { "stream" },
+                    id,
+                    writes,
+                    bytes,
+                })
+                .collect(),
             read_ratio_by_count: ratio(self.count[0], rw_count),
             write_ratio_by_count: ratio(self.count[1], rw_count),
             read_ratio_by_bytes: ratio(self.bytes[0], rw_bytes),
@@ -648,6 +681,20 @@ impl TraceStats {
                 .then(|| self.sample.summary(self.first.unwrap_or(0))),
         }
     }
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+/// Writes carrying one directive identifier.
+#[derive(Clone, Debug, Serialize)]
+pub struct DirectiveCount {
+    /// `placement` (FDP's data placement directive) or `stream` (the Streams directive).
+    pub directive: &'static str,
+    pub id: u16,
+    pub writes: u64,
+    pub bytes: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -816,6 +863,16 @@ pub struct StatsSummary {
     pub writes: u64,
     pub trims: u64,
     pub flushes: u64,
+    /// Zone Appends (NVMe traces; written only when there are some).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub appends: u64,
+    /// Zone Management Send actions (NVMe traces; written only when there are some).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub zone_management: u64,
+    /// Writes carrying a stream or placement directive, by identifier (NVMe traces; written
+    /// only when there are some).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub directives: Vec<DirectiveCount>,
     pub read_ratio_by_count: f64,
     pub write_ratio_by_count: f64,
     pub read_ratio_by_bytes: f64,
@@ -927,14 +984,8 @@ pub fn of_source(
             }
         }
         if kept == 0 && info.filtered_device > 0 {
-            let blk = r.format() == super::Format::Blkparse;
-            let name = |d: u32| {
-                if blk {
-                    format!("{}:{}", d >> 20, d & ((1 << 20) - 1))
-                } else {
-                    d.to_string()
-                }
-            };
+            let format = r.format();
+            let name = |d: u32| format.device_name(d);
             let asked: Vec<String> = devices.iter().take(8).map(|&d| name(d)).collect();
             let held: Vec<String> = seen.iter().map(|&d| name(d)).collect();
             return Err(crate::error::Error::Trace(format!(

@@ -121,12 +121,15 @@ impl<W: Write> TraceWriter<W> {
                 )?;
                 true
             }
-            (Format::Fio, op) => {
+            (
+                Format::Fio,
+                op @ (TraceOp::Read | TraceOp::Write | TraceOp::Trim | TraceOp::Flush),
+            ) => {
                 let action = match op {
                     TraceOp::Read => "read",
                     TraceOp::Write => "write",
                     TraceOp::Trim => "trim",
-                    TraceOp::Flush => "sync",
+                    _ => "sync",
                 };
                 writeln!(
                     o,
@@ -138,7 +141,10 @@ impl<W: Write> TraceWriter<W> {
                 )?;
                 true
             }
-            (Format::Blkparse, op) if sectors_ok && r.device < 1 << 20 => {
+            (
+                Format::Blkparse,
+                op @ (TraceOp::Read | TraceOp::Write | TraceOp::Trim | TraceOp::Flush),
+            ) if sectors_ok && r.device < 1 << 20 => {
                 self.seq += 1;
                 let (s, ns) = (t / 1_000_000_000_000, t / 1000 % 1_000_000_000);
                 let head = format!(
@@ -161,6 +167,55 @@ impl<W: Write> TraceWriter<W> {
                         )?
                     }
                 }
+                true
+            }
+            // The kernel's nvme_setup_cmd text, 512-byte LBAs, times in µs as ftrace prints
+            // them; a trim is a Write Zeroes with Deallocate (a DSM's ranges are not printed),
+            // a write's directive goes in DTYPE and DSPEC. Commands of at most 65536 blocks.
+            (Format::Nvme, op)
+                if sectors_ok
+                    && r.len / 512 <= 1 << 16
+                    && (r.len > 0 || r.op.has_no_extent())
+                    && r.device >> 20 < 1 << 12 =>
+            {
+                self.seq += 1;
+                let (s, us) = (t / 1_000_000_000_000, t / 1_000_000 % 1_000_000);
+                let (x, y) = (r.device >> 20, r.device & ((1 << 20) - 1));
+                let slba = r.offset / 512;
+                let nlb = (r.len / 512).saturating_sub(1);
+                let (dtype, dspec) = match r.directive {
+                    super::Directive::None => (0u32, 0u32),
+                    super::Directive::Stream(s) => (1, s as u32),
+                    super::Directive::Placement(p) => (2, p as u32),
+                };
+                let rw = |name: &str, ctrl: u32, dsmgmt: u32| {
+                    format!("({name} slba={slba}, len={nlb}, ctrl={ctrl:#x}, dsmgmt={dsmgmt}, reftag=0)")
+                };
+                let cmd = match op {
+                    TraceOp::Read => rw("nvme_cmd_read", 0, 0),
+                    TraceOp::Write => rw("nvme_cmd_write", dtype << 4, dspec << 16),
+                    TraceOp::Trim => rw("nvme_cmd_write_zeroes", 1 << 9, 0),
+                    TraceOp::Append => rw("nvme_cmd_zone_append", dtype << 4, dspec << 16),
+                    TraceOp::Flush => format!("(nvme_cmd_flush cdw10={})", ["00"; 24].join(" ")),
+                    zone => {
+                        let zsa = match zone {
+                            TraceOp::ZoneClose => 1,
+                            TraceOp::ZoneFinish => 2,
+                            TraceOp::ZoneOpen => 3,
+                            TraceOp::ZoneReset => 4,
+                            _ => 5,
+                        };
+                        format!(
+                            "(nvme_cmd_zone_mgmt_send slba={slba}, zsa={zsa}, all={})",
+                            u8::from(r.all_zones)
+                        )
+                    }
+                };
+                writeln!(
+                    o,
+                    "          ssdlab-1     [000] ..... {s:5}.{us:06}: nvme_setup_cmd: nvme{x}: disk=nvme{x}n{y}, qid=1, cmdid={}, nsid={y}, flags=0x0, meta=0x0, cmd={cmd}",
+                    self.seq % 65536
+                )?;
                 true
             }
             _ => false,

@@ -3,7 +3,9 @@
 //! wrong and what it should have been. Parsers never allocate per line, never panic, and keep
 //! only a small bounded state (fio's file table, blkparse's summary flag).
 
-use super::TraceOp;
+pub mod nvme;
+
+use super::{Directive, TraceOp};
 
 /// The trace formats ssdlab reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -22,6 +24,8 @@ pub enum Format {
     Alibaba,
     /// fio's iolog, versions 2 and 3.
     Fio,
+    /// The Linux kernel's NVMe host tracepoints (`nvme_setup_cmd`) as ftrace prints them.
+    Nvme,
 }
 
 pub struct FormatInfo {
@@ -82,6 +86,13 @@ pub const FORMATS: &[FormatInfo] = &[
         layout: "fio version 2|3 iolog, then [usec] filename action [offset length]",
         description: "fio iolog v2 (wait actions give the time) or v3 (a timestamp in µs on every line); read/write/trim/sync/datasync; device = file, in order of first use",
     },
+    FormatInfo {
+        format: Format::Nvme,
+        name: "nvme",
+        aliases: &["nvme-trace", "ftrace", "nvme-ftrace"],
+        layout: "task-pid [cpu] flags seconds: nvme_setup_cmd: nvmeN: [disk=nvmeXnY, ]qid=Q, cmdid=C, nsid=N, flags=0xF, meta=0xM, cmd=(OPCODE ARGS)",
+        description: "Linux NVMe host tracepoints as /sys/kernel/tracing/trace prints them: nvme_setup_cmd events; read/write/write_zeroes/flush/zone_append/zone_mgmt_send; LBAs of lba_size bytes; a write's data placement (DTYPE 2) or stream (DTYPE 1) directive; device = nvmeXnY",
+    },
 ];
 
 impl Format {
@@ -113,9 +124,21 @@ impl Format {
             .join(", ")
     }
 
+    /// A device number as this format writes it: blkparse `maj:min`, nvme `nvmeXnY`, else the
+    /// number.
+    pub fn device_name(self, device: u32) -> String {
+        let (hi, lo) = (device >> 20, device & ((1 << 20) - 1));
+        match self {
+            Format::Blkparse => format!("{hi}:{lo}"),
+            Format::Nvme => format!("nvme{hi}n{lo}"),
+            _ => device.to_string(),
+        }
+    }
+
     /// The order in which detection tries the formats (the most distinctive first).
-    pub const DETECT_ORDER: [Format; 7] = [
+    pub const DETECT_ORDER: [Format; 8] = [
         Format::Fio,
+        Format::Nvme,
         Format::Blkparse,
         Format::Msr,
         Format::Alibaba,
@@ -143,6 +166,25 @@ pub struct RawRecord {
     pub offset: u64,
     pub len: u64,
     pub device: u32,
+    /// The write's directive (NVMe traces only).
+    pub directive: Directive,
+    /// Zone management: the Select All bit (the offset is then no zone's).
+    pub all_zones: bool,
+}
+
+impl RawRecord {
+    /// A request with no directive and no zone flag, as every format but `nvme` gives.
+    fn plain(time_ps: u128, op: TraceOp, offset: u64, len: u64, device: u32) -> RawRecord {
+        RawRecord {
+            time_ps,
+            op,
+            offset,
+            len,
+            device,
+            directive: Directive::None,
+            all_zones: false,
+        }
+    }
 }
 
 pub enum Parsed {
@@ -169,6 +211,10 @@ pub struct State {
     blk_q: u64,
     /// Non-blank lines seen so far.
     lines_seen: u64,
+    /// nvme: the logical block size in bytes (0: the default, 512).
+    nvme_lba_bytes: u64,
+    /// nvme: Dataset Management commands seen (their ranges are not in the trace).
+    pub(super) nvme_dsm: u64,
 }
 
 impl State {
@@ -180,6 +226,22 @@ impl State {
     pub fn blk_events(&self) -> (u64, u64) {
         (self.blk_d, self.blk_q)
     }
+    /// nvme: read LBAs as blocks of `bytes`.
+    pub fn set_nvme_lba_bytes(&mut self, bytes: u64) {
+        self.nvme_lba_bytes = bytes;
+    }
+    pub(super) fn nvme_lba_bytes(&self) -> u64 {
+        if self.nvme_lba_bytes == 0 {
+            nvme::DEFAULT_LBA_BYTES
+        } else {
+            self.nvme_lba_bytes
+        }
+    }
+    /// nvme: the Dataset Management commands seen so far (not replayed: the trace does not
+    /// hold their ranges).
+    pub fn nvme_dsm(&self) -> u64 {
+        self.nvme_dsm
+    }
 }
 
 const MAX_FIO_FILES: usize = 4096;
@@ -187,7 +249,7 @@ const SECTOR: u64 = 512;
 
 type Fields<'a> = [&'a [u8]; 12];
 
-fn trim(mut f: &[u8]) -> &[u8] {
+pub(super) fn trim(mut f: &[u8]) -> &[u8] {
     while let [first, rest @ ..] = f {
         if first.is_ascii_whitespace() {
             f = rest;
@@ -239,7 +301,7 @@ pub fn show(bytes: &[u8]) -> String {
     format!("{:?}{more}", text)
 }
 
-fn bad(field: &str, want: &str, got: &[u8]) -> String {
+pub(super) fn bad(field: &str, want: &str, got: &[u8]) -> String {
     format!("field `{field}`: expected {want}, got {}", show(got))
 }
 
@@ -321,6 +383,7 @@ pub fn parse(
         Format::Tencent => tencent(line),
         Format::Alibaba => alibaba(line),
         Format::Fio => fio(state, first, line),
+        Format::Nvme => nvme::parse(state, line),
     }
 }
 
@@ -375,13 +438,13 @@ fn msr(line: &[u8]) -> Result<Parsed, String> {
     let offset = parse_u64(f[4]).ok_or_else(|| bad("Offset", "a byte offset (integer)", f[4]))?;
     let len = parse_u64(f[5]).ok_or_else(|| bad("Size", "a size in bytes (integer)", f[5]))?;
     parse_u64(f[6]).ok_or_else(|| bad("ResponseTime", "an integer count of 100 ns ticks", f[6]))?;
-    Ok(Parsed::Record(RawRecord {
-        time_ps: ticks as u128 * 100_000,
+    Ok(Parsed::Record(RawRecord::plain(
+        ticks as u128 * 100_000,
         op,
         offset,
         len,
         device,
-    }))
+    )))
 }
 
 fn spc(line: &[u8]) -> Result<Parsed, String> {
@@ -404,13 +467,7 @@ fn spc(line: &[u8]) -> Result<Parsed, String> {
     };
     let t = parse_decimal_ps(f[4], 12)
         .ok_or_else(|| bad("Timestamp", "seconds (a non-negative decimal)", f[4]))?;
-    Ok(Parsed::Record(RawRecord {
-        time_ps: t,
-        op,
-        offset,
-        len,
-        device,
-    }))
+    Ok(Parsed::Record(RawRecord::plain(t, op, offset, len, device)))
 }
 
 fn disksim(line: &[u8]) -> Result<Parsed, String> {
@@ -436,17 +493,18 @@ fn disksim(line: &[u8]) -> Result<Parsed, String> {
     let sectors =
         parse_u64(f[3]).ok_or_else(|| bad("size_sectors", "a sector count (integer)", f[3]))?;
     let flags = parse_u64(f[4]).ok_or_else(|| bad("op", "1 (read) or 0 (write)", f[4]))?;
-    Ok(Parsed::Record(RawRecord {
-        time_ps: t,
-        op: if flags & 1 == 1 {
-            TraceOp::Read
-        } else {
-            TraceOp::Write
-        },
-        offset: bytes_of(sector, "start_sector", f[2])?,
-        len: bytes_of(sectors, "size_sectors", f[3])?,
+    let op = if flags & 1 == 1 {
+        TraceOp::Read
+    } else {
+        TraceOp::Write
+    };
+    Ok(Parsed::Record(RawRecord::plain(
+        t,
+        op,
+        bytes_of(sector, "start_sector", f[2])?,
+        bytes_of(sectors, "size_sectors", f[3])?,
         device,
-    }))
+    )))
 }
 
 fn tencent(line: &[u8]) -> Result<Parsed, String> {
@@ -469,13 +527,13 @@ fn tencent(line: &[u8]) -> Result<Parsed, String> {
         other => return Err(bad("IOType", "0 (read) or 1 (write)", other)),
     };
     let device = parse_u32(f[4]).ok_or_else(|| bad("VolumeID", "an integer below 2^32", f[4]))?;
-    Ok(Parsed::Record(RawRecord {
-        time_ps: t,
+    Ok(Parsed::Record(RawRecord::plain(
+        t,
         op,
-        offset: bytes_of(sector, "Offset", f[1])?,
-        len: bytes_of(sectors, "Size", f[2])?,
+        bytes_of(sector, "Offset", f[1])?,
+        bytes_of(sectors, "Size", f[2])?,
         device,
-    }))
+    )))
 }
 
 fn alibaba(line: &[u8]) -> Result<Parsed, String> {
@@ -498,13 +556,7 @@ fn alibaba(line: &[u8]) -> Result<Parsed, String> {
     let len = parse_u64(f[3]).ok_or_else(|| bad("length", "a length in bytes (integer)", f[3]))?;
     let t = parse_decimal_ps(f[4], 6)
         .ok_or_else(|| bad("timestamp", "microseconds (a non-negative number)", f[4]))?;
-    Ok(Parsed::Record(RawRecord {
-        time_ps: t,
-        op,
-        offset,
-        len,
-        device,
-    }))
+    Ok(Parsed::Record(RawRecord::plain(t, op, offset, len, device)))
 }
 
 /// The kernel's `MKDEV`: 12 bits of major above 20 bits of minor.
@@ -617,13 +669,7 @@ fn blkparse(state: &mut State, event: BlkEvent, line: &[u8]) -> Result<Parsed, S
         return Ok(Parsed::Skip);
     };
     let offset = if op == TraceOp::Flush { 0 } else { offset };
-    Ok(Parsed::Record(RawRecord {
-        time_ps: t,
-        op,
-        offset,
-        len,
-        device,
-    }))
+    Ok(Parsed::Record(RawRecord::plain(t, op, offset, len, device)))
 }
 
 fn fio(state: &mut State, first: bool, line: &[u8]) -> Result<Parsed, String> {
@@ -696,13 +742,9 @@ fn fio(state: &mut State, first: bool, line: &[u8]) -> Result<Parsed, String> {
     } else {
         (offset, len)
     };
-    Ok(Parsed::Record(RawRecord {
-        time_ps: time,
-        op,
-        offset,
-        len,
-        device,
-    }))
+    Ok(Parsed::Record(RawRecord::plain(
+        time, op, offset, len, device,
+    )))
 }
 
 fn fio_file(state: &mut State, name: &[u8]) -> Result<u32, String> {
