@@ -127,6 +127,12 @@ impl SessionWriter {
         self.put(line.as_bytes());
     }
 
+    /// A comment line (`# text`): replays skip it.
+    pub fn note(&mut self, text: &str) {
+        let line = format!("# {}\n", text.replace('\n', " "));
+        self.put(line.as_bytes());
+    }
+
     pub fn finish(mut self) -> Result<()> {
         if self.error.is_none() {
             if let Err(e) = self.out.flush() {

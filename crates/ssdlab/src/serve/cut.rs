@@ -1,0 +1,350 @@
+//! A power cut of the live device (issue 43; docs/power-loss.md, "A cut from ssdlab serve"):
+//! the bytes a cut could bring back, and putting the data store back to what the recovered
+//! drive holds.
+//!
+//! The device's power-loss model (`ctrl::power_loss`) says, per logical unit, which version
+//! recovery finds: each update (write or whole-unit trim) of a unit the controller accepts is
+//! the unit's next version, from 1; 0 is what it held when the model was armed. The data store
+//! is changed when a request completes, so after a cut it may hold a write the drive lost, and
+//! lack one the drive kept (programmed, not yet completed). This journal keeps, per unit, the
+//! bytes of every version a cut could still bring back, numbered as the model numbers them:
+//! the server submits a unit's updates one after another (a client does not overlap writes to
+//! one block while they are in flight: NBD gives no order among requests in flight), so the
+//! order it submits them in is the order the controller accepts them in.
+//!
+//! Versions older than the newest one that must survive a cut are dropped: a FLUSH that
+//! completes makes durable every update whose completion arrived before the FLUSH was
+//! submitted (NVMe, Flush), so the journal holds the units written since the last completed
+//! FLUSH, and a unit whose newest version is durable and in the store holds nothing.
+
+use super::data::Data;
+use super::{Open, Outbox, ServeOptions};
+use crate::config::SsdConfig;
+use crate::ctrl::power_loss::PowerCutOutcome;
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::sim::SimTime;
+use crate::stats::result::PowerLossResult;
+use std::collections::HashMap;
+use std::io;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// One logical unit's versions.
+#[derive(Debug, Default)]
+struct Unit {
+    /// Updates submitted since the model was armed: the newest version's number.
+    submitted: u32,
+    /// The newest version whose completion arrived.
+    completed: u32,
+    /// The bytes of each version a cut could bring back, oldest first (None: zeros, a trim);
+    /// empty when only the store's copy can come back.
+    kept: Vec<(u32, Option<Box<[u8]>>)>,
+}
+
+/// What a request did to the journal, to be told back when it completes.
+#[derive(Debug, Default)]
+pub enum Ticket {
+    #[default]
+    None,
+    /// An update of units `first..`, each at the version listed.
+    Update { first: u64, versions: Vec<u32> },
+    /// A FLUSH: each unit the journal held and its newest completed version when it was
+    /// submitted.
+    Flush(Vec<(u64, u32)>),
+}
+
+/// What putting the store back did, for the cut's report.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Restored {
+    /// Units whose journal the cut consulted (written since the last completed FLUSH).
+    pub units_journaled: u64,
+    /// Units the store now holds another version of than before the cut: a completed write
+    /// the drive lost, or a write it kept that had not completed.
+    pub units_restored: u64,
+    /// Units the model reads back as unmapped though they held data (zeros in the store).
+    pub units_zeroed_unreadable: u64,
+    /// Units whose recovered version the journal did not hold (server and model disagree:
+    /// 0 unless a client overlapped writes to one block, or a write failed).
+    pub units_unmatched: u64,
+}
+
+#[derive(Debug)]
+pub struct Journal {
+    unit_bytes: u64,
+    /// Bytes of the export (the last unit may be short).
+    size: u64,
+    units: HashMap<u64, Unit>,
+}
+
+impl Journal {
+    pub fn new(unit_bytes: u64, size: u64) -> Journal {
+        Journal {
+            unit_bytes,
+            size,
+            units: HashMap::new(),
+        }
+    }
+
+    /// Units holding versions (for the live figures and tests).
+    pub fn units_held(&self) -> usize {
+        self.units.values().filter(|u| !u.kept.is_empty()).count()
+    }
+
+    fn unit_span(&self, lpn: u64) -> (u64, usize) {
+        let at = lpn * self.unit_bytes;
+        (at, self.unit_bytes.min(self.size - at) as usize)
+    }
+
+    /// A write (`data`, or zeros when None) of `offset .. offset + len` is submitted: each
+    /// unit it touches gets its next version, the unit's bytes with the write laid over them.
+    pub fn write(
+        &mut self,
+        store: &Data,
+        offset: u64,
+        len: u64,
+        data: Option<&[u8]>,
+    ) -> io::Result<Ticket> {
+        self.update(store, offset, len, Some(data))
+    }
+
+    /// A trim of `offset .. offset + len` is submitted: the units it covers whole get their next
+    /// version, zeros (a partly covered unit keeps its data, as the FTL keeps it).
+    pub fn trim(&mut self, store: &Data, offset: u64, len: u64) -> io::Result<Ticket> {
+        self.update(store, offset, len, None)
+    }
+
+    /// `write`: Some(the data, or None for zeros); None for a trim.
+    fn update(
+        &mut self,
+        store: &Data,
+        offset: u64,
+        len: u64,
+        write: Option<Option<&[u8]>>,
+    ) -> io::Result<Ticket> {
+        if len == 0 {
+            return Ok(Ticket::None);
+        }
+        let end = offset + len;
+        let first = offset / self.unit_bytes;
+        let last = (end - 1) / self.unit_bytes;
+        let mut versions = Vec::with_capacity((last - first + 1) as usize);
+        for lpn in first..=last {
+            let (at, n) = self.unit_span(lpn);
+            let (from, to) = (offset.max(at), end.min(at + n as u64));
+            let whole = from == at && to == at + n as u64;
+            if write.is_none() && !whole {
+                versions.push(0);
+                continue;
+            }
+            let u = self.units.entry(lpn).or_default();
+            if u.kept.is_empty() {
+                // Nothing in flight and the newest version durable: the store holds it.
+                let mut base = vec![0u8; n];
+                store.read(at, &mut base)?;
+                u.kept.push((u.submitted, Some(base.into_boxed_slice())));
+            }
+            u.submitted += 1;
+            let bytes = write.map(|data| {
+                let mut bytes = match &u.kept.last().expect("a base").1 {
+                    Some(b) if !whole => b.to_vec(),
+                    _ => vec![0u8; n],
+                };
+                let span = &mut bytes[(from - at) as usize..(to - at) as usize];
+                match data {
+                    Some(d) => {
+                        let s = (from - offset) as usize;
+                        span.copy_from_slice(&d[s..s + span.len()]);
+                    }
+                    None => span.fill(0),
+                }
+                bytes.into_boxed_slice()
+            });
+            u.kept.push((u.submitted, bytes));
+            versions.push(u.submitted);
+        }
+        Ok(Ticket::Update { first, versions })
+    }
+
+    /// A FLUSH is submitted.
+    pub fn flush(&self) -> Ticket {
+        let mut snapshot: Vec<(u64, u32)> = self
+            .units
+            .iter()
+            .filter(|(_, u)| !u.kept.is_empty())
+            .map(|(&lpn, u)| (lpn, u.completed))
+            .collect();
+        snapshot.sort_unstable();
+        Ticket::Flush(snapshot)
+    }
+
+    /// The request of `ticket` completed (`ok`: successfully).
+    pub fn completed(&mut self, ticket: Ticket, ok: bool) {
+        match ticket {
+            Ticket::None => {}
+            Ticket::Update { first, versions } => {
+                for (k, v) in versions.into_iter().enumerate() {
+                    if let Some(u) = self.units.get_mut(&(first + k as u64)) {
+                        u.completed = u.completed.max(v);
+                    }
+                }
+            }
+            Ticket::Flush(snapshot) if ok => {
+                for (lpn, durable) in snapshot {
+                    let Some(u) = self.units.get_mut(&lpn) else {
+                        continue;
+                    };
+                    // Versions before the durable one can no longer come back.
+                    let keep_from = u.kept.partition_point(|k| k.0 < durable);
+                    u.kept
+                        .drain(..keep_from.min(u.kept.len().saturating_sub(1)));
+                    if u.kept.len() == 1 && u.kept[0].0 == u.submitted && u.completed == u.submitted
+                    {
+                        // Durable, completed and so in the store: nothing to keep.
+                        u.kept.clear();
+                    }
+                }
+            }
+            Ticket::Flush(_) => {}
+        }
+    }
+
+    /// The power failed: put each journaled unit in `store` back to the version recovery finds
+    /// (`outcome.recovered`; a unit the model never saw change holds version 0), then start
+    /// afresh (the next model counts versions from 0 again).
+    pub fn restore(&mut self, store: &mut Data, outcome: &PowerCutOutcome) -> io::Result<Restored> {
+        let mut r = Restored::default();
+        let mut lpns: Vec<u64> = self
+            .units
+            .iter()
+            .filter(|(_, u)| !u.kept.is_empty())
+            .map(|(&l, _)| l)
+            .collect();
+        lpns.sort_unstable();
+        for lpn in lpns {
+            let u = &self.units[&lpn];
+            r.units_journaled += 1;
+            let (at, n) = self.unit_span(lpn);
+            let want = match outcome.recovered.get(&lpn) {
+                Some(Some(v)) => Some(*v),
+                Some(None) => None,
+                None => Some(0),
+            };
+            let Some(v) = want else {
+                r.units_zeroed_unreadable += 1;
+                store.zero(at, n as u64)?;
+                continue;
+            };
+            let Some(k) = u.kept.iter().position(|k| k.0 == v) else {
+                r.units_unmatched += 1;
+                continue;
+            };
+            let mut now = vec![0u8; n];
+            store.read(at, &mut now)?;
+            let bytes = u.kept[k].1.as_deref();
+            if bytes.is_none_or(|b| b != now.as_slice()) {
+                r.units_restored += 1;
+                match bytes {
+                    Some(b) => store.write(at, b)?,
+                    None => store.zero(at, n as u64)?,
+                }
+            }
+        }
+        store.sync()?;
+        self.units.clear();
+        Ok(r)
+    }
+}
+
+/// The power cuts of a session, as its result and live figures report them.
+#[derive(Debug, Default)]
+pub struct Cuts {
+    /// Each cut: the model's report (`PowerLossResult`) with the server's own figures.
+    pub list: Vec<serde_json::Value>,
+    /// The last cut's report, for the result's `power_loss`.
+    pub last: Option<PowerLossResult>,
+    /// Cuts asked for on a session without the power-loss model (no `--power-cuts`).
+    pub refused: u64,
+}
+
+impl Cuts {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({"cuts": self.list, "refused": self.refused})
+    }
+
+    /// The power fails now. The model says what recovery finds and how long it takes; every
+    /// connection is closed (the drive is gone: nothing in flight is answered); the data store
+    /// is put back to what the recovered drive holds; the session log, if any, ends (what
+    /// follows ran on another drive). The drive then comes back as the server starts one
+    /// (preconditioned, its power-loss model armed), its clock at the cut plus the recovery
+    /// time, and clients may connect again.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn cut(
+        &mut self,
+        dev: &mut Device,
+        out: &mut Outbox,
+        cfg: &SsdConfig,
+        opts: &ServeOptions,
+        open: &Mutex<Vec<Arc<Open>>>,
+        next_conn: &AtomicU32,
+        start: Instant,
+    ) -> Result<()> {
+        let outcome = dev
+            .power_cut()
+            .ok_or_else(|| Error::Sim("a power cut without the power-loss model".into()))?;
+        let connections_closed = {
+            let open = open.lock().unwrap();
+            for c in open.iter() {
+                c.stream.shutdown();
+            }
+            out.dead_below = next_conn.load(Ordering::Relaxed);
+            out.conns.len() as u64
+        };
+        let requests_dropped = (out.pending.len() + out.backlog.len()) as u64;
+        out.pending.clear();
+        out.backlog.clear();
+        out.due.clear();
+        out.conns.clear();
+        let restored = match (&mut out.journal, &mut out.data) {
+            (Some(j), Some(data)) => j.restore(data, &outcome).map_err(|e| {
+                Error::Sim(format!(
+                    "power cut: putting the data store back to the recovered drive: {e}"
+                ))
+            })?,
+            _ => Restored::default(),
+        };
+        let log_ended = out.log.is_some();
+        if let Some(mut log) = out.log.take() {
+            log.note(&format!(
+                "power cut at event {} ({} us): the log ends, what follows ran on the recovered drive",
+                outcome.result.event, outcome.result.at_us
+            ));
+            log.finish()?;
+        }
+        let recovery = SimTime::from_ps((outcome.result.recovery_us * 1e6).round() as u64);
+        let mut fresh = Device::new(cfg, opts.seed)?;
+        crate::run::precondition(&mut fresh, cfg, opts.seed)?;
+        fresh.enable_power_loss("--power-cuts")?;
+        fresh.resume_at(dev.now() + recovery);
+        *dev = fresh;
+        if let Some(j) = &mut out.journal {
+            *j = Journal::new(j.unit_bytes, j.size);
+        }
+        let mut record = serde_json::to_value(&outcome.result).expect("plain figures");
+        let extra = serde_json::json!({
+            "wall_s": start.elapsed().as_secs_f64(),
+            "connections_closed": connections_closed,
+            "requests_dropped": requests_dropped,
+            "store": restored,
+            "store_error": out.journal_error.take(),
+            "log_ended": log_ended,
+        });
+        if let (Some(r), serde_json::Value::Object(e)) = (record.as_object_mut(), extra) {
+            r.extend(e);
+        }
+        self.list.push(record);
+        self.last = Some(outcome.result);
+        Ok(())
+    }
+}
