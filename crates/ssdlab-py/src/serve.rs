@@ -11,13 +11,13 @@ use crate::errors::to_py;
 /// Serve the config over NBD until interrupted (Ctrl-C, or a KeyboardInterrupt raised by
 /// `tick`); returns the session's result JSON. Releases the GIL; `ready(address)` is called once
 /// the server listens, `tick(figures_json)` about four times a second. `log`: write the session
-/// log there (a trace `run_trace` replays). `tls`: "off", "on" or "require" (None: require with
+/// log there (a trace `run_trace` replays), `log_data` each logged write's bytes in order. `tls`: "off", "on" or "require" (None: require with
 /// credentials, else off); `tls_psk` a PSK file, `tls_certificates` a directory of X.509 files
 /// (`tls_verify_peer`: clients need a certificate signed by its ca-cert.pem). `power_cuts`: arm
 /// the drive's power-loss model; `tick` returning "power-cut" then cuts the power (and
 /// `power_cut_event` cuts it after that many device events, logical clock only).
 #[pyfunction]
-#[pyo3(signature = (config_json, listen, export_name="", read_only=false, clock="realtime", time_scale=1.0, seed=1, data="memory", log=None, tls=None, tls_psk=None, tls_certificates=None, tls_verify_peer=true, max_connections=None, insecure_network=false, power_cuts=false, power_cut_event=None, ready=None, tick=None))]
+#[pyo3(signature = (config_json, listen, export_name="", read_only=false, clock="realtime", time_scale=1.0, seed=1, data="memory", log=None, log_data=None, tls=None, tls_psk=None, tls_certificates=None, tls_verify_peer=true, max_connections=None, insecure_network=false, power_cuts=false, power_cut_event=None, ready=None, tick=None))]
 #[allow(clippy::too_many_arguments)]
 fn serve(
     py: Python<'_>,
@@ -30,6 +30,7 @@ fn serve(
     seed: u64,
     data: &str,
     log: Option<std::path::PathBuf>,
+    log_data: Option<std::path::PathBuf>,
     tls: Option<&str>,
     tls_psk: Option<std::path::PathBuf>,
     tls_certificates: Option<std::path::PathBuf>,
@@ -51,6 +52,7 @@ fn serve(
         seed,
         data: DataSpec::parse(data).map_err(to_py)?,
         log,
+        log_data,
         tls: tls.map(TlsMode::parse).transpose().map_err(to_py)?,
         tls_credentials: match (tls_psk, tls_certificates) {
             (Some(_), Some(_)) => {

@@ -84,6 +84,8 @@ pub struct ServeOptions {
     pub data: DataSpec,
     /// Write the session log here (`ssdlab run --trace` replays it).
     pub log: Option<PathBuf>,
+    /// With `log`: write each logged write's bytes here, in the log's order.
+    pub log_data: Option<PathBuf>,
     /// TLS: off, on or required; None is `require` with credentials, else off.
     pub tls: Option<TlsMode>,
     pub tls_credentials: Option<Credentials>,
@@ -432,6 +434,10 @@ impl Outbox {
     fn enqueue(&mut self, r: Request, p: Pending) {
         if let Some(log) = &mut self.log {
             log.request(&r, p.fua);
+            if r.op == Op::Write {
+                let bytes = (p.kind == CMD_WRITE).then_some(p.data.as_slice());
+                log.payload(bytes, p.len);
+            }
         }
         self.backlog.push_back((r, p));
     }
@@ -812,8 +818,17 @@ pub fn serve(
     // server that is about to fail.
     let log = match &opts.log {
         Some(path) => Some(session::SessionWriter::create(
-            path, cfg, opts.seed, opts.clock,
+            path,
+            opts.log_data.as_deref(),
+            cfg,
+            opts.seed,
+            opts.clock,
         )?),
+        None if opts.log_data.is_some() => {
+            return Err(Error::Config(
+                "--log-data: expected --log too (the bytes belong to the log's writes)".into(),
+            ))
+        }
         None => None,
     };
     let data = Data::open(&opts.data, dev.capacity_bytes(), opts.read_only)?;
