@@ -24,7 +24,6 @@ import os
 import random
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -32,8 +31,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import nbd_rig as n
 import pytest
+
+import nbd_rig as n
 from test_guest import MISSING, SCRIPT
 
 CUTS = 50
@@ -231,8 +231,10 @@ def test_ext4_in_a_guest_keeps_every_fsynced_file_through_power_cuts(tmp_path: P
         if c["store"]["units_unmatched"] or r["journal_replay_rc"] not in (0, 1):
             problems.append(f"event {r['event']}: {c['store']}, replay {r['journal_replay_rc']}")
         if r["fsck_rc"] != 0 or r["files_bad"]:
-            problems.append(f"event {r['event']} (request {r['answered']}): fsck "
-                            f"{r['fsck_rc']} {r['fsck'][-600:]} bad files {r['files_bad']}")  # fmt: skip
+            problems.append(
+                f"event {r['event']} (request {r['answered']}): fsck {r['fsck_rc']} "
+                f"{r['fsck'][-600:]} bad files {r['files_bad']}"
+            )
     lossy = [r for r in results if r["cut"] and r["cut"]["writes_lost"]]
     summary = {
         "guest_s": round(guest_s),
@@ -245,8 +247,10 @@ def test_ext4_in_a_guest_keeps_every_fsynced_file_through_power_cuts(tmp_path: P
         "acknowledged_writes_lost": sum(r["cut"]["acknowledged_writes_lost"] for r in lossy),
         "programs_torn": sum(r["cut"]["programs_lost"] for r in results if r["cut"]),
         "fsynced_files_checked": sum(r["files_checked"] for r in results),
-        "live_cut": {"fsynced_files_checked": live["files_checked"],
-                     "writes_lost": live_cut["cuts"][0]["writes_lost"]},  # fmt: skip
+        "live_cut": {
+            "fsynced_files_checked": live["files_checked"],
+            "writes_lost": live_cut["cuts"][0]["writes_lost"],
+        },  # fmt: skip
     }
     print("guest crash test:", json.dumps(summary))
     assert not problems, "\n".join(problems)
