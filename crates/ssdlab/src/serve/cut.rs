@@ -13,9 +13,12 @@
 //! order it submits them in is the order the controller accepts them in.
 //!
 //! Versions older than the newest one that must survive a cut are dropped: a FLUSH that
-//! completes makes durable every update whose completion arrived before the FLUSH was
+//! completes makes durable every write whose completion arrived before the FLUSH was
 //! submitted (NVMe, Flush), so the journal holds the units written since the last completed
-//! FLUSH, and a unit whose newest version is durable and in the store holds nothing.
+//! FLUSH, and a unit whose newest version is durable and in the store holds nothing. Trims
+//! are the exception: the model makes them durable only at a map checkpoint, so a cut may
+//! bring back what a trim replaced, and the journal keeps it (with power cuts armed the server
+//! sends WRITE_ZEROES as a write of zeros, which a FLUSH makes durable as NBD requires).
 
 use super::data::Data;
 use super::{Open, Outbox, ServeOptions};
@@ -66,8 +69,11 @@ pub struct Restored {
     /// Units the model reads back as unmapped though they held data (zeros in the store).
     pub units_zeroed_unreadable: u64,
     /// Units whose recovered version the journal did not hold (server and model disagree:
-    /// 0 unless a client overlapped writes to one block, or a write failed).
+    /// 0 unless a client overlapped writes to one block, or a write failed), and the first
+    /// few of them: the unit, the version recovered, the versions held, the newest submitted
+    /// and completed.
     pub units_unmatched: u64,
+    pub unmatched: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -195,11 +201,20 @@ impl Journal {
                     let Some(u) = self.units.get_mut(&lpn) else {
                         continue;
                     };
-                    // Versions before the durable one can no longer come back.
-                    let keep_from = u.kept.partition_point(|k| k.0 < durable);
-                    u.kept
-                        .drain(..keep_from.min(u.kept.len().saturating_sub(1)));
-                    if u.kept.len() == 1 && u.kept[0].0 == u.submitted && u.completed == u.submitted
+                    // Versions before the durable one can no longer come back, but for what a
+                    // trim replaced: the model's trims are durable only at a map checkpoint,
+                    // so a cut may undo them (NBD lets a trimmed block read its old data).
+                    let mut keep_from = u.kept.partition_point(|k| k.0 < durable);
+                    keep_from = keep_from.min(u.kept.len().saturating_sub(1));
+                    while keep_from > 0 && u.kept[keep_from..].iter().any(|k| k.1.is_none()) {
+                        keep_from -= 1;
+                    }
+                    u.kept.drain(..keep_from);
+                    let trimmed = u.kept.iter().any(|k| k.1.is_none());
+                    if u.kept.len() == 1
+                        && !trimmed
+                        && u.kept[0].0 == u.submitted
+                        && u.completed == u.submitted
                     {
                         // Durable, completed and so in the store: nothing to keep.
                         u.kept.clear();
@@ -238,6 +253,14 @@ impl Journal {
             };
             let Some(k) = u.kept.iter().position(|k| k.0 == v) else {
                 r.units_unmatched += 1;
+                if r.unmatched.len() < 8 {
+                    let held: Vec<u32> = u.kept.iter().map(|k| k.0).collect();
+                    r.unmatched.push(format!(
+                        "unit {lpn}: version {v} recovered, journal holds {held:?}, \
+                         submitted {}, completed {}",
+                        u.submitted, u.completed
+                    ));
+                }
                 continue;
             };
             let mut now = vec![0u8; n];
@@ -445,6 +468,26 @@ mod tests {
         j.completed(t, true);
         let r = j.restore(&mut store, &outcome(&[(0, Some(5))])).unwrap();
         assert_eq!(r.units_unmatched, 1);
+    }
+
+    #[test]
+    fn a_flush_keeps_what_a_trim_replaced() {
+        let mut store = Data::Memory(Store::new(512));
+        let mut j = Journal::new(UNIT, 4 * UNIT);
+        let t = write(&mut j, &mut store, 0, &[1; UNIT as usize]);
+        j.completed(t, true);
+        let f = j.flush();
+        j.completed(f, true);
+        assert_eq!(j.units_held(), 0);
+        let t = j.trim(&store, 0, UNIT).unwrap();
+        store.zero(0, UNIT).unwrap();
+        j.completed(t, true);
+        let f = j.flush();
+        j.completed(f, true);
+        // The trim is not durable until a checkpoint: its predecessor may come back.
+        assert_eq!(j.units_held(), 1);
+        j.restore(&mut store, &outcome(&[(0, Some(1))])).unwrap();
+        assert_eq!(unit_bytes(&store, 0), vec![1; UNIT as usize]);
     }
 
     #[test]

@@ -1150,6 +1150,11 @@ fn take_message(out: &mut Outbox, dev: &Device, msg: ToSim, now: SimTime) {
                             return;
                         }
                         Op::Write
+                    } else if out.journal.is_some() {
+                        // With power cuts, zeroes must survive a FLUSH as a write does, and
+                        // the model's trims are durable only at a map checkpoint: a write
+                        // of zeros.
+                        Op::Write
                     } else {
                         // Deallocated units read as zeros (the device's unmapped reads).
                         Op::Trim

@@ -494,7 +494,7 @@ mod tests {
     fn a_log_path_that_cannot_take_the_log_is_refused_at_start() {
         // /dev/full: the error came when the server stopped, after the session (defect 8).
         let cfg = SsdConfig::resolve("small-tlc", &[]).unwrap();
-        let e = SessionWriter::create(Path::new("/dev/full"), &cfg, 1, Clock::Logical)
+        let e = SessionWriter::create(Path::new("/dev/full"), None, &cfg, 1, Clock::Logical)
             .err()
             .expect("a full device is refused")
             .to_string();
