@@ -44,7 +44,8 @@
 # the same line in a 4 KiB marker block written with O_DIRECT at 96 MiB + I * 4 KiB (past the
 # file system; block 0 says SSDLAB-MKFS-DONE once mke2fs has returned), so that the request
 # stream itself says where mkfs and each fsync had returned.
-#   record  the whole workload, unmounted cleanly; the server logs the request stream with its
+#   record  the whole workload, unmounted cleanly; the server (--power-cuts, as in the cut
+#           session, so that it sends WRITE_ZEROES alike) logs the request stream with its
 #           data (--log, --log-data) for a replay with cuts anywhere in it
 #   cut     the server runs with --power-cuts; once the console has reported K fsynced files
 #           the script sends it SIGUSR1 and, when it has reported the cut, kills qemu (the
@@ -456,7 +457,7 @@ run_session() {
     rm -f "$sock"
     local -a extra=("${overrides[@]}")
     case $name in
-        record) extra+=(--data "file:$dir/disk.img" --log-data "$dir/session.data") ;;
+        record) extra+=(--data "file:$dir/disk.img" --log-data "$dir/session.data" --power-cuts) ;;
         cut) extra+=(--data "file:$dir/disk.img" --power-cuts) ;;
     esac
     note "[$name] starting: ${ssdlab[*]} serve $preset --listen unix:$sock --clock $clock ${extra[*]}"
