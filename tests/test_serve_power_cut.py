@@ -73,8 +73,13 @@ def test_sigusr1_cuts_the_power_the_file_holds_the_recovered_drive_and_clients_r
     assert cut["cache_units_lost"] == 2 and cut["acknowledged_writes_lost"] == 2
     assert cut["lost_units"] == [0, 8]
     assert cut["connections_closed"] == 1 and cut["requests_dropped"] == 0
-    assert cut["store"] == {"units_journaled": 2, "units_restored": 2, "units_unmatched": 0, "unmatched": [],
-                            "units_zeroed_unreadable": 0}  # fmt: skip
+    assert cut["store"] == {
+        "units_journaled": 2,
+        "units_restored": 2,
+        "units_unmatched": 0,
+        "unmatched": [],
+        "units_zeroed_unreadable": 0,
+    }
     assert cut["recovery_us"] > 0 and cut["pages_scanned"] > 0
     # The result's power_loss is the cut's; the figures are the restarted drive's.
     assert result["power_loss"]["event"] == cut["event"]

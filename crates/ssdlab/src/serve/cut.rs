@@ -266,7 +266,11 @@ impl Journal {
             let mut now = vec![0u8; n];
             store.read(at, &mut now)?;
             let bytes = u.kept[k].1.as_deref();
-            if bytes.is_none_or(|b| b != now.as_slice()) {
+            let differs = match bytes {
+                Some(b) => b != now.as_slice(),
+                None => now.iter().any(|&x| x != 0),
+            };
+            if differs {
                 r.units_restored += 1;
                 match bytes {
                     Some(b) => store.write(at, b)?,
@@ -453,7 +457,8 @@ mod tests {
             .restore(&mut store, &outcome(&[(2, Some(2)), (3, Some(1))]))
             .unwrap();
         assert_eq!(unit_bytes(&store, 2), vec![0; UNIT as usize]);
-        // Unit 3: version 1 is the write (the store's partial zeros are not a version).
+        // Unit 3: version 1 is the write (the store's partial zeros are not a version); unit 2
+        // held zeros already.
         assert_eq!(unit_bytes(&store, 3), vec![9; UNIT as usize]);
         assert_eq!(r.units_restored, 1);
         // A unit the model never saw change: back to its base (zeros, as the trim left it).
