@@ -76,20 +76,31 @@ pub struct Restored {
     pub unmatched: Vec<String>,
 }
 
+/// Bytes of versions the journal keeps before it drops those a completed FLUSH covered: below
+/// it a cut brings back whatever version the model recovers, even one a drive that broke
+/// FLUSH's promise lost (so that the data, not only the count of `units_unmatched`, shows
+/// it). Chosen to hold a test's or a short session's writes; not a figure of any drive.
+pub const KEEP_ALL_BYTES: u64 = 256 << 20;
+
 #[derive(Debug)]
 pub struct Journal {
     unit_bytes: u64,
     /// Bytes of the export (the last unit may be short).
     size: u64,
     units: HashMap<u64, Unit>,
+    /// Bytes of versions held, and the most before completed FLUSHes drop versions.
+    held_bytes: u64,
+    keep_all_bytes: u64,
 }
 
 impl Journal {
-    pub fn new(unit_bytes: u64, size: u64) -> Journal {
+    pub fn new(unit_bytes: u64, size: u64, keep_all_bytes: u64) -> Journal {
         Journal {
             unit_bytes,
             size,
             units: HashMap::new(),
+            held_bytes: 0,
+            keep_all_bytes,
         }
     }
 
@@ -150,6 +161,7 @@ impl Journal {
                 let mut base = vec![0u8; n];
                 store.read(at, &mut base)?;
                 u.kept.push((u.submitted, Some(base.into_boxed_slice())));
+                self.held_bytes += n as u64;
             }
             u.submitted += 1;
             let bytes = write.map(|data| {
@@ -167,6 +179,7 @@ impl Journal {
                 }
                 bytes.into_boxed_slice()
             });
+            self.held_bytes += bytes.as_ref().map_or(0, |b| b.len() as u64);
             u.kept.push((u.submitted, bytes));
             versions.push(u.submitted);
         }
@@ -196,7 +209,12 @@ impl Journal {
                     }
                 }
             }
-            Ticket::Flush(snapshot) if ok => {
+            Ticket::Flush(snapshot) if ok && self.held_bytes > self.keep_all_bytes => {
+                let bytes = |k: &[(u32, Option<Box<[u8]>>)]| -> u64 {
+                    k.iter()
+                        .map(|v| v.1.as_ref().map_or(0, |b| b.len() as u64))
+                        .sum()
+                };
                 for (lpn, durable) in snapshot {
                     let Some(u) = self.units.get_mut(&lpn) else {
                         continue;
@@ -209,6 +227,7 @@ impl Journal {
                     while keep_from > 0 && u.kept[keep_from..].iter().any(|k| k.1.is_none()) {
                         keep_from -= 1;
                     }
+                    self.held_bytes -= bytes(&u.kept[..keep_from]);
                     u.kept.drain(..keep_from);
                     let trimmed = u.kept.iter().any(|k| k.1.is_none());
                     if u.kept.len() == 1
@@ -217,6 +236,7 @@ impl Journal {
                         && u.completed == u.submitted
                     {
                         // Durable, completed and so in the store: nothing to keep.
+                        self.held_bytes -= bytes(&u.kept);
                         u.kept.clear();
                     }
                 }
@@ -280,6 +300,7 @@ impl Journal {
         }
         store.sync()?;
         self.units.clear();
+        self.held_bytes = 0;
         Ok(r)
     }
 }
@@ -356,7 +377,7 @@ impl Cuts {
         fresh.resume_at(dev.now() + recovery);
         *dev = fresh;
         if let Some(j) = &mut out.journal {
-            *j = Journal::new(j.unit_bytes, j.size);
+            *j = Journal::new(j.unit_bytes, j.size, j.keep_all_bytes);
         }
         let mut record = serde_json::to_value(&outcome.result).expect("plain figures");
         let extra = serde_json::json!({
@@ -408,7 +429,7 @@ mod tests {
     #[test]
     fn a_cut_puts_back_the_version_recovery_finds_and_a_flush_drops_older_ones() {
         let mut store = Data::Memory(Store::new(512));
-        let mut j = Journal::new(UNIT, 16 * UNIT);
+        let mut j = Journal::new(UNIT, 16 * UNIT, 0);
         let a = vec![0xAA; UNIT as usize];
         let b = vec![0xBB; UNIT as usize];
         let t = write(&mut j, &mut store, 0, &a);
@@ -444,7 +465,7 @@ mod tests {
     fn a_unit_the_model_never_saw_change_goes_back_to_its_base_and_trims_read_zeros() {
         let mut store = Data::Memory(Store::new(512));
         store.write(2 * UNIT, &[7; UNIT as usize]).unwrap();
-        let mut j = Journal::new(UNIT, 16 * UNIT);
+        let mut j = Journal::new(UNIT, 16 * UNIT, 0);
         // Units 2 and 3 written, unit 2 then trimmed whole (unit 3's half is not a trim).
         let t = write(&mut j, &mut store, 2 * UNIT, &[9; 2 * UNIT as usize]);
         j.completed(t, true);
@@ -462,13 +483,13 @@ mod tests {
         assert_eq!(unit_bytes(&store, 3), vec![9; UNIT as usize]);
         assert_eq!(r.units_restored, 1);
         // A unit the model never saw change: back to its base (zeros, as the trim left it).
-        let mut j = Journal::new(UNIT, 16 * UNIT);
+        let mut j = Journal::new(UNIT, 16 * UNIT, 0);
         let t = write(&mut j, &mut store, 2 * UNIT, &[1; UNIT as usize]);
         j.completed(t, true);
         j.restore(&mut store, &outcome(&[])).unwrap();
         assert_eq!(unit_bytes(&store, 2), vec![0; UNIT as usize]);
         // A version the journal does not hold is counted, not invented.
-        let mut j = Journal::new(UNIT, 16 * UNIT);
+        let mut j = Journal::new(UNIT, 16 * UNIT, 0);
         let t = write(&mut j, &mut store, 0, &[1; UNIT as usize]);
         j.completed(t, true);
         let r = j.restore(&mut store, &outcome(&[(0, Some(5))])).unwrap();
@@ -476,9 +497,33 @@ mod tests {
     }
 
     #[test]
+    fn under_its_budget_the_journal_keeps_what_a_flush_covered() {
+        let mut store = Data::Memory(Store::new(512));
+        let mut j = Journal::new(UNIT, 4 * UNIT, 2 * UNIT);
+        let t = write(&mut j, &mut store, 0, &[1; UNIT as usize]);
+        j.completed(t, true);
+        let f = j.flush();
+        j.completed(f, true);
+        // Base and version 1 held (2 units of bytes): nothing dropped.
+        assert_eq!(j.units_held(), 1);
+        // A drive that lost the flushed write: the store goes back to the base.
+        j.restore(&mut store, &outcome(&[(0, Some(0))])).unwrap();
+        assert_eq!(unit_bytes(&store, 0), vec![0; UNIT as usize]);
+        // Over the budget, a completed FLUSH drops what it covered.
+        let t = write(&mut j, &mut store, 0, &[2; UNIT as usize]);
+        j.completed(t, true);
+        let t = write(&mut j, &mut store, UNIT, &[3; UNIT as usize]);
+        j.completed(t, true);
+        let f = j.flush();
+        j.completed(f, true);
+        assert_eq!(j.units_held(), 0);
+        assert_eq!(j.held_bytes, 0);
+    }
+
+    #[test]
     fn a_flush_keeps_what_a_trim_replaced() {
         let mut store = Data::Memory(Store::new(512));
-        let mut j = Journal::new(UNIT, 4 * UNIT);
+        let mut j = Journal::new(UNIT, 4 * UNIT, 0);
         let t = write(&mut j, &mut store, 0, &[1; UNIT as usize]);
         j.completed(t, true);
         let f = j.flush();
@@ -498,7 +543,7 @@ mod tests {
     #[test]
     fn a_flush_keeps_what_completed_after_it_was_submitted() {
         let mut store = Data::Memory(Store::new(512));
-        let mut j = Journal::new(UNIT, 4 * UNIT);
+        let mut j = Journal::new(UNIT, 4 * UNIT, 0);
         let t1 = write(&mut j, &mut store, 0, &[1; UNIT as usize]);
         j.completed(t1, true);
         let f = j.flush();

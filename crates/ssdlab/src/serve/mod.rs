@@ -882,6 +882,7 @@ pub fn serve(
         out.journal = Some(cut::Journal::new(
             cfg.map_unit_bytes(),
             dev.capacity_bytes(),
+            cut::KEEP_ALL_BYTES,
         ));
     }
     let mut cuts = cut::Cuts::default();
