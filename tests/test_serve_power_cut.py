@@ -74,7 +74,7 @@ def test_sigusr1_cuts_the_power_the_file_holds_the_recovered_drive_and_clients_r
     assert cut["lost_units"] == [0, 8]
     assert cut["connections_closed"] == 1 and cut["requests_dropped"] == 0
     assert cut["store"] == {
-        "units_journaled": 2,
+        "units_journaled": 3,
         "units_restored": 2,
         "units_unmatched": 0,
         "unmatched": [],
