@@ -23,8 +23,8 @@
 use super::data::Data;
 use super::{Open, Outbox, ServeOptions};
 use crate::config::SsdConfig;
-use crate::ctrl::power_loss::PowerCutOutcome;
 use crate::device::Device;
+use crate::device::PowerCutOutcome;
 use crate::error::{Error, Result};
 use crate::sim::SimTime;
 use crate::stats::result::PowerLossResult;
