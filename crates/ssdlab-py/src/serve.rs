@@ -3,7 +3,7 @@
 use pyo3::prelude::*;
 use ssdlab::serve::data::DataSpec;
 use ssdlab::serve::tls::{Credentials, TlsMode};
-use ssdlab::serve::{Clock, Listen, ServeOptions, DEFAULT_MAX_CONNECTIONS};
+use ssdlab::serve::{Clock, Listen, ServeOptions, Tick, DEFAULT_MAX_CONNECTIONS};
 use ssdlab::SsdConfig;
 
 use crate::errors::to_py;
@@ -11,11 +11,13 @@ use crate::errors::to_py;
 /// Serve the config over NBD until interrupted (Ctrl-C, or a KeyboardInterrupt raised by
 /// `tick`); returns the session's result JSON. Releases the GIL; `ready(address)` is called once
 /// the server listens, `tick(figures_json)` about four times a second. `log`: write the session
-/// log there (a trace `run_trace` replays). `tls`: "off", "on" or "require" (None: require with
+/// log there (a trace `run_trace` replays), `log_data` each logged write's bytes in order. `tls`: "off", "on" or "require" (None: require with
 /// credentials, else off); `tls_psk` a PSK file, `tls_certificates` a directory of X.509 files
-/// (`tls_verify_peer`: clients need a certificate signed by its ca-cert.pem).
+/// (`tls_verify_peer`: clients need a certificate signed by its ca-cert.pem). `power_cuts`: arm
+/// the drive's power-loss model; `tick` returning "power-cut" then cuts the power (and
+/// `power_cut_event` cuts it after that many device events, logical clock only).
 #[pyfunction]
-#[pyo3(signature = (config_json, listen, export_name="", read_only=false, clock="realtime", time_scale=1.0, seed=1, data="memory", log=None, tls=None, tls_psk=None, tls_certificates=None, tls_verify_peer=true, max_connections=None, insecure_network=false, ready=None, tick=None))]
+#[pyo3(signature = (config_json, listen, export_name="", read_only=false, clock="realtime", time_scale=1.0, seed=1, data="memory", log=None, log_data=None, tls=None, tls_psk=None, tls_certificates=None, tls_verify_peer=true, max_connections=None, insecure_network=false, power_cuts=false, power_cut_event=None, ready=None, tick=None))]
 #[allow(clippy::too_many_arguments)]
 fn serve(
     py: Python<'_>,
@@ -28,12 +30,15 @@ fn serve(
     seed: u64,
     data: &str,
     log: Option<std::path::PathBuf>,
+    log_data: Option<std::path::PathBuf>,
     tls: Option<&str>,
     tls_psk: Option<std::path::PathBuf>,
     tls_certificates: Option<std::path::PathBuf>,
     tls_verify_peer: bool,
     max_connections: Option<usize>,
     insecure_network: bool,
+    power_cuts: bool,
+    power_cut_event: Option<u64>,
     ready: Option<PyObject>,
     tick: Option<PyObject>,
 ) -> PyResult<String> {
@@ -47,6 +52,7 @@ fn serve(
         seed,
         data: DataSpec::parse(data).map_err(to_py)?,
         log,
+        log_data,
         tls: tls.map(TlsMode::parse).transpose().map_err(to_py)?,
         tls_credentials: match (tls_psk, tls_certificates) {
             (Some(_), Some(_)) => {
@@ -63,6 +69,8 @@ fn serve(
         },
         max_connections: max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS),
         insecure_network,
+        power_cuts,
+        power_cut_event,
     };
     let mut callback_error: Option<PyErr> = None;
     let ready_error: std::sync::Mutex<Option<PyErr>> = Default::default();
@@ -91,24 +99,31 @@ fn serve(
                     if ready_error.lock().unwrap().is_some()
                         || stop_at_once.load(std::sync::atomic::Ordering::Relaxed)
                     {
-                        return false;
+                        return Tick::Stop;
                     }
                     // Ctrl-C (or SIGTERM turned into KeyboardInterrupt) ends the session.
                     if let Err(e) = py.check_signals() {
                         if !e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
                             callback_error = Some(e);
                         }
-                        return false;
+                        return Tick::Stop;
                     }
                     if let Some(cb) = &tick {
-                        if let Err(e) = cb.call1(py, (figures,)) {
-                            if !e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
-                                callback_error = Some(e);
+                        match cb.call1(py, (figures,)) {
+                            Err(e) => {
+                                if !e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+                                    callback_error = Some(e);
+                                }
+                                return Tick::Stop;
                             }
-                            return false;
+                            Ok(asked) => {
+                                if asked.extract::<&str>(py).is_ok_and(|a| a == "power-cut") {
+                                    return Tick::PowerCut;
+                                }
+                            }
                         }
                     }
-                    true
+                    Tick::Go
                 })
             },
         )

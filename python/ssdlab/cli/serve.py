@@ -1,7 +1,8 @@
 """``ssdlab serve``: the live device. A simulated drive served over NBD to real clients
 (qemu-img, qemu-io, nbdinfo, nbdcopy, fio's nbd engine, a QEMU guest), every request timed by
 the model. Ctrl-C or SIGTERM stops it cleanly and writes the session's result (the same JSON as
-``ssdlab run``). See docs/live-device.md.
+``ssdlab run``); with ``--power-cuts``, SIGUSR1 cuts the drive's power (docs/power-loss.md,
+"A cut from ssdlab serve"). See docs/live-device.md.
 """
 
 from __future__ import annotations
@@ -115,6 +116,29 @@ def register(app: typer.Typer) -> None:
                 "'ssdlab run CONFIG --trace LOG' replays it with the same simulated latencies.",
             ),
         ] = None,
+        log_data: Annotated[
+            Path | None,
+            typer.Option(
+                help="With --log: write each logged write's bytes here, in the log's order "
+                "(for a replay that moves the data again, such as the guest crash test's).",
+            ),
+        ] = None,
+        power_cuts: Annotated[
+            bool,
+            typer.Option(
+                help="Arm the drive's power-loss model (page-mapped FTL): SIGUSR1 then cuts "
+                "the power. Clients are disconnected, the data holds what the recovered drive "
+                "holds, and the server goes on serving it.",
+            ),
+        ] = False,
+        power_cut_event: Annotated[
+            int | None,
+            typer.Option(
+                help="Cut the power once the device has handled this many events (implies "
+                "--power-cuts; --clock logical only).",
+                min=1,
+            ),
+        ] = None,
         tls: Annotated[
             str | None,
             typer.Option(
@@ -195,10 +219,20 @@ def register(app: typer.Typer) -> None:
             )
 
         warned = False
+        cut_asked = False
+        cuts_reported = refusals_reported = 0
 
-        def tick(text: str) -> None:
-            nonlocal warned
+        def tick(text: str) -> str | None:
+            nonlocal warned, cut_asked, cuts_reported, refusals_reported
             figures = json.loads(text)
+            for cut in figures["power_cuts"][cuts_reported:]:
+                sys.stderr.write(("\n" if live else "") + power_cut_line(cut) + "\n")
+            cuts_reported = len(figures["power_cuts"])
+            if figures["power_cuts_refused"] > refusals_reported:
+                refusals_reported = figures["power_cuts_refused"]
+                sys.stderr.write(
+                    "SIGUSR1: no power cut, the session was started without --power-cuts\n"
+                )
             if not warned:
                 warning = lag_warning(
                     figures.get("lag"), figures["read"], figures["write"], time_scale
@@ -209,11 +243,20 @@ def register(app: typer.Typer) -> None:
             if live:
                 sys.stderr.write("\r" + _live_line(figures) + "\x1b[K")
                 sys.stderr.flush()
+            if cut_asked:
+                cut_asked = False
+                return "power-cut"
+            return None
 
         def on_term(signum: int, frame: FrameType | None) -> None:
             raise KeyboardInterrupt
 
+        def on_usr1(signum: int, frame: FrameType | None) -> None:
+            nonlocal cut_asked
+            cut_asked = True
+
         previous = signal.signal(signal.SIGTERM, on_term)
+        previous_usr1 = signal.signal(signal.SIGUSR1, on_usr1)
         try:
             result_json = _core.serve(
                 cfg.to_json(),
@@ -225,17 +268,21 @@ def register(app: typer.Typer) -> None:
                 seed=seed,
                 data=data,
                 log=log,
+                log_data=log_data,
                 tls=tls,
                 tls_psk=tls_psk,
                 tls_certificates=tls_certificates,
                 tls_verify_peer=tls_verify_peer,
                 max_connections=max_connections,
                 insecure_network=insecure_network,
+                power_cuts=power_cuts,
+                power_cut_event=power_cut_event,
                 ready=ready,
                 tick=tick,
             )
         finally:
             signal.signal(signal.SIGTERM, previous)
+            signal.signal(signal.SIGUSR1, previous_usr1)
             if live:
                 sys.stderr.write("\n")
         if json_out is not None:
@@ -261,6 +308,27 @@ def register(app: typer.Typer) -> None:
             )
             if warning is not None and not warned:
                 print(warning, file=sys.stderr)
+
+
+def power_cut_line(cut: dict[str, Any]) -> str:
+    """One cut as the server reports it: what the drive lost, its recovery, what the store
+    and the clients saw."""
+    store = cut["store"]
+    return (
+        f"power cut at event {cut['event']:,} ({cut['at_us']:.0f} µs simulated): "
+        f"{cut['writes_lost']:,} writes lost ({cut['acknowledged_writes_lost']:,} acknowledged), "
+        f"{cut['programs_lost']:,} programs torn, {cut['cache_units_lost']:,} cache units lost; "
+        f"recovery {cut['recovery_us']:.0f} µs ({cut['pages_scanned']:,} pages scanned); "
+        f"{cut['connections_closed']} connections closed, {cut['requests_dropped']} requests "
+        f"dropped; data store: {store['units_restored']:,} of {store['units_journaled']:,} "
+        "journaled units put back; serving the recovered drive"
+        + (
+            f" (the store and the model disagree on {store['units_unmatched']} units)"
+            if store["units_unmatched"]
+            else ""
+        )
+        + (f" ({cut['store_error']})" if cut.get("store_error") else "")
+    )
 
 
 def _connections_line(c: dict[str, Any]) -> str:

@@ -239,6 +239,13 @@ impl Device {
         Ok((cut, in_flight))
     }
 
+    /// Go on from simulated time `t` (no earlier than now), idle: a drive restarted after a
+    /// power cut comes back at the cut's time plus its recovery.
+    pub fn resume_at(&mut self, t: SimTime) {
+        let t = t.max(self.now());
+        self.q.start_at(t);
+    }
+
     /// Keep (or stop keeping) where each completed Zone Append's data went, for
     /// [`Device::take_append_offsets`].
     pub fn record_append_offsets(&mut self, on: bool) {

@@ -17,6 +17,7 @@
 
 pub mod access;
 pub mod conn;
+pub mod cut;
 pub mod data;
 pub mod net;
 pub mod proto;
@@ -83,6 +84,8 @@ pub struct ServeOptions {
     pub data: DataSpec,
     /// Write the session log here (`ssdlab run --trace` replays it).
     pub log: Option<PathBuf>,
+    /// With `log`: write each logged write's bytes here, in the log's order.
+    pub log_data: Option<PathBuf>,
     /// TLS: off, on or required; None is `require` with credentials, else off.
     pub tls: Option<TlsMode>,
     pub tls_credentials: Option<Credentials>,
@@ -90,6 +93,21 @@ pub struct ServeOptions {
     pub max_connections: usize,
     /// Serve an address other machines reach without TLS and client authentication.
     pub insecure_network: bool,
+    /// Arm the drive's power-loss model (page-mapped FTL only), so that the session can be
+    /// cut: [`Tick::PowerCut`] (SIGUSR1 to `ssdlab serve`) or `power_cut_event`.
+    pub power_cuts: bool,
+    /// Cut the power once the device has handled this many events (logical clock only: on the
+    /// realtime clock the events depend on the wall clock).
+    pub power_cut_event: Option<u64>,
+}
+
+/// What the live figures' callback asks of the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tick {
+    Go,
+    Stop,
+    /// Cut the drive's power now (`ServeOptions::power_cuts`), then serve the recovered drive.
+    PowerCut,
 }
 
 /// The default of `--max-connections`: a few clients with a few connections each (nbdcopy
@@ -129,9 +147,9 @@ fn accept_loop(
     max_connections: usize,
     to_sim: Sender<ToSim>,
     open: Arc<Mutex<Vec<Arc<Open>>>>,
+    next_conn: Arc<AtomicU32>,
     stop: Arc<AtomicBool>,
 ) {
-    let next_conn = AtomicU32::new(0);
     let limit = Duration::from_secs(HANDSHAKE_LIMIT_S);
     while !stop.load(Ordering::Relaxed) {
         let live = {
@@ -172,13 +190,18 @@ fn accept_loop(
         let Ok(handle) = stream.try_clone() else {
             continue;
         };
-        let entry = Arc::new(Open {
-            stream: handle,
-            started: Instant::now(),
-            state: AtomicU8::new(NEGOTIATING),
-        });
-        open.lock().unwrap().push(entry.clone());
-        let conn = next_conn.fetch_add(1, Ordering::Relaxed);
+        let conn = {
+            // Numbered and listed at once: a power cut closes every connection listed.
+            let mut open = open.lock().unwrap();
+            let conn = next_conn.fetch_add(1, Ordering::Relaxed);
+            open.push(Arc::new(Open {
+                stream: handle,
+                started: Instant::now(),
+                state: AtomicU8::new(NEGOTIATING),
+            }));
+            conn
+        };
+        let entry = open.lock().unwrap().last().expect("just pushed").clone();
         let (shared, to_sim) = (shared.clone(), to_sim.clone());
         std::thread::spawn(move || {
             serve_connection(stream, conn, &shared, &entry, &to_sim);
@@ -293,6 +316,8 @@ struct Pending {
     /// A FUA write: a flush follows it before the reply.
     fua: bool,
     credit: u64,
+    /// What it did to the cut journal (a session whose power can be cut).
+    ticket: cut::Ticket,
 }
 
 impl Pending {
@@ -313,6 +338,7 @@ impl Pending {
             data: Vec::new(),
             fua,
             credit: 0,
+            ticket: cut::Ticket::None,
         }
     }
 }
@@ -374,6 +400,13 @@ struct Outbox {
     /// Realtime clock: how late each reply left against the wall time of its simulated
     /// completion (the server's lag behind real time), in wall picoseconds.
     lag: LatencyStats,
+    /// A session whose power can be cut: the bytes each unit's versions hold
+    /// (`cut::Journal`), and the first error reading the store for it.
+    journal: Option<cut::Journal>,
+    journal_error: Option<String>,
+    /// Connections numbered below this were open at the last power cut: what they still
+    /// send is dropped.
+    dead_below: u32,
 }
 
 impl Outbox {
@@ -391,6 +424,9 @@ impl Outbox {
             log,
             data,
             lag: LatencyStats::default(),
+            journal: None,
+            journal_error: None,
+            dead_below: 0,
         }
     }
 
@@ -398,6 +434,10 @@ impl Outbox {
     fn enqueue(&mut self, r: Request, p: Pending) {
         if let Some(log) = &mut self.log {
             log.request(&r, p.fua);
+            if r.op == Op::Write {
+                let bytes = (p.kind == CMD_WRITE).then_some(p.data.as_slice());
+                log.payload(bytes, p.len);
+            }
         }
         self.backlog.push_back((r, p));
     }
@@ -510,10 +550,29 @@ impl Outbox {
             if !dev.queue_has_room(r.queue, r.op, r.len) {
                 break;
             }
-            let (mut r, p) = self.backlog.pop_front().expect("front");
+            let (mut r, mut p) = self.backlog.pop_front().expect("front");
             r.arrival = r.arrival.min(now);
             match dev.submit(now, r) {
                 Ok(id) => {
+                    if let (Some(j), Some(data)) = (&mut self.journal, &self.data) {
+                        let ticket = match r.op {
+                            Op::Write if p.kind == CMD_WRITE => {
+                                j.write(data, p.offset, p.len, Some(&p.data))
+                            }
+                            Op::Write => j.write(data, p.offset, p.len, None),
+                            Op::Trim => j.trim(data, p.offset, p.len),
+                            Op::Flush => Ok(j.flush()),
+                            _ => Ok(cut::Ticket::None),
+                        };
+                        match ticket {
+                            Ok(t) => p.ticket = t,
+                            Err(e) => {
+                                self.journal_error.get_or_insert(format!(
+                                    "reading the data store for the cut journal: {e}"
+                                ));
+                            }
+                        }
+                    }
                     self.pending.insert(id, p);
                 }
                 Err(_) => self.finish(now, p, Status::Unsupported),
@@ -584,6 +643,10 @@ impl Driver for Outbox {
         let Some(mut p) = self.pending.remove(&done.id) else {
             return;
         };
+        if let Some(j) = &mut self.journal {
+            dev.power_loss_acknowledged(&done);
+            j.completed(std::mem::take(&mut p.ticket), done.status == Status::Ok);
+        }
         if p.fua && done.status == Status::Ok {
             // Durable before the reply: the flush waits for what the write cache holds.
             p.fua = false;
@@ -605,7 +668,14 @@ impl Driver for Outbox {
 }
 
 /// Figures of a live session, for the live display.
-fn live_json(dev: &Device, out: &Outbox, connections: usize, wall_s: f64, clock: Clock) -> String {
+fn live_json(
+    dev: &Device,
+    out: &Outbox,
+    connections: usize,
+    wall_s: f64,
+    clock: Clock,
+    cuts: &cut::Cuts,
+) -> String {
     let host = dev.host();
     let lat = |op: Op| {
         let l = host.latency(op);
@@ -636,6 +706,9 @@ fn live_json(dev: &Device, out: &Outbox, connections: usize, wall_s: f64, clock:
             serde_json::json!({"count": out.lag.count, "mean_us": s.mean, "p99_us": s.p99,
                                "max_us": s.max})
         }),
+        // Each power cut so far (SIGUSR1 or --power-cut-event), with its recovery.
+        "power_cuts": cuts.list,
+        "power_cuts_refused": cuts.refused,
     })
     .to_string()
 }
@@ -694,9 +767,23 @@ pub fn serve(
     cfg: &SsdConfig,
     opts: &ServeOptions,
     ready: &mut dyn FnMut(&str, &str),
-    tick: &mut dyn FnMut(&str) -> bool,
+    tick: &mut dyn FnMut(&str) -> Tick,
 ) -> Result<RunResult> {
     check_servable(cfg)?;
+    if opts.power_cut_event.is_some() && opts.clock != Clock::Logical {
+        return Err(Error::Config(
+            "--power-cut-event: expected --clock logical (on the realtime clock the events a \
+             session reaches depend on the wall clock; SIGUSR1 cuts a realtime session)"
+                .into(),
+        ));
+    }
+    if opts.power_cut_event == Some(0) {
+        return Err(Error::Config(
+            "--power-cut-event: got 0, expected at least 1 (the device event after which the \
+             power fails)"
+                .into(),
+        ));
+    }
     if !(opts.time_scale.is_finite() && opts.time_scale > 0.0 && opts.time_scale <= 1e6) {
         return Err(Error::Config(format!(
             "--time-scale {}: expected a number above 0, at most 1e6",
@@ -731,12 +818,25 @@ pub fn serve(
     // server that is about to fail.
     let log = match &opts.log {
         Some(path) => Some(session::SessionWriter::create(
-            path, cfg, opts.seed, opts.clock,
+            path,
+            opts.log_data.as_deref(),
+            cfg,
+            opts.seed,
+            opts.clock,
         )?),
+        None if opts.log_data.is_some() => {
+            return Err(Error::Config(
+                "--log-data: expected --log too (the bytes belong to the log's writes)".into(),
+            ))
+        }
         None => None,
     };
     let data = Data::open(&opts.data, dev.capacity_bytes(), opts.read_only)?;
     let pre_s = crate::run::precondition(&mut dev, cfg, opts.seed)?;
+    let power_cuts = opts.power_cuts || opts.power_cut_event.is_some();
+    if power_cuts {
+        dev.enable_power_loss("--power-cuts")?;
+    }
     let max_cmd = dev.max_cmd_bytes().min(MAX_REQUEST_BYTES as u64) as u32;
     let export = Export {
         name: opts.export_name.clone(),
@@ -766,14 +866,26 @@ pub fn serve(
 
     let stop = Arc::new(AtomicBool::new(false));
     let open = Arc::new(Mutex::new(Vec::new()));
+    let next_conn = Arc::new(AtomicU32::new(0));
     let (to_sim, from_conns) = mpsc::channel::<ToSim>();
     let acceptor = {
         let (shared, stop, open) = (shared.clone(), stop.clone(), open.clone());
+        let next_conn = next_conn.clone();
         let max = opts.max_connections;
-        std::thread::spawn(move || accept_loop(listener, shared, max, to_sim, open, stop))
+        std::thread::spawn(move || {
+            accept_loop(listener, shared, max, to_sim, open, next_conn, stop)
+        })
     };
 
     let mut out = Outbox::new(cfg.map_unit_bytes(), log, Some(data));
+    if power_cuts {
+        out.journal = Some(cut::Journal::new(
+            cfg.map_unit_bytes(),
+            dev.capacity_bytes(),
+            cut::KEEP_ALL_BYTES,
+        ));
+    }
+    let mut cuts = cut::Cuts::default();
     let start = Instant::now();
     let scale = opts.time_scale;
     // The simulated time the wall clock has reached (realtime clock).
@@ -823,11 +935,23 @@ pub fn serve(
             }
         }
         out.submit_backlog(&mut dev, now_sim);
+        let mut cut_now = false;
         match opts.clock {
             Clock::Realtime => dev.run_until(&mut out, sim_now(start).max(dev.now()))?,
-            Clock::Logical => {
-                dev.run_until(&mut out, SimTime::MAX)?;
-            }
+            Clock::Logical => match opts.power_cut_event.filter(|_| cuts.list.is_empty()) {
+                Some(n) => {
+                    let handled = dev.events();
+                    if handled < n {
+                        dev.run(&mut out, n - handled, &mut |_, _| false)?;
+                    }
+                    cut_now = dev.events() >= n;
+                }
+                None => dev.run_until(&mut out, SimTime::MAX)?,
+            },
+        }
+        if cut_now {
+            cuts.cut(&mut dev, &mut out, cfg, opts, &open, &next_conn, start)?;
+            next_tick = Instant::now();
         }
         // Send what is due.
         let limit = match opts.clock {
@@ -851,9 +975,18 @@ pub fn serve(
                 out.conns.len(),
                 start.elapsed().as_secs_f64(),
                 opts.clock,
+                &cuts,
             );
-            if !tick(&figures) {
-                break Ok(());
+            match tick(&figures) {
+                Tick::Go => {}
+                Tick::Stop => break Ok(()),
+                Tick::PowerCut if power_cuts => {
+                    cuts.cut(&mut dev, &mut out, cfg, opts, &open, &next_conn, start)?;
+                    next_tick = Instant::now();
+                }
+                Tick::PowerCut => {
+                    cuts.refused += 1;
+                }
             }
         }
     };
@@ -899,12 +1032,14 @@ pub fn serve(
         "clock": opts.clock.name(),
         "time_scale": opts.time_scale,
         "log": opts.log.as_ref().map(|p| p.display().to_string()),
+        "power_cuts": power_cuts.then(|| cuts.json()),
     }});
     let mut result =
         crate::run::build_result(&dev, cfg, job, opts.seed, "server stopped", wall, pre_s);
     if opts.clock == Clock::Realtime {
         result.wall.reply_lag_us = Some(out.lag.summary());
     }
+    result.power_loss = cuts.last.take();
     Ok(result)
 }
 
@@ -941,6 +1076,14 @@ fn uri_escape(text: &[u8], keep: &[u8]) -> String {
 
 /// One message from a connection.
 fn take_message(out: &mut Outbox, dev: &Device, msg: ToSim, now: SimTime) {
+    let (ToSim::Open { conn, .. }
+    | ToSim::Closed { conn }
+    | ToSim::Refused { conn, .. }
+    | ToSim::Request { conn, .. }) = &msg;
+    if *conn < out.dead_below {
+        // Open at a power cut: gone with the drive.
+        return;
+    }
     match msg {
         ToSim::Open {
             conn,
@@ -992,6 +1135,7 @@ fn take_message(out: &mut Outbox, dev: &Device, msg: ToSim, now: SimTime) {
                 data,
                 fua: h.flags & CMD_FLAG_FUA != 0 && h.kind != CMD_FLUSH,
                 credit,
+                ticket: cut::Ticket::None,
             };
             let op = match h.kind {
                 CMD_READ => Op::Read,
@@ -1006,6 +1150,11 @@ fn take_message(out: &mut Outbox, dev: &Device, msg: ToSim, now: SimTime) {
                             out.answer(now, conn, &h, ENOTSUP, why, credit);
                             return;
                         }
+                        Op::Write
+                    } else if out.journal.is_some() {
+                        // With power cuts, zeroes must survive a FLUSH as a write does, and
+                        // the model's trims are durable only at a map checkpoint: a write
+                        // of zeros.
                         Op::Write
                     } else {
                         // Deallocated units read as zeros (the device's unmapped reads).

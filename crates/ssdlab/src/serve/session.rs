@@ -32,7 +32,7 @@ use crate::sim::SimTime;
 use crate::workload::trace::input;
 use crate::workload::trace::replay::TraceJob;
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// The first line of every session log.
@@ -53,19 +53,40 @@ pub struct SessionWriter {
     out: BufWriter<File>,
     path: PathBuf,
     error: Option<std::io::Error>,
+    /// `--log-data`: each write's bytes, in the log's order (a replay that moves the bytes
+    /// again, as the crash test's does, reads them from there).
+    data: Option<(BufWriter<File>, PathBuf)>,
     /// The turn's time, and whether its `at` line is written yet.
     turn: SimTime,
     turn_written: bool,
 }
 
 impl SessionWriter {
-    pub fn create(path: &Path, cfg: &SsdConfig, seed: u64, clock: Clock) -> Result<SessionWriter> {
+    pub fn create(
+        path: &Path,
+        data: Option<&Path>,
+        cfg: &SsdConfig,
+        seed: u64,
+        clock: Clock,
+    ) -> Result<SessionWriter> {
         let file = File::create(path)
             .map_err(|e| Error::Config(format!("--log {}: {e}", path.display())))?;
+        let data = match data {
+            Some(p) => Some((
+                BufWriter::with_capacity(
+                    1 << 20,
+                    File::create(p)
+                        .map_err(|e| Error::Config(format!("--log-data {}: {e}", p.display())))?,
+                ),
+                p.to_path_buf(),
+            )),
+            None => None,
+        };
         let mut w = SessionWriter {
             out: BufWriter::with_capacity(1 << 16, file),
             path: path.to_path_buf(),
             error: None,
+            data,
             turn: SimTime::ZERO,
             turn_written: false,
         };
@@ -127,9 +148,35 @@ impl SessionWriter {
         self.put(line.as_bytes());
     }
 
+    /// The bytes of the write just logged (None: `len` zeros, a WRITE_ZEROES that must write),
+    /// to the `--log-data` file.
+    pub fn payload(&mut self, bytes: Option<&[u8]>, len: u64) {
+        let Some((out, _)) = &mut self.data else {
+            return;
+        };
+        let written = match bytes {
+            Some(b) => out.write_all(b),
+            None => std::io::copy(&mut std::io::repeat(0).take(len), out).map(|_| ()),
+        };
+        if let Err(e) = written {
+            self.error.get_or_insert(e);
+        }
+    }
+
+    /// A comment line (`# text`): replays skip it.
+    pub fn note(&mut self, text: &str) {
+        let line = format!("# {}\n", text.replace('\n', " "));
+        self.put(line.as_bytes());
+    }
+
     pub fn finish(mut self) -> Result<()> {
         if self.error.is_none() {
             if let Err(e) = self.out.flush() {
+                self.error = Some(e);
+            }
+        }
+        if let (None, Some((out, _))) = (&self.error, &mut self.data) {
+            if let Err(e) = out.flush() {
                 self.error = Some(e);
             }
         }
@@ -447,7 +494,7 @@ mod tests {
     fn a_log_path_that_cannot_take_the_log_is_refused_at_start() {
         // /dev/full: the error came when the server stopped, after the session (defect 8).
         let cfg = SsdConfig::resolve("small-tlc", &[]).unwrap();
-        let e = SessionWriter::create(Path::new("/dev/full"), &cfg, 1, Clock::Logical)
+        let e = SessionWriter::create(Path::new("/dev/full"), None, &cfg, 1, Clock::Logical)
             .err()
             .expect("a full device is refused")
             .to_string();
