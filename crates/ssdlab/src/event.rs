@@ -11,6 +11,9 @@ pub enum Event {
     Submit { cmd: u32 },
     /// NVMe: the arbitration burst of SQ entries under fetch arrived at the controller.
     FetchDone { sq: u32 },
+    /// NVMe with `interface.controller_slots`: the controller completed a command and its slot
+    /// is free for the arbiter to fill.
+    SlotFree,
     /// The HIL finished its firmware work on a command.
     Dispatch { cmd: u32 },
     /// A write command's data is in the controller.

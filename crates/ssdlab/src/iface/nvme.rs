@@ -6,9 +6,10 @@
 //! The link is two timelines, one per direction (`up`: device to host, `down`: host to device),
 //! each carrying TLPs whose cost is `pcie::LinkCost`; every crossing adds the link latency.
 
+use super::arbiter::Arbiter;
 use super::pcie::LinkCost;
 use crate::config::LinkSpec;
-use crate::config::{InterfaceConfig, InterruptMode};
+use crate::config::{InterfaceConfig, InterruptMode, PriorityClass};
 use crate::event::Event;
 use crate::host::HostCpu;
 use crate::request::Cmd;
@@ -23,6 +24,12 @@ const CQE_BYTES: u64 = 16;
 /// A doorbell, an MSI-X message, a status register: one 4-byte TLP.
 const DWORD: u64 = 4;
 
+/// A controller that holds a bounded number of commands: its free slots and its SQ arbiter.
+struct Bounded {
+    free: u32,
+    arbiter: Arbiter,
+}
+
 pub struct Nvme {
     link: LinkCost,
     up: BackfillTimeline,
@@ -32,6 +39,9 @@ pub struct Nvme {
     /// Entries of each SQ under fetch (0: no fetch in flight for it).
     fetching: Vec<u32>,
     arbitration_burst: u32,
+    /// With `interface.controller_slots`: the controller's free command slots and the arbiter
+    /// that fills them. None: no bound, each SQ fetches as its doorbell rings.
+    bounded: Option<Box<Bounded>>,
     interrupt: InterruptMode,
     interrupt_latency: SimTime,
     /// Commands one SQ holds (its depth − 1).
@@ -53,6 +63,12 @@ impl Nvme {
             sqs: vec![VecDeque::new(); i.io_queues as usize],
             fetching: vec![0; i.io_queues as usize],
             arbitration_burst: i.arbitration_burst,
+            bounded: i.controller_slots.map(|free| {
+                Box::new(Bounded {
+                    free,
+                    arbiter: Arbiter::new(i.arbitration, i.arbitration_weights, i.io_queues),
+                })
+            }),
             interrupt: i.interrupt,
             interrupt_latency: i.interrupt_latency.0,
             sq_capacity: i.queue_depth - 1,
@@ -102,12 +118,66 @@ impl Nvme {
         }
     }
 
-    /// Fetch up to one arbitration burst of `sq`'s entries: a memory read request up, the
-    /// entries back down. Fetches of different SQs are in flight together (a controller keeps
-    /// several memory reads outstanding); they share the link in the order they start.
+    /// Each SQ's priority class (the QPRIO the host created it with), one per SQ; only
+    /// weighted round robin with a bound on the controller's commands tells them apart.
+    pub fn set_queue_classes(&mut self, classes: &[PriorityClass]) {
+        if let Some(b) = &mut self.bounded {
+            b.arbiter.set_classes(classes);
+        }
+    }
+
+    /// `sq` has entries and no fetch in flight: fetch up to one arbitration burst of them —
+    /// at once with no bound on the controller's commands, or as the arbiter gives free slots.
     fn start_fetch(&mut self, now: SimTime, sq: u32, q: &mut EventQueue<Event>) {
+        if self.bounded.is_some() {
+            return self.arbitrate(now, q);
+        }
         let pending = self.sqs[sq as usize].len() as u32;
-        let count = pending.min(self.arbitration_burst);
+        self.fetch(now, sq, pending.min(self.arbitration_burst), q);
+    }
+
+    /// A bounded controller fills its free slots: fetch from the SQs the arbiter picks, while
+    /// slots are free and some SQ without a fetch in flight has entries.
+    #[inline(never)]
+    fn arbitrate(&mut self, now: SimTime, q: &mut EventQueue<Event>) {
+        loop {
+            let b = self
+                .bounded
+                .as_mut()
+                .expect("only a bounded controller arbitrates");
+            if b.free == 0 {
+                return;
+            }
+            let (sqs, fetching) = (&self.sqs, &self.fetching);
+            let waiting = |sq: u32| {
+                if fetching[sq as usize] == 0 {
+                    sqs[sq as usize].len() as u32
+                } else {
+                    0
+                }
+            };
+            let Some((sq, count)) = b.arbiter.pick(waiting, self.arbitration_burst, b.free) else {
+                return;
+            };
+            b.free -= count;
+            self.fetch(now, sq, count, q);
+        }
+    }
+
+    /// A bounded controller posted a command's completion entry: its slot is free again.
+    pub(crate) fn slot_freed(&mut self, now: SimTime, q: &mut EventQueue<Event>) {
+        let b = self
+            .bounded
+            .as_mut()
+            .expect("only a bounded controller frees slots");
+        b.free += 1;
+        self.arbitrate(now, q);
+    }
+
+    /// Fetch `count` of `sq`'s entries: a memory read request up, the entries back down.
+    /// Fetches of different SQs are in flight together (a controller keeps several memory
+    /// reads outstanding); they share the link in the order they start.
+    fn fetch(&mut self, now: SimTime, sq: u32, count: u32, q: &mut EventQueue<Event>) {
         let lat = self.link.latency;
         let (_, req) = self.up.reserve(now, self.link.wire_time(0));
         let (_, data) = self
@@ -167,6 +237,9 @@ impl Nvme {
     ) {
         let lat = self.link.latency;
         let (_, cqe) = self.up.reserve(t, self.link.wire_time(CQE_BYTES));
+        if self.bounded.is_some() {
+            q.push(t, Event::SlotFree);
+        }
         let seen = cqe + lat;
         let (at, extra) = match self.interrupt {
             InterruptMode::Msix => {
