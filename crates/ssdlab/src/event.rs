@@ -9,8 +9,9 @@ pub enum Event {
     /// A command reached the controller (NVMe: its doorbell write; other interfaces: the
     /// command itself).
     Submit { cmd: u32 },
-    /// NVMe: the arbitration burst of SQ entries under fetch arrived at the controller.
-    FetchDone { sq: u32 },
+    /// NVMe: a fetch of `count` of `sq`'s entries (at most one arbitration burst) arrived at the
+    /// controller.
+    FetchDone { sq: u32, count: u32 },
     /// NVMe with `interface.controller_slots`: the controller completed a command and its slot
     /// is free for the arbiter to fill.
     SlotFree,

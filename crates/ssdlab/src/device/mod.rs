@@ -836,11 +836,11 @@ impl Device {
                     },
                 }
             }
-            Event::FetchDone { sq } => {
+            Event::FetchDone { sq, count } => {
                 let Interface::Nvme(n) = link else {
                     unreachable!("only NVMe fetches")
                 };
-                let count = n.fetch_done(sq);
+                n.fetch_done(sq, count);
                 if let Backend::Pcm(p) = backend {
                     // A PCM-only device: no map to warm.
                     for _ in 0..count {

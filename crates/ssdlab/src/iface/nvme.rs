@@ -36,7 +36,8 @@ pub struct Nvme {
     down: BackfillTimeline,
     /// Submitted commands per SQ, waiting for the controller's fetch.
     sqs: Vec<VecDeque<u32>>,
-    /// Entries of each SQ under fetch (0: no fetch in flight for it).
+    /// Entries of each SQ under fetch (0: no fetch in flight for it). Without a bound on the
+    /// controller's commands an SQ has one fetch in flight at most; with one, several.
     fetching: Vec<u32>,
     arbitration_burst: u32,
     /// With `interface.controller_slots`: the controller's free command slots and the arbiter
@@ -115,6 +116,8 @@ impl Nvme {
         self.sqs[sq as usize].push_back(cmd);
         if self.fetching[sq as usize] == 0 {
             self.start_fetch(now, sq, q);
+        } else if self.bounded.is_some() {
+            self.arbitrate(now, q);
         }
     }
 
@@ -126,8 +129,8 @@ impl Nvme {
         }
     }
 
-    /// `sq` has entries and no fetch in flight: fetch up to one arbitration burst of them —
-    /// at once with no bound on the controller's commands, or as the arbiter gives free slots.
+    /// `sq` has entries and no fetch in flight: fetch up to one arbitration burst of them at
+    /// once; with a bound on the controller's commands, as the arbiter gives free slots.
     fn start_fetch(&mut self, now: SimTime, sq: u32, q: &mut EventQueue<Event>) {
         if self.bounded.is_some() {
             return self.arbitrate(now, q);
@@ -137,7 +140,9 @@ impl Nvme {
     }
 
     /// A bounded controller fills its free slots: fetch from the SQs the arbiter picks, while
-    /// slots are free and some SQ without a fetch in flight has entries.
+    /// slots are free and some SQ has entries not under fetch. An SQ may have several fetches
+    /// in flight (a controller keeps several memory reads outstanding): the arbiter, not a
+    /// fetch under way, decides whose turn it is.
     #[inline(never)]
     fn arbitrate(&mut self, now: SimTime, q: &mut EventQueue<Event>) {
         loop {
@@ -149,13 +154,7 @@ impl Nvme {
                 return;
             }
             let (sqs, fetching) = (&self.sqs, &self.fetching);
-            let waiting = |sq: u32| {
-                if fetching[sq as usize] == 0 {
-                    sqs[sq as usize].len() as u32
-                } else {
-                    0
-                }
-            };
+            let waiting = |sq: u32| sqs[sq as usize].len() as u32 - fetching[sq as usize];
             let Some((sq, count)) = b.arbiter.pick(waiting, self.arbitration_burst, b.free) else {
                 return;
             };
@@ -183,19 +182,20 @@ impl Nvme {
         let (_, data) = self
             .down
             .reserve(req + lat, self.link.wire_time(SQE_BYTES * count as u64));
-        self.fetching[sq as usize] = count;
-        q.push(data + lat, Event::FetchDone { sq });
+        self.fetching[sq as usize] += count;
+        q.push(data + lat, Event::FetchDone { sq, count });
     }
 
-    /// `sq`'s fetched burst arrived: the number of entries, to be taken with
-    /// [`Nvme::fetched`].
-    pub(crate) fn fetch_done(&mut self, sq: u32) -> u32 {
-        std::mem::take(&mut self.fetching[sq as usize])
+    /// A fetch of `count` of `sq`'s entries arrived: they are no longer under fetch, and are
+    /// taken with [`Nvme::fetched`] (the fetches of one SQ arrive in the order they started).
+    pub(crate) fn fetch_done(&mut self, sq: u32, count: u32) {
+        self.fetching[sq as usize] -= count;
     }
 
-    /// After `sq`'s burst was taken at `now`: fetch the entries that arrived meanwhile.
+    /// After `sq`'s burst was taken at `now`: fetch the entries that arrived meanwhile (a
+    /// bounded controller already fetched all it had slots for).
     pub(crate) fn fetch_more(&mut self, now: SimTime, sq: u32, q: &mut EventQueue<Event>) {
-        if !self.sqs[sq as usize].is_empty() {
+        if !self.sqs[sq as usize].is_empty() && self.bounded.is_none() {
             self.start_fetch(now, sq, q);
         }
     }
@@ -296,9 +296,10 @@ mod tests {
         let mut q = EventQueue::new();
         n.on_doorbell(SimTime::ZERO, 0, 0, &mut q);
         let (t, ev) = q.pop().unwrap();
-        assert!(matches!(ev, Event::FetchDone { sq: 0 }));
+        assert!(matches!(ev, Event::FetchDone { sq: 0, count: 1 }));
         assert_eq!(t, SimTime(6_093 + LAT + 22_343 + LAT));
-        assert_eq!(n.fetch_done(0), 1);
+        n.fetch_done(0, 1);
+        assert_eq!(n.fetching[0], 0);
     }
 
     /// Read data reserved up the link for when it will be ready (10 µs) leaves the link idle
@@ -335,10 +336,10 @@ mod tests {
         let mut order = Vec::new();
         let mut times = Vec::new();
         while let Some((now, ev)) = q.pop() {
-            let Event::FetchDone { sq } = ev else {
+            let Event::FetchDone { sq, count } = ev else {
                 panic!("{ev:?}")
             };
-            let count = n.fetch_done(sq);
+            n.fetch_done(sq, count);
             let got: Vec<u32> = (0..count).map(|_| n.fetched(sq)).collect();
             order.push((sq, got));
             times.push(now);
