@@ -9,9 +9,10 @@ pub enum Event {
     /// A command reached the controller (NVMe: its doorbell write; other interfaces: the
     /// command itself).
     Submit { cmd: u32 },
-    /// NVMe: a fetch of `count` of `sq`'s entries (at most one arbitration burst) arrived at the
-    /// controller.
-    FetchDone { sq: u32, count: u32 },
+    /// NVMe: a fetch of `sq`'s entries (at most one arbitration burst) arrived at the
+    /// controller. (No count in it: a second `u32` would grow every event, and the event
+    /// queue's entries with it, by a third.)
+    FetchDone { sq: u32 },
     /// NVMe with `interface.controller_slots`: the controller completed a command and its slot
     /// is free for the arbiter to fill.
     SlotFree,

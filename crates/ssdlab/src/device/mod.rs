@@ -836,11 +836,11 @@ impl Device {
                     },
                 }
             }
-            Event::FetchDone { sq, count } => {
+            Event::FetchDone { sq } => {
                 let Interface::Nvme(n) = link else {
                     unreachable!("only NVMe fetches")
                 };
-                n.fetch_done(sq, count);
+                let count = n.fetch_done(sq);
                 if let Backend::Pcm(p) = backend {
                     // A PCM-only device: no map to warm.
                     for _ in 0..count {

@@ -24,10 +24,16 @@ const CQE_BYTES: u64 = 16;
 /// A doorbell, an MSI-X message, a status register: one 4-byte TLP.
 const DWORD: u64 = 4;
 
-/// A controller that holds a bounded number of commands: its free slots and its SQ arbiter.
+/// A controller that holds a bounded number of commands: its free slots, its SQ arbiter, and
+/// the fetches in flight (an SQ may have several).
 struct Bounded {
     free: u32,
     arbiter: Arbiter,
+    /// Per SQ: its entries under fetch, the count of each fetch in flight in the order they
+    /// land, and when the latest lands.
+    under_fetch: Vec<u32>,
+    in_flight: Vec<VecDeque<u32>>,
+    lands: Vec<SimTime>,
 }
 
 pub struct Nvme {
@@ -37,7 +43,7 @@ pub struct Nvme {
     /// Submitted commands per SQ, waiting for the controller's fetch.
     sqs: Vec<VecDeque<u32>>,
     /// Entries of each SQ under fetch (0: no fetch in flight for it). Without a bound on the
-    /// controller's commands an SQ has one fetch in flight at most; with one, several.
+    /// controller's commands; with one, `Bounded` keeps them and these stay 0.
     fetching: Vec<u32>,
     arbitration_burst: u32,
     /// With `interface.controller_slots`: the controller's free command slots and the arbiter
@@ -65,9 +71,13 @@ impl Nvme {
             fetching: vec![0; i.io_queues as usize],
             arbitration_burst: i.arbitration_burst,
             bounded: i.controller_slots.map(|free| {
+                let n = i.io_queues as usize;
                 Box::new(Bounded {
                     free,
                     arbiter: Arbiter::new(i.arbitration, i.arbitration_weights, i.io_queues),
+                    under_fetch: vec![0; n],
+                    in_flight: vec![VecDeque::new(); n],
+                    lands: vec![SimTime::ZERO; n],
                 })
             }),
             interrupt: i.interrupt,
@@ -114,10 +124,9 @@ impl Nvme {
         q: &mut EventQueue<Event>,
     ) {
         self.sqs[sq as usize].push_back(cmd);
+        // (A bounded controller keeps `fetching` at 0: every doorbell reaches its arbiter.)
         if self.fetching[sq as usize] == 0 {
             self.start_fetch(now, sq, q);
-        } else if self.bounded.is_some() {
-            self.arbitrate(now, q);
         }
     }
 
@@ -135,8 +144,10 @@ impl Nvme {
         if self.bounded.is_some() {
             return self.arbitrate(now, q);
         }
-        let pending = self.sqs[sq as usize].len() as u32;
-        self.fetch(now, sq, pending.min(self.arbitration_burst), q);
+        let count = (self.sqs[sq as usize].len() as u32).min(self.arbitration_burst);
+        let lands = self.fetch_lands(now, count);
+        self.fetching[sq as usize] = count;
+        q.push(lands, Event::FetchDone { sq });
     }
 
     /// A bounded controller fills its free slots: fetch from the SQs the arbiter picks, while
@@ -153,13 +164,22 @@ impl Nvme {
             if b.free == 0 {
                 return;
             }
-            let (sqs, fetching) = (&self.sqs, &self.fetching);
-            let waiting = |sq: u32| sqs[sq as usize].len() as u32 - fetching[sq as usize];
+            let (sqs, under) = (&self.sqs, &b.under_fetch);
+            let waiting = |sq: u32| sqs[sq as usize].len() as u32 - under[sq as usize];
             let Some((sq, count)) = b.arbiter.pick(waiting, self.arbitration_burst, b.free) else {
                 return;
             };
             b.free -= count;
-            self.fetch(now, sq, count, q);
+            let lands = self.fetch_lands(now, count);
+            let b = self.bounded.as_mut().expect("bounded");
+            let s = sq as usize;
+            // The controller takes an SQ's entries in order: a fetch that the link would
+            // deliver sooner than one started before it on the same SQ lands with it.
+            let lands = lands.max(b.lands[s]);
+            b.lands[s] = lands;
+            b.under_fetch[s] += count;
+            b.in_flight[s].push_back(count);
+            q.push(lands, Event::FetchDone { sq });
         }
     }
 
@@ -173,27 +193,35 @@ impl Nvme {
         self.arbitrate(now, q);
     }
 
-    /// Fetch `count` of `sq`'s entries: a memory read request up, the entries back down.
-    /// Fetches of different SQs are in flight together (a controller keeps several memory
-    /// reads outstanding); they share the link in the order they start.
-    fn fetch(&mut self, now: SimTime, sq: u32, count: u32, q: &mut EventQueue<Event>) {
+    /// A fetch of `count` entries started at `now`: a memory read request up, the entries back
+    /// down; returns when they are in the controller. Fetches of different SQs are in flight
+    /// together (a controller keeps several memory reads outstanding); they share the link in
+    /// the order they start.
+    #[inline]
+    fn fetch_lands(&mut self, now: SimTime, count: u32) -> SimTime {
         let lat = self.link.latency;
         let (_, req) = self.up.reserve(now, self.link.wire_time(0));
         let (_, data) = self
             .down
             .reserve(req + lat, self.link.wire_time(SQE_BYTES * count as u64));
-        self.fetching[sq as usize] += count;
-        q.push(data + lat, Event::FetchDone { sq, count });
+        data + lat
     }
 
-    /// A fetch of `count` of `sq`'s entries arrived: they are no longer under fetch, and are
-    /// taken with [`Nvme::fetched`] (the fetches of one SQ arrive in the order they started).
-    pub(crate) fn fetch_done(&mut self, sq: u32, count: u32) {
-        self.fetching[sq as usize] -= count;
+    /// `sq`'s oldest fetch in flight arrived: the number of entries, to be taken with
+    /// [`Nvme::fetched`].
+    pub(crate) fn fetch_done(&mut self, sq: u32) -> u32 {
+        if let Some(b) = &mut self.bounded {
+            let count = b.in_flight[sq as usize]
+                .pop_front()
+                .expect("a fetch in flight");
+            b.under_fetch[sq as usize] -= count;
+            return count;
+        }
+        std::mem::take(&mut self.fetching[sq as usize])
     }
 
     /// After `sq`'s burst was taken at `now`: fetch the entries that arrived meanwhile (a
-    /// bounded controller already fetched all it had slots for).
+    /// bounded controller fetched all it had slots for when they arrived).
     pub(crate) fn fetch_more(&mut self, now: SimTime, sq: u32, q: &mut EventQueue<Event>) {
         if !self.sqs[sq as usize].is_empty() && self.bounded.is_none() {
             self.start_fetch(now, sq, q);
@@ -296,10 +324,9 @@ mod tests {
         let mut q = EventQueue::new();
         n.on_doorbell(SimTime::ZERO, 0, 0, &mut q);
         let (t, ev) = q.pop().unwrap();
-        assert!(matches!(ev, Event::FetchDone { sq: 0, count: 1 }));
+        assert!(matches!(ev, Event::FetchDone { sq: 0 }));
         assert_eq!(t, SimTime(6_093 + LAT + 22_343 + LAT));
-        n.fetch_done(0, 1);
-        assert_eq!(n.fetching[0], 0);
+        assert_eq!(n.fetch_done(0), 1);
     }
 
     /// Read data reserved up the link for when it will be ready (10 µs) leaves the link idle
@@ -336,10 +363,10 @@ mod tests {
         let mut order = Vec::new();
         let mut times = Vec::new();
         while let Some((now, ev)) = q.pop() {
-            let Event::FetchDone { sq, count } = ev else {
+            let Event::FetchDone { sq } = ev else {
                 panic!("{ev:?}")
             };
-            n.fetch_done(sq, count);
+            let count = n.fetch_done(sq);
             let got: Vec<u32> = (0..count).map(|_| n.fetched(sq)).collect();
             order.push((sq, got));
             times.push(now);
