@@ -197,7 +197,7 @@ impl Nvme {
     /// down; returns when they are in the controller. Fetches of different SQs are in flight
     /// together (a controller keeps several memory reads outstanding); they share the link in
     /// the order they start.
-    #[inline]
+    #[inline(always)]
     fn fetch_lands(&mut self, now: SimTime, count: u32) -> SimTime {
         let lat = self.link.latency;
         let (_, req) = self.up.reserve(now, self.link.wire_time(0));
@@ -209,15 +209,24 @@ impl Nvme {
 
     /// `sq`'s oldest fetch in flight arrived: the number of entries, to be taken with
     /// [`Nvme::fetched`].
+    #[inline]
     pub(crate) fn fetch_done(&mut self, sq: u32) -> u32 {
-        if let Some(b) = &mut self.bounded {
-            let count = b.in_flight[sq as usize]
-                .pop_front()
-                .expect("a fetch in flight");
-            b.under_fetch[sq as usize] -= count;
-            return count;
+        match std::mem::take(&mut self.fetching[sq as usize]) {
+            // A fetch takes at least one entry: none under fetch here is a bounded
+            // controller's, which keeps its own (so the unbounded path tests nothing more).
+            0 => self.bounded_fetch_done(sq),
+            count => count,
         }
-        std::mem::take(&mut self.fetching[sq as usize])
+    }
+
+    #[inline(never)]
+    fn bounded_fetch_done(&mut self, sq: u32) -> u32 {
+        let b = self.bounded.as_mut().expect("an SQ with a fetch in flight");
+        let count = b.in_flight[sq as usize]
+            .pop_front()
+            .expect("a fetch in flight");
+        b.under_fetch[sq as usize] -= count;
+        count
     }
 
     /// After `sq`'s burst was taken at `now`: fetch the entries that arrived meanwhile (a
