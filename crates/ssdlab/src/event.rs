@@ -13,9 +13,6 @@ pub enum Event {
     /// controller. (No count in it: a second `u32` would grow every event, and the event
     /// queue's entries with it, by a third.)
     FetchDone { sq: u32 },
-    /// NVMe with `interface.controller_slots`: the controller completed a command and its slot
-    /// is free for the arbiter to fill.
-    SlotFree,
     /// The HIL finished its firmware work on a command.
     Dispatch { cmd: u32 },
     /// A write command's data is in the controller.
@@ -40,4 +37,10 @@ pub enum Event {
     /// Background GC: the idle time after the device's last command in flight has passed;
     /// `submissions` tells whether the host sent anything since.
     IdleCheck { submissions: u32 },
+    /// NVMe with `interface.controller_slots`: the controller completed a command and its slot
+    /// is free for the arbiter to fill.
+    SlotFree,
+    /// NVMe with `interface.controller_slots`: the oldest fetch of `sq`'s entries the arbiter
+    /// started arrived (an event of its own, so that `FetchDone`'s path tests nothing more).
+    ArbitratedFetchDone { sq: u32 },
 }
