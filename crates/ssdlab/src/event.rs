@@ -40,7 +40,4 @@ pub enum Event {
     /// NVMe with `interface.controller_slots`: the controller completed a command and its slot
     /// is free for the arbiter to fill.
     SlotFree,
-    /// NVMe with `interface.controller_slots`: the oldest fetch of `sq`'s entries the arbiter
-    /// started arrived (an event of its own, so that `FetchDone`'s path tests nothing more).
-    ArbitratedFetchDone { sq: u32 },
 }

@@ -40,9 +40,9 @@ fn means(r: &serde_json::Value) -> Vec<f64> {
         .collect()
 }
 
-/// A high and a low flow on a saturated controller: under weighted round robin (weights 4, 2,
-/// 1) the high flow gets four slots for each of the low flow's, so at the same queue depth its
-/// requests take about a quarter as long; under round robin both take alike.
+/// A high and a low flow on a saturated controller: under weighted round robin with weights
+/// of 4, 2 and 1 the high flow gets four slots for each of the low flow's, so at the same queue
+/// depth its requests take about a quarter as long; under round robin both take alike.
 #[test]
 fn a_high_flow_waits_less_than_a_low_one_under_weighted_round_robin_only() {
     let flows = [flow("hi", "high"), flow("lo", "low")];

@@ -58,40 +58,6 @@ fn map_unit(geo: &Geometry, ftl: &Ftl, offset: u64) -> Option<u64> {
     (lpn < ftl.logical_units()).then_some(lpn)
 }
 
-/// The `count` entries of `sq` a fetch brought to the controller go to its firmware, in SQ
-/// order; a read's map entry is warmed on the way (a PCM-only device has no map to warm).
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn accept_fetched(
-    now: SimTime,
-    n: &mut crate::iface::nvme::Nvme,
-    sq: u32,
-    count: u32,
-    cmds: &Slab<Cmd>,
-    hil: &mut Hil,
-    backend: &mut Backend,
-    ftl: &mut Ftl,
-    geo: &Geometry,
-    q: &mut EventQueue<Event>,
-) {
-    if let Backend::Pcm(p) = backend {
-        for _ in 0..count {
-            p.accept(now, n.fetched(sq), q);
-        }
-    } else {
-        for _ in 0..count {
-            let cmd = n.fetched(sq);
-            let c = cmds.get(cmd);
-            if c.op == Op::Read {
-                if let Some(lpn) = map_unit(geo, ftl, c.offset) {
-                    ftl.prefetch_read_target(lpn);
-                }
-            }
-            hil.accept(now, cmd, c.len, &ftl.stats, q);
-        }
-    }
-}
-
 /// The PCM controller, for a PCM event (only a PCM or fusion device raises one).
 fn pcm_of(backend: &mut Backend) -> &mut crate::ctrl::pcm::PcmCtrl {
     backend.pcm_mut().expect("PCM events come from PCM")
@@ -875,7 +841,23 @@ impl Device {
                     unreachable!("only NVMe fetches")
                 };
                 let count = n.fetch_done(sq);
-                accept_fetched(now, n, sq, count, cmds, hil, backend, ftl, geo, q);
+                if let Backend::Pcm(p) = backend {
+                    // A PCM-only device: no map to warm.
+                    for _ in 0..count {
+                        p.accept(now, n.fetched(sq), q);
+                    }
+                } else {
+                    for _ in 0..count {
+                        let cmd = n.fetched(sq);
+                        let c = cmds.get(cmd);
+                        if c.op == Op::Read {
+                            if let Some(lpn) = map_unit(geo, ftl, c.offset) {
+                                ftl.prefetch_read_target(lpn);
+                            }
+                        }
+                        hil.accept(now, cmd, c.len, &ftl.stats, q);
+                    }
+                }
                 n.fetch_more(now, sq, q);
             }
             Event::SlotFree => {
@@ -883,13 +865,6 @@ impl Device {
                     unreachable!("only NVMe bounds its commands")
                 };
                 n.slot_freed(now, q);
-            }
-            Event::ArbitratedFetchDone { sq } => {
-                let Interface::Nvme(n) = link else {
-                    unreachable!("only NVMe fetches")
-                };
-                let count = n.arbitrated_fetch_done(sq);
-                accept_fetched(now, n, sq, count, cmds, hil, backend, ftl, geo, q);
             }
             // The rest reach past the HIL: through the ports.
             _ => {

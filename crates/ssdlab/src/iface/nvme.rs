@@ -23,9 +23,6 @@ const SQE_BYTES: u64 = 64;
 const CQE_BYTES: u64 = 16;
 /// A doorbell, an MSI-X message, a status register: one 4-byte TLP.
 const DWORD: u64 = 4;
-/// `Nvme::fetching` of every SQ of a bounded controller: never 0, so that a doorbell does not
-/// start a fetch of its own SQ but goes to the arbiter.
-const ARBITRATED: u32 = u32::MAX;
 
 /// A controller that holds a bounded number of commands: its free slots, its SQ arbiter, and
 /// the fetches in flight (an SQ may have several).
@@ -46,7 +43,7 @@ pub struct Nvme {
     /// Submitted commands per SQ, waiting for the controller's fetch.
     sqs: Vec<VecDeque<u32>>,
     /// Entries of each SQ under fetch (0: no fetch in flight for it). Without a bound on the
-    /// controller's commands; with one, `Bounded` keeps them and these stay at `ARBITRATED`.
+    /// controller's commands; with one, `Bounded` keeps them and these stay 0.
     fetching: Vec<u32>,
     arbitration_burst: u32,
     /// With `interface.controller_slots`: the controller's free command slots and the arbiter
@@ -71,14 +68,7 @@ impl Nvme {
             up: BackfillTimeline::default(),
             down: BackfillTimeline::default(),
             sqs: vec![VecDeque::new(); i.io_queues as usize],
-            fetching: vec![
-                if i.controller_slots.is_some() {
-                    ARBITRATED
-                } else {
-                    0
-                };
-                i.io_queues as usize
-            ],
+            fetching: vec![0; i.io_queues as usize],
             arbitration_burst: i.arbitration_burst,
             bounded: i.controller_slots.map(|free| {
                 let n = i.io_queues as usize;
@@ -134,10 +124,9 @@ impl Nvme {
         q: &mut EventQueue<Event>,
     ) {
         self.sqs[sq as usize].push_back(cmd);
+        // (A bounded controller keeps `fetching` at 0: every doorbell reaches its arbiter.)
         if self.fetching[sq as usize] == 0 {
             self.start_fetch(now, sq, q);
-        } else if self.bounded.is_some() {
-            self.arbitrate(now, q);
         }
     }
 
@@ -149,9 +138,12 @@ impl Nvme {
         }
     }
 
-    /// `sq` has entries and no fetch in flight (no bound on the controller's commands): fetch
-    /// up to one arbitration burst of them at once.
+    /// `sq` has entries and no fetch in flight: fetch up to one arbitration burst of them at
+    /// once; with a bound on the controller's commands, as the arbiter gives free slots.
     fn start_fetch(&mut self, now: SimTime, sq: u32, q: &mut EventQueue<Event>) {
+        if self.bounded.is_some() {
+            return self.arbitrate(now, q);
+        }
         let count = (self.sqs[sq as usize].len() as u32).min(self.arbitration_burst);
         let lands = self.fetch_lands(now, count);
         self.fetching[sq as usize] = count;
@@ -187,7 +179,7 @@ impl Nvme {
             b.lands[s] = lands;
             b.under_fetch[s] += count;
             b.in_flight[s].push_back(count);
-            q.push(lands, Event::ArbitratedFetchDone { sq });
+            q.push(lands, Event::FetchDone { sq });
         }
     }
 
@@ -217,20 +209,21 @@ impl Nvme {
         data + lat
     }
 
-    /// `sq`'s fetched burst arrived: the number of entries, to be taken with
+    /// `sq`'s oldest fetch in flight arrived: the number of entries, to be taken with
     /// [`Nvme::fetched`].
+    #[inline]
     pub(crate) fn fetch_done(&mut self, sq: u32) -> u32 {
-        std::mem::take(&mut self.fetching[sq as usize])
+        match std::mem::take(&mut self.fetching[sq as usize]) {
+            // A fetch takes at least one entry: none under fetch here is a bounded
+            // controller's, which keeps its own (so the unbounded path tests nothing more).
+            0 => self.bounded_fetch_done(sq),
+            count => count,
+        }
     }
 
-    /// A bounded controller's oldest fetch of `sq` in flight arrived: the number of entries,
-    /// to be taken with [`Nvme::fetched`].
     #[inline(never)]
-    pub(crate) fn arbitrated_fetch_done(&mut self, sq: u32) -> u32 {
-        let b = self
-            .bounded
-            .as_mut()
-            .expect("only a bounded controller arbitrates");
+    fn bounded_fetch_done(&mut self, sq: u32) -> u32 {
+        let b = self.bounded.as_mut().expect("an SQ with a fetch in flight");
         let count = b.in_flight[sq as usize]
             .pop_front()
             .expect("a fetch in flight");
@@ -238,9 +231,10 @@ impl Nvme {
         count
     }
 
-    /// After `sq`'s burst was taken at `now`: fetch the entries that arrived meanwhile.
+    /// After `sq`'s burst was taken at `now`: fetch the entries that arrived meanwhile (a
+    /// bounded controller fetched all it had slots for when they arrived).
     pub(crate) fn fetch_more(&mut self, now: SimTime, sq: u32, q: &mut EventQueue<Event>) {
-        if !self.sqs[sq as usize].is_empty() {
+        if !self.sqs[sq as usize].is_empty() && self.bounded.is_none() {
             self.start_fetch(now, sq, q);
         }
     }
