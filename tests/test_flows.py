@@ -229,3 +229,45 @@ def test_periodic_statistics_of_a_zoned_drive_are_plotted(tmp_path: Path) -> Non
     assert a == again.plot_samples(tmp_path / "b.svg").read_bytes()
     with pytest.raises(ValueError, match="stats_interval"):
         ssdlab.run("zns-tlc", job).plot_samples(tmp_path / "none.png")
+
+
+def test_fairness_orders_each_flows_slowdown_by_its_priority() -> None:
+    """Weighted round robin on a controller of 16 slots (docs/nvme.md, "Arbitration"): three
+    readers always backlogged are slowed in the order of their classes; under round robin the
+    same flows are slowed alike."""
+    config = ssdlab.Config.load(
+        "small-tlc",
+        {
+            "interface.io_queues": 8,
+            "interface.controller_slots": 16,
+            "interface.arbitration": "weighted-round-robin",
+        },
+    )
+    flows = [
+        {"name": c, "rw": "randread", "bs": "4KiB", "iodepth": 32, "runtime": "10ms", "priority": c}
+        for c in ("high", "medium", "low")
+    ]
+    report = ssdlab.fairness(config, flows)
+    high, medium, low = (f["slowdown"] for f in report["flows"])
+    assert 1 < high < medium < low, report
+    assert report["fairness"] < 0.5, report
+    same = ssdlab.fairness(config.set("interface.arbitration", "round-robin"), flows)
+    assert same["fairness"] > 0.9, same
+    # The same seed gives the same figures.
+    assert ssdlab.fairness(config, flows) == report
+
+
+def test_two_classes_on_one_queue_are_one_clear_error() -> None:
+    config = ssdlab.Config.load(
+        "small-tlc",
+        {
+            "interface.io_queues": 1,
+            "interface.controller_slots": 16,
+            "interface.arbitration": "weighted-round-robin",
+        },
+    )
+    flows = [{**READER, "priority": "high"}, {**WRITER, "priority": "low"}]
+    with pytest.raises(ssdlab.JobError, match="field `priority`.*interface.io_queues"):
+        ssdlab.run(config, flows)
+    with pytest.raises(ssdlab.JobError, match="priority"):
+        ssdlab.Job(rw="read", priority="highest")

@@ -38,11 +38,22 @@ def _diff(a: object, b: object, path: str = "") -> list[str]:
 
 
 def test_mqsim_default_files_reproduce_the_mqsim_default_preset(tmp_path: Path) -> None:
+    proc = run_cli("import", "mqsim", SSDCONFIG, "-o", tmp_path / "alone.toml")
+    assert proc.returncode == 0, proc.stderr
+    preset = ssdlab.Config.load("mqsim-default")
+    alone = ssdlab.Config.load(tmp_path / "alone.toml")
+    # Without the workload: no flows' queues (the preset has one per flow of its scenarios).
+    assert _diff(_device(alone), _device(preset)) == ["interface.io_queues: 1 != 2"]
+    # With the workload, whose second scenario mixes URGENT and HIGH flows, MQSim's
+    # PRIORITY_OUT_OF_ORDER serves their classes: the device arbitrates its queues by class,
+    # with one controller slot per plane (8 channels x 4 chips x 2 dies x 2 planes).
     proc = run_cli("import", "mqsim", SSDCONFIG, WORKLOAD, "-o", tmp_path)
     assert proc.returncode == 0, proc.stderr
     imported = ssdlab.Config.load(tmp_path / "config.toml")
-    preset = ssdlab.Config.load("mqsim-default")
-    assert _diff(_device(imported), _device(preset)) == []
+    assert _diff(_device(imported), _device(preset)) == [
+        "interface.arbitration: 'weighted-round-robin' != None",
+        "interface.controller_slots: 128 != None",
+    ]
 
 
 def test_mqsim_import_names_each_setting_it_could_not_carry(tmp_path: Path) -> None:
@@ -63,8 +74,11 @@ def test_mqsim_import_names_each_setting_it_could_not_carry(tmp_path: Path) -> N
         assert sum(element in w for w in warnings) == 1, (element, warnings)
     # Each flow's Intensity (read by no MQSim reader) and Seed are named, with their line.
     assert sum("<Intensity> (line" in w for w in warnings) == 4
-    # A priority class is named where the classes of one scenario differ (scenario 2 only).
-    assert sum("<Priority_Class>" in w for w in warnings) == 2
+    # Priority classes are carried (each flow's priority), not warned; the policy's warning
+    # says where ssdlab serves them.
+    assert not any("<Priority_Class>" in w for w in warnings)
+    (policy,) = [w for w in warnings if "<Transaction_Scheduling_Policy>" in w]
+    assert "weighted round robin" in policy and "128 controller slots" in policy
     for line in warnings:
         assert str(SSDCONFIG) in line or str(WORKLOAD) in line, line
 
@@ -77,7 +91,9 @@ def test_mqsim_flows_follow_the_workload(tmp_path: Path) -> None:
     first = ssdlab.load_flows(tmp_path / "drive-scenario-1.toml")
     second = tomllib.loads((tmp_path / "drive-scenario-2.toml").read_text())["flow"]
     assert [f.to_dict()["iodepth"] for f in first] == [16, 2]
+    assert [f.to_dict()["priority"] for f in first] == ["high", "high"]
     assert [f["rw"] for f in second] == ["randread", "randread"]
+    assert [f["priority"] for f in second] == ["urgent", "high"]
     flow = tomllib.loads((tmp_path / "drive-scenario-1.toml").read_text())["flow"][1]
     # 8 sectors of 512 B; 10,000,000,000 ns = 10 s; half of the second half of the drive.
     assert flow["bs"] == "4KiB"

@@ -9,7 +9,9 @@ pub enum Event {
     /// A command reached the controller (NVMe: its doorbell write; other interfaces: the
     /// command itself).
     Submit { cmd: u32 },
-    /// NVMe: the arbitration burst of SQ entries under fetch arrived at the controller.
+    /// NVMe: a fetch of `sq`'s entries (at most one arbitration burst) arrived at the
+    /// controller. (No count in it: a second `u32` would grow every event, and the event
+    /// queue's entries with it, by a third.)
     FetchDone { sq: u32 },
     /// The HIL finished its firmware work on a command.
     Dispatch { cmd: u32 },
@@ -35,4 +37,7 @@ pub enum Event {
     /// Background GC: the idle time after the device's last command in flight has passed;
     /// `submissions` tells whether the host sent anything since.
     IdleCheck { submissions: u32 },
+    /// NVMe with `interface.controller_slots`: the controller completed a command and its slot
+    /// is free for the arbiter to fill.
+    SlotFree,
 }

@@ -251,7 +251,7 @@ def import_mqsim(
     _interface(out, host, device, flows)
     _cache(out, device, flows)
     _precondition(out, device, flows)
-    _unread(out, host, device, flash)
+    _unread(out, host, device, flash, flows)
     if flows is not None:
         _flows(out, flows)
     return out
@@ -597,7 +597,13 @@ def _precondition(out: Imported, device: _Params, flows: list[_Scenario] | None)
         )
 
 
-def _unread(out: Imported, host: _Params, device: _Params, flash: _Params) -> None:
+def _unread(
+    out: Imported,
+    host: _Params,
+    device: _Params,
+    flash: _Params,
+    flows: list[_Scenario] | None,
+) -> None:
     """A warning for each element given that no ssdlab setting took (in the file's order)."""
     reasons: dict[str, str] = {
         "Seed": "a run option in ssdlab: pass --seed",
@@ -627,14 +633,10 @@ def _unread(out: Imported, host: _Params, device: _Params, flash: _Params) -> No
         {k: k for k in ("OUT_OF_ORDER", "PRIORITY_OUT_OF_ORDER", "FLIN")}
     )
     # OUT_OF_ORDER serves a chip's reads before its writes and erases (TSU_OutofOrder.cpp):
-    # ssdlab's default die order, controller.scheduler = "read-priority".
+    # ssdlab's default die order, controller.scheduler = "read-priority". It ignores the flows'
+    # classes, as ssdlab's default round robin does.
     if policy == "PRIORITY_OUT_OF_ORDER":
-        out.warn(
-            "<Transaction_Scheduling_Policy>",
-            policy,
-            "reads first, as ssdlab's read-priority dies; the flows' priority classes are not"
-            " modelled",
-        )
+        _priority_classes(out, device, flash, flows)
     elif policy == "FLIN":
         out.warn(
             "<Transaction_Scheduling_Policy>",
@@ -677,6 +679,46 @@ class _Scenario:
     def __init__(self, line: int, flows: list[_Flow]) -> None:
         self.line = line
         self.flows = flows
+
+
+def _priority_classes(
+    out: Imported, device: _Params, flash: _Params, flows: list[_Scenario] | None
+) -> None:
+    """PRIORITY_OUT_OF_ORDER: MQSim orders each chip's transactions by their flow's class
+    (urgent first, then weights 4/2/1: TSU_Priority_OutOfOrder.cpp,
+    Host_Interface_NVMe_Priorities.h). ssdlab serves the classes where NVMe does, at the SQ
+    arbiter (whose default weights are MQSim's), when a scenario's flows differ in class: with
+    a controller of one command slot per plane, the classes compete for the planes as MQSim's
+    transaction queues make them."""
+    policy = "PRIORITY_OUT_OF_ORDER"
+    mixed = flows is not None and any(
+        len({f.params.text("Priority_Class").upper() for f in s.flows}) > 1 for s in flows
+    )
+    nvme = device.text("HostInterface_Type").upper() == "NVME"
+    if not mixed:
+        why = "reads first, as ssdlab's read-priority dies; no scenario's flows differ in class"
+    elif not nvme:
+        why = "SATA has one queue: the flows' priority classes are not modelled"
+    else:
+        planes = (
+            device("Flash_Channel_Count").integer(1, 1024)
+            * device("Chip_No_Per_Channel").integer(1, 1024)
+            * flash("Die_No_Per_Chip").integer(1, 64)
+            * flash("Plane_No_Per_Die").integer(1, 64)
+        )
+        out.set(
+            "interface",
+            "arbitration",
+            "weighted-round-robin",
+            f"Transaction_Scheduling_Policy = {policy}, flows of several Priority_Class",
+        )
+        out.set("interface", "controller_slots", planes, "one command per plane (warned)")
+        why = (
+            "the flows' priority classes are served by NVMe weighted round robin over their"
+            f" queues with {planes} controller slots (one per plane), not in each chip's"
+            " transaction queues; reads first, as ssdlab's read-priority dies"
+        )
+    out.warn("<Transaction_Scheduling_Policy>", policy, why)
 
 
 def _read_workload(path: str) -> list[_Scenario]:
@@ -784,9 +826,8 @@ def _flows(out: Imported, scenarios: list[_Scenario]) -> None:
         label = f"scenario-{number}"
         synthetic = [f for f in scenario.flows if f.kind == "synthetic"]
         traces = [f for f in scenario.flows if f.kind == "trace"]
-        classes = {f.params.text("Priority_Class").upper() for f in scenario.flows}
         for flow in scenario.flows:
-            _flow_common(out, flow, counts, classes)
+            _flow_common(out, flow, counts)
         if traces:
             first = traces[0]
             if len(scenario.flows) > 1:
@@ -821,16 +862,11 @@ def _flows(out: Imported, scenarios: list[_Scenario]) -> None:
         out.flows.append((label, jobs))
 
 
-def _flow_common(out: Imported, flow: _Flow, counts: dict[str, int], classes: set[str]) -> None:
+def _flow_common(out: Imported, flow: _Flow, counts: dict[str, int]) -> None:
     p = flow.params
-    priority = p("Priority_Class").choice({k: k for k in ("URGENT", "HIGH", "MEDIUM", "LOW")})
-    if len(classes) > 1:
-        out.warn(
-            f"<Priority_Class> (the flow at line {flow.line})",
-            priority,
-            "ssdlab serves every NVMe queue with the same weight (no priority classes)",
-            source=out.flow_source,
-        )
+    # Every flow's class is checked, a trace flow's too (a synthetic one carries it as its
+    # job's priority; a trace replay runs alone, where a class changes nothing).
+    p("Priority_Class").choice({k: k for k in ("URGENT", "HIGH", "MEDIUM", "LOW")})
     for tag, count in counts.items():
         ids = _ids(p(tag), count)
         if ids is not None and len(ids) < count:
@@ -858,6 +894,11 @@ def _synthetic_job(
         return f"(line {element.line})" if element else f"(the flow at line {flow.line})"
 
     job: dict[str, Any] = {"name": f"flow{index + 1}"}
+    # MQSim's four classes are NVMe's (Host_Interface_NVMe_Priorities.h): the flow's queue is
+    # created with it; only weighted round robin (interface.arbitration) tells them apart.
+    job["priority"] = p("Priority_Class").choice(
+        {k: k.lower() for k in ("URGENT", "HIGH", "MEDIUM", "LOW")}
+    )
     reads = p("Read_Percentage").integer(0, 100)
     distribution = p("Address_Distribution").choice(
         {"STREAMING": "seq", "RANDOM_UNIFORM": "uniform", "RANDOM_HOTCOLD": "hotcold"}

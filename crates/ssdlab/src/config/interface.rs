@@ -143,6 +143,20 @@ pub struct InterfaceConfig {
     /// Commands fetched per arbitration burst.
     #[serde(default = "burst")]
     pub arbitration_burst: u32,
+    /// NVMe: how the controller picks the submission queue it fetches from next
+    /// (`iface::arbiter`). Written out only when not `round-robin`, so that the hash of every
+    /// config without it stays as it was.
+    #[serde(default, skip_serializing_if = "Arbitration::is_round_robin")]
+    pub arbitration: Arbitration,
+    /// NVMe, with `weighted-round-robin`: the commands each weighted class may start per
+    /// arbitration round. Written out only when not the defaults.
+    #[serde(default, skip_serializing_if = "ArbitrationWeights::is_default")]
+    pub arbitration_weights: ArbitrationWeights,
+    /// NVMe: the commands the controller holds at once, fetched and not yet completed, over
+    /// every SQ; the arbiter fetches only into free slots. Absent: no bound, every SQ is
+    /// fetched as its doorbell rings (and there is nothing to arbitrate between SQs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub controller_slots: Option<u32>,
     pub interrupt: InterruptMode,
     /// From the interrupt message reaching the host to its handler running.
     #[serde(default)]
@@ -173,6 +187,9 @@ impl Default for InterfaceConfig {
             queue_depth: 1024,
             mdts: Bytes(1 << 20),
             arbitration_burst: burst(),
+            arbitration: Arbitration::RoundRobin,
+            arbitration_weights: ArbitrationWeights::default(),
+            controller_slots: None,
             interrupt: InterruptMode::Msix,
             interrupt_latency: Dur::default(),
             ata: Default::default(),
@@ -246,6 +263,89 @@ impl InterfaceConfig {
         if !is_set("queue_depth") {
             self.queue_depth = self.default_queue_depth();
         }
+    }
+}
+
+/// How an NVMe controller picks the submission queue it fetches from next (NVMe Base
+/// Specification 2.0, "Command Arbitration"; CC.AMS).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Arbitration {
+    /// Every SQ in turn, each for up to `arbitration_burst` commands (CC.AMS 000b, the
+    /// mechanism every controller supports).
+    #[default]
+    RoundRobin,
+    /// Weighted round robin with urgent priority class (CC.AMS 001b): urgent SQs first, then
+    /// the high, medium and low classes by their weights; round robin within a class.
+    WeightedRoundRobin,
+}
+
+impl Arbitration {
+    pub fn is_round_robin(&self) -> bool {
+        *self == Arbitration::RoundRobin
+    }
+}
+
+/// The priority class of an NVMe submission queue (the QPRIO of Create I/O Submission Queue),
+/// as a flow's `priority` names it. Only weighted round robin tells them apart.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PriorityClass {
+    Urgent,
+    High,
+    /// What a queue of a run that names no priority has.
+    #[default]
+    Medium,
+    Low,
+}
+
+impl PriorityClass {
+    pub const ALL: [PriorityClass; 4] = [
+        PriorityClass::Urgent,
+        PriorityClass::High,
+        PriorityClass::Medium,
+        PriorityClass::Low,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PriorityClass::Urgent => "urgent",
+            PriorityClass::High => "high",
+            PriorityClass::Medium => "medium",
+            PriorityClass::Low => "low",
+        }
+    }
+}
+
+/// Weighted round robin's weights: the commands the high, medium and low classes may each start
+/// per arbitration round, 1 to 256 (the Arbitration feature's HPW, MPW and LPW are 8-bit,
+/// 0's-based). Defaults 4, 2, 1: MQSim's scheduling weights of its HIGH, MEDIUM and LOW
+/// classes (Host_Interface_NVMe_Priorities.h); the NVMe specification leaves them to the
+/// controller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct ArbitrationWeights {
+    pub high: u32,
+    pub medium: u32,
+    pub low: u32,
+}
+
+impl Default for ArbitrationWeights {
+    fn default() -> Self {
+        ArbitrationWeights {
+            high: 4,
+            medium: 2,
+            low: 1,
+        }
+    }
+}
+
+impl ArbitrationWeights {
+    /// The largest weight: HPW, MPW and LPW are 8-bit 0's-based fields.
+    pub const MAX: u32 = 256;
+
+    pub fn is_default(&self) -> bool {
+        *self == ArbitrationWeights::default()
     }
 }
 

@@ -970,6 +970,51 @@ impl SsdConfig {
                 "got 0, expected at least 1".into(),
             );
         }
+        for (field, w) in [
+            ("high", i.arbitration_weights.high),
+            ("medium", i.arbitration_weights.medium),
+            ("low", i.arbitration_weights.low),
+        ] {
+            if w == 0 || w > ArbitrationWeights::MAX {
+                return err(
+                    &format!("interface.arbitration_weights.{field}"),
+                    format!(
+                        "got {w}, expected 1 to {} (commands per arbitration round; the Arbitration feature's weight fields are 8-bit, 0's-based)",
+                        ArbitrationWeights::MAX
+                    ),
+                );
+            }
+        }
+        if let Some(slots) = i.controller_slots {
+            if kind != InterfaceKind::Nvme {
+                return err(
+                    "interface.controller_slots",
+                    format!(
+                        "given for interface.kind = \"{kind}\", expected it only with \"nvme\""
+                    ),
+                );
+            }
+            if slots == 0 {
+                return err(
+                    "interface.controller_slots",
+                    "got 0, expected at least 1 (commands the controller holds at once)".into(),
+                );
+            }
+        }
+        if i.arbitration == Arbitration::WeightedRoundRobin {
+            if kind != InterfaceKind::Nvme {
+                return err(
+                    "interface.arbitration",
+                    format!("got \"weighted-round-robin\" for interface.kind = \"{kind}\", expected it only with \"nvme\" (other interfaces have one queue)"),
+                );
+            }
+            if i.controller_slots.is_none() {
+                return err(
+                    "interface.arbitration",
+                    "got \"weighted-round-robin\" without interface.controller_slots, expected both: with no bound on the commands the controller holds, every SQ is fetched as its doorbell rings and there is nothing to arbitrate".into(),
+                );
+            }
+        }
         // Per-core state is allocated up front: bound it by hosts that exist, not by u32.
         const MAX_CORES: u32 = 4096;
         if self.host.cores == 0 || self.host.cores > MAX_CORES {

@@ -14,7 +14,7 @@
 //! layer that owns it; a handler reaches other layers only through the ports it is given
 //! (`iface::HostPort`, `ctrl::FlashPort`).
 
-use crate::config::{BackendKind, SsdConfig};
+use crate::config::{BackendKind, PriorityClass, SsdConfig};
 pub use crate::ctrl::backend::Backend;
 use crate::ctrl::buffer::BufferManager;
 use crate::ctrl::datacheck::DataCheck;
@@ -493,6 +493,14 @@ impl Device {
         self.link.sq_capacity()
     }
 
+    /// Each NVMe SQ's priority class (the QPRIO of its creation), one per SQ
+    /// (`interface.io_queues` of them); other interfaces have one queue and no classes.
+    pub fn set_queue_classes(&mut self, classes: &[PriorityClass]) {
+        if let Interface::Nvme(n) = &mut self.link {
+            n.set_queue_classes(classes);
+        }
+    }
+
     /// Whether a request of `op` and `len` bytes from `queue` fits in its interface queue now.
     pub fn queue_has_room(&self, queue: u32, op: Op, len: u64) -> bool {
         self.host.queue_has_room(queue, op, len)
@@ -876,6 +884,12 @@ impl Device {
                     }
                 }
                 n.fetch_more(now, sq, q);
+            }
+            Event::SlotFree => {
+                let Interface::Nvme(n) = link else {
+                    unreachable!("only NVMe bounds its commands")
+                };
+                n.slot_freed(now, q);
             }
             // The rest reach past the HIL: through the ports.
             _ => {

@@ -27,6 +27,7 @@
 
 use super::depth_search::{DepthSearch, Step};
 use super::zbd::Zbd;
+use crate::config::{Arbitration, PriorityClass};
 use crate::device::{Completion, Device, Driver, Flags, Request};
 use crate::error::{Error, Result};
 use crate::request::Op;
@@ -169,6 +170,9 @@ pub struct JobDriver {
     error: Option<Error>,
     /// The simulated time of the driver's latest call: how far a runtime-bound run has come.
     latest: SimTime,
+    /// Under weighted round robin: each NVMe SQ's priority class, from the flows that submit
+    /// on it, given to the device at the start (None: every queue alike).
+    queue_classes: Option<Vec<PriorityClass>>,
     /// `latency_target`: each instance's depth search (None for an instance of a job
     /// without); empty when no job has a target.
     searches: Vec<Option<DepthSearch>>,
@@ -206,6 +210,7 @@ impl JobDriver {
                 ))
             })?;
         Self::check_queues(&jobs, dev, total_insts)?;
+        let queue_classes = Self::queue_classes(&jobs, dev)?;
         let mut flows = Vec::with_capacity(jobs.len());
         let mut insts = Vec::with_capacity(total_insts as usize);
         for (f, job) in jobs.into_iter().enumerate() {
@@ -291,7 +296,51 @@ impl JobDriver {
             batch: Vec::new(),
             error: None,
             latest: SimTime::ZERO,
+            queue_classes,
         })
+    }
+
+    /// Under weighted round robin, each NVMe SQ's class: that of the flows whose instances
+    /// submit on it (instance k on SQ k mod io_queues), as a host creates each SQ with one
+    /// QPRIO. Two classes on one SQ are refused. None under round robin, where the classes
+    /// change nothing, or when no flow names a priority.
+    fn queue_classes(jobs: &[Job], dev: &Device) -> Result<Option<Vec<PriorityClass>>> {
+        let i = &dev.config().interface;
+        if i.arbitration != Arbitration::WeightedRoundRobin
+            || jobs.iter().all(|j| j.spec.priority.is_none())
+        {
+            return Ok(None);
+        }
+        // Per SQ: its class and the flow (index) that first submits on it.
+        let mut classes: Vec<Option<(PriorityClass, usize)>> = vec![None; i.io_queues as usize];
+        let mut k = 0u32;
+        for (f, job) in jobs.iter().enumerate() {
+            let class = job.spec.priority.unwrap_or_default();
+            for _ in 0..job.spec.numjobs {
+                let sq = (k % i.io_queues) as usize;
+                match classes[sq] {
+                    Some((other, g)) if other != class => {
+                        let e = Error::Job(format!(
+                            "job, field `priority`: got {}, but NVMe queue {sq} also carries flow `{}` of class {}, and a queue has one priority class (its QPRIO); \
+                             expected interface.io_queues (now {}) large enough to give each class its own queues (instance k submits on queue k mod io_queues)",
+                            class.name(),
+                            jobs[g].spec.name,
+                            other.name(),
+                            i.io_queues
+                        ));
+                        return Err(name_flow(e, f, job, jobs.len() > 1));
+                    }
+                    _ => classes[sq] = Some((class, f)),
+                }
+                k += 1;
+            }
+        }
+        Ok(Some(
+            classes
+                .into_iter()
+                .map(|c| c.map_or(PriorityClass::Medium, |c| c.0))
+                .collect(),
+        ))
     }
 
     /// NVMe queues must hold what the instances sharing one keep in flight (over all flows).
@@ -378,6 +427,9 @@ impl JobDriver {
     /// each after its `startdelay`. The device measures from the earliest end of a ramp in the
     /// first group; each flow's own figures from the end of its own.
     pub fn start(&mut self, dev: &mut Device) {
+        if let Some(classes) = &self.queue_classes {
+            dev.set_queue_classes(classes);
+        }
         let first_measured = self.groups[0]
             .iter()
             .map(|&f| {

@@ -18,6 +18,7 @@
 //!
 //! The device holds one [`Interface`]: the choice is this enum, and each variant owns its state.
 
+pub mod arbiter;
 pub mod ata;
 pub mod buddy;
 pub mod dram_link;

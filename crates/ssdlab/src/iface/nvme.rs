@@ -6,9 +6,10 @@
 //! The link is two timelines, one per direction (`up`: device to host, `down`: host to device),
 //! each carrying TLPs whose cost is `pcie::LinkCost`; every crossing adds the link latency.
 
+use super::arbiter::Arbiter;
 use super::pcie::LinkCost;
 use crate::config::LinkSpec;
-use crate::config::{InterfaceConfig, InterruptMode};
+use crate::config::{InterfaceConfig, InterruptMode, PriorityClass};
 use crate::event::Event;
 use crate::host::HostCpu;
 use crate::request::Cmd;
@@ -23,15 +24,31 @@ const CQE_BYTES: u64 = 16;
 /// A doorbell, an MSI-X message, a status register: one 4-byte TLP.
 const DWORD: u64 = 4;
 
+/// A controller that holds a bounded number of commands: its free slots, its SQ arbiter, and
+/// the fetches in flight (an SQ may have several).
+struct Bounded {
+    free: u32,
+    arbiter: Arbiter,
+    /// Per SQ: its entries under fetch, the count of each fetch in flight in the order they
+    /// land, and when the latest lands.
+    under_fetch: Vec<u32>,
+    in_flight: Vec<VecDeque<u32>>,
+    lands: Vec<SimTime>,
+}
+
 pub struct Nvme {
     link: LinkCost,
     up: BackfillTimeline,
     down: BackfillTimeline,
     /// Submitted commands per SQ, waiting for the controller's fetch.
     sqs: Vec<VecDeque<u32>>,
-    /// Entries of each SQ under fetch (0: no fetch in flight for it).
+    /// Entries of each SQ under fetch (0: no fetch in flight for it). Without a bound on the
+    /// controller's commands; with one, `Bounded` keeps them and these stay 0.
     fetching: Vec<u32>,
     arbitration_burst: u32,
+    /// With `interface.controller_slots`: the controller's free command slots and the arbiter
+    /// that fills them. None: no bound, each SQ fetches as its doorbell rings.
+    bounded: Option<Box<Bounded>>,
     interrupt: InterruptMode,
     interrupt_latency: SimTime,
     /// Commands one SQ holds (its depth − 1).
@@ -53,6 +70,16 @@ impl Nvme {
             sqs: vec![VecDeque::new(); i.io_queues as usize],
             fetching: vec![0; i.io_queues as usize],
             arbitration_burst: i.arbitration_burst,
+            bounded: i.controller_slots.map(|free| {
+                let n = i.io_queues as usize;
+                Box::new(Bounded {
+                    free,
+                    arbiter: Arbiter::new(i.arbitration, i.arbitration_weights, i.io_queues),
+                    under_fetch: vec![0; n],
+                    in_flight: vec![VecDeque::new(); n],
+                    lands: vec![SimTime::ZERO; n],
+                })
+            }),
             interrupt: i.interrupt,
             interrupt_latency: i.interrupt_latency.0,
             sq_capacity: i.queue_depth - 1,
@@ -97,35 +124,117 @@ impl Nvme {
         q: &mut EventQueue<Event>,
     ) {
         self.sqs[sq as usize].push_back(cmd);
+        // (A bounded controller keeps `fetching` at 0: every doorbell reaches its arbiter.)
         if self.fetching[sq as usize] == 0 {
             self.start_fetch(now, sq, q);
         }
     }
 
-    /// Fetch up to one arbitration burst of `sq`'s entries: a memory read request up, the
-    /// entries back down. Fetches of different SQs are in flight together (a controller keeps
-    /// several memory reads outstanding); they share the link in the order they start.
+    /// Each SQ's priority class (the QPRIO the host created it with), one per SQ; only
+    /// weighted round robin with a bound on the controller's commands tells them apart.
+    pub fn set_queue_classes(&mut self, classes: &[PriorityClass]) {
+        if let Some(b) = &mut self.bounded {
+            b.arbiter.set_classes(classes);
+        }
+    }
+
+    /// `sq` has entries and no fetch in flight: fetch up to one arbitration burst of them at
+    /// once; with a bound on the controller's commands, as the arbiter gives free slots.
     fn start_fetch(&mut self, now: SimTime, sq: u32, q: &mut EventQueue<Event>) {
-        let pending = self.sqs[sq as usize].len() as u32;
-        let count = pending.min(self.arbitration_burst);
+        if self.bounded.is_some() {
+            return self.arbitrate(now, q);
+        }
+        let count = (self.sqs[sq as usize].len() as u32).min(self.arbitration_burst);
+        let lands = self.fetch_lands(now, count);
+        self.fetching[sq as usize] = count;
+        q.push(lands, Event::FetchDone { sq });
+    }
+
+    /// A bounded controller fills its free slots: fetch from the SQs the arbiter picks, while
+    /// slots are free and some SQ has entries not under fetch. An SQ may have several fetches
+    /// in flight (a controller keeps several memory reads outstanding): the arbiter, not a
+    /// fetch under way, decides whose turn it is.
+    #[inline(never)]
+    fn arbitrate(&mut self, now: SimTime, q: &mut EventQueue<Event>) {
+        loop {
+            let b = self
+                .bounded
+                .as_mut()
+                .expect("only a bounded controller arbitrates");
+            if b.free == 0 {
+                return;
+            }
+            let (sqs, under) = (&self.sqs, &b.under_fetch);
+            let waiting = |sq: u32| sqs[sq as usize].len() as u32 - under[sq as usize];
+            let Some((sq, count)) = b.arbiter.pick(waiting, self.arbitration_burst, b.free) else {
+                return;
+            };
+            b.free -= count;
+            let lands = self.fetch_lands(now, count);
+            let b = self.bounded.as_mut().expect("bounded");
+            let s = sq as usize;
+            // The controller takes an SQ's entries in order: a fetch that the link would
+            // deliver sooner than one started before it on the same SQ lands with it.
+            let lands = lands.max(b.lands[s]);
+            b.lands[s] = lands;
+            b.under_fetch[s] += count;
+            b.in_flight[s].push_back(count);
+            q.push(lands, Event::FetchDone { sq });
+        }
+    }
+
+    /// A bounded controller posted a command's completion entry: its slot is free again.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn slot_freed(&mut self, now: SimTime, q: &mut EventQueue<Event>) {
+        let b = self
+            .bounded
+            .as_mut()
+            .expect("only a bounded controller frees slots");
+        b.free += 1;
+        self.arbitrate(now, q);
+    }
+
+    /// A fetch of `count` entries started at `now`: a memory read request up, the entries back
+    /// down; returns when they are in the controller. Fetches of different SQs are in flight
+    /// together (a controller keeps several memory reads outstanding); they share the link in
+    /// the order they start.
+    #[inline(always)]
+    fn fetch_lands(&mut self, now: SimTime, count: u32) -> SimTime {
         let lat = self.link.latency;
         let (_, req) = self.up.reserve(now, self.link.wire_time(0));
         let (_, data) = self
             .down
             .reserve(req + lat, self.link.wire_time(SQE_BYTES * count as u64));
-        self.fetching[sq as usize] = count;
-        q.push(data + lat, Event::FetchDone { sq });
+        data + lat
     }
 
-    /// `sq`'s fetched burst arrived: the number of entries, to be taken with
+    /// `sq`'s oldest fetch in flight arrived: the number of entries, to be taken with
     /// [`Nvme::fetched`].
+    #[inline]
     pub(crate) fn fetch_done(&mut self, sq: u32) -> u32 {
-        std::mem::take(&mut self.fetching[sq as usize])
+        match std::mem::take(&mut self.fetching[sq as usize]) {
+            // A fetch takes at least one entry: none under fetch here is a bounded
+            // controller's, which keeps its own (so the unbounded path tests nothing more).
+            0 => self.bounded_fetch_done(sq),
+            count => count,
+        }
     }
 
-    /// After `sq`'s burst was taken at `now`: fetch the entries that arrived meanwhile.
+    #[inline(never)]
+    fn bounded_fetch_done(&mut self, sq: u32) -> u32 {
+        let b = self.bounded.as_mut().expect("an SQ with a fetch in flight");
+        let count = b.in_flight[sq as usize]
+            .pop_front()
+            .expect("a fetch in flight");
+        b.under_fetch[sq as usize] -= count;
+        count
+    }
+
+    /// After `sq`'s burst was taken at `now`: fetch the entries that arrived meanwhile (a
+    /// bounded controller fetched all it had slots for when they arrived).
     pub(crate) fn fetch_more(&mut self, now: SimTime, sq: u32, q: &mut EventQueue<Event>) {
-        if !self.sqs[sq as usize].is_empty() {
+        if !self.sqs[sq as usize].is_empty() && self.bounded.is_none() {
             self.start_fetch(now, sq, q);
         }
     }
@@ -167,6 +276,9 @@ impl Nvme {
     ) {
         let lat = self.link.latency;
         let (_, cqe) = self.up.reserve(t, self.link.wire_time(CQE_BYTES));
+        if self.bounded.is_some() {
+            free_slot_at(t, q);
+        }
         let seen = cqe + lat;
         let (at, extra) = match self.interrupt {
             InterruptMode::Msix => {
@@ -181,6 +293,14 @@ impl Nvme {
         let (_, end) = cpu.reserve(cmds.get(cmd).core, start, cost);
         q.push(end, Event::HostComplete { cmd });
     }
+}
+
+/// A bounded controller's slot frees when it posts the completion entry at `t` (out of line:
+/// the unbounded path pays only the test).
+#[cold]
+#[inline(never)]
+fn free_slot_at(t: SimTime, q: &mut EventQueue<Event>) {
+    q.push(t, Event::SlotFree);
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! own equal slice of the region for sequential patterns (fio's `offset_increment`).
 
 use crate::config::units::{format_bytes, parse_bytes, parse_duration};
-use crate::config::{Bytes, Dur};
+use crate::config::{Bytes, Dur, PriorityClass};
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::{Rng, SimTime};
@@ -193,6 +193,11 @@ pub struct JobSpec {
     /// one before has finished (fio's `stonewall`). Written out only when not 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub group: u32,
+    /// The flow's NVMe priority class (`urgent`, `high`, `medium`, `low`): the submission
+    /// queues of its instances are created with it (QPRIO), and weighted round robin
+    /// (`interface.arbitration`) serves them by it. Absent: medium. Written out only when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<PriorityClass>,
 }
 
 /// fio's `rate_process`: evenly spaced arrivals (`linear`, fio's default), or a Poisson
@@ -373,7 +378,7 @@ impl JobSpec {
     ];
     /// The fields that place a flow among others (a run of several flows), written only when
     /// given.
-    pub const FLOW_FIELDS: [&'static str; 2] = ["startdelay", "group"];
+    pub const FLOW_FIELDS: [&'static str; 3] = ["startdelay", "group", "priority"];
 
     /// The engine, `libaio` when none is given.
     pub fn engine(&self) -> IoEngine {
