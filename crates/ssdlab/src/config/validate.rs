@@ -488,6 +488,39 @@ impl SsdConfig {
         Ok(())
     }
 
+    /// A saved drive state (`precondition.state`, docs/state.md) is the page-mapped FTL's:
+    /// other back ends keep state it does not hold.
+    fn validate_state(&self, path: &str) -> Result<()> {
+        if path.is_empty() {
+            return err(
+                "precondition.state",
+                "got an empty path, expected the file `ssdlab precondition --save` wrote".into(),
+            );
+        }
+        let kind = self.backend_kind();
+        let why = match kind {
+            BackendKind::Page | BackendKind::Cached if self.fdp.is_some() => {
+                Some("[fdp] (its reclaim units' bookkeeping is not saved)".to_string())
+            }
+            BackendKind::Page | BackendKind::Cached => None,
+            _ => Some(format!(
+                "the {} back end ({})",
+                kind.name(),
+                kind.what_sections_say()
+            )),
+        };
+        match why {
+            Some(why) => err(
+                "precondition.state",
+                format!(
+                    "got \"{path}\": a saved drive state is not supported for {why}; only the \
+                     page-mapped FTL (ftl.kind = \"page\", full or cached map) saves and loads one"
+                ),
+            ),
+            None => Ok(()),
+        }
+    }
+
     /// A raw device (`ftl.kind = "none"`) shows the host every block and has nothing of the
     /// device FTL's: no hidden space, no cache buffer between host and NAND, no preconditioning.
     fn validate_raw(&self, origin: &str) -> Result<()> {
@@ -1108,6 +1141,9 @@ impl SsdConfig {
                     ),
                 );
             }
+        }
+        if let Some(path) = &self.precondition.state {
+            self.validate_state(path)?;
         }
         if let Some(r) = &self.reliability {
             self.validate_reliability(r, origin)?;
