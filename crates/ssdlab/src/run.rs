@@ -510,6 +510,36 @@ pub fn precondition_with(
     dev.precondition_with(cfg, seed, progress)
 }
 
+/// Precondition the drive `cfg` describes (or load the state it names) and save its state to
+/// `path` (`ssdlab precondition --save`, docs/state.md): what it took, as JSON (the path, the
+/// file's bytes, the seconds preconditioning and saving took, the steady state reached).
+pub fn precondition_to_state(
+    cfg: &SsdConfig,
+    seed: u64,
+    path: &std::path::Path,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<serde_json::Value> {
+    if let Some(why) = cfg.state_unsupported() {
+        return Err(Error::Config(format!(
+            "precondition --save: saving a drive state is not supported for {why}; only the \
+             page-mapped FTL (ftl.kind = \"page\", full or cached map) saves one"
+        )));
+    }
+    let mut dev = Device::new(cfg, seed)?;
+    let t = precondition_with(&mut dev, cfg, seed, progress)?;
+    let made_by = crate::device::state::made_by_precondition(cfg, seed);
+    let saved = dev.save_state(cfg, path, &made_by)?;
+    Ok(serde_json::json!({
+        "state": saved.path,
+        "bytes": saved.bytes,
+        "precondition_seconds": t,
+        "save_seconds": saved.save_seconds,
+        "steady_state": dev.steady_state_result(),
+        "config_name": cfg.meta.name,
+        "seed": seed,
+    }))
+}
+
 /// [`drive`], sampling the device every `interval` if given (`driver::sampler`): the wall
 /// seconds, whether it ran to the end, and the samples. Without an interval the driver runs
 /// unwrapped, so periodic statistics cost nothing when off.

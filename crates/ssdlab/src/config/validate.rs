@@ -490,25 +490,17 @@ impl SsdConfig {
 
     /// A saved drive state (`precondition.state`, docs/state.md) is the page-mapped FTL's:
     /// other back ends keep state it does not hold.
-    fn validate_state(&self, path: &str) -> Result<()> {
+    fn validate_state(&self, path: &str, origin: &str) -> Result<()> {
+        let err = |field: &str, msg: String| {
+            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+        };
         if path.is_empty() {
             return err(
                 "precondition.state",
                 "got an empty path, expected the file `ssdlab precondition --save` wrote".into(),
             );
         }
-        let kind = self.backend_kind();
-        let why = match kind {
-            BackendKind::Page | BackendKind::Cached if self.fdp.is_some() => {
-                Some("[fdp] (its reclaim units' bookkeeping is not saved)".to_string())
-            }
-            BackendKind::Page | BackendKind::Cached => None,
-            _ => Some(format!(
-                "the {} back end ({})",
-                kind.name(),
-                kind.what_sections_say()
-            )),
-        };
+        let why = self.state_unsupported();
         match why {
             Some(why) => err(
                 "precondition.state",
@@ -1143,7 +1135,7 @@ impl SsdConfig {
             }
         }
         if let Some(path) = &self.precondition.state {
-            self.validate_state(path)?;
+            self.validate_state(path, origin)?;
         }
         if let Some(r) = &self.reliability {
             self.validate_reliability(r, origin)?;

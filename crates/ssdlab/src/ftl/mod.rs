@@ -21,6 +21,7 @@ pub mod fdp;
 mod fill;
 pub mod hybrid;
 pub mod mapping_cache;
+mod state;
 mod steady;
 use fill::{FillLayout, AS_FILLED};
 use mapping_cache::MappingCache;

@@ -258,18 +258,24 @@ impl<R: Read> StateReader<R> {
         Ok(out)
     }
 
-    /// A table written by [`StateWriter::sparse`] of exactly `len` elements: zeroed (the OS
-    /// backs only the chunks the file holds), then each chunk in increasing order.
-    pub fn sparse<T: Plain>(&mut self, what: &str, len: usize) -> Result<Vec<T>> {
+    /// A table written by [`StateWriter::sparse`] into `out`, which must be all zeros and of
+    /// the length written (the OS then backs only the chunks the file holds); each element read
+    /// must pass `ok`.
+    pub fn sparse_into<T: Plain>(
+        &mut self,
+        what: &str,
+        out: &mut [T],
+        ok: impl Fn(T) -> bool,
+    ) -> Result<()> {
+        let len = out.len();
         self.length(what, len)?;
-        let mut out: Vec<T> = zeroed_vec(len);
         let per_chunk = CHUNK_BYTES / T::SIZE;
         let chunks = len.div_ceil(per_chunk) as u64;
         let mut next = 0u64;
         loop {
             let i = self.u64(what)?;
             if i == u64::MAX {
-                return Ok(out);
+                return Ok(());
             }
             if i < next || i >= chunks {
                 return Err(self.error(&format!(
@@ -280,13 +286,26 @@ impl<R: Read> StateReader<R> {
             let first = i as usize * per_chunk;
             let n = per_chunk.min(len - first);
             self.fill(n * T::SIZE, what)?;
-            for (slot, b) in out[first..first + n]
+            for (k, (slot, b)) in out[first..first + n]
                 .iter_mut()
                 .zip(self.buf.chunks_exact(T::SIZE))
+                .enumerate()
             {
-                *slot = T::get(b);
+                let v = T::get(b);
+                if !ok(v) {
+                    let at = first + k;
+                    return Err(self.error(&format!("{what}: entry {at} out of range")));
+                }
+                *slot = v;
             }
         }
+    }
+
+    /// [`StateReader::sparse_into`] a new zeroed table of `len` elements.
+    pub fn sparse<T: Plain>(&mut self, what: &str, len: usize) -> Result<Vec<T>> {
+        let mut out: Vec<T> = zeroed_vec(len);
+        self.sparse_into(what, &mut out, |_| true)?;
+        Ok(out)
     }
 
     /// Check the CRC that ends the file, and that nothing follows it.
@@ -347,7 +366,10 @@ mod tests {
             .array::<u32>("blocks", 3)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("state file f: blocks: got 2 entries, expected 3"), "{e}");
+        assert!(
+            e.contains("state file f: blocks: got 2 entries, expected 3"),
+            "{e}"
+        );
         let e = StateReader::new(&bytes[..], "f")
             .array_upto::<u32>("free", 1)
             .unwrap_err()

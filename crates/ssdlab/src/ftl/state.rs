@@ -1,0 +1,287 @@
+//! The page FTL's part of a saved drive state (docs/state.md): what it keeps from one run to
+//! the next — the map and the reverse map, which units are programmed, the closed-form layout
+//! a fill or steady-state preconditioning left, every block's record (wear included), the free
+//! lists and open blocks, the stripe cursors, the write clock, GC's random stream, wear-out
+//! and the write streams. Not kept: counters (the result speaks of the timed run, as after
+//! preconditioning), and what only lives while commands are in flight (GC tasks, programs not
+//! finished), which a drive at rest has none of.
+//!
+//! Loading writes into the tables of a fresh FTL built from the config, so their lengths are
+//! the config's; every index the file gives is checked against them as it is read.
+
+use super::fill::AS_FILLED;
+use super::steady::SteadyState;
+use super::{BlockState, Ftl, Streams, GC_STREAM, NONE, UNMAPPED};
+use crate::error::{Error, Result};
+use crate::sim::state_io::{StateReader, StateWriter};
+use crate::sim::Rng;
+use std::io::{Read, Write};
+
+const STATES: [BlockState; 5] = [
+    BlockState::Free,
+    BlockState::Open,
+    BlockState::Full,
+    BlockState::Victim,
+    BlockState::Bad,
+];
+
+fn state_code(s: BlockState) -> u8 {
+    STATES
+        .iter()
+        .position(|&x| x == s)
+        .expect("every state listed") as u8
+}
+
+impl Ftl {
+    /// Why this FTL cannot be saved now (None: it can): work in flight.
+    pub fn unsaveable(&self) -> Option<String> {
+        let programs = self
+            .blocks
+            .iter()
+            .map(|b| b.overwrites_in_flight as u64)
+            .sum::<u64>();
+        let gc = self
+            .planes
+            .iter()
+            .map(|p| p.gc_inflight as u64)
+            .sum::<u64>();
+        let tasks = self.tasks.len();
+        if tasks > 0 || gc > 0 || programs > 0 {
+            return Some(format!(
+                "the drive is not at rest ({gc} garbage collections under way, {tasks} not yet \
+                 issued, {programs} host programs in flight): save it once it is idle"
+            ));
+        }
+        None
+    }
+
+    /// Write this FTL's state (see the module's text). The caller checked
+    /// [`Ftl::unsaveable`].
+    pub fn save_state<W: Write>(&self, w: &mut StateWriter<W>) -> std::io::Result<()> {
+        w.sparse(&self.l2p)?;
+        w.sparse(&self.p2l)?;
+        w.sparse(&self.programmed)?;
+        self.fill.save_state(w)?;
+        let b = &self.blocks;
+        w.array(&b.iter().map(|b| b.valid).collect::<Vec<_>>())?;
+        w.array(&b.iter().map(|b| b.erase_count).collect::<Vec<_>>())?;
+        w.array(&b.iter().map(|b| b.epoch).collect::<Vec<_>>())?;
+        w.array(&b.iter().map(|b| state_code(b.state)).collect::<Vec<_>>())?;
+        w.array(&b.iter().map(|b| b.write_ptr).collect::<Vec<_>>())?;
+        w.array(&b.iter().map(|b| b.last_write).collect::<Vec<_>>())?;
+        for p in &self.planes {
+            w.array(&p.free)?;
+            w.u32(p.host_open)?;
+            w.u32(p.gc_open)?;
+        }
+        w.u64(self.cursor as u64)?;
+        w.u64(self.clock)?;
+        for s in self.rng.state() {
+            w.u64(s)?;
+        }
+        match &self.wear {
+            None => w.u8(0)?,
+            Some(x) => {
+                w.u8(1)?;
+                for v in [x.factory_bad_blocks, x.retired_blocks, x.good_blocks] {
+                    w.u64(v)?;
+                }
+                w.u8(x.read_only as u8)?;
+            }
+        }
+        match self.streams.as_deref() {
+            None => w.u8(0)?,
+            Some(st) => {
+                w.u8(1)?;
+                w.array(&st.open)?;
+                w.array(&st.gc_open)?;
+                w.array(&st.cursor.iter().map(|&c| c as u64).collect::<Vec<_>>())?;
+                w.sparse(&st.lpn_stream)?;
+                w.array(&st.block_stream)?;
+                w.sparse(&st.stamp)?;
+            }
+        }
+        match &self.steady_state {
+            None => w.u8(0),
+            Some(s) => {
+                w.u8(1)?;
+                w.f64(s.waf)?;
+                w.u8(s.converged as u8)?;
+                w.f64(s.overwrite)
+            }
+        }
+    }
+
+    /// Read the state [`Ftl::save_state`] wrote into this fresh FTL (built from the config the
+    /// caller checked the file against). On an error the FTL is only fit to be dropped.
+    pub fn load_state<R: Read>(&mut self, r: &mut StateReader<R>) -> Result<()> {
+        // Fresh: nothing written (blocks free, or bad from the factory).
+        let fresh = self.clock == 0
+            && self.cursor == 0
+            && self
+                .blocks
+                .iter()
+                .all(|b| matches!(b.state, BlockState::Free | BlockState::Bad));
+        if !fresh {
+            return Err(Error::Sim(
+                "a drive state loads into a fresh drive only (a caller's bug)".into(),
+            ));
+        }
+        let units = self.p2l.len() as u64;
+        let lpns = self.l2p.len() as u64;
+        // Entries are stored `value ^ AS_FILLED`; a stored zero reads as the fill's.
+        let pun_ok = |raw: u32| {
+            let v = raw ^ AS_FILLED;
+            raw == 0 || v == UNMAPPED || (v as u64) < units
+        };
+        let lpn_ok = |raw: u32| {
+            let v = raw ^ AS_FILLED;
+            raw == 0 || v == UNMAPPED || (v as u64) < lpns
+        };
+        r.sparse_into("map", &mut self.l2p, pun_ok)?;
+        r.sparse_into("reverse map", &mut self.p2l, lpn_ok)?;
+        r.sparse_into("programmed units", &mut self.programmed, |_| true)?;
+        let nblocks = self.blocks.len();
+        self.fill.load_state(r, self.data_units, units)?;
+        let upb = self.geo.units_per_block();
+        let valid = r.array::<u32>("block valid counts", nblocks)?;
+        let erases = r.array::<u32>("block erase counts", nblocks)?;
+        let epochs = r.array::<u32>("block epochs", nblocks)?;
+        let states = r.array::<u8>("block states", nblocks)?;
+        let wptr = r.array::<u32>("block write pointers", nblocks)?;
+        let last = r.array::<u64>("block last writes", nblocks)?;
+        for (i, b) in self.blocks.iter_mut().enumerate() {
+            let Some(&state) = STATES.get(states[i] as usize) else {
+                return Err(r.error(&format!(
+                    "block {i}: state {} is none of the 5 a block has",
+                    states[i]
+                )));
+            };
+            if wptr[i] > upb || valid[i] > wptr[i] {
+                return Err(r.error(&format!(
+                    "block {i}: {} valid units and write pointer {}, expected valid ≤ write \
+                     pointer ≤ {upb} (units per block)",
+                    valid[i], wptr[i]
+                )));
+            }
+            b.valid = valid[i];
+            b.erase_count = erases[i];
+            b.epoch = epochs[i];
+            b.state = state;
+            b.write_ptr = wptr[i];
+            b.last_write = last[i];
+            b.overwrites_in_flight = 0;
+        }
+        let bpp = self.geo.blocks_per_plane;
+        let mut listed = vec![false; nblocks];
+        for p in 0..self.planes.len() {
+            let first = p as u32 * bpp;
+            let in_plane = |b: u32| b == NONE || (first..first + bpp).contains(&b);
+            let free = r.array_upto::<u32>("free list", bpp as usize)?;
+            for &b in &free {
+                if !in_plane(b) || b == NONE || listed[b as usize] {
+                    return Err(r.error(&format!(
+                        "plane {p}'s free list: block {b} is not one of the plane's {bpp} \
+                         blocks from {first}, or is listed twice"
+                    )));
+                }
+                if self.blocks[b as usize].state != BlockState::Free {
+                    return Err(r.error(&format!("plane {p}'s free list: block {b} is not free")));
+                }
+                listed[b as usize] = true;
+            }
+            let host_open = r.u32("open block")?;
+            let gc_open = r.u32("GC block")?;
+            if !in_plane(host_open) || !in_plane(gc_open) {
+                return Err(r.error(&format!(
+                    "plane {p}: open blocks {host_open} and {gc_open}, expected blocks of the \
+                     plane (from {first}, {bpp} of them) or none"
+                )));
+            }
+            let plane = &mut self.planes[p];
+            plane.free = free;
+            plane.host_open = host_open;
+            plane.gc_open = gc_open;
+            plane.gc_inflight = 0;
+        }
+        self.cursor = r.below("stripe cursor", self.stripe.len() as u64)? as usize;
+        self.clock = r.u64("write clock")?;
+        let mut s = [0u64; 4];
+        for w in &mut s {
+            *w = r.u64("GC random stream")?;
+        }
+        self.rng = Rng::from_state(s);
+        let has_wear = r.u8("wear-out")? != 0;
+        if has_wear != self.wear.is_some() {
+            return Err(r.error("wear-out: the file and the config disagree on [reliability]"));
+        }
+        if let Some(x) = self.wear.as_mut() {
+            x.factory_bad_blocks = r.u64("factory bad blocks")?;
+            x.retired_blocks = r.u64("retired blocks")?;
+            x.good_blocks = r.u64("good blocks")?;
+            x.read_only = r.u8("read-only")? != 0;
+        }
+        let has_streams = r.u8("write streams")? != 0;
+        if has_streams != self.streams.is_some() {
+            return Err(r.error("write streams: the file and the config disagree on ftl.streams"));
+        }
+        if let Some(st) = self.streams.as_deref_mut() {
+            load_streams(st, r, self.planes.len() as u32, bpp, self.stripe.len())?;
+        }
+        self.steady_state = match r.u8("steady state")? {
+            0 => None,
+            _ => Some(SteadyState {
+                waf: r.f64("steady-state WAF")?,
+                converged: r.u8("steady state converged")? != 0,
+                overwrite: r.f64("steady-state overwrite")?,
+            }),
+        };
+        Ok(())
+    }
+}
+
+fn load_streams<R: Read>(
+    st: &mut Streams,
+    r: &mut StateReader<R>,
+    planes: u32,
+    bpp: u32,
+    stripe: usize,
+) -> Result<()> {
+    let k = st.count;
+    let per_plane = k as usize - 1;
+    let open_ok = |v: &[u32], what: &str, r: &StateReader<R>| -> Result<()> {
+        for (i, &b) in v.iter().enumerate() {
+            let plane = (i / per_plane.max(1)) as u32;
+            if b != NONE && !(plane * bpp..(plane + 1) * bpp).contains(&b) {
+                return Err(r.error(&format!("{what}: block {b} is not plane {plane}'s")));
+            }
+        }
+        Ok(())
+    };
+    let open = r.array::<u32>("streams' open blocks", st.open.len())?;
+    open_ok(&open, "streams' open blocks", r)?;
+    let gc_open = r.array::<u32>("streams' GC blocks", st.gc_open.len())?;
+    open_ok(&gc_open, "streams' GC blocks", r)?;
+    let cursor = r.array::<u64>("streams' cursors", st.cursor.len())?;
+    if let Some(c) = cursor.iter().find(|&&c| c >= stripe as u64) {
+        return Err(r.error(&format!(
+            "streams' cursors: got {c}, expected below {stripe} (the stripe's planes)"
+        )));
+    }
+    debug_assert_eq!(open.len(), planes as usize * per_plane);
+    st.open = open;
+    st.gc_open = gc_open;
+    st.cursor = cursor.into_iter().map(|c| c as usize).collect();
+    r.sparse_into("streams of the logical units", &mut st.lpn_stream, |s| {
+        (s as u32) < k
+    })?;
+    let blocks = r.array::<u8>("streams of the blocks", st.block_stream.len())?;
+    if let Some(s) = blocks.iter().find(|&&s| s != GC_STREAM && s as u32 >= k) {
+        return Err(r.error(&format!(
+            "streams of the blocks: got {s}, expected below {k} (ftl.streams) or GC's"
+        )));
+    }
+    st.block_stream = blocks;
+    r.sparse_into("write stamps", &mut st.stamp, |_| true)?;
+    Ok(())
+}
