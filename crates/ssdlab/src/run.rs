@@ -1092,6 +1092,61 @@ pub fn bench_with(
     }))
 }
 
+/// The saved state's figure (docs/state.md): the benchmark's drive preconditioned to the
+/// steady state and saved to `path`; then the benchmark's job run on it preconditioned again
+/// and loaded from `path`: the seconds each start took, their ratio, and whether the two
+/// results agree (everything but the wall times and the config's hash, which names the file).
+pub fn bench_state(
+    io_count: u64,
+    seed: u64,
+    path: &std::path::Path,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<serde_json::Value> {
+    let cfg = bench_device(&[
+        "precondition.fill=\"steady-state\"".into(),
+        "precondition.random_overwrite=0".into(),
+    ])?;
+    let saved = precondition_to_state(&cfg, seed, path, progress)?;
+    let mut loaded_cfg = cfg.clone();
+    loaded_cfg.precondition.state = Some(path.display().to_string());
+    let job = JobSpec::from_json(&format!(
+        r#"{{"name":"bench","rw":"randrw","rwmixread":70,"bs":"4KiB","iodepth":32,"io_count":{io_count}}}"#
+    ))?;
+    let opts = RunOptions {
+        seed,
+        record_requests: false,
+        stats_interval: None,
+        power_cut_event: None,
+        power_cut_at: None,
+    };
+    let fresh = run_to_end(&cfg, &job, &opts, progress)?.result;
+    let loaded = run_to_end(&loaded_cfg, &job, &opts, progress)?.result;
+    let figures = |r: &RunResult| {
+        let mut v: serde_json::Value = serde_json::from_str(&r.to_json()).expect("json");
+        let o = v.as_object_mut().expect("an object");
+        o.remove("wall");
+        o.remove("config_hash");
+        v
+    };
+    let (pre, load) = (
+        fresh.wall.precondition_seconds,
+        loaded.wall.precondition_seconds,
+    );
+    Ok(serde_json::json!({
+        "benchmark": "seed004-64ch-mlc (multi-plane, 400 MT/s, every-plane striping) preconditioned to the steady state, against its saved state loaded",
+        "logical_bytes": cfg.logical_bytes(),
+        "state": saved["state"],
+        "state_bytes": saved["bytes"],
+        "save_seconds": saved["save_seconds"],
+        "precondition_seconds": pre,
+        "load_seconds": load,
+        "load_speedup": if load > 0.0 { pre / load } else { f64::INFINITY },
+        "io_count": io_count,
+        "seed": seed,
+        "identical_results": figures(&fresh) == figures(&loaded),
+    }))
+}
+
 /// [`run`], where an interrupted run is an error (the benchmark's figures are its whole runs').
 fn run_to_end(
     cfg: &SsdConfig,

@@ -886,6 +886,20 @@ pub fn serve(
     if let Some(log) = out.log.take() {
         log.finish()?;
     }
+    // A server started from a saved state writes the drive's state back over it at a clean
+    // stop, so that the next start goes on from here (docs/state.md); written whole to a
+    // temporary file and renamed, so a server killed meanwhile leaves the old state intact.
+    let saved = match (&cfg.precondition.state, opts.read_only) {
+        (Some(path), false) => {
+            let made_by = serde_json::json!({
+                "ssdlab": env!("CARGO_PKG_VERSION"),
+                "serve": {"from": path, "seed": opts.seed},
+            })
+            .to_string();
+            Some(dev.save_state(cfg, std::path::Path::new(path), &made_by)?)
+        }
+        _ => None,
+    };
     let wall = start.elapsed().as_secs_f64();
     let job = serde_json::json!({"serve": {
         "listen": opts.listen.text(),
@@ -899,6 +913,7 @@ pub fn serve(
         "clock": opts.clock.name(),
         "time_scale": opts.time_scale,
         "log": opts.log.as_ref().map(|p| p.display().to_string()),
+        "state_saved": saved,
     }});
     let mut result =
         crate::run::build_result(&dev, cfg, job, opts.seed, "server stopped", wall, pre_s);
