@@ -4,10 +4,15 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from pathlib import Path
+
+import pytest
 
 import ssdlab
 from conftest import assert_user_error, run_cli, without_wall
+from nbd_rig import start_server
 
 SMALL_RUN = ["--rw", "randrw", "--rwmixread", "50", "--bs", "4KiB", "--iodepth", "8",
              "--io-count", "3000"]  # fmt: skip
@@ -58,7 +63,7 @@ def test_a_damaged_state_is_one_line_error_exit_2(tmp_path: Path) -> None:
     data[len(data) // 2] ^= 0x10
     state.write_bytes(bytes(data))
     proc = run_cli("run", "small-tlc", *SMALL_RUN, "--state", state)
-    assert_user_error(proc, "state file", "checksum")
+    assert_user_error(proc, "state file", "damaged")
     state.write_bytes(bytes(data[:100]))
     assert_user_error(run_cli("run", "small-tlc", *SMALL_RUN, "--state", state), "truncated")
 
@@ -76,3 +81,70 @@ def test_a_state_for_another_drive_or_back_end_is_refused(tmp_path: Path) -> Non
     proc = run_cli("precondition", "seed003-mlc-bast", "--save", tmp_path / "b.state")
     assert_user_error(proc, "not supported for the block-mapped back end")
     assert not (tmp_path / "b.state").exists()
+
+
+QEMU_IMG = shutil.which("qemu-img")
+QEMU_IO = shutil.which("qemu-io")
+needs_qemu = pytest.mark.skipif(
+    QEMU_IMG is None or QEMU_IO is None, reason="qemu-img/qemu-io not installed (qemu-utils)"
+)
+
+
+def _qemu_io(uri: str, *commands: str) -> None:
+    args = [QEMU_IO or "qemu-io", "-f", "raw", uri]
+    for c in commands:
+        args += ["-c", c]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "fail" not in proc.stdout.lower(), proc.stdout + proc.stderr
+
+
+def _extents(uri: str) -> list[tuple[int, int, bool]]:
+    proc = subprocess.run([QEMU_IMG or "", "map", "--output=json", "-f", "raw", uri],
+                          capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
+    return [(e["start"], e["length"], e["data"]) for e in json.loads(proc.stdout)]
+
+
+@needs_qemu
+def test_serve_with_a_state_restarts_where_it_stopped(tmp_path: Path) -> None:
+    """The first server discards a range (the FTL unmaps it) and writes another; it writes its
+    state back at the stop. The second, started from that state, sees the same map: the
+    discarded range is a hole, where a drive preconditioned afresh maps everything."""
+    state = tmp_path / "drive.state"
+    disk = tmp_path / "disk.img"
+    assert (
+        run_cli(
+            "precondition", "small-tlc", "--save", state, "--json", str(tmp_path / "o")
+        ).returncode
+        == 0
+    )
+    before = state.read_bytes()
+    mib = 1 << 20
+    first_dir, second_dir = tmp_path / "1", tmp_path / "2"
+    first_dir.mkdir()
+    second_dir.mkdir()
+    args = ("--clock", "logical", "--data", f"file:{disk}", "--state", str(state))
+    first = start_server(first_dir, *args)
+    try:
+        _qemu_io(first.uri, "write -P 0x7e 5M 1M", "discard 8M 1M")
+        seen = _extents(first.uri)
+    finally:
+        assert first.stop()[0] == 0
+    saved = json.loads(first.result.read_text())["job"]["serve"]["state_saved"]
+    assert saved["path"] == str(state) and saved["bytes"] == state.stat().st_size
+    assert state.read_bytes() != before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+    assert (8 * mib, mib, False) in seen
+    second = start_server(second_dir, *args)
+    try:
+        assert _extents(second.uri) == seen
+        _qemu_io(second.uri, "read -P 0x7e 5M 1M", "read -P 0 8M 1M")
+    finally:
+        assert second.stop()[0] == 0
+    # Without the state, the drive is preconditioned again: the hole is gone.
+    third_dir = tmp_path / "3"
+    third_dir.mkdir()
+    third = start_server(third_dir, "--clock", "logical")
+    try:
+        assert (8 * mib, mib, False) not in _extents(third.uri)
+    finally:
+        assert third.stop()[0] == 0

@@ -156,6 +156,28 @@ impl Device {
         })
     }
 
+    /// What a drive does at a clean shutdown before its state is saved: a cache buffer's dirty
+    /// lines written to flash (a FLUSH, and the drive run until idle). Its requests are not a
+    /// result's: the caller has built the result before.
+    pub fn flush_for_save(&mut self) -> Result<()> {
+        if self.cache.as_ref().is_some_and(|c| c.dirty_lines() > 0) {
+            let now = self.now();
+            self.submit(
+                now,
+                crate::request::Request {
+                    op: crate::request::Op::Flush,
+                    offset: 0,
+                    len: 0,
+                    queue: 0,
+                    flags: crate::request::Flags::default(),
+                    arrival: now,
+                },
+            )?;
+            self.run_to_idle()?;
+        }
+        Ok(())
+    }
+
     /// Load the state at `path` into this fresh drive (`precondition.state`); returns what
     /// made it. A file not a state, of another format version, made for another geometry
     /// (each differing field named), truncated or damaged is refused with one error; the drive

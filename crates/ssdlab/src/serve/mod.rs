@@ -886,20 +886,6 @@ pub fn serve(
     if let Some(log) = out.log.take() {
         log.finish()?;
     }
-    // A server started from a saved state writes the drive's state back over it at a clean
-    // stop, so that the next start goes on from here (docs/state.md); written whole to a
-    // temporary file and renamed, so a server killed meanwhile leaves the old state intact.
-    let saved = match (&cfg.precondition.state, opts.read_only) {
-        (Some(path), false) => {
-            let made_by = serde_json::json!({
-                "ssdlab": env!("CARGO_PKG_VERSION"),
-                "serve": {"from": path, "seed": opts.seed},
-            })
-            .to_string();
-            Some(dev.save_state(cfg, std::path::Path::new(path), &made_by)?)
-        }
-        _ => None,
-    };
     let wall = start.elapsed().as_secs_f64();
     let job = serde_json::json!({"serve": {
         "listen": opts.listen.text(),
@@ -913,10 +899,24 @@ pub fn serve(
         "clock": opts.clock.name(),
         "time_scale": opts.time_scale,
         "log": opts.log.as_ref().map(|p| p.display().to_string()),
-        "state_saved": saved,
     }});
     let mut result =
         crate::run::build_result(&dev, cfg, job, opts.seed, "server stopped", wall, pre_s);
+    // A server started from a saved state writes the drive's state back over it at a clean
+    // stop, so that the next start goes on from here (docs/state.md): after the result (the
+    // flush of a cache buffer it may need is the shutdown's, not the session's), written
+    // whole to a temporary file and renamed, so a server killed meanwhile leaves the old
+    // state intact.
+    if let (Some(path), false) = (&cfg.precondition.state, opts.read_only) {
+        let made_by = serde_json::json!({
+            "ssdlab": env!("CARGO_PKG_VERSION"),
+            "serve": {"from": path, "seed": opts.seed},
+        })
+        .to_string();
+        dev.flush_for_save()?;
+        let saved = dev.save_state(cfg, std::path::Path::new(path), &made_by)?;
+        result.job["serve"]["state_saved"] = serde_json::to_value(saved).expect("json");
+    }
     if opts.clock == Clock::Realtime {
         result.wall.reply_lag_us = Some(out.lag.summary());
     }
