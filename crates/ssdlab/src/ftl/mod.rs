@@ -231,6 +231,23 @@ pub struct Ftl {
     overwrote: u32,
 }
 
+/// Set `count` bits of `bits` from bit `first`, a word at a time.
+fn set_bits(bits: &mut [u64], first: u64, count: u64) {
+    let end = first + count;
+    let mut at = first;
+    while at < end {
+        let (word, bit) = ((at / 64) as usize, at % 64);
+        let take = (64 - bit).min(end - at);
+        let mask = if take == 64 {
+            u64::MAX
+        } else {
+            ((1u64 << take) - 1) << bit
+        };
+        bits[word] |= mask;
+        at += take;
+    }
+}
+
 impl Ftl {
     /// Bytes the tables [`Ftl::new`] allocates for `cfg` once a run has touched all of them
     /// (the map tables take memory only where written): the map and its translation
@@ -600,19 +617,7 @@ impl Ftl {
 
     /// [`Ftl::mark_programmed`] for `count` units from `first`, a word at a time.
     fn mark_programmed_range(&mut self, first: u64, count: u64) {
-        let end = first + count;
-        let mut pun = first;
-        while pun < end {
-            let (word, bit) = ((pun / 64) as usize, pun % 64);
-            let take = (64 - bit).min(end - pun);
-            let mask = if take == 64 {
-                u64::MAX
-            } else {
-                ((1u64 << take) - 1) << bit
-            };
-            self.programmed[word] |= mask;
-            pun += take;
-        }
+        set_bits(&mut self.programmed, first, count);
     }
 
     pub fn blocks(&self) -> &[Block] {

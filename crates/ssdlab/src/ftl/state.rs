@@ -55,12 +55,21 @@ impl Ftl {
         None
     }
 
+    /// Whether the programmed bits are exactly each block's units below its write pointer.
+    fn programmed_as_written(&self) -> bool {
+        let upb = self.geo.units_per_block() as u64;
+        let mut want = vec![0u64; self.programmed.len()];
+        for (b, blk) in self.blocks.iter().enumerate() {
+            super::set_bits(&mut want, b as u64 * upb, blk.write_ptr as u64);
+        }
+        want == self.programmed
+    }
+
     /// Write this FTL's state (see the module's text). The caller checked
     /// [`Ftl::unsaveable`].
     pub fn save_state<W: Write>(&self, w: &mut StateWriter<W>) -> std::io::Result<()> {
         w.sparse(&self.l2p)?;
         w.sparse(&self.p2l)?;
-        w.sparse(&self.programmed)?;
         self.fill.save_state(w)?;
         let b = &self.blocks;
         w.array(&b.iter().map(|b| b.valid).collect::<Vec<_>>())?;
@@ -69,6 +78,15 @@ impl Ftl {
         w.array(&b.iter().map(|b| state_code(b.state)).collect::<Vec<_>>())?;
         w.array(&b.iter().map(|b| b.write_ptr).collect::<Vec<_>>())?;
         w.array(&b.iter().map(|b| b.last_write).collect::<Vec<_>>())?;
+        // At rest a block's programmed units are those below its write pointer (erases clear
+        // the bits, every program issued has finished): then the bits are left out and
+        // rebuilt on loading, which spares a 1 TiB drive's file 32 MiB.
+        if self.programmed_as_written() {
+            w.u8(1)?;
+        } else {
+            w.u8(0)?;
+            w.sparse(&self.programmed)?;
+        }
         for p in &self.planes {
             w.array(&p.free)?;
             w.u32(p.host_open)?;
@@ -140,7 +158,6 @@ impl Ftl {
         };
         r.sparse_into("map", &mut self.l2p, pun_ok)?;
         r.sparse_into("reverse map", &mut self.p2l, lpn_ok)?;
-        r.sparse_into("programmed units", &mut self.programmed, |_| true)?;
         let nblocks = self.blocks.len();
         self.fill.load_state(r, self.data_units, units)?;
         let upb = self.geo.units_per_block();
@@ -172,6 +189,14 @@ impl Ftl {
             b.last_write = last[i];
             b.overwrites_in_flight = 0;
         }
+        if r.u8("programmed units")? != 0 {
+            for b in 0..nblocks {
+                let n = self.blocks[b].write_ptr as u64;
+                self.mark_programmed_range(b as u64 * upb as u64, n);
+            }
+        } else {
+            r.sparse_into("programmed units", &mut self.programmed, |_| true)?;
+        }
         let bpp = self.geo.blocks_per_plane;
         let mut listed = vec![false; nblocks];
         for p in 0..self.planes.len() {
@@ -197,6 +222,9 @@ impl Ftl {
                     "plane {p}: open blocks {host_open} and {gc_open}, expected blocks of the \
                      plane (from {first}, {bpp} of them) or none"
                 )));
+            }
+            for b in [host_open, gc_open] {
+                open_block_ok(&self.blocks, b, upb, r)?;
             }
             let plane = &mut self.planes[p];
             plane.free = free;
@@ -227,6 +255,9 @@ impl Ftl {
         }
         if let Some(st) = self.streams.as_deref_mut() {
             load_streams(st, r, self.planes.len() as u32, bpp, self.stripe.len())?;
+            for &b in st.open.iter().chain(&st.gc_open) {
+                open_block_ok(&self.blocks, b, upb, r)?;
+            }
         }
         self.steady_state = match r.u8("steady state")? {
             0 => None,
@@ -238,6 +269,26 @@ impl Ftl {
         };
         Ok(())
     }
+}
+
+/// An open block the file names ([`NONE`], or one still open with room: a block that fills
+/// is closed at once, so an open one always has room for the next write).
+fn open_block_ok<R: Read>(
+    blocks: &[super::Block],
+    b: u32,
+    upb: u32,
+    r: &StateReader<R>,
+) -> Result<()> {
+    if b != NONE {
+        let blk = &blocks[b as usize];
+        if blk.state != BlockState::Open || blk.write_ptr >= upb {
+            return Err(r.error(&format!(
+                "open block {b}: {:?} with write pointer {}, expected an open block with room",
+                blk.state, blk.write_ptr
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn load_streams<R: Read>(
@@ -284,4 +335,68 @@ fn load_streams<R: Read>(
     st.block_stream = blocks;
     r.sparse_into("write stamps", &mut st.stamp, |_| true)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ftl::tests::tiny;
+
+    fn round_trip(ftl: &Ftl, cfg: &crate::config::SsdConfig) -> Ftl {
+        let mut w = StateWriter::new(Vec::new());
+        ftl.save_state(&mut w).unwrap();
+        let bytes = w.finish().unwrap();
+        let mut back = Ftl::new(cfg, 1);
+        let mut r = StateReader::new(&bytes[..], "t");
+        back.load_state(&mut r).unwrap();
+        r.finish().unwrap();
+        back
+    }
+
+    fn same(a: &Ftl, b: &Ftl) {
+        let n = a.logical_units();
+        assert!((0..n).all(|l| a.lookup(l) == b.lookup(l)));
+        assert_eq!(a.programmed, b.programmed);
+        assert_eq!(a.clock, b.clock);
+        assert_eq!(a.cursor, b.cursor);
+        let rec = |f: &Ftl| -> Vec<_> {
+            f.blocks
+                .iter()
+                .map(|b| {
+                    (
+                        b.valid,
+                        b.erase_count,
+                        b.epoch,
+                        b.state,
+                        b.write_ptr,
+                        b.last_write,
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(rec(a), rec(b));
+        let planes = |f: &Ftl| -> Vec<_> {
+            f.planes
+                .iter()
+                .map(|p| (p.free.clone(), p.host_open, p.gc_open))
+                .collect()
+        };
+        assert_eq!(planes(a), planes(b));
+        b.check().unwrap();
+    }
+
+    /// Programmed bits rebuilt from the write pointers, and written out when they are not
+    /// those (a unit whose program did not finish).
+    #[test]
+    fn the_programmed_bits_come_back_either_way() {
+        let cfg = tiny("greedy", 0);
+        let mut ftl = Ftl::new(&cfg, 1);
+        ftl.precondition(true, 1.5, 1).unwrap();
+        assert!(ftl.programmed_as_written());
+        same(&ftl, &round_trip(&ftl, &cfg));
+        let pun = ftl.lookup(3).unwrap();
+        ftl.programmed[(pun / 64) as usize] &= !(1 << (pun % 64));
+        assert!(!ftl.programmed_as_written());
+        same(&ftl, &round_trip(&ftl, &cfg));
+    }
 }

@@ -12,8 +12,10 @@ use crate::error::{Error, Result};
 use crate::sim::mem::{zeroed_vec, Zeroed};
 use std::io::{Read, Write};
 
-/// Entries of a sparse table's chunk: 4 KiB of `u32`, one OS page of the table.
+/// A sparse table's chunk: 4 KiB, one OS page of the table.
 const CHUNK_BYTES: usize = 4096;
+/// Bytes read at once: large enough that reads bypass the buffered reader's copy.
+const PIECE_BYTES: usize = 1 << 20;
 
 /// A fixed-size little-endian number, the element of an array section.
 pub trait Plain: Zeroed + PartialEq {
@@ -108,20 +110,32 @@ impl<W: Write> StateWriter<W> {
         Ok(())
     }
 
-    /// A table mostly zero: its length, then each chunk holding anything else as its index
-    /// and its elements, then the end mark (`u64::MAX`).
+    /// A table mostly zero: its length, then each run of chunks holding anything but zeros as
+    /// its first chunk's index, its chunk count and its elements, then the end mark
+    /// (`u64::MAX`).
     pub fn sparse<T: Plain>(&mut self, values: &[T]) -> std::io::Result<()> {
         self.u64(values.len() as u64)?;
         let per_chunk = CHUNK_BYTES / T::SIZE;
-        for (i, chunk) in values.chunks(per_chunk).enumerate() {
-            if chunk.iter().all(|&v| v == T::ZERO) {
+        let zero = |c: &[T]| c.iter().all(|&v| v == T::ZERO);
+        let chunks: Vec<&[T]> = values.chunks(per_chunk).collect();
+        let mut i = 0;
+        while i < chunks.len() {
+            if zero(chunks[i]) {
+                i += 1;
                 continue;
             }
-            self.u64(i as u64)?;
-            for &v in chunk {
-                v.put(&mut self.buf);
+            let first = i;
+            while i < chunks.len() && !zero(chunks[i]) {
+                i += 1;
             }
-            self.room()?;
+            self.u64(first as u64)?;
+            self.u64((i - first) as u64)?;
+            for chunk in &chunks[first..i] {
+                for &v in *chunk {
+                    v.put(&mut self.buf);
+                }
+                self.room()?;
+            }
         }
         self.u64(u64::MAX)
     }
@@ -236,10 +250,10 @@ impl<R: Read> StateReader<R> {
     pub fn array<T: Plain>(&mut self, what: &str, len: usize) -> Result<Vec<T>> {
         self.length(what, len)?;
         let mut out = Vec::with_capacity(len);
-        let per_chunk = CHUNK_BYTES / T::SIZE;
+        let per_piece = PIECE_BYTES / T::SIZE;
         let mut left = len;
         while left > 0 {
-            let n = left.min(per_chunk);
+            let n = left.min(per_piece);
             self.fill(n * T::SIZE, what)?;
             out.extend(self.buf.chunks_exact(T::SIZE).map(T::get));
             left -= n;
@@ -273,30 +287,35 @@ impl<R: Read> StateReader<R> {
         let chunks = len.div_ceil(per_chunk) as u64;
         let mut next = 0u64;
         loop {
-            let i = self.u64(what)?;
-            if i == u64::MAX {
+            let first = self.u64(what)?;
+            if first == u64::MAX {
                 return Ok(());
             }
-            if i < next || i >= chunks {
+            let count = self.u64(what)?;
+            if first < next || count == 0 || count > chunks - first.min(chunks) {
                 return Err(self.error(&format!(
-                    "{what}: chunk {i} out of order or past the table's {chunks} chunks"
+                    "{what}: chunks {first} (and {count} on) out of order or past the table's \
+                     {chunks} chunks"
                 )));
             }
-            next = i + 1;
-            let first = i as usize * per_chunk;
-            let n = per_chunk.min(len - first);
-            self.fill(n * T::SIZE, what)?;
-            for (k, (slot, b)) in out[first..first + n]
-                .iter_mut()
-                .zip(self.buf.chunks_exact(T::SIZE))
-                .enumerate()
-            {
-                let v = T::get(b);
-                if !ok(v) {
-                    let at = first + k;
-                    return Err(self.error(&format!("{what}: entry {at} out of range")));
+            next = first + count;
+            let mut at = first as usize * per_chunk;
+            let end = (next as usize * per_chunk).min(len);
+            while at < end {
+                let n = (end - at).min(PIECE_BYTES / T::SIZE);
+                self.fill(n * T::SIZE, what)?;
+                for (k, (slot, b)) in out[at..at + n]
+                    .iter_mut()
+                    .zip(self.buf.chunks_exact(T::SIZE))
+                    .enumerate()
+                {
+                    let v = T::get(b);
+                    if !ok(v) {
+                        return Err(self.error(&format!("{what}: entry {} out of range", at + k)));
+                    }
+                    *slot = v;
                 }
-                *slot = v;
+                at += n;
             }
         }
     }
