@@ -261,6 +261,35 @@ impl<R: Read> StateReader<R> {
         Ok(out)
     }
 
+    /// Exactly `count` records of `size` bytes (after a count prefix that must be `count`),
+    /// each handed to `each` with its index, read in large pieces straight from the file.
+    pub fn records(
+        &mut self,
+        what: &str,
+        count: usize,
+        size: usize,
+        mut each: impl FnMut(usize, &[u8]) -> std::result::Result<(), String>,
+    ) -> Result<()> {
+        self.length(what, count)?;
+        let per_piece = (PIECE_BYTES / size).max(1);
+        let mut at = 0;
+        while at < count {
+            let n = (count - at).min(per_piece);
+            self.fill(n * size, what)?;
+            let buf = std::mem::take(&mut self.buf);
+            let outcome = buf
+                .chunks_exact(size)
+                .enumerate()
+                .try_for_each(|(k, rec)| each(at + k, rec));
+            self.buf = buf;
+            if let Err(e) = outcome {
+                return Err(self.error(&format!("{what}: {e}")));
+            }
+            at += n;
+        }
+        Ok(())
+    }
+
     /// An array of at most `most` elements (a list whose length the state decides).
     pub fn array_upto<T: Plain>(&mut self, what: &str, most: usize) -> Result<Vec<T>> {
         let len = self.below(what, most as u64 + 1)? as usize;
