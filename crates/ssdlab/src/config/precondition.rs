@@ -25,7 +25,9 @@ pub struct PreconditionConfig {
     pub random_overwrite: f64,
     /// Start from the drive state saved in this file (`ssdlab precondition --save`, see
     /// docs/state.md) instead of filling: `fill` and `random_overwrite` are what made it and
-    /// are not run again. A path relative to the working directory.
+    /// are not run again. A path relative to the working directory. (Left out of the
+    /// canonical JSON when not set, so that a config without it keeps its hash.)
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
 }
 

@@ -12,7 +12,7 @@
 use super::{Backend, Device};
 use crate::config::SsdConfig;
 use crate::error::{Error, Result};
-use crate::sim::state_io::{StateReader, StateWriter};
+use crate::ftl::state_io::{StateReader, StateWriter};
 use std::io::{BufReader, BufWriter};
 use std::path::{Path, PathBuf};
 

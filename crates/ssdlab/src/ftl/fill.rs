@@ -16,11 +16,11 @@
 //! Steady-state preconditioning (`steady.rs`) leaves its layout the same way: a zero entry
 //! reads as where its dealing put the unit ([`Dealt`]), so it too writes no map entry.
 
+use super::state_io::{StateReader, StateWriter};
 use super::steady::Dealt;
 use super::UNMAPPED;
 use crate::error::Result;
 use crate::media::nand::{Divisor, Geometry};
-use crate::sim::state_io::{StateReader, StateWriter};
 use std::io::{Read, Write};
 
 /// Stored map entries are `value ^ AS_FILLED`, so the zero the OS hands out reads as

@@ -22,6 +22,7 @@ mod fill;
 pub mod hybrid;
 pub mod mapping_cache;
 mod state;
+pub mod state_io;
 mod steady;
 use fill::{FillLayout, AS_FILLED};
 use mapping_cache::MappingCache;

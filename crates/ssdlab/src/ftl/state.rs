@@ -10,11 +10,11 @@
 //! the config's; every index the file gives is checked against them as it is read.
 
 use super::fill::AS_FILLED;
+use super::state_io::{StateReader, StateWriter};
 use super::steady::SteadyState;
 use super::{BlockState, Ftl, Streams, GC_STREAM, NONE, UNMAPPED};
 use crate::error::{Error, Result};
 use crate::sim::mem::advise_huge;
-use crate::sim::state_io::{StateReader, StateWriter};
 use crate::sim::Rng;
 use std::io::{Read, Write};
 

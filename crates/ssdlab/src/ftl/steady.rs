@@ -14,13 +14,13 @@
 //! the drive's logical units are dealt over the valid places at random (a [`Permutation`], so
 //! neighbouring units land on unrelated planes, as random overwrites leave them).
 
+use super::state_io::{StateReader, StateWriter};
 use super::{Block, Ftl, NONE, UNMAPPED};
 use crate::config::{MappingKind, SsdConfig};
 use crate::error::{Error, Result};
 use crate::media::nand::Divisor;
 use crate::sim::mem::prefetch;
 use crate::sim::rng::Permutation;
-use crate::sim::state_io::{StateReader, StateWriter};
 use crate::sim::Rng;
 use std::io::{Read, Write};
 

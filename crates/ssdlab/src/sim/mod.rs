@@ -1,11 +1,9 @@
-//! The engine's primitives: integer time, the event queue, seeded random streams, the slab,
-//! and the binary form of a saved state.
+//! The engine's primitives: integer time, the event queue, seeded random streams and the slab.
 
 pub mod mem;
 pub mod queue;
 pub mod rng;
 pub mod slab;
-pub mod state_io;
 pub mod time;
 
 pub use queue::EventQueue;
