@@ -157,7 +157,10 @@ pub struct StateReader<R: Read> {
     /// The file's name, for messages.
     name: String,
     offset: u64,
+    /// The bytes last read are `buf[..len]` (the buffer only grows, so small reads between
+    /// large ones do not clear it again).
     buf: Vec<u8>,
+    len: usize,
 }
 
 impl<R: Read> StateReader<R> {
@@ -168,6 +171,7 @@ impl<R: Read> StateReader<R> {
             name: name.to_string(),
             offset: 0,
             buf: Vec::new(),
+            len: 0,
         }
     }
 
@@ -182,22 +186,25 @@ impl<R: Read> StateReader<R> {
 
     /// Read exactly `n` bytes into the scratch buffer (counted in the CRC).
     fn fill(&mut self, n: usize, what: &str) -> Result<()> {
-        self.buf.resize(n, 0);
-        match self.inp.read_exact(&mut self.buf) {
+        if self.buf.len() < n {
+            self.buf.resize(n, 0);
+        }
+        self.len = n;
+        match self.inp.read_exact(&mut self.buf[..n]) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
                 return Err(self.error(&format!("{what}: the file ends early (truncated)")))
             }
             Err(e) => return Err(self.error(&format!("{what}: {e}"))),
         }
-        self.crc.update(&self.buf);
+        self.crc.update(&self.buf[..n]);
         self.offset += n as u64;
         Ok(())
     }
 
     pub fn bytes(&mut self, n: usize, what: &str) -> Result<&[u8]> {
         self.fill(n, what)?;
-        Ok(&self.buf)
+        Ok(&self.buf[..self.len])
     }
 
     pub fn u8(&mut self, what: &str) -> Result<u8> {
@@ -207,12 +214,12 @@ impl<R: Read> StateReader<R> {
 
     pub fn u32(&mut self, what: &str) -> Result<u32> {
         self.fill(4, what)?;
-        Ok(u32::get(&self.buf))
+        Ok(u32::get(&self.buf[..4]))
     }
 
     pub fn u64(&mut self, what: &str) -> Result<u64> {
         self.fill(8, what)?;
-        Ok(u64::get(&self.buf))
+        Ok(u64::get(&self.buf[..8]))
     }
 
     pub fn f64(&mut self, what: &str) -> Result<f64> {
@@ -255,7 +262,7 @@ impl<R: Read> StateReader<R> {
         while left > 0 {
             let n = left.min(per_piece);
             self.fill(n * T::SIZE, what)?;
-            out.extend(self.buf.chunks_exact(T::SIZE).map(T::get));
+            out.extend(self.buf[..self.len].chunks_exact(T::SIZE).map(T::get));
             left -= n;
         }
         Ok(out)
@@ -277,7 +284,7 @@ impl<R: Read> StateReader<R> {
             let n = (count - at).min(per_piece);
             self.fill(n * size, what)?;
             let buf = std::mem::take(&mut self.buf);
-            let outcome = buf
+            let outcome = buf[..self.len]
                 .chunks_exact(size)
                 .enumerate()
                 .try_for_each(|(k, rec)| each(at + k, rec));
@@ -296,7 +303,7 @@ impl<R: Read> StateReader<R> {
         let mut out = Vec::with_capacity(len);
         for _ in 0..len {
             self.fill(T::SIZE, what)?;
-            out.push(T::get(&self.buf));
+            out.push(T::get(&self.buf[..T::SIZE]));
         }
         Ok(out)
     }
@@ -335,7 +342,7 @@ impl<R: Read> StateReader<R> {
                 self.fill(n * T::SIZE, what)?;
                 for (k, (slot, b)) in out[at..at + n]
                     .iter_mut()
-                    .zip(self.buf.chunks_exact(T::SIZE))
+                    .zip(self.buf[..self.len].chunks_exact(T::SIZE))
                     .enumerate()
                 {
                     let v = T::get(b);
