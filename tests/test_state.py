@@ -148,3 +148,22 @@ def test_serve_with_a_state_restarts_where_it_stopped(tmp_path: Path) -> None:
         assert (8 * mib, mib, False) not in _extents(third.uri)
     finally:
         assert third.stop()[0] == 0
+
+
+def test_sweep_with_a_state_starts_every_point_from_it(tmp_path: Path) -> None:
+    state = tmp_path / "s.state"
+    assert (
+        run_cli("precondition", "small-tlc", "--save", state, "--json", tmp_path / "o").returncode
+        == 0
+    )
+    sweep = tmp_path / "sw.toml"
+    sweep.write_text(
+        'name = "st"\nconfig = "small-tlc"\n[job]\nrw = "randwrite"\nbs = "4KiB"\n'
+        'iodepth = 4\nio_count = 500\n[axes]\n"ftl.gc.policy" = ["greedy", "cost-benefit"]\n'
+    )
+    proc = run_cli("sweep", sweep, "--out", tmp_path / "out", "--state", state, "-q")
+    assert proc.returncode == 0, proc.stderr
+    configs = [json.loads(p.read_text()) for p in (tmp_path / "out" / "runs").glob("*/point.json")]
+    assert len(configs) == 2 and all(str(state) in json.dumps(c) for c in configs)
+    missing = run_cli("sweep", sweep, "--out", tmp_path / "o2", "--state", tmp_path / "none")
+    assert_user_error(missing, "--state", "no such file")

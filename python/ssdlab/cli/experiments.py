@@ -19,7 +19,7 @@ from rich.text import Text
 
 from .. import _core
 from ..files import write_output_text
-from .options import State, toml_string
+from .options import State, UserError, toml_string
 from .progress import line_progress
 
 if TYPE_CHECKING:
@@ -215,6 +215,10 @@ def sweep_command(
     if state is not None:
         # As one more [set] line, with the path made absolute: the points' workers may run
         # elsewhere. A state the base config cannot take is refused here, before any point.
+        if not Path(state).is_file():
+            raise UserError(
+                f"--state {state}: no such file (make one with `ssdlab precondition --save`)"
+            )
         where = toml_string(str(Path(state).resolve()))
         sweep = dataclasses.replace(sweep, fixed=(*sweep.fixed, f"precondition.state={where}"))
         sweep.base_config_json()
