@@ -33,6 +33,8 @@ __all__ = [
     "run_flows",
     "run_requests",
     "bench",
+    "precondition_to_state",
+    "bench_state",
     "swap",
     "check_swap",
     "check_trace_job",
@@ -117,6 +119,10 @@ def run_requests(
 def bench(
     io_count: int, seed: int = 1, overwrite: float = 0.0, progress: _Progress = None
 ) -> str: ...
+def precondition_to_state(
+    config_json: str, seed: int, path: str, progress: _Progress = None
+) -> str: ...
+def bench_state(io_count: int, seed: int, path: str, progress: _Progress = None) -> str: ...
 def swap(
     spec: str,
     memory: str,

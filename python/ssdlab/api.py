@@ -792,6 +792,7 @@ def run(
     stats_interval: str | None = None,
     power_cut_event: int | None = None,
     power_cut_at: str | None = None,
+    state: str | os.PathLike[str] | None = None,
     **trace_options: Any,
 ) -> Result:
     """Simulate ``job`` on ``config``, or replay ``trace`` on it; the same inputs and seed always
@@ -809,11 +810,15 @@ def run(
     after its Nth device event or at that simulated time: the run ends there and the result's
     ``power_loss`` (:attr:`Result.power_loss`) says what recovery found and what was lost
     (docs/power-loss.md).
+    ``state`` (a file :func:`precondition` saved) starts the drive from that state instead of
+    preconditioning it: the config's ``precondition.state`` (docs/state.md).
     ``progress(done, total)`` is called about ten times a second of wall time. A KeyboardInterrupt
     stops the run and raises ``Interrupted``.
     """
     if not isinstance(config, Config):
         config = Config.load(config)
+    if state is not None:
+        config = config.set("precondition.state", os.fspath(state))
     seed = check_seed(seed)
     if power_cut_event is not None:
         power_cut_event = check_int("power_cut_event", power_cut_event, 1)
@@ -871,6 +876,24 @@ def run(
         *cut,
     )
     return Result(json_text, bytes(records) if records is not None else None)
+
+
+def precondition(
+    config: Config | str | os.PathLike[str],
+    save: str | os.PathLike[str],
+    seed: int = 1,
+    progress: ProgressCallback | None = None,
+) -> dict[str, Any]:
+    """Precondition ``config``'s drive as its ``[precondition]`` says and save its state to
+    ``save`` (written whole, then renamed over it), for :func:`run` ``(state=...)`` and the
+    config's ``precondition.state`` to start from (docs/state.md). Returns what it took: the
+    file's bytes, the seconds preconditioning and saving took, the steady state reached."""
+    if not isinstance(config, Config):
+        config = Config.load(config)
+    text = _core.precondition_to_state(
+        config.to_json(), check_seed(seed), os.fspath(save), _progress_callback(progress)
+    )
+    return json.loads(text)
 
 
 def presets() -> list[dict[str, str]]:

@@ -332,6 +332,72 @@ fn run_bench(
     Ok(serde_json::to_string_pretty(&v).expect("json"))
 }
 
+/// `progress` as the core's callback: false (stop) on a signal or when the callback raised.
+fn with_progress<T>(
+    py: Python<'_>,
+    progress: Option<PyObject>,
+    work: impl FnOnce(&mut dyn FnMut(u64, u64) -> bool) -> ssdlab::Result<T> + Send,
+) -> PyResult<T>
+where
+    T: Send,
+{
+    let mut raised = None;
+    py.allow_threads(|| {
+        work(&mut |done, total| {
+            if !no_signal(&mut raised) {
+                return false;
+            }
+            let Some(cb) = &progress else {
+                return true;
+            };
+            Python::with_gil(|py| match cb.call1(py, (done, total)) {
+                Ok(_) => true,
+                Err(e) => {
+                    raised = Some(e);
+                    false
+                }
+            })
+        })
+    })
+    .map_err(|e| to_py_signalled(py, e, raised.take()))
+}
+
+/// Precondition the config's drive and save its state to `path` (docs/state.md); what it
+/// took, as JSON.
+#[pyfunction]
+#[pyo3(signature = (config_json, seed, path, progress=None))]
+fn precondition_to_state(
+    py: Python<'_>,
+    config_json: &str,
+    seed: u64,
+    path: &str,
+    progress: Option<PyObject>,
+) -> PyResult<String> {
+    let cfg = SsdConfig::from_json(config_json).map_err(to_py)?;
+    let path = std::path::PathBuf::from(path);
+    let v = with_progress(py, progress, |p| {
+        ssdlab::run::precondition_to_state(&cfg, seed, &path, p)
+    })?;
+    Ok(serde_json::to_string_pretty(&v).expect("json"))
+}
+
+/// The saved state's benchmark figure (`ssdlab bench --state-file`), as JSON.
+#[pyfunction]
+#[pyo3(signature = (io_count, seed, path, progress=None))]
+fn bench_state(
+    py: Python<'_>,
+    io_count: u64,
+    seed: u64,
+    path: &str,
+    progress: Option<PyObject>,
+) -> PyResult<String> {
+    let path = std::path::PathBuf::from(path);
+    let v = with_progress(py, progress, |p| {
+        ssdlab::run::bench_state(io_count, seed, &path, p)
+    })?;
+    Ok(serde_json::to_string_pretty(&v).expect("json"))
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(result_columns, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
@@ -339,5 +405,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_flows, m)?)?;
     m.add_function(wrap_pyfunction!(run_requests, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
+    m.add_function(wrap_pyfunction!(precondition_to_state, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_state, m)?)?;
     Ok(())
 }

@@ -42,7 +42,7 @@ from .example import register as register_example
 from .experiments import register as register_experiments
 from .imports import register as register_import
 from .nvme import register as register_nvme
-from .options import Interface, Overrides, UserError, check_overrides
+from .options import Interface, Overrides, State, UserError, check_overrides
 from .progress import progress_bar, with_estimate
 from .serve import register as register_serve
 from .swap import register as register_swap
@@ -126,9 +126,12 @@ def parse_bs(text: str) -> str | dict[str, float]:
 
 
 def _load_config(
-    spec: str, overrides: Sequence[str] | None, interface: str | None = None
+    spec: str,
+    overrides: Sequence[str] | None,
+    interface: str | None = None,
+    state: str | None = None,
 ) -> Config:
-    return Config.load(spec, check_overrides(overrides, interface))
+    return Config.load(spec, check_overrides(overrides, interface, state))
 
 
 def _build_job(job_file: Path | None, flags: dict[str, Any]) -> Job:
@@ -697,6 +700,7 @@ def run_command(
     ] = None,
     overrides: Overrides = None,
     interface: Interface = None,
+    state: State = None,
     seed: Seed = 1,
     json_out: JsonOut = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print no table.")] = False,
@@ -706,7 +710,7 @@ def run_command(
     fio_job_overrides: list[tuple[str, str]] = []
     if fio_file is not None:
         overrides, fio_job_overrides = _fio_overrides(overrides)
-    resolved = _load_config(config, overrides, interface)
+    resolved = _load_config(config, overrides, interface, state)
     under_hfsl = resolved.to_dict().get("hfsl") is not None
     # The page-mapped FTL's cut (run options); HFSL's is a config key.
     cut: dict[str, Any] = {"power_cut_event": None, "power_cut_at": power_cut_at}
@@ -979,6 +983,35 @@ def config_schema_command(
     _write_json(out if out is not None else Path("-"), config_schema())
 
 
+@app.command("precondition")
+def precondition_command(
+    config: Annotated[str, typer.Argument(metavar="CONFIG|PRESET", help="A preset or TOML.")],
+    save: Annotated[
+        Path,
+        typer.Option(
+            "--save",
+            metavar="FILE",
+            help="Write the preconditioned drive's state here (written whole, then renamed).",
+        ),
+    ],
+    overrides: Overrides = None,
+    interface: Interface = None,
+    state: State = None,
+    seed: Seed = 1,
+    json_out: JsonOut = None,
+) -> None:
+    """Precondition a drive as its [precondition] says and save its state, for run, serve, swap
+    and sweeps to start from (--state FILE; docs/state.md)."""
+    resolved = _load_config(config, overrides, interface, state)
+    with progress_bar(enabled=True, description="preconditioning") as progress:
+        figures = _core.precondition_to_state(resolved.to_json(), seed, str(save), progress)
+    if json_out is not None:
+        _write_json(json_out, figures)
+        if str(json_out) == "-":
+            return
+    _stdout().print(key_value_table(json.loads(figures), title="precondition"))
+
+
 @app.command("bench")
 def bench_command(
     io_count: Annotated[
@@ -986,12 +1019,24 @@ def bench_command(
     ] = BENCH_IO_COUNT,
     seed: Seed = 1,
     json_out: JsonOut = None,
+    state_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--state-file",
+            metavar="FILE",
+            help="Instead: time preconditioning the benchmark's drive against loading its"
+            " state saved to FILE, and check that both give the same result (docs/state.md).",
+        ),
+    ] = None,
 ) -> None:
     """Measure the simulator's own speed."""
     # The raw JSON, not ssdlab.bench()'s dict, so that --json writes exactly what the core wrote.
     # Its runs (preconditioning, the timed run, GC's tail, the cached map) report one by one.
     with progress_bar(enabled=True, description="benchmark run") as progress:
-        figures = _core.bench(io_count, seed, progress=progress)
+        if state_file is not None:
+            figures = _core.bench_state(io_count, seed, str(state_file), progress=progress)
+        else:
+            figures = _core.bench(io_count, seed, progress=progress)
     if json_out is not None:
         _write_json(json_out, figures)
         if str(json_out) == "-":

@@ -19,6 +19,7 @@ from rich.text import Text
 
 from .. import _core
 from ..files import write_output_text
+from .options import State, UserError, toml_string
 from .progress import line_progress
 
 if TYPE_CHECKING:
@@ -200,13 +201,27 @@ def sweep_command(
     ] = False,
     quiet: Quiet = False,
     traces: Traces = None,
+    state: State = None,
 ) -> None:
-    """Run every point of a sweep file into DIR; points already in DIR are not run again."""
+    """Run every point of a sweep file into DIR; points already in DIR are not run again.
+    With --state FILE every point starts from that saved drive state (docs/state.md)."""
+    import dataclasses
+
     from ..experiments.runner import run_sweep
     from ..experiments.sweep import Sweep
 
     _use_traces(traces)
     sweep = Sweep.load(file)
+    if state is not None:
+        # As one more [set] line, with the path made absolute: the points' workers may run
+        # elsewhere. A state the base config cannot take is refused here, before any point.
+        if not Path(state).is_file():
+            raise UserError(
+                f"--state {state}: no such file (make one with `ssdlab precondition --save`)"
+            )
+        where = toml_string(str(Path(state).resolve()))
+        sweep = dataclasses.replace(sweep, fixed=(*sweep.fixed, f"precondition.state={where}"))
+        sweep.base_config_json()
     if dry_run:
         _dry_run(sweep, out)
         return

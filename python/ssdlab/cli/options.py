@@ -34,13 +34,26 @@ Interface = Annotated[
     ),
 ]
 
+State = Annotated[
+    str | None,
+    typer.Option(
+        "--state",
+        metavar="FILE",
+        help="Start from the drive state `ssdlab precondition --save` wrote, instead of"
+        " preconditioning (docs/state.md). Same as --set precondition.state=FILE.",
+    ),
+]
+
 _OVERRIDE = re.compile(r"^\s*[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*\s*=")
 
 
-def check_overrides(overrides: Sequence[str] | None, interface: str | None = None) -> list[str]:
+def check_overrides(
+    overrides: Sequence[str] | None, interface: str | None = None, state: str | None = None
+) -> list[str]:
     """Reject a --set without ``PATH=VALUE`` shape here, with the flag's name in the message.
     ``--interface KIND`` becomes one more override, ``interface.kind=KIND``, after them; the core
-    gives the other interface fields the kind's defaults (``SsdConfig::resolve``)."""
+    gives the other interface fields the kind's defaults (``SsdConfig::resolve``). ``--state
+    FILE`` becomes ``precondition.state=FILE``."""
     checked = []
     for item in overrides or []:
         if not _OVERRIDE.match(item):
@@ -50,6 +63,8 @@ def check_overrides(overrides: Sequence[str] | None, interface: str | None = Non
         checked.append(item)
     if interface is not None:
         checked.append(f"interface.kind={toml_string(interface)}")
+    if state is not None:
+        checked.append(f"precondition.state={toml_string(state)}")
     return checked
 
 

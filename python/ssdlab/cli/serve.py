@@ -20,7 +20,7 @@ from rich.console import Console
 from .. import _core
 from ..api import MAX_SEED, Config
 from ..files import check_output_path, write_output_text
-from .options import Interface, Overrides, UserError, check_overrides
+from .options import Interface, Overrides, State, UserError, check_overrides
 from .table import print_result
 
 DEFAULT_LISTEN = "tcp://127.0.0.1:10809"
@@ -181,11 +181,13 @@ def register(app: typer.Typer) -> None:
         quiet: Annotated[bool, typer.Option(help="No live figures.")] = False,
         overrides: Overrides = None,
         interface: Interface = None,
+        state: State = None,
     ) -> None:
-        """Serve a simulated drive over NBD until Ctrl-C; then print its result."""
+        """Serve a simulated drive over NBD until Ctrl-C; then print its result. With --state
+        FILE the drive starts from FILE and, at a clean stop, writes its state back to it."""
         if clock not in ("realtime", "logical"):
             raise UserError(f"--clock {clock!r}: expected realtime or logical")
-        cfg = Config(config, check_overrides(overrides, interface))
+        cfg = Config(config, check_overrides(overrides, interface, state))
         # As `run --json` does: an output under a folder not made yet is made there. The
         # result is written when the server stops, so a path that cannot take it is refused
         # now, before a session's figures could be lost.

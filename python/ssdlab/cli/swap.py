@@ -16,7 +16,7 @@ from rich.console import Console
 from ..api import MAX_SEED
 from ..files import write_output_text
 from ..swap import swap
-from .options import UserError
+from .options import State, UserError, toml_string
 from .table import key_value_table
 
 
@@ -66,6 +66,7 @@ def swap_command(
         Path | None,
         typer.Option("--json", metavar="OUT", help="Write the result JSON to OUT ('-': stdout)."),
     ] = None,
+    state: State = None,
 ) -> None:
     """Page a memory-access trace through MEMORY and a swap area on the device."""
     if swap_trace_format is not None and swap_trace is None:
@@ -79,7 +80,7 @@ def swap_command(
         memory=memory,
         swap_size=swap_size,
         workload=workload,
-        overrides=set_ or [],
+        overrides=[*(set_ or []), *([f"precondition.state={toml_string(state)}"] if state else [])],
         seed=seed,
         swap_trace=swap_trace,
         swap_trace_format=swap_trace_format or "fio",

@@ -382,6 +382,22 @@ impl SsdConfig {
         }
     }
 
+    /// Why this device cannot save or load a drive state (docs/state.md; None: it can): only
+    /// the page-mapped FTL keeps its state in what a state file holds.
+    pub fn state_unsupported(&self) -> Option<String> {
+        match self.backend_kind() {
+            BackendKind::Page | BackendKind::Cached if self.fdp.is_some() => {
+                Some("[fdp] (its reclaim units' bookkeeping is not saved)".to_string())
+            }
+            BackendKind::Page | BackendKind::Cached => None,
+            kind => Some(format!(
+                "the {} back end ({})",
+                kind.name(),
+                kind.what_sections_say()
+            )),
+        }
+    }
+
     pub fn medium(&self) -> Medium {
         match (&self.pcm, self.nand.is_absent()) {
             (None, _) => Medium::Nand,

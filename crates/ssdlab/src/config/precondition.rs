@@ -23,6 +23,12 @@ pub struct PreconditionConfig {
     pub fill: FillMode,
     /// Then overwrite this many logical pages at random, as a fraction of the logical capacity.
     pub random_overwrite: f64,
+    /// Start from the drive state saved in this file (`ssdlab precondition --save`, see
+    /// docs/state.md) instead of filling: `fill` and `random_overwrite` are what made it and
+    /// are not run again. A path relative to the working directory. (Left out of the
+    /// canonical JSON when not set, so that a config without it keeps its hash.)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
 }
 
 impl Default for PreconditionConfig {
@@ -30,6 +36,7 @@ impl Default for PreconditionConfig {
         PreconditionConfig {
             fill: FillMode::None,
             random_overwrite: 0.0,
+            state: None,
         }
     }
 }

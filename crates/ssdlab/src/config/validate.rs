@@ -497,6 +497,31 @@ impl SsdConfig {
         Ok(())
     }
 
+    /// A saved drive state (`precondition.state`, docs/state.md) is the page-mapped FTL's:
+    /// other back ends keep state it does not hold.
+    fn validate_state(&self, path: &str, origin: &str) -> Result<()> {
+        let err = |field: &str, msg: String| {
+            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+        };
+        if path.is_empty() {
+            return err(
+                "precondition.state",
+                "got an empty path, expected the file `ssdlab precondition --save` wrote".into(),
+            );
+        }
+        let why = self.state_unsupported();
+        match why {
+            Some(why) => err(
+                "precondition.state",
+                format!(
+                    "got \"{path}\": a saved drive state is not supported for {why}; only the \
+                     page-mapped FTL (ftl.kind = \"page\", full or cached map) saves and loads one"
+                ),
+            ),
+            None => Ok(()),
+        }
+    }
+
     /// A raw device (`ftl.kind = "none"`) shows the host every block and has nothing of the
     /// device FTL's: no hidden space, no cache buffer between host and NAND, no preconditioning.
     fn validate_raw(&self, origin: &str) -> Result<()> {
@@ -1162,6 +1187,9 @@ impl SsdConfig {
                     ),
                 );
             }
+        }
+        if let Some(path) = &self.precondition.state {
+            self.validate_state(path, origin)?;
         }
         if let Some(r) = &self.reliability {
             self.validate_reliability(r, origin)?;

@@ -29,6 +29,7 @@ use crate::iface::HostPort;
 mod fdp;
 mod hardware;
 pub mod precondition;
+pub mod state;
 pub mod store;
 
 pub use crate::ctrl::power_loss::PowerCutOutcome;

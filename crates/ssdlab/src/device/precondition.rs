@@ -10,7 +10,8 @@ use crate::stats::result::SteadyStateResult;
 use std::time::Instant;
 
 impl Device {
-    /// Precondition the FTL as `cfg` says (untimed); returns the wall seconds it took. Calls
+    /// Precondition the FTL as `cfg` says (untimed), or load the drive state it names
+    /// (`precondition.state`); returns the wall seconds it took. Calls
     /// `progress(0, 0)` (nothing simulated yet, no known total) about ten times per wall second;
     /// returning false stops it with [`crate::error::Error::Interrupted`]. The random overwrites
     /// of a large drive take seconds to minutes, which an interrupt must not wait out.
@@ -22,6 +23,11 @@ impl Device {
     ) -> Result<f64> {
         let t0 = Instant::now();
         let p = &cfg.precondition;
+        if let Some(path) = &p.state {
+            // A saved state stands for the whole preconditioning that made it (docs/state.md).
+            self.load_state(cfg, path)?;
+            return Ok(t0.elapsed().as_secs_f64());
+        }
         match self.backend_mut() {
             // PCM is updated in place: no map to fill, nothing a fill would change. A zoned
             // drive is written by its host only (validation refuses preconditioning for it).

@@ -16,9 +16,12 @@
 //! Steady-state preconditioning (`steady.rs`) leaves its layout the same way: a zero entry
 //! reads as where its dealing put the unit ([`Dealt`]), so it too writes no map entry.
 
+use super::state_io::{StateReader, StateWriter};
 use super::steady::Dealt;
 use super::UNMAPPED;
+use crate::error::Result;
 use crate::media::nand::{Divisor, Geometry};
+use std::io::{Read, Write};
 
 /// Stored map entries are `value ^ AS_FILLED`, so the zero the OS hands out reads as
 /// `AS_FILLED`: "as the fill left it". No unit or logical index reaches it (validation keeps
@@ -191,5 +194,57 @@ impl FillLayout {
             valid: ((pages - 1) * upp + in_last) as u32,
             last_write: last * upp + in_last,
         })
+    }
+}
+
+impl FillLayout {
+    /// Write the layout's state (a saved drive state, `ftl/state.rs`).
+    pub fn save_state<W: Write>(&self, w: &mut StateWriter<W>) -> std::io::Result<()> {
+        w.u64(self.filled)?;
+        match self.dealt.as_deref() {
+            None => w.u8(0),
+            Some(d) => {
+                w.u8(1)?;
+                d.save_state(w)
+            }
+        }
+    }
+
+    /// Read what [`FillLayout::save_state`] wrote, for a drive of `logical` host units and
+    /// `units` physical ones.
+    pub fn load_state<R: Read>(
+        &mut self,
+        r: &mut StateReader<R>,
+        logical: u64,
+        units: u64,
+    ) -> Result<()> {
+        let filled = r.u64("filled units")?;
+        if filled > logical || (filled > 0 && !self.fill_fits(filled)) {
+            return Err(r.error(&format!(
+                "filled units: got {filled}, expected at most {logical} that fit the planes"
+            )));
+        }
+        self.filled = filled;
+        if r.u8("steady-state layout")? != 0 {
+            if filled > 0 {
+                return Err(
+                    r.error("a drive both filled and dealt by steady-state preconditioning")
+                );
+            }
+            let upp = self.upb.get() * self.bpp.get();
+            self.dealt = Some(Box::new(Dealt::load_state(r, logical, upp, units)?));
+        }
+        Ok(())
+    }
+
+    /// A sequential fill of `units` fits the planes as `Ftl::fill_fast` lays it out (its
+    /// check: the first group's planes take the most blocks, and keep one for GC).
+    fn fill_fits(&self, units: u64) -> bool {
+        let total_pages = units.div_ceil(self.upp.get() as u64);
+        let per_turn = self.d.get() as u64 * self.ppb.get() as u64;
+        total_pages
+            .div_ceil(per_turn)
+            .div_ceil(self.groups.get() as u64)
+            < self.bpp.get() as u64
     }
 }

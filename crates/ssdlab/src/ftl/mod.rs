@@ -21,6 +21,8 @@ pub mod fdp;
 mod fill;
 pub mod hybrid;
 pub mod mapping_cache;
+mod state;
+pub mod state_io;
 mod steady;
 use fill::{FillLayout, AS_FILLED};
 use mapping_cache::MappingCache;
@@ -236,6 +238,23 @@ pub struct Ftl {
     /// The block whose data the last host write replaced ([`NONE`]: none), for the program
     /// that write makes to carry (see [`Block::overwrites_in_flight`]).
     overwrote: u32,
+}
+
+/// Set `count` bits of `bits` from bit `first`, a word at a time.
+fn set_bits(bits: &mut [u64], first: u64, count: u64) {
+    let end = first + count;
+    let mut at = first;
+    while at < end {
+        let (word, bit) = ((at / 64) as usize, at % 64);
+        let take = (64 - bit).min(end - at);
+        let mask = if take == 64 {
+            u64::MAX
+        } else {
+            ((1u64 << take) - 1) << bit
+        };
+        bits[word] |= mask;
+        at += take;
+    }
 }
 
 impl Ftl {
@@ -607,19 +626,7 @@ impl Ftl {
 
     /// [`Ftl::mark_programmed`] for `count` units from `first`, a word at a time.
     fn mark_programmed_range(&mut self, first: u64, count: u64) {
-        let end = first + count;
-        let mut pun = first;
-        while pun < end {
-            let (word, bit) = ((pun / 64) as usize, pun % 64);
-            let take = (64 - bit).min(end - pun);
-            let mask = if take == 64 {
-                u64::MAX
-            } else {
-                ((1u64 << take) - 1) << bit
-            };
-            self.programmed[word] |= mask;
-            pun += take;
-        }
+        set_bits(&mut self.programmed, first, count);
     }
 
     pub fn blocks(&self) -> &[Block] {

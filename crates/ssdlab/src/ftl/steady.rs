@@ -14,6 +14,7 @@
 //! the drive's logical units are dealt over the valid places at random (a [`Permutation`], so
 //! neighbouring units land on unrelated planes, as random overwrites leave them).
 
+use super::state_io::{StateReader, StateWriter};
 use super::{Block, Ftl, NONE, UNMAPPED};
 use crate::config::{MappingKind, SsdConfig};
 use crate::error::{Error, Result};
@@ -21,6 +22,7 @@ use crate::media::nand::Divisor;
 use crate::sim::mem::prefetch;
 use crate::sim::rng::Permutation;
 use crate::sim::Rng;
+use std::io::{Read, Write};
 
 /// What the model plane reached.
 #[derive(Clone, Debug, PartialEq)]
@@ -308,6 +310,11 @@ impl ValidPlaces {
         ValidPlaces { words, samples }
     }
 
+    /// The bit per plane-local unit it was made from.
+    fn bits(&self) -> Vec<u64> {
+        self.words.iter().map(|w| w.bits).collect()
+    }
+
     fn count(&self) -> u64 {
         self.words
             .last()
@@ -415,6 +422,89 @@ impl Dealt {
         prefetch(&places.words, w);
         prefetch(&places.words, w + 4);
         true
+    }
+}
+
+impl Dealt {
+    pub fn save_state<W: Write>(&self, w: &mut StateWriter<W>) -> std::io::Result<()> {
+        let (mul, add) = self.perm.keys();
+        for k in mul.iter().chain(&add) {
+            w.u64(*k)?;
+        }
+        w.u64(self.logical)?;
+        w.u64(self.per_plane)?;
+        w.u64(self.places.len() as u64)?;
+        for p in &self.places {
+            w.array(&p.bits())?;
+        }
+        Ok(())
+    }
+
+    pub fn load_state<R: Read>(
+        r: &mut StateReader<R>,
+        logical: u64,
+        units_per_plane: u32,
+        units: u64,
+    ) -> Result<Dealt> {
+        let mut keys = [0u64; 6];
+        for k in &mut keys {
+            *k = r.u64("steady-state permutation")?;
+        }
+        let dealt_logical = r.u64("steady-state units")?;
+        if dealt_logical != logical {
+            return Err(r.error(&format!(
+                "steady-state units: got {dealt_logical}, expected {logical} (the drive's)"
+            )));
+        }
+        let planes = units / units_per_plane as u64;
+        let per_plane = r.below("valid places per plane", units_per_plane as u64 + 1)?;
+        if per_plane.saturating_mul(planes) < logical {
+            return Err(r.error(&format!(
+                "valid places per plane: got {per_plane}, too few for {logical} units over \
+                 {planes} planes"
+            )));
+        }
+        let count = r.below("model-plane states", planes + 1)?;
+        if count == 0 {
+            return Err(r.error("model-plane states: got 0, expected at least 1"));
+        }
+        let perm = Permutation::from_keys(
+            logical,
+            [keys[0], keys[1], keys[2]],
+            [keys[3], keys[4], keys[5]],
+        )
+        .ok_or_else(|| r.error("steady-state permutation: its keys make no permutation"))?;
+        let words = (units_per_plane as usize).div_ceil(64);
+        let mut places = Vec::with_capacity(count as usize);
+        // Bits past the plane's units (its last word's) must be clear: a place there would be
+        // in the next plane, or past the drive.
+        let tail_mask = match units_per_plane % 64 {
+            0 => 0,
+            n => !((1u64 << n) - 1),
+        };
+        for s in 0..count {
+            let bits = r.array::<u64>("model-plane valid places", words)?;
+            if bits.last().is_some_and(|&w| w & tail_mask != 0) {
+                return Err(r.error(&format!(
+                    "model-plane state {s}: valid places past the plane's {units_per_plane} units"
+                )));
+            }
+            let p = ValidPlaces::new(bits);
+            if p.count() != per_plane {
+                return Err(r.error(&format!(
+                    "model-plane state {s}: {} valid places, expected {per_plane}",
+                    p.count()
+                )));
+            }
+            places.push(p);
+        }
+        Ok(Dealt {
+            perm,
+            logical,
+            units_per_plane: Divisor::new(units_per_plane),
+            per_plane,
+            places,
+        })
     }
 }
 

@@ -1036,6 +1036,21 @@ pub fn serve(
     }});
     let mut result =
         crate::run::build_result(&dev, cfg, job, opts.seed, "server stopped", wall, pre_s);
+    // A server started from a saved state writes the drive's state back over it at a clean
+    // stop, so that the next start goes on from here (docs/state.md): after the result (the
+    // flush of a cache buffer it may need is the shutdown's, not the session's), written
+    // whole to a temporary file and renamed, so a server killed meanwhile leaves the old
+    // state intact.
+    if let (Some(path), false) = (&cfg.precondition.state, opts.read_only) {
+        let made_by = serde_json::json!({
+            "ssdlab": env!("CARGO_PKG_VERSION"),
+            "serve": {"from": path, "seed": opts.seed},
+        })
+        .to_string();
+        dev.flush_for_save()?;
+        let saved = dev.save_state(cfg, std::path::Path::new(path), &made_by)?;
+        result.job["serve"]["state_saved"] = serde_json::to_value(saved).expect("json");
+    }
     if opts.clock == Clock::Realtime {
         result.wall.reply_lag_us = Some(out.lag.summary());
     }

@@ -24,6 +24,28 @@ impl Rng {
         Rng(Xoshiro256PlusPlus::seed_from_u64(seed ^ fnv1a(name)))
     }
 
+    /// The generator's state, to save (a drive state, docs/state.md) and restore with
+    /// [`Rng::from_state`]: the stream then goes on as if never stopped.
+    pub fn state(&self) -> [u64; 4] {
+        // rand_xoshiro publishes its state only through serde.
+        let v = serde_json::to_value(&self.0).expect("a generator serialises");
+        let mut s = [0u64; 4];
+        for (i, w) in s.iter_mut().enumerate() {
+            *w = v["s"][i].as_u64().expect("xoshiro256's state is four u64");
+        }
+        s
+    }
+
+    /// The stream at a state [`Rng::state`] returned (an all-zero state, which xoshiro never
+    /// reaches, becomes a fixed nonzero one).
+    pub fn from_state(s: [u64; 4]) -> Rng {
+        let mut seed = [0u8; 32];
+        for (i, w) in s.iter().enumerate() {
+            seed[i * 8..(i + 1) * 8].copy_from_slice(&w.to_le_bytes());
+        }
+        Rng(Xoshiro256PlusPlus::from_seed(seed))
+    }
+
     /// The underlying generator, for samplers from `rand_distr`.
     pub fn core(&mut self) -> &mut Xoshiro256PlusPlus {
         &mut self.0
@@ -113,6 +135,35 @@ impl Permutation {
         }
     }
 
+    /// The keys that make this permutation of its `n` values (to save it): its multipliers
+    /// and addends.
+    pub fn keys(&self) -> ([u64; 3], [u64; 3]) {
+        (self.mul, self.add)
+    }
+
+    /// The permutation of `n` values with keys [`Permutation::keys`] gave; None when they
+    /// cannot be one's (a multiplier even or wider than `n`'s bits), so that any keys read
+    /// from a file make a bijection or nothing.
+    pub fn from_keys(n: u64, mul: [u64; 3], add: [u64; 3]) -> Option<Permutation> {
+        let bits = 64 - n.saturating_sub(1).leading_zeros();
+        let mask = if bits == 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        };
+        if mul.iter().chain(&add).any(|&k| k & !mask != 0) || mul.iter().any(|&m| m & 1 == 0) {
+            return None;
+        }
+        Some(Permutation {
+            n,
+            mask,
+            shift: bits.div_ceil(2).max(1),
+            mul,
+            add,
+            mul_inv: mul.map(odd_inverse),
+        })
+    }
+
     #[inline]
     fn mix(&self, mut x: u64) -> u64 {
         for (m, a) in self.mul.iter().zip(&self.add) {
@@ -182,6 +233,16 @@ mod tests {
     }
 
     #[test]
+    fn a_stream_restored_from_its_state_goes_on_as_before() {
+        let mut a = Rng::stream(5, "x");
+        a.next_u64();
+        let mut b = Rng::from_state(a.state());
+        for _ in 0..10 {
+            assert_eq!(a.next_u64(), b.next_u64());
+        }
+    }
+
+    #[test]
     fn below_stays_in_range() {
         let mut r = Rng::stream(1, "t");
         for n in [1u64, 2, 3, 1000, u64::MAX] {
@@ -202,6 +263,16 @@ mod tests {
                 seen[y as usize] = true;
             }
         }
+    }
+
+    #[test]
+    fn a_permutation_from_its_keys_is_the_same_and_bad_keys_make_none() {
+        let p = Permutation::new(1000, &mut Rng::stream(3, "perm"));
+        let (mul, add) = p.keys();
+        let q = Permutation::from_keys(1000, mul, add).unwrap();
+        assert!((0..1000).all(|x| p.at(x) == q.at(x)));
+        assert!(Permutation::from_keys(1000, [2, 1, 1], add).is_none());
+        assert!(Permutation::from_keys(1000, [1 << 20 | 1, 1, 1], add).is_none());
     }
 
     #[test]
