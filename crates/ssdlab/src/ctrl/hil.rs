@@ -459,8 +459,8 @@ impl Hil {
                 };
                 match at {
                     Ok(at) => {
-                        let zl = z.zones.zone_lbas();
-                        z.take((at / zl) as u32, at % zl + nlb);
+                        let (zone, off) = z.zones.split(at);
+                        z.take(zone as u32, off + nlb);
                         z.counters.host_units_written += nlb;
                         // An append's data goes where the zone's pointer was.
                         up.cmds.get_mut(cmd).offset = at * unit;

@@ -15,6 +15,7 @@
 use super::zones::Zones;
 use crate::config::{FinishMode, SsdConfig, ZoneLayout};
 use crate::media::nand::Geometry;
+use crate::sim::divisor::Divisor;
 
 /// What the zoned firmware counts beside the state machine's counters.
 #[derive(Clone, Debug, Default)]
@@ -30,9 +31,8 @@ pub struct ZonedCounters {
 pub struct ZonedNand {
     pub zones: Zones,
     geo: Geometry,
-    /// Planes of a zone's set, and groups of such planes on the drive.
+    /// Planes of a zone's set.
     set_planes: u32,
-    groups: u32,
     /// Blocks of each of its set's planes a zone takes.
     blocks_per_plane: u32,
     /// The plane (within its group) of each slot of a set: consecutive pages go to other
@@ -45,6 +45,13 @@ pub struct ZonedNand {
     programmed: Vec<u64>,
     erase_count: Vec<u32>,
     pub counters: ZonedCounters,
+    /// The divisions of [`ZonedNand::unit_of`], once per logical block written or read (the
+    /// zone's is the zones'): a page's units, a set's planes, a block's pages, the groups of
+    /// planes.
+    div_page: Divisor,
+    div_set: Divisor,
+    div_block: Divisor,
+    div_groups: Divisor,
 }
 
 impl ZonedNand {
@@ -78,41 +85,40 @@ impl ZonedNand {
             ),
             geo: geo.clone(),
             set_planes,
-            groups,
             blocks_per_plane,
             slot_plane,
             finish: z.finish,
             programmed: vec![0; count as usize],
             erase_count: vec![0; geo.blocks() as usize],
             counters: ZonedCounters::default(),
+            div_page: Divisor::new(geo.units_per_page as u64),
+            div_set: Divisor::new(set_planes as u64),
+            div_block: Divisor::new(geo.pages_per_block as u64),
+            div_groups: Divisor::new(groups as u64),
         }
     }
 
     /// The physical unit (as `media::nand::Geometry` numbers them) of logical block `lba`.
     #[inline]
     pub fn unit_of(&self, lba: u64) -> u32 {
-        let zl = self.zones.zone_lbas();
-        let (zone, off) = ((lba / zl) as u32, lba % zl);
-        let upp = self.geo.units_per_page as u64;
-        let (page, unit) = (off / upp, off % upp);
-        let s = self.set_planes as u64;
-        let (slot, row) = ((page % s) as u32, page / s);
-        let ppb = self.geo.pages_per_block as u64;
-        let (layer, page_in_block) = ((row / ppb) as u32, row % ppb);
-        let plane = (zone % self.groups) * self.set_planes + self.slot_plane[slot as usize];
+        let (zone, off) = self.zones.split(lba);
+        let (page, unit) = self.div_page.divmod(off);
+        let (row, slot) = self.div_set.divmod(page);
+        let (layer, page_in_block) = self.div_block.divmod(row);
+        let (zone_row, group) = self.div_groups.divmod(zone);
+        let plane = group as u32 * self.set_planes + self.slot_plane[slot as usize];
         let block = plane * self.geo.blocks_per_plane
-            + (zone / self.groups) * self.blocks_per_plane
-            + layer;
+            + zone_row as u32 * self.blocks_per_plane
+            + layer as u32;
+        let upp = self.div_page.get();
         (block as u64 * self.geo.units_per_block() as u64 + page_in_block * upp + unit) as u32
     }
 
     /// Whether logical block `lba` holds data on the flash (it was written, or filled).
     #[inline]
     pub fn is_programmed(&self, lba: u64) -> bool {
-        let zl = self.zones.zone_lbas();
-        self.programmed
-            .get((lba / zl) as usize)
-            .is_some_and(|&p| lba % zl < p)
+        let (zone, off) = self.zones.split(lba);
+        self.programmed.get(zone as usize).is_some_and(|&p| off < p)
     }
 
     /// Logical blocks `from..to` of `zone` (zone-relative) are being programmed.

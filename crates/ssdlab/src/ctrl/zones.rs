@@ -18,6 +18,7 @@
 //! range check), and the methods here check again.
 
 use crate::request::Status;
+use crate::sim::divisor::Divisor;
 use std::collections::VecDeque;
 
 /// A zone's state (ZNS, "Zone State"), with the Zone State field's code of a zone descriptor.
@@ -236,6 +237,8 @@ pub struct ZoneCounters {
 #[derive(Clone, Debug)]
 pub struct Zones {
     zone_lbas: u64,
+    /// Division by `zone_lbas` (a shift for the usual power-of-two zone).
+    zone_div: Divisor,
     cap_lbas: u64,
     /// 0: no limit.
     max_open: u32,
@@ -258,6 +261,7 @@ impl Zones {
         assert!(cap_lbas >= 1 && cap_lbas <= zone_lbas, "a validated config");
         Zones {
             zone_lbas,
+            zone_div: Divisor::new(zone_lbas),
             cap_lbas,
             max_open,
             max_active,
@@ -276,6 +280,12 @@ impl Zones {
 
     pub fn zone_lbas(&self) -> u64 {
         self.zone_lbas
+    }
+
+    /// `(zone, offset in it)` of `lba` (the zone may lie past the namespace).
+    #[inline]
+    pub fn split(&self, lba: u64) -> (u64, u64) {
+        self.zone_div.divmod(lba)
     }
 
     /// The open zone limit (MOR as a count; 0: no limit).
@@ -311,7 +321,7 @@ impl Zones {
 
     /// The zone of `lba`, if it is in the namespace.
     pub fn zone_of(&self, lba: u64) -> Option<u32> {
-        let z = lba / self.zone_lbas;
+        let z = self.zone_div.divmod(lba).0;
         (z < self.state.len() as u64).then_some(z as u32)
     }
 
@@ -454,7 +464,7 @@ impl Zones {
     /// Read-only zones keep their pointer; offline zones read nothing.
     pub fn below_wp(&self, lba: u64) -> bool {
         match self.zone_of(lba) {
-            Some(z) => lba % self.zone_lbas < self.wp[z as usize],
+            Some(z) => self.split(lba).1 < self.wp[z as usize],
             None => false,
         }
     }

@@ -1,5 +1,6 @@
 //! The engine's primitives: integer time, the event queue, seeded random streams and the slab.
 
+pub mod divisor;
 pub mod mem;
 pub mod queue;
 pub mod rng;
