@@ -309,26 +309,9 @@ fn run_bench(
     // The benchmark runs for tens of seconds (its preconditioning most of them): it looks for
     // Ctrl-C as a run does, and reports each of its runs' progress, `(0, 0)` while it
     // preconditions.
-    let mut raised = None;
-    let v = py
-        .allow_threads(|| {
-            ssdlab::bench_with(io_count, seed, overwrite, &mut |done, total| {
-                if !no_signal(&mut raised) {
-                    return false;
-                }
-                let Some(cb) = &progress else {
-                    return true;
-                };
-                Python::with_gil(|py| match cb.call1(py, (done, total)) {
-                    Ok(_) => true,
-                    Err(e) => {
-                        raised = Some(e);
-                        false
-                    }
-                })
-            })
-        })
-        .map_err(|e| to_py_signalled(py, e, raised.take()))?;
+    let v = with_progress(py, progress, |cb| {
+        ssdlab::bench_with(io_count, seed, overwrite, cb)
+    })?;
     Ok(serde_json::to_string_pretty(&v).expect("json"))
 }
 

@@ -20,13 +20,7 @@ fn main() {
     // Any further arguments are config overrides, as `--set` takes them.
     let sets: Vec<String> = args.collect();
     let cfg = ssdlab::SsdConfig::resolve(&preset, &sets).expect("preset");
-    let opts = ssdlab::RunOptions {
-        seed: 1,
-        record_requests: false,
-        stats_interval: None,
-        power_cut_event: None,
-        power_cut_at: None,
-    };
+    let opts = ssdlab::RunOptions::seeded(1);
     if let Some(trace) = rw_arg.strip_prefix("trace:") {
         let tjob: ssdlab::workload::trace::replay::TraceJob = serde_json::from_value(
             serde_json::json!({"trace": trace, "mode": "afap", "repeat": 1000, "io_count": n}),

@@ -28,19 +28,7 @@ fn main() {
                 "fig5",
             )
             .expect("job");
-            let out = run(
-                &cfg,
-                &job,
-                &RunOptions {
-                    seed: 1,
-                    record_requests: false,
-                    stats_interval: None,
-                    power_cut_event: None,
-                    power_cut_at: None,
-                },
-                &mut |_, _| true,
-            )
-            .expect("run");
+            let out = run(&cfg, &job, &RunOptions::seeded(1), &mut |_, _| true).expect("run");
             let bw = out.result.total.bandwidth_mib_s;
             let shown = if link == "ideal" {
                 format!("{seed_mib:.0}")

@@ -35,6 +35,17 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
+    /// A plain run with `seed`: no records, no sampling, no power cut.
+    pub fn seeded(seed: u64) -> RunOptions {
+        RunOptions {
+            seed,
+            record_requests: false,
+            stats_interval: None,
+            power_cut_event: None,
+            power_cut_at: None,
+        }
+    }
+
     /// The cut these options ask for, checked.
     pub fn power_cut(&self) -> Result<Option<CutAt>> {
         match (self.power_cut_event, self.power_cut_at) {
@@ -1045,18 +1056,7 @@ pub fn bench_with(
         r#"{{"name":"bench","rw":"randrw","rwmixread":70,"bs":"4KiB","iodepth":32,"io_count":{io_count}}}"#
     ))?;
     let mem_before = peak_memory_bytes();
-    let out = run_to_end(
-        &cfg,
-        &job,
-        &RunOptions {
-            seed,
-            record_requests: false,
-            stats_interval: None,
-            power_cut_event: None,
-            power_cut_at: None,
-        },
-        progress,
-    )?;
+    let out = run_to_end(&cfg, &job, &RunOptions::seeded(seed), progress)?;
     let r = &out.result;
     let logical_units = cfg.logical_units();
     let physical_units = cfg.physical_units();
@@ -1114,13 +1114,7 @@ pub fn bench_state(
     let job = JobSpec::from_json(&format!(
         r#"{{"name":"bench","rw":"randrw","rwmixread":70,"bs":"4KiB","iodepth":32,"io_count":{io_count}}}"#
     ))?;
-    let opts = RunOptions {
-        seed,
-        record_requests: false,
-        stats_interval: None,
-        power_cut_event: None,
-        power_cut_at: None,
-    };
+    let opts = RunOptions::seeded(seed);
     let fresh = run_to_end(&cfg, &job, &opts, progress)?.result;
     let loaded = run_to_end(&loaded_cfg, &job, &opts, progress)?.result;
     // Each start timed three times more and the shortest kept, for both alike: on a shared
@@ -1208,13 +1202,7 @@ fn cached_mapping_with(
     let job = JobSpec::from_json(&format!(
         r#"{{"name":"cached-mapping","rw":"randrw","rwmixread":50,"bs":"4KiB","iodepth":32,"io_count":{io_count}}}"#
     ))?;
-    let opts = RunOptions {
-        seed,
-        record_requests: false,
-        stats_interval: None,
-        power_cut_event: None,
-        power_cut_at: None,
-    };
+    let opts = RunOptions::seeded(seed);
     let r = run_to_end(&cfg, &job, &opts, progress)?.result;
     let m = r.ftl.as_ref().and_then(|f| f.mapping.as_ref());
     Ok(serde_json::json!({
@@ -1265,13 +1253,7 @@ fn gc_tail_with(
         ),
     ] {
         let cfg = SsdConfig::resolve("small-tlc", &overrides)?;
-        let opts = RunOptions {
-            seed,
-            record_requests: false,
-            stats_interval: None,
-            power_cut_event: None,
-            power_cut_at: None,
-        };
+        let opts = RunOptions::seeded(seed);
         let r = run_to_end(&cfg, &job, &opts, progress)?.result;
         let mut v = tail(r.ops.get("write"));
         v["write_amplification"] = r.device.write_amplification.into();

@@ -8,13 +8,7 @@ use ssdlab::{JobSpec, RunOptions, SsdConfig};
 
 /// Options of a test run: this seed, no per-request records.
 pub fn opts(seed: u64) -> RunOptions {
-    RunOptions {
-        seed,
-        record_requests: false,
-        stats_interval: None,
-        power_cut_event: None,
-        power_cut_at: None,
-    }
+    RunOptions::seeded(seed)
 }
 
 /// A result as JSON without its `wall` object, the only part that may differ between runs.
