@@ -425,6 +425,12 @@ impl HostDriver {
 
     /// Get Log Page `lid` for all namespaces: `len` bytes (a multiple of 4, at most 4096).
     pub fn get_log(&mut self, lid: u8, len: u32) -> Result<Vec<u8>> {
+        self.log_page(lid, len, 0, 0)
+    }
+
+    /// Get Log Page `lid` with log specific field `lsp` (CDW10 bits 14:8) and CDW11 `cdw11`
+    /// (its log specific identifier): `len` bytes, a multiple of 4 from 4 to 4096.
+    fn log_page(&mut self, lid: u8, len: u32, lsp: u32, cdw11: u32) -> Result<Vec<u8>> {
         if len == 0 || !len.is_multiple_of(4) || len > 4096 {
             return Err(job_err(format!(
                 "log page length: got {len}, expected a multiple of 4 from 4 to 4096"
@@ -436,7 +442,8 @@ impl HostDriver {
             nsid: 0xFFFF_FFFF,
             prp1: buf,
             prp2: buf + 4096,
-            cdw10: lid as u32 | (numd << 16),
+            cdw10: lid as u32 | (lsp << 8) | (numd << 16),
+            cdw11,
             ..Sqe::new(admin::GET_LOG_PAGE)
         })?;
         check(&r.cqe, &format!("Get Log Page (LID {lid:02x}h)"))?;
@@ -461,18 +468,7 @@ impl HostDriver {
     /// FDP log page `lid` (20h–23h) of endurance group 1 (`host_events`: the events page's
     /// host events, LSP bit 0; else its controller events), `len` bytes (at most 4096).
     pub fn fdp_log(&mut self, lid: u8, len: u32, host_events: bool) -> Result<Vec<u8>> {
-        let buf = DATA_ADDR;
-        let numd = len / 4 - 1;
-        let r = self.admin_cmd(Sqe {
-            nsid: 0xFFFF_FFFF,
-            prp1: buf,
-            prp2: buf + 4096,
-            cdw10: lid as u32 | (u32::from(host_events) << 8) | (numd << 16),
-            cdw11: 1 << 16,
-            ..Sqe::new(admin::GET_LOG_PAGE)
-        })?;
-        check(&r.cqe, &format!("Get Log Page (LID {lid:02x}h)"))?;
-        Ok(self.ctrl.mem.read_vec(buf, len as usize))
+        self.log_page(lid, len, u32::from(host_events), 1 << 16)
     }
 
     pub fn smart_log(&mut self) -> Result<Vec<u8>> {
