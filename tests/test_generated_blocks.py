@@ -31,7 +31,8 @@ def test_the_scoreboard_is_what_the_reproductions_artefact_gives() -> None:
 
 
 @pytest.mark.parametrize(
-    "experiment", ["seed002-fig14", "seed002-fig12", "seed002-table7", "seed000-fig6"]
+    "experiment",
+    ["seed002-fig14", "seed002-fig12", "seed002-table7", "seed000-fig6", "seed001-fig3-4"],
 )
 def test_a_cheap_reproduction_gives_what_the_artefact_holds(experiment: str, tmp_path) -> None:
     """Run again, a cheap reproduction's rows are the artefact's: if the model moved, the

@@ -278,7 +278,7 @@ def render_seed000(data: Mapping[str, Any]) -> str:
         for row in row_list(data, experiment):
             if not row.compared:
                 continue
-            _, _, metric, paper, ssdlab, diff, label = cells(Entry("", "", row))
+            _, _, metric, paper, ssdlab, diff, _, label = cells(Entry("", "", row))
             unit = f" {row.unit}" if row.unit else ""
             paper = paper.removesuffix(unit)
             ssdlab = ssdlab.removesuffix(unit)
