@@ -104,7 +104,13 @@ def test_bssplit_shares_the_rest_among_sizes_without_a_percentage() -> None:
 def test_global_options_reach_every_job_and_a_job_overrides_them() -> None:
     f = parsed("[global]\nbs=8k\niodepth=4\n[a]\nrw=randread\n[b]\nrw=write\niodepth=2\n")
     a, b = f.jobs
-    assert a.fields == {"name": "a", "rw": "randread", "bs": "8KiB", "iodepth": 4}
+    assert a.fields == {
+        "name": "a",
+        "rw": "randread",
+        "bs": "8KiB",
+        "iodepth": 4,
+        "instances": "clones",  # fio's numjobs: each clone its own count (docs/fio.md)
+    }
     assert b.fields["iodepth"] == 2 and b.fields["bs"] == "8KiB"
     assert [j.group for j in f.jobs] == [0, 0]
 
@@ -132,7 +138,11 @@ def test_stonewall_starts_a_new_group() -> None:
 
 def test_number_ios_is_per_clone() -> None:
     f = parsed("[a]\nrw=read\nnumjobs=4\nnumber_ios=100\n")
-    assert f.jobs[0].fields["io_count"] == 400
+    fields = f.jobs[0].fields
+    assert fields["io_count"] == 100 and fields["instances"] == "clones"
+    # The run's total: each of the four clones issues its own 100.
+    result = ssdlab.run("small-tlc", f.jobs[0].job())
+    assert result.to_dict()["sim"]["requests"] == 400
 
 
 def test_options_not_modelled_are_named_in_warnings() -> None:

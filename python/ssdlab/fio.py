@@ -762,6 +762,9 @@ def _translate(
         fields["iodepth_low"] = integer("iodepth_low", 1)
     if "numjobs" in options:
         fields["numjobs"] = integer("numjobs", 1)
+    # fio's numjobs makes clones: each issues its own number_ios over its own size
+    # (docs/fio.md, "What is read").
+    fields["instances"] = "clones"
     if "size" in options:
         fields["size"] = _size_name(size("size"))
     if "offset" in options:
@@ -780,8 +783,8 @@ def _translate(
             raise FioError(f"{where('time_based')}: [{section}] time_based needs runtime=")
         fields["io_count"] = _TIME_BASED_IO_COUNT
     if "number_ios" in options:
-        # fio's number_ios is per job (each of numjobs); the job model's io_count is the total.
-        fields["io_count"] = integer("number_ios", 1) * int(fields.get("numjobs", 1))
+        # Each clone's count, as the job's `instances = "clones"` reads io_count.
+        fields["io_count"] = integer("number_ios", 1)
 
     def first(key: str, what: str) -> str:
         """The first of fio's read,write[,trim] values, with a warning when there are more."""
