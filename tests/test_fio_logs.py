@@ -272,9 +272,10 @@ def test_clones_write_the_files_fio_writes(tmp_path: Path) -> None:
 
 
 # Each clone's count and region as fio 3.33 makes them (fio's JSON has one entry per clone,
-# ssdlab's one per job, as with group_reporting): number_ios per clone; size per clone (without number_ios, one
-# pass of size each, sequential clones each from the region's start); number_ios above one
-# pass of size stops at size; runtime without time_based stops at size too.
+# ssdlab's one per job, as with group_reporting): number_ios per clone; size per clone
+# (without number_ios, one pass of size each, sequential clones each from the region's
+# start); number_ios above one pass of size stops at size; runtime without time_based stops
+# at size too.
 CLONE_COUNTS = """\
 [global]
 bs=4k

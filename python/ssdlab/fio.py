@@ -899,6 +899,16 @@ def _translate(
         if key in options and fields.get("zonemode") == "zbd":
             warn(key, "with zonemode=zbd the drive's zones are used (its [zns] section)")
     _placement(options, fields, where, value, warn)
+    priority = _priority(options)
+    if priority is not None:
+        fields["priority"] = priority
+    for key in ("cmdprio_percentage", "cmdprio_class", "cmdprio", "cmdprio_bssplit"):
+        if key in options:
+            warn(
+                key,
+                "per-request priorities are not modelled: an NVMe queue has one class (its"
+                " QPRIO), taken from the job's prioclass and prio",
+            )
     for key in ("zone_reset_threshold", "zone_reset_frequency"):
         if key in options:
             warn(
@@ -954,6 +964,12 @@ def _translate(
         "norandommap",  # the generator draws each random offset afresh: fio's norandommap
         "stonewall",
         "wait_for_previous",
+        "prio",
+        "prioclass",
+        "cmdprio_percentage",
+        "cmdprio_class",
+        "cmdprio",
+        "cmdprio_bssplit",
         *_NO_EFFECT,
         *_REFUSED,
     }
@@ -961,6 +977,76 @@ def _translate(
         if key not in handled:
             warn(key, "not modelled by ssdlab; ignored")
     return fields
+
+
+# fio's prioclass values (Linux's I/O priority classes, include/uapi/linux/ioprio.h): 0 none,
+# 1 real time, 2 best effort, 3 idle; prio is the level 0 (highest) to 7 within a class.
+_PRIOCLASS_RANGE = (0, 3)
+_PRIO_RANGE = (0, 7)
+# The kernel's level for a best-effort task that set none (IOPRIO_NORM).
+_BEST_EFFORT_DEFAULT_LEVEL = 4
+
+
+def _priority(options: Mapping[str, Option]) -> str | None:
+    """fio's ``prioclass`` and ``prio`` as the flow's NVMe class (docs/fio.md): real time is
+    urgent, idle is low; best effort (or no class, which the kernel reads as best effort) is
+    medium at the kernel's default level 4, high above it (0-3), low below it (5-7). None when
+    the job sets neither."""
+
+    def number(key: str, low: int, high: int) -> int | None:
+        if key not in options:
+            return None
+        option = options[key]
+        try:
+            n = int(option.value.strip())
+        except ValueError:
+            n = None
+        if n is None or not low <= n <= high:
+            raise FioError(
+                f"{option.where}: {key}={option.value!r}: expected a whole number from {low}"
+                f" to {high}, as fio takes it"
+            )
+        return n
+
+    klass = number("prioclass", *_PRIOCLASS_RANGE)
+    level = number("prio", *_PRIO_RANGE)
+    if klass is None and level is None:
+        return None
+    if klass == 1:
+        return "urgent"
+    if klass == 3:
+        return "low"
+    if level is None or level == _BEST_EFFORT_DEFAULT_LEVEL:
+        return "medium"
+    return "high" if level < _BEST_EFFORT_DEFAULT_LEVEL else "low"
+
+
+def priority_warning(fio: FioFile, config: Any) -> str | None:
+    """One warning for the file when its jobs name priorities (``prio``, ``prioclass``) on a
+    drive whose NVMe arbitration is round robin, where the classes change nothing."""
+    interface = (config.to_dict().get("interface") or {}) if config is not None else {}
+    if interface.get("arbitration", "round-robin") != "round-robin":
+        return None
+    places = [
+        job.where[key]
+        for job in fio.jobs
+        if "priority" in job.fields
+        for key in ("prioclass", "prio")
+        if key in job.where
+    ]
+    if not places:
+        return None
+    by_file: dict[str, list[str]] = {}
+    for place in dict.fromkeys(places):
+        file, _, line = place.rpartition(":")
+        by_file.setdefault(file, []).append(line)
+    where = "; ".join(f"{file}:{','.join(lines)}" for file, lines in by_file.items())
+    return (
+        f"{where}: prio/prioclass change nothing here: the drive's"
+        " interface.arbitration is round-robin, which serves every NVMe queue alike; set"
+        " interface.arbitration=weighted-round-robin (with interface.controller_slots) for"
+        " the classes to count"
+    )
 
 
 def _latency_target(fields: dict[str, Any], options: Mapping[str, Option]) -> None:
