@@ -145,6 +145,16 @@ def test_number_ios_is_per_clone() -> None:
     assert result.to_dict()["sim"]["requests"] == 400
 
 
+def test_the_io_count_flag_is_each_clone_s(tmp_path: Path) -> None:
+    job = tmp_path / "j.fio"
+    job.write_text("[j]\nrw=randread\nbs=4k\nsize=1m\nnumjobs=3\n")
+    proc = run_cli(
+        "run", "small-tlc", "--fio", job, "-q", "--io-count", "10", "--output-format", "json"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["jobs"][0]["read"]["total_ios"] == 30
+
+
 def test_options_not_modelled_are_named_in_warnings() -> None:
     f = parsed(
         "[a]\nrw=randread:8\nioengine=mmap\nrandom_distribution=gauss:5\n"
