@@ -275,7 +275,7 @@ def test_clones_write_the_files_fio_writes(tmp_path: Path) -> None:
 # ssdlab's one per job, as with group_reporting): number_ios per clone; size per clone
 # (without number_ios, one pass of size each, sequential clones each from the region's
 # start); number_ios above one pass of size stops at size; runtime without time_based stops
-# at size too.
+# at size too, with number_ios or without.
 CLONE_COUNTS = """\
 [global]
 bs=4k
@@ -302,6 +302,12 @@ number_ios=40
 rw=randread
 size=32k
 runtime=1s
+
+[timed-capped]
+rw=randread
+size=64k
+runtime=1s
+number_ios=40
 """
 
 
@@ -327,10 +333,10 @@ def test_each_clone_issues_its_own_count_over_its_own_size(tmp_path: Path) -> No
             out[j["jobname"]] = out.get(j["jobname"], 0) + n
         return out
 
-    assert ios(mine) == ios(real) == {"n": 120, "s": 48, "capped": 48, "timed": 24}
-    per_clone = {"n": 40, "s": 16, "capped": 16, "timed": 8}
-    for number in range(1, 13):
-        name = ["n", "s", "capped", "timed"][(number - 1) // 3]
+    per_clone = {"n": 40, "s": 16, "capped": 16, "timed": 8, "timed-capped": 16}
+    assert ios(mine) == ios(real) == {name: 3 * n for name, n in per_clone.items()}
+    for number in range(1, 16):
+        name = list(per_clone)[(number - 1) // 3]
         lines = {where: _read(where / f"{name}_lat.{number}.log") for where in (ours, theirs)}
         assert [len(x) for x in lines.values()] == [per_clone[name]] * 2, (name, number)
         if name == "s":

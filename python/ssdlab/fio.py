@@ -265,6 +265,16 @@ class FioJob:
         fields = dict(self.fields)
         if self.phase:
             fields["group"] = self.phase
+        time_based = self.options.get("time_based", "0").strip().lower() not in _BOOLEAN_OFF
+        if "runtime" in fields and "io_count" in fields and "size" in fields and not time_based:
+            # fio ends a job that is not time_based at its size, runtime or not: each clone's
+            # count at most one pass of size (the job model caps it so only without a runtime,
+            # where it cannot tell fio's time_based apart).
+            sizes = _block_sizes(fields)
+            weights = list(fields["bs"].values()) if isinstance(fields.get("bs"), dict) else [1]
+            mean = sum(b * w for b, w in zip(sizes, weights, strict=True)) / sum(weights)
+            size = int(_core.parse_bytes(str(fields["size"])))
+            fields["io_count"] = min(int(fields["io_count"]), max(math.floor(size / mean), 1))
         if "runtime" in fields and fields.get("ramp") is not None:
             total_ps = duration_ps(str(fields["runtime"])) + duration_ps(str(fields["ramp"]))
             fields["runtime"] = duration_text(total_ps)
