@@ -144,24 +144,6 @@ const REFUSED: &[(&str, &str, &[&str], &str)] = &[
         "not modelled yet (issue 46)",
     ),
     (
-        "backend=block",
-        "precondition=steady-state",
-        &["steady-state", "ftl.kind = \"block\""],
-        "not modelled yet (issue 46)",
-    ),
-    (
-        "backend=bast",
-        "precondition=steady-state",
-        &["steady-state", "ftl.kind = \"bast\""],
-        "not modelled yet (issue 46)",
-    ),
-    (
-        "backend=fast",
-        "precondition=steady-state",
-        &["steady-state", "ftl.kind = \"fast\""],
-        "not modelled yet (issue 46)",
-    ),
-    (
         "reliability=on",
         "precondition=steady-state",
         &["steady-state", "[reliability]"],

@@ -37,17 +37,17 @@ pub struct SteadyState {
 }
 
 /// Windows of this fraction of the model plane's logical units.
-const WINDOW_FRACTION: u64 = 8;
+pub(super) const WINDOW_FRACTION: u64 = 8;
 /// Windows averaged on each side of the comparison.
-const COMPARED: usize = 4;
+pub(super) const COMPARED: usize = 4;
 /// Relative difference of the two averages at which the WAF counts as steady.
-const TOLERANCE: f64 = 0.01;
+pub(super) const TOLERANCE: f64 = 0.01;
 /// Overwrites before the first comparison (in multiples of the logical units): the fill's
 /// transient (a WAF of 1 while the spare lasts, then a peak as GC finds every block nearly
 /// full) is over by then, so two halves of it cannot agree by chance.
-const MIN_OVERWRITE: u64 = 2;
+pub(super) const MIN_OVERWRITE: u64 = 2;
 /// Overwrites stop here (in multiples of the logical units) even if the WAF still moves.
-const MAX_OVERWRITE: u64 = 16;
+pub(super) const MAX_OVERWRITE: u64 = 16;
 /// Snapshots of the model plane dealt over the drive's planes. Planes that share a snapshot
 /// run out of free blocks together and their collections then queue at the same dies: with
 /// 8 (a few host writes apart), a timed run on 32 planes wrote at WAF 7.9 where the drive
@@ -508,12 +508,12 @@ impl Dealt {
     }
 }
 
-fn mean(values: &[f64]) -> f64 {
+pub(super) fn mean(values: &[f64]) -> f64 {
     values.iter().sum::<f64>() / values.len() as f64
 }
 
 /// The means of the last [`COMPARED`] windows and of the [`COMPARED`] before them.
-fn last_two_means(wafs: &[f64]) -> Option<(f64, f64)> {
+pub(super) fn last_two_means(wafs: &[f64]) -> Option<(f64, f64)> {
     let n = wafs.len();
     if n < 2 * COMPARED {
         return None;
