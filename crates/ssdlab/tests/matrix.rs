@@ -151,12 +151,6 @@ const REFUSED: &[(&str, &str, &[&str], &str)] = &[
     ),
     (
         "backend=pcm",
-        "cache=*",
-        &["cache", "[pcm]"],
-        "not modelled yet (issue 46)",
-    ),
-    (
-        "backend=pcm",
         "mapping=*",
         &["field `ftl`", "[pcm] and no [nand]"],
         "physical: PCM is updated in place, no map",

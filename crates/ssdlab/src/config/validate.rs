@@ -905,12 +905,6 @@ impl SsdConfig {
                 if let Err((field, msg)) = p.validate() {
                     return err(&field, msg);
                 }
-                if self.cache.is_some() {
-                    return err(
-                        "cache",
-                        "given with [pcm], expected none: the DRAM cache buffer is for NAND devices".into(),
-                    );
-                }
             }
         }
         if let Some(z) = &self.zns {

@@ -132,6 +132,11 @@ impl BufferManager {
         }
     }
 
+    /// Bytes of one line (the map unit; a PCM-only device's PCM line).
+    pub fn line_bytes(&self) -> u64 {
+        self.line_bytes
+    }
+
     pub fn write_back(&self) -> bool {
         self.cfg.mode == CacheMode::WriteBack
     }
@@ -433,6 +438,11 @@ impl BufferManager {
         };
         self.dram_io(now, slot, self.line_bytes, port, false);
         let lpn = line.lpn;
+        if let Some(p) = flash.pcm.as_deref_mut() {
+            // A PCM-only device: the line is written in place; its end comes as an event.
+            p.flush_line(now, lpn, slot, self.line_bytes, up.q);
+            return Ok(());
+        }
         if let Some(h) = flash.blocks.as_deref_mut() {
             // A block-mapped FTL: the line's page goes where that map puts it, after the merge
             // work its write implies (queued first, on the same die).

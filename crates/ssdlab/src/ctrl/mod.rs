@@ -65,6 +65,9 @@ pub(crate) struct FlashPort<'a> {
     /// A block-mapped FTL, when the cache buffer works in front of it (its lines are flushed
     /// to, and checked against, that map instead of the page FTL's); None otherwise.
     pub blocks: Option<&'a mut HybridCtrl>,
+    /// A PCM-only device, when the cache buffer works in front of it (its lines are flushed
+    /// into the PCM in place); None otherwise.
+    pub pcm: Option<&'a mut pcm::PcmCtrl>,
 }
 
 impl<'a> FlashPort<'a> {
@@ -76,6 +79,7 @@ impl<'a> FlashPort<'a> {
             ftl,
             check,
             blocks: None,
+            pcm: None,
         }
     }
 
@@ -86,6 +90,18 @@ impl<'a> FlashPort<'a> {
             ftl: self.ftl,
             check: self.check,
             blocks: Some(h),
+            pcm: None,
+        }
+    }
+
+    /// This port with PCM-only device `p` in it, for the cache buffer's work in front of it.
+    pub fn with_pcm<'b>(&'b mut self, p: &'b mut pcm::PcmCtrl) -> FlashPort<'b> {
+        FlashPort {
+            fil: self.fil,
+            ftl: self.ftl,
+            check: self.check,
+            blocks: None,
+            pcm: Some(p),
         }
     }
 
@@ -99,9 +115,11 @@ impl<'a> FlashPort<'a> {
     /// buffer.
     #[inline]
     pub fn lookup(&self, lpn: u64) -> Option<u32> {
-        match &self.blocks {
-            Some(h) => h.ftl.lookup(lpn),
-            None => self.ftl.lookup(lpn),
+        match (&self.blocks, &self.pcm) {
+            (Some(h), _) => h.ftl.lookup(lpn),
+            // PCM is written in place: line `lpn` is always PCM line `lpn`.
+            (None, Some(_)) => Some(lpn as u32),
+            (None, None) => self.ftl.lookup(lpn),
         }
     }
 }

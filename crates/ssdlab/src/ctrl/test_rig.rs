@@ -57,6 +57,7 @@ impl Layers {
                 ftl: &mut self.ftl,
                 check: &mut self.check,
                 blocks: None,
+                pcm: None,
             },
         )
     }
