@@ -174,12 +174,6 @@ const REFUSED: &[(&str, &str, &[&str], &str)] = &[
         "protocol: FDP is an NVMe directive",
     ),
     (
-        "backend=fdp",
-        "precondition=steady-state",
-        &["steady-state", "[fdp]"],
-        "not modelled yet (issue 46)",
-    ),
-    (
         "mapping=cached-hmb",
         "interface=*",
         &["hmb", "interface.kind"],

@@ -1154,8 +1154,6 @@ impl SsdConfig {
             // What ftl/steady.rs's model plane cannot stand for.
             let why = if self.medium() == super::Medium::Pcm {
                 Some("a PCM-only device (updated in place: no FTL to age)".to_string())
-            } else if self.fdp.is_some() {
-                Some("[fdp] (the handles' blocks are not modelled)".to_string())
             } else if self.ftl.streams > 1 {
                 Some(format!(
                     "ftl.streams = {} (the streams' blocks are not modelled)",
@@ -1313,6 +1311,8 @@ mod tests {
             }
             SsdConfig::resolve("small-tlc", &ov).unwrap();
         }
+        // FDP overwrites the drive itself with its handles (ftl/steady.rs).
+        SsdConfig::resolve("small-tlc", &[steady.to_string(), "fdp.handles=2".into()]).unwrap();
     }
 
     #[test]
