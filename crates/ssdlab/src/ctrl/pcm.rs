@@ -286,25 +286,46 @@ impl PcmCtrl {
 
     /// A write access's event came due: if a read paused it meanwhile, wait for its new end;
     /// else it is done, and its command with its last access.
-    /// Returns the cache line whose flush this access was, when it is done.
+    /// A flush's access ends its flush (a line is written in one access: a cache line is a
+    /// PCM line).
     #[inline(never)]
-    pub(crate) fn write_end(&mut self, now: SimTime, write: u32, up: &mut HostPort) -> Option<u32> {
+    pub(crate) fn write_end(
+        &mut self,
+        now: SimTime,
+        write: u32,
+        up: &mut HostPort,
+        cache: Option<&mut BufferManager>,
+        flash: &mut FlashPort,
+    ) -> Result<()> {
         let end = self.media.write_end(write);
         if end > now {
             up.q.push(end, Event::PcmWriteEnd { write });
-            return None;
+            return Ok(());
         }
         self.media.release_write(write);
         let cmd = self.write_cmd[write as usize];
         if cmd & FLUSH != 0 {
-            // A line is written in one access (a cache line is a PCM line).
-            return Some(cmd & !FLUSH);
+            return self.flush_end(now, cmd & !FLUSH, up, cache, flash);
         }
         let c = up.cmds.get_mut(cmd);
         c.txns_left -= 1;
         if c.txns_left == 0 {
             up.complete(now, cmd);
         }
-        None
+        Ok(())
+    }
+
+    /// The flush of cache line `slot` reached the PCM.
+    #[inline(never)]
+    pub(crate) fn flush_end(
+        &mut self,
+        now: SimTime,
+        slot: u32,
+        up: &mut HostPort,
+        cache: Option<&mut BufferManager>,
+        flash: &mut FlashPort,
+    ) -> Result<()> {
+        let bm = cache.expect("a flush comes from the cache buffer");
+        bm.flush_done(now, slot, up, &mut flash.with_pcm(self))
     }
 }

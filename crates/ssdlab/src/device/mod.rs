@@ -940,16 +940,10 @@ impl Device {
                         pcm_of(backend).write_data_in(now, cmd, &mut up, cache, &mut flash)?
                     }
                     Event::PcmWriteEnd { write } => {
-                        let p = pcm_of(backend);
-                        if let Some(slot) = p.write_end(now, write, &mut up) {
-                            let bm = cache.expect("a flush comes from the cache buffer");
-                            bm.flush_done(now, slot, &mut up, &mut flash.with_pcm(p))?
-                        }
+                        pcm_of(backend).write_end(now, write, &mut up, cache, &mut flash)?
                     }
                     Event::PcmFlushEnd { slot } => {
-                        let bm = cache.expect("a flush comes from the cache buffer");
-                        let p = pcm_of(backend);
-                        bm.flush_done(now, slot, &mut up, &mut flash.with_pcm(p))?
+                        pcm_of(backend).flush_end(now, slot, &mut up, cache, &mut flash)?
                     }
                     Event::RmwDone { cmd } => match backend {
                         Backend::BlockMapped(h) => {
