@@ -1159,6 +1159,19 @@ impl SsdConfig {
                     "ftl.streams = {} (the streams' blocks are not modelled)",
                     self.ftl.streams
                 ))
+            } else if self.reliability.is_some()
+                && (self.fdp.is_some() || self.ftl.kind.is_block_mapped())
+            {
+                // Their steady states overwrite the drive itself (ftl/hybrid/steady.rs, and
+                // ftl/steady.rs for [fdp]) without the wear model's retirement.
+                Some(format!(
+                    "[reliability] and {} (blocks retiring on the way are not modelled)",
+                    if self.fdp.is_some() {
+                        "[fdp]".to_string()
+                    } else {
+                        format!("ftl.kind = \"{}\"", self.ftl.kind.name())
+                    }
+                ))
             } else if self.reliability.is_some() {
                 Some("[reliability] (blocks would retire unevenly across planes)".to_string())
             } else {
@@ -1313,6 +1326,12 @@ mod tests {
         }
         // FDP overwrites the drive itself with its handles (ftl/steady.rs).
         SsdConfig::resolve("small-tlc", &[steady.to_string(), "fdp.handles=2".into()]).unwrap();
+        // Without the wear model's retirement on the way.
+        let e = err(&[steady, "fdp.handles=2", "reliability.pe_limit=3000"]);
+        assert!(
+            e.contains("got \"steady-state\" with [reliability] and [fdp]"),
+            "{e}"
+        );
     }
 
     #[test]
