@@ -144,33 +144,9 @@ const REFUSED: &[(&str, &str, &[&str], &str)] = &[
         "not modelled yet (issue 46)",
     ),
     (
-        "backend=block",
-        "precondition=steady-state",
-        &["steady-state", "ftl.kind = \"block\""],
-        "not modelled yet (issue 46)",
-    ),
-    (
-        "backend=bast",
-        "precondition=steady-state",
-        &["steady-state", "ftl.kind = \"bast\""],
-        "not modelled yet (issue 46)",
-    ),
-    (
-        "backend=fast",
-        "precondition=steady-state",
-        &["steady-state", "ftl.kind = \"fast\""],
-        "not modelled yet (issue 46)",
-    ),
-    (
         "reliability=on",
         "precondition=steady-state",
         &["steady-state", "[reliability]"],
-        "not modelled yet (issue 46)",
-    ),
-    (
-        "backend=pcm",
-        "cache=*",
-        &["cache", "[pcm]"],
         "not modelled yet (issue 46)",
     ),
     (
@@ -196,12 +172,6 @@ const REFUSED: &[(&str, &str, &[&str], &str)] = &[
         "interface=*",
         &["interface.kind", "[fdp]"],
         "protocol: FDP is an NVMe directive",
-    ),
-    (
-        "backend=fdp",
-        "precondition=steady-state",
-        &["steady-state", "[fdp]"],
-        "not modelled yet (issue 46)",
     ),
     (
         "mapping=cached-hmb",

@@ -101,6 +101,8 @@ pub struct Hybrid {
     programmed: Vec<bool>,
     planes_state: Vec<PlaneLogs>,
     pub counts: MergeCounts,
+    /// What steady-state preconditioning reached, if it ran (`hybrid/steady.rs`).
+    pub steady_state: Option<HybridSteadyState>,
 }
 
 impl Hybrid {
@@ -144,6 +146,7 @@ impl Hybrid {
                 })
                 .collect(),
             counts: MergeCounts::default(),
+            steady_state: None,
         }
     }
 
@@ -480,6 +483,9 @@ impl Hybrid {
         Ok(())
     }
 }
+
+mod steady;
+pub use steady::HybridSteadyState;
 
 #[cfg(test)]
 mod tests;
