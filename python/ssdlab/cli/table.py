@@ -704,7 +704,8 @@ def power_loss_table(cut: Mapping[str, Any]) -> Table:
         f"{fmt_int(cut.get('acknowledged_writes_lost'))} of them acknowledged,"
         f" {fmt_int(cut.get('trims_lost'))} trims; {fmt_int(cut.get('units_lost'))} units"
         + (f" ({shown}{more})" if shown else "")
-        + f"; unreadable {fmt_int(cut.get('units_unreadable'))}",
+        + f"; unreadable {fmt_int(cut.get('units_unreadable'))}"
+        + f"; trims durable by erase {fmt_int(cut.get('trims_durable_by_erase'))}",
     )
     return table
 

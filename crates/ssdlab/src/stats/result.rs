@@ -404,6 +404,9 @@ pub struct PowerLossResult {
     /// Logical units that read unmapped after recovery though they held data (neither their
     /// old data nor their new: a durability failure of the FTL).
     pub units_unreadable: u64,
+    /// Logical units that read their newest kept trim (the deallocated value) because GC
+    /// erased the data that trim let go, which made it durable though no checkpoint held it.
+    pub trims_durable_by_erase: u64,
 }
 
 /// Periodic statistics (`driver::sampler`): one entry per sample in each column, the first at
