@@ -459,6 +459,26 @@ mod run_options {
         assert!(p.cache_units_flushed_on_plp > 0);
     }
 
+    /// A checkpoint writes the map pages changed since the one before: a shorter interval
+    /// writes more checkpoints, and more pages in all (random writes change entries all over
+    /// the map, so each checkpoint's pages shrink less than its interval does).
+    #[test]
+    fn a_shorter_checkpoint_interval_writes_more_map_pages() {
+        let pages = |units: u64| {
+            let cfg = small(&[&format!("ftl.checkpoint_units={units}")]);
+            let r = ssdlab::run(&cfg, &job(), &opts(Some(5000), None), &mut |_, _| true)
+                .unwrap()
+                .result;
+            let p = r.power_loss.unwrap();
+            (p.checkpoints, p.checkpoint_pages_written)
+        };
+        let (short, long) = (pages(16), pages(512));
+        assert!(short.0 > long.0 && long.0 > 0, "{short:?} {long:?}");
+        assert!(short.1 > long.1, "{short:?} {long:?}");
+        // A checkpoint writes at least one page and at most the map's pages.
+        assert!(short.1 >= short.0 && long.1 >= long.0, "{short:?} {long:?}");
+    }
+
     #[test]
     fn a_cut_at_a_time_stops_there() {
         let cfg = small(&[]);

@@ -34,7 +34,7 @@ use crate::ftl::{Ftl, UNMAPPED};
 use crate::media::nand::{Geometry, NandTimingPs};
 use crate::sim::SimTime;
 use crate::stats::result::PowerLossResult;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 /// Bytes of a map entry in a checkpoint: a 4-byte physical address, as DFTL's translation
 /// pages hold them (Gupta et al., ASPLOS 2009) and `ftl.mapping_entry` defaults to.
@@ -116,13 +116,22 @@ pub struct PowerLoss {
     /// Trims below this sequence number were made durable by a FLUSH that completed.
     flushed_seq: u64,
     checkpoints: u64,
+    /// Map entries per page of a checkpoint, and the map pages holding an entry changed since
+    /// the last checkpoint (those the next one writes).
+    entries_per_map_page: u64,
+    dirty_map_pages: HashSet<u64>,
+    checkpoint_pages_written: u64,
 }
 
 impl PowerLoss {
     /// The model from now on, the drive as it stands taken as checkpointed (the
     /// preconditioning's map is on flash when the run starts: assumed).
-    pub fn new(plp: bool, checkpoint_units: u64, logical_units: u64) -> PowerLoss {
+    /// `page_bytes`: the NAND page, the unit a checkpoint's map pages are counted in.
+    pub fn new(plp: bool, checkpoint_units: u64, logical_units: u64, page_bytes: u64) -> PowerLoss {
         PowerLoss {
+            entries_per_map_page: (page_bytes / CHECKPOINT_ENTRY_BYTES).max(1),
+            dirty_map_pages: HashSet::new(),
+            checkpoint_pages_written: 0,
             plp,
             checkpoint_units: checkpoint_units.max(1),
             logical_units,
@@ -165,6 +174,7 @@ impl PowerLoss {
         );
         self.block_seq.insert(block, seq);
         self.pending.push_back((seq, pun, epoch));
+        self.map_changed(lpn);
         if let Some(u) = self.units.get_mut(&lpn) {
             u.placed.push(Placed {
                 seq,
@@ -186,6 +196,8 @@ impl PowerLoss {
     fn checkpoint(&mut self, ftl: &Ftl) {
         self.host_units_since_checkpoint = 0;
         self.checkpoints += 1;
+        self.checkpoint_pages_written += self.dirty_map_pages.len() as u64;
+        self.dirty_map_pages.clear();
         while let Some(&(_, pun, epoch)) = self.pending.front() {
             let block_epoch = ftl.blocks()[ftl.geo.block_of_unit(pun) as usize].epoch;
             if block_epoch != epoch || ftl.is_programmed(pun) {
@@ -259,6 +271,15 @@ impl PowerLoss {
         let v = u.accepted;
         u.trims.push((v, seq));
         self.lines.retain(|_, l| l.0 != lpn);
+        self.map_changed(lpn);
+    }
+
+    /// The map entry of `lpn` changed: its map page goes into the next checkpoint (a cached
+    /// map's translation pages moved by GC are not host data, and have no entry there).
+    fn map_changed(&mut self, lpn: u64) {
+        if lpn < self.logical_units {
+            self.dirty_map_pages.insert(lpn / self.entries_per_map_page);
+        }
     }
 
     /// A FLUSH completed to the host. NVMe's Flush commits data and metadata to non-volatile
@@ -332,6 +353,7 @@ impl PowerLoss {
             at_us: now.as_us_f64(),
             power_loss_protection: self.plp,
             checkpoints: self.checkpoints,
+            checkpoint_pages_written: self.checkpoint_pages_written,
             programs_lost,
             programs_finished_on_plp,
             cache_units_lost,

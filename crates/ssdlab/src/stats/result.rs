@@ -374,8 +374,12 @@ pub struct PowerLossResult {
     /// `ftl.power_loss_protection`: capacitors finish the programs under way and write the
     /// cache's dirty lines out.
     pub power_loss_protection: bool,
-    /// Map checkpoints written during the run.
+    /// Map checkpoints written during the run, and the NAND pages they would program: each
+    /// writes the map pages (4 B entries) holding an entry changed since the one before.
+    /// Counted only: not yet charged to the media (no die time, no pages of the drive, not in
+    /// the write amplification).
     pub checkpoints: u64,
+    pub checkpoint_pages_written: u64,
     /// Programs mapped but not finished at the cut: torn, or never started (none with
     /// protection), and those the capacitors finished.
     pub programs_lost: u64,
