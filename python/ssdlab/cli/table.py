@@ -678,7 +678,8 @@ def power_loss_table(cut: Mapping[str, Any]) -> Table:
         "power cut",
         f"event {fmt_int(cut.get('event'))}",
         f"at {fmt_float(cut.get('at_us'), 1)} µs, {plp} power-loss protection;"
-        f" {fmt_int(cut.get('checkpoints'))} map checkpoints written",
+        f" {fmt_int(cut.get('checkpoints'))} map checkpoints written"
+        f" ({fmt_int(cut.get('checkpoint_pages_written'))} pages, not charged)",
     )
     table.add_row(
         "at the cut",
@@ -704,7 +705,8 @@ def power_loss_table(cut: Mapping[str, Any]) -> Table:
         f"{fmt_int(cut.get('acknowledged_writes_lost'))} of them acknowledged,"
         f" {fmt_int(cut.get('trims_lost'))} trims; {fmt_int(cut.get('units_lost'))} units"
         + (f" ({shown}{more})" if shown else "")
-        + f"; unreadable {fmt_int(cut.get('units_unreadable'))}",
+        + f"; unreadable {fmt_int(cut.get('units_unreadable'))}"
+        + f"; trims durable by erase {fmt_int(cut.get('trims_durable_by_erase'))}",
     )
     return table
 

@@ -18,9 +18,11 @@
 //!   programs in flight and write the dirty lines out.
 //!
 //! Recovery reads the last checkpoint and scans the out-of-band areas of the blocks written
-//! since (highest sequence number wins). For each logical unit that gives the newest copy
-//! whose program finished and whose block was not erased since, or the durable trim newer
-//! than it; a unit with neither reads unmapped. The model computes that result directly from
+//! since (highest sequence number wins). For each logical unit that gives the checkpoint's
+//! place for it if its block was not erased since, the newest copy the scan finds whose
+//! program finished, or the durable trim newer than both; a unit with none reads unmapped. A
+//! trim is durable at a checkpoint, at a completed FLUSH, or once GC erased the data it let
+//! go (docs/power-loss.md, "Trims no checkpoint holds"). The model computes that result directly from
 //! its records (the same as a scan of every block would find, the barrier making the
 //! checkpoint agree with it) and charges the media time of the checkpoint read and of the
 //! scan of the blocks written since the checkpoint.
@@ -32,7 +34,7 @@ use crate::ftl::{Ftl, UNMAPPED};
 use crate::media::nand::{Geometry, NandTimingPs};
 use crate::sim::SimTime;
 use crate::stats::result::PowerLossResult;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 /// Bytes of a map entry in a checkpoint: a 4-byte physical address, as DFTL's translation
 /// pages hold them (Gupta et al., ASPLOS 2009) and `ftl.mapping_entry` defaults to.
@@ -56,6 +58,16 @@ struct Oob {
     epoch: u32,
 }
 
+/// A placement of a logical unit's data: its sequence number, version, unit and the unit's
+/// block epoch then.
+#[derive(Clone, Copy, Debug)]
+struct Placed {
+    seq: u64,
+    version: u32,
+    pun: u32,
+    epoch: u32,
+}
+
 /// One logical unit the model has seen change.
 #[derive(Clone, Debug, Default)]
 struct UnitLog {
@@ -68,6 +80,9 @@ struct UnitLog {
     base: Option<(u32, u32)>,
     /// The updates that were trims, with the sequence number the map took them at.
     trims: Vec<(u32, u64)>,
+    /// Its placements the model saw (writes, flushes, GC moves), in order: the newest below the last checkpoint's barrier is the place the checkpoint
+    /// holds for the unit (none: the base copy).
+    placed: Vec<Placed>,
 }
 
 /// What a cut leaves: the figures of the result and, for tests, each logical unit's version
@@ -98,14 +113,25 @@ pub struct PowerLoss {
     checkpoint_barrier: u64,
     /// Map updates (trims) below this sequence number are in the last checkpoint.
     checkpoint_seq: u64,
+    /// Trims below this sequence number were made durable by a FLUSH that completed.
+    flushed_seq: u64,
     checkpoints: u64,
+    /// Map entries per page of a checkpoint, and the map pages holding an entry changed since
+    /// the last checkpoint (those the next one writes).
+    entries_per_map_page: u64,
+    dirty_map_pages: HashSet<u64>,
+    checkpoint_pages_written: u64,
 }
 
 impl PowerLoss {
     /// The model from now on, the drive as it stands taken as checkpointed (the
     /// preconditioning's map is on flash when the run starts: assumed).
-    pub fn new(plp: bool, checkpoint_units: u64, logical_units: u64) -> PowerLoss {
+    /// `page_bytes`: the NAND page, the unit a checkpoint's map pages are counted in.
+    pub fn new(plp: bool, checkpoint_units: u64, logical_units: u64, page_bytes: u64) -> PowerLoss {
         PowerLoss {
+            entries_per_map_page: (page_bytes / CHECKPOINT_ENTRY_BYTES).max(1),
+            dirty_map_pages: HashSet::new(),
+            checkpoint_pages_written: 0,
             plp,
             checkpoint_units: checkpoint_units.max(1),
             logical_units,
@@ -118,6 +144,7 @@ impl PowerLoss {
             host_units_since_checkpoint: 0,
             checkpoint_barrier: 1,
             checkpoint_seq: 1,
+            flushed_seq: 1,
             checkpoints: 0,
         }
     }
@@ -147,6 +174,15 @@ impl PowerLoss {
         );
         self.block_seq.insert(block, seq);
         self.pending.push_back((seq, pun, epoch));
+        self.map_changed(lpn);
+        if let Some(u) = self.units.get_mut(&lpn) {
+            u.placed.push(Placed {
+                seq,
+                version,
+                pun,
+                epoch,
+            });
+        }
     }
 
     /// A host map unit was written (to NAND or into the cache): a checkpoint when one is due.
@@ -160,6 +196,8 @@ impl PowerLoss {
     fn checkpoint(&mut self, ftl: &Ftl) {
         self.host_units_since_checkpoint = 0;
         self.checkpoints += 1;
+        self.checkpoint_pages_written += self.dirty_map_pages.len() as u64;
+        self.dirty_map_pages.clear();
         while let Some(&(_, pun, epoch)) = self.pending.front() {
             let block_epoch = ftl.blocks()[ftl.geo.block_of_unit(pun) as usize].epoch;
             if block_epoch != epoch || ftl.is_programmed(pun) {
@@ -233,6 +271,24 @@ impl PowerLoss {
         let v = u.accepted;
         u.trims.push((v, seq));
         self.lines.retain(|_, l| l.0 != lpn);
+        self.map_changed(lpn);
+    }
+
+    /// The map entry of `lpn` changed: its map page goes into the next checkpoint (a cached
+    /// map's translation pages moved by GC are not host data, and have no entry there).
+    fn map_changed(&mut self, lpn: u64) {
+        if lpn < self.logical_units {
+            self.dirty_map_pages.insert(lpn / self.entries_per_map_page);
+        }
+    }
+
+    /// A FLUSH completed to the host. NVMe's Flush commits data and metadata to non-volatile
+    /// media, and which blocks are deallocated is metadata: the trims done by now are durable
+    /// (the drive writes them out with the map's journal; a trim whose unit's data was only in
+    /// the cache would otherwise leave neither the flushed write nor the trim, and bring back
+    /// older data, which the oracle test found).
+    pub fn flush_completed(&mut self) {
+        self.flushed_seq = self.next_seq;
     }
 
     /// A write or trim of `lpn` completed to the host: its newest accepted update is
@@ -297,6 +353,7 @@ impl PowerLoss {
             at_us: now.as_us_f64(),
             power_loss_protection: self.plp,
             checkpoints: self.checkpoints,
+            checkpoint_pages_written: self.checkpoint_pages_written,
             programs_lost,
             programs_finished_on_plp,
             cache_units_lost,
@@ -310,26 +367,62 @@ impl PowerLoss {
                 // A cached map's translation page moved by GC: not host data.
                 continue;
             }
-            // Candidates: the base copy (seq 0), the newest durable copy, a durable trim.
-            let mut winner: Option<(u64, u32)> = None;
-            if let Some((p, e)) = u.base {
-                if epoch_of(p) == e && ftl.is_programmed(p) {
-                    winner = Some((0, 0));
-                }
+            // Candidates, the newest (by sequence number) winning: the place the checkpoint
+            // holds for the unit (its newest placement below the barrier, or the base copy,
+            // seq 0, when it has none there); the newest durable copy the scan finds (at or past
+            // the barrier: an older copy is stale data the checkpoint supersedes); a durable
+            // trim. With protection the map written out at the cut holds every placement. A
+            // candidate whose data is gone (`None`) is an entry pointing into a block erased
+            // since: recovery drops it (the block table, rebuilt with the map, says that block
+            // was erased after the checkpoint).
+            let held_below = if self.plp {
+                self.next_seq
             } else {
-                winner = Some((0, 0));
-            }
+                self.checkpoint_barrier
+            };
+            let held = u.placed[..u.placed.partition_point(|p| p.seq < held_below)].last();
+            let mut winner: (u64, Option<u32>) = match held {
+                Some(h) => (
+                    h.seq,
+                    best.get(&lpn).filter(|b| b.0 == h.seq).map(|_| h.version),
+                ),
+                None => {
+                    let base_there = match u.base {
+                        Some((p, e)) => epoch_of(p) == e && ftl.is_programmed(p),
+                        None => true,
+                    };
+                    (0, base_there.then_some(0))
+                }
+            };
             if let Some(&(seq, v)) = best.get(&lpn) {
-                if winner.is_none_or(|w| seq > w.0) {
-                    winner = Some((seq, v));
+                if seq >= held_below && seq > winner.0 {
+                    winner = (seq, Some(v));
                 }
             }
+            // A trim is durable once a checkpoint holds it, or once GC has erased the block of
+            // the data it let go: the erase's record in the block table carries the trims that
+            // freed the block (else a cut would bring back data older than that, even older
+            // than a flushed write, which the oracle test found).
+            let mut by_erase = false;
             for &(v, seq) in &u.trims {
-                if (self.plp || seq < self.checkpoint_seq) && winner.is_none_or(|w| seq > w.0) {
-                    winner = Some((seq, v));
+                let checkpointed = self.plp || seq < self.checkpoint_seq || seq < self.flushed_seq;
+                if seq <= winner.0 {
+                    continue;
+                }
+                let before = u.placed[..u.placed.partition_point(|p| p.seq < seq)].last();
+                let freed_erased = match before {
+                    Some(p) => epoch_of(p.pun) != p.epoch,
+                    None => u.base.is_some_and(|(p, e)| epoch_of(p) != e),
+                };
+                if checkpointed || freed_erased {
+                    winner = (seq, Some(v));
+                    by_erase = !checkpointed;
                 }
             }
-            let got = winner.map(|w| w.1);
+            if by_erase {
+                r.trims_durable_by_erase += 1;
+            }
+            let got = winner.1;
             let newest_kept = got.unwrap_or(0);
             let is_trim = |v: u32| u.trims.iter().any(|t| t.0 == v);
             let lost = (newest_kept + 1..=u.accepted).filter(|&v| !is_trim(v));

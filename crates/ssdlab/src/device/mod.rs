@@ -436,17 +436,23 @@ impl Device {
             ftl.checkpoint_units
                 .unwrap_or(crate::config::DEFAULT_CHECKPOINT_UNITS),
             self.cfg.logical_units(),
+            self.geo.page_bytes,
         );
         self.check.get_or_insert_with(DataCheck::default).power = Some(Box::new(model));
         Ok(())
     }
 
     /// A completion reached the host (the driver calls it with each one when the power-loss
-    /// model is armed): the writes and trims it covers are acknowledged.
+    /// model is armed): the writes and trims it covers are acknowledged; a FLUSH makes the
+    /// trims done by then durable.
     pub fn power_loss_acknowledged(&mut self, done: &Completion) {
         let Some(p) = self.check.as_mut().and_then(|c| c.power.as_deref_mut()) else {
             return;
         };
+        if done.status == Status::Ok && done.op == Op::Flush {
+            p.flush_completed();
+            return;
+        }
         if done.status != Status::Ok || !matches!(done.op, Op::Write | Op::Trim) || done.len == 0 {
             return;
         }

@@ -58,6 +58,14 @@ pub struct Block {
     /// on flash of what those writes replace (a power cut would then leave neither the old
     /// data nor the new; docs/power-loss.md).
     pub overwrites_in_flight: u32,
+    /// The end of the units from the block's start known programmed without their bits in
+    /// [`Ftl::programmed`], as a physical unit (the block's first unit plus their count; 0:
+    /// none): a drive laid out by preconditioning or loaded from a saved state is at rest, so
+    /// its blocks' units below their write pointers are programmed, and saying so here spares
+    /// setting (and backing with memory) a bit per unit of the whole drive. Later programs
+    /// land at or past it, so their bits lie past it too; an erase sets it to 0. Absolute, so
+    /// that [`Ftl::is_programmed`] compares without working out the unit's offset.
+    pub programmed_below: u32,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -192,7 +200,10 @@ pub struct Ftl {
     l2p: Vec<u32>,
     p2l: Vec<u32>,
     fill: FillLayout,
-    /// One bit per physical unit: its program has completed (data is on NAND, not in flight).
+    /// One bit per physical unit past its block's `programmed_below`: its program has
+    /// completed (data is on NAND, not in flight). Allocated zeroed, so memory backs only the
+    /// parts where the run programmed something ([`Ftl::is_programmed`] reads a block's bits
+    /// only past its prefix).
     programmed: Vec<u64>,
     blocks: Vec<Block>,
     planes: Vec<Plane>,
@@ -240,20 +251,44 @@ pub struct Ftl {
     overwrote: u32,
 }
 
-/// Set `count` bits of `bits` from bit `first`, a word at a time.
-fn set_bits(bits: &mut [u64], first: u64, count: u64) {
-    let end = first + count;
-    let mut at = first;
-    while at < end {
+/// The words of a bit table that bits `from..to` fall in, each with the mask of those bits.
+fn bit_words(from: u64, to: u64) -> impl Iterator<Item = (usize, u64)> {
+    let mut at = from;
+    std::iter::from_fn(move || {
+        if at >= to {
+            return None;
+        }
         let (word, bit) = ((at / 64) as usize, at % 64);
-        let take = (64 - bit).min(end - at);
-        let mask = if take == 64 {
+        let take = (64 - bit).min(to - at);
+        at += take;
+        let ones = if take == 64 {
             u64::MAX
         } else {
-            ((1u64 << take) - 1) << bit
+            (1u64 << take) - 1
         };
+        Some((word, ones << bit))
+    })
+}
+
+/// Set `count` bits of `bits` from bit `first`, a word at a time.
+fn set_bits(bits: &mut [u64], first: u64, count: u64) {
+    for (word, mask) in bit_words(first, first + count) {
         bits[word] |= mask;
-        at += take;
+    }
+}
+
+/// Whether bits `from..to` of `bits` are all `value`.
+fn bits_all(bits: &[u64], from: u64, to: u64, value: bool) -> bool {
+    bit_words(from, to).all(|(word, mask)| bits[word] & mask == if value { mask } else { 0 })
+}
+
+/// Clear bits `from..to` of `bits`, writing only the words that hold any (a word read as zero
+/// is left alone, so a part of the table never written stays unbacked).
+fn clear_bits(bits: &mut [u64], from: u64, to: u64) {
+    for (word, mask) in bit_words(from, to) {
+        if bits[word] & mask != 0 {
+            bits[word] &= !mask;
+        }
     }
 }
 
@@ -299,6 +334,7 @@ impl Ftl {
                 write_ptr: 0,
                 last_write: 0,
                 overwrites_in_flight: 0,
+                programmed_below: 0,
             };
             geo.blocks() as usize
         ];
@@ -583,7 +619,8 @@ impl Ftl {
         }
     }
 
-    /// Second stage of [`Ftl::prefetch`] for a read: the programmed bit of where it points.
+    /// Second stage of [`Ftl::prefetch`] for a read: the programmed bit of where it points
+    /// (the block records, a few megabytes even for a 1 TiB drive, mostly stay in cache).
     #[inline]
     pub fn prefetch_read_target(&self, lpn: u64) {
         let Some(pun) = self.l2p_known(lpn) else {
@@ -616,17 +653,46 @@ impl Ftl {
 
     #[inline]
     pub fn is_programmed(&self, pun: u32) -> bool {
-        self.programmed[(pun / 64) as usize] & (1 << (pun % 64)) != 0
+        pun < self.blocks[self.geo.block_of_unit(pun) as usize].programmed_below
+            || self.programmed[(pun / 64) as usize] & (1 << (pun % 64)) != 0
     }
 
     #[inline]
     pub fn mark_programmed(&mut self, pun: u32) {
+        debug_assert!(
+            pun >= self.blocks[self.geo.block_of_unit(pun) as usize].programmed_below,
+            "unit {pun} programmed twice without an erase"
+        );
         self.programmed[(pun / 64) as usize] |= 1 << (pun % 64);
     }
 
-    /// [`Ftl::mark_programmed`] for `count` units from `first`, a word at a time.
-    fn mark_programmed_range(&mut self, first: u64, count: u64) {
-        set_bits(&mut self.programmed, first, count);
+    /// Units from the start of `block` programmed without their bits (see
+    /// [`Block::programmed_below`]).
+    fn programmed_prefix(&self, block: usize) -> u64 {
+        let first = block as u64 * self.geo.units_per_block() as u64;
+        (self.blocks[block].programmed_below as u64).saturating_sub(first)
+    }
+
+    /// The units of `block` below its write pointer are programmed, said by its record alone (a
+    /// block at rest; its bits must be clear).
+    fn programmed_to_write_ptr(&mut self, block: usize) {
+        let first = block as u32 * self.geo.units_per_block();
+        let blk = &mut self.blocks[block];
+        blk.programmed_below = if blk.write_ptr == 0 {
+            0
+        } else {
+            first + blk.write_ptr
+        };
+    }
+
+    /// Which units are programmed, one bit each (prefixes included): for saving and tests.
+    fn programmed_bits(&self) -> Vec<u64> {
+        let upb = self.geo.units_per_block() as u64;
+        let mut bits = self.programmed.clone();
+        for b in 0..self.blocks.len() {
+            set_bits(&mut bits, b as u64 * upb, self.programmed_prefix(b));
+        }
+        bits
     }
 
     pub fn blocks(&self) -> &[Block] {
@@ -1410,10 +1476,10 @@ impl Ftl {
         blk.write_ptr = 0;
         blk.state = BlockState::Free;
         self.stats.erases += 1;
-        let base = block * upb;
-        for pun in base..base + upb {
-            self.programmed[(pun / 64) as usize] &= !(1 << (pun % 64));
-        }
+        // Bits lie only past the prefix.
+        let first = block as u64 * upb as u64;
+        let from = (std::mem::take(&mut blk.programmed_below) as u64).max(first);
+        clear_bits(&mut self.programmed, from, first + upb as u64);
         if let Some(w) = self.wear.as_mut() {
             if erase_count >= w.pe_limit {
                 // Worn out: it leaves the pool for good, and the spare shrinks.
@@ -1569,7 +1635,6 @@ impl Ftl {
             let mut used = 0u64;
             while let Some(f) = self.fill.filled_block(s as u32, used as u32) {
                 let b = base_block + used;
-                self.mark_programmed_range(b * upb, f.valid as u64);
                 let blk = &mut self.blocks[b as usize];
                 blk.valid = f.valid;
                 blk.last_write = f.last_write;
@@ -1580,6 +1645,7 @@ impl Ftl {
                     blk.state = BlockState::Open;
                     self.planes[plane as usize].host_open = b as u32;
                 }
+                self.programmed_to_write_ptr(b as usize);
                 used += 1;
             }
             // The allocator hands out the lowest free blocks first.

@@ -14,7 +14,6 @@ use super::state_io::{StateReader, StateWriter};
 use super::steady::SteadyState;
 use super::{BlockState, Ftl, Streams, GC_STREAM, NONE, UNMAPPED};
 use crate::error::{Error, Result};
-use crate::sim::mem::advise_huge;
 use crate::sim::Rng;
 use std::io::{Read, Write};
 
@@ -59,14 +58,16 @@ impl Ftl {
         None
     }
 
-    /// Whether the programmed bits are exactly each block's units below its write pointer.
+    /// Whether the programmed units are exactly each block's units below its write pointer
+    /// (its prefix, then bits up to the write pointer and none past it).
     fn programmed_as_written(&self) -> bool {
         let upb = self.geo.units_per_block() as u64;
-        let mut want = vec![0u64; self.programmed.len()];
-        for (b, blk) in self.blocks.iter().enumerate() {
-            super::set_bits(&mut want, b as u64 * upb, blk.write_ptr as u64);
-        }
-        want == self.programmed
+        self.blocks.iter().enumerate().all(|(b, blk)| {
+            let base = b as u64 * upb;
+            let (prefix, wptr) = (self.programmed_prefix(b), blk.write_ptr as u64);
+            super::bits_all(&self.programmed, base + prefix, base + wptr, true)
+                && super::bits_all(&self.programmed, base + prefix.max(wptr), base + upb, false)
+        })
     }
 
     /// Write this FTL's state (see the module's text). The caller checked
@@ -95,7 +96,7 @@ impl Ftl {
             w.u8(1)?;
         } else {
             w.u8(0)?;
-            w.sparse(&self.programmed)?;
+            w.sparse(&self.programmed_bits())?;
         }
         for p in &self.planes {
             w.array(&p.free)?;
@@ -195,31 +196,15 @@ impl Ftl {
                 write_ptr: wptr,
                 last_write: u64::from_le_bytes(rec[17..25].try_into().expect("8 bytes")),
                 overwrites_in_flight: 0,
+                programmed_below: 0,
             };
             Ok(())
         })?;
         if r.u8("programmed units")? != 0 {
-            // Every block with data sets its words: the table is written nearly whole, so it
-            // is backed by huge pages where the OS allows (speed only: a fault per 2 MiB,
-            // not per 4 KiB).
-            advise_huge(&mut self.programmed);
-            let upb = upb as u64;
-            if upb.is_multiple_of(64) {
-                // A block's bits are whole words of their own: full words, then one partial.
-                let words = (upb / 64) as usize;
-                for (b, blk) in self.blocks.iter().enumerate() {
-                    let w = &mut self.programmed[b * words..(b + 1) * words];
-                    let (full, rest) = ((blk.write_ptr / 64) as usize, blk.write_ptr % 64);
-                    w[..full].fill(u64::MAX);
-                    if rest > 0 {
-                        w[full] = (1u64 << rest) - 1;
-                    }
-                }
-            } else {
-                for b in 0..nblocks {
-                    let n = self.blocks[b].write_ptr as u64;
-                    self.mark_programmed_range(b as u64 * upb, n);
-                }
+            // At rest: each block's units below its write pointer, said by its prefix (no
+            // bits: loading takes no time, and the table no memory, for the units saved).
+            for b in 0..nblocks {
+                self.programmed_to_write_ptr(b);
             }
         } else {
             r.sparse_into("programmed units", &mut self.programmed, |_| true)?;
@@ -383,7 +368,7 @@ mod tests {
     fn same(a: &Ftl, b: &Ftl) {
         let n = a.logical_units();
         assert!((0..n).all(|l| a.lookup(l) == b.lookup(l)));
-        assert_eq!(a.programmed, b.programmed);
+        assert_eq!(a.programmed_bits(), b.programmed_bits());
         assert_eq!(a.clock, b.clock);
         assert_eq!(a.cursor, b.cursor);
         let rec = |f: &Ftl| -> Vec<_> {
@@ -421,7 +406,14 @@ mod tests {
         ftl.precondition(true, 1.5, 1).unwrap();
         assert!(ftl.programmed_as_written());
         same(&ftl, &round_trip(&ftl, &cfg));
+        // Unit 3's block, its prefix turned into bits, with unit 3's bit cleared.
         let pun = ftl.lookup(3).unwrap();
+        let upb = ftl.geo.units_per_block() as u64;
+        let b = ftl.geo.block_of_unit(pun) as usize;
+        let prefix = ftl.programmed_prefix(b);
+        ftl.blocks[b].programmed_below = 0;
+        crate::ftl::set_bits(&mut ftl.programmed, b as u64 * upb, prefix);
+        assert!(ftl.programmed_as_written());
         ftl.programmed[(pun / 64) as usize] &= !(1 << (pun % 64));
         assert!(!ftl.programmed_as_written());
         same(&ftl, &round_trip(&ftl, &cfg));

@@ -243,8 +243,8 @@ impl Ftl {
     /// Copy the snapshots to the planes (plane p takes snapshot p mod their count) and deal
     /// the logical units over the valid places: valid place k of the drive (in plane order,
     /// each plane's in unit order) takes the unit the permutation sends k to. Places past the
-    /// logical units (the planes' shares round up) are let go of. Only block records and
-    /// programmed bits are written: the map reads the dealing in closed form ([`Dealt`]), so a
+    /// logical units (the planes' shares round up) are let go of. Only block records are
+    /// written (their programmed prefixes say which units are programmed): the map reads the dealing in closed form ([`Dealt`]), so a
     /// 1 TiB drive is laid out without a billion scattered writes into its map tables, and
     /// memory follows what the run then touches.
     fn copy_planes(
@@ -281,7 +281,8 @@ impl Ftl {
                 // The model's clock ticks once per write into one plane, the drive's once
                 // per write into any: ages scale with the planes (cost-benefit GC).
                 self.blocks[g].last_write = blk.last_write * planes as u64;
-                self.mark_programmed_range(g as u64 * upb, blk.write_ptr as u64);
+                // At rest: the units below the write pointer are programmed (no bits).
+                self.programmed_to_write_ptr(g);
             }
             let plane = &mut self.planes[p];
             plane.free = s.free.iter().map(|&b| base + b).collect();

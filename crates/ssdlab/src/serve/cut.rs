@@ -16,8 +16,9 @@
 //! completes makes durable every write whose completion arrived before the FLUSH was
 //! submitted (NVMe, Flush), so the journal holds the units written since the last completed
 //! FLUSH, and a unit whose newest version is durable and in the store holds nothing. Trims
-//! are the exception: the model makes them durable only at a map checkpoint, so a cut may
-//! bring back what a trim replaced, and the journal keeps it (with power cuts armed the server
+//! are the exception: the model makes them durable at a map checkpoint, a FLUSH or an erase
+//! of the data they let go, so a cut may bring back what a trim replaced, and the journal
+//! keeps it (past a FLUSH too: more than needed, never less) (with power cuts armed the server
 //! sends WRITE_ZEROES as a write of zeros, which a FLUSH makes durable as NBD requires).
 
 use super::data::Data;

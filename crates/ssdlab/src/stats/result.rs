@@ -379,8 +379,12 @@ pub struct PowerLossResult {
     /// `ftl.power_loss_protection`: capacitors finish the programs under way and write the
     /// cache's dirty lines out.
     pub power_loss_protection: bool,
-    /// Map checkpoints written during the run.
+    /// Map checkpoints written during the run, and the NAND pages they would program: each
+    /// writes the map pages (4 B entries) holding an entry changed since the one before.
+    /// Counted only: not yet charged to the media (no die time, no pages of the drive, not in
+    /// the write amplification).
     pub checkpoints: u64,
+    pub checkpoint_pages_written: u64,
     /// Programs mapped but not finished at the cut: torn, or never started (none with
     /// protection), and those the capacitors finished.
     pub programs_lost: u64,
@@ -409,6 +413,9 @@ pub struct PowerLossResult {
     /// Logical units that read unmapped after recovery though they held data (neither their
     /// old data nor their new: a durability failure of the FTL).
     pub units_unreadable: u64,
+    /// Logical units that read their newest kept trim (the deallocated value) because GC
+    /// erased the data that trim let go, which made it durable though no checkpoint held it.
+    pub trims_durable_by_erase: u64,
 }
 
 /// Periodic statistics (`driver::sampler`): one entry per sample in each column, the first at
