@@ -607,12 +607,6 @@ impl SsdConfig {
                 ),
             );
         }
-        if self.reliability.is_some() {
-            return err(
-                "reliability",
-                format!("not modelled with ftl.kind = \"{name}\" (wear and errors work through the page FTL); remove [reliability]"),
-            );
-        }
         let logs = logs.unwrap_or(0);
         // Logical block L lives on plane L mod planes (`ftl/hybrid.rs`).
         let need = self
@@ -645,7 +639,7 @@ impl SsdConfig {
                 "[reliability] models NAND wear and errors; a PCM-only device has its endurance in [pcm]".into(),
             );
         }
-        if self.ftl.kind == FtlKind::None {
+        if self.ftl.kind == FtlKind::None && self.zns.is_none() {
             return err(
                 "pe_limit",
                 "the reliability model works through the device FTL (bad-block retirement, read-only mode); a raw device (ftl.kind = \"none\") leaves that to its driver".into(),

@@ -228,8 +228,17 @@ impl Fil {
     /// The reads of `die`'s operation were sensed: decode each through the error model. When
     /// any needs read-retry steps, the die senses again for the most any of them needs (each
     /// step: the page's tR, the unit's transfer and an ECC decode) and the step ends later;
-    /// returns whether it did.
-    fn retry_reads(&mut self, now: SimTime, die: u32, op: &[u32], ftl: &Ftl) -> Option<SimTime> {
+    /// returns whether it did. A block's wear is its erase count in `erase_counts` (a back end
+    /// that keeps its own blocks: a block-mapped FTL, a zoned drive), else in the page FTL's
+    /// records.
+    fn retry_reads(
+        &mut self,
+        now: SimTime,
+        die: u32,
+        op: &[u32],
+        ftl: &Ftl,
+        erase_counts: Option<&[u32]>,
+    ) -> Option<SimTime> {
         let m = self.errors.as_mut()?;
         let mut steps = 0u32;
         let mut t_r = SimTime::ZERO;
@@ -241,7 +250,11 @@ impl Fil {
                 // Decoded from the register's data when it was sensed: the same bits again.
                 continue;
             }
-            let erase_count = ftl.blocks()[self.geo.block_of_unit(pun) as usize].erase_count;
+            let block = self.geo.block_of_unit(pun) as usize;
+            let erase_count = match erase_counts {
+                Some(counts) => counts[block],
+                None => ftl.blocks()[block].erase_count,
+            };
             let n = match m.read(erase_count) {
                 ReadOutcome::Decoded { retries } => retries,
                 ReadOutcome::Uncorrectable => {
@@ -878,11 +891,14 @@ impl Fil {
     /// The current phase of `die`'s operation ended at `now`. GC phases are handled here;
     /// host reads and programs are returned to the caller.
     #[inline]
+    /// `erase_counts`: the back end's own erases per block, for the read error model (None: the
+    /// page FTL's; see [`Fil::retry_reads`]).
     pub(crate) fn die_step(
         &mut self,
         now: SimTime,
         die: u32,
         ftl: &mut Ftl,
+        erase_counts: Option<&[u32]>,
         check: Option<&mut DataCheck>,
         q: &mut EventQueue<Event>,
     ) -> Result<Step> {
@@ -900,7 +916,7 @@ impl Fil {
         match phase {
             Phase::Sensed => {
                 if self.errors.is_some() {
-                    if let Some(end) = self.retry_reads(now, die, &op, ftl) {
+                    if let Some(end) = self.retry_reads(now, die, &op, ftl, erase_counts) {
                         // Sensed again at `end`, with every outcome already decided.
                         let d = &mut self.dies[die as usize];
                         d.op = op;
@@ -1262,7 +1278,7 @@ mod tests {
             };
             match self
                 .fil
-                .die_step(now, die, &mut self.ftl, None, &mut self.q)
+                .die_step(now, die, &mut self.ftl, None, None, &mut self.q)
                 .unwrap()
             {
                 Step::Sensed(op) => {
@@ -1304,7 +1320,7 @@ mod tests {
         let (now, ev) = r2.q.pop().unwrap();
         assert!(matches!(ev, Event::DieStep { die: 0 }));
         r2.fil
-            .die_step(now, 0, &mut r2.ftl, None, &mut r2.q)
+            .die_step(now, 0, &mut r2.ftl, None, None, &mut r2.q)
             .unwrap();
         let (out, ready) = r2.fil.read_out(now, 0);
         assert_eq!(out, now + SimTime::from_ns(5120));
@@ -1710,7 +1726,7 @@ mod tests {
         assert_eq!(sensed, t + SimTime::from_ns(CMD + TR_LSB));
         let Step::Sensed(op) = r
             .fil
-            .die_step(sensed, 0, &mut r.ftl, None, &mut r.q)
+            .die_step(sensed, 0, &mut r.ftl, None, None, &mut r.q)
             .unwrap()
         else {
             panic!("the read is sensed")
@@ -1846,7 +1862,7 @@ mod tests {
                     Event::DieStep { die } => {
                         match r
                             .fil
-                            .die_step(now, die, &mut r.ftl, None, &mut r.q)
+                            .die_step(now, die, &mut r.ftl, None, None, &mut r.q)
                             .unwrap()
                         {
                             Step::Sensed(op) => {

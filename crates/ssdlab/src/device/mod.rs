@@ -176,7 +176,7 @@ impl Device {
                 .map(|c| BufferManager::new(c, geo.unit_bytes, layers.cache_translation_bytes())),
             fil,
             ftl: Ftl::new(&layers, seed),
-            backend: Backend::new(cfg, &geo),
+            backend: Backend::new(cfg, &geo, seed),
             pcm_bytes: cfg
                 .pcm
                 .as_ref()
@@ -964,10 +964,15 @@ impl Device {
         flash: &mut FlashPort,
         mut cache: Option<&mut BufferManager>,
     ) -> Result<()> {
-        match flash
-            .fil
-            .die_step(now, die, flash.ftl, flash.check.as_mut(), up.q)?
-        {
+        let erase_counts = backend.block_erase_counts();
+        match flash.fil.die_step(
+            now,
+            die,
+            flash.ftl,
+            erase_counts,
+            flash.check.as_mut(),
+            up.q,
+        )? {
             Step::Sensed(op) => {
                 // A cache buffer in front of a block map keeps what a read brought in if that
                 // map still points there.
