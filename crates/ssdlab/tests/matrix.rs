@@ -138,12 +138,6 @@ const REFUSED: &[(&str, &str, &[&str], &str)] = &[
         "not modelled yet (issue 46)",
     ),
     (
-        "reliability=on",
-        "precondition=steady-state",
-        &["steady-state", "[reliability]"],
-        "not modelled yet (issue 46)",
-    ),
-    (
         "backend=pcm",
         "cache=*",
         &["cache", "[pcm]"],

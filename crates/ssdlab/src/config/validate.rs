@@ -1166,8 +1166,6 @@ impl SsdConfig {
                     "ftl.streams = {} (the streams' blocks are not modelled)",
                     self.ftl.streams
                 ))
-            } else if self.reliability.is_some() {
-                Some("[reliability] (blocks would retire unevenly across planes)".to_string())
             } else {
                 None
             };
@@ -1177,7 +1175,7 @@ impl SsdConfig {
                     format!(
                         "got \"steady-state\" with {why}, expected \"sequential\" or \"none\" \
                          (steady-state preconditioning is for the page-mapping FTL with one write \
-                         stream and no [reliability]; precondition.random_overwrite ages any FTL)"
+                         stream; precondition.random_overwrite ages any FTL)"
                     ),
                 );
             }
@@ -1286,7 +1284,7 @@ mod tests {
     fn steady_state_preconditioning_refuses_what_its_model_plane_cannot_stand_for() {
         let steady = "precondition.fill=\"steady-state\"";
         let page = "ftl.map_unit=\"16KiB\"";
-        let cases: [(&[&str], &str); 3] = [
+        let cases: [(&[&str], &str); 2] = [
             (
                 &[steady, "ftl.kind=\"block\"", page],
                 "got \"steady-state\" with ftl.kind = \"block\"",
@@ -1294,10 +1292,6 @@ mod tests {
             (
                 &[steady, "ftl.streams=2"],
                 "got \"steady-state\" with ftl.streams = 2",
-            ),
-            (
-                &[steady, "reliability.pe_limit=3000"],
-                "got \"steady-state\" with [reliability]",
             ),
         ];
         for (ov, want) in cases {
