@@ -587,3 +587,100 @@ fn zoned_reads_retry_and_factory_bad_blocks_take_zones_offline() {
         "factory losses are not spare used"
     );
 }
+
+/// One request on an idle device; its status.
+fn one(dev: &mut Device, op: Op, offset: u64, len: u64) -> Status {
+    let now = dev.now();
+    let rq = Request {
+        op,
+        offset,
+        len,
+        queue: 0,
+        flags: Flags::NONE,
+        arrival: now,
+    };
+    dev.submit(now, rq).unwrap();
+    dev.run_to_idle().unwrap()[0].2
+}
+
+/// The error model reads each block's own wear on the back ends that keep their blocks: with
+/// errors that come from wear alone, reads of worn blocks retry and reads of fresh ones do not.
+#[test]
+fn worn_blocks_read_worse_than_fresh_ones_on_block_mapped_and_zoned_drives() {
+    // The raw bit-error rate is 1e-2 × (erases ÷ 100): 0 fresh, 5e-3 after 50 erases, against
+    // ECC of 4 bits per 1 KiB (a mean of 41 errors a codeword fails every first decode).
+    let wear_only = [
+        "reliability.pe_limit=100",
+        "reliability.rber_fresh=0.0",
+        "reliability.rber_wear=1e-2",
+        "reliability.wear_exponent=1.0",
+        "reliability.ecc_correctable_bits=4",
+    ];
+    let zone = 8u64 << 20;
+    let mut dev = Device::new(&zoned(&wear_only), 1).unwrap();
+    for _ in 0..50 {
+        assert_eq!(one(&mut dev, Op::Write, 0, 1 << 20), Status::Ok);
+        assert_eq!(one(&mut dev, Op::ZoneReset, 0, 0), Status::Ok);
+    }
+    one(&mut dev, Op::Write, 0, 1 << 20);
+    one(&mut dev, Op::Write, zone, 1 << 20);
+    let retried = |dev: &Device| dev.fil().counters.reads_retried;
+    for i in 0..32u64 {
+        assert_eq!(one(&mut dev, Op::Read, zone + i * 16384, 4096), Status::Ok);
+    }
+    assert_eq!(retried(&dev), 0, "zone 1 is fresh");
+    for i in 0..32u64 {
+        assert_eq!(one(&mut dev, Op::Read, i * 16384, 4096), Status::Ok);
+    }
+    assert_eq!(retried(&dev), 32, "zone 0's blocks were erased 50 times");
+
+    for (kind, logs) in BLOCK_MAPPED {
+        let mut dev = Device::new(&block_mapped(kind, logs, &wear_only), 1).unwrap();
+        let page = 16384u64;
+        // Logical block 1 (plane 1) is written once; pages of logical block 0 (plane 0) again
+        // and again, so merges erase plane 0's blocks.
+        one(&mut dev, Op::Write, 256 * page, 256 * page);
+        for round in 0..2000u64 {
+            one(&mut dev, Op::Write, (round * 7 % 256) * page, page);
+        }
+        let pu = dev.percentage_used().unwrap();
+        assert!(pu > 0.0, "{kind}");
+        let before = retried(&dev);
+        for i in 0..16u64 {
+            assert_eq!(one(&mut dev, Op::Read, (256 + i) * page, page), Status::Ok);
+        }
+        assert_eq!(
+            retried(&dev),
+            before,
+            "{kind}: logical block 1's block is fresh"
+        );
+        let erases = dev
+            .backend()
+            .block_mapped()
+            .unwrap()
+            .ftl
+            .erase_counts()
+            .to_vec();
+        let worn = (0..256u64)
+            .filter(|&l| {
+                let pun = dev.backend().block_mapped().unwrap().ftl.lookup(l).unwrap();
+                // At 10 erases the rate is 1e-3: 8.2 errors a codeword on average, and one of
+                // a page's 16 codewords fails its first decode all but surely.
+                erases[(pun / 256) as usize] >= 10
+            })
+            .count() as u64;
+        for l in 0..256u64 {
+            assert_eq!(
+                one(&mut dev, Op::Read, l * page, page),
+                Status::Ok,
+                "{kind}"
+            );
+        }
+        assert!(worn > 0, "{kind}: no page on a worn block");
+        assert!(
+            retried(&dev) - before >= worn,
+            "{kind}: {} of {worn}",
+            retried(&dev) - before
+        );
+    }
+}

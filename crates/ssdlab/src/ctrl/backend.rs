@@ -188,17 +188,6 @@ impl Backend {
         }
     }
 
-    /// Erases per block, for the read error model, when the back end keeps them itself (None:
-    /// the page FTL's block records).
-    #[inline]
-    pub fn block_erase_counts(&self) -> Option<&[u32]> {
-        match self {
-            Backend::BlockMapped(h) => Some(h.ftl.erase_counts()),
-            Backend::Zoned(z) => Some(z.erase_counts()),
-            _ => None,
-        }
-    }
-
     /// Spare blocks left, in percent of the reserve (SMART's Available Spare); 100 where no
     /// block retires.
     pub fn available_spare_percent(&self, ftl: &Ftl) -> f64 {

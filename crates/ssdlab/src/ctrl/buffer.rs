@@ -792,7 +792,7 @@ mod tests {
                         let (hil, mut up, mut flash) = self.l.ports();
                         match flash
                             .fil
-                            .die_step(now, die, flash.ftl, None, flash.check.as_mut(), up.q)
+                            .die_step(now, die, flash.ftl, flash.check.as_mut(), up.q)
                             .unwrap()
                         {
                             Step::Programmed(op) => {

@@ -73,7 +73,8 @@ pub struct Txn {
     pub plane: u32,
     /// Bytes of this unit that go to or come from the host.
     pub host_bytes: u32,
-    /// Epoch of the destination block when the transaction was made.
+    /// Epoch of the destination block when the transaction was made. A block-mapped FTL's
+    /// transactions and a zoned drive's reads carry the block's erase count here.
     pub epoch: u32,
     /// Host reads and writes: the logical unit (for the cache buffer).
     pub aux: u32,
@@ -167,6 +168,8 @@ pub struct Fil {
     gc_multiplane: bool,
     /// Read errors and read retry, with `[reliability]`.
     errors: Option<ErrorModel>,
+    /// Read transactions carry their block's erase count (see [`Fil::set_error_model`]).
+    wear_in_txn: bool,
     /// Read transactions that could not be decoded, until the HIL has heard of them.
     failed: Vec<u32>,
     /// Per plane, the page its page register holds as sensed (a global page id), or `NONE`
@@ -196,6 +199,7 @@ impl Fil {
             copyback: cfg.ftl.gc.copyback,
             gc_multiplane: cfg.nand.multiplane && cfg.ftl.gc.multiplane_copies,
             errors: None,
+            wear_in_txn: false,
             failed: Vec::new(),
             registers: vec![NONE; geo.planes() as usize],
             scheduler: cfg.controller.scheduling().0,
@@ -205,9 +209,13 @@ impl Fil {
         }
     }
 
-    /// Reads decode through `model`: some need read-retry steps, some fail.
-    pub fn set_error_model(&mut self, model: ErrorModel) {
+    /// Reads decode through `model`: some need read-retry steps, some fail. A block's wear is
+    /// its erase count in the page FTL's records, or with `wear_in_txn` the one the read
+    /// transaction carries in its `epoch` (a back end that keeps its own blocks' records: a
+    /// block-mapped FTL, a zoned drive).
+    pub fn set_error_model(&mut self, model: ErrorModel, wear_in_txn: bool) {
         self.errors = Some(model);
+        self.wear_in_txn = wear_in_txn;
     }
 
     /// Whether read transaction `txn` could not be decoded (asked once, as it finishes).
@@ -228,32 +236,24 @@ impl Fil {
     /// The reads of `die`'s operation were sensed: decode each through the error model. When
     /// any needs read-retry steps, the die senses again for the most any of them needs (each
     /// step: the page's tR, the unit's transfer and an ECC decode) and the step ends later;
-    /// returns whether it did. A block's wear is its erase count in `erase_counts` (a back end
-    /// that keeps its own blocks: a block-mapped FTL, a zoned drive), else in the page FTL's
-    /// records.
-    fn retry_reads(
-        &mut self,
-        now: SimTime,
-        die: u32,
-        op: &[u32],
-        ftl: &Ftl,
-        erase_counts: Option<&[u32]>,
-    ) -> Option<SimTime> {
+    /// returns whether it did.
+    fn retry_reads(&mut self, now: SimTime, die: u32, op: &[u32], ftl: &Ftl) -> Option<SimTime> {
         let m = self.errors.as_mut()?;
         let mut steps = 0u32;
         let mut t_r = SimTime::ZERO;
         let first = die * self.geo.planes_per_die;
         let hits = self.dies[die as usize].hit_planes;
         for &t in op {
-            let Txn { pun, plane, .. } = *self.txns.get(t);
+            let Txn {
+                pun, plane, epoch, ..
+            } = *self.txns.get(t);
             if hits & plane_bit(plane - first) != 0 {
                 // Decoded from the register's data when it was sensed: the same bits again.
                 continue;
             }
-            let block = self.geo.block_of_unit(pun) as usize;
-            let erase_count = match erase_counts {
-                Some(counts) => counts[block],
-                None => ftl.blocks()[block].erase_count,
+            let erase_count = match self.wear_in_txn {
+                true => epoch,
+                false => ftl.blocks()[self.geo.block_of_unit(pun) as usize].erase_count,
             };
             let n = match m.read(erase_count) {
                 ReadOutcome::Decoded { retries } => retries,
@@ -891,14 +891,11 @@ impl Fil {
     /// The current phase of `die`'s operation ended at `now`. GC phases are handled here;
     /// host reads and programs are returned to the caller.
     #[inline]
-    /// `erase_counts`: the back end's own erases per block, for the read error model (None: the
-    /// page FTL's; see [`Fil::retry_reads`]).
     pub(crate) fn die_step(
         &mut self,
         now: SimTime,
         die: u32,
         ftl: &mut Ftl,
-        erase_counts: Option<&[u32]>,
         check: Option<&mut DataCheck>,
         q: &mut EventQueue<Event>,
     ) -> Result<Step> {
@@ -916,7 +913,7 @@ impl Fil {
         match phase {
             Phase::Sensed => {
                 if self.errors.is_some() {
-                    if let Some(end) = self.retry_reads(now, die, &op, ftl, erase_counts) {
+                    if let Some(end) = self.retry_reads(now, die, &op, ftl) {
                         // Sensed again at `end`, with every outcome already decided.
                         let d = &mut self.dies[die as usize];
                         d.op = op;
@@ -1278,7 +1275,7 @@ mod tests {
             };
             match self
                 .fil
-                .die_step(now, die, &mut self.ftl, None, None, &mut self.q)
+                .die_step(now, die, &mut self.ftl, None, &mut self.q)
                 .unwrap()
             {
                 Step::Sensed(op) => {
@@ -1320,7 +1317,7 @@ mod tests {
         let (now, ev) = r2.q.pop().unwrap();
         assert!(matches!(ev, Event::DieStep { die: 0 }));
         r2.fil
-            .die_step(now, 0, &mut r2.ftl, None, None, &mut r2.q)
+            .die_step(now, 0, &mut r2.ftl, None, &mut r2.q)
             .unwrap();
         let (out, ready) = r2.fil.read_out(now, 0);
         assert_eq!(out, now + SimTime::from_ns(5120));
@@ -1726,7 +1723,7 @@ mod tests {
         assert_eq!(sensed, t + SimTime::from_ns(CMD + TR_LSB));
         let Step::Sensed(op) = r
             .fil
-            .die_step(sensed, 0, &mut r.ftl, None, None, &mut r.q)
+            .die_step(sensed, 0, &mut r.ftl, None, &mut r.q)
             .unwrap()
         else {
             panic!("the read is sensed")
@@ -1862,7 +1859,7 @@ mod tests {
                     Event::DieStep { die } => {
                         match r
                             .fil
-                            .die_step(now, die, &mut r.ftl, None, None, &mut r.q)
+                            .die_step(now, die, &mut r.ftl, None, &mut r.q)
                             .unwrap()
                         {
                             Step::Sensed(op) => {

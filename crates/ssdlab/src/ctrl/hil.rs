@@ -431,13 +431,10 @@ impl Hil {
                     if z.is_programmed(lba) {
                         txns += 1;
                         let pun = z.unit_of(lba);
-                        let t = flash.fil.add_txn(self.read_txn(
-                            TxnKind::HostRead,
-                            cmd,
-                            pun,
-                            covered as u32,
-                            lba,
-                        ));
+                        let mut t = self.read_txn(TxnKind::HostRead, cmd, pun, covered as u32, lba);
+                        // The block's wear, for the read error model (`Fil::set_error_model`).
+                        t.epoch = z.erase_counts()[self.geo.block_of_unit(pun) as usize];
+                        let t = flash.fil.add_txn(t);
                         flash.fil.enqueue(now, t, Queue::HostRead, flash.ftl, up.q);
                     } else {
                         // Never written since the zone's reset (or past a finish): zeros.

@@ -160,7 +160,14 @@ impl Device {
         let host = Host::new(cfg.interface.io_queues, link.sq_capacity(), max_cmd_bytes);
         let mut fil = Fil::new(cfg, &geo);
         if let Some(r) = &cfg.reliability {
-            fil.set_error_model(ErrorModel::new(r, cfg.nand.cell, geo.unit_bytes, seed));
+            // A block-mapped FTL and a zoned drive keep their own blocks' records: their read
+            // transactions carry the block's erase count.
+            let wear_in_txn = matches!(
+                cfg.backend_kind(),
+                crate::config::BackendKind::BlockMapped | crate::config::BackendKind::Zoned
+            );
+            let model = ErrorModel::new(r, cfg.nand.cell, geo.unit_bytes, seed);
+            fil.set_error_model(model, wear_in_txn);
         }
         Ok(Device {
             q: EventQueue::new(),
@@ -964,15 +971,10 @@ impl Device {
         flash: &mut FlashPort,
         mut cache: Option<&mut BufferManager>,
     ) -> Result<()> {
-        let erase_counts = backend.block_erase_counts();
-        match flash.fil.die_step(
-            now,
-            die,
-            flash.ftl,
-            erase_counts,
-            flash.check.as_mut(),
-            up.q,
-        )? {
+        match flash
+            .fil
+            .die_step(now, die, flash.ftl, flash.check.as_mut(), up.q)?
+        {
             Step::Sensed(op) => {
                 // A cache buffer in front of a block map keeps what a read brought in if that
                 // map still points there.
