@@ -409,6 +409,27 @@ fn a_worn_out_block_mapped_drive_ends_read_only_and_keeps_acknowledged_writes() 
         let h = dev.backend().block_mapped().unwrap();
         h.ftl.check().unwrap();
         assert!(h.ftl.erase_counts().iter().all(|&e| e <= 3), "{kind}");
+        // From then on writes and trims are refused and change nothing; reads still work.
+        let lpn = *d.acked.iter().next().unwrap();
+        let page = 16384;
+        let at = lpn * UNIT / page * page;
+        assert_eq!(
+            one(&mut dev, Op::Trim, at, page),
+            Status::ReadOnly,
+            "{kind}"
+        );
+        assert_eq!(
+            one(&mut dev, Op::Write, at, page),
+            Status::ReadOnly,
+            "{kind}"
+        );
+        assert!(dev.is_mapped(lpn * UNIT / page), "{kind}");
+        assert_eq!(
+            one(&mut dev, Op::Read, lpn * UNIT, UNIT),
+            Status::Ok,
+            "{kind}"
+        );
+        assert_eq!(dev.check().unwrap().first_error, None, "{kind}");
     }
 }
 
