@@ -25,7 +25,14 @@ import sys
 import time
 from pathlib import Path
 
-from ssdlab.reproduce import blocks, calibration, experiments, run_experiment, scoreboard
+from ssdlab.reproduce import (
+    blocks,
+    calibration,
+    experiments,
+    run_experiment,
+    scoreboard,
+    sensitivity,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,7 +62,22 @@ def main() -> int:
             return 2
         own = [b for b in chosen if b.artefact != blocks.REPRODUCTIONS]
         rows = [b for b in chosen if b.artefact == blocks.REPRODUCTIONS]
-        for path in blocks.regenerate(own) + blocks.regenerate(rows, run=False):
+        for path in blocks.regenerate(own):
+            print(f"wrote {path}")
+        if any(b.artefact == sensitivity.ARTEFACT for b in own):
+            # New fragile marks: into reproductions.json, the scoreboard and its blocks.
+            rows = [b for b in blocks.blocks() if b.artefact == blocks.REPRODUCTIONS]
+            data = blocks.load(blocks.REPRODUCTIONS)
+            sensitivity.mark(data, blocks.load(sensitivity.ARTEFACT))
+            blocks.save(blocks.REPRODUCTIONS, data)
+            text = args.doc.read_text(encoding="utf-8")
+            args.doc.write_text(
+                scoreboard.splice(text, blocks.scoreboard_from(data)), encoding="utf-8"
+            )
+            print(f"wrote {blocks.REPRODUCTIONS} and the scoreboard in {args.doc}")
+            for problem in sensitivity.stale(data, blocks.load(sensitivity.ARTEFACT)):
+                print(f"stale: {problem}", file=sys.stderr)
+        for path in blocks.regenerate(rows, run=False):
             print(f"wrote {path}")
         if rows:
             print(f"(rendered from {blocks.REPRODUCTIONS}: python scripts/fidelity.py reruns it)")
@@ -100,9 +122,17 @@ def main() -> int:
         for point, error in reproduction.failed:
             print(f"failed: {experiment.name}: point {point}: {error}", file=sys.stderr)
         reproductions.append(reproduction)
-    blocks.save(blocks.REPRODUCTIONS, blocks.reproductions_data(reproductions))
-    table = scoreboard.markdown(scoreboard.entries(reproductions))
-    args.doc.write_text(scoreboard.splice(text, table), encoding="utf-8")
+    data = blocks.reproductions_data(reproductions)
+    measured = blocks.ROOT / sensitivity.ARTEFACT
+    if measured.is_file():
+        sensitivity.mark(data, blocks.load(sensitivity.ARTEFACT))
+        for problem in sensitivity.stale(data, blocks.load(sensitivity.ARTEFACT)):
+            print(
+                f"stale sensitivity ({problem}): run --blocks prediction-sensitivity",
+                file=sys.stderr,
+            )
+    blocks.save(blocks.REPRODUCTIONS, data)
+    args.doc.write_text(scoreboard.splice(text, blocks.scoreboard_from(data)), encoding="utf-8")
     print(f"{args.doc}: scoreboard written ({time.monotonic() - start:.0f} s)")
     rendered = [b for b in blocks.blocks() if b.artefact == blocks.REPRODUCTIONS]
     for path in blocks.regenerate(rendered, run=False):

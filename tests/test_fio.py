@@ -104,7 +104,13 @@ def test_bssplit_shares_the_rest_among_sizes_without_a_percentage() -> None:
 def test_global_options_reach_every_job_and_a_job_overrides_them() -> None:
     f = parsed("[global]\nbs=8k\niodepth=4\n[a]\nrw=randread\n[b]\nrw=write\niodepth=2\n")
     a, b = f.jobs
-    assert a.fields == {"name": "a", "rw": "randread", "bs": "8KiB", "iodepth": 4}
+    assert a.fields == {
+        "name": "a",
+        "rw": "randread",
+        "bs": "8KiB",
+        "iodepth": 4,
+        "instances": "clones",  # fio's numjobs: each clone its own count (docs/fio.md)
+    }
     assert b.fields["iodepth"] == 2 and b.fields["bs"] == "8KiB"
     assert [j.group for j in f.jobs] == [0, 0]
 
@@ -132,7 +138,21 @@ def test_stonewall_starts_a_new_group() -> None:
 
 def test_number_ios_is_per_clone() -> None:
     f = parsed("[a]\nrw=read\nnumjobs=4\nnumber_ios=100\n")
-    assert f.jobs[0].fields["io_count"] == 400
+    fields = f.jobs[0].fields
+    assert fields["io_count"] == 100 and fields["instances"] == "clones"
+    # The run's total: each of the four clones issues its own 100.
+    result = ssdlab.run("small-tlc", f.jobs[0].job())
+    assert result.to_dict()["sim"]["requests"] == 400
+
+
+def test_the_io_count_flag_is_each_clone_s(tmp_path: Path) -> None:
+    job = tmp_path / "j.fio"
+    job.write_text("[j]\nrw=randread\nbs=4k\nsize=1m\nnumjobs=3\n")
+    proc = run_cli(
+        "run", "small-tlc", "--fio", job, "-q", "--io-count", "10", "--output-format", "json"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["jobs"][0]["read"]["total_ios"] == 30
 
 
 def test_options_not_modelled_are_named_in_warnings() -> None:
@@ -576,3 +596,72 @@ def test_pareto_normal_and_poisson_reach_the_job() -> None:
         parsed("[a]\nrate_process=bursty\n")
     with pytest.raises(fio.FioError, match=r"job.fio:2.*pareto:1.5"):
         parsed("[a]\nrandom_distribution=pareto:1.5\nrw=randread\n")
+
+
+def test_prio_and_prioclass_become_the_flow_s_nvme_class() -> None:
+    """fio's prioclass/prio (Linux's I/O priorities) map onto the four NVMe classes
+    (docs/fio.md); values fio itself refuses are refused with file:line."""
+    cases = {
+        "prioclass=1\nprio=7": "urgent",  # real time, whatever its level
+        "prioclass=3": "low",  # idle
+        "prioclass=2": "medium",  # best effort at the kernel's default level
+        "prioclass=2\nprio=4": "medium",
+        "prio=0": "high",  # no class: best effort
+        "prioclass=2\nprio=3": "high",
+        "prioclass=0\nprio=5": "low",
+        "prioclass=2\nprio=7": "low",
+    }
+    for options, want in cases.items():
+        f = parsed(f"[a]\nrw=randread\n{options}\n")
+        assert f.jobs[0].fields["priority"] == want, options
+        assert not f.warnings, options
+    assert "priority" not in parsed("[a]\nrw=randread\n").jobs[0].fields
+    # fio 3.33: "prio: max value out of range: 8 (7 max)", prioclass at most 3; a negative
+    # prio passes fio's parser and fails its ioprio_set (EINVAL).
+    for bad in ("prio=8", "prio=-1", "prioclass=4", "prio=high"):
+        key, value = bad.split("=")
+        with pytest.raises(fio.FioError, match=rf"job.fio:3: {key}='{value}': expected"):
+            parsed(f"[a]\nrw=randread\n{bad}\n")
+    f = parsed("[a]\nrw=randread\ncmdprio_percentage=50\n[b]\nrw=read\ncmdprio_percentage=10\n")
+    assert len(f.warnings) == 1 and "per-request priorities" in f.warnings[0]
+
+
+PRIORITIES = """\
+[global]
+rw=randread
+bs=4k
+iodepth=32
+runtime=10ms
+time_based
+
+[best-effort-0]
+prioclass=2
+prio=0
+
+[idle]
+prioclass=3
+"""
+
+
+def test_a_higher_prioclass_gets_the_lower_latency_under_weighted_round_robin(
+    tmp_path: Path,
+) -> None:
+    job = tmp_path / "prio.fio"
+    job.write_text(PRIORITIES)
+    wrr = ("--set", "interface.controller_slots=16", "--set", "interface.io_queues=8")
+
+    def means(*args: str) -> tuple[list[float], str]:
+        proc = run_cli("run", "small-tlc", "--fio", job, "-q", "--output-format", "json", *args)
+        assert proc.returncode == 0, proc.stderr
+        report = json.loads(proc.stdout)
+        return [j["read"]["lat_ns"]["mean"] for j in report["jobs"]], proc.stderr
+
+    (high, low), stderr = means(*wrr, "--set", "interface.arbitration=weighted-round-robin")
+    assert "prio" not in stderr
+    # High (weight 4) against low (weight 1), both always backlogged at iodepth 32.
+    assert high * 2 < low, (high, low)
+    # Round robin: the classes change nothing, said once for the file.
+    (a, b), stderr = means(*wrr)
+    assert stderr.count("prio/prioclass change nothing") == 1, stderr
+    assert "prio.fio:9,10,13" in stderr and "weighted-round-robin" in stderr
+    assert 0.8 < a / b < 1.25, (a, b)

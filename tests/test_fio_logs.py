@@ -6,9 +6,11 @@ the log directory."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -260,24 +262,94 @@ def test_clones_write_the_files_fio_writes(tmp_path: Path) -> None:
     proc = run_cli("run", "small-tlc", "--fio", ours / "job.fio", "-q", "--log-dir", ours)
     assert proc.returncode == 0, proc.stderr
     assert {p.name for p in ours.glob("*.log")} == CLONE_FILES
-    # fio's number_ios is each clone's count; ssdlab's io_count (number_ios × numjobs) is the
-    # clones' together, so a clone may issue a few more or fewer than another: the files of a
-    # job hold as many lines together as fio's, and every clone's file has some.
-    for kind in ("a_lat", "a_clat", "a_iops", "b_bw", "c_iops"):
+    # fio's number_ios is each clone's count, in both: every clone's file has its 40 lines.
+    for kind in ("a_lat", "a_clat", "a_iops", "c_iops"):
         names = sorted(n for n in CLONE_FILES if n.startswith(kind + "."))
         for where in (ours, theirs):
-            counts = [len(_read(where / name)) for name in names]
-            assert sum(counts) == (40 * 3 if kind.startswith("a") else 80), (kind, where)
-            assert min(counts) > 0, (kind, where)
-        if len(names) == 1:
-            # per_job_logs=0: the one file both clones append to.
-            assert len(_read(ours / names[0])) == len(_read(theirs / names[0])) == 80
+            assert [len(_read(where / name)) for name in names] == [40] * len(names), kind
+    # per_job_logs=0: the one file both clones append to.
+    assert len(_read(ours / "b_bw.log")) == len(_read(theirs / "b_bw.log")) == 80
+
+
+# Each clone's count and region as fio 3.33 makes them (fio's JSON has one entry per clone,
+# ssdlab's one per job, as with group_reporting): number_ios per clone; size per clone
+# (without number_ios, one pass of size each, sequential clones each from the region's
+# start); number_ios above one pass of size stops at size; runtime without time_based stops
+# at size too, with number_ios or without.
+CLONE_COUNTS = """\
+[global]
+bs=4k
+numjobs=3
+write_lat_log
+log_offset=1
+
+[n]
+rw=randread
+size=1m
+number_ios=40
+
+[s]
+rw=read
+size=64k
+offset=128k
+
+[capped]
+rw=randwrite
+size=64k
+number_ios=40
+
+[timed]
+rw=randread
+size=32k
+runtime=1s
+
+[timed-capped]
+rw=randread
+size=64k
+runtime=1s
+number_ios=40
+"""
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (apt install fio)")
+def test_each_clone_issues_its_own_count_over_its_own_size(tmp_path: Path) -> None:
+    theirs, ours = tmp_path / "fio", tmp_path / "ours"
+    theirs.mkdir()
+    ours.mkdir()
+    (theirs / "job.fio").write_text(CLONE_COUNTS)
+    real = json.loads(run_fio_null(theirs / "job.fio", theirs, "--output-format=json"))
+    (ours / "job.fio").write_text(CLONE_COUNTS)
+    proc = run_cli(
+        "run", "small-tlc", "--fio", ours / "job.fio", "-q", "--output-format", "json",
+        "--log-dir", ours,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    mine = json.loads(proc.stdout)
+
+    def ios(report: dict[str, Any]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for j in report["jobs"]:
+            n = sum(j[d]["total_ios"] for d in ("read", "write", "trim"))
+            out[j["jobname"]] = out.get(j["jobname"], 0) + n
+        return out
+
+    per_clone = {"n": 40, "s": 16, "capped": 16, "timed": 8, "timed-capped": 16}
+    assert ios(mine) == ios(real) == {name: 3 * n for name, n in per_clone.items()}
+    for number in range(1, 16):
+        name = list(per_clone)[(number - 1) // 3]
+        lines = {where: _read(where / f"{name}_lat.{number}.log") for where in (ours, theirs)}
+        assert [len(x) for x in lines.values()] == [per_clone[name]] * 2, (name, number)
+        if name == "s":
+            # Each sequential clone reads the job's 64 KiB from offset 128 KiB, as fio's.
+            offsets = {where: sorted(line[4] for line in x) for where, x in lines.items()}
+            assert offsets[ours] == offsets[theirs] == [(128 + 4 * k) << 10 for k in range(16)]
 
 
 def test_each_clone_s_log_holds_that_clone_s_requests(tmp_path: Path) -> None:
     """The oracle: each clone's file recounted from the run's records of its host queue; and
     the clone behind each number is fio's (``fio --numjobs=3 --offset_increment=1M`` writes
-    NAME.2 from offset 2M, NAME.3 from 1M): a sequential job's clone k works slice k."""
+    NAME.2 from offset 2M, NAME.3 from 1M); each sequential clone writes its 50 requests from
+    the region's start, as fio's clones do."""
     text = (
         "[s]\nrw=write\nbs=4k\nsize=3m\nnumjobs=3\nnumber_ios=50\nwrite_lat_log=s\nlog_offset=1\n"
     )
@@ -288,7 +360,6 @@ def test_each_clone_s_log_holds_that_clone_s_requests(tmp_path: Path) -> None:
     result = ssdlab.run("small-tlc", parsed.jobs[0].job(), record_requests=True)
     rows = np.frombuffer(result.record_bytes or b"", dtype="<u8").reshape(-1, 6)
     start, _ = fio_logs.measured_window(result.to_dict())
-    region = 3 << 20
     assert len(rows) == 150
     for number, clone in ((1, 0), (2, 2), (3, 1)):
         assert fio_logs.clone_of(number - 1, 3) == clone
@@ -308,8 +379,8 @@ def test_each_clone_s_log_holds_that_clone_s_requests(tmp_path: Path) -> None:
             for r in mine
         )
         assert sorted(lines) == want, number
-        # Clone k writes the k-th third of the region.
-        assert {line[4] * 3 // region for line in lines} == {clone}, number
+        # Each clone writes the region's first 50 blocks.
+        assert sorted(line[4] for line in lines) == [4096 * k for k in range(50)], number
     # per_job_logs=0: one file, the clones' lines one clone after another (thread order).
     (tmp_path / "one").mkdir()
     (tmp_path / "job1.fio").write_text(text + "per_job_logs=0\n")

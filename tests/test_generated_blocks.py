@@ -31,7 +31,8 @@ def test_the_scoreboard_is_what_the_reproductions_artefact_gives() -> None:
 
 
 @pytest.mark.parametrize(
-    "experiment", ["seed002-fig14", "seed002-fig12", "seed002-table7", "seed000-fig6"]
+    "experiment",
+    ["seed002-fig14", "seed002-fig12", "seed002-table7", "seed000-fig6", "seed001-fig3-4"],
 )
 def test_a_cheap_reproduction_gives_what_the_artefact_holds(experiment: str, tmp_path) -> None:
     """Run again, a cheap reproduction's rows are the artefact's: if the model moved, the
@@ -102,3 +103,59 @@ def test_the_zns_fio_example_gives_what_the_artefact_holds() -> None:
     assert blocks.produce_zns_fio() == kept, (
         "docs/generated/zns-fio.json is stale: python scripts/fidelity.py --blocks zns-fio"
     )
+
+
+def test_every_prediction_has_its_spread_and_sensitivity() -> None:
+    """Issue 40 point 3: the sensitivity artefact covers every scored prediction of
+    reproductions.json with the same figure (a prediction that moved makes it stale), and the
+    fragile marks the scoreboard counts apart are the artefact's."""
+    from ssdlab.reproduce import sensitivity
+
+    reproductions = blocks.load(blocks.REPRODUCTIONS)
+    measured = blocks.load(sensitivity.ARTEFACT)
+    assert sensitivity.stale(reproductions, measured) == [], (
+        "run python scripts/fidelity.py --blocks prediction-sensitivity"
+    )
+    marked = {
+        (entry["experiment"], row["metric"]): row.get("fragile")
+        for entry in reproductions["experiments"]
+        for row in entry["rows"]
+    }
+    for entry in measured["experiments"]:
+        for row in entry["rows"]:
+            assert len(row["seeds"]) == len(sensitivity.SEEDS), (entry["experiment"], row["metric"])
+            assert marked[(entry["experiment"], row["metric"])] == row["fragile"]
+
+
+def test_a_fragile_prediction_is_counted_apart() -> None:
+    """A prediction whose verdict turns inside its range leaves the tally and is counted apart."""
+    from ssdlab.reproduce import Row
+
+    steady = Row("x", "steady", "MB/s", 100.0, 110.0)
+    turning = Row("x", "turning", "MB/s", 100.0, 105.0, fragile=True)
+    tally = scoreboard.tally([steady, turning])
+    assert (tally.predictions, tally.within, tally.fragile, tally.fragile_held) == (1, 1, 1, 1)
+    assert "1 fragile prediction counted apart" in tally.line()
+    entry = scoreboard.Entry("seed 000_x.txt", "Fig. 1", turning)
+    assert scoreboard.cells(entry)[-1] == "prediction, fragile"
+
+
+def test_a_variant_sets_the_seed_and_an_assumption_on_its_sweeps(tmp_path: Path) -> None:
+    """A variant's seed and override reach the sweep; an override of a swept axis is refused."""
+    from ssdlab.reproduce import ReproduceError, Variant, get, varied_sweep
+
+    experiment = get("seed000-fig8")
+    sweep = varied_sweep(
+        experiment.sweep_path(), Variant(seed=3, overrides=(("controller.cmd_overhead", "5us"),))
+    )
+    assert sweep.seeds == (3,)
+    assert "controller.cmd_overhead=" in " ".join(sweep.fixed)
+    untouched = varied_sweep(
+        experiment.sweep_path(),
+        Variant(overrides=(("controller.cmd_overhead", "5us"),), sweeps=("elsewhere",)),
+    )
+    assert not any("cmd_overhead" in f for f in untouched.fixed)
+    with pytest.raises(ReproduceError, match="axis of the sweep"):
+        varied_sweep(
+            get("seed002-fig15-20").sweep_path(), Variant(overrides=(("hfsl.ssw", "1KiB"),))
+        )

@@ -286,10 +286,10 @@ def test_markdown_is_in_the_format_the_doc_check_accepts(fake_registry: None,
     lines = text.splitlines()
     assert lines[0] == "| " + " | ".join(scoreboard.HEADERS) + " |"
     assert lines[2] == (
-        "| seed 009 | Fig. 1 | read \\| bandwidth | 100 MB/s | 105 MB/s | +5.0 % | prediction |"
+        "| seed 009 | Fig. 1 | read \\| bandwidth | 100 MB/s | 105 MB/s | +5.0 % | – | prediction |"
     )
-    assert "| 0 % | 12.5 % | +12.5 pp (absolute) | prediction |" in lines[3]
-    assert lines[4].endswith("| above 1 | 0.8 × | does not match | prediction |")
+    assert "| 0 % | 12.5 % | +12.5 pp (absolute) | – | prediction |" in lines[3]
+    assert lines[4].endswith("| above 1 | 0.8 × | does not match | – | prediction |")
     assert lines[-1].startswith("predictions within 15 %: 2 of 2 (not counted: 2 calibrated,")
     doc = f"intro\n{scoreboard.BEGIN}\nold\n{scoreboard.END}\nafter\n"
     spliced = scoreboard.splice(doc, text)

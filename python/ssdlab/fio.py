@@ -265,6 +265,16 @@ class FioJob:
         fields = dict(self.fields)
         if self.phase:
             fields["group"] = self.phase
+        time_based = self.options.get("time_based", "0").strip().lower() not in _BOOLEAN_OFF
+        if "runtime" in fields and "io_count" in fields and "size" in fields and not time_based:
+            # fio ends a job that is not time_based at its size, runtime or not: each clone's
+            # count at most one pass of size (the job model caps it so only without a runtime,
+            # where it cannot tell fio's time_based apart).
+            sizes = _block_sizes(fields)
+            weights = list(fields["bs"].values()) if isinstance(fields.get("bs"), dict) else [1]
+            mean = sum(b * w for b, w in zip(sizes, weights, strict=True)) / sum(weights)
+            size = int(_core.parse_bytes(str(fields["size"])))
+            fields["io_count"] = min(int(fields["io_count"]), max(math.floor(size / mean), 1))
         if "runtime" in fields and fields.get("ramp") is not None:
             total_ps = duration_ps(str(fields["runtime"])) + duration_ps(str(fields["ramp"]))
             fields["runtime"] = duration_text(total_ps)
@@ -762,6 +772,9 @@ def _translate(
         fields["iodepth_low"] = integer("iodepth_low", 1)
     if "numjobs" in options:
         fields["numjobs"] = integer("numjobs", 1)
+    # fio's numjobs makes clones: each issues its own number_ios over its own size
+    # (docs/fio.md, "What is read").
+    fields["instances"] = "clones"
     if "size" in options:
         fields["size"] = _size_name(size("size"))
     if "offset" in options:
@@ -780,8 +793,8 @@ def _translate(
             raise FioError(f"{where('time_based')}: [{section}] time_based needs runtime=")
         fields["io_count"] = _TIME_BASED_IO_COUNT
     if "number_ios" in options:
-        # fio's number_ios is per job (each of numjobs); the job model's io_count is the total.
-        fields["io_count"] = integer("number_ios", 1) * int(fields.get("numjobs", 1))
+        # Each clone's count, as the job's `instances = "clones"` reads io_count.
+        fields["io_count"] = integer("number_ios", 1)
 
     def first(key: str, what: str) -> str:
         """The first of fio's read,write[,trim] values, with a warning when there are more."""
@@ -896,6 +909,16 @@ def _translate(
         if key in options and fields.get("zonemode") == "zbd":
             warn(key, "with zonemode=zbd the drive's zones are used (its [zns] section)")
     _placement(options, fields, where, value, warn)
+    priority = _priority(options)
+    if priority is not None:
+        fields["priority"] = priority
+    for key in ("cmdprio_percentage", "cmdprio_class", "cmdprio", "cmdprio_bssplit"):
+        if key in options:
+            warn(
+                key,
+                "per-request priorities are not modelled: an NVMe queue has one class (its"
+                " QPRIO), taken from the job's prioclass and prio",
+            )
     for key in ("zone_reset_threshold", "zone_reset_frequency"):
         if key in options:
             warn(
@@ -951,6 +974,12 @@ def _translate(
         "norandommap",  # the generator draws each random offset afresh: fio's norandommap
         "stonewall",
         "wait_for_previous",
+        "prio",
+        "prioclass",
+        "cmdprio_percentage",
+        "cmdprio_class",
+        "cmdprio",
+        "cmdprio_bssplit",
         *_NO_EFFECT,
         *_REFUSED,
     }
@@ -958,6 +987,76 @@ def _translate(
         if key not in handled:
             warn(key, "not modelled by ssdlab; ignored")
     return fields
+
+
+# fio's prioclass values (Linux's I/O priority classes, include/uapi/linux/ioprio.h): 0 none,
+# 1 real time, 2 best effort, 3 idle; prio is the level 0 (highest) to 7 within a class.
+_PRIOCLASS_RANGE = (0, 3)
+_PRIO_RANGE = (0, 7)
+# The kernel's level for a best-effort task that set none (IOPRIO_NORM).
+_BEST_EFFORT_DEFAULT_LEVEL = 4
+
+
+def _priority(options: Mapping[str, Option]) -> str | None:
+    """fio's ``prioclass`` and ``prio`` as the flow's NVMe class (docs/fio.md): real time is
+    urgent, idle is low; best effort (or no class, which the kernel reads as best effort) is
+    medium at the kernel's default level 4, high above it (0-3), low below it (5-7). None when
+    the job sets neither."""
+
+    def number(key: str, low: int, high: int) -> int | None:
+        if key not in options:
+            return None
+        option = options[key]
+        try:
+            n = int(option.value.strip())
+        except ValueError:
+            n = None
+        if n is None or not low <= n <= high:
+            raise FioError(
+                f"{option.where}: {key}={option.value!r}: expected a whole number from {low}"
+                f" to {high}, as fio takes it"
+            )
+        return n
+
+    klass = number("prioclass", *_PRIOCLASS_RANGE)
+    level = number("prio", *_PRIO_RANGE)
+    if klass is None and level is None:
+        return None
+    if klass == 1:
+        return "urgent"
+    if klass == 3:
+        return "low"
+    if level is None or level == _BEST_EFFORT_DEFAULT_LEVEL:
+        return "medium"
+    return "high" if level < _BEST_EFFORT_DEFAULT_LEVEL else "low"
+
+
+def priority_warning(fio: FioFile, config: Any) -> str | None:
+    """One warning for the file when its jobs name priorities (``prio``, ``prioclass``) on a
+    drive whose NVMe arbitration is round robin, where the classes change nothing."""
+    interface = (config.to_dict().get("interface") or {}) if config is not None else {}
+    if interface.get("arbitration", "round-robin") != "round-robin":
+        return None
+    places = [
+        job.where[key]
+        for job in fio.jobs
+        if "priority" in job.fields
+        for key in ("prioclass", "prio")
+        if key in job.where
+    ]
+    if not places:
+        return None
+    by_file: dict[str, list[str]] = {}
+    for place in dict.fromkeys(places):
+        file, _, line = place.rpartition(":")
+        by_file.setdefault(file, []).append(line)
+    where = "; ".join(f"{file}:{','.join(lines)}" for file, lines in by_file.items())
+    return (
+        f"{where}: prio/prioclass change nothing here: the drive's"
+        " interface.arbitration is round-robin, which serves every NVMe queue alike; set"
+        " interface.arbitration=weighted-round-robin (with interface.controller_slots) for"
+        " the classes to count"
+    )
 
 
 def _latency_target(fields: dict[str, Any], options: Mapping[str, Option]) -> None:

@@ -427,6 +427,9 @@ impl NvmeDevice {
         d.set_item("write_amplification", s.write_amplification)?;
         d.set_item("converged", s.converged)?;
         d.set_item("overwrite", s.overwrite)?;
+        if let Some(m) = s.merges_per_host_page {
+            d.set_item("merges_per_host_page", m)?;
+        }
         Ok(Some(d))
     }
     #[getter]

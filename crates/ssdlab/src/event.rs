@@ -32,6 +32,9 @@ pub enum Event {
     /// A PCM write access ended, unless a paused read moved its end (`ctrl::pcm`, only with
     /// write pausing on).
     PcmWriteEnd { write: u32 },
+    /// A PCM-only device with a cache buffer: the flush of line `slot` reached the PCM
+    /// (without write pausing; with it, the flush's `PcmWriteEnd` says so).
+    PcmFlushEnd { slot: u32 },
     /// The host finished handling a command's completion.
     HostComplete { cmd: u32 },
     /// Background GC: the idle time after the device's last command in flight has passed;

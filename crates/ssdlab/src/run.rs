@@ -995,13 +995,14 @@ fn power_inputs(
     let geo = dev.geometry();
     if let (Some(r), Backend::Pcm(_)) = (pcm, dev.backend()) {
         // A PCM-only device: no NAND dies; the controller's idle and core power, its data
-        // path over the bytes the PCM moved, and the PCM's own energy.
+        // path over the bytes the PCM moved, the cache buffer's DRAM if it has one, and the
+        // PCM's own energy.
         return PowerInputs {
             seconds: secs,
             controller_busy_s: firmware_busy.as_secs_f64(),
             bytes_read: r.bytes_read,
             bytes_written: r.bytes_written,
-            cache_mj: None,
+            cache_mj: cache.map(|c| c.energy.dynamic_mj + c.energy.leakage_mj),
             pcm_mj: r
                 .energy
                 .read_uj

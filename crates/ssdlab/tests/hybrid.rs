@@ -406,3 +406,44 @@ fn trims_and_flush_commands_through_a_buffer_into_a_block_map_keep_the_data() {
         }
     }
 }
+
+/// Seed 003's BAST drive preconditioned to steady state: the run repeats exactly, reports
+/// the steady state with its merge rate, and its timed random writes merge at that rate
+/// (within 5 %) from the start.
+#[test]
+fn a_steady_state_bast_drive_merges_at_its_steady_rate_from_the_start() {
+    let steady = SsdConfig::resolve(
+        "seed003-slc-bast",
+        &["precondition.fill=\"steady-state\"".to_string()],
+    )
+    .unwrap();
+    let job = JobSpec::from_toml_str(
+        "rw = \"randwrite\"\nbs = \"8KiB\"\niodepth = 4\nio_count = 2000",
+        "test job",
+    )
+    .unwrap();
+    let run = |cfg: &SsdConfig| {
+        common::without_wall(
+            &ssdlab::run(cfg, &job, &common::opts(1), &mut |_, _| true)
+                .unwrap()
+                .result,
+        )
+    };
+    let a = run(&steady);
+    assert_eq!(a, run(&steady));
+    let s = &a["device"]["steady_state"];
+    let rate = s["merges_per_host_page"].as_f64().unwrap();
+    assert_eq!(s["converged"], true, "{s}");
+    assert!(rate > 0.5, "{s}");
+    let m = &a["device"]["merges"];
+    let merges = ["switch", "partial", "full"]
+        .iter()
+        .map(|k| m[k].as_u64().unwrap())
+        .sum::<u64>() as f64;
+    // 2,000 writes of one 8 KiB page each.
+    let timed = merges / 2000.0;
+    assert!(
+        (timed - rate).abs() <= 0.05 * rate,
+        "timed {timed}, steady {s}"
+    );
+}

@@ -120,30 +120,6 @@ const REFUSED: &[(&str, &str, &[&str], &str)] = &[
         "design: a block map is small enough to keep whole",
     ),
     (
-        "backend=block",
-        "precondition=steady-state",
-        &["steady-state", "ftl.kind = \"block\""],
-        "not modelled yet (issue 46)",
-    ),
-    (
-        "backend=bast",
-        "precondition=steady-state",
-        &["steady-state", "ftl.kind = \"bast\""],
-        "not modelled yet (issue 46)",
-    ),
-    (
-        "backend=fast",
-        "precondition=steady-state",
-        &["steady-state", "ftl.kind = \"fast\""],
-        "not modelled yet (issue 46)",
-    ),
-    (
-        "backend=pcm",
-        "cache=*",
-        &["cache", "[pcm]"],
-        "not modelled yet (issue 46)",
-    ),
-    (
         "backend=pcm",
         "mapping=*",
         &["field `ftl`", "[pcm] and no [nand]"],
@@ -166,12 +142,6 @@ const REFUSED: &[(&str, &str, &[&str], &str)] = &[
         "interface=*",
         &["interface.kind", "[fdp]"],
         "protocol: FDP is an NVMe directive",
-    ),
-    (
-        "backend=fdp",
-        "precondition=steady-state",
-        &["steady-state", "[fdp]"],
-        "not modelled yet (issue 46)",
     ),
     (
         "mapping=cached-hmb",

@@ -221,6 +221,12 @@ fn bad_pcm_configs_are_one_line_errors_naming_the_field() {
         assert!(e.contains(&format!("`{field}`")), "{ov:?}: {e}");
         assert!(!e.contains('\n'), "{e}");
     }
+    // A cache buffer in front of PCM holds PCM lines: at least two of them.
+    let e = err("seed002-pcm", &["cache.capacity=\"512B\""]);
+    assert!(
+        e.contains("`cache.capacity`") && e.contains("two 512-byte lines"),
+        "{e}"
+    );
     // NAND with PCM is not a PCM-only device.
     let e = err("small-tlc", &["pcm.channels=1"]);
     assert!(e.contains("pcm") || e.contains("`nand`"), "{e}");
@@ -240,4 +246,139 @@ fn bad_pcm_configs_are_one_line_errors_naming_the_field() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("no erase"), "{e}");
+}
+
+/// seed002-pcm (512 B lines) with a 256 KiB DDR2 cache buffer in front of it.
+fn cached(mode: &str, more: &[&str]) -> SsdConfig {
+    let mut ov = vec![
+        "cache.capacity=\"256KiB\"",
+        "cache.dram=\"ddr2\"",
+        "cache.replacement=\"lru\"",
+    ];
+    let mode = format!("cache.mode=\"{mode}\"");
+    ov.push(&mode);
+    ov.extend_from_slice(more);
+    cfg("seed002-pcm", &ov)
+}
+
+/// Submit one request at `t` and run the device until it is done; returns when it completed.
+fn one(
+    dev: &mut ssdlab::Device,
+    t: ssdlab::sim::SimTime,
+    op: ssdlab::request::Op,
+    offset: u64,
+    len: u64,
+) -> ssdlab::sim::SimTime {
+    let id = dev
+        .submit(
+            t,
+            ssdlab::Request {
+                op,
+                offset,
+                len,
+                queue: 0,
+                flags: Default::default(),
+                arrival: t,
+            },
+        )
+        .unwrap();
+    let done = dev.run_to_idle().unwrap();
+    assert_eq!(done.last().unwrap().0, id);
+    done.last().unwrap().1
+}
+
+/// By hand: a 4 KiB write is 8 lines of 512 B. Write-back: the write completes from DRAM
+/// with no PCM write; reading it back hits 8 lines and reads no PCM; a read elsewhere misses 8
+/// lines, reads 8 PCM lines and keeps them clean; a Flush writes the 8 dirty lines in place.
+#[test]
+fn a_write_back_buffer_in_front_of_pcm_counts_exactly() {
+    use ssdlab::request::Op;
+    use ssdlab::sim::SimTime;
+    let c = cached("write-back", &[]);
+    let mut dev = ssdlab::Device::new(&c, 1).unwrap();
+    let pcm_counts = |dev: &ssdlab::Device| {
+        let m = &dev.backend().pcm().unwrap().media;
+        (
+            m.reads_by_size().values().sum::<u64>(),
+            m.writes_by_size().values().sum::<u64>(),
+        )
+    };
+    let t = one(&mut dev, SimTime::ZERO, Op::Write, 0, 4096);
+    // Without the buffer the same write takes 4 line writes per channel (Table 7).
+    assert!(t.as_us_f64() < 20.0, "{} us", t.as_us_f64());
+    assert_eq!(pcm_counts(&dev), (0, 0));
+    let t = one(&mut dev, t, Op::Read, 0, 4096);
+    assert_eq!(pcm_counts(&dev), (0, 0));
+    let t = one(&mut dev, t, Op::Read, 65536, 4096);
+    assert_eq!(pcm_counts(&dev), (8, 0));
+    let s = dev.cache().unwrap().stats();
+    assert_eq!((s.write_misses, s.read_hits, s.read_misses), (8, 8, 8));
+    assert_eq!(dev.cache().unwrap().lines_in_use(), 16);
+    assert_eq!(dev.cache().unwrap().dirty_lines(), 8);
+    let before = t;
+    let t = one(&mut dev, t, Op::Flush, 0, 0);
+    assert_eq!(pcm_counts(&dev), (8, 8));
+    let m = &dev.backend().pcm().unwrap().media;
+    assert_eq!(m.writes_by_size().get(&512), Some(&8));
+    let s = dev.cache().unwrap().stats();
+    assert_eq!(s.flushes, [0, 0, 0, 8]);
+    assert_eq!(dev.cache().unwrap().dirty_lines(), 0);
+    // The Flush waited for the PCM: 4 line writes on each of the 2 channels.
+    assert!(
+        (t - before).as_us_f64() > 4.0 * 20.0,
+        "{}",
+        (t - before).as_us_f64()
+    );
+    // The clean lines now hit.
+    one(&mut dev, t, Op::Read, 65536, 4096);
+    assert_eq!(pcm_counts(&dev), (8, 8));
+}
+
+/// Write-through: the write goes to the PCM as without the buffer (same completion time),
+/// and the buffer keeps the lines, so reading them back reads no PCM.
+#[test]
+fn a_write_through_buffer_in_front_of_pcm_writes_through_and_serves_reads() {
+    use ssdlab::request::Op;
+    use ssdlab::sim::SimTime;
+    let mut plain = ssdlab::Device::new(&cfg("seed002-pcm", &[]), 1).unwrap();
+    let mut dev = ssdlab::Device::new(&cached("write-through", &[]), 1).unwrap();
+    let a = one(&mut plain, SimTime::ZERO, Op::Write, 8192, 4096);
+    let b = one(&mut dev, SimTime::ZERO, Op::Write, 8192, 4096);
+    assert_eq!(a, b);
+    let m = &dev.backend().pcm().unwrap().media;
+    assert_eq!(m.writes_by_size().get(&512), Some(&8));
+    one(&mut dev, b, Op::Read, 8192, 4096);
+    let m = &dev.backend().pcm().unwrap().media;
+    assert_eq!(m.reads_by_size().values().sum::<u64>(), 0);
+    assert_eq!(dev.cache().unwrap().stats().read_hits, 8);
+}
+
+/// Whole runs: a buffer smaller than the job's range flushes on demand and in the background
+/// (with write pausing too); the result has both parts' figures and repeats exactly.
+#[test]
+fn pcm_with_a_cache_buffer_runs_whole_jobs_deterministically() {
+    for more in [
+        &[
+            "cache.flush_high_watermark=0.5",
+            "cache.flush_low_watermark=0.25",
+        ][..],
+        &["pcm.write_pausing.enabled=true", "cache.ports=\"dual\""][..],
+    ] {
+        let c = cached("write-back", more);
+        let j =
+            job("rw = \"randrw\"\nbs = \"4KiB\"\niodepth = 8\nsize = \"2MiB\"\nio_count = 3000");
+        let a = result(&c, &j, 5);
+        let b = result(&c, &j, 5);
+        assert_eq!(a, b, "{more:?}");
+        let cache = &a["cache"];
+        let n = |v: &serde_json::Value| v.as_u64().unwrap();
+        assert!(n(&cache["read_hits"]) > 0, "{cache}");
+        let f = &cache["flushes"];
+        let flushed = n(&f["on_demand"]) + n(&f["background"]) + n(&f["preemptive"]);
+        assert!(n(&f["on_demand"]) > 0, "{cache}");
+        // Every PCM write is a flushed line (write-back: the host's writes stay in DRAM).
+        assert_eq!(n(&a["pcm"]["writes"]), flushed, "{}", a["pcm"]);
+        assert_eq!(a["pcm"]["writes_by_size"].as_object().unwrap().len(), 1);
+        assert!(n(&a["pcm"]["reads"]) > 0, "{}", a["pcm"]);
+    }
 }

@@ -197,3 +197,30 @@ fn a_pcm_only_device_has_its_controller_data_path_and_pcm_energy() {
     let one = go(&with(&["pcm.energy.read_pj_per_bit=5.0"]), job);
     assert!(one.power.as_ref().unwrap().pcm_mw.is_none());
 }
+
+/// A PCM-only device with a write-back cache buffer under `[power]`: the buffer's DRAM joins
+/// the sum beside the controller, the data path and the PCM.
+#[test]
+fn a_pcm_only_device_with_a_cache_buffer_sums_all_four_parts() {
+    let o: Vec<String> = [
+        "power.controller_idle_mw=1000.0",
+        "power.read_pj_per_bit=1.0",
+        "power.write_pj_per_bit=2.0",
+        "pcm.energy.read_pj_per_bit=5.0",
+        "pcm.energy.write_pj_per_bit=50.0",
+        "cache.capacity=\"256KiB\"",
+        "cache.dram=\"ddr2\"",
+        "cache.mode=\"write-back\"",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let cfg = SsdConfig::resolve("pcm-optane-class", &o).unwrap();
+    let job = "rw = \"randrw\"\nrwmixread = 50\nbs = \"4KiB\"\niodepth = 4\nsize = \"1MiB\"\nio_count = 2000";
+    let r = go(&cfg, job);
+    let p = r.power.as_ref().expect("a power block");
+    let (cache, pcm) = (p.cache_mw.unwrap(), p.pcm_mw.unwrap());
+    assert!(cache > 0.0 && pcm > 0.0, "{p:?}");
+    let sum = p.controller_mw + p.data_path_mw + cache + pcm;
+    assert!((p.average_mw - sum).abs() < 1e-9 * sum, "{p:?}");
+}

@@ -304,6 +304,9 @@ def _run_fio(
             if fields:
                 job.job()  # the flags' values, checked as the core checks a job
         notes = fio.fit_to_drive(parsed, capacity, fit == "scale", config)
+        priority_warning = fio.priority_warning(parsed, config)
+        if priority_warning is not None:
+            parsed.warnings.append(priority_warning)
         # The log files the file asks for (write_lat_log, ...), checked before the run.
         logs, log_notes = fio_logs.plan(parsed, log_dir if log_dir is not None else Path.cwd())
         notes += log_notes

@@ -467,11 +467,19 @@ def _print_scoreboard(reproductions: list[Any], markdown: bool) -> None:
         return
     console = _stdout()
     table = Table(title="fidelity scoreboard", title_justify="left")
-    for header in scoreboard.HEADERS:
+    # The spread column is filled by the sensitivity runs (scripts/fidelity.py), not by these.
+    shown = [
+        i
+        for i, header in enumerate(scoreboard.HEADERS)
+        if header != "over seeds and assumptions" or any(e.row.figure_range for e in board)
+    ]
+    for i in shown:
+        header = scoreboard.HEADERS[i]
         right = header in ("document value", "ssdlab", "difference")
         table.add_column(header, justify="right" if right else "left")
     for entry in board:
-        table.add_row(*(Text(cell) for cell in scoreboard.cells(entry)))
+        cells = scoreboard.cells(entry)
+        table.add_row(*(Text(cells[i]) for i in shown))
     console.print(table)
     console.print(Text(scoreboard.tally(e.row for e in board).line()), soft_wrap=True)
 

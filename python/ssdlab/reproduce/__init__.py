@@ -15,8 +15,10 @@ count in :func:`fidelity`, the scoreboard's tally of predictions within 15 % of 
 
 from __future__ import annotations
 
+import contextvars
 import json
 import os
+import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from importlib import resources
@@ -61,6 +63,13 @@ class Row:
     # before CI fails, and the parameter that was fitted to it (reproduce/calibration.py).
     tolerance: float | None = None
     fitted: str = ""
+    # A prediction whose verdict changes with the seed or with an assumed parameter inside its
+    # plausible range (``reproduce.sensitivity``): counted apart on the scoreboard. None: not
+    # measured (not a prediction, or the sensitivity artefact does not cover this figure).
+    fragile: bool | None = None
+    # The lowest and highest figure the prediction took over the seeds and the assumptions'
+    # ranges (``reproduce.sensitivity``; None: not measured).
+    figure_range: list[float] | None = None
 
     def __post_init__(self) -> None:
         if self.label not in ROW_LABELS:
@@ -90,10 +99,91 @@ class Row:
             "label",
             "tolerance",
             "fitted",
+            "fragile",
+            "figure_range",
             "basis",
             "note",
         )
         return {key: data[key] for key in order}
+
+
+# The plausible range of an assumed value that no source bounds (docs/experiments.md).
+HALF_TO_TWICE = "half to twice the preset's value, the range of an assumed value no source bounds"
+
+
+@dataclass(frozen=True)
+class Assumption:
+    """A parameter a reproduction assumes (no source gives it) and its plausible range.
+
+    ``parameter`` is a dotted config path set on every run of the experiment (as a sweep's
+    ``[set]``); ``values`` are the ends of the range the reproduction is run at, beside the
+    preset's own value; ``why`` says what the preset assumes and where the range comes from."""
+
+    parameter: str
+    values: tuple[Any, ...]
+    why: str
+    # The sweep files (stems) whose preset assumes it, when the experiment's sweeps run more than
+    # one device (empty: every sweep of the experiment).
+    sweeps: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A reproduction run off its own setup: another seed, or assumed parameters at other values
+    (issue 40 point 3). The default is the reproduction as shipped."""
+
+    seed: int = 1
+    overrides: tuple[tuple[str, Any], ...] = ()
+    sweeps: tuple[str, ...] = ()  # the sweeps the overrides apply to (empty: all)
+
+    def applies_to(self, sweep: str) -> bool:
+        return not self.sweeps or sweep in self.sweeps
+
+    def describe(self) -> str:
+        parts = [f"seed={self.seed}"] if self.seed != 1 or not self.overrides else []
+        parts += [f"{path}={value}" for path, value in self.overrides]
+        return ",".join(parts)
+
+
+_VARIANT: contextvars.ContextVar[Variant | None] = contextvars.ContextVar("variant", default=None)
+
+
+def current_variant() -> Variant:
+    """The variant the running comparison belongs to: comparisons that run their own models
+    (not a sweep) apply its seed and overrides to them."""
+    return _VARIANT.get() or Variant()
+
+
+def varied_sweep(path: Path, variant: Variant) -> Any:
+    """The sweep file ``path`` with the variant's seed and its overrides added to ``[set]``.
+    An override of a parameter the sweep varies itself is refused: the sweep decides it."""
+    from ..experiments.sweep import Sweep, _flatten_table
+
+    text = path.read_text(encoding="utf-8")
+    data = tomllib.loads(text)
+    data.pop("seeds", None)
+    data["seed"] = variant.seed
+    varied = {name.removeprefix("config.") for name, _ in _flatten_table(data.get("axes", {}))}
+    for group in data.get("zip", []):
+        varied |= {name.removeprefix("config.") for name, _ in _flatten_table(group)}
+    fixed = dict(_flatten_table(data.get("set", {})))
+    for parameter, value in variant.overrides if variant.applies_to(path.stem) else ():
+        if parameter in varied:
+            raise ReproduceError(
+                f"{path.name}: {parameter} is an axis of the sweep, not an assumption"
+            )
+        head, _, rest = parameter.partition(".")
+        if head in ("swap", "job", "trace"):  # a workload knob: into its own table
+            table = data.setdefault(head, {})
+            *parents, last = rest.split(".")
+            for key in parents:
+                table = table.setdefault(key, {})
+            table[last] = value
+        else:
+            fixed[parameter] = value
+    if fixed:
+        data["set"] = fixed
+    return Sweep.from_dict(data, source=str(path), base_dir=path.parent, stem=path.stem)
 
 
 @dataclass(frozen=True)
@@ -115,6 +205,9 @@ class Experiment:
     # For an experiment with no document to compare with: a compact view of the results as
     # (column headers, rows of cells), printed instead of the comparison rows.
     overview: Callable[[Table | None], tuple[list[str], list[list[str]]]] | None = None
+    # The parameters its predictions rest on that no source gives (issue 40 point 3): each is
+    # run at the ends of its plausible range, one at a time, by ``reproduce.sensitivity``.
+    assumptions: tuple[Assumption, ...] = ()
 
     def sweep_path(self) -> Path | None:
         if self.sweep is None:
@@ -202,8 +295,12 @@ def run_experiment(
     workers: int | None = None,
     address: str | None = None,
     progress: Any = None,
+    variant: Variant | None = None,
 ) -> Reproduction:
-    """Run an experiment's sweep into ``out`` (resumably), compare, and draw its plots."""
+    """Run an experiment's sweep into ``out`` (resumably), compare, and draw its plots.
+
+    With a ``variant``, every sweep runs with its seed and overrides (``varied_sweep``) and a
+    comparison that runs its own models applies them too (``current_variant``)."""
     from ..experiments.report import COMPARISON_FILE, write_report
     from ..experiments.runner import run_sweep
 
@@ -213,16 +310,25 @@ def run_experiment(
     table = None
     failed: list[tuple[str, str]] = []
     sweep = experiment.sweep_path()
+
+    def source(path: Path) -> Any:
+        return path if variant is None else varied_sweep(path, variant)
+
     if sweep is not None:
         outcome = run_sweep(
-            sweep, directory, executor=executor, workers=workers, address=address, progress=progress
+            source(sweep),
+            directory,
+            executor=executor,
+            workers=workers,
+            address=address,
+            progress=progress,
         )
         table = outcome.table()
         failed_rows = table.filter(table["status"] != "ok")
         failed = [(str(r["point"]), str(r["error"])) for r in failed_rows.iter_rows(named=True)]
         for extra in experiment.extra_sweep_paths():
             outcome = run_sweep(
-                extra,
+                source(extra),
                 directory / extra.stem,
                 executor=executor,
                 workers=workers,
@@ -236,7 +342,11 @@ def run_experiment(
                 for r in failed_rows.iter_rows(named=True)
             ]
             table = concat_tables(table, more)
-    rows = experiment.compare(table)
+    token = _VARIANT.set(variant)
+    try:
+        rows = experiment.compare(table)
+    finally:
+        _VARIANT.reset(token)
     from .calibration import annotate
 
     annotate(rows)

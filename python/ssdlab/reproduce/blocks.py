@@ -278,7 +278,7 @@ def render_seed000(data: Mapping[str, Any]) -> str:
         for row in row_list(data, experiment):
             if not row.compared:
                 continue
-            _, _, metric, paper, ssdlab, diff, label = cells(Entry("", "", row))
+            _, _, metric, paper, ssdlab, diff, _, label = cells(Entry("", "", row))
             unit = f" {row.unit}" if row.unit else ""
             paper = paper.removesuffix(unit)
             ssdlab = ssdlab.removesuffix(unit)
@@ -747,6 +747,73 @@ def render_kvcache(data: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def produce_sensitivity() -> Any:
+    from .sensitivity import measure
+
+    return measure(ROOT / "out", report=lambda line: print(f"  {line}", flush=True))
+
+
+def render_sensitivity(data: Mapping[str, Any]) -> str:
+    """Each prediction's spread over the seeds and its figure at the ends of each assumption's
+    range (issue 40 point 3), then the assumptions and their sources."""
+    from .scoreboard import significant
+
+    def fig(value: float | None) -> str:
+        return "–" if value is None else significant(value)
+
+    seeds = data["seeds"]
+    lines = [
+        f"| experiment | prediction | document | as shipped | seeds {seeds[0]}–{seeds[-1]}"
+        " | assumed parameters at the ends of their range | verdicts | fragile |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    fragile = total = 0
+    for entry in data["experiments"]:
+        for row in entry["rows"]:
+            total += 1
+            fragile += row["fragile"]
+            spread = (
+                fig(row["seed_min"])
+                if _same_figure(row["seed_min"], row["seed_max"])
+                else f"{fig(row['seed_min'])} to {fig(row['seed_max'])}"
+            )
+            by_parameter: dict[str, list[str]] = {}
+            for point in row["assumed"]:
+                by_parameter.setdefault(point["parameter"], []).append(
+                    f"{point['value']}: {fig(point['ssdlab'])}"
+                )
+            assumed = "; ".join(
+                f"`{parameter}` {', '.join(values)}" for parameter, values in by_parameter.items()
+            )
+            cells = [
+                entry["experiment"],
+                row["metric"],
+                fig(row["paper"]),
+                fig(row["ssdlab"]),
+                spread,
+                assumed or "none assumed",
+                ", ".join(row["verdicts"]),
+                "**fragile**" if row["fragile"] else "no",
+            ]
+            lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    lines += ["", f"{total} predictions; {fragile} fragile (counted apart on the scoreboard).", ""]
+    lines += ["The assumptions, their ranges and why:", ""]
+    for entry in data["experiments"]:
+        for assumption in entry["assumptions"]:
+            values = ", ".join(str(v) for v in assumption["values"])
+            lines.append(
+                f"- {entry['experiment']}: `{assumption['parameter']}` at {values}:"
+                f" {assumption['why']}"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def _same_figure(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1e-12)
+
+
 def _no_produce() -> Any:
     raise RuntimeError(
         f"this block renders {REPRODUCTIONS}, which python scripts/fidelity.py writes when it"
@@ -755,6 +822,14 @@ def _no_produce() -> Any:
 
 
 BLOCKS: tuple[Block, ...] = (
+    Block(
+        name="prediction-sensitivity",
+        doc="docs/experiments.md",
+        command="every reproduction with predictions at seeds 1-5 and at each assumption's range",
+        produce=produce_sensitivity,
+        render=render_sensitivity,
+        artefact="docs/generated/sensitivity.json",
+    ),
     Block(
         name="combination-matrix",
         doc="docs/combinations.md",

@@ -21,7 +21,16 @@ from . import ROW_LABELS, Reproduction, Row
 WITHIN = 0.15
 PERCENT = f"{WITHIN * 100:.0f} %"
 
-HEADERS = ("document", "figure", "metric", "document value", "ssdlab", "difference", "label")
+HEADERS = (
+    "document",
+    "figure",
+    "metric",
+    "document value",
+    "ssdlab",
+    "difference",
+    "over seeds and assumptions",
+    "label",
+)
 BEGIN = "<!-- fidelity-scoreboard:begin (scripts/fidelity.py writes this table) -->"
 END = "<!-- fidelity-scoreboard:end -->"
 
@@ -43,7 +52,10 @@ class Tally:
     difference and are counted apart (``zero_document``), as are those the document states as a
     direction (``directions``, of which ``directions_agree`` go the same way); prediction rows
     with no ssdlab value, or a document statement without a number or direction ("nearly
-    saturated"), are ``unscored``. ``labels`` counts every compared row by label."""
+    saturated"), are ``unscored``. A prediction marked fragile (its verdict turns with the seed
+    or an assumed parameter: ``reproduce.sensitivity``) is counted apart (``fragile``, of which
+    ``fragile_held`` are within or match as shipped). ``labels`` counts every compared row by
+    label."""
 
     predictions: int = 0
     within: int = 0
@@ -51,6 +63,8 @@ class Tally:
     directions: int = 0
     directions_agree: int = 0
     unscored: int = 0
+    fragile: int = 0
+    fragile_held: int = 0
     labels: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ROW_LABELS, 0))
 
     def line(self) -> str:
@@ -67,6 +81,9 @@ class Tally:
             text += " by absolute difference only"
         if self.directions:
             text += f"; directions: {self.directions_agree} of {self.directions} match"
+        if self.fragile:
+            text += f"; {n(self.fragile, 'fragile prediction')} counted apart"
+            text += f" ({self.fragile_held} within {PERCENT} or matching as shipped)"
         if self.unscored:
             text += f"; {n(self.unscored, 'prediction')} with no number to score"
         return text + ")"
@@ -80,6 +97,14 @@ def tally(rows: Iterable[Row]) -> Tally:
             continue
         out.labels[row.label] += 1
         if row.label != "prediction":
+            continue
+        if row.fragile and (row.difference is not None or row.agrees is not None):
+            # Its verdict turns inside the seeds' spread or an assumption's range.
+            out.fragile += 1
+            if row.difference is not None:
+                out.fragile_held += round(abs(row.difference), 9) <= WITHIN
+            else:
+                out.fragile_held += bool(row.agrees)
             continue
         if row.difference is not None:
             out.predictions += 1
@@ -141,8 +166,21 @@ def cells(entry: Entry) -> list[str]:
         paper,
         ssdlab,
         difference,
-        row.label,
+        format_range(row),
+        f"{row.label}, fragile" if row.fragile else row.label,
     ]
+
+
+def format_range(row: Row) -> str:
+    """A prediction's difference (or, against a document value of 0 or as a direction, its
+    figure) at the lowest and highest figure it took over the seeds and the assumptions'
+    ranges (``reproduce.sensitivity``); "–" where that was not measured."""
+    if row.figure_range is None:
+        return "–"
+    low, high = row.figure_range
+    if row.paper not in (None, 0):
+        return f"{(low / row.paper - 1) * 100:+.1f} to {(high / row.paper - 1) * 100:+.1f} %"
+    return f"{significant(low)} to {significant(high)}"
 
 
 def _document(name: str) -> str:
@@ -203,7 +241,7 @@ def check_section(document: str) -> list[str]:
         found = re.split(r"(?<!\\)\|", line)[1:-1]
         if not TABLE_LINE.match(line) or len(found) != len(HEADERS):
             problems.append(f"not a {len(HEADERS)}-cell row: {line!r}")
-        elif found[-1].strip() not in ROW_LABELS:
+        elif found[-1].strip().removesuffix(", fragile") not in ROW_LABELS:
             problems.append(f"unknown label {found[-1].strip()!r} in {line!r}")
     rest = [line for line in lines[2 + len(body) :] if line]
     if len(rest) != 1 or not rest[0].startswith(f"predictions within {PERCENT}: "):

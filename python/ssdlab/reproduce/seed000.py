@@ -28,7 +28,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from . import Experiment, Row
+from . import HALF_TO_TWICE, Assumption, Experiment, Row
 
 DOCUMENT = "seed 000_c4a02eb28355b6c3.txt"
 TITLE = "Design and Implementation of A Mobile Storage Leveraging the DRAM Interface (Seo et al.)"
@@ -815,6 +815,97 @@ def plot_table1(table: Any, out_dir: Path) -> list[Path]:
     return _save(figure, out_dir, "table1-power")
 
 
+# The parameters of seed 000's presets that no source gives, at the ends of their plausible
+# range (issue 40 point 3: reproduce.sensitivity).
+FIG6_ASSUMED = (
+    Assumption(
+        "host.submit_cost", ("6us", "24us"), "Linux 3.4's submit path (12 us): " + HALF_TO_TWICE
+    ),
+    Assumption(
+        "interface.interrupt_latency",
+        ("4us", "16us"),
+        "the GPIO interrupt (8 us): " + HALF_TO_TWICE,
+    ),
+    Assumption(
+        "interface.dram.entry_access",
+        ("100ns", "400ns"),
+        "an uncached entry (200 ns): " + HALF_TO_TWICE,
+    ),
+)
+TABLE1_ASSUMED = (
+    Assumption("power.nand_read_ma", (12.5, 50.0), "ICC1 (25 mA): " + HALF_TO_TWICE),
+    Assumption(
+        "power.controller_idle_mw",
+        (50.0, 200.0),
+        "the controller at idle (100 mW): " + HALF_TO_TWICE,
+    ),
+    Assumption(
+        "power.read_pj_per_bit",
+        (10.0, 40.0),
+        "decode, buffer and PHY per bit read (20 pJ): " + HALF_TO_TWICE,
+    ),
+)
+FIG7_ASSUMED = (
+    Assumption(
+        "controller.cmd_overhead",
+        ("5us", "20us"),
+        "the prototype's HIL firmware (10 us): " + HALF_TO_TWICE,
+        sweeps=("seed000_fig6",),
+    ),
+    Assumption(
+        "controller.cmd_overhead",
+        ("7500ns", "30us"),
+        "the UFS device's firmware (15 us): " + HALF_TO_TWICE,
+        sweeps=("seed000_fig7_ufs",),
+    ),
+    Assumption(
+        "host.submit_cost",
+        ("5us", "20us"),
+        "the Linux UFS submit path (10 us): " + HALF_TO_TWICE,
+        sweeps=("seed000_fig7_ufs",),
+    ),
+)
+MLC_READ_ASSUMED = Assumption(
+    "nand.timing.read",
+    (["30us", "45us"], ["120us", "180us"]),
+    "the 64 Gb MLC part's LSB/MSB tR (60/90 us): " + HALF_TO_TWICE,
+)
+FIG8_ASSUMED = (
+    MLC_READ_ASSUMED,
+    Assumption(
+        "controller.cmd_overhead", ("5us", "20us"), "the HIL firmware (10 us): " + HALF_TO_TWICE
+    ),
+)
+FIG9_ASSUMED = (
+    MLC_READ_ASSUMED,
+    Assumption(
+        "nand.timing.ecc_decode",
+        ("2500ns", "10us"),
+        "LDPC decode per 16 KiB (5 us): " + HALF_TO_TWICE,
+    ),
+)
+FIG10_ASSUMED = (
+    Assumption(
+        "nand.timing.read",
+        (["30us", "45us"], ["120us", "180us"]),
+        "the prototype's LSB/MSB tR (60/90 us): " + HALF_TO_TWICE,
+        sweeps=("seed000_fig10", "seed000_fig10_cached"),
+    ),
+    Assumption(
+        "controller.cmd_overhead",
+        ("7500ns", "30us"),
+        "the UFS device's firmware (15 us): " + HALF_TO_TWICE,
+        sweeps=("seed000_fig10_ufs",),
+    ),
+)
+DMA_ASSUMED = (
+    Assumption(
+        "interface.dram.cpu_copy_rate",
+        ("50MB/s", "200MB/s"),
+        "CPU stores into the buffer (100 MB/s): " + HALF_TO_TWICE,
+    ),
+)
+
 EXPERIMENTS = (
     Experiment(
         name="seed000-fig6",
@@ -826,6 +917,7 @@ EXPERIMENTS = (
         compare=compare_fig6,
         plots=plot_fig6,
         notes=FIG6_NOTES,
+        assumptions=FIG6_ASSUMED,
     ),
     Experiment(
         name="seed000-table1",
@@ -837,6 +929,7 @@ EXPERIMENTS = (
         compare=compare_table1,
         plots=plot_table1,
         notes=TABLE1_NOTES,
+        assumptions=TABLE1_ASSUMED,
     ),
     Experiment(
         name="seed000-fig7",
@@ -849,6 +942,7 @@ EXPERIMENTS = (
         compare=compare_fig7,
         plots=plot_fig7,
         notes=FIG7_NOTES,
+        assumptions=FIG7_ASSUMED,
     ),
     Experiment(
         name="seed000-fig8",
@@ -860,6 +954,7 @@ EXPERIMENTS = (
         compare=compare_fig8,
         plots=plot_fig8,
         notes=FIG8_NOTES,
+        assumptions=FIG8_ASSUMED,
     ),
     Experiment(
         name="seed000-fig9",
@@ -871,6 +966,7 @@ EXPERIMENTS = (
         compare=compare_fig9,
         plots=plot_fig9,
         notes=FIG9_NOTES,
+        assumptions=FIG9_ASSUMED,
     ),
     Experiment(
         name="seed000-fig10",
@@ -884,6 +980,7 @@ EXPERIMENTS = (
         compare=compare_fig10,
         plots=plot_fig10,
         notes=FIG10_NOTES,
+        assumptions=FIG10_ASSUMED,
     ),
     Experiment(
         name="seed000-dma",
@@ -895,5 +992,6 @@ EXPERIMENTS = (
         sweep="seed000_dma.toml",
         compare=compare_dma,
         notes=DMA_NOTES,
+        assumptions=DMA_ASSUMED,
     ),
 )

@@ -899,12 +899,6 @@ impl SsdConfig {
                 if let Err((field, msg)) = p.validate() {
                     return err(&field, msg);
                 }
-                if self.cache.is_some() {
-                    return err(
-                        "cache",
-                        "given with [pcm], expected none: the DRAM cache buffer is for NAND devices".into(),
-                    );
-                }
             }
         }
         if let Some(z) = &self.zns {
@@ -1154,17 +1148,23 @@ impl SsdConfig {
             // What ftl/steady.rs's model plane cannot stand for.
             let why = if self.medium() == super::Medium::Pcm {
                 Some("a PCM-only device (updated in place: no FTL to age)".to_string())
-            } else if self.ftl.kind != FtlKind::Page {
-                Some(format!(
-                    "ftl.kind = \"{}\" (a block-mapped FTL merges rather than collects)",
-                    self.ftl.kind.name()
-                ))
-            } else if self.fdp.is_some() {
-                Some("[fdp] (the handles' blocks are not modelled)".to_string())
             } else if self.ftl.streams > 1 {
                 Some(format!(
                     "ftl.streams = {} (the streams' blocks are not modelled)",
                     self.ftl.streams
+                ))
+            } else if self.reliability.is_some()
+                && (self.fdp.is_some() || self.ftl.kind.is_block_mapped())
+            {
+                // Their steady states overwrite the drive itself (ftl/hybrid/steady.rs, and
+                // ftl/steady.rs for [fdp]) without the wear model's retirement.
+                Some(format!(
+                    "[reliability] and {} (blocks retiring on the way are not modelled)",
+                    if self.fdp.is_some() {
+                        "[fdp]".to_string()
+                    } else {
+                        format!("ftl.kind = \"{}\"", self.ftl.kind.name())
+                    }
                 ))
             } else {
                 None
@@ -1284,16 +1284,10 @@ mod tests {
     fn steady_state_preconditioning_refuses_what_its_model_plane_cannot_stand_for() {
         let steady = "precondition.fill=\"steady-state\"";
         let page = "ftl.map_unit=\"16KiB\"";
-        let cases: [(&[&str], &str); 2] = [
-            (
-                &[steady, "ftl.kind=\"block\"", page],
-                "got \"steady-state\" with ftl.kind = \"block\"",
-            ),
-            (
-                &[steady, "ftl.streams=2"],
-                "got \"steady-state\" with ftl.streams = 2",
-            ),
-        ];
+        let cases: [(&[&str], &str); 1] = [(
+            &[steady, "ftl.streams=2"],
+            "got \"steady-state\" with ftl.streams = 2",
+        )];
         for (ov, want) in cases {
             let e = err(ov);
             assert!(
@@ -1304,6 +1298,26 @@ mod tests {
             assert!(!e.contains('\n'), "{e}");
         }
         SsdConfig::resolve("small-tlc", &[steady.to_string()]).unwrap();
+        // The block-mapped FTLs reach theirs through their own write path (ftl/hybrid/steady.rs).
+        for kind in ["block", "bast", "fast"] {
+            let mut ov = vec![
+                steady.to_string(),
+                page.to_string(),
+                format!("ftl.kind=\"{kind}\""),
+            ];
+            if kind != "block" {
+                ov.push("ftl.log_blocks=4".into());
+            }
+            SsdConfig::resolve("small-tlc", &ov).unwrap();
+        }
+        // FDP overwrites the drive itself with its handles (ftl/steady.rs).
+        SsdConfig::resolve("small-tlc", &[steady.to_string(), "fdp.handles=2".into()]).unwrap();
+        // Without the wear model's retirement on the way.
+        let e = err(&[steady, "fdp.handles=2", "reliability.pe_limit=3000"]);
+        assert!(
+            e.contains("got \"steady-state\" with [reliability] and [fdp]"),
+            "{e}"
+        );
     }
 
     #[test]

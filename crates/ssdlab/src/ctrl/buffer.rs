@@ -22,7 +22,7 @@
 use crate::config::{CacheConfig, CacheMode, CachePorts};
 use crate::ctrl::cache::CacheBuffer;
 use crate::ctrl::fil::{Queue, Txn, TxnKind};
-use crate::ctrl::FlashPort;
+use crate::ctrl::{Behind, FlashPort};
 use crate::error::Result;
 use crate::iface::HostPort;
 use crate::media::dram::{Dram, DramTiming, Port};
@@ -130,6 +130,11 @@ impl BufferManager {
             stats: BufferStats::default(),
             cfg: cfg.clone(),
         }
+    }
+
+    /// Bytes of one line (the map unit; a PCM-only device's PCM line).
+    pub fn line_bytes(&self) -> u64 {
+        self.line_bytes
     }
 
     pub fn write_back(&self) -> bool {
@@ -433,13 +438,22 @@ impl BufferManager {
         };
         self.dram_io(now, slot, self.line_bytes, port, false);
         let lpn = line.lpn;
-        if let Some(h) = flash.blocks.as_deref_mut() {
+        let FlashPort {
+            fil,
+            ftl,
+            check,
+            behind,
+        } = &mut *flash;
+        match behind {
+            // A PCM-only device: the line is written in place; its end comes as an event.
+            Behind::Pcm(p) => {
+                p.flush_line(now, lpn, slot, self.line_bytes, up.q);
+                return Ok(());
+            }
             // A block-mapped FTL: the line's page goes where that map puts it, after the merge
             // work its write implies (queued first, on the same die).
-            let FlashPort {
-                fil, ftl, check, ..
-            } = flash;
-            return h.flush_line(now, lpn, slot, fil, ftl, check, up.q);
+            Behind::Blocks(h) => return h.flush_line(now, lpn, slot, fil, ftl, check, up.q),
+            Behind::PageFtl => {}
         }
         let pun = flash.ftl.write(lpn)?;
         if let Some(m) = flash.ftl.mapping.as_mut() {

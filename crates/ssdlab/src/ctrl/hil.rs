@@ -1469,11 +1469,10 @@ impl Hil {
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         let t = flash.fil.remove_txn(txn);
-        flash
-            .blocks
-            .as_deref_mut()
-            .expect("the block-mapped FTL in the port")
-            .program_done(&t);
+        let super::Behind::Blocks(h) = &mut flash.behind else {
+            unreachable!("the block-mapped FTL in the port")
+        };
+        h.program_done(&t);
         if t.kind == TxnKind::Copy {
             if t.cmd != crate::ftl::NONE {
                 let c = up.cmds.get_mut(t.cmd);

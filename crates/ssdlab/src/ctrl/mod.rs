@@ -62,9 +62,21 @@ pub(crate) struct FlashPort<'a> {
     pub ftl: &'a mut Ftl,
     /// Tests only: the data-placement oracle.
     pub check: &'a mut Option<DataCheck>,
+    /// What the cache buffer's lines flush into when it is not the page FTL.
+    pub behind: Behind<'a>,
+}
+
+/// The back end a [`FlashPort`] reaches besides the page FTL (one tag: building a port costs
+/// what it did with the block map alone).
+pub(crate) enum Behind<'a> {
+    /// The page FTL (or a back end that has no cache buffer).
+    PageFtl,
     /// A block-mapped FTL, when the cache buffer works in front of it (its lines are flushed
-    /// to, and checked against, that map instead of the page FTL's); None otherwise.
-    pub blocks: Option<&'a mut HybridCtrl>,
+    /// to, and checked against, that map instead of the page FTL's).
+    Blocks(&'a mut HybridCtrl),
+    /// A PCM-only device, when the cache buffer works in front of it (its lines are flushed
+    /// into the PCM in place).
+    Pcm(&'a mut pcm::PcmCtrl),
 }
 
 impl<'a> FlashPort<'a> {
@@ -75,7 +87,7 @@ impl<'a> FlashPort<'a> {
             fil,
             ftl,
             check,
-            blocks: None,
+            behind: Behind::PageFtl,
         }
     }
 
@@ -85,7 +97,17 @@ impl<'a> FlashPort<'a> {
             fil: self.fil,
             ftl: self.ftl,
             check: self.check,
-            blocks: Some(h),
+            behind: Behind::Blocks(h),
+        }
+    }
+
+    /// This port with PCM-only device `p` in it, for the cache buffer's work in front of it.
+    pub fn with_pcm<'b>(&'b mut self, p: &'b mut pcm::PcmCtrl) -> FlashPort<'b> {
+        FlashPort {
+            fil: self.fil,
+            ftl: self.ftl,
+            check: self.check,
+            behind: Behind::Pcm(p),
         }
     }
 
@@ -99,9 +121,11 @@ impl<'a> FlashPort<'a> {
     /// buffer.
     #[inline]
     pub fn lookup(&self, lpn: u64) -> Option<u32> {
-        match &self.blocks {
-            Some(h) => h.ftl.lookup(lpn),
-            None => self.ftl.lookup(lpn),
+        match &self.behind {
+            Behind::Blocks(h) => h.ftl.lookup(lpn),
+            // PCM is written in place: line `lpn` is always PCM line `lpn`.
+            Behind::Pcm(_) => Some(lpn as u32),
+            Behind::PageFtl => self.ftl.lookup(lpn),
         }
     }
 }

@@ -8,8 +8,20 @@
 //! a write completes when its last access is programmed. With write pausing on, a write
 //! access's end may move later while it runs, so each access ends with an event
 //! (`PcmWriteEnd`) that checks its end again.
+//!
+//! With a DRAM cache buffer (`[cache]`, `ctrl::buffer`), its lines are PCM lines
+//! (`pcm.line`): a read's lines that hit come from DRAM and the runs of lines that miss from
+//! the PCM (a whole line read is kept as a clean copy with `read_allocate`); a write-back
+//! buffer takes a write's lines and completes it from DRAM, and its flushes write one line in
+//! place each (`PcmFlushEnd`, or the flush access's `PcmWriteEnd` with write pausing, ends
+//! it); a write-through buffer lets the write go to the PCM as without it and updates the
+//! lines it holds. An NVMe Flush waits for the buffer's dirty lines. Trims change nothing:
+//! the PCM keeps its data and the buffer its lines.
 
+use super::buffer::BufferManager;
+use super::{units_of, FlashPort};
 use crate::config::{PcmConfig, PcmEnergy};
+use crate::error::Result;
 use crate::event::Event;
 use crate::iface::HostPort;
 use crate::media::pcm::PcmMedia;
@@ -17,6 +29,10 @@ use crate::request::Op;
 use crate::sim::time::Timeline;
 use crate::sim::{EventQueue, SimTime};
 use crate::stats::result::{PcmEnergyResult, PcmResult, PcmWear, PcmWearBucket, UnitUtil};
+
+/// A write access in flight (write pausing) that is a cache line's flush, not a command's:
+/// this bit, and the line's slot, in `write_cmd`.
+const FLUSH: u32 = 1 << 31;
 
 pub struct PcmCtrl {
     pub media: PcmMedia,
@@ -98,12 +114,22 @@ impl PcmCtrl {
     /// Never inlined, nor are the other handlers: inlined, the media's loops would make
     /// `Device::handle` too big to be inlined into the NAND event loop.
     #[inline(never)]
-    pub(crate) fn dispatch(&mut self, now: SimTime, cmd: u32, up: &mut HostPort) {
+    pub(crate) fn dispatch(
+        &mut self,
+        now: SimTime,
+        cmd: u32,
+        up: &mut HostPort,
+        cache: Option<&mut BufferManager>,
+        flash: &mut FlashPort,
+    ) -> Result<()> {
         let c = up.cmds.get(cmd);
         match c.op {
             Op::Read => {
                 let (offset, len) = (c.offset, c.len);
-                let ready = self.media.read(now, offset, len);
+                let ready = match cache {
+                    None => self.media.read(now, offset, len),
+                    Some(bm) => return self.read_cached(now, cmd, up, bm, flash),
+                };
                 let end = up.push_read_data(ready, cmd, len, 0);
                 let c = up.cmds.get_mut(cmd);
                 c.data_done = c.data_done.max(end);
@@ -113,8 +139,15 @@ impl PcmCtrl {
                 let end = up.link.pull_write_data(now, c);
                 up.q.push(end, Event::PcmDataIn { cmd });
             }
-            // Nothing is mapped, so nothing to unmap; no volatile buffer to flush.
-            Op::Trim | Op::Flush => up.complete(now, cmd),
+            // Nothing is mapped, so nothing to unmap; the buffer's lines stay (the PCM keeps
+            // its data too).
+            Op::Trim => up.complete(now, cmd),
+            // Dirty lines of a cache buffer go to the PCM first; without one, nothing is
+            // volatile.
+            Op::Flush => match cache {
+                Some(bm) => bm.flush_command(now, cmd, up, &mut flash.with_pcm(self))?,
+                None => up.complete(now, cmd),
+            },
             Op::Erase => unreachable!("the device refuses erases of PCM at submission"),
             Op::Append
             | Op::ZoneReset
@@ -123,13 +156,116 @@ impl PcmCtrl {
             | Op::ZoneClose
             | Op::ZoneOffline => unreachable!("the device refuses zone commands without zones"),
         }
+        Ok(())
+    }
+
+    /// A read with the cache buffer: lines that hit come from DRAM; each run of lines that
+    /// miss is one PCM read; the data goes up once the last of them is out. Whole lines read
+    /// from the PCM are kept as clean copies (`read_allocate`), once their data is in.
+    fn read_cached(
+        &mut self,
+        now: SimTime,
+        cmd: u32,
+        up: &mut HostPort,
+        bm: &mut BufferManager,
+        flash: &mut FlashPort,
+    ) -> Result<()> {
+        let c = up.cmds.get(cmd);
+        let (offset, len) = (c.offset, c.len);
+        let unit = bm.line_bytes();
+        let mut ready = now;
+        let mut run: Option<(u64, u64)> = None;
+        let mut whole_misses = Vec::new();
+        for (lpn, covered) in units_of(unit, offset, len) {
+            if let Some(t) = bm.read(now, lpn, covered) {
+                ready = ready.max(t);
+                if let Some((s, e)) = run.take() {
+                    ready = ready.max(self.media.read(now, s, e - s));
+                }
+                continue;
+            }
+            if covered == unit {
+                whole_misses.push(lpn);
+            }
+            let s = (lpn * unit).max(offset);
+            run = Some((run.map_or(s, |r| r.0), s + covered));
+        }
+        let all_hit = whole_misses.is_empty() && run.is_none();
+        if let Some((s, e)) = run {
+            ready = ready.max(self.media.read(now, s, e - s));
+        }
+        let end = up.push_read_data(ready, cmd, len, 0);
+        let c = up.cmds.get_mut(cmd);
+        c.data_done = c.data_done.max(end);
+        up.complete(end, cmd);
+        let mut port = flash.with_pcm(self);
+        for lpn in whole_misses {
+            bm.fill(ready, lpn, lpn as u32, &mut port);
+        }
+        if all_hit {
+            bm.maybe_preemptive_flush(now, up, &mut port)?;
+        }
+        Ok(())
+    }
+
+    /// The cache buffer flushes line `slot`, holding PCM line `lpn`: write it in place.
+    pub(crate) fn flush_line(
+        &mut self,
+        now: SimTime,
+        lpn: u64,
+        slot: u32,
+        line_bytes: u64,
+        q: &mut EventQueue<Event>,
+    ) {
+        let mut accesses = 0;
+        let write_cmd = &mut self.write_cmd;
+        let end = self
+            .media
+            .write(now, lpn * line_bytes, line_bytes, |w, end| {
+                if write_cmd.len() <= w as usize {
+                    write_cmd.resize(w as usize + 1, u32::MAX);
+                }
+                write_cmd[w as usize] = FLUSH | slot;
+                q.push(end, Event::PcmWriteEnd { write: w });
+                accesses += 1;
+            });
+        if accesses == 0 {
+            q.push(end, Event::PcmFlushEnd { slot });
+        }
     }
 
     /// A write's data is in the controller: write it in place.
     #[inline(never)]
-    pub(crate) fn write_data_in(&mut self, now: SimTime, cmd: u32, up: &mut HostPort) {
+    pub(crate) fn write_data_in(
+        &mut self,
+        now: SimTime,
+        cmd: u32,
+        up: &mut HostPort,
+        cache: Option<&mut BufferManager>,
+        flash: &mut FlashPort,
+    ) -> Result<()> {
         let c = up.cmds.get(cmd);
         let (offset, len) = (c.offset, c.len);
+        if let Some(bm) = cache {
+            if bm.write_back() {
+                return bm.write(now, cmd, up, &mut flash.with_pcm(self));
+            }
+            // Write-through: the lines held (and whole lines, with read_allocate) take the new
+            // data as it goes to the PCM.
+            let unit = bm.line_bytes();
+            let mut port = flash.with_pcm(self);
+            for (lpn, covered) in units_of(unit, offset, len) {
+                if covered == unit || bm.find(lpn).is_some() {
+                    bm.write_through(now, lpn, lpn as u32, &mut port);
+                }
+            }
+        }
+        self.write_in_place(now, cmd, offset, len, up);
+        Ok(())
+    }
+
+    /// Write `len` bytes at `offset` for command `cmd`; it completes with its last access.
+    fn write_in_place(&mut self, now: SimTime, cmd: u32, offset: u64, len: u64, up: &mut HostPort) {
         let mut n = 0;
         let write_cmd = &mut self.write_cmd;
         let q = &mut *up.q;
@@ -150,19 +286,46 @@ impl PcmCtrl {
 
     /// A write access's event came due: if a read paused it meanwhile, wait for its new end;
     /// else it is done, and its command with its last access.
+    /// A flush's access ends its flush (a line is written in one access: a cache line is a
+    /// PCM line).
     #[inline(never)]
-    pub(crate) fn write_end(&mut self, now: SimTime, write: u32, up: &mut HostPort) {
+    pub(crate) fn write_end(
+        &mut self,
+        now: SimTime,
+        write: u32,
+        up: &mut HostPort,
+        cache: Option<&mut BufferManager>,
+        flash: &mut FlashPort,
+    ) -> Result<()> {
         let end = self.media.write_end(write);
         if end > now {
             up.q.push(end, Event::PcmWriteEnd { write });
-            return;
+            return Ok(());
         }
         self.media.release_write(write);
         let cmd = self.write_cmd[write as usize];
+        if cmd & FLUSH != 0 {
+            return self.flush_end(now, cmd & !FLUSH, up, cache, flash);
+        }
         let c = up.cmds.get_mut(cmd);
         c.txns_left -= 1;
         if c.txns_left == 0 {
             up.complete(now, cmd);
         }
+        Ok(())
+    }
+
+    /// The flush of cache line `slot` reached the PCM.
+    #[inline(never)]
+    pub(crate) fn flush_end(
+        &mut self,
+        now: SimTime,
+        slot: u32,
+        up: &mut HostPort,
+        cache: Option<&mut BufferManager>,
+        flash: &mut FlashPort,
+    ) -> Result<()> {
+        let bm = cache.expect("a flush comes from the cache buffer");
+        bm.flush_done(now, slot, up, &mut flash.with_pcm(self))
     }
 }

@@ -56,7 +56,7 @@ impl Layers {
                 fil: &mut self.fil,
                 ftl: &mut self.ftl,
                 check: &mut self.check,
-                blocks: None,
+                behind: super::Behind::PageFtl,
             },
         )
     }

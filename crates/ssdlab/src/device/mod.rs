@@ -176,11 +176,15 @@ impl Device {
             cpu: HostCpu::new(&cfg.host),
             link,
             hil: Hil::new(&layers, &geo),
-            cache: cfg
-                .cache
-                .as_ref()
-                .filter(|c| c.enabled)
-                .map(|c| BufferManager::new(c, geo.unit_bytes, layers.cache_translation_bytes())),
+            cache: cfg.cache.as_ref().filter(|c| c.enabled).map(|c| {
+                // A PCM-only device's lines are its PCM lines (`pcm.line`); `geo` is the
+                // stub NAND's.
+                let line_bytes = match cfg.backend_kind() {
+                    BackendKind::Pcm => cfg.map_unit_bytes(),
+                    _ => geo.unit_bytes,
+                };
+                BufferManager::new(c, line_bytes, layers.cache_translation_bytes())
+            }),
             fil,
             ftl: Ftl::new(&layers, seed),
             backend: Backend::new(cfg, &geo, seed),
@@ -914,7 +918,7 @@ impl Device {
                         }
                         // The fusion firmware's command distribution (`ctrl::fusion`).
                         Backend::Fusion { pcm, .. } if up.cmds.get(cmd).space == Space::Pcm => {
-                            pcm.dispatch(now, cmd, &mut up)
+                            pcm.dispatch(now, cmd, &mut up, None, &mut flash)?
                         }
                         Backend::Raw(raw) | Backend::Fusion { raw, .. } => {
                             hil.dispatch_raw(now, cmd, raw, &mut up, &mut flash)
@@ -936,9 +940,18 @@ impl Device {
                     },
                     // A PCM device's own events: the NAND path above never asks which medium
                     // it serves.
-                    Event::PcmDispatch { cmd } => pcm_of(backend).dispatch(now, cmd, &mut up),
-                    Event::PcmDataIn { cmd } => pcm_of(backend).write_data_in(now, cmd, &mut up),
-                    Event::PcmWriteEnd { write } => pcm_of(backend).write_end(now, write, &mut up),
+                    Event::PcmDispatch { cmd } => {
+                        pcm_of(backend).dispatch(now, cmd, &mut up, cache, &mut flash)?
+                    }
+                    Event::PcmDataIn { cmd } => {
+                        pcm_of(backend).write_data_in(now, cmd, &mut up, cache, &mut flash)?
+                    }
+                    Event::PcmWriteEnd { write } => {
+                        pcm_of(backend).write_end(now, write, &mut up, cache, &mut flash)?
+                    }
+                    Event::PcmFlushEnd { slot } => {
+                        pcm_of(backend).flush_end(now, slot, &mut up, cache, &mut flash)?
+                    }
                     Event::RmwDone { cmd } => match backend {
                         Backend::BlockMapped(h) => {
                             Hil::write_units_block(now, cmd, h, &mut up, &mut flash, cache)?

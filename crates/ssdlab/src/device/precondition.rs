@@ -36,6 +36,11 @@ impl Device {
             }
             Backend::BlockMapped(h) => {
                 // A block-mapped FTL keeps its own map; the page FTL stays idle.
+                if p.fill == FillMode::SteadyState {
+                    let mut report = tenth_seconds(progress);
+                    let mut keep_going = || report(0, 0);
+                    h.ftl.steady_state = Some(h.ftl.reach_steady_state(seed, &mut keep_going)?);
+                }
                 h.ftl
                     .precondition(p.fill == FillMode::Sequential, p.random_overwrite, seed)?;
                 return Ok(t0.elapsed().as_secs_f64());
@@ -65,10 +70,19 @@ impl Device {
     /// The steady state a `fill = "steady-state"` preconditioning reached, as a result reports
     /// it (`device.steady_state`); None for any other preconditioning.
     pub fn steady_state_result(&self) -> Option<SteadyStateResult> {
+        if let Backend::BlockMapped(h) = self.backend() {
+            return h.ftl.steady_state.as_ref().map(|s| SteadyStateResult {
+                write_amplification: s.steady.waf,
+                converged: s.steady.converged,
+                overwrite: s.steady.overwrite,
+                merges_per_host_page: Some(s.merges_per_host_page),
+            });
+        }
         self.ftl().steady_state.as_ref().map(|s| SteadyStateResult {
             write_amplification: s.waf,
             converged: s.converged,
             overwrite: s.overwrite,
+            merges_per_host_page: None,
         })
     }
 }

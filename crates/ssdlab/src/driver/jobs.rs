@@ -57,6 +57,10 @@ struct Instance {
     /// `thinktime`: completions since the instance last paused, and when its pause ends.
     completed: u32,
     think_until: SimTime,
+    /// Requests it may still issue: its own count under `instances = "clones"` (fio's
+    /// `number_ios` and `size` are each clone's), else a count never reached (the flow's
+    /// total bounds its instances together).
+    remaining: u64,
 }
 
 /// fio's `thinktime`: after `blocks` completions an instance issues nothing for `time`.
@@ -232,6 +236,7 @@ impl JobDriver {
                     backlog: VecDeque::new(),
                     completed: 0,
                     think_until: SimTime::ZERO,
+                    remaining: job.instance_ios.unwrap_or(u64::MAX),
                 });
             }
             flows.push(Flow {
@@ -487,7 +492,7 @@ impl JobDriver {
             None if fl.engine.plain => {
                 for _ in 0..fl.job.spec.iodepth {
                     for inst in insts.clone() {
-                        if self.may_issue(f, now) {
+                        if self.may_issue(f, inst, now) {
                             self.issue(dev, now, inst, now);
                         }
                     }
@@ -519,16 +524,31 @@ impl JobDriver {
         })
     }
 
+    /// Whether flow `f` may issue another request (its total and runtime allow it).
     #[inline]
-    fn may_issue(&self, f: usize, now: SimTime) -> bool {
+    fn flow_may_issue(&self, f: usize, now: SimTime) -> bool {
         let fl = &self.flows[f];
         fl.job.total_ios.is_none_or(|t| fl.issued < t) && fl.end.is_none_or(|e| now < e)
+    }
+
+    /// Whether instance `inst` of flow `f` may issue another request: its flow may, and it
+    /// has not issued its own count (fio's clones).
+    #[inline]
+    fn may_issue(&self, f: usize, inst: u32, now: SimTime) -> bool {
+        self.insts[inst as usize].remaining > 0 && self.flow_may_issue(f, now)
+    }
+
+    /// Count a request of instance `inst` of flow `f` as issued.
+    #[inline]
+    fn count_issue(&mut self, f: usize, inst: u32) {
+        self.flows[f].issued += 1;
+        self.insts[inst as usize].remaining -= 1;
     }
 
     /// A new request from `inst`, arriving at `arrival`.
     fn issue(&mut self, dev: &mut Device, now: SimTime, inst: u32, arrival: SimTime) {
         let f = self.insts[inst as usize].flow as usize;
-        self.flows[f].issued += 1;
+        self.count_issue(f, inst);
         self.submit(dev, now, inst, arrival);
     }
 
@@ -642,11 +662,12 @@ impl JobDriver {
         loop {
             let i = &self.insts[inst as usize];
             let outstanding = i.inflight + i.backlog.len() as u32;
-            if outstanding >= most || !self.may_issue(f, now) {
+            if outstanding >= most || !self.may_issue(f, inst, now) {
                 break;
             }
-            self.flows[f].issued += 1;
-            if i.inflight >= e.device_depth {
+            let at_device_depth = i.inflight >= e.device_depth;
+            self.count_issue(f, inst);
+            if at_device_depth {
                 self.insts[inst as usize].backlog.push_back(now);
                 continue;
             }
@@ -813,7 +834,7 @@ impl JobDriver {
     fn flow_done(&self, f: usize, now: SimTime) -> bool {
         let fl = &self.flows[f];
         fl.started
-            && !self.may_issue(f, now)
+            && !self.flow_may_issue(f, now)
             && self.insts[fl.first as usize..(fl.first + fl.job.spec.numjobs) as usize]
                 .iter()
                 .all(|i| i.inflight == 0 && i.backlog.is_empty())
@@ -842,7 +863,7 @@ impl JobDriver {
     /// `thinktime`.
     fn instance_wake(&mut self, dev: &mut Device, now: SimTime, inst: u32) {
         let f = self.insts[inst as usize].flow as usize;
-        if !self.may_issue(f, now) || self.error.is_some() {
+        if !self.may_issue(f, inst, now) || self.error.is_some() {
             return;
         }
         let fl = &self.flows[f];
@@ -853,7 +874,7 @@ impl JobDriver {
         let engine = fl.engine;
         let iodepth = fl.job.spec.iodepth;
         let poisson = fl.job.spec.rate_process == Some(RateProcess::Poisson);
-        self.flows[f].issued += 1;
+        self.count_issue(f, inst);
         // The job's checks keep the gap between 1 ps and 10^6 s (a Poisson gap: any length
         // from 1 ps, the clock's overflow checked below).
         let gap = if !poisson {
@@ -959,7 +980,7 @@ impl Driver for JobDriver {
             }
         } else if fl.engine.plain {
             self.insts[inst as usize].inflight -= 1;
-            if self.may_issue(f, now) {
+            if self.may_issue(f, inst, now) {
                 self.issue(dev, now, inst, now);
             }
         } else if !done.op.is_zone_management() {
@@ -996,9 +1017,9 @@ impl Driver for JobDriver {
     fn finished(&self, now: SimTime) -> bool {
         self.error.is_some()
             || (!self.staged
-                && self.groups[self.group]
-                    .iter()
-                    .all(|&f| self.flows[f as usize].started && !self.may_issue(f as usize, now)))
+                && self.groups[self.group].iter().all(|&f| {
+                    self.flows[f as usize].started && !self.flow_may_issue(f as usize, now)
+                }))
     }
 }
 
@@ -1140,6 +1161,57 @@ mod tests {
                 fractions[0] < 0.5 && last > 0.8 && last <= 1.05,
                 "{job}: {fractions:?}"
             );
+        }
+    }
+
+    /// `instances = "clones"` (fio's `numjobs`): each instance issues exactly its own
+    /// `io_count`, whichever engine or loop runs it, where the default shares the total;
+    /// sequential clones each start at the region's start; without `io_count` each clone makes
+    /// one pass of the region, and `io_count` never extends past it (fio 3.33: `size=64k
+    /// bs=4k number_ios=40` gives each clone 16).
+    #[test]
+    fn clones_each_issue_their_own_count() {
+        let per_queue = |dev: &mut Device| {
+            let mut n = [0u64; 3];
+            for r in dev.take_records().unwrap() {
+                n[r.queue as usize] += 1;
+            }
+            n
+        };
+        for extra in [
+            "",
+            r#","ioengine":"psync""#,
+            r#","iodepth_batch":2"#,
+            r#","rate_iops":20000"#,
+        ] {
+            let job = format!(
+                r#"{{"rw":"randread","bs":"4KiB","iodepth":4,"numjobs":3,"io_count":40,"size":"1MiB","instances":"clones"{extra}}}"#
+            );
+            let (mut dev, mut drv) = setup(&[], &job);
+            drv.start(&mut dev);
+            assert!(dev.run(&mut drv, u64::MAX, &mut |_, _| true).unwrap());
+            assert_eq!(drv.finish().unwrap(), "io_count reached");
+            assert_eq!(per_queue(&mut dev), [40, 40, 40], "{job}");
+        }
+        // One pass of the region each (64 KiB of 4 KiB: 16), from the region's start.
+        for io_count in ["", r#","io_count":40"#] {
+            let job = format!(
+                r#"{{"rw":"read","bs":"4KiB","iodepth":2,"numjobs":3,"size":"64KiB","offset":"1MiB","instances":"clones"{io_count}}}"#
+            );
+            let (mut dev, mut drv) = setup(&[], &job);
+            drv.start(&mut dev);
+            assert!(dev.run(&mut drv, u64::MAX, &mut |_, _| true).unwrap());
+            let records = dev.take_records().unwrap();
+            for q in 0..3 {
+                let mut offsets: Vec<u64> = records
+                    .iter()
+                    .filter(|r| r.queue == q)
+                    .map(|r| r.offset)
+                    .collect();
+                offsets.sort_unstable();
+                let want: Vec<u64> = (0..16).map(|k| (1 << 20) + k * 4096).collect();
+                assert_eq!(offsets, want, "{job}: queue {q}");
+            }
         }
     }
 

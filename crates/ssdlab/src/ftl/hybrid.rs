@@ -108,6 +108,8 @@ pub struct Hybrid {
     programmed: Vec<bool>,
     planes_state: Vec<PlaneLogs>,
     pub counts: MergeCounts,
+    /// What steady-state preconditioning reached, if it ran (`hybrid/steady.rs`).
+    pub steady_state: Option<HybridSteadyState>,
     /// Wear-out and bad blocks, with `[reliability]`.
     wear: Option<Box<BlockWear>>,
 }
@@ -170,6 +172,7 @@ impl Hybrid {
                 })
                 .collect(),
             counts: MergeCounts::default(),
+            steady_state: None,
             wear: None,
         }
     }
@@ -661,6 +664,9 @@ impl Hybrid {
         Ok(())
     }
 }
+
+mod steady;
+pub use steady::HybridSteadyState;
 
 #[cfg(test)]
 mod tests;

@@ -37,17 +37,17 @@ pub struct SteadyState {
 }
 
 /// Windows of this fraction of the model plane's logical units.
-const WINDOW_FRACTION: u64 = 8;
+pub(super) const WINDOW_FRACTION: u64 = 8;
 /// Windows averaged on each side of the comparison.
-const COMPARED: usize = 4;
+pub(super) const COMPARED: usize = 4;
 /// Relative difference of the two averages at which the WAF counts as steady.
-const TOLERANCE: f64 = 0.01;
+pub(super) const TOLERANCE: f64 = 0.01;
 /// Overwrites before the first comparison (in multiples of the logical units): the fill's
 /// transient (a WAF of 1 while the spare lasts, then a peak as GC finds every block nearly
 /// full) is over by then, so two halves of it cannot agree by chance.
-const MIN_OVERWRITE: u64 = 2;
+pub(super) const MIN_OVERWRITE: u64 = 2;
 /// Overwrites stop here (in multiples of the logical units) even if the WAF still moves.
-const MAX_OVERWRITE: u64 = 16;
+pub(super) const MAX_OVERWRITE: u64 = 16;
 /// Snapshots of the model plane dealt over the drive's planes. Planes that share a snapshot
 /// run out of free blocks together and their collections then queue at the same dies: with
 /// 8 (a few host writes apart), a timed run on 32 planes wrote at WAF 7.9 where the drive
@@ -110,6 +110,14 @@ impl Ftl {
         seed: u64,
         keep_going: &mut dyn FnMut() -> bool,
     ) -> Result<SteadyState> {
+        if self.fdp.is_some() && self.is_fresh() && self.wear.is_none() {
+            // FDP: each handle's reclaim units are superblocks over a reclaim group's planes,
+            // which a one-plane model cannot hold; the drive itself is overwritten, each write
+            // with a handle drawn uniformly (docs/fdp.md, Steady state).
+            let handles = cfg.fdp.as_ref().map_or(1, |f| f.handles.max(1)) as u64;
+            let (steady, _) = self.run_to_steady_state(seed, handles, 0, keep_going)?;
+            return Ok(steady);
+        }
         // A factory bad block is no use: the copy puts the model plane's own in its place.
         let unused = self.clock == 0
             && self.cursor == 0
@@ -126,7 +134,7 @@ impl Ftl {
         let model_cfg = model_config(cfg);
         let mut model = Ftl::with_logical_units(&model_cfg, seed, per_plane);
         let (steady, snapshots) =
-            model.run_to_steady_state(seed, SNAPSHOTS.min(planes), keep_going)?;
+            model.run_to_steady_state(seed, 1, SNAPSHOTS.min(planes), keep_going)?;
         self.copy_planes(snapshots, seed, keep_going)?;
         self.count_copied_wear(&model);
         Ok(steady)
@@ -149,18 +157,24 @@ impl Ftl {
         w.read_only = w.good_blocks < w.min_good_blocks;
     }
 
-    /// Fill this (model) drive and overwrite it at random until its WAF is steady; then take
-    /// `count` states a block of host writes apart. Round-robin striping gives every plane of
+    /// Fill this (model) drive and overwrite it at random until its WAF is steady, each write
+    /// in one of `handles` write streams drawn uniformly (one: no draw); then take `count`
+    /// states a block of host writes apart. Round-robin striping gives every plane of
     /// the drive the same number of host writes, so their host blocks fill in step: states
     /// apart by less than a block would put the planes' host write pointers out of line (the
     /// copied drive then wrote 4 % below the overwritten one over 1,952 writes per plane).
     fn run_to_steady_state(
         &mut self,
         seed: u64,
+        handles: u64,
         count: u64,
         keep_going: &mut dyn FnMut() -> bool,
     ) -> Result<(SteadyState, Vec<Snapshot>)> {
-        self.precondition_with(true, 0.0, seed, keep_going)?;
+        if handles > 1 {
+            self.fill_with_handles(seed, handles, keep_going)?;
+        } else {
+            self.precondition_with(true, 0.0, seed, keep_going)?;
+        }
         let n = self.logical_units();
         let was = self.instant;
         self.instant = true;
@@ -172,12 +186,15 @@ impl Ftl {
                 if written.is_multiple_of(1 << 16) && !keep_going() {
                     return Err(Error::Interrupted);
                 }
+                let lpn = rng.below(n);
+                let handle = if handles > 1 { rng.below(handles) } else { 0 };
                 if ftl.wear.is_some() {
-                    if let Err(refusal) = ftl.write_checked(rng.below(n))? {
+                    // Validation keeps [reliability] to one write stream (handle 0).
+                    if let Err(refusal) = ftl.write_checked(lpn)? {
                         return Err(worn_out(ftl, refusal));
                     }
                 } else {
-                    ftl.write(rng.below(n))?;
+                    ftl.write_in(lpn, handle as u8)?;
                 }
             }
             Ok(())
@@ -215,13 +232,39 @@ impl Ftl {
             overwrite: (windows * window) as f64 / n as f64,
         };
         let upb = self.geo.units_per_block() as u64;
-        let mut snapshots = vec![Snapshot::of(self)];
+        let mut snapshots = Vec::new();
+        if count > 0 {
+            snapshots.push(Snapshot::of(self));
+        }
         for _ in 1..count {
             write(self, upb)?;
             snapshots.push(Snapshot::of(self));
         }
         self.instant = was;
         Ok((steady, snapshots))
+    }
+
+    /// Write every logical unit once, in order, each in one of `handles` streams drawn
+    /// uniformly (stream `precondition.steady_state.handles`): the handles' shares of the data
+    /// are then those of the overwrites from the start (a fill in stream 0 would leave the
+    /// units no overwrite reached to stream 0).
+    fn fill_with_handles(
+        &mut self,
+        seed: u64,
+        handles: u64,
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> Result<()> {
+        let was = self.instant;
+        self.instant = true;
+        let mut rng = Rng::stream(seed, "precondition.steady_state.handles");
+        for lpn in 0..self.logical_units() {
+            if (lpn + 1).is_multiple_of(1 << 16) && !keep_going() {
+                return Err(Error::Interrupted);
+            }
+            self.write_in(lpn, rng.below(handles) as u8)?;
+        }
+        self.instant = was;
+        Ok(())
     }
 
     /// Copy the snapshots to the planes (plane p takes snapshot p mod their count) and deal
@@ -548,12 +591,12 @@ impl Dealt {
     }
 }
 
-fn mean(values: &[f64]) -> f64 {
+pub(super) fn mean(values: &[f64]) -> f64 {
     values.iter().sum::<f64>() / values.len() as f64
 }
 
 /// The means of the last [`COMPARED`] windows and of the [`COMPARED`] before them.
-fn last_two_means(wafs: &[f64]) -> Option<(f64, f64)> {
+pub(super) fn last_two_means(wafs: &[f64]) -> Option<(f64, f64)> {
     let n = wafs.len();
     if n < 2 * COMPARED {
         return None;
@@ -769,5 +812,79 @@ mod tests {
              later {later:.3}",
             steady.waf
         );
+    }
+
+    /// WAF of `count` uniform random overwrites, each in one of `handles` streams drawn
+    /// uniformly.
+    fn waf_with_handles(ftl: &mut Ftl, count: u64, handles: u64, seed: u64) -> f64 {
+        let (host, moved) = (ftl.stats.host_units_written, ftl.stats.gc_units_moved);
+        ftl.instant = true;
+        let mut rng = Rng::stream(seed, "test");
+        let n = ftl.logical_units();
+        for _ in 0..count {
+            let lpn = rng.below(n);
+            ftl.write_in(lpn, rng.below(handles) as u8).unwrap();
+        }
+        let host = ftl.stats.host_units_written - host;
+        (host + ftl.stats.gc_units_moved - moved) as f64 / host as f64
+    }
+
+    /// FDP: the drive itself is overwritten with its handles drawn uniformly; it must write at
+    /// the WAF of a drive filled and overwritten so for 8 × its capacity from the first window
+    /// on, hold every unit once, keep each block to one handle's host data (`check`), and
+    /// leave each handle its share of the data (within 5 %).
+    #[test]
+    fn an_fdp_drive_reaches_the_waf_of_one_overwritten_with_its_handles() {
+        for (handles, groups) in [(2u64, 1u32), (3, 2)] {
+            let ov: Vec<String> = [
+                "nand.channels=2",
+                "nand.dies_per_package=1",
+                "nand.blocks_per_plane=80",
+                "nand.pages_per_block=16",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([
+                format!("fdp.handles={handles}"),
+                format!("fdp.reclaim_groups={groups}"),
+            ])
+            .collect();
+            let cfg = SsdConfig::resolve("small-tlc", &ov).unwrap();
+            let mut overwritten = Ftl::new(&cfg, 3);
+            overwritten.precondition(true, 0.0, 3).unwrap();
+            let n = overwritten.logical_units();
+            waf_with_handles(&mut overwritten, 8 * n, handles, 4);
+            let reference = waf_with_handles(&mut overwritten, 2 * n, handles, 5);
+
+            let mut drive = Ftl::new(&cfg, 3);
+            let steady = drive.reach_steady_state(&cfg, 3, &mut || true).unwrap();
+            drive.check().unwrap();
+            assert!((0..n).all(|lpn| drive.lookup(lpn).is_some()));
+            let st = drive.streams.as_deref().unwrap();
+            for h in 0..handles {
+                let share = (0..n)
+                    .filter(|&l| st.lpn_stream[l as usize] as u64 == h)
+                    .count() as f64
+                    / n as f64;
+                let want = 1.0 / handles as f64;
+                assert!((share - want).abs() < 0.05 * want, "handle {h}: {share:.3}");
+            }
+            let mut again = Ftl::new(&cfg, 3);
+            assert_eq!(
+                again.reach_steady_state(&cfg, 3, &mut || true).unwrap(),
+                steady
+            );
+            assert!((0..n).all(|lpn| again.lookup(lpn) == drive.lookup(lpn)));
+
+            let first = waf_with_handles(&mut drive, n / 4, handles, 5);
+            let later = waf_with_handles(&mut drive, 2 * n, handles, 6);
+            drive.check().unwrap();
+            let near = |x: f64, tol: f64| (x - reference).abs() <= tol * reference;
+            assert!(
+                near(steady.waf, 0.05) && near(first, 0.10) && near(later, 0.05),
+                "{handles} handles: reference {reference:.3}, reached {steady:?}, first window \
+                 {first:.3}, later {later:.3}"
+            );
+        }
     }
 }

@@ -188,13 +188,18 @@ pub struct ZoneResult {
 /// What steady-state preconditioning reached (docs/ftl.md, Preconditioning).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct SteadyStateResult {
-    /// The WAF of uniform random single-unit overwrites once steady, on the model plane.
+    /// The WAF of uniform random single-unit overwrites once steady, on the model plane (the
+    /// whole drive for a block-mapped FTL).
     pub write_amplification: f64,
     /// The WAF stopped changing (within 1 % over the last windows); false when the model
     /// plane's overwrites stopped at their cap (16 × its logical units) first.
     pub converged: bool,
     /// Host overwrites the model plane took, in multiples of its logical units.
     pub overwrite: f64,
+    /// A block-mapped FTL's merges (switch, partial, full) per host page once steady; absent
+    /// for the page FTL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merges_per_host_page: Option<f64>,
 }
 
 /// What background GC and copyback did (docs/ftl.md).

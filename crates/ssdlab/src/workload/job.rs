@@ -1,9 +1,11 @@
 //! fio-like job descriptions and the address/size generator of one job instance.
 //!
 //! Names follow fio (`rw`, `bs`, `iodepth`, `numjobs`, `size`, `offset`, `rwmixread`,
-//! `rate_iops`, `runtime`, `ramp`), so a fio user reads a job at a glance. Differences from fio:
-//! `io_count` is the total over all instances, and with `numjobs` > 1 each instance works on its
-//! own equal slice of the region for sequential patterns (fio's `offset_increment`).
+//! `rate_iops`, `runtime`, `ramp`), so a fio user reads a job at a glance. By default
+//! (`instances = "slices"`) two things differ from fio: `io_count` is the total over all
+//! instances, and with `numjobs` > 1 each instance works on its own equal slice of the region
+//! for sequential patterns (fio's `offset_increment`). `instances = "clones"` is fio's
+//! `numjobs`: each instance a copy of the job, with its own count over the whole region.
 
 use crate::config::units::{format_bytes, parse_bytes, parse_duration};
 use crate::config::{Bytes, Dur, PriorityClass};
@@ -198,6 +200,34 @@ pub struct JobSpec {
     /// (`interface.arbitration`) serves them by it. Absent: medium. Written out only when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<PriorityClass>,
+    /// What the `numjobs` instances share: `slices` (the default) or fio's `clones`
+    /// ([`Instances`]). Written out only when not the default.
+    #[serde(default, skip_serializing_if = "Instances::is_slices")]
+    pub instances: Instances,
+}
+
+/// What a job's `numjobs` instances share.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Instances {
+    /// The job's work shared out: `io_count` (or one pass over the region per instance) is
+    /// the instances' total, and a sequential pattern gives each instance its own slice of
+    /// the region.
+    #[default]
+    Slices,
+    /// fio's `numjobs` clones (fio's HOWTO counts `size` per thread of the job): each
+    /// instance issues its own `io_count` requests over the whole region, sequential ones each from `offset` (measured with fio 3.33 on one file: every
+    /// clone's log starts at offset 0). Without `runtime` an instance's count is at most one
+    /// pass over the region, and without `io_count` it is one pass even with a `runtime`:
+    /// fio's `number_ios` never extends past `size`, and a job that is not `time_based` ends
+    /// when its `size` is done (fio's `time_based` is an `io_count` with a `runtime`).
+    Clones,
+}
+
+impl Instances {
+    fn is_slices(&self) -> bool {
+        *self == Instances::Slices
+    }
 }
 
 /// fio's `rate_process`: evenly spaced arrivals (`linear`, fio's default), or a Poisson
@@ -315,6 +345,9 @@ pub struct Job {
     pub region_start: u64,
     pub region_len: u64,
     pub total_ios: Option<u64>,
+    /// `instances = "clones"`: the requests each instance issues at most (None: no count of
+    /// its own, the total bounds the instances together).
+    pub instance_ios: Option<u64>,
     pub runtime: Option<SimTime>,
     pub ramp: SimTime,
     pub zipf_theta: Option<f64>,
@@ -703,11 +736,24 @@ impl JobSpec {
         let weight_total: u32 = sizes.iter().map(|s| s.1).sum();
         let mean_bs: f64 =
             sizes.iter().map(|&(b, w)| b as f64 * w as f64).sum::<f64>() / weight_total as f64;
-        let total_ios = match (self.io_count, self.runtime) {
-            (Some(n), _) => Some(n),
-            (None, Some(_)) => None,
-            (None, None) => {
-                Some(((region_len as f64 / mean_bs).floor() as u64).max(1) * self.numjobs as u64)
+        let pass = ((region_len as f64 / mean_bs).floor() as u64).max(1);
+        let (total_ios, instance_ios) = match self.instances {
+            Instances::Slices => {
+                let total = match (self.io_count, self.runtime) {
+                    (Some(n), _) => Some(n),
+                    (None, Some(_)) => None,
+                    (None, None) => Some(pass * self.numjobs as u64),
+                };
+                (total, None)
+            }
+            Instances::Clones => {
+                let each = match (self.io_count, self.runtime) {
+                    (Some(n), None) => n.min(pass),
+                    (Some(n), Some(_)) => n,
+                    (None, _) => pass,
+                };
+                // Saturating: fio's time_based is a count (2^62) no run reaches.
+                (Some(each.saturating_mul(self.numjobs as u64)), Some(each))
             }
         };
         let zones = match self.distribution.zones() {
@@ -723,6 +769,7 @@ impl JobSpec {
             region_start: self.offset.0,
             region_len,
             total_ios,
+            instance_ios,
             runtime: self.runtime.map(|d| d.0),
             ramp: self.ramp.map(|d| d.0).unwrap_or(SimTime::ZERO),
             zipf_theta: self.distribution.zipf_theta(),
@@ -1012,16 +1059,17 @@ impl Generator {
     pub fn new(job: &Job, instance: u32, seed: u64) -> Generator {
         let n = job.spec.numjobs as u64;
         let align = job.min_bs;
-        let (slice_start, slice_len) = if sequential(job.spec.rw) && n > 1 {
-            let per = (job.region_len / n) / align * align;
-            let per = per.max(align);
-            (
-                job.region_start + (instance as u64 * per) % job.region_len,
-                per,
-            )
-        } else {
-            (job.region_start, job.region_len)
-        };
+        let (slice_start, slice_len) =
+            if sequential(job.spec.rw) && n > 1 && job.spec.instances == Instances::Slices {
+                let per = (job.region_len / n) / align * align;
+                let per = per.max(align);
+                (
+                    job.region_start + (instance as u64 * per) % job.region_len,
+                    per,
+                )
+            } else {
+                (job.region_start, job.region_len)
+            };
         let slots = (job.region_len / align).max(1);
         let zipf = job
             .zipf_theta

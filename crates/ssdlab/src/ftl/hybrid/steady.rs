@@ -1,0 +1,280 @@
+//! Steady-state preconditioning of the block-mapped FTLs (`precondition.fill = "steady-state"`
+//! with `ftl.kind = "block" | "bast" | "fast"`): the drive as uniform random overwrites of
+//! single pages leave it once its merge cost per host page has stopped changing.
+//!
+//! - **block**: in closed form. After a sequential fill every logical block's data block holds
+//!   all its pages at their offsets with its write pointer at the end, so every later write is
+//!   behind the pointer and copies the block: the new block again holds every page in order.
+//!   The filled drive is therefore already in the state overwrites keep it in (only which
+//!   physical block holds which logical block, and the erase counts, move), and each overwrite
+//!   costs one full merge: n − 1 copies and the program, a WAF of exactly n (pages per block).
+//! - **bast**, **fast**: the state depends on which logical blocks own logs and how full the
+//!   logs are, which no short formula gives; so the FTL's own functional write path
+//!   ([`Hybrid::write`], untimed, no events) fills the drive and overwrites it at random, in
+//!   windows of 1/8 of its logical pages, until the WAF of the last 4 windows agrees with the 4
+//!   before them within 1 % (from 2 × the logical pages on, at most 16 ×; the same rule as the
+//!   page FTL's, `ftl/steady.rs`). Windows before the first merge (the logs still taking pages
+//!   without merging) are not counted. A block-mapped FTL keeps no GC threshold that would make
+//!   the planes' reclamation bunch up, and the drives these FTLs serve are small, so the whole
+//!   drive is overwritten rather than a model plane copied.
+
+use super::super::steady::{
+    last_two_means, mean, COMPARED, MAX_OVERWRITE, MIN_OVERWRITE, TOLERANCE, WINDOW_FRACTION,
+};
+use super::{Hybrid, MergeCounts, Scheme, NONE};
+use crate::error::{Error, Result};
+use crate::ftl::SteadyState;
+use crate::sim::Rng;
+
+/// What steady-state preconditioning of a block-mapped FTL reached.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HybridSteadyState {
+    /// The WAF, convergence and overwrites, as for the page FTL.
+    pub steady: SteadyState,
+    /// Merges (switch, partial and full) per host page in the windows the WAF was taken from.
+    pub merges_per_host_page: f64,
+}
+
+impl Hybrid {
+    /// Bring this fresh FTL to the steady state of uniform random overwrites of single pages
+    /// (see the module's text). Asks `keep_going` every 65,536 writes; false stops it with
+    /// [`Error::Interrupted`]. The counters start again at zero and every page counts as
+    /// programmed, as after [`Hybrid::precondition`].
+    pub fn reach_steady_state(
+        &mut self,
+        seed: u64,
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> Result<HybridSteadyState> {
+        if self.counts != MergeCounts::default() || self.data.iter().any(|&d| d != NONE) {
+            return Err(Error::Sim(
+                "steady-state preconditioning needs a fresh block-mapped FTL".into(),
+            ));
+        }
+        let pages = self.l2p.len() as u64;
+        let mut ops = Vec::new();
+        for lpn in 0..pages {
+            self.write(lpn, &mut ops)?;
+            ops.clear();
+        }
+        let reached = if self.scheme == Scheme::Block {
+            // Every logical block is whole (the map covers whole blocks): each overwrite
+            // copies the other n − 1 pages.
+            HybridSteadyState {
+                steady: SteadyState {
+                    waf: self.ppb as f64,
+                    converged: true,
+                    overwrite: 0.0,
+                },
+                merges_per_host_page: 1.0,
+            }
+        } else {
+            self.overwrite_to_steady_state(seed, keep_going)?
+        };
+        self.programmed.iter_mut().for_each(|p| *p = true);
+        self.counts = MergeCounts::default();
+        Ok(reached)
+    }
+
+    /// Overwrite the filled FTL at random, window by window, until its WAF is steady.
+    fn overwrite_to_steady_state(
+        &mut self,
+        seed: u64,
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> Result<HybridSteadyState> {
+        let n = self.l2p.len() as u64;
+        let window = n.div_ceil(WINDOW_FRACTION);
+        let mut rng = Rng::stream(seed, "precondition.steady_state");
+        let mut ops = Vec::new();
+        let mut written = 0u64;
+        let mut wafs: Vec<f64> = Vec::new();
+        let mut merge_rates: Vec<f64> = Vec::new();
+        let mut converged = false;
+        let mut windows = 0;
+        while windows < MAX_OVERWRITE * WINDOW_FRACTION {
+            let before = self.counts.clone();
+            for _ in 0..window {
+                written += 1;
+                if written.is_multiple_of(1 << 16) && !keep_going() {
+                    return Err(Error::Interrupted);
+                }
+                self.write(rng.below(n), &mut ops)?;
+                ops.clear();
+            }
+            windows += 1;
+            let merges = |c: &MergeCounts| c.switch + c.partial + c.full;
+            if merges(&self.counts) == 0 {
+                // The logs still take pages without merging: WAF 1, but not steady.
+                continue;
+            }
+            let host = (self.counts.host_pages_written - before.host_pages_written) as f64;
+            let copied = (self.counts.pages_copied - before.pages_copied) as f64;
+            wafs.push((host + copied) / host);
+            merge_rates.push((merges(&self.counts) - merges(&before)) as f64 / host);
+            if windows < MIN_OVERWRITE * WINDOW_FRACTION {
+                continue;
+            }
+            if let Some(w) = last_two_means(&wafs) {
+                if (w.0 - w.1).abs() <= TOLERANCE * w.0 {
+                    converged = true;
+                    break;
+                }
+            }
+        }
+        let tail = |v: &[f64]| {
+            let t = &v[v.len().saturating_sub(COMPARED)..];
+            if t.is_empty() {
+                None
+            } else {
+                Some(mean(t))
+            }
+        };
+        Ok(HybridSteadyState {
+            steady: SteadyState {
+                // No window merged: every overwrite fitted the logs.
+                waf: tail(&wafs).unwrap_or(1.0),
+                converged,
+                overwrite: (windows * window) as f64 / n as f64,
+            },
+            merges_per_host_page: tail(&merge_rates).unwrap_or(0.0),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SsdConfig;
+    use crate::media::nand::Geometry;
+
+    /// 2 planes of 48 blocks of 16 pages, 64 logical blocks (32 per plane), `logs` log blocks
+    /// per plane.
+    fn ftl(kind: &str, logs: Option<u32>) -> Hybrid {
+        let mut ov = vec![
+            "nand.channels=1".to_string(),
+            "nand.dies_per_package=1".into(),
+            "nand.planes_per_die=2".into(),
+            "nand.blocks_per_plane=48".into(),
+            "nand.pages_per_block=16".into(),
+            "ftl.map_unit=\"16KiB\"".into(),
+            "ftl.over_provisioning=0.33334".into(),
+            "precondition.fill=\"none\"".into(),
+            "precondition.random_overwrite=0.0".into(),
+            format!("ftl.kind=\"{kind}\""),
+        ];
+        if let Some(n) = logs {
+            ov.push(format!("ftl.log_blocks={n}"));
+        }
+        let cfg = SsdConfig::resolve("small-tlc", &ov).unwrap();
+        let geo = Geometry::from_config(&cfg);
+        let h = Hybrid::new(&geo, cfg.ftl.kind, cfg.logical_units(), logs.unwrap_or(0));
+        assert_eq!(h.data.len(), 64, "logical blocks");
+        h
+    }
+
+    /// WAF and merges per host page of `count` uniform random overwrites from the FTL's state.
+    fn overwrite(h: &mut Hybrid, count: u64, seed: u64) -> (f64, f64) {
+        let before = h.counts.clone();
+        let mut rng = Rng::stream(seed, "test");
+        let n = h.l2p.len() as u64;
+        let mut ops = Vec::new();
+        for _ in 0..count {
+            h.write(rng.below(n), &mut ops).unwrap();
+            ops.clear();
+        }
+        let c = &h.counts;
+        let host = (c.host_pages_written - before.host_pages_written) as f64;
+        let merges =
+            (c.switch + c.partial + c.full - before.switch - before.partial - before.full) as f64;
+        (
+            (host + (c.pages_copied - before.pages_copied) as f64) / host,
+            merges / host,
+        )
+    }
+
+    /// By hand: block mapping's filled drive is its steady state, and every overwrite copies
+    /// the other 15 pages of its block: WAF 16 and one merge per host page, exactly, before and
+    /// after any number of overwrites.
+    #[test]
+    fn block_mapping_is_steady_once_filled_at_a_waf_of_its_pages_per_block() {
+        let mut h = ftl("block", None);
+        let s = h.reach_steady_state(1, &mut || true).unwrap();
+        assert_eq!(
+            s,
+            HybridSteadyState {
+                steady: SteadyState {
+                    waf: 16.0,
+                    converged: true,
+                    overwrite: 0.0
+                },
+                merges_per_host_page: 1.0
+            }
+        );
+        assert_eq!(h.counts, MergeCounts::default());
+        assert!(h.programmed.iter().all(|&p| p));
+        let n = h.l2p.len() as u64;
+        assert_eq!(overwrite(&mut h, n / 8, 2), (16.0, 1.0));
+        assert_eq!(overwrite(&mut h, 3 * n, 3), (16.0, 1.0));
+        h.check().unwrap();
+        // A drive overwritten to any depth writes the same.
+        let mut deep = ftl("block", None);
+        deep.precondition(true, 5.0, 4).unwrap();
+        assert_eq!(overwrite(&mut deep, n, 5), (16.0, 1.0));
+    }
+
+    /// The oracle: a drive filled and overwritten for 8 × its pages is in the steady state;
+    /// the preconditioned drive must write at its WAF and merge rate from the first window on,
+    /// with every log block in use (a fill leaves them all free).
+    #[test]
+    fn log_block_ftls_write_at_the_rate_of_a_drive_overwritten_to_steady_state() {
+        for (kind, logs) in [("bast", 4), ("fast", 4), ("bast", 12), ("fast", 12)] {
+            let mut overwritten = ftl(kind, Some(logs));
+            overwritten.precondition(true, 8.0, 3).unwrap();
+            let n = overwritten.l2p.len() as u64;
+            let (waf, rate) = overwrite(&mut overwritten, 8 * n, 4);
+
+            let mut steady = ftl(kind, Some(logs));
+            let s = steady.reach_steady_state(3, &mut || true).unwrap();
+            steady.check().unwrap();
+            assert!((0..n).all(|lpn| steady.lookup(lpn).is_some()));
+            // Every plane's logs are in use, as overwrites leave them (a fill leaves none).
+            for ps in &steady.planes_state {
+                let in_use = match steady.scheme {
+                    Scheme::Bast => ps.owners.len() as u32,
+                    _ => ps.rw.len() as u32 + 1,
+                };
+                assert_eq!(in_use, logs, "{kind} {logs}");
+            }
+            let first = overwrite(&mut steady, n / 4, 4);
+            let later = overwrite(&mut steady, 8 * n, 5);
+            let near = |x: f64, of: f64, tol: f64| (x - of).abs() <= tol * of;
+            let what = format!(
+                "{kind} {logs}: reference WAF {waf:.3} merges {rate:.4}; reached {s:?}; \
+                 first window {first:?}, later {later:?}"
+            );
+            assert!(
+                near(s.steady.waf, waf, 0.05) && near(s.merges_per_host_page, rate, 0.05),
+                "{what}"
+            );
+            assert!(
+                near(first.0, waf, 0.10) && near(later.0, waf, 0.05),
+                "{what}"
+            );
+            assert!(
+                near(first.1, rate, 0.10) && near(later.1, rate, 0.05),
+                "{what}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_drive_and_a_used_one_is_refused() {
+        let mut a = ftl("fast", Some(4));
+        let mut b = ftl("fast", Some(4));
+        let sa = a.reach_steady_state(7, &mut || true).unwrap();
+        assert_eq!(b.reach_steady_state(7, &mut || true).unwrap(), sa);
+        assert_eq!(a.l2p, b.l2p);
+        assert_eq!(a.erase_count, b.erase_count);
+        let e = a.reach_steady_state(7, &mut || true).unwrap_err();
+        assert!(e.to_string().contains("fresh"), "{e}");
+    }
+}
