@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from rich.console import Console
+
 from conftest import assert_user_error, run_cli
+from ssdlab.cli.table import reliability_table
 from ssdlab.experiments.results import flatten_result
 
 WEAK_ECC = ("--set", "reliability.ecc_correctable_bits=6", "--set", "reliability.rber_fresh=1e-3")
@@ -54,3 +57,37 @@ def test_a_bad_reliability_value_names_the_field() -> None:
         "reliability.read_retry_rber_factor",
         "got 2",
     )
+
+
+def test_a_block_mapped_drive_reports_wear_and_retries(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    proc = run_cli("run", "small-tlc", "--set", 'ftl.kind="bast"', "--set", "ftl.log_blocks=2",
+                   "--set", 'ftl.map_unit="16KiB"', "--set", "ftl.over_provisioning=0.2",
+                   "--rw", "randrw", "--bs", "16KiB", "--io-count", "2000", *WEAK_ECC,
+                   "--json", out)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "endurance and errors" in proc.stdout
+    rel = json.loads(out.read_text())["reliability"]
+    assert rel["reads_retried"] > 0
+    assert rel["percentage_used"] > 0
+    assert "offline_zones" not in rel
+
+
+def test_a_zoned_drive_reports_worn_zones_offline(tmp_path: Path) -> None:
+    job = tmp_path / "zbd.fio"
+    # zns-tlc: 128 zones of 8 MiB; 1.25 drives of sequential writes reset 32 zones.
+    job.write_text("[w]\nrw=write\nbs=128k\niodepth=8\nzonemode=zbd\nnumber_ios=10240\n")
+    out = tmp_path / "r.json"
+    proc = run_cli("run", "zns-tlc", "--fio", job, "--set", "reliability.pe_limit=1",
+                   "--json", out)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    # A fio job file's run writes a list of results, one for each group.
+    rel = json.loads(out.read_text())[0]["reliability"]
+    assert rel["offline_zones"] == 32
+    assert rel["available_spare_percent"] == 75.0
+    # The results table speaks of zones, not of a read-only level in blocks.
+    console = Console(width=200, record=True)
+    console.print(reliability_table(rel))
+    text = console.export_text()
+    assert "32 zones offline" in text
+    assert "read-only below" not in text

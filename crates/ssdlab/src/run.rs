@@ -733,8 +733,7 @@ fn ftl_result(dev: &Device) -> Option<FtlResult> {
 
 /// Wear-out and errors, when the config has `[reliability]`.
 fn reliability_result(dev: &Device) -> Option<ReliabilityResult> {
-    let ftl = dev.ftl();
-    let w = ftl.wear.as_ref()?;
+    let w = dev.backend().wear(dev.ftl())?;
     let fil = &dev.fil().counters;
     let host = dev.host();
     Some(ReliabilityResult {
@@ -744,14 +743,15 @@ fn reliability_result(dev: &Device) -> Option<ReliabilityResult> {
         good_blocks: w.good_blocks,
         min_good_blocks: w.min_good_blocks,
         read_only: w.read_only,
-        percentage_used: ftl.percentage_used(),
-        available_spare_percent: ftl.available_spare_percent(),
+        percentage_used: dev.percentage_used()?,
+        available_spare_percent: dev.available_spare_percent(),
         reads_retried: fil.reads_retried,
         read_retry_steps: fil.read_retry_steps,
         uncorrectable_reads: fil.uncorrectable_reads,
         failed_reads: host.failed_with(Status::Uncorrectable),
         refused_writes_read_only: host.failed_with(Status::ReadOnly),
         refused_writes_no_space: host.failed_with(Status::NoSpace),
+        offline_zones: dev.backend().zoned().and_then(|z| z.offline_zones()),
     })
 }
 

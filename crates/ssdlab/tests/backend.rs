@@ -142,10 +142,24 @@ fn wear_and_read_only_state_come_from_the_back_end() {
         assert_eq!(dev.percentage_used(), None, "{kind:?}: no [reliability]");
         assert_eq!(dev.max_erase_count(), 0, "{kind:?}");
     }
-    // With [reliability], the page FTL's wear model answers.
-    let cfg = config("small-tlc", &["reliability.pe_limit=3000"]);
-    let dev = Device::new(&cfg, 1).unwrap();
-    assert_eq!(dev.percentage_used(), Some(0.0));
+    // With [reliability], the wear model of whoever keeps the blocks answers: the page FTL,
+    // the block-mapped FTL, the zoned firmware (raw NAND and PCM refuse the section).
+    for (kind, cfg) in all() {
+        if matches!(
+            kind,
+            BackendKind::Raw | BackendKind::Pcm | BackendKind::Fusion
+        ) {
+            continue;
+        }
+        let mut cfg = cfg;
+        cfg.reliability = Some(Default::default());
+        let dev = Device::new(&cfg, 1).unwrap();
+        assert_eq!(dev.percentage_used(), Some(0.0), "{kind:?}");
+        assert_eq!(dev.available_spare_percent(), 100.0, "{kind:?}");
+        let w = dev.backend().wear(dev.ftl()).expect("wear figures");
+        assert_eq!(w.pe_limit, 1000, "{kind:?}: TLC's rated cycles");
+        assert!(!w.read_only && !dev.read_only(), "{kind:?}");
+    }
 }
 
 #[test]

@@ -97,12 +97,6 @@ const REFUSED: &[(&str, &str, &[&str], &str)] = &[
     ),
     (
         "backend=zoned",
-        "reliability=on",
-        &["reliability", "ftl.kind = \"none\""],
-        "not modelled: zone wear",
-    ),
-    (
-        "backend=zoned",
         "precondition=*",
         &["precondition", "ftl.kind = \"none\""],
         "physical: the host writes zones in order",
@@ -124,30 +118,6 @@ const REFUSED: &[(&str, &str, &[&str], &str)] = &[
         "mapping=*",
         &["ftl.mapping", "block-mapped"],
         "design: a block map is small enough to keep whole",
-    ),
-    (
-        "backend=block",
-        "reliability=on",
-        &["reliability", "ftl.kind = \"block\""],
-        "not modelled yet (issue 46)",
-    ),
-    (
-        "backend=bast",
-        "reliability=on",
-        &["reliability", "ftl.kind = \"bast\""],
-        "not modelled yet (issue 46)",
-    ),
-    (
-        "backend=fast",
-        "reliability=on",
-        &["reliability", "ftl.kind = \"fast\""],
-        "not modelled yet (issue 46)",
-    ),
-    (
-        "reliability=on",
-        "precondition=steady-state",
-        &["steady-state", "[reliability]"],
-        "not modelled yet (issue 46)",
     ),
     (
         "backend=pcm",

@@ -1,6 +1,9 @@
 //! Endurance and errors (`[reliability]`): blocks retire at their P/E limit until the drive
 //! turns read-only without losing an acknowledged write; weak ECC makes reads retry and fail;
-//! factory bad blocks; and nothing changes without the section.
+//! factory bad blocks; and nothing changes without the section. The same for the block-mapped
+//! FTLs (block, BAST, FAST) and a zoned drive, whose worn zones go offline.
+
+mod common;
 
 use ssdlab::device::{Completion, Device, Driver, Flags, Request, Status};
 use ssdlab::request::Op;
@@ -55,6 +58,24 @@ struct WearOut {
     reads_ok: u64,
     other_failures: Vec<Completion>,
     writes_sent: u64,
+}
+
+impl WearOut {
+    fn new(units: u64) -> WearOut {
+        WearOut {
+            rng: Rng::stream(9, "test"),
+            units,
+            in_flight: BTreeMap::new(),
+            busy: BTreeSet::new(),
+            acked: BTreeSet::new(),
+            read_only: false,
+            reading: false,
+            to_read: Vec::new(),
+            reads_ok: 0,
+            other_failures: Vec::new(),
+            writes_sent: 0,
+        }
+    }
 }
 
 impl WearOut {
@@ -114,20 +135,7 @@ fn a_worn_out_drive_ends_read_only_and_keeps_every_acknowledged_write() {
     let cfg = tiny(&["reliability.pe_limit=4"]);
     let mut dev = Device::new(&cfg, 3).unwrap();
     dev.enable_check();
-    let units = dev.capacity_bytes() / UNIT;
-    let mut d = WearOut {
-        rng: Rng::stream(9, "test"),
-        units,
-        in_flight: BTreeMap::new(),
-        busy: BTreeSet::new(),
-        acked: BTreeSet::new(),
-        read_only: false,
-        reading: false,
-        to_read: Vec::new(),
-        reads_ok: 0,
-        other_failures: Vec::new(),
-        writes_sent: 0,
-    };
+    let mut d = WearOut::new(dev.capacity_bytes() / UNIT);
     d.issue(&mut dev, SimTime::ZERO);
     dev.run(&mut d, u64::MAX, &mut |_, _| true).unwrap();
 
@@ -287,5 +295,413 @@ fn bad_reliability_settings_are_one_line_errors_naming_the_field() {
             .to_string();
         assert!(e.contains(field), "{set}: {e}");
         assert!(!e.contains('\n'), "{set}: {e}");
+    }
+}
+
+/// small-tlc with a block-mapped FTL (`kind`, with `logs` log blocks per plane) on one die of
+/// two planes of 64 blocks of 16 KiB pages, half the space hidden, and `[reliability]` with the
+/// overrides `extra`.
+fn block_mapped(kind: &str, logs: Option<u32>, extra: &[&str]) -> SsdConfig {
+    let mut o: Vec<String> = vec![
+        format!("ftl.kind=\"{kind}\""),
+        "ftl.map_unit=\"16KiB\"".into(),
+        "ftl.over_provisioning=0.5".into(),
+        "nand.channels=1".into(),
+        "nand.dies_per_package=1".into(),
+        "nand.blocks_per_plane=64".into(),
+        "precondition.fill=\"none\"".into(),
+        "precondition.random_overwrite=0.0".into(),
+        "reliability.rber_fresh=1e-8".into(),
+    ];
+    if let Some(n) = logs {
+        o.push(format!("ftl.log_blocks={n}"));
+    }
+    o.extend(extra.iter().map(|s| s.to_string()));
+    SsdConfig::resolve("small-tlc", &o).unwrap()
+}
+
+const BLOCK_MAPPED: [(&str, Option<u32>); 3] =
+    [("block", None), ("bast", Some(2)), ("fast", Some(3))];
+
+/// Wear grows with the writes on every block-mapped FTL, and shows in SMART and the run's
+/// result; the data oracle holds meanwhile, and the same run twice is the same result.
+#[test]
+fn block_mapped_ftls_wear_with_writes_and_report_it() {
+    for (kind, logs) in BLOCK_MAPPED {
+        let cfg = block_mapped(kind, logs, &["reliability.pe_limit=100"]);
+        let mut used = Vec::new();
+        for n in [400, 1600] {
+            let job = format!(
+                "rw = \"randrw\"\nrwmixread = 30\nbs = \"16KiB\"\niodepth = 8\nsize = \"2MiB\"\nio_count = {n}"
+            );
+            let dev = common::run_checked(&cfg, &job, 7, false);
+            let h = dev.backend().block_mapped().unwrap();
+            assert!(h.ftl.counts.erases > 0, "{kind}: no erase");
+            let w = dev.backend().wear(dev.ftl()).expect("wear figures");
+            assert_eq!(w.pe_limit, 100);
+            let pu = dev.percentage_used().expect("percentage used");
+            // Mean erases of the good blocks (those below the limit) over the limit.
+            let good: Vec<u64> = (h.ftl.erase_counts().iter())
+                .filter(|&&e| e < 100)
+                .map(|&e| e as u64)
+                .collect();
+            let mean = good.iter().sum::<u64>() as f64 / good.len() as f64;
+            assert_eq!(w.good_blocks, good.len() as u64, "{kind}");
+            assert!((pu - mean / 100.0 * 100.0).abs() < 1e-9, "{kind}: {pu}");
+            used.push(pu);
+        }
+        assert!(used[1] > used[0], "{kind}: wear did not grow: {used:?}");
+        let job = JobSpec::from_json(
+            r#"{"name":"w","rw":"randwrite","bs":"16KiB","iodepth":8,"size":"2MiB","io_count":1500}"#,
+        )
+        .unwrap();
+        let a = ssdlab::run(&cfg, &job, &common::opts(3), &mut |_, _| true).unwrap();
+        let b = ssdlab::run(&cfg, &job, &common::opts(3), &mut |_, _| true).unwrap();
+        assert_eq!(
+            common::without_wall(&a.result),
+            common::without_wall(&b.result),
+            "{kind}"
+        );
+        let rel = a.result.reliability.as_ref().expect("reliability figures");
+        assert!(rel.percentage_used > 0.0, "{kind}: {rel:?}");
+        // Block mapping copies a block for each of 1,500 overwrites of 2 MiB, which takes the
+        // blocks its merges keep reusing to the limit of 100: they retire, and the spare
+        // shrinks. The log-block FTLs merge far less.
+        assert_eq!(rel.retired_blocks > 0, kind == "block", "{kind}: {rel:?}");
+        assert_eq!(
+            rel.available_spare_percent < 100.0,
+            rel.retired_blocks > 0,
+            "{kind}: {rel:?}"
+        );
+        assert!(!rel.read_only && rel.offline_zones.is_none(), "{kind}");
+    }
+}
+
+/// A block-mapped drive worn to its P/E limit retires blocks until a plane cannot hold its
+/// logical blocks, logs and merges: it turns read-only, SMART says so, and every acknowledged
+/// write still reads back as written.
+#[test]
+fn a_worn_out_block_mapped_drive_ends_read_only_and_keeps_acknowledged_writes() {
+    for (kind, logs) in BLOCK_MAPPED {
+        let cfg = block_mapped(kind, logs, &["reliability.pe_limit=3"]);
+        let mut dev = Device::new(&cfg, 3).unwrap();
+        dev.enable_check();
+        let mut d = WearOut::new(dev.capacity_bytes() / UNIT);
+        d.issue(&mut dev, SimTime::ZERO);
+        dev.run(&mut d, u64::MAX, &mut |_, _| true).unwrap();
+        assert!(
+            d.read_only,
+            "{kind}: never read-only after {} writes",
+            d.writes_sent
+        );
+        assert!(
+            d.other_failures.is_empty(),
+            "{kind}: {:?}",
+            &d.other_failures[..1]
+        );
+        assert!(dev.read_only(), "{kind}");
+        let w = dev.backend().wear(dev.ftl()).unwrap().clone();
+        assert!(w.read_only && w.retired_blocks > 0, "{kind}: {w:?}");
+        assert_eq!(dev.available_spare_percent(), 0.0, "{kind}");
+        assert_eq!(d.reads_ok, d.acked.len() as u64, "{kind}");
+        let check = dev.check().unwrap();
+        assert_eq!(check.first_error, None, "{kind}");
+        let h = dev.backend().block_mapped().unwrap();
+        h.ftl.check().unwrap();
+        assert!(h.ftl.erase_counts().iter().all(|&e| e <= 3), "{kind}");
+        // From then on writes and trims are refused and change nothing; reads still work.
+        let lpn = *d.acked.iter().next().unwrap();
+        let page = 16384;
+        let at = lpn * UNIT / page * page;
+        assert_eq!(
+            one(&mut dev, Op::Trim, at, page),
+            Status::ReadOnly,
+            "{kind}"
+        );
+        assert_eq!(
+            one(&mut dev, Op::Write, at, page),
+            Status::ReadOnly,
+            "{kind}"
+        );
+        assert!(dev.is_mapped(lpn * UNIT / page), "{kind}");
+        assert_eq!(
+            one(&mut dev, Op::Read, lpn * UNIT, UNIT),
+            Status::Ok,
+            "{kind}"
+        );
+        assert_eq!(dev.check().unwrap().first_error, None, "{kind}");
+    }
+}
+
+/// Weak ECC makes a block-mapped drive's reads retry, and slower.
+#[test]
+fn block_mapped_reads_retry_through_the_error_model() {
+    let job = JobSpec::from_json(
+        r#"{"name":"r","rw":"randread","bs":"16KiB","iodepth":1,"size":"2MiB","io_count":500}"#,
+    )
+    .unwrap();
+    for (kind, logs) in BLOCK_MAPPED {
+        let seq = ["precondition.fill=\"sequential\""];
+        let healthy = block_mapped(kind, logs, &seq);
+        let weak = block_mapped(
+            kind,
+            logs,
+            &[
+                seq[0],
+                "reliability.ecc_correctable_bits=4",
+                "reliability.rber_fresh=1e-3",
+            ],
+        );
+        let run = |cfg: &SsdConfig| {
+            ssdlab::run(cfg, &job, &common::opts(5), &mut |_, _| true)
+                .unwrap()
+                .result
+        };
+        let (h, w) = (run(&healthy), run(&weak));
+        let (hr, wr) = (
+            h.reliability.as_ref().unwrap(),
+            w.reliability.as_ref().unwrap(),
+        );
+        assert_eq!(hr.reads_retried, 0, "{kind}");
+        assert!(wr.reads_retried > 450, "{kind}: {wr:?}");
+        assert!(
+            w.ops["read"].latency_us.mean > h.ops["read"].latency_us.mean + 50.0,
+            "{kind}"
+        );
+    }
+}
+
+/// zns-tlc (128 zones of 8 MiB striped over 16 planes) with `[reliability]` and `extra`.
+fn zoned(extra: &[&str]) -> SsdConfig {
+    let mut o: Vec<String> = vec!["reliability.rber_fresh=1e-8".into()];
+    o.extend(extra.iter().map(|s| s.to_string()));
+    SsdConfig::resolve("zns-tlc", &o).unwrap()
+}
+
+fn zbd_writes(cfg: &SsdConfig, drives: f64) -> ssdlab::stats::result::RunResult {
+    let n = (cfg.logical_bytes() as f64 / (128 << 10) as f64 * drives) as u64;
+    let job = JobSpec::from_json(&format!(
+        r#"{{"rw":"write","bs":"128KiB","iodepth":8,"zonemode":"zbd","io_count":{n}}}"#
+    ))
+    .unwrap();
+    ssdlab::run(cfg, &job, &common::opts(1), &mut |_, _| true)
+        .unwrap()
+        .result
+}
+
+/// A zoned drive's blocks wear as resets erase them: SMART's Percentage Used follows the
+/// erases, and the same run twice is the same result.
+#[test]
+fn a_zoned_drive_wears_as_its_zones_are_reset() {
+    let cfg = zoned(&["reliability.pe_limit=100"]);
+    let once = zbd_writes(&cfg, 1.25);
+    let twice = zbd_writes(&cfg, 2.25);
+    let used =
+        |r: &ssdlab::stats::result::RunResult| r.reliability.as_ref().unwrap().percentage_used;
+    // 32 resets of 16 blocks of 2,048: 0.25 erases a block on average, of 100.
+    assert!((used(&once) - 0.25).abs() < 1e-9, "{}", used(&once));
+    assert!((used(&twice) - 1.25).abs() < 1e-9, "{}", used(&twice));
+    let rel = once.reliability.as_ref().unwrap();
+    assert_eq!(rel.offline_zones, Some(0));
+    assert_eq!(rel.available_spare_percent, 100.0);
+    assert!(once.device.zones.as_ref().unwrap().errors.is_empty());
+    let again = zbd_writes(&cfg, 1.25);
+    assert_eq!(common::without_wall(&once), common::without_wall(&again));
+}
+
+/// A reset that wears a zone's block out takes the zone offline: its capacity leaves the
+/// drive (Available Spare counts the zones left), and writes to it are refused as offline.
+#[test]
+fn a_worn_zone_goes_offline() {
+    let cfg = zoned(&["reliability.pe_limit=1"]);
+    let r = zbd_writes(&cfg, 1.25);
+    let rel = r.reliability.as_ref().unwrap();
+    let z = r.device.zones.as_ref().unwrap();
+    assert_eq!(z.resets, 32);
+    // Each reset brought its zone's 16 blocks to the limit of 1.
+    assert_eq!(rel.offline_zones, Some(32));
+    assert_eq!(rel.retired_blocks, 32 * 16);
+    assert_eq!(rel.available_spare_percent, 75.0);
+    assert!(!rel.read_only);
+    // Every zone reset once and offline: none is left to write.
+    let mut dev = Device::new(&cfg, 1).unwrap();
+    let zone = 8u64 << 20;
+    for zi in 0..128u64 {
+        for (op, len) in [(Op::Write, 4096), (Op::ZoneReset, 0)] {
+            let now = dev.now();
+            let rq = Request {
+                op,
+                offset: zi * zone,
+                len,
+                queue: 0,
+                flags: Flags::NONE,
+                arrival: now,
+            };
+            dev.submit(now, rq).unwrap();
+            let done = dev.run_to_idle().unwrap();
+            assert_eq!(done[0].2, Status::Ok, "zone {zi} {op:?}");
+        }
+    }
+    assert!(dev.read_only());
+    assert_eq!(dev.available_spare_percent(), 0.0);
+    let now = dev.now();
+    let rq = Request {
+        op: Op::Read,
+        offset: 0,
+        len: 4096,
+        queue: 0,
+        flags: Flags::NONE,
+        arrival: now,
+    };
+    dev.submit(now, rq).unwrap();
+    assert_eq!(dev.run_to_idle().unwrap()[0].2, Status::ZoneOffline);
+}
+
+/// Weak ECC makes a zoned drive's reads retry; factory bad blocks take their zones offline
+/// from the start.
+#[test]
+fn zoned_reads_retry_and_factory_bad_blocks_take_zones_offline() {
+    let fill = zoned(&[
+        "reliability.ecc_correctable_bits=4",
+        "reliability.rber_fresh=1e-3",
+    ]);
+    let mut dev = Device::new(&fill, 1).unwrap();
+    let now = dev.now();
+    let rq = Request {
+        op: Op::Write,
+        offset: 0,
+        len: 1 << 20,
+        queue: 0,
+        flags: Flags::NONE,
+        arrival: now,
+    };
+    dev.submit(now, rq).unwrap();
+    dev.run_to_idle().unwrap();
+    for i in 0..64u64 {
+        let now = dev.now();
+        let rq = Request {
+            op: Op::Read,
+            offset: i * 16384,
+            len: 4096,
+            queue: 0,
+            flags: Flags::NONE,
+            arrival: now,
+        };
+        dev.submit(now, rq).unwrap();
+        assert_eq!(dev.run_to_idle().unwrap()[0].2, Status::Ok);
+    }
+    assert!(
+        dev.fil().counters.reads_retried >= 60,
+        "{}",
+        dev.fil().counters.reads_retried
+    );
+
+    let bad = zoned(&["reliability.factory_bad_block_rate=0.002"]);
+    let dev = Device::new(&bad, 1).unwrap();
+    let w = dev.backend().wear(dev.ftl()).unwrap();
+    let z = dev.backend().zoned().unwrap();
+    let offline = z.offline_zones().unwrap();
+    assert!(w.factory_bad_blocks > 0 && offline > 0 && offline as u64 <= w.factory_bad_blocks);
+    assert_eq!(
+        dev.available_spare_percent(),
+        100.0,
+        "factory losses are not spare used"
+    );
+}
+
+/// One request on an idle device; its status.
+fn one(dev: &mut Device, op: Op, offset: u64, len: u64) -> Status {
+    let now = dev.now();
+    let rq = Request {
+        op,
+        offset,
+        len,
+        queue: 0,
+        flags: Flags::NONE,
+        arrival: now,
+    };
+    dev.submit(now, rq).unwrap();
+    dev.run_to_idle().unwrap()[0].2
+}
+
+/// The error model reads each block's own wear on the back ends that keep their blocks: with
+/// errors that come from wear alone, reads of worn blocks retry and reads of fresh ones do not.
+#[test]
+fn worn_blocks_read_worse_than_fresh_ones_on_block_mapped_and_zoned_drives() {
+    // The raw bit-error rate is 1e-2 × (erases ÷ 100): 0 fresh, 5e-3 after 50 erases, against
+    // ECC of 4 bits per 1 KiB (a mean of 41 errors a codeword fails every first decode).
+    let wear_only = [
+        "reliability.pe_limit=100",
+        "reliability.rber_fresh=0.0",
+        "reliability.rber_wear=1e-2",
+        "reliability.wear_exponent=1.0",
+        "reliability.ecc_correctable_bits=4",
+    ];
+    let zone = 8u64 << 20;
+    let mut dev = Device::new(&zoned(&wear_only), 1).unwrap();
+    for _ in 0..50 {
+        assert_eq!(one(&mut dev, Op::Write, 0, 1 << 20), Status::Ok);
+        assert_eq!(one(&mut dev, Op::ZoneReset, 0, 0), Status::Ok);
+    }
+    one(&mut dev, Op::Write, 0, 1 << 20);
+    one(&mut dev, Op::Write, zone, 1 << 20);
+    let retried = |dev: &Device| dev.fil().counters.reads_retried;
+    for i in 0..32u64 {
+        assert_eq!(one(&mut dev, Op::Read, zone + i * 16384, 4096), Status::Ok);
+    }
+    assert_eq!(retried(&dev), 0, "zone 1 is fresh");
+    for i in 0..32u64 {
+        assert_eq!(one(&mut dev, Op::Read, i * 16384, 4096), Status::Ok);
+    }
+    assert_eq!(retried(&dev), 32, "zone 0's blocks were erased 50 times");
+
+    for (kind, logs) in BLOCK_MAPPED {
+        let mut dev = Device::new(&block_mapped(kind, logs, &wear_only), 1).unwrap();
+        let page = 16384u64;
+        // Logical block 1 (plane 1) is written once; pages of logical block 0 (plane 0) again
+        // and again, so merges erase plane 0's blocks.
+        one(&mut dev, Op::Write, 256 * page, 256 * page);
+        for round in 0..2000u64 {
+            one(&mut dev, Op::Write, (round * 7 % 256) * page, page);
+        }
+        let pu = dev.percentage_used().unwrap();
+        assert!(pu > 0.0, "{kind}");
+        let before = retried(&dev);
+        for i in 0..16u64 {
+            assert_eq!(one(&mut dev, Op::Read, (256 + i) * page, page), Status::Ok);
+        }
+        assert_eq!(
+            retried(&dev),
+            before,
+            "{kind}: logical block 1's block is fresh"
+        );
+        let erases = dev
+            .backend()
+            .block_mapped()
+            .unwrap()
+            .ftl
+            .erase_counts()
+            .to_vec();
+        let worn = (0..256u64)
+            .filter(|&l| {
+                let pun = dev.backend().block_mapped().unwrap().ftl.lookup(l).unwrap();
+                // At 10 erases the rate is 1e-3: 8.2 errors a codeword on average, and one of
+                // a page's 16 codewords fails its first decode all but surely.
+                erases[(pun / 256) as usize] >= 10
+            })
+            .count() as u64;
+        for l in 0..256u64 {
+            assert_eq!(
+                one(&mut dev, Op::Read, l * page, page),
+                Status::Ok,
+                "{kind}"
+            );
+        }
+        assert!(worn > 0, "{kind}: no page on a worn block");
+        assert!(
+            retried(&dev) - before >= worn,
+            "{kind}: {} of {worn}",
+            retried(&dev) - before
+        );
     }
 }

@@ -432,11 +432,19 @@ def reliability_table(rel: Mapping[str, Any]) -> Table:
         f"{fmt_float(rel.get('percentage_used'), 1)} %",
         f"mean erases of the good blocks against the P/E limit of {fmt_int(rel.get('pe_limit'))}",
     )
+    offline = rel.get("offline_zones")
+    if offline is None:
+        spare = (
+            f"{fmt_int(rel.get('good_blocks'))} good blocks, read-only below"
+            f" {fmt_int(rel.get('min_good_blocks'))}"
+        )
+    else:
+        # A zoned drive keeps no spare blocks: a worn zone goes offline with its capacity.
+        spare = f"usable zones against those at the start; {fmt_int(offline)} zones offline"
     table.add_row(
         "available spare",
         f"{fmt_float(rel.get('available_spare_percent'), 1)} %",
-        f"{fmt_int(rel.get('good_blocks'))} good blocks, read-only below"
-        f" {fmt_int(rel.get('min_good_blocks'))}; {fmt_int(rel.get('retired_blocks'))} retired,"
+        f"{spare}; {fmt_int(rel.get('retired_blocks'))} retired,"
         f" {fmt_int(rel.get('factory_bad_blocks'))} bad from the factory",
     )
     table.add_row("read-only", "yes" if rel.get("read_only") else "no", "")

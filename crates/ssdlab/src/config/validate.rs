@@ -607,12 +607,6 @@ impl SsdConfig {
                 ),
             );
         }
-        if self.reliability.is_some() {
-            return err(
-                "reliability",
-                format!("not modelled with ftl.kind = \"{name}\" (wear and errors work through the page FTL); remove [reliability]"),
-            );
-        }
         let logs = logs.unwrap_or(0);
         // Logical block L lives on plane L mod planes (`ftl/hybrid.rs`).
         let need = self
@@ -645,7 +639,7 @@ impl SsdConfig {
                 "[reliability] models NAND wear and errors; a PCM-only device has its endurance in [pcm]".into(),
             );
         }
-        if self.ftl.kind == FtlKind::None {
+        if self.ftl.kind == FtlKind::None && self.zns.is_none() {
             return err(
                 "pe_limit",
                 "the reliability model works through the device FTL (bad-block retirement, read-only mode); a raw device (ftl.kind = \"none\") leaves that to its driver".into(),
@@ -1172,8 +1166,6 @@ impl SsdConfig {
                         format!("ftl.kind = \"{}\"", self.ftl.kind.name())
                     }
                 ))
-            } else if self.reliability.is_some() {
-                Some("[reliability] (blocks would retire unevenly across planes)".to_string())
             } else {
                 None
             };
@@ -1183,7 +1175,7 @@ impl SsdConfig {
                     format!(
                         "got \"steady-state\" with {why}, expected \"sequential\" or \"none\" \
                          (steady-state preconditioning is for the page-mapping FTL with one write \
-                         stream and no [reliability]; precondition.random_overwrite ages any FTL)"
+                         stream; precondition.random_overwrite ages any FTL)"
                     ),
                 );
             }
@@ -1292,16 +1284,10 @@ mod tests {
     fn steady_state_preconditioning_refuses_what_its_model_plane_cannot_stand_for() {
         let steady = "precondition.fill=\"steady-state\"";
         let page = "ftl.map_unit=\"16KiB\"";
-        let cases: [(&[&str], &str); 2] = [
-            (
-                &[steady, "ftl.streams=2"],
-                "got \"steady-state\" with ftl.streams = 2",
-            ),
-            (
-                &[steady, "reliability.pe_limit=3000"],
-                "got \"steady-state\" with [reliability]",
-            ),
-        ];
+        let cases: [(&[&str], &str); 1] = [(
+            &[steady, "ftl.streams=2"],
+            "got \"steady-state\" with ftl.streams = 2",
+        )];
         for (ov, want) in cases {
             let e = err(ov);
             assert!(

@@ -19,7 +19,7 @@ use super::pcm::PcmCtrl;
 use super::raw::RawNand;
 use super::zoned::ZonedNand;
 use crate::config::{BackendKind, SsdConfig};
-use crate::ftl::Ftl;
+use crate::ftl::{Ftl, Wear};
 use crate::media::nand::Geometry;
 use crate::stats::result::{MergeResult, Spread, ZoneResult};
 
@@ -59,8 +59,9 @@ pub struct BackendFigures {
 }
 
 impl Backend {
-    /// The back end `cfg` names, over the NAND geometry `geo`.
-    pub fn new(cfg: &SsdConfig, geo: &Geometry) -> Backend {
+    /// The back end `cfg` names, over the NAND geometry `geo`; `seed` draws what the device is
+    /// built with (factory bad blocks).
+    pub fn new(cfg: &SsdConfig, geo: &Geometry, seed: u64) -> Backend {
         let pcm = || {
             PcmCtrl::new(
                 cfg.pcm.as_ref().expect("a PCM back end has [pcm]"),
@@ -70,14 +71,14 @@ impl Backend {
         match cfg.backend_kind() {
             BackendKind::Page => Backend::Page,
             BackendKind::Cached => Backend::Cached,
-            BackendKind::BlockMapped => Backend::BlockMapped(HybridCtrl::new(cfg, geo)),
+            BackendKind::BlockMapped => Backend::BlockMapped(HybridCtrl::new(cfg, geo, seed)),
             BackendKind::Raw => Backend::Raw(RawNand::new(geo)),
             BackendKind::Pcm => Backend::Pcm(pcm()),
             BackendKind::Fusion => Backend::Fusion {
                 raw: RawNand::new(geo),
                 pcm: pcm(),
             },
-            BackendKind::Zoned => Backend::Zoned(ZonedNand::new(cfg, geo)),
+            BackendKind::Zoned => Backend::Zoned(ZonedNand::new(cfg, geo, seed)),
         }
     }
 
@@ -167,12 +168,23 @@ impl Backend {
         }
     }
 
-    /// Whether the device has worn out and takes no more writes (`[reliability]`, which only
-    /// the page FTL models).
+    /// Whether the device has worn out and takes no more writes (`[reliability]`).
     pub fn read_only(&self, ftl: &Ftl) -> bool {
         match self {
             Backend::Page | Backend::Cached => ftl.read_only(),
+            Backend::BlockMapped(h) => h.ftl.read_only(),
+            Backend::Zoned(z) => z.read_only(),
             _ => false,
+        }
+    }
+
+    /// Wear-out figures, where the back end models wear (`[reliability]`).
+    pub fn wear<'a>(&'a self, ftl: &'a Ftl) -> Option<&'a Wear> {
+        match self {
+            Backend::Page | Backend::Cached => ftl.wear.as_ref(),
+            Backend::BlockMapped(h) => h.ftl.wear(),
+            Backend::Zoned(z) => z.wear(),
+            _ => None,
         }
     }
 
@@ -181,15 +193,19 @@ impl Backend {
     pub fn available_spare_percent(&self, ftl: &Ftl) -> f64 {
         match self {
             Backend::Page | Backend::Cached => ftl.available_spare_percent(),
+            Backend::BlockMapped(h) => h.ftl.available_spare_percent(),
+            Backend::Zoned(z) => z.available_spare_percent(),
             _ => 100.0,
         }
     }
 
     /// Mean wear of the good blocks against their P/E limit, in percent, where the back end
-    /// models wear (the page FTL with `[reliability]`).
+    /// models wear (`[reliability]`).
     pub fn percentage_used(&self, ftl: &Ftl) -> Option<f64> {
         match self {
             Backend::Page | Backend::Cached => ftl.wear.is_some().then(|| ftl.percentage_used()),
+            Backend::BlockMapped(h) => h.ftl.percentage_used(),
+            Backend::Zoned(z) => z.percentage_used(),
             _ => None,
         }
     }

@@ -73,7 +73,8 @@ pub struct Txn {
     pub plane: u32,
     /// Bytes of this unit that go to or come from the host.
     pub host_bytes: u32,
-    /// Epoch of the destination block when the transaction was made.
+    /// Epoch of the destination block when the transaction was made. A block-mapped FTL's
+    /// transactions and a zoned drive's reads carry the block's erase count here.
     pub epoch: u32,
     /// Host reads and writes: the logical unit (for the cache buffer).
     pub aux: u32,
@@ -167,6 +168,8 @@ pub struct Fil {
     gc_multiplane: bool,
     /// Read errors and read retry, with `[reliability]`.
     errors: Option<ErrorModel>,
+    /// Read transactions carry their block's erase count (see [`Fil::set_error_model`]).
+    wear_in_txn: bool,
     /// Read transactions that could not be decoded, until the HIL has heard of them.
     failed: Vec<u32>,
     /// Per plane, the page its page register holds as sensed (a global page id), or `NONE`
@@ -196,6 +199,7 @@ impl Fil {
             copyback: cfg.ftl.gc.copyback,
             gc_multiplane: cfg.nand.multiplane && cfg.ftl.gc.multiplane_copies,
             errors: None,
+            wear_in_txn: false,
             failed: Vec::new(),
             registers: vec![NONE; geo.planes() as usize],
             scheduler: cfg.controller.scheduling().0,
@@ -205,9 +209,13 @@ impl Fil {
         }
     }
 
-    /// Reads decode through `model`: some need read-retry steps, some fail.
-    pub fn set_error_model(&mut self, model: ErrorModel) {
+    /// Reads decode through `model`: some need read-retry steps, some fail. A block's wear is
+    /// its erase count in the page FTL's records, or with `wear_in_txn` the one the read
+    /// transaction carries in its `epoch` (a back end that keeps its own blocks' records: a
+    /// block-mapped FTL, a zoned drive).
+    pub fn set_error_model(&mut self, model: ErrorModel, wear_in_txn: bool) {
         self.errors = Some(model);
+        self.wear_in_txn = wear_in_txn;
     }
 
     /// Whether read transaction `txn` could not be decoded (asked once, as it finishes).
@@ -236,12 +244,17 @@ impl Fil {
         let first = die * self.geo.planes_per_die;
         let hits = self.dies[die as usize].hit_planes;
         for &t in op {
-            let Txn { pun, plane, .. } = *self.txns.get(t);
+            let Txn {
+                pun, plane, epoch, ..
+            } = *self.txns.get(t);
             if hits & plane_bit(plane - first) != 0 {
                 // Decoded from the register's data when it was sensed: the same bits again.
                 continue;
             }
-            let erase_count = ftl.blocks()[self.geo.block_of_unit(pun) as usize].erase_count;
+            let erase_count = match self.wear_in_txn {
+                true => epoch,
+                false => ftl.blocks()[self.geo.block_of_unit(pun) as usize].erase_count,
+            };
             let n = match m.read(erase_count) {
                 ReadOutcome::Decoded { retries } => retries,
                 ReadOutcome::Uncorrectable => {

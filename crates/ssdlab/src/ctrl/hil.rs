@@ -211,7 +211,12 @@ impl Hil {
             // With `skip_media` the firmware answers reads at once, whatever the FTL.
             Op::Read if !self.skip_media => h.read(now, cmd, up, flash, &mut self.counters, cache),
             Op::Trim => {
-                h.trim(offset, len, flash, cache);
+                if h.ftl.read_only() {
+                    // As on the page FTL: a worn-out drive changes nothing.
+                    up.cmds.get_mut(cmd).status = Status::ReadOnly;
+                } else {
+                    h.trim(offset, len, flash, cache);
+                }
                 up.complete(now, cmd);
                 Ok(())
             }
@@ -431,13 +436,10 @@ impl Hil {
                     if z.is_programmed(lba) {
                         txns += 1;
                         let pun = z.unit_of(lba);
-                        let t = flash.fil.add_txn(self.read_txn(
-                            TxnKind::HostRead,
-                            cmd,
-                            pun,
-                            covered as u32,
-                            lba,
-                        ));
+                        let mut t = self.read_txn(TxnKind::HostRead, cmd, pun, covered as u32, lba);
+                        // The block's wear, for the read error model (`Fil::set_error_model`).
+                        t.epoch = z.erase_counts()[self.geo.block_of_unit(pun) as usize];
+                        let t = flash.fil.add_txn(t);
                         flash.fil.enqueue(now, t, Queue::HostRead, flash.ftl, up.q);
                     } else {
                         // Never written since the zone's reset (or past a finish): zeros.
@@ -811,6 +813,12 @@ impl Hil {
         flash: &mut FlashPort,
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
+        if h.ftl.read_only() {
+            // A worn-out drive takes nothing new, into its buffer or onto NAND.
+            up.cmds.get_mut(cmd).status = Status::ReadOnly;
+            up.complete(now, cmd);
+            return Ok(());
+        }
         match cache {
             Some(bm) if bm.write_back() && up.cmds.get(cmd).status == Status::Ok => {
                 bm.write(now, cmd, up, &mut flash.with_blocks(h))

@@ -18,7 +18,7 @@ use crate::config::SsdConfig;
 use crate::error::Result;
 use crate::event::Event;
 use crate::ftl::hybrid::{Hybrid, NandOp};
-use crate::ftl::{Ftl, NONE};
+use crate::ftl::{Ftl, Refusal, NONE};
 use crate::iface::HostPort;
 use crate::media::nand::Geometry;
 use crate::request::Status;
@@ -33,14 +33,24 @@ pub struct HybridCtrl {
 }
 
 impl HybridCtrl {
-    pub fn new(cfg: &SsdConfig, geo: &Geometry) -> HybridCtrl {
+    /// The FTL `cfg` names over `geo`; with `[reliability]`, its factory bad blocks are drawn
+    /// from `seed`.
+    pub fn new(cfg: &SsdConfig, geo: &Geometry, seed: u64) -> HybridCtrl {
+        let mut ftl = Hybrid::new(
+            geo,
+            cfg.ftl.kind,
+            cfg.logical_units(),
+            cfg.ftl.log_blocks.unwrap_or(0),
+        );
+        if let Some(r) = &cfg.reliability {
+            ftl.start_wear(
+                r.pe_limit_for(cfg.nand.cell),
+                r.factory_bad_block_rate,
+                seed,
+            );
+        }
         HybridCtrl {
-            ftl: Hybrid::new(
-                geo,
-                cfg.ftl.kind,
-                cfg.logical_units(),
-                cfg.ftl.log_blocks.unwrap_or(0),
-            ),
+            ftl,
             geo: geo.clone(),
             ops: Vec::new(),
         }
@@ -199,9 +209,17 @@ impl HybridCtrl {
         let upb = self.geo.units_per_block();
         let mut ops = std::mem::take(&mut self.ops);
         let mut total = 0u32;
+        let mut refused = None;
         for (lpn, covered) in units_of(self.geo.unit_bytes, offset, len) {
             ops.clear();
-            self.ftl.write(lpn, &mut ops)?;
+            if let Err(refusal) = self.ftl.write_checked(lpn, &mut ops)? {
+                // The pages placed so far still program, and so does the merge work listed
+                // before the refusal; this page and the rest keep their old data.
+                refused = Some(match refusal {
+                    Refusal::ReadOnly => Status::ReadOnly,
+                    Refusal::NoSpace => Status::NoSpace,
+                });
+            }
             for &op in &ops {
                 let t = match op {
                     NandOp::Copy { from, to } => {
@@ -225,10 +243,20 @@ impl HybridCtrl {
                 let t = flash.fil.add_txn(t);
                 flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
             }
+            if refused.is_some() {
+                break;
+            }
         }
         self.ops = ops;
         // No transaction ends before an event is handled: the count is complete in time.
-        up.cmds.get_mut(cmd).txns_left = total;
+        let c = up.cmds.get_mut(cmd);
+        c.txns_left = total;
+        if let Some(status) = refused {
+            c.status = status;
+            if total == 0 {
+                up.complete(now, cmd);
+            }
+        }
         Ok(())
     }
 

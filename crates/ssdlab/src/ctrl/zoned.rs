@@ -11,11 +11,20 @@
 //! `p mod S` of its set (S planes; slots go round the channels first, then the dies, then a
 //! die's planes), at row `p / S`, that is block `row / pages_per_block` of its k and page
 //! `row mod pages_per_block` in it. Each block's pages are thus programmed in order.
+//!
+//! With `[reliability]` a zone's blocks wear as its resets erase them. A zone has no spare
+//! blocks to swap in: when a reset brings one of its blocks to the P/E limit, or one of them
+//! was bad from the factory, the zone goes Offline (NVMe Zoned Namespace Command Set 1.1, zone
+//! state ZSO: neither read nor written; the reset has just given up its data, so Read Only,
+//! ZSRO, would keep nothing readable). The drive's capacity shrinks by the zone; it turns
+//! read-only when no zone is left to write.
 
-use super::zones::Zones;
+use super::zones::{ZoneState, Zones};
 use crate::config::{FinishMode, SsdConfig, ZoneLayout};
+use crate::ftl::Wear;
 use crate::media::nand::Geometry;
 use crate::sim::divisor::Divisor;
+use crate::sim::Rng;
 
 /// What the zoned firmware counts beside the state machine's counters.
 #[derive(Clone, Debug, Default)]
@@ -45,6 +54,11 @@ pub struct ZonedNand {
     programmed: Vec<u64>,
     erase_count: Vec<u32>,
     pub counters: ZonedCounters,
+    /// Wear-out, with `[reliability]`: the page FTL's figures ([`Wear`]; `min_good_blocks` is
+    /// 0, a zoned drive has no read-only level in blocks) and the retired blocks.
+    wear: Option<(Wear, Vec<bool>)>,
+    /// Zones usable when the drive was built (not offline for a factory bad block).
+    start_zones: u32,
     /// The divisions of [`ZonedNand::unit_of`], once per logical block written or read (the
     /// zone's is the zones'): a page's units, a set's planes, a block's pages, the groups of
     /// planes.
@@ -56,7 +70,8 @@ pub struct ZonedNand {
 
 impl ZonedNand {
     /// The zones `cfg.zns` cuts the NAND of `geo` into (a validated config).
-    pub fn new(cfg: &SsdConfig, geo: &Geometry) -> ZonedNand {
+    /// With `[reliability]`, factory bad blocks are drawn from `seed`.
+    pub fn new(cfg: &SsdConfig, geo: &Geometry, seed: u64) -> ZonedNand {
         let z = cfg.zns.as_ref().expect("a zoned drive has [zns]");
         let unit = geo.unit_bytes;
         let set_planes = z.set_planes(&cfg.nand) as u32;
@@ -75,7 +90,7 @@ impl ZonedNand {
             })
             .collect();
         let count = groups * (geo.blocks_per_plane / blocks_per_plane);
-        ZonedNand {
+        let mut z = ZonedNand {
             zones: Zones::new(
                 count,
                 z.zone_size.0 / unit,
@@ -95,7 +110,111 @@ impl ZonedNand {
             div_set: Divisor::new(set_planes as u64),
             div_block: Divisor::new(geo.pages_per_block as u64),
             div_groups: Divisor::new(groups as u64),
+            wear: None,
+            start_zones: count,
+        };
+        if let Some(r) = &cfg.reliability {
+            z.start_wear(
+                r.pe_limit_for(cfg.nand.cell),
+                r.factory_bad_block_rate,
+                seed,
+            );
         }
+        z
+    }
+
+    /// `[reliability]`: each block is bad from the factory with probability
+    /// `factory_bad_block_rate` (the page FTL's random stream and block order); a zone holding
+    /// one starts offline.
+    fn start_wear(&mut self, pe_limit: u32, factory_bad_block_rate: f64, seed: u64) {
+        let blocks = self.erase_count.len();
+        let mut bad = vec![false; blocks];
+        if factory_bad_block_rate > 0.0 {
+            let mut rng = Rng::stream(seed, "nand.factory_bad_blocks");
+            for b in bad.iter_mut() {
+                *b = rng.unit_f64() < factory_bad_block_rate;
+            }
+        }
+        let factory_bad = bad.iter().filter(|&&x| x).count() as u64;
+        for zone in 0..self.zones.count() {
+            if self.zone_blocks(zone, u64::MAX).any(|b| bad[b as usize]) {
+                self.zones.make_offline(zone);
+            }
+        }
+        self.start_zones = self.zones.count() - self.zones.count_in(ZoneState::Offline);
+        let wear = Wear {
+            pe_limit,
+            factory_bad_blocks: factory_bad,
+            retired_blocks: 0,
+            good_blocks: blocks as u64 - factory_bad,
+            min_good_blocks: 0,
+            read_only: self.start_zones == 0,
+        };
+        self.wear = Some((wear, bad));
+    }
+
+    /// The blocks of `zone` that hold its first `pages` pages (in zone order), each once.
+    fn zone_blocks(&self, zone: u32, pages: u64) -> impl Iterator<Item = u32> + '_ {
+        let s = self.set_planes as u64;
+        let ppb = self.geo.pages_per_block as u64;
+        let zl = self.zones.zone_lbas();
+        let upp = self.geo.units_per_page as u64;
+        // Pages past the zone's capacity are never written.
+        let pages = pages.min(self.zones.cap_lbas().div_ceil(upp));
+        (0..self.blocks_per_plane as u64).flat_map(move |layer| {
+            (0..s).filter_map(move |slot| {
+                // The block's first page in zone order.
+                let first = layer * ppb * s + slot;
+                (first < pages).then(|| {
+                    let lba = zone as u64 * zl + first * upp;
+                    self.geo.block_of_unit(self.unit_of(lba))
+                })
+            })
+        })
+    }
+
+    /// The wear-out figures, with `[reliability]`.
+    pub fn wear(&self) -> Option<&Wear> {
+        self.wear.as_ref().map(|(w, _)| w)
+    }
+
+    /// Zones offline for worn or factory bad blocks, with `[reliability]`.
+    pub fn offline_zones(&self) -> Option<u32> {
+        self.wear
+            .as_ref()
+            .map(|_| self.zones.count_in(ZoneState::Offline))
+    }
+
+    /// No zone is left to write: the drive wore out.
+    pub fn read_only(&self) -> bool {
+        self.wear.as_ref().is_some_and(|(w, _)| w.read_only)
+    }
+
+    /// Mean erase count of the good blocks against the P/E limit, in percent (SMART's
+    /// Percentage Used), with `[reliability]`.
+    pub fn percentage_used(&self) -> Option<f64> {
+        let (w, bad) = self.wear.as_ref()?;
+        let (n, sum) = self
+            .erase_count
+            .iter()
+            .zip(bad)
+            .filter(|(_, &b)| !b)
+            .fold((0u64, 0u64), |(n, s), (&e, _)| (n + 1, s + e as u64));
+        if n == 0 {
+            return Some(100.0);
+        }
+        Some(sum as f64 / n as f64 / w.pe_limit as f64 * 100.0)
+    }
+
+    /// The zones still usable against those the drive was built with, in percent: a zoned
+    /// drive keeps no spare blocks, a worn zone leaves and its capacity with it (SMART's
+    /// Available Spare; 100 without `[reliability]`).
+    pub fn available_spare_percent(&self) -> f64 {
+        if self.wear.is_none() || self.start_zones == 0 {
+            return if self.wear.is_none() { 100.0 } else { 0.0 };
+        }
+        let usable = self.zones.count() - self.zones.count_in(ZoneState::Offline);
+        usable as f64 / self.start_zones as f64 * 100.0
     }
 
     /// The physical unit (as `media::nand::Geometry` numbers them) of logical block `lba`.
@@ -134,26 +253,30 @@ impl ZonedNand {
 
     /// The blocks of `zone` that hold programmed pages (those a reset erases), and forget its
     /// data: its blocks are erased from now on.
+    /// With `[reliability]`, a block the erase brings to its P/E limit retires, and the zone
+    /// goes offline.
     pub fn reset_blocks(&mut self, zone: u32) -> Vec<u32> {
         let pages = self.programmed[zone as usize].div_ceil(self.geo.units_per_page as u64);
         self.programmed[zone as usize] = 0;
-        let s = self.set_planes as u64;
-        let ppb = self.geo.pages_per_block as u64;
-        let zl = self.zones.zone_lbas();
-        let upp = self.geo.units_per_page as u64;
-        let mut blocks = Vec::new();
-        for layer in 0..self.blocks_per_plane as u64 {
-            for slot in 0..s {
-                // The block's first page in zone order.
-                let first = layer * ppb * s + slot;
-                if first < pages {
-                    let lba = zone as u64 * zl + first * upp;
-                    blocks.push(self.geo.block_of_unit(self.unit_of(lba)));
+        let blocks: Vec<u32> = self.zone_blocks(zone, pages).collect();
+        let mut worn = false;
+        for &b in &blocks {
+            self.erase_count[b as usize] += 1;
+            if let Some((w, bad)) = self.wear.as_mut() {
+                if self.erase_count[b as usize] >= w.pe_limit && !bad[b as usize] {
+                    bad[b as usize] = true;
+                    w.retired_blocks += 1;
+                    w.good_blocks -= 1;
+                    worn = true;
                 }
             }
         }
-        for &b in &blocks {
-            self.erase_count[b as usize] += 1;
+        if worn {
+            self.zones.make_offline(zone);
+            let usable = self.zones.count() - self.zones.count_in(ZoneState::Offline);
+            if let Some((w, _)) = self.wear.as_mut() {
+                w.read_only = usable == 0;
+            }
         }
         self.counters.erases += blocks.len() as u64;
         blocks
@@ -191,7 +314,7 @@ mod tests {
             ],
         )
         .unwrap();
-        ZonedNand::new(&cfg, &Geometry::from_config(&cfg))
+        ZonedNand::new(&cfg, &Geometry::from_config(&cfg), 1)
     }
 
     /// Every logical block of the drive has its own physical unit, a zone's units stay on its

@@ -564,6 +564,18 @@ impl Zones {
         }
     }
 
+    /// The device takes `zone` offline (its media wore out; no host command does): it gives up
+    /// its resources and its data, and is neither read nor written again.
+    pub fn make_offline(&mut self, zone: u32) {
+        self.wp[zone as usize] = 0;
+        self.set(zone, ZoneState::Offline);
+    }
+
+    /// Zones in state `s`.
+    pub fn count_in(&self, s: ZoneState) -> u32 {
+        self.state.iter().filter(|&&x| x == s).count() as u32
+    }
+
     /// A Report Zones from the zone of `slba`, of the zones in state `filter` (None: all), at
     /// most `max` descriptors (the host's buffer); `partial` sets what Number of Zones counts.
     pub fn report(

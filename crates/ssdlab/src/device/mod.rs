@@ -160,7 +160,14 @@ impl Device {
         let host = Host::new(cfg.interface.io_queues, link.sq_capacity(), max_cmd_bytes);
         let mut fil = Fil::new(cfg, &geo);
         if let Some(r) = &cfg.reliability {
-            fil.set_error_model(ErrorModel::new(r, cfg.nand.cell, geo.unit_bytes, seed));
+            // A block-mapped FTL and a zoned drive keep their own blocks' records: their read
+            // transactions carry the block's erase count.
+            let wear_in_txn = matches!(
+                cfg.backend_kind(),
+                crate::config::BackendKind::BlockMapped | crate::config::BackendKind::Zoned
+            );
+            let model = ErrorModel::new(r, cfg.nand.cell, geo.unit_bytes, seed);
+            fil.set_error_model(model, wear_in_txn);
         }
         Ok(Device {
             q: EventQueue::new(),
@@ -180,7 +187,7 @@ impl Device {
             }),
             fil,
             ftl: Ftl::new(&layers, seed),
-            backend: Backend::new(cfg, &geo),
+            backend: Backend::new(cfg, &geo, seed),
             pcm_bytes: cfg
                 .pcm
                 .as_ref()

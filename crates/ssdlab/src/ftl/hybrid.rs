@@ -28,7 +28,14 @@
 //! the order this module lists them. The module is functional: for each host write it returns
 //! the NAND operations it implies ([`NandOp`]), in order; the controller times them (see
 //! `ctrl::hil`). The map unit is the page.
+//!
+//! With `[reliability]` ([`Hybrid::start_wear`]) blocks wear as the page FTL's do: some are bad
+//! from the factory, a block retires when an erase brings it to its P/E limit, and the drive
+//! turns read-only when a plane's good blocks no longer hold its logical blocks, its log blocks
+//! and the one a merge writes into (the plane a logical block lives on is fixed, so the worst
+//! plane decides).
 
+use super::{Refusal, Wear};
 use crate::config::FtlKind;
 use crate::error::{Error, Result};
 use crate::media::nand::Geometry;
@@ -103,6 +110,25 @@ pub struct Hybrid {
     pub counts: MergeCounts,
     /// What steady-state preconditioning reached, if it ran (`hybrid/steady.rs`).
     pub steady_state: Option<HybridSteadyState>,
+    /// Wear-out and bad blocks, with `[reliability]`.
+    wear: Option<Box<BlockWear>>,
+}
+
+/// A block-mapped FTL's wear-out state: the page FTL's figures ([`Wear`]) and what it keeps per
+/// block and plane.
+#[derive(Clone, Debug)]
+struct BlockWear {
+    wear: Wear,
+    /// Per block: retired (worn out, or bad from the factory), never allocated again.
+    bad: Vec<bool>,
+    /// Per plane: good blocks now, and when the drive was built.
+    plane_good: Vec<u32>,
+    plane_start_good: Vec<u32>,
+    /// Per plane: the good blocks it needs to take writes (its logical blocks, its log blocks
+    /// and one to merge into).
+    plane_need: Vec<u32>,
+    /// An allocation found no free block: the write that asked is refused.
+    exhausted: bool,
 }
 
 impl Hybrid {
@@ -147,6 +173,120 @@ impl Hybrid {
                 .collect(),
             counts: MergeCounts::default(),
             steady_state: None,
+            wear: None,
+        }
+    }
+
+    /// `[reliability]`: blocks retire at `pe_limit` erases, and each is bad from the factory
+    /// with probability `factory_bad_block_rate` (drawn from the same random stream, in the
+    /// same block order, as the page FTL's, so both FTLs on one seed lose the same blocks).
+    pub fn start_wear(&mut self, pe_limit: u32, factory_bad_block_rate: f64, seed: u64) {
+        let blocks = self.erase_count.len();
+        let mut bad = vec![false; blocks];
+        let mut rng = Rng::stream(seed, "nand.factory_bad_blocks");
+        if factory_bad_block_rate > 0.0 {
+            for b in bad.iter_mut() {
+                *b = rng.unit_f64() < factory_bad_block_rate;
+            }
+            for ps in &mut self.planes_state {
+                ps.free.retain(|&b| !bad[b as usize]);
+            }
+        }
+        let lblocks = self.data.len() as u32;
+        let plane_need: Vec<u32> = (0..self.planes)
+            .map(|p| {
+                // Logical block L lives on plane L mod planes.
+                let own = lblocks / self.planes + u32::from(p < lblocks % self.planes);
+                own + self.log_blocks + 1
+            })
+            .collect();
+        let plane_good: Vec<u32> = (0..self.planes)
+            .map(|p| {
+                let range = (p * self.bpp) as usize..((p + 1) * self.bpp) as usize;
+                bad[range].iter().filter(|&&x| !x).count() as u32
+            })
+            .collect();
+        let factory_bad = bad.iter().filter(|&&x| x).count() as u64;
+        let read_only = plane_good.iter().zip(&plane_need).any(|(g, n)| g < n);
+        self.wear = Some(Box::new(BlockWear {
+            wear: Wear {
+                pe_limit,
+                factory_bad_blocks: factory_bad,
+                retired_blocks: 0,
+                good_blocks: blocks as u64 - factory_bad,
+                min_good_blocks: plane_need.iter().map(|&n| n as u64).sum(),
+                read_only,
+            },
+            bad,
+            plane_start_good: plane_good.clone(),
+            plane_good,
+            plane_need,
+            exhausted: false,
+        }));
+    }
+
+    /// The wear-out figures, with `[reliability]`.
+    pub fn wear(&self) -> Option<&Wear> {
+        self.wear.as_deref().map(|w| &w.wear)
+    }
+
+    /// The drive refuses writes: a plane wore out.
+    pub fn read_only(&self) -> bool {
+        self.wear.as_ref().is_some_and(|w| w.wear.read_only)
+    }
+
+    /// Mean erase count of the good blocks against the P/E limit, in percent (SMART's
+    /// Percentage Used), with `[reliability]`.
+    pub fn percentage_used(&self) -> Option<f64> {
+        let w = self.wear.as_deref()?;
+        let (n, sum) = self
+            .erase_count
+            .iter()
+            .zip(&w.bad)
+            .filter(|(_, &bad)| !bad)
+            .fold((0u64, 0u64), |(n, s), (&e, _)| (n + 1, s + e as u64));
+        if n == 0 {
+            return Some(100.0);
+        }
+        Some(sum as f64 / n as f64 / w.wear.pe_limit as f64 * 100.0)
+    }
+
+    /// Good blocks above the read-only level against those the plane started with, in percent,
+    /// of the worst plane (SMART's Available Spare; 100 without `[reliability]`).
+    pub fn available_spare_percent(&self) -> f64 {
+        let Some(w) = self.wear.as_deref() else {
+            return 100.0;
+        };
+        (0..self.planes as usize)
+            .map(|p| {
+                let start = w.plane_start_good[p].saturating_sub(w.plane_need[p]);
+                if start == 0 {
+                    return 0.0;
+                }
+                w.plane_good[p].saturating_sub(w.plane_need[p]) as f64 / start as f64 * 100.0
+            })
+            .fold(100.0, f64::min)
+    }
+
+    /// [`Hybrid::write`] on a drive with `[reliability]`: a worn-out drive refuses it, and so
+    /// does a plane with no free block left; the operations listed before the refusal (a
+    /// merge that completed) still run, and the page keeps its old data.
+    pub fn write_checked(
+        &mut self,
+        lpn: u64,
+        ops: &mut Vec<NandOp>,
+    ) -> Result<std::result::Result<(), Refusal>> {
+        if self.read_only() {
+            return Ok(Err(Refusal::ReadOnly));
+        }
+        match self.write(lpn, ops) {
+            Err(_) if self.wear.as_ref().is_some_and(|w| w.exhausted) => {
+                let w = self.wear.as_mut().expect("checked");
+                w.exhausted = false;
+                w.wear.read_only = true;
+                Ok(Err(Refusal::NoSpace))
+            }
+            r => r.map(Ok),
         }
     }
 
@@ -191,6 +331,10 @@ impl Hybrid {
 
     fn alloc(&mut self, plane: u32) -> Result<u32> {
         self.planes_state[plane as usize].free.pop().ok_or_else(|| {
+            if let Some(w) = self.wear.as_mut() {
+                // Worn blocks left the plane: the write is refused (`write_checked`).
+                w.exhausted = true;
+            }
             Error::Sim(format!(
                 "hybrid FTL: plane {plane} has no free block (more log blocks than spare blocks)"
             ))
@@ -207,10 +351,22 @@ impl Hybrid {
         let first = self.page(block, 0) as usize;
         self.programmed[first..first + self.ppb as usize].fill(false);
         self.counts.erases += 1;
-        self.planes_state[(block / self.bpp) as usize]
-            .free
-            .push(block);
         ops.push(NandOp::Erase { block });
+        let plane = (block / self.bpp) as usize;
+        if let Some(w) = self.wear.as_mut() {
+            if self.erase_count[block as usize] >= w.wear.pe_limit {
+                // Worn out: it leaves the plane's pool for good.
+                w.bad[block as usize] = true;
+                w.wear.retired_blocks += 1;
+                w.wear.good_blocks -= 1;
+                w.plane_good[plane] -= 1;
+                if w.plane_good[plane] < w.plane_need[plane] {
+                    w.wear.read_only = true;
+                }
+                return;
+            }
+        }
+        self.planes_state[plane].free.push(block);
     }
 
     /// `lpn`'s data now lives at page `i` of `block` (which must be at or past its pointer).
@@ -442,18 +598,43 @@ impl Hybrid {
     /// Untimed preconditioning: a sequential fill of the logical space, then `overwrite` × the
     /// logical pages written at random (stream `precondition`); counters start again at zero.
     pub fn precondition(&mut self, fill: bool, overwrite: f64, seed: u64) -> Result<()> {
+        if let Some(w) = self.wear().filter(|w| w.read_only) {
+            if fill || overwrite > 0.0 {
+                return Err(Error::Config(format!(
+                    "precondition: the drive starts read-only ({} good blocks of {}, {} bad from \
+                     the factory; a plane lacks the blocks its logical blocks, log blocks and \
+                     merges need), so it cannot be filled: lower \
+                     reliability.factory_bad_block_rate or set precondition.fill = \"none\" and \
+                     precondition.random_overwrite = 0",
+                    w.good_blocks,
+                    self.erase_count.len(),
+                    w.factory_bad_blocks
+                )));
+            }
+        }
         let mut ops = Vec::new();
         let pages = self.l2p.len() as u64;
+        let mut write = |h: &mut Hybrid, lpn: u64| -> Result<()> {
+            ops.clear();
+            match h.write_checked(lpn, &mut ops)? {
+                Ok(()) => Ok(()),
+                Err(_) => Err(Error::Config(format!(
+                    "precondition: the drive wore out into read-only mode while it was being \
+                     preconditioned ({} blocks retired at {} erases): lower \
+                     precondition.random_overwrite or raise reliability.pe_limit",
+                    h.wear().map_or(0, |w| w.retired_blocks),
+                    h.wear().map_or(0, |w| w.pe_limit)
+                ))),
+            }
+        };
         if fill {
             for lpn in 0..pages {
-                self.write(lpn, &mut ops)?;
-                ops.clear();
+                write(self, lpn)?;
             }
         }
         let mut rng = Rng::stream(seed, "precondition");
         for _ in 0..(overwrite * pages as f64) as u64 {
-            self.write(rng.below(pages), &mut ops)?;
-            ops.clear();
+            write(self, rng.below(pages))?;
         }
         self.programmed.iter_mut().for_each(|p| *p = true);
         self.counts = MergeCounts::default();

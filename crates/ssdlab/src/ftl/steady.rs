@@ -15,7 +15,7 @@
 //! neighbouring units land on unrelated planes, as random overwrites leave them).
 
 use super::state_io::{StateReader, StateWriter};
-use super::{Block, Ftl, NONE, UNMAPPED};
+use super::{Block, BlockState, Ftl, Refusal, NONE, UNMAPPED};
 use crate::config::{MappingKind, SsdConfig};
 use crate::error::{Error, Result};
 use crate::media::nand::Divisor;
@@ -118,12 +118,14 @@ impl Ftl {
             let (steady, _) = self.run_to_steady_state(seed, handles, 0, keep_going)?;
             return Ok(steady);
         }
-        if !self.is_fresh() || self.streams.is_some() || self.wear.is_some() {
+        // A factory bad block is no use: the copy puts the model plane's own in its place.
+        let unused = self.clock == 0
+            && self.cursor == 0
+            && (self.blocks.iter()).all(|b| matches!(b.state, BlockState::Free | BlockState::Bad));
+        if !unused || self.streams.is_some() {
             // Validation refuses the configs this cannot copy; a used drive is a caller's bug.
             return Err(Error::Sim(
-                "steady-state preconditioning needs a fresh drive with one write stream and \
-                 no [reliability]"
-                    .into(),
+                "steady-state preconditioning needs a fresh drive with one write stream".into(),
             ));
         }
         let planes = self.planes.len() as u64;
@@ -134,7 +136,25 @@ impl Ftl {
         let (steady, snapshots) =
             model.run_to_steady_state(seed, 1, SNAPSHOTS.min(planes), keep_going)?;
         self.copy_planes(snapshots, seed, keep_going)?;
+        self.count_copied_wear(&model);
         Ok(steady)
+    }
+
+    /// With `[reliability]`: the copied blocks carry the model plane's erase counts (the wear
+    /// its fill and overwrites gave them, collected by the configured GC policy), its factory
+    /// bad blocks (drawn from the seed over one plane's blocks: the drive's plane 0's draw, on
+    /// every plane) and the blocks its overwrites retired. Count them for the drive.
+    fn count_copied_wear(&mut self, model: &Ftl) {
+        let (Some(w), Some(mw)) = (self.wear.as_mut(), model.wear.as_ref()) else {
+            return;
+        };
+        let bad = (self.blocks.iter())
+            .filter(|b| b.state == BlockState::Bad)
+            .count() as u64;
+        w.factory_bad_blocks = mw.factory_bad_blocks * self.planes.len() as u64;
+        w.retired_blocks = bad.saturating_sub(w.factory_bad_blocks);
+        w.good_blocks = self.blocks.len() as u64 - bad;
+        w.read_only = w.good_blocks < w.min_good_blocks;
     }
 
     /// Fill this (model) drive and overwrite it at random until its WAF is steady, each write
@@ -168,7 +188,14 @@ impl Ftl {
                 }
                 let lpn = rng.below(n);
                 let handle = if handles > 1 { rng.below(handles) } else { 0 };
-                ftl.write_in(lpn, handle as u8)?;
+                if ftl.wear.is_some() {
+                    // Validation keeps [reliability] to one write stream (handle 0).
+                    if let Err(refusal) = ftl.write_checked(lpn)? {
+                        return Err(worn_out(ftl, refusal));
+                    }
+                } else {
+                    ftl.write_in(lpn, handle as u8)?;
+                }
             }
             Ok(())
         };
@@ -311,6 +338,20 @@ impl Ftl {
         });
         Ok(())
     }
+}
+
+/// The model plane wore out into read-only mode on its way to the steady state: the drive's
+/// blocks would retire before the state it stands for, which the copy cannot lay out.
+fn worn_out(model: &Ftl, refusal: Refusal) -> Error {
+    let w = model.wear.as_ref().expect("with [reliability]");
+    Error::Config(format!(
+        "precondition.fill: got \"steady-state\", but the overwrites that reach it wear the \
+         drive out ({refusal:?}: {} blocks of one plane retired at reliability.pe_limit = {}, \
+         {} bad from the factory): raise reliability.pe_limit or lower \
+         reliability.factory_bad_block_rate, or precondition with \"sequential\" and \
+         precondition.random_overwrite",
+        w.retired_blocks, w.pe_limit, w.factory_bad_blocks
+    ))
 }
 
 /// Set bits between two samples of [`ValidPlaces::samples`].
@@ -653,6 +694,99 @@ mod tests {
         waf_of_overwrites(&mut ftl, 3 * n, 2);
         ftl.check().unwrap();
         assert!((0..n).all(|lpn| ftl.lookup(lpn).is_some()));
+    }
+
+    /// `drive()` with `[reliability]`.
+    fn worn_drive(pe_limit: u32, factory_bad_block_rate: f64) -> SsdConfig {
+        let mut cfg = drive();
+        cfg.reliability = Some(crate::config::ReliabilityConfig {
+            pe_limit: Some(pe_limit),
+            factory_bad_block_rate,
+            ..Default::default()
+        });
+        cfg
+    }
+
+    fn mean_erases(ftl: &Ftl) -> f64 {
+        let good = ftl.blocks.iter().filter(|b| b.state != BlockState::Bad);
+        let (n, sum) = good.fold((0u64, 0u64), |(n, s), b| (n + 1, s + b.erase_count as u64));
+        sum as f64 / n as f64
+    }
+
+    /// With `[reliability]` the steady state's blocks carry the wear of the overwrites it
+    /// stands for: their mean erase count is that of the same drive overwritten unit by unit
+    /// as often as the model plane was, and SMART's Percentage Used shows it.
+    #[test]
+    fn the_steady_state_ages_the_blocks_as_the_overwrites_it_stands_for() {
+        let cfg = worn_drive(1000, 0.0);
+        let mut copied = Ftl::new(&cfg, 3);
+        let steady = copied.reach_steady_state(&cfg, 3, &mut || true).unwrap();
+        let mut overwritten = Ftl::new(&cfg, 3);
+        overwritten.precondition(true, steady.overwrite, 3).unwrap();
+        let (c, o) = (mean_erases(&copied), mean_erases(&overwritten));
+        assert!(c > 1.0, "no wear: {c}");
+        assert!(
+            (c - o).abs() <= 0.05 * o,
+            "copied {c:.3}, overwritten {o:.3}"
+        );
+        assert!((copied.percentage_used() - c / 1000.0 * 100.0).abs() < 1e-9);
+        let w = copied.wear.as_ref().unwrap();
+        assert_eq!((w.retired_blocks, w.factory_bad_blocks), (0, 0));
+        assert!(!w.read_only);
+        assert_eq!(copied.available_spare_percent(), 100.0);
+        copied.check().unwrap();
+    }
+
+    /// Factory bad blocks: every plane gets the model plane's (the drive's plane 0's draw),
+    /// none holds data, the counts say so, and the drive writes on without touching them. An
+    /// endurance the overwrites would exhaust is a one-line error naming the field.
+    #[test]
+    fn the_steady_state_keeps_factory_bad_blocks_and_refuses_to_wear_out() {
+        let cfg = worn_drive(1000, 0.03);
+        let mut ftl = Ftl::new(&cfg, 5);
+        ftl.reach_steady_state(&cfg, 5, &mut || true).unwrap();
+        let bpp = ftl.geo.blocks_per_plane as usize;
+        let bad_of = |p: usize| -> Vec<usize> {
+            (0..bpp)
+                .filter(|&b| ftl.blocks[p * bpp + b].state == BlockState::Bad)
+                .collect()
+        };
+        let plane0 = bad_of(0);
+        assert!(!plane0.is_empty());
+        assert!((1..ftl.planes.len()).all(|p| bad_of(p) == plane0));
+        let w = ftl.wear.clone().unwrap();
+        assert_eq!(
+            w.factory_bad_blocks,
+            (plane0.len() * ftl.planes.len()) as u64
+        );
+        assert_eq!(
+            w.good_blocks,
+            ftl.blocks.len() as u64 - w.factory_bad_blocks
+        );
+        assert!(ftl
+            .blocks
+            .iter()
+            .all(|b| b.state != BlockState::Bad || b.valid == 0));
+        let n = ftl.logical_units();
+        let mut rng = Rng::stream(6, "test");
+        for _ in 0..2 * n {
+            ftl.write_checked(rng.below(n)).unwrap().unwrap();
+        }
+        ftl.check().unwrap();
+        assert!(ftl
+            .blocks
+            .iter()
+            .all(|b| b.state != BlockState::Bad || b.write_ptr == 0 || b.erase_count >= 1000));
+
+        let cfg = worn_drive(3, 0.0);
+        let e = Ftl::new(&cfg, 5)
+            .reach_steady_state(&cfg, 5, &mut || true)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("reliability.pe_limit") && !e.contains('\n'),
+            "{e}"
+        );
     }
 
     /// The oracle: a drive overwritten unit by unit for 8 × its capacity is in the steady

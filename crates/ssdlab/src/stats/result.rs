@@ -653,6 +653,9 @@ pub struct ReliabilityResult {
     pub failed_reads: u64,
     pub refused_writes_read_only: u64,
     pub refused_writes_no_space: u64,
+    /// A zoned drive's zones offline for worn or factory bad blocks (its capacity lost).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offline_zones: Option<u32>,
 }
 
 /// A PCM device's figures (docs/pcm.md): accesses by kind and size (an access is one line's part
