@@ -75,8 +75,12 @@ def test_a_block_mapped_drive_reports_wear_and_retries(tmp_path: Path) -> None:
 
 def test_a_zoned_drive_reports_worn_zones_offline(tmp_path: Path) -> None:
     job = tmp_path / "zbd.fio"
-    # zns-tlc: 128 zones of 8 MiB; 1.25 drives of sequential writes reset 32 zones.
-    job.write_text("[w]\nrw=write\nbs=128k\niodepth=8\nzonemode=zbd\nnumber_ios=10240\n")
+    # zns-tlc: 128 zones of 8 MiB; 1.25 drives of sequential writes reset 32 zones. fio's
+    # number_ios stops at the end of size (the drive) unless the job is time_based.
+    job.write_text(
+        "[w]\nrw=write\nbs=128k\niodepth=8\nzonemode=zbd\ntime_based=1\nruntime=60s\n"
+        "number_ios=10240\n"
+    )
     out = tmp_path / "r.json"
     proc = run_cli("run", "zns-tlc", "--fio", job, "--set", "reliability.pe_limit=1",
                    "--json", out)  # fmt: skip
