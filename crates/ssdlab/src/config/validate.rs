@@ -1148,20 +1148,17 @@ impl SsdConfig {
             // What ftl/steady.rs's model plane cannot stand for.
             let why = if self.medium() == super::Medium::Pcm {
                 Some("a PCM-only device (updated in place: no FTL to age)".to_string())
-            } else if self.ftl.streams > 1 {
-                Some(format!(
-                    "ftl.streams = {} (the streams' blocks are not modelled)",
-                    self.ftl.streams
-                ))
             } else if self.reliability.is_some()
-                && (self.fdp.is_some() || self.ftl.kind.is_block_mapped())
+                && (self.write_streams() > 1 || self.ftl.kind.is_block_mapped())
             {
                 // Their steady states overwrite the drive itself (ftl/hybrid/steady.rs, and
-                // ftl/steady.rs for [fdp]) without the wear model's retirement.
+                // ftl/steady.rs for write streams and [fdp]) without the wear model's retirement.
                 Some(format!(
                     "[reliability] and {} (blocks retiring on the way are not modelled)",
                     if self.fdp.is_some() {
                         "[fdp]".to_string()
+                    } else if self.ftl.streams > 1 {
+                        format!("ftl.streams = {}", self.ftl.streams)
                     } else {
                         format!("ftl.kind = \"{}\"", self.ftl.kind.name())
                     }
@@ -1174,8 +1171,8 @@ impl SsdConfig {
                     "precondition.fill",
                     format!(
                         "got \"steady-state\" with {why}, expected \"sequential\" or \"none\" \
-                         (steady-state preconditioning is for the page-mapping FTL with one write \
-                         stream; precondition.random_overwrite ages any FTL)"
+                         (steady-state preconditioning is for the page-mapping and block-mapped FTLs; \
+                         precondition.random_overwrite ages any FTL)"
                     ),
                 );
             }
@@ -1285,8 +1282,8 @@ mod tests {
         let steady = "precondition.fill=\"steady-state\"";
         let page = "ftl.map_unit=\"16KiB\"";
         let cases: [(&[&str], &str); 1] = [(
-            &[steady, "ftl.streams=2"],
-            "got \"steady-state\" with ftl.streams = 2",
+            &[steady, "ftl.streams=2", "reliability.pe_limit=3000"],
+            "got \"steady-state\" with [reliability] and ftl.streams = 2",
         )];
         for (ov, want) in cases {
             let e = err(ov);
@@ -1310,8 +1307,9 @@ mod tests {
             }
             SsdConfig::resolve("small-tlc", &ov).unwrap();
         }
-        // FDP overwrites the drive itself with its handles (ftl/steady.rs).
+        // FDP and write streams overwrite the drive itself with their streams (ftl/steady.rs).
         SsdConfig::resolve("small-tlc", &[steady.to_string(), "fdp.handles=2".into()]).unwrap();
+        SsdConfig::resolve("small-tlc", &[steady.to_string(), "ftl.streams=2".into()]).unwrap();
         // Without the wear model's retirement on the way.
         let e = err(&[steady, "fdp.handles=2", "reliability.pe_limit=3000"]);
         assert!(

@@ -110,12 +110,15 @@ impl Ftl {
         seed: u64,
         keep_going: &mut dyn FnMut() -> bool,
     ) -> Result<SteadyState> {
-        if self.fdp.is_some() && self.is_fresh() && self.wear.is_none() {
-            // FDP: each handle's reclaim units are superblocks over a reclaim group's planes,
-            // which a one-plane model cannot hold; the drive itself is overwritten, each write
-            // with a handle drawn uniformly (docs/fdp.md, Steady state).
-            let handles = cfg.fdp.as_ref().map_or(1, |f| f.handles.max(1)) as u64;
-            let (steady, _) = self.run_to_steady_state(seed, handles, 0, keep_going)?;
+        if self.streams.is_some() && self.is_fresh() && self.wear.is_none() {
+            // Write streams (FDP's handles or `ftl.streams`): each stream's open blocks (FDP's
+            // reclaim units are superblocks over a reclaim group's planes) and its stripe
+            // cursor are more than a one-plane model holds; the drive itself is overwritten,
+            // each write in a stream drawn uniformly, as a config does not know the workload's
+            // mix (docs/fdp.md and docs/ftl.md, Steady state). `stream_policy = "hot-cold"`
+            // passes the draw over and chooses itself.
+            let streams = cfg.write_streams().max(1) as u64;
+            let (steady, _) = self.run_to_steady_state(seed, streams, 0, keep_going)?;
             return Ok(steady);
         }
         // A factory bad block is no use: the copy puts the model plane's own in its place.
@@ -125,7 +128,9 @@ impl Ftl {
         if !unused || self.streams.is_some() {
             // Validation refuses the configs this cannot copy; a used drive is a caller's bug.
             return Err(Error::Sim(
-                "steady-state preconditioning needs a fresh drive with one write stream".into(),
+                "steady-state preconditioning needs a fresh drive, with write streams one without \
+                 [reliability]"
+                    .into(),
             ));
         }
         let planes = self.planes.len() as u64;
@@ -884,6 +889,81 @@ mod tests {
                 near(steady.waf, 0.05) && near(first, 0.10) && near(later, 0.05),
                 "{handles} handles: reference {reference:.3}, reached {steady:?}, first window \
                  {first:.3}, later {later:.3}"
+            );
+        }
+    }
+
+    /// Plain write streams (`ftl.streams = 2`, with and without `ftl.gc.per_stream`) reach
+    /// theirs as FDP does: the drive converges to the WAF of one overwritten with its streams
+    /// drawn uniformly, holds every unit exactly once, keeps each host block to one stream's
+    /// data (and, with GC per stream, every GC block too), leaves each stream half the data,
+    /// and is the same for the same seed.
+    #[test]
+    fn a_drive_with_write_streams_reaches_the_waf_of_one_overwritten_with_them() {
+        for per_stream in [false, true] {
+            let ov: Vec<String> = [
+                "nand.channels=2",
+                "nand.dies_per_package=1",
+                "nand.blocks_per_plane=80",
+                "nand.pages_per_block=16",
+                "ftl.streams=2",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([format!("ftl.gc.per_stream={per_stream}")])
+            .collect();
+            let cfg = SsdConfig::resolve("small-tlc", &ov).unwrap();
+            let mut overwritten = Ftl::new(&cfg, 3);
+            overwritten.precondition(true, 0.0, 3).unwrap();
+            let n = overwritten.logical_units();
+            waf_with_handles(&mut overwritten, 8 * n, 2, 4);
+            let reference = waf_with_handles(&mut overwritten, 2 * n, 2, 5);
+
+            let mut drive = Ftl::new(&cfg, 3);
+            let steady = drive.reach_steady_state(&cfg, 3, &mut || true).unwrap();
+            assert!(steady.converged, "{steady:?}");
+            drive.check().unwrap();
+            let mut seen = vec![false; drive.geo.units() as usize];
+            for lpn in 0..n {
+                let pun = drive.lookup(lpn).expect("every unit mapped") as usize;
+                assert!(!seen[pun], "two units at {pun}");
+                seen[pun] = true;
+            }
+            let st = drive.streams.as_deref().unwrap();
+            for s in 0..2u8 {
+                let share =
+                    (0..n).filter(|&l| st.lpn_stream[l as usize] == s).count() as f64 / n as f64;
+                assert!((share - 0.5).abs() < 0.025, "stream {s}: {share:.3}");
+            }
+            let upb = drive.geo.units_per_block();
+            for b in 0..drive.blocks.len() as u32 {
+                let owner = st.block_stream[b as usize];
+                if owner == crate::ftl::GC_STREAM {
+                    assert!(!per_stream, "block {b}: GC's own with GC per stream");
+                    continue;
+                }
+                for pun in b * upb..(b + 1) * upb {
+                    let lpn = drive.p2l_at(pun);
+                    if lpn != UNMAPPED {
+                        assert_eq!(st.lpn_stream[lpn as usize], owner, "block {b}, lpn {lpn}");
+                    }
+                }
+            }
+            let mut again = Ftl::new(&cfg, 3);
+            assert_eq!(
+                again.reach_steady_state(&cfg, 3, &mut || true).unwrap(),
+                steady
+            );
+            assert!((0..n).all(|lpn| again.lookup(lpn) == drive.lookup(lpn)));
+
+            let first = waf_with_handles(&mut drive, n / 4, 2, 5);
+            let later = waf_with_handles(&mut drive, 2 * n, 2, 6);
+            drive.check().unwrap();
+            let near = |x: f64, tol: f64| (x - reference).abs() <= tol * reference;
+            assert!(
+                near(steady.waf, 0.05) && near(first, 0.10) && near(later, 0.05),
+                "GC per stream {per_stream}: reference {reference:.3}, reached {steady:?}, \
+                 first window {first:.3}, later {later:.3}"
             );
         }
     }
