@@ -1121,15 +1121,6 @@ impl SsdConfig {
                     format!("got {} bytes, expected at most 64 MiB", ra.0),
                 );
             }
-            if self.reliability.is_some() {
-                return err(
-                    "controller.read_ahead",
-                    format!(
-                        "got {} bytes with [reliability], expected 0: the decode of a page read ahead is not modelled",
-                        ra.0
-                    ),
-                );
-            }
         }
         if self.controller.multiplane_window == 0 {
             return err(
