@@ -1139,20 +1139,12 @@ impl SsdConfig {
             // What ftl/steady.rs's model plane cannot stand for.
             let why = if self.medium() == super::Medium::Pcm {
                 Some("a PCM-only device (updated in place: no FTL to age)".to_string())
-            } else if self.reliability.is_some()
-                && (self.write_streams() > 1 || self.ftl.kind.is_block_mapped())
-            {
-                // Their steady states overwrite the drive itself (ftl/hybrid/steady.rs, and
-                // ftl/steady.rs for write streams and [fdp]) without the wear model's retirement.
+            } else if self.reliability.is_some() && self.ftl.kind.is_block_mapped() {
+                // Their steady state overwrites the drive itself (ftl/hybrid/steady.rs) without
+                // the wear model's retirement.
                 Some(format!(
-                    "[reliability] and {} (blocks retiring on the way are not modelled)",
-                    if self.fdp.is_some() {
-                        "[fdp]".to_string()
-                    } else if self.ftl.streams > 1 {
-                        format!("ftl.streams = {}", self.ftl.streams)
-                    } else {
-                        format!("ftl.kind = \"{}\"", self.ftl.kind.name())
-                    }
+                    "[reliability] and ftl.kind = \"{}\" (blocks retiring on the way are not modelled)",
+                    self.ftl.kind.name()
                 ))
             } else {
                 None
@@ -1273,8 +1265,13 @@ mod tests {
         let steady = "precondition.fill=\"steady-state\"";
         let page = "ftl.map_unit=\"16KiB\"";
         let cases: [(&[&str], &str); 1] = [(
-            &[steady, "ftl.streams=2", "reliability.pe_limit=3000"],
-            "got \"steady-state\" with [reliability] and ftl.streams = 2",
+            &[
+                steady,
+                page,
+                "ftl.kind=\"block\"",
+                "reliability.pe_limit=3000",
+            ],
+            "got \"steady-state\" with [reliability] and ftl.kind = \"block\"",
         )];
         for (ov, want) in cases {
             let e = err(ov);
@@ -1301,12 +1298,11 @@ mod tests {
         // FDP and write streams overwrite the drive itself with their streams (ftl/steady.rs).
         SsdConfig::resolve("small-tlc", &[steady.to_string(), "fdp.handles=2".into()]).unwrap();
         SsdConfig::resolve("small-tlc", &[steady.to_string(), "ftl.streams=2".into()]).unwrap();
-        // Without the wear model's retirement on the way.
-        let e = err(&[steady, "fdp.handles=2", "reliability.pe_limit=3000"]);
-        assert!(
-            e.contains("got \"steady-state\" with [reliability] and [fdp]"),
-            "{e}"
-        );
+        // With the wear model's retirement on the way (the checked writes).
+        for streams in ["fdp.handles=2", "ftl.streams=2"] {
+            let ov = [steady, streams, "reliability.pe_limit=3000"].map(String::from);
+            SsdConfig::resolve("small-tlc", &ov).unwrap();
+        }
     }
 
     #[test]
