@@ -705,3 +705,79 @@ fn worn_blocks_read_worse_than_fresh_ones_on_block_mapped_and_zoned_drives() {
         );
     }
 }
+
+const SEQ_READS: &str = r#"{"name":"r","rw":"read","bs":"4KiB","iodepth":1,"io_count":2000}"#;
+
+/// Read-ahead (`controller.read_ahead`) on a drive whose reads need retries: a page sensed
+/// ahead decodes through the error model with the retries its block's wear asks for, as a host
+/// read's page does, so every page sensed (read ahead or not) is retried as often; the host's
+/// reads that then find it in the register have paid them. The same seed gives the same result.
+#[test]
+fn pages_read_ahead_retry_as_normal_reads_do() {
+    let weak = [
+        "reliability.ecc_correctable_bits=4",
+        "reliability.rber_fresh=1e-3",
+    ];
+    let ra = |extra: &[&str]| {
+        let mut o: Vec<&str> = weak.to_vec();
+        o.extend(extra);
+        run(&o, SEQ_READS)
+    };
+    let plain = run(&weak, SEQ_READS);
+    let ahead = ra(&["controller.read_ahead=\"64KiB\""]);
+    let (p, a) = (
+        plain.reliability.as_ref().unwrap(),
+        ahead.reliability.as_ref().unwrap(),
+    );
+    let pages_ahead = ahead.device.read_ahead_pages.unwrap();
+    // 2,000 reads of 4 KiB cover 500 pages of 16 KiB.
+    assert!(pages_ahead > 400, "{pages_ahead} pages read ahead");
+    // Without read-ahead every sensed page is retried (nearly all: 8 halvings of the RBER)...
+    let share = |r: &ssdlab::stats::result::RunResult| {
+        let rel = r.reliability.as_ref().unwrap();
+        rel.reads_retried as f64 / r.device.nand_pages_read as f64
+    };
+    assert!(share(&plain) > 0.95, "{p:?}");
+    // ... and with it the same share, the pages read ahead among them.
+    assert!(
+        (share(&ahead) - share(&plain)).abs() < 0.03,
+        "retried {} of {} pages sensed ({pages_ahead} ahead), against {} of {}",
+        a.reads_retried,
+        ahead.device.nand_pages_read,
+        p.reads_retried,
+        plain.device.nand_pages_read
+    );
+    assert!(a.reads_retried > pages_ahead, "{a:?}");
+    let steps = |r: &ssdlab::stats::result::ReliabilityResult| {
+        r.read_retry_steps as f64 / r.reads_retried as f64
+    };
+    assert!((steps(a) - steps(p)).abs() < 0.1 * steps(p), "{a:?} {p:?}");
+    assert_eq!((a.uncorrectable_reads, a.failed_reads), (0, 0));
+    // The same seed, the same run.
+    let again = ra(&["controller.read_ahead=\"64KiB\""]);
+    assert_eq!(
+        serde_json::to_string(&again.device).unwrap(),
+        serde_json::to_string(&ahead.device).unwrap()
+    );
+    assert_eq!(
+        serde_json::to_string(&again.reliability).unwrap(),
+        serde_json::to_string(&ahead.reliability).unwrap()
+    );
+    assert_eq!(
+        again.ops["read"].latency_us.mean,
+        ahead.ops["read"].latency_us.mean
+    );
+
+    // A page read ahead that does not decode fails no command: the host's read of it senses
+    // again and fails on its own, and only the host's reads count as uncorrectable.
+    let lost = ra(&[
+        "reliability.rber_fresh=1e-2",
+        "reliability.read_retry_max=2",
+        "controller.read_ahead=\"64KiB\"",
+    ]);
+    let l = lost.reliability.as_ref().unwrap();
+    let pages_ahead = lost.device.read_ahead_pages.unwrap();
+    assert!(pages_ahead > 400, "{pages_ahead} pages read ahead");
+    assert_eq!((l.uncorrectable_reads, l.failed_reads), (2000, 2000));
+    assert_eq!(l.reads_retried, 2000 + pages_ahead, "{l:?}");
+}

@@ -1121,15 +1121,6 @@ impl SsdConfig {
                     format!("got {} bytes, expected at most 64 MiB", ra.0),
                 );
             }
-            if self.reliability.is_some() {
-                return err(
-                    "controller.read_ahead",
-                    format!(
-                        "got {} bytes with [reliability], expected 0: the decode of a page read ahead is not modelled",
-                        ra.0
-                    ),
-                );
-            }
         }
         if self.controller.multiplane_window == 0 {
             return err(
@@ -1148,23 +1139,12 @@ impl SsdConfig {
             // What ftl/steady.rs's model plane cannot stand for.
             let why = if self.medium() == super::Medium::Pcm {
                 Some("a PCM-only device (updated in place: no FTL to age)".to_string())
-            } else if self.ftl.streams > 1 {
+            } else if self.reliability.is_some() && self.ftl.kind.is_block_mapped() {
+                // Their steady state overwrites the drive itself (ftl/hybrid/steady.rs) without
+                // the wear model's retirement.
                 Some(format!(
-                    "ftl.streams = {} (the streams' blocks are not modelled)",
-                    self.ftl.streams
-                ))
-            } else if self.reliability.is_some()
-                && (self.fdp.is_some() || self.ftl.kind.is_block_mapped())
-            {
-                // Their steady states overwrite the drive itself (ftl/hybrid/steady.rs, and
-                // ftl/steady.rs for [fdp]) without the wear model's retirement.
-                Some(format!(
-                    "[reliability] and {} (blocks retiring on the way are not modelled)",
-                    if self.fdp.is_some() {
-                        "[fdp]".to_string()
-                    } else {
-                        format!("ftl.kind = \"{}\"", self.ftl.kind.name())
-                    }
+                    "[reliability] and ftl.kind = \"{}\" (blocks retiring on the way are not modelled)",
+                    self.ftl.kind.name()
                 ))
             } else {
                 None
@@ -1174,8 +1154,8 @@ impl SsdConfig {
                     "precondition.fill",
                     format!(
                         "got \"steady-state\" with {why}, expected \"sequential\" or \"none\" \
-                         (steady-state preconditioning is for the page-mapping FTL with one write \
-                         stream; precondition.random_overwrite ages any FTL)"
+                         (steady-state preconditioning is for the page-mapping and block-mapped FTLs; \
+                         precondition.random_overwrite ages any FTL)"
                     ),
                 );
             }
@@ -1285,8 +1265,13 @@ mod tests {
         let steady = "precondition.fill=\"steady-state\"";
         let page = "ftl.map_unit=\"16KiB\"";
         let cases: [(&[&str], &str); 1] = [(
-            &[steady, "ftl.streams=2"],
-            "got \"steady-state\" with ftl.streams = 2",
+            &[
+                steady,
+                page,
+                "ftl.kind=\"block\"",
+                "reliability.pe_limit=3000",
+            ],
+            "got \"steady-state\" with [reliability] and ftl.kind = \"block\"",
         )];
         for (ov, want) in cases {
             let e = err(ov);
@@ -1310,14 +1295,14 @@ mod tests {
             }
             SsdConfig::resolve("small-tlc", &ov).unwrap();
         }
-        // FDP overwrites the drive itself with its handles (ftl/steady.rs).
+        // FDP and write streams overwrite the drive itself with their streams (ftl/steady.rs).
         SsdConfig::resolve("small-tlc", &[steady.to_string(), "fdp.handles=2".into()]).unwrap();
-        // Without the wear model's retirement on the way.
-        let e = err(&[steady, "fdp.handles=2", "reliability.pe_limit=3000"]);
-        assert!(
-            e.contains("got \"steady-state\" with [reliability] and [fdp]"),
-            "{e}"
-        );
+        SsdConfig::resolve("small-tlc", &[steady.to_string(), "ftl.streams=2".into()]).unwrap();
+        // With the wear model's retirement on the way (the checked writes).
+        for streams in ["fdp.handles=2", "ftl.streams=2"] {
+            let ov = [steady, streams, "reliability.pe_limit=3000"].map(String::from);
+            SsdConfig::resolve("small-tlc", &ov).unwrap();
+        }
     }
 
     #[test]

@@ -245,7 +245,11 @@ impl Fil {
         let hits = self.dies[die as usize].hit_planes;
         for &t in op {
             let Txn {
-                pun, plane, epoch, ..
+                pun,
+                plane,
+                epoch,
+                kind,
+                ..
             } = *self.txns.get(t);
             if hits & plane_bit(plane - first) != 0 {
                 // Decoded from the register's data when it was sensed: the same bits again.
@@ -258,10 +262,13 @@ impl Fil {
             let n = match m.read(erase_count) {
                 ReadOutcome::Decoded { retries } => retries,
                 ReadOutcome::Uncorrectable => {
-                    // The register's data does not decode: the next read senses again.
+                    // The register's data does not decode: the next read senses again. A page
+                    // read ahead fails no command: the host's read of it decodes on its own.
                     self.registers[plane as usize] = NONE;
-                    self.failed.push(t);
-                    self.counters.uncorrectable_reads += 1;
+                    if kind != TxnKind::ReadAhead {
+                        self.failed.push(t);
+                        self.counters.uncorrectable_reads += 1;
+                    }
                     m.retry_max()
                 }
             };
@@ -911,8 +918,8 @@ impl Fil {
         let hits = d.hit_planes;
         let op = std::mem::take(&mut d.op);
         match phase {
-            Phase::Sensed => {
-                if self.errors.is_some() {
+            Phase::Sensed | Phase::Retried => {
+                if self.errors.is_some() && phase == Phase::Sensed {
                     if let Some(end) = self.retry_reads(now, die, &op, ftl) {
                         // Sensed again at `end`, with every outcome already decided.
                         let d = &mut self.dies[die as usize];
@@ -923,13 +930,9 @@ impl Fil {
                     }
                 }
                 if self.dies[die as usize].read_ahead {
-                    // (Never with `[reliability]`: validation refuses the pair.)
+                    // Pages read ahead were decoded (with their retries) as any read's.
                     return Ok(self.sensed_ahead(now, die, op, hits, ftl, q));
                 }
-                self.counters.nand_pages_read += sensed_pages(&op, &self.txns, &self.geo, hits);
-                return Ok(Step::Sensed(op));
-            }
-            Phase::Retried => {
                 self.counters.nand_pages_read += sensed_pages(&op, &self.txns, &self.geo, hits);
                 return Ok(Step::Sensed(op));
             }

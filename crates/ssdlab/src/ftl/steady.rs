@@ -110,22 +110,26 @@ impl Ftl {
         seed: u64,
         keep_going: &mut dyn FnMut() -> bool,
     ) -> Result<SteadyState> {
-        if self.fdp.is_some() && self.is_fresh() && self.wear.is_none() {
-            // FDP: each handle's reclaim units are superblocks over a reclaim group's planes,
-            // which a one-plane model cannot hold; the drive itself is overwritten, each write
-            // with a handle drawn uniformly (docs/fdp.md, Steady state).
-            let handles = cfg.fdp.as_ref().map_or(1, |f| f.handles.max(1)) as u64;
-            let (steady, _) = self.run_to_steady_state(seed, handles, 0, keep_going)?;
-            return Ok(steady);
-        }
         // A factory bad block is no use: the copy puts the model plane's own in its place.
         let unused = self.clock == 0
             && self.cursor == 0
             && (self.blocks.iter()).all(|b| matches!(b.state, BlockState::Free | BlockState::Bad));
+        if self.streams.is_some() && unused {
+            // Write streams (FDP's handles or `ftl.streams`): each stream's open blocks (FDP's
+            // reclaim units are superblocks over a reclaim group's planes) and its stripe
+            // cursor are more than a one-plane model holds; the drive itself is overwritten,
+            // each write in a stream drawn uniformly, as a config does not know the workload's
+            // mix (docs/fdp.md and docs/ftl.md, Steady state). `stream_policy = "hot-cold"`
+            // passes the draw over and chooses itself. With `[reliability]` the writes are
+            // the checked ones: blocks retire on the way, factory bad ones are never written.
+            let streams = cfg.write_streams().max(1) as u64;
+            let (steady, _) = self.run_to_steady_state(seed, streams, 0, keep_going)?;
+            return Ok(steady);
+        }
         if !unused || self.streams.is_some() {
             // Validation refuses the configs this cannot copy; a used drive is a caller's bug.
             return Err(Error::Sim(
-                "steady-state preconditioning needs a fresh drive with one write stream".into(),
+                "steady-state preconditioning needs a fresh drive".into(),
             ));
         }
         let planes = self.planes.len() as u64;
@@ -189,8 +193,7 @@ impl Ftl {
                 let lpn = rng.below(n);
                 let handle = if handles > 1 { rng.below(handles) } else { 0 };
                 if ftl.wear.is_some() {
-                    // Validation keeps [reliability] to one write stream (handle 0).
-                    if let Err(refusal) = ftl.write_checked(lpn)? {
+                    if let Err(refusal) = ftl.write_checked_in(lpn, handle as u8)? {
                         return Err(worn_out(ftl, refusal));
                     }
                 } else {
@@ -261,7 +264,14 @@ impl Ftl {
             if (lpn + 1).is_multiple_of(1 << 16) && !keep_going() {
                 return Err(Error::Interrupted);
             }
-            self.write_in(lpn, rng.below(handles) as u8)?;
+            let handle = rng.below(handles) as u8;
+            if self.wear.is_some() {
+                if let Err(refusal) = self.write_checked_in(lpn, handle)? {
+                    return Err(worn_out(self, refusal));
+                }
+            } else {
+                self.write_in(lpn, handle)?;
+            }
         }
         self.instant = was;
         Ok(())
@@ -346,7 +356,8 @@ fn worn_out(model: &Ftl, refusal: Refusal) -> Error {
     let w = model.wear.as_ref().expect("with [reliability]");
     Error::Config(format!(
         "precondition.fill: got \"steady-state\", but the overwrites that reach it wear the \
-         drive out ({refusal:?}: {} blocks of one plane retired at reliability.pe_limit = {}, \
+         drive out ({refusal:?}: {} blocks retired (of the model plane; with write streams, of \
+         the drive) at reliability.pe_limit = {}, \
          {} bad from the factory): raise reliability.pe_limit or lower \
          reliability.factory_bad_block_rate, or precondition with \"sequential\" and \
          precondition.random_overwrite",
@@ -885,6 +896,149 @@ mod tests {
                 near(steady.waf, 0.05) && near(first, 0.10) && near(later, 0.05),
                 "{handles} handles: reference {reference:.3}, reached {steady:?}, first window \
                  {first:.3}, later {later:.3}"
+            );
+        }
+    }
+
+    /// Plain write streams (`ftl.streams = 2`, with and without `ftl.gc.per_stream`) reach
+    /// theirs as FDP does: the drive converges to the WAF of one overwritten with its streams
+    /// drawn uniformly, holds every unit exactly once, keeps each host block to one stream's
+    /// data (and, with GC per stream, every GC block too), leaves each stream half the data,
+    /// and is the same for the same seed.
+    #[test]
+    fn a_drive_with_write_streams_reaches_the_waf_of_one_overwritten_with_them() {
+        for per_stream in [false, true] {
+            let ov: Vec<String> = [
+                "nand.channels=2",
+                "nand.dies_per_package=1",
+                "nand.blocks_per_plane=80",
+                "nand.pages_per_block=16",
+                "ftl.streams=2",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([format!("ftl.gc.per_stream={per_stream}")])
+            .collect();
+            let cfg = SsdConfig::resolve("small-tlc", &ov).unwrap();
+            let mut overwritten = Ftl::new(&cfg, 3);
+            overwritten.precondition(true, 0.0, 3).unwrap();
+            let n = overwritten.logical_units();
+            waf_with_handles(&mut overwritten, 8 * n, 2, 4);
+            let reference = waf_with_handles(&mut overwritten, 2 * n, 2, 5);
+
+            let mut drive = Ftl::new(&cfg, 3);
+            let steady = drive.reach_steady_state(&cfg, 3, &mut || true).unwrap();
+            assert!(steady.converged, "{steady:?}");
+            drive.check().unwrap();
+            let mut seen = vec![false; drive.geo.units() as usize];
+            for lpn in 0..n {
+                let pun = drive.lookup(lpn).expect("every unit mapped") as usize;
+                assert!(!seen[pun], "two units at {pun}");
+                seen[pun] = true;
+            }
+            let st = drive.streams.as_deref().unwrap();
+            for s in 0..2u8 {
+                let share =
+                    (0..n).filter(|&l| st.lpn_stream[l as usize] == s).count() as f64 / n as f64;
+                assert!((share - 0.5).abs() < 0.025, "stream {s}: {share:.3}");
+            }
+            let upb = drive.geo.units_per_block();
+            for b in 0..drive.blocks.len() as u32 {
+                let owner = st.block_stream[b as usize];
+                if owner == crate::ftl::GC_STREAM {
+                    assert!(!per_stream, "block {b}: GC's own with GC per stream");
+                    continue;
+                }
+                for pun in b * upb..(b + 1) * upb {
+                    let lpn = drive.p2l_at(pun);
+                    if lpn != UNMAPPED {
+                        assert_eq!(st.lpn_stream[lpn as usize], owner, "block {b}, lpn {lpn}");
+                    }
+                }
+            }
+            let mut again = Ftl::new(&cfg, 3);
+            assert_eq!(
+                again.reach_steady_state(&cfg, 3, &mut || true).unwrap(),
+                steady
+            );
+            assert!((0..n).all(|lpn| again.lookup(lpn) == drive.lookup(lpn)));
+
+            let first = waf_with_handles(&mut drive, n / 4, 2, 5);
+            let later = waf_with_handles(&mut drive, 2 * n, 2, 6);
+            drive.check().unwrap();
+            let near = |x: f64, tol: f64| (x - reference).abs() <= tol * reference;
+            assert!(
+                near(steady.waf, 0.05) && near(first, 0.10) && near(later, 0.05),
+                "GC per stream {per_stream}: reference {reference:.3}, reached {steady:?}, \
+                 first window {first:.3}, later {later:.3}"
+            );
+        }
+    }
+
+    /// With `[reliability]`, FDP's and write streams' steady state writes through the checked
+    /// path: the drive's blocks carry the wear of its overwrites, its factory bad blocks are
+    /// never written, every unit is mapped once, the same seed gives the same drive, and an
+    /// endurance the overwrites would exhaust is a one-line error naming the field.
+    #[test]
+    fn streams_reach_their_steady_state_through_the_wear_model() {
+        for streams in ["fdp.handles=2", "ftl.streams=2"] {
+            let cfg_with = |pe_limit: u32| {
+                let ov: Vec<String> = [
+                    "nand.channels=2",
+                    "nand.dies_per_package=1",
+                    "nand.blocks_per_plane=80",
+                    "nand.pages_per_block=16",
+                    "reliability.factory_bad_block_rate=0.03",
+                    streams,
+                ]
+                .iter()
+                .map(|s| s.to_string())
+                .chain([format!("reliability.pe_limit={pe_limit}")])
+                .collect();
+                SsdConfig::resolve("small-tlc", &ov).unwrap()
+            };
+            let cfg = cfg_with(1000);
+            let mut drive = Ftl::new(&cfg, 7);
+            let bad_before: Vec<usize> = (0..drive.blocks.len())
+                .filter(|&b| drive.blocks[b].state == BlockState::Bad)
+                .collect();
+            assert!(!bad_before.is_empty(), "{streams}: no factory bad block");
+            let steady = drive.reach_steady_state(&cfg, 7, &mut || true).unwrap();
+            assert!(steady.converged, "{streams}: {steady:?}");
+            drive.check().unwrap();
+            let n = drive.logical_units();
+            let mut seen = vec![false; drive.geo.units() as usize];
+            for lpn in 0..n {
+                let pun = drive.lookup(lpn).expect("every unit mapped") as usize;
+                assert!(!seen[pun], "{streams}: two units at {pun}");
+                seen[pun] = true;
+            }
+            assert!(bad_before
+                .iter()
+                .all(|&b| drive.blocks[b].write_ptr == 0 && drive.blocks[b].valid == 0));
+            assert!(
+                mean_erases(&drive) > 1.0,
+                "{streams}: {}",
+                mean_erases(&drive)
+            );
+            let w = drive.wear.as_ref().unwrap();
+            assert_eq!(w.factory_bad_blocks, bad_before.len() as u64);
+            assert_eq!(w.retired_blocks, 0);
+            let mut again = Ftl::new(&cfg, 7);
+            assert_eq!(
+                again.reach_steady_state(&cfg, 7, &mut || true).unwrap(),
+                steady
+            );
+            assert!((0..n).all(|lpn| again.lookup(lpn) == drive.lookup(lpn)));
+
+            let cfg = cfg_with(3);
+            let e = Ftl::new(&cfg, 7)
+                .reach_steady_state(&cfg, 7, &mut || true)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("reliability.pe_limit") && !e.contains('\n'),
+                "{streams}: {e}"
             );
         }
     }
