@@ -87,7 +87,7 @@ const REFUSED: &[(&str, &str, &[&str], &str)] = &[
         "backend=zoned",
         "cache=*",
         &["cache", "ftl.kind"],
-        "document: ZNS has no volatile write cache in front of zones",
+        "not modelled yet (issue 46)",
     ),
     (
         "backend=zoned",
