@@ -12,7 +12,8 @@
 //! the schemes that use it as the map; the others leave it idle.
 //!
 //! A new scheme or medium is a variant here, its constructor in [`Backend::new`], its arms in
-//! `device::Device::handle` and its answers below (docs/architecture.md, "A minimal back end").
+//! `device::Device::handle` and its answers below (docs/architecture.md, "Back ends", lists the
+//! four places).
 
 use super::hybrid::HybridCtrl;
 use super::pcm::PcmCtrl;
