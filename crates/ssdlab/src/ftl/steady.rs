@@ -203,34 +203,20 @@ impl Ftl {
             Ok(())
         };
         let window = n.div_ceil(WINDOW_FRACTION);
-        let mut wafs: Vec<f64> = Vec::new();
-        let mut converged = false;
-        let mut windows = 0;
-        while windows < MAX_OVERWRITE * WINDOW_FRACTION {
+        let (wafs, converged, windows) = converge(|| {
             let (host, moved) = (self.stats.host_units_written, self.stats.gc_units_moved);
             write(self, window)?;
-            windows += 1;
             if self.stats.gc_runs == 0 {
                 // Still writing into the space the fill left free: WAF 1, but not steady.
-                continue;
+                return Ok(None);
             }
             let host = self.stats.host_units_written - host;
             let moved = self.stats.gc_units_moved - moved;
-            wafs.push((host + moved) as f64 / host as f64);
-            if windows < MIN_OVERWRITE * WINDOW_FRACTION {
-                continue;
-            }
-            if let Some(w) = last_two_means(&wafs) {
-                if (w.0 - w.1).abs() <= TOLERANCE * w.0 {
-                    converged = true;
-                    break;
-                }
-            }
-        }
-        let tail = &wafs[wafs.len().saturating_sub(COMPARED)..];
+            Ok(Some((host + moved) as f64 / host as f64))
+        })?;
         let steady = SteadyState {
             // No window collected anything: every overwrite fitted the free space.
-            waf: if tail.is_empty() { 1.0 } else { mean(tail) },
+            waf: tail_mean(&wafs).unwrap_or(1.0),
             converged,
             overwrite: (windows * window) as f64 / n as f64,
         };
@@ -601,6 +587,39 @@ impl Dealt {
             places,
         })
     }
+}
+
+/// Write window after window (`window` writes one and gives its WAF, or None while nothing is
+/// collected yet) until the WAF is steady: at least [`MIN_OVERWRITE`] drives' worth of windows,
+/// then the means of the last two groups of [`COMPARED`] windows within [`TOLERANCE`]; at most
+/// [`MAX_OVERWRITE`]. The rule every FTL's steady state uses. Returns the windows' WAFs,
+/// whether they converged, and how many windows were written.
+pub(super) fn converge(
+    mut window: impl FnMut() -> Result<Option<f64>>,
+) -> Result<(Vec<f64>, bool, u64)> {
+    let mut wafs: Vec<f64> = Vec::new();
+    let mut windows = 0;
+    while windows < MAX_OVERWRITE * WINDOW_FRACTION {
+        let waf = window()?;
+        windows += 1;
+        let Some(waf) = waf else { continue };
+        wafs.push(waf);
+        if windows < MIN_OVERWRITE * WINDOW_FRACTION {
+            continue;
+        }
+        if let Some(w) = last_two_means(&wafs) {
+            if (w.0 - w.1).abs() <= TOLERANCE * w.0 {
+                return Ok((wafs, true, windows));
+            }
+        }
+    }
+    Ok((wafs, false, windows))
+}
+
+/// The mean of the last [`COMPARED`] values (None: there are none).
+pub(super) fn tail_mean(values: &[f64]) -> Option<f64> {
+    let tail = &values[values.len().saturating_sub(COMPARED)..];
+    (!tail.is_empty()).then(|| mean(tail))
 }
 
 pub(super) fn mean(values: &[f64]) -> f64 {

@@ -18,9 +18,7 @@
 //!   the planes' reclamation bunch up, and the drives these FTLs serve are small, so the whole
 //!   drive is overwritten rather than a model plane copied.
 
-use super::super::steady::{
-    last_two_means, mean, COMPARED, MAX_OVERWRITE, MIN_OVERWRITE, TOLERANCE, WINDOW_FRACTION,
-};
+use super::super::steady::{converge, tail_mean, WINDOW_FRACTION};
 use super::{Hybrid, MergeCounts, Scheme, NONE};
 use crate::error::{Error, Result};
 use crate::ftl::SteadyState;
@@ -86,11 +84,8 @@ impl Hybrid {
         let mut rng = Rng::stream(seed, "precondition.steady_state");
         let mut ops = Vec::new();
         let mut written = 0u64;
-        let mut wafs: Vec<f64> = Vec::new();
         let mut merge_rates: Vec<f64> = Vec::new();
-        let mut converged = false;
-        let mut windows = 0;
-        while windows < MAX_OVERWRITE * WINDOW_FRACTION {
+        let (wafs, converged, windows) = converge(|| {
             let before = self.counts.clone();
             for _ in 0..window {
                 written += 1;
@@ -100,42 +95,24 @@ impl Hybrid {
                 self.write(rng.below(n), &mut ops)?;
                 ops.clear();
             }
-            windows += 1;
             let merges = |c: &MergeCounts| c.switch + c.partial + c.full;
             if merges(&self.counts) == 0 {
                 // The logs still take pages without merging: WAF 1, but not steady.
-                continue;
+                return Ok(None);
             }
             let host = (self.counts.host_pages_written - before.host_pages_written) as f64;
             let copied = (self.counts.pages_copied - before.pages_copied) as f64;
-            wafs.push((host + copied) / host);
             merge_rates.push((merges(&self.counts) - merges(&before)) as f64 / host);
-            if windows < MIN_OVERWRITE * WINDOW_FRACTION {
-                continue;
-            }
-            if let Some(w) = last_two_means(&wafs) {
-                if (w.0 - w.1).abs() <= TOLERANCE * w.0 {
-                    converged = true;
-                    break;
-                }
-            }
-        }
-        let tail = |v: &[f64]| {
-            let t = &v[v.len().saturating_sub(COMPARED)..];
-            if t.is_empty() {
-                None
-            } else {
-                Some(mean(t))
-            }
-        };
+            Ok(Some((host + copied) / host))
+        })?;
         Ok(HybridSteadyState {
             steady: SteadyState {
                 // No window merged: every overwrite fitted the logs.
-                waf: tail(&wafs).unwrap_or(1.0),
+                waf: tail_mean(&wafs).unwrap_or(1.0),
                 converged,
                 overwrite: (windows * window) as f64 / n as f64,
             },
-            merges_per_host_page: tail(&merge_rates).unwrap_or(0.0),
+            merges_per_host_page: tail_mean(&merge_rates).unwrap_or(0.0),
         })
     }
 }
