@@ -757,6 +757,7 @@ def render_sensitivity(data: Mapping[str, Any]) -> str:
     """Each prediction's spread over the seeds and its figure at the ends of each assumption's
     range (issue 40 point 3), then the assumptions and their sources."""
     from .scoreboard import significant
+    from .sensitivity import same_figure
 
     def fig(value: float | None) -> str:
         return "–" if value is None else significant(value)
@@ -774,7 +775,7 @@ def render_sensitivity(data: Mapping[str, Any]) -> str:
             fragile += row["fragile"]
             spread = (
                 fig(row["seed_min"])
-                if _same_figure(row["seed_min"], row["seed_max"])
+                if same_figure(row["seed_min"], row["seed_max"])
                 else f"{fig(row['seed_min'])} to {fig(row['seed_max'])}"
             )
             by_parameter: dict[str, list[str]] = {}
@@ -806,12 +807,6 @@ def render_sensitivity(data: Mapping[str, Any]) -> str:
                 f" {assumption['why']}"
             )
     return "\n".join(lines) + "\n"
-
-
-def _same_figure(a: float | None, b: float | None) -> bool:
-    if a is None or b is None:
-        return a is b
-    return abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1e-12)
 
 
 def _no_produce() -> Any:

@@ -161,7 +161,17 @@ def measure(
     }
 
 
-def _same(a: float | None, b: float | None) -> bool:
+def _by_key(data: Mapping[str, Any]) -> dict[tuple[str, str], Mapping[str, Any]]:
+    """The artefact's measured rows by (experiment, metric)."""
+    return {
+        (entry["experiment"], row["metric"]): row
+        for entry in data["experiments"]
+        for row in entry["rows"]
+    }
+
+
+def same_figure(a: float | None, b: float | None) -> bool:
+    """Two figures equal but for rounding (both absent counts as equal)."""
     if a is None or b is None:
         return a is b
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
@@ -172,11 +182,7 @@ def stale(reproductions: Mapping[str, Any], data: Mapping[str, Any]) -> list[str
     the same figure (empty: the artefact is current)."""
     from .blocks import row_list
 
-    by_key = {
-        (entry["experiment"], row["metric"]): row
-        for entry in data["experiments"]
-        for row in entry["rows"]
-    }
+    by_key = _by_key(data)
     problems = []
     for entry in reproductions["experiments"]:
         for row in row_list(reproductions, entry["experiment"]):
@@ -185,7 +191,7 @@ def stale(reproductions: Mapping[str, Any], data: Mapping[str, Any]) -> list[str
             got = by_key.get((entry["experiment"], row.metric))
             if got is None:
                 problems.append(f"{entry['experiment']}: {row.metric!r} has no spread")
-            elif not _same(got["ssdlab"], row.ssdlab):
+            elif not same_figure(got["ssdlab"], row.ssdlab):
                 problems.append(
                     f"{entry['experiment']}: {row.metric!r} is {row.ssdlab!r} in reproductions.json"
                     f" but {got['ssdlab']!r} in the sensitivity artefact"
@@ -196,15 +202,15 @@ def stale(reproductions: Mapping[str, Any], data: Mapping[str, Any]) -> list[str
 def mark(reproductions: dict[str, Any], data: Mapping[str, Any]) -> None:
     """Set each prediction row's ``fragile`` in ``reproductions`` from ``data`` (where the
     artefact covers it with the same figure; otherwise it is left unset)."""
-    by_key = {
-        (entry["experiment"], row["metric"]): row
-        for entry in data["experiments"]
-        for row in entry["rows"]
-    }
+    by_key = _by_key(data)
     for entry in reproductions["experiments"]:
         for row in entry["rows"]:
             got = by_key.get((entry["experiment"], row["metric"]))
-            if row.get("label") == "prediction" and got and _same(got["ssdlab"], row["ssdlab"]):
+            if (
+                row.get("label") == "prediction"
+                and got
+                and same_figure(got["ssdlab"], row["ssdlab"])
+            ):
                 row["fragile"] = got["fragile"]
                 row["figure_range"] = figure_range(got)
             else:
