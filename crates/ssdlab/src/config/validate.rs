@@ -968,6 +968,31 @@ impl SsdConfig {
                 format!("got {} bytes, expected a multiple of 4KiB", i.mdts.0),
             );
         }
+        if let Some(b) = i.ata.prd_boundary {
+            if !matches!(kind, InterfaceKind::Ide | InterfaceKind::Sata) {
+                return err(
+                    "interface.ata.prd_boundary",
+                    format!("got {} bytes with interface.kind = \"{}\", expected it absent: PRD entries are bus-master IDE's (kind \"ide\" or \"sata\")", b.0, kind.name()),
+                );
+            }
+            if b.0 < 4096 || !b.0.is_power_of_two() || b.0 > 1 << 30 {
+                return err(
+                    "interface.ata.prd_boundary",
+                    format!(
+                        "got {} bytes, expected a power of two from 4KiB to 1GiB",
+                        b.0
+                    ),
+                );
+            }
+            if let crate::config::PrdBuffer::Offset(o) = i.ata.prd_buffer {
+                if o >= b.0 || !o.is_multiple_of(4096) {
+                    return err(
+                        "interface.ata.prd_buffer",
+                        format!("got {o} bytes, expected a multiple of 4KiB below interface.ata.prd_boundary ({} bytes)", b.0),
+                    );
+                }
+            }
+        }
         if i.max_payload.0 < 128 || !i.max_payload.0.is_power_of_two() || i.max_payload.0 > 4096 {
             return err(
                 "interface.max_payload",
@@ -1258,6 +1283,82 @@ mod tests {
             Ok(_) => panic!("{overrides:?} accepted"),
             Err(e) => e.to_string(),
         }
+    }
+
+    /// PRD entries belong to bus-master IDE: other kinds, a boundary that is no power of two,
+    /// and a fixed buffer offset off the page or past the boundary are one line each.
+    #[test]
+    fn prd_entries_are_refused_where_they_mean_nothing() {
+        let ide = [
+            "interface.kind=\"ide\"",
+            "interface.queue_depth=1",
+            "interface.io_queues=1",
+        ];
+        let cases: [(&[&str], &str, &str); 4] = [
+            (
+                &["interface.ata.prd_boundary=\"64KiB\""],
+                "interface.ata.prd_boundary",
+                "got 65536 bytes with interface.kind = \"nvme\", expected it absent",
+            ),
+            (
+                &[
+                    ide[0],
+                    ide[1],
+                    ide[2],
+                    "interface.ata.prd_boundary=\"48KiB\"",
+                ],
+                "interface.ata.prd_boundary",
+                "got 49152 bytes, expected a power of two from 4KiB to 1GiB",
+            ),
+            (
+                &[
+                    ide[0],
+                    ide[1],
+                    ide[2],
+                    "interface.ata.prd_boundary=\"64KiB\"",
+                    "interface.ata.prd_buffer=\"64KiB\"",
+                ],
+                "interface.ata.prd_buffer",
+                "got 65536 bytes, expected a multiple of 4KiB below",
+            ),
+            (
+                &[
+                    ide[0],
+                    ide[1],
+                    ide[2],
+                    "interface.ata.prd_boundary=\"64KiB\"",
+                    "interface.ata.prd_buffer=\"2KiB\"",
+                ],
+                "interface.ata.prd_buffer",
+                "got 2048 bytes",
+            ),
+        ];
+        for (ov, field, want) in cases {
+            let e = err(ov);
+            assert!(
+                e.contains(&format!("field `{field}`")) && e.contains(want),
+                "{ov:?}: {e}"
+            );
+            assert!(!e.contains('\n'), "{e}");
+        }
+        let e = err(&[
+            ide[0],
+            ide[1],
+            ide[2],
+            "interface.ata.prd_buffer=\"sideways\"",
+        ]);
+        assert!(
+            e.contains("expected \"random-page\", \"aligned\" or a size"),
+            "{e}"
+        );
+        let ok = [
+            ide[0],
+            ide[1],
+            ide[2],
+            "interface.ata.prd_boundary=\"64KiB\"",
+            "interface.ata.prd_buffer=\"32KiB\"",
+        ];
+        SsdConfig::resolve("small-tlc", &ok.map(String::from)).unwrap();
     }
 
     #[test]

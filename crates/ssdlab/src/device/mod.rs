@@ -157,7 +157,15 @@ impl Device {
             .host
             .max_request_bytes()
             .map_or(link_max, |b| b.min(link_max));
-        let host = Host::new(cfg.interface.io_queues, link.sq_capacity(), max_cmd_bytes);
+        let mut host = Host::new(cfg.interface.io_queues, link.sq_capacity(), max_cmd_bytes);
+        if let Some(b) = cfg.interface.ata.prd_boundary {
+            let fixed_offset = match cfg.interface.ata.prd_buffer {
+                crate::config::PrdBuffer::RandomPage => None,
+                crate::config::PrdBuffer::Aligned => Some(0),
+                crate::config::PrdBuffer::Offset(o) => Some(o),
+            };
+            host.set_prd(crate::host::PrdSplit::new(b.0, fixed_offset, seed));
+        }
         let mut fil = Fil::new(cfg, &geo);
         if let Some(r) = &cfg.reliability {
             // A block-mapped FTL and a zoned drive keep their own blocks' records: their read
@@ -519,9 +527,10 @@ impl Device {
         }
     }
 
-    /// Whether a request of `op` and `len` bytes from `queue` fits in its interface queue now.
-    pub fn queue_has_room(&self, queue: u32, op: Op, len: u64) -> bool {
-        self.host.queue_has_room(queue, op, len)
+    /// Whether a request of `op` and `len` bytes at `offset` from `queue` fits in its interface
+    /// queue now.
+    pub fn queue_has_room(&self, queue: u32, op: Op, offset: u64, len: u64) -> bool {
+        self.host.queue_has_room(queue, op, offset, len)
     }
 
     /// Wake the driver at `t` with `token` (not before now).
