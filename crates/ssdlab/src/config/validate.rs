@@ -537,10 +537,13 @@ impl SsdConfig {
                 ),
             );
         }
-        if self.cache.as_ref().is_some_and(|c| c.enabled) {
+        // A zoned drive's zones are logical blocks a cache buffer can hold (flushed in each
+        // zone's order, `ctrl::zoned`); a raw device's are physical pages.
+        if self.zns.is_none() && self.cache.as_ref().is_some_and(|c| c.enabled) {
             return err(
                 "cache",
-                "a cache buffer needs the device FTL; remove [cache] or set ftl.kind = \"page\""
+                "a cache buffer needs logical blocks (the device FTL, or [zns]'s zones); remove \
+                 [cache] or set ftl.kind = \"page\""
                     .into(),
             );
         }
