@@ -437,6 +437,27 @@ fn a_cache_buffer_absorbs_a_zones_writes_and_flushes_them_in_order() {
     assert!(dc.reads >= 16 + 4 + 32);
 }
 
+/// `zns.finish = "fill"` behind a write-back buffer: the finish flushes the zone's 8 buffered
+/// blocks first, then programs filler from the write pointer to the capacity (2,040 blocks);
+/// the data reads back, the filler as zeros, and a reset then erases all 16 blocks.
+#[test]
+fn a_filling_finish_writes_the_buffered_blocks_first() {
+    let mut dev = buffered("64KiB", &["zns.finish=\"fill\""]);
+    ok(&mut dev, Op::Write, 0, 32 << 10);
+    ok(&mut dev, Op::ZoneFinish, 0, 0);
+    let z = dev.backend().zoned().unwrap();
+    assert_eq!((z.programmed(0), z.counters.filled_units), (2048, 2040));
+    assert_eq!(dev.cache().unwrap().stats().flushes[3], 8);
+    assert_eq!(dev.cache().unwrap().dirty_lines(), 0);
+    ok(&mut dev, Op::Read, 0, 64 << 10);
+    ok(&mut dev, Op::ZoneReset, 0, 0);
+    assert_eq!(dev.fil().counters.block_erases, 16);
+    ok(&mut dev, Op::Read, 0, 16 << 10);
+    let dc = dev.check().unwrap();
+    assert_eq!(dc.first_error, None);
+    assert_eq!(dc.reads, 16 + 4);
+}
+
 /// A Force Unit Access write to a zoned drive with a write-back buffer completes once its
 /// zone's blocks up to its end are on the media; a plain one at DRAM speed.
 #[test]

@@ -864,8 +864,16 @@ impl BufferManager {
 
     /// In front of a zoned drive: zone blocks `lo..hi` were reset. Their lines go, dirty or
     /// not (the host gave the data up; a line under flush is freed when its flush ends), and
-    /// so do write units waiting for a line there (their commands count them as done).
-    pub(crate) fn drop_zone(&mut self, now: SimTime, lo: u64, hi: u64, up: &mut HostPort) {
+    /// so do write units waiting for a line there (their commands count them as done); the
+    /// other waiting units then take the lines that came free.
+    pub(crate) fn drop_zone(
+        &mut self,
+        now: SimTime,
+        lo: u64,
+        hi: u64,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+    ) -> Result<()> {
         for lpn in lo..hi {
             self.buf.discard(lpn);
         }
@@ -884,6 +892,7 @@ impl BufferManager {
         }
         self.waiting = kept;
         self.sample(now);
+        self.retry_waiters(now, up, flash)
     }
 
     fn finish_explicit(&mut self, now: SimTime, up: &mut HostPort) {

@@ -508,7 +508,7 @@ impl Hil {
                     let start = ch.zone as u64 * zl;
                     match action {
                         ZoneAction::Reset => {
-                            self.forget_zone(now, ch.zone, z, up, flash, cache.as_deref_mut());
+                            Self::forget_zone(now, ch.zone, z, up, flash, cache.as_deref_mut())?;
                             for block in z.reset_blocks(ch.zone) {
                                 txns += 1;
                                 let t = flash.fil.add_txn(self.raw_txn(
@@ -581,14 +581,13 @@ impl Hil {
     /// `zone` is being reset: its lines leave the cache buffer (the host gave their data up),
     /// its writes not yet in the buffer are given up, and the data oracle forgets its blocks.
     fn forget_zone(
-        &mut self,
         now: SimTime,
         zone: u32,
         z: &mut ZonedNand,
         up: &mut HostPort,
         flash: &mut FlashPort,
         cache: Option<&mut BufferManager>,
-    ) {
+    ) -> Result<()> {
         let start = zone as u64 * z.zones.zone_lbas();
         let extent = z.written_extent(zone);
         if let Some(dc) = flash.check.as_mut() {
@@ -597,11 +596,12 @@ impl Hil {
                 dc.erased(z.unit_of(lba));
             }
         }
-        if let Some(bm) = cache {
-            bm.drop_zone(now, start, start + extent, up);
-        }
         for parked in z.reset_order(zone) {
             up.complete(now, parked);
+        }
+        match cache {
+            Some(bm) => bm.drop_zone(now, start, start + extent, up, &mut flash.with_zoned(z)),
+            None => Ok(()),
         }
     }
 

@@ -999,10 +999,7 @@ impl Device {
             Step::Sensed(op) => {
                 // A cache buffer keeps what a read brought in if the back end's map still
                 // points there.
-                let mut behind = match cache {
-                    Some(_) => Some(&mut *backend),
-                    None => None,
-                };
+                let mut behind = cache.as_ref().map(|_| &mut *backend);
                 let mut last = now;
                 for &t in &op {
                     let (out, ready) = flash.fil.read_out(now, die);
