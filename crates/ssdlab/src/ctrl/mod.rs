@@ -77,6 +77,9 @@ pub(crate) enum Behind<'a> {
     /// A PCM-only device, when the cache buffer works in front of it (its lines are flushed
     /// into the PCM in place).
     Pcm(&'a mut pcm::PcmCtrl),
+    /// A zoned drive, when the cache buffer works in front of it (its lines are flushed to
+    /// their zones' blocks, each zone's in order).
+    Zoned(&'a mut zoned::ZonedNand),
 }
 
 impl<'a> FlashPort<'a> {
@@ -111,6 +114,16 @@ impl<'a> FlashPort<'a> {
         }
     }
 
+    /// This port with zoned drive `z` in it, for the cache buffer's work in front of it.
+    pub fn with_zoned<'b>(&'b mut self, z: &'b mut zoned::ZonedNand) -> FlashPort<'b> {
+        FlashPort {
+            fil: self.fil,
+            ftl: self.ftl,
+            check: self.check,
+            behind: Behind::Zoned(z),
+        }
+    }
+
     /// Hand the GC work the FTL emitted to the dies of its planes.
     #[inline]
     pub fn drain_gc(&mut self, now: SimTime, q: &mut EventQueue<Event>) {
@@ -125,6 +138,8 @@ impl<'a> FlashPort<'a> {
             Behind::Blocks(h) => h.ftl.lookup(lpn),
             // PCM is written in place: line `lpn` is always PCM line `lpn`.
             Behind::Pcm(_) => Some(lpn as u32),
+            // A zoned drive's block is at its place in its zone once programmed there.
+            Behind::Zoned(z) => z.is_programmed(lpn).then(|| z.unit_of(lpn)),
             Behind::PageFtl => self.ftl.lookup(lpn),
         }
     }

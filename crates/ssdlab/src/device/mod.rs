@@ -938,7 +938,9 @@ impl Device {
                         Backend::Raw(raw) | Backend::Fusion { raw, .. } => {
                             hil.dispatch_raw(now, cmd, raw, &mut up, &mut flash)
                         }
-                        Backend::Zoned(z) => hil.dispatch_zoned(now, cmd, z, &mut up, &mut flash),
+                        Backend::Zoned(z) => {
+                            hil.dispatch_zoned(now, cmd, z, &mut up, &mut flash, cache)?
+                        }
                         Backend::Pcm(_) => unreachable!("a PCM device's commands are PcmDispatch"),
                     },
                     Event::WriteDataIn { cmd } => match backend {
@@ -949,7 +951,7 @@ impl Device {
                             hil.write_data_in_raw(now, cmd, &mut up, &mut flash)
                         }
                         Backend::Zoned(z) => {
-                            hil.write_data_in_zoned(now, cmd, z, &mut up, &mut flash)
+                            hil.write_data_in_zoned(now, cmd, z, &mut up, &mut flash, cache)?
                         }
                         _ => hil.write_data_in(now, cmd, &mut up, &mut flash, cache)?,
                     },
@@ -1004,18 +1006,15 @@ impl Device {
             .die_step(now, die, flash.ftl, flash.check.as_mut(), up.q)?
         {
             Step::Sensed(op) => {
-                // A cache buffer in front of a block map keeps what a read brought in if that
-                // map still points there.
-                let mut blocks = match cache {
-                    Some(_) => backend.block_mapped_mut(),
-                    None => None,
-                };
+                // A cache buffer keeps what a read brought in if the back end's map still
+                // points there.
+                let mut behind = cache.as_ref().map(|_| &mut *backend);
                 let mut last = now;
                 for &t in &op {
                     let (out, ready) = flash.fil.read_out(now, die);
                     last = out;
-                    let blocks = blocks.as_deref_mut();
-                    hil.read_done(ready, t, up, flash, cache.as_deref_mut(), blocks)?;
+                    let behind = behind.as_deref_mut();
+                    hil.read_done(ready, t, up, flash, cache.as_deref_mut(), behind)?;
                 }
                 flash.fil.finish_read(now, die, last, op, flash.ftl, up.q);
             }
@@ -1028,9 +1027,17 @@ impl Device {
                             hil.program_done_block(now, t, up, &mut flash, cache)?;
                         }
                     }
-                    // The raw and zoned firmware's pages were taken when the program was
-                    // accepted.
-                    Backend::Raw(_) | Backend::Fusion { .. } | Backend::Zoned(_) => {
+                    // A zoned drive's flushes and written-through blocks go back to the cache
+                    // buffer in front of it.
+                    Backend::Zoned(z) => {
+                        let mut flash = flash.with_zoned(z);
+                        for &t in &op {
+                            let cache = cache.as_deref_mut();
+                            hil.program_done_by(now, t, |_| {}, up, &mut flash, cache)?;
+                        }
+                    }
+                    // The raw firmware's pages were taken when the program was accepted.
+                    Backend::Raw(_) | Backend::Fusion { .. } => {
                         for &t in &op {
                             let cache = cache.as_deref_mut();
                             hil.program_done_by(now, t, |_| {}, up, flash, cache)?;
