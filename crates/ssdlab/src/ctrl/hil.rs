@@ -973,6 +973,9 @@ impl Hil {
             }
             if let Some(dc) = flash.check.as_mut() {
                 dc.write_to_nand(lpn, pun, old, flash.ftl);
+                if dc.checkpoint_due() {
+                    super::power_loss::program_checkpoint(now, flash, up.q)?;
+                }
             }
             if let Some(bm) = cache.as_deref_mut() {
                 // Write-through: the data goes into the buffer as well, now.
@@ -1497,7 +1500,11 @@ impl Hil {
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         if t.kind == TxnKind::MapWrite {
-            // A translation page is on NAND: no command waited for it.
+            // A translation page or a map checkpoint's page is on NAND: no command waited for
+            // it (a checkpoint's counts once all its pages are).
+            if t.cmd != crate::ftl::NONE {
+                super::power_loss::checkpoint_page_programmed(flash, t.cmd);
+            }
             return Ok(());
         }
         if t.kind == TxnKind::Flush {
