@@ -676,7 +676,7 @@ pub(crate) fn program_checkpoint(
         return Ok(());
     }
     for (number, page) in pages {
-        let pun = flash.ftl.write_checkpoint_page(page)?;
+        let (pun, overwrote) = flash.ftl.write_checkpoint_page(page)?;
         let geo = &flash.ftl.geo;
         let block = geo.block_of_unit(pun);
         let t = flash.fil.add_txn(Txn {
@@ -687,7 +687,7 @@ pub(crate) fn program_checkpoint(
             host_bytes: 0,
             epoch: flash.ftl.blocks()[block as usize].epoch,
             aux: page as u32,
-            overwrote: flash.ftl.overwrote(),
+            overwrote,
         });
         flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, q);
         flash.drain_gc(now, q);
