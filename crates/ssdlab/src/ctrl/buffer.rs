@@ -332,7 +332,7 @@ impl BufferManager {
             let slot = self.buf.find(lpn).expect("placed");
             dc.write_to_line(lpn, slot, flash.ftl);
             if dc.checkpoint_due() {
-                super::power_loss::program_checkpoint(now, flash, up.q)?;
+                flash.program_checkpoint(now, up.q)?;
             }
         }
         Ok(placed)

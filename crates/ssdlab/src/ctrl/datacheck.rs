@@ -78,7 +78,7 @@ impl DataCheck {
     }
 
     /// The power-loss model has taken a checkpoint whose map pages wait to be programmed
-    /// (`power_loss::program_checkpoint`).
+    /// (`FlashPort::program_checkpoint`).
     #[inline]
     pub fn checkpoint_due(&self) -> bool {
         self.power.as_deref().is_some_and(|p| p.checkpoint_due())

@@ -974,7 +974,7 @@ impl Hil {
             if let Some(dc) = flash.check.as_mut() {
                 dc.write_to_nand(lpn, pun, old, flash.ftl);
                 if dc.checkpoint_due() {
-                    super::power_loss::program_checkpoint(now, flash, up.q)?;
+                    flash.program_checkpoint(now, up.q)?;
                 }
             }
             if let Some(bm) = cache.as_deref_mut() {
@@ -1503,7 +1503,7 @@ impl Hil {
             // A translation page or a map checkpoint's page is on NAND: no command waited for
             // it (a checkpoint's counts once all its pages are).
             if t.cmd != crate::ftl::NONE {
-                super::power_loss::checkpoint_page_programmed(flash, t.cmd);
+                flash.checkpoint_page_programmed(t.cmd);
             }
             return Ok(());
         }

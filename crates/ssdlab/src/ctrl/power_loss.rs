@@ -34,13 +34,9 @@
 //! Versions: each update (write or trim) of a logical unit the controller accepts gets the
 //! next version of that unit, from 1; 0 is what the unit held when the model started.
 
-use super::fil::{Queue, Txn, TxnKind};
-use super::FlashPort;
-use crate::error::Result;
-use crate::event::Event;
 use crate::ftl::{Ftl, UNMAPPED};
 use crate::media::nand::{Geometry, NandTimingPs};
-use crate::sim::{EventQueue, SimTime};
+use crate::sim::SimTime;
 use crate::stats::result::PowerLossResult;
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -135,7 +131,7 @@ pub struct PowerLoss {
     checkpoint_seq: u64,
     /// Checkpoints taken whose map pages (or an earlier one's) are still being programmed,
     /// oldest first; and the map pages of those taken whose programs the controller has not
-    /// issued yet ([`program_checkpoint`]), each with its checkpoint's number.
+    /// issued yet (`FlashPort::program_checkpoint`), each with its checkpoint's number.
     in_flight: VecDeque<Taken>,
     due: Vec<(u64, u64)>,
     checkpoints_on_flash: u64,
@@ -233,7 +229,7 @@ impl PowerLoss {
     }
 
     /// Take a checkpoint: the map pages changed since the last one are due to be programmed
-    /// ([`program_checkpoint`]), in page order. The map page of a placement still in flight
+    /// (`FlashPort::program_checkpoint`), in page order. The map page of a placement still in flight
     /// holds its old entry: it stays changed, for the next checkpoint to write again.
     fn checkpoint(&mut self, ftl: &Ftl) {
         self.host_units_since_checkpoint = 0;
@@ -287,6 +283,15 @@ impl PowerLoss {
     #[inline]
     pub fn checkpoint_due(&self) -> bool {
         !self.due.is_empty()
+    }
+
+    /// The map pages due to be programmed, in order, each with the tag its program carries
+    /// (its checkpoint's, for [`PowerLoss::checkpoint_page_programmed`]).
+    pub fn take_due(&mut self) -> Vec<(u32, u64)> {
+        self.due
+            .drain(..)
+            .map(|(number, page)| (checkpoint_tag(number), page))
+            .collect()
     }
 
     /// A map page of the checkpoint whose [`checkpoint_tag`] is `tag` is programmed.
@@ -654,53 +659,4 @@ const TAGS: u64 = u32::MAX as u64;
 /// The tag of checkpoint `number`'s programs.
 fn checkpoint_tag(number: u64) -> u32 {
     (number % TAGS) as u32
-}
-
-/// Program the map pages of the checkpoint the power-loss model has just taken, if any, as a
-/// cached map programs its translation pages: each to a new place in stream 0's open blocks,
-/// queued with the host's writes at its die (the host writes queued behind wait for it), GC
-/// work it starts handed to the dies. A drive worn out into read-only mode programs nothing:
-/// its checkpoint never reaches flash.
-#[cold]
-#[inline(never)]
-pub(crate) fn program_checkpoint(
-    now: SimTime,
-    flash: &mut FlashPort,
-    q: &mut EventQueue<Event>,
-) -> Result<()> {
-    let Some(p) = flash.check.as_mut().and_then(|c| c.power.as_deref_mut()) else {
-        return Ok(());
-    };
-    let pages = std::mem::take(&mut p.due);
-    if flash.ftl.read_only() {
-        return Ok(());
-    }
-    for (number, page) in pages {
-        let (pun, overwrote) = flash.ftl.write_checkpoint_page(page)?;
-        let geo = &flash.ftl.geo;
-        let block = geo.block_of_unit(pun);
-        let t = flash.fil.add_txn(Txn {
-            kind: TxnKind::MapWrite,
-            cmd: checkpoint_tag(number),
-            pun,
-            plane: geo.plane_of_block(block),
-            host_bytes: 0,
-            epoch: flash.ftl.blocks()[block as usize].epoch,
-            aux: page as u32,
-            overwrote,
-        });
-        flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, q);
-        flash.drain_gc(now, q);
-    }
-    Ok(())
-}
-
-/// A map-page program of the checkpoint tagged `tag` finished (the HIL calls it for a
-/// `MapWrite` whose `cmd` is not `ftl::NONE`).
-#[cold]
-#[inline(never)]
-pub(crate) fn checkpoint_page_programmed(flash: &mut FlashPort, tag: u32) {
-    if let Some(p) = flash.check.as_mut().and_then(|c| c.power.as_deref_mut()) {
-        p.checkpoint_page_programmed(tag);
-    }
 }
