@@ -844,8 +844,10 @@ pub fn build_result(
     let backend = dev.backend();
     let own = backend.figures();
     let firmware_busy = dev.hil().cpu_busy() + backend.firmware_busy();
+    // The power-loss model's map checkpoints are programs of the drive too (0 without it).
     let mut wa = if f.host_units_written > 0 {
-        (f.host_units_written + f.gc_units_moved) as f64 / f.host_units_written as f64
+        (f.host_units_written + f.gc_units_moved + f.checkpoint_units_written) as f64
+            / f.host_units_written as f64
     } else {
         0.0
     };

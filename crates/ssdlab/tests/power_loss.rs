@@ -130,6 +130,9 @@ impl Driver for Oracle {
 /// each test in a process of its own).
 static TRIMS_DURABLE_BY_ERASE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
+/// Live checkpoint map pages GC moved over the runs of this process.
+static CHECKPOINT_PAGES_MOVED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// What one cut is checked for; returns the acknowledged writes the oracle says were lost.
 fn check_cut(o: &Oracle, dev: &Device, volatile: bool, plp: bool) -> u64 {
     let out = dev.power_cut().expect("the model is armed");
@@ -279,12 +282,29 @@ fn cuts(s: &Setup, seed: u64, requests: u64, cuts_wanted: u64) -> (u64, u64) {
         }
     }
     assert!(o.pending.is_empty());
+    // The checkpoints' map pages are in the map with the host's data: GC moved the live ones
+    // and let the superseded ones go, the map and the blocks agreeing.
+    dev.ftl().check().unwrap();
+    let p = dev.power_cut().unwrap().result;
+    assert!(p.checkpoints_on_flash <= p.checkpoints && p.checkpoints > 0);
+    assert_eq!(
+        p.checkpoint_pages_written,
+        dev.ftl().stats.checkpoint_units_written
+    );
+    CHECKPOINT_PAGES_MOVED.fetch_add(
+        p.checkpoint_pages_moved,
+        std::sync::atomic::Ordering::Relaxed,
+    );
     let f = &dev.ftl().stats;
     eprintln!(
-        "seed {seed}: {checked} cuts over {} events, {} GC runs, {} erases",
+        "seed {seed}: {checked} cuts over {} events, {} GC runs, {} erases, {} checkpoints \
+         ({} map pages, {} moved by GC)",
         dev.events(),
         f.gc_runs,
-        f.erases
+        f.erases,
+        p.checkpoints,
+        p.checkpoint_pages_written,
+        p.checkpoint_pages_moved
     );
     (checked, lost)
 }
@@ -314,6 +334,22 @@ fn no_cache_loses_no_acknowledged_write_at_a_thousand_cuts() {
     let (_, lost) = many("none", false, false, true);
     // Without a volatile cache a write completes once programmed: nothing acknowledged is lost.
     assert_eq!(lost, 0);
+}
+
+/// Checkpoints far apart: their map pages live long enough for GC to meet them in its victims
+/// and move them (at a checkpoint every 97 units each page is superseded first). The oracle
+/// holds with map pages on flash beside the data, and GC moved some.
+#[test]
+fn gc_moves_live_checkpoint_pages_and_loses_no_acknowledged_write() {
+    let mut s = setup("none", false, false, true);
+    for o in &mut s.overrides {
+        if o.starts_with("ftl.checkpoint_units=") {
+            *o = "ftl.checkpoint_units=3000".into();
+        }
+    }
+    let (_, lost) = many_of(s);
+    assert_eq!(lost, 0);
+    assert!(CHECKPOINT_PAGES_MOVED.load(std::sync::atomic::Ordering::Relaxed) > 0);
 }
 
 #[test]
@@ -461,22 +497,37 @@ mod run_options {
 
     /// A checkpoint writes the map pages changed since the one before: a shorter interval
     /// writes more checkpoints, and more pages in all (random writes change entries all over
-    /// the map, so each checkpoint's pages shrink less than its interval does).
+    /// the map, so each checkpoint's pages shrink less than its interval does), which the
+    /// drive programs: its write amplification grows by their share.
     #[test]
-    fn a_shorter_checkpoint_interval_writes_more_map_pages() {
-        let pages = |units: u64| {
+    fn a_shorter_checkpoint_interval_writes_more_map_pages_and_costs_more_waf() {
+        let run = |units: u64| {
             let cfg = small(&[&format!("ftl.checkpoint_units={units}")]);
-            let r = ssdlab::run(&cfg, &job(), &opts(Some(5000), None), &mut |_, _| true)
+            ssdlab::run(&cfg, &job(), &opts(Some(5000), None), &mut |_, _| true)
                 .unwrap()
-                .result;
-            let p = r.power_loss.unwrap();
+                .result
+        };
+        let pages = |r: &ssdlab::stats::result::RunResult| {
+            let p = r.power_loss.clone().unwrap();
             (p.checkpoints, p.checkpoint_pages_written)
         };
-        let (short, long) = (pages(16), pages(512));
+        let (short_run, long_run) = (run(16), run(512));
+        let (short, long) = (pages(&short_run), pages(&long_run));
         assert!(short.0 > long.0 && long.0 > 0, "{short:?} {long:?}");
         assert!(short.1 > long.1, "{short:?} {long:?}");
         // A checkpoint writes at least one page and at most the map's pages.
         assert!(short.1 >= short.0 && long.1 >= long.0, "{short:?} {long:?}");
+        let waf = |r: &ssdlab::stats::result::RunResult| {
+            let p = r.power_loss.as_ref().unwrap();
+            (
+                r.device.write_amplification,
+                p.checkpoint_write_amplification,
+            )
+        };
+        let (s, l) = (waf(&short_run), waf(&long_run));
+        assert!(s.0 > l.0 && s.1 > l.1 && l.1 > 0.0, "{s:?} {l:?}");
+        // What is left is the host's and GC's part: at least 1.
+        assert!(s.0 - s.1 >= 1.0 && l.0 - l.1 >= 1.0, "{s:?} {l:?}");
     }
 
     #[test]
@@ -515,6 +566,125 @@ mod run_options {
         assert!(
             e.contains("power_cut_event") && e.contains("page-mapped"),
             "{e}"
+        );
+    }
+}
+
+mod checkpoint_programs {
+    //! The map checkpoints' programs on the media: die time, pages of the drive, write
+    //! amplification, and the host writes that wait behind them.
+
+    use ssdlab::device::{Completion, Device, Driver, Flags, Request};
+    use ssdlab::media::nand::NandTimingPs;
+    use ssdlab::request::Op;
+    use ssdlab::sim::SimTime;
+    use ssdlab::SsdConfig;
+
+    /// Sequential one-unit writes at queue depth 1.
+    struct Sequential {
+        next: u64,
+        left: u64,
+        unit: u64,
+    }
+
+    impl Sequential {
+        fn submit(&mut self, dev: &mut Device, now: SimTime) {
+            if self.left == 0 {
+                return;
+            }
+            self.left -= 1;
+            let r = Request {
+                op: Op::Write,
+                offset: self.next * self.unit,
+                len: self.unit,
+                queue: 0,
+                flags: Flags::NONE,
+                arrival: now,
+            };
+            self.next += 1;
+            dev.submit(now, r).unwrap();
+        }
+    }
+
+    impl Driver for Sequential {
+        fn on_complete(&mut self, dev: &mut Device, now: SimTime, _: Completion) {
+            self.submit(dev, now);
+        }
+    }
+
+    /// A drive of one die with one plane of SLC, whose map unit is its 16 KiB page: every
+    /// program is one page on that die, of one page type, none gathered with another.
+    fn tiny() -> SsdConfig {
+        let ov: Vec<String> = [
+            "nand.cell=\"slc\"",
+            "nand.channels=1",
+            "nand.dies_per_package=1",
+            "nand.planes_per_die=1",
+            "nand.blocks_per_plane=64",
+            "nand.pages_per_block=16",
+            "nand.timing.read=[\"50us\"]",
+            "nand.timing.program=[\"500us\"]",
+            "ftl.map_unit=\"16KiB\"",
+            "precondition.fill=\"none\"",
+            "precondition.random_overwrite=0.0",
+            "ftl.checkpoint_units=8",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        SsdConfig::resolve("small-tlc", &ov).unwrap()
+    }
+
+    /// 64 sequential writes, with or without the power-loss model: (device, end time).
+    fn run(armed: bool) -> (Device, SimTime) {
+        let cfg = tiny();
+        let mut dev = Device::new(&cfg, 1).unwrap();
+        if armed {
+            dev.enable_power_loss("test").unwrap();
+        }
+        let mut d = Sequential {
+            next: 0,
+            left: 64,
+            unit: cfg.map_unit_bytes(),
+        };
+        d.submit(&mut dev, SimTime::ZERO);
+        assert!(dev.run(&mut d, u64::MAX, &mut |_, _| true).unwrap());
+        let end = dev.now();
+        (dev, end)
+    }
+
+    /// Worked by hand: 64 units written one at a time, a checkpoint every 8. The map's 4,096
+    /// entries per 16 KiB map page put units 0–63 in map page 0, so each of the 8 checkpoints
+    /// programs that one page: 8 programs more on the die, each as long as a host unit's
+    /// (command, 16 KiB over the bus, tPROG 500 µs), and each queued ahead of the host write
+    /// that took the checkpoint, whose completion (at queue depth 1, the run's end) waits that
+    /// long: the die's busy time and the run both grow by 8 programs.
+    #[test]
+    fn eight_checkpoints_program_eight_map_pages_on_the_die() {
+        let (plain, plain_end) = run(false);
+        let (armed, armed_end) = run(true);
+        let cfg = tiny();
+        let t = NandTimingPs::from_config(&cfg);
+        let program = t.cmd_addr + t.bus_time(16384) + t.program[0];
+        let busy = |d: &Device| d.fil().die_busy().fold(SimTime::ZERO, |a, b| a + b);
+        assert_eq!(busy(&plain), SimTime(64 * program.0));
+        assert_eq!(busy(&armed), SimTime(72 * program.0));
+        assert_eq!(armed_end, plain_end + SimTime(8 * program.0));
+        let f = &armed.ftl().stats;
+        assert_eq!((f.host_units_written, f.checkpoint_units_written), (64, 8));
+        assert_eq!(plain.ftl().stats.checkpoint_units_written, 0);
+        assert_eq!(armed.fil().counters.nand_pages_written, 72);
+        assert_eq!(plain.fil().counters.nand_pages_written, 64);
+        let p = armed.power_cut().unwrap().result;
+        assert_eq!((p.checkpoints, p.checkpoints_on_flash), (8, 8));
+        assert_eq!(p.checkpoint_pages_written, 8);
+        assert_eq!(p.checkpoint_write_amplification, 8.0 / 64.0);
+        // Recovery reads the one map page where the last checkpoint put it.
+        assert_eq!(p.checkpoint_pages_read, 1);
+        let read = t.cmd_addr + t.read[0];
+        assert_eq!(
+            p.checkpoint_read_us,
+            read.max(t.bus_time(16384)).as_us_f64()
         );
     }
 }

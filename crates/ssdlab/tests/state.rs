@@ -173,6 +173,31 @@ fn a_state_saved_after_a_run_holds_the_drive_that_run_left() {
     same(&kept, &restarted);
 }
 
+/// A drive whose power-loss model is armed (`serve --power-cuts` with a state) keeps its map
+/// checkpoints' pages in its map; saving the state at a clean stop lets them go (the state
+/// holds the whole map), so the state loads into a fresh drive as any other, with the host's
+/// map as the run left it.
+#[test]
+fn a_state_saved_with_the_power_loss_model_armed_loads() {
+    let dir = Dir::new("power-loss");
+    let c = cfg("small-tlc", &["ftl.checkpoint_units=64"]);
+    let path = dir.file("armed.state");
+    let mut kept = Device::new(&c, 5).unwrap();
+    ssdlab::run::precondition(&mut kept, &c, 5).unwrap();
+    kept.enable_power_loss("test").unwrap();
+    drive(&mut kept, &c, JOB, 5);
+    assert!(kept.ftl().stats.checkpoint_units_written > 0);
+    kept.flush_for_save().unwrap();
+    kept.ftl().check().unwrap();
+    kept.save_state(&c, &path, "armed").unwrap();
+    let loaded_cfg = with_state(&c, &path);
+    let mut restarted = Device::new(&loaded_cfg, 5).unwrap();
+    ssdlab::run::precondition(&mut restarted, &loaded_cfg, 5).unwrap();
+    let (fa, fb) = (kept.ftl(), restarted.ftl());
+    assert!((0..fa.logical_units()).all(|l| fa.lookup(l) == fb.lookup(l)));
+    fb.check().unwrap();
+}
+
 #[test]
 fn a_state_for_another_drive_is_refused_naming_what_differs() {
     let dir = Dir::new("geometry");

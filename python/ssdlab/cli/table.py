@@ -686,8 +686,10 @@ def power_loss_table(cut: Mapping[str, Any]) -> Table:
         "power cut",
         f"event {fmt_int(cut.get('event'))}",
         f"at {fmt_float(cut.get('at_us'), 1)} µs, {plp} power-loss protection;"
-        f" {fmt_int(cut.get('checkpoints'))} map checkpoints written"
-        f" ({fmt_int(cut.get('checkpoint_pages_written'))} pages, not charged)",
+        f" {fmt_int(cut.get('checkpoints'))} map checkpoints taken"
+        f" ({fmt_int(cut.get('checkpoints_on_flash'))} on flash),"
+        f" {fmt_int(cut.get('checkpoint_pages_written'))} map pages programmed"
+        f" (WAF share {fmt_float(cut.get('checkpoint_write_amplification'), 3)})",
     )
     table.add_row(
         "at the cut",

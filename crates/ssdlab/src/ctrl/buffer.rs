@@ -356,6 +356,9 @@ impl BufferManager {
         if let (Placed::At(_), Some(dc)) = (&placed, flash.check.as_mut()) {
             let slot = self.buf.find(lpn).expect("placed");
             dc.write_to_line(lpn, slot, flash.ftl);
+            if dc.checkpoint_due() {
+                flash.program_checkpoint(now, up.q)?;
+            }
         }
         Ok(placed)
     }

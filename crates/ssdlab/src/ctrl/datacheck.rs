@@ -77,6 +77,13 @@ impl DataCheck {
         }
     }
 
+    /// The power-loss model has taken a checkpoint whose map pages wait to be programmed
+    /// (`FlashPort::program_checkpoint`).
+    #[inline]
+    pub fn checkpoint_due(&self) -> bool {
+        self.power.as_deref().is_some_and(|p| p.checkpoint_due())
+    }
+
     /// The cache buffer dropped the line of `lpn` (a FUA write goes past it).
     pub fn discarded(&mut self, lpn: u64) {
         if let Some(p) = self.power.as_deref_mut() {

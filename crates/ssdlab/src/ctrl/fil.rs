@@ -42,7 +42,9 @@ pub enum TxnKind {
     /// and programmed at `pun`, timed as a GC copy; it keeps its place in the host-write queue.
     Copy,
     /// Cached mapping (`ftl::mapping_cache`): a translation page read for commands' misses,
-    /// read for a background update, or programmed; `aux` is the translation page.
+    /// read for a background update, or programmed; `aux` is the translation page. A
+    /// `MapWrite` whose `cmd` is not `ftl::NONE` programs a map page of the power-loss model's
+    /// checkpoint (`ctrl::power_loss`; `cmd` tags the checkpoint, `aux` is the map page).
     MapRead,
     MapUpdateRead,
     MapWrite,

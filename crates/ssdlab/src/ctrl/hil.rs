@@ -1072,6 +1072,9 @@ impl Hil {
             }
             if let Some(dc) = flash.check.as_mut() {
                 dc.write_to_nand(lpn, pun, old, flash.ftl);
+                if dc.checkpoint_due() {
+                    flash.program_checkpoint(now, up.q)?;
+                }
             }
             if let Some(bm) = cache.as_deref_mut() {
                 // Write-through: the data goes into the buffer as well, now.
@@ -1602,7 +1605,11 @@ impl Hil {
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         if t.kind == TxnKind::MapWrite {
-            // A translation page is on NAND: no command waited for it.
+            // A translation page or a map checkpoint's page is on NAND: no command waited for
+            // it (a checkpoint's counts once all its pages are).
+            if t.cmd != crate::ftl::NONE {
+                flash.checkpoint_page_programmed(t.cmd);
+            }
             return Ok(());
         }
         if t.kind == TxnKind::Flush {

@@ -130,6 +130,55 @@ impl<'a> FlashPort<'a> {
         self.fil.drain_gc(now, self.ftl, self.check.as_mut(), q);
     }
 
+    /// Program the map pages of the checkpoint the power-loss model has just taken
+    /// (`power_loss`), as a cached map programs its translation pages: each to a new place in
+    /// stream 0's open blocks (`ftl/checkpoint.rs`), queued with the host's writes at its die
+    /// (the host writes queued behind wait for it), GC work it starts handed to the dies. A
+    /// drive worn out into read-only mode programs nothing: its checkpoint never reaches flash.
+    #[cold]
+    #[inline(never)]
+    pub fn program_checkpoint(
+        &mut self,
+        now: SimTime,
+        q: &mut EventQueue<Event>,
+    ) -> crate::error::Result<()> {
+        let Some(p) = self.check.as_mut().and_then(|c| c.power.as_deref_mut()) else {
+            return Ok(());
+        };
+        let pages = p.take_due();
+        if self.ftl.read_only() {
+            return Ok(());
+        }
+        for (tag, page) in pages {
+            let (pun, overwrote) = self.ftl.write_checkpoint_page(page)?;
+            let geo = &self.ftl.geo;
+            let block = geo.block_of_unit(pun);
+            let t = self.fil.add_txn(fil::Txn {
+                kind: fil::TxnKind::MapWrite,
+                cmd: tag,
+                pun,
+                plane: geo.plane_of_block(block),
+                host_bytes: 0,
+                epoch: self.ftl.blocks()[block as usize].epoch,
+                aux: page as u32,
+                overwrote,
+            });
+            self.fil.enqueue(now, t, fil::Queue::HostWrite, self.ftl, q);
+            self.drain_gc(now, q);
+        }
+        Ok(())
+    }
+
+    /// A map-page program of the power-loss model's checkpoint tagged `tag` finished (a
+    /// `MapWrite` whose `cmd` is not `ftl::NONE`).
+    #[cold]
+    #[inline(never)]
+    pub fn checkpoint_page_programmed(&mut self, tag: u32) {
+        if let Some(p) = self.check.as_mut().and_then(|c| c.power.as_deref_mut()) {
+            p.checkpoint_page_programmed(tag);
+        }
+    }
+
     /// Where logical unit `lpn` is mapped, in whichever FTL keeps the map behind the cache
     /// buffer.
     #[inline]

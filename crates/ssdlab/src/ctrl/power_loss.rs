@@ -10,9 +10,13 @@
 //!   started, and reads as neither (its out-of-band area is invalid);
 //! - the map is checkpointed to flash every `ftl.checkpoint_units` host map units written. A
 //!   checkpoint is a barrier: it holds the entries of every placement whose program had
-//!   finished (and every trim done) by then; placements still in flight at that time are found
-//!   by the scan, since recovery scans every block that received a placement at or after the
-//!   oldest one still in flight;
+//!   finished (and every trim done) when it was taken; placements still in flight at that time
+//!   are found by the scan, since recovery scans every block that received a placement at or
+//!   after the oldest one still in flight. It programs the map pages (one map unit each, 4 B
+//!   entries, as a cached map's translation pages) holding an entry changed since the one
+//!   before, through the FIL like any program (`ftl/checkpoint.rs` keeps them in the map: die
+//!   time, pages of the drive, a share of the write amplification, GC moving live ones); it
+//!   counts for recovery once those programs, and every earlier checkpoint's, have finished;
 //! - the DRAM write cache is volatile: its dirty lines are lost at a cut, unless the drive has
 //!   power-loss protection (`ftl.power_loss_protection`), whose capacitors then finish the
 //!   programs in flight and write the dirty lines out.
@@ -85,6 +89,17 @@ struct UnitLog {
     placed: Vec<Placed>,
 }
 
+/// A checkpoint taken whose map pages are not all on flash yet.
+#[derive(Clone, Copy, Debug)]
+struct Taken {
+    number: u64,
+    /// Its map pages whose programs have not finished.
+    pages_left: u64,
+    /// Its barrier and the sequence number it was taken at (see `PowerLoss`'s fields).
+    barrier: u64,
+    seq: u64,
+}
+
 /// What a cut leaves: the figures of the result and, for tests, each logical unit's version
 /// after recovery.
 #[derive(Clone, Debug)]
@@ -106,30 +121,50 @@ pub struct PowerLoss {
     lines: HashMap<u32, (u64, u32)>,
     /// The highest sequence number placed in each block.
     block_seq: HashMap<u32, u64>,
-    /// Placements whose program may not have finished, oldest first: (seq, unit, epoch).
-    pending: VecDeque<(u64, u32, u32)>,
+    /// Placements whose program may not have finished, oldest first: (seq, unit, epoch,
+    /// logical unit).
+    pending: VecDeque<(u64, u32, u32, u64)>,
     host_units_since_checkpoint: u64,
-    /// Placements below this sequence number were on flash at the last checkpoint.
+    /// Placements below this sequence number were on flash at the last checkpoint on flash.
     checkpoint_barrier: u64,
-    /// Map updates (trims) below this sequence number are in the last checkpoint.
+    /// Map updates (trims) below this sequence number are in the last checkpoint on flash.
     checkpoint_seq: u64,
+    /// Checkpoints taken whose map pages (or an earlier one's) are still being programmed,
+    /// oldest first; and the map pages of those taken whose programs the controller has not
+    /// issued yet (`FlashPort::program_checkpoint`), each with its checkpoint's number.
+    in_flight: VecDeque<Taken>,
+    due: Vec<(u64, u64)>,
+    checkpoints_on_flash: u64,
+    checkpoint_pages_moved: u64,
     /// Trims below this sequence number were made durable by a FLUSH that completed.
     flushed_seq: u64,
     checkpoints: u64,
-    /// Map entries per page of a checkpoint, and the map pages holding an entry changed since
-    /// the last checkpoint (those the next one writes).
+    /// Map entries per page of a checkpoint, the map's pages, and the map pages holding an
+    /// entry changed since the last checkpoint (those the next one writes).
     entries_per_map_page: u64,
+    map_pages: u64,
     dirty_map_pages: HashSet<u64>,
     checkpoint_pages_written: u64,
 }
 
 impl PowerLoss {
     /// The model from now on, the drive as it stands taken as checkpointed (the
-    /// preconditioning's map is on flash when the run starts: assumed).
-    /// `page_bytes`: the NAND page, the unit a checkpoint's map pages are counted in.
-    pub fn new(plp: bool, checkpoint_units: u64, logical_units: u64, page_bytes: u64) -> PowerLoss {
+    /// preconditioning's map is on flash when the run starts: assumed). The FTL's map gains
+    /// the checkpoint's map pages, each one map unit (`ftl/checkpoint.rs`).
+    pub fn new(plp: bool, checkpoint_units: u64, ftl: &mut Ftl) -> PowerLoss {
+        let logical_units = ftl.logical_units();
+        let entries_per_map_page = (ftl.geo.unit_bytes / CHECKPOINT_ENTRY_BYTES).max(1);
+        let map_pages = logical_units.div_ceil(entries_per_map_page);
+        if ftl.checkpoint_pages() == 0 {
+            ftl.add_checkpoint_pages(map_pages);
+        }
         PowerLoss {
-            entries_per_map_page: (page_bytes / CHECKPOINT_ENTRY_BYTES).max(1),
+            entries_per_map_page,
+            map_pages,
+            in_flight: VecDeque::new(),
+            due: Vec::new(),
+            checkpoints_on_flash: 0,
+            checkpoint_pages_moved: 0,
             dirty_map_pages: HashSet::new(),
             checkpoint_pages_written: 0,
             plp,
@@ -173,7 +208,7 @@ impl PowerLoss {
             },
         );
         self.block_seq.insert(block, seq);
-        self.pending.push_back((seq, pun, epoch));
+        self.pending.push_back((seq, pun, epoch, lpn));
         self.map_changed(lpn);
         if let Some(u) = self.units.get_mut(&lpn) {
             u.placed.push(Placed {
@@ -193,21 +228,84 @@ impl PowerLoss {
         }
     }
 
+    /// Take a checkpoint: the map pages changed since the last one are due to be programmed
+    /// (`FlashPort::program_checkpoint`), in page order. The map page of a placement still in flight
+    /// holds its old entry: it stays changed, for the next checkpoint to write again.
     fn checkpoint(&mut self, ftl: &Ftl) {
         self.host_units_since_checkpoint = 0;
         self.checkpoints += 1;
-        self.checkpoint_pages_written += self.dirty_map_pages.len() as u64;
-        self.dirty_map_pages.clear();
-        while let Some(&(_, pun, epoch)) = self.pending.front() {
-            let block_epoch = ftl.blocks()[ftl.geo.block_of_unit(pun) as usize].epoch;
-            if block_epoch != epoch || ftl.is_programmed(pun) {
-                self.pending.pop_front();
-            } else {
+        let in_flight = |pun: u32, epoch: u32| {
+            ftl.blocks()[ftl.geo.block_of_unit(pun) as usize].epoch == epoch
+                && !ftl.is_programmed(pun)
+        };
+        while let Some(&(_, pun, epoch, _)) = self.pending.front() {
+            if in_flight(pun, epoch) {
                 break;
             }
+            self.pending.pop_front();
         }
-        self.checkpoint_barrier = self.pending.front().map_or(self.next_seq, |p| p.0);
-        self.checkpoint_seq = self.next_seq;
+        let mut pages: Vec<u64> = self.dirty_map_pages.drain().collect();
+        pages.sort_unstable();
+        for &(_, pun, epoch, lpn) in &self.pending {
+            if in_flight(pun, epoch) && lpn < self.logical_units {
+                self.dirty_map_pages.insert(lpn / self.entries_per_map_page);
+            }
+        }
+        self.checkpoint_pages_written += pages.len() as u64;
+        self.in_flight.push_back(Taken {
+            number: self.checkpoints,
+            pages_left: pages.len() as u64,
+            barrier: self.pending.front().map_or(self.next_seq, |p| p.0),
+            seq: self.next_seq,
+        });
+        let number = self.checkpoints;
+        self.due
+            .extend(pages.into_iter().map(|page| (number, page)));
+        self.settle();
+    }
+
+    /// The checkpoints at the front whose map pages are all on flash count from now on, in
+    /// the order they were taken (a later one holds only the pages changed since the one
+    /// before, so it needs that one).
+    fn settle(&mut self) {
+        while let Some(t) = self.in_flight.front() {
+            if t.pages_left > 0 {
+                return;
+            }
+            self.checkpoint_barrier = t.barrier;
+            self.checkpoint_seq = t.seq;
+            self.checkpoints_on_flash += 1;
+            self.in_flight.pop_front();
+        }
+    }
+
+    /// Whether a checkpoint's map pages wait to be programmed.
+    #[inline]
+    pub fn checkpoint_due(&self) -> bool {
+        !self.due.is_empty()
+    }
+
+    /// The map pages due to be programmed, in order, each with the tag its program carries
+    /// (its checkpoint's, for [`PowerLoss::checkpoint_page_programmed`]).
+    pub fn take_due(&mut self) -> Vec<(u32, u64)> {
+        self.due
+            .drain(..)
+            .map(|(number, page)| (checkpoint_tag(number), page))
+            .collect()
+    }
+
+    /// A map page of the checkpoint whose [`checkpoint_tag`] is `tag` is programmed.
+    pub fn checkpoint_page_programmed(&mut self, tag: u32) {
+        let Some(front) = self.in_flight.front() else {
+            return;
+        };
+        let after = (tag as u64 + TAGS - checkpoint_tag(front.number) as u64) % TAGS;
+        let Some(t) = self.in_flight.get_mut(after as usize) else {
+            return;
+        };
+        debug_assert_eq!(checkpoint_tag(t.number), tag);
+        t.pages_left -= 1;
+        self.settle();
     }
 
     /// A host write of `lpn` mapped to NAND unit `pun`, `old` its place before.
@@ -245,6 +343,17 @@ impl PowerLoss {
     /// changed since), used when the model has no record of `from` (data from before it
     /// started).
     pub fn moved(&mut self, from: u32, to: u32, lpn: u32, ftl: &Ftl) {
+        if lpn != UNMAPPED && lpn as u64 >= self.logical_units {
+            // A map page, not host data: a cached map's translation page, or a checkpoint's
+            // (whose pages follow the translation pages; `from` may hold an out-of-band record
+            // of the data it held before its last erase, which is not what it holds now).
+            let checkpoint_first =
+                ftl.logical_units() + ftl.mapping.as_ref().map_or(0, |m| m.pages);
+            if lpn as u64 >= checkpoint_first {
+                self.checkpoint_pages_moved += 1;
+            }
+            return;
+        }
         let (lpn, version) = match self.oob.get(&from) {
             Some(o) => (o.lpn, o.version),
             None if lpn == UNMAPPED => return,
@@ -353,7 +462,14 @@ impl PowerLoss {
             at_us: now.as_us_f64(),
             power_loss_protection: self.plp,
             checkpoints: self.checkpoints,
+            checkpoints_on_flash: self.checkpoints_on_flash,
             checkpoint_pages_written: self.checkpoint_pages_written,
+            checkpoint_pages_moved: self.checkpoint_pages_moved,
+            checkpoint_write_amplification: if ftl.stats.host_units_written > 0 {
+                ftl.stats.checkpoint_units_written as f64 / ftl.stats.host_units_written as f64
+            } else {
+                0.0
+            },
             programs_lost,
             programs_finished_on_plp,
             cache_units_lost,
@@ -451,24 +567,55 @@ impl PowerLoss {
         }
     }
 
-    /// The media time of recovery: the checkpoint's pages read spread over every die, then the
+    /// The media time of recovery: the map's pages read, each where its newest copy is (a
+    /// page no checkpoint wrote since the model started is where preconditioning left it,
+    /// taken as spread over every die; a page whose newest copy is still being programmed is
+    /// read where that copy goes, its older copy taken to be on the same die), then the
     /// out-of-band areas of every programmed page of the blocks written since the checkpoint,
     /// each die reading its own blocks (the dies in parallel, the channels' transfers short).
     fn recovery_time(&self, ftl: &Ftl, timing: &NandTimingPs, r: &mut PowerLossResult) {
         let geo: &Geometry = &ftl.geo;
         let dies = geo.dies() as u64;
+        let upp = geo.units_per_page as u64;
         let mean_read =
             SimTime(timing.read.iter().map(|t| t.0).sum::<u64>() / timing.read.len().max(1) as u64);
-        let map_bytes = self.logical_units.saturating_mul(CHECKPOINT_ENTRY_BYTES);
-        let pages = map_bytes.div_ceil(geo.page_bytes);
-        let per_die = pages.div_ceil(dies);
-        let per_channel = pages.div_ceil(geo.channels as u64);
-        let array = (mean_read + timing.cmd_addr).0.saturating_mul(per_die);
-        let bus = timing
-            .bus_time(geo.page_bytes)
-            .0
-            .saturating_mul(per_channel);
-        let checkpoint_ps = array.max(bus);
+        // The NAND pages holding map pages, each sensed once, and the map pages nowhere yet.
+        let mut sensed: Vec<u32> = Vec::new();
+        let mut elsewhere = 0u64;
+        for page in 0..self.map_pages {
+            match ftl.checkpoint_page_location(page) {
+                Some(pun) => sensed.push(geo.page_id(pun)),
+                None => elsewhere += 1,
+            }
+        }
+        sensed.sort_unstable();
+        sensed.dedup();
+        let elsewhere_pages = elsewhere.div_ceil(upp);
+        let mut array_ps = vec![0u64; dies as usize];
+        let mut bus_ps = vec![0u64; geo.channels as usize];
+        let unit_bus = timing.bus_time(geo.unit_bytes).0;
+        for &page_id in &sensed {
+            let pun = page_id * geo.units_per_page;
+            let die = geo.die_of_plane(geo.plane_of_block(geo.block_of_unit(pun)));
+            let t = timing.read[timing.page_type(geo.page_in_block(pun))] + timing.cmd_addr;
+            array_ps[die as usize] = array_ps[die as usize].saturating_add(t.0);
+        }
+        for page in 0..self.map_pages {
+            if let Some(pun) = ftl.checkpoint_page_location(page) {
+                let die = geo.die_of_plane(geo.plane_of_block(geo.block_of_unit(pun)));
+                let ch = geo.channel_of_die(die) as usize;
+                bus_ps[ch] = bus_ps[ch].saturating_add(unit_bus);
+            }
+        }
+        let per_die = elsewhere_pages.div_ceil(dies);
+        let array_spread = (mean_read + timing.cmd_addr).0.saturating_mul(per_die);
+        let bus_spread = unit_bus.saturating_mul(elsewhere.div_ceil(geo.channels as u64));
+        let array = array_ps.iter().max().copied().unwrap_or(0);
+        let bus = bus_ps.iter().max().copied().unwrap_or(0);
+        let checkpoint_ps = array
+            .saturating_add(array_spread)
+            .max(bus.saturating_add(bus_spread));
+        let pages = sensed.len() as u64 + elsewhere_pages;
         let mut die_ps = vec![0u64; dies as usize];
         let mut blocks = 0;
         let mut scanned = 0;
@@ -502,4 +649,14 @@ impl PowerLoss {
         r.scan_us = SimTime(scan_ps).as_us_f64();
         r.recovery_us = SimTime(checkpoint_ps.saturating_add(scan_ps)).as_us_f64();
     }
+}
+
+/// Tags a checkpoint's map-page programs carry in their transaction's `cmd` (a cached map's
+/// translation page carries `ftl::NONE` there): the checkpoint's number modulo `TAGS`, which
+/// never reaches `NONE`. Checkpoints in flight at once are far fewer than `TAGS`.
+const TAGS: u64 = u32::MAX as u64;
+
+/// The tag of checkpoint `number`'s programs.
+fn checkpoint_tag(number: u64) -> u32 {
+    (number % TAGS) as u32
 }

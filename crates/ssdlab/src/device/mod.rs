@@ -450,8 +450,7 @@ impl Device {
             ftl.power_loss_protection,
             ftl.checkpoint_units
                 .unwrap_or(crate::config::DEFAULT_CHECKPOINT_UNITS),
-            self.cfg.logical_units(),
-            self.geo.page_bytes,
+            &mut self.ftl,
         );
         self.check.get_or_insert_with(DataCheck::default).power = Some(Box::new(model));
         Ok(())

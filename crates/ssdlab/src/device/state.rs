@@ -175,6 +175,9 @@ impl Device {
             )?;
             self.run_to_idle()?;
         }
+        // The state holds the whole map: the power-loss model's checkpoint pages, superseded,
+        // are let go (and leave the map, whose size the state's reader checks).
+        self.ftl.drop_checkpoint_pages();
         Ok(())
     }
 

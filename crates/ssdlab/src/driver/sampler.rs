@@ -80,8 +80,11 @@ impl<'a, D: Driver> Sampler<'a, D> {
         s.free_blocks.push(dev.ftl().free_blocks_total());
         s.gc_runs.push(f.gc_runs);
         s.gc_units_moved.push(f.gc_units_moved);
-        s.write_amplification
-            .push(write_amplification(f.host_units_written, f.gc_units_moved));
+        // The power-loss model's checkpoint pages are the drive's programs too (0 without it).
+        s.write_amplification.push(write_amplification(
+            f.host_units_written,
+            f.gc_units_moved + f.checkpoint_units_written,
+        ));
         s.requests_in_flight.push(dev.host().in_flight() as u64);
         s.requests_completed.push(dev.host().completed());
         if let Some(col) = &mut s.cache_lines_used {

@@ -17,6 +17,7 @@ use crate::media::nand::Geometry;
 use crate::sim::mem::{advise_huge, big_vec, prefault, prefetch, zeroed_vec};
 use crate::sim::Rng;
 
+mod checkpoint;
 pub mod fdp;
 mod fill;
 pub mod hybrid;
@@ -158,6 +159,9 @@ pub struct FtlStats {
     /// Collections started while the host left the device idle (`ftl.gc.background`); also
     /// counted in `gc_runs`.
     pub background_gc_runs: u64,
+    /// Map pages the power-loss model's checkpoints programmed (`ftl/checkpoint.rs`; 0
+    /// without the model).
+    pub checkpoint_units_written: u64,
 }
 
 /// Wear-out state, with `[reliability]`: blocks retire at their P/E limit, and the drive turns

@@ -685,7 +685,9 @@ fn live_json(
     };
     let f = &dev.ftl().stats;
     let waf = if f.host_units_written > 0 {
-        (f.host_units_written + f.gc_units_moved) as f64 / f.host_units_written as f64
+        // With `--power-cuts` the map checkpoints' programs count too.
+        (f.host_units_written + f.gc_units_moved + f.checkpoint_units_written) as f64
+            / f.host_units_written as f64
     } else {
         0.0
     };

@@ -379,12 +379,19 @@ pub struct PowerLossResult {
     /// `ftl.power_loss_protection`: capacitors finish the programs under way and write the
     /// cache's dirty lines out.
     pub power_loss_protection: bool,
-    /// Map checkpoints written during the run, and the NAND pages they would program: each
-    /// writes the map pages (4 B entries) holding an entry changed since the one before.
-    /// Counted only: not yet charged to the media (no die time, no pages of the drive, not in
-    /// the write amplification).
+    /// Map checkpoints taken during the run, and of those the ones on flash at the cut (all
+    /// their map pages, and every earlier checkpoint's, programmed; recovery reads the last).
     pub checkpoints: u64,
+    pub checkpoints_on_flash: u64,
+    /// Map pages the checkpoints programmed: each writes the map pages (one map unit each,
+    /// `device.map_unit_bytes`, of 4 B entries) holding an entry changed since the one before,
+    /// through the dies like any program: in `device.nand_pages_written` and the die time.
     pub checkpoint_pages_written: u64,
+    /// Live checkpoint map pages GC moved (also in `device.gc_units_moved`).
+    pub checkpoint_pages_moved: u64,
+    /// The checkpoints' share of `device.write_amplification`: map pages programmed ÷ host
+    /// map units written (their GC moves are in GC's share).
+    pub checkpoint_write_amplification: f64,
     /// Programs mapped but not finished at the cut: torn, or never started (none with
     /// protection), and those the capacitors finished.
     pub programs_lost: u64,
@@ -427,7 +434,8 @@ pub struct Series {
     pub free_blocks: Vec<u64>,
     pub gc_runs: Vec<u64>,
     pub gc_units_moved: Vec<u64>,
-    /// (host units written + GC units moved) / host units written so far; 0 before any write.
+    /// (host units written + GC units moved + map checkpoint pages programmed, with a power
+    /// cut armed) / host units written so far; 0 before any write.
     pub write_amplification: Vec<f64>,
     /// The host's requests submitted and not yet completed (the queue depth at the device).
     pub requests_in_flight: Vec<u64>,
