@@ -355,13 +355,7 @@ fn block_mapped_ftls_wear_with_writes_and_report_it() {
             r#"{"name":"w","rw":"randwrite","bs":"16KiB","iodepth":8,"size":"2MiB","io_count":1500}"#,
         )
         .unwrap();
-        let a = ssdlab::run(&cfg, &job, &common::opts(3), &mut |_, _| true).unwrap();
-        let b = ssdlab::run(&cfg, &job, &common::opts(3), &mut |_, _| true).unwrap();
-        assert_eq!(
-            common::without_wall(&a.result),
-            common::without_wall(&b.result),
-            "{kind}"
-        );
+        let a = common::run_twice_alike(&cfg, &job, &common::opts(3), kind);
         let rel = a.result.reliability.as_ref().expect("reliability figures");
         assert!(rel.percentage_used > 0.0, "{kind}: {rel:?}");
         // Block mapping copies a block for each of 1,500 overwrites of 2 MiB, which takes the
@@ -404,13 +398,7 @@ fn block_mapped_steady_state_ages_the_drive_and_reports_its_wear() {
             r#"{"name":"w","rw":"randwrite","bs":"16KiB","iodepth":8,"size":"2MiB","io_count":400}"#,
         )
         .unwrap();
-        let a = ssdlab::run(&cfg, &job, &common::opts(3), &mut |_, _| true).unwrap();
-        let b = ssdlab::run(&cfg, &job, &common::opts(3), &mut |_, _| true).unwrap();
-        assert_eq!(
-            common::without_wall(&a.result),
-            common::without_wall(&b.result),
-            "{kind}"
-        );
+        let a = common::run_twice_alike(&cfg, &job, &common::opts(3), kind);
         let rel = a.result.reliability.as_ref().expect("reliability figures");
         assert!(rel.percentage_used > 0.0, "{kind}: {rel:?}");
         assert!(rel.percentage_used >= pu, "{kind}: {rel:?} after {pu}");

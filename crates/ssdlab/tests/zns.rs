@@ -501,13 +501,7 @@ fn zoned_jobs_through_a_cache_buffer_keep_every_block_and_repeat_exactly() {
             let c = dev.cache().unwrap();
             assert!(c.stats().read_hits > 0, "{policy} {mode}: no hit");
             let spec = JobSpec::from_toml_str(text, "zoned job").unwrap();
-            let a = ssdlab::run(&cfg, &spec, &opts(), &mut |_, _| true).unwrap();
-            let b = ssdlab::run(&cfg, &spec, &opts(), &mut |_, _| true).unwrap();
-            assert_eq!(
-                common::without_wall(&a.result),
-                common::without_wall(&b.result),
-                "{policy} {mode}"
-            );
+            let a = common::run_twice_alike(&cfg, &spec, &opts(), &format!("{policy} {mode}"));
             let z = a.result.device.zones.as_ref().unwrap();
             assert!(z.errors.is_empty(), "{policy} {mode}: {:?}", z.errors);
             assert!(a.result.cache.is_some());

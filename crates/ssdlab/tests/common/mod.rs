@@ -18,6 +18,20 @@ pub fn without_wall(result: &RunResult) -> serde_json::Value {
     v
 }
 
+/// Run `job` on `cfg` twice with `opts`, assert the two results are the same (but for their
+/// wall-clock figures, with `what` in the message), and return the first.
+pub fn run_twice_alike(
+    cfg: &SsdConfig,
+    job: &JobSpec,
+    opts: &RunOptions,
+    what: &str,
+) -> ssdlab::RunOutput {
+    let a = ssdlab::run(cfg, job, opts, &mut |_, _| true).unwrap();
+    let b = ssdlab::run(cfg, job, opts, &mut |_, _| true).unwrap();
+    assert_eq!(without_wall(&a.result), without_wall(&b.result), "{what}");
+    a
+}
+
 /// Run the job (TOML text) with the data oracle on, after the config's preconditioning if
 /// `precondition`: every read is checked against the latest data written; panics at the first
 /// mismatch or if no read was checked. Returns the device.
