@@ -105,7 +105,13 @@ pub fn written_bytes<T>(v: &[T], fresh: impl Fn(&T) -> bool) -> u64 {
     let resident = Resident::of(v);
     v.chunks(per_page)
         .filter(|page| resident.as_ref().is_none_or(|r| r.any(page)))
-        .filter(|page| !page.iter().all(&fresh))
+        // In runs of 64 entries, each tested whole (which compiles to vector compares) and the
+        // page left at the first run holding anything: an untouched page is read through
+        // quickly, a written one mostly at its start.
+        .filter(|page| {
+            page.chunks(64)
+                .any(|run| run.iter().fold(false, |any, e| any | !fresh(e)))
+        })
         .map(|page| std::mem::size_of_val(page) as u64)
         .sum()
 }
