@@ -277,7 +277,8 @@ pub struct Ftl {
     /// The block whose data the last host write replaced ([`NONE`]: none), for the program
     /// that write makes to carry (see [`Block::overwrites_in_flight`]).
     overwrote: u32,
-    /// [`Ftl::expect_touches`] had the OS back the map and the reverse map whole.
+    /// [`Ftl::expect_touches`] had the OS back the map and the reverse map whole (and the
+    /// programmed bits in huge pages).
     tables_backed: bool,
 }
 
@@ -865,16 +866,23 @@ impl Ftl {
 
     /// Bytes of the FTL's large tables that hold what the run wrote (`wall.memory` in a
     /// result): the map, the reverse map, the programmed-unit bits and the block records,
-    /// each as its 4 KiB pages that hold a written entry (`sim::mem::written_bytes`; the map
-    /// and the reverse map whole once [`Ftl::expect_touches`] backed them), and the planes'
-    /// free-block lists as allocated.
+    /// each as its 4 KiB pages that hold a written entry (`sim::mem::written_bytes`; the map,
+    /// the reverse map and the programmed bits whole once [`Ftl::expect_touches`] backed them:
+    /// the bits in huge pages of 16 million units, which a run touching that much touches
+    /// all of), and the planes' free-block lists as allocated.
     pub fn memory(&self) -> FtlMemory {
+        // Backed whole, they count whole (and need no reading through).
         let table = |t: &[u32]| {
             if self.tables_backed {
                 std::mem::size_of_val(t) as u64
             } else {
                 written_bytes(t, |&e| e == 0)
             }
+        };
+        let bits = if self.tables_backed {
+            std::mem::size_of_val(&self.programmed[..]) as u64
+        } else {
+            written_bytes(&self.programmed, |&w| w == 0)
         };
         let fresh = |b: &Block| {
             b.valid == 0
@@ -889,7 +897,7 @@ impl Ftl {
         FtlMemory {
             map_bytes: table(&self.l2p),
             reverse_map_bytes: table(&self.p2l),
-            programmed_bits_bytes: written_bytes(&self.programmed, |&w| w == 0),
+            programmed_bits_bytes: bits,
             block_records_bytes: written_bytes(&self.blocks, fresh),
             free_lists_bytes: self.planes.iter().map(|p| p.free.allocated_bytes()).sum(),
         }
