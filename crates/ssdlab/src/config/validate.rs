@@ -786,9 +786,29 @@ impl SsdConfig {
             Some(units) if units < u32::MAX as u64 => {}
             units => {
                 let units = units.map_or("more than 2^64".to_string(), |u| u.to_string());
+                let pages = [
+                    n.channels,
+                    n.packages_per_channel,
+                    n.dies_per_package,
+                    n.planes_per_die,
+                    n.blocks_per_plane,
+                    n.pages_per_block,
+                ]
+                .iter()
+                .try_fold(1u64, |a, &x| a.checked_mul(x as u64));
+                let fix = match map_unit_that_fits(pages, page, unit) {
+                    Some(u) => format!(
+                        "ftl.map_unit = \"{}\" makes it fit (or use a smaller geometry)",
+                        unit_text(u)
+                    ),
+                    None => format!(
+                        "no map unit up to the page size ({page} bytes) makes it fit: use a \
+                         smaller geometry"
+                    ),
+                };
                 return err(
                     "nand",
-                    format!("{units} mapping units (channels x packages_per_channel x dies_per_package x planes_per_die x blocks_per_plane x pages_per_block x units per page), expected fewer than 2^32 − 1 (what this build addresses); use a smaller geometry or a larger map_unit"),
+                    format!("{units} mapping units (channels x packages_per_channel x dies_per_package x planes_per_die x blocks_per_plane x pages_per_block x units per page), expected fewer than 2^32 − 1 (what this build addresses: the FTL's 4-byte map entries); {fix}"),
                 );
             }
         }
@@ -1261,8 +1281,33 @@ impl SsdConfig {
     }
 }
 
+/// The smallest map unit larger than `unit` (a multiple of 512 bytes that divides the page
+/// size, as `ftl.map_unit` must be) at which `pages` pages of `page` bytes make fewer than
+/// 2^32 − 1 mapping units; None when not even a whole page does (or `pages` overflowed).
+fn map_unit_that_fits(pages: Option<u64>, page: u64, unit: u64) -> Option<u64> {
+    let pages = pages?;
+    (unit.saturating_add(512)..=page)
+        .step_by(512)
+        .filter(|u| page.is_multiple_of(*u))
+        .find(|u| {
+            pages
+                .checked_mul(page / u)
+                .is_some_and(|n| n < u32::MAX as u64)
+        })
+}
+
+/// A size as `ftl.map_unit` takes it: KiB when whole.
+fn unit_text(bytes: u64) -> String {
+    if bytes.is_multiple_of(1024) {
+        format!("{}KiB", bytes / 1024)
+    } else {
+        format!("{bytes}B")
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::{map_unit_that_fits, unit_text};
     use crate::config::SsdConfig;
 
     fn err(overrides: &[&str]) -> String {
@@ -1481,6 +1526,54 @@ mod tests {
             );
             assert!(!e.contains('\n'), "{e}");
         }
+    }
+
+    /// A 30 TB QLC-sized drive (16 KiB pages, 4,096 planes of 1,024 blocks of 437 pages: 3.0e13
+    /// bytes) has 7.3e9 units of 4 KiB, past what 4-byte map entries address: refused, naming
+    /// the map unit that fits (8 KiB: 3.7e9 units), with which it is accepted. Only the config
+    /// is checked: nothing is allocated.
+    #[test]
+    fn a_drive_past_2_32_units_is_refused_naming_the_map_unit_that_fits() {
+        let drive = |unit: &str| {
+            let sets = [
+                "nand.page_size=\"16KiB\"",
+                "nand.channels=16",
+                "nand.packages_per_channel=8",
+                "nand.dies_per_package=8",
+                "nand.planes_per_die=4",
+                "nand.blocks_per_plane=1024",
+                "nand.pages_per_block=437",
+                &format!("ftl.map_unit=\"{unit}\""),
+            ];
+            let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+            SsdConfig::resolve("small-tlc", &sets)
+        };
+        let e = drive("4KiB").unwrap_err().to_string();
+        assert!(
+            e.contains("field `nand`: 7331643392 mapping units")
+                && e.contains("ftl.map_unit = \"8KiB\" makes it fit"),
+            "{e}"
+        );
+        let cfg = drive("8KiB").unwrap();
+        assert_eq!(cfg.physical_units(), 3_665_821_696);
+        // Either side of the bound, at each unit; and no unit when a page is too many.
+        let bound = u32::MAX as u64;
+        assert_eq!(map_unit_that_fits(Some(bound - 1), 4096, 512), Some(4096));
+        assert_eq!(map_unit_that_fits(Some(bound), 4096, 512), None);
+        assert_eq!(
+            map_unit_that_fits(Some((bound - 1) / 2), 8192, 2048),
+            Some(4096)
+        );
+        assert_eq!(
+            map_unit_that_fits(Some(bound / 2 + 1), 8192, 2048),
+            Some(8192)
+        );
+        assert_eq!(map_unit_that_fits(Some(1000), 6144, 512), Some(1024));
+        assert_eq!(map_unit_that_fits(None, 4096, 512), None);
+        assert_eq!(
+            (unit_text(8192), unit_text(1536)),
+            ("8KiB".into(), "1536B".into())
+        );
     }
 
     #[test]

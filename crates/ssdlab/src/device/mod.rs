@@ -400,7 +400,7 @@ impl Device {
         self.store.as_ref()
     }
 
-    /// Resident bytes of the model's large structures (the result's `wall.memory`).
+    /// Bytes the model's large structures have allocated (the result's `wall.memory`).
     pub fn memory(&self) -> crate::stats::result::MemoryResult {
         let f = self.ftl().memory();
         let data_store_bytes = self.store.as_ref().map_or(0, |s| s.held_bytes());
@@ -409,11 +409,13 @@ impl Device {
             reverse_map_bytes: f.reverse_map_bytes,
             programmed_bits_bytes: f.programmed_bits_bytes,
             block_records_bytes: f.block_records_bytes,
+            free_lists_bytes: f.free_lists_bytes,
             data_store_bytes,
             total_bytes: f.map_bytes
                 + f.reverse_map_bytes
                 + f.programmed_bits_bytes
                 + f.block_records_bytes
+                + f.free_lists_bytes
                 + data_store_bytes,
         }
     }

@@ -14,18 +14,22 @@
 use crate::config::{GcPolicy, Placement, SsdConfig, StreamPolicy};
 use crate::error::{Error, Result};
 use crate::media::nand::Geometry;
-use crate::sim::mem::{advise_huge, big_vec, prefault, prefetch, zeroed_vec};
+use crate::sim::mem::{
+    advise_huge, big_vec, prefault, prefetch, written_bytes, zero_bytes_vec, zeroed_vec, ZeroBytes,
+};
 use crate::sim::Rng;
 
 mod checkpoint;
 pub mod fdp;
 mod fill;
+mod free_list;
 pub mod hybrid;
 pub mod mapping_cache;
 mod state;
 pub mod state_io;
 mod steady;
 use fill::{FillLayout, AS_FILLED};
+use free_list::FreeList;
 use mapping_cache::MappingCache;
 pub use steady::SteadyState;
 
@@ -34,8 +38,11 @@ pub const UNMAPPED: u32 = u32::MAX;
 pub const NONE: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum BlockState {
-    Free,
+    /// The state of a block never written ([`Block::FRESH`]): zero, so that a fresh block's
+    /// record is all zero bytes.
+    Free = 0,
     Open,
     Full,
     /// Chosen by GC: its valid units are moved; it waits for its erase.
@@ -69,9 +76,27 @@ pub struct Block {
     pub programmed_below: u32,
 }
 
+impl Block {
+    /// A block never written: free, never erased.
+    pub const FRESH: Block = Block {
+        valid: 0,
+        erase_count: 0,
+        epoch: 0,
+        state: BlockState::Free,
+        write_ptr: 0,
+        last_write: 0,
+        overwrites_in_flight: 0,
+        programmed_below: 0,
+    };
+}
+
+// SAFETY: every field is an integer or `BlockState`, whose zero is `Free`: all zero bytes
+// are `Block::FRESH`.
+unsafe impl ZeroBytes for Block {}
+
 #[derive(Clone, Debug, Default)]
 struct Plane {
-    free: Vec<u32>,
+    free: FreeList,
     host_open: u32,
     gc_open: u32,
     /// GC tasks emitted for this plane and not yet erased.
@@ -187,12 +212,13 @@ pub enum Refusal {
     NoSpace,
 }
 
-/// What [`Ftl::memory`] reports.
+/// What [`Ftl::memory`] reports: the bytes each large table has allocated.
 pub struct FtlMemory {
     pub map_bytes: u64,
     pub reverse_map_bytes: u64,
     pub programmed_bits_bytes: u64,
     pub block_records_bytes: u64,
+    pub free_lists_bytes: u64,
 }
 
 pub struct Ftl {
@@ -209,6 +235,8 @@ pub struct Ftl {
     /// parts where the run programmed something ([`Ftl::is_programmed`] reads a block's bits
     /// only past its prefix).
     programmed: Vec<u64>,
+    /// One record a block, allocated zeroed ([`Block::FRESH`] is all zero bytes): the OS
+    /// backs only the pages of blocks the run wrote.
     blocks: Vec<Block>,
     planes: Vec<Plane>,
     stripe: Vec<u32>,
@@ -253,6 +281,9 @@ pub struct Ftl {
     /// The block whose data the last host write replaced ([`NONE`]: none), for the program
     /// that write makes to carry (see [`Block::overwrites_in_flight`]).
     overwrote: u32,
+    /// [`Ftl::expect_touches`] had the OS back the map and the reverse map whole (and the
+    /// programmed bits in huge pages).
+    tables_backed: bool,
 }
 
 /// The words of a bit table that bits `from..to` fall in, each with the mask of those bits.
@@ -329,23 +360,10 @@ impl Ftl {
         let map_pages = translation.map_or(0, |(_, pages)| pages as usize);
         let units = geo.units() as usize;
         let bpp = geo.blocks_per_plane;
-        let blocks = vec![
-            Block {
-                valid: 0,
-                erase_count: 0,
-                epoch: 0,
-                state: BlockState::Free,
-                write_ptr: 0,
-                last_write: 0,
-                overwrites_in_flight: 0,
-                programmed_below: 0,
-            };
-            geo.blocks() as usize
-        ];
+        let blocks: Vec<Block> = zero_bytes_vec(geo.blocks() as usize);
         let planes = (0..geo.planes())
             .map(|p| Plane {
-                // Reversed so that `pop` hands out the lowest block first.
-                free: (p * bpp..(p + 1) * bpp).rev().collect(),
+                free: FreeList::range(p * bpp, (p + 1) * bpp),
                 host_open: NONE,
                 gc_open: NONE,
                 gc_inflight: 0,
@@ -398,6 +416,7 @@ impl Ftl {
             fdp: None,
             steady_state: None,
             overwrote: NONE,
+            tables_backed: false,
             geo,
         };
         // With `[fdp]` the streams are its reclaim unit handles, kept even with one handle
@@ -548,6 +567,7 @@ impl Ftl {
                 prefault(table);
             }
             advise_huge(&mut self.programmed);
+            self.tables_backed = true;
         }
     }
 
@@ -848,19 +868,46 @@ impl Ftl {
         Ok(())
     }
 
-    /// Counters per host write stream, with `ftl.streams` > 1 (None with one stream).
-    /// Resident bytes of the FTL's large tables (`wall.memory` in a result): the map, the
-    /// reverse map, the programmed-unit bits and the block records.
+    /// Bytes of the FTL's large tables that hold what the run wrote (`wall.memory` in a
+    /// result): the map, the reverse map, the programmed-unit bits and the block records,
+    /// each as its 4 KiB pages that hold a written entry (`sim::mem::written_bytes`; the map,
+    /// the reverse map and the programmed bits whole once [`Ftl::expect_touches`] backed them:
+    /// the bits in huge pages of 16 million units, which a run touching that much touches
+    /// all of), and the planes' free-block lists as allocated.
     pub fn memory(&self) -> FtlMemory {
-        use crate::sim::mem::resident_bytes;
+        // Backed whole, they count whole (and need no reading through).
+        let table = |t: &[u32]| {
+            if self.tables_backed {
+                std::mem::size_of_val(t) as u64
+            } else {
+                written_bytes(t, |&e| e == 0)
+            }
+        };
+        let bits = if self.tables_backed {
+            std::mem::size_of_val(&self.programmed[..]) as u64
+        } else {
+            written_bytes(&self.programmed, |&w| w == 0)
+        };
+        let fresh = |b: &Block| {
+            b.valid == 0
+                && b.erase_count == 0
+                && b.epoch == 0
+                && b.state == BlockState::Free
+                && b.write_ptr == 0
+                && b.last_write == 0
+                && b.overwrites_in_flight == 0
+                && b.programmed_below == 0
+        };
         FtlMemory {
-            map_bytes: resident_bytes(&self.l2p),
-            reverse_map_bytes: resident_bytes(&self.p2l),
-            programmed_bits_bytes: resident_bytes(&self.programmed),
-            block_records_bytes: resident_bytes(&self.blocks),
+            map_bytes: table(&self.l2p),
+            reverse_map_bytes: table(&self.p2l),
+            programmed_bits_bytes: bits,
+            block_records_bytes: written_bytes(&self.blocks, fresh),
+            free_lists_bytes: self.planes.iter().map(|p| p.free.allocated_bytes()).sum(),
         }
     }
 
+    /// Counters per host write stream, with `ftl.streams` > 1 (None with one stream).
     pub fn stream_stats(&self) -> Option<&[StreamStats]> {
         self.streams.as_ref().map(|st| &st.stats[..])
     }
@@ -965,8 +1012,10 @@ impl Ftl {
         self.set_l2p(lpn, pun);
         self.set_p2l(pun, lpn as u32);
         let b = self.geo.block_of_unit(pun) as usize;
-        self.blocks[b].valid += 1;
-        self.blocks[b].last_write = self.clock;
+        let clock = self.clock;
+        let blk = &mut self.blocks[b];
+        blk.valid += 1;
+        blk.last_write = clock;
     }
 
     /// Allocate in the plane under the stripe cursor. The cursor moves on once a page is full,
@@ -1209,7 +1258,7 @@ impl Ftl {
                 .free
                 .iter()
                 .enumerate()
-                .min_by_key(|(i, &b)| (self.blocks[b as usize].erase_count, usize::MAX - i))?;
+                .min_by_key(|&(i, b)| (self.blocks[b as usize].erase_count, usize::MAX - i))?;
             Some(p.free.swap_remove(i))
         } else {
             p.free.pop()
@@ -1653,10 +1702,8 @@ impl Ftl {
                 used += 1;
             }
             // The allocator hands out the lowest free blocks first.
-            self.planes[plane as usize].free = (base_block + used..base_block + bpp)
-                .rev()
-                .map(|b| b as u32)
-                .collect();
+            self.planes[plane as usize].free =
+                FreeList::range((base_block + used) as u32, (base_block + bpp) as u32);
         }
         let last_full = logical.is_multiple_of(upp);
         // The plane of the next page (or of the partly written last one).

@@ -99,7 +99,7 @@ impl Ftl {
             w.sparse(&self.programmed_bits())?;
         }
         for p in &self.planes {
-            w.array(&p.free)?;
+            w.array(&p.free.to_vec())?;
             w.u32(p.host_open)?;
             w.u32(p.gc_open)?;
         }
@@ -239,7 +239,7 @@ impl Ftl {
                 open_block_ok(&self.blocks, b, upb, r)?;
             }
             let plane = &mut self.planes[p];
-            plane.free = free;
+            plane.free = super::FreeList::listed(free);
             plane.host_open = host_open;
             plane.gc_open = gc_open;
             plane.gc_inflight = 0;
@@ -390,7 +390,7 @@ mod tests {
         let planes = |f: &Ftl| -> Vec<_> {
             f.planes
                 .iter()
-                .map(|p| (p.free.clone(), p.host_open, p.gc_open))
+                .map(|p| (p.free.to_vec(), p.host_open, p.gc_open))
                 .collect()
         };
         assert_eq!(planes(a), planes(b));

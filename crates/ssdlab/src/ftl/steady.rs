@@ -71,7 +71,7 @@ impl Snapshot {
         let units = model.geo.units() as u32;
         Snapshot {
             blocks: model.blocks.clone(),
-            free: model.planes[0].free.clone(),
+            free: model.planes[0].free.to_vec(),
             host_open: model.planes[0].host_open,
             gc_open: model.planes[0].gc_open,
             valid: {
@@ -308,7 +308,7 @@ impl Ftl {
                 self.programmed_to_write_ptr(g);
             }
             let plane = &mut self.planes[p];
-            plane.free = s.free.iter().map(|&b| base + b).collect();
+            plane.free = super::FreeList::listed(s.free.iter().map(|&b| base + b).collect());
             plane.host_open = global(s.host_open);
             plane.gc_open = global(s.gc_open);
             clock = clock.max(s.clock * planes as u64);

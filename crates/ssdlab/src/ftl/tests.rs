@@ -376,8 +376,8 @@ fn fast_fill_equals_writing_every_unit_in_order() {
         }
         for (a, b) in fast.planes.iter().zip(slow.planes.iter()) {
             assert_eq!(
-                (&a.free, a.host_open, a.gc_open),
-                (&b.free, b.host_open, b.gc_open),
+                (a.free.to_vec(), a.host_open, a.gc_open),
+                (b.free.to_vec(), b.host_open, b.gc_open),
                 "{name}"
             );
         }

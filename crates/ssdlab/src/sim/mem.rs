@@ -19,6 +19,31 @@ pub fn zeroed_vec<T: Zeroed>(n: usize) -> Vec<T> {
     vec![T::ZERO; n]
 }
 
+/// Types for which all zero bytes are a valid value (the one a fresh table holds), the ones
+/// [`zero_bytes_vec`] takes.
+///
+/// # Safety
+/// Every field must be an integer, or an enum whose zero discriminant is a variant.
+pub unsafe trait ZeroBytes: Copy {}
+
+/// [`zeroed_vec`] for a record type: `n` values of all zero bytes, allocated zeroed so that the
+/// OS backs a page with memory only when it is first written.
+pub fn zero_bytes_vec<T: ZeroBytes>(n: usize) -> Vec<T> {
+    let layout = std::alloc::Layout::array::<T>(n).expect("a table that fits the address space");
+    if layout.size() == 0 {
+        return Vec::new();
+    }
+    // SAFETY: the layout is a non-empty array of `n` T, as a `Vec<T>` of capacity `n` has;
+    // the memory is zeroed, which `ZeroBytes` says is a valid T; a null pointer is handled.
+    unsafe {
+        let ptr = std::alloc::alloc_zeroed(layout) as *mut T;
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        Vec::from_raw_parts(ptr, n, n)
+    }
+}
+
 /// Back the pages of `v` not yet touched by huge pages where the OS allows: faster random
 /// access, but memory grows 2 MiB at a time.
 pub fn advise_huge<T>(v: &mut [T]) {
@@ -59,40 +84,78 @@ fn advise_huge_range(ptr: *mut u8, bytes: usize) {
 #[cfg(not(target_os = "linux"))]
 fn advise_huge_range(_ptr: *mut u8, _bytes: usize) {}
 
-/// Bytes of `v` that are resident in memory: the pages the OS has mapped (`mincore`), so that a
-/// zeroed table the run never touched counts nothing. A page only read counts too (Linux maps
-/// its shared zero page there, which costs no memory of its own). Where the OS cannot say, the
-/// slice's whole size. Pages shared with neighbouring allocations count whole.
-pub fn resident_bytes<T>(v: &[T]) -> u64 {
-    let bytes = std::mem::size_of_val(v);
-    if bytes == 0 {
+/// A table's pages, for counting what it holds: 4 KiB of entries each (whole entries, at
+/// least one), counted from the table's start, so that the count does not depend on where
+/// the table lies in memory.
+const TABLE_PAGE_BYTES: usize = 4096;
+
+/// Bytes of `v` in pages that hold anything a run wrote: the [`TABLE_PAGE_BYTES`] pages of
+/// entries with at least one that is not `fresh` (the value the table was allocated with).
+/// A zeroed table the run wrote a few entries of counts those entries' pages, whatever the OS
+/// maps: a page only read (which Linux maps to its shared zero page, costing no memory) holds
+/// nothing written, so it counts nothing. The same on every machine. Pages the OS never backed
+/// hold nothing written and are skipped without being read (`mincore`, Linux), so counting a
+/// large table the run barely touched is quick and backs nothing.
+pub fn written_bytes<T>(v: &[T], fresh: impl Fn(&T) -> bool) -> u64 {
+    let size = std::mem::size_of::<T>();
+    if size == 0 || v.is_empty() {
         return 0;
     }
-    resident_range(v.as_ptr() as usize, bytes).unwrap_or(bytes as u64)
+    let per_page = (TABLE_PAGE_BYTES / size).max(1);
+    let resident = Resident::of(v);
+    v.chunks(per_page)
+        .filter(|page| resident.as_ref().is_none_or(|r| r.any(page)))
+        // In runs of 64 entries, each tested whole (which compiles to vector compares) and the
+        // page left at the first run holding anything: an untouched page is read through
+        // quickly, a written one mostly at its start.
+        .filter(|page| {
+            page.chunks(64)
+                .any(|run| run.iter().fold(false, |any, e| any | !fresh(e)))
+        })
+        .map(|page| std::mem::size_of_val(page) as u64)
+        .sum()
 }
 
-#[cfg(target_os = "linux")]
-fn resident_range(addr: usize, bytes: usize) -> Option<u64> {
-    // SAFETY: sysconf has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    let page = usize::try_from(page).ok().filter(|&p| p > 0)?;
-    let start = addr / page * page;
-    let end = (addr + bytes).div_ceil(page) * page;
-    let pages = (end - start) / page;
-    let mut vec = vec![0u8; pages];
-    // SAFETY: [start, end) covers the pages of a live allocation (the slice's), and `vec` has
-    // one byte per page, as mincore writes.
-    let rc = unsafe { libc::mincore(start as *mut libc::c_void, end - start, vec.as_mut_ptr()) };
-    if rc != 0 {
-        return None;
+/// Which OS pages of a slice the OS has backed (`mincore`).
+struct Resident {
+    first_page: usize,
+    page: usize,
+    pages: Vec<u8>,
+}
+
+impl Resident {
+    #[cfg(target_os = "linux")]
+    fn of<T>(v: &[T]) -> Option<Resident> {
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        let page = usize::try_from(page).ok().filter(|&p| p > 0)?;
+        let addr = v.as_ptr() as usize;
+        let start = addr / page * page;
+        let end = (addr + std::mem::size_of_val(v)).div_ceil(page) * page;
+        let mut pages = vec![0u8; (end - start) / page];
+        // SAFETY: [start, end) covers the pages of a live allocation (the slice's), and
+        // `pages` has one byte per page, as mincore writes.
+        let rc =
+            unsafe { libc::mincore(start as *mut libc::c_void, end - start, pages.as_mut_ptr()) };
+        (rc == 0).then_some(Resident {
+            first_page: start / page,
+            page,
+            pages,
+        })
     }
-    let resident = vec.iter().filter(|&&b| b & 1 == 1).count();
-    Some((resident * page).min(end - start) as u64)
-}
 
-#[cfg(not(target_os = "linux"))]
-fn resident_range(_addr: usize, _bytes: usize) -> Option<u64> {
-    None
+    #[cfg(not(target_os = "linux"))]
+    fn of<T>(_v: &[T]) -> Option<Resident> {
+        None
+    }
+
+    /// Whether any OS page under `part` is backed.
+    fn any<T>(&self, part: &[T]) -> bool {
+        let addr = part.as_ptr() as usize;
+        let first = addr / self.page - self.first_page;
+        let last = (addr + std::mem::size_of_val(part)).div_ceil(self.page) - self.first_page;
+        self.pages[first..last].iter().any(|&b| b & 1 == 1)
+    }
 }
 
 /// Have the OS back every page of `v` now (zeroed, as it would on first touch), in one call
@@ -186,22 +249,49 @@ mod fit_tests {
     }
 }
 
-#[cfg(all(test, target_os = "linux"))]
-mod resident_tests {
+#[cfg(test)]
+mod written_tests {
     use super::*;
 
     #[test]
-    fn a_zeroed_table_is_resident_only_where_written() {
-        // 64 MiB of zeros from calloc: a fresh mapping, nothing resident until written.
+    fn a_zeroed_table_counts_only_the_pages_written() {
+        // 64 MiB of zeros from calloc: a fresh mapping, nothing written.
         let mut v: Vec<u64> = zeroed_vec(8 << 20);
-        let untouched = resident_bytes(&v);
-        assert!(untouched < 1 << 20, "{untouched}");
-        // Write one word in each of the first 1,000 pages (4 KiB or larger pages).
+        let zero = |&w: &u64| w == 0;
+        // Reading every 512th word maps pages (the shared zero page) but writes nothing.
+        let read: u64 = (0..v.len()).step_by(512).map(|i| v[i]).sum();
+        assert_eq!((read, written_bytes(&v, zero)), (0, 0));
+        // One word in each of the first 1,000 pages of 512 words, and the last word.
         for i in 0..1000 {
-            v[i * 512] = 1;
+            v[i * 512 + 7] = 1;
         }
-        let touched = resident_bytes(&v);
-        assert!(touched >= 1000 * 4096, "{touched}");
-        assert_eq!(resident_bytes::<u64>(&[]), 0);
+        *v.last_mut().unwrap() = 1;
+        assert_eq!(written_bytes(&v, zero), 1001 * 4096);
+        // A page written back to its fresh value holds nothing.
+        v[7] = 0;
+        assert_eq!(written_bytes(&v, zero), 1000 * 4096);
+        assert_eq!(written_bytes::<u64>(&[], zero), 0);
+    }
+
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Rec {
+        a: u64,
+        b: u8,
+    }
+    // SAFETY: integer fields only.
+    unsafe impl ZeroBytes for Rec {}
+
+    #[test]
+    fn records_allocated_zeroed_read_as_zero_and_count_whole_records_per_page() {
+        let mut v: Vec<Rec> = zero_bytes_vec(1000);
+        assert!(v.iter().all(|r| *r == Rec { a: 0, b: 0 }));
+        let fresh = |r: &Rec| r.a == 0 && r.b == 0;
+        assert_eq!(written_bytes(&v, fresh), 0);
+        // 16-byte records, 256 a page: record 900 is in the fourth page, the last (232).
+        v[900].b = 1;
+        assert_eq!(written_bytes(&v, fresh), 232 * 16);
+        v[0].a = 1;
+        assert_eq!(written_bytes(&v, fresh), (256 + 232) * 16);
+        assert!(zero_bytes_vec::<Rec>(0).is_empty());
     }
 }

@@ -272,8 +272,11 @@ pub struct Utilisation {
     pub controller_cpu_busy_s: f64,
 }
 
-/// Resident bytes of each large structure of the model (issue 44: memory in proportion to
-/// what the drive holds). Tables allocated zeroed count only the pages a run wrote.
+/// Bytes of each large structure of the model that hold what the run wrote (issue 44: memory
+/// in proportion to what the drive holds), counted by the model itself: a table allocated
+/// zeroed counts its 4 KiB pages (of entries, from the table's start) holding an entry that is
+/// not the fresh value (`sim::mem::written_bytes`), never a page only read. The same on every
+/// machine for the same config, workload and seed.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct MemoryResult {
     /// The page FTL's logical-to-physical map (4 bytes a map unit).
@@ -282,8 +285,11 @@ pub struct MemoryResult {
     pub reverse_map_bytes: u64,
     /// One bit a unit of flash: programmed since its block's erase.
     pub programmed_bits_bytes: u64,
-    /// One record a block (valid count, wear, state, write pointer, age).
+    /// One record a block (valid count, wear, state, write pointer, age; 40 bytes).
     pub block_records_bytes: u64,
+    /// The planes' lists of free blocks as allocated (4 bytes a listed block; blocks never
+    /// handed out are a range, not listed).
+    pub free_lists_bytes: u64,
     /// The data store of a driver that moves real bytes (`ssdlab serve`, the register-level
     /// NVMe host): the blocks it holds; 0 without one.
     pub data_store_bytes: u64,
@@ -297,8 +303,8 @@ pub struct Wall {
     pub precondition_seconds: f64,
     pub requests_per_s: f64,
     pub events_per_s: f64,
-    /// What the model's large structures hold in memory at the end of the run (resident
-    /// pages, as the OS reports them: they vary with the machine, so they are wall figures).
+    /// What the model's large structures have allocated at the end of the run (a figure of
+    /// the simulator, not of the simulated drive: it changes with the simulator's version).
     pub memory: MemoryResult,
     pub peak_memory_bytes: Option<u64>,
     /// `ssdlab serve` on the realtime clock: how late each reply left against the wall time
