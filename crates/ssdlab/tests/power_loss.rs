@@ -279,7 +279,7 @@ fn cuts(s: &Setup, seed: u64, requests: u64, cuts_wanted: u64) -> (u64, u64) {
         }
     }
     assert!(o.pending.is_empty());
-    let f = &dev.ftl().stats;
+    let f = &dev.ftl().unwrap().stats;
     eprintln!(
         "seed {seed}: {checked} cuts over {} events, {} GC runs, {} erases",
         dev.events(),

@@ -153,10 +153,11 @@ fn a_state_saved_after_a_run_holds_the_drive_that_run_left() {
     let mut restarted = Device::new(&loaded_cfg, 5).unwrap();
     ssdlab::run::precondition(&mut restarted, &loaded_cfg, 5).unwrap();
     let same = |a: &Device, b: &Device| {
-        let (fa, fb) = (a.ftl(), b.ftl());
+        let (fa, fb) = (a.ftl().unwrap(), b.ftl().unwrap());
         assert!((0..fa.logical_units()).all(|l| fa.lookup(l) == fb.lookup(l)));
         let wear = |d: &Device| -> Vec<(u32, u32, u32)> {
             d.ftl()
+                .unwrap()
                 .blocks()
                 .iter()
                 .map(|b| (b.valid, b.erase_count, b.write_ptr))

@@ -87,7 +87,7 @@ fn reads_of_unwritten_blocks_do_not_touch_the_media() {
         one(&mut dev, Op::Write, 0, 16 << 10, Flags::NONE).0,
         Status::Ok
     );
-    let sensed = |dev: &Device| dev.fil().counters.nand_pages_read;
+    let sensed = |dev: &Device| dev.fil().unwrap().counters.nand_pages_read;
     let (s, unwritten) = one(&mut dev, Op::Read, 64 << 10, 16 << 10, Flags::NONE);
     assert_eq!((s, sensed(&dev)), (Status::Ok, 0));
     let (s, written) = one(&mut dev, Op::Read, 0, 16 << 10, Flags::NONE);

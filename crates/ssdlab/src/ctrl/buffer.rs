@@ -21,13 +21,111 @@
 
 use crate::config::{CacheConfig, CacheMode, CachePorts};
 use crate::ctrl::cache::CacheBuffer;
+use crate::ctrl::datacheck::DataCheck;
 use crate::ctrl::fil::{Queue, Txn, TxnKind};
 use crate::ctrl::{Behind, FlashPort};
 use crate::error::Result;
+use crate::ftl::mapping_cache::MappingCache;
 use crate::iface::HostPort;
 use crate::media::dram::{Dram, DramTiming, Port};
 use crate::sim::SimTime;
 use std::collections::{BTreeSet, VecDeque};
+
+/// What the buffer's lines are written back to and checked against: NAND through the flash
+/// port (the page FTL, or the block-mapped FTL the port carries), or a PCM-only device's PCM
+/// (`pcm::PcmLines`), which has no flash port. Generic, not a tag: the NAND paths compile to
+/// what they were with the flash port alone.
+pub(crate) trait Lines {
+    /// Where logical unit `lpn` is now (a NAND unit; on PCM, line `lpn` itself).
+    fn lookup(&self, lpn: u64) -> Option<u32>;
+    /// Tests only: the data-placement oracle.
+    fn check(&mut self) -> Option<&mut DataCheck>;
+    /// The cached map's translation pages, whose entries a flush changes (a cached map only).
+    fn mapping(&mut self) -> Option<&mut MappingCache>;
+    /// The oracle's note that a write of `lpn` went into line `slot`.
+    fn written_to_line(&mut self, lpn: u64, slot: u32);
+    /// Write line `slot`, holding unit `lpn`, back to the medium; its end comes back as
+    /// [`BufferManager::flush_done`].
+    fn flush_out(
+        &mut self,
+        now: SimTime,
+        lpn: u64,
+        slot: u32,
+        line_bytes: u64,
+        up: &mut HostPort,
+    ) -> Result<()>;
+}
+
+impl Lines for FlashPort<'_> {
+    #[inline]
+    fn lookup(&self, lpn: u64) -> Option<u32> {
+        FlashPort::lookup(self, lpn)
+    }
+
+    #[inline]
+    fn check(&mut self) -> Option<&mut DataCheck> {
+        self.check.as_mut()
+    }
+
+    #[inline]
+    fn mapping(&mut self) -> Option<&mut MappingCache> {
+        self.ftl.mapping.as_mut()
+    }
+
+    fn written_to_line(&mut self, lpn: u64, slot: u32) {
+        if let Some(dc) = self.check.as_mut() {
+            dc.write_to_line(lpn, slot, self.ftl);
+        }
+    }
+
+    /// Map the line's unit in the FTL behind the buffer and queue its program with the die's
+    /// host writes.
+    fn flush_out(
+        &mut self,
+        now: SimTime,
+        lpn: u64,
+        slot: u32,
+        _line_bytes: u64,
+        up: &mut HostPort,
+    ) -> Result<()> {
+        let FlashPort {
+            fil,
+            ftl,
+            check,
+            behind,
+        } = &mut *self;
+        match behind {
+            // A block-mapped FTL: the line's page goes where that map puts it, after the merge
+            // work its write implies (queued first, on the same die).
+            Behind::Blocks(h) => return h.flush_line(now, lpn, slot, fil, ftl, check, up.q),
+            Behind::PageFtl => {}
+        }
+        let pun = self.ftl.write(lpn)?;
+        if let Some(m) = self.ftl.mapping.as_mut() {
+            m.update_lpn(lpn);
+        }
+        if let Some(dc) = self.check.as_mut() {
+            dc.flush(slot, pun, self.ftl);
+        }
+        let geo = &self.ftl.geo;
+        let block = geo.block_of_unit(pun);
+        let plane = geo.plane_of_block(block);
+        let t = self.fil.add_txn(Txn {
+            kind: TxnKind::Flush,
+            // A flush names its line; the rest is in `flights`.
+            cmd: slot,
+            pun,
+            plane,
+            host_bytes: 0,
+            epoch: self.ftl.blocks()[block as usize].epoch,
+            aux: 0,
+            overwrote: self.ftl.overwrote(),
+        });
+        self.fil.enqueue(now, t, Queue::HostWrite, self.ftl, up.q);
+        self.drain_gc(now, up.q);
+        Ok(())
+    }
+}
 
 /// What a flush under way is for, kept per line (one flush per line at a time).
 #[derive(Clone, Copy, Debug)]
@@ -274,7 +372,7 @@ impl BufferManager {
         now: SimTime,
         cmd: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut impl Lines,
     ) -> Result<()> {
         let c = up.cmds.get(cmd);
         let (offset, len) = (c.offset, c.len);
@@ -325,12 +423,12 @@ impl BufferManager {
         bytes: u64,
         waiting: usize,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut impl Lines,
     ) -> Result<Placed> {
         let placed = self.place_unchecked(now, lpn, bytes, waiting, up, flash)?;
-        if let (Placed::At(_), Some(dc)) = (&placed, flash.check.as_mut()) {
+        if let (Placed::At(_), Some(_)) = (&placed, flash.check()) {
             let slot = self.buf.find(lpn).expect("placed");
-            dc.write_to_line(lpn, slot, flash.ftl);
+            flash.written_to_line(lpn, slot);
         }
         Ok(placed)
     }
@@ -342,7 +440,7 @@ impl BufferManager {
         bytes: u64,
         waiting: usize,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut impl Lines,
     ) -> Result<Placed> {
         if let Some(slot) = self.buf.touch(lpn) {
             self.buf.write(slot);
@@ -379,7 +477,7 @@ impl BufferManager {
         slot: u32,
         kind: FlushKind,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut impl Lines,
     ) -> Result<()> {
         let generation = self.buf.start_flush(slot);
         self.stats.flushes[kind as usize] += 1;
@@ -397,7 +495,7 @@ impl BufferManager {
             seq,
             generation,
         });
-        if let Some(m) = flash.ftl.mapping.as_mut() {
+        if let Some(m) = flash.mapping() {
             let lpn = self.buf.line(slot).lpn;
             if !m.flush_lookup(lpn, slot) {
                 return Ok(());
@@ -411,15 +509,16 @@ impl BufferManager {
         self.flush_program(now, slot, up, flash)
     }
 
-    /// A flush under way has its map entry at hand: read the line out of DRAM, map its unit in
-    /// the FTL and queue the program with the die's host writes. A line trimmed meanwhile (only
+    /// A flush under way has its map entry at hand: read the line out of DRAM and write it back
+    /// ([`Lines::flush_out`]: on NAND, map its unit in the FTL and queue the program with the
+    /// die's host writes; on PCM, write it in place). A line trimmed meanwhile (only
     /// while its flush waited for a translation page) programs nothing: its flush ends here.
     pub(crate) fn flush_program(
         &mut self,
         now: SimTime,
         slot: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut impl Lines,
     ) -> Result<()> {
         let line = *self.buf.line(slot);
         if line.orphan {
@@ -437,48 +536,7 @@ impl BufferManager {
             Port::Host
         };
         self.dram_io(now, slot, self.line_bytes, port, false);
-        let lpn = line.lpn;
-        let FlashPort {
-            fil,
-            ftl,
-            check,
-            behind,
-        } = &mut *flash;
-        match behind {
-            // A PCM-only device: the line is written in place; its end comes as an event.
-            Behind::Pcm(p) => {
-                p.flush_line(now, lpn, slot, self.line_bytes, up.q);
-                return Ok(());
-            }
-            // A block-mapped FTL: the line's page goes where that map puts it, after the merge
-            // work its write implies (queued first, on the same die).
-            Behind::Blocks(h) => return h.flush_line(now, lpn, slot, fil, ftl, check, up.q),
-            Behind::PageFtl => {}
-        }
-        let pun = flash.ftl.write(lpn)?;
-        if let Some(m) = flash.ftl.mapping.as_mut() {
-            m.update_lpn(lpn);
-        }
-        if let Some(dc) = flash.check.as_mut() {
-            dc.flush(slot, pun, flash.ftl);
-        }
-        let geo = &flash.ftl.geo;
-        let block = geo.block_of_unit(pun);
-        let plane = geo.plane_of_block(block);
-        let t = flash.fil.add_txn(Txn {
-            kind: TxnKind::Flush,
-            // A flush names its line; the rest is in `flights`.
-            cmd: slot,
-            pun,
-            plane,
-            host_bytes: 0,
-            epoch: flash.ftl.blocks()[block as usize].epoch,
-            aux: 0,
-            overwrote: flash.ftl.overwrote(),
-        });
-        flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
-        flash.drain_gc(now, up.q);
-        Ok(())
+        flash.flush_out(now, line.lpn, slot, self.line_bytes, up)
     }
 
     /// A flush program finished: the line is clean unless written since; an on-demand flush
@@ -488,7 +546,7 @@ impl BufferManager {
         now: SimTime,
         slot: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut impl Lines,
     ) -> Result<()> {
         let f = self.flights[slot as usize]
             .take()
@@ -527,7 +585,7 @@ impl BufferManager {
         f: Flight,
         still_cached: bool,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut impl Lines,
     ) -> Result<()> {
         let mut needed = None;
         self.redo.retain(|&(s, g)| {
@@ -560,7 +618,7 @@ impl BufferManager {
         &mut self,
         now: SimTime,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut impl Lines,
     ) -> Result<()> {
         while let Some(w) = self.waiting.front().copied() {
             let waiting = self.waiting.len();
@@ -585,7 +643,7 @@ impl BufferManager {
         &mut self,
         now: SimTime,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut impl Lines,
     ) -> Result<()> {
         loop {
             let hi = self.cfg.flush_high_watermark;
@@ -620,7 +678,7 @@ impl BufferManager {
         &mut self,
         now: SimTime,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut impl Lines,
     ) -> Result<()> {
         if self.cfg.ports != CachePorts::Dual || self.preemptive_busy {
             return Ok(());
@@ -650,7 +708,7 @@ impl BufferManager {
 
     /// Unit `lpn` was read from NAND unit `pun`: keep a clean copy if a line comes without
     /// flushing, unless newer data for it exists by now (in the buffer, or mapped elsewhere).
-    pub(crate) fn fill(&mut self, now: SimTime, lpn: u64, pun: u32, flash: &mut FlashPort) {
+    pub(crate) fn fill(&mut self, now: SimTime, lpn: u64, pun: u32, flash: &mut impl Lines) {
         let unit = self.line_bytes;
         if flash.lookup(lpn) != Some(pun) {
             return;
@@ -667,7 +725,7 @@ impl BufferManager {
         let slot = self.buf.insert(lpn, false);
         self.dram_io(now, slot, unit, Port::Host, true);
         self.sample(now);
-        if let Some(dc) = flash.check.as_mut() {
+        if let Some(dc) = flash.check() {
             dc.fill_line(slot, Some(pun));
         }
     }
@@ -679,7 +737,7 @@ impl BufferManager {
         now: SimTime,
         lpn: u64,
         pun: u32,
-        flash: &mut FlashPort,
+        flash: &mut impl Lines,
     ) {
         if flash.lookup(lpn) != Some(pun) {
             return;
@@ -687,7 +745,7 @@ impl BufferManager {
         let unit = self.line_bytes;
         if let Some(slot) = self.buf.touch(lpn) {
             self.dram_io(now, slot, unit, Port::Host, true);
-            if let Some(dc) = flash.check.as_mut() {
+            if let Some(dc) = flash.check() {
                 dc.fill_line(slot, Some(pun));
             }
             return;
@@ -702,7 +760,7 @@ impl BufferManager {
         now: SimTime,
         cmd: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut impl Lines,
     ) -> Result<()> {
         for (slot, f) in self.flights.iter().enumerate() {
             if f.is_none() {

@@ -67,16 +67,14 @@ pub(crate) struct FlashPort<'a> {
 }
 
 /// The back end a [`FlashPort`] reaches besides the page FTL (one tag: building a port costs
-/// what it did with the block map alone).
+/// what it did with the block map alone). A PCM-only device has no flash port: its cache
+/// buffer's lines go to the PCM through `pcm::PcmLines`.
 pub(crate) enum Behind<'a> {
     /// The page FTL (or a back end that has no cache buffer).
     PageFtl,
     /// A block-mapped FTL, when the cache buffer works in front of it (its lines are flushed
     /// to, and checked against, that map instead of the page FTL's).
     Blocks(&'a mut HybridCtrl),
-    /// A PCM-only device, when the cache buffer works in front of it (its lines are flushed
-    /// into the PCM in place).
-    Pcm(&'a mut pcm::PcmCtrl),
 }
 
 impl<'a> FlashPort<'a> {
@@ -101,16 +99,6 @@ impl<'a> FlashPort<'a> {
         }
     }
 
-    /// This port with PCM-only device `p` in it, for the cache buffer's work in front of it.
-    pub fn with_pcm<'b>(&'b mut self, p: &'b mut pcm::PcmCtrl) -> FlashPort<'b> {
-        FlashPort {
-            fil: self.fil,
-            ftl: self.ftl,
-            check: self.check,
-            behind: Behind::Pcm(p),
-        }
-    }
-
     /// Hand the GC work the FTL emitted to the dies of its planes.
     #[inline]
     pub fn drain_gc(&mut self, now: SimTime, q: &mut EventQueue<Event>) {
@@ -123,8 +111,6 @@ impl<'a> FlashPort<'a> {
     pub fn lookup(&self, lpn: u64) -> Option<u32> {
         match &self.behind {
             Behind::Blocks(h) => h.ftl.lookup(lpn),
-            // PCM is written in place: line `lpn` is always PCM line `lpn`.
-            Behind::Pcm(_) => Some(lpn as u32),
             Behind::PageFtl => self.ftl.lookup(lpn),
         }
     }
