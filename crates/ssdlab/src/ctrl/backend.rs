@@ -16,7 +16,7 @@
 //!
 //! A new scheme is a variant of [`Scheme`], a new medium one of [`Backend`]: its constructor in
 //! [`Backend::new`], its arms in `device::Device::handle` and its answers below
-//! (docs/architecture.md, "Back ends", lists the places and shows a minimal one).
+//! (docs/architecture.md, "Back ends", lists the places).
 
 use super::fil::Fil;
 use super::hil::Hil;
