@@ -21,6 +21,7 @@ figure each gives now against its target and tolerance (what the CI guard checks
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -53,13 +54,54 @@ def main() -> int:
         metavar="NAME",
         help="regenerate the docs' generated blocks (all, or those named) and their artefacts",
     )
+    parser.add_argument(
+        "--experiments",
+        nargs="+",
+        metavar="NAME",
+        help="with --blocks prediction-sensitivity: measure only these reproductions, keeping"
+        " the others' entries from docs/generated/sensitivity.json",
+    )
     args = parser.parse_args()
+    if args.experiments is not None and args.blocks is None:
+        print("error: --experiments: only with --blocks prediction-sensitivity", file=sys.stderr)
+        return 2
     if args.blocks is not None:
         try:
             chosen = [blocks.find(n) for n in args.blocks] if args.blocks else blocks.blocks()
         except LookupError as error:
             print(f"error: --blocks: {error}", file=sys.stderr)
             return 2
+        if args.experiments is not None:
+            known = {e.name for e in experiments()}
+            unknown = [n for n in args.experiments if n not in known]
+            if unknown:
+                print(
+                    f"error: --experiments: no reproduction named {unknown[0]!r}; expected one"
+                    f" of {', '.join(sorted(known))}",
+                    file=sys.stderr,
+                )
+                return 2
+            if not any(b.artefact == sensitivity.ARTEFACT for b in chosen):
+                print(
+                    "error: --experiments: only with --blocks prediction-sensitivity",
+                    file=sys.stderr,
+                )
+                return 2
+            only = set(args.experiments)
+            chosen = [
+                dataclasses.replace(
+                    b,
+                    produce=lambda: sensitivity.measure(
+                        ROOT / "out",
+                        report=lambda line: print(f"  {line}", flush=True),
+                        only=only,
+                        previous=blocks.load(sensitivity.ARTEFACT),
+                    ),
+                )
+                if b.artefact == sensitivity.ARTEFACT
+                else b
+                for b in chosen
+            ]
         own = [b for b in chosen if b.artefact != blocks.REPRODUCTIONS]
         rows = [b for b in chosen if b.artefact == blocks.REPRODUCTIONS]
         for path in blocks.regenerate(own):

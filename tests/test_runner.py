@@ -13,6 +13,7 @@ import pytest
 import ssdlab
 from conftest import without_wall
 from crashing_worker import DEADLY_SEED, crash_on_deadly_seed
+from ssdlab.experiments import runner
 from ssdlab.experiments.executors import LocalExecutor
 from ssdlab.experiments.results import RESULT_COLUMNS, load_results, read_manifest
 from ssdlab.experiments.runner import run_sweep
@@ -128,6 +129,28 @@ def test_resume_runs_only_what_is_missing(small_sweep: Path, tmp_path: Path) -> 
     manifest = json.loads((small_sweep / "manifest.json").read_text())
     assert [i["ran"] for i in manifest["invocations"]] == [8, 0, 1, 4]
     run_sweep(SMALL, small_sweep, workers=2)  # back to the module's shape for other tests
+
+
+def test_a_run_made_by_another_build_runs_again(tmp_path: Path) -> None:
+    """A point whose point.json names another build of the simulator (or none: written before
+    builds were recorded) is not reused: its figures are that build's."""
+    spec = {**SMALL, "repeat": 1, "record_requests": False, "axes": {"job.iodepth": [4, 8]}}
+    out = tmp_path / "out"
+    first = run_sweep(spec, out, workers=1)
+    assert first.ran == 2
+    ids = list(load_results(out)["id"])
+    point_file = out / "runs" / ids[0] / "point.json"
+    point = json.loads(point_file.read_text())
+    assert point["build"] == runner.model_build() and len(point["build"]) == 16
+    point["build"] = "0" * 16
+    point_file.write_text(json.dumps(point))
+    old = out / "runs" / ids[1] / "point.json"
+    older = json.loads(old.read_text())
+    del older["build"]
+    old.write_text(json.dumps(older))
+    again = run_sweep(spec, out, workers=1)
+    assert (again.ran, again.already_done) == (2, 0)
+    assert run_sweep(spec, out, workers=1).ran == 0
 
 
 def test_failing_point_is_recorded_and_the_sweep_goes_on(tmp_path: Path) -> None:

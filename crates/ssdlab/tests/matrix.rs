@@ -85,12 +85,6 @@ const REFUSED: &[(&str, &str, &[&str], &str)] = &[
     ),
     (
         "backend=zoned",
-        "cache=*",
-        &["cache", "ftl.kind"],
-        "not modelled yet (issue 46)",
-    ),
-    (
-        "backend=zoned",
         "mapping=*",
         &["ftl.mapping", "ftl.kind = \"none\""],
         "physical: a zoned drive keeps no map",
@@ -416,13 +410,11 @@ fn run_held<D: Started>(
     let r = ssdlab::run::build_result(dev, cfg, job, 7, "done", 0.0, pre);
     Ok(Ran {
         result: common::without_wall(&r),
-        // The oracle follows the mapped back ends' data; a raw device's and a zoned drive's
-        // reads address the media and PCM is updated in place: none reports to it.
+        // The oracle follows the mapped back ends' data and a zoned drive's; a raw device's
+        // reads address the media and PCM is updated in place: neither reports to it.
         checked_reads: (!matches!(
             dev.backend().kind(),
-            ssdlab::config::BackendKind::Raw
-                | ssdlab::config::BackendKind::Pcm
-                | ssdlab::config::BackendKind::Zoned
+            ssdlab::config::BackendKind::Raw | ssdlab::config::BackendKind::Pcm
         ))
         .then_some(dc.reads),
     })

@@ -2,6 +2,8 @@
 //! only at write pointers, refusals as statuses the result counts, reads of unwritten blocks
 //! without the media, resets timed as erases, finishes, appends, fio's `zonemode=zbd` jobs.
 
+mod common;
+
 use ssdlab::device::{Device, Flags, Request, Status};
 use ssdlab::request::Op;
 use ssdlab::sim::SimTime;
@@ -339,4 +341,176 @@ fn the_same_zoned_run_twice_is_the_same_result() {
         v
     };
     assert_eq!(strip(&a.result), strip(&b.result));
+}
+
+/// zns-tlc with a write-back cache buffer of `capacity` (LRU, one port, no background
+/// flushing), and the data oracle on.
+fn buffered(capacity: &str, extra: &[&str]) -> Device {
+    let mut ov = vec![
+        format!("cache.capacity=\"{capacity}\""),
+        "cache.mode=\"write-back\"".to_string(),
+        "cache.replacement=\"lru\"".into(),
+        "cache.flush_high_watermark=0.0".into(),
+    ];
+    ov.extend(extra.iter().map(|s| s.to_string()));
+    let cfg = SsdConfig::resolve("zns-tlc", &ov).unwrap();
+    let mut dev = Device::new(&cfg, 1).unwrap();
+    dev.enable_check();
+    dev
+}
+
+/// (read hits, write misses, on-demand flushes, explicit flushes, waits) of the buffer, and
+/// the pages programmed and erased on the media.
+fn counts(dev: &Device) -> ([u64; 5], u64, u64) {
+    let s = dev.cache().unwrap().stats();
+    let f = &dev.fil().unwrap().counters;
+    (
+        [
+            s.read_hits,
+            s.write_misses,
+            s.flushes[0],
+            s.flushes[3],
+            s.waits,
+        ],
+        f.nand_pages_written,
+        f.block_erases,
+    )
+}
+
+fn ok(dev: &mut Device, op: Op, offset: u64, len: u64) -> SimTime {
+    let (s, t) = one(dev, op, offset, len, Flags::NONE);
+    assert_eq!(s, Status::Ok, "{op:?} at {offset}");
+    t
+}
+
+/// By hand, on a buffer of 16 lines of 4 KiB in front of zns-tlc (16 KiB pages of 4 blocks;
+/// a zone's page p on plane p of 16): what the buffer absorbs, what it flushes in each zone's
+/// order, and what a reset and a finish do with a zone's lines. Media programs: flushes started
+/// together reach a page's die at once; the idle die starts on the first block and the other
+/// three, queued behind it by then, go as the next program: 2 page programs per page flushed
+/// (the FIL's count, as for any back end's single-block programs).
+#[test]
+fn a_cache_buffer_absorbs_a_zones_writes_and_flushes_them_in_order() {
+    let mut dev = buffered("64KiB", &[]);
+    // 16 blocks of zone 0 fill the 16 lines: nothing reaches the media.
+    ok(&mut dev, Op::Write, 0, 64 << 10);
+    assert_eq!(counts(&dev), ([0, 16, 0, 0, 0], 0, 0));
+    // Read back from DRAM, oldest first (LRU: block 0 is the eviction candidate again).
+    ok(&mut dev, Op::Read, 0, 64 << 10);
+    assert_eq!(counts(&dev), ([16, 16, 0, 0, 0], 0, 0));
+    assert_eq!(dev.fil().unwrap().counters.nand_pages_read, 0);
+    // 4 more blocks: each waits for a line, and the flushes that free them write the zone's
+    // blocks 0..3 (its page 0), in order.
+    ok(&mut dev, Op::Write, 64 << 10, 16 << 10);
+    assert_eq!(counts(&dev), ([16, 20, 4, 0, 4], 2, 0));
+    let z = dev.backend().zoned().unwrap();
+    assert_eq!((z.zones.wp(0), z.programmed(0)), (20, 4));
+    // A flush writes the other 16 dirty lines: blocks 4..19, pages 1..4.
+    ok(&mut dev, Op::Flush, 0, 0);
+    assert_eq!(counts(&dev), ([16, 20, 4, 16, 4], 10, 0));
+    assert_eq!(dev.cache().unwrap().dirty_lines(), 0);
+    // Blocks 0..3 left the buffer: read from the media.
+    ok(&mut dev, Op::Read, 0, 16 << 10);
+    assert_eq!(dev.fil().unwrap().counters.nand_pages_read, 1);
+    // A reset erases the 5 blocks (one per page, on 5 planes) that hold data and drops the
+    // zone's lines.
+    ok(&mut dev, Op::ZoneReset, 0, 0);
+    assert_eq!(counts(&dev).2, 5);
+    assert_eq!(dev.cache().unwrap().lines_in_use(), 0);
+    // Written again and reset before any flush: its dirty lines are dropped, nothing is
+    // programmed or erased (the host gave the data up).
+    ok(&mut dev, Op::Write, 0, 32 << 10);
+    ok(&mut dev, Op::ZoneReset, 0, 0);
+    assert_eq!(counts(&dev), ([16, 28, 4, 16, 4], 10, 5));
+    assert_eq!(dev.cache().unwrap().dirty_lines(), 0);
+    // Zone 1: 8 blocks, then a finish writes them (2 pages) before the zone is full.
+    ok(&mut dev, Op::Write, ZONE, 32 << 10);
+    ok(&mut dev, Op::ZoneFinish, ZONE, 0);
+    assert_eq!(counts(&dev), ([16, 36, 4, 24, 4], 14, 5));
+    let z = dev.backend().zoned().unwrap();
+    assert_eq!(z.programmed(1), 8);
+    // Every block reads back as written (zone 0 as zeros after its reset).
+    ok(&mut dev, Op::Read, 0, 64 << 10);
+    ok(&mut dev, Op::Read, ZONE, 64 << 10);
+    let dc = dev.check().unwrap();
+    assert_eq!(dc.first_error, None);
+    assert!(dc.reads >= 16 + 4 + 32);
+}
+
+/// `zns.finish = "fill"` behind a write-back buffer: the finish flushes the zone's 8 buffered
+/// blocks first, then programs filler from the write pointer to the capacity (2,040 blocks);
+/// the data reads back, the filler as zeros, and a reset then erases all 16 blocks.
+#[test]
+fn a_filling_finish_writes_the_buffered_blocks_first() {
+    let mut dev = buffered("64KiB", &["zns.finish=\"fill\""]);
+    ok(&mut dev, Op::Write, 0, 32 << 10);
+    ok(&mut dev, Op::ZoneFinish, 0, 0);
+    let z = dev.backend().zoned().unwrap();
+    assert_eq!((z.programmed(0), z.counters.filled_units), (2048, 2040));
+    assert_eq!(dev.cache().unwrap().stats().flushes[3], 8);
+    assert_eq!(dev.cache().unwrap().dirty_lines(), 0);
+    ok(&mut dev, Op::Read, 0, 64 << 10);
+    ok(&mut dev, Op::ZoneReset, 0, 0);
+    assert_eq!(dev.fil().unwrap().counters.block_erases, 16);
+    ok(&mut dev, Op::Read, 0, 16 << 10);
+    let dc = dev.check().unwrap();
+    assert_eq!(dc.first_error, None);
+    assert_eq!(dc.reads, 16 + 4);
+}
+
+/// A Force Unit Access write to a zoned drive with a write-back buffer completes once its
+/// zone's blocks up to its end are on the media; a plain one at DRAM speed.
+#[test]
+fn a_fua_write_through_the_buffer_waits_for_its_zone_to_reach_the_media() {
+    let mut dev = buffered("256KiB", &[]);
+    let plain = ok(&mut dev, Op::Write, 0, 16 << 10);
+    assert_eq!(counts(&dev).1, 0);
+    let (s, fua) = one(&mut dev, Op::Write, 16 << 10, 16 << 10, Flags::FUA);
+    assert_eq!(s, Status::Ok);
+    // Both writes' 8 blocks (pages 0 and 1, each in 2 programs as above) are on the media;
+    // the FUA write waited for at least one 500 µs program, the plain one for DRAM.
+    assert_eq!(counts(&dev), ([0, 8, 0, 8, 0], 4, 0));
+    assert!(fua.ps() >= 500_000_000, "{fua:?}");
+    assert!(plain.ps() < 100_000_000, "{plain:?}");
+    assert_eq!(dev.backend().zoned().unwrap().programmed(0), 8);
+}
+
+/// The data oracle through fio-like zoned jobs in front of small buffers (evictions, waits,
+/// resets as the jobs wrap, reads from DRAM and from the media), every cache policy; the same
+/// run twice is the same result.
+#[test]
+fn zoned_jobs_through_a_cache_buffer_keep_every_block_and_repeat_exactly() {
+    let jobs = [
+        "rw = \"randrw\"\nrwmixread = 50\nbs = \"16KiB\"\niodepth = 8\nio_count = 3000\nzonemode = \"zbd\"\nmax_open_zones = 4",
+        "rw = \"rw\"\nbs = \"64KiB\"\niodepth = 4\nio_count = 3000\nzonemode = \"zbd\"\nsize = \"24MiB\"",
+    ];
+    for (policy, mode, ports) in [
+        ("lru", "write-back", "single"),
+        ("fifo", "write-back", "dual"),
+        ("clock", "write-through", "single"),
+    ] {
+        let ov = [
+            "cache.capacity=\"256KiB\"".to_string(),
+            format!("cache.replacement=\"{policy}\""),
+            format!("cache.mode=\"{mode}\""),
+            format!("cache.ports=\"{ports}\""),
+        ];
+        let cfg = SsdConfig::resolve("zns-tlc", &ov).unwrap();
+        for text in jobs {
+            let dev = common::run_checked(&cfg, text, 3, false);
+            let c = dev.cache().unwrap();
+            assert!(c.stats().read_hits > 0, "{policy} {mode}: no hit");
+            let spec = JobSpec::from_toml_str(text, "zoned job").unwrap();
+            let a = ssdlab::run(&cfg, &spec, &opts(), &mut |_, _| true).unwrap();
+            let b = ssdlab::run(&cfg, &spec, &opts(), &mut |_, _| true).unwrap();
+            assert_eq!(
+                common::without_wall(&a.result),
+                common::without_wall(&b.result),
+                "{policy} {mode}"
+            );
+            let z = a.result.device.zones.as_ref().unwrap();
+            assert!(z.errors.is_empty(), "{policy} {mode}: {:?}", z.errors);
+            assert!(a.result.cache.is_some());
+        }
+    }
 }

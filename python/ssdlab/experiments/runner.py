@@ -16,13 +16,17 @@ interrupted sweep leaves no half-finished point behind, and running the same swe
 directory again runs only what is missing. A point's id is a hash of its resolved configuration,
 job, seed and ``record_requests``: editing the sweep file (another axis value, another repetition)
 reuses every run that is still part of it. Failed points are kept with their error and skipped on
-resume unless ``retry_failed`` is set.
+resume unless ``retry_failed`` is set. A point made by another build of the simulator (its
+``point.json`` names the build, a fingerprint of the compiled core) runs again: its figures are
+that build's, and a model change must not leave them standing in a new table.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import functools
+import hashlib
 import json
 import os
 import platform
@@ -189,11 +193,19 @@ def _save_outcome(directory: Path, point: Point, outcome: Mapping[str, Any]) -> 
         "worker_seconds": outcome.get("worker_seconds"),
         "finished": _now(),
         "ssdlab_version": (result or {}).get("ssdlab_version", _core.version()),
+        "build": model_build(),
         "config_name": (result or {}).get("config_name"),
         "config": json.loads(point.config_json),
     }
     # Last, and atomically: its presence is what marks the point as done.
     _write_atomic(run_dir / POINT_FILE, json.dumps(record, indent=2) + "\n")
+
+
+@functools.cache
+def model_build() -> str:
+    """A fingerprint of this build of the simulator: the first 16 hex digits of the SHA-256 of
+    the compiled core. Runs are reused only by the build that made them."""
+    return hashlib.sha256(Path(_core.__file__).read_bytes()).hexdigest()[:16]
 
 
 def run_sweep(
@@ -254,6 +266,8 @@ def run_sweep(
             status = record.get("status") if record else None
             if status == "ok" and not result_is_readable(directory, point.id):
                 status = None  # marked done, but its result is gone or damaged: run it again
+            if record and record.get("build") != model_build():
+                status = None  # made by another build of the simulator: run it again
             if status == "ok" or (status == "failed" and not retry_failed):
                 done += 1
                 failed_before += status == "failed"

@@ -90,12 +90,15 @@ FIG5_NOTES = (
     "Table 2 gives each link's data rate after line encoding; ssdlab's link-bound reads are lower"
     " by the TLP overhead (256 B of payload per 280 B on the wire, 91.4 %).",
     "IDE-ideal and IDE-SATA3 run one command at a time (no queue, §5.2). Linux sends 128 KiB"
-    " commands (ATA_MAX_SECTORS), and SimpleSSD-FullSystem 1.0's IDE disk serves each one PRD"
-    " entry at a time, calling its FTL and waiting for the latency it returns before the next"
-    " entry (ide_disk.cc, doDmaDataRead/doDmaDataWrite). A PRD entry holds at most 64 KiB, so"
-    " the device sees 64 KiB pieces one at a time: the fastest that path can be. Smaller"
-    " entries (a fragmented guest buffer, which the document does not describe) would be"
-    " slower, so ssdlab's IDE bars are upper bounds and lie above the document's.",
+    " commands (gem5's IDE disk reports no 48-bit addressing, so libata keeps to"
+    " ATA_MAX_SECTORS), and SimpleSSD-FullSystem 1.0's IDE disk serves each one PRD entry at a"
+    " time, calling its FTL and waiting for the latency it returns before the next entry"
+    " (ide_disk.cc, doDmaDataRead/doDmaDataWrite). Linux's ata_bmdma_fill_sg ends an entry"
+    " wherever the buffer crosses 64 KiB of physical memory, so a contiguous buffer gives three"
+    " entries per command unless it starts on a 64 KiB boundary (two). Where fio's buffer lies"
+    " is not in the document: each request's buffer starts at a page drawn uniformly"
+    ' (interface.ata.prd_buffer = "random-page"); "aligned" is the fastest case, a'
+    " fragmented buffer (4 KiB entries) far slower.",
 )
 
 
@@ -509,6 +512,21 @@ ASSUMED = (
     ),
     Assumption(
         "host.submit_cost", ("750ns", "3us"), "Linux's submit path (1.5 us): " + HALF_TO_TWICE
+    ),
+    Assumption(
+        "interface.ata.prd_buffer",
+        ("aligned", "4KiB", "32KiB", "60KiB"),
+        "where fio's buffer starts against the 64 KiB PRD boundary: the preset draws a page per"
+        " request; the range is every buffer on the boundary (two entries per command) or one"
+        " fixed offset for all (three entries of different sizes)",
+        sweeps=(
+            "seed004_fig5_ide",
+            "seed004_fig5_sata",
+            "seed004_fig6_ide",
+            "seed004_fig6_sata",
+            "seed004_fig7_ide",
+            "seed004_fig7_sata",
+        ),
     ),
 )
 

@@ -25,7 +25,7 @@ until it is run again.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -139,12 +139,21 @@ def measure(
     out: Path = Path("out"),
     workers: int | None = None,
     report: Callable[[str], None] = lambda _line: None,
+    only: Collection[str] | None = None,
+    previous: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Every reproduction's spread and sensitivity, as ``sensitivity.json`` keeps them. The
     shipped runs go to ``out/reproduce/NAME`` (where ``scripts/fidelity.py`` keeps them, so
-    they are reused), the variants' to ``out/sensitivity/NAME/VARIANT``."""
+    they are reused), the variants' to ``out/sensitivity/NAME/VARIANT``. With ``only``, the
+    reproductions named there are measured and the others' entries kept from ``previous``
+    (the artefact as it stands)."""
+    kept = {e["experiment"]: e for e in (previous or {}).get("experiments", [])}
     measured = []
     for experiment in experiments():
+        if only is not None and experiment.name not in only:
+            if experiment.name in kept:
+                measured.append(kept[experiment.name])
+            continue
         entry = measure_experiment(
             experiment,
             out / "reproduce" / experiment.name,

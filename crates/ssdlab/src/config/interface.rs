@@ -383,6 +383,62 @@ pub struct AtaConfig {
     /// SATA: the AHCI adapter's fetch of the command header and table from host memory
     /// (assumed 1 µs).
     pub hba_fetch: Dur,
+    /// Bus-master DMA: serve each command as its physical-region (PRD) entries, one after
+    /// another, an entry ending wherever the host buffer crosses a multiple of this many bytes
+    /// of physical memory. Bus-master IDE's PRD entries may not cross a 64 KiB boundary
+    /// (SFF-8038i; Linux's `ata_bmdma_fill_sg` cuts its entries there). Absent: a command is
+    /// served whole. docs/interfaces.md, "PRD entries".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prd_boundary: Option<Bytes>,
+    /// Where each request's buffer lies against `prd_boundary`: `random-page` (physically
+    /// contiguous, starting at a 4 KiB page drawn uniformly within the boundary per request:
+    /// the guest's allocator leaves the offset unknown), `aligned` (starting on a boundary:
+    /// the fewest entries), or a size (every buffer that far past a boundary).
+    #[serde(skip_serializing_if = "PrdBuffer::is_random_page")]
+    pub prd_buffer: PrdBuffer,
+}
+
+/// Where a request's buffer lies in physical memory, as far as `ata.prd_boundary` cuts it:
+/// `"random-page"`, `"aligned"`, or a size (`"32KiB"`: every buffer that far past a boundary).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum PrdBuffer {
+    /// Contiguous, from a 4 KiB page drawn uniformly within the boundary, per request.
+    #[default]
+    RandomPage,
+    /// Contiguous, from a multiple of the boundary.
+    Aligned,
+    /// Contiguous, from this many bytes past a boundary (a multiple of 4 KiB, below it).
+    Offset(u64),
+}
+
+impl PrdBuffer {
+    fn is_random_page(&self) -> bool {
+        *self == PrdBuffer::RandomPage
+    }
+}
+
+impl TryFrom<String> for PrdBuffer {
+    type Error = String;
+    fn try_from(s: String) -> Result<PrdBuffer, String> {
+        match s.trim() {
+            "random-page" => Ok(PrdBuffer::RandomPage),
+            "aligned" => Ok(PrdBuffer::Aligned),
+            t => super::units::parse_bytes(t)
+                .map(PrdBuffer::Offset)
+                .map_err(|_| format!("got {s:?}, expected \"random-page\", \"aligned\" or a size such as \"32KiB\"")),
+        }
+    }
+}
+
+impl From<PrdBuffer> for String {
+    fn from(b: PrdBuffer) -> String {
+        match b {
+            PrdBuffer::RandomPage => "random-page".into(),
+            PrdBuffer::Aligned => "aligned".into(),
+            PrdBuffer::Offset(n) => format!("{n}B"),
+        }
+    }
 }
 
 impl Default for AtaConfig {
@@ -396,6 +452,8 @@ impl Default for AtaConfig {
             ncq: true,
             fis_overhead: Bytes(36),
             hba_fetch: Dur(SimTime::from_us(1)),
+            prd_boundary: None,
+            prd_buffer: PrdBuffer::RandomPage,
         }
     }
 }

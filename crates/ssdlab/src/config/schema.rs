@@ -4,7 +4,7 @@
 //! describe that grammar here.
 
 use super::units::{ByteRate, Bytes, Dur, Rate};
-use super::{AllocationOrder, InterfaceKind, Link, SsdConfig};
+use super::{AllocationOrder, InterfaceKind, Link, PrdBuffer, SsdConfig};
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use std::borrow::Cow;
 
@@ -66,6 +66,14 @@ string_valued!(
     "The order consecutive allocations visit the planes, fastest-varying first: a permutation of C (channel), W (way), D (die), P (plane)",
     r"^(?!.*(.).*\1)[CWDP]{4}$",
     ["CWDP", "PDWC"]
+);
+
+string_valued!(
+    PrdBuffer,
+    "PrdBuffer",
+    "Where a request's buffer starts against interface.ata.prd_boundary: random-page (a 4 KiB page drawn per request), aligned, or a size past the boundary",
+    r"^\s*(random-page|aligned|[0-9_]+\s*(B|KiB|MiB)?)\s*$",
+    ["random-page", "aligned", "32KiB"]
 );
 
 impl JsonSchema for Bytes {

@@ -537,10 +537,13 @@ impl SsdConfig {
                 ),
             );
         }
-        if self.cache.as_ref().is_some_and(|c| c.enabled) {
+        // A zoned drive's zones are logical blocks a cache buffer can hold (flushed in each
+        // zone's order, `ctrl::zoned`); a raw device's are physical pages.
+        if self.zns.is_none() && self.cache.as_ref().is_some_and(|c| c.enabled) {
             return err(
                 "cache",
-                "a cache buffer needs the device FTL; remove [cache] or set ftl.kind = \"page\""
+                "a cache buffer needs logical blocks (the device FTL, or [zns]'s zones); remove \
+                 [cache] or set ftl.kind = \"page\""
                     .into(),
             );
         }
@@ -968,6 +971,31 @@ impl SsdConfig {
                 format!("got {} bytes, expected a multiple of 4KiB", i.mdts.0),
             );
         }
+        if let Some(b) = i.ata.prd_boundary {
+            if !matches!(kind, InterfaceKind::Ide | InterfaceKind::Sata) {
+                return err(
+                    "interface.ata.prd_boundary",
+                    format!("got {} bytes with interface.kind = \"{}\", expected it absent: PRD entries are bus-master IDE's (kind \"ide\" or \"sata\")", b.0, kind.name()),
+                );
+            }
+            if b.0 < 4096 || !b.0.is_power_of_two() || b.0 > 1 << 30 {
+                return err(
+                    "interface.ata.prd_boundary",
+                    format!(
+                        "got {} bytes, expected a power of two from 4KiB to 1GiB",
+                        b.0
+                    ),
+                );
+            }
+            if let crate::config::PrdBuffer::Offset(o) = i.ata.prd_buffer {
+                if o >= b.0 || !o.is_multiple_of(4096) {
+                    return err(
+                        "interface.ata.prd_buffer",
+                        format!("got {o} bytes, expected a multiple of 4KiB below interface.ata.prd_boundary ({} bytes)", b.0),
+                    );
+                }
+            }
+        }
         if i.max_payload.0 < 128 || !i.max_payload.0.is_power_of_two() || i.max_payload.0 > 4096 {
             return err(
                 "interface.max_payload",
@@ -1135,30 +1163,15 @@ impl SsdConfig {
                 format!("got {r}, expected a fraction from 0 to 100"),
             );
         }
-        if self.precondition.fill == FillMode::SteadyState {
-            // What ftl/steady.rs's model plane cannot stand for.
-            let why = if self.medium() == super::Medium::Pcm {
-                Some("a PCM-only device (updated in place: no FTL to age)".to_string())
-            } else if self.reliability.is_some() && self.ftl.kind.is_block_mapped() {
-                // Their steady state overwrites the drive itself (ftl/hybrid/steady.rs) without
-                // the wear model's retirement.
-                Some(format!(
-                    "[reliability] and ftl.kind = \"{}\" (blocks retiring on the way are not modelled)",
-                    self.ftl.kind.name()
-                ))
-            } else {
-                None
-            };
-            if let Some(why) = why {
-                return err(
-                    "precondition.fill",
-                    format!(
-                        "got \"steady-state\" with {why}, expected \"sequential\" or \"none\" \
-                         (steady-state preconditioning is for the page-mapping and block-mapped FTLs; \
-                         precondition.random_overwrite ages any FTL)"
-                    ),
-                );
-            }
+        if self.precondition.fill == FillMode::SteadyState && self.medium() == super::Medium::Pcm {
+            // PCM is updated in place: no FTL whose blocks a steady state would lay out.
+            return err(
+                "precondition.fill",
+                "got \"steady-state\" with a PCM-only device (updated in place: no FTL to age), \
+                 expected \"sequential\" or \"none\" (steady-state preconditioning is for the \
+                 page-mapping and block-mapped FTLs; precondition.random_overwrite ages any FTL)"
+                    .into(),
+            );
         }
         if let Some(path) = &self.precondition.state {
             self.validate_state(path, origin)?;
@@ -1260,28 +1273,96 @@ mod tests {
         }
     }
 
+    /// PRD entries belong to bus-master IDE: other kinds, a boundary that is no power of two,
+    /// and a fixed buffer offset off the page or past the boundary are one line each.
+    #[test]
+    fn prd_entries_are_refused_where_they_mean_nothing() {
+        let ide = [
+            "interface.kind=\"ide\"",
+            "interface.queue_depth=1",
+            "interface.io_queues=1",
+        ];
+        let cases: [(&[&str], &str, &str); 4] = [
+            (
+                &["interface.ata.prd_boundary=\"64KiB\""],
+                "interface.ata.prd_boundary",
+                "got 65536 bytes with interface.kind = \"nvme\", expected it absent",
+            ),
+            (
+                &[
+                    ide[0],
+                    ide[1],
+                    ide[2],
+                    "interface.ata.prd_boundary=\"48KiB\"",
+                ],
+                "interface.ata.prd_boundary",
+                "got 49152 bytes, expected a power of two from 4KiB to 1GiB",
+            ),
+            (
+                &[
+                    ide[0],
+                    ide[1],
+                    ide[2],
+                    "interface.ata.prd_boundary=\"64KiB\"",
+                    "interface.ata.prd_buffer=\"64KiB\"",
+                ],
+                "interface.ata.prd_buffer",
+                "got 65536 bytes, expected a multiple of 4KiB below",
+            ),
+            (
+                &[
+                    ide[0],
+                    ide[1],
+                    ide[2],
+                    "interface.ata.prd_boundary=\"64KiB\"",
+                    "interface.ata.prd_buffer=\"2KiB\"",
+                ],
+                "interface.ata.prd_buffer",
+                "got 2048 bytes",
+            ),
+        ];
+        for (ov, field, want) in cases {
+            let e = err(ov);
+            assert!(
+                e.contains(&format!("field `{field}`")) && e.contains(want),
+                "{ov:?}: {e}"
+            );
+            assert!(!e.contains('\n'), "{e}");
+        }
+        let e = err(&[
+            ide[0],
+            ide[1],
+            ide[2],
+            "interface.ata.prd_buffer=\"sideways\"",
+        ]);
+        assert!(
+            e.contains("expected \"random-page\", \"aligned\" or a size"),
+            "{e}"
+        );
+        let ok = [
+            ide[0],
+            ide[1],
+            ide[2],
+            "interface.ata.prd_boundary=\"64KiB\"",
+            "interface.ata.prd_buffer=\"32KiB\"",
+        ];
+        SsdConfig::resolve("small-tlc", &ok.map(String::from)).unwrap();
+    }
+
     #[test]
     fn steady_state_preconditioning_refuses_what_its_model_plane_cannot_stand_for() {
         let steady = "precondition.fill=\"steady-state\"";
         let page = "ftl.map_unit=\"16KiB\"";
-        let cases: [(&[&str], &str); 1] = [(
-            &[
-                steady,
-                page,
-                "ftl.kind=\"block\"",
-                "reliability.pe_limit=3000",
-            ],
-            "got \"steady-state\" with [reliability] and ftl.kind = \"block\"",
-        )];
-        for (ov, want) in cases {
-            let e = err(ov);
-            assert!(
-                e.contains("field `precondition.fill`") && e.contains(want),
-                "{ov:?}: {e}"
-            );
-            assert!(e.contains("expected \"sequential\" or \"none\""), "{e}");
-            assert!(!e.contains('\n'), "{e}");
-        }
+        let e = match SsdConfig::resolve("pcm-micron-p8p", &[steady.to_string()]) {
+            Ok(_) => panic!("steady state on PCM accepted"),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            e.contains("field `precondition.fill`") && e.contains("PCM-only"),
+            "{e}"
+        );
+        assert!(e.contains("expected \"sequential\" or \"none\""), "{e}");
+        assert!(!e.contains('\n'), "{e}");
         SsdConfig::resolve("small-tlc", &[steady.to_string()]).unwrap();
         // The block-mapped FTLs reach theirs through their own write path (ftl/hybrid/steady.rs).
         for kind in ["block", "bast", "fast"] {
@@ -1293,6 +1374,9 @@ mod tests {
             if kind != "block" {
                 ov.push("ftl.log_blocks=4".into());
             }
+            SsdConfig::resolve("small-tlc", &ov).unwrap();
+            // With the wear model's retirement on the way (the checked writes).
+            ov.push("reliability.pe_limit=3000".into());
             SsdConfig::resolve("small-tlc", &ov).unwrap();
         }
         // FDP and write streams overwrite the drive itself with their streams (ftl/steady.rs).

@@ -18,13 +18,20 @@
 //! A flush reads the line out of DRAM, maps it in the FTL and queues its program with the host
 //! writes of its die. One flush per line at a time: a line written during its flush stays dirty
 //! and is flushed again later, so two writes of one page never reach NAND out of order.
+//!
+//! In front of a zoned drive a zone's blocks must be programmed in order, so a flush asked for
+//! any dirty line of a zone flushes the zone's line at its flush pointer instead (the lowest not
+//! yet on the media; `ctrl::zoned::ZoneOrder`), and no write unit is placed past one that waits
+//! for a line. A Force Unit Access write there goes into the buffer and completes once its zone's
+//! lines up to its end are on the media.
 
 use crate::config::{CacheConfig, CacheMode, CachePorts};
 use crate::ctrl::cache::CacheBuffer;
 use crate::ctrl::datacheck::DataCheck;
 use crate::ctrl::fil::{Queue, Txn, TxnKind};
+use crate::ctrl::zoned::ZonedNand;
 use crate::ctrl::{Behind, FlashPort};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ftl::mapping_cache::MappingCache;
 use crate::iface::HostPort;
 use crate::media::dram::{Dram, DramTiming, Port};
@@ -44,6 +51,9 @@ pub(crate) trait Lines {
     fn mapping(&mut self) -> Option<&mut MappingCache>;
     /// The oracle's note that a write of `lpn` went into line `slot`.
     fn written_to_line(&mut self, lpn: u64, slot: u32);
+    /// The zoned drive behind the buffer, whose zones' lines go to the media each in order
+    /// (`ctrl::zoned::ZoneOrder`); None for any other medium or scheme.
+    fn zoned(&self) -> Option<&ZonedNand>;
     /// Write line `slot`, holding unit `lpn`, back to the medium; its end comes back as
     /// [`BufferManager::flush_done`].
     fn flush_out(
@@ -78,6 +88,14 @@ impl Lines for FlashPort<'_> {
         }
     }
 
+    #[inline]
+    fn zoned(&self) -> Option<&ZonedNand> {
+        match &self.behind {
+            Behind::Zoned(z) => Some(z),
+            _ => None,
+        }
+    }
+
     /// Map the line's unit in the FTL behind the buffer and queue its program with the die's
     /// host writes.
     fn flush_out(
@@ -98,6 +116,26 @@ impl Lines for FlashPort<'_> {
             // A block-mapped FTL: the line's page goes where that map puts it, after the merge
             // work its write implies (queued first, on the same die).
             Behind::Blocks(h) => return h.flush_line(now, lpn, slot, fil, ftl, check, up.q),
+            // A zoned drive: the line's block is at its zone's flush pointer (`flush_line`).
+            Behind::Zoned(z) => {
+                let pun = z.flush_unit(lpn);
+                if let Some(dc) = check.as_mut() {
+                    dc.flush(slot, pun, ftl);
+                }
+                let geo = &ftl.geo;
+                let t = fil.add_txn(Txn {
+                    kind: TxnKind::Flush,
+                    cmd: slot,
+                    pun,
+                    plane: geo.plane_of_block(geo.block_of_unit(pun)),
+                    host_bytes: 0,
+                    epoch: 0,
+                    aux: lpn as u32,
+                    overwrote: crate::ftl::NONE,
+                });
+                fil.enqueue(now, t, Queue::HostWrite, ftl, up.q);
+                return Ok(());
+            }
             Behind::PageFtl => {}
         }
         let pun = self.ftl.write(lpn)?;
@@ -331,6 +369,16 @@ impl BufferManager {
     }
 }
 
+/// A zoned drive's buffer found no line at the flush pointer of `lpn`'s zone. A zone's dirty
+/// lines run from its flush pointer without a gap (`ctrl::zoned::ZoneOrder`), so the line there
+/// is always free to flush: this is a bug, reported rather than left to hang the run.
+fn no_line_to_flush(lpn: u64) -> Error {
+    Error::Sim(format!(
+        "cache buffer: the zone of logical block {lpn} has no line at its flush pointer to \
+         flush (a bug: its lines entered out of order)"
+    ))
+}
+
 /// Outcome of trying to put one write unit into the buffer.
 enum Placed {
     /// In the buffer; the DRAM write ends at this time.
@@ -391,6 +439,15 @@ impl BufferManager {
                 all_hit = false;
             }
             let waiting = self.waiting.len() + 1;
+            if waiting > 1 && flash.zoned().is_some() {
+                // A zone's blocks enter the buffer in order: none passes one that waits. It
+                // waits too, with a flush started for it as one that found no line would.
+                self.stats.waits += 1;
+                self.waiting.push_back(Waiter { cmd, lpn, bytes });
+                pending += 1;
+                self.make_room(now, up, flash)?;
+                continue;
+            }
             match self.place(now, lpn, bytes, waiting, up, flash)? {
                 Placed::At(t) => done = done.max(t),
                 Placed::Waiting => {
@@ -404,7 +461,7 @@ impl BufferManager {
         c.txns_left = pending;
         c.data_done = done;
         if pending == 0 {
-            up.complete(done, cmd);
+            self.written(done, cmd, up, flash)?;
         }
         self.sample(now);
         self.maybe_background_flush(now, up, flash)?;
@@ -459,7 +516,9 @@ impl BufferManager {
             // Flushes already under way will free enough lines for every waiting write.
             Some(_) if self.on_demand_inflight as usize >= waiting => Ok(Placed::Waiting),
             Some(v) => {
-                self.flush_line(now, v, FlushKind::OnDemand, up, flash)?;
+                if !self.flush_line(now, v, FlushKind::OnDemand, up, flash)? {
+                    return Err(no_line_to_flush(self.buf.line(v).lpn));
+                }
                 Ok(Placed::Waiting)
             }
             // Every line is being flushed: one will come free.
@@ -467,10 +526,30 @@ impl BufferManager {
         }
     }
 
+    /// Write units wait for lines: start an on-demand flush of the eviction candidate unless
+    /// the flushes under way will free a line for each of them (as [`Self::place`] does for a
+    /// unit that finds no line).
+    fn make_room(&mut self, now: SimTime, up: &mut HostPort, flash: &mut impl Lines) -> Result<()> {
+        if self.on_demand_inflight as usize >= self.waiting.len() || !self.buf.is_full() {
+            return Ok(());
+        }
+        match self.buf.victim() {
+            Some(v) if self.buf.line(v).dirty => {
+                if !self.flush_line(now, v, FlushKind::OnDemand, up, flash)? {
+                    return Err(no_line_to_flush(self.buf.line(v).lpn));
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Start a flush of the dirty line in `slot`. With a cached map (DFTL) the flush changes
     /// its unit's map entry, so it first looks up the entry's translation page; on a miss it
     /// waits for the page's read (the HIL issues it, and goes on with
-    /// [`BufferManager::flush_program`] when the page is in).
+    /// [`BufferManager::flush_program`] when the page is in). In front of a zoned drive the
+    /// line of the zone's flush pointer is flushed instead (the zone's blocks go in order).
+    /// False when no flush started (a zone with no line at its flush pointer).
     fn flush_line(
         &mut self,
         now: SimTime,
@@ -478,7 +557,17 @@ impl BufferManager {
         kind: FlushKind,
         up: &mut HostPort,
         flash: &mut impl Lines,
-    ) -> Result<()> {
+    ) -> Result<bool> {
+        let slot = match flash.zoned() {
+            Some(z) => {
+                let first = z.next_to_flush(self.buf.line(slot).lpn);
+                match self.buf.find(first) {
+                    Some(s) if self.buf.line(s).dirty && !self.buf.line(s).flushing => s,
+                    _ => return Ok(false),
+                }
+            }
+            None => slot,
+        };
         let generation = self.buf.start_flush(slot);
         self.stats.flushes[kind as usize] += 1;
         let seq = self.next_flush_seq;
@@ -498,7 +587,7 @@ impl BufferManager {
         if let Some(m) = flash.mapping() {
             let lpn = self.buf.line(slot).lpn;
             if !m.flush_lookup(lpn, slot) {
-                return Ok(());
+                return Ok(true);
             }
             if m.hmb {
                 // The new entry goes into host memory (a posted write; nothing waits for it).
@@ -506,7 +595,8 @@ impl BufferManager {
                 up.link.host_memory_write(now, entry_bytes);
             }
         }
-        self.flush_program(now, slot, up, flash)
+        self.flush_program(now, slot, up, flash)?;
+        Ok(true)
     }
 
     /// A flush under way has its map entry at hand: read the line out of DRAM and write it back
@@ -604,7 +694,9 @@ impl BufferManager {
         if needed.is_none() || !still_cached || !line.dirty || line.flushing {
             return Ok(());
         }
-        self.flush_line(now, slot, FlushKind::Explicit, up, flash)?;
+        if !self.flush_line(now, slot, FlushKind::Explicit, up, flash)? {
+            return Ok(());
+        }
         let again = self.next_flush_seq - 1;
         for e in &mut self.explicit {
             if e.1 >= f.seq {
@@ -630,7 +722,7 @@ impl BufferManager {
                     c.txns_left -= 1;
                     if c.txns_left == 0 {
                         let done = c.data_done;
-                        up.complete(done, w.cmd);
+                        self.written(done, w.cmd, up, flash)?;
                     }
                 }
                 Placed::Waiting => break,
@@ -668,7 +760,9 @@ impl BufferManager {
             let Some(slot) = self.buf.dirty_near_eviction(window) else {
                 return Ok(());
             };
-            self.flush_line(now, slot, FlushKind::Background, up, flash)?;
+            if !self.flush_line(now, slot, FlushKind::Background, up, flash)? {
+                return Ok(());
+            }
         }
     }
 
@@ -772,15 +866,103 @@ impl BufferManager {
             }
         }
         for slot in self.buf.dirty_idle_lines() {
+            // In front of a zoned drive each call flushes its zone's next line: as many calls
+            // as dirty lines flush every one, each zone's in order.
             self.flush_line(now, slot, FlushKind::Explicit, up, flash)?;
         }
+        self.complete_when_flushed(now, cmd, up);
+        Ok(())
+    }
+
+    /// `cmd` completes once every flush started so far has reached the media (at once if none
+    /// is under way).
+    fn complete_when_flushed(&mut self, now: SimTime, cmd: u32, up: &mut HostPort) {
         match self.next_flush_seq.checked_sub(1) {
             Some(last) if self.inflight.first().is_some_and(|&s| s <= last) => {
                 self.explicit.push((cmd, last));
             }
             _ => up.complete(now, cmd),
         }
+    }
+
+    /// Every unit of write command `cmd` is in the buffer (the last DRAM write ends at
+    /// `done`): it completes, unless it is a Force Unit Access write to a zoned drive, whose
+    /// zone's lines up to its end are flushed first and which completes once they are on the
+    /// media.
+    fn written(
+        &mut self,
+        done: SimTime,
+        cmd: u32,
+        up: &mut HostPort,
+        flash: &mut impl Lines,
+    ) -> Result<()> {
+        let c = up.cmds.get(cmd);
+        if !(c.fua && flash.zoned().is_some()) {
+            up.complete(done, cmd);
+            return Ok(());
+        }
+        let end = (c.offset + c.len) / self.line_bytes;
+        self.flush_zone(done, c.offset / self.line_bytes, end, up, flash)?;
+        self.complete_when_flushed(done, cmd, up);
         Ok(())
+    }
+
+    /// In front of a zoned drive: flush the lines of `lba`'s zone from its flush pointer up to
+    /// block `end` (exclusive), in order, as explicit flushes; stops at the first block not in
+    /// the buffer.
+    pub(crate) fn flush_zone(
+        &mut self,
+        now: SimTime,
+        lba: u64,
+        end: u64,
+        up: &mut HostPort,
+        flash: &mut impl Lines,
+    ) -> Result<()> {
+        loop {
+            let Some(z) = flash.zoned() else {
+                return Ok(());
+            };
+            let next = z.next_to_flush(lba);
+            let Some(slot) = self.buf.find(next).filter(|_| next < end) else {
+                return Ok(());
+            };
+            if !self.flush_line(now, slot, FlushKind::Explicit, up, flash)? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// In front of a zoned drive: zone blocks `lo..hi` were reset. Their lines go, dirty or
+    /// not (the host gave the data up; a line under flush is freed when its flush ends), and
+    /// so do write units waiting for a line there (their commands count them as done); the
+    /// other waiting units then take the lines that came free.
+    pub(crate) fn drop_zone(
+        &mut self,
+        now: SimTime,
+        lo: u64,
+        hi: u64,
+        up: &mut HostPort,
+        flash: &mut impl Lines,
+    ) -> Result<()> {
+        for lpn in lo..hi {
+            self.buf.discard(lpn);
+        }
+        let mut kept = VecDeque::with_capacity(self.waiting.len());
+        for w in self.waiting.drain(..) {
+            if !(lo..hi).contains(&w.lpn) {
+                kept.push_back(w);
+                continue;
+            }
+            let c = up.cmds.get_mut(w.cmd);
+            c.txns_left -= 1;
+            if c.txns_left == 0 {
+                let done = c.data_done.max(now);
+                up.complete(done, w.cmd);
+            }
+        }
+        self.waiting = kept;
+        self.sample(now);
+        self.retry_waiters(now, up, flash)
     }
 
     fn finish_explicit(&mut self, now: SimTime, up: &mut HostPort) {

@@ -90,6 +90,12 @@ impl DataCheck {
         }
     }
 
+    /// NAND unit `pun` holds no data now (a zoned drive's reset erased it, or a finish
+    /// programmed filler there): reads of it find zeros.
+    pub fn erased(&mut self, pun: u32) {
+        self.on_nand.remove(&pun);
+    }
+
     /// `lpn` is being trimmed (`ftl` before the trim).
     pub fn trimmed(&mut self, lpn: u64, ftl: &Ftl) {
         self.latest.insert(lpn, 0);

@@ -10,9 +10,9 @@ use super::buffer::BufferManager;
 use super::fil::{Queue, Txn, TxnKind};
 use super::hybrid::HybridCtrl;
 use super::raw::RawNand;
-use super::zoned::ZonedNand;
+use super::zoned::{Arrival, ZonedNand};
 use super::zones::ZoneAction;
-use super::{units_of, FlashPort, HilCounters};
+use super::{units_of, Behind, FlashPort, HilCounters};
 use crate::config::{FtlKind, SsdConfig};
 use crate::error::Result;
 use crate::event::Event;
@@ -406,7 +406,9 @@ impl Hil {
     /// zone state machine first and take their LBAs at once (a refused one ends at once with
     /// its status, having changed nothing); zone management changes the states, and a reset
     /// erases the zone's blocks with data, a finish under `zns.finish = "fill"` programs the rest
-    /// of its capacity. No map, no GC.
+    /// of its capacity. No map, no GC. With a cache buffer, reads that hit come from its DRAM,
+    /// a reset drops the zone's lines, a finish first flushes them, and a flush command goes to
+    /// the buffer (docs/zns.md, "With a cache buffer").
     #[inline(never)]
     pub(crate) fn dispatch_zoned(
         &mut self,
@@ -415,13 +417,15 @@ impl Hil {
         z: &mut ZonedNand,
         up: &mut HostPort,
         flash: &mut FlashPort,
-    ) {
+        mut cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
         let c = up.cmds.get(cmd);
         let (op, offset, len) = (c.op, c.offset, c.len);
         let unit = self.geo.unit_bytes;
         let refuse = |up: &mut HostPort, status: Status| {
             up.cmds.get_mut(cmd).status = status;
             up.complete(now, cmd);
+            Ok(())
         };
         let lba = offset / unit;
         match op {
@@ -431,9 +435,21 @@ impl Hil {
                 }
                 let mut txns = 0u32;
                 let mut direct = 0u64;
+                let mut direct_at = now;
                 for (lba, covered) in units_of(unit, offset, len) {
                     self.counters.host_units_read += 1;
-                    if z.is_programmed(lba) {
+                    let programmed = z.is_programmed(lba);
+                    if let Some(dc) = flash.check.as_mut() {
+                        let slot = cache.as_deref().and_then(|bm| bm.find(lba));
+                        dc.read(lba, slot, programmed.then(|| z.unit_of(lba)));
+                    }
+                    if let Some(t) = cache
+                        .as_deref_mut()
+                        .and_then(|bm| bm.read(now, lba, covered))
+                    {
+                        direct += covered;
+                        direct_at = direct_at.max(t);
+                    } else if programmed {
                         txns += 1;
                         let pun = z.unit_of(lba);
                         let mut t = self.read_txn(TxnKind::HostRead, cmd, pun, covered as u32, lba);
@@ -447,7 +463,7 @@ impl Hil {
                         direct += covered;
                     }
                 }
-                up.reads_dispatched(now, cmd, txns, direct, now);
+                up.reads_dispatched(now, cmd, txns, direct, direct_at);
             }
             Op::Write | Op::Append => {
                 if !offset.is_multiple_of(unit) || !len.is_multiple_of(unit) {
@@ -462,14 +478,19 @@ impl Hil {
                 match at {
                     Ok(at) => {
                         let (zone, off) = z.zones.split(at);
-                        z.take(zone as u32, off + nlb);
+                        if z.buffered() {
+                            // Its blocks are taken on the media when their lines are flushed.
+                            z.accepted(cmd, zone as u32);
+                        } else {
+                            z.take(zone as u32, off + nlb);
+                        }
                         z.counters.host_units_written += nlb;
                         // An append's data goes where the zone's pointer was.
                         up.cmds.get_mut(cmd).offset = at * unit;
                         let end = up.link.pull_write_data(now, up.cmds.get(cmd));
                         up.q.push(end, Event::WriteDataIn { cmd });
                     }
-                    Err(s) => refuse(up, s),
+                    Err(s) => return refuse(up, s),
                 }
             }
             Op::ZoneReset | Op::ZoneFinish | Op::ZoneOpen | Op::ZoneClose | Op::ZoneOffline => {
@@ -481,9 +502,12 @@ impl Hil {
                     Err(s) => return refuse(up, s),
                 };
                 let mut txns = 0u32;
+                let zl = z.zones.zone_lbas();
                 for ch in changed {
+                    let start = ch.zone as u64 * zl;
                     match action {
                         ZoneAction::Reset => {
+                            Self::forget_zone(now, ch.zone, z, up, flash, cache.as_deref_mut())?;
                             for block in z.reset_blocks(ch.zone) {
                                 txns += 1;
                                 let t = flash.fil.add_txn(self.raw_txn(
@@ -496,14 +520,32 @@ impl Hil {
                                 flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
                             }
                         }
-                        ZoneAction::Finish if z.finish == crate::config::FinishMode::Fill => {
-                            let zl = z.zones.zone_lbas();
-                            let (from, to) = (z.programmed(ch.zone), z.zones.cap_lbas());
+                        ZoneAction::Finish => {
+                            if let Some(bm) = cache.as_deref_mut().filter(|_| z.buffered()) {
+                                // The zone's data goes to the media before it is full.
+                                let mut flash = flash.with_zoned(z);
+                                bm.flush_zone(now, start, start + zl, up, &mut flash)?;
+                            }
+                            if z.finish != crate::config::FinishMode::Fill {
+                                continue;
+                            }
+                            // The filler goes past the host's data: with a write-back buffer,
+                            // past what is still on its way to the media too.
+                            let from = if z.buffered() {
+                                ch.old_wp
+                            } else {
+                                z.programmed(ch.zone)
+                            };
+                            let to = z.zones.cap_lbas();
                             z.take(ch.zone, to);
                             z.counters.filled_units += to - from;
                             for off in from..to {
-                                let lba = ch.zone as u64 * zl + off;
+                                let lba = start + off;
                                 let pun = z.unit_of(lba);
+                                if let Some(dc) = flash.check.as_mut() {
+                                    // Filler reads as zeros.
+                                    dc.erased(pun);
+                                }
                                 txns += 1;
                                 let t = flash.fil.add_txn(self.raw_txn(
                                     TxnKind::HostWrite,
@@ -524,8 +566,41 @@ impl Hil {
                 }
             }
             // A deallocation has no meaning for a zone's data (the host resets zones).
-            Op::Trim | Op::Erase => refuse(up, Status::Unsupported),
-            Op::Flush => up.complete(now, cmd),
+            Op::Trim | Op::Erase => return refuse(up, Status::Unsupported),
+            Op::Flush => match cache {
+                Some(bm) if bm.write_back() => {
+                    bm.flush_command(now, cmd, up, &mut flash.with_zoned(z))?
+                }
+                _ => up.complete(now, cmd),
+            },
+        }
+        Ok(())
+    }
+
+    /// `zone` is being reset: its lines leave the cache buffer (the host gave their data up),
+    /// its writes not yet in the buffer are given up, and the data oracle forgets its blocks.
+    fn forget_zone(
+        now: SimTime,
+        zone: u32,
+        z: &mut ZonedNand,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+        cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
+        let start = zone as u64 * z.zones.zone_lbas();
+        let extent = z.written_extent(zone);
+        if let Some(dc) = flash.check.as_mut() {
+            for lba in start..start + extent {
+                dc.trimmed(lba, flash.ftl);
+                dc.erased(z.unit_of(lba));
+            }
+        }
+        for parked in z.reset_order(zone) {
+            up.complete(now, parked);
+        }
+        match cache {
+            Some(bm) => bm.drop_zone(now, start, start + extent, up, &mut flash.with_zoned(z)),
+            None => Ok(()),
         }
     }
 
@@ -545,26 +620,48 @@ impl Hil {
         }
     }
 
-    /// A zoned drive's write or append has its data: program each unit where its zone puts it.
+    /// A zoned drive's write or append has its data: program each unit where its zone puts it,
+    /// or, with a write-back buffer, put it into the buffer in its zone's order (a write whose
+    /// data came before an earlier one's of its zone waits for it: `ctrl::zoned::ZoneOrder`).
     #[inline(never)]
     pub(crate) fn write_data_in_zoned(
         &mut self,
         now: SimTime,
         cmd: u32,
-        z: &ZonedNand,
+        z: &mut ZonedNand,
         up: &mut HostPort,
         flash: &mut FlashPort,
-    ) {
+        cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
         if self.write_skips_media(now, cmd, up) {
-            return;
+            return Ok(());
         }
         let c = up.cmds.get(cmd);
         let (offset, len) = (c.offset, c.len);
         let unit = self.geo.unit_bytes;
+        if let Some(bm) = cache.filter(|_| z.buffered()) {
+            let (lba, nlb) = (offset / unit, len / unit);
+            match z.arrived(cmd, lba, nlb) {
+                Arrival::Dropped => up.complete(now, cmd),
+                Arrival::Parked => {}
+                Arrival::Buffer => {
+                    let zone = z.zones.split(lba).0 as u32;
+                    let mut next = Some(cmd);
+                    while let Some(cmd) = next {
+                        bm.write(now, cmd, up, &mut flash.with_zoned(z))?;
+                        next = z.unpark(zone, |c| up.cmds.get(c).len / unit);
+                    }
+                }
+            }
+            return Ok(());
+        }
         let mut txns = std::mem::take(&mut self.raw_txns);
         txns.clear();
         txns.extend(units_of(unit, offset, len).map(|(lba, covered)| {
             let pun = z.unit_of(lba);
+            if let Some(dc) = flash.check.as_mut() {
+                dc.write_to_nand(lba, pun, None, flash.ftl);
+            }
             flash.fil.add_txn(self.raw_txn(
                 TxnKind::HostWrite,
                 cmd,
@@ -578,6 +675,7 @@ impl Hil {
             .fil
             .enqueue_all(now, &txns, Queue::HostWrite, flash.ftl, up.q);
         self.raw_txns = txns;
+        Ok(())
     }
 
     /// A driver's block erase finished (a raw device).
@@ -1332,8 +1430,8 @@ impl Hil {
     }
 
     /// A read transaction's data is decoded at `ready`: move it to the host (or, for a
-    /// read-modify-write, count it) and complete the command when it was the last. `blocks`:
-    /// the block-mapped FTL behind the cache buffer, if that is where the map is.
+    /// read-modify-write, count it) and complete the command when it was the last. `behind`:
+    /// what the cache buffer, when there is one, works in front of (whose map it follows).
     #[inline]
     pub(crate) fn read_done(
         &mut self,
@@ -1342,7 +1440,7 @@ impl Hil {
         up: &mut HostPort,
         flash: &mut FlashPort,
         cache: Option<&mut BufferManager>,
-        blocks: Option<&mut HybridCtrl>,
+        behind: &mut Behind<'_>,
     ) -> Result<()> {
         let t = flash.fil.remove_txn(txn);
         if matches!(t.kind, TxnKind::MapRead | TxnKind::MapUpdateRead) {
@@ -1373,9 +1471,10 @@ impl Hil {
         }
         if !failed {
             if let Some(bm) = cache {
-                match blocks {
-                    Some(h) => bm.fill(ready, t.aux as u64, t.pun, &mut flash.with_blocks(h)),
-                    None => bm.fill(ready, t.aux as u64, t.pun, flash),
+                // What the buffer keeps follows the map of the back end behind it.
+                match behind {
+                    Behind::PageFtl => bm.fill(ready, t.aux as u64, t.pun, flash),
+                    _ => bm.fill(ready, t.aux as u64, t.pun, &mut flash.with_behind(behind)),
                 }
             }
             let pos = (t.aux as u64 * self.geo.unit_bytes).saturating_sub(up.cmds.get(cmd).offset);

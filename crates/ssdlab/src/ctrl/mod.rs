@@ -75,6 +75,9 @@ pub(crate) enum Behind<'a> {
     /// A block-mapped FTL, when the cache buffer works in front of it (its lines are flushed
     /// to, and checked against, that map instead of the page FTL's).
     Blocks(&'a mut HybridCtrl),
+    /// A zoned drive, when the cache buffer works in front of it (its lines are flushed to
+    /// their zones' blocks, each zone's in order).
+    Zoned(&'a mut zoned::ZonedNand),
 }
 
 impl<'a> FlashPort<'a> {
@@ -99,6 +102,30 @@ impl<'a> FlashPort<'a> {
         }
     }
 
+    /// This port with zoned drive `z` in it, for the cache buffer's work in front of it.
+    pub fn with_zoned<'b>(&'b mut self, z: &'b mut zoned::ZonedNand) -> FlashPort<'b> {
+        FlashPort {
+            fil: self.fil,
+            ftl: self.ftl,
+            check: self.check,
+            behind: Behind::Zoned(z),
+        }
+    }
+
+    /// This port with `behind` in it: the back end whose map the cache buffer follows.
+    pub fn with_behind<'b>(&'b mut self, behind: &'b mut Behind<'_>) -> FlashPort<'b> {
+        FlashPort {
+            fil: self.fil,
+            ftl: self.ftl,
+            check: self.check,
+            behind: match behind {
+                Behind::PageFtl => Behind::PageFtl,
+                Behind::Blocks(h) => Behind::Blocks(h),
+                Behind::Zoned(z) => Behind::Zoned(z),
+            },
+        }
+    }
+
     /// Hand the GC work the FTL emitted to the dies of its planes.
     #[inline]
     pub fn drain_gc(&mut self, now: SimTime, q: &mut EventQueue<Event>) {
@@ -111,6 +138,8 @@ impl<'a> FlashPort<'a> {
     pub fn lookup(&self, lpn: u64) -> Option<u32> {
         match &self.behind {
             Behind::Blocks(h) => h.ftl.lookup(lpn),
+            // A zoned drive's block is at its place in its zone once programmed there.
+            Behind::Zoned(z) => z.is_programmed(lpn).then(|| z.unit_of(lpn)),
             Behind::PageFtl => self.ftl.lookup(lpn),
         }
     }

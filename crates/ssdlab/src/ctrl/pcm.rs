@@ -60,6 +60,11 @@ impl Lines for PcmLines<'_> {
         }
     }
 
+    /// No zones: lines go back in any order.
+    fn zoned(&self) -> Option<&super::zoned::ZonedNand> {
+        None
+    }
+
     /// Write the line in place; its end comes as an event (`PcmFlushEnd`, or the access's
     /// `PcmWriteEnd` with write pausing).
     fn flush_out(

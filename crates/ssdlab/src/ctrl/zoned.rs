@@ -18,13 +18,19 @@
 //! state ZSO: neither read nor written; the reset has just given up its data, so Read Only,
 //! ZSRO, would keep nothing readable). The drive's capacity shrinks by the zone; it turns
 //! read-only when no zone is left to write.
+//!
+//! With a write-back cache buffer (`[cache]`, docs/cache.md) the buffer takes the zones' data
+//! and writes it to the media later, in each zone's order ([`ZoneOrder`]): a zone's lines go to
+//! its blocks at a *flush pointer* of their own, behind the host's write pointer, one after the
+//! other (docs/zns.md, "With a cache buffer").
 
 use super::zones::{ZoneState, Zones};
-use crate::config::{FinishMode, SsdConfig, ZoneLayout};
+use crate::config::{CacheMode, FinishMode, SsdConfig, ZoneLayout};
 use crate::ftl::Wear;
 use crate::media::nand::Geometry;
 use crate::sim::divisor::Divisor;
 use crate::sim::Rng;
+use std::collections::HashMap;
 
 /// What the zoned firmware counts beside the state machine's counters.
 #[derive(Clone, Debug, Default)]
@@ -37,8 +43,43 @@ pub struct ZonedCounters {
     pub host_units_written: u64,
 }
 
+/// A write-back buffer's order per zone. The host writes a zone in order, but a write's data
+/// may reach the controller before an earlier one's (the link backfills) and a unit may wait
+/// for a line: so a write goes into the buffer only once every earlier write of its zone has
+/// (else it is *parked*), and the buffer lets no unit past one that waits for a line. Then a
+/// zone's lines not yet on the media are exactly its blocks from its flush pointer on, and the
+/// line at the flush pointer is always there to be flushed first.
+#[derive(Debug, Default)]
+pub struct ZoneOrder {
+    /// Per zone: the next block (zone-relative) whose data goes into the buffer.
+    arrived: Vec<u64>,
+    /// Per zone: the next block (zone-relative) whose line goes to the media.
+    flushed: Vec<u64>,
+    /// Per zone: its resets so far.
+    resets: Vec<u32>,
+    /// Write commands whose data came in before an earlier write's of their zone:
+    /// (zone, first block in the zone, command), in arrival order.
+    parked: Vec<(u32, u64, u32)>,
+    /// Write commands accepted whose data is not in yet: the resets of their zone then (a
+    /// write whose zone was reset before its data came in is dropped: the host gave it up).
+    in_flight: HashMap<u32, u32>,
+}
+
+/// What becomes of a zoned write's data that came in, with a write-back buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arrival {
+    /// Into the buffer now (every earlier write of its zone is in).
+    Buffer,
+    /// Parked until the earlier writes of its zone are in.
+    Parked,
+    /// Its zone was reset since the write was accepted: the data goes nowhere.
+    Dropped,
+}
+
 pub struct ZonedNand {
     pub zones: Zones,
+    /// With a write-back cache buffer: each zone's order into it and out of it.
+    pub order: Option<ZoneOrder>,
     geo: Geometry,
     /// Planes of a zone's set.
     set_planes: u32,
@@ -112,6 +153,16 @@ impl ZonedNand {
             div_groups: Divisor::new(groups as u64),
             wear: None,
             start_zones: count,
+            order: cfg
+                .cache
+                .as_ref()
+                .filter(|c| c.enabled && c.mode == CacheMode::WriteBack)
+                .map(|_| ZoneOrder {
+                    arrived: vec![0; count as usize],
+                    flushed: vec![0; count as usize],
+                    resets: vec![0; count as usize],
+                    ..Default::default()
+                }),
         };
         if let Some(r) = &cfg.reliability {
             z.start_wear(
@@ -282,6 +333,97 @@ impl ZonedNand {
         blocks
     }
 
+    /// A write-back buffer takes the zones' data: writes take their blocks on the media when
+    /// their lines are flushed, not when accepted.
+    #[inline]
+    pub fn buffered(&self) -> bool {
+        self.order.is_some()
+    }
+
+    /// With a write-back buffer: write command `cmd` to `zone` was accepted; its data will
+    /// come in later.
+    pub fn accepted(&mut self, cmd: u32, zone: u32) {
+        if let Some(o) = self.order.as_mut() {
+            o.in_flight.insert(cmd, o.resets[zone as usize]);
+        }
+    }
+
+    /// With a write-back buffer: the data of write command `cmd` (blocks `lba..lba + nlb`) came
+    /// in: what becomes of it. [`Arrival::Buffer`] counts the blocks as in the buffer.
+    pub fn arrived(&mut self, cmd: u32, lba: u64, nlb: u64) -> Arrival {
+        let (zone, off) = self.zones.split(lba);
+        let o = self.order.as_mut().expect("a write-back buffer");
+        let z = zone as usize;
+        if o.in_flight.remove(&cmd) != Some(o.resets[z]) {
+            return Arrival::Dropped;
+        }
+        if off != o.arrived[z] {
+            o.parked.push((zone as u32, off, cmd));
+            return Arrival::Parked;
+        }
+        o.arrived[z] = off + nlb;
+        Arrival::Buffer
+    }
+
+    /// With a write-back buffer: a parked write of `zone` whose turn has come (every earlier
+    /// write of its zone is in the buffer), counted as in it; None if there is none.
+    pub fn unpark(&mut self, zone: u32, nlb_of: impl Fn(u32) -> u64) -> Option<u32> {
+        let o = self.order.as_mut()?;
+        let z = zone as usize;
+        let i = (o.parked.iter()).position(|&(pz, off, _)| pz == zone && off == o.arrived[z])?;
+        let (_, off, cmd) = o.parked.remove(i);
+        o.arrived[z] = off + nlb_of(cmd);
+        Some(cmd)
+    }
+
+    /// With a write-back buffer: the block of `lba`'s zone whose line must go to the media
+    /// first (its flush pointer): a zone's blocks are programmed in order.
+    #[inline]
+    pub fn next_to_flush(&self, lba: u64) -> u64 {
+        let (zone, _) = self.zones.split(lba);
+        let o = self.order.as_ref().expect("a write-back buffer");
+        zone * self.zones.zone_lbas() + o.flushed[zone as usize]
+    }
+
+    /// With a write-back buffer: `lba`'s line (at its zone's flush pointer) goes to the media
+    /// now: the pointer moves past it, and the block holds data from now on. Returns its unit.
+    pub fn flush_unit(&mut self, lba: u64) -> u32 {
+        let (zone, off) = self.zones.split(lba);
+        let o = self.order.as_mut().expect("a write-back buffer");
+        debug_assert_eq!(o.flushed[zone as usize], off, "a zone flushes in order");
+        o.flushed[zone as usize] = off + 1;
+        self.take(zone as u32, off + 1);
+        self.unit_of(lba)
+    }
+
+    /// With a write-back buffer: the blocks of `zone` (zone-relative) whose data is in the
+    /// buffer or on the media: the buffer holds no line of the zone past them.
+    pub fn written_extent(&self, zone: u32) -> u64 {
+        let arrived = self.order.as_ref().map_or(0, |o| o.arrived[zone as usize]);
+        arrived.max(self.programmed[zone as usize])
+    }
+
+    /// With a write-back buffer: `zone` was reset. Its writes not yet in the buffer are given
+    /// up: returns the parked ones (their commands end), and those still on their way will be
+    /// dropped when their data comes in.
+    pub fn reset_order(&mut self, zone: u32) -> Vec<u32> {
+        let Some(o) = self.order.as_mut() else {
+            return Vec::new();
+        };
+        let z = zone as usize;
+        o.arrived[z] = 0;
+        o.flushed[z] = 0;
+        o.resets[z] = o.resets[z].wrapping_add(1);
+        let mut given_up = Vec::new();
+        o.parked.retain(|&(pz, _, cmd)| {
+            if pz == zone {
+                given_up.push(cmd);
+            }
+            pz != zone
+        });
+        given_up
+    }
+
     pub fn units_per_page(&self) -> u64 {
         self.geo.units_per_page as u64
     }
@@ -360,6 +502,51 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// With a write-back buffer, writes enter it in their zone's order: one whose data came
+    /// before an earlier write's is parked until that one is in, other zones go on; a reset
+    /// gives up its zone's parked writes, and drops the data of a write accepted before it.
+    #[test]
+    fn a_zones_writes_enter_the_buffer_in_order_and_a_reset_gives_them_up() {
+        let cfg = SsdConfig::resolve(
+            "zns-tlc",
+            &[
+                "cache.capacity=\"64KiB\"".into(),
+                "cache.mode=\"write-back\"".into(),
+            ],
+        )
+        .unwrap();
+        let mut z = ZonedNand::new(&cfg, &Geometry::from_config(&cfg), 1);
+        assert!(z.buffered());
+        let zl = z.zones.zone_lbas();
+        // Zone 0: commands 1 (blocks 0..4), 2 (4..6), 3 (6..7); zone 1: command 4 (0..2).
+        for (cmd, zone) in [(1, 0), (2, 0), (3, 0), (4, 1)] {
+            z.accepted(cmd, zone);
+        }
+        let len = |cmd: u32| [0, 4, 2, 1, 2][cmd as usize];
+        assert_eq!(z.arrived(3, 6, 1), Arrival::Parked);
+        assert_eq!(z.arrived(2, 4, 2), Arrival::Parked);
+        assert_eq!(z.arrived(4, zl, 2), Arrival::Buffer, "another zone goes on");
+        assert_eq!(z.unpark(0, len), None, "block 0 is not in yet");
+        assert_eq!(z.arrived(1, 0, 4), Arrival::Buffer);
+        assert_eq!(z.unpark(0, len), Some(2));
+        assert_eq!(z.unpark(0, len), Some(3));
+        assert_eq!(z.unpark(0, len), None);
+        assert_eq!(z.written_extent(0), 7);
+        // The flush pointer goes block by block from the zone's start.
+        assert_eq!(z.next_to_flush(5), 0);
+        assert_eq!(z.flush_unit(0), z.unit_of(0));
+        assert_eq!((z.next_to_flush(3), z.programmed(0)), (1, 1));
+        assert!(z.is_programmed(0) && !z.is_programmed(1));
+        // Zone 1: command 5 parked, command 6 accepted; a reset gives up 5 and drops 6.
+        z.accepted(5, 1);
+        z.accepted(6, 1);
+        assert_eq!(z.arrived(6, zl + 3, 1), Arrival::Parked);
+        assert_eq!(z.reset_order(1), vec![6]);
+        assert_eq!(z.arrived(5, zl + 2, 1), Arrival::Dropped);
+        assert_eq!(z.written_extent(1), 0);
+        assert_eq!(z.next_to_flush(zl), zl);
     }
 
     #[test]

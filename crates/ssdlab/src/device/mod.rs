@@ -24,7 +24,7 @@ use crate::ctrl::pcm::PcmCtrl;
 /// A zoned drive's zone actions and states, as drivers name them (Zone Management Send, Report
 /// Zones).
 pub use crate::ctrl::zones::{ZoneAction, ZoneState};
-use crate::ctrl::FlashPort;
+use crate::ctrl::{Behind, FlashPort};
 use crate::error::{Error, Result};
 use crate::iface::HostPort;
 mod fdp;
@@ -168,7 +168,15 @@ impl Device {
             .host
             .max_request_bytes()
             .map_or(link_max, |b| b.min(link_max));
-        let host = Host::new(cfg.interface.io_queues, link.sq_capacity(), max_cmd_bytes);
+        let mut host = Host::new(cfg.interface.io_queues, link.sq_capacity(), max_cmd_bytes);
+        if let Some(b) = cfg.interface.ata.prd_boundary {
+            let fixed_offset = match cfg.interface.ata.prd_buffer {
+                crate::config::PrdBuffer::RandomPage => None,
+                crate::config::PrdBuffer::Aligned => Some(0),
+                crate::config::PrdBuffer::Offset(o) => Some(o),
+            };
+            host.set_prd(crate::host::PrdSplit::new(b.0, fixed_offset, seed));
+        }
         let backend = Backend::new(cfg, seed);
         let map_outgrows_caches = backend
             .nand()
@@ -538,9 +546,10 @@ impl Device {
         }
     }
 
-    /// Whether a request of `op` and `len` bytes from `queue` fits in its interface queue now.
-    pub fn queue_has_room(&self, queue: u32, op: Op, len: u64) -> bool {
-        self.host.queue_has_room(queue, op, len)
+    /// Whether a request of `op` and `len` bytes at `offset` from `queue` fits in its interface
+    /// queue now.
+    pub fn queue_has_room(&self, queue: u32, op: Op, offset: u64, len: u64) -> bool {
+        self.host.queue_has_room(queue, op, offset, len)
     }
 
     /// Wake the driver at `t` with `token` (not before now).
@@ -959,7 +968,9 @@ impl Device {
                         Scheme::Raw(raw) | Scheme::Fusion { raw, .. } => {
                             hil.dispatch_raw(now, cmd, raw, &mut up, &mut flash)
                         }
-                        Scheme::Zoned(z) => hil.dispatch_zoned(now, cmd, z, &mut up, &mut flash),
+                        Scheme::Zoned(z) => {
+                            hil.dispatch_zoned(now, cmd, z, &mut up, &mut flash, cache)?
+                        }
                     },
                     Event::WriteDataIn { cmd } => match scheme {
                         Scheme::BlockMapped(h) => {
@@ -969,7 +980,7 @@ impl Device {
                             hil.write_data_in_raw(now, cmd, &mut up, &mut flash)
                         }
                         Scheme::Zoned(z) => {
-                            hil.write_data_in_zoned(now, cmd, z, &mut up, &mut flash)
+                            hil.write_data_in_zoned(now, cmd, z, &mut up, &mut flash, cache)?
                         }
                         Scheme::Page | Scheme::Cached => {
                             hil.write_data_in(now, cmd, &mut up, &mut flash, cache)?
@@ -1065,18 +1076,18 @@ impl Device {
             .die_step(now, die, flash.ftl, flash.check.as_mut(), up.q)?
         {
             Step::Sensed(op) => {
-                // A cache buffer in front of a block map keeps what a read brought in if that
-                // map still points there.
-                let mut blocks = match (&cache, scheme) {
-                    (Some(_), Scheme::BlockMapped(h)) => Some(h),
-                    _ => None,
+                // A cache buffer keeps what a read brought in if the map of the scheme behind
+                // it still points there.
+                let mut behind = match (&cache, scheme) {
+                    (Some(_), Scheme::BlockMapped(h)) => Behind::Blocks(h),
+                    (Some(_), Scheme::Zoned(z)) => Behind::Zoned(z),
+                    _ => Behind::PageFtl,
                 };
                 let mut last = now;
                 for &t in &op {
                     let (out, ready) = flash.fil.read_out(now, die);
                     last = out;
-                    let blocks = blocks.as_deref_mut();
-                    hil.read_done(ready, t, up, flash, cache.as_deref_mut(), blocks)?;
+                    hil.read_done(ready, t, up, flash, cache.as_deref_mut(), &mut behind)?;
                 }
                 flash.fil.finish_read(now, die, last, op, flash.ftl, up.q);
             }
@@ -1089,9 +1100,17 @@ impl Device {
                             hil.program_done_block(now, t, up, &mut flash, cache)?;
                         }
                     }
-                    // The raw and zoned firmware's pages were taken when the program was
-                    // accepted.
-                    Scheme::Raw(_) | Scheme::Fusion { .. } | Scheme::Zoned(_) => {
+                    // A zoned drive's flushes and written-through blocks go back to the cache
+                    // buffer in front of it.
+                    Scheme::Zoned(z) => {
+                        let mut flash = flash.with_zoned(z);
+                        for &t in &op {
+                            let cache = cache.as_deref_mut();
+                            hil.program_done_by(now, t, |_| {}, up, &mut flash, cache)?;
+                        }
+                    }
+                    // The raw firmware's pages were taken when the program was accepted.
+                    Scheme::Raw(_) | Scheme::Fusion { .. } => {
                         for &t in &op {
                             let cache = cache.as_deref_mut();
                             hil.program_done_by(now, t, |_| {}, up, flash, cache)?;

@@ -118,7 +118,7 @@ impl ReplayDriver {
             let queue = self.next_queue;
             // A request that needs more entries than its queue has free waits for completions
             // (one larger than the whole queue goes alone).
-            if !dev.queue_has_room(queue, req.op, req.len) {
+            if !dev.queue_has_room(queue, req.op, req.offset, req.len) {
                 return;
             }
             self.pending = None;

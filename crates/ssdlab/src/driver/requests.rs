@@ -207,7 +207,7 @@ impl RequestListDriver {
             && self.next < self.list.requests.len()
         {
             let req = self.list.requests[self.next];
-            if !dev.queue_has_room(0, req.op, req.len) {
+            if !dev.queue_has_room(0, req.op, req.offset, req.len) {
                 return;
             }
             if self.next as u64 == self.list.warmup && self.start.is_none() {

@@ -53,6 +53,72 @@ pub struct Host {
     parts: Vec<Option<Box<[Part]>>>,
     /// Merged requests in flight: while 0, completions skip the side table.
     merged_in_flight: u32,
+    /// Bus-master DMA's physical-region entries, when commands are served one entry at a time
+    /// (`interface.ata.prd_boundary`).
+    prd: Option<PrdSplit>,
+}
+
+/// How a request's buffer is cut into physical-region (PRD) entries: at each multiple of
+/// `boundary_bytes` of physical memory, the buffer being contiguous from `fixed_offset` past a
+/// boundary or, if None, from a 4 KiB page drawn per request from its offset and `seed` (so
+/// that the cut is the same wherever it is counted).
+#[derive(Clone, Copy, Debug)]
+pub struct PrdSplit {
+    boundary_bytes: u64,
+    fixed_offset: Option<u64>,
+    seed: u64,
+}
+
+/// The guest's page: where a buffer may start against a PRD boundary.
+const PRD_PAGE_BYTES: u64 = 4096;
+
+impl PrdSplit {
+    /// Entries that end at each `boundary_bytes` (a power of two, validated by the config),
+    /// the buffer starting `fixed_offset` past a boundary (below it), or on a page drawn
+    /// with `seed` if None.
+    pub fn new(boundary_bytes: u64, fixed_offset: Option<u64>, seed: u64) -> PrdSplit {
+        PrdSplit {
+            boundary_bytes,
+            fixed_offset,
+            seed,
+        }
+    }
+
+    /// The buffer's physical offset within the boundary, for the request at `offset`.
+    fn phase(&self, offset: u64) -> u64 {
+        if let Some(o) = self.fixed_offset {
+            return o;
+        }
+        let start_pages = (self.boundary_bytes / PRD_PAGE_BYTES).max(1);
+        // A 64-bit finaliser (xor-shift, multiply): every bit of the offset moves the draw.
+        let mut x = offset ^ self.seed;
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        x ^= x >> 33;
+        (x % start_pages) * PRD_PAGE_BYTES
+    }
+
+    /// Bytes of the piece from `pos` (bytes into the request) on: up to the command's end
+    /// (commands are `max` bytes from the request's start), the next boundary, or `end`.
+    #[inline]
+    fn piece(&self, phase: u64, max: u64, pos: u64, end: u64) -> u64 {
+        let to_cmd_end = max - pos % max;
+        let to_boundary = self.boundary_bytes - (phase + pos) % self.boundary_bytes;
+        to_cmd_end.min(to_boundary).min(end - pos)
+    }
+
+    /// Pieces of a request of `len` bytes at `offset`.
+    fn count(&self, offset: u64, len: u64, max: u64) -> u32 {
+        let phase = self.phase(offset);
+        let (mut pos, mut n) = (0u64, 0u32);
+        while pos < len {
+            pos += self.piece(phase, max, pos, len);
+            n = n.saturating_add(1);
+        }
+        n.max(1)
+    }
 }
 
 impl Host {
@@ -73,6 +139,21 @@ impl Host {
             last_completion: SimTime::ZERO,
             parts: Vec::new(),
             merged_in_flight: 0,
+            prd: None,
+        }
+    }
+
+    /// Serve each command as its PRD entries (`interface.ata.prd_boundary`).
+    pub fn set_prd(&mut self, prd: PrdSplit) {
+        self.prd = Some(prd);
+    }
+
+    /// Commands (PRD pieces, where the host cuts them) a request of `op` and `len` bytes at
+    /// `offset` makes.
+    fn commands_of(&self, op: Op, offset: u64, len: u64) -> u32 {
+        match &self.prd {
+            Some(p) if !op.moves_no_data() && len > 0 => p.count(offset, len, self.max_cmd_bytes),
+            _ => cmds_of(op, len, self.max_cmd_bytes),
         }
     }
 
@@ -107,9 +188,9 @@ impl Host {
 
     /// Whether a request of `op` and `len` bytes from `queue` fits in its interface queue now
     /// (one larger than the whole queue goes when the queue is empty).
-    pub fn queue_has_room(&self, queue: u32, op: Op, len: u64) -> bool {
+    pub fn queue_has_room(&self, queue: u32, op: Op, offset: u64, len: u64) -> bool {
         let sq = (queue % self.io_queues) as usize;
-        let n = cmds_of(op, len, self.max_cmd_bytes);
+        let n = self.commands_of(op, offset, len);
         self.sq_cmds[sq] == 0 || self.sq_cmds[sq].saturating_add(n) <= self.sq_cap
     }
 
@@ -132,11 +213,17 @@ impl Host {
         // Trims travel as one Dataset Management command whatever their length; a flush is one
         // command without data.
         // (`cmds_of` written out, so that the op is classified once.)
-        let (max, n_cmds) = if op.moves_no_data() {
-            (len.max(1), 1)
+        // `prd`: the PRD cut and this request's buffer offset, where the host cuts commands
+        // into PRD entries (a branch per command on the default path rather than a second
+        // call of `cmd`, which would move the caller's closure out of line).
+        let (max, n_cmds, prd) = if op.moves_no_data() {
+            (len.max(1), 1, None)
         } else {
             let max = self.max_cmd_bytes;
-            (max, len.div_ceil(max).max(1) as u32)
+            match &self.prd {
+                None => (max, len.div_ceil(max).max(1) as u32, None),
+                Some(p) => (max, p.count(offset, len, max), Some((*p, p.phase(offset)))),
+            }
         };
         self.sq_cmds[sq as usize] += n_cmds;
         let req = self.reqs.insert(HostReq {
@@ -152,7 +239,10 @@ impl Host {
         let mut off = offset;
         // At least one command (a flush has no bytes).
         loop {
-            let clen = max.min(end - off);
+            let clen = match prd {
+                None => max.min(end - off),
+                Some((p, phase)) => p.piece(phase, max, off - offset, len),
+            };
             let mut c = Cmd::new(req, op, off, clen, sq, core);
             c.stream = r.flags.stream();
             c.fua = r.flags.contains(Flags::FUA);
@@ -353,6 +443,58 @@ mod tests {
         );
     }
 
+    /// PRD entries on a buffer that starts on the 64 KiB boundary: a 1 MiB request at 128 KiB
+    /// commands is sixteen 64 KiB entries, none across a boundary.
+    #[test]
+    fn an_aligned_buffer_cuts_128kib_commands_into_two_64kib_entries() {
+        let mut h = Host::new(1, 1023, 128 * 1024);
+        h.set_prd(PrdSplit::new(64 * 1024, Some(0), 7));
+        let cmds = split_all(&mut h, Op::Write, 1 << 30, 1 << 20);
+        assert_eq!(cmds.len(), 16);
+        assert!(cmds.iter().all(|&(_, len)| len == 64 * 1024));
+        assert_eq!(h.commands_of(Op::Write, 1 << 30, 1 << 20), 16);
+        // Flushes and trims are not cut.
+        assert_eq!(split_all(&mut h, Op::Trim, 0, 1 << 20), vec![(0, 1 << 20)]);
+    }
+
+    /// A buffer from page k of a 64 KiB frame (k > 0): each 128 KiB command is three entries,
+    /// 64 KiB − 4k KiB, 64 KiB and 4k KiB (Linux's `ata_bmdma_fill_sg` cuts where the
+    /// address crosses 64 KiB); the page is drawn per request, and takes every value.
+    #[test]
+    fn a_buffer_off_the_boundary_cuts_each_command_into_three_entries() {
+        let mut h = Host::new(1, 1023, 128 * 1024);
+        let prd = PrdSplit::new(64 * 1024, None, 7);
+        h.set_prd(prd);
+        let mut phases = std::collections::BTreeSet::new();
+        for i in 0..400u64 {
+            let offset = i << 20;
+            let phase = prd.phase(offset);
+            phases.insert(phase);
+            let cmds = split_all(&mut h, Op::Read, offset, 1 << 20);
+            assert_eq!(cmds.len() as u32, h.commands_of(Op::Read, offset, 1 << 20));
+            let want: Vec<u64> = if phase == 0 {
+                vec![64 * 1024; 16]
+            } else {
+                (0..8)
+                    .flat_map(|_| [64 * 1024 - phase, 64 * 1024, phase])
+                    .collect()
+            };
+            assert_eq!(cmds.iter().map(|c| c.1).collect::<Vec<_>>(), want);
+            // Contiguous and in order.
+            let mut at = offset;
+            for &(o, len) in &cmds {
+                assert_eq!(o, at);
+                at += len;
+            }
+        }
+        assert_eq!(phases.len(), 16, "every page of the frame is drawn");
+        // The same request is cut the same way wherever it is counted.
+        assert_eq!(
+            prd.phase(5 << 20),
+            PrdSplit::new(64 * 1024, None, 7).phase(5 << 20)
+        );
+    }
+
     /// A merged request completes once at the device but counts and measures each request it
     /// was made of.
     #[test]
@@ -412,17 +554,17 @@ mod tests {
     #[test]
     fn queue_room_counts_commands_until_they_complete() {
         let mut h = Host::new(2, 3, 4096);
-        assert!(h.queue_has_room(0, Op::Read, 8192));
+        assert!(h.queue_has_room(0, Op::Read, 0, 8192));
         let r = h.split(&req(Op::Read, 0, 8192, SimTime::ZERO), 1, |_| {});
-        assert!(!h.queue_has_room(0, Op::Read, 8192), "2 + 2 > 3");
-        assert!(h.queue_has_room(0, Op::Read, 4096));
-        assert!(h.queue_has_room(1, Op::Read, 8192), "another queue");
+        assert!(!h.queue_has_room(0, Op::Read, 0, 8192), "2 + 2 > 3");
+        assert!(h.queue_has_room(0, Op::Read, 0, 4096));
+        assert!(h.queue_has_room(1, Op::Read, 0, 8192), "another queue");
         h.command_done(SimTime::ZERO, r, 0, Status::Ok);
-        assert!(h.queue_has_room(0, Op::Read, 8192));
+        assert!(h.queue_has_room(0, Op::Read, 0, 8192));
         // A request larger than the whole queue goes alone.
         let mut e = Host::new(1, 3, 4096);
-        assert!(e.queue_has_room(0, Op::Read, 64 * 1024));
+        assert!(e.queue_has_room(0, Op::Read, 0, 64 * 1024));
         e.split(&req(Op::Read, 0, 4096, SimTime::ZERO), 1, |_| {});
-        assert!(!e.queue_has_room(0, Op::Read, 64 * 1024));
+        assert!(!e.queue_has_room(0, Op::Read, 0, 64 * 1024));
     }
 }

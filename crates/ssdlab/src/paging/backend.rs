@@ -76,7 +76,7 @@ impl SsdBackend {
 
     fn pump(&mut self, now: SimTime) -> Result<()> {
         while let Some(&(id, r)) = self.waiting.front() {
-            if !self.dev.queue_has_room(0, r.op, r.len) {
+            if !self.dev.queue_has_room(0, r.op, r.offset, r.len) {
                 break;
             }
             self.waiting.pop_front();

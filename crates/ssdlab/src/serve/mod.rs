@@ -547,7 +547,7 @@ impl Outbox {
     /// Submit what waits for queue room, in order, while there is room.
     fn submit_backlog(&mut self, dev: &mut Device, now: SimTime) {
         while let Some((r, _)) = self.backlog.front() {
-            if !dev.queue_has_room(r.queue, r.op, r.len) {
+            if !dev.queue_has_room(r.queue, r.op, r.offset, r.len) {
                 break;
             }
             let (mut r, mut p) = self.backlog.pop_front().expect("front");

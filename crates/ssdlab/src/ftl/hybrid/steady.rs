@@ -17,6 +17,15 @@
 //!   without merging) are not counted. A block-mapped FTL keeps no GC threshold that would make
 //!   the planes' reclamation bunch up, and the drives these FTLs serve are small, so the whole
 //!   drive is overwritten rather than a model plane copied.
+//!
+//! With `[reliability]` every write of the fill and the overwrites is the checked one
+//! ([`Hybrid::write_checked`]): the merges' erases count on their blocks, a block that reaches
+//! its P/E limit retires, factory bad blocks are never allocated, and overwrites that would wear
+//! the drive out into read-only mode end in a one-line error naming `reliability.pe_limit`. The
+//! blocks then carry the wear of the overwrites the steady state stands for (`overwrite` × the
+//! logical pages). Block mapping's steady state is its filled drive (no overwrite: `overwrite`
+//! is 0), so its blocks carry the fill's wear, which is none: a sequential fill programs every
+//! page in place without an erase.
 
 use super::super::steady::{converge, tail_mean, WINDOW_FRACTION};
 use super::{Hybrid, MergeCounts, Scheme, NONE};
@@ -51,8 +60,7 @@ impl Hybrid {
         let pages = self.l2p.len() as u64;
         let mut ops = Vec::new();
         for lpn in 0..pages {
-            self.write(lpn, &mut ops)?;
-            ops.clear();
+            self.write_or_wear_out(lpn, &mut ops)?;
         }
         let reached = if self.scheme == Scheme::Block {
             // Every logical block is whole (the map covers whole blocks): each overwrite
@@ -71,6 +79,29 @@ impl Hybrid {
         self.programmed.iter_mut().for_each(|p| *p = true);
         self.counts = MergeCounts::default();
         Ok(reached)
+    }
+
+    /// One untimed write of the steady state (`ops` cleared after it). With `[reliability]`
+    /// it is the checked write, and a drive it finds worn out (read-only, or a plane without a
+    /// free block) ends the preconditioning with a one-line error naming the field to change.
+    fn write_or_wear_out(&mut self, lpn: u64, ops: &mut Vec<super::NandOp>) -> Result<()> {
+        let r = if self.wear.is_some() {
+            self.write_checked(lpn, ops)?
+        } else {
+            self.write(lpn, ops).map(Ok)?
+        };
+        ops.clear();
+        r.map_err(|refusal| {
+            let w = self.wear().expect("a refusal comes with [reliability]");
+            Error::Config(format!(
+                "precondition.fill: got \"steady-state\", but the overwrites that reach it wear \
+                 the drive out ({refusal:?}: {} blocks retired at reliability.pe_limit = {}, {} \
+                 bad from the factory): raise reliability.pe_limit or lower \
+                 reliability.factory_bad_block_rate, or precondition with \"sequential\" and \
+                 precondition.random_overwrite",
+                w.retired_blocks, w.pe_limit, w.factory_bad_blocks
+            ))
+        })
     }
 
     /// Overwrite the filled FTL at random, window by window, until its WAF is steady.
@@ -92,8 +123,7 @@ impl Hybrid {
                 if written.is_multiple_of(1 << 16) && !keep_going() {
                     return Err(Error::Interrupted);
                 }
-                self.write(rng.below(n), &mut ops)?;
-                ops.clear();
+                self.write_or_wear_out(rng.below(n), &mut ops)?;
             }
             let merges = |c: &MergeCounts| c.switch + c.partial + c.full;
             if merges(&self.counts) == 0 {
@@ -239,6 +269,104 @@ mod tests {
             assert!(
                 near(first.1, rate, 0.10) && near(later.1, rate, 0.05),
                 "{what}"
+            );
+        }
+    }
+
+    /// `ftl(kind, logs)` with `[reliability]`: blocks retire at `pe_limit` erases, and each is
+    /// bad from the factory with probability `bad_rate` (drawn from `seed`).
+    fn worn(kind: &str, logs: Option<u32>, pe_limit: u32, bad_rate: f64, seed: u64) -> Hybrid {
+        let mut h = ftl(kind, logs);
+        h.start_wear(pe_limit, bad_rate, seed);
+        h
+    }
+
+    /// Mean erase count of the blocks that are not bad.
+    fn mean_erases(h: &Hybrid) -> f64 {
+        let bad = &h.wear.as_ref().unwrap().bad;
+        let (n, sum) = (h.erase_count.iter().zip(bad))
+            .filter(|(_, &b)| !b)
+            .fold((0u64, 0u64), |(n, s), (&e, _)| (n + 1, s + e as u64));
+        sum as f64 / n as f64
+    }
+
+    /// With `[reliability]` the steady state's blocks carry the wear of the overwrites it
+    /// stands for: their mean erase count is that of the same drive filled and overwritten
+    /// through its checked writes as often as the steady state says (within 5 %), and SMART's
+    /// Percentage Used shows it. Block mapping's steady state is its fill: no erase, and each
+    /// later overwrite erases one block.
+    #[test]
+    fn the_steady_state_ages_the_blocks_as_the_overwrites_it_stands_for() {
+        for (kind, logs) in [("bast", 4), ("fast", 4), ("fast", 12)] {
+            let mut steady = worn(kind, Some(logs), 100_000, 0.0, 3);
+            let s = steady.reach_steady_state(3, &mut || true).unwrap();
+            assert!(s.steady.overwrite >= 2.0, "{kind}: {s:?}");
+            let mut overwritten = worn(kind, Some(logs), 100_000, 0.0, 3);
+            overwritten
+                .precondition(true, s.steady.overwrite, 3)
+                .unwrap();
+            let (c, o) = (mean_erases(&steady), mean_erases(&overwritten));
+            assert!(c > 1.0, "{kind} {logs}: no wear: {c}");
+            assert!(
+                (c - o).abs() <= 0.05 * o,
+                "{kind} {logs}: steady {c:.3}, overwritten {o:.3}"
+            );
+            let pu = steady.percentage_used().unwrap();
+            assert!((pu - c / 100_000.0 * 100.0).abs() < 1e-9, "{kind}: {pu}");
+            let w = steady.wear().unwrap();
+            assert_eq!((w.retired_blocks, w.factory_bad_blocks), (0, 0));
+            assert!(!w.read_only);
+            steady.check().unwrap();
+            // The same seed, the same wear.
+            let mut again = worn(kind, Some(logs), 100_000, 0.0, 3);
+            assert_eq!(again.reach_steady_state(3, &mut || true).unwrap(), s);
+            assert_eq!(again.erase_count, steady.erase_count);
+        }
+        let mut block = worn("block", None, 100_000, 0.0, 3);
+        block.reach_steady_state(3, &mut || true).unwrap();
+        assert_eq!(mean_erases(&block), 0.0);
+        let n = block.l2p.len() as u64;
+        overwrite(&mut block, n, 4);
+        // 48 × 2 blocks, one erase per overwritten page.
+        assert_eq!(mean_erases(&block), n as f64 / 96.0);
+    }
+
+    /// Factory bad blocks are never written by the steady state's fill and overwrites and the
+    /// counts say so; overwrites that would wear the drive out are a one-line error naming
+    /// `reliability.pe_limit`, for every block-mapped FTL (block mapping's fill erases nothing,
+    /// so a drive without enough good blocks from the factory is refused at once).
+    #[test]
+    fn the_steady_state_keeps_factory_bad_blocks_and_refuses_to_wear_out() {
+        let mut h = worn("fast", Some(4), 100_000, 0.03, 5);
+        let factory = h.wear().unwrap().factory_bad_blocks;
+        assert!(factory > 0);
+        h.reach_steady_state(5, &mut || true).unwrap();
+        let bad = h.wear.as_ref().unwrap().bad.clone();
+        for (b, &is_bad) in bad.iter().enumerate() {
+            if is_bad {
+                assert_eq!(h.erase_count[b], 0, "bad block {b} erased");
+                assert_eq!(h.write_ptr[b], 0, "bad block {b} written");
+            }
+        }
+        let w = h.wear().unwrap();
+        assert_eq!(w.factory_bad_blocks, factory);
+        assert_eq!(w.good_blocks, h.erase_count.len() as u64 - factory);
+        h.check().unwrap();
+
+        for (kind, logs, pe_limit, rate) in [
+            ("bast", Some(4), 3, 0.0),
+            ("fast", Some(4), 3, 0.0),
+            ("block", None, 100_000, 0.5),
+        ] {
+            let e = worn(kind, logs, pe_limit, rate, 5)
+                .reach_steady_state(5, &mut || true)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("reliability.pe_limit")
+                    && e.contains("precondition.fill")
+                    && !e.contains('\n'),
+                "{kind}: {e}"
             );
         }
     }
