@@ -888,8 +888,10 @@ impl Device {
         Ok((c.0, !idle))
     }
 
-    /// Handle one device event.
-    #[inline]
+    /// Handle one device event. Always inlined into the event loop (its one caller): as a call
+    /// it saved and restored six registers and re-derived the layers' addresses per event
+    /// (callgrind, `profile_run 200000 small-tlc`: 919,440,804 -> 890,621,125 instructions).
+    #[inline(always)]
     fn handle(&mut self, now: SimTime, ev: Event) -> Result<()> {
         let Device {
             q,
