@@ -21,6 +21,16 @@ def test_full_result_renders(tiny_result: ssdlab.Result) -> None:
         assert needle in text, needle
 
 
+def test_a_device_without_nand_shows_no_channel_or_die_rows(tiny_result: ssdlab.Result) -> None:
+    # A PCM-only device's result lists no NAND channel or die (`per_unit` empty).
+    data = copy.deepcopy(tiny_result.to_dict())
+    for unit in ("channel", "die"):
+        data["utilisation"][unit] = {"mean": 0.0, "min": 0.0, "max": 0.0, "per_unit": []}
+    text = render_text(data)
+    assert "channel utilisation" not in text and "die utilisation" not in text
+    assert "channel utilisation" in render_text(tiny_result.to_dict())
+
+
 def _without(data: dict[str, Any], *path: str) -> dict[str, Any]:
     trimmed = copy.deepcopy(data)
     node = trimmed

@@ -96,8 +96,7 @@ pub fn run(
     }
     let job = spec.fit(cfg.logical_bytes())?;
     let mut dev = new_device(cfg, opts)?;
-    dev.ftl_mut()
-        .expect_touches(job.touched_units(cfg.map_unit_bytes()));
+    dev.expect_touches(job.touched_units(cfg.map_unit_bytes()));
     check_streams(&dev, spec)?;
     let mut driver = JobDriver::new(job, &dev, opts.seed)?;
     let job_json = serde_json::to_value(spec).expect("job serialises");
@@ -194,7 +193,7 @@ pub fn run_flows(
         check_streams(&dev, spec).map_err(|e| e.in_flow(f, &spec.name))?;
         jobs.push(job);
     }
-    dev.ftl_mut().expect_touches(touched);
+    dev.expect_touches(touched);
     let mut driver = JobDriver::flows(jobs, &dev, opts.seed)?;
     let job_json = serde_json::to_value(specs).expect("jobs serialise");
     let (mut result, finished) =
@@ -257,7 +256,7 @@ pub fn run_replay(
     }
     let replay = Replay::on_drive(tjob, DriveTarget::of(cfg), opts.seed)?;
     let mut dev = new_device(cfg, opts)?;
-    dev.ftl_mut().expect_touches(replay.per_pass);
+    dev.expect_touches(replay.per_pass);
     let mut driver = ReplayDriver::new(replay, tjob);
     let job_json = serde_json::to_value(tjob).expect("trace job serialises");
     let (mut result, finished) =
@@ -682,7 +681,7 @@ fn check_streams(dev: &Device, spec: &JobSpec) -> Result<()> {
     };
     for s in spec.streams_used() {
         if s != 0 {
-            if let Err(m) = dev.ftl().check_stream(s as u8) {
+            if let Err(m) = dev.check_stream_id(s as u8) {
                 return Err(Error::Job(format!("job, field `{field}`: {m}")));
             }
         }
@@ -693,7 +692,7 @@ fn check_streams(dev: &Device, spec: &JobSpec) -> Result<()> {
 /// The FTL's figures beyond `device`'s: the mapping cache's (cached mapping) and the write
 /// streams' (`ftl.streams` > 1); None when neither is on.
 fn ftl_result(dev: &Device) -> Option<FtlResult> {
-    let ftl = dev.ftl();
+    let ftl = dev.ftl()?;
     let mapping = ftl.mapping.as_ref().map(|m| MappingResult {
         location: if m.hmb { "hmb" } else { "dram" },
         translation_pages: m.pages,
@@ -733,8 +732,9 @@ fn ftl_result(dev: &Device) -> Option<FtlResult> {
 
 /// Wear-out and errors, when the config has `[reliability]`.
 fn reliability_result(dev: &Device) -> Option<ReliabilityResult> {
-    let w = dev.backend().wear(dev.ftl())?;
-    let fil = &dev.fil().counters;
+    let w = dev.backend().wear()?;
+    // Wear is modelled on NAND only.
+    let fil = &dev.fil()?.counters;
     let host = dev.host();
     Some(ReliabilityResult {
         pe_limit: w.pe_limit,
@@ -832,18 +832,18 @@ pub fn build_result(
     let window = (end - start).as_secs_f64();
     let (ops, count, bytes) = ops_over(|op| host.latency(op), window);
     let (mib, mb) = bandwidth(bytes, window);
-    let f = &dev.ftl().stats;
-    let hil = &dev.hil().counters;
-    let fil = &dev.fil().counters;
-    let geo = dev.geometry();
-    let unit_per_page = geo.units_per_page as f64;
+    // The NAND layers' counts; a PCM-only device has none of these layers: zeros.
+    let f = dev.ftl().map(|f| f.stats.clone()).unwrap_or_default();
+    let hil = dev.hil().map(|h| h.counters.clone()).unwrap_or_default();
+    let fil = dev.fil().map(|f| f.counters.clone()).unwrap_or_default();
+    let unit_per_page = dev.geometry().map_or(1, |g| g.units_per_page) as f64;
     let mut host_pages_written = (f.host_units_written as f64 / unit_per_page).ceil() as u64;
     // GC may run on after the last completion: utilisation is over all simulated time.
     let total_time = end.max(dev.now()).as_secs_f64().max(1e-18);
     let util = |busy: SimTime| (busy.as_secs_f64() / total_time).min(1.0);
     let backend = dev.backend();
     let own = backend.figures();
-    let firmware_busy = dev.hil().cpu_busy() + backend.firmware_busy();
+    let firmware_busy = dev.hil().map_or(SimTime::ZERO, |h| h.cpu_busy()) + backend.firmware_busy();
     // The power-loss model's map checkpoints are programs of the drive too (0 without it).
     let mut wa = if f.host_units_written > 0 {
         (f.host_units_written + f.gc_units_moved + f.checkpoint_units_written) as f64
@@ -905,7 +905,11 @@ pub fn build_result(
             gc_units_moved: f.gc_units_moved,
             erases: f.erases + own.erases,
             erase_count: own.erase_count.unwrap_or_else(|| {
-                Spread::of(dev.ftl().blocks().iter().map(|b| b.erase_count as f64))
+                Spread::of(
+                    dev.ftl()
+                        .into_iter()
+                        .flat_map(|f| f.blocks().iter().map(|b| b.erase_count as f64)),
+                )
             }),
             wear_level_migrations: f.wl_migrations,
             forced_erases: f.forced_erases,
@@ -944,8 +948,14 @@ pub fn build_result(
             fdp: dev.fdp_result(),
         },
         utilisation: Utilisation {
-            channel: UnitUtil::of(dev.fil().channel_busy().map(util).collect()),
-            die: UnitUtil::of(dev.fil().die_busy().map(util).collect()),
+            channel: UnitUtil::of(
+                dev.fil()
+                    .map_or(Vec::new(), |f| f.channel_busy().map(util).collect()),
+            ),
+            die: UnitUtil::of(
+                dev.fil()
+                    .map_or(Vec::new(), |f| f.die_busy().map(util).collect()),
+            ),
             link_up: util(link_up),
             link_down: util(link_down),
             host_cpu: cores.busy().map(util).sum::<f64>() / cores.cores() as f64,
@@ -992,38 +1002,37 @@ fn power_inputs(
     cache: Option<&CacheResult>,
     pcm: Option<&PcmResult>,
 ) -> PowerInputs {
-    let fil = &dev.fil().counters;
-    let f = &dev.ftl().stats;
-    let geo = dev.geometry();
-    if let (Some(r), Backend::Pcm(_)) = (pcm, dev.backend()) {
+    let Backend::Nand(nand) = dev.backend() else {
         // A PCM-only device: no NAND dies; the controller's idle and core power, its data
         // path over the bytes the PCM moved, the cache buffer's DRAM if it has one, and the
         // PCM's own energy.
         return PowerInputs {
             seconds: secs,
             controller_busy_s: firmware_busy.as_secs_f64(),
-            bytes_read: r.bytes_read,
-            bytes_written: r.bytes_written,
+            bytes_read: pcm.map_or(0, |r| r.bytes_read),
+            bytes_written: pcm.map_or(0, |r| r.bytes_written),
             cache_mj: cache.map(|c| c.energy.dynamic_mj + c.energy.leakage_mj),
-            pcm_mj: r
-                .energy
-                .read_uj
-                .zip(r.energy.write_uj)
-                .map(|(read, write)| (read + write) * 1e-3),
+            pcm_mj: pcm.and_then(|r| {
+                r.energy
+                    .read_uj
+                    .zip(r.energy.write_uj)
+                    .map(|(read, write)| (read + write) * 1e-3)
+            }),
             ..PowerInputs::default()
         };
-    }
+    };
+    let (fil, f, geo) = (&nand.fil.counters, &nand.ftl.stats, &nand.geo);
     PowerInputs {
         seconds: secs,
-        dies: dev.fil().die_busy().count() as u64,
+        dies: nand.fil.die_busy().count() as u64,
         array_read_s: fil.array_read_time.as_secs_f64(),
         array_program_s: fil.array_program_time.as_secs_f64(),
         array_erase_s: fil.array_erase_time.as_secs_f64(),
-        channel_busy_s: dev.fil().channel_busy().map(|b| b.as_secs_f64()).sum(),
+        channel_busy_s: nand.fil.channel_busy().map(|b| b.as_secs_f64()).sum(),
         controller_busy_s: firmware_busy.as_secs_f64(),
         // Saturating: a count of units times their size cannot wrap into a small figure.
-        bytes_read: (dev
-            .hil()
+        bytes_read: (nand
+            .hil
             .counters
             .host_units_read
             .saturating_add(f.gc_units_moved))

@@ -92,6 +92,14 @@ fn each_back_end_is_the_kind_its_config_names() {
             "{kind:?}"
         );
         assert_eq!(b.zoned().is_some(), kind == BackendKind::Zoned, "{kind:?}");
+        // A PCM-only device has no NAND layer at all (no stub NAND, no idle FTL); every
+        // other back end has all of them.
+        let nand = kind != BackendKind::Pcm;
+        assert_eq!(b.nand().is_some(), nand, "{kind:?}");
+        assert_eq!(dev.geometry().is_some(), nand, "{kind:?}");
+        assert_eq!(dev.hil().is_some(), nand, "{kind:?}");
+        assert_eq!(dev.fil().is_some(), nand, "{kind:?}");
+        assert_eq!(dev.ftl().is_some(), nand, "{kind:?}");
     }
 }
 
@@ -99,7 +107,6 @@ fn each_back_end_is_the_kind_its_config_names() {
 fn what_is_mapped_is_the_back_ends_own_map() {
     for (kind, cfg) in all() {
         let mut dev = Device::new(&cfg, 1).unwrap();
-        let page = dev.geometry().page_bytes;
         let unit = cfg.map_unit_bytes();
         let far = dev.capacity_bytes() / unit - 1;
         if kind == BackendKind::Pcm {
@@ -107,6 +114,7 @@ fn what_is_mapped_is_the_back_ends_own_map() {
             assert!(dev.is_mapped(0) && dev.is_mapped(far));
             continue;
         }
+        let page = dev.geometry().unwrap().page_bytes;
         assert!(!dev.is_mapped(0), "{kind:?}: nothing written yet");
         assert_eq!(one(&mut dev, Op::Write, 0, page), Status::Ok, "{kind:?}");
         assert!(dev.is_mapped(0), "{kind:?}: a written unit is mapped");
@@ -114,7 +122,7 @@ fn what_is_mapped_is_the_back_ends_own_map() {
         match kind {
             BackendKind::Raw | BackendKind::Fusion => {
                 // The block's erase makes its pages free again.
-                let block = page * dev.geometry().pages_per_block as u64;
+                let block = page * dev.geometry().unwrap().pages_per_block as u64;
                 assert_eq!(one(&mut dev, Op::Erase, 0, block), Status::Ok);
                 assert!(!dev.is_mapped(0), "{kind:?}: erased");
                 assert_eq!(dev.max_erase_count(), 1, "{kind:?}");
@@ -156,7 +164,7 @@ fn wear_and_read_only_state_come_from_the_back_end() {
         let dev = Device::new(&cfg, 1).unwrap();
         assert_eq!(dev.percentage_used(), Some(0.0), "{kind:?}");
         assert_eq!(dev.available_spare_percent(), 100.0, "{kind:?}");
-        let w = dev.backend().wear(dev.ftl()).expect("wear figures");
+        let w = dev.backend().wear().expect("wear figures");
         assert_eq!(w.pe_limit, 1000, "{kind:?}: TLC's rated cycles");
         assert!(!w.read_only && !dev.read_only(), "{kind:?}");
     }
@@ -175,8 +183,8 @@ fn a_block_mapped_ftls_erases_are_its_own() {
         ],
     );
     let mut dev = Device::new(&cfg, 1).unwrap();
-    let page = dev.geometry().page_bytes;
-    let ppb = dev.geometry().pages_per_block as u64;
+    let page = dev.geometry().unwrap().page_bytes;
+    let ppb = dev.geometry().unwrap().pages_per_block as u64;
     for round in 0..4 {
         for p in 0..ppb {
             assert_eq!(
@@ -189,7 +197,11 @@ fn a_block_mapped_ftls_erases_are_its_own() {
     let merged = dev.backend().figures();
     assert!(merged.erases > 0, "merges erase blocks");
     assert!(dev.max_erase_count() > 0);
-    assert_eq!(dev.ftl().stats.erases, 0, "the page FTL stays idle");
+    assert_eq!(
+        dev.ftl().unwrap().stats.erases,
+        0,
+        "the page FTL stays idle"
+    );
 }
 
 #[test]

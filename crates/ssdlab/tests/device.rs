@@ -130,7 +130,7 @@ fn a_drive_whose_tables_exceed_this_machines_memory_is_refused_before_allocating
         ],
     )
     .unwrap();
-    let need = ssdlab::ftl::Ftl::table_bytes(&cfg.nand_layers());
+    let need = ssdlab::ftl::Ftl::table_bytes(&cfg);
     assert!(need > 32_000_000_000, "estimate {need}");
     match ssdlab::sim::mem::available_bytes() {
         Some(avail) if avail < need => {
@@ -148,7 +148,7 @@ fn a_drive_whose_tables_exceed_this_machines_memory_is_refused_before_allocating
     // physical unit, plus bits and block records.
     let small = SsdConfig::resolve("small-tlc", &[]).unwrap();
     let units = small.physical_units();
-    let est = ssdlab::ftl::Ftl::table_bytes(&small.nand_layers());
+    let est = ssdlab::ftl::Ftl::table_bytes(&small);
     assert!(
         est >= 4 * (small.logical_units() + units) && est < 5 * (small.logical_units() + units)
     );
@@ -164,7 +164,7 @@ fn the_firmware_pays_per_map_unit_on_a_device_with_an_ftl() {
         dev.submit(SimTime::ZERO, req(Op::Read, 0, len, SimTime::ZERO))
             .unwrap();
         dev.run_to_idle().unwrap();
-        dev.hil().cpu_busy()
+        dev.hil().unwrap().cpu_busy()
     };
     let base = busy(&[], 16384);
     // small-tlc maps 4 KiB units: a 16 KiB read is 4 of them.
@@ -187,7 +187,7 @@ fn the_firmware_pays_per_map_unit_on_a_device_with_an_ftl() {
         dev.submit(SimTime::ZERO, req(Op::Read, 0, 8192, SimTime::ZERO))
             .unwrap();
         dev.run_to_idle().unwrap();
-        dev.hil().cpu_busy()
+        dev.hil().unwrap().cpu_busy()
     };
     assert_eq!(raw("3us"), raw("0us"));
     let e = common::refusal("small-tlc", "controller.ftl_unit_cost=\"2s\"");

@@ -26,7 +26,7 @@ fn run_checked(cfg: &SsdConfig, job: &str, seed: u64) -> Device {
     let dev = common::run_checked(cfg, job, seed, true);
     let reads = dev.check().unwrap().reads;
     assert!(reads > 1000, "only {reads} reads were checked");
-    dev.ftl().check().unwrap();
+    dev.ftl().unwrap().check().unwrap();
     dev
 }
 
@@ -44,8 +44,11 @@ fn cached_mapping_returns_the_same_data_with_more_nand_traffic() {
     let full = run_checked(&small(&[]), RANDOM, 3);
     // 64 KiB: 16 of the 224 translation pages, so most lookups miss.
     let dftl = run_checked(&cached("64KiB"), RANDOM, 3);
-    let (f, d) = (full.fil().counters.clone(), dftl.fil().counters.clone());
-    let m = &dftl.ftl().mapping.as_ref().unwrap().stats;
+    let (f, d) = (
+        full.fil().unwrap().counters.clone(),
+        dftl.fil().unwrap().counters.clone(),
+    );
+    let m = &dftl.ftl().unwrap().mapping.as_ref().unwrap().stats;
     assert!(m.misses > m.hits, "{m:?}");
     assert!(
         m.translation_reads > 10_000 && m.translation_writes > 5_000,
@@ -64,7 +67,7 @@ fn cached_mapping_returns_the_same_data_with_more_nand_traffic() {
         d.nand_pages_written
     );
     // The full map knows no translation page.
-    assert!(full.ftl().mapping.is_none());
+    assert!(full.ftl().unwrap().mapping.is_none());
 }
 
 #[test]
@@ -73,7 +76,7 @@ fn a_cache_that_holds_the_whole_map_reads_each_translation_page_once() {
     // at its first miss (commands that miss on it while it is read wait for that read, and
     // count as misses too), and nothing is ever pushed out, so nothing is written back.
     let dev = run_checked(&cached("1MiB"), RANDOM, 5);
-    let m = &dev.ftl().mapping.as_ref().unwrap().stats;
+    let m = &dev.ftl().unwrap().mapping.as_ref().unwrap().stats;
     assert_eq!(m.translation_reads, 224, "{m:?}");
     assert!(m.misses >= 224 && m.misses < 300, "{m:?}");
     assert_eq!(m.translation_writes, 0, "{m:?}");
@@ -122,14 +125,14 @@ fn hand_worked_translation_page_counts() {
     ];
     let dftl = one_by_one(&cached("4KiB"), &seq);
     let full = one_by_one(&small(&[]), &seq);
-    let m = &dftl.ftl().mapping.as_ref().unwrap().stats;
+    let m = &dftl.ftl().unwrap().mapping.as_ref().unwrap().stats;
     assert_eq!(
         (m.hits, m.misses, m.translation_reads, m.translation_writes),
         (2, 4, 1, 2)
     );
     // The full map: two programs and one data read (units 1, 2048 and 2049 were never
     // written). The cached map adds exactly its translation reads and writes.
-    let (f, d) = (&full.fil().counters, &dftl.fil().counters);
+    let (f, d) = (&full.fil().unwrap().counters, &dftl.fil().unwrap().counters);
     assert_eq!((f.nand_pages_read, f.nand_pages_written), (1, 2));
     // (A read that finds its page still in the page register from the translation read before
     // it senses nothing: counted apart from the pages sensed.)
@@ -142,17 +145,17 @@ fn hand_worked_translation_page_counts() {
     );
     // Both maps agree on where the data is.
     assert_eq!(
-        dftl.ftl().lookup(0).is_some(),
-        full.ftl().lookup(0).is_some()
+        dftl.ftl().unwrap().lookup(0).is_some(),
+        full.ftl().unwrap().lookup(0).is_some()
     );
     assert_eq!(
-        dftl.ftl().lookup(1024).is_some(),
-        full.ftl().lookup(1024).is_some()
+        dftl.ftl().unwrap().lookup(1024).is_some(),
+        full.ftl().unwrap().lookup(1024).is_some()
     );
     // The translation pages written are mapped in the GTD; page 2 was never written.
-    assert!(dftl.ftl().translation_location(0).is_some());
-    assert!(dftl.ftl().translation_location(1).is_some());
-    assert!(dftl.ftl().translation_location(2).is_none());
+    assert!(dftl.ftl().unwrap().translation_location(0).is_some());
+    assert!(dftl.ftl().unwrap().translation_location(1).is_some());
+    assert!(dftl.ftl().unwrap().translation_location(2).is_none());
 }
 
 #[test]
@@ -171,8 +174,8 @@ fn a_cache_in_host_memory_pays_the_link_for_every_hit() {
         &seq,
     );
     let (d, h) = (
-        &dram.ftl().mapping.as_ref().unwrap().stats,
-        &hmb.ftl().mapping.as_ref().unwrap().stats,
+        &dram.ftl().unwrap().mapping.as_ref().unwrap().stats,
+        &hmb.ftl().unwrap().mapping.as_ref().unwrap().stats,
     );
     assert_eq!(d, h);
     assert!(h.hits > 100, "{h:?}");

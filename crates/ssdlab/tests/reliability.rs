@@ -145,24 +145,32 @@ fn a_worn_out_drive_ends_read_only_and_keeps_every_acknowledged_write() {
         d.writes_sent
     );
     assert!(d.other_failures.is_empty(), "{:?}", &d.other_failures[..1]);
-    let w = dev.ftl().wear.clone().unwrap();
+    let w = dev.ftl().unwrap().wear.clone().unwrap();
     assert!(w.read_only);
     assert!(w.retired_blocks > 0);
     assert!(
-        w.good_blocks < (dev.ftl().blocks().len() as u64 + w.min_good_blocks) / 2,
+        w.good_blocks < (dev.ftl().unwrap().blocks().len() as u64 + w.min_good_blocks) / 2,
         "read-only with most of the spare still good: {w:?}"
     );
     // Every acknowledged unit is still mapped, and its read found the latest version.
     assert_eq!(d.reads_ok, d.acked.len() as u64);
     for &lpn in &d.acked {
-        assert!(dev.ftl().lookup(lpn).is_some(), "unit {lpn} lost its data");
+        assert!(
+            dev.ftl().unwrap().lookup(lpn).is_some(),
+            "unit {lpn} lost its data"
+        );
     }
     let check = dev.check().unwrap();
     assert_eq!(check.first_error, None);
     assert_eq!(check.reads, d.acked.len() as u64);
-    dev.ftl().check().unwrap();
+    dev.ftl().unwrap().check().unwrap();
     // No block went past its limit.
-    assert!(dev.ftl().blocks().iter().all(|b| b.erase_count <= 4));
+    assert!(dev
+        .ftl()
+        .unwrap()
+        .blocks()
+        .iter()
+        .all(|b| b.erase_count <= 4));
 }
 
 /// `[reliability]` with the given overrides on small-tlc, through `ssdlab::run`.
@@ -337,7 +345,7 @@ fn block_mapped_ftls_wear_with_writes_and_report_it() {
             let dev = common::run_checked(&cfg, &job, 7, false);
             let h = dev.backend().block_mapped().unwrap();
             assert!(h.ftl.counts.erases > 0, "{kind}: no erase");
-            let w = dev.backend().wear(dev.ftl()).expect("wear figures");
+            let w = dev.backend().wear().expect("wear figures");
             assert_eq!(w.pe_limit, 100);
             let pu = dev.percentage_used().expect("percentage used");
             // Mean erases of the good blocks (those below the limit) over the limit.
@@ -430,7 +438,7 @@ fn a_worn_out_block_mapped_drive_ends_read_only_and_keeps_acknowledged_writes() 
             &d.other_failures[..1]
         );
         assert!(dev.read_only(), "{kind}");
-        let w = dev.backend().wear(dev.ftl()).unwrap().clone();
+        let w = dev.backend().wear().unwrap().clone();
         assert!(w.read_only && w.retired_blocks > 0, "{kind}: {w:?}");
         assert_eq!(dev.available_spare_percent(), 0.0, "{kind}");
         assert_eq!(d.reads_ok, d.acked.len() as u64, "{kind}");
@@ -621,14 +629,14 @@ fn zoned_reads_retry_and_factory_bad_blocks_take_zones_offline() {
         assert_eq!(dev.run_to_idle().unwrap()[0].2, Status::Ok);
     }
     assert!(
-        dev.fil().counters.reads_retried >= 60,
+        dev.fil().unwrap().counters.reads_retried >= 60,
         "{}",
-        dev.fil().counters.reads_retried
+        dev.fil().unwrap().counters.reads_retried
     );
 
     let bad = zoned(&["reliability.factory_bad_block_rate=0.002"]);
     let dev = Device::new(&bad, 1).unwrap();
-    let w = dev.backend().wear(dev.ftl()).unwrap();
+    let w = dev.backend().wear().unwrap();
     let z = dev.backend().zoned().unwrap();
     let offline = z.offline_zones().unwrap();
     assert!(w.factory_bad_blocks > 0 && offline > 0 && offline as u64 <= w.factory_bad_blocks);
@@ -675,7 +683,7 @@ fn worn_blocks_read_worse_than_fresh_ones_on_block_mapped_and_zoned_drives() {
     }
     one(&mut dev, Op::Write, 0, 1 << 20);
     one(&mut dev, Op::Write, zone, 1 << 20);
-    let retried = |dev: &Device| dev.fil().counters.reads_retried;
+    let retried = |dev: &Device| dev.fil().unwrap().counters.reads_retried;
     for i in 0..32u64 {
         assert_eq!(one(&mut dev, Op::Read, zone + i * 16384, 4096), Status::Ok);
     }

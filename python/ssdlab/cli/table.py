@@ -351,6 +351,9 @@ def device_table(result: Mapping[str, Any]) -> Table:
 
     for unit in ("channel", "die"):
         stats = util.get(unit) or {}
+        if stats.get("per_unit") == []:
+            # A device without NAND (PCM-only) has no channel or die to show.
+            continue
         count = len(stats.get("per_unit") or [])
         table.add_row(
             f"{unit} utilisation",

@@ -528,22 +528,6 @@ impl SsdConfig {
     pub fn logical_bytes(&self) -> u64 {
         self.logical_units() * self.map_unit_bytes()
     }
-
-    /// The config the NAND layers are built from. A PCM-only device has no NAND: it gets the
-    /// smallest raw NAND there is, which no request reaches (the controller sends every command
-    /// to the PCM), so that the device keeps one shape. A fusion device's NAND layers are its
-    /// own raw NAND.
-    pub fn nand_layers(&self) -> std::borrow::Cow<'_, SsdConfig> {
-        if self.pcm_only().is_none() {
-            return std::borrow::Cow::Borrowed(self);
-        }
-        let mut c = self.clone();
-        c.nand = NandConfig::stub();
-        c.ftl = FtlConfig::absent();
-        c.cache = None;
-        c.pcm = None;
-        std::borrow::Cow::Owned(c)
-    }
 }
 
 /// For the crate's tests: `small-tlc` cut to 80 MiB raw (the combination matrix's small drive:

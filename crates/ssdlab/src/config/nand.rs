@@ -141,27 +141,6 @@ impl NandConfig {
     pub fn is_absent(&self) -> bool {
         self.channels == 0 && self.page_size.0 == 0 && self.timing.read.is_empty()
     }
-
-    /// The smallest NAND the layers accept (one die, two blocks of two 4 KiB pages), for a
-    /// device whose requests never reach NAND; its times are placeholders that nothing uses.
-    pub fn stub() -> NandConfig {
-        NandConfig {
-            channels: 1,
-            packages_per_channel: 1,
-            dies_per_package: 1,
-            planes_per_die: 1,
-            blocks_per_plane: 2,
-            pages_per_block: 2,
-            page_size: Bytes(4096),
-            timing: NandTiming {
-                read: vec![Dur(crate::sim::SimTime::from_us(1))],
-                program: vec![Dur(crate::sim::SimTime::from_us(1))],
-                erase: Dur(crate::sim::SimTime::from_us(1)),
-                ecc_decode: Dur::default(),
-            },
-            ..NandConfig::absent()
-        }
-    }
 }
 
 fn yes() -> bool {

@@ -2,19 +2,24 @@
 //!
 //! One value of [`Backend`] per device, built once from [`SsdConfig::backend_kind`] and
 //! dispatched with a plain `match` (in `device::Device::handle`), as `iface::Interface` is for
-//! the host interfaces. The HIL (`ctrl::hil`) keeps what every NAND back end shares (firmware
-//! time, the split into map units, moving data and completions); a variant holds what is its
-//! own (a block-mapped FTL's map, a raw device's block records, the PCM controller), and
-//! answers for it: what is mapped, whether it takes writes, the figures of the run.
+//! the host interfaces. A device either has NAND ([`Backend::Nand`]: the HIL, the FIL and the
+//! page FTL in one [`NandBackend`], with the [`Scheme`] that keeps the map) or is PCM alone
+//! ([`Backend::Pcm`]: the PCM controller, and no NAND layer at all). The HIL (`ctrl::hil`) keeps
+//! what every NAND scheme shares (firmware time, the split into map units, moving data and
+//! completions); a scheme holds what is its own (a block-mapped FTL's map, a raw device's block
+//! records, the zone state machine), and the back end answers for it: what is mapped, whether
+//! it takes writes, the figures of the run.
 //!
-//! The page-mapped FTL (`ftl::Ftl`) is not held here: the FIL's garbage collection works on it
-//! for every NAND device, so it stays in the flash port. The `Page` and `Cached` variants are
-//! the schemes that use it as the map; the others leave it idle.
+//! The page-mapped FTL (`ftl::Ftl`) is every NAND scheme's: the FIL's garbage collection works
+//! on it whatever the scheme. The `Page` and `Cached` schemes use it as the map; the others leave
+//! it idle.
 //!
-//! A new scheme or medium is a variant here, its constructor in [`Backend::new`], its arms in
-//! `device::Device::handle` and its answers below (docs/architecture.md, "Back ends", lists the
-//! four places).
+//! A new scheme is a variant of [`Scheme`], a new medium one of [`Backend`]: its constructor in
+//! [`Backend::new`], its arms in `device::Device::handle` and its answers below
+//! (docs/architecture.md, "Back ends", lists the places).
 
+use super::fil::Fil;
+use super::hil::Hil;
 use super::hybrid::HybridCtrl;
 use super::pcm::PcmCtrl;
 use super::raw::RawNand;
@@ -22,9 +27,32 @@ use super::zoned::ZonedNand;
 use crate::config::{BackendKind, SsdConfig};
 use crate::ftl::{Ftl, Wear};
 use crate::media::nand::Geometry;
+use crate::media::nand_errors::ErrorModel;
 use crate::stats::result::{MergeResult, Spread, ZoneResult};
 
+// One value per device, built once and never moved on the event path: boxing the larger
+// variant would only add a pointer to follow on every event.
+#[allow(clippy::large_enum_variant)]
 pub enum Backend {
+    /// NAND behind the HIL, the FIL and the page FTL, and the scheme that keeps its map.
+    Nand(NandBackend),
+    /// PCM alone, updated in place: the PCM controller and media, no NAND, no FIL, no FTL.
+    Pcm(PcmCtrl),
+}
+
+/// The layers of a device with NAND: what a PCM-only device does not have.
+pub struct NandBackend {
+    pub geo: Geometry,
+    pub hil: Hil,
+    pub fil: Fil,
+    /// The page FTL: the map of the `Page` and `Cached` schemes, idle under the others (the
+    /// FIL's GC works on it whatever the scheme).
+    pub ftl: Ftl,
+    pub scheme: Scheme,
+}
+
+/// Which FTL scheme keeps the map of a device with NAND.
+pub enum Scheme {
     /// The page-mapping FTL, the whole map in controller memory.
     Page,
     /// The page-mapping FTL with a demand-paged map (`Ftl::mapping` holds its cache).
@@ -33,8 +61,6 @@ pub enum Backend {
     BlockMapped(HybridCtrl),
     /// Raw NAND: requests address the media; this is all the firmware keeps of it.
     Raw(RawNand),
-    /// PCM alone, updated in place.
-    Pcm(PcmCtrl),
     /// Seed 002's fusion device: raw NAND and PCM behind one firmware core.
     Fusion { raw: RawNand, pcm: PcmCtrl },
     /// A zoned drive (NVMe ZNS): the zone state machine and where the zones lie.
@@ -59,53 +85,105 @@ pub struct BackendFigures {
     pub zones: Option<ZoneResult>,
 }
 
+impl NandBackend {
+    /// The NAND layers `cfg` describes, over `geo`, and `scheme` over them; `seed` draws what
+    /// the device is built with (the FTL's random streams, read errors).
+    fn new(cfg: &SsdConfig, geo: Geometry, seed: u64, scheme: Scheme) -> NandBackend {
+        let mut fil = Fil::new(cfg, &geo);
+        if let Some(r) = &cfg.reliability {
+            // A block-mapped FTL and a zoned drive keep their own blocks' records: their read
+            // transactions carry the block's erase count.
+            let wear_in_txn = matches!(scheme, Scheme::BlockMapped(_) | Scheme::Zoned(_));
+            let model = ErrorModel::new(r, cfg.nand.cell, geo.unit_bytes, seed);
+            fil.set_error_model(model, wear_in_txn);
+        }
+        NandBackend {
+            hil: Hil::new(cfg, &geo),
+            fil,
+            ftl: Ftl::new(cfg, seed),
+            scheme,
+            geo,
+        }
+    }
+}
+
 impl Backend {
-    /// The back end `cfg` names, over the NAND geometry `geo`; `seed` draws what the device is
-    /// built with (factory bad blocks).
-    pub fn new(cfg: &SsdConfig, geo: &Geometry, seed: u64) -> Backend {
+    /// The back end `cfg` names; `seed` draws what the device is built with (the FTL's random
+    /// streams, factory bad blocks, read errors).
+    pub fn new(cfg: &SsdConfig, seed: u64) -> Backend {
         let pcm = || {
             PcmCtrl::new(
                 cfg.pcm.as_ref().expect("a PCM back end has [pcm]"),
                 cfg.controller.cmd_overhead.0,
             )
         };
-        match cfg.backend_kind() {
-            BackendKind::Page => Backend::Page,
-            BackendKind::Cached => Backend::Cached,
-            BackendKind::BlockMapped => Backend::BlockMapped(HybridCtrl::new(cfg, geo, seed)),
-            BackendKind::Raw => Backend::Raw(RawNand::new(geo)),
-            BackendKind::Pcm => Backend::Pcm(pcm()),
-            BackendKind::Fusion => Backend::Fusion {
-                raw: RawNand::new(geo),
+        let kind = cfg.backend_kind();
+        if kind == BackendKind::Pcm {
+            return Backend::Pcm(pcm());
+        }
+        let geo = Geometry::from_config(cfg);
+        let scheme = match kind {
+            BackendKind::Page => Scheme::Page,
+            BackendKind::Cached => Scheme::Cached,
+            BackendKind::BlockMapped => Scheme::BlockMapped(HybridCtrl::new(cfg, &geo, seed)),
+            BackendKind::Raw => Scheme::Raw(RawNand::new(&geo)),
+            BackendKind::Fusion => Scheme::Fusion {
+                raw: RawNand::new(&geo),
                 pcm: pcm(),
             },
-            BackendKind::Zoned => Backend::Zoned(ZonedNand::new(cfg, geo, seed)),
-        }
+            BackendKind::Zoned => Scheme::Zoned(ZonedNand::new(cfg, &geo, seed)),
+            BackendKind::Pcm => unreachable!("a PCM-only device was built above"),
+        };
+        Backend::Nand(NandBackend::new(cfg, geo, seed, scheme))
     }
 
     pub fn kind(&self) -> BackendKind {
-        match self {
-            Backend::Page => BackendKind::Page,
-            Backend::Cached => BackendKind::Cached,
-            Backend::BlockMapped(_) => BackendKind::BlockMapped,
-            Backend::Raw(_) => BackendKind::Raw,
-            Backend::Pcm(_) => BackendKind::Pcm,
-            Backend::Fusion { .. } => BackendKind::Fusion,
-            Backend::Zoned(_) => BackendKind::Zoned,
+        match self.scheme() {
+            None => BackendKind::Pcm,
+            Some(Scheme::Page) => BackendKind::Page,
+            Some(Scheme::Cached) => BackendKind::Cached,
+            Some(Scheme::BlockMapped(_)) => BackendKind::BlockMapped,
+            Some(Scheme::Raw(_)) => BackendKind::Raw,
+            Some(Scheme::Fusion { .. }) => BackendKind::Fusion,
+            Some(Scheme::Zoned(_)) => BackendKind::Zoned,
         }
+    }
+
+    /// The NAND layers (a device with NAND).
+    pub fn nand(&self) -> Option<&NandBackend> {
+        match self {
+            Backend::Nand(n) => Some(n),
+            Backend::Pcm(_) => None,
+        }
+    }
+
+    pub fn nand_mut(&mut self) -> Option<&mut NandBackend> {
+        match self {
+            Backend::Nand(n) => Some(n),
+            Backend::Pcm(_) => None,
+        }
+    }
+
+    /// The FTL scheme (a device with NAND).
+    pub fn scheme(&self) -> Option<&Scheme> {
+        self.nand().map(|n| &n.scheme)
+    }
+
+    fn scheme_mut(&mut self) -> Option<&mut Scheme> {
+        self.nand_mut().map(|n| &mut n.scheme)
     }
 
     /// The raw NAND firmware's state (a raw or fusion device).
     pub fn raw(&self) -> Option<&RawNand> {
-        match self {
-            Backend::Raw(r) | Backend::Fusion { raw: r, .. } => Some(r),
+        match self.scheme()? {
+            Scheme::Raw(r) | Scheme::Fusion { raw: r, .. } => Some(r),
             _ => None,
         }
     }
 
     pub(crate) fn raw_mut(&mut self) -> Option<&mut RawNand> {
-        match self {
-            Backend::Raw(r) | Backend::Fusion { raw: r, .. } => Some(r),
+        match self.scheme_mut()? {
+            Scheme::Raw(r) | Scheme::Fusion { raw: r, .. } => Some(r),
             _ => None,
         }
     }
@@ -113,44 +191,50 @@ impl Backend {
     /// The PCM's controller and media (a PCM-only or fusion device).
     pub fn pcm(&self) -> Option<&PcmCtrl> {
         match self {
-            Backend::Pcm(p) | Backend::Fusion { pcm: p, .. } => Some(p),
-            _ => None,
+            Backend::Pcm(p) => Some(p),
+            Backend::Nand(n) => match &n.scheme {
+                Scheme::Fusion { pcm, .. } => Some(pcm),
+                _ => None,
+            },
         }
     }
 
     pub(crate) fn pcm_mut(&mut self) -> Option<&mut PcmCtrl> {
         match self {
-            Backend::Pcm(p) | Backend::Fusion { pcm: p, .. } => Some(p),
-            _ => None,
+            Backend::Pcm(p) => Some(p),
+            Backend::Nand(n) => match &mut n.scheme {
+                Scheme::Fusion { pcm, .. } => Some(pcm),
+                _ => None,
+            },
         }
     }
 
     /// The zoned firmware (a zoned drive).
     pub fn zoned(&self) -> Option<&ZonedNand> {
-        match self {
-            Backend::Zoned(z) => Some(z),
+        match self.scheme()? {
+            Scheme::Zoned(z) => Some(z),
             _ => None,
         }
     }
 
     pub fn zoned_mut(&mut self) -> Option<&mut ZonedNand> {
-        match self {
-            Backend::Zoned(z) => Some(z),
+        match self.scheme_mut()? {
+            Scheme::Zoned(z) => Some(z),
             _ => None,
         }
     }
 
     /// The block-mapped FTL (a block-mapped device).
     pub fn block_mapped(&self) -> Option<&HybridCtrl> {
-        match self {
-            Backend::BlockMapped(h) => Some(h),
+        match self.scheme()? {
+            Scheme::BlockMapped(h) => Some(h),
             _ => None,
         }
     }
 
     pub fn block_mapped_mut(&mut self) -> Option<&mut HybridCtrl> {
-        match self {
-            Backend::BlockMapped(h) => Some(h),
+        match self.scheme_mut()? {
+            Scheme::BlockMapped(h) => Some(h),
             _ => None,
         }
     }
@@ -159,73 +243,86 @@ impl Backend {
     /// media): what a block-status query reports as allocated. A raw device's units are
     /// physical: programmed since their block's erase. PCM is updated in place: every line is.
     /// A zoned drive's: programmed since its zone's reset.
-    pub fn is_mapped(&self, lpn: u64, ftl: &Ftl) -> bool {
-        match self {
-            Backend::Page | Backend::Cached => ftl.lookup(lpn).is_some(),
-            Backend::BlockMapped(h) => h.ftl.lookup(lpn).is_some(),
-            Backend::Raw(r) | Backend::Fusion { raw: r, .. } => r.is_programmed(lpn),
-            Backend::Pcm(_) => true,
-            Backend::Zoned(z) => z.is_programmed(lpn),
+    pub fn is_mapped(&self, lpn: u64) -> bool {
+        let Backend::Nand(n) = self else {
+            return true;
+        };
+        match &n.scheme {
+            Scheme::Page | Scheme::Cached => n.ftl.lookup(lpn).is_some(),
+            Scheme::BlockMapped(h) => h.ftl.lookup(lpn).is_some(),
+            Scheme::Raw(r) | Scheme::Fusion { raw: r, .. } => r.is_programmed(lpn),
+            Scheme::Zoned(z) => z.is_programmed(lpn),
         }
     }
 
     /// Whether the device has worn out and takes no more writes (`[reliability]`).
-    pub fn read_only(&self, ftl: &Ftl) -> bool {
-        match self {
-            Backend::Page | Backend::Cached => ftl.read_only(),
-            Backend::BlockMapped(h) => h.ftl.read_only(),
-            Backend::Zoned(z) => z.read_only(),
-            _ => false,
+    pub fn read_only(&self) -> bool {
+        let Backend::Nand(n) = self else {
+            return false;
+        };
+        match &n.scheme {
+            Scheme::Page | Scheme::Cached => n.ftl.read_only(),
+            Scheme::BlockMapped(h) => h.ftl.read_only(),
+            Scheme::Zoned(z) => z.read_only(),
+            Scheme::Raw(_) | Scheme::Fusion { .. } => false,
         }
     }
 
     /// Wear-out figures, where the back end models wear (`[reliability]`).
-    pub fn wear<'a>(&'a self, ftl: &'a Ftl) -> Option<&'a Wear> {
-        match self {
-            Backend::Page | Backend::Cached => ftl.wear.as_ref(),
-            Backend::BlockMapped(h) => h.ftl.wear(),
-            Backend::Zoned(z) => z.wear(),
-            _ => None,
+    pub fn wear(&self) -> Option<&Wear> {
+        let n = self.nand()?;
+        match &n.scheme {
+            Scheme::Page | Scheme::Cached => n.ftl.wear.as_ref(),
+            Scheme::BlockMapped(h) => h.ftl.wear(),
+            Scheme::Zoned(z) => z.wear(),
+            Scheme::Raw(_) | Scheme::Fusion { .. } => None,
         }
     }
 
     /// Spare blocks left, in percent of the reserve (SMART's Available Spare); 100 where no
     /// block retires.
-    pub fn available_spare_percent(&self, ftl: &Ftl) -> f64 {
-        match self {
-            Backend::Page | Backend::Cached => ftl.available_spare_percent(),
-            Backend::BlockMapped(h) => h.ftl.available_spare_percent(),
-            Backend::Zoned(z) => z.available_spare_percent(),
-            _ => 100.0,
+    pub fn available_spare_percent(&self) -> f64 {
+        let Backend::Nand(n) = self else {
+            return 100.0;
+        };
+        match &n.scheme {
+            Scheme::Page | Scheme::Cached => n.ftl.available_spare_percent(),
+            Scheme::BlockMapped(h) => h.ftl.available_spare_percent(),
+            Scheme::Zoned(z) => z.available_spare_percent(),
+            Scheme::Raw(_) | Scheme::Fusion { .. } => 100.0,
         }
     }
 
     /// Mean wear of the good blocks against their P/E limit, in percent, where the back end
     /// models wear (`[reliability]`).
-    pub fn percentage_used(&self, ftl: &Ftl) -> Option<f64> {
-        match self {
-            Backend::Page | Backend::Cached => ftl.wear.is_some().then(|| ftl.percentage_used()),
-            Backend::BlockMapped(h) => h.ftl.percentage_used(),
-            Backend::Zoned(z) => z.percentage_used(),
-            _ => None,
+    pub fn percentage_used(&self) -> Option<f64> {
+        let n = self.nand()?;
+        match &n.scheme {
+            Scheme::Page | Scheme::Cached => n.ftl.wear.is_some().then(|| n.ftl.percentage_used()),
+            Scheme::BlockMapped(h) => h.ftl.percentage_used(),
+            Scheme::Zoned(z) => z.percentage_used(),
+            Scheme::Raw(_) | Scheme::Fusion { .. } => None,
         }
     }
 
     /// Erases of the most-erased block, from the records of whoever erases: the page FTL, a
     /// block-mapped FTL, or a raw device's firmware (for its driver). PCM has no erase.
-    pub fn max_erase_count(&self, ftl: &Ftl) -> u64 {
+    pub fn max_erase_count(&self) -> u64 {
+        let Backend::Nand(n) = self else {
+            return 0;
+        };
         let max = |counts: &[u32]| counts.iter().copied().max().unwrap_or(0) as u64;
-        match self {
-            Backend::Page | Backend::Cached => ftl
+        match &n.scheme {
+            Scheme::Page | Scheme::Cached => n
+                .ftl
                 .blocks()
                 .iter()
                 .map(|b| b.erase_count as u64)
                 .max()
                 .unwrap_or(0),
-            Backend::BlockMapped(h) => max(h.ftl.erase_counts()),
-            Backend::Raw(r) | Backend::Fusion { raw: r, .. } => max(r.erase_counts()),
-            Backend::Zoned(z) => max(z.erase_counts()),
-            Backend::Pcm(_) => 0,
+            Scheme::BlockMapped(h) => max(h.ftl.erase_counts()),
+            Scheme::Raw(r) | Scheme::Fusion { raw: r, .. } => max(r.erase_counts()),
+            Scheme::Zoned(z) => max(z.erase_counts()),
         }
     }
 
@@ -246,8 +343,11 @@ impl Backend {
             pages_copied: 0,
             zones: None,
         };
-        match self {
-            Backend::BlockMapped(h) => {
+        let Some(scheme) = self.scheme() else {
+            return f;
+        };
+        match scheme {
+            Scheme::BlockMapped(h) => {
                 let m = &h.ftl.counts;
                 f.host_pages_written = Some(m.host_pages_written);
                 // A block-mapped FTL's map unit is the page: its writes and merge copies are
@@ -267,12 +367,12 @@ impl Backend {
                 });
                 f.pages_copied = m.pages_copied;
             }
-            Backend::Raw(r) | Backend::Fusion { raw: r, .. } => {
+            Scheme::Raw(r) | Scheme::Fusion { raw: r, .. } => {
                 // A raw device's erases are its driver's, counted by the firmware.
                 f.erases = r.counters.erases;
                 f.erase_count = Some(Spread::of(r.erase_counts().iter().map(|&n| n as f64)));
             }
-            Backend::Zoned(z) => {
+            Scheme::Zoned(z) => {
                 // No GC: the device writes what the host wrote, plus a finish's filler.
                 let host = z.counters.host_units_written;
                 let upp = z.units_per_page();
@@ -299,7 +399,7 @@ impl Backend {
                     errors: Default::default(),
                 });
             }
-            Backend::Page | Backend::Cached | Backend::Pcm(_) => {}
+            Scheme::Page | Scheme::Cached => {}
         }
         f
     }

@@ -27,13 +27,161 @@
 
 use crate::config::{CacheConfig, CacheMode, CachePorts};
 use crate::ctrl::cache::CacheBuffer;
+use crate::ctrl::datacheck::DataCheck;
 use crate::ctrl::fil::{Queue, Txn, TxnKind};
+use crate::ctrl::zoned::ZonedNand;
 use crate::ctrl::{Behind, FlashPort};
 use crate::error::{Error, Result};
+use crate::event::Event;
+use crate::ftl::mapping_cache::MappingCache;
 use crate::iface::HostPort;
 use crate::media::dram::{Dram, DramTiming, Port};
-use crate::sim::SimTime;
+use crate::sim::{EventQueue, SimTime};
 use std::collections::{BTreeSet, VecDeque};
+
+/// What the buffer's lines are written back to and checked against: NAND through the flash
+/// port (the page FTL, or the block-mapped FTL the port carries), or a PCM-only device's PCM
+/// (`pcm::PcmLines`), which has no flash port. Generic, not a tag: the NAND paths compile to
+/// what they were with the flash port alone.
+pub(crate) trait Lines {
+    /// Where logical unit `lpn` is now (a NAND unit; on PCM, line `lpn` itself).
+    fn lookup(&self, lpn: u64) -> Option<u32>;
+    /// Tests only: the data-placement oracle.
+    fn check(&mut self) -> Option<&mut DataCheck>;
+    /// The cached map's translation pages, whose entries a flush changes (a cached map only).
+    fn mapping(&mut self) -> Option<&mut MappingCache>;
+    /// The oracle's note that a write of `lpn` went into line `slot` at `now` (with the
+    /// power-loss model, a map checkpoint then due is programmed: events into `q`).
+    fn written_to_line(
+        &mut self,
+        now: SimTime,
+        lpn: u64,
+        slot: u32,
+        q: &mut EventQueue<Event>,
+    ) -> Result<()>;
+    /// The zoned drive behind the buffer, whose zones' lines go to the media each in order
+    /// (`ctrl::zoned::ZoneOrder`); None for any other medium or scheme.
+    fn zoned(&self) -> Option<&ZonedNand>;
+    /// Write line `slot`, holding unit `lpn`, back to the medium; its end comes back as
+    /// [`BufferManager::flush_done`].
+    fn flush_out(
+        &mut self,
+        now: SimTime,
+        lpn: u64,
+        slot: u32,
+        line_bytes: u64,
+        up: &mut HostPort,
+    ) -> Result<()>;
+}
+
+impl Lines for FlashPort<'_> {
+    #[inline]
+    fn lookup(&self, lpn: u64) -> Option<u32> {
+        FlashPort::lookup(self, lpn)
+    }
+
+    #[inline]
+    fn check(&mut self) -> Option<&mut DataCheck> {
+        self.check.as_mut()
+    }
+
+    #[inline]
+    fn mapping(&mut self) -> Option<&mut MappingCache> {
+        self.ftl.mapping.as_mut()
+    }
+
+    fn written_to_line(
+        &mut self,
+        now: SimTime,
+        lpn: u64,
+        slot: u32,
+        q: &mut EventQueue<Event>,
+    ) -> Result<()> {
+        if let Some(dc) = self.check.as_mut() {
+            dc.write_to_line(lpn, slot, self.ftl);
+            if dc.checkpoint_due() {
+                self.program_checkpoint(now, q)?;
+            }
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn zoned(&self) -> Option<&ZonedNand> {
+        match &self.behind {
+            Behind::Zoned(z) => Some(z),
+            _ => None,
+        }
+    }
+
+    /// Map the line's unit in the FTL behind the buffer and queue its program with the die's
+    /// host writes.
+    fn flush_out(
+        &mut self,
+        now: SimTime,
+        lpn: u64,
+        slot: u32,
+        _line_bytes: u64,
+        up: &mut HostPort,
+    ) -> Result<()> {
+        let FlashPort {
+            fil,
+            ftl,
+            check,
+            behind,
+        } = &mut *self;
+        match behind {
+            // A block-mapped FTL: the line's page goes where that map puts it, after the merge
+            // work its write implies (queued first, on the same die).
+            Behind::Blocks(h) => return h.flush_line(now, lpn, slot, fil, ftl, check, up.q),
+            // A zoned drive: the line's block is at its zone's flush pointer (`flush_line`).
+            Behind::Zoned(z) => {
+                let pun = z.flush_unit(lpn);
+                if let Some(dc) = check.as_mut() {
+                    dc.flush(slot, pun, ftl);
+                }
+                let geo = &ftl.geo;
+                let t = fil.add_txn(Txn {
+                    kind: TxnKind::Flush,
+                    cmd: slot,
+                    pun,
+                    plane: geo.plane_of_block(geo.block_of_unit(pun)),
+                    host_bytes: 0,
+                    epoch: 0,
+                    aux: lpn as u32,
+                    overwrote: crate::ftl::NONE,
+                });
+                fil.enqueue(now, t, Queue::HostWrite, ftl, up.q);
+                return Ok(());
+            }
+            Behind::PageFtl => {}
+        }
+        let pun = self.ftl.write(lpn)?;
+        if let Some(m) = self.ftl.mapping.as_mut() {
+            m.update_lpn(lpn);
+        }
+        if let Some(dc) = self.check.as_mut() {
+            dc.flush(slot, pun, self.ftl);
+        }
+        let geo = &self.ftl.geo;
+        let block = geo.block_of_unit(pun);
+        let plane = geo.plane_of_block(block);
+        let t = self.fil.add_txn(Txn {
+            kind: TxnKind::Flush,
+            // A flush names its line; the rest is in `flights`.
+            cmd: slot,
+            pun,
+            plane,
+            host_bytes: 0,
+            epoch: self.ftl.blocks()[block as usize].epoch,
+            aux: 0,
+            overwrote: self.ftl.overwrote(),
+        });
+        self.fil.enqueue(now, t, Queue::HostWrite, self.ftl, up.q);
+        self.drain_gc(now, up.q);
+        Ok(())
+    }
+}
 
 /// What a flush under way is for, kept per line (one flush per line at a time).
 #[derive(Clone, Copy, Debug)]
@@ -290,7 +438,7 @@ impl BufferManager {
         now: SimTime,
         cmd: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut impl Lines,
     ) -> Result<()> {
         let c = up.cmds.get(cmd);
         let (offset, len) = (c.offset, c.len);
@@ -309,7 +457,7 @@ impl BufferManager {
                 all_hit = false;
             }
             let waiting = self.waiting.len() + 1;
-            if waiting > 1 && matches!(flash.behind, Behind::Zoned(_)) {
+            if waiting > 1 && flash.zoned().is_some() {
                 // A zone's blocks enter the buffer in order: none passes one that waits. It
                 // waits too, with a flush started for it as one that found no line would.
                 self.stats.waits += 1;
@@ -350,15 +498,12 @@ impl BufferManager {
         bytes: u64,
         waiting: usize,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut impl Lines,
     ) -> Result<Placed> {
         let placed = self.place_unchecked(now, lpn, bytes, waiting, up, flash)?;
-        if let (Placed::At(_), Some(dc)) = (&placed, flash.check.as_mut()) {
+        if let (Placed::At(_), Some(_)) = (&placed, flash.check()) {
             let slot = self.buf.find(lpn).expect("placed");
-            dc.write_to_line(lpn, slot, flash.ftl);
-            if dc.checkpoint_due() {
-                flash.program_checkpoint(now, up.q)?;
-            }
+            flash.written_to_line(now, lpn, slot, up.q)?;
         }
         Ok(placed)
     }
@@ -370,7 +515,7 @@ impl BufferManager {
         bytes: u64,
         waiting: usize,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut impl Lines,
     ) -> Result<Placed> {
         if let Some(slot) = self.buf.touch(lpn) {
             self.buf.write(slot);
@@ -402,7 +547,7 @@ impl BufferManager {
     /// Write units wait for lines: start an on-demand flush of the eviction candidate unless
     /// the flushes under way will free a line for each of them (as [`Self::place`] does for a
     /// unit that finds no line).
-    fn make_room(&mut self, now: SimTime, up: &mut HostPort, flash: &mut FlashPort) -> Result<()> {
+    fn make_room(&mut self, now: SimTime, up: &mut HostPort, flash: &mut impl Lines) -> Result<()> {
         if self.on_demand_inflight as usize >= self.waiting.len() || !self.buf.is_full() {
             return Ok(());
         }
@@ -429,17 +574,17 @@ impl BufferManager {
         slot: u32,
         kind: FlushKind,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut impl Lines,
     ) -> Result<bool> {
-        let slot = match &flash.behind {
-            Behind::Zoned(z) => {
+        let slot = match flash.zoned() {
+            Some(z) => {
                 let first = z.next_to_flush(self.buf.line(slot).lpn);
                 match self.buf.find(first) {
                     Some(s) if self.buf.line(s).dirty && !self.buf.line(s).flushing => s,
                     _ => return Ok(false),
                 }
             }
-            _ => slot,
+            None => slot,
         };
         let generation = self.buf.start_flush(slot);
         self.stats.flushes[kind as usize] += 1;
@@ -457,7 +602,7 @@ impl BufferManager {
             seq,
             generation,
         });
-        if let Some(m) = flash.ftl.mapping.as_mut() {
+        if let Some(m) = flash.mapping() {
             let lpn = self.buf.line(slot).lpn;
             if !m.flush_lookup(lpn, slot) {
                 return Ok(true);
@@ -472,15 +617,16 @@ impl BufferManager {
         Ok(true)
     }
 
-    /// A flush under way has its map entry at hand: read the line out of DRAM, map its unit in
-    /// the FTL and queue the program with the die's host writes. A line trimmed meanwhile (only
+    /// A flush under way has its map entry at hand: read the line out of DRAM and write it back
+    /// ([`Lines::flush_out`]: on NAND, map its unit in the FTL and queue the program with the
+    /// die's host writes; on PCM, write it in place). A line trimmed meanwhile (only
     /// while its flush waited for a translation page) programs nothing: its flush ends here.
     pub(crate) fn flush_program(
         &mut self,
         now: SimTime,
         slot: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut impl Lines,
     ) -> Result<()> {
         let line = *self.buf.line(slot);
         if line.orphan {
@@ -498,68 +644,7 @@ impl BufferManager {
             Port::Host
         };
         self.dram_io(now, slot, self.line_bytes, port, false);
-        let lpn = line.lpn;
-        let FlashPort {
-            fil,
-            ftl,
-            check,
-            behind,
-        } = &mut *flash;
-        match behind {
-            // A PCM-only device: the line is written in place; its end comes as an event.
-            Behind::Pcm(p) => {
-                p.flush_line(now, lpn, slot, self.line_bytes, up.q);
-                return Ok(());
-            }
-            // A block-mapped FTL: the line's page goes where that map puts it, after the merge
-            // work its write implies (queued first, on the same die).
-            Behind::Blocks(h) => return h.flush_line(now, lpn, slot, fil, ftl, check, up.q),
-            // A zoned drive: the line's block is at its zone's flush pointer (`flush_line`).
-            Behind::Zoned(z) => {
-                let pun = z.flush_unit(lpn);
-                if let Some(dc) = check.as_mut() {
-                    dc.flush(slot, pun, ftl);
-                }
-                let geo = &ftl.geo;
-                let t = fil.add_txn(Txn {
-                    kind: TxnKind::Flush,
-                    cmd: slot,
-                    pun,
-                    plane: geo.plane_of_block(geo.block_of_unit(pun)),
-                    host_bytes: 0,
-                    epoch: 0,
-                    aux: lpn as u32,
-                    overwrote: crate::ftl::NONE,
-                });
-                fil.enqueue(now, t, Queue::HostWrite, ftl, up.q);
-                return Ok(());
-            }
-            Behind::PageFtl => {}
-        }
-        let pun = flash.ftl.write(lpn)?;
-        if let Some(m) = flash.ftl.mapping.as_mut() {
-            m.update_lpn(lpn);
-        }
-        if let Some(dc) = flash.check.as_mut() {
-            dc.flush(slot, pun, flash.ftl);
-        }
-        let geo = &flash.ftl.geo;
-        let block = geo.block_of_unit(pun);
-        let plane = geo.plane_of_block(block);
-        let t = flash.fil.add_txn(Txn {
-            kind: TxnKind::Flush,
-            // A flush names its line; the rest is in `flights`.
-            cmd: slot,
-            pun,
-            plane,
-            host_bytes: 0,
-            epoch: flash.ftl.blocks()[block as usize].epoch,
-            aux: 0,
-            overwrote: flash.ftl.overwrote(),
-        });
-        flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
-        flash.drain_gc(now, up.q);
-        Ok(())
+        flash.flush_out(now, line.lpn, slot, self.line_bytes, up)
     }
 
     /// A flush program finished: the line is clean unless written since; an on-demand flush
@@ -569,7 +654,7 @@ impl BufferManager {
         now: SimTime,
         slot: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut impl Lines,
     ) -> Result<()> {
         let f = self.flights[slot as usize]
             .take()
@@ -608,7 +693,7 @@ impl BufferManager {
         f: Flight,
         still_cached: bool,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut impl Lines,
     ) -> Result<()> {
         let mut needed = None;
         self.redo.retain(|&(s, g)| {
@@ -643,7 +728,7 @@ impl BufferManager {
         &mut self,
         now: SimTime,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut impl Lines,
     ) -> Result<()> {
         while let Some(w) = self.waiting.front().copied() {
             let waiting = self.waiting.len();
@@ -668,7 +753,7 @@ impl BufferManager {
         &mut self,
         now: SimTime,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut impl Lines,
     ) -> Result<()> {
         loop {
             let hi = self.cfg.flush_high_watermark;
@@ -705,7 +790,7 @@ impl BufferManager {
         &mut self,
         now: SimTime,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut impl Lines,
     ) -> Result<()> {
         if self.cfg.ports != CachePorts::Dual || self.preemptive_busy {
             return Ok(());
@@ -735,7 +820,7 @@ impl BufferManager {
 
     /// Unit `lpn` was read from NAND unit `pun`: keep a clean copy if a line comes without
     /// flushing, unless newer data for it exists by now (in the buffer, or mapped elsewhere).
-    pub(crate) fn fill(&mut self, now: SimTime, lpn: u64, pun: u32, flash: &mut FlashPort) {
+    pub(crate) fn fill(&mut self, now: SimTime, lpn: u64, pun: u32, flash: &mut impl Lines) {
         let unit = self.line_bytes;
         if flash.lookup(lpn) != Some(pun) {
             return;
@@ -752,7 +837,7 @@ impl BufferManager {
         let slot = self.buf.insert(lpn, false);
         self.dram_io(now, slot, unit, Port::Host, true);
         self.sample(now);
-        if let Some(dc) = flash.check.as_mut() {
+        if let Some(dc) = flash.check() {
             dc.fill_line(slot, Some(pun));
         }
     }
@@ -764,7 +849,7 @@ impl BufferManager {
         now: SimTime,
         lpn: u64,
         pun: u32,
-        flash: &mut FlashPort,
+        flash: &mut impl Lines,
     ) {
         if flash.lookup(lpn) != Some(pun) {
             return;
@@ -772,7 +857,7 @@ impl BufferManager {
         let unit = self.line_bytes;
         if let Some(slot) = self.buf.touch(lpn) {
             self.dram_io(now, slot, unit, Port::Host, true);
-            if let Some(dc) = flash.check.as_mut() {
+            if let Some(dc) = flash.check() {
                 dc.fill_line(slot, Some(pun));
             }
             return;
@@ -787,7 +872,7 @@ impl BufferManager {
         now: SimTime,
         cmd: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut impl Lines,
     ) -> Result<()> {
         for (slot, f) in self.flights.iter().enumerate() {
             if f.is_none() {
@@ -827,10 +912,10 @@ impl BufferManager {
         done: SimTime,
         cmd: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut impl Lines,
     ) -> Result<()> {
         let c = up.cmds.get(cmd);
-        if !(c.fua && matches!(flash.behind, Behind::Zoned(_))) {
+        if !(c.fua && flash.zoned().is_some()) {
             up.complete(done, cmd);
             return Ok(());
         }
@@ -849,10 +934,10 @@ impl BufferManager {
         lba: u64,
         end: u64,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut impl Lines,
     ) -> Result<()> {
         loop {
-            let Behind::Zoned(z) = &flash.behind else {
+            let Some(z) = flash.zoned() else {
                 return Ok(());
             };
             let next = z.next_to_flush(lba);
@@ -875,7 +960,7 @@ impl BufferManager {
         lo: u64,
         hi: u64,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut impl Lines,
     ) -> Result<()> {
         for lpn in lo..hi {
             self.buf.discard(lpn);

@@ -43,11 +43,17 @@ impl DataCheck {
 
     /// A write of `lpn` placed in buffer line `slot`.
     pub fn write_to_line(&mut self, lpn: u64, slot: u32, ftl: &Ftl) {
-        let v = self.next(lpn);
-        self.in_line.insert(slot, v);
+        self.write_to_line_in_place(lpn, slot);
         if let Some(p) = self.power.as_deref_mut() {
             p.write_to_line(lpn, slot, ftl);
         }
+    }
+
+    /// A write of `lpn` placed in buffer line `slot` on a device without an FTL (PCM-only),
+    /// which the power-loss model does not cover (`Device::enable_power_loss`).
+    pub fn write_to_line_in_place(&mut self, lpn: u64, slot: u32) {
+        let v = self.next(lpn);
+        self.in_line.insert(slot, v);
     }
 
     /// A clean copy of NAND unit `pun` went into line `slot` (read allocate, write-through).

@@ -6,14 +6,13 @@
 //! interface's), flash through [`FlashPort`], and the cache buffer, when there is one, through
 //! its manager.
 
-use super::backend::Backend;
 use super::buffer::BufferManager;
 use super::fil::{Queue, Txn, TxnKind};
 use super::hybrid::HybridCtrl;
 use super::raw::RawNand;
 use super::zoned::{Arrival, ZonedNand};
 use super::zones::ZoneAction;
-use super::{units_of, FlashPort, HilCounters};
+use super::{units_of, Behind, FlashPort, HilCounters};
 use crate::config::{FtlKind, SsdConfig};
 use crate::error::Result;
 use crate::event::Event;
@@ -1434,8 +1433,8 @@ impl Hil {
     }
 
     /// A read transaction's data is decoded at `ready`: move it to the host (or, for a
-    /// read-modify-write, count it) and complete the command when it was the last. `blocks`:
-    /// the block-mapped FTL behind the cache buffer, if that is where the map is.
+    /// read-modify-write, count it) and complete the command when it was the last. `behind`:
+    /// what the cache buffer, when there is one, works in front of (whose map it follows).
     #[inline]
     pub(crate) fn read_done(
         &mut self,
@@ -1444,7 +1443,7 @@ impl Hil {
         up: &mut HostPort,
         flash: &mut FlashPort,
         cache: Option<&mut BufferManager>,
-        behind: Option<&mut Backend>,
+        behind: &mut Behind<'_>,
     ) -> Result<()> {
         let t = flash.fil.remove_txn(txn);
         if matches!(t.kind, TxnKind::MapRead | TxnKind::MapUpdateRead) {
@@ -1477,13 +1476,8 @@ impl Hil {
             if let Some(bm) = cache {
                 // What the buffer keeps follows the map of the back end behind it.
                 match behind {
-                    Some(Backend::BlockMapped(h)) => {
-                        bm.fill(ready, t.aux as u64, t.pun, &mut flash.with_blocks(h))
-                    }
-                    Some(Backend::Zoned(z)) => {
-                        bm.fill(ready, t.aux as u64, t.pun, &mut flash.with_zoned(z))
-                    }
-                    _ => bm.fill(ready, t.aux as u64, t.pun, flash),
+                    Behind::PageFtl => bm.fill(ready, t.aux as u64, t.pun, flash),
+                    _ => bm.fill(ready, t.aux as u64, t.pun, &mut flash.with_behind(behind)),
                 }
             }
             let pos = (t.aux as u64 * self.geo.unit_bytes).saturating_sub(up.cmds.get(cmd).offset);

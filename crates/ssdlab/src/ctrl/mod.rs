@@ -67,16 +67,14 @@ pub(crate) struct FlashPort<'a> {
 }
 
 /// The back end a [`FlashPort`] reaches besides the page FTL (one tag: building a port costs
-/// what it did with the block map alone).
+/// what it did with the block map alone). A PCM-only device has no flash port: its cache
+/// buffer's lines go to the PCM through `pcm::PcmLines`.
 pub(crate) enum Behind<'a> {
     /// The page FTL (or a back end that has no cache buffer).
     PageFtl,
     /// A block-mapped FTL, when the cache buffer works in front of it (its lines are flushed
     /// to, and checked against, that map instead of the page FTL's).
     Blocks(&'a mut HybridCtrl),
-    /// A PCM-only device, when the cache buffer works in front of it (its lines are flushed
-    /// into the PCM in place).
-    Pcm(&'a mut pcm::PcmCtrl),
     /// A zoned drive, when the cache buffer works in front of it (its lines are flushed to
     /// their zones' blocks, each zone's in order).
     Zoned(&'a mut zoned::ZonedNand),
@@ -104,16 +102,6 @@ impl<'a> FlashPort<'a> {
         }
     }
 
-    /// This port with PCM-only device `p` in it, for the cache buffer's work in front of it.
-    pub fn with_pcm<'b>(&'b mut self, p: &'b mut pcm::PcmCtrl) -> FlashPort<'b> {
-        FlashPort {
-            fil: self.fil,
-            ftl: self.ftl,
-            check: self.check,
-            behind: Behind::Pcm(p),
-        }
-    }
-
     /// This port with zoned drive `z` in it, for the cache buffer's work in front of it.
     pub fn with_zoned<'b>(&'b mut self, z: &'b mut zoned::ZonedNand) -> FlashPort<'b> {
         FlashPort {
@@ -121,6 +109,20 @@ impl<'a> FlashPort<'a> {
             ftl: self.ftl,
             check: self.check,
             behind: Behind::Zoned(z),
+        }
+    }
+
+    /// This port with `behind` in it: the back end whose map the cache buffer follows.
+    pub fn with_behind<'b>(&'b mut self, behind: &'b mut Behind<'_>) -> FlashPort<'b> {
+        FlashPort {
+            fil: self.fil,
+            ftl: self.ftl,
+            check: self.check,
+            behind: match behind {
+                Behind::PageFtl => Behind::PageFtl,
+                Behind::Blocks(h) => Behind::Blocks(h),
+                Behind::Zoned(z) => Behind::Zoned(z),
+            },
         }
     }
 
@@ -185,8 +187,6 @@ impl<'a> FlashPort<'a> {
     pub fn lookup(&self, lpn: u64) -> Option<u32> {
         match &self.behind {
             Behind::Blocks(h) => h.ftl.lookup(lpn),
-            // PCM is written in place: line `lpn` is always PCM line `lpn`.
-            Behind::Pcm(_) => Some(lpn as u32),
             // A zoned drive's block is at its place in its zone once programmed there.
             Behind::Zoned(z) => z.is_programmed(lpn).then(|| z.unit_of(lpn)),
             Behind::PageFtl => self.ftl.lookup(lpn),

@@ -18,8 +18,9 @@
 //! lines it holds. An NVMe Flush waits for the buffer's dirty lines. Trims change nothing:
 //! the PCM keeps its data and the buffer its lines.
 
-use super::buffer::BufferManager;
-use super::{units_of, FlashPort};
+use super::buffer::{BufferManager, Lines};
+use super::datacheck::DataCheck;
+use super::units_of;
 use crate::config::{PcmConfig, PcmEnergy};
 use crate::error::Result;
 use crate::event::Event;
@@ -29,6 +30,63 @@ use crate::request::Op;
 use crate::sim::time::Timeline;
 use crate::sim::{EventQueue, SimTime};
 use crate::stats::result::{PcmEnergyResult, PcmResult, PcmWear, PcmWearBucket, UnitUtil};
+
+/// The cache buffer's way to a PCM-only device's media: a line is PCM line `lpn`, written in
+/// place (`buffer::Lines`).
+pub(crate) struct PcmLines<'a> {
+    pub pcm: &'a mut PcmCtrl,
+    /// Tests only: the data-placement oracle.
+    pub check: &'a mut Option<DataCheck>,
+}
+
+impl Lines for PcmLines<'_> {
+    /// PCM is written in place: line `lpn` is always PCM line `lpn`.
+    fn lookup(&self, lpn: u64) -> Option<u32> {
+        Some(lpn as u32)
+    }
+
+    fn check(&mut self) -> Option<&mut DataCheck> {
+        self.check.as_mut()
+    }
+
+    /// No map: nothing for a flush to look up.
+    fn mapping(&mut self) -> Option<&mut crate::ftl::mapping_cache::MappingCache> {
+        None
+    }
+
+    /// No map to checkpoint: the oracle's note only.
+    fn written_to_line(
+        &mut self,
+        _now: SimTime,
+        lpn: u64,
+        slot: u32,
+        _q: &mut EventQueue<Event>,
+    ) -> crate::error::Result<()> {
+        if let Some(dc) = self.check.as_mut() {
+            dc.write_to_line_in_place(lpn, slot);
+        }
+        Ok(())
+    }
+
+    /// No zones: lines go back in any order.
+    fn zoned(&self) -> Option<&super::zoned::ZonedNand> {
+        None
+    }
+
+    /// Write the line in place; its end comes as an event (`PcmFlushEnd`, or the access's
+    /// `PcmWriteEnd` with write pausing).
+    fn flush_out(
+        &mut self,
+        now: SimTime,
+        lpn: u64,
+        slot: u32,
+        line_bytes: u64,
+        up: &mut HostPort,
+    ) -> Result<()> {
+        self.pcm.flush_line(now, lpn, slot, line_bytes, up.q);
+        Ok(())
+    }
+}
 
 /// A write access in flight (write pausing) that is a cache line's flush, not a command's:
 /// this bit, and the line's slot, in `write_cmd`.
@@ -120,7 +178,7 @@ impl PcmCtrl {
         cmd: u32,
         up: &mut HostPort,
         cache: Option<&mut BufferManager>,
-        flash: &mut FlashPort,
+        check: &mut Option<DataCheck>,
     ) -> Result<()> {
         let c = up.cmds.get(cmd);
         match c.op {
@@ -128,7 +186,7 @@ impl PcmCtrl {
                 let (offset, len) = (c.offset, c.len);
                 let ready = match cache {
                     None => self.media.read(now, offset, len),
-                    Some(bm) => return self.read_cached(now, cmd, up, bm, flash),
+                    Some(bm) => return self.read_cached(now, cmd, up, bm, check),
                 };
                 let end = up.push_read_data(ready, cmd, len, 0);
                 let c = up.cmds.get_mut(cmd);
@@ -145,7 +203,7 @@ impl PcmCtrl {
             // Dirty lines of a cache buffer go to the PCM first; without one, nothing is
             // volatile.
             Op::Flush => match cache {
-                Some(bm) => bm.flush_command(now, cmd, up, &mut flash.with_pcm(self))?,
+                Some(bm) => bm.flush_command(now, cmd, up, &mut PcmLines { pcm: self, check })?,
                 None => up.complete(now, cmd),
             },
             Op::Erase => unreachable!("the device refuses erases of PCM at submission"),
@@ -168,7 +226,7 @@ impl PcmCtrl {
         cmd: u32,
         up: &mut HostPort,
         bm: &mut BufferManager,
-        flash: &mut FlashPort,
+        check: &mut Option<DataCheck>,
     ) -> Result<()> {
         let c = up.cmds.get(cmd);
         let (offset, len) = (c.offset, c.len);
@@ -198,7 +256,7 @@ impl PcmCtrl {
         let c = up.cmds.get_mut(cmd);
         c.data_done = c.data_done.max(end);
         up.complete(end, cmd);
-        let mut port = flash.with_pcm(self);
+        let mut port = PcmLines { pcm: self, check };
         for lpn in whole_misses {
             bm.fill(ready, lpn, lpn as u32, &mut port);
         }
@@ -242,18 +300,18 @@ impl PcmCtrl {
         cmd: u32,
         up: &mut HostPort,
         cache: Option<&mut BufferManager>,
-        flash: &mut FlashPort,
+        check: &mut Option<DataCheck>,
     ) -> Result<()> {
         let c = up.cmds.get(cmd);
         let (offset, len) = (c.offset, c.len);
         if let Some(bm) = cache {
             if bm.write_back() {
-                return bm.write(now, cmd, up, &mut flash.with_pcm(self));
+                return bm.write(now, cmd, up, &mut PcmLines { pcm: self, check });
             }
             // Write-through: the lines held (and whole lines, with read_allocate) take the new
             // data as it goes to the PCM.
             let unit = bm.line_bytes();
-            let mut port = flash.with_pcm(self);
+            let mut port = PcmLines { pcm: self, check };
             for (lpn, covered) in units_of(unit, offset, len) {
                 if covered == unit || bm.find(lpn).is_some() {
                     bm.write_through(now, lpn, lpn as u32, &mut port);
@@ -295,7 +353,7 @@ impl PcmCtrl {
         write: u32,
         up: &mut HostPort,
         cache: Option<&mut BufferManager>,
-        flash: &mut FlashPort,
+        check: &mut Option<DataCheck>,
     ) -> Result<()> {
         let end = self.media.write_end(write);
         if end > now {
@@ -305,7 +363,7 @@ impl PcmCtrl {
         self.media.release_write(write);
         let cmd = self.write_cmd[write as usize];
         if cmd & FLUSH != 0 {
-            return self.flush_end(now, cmd & !FLUSH, up, cache, flash);
+            return self.flush_end(now, cmd & !FLUSH, up, cache, check);
         }
         let c = up.cmds.get_mut(cmd);
         c.txns_left -= 1;
@@ -323,9 +381,9 @@ impl PcmCtrl {
         slot: u32,
         up: &mut HostPort,
         cache: Option<&mut BufferManager>,
-        flash: &mut FlashPort,
+        check: &mut Option<DataCheck>,
     ) -> Result<()> {
         let bm = cache.expect("a flush comes from the cache buffer");
-        bm.flush_done(now, slot, up, &mut flash.with_pcm(self))
+        bm.flush_done(now, slot, up, &mut PcmLines { pcm: self, check })
     }
 }

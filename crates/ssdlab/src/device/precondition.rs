@@ -3,7 +3,7 @@
 //! job or replay (`run`), the live server, the register-level NVMe controller, the paging
 //! model — starts from the same drive for the same config and seed.
 
-use super::{Backend, Device};
+use super::{Backend, Device, Scheme};
 use crate::config::{FillMode, SsdConfig};
 use crate::error::Result;
 use crate::stats::result::SteadyStateResult;
@@ -28,13 +28,15 @@ impl Device {
             self.load_state(cfg, path)?;
             return Ok(t0.elapsed().as_secs_f64());
         }
-        match self.backend_mut() {
-            // PCM is updated in place: no map to fill, nothing a fill would change. A zoned
-            // drive is written by its host only (validation refuses preconditioning for it).
-            Backend::Pcm(_) | Backend::Fusion { .. } | Backend::Zoned(_) => {
-                return Ok(t0.elapsed().as_secs_f64())
-            }
-            Backend::BlockMapped(h) => {
+        // PCM is updated in place: no map to fill, nothing a fill would change.
+        let Backend::Nand(nand) = self.backend_mut() else {
+            return Ok(t0.elapsed().as_secs_f64());
+        };
+        match &mut nand.scheme {
+            // A fusion device's NAND is its host's to fill; a zoned drive is written by its
+            // host only (validation refuses preconditioning for it).
+            Scheme::Fusion { .. } | Scheme::Zoned(_) => return Ok(t0.elapsed().as_secs_f64()),
+            Scheme::BlockMapped(h) => {
                 // A block-mapped FTL keeps its own map; the page FTL stays idle.
                 if p.fill == FillMode::SteadyState {
                     let mut report = tenth_seconds(progress);
@@ -45,10 +47,10 @@ impl Device {
                     .precondition(p.fill == FillMode::Sequential, p.random_overwrite, seed)?;
                 return Ok(t0.elapsed().as_secs_f64());
             }
-            Backend::Page | Backend::Cached | Backend::Raw(_) => {}
+            Scheme::Page | Scheme::Cached | Scheme::Raw(_) => {}
         }
         if p.fill != FillMode::None || p.random_overwrite > 0.0 {
-            let ftl = self.ftl_mut();
+            let ftl = &mut nand.ftl;
             let mut report = tenth_seconds(progress);
             let mut keep_going = || report(0, 0);
             if p.fill == FillMode::SteadyState {
@@ -70,7 +72,7 @@ impl Device {
     /// The steady state a `fill = "steady-state"` preconditioning reached, as a result reports
     /// it (`device.steady_state`); None for any other preconditioning.
     pub fn steady_state_result(&self) -> Option<SteadyStateResult> {
-        if let Backend::BlockMapped(h) = self.backend() {
+        if let Some(h) = self.backend().block_mapped() {
             return h.ftl.steady_state.as_ref().map(|s| SteadyStateResult {
                 write_amplification: s.steady.waf,
                 converged: s.steady.converged,
@@ -78,12 +80,15 @@ impl Device {
                 merges_per_host_page: Some(s.merges_per_host_page),
             });
         }
-        self.ftl().steady_state.as_ref().map(|s| SteadyStateResult {
-            write_amplification: s.waf,
-            converged: s.converged,
-            overwrite: s.overwrite,
-            merges_per_host_page: None,
-        })
+        self.ftl()?
+            .steady_state
+            .as_ref()
+            .map(|s| SteadyStateResult {
+                write_amplification: s.waf,
+                converged: s.converged,
+                overwrite: s.overwrite,
+                merges_per_host_page: None,
+            })
     }
 }
 

@@ -9,7 +9,7 @@
 //! disk reads, and the map tables, mostly closed form after preconditioning, are written as
 //! the chunks that hold anything (docs/state.md has the figures).
 
-use super::{Backend, Device};
+use super::{Backend, Device, Scheme};
 use crate::config::SsdConfig;
 use crate::error::{Error, Result};
 use crate::ftl::state_io::{StateReader, StateWriter};
@@ -101,7 +101,7 @@ impl Device {
                  (ftl.kind = \"page\", full or cached map) saves one"
             )));
         }
-        debug_assert!(matches!(self.backend, Backend::Page | Backend::Cached));
+        let ftl = self.page_ftl()?;
         let busy = if !self.cmds.is_empty() {
             Some(format!("{} commands in flight", self.cmds.len()))
         } else if let Some(d) = self
@@ -112,7 +112,7 @@ impl Device {
         {
             Some(format!("the cache buffer holds {d} dirty lines"))
         } else {
-            self.ftl.unsaveable()
+            ftl.unsaveable()
         };
         if let Some(why) = busy {
             return Err(Error::Sim(format!(
@@ -127,7 +127,7 @@ impl Device {
             w.u32(FORMAT_VERSION)?;
             w.str(&key_text(cfg))?;
             w.str(made_by)?;
-            self.ftl.save_state(&mut w)?;
+            ftl.save_state(&mut w)?;
             let file = w.finish()?.into_inner().map_err(|e| e.into_error())?;
             file.sync_all()?;
             file.metadata().map(|m| m.len())
@@ -156,6 +156,19 @@ impl Device {
         })
     }
 
+    /// The page-mapped FTL that keeps the map, whose state a saved state is; an error on
+    /// another back end (`SsdConfig::state_unsupported` refuses their configs first).
+    fn page_ftl(&self) -> Result<&crate::ftl::Ftl> {
+        match &self.backend {
+            Backend::Nand(n) if matches!(n.scheme, Scheme::Page | Scheme::Cached) => Ok(&n.ftl),
+            other => Err(Error::Config(format!(
+                "saving a drive state: only the page-mapped FTL (ftl.kind = \"page\", full or \
+                 cached map) saves one; this device's back end is {}",
+                other.kind().name()
+            ))),
+        }
+    }
+
     /// What a drive does at a clean shutdown before its state is saved: a cache buffer's dirty
     /// lines written to flash (a FLUSH, and the drive run until idle). Its requests are not a
     /// result's: the caller has built the result before.
@@ -177,7 +190,9 @@ impl Device {
         }
         // The state holds the whole map: the power-loss model's checkpoint pages, superseded,
         // are let go (and leave the map, whose size the state's reader checks).
-        self.ftl.drop_checkpoint_pages();
+        if let Some(ftl) = self.ftl_mut() {
+            ftl.drop_checkpoint_pages();
+        }
         Ok(())
     }
 
@@ -208,7 +223,12 @@ impl Device {
             )));
         }
         let made_by = r.str("description", MOST_TEXT)?;
-        self.ftl.load_state(&mut r)?;
+        let Backend::Nand(n) = &mut self.backend else {
+            return Err(Error::Config(format!(
+                "state file {path}: a PCM-only device has no FTL to load a state into"
+            )));
+        };
+        n.ftl.load_state(&mut r)?;
         r.finish()?;
         Ok(made_by)
     }

@@ -9,7 +9,7 @@
 //! (latencies, throughput and the write counters of the result's `requests.measured`) with the
 //! request after them.
 
-use crate::device::{Backend, Completion, Device, Driver, Flags, Request};
+use crate::device::{Completion, Device, Driver, Flags, Request};
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::SimTime;
@@ -80,21 +80,27 @@ pub struct WriteCounts {
 
 impl WriteCounts {
     pub fn of(dev: &Device) -> WriteCounts {
-        let f = &dev.ftl().stats;
-        match dev.backend() {
-            Backend::Zoned(z) => WriteCounts {
+        let b = dev.backend();
+        if let Some(z) = b.zoned() {
+            return WriteCounts {
                 host_units_written: z.counters.host_units_written,
                 device_units_written: z.counters.host_units_written + z.counters.filled_units,
-            },
-            // A block-mapped FTL counts pages (its map unit).
-            Backend::BlockMapped(h) => WriteCounts {
+            };
+        }
+        // A block-mapped FTL counts pages (its map unit).
+        if let Some(h) = b.block_mapped() {
+            return WriteCounts {
                 host_units_written: h.ftl.counts.host_pages_written,
                 device_units_written: h.ftl.counts.host_pages_written + h.ftl.counts.pages_copied,
+            };
+        }
+        match dev.ftl() {
+            Some(f) => WriteCounts {
+                host_units_written: f.stats.host_units_written,
+                device_units_written: f.stats.host_units_written + f.stats.gc_units_moved,
             },
-            _ => WriteCounts {
-                host_units_written: f.host_units_written,
-                device_units_written: f.host_units_written + f.gc_units_moved,
-            },
+            // A PCM-only device has no FTL to count units: none.
+            None => WriteCounts::default(),
         }
     }
 }
@@ -102,7 +108,7 @@ impl WriteCounts {
 /// Each write stream's host writes and GC moves (only with `ftl.streams` > 1).
 fn stream_counts(dev: &Device) -> Vec<(u64, u64)> {
     dev.ftl()
-        .stream_stats()
+        .and_then(|f| f.stream_stats())
         .map(|all| {
             all.iter()
                 .map(|s| (s.host_units_written, s.gc_units_moved))

@@ -35,7 +35,7 @@ impl<'a, D: Driver> Sampler<'a, D> {
         fn column<T>(present: bool) -> Option<Vec<T>> {
             present.then(Vec::new)
         }
-        let has_dies = dev.fil().die_busy().next().is_some();
+        let has_dies = dev.fil().is_some();
         let has_zones = dev.backend().zoned().is_some();
         let series = Series {
             channel_utilisation_mean: column(has_dies),
@@ -57,8 +57,12 @@ impl<'a, D: Driver> Sampler<'a, D> {
             series,
             error: None,
             last_time: now,
-            last_channel_busy: dev.fil().channel_busy_by(now).collect(),
-            last_die_busy: dev.fil().die_busy_by(now).collect(),
+            last_channel_busy: dev
+                .fil()
+                .map_or(Vec::new(), |f| f.channel_busy_by(now).collect()),
+            last_die_busy: dev
+                .fil()
+                .map_or(Vec::new(), |f| f.die_busy_by(now).collect()),
         };
         s.sample(dev, now);
         dev.wake_at(now + interval, SAMPLE);
@@ -74,17 +78,27 @@ impl<'a, D: Driver> Sampler<'a, D> {
     }
 
     fn sample(&mut self, dev: &Device, now: SimTime) {
-        let f = &dev.ftl().stats;
         let s = &mut self.series;
         s.time_s.push(now.as_secs_f64());
-        s.free_blocks.push(dev.ftl().free_blocks_total());
-        s.gc_runs.push(f.gc_runs);
-        s.gc_units_moved.push(f.gc_units_moved);
-        // The power-loss model's checkpoint pages are the drive's programs too (0 without it).
-        s.write_amplification.push(write_amplification(
-            f.host_units_written,
-            f.gc_units_moved + f.checkpoint_units_written,
-        ));
+        // The page FTL's figures; a PCM-only device has no blocks and no GC: zeros. The
+        // power-loss model's checkpoint pages are the drive's programs too (0 without it).
+        let (free_blocks, gc_runs, moved, host, checkpoints) =
+            dev.ftl().map_or((0, 0, 0, 0, 0), |f| {
+                let st = &f.stats;
+                let free = f.free_blocks_total();
+                (
+                    free,
+                    st.gc_runs,
+                    st.gc_units_moved,
+                    st.host_units_written,
+                    st.checkpoint_units_written,
+                )
+            });
+        s.free_blocks.push(free_blocks);
+        s.gc_runs.push(gc_runs);
+        s.gc_units_moved.push(moved);
+        s.write_amplification
+            .push(write_amplification(host, moved + checkpoints));
         s.requests_in_flight.push(dev.host().in_flight() as u64);
         s.requests_completed.push(dev.host().completed());
         if let Some(col) = &mut s.cache_lines_used {
@@ -101,7 +115,7 @@ impl<'a, D: Driver> Sampler<'a, D> {
         }
         if let (Some(cols), Some(streams)) = (
             &mut s.fdp_handle_write_amplification,
-            dev.ftl().stream_stats(),
+            dev.ftl().and_then(|f| f.stream_stats()),
         ) {
             // Handle h is the FTL's write stream h (device/fdp.rs).
             for (col, st) in cols.iter_mut().zip(streams) {
@@ -125,6 +139,9 @@ impl<'a, D: Driver> Sampler<'a, D> {
         ) else {
             return;
         };
+        let Some(fil) = dev.fil() else {
+            return;
+        };
         let span = (now - self.last_time).as_secs_f64();
         // The busy time run by now is known exactly when the work ahead runs back to back;
         // a reservation ahead with a gap before it makes it an underestimate for a while, so
@@ -138,14 +155,12 @@ impl<'a, D: Driver> Sampler<'a, D> {
                 0.0
             }
         };
-        let channels: Vec<f64> = dev
-            .fil()
+        let channels: Vec<f64> = fil
             .channel_busy_by(now)
             .zip(&mut self.last_channel_busy)
             .map(|(b, last)| util(b, last))
             .collect();
-        let dies: Vec<f64> = dev
-            .fil()
+        let dies: Vec<f64> = fil
             .die_busy_by(now)
             .zip(&mut self.last_die_busy)
             .map(|(b, last)| util(b, last))

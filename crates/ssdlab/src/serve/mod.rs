@@ -683,11 +683,17 @@ fn live_json(
         serde_json::json!({"count": l.count, "bytes": l.bytes, "mean_us": s.mean,
                            "p50_us": s.p50, "p99_us": s.p99})
     };
-    let f = &dev.ftl().stats;
-    let waf = if f.host_units_written > 0 {
-        // With `--power-cuts` the map checkpoints' programs count too.
-        (f.host_units_written + f.gc_units_moved + f.checkpoint_units_written) as f64
-            / f.host_units_written as f64
+    // The page FTL's counts (a PCM-only device has no FTL: none); with `--power-cuts` the
+    // map checkpoints' programs count too.
+    let (host_units, moved, gc_runs) = dev.ftl().map_or((0, 0, 0), |f| {
+        (
+            f.stats.host_units_written,
+            f.stats.gc_units_moved + f.stats.checkpoint_units_written,
+            f.stats.gc_runs,
+        )
+    });
+    let waf = if host_units > 0 {
+        (host_units + moved) as f64 / host_units as f64
     } else {
         0.0
     };
@@ -701,7 +707,7 @@ fn live_json(
         "write": lat(Op::Write),
         "errors": out.errors,
         "write_amplification": waf,
-        "gc_runs": f.gc_runs,
+        "gc_runs": gc_runs,
         // The realtime clock's lag behind real time (null on the logical clock).
         "lag": (clock == Clock::Realtime).then(|| {
             let s = out.lag.summary();

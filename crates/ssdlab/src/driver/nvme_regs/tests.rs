@@ -61,8 +61,11 @@ fn a_sequentially_filled_drive_reads_never_written_blocks_from_nand() {
         let lba = d.nsze() / 2;
         assert!(d.read(lba, 8).unwrap().iter().all(|&b| b == 0));
     }
-    assert_eq!(fresh.ctrl.device().fil().counters.nand_pages_read, 0);
-    assert!(filled.ctrl.device().fil().counters.nand_pages_read > 0);
+    assert_eq!(
+        fresh.ctrl.device().fil().unwrap().counters.nand_pages_read,
+        0
+    );
+    assert!(filled.ctrl.device().fil().unwrap().counters.nand_pages_read > 0);
     assert!(fresh.ctrl.device().steady_state_result().is_none());
 }
 

@@ -96,7 +96,7 @@ impl Controller {
                 self.sys.config().write_streams().saturating_sub(1)
             )
         })?;
-        self.sys.ftl().check_stream(pid)
+        self.sys.check_stream_id(pid)
     }
 
     /// Log an Invalid Placement Identifier event for a write naming `pid` (the oldest event

@@ -235,7 +235,7 @@ impl Controller {
             2 if self.sys.config().fdp.is_some() => {
                 match u8::try_from(dspec)
                     .ok()
-                    .filter(|&s| self.sys.ftl().check_stream(s).is_ok())
+                    .filter(|&s| self.sys.check_stream_id(s).is_ok())
                 {
                     Some(s) => Ok(s),
                     None => {
@@ -249,8 +249,7 @@ impl Controller {
             1 if self.sys.config().fdp.is_none() => {
                 let s = u8::try_from(dspec).map_err(|_| Status::INVALID_FIELD)?;
                 self.sys
-                    .ftl()
-                    .check_stream(s)
+                    .check_stream_id(s)
                     .map_err(|_| Status::INVALID_FIELD)?;
                 Ok(s)
             }

@@ -294,13 +294,13 @@ impl Controller {
         }
         let mut sys = Device::new(cfg, opts.seed)?;
         let zoned = sys.backend().zoned().is_some();
-        if zoned && opts.lba_size as u64 != sys.geometry().unit_bytes {
+        // The NAND's mapping unit (a zoned drive has NAND).
+        let unit = cfg.map_unit_bytes();
+        if zoned && opts.lba_size as u64 != unit {
             return Err(Error::Config(format!(
-                "NVMe LBA size: got {}, expected {} on this zoned drive (its zones count \
-                 {}-byte logical blocks, the NAND's mapping unit)",
+                "NVMe LBA size: got {}, expected {unit} on this zoned drive (its zones count \
+                 {unit}-byte logical blocks, the NAND's mapping unit)",
                 opts.lba_size,
-                sys.geometry().unit_bytes,
-                sys.geometry().unit_bytes
             )));
         }
         if zoned {
