@@ -416,6 +416,15 @@ impl PrdBuffer {
     fn is_random_page(&self) -> bool {
         *self == PrdBuffer::RandomPage
     }
+
+    /// Bytes past a boundary every buffer starts at; None: a page drawn per request.
+    pub fn fixed_offset(self) -> Option<u64> {
+        match self {
+            PrdBuffer::RandomPage => None,
+            PrdBuffer::Aligned => Some(0),
+            PrdBuffer::Offset(o) => Some(o),
+        }
+    }
 }
 
 impl TryFrom<String> for PrdBuffer {

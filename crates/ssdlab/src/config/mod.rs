@@ -499,8 +499,13 @@ impl SsdConfig {
     /// Physical capacity in mapping units, None when the geometry's product passes 2^64
     /// (`--set nand.dies_per_package=...` takes any u32).
     pub fn checked_physical_units(&self) -> Option<u64> {
+        let per_page = self.nand.page_size.0.checked_div(self.map_unit_bytes())?;
+        self.checked_physical_pages()?.checked_mul(per_page)
+    }
+
+    /// Physical capacity in NAND pages, None when the geometry's product passes 2^64.
+    pub fn checked_physical_pages(&self) -> Option<u64> {
         let n = &self.nand;
-        let per_page = n.page_size.0.checked_div(self.map_unit_bytes())?;
         [
             n.channels,
             n.packages_per_channel,
@@ -510,7 +515,7 @@ impl SsdConfig {
             n.pages_per_block,
         ]
         .iter()
-        .try_fold(per_page, |a, &x| a.checked_mul(x as u64))
+        .try_fold(1u64, |a, &x| a.checked_mul(x as u64))
     }
 
     /// Logical capacity in mapping units: the physical units less over-provisioning (a raw

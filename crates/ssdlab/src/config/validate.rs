@@ -786,17 +786,7 @@ impl SsdConfig {
             Some(units) if units < u32::MAX as u64 => {}
             units => {
                 let units = units.map_or("more than 2^64".to_string(), |u| u.to_string());
-                let pages = [
-                    n.channels,
-                    n.packages_per_channel,
-                    n.dies_per_package,
-                    n.planes_per_die,
-                    n.blocks_per_plane,
-                    n.pages_per_block,
-                ]
-                .iter()
-                .try_fold(1u64, |a, &x| a.checked_mul(x as u64));
-                let fix = match map_unit_that_fits(pages, page, unit) {
+                let fix = match map_unit_that_fits(self.checked_physical_pages(), page, unit) {
                     Some(u) => format!(
                         "ftl.map_unit = \"{}\" makes it fit (or use a smaller geometry)",
                         unit_text(u)

@@ -170,11 +170,7 @@ impl Device {
             .map_or(link_max, |b| b.min(link_max));
         let mut host = Host::new(cfg.interface.io_queues, link.sq_capacity(), max_cmd_bytes);
         if let Some(b) = cfg.interface.ata.prd_boundary {
-            let fixed_offset = match cfg.interface.ata.prd_buffer {
-                crate::config::PrdBuffer::RandomPage => None,
-                crate::config::PrdBuffer::Aligned => Some(0),
-                crate::config::PrdBuffer::Offset(o) => Some(o),
-            };
+            let fixed_offset = cfg.interface.ata.prd_buffer.fixed_offset();
             host.set_prd(crate::host::PrdSplit::new(b.0, fixed_offset, seed));
         }
         let backend = Backend::new(cfg, seed);
