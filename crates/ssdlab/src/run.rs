@@ -96,7 +96,8 @@ pub fn run(
     }
     let job = spec.fit(cfg.logical_bytes())?;
     let mut dev = new_device(cfg, opts)?;
-    dev.expect_touches(job.touched_units(cfg.map_unit_bytes()));
+    let unit = cfg.map_unit_bytes();
+    dev.expect_touches(job.touched_units(unit), job.touched_span(unit));
     check_streams(&dev, spec)?;
     let mut driver = JobDriver::new(job, &dev, opts.seed)?;
     let job_json = serde_json::to_value(spec).expect("job serialises");
@@ -184,16 +185,23 @@ pub fn run_flows(
     }
     let mut jobs = Vec::with_capacity(specs.len());
     let mut touched = 0u64;
+    // The flows' regions' hull (empty until a flow is added: start past end).
+    let mut span = std::ops::Range {
+        start: u64::MAX,
+        end: 0,
+    };
     let mut dev = new_device(cfg, opts)?;
     for (f, spec) in specs.iter().enumerate() {
         let job = spec
             .fit(cfg.logical_bytes())
             .map_err(|e| e.in_flow(f, &spec.name))?;
         touched = touched.saturating_add(job.touched_units(cfg.map_unit_bytes()));
+        let flow = job.touched_span(cfg.map_unit_bytes());
+        span = span.start.min(flow.start)..span.end.max(flow.end);
         check_streams(&dev, spec).map_err(|e| e.in_flow(f, &spec.name))?;
         jobs.push(job);
     }
-    dev.expect_touches(touched);
+    dev.expect_touches(touched, span);
     let mut driver = JobDriver::flows(jobs, &dev, opts.seed)?;
     let job_json = serde_json::to_value(specs).expect("jobs serialise");
     let (mut result, finished) =
@@ -256,7 +264,8 @@ pub fn run_replay(
     }
     let replay = Replay::on_drive(tjob, DriveTarget::of(cfg), opts.seed)?;
     let mut dev = new_device(cfg, opts)?;
-    dev.expect_touches(replay.per_pass);
+    // A trace may touch any unit of the drive.
+    dev.expect_touches(replay.per_pass, 0..u64::MAX);
     let mut driver = ReplayDriver::new(replay, tjob);
     let job_json = serde_json::to_value(tjob).expect("trace job serialises");
     let (mut result, finished) =

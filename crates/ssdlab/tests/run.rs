@@ -803,6 +803,40 @@ fn periodic_statistics_sample_the_cache_occupancy() {
     );
 }
 
+/// `Ftl::expect_touches` backs only what a run will reach: random writes within 64 MiB of a
+/// fresh 32 GiB drive, more than one per 1,024 map entries of that region, back the region's
+/// part of the map (64 KiB of entries: counted whole) and none of the reverse map, which the
+/// writes fill block by block; the same writes over the whole drive back the whole map, and
+/// still not the reverse map. Preconditioned, the reverse map is backed whole.
+#[test]
+fn a_run_backs_the_map_over_its_region_and_the_reverse_map_once_the_drive_holds_data() {
+    let memory = |region: &str, fill: &str| {
+        let cfg = small(&[
+            "nand.blocks_per_plane=4096",
+            &format!("precondition.fill=\"{fill}\""),
+            "precondition.random_overwrite=0.0",
+        ]);
+        let text =
+            format!("rw = \"randwrite\"\nbs = \"4KiB\"\niodepth = 8\nio_count = 9000{region}");
+        run(&cfg, &job(&text), &common::opts(1), &mut |_, _| true)
+            .unwrap()
+            .result
+            .wall
+            .memory
+    };
+    let region = memory("\nsize = \"64MiB\"", "none");
+    assert_eq!(region.map_bytes, 64 << 10, "{region:?}");
+    assert!(region.reverse_map_bytes < 1 << 20, "{region:?}");
+    let whole = memory("", "none");
+    let drive = small(&["nand.blocks_per_plane=4096"]);
+    let logical = drive.logical_units();
+    assert!(whole.map_bytes >= logical * 4, "{whole:?}");
+    assert!(whole.reverse_map_bytes < 1 << 20, "{whole:?}");
+    let filled = memory("", "sequential");
+    let physical = drive.checked_physical_units().unwrap();
+    assert_eq!(filled.reverse_map_bytes, physical * 4, "{filled:?}");
+}
+
 /// `wall.memory` counts what the run wrote: a fresh 32 GiB drive written for 8 MiB holds under
 /// 1 MiB of its 28 MiB map and reverse map and of its block records, and lists no free block
 /// (those never handed out are a range); written for 1 GiB (more than one entry in 1,024 of

@@ -31,6 +31,13 @@ pub struct PreconditionConfig {
     pub state: Option<String>,
 }
 
+impl PreconditionConfig {
+    /// Whether preconditioning leaves data on the drive (a fill, overwrites, or a saved state).
+    pub fn leaves_data(&self) -> bool {
+        self.fill != FillMode::None || self.random_overwrite > 0.0 || self.state.is_some()
+    }
+}
+
 impl Default for PreconditionConfig {
     fn default() -> Self {
         PreconditionConfig {

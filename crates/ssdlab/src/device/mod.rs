@@ -319,11 +319,14 @@ impl Device {
         self.backend.nand_mut().map(|n| &mut n.ftl)
     }
 
-    /// The run will touch about `units` map units: the page FTL backs its tables at once if
-    /// that is most of them (`Ftl::expect_touches`; speed only). Nothing on a PCM-only device.
-    pub fn expect_touches(&mut self, units: u64) {
+    /// The run will touch about `units` map units, all among the logical units `span`: the
+    /// page FTL backs its tables at once if that is most of them (`Ftl::expect_touches`; speed
+    /// only). Called before preconditioning, which says whether the drive will hold data by
+    /// then. Nothing on a PCM-only device.
+    pub fn expect_touches(&mut self, units: u64, span: std::ops::Range<u64>) {
+        let held = self.cfg.precondition.leaves_data();
         if let Some(f) = self.ftl_mut() {
-            f.expect_touches(units);
+            f.expect_touches(units, span, held);
         }
     }
 

@@ -281,9 +281,11 @@ pub struct Ftl {
     /// The block whose data the last host write replaced ([`NONE`]: none), for the program
     /// that write makes to carry (see [`Block::overwrites_in_flight`]).
     overwrote: u32,
-    /// [`Ftl::expect_touches`] had the OS back the map and the reverse map whole (and the
-    /// programmed bits in huge pages).
-    tables_backed: bool,
+    /// The part of the map [`Ftl::expect_touches`] had the OS back (empty: none).
+    l2p_backed: std::ops::Range<usize>,
+    /// [`Ftl::expect_touches`] had the OS back the reverse map whole (and the programmed bits
+    /// in huge pages).
+    p2l_backed: bool,
 }
 
 /// The words of a bit table that bits `from..to` fall in, each with the mask of those bits.
@@ -416,7 +418,8 @@ impl Ftl {
             fdp: None,
             steady_state: None,
             overwrote: NONE,
-            tables_backed: false,
+            l2p_backed: 0..0,
+            p2l_backed: false,
             geo,
         };
         // With `[fdp]` the streams are its reclaim unit handles, kept even with one handle
@@ -552,22 +555,38 @@ impl Ftl {
         Ok(pun)
     }
 
-    /// Say that the coming work will touch about `entries` map entries at random. Once that
-    /// is enough to touch nearly every 4 KiB page of the map (one entry in 1,024), the tables
-    /// are backed by huge pages from then on, where the OS allows: random accesses miss the TLB
-    /// less (about 20 % more events per second on a 1 TiB drive), and memory, which grows
-    /// 2 MiB at a time with them, would be spent anyway; so the tables are backed now, before
-    /// the timed run, not fault by fault inside it. Below that, memory follows what the
-    /// run touches (a thousand random writes to a full 1 TiB drive: about 100 MB instead of
-    /// 2 GB). Speed only: results never depend on it.
-    pub fn expect_touches(&mut self, entries: u64) {
-        if entries >= self.l2p.len() as u64 / 1024 {
-            for table in [&mut self.l2p, &mut self.p2l] {
-                advise_huge(table);
-                prefault(table);
-            }
+    /// Say that the coming work will touch about `entries` map entries at random, all of them
+    /// among the logical units `span`. Once that is enough to touch nearly every 4 KiB page of
+    /// the map's part for `span` (one entry in 1,024), that part is backed by huge pages from
+    /// then on, where the OS allows: random accesses miss the TLB less (about 20 % more events
+    /// per second on a 1 TiB drive), and memory, which grows 2 MiB at a time with them, would
+    /// be spent anyway; so it is backed now, before the timed run, not fault by fault inside
+    /// it. Below that, memory follows what the run touches (a thousand random writes to a full
+    /// 1 TiB drive: about 100 MB instead of 2 GB).
+    ///
+    /// The reverse map is backed whole only when the drive holds data over most of its blocks
+    /// (`held`, or already so: preconditioned): overwrites then clear its entries all over it.
+    /// On a fresh drive
+    /// the run's writes fill it block by block, and backing it whole would double the memory of
+    /// a run that fills a sliver of it (a million random requests on MQSim's 512 GiB drive: 268
+    /// MB of reverse map, of which the run writes 2 MB). Speed only: results never depend on it.
+    pub fn expect_touches(&mut self, entries: u64, span: std::ops::Range<u64>, held: bool) {
+        let end = (span.end as usize).min(self.data_units as usize);
+        let start = (span.start as usize).min(end);
+        if end == start || entries < (end - start) as u64 / 1024 {
+            return;
+        }
+        let map = &mut self.l2p[start..end];
+        advise_huge(map);
+        prefault(map);
+        self.l2p_backed = start..end;
+        let held = held
+            || self.blocks.len() as u64 - self.free_blocks_total() >= self.blocks.len() as u64 / 2;
+        if held && entries >= self.p2l.len() as u64 / 1024 {
+            advise_huge(&mut self.p2l);
+            prefault(&mut self.p2l);
             advise_huge(&mut self.programmed);
-            self.tables_backed = true;
+            self.p2l_backed = true;
         }
     }
 
@@ -870,23 +889,29 @@ impl Ftl {
 
     /// Bytes of the FTL's large tables that hold what the run wrote (`wall.memory` in a
     /// result): the map, the reverse map, the programmed-unit bits and the block records,
-    /// each as its 4 KiB pages that hold a written entry (`sim::mem::written_bytes`; the map,
-    /// the reverse map and the programmed bits whole once [`Ftl::expect_touches`] backed them:
-    /// the bits in huge pages of 16 million units, which a run touching that much touches
-    /// all of), and the planes' free-block lists as allocated.
+    /// each as its 4 KiB pages that hold a written entry (`sim::mem::written_bytes`; what
+    /// [`Ftl::expect_touches`] backed counts whole: the map's part it backed, and the reverse
+    /// map with the programmed bits, in huge pages of 16 million units, which a run touching
+    /// that much touches all of), and the planes' free-block lists as allocated.
     pub fn memory(&self) -> FtlMemory {
-        // Backed whole, they count whole (and need no reading through).
-        let table = |t: &[u32]| {
-            if self.tables_backed {
-                std::mem::size_of_val(t) as u64
-            } else {
-                written_bytes(t, |&e| e == 0)
-            }
-        };
-        let bits = if self.tables_backed {
-            std::mem::size_of_val(&self.programmed[..]) as u64
+        // What was backed counts whole (and needs no reading through); the rest by the pages
+        // the run wrote.
+        let (before, rest) = self.l2p.split_at(self.l2p_backed.start);
+        let (backed, after) = rest.split_at(self.l2p_backed.len());
+        let zero = |&e: &u32| e == 0;
+        let map = written_bytes(before, zero)
+            + std::mem::size_of_val(backed) as u64
+            + written_bytes(after, zero);
+        let (reverse, bits) = if self.p2l_backed {
+            (
+                std::mem::size_of_val(&self.p2l[..]) as u64,
+                std::mem::size_of_val(&self.programmed[..]) as u64,
+            )
         } else {
-            written_bytes(&self.programmed, |&w| w == 0)
+            (
+                written_bytes(&self.p2l, zero),
+                written_bytes(&self.programmed, |&w| w == 0),
+            )
         };
         let fresh = |b: &Block| {
             b.valid == 0
@@ -899,8 +924,8 @@ impl Ftl {
                 && b.programmed_below == 0
         };
         FtlMemory {
-            map_bytes: table(&self.l2p),
-            reverse_map_bytes: table(&self.p2l),
+            map_bytes: map,
+            reverse_map_bytes: reverse,
             programmed_bits_bytes: bits,
             block_records_bytes: written_bytes(&self.blocks, fresh),
             free_lists_bytes: self.planes.iter().map(|p| p.free.allocated_bytes()).sum(),
@@ -1622,7 +1647,7 @@ impl Ftl {
             }
         }
         let count = (overwrite * n as f64) as u64;
-        self.expect_touches(count);
+        self.expect_touches(count, 0..n, true);
         let mut rng = Rng::stream(seed, "precondition");
         for k in 0..count {
             ask(k)?;

@@ -371,6 +371,12 @@ impl Job {
             n.saturating_mul(max_bs.div_ceil(unit_bytes)).min(region)
         })
     }
+
+    /// The map units of `unit_bytes` the job's region covers (all it may touch).
+    pub fn touched_span(&self, unit_bytes: u64) -> std::ops::Range<u64> {
+        let start = self.region_start / unit_bytes;
+        start..(self.region_start.saturating_add(self.region_len)).div_ceil(unit_bytes)
+    }
 }
 
 impl JobSpec {
