@@ -690,14 +690,20 @@ DMA_NOTES = (
     " runs the request. The shared buffer is device memory, non-cacheable (§3; §5.3: the"
     " driver maps it with ioremap on Linux 3.4.35), and that kernel's ARM memcpy_fromio"
     " (arch/arm/kernel/io.c, before its 2015 rewrite) reads it a byte at a time, each load a"
-    " round trip over the DRAM interface, while stores into it are posted. The preset's read"
+    " round trip over the DRAM interface. Its memcpy_toio stores a byte at a time too, with"
+    " writeb, which puts a write barrier before each store (__iowmb is wmb on ARMv7, where"
+    " ARM_DMA_MEM_BUFFERABLE is the default, and wmb a DSB: arch/arm/include/asm/io.h and"
+    " barrier.h of the 3.x kernels), so each store waits for the one before it to complete;"
+    " how long a store to the buffer takes to complete is not published. The preset's read"
     " copy rate (cpu_read_copy_rate, 3.8 MB/s) is fitted to the read row; the store rate"
-    " (cpu_copy_rate, 100 MB/s) is assumed.",
+    " (cpu_copy_rate, 100 MB/s) is assumed, and its sensitivity runs from the load rate (a"
+    " store as slow as a load's round trip) to twice the assumed rate.",
     "With the DMA, a 4 KiB read costs two cache invalidations on the core and the DMA transfer"
     " (about 23 µs); the NAND read and the firmware dominate it, so the DMA row is bound by the"
     " device. Writes are bound by the NAND program (Fig. 9's 95.8 MB/s), so a slower copy into"
-    " the buffer changes them little: the document's 'small random I/O' gain does not appear"
-    " for writes in ssdlab unless stores are as slow as loads, which the document does not say.",
+    " the buffer changes them little: even with stores as slow as loads the write gain stays"
+    " under 2×, far from the document's 'order of magnitude', which its 'small random I/O' may"
+    " give for reads alone.",
 )
 
 
@@ -901,8 +907,10 @@ FIG10_ASSUMED = (
 DMA_ASSUMED = (
     Assumption(
         "interface.dram.cpu_copy_rate",
-        ("50MB/s", "200MB/s"),
-        "CPU stores into the buffer (100 MB/s): " + HALF_TO_TWICE,
+        ("3.8MB/s", "200MB/s"),
+        "CPU stores into the buffer (100 MB/s): from the load rate (Linux 3.4's writeb puts a"
+        " barrier before every byte it stores, so a store may cost a load's round trip) to"
+        " twice the assumed rate",
     ),
 )
 
