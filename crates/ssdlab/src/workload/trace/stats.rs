@@ -405,40 +405,120 @@ impl TraceStats {
     /// The summary, as serialised by `ssdlab trace stats --json`.
     pub fn summary(&self) -> StatsSummary {
         let total: u64 = self.count.iter().sum();
-        let ratio = |a: u64, b: u64| if b > 0 { a as f64 / b as f64 } else { 0.0 };
         let rw_count = self.count[0] + self.count[1];
         let rw_bytes = self.bytes[0].saturating_add(self.bytes[1]);
         let duration_ps = self.first.map_or(0, |f| self.last - f);
         let duration_s = duration_ps as f64 / 1e12;
-        let op_sizes = |k: usize| -> SizeSummary {
-            let mut top: Vec<(u64, u64)> = if k < 2 {
-                self.sizes[k].iter().map(|(&s, &c)| (s, c)).collect()
-            } else {
-                Vec::new()
-            };
-            top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-            top.truncate(16);
-            let last = self.size_hist[k].iter().rposition(|&c| c > 0);
-            SizeSummary {
-                count: self.count[k],
-                bytes: self.bytes[k],
-                mean_bytes: ratio(self.bytes[k], self.count[k]),
-                zero_length: self.zero_len[k],
-                histogram: last.map_or(Vec::new(), |l| {
-                    (0..=l)
-                        .map(|i| Bucket {
-                            le_bytes: SECTOR << i,
-                            count: self.size_hist[k][i],
-                        })
-                        .collect()
-                }),
-                most_common: top
-                    .into_iter()
-                    .map(|(bytes, count)| SizeCount { bytes, count })
-                    .collect(),
-                other_sizes: if k < 2 { self.sizes_other[k] } else { 0 },
-            }
+        let (touched, written, blocks, hot_set) = self.footprint_and_hot_set();
+        let (devices, n_devices, span, max_end) = self.device_summaries();
+        StatsSummary {
+            requests: total,
+            reads: self.count[0],
+            writes: self.count[1],
+            trims: self.count[2],
+            flushes: self.count[3],
+            appends: self.count[TraceOp::Append.index()],
+            zone_management: TraceOp::ALL
+                .iter()
+                .filter(|o| o.is_zone_management())
+                .map(|o| self.count[o.index()])
+                .sum(),
+            directives: self
+                .directives
+                .iter()
+                .map(|(&(placement, id), &(writes, bytes))| DirectiveCount {
+                    directive: if placement { "placement" } else { "stream" },
+                    id,
+                    writes,
+                    bytes,
+                })
+                .collect(),
+            read_ratio_by_count: ratio(self.count[0], rw_count),
+            write_ratio_by_count: ratio(self.count[1], rw_count),
+            read_ratio_by_bytes: ratio(self.bytes[0], rw_bytes),
+            write_ratio_by_bytes: ratio(self.bytes[1], rw_bytes),
+            read: self.size_summary(0),
+            write: self.size_summary(1),
+            trim: self.size_summary(2),
+            time: TimeSummary {
+                duration_s,
+                iops: if duration_s > 0.0 {
+                    total as f64 / duration_s
+                } else {
+                    0.0
+                },
+                out_of_order: self.out_of_order,
+                resolution_us: self.resolution.us(),
+                inter_arrival_us: self.iat_summary(),
+            },
+            ird: self.ird_summary(),
+            sequential: SeqSummary {
+                fraction: ratio(self.ird_zero, self.rw_requests),
+                runs: self.runs,
+                mean_run_requests: ratio(self.rw_requests, self.runs),
+                mean_run_bytes: ratio(self.rw_bytes, self.runs),
+            },
+            footprint: Footprint {
+                bytes: touched * SECTOR,
+                written_bytes: written * SECTOR,
+                blocks_4k: blocks,
+                devices: n_devices,
+                address_span_bytes: span,
+                max_end_bytes: max_end,
+                tracked_fraction: ratio(self.tracked, self.tracked + self.untracked).max(
+                    if self.tracked + self.untracked == 0 {
+                        1.0
+                    } else {
+                        0.0
+                    },
+                ),
+            },
+            overwrite: Overwrite {
+                written_bytes: self.sectors_written * SECTOR,
+                overwritten_bytes: self.sectors_overwritten * SECTOR,
+                overwrite_ratio: ratio(self.sectors_overwritten, self.sectors_written),
+                rewrite_request_ratio: ratio(self.rewrite_requests, self.write_requests),
+            },
+            hot_set,
+            devices,
+            sample: (self.opts.sample_points > 0)
+                .then(|| self.sample.summary(self.first.unwrap_or(0))),
+        }
+    }
+
+    /// Sizes of requests of op `k` (0 read, 1 write, 2 trim): counts, histogram, most common.
+    fn size_summary(&self, k: usize) -> SizeSummary {
+        let mut top: Vec<(u64, u64)> = if k < 2 {
+            self.sizes[k].iter().map(|(&s, &c)| (s, c)).collect()
+        } else {
+            Vec::new()
         };
+        top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        top.truncate(16);
+        let last = self.size_hist[k].iter().rposition(|&c| c > 0);
+        SizeSummary {
+            count: self.count[k],
+            bytes: self.bytes[k],
+            mean_bytes: ratio(self.bytes[k], self.count[k]),
+            zero_length: self.zero_len[k],
+            histogram: last.map_or(Vec::new(), |l| {
+                (0..=l)
+                    .map(|i| Bucket {
+                        le_bytes: SECTOR << i,
+                        count: self.size_hist[k][i],
+                    })
+                    .collect()
+            }),
+            most_common: top
+                .into_iter()
+                .map(|(bytes, count)| SizeCount { bytes, count })
+                .collect(),
+            other_sizes: if k < 2 { self.sizes_other[k] } else { 0 },
+        }
+    }
+
+    /// Inter-arrival times: mean, percentiles, histogram.
+    fn iat_summary(&self) -> IatSummary {
         let us = |ns: u64| ns as f64 / 1000.0;
         let n_iat = self.iat_n;
         let q = |p: f64| -> f64 {
@@ -470,6 +550,27 @@ impl TraceStats {
                 });
             }
         }
+        IatSummary {
+            mean: if n_iat > 0 {
+                self.iat_sum_ps as f64 / n_iat as f64 / 1e6
+            } else {
+                0.0
+            },
+            p50: q(0.5),
+            p90: q(0.9),
+            p99: q(0.99),
+            max: if self.iat.is_empty() {
+                0.0
+            } else {
+                us(self.iat.max())
+            },
+            zero: self.iat_zero,
+            histogram: iat_hist,
+        }
+    }
+
+    /// Inter-request distances: the pairs, their kinds and histogram.
+    fn ird_summary(&self) -> IrdSummary {
         let mut ird_hist = Vec::new();
         for i in (0..64).rev() {
             if self.ird_neg[i] > 0 {
@@ -497,6 +598,18 @@ impl TraceStats {
             }
         }
         let ird_n = self.ird_zero + self.ird_near + self.ird_far;
+        IrdSummary {
+            pairs: ird_n,
+            block_bytes: self.opts.ird_block,
+            sequential_fraction: ratio(self.ird_zero, ird_n),
+            near_fraction: ratio(self.ird_near, ird_n),
+            far_fraction: ratio(self.ird_far, ird_n),
+            histogram: ird_hist,
+        }
+    }
+
+    /// The sectors touched and written, the 4 KiB blocks accessed, and the hot set.
+    fn footprint_and_hot_set(&self) -> (u64, u64, u64, HotSet) {
         // Footprint and the hot set.
         let mut touched = 0u64;
         let mut written = 0u64;
@@ -555,6 +668,20 @@ impl TraceStats {
             }
             got / accesses as f64
         };
+        let hot_set = HotSet {
+            fraction_for_50pct: hot(0.5),
+            fraction_for_80pct: hot(0.8),
+            fraction_for_90pct: hot(0.9),
+            top_1pct_share: top_share(0.01),
+            top_10pct_share: top_share(0.1),
+            top_20pct_share: top_share(0.2),
+        };
+        (touched, written, blocks, hot_set)
+    }
+
+    /// The devices most requested ([`LIST_DEVICES`] of them), how many there are, the sum of
+    /// their spans and the furthest end.
+    fn device_summaries(&self) -> (Vec<DeviceSummary>, u64, u64, u64) {
         let mut devices: Vec<DeviceSummary> = self
             .devs
             .iter()
@@ -577,109 +704,16 @@ impl TraceStats {
         devices.sort_by(|a, b| b.requests.cmp(&a.requests).then(a.device.cmp(&b.device)));
         let n_devices = devices.len() as u64;
         devices.truncate(LIST_DEVICES);
-        StatsSummary {
-            requests: total,
-            reads: self.count[0],
-            writes: self.count[1],
-            trims: self.count[2],
-            flushes: self.count[3],
-            appends: self.count[TraceOp::Append.index()],
-            zone_management: TraceOp::ALL
-                .iter()
-                .filter(|o| o.is_zone_management())
-                .map(|o| self.count[o.index()])
-                .sum(),
-            directives: self
-                .directives
-                .iter()
-                .map(|(&(placement, id), &(writes, bytes))| DirectiveCount {
-                    directive: if placement { "placement" } else { "stream" },
-                    id,
-                    writes,
-                    bytes,
-                })
-                .collect(),
-            read_ratio_by_count: ratio(self.count[0], rw_count),
-            write_ratio_by_count: ratio(self.count[1], rw_count),
-            read_ratio_by_bytes: ratio(self.bytes[0], rw_bytes),
-            write_ratio_by_bytes: ratio(self.bytes[1], rw_bytes),
-            read: op_sizes(0),
-            write: op_sizes(1),
-            trim: op_sizes(2),
-            time: TimeSummary {
-                duration_s,
-                iops: if duration_s > 0.0 {
-                    total as f64 / duration_s
-                } else {
-                    0.0
-                },
-                out_of_order: self.out_of_order,
-                resolution_us: self.resolution.us(),
-                inter_arrival_us: IatSummary {
-                    mean: if n_iat > 0 {
-                        self.iat_sum_ps as f64 / n_iat as f64 / 1e6
-                    } else {
-                        0.0
-                    },
-                    p50: q(0.5),
-                    p90: q(0.9),
-                    p99: q(0.99),
-                    max: if self.iat.is_empty() {
-                        0.0
-                    } else {
-                        us(self.iat.max())
-                    },
-                    zero: self.iat_zero,
-                    histogram: iat_hist,
-                },
-            },
-            ird: IrdSummary {
-                pairs: ird_n,
-                block_bytes: self.opts.ird_block,
-                sequential_fraction: ratio(self.ird_zero, ird_n),
-                near_fraction: ratio(self.ird_near, ird_n),
-                far_fraction: ratio(self.ird_far, ird_n),
-                histogram: ird_hist,
-            },
-            sequential: SeqSummary {
-                fraction: ratio(self.ird_zero, self.rw_requests),
-                runs: self.runs,
-                mean_run_requests: ratio(self.rw_requests, self.runs),
-                mean_run_bytes: ratio(self.rw_bytes, self.runs),
-            },
-            footprint: Footprint {
-                bytes: touched * SECTOR,
-                written_bytes: written * SECTOR,
-                blocks_4k: blocks,
-                devices: n_devices,
-                address_span_bytes: span,
-                max_end_bytes: max_end,
-                tracked_fraction: ratio(self.tracked, self.tracked + self.untracked).max(
-                    if self.tracked + self.untracked == 0 {
-                        1.0
-                    } else {
-                        0.0
-                    },
-                ),
-            },
-            overwrite: Overwrite {
-                written_bytes: self.sectors_written * SECTOR,
-                overwritten_bytes: self.sectors_overwritten * SECTOR,
-                overwrite_ratio: ratio(self.sectors_overwritten, self.sectors_written),
-                rewrite_request_ratio: ratio(self.rewrite_requests, self.write_requests),
-            },
-            hot_set: HotSet {
-                fraction_for_50pct: hot(0.5),
-                fraction_for_80pct: hot(0.8),
-                fraction_for_90pct: hot(0.9),
-                top_1pct_share: top_share(0.01),
-                top_10pct_share: top_share(0.1),
-                top_20pct_share: top_share(0.2),
-            },
-            devices,
-            sample: (self.opts.sample_points > 0)
-                .then(|| self.sample.summary(self.first.unwrap_or(0))),
-        }
+        (devices, n_devices, span, max_end)
+    }
+}
+
+/// `a / b`, 0 when `b` is 0.
+fn ratio(a: u64, b: u64) -> f64 {
+    if b > 0 {
+        a as f64 / b as f64
+    } else {
+        0.0
     }
 }
 
