@@ -173,6 +173,40 @@ impl Backend {
         self.nand_mut().map(|n| &mut n.scheme)
     }
 
+    /// The page-mapped FTL where it keeps the map (the `Page` and `Cached` schemes): what a
+    /// caller may read the map, the GC's counts or the write streams of. None under a scheme
+    /// that keeps its own map (the idle one in `NandBackend::ftl` is the FIL's, not the
+    /// device's) and on a PCM-only device.
+    pub fn page_ftl(&self) -> Option<&Ftl> {
+        match self {
+            Backend::Nand(n) if matches!(n.scheme, Scheme::Page | Scheme::Cached) => Some(&n.ftl),
+            _ => None,
+        }
+    }
+
+    pub fn page_ftl_mut(&mut self) -> Option<&mut Ftl> {
+        match self {
+            Backend::Nand(n) if matches!(n.scheme, Scheme::Page | Scheme::Cached) => {
+                Some(&mut n.ftl)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether write stream `stream` exists: the page FTL's streams (`ftl.streams`, or FDP's
+    /// handles); another back end has stream 0 alone (validation keeps `ftl.streams` at 1 for
+    /// it). The one-line refusal names the field.
+    pub fn check_stream(&self, stream: u8) -> Result<(), String> {
+        match self.page_ftl() {
+            Some(f) => f.check_stream(stream),
+            None if stream == 0 => Ok(()),
+            None => Err(format!(
+                "got {stream}, expected 0: the {} back end has no write streams (ftl.streams is the page-mapping FTL's)",
+                self.kind().name()
+            )),
+        }
+    }
+
     /// The raw NAND firmware's state (a raw or fusion device).
     pub fn raw(&self) -> Option<&RawNand> {
         match self.scheme()? {
@@ -206,6 +240,15 @@ impl Backend {
                 Scheme::Fusion { pcm, .. } => Some(pcm),
                 _ => None,
             },
+        }
+    }
+
+    /// Bytes of the PCM space beside the NAND's (a fusion device's; a PCM-only device's PCM is
+    /// its whole space, the device's capacity).
+    pub fn pcm_space_bytes(&self) -> Option<u64> {
+        match self.scheme()? {
+            Scheme::Fusion { pcm, .. } => Some(pcm.logical_bytes()),
+            _ => None,
         }
     }
 

@@ -80,7 +80,8 @@ impl<'a, D: Driver> Sampler<'a, D> {
     fn sample(&mut self, dev: &Device, now: SimTime) {
         let s = &mut self.series;
         s.time_s.push(now.as_secs_f64());
-        // The page FTL's figures; a PCM-only device has no blocks and no GC: zeros. The
+        // The page FTL's figures, where it keeps the map; zeros elsewhere (a PCM-only device
+        // has no blocks and no GC; another NAND scheme's blocks are its own). The
         // power-loss model's checkpoint pages are the drive's programs too (0 without it).
         let (free_blocks, gc_runs, moved, host, checkpoints) =
             dev.ftl().map_or((0, 0, 0, 0, 0), |f| {
