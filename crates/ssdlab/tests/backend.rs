@@ -259,3 +259,26 @@ fn write_streams_are_the_page_ftls_alone() {
         assert_eq!(e.contains("ftl.streams = 1"), page, "{kind:?}: {e}");
     }
 }
+
+#[test]
+fn free_blocks_are_the_back_ends_own_pool() {
+    for (kind, cfg) in all() {
+        let dev = Device::new(&cfg, 1).unwrap();
+        let pool = matches!(
+            kind,
+            BackendKind::Page | BackendKind::Cached | BackendKind::BlockMapped
+        );
+        assert_eq!(dev.backend().free_blocks().is_some(), pool, "{kind:?}");
+    }
+    // A block-mapped FTL's first write takes a data block from its pool: the samples' free
+    // blocks fall with it (they read an idle page FTL's untouched pool before).
+    let (_, cfg) = all().remove(2);
+    let mut dev = Device::new(&cfg, 1).unwrap();
+    let before = dev.backend().free_blocks().unwrap();
+    let page = dev.geometry().unwrap().page_bytes;
+    assert_eq!(one(&mut dev, Op::Write, 0, page), Status::Ok);
+    let after = dev.backend().free_blocks().unwrap();
+    assert!(after < before, "{before} -> {after}");
+    let h = dev.backend().block_mapped().unwrap();
+    assert_eq!(after, h.ftl.free_blocks_total());
+}

@@ -10,9 +10,11 @@
 //! records, the zone state machine), and the back end answers for it: what is mapped, whether
 //! it takes writes, the figures of the run.
 //!
-//! The page-mapped FTL (`ftl::Ftl`) is every NAND scheme's: the FIL's garbage collection works
-//! on it whatever the scheme. The `Page` and `Cached` schemes use it as the map; the others leave
-//! it idle.
+//! The page-mapped FTL (`ftl::Ftl`) sits in every NAND back end, because the FIL's calls take it
+//! whatever the scheme (its GC queue, a die's urgency, a read retry's erase count). The `Page`
+//! and `Cached` schemes use it as the map; under the others it is idle — they emit no GC job,
+//! their read transactions carry their block's erase count, and a raw device has no
+//! `[reliability]` — and the device does not lend it out ([`Backend::page_ftl`] is None).
 //!
 //! A new scheme is a variant of [`Scheme`], a new medium one of [`Backend`]: its constructor in
 //! [`Backend::new`], its arms in `device::Device::handle` and its answers below
@@ -46,7 +48,7 @@ pub struct NandBackend {
     pub hil: Hil,
     pub fil: Fil,
     /// The page FTL: the map of the `Page` and `Cached` schemes, idle under the others (the
-    /// FIL's GC works on it whatever the scheme).
+    /// FIL's calls take it whatever the scheme); [`Backend::page_ftl`] lends it out.
     pub ftl: Ftl,
     pub scheme: Scheme,
 }
@@ -345,6 +347,17 @@ impl Backend {
             Scheme::BlockMapped(h) => h.ftl.percentage_used(),
             Scheme::Zoned(z) => z.percentage_used(),
             Scheme::Raw(_) | Scheme::Fusion { .. } => None,
+        }
+    }
+
+    /// Free blocks over every plane, where the back end keeps a pool of them: the page FTL's,
+    /// a block-mapped FTL's. None for a raw device (its driver's to say), a zoned drive (its
+    /// blocks belong to zones) and PCM.
+    pub fn free_blocks(&self) -> Option<u64> {
+        match self.scheme()? {
+            Scheme::Page | Scheme::Cached => self.page_ftl().map(Ftl::free_blocks_total),
+            Scheme::BlockMapped(h) => Some(h.ftl.free_blocks_total()),
+            Scheme::Raw(_) | Scheme::Fusion { .. } | Scheme::Zoned(_) => None,
         }
     }
 

@@ -138,8 +138,9 @@ pub struct Device {
     idle_after: SimTime,
     submissions: u32,
     /// Whether the page FTL's map is larger than a processor's caches
-    /// ([`Device::map_outgrows_caches`]; never on a PCM-only device, which has no map): asked
-    /// once per request, so kept rather than found through the back end each time.
+    /// ([`Device::map_outgrows_caches`]; never where the page FTL is not the map: a drive's
+    /// prefetches would warm an idle one): asked once per request, so kept rather than found
+    /// through the back end each time.
     map_outgrows_caches: bool,
     /// The seed it was built with (a power cycle rebuilds it).
     seed: u64,
@@ -174,8 +175,8 @@ impl Device {
         }
         let backend = Backend::new(cfg, seed);
         let map_outgrows_caches = backend
-            .nand()
-            .is_some_and(|n| n.ftl.logical_units() >= PREFETCH_MIN_UNITS);
+            .page_ftl()
+            .is_some_and(|f| f.logical_units() >= PREFETCH_MIN_UNITS);
         Ok(Device {
             q: EventQueue::new(),
             cmds: Slab::default(),
