@@ -93,13 +93,16 @@ fn each_back_end_is_the_kind_its_config_names() {
         );
         assert_eq!(b.zoned().is_some(), kind == BackendKind::Zoned, "{kind:?}");
         // A PCM-only device has no NAND layer at all (no stub NAND, no idle FTL); every
-        // other back end has all of them.
+        // other back end has all of them. The page FTL is the device's only where it keeps
+        // the map.
         let nand = kind != BackendKind::Pcm;
         assert_eq!(b.nand().is_some(), nand, "{kind:?}");
         assert_eq!(dev.geometry().is_some(), nand, "{kind:?}");
         assert_eq!(dev.hil().is_some(), nand, "{kind:?}");
         assert_eq!(dev.fil().is_some(), nand, "{kind:?}");
-        assert_eq!(dev.ftl().is_some(), nand, "{kind:?}");
+        let page = matches!(kind, BackendKind::Page | BackendKind::Cached);
+        assert_eq!(dev.ftl().is_some(), page, "{kind:?}");
+        assert_eq!(b.page_ftl().is_some(), page, "{kind:?}");
     }
 }
 
@@ -197,11 +200,12 @@ fn a_block_mapped_ftls_erases_are_its_own() {
     let merged = dev.backend().figures();
     assert!(merged.erases > 0, "merges erase blocks");
     assert!(dev.max_erase_count() > 0);
-    assert_eq!(
-        dev.ftl().unwrap().stats.erases,
-        0,
-        "the page FTL stays idle"
-    );
+    let h = dev.backend().block_mapped().unwrap();
+    let most = h.ftl.erase_counts().iter().copied().max().unwrap() as u64;
+    assert_eq!(dev.max_erase_count(), most);
+    assert_eq!(merged.erases, h.ftl.counts.erases);
+    // No page FTL is the device's to count erases in.
+    assert!(dev.ftl().is_none());
 }
 
 #[test]
@@ -239,4 +243,42 @@ fn the_back_end_is_named_in_the_config_and_a_named_one_must_agree() {
         .expect_err("refused")
         .to_string();
     assert!(e.contains("backend") && e.contains("block-mapped"), "{e}");
+}
+
+#[test]
+fn write_streams_are_the_page_ftls_alone() {
+    for (kind, cfg) in all() {
+        let dev = Device::new(&cfg, 1).unwrap();
+        assert_eq!(dev.check_stream_id(0), Ok(()), "{kind:?}");
+        let e = dev.check_stream_id(1).unwrap_err();
+        let own = format!("the {} back end has no write streams", kind.name());
+        // The page FTL names its own field (ftl.streams = 1 here); the others say they have
+        // none, rather than answer from an idle page FTL's streams.
+        let page = matches!(kind, BackendKind::Page | BackendKind::Cached);
+        assert_eq!(e.contains(&own), !page, "{kind:?}: {e}");
+        assert_eq!(e.contains("ftl.streams = 1"), page, "{kind:?}: {e}");
+    }
+}
+
+#[test]
+fn free_blocks_are_the_back_ends_own_pool() {
+    for (kind, cfg) in all() {
+        let dev = Device::new(&cfg, 1).unwrap();
+        let pool = matches!(
+            kind,
+            BackendKind::Page | BackendKind::Cached | BackendKind::BlockMapped
+        );
+        assert_eq!(dev.backend().free_blocks().is_some(), pool, "{kind:?}");
+    }
+    // A block-mapped FTL's first write takes a data block from its pool: the samples' free
+    // blocks fall with it (they read an idle page FTL's untouched pool before).
+    let (_, cfg) = all().remove(2);
+    let mut dev = Device::new(&cfg, 1).unwrap();
+    let before = dev.backend().free_blocks().unwrap();
+    let page = dev.geometry().unwrap().page_bytes;
+    assert_eq!(one(&mut dev, Op::Write, 0, page), Status::Ok);
+    let after = dev.backend().free_blocks().unwrap();
+    assert!(after < before, "{before} -> {after}");
+    let h = dev.backend().block_mapped().unwrap();
+    assert_eq!(after, h.ftl.free_blocks_total());
 }

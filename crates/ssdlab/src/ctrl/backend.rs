@@ -10,9 +10,11 @@
 //! records, the zone state machine), and the back end answers for it: what is mapped, whether
 //! it takes writes, the figures of the run.
 //!
-//! The page-mapped FTL (`ftl::Ftl`) is every NAND scheme's: the FIL's garbage collection works
-//! on it whatever the scheme. The `Page` and `Cached` schemes use it as the map; the others leave
-//! it idle.
+//! The page-mapped FTL (`ftl::Ftl`) sits in every NAND back end, because the FIL's calls take it
+//! whatever the scheme (its GC queue, a die's urgency, a read retry's erase count). The `Page`
+//! and `Cached` schemes use it as the map; under the others it is idle — they emit no GC job,
+//! their read transactions carry their block's erase count, and a raw device has no
+//! `[reliability]` — and the device does not lend it out ([`Backend::page_ftl`] is None).
 //!
 //! A new scheme is a variant of [`Scheme`], a new medium one of [`Backend`]: its constructor in
 //! [`Backend::new`], its arms in `device::Device::handle` and its answers below
@@ -46,7 +48,7 @@ pub struct NandBackend {
     pub hil: Hil,
     pub fil: Fil,
     /// The page FTL: the map of the `Page` and `Cached` schemes, idle under the others (the
-    /// FIL's GC works on it whatever the scheme).
+    /// FIL's calls take it whatever the scheme); [`Backend::page_ftl`] lends it out.
     pub ftl: Ftl,
     pub scheme: Scheme,
 }
@@ -173,6 +175,40 @@ impl Backend {
         self.nand_mut().map(|n| &mut n.scheme)
     }
 
+    /// The page-mapped FTL where it keeps the map (the `Page` and `Cached` schemes): what a
+    /// caller may read the map, the GC's counts or the write streams of. None under a scheme
+    /// that keeps its own map (the idle one in `NandBackend::ftl` is the FIL's, not the
+    /// device's) and on a PCM-only device.
+    pub fn page_ftl(&self) -> Option<&Ftl> {
+        match self {
+            Backend::Nand(n) if matches!(n.scheme, Scheme::Page | Scheme::Cached) => Some(&n.ftl),
+            _ => None,
+        }
+    }
+
+    pub fn page_ftl_mut(&mut self) -> Option<&mut Ftl> {
+        match self {
+            Backend::Nand(n) if matches!(n.scheme, Scheme::Page | Scheme::Cached) => {
+                Some(&mut n.ftl)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether write stream `stream` exists: the page FTL's streams (`ftl.streams`, or FDP's
+    /// handles); another back end has stream 0 alone (validation keeps `ftl.streams` at 1 for
+    /// it). The one-line refusal names the field.
+    pub fn check_stream(&self, stream: u8) -> Result<(), String> {
+        match self.page_ftl() {
+            Some(f) => f.check_stream(stream),
+            None if stream == 0 => Ok(()),
+            None => Err(format!(
+                "got {stream}, expected 0: the {} back end has no write streams (ftl.streams is the page-mapping FTL's)",
+                self.kind().name()
+            )),
+        }
+    }
+
     /// The raw NAND firmware's state (a raw or fusion device).
     pub fn raw(&self) -> Option<&RawNand> {
         match self.scheme()? {
@@ -206,6 +242,15 @@ impl Backend {
                 Scheme::Fusion { pcm, .. } => Some(pcm),
                 _ => None,
             },
+        }
+    }
+
+    /// Bytes of the PCM space beside the NAND's (a fusion device's; a PCM-only device's PCM is
+    /// its whole space, the device's capacity).
+    pub fn pcm_space_bytes(&self) -> Option<u64> {
+        match self.scheme()? {
+            Scheme::Fusion { pcm, .. } => Some(pcm.logical_bytes()),
+            _ => None,
         }
     }
 
@@ -302,6 +347,17 @@ impl Backend {
             Scheme::BlockMapped(h) => h.ftl.percentage_used(),
             Scheme::Zoned(z) => z.percentage_used(),
             Scheme::Raw(_) | Scheme::Fusion { .. } => None,
+        }
+    }
+
+    /// Free blocks over every plane, where the back end keeps a pool of them: the page FTL's,
+    /// a block-mapped FTL's. None for a raw device (its driver's to say), a zoned drive (its
+    /// blocks belong to zones) and PCM.
+    pub fn free_blocks(&self) -> Option<u64> {
+        match self.scheme()? {
+            Scheme::Page | Scheme::Cached => self.page_ftl().map(Ftl::free_blocks_total),
+            Scheme::BlockMapped(h) => Some(h.ftl.free_blocks_total()),
+            Scheme::Raw(_) | Scheme::Fusion { .. } | Scheme::Zoned(_) => None,
         }
     }
 

@@ -25,7 +25,7 @@
 //! for a line. A Force Unit Access write there goes into the buffer and completes once its zone's
 //! lines up to its end are on the media.
 
-use crate::config::{CacheConfig, CacheMode, CachePorts};
+use crate::config::{CacheConfig, CacheMode, CachePorts, SsdConfig};
 use crate::ctrl::cache::CacheBuffer;
 use crate::ctrl::datacheck::DataCheck;
 use crate::ctrl::fil::{Queue, Txn, TxnKind};
@@ -253,6 +253,51 @@ pub struct BufferManager {
     next_sample: SimTime,
     sample_every: SimTime,
     stats: BufferStats,
+}
+
+/// What the controller's DRAM does in the data path: with a cache buffer (`[cache]`, `enabled`)
+/// its lines sit between the host and the medium; without one each command's data streams
+/// straight through to the back end.
+// One value per device, never moved on the event path: a box would only add a pointer to
+// follow on every event.
+#[allow(clippy::large_enum_variant)]
+pub enum DataPath {
+    /// No cache buffer: commands go to the back end as they come.
+    Direct,
+    /// The cache buffer and its lines.
+    Buffered(BufferManager),
+}
+
+impl DataPath {
+    /// The data path `cfg` describes; a cache buffer's line is the map unit (a PCM-only
+    /// device's: its PCM line).
+    pub fn new(cfg: &SsdConfig) -> DataPath {
+        match cfg.cache.as_ref().filter(|c| c.enabled) {
+            Some(c) => DataPath::Buffered(BufferManager::new(
+                c,
+                cfg.map_unit_bytes(),
+                cfg.cache_translation_bytes(),
+            )),
+            None => DataPath::Direct,
+        }
+    }
+
+    /// The cache buffer, when the data path has one.
+    #[inline(always)]
+    pub fn buffer(&self) -> Option<&BufferManager> {
+        match self {
+            DataPath::Buffered(b) => Some(b),
+            DataPath::Direct => None,
+        }
+    }
+
+    #[inline(always)]
+    pub fn buffer_mut(&mut self) -> Option<&mut BufferManager> {
+        match self {
+            DataPath::Buffered(b) => Some(b),
+            DataPath::Direct => None,
+        }
+    }
 }
 
 /// Occupancy is sampled at most this often (simulated time), and at most this many samples are

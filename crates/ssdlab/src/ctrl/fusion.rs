@@ -22,24 +22,22 @@ use crate::request::Space;
 
 /// Check a request against its space: it must end inside it, and an erase is for NAND blocks.
 /// `nand_bytes` is the device's own space (a fusion device's NAND; a single-medium device's
-/// whole space), `pcm_bytes` the PCM space of a fusion device. Returns the one-line refusal.
+/// whole space), `pcm_bytes` the PCM space, which only a fusion device has (asked only of a
+/// request flagged PCM). Returns the one-line refusal.
 pub fn check_space(
     space: Space,
     op: Op,
     offset: u64,
     len: u64,
     nand_bytes: u64,
-    pcm_bytes: Option<u64>,
+    pcm_bytes: impl FnOnce() -> Option<u64>,
 ) -> Result<(), String> {
-    let (cap, name) = match (space, pcm_bytes) {
-        (Space::Nand, _) => (nand_bytes, "the device's"),
-        (Space::Pcm, Some(b)) => (b, "the PCM space's"),
-        (Space::Pcm, None) => {
-            return Err(format!(
-                "{} request at byte {offset}: flagged PCM, but only a fusion device ([nand] and [pcm]) has a PCM space",
-                op.name()
-            ))
-        }
+    let (cap, name) = match space {
+        Space::Nand => (nand_bytes, "the device's"),
+        Space::Pcm => match pcm_bytes() {
+            Some(b) => (b, "the PCM space's"),
+            None => return Err(no_pcm_space(op, offset)),
+        },
     };
     if offset.checked_add(len).is_none_or(|end| end > cap) {
         return Err(format!(
@@ -52,4 +50,12 @@ pub fn check_space(
         ));
     }
     Ok(())
+}
+
+#[cold]
+fn no_pcm_space(op: Op, offset: u64) -> String {
+    format!(
+        "{} request at byte {offset}: flagged PCM, but only a fusion device ([nand] and [pcm]) has a PCM space",
+        op.name()
+    )
 }

@@ -14,6 +14,8 @@ pub mod buffer;
 pub mod cache;
 pub mod datacheck;
 pub mod die;
+#[cfg(test)]
+mod docs_backend;
 pub mod fil;
 pub mod fusion;
 pub mod hil;

@@ -101,11 +101,14 @@ pub struct PcmCtrl {
     /// The controller's firmware core.
     cpu: Timeline,
     cmd_overhead: SimTime,
+    /// Bytes of the PCM's logical space (`pcm.*`: its lines less Start-Gap's spare one).
+    logical_bytes: u64,
 }
 
 impl PcmCtrl {
     pub fn new(cfg: &PcmConfig, cmd_overhead: SimTime) -> PcmCtrl {
         PcmCtrl {
+            logical_bytes: cfg.logical_bytes(),
             media: PcmMedia::new(cfg),
             energy: cfg.energy.clone(),
             writes_per_line: cfg.endurance.writes_per_line,
@@ -118,6 +121,11 @@ impl PcmCtrl {
     /// Busy time of the firmware core.
     pub fn cpu_busy(&self) -> SimTime {
         self.cpu.busy
+    }
+
+    /// Bytes of the PCM's logical space: a fusion device's PCM space.
+    pub fn logical_bytes(&self) -> u64 {
+        self.logical_bytes
     }
 
     /// The PCM's figures for a run's result, over `secs` of simulated time.

@@ -16,7 +16,7 @@
 
 use crate::config::{BackendKind, PriorityClass, SsdConfig};
 pub use crate::ctrl::backend::{Backend, NandBackend, Scheme};
-use crate::ctrl::buffer::BufferManager;
+use crate::ctrl::buffer::{BufferManager, DataPath};
 use crate::ctrl::datacheck::DataCheck;
 use crate::ctrl::fil::{Fil, Step};
 use crate::ctrl::hil::Hil;
@@ -122,13 +122,12 @@ pub struct Device {
     host: Host,
     cpu: HostCpu,
     link: Interface,
-    cache: Option<BufferManager>,
+    /// The cache buffer in the data path, or none.
+    cache: DataPath,
     /// The medium and FTL scheme, with the layers each has: on NAND the HIL, the FIL and the
     /// page FTL, and the scheme they hand commands to (a fusion device hands the commands
     /// flagged PCM to its PCM controller); PCM-only, the PCM controller alone.
     backend: Backend,
-    /// Fusion device: bytes of the PCM space.
-    pcm_bytes: Option<u64>,
     /// Tests only: the data-placement oracle (`ctrl::datacheck`).
     check: Option<DataCheck>,
     /// The data written, for drivers that move real bytes.
@@ -139,8 +138,9 @@ pub struct Device {
     idle_after: SimTime,
     submissions: u32,
     /// Whether the page FTL's map is larger than a processor's caches
-    /// ([`Device::map_outgrows_caches`]; never on a PCM-only device, which has no map): asked
-    /// once per request, so kept rather than found through the back end each time.
+    /// ([`Device::map_outgrows_caches`]; never where the page FTL is not the map: a drive's
+    /// prefetches would warm an idle one): asked once per request, so kept rather than found
+    /// through the back end each time.
     map_outgrows_caches: bool,
     /// The seed it was built with (a power cycle rebuilds it).
     seed: u64,
@@ -175,8 +175,8 @@ impl Device {
         }
         let backend = Backend::new(cfg, seed);
         let map_outgrows_caches = backend
-            .nand()
-            .is_some_and(|n| n.ftl.logical_units() >= PREFETCH_MIN_UNITS);
+            .page_ftl()
+            .is_some_and(|f| f.logical_units() >= PREFETCH_MIN_UNITS);
         Ok(Device {
             q: EventQueue::new(),
             cmds: Slab::default(),
@@ -185,16 +185,9 @@ impl Device {
             link,
             // Lines of a map unit: on NAND, the FTL's; on a PCM-only device, its PCM lines
             // (`pcm.line`).
-            cache: cfg.cache.as_ref().filter(|c| c.enabled).map(|c| {
-                BufferManager::new(c, cfg.map_unit_bytes(), cfg.cache_translation_bytes())
-            }),
+            cache: DataPath::new(cfg),
             backend,
             map_outgrows_caches,
-            pcm_bytes: cfg
-                .pcm
-                .as_ref()
-                .filter(|_| cfg.backend_kind() == BackendKind::Fusion)
-                .map(|p| p.logical_bytes()),
             check: None,
             store: None,
             idle_after: if cfg.ftl.gc.background {
@@ -309,14 +302,15 @@ impl Device {
         &self.link
     }
 
-    /// The page FTL (a device with NAND; idle under a scheme that keeps its own map).
+    /// The page-mapped FTL, where it keeps the map (`Backend::page_ftl`; None under a scheme
+    /// that keeps its own map, and on a PCM-only device).
     pub fn ftl(&self) -> Option<&Ftl> {
-        self.backend.nand().map(|n| &n.ftl)
+        self.backend.page_ftl()
     }
 
-    /// The page FTL, for untimed work between runs (preconditioning).
+    /// The page-mapped FTL, for untimed work between runs (preconditioning).
     pub fn ftl_mut(&mut self) -> Option<&mut Ftl> {
-        self.backend.nand_mut().map(|n| &mut n.ftl)
+        self.backend.page_ftl_mut()
     }
 
     /// The run will touch about `units` map units, all among the logical units `span`: the
@@ -383,7 +377,7 @@ impl Device {
     }
 
     pub fn cache(&self) -> Option<&BufferManager> {
-        self.cache.as_ref()
+        self.cache.buffer()
     }
 
     pub fn host_cpu(&self) -> &HostCpu {
@@ -415,8 +409,10 @@ impl Device {
             data_store_bytes,
             ..Default::default()
         };
-        // A PCM-only device has no FTL tables.
-        if let Some(f) = self.ftl().map(Ftl::memory) {
+        // The page FTL's tables, on every device with NAND: a scheme that keeps its own map
+        // still holds an idle page FTL for the FIL's GC (`NandBackend::ftl`). A PCM-only device
+        // has none.
+        if let Some(f) = self.backend.nand().map(|n| n.ftl.memory()) {
             m.map_bytes = f.map_bytes;
             m.reverse_map_bytes = f.reverse_map_bytes;
             m.programmed_bits_bytes = f.programmed_bits_bytes;
@@ -693,14 +689,9 @@ impl Device {
     #[inline(always)]
     fn check_request(&self, r: Request) -> Result<Request> {
         let space = crate::request::Space::of(r.flags);
-        crate::ctrl::fusion::check_space(
-            space,
-            r.op,
-            r.offset,
-            r.len,
-            self.capacity,
-            self.pcm_bytes,
-        )
+        crate::ctrl::fusion::check_space(space, r.op, r.offset, r.len, self.capacity, || {
+            self.backend.pcm_space_bytes()
+        })
         .map_err(Error::Job)?;
         if !matches!(r.op, Op::Read | Op::Write) {
             return self.check_other_op(r);
@@ -736,16 +727,10 @@ impl Device {
         Ok(())
     }
 
-    /// Whether write stream `stream` exists: the page FTL's streams (`ftl.streams`, or FDP's
-    /// handles); a PCM-only device has stream 0 alone. The one-line refusal names the field.
+    /// Whether write stream `stream` exists (`Backend::check_stream`). The one-line refusal
+    /// names the field.
     pub fn check_stream_id(&self, stream: u8) -> std::result::Result<(), String> {
-        match self.ftl() {
-            Some(f) => f.check_stream(stream),
-            None if stream == 0 => Ok(()),
-            None => Err(format!(
-                "got {stream}, expected 0: a PCM-only device has no write streams"
-            )),
-        }
+        self.backend.check_stream(stream)
     }
 
     /// The checks of the ops other than reads and writes (out of the common path): erases
@@ -906,7 +891,7 @@ impl Device {
             Backend::Nand(n) => n,
             Backend::Pcm(p) => {
                 let up = HostPort { q, cmds, link, cpu };
-                return Self::handle_pcm(now, ev, p, up, cache.as_mut(), check);
+                return Self::handle_pcm(now, ev, p, up, cache.buffer_mut(), check);
             }
         };
         let NandBackend {
@@ -953,7 +938,7 @@ impl Device {
             _ => {
                 let mut up = HostPort { q, cmds, link, cpu };
                 let mut flash = FlashPort::new(fil, ftl, check);
-                let cache = cache.as_mut();
+                let cache = cache.buffer_mut();
                 match ev {
                     Event::Dispatch { cmd } => match scheme {
                         Scheme::Page | Scheme::Cached => {

@@ -106,7 +106,7 @@ impl Device {
             Some(format!("{} commands in flight", self.cmds.len()))
         } else if let Some(d) = self
             .cache
-            .as_ref()
+            .buffer()
             .map(|c| c.dirty_lines())
             .filter(|&d| d > 0)
         {
@@ -173,7 +173,7 @@ impl Device {
     /// lines written to flash (a FLUSH, and the drive run until idle). Its requests are not a
     /// result's: the caller has built the result before.
     pub fn flush_for_save(&mut self) -> Result<()> {
-        if self.cache.as_ref().is_some_and(|c| c.dirty_lines() > 0) {
+        if self.cache.buffer().is_some_and(|c| c.dirty_lines() > 0) {
             let now = self.now();
             self.submit(
                 now,

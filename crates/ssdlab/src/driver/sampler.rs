@@ -80,20 +80,19 @@ impl<'a, D: Driver> Sampler<'a, D> {
     fn sample(&mut self, dev: &Device, now: SimTime) {
         let s = &mut self.series;
         s.time_s.push(now.as_secs_f64());
-        // The page FTL's figures; a PCM-only device has no blocks and no GC: zeros. The
-        // power-loss model's checkpoint pages are the drive's programs too (0 without it).
-        let (free_blocks, gc_runs, moved, host, checkpoints) =
-            dev.ftl().map_or((0, 0, 0, 0, 0), |f| {
-                let st = &f.stats;
-                let free = f.free_blocks_total();
-                (
-                    free,
-                    st.gc_runs,
-                    st.gc_units_moved,
-                    st.host_units_written,
-                    st.checkpoint_units_written,
-                )
-            });
+        // The back end's free blocks (0 where it keeps no pool), and the page FTL's GC
+        // figures where it keeps the map (zeros elsewhere). The power-loss model's checkpoint
+        // pages are the drive's programs too (0 without it).
+        let free_blocks = dev.backend().free_blocks().unwrap_or(0);
+        let (gc_runs, moved, host, checkpoints) = dev.ftl().map_or((0, 0, 0, 0), |f| {
+            let st = &f.stats;
+            (
+                st.gc_runs,
+                st.gc_units_moved,
+                st.host_units_written,
+                st.checkpoint_units_written,
+            )
+        });
         s.free_blocks.push(free_blocks);
         s.gc_runs.push(gc_runs);
         s.gc_units_moved.push(moved);

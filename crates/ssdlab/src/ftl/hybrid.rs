@@ -314,6 +314,11 @@ impl Hybrid {
         &self.erase_count
     }
 
+    /// Free (erased, unallocated) blocks over every plane.
+    pub fn free_blocks_total(&self) -> u64 {
+        self.planes_state.iter().map(|p| p.free.len() as u64).sum()
+    }
+
     pub fn trim(&mut self, lpn: u64) {
         if let Some(p) = self.lookup(lpn) {
             self.owner[p as usize] = NONE;

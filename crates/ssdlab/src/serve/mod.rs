@@ -683,7 +683,7 @@ fn live_json(
         serde_json::json!({"count": l.count, "bytes": l.bytes, "mean_us": s.mean,
                            "p50_us": s.p50, "p99_us": s.p99})
     };
-    // The page FTL's counts (a PCM-only device has no FTL: none); with `--power-cuts` the
+    // The page FTL's counts, where it keeps the map (none elsewhere); with `--power-cuts` the
     // map checkpoints' programs count too.
     let (host_units, moved, gc_runs) = dev.ftl().map_or((0, 0, 0), |f| {
         (
