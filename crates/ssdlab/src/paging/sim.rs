@@ -144,6 +144,11 @@ pub struct PagingSim<'w, B: SwapBackend> {
     pub res: SwapResult,
     done: Vec<(u32, SimTime)>,
     baseline: SimTime,
+    /// Buffers kept from one use to the next rather than allocated each time: a reclaim
+    /// batch's writes and a swap-in's reads, (slot, frame) pairs; the frame lists of requests
+    /// that completed.
+    slots_buf: Vec<(u32, u32)>,
+    spare_frames: Vec<Vec<u32>>,
 }
 
 impl<'w, B: SwapBackend> PagingSim<'w, B> {
@@ -230,6 +235,8 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             res,
             done: Vec::new(),
             baseline: SimTime::ZERO,
+            slots_buf: Vec::new(),
+            spare_frames: Vec::new(),
             cfg: PagingConfig {
                 congestion_wake,
                 ..cfg.clone()
@@ -425,42 +432,77 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             if self.pos == self.wear_from {
                 self.start_wear_count();
             }
+            if self.run_hits(access, limit) > 0 && self.app_t >= limit {
+                return Ok(());
+            }
+            if self.pos == self.accesses.len().min(self.wear_from) {
+                continue;
+            }
+            // The access at `pos` faults.
             let a = self.accesses[self.pos];
             let (vp, write) = (a >> 1, a & 1 != 0);
-            // The hit path, inline: a mapped page.
-            let f = self.mem.frame[vp as usize];
-            if f != NONE && (!write || self.mem.fslot[f as usize] == NONE) {
-                let fl = &mut self.mem.flags[f as usize];
-                *fl |= REFERENCED;
-                if write {
-                    *fl |= DIRTY;
-                    let v = &mut self.mem.version[vp as usize];
-                    *v = v.wrapping_add(1);
-                    self.mem.fdata[f as usize] = *v;
+            let step = self.fault(vp, write)?;
+            self.flush_trims_at(self.app_t)?;
+            match step {
+                Step::Done => {
+                    self.app_t += access;
+                    self.baseline += access;
+                    self.pos += 1;
                 }
-                self.app_t += access;
-                self.baseline += access;
-                self.pos += 1;
-            } else {
-                let step = self.fault(vp, write)?;
-                self.flush_trims_at(self.app_t)?;
-                match step {
-                    Step::Done => {
-                        self.app_t += access;
-                        self.baseline += access;
-                        self.pos += 1;
-                    }
-                    Step::Blocked => return Ok(()),
-                }
-                // kswapd woken by this fault runs before the application goes on.
-                if matches!(self.kswapd, Kswapd::Run(t) if t <= self.app_t) {
-                    return Ok(());
-                }
+                Step::Blocked => return Ok(()),
+            }
+            // kswapd woken by this fault runs before the application goes on.
+            if matches!(self.kswapd, Kswapd::Run(t) if t <= self.app_t) {
+                return Ok(());
             }
             if self.app_t >= limit {
                 return Ok(());
             }
         }
+    }
+
+    /// The hit path: the accesses from `pos` on to mapped pages (a write to one that has no
+    /// slot), each costing `access`, up to the first that faults, the end of the stream or of
+    /// the aging rounds, or the access that takes the application to `limit` (the first one
+    /// at least, as each access is taken before the clock is checked). Returns how many.
+    /// The clock moves once for them all, as their accesses one by one would have moved it
+    /// (saturating sums of non-negative times).
+    #[inline]
+    fn run_hits(&mut self, access: SimTime, limit: SimTime) -> usize {
+        let end = self.accesses.len().min(self.wear_from);
+        // The accesses that reach `limit`: k with app_t + k x access >= limit, the least.
+        let to_limit = if self.app_t >= limit {
+            1
+        } else if access.0 == 0 {
+            usize::MAX
+        } else {
+            usize::try_from((limit.0 - self.app_t.0).div_ceil(access.0)).unwrap_or(usize::MAX)
+        };
+        let end = end.min(self.pos.saturating_add(to_limit));
+        let accesses = self.accesses;
+        let m = &mut self.mem;
+        let mut n = 0;
+        for &a in &accesses[self.pos..end] {
+            let (vp, write) = (a >> 1, a & 1 != 0);
+            let f = m.frame[vp as usize];
+            if f == NONE || (write && m.fslot[f as usize] != NONE) {
+                break;
+            }
+            let fl = &mut m.flags[f as usize];
+            *fl |= REFERENCED;
+            if write {
+                *fl |= DIRTY;
+                let v = &mut m.version[vp as usize];
+                *v = v.wrapping_add(1);
+                m.fdata[f as usize] = *v;
+            }
+            n += 1;
+        }
+        self.pos += n;
+        let t = access * n as u64;
+        self.app_t += t;
+        self.baseline += t;
+        n
     }
 
     /// Count swap writes towards wear from the access at `pos` on (`Workload::wear_from`):
@@ -712,7 +754,8 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         if !sync {
             self.count_outside_run(s, first, end);
         }
-        let mut slots: Vec<(u32, u32)> = Vec::new();
+        let mut slots = std::mem::take(&mut self.slots_buf);
+        slots.clear();
         let mut target = NONE;
         // The census of the run's slots: free, cached, unowned.
         let (mut free, mut cached, mut unowned) = (0u64, 0u64, 0u64);
@@ -752,6 +795,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         b.cached += cached;
         b.cut_off += unowned;
         self.submit_runs(Op::Read, &slots, self.app_t)?;
+        self.slots_buf = slots;
         self.pending = Some(Pending {
             vpage: vp,
             start,
@@ -804,7 +848,8 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             while j < slots.len() && slots[j].0 == slots[j - 1].0 + 1 && j - i < max_pages {
                 j += 1;
             }
-            let frames: Vec<u32> = slots[i..j].iter().map(|p| p.1).collect();
+            let mut frames = self.spare_frames.pop().unwrap_or_default();
+            frames.extend(slots[i..j].iter().map(|p| p.1));
             self.submit(op, slots[i].0, (j - i) as u32, frames, now)?;
             i = j;
         }
@@ -1116,7 +1161,8 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
     /// Scan up to `n` pages from the inactive tail (`shrink_page_list`); returns (scanned,
     /// freed or put under writeback).
     fn shrink_inactive(&mut self, now: SimTime, n: u64) -> Result<(u64, u64)> {
-        let mut writes: Vec<(u32, u32)> = Vec::new();
+        let mut writes = std::mem::take(&mut self.slots_buf);
+        writes.clear();
         let (mut scanned, mut progress, mut unmapped) = (0u64, 0, 0u64);
         let len = self.mem.inactive_len() as u64;
         for _ in 0..n.min(len) {
@@ -1191,6 +1237,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         // together and merge where their slots are adjacent.
         self.flush_trims_at(at)?;
         self.submit_runs(Op::Write, &writes, at)?;
+        self.slots_buf = writes;
         Ok((scanned, progress))
     }
 
@@ -1247,6 +1294,11 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                 }
             }
             _ => {}
+        }
+        let mut frames = io.frames;
+        if frames.capacity() > 0 {
+            frames.clear();
+            self.spare_frames.push(frames);
         }
         self.wake_waiters(t, io.op == 1);
         Ok(())

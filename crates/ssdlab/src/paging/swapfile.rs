@@ -378,59 +378,63 @@ impl SwapArea {
 
     /// The first `CLUSTER` free slots in a row at or after `from` whose first run start passes
     /// `go(last_in_cluster)`: the kernel's scan, which restarts its window after each used
-    /// slot, finds the same run. Runs are followed a bitmap word at a time (a free word adds
-    /// 64 slots), so a fragmented area costs one step per word, not per fragment.
+    /// slot, finds the same run. A run of `CLUSTER` (more than 126) free slots holds a whole
+    /// free bitmap word, so the search looks for free words only (a comparison per word) and
+    /// measures the run around each; the shorter runs between are skipped unseen. That skips
+    /// `go` on their starts too, which finds the same answer because `go` is monotone (both
+    /// callers' bounds: once false for a start, false for every later one).
     fn free_run(&self, from: u32, go: impl Fn(u32) -> bool) -> Option<u32> {
         if from >= self.max {
             return None;
         }
-        let mut w = (from / 64) as usize;
+        let first = (from / 64) as usize;
         // Slots below `from` count as used. Bits past the area are set, so no run passes it.
-        let mut used = self.map[w] | !(!0u64 << (from % 64));
-        // The free run being followed: where it starts and how long it is so far.
-        let (mut start, mut len) = (0u32, 0u32);
-        loop {
-            let base = w as u32 * 64;
-            if used == 0 {
-                if len == 0 {
-                    start = base;
-                    if !go(start + CLUSTER - 1) {
-                        return None;
-                    }
-                }
-                len += 64;
+        let word = |w: usize| {
+            if w == first {
+                self.map[w] | !(!0u64 << (from % 64))
             } else {
-                // The free slots at the bottom of the word end (or are) the current run.
-                let tz = used.trailing_zeros();
-                if len == 0 && tz > 0 {
-                    start = base;
-                    if !go(start + CLUSTER - 1) {
-                        return None;
-                    }
-                }
-                len += tz;
+                self.map[w]
+            }
+        };
+        // Here `w` is `first` or a word with a slot in use.
+        let mut w = first;
+        loop {
+            let z = if word(w) == 0 {
+                w
+            } else {
+                w + 1 + self.map[w + 1..].iter().position(|&u| u == 0)?
+            };
+            // The run holding free word `z` starts at the free slots topping the word before
+            // (which has a slot in use, or is before `from`'s word).
+            let start = if z > first {
+                z as u32 * 64 - word(z - 1).leading_zeros()
+            } else {
+                z as u32 * 64
+            };
+            if !go(start + CLUSTER - 1) {
+                return None;
+            }
+            let mut len = z as u32 * 64 + 64 - start;
+            let mut e = z + 1;
+            loop {
                 if len >= CLUSTER {
                     return Some(start);
                 }
-                // Runs inside the word are shorter than CLUSTER: only the free slots at its
-                // top start the next candidate.
-                let lz = used.leading_zeros();
-                len = lz;
-                if lz > 0 {
-                    start = base + 64 - lz;
-                    if !go(start + CLUSTER - 1) {
-                        return None;
-                    }
+                if e == self.map.len() {
+                    return None;
                 }
+                let u = self.map[e];
+                if u != 0 {
+                    len += u.trailing_zeros();
+                    if len >= CLUSTER {
+                        return Some(start);
+                    }
+                    break;
+                }
+                len += 64;
+                e += 1;
             }
-            if len >= CLUSTER {
-                return Some(start);
-            }
-            w += 1;
-            if w == self.map.len() {
-                return None;
-            }
-            used = self.map[w];
+            w = e;
         }
     }
 
