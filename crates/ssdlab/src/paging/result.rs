@@ -15,8 +15,8 @@ pub struct Latency {
 
 impl Latency {
     /// From latencies in picoseconds (reordered here). Each percentile is the value of its
-    /// rank in sorted order, found by selection rather than a whole sort: the highest rank
-    /// first over the whole slice, then each lower one among the values below the last.
+    /// rank in sorted order, found by selection rather than a whole sort: the median over the
+    /// whole slice, then each higher rank among the values above the last one found.
     pub fn of(v: &mut [u64]) -> Latency {
         if v.is_empty() {
             return Latency::default();
@@ -27,21 +27,21 @@ impl Latency {
         let max = v.iter().copied().max().unwrap_or(0);
         let rank = |p: f64| (((n as f64) * p).ceil() as usize).clamp(1, n) - 1;
         let mut q = [0.0; 4];
-        let mut below = n;
-        for (i, p) in [0.999, 0.99, 0.9, 0.5].into_iter().enumerate() {
+        let mut from = 0;
+        for (i, p) in [0.5, 0.9, 0.99, 0.999].into_iter().enumerate() {
+            // Ranks only rise, so rank `r` lies among the values from `from` on.
             let r = rank(p);
-            // Ranks only fall, so rank `r` lies among the `below` smallest values.
-            let (_, &mut x, _) = v[..below].select_nth_unstable(r);
+            let (_, &mut x, _) = v[from..].select_nth_unstable(r - from);
             q[i] = us(x);
-            below = r + 1;
+            from = r;
         }
         Latency {
             count: n as u64,
             mean_us: sum as f64 / n as f64 * 1e-6,
-            p50_us: q[3],
-            p90_us: q[2],
-            p99_us: q[1],
-            p99_9_us: q[0],
+            p50_us: q[0],
+            p90_us: q[1],
+            p99_us: q[2],
+            p99_9_us: q[3],
             max_us: us(max),
         }
     }
@@ -428,5 +428,60 @@ mod tests {
         assert_eq!(reads.service.count, 2);
         assert_eq!(reads.service_total_s, 50e-12);
         assert!((reads.latency.max_us - 120e-6).abs() < 1e-15);
+    }
+
+    /// The sorted-slice figures the histograms and percentiles were first computed with.
+    fn by_sorting(v: &[u64]) -> (Vec<u64>, u128) {
+        let mut v = v.to_vec();
+        v.sort_unstable();
+        let n = v.len();
+        let rank = |p: f64| v[(((n as f64) * p).ceil() as usize).clamp(1, n) - 1];
+        (
+            vec![rank(0.5), rank(0.9), rank(0.99), rank(0.999), v[n - 1]],
+            v.iter().map(|&x| x as u128).sum(),
+        )
+    }
+
+    proptest::proptest! {
+        /// Percentiles by selection are those of the sorted values; the histograms by page
+        /// count and by power of two are those of a map per size and per distance.
+        #[test]
+        fn selection_and_counting_match_sorting_and_maps(
+            v in proptest::collection::vec(0u64..2000, 1..3000),
+            reqs in proptest::collection::vec((0u64..1 << 40, 1u64..300, proptest::bool::ANY), 0..200),
+        ) {
+            let l = Latency::of(&mut v.clone());
+            let (q, sum) = by_sorting(&v);
+            let us = |ps: u64| ps as f64 * 1e-6;
+            proptest::prop_assert_eq!(
+                vec![l.p50_us, l.p90_us, l.p99_us, l.p99_9_us, l.max_us],
+                q.iter().map(|&x| us(x)).collect::<Vec<_>>()
+            );
+            proptest::prop_assert_eq!(l.mean_us, sum as f64 / v.len() as f64 * 1e-6);
+            // Page multiples and odd sizes.
+            let t: Vec<IoRecord> = reqs
+                .iter()
+                .map(|&(offset, n, pages)| IoRecord {
+                    op: 1,
+                    offset,
+                    len: if pages { n * 4096 } else { n },
+                    submit_ps: 0,
+                    done_ps: 1,
+                })
+                .collect();
+            let io = io_stats(&t, &service_ps(&t), 1);
+            let mut sizes = std::collections::BTreeMap::new();
+            let mut irds = std::collections::BTreeMap::new();
+            for (i, r) in t.iter().enumerate() {
+                *sizes.entry(r.len).or_insert(0u64) += 1;
+                if i > 0 {
+                    let d = r.offset.abs_diff(t[i - 1].offset + t[i - 1].len);
+                    let b = if d == 0 { 0 } else { d.next_power_of_two().max(4096) };
+                    *irds.entry(b).or_insert(0u64) += 1;
+                }
+            }
+            proptest::prop_assert_eq!(io.size_histogram, sizes.into_iter().collect::<Vec<_>>());
+            proptest::prop_assert_eq!(io.ird_histogram, irds.into_iter().collect::<Vec<_>>());
+        }
     }
 }

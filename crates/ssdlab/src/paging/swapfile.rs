@@ -51,6 +51,9 @@ pub struct SwapArea {
     /// One bit per slot, set when in use (a private anonymous page has one user); bits past
     /// the area are set. Searched a word at a time: the kernel's slot-by-slot scans, faster.
     map: Vec<u64>,
+    /// One bit per word of `map`, set when none of its slots is in use: where a free run of
+    /// `CLUSTER` slots can be, found 64 words at a time.
+    free_words: Vec<u64>,
     lowest_bit: u32,
     highest_bit: u32,
     cluster_next: u32,
@@ -125,12 +128,17 @@ impl SwapArea {
             }
         });
         let start = start.clamp(1, slots - 1);
+        let mut free_words = vec![0u64; words.div_ceil(64)];
+        for (w, _) in map.iter().enumerate().filter(|(_, &u)| u == 0) {
+            free_words[w / 64] |= 1 << (w % 64);
+        }
         SwapArea {
             era,
             max: slots,
             pages: slots - 1,
             inuse: 0,
             map,
+            free_words,
             lowest_bit: 1,
             highest_bit: slots - 1,
             cluster_next: start,
@@ -239,7 +247,11 @@ impl SwapArea {
     /// Mark `slot` free (`swap_entry_free`); a modern cluster left empty is discarded.
     pub fn free(&mut self, slot: u32) {
         debug_assert!(self.in_use(slot), "free of unused slot {slot}");
-        self.map[(slot / 64) as usize] &= !(1u64 << (slot % 64));
+        let w = (slot / 64) as usize;
+        self.map[w] &= !(1u64 << (slot % 64));
+        if self.map[w] == 0 {
+            self.free_words[w / 64] |= 1 << (w % 64);
+        }
         self.inuse -= 1;
         if slot < self.lowest_bit {
             self.lowest_bit = slot;
@@ -302,7 +314,9 @@ impl SwapArea {
             self.lowest_bit = self.max;
             self.highest_bit = 0;
         }
-        self.map[(slot / 64) as usize] |= 1u64 << (slot % 64);
+        let w = (slot / 64) as usize;
+        self.map[w] |= 1u64 << (slot % 64);
+        self.free_words[w / 64] &= !(1 << (w % 64));
         self.cluster_next = slot + 1;
         let c = (slot / CLUSTER) as usize;
         if self.used[c] == 0 {
@@ -402,7 +416,7 @@ impl SwapArea {
             let z = if word(w) == 0 {
                 w
             } else {
-                w + 1 + self.map[w + 1..].iter().position(|&u| u == 0)?
+                self.next_free_word(w + 1)?
             };
             // The run holding free word `z` starts at the free slots topping the word before
             // (which has a slot in use, or is before `from`'s word).
@@ -436,6 +450,17 @@ impl SwapArea {
             }
             w = e;
         }
+    }
+
+    /// The first word of `map` at or after `from` with no slot in use.
+    fn next_free_word(&self, from: usize) -> Option<usize> {
+        let mut i = from / 64;
+        let mut bits = *self.free_words.get(i)? & (!0u64 << (from % 64));
+        while bits == 0 {
+            i += 1;
+            bits = *self.free_words.get(i)?;
+        }
+        Some(i * 64 + bits.trailing_zeros() as usize)
     }
 
     /// The search as it was, one free run after another (the oracle of `free_run`).
@@ -687,6 +712,7 @@ mod tests {
         fn free_run_word_search_matches_the_fragment_search(
             slots in 2u32..3000,
             runs in proptest::collection::vec((0u32..3000, 1u32..300), 0..40),
+            freed in proptest::collection::vec((0u32..3000, 1u32..200), 0..10),
             from in 0u32..3100,
             bound in 0u32..3400,
         ) {
@@ -697,6 +723,17 @@ mod tests {
                         a.take(s);
                     }
                 }
+            }
+            // Some freed again, so free words come back.
+            for (first, n) in freed {
+                for s in first..(first + n).min(slots) {
+                    if a.in_use(s) {
+                        a.free(s);
+                    }
+                }
+            }
+            for (w, &u) in a.map.iter().enumerate() {
+                proptest::prop_assert_eq!(a.free_words[w / 64] >> (w % 64) & 1 == 1, u == 0);
             }
             proptest::prop_assert_eq!(
                 a.free_run(from, |last| last <= bound),
