@@ -8,9 +8,10 @@
 //!   generation left out: `--toggle-collect` on `run_model`), and those per access, a figure
 //!   the load does not change.
 //!
-//! ACCESSES (20,000,000 unless given) over 300 K pages through 256 MiB (65,536 frames), 95 %
-//! of them to 50 K hot pages, on a fixed-cost backend, seed 1: deterministic, so the major
-//! faults and pages written must be the same before and after a change to the model.
+//! ACCESSES (20,000,000 unless given) of `Workload::speed_benchmark` (300 K pages, 95 % of the
+//! accesses to 50 K hot ones) through 256 MiB (65,536 frames) on a fixed-cost backend, seed 1:
+//! deterministic, so the major faults and pages written must be the same before and after a
+//! change to the model (tests/paging.rs checks them on 2,000,000).
 use ssdlab::paging::{self, FixedBackend, PagingConfig, SwapOutput, Workload};
 use ssdlab::sim::SimTime;
 use std::process::{exit, Command};
@@ -32,7 +33,7 @@ fn main() {
         count_instructions(n);
         return;
     }
-    let w = workload(n);
+    let w = Workload::speed_benchmark(n);
     let t = std::time::Instant::now();
     let out = run_model(&w);
     let s = t.elapsed().as_secs_f64();
@@ -92,24 +93,4 @@ fn count_instructions(n: usize) {
         "callgrind: {refs} instructions in the model for {n} accesses: {:.1} per access",
         refs as f64 / n.max(1) as f64
     );
-}
-
-/// `n` accesses: a xorshift stream, 95 % to pages below 50 K (mostly hits once warm), 5 % to
-/// any of 300 K (the swapping tail), one in two a write.
-fn workload(n: usize) -> Workload {
-    let mut x: u64 = 0x9e3779b97f4a7c15;
-    let mut v = Vec::with_capacity(n);
-    for _ in 0..n {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let hot = x % 100 < 95;
-        let page = if hot {
-            (x >> 20) % 50_000
-        } else {
-            (x >> 20) % 300_000
-        };
-        v.push((page as u32, x & 8 == 0));
-    }
-    Workload::from_pages(v)
 }

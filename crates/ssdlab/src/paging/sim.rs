@@ -1282,11 +1282,18 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         Ok((scanned, progress))
     }
 
-    /// Send the discards the swap area asked for, as TRIMs.
+    /// Send the discards the swap area asked for, as TRIMs. Called after every fault and
+    /// reclaim batch, and mostly with none: the check is inline, the sending out of line.
+    #[inline]
     fn flush_trims_at(&mut self, now: SimTime) -> Result<()> {
         if self.area.trims.is_empty() {
             return Ok(());
         }
+        self.send_trims_at(now)
+    }
+
+    #[inline(never)]
+    fn send_trims_at(&mut self, now: SimTime) -> Result<()> {
         for (first, n) in std::mem::take(&mut self.area.trims) {
             self.submit(Op::Trim, first, n, Vec::new(), now)?;
         }
