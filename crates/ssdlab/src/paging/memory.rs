@@ -183,10 +183,26 @@ impl Memory {
         l.len -= 1;
     }
 
-    /// The tail of the inactive (false) or active (true) list.
-    pub fn tail(&self, active: bool) -> Option<u32> {
-        let t = self.lists[active as usize].tail;
-        (t != NONE).then_some(t)
+    /// Take the tail off the inactive (false) or active (true) list: `unlink` of a frame with
+    /// no next, the reclaim scans' step.
+    #[inline]
+    pub fn pop_tail(&mut self, active: bool) -> Option<u32> {
+        let l = &mut self.lists[active as usize];
+        let f = l.tail;
+        if f == NONE {
+            return None;
+        }
+        let fr = &mut self.frames[f as usize];
+        fr.flags &= !LRU;
+        let p = fr.prev;
+        if p != NONE {
+            self.frames[p as usize].next = NONE;
+        } else {
+            l.head = NONE;
+        }
+        l.tail = p;
+        l.len -= 1;
+        Some(f)
     }
 
     /// The inactive anon list is low against the active one (`inactive_anon_is_low`: inactive
@@ -260,6 +276,21 @@ mod tests {
         for f in 0..3 {
             m.add_head(f, false);
         }
+        m.check_lists().unwrap();
+        // The tail comes off as unlink takes it: 0, the first added, then 1 from the active
+        // list it moved to.
+        assert_eq!(m.pop_tail(false), Some(0));
+        m.add_head(0, true);
+        m.check_lists().unwrap();
+        assert_eq!((m.inactive_len(), m.active_len()), (2, 1));
+        assert_eq!(m.pop_tail(true), Some(0));
+        assert_eq!(m.pop_tail(true), None);
+        m.release(0);
+        assert_eq!(m.pop_tail(false), Some(1));
+        assert_eq!(m.pop_tail(false), Some(2));
+        assert_eq!(m.pop_tail(false), None);
+        m.release(1);
+        m.release(2);
         m.check_lists().unwrap();
     }
 }

@@ -1192,8 +1192,9 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
     /// cleared (anonymous pages are all deactivated, as `shrink_active_list` does).
     fn shrink_active(&mut self, n: u64) {
         for _ in 0..n {
-            let Some(f) = self.mem.tail(true) else { return };
-            self.mem.unlink(f);
+            let Some(f) = self.mem.pop_tail(true) else {
+                return;
+            };
             self.mem.frames[f as usize].flags &= !REFERENCED;
             self.mem.add_head(f, false);
         }
@@ -1207,9 +1208,10 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         let (mut scanned, mut progress, mut unmapped) = (0u64, 0, 0u64);
         let len = self.mem.inactive_len() as u64;
         for _ in 0..n.min(len) {
-            let Some(f) = self.mem.tail(false) else { break };
+            let Some(f) = self.mem.pop_tail(false) else {
+                break;
+            };
             scanned += 1;
-            self.mem.unlink(f);
             let fl = self.mem.frames[f as usize].flags;
             if fl & (WRITEBACK | READING) != 0 {
                 if fl & WRITEBACK != 0 {
