@@ -17,7 +17,8 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 pub trait SwapBackend {
-    /// Submit `len` bytes at byte `offset`; returns an id named again at completion.
+    /// Submit `len` bytes at byte `offset`; returns an id named again at completion. Ids
+    /// follow one another from 0 (wrapping), the numbering the model keeps its requests by.
     fn submit(&mut self, now: SimTime, op: Op, offset: u64, len: u64) -> Result<u32>;
     /// When the backend next has something to do (None: idle).
     fn next_event(&self) -> Option<SimTime>;

@@ -42,22 +42,28 @@ struct List {
     len: u32,
 }
 
+/// One frame in use so far: the virtual page whose data it holds, its slot (or NONE), the
+/// version of the page's data it holds (the oracle's), its flags and its LRU links. Kept
+/// together, so that a reclaim scan or a list move reads and writes one cache line per frame.
+#[derive(Clone, Copy)]
+pub struct Frame {
+    pub owner: u32,
+    pub slot: u32,
+    pub data: u32,
+    prev: u32,
+    next: u32,
+    pub flags: u8,
+}
+
 pub struct Memory {
-    /// Per frame used so far: the virtual page whose data it holds, its slot (or NONE), flags,
-    /// links, data. The vectors grow as frames are first handed out, so a large memory costs
-    /// only the frames the workload touches (a 4 TiB memory would otherwise take 25 bytes per
-    /// 4 KiB page, 25 GiB, before the first access).
-    pub owner: Vec<u32>,
-    pub fslot: Vec<u32>,
-    pub flags: Vec<u8>,
-    prev: Vec<u32>,
-    next: Vec<u32>,
-    /// Oracle: the version of the page's data the frame holds.
-    pub fdata: Vec<u32>,
+    /// The frames used so far. The vector grows as frames are first handed out, so a large
+    /// memory costs only the frames the workload touches (a 4 TiB memory would otherwise take
+    /// 24 bytes per 4 KiB page, 24 GiB, before the first access).
+    pub frames: Vec<Frame>,
     /// Frames released and free again, reused before a new one (the last released first).
     free: Vec<u32>,
-    /// Frames in all: those past `owner.len()` are free and never used yet.
-    frames: u32,
+    /// Frames in all: those past `frames.len()` are free and never used yet.
+    nframes: u32,
     /// [inactive, active]
     lists: [List; 2],
     /// Per virtual page: state, frame (or NONE), slot (or NONE), the latest version written.
@@ -72,14 +78,9 @@ pub struct Memory {
 impl Memory {
     pub fn new(frames: u32, vpages: u32) -> Memory {
         Memory {
-            owner: Vec::new(),
-            fslot: Vec::new(),
-            flags: Vec::new(),
-            prev: Vec::new(),
-            next: Vec::new(),
-            fdata: Vec::new(),
+            frames: Vec::new(),
             free: Vec::new(),
-            frames,
+            nframes: frames,
             lists: [List {
                 head: NONE,
                 tail: NONE,
@@ -95,7 +96,7 @@ impl Memory {
 
     #[inline]
     pub fn free_pages(&self) -> u64 {
-        self.free.len() as u64 + (self.frames as u64 - self.owner.len() as u64)
+        self.free.len() as u64 + (self.nframes as u64 - self.frames.len() as u64)
     }
 
     pub fn inactive_len(&self) -> u32 {
@@ -109,83 +110,99 @@ impl Memory {
     /// A free frame for `vpage`, holding `data`, with `flags` (not on a list yet).
     #[inline]
     pub fn alloc(&mut self, vpage: u32, data: u32, flags: u8) -> u32 {
+        let fr = Frame {
+            owner: vpage,
+            slot: NONE,
+            data,
+            prev: NONE,
+            next: NONE,
+            flags,
+        };
         // A released frame first, else the lowest never used: frame 0 first.
-        let f = match self.free.pop() {
-            Some(f) => f,
-            None => {
-                let f = self.owner.len() as u32;
-                assert!(f < self.frames, "caller checked free pages");
-                self.owner.push(NONE);
-                self.fslot.push(NONE);
-                self.flags.push(0);
-                self.prev.push(NONE);
-                self.next.push(NONE);
-                self.fdata.push(0);
+        match self.free.pop() {
+            Some(f) => {
+                self.frames[f as usize] = fr;
                 f
             }
-        };
-        self.owner[f as usize] = vpage;
-        self.fslot[f as usize] = NONE;
-        self.flags[f as usize] = flags;
-        self.fdata[f as usize] = data;
-        f
+            None => {
+                let f = self.frames.len() as u32;
+                assert!(f < self.nframes, "caller checked free pages");
+                self.frames.push(fr);
+                f
+            }
+        }
     }
 
     /// Return frame `f` to the free pool (off its list first).
+    #[inline]
     pub fn release(&mut self, f: u32) {
-        if self.flags[f as usize] & LRU != 0 {
+        if self.frames[f as usize].flags & LRU != 0 {
             self.unlink(f);
         }
-        self.owner[f as usize] = NONE;
-        self.fslot[f as usize] = NONE;
-        self.flags[f as usize] = 0;
+        let fr = &mut self.frames[f as usize];
+        fr.owner = NONE;
+        fr.slot = NONE;
+        fr.flags = 0;
         self.free.push(f);
     }
 
     /// Add `f` at the head of the active or inactive list.
+    #[inline]
     pub fn add_head(&mut self, f: u32, active: bool) {
-        let i = active as usize;
-        let fl = &mut self.flags[f as usize];
-        *fl |= LRU;
-        if active {
-            *fl |= ACTIVE;
-        } else {
-            *fl &= !ACTIVE;
-        }
-        let l = &mut self.lists[i];
-        self.prev[f as usize] = NONE;
-        self.next[f as usize] = l.head;
-        if l.head != NONE {
-            self.prev[l.head as usize] = f;
+        let l = &mut self.lists[active as usize];
+        let head = l.head;
+        if head != NONE {
+            self.frames[head as usize].prev = f;
         } else {
             l.tail = f;
         }
         l.head = f;
         l.len += 1;
+        let fr = &mut self.frames[f as usize];
+        fr.flags = (fr.flags & !ACTIVE) | LRU | if active { ACTIVE } else { 0 };
+        fr.prev = NONE;
+        fr.next = head;
     }
 
+    #[inline]
     pub fn unlink(&mut self, f: u32) {
-        let i = (self.flags[f as usize] & ACTIVE != 0) as usize;
-        let (p, n) = (self.prev[f as usize], self.next[f as usize]);
+        let fr = &mut self.frames[f as usize];
+        fr.flags &= !LRU;
+        let (p, n, i) = (fr.prev, fr.next, (fr.flags & ACTIVE != 0) as usize);
         let l = &mut self.lists[i];
         if p != NONE {
-            self.next[p as usize] = n;
+            self.frames[p as usize].next = n;
         } else {
             l.head = n;
         }
         if n != NONE {
-            self.prev[n as usize] = p;
+            self.frames[n as usize].prev = p;
         } else {
             l.tail = p;
         }
         l.len -= 1;
-        self.flags[f as usize] &= !LRU;
     }
 
-    /// The tail of the inactive (false) or active (true) list.
-    pub fn tail(&self, active: bool) -> Option<u32> {
-        let t = self.lists[active as usize].tail;
-        (t != NONE).then_some(t)
+    /// Take the tail off the inactive (false) or active (true) list: `unlink` of a frame with
+    /// no next, the reclaim scans' step.
+    #[inline]
+    pub fn pop_tail(&mut self, active: bool) -> Option<u32> {
+        let l = &mut self.lists[active as usize];
+        let f = l.tail;
+        if f == NONE {
+            return None;
+        }
+        let fr = &mut self.frames[f as usize];
+        fr.flags &= !LRU;
+        let p = fr.prev;
+        if p != NONE {
+            self.frames[p as usize].next = NONE;
+        } else {
+            l.head = NONE;
+        }
+        l.tail = p;
+        l.len -= 1;
+        Some(f)
     }
 
     /// The inactive anon list is low against the active one (`inactive_anon_is_low`: inactive
@@ -197,7 +214,7 @@ impl Memory {
     /// Check the structure (tests): list links and lengths agree with the flags, and every
     /// frame used so far is free or on a list.
     pub fn check_lists(&self) -> Result<(), String> {
-        let mut seen = vec![false; self.owner.len()];
+        let mut seen = vec![false; self.frames.len()];
         for (i, l) in self.lists.iter().enumerate() {
             let mut f = l.head;
             let mut n = 0;
@@ -207,15 +224,15 @@ impl Memory {
                     return Err(format!("frame {f} twice on the lists"));
                 }
                 seen[f as usize] = true;
-                if self.prev[f as usize] != prev {
+                if self.frames[f as usize].prev != prev {
                     return Err(format!("frame {f}: bad prev link"));
                 }
-                let active = self.flags[f as usize] & ACTIVE != 0;
-                if active != (i == 1) || self.flags[f as usize] & LRU == 0 {
+                let active = self.frames[f as usize].flags & ACTIVE != 0;
+                if active != (i == 1) || self.frames[f as usize].flags & LRU == 0 {
                     return Err(format!("frame {f}: flags disagree with list {i}"));
                 }
                 prev = f;
-                f = self.next[f as usize];
+                f = self.frames[f as usize].next;
                 n += 1;
             }
             if n != l.len || prev != l.tail {
@@ -244,7 +261,7 @@ mod tests {
         // 4 GiB of memory: nothing allocated until a frame is handed out.
         let n = 1 << 20;
         let mut m = Memory::new(n, 4);
-        assert_eq!(m.owner.capacity(), 0);
+        assert_eq!(m.frames.capacity(), 0);
         assert_eq!(m.free_pages(), n as u64);
         let a = m.alloc(0, 0, 0);
         let b = m.alloc(1, 0, 0);
@@ -255,10 +272,25 @@ mod tests {
         assert_eq!(m.free_pages(), n as u64 - 1);
         assert_eq!(m.alloc(2, 0, 0), a);
         assert_eq!(m.alloc(3, 0, 0), 2);
-        assert_eq!(m.owner.len(), 3);
+        assert_eq!(m.frames.len(), 3);
         for f in 0..3 {
             m.add_head(f, false);
         }
+        m.check_lists().unwrap();
+        // The tail comes off as unlink takes it: 0, the first added, then 1 from the active
+        // list it moved to.
+        assert_eq!(m.pop_tail(false), Some(0));
+        m.add_head(0, true);
+        m.check_lists().unwrap();
+        assert_eq!((m.inactive_len(), m.active_len()), (2, 1));
+        assert_eq!(m.pop_tail(true), Some(0));
+        assert_eq!(m.pop_tail(true), None);
+        m.release(0);
+        assert_eq!(m.pop_tail(false), Some(1));
+        assert_eq!(m.pop_tail(false), Some(2));
+        assert_eq!(m.pop_tail(false), None);
+        m.release(1);
+        m.release(2);
         m.check_lists().unwrap();
     }
 }

@@ -14,23 +14,35 @@ pub struct Latency {
 }
 
 impl Latency {
-    /// From latencies in picoseconds (sorted here).
+    /// From latencies in picoseconds (reordered here). Each percentile is the value of its
+    /// rank in sorted order, found by selection rather than a whole sort: the median over the
+    /// whole slice, then each higher rank among the values above the last one found.
     pub fn of(v: &mut [u64]) -> Latency {
         if v.is_empty() {
             return Latency::default();
         }
-        v.sort_unstable();
+        let n = v.len();
         let us = |ps: u64| ps as f64 * 1e-6;
-        let q = |p: f64| us(v[(((v.len() as f64) * p).ceil() as usize).clamp(1, v.len()) - 1]);
         let sum: u128 = v.iter().map(|&x| x as u128).sum();
+        let max = v.iter().copied().max().unwrap_or(0);
+        let rank = |p: f64| (((n as f64) * p).ceil() as usize).clamp(1, n) - 1;
+        let mut q = [0.0; 4];
+        let mut from = 0;
+        for (i, p) in [0.5, 0.9, 0.99, 0.999].into_iter().enumerate() {
+            // Ranks only rise, so rank `r` lies among the values from `from` on.
+            let r = rank(p);
+            let (_, &mut x, _) = v[from..].select_nth_unstable(r - from);
+            q[i] = us(x);
+            from = r;
+        }
         Latency {
-            count: v.len() as u64,
-            mean_us: sum as f64 / v.len() as f64 * 1e-6,
-            p50_us: q(0.5),
-            p90_us: q(0.9),
-            p99_us: q(0.99),
-            p99_9_us: q(0.999),
-            max_us: us(*v.last().unwrap()),
+            count: n as u64,
+            mean_us: sum as f64 / n as f64 * 1e-6,
+            p50_us: q[0],
+            p90_us: q[1],
+            p99_us: q[2],
+            p99_9_us: q[3],
+            max_us: us(max),
         }
     }
 }
@@ -256,8 +268,12 @@ pub fn service_ps(trace: &[IoRecord]) -> Vec<u64> {
 /// [`service_ps`] over the whole trace) of the records of `op`.
 pub fn io_stats(trace: &[IoRecord], service: &[u64], op: u8) -> Io {
     let mut io = Io::default();
+    // Sizes counted per page count (a swap request is whole pages; any other size in a map),
+    // distances per power of two (index: its log2, 0 for no distance): no map lookup per
+    // request.
+    let mut pages_sizes: Vec<u64> = Vec::new();
     let mut sizes = std::collections::BTreeMap::new();
-    let mut irds = std::collections::BTreeMap::new();
+    let mut irds = [0u64; 64];
     let mut lat = Vec::new();
     let mut svc = Vec::new();
     let mut prev_end: Option<u64> = None;
@@ -266,15 +282,25 @@ pub fn io_stats(trace: &[IoRecord], service: &[u64], op: u8) -> Io {
         io.requests += 1;
         io.bytes += r.len;
         io.pages += r.len / super::PAGE_BYTES;
-        *sizes.entry(r.len).or_insert(0u64) += 1;
+        let p = (r.len / super::PAGE_BYTES) as usize;
+        if r.len.is_multiple_of(super::PAGE_BYTES) && p < 1 << 16 {
+            if pages_sizes.len() <= p {
+                pages_sizes.resize(p + 1, 0);
+            }
+            pages_sizes[p] += 1;
+        } else {
+            *sizes.entry(r.len).or_insert(0u64) += 1;
+        }
         if let Some(e) = prev_end {
             let d = r.offset.abs_diff(e);
+            // 0, or the next power of two of at least 4096 (2^63 for a distance past it).
             let b = if d == 0 {
                 0
             } else {
-                d.next_power_of_two().max(4096)
+                d.checked_next_power_of_two()
+                    .map_or(63, |b| b.max(4096).trailing_zeros() as usize)
             };
-            *irds.entry(b).or_insert(0u64) += 1;
+            irds[b] += 1;
         }
         prev_end = Some(r.offset + r.len);
         lat.push(r.done_ps.saturating_sub(r.submit_ps));
@@ -282,8 +308,14 @@ pub fn io_stats(trace: &[IoRecord], service: &[u64], op: u8) -> Io {
     io.latency = Latency::of(&mut lat);
     io.service_total_s = svc.iter().map(|&s| s as f64).sum::<f64>() * 1e-12;
     io.service = Latency::of(&mut svc);
+    for (p, &n) in pages_sizes.iter().enumerate().filter(|(_, &n)| n > 0) {
+        *sizes.entry(p as u64 * super::PAGE_BYTES).or_insert(0) += n;
+    }
     io.size_histogram = sizes.into_iter().collect();
-    io.ird_histogram = irds.into_iter().collect();
+    io.ird_histogram = (0..64)
+        .filter(|&b| irds[b] > 0)
+        .map(|b| (if b == 0 { 0 } else { 1u64 << b }, irds[b]))
+        .collect();
     io
 }
 
@@ -396,5 +428,60 @@ mod tests {
         assert_eq!(reads.service.count, 2);
         assert_eq!(reads.service_total_s, 50e-12);
         assert!((reads.latency.max_us - 120e-6).abs() < 1e-15);
+    }
+
+    /// The sorted-slice figures the histograms and percentiles were first computed with.
+    fn by_sorting(v: &[u64]) -> (Vec<u64>, u128) {
+        let mut v = v.to_vec();
+        v.sort_unstable();
+        let n = v.len();
+        let rank = |p: f64| v[(((n as f64) * p).ceil() as usize).clamp(1, n) - 1];
+        (
+            vec![rank(0.5), rank(0.9), rank(0.99), rank(0.999), v[n - 1]],
+            v.iter().map(|&x| x as u128).sum(),
+        )
+    }
+
+    proptest::proptest! {
+        /// Percentiles by selection are those of the sorted values; the histograms by page
+        /// count and by power of two are those of a map per size and per distance.
+        #[test]
+        fn selection_and_counting_match_sorting_and_maps(
+            v in proptest::collection::vec(0u64..2000, 1..3000),
+            reqs in proptest::collection::vec((0u64..1 << 40, 1u64..300, proptest::bool::ANY), 0..200),
+        ) {
+            let l = Latency::of(&mut v.clone());
+            let (q, sum) = by_sorting(&v);
+            let us = |ps: u64| ps as f64 * 1e-6;
+            proptest::prop_assert_eq!(
+                vec![l.p50_us, l.p90_us, l.p99_us, l.p99_9_us, l.max_us],
+                q.iter().map(|&x| us(x)).collect::<Vec<_>>()
+            );
+            proptest::prop_assert_eq!(l.mean_us, sum as f64 / v.len() as f64 * 1e-6);
+            // Page multiples and odd sizes.
+            let t: Vec<IoRecord> = reqs
+                .iter()
+                .map(|&(offset, n, pages)| IoRecord {
+                    op: 1,
+                    offset,
+                    len: if pages { n * 4096 } else { n },
+                    submit_ps: 0,
+                    done_ps: 1,
+                })
+                .collect();
+            let io = io_stats(&t, &service_ps(&t), 1);
+            let mut sizes = std::collections::BTreeMap::new();
+            let mut irds = std::collections::BTreeMap::new();
+            for (i, r) in t.iter().enumerate() {
+                *sizes.entry(r.len).or_insert(0u64) += 1;
+                if i > 0 {
+                    let d = r.offset.abs_diff(t[i - 1].offset + t[i - 1].len);
+                    let b = if d == 0 { 0 } else { d.next_power_of_two().max(4096) };
+                    *irds.entry(b).or_insert(0u64) += 1;
+                }
+            }
+            proptest::prop_assert_eq!(io.size_histogram, sizes.into_iter().collect::<Vec<_>>());
+            proptest::prop_assert_eq!(io.ird_histogram, irds.into_iter().collect::<Vec<_>>());
+        }
     }
 }

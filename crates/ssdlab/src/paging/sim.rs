@@ -17,7 +17,6 @@ use super::PAGE_BYTES;
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::{Rng, SimTime};
-use std::collections::BTreeMap;
 
 /// `DEF_PRIORITY` (mm/vmscan.c): a pass scans lru >> priority pages at each priority, 12 to 0.
 const DEF_PRIORITY: u32 = 12;
@@ -71,6 +70,48 @@ struct IoInFlight {
     op: u8,
     frames: Vec<u32>,
     rec: usize,
+}
+
+/// The requests in flight, by id. Backends number requests one after another
+/// (`SwapBackend::submit`), so they are kept in a ring from the oldest id in flight (slots of
+/// completed ones empty until the oldest completes): no search or map node per request.
+#[derive(Default)]
+struct InFlight {
+    /// The id of `ring[0]`.
+    base: u32,
+    ring: std::collections::VecDeque<Option<IoInFlight>>,
+}
+
+impl InFlight {
+    fn insert(&mut self, id: u32, io: IoInFlight) -> Result<()> {
+        if self.ring.is_empty() {
+            self.base = id;
+        }
+        let k = id.wrapping_sub(self.base) as usize;
+        if k != self.ring.len() {
+            return Err(Error::Sim(format!(
+                "paging: the backend numbered a request {id} where {} was next (ids must follow \
+                 one another)",
+                self.base.wrapping_add(self.ring.len() as u32)
+            )));
+        }
+        self.ring.push_back(Some(io));
+        Ok(())
+    }
+
+    fn remove(&mut self, id: u32) -> Option<IoInFlight> {
+        let k = id.wrapping_sub(self.base) as usize;
+        let io = self.ring.get_mut(k)?.take();
+        while matches!(self.ring.front(), Some(None)) {
+            self.ring.pop_front();
+            self.base = self.base.wrapping_add(1);
+        }
+        io
+    }
+
+    fn values(&self) -> impl Iterator<Item = &IoInFlight> {
+        self.ring.iter().flatten()
+    }
 }
 
 /// A swap-in fault the application is waiting on.
@@ -128,7 +169,7 @@ pub struct PagingSim<'w, B: SwapBackend> {
     /// In a direct reclaim since (for the stall time).
     stall_since: Option<SimTime>,
     pending: Option<Pending>,
-    ios: BTreeMap<u32, IoInFlight>,
+    ios: InFlight,
     writes_in_flight: u32,
     pages_written_back: u64,
     /// Pages the last reclaim pass found under writeback at the inactive tail
@@ -144,6 +185,11 @@ pub struct PagingSim<'w, B: SwapBackend> {
     pub res: SwapResult,
     done: Vec<(u32, SimTime)>,
     baseline: SimTime,
+    /// Buffers kept from one use to the next rather than allocated each time: a reclaim
+    /// batch's writes and a swap-in's reads, (slot, frame) pairs; the frame lists of requests
+    /// that completed.
+    slots_buf: Vec<(u32, u32)>,
+    spare_frames: Vec<Vec<u32>>,
 }
 
 impl<'w, B: SwapBackend> PagingSim<'w, B> {
@@ -216,7 +262,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             kswapd: Kswapd::Sleep,
             stall_since: None,
             pending: None,
-            ios: BTreeMap::new(),
+            ios: InFlight::default(),
             writes_in_flight: 0,
             pages_written_back: 0,
             pass_immediate: 0,
@@ -230,6 +276,8 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             res,
             done: Vec::new(),
             baseline: SimTime::ZERO,
+            slots_buf: Vec::new(),
+            spare_frames: Vec::new(),
             cfg: PagingConfig {
                 congestion_wake,
                 ..cfg.clone()
@@ -425,42 +473,77 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             if self.pos == self.wear_from {
                 self.start_wear_count();
             }
+            if self.run_hits(access, limit) > 0 && self.app_t >= limit {
+                return Ok(());
+            }
+            if self.pos == self.accesses.len().min(self.wear_from) {
+                continue;
+            }
+            // The access at `pos` faults.
             let a = self.accesses[self.pos];
             let (vp, write) = (a >> 1, a & 1 != 0);
-            // The hit path, inline: a mapped page.
-            let f = self.mem.frame[vp as usize];
-            if f != NONE && (!write || self.mem.fslot[f as usize] == NONE) {
-                let fl = &mut self.mem.flags[f as usize];
-                *fl |= REFERENCED;
-                if write {
-                    *fl |= DIRTY;
-                    let v = &mut self.mem.version[vp as usize];
-                    *v = v.wrapping_add(1);
-                    self.mem.fdata[f as usize] = *v;
+            let step = self.fault(vp, write)?;
+            self.flush_trims_at(self.app_t)?;
+            match step {
+                Step::Done => {
+                    self.app_t += access;
+                    self.baseline += access;
+                    self.pos += 1;
                 }
-                self.app_t += access;
-                self.baseline += access;
-                self.pos += 1;
-            } else {
-                let step = self.fault(vp, write)?;
-                self.flush_trims_at(self.app_t)?;
-                match step {
-                    Step::Done => {
-                        self.app_t += access;
-                        self.baseline += access;
-                        self.pos += 1;
-                    }
-                    Step::Blocked => return Ok(()),
-                }
-                // kswapd woken by this fault runs before the application goes on.
-                if matches!(self.kswapd, Kswapd::Run(t) if t <= self.app_t) {
-                    return Ok(());
-                }
+                Step::Blocked => return Ok(()),
+            }
+            // kswapd woken by this fault runs before the application goes on.
+            if matches!(self.kswapd, Kswapd::Run(t) if t <= self.app_t) {
+                return Ok(());
             }
             if self.app_t >= limit {
                 return Ok(());
             }
         }
+    }
+
+    /// The hit path: the accesses from `pos` on to mapped pages (a write to one that has no
+    /// slot), each costing `access`, up to the first that faults, the end of the stream or of
+    /// the aging rounds, or the access that takes the application to `limit` (the first one
+    /// at least, as each access is taken before the clock is checked). Returns how many.
+    /// The clock moves once for them all, as their accesses one by one would have moved it
+    /// (saturating sums of non-negative times).
+    #[inline]
+    fn run_hits(&mut self, access: SimTime, limit: SimTime) -> usize {
+        let end = self.accesses.len().min(self.wear_from);
+        // The accesses that reach `limit`: k with app_t + k x access >= limit, the least.
+        let to_limit = if self.app_t >= limit {
+            1
+        } else if access.0 == 0 {
+            usize::MAX
+        } else {
+            usize::try_from((limit.0 - self.app_t.0).div_ceil(access.0)).unwrap_or(usize::MAX)
+        };
+        let end = end.min(self.pos.saturating_add(to_limit));
+        let accesses = self.accesses;
+        let m = &mut self.mem;
+        let mut n = 0;
+        for &a in &accesses[self.pos..end] {
+            let (vp, write) = (a >> 1, a & 1 != 0);
+            let f = m.frame[vp as usize];
+            if f == NONE || (write && m.frames[f as usize].slot != NONE) {
+                break;
+            }
+            let fl = &mut m.frames[f as usize].flags;
+            *fl |= REFERENCED;
+            if write {
+                *fl |= DIRTY;
+                let v = &mut m.version[vp as usize];
+                *v = v.wrapping_add(1);
+                m.frames[f as usize].data = *v;
+            }
+            n += 1;
+        }
+        self.pos += n;
+        let t = access * n as u64;
+        self.app_t += t;
+        self.baseline += t;
+        n
     }
 
     /// Count swap writes towards wear from the access at `pos` on (`Workload::wear_from`):
@@ -541,7 +624,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                 if f != NONE {
                     // A write to a page mapped read-only from the swap cache: do_wp_page.
                     self.res.faults.write_protect += 1;
-                    self.mem.flags[f as usize] |= REFERENCED;
+                    self.mem.frames[f as usize].flags |= REFERENCED;
                     let mut t = c.page_reuse.0;
                     if self.reuse_swap_page(f) {
                         t += c.slot_free.0;
@@ -554,7 +637,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                 debug_assert!(s != NONE, "page {vp} neither resident nor swapped");
                 let cf = self.cache[s as usize];
                 if cf != NONE {
-                    if self.mem.flags[cf as usize] & READING != 0 {
+                    if self.mem.frames[cf as usize].flags & READING != 0 {
                         self.app = App::Frame(cf);
                         if self.pending.is_none() {
                             self.pending = Some(Pending {
@@ -592,17 +675,17 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
 
     /// The page in `f` is written: a new version.
     fn write_page(&mut self, vp: u32, f: u32) {
-        self.mem.flags[f as usize] |= DIRTY;
+        self.mem.frames[f as usize].flags |= DIRTY;
         let ver = self.mem.version[vp as usize].wrapping_add(1);
         self.mem.version[vp as usize] = ver;
-        self.mem.fdata[f as usize] = ver;
+        self.mem.frames[f as usize].data = ver;
     }
 
     /// `reuse_swap_page` on a write fault: the slot is freed unless the page is under
     /// writeback. True if it freed the slot.
     fn reuse_swap_page(&mut self, f: u32) -> bool {
-        let s = self.mem.fslot[f as usize];
-        if s == NONE || self.mem.flags[f as usize] & WRITEBACK != 0 {
+        let s = self.mem.frames[f as usize].slot;
+        if s == NONE || self.mem.frames[f as usize].flags & WRITEBACK != 0 {
             return false;
         }
         self.drop_slot(f, s);
@@ -611,12 +694,12 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
 
     /// Take `f` out of the swap cache and free its slot; the page must be written again.
     fn drop_slot(&mut self, f: u32, s: u32) {
-        let vp = self.mem.owner[f as usize];
+        let vp = self.mem.frames[f as usize].owner;
         self.cache[s as usize] = NONE;
-        self.mem.fslot[f as usize] = NONE;
+        self.mem.frames[f as usize].slot = NONE;
         self.mem.slot[vp as usize] = NONE;
         self.sowner[s as usize] = NONE;
-        self.mem.flags[f as usize] |= DIRTY;
+        self.mem.frames[f as usize].flags |= DIRTY;
         self.area.free(s);
     }
 
@@ -629,19 +712,19 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             self.res.faults.swap_cache_hits += 1;
             self.charge(c.lookup.0);
         }
-        let fl = self.mem.flags[cf as usize];
+        let fl = self.mem.frames[cf as usize].flags;
         if fl & READAHEAD != 0 {
-            self.mem.flags[cf as usize] &= !READAHEAD;
+            self.mem.frames[cf as usize].flags &= !READAHEAD;
             if own.is_none() {
                 self.res.faults.readahead_hits += 1;
             }
             self.ra.hit();
         }
-        if self.mem.fdata[cf as usize] != self.mem.version[vp as usize] {
+        if self.mem.frames[cf as usize].data != self.mem.version[vp as usize] {
             self.res.oracle_mismatches += 1;
         }
         self.mem.frame[vp as usize] = cf;
-        self.mem.flags[cf as usize] |= MAPPED | REFERENCED;
+        self.mem.frames[cf as usize].flags |= MAPPED | REFERENCED;
         let mut t = c.mapping.0 + c.mmu_update.0;
         let reuse = if write { c.page_reuse.0 .0 } else { 0 };
         let mut free = 0;
@@ -649,7 +732,8 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         // fault writes (reuse_swap_page), swap is more than half full (try_to_free_swap), or
         // the synchronous path read it; never while the page is under writeback.
         let sync = self.cfg.era == Era::Modern && self.cfg.synchronous_io;
-        if (write || sync || self.area.swap_full()) && self.mem.flags[cf as usize] & WRITEBACK == 0
+        if (write || sync || self.area.swap_full())
+            && self.mem.frames[cf as usize].flags & WRITEBACK == 0
         {
             self.drop_slot(cf, s);
             free = c.slot_free.0 .0;
@@ -712,7 +796,8 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         if !sync {
             self.count_outside_run(s, first, end);
         }
-        let mut slots: Vec<(u32, u32)> = Vec::new();
+        let mut slots = std::mem::take(&mut self.slots_buf);
+        slots.clear();
         let mut target = NONE;
         // The census of the run's slots: free, cached, unowned.
         let (mut free, mut cached, mut unowned) = (0u64, 0u64, 0u64);
@@ -735,7 +820,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                 flags |= READAHEAD;
             }
             let f = self.mem.alloc(owner, self.sdata[x as usize], flags);
-            self.mem.fslot[f as usize] = x;
+            self.mem.frames[f as usize].slot = x;
             self.cache[x as usize] = f;
             self.mem.add_head(f, false);
             if x == s {
@@ -752,6 +837,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         b.cached += cached;
         b.cut_off += unowned;
         self.submit_runs(Op::Read, &slots, self.app_t)?;
+        self.slots_buf = slots;
         self.pending = Some(Pending {
             vpage: vp,
             start,
@@ -804,7 +890,8 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             while j < slots.len() && slots[j].0 == slots[j - 1].0 + 1 && j - i < max_pages {
                 j += 1;
             }
-            let frames: Vec<u32> = slots[i..j].iter().map(|p| p.1).collect();
+            let mut frames = self.spare_frames.pop().unwrap_or_default();
+            frames.extend(slots[i..j].iter().map(|p| p.1));
             self.submit(op, slots[i].0, (j - i) as u32, frames, now)?;
             i = j;
         }
@@ -837,8 +924,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                 frames,
                 rec: self.trace.len() - 1,
             },
-        );
-        Ok(())
+        )
     }
 
     /// Whether the application may take `n` pages now; reclaims directly (and may block the
@@ -1106,9 +1192,10 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
     /// cleared (anonymous pages are all deactivated, as `shrink_active_list` does).
     fn shrink_active(&mut self, n: u64) {
         for _ in 0..n {
-            let Some(f) = self.mem.tail(true) else { return };
-            self.mem.unlink(f);
-            self.mem.flags[f as usize] &= !REFERENCED;
+            let Some(f) = self.mem.pop_tail(true) else {
+                return;
+            };
+            self.mem.frames[f as usize].flags &= !REFERENCED;
             self.mem.add_head(f, false);
         }
     }
@@ -1116,14 +1203,16 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
     /// Scan up to `n` pages from the inactive tail (`shrink_page_list`); returns (scanned,
     /// freed or put under writeback).
     fn shrink_inactive(&mut self, now: SimTime, n: u64) -> Result<(u64, u64)> {
-        let mut writes: Vec<(u32, u32)> = Vec::new();
+        let mut writes = std::mem::take(&mut self.slots_buf);
+        writes.clear();
         let (mut scanned, mut progress, mut unmapped) = (0u64, 0, 0u64);
         let len = self.mem.inactive_len() as u64;
         for _ in 0..n.min(len) {
-            let Some(f) = self.mem.tail(false) else { break };
+            let Some(f) = self.mem.pop_tail(false) else {
+                break;
+            };
             scanned += 1;
-            self.mem.unlink(f);
-            let fl = self.mem.flags[f as usize];
+            let fl = self.mem.frames[f as usize].flags;
             if fl & (WRITEBACK | READING) != 0 {
                 if fl & WRITEBACK != 0 {
                     self.pass_immediate += 1;
@@ -1133,19 +1222,19 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             }
             if fl & REFERENCED != 0 && fl & MAPPED != 0 {
                 // page_referenced: an anonymous page in use goes back to the active list.
-                self.mem.flags[f as usize] &= !REFERENCED;
+                self.mem.frames[f as usize].flags &= !REFERENCED;
                 self.mem.add_head(f, true);
                 self.res.reclaim.activated += 1;
                 continue;
             }
-            let vp = self.mem.owner[f as usize];
-            let mut s = self.mem.fslot[f as usize];
+            let vp = self.mem.frames[f as usize].owner;
+            let mut s = self.mem.frames[f as usize].slot;
             if s == NONE {
                 // add_to_swap
                 match self.area.alloc() {
                     Some(x) => {
                         s = x;
-                        self.mem.fslot[f as usize] = s;
+                        self.mem.frames[f as usize].slot = s;
                         self.cache[s as usize] = f;
                         self.sowner[s as usize] = vp;
                         self.mem.slot[vp as usize] = s;
@@ -1160,15 +1249,15 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             // try_to_unmap: the PTE now holds the slot.
             if fl & MAPPED != 0 {
                 self.mem.frame[vp as usize] = NONE;
-                self.mem.flags[f as usize] &= !MAPPED;
+                self.mem.frames[f as usize].flags &= !MAPPED;
                 unmapped += 1;
             }
-            if self.mem.flags[f as usize] & DIRTY != 0 {
+            if self.mem.frames[f as usize].flags & DIRTY != 0 {
                 // pageout -> swap_writepage
-                self.mem.flags[f as usize] &= !DIRTY;
-                self.mem.flags[f as usize] |= WRITEBACK;
+                self.mem.frames[f as usize].flags &= !DIRTY;
+                self.mem.frames[f as usize].flags |= WRITEBACK;
                 self.mem.writeback += 1;
-                self.sdata[s as usize] = self.mem.fdata[f as usize];
+                self.sdata[s as usize] = self.mem.frames[f as usize].data;
                 self.area.written(s);
                 self.wear[s as usize] += 1;
                 self.mem.add_head(f, false);
@@ -1191,14 +1280,22 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         // together and merge where their slots are adjacent.
         self.flush_trims_at(at)?;
         self.submit_runs(Op::Write, &writes, at)?;
+        self.slots_buf = writes;
         Ok((scanned, progress))
     }
 
-    /// Send the discards the swap area asked for, as TRIMs.
+    /// Send the discards the swap area asked for, as TRIMs. Called after every fault and
+    /// reclaim batch, and mostly with none: the check is inline, the sending out of line.
+    #[inline]
     fn flush_trims_at(&mut self, now: SimTime) -> Result<()> {
         if self.area.trims.is_empty() {
             return Ok(());
         }
+        self.send_trims_at(now)
+    }
+
+    #[inline(never)]
+    fn send_trims_at(&mut self, now: SimTime) -> Result<()> {
         for (first, n) in std::mem::take(&mut self.area.trims) {
             self.submit(Op::Trim, first, n, Vec::new(), now)?;
         }
@@ -1208,7 +1305,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
     // ----- completions -----
 
     fn complete(&mut self, id: u32, t: SimTime) -> Result<()> {
-        let Some(io) = self.ios.remove(&id) else {
+        let Some(io) = self.ios.remove(id) else {
             return Err(Error::Sim(format!(
                 "paging: completion of unknown request {id}"
             )));
@@ -1217,7 +1314,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         match io.op {
             0 => {
                 for &f in &io.frames {
-                    self.mem.flags[f as usize] &= !READING;
+                    self.mem.frames[f as usize].flags &= !READING;
                 }
                 if let App::Frame(f) = self.app {
                     if io.frames.contains(&f) {
@@ -1232,14 +1329,14 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             1 => {
                 self.writes_in_flight -= 1;
                 for &f in &io.frames {
-                    self.mem.flags[f as usize] &= !WRITEBACK;
+                    self.mem.frames[f as usize].flags &= !WRITEBACK;
                     self.mem.writeback -= 1;
                     self.pages_written_back += 1;
-                    let fl = self.mem.flags[f as usize];
+                    let fl = self.mem.frames[f as usize].flags;
                     // The page was not faulted back while it was written: it is freed now (the
                     // rotation to the inactive tail and the next scan, at once).
                     if fl & (MAPPED | DIRTY | READING) == 0 {
-                        let s = self.mem.fslot[f as usize];
+                        let s = self.mem.frames[f as usize].slot;
                         self.cache[s as usize] = NONE;
                         self.mem.release(f);
                         self.res.reclaim.freed_after_writeback += 1;
@@ -1247,6 +1344,11 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                 }
             }
             _ => {}
+        }
+        let mut frames = io.frames;
+        if frames.capacity() > 0 {
+            frames.clear();
+            self.spare_frames.push(frames);
         }
         self.wake_waiters(t, io.op == 1);
         Ok(())
@@ -1304,7 +1406,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                     ));
                 }
             }
-            if f != NONE && self.mem.owner[f as usize] != v as u32 {
+            if f != NONE && self.mem.frames[f as usize].owner != v as u32 {
                 return Err(format!("page {v}: frame {f} owned by another page"));
             }
         }

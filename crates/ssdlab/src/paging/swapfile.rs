@@ -51,6 +51,9 @@ pub struct SwapArea {
     /// One bit per slot, set when in use (a private anonymous page has one user); bits past
     /// the area are set. Searched a word at a time: the kernel's slot-by-slot scans, faster.
     map: Vec<u64>,
+    /// One bit per word of `map`, set when none of its slots is in use: where a free run of
+    /// `CLUSTER` slots can be, found 64 words at a time.
+    free_words: Vec<u64>,
     lowest_bit: u32,
     highest_bit: u32,
     cluster_next: u32,
@@ -125,12 +128,17 @@ impl SwapArea {
             }
         });
         let start = start.clamp(1, slots - 1);
+        let mut free_words = vec![0u64; words.div_ceil(64)];
+        for (w, _) in map.iter().enumerate().filter(|(_, &u)| u == 0) {
+            free_words[w / 64] |= 1 << (w % 64);
+        }
         SwapArea {
             era,
             max: slots,
             pages: slots - 1,
             inuse: 0,
             map,
+            free_words,
             lowest_bit: 1,
             highest_bit: slots - 1,
             cluster_next: start,
@@ -239,7 +247,11 @@ impl SwapArea {
     /// Mark `slot` free (`swap_entry_free`); a modern cluster left empty is discarded.
     pub fn free(&mut self, slot: u32) {
         debug_assert!(self.in_use(slot), "free of unused slot {slot}");
-        self.map[(slot / 64) as usize] &= !(1u64 << (slot % 64));
+        let w = (slot / 64) as usize;
+        self.map[w] &= !(1u64 << (slot % 64));
+        if self.map[w] == 0 {
+            self.free_words[w / 64] |= 1 << (w % 64);
+        }
         self.inuse -= 1;
         if slot < self.lowest_bit {
             self.lowest_bit = slot;
@@ -302,7 +314,9 @@ impl SwapArea {
             self.lowest_bit = self.max;
             self.highest_bit = 0;
         }
-        self.map[(slot / 64) as usize] |= 1u64 << (slot % 64);
+        let w = (slot / 64) as usize;
+        self.map[w] |= 1u64 << (slot % 64);
+        self.free_words[w / 64] &= !(1 << (w % 64));
         self.cluster_next = slot + 1;
         let c = (slot / CLUSTER) as usize;
         if self.used[c] == 0 {
@@ -378,60 +392,75 @@ impl SwapArea {
 
     /// The first `CLUSTER` free slots in a row at or after `from` whose first run start passes
     /// `go(last_in_cluster)`: the kernel's scan, which restarts its window after each used
-    /// slot, finds the same run. Runs are followed a bitmap word at a time (a free word adds
-    /// 64 slots), so a fragmented area costs one step per word, not per fragment.
+    /// slot, finds the same run. A run of `CLUSTER` (more than 126) free slots holds a whole
+    /// free bitmap word, so the search looks for free words only (a comparison per word) and
+    /// measures the run around each; the shorter runs between are skipped unseen. That skips
+    /// `go` on their starts too, which finds the same answer because `go` is monotone (both
+    /// callers' bounds: once false for a start, false for every later one).
     fn free_run(&self, from: u32, go: impl Fn(u32) -> bool) -> Option<u32> {
         if from >= self.max {
             return None;
         }
-        let mut w = (from / 64) as usize;
+        let first = (from / 64) as usize;
         // Slots below `from` count as used. Bits past the area are set, so no run passes it.
-        let mut used = self.map[w] | !(!0u64 << (from % 64));
-        // The free run being followed: where it starts and how long it is so far.
-        let (mut start, mut len) = (0u32, 0u32);
-        loop {
-            let base = w as u32 * 64;
-            if used == 0 {
-                if len == 0 {
-                    start = base;
-                    if !go(start + CLUSTER - 1) {
-                        return None;
-                    }
-                }
-                len += 64;
+        let word = |w: usize| {
+            if w == first {
+                self.map[w] | !(!0u64 << (from % 64))
             } else {
-                // The free slots at the bottom of the word end (or are) the current run.
-                let tz = used.trailing_zeros();
-                if len == 0 && tz > 0 {
-                    start = base;
-                    if !go(start + CLUSTER - 1) {
-                        return None;
-                    }
-                }
-                len += tz;
+                self.map[w]
+            }
+        };
+        // Here `w` is `first` or a word with a slot in use.
+        let mut w = first;
+        loop {
+            let z = if word(w) == 0 {
+                w
+            } else {
+                self.next_free_word(w + 1)?
+            };
+            // The run holding free word `z` starts at the free slots topping the word before
+            // (which has a slot in use, or is before `from`'s word).
+            let start = if z > first {
+                z as u32 * 64 - word(z - 1).leading_zeros()
+            } else {
+                z as u32 * 64
+            };
+            if !go(start + CLUSTER - 1) {
+                return None;
+            }
+            let mut len = z as u32 * 64 + 64 - start;
+            let mut e = z + 1;
+            loop {
                 if len >= CLUSTER {
                     return Some(start);
                 }
-                // Runs inside the word are shorter than CLUSTER: only the free slots at its
-                // top start the next candidate.
-                let lz = used.leading_zeros();
-                len = lz;
-                if lz > 0 {
-                    start = base + 64 - lz;
-                    if !go(start + CLUSTER - 1) {
-                        return None;
-                    }
+                if e == self.map.len() {
+                    return None;
                 }
+                let u = self.map[e];
+                if u != 0 {
+                    len += u.trailing_zeros();
+                    if len >= CLUSTER {
+                        return Some(start);
+                    }
+                    break;
+                }
+                len += 64;
+                e += 1;
             }
-            if len >= CLUSTER {
-                return Some(start);
-            }
-            w += 1;
-            if w == self.map.len() {
-                return None;
-            }
-            used = self.map[w];
+            w = e;
         }
+    }
+
+    /// The first word of `map` at or after `from` with no slot in use.
+    fn next_free_word(&self, from: usize) -> Option<usize> {
+        let mut i = from / 64;
+        let mut bits = *self.free_words.get(i)? & (!0u64 << (from % 64));
+        while bits == 0 {
+            i += 1;
+            bits = *self.free_words.get(i)?;
+        }
+        Some(i * 64 + bits.trailing_zeros() as usize)
     }
 
     /// The search as it was, one free run after another (the oracle of `free_run`).
@@ -683,6 +712,7 @@ mod tests {
         fn free_run_word_search_matches_the_fragment_search(
             slots in 2u32..3000,
             runs in proptest::collection::vec((0u32..3000, 1u32..300), 0..40),
+            freed in proptest::collection::vec((0u32..3000, 1u32..200), 0..10),
             from in 0u32..3100,
             bound in 0u32..3400,
         ) {
@@ -693,6 +723,17 @@ mod tests {
                         a.take(s);
                     }
                 }
+            }
+            // Some freed again, so free words come back.
+            for (first, n) in freed {
+                for s in first..(first + n).min(slots) {
+                    if a.in_use(s) {
+                        a.free(s);
+                    }
+                }
+            }
+            for (w, &u) in a.map.iter().enumerate() {
+                proptest::prop_assert_eq!(a.free_words[w / 64] >> (w % 64) & 1 == 1, u == 0);
             }
             proptest::prop_assert_eq!(
                 a.free_run(from, |last| last <= bound),

@@ -603,3 +603,39 @@ fn the_swap_device_is_preconditioned_as_a_job_s_is() {
     assert!(steady.writes.latency.mean_us > 2.0 * fresh.writes.latency.mean_us);
     assert_eq!(fresh.oracle_mismatches + steady.oracle_mismatches, 0);
 }
+
+/// A backend that numbers its requests 0, 2, 4, ...: the model keeps requests in flight by
+/// consecutive ids (`SwapBackend::submit`), so the run stops with an error naming the ids, not
+/// a wrong completion.
+#[test]
+fn a_backend_that_skips_request_ids_is_an_error() {
+    struct Skipping(FixedBackend);
+    impl SwapBackend for Skipping {
+        fn submit(&mut self, now: SimTime, op: crate::request::Op, o: u64, l: u64) -> Result<u32> {
+            Ok(self.0.submit(now, op, o, l)? * 2)
+        }
+        fn next_event(&self) -> Option<SimTime> {
+            self.0.next_event()
+        }
+        fn advance(&mut self, until: SimTime, done: &mut Vec<(u32, SimTime)>) -> Result<()> {
+            let start = done.len();
+            self.0.advance(until, done)?;
+            for d in &mut done[start..] {
+                d.0 *= 2;
+            }
+            Ok(())
+        }
+        fn capacity_bytes(&self) -> u64 {
+            self.0.capacity_bytes()
+        }
+        fn describe(&self) -> String {
+            "skipping".into()
+        }
+    }
+    let c = cfg(256, 4096);
+    let w = sweep(1000);
+    let mut sim =
+        sim::PagingSim::new(&c, Skipping(fixed(1 << 40)), &w.accesses, w.pages, 1).unwrap();
+    let e = sim.run(&mut |_, _| true).unwrap_err().to_string();
+    assert!(e.contains("ids must follow one another"), "{e}");
+}

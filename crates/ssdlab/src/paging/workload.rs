@@ -42,6 +42,25 @@ impl Workload {
         }
         w
     }
+
+    /// The paging model's speed benchmark stream (`examples/paging_speed.rs`, docs/paging.md
+    /// "Speed"): `n` accesses from a xorshift generator, 95 % to the first 50 K pages (hits
+    /// once warm in 256 MiB), 5 % to any of 300 K (the swapping tail), one in two a write.
+    pub fn speed_benchmark(n: usize) -> Workload {
+        let mut x: u64 = 0x9e3779b97f4a7c15;
+        Workload::from_pages((0..n).map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let hot = x % 100 < 95;
+            let page = if hot {
+                (x >> 20) % 50_000
+            } else {
+                (x >> 20) % 300_000
+            };
+            (page as u32, x & 8 == 0)
+        }))
+    }
 }
 
 /// Dense page numbers in first-touch order.
