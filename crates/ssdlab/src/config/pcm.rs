@@ -201,6 +201,43 @@ impl PcmConfig {
                 format!("{lines} lines, expected at least one per bank and a spare"),
             );
         }
+        self.validate_timing()?;
+        if let Some(w) = self.endurance.writes_per_line {
+            if !(w.is_finite() && w >= 1.0) {
+                return e(
+                    "endurance.writes_per_line",
+                    format!("got {w}, expected a number of writes of at least 1"),
+                );
+            }
+        }
+        if let Some(g) = self.endurance.gap_interval {
+            if g == 0 {
+                return e(
+                    "endurance.gap_interval",
+                    "got 0, expected writes between gap moves of at least 1".into(),
+                );
+            }
+        }
+        for (name, v) in [
+            ("read_pj_per_bit", self.energy.read_pj_per_bit),
+            ("write_pj_per_bit", self.energy.write_pj_per_bit),
+        ] {
+            if let Some(x) = v {
+                if !(x.is_finite() && x >= 0.0) {
+                    return e(
+                        &format!("energy.{name}"),
+                        format!("got {x}, expected picojoules per bit of zero or more"),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The timing model's tables (`model = "table"`) or its media times and bus
+    /// (`model = "analytic"`).
+    fn validate_timing(&self) -> Result<(), (String, String)> {
+        let e = |f: &str, m: String| Err((format!("pcm.{f}"), m));
         let t = &self.timing;
         match t.model {
             PcmTimingModel::Table => {
@@ -260,35 +297,6 @@ impl PcmConfig {
                     return e(
                         "timing.set",
                         "array_read, set and reset are all zero, expected media times".into(),
-                    );
-                }
-            }
-        }
-        if let Some(w) = self.endurance.writes_per_line {
-            if !(w.is_finite() && w >= 1.0) {
-                return e(
-                    "endurance.writes_per_line",
-                    format!("got {w}, expected a number of writes of at least 1"),
-                );
-            }
-        }
-        if let Some(g) = self.endurance.gap_interval {
-            if g == 0 {
-                return e(
-                    "endurance.gap_interval",
-                    "got 0, expected writes between gap moves of at least 1".into(),
-                );
-            }
-        }
-        for (name, v) in [
-            ("read_pj_per_bit", self.energy.read_pj_per_bit),
-            ("write_pj_per_bit", self.energy.write_pj_per_bit),
-        ] {
-            if let Some(x) = v {
-                if !(x.is_finite() && x >= 0.0) {
-                    return e(
-                        &format!("energy.{name}"),
-                        format!("got {x}, expected picojoules per bit of zero or more"),
                     );
                 }
             }

@@ -486,6 +486,35 @@ impl JobSpec {
     fn check_fields(&self) -> Result<()> {
         let err =
             |field: &str, msg: String| Err(Error::Job(format!("job, field `{field}`: {msg}")));
+        self.check_block_sizes()?;
+        self.check_depths_and_streams()?;
+        self.check_zone_fields()?;
+        if self.numjobs == 0 || self.numjobs > 4096 {
+            return err(
+                "numjobs",
+                format!("got {}, expected 1 to 4096", self.numjobs),
+            );
+        }
+        if self.rwmixread > 100 {
+            return err(
+                "rwmixread",
+                format!("got {}, expected 0 to 100", self.rwmixread),
+            );
+        }
+        if !self.offset.0.is_multiple_of(512) {
+            return err(
+                "offset",
+                format!("got {}, expected a multiple of 512", self.offset.0),
+            );
+        }
+        self.check_pacing()?;
+        Ok(())
+    }
+
+    /// `bs`: sizes that are whole sectors, weights that add up.
+    fn check_block_sizes(&self) -> Result<()> {
+        let err =
+            |field: &str, msg: String| Err(Error::Job(format!("job, field `{field}`: {msg}")));
         let sizes = self.sizes()?;
         if sizes.is_empty() || sizes.iter().all(|&(_, w)| w == 0) {
             return err(
@@ -515,6 +544,13 @@ impl JobSpec {
                 );
             }
         }
+        Ok(())
+    }
+
+    /// Queue depths, write streams and placement identifiers.
+    fn check_depths_and_streams(&self) -> Result<()> {
+        let err =
+            |field: &str, msg: String| Err(Error::Job(format!("job, field `{field}`: {msg}")));
         if self.iodepth == 0 || self.iodepth > 65535 {
             return err(
                 "iodepth",
@@ -557,6 +593,13 @@ impl JobSpec {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The zoned-device options: only with `zonemode = "zbd"`.
+    fn check_zone_fields(&self) -> Result<()> {
+        let err =
+            |field: &str, msg: String| Err(Error::Job(format!("job, field `{field}`: {msg}")));
         if self.max_open_zones == Some(0) {
             return err(
                 "max_open_zones",
@@ -571,24 +614,13 @@ impl JobSpec {
                 "absent, expected \"zbd\" with max_open_zones or zone_append".into(),
             );
         }
-        if self.numjobs == 0 || self.numjobs > 4096 {
-            return err(
-                "numjobs",
-                format!("got {}, expected 1 to 4096", self.numjobs),
-            );
-        }
-        if self.rwmixread > 100 {
-            return err(
-                "rwmixread",
-                format!("got {}, expected 0 to 100", self.rwmixread),
-            );
-        }
-        if !self.offset.0.is_multiple_of(512) {
-            return err(
-                "offset",
-                format!("got {}, expected a multiple of 512", self.offset.0),
-            );
-        }
+        Ok(())
+    }
+
+    /// Pacing and length: the rate, think time, latency target, run time and count.
+    fn check_pacing(&self) -> Result<()> {
+        let err =
+            |field: &str, msg: String| Err(Error::Job(format!("job, field `{field}`: {msg}")));
         if let Some(r) = self.rate_iops {
             // Arrivals are spaced in whole picoseconds, at most 10^6 s apart.
             if !(1e-6..=1e12).contains(&r) {

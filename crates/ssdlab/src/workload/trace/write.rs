@@ -145,28 +145,7 @@ impl<W: Write> TraceWriter<W> {
                 Format::Blkparse,
                 op @ (TraceOp::Read | TraceOp::Write | TraceOp::Trim | TraceOp::Flush),
             ) if sectors_ok && r.device < 1 << 20 => {
-                self.seq += 1;
-                let (s, ns) = (t / 1_000_000_000_000, t / 1000 % 1_000_000_000);
-                let head = format!(
-                    "  8,{:<4} 0 {:>8} {s:5}.{ns:09}  1000  D",
-                    r.device, self.seq
-                );
-                match op {
-                    TraceOp::Flush => writeln!(o, "{head}  FN [ssdlab]")?,
-                    _ => {
-                        let rwbs = match op {
-                            TraceOp::Read => "R",
-                            TraceOp::Write => "W",
-                            _ => "D",
-                        };
-                        writeln!(
-                            o,
-                            "{head} {rwbs:>3} {} + {} [ssdlab]",
-                            r.offset / 512,
-                            r.len / 512
-                        )?
-                    }
-                }
+                self.write_blkparse(r, op)?;
                 true
             }
             // The kernel's nvme_setup_cmd text, 512-byte LBAs, times in µs as ftrace prints
@@ -178,44 +157,7 @@ impl<W: Write> TraceWriter<W> {
                     && (r.len > 0 || r.op.has_no_extent())
                     && r.device >> 20 < 1 << 12 =>
             {
-                self.seq += 1;
-                let (s, us) = (t / 1_000_000_000_000, t / 1_000_000 % 1_000_000);
-                let (x, y) = (r.device >> 20, r.device & ((1 << 20) - 1));
-                let slba = r.offset / 512;
-                let nlb = (r.len / 512).saturating_sub(1);
-                let (dtype, dspec) = match r.directive {
-                    super::Directive::None => (0u32, 0u32),
-                    super::Directive::Stream(s) => (1, s as u32),
-                    super::Directive::Placement(p) => (2, p as u32),
-                };
-                let rw = |name: &str, ctrl: u32, dsmgmt: u32| {
-                    format!("({name} slba={slba}, len={nlb}, ctrl={ctrl:#x}, dsmgmt={dsmgmt}, reftag=0)")
-                };
-                let cmd = match op {
-                    TraceOp::Read => rw("nvme_cmd_read", 0, 0),
-                    TraceOp::Write => rw("nvme_cmd_write", dtype << 4, dspec << 16),
-                    TraceOp::Trim => rw("nvme_cmd_write_zeroes", 1 << 9, 0),
-                    TraceOp::Append => rw("nvme_cmd_zone_append", dtype << 4, dspec << 16),
-                    TraceOp::Flush => format!("(nvme_cmd_flush cdw10={})", ["00"; 24].join(" ")),
-                    zone => {
-                        let zsa = match zone {
-                            TraceOp::ZoneClose => 1,
-                            TraceOp::ZoneFinish => 2,
-                            TraceOp::ZoneOpen => 3,
-                            TraceOp::ZoneReset => 4,
-                            _ => 5,
-                        };
-                        format!(
-                            "(nvme_cmd_zone_mgmt_send slba={slba}, zsa={zsa}, all={})",
-                            u8::from(r.all_zones)
-                        )
-                    }
-                };
-                writeln!(
-                    o,
-                    "          ssdlab-1     [000] ..... {s:5}.{us:06}: nvme_setup_cmd: nvme{x}: disk=nvme{x}n{y}, qid=1, cmdid={}, nsid={y}, flags=0x0, meta=0x0, cmd={cmd}",
-                    self.seq % 65536
-                )?;
+                self.write_nvme(r, op)?;
                 true
             }
             _ => false,
@@ -226,6 +168,80 @@ impl<W: Write> TraceWriter<W> {
             self.dropped += 1;
         }
         Ok(ok)
+    }
+
+    /// One blkparse line: a dispatch (`D`) of `op`.
+    fn write_blkparse(&mut self, r: &TraceRecord, op: TraceOp) -> io::Result<()> {
+        let t = r.time_ps;
+        let o = &mut self.out;
+        self.seq += 1;
+        let (s, ns) = (t / 1_000_000_000_000, t / 1000 % 1_000_000_000);
+        let head = format!(
+            "  8,{:<4} 0 {:>8} {s:5}.{ns:09}  1000  D",
+            r.device, self.seq
+        );
+        match op {
+            TraceOp::Flush => writeln!(o, "{head}  FN [ssdlab]")?,
+            _ => {
+                let rwbs = match op {
+                    TraceOp::Read => "R",
+                    TraceOp::Write => "W",
+                    _ => "D",
+                };
+                writeln!(
+                    o,
+                    "{head} {rwbs:>3} {} + {} [ssdlab]",
+                    r.offset / 512,
+                    r.len / 512
+                )?
+            }
+        }
+        Ok(())
+    }
+
+    /// One `nvme_setup_cmd` line of the kernel's trace: `op` as its NVMe command.
+    fn write_nvme(&mut self, r: &TraceRecord, op: TraceOp) -> io::Result<()> {
+        let t = r.time_ps;
+        let o = &mut self.out;
+        self.seq += 1;
+        let (s, us) = (t / 1_000_000_000_000, t / 1_000_000 % 1_000_000);
+        let (x, y) = (r.device >> 20, r.device & ((1 << 20) - 1));
+        let slba = r.offset / 512;
+        let nlb = (r.len / 512).saturating_sub(1);
+        let (dtype, dspec) = match r.directive {
+            super::Directive::None => (0u32, 0u32),
+            super::Directive::Stream(s) => (1, s as u32),
+            super::Directive::Placement(p) => (2, p as u32),
+        };
+        let rw = |name: &str, ctrl: u32, dsmgmt: u32| {
+            format!("({name} slba={slba}, len={nlb}, ctrl={ctrl:#x}, dsmgmt={dsmgmt}, reftag=0)")
+        };
+        let cmd = match op {
+            TraceOp::Read => rw("nvme_cmd_read", 0, 0),
+            TraceOp::Write => rw("nvme_cmd_write", dtype << 4, dspec << 16),
+            TraceOp::Trim => rw("nvme_cmd_write_zeroes", 1 << 9, 0),
+            TraceOp::Append => rw("nvme_cmd_zone_append", dtype << 4, dspec << 16),
+            TraceOp::Flush => format!("(nvme_cmd_flush cdw10={})", ["00"; 24].join(" ")),
+            zone => {
+                let zsa = match zone {
+                    TraceOp::ZoneClose => 1,
+                    TraceOp::ZoneFinish => 2,
+                    TraceOp::ZoneOpen => 3,
+                    TraceOp::ZoneReset => 4,
+                    _ => 5,
+                };
+                format!(
+                    "(nvme_cmd_zone_mgmt_send slba={slba}, zsa={zsa}, all={})",
+                    u8::from(r.all_zones)
+                )
+            }
+        };
+        writeln!(
+            o,
+            "          ssdlab-1     [000] ..... {s:5}.{us:06}: nvme_setup_cmd: nvme{x}: disk=nvme{x}n{y}, qid=1, cmdid={}, nsid={y}, flags=0x0, meta=0x0, cmd={cmd}",
+            self.seq % 65536
+        )?;
+        Ok(())
     }
 }
 
