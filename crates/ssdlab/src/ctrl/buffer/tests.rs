@@ -1,0 +1,189 @@
+//! The buffer manager with hand-built ports on small-tlc (4 KiB lines), a 256 KiB DDR2
+//! buffer, write-back: what starts each kind of flush.
+
+use super::*;
+use crate::config::SsdConfig;
+use crate::ctrl::datacheck::DataCheck;
+use crate::ctrl::fil::Step;
+use crate::ctrl::test_rig::Layers;
+use crate::event::Event;
+use crate::request::Cmd;
+use crate::request::Op;
+
+struct Rig {
+    bm: BufferManager,
+    l: Layers,
+}
+
+fn rig(over: &[&str]) -> Rig {
+    let mut ov: Vec<String> = vec![
+        "cache.capacity=\"256KiB\"".into(),
+        "cache.dram=\"ddr2\"".into(),
+        "cache.mode=\"write-back\"".into(),
+    ];
+    ov.extend(over.iter().map(|s| s.to_string()));
+    let cfg = SsdConfig::resolve("small-tlc", &ov).unwrap();
+    let mut l = Layers::new(&cfg);
+    l.check = Some(DataCheck::default());
+    Rig {
+        bm: BufferManager::new(
+            cfg.cache.as_ref().unwrap(),
+            l.ftl.geo.unit_bytes,
+            cfg.cache_translation_bytes(),
+        ),
+        l,
+    }
+}
+
+impl Rig {
+    fn ports(&mut self) -> (&mut BufferManager, HostPort<'_>, FlashPort<'_>) {
+        let (_, up, flash) = self.l.ports();
+        (&mut self.bm, up, flash)
+    }
+
+    /// A write-back write of unit `lpn`; returns the command.
+    fn write(&mut self, now: SimTime, lpn: u64) -> u32 {
+        let c = self.l.cmd(Op::Write, lpn * 4096, 4096);
+        let (bm, mut up, mut flash) = self.ports();
+        bm.write(now, c, &mut up, &mut flash).unwrap();
+        c
+    }
+
+    /// Handle events until none is left: die steps through the FIL and the HIL (which hands
+    /// finished flushes back to the buffer); returns the commands completed.
+    fn drain(&mut self) -> Vec<u32> {
+        let mut done = Vec::new();
+        while let Some((now, ev)) = self.l.q.pop() {
+            match ev {
+                Event::HostComplete { cmd } => done.push(cmd),
+                Event::DieStep { die } => {
+                    let bm = &mut self.bm;
+                    let (hil, mut up, mut flash) = self.l.ports();
+                    match flash
+                        .fil
+                        .die_step(now, die, flash.ftl, flash.check.as_mut(), up.q)
+                        .unwrap()
+                    {
+                        Step::Programmed(op) => {
+                            for &t in &op {
+                                hil.program_done(now, t, &mut up, &mut flash, Some(bm))
+                                    .unwrap();
+                            }
+                            flash.fil.finish_op(now, die, op, flash.ftl, up.q);
+                        }
+                        Step::Sensed(_) | Step::Erased(_) => panic!("no reads or erases here"),
+                        Step::Done => {}
+                    }
+                }
+                _ => panic!("unexpected {ev:?}"),
+            }
+        }
+        done
+    }
+}
+
+#[test]
+fn a_write_hit_is_counted_and_completes_at_dram_speed() {
+    let mut r = rig(&[]);
+    let a = r.write(SimTime::ZERO, 7);
+    let b = r.write(SimTime::ZERO, 7);
+    assert_eq!((r.bm.stats.write_misses, r.bm.stats.write_hits), (1, 1));
+    let done = r.drain();
+    assert_eq!(done, vec![a, b]);
+    assert_eq!(r.bm.stats.flushes, [0; 4]);
+}
+
+/// Background flushing starts once the dirty share passes the high watermark and goes on
+/// down to the low one.
+#[test]
+fn background_flushes_start_above_the_high_watermark() {
+    let mut r = rig(&[
+        "cache.flush_high_watermark=0.5",
+        "cache.flush_low_watermark=0.25",
+        "cache.max_background_flushes=64",
+    ]);
+    let lines = r.bm.buf.capacity();
+    let high = (lines as f64 * 0.5) as u64;
+    for lpn in 0..high {
+        r.write(SimTime::ZERO, lpn);
+    }
+    assert_eq!(r.bm.stats.flushes[FlushKind::Background as usize], 0);
+    r.write(SimTime::ZERO, high);
+    let started = r.bm.stats.flushes[FlushKind::Background as usize];
+    // From high + 1 dirty lines down to the low mark (a quarter of the lines).
+    assert_eq!(started, high + 1 - (lines as f64 * 0.25) as u64);
+    r.drain();
+    assert_eq!(r.bm.buf.dirty_lines() as u64, high + 1 - started);
+}
+
+/// With every line dirty, a write that misses starts an on-demand flush and waits for it.
+#[test]
+fn a_full_dirty_buffer_flushes_on_demand_and_the_write_waits() {
+    let mut r = rig(&["cache.flush_high_watermark=0.0"]);
+    let lines = r.bm.buf.capacity() as u64;
+    for lpn in 0..lines {
+        r.write(SimTime::ZERO, lpn);
+    }
+    let done_before = r.drain().len() as u64;
+    assert_eq!(done_before, lines);
+    let w = r.write(SimTime::ZERO, lines);
+    assert_eq!(r.bm.stats.flushes[FlushKind::OnDemand as usize], 1);
+    assert_eq!(r.bm.stats.waits, 1);
+    assert_eq!(r.l.cmds.get(w).txns_left, 1, "waiting for a line");
+    let done = r.drain();
+    assert_eq!(done, vec![w], "placed once the flush freed a line");
+    assert!(r.l.check.as_ref().unwrap().first_error.is_none());
+}
+
+/// Dual port only: a request that hit starts a pre-emptive flush of a dirty line near the
+/// eviction end.
+#[test]
+fn a_pre_emptive_flush_needs_a_dual_port_and_an_all_hit_request() {
+    for (ports, expected) in [("dual", 1), ("single", 0)] {
+        let mut r = rig(&[
+            &format!("cache.ports=\"{ports}\""),
+            "cache.flush_high_watermark=0.0",
+            "cache.preemptive_window=1.0",
+        ]);
+        r.write(SimTime::ZERO, 1);
+        assert_eq!(
+            r.bm.stats.flushes[FlushKind::Preemptive as usize],
+            0,
+            "a miss"
+        );
+        r.write(SimTime::ZERO, 1);
+        assert_eq!(
+            r.bm.stats.flushes[FlushKind::Preemptive as usize],
+            expected,
+            "{ports} port"
+        );
+    }
+}
+
+/// An explicit flush completes only when every line dirty at its arrival is on NAND.
+#[test]
+fn an_explicit_flush_waits_for_its_lines_to_reach_nand() {
+    let mut r = rig(&["cache.flush_high_watermark=0.0"]);
+    for lpn in 0..3 {
+        r.write(SimTime::ZERO, lpn);
+    }
+    r.drain();
+    let f = r.l.cmds.insert(Cmd::new(0, Op::Flush, 0, 0, 0, 0));
+    {
+        let (bm, mut up, mut flash) = r.ports();
+        bm.flush_command(SimTime::ZERO, f, &mut up, &mut flash)
+            .unwrap();
+    }
+    assert_eq!(r.bm.stats.flushes[FlushKind::Explicit as usize], 3);
+    let before_nand = r.l.q.peek_time().unwrap();
+    let done = r.drain();
+    assert_eq!(done, vec![f]);
+    assert!(r.l.q.now() > before_nand, "completed after the programs");
+    assert_eq!(r.bm.buf.dirty_lines(), 0);
+    // Nothing dirty: a flush completes at once.
+    let g = r.l.cmds.insert(Cmd::new(0, Op::Flush, 0, 0, 0, 0));
+    let now = r.l.q.now();
+    let (bm, mut up, mut flash) = r.ports();
+    bm.flush_command(now, g, &mut up, &mut flash).unwrap();
+    assert_eq!(r.drain(), vec![g]);
+}
