@@ -1201,11 +1201,15 @@ fn bench_device(extra: &[String]) -> Result<SsdConfig> {
     Ok(cfg)
 }
 
-/// The benchmark's demand-paged mapping figure (issue 16's speed bar): `io_count` random 4 KiB
-/// I/Os, 50 % reads, iodepth 32, on the 64-channel preset at 2 packages per channel (512 GiB
-/// raw, 476 GiB logical), fresh, with `ftl.mapping = "cached"` and a 64 MiB mapping cache, so
-/// most commands miss and cost translation-page reads and writes. Simulated requests per
-/// wall-clock second (the timed run only, as every run reports it), with the cache's figures.
+/// The benchmark's demand-paged mapping figure (issue 16's speed bar, issue 44's ratio):
+/// `io_count` random 4 KiB I/Os, 50 % reads, iodepth 32, on the 64-channel preset at 2 packages
+/// per channel (512 GiB raw, 476 GiB logical), fresh, with `ftl.mapping = "cached"` and a
+/// 64 MiB mapping cache, so most commands miss and cost translation-page reads and writes;
+/// and the same drive and job with the full map (`ftl.mapping = "full"`, nothing else
+/// changed), so that the two rates compare like for like. Simulated requests per wall-clock
+/// second (the timed run only, as every run reports it), the cache's figures, and
+/// `full_over_cached`, the full map's rate over the cached map's (issue 44 asks for at most
+/// 1.5).
 pub fn cached_mapping(seed: u64, io_count: u64) -> Result<serde_json::Value> {
     cached_mapping_with(seed, io_count, &mut |_, _| true)
 }
@@ -1220,17 +1224,38 @@ fn cached_mapping_with(
         "ftl.mapping=\"cached\"".into(),
         "ftl.mapping_cache=\"64MiB\"".into(),
     ])?;
+    let full_cfg = bench_device(&[
+        "nand.packages_per_channel=2".into(),
+        "ftl.mapping=\"full\"".into(),
+    ])?;
     let job = JobSpec::from_json(&format!(
         r#"{{"name":"cached-mapping","rw":"randrw","rwmixread":50,"bs":"4KiB","iodepth":32,"io_count":{io_count}}}"#
     ))?;
     let opts = RunOptions::seeded(seed);
-    let r = run_to_end(&cfg, &job, &opts, progress)?.result;
+    // Each map run twice, in turn, and its faster run kept: on a shared machine one run is as
+    // likely to time its neighbours as itself, and alternating keeps a slow spell from falling
+    // on one map only. The runs are deterministic, so the figures other than the wall times
+    // are the same either way.
+    let mut cached: Option<RunResult> = None;
+    let mut full: Option<RunResult> = None;
+    for _ in 0..2 {
+        for (c, best) in [(&cfg, &mut cached), (&full_cfg, &mut full)] {
+            let r = run_to_end(c, &job, &opts, progress)?.result;
+            if best
+                .as_ref()
+                .is_none_or(|b| r.wall.seconds < b.wall.seconds)
+            {
+                *best = Some(r);
+            }
+        }
+    }
+    let (r, f) = (cached.expect("ran"), full.expect("ran"));
     let m = r.ftl.as_ref().and_then(|f| f.mapping.as_ref());
     Ok(serde_json::json!({
         "workload": format!(
             "seed004-64ch-mlc (multi-plane, 400 MT/s, every-plane striping) at 2 packages per \
              channel, ftl.mapping=cached, 64MiB cache, \
-             random 4KiB 50% read, iodepth 32, {io_count} I/Os"
+             random 4KiB 50% read, iodepth 32, {io_count} I/Os; the faster of two runs"
         ),
         "logical_bytes": cfg.logical_bytes(),
         "requests_per_s": r.wall.requests_per_s,
@@ -1239,6 +1264,10 @@ fn cached_mapping_with(
         "hit_ratio": m.map(|m| m.hit_ratio),
         "translation_reads": m.map(|m| m.translation_reads),
         "translation_writes": m.map(|m| m.translation_writes),
+        "full_map_requests_per_s": f.wall.requests_per_s,
+        "full_map_wall_seconds": f.wall.seconds,
+        "full_map_events": f.sim.events,
+        "full_over_cached": f.wall.requests_per_s / r.wall.requests_per_s,
     }))
 }
 

@@ -494,7 +494,7 @@ fn the_gc_tail_benchmark_figure_shows_the_tail_and_what_shortens_it() {
 
 /// The benchmark's cached-mapping figure runs the drive (512 GiB raw) with a 64 MiB
 /// mapping cache: most lookups miss, so translation pages are written (and, once written, read), and the
-/// figure reports its speed beside them.
+/// figure reports its speed beside them, and beside the full map's on the same drive and job.
 #[test]
 fn the_cached_mapping_benchmark_figure_runs_a_512_gib_drive_with_mapping_traffic() {
     let v = ssdlab::run::cached_mapping(1, 20_000).unwrap();
@@ -506,6 +506,11 @@ fn the_cached_mapping_benchmark_figure_runs_a_512_gib_drive_with_mapping_traffic
     // out of the cache are programmed.
     assert!(f("translation_writes") > 100.0, "{v}");
     assert!(f("requests_per_s") > 0.0 && f("wall_seconds") > 0.0, "{v}");
+    // The full map ran the same drive and job: the same requests without the translation
+    // pages' reads and programs, so fewer events; the ratio is of the two rates.
+    assert!(f("full_map_events") < f("events"), "{v}");
+    let ratio = f("full_map_requests_per_s") / f("requests_per_s");
+    assert!((f("full_over_cached") - ratio).abs() < 1e-9, "{v}");
 }
 
 /// Background GC (`ftl.gc.background`): with gaps between writes longer than the idle time it

@@ -135,6 +135,13 @@ impl FillLayout {
         self.dealt.as_ref().map_or(UNMAPPED, |d| d.lpn_of(pun))
     }
 
+    /// Steady-state preconditioning's layout, if it laid the drive out (GC walks a victim block
+    /// down it with [`Dealt::plane_of`] and [`Dealt::lpn_in_plane`]).
+    #[inline]
+    pub(super) fn dealt(&self) -> Option<&Dealt> {
+        self.dealt.as_deref()
+    }
+
     /// The logical page the fill put in the first page of block `block_in_plane` of the plane
     /// at place `s` of the stripe; the block's next pages hold every `d`-th logical page after.
     #[inline]

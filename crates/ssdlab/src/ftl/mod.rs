@@ -1446,6 +1446,12 @@ impl Ftl {
         let mut moves = Vec::with_capacity(self.blocks[victim as usize].valid as usize);
         let base = victim * upb;
         let fill_start = self.fill.block_start(victim);
+        // On a drive steady-state preconditioning laid out, the victim's plane as its dealing
+        // sees it, worked out once for all its units (`Dealt::lpn_in_plane`).
+        let dealt_plane = match fill_start {
+            None => self.fill.dealt().map(|d| d.plane_of(base)),
+            Some(_) => None,
+        };
         for from in base..base + upb {
             // Remapping touches the map at random: fetch a few units ahead.
             // (Only entries written since the fill: a unit as the fill left it has a map
@@ -1460,7 +1466,10 @@ impl Ftl {
             // As `p2l_at`, with the fill's layout of this block worked out once.
             let lpn = match (self.p2l[from as usize] ^ AS_FILLED, fill_start) {
                 (AS_FILLED, Some(start)) => self.fill.lpn_in_block(start, from - base),
-                (AS_FILLED, None) => self.fill.dealt_lpn_of(from),
+                (AS_FILLED, None) => match (self.fill.dealt(), &dealt_plane) {
+                    (Some(d), Some(p)) => d.lpn_in_plane(p, from),
+                    _ => UNMAPPED,
+                },
                 (lpn, _) => lpn,
             };
             if lpn == UNMAPPED {

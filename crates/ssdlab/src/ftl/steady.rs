@@ -428,6 +428,15 @@ impl ValidPlaces {
     }
 }
 
+/// [`Dealt::plane_of`]: one plane, the model-plane state its valid places follow, its first
+/// unit, and the place number of its first valid place.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct DealtPlane {
+    places: usize,
+    first_unit: u32,
+    first_k: u64,
+}
+
 /// Where steady-state preconditioning dealt the logical units, in closed form (read by the map
 /// for entries nobody wrote since, `fill.rs`): valid place k of the drive, counting plane by
 /// plane and each plane's valid places in unit order, holds logical unit `perm(k)`; plane p's
@@ -453,6 +462,33 @@ impl Dealt {
             return UNMAPPED;
         };
         let k = plane as u64 * self.per_plane + rank as u64;
+        if k < self.logical {
+            self.perm.at(k) as u32
+        } else {
+            UNMAPPED
+        }
+    }
+
+    /// The plane of physical unit `pun`, worked out once for [`Dealt::lpn_in_plane`] (GC's walk
+    /// down a victim block).
+    #[inline]
+    pub fn plane_of(&self, pun: u32) -> DealtPlane {
+        let plane = self.units_per_plane.quotient(pun);
+        DealtPlane {
+            places: plane as usize % self.places.len(),
+            first_unit: plane * self.units_per_plane.get(),
+            first_k: plane as u64 * self.per_plane,
+        }
+    }
+
+    /// [`Dealt::lpn_of`] for a unit of the plane `p` says: the same answer without working
+    /// the plane out again (a multiply, and a division for the model-plane state).
+    #[inline]
+    pub fn lpn_in_plane(&self, p: &DealtPlane, pun: u32) -> u32 {
+        let Some(rank) = self.places[p.places].rank(pun - p.first_unit) else {
+            return UNMAPPED;
+        };
+        let k = p.first_k + rank as u64;
         if k < self.logical {
             self.perm.at(k) as u32
         } else {

@@ -41,6 +41,29 @@ fn valid_places_rank_and_select_as_counting_says() {
     }
 }
 
+/// GC's walk down a block, with its plane worked out once, gives unit by unit what
+/// `lpn_of` works out from scratch, over every block of a steady-state drive (valid and
+/// stale units, and the spare).
+#[test]
+fn lpn_in_plane_says_what_lpn_of_says() {
+    let cfg = drive();
+    let mut ftl = Ftl::new(&cfg, 4);
+    ftl.reach_steady_state(&cfg, 4, &mut || true).unwrap();
+    let dealt = ftl.fill.dealt().expect("dealt");
+    let upb = ftl.geo.units_per_block();
+    let mut dealt_units = 0;
+    for block in 0..ftl.geo.blocks() {
+        let first = block * upb;
+        let plane = dealt.plane_of(first);
+        for pun in first..first + upb {
+            let lpn = dealt.lpn_in_plane(&plane, pun);
+            assert_eq!(lpn, dealt.lpn_of(pun), "unit {pun}");
+            dealt_units += (lpn != UNMAPPED) as u64;
+        }
+    }
+    assert_eq!(dealt_units, ftl.logical_units());
+}
+
 /// WAF of `count` uniform random overwrites from the drive's state.
 fn waf_of_overwrites(ftl: &mut Ftl, count: u64, seed: u64) -> f64 {
     let (host, moved) = (ftl.stats.host_units_written, ftl.stats.gc_units_moved);
