@@ -279,7 +279,7 @@ fn serve_connection(
     let Ok(mut writer) = stream.try_clone() else {
         return;
     };
-    let (replies_tx, replies_rx) = mpsc::channel::<Reply>();
+    let (replies_tx, replies_rx) = mpsc::channel::<Vec<Reply>>();
     let credit = Arc::new(conn::Credit::default());
     let writer_credit = credit.clone();
     let writer_thread = std::thread::spawn(move || {
@@ -344,7 +344,10 @@ impl Pending {
 }
 
 struct ConnState {
-    replies: Sender<Reply>,
+    /// The writer's queue: the replies of one turn go in one message (one wake-up).
+    replies: Sender<Vec<Reply>>,
+    /// Replies sent this turn, handed to the writer at the turn's end (`Outbox::hand_over`).
+    batch: Vec<Reply>,
     structured: bool,
     /// Requests taken whose reply has not gone to the writer yet.
     outstanding: u32,
@@ -407,6 +410,8 @@ struct Outbox {
     /// Connections numbered below this were open at the last power cut: what they still
     /// send is dropped.
     dead_below: u32,
+    /// Connections with replies in their batch.
+    unsent: Vec<u32>,
 }
 
 impl Outbox {
@@ -427,6 +432,7 @@ impl Outbox {
             journal: None,
             journal_error: None,
             dead_below: 0,
+            unsent: Vec::new(),
         }
     }
 
@@ -442,15 +448,28 @@ impl Outbox {
         self.backlog.push_back((r, p));
     }
 
-    /// Hand a reply to its connection's writer; a closing connection goes with its last.
+    /// A reply for its connection's writer, handed over with the turn's others.
     fn send(&mut self, conn: u32, reply: Reply) {
         let Some(c) = self.conns.get_mut(&conn) else {
             return;
         };
-        let _ = c.replies.send(reply);
+        if c.batch.is_empty() {
+            self.unsent.push(conn);
+        }
+        c.batch.push(reply);
         c.outstanding = c.outstanding.saturating_sub(1);
-        if c.closing && c.outstanding == 0 {
-            self.conns.remove(&conn);
+    }
+
+    /// Hand each connection's batch to its writer; a closing connection goes with its last.
+    fn hand_over(&mut self) {
+        for conn in std::mem::take(&mut self.unsent) {
+            let Some(c) = self.conns.get_mut(&conn) else {
+                continue;
+            };
+            let _ = c.replies.send(std::mem::take(&mut c.batch));
+            if c.closing && c.outstanding == 0 {
+                self.conns.remove(&conn);
+            }
         }
     }
 
@@ -598,9 +617,7 @@ fn read_reply(data: &Data, structured: bool, p: &Pending) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(p.len as usize + 20 * runs.len() + 16);
     if !structured {
         out.extend_from_slice(&simple_reply(0, p.handle));
-        let at = out.len();
-        out.resize(at + p.len as usize, 0);
-        data.read(p.offset, &mut out[at..]).ok()?;
+        data.read_into(p.offset, p.len, &mut out).ok()?;
         return Some(out);
     }
     let last = runs.len() - 1;
@@ -615,9 +632,7 @@ fn read_reply(data: &Data, structured: bool, p: &Pending) -> Option<Vec<u8>> {
                 8 + len as u32,
             ));
             out.extend_from_slice(&offset.to_be_bytes());
-            let at = out.len();
-            out.resize(at + len as usize, 0);
-            data.read(offset, &mut out[at..]).ok()?;
+            data.read_into(offset, len, &mut out).ok()?;
         } else {
             out.extend_from_slice(&chunk_header(flags, REPLY_TYPE_OFFSET_HOLE, p.handle, 12));
             out.extend_from_slice(&offset.to_be_bytes());
@@ -975,6 +990,7 @@ pub fn serve(
             }
             out.send(d.conn, d.reply);
         }
+        out.hand_over();
         if Instant::now() >= next_tick {
             next_tick = Instant::now() + tick_every;
             let figures = live_json(
@@ -1117,6 +1133,7 @@ fn take_message(out: &mut Outbox, dev: &Device, msg: ToSim, now: SimTime) {
                 conn,
                 ConnState {
                     replies,
+                    batch: Vec::new(),
                     structured,
                     outstanding: 0,
                     closing: false,
