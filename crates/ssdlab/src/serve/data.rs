@@ -219,12 +219,16 @@ impl Pages {
             };
             let base = page * PAGE_BYTES;
             push(at, base.max(offset), false);
+            at = ((page + 1) * PAGE_BYTES).min(end);
+            if written == ALL_WRITTEN {
+                push(base.max(offset), at, true);
+                continue;
+            }
             for k in 0..BLOCKS_PER_PAGE {
                 let start = (base + k * BLOCK_BYTES).max(offset);
                 let stop = (base + (k + 1) * BLOCK_BYTES).min(end);
                 push(start, stop, written & (1 << k) != 0);
             }
-            at = ((page + 1) * PAGE_BYTES).min(end);
         }
         push(at, end, false);
         runs

@@ -136,6 +136,8 @@ struct Shared {
     export: Export,
     tls: Option<Tls>,
     door: Door,
+    /// Large reply buffers, sent and ready for another reply.
+    buffers: Arc<conn::Buffers>,
 }
 
 /// Accept connections until `stop`, each with a thread that runs the handshake and then reads
@@ -282,8 +284,9 @@ fn serve_connection(
     let (replies_tx, replies_rx) = mpsc::channel::<Vec<Reply>>();
     let credit = Arc::new(conn::Credit::default());
     let writer_credit = credit.clone();
+    let buffers = shared.buffers.clone();
     let writer_thread = std::thread::spawn(move || {
-        conn::write_replies(&mut writer, replies_rx, &writer_credit);
+        conn::write_replies(&mut writer, replies_rx, &writer_credit, &buffers);
         writer.shutdown();
     });
     if to_sim
@@ -412,6 +415,8 @@ struct Outbox {
     dead_below: u32,
     /// Connections with replies in their batch.
     unsent: Vec<u32>,
+    /// Where read replies' buffers come from (the writers give them back).
+    buffers: Arc<conn::Buffers>,
 }
 
 impl Outbox {
@@ -433,6 +438,7 @@ impl Outbox {
             journal_error: None,
             dead_below: 0,
             unsent: Vec::new(),
+            buffers: Arc::default(),
         }
     }
 
@@ -508,7 +514,7 @@ impl Outbox {
         };
         let structured = c.structured;
         let read = match (&self.data, p.kind, error) {
-            (Some(data), CMD_READ, 0) => read_reply(data, structured, &p),
+            (Some(data), CMD_READ, 0) => read_reply(data, structured, &p, &self.buffers),
             _ => None,
         };
         let bytes = if let Some(bytes) = read {
@@ -605,7 +611,12 @@ const MAX_READ_CHUNKS: usize = 64;
 
 /// A read's reply: a simple reply with the data, or structured chunks — data where something
 /// was written, holes (no bytes sent) where nothing was. None if the store could not be read.
-fn read_reply(data: &Data, structured: bool, p: &Pending) -> Option<Vec<u8>> {
+fn read_reply(
+    data: &Data,
+    structured: bool,
+    p: &Pending,
+    buffers: &conn::Buffers,
+) -> Option<Vec<u8>> {
     let mut runs = if structured {
         data.extents(p.offset, p.len)
     } else {
@@ -614,7 +625,7 @@ fn read_reply(data: &Data, structured: bool, p: &Pending) -> Option<Vec<u8>> {
     if runs.len() > MAX_READ_CHUNKS || runs.iter().all(|r| r.2) {
         runs = vec![(p.offset, p.len, true)];
     }
-    let mut out = Vec::with_capacity(p.len as usize + 20 * runs.len() + 16);
+    let mut out = buffers.take(p.len as usize + 20 * runs.len() + 16);
     if !structured {
         out.extend_from_slice(&simple_reply(0, p.handle));
         data.read_into(p.offset, p.len, &mut out).ok()?;
@@ -885,6 +896,7 @@ pub fn serve(
         export,
         tls,
         door: Door::default(),
+        buffers: Arc::default(),
     });
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -901,6 +913,7 @@ pub fn serve(
     };
 
     let mut out = Outbox::new(cfg.map_unit_bytes(), log, Some(data));
+    out.buffers = shared.buffers.clone();
     if power_cuts {
         out.journal = Some(cut::Journal::new(
             cfg.map_unit_bytes(),

@@ -220,6 +220,7 @@ impl Listener {
             Listener::Unix(u, _) => {
                 let (s, _) = u.accept()?;
                 s.set_nonblocking(false)?;
+                widen_send_buffer(&s);
                 Ok(Stream::Unix(s))
             }
         }
@@ -231,6 +232,23 @@ impl Drop for Listener {
         if let Listener::Unix(_, path) = self {
             let _ = std::fs::remove_file(path);
         }
+    }
+}
+
+/// A Unix socket's send buffer made room for a few 1 MiB replies (the system caps it at
+/// net.core.wmem_max): at the default 208 KiB a 1 MiB read's reply left in five writes, each
+/// waiting for the client to read, a wake-up of the writer each. TCP sizes its own buffers.
+fn widen_send_buffer(s: &UnixStream) {
+    const SEND_BUFFER_BYTES: libc::c_int = 4 << 20;
+    // SAFETY: setsockopt on a socket this stream owns, with a c_int value of its size.
+    unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_SNDBUF,
+            &SEND_BUFFER_BYTES as *const libc::c_int as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
     }
 }
 
