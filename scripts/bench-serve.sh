@@ -7,10 +7,14 @@
 #   qemu-nbd over a raw file              (the page cache, no model)
 # Each is driven by fio's nbd engine over a Unix socket and over TCP on 127.0.0.1 (a free
 # port): 4 KiB random reads at QD32 and 1 MiB sequential reads at QD8, after the same data is
-# written. Prints a Markdown table, then ssdlab's (logical clock) IOPS and bandwidth as a
-# multiple of nbdkit memory's, per transport. Takes about 8 × (2 × SECONDS + a few) seconds.
+# written. ROUNDS rounds each start every server on every transport once, in turn (so that a
+# busy spell of a shared machine falls on all of them); each figure is the median of its
+# rounds. Prints a Markdown table with each server's CPU time per request (from /proc: a
+# figure other load disturbs less than the wall-clock rates), then ssdlab's (logical clock)
+# IOPS and bandwidth as a multiple of nbdkit memory's, per transport. Takes about
+# ROUNDS × 8 × (2 × SECONDS + a few) seconds.
 #
-#   bash scripts/bench-serve.sh [PRESET] [SECONDS]
+#   bash scripts/bench-serve.sh [PRESET] [SECONDS] [ROUNDS]
 #
 # A benchmark, not a test (wall time on a shared machine): CI does not run it. Needs, from
 # Debian's packages: fio (its nbd engine), nbdkit, qemu-utils (qemu-nbd, qemu-img), gnutls-bin
@@ -20,9 +24,12 @@ set -euo pipefail
 
 preset=${1:-small-tlc}
 seconds=${2:-10}
-case $seconds in
-    '' | *[!0-9]* | 0) echo "bench-serve: SECONDS $seconds: expected a whole number above 0" >&2; exit 2 ;;
-esac
+rounds=${3:-1}
+for n in "$seconds" "$rounds"; do
+    case $n in
+        '' | *[!0-9]* | 0) echo "bench-serve: SECONDS $seconds ROUNDS $rounds: expected whole numbers above 0" >&2; exit 2 ;;
+    esac
+done
 declare -A package=([fio]=fio [nbdkit]=nbdkit [qemu-nbd]=qemu-utils [qemu-img]=qemu-utils
     [certtool]=gnutls-bin [python3]=python3)
 for tool in fio nbdkit qemu-nbd qemu-img certtool python3 ssdlab; do
@@ -104,20 +111,31 @@ uri() {  # uri NAME TRANSPORT: the server's URI (TLS without checking the self-s
     fi
 }
 
-fio_job() {  # fio_job NAME TRANSPORT RW BS DEPTH -> prints "iops MiB/s mean_us p99_us"
+cpu_ticks() {  # cpu_ticks PID: the process's user + system CPU time so far, in clock ticks
+    awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+
+fio_job() {  # fio_job NAME TRANSPORT RW BS DEPTH -> prints "iops MiB/s mean_us p99_us cpu_us/request"
+    local before
+    before=$(cpu_ticks "${pids[-1]}")
     fio --name=bench --ioengine=nbd --uri="$(uri "$1" "$2")" \
         --rw="$3" --bs="$4" --iodepth="$5" --size="$span" --time_based --runtime="$seconds" \
-        --output-format=json 2>/dev/null | python3 "$work/fio_figures.py"
+        --output-format=json 2>/dev/null >"$work/fio.json"
+    python3 "$work/fio_figures.py" "$work/fio.json" $(($(cpu_ticks "${pids[-1]}") - before)) \
+        "$(getconf CLK_TCK)"
 }
 
 cat >"$work/fio_figures.py" <<'PY'
 import json, sys
-text = sys.stdin.read()  # fio prints "fio: connected to NBD server" before its JSON
+text = open(sys.argv[1]).read()  # fio prints "fio: connected to NBD server" before its JSON
+ticks, per_s = int(sys.argv[2]), int(sys.argv[3])
 job = json.loads(text[text.index("{"):])["jobs"][0]
 side = job["read"] if job["read"]["io_bytes"] else job["write"]
 lat = side["clat_ns"]
 p99 = lat["percentile"]["99.000000"]
-print(f"{side['iops']:.0f} {side['bw_bytes'] / 2**20:.0f} {lat['mean'] / 1e3:.1f} {p99 / 1e3:.1f}")
+cpu_us = ticks / per_s * 1e6 / max(side["total_ios"], 1)
+print(f"{side['iops']:.0f} {side['bw_bytes'] / 2**20:.0f} {lat['mean'] / 1e3:.1f} {p99 / 1e3:.1f}"
+      f" {cpu_us:.1f}")
 PY
 
 mkdir "$work/pki"
@@ -128,49 +146,51 @@ certtool --generate-self-signed --load-privkey "$work/pki/server-key.pem" \
     --template "$work/server.info" --outfile "$work/pki/server-cert.pem" >/dev/null 2>&1
 servers=(ssdlab ssdlab-tls nbdkit qemu-nbd)
 transports=(unix tcp)
-declare -A rand seq
-for name in "${servers[@]}"; do
+# Each round's figures, a line each: "NAME TRANSPORT iops mean p99 cpu | iops MiB/s cpu".
+for round in $(seq "$rounds"); do
     for transport in "${transports[@]}"; do
-        start "$name" "$transport"
-        if [ "$size_bytes" = 0 ]; then
-            size_bytes=$(qemu-img info --output=json "$(uri "$name" "$transport")" |
-                python3 -c 'import json, sys; print(json.load(sys.stdin)["virtual-size"])')
-        fi
-        # Fill the span once so that every server reads data, not holes.
-        fio --name=fill --ioengine=nbd --uri="$(uri "$name" "$transport")" --rw=write \
-            --bs=1m --iodepth=8 --size="$span" --output-format=json >/dev/null 2>&1
-        rand[$name/$transport]=$(fio_job "$name" "$transport" randread 4k 32)
-        seq[$name/$transport]=$(fio_job "$name" "$transport" read 1m 8)
-        kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true
-        unset 'pids[-1]'
+        for name in "${servers[@]}"; do
+            start "$name" "$transport"
+            if [ "$size_bytes" = 0 ]; then
+                size_bytes=$(qemu-img info --output=json "$(uri "$name" "$transport")" |
+                    python3 -c 'import json, sys; print(json.load(sys.stdin)["virtual-size"])')
+            fi
+            # Fill the span once so that every server reads data, not holes.
+            fio --name=fill --ioengine=nbd --uri="$(uri "$name" "$transport")" --rw=write \
+                --bs=1m --iodepth=8 --size="$span" --output-format=json >/dev/null 2>&1
+            read -r iops _ mean p99 cpu4k <<<"$(fio_job "$name" "$transport" randread 4k 32)"
+            read -r _ mibs _ _ cpu1m <<<"$(fio_job "$name" "$transport" read 1m 8)"
+            echo "$name $transport $iops $mean $p99 $cpu4k $mibs $cpu1m" >>"$work/rounds"
+            kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true
+            unset 'pids[-1]'
+        done
     done
 done
 
 echo "fio (nbd engine), ${seconds} s per job, span $((span >> 20)) MiB; preset $preset;" \
-    "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo
-echo "| server | transport | 4 KiB randread QD32 IOPS | mean µs | p99 µs | 1 MiB read QD8 MiB/s |"
-echo "|---|---|---|---|---|---|"
-for name in "${servers[@]}"; do
-    for transport in "${transports[@]}"; do
-        read -r iops _ mean p99 <<<"${rand[$name/$transport]}"
-        read -r _ mibs _ _ <<<"${seq[$name/$transport]}"
-        echo "| $name | $transport | $iops | $mean | $p99 | $mibs |"
-    done
-done
+    "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); median of $rounds round(s)"
 echo
 # ssdlab (logical clock) over nbdkit memory: the live device's goal is at least 1.0× on both.
-for transport in "${transports[@]}"; do
-    read -r s_iops _ _ _ <<<"${rand[ssdlab/$transport]}"
-    read -r n_iops _ _ _ <<<"${rand[nbdkit/$transport]}"
-    read -r _ s_mibs _ _ <<<"${seq[ssdlab/$transport]}"
-    read -r _ n_mibs _ _ <<<"${seq[nbdkit/$transport]}"
-    python3 - "$transport" "$s_iops" "$n_iops" "$s_mibs" "$n_mibs" <<'PY'
-import sys
-transport, s_iops, n_iops, s_mibs, n_mibs = sys.argv[1], *map(float, sys.argv[2:])
+python3 - "$work/rounds" "${servers[@]}" <<'PY'
+import statistics, sys
+rows = [line.split() for line in open(sys.argv[1])]
+servers, transports = sys.argv[2:], ["unix", "tcp"]
+def median(name, transport, k):
+    return statistics.median(float(r[k]) for r in rows if r[:2] == [name, transport])
+print("| server | transport | 4 KiB randread QD32 IOPS | mean µs | p99 µs | CPU µs/read"
+      " | 1 MiB read QD8 MiB/s | CPU µs/MiB |")
+print("|---|---|---|---|---|---|---|---|")
+for name in servers:
+    for t in transports:
+        f = [median(name, t, k) for k in range(2, 8)]
+        print(f"| {name} | {t} | {f[0]:,.0f} | {f[1]:.0f} | {f[2]:.0f} | {f[3]:.1f}"
+              f" | {f[4]:,.0f} | {f[5]:.0f} |")
+print()
 def ratio(a, b):
     return f"{a / b:.2f}×" if b > 0 else "n/a (nbdkit measured 0)"
-print(f"ssdlab / nbdkit memory, {transport}: IOPS {ratio(s_iops, n_iops)},"
-      f" bandwidth {ratio(s_mibs, n_mibs)}")
+for t in transports:
+    s_iops, n_iops = median("ssdlab", t, 2), median("nbdkit", t, 2)
+    s_mibs, n_mibs = median("ssdlab", t, 6), median("nbdkit", t, 6)
+    print(f"ssdlab / nbdkit memory, {t}: IOPS {ratio(s_iops, n_iops)},"
+          f" bandwidth {ratio(s_mibs, n_mibs)}")
 PY
-done
