@@ -466,6 +466,21 @@ impl Outbox {
         c.outstanding = c.outstanding.saturating_sub(1);
     }
 
+    /// Send every reply due by `limit`, and hand them to the writers. On the realtime clock
+    /// (`wall_of`: the wall time of a simulated time) each reply's lag is recorded.
+    fn send_due(&mut self, limit: SimTime, wall_of: Option<&dyn Fn(SimTime) -> Instant>) {
+        while self.due.peek().is_some_and(|d| d.at <= limit) {
+            let d = self.due.pop().expect("peeked");
+            if let Some(wall_of) = wall_of {
+                let late = Instant::now().saturating_duration_since(wall_of(d.at));
+                self.lag
+                    .record((late.as_nanos() as u64).saturating_mul(1000), 0);
+            }
+            self.send(d.conn, d.reply);
+        }
+        self.hand_over();
+    }
+
     /// Hand each connection's batch to its writer; a closing connection goes with its last.
     fn hand_over(&mut self) {
         for conn in std::mem::take(&mut self.unsent) {
@@ -942,10 +957,24 @@ pub fn serve(
             }
         }
         let timeout = wake.saturating_duration_since(Instant::now());
-        let first = match from_conns.recv_timeout(timeout) {
-            Ok(m) => Some(m),
-            Err(RecvTimeoutError::Timeout) => None,
-            Err(RecvTimeoutError::Disconnected) => break Ok(()),
+        let first = if opts.clock == Clock::Realtime && timeout < SPIN_BEFORE_DUE {
+            // The last stretch before a reply is due is waited out awake: a sleeping thread
+            // wakes a scheduler's latency late (measured: p99 lag 49 µs at QD32, sleeping).
+            // Yielding lets the connections' threads run meanwhile on a busy core.
+            match spin_until(&from_conns, wake) {
+                Ok(m) => m,
+                Err(()) => break Ok(()),
+            }
+        } else {
+            let sleep = match opts.clock {
+                Clock::Realtime => timeout - SPIN_BEFORE_DUE,
+                Clock::Logical => timeout,
+            };
+            match from_conns.recv_timeout(sleep) {
+                Ok(m) => Some(m),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => break Ok(()),
+            }
         };
         let now_sim = match opts.clock {
             Clock::Realtime => sim_now(start).max(dev.now()),
@@ -958,6 +987,9 @@ pub fn serve(
         }
         if opts.clock == Clock::Realtime {
             dev.run_until(&mut out, now_sim)?;
+            // What fell due leaves before the turn takes new requests in: it is late already
+            // by the time this thread woke.
+            out.send_due(now_sim, Some(&wall_of));
         }
         for msg in first
             .into_iter()
@@ -990,20 +1022,10 @@ pub fn serve(
             next_tick = Instant::now();
         }
         // Send what is due.
-        let limit = match opts.clock {
-            Clock::Realtime => sim_now(start),
-            Clock::Logical => SimTime::MAX,
-        };
-        while out.due.peek().is_some_and(|d| d.at <= limit) {
-            let d = out.due.pop().expect("peeked");
-            if opts.clock == Clock::Realtime {
-                let late = Instant::now().saturating_duration_since(wall_of(d.at));
-                out.lag
-                    .record((late.as_nanos() as u64).saturating_mul(1000), 0);
-            }
-            out.send(d.conn, d.reply);
+        match opts.clock {
+            Clock::Realtime => out.send_due(sim_now(start), Some(&wall_of)),
+            Clock::Logical => out.send_due(SimTime::MAX, None),
         }
-        out.hand_over();
         if Instant::now() >= next_tick {
             next_tick = Instant::now() + tick_every;
             let figures = live_json(
@@ -1093,6 +1115,29 @@ pub fn serve(
     }
     result.power_loss = cuts.last.take();
     Ok(result)
+}
+
+/// How long before a reply is due (realtime clock) the simulation thread stops sleeping and
+/// waits awake, so that the reply leaves on time rather than a wake-up late.
+const SPIN_BEFORE_DUE: Duration = Duration::from_micros(50);
+
+/// A message from a connection, or none by `wake`, waited for without sleeping;
+/// Err if every connection's sender has gone.
+fn spin_until(
+    from_conns: &mpsc::Receiver<ToSim>,
+    wake: Instant,
+) -> std::result::Result<Option<ToSim>, ()> {
+    loop {
+        match from_conns.try_recv() {
+            Ok(m) => return Ok(Some(m)),
+            Err(mpsc::TryRecvError::Disconnected) => return Err(()),
+            Err(mpsc::TryRecvError::Empty) => {}
+        }
+        if Instant::now() >= wake {
+            return Ok(None);
+        }
+        std::thread::yield_now();
+    }
 }
 
 /// The URI a libnbd client connects with: `nbds` when TLS is required, with the PSK file's
