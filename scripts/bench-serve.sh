@@ -59,40 +59,50 @@ free_port() {  # a port on 127.0.0.1 that nothing listens on now
 }
 
 wait_ready() {  # wait_ready NAME TRANSPORT: until the server accepts connections (10 s at most)
+    # A connection, not the socket file: a server binds its socket a moment before it listens.
+    local address="$work/$1.sock"
+    [ "$2" = tcp ] && address="127.0.0.1:$port"
     for _ in $(seq 200); do
-        if [ "$2" = unix ]; then
-            [ -S "$work/$1.sock" ] && return 0
-        elif python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()' \
-            "$port" 2>/dev/null; then
-            return 0
-        fi
+        python3 - "$address" 2>/dev/null <<'PY' && return 0
+import socket, sys
+at = sys.argv[1]
+if at.startswith("/"):
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(1)
+    s.connect(at)
+else:
+    host, port = at.rsplit(":", 1)
+    s = socket.create_connection((host, int(port)), 1)
+s.close()
+PY
         sleep 0.05
     done
-    echo "bench-serve: $1 is not listening on $2" >&2; exit 1
+    echo "bench-serve: $1 is not listening on $2" >&2; cat "$work/$1.err" >&2; exit 1
 }
 
 start() {  # start NAME TRANSPORT: one server, on $work/NAME.sock or 127.0.0.1:$port
     local name=$1 transport=$2
     local sock="$work/$name.sock"
     port=$(free_port)
+    rm -f "$sock"  # a server killed in an earlier round may leave its socket file
     local listen="unix:$sock"
     [ "$transport" = tcp ] && listen="tcp://127.0.0.1:$port"
     case $name in
         ssdlab) ssdlab serve "$preset" --listen "$listen" --clock logical \
-                    --quiet --json "$work/ssdlab-$transport.json" >/dev/null 2>&1 & ;;
+                    --quiet >/dev/null 2>"$work/$name.err" & ;;
         ssdlab-tls) ssdlab serve "$preset" --listen "$listen" --clock logical \
-                    --tls-certificates "$work/pki" --no-tls-verify-peer --quiet >/dev/null 2>&1 & ;;
+                    --tls-certificates "$work/pki" --no-tls-verify-peer --quiet >/dev/null 2>"$work/$name.err" & ;;
         nbdkit) if [ "$transport" = unix ]; then
-                    nbdkit --foreground --unix "$sock" memory "$size_bytes" >/dev/null 2>&1 &
+                    nbdkit --foreground --unix "$sock" memory "$size_bytes" >/dev/null 2>"$work/$name.err" &
                 else
                     nbdkit --foreground --ipaddr 127.0.0.1 --port "$port" memory "$size_bytes" \
-                        >/dev/null 2>&1 &
+                        >/dev/null 2>"$work/$name.err" &
                 fi ;;
         qemu-nbd) truncate -s "$size_bytes" "$work/disk.raw"
                   local at=(--socket="$sock")
                   [ "$transport" = tcp ] && at=(--bind=127.0.0.1 --port="$port")
                   qemu-nbd --persistent --shared=8 --format=raw --cache=writeback "${at[@]}" \
-                      "$work/disk.raw" >/dev/null 2>&1 & ;;
+                      "$work/disk.raw" >/dev/null 2>"$work/$name.err" & ;;
     esac
     pids+=($!)
     wait_ready "$name" "$transport"
