@@ -168,8 +168,8 @@ impl Pages {
                 return;
             }
             if !self.pages.contains_key(&page)
-                && a as u64 % BLOCK_BYTES == 0
-                && b as u64 % BLOCK_BYTES == 0
+                && (a as u64).is_multiple_of(BLOCK_BYTES)
+                && (b as u64).is_multiple_of(BLOCK_BYTES)
             {
                 return; // whole blocks of a page never written: nothing to deallocate
             }
