@@ -401,7 +401,7 @@ impl Cuts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::store::Store;
+    use crate::serve::data::Pages;
 
     const UNIT: u64 = 4096;
 
@@ -429,7 +429,7 @@ mod tests {
 
     #[test]
     fn a_cut_puts_back_the_version_recovery_finds_and_a_flush_drops_older_ones() {
-        let mut store = Data::Memory(Store::new(512));
+        let mut store = Data::Memory(Pages::default());
         let mut j = Journal::new(UNIT, 16 * UNIT, 0);
         let a = vec![0xAA; UNIT as usize];
         let b = vec![0xBB; UNIT as usize];
@@ -464,7 +464,7 @@ mod tests {
 
     #[test]
     fn a_unit_the_model_never_saw_change_goes_back_to_its_base_and_trims_read_zeros() {
-        let mut store = Data::Memory(Store::new(512));
+        let mut store = Data::Memory(Pages::default());
         store.write(2 * UNIT, &[7; UNIT as usize]).unwrap();
         let mut j = Journal::new(UNIT, 16 * UNIT, 0);
         // Units 2 and 3 written, unit 2 then trimmed whole (unit 3's half is not a trim).
@@ -499,7 +499,7 @@ mod tests {
 
     #[test]
     fn under_its_budget_the_journal_keeps_what_a_flush_covered() {
-        let mut store = Data::Memory(Store::new(512));
+        let mut store = Data::Memory(Pages::default());
         let mut j = Journal::new(UNIT, 4 * UNIT, 2 * UNIT);
         let t = write(&mut j, &mut store, 0, &[1; UNIT as usize]);
         j.completed(t, true);
@@ -523,7 +523,7 @@ mod tests {
 
     #[test]
     fn a_flush_keeps_what_a_trim_replaced() {
-        let mut store = Data::Memory(Store::new(512));
+        let mut store = Data::Memory(Pages::default());
         let mut j = Journal::new(UNIT, 4 * UNIT, 0);
         let t = write(&mut j, &mut store, 0, &[1; UNIT as usize]);
         j.completed(t, true);
@@ -543,7 +543,7 @@ mod tests {
 
     #[test]
     fn a_flush_keeps_what_completed_after_it_was_submitted() {
-        let mut store = Data::Memory(Store::new(512));
+        let mut store = Data::Memory(Pages::default());
         let mut j = Journal::new(UNIT, 4 * UNIT, 0);
         let t1 = write(&mut j, &mut store, 0, &[1; UNIT as usize]);
         j.completed(t1, true);

@@ -2,8 +2,8 @@
 //! (`--data file:PATH`, so that data outlives the server). The device model times each
 //! request; this store keeps what was written, changed when the model completes a request.
 
-use crate::device::store::Store;
 use crate::error::{Error, Result};
+use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -35,15 +35,211 @@ impl DataSpec {
 }
 
 pub enum Data {
-    Memory(Store),
+    Memory(Pages),
     File(File),
+}
+
+/// The grain of what the memory store reports as written (BLOCK_STATUS, a structured read's
+/// holes): the export's smallest block (INFO_BLOCK_SIZE minimum).
+pub const BLOCK_BYTES: u64 = 512;
+/// The memory store's page: a 1 MiB read is 256 page copies, not 2,048 block look-ups.
+const PAGE_BYTES: u64 = 4096;
+const BLOCKS_PER_PAGE: u64 = PAGE_BYTES / BLOCK_BYTES;
+const ALL_WRITTEN: u8 = u8::MAX;
+
+/// One page of the memory store. The bytes of a block never written (or deallocated) are
+/// zeros.
+enum Page {
+    /// Every block written, every byte this value (a page of zeros or of a fill pattern costs
+    /// no page of memory).
+    Fill(u8),
+    /// `written`: bit k for block k.
+    Bytes { written: u8, bytes: Box<[u8]> },
+}
+
+/// The sparse memory store: pages that hold data, with which of their 512-byte blocks were
+/// written. Its bytes and its extents are those of `device::store::Store` at 512-byte blocks
+/// (a write marks every block it touches, a zero deallocates the whole blocks it covers and
+/// writes zeros into the partial ones), which the tests check it against.
+#[derive(Default)]
+pub struct Pages {
+    pages: BTreeMap<u64, Page>,
+}
+
+impl Pages {
+    /// Append `len` bytes from `offset` to `out` (no zeroing pass before the copy).
+    pub fn read_into(&self, offset: u64, len: u64, out: &mut Vec<u8>) {
+        let end = offset + len;
+        out.reserve(len as usize);
+        let mut at = offset;
+        for (&page, p) in self
+            .pages
+            .range(offset / PAGE_BYTES..end.div_ceil(PAGE_BYTES))
+        {
+            let start = (page * PAGE_BYTES).max(offset);
+            let stop = ((page + 1) * PAGE_BYTES).min(end);
+            out.resize(out.len() + (start - at) as usize, 0);
+            let (a, b) = (
+                (start % PAGE_BYTES) as usize,
+                (stop - page * PAGE_BYTES) as usize,
+            );
+            match p {
+                Page::Fill(v) => out.resize(out.len() + (b - a), *v),
+                Page::Bytes { bytes, .. } => out.extend_from_slice(&bytes[a..b]),
+            }
+            at = stop;
+        }
+        out.resize(out.len() + (end - at) as usize, 0);
+    }
+
+    pub fn read(&self, offset: u64, out: &mut [u8]) {
+        let mut v = Vec::with_capacity(out.len());
+        self.read_into(offset, out.len() as u64, &mut v);
+        out.copy_from_slice(&v);
+    }
+
+    /// Change `offset .. offset + len` page by page: `f(page, first byte, end byte, bytes
+    /// done before this page)`.
+    fn each_page(offset: u64, len: u64, mut f: impl FnMut(u64, usize, usize, usize)) {
+        let end = offset + len;
+        let mut at = offset;
+        while at < end {
+            let page = at / PAGE_BYTES;
+            let stop = ((page + 1) * PAGE_BYTES).min(end);
+            let base = page * PAGE_BYTES;
+            f(
+                page,
+                (at - base) as usize,
+                (stop - base) as usize,
+                (at - offset) as usize,
+            );
+            at = stop;
+        }
+    }
+
+    /// The blocks of a page that bytes `a .. b` touch, as a bitmap.
+    fn touched(a: usize, b: usize) -> u8 {
+        let first = a as u64 / BLOCK_BYTES;
+        let last = (b as u64 - 1) / BLOCK_BYTES;
+        let bits = (1u16 << (last + 1)) - (1u16 << first);
+        bits as u8
+    }
+
+    /// The page's bytes to change, made a `Bytes` page if it was not one.
+    fn bytes_of(&mut self, page: u64) -> (&mut u8, &mut [u8]) {
+        let p = self.pages.entry(page).or_insert_with(|| Page::Bytes {
+            written: 0,
+            bytes: vec![0u8; PAGE_BYTES as usize].into_boxed_slice(),
+        });
+        if let Page::Fill(v) = *p {
+            *p = Page::Bytes {
+                written: ALL_WRITTEN,
+                bytes: vec![v; PAGE_BYTES as usize].into_boxed_slice(),
+            };
+        }
+        match p {
+            Page::Bytes { written, bytes } => (written, bytes),
+            Page::Fill(_) => unreachable!("made bytes above"),
+        }
+    }
+
+    pub fn write(&mut self, offset: u64, data: &[u8]) {
+        Pages::each_page(offset, data.len() as u64, |page, a, b, done| {
+            let src = &data[done..done + (b - a)];
+            if b - a == PAGE_BYTES as usize {
+                let first = src[0];
+                if src.iter().all(|&x| x == first) {
+                    self.pages.insert(page, Page::Fill(first));
+                    return;
+                }
+            }
+            let (written, bytes) = self.bytes_of(page);
+            bytes[a..b].copy_from_slice(src);
+            *written |= Pages::touched(a, b);
+        });
+    }
+
+    /// Zeros over `offset .. offset + len`: whole blocks deallocated, partial ones written
+    /// with zeros (as `Store::zero_bytes`).
+    pub fn zero(&mut self, offset: u64, len: u64) {
+        Pages::each_page(offset, len, |page, a, b, _| {
+            if b - a == PAGE_BYTES as usize {
+                self.pages.remove(&page);
+                return;
+            }
+            if !self.pages.contains_key(&page)
+                && (a as u64).is_multiple_of(BLOCK_BYTES)
+                && (b as u64).is_multiple_of(BLOCK_BYTES)
+            {
+                return; // whole blocks of a page never written: nothing to deallocate
+            }
+            let touched = Pages::touched(a, b);
+            // Blocks wholly inside a..b are deallocated; the partial ones at either end are
+            // written (with zeros).
+            let whole_first = (a as u64).div_ceil(BLOCK_BYTES);
+            let whole_end = b as u64 / BLOCK_BYTES;
+            let whole = if whole_end > whole_first {
+                ((1u16 << whole_end) - (1u16 << whole_first)) as u8
+            } else {
+                0
+            };
+            let (written, bytes) = self.bytes_of(page);
+            bytes[a..b].fill(0);
+            *written = (*written & !whole) | (touched & !whole);
+            if *written == 0 {
+                self.pages.remove(&page);
+            }
+        });
+    }
+
+    /// `offset .. offset + len` as runs of written blocks (true) and holes (false), in order,
+    /// cut at block boundaries (the first and last run may be partial), as `Store::extents`.
+    pub fn extents(&self, offset: u64, len: u64) -> Vec<(u64, u64, bool)> {
+        let end = offset + len;
+        let mut runs: Vec<(u64, u64, bool)> = Vec::new();
+        let mut push = |start: u64, stop: u64, written: bool| {
+            if stop <= start {
+                return;
+            }
+            match runs.last_mut() {
+                Some(last) if last.2 == written && last.0 + last.1 == start => {
+                    last.1 += stop - start
+                }
+                _ => runs.push((start, stop - start, written)),
+            }
+        };
+        let mut at = offset;
+        for (&page, p) in self
+            .pages
+            .range(offset / PAGE_BYTES..end.div_ceil(PAGE_BYTES))
+        {
+            let written = match p {
+                Page::Fill(_) => ALL_WRITTEN,
+                Page::Bytes { written, .. } => *written,
+            };
+            let base = page * PAGE_BYTES;
+            push(at, base.max(offset), false);
+            at = ((page + 1) * PAGE_BYTES).min(end);
+            if written == ALL_WRITTEN {
+                push(base.max(offset), at, true);
+                continue;
+            }
+            for k in 0..BLOCKS_PER_PAGE {
+                let start = (base + k * BLOCK_BYTES).max(offset);
+                let stop = (base + (k + 1) * BLOCK_BYTES).min(end);
+                push(start, stop, written & (1 << k) != 0);
+            }
+        }
+        push(at, end, false);
+        runs
+    }
 }
 
 impl Data {
     /// Open the store for an export of `size` bytes.
     pub fn open(spec: &DataSpec, size: u64, read_only: bool) -> Result<Data> {
         let path = match spec {
-            DataSpec::Memory => return Ok(Data::Memory(Store::new(512))),
+            DataSpec::Memory => return Ok(Data::Memory(Pages::default())),
             DataSpec::File(p) => p,
         };
         let err = |what: String| Error::Config(format!("--data file:{}: {what}", path.display()));
@@ -85,7 +281,7 @@ impl Data {
     pub fn write(&mut self, offset: u64, data: &[u8]) -> io::Result<()> {
         match self {
             Data::Memory(s) => {
-                s.write_bytes(offset, data);
+                s.write(offset, data);
                 Ok(())
             }
             Data::File(f) => f.write_all_at(data, offset),
@@ -97,7 +293,7 @@ impl Data {
     pub fn zero(&mut self, offset: u64, len: u64) -> io::Result<()> {
         match self {
             Data::Memory(s) => {
-                s.zero_bytes(offset, len);
+                s.zero(offset, len);
                 Ok(())
             }
             Data::File(f) => {
@@ -119,10 +315,26 @@ impl Data {
     pub fn read(&self, offset: u64, out: &mut [u8]) -> io::Result<()> {
         match self {
             Data::Memory(s) => {
-                s.read_bytes(offset, out);
+                s.read(offset, out);
                 Ok(())
             }
             Data::File(f) => f.read_exact_at(out, offset),
+        }
+    }
+
+    /// Append `len` bytes from `offset` to `out`: a reply's data read straight into the reply
+    /// (the memory store copies each page once, with no zeroing pass first).
+    pub fn read_into(&self, offset: u64, len: u64, out: &mut Vec<u8>) -> io::Result<()> {
+        match self {
+            Data::Memory(s) => {
+                s.read_into(offset, len, out);
+                Ok(())
+            }
+            Data::File(f) => {
+                let at = out.len();
+                out.resize(at + len as usize, 0);
+                f.read_exact_at(&mut out[at..], offset)
+            }
         }
     }
 
@@ -237,6 +449,58 @@ fn file_extents(_: &File, offset: u64, len: u64) -> io::Result<Vec<(u64, u64, bo
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::device::store::Store;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The page store against the block store it replaced (512-byte blocks): the same
+        /// bytes and the same extents after any writes (of one value or of varied bytes) and
+        /// zeroes at any alignment, across page boundaries.
+        #[test]
+        fn pages_read_and_report_extents_as_the_block_store(
+            ops in proptest::collection::vec(
+                (0u8..4, 0u64..20_000, 1u64..9_000, any::<u8>()), 1..40)
+        ) {
+            const SIZE: u64 = 24_576;
+            let mut pages = Pages::default();
+            let mut blocks = Store::new(BLOCK_BYTES as usize);
+            for (kind, offset, len, v) in ops {
+                let len = len.min(SIZE - offset);
+                match kind {
+                    // A run of one value (a whole page of it is a fill page).
+                    0 => {
+                        let data = vec![v; len as usize];
+                        pages.write(offset, &data);
+                        blocks.write_bytes(offset, &data);
+                    }
+                    1 => {
+                        let data: Vec<u8> = (0..len).map(|i| v.wrapping_add(i as u8)).collect();
+                        pages.write(offset, &data);
+                        blocks.write_bytes(offset, &data);
+                    }
+                    2 => {
+                        pages.zero(offset, len);
+                        blocks.zero_bytes(offset, len);
+                    }
+                    _ => {
+                        let mut want = vec![0u8; len as usize];
+                        blocks.read_bytes(offset, &mut want);
+                        let mut got = vec![7u8; 3];
+                        pages.read_into(offset, len, &mut got);
+                        prop_assert_eq!(&got[..3], &[7u8; 3]);
+                        prop_assert_eq!(&got[3..], &want[..]);
+                        prop_assert_eq!(pages.extents(offset, len), blocks.extents(offset, len));
+                    }
+                }
+            }
+            let (mut all, mut want) = (vec![0u8; SIZE as usize], vec![0u8; SIZE as usize]);
+            pages.read(0, &mut all);
+            blocks.read_bytes(0, &mut want);
+            prop_assert_eq!(all, want);
+            prop_assert_eq!(pages.extents(0, SIZE), blocks.extents(0, SIZE));
+            prop_assert_eq!(pages.extents(100, SIZE - 200), blocks.extents(100, SIZE - 200));
+        }
+    }
 
     #[test]
     fn a_dangling_symbolic_link_is_refused_and_its_target_not_created() {
