@@ -162,34 +162,59 @@ impl Pages {
     /// Zeros over `offset .. offset + len`: whole blocks deallocated, partial ones written
     /// with zeros (as `Store::zero_bytes`).
     pub fn zero(&mut self, offset: u64, len: u64) {
-        Pages::each_page(offset, len, |page, a, b, _| {
-            if b - a == PAGE_BYTES as usize {
-                self.pages.remove(&page);
-                return;
-            }
-            if !self.pages.contains_key(&page)
-                && (a as u64).is_multiple_of(BLOCK_BYTES)
-                && (b as u64).is_multiple_of(BLOCK_BYTES)
-            {
-                return; // whole blocks of a page never written: nothing to deallocate
-            }
-            let touched = Pages::touched(a, b);
-            // Blocks wholly inside a..b are deallocated; the partial ones at either end are
-            // written (with zeros).
-            let whole_first = (a as u64).div_ceil(BLOCK_BYTES);
-            let whole_end = b as u64 / BLOCK_BYTES;
-            let whole = if whole_end > whole_first {
-                ((1u16 << whole_end) - (1u16 << whole_first)) as u8
-            } else {
-                0
-            };
-            let (written, bytes) = self.bytes_of(page);
-            bytes[a..b].fill(0);
-            *written = (*written & !whole) | (touched & !whole);
-            if *written == 0 {
-                self.pages.remove(&page);
-            }
+        let end = offset + len;
+        let (first_whole, end_whole) = (offset.div_ceil(PAGE_BYTES), end / PAGE_BYTES);
+        if first_whole > end_whole {
+            // Inside one page.
+            return Pages::each_page(offset, len, |page, a, b, _| self.zero_in_page(page, a, b));
+        }
+        // The whole pages hold nothing afterwards: the ones the map has are dropped, found by
+        // its range rather than page by page (a trim of a whole 1 TiB export would otherwise
+        // visit 2^28 pages), then the partial pages at either end.
+        let written: Vec<u64> = (self.pages.range(first_whole..end_whole))
+            .map(|(&page, _)| page)
+            .collect();
+        for page in written {
+            self.pages.remove(&page);
+        }
+        let head_end = first_whole * PAGE_BYTES;
+        Pages::each_page(offset, head_end - offset, |page, a, b, _| {
+            self.zero_in_page(page, a, b)
         });
+        let tail = end_whole * PAGE_BYTES;
+        Pages::each_page(tail, end - tail, |page, a, b, _| {
+            self.zero_in_page(page, a, b)
+        });
+    }
+
+    /// [`Pages::zero`] of bytes `a .. b` of one page.
+    fn zero_in_page(&mut self, page: u64, a: usize, b: usize) {
+        if b - a == PAGE_BYTES as usize {
+            self.pages.remove(&page);
+            return;
+        }
+        if !self.pages.contains_key(&page)
+            && (a as u64).is_multiple_of(BLOCK_BYTES)
+            && (b as u64).is_multiple_of(BLOCK_BYTES)
+        {
+            return; // whole blocks of a page never written: nothing to deallocate
+        }
+        let touched = Pages::touched(a, b);
+        // Blocks wholly inside a..b are deallocated; the partial ones at either end are
+        // written (with zeros).
+        let whole_first = (a as u64).div_ceil(BLOCK_BYTES);
+        let whole_end = b as u64 / BLOCK_BYTES;
+        let whole = if whole_end > whole_first {
+            ((1u16 << whole_end) - (1u16 << whole_first)) as u8
+        } else {
+            0
+        };
+        let (written, bytes) = self.bytes_of(page);
+        bytes[a..b].fill(0);
+        *written = (*written & !whole) | (touched & !whole);
+        if *written == 0 {
+            self.pages.remove(&page);
+        }
     }
 
     /// `offset .. offset + len` as runs of written blocks (true) and holes (false), in order,
@@ -500,6 +525,33 @@ mod tests {
             prop_assert_eq!(pages.extents(0, SIZE), blocks.extents(0, SIZE));
             prop_assert_eq!(pages.extents(100, SIZE - 200), blocks.extents(100, SIZE - 200));
         }
+    }
+
+    /// Zeroing a whole 1 TiB export (a client's trim of the drive) drops what was written, by
+    /// the map's range: the whole pages go, the partial ones at either end keep their other
+    /// bytes.
+    #[test]
+    fn zeroing_a_whole_export_drops_what_was_written() {
+        let mut pages = Pages::default();
+        for at in [0u64, 1 << 30, (1 << 40) - 4096] {
+            pages.write(at, &vec![9u8; 8192.min(((1u64 << 40) - at) as usize)]);
+        }
+        pages.zero(512, (1 << 40) - 1024);
+        let mut ends = vec![0u8; 512];
+        pages.read(0, &mut ends);
+        assert_eq!(ends, vec![9u8; 512]);
+        pages.read((1 << 40) - 512, &mut ends);
+        assert_eq!(ends, vec![9u8; 512]);
+        assert_eq!(
+            pages.pages.len(),
+            2,
+            "{:?}",
+            pages.pages.keys().collect::<Vec<_>>()
+        );
+        assert_eq!(
+            pages.extents(512, (1 << 40) - 1024),
+            vec![(512, (1 << 40) - 1024, false)]
+        );
     }
 
     #[test]
