@@ -564,11 +564,10 @@ impl Ftl {
     /// it. Below that, memory follows what the run touches (a thousand random writes to a full
     /// 1 TiB drive: about 100 MB instead of 2 GB).
     ///
-    /// The reverse map is backed whole only when the drive holds data over most of its blocks
-    /// (`held`, or already so: preconditioned): overwrites then clear its entries all over it.
-    /// On a fresh drive
-    /// the run's writes fill it block by block, and backing it whole would double the memory of
-    /// a run that fills a sliver of it (a million random requests on MQSim's 512 GiB drive: 268
+    /// The reverse map is backed whole only when the drive will hold data as the run starts
+    /// (`held`: preconditioned, or loaded from a saved state): overwrites then clear its
+    /// entries all over it. On a fresh drive the run's writes fill it block by block, and
+    /// backing it whole would double the memory of a run that fills a sliver of it (a million random requests on MQSim's 512 GiB drive: 268
     /// MB of reverse map, of which the run writes 2 MB). Speed only: results never depend on it.
     pub fn expect_touches(&mut self, entries: u64, span: std::ops::Range<u64>, held: bool) {
         let end = (span.end as usize).min(self.data_units as usize);
@@ -580,8 +579,6 @@ impl Ftl {
         advise_huge(map);
         prefault(map);
         self.l2p_backed = start..end;
-        let held = held
-            || self.blocks.len() as u64 - self.free_blocks_total() >= self.blocks.len() as u64 / 2;
         if held && entries >= self.p2l.len() as u64 / 1024 {
             advise_huge(&mut self.p2l);
             prefault(&mut self.p2l);
