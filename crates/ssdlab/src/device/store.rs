@@ -127,17 +127,7 @@ impl Store {
         let lba = self.lba_size as u64;
         let end = offset + len;
         let mut runs: Vec<(u64, u64, bool)> = Vec::new();
-        let mut push = |start: u64, stop: u64, allocated: bool| {
-            if stop <= start {
-                return;
-            }
-            match runs.last_mut() {
-                Some(last) if last.2 == allocated && last.0 + last.1 == start => {
-                    last.1 += stop - start
-                }
-                _ => runs.push((start, stop - start, allocated)),
-            }
-        };
+        let mut push = |start, stop, allocated| push_extent(&mut runs, start, stop, allocated);
         let mut at = offset;
         for (&block, _) in self.blocks.range(offset / lba..end.div_ceil(lba)) {
             let b_start = (block * lba).max(offset);
@@ -171,6 +161,19 @@ impl Store {
     /// Blocks holding data (Identify Namespace NUSE).
     pub fn allocated(&self) -> u64 {
         self.blocks.len() as u64
+    }
+}
+
+/// Add bytes `start .. stop` (nothing when empty) to `runs` of (offset, length, allocated),
+/// merged into the last run when it ends at `start` with the same state: the extents a block
+/// status reply lists.
+pub fn push_extent(runs: &mut Vec<(u64, u64, bool)>, start: u64, stop: u64, allocated: bool) {
+    if stop <= start {
+        return;
+    }
+    match runs.last_mut() {
+        Some(last) if last.2 == allocated && last.0 + last.1 == start => last.1 += stop - start,
+        _ => runs.push((start, stop - start, allocated)),
     }
 }
 

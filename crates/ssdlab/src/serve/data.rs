@@ -2,6 +2,7 @@
 //! (`--data file:PATH`, so that data outlives the server). The device model times each
 //! request; this store keeps what was written, changed when the model completes a request.
 
+use crate::device::store::push_extent;
 use crate::error::{Error, Result};
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -222,17 +223,7 @@ impl Pages {
     pub fn extents(&self, offset: u64, len: u64) -> Vec<(u64, u64, bool)> {
         let end = offset + len;
         let mut runs: Vec<(u64, u64, bool)> = Vec::new();
-        let mut push = |start: u64, stop: u64, written: bool| {
-            if stop <= start {
-                return;
-            }
-            match runs.last_mut() {
-                Some(last) if last.2 == written && last.0 + last.1 == start => {
-                    last.1 += stop - start
-                }
-                _ => runs.push((start, stop - start, written)),
-            }
-        };
+        let mut push = |start, stop, written| push_extent(&mut runs, start, stop, written);
         let mut at = offset;
         for (&page, p) in self
             .pages
