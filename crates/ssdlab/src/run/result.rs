@@ -369,8 +369,6 @@ fn power_inputs(
     }
 }
 
-/// The benchmark: random 4 KiB I/O, 70 % reads, iodepth 32, on the 64-channel preset brought
-
 fn interface_result(dev: &Device) -> InterfaceResult {
     let link = dev.interface();
     InterfaceResult {
