@@ -15,7 +15,7 @@
 //! (`iface::HostPort`, `ctrl::FlashPort`).
 
 use crate::config::{BackendKind, PriorityClass, SsdConfig};
-pub use crate::ctrl::backend::{Backend, NandBackend, Scheme};
+pub use crate::ctrl::backend::{Backend, BackendFigures, NandBackend, Scheme};
 use crate::ctrl::buffer::{BufferManager, DataPath};
 use crate::ctrl::datacheck::DataCheck;
 use crate::ctrl::fil::{Fil, Step};

@@ -1,7 +1,7 @@
 //! A run's result, assembled from what the device and each of its layers report.
 
 use crate::config::SsdConfig;
-use crate::device::{Backend, Device, Status};
+use crate::device::{Backend, BackendFigures, Device, Status};
 use crate::request::Op;
 use crate::sim::SimTime;
 use crate::stats::peak_memory_bytes;
@@ -156,39 +156,19 @@ pub fn build_result(
     let window = (end - start).as_secs_f64();
     let (ops, count, bytes) = ops_over(|op| host.latency(op), window);
     let (mib, mb) = bandwidth(bytes, window);
-    // The NAND layers' counts; a PCM-only device has none of these layers: zeros.
-    let f = dev.ftl().map(|f| f.stats.clone()).unwrap_or_default();
-    let hil = dev.hil().map(|h| h.counters.clone()).unwrap_or_default();
-    let fil = dev.fil().map(|f| f.counters.clone()).unwrap_or_default();
-    let unit_per_page = dev.geometry().map_or(1, |g| g.units_per_page) as f64;
-    let mut host_pages_written = (f.host_units_written as f64 / unit_per_page).ceil() as u64;
     // GC may run on after the last completion: utilisation is over all simulated time.
     let total_time = end.max(dev.now()).as_secs_f64().max(1e-18);
     let util = |busy: SimTime| (busy.as_secs_f64() / total_time).min(1.0);
     let backend = dev.backend();
     let own = backend.figures();
     let firmware_busy = dev.hil().map_or(SimTime::ZERO, |h| h.cpu_busy()) + backend.firmware_busy();
-    // The power-loss model's map checkpoints are programs of the drive too (0 without it).
-    let mut wa = if f.host_units_written > 0 {
-        (f.host_units_written + f.gc_units_moved + f.checkpoint_units_written) as f64
-            / f.host_units_written as f64
-    } else {
-        0.0
-    };
-    if let Some(pages) = own.host_pages_written {
-        host_pages_written = pages;
-    }
-    if let Some(own_wa) = own.write_amplification {
-        wa = own_wa;
-    }
     let events = dev.events();
     let completed = host.completed();
-    let (link_up, link_down) = dev.interface().link_busy();
-    let cores = dev.host_cpu();
     let cache = dev
         .cache()
         .map(|bm| bm.result(end.max(dev.now()).as_secs_f64()));
     let pcm = backend.pcm().map(|p| p.result(total_time, &util));
+    let pages_copied = own.pages_copied;
     RunResult {
         schema: SCHEMA,
         ssdlab_version: env!("CARGO_PKG_VERSION"),
@@ -217,76 +197,8 @@ pub fn build_result(
             bandwidth_mib_s: mib,
             bandwidth_mb_s: mb,
         },
-        device: DeviceResult {
-            logical_bytes: cfg.logical_bytes(),
-            map_unit_bytes: cfg.map_unit_bytes(),
-            host_pages_read: (hil.host_units_read as f64 / unit_per_page).ceil() as u64,
-            host_pages_written,
-            nand_pages_read: fil.nand_pages_read,
-            nand_pages_written: fil.nand_pages_written,
-            write_amplification: wa,
-            gc_runs: f.gc_runs,
-            gc_units_moved: f.gc_units_moved,
-            erases: f.erases + own.erases,
-            erase_count: own.erase_count.unwrap_or_else(|| {
-                Spread::of(
-                    dev.ftl()
-                        .into_iter()
-                        .flat_map(|f| f.blocks().iter().map(|b| b.erase_count as f64)),
-                )
-            }),
-            wear_level_migrations: f.wl_migrations,
-            forced_erases: f.forced_erases,
-            trimmed_units: f.trimmed_units,
-            unmapped_reads: hil.unmapped_reads,
-            buffer_reads: hil.buffer_reads,
-            multiplane_ops: fil.multiplane_ops,
-            page_register_hits: fil.page_register_hits,
-            read_ahead_pages: cfg
-                .controller
-                .read_ahead
-                .filter(|b| b.0 > 0)
-                .map(|_| fil.read_ahead_pages),
-            nand_ops: cfg.nand.names_nand_ops().then_some(NandOpsResult {
-                single_plane_ops: fil.single_plane_ops(),
-                multi_plane_ops: fil.multi_plane_ops,
-                partners_refused: fil.partners_refused,
-                program_suspensions: fil.program_suspensions,
-                erase_suspensions: fil.erase_suspensions,
-            }),
-            merges: own.merges,
-            gc: (cfg.ftl.gc.background || cfg.ftl.gc.copyback).then_some(GcResult {
-                background_runs: f.background_gc_runs,
-                copyback_pages: fil.copyback_pages,
-            }),
-            steady_state: dev.steady_state_result(),
-            zones: own.zones.map(|mut z| {
-                for st in Status::ALL {
-                    let n = host.failed_with(st);
-                    if n > 0 {
-                        z.errors.insert(st.name(), n);
-                    }
-                }
-                z
-            }),
-            fdp: dev.fdp_result(),
-        },
-        utilisation: Utilisation {
-            channel: UnitUtil::of(
-                dev.fil()
-                    .map_or(Vec::new(), |f| f.channel_busy().map(util).collect()),
-            ),
-            die: UnitUtil::of(
-                dev.fil()
-                    .map_or(Vec::new(), |f| f.die_busy().map(util).collect()),
-            ),
-            link_up: util(link_up),
-            link_down: util(link_down),
-            host_cpu: cores.busy().map(util).sum::<f64>() / cores.cores() as f64,
-            controller_cpu: util(firmware_busy),
-            host_cpu_busy_s: cores.busy().map(|b| b.as_secs_f64()).sum(),
-            controller_cpu_busy_s: firmware_busy.as_secs_f64(),
-        },
+        device: device_result(dev, cfg, own),
+        utilisation: utilisation(dev, &util, firmware_busy),
         interface: interface_result(dev),
         ftl: ftl_result(dev),
         reliability: reliability_result(dev),
@@ -295,7 +207,7 @@ pub fn build_result(
                 dev,
                 total_time,
                 firmware_busy,
-                own.pages_copied,
+                pages_copied,
                 cache.as_ref(),
                 pcm.as_ref(),
             );
@@ -313,6 +225,106 @@ pub fn build_result(
             peak_memory_bytes: peak_memory_bytes(),
             reply_lag_us: None,
         },
+    }
+}
+
+/// The device's block of the result: the NAND layers' counts (zeros on a PCM-only device,
+/// which has none of these layers), with what the back end counts itself (`own`) in place of
+/// the page FTL's where it keeps its own map.
+fn device_result(dev: &Device, cfg: &SsdConfig, own: BackendFigures) -> DeviceResult {
+    let host = dev.host();
+    let f = dev.ftl().map(|f| f.stats.clone()).unwrap_or_default();
+    let hil = dev.hil().map(|h| h.counters.clone()).unwrap_or_default();
+    let fil = dev.fil().map(|f| f.counters.clone()).unwrap_or_default();
+    let unit_per_page = dev.geometry().map_or(1, |g| g.units_per_page) as f64;
+    let host_pages_written = own
+        .host_pages_written
+        .unwrap_or_else(|| (f.host_units_written as f64 / unit_per_page).ceil() as u64);
+    // The power-loss model's map checkpoints are programs of the drive too (0 without it).
+    let wa = own.write_amplification.unwrap_or_else(|| {
+        if f.host_units_written > 0 {
+            (f.host_units_written + f.gc_units_moved + f.checkpoint_units_written) as f64
+                / f.host_units_written as f64
+        } else {
+            0.0
+        }
+    });
+    DeviceResult {
+        logical_bytes: cfg.logical_bytes(),
+        map_unit_bytes: cfg.map_unit_bytes(),
+        host_pages_read: (hil.host_units_read as f64 / unit_per_page).ceil() as u64,
+        host_pages_written,
+        nand_pages_read: fil.nand_pages_read,
+        nand_pages_written: fil.nand_pages_written,
+        write_amplification: wa,
+        gc_runs: f.gc_runs,
+        gc_units_moved: f.gc_units_moved,
+        erases: f.erases + own.erases,
+        erase_count: own.erase_count.unwrap_or_else(|| {
+            Spread::of(
+                dev.ftl()
+                    .into_iter()
+                    .flat_map(|f| f.blocks().iter().map(|b| b.erase_count as f64)),
+            )
+        }),
+        wear_level_migrations: f.wl_migrations,
+        forced_erases: f.forced_erases,
+        trimmed_units: f.trimmed_units,
+        unmapped_reads: hil.unmapped_reads,
+        buffer_reads: hil.buffer_reads,
+        multiplane_ops: fil.multiplane_ops,
+        page_register_hits: fil.page_register_hits,
+        read_ahead_pages: cfg
+            .controller
+            .read_ahead
+            .filter(|b| b.0 > 0)
+            .map(|_| fil.read_ahead_pages),
+        nand_ops: cfg.nand.names_nand_ops().then_some(NandOpsResult {
+            single_plane_ops: fil.single_plane_ops(),
+            multi_plane_ops: fil.multi_plane_ops,
+            partners_refused: fil.partners_refused,
+            program_suspensions: fil.program_suspensions,
+            erase_suspensions: fil.erase_suspensions,
+        }),
+        merges: own.merges,
+        gc: (cfg.ftl.gc.background || cfg.ftl.gc.copyback).then_some(GcResult {
+            background_runs: f.background_gc_runs,
+            copyback_pages: fil.copyback_pages,
+        }),
+        steady_state: dev.steady_state_result(),
+        zones: own.zones.map(|mut z| {
+            for st in Status::ALL {
+                let n = host.failed_with(st);
+                if n > 0 {
+                    z.errors.insert(st.name(), n);
+                }
+            }
+            z
+        }),
+        fdp: dev.fdp_result(),
+    }
+}
+
+/// How busy the channels, dies, link and processors were: `util` turns busy time into a
+/// fraction of the run's simulated time.
+fn utilisation(dev: &Device, util: &dyn Fn(SimTime) -> f64, firmware_busy: SimTime) -> Utilisation {
+    let (link_up, link_down) = dev.interface().link_busy();
+    let cores = dev.host_cpu();
+    Utilisation {
+        channel: UnitUtil::of(
+            dev.fil()
+                .map_or(Vec::new(), |f| f.channel_busy().map(util).collect()),
+        ),
+        die: UnitUtil::of(
+            dev.fil()
+                .map_or(Vec::new(), |f| f.die_busy().map(util).collect()),
+        ),
+        link_up: util(link_up),
+        link_down: util(link_down),
+        host_cpu: cores.busy().map(util).sum::<f64>() / cores.cores() as f64,
+        controller_cpu: util(firmware_busy),
+        host_cpu_busy_s: cores.busy().map(|b| b.as_secs_f64()).sum(),
+        controller_cpu_busy_s: firmware_busy.as_secs_f64(),
     }
 }
 
