@@ -148,7 +148,7 @@ const REFUSED: &[(&str, &str, &[&str], &str)] = &[
 /// Pairs a driver refuses when it starts (not the config's validator): same form as
 /// [`REFUSED`].
 const DRIVER_REFUSED: &[(&str, &str, &[&str], &str)] = &[
-    ("backend=raw", "driver=serve", &["not a raw one", "ftl.kind = \"none\""], "physical: no logical blocks to export"),
+    ("backend=raw", "driver=serve", &["no logical blocks to export", "ftl.kind = \"none\""], "physical: no logical blocks to export"),
     ("backend=raw", "driver=paging", &["swap device", "programs are whole pages"], "physical: no logical blocks to swap to"),
     ("backend=raw", "driver=nvme-regs", &["Write at LBA", "Internal Error"], "physical: raw NAND programs erased pages whole; the byte workload writes 4 KiB blocks in place"),
     ("backend=zoned", "driver=serve", &["zoned drive", "NBD"], "protocol: NBD has no zone commands"),

@@ -273,16 +273,12 @@ pub fn replay_input(
 ) -> Result<(RunOutput, SessionHeader)> {
     let seed = opts.seed;
     let err = |line: u64, msg: String| Error::Trace(format!("{path}, line {line}: {msg}"));
-    // A session log comes from a server, which serves no zoned drive: neither does its replay.
+    // A session log comes from a server, which serves no zoned or raw drive: neither does its
+    // replay.
     super::check_servable(cfg)?;
     let mut dev = Device::new(cfg, seed)?;
     if opts.record_requests {
         dev.record_requests();
-    }
-    if dev.backend().raw().is_some() {
-        return Err(Error::Config(
-            "a session log replays on a device with logical blocks, not a raw one (ftl.kind = \"none\")".into(),
-        ));
     }
     let pre_s = crate::run::precondition(&mut dev, cfg, seed)?;
     let capacity = dev.capacity_bytes();

@@ -190,6 +190,17 @@ pub enum ClientAuth {
     None,
 }
 
+impl ClientAuth {
+    /// How clients prove themselves, as the session's result names it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ClientAuth::Psk { .. } => "psk",
+            ClientAuth::Certificate { .. } => "certificate",
+            ClientAuth::None => "none",
+        }
+    }
+}
+
 /// The server's TLS: its mode and its credentials, ready to accept connections.
 pub struct Tls {
     pub mode: TlsMode,
