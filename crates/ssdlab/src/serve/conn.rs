@@ -174,9 +174,7 @@ impl Negotiation {
             }
             let option = u32::from_be_bytes(head[8..12].try_into().unwrap());
             let len = u32::from_be_bytes(head[12..16].try_into().unwrap());
-            let reply = |s: &mut S, kind: u32, payload: &[u8]| -> io::Result<()> {
-                s.write_all(&option_reply(option, kind, payload))
-            };
+            let reply = |s: &mut S, kind: u32, payload: &[u8]| reply(s, option, kind, payload);
             if self.tls == TlsPhase::Required
                 && !matches!(option, OPT_STARTTLS | OPT_ABORT)
                 && len <= MAX_OPTION_DISCARD
@@ -204,148 +202,186 @@ impl Negotiation {
             }
             let mut data = vec![0u8; len as usize];
             s.read_exact(&mut data)?;
-            match option {
-                OPT_EXPORT_NAME => {
-                    // This option cannot be answered with an error: an unknown name closes.
-                    if !export.names(&data) {
-                        return Ok(Handshake::Refused(Refusal::UnknownExport));
-                    }
-                    let mut out = Vec::with_capacity(10 + 124);
-                    out.extend_from_slice(&export.size.to_be_bytes());
-                    out.extend_from_slice(
-                        &export.transmission_flags(self.structured).to_be_bytes(),
-                    );
-                    if !no_zeroes {
-                        out.extend_from_slice(&[0u8; 124]);
-                    }
-                    s.write_all(&out)?;
-                    return Ok(self.transmission());
-                }
+            let chosen = match option {
+                OPT_EXPORT_NAME => Some(self.export_name(s, export, &data, no_zeroes)?),
                 OPT_ABORT => {
                     reply(s, REP_ACK, &[])?;
-                    return Ok(match self.refused {
+                    Some(match self.refused {
                         Some(why) => Handshake::Refused(why),
                         None => Handshake::Closed,
-                    });
+                    })
                 }
-                OPT_STARTTLS => {
-                    if !data.is_empty() {
-                        reply(s, REP_ERR_INVALID, b"NBD_OPT_STARTTLS takes no data")?;
-                        continue;
-                    }
-                    match self.tls {
-                        TlsPhase::Off => reply(s, REP_ERR_UNSUP, b"TLS is not configured")?,
-                        TlsPhase::Established => {
-                            reply(s, REP_ERR_INVALID, b"TLS is already on")?;
-                        }
-                        TlsPhase::Offered | TlsPhase::Required => {
-                            if self.client_flags & FLAG_C_FIXED_NEWSTYLE == 0 {
-                                reply(s, REP_ERR_UNSUP, b"TLS needs fixed newstyle")?;
-                                continue;
-                            }
-                            reply(s, REP_ACK, &[])?;
-                            return Ok(Handshake::StartTls);
-                        }
-                    }
-                }
+                OPT_STARTTLS => self.starttls(s, &data)?,
                 OPT_LIST => {
-                    if !data.is_empty() {
-                        reply(s, REP_ERR_INVALID, b"NBD_OPT_LIST takes no data")?;
-                        continue;
-                    }
-                    let mut p = Vec::new();
-                    p.extend_from_slice(&(export.name.len() as u32).to_be_bytes());
-                    p.extend_from_slice(export.name.as_bytes());
-                    reply(s, REP_SERVER, &p)?;
-                    reply(s, REP_ACK, &[])?;
-                }
-                OPT_INFO | OPT_GO => {
-                    let Some(req) = parse_info_request(&data) else {
-                        reply(s, REP_ERR_INVALID, b"malformed information request")?;
-                        continue;
-                    };
-                    if !export.names(&req.name) {
-                        self.refused = Some(Refusal::UnknownExport);
-                        reply(s, REP_ERR_UNKNOWN, b"no such export")?;
-                        continue;
-                    }
-                    let mut info = Vec::new();
-                    info.extend_from_slice(&INFO_EXPORT.to_be_bytes());
-                    info.extend_from_slice(&export.size.to_be_bytes());
-                    info.extend_from_slice(
-                        &export.transmission_flags(self.structured).to_be_bytes(),
-                    );
-                    reply(s, REP_INFO, &info)?;
-                    if req.infos.contains(&INFO_NAME) {
-                        let mut p = INFO_NAME.to_be_bytes().to_vec();
+                    if data.is_empty() {
+                        let mut p = Vec::new();
+                        p.extend_from_slice(&(export.name.len() as u32).to_be_bytes());
                         p.extend_from_slice(export.name.as_bytes());
-                        reply(s, REP_INFO, &p)?;
+                        reply(s, REP_SERVER, &p)?;
+                        reply(s, REP_ACK, &[])?;
+                    } else {
+                        reply(s, REP_ERR_INVALID, b"NBD_OPT_LIST takes no data")?;
                     }
-                    if req.infos.contains(&INFO_DESCRIPTION) {
-                        let mut p = INFO_DESCRIPTION.to_be_bytes().to_vec();
-                        p.extend_from_slice(export.description.as_bytes());
-                        reply(s, REP_INFO, &p)?;
-                    }
-                    let mut p = INFO_BLOCK_SIZE.to_be_bytes().to_vec();
-                    p.extend_from_slice(&export.block_min.to_be_bytes());
-                    p.extend_from_slice(&export.block_preferred.to_be_bytes());
-                    p.extend_from_slice(&export.block_max.to_be_bytes());
-                    reply(s, REP_INFO, &p)?;
-                    reply(s, REP_ACK, &[])?;
-                    if option == OPT_GO {
-                        return Ok(self.transmission());
-                    }
+                    None
                 }
+                OPT_INFO | OPT_GO => self.info(s, export, option, &data)?,
                 OPT_STRUCTURED_REPLY => {
-                    if !data.is_empty() {
+                    if data.is_empty() {
+                        self.structured = true;
+                        reply(s, REP_ACK, &[])?;
+                    } else {
                         reply(
                             s,
                             REP_ERR_INVALID,
                             b"NBD_OPT_STRUCTURED_REPLY takes no data",
                         )?;
-                        continue;
                     }
-                    self.structured = true;
-                    reply(s, REP_ACK, &[])?;
+                    None
                 }
                 OPT_LIST_META_CONTEXT | OPT_SET_META_CONTEXT => {
-                    if !self.structured {
-                        reply(s, REP_ERR_INVALID, b"meta contexts need structured replies")?;
-                        continue;
-                    }
-                    let Some(req) = parse_meta_request(&data) else {
-                        reply(s, REP_ERR_INVALID, b"malformed metadata context request")?;
-                        continue;
-                    };
-                    if !export.names(&req.name) {
-                        self.refused = Some(Refusal::UnknownExport);
-                        reply(s, REP_ERR_UNKNOWN, b"no such export")?;
-                        continue;
-                    }
-                    // One context is served: base:allocation. A list with no query, or the query
-                    // "base:", names it; set chooses it only when asked for by its full name.
-                    let set = option == OPT_SET_META_CONTEXT;
-                    let matched = req.queries.iter().any(|q| {
-                        q == BASE_ALLOCATION.as_bytes() || (!set && q.as_slice() == b"base:")
-                    }) || (!set && req.queries.is_empty());
-                    if set {
-                        self.block_status = matched;
-                    }
-                    if matched {
-                        let mut p = BASE_ALLOCATION_ID.to_be_bytes().to_vec();
-                        p.extend_from_slice(BASE_ALLOCATION.as_bytes());
-                        reply(s, REP_META_CONTEXT, &p)?;
-                    }
-                    reply(s, REP_ACK, &[])?;
+                    self.meta_context(s, export, option, &data)?;
+                    None
                 }
                 OPT_EXTENDED_HEADERS => {
-                    reply(s, REP_ERR_UNSUP, b"extended headers are not supported")?
+                    reply(s, REP_ERR_UNSUP, b"extended headers are not supported")?;
+                    None
                 }
-                _ => reply(s, REP_ERR_UNSUP, b"unknown option")?,
+                _ => {
+                    reply(s, REP_ERR_UNSUP, b"unknown option")?;
+                    None
+                }
+            };
+            if let Some(handshake) = chosen {
+                return Ok(handshake);
             }
         }
         // Too many options: a client that never chooses an export.
         Ok(Handshake::Refused(Refusal::ProtocolError))
+    }
+
+    /// NBD_OPT_EXPORT_NAME: the export's size and flags, and transmission. It cannot be
+    /// answered with an error: an unknown name closes.
+    fn export_name<S: Write>(
+        &self,
+        s: &mut S,
+        export: &Export,
+        name: &[u8],
+        no_zeroes: bool,
+    ) -> io::Result<Handshake> {
+        if !export.names(name) {
+            return Ok(Handshake::Refused(Refusal::UnknownExport));
+        }
+        let mut out = Vec::with_capacity(10 + 124);
+        out.extend_from_slice(&export.size.to_be_bytes());
+        out.extend_from_slice(&export.transmission_flags(self.structured).to_be_bytes());
+        if !no_zeroes {
+            out.extend_from_slice(&[0u8; 124]);
+        }
+        s.write_all(&out)?;
+        Ok(self.transmission())
+    }
+
+    /// NBD_OPT_STARTTLS: Some(StartTls) when the server offers TLS and the client may take it.
+    fn starttls<S: Write>(&self, s: &mut S, data: &[u8]) -> io::Result<Option<Handshake>> {
+        let reply = |s: &mut S, kind: u32, payload: &[u8]| reply(s, OPT_STARTTLS, kind, payload);
+        if !data.is_empty() {
+            reply(s, REP_ERR_INVALID, b"NBD_OPT_STARTTLS takes no data")?;
+            return Ok(None);
+        }
+        match self.tls {
+            TlsPhase::Off => reply(s, REP_ERR_UNSUP, b"TLS is not configured")?,
+            TlsPhase::Established => reply(s, REP_ERR_INVALID, b"TLS is already on")?,
+            TlsPhase::Offered | TlsPhase::Required => {
+                if self.client_flags & FLAG_C_FIXED_NEWSTYLE == 0 {
+                    reply(s, REP_ERR_UNSUP, b"TLS needs fixed newstyle")?;
+                } else {
+                    reply(s, REP_ACK, &[])?;
+                    return Ok(Some(Handshake::StartTls));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// NBD_OPT_INFO and NBD_OPT_GO: the export's information as asked; GO then starts
+    /// transmission.
+    fn info<S: Write>(
+        &mut self,
+        s: &mut S,
+        export: &Export,
+        option: u32,
+        data: &[u8],
+    ) -> io::Result<Option<Handshake>> {
+        let reply = |s: &mut S, kind: u32, payload: &[u8]| reply(s, option, kind, payload);
+        let Some(req) = parse_info_request(data) else {
+            reply(s, REP_ERR_INVALID, b"malformed information request")?;
+            return Ok(None);
+        };
+        if !export.names(&req.name) {
+            self.refused = Some(Refusal::UnknownExport);
+            reply(s, REP_ERR_UNKNOWN, b"no such export")?;
+            return Ok(None);
+        }
+        let mut info = Vec::new();
+        info.extend_from_slice(&INFO_EXPORT.to_be_bytes());
+        info.extend_from_slice(&export.size.to_be_bytes());
+        info.extend_from_slice(&export.transmission_flags(self.structured).to_be_bytes());
+        reply(s, REP_INFO, &info)?;
+        if req.infos.contains(&INFO_NAME) {
+            let mut p = INFO_NAME.to_be_bytes().to_vec();
+            p.extend_from_slice(export.name.as_bytes());
+            reply(s, REP_INFO, &p)?;
+        }
+        if req.infos.contains(&INFO_DESCRIPTION) {
+            let mut p = INFO_DESCRIPTION.to_be_bytes().to_vec();
+            p.extend_from_slice(export.description.as_bytes());
+            reply(s, REP_INFO, &p)?;
+        }
+        let mut p = INFO_BLOCK_SIZE.to_be_bytes().to_vec();
+        p.extend_from_slice(&export.block_min.to_be_bytes());
+        p.extend_from_slice(&export.block_preferred.to_be_bytes());
+        p.extend_from_slice(&export.block_max.to_be_bytes());
+        reply(s, REP_INFO, &p)?;
+        reply(s, REP_ACK, &[])?;
+        Ok((option == OPT_GO).then(|| self.transmission()))
+    }
+
+    /// NBD_OPT_LIST_META_CONTEXT and NBD_OPT_SET_META_CONTEXT. One context is served:
+    /// base:allocation. A list with no query, or the query "base:", names it; set chooses it
+    /// only when asked for by its full name.
+    fn meta_context<S: Write>(
+        &mut self,
+        s: &mut S,
+        export: &Export,
+        option: u32,
+        data: &[u8],
+    ) -> io::Result<()> {
+        let reply = |s: &mut S, kind: u32, payload: &[u8]| reply(s, option, kind, payload);
+        if !self.structured {
+            return reply(s, REP_ERR_INVALID, b"meta contexts need structured replies");
+        }
+        let Some(req) = parse_meta_request(data) else {
+            return reply(s, REP_ERR_INVALID, b"malformed metadata context request");
+        };
+        if !export.names(&req.name) {
+            self.refused = Some(Refusal::UnknownExport);
+            return reply(s, REP_ERR_UNKNOWN, b"no such export");
+        }
+        let set = option == OPT_SET_META_CONTEXT;
+        let matched = req
+            .queries
+            .iter()
+            .any(|q| q == BASE_ALLOCATION.as_bytes() || (!set && q.as_slice() == b"base:"))
+            || (!set && req.queries.is_empty());
+        if set {
+            self.block_status = matched;
+        }
+        if matched {
+            let mut p = BASE_ALLOCATION_ID.to_be_bytes().to_vec();
+            p.extend_from_slice(BASE_ALLOCATION.as_bytes());
+            reply(s, REP_META_CONTEXT, &p)?;
+        }
+        reply(s, REP_ACK, &[])
     }
 
     fn transmission(&self) -> Handshake {
@@ -354,6 +390,11 @@ impl Negotiation {
             block_status: self.block_status,
         }
     }
+}
+
+/// Answer option `option` with reply type `kind`.
+fn reply<S: Write>(s: &mut S, option: u32, kind: u32, payload: &[u8]) -> io::Result<()> {
+    s.write_all(&option_reply(option, kind, payload))
 }
 
 /// Bytes of requests a connection may have in the model at once before its reader waits.
