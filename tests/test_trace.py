@@ -60,6 +60,27 @@ def test_flush_records_and_latencies(small_config: ssdlab.Config) -> None:
     assert 3 in set(result.requests()["op"].tolist())
 
 
+def test_end_flush_writes_the_buffers_dirty_lines_back(small_config: ssdlab.Config) -> None:
+    # Seed 001 (issue 40): a replay that ends with a Flush leaves no dirty line in a write-back
+    # buffer, and the Flush is not counted as a trace request.
+    cached = (
+        small_config.set("cache.capacity", "1MiB")
+        .set("cache.mode", "write-back")
+        .set("cache.flush_high_watermark", 0.0)
+    )
+    kept, drained = (
+        ssdlab.run(cached, trace=FIXTURES / "umass_spc.csv", end_flush=flag, seed=3).to_dict()
+        for flag in (False, True)
+    )
+    assert kept["cache"]["dirty_lines_at_end"] > 0
+    assert "flush" not in kept["ops"]
+    assert drained["cache"]["dirty_lines_at_end"] == 0
+    assert drained["cache"]["flushes"]["explicit"] == kept["cache"]["dirty_lines_at_end"]
+    assert drained["ops"]["flush"]["count"] == 1
+    assert drained["trace"]["replayed"] == kept["trace"]["replayed"]
+    assert drained["ops"]["write"] == kept["ops"]["write"]
+
+
 def test_bad_options_are_job_errors(small_config: ssdlab.Config) -> None:
     with pytest.raises(ssdlab.JobError, match="format"):
         ssdlab.Trace(FIXTURES / "msr.csv", format="nope")
