@@ -83,6 +83,19 @@ def test_end_flush_writes_the_buffers_dirty_lines_back(small_config: ssdlab.Conf
     assert drained["ops"]["write"]["count"] == kept["ops"]["write"]["count"]
 
 
+def test_cli_end_flush_drains_the_buffer(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    proc = run_cli(
+        "run", "small-tlc", "--set", 'cache.capacity="1MiB"', "--set", 'cache.mode="write-back"',
+        "--trace", FIXTURES / "umass_spc.csv", "--end-flush", "--json", out, "-q",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert result["job"]["end_flush"] is True
+    assert result["cache"]["dirty_lines_at_end"] == 0
+    assert result["ops"]["flush"]["count"] == 1
+
+
 def test_bad_options_are_job_errors(small_config: ssdlab.Config) -> None:
     with pytest.raises(ssdlab.JobError, match="format"):
         ssdlab.Trace(FIXTURES / "msr.csv", format="nope")
