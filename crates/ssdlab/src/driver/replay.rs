@@ -1,7 +1,8 @@
 //! The trace-replay driver: one trace (or workload model) shared by the host queues, round
 //! robin. In `afap` mode a request is issued as soon as `iodepth` and its interface queue have
 //! room; in `timed` mode not before its (scaled) trace time either, and its latency counts from
-//! that time. One trace request is read ahead at a time.
+//! that time. One trace request is read ahead at a time. With `end_flush`, one Flush follows
+//! once the trace has ended and every request has completed.
 
 use crate::device::{Completion, Device, Driver, Request};
 use crate::error::{Error, Result};
