@@ -380,7 +380,8 @@ class Trace:
     ``overlay``, ``side-by-side``), ``fit`` (``wrap``, ``scale``, ``none``), ``start``, ``stop``,
     ``repeat``, ``io_count``, ``runtime``, ``ramp``, ``skip_bad_lines``, ``blkparse_event``
     (``D`` or ``Q``), ``lba_bytes`` (nvme traces: the namespace's logical block size, 512 by
-    default), ``ignore_placement`` (send the writes without their directives) and ``name``.
+    default), ``ignore_placement`` (send the writes without their directives), ``end_flush``
+    (one Flush once the last request has completed, as fio's ``end_fsync``) and ``name``.
     Construction validates through the core.
     """
 

@@ -190,6 +190,30 @@ fn speed() {
     );
 }
 
+/// `end_flush` drains a write-back buffer; HFSL has none and passes flushes over, so a replay
+/// through it that asks for one is refused, naming the field.
+#[test]
+fn an_end_flush_replay_through_hfsl_is_refused() {
+    use ssdlab::run::{run_replay, RunOptions};
+    use ssdlab::workload::trace::replay::TraceJob;
+    let cfg = fusion(&[]);
+    let tjob = TraceJob::from_json(
+        r#"{"trace":"model:financial1","mode":"afap","io_count":10,"end_flush":true}"#,
+    )
+    .unwrap();
+    let opts = RunOptions {
+        seed: 7,
+        record_requests: false,
+        stats_interval: None,
+        power_cut_event: None,
+        power_cut_at: None,
+    };
+    let err = run_replay(&cfg, &tjob, &opts, &mut |_, _| true)
+        .err()
+        .expect("refused");
+    assert!(err.to_string().contains("`end_flush`"), "{err}");
+}
+
 /// `ssdlab run` on a fusion device with `[hfsl]`: a workload model's requests go through HFSL,
 /// the result's ops are the host's requests, `hfsl` holds HFSL's counts and they agree with
 /// the device's; the same seed gives the same result.

@@ -671,6 +671,15 @@ def run_command(
             rich_help_panel="Trace replay",
         ),
     ] = False,
+    end_flush: Annotated[
+        bool,
+        typer.Option(
+            "--end-flush",
+            help="Send one Flush once the trace's last request has completed (fio's"
+            " end_fsync): a write-back cache buffer writes every dirty line to the media.",
+            rich_help_panel="Trace replay",
+        ),
+    ] = False,
     power_cut_event: Annotated[
         int | None,
         typer.Option(
@@ -810,6 +819,7 @@ def run_command(
         "--blkparse-event": blkparse_event,
         "--lba-bytes": lba_bytes,
         "--ignore-placement": ignore_placement or None,
+        "--end-flush": end_flush or None,
     }
     if trace is not None:
         replay = _build_trace(
@@ -834,6 +844,7 @@ def run_command(
                 "blkparse_event": blkparse_event.upper() if blkparse_event else None,
                 "lba_bytes": lba_bytes,
                 "ignore_placement": ignore_placement or None,
+                "end_flush": end_flush or None,
             },
             {
                 "--job": job_file,

@@ -254,6 +254,24 @@ def render_seed004(data: Mapping[str, Any]) -> str:
     return text
 
 
+def render_seed001(data: Mapping[str, Any]) -> str:
+    """Seed 001's ratio rows of both reproductions, and below them each one's erase and
+    programmed-page counts (the erase rows' note)."""
+    text = ""
+    notes = []
+    for experiment, shown in (
+        ("seed001-fig3-4", "stand-ins"),
+        ("seed001-fig3-4-samples", "samples"),
+    ):
+        rows = [r for r in row_list(data, experiment) if "dual / " in r.metric]
+        table = _table(data, experiment, [(r.metric, f"{shown}: {r.metric}", None) for r in rows])
+        text += table if not text else table.split("\n", 2)[2]
+        counts = next((r.note for r in rows if r.metric.startswith("dual / single erases")), "")
+        if counts:
+            notes.append(f"- {shown}, {counts}")
+    return text + ("\n" + "\n".join(notes) + "\n" if notes else "")
+
+
 def render_seed000_dma(data: Mapping[str, Any]) -> str:
     name = "seed000-dma"
     metrics = [
@@ -838,6 +856,14 @@ BLOCKS: tuple[Block, ...] = (
         command="ssdlab reproduce seed004-fig5, -fig6, -fig7",
         produce=_no_produce,
         render=render_seed004,
+        artefact=REPRODUCTIONS,
+    ),
+    Block(
+        name="seed001-table",
+        doc="docs/experiments.md",
+        command="ssdlab reproduce seed001-fig3-4, seed001-fig3-4-samples",
+        produce=_no_produce,
+        render=render_seed001,
         artefact=REPRODUCTIONS,
     ),
     Block(

@@ -55,17 +55,24 @@ NOTES = (
     " nearly read-only, like UMass WebSearch1, so its few writes weigh little (a workload"
     " without writes gets a 'no writes' row). The document's averages also include gen1 and"
     " gen2, which are not public.",
-    "Where ssdlab's dual-port gain differs by workload, the cause is locality: a hot set that"
-    " fits in 32 MB but not in 16 MB favours single2x (the fin2 stand-in), while a large,"
-    " write-heavy working set favours pre-emptive flushing (fin1).",
+    "Where ssdlab's dual-port gain differs by workload, locality plays a part (a hot set that"
+    " fits in 32 MB but not in 16 MB favours single2x, as in the fin2 stand-in), but the"
+    " larger part is the write-time read below: with every write widened to whole pages, dual"
+    " falls below single2x on both fin1 and fin2.",
     "The device starts at the steady state of random overwrites (precondition.fill ="
     " steady-state), so erases are those of GC at its long-run rate, not of the GC threshold a"
-    " fill leaves. dual's extra erases come from its extra NAND page writes: pre-emptive"
-    " flushes of lines that are written again before they leave the buffer (host pages"
-    " written, and dirty lines left at the end, are in each run's result). GC comes in whole"
-    " collections when a plane's host block fills, so a short run counts erases in lumps: the"
-    " Financial1 sample programs under half a block per plane in single, too few to resolve"
-    " the document's 1.9 %.",
+    " fill leaves. Each replay ends with one Flush (end_flush) that writes the buffer's dirty"
+    " lines to NAND: without it a short run compared single, which ends with a buffer full of"
+    " dirty lines, against dual, which has written more of them back (the document replays"
+    " whole traces, where that residue is small). dual's extra erases then come from its extra"
+    " NAND page writes: pre-emptive flushes of lines that are written again before they leave"
+    " the buffer. GC comes in whole collections when a plane's host block fills, so a short run"
+    " counts erases in lumps.",
+    "Write latency: ssdlab reads the old data of a page written in part from NAND before the"
+    " write enters the buffer, and the write waits for it; in dual that read can queue behind a"
+    " pre-emptive program. The document's miss costs only an eviction (§II, Fig. 1). Not"
+    " modelled yet: it is the main cause of dual / single2x above 1 (docs/experiments.md,"
+    " seed 001).",
     "The leakage ratio follows from the area assumption alone: 16 MiB × (1 + port overhead)"
     " against 32 MiB. The preset's 2 % overhead is the document's 49 % solved backwards (0.51),"
     " so that row is calibrated, not predicted; the document's bound of 'under 10 %' allows"

@@ -39,8 +39,8 @@ pub struct CacheConfig {
     /// Data bus width of the DRAM.
     pub bus_bits: u32,
     pub ports: CachePorts,
-    /// Dual port: the share of lines, from the eviction end, searched for a dirty line to flush
-    /// pre-emptively (seed 001: 5 %).
+    /// Dual port: the share of the buffer's capacity, in eviction order from the eviction end
+    /// (free lines first), searched for a dirty line to flush pre-emptively (seed 001: 5 %).
     pub preemptive_window: f64,
     /// Background flushing starts above this dirty share of the lines (0: off) …
     pub flush_high_watermark: f64,

@@ -10,8 +10,9 @@
 //! - Background flushing keeps the dirty share between two watermarks.
 //! - Dual port (seed 001): a pre-emptive flush through the additional port starts only when
 //!   (1) the current host request hit in the buffer, (2) no other pre-emptive flush runs, and
-//!   (3) a dirty line lies within the first `preemptive_window` of the lines, scanned from the
-//!   eviction end. It cleans the line and leaves it in place.
+//!   (3) a dirty line lies within the first `preemptive_window` of the buffer's capacity in
+//!   eviction order, free lines first (a miss takes those before it evicts). It cleans the
+//!   line and leaves it in place.
 //! - An explicit flush (NVMe Flush) completes once every flush started up to its arrival, and
 //!   every line dirty at its arrival, has reached NAND.
 //!
@@ -831,6 +832,14 @@ impl BufferManager {
 
     /// Dual port only: a pre-emptive flush if the current host request hit, none runs, and a
     /// dirty line lies near the eviction end.
+    ///
+    /// The window is a share of the whole buffer's capacity, counted along the eviction order,
+    /// and the free lines come first in that order: seed 001 §II checks "in the descending order
+    /// of eviction priority until the amount of checked data reaches 5 % of the total CB
+    /// capacity", so that "the eviction can be done before it is demanded" (Fig. 1). A miss
+    /// takes a free line before it evicts anything, so while more lines are free than the
+    /// window holds no line is near eviction and nothing is flushed ahead; with `f` free lines,
+    /// the window's other `window − f` places are the lines in use at the eviction end.
     pub(crate) fn maybe_preemptive_flush(
         &mut self,
         now: SimTime,
@@ -842,7 +851,12 @@ impl BufferManager {
         }
         let window =
             ((self.cfg.preemptive_window * self.buf.capacity() as f64).ceil() as u32).max(1);
-        if let Some(slot) = self.buf.dirty_near_eviction(window) {
+        let free = self.buf.capacity() - self.buf.len();
+        let near_eviction = window.saturating_sub(free);
+        if near_eviction == 0 {
+            return Ok(());
+        }
+        if let Some(slot) = self.buf.dirty_near_eviction(near_eviction) {
             self.flush_line(now, slot, FlushKind::Preemptive, up, flash)?;
         }
         Ok(())

@@ -1,7 +1,8 @@
 //! The trace-replay driver: one trace (or workload model) shared by the host queues, round
 //! robin. In `afap` mode a request is issued as soon as `iodepth` and its interface queue have
 //! room; in `timed` mode not before its (scaled) trace time either, and its latency counts from
-//! that time. One trace request is read ahead at a time.
+//! that time. One trace request is read ahead at a time. With `end_flush`, one Flush follows
+//! once the trace has ended and every request has completed.
 
 use crate::device::{Completion, Device, Driver, Request};
 use crate::error::{Error, Result};
@@ -27,6 +28,9 @@ pub struct ReplayDriver {
     io_count: Option<u64>,
     runtime: Option<SimTime>,
     ramp: SimTime,
+    /// `end_flush`: a Flush is still to be sent once the trace has ended and every request
+    /// has completed.
+    end_flush_due: bool,
 }
 
 impl ReplayDriver {
@@ -45,6 +49,7 @@ impl ReplayDriver {
             io_count: tjob.io_count,
             runtime: tjob.runtime.map(|d| d.0),
             ramp: tjob.ramp.map(|d| d.0).unwrap_or(SimTime::ZERO),
+            end_flush_due: tjob.end_flush,
         }
     }
 
@@ -102,6 +107,9 @@ impl ReplayDriver {
                 }
             }
             let Some(req) = self.pending else {
+                if self.exhausted && self.error.is_none() && self.inflight == 0 {
+                    self.end_flush(dev, now);
+                }
                 return;
             };
             let timed = self.src.job.mode == ReplayMode::Timed;
@@ -150,6 +158,29 @@ impl ReplayDriver {
     }
 }
 
+impl ReplayDriver {
+    /// `end_flush`: the trace has ended and every request completed: send its one Flush (not a
+    /// trace request: `replayed` does not count it).
+    fn end_flush(&mut self, dev: &mut Device, now: SimTime) {
+        if !self.end_flush_due {
+            return;
+        }
+        self.end_flush_due = false;
+        self.inflight += 1;
+        let r = Request {
+            op: crate::request::Op::Flush,
+            offset: 0,
+            len: 0,
+            queue: self.next_queue,
+            flags: crate::request::Flags::NONE,
+            arrival: now,
+        };
+        if let Err(e) = dev.submit(now, r) {
+            self.error.get_or_insert(e);
+        }
+    }
+}
+
 impl Driver for ReplayDriver {
     fn on_complete(&mut self, dev: &mut Device, now: SimTime, _done: Completion) {
         self.inflight -= 1;
@@ -163,11 +194,11 @@ impl Driver for ReplayDriver {
 
     fn expected_requests(&self) -> u64 {
         let t = self.src.total();
-        self.io_count.map_or(t, |n| n.min(t))
+        self.io_count.map_or(t, |n| n.min(t)) + u64::from(self.src.job.end_flush)
     }
 
     fn finished(&self, now: SimTime) -> bool {
-        !self.may_issue(now) || (self.exhausted && self.pending.is_none())
+        !self.may_issue(now) || (self.exhausted && self.pending.is_none() && !self.end_flush_due)
     }
 }
 
@@ -242,6 +273,81 @@ mod tests {
             // Round robin over the two host queues.
             assert_eq!(c.queue, (k % 2) as u32);
         }
+    }
+
+    /// `end_flush`: once the last write has completed, one Flush leaves no dirty line in a
+    /// write-back buffer; without it the buffer keeps its dirty lines.
+    #[test]
+    fn end_flush_sends_one_flush_after_the_last_request() {
+        let dir =
+            std::env::temp_dir().join(format!("ssdlab-replay-end-flush-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("writes.csv");
+        let mut text =
+            String::from("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n");
+        for k in 0..20u64 {
+            text += &format!(
+                "{},h,0,Write,{},4096,0\n",
+                128_000_000_000_000_000u64 + k * 10_000,
+                k * 4096
+            );
+        }
+        std::fs::write(&p, text).unwrap();
+        for end_flush in [false, true] {
+            let tjob: TraceJob = serde_json::from_str(&format!(
+                r#"{{"trace":{:?},"mode":"timed","iodepth":4,"end_flush":{end_flush}}}"#,
+                p.to_str().unwrap()
+            ))
+            .unwrap();
+            let cfg = SsdConfig::resolve(
+                "small-tlc",
+                &[
+                    "cache.capacity=\"256KiB\"".into(),
+                    "cache.mode=\"write-back\"".into(),
+                ],
+            )
+            .unwrap();
+            let src = Replay::new(&tjob, cfg.logical_bytes(), 1).unwrap();
+            let mut dev = Device::new(&cfg, 1).unwrap();
+            let mut log = Log {
+                inner: ReplayDriver::new(src, &tjob),
+                done: Vec::new(),
+            };
+            log.inner.start(&mut dev);
+            assert!(dev.run(&mut log, u64::MAX, &mut |_, _| true).unwrap());
+            assert_eq!(log.inner.finish().unwrap(), "trace end");
+            let flushes: Vec<_> = log
+                .done
+                .iter()
+                .filter(|c| c.op == crate::request::Op::Flush)
+                .collect();
+            let dirty = dev.cache().unwrap().dirty_lines();
+            if end_flush {
+                assert_eq!(log.done.len(), 21);
+                assert_eq!(flushes.len(), 1);
+                let last_write = log
+                    .done
+                    .iter()
+                    .filter(|c| c.op == crate::request::Op::Write)
+                    .map(|c| c.done)
+                    .max()
+                    .unwrap();
+                assert!(
+                    flushes[0].arrival >= last_write,
+                    "sent after the last write completed"
+                );
+                assert_eq!(dirty, 0);
+                assert_eq!(
+                    log.inner.outcome()["replayed"],
+                    20,
+                    "the Flush is not a trace request"
+                );
+            } else {
+                assert_eq!((log.done.len(), flushes.len()), (20, 0));
+                assert_eq!(dirty, 20, "the buffer keeps the writes");
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

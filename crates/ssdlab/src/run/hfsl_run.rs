@@ -53,6 +53,12 @@ pub(super) fn run_hfsl_replay(
     opts: &RunOptions,
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<RunOutput> {
+    if tjob.end_flush {
+        // HFSL passes trace flushes over (its host FTL has no volatile cache to drain).
+        return Err(Error::Job(
+            "trace job, field `end_flush`: got true, but HFSL on a fusion device ([hfsl]) has no write-back buffer to drain and passes flushes over; expected false".into(),
+        ));
+    }
     let capacity = hfsl_capacity(cfg)?;
     let replay = Replay::new(tjob, capacity, opts.seed)?;
     let span = replay.out.mapping.span_bytes.min(capacity);

@@ -160,6 +160,34 @@ fn a_pre_emptive_flush_needs_a_dual_port_and_an_all_hit_request() {
     }
 }
 
+/// Seed 001 §II: the pre-emptive window is 5 % of the buffer's capacity in eviction order,
+/// and free lines come first in it (a miss takes one before evicting). While more lines are
+/// free than the window holds, a hit flushes nothing ahead; once fewer are, the window's
+/// remaining places reach the dirty line at the eviction end.
+#[test]
+fn free_lines_fill_the_front_of_the_pre_emptive_window() {
+    let mut r = rig(&["cache.ports=\"dual\"", "cache.flush_high_watermark=0.0"]);
+    let lines = r.bm.buf.capacity() as u64;
+    let window = (0.05 * lines as f64).ceil() as u64;
+    assert!(window >= 2, "the rig's window holds {window} lines");
+    let preemptive = |r: &Rig| r.bm.stats.flushes[FlushKind::Preemptive as usize];
+    // `window` lines free: a hit finds no line near eviction.
+    for lpn in 0..lines - window {
+        r.write(SimTime::ZERO, lpn);
+    }
+    r.write(SimTime::ZERO, lines / 2);
+    assert_eq!(preemptive(&r), 0, "{window} free lines fill the window");
+    // One line fewer free: the window's last place is the oldest line, lpn 0, dirty.
+    r.write(SimTime::ZERO, lines - window);
+    r.write(SimTime::ZERO, lines / 2);
+    assert_eq!(preemptive(&r), 1);
+    let flushed = r.bm.flights.iter().flatten().count();
+    assert_eq!(flushed, 1);
+    assert!(r.bm.buf.line(r.bm.buf.find(0).unwrap()).flushing);
+    r.drain();
+    assert!(r.l.check.as_ref().unwrap().first_error.is_none());
+}
+
 /// An explicit flush completes only when every line dirty at its arrival is on NAND.
 #[test]
 fn an_explicit_flush_waits_for_its_lines_to_reach_nand() {

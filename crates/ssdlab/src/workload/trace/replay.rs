@@ -130,6 +130,11 @@ pub struct TraceJob {
     /// trace on a drive without FDP, for comparison).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ignore_placement: bool,
+    /// Once the trace's last request has completed, send one Flush (fio's `end_fsync`): a
+    /// write-back buffer then writes every dirty line to the media, and the run counts the
+    /// media work of all the data the trace wrote, not only of what the buffer had let go.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub end_flush: bool,
 }
 
 /// What the drive a replay runs on offers beyond its capacity: zones, and the placement
