@@ -316,6 +316,61 @@ fn extent(slba: u64, blocks: u64, lba: u64) -> Result<(u64, u64), String> {
     Ok((off, len))
 }
 
+/// A zone management send command's action, starting LBA and Select All bit; None for an
+/// action on no zone's blocks (set zone descriptor extension). The tracepoint prints the
+/// fields by name (from Linux 6.9) or the command dwords whole.
+fn zone_send(args: &[u8]) -> Result<Option<(TraceOp, u64, bool)>, String> {
+    let (slba, zsa, all) = if args.starts_with(b"cdw10=") {
+        let b = cdw_bytes(args)?;
+        (le(&b[0..8]), b[12] as u64, (b[13] & 1) as u64)
+    } else {
+        let slba = need(args, "slba", "a zone's starting LBA (integer)")?;
+        // From Linux 6.9: `zsa=4:reset zone`.
+        let z = field(args, "zsa").ok_or("field `zsa`: missing, expected a zone send action")?;
+        let num = z.split(|&b| b == b':').next().unwrap_or(z);
+        let zsa = number(num).ok_or_else(|| bad("zsa", "a zone send action (integer)", z))?;
+        (slba, zsa, need(args, "all", "the Select All bit, 0 or 1")?)
+    };
+    let op = match zsa {
+        1 => TraceOp::ZoneClose,
+        2 => TraceOp::ZoneFinish,
+        3 => TraceOp::ZoneOpen,
+        4 => TraceOp::ZoneReset,
+        5 => TraceOp::ZoneOffline,
+        // Set Zone Descriptor Extension: data for the zone's descriptor, no action on
+        // its blocks.
+        0x10 => return Ok(None),
+        _ => {
+            return Err(format!(
+                "field `zsa`: got {zsa}, expected a zone send action: 1 close, 2 finish, 3 open, 4 reset, 5 offline or 16 (set zone descriptor extension)"
+            ))
+        }
+    };
+    if all > 1 {
+        return Err(format!("field `all`: got {all}, expected 0 or 1"));
+    }
+    Ok(Some((op, slba, all == 1)))
+}
+
+/// The namespace a command went to, as a device number: from the `disk=nvmeXnY` field, or
+/// from the controller and `nsid` where the tracepoint has no disk name.
+fn namespace(head: &[u8], ctrl_id: u32, nsid: u64) -> Result<u32, String> {
+    Ok(match field(head, "disk") {
+        Some(d) => {
+            let (x, y) = disk_name(d).ok_or_else(|| bad("disk", "a namespace `nvmeXnY`", d))?;
+            device_of(x, y)
+                .ok_or_else(|| bad("disk", "nvmeXnY with X below 4096 and Y below 2^20", d))?
+        }
+        None => device_of(ctrl_id as u64, nsid).ok_or_else(|| {
+            bad(
+                "nsid",
+                "a namespace id below 2^20 on a controller below 4096",
+                field(head, "nsid").unwrap_or_default(),
+            )
+        })?,
+    })
+}
+
 /// Parse one non-blank line of an NVMe ftrace text.
 pub(super) fn parse(state: &mut State, line: &[u8]) -> Result<Parsed, String> {
     let t = trim(line);
@@ -360,20 +415,7 @@ pub(super) fn parse(state: &mut State, line: &[u8]) -> Result<Parsed, String> {
         // The admin queue: identify, log pages, features, queue creation.
         return Ok(Parsed::Skip);
     }
-    let device = match field(head, "disk") {
-        Some(d) => {
-            let (x, y) = disk_name(d).ok_or_else(|| bad("disk", "a namespace `nvmeXnY`", d))?;
-            device_of(x, y)
-                .ok_or_else(|| bad("disk", "nvmeXnY with X below 4096 and Y below 2^20", d))?
-        }
-        None => device_of(ctrl_id as u64, nsid).ok_or_else(|| {
-            bad(
-                "nsid",
-                "a namespace id below 2^20 on a controller below 4096",
-                field(head, "nsid").unwrap_or_default(),
-            )
-        })?,
-    };
+    let device = namespace(head, ctrl_id, nsid)?;
     let lba = state.nvme_lba_bytes();
     let record = |op, (offset, len): (u64, u64), directive, all_zones| {
         Ok(Parsed::Record(RawRecord {
@@ -425,41 +467,13 @@ pub(super) fn parse(state: &mut State, line: &[u8]) -> Result<Parsed, String> {
                 false,
             )
         }
-        b"nvme_cmd_zone_mgmt_send" => {
-            let (slba, zsa, all) = if args.starts_with(b"cdw10=") {
-                let b = cdw_bytes(args)?;
-                (le(&b[0..8]), b[12] as u64, (b[13] & 1) as u64)
-            } else {
-                let slba = need(args, "slba", "a zone's starting LBA (integer)")?;
-                // From Linux 6.9: `zsa=4:reset zone`.
-                let z = field(args, "zsa")
-                    .ok_or("field `zsa`: missing, expected a zone send action")?;
-                let num = z.split(|&b| b == b':').next().unwrap_or(z);
-                let zsa =
-                    number(num).ok_or_else(|| bad("zsa", "a zone send action (integer)", z))?;
-                (slba, zsa, need(args, "all", "the Select All bit, 0 or 1")?)
-            };
-            let op = match zsa {
-                1 => TraceOp::ZoneClose,
-                2 => TraceOp::ZoneFinish,
-                3 => TraceOp::ZoneOpen,
-                4 => TraceOp::ZoneReset,
-                5 => TraceOp::ZoneOffline,
-                // Set Zone Descriptor Extension: data for the zone's descriptor, no action on
-                // its blocks.
-                0x10 => return Ok(Parsed::Skip),
-                _ => {
-                    return Err(format!(
-                        "field `zsa`: got {zsa}, expected a zone send action: 1 close, 2 finish, 3 open, 4 reset, 5 offline or 16 (set zone descriptor extension)"
-                    ))
-                }
-            };
-            if all > 1 {
-                return Err(format!("field `all`: got {all}, expected 0 or 1"));
+        b"nvme_cmd_zone_mgmt_send" => match zone_send(args)? {
+            Some((op, slba, all)) => {
+                let offset = if all { 0 } else { extent(slba, 0, lba)?.0 };
+                record(op, (offset, 0), Directive::None, all)
             }
-            let offset = if all == 1 { 0 } else { extent(slba, 0, lba)?.0 };
-            record(op, (offset, 0), Directive::None, all == 1)
-        }
+            None => Ok(Parsed::Skip),
+        },
         b"nvme_cmd_dsm" => {
             // The ranges to deallocate are in the command's data, which the tracepoint does
             // not record: nothing to trim.
