@@ -408,17 +408,12 @@ impl PowerLoss {
         }
     }
 
-    /// The power fails now (`event`, `now`): what recovery finds and what it costs.
-    pub fn cut(
-        &self,
-        ftl: &Ftl,
-        timing: &NandTimingPs,
-        event: u64,
-        now: SimTime,
-    ) -> PowerCutOutcome {
+    /// The newest durable copy of each unit that the out-of-band areas show, as (seq, version)
+    /// by unit; and the programs under way at the cut: lost, or finished on the capacitors'
+    /// energy (power-loss protection).
+    fn durable_copies(&self, ftl: &Ftl) -> (HashMap<u64, (u64, u32)>, u64, u64) {
         let geo = &ftl.geo;
         let epoch_of = |pun: u32| ftl.blocks()[geo.block_of_unit(pun) as usize].epoch;
-        // The newest durable copy of each unit found in out-of-band areas: (seq, version).
         let mut best: HashMap<u64, (u64, u32)> = HashMap::new();
         let mut programs_lost = 0;
         let mut programs_finished_on_plp = 0;
@@ -438,8 +433,13 @@ impl PowerLoss {
                 *e = (o.seq, o.version);
             }
         }
-        // The cache's lines whose data is not on flash: lost, or written out on the
-        // capacitors' energy (newer than anything on flash).
+        (best, programs_lost, programs_finished_on_plp)
+    }
+
+    /// The cache's lines whose data is not on flash (`best`, the durable copies): lost, or
+    /// written out on the capacitors' energy, newer than anything on flash (then added to
+    /// `best`). Returns (lost, flushed on PLP).
+    fn cache_at_cut(&self, best: &mut HashMap<u64, (u64, u32)>) -> (u64, u64) {
         let mut cache_units_lost = 0;
         let mut cache_units_flushed_on_plp = 0;
         let mut extra_seq = self.next_seq;
@@ -457,6 +457,21 @@ impl PowerLoss {
                 cache_units_lost += 1;
             }
         }
+        (cache_units_lost, cache_units_flushed_on_plp)
+    }
+
+    /// The power fails now (`event`, `now`): what recovery finds and what it costs.
+    pub fn cut(
+        &self,
+        ftl: &Ftl,
+        timing: &NandTimingPs,
+        event: u64,
+        now: SimTime,
+    ) -> PowerCutOutcome {
+        let geo = &ftl.geo;
+        let epoch_of = |pun: u32| ftl.blocks()[geo.block_of_unit(pun) as usize].epoch;
+        let (mut best, programs_lost, programs_finished_on_plp) = self.durable_copies(ftl);
+        let (cache_units_lost, cache_units_flushed_on_plp) = self.cache_at_cut(&mut best);
         let mut r = PowerLossResult {
             event,
             at_us: now.as_us_f64(),
