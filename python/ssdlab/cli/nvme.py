@@ -12,8 +12,10 @@ line ``error: ...`` with exit code 2.
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -93,6 +95,69 @@ def _device(
     return dev
 
 
+# The options every command that builds a device takes, in the order --help lists them: the
+# device and the workload first, the command's own options next, the output and the model last.
+_WORKLOAD = ("job", "trace", "trace_format", "iodepth")
+
+
+def _option(
+    name: str, annotation: Any, default: Any = inspect.Parameter.empty
+) -> inspect.Parameter:
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default
+    )
+
+
+def device_command(
+    app: typer.Typer, name: str, *, zoned: bool = False, lba: bool = True, workload: bool = True
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Register ``render(dev, output_format, **own)`` as command NAME of ``app``. The command
+    takes the options every nvme command shares (CONFIG; ``--job``/``--trace`` and the replay's
+    options when ``workload``; ``--output-format``, ``--seed``, ``--lba-size`` when ``lba``,
+    ``--set``) and ``render``'s own after its first two parameters; it builds the device from
+    them (a zoned drive when ``zoned``) and hands it to ``render``. Written once here, so that
+    a command states only what is its own."""
+
+    def register(render: Callable[..., None]) -> Callable[..., None]:
+        own = list(inspect.signature(render, eval_str=True).parameters.values())[2:]
+        head = [_option("config", ConfigArg)]
+        if workload:
+            head += [
+                _option("job", JobOpt, None),
+                _option("trace", TraceOpt, None),
+                _option("trace_format", TraceFormatOpt, None),
+                _option("iodepth", IodepthOpt, 32),
+            ]
+        tail = [
+            _option("output_format", FormatOpt, OutputFormat.normal),
+            _option("seed", SeedOpt, 1),
+        ]
+        if lba:
+            tail.append(_option("lba_size", LbaOpt, 4096))
+        tail.append(_option("overrides", Overrides, None))
+        params = head + [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + tail
+
+        def command(**kw: Any) -> None:
+            config, output_format = kw.pop("config"), kw.pop("output_format")
+            seed, overrides = kw.pop("seed"), kw.pop("overrides")
+            lba_size = kw.pop("lba_size", 4096)
+            job, trace, trace_format, iodepth = (kw.pop(k, None) for k in _WORKLOAD)
+            iodepth = 32 if iodepth is None else iodepth
+            if zoned:
+                dev = _zoned_device(config, job, trace, trace_format, iodepth, seed, overrides)
+            else:
+                dev = _device(config, job, trace, trace_format, iodepth, seed, lba_size, overrides)
+            render(dev, output_format, **kw)
+
+        command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        command.__doc__ = render.__doc__
+        command.__name__ = render.__name__
+        app.command(name)(command)
+        return render
+
+    return register
+
+
 def _print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, indent=2) + "\n")
 
@@ -153,20 +218,9 @@ def _print_fields(title: str, fields: dict[str, Any], skip: set[str]) -> None:
     sys.stdout.write("\n".join(lines) + "\n")
 
 
-@nvme_app.command("id-ctrl")
-def id_ctrl_command(
-    config: ConfigArg,
-    job: JobOpt = None,
-    trace: TraceOpt = None,
-    trace_format: TraceFormatOpt = None,
-    iodepth: IodepthOpt = 32,
-    output_format: FormatOpt = OutputFormat.normal,
-    seed: SeedOpt = 1,
-    lba_size: LbaOpt = 4096,
-    overrides: Overrides = None,
-) -> None:
+@device_command(nvme_app, "id-ctrl")
+def id_ctrl_command(dev: NvmeDevice, output_format: OutputFormat) -> None:
     """Identify Controller (nvme id-ctrl)."""
-    dev = _device(config, job, trace, trace_format, iodepth, seed, lba_size, overrides)
     fields = dev.id_ctrl()
     if output_format is OutputFormat.json:
         _print_json(fields)
@@ -181,20 +235,9 @@ def id_ctrl_command(
         )
 
 
-@nvme_app.command("id-ns")
-def id_ns_command(
-    config: ConfigArg,
-    job: JobOpt = None,
-    trace: TraceOpt = None,
-    trace_format: TraceFormatOpt = None,
-    iodepth: IodepthOpt = 32,
-    output_format: FormatOpt = OutputFormat.normal,
-    seed: SeedOpt = 1,
-    lba_size: LbaOpt = 4096,
-    overrides: Overrides = None,
-) -> None:
+@device_command(nvme_app, "id-ns")
+def id_ns_command(dev: NvmeDevice, output_format: OutputFormat) -> None:
     """Identify Namespace 1 (nvme id-ns)."""
-    dev = _device(config, job, trace, trace_format, iodepth, seed, lba_size, overrides)
     fields = dev.id_ns()
     if output_format is OutputFormat.json:
         _print_json(fields)
@@ -212,20 +255,9 @@ def _temp(kelvin: int) -> str:
     return f"{kelvin - 273} °C ({kelvin} K)"
 
 
-@nvme_app.command("smart-log")
-def smart_log_command(
-    config: ConfigArg,
-    job: JobOpt = None,
-    trace: TraceOpt = None,
-    trace_format: TraceFormatOpt = None,
-    iodepth: IodepthOpt = 32,
-    output_format: FormatOpt = OutputFormat.normal,
-    seed: SeedOpt = 1,
-    lba_size: LbaOpt = 4096,
-    overrides: Overrides = None,
-) -> None:
+@device_command(nvme_app, "smart-log")
+def smart_log_command(dev: NvmeDevice, output_format: OutputFormat) -> None:
     """The SMART / Health log (nvme smart-log)."""
-    dev = _device(config, job, trace, trace_format, iodepth, seed, lba_size, overrides)
     fields = dev.smart_log()
     if output_format is OutputFormat.json:
         _print_json(fields)
@@ -251,20 +283,9 @@ def _size(n: float) -> str:
     return f"{n:.2f}"
 
 
-@nvme_app.command("list")
-def list_command(
-    config: ConfigArg,
-    job: JobOpt = None,
-    trace: TraceOpt = None,
-    trace_format: TraceFormatOpt = None,
-    iodepth: IodepthOpt = 32,
-    output_format: FormatOpt = OutputFormat.normal,
-    seed: SeedOpt = 1,
-    lba_size: LbaOpt = 4096,
-    overrides: Overrides = None,
-) -> None:
+@device_command(nvme_app, "list")
+def list_command(dev: NvmeDevice, output_format: OutputFormat) -> None:
     """The device as nvme list shows it."""
-    dev = _device(config, job, trace, trace_format, iodepth, seed, lba_size, overrides)
     e = dev.list_entry()
     if output_format is OutputFormat.json:
         _print_json({"Devices": [e]})
@@ -309,19 +330,9 @@ def _zoned_device(
     return dev
 
 
-@zns_app.command("id-ns")
-def zns_id_ns_command(
-    config: ConfigArg,
-    job: JobOpt = None,
-    trace: TraceOpt = None,
-    trace_format: TraceFormatOpt = None,
-    iodepth: IodepthOpt = 32,
-    output_format: FormatOpt = OutputFormat.normal,
-    seed: SeedOpt = 1,
-    overrides: Overrides = None,
-) -> None:
+@device_command(zns_app, "id-ns", zoned=True, lba=False)
+def zns_id_ns_command(dev: NvmeDevice, output_format: OutputFormat) -> None:
     """ZNS Identify Namespace 1 (nvme zns id-ns)."""
-    dev = _zoned_device(config, job, trace, trace_format, iodepth, seed, overrides)
     fields = dev.zns_id_ns()
     if output_format is OutputFormat.json:
         _print_json(fields)
@@ -333,15 +344,9 @@ def zns_id_ns_command(
         sys.stdout.write(f"lbafe {i:>2}: zsze:{f['zsze']:#x} zdes:{f['zdes']}{mark}\n")
 
 
-@zns_app.command("id-ctrl")
-def zns_id_ctrl_command(
-    config: ConfigArg,
-    output_format: FormatOpt = OutputFormat.normal,
-    seed: SeedOpt = 1,
-    overrides: Overrides = None,
-) -> None:
+@device_command(zns_app, "id-ctrl", zoned=True, lba=False, workload=False)
+def zns_id_ctrl_command(dev: NvmeDevice, output_format: OutputFormat) -> None:
     """ZNS Identify Controller (nvme zns id-ctrl)."""
-    dev = _zoned_device(config, None, None, None, 32, seed, overrides)
     fields = dev.zns_id_ctrl()
     if output_format is OutputFormat.json:
         _print_json(fields)
@@ -359,13 +364,10 @@ class ZoneStateOpt(StrEnum):
     offline = "offline"
 
 
-@zns_app.command("report-zones")
+@device_command(zns_app, "report-zones", zoned=True, lba=False)
 def report_zones_command(
-    config: ConfigArg,
-    job: JobOpt = None,
-    trace: TraceOpt = None,
-    trace_format: TraceFormatOpt = None,
-    iodepth: IodepthOpt = 32,
+    dev: NvmeDevice,
+    output_format: OutputFormat,
     start_lba: Annotated[
         int, typer.Option("--start-lba", "-s", help="Report from the zone of this LBA.", min=0)
     ] = 0,
@@ -380,13 +382,9 @@ def report_zones_command(
     partial: Annotated[
         bool, typer.Option("--partial", "-p", help="Count only the zones returned.")
     ] = False,
-    output_format: FormatOpt = OutputFormat.normal,
-    seed: SeedOpt = 1,
-    overrides: Overrides = None,
 ) -> None:
     """Report Zones (nvme zns report-zones): each zone's start, write pointer, capacity and
     state, after the job or trace given ran on the drive."""
-    dev = _zoned_device(config, job, trace, trace_format, iodepth, seed, overrides)
     if start_lba >= dev.nsze:
         raise NvmeCliError(
             f"--start-lba: got {start_lba}, expected below the namespace's {dev.nsze} blocks"
@@ -417,21 +415,7 @@ fdp_app = typer.Typer(
 nvme_app.add_typer(fdp_app, name="fdp")
 
 
-def _fdp(
-    page: str,
-    config: str,
-    job: Path | None,
-    trace: Path | None,
-    trace_format: str | None,
-    iodepth: int,
-    output_format: OutputFormat,
-    seed: int,
-    lba_size: int,
-    overrides: list[str] | None,
-    host_events: bool = False,
-) -> None:
-    dev = _device(config, job, trace, trace_format, iodepth, seed, lba_size, overrides)
-    fields = dev.fdp_log(page, host_events)
+def _print_fdp(page: str, fields: dict[str, Any], output_format: OutputFormat) -> None:
     if output_format is OutputFormat.json:
         _print_json(fields)
         return
@@ -447,99 +431,36 @@ def _fdp(
             sys.stdout.write(f"{key}[{k}] : {' '.join(parts)}\n")
 
 
-@fdp_app.command("configs")
-def fdp_configs_command(
-    config: ConfigArg,
-    job: JobOpt = None,
-    trace: TraceOpt = None,
-    trace_format: TraceFormatOpt = None,
-    iodepth: IodepthOpt = 32,
-    output_format: FormatOpt = OutputFormat.normal,
-    seed: SeedOpt = 1,
-    lba_size: LbaOpt = 4096,
-    overrides: Overrides = None,
-) -> None:
-    """FDP Configurations log page, 20h (nvme fdp configs)."""
-    _fdp(
-        "configs",
-        config,
-        job,
-        trace,
-        trace_format,
-        iodepth,
-        output_format,
-        seed,
-        lba_size,
-        overrides,
-    )
+def _fdp_page(page: str, doc: str) -> None:
+    """Register ``ssdlab nvme fdp PAGE``, whose help is ``doc``."""
+
+    def render(dev: NvmeDevice, output_format: OutputFormat) -> None:
+        _print_fdp(page, dev.fdp_log(page, False), output_format)
+
+    render.__doc__ = doc
+    render.__name__ = f"fdp_{page}_command"
+    device_command(fdp_app, page)(render)
 
 
-@fdp_app.command("usage")
-def fdp_usage_command(
-    config: ConfigArg,
-    job: JobOpt = None,
-    trace: TraceOpt = None,
-    trace_format: TraceFormatOpt = None,
-    iodepth: IodepthOpt = 32,
-    output_format: FormatOpt = OutputFormat.normal,
-    seed: SeedOpt = 1,
-    lba_size: LbaOpt = 4096,
-    overrides: Overrides = None,
-) -> None:
-    """Reclaim Unit Handle Usage log page, 21h (nvme fdp usage)."""
-    _fdp(
-        "usage", config, job, trace, trace_format, iodepth, output_format, seed, lba_size, overrides
-    )
+_fdp_page("configs", "FDP Configurations log page, 20h (nvme fdp configs).")
+_fdp_page("usage", "Reclaim Unit Handle Usage log page, 21h (nvme fdp usage).")
+_fdp_page(
+    "stats",
+    "FDP Statistics log page, 22h: host and media bytes written, media bytes erased (nvme"
+    " fdp stats).",
+)
 
 
-@fdp_app.command("stats")
-def fdp_stats_command(
-    config: ConfigArg,
-    job: JobOpt = None,
-    trace: TraceOpt = None,
-    trace_format: TraceFormatOpt = None,
-    iodepth: IodepthOpt = 32,
-    output_format: FormatOpt = OutputFormat.normal,
-    seed: SeedOpt = 1,
-    lba_size: LbaOpt = 4096,
-    overrides: Overrides = None,
-) -> None:
-    """FDP Statistics log page, 22h: host and media bytes written, media bytes erased (nvme
-    fdp stats)."""
-    _fdp(
-        "stats", config, job, trace, trace_format, iodepth, output_format, seed, lba_size, overrides
-    )
-
-
-@fdp_app.command("events")
+@device_command(fdp_app, "events")
 def fdp_events_command(
-    config: ConfigArg,
-    job: JobOpt = None,
-    trace: TraceOpt = None,
-    trace_format: TraceFormatOpt = None,
-    iodepth: IodepthOpt = 32,
-    output_format: FormatOpt = OutputFormat.normal,
-    seed: SeedOpt = 1,
-    lba_size: LbaOpt = 4096,
-    overrides: Overrides = None,
+    dev: NvmeDevice,
+    output_format: OutputFormat,
     host_events: Annotated[
         bool, typer.Option("--host-events", "-E", help="The host events (else the controller's).")
     ] = False,
 ) -> None:
     """FDP Events log page, 23h (nvme fdp events)."""
-    _fdp(
-        "events",
-        config,
-        job,
-        trace,
-        trace_format,
-        iodepth,
-        output_format,
-        seed,
-        lba_size,
-        overrides,
-        host_events,
-    )
+    _print_fdp("events", dev.fdp_log("events", host_events), output_format)
 
 
 def register(app: typer.Typer) -> None:
