@@ -320,24 +320,7 @@ pub fn replay_input(
             continue;
         }
         if let Some(rest) = text.strip_prefix("# ") {
-            let mut words = rest.split_ascii_whitespace();
-            match (words.next(), words.next(), words.next()) {
-                (Some("config"), Some(name), Some(hash)) => {
-                    header.config_name = name.to_string();
-                    header.config_hash = hash.to_string();
-                }
-                (Some("seed"), Some(s), None) => header.seed = s.parse().ok(),
-                (Some("clock"), Some(c), None) => {
-                    clock = Some(Clock::parse(c).map_err(|_| {
-                        err(
-                            line_no,
-                            format!("field `clock`: expected realtime or logical, got {c:?}"),
-                        )
-                    })?);
-                    header.clock = c.to_string();
-                }
-                _ => {}
-            }
+            read_header(rest, &mut header, &mut clock).map_err(|m| err(line_no, m))?;
             continue;
         }
         match parse_line(text).map_err(|m| err(line_no, m))? {
@@ -346,25 +329,8 @@ pub fn replay_input(
                 let clock = clock.ok_or_else(|| {
                     err(line_no, "a turn before the header's `# clock` line".into())
                 })?;
-                if t == SimTime::MAX {
-                    return Err(err(
-                        line_no,
-                        format!(
-                            "field `at`: {} ps is the end of the simulated clock (2^64 ps), expected an earlier time (every request from there on would take 0 ps)",
-                            t.0
-                        ),
-                    ));
-                }
+                check_turn(t, turn).map_err(|m| err(line_no, m))?;
                 if let Some(prev) = turn {
-                    if t < prev {
-                        return Err(err(
-                            line_no,
-                            format!(
-                                "field `at`: {} ps is before the turn before it ({} ps)",
-                                t.0, prev.0
-                            ),
-                        ));
-                    }
                     end_turn(&mut dev, &mut out, prev, clock)?;
                 }
                 dev.run_until(&mut out, t)?;
@@ -374,15 +340,12 @@ pub fn replay_input(
                 let Some(t) = turn else {
                     return Err(err(line_no, "a request before the first `at` line".into()));
                 };
-                let in_range = r.offset.checked_add(r.len).is_some_and(|e| e <= capacity);
-                if !in_range {
-                    return Err(err(
-                        line_no,
-                        format!(
-                            "the range {} + {} bytes is past the device's {capacity} bytes (a log of another config?)",
-                            r.offset, r.len
-                        ),
-                    ));
+                if r.offset.checked_add(r.len).is_none_or(|e| e > capacity) {
+                    let m = format!(
+                        "the range {} + {} bytes is past the device's {capacity} bytes (a log of another config?)",
+                        r.offset, r.len
+                    );
+                    return Err(err(line_no, m));
                 }
                 r.arrival = t;
                 let p = Pending::replayed(&r, fua);
@@ -420,6 +383,50 @@ pub fn replay_input(
         },
         header,
     ))
+}
+
+/// A header line (`# config NAME HASH`, `# seed N`, `# clock CLOCK`; `rest` is what follows
+/// the `# `) into `header`, and the clock the log was made on; other comments are skipped.
+fn read_header(
+    rest: &str,
+    header: &mut SessionHeader,
+    clock: &mut Option<Clock>,
+) -> std::result::Result<(), String> {
+    let mut words = rest.split_ascii_whitespace();
+    match (words.next(), words.next(), words.next()) {
+        (Some("config"), Some(name), Some(hash)) => {
+            header.config_name = name.to_string();
+            header.config_hash = hash.to_string();
+        }
+        (Some("seed"), Some(s), None) => header.seed = s.parse().ok(),
+        (Some("clock"), Some(c), None) => {
+            *clock =
+                Some(Clock::parse(c).map_err(|_| {
+                    format!("field `clock`: expected realtime or logical, got {c:?}")
+                })?);
+            header.clock = c.to_string();
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// A turn's time `t`, after the turn before it (`prev`): not before it, and before the end of
+/// the simulated clock.
+fn check_turn(t: SimTime, prev: Option<SimTime>) -> std::result::Result<(), String> {
+    if t == SimTime::MAX {
+        return Err(format!(
+            "field `at`: {} ps is the end of the simulated clock (2^64 ps), expected an earlier time (every request from there on would take 0 ps)",
+            t.0
+        ));
+    }
+    match prev {
+        Some(prev) if t < prev => Err(format!(
+            "field `at`: {} ps is before the turn before it ({} ps)",
+            t.0, prev.0
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// A trace job whose trace is a session log: the log says when each request arrived and on
