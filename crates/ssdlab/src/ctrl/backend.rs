@@ -93,11 +93,8 @@ impl NandBackend {
     fn new(cfg: &SsdConfig, geo: Geometry, seed: u64, scheme: Scheme) -> NandBackend {
         let mut fil = Fil::new(cfg, &geo);
         if let Some(r) = &cfg.reliability {
-            // A block-mapped FTL and a zoned drive keep their own blocks' records: their read
-            // transactions carry the block's erase count.
-            let wear_in_txn = matches!(scheme, Scheme::BlockMapped(_) | Scheme::Zoned(_));
             let model = ErrorModel::new(r, cfg.nand.cell, geo.unit_bytes, seed);
-            fil.set_error_model(model, wear_in_txn);
+            fil.set_error_model(model);
         }
         NandBackend {
             hil: Hil::new(cfg, &geo),

@@ -151,7 +151,7 @@ impl Lines for FlashPort<'_> {
                     aux: lpn as u32,
                     overwrote: crate::ftl::NONE,
                 });
-                fil.enqueue(now, t, Queue::HostWrite, ftl, up.q);
+                fil.enqueue(now, t, Queue::HostWrite, &**ftl, up.q);
                 return Ok(());
             }
             Behind::PageFtl => {}

@@ -18,7 +18,7 @@ use crate::config::{BackendKind, PriorityClass, SsdConfig};
 pub use crate::ctrl::backend::{Backend, NandBackend, Scheme};
 use crate::ctrl::buffer::{BufferManager, DataPath};
 use crate::ctrl::datacheck::DataCheck;
-use crate::ctrl::fil::{Fil, Step};
+use crate::ctrl::fil::{Fil, NoPageGc, Step};
 use crate::ctrl::hil::Hil;
 use crate::ctrl::pcm::PcmCtrl;
 /// A zoned drive's zone actions and states, as drivers name them (Zone Management Send, Report
@@ -1057,10 +1057,19 @@ impl Device {
         flash: &mut FlashPort,
         mut cache: Option<&mut BufferManager>,
     ) -> Result<()> {
-        match flash
-            .fil
-            .die_step(now, die, flash.ftl, flash.check.as_mut(), up.q)?
-        {
+        // The page FTL owns the blocks under the page-mapped schemes; the others keep their
+        // own records and run no page-FTL GC.
+        let step = match scheme {
+            Scheme::Page | Scheme::Cached => {
+                flash
+                    .fil
+                    .die_step(now, die, flash.ftl, flash.check.as_mut(), up.q)?
+            }
+            _ => flash
+                .fil
+                .die_step(now, die, &mut NoPageGc, flash.check.as_mut(), up.q)?,
+        };
+        match step {
             Step::Sensed(op) => {
                 // A cache buffer keeps what a read brought in if the map of the scheme behind
                 // it still points there.
