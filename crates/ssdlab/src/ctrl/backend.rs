@@ -6,15 +6,15 @@
 //! page FTL in one [`NandBackend`], with the [`Scheme`] that keeps the map) or is PCM alone
 //! ([`Backend::Pcm`]: the PCM controller, and no NAND layer at all). The HIL (`ctrl::hil`) keeps
 //! what every NAND scheme shares (firmware time, the split into map units, moving data and
-//! completions); a scheme holds what is its own (a block-mapped FTL's map, a raw device's block
-//! records, the zone state machine), and the back end answers for it: what is mapped, whether
-//! it takes writes, the figures of the run.
+//! completions); a scheme holds what is its own (the page FTL of the `Page` and `Cached`
+//! schemes, a block-mapped FTL's map, a raw device's block records, the zone state machine),
+//! and the back end answers for it: what is mapped, whether it takes writes, the figures of the
+//! run.
 //!
-//! The page-mapped FTL (`ftl::Ftl`) sits in every NAND back end, because the FIL's calls take it
-//! whatever the scheme (its GC queue, a die's urgency, a read retry's erase count). The `Page`
-//! and `Cached` schemes use it as the map; under the others it is idle — they emit no GC job,
-//! their read transactions carry their block's erase count, and a raw device has no
-//! `[reliability]` — and the device does not lend it out ([`Backend::page_ftl`] is None).
+//! The page-mapped FTL (`ftl::Ftl`) is only in the schemes whose map it is. The FIL asks whoever
+//! keeps the blocks' FTL state through `fil::FlashOwner`: that page FTL, or `fil::NoPageGc`
+//! under a scheme that runs no page-FTL GC (a read's erase count is the one its transaction
+//! carries); the flash port (`ctrl::FlashPort`) carries one or the other.
 //!
 //! A new scheme is a variant of [`Scheme`], a new medium one of [`Backend`]: its constructor in
 //! [`Backend::new`], its arms in `device::Device::handle` and its answers below
@@ -47,18 +47,15 @@ pub struct NandBackend {
     pub geo: Geometry,
     pub hil: Hil,
     pub fil: Fil,
-    /// The page FTL: the map of the `Page` and `Cached` schemes, idle under the others (the
-    /// FIL's calls take it whatever the scheme); [`Backend::page_ftl`] lends it out.
-    pub ftl: Ftl,
     pub scheme: Scheme,
 }
 
 /// Which FTL scheme keeps the map of a device with NAND.
 pub enum Scheme {
     /// The page-mapping FTL, the whole map in controller memory.
-    Page,
+    Page(Ftl),
     /// The page-mapping FTL with a demand-paged map (`Ftl::mapping` holds its cache).
-    Cached,
+    Cached(Ftl),
     /// A block-mapped or log-block FTL, which owns the map.
     BlockMapped(HybridCtrl),
     /// Raw NAND: requests address the media; this is all the firmware keeps of it.
@@ -93,16 +90,12 @@ impl NandBackend {
     fn new(cfg: &SsdConfig, geo: Geometry, seed: u64, scheme: Scheme) -> NandBackend {
         let mut fil = Fil::new(cfg, &geo);
         if let Some(r) = &cfg.reliability {
-            // A block-mapped FTL and a zoned drive keep their own blocks' records: their read
-            // transactions carry the block's erase count.
-            let wear_in_txn = matches!(scheme, Scheme::BlockMapped(_) | Scheme::Zoned(_));
             let model = ErrorModel::new(r, cfg.nand.cell, geo.unit_bytes, seed);
-            fil.set_error_model(model, wear_in_txn);
+            fil.set_error_model(model);
         }
         NandBackend {
             hil: Hil::new(cfg, &geo),
             fil,
-            ftl: Ftl::new(cfg, seed),
             scheme,
             geo,
         }
@@ -125,8 +118,8 @@ impl Backend {
         }
         let geo = Geometry::from_config(cfg);
         let scheme = match kind {
-            BackendKind::Page => Scheme::Page,
-            BackendKind::Cached => Scheme::Cached,
+            BackendKind::Page => Scheme::Page(Ftl::new(cfg, seed)),
+            BackendKind::Cached => Scheme::Cached(Ftl::new(cfg, seed)),
             BackendKind::BlockMapped => Scheme::BlockMapped(HybridCtrl::new(cfg, &geo, seed)),
             BackendKind::Raw => Scheme::Raw(RawNand::new(&geo)),
             BackendKind::Fusion => Scheme::Fusion {
@@ -142,8 +135,8 @@ impl Backend {
     pub fn kind(&self) -> BackendKind {
         match self.scheme() {
             None => BackendKind::Pcm,
-            Some(Scheme::Page) => BackendKind::Page,
-            Some(Scheme::Cached) => BackendKind::Cached,
+            Some(Scheme::Page(_)) => BackendKind::Page,
+            Some(Scheme::Cached(_)) => BackendKind::Cached,
             Some(Scheme::BlockMapped(_)) => BackendKind::BlockMapped,
             Some(Scheme::Raw(_)) => BackendKind::Raw,
             Some(Scheme::Fusion { .. }) => BackendKind::Fusion,
@@ -175,22 +168,19 @@ impl Backend {
         self.nand_mut().map(|n| &mut n.scheme)
     }
 
-    /// The page-mapped FTL where it keeps the map (the `Page` and `Cached` schemes): what a
-    /// caller may read the map, the GC's counts or the write streams of. None under a scheme
-    /// that keeps its own map (the idle one in `NandBackend::ftl` is the FIL's, not the
-    /// device's) and on a PCM-only device.
+    /// The page-mapped FTL (the `Page` and `Cached` schemes, whose map it is): what a caller
+    /// may read the map, the GC's counts or the write streams of. None under a scheme that
+    /// keeps its own map and on a PCM-only device.
     pub fn page_ftl(&self) -> Option<&Ftl> {
-        match self {
-            Backend::Nand(n) if matches!(n.scheme, Scheme::Page | Scheme::Cached) => Some(&n.ftl),
+        match self.scheme()? {
+            Scheme::Page(f) | Scheme::Cached(f) => Some(f),
             _ => None,
         }
     }
 
     pub fn page_ftl_mut(&mut self) -> Option<&mut Ftl> {
-        match self {
-            Backend::Nand(n) if matches!(n.scheme, Scheme::Page | Scheme::Cached) => {
-                Some(&mut n.ftl)
-            }
+        match self.scheme_mut()? {
+            Scheme::Page(f) | Scheme::Cached(f) => Some(f),
             _ => None,
         }
     }
@@ -293,7 +283,7 @@ impl Backend {
             return true;
         };
         match &n.scheme {
-            Scheme::Page | Scheme::Cached => n.ftl.lookup(lpn).is_some(),
+            Scheme::Page(f) | Scheme::Cached(f) => f.lookup(lpn).is_some(),
             Scheme::BlockMapped(h) => h.ftl.lookup(lpn).is_some(),
             Scheme::Raw(r) | Scheme::Fusion { raw: r, .. } => r.is_programmed(lpn),
             Scheme::Zoned(z) => z.is_programmed(lpn),
@@ -306,7 +296,7 @@ impl Backend {
             return false;
         };
         match &n.scheme {
-            Scheme::Page | Scheme::Cached => n.ftl.read_only(),
+            Scheme::Page(f) | Scheme::Cached(f) => f.read_only(),
             Scheme::BlockMapped(h) => h.ftl.read_only(),
             Scheme::Zoned(z) => z.read_only(),
             Scheme::Raw(_) | Scheme::Fusion { .. } => false,
@@ -317,7 +307,7 @@ impl Backend {
     pub fn wear(&self) -> Option<&Wear> {
         let n = self.nand()?;
         match &n.scheme {
-            Scheme::Page | Scheme::Cached => n.ftl.wear.as_ref(),
+            Scheme::Page(f) | Scheme::Cached(f) => f.wear.as_ref(),
             Scheme::BlockMapped(h) => h.ftl.wear(),
             Scheme::Zoned(z) => z.wear(),
             Scheme::Raw(_) | Scheme::Fusion { .. } => None,
@@ -331,7 +321,7 @@ impl Backend {
             return 100.0;
         };
         match &n.scheme {
-            Scheme::Page | Scheme::Cached => n.ftl.available_spare_percent(),
+            Scheme::Page(f) | Scheme::Cached(f) => f.available_spare_percent(),
             Scheme::BlockMapped(h) => h.ftl.available_spare_percent(),
             Scheme::Zoned(z) => z.available_spare_percent(),
             Scheme::Raw(_) | Scheme::Fusion { .. } => 100.0,
@@ -343,7 +333,7 @@ impl Backend {
     pub fn percentage_used(&self) -> Option<f64> {
         let n = self.nand()?;
         match &n.scheme {
-            Scheme::Page | Scheme::Cached => n.ftl.wear.is_some().then(|| n.ftl.percentage_used()),
+            Scheme::Page(f) | Scheme::Cached(f) => f.wear.is_some().then(|| f.percentage_used()),
             Scheme::BlockMapped(h) => h.ftl.percentage_used(),
             Scheme::Zoned(z) => z.percentage_used(),
             Scheme::Raw(_) | Scheme::Fusion { .. } => None,
@@ -355,7 +345,7 @@ impl Backend {
     /// blocks belong to zones) and PCM.
     pub fn free_blocks(&self) -> Option<u64> {
         match self.scheme()? {
-            Scheme::Page | Scheme::Cached => self.page_ftl().map(Ftl::free_blocks_total),
+            Scheme::Page(f) | Scheme::Cached(f) => Some(f.free_blocks_total()),
             Scheme::BlockMapped(h) => Some(h.ftl.free_blocks_total()),
             Scheme::Raw(_) | Scheme::Fusion { .. } | Scheme::Zoned(_) => None,
         }
@@ -369,8 +359,7 @@ impl Backend {
         };
         let max = |counts: &[u32]| counts.iter().copied().max().unwrap_or(0) as u64;
         match &n.scheme {
-            Scheme::Page | Scheme::Cached => n
-                .ftl
+            Scheme::Page(f) | Scheme::Cached(f) => f
                 .blocks()
                 .iter()
                 .map(|b| b.erase_count as u64)
@@ -455,7 +444,7 @@ impl Backend {
                     errors: Default::default(),
                 });
             }
-            Scheme::Page | Scheme::Cached => {}
+            Scheme::Page(_) | Scheme::Cached(_) => {}
         }
         f
     }

@@ -29,12 +29,13 @@
 use crate::config::{CacheConfig, CacheMode, CachePorts, SsdConfig};
 use crate::ctrl::cache::CacheBuffer;
 use crate::ctrl::datacheck::DataCheck;
-use crate::ctrl::fil::{Queue, Txn, TxnKind};
+use crate::ctrl::fil::{NoPageGc, Queue, Txn, TxnKind};
 use crate::ctrl::zoned::ZonedNand;
 use crate::ctrl::{Behind, FlashPort};
 use crate::error::{Error, Result};
 use crate::event::Event;
 use crate::ftl::mapping_cache::MappingCache;
+use crate::ftl::Ftl;
 use crate::iface::HostPort;
 use crate::media::dram::{Dram, DramTiming, Port};
 use crate::sim::{EventQueue, SimTime};
@@ -75,10 +76,11 @@ pub(crate) trait Lines {
     ) -> Result<()>;
 }
 
-impl Lines for FlashPort<'_> {
+/// The page FTL's port: the cache buffer works in front of the page-mapped FTL's map.
+impl Lines for FlashPort<'_, Ftl> {
     #[inline]
     fn lookup(&self, lpn: u64) -> Option<u32> {
-        FlashPort::lookup(self, lpn)
+        self.ftl.lookup(lpn)
     }
 
     #[inline]
@@ -109,14 +111,10 @@ impl Lines for FlashPort<'_> {
 
     #[inline]
     fn zoned(&self) -> Option<&ZonedNand> {
-        match &self.behind {
-            Behind::Zoned(z) => Some(z),
-            _ => None,
-        }
+        None
     }
 
-    /// Map the line's unit in the FTL behind the buffer and queue its program with the die's
-    /// host writes.
+    /// Map the line's unit in the page FTL and queue its program with the die's host writes.
     fn flush_out(
         &mut self,
         now: SimTime,
@@ -125,38 +123,6 @@ impl Lines for FlashPort<'_> {
         _line_bytes: u64,
         up: &mut HostPort,
     ) -> Result<()> {
-        let FlashPort {
-            fil,
-            ftl,
-            check,
-            behind,
-        } = &mut *self;
-        match behind {
-            // A block-mapped FTL: the line's page goes where that map puts it, after the merge
-            // work its write implies (queued first, on the same die).
-            Behind::Blocks(h) => return h.flush_line(now, lpn, slot, fil, ftl, check, up.q),
-            // A zoned drive: the line's block is at its zone's flush pointer (`flush_line`).
-            Behind::Zoned(z) => {
-                let pun = z.flush_unit(lpn);
-                if let Some(dc) = check.as_mut() {
-                    dc.flush(slot, pun, ftl);
-                }
-                let geo = &ftl.geo;
-                let t = fil.add_txn(Txn {
-                    kind: TxnKind::Flush,
-                    cmd: slot,
-                    pun,
-                    plane: geo.plane_of_block(geo.block_of_unit(pun)),
-                    host_bytes: 0,
-                    epoch: 0,
-                    aux: lpn as u32,
-                    overwrote: crate::ftl::NONE,
-                });
-                fil.enqueue(now, t, Queue::HostWrite, ftl, up.q);
-                return Ok(());
-            }
-            Behind::PageFtl => {}
-        }
         let pun = self.ftl.write(lpn)?;
         if let Some(m) = self.ftl.mapping.as_mut() {
             m.update_lpn(lpn);
@@ -181,6 +147,92 @@ impl Lines for FlashPort<'_> {
         self.fil.enqueue(now, t, Queue::HostWrite, self.ftl, up.q);
         self.drain_gc(now, up.q);
         Ok(())
+    }
+}
+
+/// The port of a scheme with its own map: the cache buffer works in front of the block map or
+/// the zones it carries (`Behind`), which the power-loss model does not cover.
+impl Lines for FlashPort<'_, NoPageGc> {
+    #[inline]
+    fn lookup(&self, lpn: u64) -> Option<u32> {
+        self.behind.lookup(lpn)
+    }
+
+    #[inline]
+    fn check(&mut self) -> Option<&mut DataCheck> {
+        self.check.as_mut()
+    }
+
+    #[inline]
+    fn mapping(&mut self) -> Option<&mut MappingCache> {
+        None
+    }
+
+    fn written_to_line(
+        &mut self,
+        _now: SimTime,
+        lpn: u64,
+        slot: u32,
+        _q: &mut EventQueue<Event>,
+    ) -> Result<()> {
+        if let Some(dc) = self.check.as_mut() {
+            dc.write_to_line_in_place(lpn, slot);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn zoned(&self) -> Option<&ZonedNand> {
+        match &self.behind {
+            Behind::Zoned(z) => Some(z),
+            _ => None,
+        }
+    }
+
+    /// Write the line's unit where the map behind the buffer puts it and queue its program
+    /// with the die's host writes.
+    fn flush_out(
+        &mut self,
+        now: SimTime,
+        lpn: u64,
+        slot: u32,
+        _line_bytes: u64,
+        up: &mut HostPort,
+    ) -> Result<()> {
+        let FlashPort {
+            fil,
+            ftl,
+            check,
+            behind,
+        } = &mut *self;
+        match behind {
+            // A block-mapped FTL: the line's page goes where that map puts it, after the merge
+            // work its write implies (queued first, on the same die).
+            Behind::Blocks(h) => h.flush_line(now, lpn, slot, fil, ftl, check, up.q),
+            // A zoned drive: the line's block is at its zone's flush pointer (`flush_line`).
+            Behind::Zoned(z) => {
+                let pun = z.flush_unit(lpn);
+                if let Some(dc) = check.as_mut() {
+                    dc.flush_in_place(slot, pun);
+                }
+                let geo = z.geometry();
+                let t = fil.add_txn(Txn {
+                    kind: TxnKind::Flush,
+                    cmd: slot,
+                    pun,
+                    plane: geo.plane_of_block(geo.block_of_unit(pun)),
+                    host_bytes: 0,
+                    epoch: 0,
+                    aux: lpn as u32,
+                    overwrote: crate::ftl::NONE,
+                });
+                fil.enqueue(now, t, Queue::HostWrite, &**ftl, up.q);
+                Ok(())
+            }
+            Behind::PageFtl => unreachable!(
+                "a scheme without the page FTL has a cache buffer only in front of a block map or zones"
+            ),
+        }
     }
 }
 

@@ -34,11 +34,18 @@ impl DataCheck {
     /// A write of `lpn` mapped straight to NAND unit `pun` (`old`: where it was mapped
     /// before; `ftl` as the write left it).
     pub fn write_to_nand(&mut self, lpn: u64, pun: u32, old: Option<u32>, ftl: &Ftl) {
-        let v = self.next(lpn);
-        self.on_nand.insert(pun, v);
+        self.write_to_nand_in_place(lpn, pun);
         if let Some(p) = self.power.as_deref_mut() {
             p.write_to_nand(lpn, pun, old, ftl);
         }
+    }
+
+    /// A write of `lpn` mapped straight to NAND unit `pun` by a scheme with its own map (a
+    /// block-mapped FTL, a zoned drive), which the power-loss model does not cover
+    /// (`Device::enable_power_loss`). (The `_in_place` hooks are the oracle's part alone.)
+    pub fn write_to_nand_in_place(&mut self, lpn: u64, pun: u32) {
+        let v = self.next(lpn);
+        self.on_nand.insert(pun, v);
     }
 
     /// A write of `lpn` placed in buffer line `slot`.
@@ -49,8 +56,9 @@ impl DataCheck {
         }
     }
 
-    /// A write of `lpn` placed in buffer line `slot` on a device without an FTL (PCM-only),
-    /// which the power-loss model does not cover (`Device::enable_power_loss`).
+    /// A write of `lpn` placed in buffer line `slot` on a device without the page FTL (PCM-only,
+    /// or a NAND scheme with its own map), which the power-loss model does not cover
+    /// (`Device::enable_power_loss`).
     pub fn write_to_line_in_place(&mut self, lpn: u64, slot: u32) {
         let v = self.next(lpn);
         self.in_line.insert(slot, v);
@@ -67,20 +75,30 @@ impl DataCheck {
 
     /// Line `slot` is being flushed to NAND unit `pun`.
     pub fn flush(&mut self, slot: u32, pun: u32, ftl: &Ftl) {
-        let v = self.in_line.get(&slot).copied().unwrap_or(0);
-        self.on_nand.insert(pun, v);
+        self.flush_in_place(slot, pun);
         if let Some(p) = self.power.as_deref_mut() {
             p.flush(slot, pun, ftl);
         }
     }
 
+    /// Line `slot` is being flushed to NAND unit `pun` of a scheme with its own map.
+    pub fn flush_in_place(&mut self, slot: u32, pun: u32) {
+        let v = self.in_line.get(&slot).copied().unwrap_or(0);
+        self.on_nand.insert(pun, v);
+    }
+
     /// GC copied `from` to `to`, where the FTL maps `lpn` (UNMAPPED if it has changed since).
     pub fn moved(&mut self, from: u32, to: u32, lpn: u32, ftl: &Ftl) {
-        let v = self.on_nand.get(&from).copied().unwrap_or(0);
-        self.on_nand.insert(to, v);
+        self.moved_in_place(from, to);
         if let Some(p) = self.power.as_deref_mut() {
             p.moved(from, to, lpn, ftl);
         }
+    }
+
+    /// A scheme with its own map copied `from` to `to` (a block-mapped FTL's merge).
+    pub fn moved_in_place(&mut self, from: u32, to: u32) {
+        let v = self.on_nand.get(&from).copied().unwrap_or(0);
+        self.on_nand.insert(to, v);
     }
 
     /// The power-loss model has taken a checkpoint whose map pages wait to be programmed
@@ -105,10 +123,15 @@ impl DataCheck {
 
     /// `lpn` is being trimmed (`ftl` before the trim).
     pub fn trimmed(&mut self, lpn: u64, ftl: &Ftl) {
-        self.latest.insert(lpn, 0);
+        self.trimmed_in_place(lpn);
         if let Some(p) = self.power.as_deref_mut() {
             p.trimmed(lpn, ftl.lookup(lpn), ftl);
         }
+    }
+
+    /// `lpn` of a scheme with its own map is being trimmed (or its zone reset).
+    pub fn trimmed_in_place(&mut self, lpn: u64) {
+        self.latest.insert(lpn, 0);
     }
 
     /// A read of `lpn` found its data in line `slot`, at NAND unit `pun`, or nowhere (None, None).

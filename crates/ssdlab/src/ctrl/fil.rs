@@ -170,8 +170,6 @@ pub struct Fil {
     gc_multiplane: bool,
     /// Read errors and read retry, with `[reliability]`.
     errors: Option<ErrorModel>,
-    /// Read transactions carry their block's erase count (see [`Fil::set_error_model`]).
-    wear_in_txn: bool,
     /// Read transactions that could not be decoded, until the HIL has heard of them.
     failed: Vec<u32>,
     /// Per plane, the page its page register holds as sensed (a global page id), or `NONE`
@@ -201,7 +199,6 @@ impl Fil {
             copyback: cfg.ftl.gc.copyback,
             gc_multiplane: cfg.nand.multiplane && cfg.ftl.gc.multiplane_copies,
             errors: None,
-            wear_in_txn: false,
             failed: Vec::new(),
             registers: vec![NONE; geo.planes() as usize],
             scheduler: cfg.controller.scheduling().0,
@@ -212,12 +209,9 @@ impl Fil {
     }
 
     /// Reads decode through `model`: some need read-retry steps, some fail. A block's wear is
-    /// its erase count in the page FTL's records, or with `wear_in_txn` the one the read
-    /// transaction carries in its `epoch` (a back end that keeps its own blocks' records: a
-    /// block-mapped FTL, a zoned drive).
-    pub fn set_error_model(&mut self, model: ErrorModel, wear_in_txn: bool) {
+    /// what the blocks' owner says ([`FlashOwner::erase_count`]).
+    pub fn set_error_model(&mut self, model: ErrorModel) {
         self.errors = Some(model);
-        self.wear_in_txn = wear_in_txn;
     }
 
     /// Whether read transaction `txn` could not be decoded (asked once, as it finishes).
@@ -239,7 +233,13 @@ impl Fil {
     /// any needs read-retry steps, the die senses again for the most any of them needs (each
     /// step: the page's tR, the unit's transfer and an ECC decode) and the step ends later;
     /// returns whether it did.
-    fn retry_reads(&mut self, now: SimTime, die: u32, op: &[u32], ftl: &Ftl) -> Option<SimTime> {
+    fn retry_reads<O: FlashOwner>(
+        &mut self,
+        now: SimTime,
+        die: u32,
+        op: &[u32],
+        owner: &O,
+    ) -> Option<SimTime> {
         let m = self.errors.as_mut()?;
         let mut steps = 0u32;
         let mut t_r = SimTime::ZERO;
@@ -257,10 +257,7 @@ impl Fil {
                 // Decoded from the register's data when it was sensed: the same bits again.
                 continue;
             }
-            let erase_count = match self.wear_in_txn {
-                true => epoch,
-                false => ftl.blocks()[self.geo.block_of_unit(pun) as usize].erase_count,
-            };
+            let erase_count = owner.erase_count(self.geo.block_of_unit(pun), epoch);
             let n = match m.read(erase_count) {
                 ReadOutcome::Decoded { retries } => retries,
                 ReadOutcome::Uncorrectable => {
@@ -334,12 +331,12 @@ impl Fil {
 
     /// Queue a transaction at its die and start the die if it is idle.
     #[inline]
-    pub(crate) fn enqueue(
+    pub(crate) fn enqueue<O: FlashOwner>(
         &mut self,
         now: SimTime,
         txn: u32,
         queue: Queue,
-        ftl: &Ftl,
+        owner: &O,
         q: &mut EventQueue<Event>,
     ) {
         let die = self.geo.die_of_plane(self.txns.get(txn).plane);
@@ -347,18 +344,18 @@ impl Fil {
         if self.scheduler != DieScheduler::ReadPriority {
             self.stamp(now, txn);
         }
-        self.start_die(now, die, ftl, q);
+        self.start_die(now, die, owner, q);
     }
 
     /// Queue transactions at their dies, then start the dies that are idle: units of one page
     /// queued together become one operation (a raw device's page is read or programmed once).
     #[inline]
-    pub(crate) fn enqueue_all(
+    pub(crate) fn enqueue_all<O: FlashOwner>(
         &mut self,
         now: SimTime,
         txns: &[u32],
         queue: Queue,
-        ftl: &Ftl,
+        owner: &O,
         q: &mut EventQueue<Event>,
     ) {
         for &t in txns {
@@ -370,7 +367,7 @@ impl Fil {
         }
         for &t in txns {
             let die = self.geo.die_of_plane(self.txns.get(t).plane);
-            self.start_die(now, die, ftl, q);
+            self.start_die(now, die, owner, q);
         }
     }
 
@@ -511,11 +508,11 @@ impl Fil {
 
     /// Start the die's next operation if it is idle and has work.
     #[inline]
-    pub(crate) fn start_die(
+    pub(crate) fn start_die<O: FlashOwner>(
         &mut self,
         now: SimTime,
         die: u32,
-        ftl: &Ftl,
+        owner: &O,
         q: &mut EventQueue<Event>,
     ) {
         let d = &self.dies[die as usize];
@@ -544,7 +541,7 @@ impl Fil {
                 // The most urgent plane decides; a hard one ends the search.
                 let mut most = Urgency::None;
                 for p in die * ppd..(die + 1) * ppd {
-                    match ftl.plane_urgency(p) {
+                    match owner.plane_urgency(p) {
                         Urgency::Hard => return Urgency::Hard,
                         u => most = most.max(u),
                     }
@@ -569,7 +566,7 @@ impl Fil {
                     d.gc_owed = d.gc_owed.saturating_sub(d.gc_partners.len() as u32);
                     self.start_gc_op(now, die, g, q)
                 }
-                None => self.start_die(now, die, ftl, q),
+                None => self.start_die(now, die, owner, q),
             }
             return;
         }
@@ -900,11 +897,11 @@ impl Fil {
     /// The current phase of `die`'s operation ended at `now`. GC phases are handled here;
     /// host reads and programs are returned to the caller.
     #[inline]
-    pub(crate) fn die_step(
+    pub(crate) fn die_step<O: FlashOwner>(
         &mut self,
         now: SimTime,
         die: u32,
-        ftl: &mut Ftl,
+        owner: &mut O,
         check: Option<&mut DataCheck>,
         q: &mut EventQueue<Event>,
     ) -> Result<Step> {
@@ -922,7 +919,7 @@ impl Fil {
         match phase {
             Phase::Sensed | Phase::Retried => {
                 if self.errors.is_some() && phase == Phase::Sensed {
-                    if let Some(end) = self.retry_reads(now, die, &op, ftl) {
+                    if let Some(end) = self.retry_reads(now, die, &op, owner) {
                         // Sensed again at `end`, with every outcome already decided.
                         let d = &mut self.dies[die as usize];
                         d.op = op;
@@ -933,7 +930,7 @@ impl Fil {
                 }
                 if self.dies[die as usize].read_ahead {
                     // Pages read ahead were decoded (with their retries) as any read's.
-                    return Ok(self.sensed_ahead(now, die, op, hits, ftl, q));
+                    return Ok(self.sensed_ahead(now, die, op, hits, owner, q));
                 }
                 self.counters.nand_pages_read += sensed_pages(&op, &self.txns, &self.geo, hits);
                 return Ok(Step::Sensed(op));
@@ -989,28 +986,22 @@ impl Fil {
                 let partners = std::mem::take(&mut self.dies[die as usize].gc_partners);
                 for m in std::iter::once(&g).chain(partners.iter()) {
                     self.counters.nand_pages_written += 1;
-                    // Only if the block was not erased (and reused) since the copy was cut.
-                    if ftl.blocks()[self.geo.block_of_unit(m.pun) as usize].epoch == m.epoch {
-                        for pun in m.pun..m.pun + m.units as u32 {
-                            ftl.mark_programmed(pun);
-                        }
-                    }
+                    owner.gc_copy_programmed(m.pun, m.units as u32, m.epoch);
                 }
                 self.dies[die as usize].gc_partners = partners;
-                self.finish_op(now, die, op, ftl, q);
+                self.finish_op(now, die, op, owner, q);
             }
             Phase::Erased => {
                 let g = self.dies[die as usize].gc_op;
-                ftl.erase_done(g.plane, g.pun, g.epoch)?;
-                self.drain_gc(now, ftl, check, q);
-                self.finish_op(now, die, op, ftl, q);
+                owner.gc_erased(self, now, &g, check, q)?;
+                self.finish_op(now, die, op, owner, q);
             }
             Phase::Suspending => {
                 // Suspended: the die takes the reads.
                 let d = &mut self.dies[die as usize];
                 d.op = op;
                 d.phase = Phase::Idle;
-                self.start_die(now, die, ftl, q);
+                self.start_die(now, die, owner, q);
             }
             Phase::Idle => unreachable!("a die step for an idle die"),
         }
@@ -1049,13 +1040,13 @@ impl Fil {
     /// transactions end here), the others go out as any read's.
     #[cold]
     #[inline(never)]
-    fn sensed_ahead(
+    fn sensed_ahead<O: FlashOwner>(
         &mut self,
         now: SimTime,
         die: u32,
         mut op: Vec<u32>,
         hits: u64,
-        ftl: &Ftl,
+        owner: &O,
         q: &mut EventQueue<Event>,
     ) -> Step {
         self.counters.nand_pages_read += sensed_pages(&op, &self.txns, &self.geo, hits);
@@ -1070,7 +1061,7 @@ impl Fil {
             }
         });
         if op.is_empty() {
-            self.finish_op(now, die, op, ftl, q);
+            self.finish_op(now, die, op, owner, q);
             return Step::Done;
         }
         Step::Sensed(op)
@@ -1089,27 +1080,27 @@ impl Fil {
     /// Every unit of a sensed read is out (the last transfer ended at `last_out`): the die is
     /// free for its next command, which the channel timeline places after these transfers.
     #[inline]
-    pub(crate) fn finish_read(
+    pub(crate) fn finish_read<O: FlashOwner>(
         &mut self,
         now: SimTime,
         die: u32,
         last_out: SimTime,
         op: Vec<u32>,
-        ftl: &Ftl,
+        owner: &O,
         q: &mut EventQueue<Event>,
     ) {
         self.dies[die as usize].busy += last_out - now;
-        self.finish_op(now, die, op, ftl, q);
+        self.finish_op(now, die, op, owner, q);
     }
 
     /// The die's operation is over: hand back its vector and start the next.
     #[inline]
-    pub(crate) fn finish_op(
+    pub(crate) fn finish_op<O: FlashOwner>(
         &mut self,
         now: SimTime,
         die: u32,
         op: Vec<u32>,
-        ftl: &Ftl,
+        owner: &O,
         q: &mut EventQueue<Event>,
     ) {
         let d = &mut self.dies[die as usize];
@@ -1117,7 +1108,103 @@ impl Fil {
         d.op.clear();
         d.phase = Phase::Idle;
         d.op_suspends = 0;
-        self.start_die(now, die, ftl, q);
+        self.start_die(now, die, owner, q);
+    }
+}
+
+/// What the FIL asks of whoever keeps the FTL state of the blocks it operates on: the page
+/// FTL ([`Ftl`]) under the page-mapped schemes, [`NoPageGc`] under the others. The FIL's calls
+/// are generic over it (never a trait object), so the page path is compiled for `Ftl` alone.
+pub(crate) trait FlashOwner {
+    /// How urgently `plane` needs GC: weighed against host writes while its die has GC jobs.
+    fn plane_urgency(&self, plane: u32) -> Urgency;
+    /// Erases of block `block`, the wear a read of it decodes at (read retry); `txn_epoch` is
+    /// what the read's transaction carries.
+    fn erase_count(&self, block: u32, txn_epoch: u32) -> u32;
+    /// A GC copy to units `pun..pun + units` was programmed; `epoch` was its block's when the
+    /// copy was cut.
+    fn gc_copy_programmed(&mut self, pun: u32, units: u32, epoch: u32);
+    /// GC's erase `g` is done: the block is free again, and the GC work that frees goes to
+    /// `fil`'s dies.
+    fn gc_erased(
+        &mut self,
+        fil: &mut Fil,
+        now: SimTime,
+        g: &GcOp,
+        check: Option<&mut DataCheck>,
+        q: &mut EventQueue<Event>,
+    ) -> Result<()>;
+}
+
+impl FlashOwner for Ftl {
+    #[inline]
+    fn plane_urgency(&self, plane: u32) -> Urgency {
+        Ftl::plane_urgency(self, plane)
+    }
+
+    /// The page FTL's own records of its blocks.
+    #[inline]
+    fn erase_count(&self, block: u32, _txn_epoch: u32) -> u32 {
+        self.blocks()[block as usize].erase_count
+    }
+
+    #[inline]
+    fn gc_copy_programmed(&mut self, pun: u32, units: u32, epoch: u32) {
+        // Only if the block was not erased (and reused) since the copy was cut.
+        if self.blocks()[self.geo.block_of_unit(pun) as usize].epoch == epoch {
+            for pun in pun..pun + units {
+                self.mark_programmed(pun);
+            }
+        }
+    }
+
+    #[inline]
+    fn gc_erased(
+        &mut self,
+        fil: &mut Fil,
+        now: SimTime,
+        g: &GcOp,
+        check: Option<&mut DataCheck>,
+        q: &mut EventQueue<Event>,
+    ) -> Result<()> {
+        self.erase_done(g.plane, g.pun, g.epoch)?;
+        fil.drain_gc(now, self, check, q);
+        Ok(())
+    }
+}
+
+/// The blocks' owner under a scheme that runs no page-FTL GC (block-mapped, raw, fusion,
+/// zoned): it emits no GC job, so no die ever weighs its urgency or finishes one of its GC
+/// copies or erases; the scheme keeps its own blocks' records, and a read transaction carries
+/// its block's erase count (a block-mapped FTL's, a zoned drive's; a raw device reads without
+/// an error model: validation refuses `[reliability]` on it).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct NoPageGc;
+
+impl FlashOwner for NoPageGc {
+    #[inline]
+    fn plane_urgency(&self, _plane: u32) -> Urgency {
+        Urgency::None
+    }
+
+    #[inline]
+    fn erase_count(&self, _block: u32, txn_epoch: u32) -> u32 {
+        txn_epoch
+    }
+
+    fn gc_copy_programmed(&mut self, _pun: u32, _units: u32, _epoch: u32) {
+        unreachable!("a scheme without page-FTL GC queues no GC copy")
+    }
+
+    fn gc_erased(
+        &mut self,
+        _fil: &mut Fil,
+        _now: SimTime,
+        _g: &GcOp,
+        _check: Option<&mut DataCheck>,
+        _q: &mut EventQueue<Event>,
+    ) -> Result<()> {
+        unreachable!("a scheme without page-FTL GC queues no GC erase")
     }
 }
 

@@ -6,8 +6,8 @@
 //! interface's), flash through [`FlashPort`], and the cache buffer, when there is one, through
 //! its manager.
 
-use super::buffer::BufferManager;
-use super::fil::{Queue, Txn, TxnKind};
+use super::buffer::{BufferManager, Lines};
+use super::fil::{FlashOwner, NoPageGc, Queue, Txn, TxnKind};
 use super::hybrid::HybridCtrl;
 use super::raw::RawNand;
 use super::zoned::{Arrival, ZonedNand};
@@ -17,7 +17,7 @@ use crate::config::{FtlKind, SsdConfig};
 use crate::error::Result;
 use crate::event::Event;
 use crate::ftl::mapping_cache::{Lookup, Stage};
-use crate::ftl::Refusal;
+use crate::ftl::{Ftl, Refusal};
 use crate::iface::HostPort;
 use crate::media::nand::Geometry;
 use crate::request::Op;
@@ -199,7 +199,7 @@ impl Hil {
         cmd: u32,
         h: &mut HybridCtrl,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<NoPageGc>,
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         if self.refuse_protected(now, cmd, up) {
@@ -229,11 +229,30 @@ impl Hil {
                     Ok(())
                 }
             },
-            _ => self.dispatch_mapped(now, cmd, up, flash, cache),
+            Op::Read => {
+                // `skip_media`: the firmware answers at once, only the data phase remains.
+                let end = up.push_read_data(now, cmd, len, 0);
+                up.complete(end, cmd);
+                Ok(())
+            }
+            Op::Write => {
+                // Its data first; the block map places it (`write_data_in_block`).
+                let end = up.link.pull_write_data(now, up.cmds.get(cmd));
+                up.q.push(end, Event::WriteDataIn { cmd });
+                Ok(())
+            }
+            // The device refuses erases and zone commands of a mapped device at submission.
+            Op::Erase => unreachable!("an erase on a device with an FTL"),
+            Op::Append
+            | Op::ZoneReset
+            | Op::ZoneFinish
+            | Op::ZoneOpen
+            | Op::ZoneClose
+            | Op::ZoneOffline => unreachable!("a zone command on a device without zones"),
         }
     }
 
-    /// A command of a device with a map (page or block): what is the same for both.
+    /// A command of the page-mapped FTL, once past the write protection.
     #[inline(always)]
     fn dispatch_mapped(
         &mut self,
@@ -320,7 +339,7 @@ impl Hil {
         cmd: u32,
         raw: &mut RawNand,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<NoPageGc>,
     ) {
         let c = up.cmds.get(cmd);
         let (op, offset, len) = (c.op, c.offset, c.len);
@@ -382,7 +401,13 @@ impl Hil {
     }
 
     /// A raw device's program has its data: program every unit where the request names it.
-    fn program_raw(&mut self, now: SimTime, cmd: u32, up: &mut HostPort, flash: &mut FlashPort) {
+    fn program_raw(
+        &mut self,
+        now: SimTime,
+        cmd: u32,
+        up: &mut HostPort,
+        flash: &mut FlashPort<NoPageGc>,
+    ) {
         let c = up.cmds.get(cmd);
         let (offset, len) = (c.offset, c.len);
         let unit = self.geo.unit_bytes;
@@ -416,7 +441,7 @@ impl Hil {
         cmd: u32,
         z: &mut ZonedNand,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<NoPageGc>,
         mut cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         let c = up.cmds.get(cmd);
@@ -584,14 +609,14 @@ impl Hil {
         zone: u32,
         z: &mut ZonedNand,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<NoPageGc>,
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         let start = zone as u64 * z.zones.zone_lbas();
         let extent = z.written_extent(zone);
         if let Some(dc) = flash.check.as_mut() {
             for lba in start..start + extent {
-                dc.trimmed(lba, flash.ftl);
+                dc.trimmed_in_place(lba);
                 dc.erased(z.unit_of(lba));
             }
         }
@@ -630,7 +655,7 @@ impl Hil {
         cmd: u32,
         z: &mut ZonedNand,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<NoPageGc>,
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         if self.write_skips_media(now, cmd, up) {
@@ -660,7 +685,7 @@ impl Hil {
         txns.extend(units_of(unit, offset, len).map(|(lba, covered)| {
             let pun = z.unit_of(lba);
             if let Some(dc) = flash.check.as_mut() {
-                dc.write_to_nand(lba, pun, None, flash.ftl);
+                dc.write_to_nand_in_place(lba, pun);
             }
             flash.fil.add_txn(self.raw_txn(
                 TxnKind::HostWrite,
@@ -684,7 +709,7 @@ impl Hil {
         now: SimTime,
         txn: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<NoPageGc>,
     ) {
         let t = flash.fil.remove_txn(txn);
         if t.cmd == crate::ftl::NONE {
@@ -870,7 +895,7 @@ impl Hil {
         now: SimTime,
         cmd: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<NoPageGc>,
     ) {
         if !self.write_skips_media(now, cmd, up) {
             self.program_raw(now, cmd, up, flash);
@@ -886,7 +911,7 @@ impl Hil {
         cmd: u32,
         h: &mut HybridCtrl,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<NoPageGc>,
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         if self.write_skips_media(now, cmd, up) {
@@ -908,7 +933,7 @@ impl Hil {
         cmd: u32,
         h: &mut HybridCtrl,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<NoPageGc>,
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         if h.ftl.read_only() {
@@ -1436,25 +1461,23 @@ impl Hil {
     /// read-modify-write, count it) and complete the command when it was the last. `behind`:
     /// what the cache buffer, when there is one, works in front of (whose map it follows).
     #[inline]
-    pub(crate) fn read_done(
+    pub(crate) fn read_done<O: MapOwner>(
         &mut self,
         ready: SimTime,
         txn: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<O>,
         cache: Option<&mut BufferManager>,
         behind: &mut Behind<'_>,
-    ) -> Result<()> {
+    ) -> Result<()>
+    where
+        for<'b> FlashPort<'b, O>: Lines,
+    {
         let t = flash.fil.remove_txn(txn);
         if matches!(t.kind, TxnKind::MapRead | TxnKind::MapUpdateRead) {
             // A translation page cannot fail to decode here: the model knows the map.
             flash.fil.take_failure(txn);
-            if t.kind == TxnKind::MapRead {
-                return self.map_loaded(ready, t.aux, up, flash, cache);
-            }
-            let m = flash.ftl.mapping.as_mut().expect("cached mapping");
-            m.update_read(t.aux);
-            return self.pump_map(ready, up, flash, cache);
+            return O::map_read_done(self, ready, &t, up, flash, cache);
         }
         let cmd = t.cmd;
         let failed = flash.fil.take_failure(txn);
@@ -1535,7 +1558,7 @@ impl Hil {
         txn: u32,
         mark: impl FnOnce(&Txn),
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<NoPageGc>,
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         let t = flash.fil.remove_txn(txn);
@@ -1546,16 +1569,19 @@ impl Hil {
     /// A cache buffer's flush of line `slot` is on NAND. Out of line: the flushes it starts
     /// may miss on their translation pages (cached map), which the HIL then reads.
     #[inline(never)]
-    fn flush_programmed(
+    fn flush_programmed<O: MapOwner>(
         &mut self,
         now: SimTime,
         slot: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<O>,
         bm: &mut BufferManager,
-    ) -> Result<()> {
+    ) -> Result<()>
+    where
+        for<'b> FlashPort<'b, O>: Lines,
+    {
         bm.flush_done(now, slot, up, flash)?;
-        self.pump_map(now, up, flash, Some(bm))
+        O::pump_map(self, now, up, flash, Some(bm))
     }
 
     /// A program transaction of a block-mapped FTL finished at `now`: recorded in its map, then
@@ -1567,7 +1593,7 @@ impl Hil {
         now: SimTime,
         txn: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<NoPageGc>,
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         let t = flash.fil.remove_txn(txn);
@@ -1590,14 +1616,17 @@ impl Hil {
 
     /// What a finished program means for its command.
     #[inline(always)]
-    fn programmed(
+    fn programmed<O: MapOwner>(
         &mut self,
         now: SimTime,
         t: Txn,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<O>,
         cache: Option<&mut BufferManager>,
-    ) -> Result<()> {
+    ) -> Result<()>
+    where
+        for<'b> FlashPort<'b, O>: Lines,
+    {
         if t.kind == TxnKind::MapWrite {
             // A translation page or a map checkpoint's page is on NAND: no command waited for
             // it (a checkpoint's counts once all its pages are).
@@ -1618,6 +1647,85 @@ impl Hil {
         if c.txns_left == 0 {
             up.complete(now, t.cmd);
         }
+        Ok(())
+    }
+}
+
+/// What a finished transaction leads to that only the page FTL's schemes have: a translation
+/// page read in, the map work a cache buffer's flush lets go on (a cached map). The HIL's paths
+/// that every NAND scheme shares (a read's or program's end) are generic over the blocks'
+/// owner, compiled once for the page FTL and once for the schemes with their own map.
+pub(crate) trait MapOwner: FlashOwner + Sized {
+    /// Translation page read `t` (`MapRead` or `MapUpdateRead`) is done.
+    fn map_read_done(
+        hil: &mut Hil,
+        ready: SimTime,
+        t: &Txn,
+        up: &mut HostPort,
+        flash: &mut FlashPort<Self>,
+        cache: Option<&mut BufferManager>,
+    ) -> Result<()>;
+    /// Start the map work that can go on now ([`Hil::pump_map`]).
+    fn pump_map(
+        hil: &mut Hil,
+        now: SimTime,
+        up: &mut HostPort,
+        flash: &mut FlashPort<Self>,
+        cache: Option<&mut BufferManager>,
+    ) -> Result<()>;
+}
+
+impl MapOwner for Ftl {
+    #[inline]
+    fn map_read_done(
+        hil: &mut Hil,
+        ready: SimTime,
+        t: &Txn,
+        up: &mut HostPort,
+        flash: &mut FlashPort<Self>,
+        cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
+        if t.kind == TxnKind::MapRead {
+            return hil.map_loaded(ready, t.aux, up, flash, cache);
+        }
+        let m = flash.ftl.mapping.as_mut().expect("cached mapping");
+        m.update_read(t.aux);
+        hil.pump_map(ready, up, flash, cache)
+    }
+
+    #[inline]
+    fn pump_map(
+        hil: &mut Hil,
+        now: SimTime,
+        up: &mut HostPort,
+        flash: &mut FlashPort<Self>,
+        cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
+        hil.pump_map(now, up, flash, cache)
+    }
+}
+
+/// A scheme with its own map reads and programs no translation page.
+impl MapOwner for NoPageGc {
+    fn map_read_done(
+        _hil: &mut Hil,
+        _ready: SimTime,
+        _t: &Txn,
+        _up: &mut HostPort,
+        _flash: &mut FlashPort<Self>,
+        _cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
+        unreachable!("a scheme with its own map reads no translation page")
+    }
+
+    #[inline]
+    fn pump_map(
+        _hil: &mut Hil,
+        _now: SimTime,
+        _up: &mut HostPort,
+        _flash: &mut FlashPort<Self>,
+        _cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
         Ok(())
     }
 }

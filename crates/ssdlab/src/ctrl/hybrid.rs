@@ -12,13 +12,13 @@
 
 use super::buffer::BufferManager;
 use super::datacheck::DataCheck;
-use super::fil::{Fil, Queue, Txn, TxnKind};
+use super::fil::{Fil, NoPageGc, Queue, Txn, TxnKind};
 use super::{units_of, FlashPort, HilCounters};
 use crate::config::SsdConfig;
 use crate::error::Result;
 use crate::event::Event;
 use crate::ftl::hybrid::{Hybrid, NandOp};
-use crate::ftl::{Ftl, Refusal, NONE};
+use crate::ftl::{Refusal, NONE};
 use crate::iface::HostPort;
 use crate::media::nand::Geometry;
 use crate::request::Status;
@@ -88,7 +88,7 @@ impl HybridCtrl {
         now: SimTime,
         cmd: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<NoPageGc>,
         counters: &mut HilCounters,
         mut cache: Option<&mut BufferManager>,
     ) -> Result<()> {
@@ -142,7 +142,7 @@ impl HybridCtrl {
         &mut self,
         offset: u64,
         len: u64,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<NoPageGc>,
         mut cache: Option<&mut BufferManager>,
     ) {
         let unit = self.geo.unit_bytes;
@@ -150,7 +150,7 @@ impl HybridCtrl {
             if covered == unit {
                 self.ftl.trim(lpn);
                 if let Some(dc) = flash.check.as_mut() {
-                    dc.trimmed(lpn, flash.ftl);
+                    dc.trimmed_in_place(lpn);
                 }
                 if let Some(bm) = cache.as_deref_mut() {
                     bm.discard(lpn);
@@ -167,7 +167,7 @@ impl HybridCtrl {
         now: SimTime,
         cmd: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<NoPageGc>,
         cache: Option<&BufferManager>,
     ) -> u32 {
         let c = up.cmds.get(cmd);
@@ -196,7 +196,7 @@ impl HybridCtrl {
         now: SimTime,
         cmd: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<NoPageGc>,
         mut cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         let c = up.cmds.get(cmd);
@@ -224,14 +224,14 @@ impl HybridCtrl {
                 let t = match op {
                     NandOp::Copy { from, to } => {
                         if let Some(dc) = flash.check.as_mut() {
-                            dc.moved(from, to, crate::ftl::UNMAPPED, flash.ftl);
+                            dc.moved_in_place(from, to);
                         }
                         self.txn(TxnKind::Copy, cmd, to, 0, from)
                     }
                     NandOp::Erase { block } => self.txn(TxnKind::Erase, cmd, block * upb, 0, 0),
                     NandOp::Program { pun } => {
                         if let Some(dc) = flash.check.as_mut() {
-                            dc.write_to_nand(lpn, pun, None, flash.ftl);
+                            dc.write_to_nand_in_place(lpn, pun);
                         }
                         if let Some(bm) = cache.as_deref_mut() {
                             bm.write_through(now, lpn, pun, &mut flash.with_blocks(self));
@@ -270,7 +270,7 @@ impl HybridCtrl {
         lpn: u64,
         slot: u32,
         fil: &mut Fil,
-        ftl: &mut Ftl,
+        owner: &NoPageGc,
         check: &mut Option<DataCheck>,
         q: &mut EventQueue<Event>,
     ) -> Result<()> {
@@ -282,20 +282,20 @@ impl HybridCtrl {
             let t = match op {
                 NandOp::Copy { from, to } => {
                     if let Some(dc) = check.as_mut() {
-                        dc.moved(from, to, crate::ftl::UNMAPPED, ftl);
+                        dc.moved_in_place(from, to);
                     }
                     self.txn(TxnKind::Copy, NONE, to, 0, from)
                 }
                 NandOp::Erase { block } => self.txn(TxnKind::Erase, NONE, block * upb, 0, 0),
                 NandOp::Program { pun } => {
                     if let Some(dc) = check.as_mut() {
-                        dc.flush(slot, pun, ftl);
+                        dc.flush_in_place(slot, pun);
                     }
                     self.txn(TxnKind::Flush, slot, pun, 0, 0)
                 }
             };
             let t = fil.add_txn(t);
-            fil.enqueue(now, t, Queue::HostWrite, ftl, q);
+            fil.enqueue(now, t, Queue::HostWrite, owner, q);
         }
         self.ops = ops;
         Ok(())

@@ -6,7 +6,8 @@
 //! layers on one side: `iface::HostPort` up to the host (the interface that moves data and
 //! posts completions, the host CPU that handles them, the command table, the event queue; the
 //! interface defines it, so the controller never names the host) and [`FlashPort`] down to
-//! flash (the FIL, the FTL, and the test oracle that watches both). This module also holds what
+//! flash (the FIL, whoever keeps the blocks' FTL state, and the test oracle that watches both).
+//! This module also holds what
 //! the firmware variants share: [`units_of`] and the read counters ([`HilCounters`]).
 
 pub mod backend;
@@ -32,7 +33,7 @@ use crate::event::Event;
 use crate::ftl::Ftl;
 use crate::sim::{EventQueue, SimTime};
 use datacheck::DataCheck;
-use fil::Fil;
+use fil::{Fil, FlashOwner};
 use hybrid::HybridCtrl;
 
 /// Logical units covered by a byte range, with the bytes of each that the range covers.
@@ -59,20 +60,23 @@ pub struct HilCounters {
 }
 
 /// The controller's way down to flash.
-pub(crate) struct FlashPort<'a> {
+pub(crate) struct FlashPort<'a, O = Ftl> {
     pub fil: &'a mut Fil,
-    pub ftl: &'a mut Ftl,
+    /// Whoever keeps the FTL state of the blocks (`fil::FlashOwner`): the page FTL under the
+    /// page-mapped schemes, `fil::NoPageGc` under the others.
+    pub ftl: &'a mut O,
     /// Tests only: the data-placement oracle.
     pub check: &'a mut Option<DataCheck>,
     /// What the cache buffer's lines flush into when it is not the page FTL.
     pub behind: Behind<'a>,
 }
 
-/// The back end a [`FlashPort`] reaches besides the page FTL (one tag: building a port costs
+/// The map a [`FlashPort`]'s cache buffer works in front of (one tag: building a port costs
 /// what it did with the block map alone). A PCM-only device has no flash port: its cache
 /// buffer's lines go to the PCM through `pcm::PcmLines`.
 pub(crate) enum Behind<'a> {
-    /// The page FTL (or a back end that has no cache buffer).
+    /// The page FTL's map, which the port carries (or, under a scheme with its own map, no
+    /// cache buffer at all).
     PageFtl,
     /// A block-mapped FTL, when the cache buffer works in front of it (its lines are flushed
     /// to, and checked against, that map instead of the page FTL's).
@@ -82,10 +86,10 @@ pub(crate) enum Behind<'a> {
     Zoned(&'a mut zoned::ZonedNand),
 }
 
-impl<'a> FlashPort<'a> {
+impl<'a, O: FlashOwner> FlashPort<'a, O> {
     /// The port to flash without a block-mapped FTL in it.
     #[inline(always)]
-    pub fn new(fil: &'a mut Fil, ftl: &'a mut Ftl, check: &'a mut Option<DataCheck>) -> Self {
+    pub fn new(fil: &'a mut Fil, ftl: &'a mut O, check: &'a mut Option<DataCheck>) -> Self {
         FlashPort {
             fil,
             ftl,
@@ -95,7 +99,7 @@ impl<'a> FlashPort<'a> {
     }
 
     /// This port with block-mapped FTL `h` in it, for the cache buffer's work in front of it.
-    pub fn with_blocks<'b>(&'b mut self, h: &'b mut HybridCtrl) -> FlashPort<'b> {
+    pub fn with_blocks<'b>(&'b mut self, h: &'b mut HybridCtrl) -> FlashPort<'b, O> {
         FlashPort {
             fil: self.fil,
             ftl: self.ftl,
@@ -105,7 +109,7 @@ impl<'a> FlashPort<'a> {
     }
 
     /// This port with zoned drive `z` in it, for the cache buffer's work in front of it.
-    pub fn with_zoned<'b>(&'b mut self, z: &'b mut zoned::ZonedNand) -> FlashPort<'b> {
+    pub fn with_zoned<'b>(&'b mut self, z: &'b mut zoned::ZonedNand) -> FlashPort<'b, O> {
         FlashPort {
             fil: self.fil,
             ftl: self.ftl,
@@ -115,7 +119,7 @@ impl<'a> FlashPort<'a> {
     }
 
     /// This port with `behind` in it: the back end whose map the cache buffer follows.
-    pub fn with_behind<'b>(&'b mut self, behind: &'b mut Behind<'_>) -> FlashPort<'b> {
+    pub fn with_behind<'b>(&'b mut self, behind: &'b mut Behind<'_>) -> FlashPort<'b, O> {
         FlashPort {
             fil: self.fil,
             ftl: self.ftl,
@@ -128,6 +132,18 @@ impl<'a> FlashPort<'a> {
         }
     }
 
+    /// A map-page program of the power-loss model's checkpoint tagged `tag` finished (a
+    /// `MapWrite` whose `cmd` is not `ftl::NONE`).
+    #[cold]
+    #[inline(never)]
+    pub fn checkpoint_page_programmed(&mut self, tag: u32) {
+        if let Some(p) = self.check.as_mut().and_then(|c| c.power.as_deref_mut()) {
+            p.checkpoint_page_programmed(tag);
+        }
+    }
+}
+
+impl FlashPort<'_, Ftl> {
     /// Hand the GC work the FTL emitted to the dies of its planes.
     #[inline]
     pub fn drain_gc(&mut self, now: SimTime, q: &mut EventQueue<Event>) {
@@ -172,26 +188,18 @@ impl<'a> FlashPort<'a> {
         }
         Ok(())
     }
+}
 
-    /// A map-page program of the power-loss model's checkpoint tagged `tag` finished (a
-    /// `MapWrite` whose `cmd` is not `ftl::NONE`).
-    #[cold]
-    #[inline(never)]
-    pub fn checkpoint_page_programmed(&mut self, tag: u32) {
-        if let Some(p) = self.check.as_mut().and_then(|c| c.power.as_deref_mut()) {
-            p.checkpoint_page_programmed(tag);
-        }
-    }
-
-    /// Where logical unit `lpn` is mapped, in whichever FTL keeps the map behind the cache
-    /// buffer.
+impl Behind<'_> {
+    /// Where logical unit `lpn` is mapped in the block map or zones the cache buffer works in
+    /// front of (the page FTL's port answers from its own map).
     #[inline]
     pub fn lookup(&self, lpn: u64) -> Option<u32> {
-        match &self.behind {
+        match self {
             Behind::Blocks(h) => h.ftl.lookup(lpn),
             // A zoned drive's block is at its place in its zone once programmed there.
             Behind::Zoned(z) => z.is_programmed(lpn).then(|| z.unit_of(lpn)),
-            Behind::PageFtl => self.ftl.lookup(lpn),
+            Behind::PageFtl => unreachable!("a scheme without the page FTL has a cache buffer only in front of a block map or zones"),
         }
     }
 }

@@ -174,6 +174,11 @@ impl ZonedNand {
         z
     }
 
+    /// The NAND geometry the zones lie on.
+    pub fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+
     /// `[reliability]`: each block is bad from the factory with probability
     /// `factory_bad_block_rate` (the page FTL's random stream and block order); a zone holding
     /// one starts offline.

@@ -16,10 +16,10 @@
 
 use crate::config::{BackendKind, PriorityClass, SsdConfig};
 pub use crate::ctrl::backend::{Backend, BackendFigures, NandBackend, Scheme};
-use crate::ctrl::buffer::{BufferManager, DataPath};
+use crate::ctrl::buffer::{BufferManager, DataPath, Lines};
 use crate::ctrl::datacheck::DataCheck;
-use crate::ctrl::fil::{Fil, Step};
-use crate::ctrl::hil::Hil;
+use crate::ctrl::fil::{Fil, NoPageGc, Step};
+use crate::ctrl::hil::{Hil, MapOwner};
 use crate::ctrl::pcm::PcmCtrl;
 /// A zoned drive's zone actions and states, as drivers name them (Zone Management Send, Report
 /// Zones).
@@ -138,9 +138,8 @@ pub struct Device {
     idle_after: SimTime,
     submissions: u32,
     /// Whether the page FTL's map is larger than a processor's caches
-    /// ([`Device::map_outgrows_caches`]; never where the page FTL is not the map: a drive's
-    /// prefetches would warm an idle one): asked once per request, so kept rather than found
-    /// through the back end each time.
+    /// ([`Device::map_outgrows_caches`]; never under a scheme without the page FTL: no map to
+    /// warm): asked once per request, so kept rather than found through the back end each time.
     map_outgrows_caches: bool,
     /// The seed it was built with (a power cycle rebuilds it).
     seed: u64,
@@ -409,10 +408,9 @@ impl Device {
             data_store_bytes,
             ..Default::default()
         };
-        // The page FTL's tables, on every device with NAND: a scheme that keeps its own map
-        // still holds an idle page FTL for the FIL's GC (`NandBackend::ftl`). A PCM-only device
-        // has none.
-        if let Some(f) = self.backend.nand().map(|n| n.ftl.memory()) {
+        // The page FTL's tables, where it keeps the map: a scheme with its own map has no page
+        // FTL, nor has a PCM-only device.
+        if let Some(f) = self.backend.page_ftl().map(Ftl::memory) {
             m.map_bytes = f.map_bytes;
             m.reverse_map_bytes = f.reverse_map_bytes;
             m.programmed_bits_bytes = f.programmed_bits_bytes;
@@ -453,11 +451,9 @@ impl Device {
             .ftl
             .checkpoint_units
             .unwrap_or(crate::config::DEFAULT_CHECKPOINT_UNITS);
-        let model = match &mut self.backend {
-            Backend::Nand(n) if matches!(n.scheme, Scheme::Page | Scheme::Cached) => {
-                crate::ctrl::power_loss::PowerLoss::new(plp, checkpoint_units, &mut n.ftl)
-            }
-            _ => {
+        let model = match self.backend.page_ftl_mut() {
+            Some(ftl) => crate::ctrl::power_loss::PowerLoss::new(plp, checkpoint_units, ftl),
+            None => {
                 return Err(Error::Config(format!(
                 "{what}: the power-loss model covers the page-mapped FTL (ftl.kind = \"page\"), \
                  this device's back end is {} (a fusion device's host-side FTL has its own: \
@@ -638,9 +634,11 @@ impl Device {
     /// simulation): for a driver that knows a request before it submits it.
     #[inline(always)]
     pub fn prefetch_map(&self, offset: u64) {
-        if let Backend::Nand(n) = &self.backend {
-            if let Some(lpn) = map_unit(&n.geo, &n.ftl, offset) {
-                n.ftl.prefetch(lpn);
+        if let Some(n) = self.backend.nand() {
+            if let Scheme::Page(ftl) | Scheme::Cached(ftl) = &n.scheme {
+                if let Some(lpn) = map_unit(&n.geo, ftl, offset) {
+                    ftl.prefetch(lpn);
+                }
             }
         }
     }
@@ -649,12 +647,14 @@ impl Device {
     /// of the unit it points to that a read or write of it touches.
     #[inline(always)]
     pub fn prefetch_map_target(&self, op: Op, offset: u64) {
-        if let Backend::Nand(n) = &self.backend {
-            if let Some(lpn) = map_unit(&n.geo, &n.ftl, offset) {
-                match op {
-                    Op::Read => n.ftl.prefetch_read_target(lpn),
-                    Op::Write => n.ftl.prefetch_target(lpn),
-                    _ => {}
+        if let Some(n) = self.backend.nand() {
+            if let Scheme::Page(ftl) | Scheme::Cached(ftl) = &n.scheme {
+                if let Some(lpn) = map_unit(&n.geo, ftl, offset) {
+                    match op {
+                        Op::Read => ftl.prefetch_read_target(lpn),
+                        Op::Write => ftl.prefetch_target(lpn),
+                        _ => {}
+                    }
                 }
             }
         }
@@ -898,9 +898,16 @@ impl Device {
             geo,
             hil,
             fil,
-            ftl,
             scheme,
         } = nand;
+        let ftl = match scheme {
+            Scheme::Page(ftl) | Scheme::Cached(ftl) => ftl,
+            other => {
+                let up = HostPort { q, cmds, link, cpu };
+                let cache = cache.buffer_mut();
+                return Self::handle_own_map(now, ev, hil, fil, other, up, cache, check);
+            }
+        };
         match ev {
             Event::Submit { cmd } => {
                 // The command is dispatched a fetch and some firmware time from now: start the
@@ -912,7 +919,6 @@ impl Device {
                 match link {
                     Interface::Nvme(n) => n.on_doorbell(now, cmd, c.sq, q),
                     // The command came over the interface itself: no queue to fetch from.
-                    // A fusion device's commands all go through the one firmware core.
                     _ => hil.accept(now, cmd, c.len, &ftl.stats, q),
                 }
             }
@@ -940,65 +946,124 @@ impl Device {
                 let mut flash = FlashPort::new(fil, ftl, check);
                 let cache = cache.buffer_mut();
                 match ev {
-                    Event::Dispatch { cmd } => match scheme {
-                        Scheme::Page | Scheme::Cached => {
-                            hil.dispatch(now, cmd, &mut up, &mut flash, cache)?
-                        }
-                        Scheme::BlockMapped(h) => {
-                            hil.dispatch_block(now, cmd, h, &mut up, &mut flash, cache)?
-                        }
-                        // The fusion firmware's command distribution (`ctrl::fusion`).
-                        Scheme::Fusion { pcm, .. } if up.cmds.get(cmd).space == Space::Pcm => {
-                            pcm.dispatch(now, cmd, &mut up, None, flash.check)?
-                        }
-                        Scheme::Raw(raw) | Scheme::Fusion { raw, .. } => {
-                            hil.dispatch_raw(now, cmd, raw, &mut up, &mut flash)
-                        }
-                        Scheme::Zoned(z) => {
-                            hil.dispatch_zoned(now, cmd, z, &mut up, &mut flash, cache)?
-                        }
-                    },
-                    Event::WriteDataIn { cmd } => match scheme {
-                        Scheme::BlockMapped(h) => {
-                            hil.write_data_in_block(now, cmd, h, &mut up, &mut flash, cache)?
-                        }
-                        Scheme::Raw(_) | Scheme::Fusion { .. } => {
-                            hil.write_data_in_raw(now, cmd, &mut up, &mut flash)
-                        }
-                        Scheme::Zoned(z) => {
-                            hil.write_data_in_zoned(now, cmd, z, &mut up, &mut flash, cache)?
-                        }
-                        Scheme::Page | Scheme::Cached => {
-                            hil.write_data_in(now, cmd, &mut up, &mut flash, cache)?
-                        }
-                    },
-                    // A fusion device's PCM events: the NAND path above never asks which
-                    // medium it serves.
-                    Event::PcmDispatch { cmd } => {
-                        fusion_pcm(scheme).dispatch(now, cmd, &mut up, cache, flash.check)?
+                    Event::Dispatch { cmd } => {
+                        hil.dispatch(now, cmd, &mut up, &mut flash, cache)?
                     }
-                    Event::PcmDataIn { cmd } => {
-                        fusion_pcm(scheme).write_data_in(now, cmd, &mut up, cache, flash.check)?
+                    Event::WriteDataIn { cmd } => {
+                        hil.write_data_in(now, cmd, &mut up, &mut flash, cache)?
                     }
-                    Event::PcmWriteEnd { write } => {
-                        fusion_pcm(scheme).write_end(now, write, &mut up, cache, flash.check)?
+                    Event::RmwDone { cmd } => {
+                        hil.write_units(now, cmd, &mut up, &mut flash, cache)?
                     }
-                    Event::PcmFlushEnd { slot } => {
-                        fusion_pcm(scheme).flush_end(now, slot, &mut up, cache, flash.check)?
-                    }
-                    Event::RmwDone { cmd } => match scheme {
-                        Scheme::BlockMapped(h) => {
-                            Hil::write_units_block(now, cmd, h, &mut up, &mut flash, cache)?
-                        }
-                        _ => hil.write_units(now, cmd, &mut up, &mut flash, cache)?,
-                    },
                     Event::MapReady { cmd, write } => {
                         let stage = if write { Stage::Write } else { Stage::Read };
                         hil.map_resume(now, cmd, stage, &mut up, &mut flash, cache)?
                     }
                     Event::DieStep { die } => {
-                        Self::die_step(now, die, hil, scheme, &mut up, &mut flash, cache)?
+                        Self::die_step_page(now, die, hil, &mut up, &mut flash, cache)?
                     }
+                    _ => unreachable!("driver events are handled in Device::step, PCM's are PCM's"),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Handle one event of a NAND scheme with its own map (block-mapped, raw, fusion, zoned):
+    /// no page FTL, so no map entry to warm and no page-FTL GC work to charge to the firmware
+    /// core; the flash port carries `NoPageGc`. Never inlined (as the PCM-only handler): the
+    /// page FTL's event loop stays as small as without these schemes.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn handle_own_map(
+        now: SimTime,
+        ev: Event,
+        hil: &mut Hil,
+        fil: &mut Fil,
+        scheme: &mut Scheme,
+        mut up: HostPort,
+        cache: Option<&mut BufferManager>,
+        check: &mut Option<DataCheck>,
+    ) -> Result<()> {
+        let no_page_gc = crate::ftl::FtlStats::default();
+        match ev {
+            Event::Submit { cmd } => {
+                let c = up.cmds.get(cmd);
+                match up.link {
+                    Interface::Nvme(n) => n.on_doorbell(now, cmd, c.sq, up.q),
+                    // The command came over the interface itself: no queue to fetch from.
+                    // A fusion device's commands all go through the one firmware core.
+                    _ => hil.accept(now, cmd, c.len, &no_page_gc, up.q),
+                }
+            }
+            Event::FetchDone { sq } => {
+                let Interface::Nvme(n) = up.link else {
+                    unreachable!("only NVMe fetches")
+                };
+                for _ in 0..n.fetch_done(sq) {
+                    let cmd = n.fetched(sq);
+                    hil.accept(now, cmd, up.cmds.get(cmd).len, &no_page_gc, up.q);
+                }
+                n.fetch_more(now, sq, up.q);
+            }
+            Event::SlotFree => slot_freed(now, up.link, up.q),
+            // The rest reach past the HIL: through the ports.
+            _ => {
+                let up = &mut up;
+                let mut owner = NoPageGc;
+                let flash = &mut FlashPort::new(fil, &mut owner, check);
+                match ev {
+                    Event::Dispatch { cmd } => match scheme {
+                        Scheme::BlockMapped(h) => {
+                            hil.dispatch_block(now, cmd, h, up, flash, cache)?
+                        }
+                        // The fusion firmware's command distribution (`ctrl::fusion`).
+                        Scheme::Fusion { pcm, .. } if up.cmds.get(cmd).space == Space::Pcm => {
+                            pcm.dispatch(now, cmd, up, None, flash.check)?
+                        }
+                        Scheme::Raw(raw) | Scheme::Fusion { raw, .. } => {
+                            hil.dispatch_raw(now, cmd, raw, up, flash)
+                        }
+                        Scheme::Zoned(z) => hil.dispatch_zoned(now, cmd, z, up, flash, cache)?,
+                        Scheme::Page(_) | Scheme::Cached(_) => unreachable!("the page FTL's"),
+                    },
+                    Event::WriteDataIn { cmd } => match scheme {
+                        Scheme::BlockMapped(h) => {
+                            hil.write_data_in_block(now, cmd, h, up, flash, cache)?
+                        }
+                        Scheme::Raw(_) | Scheme::Fusion { .. } => {
+                            hil.write_data_in_raw(now, cmd, up, flash)
+                        }
+                        Scheme::Zoned(z) => {
+                            hil.write_data_in_zoned(now, cmd, z, up, flash, cache)?
+                        }
+                        Scheme::Page(_) | Scheme::Cached(_) => unreachable!("the page FTL's"),
+                    },
+                    // A fusion device's PCM events: the NAND path above never asks which
+                    // medium it serves.
+                    Event::PcmDispatch { cmd } => {
+                        fusion_pcm(scheme).dispatch(now, cmd, up, cache, flash.check)?
+                    }
+                    Event::PcmDataIn { cmd } => {
+                        fusion_pcm(scheme).write_data_in(now, cmd, up, cache, flash.check)?
+                    }
+                    Event::PcmWriteEnd { write } => {
+                        fusion_pcm(scheme).write_end(now, write, up, cache, flash.check)?
+                    }
+                    Event::PcmFlushEnd { slot } => {
+                        fusion_pcm(scheme).flush_end(now, slot, up, cache, flash.check)?
+                    }
+                    // Only a block-mapped FTL reads before it writes, of these schemes.
+                    Event::RmwDone { cmd } => match scheme {
+                        Scheme::BlockMapped(h) => {
+                            Hil::write_units_block(now, cmd, h, up, flash, cache)?
+                        }
+                        _ => unreachable!("a read-modify-write of a scheme without a map"),
+                    },
+                    Event::DieStep { die } => {
+                        Self::die_step_own_map(now, die, hil, scheme, up, flash, cache)?
+                    }
+                    // No translation pages: no map to wait for.
                     _ => unreachable!("driver events are handled in Device::step"),
                 }
             }
@@ -1045,16 +1110,52 @@ impl Device {
         Ok(())
     }
 
-    /// A die's phase ended: the FIL handles GC phases itself and returns the reads and programs
-    /// that ended, which the HIL finishes one by one before the die takes its next operation.
+    /// A die's phase ended, on the page FTL: the FIL handles GC phases itself and returns the
+    /// reads and programs that ended, which the HIL finishes one by one before the die takes
+    /// its next operation.
     #[inline]
-    fn die_step(
+    fn die_step_page(
+        now: SimTime,
+        die: u32,
+        hil: &mut Hil,
+        up: &mut HostPort,
+        flash: &mut FlashPort,
+        mut cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
+        match flash
+            .fil
+            .die_step(now, die, flash.ftl, flash.check.as_mut(), up.q)?
+        {
+            Step::Sensed(op) => {
+                let cache = cache.as_deref_mut();
+                Self::sensed(now, die, op, hil, up, flash, cache, &mut Behind::PageFtl)?
+            }
+            Step::Programmed(op) => {
+                for &t in &op {
+                    hil.program_done(now, t, up, flash, cache.as_deref_mut())?;
+                }
+                flash.fil.finish_op(now, die, op, flash.ftl, up.q);
+            }
+            // The page FTL's erases are its GC's, which the FIL finishes itself.
+            Step::Erased(_) => unreachable!("a block erase on the page FTL"),
+            Step::Done => {}
+        }
+        if flash.ftl.mapping.is_some() {
+            // GC started by an erase moved units: their translation pages need updates.
+            hil.pump_map(now, up, flash, cache)?;
+        }
+        Ok(())
+    }
+
+    /// A die's phase ended, under a scheme with its own map: its reads, programs and erases
+    /// go back to the HIL's handlers of the scheme.
+    fn die_step_own_map(
         now: SimTime,
         die: u32,
         hil: &mut Hil,
         scheme: &mut Scheme,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<NoPageGc>,
         mut cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         match flash
@@ -1069,13 +1170,7 @@ impl Device {
                     (Some(_), Scheme::Zoned(z)) => Behind::Zoned(z),
                     _ => Behind::PageFtl,
                 };
-                let mut last = now;
-                for &t in &op {
-                    let (out, ready) = flash.fil.read_out(now, die);
-                    last = out;
-                    hil.read_done(ready, t, up, flash, cache.as_deref_mut(), &mut behind)?;
-                }
-                flash.fil.finish_read(now, die, last, op, flash.ftl, up.q);
+                Self::sensed(now, die, op, hil, up, flash, cache, &mut behind)?
             }
             Step::Programmed(op) => {
                 match scheme {
@@ -1102,11 +1197,7 @@ impl Device {
                             hil.program_done_by(now, t, |_| {}, up, flash, cache)?;
                         }
                     }
-                    Scheme::Page | Scheme::Cached => {
-                        for &t in &op {
-                            hil.program_done(now, t, up, flash, cache.as_deref_mut())?;
-                        }
-                    }
+                    Scheme::Page(_) | Scheme::Cached(_) => unreachable!("the page FTL's"),
                 }
                 flash.fil.finish_op(now, die, op, flash.ftl, up.q);
             }
@@ -1118,10 +1209,33 @@ impl Device {
             }
             Step::Done => {}
         }
-        if flash.ftl.mapping.is_some() {
-            // GC started by an erase moved units: their translation pages need updates.
-            hil.pump_map(now, up, flash, cache)?;
+        Ok(())
+    }
+
+    /// A read's units were sensed: each goes out on the channel and to the HIL, then the die is
+    /// free. `behind`: what the cache buffer, if any, works in front of.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn sensed<O: MapOwner>(
+        now: SimTime,
+        die: u32,
+        op: Vec<u32>,
+        hil: &mut Hil,
+        up: &mut HostPort,
+        flash: &mut FlashPort<O>,
+        mut cache: Option<&mut BufferManager>,
+        behind: &mut Behind<'_>,
+    ) -> Result<()>
+    where
+        for<'b> FlashPort<'b, O>: Lines,
+    {
+        let mut last = now;
+        for &t in &op {
+            let (out, ready) = flash.fil.read_out(now, die);
+            last = out;
+            hil.read_done(ready, t, up, flash, cache.as_deref_mut(), behind)?;
         }
+        flash.fil.finish_read(now, die, last, op, flash.ftl, up.q);
         Ok(())
     }
 
@@ -1146,9 +1260,10 @@ impl Device {
     #[cold]
     fn host_leaves(&mut self, now: SimTime) -> Result<()> {
         if let Backend::Nand(n) = &mut self.backend {
-            n.ftl.set_idle(true)?;
-            n.fil
-                .drain_gc(now, &mut n.ftl, self.check.as_mut(), &mut self.q);
+            if let Scheme::Page(ftl) | Scheme::Cached(ftl) = &mut n.scheme {
+                ftl.set_idle(true)?;
+                n.fil.drain_gc(now, ftl, self.check.as_mut(), &mut self.q);
+            }
         }
         Ok(())
     }
@@ -1158,10 +1273,10 @@ impl Device {
     #[inline]
     fn host_returns(&mut self) -> Result<()> {
         self.submissions = self.submissions.wrapping_add(1);
-        match &mut self.backend {
-            Backend::Nand(n) => n.ftl.set_idle(false),
-            // No GC to hold back.
-            Backend::Pcm(_) => Ok(()),
+        match self.backend.page_ftl_mut() {
+            Some(ftl) => ftl.set_idle(false),
+            // No page-FTL GC to hold back.
+            None => Ok(()),
         }
     }
 

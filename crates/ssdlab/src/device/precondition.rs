@@ -32,12 +32,12 @@ impl Device {
         let Backend::Nand(nand) = self.backend_mut() else {
             return Ok(t0.elapsed().as_secs_f64());
         };
-        match &mut nand.scheme {
+        let ftl = match &mut nand.scheme {
             // A fusion device's NAND is its host's to fill; a zoned drive is written by its
             // host only (validation refuses preconditioning for it).
             Scheme::Fusion { .. } | Scheme::Zoned(_) => return Ok(t0.elapsed().as_secs_f64()),
             Scheme::BlockMapped(h) => {
-                // A block-mapped FTL keeps its own map; the page FTL stays idle.
+                // A block-mapped FTL keeps its own map.
                 if p.fill == FillMode::SteadyState {
                     let mut report = tenth_seconds(progress);
                     let mut keep_going = || report(0, 0);
@@ -47,10 +47,11 @@ impl Device {
                     .precondition(p.fill == FillMode::Sequential, p.random_overwrite, seed)?;
                 return Ok(t0.elapsed().as_secs_f64());
             }
-            Scheme::Page | Scheme::Cached | Scheme::Raw(_) => {}
-        }
+            // Validation refuses preconditioning for a raw device: its driver prepares the media.
+            Scheme::Raw(_) => return Ok(t0.elapsed().as_secs_f64()),
+            Scheme::Page(ftl) | Scheme::Cached(ftl) => ftl,
+        };
         if p.fill != FillMode::None || p.random_overwrite > 0.0 {
-            let ftl = &mut nand.ftl;
             let mut report = tenth_seconds(progress);
             let mut keep_going = || report(0, 0);
             if p.fill == FillMode::SteadyState {

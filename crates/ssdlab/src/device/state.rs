@@ -9,7 +9,7 @@
 //! disk reads, and the map tables, mostly closed form after preconditioning, are written as
 //! the chunks that hold anything (docs/state.md has the figures).
 
-use super::{Backend, Device, Scheme};
+use super::Device;
 use crate::config::SsdConfig;
 use crate::error::{Error, Result};
 use crate::ftl::state_io::{StateReader, StateWriter};
@@ -159,14 +159,13 @@ impl Device {
     /// The page-mapped FTL that keeps the map, whose state a saved state is; an error on
     /// another back end (`SsdConfig::state_unsupported` refuses their configs first).
     fn page_ftl(&self) -> Result<&crate::ftl::Ftl> {
-        match &self.backend {
-            Backend::Nand(n) if matches!(n.scheme, Scheme::Page | Scheme::Cached) => Ok(&n.ftl),
-            other => Err(Error::Config(format!(
+        self.backend.page_ftl().ok_or_else(|| {
+            Error::Config(format!(
                 "saving a drive state: only the page-mapped FTL (ftl.kind = \"page\", full or \
                  cached map) saves one; this device's back end is {}",
-                other.kind().name()
-            ))),
-        }
+                self.backend.kind().name()
+            ))
+        })
     }
 
     /// What a drive does at a clean shutdown before its state is saved: a cache buffer's dirty
@@ -223,12 +222,15 @@ impl Device {
             )));
         }
         let made_by = r.str("description", MOST_TEXT)?;
-        let Backend::Nand(n) = &mut self.backend else {
+        let kind = self.backend.kind();
+        let Some(ftl) = self.backend.page_ftl_mut() else {
             return Err(Error::Config(format!(
-                "state file {path}: a PCM-only device has no FTL to load a state into"
+                "state file {path}: only the page-mapped FTL loads a state; this device's back \
+                 end is {}",
+                kind.name()
             )));
         };
-        n.ftl.load_state(&mut r)?;
+        ftl.load_state(&mut r)?;
         r.finish()?;
         Ok(made_by)
     }

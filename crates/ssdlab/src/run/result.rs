@@ -357,7 +357,10 @@ fn power_inputs(
             ..PowerInputs::default()
         };
     };
-    let (fil, f, geo) = (&nand.fil.counters, &nand.ftl.stats, &nand.geo);
+    let (fil, geo) = (&nand.fil.counters, &nand.geo);
+    // Units the page FTL's GC moved (a scheme with its own map counts its copies in
+    // `backend_copies`).
+    let gc_units_moved = dev.ftl().map_or(0, |f| f.stats.gc_units_moved);
     PowerInputs {
         seconds: secs,
         dies: nand.fil.die_busy().count() as u64,
@@ -371,7 +374,7 @@ fn power_inputs(
             .hil
             .counters
             .host_units_read
-            .saturating_add(f.gc_units_moved))
+            .saturating_add(gc_units_moved))
         .saturating_mul(geo.unit_bytes)
         .saturating_add(backend_copies.saturating_mul(geo.page_bytes)),
         bytes_written: fil.nand_pages_written.saturating_mul(geo.page_bytes),
