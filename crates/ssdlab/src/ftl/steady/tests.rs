@@ -441,3 +441,96 @@ fn streams_reach_their_steady_state_through_the_wear_model() {
         );
     }
 }
+
+/// WAF of `count` random overwrites skewed as `skew` says (None: uniform).
+fn waf_of_skewed(ftl: &mut Ftl, count: u64, skew: Option<HotCold>, seed: u64) -> f64 {
+    let (host, moved) = (ftl.stats.host_units_written, ftl.stats.gc_units_moved);
+    ftl.instant = true;
+    let mut rng = Rng::stream(seed, "test");
+    let n = ftl.logical_units();
+    let skew = skew.map(|h| Skew::over(h, n));
+    for _ in 0..count {
+        ftl.write(draw_overwrite(skew.as_ref(), &mut rng, n))
+            .unwrap();
+    }
+    let host = ftl.stats.host_units_written - host;
+    (host + ftl.stats.gc_units_moved - moved) as f64 / host as f64
+}
+
+/// The valid units of every block that holds data (full or open), sorted; and, with a skew,
+/// of the hot ones.
+fn valid_counts(ftl: &Ftl, hot: u64) -> (Vec<u32>, Vec<u32>) {
+    let upb = ftl.geo.units_per_block();
+    let mut all = Vec::new();
+    let mut hots = Vec::new();
+    for (b, blk) in ftl.blocks.iter().enumerate() {
+        if blk.state == BlockState::Free || blk.state == BlockState::Bad {
+            continue;
+        }
+        all.push(blk.valid);
+        let first = b as u32 * upb;
+        hots.push(
+            (first..first + upb)
+                .filter(|&p| (ftl.p2l_at(p) as u64) < hot)
+                .count() as u32,
+        );
+    }
+    all.sort_unstable();
+    hots.sort_unstable();
+    (all, hots)
+}
+
+fn deciles(v: &[u32]) -> Vec<u32> {
+    (1..10).map(|d| v[v.len() * d / 10]).collect()
+}
+
+#[test]
+#[ignore]
+fn explore_skew() {
+    for policy in ["greedy", "cost-benefit"] {
+        for (h, w) in [(0.2, 0.8), (0.1, 0.9)] {
+            let mut cfg = drive();
+            cfg.ftl.gc.policy = if policy == "greedy" {
+                crate::config::GcPolicy::Greedy
+            } else {
+                crate::config::GcPolicy::CostBenefit
+            };
+            let hc = HotCold {
+                hot_fraction: h,
+                hot_write_fraction: w,
+            };
+            cfg.precondition.hot_fraction = Some(h);
+            cfg.precondition.hot_write_fraction = Some(w);
+            let t = std::time::Instant::now();
+            let mut copied = Ftl::new(&cfg, 3);
+            let steady = copied.reach_steady_state(&cfg, 3, &mut || true).unwrap();
+            let n = copied.logical_units();
+            let hot = hc.hot_units(n);
+            let (ca, ch) = valid_counts(&copied, hot);
+            let first = waf_of_skewed(&mut copied, n / 4, Some(hc), 4);
+            let later = waf_of_skewed(&mut copied, 2 * n, Some(hc), 5);
+            println!(
+                "{policy} {h}/{w}: steady {steady:?} first {first:.3} later {later:.3} ({:.1}s) deciles {:?} hot {:?}",
+                t.elapsed().as_secs_f64(),
+                deciles(&ca),
+                deciles(&ch)
+            );
+            let mut o = Ftl::new(&cfg, 3);
+            o.precondition_with(true, 0.0, None, 3, &mut || true)
+                .unwrap();
+            let mut done = 0.0;
+            for x in [2.0, 4.0, 8.0, 12.0, 16.0, 24.0, 32.0, 48.0, 64.0] {
+                let t = std::time::Instant::now();
+                let waf = waf_of_skewed(&mut o, ((x - done) * n as f64) as u64, Some(hc), 7);
+                done = x;
+                let (oa, oh) = valid_counts(&o, hot);
+                println!(
+                    "  overwritten {x}: waf of the last stretch {waf:.3} ({:.1}s) deciles {:?} hot {:?}",
+                    t.elapsed().as_secs_f64(),
+                    deciles(&oa),
+                    deciles(&oh)
+                );
+            }
+        }
+    }
+}
