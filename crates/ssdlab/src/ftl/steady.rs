@@ -123,8 +123,9 @@ impl Skew {
 }
 
 /// One random overwrite's logical unit, below `n`: uniform (one draw, `rng.below(n)`, as
-/// before skews existed), or a draw of the part and one within it.
-#[inline]
+/// before skews existed), or a draw of the part and one within it. Inlined always: the
+/// uniform draw stays what it was in the overwrite loops.
+#[inline(always)]
 pub fn draw_overwrite(skew: Option<&Skew>, rng: &mut Rng, n: u64) -> u64 {
     match skew {
         None => rng.below(n),
