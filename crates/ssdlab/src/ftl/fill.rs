@@ -212,7 +212,7 @@ impl FillLayout {
             None => w.u8(0),
             Some(d) => {
                 // Its classes of units: 1 (uniform overwrites), 2 (a skew's hot and cold).
-                w.u8(d.classes())?;
+                w.u8(d.class_count())?;
                 d.save_state(w)
             }
         }

@@ -418,11 +418,7 @@ impl Ftl {
                 places,
             })
             .collect();
-        self.fill.set_dealt(Dealt {
-            logical,
-            units_per_plane: Divisor::new(units_per_plane as u32),
-            classes,
-        });
+        (self.fill).set_dealt(Dealt::new(logical, units_per_plane as u32, classes));
         Ok(())
     }
 }
@@ -520,27 +516,26 @@ impl ValidPlaces {
 }
 
 /// [`Dealt::plane_of`]: one plane, the model-plane state its valid places follow, its first
-/// unit, and each class's place number of its first valid place.
+/// unit, and the place number of its first valid place in each class.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct DealtPlane {
     places: usize,
     first_unit: u32,
-    first_k: [u64; MAX_CLASSES],
+    first_k: u64,
+    cold_first_k: u64,
 }
-
-/// Classes of logical units dealt apart: all of them (uniform overwrites), or a skew's hot
-/// and cold units.
-const MAX_CLASSES: usize = 2;
 
 /// Where steady-state preconditioning dealt the logical units, in closed form (read by the map
 /// for entries nobody wrote since, `fill.rs`), class by class ([`DealtClass`]): one class
 /// holding every unit after uniform overwrites; with a skew, the hot units (the first) and the
-/// cold, each over its own places.
+/// cold, each over its own places. The first class is held in place and the cold one boxed
+/// beside it, so that a uniform layout is read as before skews (one class, no loop).
 #[derive(Clone, Debug)]
 pub(super) struct Dealt {
     logical: u64,
     units_per_plane: Divisor,
-    classes: Vec<DealtClass>,
+    first: DealtClass,
+    cold: Option<Box<DealtClass>>,
 }
 
 /// Logical units `first..first + count` over their valid places: place k of the class (plane
@@ -575,6 +570,18 @@ impl DealtClass {
         ((k / self.per_plane) as usize, (k % self.per_plane) as u32)
     }
 
+    /// The unit at plane-local `offset` of a plane whose places follow model-plane state
+    /// `places` and whose first place of the class is `first_k` ([`UNMAPPED`]: none). Kept
+    /// out of line: only a skew's cold class asks it, and inlined it would crowd the uniform
+    /// path in GC's loop.
+    #[inline(never)]
+    fn lpn_of_place(&self, places: usize, first_k: u64, offset: u32) -> u32 {
+        match self.places[places].rank(offset) {
+            Some(rank) => self.lpn_at(first_k + rank as u64),
+            None => UNMAPPED,
+        }
+    }
+
     #[inline]
     fn places_of(&self, plane: usize) -> &ValidPlaces {
         &self.places[plane % self.places.len()]
@@ -582,11 +589,40 @@ impl DealtClass {
 }
 
 impl Dealt {
+    /// One class (uniform overwrites) or two (a skew's hot units, then its cold).
+    fn new(logical: u64, units_per_plane: u32, mut classes: Vec<DealtClass>) -> Dealt {
+        let cold = (classes.len() > 1).then(|| Box::new(classes.pop().expect("two")));
+        Dealt {
+            logical,
+            units_per_plane: Divisor::new(units_per_plane),
+            first: classes.pop().expect("a class"),
+            cold,
+        }
+    }
+
+    fn classes(&self) -> impl Iterator<Item = &DealtClass> {
+        std::iter::once(&self.first).chain(self.cold.as_deref())
+    }
+
+    /// [`DealtClass::lpn_at`] of the first class, whose units start at 0 (all of them, or a
+    /// skew's hot ones): no offset to add on the uniform path.
+    #[inline]
+    fn first_lpn_at(&self, k: u64) -> u32 {
+        debug_assert_eq!(self.first.first, 0);
+        if k < self.first.count {
+            self.first.perm.at(k) as u32
+        } else {
+            UNMAPPED
+        }
+    }
+
     /// The class of `lpn` (below the logical units).
     #[inline]
     fn class_of(&self, lpn: u64) -> &DealtClass {
-        let cold = self.classes.len() > 1 && lpn >= self.classes[1].first;
-        &self.classes[usize::from(cold)]
+        match &self.cold {
+            Some(c) if lpn >= c.first => c,
+            _ => &self.first,
+        }
     }
 
     /// The logical unit dealt to `pun` ([`UNMAPPED`] where none was).
@@ -594,12 +630,13 @@ impl Dealt {
     pub fn lpn_of(&self, pun: u32) -> u32 {
         let plane = self.units_per_plane.quotient(pun) as usize;
         let offset = self.units_per_plane.remainder(pun);
-        for c in &self.classes {
-            if let Some(rank) = c.places_of(plane).rank(offset) {
-                return c.lpn_at(plane as u64 * c.per_plane + rank as u64);
-            }
+        if let Some(rank) = self.first.places_of(plane).rank(offset) {
+            return self.first_lpn_at(plane as u64 * self.first.per_plane + rank as u64);
         }
-        UNMAPPED
+        match &self.cold {
+            Some(c) => c.lpn_of_place(plane % c.places.len(), plane as u64 * c.per_plane, offset),
+            None => UNMAPPED,
+        }
     }
 
     /// The plane of physical unit `pun`, worked out once for [`Dealt::lpn_in_plane`] (GC's walk
@@ -607,14 +644,11 @@ impl Dealt {
     #[inline]
     pub fn plane_of(&self, pun: u32) -> DealtPlane {
         let plane = self.units_per_plane.quotient(pun);
-        let mut first_k = [0; MAX_CLASSES];
-        for (k, c) in first_k.iter_mut().zip(&self.classes) {
-            *k = plane as u64 * c.per_plane;
-        }
         DealtPlane {
-            places: plane as usize % self.classes[0].places.len(),
+            places: plane as usize % self.first.places.len(),
             first_unit: plane * self.units_per_plane.get(),
-            first_k,
+            first_k: plane as u64 * self.first.per_plane,
+            cold_first_k: self.cold.as_ref().map_or(0, |c| plane as u64 * c.per_plane),
         }
     }
 
@@ -623,12 +657,13 @@ impl Dealt {
     #[inline]
     pub fn lpn_in_plane(&self, p: &DealtPlane, pun: u32) -> u32 {
         let offset = pun - p.first_unit;
-        for (c, first_k) in self.classes.iter().zip(p.first_k) {
-            if let Some(rank) = c.places[p.places].rank(offset) {
-                return c.lpn_at(first_k + rank as u64);
-            }
+        if let Some(rank) = self.first.places[p.places].rank(offset) {
+            return self.first_lpn_at(p.first_k + rank as u64);
         }
-        UNMAPPED
+        match &self.cold {
+            Some(c) => c.lpn_of_place(p.places, p.cold_first_k, offset),
+            None => UNMAPPED,
+        }
     }
 
     /// Where logical unit `lpn` was dealt ([`UNMAPPED`] past the logical units).
@@ -673,15 +708,15 @@ impl Dealt {
 
 impl Dealt {
     /// How many classes [`Dealt::save_state`] writes (the saved layout's tag, `fill.rs`).
-    pub fn classes(&self) -> u8 {
-        self.classes.len() as u8
+    pub fn class_count(&self) -> u8 {
+        self.classes().count() as u8
     }
 
     /// Each class in turn: its permutation's keys, its units, its valid places per plane, its
     /// model-plane states' count and their places (one class: the layout's format from before
     /// skews, so a saved uniform state reads as it did).
     pub fn save_state<W: Write>(&self, w: &mut StateWriter<W>) -> std::io::Result<()> {
-        for c in &self.classes {
+        for c in self.classes() {
             let (mul, add) = c.perm.keys();
             for k in mul.iter().chain(&add) {
                 w.u64(*k)?;
@@ -705,7 +740,7 @@ impl Dealt {
         units_per_plane: u32,
         units: u64,
     ) -> Result<Dealt> {
-        if !(1..=MAX_CLASSES as u8).contains(&classes) {
+        if !(1..=2).contains(&classes) {
             return Err(r.error(&format!(
                 "steady-state layout: got {classes} classes of units, expected 1 or 2"
             )));
@@ -804,11 +839,7 @@ impl Dealt {
             });
             first += count;
         }
-        Ok(Dealt {
-            logical,
-            units_per_plane: Divisor::new(units_per_plane),
-            classes: out,
-        })
+        Ok(Dealt::new(logical, units_per_plane, out))
     }
 }
 
