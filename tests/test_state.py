@@ -167,3 +167,46 @@ def test_sweep_with_a_state_starts_every_point_from_it(tmp_path: Path) -> None:
     assert len(configs) == 2 and all(str(state) in json.dumps(c) for c in configs)
     missing = run_cli("sweep", sweep, "--out", tmp_path / "o2", "--state", tmp_path / "none")
     assert_user_error(missing, "--state", "no such file")
+
+
+SKEWED = ["--set", 'precondition.fill="steady-state"', "--set", "precondition.hot_fraction=0.2",
+          "--set", "precondition.hot_write_fraction=0.8"]  # fmt: skip
+
+
+def test_a_skewed_steady_state_saves_and_runs_as_preconditioned(tmp_path: Path) -> None:
+    state = tmp_path / "skewed.state"
+    proc = run_cli("precondition", "small-tlc", *SKEWED, "--save", state, "--json", "-")
+    assert proc.returncode == 0, proc.stderr
+    saved = json.loads(proc.stdout)
+    assert saved["steady_state"]["converged"] is True
+    # The skew's slowest part (the cold 80 %, a quarter of the writes per unit) turns over
+    # four times slower: the model plane overwrote at least 4 × 2 capacities.
+    assert saved["steady_state"]["overwrite"] >= 8
+    args = ("run", "small-tlc", *SKEWED, *SMALL_RUN, "--seed", "1", "--json", "-", "-q")
+    fresh = run_cli(*args)
+    loaded = run_cli(*args, "--state", state)
+    assert fresh.returncode == 0 and loaded.returncode == 0, fresh.stderr + loaded.stderr
+    assert _figures(fresh.stdout) == _figures(loaded.stdout)
+
+
+@pytest.mark.parametrize(
+    ("sets", "needles"),
+    [
+        (["precondition.hot_fraction=1.5", "precondition.hot_write_fraction=0.8"],
+         ["precondition.hot_fraction", "1.5", "between 0 and 1"]),
+        (["precondition.hot_fraction=0.2", "precondition.hot_write_fraction=nan"],
+         ["precondition.hot_write_fraction", "NaN", "between 0 and 1"]),
+        (["precondition.hot_fraction=0.2"], ["precondition.hot_write_fraction", "not set"]),
+        (['precondition.fill="none"', "precondition.random_overwrite=0",
+          "precondition.hot_fraction=0.2", "precondition.hot_write_fraction=0.8"],
+         ["precondition.hot_fraction", "0.2", "nothing overwrites at random"]),
+    ],
+)  # fmt: skip
+def test_a_bad_preconditioning_skew_is_one_line_exit_2(
+    tmp_path: Path, sets: list[str], needles: list[str]
+) -> None:
+    args = [a for s in sets for a in ("--set", s)]
+    assert_user_error(
+        run_cli("precondition", "small-tlc", *args, "--save", tmp_path / "s.state"), *needles
+    )
+    assert not (tmp_path / "s.state").exists()

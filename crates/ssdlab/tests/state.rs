@@ -72,6 +72,17 @@ fn a_run_from_a_saved_state_is_the_run_after_its_preconditioning() {
                 "precondition.random_overwrite=0.0",
             ],
         ),
+        // Skewed steady state (80/20): two classes of units, each dealt over its places; then
+        // skewed random overwrites on top.
+        (
+            "small-tlc",
+            &[
+                "precondition.fill=\"steady-state\"",
+                "precondition.random_overwrite=0.1",
+                "precondition.hot_fraction=0.2",
+                "precondition.hot_write_fraction=0.8",
+            ],
+        ),
         // The demand-paged map: the translation pages and their places.
         (
             "small-tlc",
@@ -108,22 +119,41 @@ fn a_run_from_a_saved_state_is_the_run_after_its_preconditioning() {
 #[test]
 fn a_state_file_is_deterministic() {
     let dir = Dir::new("determinism");
-    let c = cfg("small-tlc", &[]);
-    let (a, b, again) = (dir.file("a"), dir.file("b"), dir.file("again"));
-    precondition_to_state(&c, 3, &a, &mut |_, _| true).unwrap();
-    precondition_to_state(&c, 3, &b, &mut |_, _| true).unwrap();
-    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
-    // Loading then saving keeps every section (only the description names the source file).
-    let reloaded = with_state(&c, &a);
-    let mut dev = Device::new(&reloaded, 3).unwrap();
-    ssdlab::run::precondition(&mut dev, &reloaded, 3).unwrap();
-    dev.save_state(
-        &reloaded,
-        &again,
-        &ssdlab::device::state::made_by_precondition(&c, 3),
-    )
-    .unwrap();
-    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&again).unwrap());
+    let skewed: &[&str] = &[
+        "precondition.fill=\"steady-state\"",
+        "precondition.hot_fraction=0.1",
+        "precondition.hot_write_fraction=0.9",
+    ];
+    for (k, set) in [&[][..], skewed].into_iter().enumerate() {
+        let c = cfg("small-tlc", set);
+        let (a, b, again) = (
+            dir.file(&format!("a{k}")),
+            dir.file(&format!("b{k}")),
+            dir.file(&format!("again{k}")),
+        );
+        precondition_to_state(&c, 3, &a, &mut |_, _| true).unwrap();
+        precondition_to_state(&c, 3, &b, &mut |_, _| true).unwrap();
+        assert_eq!(
+            std::fs::read(&a).unwrap(),
+            std::fs::read(&b).unwrap(),
+            "{set:?}"
+        );
+        // Loading then saving keeps every section (only the description names the source file).
+        let reloaded = with_state(&c, &a);
+        let mut dev = Device::new(&reloaded, 3).unwrap();
+        ssdlab::run::precondition(&mut dev, &reloaded, 3).unwrap();
+        dev.save_state(
+            &reloaded,
+            &again,
+            &ssdlab::device::state::made_by_precondition(&c, 3),
+        )
+        .unwrap();
+        assert_eq!(
+            std::fs::read(&a).unwrap(),
+            std::fs::read(&again).unwrap(),
+            "{set:?}"
+        );
+    }
 }
 
 /// Run `job` on `dev` to its end with the data oracle off.
@@ -299,6 +329,24 @@ fn small_state() -> (SsdConfig, Vec<u8>) {
     (c, std::fs::read(&path).unwrap())
 }
 
+/// A small drive's skewed steady state, for the crafted-file property.
+fn skewed_state() -> (SsdConfig, Vec<u8>) {
+    let dir = Dir::new("skewed");
+    let c = cfg(
+        "small-tlc",
+        &[
+            "nand.blocks_per_plane=64",
+            "precondition.fill=\"steady-state\"",
+            "precondition.random_overwrite=0",
+            "precondition.hot_fraction=0.2",
+            "precondition.hot_write_fraction=0.8",
+        ],
+    );
+    let path = dir.file("s");
+    precondition_to_state(&c, 2, &path, &mut |_, _| true).unwrap();
+    (c, std::fs::read(&path).unwrap())
+}
+
 fn load_bytes(c: &SsdConfig, bytes: &[u8], name: &str) -> ssdlab::Result<()> {
     let dir = Dir::new(name);
     let path = dir.file("s");
@@ -339,6 +387,23 @@ proptest! {
         let crc = crc32(&bytes[..body]);
         bytes[body..].copy_from_slice(&crc.to_le_bytes());
         let _ = load_bytes(&c, &bytes, "crafted");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// The same for a skewed steady state's layout (two classes of units): every count and
+    /// place read from the file is checked.
+    #[test]
+    fn a_crafted_skewed_state_never_panics(at in any::<prop::sample::Index>(), flip in 1u8..=255) {
+        let (c, mut bytes) = skewed_state();
+        let body = bytes.len() - 4;
+        let i = at.index(body);
+        bytes[i] ^= flip;
+        let crc = crc32(&bytes[..body]);
+        bytes[body..].copy_from_slice(&crc.to_le_bytes());
+        let _ = load_bytes(&c, &bytes, "crafted-skewed");
     }
 }
 

@@ -513,6 +513,11 @@ impl SsdConfig {
                     .into(),
             );
         }
+        // Skewed overwrites: the page-mapping FTL's (ftl/steady.rs and Ftl::precondition_with).
+        let page_ftl = matches!(self.backend_kind(), BackendKind::Page | BackendKind::Cached);
+        if let Err((field, msg)) = (self.precondition).check_skew(self.logical_units(), page_ftl) {
+            return err(field, msg);
+        }
         if let Some(path) = &self.precondition.state {
             self.validate_state(path, origin)?;
         }

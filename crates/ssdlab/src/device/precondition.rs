@@ -60,6 +60,7 @@ impl Device {
             ftl.precondition_with(
                 p.fill == FillMode::Sequential,
                 p.random_overwrite,
+                p.hot_cold(),
                 seed,
                 &mut keep_going,
             )?;

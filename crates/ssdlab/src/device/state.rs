@@ -284,5 +284,9 @@ pub fn made_by_precondition(cfg: &SsdConfig, seed: u64) -> String {
     if let Some(from) = &p.state {
         out["precondition"]["state"] = from.clone().into();
     }
+    if let Some(h) = p.hot_cold() {
+        out["precondition"]["hot_fraction"] = h.hot_fraction.into();
+        out["precondition"]["hot_write_fraction"] = h.hot_write_fraction.into();
+    }
     out.to_string()
 }

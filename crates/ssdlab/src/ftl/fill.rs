@@ -211,7 +211,8 @@ impl FillLayout {
         match self.dealt.as_deref() {
             None => w.u8(0),
             Some(d) => {
-                w.u8(1)?;
+                // Its classes of units: 1 (uniform overwrites), 2 (a skew's hot and cold).
+                w.u8(d.class_count())?;
                 d.save_state(w)
             }
         }
@@ -232,14 +233,16 @@ impl FillLayout {
             )));
         }
         self.filled = filled;
-        if r.u8("steady-state layout")? != 0 {
+        let classes = r.u8("steady-state layout")?;
+        if classes != 0 {
             if filled > 0 {
                 return Err(
                     r.error("a drive both filled and dealt by steady-state preconditioning")
                 );
             }
             let upp = self.upb.get() * self.bpp.get();
-            self.dealt = Some(Box::new(Dealt::load_state(r, logical, upp, units)?));
+            let dealt = Dealt::load_state(r, classes, logical, upp, units)?;
+            self.dealt = Some(Box::new(dealt));
         }
         Ok(())
     }

@@ -11,7 +11,7 @@
 //! The unit of mapping is the map unit (by default one NAND page). "lpn" names a logical unit,
 //! "pun" a physical one (see `media::nand` for the address layout).
 
-use crate::config::{GcPolicy, Placement, SsdConfig, StreamPolicy};
+use crate::config::{GcPolicy, HotCold, Placement, SsdConfig, StreamPolicy};
 use crate::error::{Error, Result};
 use crate::media::nand::Geometry;
 use crate::sim::mem::{
@@ -1609,15 +1609,18 @@ impl Ftl {
     /// Fill the logical space without timing: sequential writes of every unit, then `overwrite`
     /// × logical units of random overwrites.
     pub fn precondition(&mut self, fill: bool, overwrite: f64, seed: u64) -> Result<()> {
-        self.precondition_with(fill, overwrite, seed, &mut || true)
+        self.precondition_with(fill, overwrite, None, seed, &mut || true)
     }
 
-    /// [`Ftl::precondition`], asking `keep_going` every 65,536 unit writes (a few milliseconds);
-    /// false stops it with [`Error::Interrupted`], leaving a drive only fit to be dropped.
+    /// [`Ftl::precondition`], the overwrites skewed as `skew` says (None: uniform;
+    /// `precondition.hot_fraction`), asking `keep_going` every 65,536 unit writes (a few
+    /// milliseconds); false stops it with [`Error::Interrupted`], leaving a drive only fit to
+    /// be dropped.
     pub fn precondition_with(
         &mut self,
         fill: bool,
         overwrite: f64,
+        skew: Option<HotCold>,
         seed: u64,
         keep_going: &mut dyn FnMut() -> bool,
     ) -> Result<()> {
@@ -1655,9 +1658,10 @@ impl Ftl {
         let count = (overwrite * n as f64) as u64;
         self.expect_touches(count, 0..n, true);
         let mut rng = Rng::stream(seed, "precondition");
+        let skew = skew.map(|h| steady::Skew::over(h, n));
         for k in 0..count {
             ask(k)?;
-            let lpn = rng.below(n);
+            let lpn = steady::draw_overwrite(skew.as_ref(), &mut rng, n);
             self.write(lpn)?;
         }
         if let Some((per_page, pages)) = self.mapping.as_ref().map(|m| (m.per_page, m.pages)) {

@@ -16,7 +16,7 @@
 
 use super::state_io::{StateReader, StateWriter};
 use super::{Block, BlockState, Ftl, Refusal, NONE, UNMAPPED};
-use crate::config::{MappingKind, SsdConfig};
+use crate::config::{HotCold, MappingKind, SsdConfig};
 use crate::error::{Error, Result};
 use crate::media::nand::Divisor;
 use crate::sim::mem::prefetch;
@@ -61,28 +61,76 @@ struct Snapshot {
     free: Vec<u32>,
     host_open: u32,
     gc_open: u32,
-    /// The plane-local units that hold valid data.
-    valid: ValidPlaces,
+    /// The plane-local units that hold valid data: one set (uniform overwrites), or the hot
+    /// units' and the cold units' (a skew).
+    valid: Vec<ValidPlaces>,
     clock: u64,
 }
 
 impl Snapshot {
-    fn of(model: &Ftl) -> Snapshot {
+    /// The model plane's state; with a skew, its valid places split into those of its first
+    /// `skew.hot` logical units and the rest.
+    fn of(model: &Ftl, skew: Option<&Skew>) -> Snapshot {
         let units = model.geo.units() as u32;
+        let classes = if skew.is_some() { 2 } else { 1 };
+        let mut bits = vec![vec![0u64; units.div_ceil(64) as usize]; classes];
+        for u in 0..units {
+            let lpn = model.p2l_at(u);
+            if lpn != UNMAPPED {
+                let class = skew.map_or(0, |s| usize::from(lpn as u64 >= s.hot));
+                bits[class][(u / 64) as usize] |= 1 << (u % 64);
+            }
+        }
         Snapshot {
             blocks: model.blocks.clone(),
             free: model.planes[0].free.to_vec(),
             host_open: model.planes[0].host_open,
             gc_open: model.planes[0].gc_open,
-            valid: {
-                let mut bits = vec![0u64; units.div_ceil(64) as usize];
-                for u in (0..units).filter(|&u| model.p2l_at(u) != UNMAPPED) {
-                    bits[(u / 64) as usize] |= 1 << (u % 64);
-                }
-                ValidPlaces::new(bits)
-            },
+            valid: bits.into_iter().map(ValidPlaces::new).collect(),
             clock: model.clock,
         }
+    }
+}
+
+/// Where preconditioning's random overwrites fall with a skew (`precondition.hot_fraction`):
+/// the first `hot` logical units take `hot_writes` of them, uniformly within each part (a
+/// job's `zoned` distribution with two zones).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Skew {
+    /// The hot units: the first of the logical space.
+    pub hot: u64,
+    /// The share of the overwrites that go to them.
+    pub hot_writes: f64,
+}
+
+impl Skew {
+    /// The config's skew over a logical space of `logical` units.
+    pub fn over(h: HotCold, logical: u64) -> Skew {
+        Skew {
+            hot: h.hot_units(logical),
+            hot_writes: h.hot_write_fraction,
+        }
+    }
+
+    /// How many times over the logical space the overwrites must go for every unit of the
+    /// part that takes the fewest per unit to be written once on average (1 when uniform):
+    /// its data turns over that much slower than under uniform overwrites of the same space.
+    fn slowest_turnover(&self, logical: u64) -> f64 {
+        let hot = self.hot as f64 / logical as f64;
+        let per_unit = (self.hot_writes / hot).min((1.0 - self.hot_writes) / (1.0 - hot));
+        1.0 / per_unit.min(1.0)
+    }
+}
+
+/// One random overwrite's logical unit, below `n`: uniform (one draw, `rng.below(n)`, as
+/// before skews existed), or a draw of the part and one within it. Inlined always: the
+/// uniform draw stays what it was in the overwrite loops.
+#[inline(always)]
+pub fn draw_overwrite(skew: Option<&Skew>, rng: &mut Rng, n: u64) -> u64 {
+    match skew {
+        None => rng.below(n),
+        Some(s) if rng.unit_f64() < s.hot_writes => rng.below(s.hot),
+        Some(s) => s.hot + rng.below(n - s.hot),
     }
 }
 
@@ -123,7 +171,8 @@ impl Ftl {
             // passes the draw over and chooses itself. With `[reliability]` the writes are
             // the checked ones: blocks retire on the way, factory bad ones are never written.
             let streams = cfg.write_streams().max(1) as u64;
-            let (steady, _) = self.run_to_steady_state(seed, streams, 0, keep_going)?;
+            let skew = (cfg.precondition.hot_cold()).map(|h| Skew::over(h, self.logical_units()));
+            let (steady, _) = self.run_to_steady_state(seed, streams, 0, skew, keep_going)?;
             return Ok(steady);
         }
         if !unused || self.streams.is_some() {
@@ -134,12 +183,23 @@ impl Ftl {
         }
         let planes = self.planes.len() as u64;
         let logical = self.logical_units();
-        let per_plane = logical.div_ceil(planes);
+        // One plane's share of the logical units, rounded up; with a skew, of the hot units
+        // and of the cold units each (the model plane's first units are its hot ones).
+        let (per_plane, model_skew, skew) = match cfg.precondition.hot_cold() {
+            None => (logical.div_ceil(planes), None, None),
+            Some(h) => {
+                let skew = Skew::over(h, logical);
+                let hot = skew.hot.div_ceil(planes);
+                let cold = (logical - skew.hot).div_ceil(planes);
+                let model = Skew { hot, ..skew };
+                (hot + cold, Some(model), Some(skew))
+            }
+        };
         let model_cfg = model_config(cfg);
         let mut model = Ftl::with_logical_units(&model_cfg, seed, per_plane);
         let (steady, snapshots) =
-            model.run_to_steady_state(seed, 1, SNAPSHOTS.min(planes), keep_going)?;
-        self.copy_planes(snapshots, seed, keep_going)?;
+            model.run_to_steady_state(seed, 1, SNAPSHOTS.min(planes), model_skew, keep_going)?;
+        self.copy_planes(snapshots, skew, seed, keep_going)?;
         self.count_copied_wear(&model);
         Ok(steady)
     }
@@ -161,9 +221,9 @@ impl Ftl {
         w.read_only = w.good_blocks < w.min_good_blocks;
     }
 
-    /// Fill this (model) drive and overwrite it at random until its WAF is steady, each write
-    /// in one of `handles` write streams drawn uniformly (one: no draw); then take `count`
-    /// states a block of host writes apart. Round-robin striping gives every plane of
+    /// Fill this (model) drive and overwrite it at random (uniformly, or as `skew` says) until
+    /// its WAF is steady, each write in one of `handles` write streams drawn uniformly (one: no
+    /// draw); then take `count` states a block of host writes apart. Round-robin striping gives every plane of
     /// the drive the same number of host writes, so their host blocks fill in step: states
     /// apart by less than a block would put the planes' host write pointers out of line (the
     /// copied drive then wrote 4 % below the overwritten one over 1,952 writes per plane).
@@ -172,12 +232,13 @@ impl Ftl {
         seed: u64,
         handles: u64,
         count: u64,
+        skew: Option<Skew>,
         keep_going: &mut dyn FnMut() -> bool,
     ) -> Result<(SteadyState, Vec<Snapshot>)> {
         if handles > 1 {
             self.fill_with_handles(seed, handles, keep_going)?;
         } else {
-            self.precondition_with(true, 0.0, seed, keep_going)?;
+            self.precondition_with(true, 0.0, None, seed, keep_going)?;
         }
         let n = self.logical_units();
         let was = self.instant;
@@ -190,7 +251,7 @@ impl Ftl {
                 if written.is_multiple_of(1 << 16) && !keep_going() {
                     return Err(Error::Interrupted);
                 }
-                let lpn = rng.below(n);
+                let lpn = draw_overwrite(skew.as_ref(), &mut rng, n);
                 let handle = if handles > 1 { rng.below(handles) } else { 0 };
                 if ftl.wear.is_some() {
                     if let Err(refusal) = ftl.write_checked_in(lpn, handle as u8)? {
@@ -203,7 +264,10 @@ impl Ftl {
             Ok(())
         };
         let window = n.div_ceil(WINDOW_FRACTION);
-        let (wafs, converged, windows) = converge(|| {
+        // A skew's slowest part turns over more slowly: its data stays as the fill left it
+        // that many times longer, so the overwrites go on that many times longer too.
+        let slow = skew.map_or(1, |s| s.slowest_turnover(n).ceil() as u64);
+        let (wafs, converged, windows) = converge_within(slow, || {
             let (host, moved) = (self.stats.host_units_written, self.stats.gc_units_moved);
             write(self, window)?;
             if self.stats.gc_runs == 0 {
@@ -223,11 +287,11 @@ impl Ftl {
         let upb = self.geo.units_per_block() as u64;
         let mut snapshots = Vec::new();
         if count > 0 {
-            snapshots.push(Snapshot::of(self));
+            snapshots.push(Snapshot::of(self, skew.as_ref()));
         }
         for _ in 1..count {
             write(self, upb)?;
-            snapshots.push(Snapshot::of(self));
+            snapshots.push(Snapshot::of(self, skew.as_ref()));
         }
         self.instant = was;
         Ok((steady, snapshots))
@@ -265,14 +329,17 @@ impl Ftl {
 
     /// Copy the snapshots to the planes (plane p takes snapshot p mod their count) and deal
     /// the logical units over the valid places: valid place k of the drive (in plane order,
-    /// each plane's in unit order) takes the unit the permutation sends k to. Places past the
+    /// each plane's in unit order) takes the unit the permutation sends k to. With a skew the
+    /// hot units are dealt so over the hot places only (the model plane's hot units' places)
+    /// and the cold over the cold ones, each with its own permutation. Places past the
     /// logical units (the planes' shares round up) are let go of. Only block records are
-    /// written (their programmed prefixes say which units are programmed): the map reads the dealing in closed form ([`Dealt`]), so a
-    /// 1 TiB drive is laid out without a billion scattered writes into its map tables, and
-    /// memory follows what the run then touches.
+    /// written (their programmed prefixes say which units are programmed): the map reads the
+    /// dealing in closed form ([`Dealt`]), so a 1 TiB drive is laid out without a billion
+    /// scattered writes into its map tables, and memory follows what the run then touches.
     fn copy_planes(
         &mut self,
         snapshots: Vec<Snapshot>,
+        skew: Option<Skew>,
         seed: u64,
         keep_going: &mut dyn FnMut() -> bool,
     ) -> Result<()> {
@@ -282,15 +349,23 @@ impl Ftl {
         let planes = self.planes.len();
         let logical = self.logical_units();
         let mut clock = 0;
-        let per_plane = snapshots[0].valid.count();
-        if snapshots.iter().any(|s| s.valid.count() != per_plane) {
+        // Each class's logical units: all of them, or the hot then the cold.
+        let counts = match skew {
+            None => vec![(0, logical)],
+            Some(s) => vec![(0, s.hot), (s.hot, logical - s.hot)],
+        };
+        let per_plane: Vec<u64> = snapshots[0].valid.iter().map(|v| v.count()).collect();
+        if snapshots
+            .iter()
+            .any(|s| s.valid.iter().map(|v| v.count()).ne(per_plane.clone()))
+        {
             return Err(Error::Sim(
                 "steady-state preconditioning: the model plane's states hold different numbers \
                  of valid units (a bug: its writes only move them)"
                     .into(),
             ));
         }
-        let mut k = 0u64;
+        let mut k = vec![0u64; counts.len()];
         for p in 0..planes {
             if !keep_going() {
                 return Err(Error::Interrupted);
@@ -312,26 +387,38 @@ impl Ftl {
             plane.host_open = global(s.host_open);
             plane.gc_open = global(s.gc_open);
             clock = clock.max(s.clock * planes as u64);
-            let here = per_plane;
-            // The places past the logical units hold nothing: their blocks let them go.
-            if k + here > logical {
-                let first_unit = p as u64 * units_per_plane;
-                for rank in logical.saturating_sub(k)..here {
-                    let pun = first_unit + s.valid.select(rank as u32) as u64;
-                    self.blocks[(pun / upb) as usize].valid -= 1;
+            for (c, &(_, count)) in counts.iter().enumerate() {
+                let here = per_plane[c];
+                // The places past the class's units hold nothing: their blocks let them go.
+                if k[c] + here > count {
+                    let first_unit = p as u64 * units_per_plane;
+                    for rank in count.saturating_sub(k[c])..here {
+                        let pun = first_unit + s.valid[c].select(rank as u32) as u64;
+                        self.blocks[(pun / upb) as usize].valid -= 1;
+                    }
                 }
+                k[c] += here;
             }
-            k += here;
         }
         self.clock = clock;
-        let perm = Permutation::new(logical, &mut Rng::stream(seed, "precondition.steady_state"));
-        self.fill.set_dealt(Dealt {
-            perm,
-            logical,
-            units_per_plane: Divisor::new(units_per_plane as u32),
-            per_plane,
-            places: snapshots.into_iter().map(|s| s.valid).collect(),
-        });
+        // One stream for the permutations: uniform overwrites draw theirs as before skews.
+        let mut rng = Rng::stream(seed, "precondition.steady_state");
+        let mut places: Vec<Vec<ValidPlaces>> = vec![Vec::new(); counts.len()];
+        for s in snapshots {
+            for (c, v) in s.valid.into_iter().enumerate() {
+                places[c].push(v);
+            }
+        }
+        let classes = (counts.iter().zip(per_plane).zip(places))
+            .map(|((&(first, count), per_plane), places)| DealtClass {
+                perm: Permutation::new(count, &mut rng),
+                first,
+                count,
+                per_plane,
+                places,
+            })
+            .collect();
+        (self.fill).set_dealt(Dealt::new(logical, units_per_plane as u32, classes));
         Ok(())
     }
 }
@@ -429,43 +516,126 @@ impl ValidPlaces {
 }
 
 /// [`Dealt::plane_of`]: one plane, the model-plane state its valid places follow, its first
-/// unit, and the place number of its first valid place.
+/// unit, and the place number of its first valid place in each class.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct DealtPlane {
     places: usize,
     first_unit: u32,
     first_k: u64,
+    cold_first_k: u64,
 }
 
 /// Where steady-state preconditioning dealt the logical units, in closed form (read by the map
-/// for entries nobody wrote since, `fill.rs`): valid place k of the drive, counting plane by
-/// plane and each plane's valid places in unit order, holds logical unit `perm(k)`; plane p's
-/// valid places are those of model-plane state p mod the states' count.
+/// for entries nobody wrote since, `fill.rs`), class by class ([`DealtClass`]): one class
+/// holding every unit after uniform overwrites; with a skew, the hot units (the first) and the
+/// cold, each over its own places. The first class is held in place and the cold one boxed
+/// beside it, so that a uniform layout is read as before skews (one class, no loop).
 #[derive(Clone, Debug)]
 pub(super) struct Dealt {
-    perm: Permutation,
     logical: u64,
     units_per_plane: Divisor,
-    /// Valid places in every plane: the model plane's logical units, all mapped in each of its
-    /// states (its writes only move them).
+    first: DealtClass,
+    cold: Option<Box<DealtClass>>,
+}
+
+/// Logical units `first..first + count` over their valid places: place k of the class (plane
+/// by plane, each plane's in unit order) holds unit `first + perm(k)`; plane p's places are
+/// those of model-plane state p mod the states' count.
+#[derive(Clone, Debug)]
+struct DealtClass {
+    perm: Permutation,
+    first: u64,
+    count: u64,
+    /// The class's valid places in every plane: the model plane's units of the class, all
+    /// mapped in each of its states (its writes only move them).
     per_plane: u64,
     places: Vec<ValidPlaces>,
 }
 
+impl DealtClass {
+    /// The unit dealt to place `k` of the class ([`UNMAPPED`] past its units).
+    #[inline]
+    fn lpn_at(&self, k: u64) -> u32 {
+        if k < self.count {
+            (self.first + self.perm.at(k)) as u32
+        } else {
+            UNMAPPED
+        }
+    }
+
+    /// The plane of the place dealt to the class's `lpn`, and its rank among that plane's.
+    #[inline]
+    fn plane_and_rank(&self, lpn: u64) -> (usize, u32) {
+        let k = self.perm.inverse_at(lpn - self.first);
+        ((k / self.per_plane) as usize, (k % self.per_plane) as u32)
+    }
+
+    /// The unit at plane-local `offset` of a plane whose places follow model-plane state
+    /// `places` and whose first place of the class is `first_k` ([`UNMAPPED`]: none). Kept
+    /// out of line: only a skew's cold class asks it, and inlined it would crowd the uniform
+    /// path in GC's loop.
+    #[inline(never)]
+    fn lpn_of_place(&self, places: usize, first_k: u64, offset: u32) -> u32 {
+        match self.places[places].rank(offset) {
+            Some(rank) => self.lpn_at(first_k + rank as u64),
+            None => UNMAPPED,
+        }
+    }
+
+    #[inline]
+    fn places_of(&self, plane: usize) -> &ValidPlaces {
+        &self.places[plane % self.places.len()]
+    }
+}
+
 impl Dealt {
+    /// One class (uniform overwrites) or two (a skew's hot units, then its cold).
+    fn new(logical: u64, units_per_plane: u32, mut classes: Vec<DealtClass>) -> Dealt {
+        let cold = (classes.len() > 1).then(|| Box::new(classes.pop().expect("two")));
+        Dealt {
+            logical,
+            units_per_plane: Divisor::new(units_per_plane),
+            first: classes.pop().expect("a class"),
+            cold,
+        }
+    }
+
+    fn classes(&self) -> impl Iterator<Item = &DealtClass> {
+        std::iter::once(&self.first).chain(self.cold.as_deref())
+    }
+
+    /// [`DealtClass::lpn_at`] of the first class, whose units start at 0 (all of them, or a
+    /// skew's hot ones): no offset to add on the uniform path.
+    #[inline]
+    fn first_lpn_at(&self, k: u64) -> u32 {
+        debug_assert_eq!(self.first.first, 0);
+        if k < self.first.count {
+            self.first.perm.at(k) as u32
+        } else {
+            UNMAPPED
+        }
+    }
+
+    /// The class of `lpn` (below the logical units).
+    #[inline]
+    fn class_of(&self, lpn: u64) -> &DealtClass {
+        match &self.cold {
+            Some(c) if lpn >= c.first => c,
+            _ => &self.first,
+        }
+    }
+
     /// The logical unit dealt to `pun` ([`UNMAPPED`] where none was).
     #[inline]
     pub fn lpn_of(&self, pun: u32) -> u32 {
         let plane = self.units_per_plane.quotient(pun) as usize;
         let offset = self.units_per_plane.remainder(pun);
-        let Some(rank) = self.places[plane % self.places.len()].rank(offset) else {
-            return UNMAPPED;
-        };
-        let k = plane as u64 * self.per_plane + rank as u64;
-        if k < self.logical {
-            self.perm.at(k) as u32
-        } else {
-            UNMAPPED
+        if let Some(rank) = self.first.places_of(plane).rank(offset) {
+            return self.first_lpn_at(plane as u64 * self.first.per_plane + rank as u64);
+        }
+        match &self.cold {
+            Some(c) => c.lpn_of_place(plane % c.places.len(), plane as u64 * c.per_plane, offset),
+            None => UNMAPPED,
         }
     }
 
@@ -475,9 +645,10 @@ impl Dealt {
     pub fn plane_of(&self, pun: u32) -> DealtPlane {
         let plane = self.units_per_plane.quotient(pun);
         DealtPlane {
-            places: plane as usize % self.places.len(),
+            places: plane as usize % self.first.places.len(),
             first_unit: plane * self.units_per_plane.get(),
-            first_k: plane as u64 * self.per_plane,
+            first_k: plane as u64 * self.first.per_plane,
+            cold_first_k: self.cold.as_ref().map_or(0, |c| plane as u64 * c.per_plane),
         }
     }
 
@@ -485,14 +656,13 @@ impl Dealt {
     /// the plane out again (a multiply, and a division for the model-plane state).
     #[inline]
     pub fn lpn_in_plane(&self, p: &DealtPlane, pun: u32) -> u32 {
-        let Some(rank) = self.places[p.places].rank(pun - p.first_unit) else {
-            return UNMAPPED;
-        };
-        let k = p.first_k + rank as u64;
-        if k < self.logical {
-            self.perm.at(k) as u32
-        } else {
-            UNMAPPED
+        let offset = pun - p.first_unit;
+        if let Some(rank) = self.first.places[p.places].rank(offset) {
+            return self.first_lpn_at(p.first_k + rank as u64);
+        }
+        match &self.cold {
+            Some(c) => c.lpn_of_place(p.places, p.cold_first_k, offset),
+            None => UNMAPPED,
         }
     }
 
@@ -502,26 +672,19 @@ impl Dealt {
         if lpn >= self.logical {
             return UNMAPPED;
         }
-        let (plane, rank) = self.plane_and_rank(lpn);
-        let offset = self.places[plane % self.places.len()].select(rank);
+        let c = self.class_of(lpn);
+        let (plane, rank) = c.plane_and_rank(lpn);
+        let offset = c.places_of(plane).select(rank);
         plane as u32 * self.units_per_plane.get() + offset
-    }
-
-    /// The plane of the valid place dealt to `lpn` (below the logical units), and its rank
-    /// among that plane's.
-    #[inline]
-    fn plane_and_rank(&self, lpn: u64) -> (usize, u32) {
-        let k = self.perm.inverse_at(lpn);
-        ((k / self.per_plane) as usize, (k % self.per_plane) as u32)
     }
 
     /// Prefetch the sample [`Dealt::pun_of`] starts from (the first of its dependent loads).
     #[inline]
     pub fn prefetch_sample(&self, lpn: u64) {
         if lpn < self.logical {
-            let (plane, rank) = self.plane_and_rank(lpn);
-            let places = &self.places[plane % self.places.len()];
-            prefetch(&places.samples, (rank / SAMPLE) as usize);
+            let c = self.class_of(lpn);
+            let (plane, rank) = c.plane_and_rank(lpn);
+            prefetch(&c.places_of(plane).samples, (rank / SAMPLE) as usize);
         }
     }
 
@@ -532,8 +695,9 @@ impl Dealt {
         if lpn >= self.logical {
             return false;
         }
-        let (plane, rank) = self.plane_and_rank(lpn);
-        let places = &self.places[plane % self.places.len()];
+        let c = self.class_of(lpn);
+        let (plane, rank) = c.plane_and_rank(lpn);
+        let places = c.places_of(plane);
         let w = places.samples[(rank / SAMPLE) as usize] as usize;
         // Four words to a cache line: the sampled one's line and the next.
         prefetch(&places.words, w);
@@ -543,85 +707,139 @@ impl Dealt {
 }
 
 impl Dealt {
+    /// How many classes [`Dealt::save_state`] writes (the saved layout's tag, `fill.rs`).
+    pub fn class_count(&self) -> u8 {
+        self.classes().count() as u8
+    }
+
+    /// Each class in turn: its permutation's keys, its units, its valid places per plane, its
+    /// model-plane states' count and their places (one class: the layout's format from before
+    /// skews, so a saved uniform state reads as it did).
     pub fn save_state<W: Write>(&self, w: &mut StateWriter<W>) -> std::io::Result<()> {
-        let (mul, add) = self.perm.keys();
-        for k in mul.iter().chain(&add) {
-            w.u64(*k)?;
-        }
-        w.u64(self.logical)?;
-        w.u64(self.per_plane)?;
-        w.u64(self.places.len() as u64)?;
-        for p in &self.places {
-            w.array(&p.bits())?;
+        for c in self.classes() {
+            let (mul, add) = c.perm.keys();
+            for k in mul.iter().chain(&add) {
+                w.u64(*k)?;
+            }
+            w.u64(c.count)?;
+            w.u64(c.per_plane)?;
+            w.u64(c.places.len() as u64)?;
+            for p in &c.places {
+                w.array(&p.bits())?;
+            }
         }
         Ok(())
     }
 
+    /// Read what [`Dealt::save_state`] wrote of `classes` classes (1 or 2), for a drive of
+    /// `logical` host units, `units` physical ones, `units_per_plane` to a plane.
     pub fn load_state<R: Read>(
         r: &mut StateReader<R>,
+        classes: u8,
         logical: u64,
         units_per_plane: u32,
         units: u64,
     ) -> Result<Dealt> {
-        let mut keys = [0u64; 6];
-        for k in &mut keys {
-            *k = r.u64("steady-state permutation")?;
-        }
-        let dealt_logical = r.u64("steady-state units")?;
-        if dealt_logical != logical {
+        if !(1..=2).contains(&classes) {
             return Err(r.error(&format!(
-                "steady-state units: got {dealt_logical}, expected {logical} (the drive's)"
+                "steady-state layout: got {classes} classes of units, expected 1 or 2"
             )));
         }
         let planes = units / units_per_plane as u64;
-        let per_plane = r.below("valid places per plane", units_per_plane as u64 + 1)?;
-        if per_plane.saturating_mul(planes) < logical {
-            return Err(r.error(&format!(
-                "valid places per plane: got {per_plane}, too few for {logical} units over \
-                 {planes} planes"
-            )));
-        }
-        let count = r.below("model-plane states", planes + 1)?;
-        if count == 0 {
-            return Err(r.error("model-plane states: got 0, expected at least 1"));
-        }
-        let perm = Permutation::from_keys(
-            logical,
-            [keys[0], keys[1], keys[2]],
-            [keys[3], keys[4], keys[5]],
-        )
-        .ok_or_else(|| r.error("steady-state permutation: its keys make no permutation"))?;
         let words = (units_per_plane as usize).div_ceil(64);
-        let mut places = Vec::with_capacity(count as usize);
         // Bits past the plane's units (its last word's) must be clear: a place there would be
         // in the next plane, or past the drive.
         let tail_mask = match units_per_plane % 64 {
             0 => 0,
             n => !((1u64 << n) - 1),
         };
-        for s in 0..count {
-            let bits = r.array::<u64>("model-plane valid places", words)?;
-            if bits.last().is_some_and(|&w| w & tail_mask != 0) {
+        let mut out: Vec<DealtClass> = Vec::new();
+        let mut first = 0u64;
+        for c in 0..classes as usize {
+            let mut keys = [0u64; 6];
+            for k in &mut keys {
+                *k = r.u64("steady-state permutation")?;
+            }
+            let last = c + 1 == classes as usize;
+            let count = r.u64("steady-state units")?;
+            // The last class holds the rest; a first of two at least one and not all.
+            if (last && count != logical - first) || (!last && !(1..logical).contains(&count)) {
                 return Err(r.error(&format!(
-                    "model-plane state {s}: valid places past the plane's {units_per_plane} units"
+                    "steady-state units (class {c}): got {count}, expected {} (of the \
+                     drive's {logical})",
+                    if last {
+                        format!("{}", logical - first)
+                    } else {
+                        format!("1 to {}", logical - 1)
+                    }
                 )));
             }
-            let p = ValidPlaces::new(bits);
-            if p.count() != per_plane {
+            let before: u64 = out.iter().map(|c| c.per_plane).sum();
+            let per_plane = r.below(
+                "valid places per plane",
+                units_per_plane as u64 - before + 1,
+            )?;
+            if per_plane.saturating_mul(planes) < count {
                 return Err(r.error(&format!(
-                    "model-plane state {s}: {} valid places, expected {per_plane}",
-                    p.count()
+                    "valid places per plane: got {per_plane}, too few for {count} units over \
+                     {planes} planes"
                 )));
             }
-            places.push(p);
+            let states = r.below("model-plane states", planes + 1)?;
+            if states == 0 {
+                return Err(r.error("model-plane states: got 0, expected at least 1"));
+            }
+            if out.first().is_some_and(|o| o.places.len() as u64 != states) {
+                return Err(r.error(&format!(
+                    "model-plane states (class {c}): got {states}, expected {} (the first \
+                     class's)",
+                    out[0].places.len()
+                )));
+            }
+            let perm = Permutation::from_keys(
+                count,
+                [keys[0], keys[1], keys[2]],
+                [keys[3], keys[4], keys[5]],
+            )
+            .ok_or_else(|| r.error("steady-state permutation: its keys make no permutation"))?;
+            let mut places = Vec::with_capacity(states as usize);
+            for s in 0..states as usize {
+                let bits = r.array::<u64>("model-plane valid places", words)?;
+                if bits.last().is_some_and(|&w| w & tail_mask != 0) {
+                    return Err(r.error(&format!(
+                        "model-plane state {s}: valid places past the plane's {units_per_plane} \
+                         units"
+                    )));
+                }
+                // A place is one class's or none: the classes' places never meet.
+                let earlier = out.iter().map(|o| o.places[s].bits());
+                if earlier
+                    .into_iter()
+                    .any(|e| e.iter().zip(&bits).any(|(a, b)| a & b != 0))
+                {
+                    return Err(r.error(&format!(
+                        "model-plane state {s}: a valid place in two classes of units"
+                    )));
+                }
+                let p = ValidPlaces::new(bits);
+                if p.count() != per_plane {
+                    return Err(r.error(&format!(
+                        "model-plane state {s}: {} valid places, expected {per_plane}",
+                        p.count()
+                    )));
+                }
+                places.push(p);
+            }
+            out.push(DealtClass {
+                perm,
+                first,
+                count,
+                per_plane,
+                places,
+            });
+            first += count;
         }
-        Ok(Dealt {
-            perm,
-            logical,
-            units_per_plane: Divisor::new(units_per_plane),
-            per_plane,
-            places,
-        })
+        Ok(Dealt::new(logical, units_per_plane, out))
     }
 }
 
@@ -631,16 +849,25 @@ impl Dealt {
 /// [`MAX_OVERWRITE`]. The rule every FTL's steady state uses. Returns the windows' WAFs,
 /// whether they converged, and how many windows were written.
 pub(super) fn converge(
+    window: impl FnMut() -> Result<Option<f64>>,
+) -> Result<(Vec<f64>, bool, u64)> {
+    converge_within(1, window)
+}
+
+/// [`converge`] with [`MIN_OVERWRITE`] and [`MAX_OVERWRITE`] `slow` times over (a skew's,
+/// [`Skew::slowest_turnover`]).
+fn converge_within(
+    slow: u64,
     mut window: impl FnMut() -> Result<Option<f64>>,
 ) -> Result<(Vec<f64>, bool, u64)> {
     let mut wafs: Vec<f64> = Vec::new();
     let mut windows = 0;
-    while windows < MAX_OVERWRITE * WINDOW_FRACTION {
+    while windows < slow * MAX_OVERWRITE * WINDOW_FRACTION {
         let waf = window()?;
         windows += 1;
         let Some(waf) = waf else { continue };
         wafs.push(waf);
-        if windows < MIN_OVERWRITE * WINDOW_FRACTION {
+        if windows < slow * MIN_OVERWRITE * WINDOW_FRACTION {
             continue;
         }
         if let Some(w) = last_two_means(&wafs) {

@@ -621,7 +621,7 @@ fn the_fast_fill_stops_when_asked() {
     let cfg = SsdConfig::resolve("small-tlc", &[]).unwrap();
     let mut ftl = Ftl::new(&cfg, 1);
     let mut asked = 0;
-    let r = ftl.precondition_with(true, 0.0, 1, &mut || {
+    let r = ftl.precondition_with(true, 0.0, None, 1, &mut || {
         asked += 1;
         asked < 3
     });

@@ -294,3 +294,98 @@ fn a_geometry_past_what_is_addressed_is_refused_before_anything_is_sized() {
         assert!(!e.contains('\n'), "{e}");
     }
 }
+
+/// A preconditioning skew: each fraction strictly between 0 and 1 (NaN and infinities too are
+/// refused), both given, something to skew (random overwrites), a page-mapping FTL, and both
+/// parts of the logical space non-empty. Each a line naming the field, the value and what was
+/// expected.
+#[test]
+fn a_preconditioning_skew_out_of_range_or_meaningless_is_one_line() {
+    let steady = "precondition.fill=\"steady-state\"";
+    let hot = |v: &str| format!("precondition.hot_fraction={v}");
+    let writes = |v: &str| format!("precondition.hot_write_fraction={v}");
+    let resolve = |ov: &[String]| SsdConfig::resolve("small-tlc", ov);
+    resolve(&[steady.into(), hot("0.2"), writes("0.8")]).unwrap();
+    // small-tlc's own preconditioning: a fill and random overwrites, which the skew skews.
+    resolve(&[hot("0.1"), writes("0.9")]).unwrap();
+    let cases: Vec<(Vec<String>, &str, &str)> = vec![
+        (
+            vec![hot("0"), writes("0.8")],
+            "precondition.hot_fraction",
+            "got 0,",
+        ),
+        (
+            vec![hot("1"), writes("0.8")],
+            "precondition.hot_fraction",
+            "got 1,",
+        ),
+        (
+            vec![hot("0.2"), writes("1.5")],
+            "precondition.hot_write_fraction",
+            "got 1.5,",
+        ),
+        (
+            vec![hot("-0.2"), writes("0.8")],
+            "precondition.hot_fraction",
+            "got -0.2,",
+        ),
+        (
+            vec![hot("nan"), writes("0.8")],
+            "precondition.hot_fraction",
+            "got NaN,",
+        ),
+        (
+            vec![hot("0.2"), writes("inf")],
+            "precondition.hot_write_fraction",
+            "got inf,",
+        ),
+        (
+            vec![hot("0.2")],
+            "precondition.hot_write_fraction",
+            "not set",
+        ),
+        (vec![writes("0.8")], "precondition.hot_fraction", "not set"),
+        (
+            vec![
+                "precondition.fill=\"none\"".into(),
+                "precondition.random_overwrite=0".into(),
+                hot("0.2"),
+                writes("0.8"),
+            ],
+            "precondition.hot_fraction",
+            "nothing overwrites at random",
+        ),
+        (
+            vec![
+                "precondition.random_overwrite=0".into(),
+                hot("0.2"),
+                writes("0.8"),
+            ],
+            "precondition.hot_fraction",
+            "nothing overwrites at random",
+        ),
+        (
+            vec![hot("1e-12"), writes("0.8")],
+            "precondition.hot_fraction",
+            "leaves 0 of the drive's",
+        ),
+        (
+            vec![
+                "ftl.map_unit=\"16KiB\"".into(),
+                "ftl.kind=\"block\"".into(),
+                hot("0.2"),
+                writes("0.8"),
+            ],
+            "precondition.hot_fraction",
+            "page-mapping FTL",
+        ),
+    ];
+    for (ov, field, what) in cases {
+        let e = err(&ov.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(
+            e.contains(&format!("field `{field}`")) && e.contains(what) && e.contains("expected"),
+            "{ov:?}: {e}"
+        );
+        assert!(!e.contains('\n'), "{e}");
+    }
+}

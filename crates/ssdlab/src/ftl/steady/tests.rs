@@ -1,4 +1,5 @@
 use super::*;
+use crate::config::GcPolicy;
 use crate::ftl::tests::tiny;
 
 /// 8 planes of 64 blocks of 64 pages, 12 % spare, greedy GC at 2 free blocks: large enough
@@ -209,10 +210,19 @@ fn the_copied_drive_writes_at_the_waf_of_a_drive_overwritten_to_steady_state() {
     overwritten.precondition(true, 8.0, 3).unwrap();
     let n = overwritten.logical_units();
     let window = n / 4;
+    let (overwritten_valid, _) = valid_counts(&overwritten, 0);
     let reference = waf_of_overwrites(&mut overwritten, 2 * n, 4);
 
     let mut copied = Ftl::new(&cfg, 3);
     let steady = copied.reach_steady_state(&cfg, 3, &mut || true).unwrap();
+    // The valid units per block as the overwrites leave them (deciles within 4 % of a block,
+    // as for a skew below).
+    let (copied_valid, _) = valid_counts(&copied, 0);
+    let (c, o) = (deciles(&copied_valid), deciles(&overwritten_valid));
+    assert!(
+        apart(&c, &o, copied.geo.units_per_block()) <= 0.04,
+        "{c:?} against {o:?}"
+    );
     let first = waf_of_overwrites(&mut copied, window, 4);
     let later = waf_of_overwrites(&mut copied, 2 * n, 5);
 
@@ -439,5 +449,121 @@ fn streams_reach_their_steady_state_through_the_wear_model() {
             e.contains("reliability.pe_limit") && !e.contains('\n'),
             "{streams}: {e}"
         );
+    }
+}
+
+/// WAF of `count` random overwrites skewed as `skew` says (None: uniform).
+fn waf_of_skewed(ftl: &mut Ftl, count: u64, skew: Option<HotCold>, seed: u64) -> f64 {
+    let (host, moved) = (ftl.stats.host_units_written, ftl.stats.gc_units_moved);
+    ftl.instant = true;
+    let mut rng = Rng::stream(seed, "test");
+    let n = ftl.logical_units();
+    let skew = skew.map(|h| Skew::over(h, n));
+    for _ in 0..count {
+        ftl.write(draw_overwrite(skew.as_ref(), &mut rng, n))
+            .unwrap();
+    }
+    let host = ftl.stats.host_units_written - host;
+    (host + ftl.stats.gc_units_moved - moved) as f64 / host as f64
+}
+
+/// The valid units of every block that holds data (full or open), sorted; and, with a skew,
+/// of the hot ones.
+fn valid_counts(ftl: &Ftl, hot: u64) -> (Vec<u32>, Vec<u32>) {
+    let upb = ftl.geo.units_per_block();
+    let mut all = Vec::new();
+    let mut hots = Vec::new();
+    for (b, blk) in ftl.blocks.iter().enumerate() {
+        if blk.state == BlockState::Free || blk.state == BlockState::Bad {
+            continue;
+        }
+        all.push(blk.valid);
+        let first = b as u32 * upb;
+        hots.push(
+            (first..first + upb)
+                .filter(|&p| (ftl.p2l_at(p) as u64) < hot)
+                .count() as u32,
+        );
+    }
+    all.sort_unstable();
+    hots.sort_unstable();
+    (all, hots)
+}
+
+fn deciles(v: &[u32]) -> Vec<u32> {
+    (1..10).map(|d| v[v.len() * d / 10]).collect()
+}
+
+/// The largest difference of two decile lists, as a fraction of `of`.
+fn apart(a: &[u32], b: &[u32], of: u32) -> f64 {
+    let most = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| x.abs_diff(*y))
+        .max()
+        .unwrap_or(0);
+    most as f64 / of as f64
+}
+
+/// The oracle for skewed overwrites (80/20 and 90/10, greedy and cost-benefit GC): a drive
+/// filled and overwritten unit by unit with the skew for 48 × its capacity is in the steady
+/// state (its WAF still rose by under 1 % from 32 × to 64 × when this was written); the copied
+/// drive must write at its WAF (2 × capacity of further skewed writes within 5 %, the first
+/// quarter-capacity window within 10 %: a short window's WAF swings with where the planes'
+/// collections stand) and lay its blocks out as the overwrites do: the deciles of the valid
+/// units per block, and of the hot units per block, within 4 % and 6 % of a block (the
+/// overwritten drive's own deciles move by up to 3 % and 4.7 % of a block between its states
+/// at 8, 12, …, 64 × its capacity: the top decile of hot units per block, with cost-benefit
+/// GC at 80/20, from 132 to 144 of 256).
+#[test]
+fn a_skewed_steady_state_writes_and_lies_as_a_drive_overwritten_with_the_skew() {
+    for policy in [GcPolicy::Greedy, GcPolicy::CostBenefit] {
+        for (h, w) in [(0.2, 0.8), (0.1, 0.9)] {
+            let mut cfg = drive();
+            cfg.ftl.gc.policy = policy;
+            cfg.precondition.hot_fraction = Some(h);
+            cfg.precondition.hot_write_fraction = Some(w);
+            let hc = cfg.precondition.hot_cold();
+            let mut overwritten = Ftl::new(&cfg, 3);
+            overwritten
+                .precondition_with(true, 48.0, hc, 3, &mut || true)
+                .unwrap();
+            let n = overwritten.logical_units();
+            let hot = Skew::over(hc.unwrap(), n).hot;
+            let (oa, oh) = valid_counts(&overwritten, hot);
+            let reference = waf_of_skewed(&mut overwritten, 2 * n, hc, 4);
+
+            let mut copied = Ftl::new(&cfg, 3);
+            let steady = copied.reach_steady_state(&cfg, 3, &mut || true).unwrap();
+            assert!(steady.converged, "{steady:?}");
+            copied.check().unwrap();
+            // Every unit once, the hot ones on hot places.
+            let mut seen = vec![false; copied.geo.units() as usize];
+            for lpn in 0..n {
+                let pun = copied.lookup(lpn).expect("every unit mapped");
+                assert!(!std::mem::replace(&mut seen[pun as usize], true));
+                assert_eq!(copied.p2l_at(pun), lpn as u32);
+            }
+            let (ca, ch) = valid_counts(&copied, hot);
+            let first = waf_of_skewed(&mut copied, n / 4, hc, 4);
+            let later = waf_of_skewed(&mut copied, 2 * n, hc, 5);
+            copied.check().unwrap();
+            let upb = copied.geo.units_per_block();
+            let (valid_apart, hot_apart) = (
+                apart(&deciles(&ca), &deciles(&oa), upb),
+                apart(&deciles(&ch), &deciles(&oh), upb),
+            );
+            let near = |x: f64, tol: f64| (x - reference).abs() <= tol * reference;
+            assert!(
+                near(first, 0.10) && near(later, 0.05) && valid_apart <= 0.04 && hot_apart <= 0.06,
+                "{policy:?} {h}/{w}: reference {reference:.3}, reached {steady:?}, first window \
+                 {first:.3}, later {later:.3}; valid per block {:?} against {:?}, hot {:?} \
+                 against {:?}",
+                deciles(&ca),
+                deciles(&oa),
+                deciles(&ch),
+                deciles(&oh)
+            );
+        }
     }
 }
