@@ -506,21 +506,23 @@ impl Fil {
         }
     }
 
-    /// Start the die's next operation if it is idle and has work.
-    #[inline]
-    pub(crate) fn start_die<O: FlashOwner>(
+    /// Which of an idle die's queues goes next (0 host reads, 1 writes, 2 GC), and whether the
+    /// die serves reads while suspended; None when nothing starts (the die is busy, has no
+    /// work, or resumes its suspended operation).
+    #[inline(always)]
+    fn pick_queue<O: FlashOwner>(
         &mut self,
         now: SimTime,
         die: u32,
         owner: &O,
         q: &mut EventQueue<Event>,
-    ) {
+    ) -> Option<(usize, bool)> {
         let d = &self.dies[die as usize];
         if d.phase != Phase::Idle {
             if self.nand.suspend.is_some() && !d.queues[0].is_empty() {
                 self.try_suspend(now, die, q);
             }
-            return;
+            return None;
         }
         let suspended = d.suspended.is_some();
         let queue = if suspended {
@@ -528,7 +530,7 @@ impl Fil {
             let s = d.suspended.as_deref().expect("suspended");
             if s.reads_left == 0 || d.queues[0].is_empty() {
                 self.resume(now, die, q);
-                return;
+                return None;
             }
             0
         } else {
@@ -537,7 +539,7 @@ impl Fil {
                 && !d.queues[0].is_empty()
                 && self.write_due(now, die);
             let d = &self.dies[die as usize];
-            let Some(queue) = d.pick(write_due, || {
+            let queue = d.pick(write_due, || {
                 // The most urgent plane decides; a hard one ends the search.
                 let mut most = Urgency::None;
                 for p in die * ppd..(die + 1) * ppd {
@@ -547,9 +549,7 @@ impl Fil {
                     }
                 }
                 most
-            }) else {
-                return;
-            };
+            })?;
             let d = &mut self.dies[die as usize];
             if queue == 2 {
                 d.gc_owed = d.gc_owed.saturating_sub(1);
@@ -557,6 +557,65 @@ impl Fil {
                 d.gc_owed = d.gc_pace(self.geo.units_per_block(), self.geo.units_per_page);
             }
             queue
+        };
+        Some((queue, suspended))
+    }
+
+    /// A read operation's command and sense on `die`: its phase, when its array time ends, the
+    /// die's busy time and when the array starts. On a plane whose page register still holds
+    /// the member's page, the command selects the data in the register (a column change in
+    /// place of the read command: the same command/address cycles) and no sense is needed; the
+    /// other planes sense, for the slowest page type among them.
+    #[inline(always)]
+    fn start_read(
+        &mut self,
+        now: SimTime,
+        die: u32,
+        ch: usize,
+        op: &[u32],
+        planes: u64,
+    ) -> (Phase, SimTime, SimTime, SimTime) {
+        let timing = &self.nand;
+        let cmd_time = timing.cmd_addr;
+        let (start, cmd_end) = self.channels[ch].reserve(now, cmd_time * planes);
+        let (t_r, hits, ahead) = if op.len() == 1 {
+            // Most reads are one unit: no sets of planes to keep.
+            let Txn {
+                pun, plane, kind, ..
+            } = *self.txns.get(op[0]);
+            let page = self.geo.page_id(pun);
+            let reg = &mut self.registers[plane as usize];
+            let ahead = kind == TxnKind::ReadAhead;
+            if *reg == page {
+                let first = die * self.geo.planes_per_die;
+                (SimTime::ZERO, plane_bit(plane - first), ahead)
+            } else {
+                *reg = page;
+                let t_r = timing.read[timing.page_type(self.geo.page_in_block(pun))];
+                (t_r, 0, ahead)
+            }
+        } else {
+            self.sense_members(die, op)
+        };
+        self.counters.page_register_hits += hits.count_ones() as u64;
+        let d = &mut self.dies[die as usize];
+        d.hit_planes = hits;
+        d.read_ahead = ahead;
+        self.counters.array_read_time += t_r;
+        (Phase::Sensed, cmd_end + t_r, cmd_end + t_r - start, cmd_end)
+    }
+
+    /// Start the die's next operation if it is idle and has work.
+    #[inline]
+    pub(crate) fn start_die<O: FlashOwner>(
+        &mut self,
+        now: SimTime,
+        die: u32,
+        owner: &O,
+        q: &mut EventQueue<Event>,
+    ) {
+        let Some((queue, suspended)) = self.pick_queue(now, die, owner, q) else {
+            return;
         };
         if queue == 2 {
             match self.next_gc_op(die) {
@@ -594,38 +653,7 @@ impl Fil {
             | TxnKind::RmwRead
             | TxnKind::MapRead
             | TxnKind::MapUpdateRead
-            | TxnKind::ReadAhead => {
-                // On a plane whose page register still holds the member's page, the command
-                // selects the data in the register (a column change in place of the read
-                // command: the same command/address cycles) and no sense is needed; the other
-                // planes sense, for the slowest page type among them.
-                let (start, cmd_end) = self.channels[ch].reserve(now, cmd_time * planes);
-                let (t_r, hits, ahead) = if op.len() == 1 {
-                    // Most reads are one unit: no sets of planes to keep.
-                    let Txn {
-                        pun, plane, kind, ..
-                    } = *self.txns.get(head);
-                    let page = self.geo.page_id(pun);
-                    let reg = &mut self.registers[plane as usize];
-                    let ahead = kind == TxnKind::ReadAhead;
-                    if *reg == page {
-                        let first = die * self.geo.planes_per_die;
-                        (SimTime::ZERO, plane_bit(plane - first), ahead)
-                    } else {
-                        *reg = page;
-                        let t_r = timing.read[timing.page_type(self.geo.page_in_block(pun))];
-                        (t_r, 0, ahead)
-                    }
-                } else {
-                    self.sense_members(die, &op)
-                };
-                self.counters.page_register_hits += hits.count_ones() as u64;
-                let d = &mut self.dies[die as usize];
-                d.hit_planes = hits;
-                d.read_ahead = ahead;
-                self.counters.array_read_time += t_r;
-                (Phase::Sensed, cmd_end + t_r, cmd_end + t_r - start, cmd_end)
-            }
+            | TxnKind::ReadAhead => self.start_read(now, die, ch, &op, planes),
             TxnKind::HostWrite | TxnKind::Flush | TxnKind::MapWrite => {
                 // The data goes through the planes' registers: what a read left there is gone.
                 for &t in &op {

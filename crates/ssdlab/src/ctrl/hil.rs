@@ -164,8 +164,7 @@ impl Hil {
                 .iter()
                 .any(|r| r.overlaps(c.offset, c.len))
         {
-            up.cmds.get_mut(cmd).status = Status::WriteProtected;
-            up.complete(now, cmd);
+            up.refuse(now, cmd, Status::WriteProtected);
             return true;
         }
         false
@@ -282,8 +281,7 @@ impl Hil {
                 up.q.push(end, Event::WriteDataIn { cmd });
             }
             Op::Trim if flash.ftl.read_only() => {
-                up.cmds.get_mut(cmd).status = Status::ReadOnly;
-                up.complete(now, cmd);
+                up.refuse(now, cmd, Status::ReadOnly);
             }
             Op::Trim => {
                 let unit = self.geo.unit_bytes;
@@ -343,10 +341,7 @@ impl Hil {
     ) {
         let c = up.cmds.get(cmd);
         let (op, offset, len) = (c.op, c.offset, c.len);
-        let refuse = |up: &mut HostPort, status: Status| {
-            up.cmds.get_mut(cmd).status = status;
-            up.complete(now, cmd);
-        };
+        let refuse = |up: &mut HostPort, status| up.refuse(now, cmd, status);
         match op {
             Op::Read => {
                 let mut txns = std::mem::take(&mut self.raw_txns);
@@ -442,54 +437,18 @@ impl Hil {
         z: &mut ZonedNand,
         up: &mut HostPort,
         flash: &mut FlashPort<NoPageGc>,
-        mut cache: Option<&mut BufferManager>,
+        cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         let c = up.cmds.get(cmd);
         let (op, offset, len) = (c.op, c.offset, c.len);
         let unit = self.geo.unit_bytes;
-        let refuse = |up: &mut HostPort, status: Status| {
-            up.cmds.get_mut(cmd).status = status;
-            up.complete(now, cmd);
+        let refuse = |up: &mut HostPort, status| {
+            up.refuse(now, cmd, status);
             Ok(())
         };
         let lba = offset / unit;
         match op {
-            Op::Read => {
-                if let Err(s) = z.zones.read(lba, len.div_ceil(unit)) {
-                    return refuse(up, s);
-                }
-                let mut txns = 0u32;
-                let mut direct = 0u64;
-                let mut direct_at = now;
-                for (lba, covered) in units_of(unit, offset, len) {
-                    self.counters.host_units_read += 1;
-                    let programmed = z.is_programmed(lba);
-                    if let Some(dc) = flash.check.as_mut() {
-                        let slot = cache.as_deref().and_then(|bm| bm.find(lba));
-                        dc.read(lba, slot, programmed.then(|| z.unit_of(lba)));
-                    }
-                    if let Some(t) = cache
-                        .as_deref_mut()
-                        .and_then(|bm| bm.read(now, lba, covered))
-                    {
-                        direct += covered;
-                        direct_at = direct_at.max(t);
-                    } else if programmed {
-                        txns += 1;
-                        let pun = z.unit_of(lba);
-                        let mut t = self.read_txn(TxnKind::HostRead, cmd, pun, covered as u32, lba);
-                        // The block's wear, for the read error model (`Fil::set_error_model`).
-                        t.epoch = z.erase_counts()[self.geo.block_of_unit(pun) as usize];
-                        let t = flash.fil.add_txn(t);
-                        flash.fil.enqueue(now, t, Queue::HostRead, flash.ftl, up.q);
-                    } else {
-                        // Never written since the zone's reset (or past a finish): zeros.
-                        self.counters.unmapped_reads += 1;
-                        direct += covered;
-                    }
-                }
-                up.reads_dispatched(now, cmd, txns, direct, direct_at);
-            }
+            Op::Read => self.zoned_read(now, cmd, offset, len, z, up, flash, cache)?,
             Op::Write | Op::Append => {
                 if !offset.is_multiple_of(unit) || !len.is_multiple_of(unit) {
                     return refuse(up, Status::Misaligned);
@@ -519,76 +478,7 @@ impl Hil {
                 }
             }
             Op::ZoneReset | Op::ZoneFinish | Op::ZoneOpen | Op::ZoneClose | Op::ZoneOffline => {
-                let action = ZoneAction::of_op(op).expect("a zone management op");
-                // For all zones, the device addressed it to the namespace's end.
-                let all = lba >= z.zones.count() as u64 * z.zones.zone_lbas();
-                let changed = match z.zones.manage(action, lba, all) {
-                    Ok(c) => c,
-                    Err(s) => return refuse(up, s),
-                };
-                let mut txns = 0u32;
-                let zl = z.zones.zone_lbas();
-                for ch in changed {
-                    let start = ch.zone as u64 * zl;
-                    match action {
-                        ZoneAction::Reset => {
-                            Self::forget_zone(now, ch.zone, z, up, flash, cache.as_deref_mut())?;
-                            for block in z.reset_blocks(ch.zone) {
-                                txns += 1;
-                                let t = flash.fil.add_txn(self.raw_txn(
-                                    TxnKind::Erase,
-                                    cmd,
-                                    block * self.geo.units_per_block(),
-                                    0,
-                                    0,
-                                ));
-                                flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
-                            }
-                        }
-                        ZoneAction::Finish => {
-                            if let Some(bm) = cache.as_deref_mut().filter(|_| z.buffered()) {
-                                // The zone's data goes to the media before it is full.
-                                let mut flash = flash.with_zoned(z);
-                                bm.flush_zone(now, start, start + zl, up, &mut flash)?;
-                            }
-                            if z.finish != crate::config::FinishMode::Fill {
-                                continue;
-                            }
-                            // The filler goes past the host's data: with a write-back buffer,
-                            // past what is still on its way to the media too.
-                            let from = if z.buffered() {
-                                ch.old_wp
-                            } else {
-                                z.programmed(ch.zone)
-                            };
-                            let to = z.zones.cap_lbas();
-                            z.take(ch.zone, to);
-                            z.counters.filled_units += to - from;
-                            for off in from..to {
-                                let lba = start + off;
-                                let pun = z.unit_of(lba);
-                                if let Some(dc) = flash.check.as_mut() {
-                                    // Filler reads as zeros.
-                                    dc.erased(pun);
-                                }
-                                txns += 1;
-                                let t = flash.fil.add_txn(self.raw_txn(
-                                    TxnKind::HostWrite,
-                                    cmd,
-                                    pun,
-                                    unit as u32,
-                                    lba as u32,
-                                ));
-                                flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                up.cmds.get_mut(cmd).txns_left = txns;
-                if txns == 0 {
-                    up.complete(now, cmd);
-                }
+                self.zone_management(now, cmd, op, lba, z, up, flash, cache)?
             }
             // A deallocation has no meaning for a zone's data (the host resets zones).
             Op::Trim | Op::Erase => return refuse(up, Status::Unsupported),
@@ -598,6 +488,155 @@ impl Hil {
                 }
                 _ => up.complete(now, cmd),
             },
+        }
+        Ok(())
+    }
+
+    /// A zoned drive's read: what the buffer holds from its DRAM, what is programmed from the
+    /// media, the rest (past the write pointer) as zeros.
+    #[allow(clippy::too_many_arguments)]
+    fn zoned_read(
+        &mut self,
+        now: SimTime,
+        cmd: u32,
+        offset: u64,
+        len: u64,
+        z: &mut ZonedNand,
+        up: &mut HostPort,
+        flash: &mut FlashPort<NoPageGc>,
+        mut cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
+        let unit = self.geo.unit_bytes;
+        let refuse = |up: &mut HostPort, status| {
+            up.refuse(now, cmd, status);
+            Ok(())
+        };
+        if let Err(s) = z.zones.read(offset / unit, len.div_ceil(unit)) {
+            return refuse(up, s);
+        }
+        let mut txns = 0u32;
+        let mut direct = 0u64;
+        let mut direct_at = now;
+        for (lba, covered) in units_of(unit, offset, len) {
+            self.counters.host_units_read += 1;
+            let programmed = z.is_programmed(lba);
+            if let Some(dc) = flash.check.as_mut() {
+                let slot = cache.as_deref().and_then(|bm| bm.find(lba));
+                dc.read(lba, slot, programmed.then(|| z.unit_of(lba)));
+            }
+            if let Some(t) = cache
+                .as_deref_mut()
+                .and_then(|bm| bm.read(now, lba, covered))
+            {
+                direct += covered;
+                direct_at = direct_at.max(t);
+            } else if programmed {
+                txns += 1;
+                let pun = z.unit_of(lba);
+                let mut t = self.read_txn(TxnKind::HostRead, cmd, pun, covered as u32, lba);
+                // The block's wear, for the read error model (`Fil::set_error_model`).
+                t.epoch = z.erase_counts()[self.geo.block_of_unit(pun) as usize];
+                let t = flash.fil.add_txn(t);
+                flash.fil.enqueue(now, t, Queue::HostRead, flash.ftl, up.q);
+            } else {
+                // Never written since the zone's reset (or past a finish): zeros.
+                self.counters.unmapped_reads += 1;
+                direct += covered;
+            }
+        }
+        up.reads_dispatched(now, cmd, txns, direct, direct_at);
+        Ok(())
+    }
+
+    /// Zone management (reset, finish, open, close, offline) of the zone at `lba`, or of all
+    /// zones: the state machine's changes, then a reset's erases and a filling finish's
+    /// programs (after the buffer has flushed the zone).
+    #[allow(clippy::too_many_arguments)]
+    fn zone_management(
+        &mut self,
+        now: SimTime,
+        cmd: u32,
+        op: Op,
+        lba: u64,
+        z: &mut ZonedNand,
+        up: &mut HostPort,
+        flash: &mut FlashPort<NoPageGc>,
+        mut cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
+        let unit = self.geo.unit_bytes;
+        let refuse = |up: &mut HostPort, status| {
+            up.refuse(now, cmd, status);
+            Ok(())
+        };
+        let action = ZoneAction::of_op(op).expect("a zone management op");
+        // For all zones, the device addressed it to the namespace's end.
+        let all = lba >= z.zones.count() as u64 * z.zones.zone_lbas();
+        let changed = match z.zones.manage(action, lba, all) {
+            Ok(c) => c,
+            Err(s) => return refuse(up, s),
+        };
+        let mut txns = 0u32;
+        let zl = z.zones.zone_lbas();
+        for ch in changed {
+            let start = ch.zone as u64 * zl;
+            match action {
+                ZoneAction::Reset => {
+                    Self::forget_zone(now, ch.zone, z, up, flash, cache.as_deref_mut())?;
+                    for block in z.reset_blocks(ch.zone) {
+                        txns += 1;
+                        let t = flash.fil.add_txn(self.raw_txn(
+                            TxnKind::Erase,
+                            cmd,
+                            block * self.geo.units_per_block(),
+                            0,
+                            0,
+                        ));
+                        flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
+                    }
+                }
+                ZoneAction::Finish => {
+                    if let Some(bm) = cache.as_deref_mut().filter(|_| z.buffered()) {
+                        // The zone's data goes to the media before it is full.
+                        let mut flash = flash.with_zoned(z);
+                        bm.flush_zone(now, start, start + zl, up, &mut flash)?;
+                    }
+                    if z.finish != crate::config::FinishMode::Fill {
+                        continue;
+                    }
+                    // The filler goes past the host's data: with a write-back buffer,
+                    // past what is still on its way to the media too.
+                    let from = if z.buffered() {
+                        ch.old_wp
+                    } else {
+                        z.programmed(ch.zone)
+                    };
+                    let to = z.zones.cap_lbas();
+                    z.take(ch.zone, to);
+                    z.counters.filled_units += to - from;
+                    for off in from..to {
+                        let lba = start + off;
+                        let pun = z.unit_of(lba);
+                        if let Some(dc) = flash.check.as_mut() {
+                            // Filler reads as zeros.
+                            dc.erased(pun);
+                        }
+                        txns += 1;
+                        let t = flash.fil.add_txn(self.raw_txn(
+                            TxnKind::HostWrite,
+                            cmd,
+                            pun,
+                            unit as u32,
+                            lba as u32,
+                        ));
+                        flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
+                    }
+                }
+                _ => {}
+            }
+        }
+        up.cmds.get_mut(cmd).txns_left = txns;
+        if txns == 0 {
+            up.complete(now, cmd);
         }
         Ok(())
     }
@@ -938,8 +977,7 @@ impl Hil {
     ) -> Result<()> {
         if h.ftl.read_only() {
             // A worn-out drive takes nothing new, into its buffer or onto NAND.
-            up.cmds.get_mut(cmd).status = Status::ReadOnly;
-            up.complete(now, cmd);
+            up.refuse(now, cmd, Status::ReadOnly);
             return Ok(());
         }
         match cache {
@@ -1026,8 +1064,7 @@ impl Hil {
     ) -> Result<()> {
         if flash.ftl.read_only() {
             // A worn-out drive takes nothing new, into its buffer or onto NAND.
-            up.cmds.get_mut(cmd).status = Status::ReadOnly;
-            up.complete(now, cmd);
+            up.refuse(now, cmd, Status::ReadOnly);
             return Ok(());
         }
         if let Some(bm) = cache.as_deref_mut() {

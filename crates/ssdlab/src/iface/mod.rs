@@ -32,7 +32,7 @@ pub mod ufs;
 use crate::config::SsdConfig;
 use crate::event::Event;
 use crate::host::HostCpu;
-use crate::request::Cmd;
+use crate::request::{Cmd, Status};
 use crate::sim::{EventQueue, SimTime, Slab};
 
 /// The interface protocols (`interface.kind`, parsed at load).
@@ -379,6 +379,12 @@ impl HostPort<'_> {
     #[inline]
     pub fn complete(&mut self, t: SimTime, cmd: u32) {
         self.link.complete(t, cmd, self.cmds, self.cpu, self.q);
+    }
+
+    /// Command `cmd` is refused at `t` with `status`, having changed nothing.
+    pub fn refuse(&mut self, t: SimTime, cmd: u32, status: Status) {
+        self.cmds.get_mut(cmd).status = status;
+        self.complete(t, cmd);
     }
 
     /// `bytes` of read command `cmd`'s data, at `pos` within it, go up from `at`; returns when
