@@ -178,13 +178,13 @@ impl NvmeDevice {
             "stats" => (0x22, 64, st::decode_fdp_stats),
             "events" => (0x23, 4096, st::decode_fdp_events),
             _ => {
-                return Err(to_py(ssdlab::Error::Job(format!(
+                return Err(to_py(ssdlab::Error::job(format!(
                     "FDP log page: got {page:?}, expected configs, usage, stats or events"
                 ))))
             }
         };
         if !self.drv.fdp_supported() {
-            return Err(to_py(ssdlab::Error::Config(
+            return Err(to_py(ssdlab::Error::config(
                 "field `fdp`: the drive has no Flexible Data Placement, expected a config with an [fdp] section (docs/fdp.md)".into(),
             )));
         }

@@ -140,14 +140,14 @@ pub(crate) fn field_part(path: &str) -> String {
 pub fn apply_overrides(doc: &mut toml::Table, overrides: &[String]) -> Result<()> {
     for ov in overrides {
         let (path, raw) = ov.split_once('=').ok_or_else(|| {
-            Error::Config(format!(
+            Error::config(format!(
                 "override {ov:?}: expected the form dotted.path=value, e.g. ftl.gc.policy=greedy"
             ))
         })?;
         let path = path.trim();
         let raw = raw.trim();
         if path.is_empty() {
-            return Err(Error::Config(format!("override {ov:?}: the path is empty")));
+            return Err(Error::config(format!("override {ov:?}: the path is empty")));
         }
         let value = toml::from_str::<toml::Table>(&format!("v = {raw}"))
             .ok()
@@ -163,7 +163,7 @@ pub fn apply_overrides(doc: &mut toml::Table, overrides: &[String]) -> Result<()
                     .entry(key.to_string())
                     .or_insert_with(|| toml::Value::Table(toml::Table::new()));
                 table = entry.as_table_mut().ok_or_else(|| {
-                    Error::Config(format!(
+                    Error::config(format!(
                         "override {ov:?}: `{}` is a value, not a table",
                         keys[..=i].join(".")
                     ))

@@ -231,13 +231,13 @@ pub fn read_small_text_file(path: &str, what: &str) -> std::result::Result<Strin
 }
 
 fn read_config_file(spec: &str) -> Result<String> {
-    read_small_text_file(spec, "TOML config").map_err(Error::Config)
+    read_small_text_file(spec, "TOML config").map_err(Error::config)
 }
 
 impl SsdConfig {
     /// Parse and validate a config from TOML text. `origin` names it in errors.
     pub fn from_toml_str(text: &str, origin: &str) -> Result<SsdConfig> {
-        let mut cfg: SsdConfig = from_toml(text, origin, Error::Config)?;
+        let mut cfg: SsdConfig = from_toml(text, origin, Error::config)?;
         if let Some(name) = cfg.host.preset.clone() {
             cfg = Self::with_host_preset(text, origin, &name)?;
         }
@@ -250,12 +250,12 @@ impl SsdConfig {
     fn with_host_preset(text: &str, origin: &str, name: &str) -> Result<SsdConfig> {
         let preset = host_preset(name).ok_or_else(|| {
             let names: Vec<&str> = HOST_PRESETS.iter().map(|p| p.0).collect();
-            Error::Config(format!(
+            Error::config(format!(
                 "{origin}, field `host.preset`: got {name:?}, expected one of {}",
                 names.join(", ")
             ))
         })?;
-        let bad = |e: String| Error::Config(format!("{origin}: {e}"));
+        let bad = |e: String| Error::config(format!("{origin}: {e}"));
         let mut doc: toml::Table = toml::from_str(text).map_err(|e| bad(e.to_string()))?;
         let fill: toml::Table = toml::from_str(preset).expect("host presets are TOML");
         let host = doc
@@ -269,7 +269,7 @@ impl SsdConfig {
         from_toml(
             &merged,
             &format!("{origin} with host preset {name}"),
-            Error::Config,
+            Error::config,
         )
     }
 
@@ -281,7 +281,7 @@ impl SsdConfig {
             (read_config_file(spec)?, spec.to_string())
         } else {
             let names = presets::preset_names().join(", ");
-            return Err(Error::Config(format!(
+            return Err(Error::config(format!(
                 "{spec:?} is neither a preset nor an existing file; presets: {names}"
             )));
         };
@@ -296,7 +296,7 @@ impl SsdConfig {
                     format!(", line {l}, column {c}")
                 })
                 .unwrap_or_default();
-            Error::Config(format!("{origin}{at}: {}", e.message().replace('\n', " ")))
+            Error::config(format!("{origin}{at}: {}", e.message().replace('\n', " ")))
         })?;
         let base_kind = interface_kind_in(&doc);
         if doc.contains_key("pcm") && !doc.contains_key("nand") {
@@ -305,15 +305,15 @@ impl SsdConfig {
                 .iter()
                 .find(|o| o.trim_start().starts_with("ftl.") || o.trim_start().starts_with("ftl="))
             {
-                return Err(Error::Config(format!(
+                return Err(Error::config(format!(
                     "{origin} with overrides, field `ftl`: got {set:?} with [pcm] and no [nand], expected no [ftl] setting: a PCM-only device is updated in place and has no FTL"
                 )));
             }
         }
         apply_overrides(&mut doc, overrides)?;
-        let merged = toml::to_string(&doc).map_err(|e| Error::Config(e.to_string()))?;
+        let merged = toml::to_string(&doc).map_err(|e| Error::config(e.to_string()))?;
         let origin = format!("{origin} with overrides");
-        let mut cfg: SsdConfig = from_toml(&merged, &origin, Error::Config)?;
+        let mut cfg: SsdConfig = from_toml(&merged, &origin, Error::config)?;
         if let Some(name) = cfg.host.preset.clone() {
             cfg = Self::with_host_preset(&merged, &origin, &name)?;
         }
@@ -334,7 +334,7 @@ impl SsdConfig {
     pub fn from_json(text: &str) -> Result<SsdConfig> {
         let mut de = serde_json::Deserializer::from_str(text);
         let cfg: SsdConfig = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            Error::Config(format!(
+            Error::config(format!(
                 "config JSON, field `{}`: {}",
                 e.path(),
                 crate::error::json_message(e.inner())

@@ -9,7 +9,7 @@ impl SsdConfig {
     /// other back ends keep state it does not hold.
     fn validate_state(&self, path: &str, origin: &str) -> Result<()> {
         let err = |field: &str, msg: String| {
-            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+            Err(Error::config(format!("{origin}, field `{field}`: {msg}")))
         };
         if path.is_empty() {
             return err(
@@ -32,7 +32,7 @@ impl SsdConfig {
 
     fn validate_reliability(&self, r: &ReliabilityConfig, origin: &str) -> Result<()> {
         let err = |field: &str, msg: String| -> Result<()> {
-            Err(Error::Config(format!(
+            Err(Error::config(format!(
                 "{origin}, field `reliability.{field}`: {msg}"
             )))
         };
@@ -118,7 +118,7 @@ impl SsdConfig {
     /// The checks of `[nand]` and `[ftl]`.
     fn validate_nand(&self, origin: &str) -> Result<()> {
         let err = |field: &str, msg: String| {
-            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+            Err(Error::config(format!("{origin}, field `{field}`: {msg}")))
         };
         let n = &self.nand;
         for (field, v) in [
@@ -259,7 +259,7 @@ impl SsdConfig {
 
     pub(super) fn validate(&self, origin: &str) -> Result<()> {
         let err = |field: &str, msg: String| {
-            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+            Err(Error::config(format!("{origin}, field `{field}`: {msg}")))
         };
         match (&self.pcm, self.nand.is_absent(), self.ftl.is_absent()) {
             (None, true, _) => {
@@ -378,7 +378,7 @@ impl SsdConfig {
     /// The host: its cores, clock, costs and request splitting.
     fn validate_host(&self, origin: &str) -> Result<()> {
         let err = |field: &str, msg: String| {
-            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+            Err(Error::config(format!("{origin}, field `{field}`: {msg}")))
         };
         // Per-core state is allocated up front: bound it by hosts that exist, not by u32.
         const MAX_CORES: u32 = 4096;
@@ -418,7 +418,7 @@ impl SsdConfig {
     /// The controller: write protection, firmware costs, scheduling, read-ahead.
     fn validate_controller(&self, origin: &str) -> Result<()> {
         let err = |field: &str, msg: String| {
-            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+            Err(Error::config(format!("{origin}, field `{field}`: {msg}")))
         };
         for (i, r) in self.controller.write_protect.iter().enumerate() {
             let end = r.offset.0.checked_add(r.len.0);
@@ -494,7 +494,7 @@ impl SsdConfig {
     /// Preconditioning: the overwrites, the fill the medium allows, a saved state.
     fn validate_precondition(&self, origin: &str) -> Result<()> {
         let err = |field: &str, msg: String| {
-            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+            Err(Error::config(format!("{origin}, field `{field}`: {msg}")))
         };
         let r = self.precondition.random_overwrite;
         if !(0.0..=100.0).contains(&r) {
@@ -522,7 +522,7 @@ impl SsdConfig {
     /// The cache buffer `c`: its capacity, flushing and energy.
     fn validate_cache(&self, origin: &str) -> Result<()> {
         let err = |field: &str, msg: String| {
-            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+            Err(Error::config(format!("{origin}, field `{field}`: {msg}")))
         };
         if let Some(c) = &self.cache {
             let unit = self.map_unit_bytes();

@@ -50,7 +50,7 @@ pub struct FusionHost {
 }
 
 fn arg_error(arg: &str, got: u64, expected: String) -> Error {
-    Error::Job(format!("{arg}: got {got}, expected {expected}"))
+    Error::job(format!("{arg}: got {got}, expected {expected}"))
 }
 
 /// A run of `count` units from `start` must lie inside a space of `n` units. The error blames
@@ -90,7 +90,7 @@ impl FusionHost {
     /// Open the fusion device `cfg` describes; another device is refused.
     pub fn new(cfg: &SsdConfig, seed: u64) -> Result<FusionHost> {
         if cfg.medium() != Medium::Fusion {
-            return Err(Error::Config(format!(
+            return Err(Error::config(format!(
                 "config `{}` is not a fusion device: expected [nand] with ftl.kind = \"none\", and [pcm]",
                 cfg.meta.name
             )));
@@ -184,7 +184,7 @@ impl FusionHost {
         // Simulated time saturates: at the clock's end this command and every later one would
         // report a latency of 0.
         if completed == SimTime::MAX {
-            return Err(Error::Job(format!(
+            return Err(Error::job(format!(
                 "at_ps: the command submitted at {} ps reached the end of the simulated clock \
                  (2^64 ps, about 213 days); the device's clock cannot go on, so this and every \
                  later command is refused (expected times well under 2^64 ps)",
@@ -253,7 +253,7 @@ impl FusionHost {
         self.check_pages(page, 1)?;
         let room = self.pages() - page;
         if pages > room {
-            return Err(Error::Job(format!(
+            return Err(Error::job(format!(
                 "data: got {} bytes, expected at most {} ({room} page(s) of {pb} bytes from page \
                  {page} to the NAND's end)",
                 data.len(),

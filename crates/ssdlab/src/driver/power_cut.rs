@@ -67,7 +67,7 @@ pub fn run_to_cut<D: Driver>(
             let slice = (n - handled).min(1 << 16);
             if dev.run(&mut d, slice, &mut |_, _| false)? {
                 // The device went idle first: nothing is left to run.
-                return Err(Error::Job(format!(
+                return Err(Error::job(format!(
                     "power_cut_event: got {n}, expected at most {} (the events the run handled)",
                     dev.events()
                 )));
@@ -79,7 +79,7 @@ pub fn run_to_cut<D: Driver>(
         CutAt::Time(t) => {
             dev.run_until(&mut d, t)?;
             if dev.next_event_time().is_none() {
-                return Err(Error::Job(format!(
+                return Err(Error::job(format!(
                     "power_cut_at: got {} us, expected before {} us (when the run ended)",
                     t.as_us_f64(),
                     dev.now().as_us_f64()
@@ -88,7 +88,7 @@ pub fn run_to_cut<D: Driver>(
         }
     }
     dev.power_cut().ok_or_else(|| {
-        Error::Sim(format!(
+        Error::device(format!(
             "{}: the device's power-loss model was not armed",
             cut.option()
         ))

@@ -63,7 +63,7 @@ impl Zbd {
             Rw::Write | Rw::Randwrite => true,
         };
         let zbd = s.zonemode == Some(ZoneMode::Zbd);
-        let err = |m: String| Err(Error::Job(format!("job, field `{m}")));
+        let err = |m: String| Err(Error::job(format!("job, field `{m}")));
         match (&dev.config().zns, zbd) {
             (None, true) => err(
                 "zonemode`: got \"zbd\", expected a zoned drive (a config with a [zns] section)"
@@ -92,7 +92,7 @@ impl Zbd {
     /// The zoned writing of `job` over zones of `zone_bytes` (`cap_bytes` writable) of a drive
     /// of `capacity` bytes; an error names the job field that does not fit the zones.
     pub fn new(job: &Job, zone_bytes: u64, cap_bytes: u64, capacity: u64) -> Result<Zbd> {
-        let err = |field: &str, msg: String| Error::Job(format!("job, field `{field}`: {msg}"));
+        let err = |field: &str, msg: String| Error::job(format!("job, field `{field}`: {msg}"));
         let s = &job.spec;
         let max_bs = job.sizes.iter().filter(|s| s.1 > 0).map(|s| s.0).max();
         let max_bs = max_bs.unwrap_or(job.min_bs);

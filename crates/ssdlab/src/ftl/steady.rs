@@ -128,7 +128,7 @@ impl Ftl {
         }
         if !unused || self.streams.is_some() {
             // Validation refuses the configs this cannot copy; a used drive is a caller's bug.
-            return Err(Error::Sim(
+            return Err(Error::device(
                 "steady-state preconditioning needs a fresh drive".into(),
             ));
         }
@@ -284,7 +284,7 @@ impl Ftl {
         let mut clock = 0;
         let per_plane = snapshots[0].valid.count();
         if snapshots.iter().any(|s| s.valid.count() != per_plane) {
-            return Err(Error::Sim(
+            return Err(Error::device(
                 "steady-state preconditioning: the model plane's states hold different numbers \
                  of valid units (a bug: its writes only move them)"
                     .into(),
@@ -340,7 +340,7 @@ impl Ftl {
 /// blocks would retire before the state it stands for, which the copy cannot lay out.
 fn worn_out(model: &Ftl, refusal: Refusal) -> Error {
     let w = model.wear.as_ref().expect("with [reliability]");
-    Error::Config(format!(
+    Error::config(format!(
         "precondition.fill: got \"steady-state\", but the overwrites that reach it wear the \
          drive out ({refusal:?}: {} blocks retired (of the model plane; with write streams, of \
          the drive) at reliability.pe_limit = {}, \

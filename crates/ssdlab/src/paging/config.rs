@@ -279,7 +279,7 @@ impl PagingConfig {
     pub fn from_table(t: toml::Table) -> Result<PagingConfig> {
         // The path of the bad key in the message ("swap, field `congestion_wake`: ..."), in the
         // device config's words.
-        let cfg: PagingConfig = crate::config::load::from_toml_table(&t, "swap", Error::Config)?;
+        let cfg: PagingConfig = crate::config::load::from_toml_table(&t, "swap", Error::config)?;
         cfg.validate()?;
         Ok(cfg)
     }
@@ -330,7 +330,7 @@ impl PagingConfig {
 
     fn validate(&self) -> Result<()> {
         let bad =
-            |field: &str, msg: String| Err(Error::Config(format!("swap, field `{field}`: {msg}")));
+            |field: &str, msg: String| Err(Error::config(format!("swap, field `{field}`: {msg}")));
         if !self.memory.0.is_multiple_of(PAGE_BYTES) || self.memory.0 == 0 {
             return bad(
                 "memory",

@@ -217,7 +217,7 @@ struct Region {
 impl PcMix {
     pub fn validate(&self) -> Result<()> {
         let bad = |field: &str, got: String, want: &str| {
-            Err(Error::Config(format!(
+            Err(Error::config(format!(
                 "swap, field `pc_mix.{field}`: got {got}, expected {want}"
             )))
         };

@@ -29,7 +29,7 @@ impl DataSpec {
                 return Ok(DataSpec::File(PathBuf::from(path)));
             }
         }
-        Err(Error::Config(format!(
+        Err(Error::config(format!(
             "--data {text:?}: expected memory or file:PATH"
         )))
     }
@@ -258,7 +258,7 @@ impl Data {
             DataSpec::Memory => return Ok(Data::Memory(Pages::default())),
             DataSpec::File(p) => p,
         };
-        let err = |what: String| Error::Config(format!("--data file:{}: {what}", path.display()));
+        let err = |what: String| Error::config(format!("--data file:{}: {what}", path.display()));
         let dangling = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
             && !path.exists();
         if dangling {

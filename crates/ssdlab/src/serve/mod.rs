@@ -57,7 +57,7 @@ impl Clock {
         match text {
             "realtime" => Ok(Clock::Realtime),
             "logical" => Ok(Clock::Logical),
-            _ => Err(Error::Config(format!(
+            _ => Err(Error::config(format!(
                 "--clock {text:?}: expected realtime or logical"
             ))),
         }
@@ -800,7 +800,7 @@ impl Drop for TimerSlack {
 /// reset zones, and NBD has no zone commands (no report, no reset, no append).
 pub(crate) fn check_servable(cfg: &SsdConfig) -> Result<()> {
     if cfg.backend_kind() == crate::config::BackendKind::Zoned {
-        return Err(Error::Config(format!(
+        return Err(Error::config(format!(
             "serve: {} is a zoned drive ([zns]): NBD has no zones (no write pointers, resets or \
              reports), so a block client could not write it; serve a conventional config",
             cfg.meta.name
@@ -820,33 +820,33 @@ pub fn serve(
 ) -> Result<RunResult> {
     check_servable(cfg)?;
     if opts.power_cut_event.is_some() && opts.clock != Clock::Logical {
-        return Err(Error::Config(
+        return Err(Error::config(
             "--power-cut-event: expected --clock logical (on the realtime clock the events a \
              session reaches depend on the wall clock; SIGUSR1 cuts a realtime session)"
                 .into(),
         ));
     }
     if opts.power_cut_event == Some(0) {
-        return Err(Error::Config(
+        return Err(Error::config(
             "--power-cut-event: got 0, expected at least 1 (the device event after which the \
              power fails)"
                 .into(),
         ));
     }
     if !(opts.time_scale.is_finite() && opts.time_scale > 0.0 && opts.time_scale <= 1e6) {
-        return Err(Error::Config(format!(
+        return Err(Error::config(format!(
             "--time-scale {}: expected a number above 0, at most 1e6",
             opts.time_scale
         )));
     }
     if opts.export_name.len() > 4096 {
-        return Err(Error::Config(format!(
+        return Err(Error::config(format!(
             "--export-name: {} bytes, expected at most 4096",
             opts.export_name.len()
         )));
     }
     if !(1..=MAX_CONNECTIONS).contains(&opts.max_connections) {
-        return Err(Error::Config(format!(
+        return Err(Error::config(format!(
             "--max-connections {}: expected 1 to {MAX_CONNECTIONS}",
             opts.max_connections
         )));
@@ -859,7 +859,7 @@ pub fn serve(
     let network = access::check_exposure(&opts.listen, tls.as_ref(), opts.insecure_network)?;
     let mut dev = Device::new(cfg, opts.seed)?;
     if dev.backend().raw().is_some() {
-        return Err(Error::Config(
+        return Err(Error::config(
             "serve: a raw device (ftl.kind = \"none\") has no logical blocks to export".into(),
         ));
     }
@@ -874,7 +874,7 @@ pub fn serve(
             opts.clock,
         )?),
         None if opts.log_data.is_some() => {
-            return Err(Error::Config(
+            return Err(Error::config(
                 "--log-data: expected --log too (the bytes belong to the log's writes)".into(),
             ))
         }

@@ -32,7 +32,7 @@ impl Listen {
                 return Ok(Listen::Unix(PathBuf::from(path)));
             }
         }
-        Err(Error::Config(format!(
+        Err(Error::config(format!(
             "--listen {text:?}: expected tcp://HOST:PORT (e.g. tcp://127.0.0.1:10809) or unix:PATH"
         )))
     }
@@ -45,7 +45,7 @@ impl Listen {
             Listen::Tcp(addr) => {
                 let addrs = addr
                     .to_socket_addrs()
-                    .map_err(|e| Error::Config(format!("--listen tcp://{addr}: {e}")))?;
+                    .map_err(|e| Error::config(format!("--listen tcp://{addr}: {e}")))?;
                 Ok(addrs
                     .into_iter()
                     .any(|a| !a.ip().to_canonical().is_loopback()))
@@ -182,11 +182,11 @@ impl Listener {
         let l = match listen {
             Listen::Tcp(addr) => Listener::Tcp(
                 TcpListener::bind(addr)
-                    .map_err(|e| Error::Config(format!("--listen tcp://{addr}: {e}")))?,
+                    .map_err(|e| Error::config(format!("--listen tcp://{addr}: {e}")))?,
             ),
             Listen::Unix(path) => Listener::Unix(
                 bind_owner_only(path)
-                    .map_err(|e| Error::Config(format!("--listen unix:{}: {e}", path.display())))?,
+                    .map_err(|e| Error::config(format!("--listen unix:{}: {e}", path.display())))?,
                 path.clone(),
             ),
         };
@@ -194,7 +194,7 @@ impl Listener {
             Listener::Tcp(t) => t.set_nonblocking(true),
             Listener::Unix(u, _) => u.set_nonblocking(true),
         }
-        .map_err(|e| Error::Config(format!("--listen: {e}")))?;
+        .map_err(|e| Error::config(format!("--listen: {e}")))?;
         Ok(l)
     }
 

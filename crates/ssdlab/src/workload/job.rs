@@ -437,7 +437,7 @@ impl JobSpec {
 
 impl JobSpec {
     pub fn from_toml_str(text: &str, origin: &str) -> Result<JobSpec> {
-        let spec: JobSpec = crate::config::from_toml(text, origin, Error::Job)?;
+        let spec: JobSpec = crate::config::from_toml(text, origin, Error::job)?;
         spec.check_fields()?;
         Ok(spec)
     }
@@ -458,7 +458,7 @@ impl JobSpec {
                     msg = better;
                 }
             }
-            Error::Job(format!("job{field}: {msg}"))
+            Error::job(format!("job{field}: {msg}"))
         })?;
         spec.check_fields()?;
         Ok(spec)
@@ -475,7 +475,7 @@ impl JobSpec {
                 let mut v = Vec::new();
                 for (k, &w) in map {
                     let b = parse_bytes(k)
-                        .map_err(|m| Error::Job(format!("job, field `bs.{k}`: {m}")))?;
+                        .map_err(|m| Error::job(format!("job, field `bs.{k}`: {m}")))?;
                     v.push((b, w));
                 }
                 Ok(v)
@@ -485,7 +485,7 @@ impl JobSpec {
 
     fn check_fields(&self) -> Result<()> {
         let err =
-            |field: &str, msg: String| Err(Error::Job(format!("job, field `{field}`: {msg}")));
+            |field: &str, msg: String| Err(Error::job(format!("job, field `{field}`: {msg}")));
         self.check_block_sizes()?;
         self.check_depths_and_streams()?;
         self.check_zone_fields()?;
@@ -514,7 +514,7 @@ impl JobSpec {
     /// `bs`: sizes that are whole sectors, weights that add up.
     fn check_block_sizes(&self) -> Result<()> {
         let err =
-            |field: &str, msg: String| Err(Error::Job(format!("job, field `{field}`: {msg}")));
+            |field: &str, msg: String| Err(Error::job(format!("job, field `{field}`: {msg}")));
         let sizes = self.sizes()?;
         if sizes.is_empty() || sizes.iter().all(|&(_, w)| w == 0) {
             return err(
@@ -550,7 +550,7 @@ impl JobSpec {
     /// Queue depths, write streams and placement identifiers.
     fn check_depths_and_streams(&self) -> Result<()> {
         let err =
-            |field: &str, msg: String| Err(Error::Job(format!("job, field `{field}`: {msg}")));
+            |field: &str, msg: String| Err(Error::job(format!("job, field `{field}`: {msg}")));
         if self.iodepth == 0 || self.iodepth > 65535 {
             return err(
                 "iodepth",
@@ -599,7 +599,7 @@ impl JobSpec {
     /// The zoned-device options: only with `zonemode = "zbd"`.
     fn check_zone_fields(&self) -> Result<()> {
         let err =
-            |field: &str, msg: String| Err(Error::Job(format!("job, field `{field}`: {msg}")));
+            |field: &str, msg: String| Err(Error::job(format!("job, field `{field}`: {msg}")));
         if self.max_open_zones == Some(0) {
             return err(
                 "max_open_zones",
@@ -620,7 +620,7 @@ impl JobSpec {
     /// Pacing and length: the rate, think time, latency target, run time and count.
     fn check_pacing(&self) -> Result<()> {
         let err =
-            |field: &str, msg: String| Err(Error::Job(format!("job, field `{field}`: {msg}")));
+            |field: &str, msg: String| Err(Error::job(format!("job, field `{field}`: {msg}")));
         if let Some(r) = self.rate_iops {
             // Arrivals are spaced in whole picoseconds, at most 10^6 s apart.
             if !(1e-6..=1e12).contains(&r) {
@@ -681,7 +681,7 @@ impl JobSpec {
     /// `driver::jobs`.)
     fn check_latency_target(&self) -> Result<()> {
         let err =
-            |field: &str, msg: String| Err(Error::Job(format!("job, field `{field}`: {msg}")));
+            |field: &str, msg: String| Err(Error::job(format!("job, field `{field}`: {msg}")));
         let Some(target) = self.latency_target else {
             for (field, given) in [
                 ("latency_window", self.latency_window.is_some()),
@@ -715,7 +715,7 @@ impl JobSpec {
     /// NVMe controller's and HFSL's, which run one job from time 0): `who` names that driver.
     pub fn refuse_startdelay(&self, who: &str) -> Result<()> {
         match self.startdelay {
-            Some(d) if d.0 > SimTime::ZERO => Err(Error::Job(format!(
+            Some(d) if d.0 > SimTime::ZERO => Err(Error::job(format!(
                 "job, field `startdelay`: got {:.6} s, but {who} runs one job from time 0; expected none (flows run with `ssdlab run`)",
                 d.0.as_secs_f64()
             ))),
@@ -727,7 +727,7 @@ impl JobSpec {
     pub fn fit(&self, capacity: u64) -> Result<Job> {
         self.check_fields()?;
         let err =
-            |field: &str, msg: String| Err(Error::Job(format!("job, field `{field}`: {msg}")));
+            |field: &str, msg: String| Err(Error::job(format!("job, field `{field}`: {msg}")));
         let sizes = self.sizes()?;
         let min_bs = sizes.iter().filter(|s| s.1 > 0).map(|s| s.0).min().unwrap();
         let max_bs = sizes.iter().filter(|s| s.1 > 0).map(|s| s.0).max().unwrap();
@@ -986,7 +986,7 @@ fn fit_zones(
     align: u64,
     max_bs: u64,
 ) -> Result<Vec<(u32, u64, u64)>> {
-    let err = |msg: String| Err(Error::Job(format!("job, field `distribution`: {msg}")));
+    let err = |msg: String| Err(Error::job(format!("job, field `distribution`: {msg}")));
     let mut out = Vec::with_capacity(z.zones.len());
     let (mut at, mut access) = (0u64, 0u32);
     for &(share, size) in &z.zones {

@@ -10,7 +10,7 @@ impl SsdConfig {
     /// The page-mapping FTL's GC must have room to run in the hidden space.
     pub(super) fn validate_gc(&self, origin: &str) -> Result<()> {
         let err = |field: &str, msg: String| {
-            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+            Err(Error::config(format!("{origin}, field `{field}`: {msg}")))
         };
         let n = &self.nand;
         let op = self.ftl.over_provisioning;
@@ -73,7 +73,7 @@ impl SsdConfig {
         spare: u64,
     ) -> Result<()> {
         let err = |field: &str, msg: String| {
-            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+            Err(Error::config(format!("{origin}, field `{field}`: {msg}")))
         };
         let gc = &self.ftl.gc;
         if !gc.background {
@@ -127,7 +127,7 @@ impl SsdConfig {
     /// which counts one open block per stream).
     pub(super) fn validate_streams(&self, origin: &str) -> Result<()> {
         let err = |field: &str, msg: String| {
-            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+            Err(Error::config(format!("{origin}, field `{field}`: {msg}")))
         };
         let f = &self.ftl;
         if f.streams == 0 || f.streams > MAX_STREAMS {
@@ -203,7 +203,7 @@ impl SsdConfig {
     /// blocks (checked before the GC's room, which counts them too).
     pub(super) fn validate_fdp(&self, origin: &str) -> Result<()> {
         let err = |field: &str, msg: String| {
-            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+            Err(Error::config(format!("{origin}, field `{field}`: {msg}")))
         };
         let Some(f) = &self.fdp else { return Ok(()) };
         let kind = self.backend_kind();
@@ -277,7 +277,7 @@ impl SsdConfig {
     /// `ftl.mapping` and the mapping cache's settings.
     pub(super) fn validate_mapping(&self, origin: &str) -> Result<()> {
         let err = |field: &str, msg: String| {
-            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+            Err(Error::config(format!("{origin}, field `{field}`: {msg}")))
         };
         let f = &self.ftl;
         if f.mapping == MappingKind::Full {
@@ -365,7 +365,7 @@ impl SsdConfig {
     /// device FTL's: no hidden space, no cache buffer between host and NAND, no preconditioning.
     pub(super) fn validate_raw(&self, origin: &str) -> Result<()> {
         let err = |field: &str, msg: String| {
-            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+            Err(Error::config(format!("{origin}, field `{field}`: {msg}")))
         };
         if self.ftl.over_provisioning != 0.0 {
             return err(
@@ -399,7 +399,7 @@ impl SsdConfig {
     /// scheme needs them, and room per plane for the logical blocks, the logs and a merge.
     pub(super) fn validate_block_mapped(&self, origin: &str) -> Result<()> {
         let err = |field: &str, msg: String| {
-            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+            Err(Error::config(format!("{origin}, field `{field}`: {msg}")))
         };
         let kind = self.ftl.kind;
         let logs = self.ftl.log_blocks;

@@ -8,14 +8,14 @@ impl SsdConfig {
     /// The host interface: link, queues, transfer sizes, arbitration.
     pub(super) fn validate_interface(&self, origin: &str) -> Result<()> {
         let err = |field: &str, msg: String| {
-            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+            Err(Error::config(format!("{origin}, field `{field}`: {msg}")))
         };
         let kind = self.interface.kind;
         let i = &self.interface;
         if kind == InterfaceKind::Nvme {
             i.link
                 .check_kind(kind)
-                .map_err(|m| Error::Config(format!("{origin}, field `interface.link`: {m}")))?;
+                .map_err(|m| Error::config(format!("{origin}, field `interface.link`: {m}")))?;
             if i.io_queues == 0 || i.io_queues > 65535 {
                 return err(
                     "interface.io_queues",
@@ -128,7 +128,7 @@ impl SsdConfig {
     /// Checks of the IDE, SATA, UFS, eMMC and DRAM-interface settings.
     pub(super) fn validate_other_interface(&self, kind: InterfaceKind, origin: &str) -> Result<()> {
         let err = |field: &str, msg: String| -> Result<()> {
-            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
+            Err(Error::config(format!("{origin}, field `{field}`: {msg}")))
         };
         let i = &self.interface;
         let name = match kind {

@@ -121,7 +121,7 @@ impl JobSource {
     /// (HFSL has no trim).
     pub fn new(job: Job, seed: u64, app: u32) -> Result<JobSource> {
         if matches!(job.spec.rw, Rw::Trim | Rw::Randtrim) {
-            return Err(Error::Job(format!(
+            return Err(Error::job(format!(
                 "job, field `rw`: got {}, expected reads or writes: HFSL (seed 002 §2.6) has no trim command",
                 serde_json::to_string(&job.spec.rw).expect("rw serialises")
             )));
@@ -178,7 +178,7 @@ impl HostSource for JobSource {
                 // The instance's (k / n)-th arrival.
                 let ps = (k / n) as f64 / rate * 1e12;
                 if ps >= SimTime::MAX.ps() as f64 {
-                    return Err(Error::Job(format!(
+                    return Err(Error::job(format!(
                         "job, field `rate_iops`: at {rate} requests per second arrival {k} would come after {:.0} s of simulated time, past the simulator's clock (2^64 ps, about 213 days); raise rate_iops or lower io_count",
                         ps / 1e12
                     )));

@@ -174,7 +174,7 @@ impl TraceReader {
     /// Open a trace file.
     pub fn open(path: &str, opts: &ReadOptions) -> Result<TraceReader> {
         let (input, compression) =
-            input::open(path).map_err(|e| Error::Trace(format!("{path}: cannot read: {e}")))?;
+            input::open(path).map_err(|e| Error::trace(format!("{path}: cannot read: {e}")))?;
         TraceReader::with_input(path, input, compression, opts)
     }
 
@@ -185,7 +185,7 @@ impl TraceReader {
         opts: &ReadOptions,
     ) -> Result<TraceReader> {
         let (input, compression) =
-            input::decode(raw).map_err(|e| Error::Trace(format!("{origin}: cannot read: {e}")))?;
+            input::decode(raw).map_err(|e| Error::trace(format!("{origin}: cannot read: {e}")))?;
         TraceReader::with_input(origin, input, compression, opts)
     }
 
@@ -243,7 +243,7 @@ impl TraceReader {
     }
 
     fn io_err(&self, e: std::io::Error) -> Error {
-        Error::Trace(format!(
+        Error::trace(format!(
             "{}, line {}: cannot read: {e}",
             self.origin,
             self.line + 1
@@ -302,7 +302,7 @@ impl TraceReader {
                 .find(|b| !b.is_ascii_whitespace())
                 .is_some_and(|&b| b != b'#')
         });
-        Err(Error::Trace(match first {
+        Err(Error::trace(match first {
             Some((i, (l, _))) => format!(
                 "{}, line {}: cannot tell the trace format from the first lines (this one is {}); \
                  expected one of: {}; name it with --format",
@@ -378,7 +378,7 @@ impl TraceReader {
                         show_line(&self.buf)
                     );
                     if !self.skip_bad {
-                        return Err(Error::Trace(full));
+                        return Err(Error::trace(full));
                     }
                     self.skipped += 1;
                     if self.bad.len() < KEEP_BAD {

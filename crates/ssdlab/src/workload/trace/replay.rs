@@ -202,12 +202,12 @@ impl DriveTarget {
 }
 
 fn job_err(field: &str, msg: String) -> Error {
-    Error::Job(format!("trace job, field `{field}`: {msg}"))
+    Error::job(format!("trace job, field `{field}`: {msg}"))
 }
 
 /// A filter that left nothing, named as the job field and as the command-line option.
 fn filter_err(field: &str, flag: &str, msg: String) -> Error {
-    Error::Job(format!("trace job, field `{field}` ({flag}): {msg}"))
+    Error::job(format!("trace job, field `{field}` ({flag}): {msg}"))
 }
 
 /// Parse device filters: numbers, `a-b` ranges, and blkparse's `maj:min`.
@@ -259,7 +259,7 @@ impl TraceJob {
             } else {
                 format!(", field `{path}`")
             };
-            Error::Job(format!(
+            Error::job(format!(
                 "trace job{field}: {}",
                 crate::error::json_message(e.inner())
             ))
@@ -440,7 +440,7 @@ fn check_regular_file(path: &str) -> Result<()> {
     } else {
         "not a regular file"
     };
-    Err(Error::Trace(format!(
+    Err(Error::trace(format!(
         "{path}: is {what}; a replay reads its trace twice (a prescan to fit it onto the device, \
          then the replay), so it needs a regular file: save the trace to a file first \
          (`ssdlab trace stats` reads a pipe, once)"
@@ -773,7 +773,7 @@ impl Replay {
                     };
                     let msg = format!("{}, line {line}: {why}", self.job.trace);
                     if !self.job.skip_bad_lines {
-                        return Err(Error::Trace(msg));
+                        return Err(Error::trace(msg));
                     }
                     self.refused += 1;
                     if self.refused_msgs.len() < 3 {
@@ -789,7 +789,7 @@ impl Replay {
                     first.get_or_insert(rec.time_ps);
                     last = last.max(rec.time_ps);
                     if ext.len() >= super::stats::MAX_DEVICES && !ext.contains_key(&rec.device) {
-                        return Err(Error::Trace(format!(
+                        return Err(Error::trace(format!(
                             "{}: more than {} devices; pick some with `devices`",
                             self.job.trace,
                             super::stats::MAX_DEVICES
@@ -867,7 +867,7 @@ impl Replay {
         };
         self.fit_on = self.span > self.capacity;
         if self.fit_on && self.job.fit == Fit::None {
-            return Err(Error::Trace(format!(
+            return Err(Error::trace(format!(
                 "{}: the trace spans {} ({} bytes), more than the device's {} ({} bytes); \
                  replay it with fit = wrap or fit = scale, or pick devices",
                 self.job.trace,
@@ -934,7 +934,7 @@ impl Replay {
             ));
         }
         msg.push_str("; or lower time_scale, or replay with mode = afap");
-        Err(Error::Trace(msg))
+        Err(Error::trace(msg))
     }
 
     /// The error when the trace and the filters leave no request to replay: names the filter that
@@ -960,7 +960,7 @@ impl Replay {
                     );
                 }
             }
-            return Error::Trace(format!(
+            return Error::trace(format!(
                 "{}: no requests in the trace ({} lines, {} of them events or headers that are \
                  not requests); expected at least one read, write, trim or flush",
                 self.job.trace,
@@ -1027,7 +1027,7 @@ impl Replay {
                 ),
             );
         }
-        Error::Trace(format!(
+        Error::trace(format!(
             "{}: none of the trace's {} requests can be replayed ({} of length 0)",
             self.job.trace, self.out.records, self.out.zero_length
         ))
