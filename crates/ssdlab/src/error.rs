@@ -23,12 +23,28 @@ pub struct Invalid {
     pub origin: String,
     /// The field, as the user writes it (`nand.page_size`, `rw`).
     pub field: Option<String>,
+    /// The command-line option that set the field, where the message names both
+    /// (`trace job, field `devices` (--devices): ...`).
+    pub flag: Option<String>,
     /// The value given, as the message shows it.
     pub value: Option<String>,
     /// What was expected instead.
     pub expected: Option<String>,
     /// The rule in words, where the message is not "got {value}, expected {expected}".
     pub words: Option<String>,
+    /// How the message is laid out.
+    pub layout: Layout,
+}
+
+/// How an [`Invalid`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// `{origin}, field `{field}`: got {value}, expected {expected}` (or `{origin}: ...`
+    /// without a field).
+    Field,
+    /// `{origin} {value}: expected {expected}`: a command-line option or an override, its value
+    /// written after it as the user typed them (`--listen "x": expected tcp://HOST:PORT ...`).
+    Option,
 }
 
 /// What is wrong with a field: a value against what was expected, or the rule in words.
@@ -39,6 +55,15 @@ pub enum Problem {
     /// The rule in words (two fields that disagree, a figure the run reached, a reader's own
     /// message): no one value against one expectation to name as data.
     Says(String),
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Problem::Got { value, expected } => write!(f, "got {value}, expected {expected}"),
+            Problem::Says(words) => f.write_str(words),
+        }
+    }
 }
 
 /// `got {value}, expected {expected}`.
@@ -75,9 +100,24 @@ impl Invalid {
         Invalid {
             origin: origin.into(),
             field,
+            flag: None,
             value,
             expected,
             words,
+            layout: Layout::Field,
+        }
+    }
+
+    /// `{option} {value}: expected {expected}`: a command-line option or override and its
+    /// value.
+    pub fn option(
+        option: impl Into<String>,
+        value: impl fmt::Display,
+        expected: impl Into<String>,
+    ) -> Invalid {
+        Invalid {
+            layout: Layout::Option,
+            ..Invalid::of(option, None, got(value, expected))
         }
     }
 
@@ -111,8 +151,19 @@ impl Invalid {
     /// The message with another opening (a flow's name in place of `job`).
     fn fmt_from(&self, origin: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(origin)?;
-        if let Some(field) = &self.field {
-            write!(f, ", field `{field}`")?;
+        if let (Layout::Option, Some(value), Some(expected)) =
+            (self.layout, &self.value, &self.expected)
+        {
+            return write!(f, " {value}: expected {expected}");
+        }
+        match (&self.field, origin.is_empty()) {
+            (Some(field), false) => write!(f, ", field `{field}`")?,
+            // A field with nothing before it (a driver's own check of a job's field).
+            (Some(field), true) => write!(f, "field `{field}`")?,
+            (None, _) => {}
+        }
+        if let Some(flag) = &self.flag {
+            write!(f, " ({flag})")?;
         }
         match (&self.words, &self.value, &self.expected) {
             (Some(words), _, _) => write!(f, ": {words}"),
@@ -163,7 +214,10 @@ macro_rules! area {
 
 area! {
     /// A configuration, preset name, override, config file or command-line option is wrong.
-    ConfigError {}
+    ConfigError {
+        /// A config named by neither a preset nor a file (boxed: see [`Invalid`]).
+        NoSuchConfig(Box<NoSuchConfig>) => "{0}",
+    }
 }
 
 area! {
@@ -180,6 +234,14 @@ area! {
     /// The simulation reached a state it cannot continue from (a bug or an unsupported
     /// corner): said in words, as there is no input to point at.
     DeviceError {}
+}
+
+/// A config named by neither a preset nor a file: the name, and the presets there are.
+#[derive(Debug, thiserror::Error)]
+#[error("{spec:?} is neither a preset nor an existing file; presets: {presets}")]
+pub struct NoSuchConfig {
+    pub spec: String,
+    pub presets: String,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -226,15 +288,7 @@ impl fmt::Display for FlowMessage<'_> {
         let flow = format!("flow `{}`", self.0.name);
         match self.0.source.invalid() {
             Some(i) if i.origin == JOB => i.fmt_from(&flow, f),
-            _ => {
-                // Transitional: job messages not yet in the `Invalid` shape still open with
-                // "job, " (removed once every job error is).
-                let m = self.0.source.to_string();
-                match m.strip_prefix("job, ") {
-                    Some(rest) => write!(f, "{flow}, {rest}"),
-                    None => write!(f, "{flow}: {m}"),
-                }
-            }
+            _ => write!(f, "{flow}: {}", self.0.source),
         }
     }
 }
@@ -310,7 +364,7 @@ pub type Result<T> = std::result::Result<T, Error>;
 /// A JSON error's message without its " at line L column C": the JSON the core reads is made
 /// by the Python side from options and files, so a position in it tells the user nothing (the
 /// field's path, which callers name, does).
-pub fn json_message(e: &serde_json::Error) -> String {
+pub fn json_message(e: &serde_json::Error) -> Problem {
     let text = e.to_string();
     let position = format!(" at line {} column {}", e.line(), e.column());
     plain_words(match text.strip_suffix(&position) {
@@ -321,8 +375,10 @@ pub fn json_message(e: &serde_json::Error) -> String {
 
 /// A serde message in the user's words where it speaks Rust: "invalid value: integer `-1`,
 /// expected u64" names a type the user never wrote (say the range), and "invalid type: integer
-/// `3`, expected struct NandConfig" a struct (say a table). Other messages are kept.
-pub fn plain_words(msg: &str) -> String {
+/// `3`, expected struct NandConfig" a struct (say a table). Other messages are kept, in words.
+/// (The reader's message is the only account of what it refused: this reads serde's text,
+/// never the crate's own.)
+pub fn plain_words(msg: &str) -> Problem {
     let got_expected = |prefix: &str| -> Option<(String, String)> {
         let rest = msg.strip_prefix(prefix)?;
         let (got, expected) = rest.split_once(", expected ")?;
@@ -349,18 +405,18 @@ pub fn plain_words(msg: &str) -> String {
     for prefix in ["invalid value: ", "invalid type: "] {
         if let Some((got, expected)) = got_expected(prefix) {
             if let Some(range) = range(&expected) {
-                return format!("got {got}, expected {range}");
+                return self::got(got, range);
             }
             if expected == "f64" || expected == "f32" {
                 // A number TOML cannot hold as a float (1e400) reaches the field as a string.
-                return format!("got {got}, expected a finite number");
+                return self::got(got, "a finite number");
             }
             if expected.starts_with("struct ") {
-                return format!("got {got}, expected a table of fields");
+                return self::got(got, "a table of fields");
             }
         }
     }
-    msg.to_string()
+    says(msg)
 }
 
 #[cfg(test)]
@@ -397,25 +453,31 @@ mod tests {
             e.to_string(),
             "NVMe LBA size: got 100, expected 512 or 4096"
         );
+        let e = Error::bad_config(Invalid::option("--clock", "\"x\"", "realtime or logical"));
+        assert_eq!(e.to_string(), "--clock \"x\": expected realtime or logical");
         let e = Error::bad_trace(Invalid::says("t.csv", "lba", "not a number")).in_flow(0, "f");
         assert_eq!(e.to_string(), "t.csv, field `lba`: not a number");
         let e = Error::bad_job(Invalid::says("trace job", "fit", "no")).in_flow(0, "f");
         assert_eq!(e.to_string(), "flow `f`: trace job, field `fit`: no");
     }
 
+    fn plain_words_text(msg: &str) -> String {
+        plain_words(msg).to_string()
+    }
+
     #[test]
     fn serde_messages_in_the_users_words() {
-        let m = plain_words("invalid value: integer `-1`, expected u64");
+        let m = plain_words_text("invalid value: integer `-1`, expected u64");
         assert_eq!(
             m,
             "got -1, expected an integer from 0 to 18446744073709551615"
         );
-        let m = plain_words("invalid type: integer `3`, expected struct NandConfig");
+        let m = plain_words_text("invalid type: integer `3`, expected struct NandConfig");
         assert_eq!(m, "got 3, expected a table of fields");
-        let m = plain_words("invalid type: floating point `1.5`, expected u32");
+        let m = plain_words_text("invalid type: floating point `1.5`, expected u32");
         assert_eq!(m, "got 1.5, expected an integer from 0 to 4294967295");
-        let m = plain_words("invalid type: string \"1e400\", expected f64");
+        let m = plain_words_text("invalid type: string \"1e400\", expected f64");
         assert_eq!(m, "got \"1e400\", expected a finite number");
-        assert_eq!(plain_words("missing field `rw`"), "missing field `rw`");
+        assert_eq!(plain_words_text("missing field `rw`"), "missing field `rw`");
     }
 }

@@ -10,6 +10,7 @@ use crate::driver::power_cut::{run_to_cut, CutAt};
 use crate::driver::replay::ReplayDriver;
 use crate::driver::requests::{RequestList, RequestListDriver};
 use crate::driver::sampler::Sampler;
+use crate::error::{got, Invalid, JOB};
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::SimTime;
@@ -50,14 +51,17 @@ impl RunOptions {
     pub fn power_cut(&self) -> Result<Option<CutAt>> {
         match (self.power_cut_event, self.power_cut_at) {
             (None, None) => Ok(None),
-            (Some(_), Some(_)) => Err(Error::job(
-                "power_cut_event and power_cut_at: got both, expected at most one".into(),
-            )),
-            (Some(0), None) => Err(Error::job(
-                "power_cut_event: got 0, expected at least 1 (the device event after which the \
-                 power fails)"
-                    .into(),
-            )),
+            (Some(_), Some(_)) => Err(Error::bad_job(Invalid::unnamed(
+                "power_cut_event and power_cut_at",
+                got("both", "at most one"),
+            ))),
+            (Some(0), None) => Err(Error::bad_job(Invalid::unnamed(
+                "power_cut_event",
+                got(
+                    "0",
+                    "at least 1 (the device event after which the power fails)",
+                ),
+            ))),
             (Some(n), None) => Ok(Some(CutAt::Event(n))),
             (None, Some(t)) => Ok(Some(CutAt::Time(t))),
         }
@@ -174,9 +178,10 @@ pub fn run_flows(
         return run(cfg, &specs[0], opts, progress);
     }
     if specs.is_empty() {
-        return Err(Error::job(
-            "flows: got none, expected at least one job".into(),
-        ));
+        return Err(Error::bad_job(Invalid::unnamed(
+            "flows",
+            got("none", "at least one job"),
+        )));
     }
     if cfg.hfsl.is_some() {
         return Err(Error::job(
@@ -576,9 +581,10 @@ fn drive_sampled<D: Driver>(
         let mut tick = tenth_seconds(progress);
         let (out, series) = match interval {
             Some(SimTime::ZERO) => {
-                return Err(Error::job(
-                    "stats_interval: got 0, expected a positive duration".into(),
-                ))
+                return Err(Error::bad_job(Invalid::unnamed(
+                    "stats_interval",
+                    got("0", "a positive duration"),
+                )))
             }
             Some(i) => {
                 let mut s = Sampler::start(driver, dev, i);
@@ -594,9 +600,10 @@ fn drive_sampled<D: Driver>(
         return Ok((wall, finished, None, None));
     };
     if interval == SimTime::ZERO {
-        return Err(Error::job(
-            "stats_interval: got 0, expected a positive duration".into(),
-        ));
+        return Err(Error::bad_job(Invalid::unnamed(
+            "stats_interval",
+            got("0", "a positive duration"),
+        )));
     }
     let mut sampler = Sampler::start(driver, dev, interval);
     let (wall, finished) = drive(dev, &mut sampler, progress)?;
@@ -691,7 +698,7 @@ fn check_streams(dev: &Device, spec: &JobSpec) -> Result<()> {
     for s in spec.streams_used() {
         if s != 0 {
             if let Err(m) = dev.check_stream_id(s as u8) {
-                return Err(Error::job(format!("job, field `{field}`: {m}")));
+                return Err(Error::bad_job(Invalid::says(JOB, field, m)));
             }
         }
     }

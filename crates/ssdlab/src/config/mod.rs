@@ -41,7 +41,7 @@ pub use reliability::*;
 pub use schema::json_schema;
 pub use zns::*;
 
-use crate::error::{Error, Result};
+use crate::error::{says, ConfigError, Error, Invalid, NoSuchConfig, Result};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 pub use units::{ByteRate, Bytes, Dur, Rate};
@@ -237,7 +237,7 @@ fn read_config_file(spec: &str) -> Result<String> {
 impl SsdConfig {
     /// Parse and validate a config from TOML text. `origin` names it in errors.
     pub fn from_toml_str(text: &str, origin: &str) -> Result<SsdConfig> {
-        let mut cfg: SsdConfig = from_toml(text, origin, Error::config)?;
+        let mut cfg: SsdConfig = from_toml(text, origin, Error::bad_config)?;
         if let Some(name) = cfg.host.preset.clone() {
             cfg = Self::with_host_preset(text, origin, &name)?;
         }
@@ -250,12 +250,14 @@ impl SsdConfig {
     fn with_host_preset(text: &str, origin: &str, name: &str) -> Result<SsdConfig> {
         let preset = host_preset(name).ok_or_else(|| {
             let names: Vec<&str> = HOST_PRESETS.iter().map(|p| p.0).collect();
-            Error::config(format!(
-                "{origin}, field `host.preset`: got {name:?}, expected one of {}",
-                names.join(", ")
+            Error::bad_config(Invalid::got(
+                origin,
+                "host.preset",
+                format!("{name:?}"),
+                format!("one of {}", names.join(", ")),
             ))
         })?;
-        let bad = |e: String| Error::config(format!("{origin}: {e}"));
+        let bad = |e: String| Error::bad_config(Invalid::unnamed(origin, says(e)));
         let mut doc: toml::Table = toml::from_str(text).map_err(|e| bad(e.to_string()))?;
         let fill: toml::Table = toml::from_str(preset).expect("host presets are TOML");
         let host = doc
@@ -269,7 +271,7 @@ impl SsdConfig {
         from_toml(
             &merged,
             &format!("{origin} with host preset {name}"),
-            Error::config,
+            Error::bad_config,
         )
     }
 
@@ -280,10 +282,12 @@ impl SsdConfig {
         } else if std::path::Path::new(spec).exists() {
             (read_config_file(spec)?, spec.to_string())
         } else {
-            let names = presets::preset_names().join(", ");
-            return Err(Error::config(format!(
-                "{spec:?} is neither a preset nor an existing file; presets: {names}"
-            )));
+            return Err(Error::Config(ConfigError::NoSuchConfig(Box::new(
+                NoSuchConfig {
+                    spec: spec.to_string(),
+                    presets: presets::preset_names().join(", "),
+                },
+            ))));
         };
         if overrides.is_empty() {
             return SsdConfig::from_toml_str(&text, &origin);
@@ -296,7 +300,8 @@ impl SsdConfig {
                     format!(", line {l}, column {c}")
                 })
                 .unwrap_or_default();
-            Error::config(format!("{origin}{at}: {}", e.message().replace('\n', " ")))
+            let words = e.message().replace('\n', " ");
+            Error::bad_config(Invalid::unnamed(format!("{origin}{at}"), says(words)))
         })?;
         let base_kind = interface_kind_in(&doc);
         if doc.contains_key("pcm") && !doc.contains_key("nand") {
@@ -305,15 +310,18 @@ impl SsdConfig {
                 .iter()
                 .find(|o| o.trim_start().starts_with("ftl.") || o.trim_start().starts_with("ftl="))
             {
-                return Err(Error::config(format!(
-                    "{origin} with overrides, field `ftl`: got {set:?} with [pcm] and no [nand], expected no [ftl] setting: a PCM-only device is updated in place and has no FTL"
+                return Err(Error::bad_config(Invalid::got(
+                    format!("{origin} with overrides"),
+                    "ftl",
+                    format!("{set:?} with [pcm] and no [nand]"),
+                    "no [ftl] setting: a PCM-only device is updated in place and has no FTL",
                 )));
             }
         }
         apply_overrides(&mut doc, overrides)?;
         let merged = toml::to_string(&doc).map_err(|e| Error::config(e.to_string()))?;
         let origin = format!("{origin} with overrides");
-        let mut cfg: SsdConfig = from_toml(&merged, &origin, Error::config)?;
+        let mut cfg: SsdConfig = from_toml(&merged, &origin, Error::bad_config)?;
         if let Some(name) = cfg.host.preset.clone() {
             cfg = Self::with_host_preset(&merged, &origin, &name)?;
         }
@@ -334,10 +342,10 @@ impl SsdConfig {
     pub fn from_json(text: &str) -> Result<SsdConfig> {
         let mut de = serde_json::Deserializer::from_str(text);
         let cfg: SsdConfig = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            Error::config(format!(
-                "config JSON, field `{}`: {}",
-                e.path(),
-                crate::error::json_message(e.inner())
+            Error::bad_config(Invalid::new(
+                "config JSON",
+                e.path().to_string(),
+                crate::error::json_message(e.inner()),
             ))
         })?;
         cfg.validate("config")?;

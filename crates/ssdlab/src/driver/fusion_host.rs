@@ -17,6 +17,7 @@ use crate::config::{Medium, SsdConfig};
 use crate::device::store::Store;
 use crate::device::HardwareInfo;
 use crate::device::{Device, Flags, Request, Status};
+use crate::error::{got, Invalid};
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::SimTime;
@@ -50,7 +51,7 @@ pub struct FusionHost {
 }
 
 fn arg_error(arg: &str, got: u64, expected: String) -> Error {
-    Error::job(format!("{arg}: got {got}, expected {expected}"))
+    Error::bad_job(Invalid::unnamed(arg, crate::error::got(got, expected)))
 }
 
 /// A run of `count` units from `start` must lie inside a space of `n` units. The error blames
@@ -253,12 +254,7 @@ impl FusionHost {
         self.check_pages(page, 1)?;
         let room = self.pages() - page;
         if pages > room {
-            return Err(Error::job(format!(
-                "data: got {} bytes, expected at most {} ({room} page(s) of {pb} bytes from page \
-                 {page} to the NAND's end)",
-                data.len(),
-                room * pb
-            )));
+            return Err(Error::bad_job(Invalid::unnamed("data", got(format!("{} bytes", data.len()), format!("at most {} ({room} page(s) of {pb} bytes from page {page} to the NAND's end)", room * pb)))));
         }
         let d = self.run(Op::Write, page * pb, pages * pb, Flags::NONE, at)?;
         if d.status == Status::Ok {

@@ -10,6 +10,7 @@
 //! request after them.
 
 use crate::device::{Completion, Device, Driver, Flags, Request};
+use crate::error::Invalid;
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::SimTime;
@@ -39,9 +40,12 @@ impl RequestList {
     /// Check the list's own fields (the device checks each request as it is submitted).
     pub fn check(&self) -> Result<()> {
         if self.iodepth == 0 {
-            return Err(Error::job(
-                "request list, field `iodepth`: got 0, expected at least 1".into(),
-            ));
+            return Err(Error::bad_job(Invalid::got(
+                "request list",
+                "iodepth",
+                "0",
+                "at least 1",
+            )));
         }
         if self.requests.is_empty() {
             return Err(Error::job(
@@ -49,11 +53,14 @@ impl RequestList {
             ));
         }
         if self.warmup >= self.requests.len() as u64 {
-            return Err(Error::job(format!(
-                "request list, field `warmup`: got {}, expected fewer than the {} requests \
-                 (something must be measured)",
+            return Err(Error::bad_job(Invalid::got(
+                "request list",
+                "warmup",
                 self.warmup,
-                self.requests.len()
+                format!(
+                    "fewer than the {} requests (something must be measured)",
+                    self.requests.len()
+                ),
             )));
         }
         Ok(())

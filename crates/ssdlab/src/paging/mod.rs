@@ -44,6 +44,7 @@ pub use workload::Workload;
 
 use crate::config::{BackendKind, SsdConfig};
 use crate::device::Device;
+use crate::error::Invalid;
 use crate::error::Result;
 
 /// What a paging run returns: the result, each swap-in's latency (ps) and the swap trace.
@@ -215,11 +216,15 @@ impl SwapSpec {
             // config's logical bytes), made without building it.
             let end = cfg.swap_offset.0.checked_add(cfg.swap_size.0);
             if end.is_none_or(|e| e > dev_cfg.logical_bytes()) {
-                return Err(crate::error::Error::config(format!(
-                    "swap, field `swap_size`: {} bytes at offset {} do not fit the device's {} bytes",
-                    cfg.swap_size.0,
-                    cfg.swap_offset.0,
-                    dev_cfg.logical_bytes()
+                return Err(crate::error::Error::bad_config(Invalid::says(
+                    "swap",
+                    "swap_size",
+                    format!(
+                        "{} bytes at offset {} do not fit the device's {} bytes",
+                        cfg.swap_size.0,
+                        cfg.swap_offset.0,
+                        dev_cfg.logical_bytes()
+                    ),
                 )));
             }
             SwapDevice::Ssd(Box::new(dev_cfg))

@@ -14,6 +14,7 @@ use super::readahead::Readahead;
 use super::result::*;
 use super::swapfile::SwapArea;
 use super::PAGE_BYTES;
+use crate::error::Invalid;
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::{Rng, SimTime};
@@ -205,11 +206,15 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         let slots = cfg.swap_slots() as u32;
         let end = cfg.swap_offset.0.checked_add(cfg.swap_size.0);
         if end.is_none_or(|e| e > dev.capacity_bytes()) {
-            return Err(Error::config(format!(
-                "swap, field `swap_size`: {} bytes at offset {} do not fit the device's {} bytes",
-                cfg.swap_size.0,
-                cfg.swap_offset.0,
-                dev.capacity_bytes()
+            return Err(Error::bad_config(Invalid::says(
+                "swap",
+                "swap_size",
+                format!(
+                    "{} bytes at offset {} do not fit the device's {} bytes",
+                    cfg.swap_size.0,
+                    cfg.swap_offset.0,
+                    dev.capacity_bytes()
+                ),
             )));
         }
         let start = if cfg.era == Era::Linux2632 && cfg.solid_state && cfg.randomize_start {

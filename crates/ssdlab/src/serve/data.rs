@@ -3,6 +3,7 @@
 //! request; this store keeps what was written, changed when the model completes a request.
 
 use crate::device::store::push_extent;
+use crate::error::Invalid;
 use crate::error::{Error, Result};
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -29,8 +30,10 @@ impl DataSpec {
                 return Ok(DataSpec::File(PathBuf::from(path)));
             }
         }
-        Err(Error::config(format!(
-            "--data {text:?}: expected memory or file:PATH"
+        Err(Error::bad_config(Invalid::option(
+            "--data",
+            format!("{text:?}"),
+            "memory or file:PATH",
         )))
     }
 }

@@ -26,6 +26,7 @@ pub mod tls;
 
 use crate::config::SsdConfig;
 use crate::device::{Completion, Device, Driver, Flags, Request, Status};
+use crate::error::{got, Invalid};
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::SimTime;
@@ -57,8 +58,10 @@ impl Clock {
         match text {
             "realtime" => Ok(Clock::Realtime),
             "logical" => Ok(Clock::Logical),
-            _ => Err(Error::config(format!(
-                "--clock {text:?}: expected realtime or logical"
+            _ => Err(Error::bad_config(Invalid::option(
+                "--clock",
+                format!("{text:?}"),
+                "realtime or logical",
             ))),
         }
     }
@@ -827,16 +830,19 @@ pub fn serve(
         ));
     }
     if opts.power_cut_event == Some(0) {
-        return Err(Error::config(
-            "--power-cut-event: got 0, expected at least 1 (the device event after which the \
-             power fails)"
-                .into(),
-        ));
+        return Err(Error::bad_config(Invalid::unnamed(
+            "--power-cut-event",
+            got(
+                "0",
+                "at least 1 (the device event after which the power fails)",
+            ),
+        )));
     }
     if !(opts.time_scale.is_finite() && opts.time_scale > 0.0 && opts.time_scale <= 1e6) {
-        return Err(Error::config(format!(
-            "--time-scale {}: expected a number above 0, at most 1e6",
-            opts.time_scale
+        return Err(Error::bad_config(Invalid::option(
+            "--time-scale",
+            opts.time_scale,
+            "a number above 0, at most 1e6",
         )));
     }
     if opts.export_name.len() > 4096 {
@@ -846,9 +852,10 @@ pub fn serve(
         )));
     }
     if !(1..=MAX_CONNECTIONS).contains(&opts.max_connections) {
-        return Err(Error::config(format!(
-            "--max-connections {}: expected 1 to {MAX_CONNECTIONS}",
-            opts.max_connections
+        return Err(Error::bad_config(Invalid::option(
+            "--max-connections",
+            opts.max_connections,
+            format!("1 to {MAX_CONNECTIONS}"),
         )));
     }
     let tls_mode = opts.tls.unwrap_or(match opts.tls_credentials {

@@ -2,6 +2,7 @@
 //! TLS over either.
 
 use super::tls::{Socket, TlsStream};
+use crate::error::Invalid;
 use crate::error::{Error, Result};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream, ToSocketAddrs};
@@ -32,8 +33,10 @@ impl Listen {
                 return Ok(Listen::Unix(PathBuf::from(path)));
             }
         }
-        Err(Error::config(format!(
-            "--listen {text:?}: expected tcp://HOST:PORT (e.g. tcp://127.0.0.1:10809) or unix:PATH"
+        Err(Error::bad_config(Invalid::option(
+            "--listen",
+            format!("{text:?}"),
+            "tcp://HOST:PORT (e.g. tcp://127.0.0.1:10809) or unix:PATH",
         )))
     }
 

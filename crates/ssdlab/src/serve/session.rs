@@ -25,6 +25,7 @@
 use super::{Clock, Outbox, Pending};
 use crate::config::SsdConfig;
 use crate::device::{Device, Flags, Request};
+use crate::error::Invalid;
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::run::{RunOptions, RunOutput};
@@ -445,10 +446,7 @@ pub fn run_trace_job(
                 || (field == "format"
                     && matches!(value.as_str(), None | Some("" | "auto" | "session")));
             if !free && plain.get(field) != Some(value) {
-                return Err(Error::job(format!(
-                    "trace job, field `{field}`: {} is a session log, replayed as the server took it; `{field}` = {value} does not apply",
-                    tjob.trace
-                )));
+                return Err(Error::bad_job(Invalid::says("trace job", field.to_string(), format!("{} is a session log, replayed as the server took it; `{field}` = {value} does not apply", tjob.trace))));
             }
         }
     }

@@ -10,6 +10,7 @@
 //!
 //! No key is ever written anywhere: error messages name the file, line and user, never a key.
 
+use crate::error::Invalid;
 use crate::error::{Error, Result};
 use openssl::ssl::{
     ErrorCode, SslAcceptor, SslMethod, SslOptions, SslSessionCacheMode, SslStream, SslVerifyMode,
@@ -38,8 +39,10 @@ impl TlsMode {
             "off" => Ok(TlsMode::Off),
             "on" => Ok(TlsMode::On),
             "require" => Ok(TlsMode::Require),
-            _ => Err(Error::config(format!(
-                "--tls {text:?}: expected off, on or require"
+            _ => Err(Error::bad_config(Invalid::option(
+                "--tls",
+                format!("{text:?}"),
+                "off, on or require",
             ))),
         }
     }
@@ -233,9 +236,10 @@ impl Tls {
                     .into(),
             )),
             (_, None) => {
-                return Err(Error::config(format!(
-                    "--tls {}: expected credentials too, --tls-psk FILE or --tls-certificates DIR",
-                    mode.name()
+                return Err(Error::bad_config(Invalid::option(
+                    "--tls",
+                    mode.name(),
+                    "credentials too, --tls-psk FILE or --tls-certificates DIR",
                 )))
             }
             (_, Some(c)) => c,

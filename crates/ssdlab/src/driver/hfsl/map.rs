@@ -19,6 +19,7 @@
 //! with GC on, a die short of free blocks moves the valid pages of its block with the fewest and
 //! erases it.
 
+use crate::error::{got, Invalid};
 use std::collections::BTreeSet;
 
 use crate::config::{FusionMethod, HfslConfig, MapStore};
@@ -398,7 +399,7 @@ impl HfslMap {
     pub fn new(cfg: &HfslConfig, hw: &HardwareInfo, logical_pages: u32) -> Result<HfslMap> {
         let page = hw.nand_page_bytes;
         if let Err((f, m)) = cfg.validate(page) {
-            return Err(Error::config(format!("field `{f}`: {m}")));
+            return Err(Error::bad_config(Invalid::says("", f, m)));
         }
         let sub_pages = (page / cfg.sub_page.0) as u32;
         // The map area: one entry per logical page at the top of the PCM (§2.6.1's "fixed
@@ -421,9 +422,15 @@ impl HfslMap {
         let blocks_per_die = hw.nand_blocks / dies_n;
         let usable = usable_pages(cfg, hw);
         if logical_pages as u64 > usable {
-            return Err(Error::config(format!(
-                "hfsl logical pages: got {logical_pages}, expected at most {usable} (the NAND's pages less {} spare blocks per die)",
-                spare_blocks(cfg)
+            return Err(Error::bad_config(Invalid::unnamed(
+                "hfsl logical pages",
+                got(
+                    logical_pages,
+                    format!(
+                        "at most {usable} (the NAND's pages less {} spare blocks per die)",
+                        spare_blocks(cfg)
+                    ),
+                ),
             )));
         }
         let pages = hw.nand_blocks as usize * hw.nand_pages_per_block as usize;

@@ -20,6 +20,7 @@ pub mod source;
 use crate::config::{HfslConfig, OwnedRange, SsdConfig};
 use crate::device::HardwareInfo;
 use crate::device::{Completion, Device, Driver, Flags, Request, Status};
+use crate::error::{got, Invalid};
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::SimTime;
@@ -871,10 +872,15 @@ pub fn run_on(
     let mut report = r.final_report();
     if let Some(n) = cut {
         if !n {
-            return Err(Error::job(format!(
-                "hfsl.power_cut_event: got {}, expected at most {} (the events the run's device handled)",
-                hfsl.power_cut_event.unwrap_or(0),
-                dev.events()
+            return Err(Error::bad_job(Invalid::unnamed(
+                "hfsl.power_cut_event",
+                got(
+                    hfsl.power_cut_event.unwrap_or(0),
+                    format!(
+                        "at most {} (the events the run's device handled)",
+                        dev.events()
+                    ),
+                ),
             )));
         }
         let mut cut = r.cut(dev)?;
@@ -882,9 +888,12 @@ pub fn run_on(
         let (restarted, again) = r.restart(dev, &hfsl, cut.report, hfsl.restart_cut_event)?;
         let restarted = match (again, hfsl.restart_cut_event) {
             (None, Some(n)) => {
-                return Err(Error::job(format!(
-                    "hfsl.restart_cut_event: got {n}, expected at most {} (the events the restart handled)",
-                    dev.events()
+                return Err(Error::bad_job(Invalid::unnamed(
+                    "hfsl.restart_cut_event",
+                    got(
+                        n,
+                        format!("at most {} (the events the restart handled)", dev.events()),
+                    ),
                 )))
             }
             (None, None) => restarted,
@@ -978,17 +987,29 @@ impl HfslHost {
         }
         if !logical_bytes.is_multiple_of(hw.nand_page_bytes) {
             // It was rounded up to whole pages without a word.
-            return Err(Error::job(format!(
-                "logical_bytes: got {logical_bytes}, expected a whole number of HFSL's logical pages ({} bytes each, the NAND page)",
-                hw.nand_page_bytes
+            return Err(Error::bad_job(Invalid::unnamed(
+                "logical_bytes",
+                got(
+                    logical_bytes,
+                    format!(
+                        "a whole number of HFSL's logical pages ({} bytes each, the NAND page)",
+                        hw.nand_page_bytes
+                    ),
+                ),
             )));
         }
         let pages = logical_bytes / hw.nand_page_bytes;
         if pages == 0 || pages > usable {
-            return Err(Error::job(format!(
-                "logical_bytes: got {logical_bytes}, expected 1 to {} (HFSL's NAND pages of {} bytes, less GC's spare blocks)",
-                usable * hw.nand_page_bytes,
-                hw.nand_page_bytes
+            return Err(Error::bad_job(Invalid::unnamed(
+                "logical_bytes",
+                got(
+                    logical_bytes,
+                    format!(
+                        "1 to {} (HFSL's NAND pages of {} bytes, less GC's spare blocks)",
+                        usable * hw.nand_page_bytes,
+                        hw.nand_page_bytes
+                    ),
+                ),
             )));
         }
         let map = HfslMap::new(&hfsl, &hw, pages as u32)?;
@@ -1037,8 +1058,12 @@ impl HfslHost {
         self.tracking()?;
         let now = self.dev.events();
         if event <= now {
-            return Err(Error::job(format!(
-                "event: got {event}, expected more than the {now} events the device has handled"
+            return Err(Error::bad_job(Invalid::unnamed(
+                "event",
+                got(
+                    event,
+                    format!("more than the {now} events the device has handled"),
+                ),
             )));
         }
         self.cut_at = Some(event);
@@ -1094,8 +1119,9 @@ impl HfslHost {
         self.power_is_on()?;
         let pages = self.runner.map.logical_pages() as u64;
         if lpn >= pages {
-            return Err(Error::job(format!(
-                "lpn: got {lpn}, expected below {pages} (the logical pages)"
+            return Err(Error::bad_job(Invalid::unnamed(
+                "lpn",
+                got(lpn, format!("below {pages} (the logical pages)")),
             )));
         }
         let media = self.runner.media.as_ref().expect("tracking");
@@ -1115,9 +1141,12 @@ impl HfslHost {
         let end = io.offset.checked_add(io.len);
         let space = self.logical_bytes();
         if io.len == 0 || end.is_none_or(|e| e > space) {
-            return Err(Error::job(format!(
-                "offset, length: got {} bytes from byte {}, expected at least 1 byte within the logical space ({space} bytes)",
-                io.len, io.offset
+            return Err(Error::bad_job(Invalid::unnamed(
+                "offset, length",
+                got(
+                    format!("{} bytes from byte {}", io.len, io.offset),
+                    format!("at least 1 byte within the logical space ({space} bytes)"),
+                ),
             )));
         }
         let now = self.dev.now();
@@ -1184,8 +1213,9 @@ impl HfslHost {
     pub fn location(&self, lpn: u64) -> Result<map::Loc> {
         let pages = self.runner.map.logical_pages() as u64;
         if lpn >= pages {
-            return Err(Error::job(format!(
-                "lpn: got {lpn}, expected below {pages} (the logical pages)"
+            return Err(Error::bad_job(Invalid::unnamed(
+                "lpn",
+                got(lpn, format!("below {pages} (the logical pages)")),
             )));
         }
         Ok(self.runner.map.entry(lpn as u32).loc)

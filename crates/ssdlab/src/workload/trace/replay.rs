@@ -14,6 +14,7 @@ use super::{formats, BlkEvent, Directive, Format, ReadOptions, TraceOp, TraceRea
 use crate::config::units::format_bytes;
 use crate::config::Dur;
 use crate::config::SsdConfig;
+use crate::error::Invalid;
 use crate::error::{Error, Result};
 use crate::request::{Flags, Op};
 use crate::sim::SimTime;
@@ -202,12 +203,15 @@ impl DriveTarget {
 }
 
 fn job_err(field: &str, msg: String) -> Error {
-    Error::job(format!("trace job, field `{field}`: {msg}"))
+    Error::bad_job(Invalid::says("trace job", field, msg))
 }
 
 /// A filter that left nothing, named as the job field and as the command-line option.
 fn filter_err(field: &str, flag: &str, msg: String) -> Error {
-    Error::job(format!("trace job, field `{field}` ({flag}): {msg}"))
+    Error::bad_job(Invalid {
+        flag: Some(flag.to_string()),
+        ..Invalid::says("trace job", field, msg)
+    })
 }
 
 /// Parse device filters: numbers, `a-b` ranges, and blkparse's `maj:min`.
@@ -253,16 +257,9 @@ impl TraceJob {
     pub fn from_json(text: &str) -> Result<TraceJob> {
         let mut de = serde_json::Deserializer::from_str(text);
         let job: TraceJob = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            let path = e.path().to_string();
-            let field = if path.is_empty() || path == "." {
-                String::new()
-            } else {
-                format!(", field `{path}`")
-            };
-            Error::job(format!(
-                "trace job{field}: {}",
-                crate::error::json_message(e.inner())
-            ))
+            let field = crate::config::load::field_of(&e.path().to_string());
+            let problem = crate::error::json_message(e.inner());
+            Error::bad_job(Invalid::of("trace job", field, problem))
         })?;
         job.check()?;
         Ok(job)
