@@ -25,7 +25,7 @@ use crate::ctrl::pcm::PcmCtrl;
 /// Zones).
 pub use crate::ctrl::zones::{ZoneAction, ZoneState};
 use crate::ctrl::{Behind, FlashPort};
-use crate::error::{Error, Result};
+use crate::error::{got, Error, Invalid, Result};
 use crate::iface::HostPort;
 mod fdp;
 mod hardware;
@@ -389,8 +389,12 @@ impl Device {
     /// it what it submits, and timing stays the model's.
     pub fn enable_store(&mut self, block_bytes: u64) -> Result<()> {
         if !(512..=65536).contains(&block_bytes) || !block_bytes.is_power_of_two() {
-            return Err(Error::config(format!(
-                "data store block size: got {block_bytes} bytes, expected a power of two from 512 to 65536"
+            return Err(Error::bad_config(Invalid::unnamed(
+                "data store block size",
+                got(
+                    format!("{block_bytes} bytes"),
+                    "a power of two from 512 to 65536",
+                ),
             )));
         }
         self.store = Some(store::Store::new(block_bytes as usize));

@@ -11,7 +11,7 @@
 
 use super::{Backend, Device, Scheme};
 use crate::config::SsdConfig;
-use crate::error::{Error, Result};
+use crate::error::{got, Error, Invalid, Result};
 use crate::ftl::state_io::{StateReader, StateWriter};
 use std::io::{BufReader, BufWriter};
 use std::path::{Path, PathBuf};
@@ -260,9 +260,9 @@ fn key_differences(key: &str, cfg: &SsdConfig) -> Vec<String> {
 /// rename stays on one file system).
 fn temporary_beside(path: &Path) -> Result<PathBuf> {
     let name = path.file_name().ok_or_else(|| {
-        Error::config(format!(
-            "saving a drive state: got {}, expected a file name",
-            path.display()
+        Error::bad_config(Invalid::unnamed(
+            "saving a drive state",
+            got(path.display(), "a file name"),
         ))
     })?;
     let mut tmp = std::ffi::OsString::from(".");
