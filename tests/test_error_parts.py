@@ -4,6 +4,8 @@ caller (the CLI, fio's line finder, an importer) never reads them out of the mes
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import ssdlab
@@ -71,3 +73,15 @@ def test_the_apis_own_field_errors_carry_the_parts_too() -> None:
         ssdlab.Job(rw="read", io_count=2**70)
     assert (caught.value.field, caught.value.value) == ("io_count", str(2**70))
     assert caught.value.expected == "an integer below 2^64"
+
+
+def test_an_unreadable_file_is_the_errors_origin(tmp_path: Path) -> None:
+    folder = str(tmp_path.resolve())
+    with pytest.raises(ssdlab.JobError) as job:
+        ssdlab.Job.load(folder)
+    with pytest.raises(ssdlab.ConfigError) as config:
+        ssdlab.Config.load(tmp_path)
+    for caught, what in ((job, "job file"), (config, "TOML config")):
+        assert caught.value.origin == folder
+        assert str(caught.value) == f"{folder}: is a directory, expected a {what}"
+        assert caught.value.field is None

@@ -203,35 +203,36 @@ fn overrides_set(overrides: &[String], path: &str) -> bool {
 pub const MAX_CONFIG_FILE_BYTES: u64 = 1 << 20;
 
 /// The text of a small file the user named (`what`: "TOML config", "job file"), at most
-/// [`MAX_CONFIG_FILE_BYTES`]: from a regular file or a pipe, UTF-8. The error is one line naming
-/// `path`.
-pub fn read_small_text_file(path: &str, what: &str) -> std::result::Result<String, String> {
+/// [`MAX_CONFIG_FILE_BYTES`]: from a regular file or a pipe, UTF-8. The error names `path` as its
+/// origin; the caller gives it its area (a config's, a job file's).
+pub fn read_small_text_file(path: &str, what: &str) -> std::result::Result<String, Box<Invalid>> {
     use std::io::Read;
-    let err = |e: std::io::Error| format!("{path}: cannot read: {e}");
+    let bad = |words: String| Box::new(Invalid::unnamed(path, says(words)));
+    let err = |e: std::io::Error| bad(format!("cannot read: {e}"));
     let file = std::fs::File::open(path).map_err(err)?;
     if file.metadata().is_ok_and(|m| m.is_dir()) {
-        return Err(format!("{path}: is a directory, expected a {what}"));
+        return Err(bad(format!("is a directory, expected a {what}")));
     }
     let mut bytes = Vec::new();
     file.take(MAX_CONFIG_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(err)?;
     if bytes.len() as u64 > MAX_CONFIG_FILE_BYTES {
-        return Err(format!(
-            "{path}: more than {MAX_CONFIG_FILE_BYTES} bytes, expected a {what} of a few KiB \
+        return Err(bad(format!(
+            "more than {MAX_CONFIG_FILE_BYTES} bytes, expected a {what} of a few KiB \
              (is it the right file?)"
-        ));
+        )));
     }
     String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "{path}: not UTF-8 text (byte {}), expected a {what}",
+        bad(format!(
+            "not UTF-8 text (byte {}), expected a {what}",
             e.utf8_error().valid_up_to()
-        )
+        ))
     })
 }
 
 fn read_config_file(spec: &str) -> Result<String> {
-    read_small_text_file(spec, "TOML config").map_err(Error::config)
+    read_small_text_file(spec, "TOML config").map_err(|i| Error::Config(ConfigError::Invalid(i)))
 }
 
 impl SsdConfig {

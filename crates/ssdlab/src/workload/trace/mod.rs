@@ -18,7 +18,7 @@ pub mod write;
 #[cfg(test)]
 mod tests;
 
-use crate::error::{Error, Result};
+use crate::error::{says, Error, Invalid, Result};
 pub use formats::{BlkEvent, Format, FORMATS};
 pub use input::Compression;
 use serde::{Deserialize, Serialize};
@@ -170,11 +170,15 @@ fn show_line(line: &[u8]) -> String {
     format!("{text:?}{more}")
 }
 
+/// A trace that cannot be read: its name as the origin, the reader's reason in words.
+fn unreadable(origin: &str, e: impl std::fmt::Display) -> Error {
+    Error::bad_trace(Invalid::unnamed(origin, says(format!("cannot read: {e}"))))
+}
+
 impl TraceReader {
     /// Open a trace file.
     pub fn open(path: &str, opts: &ReadOptions) -> Result<TraceReader> {
-        let (input, compression) =
-            input::open(path).map_err(|e| Error::trace(format!("{path}: cannot read: {e}")))?;
+        let (input, compression) = input::open(path).map_err(|e| unreadable(path, e))?;
         TraceReader::with_input(path, input, compression, opts)
     }
 
@@ -184,8 +188,7 @@ impl TraceReader {
         raw: Box<dyn Read + Send>,
         opts: &ReadOptions,
     ) -> Result<TraceReader> {
-        let (input, compression) =
-            input::decode(raw).map_err(|e| Error::trace(format!("{origin}: cannot read: {e}")))?;
+        let (input, compression) = input::decode(raw).map_err(|e| unreadable(origin, e))?;
         TraceReader::with_input(origin, input, compression, opts)
     }
 
