@@ -48,7 +48,16 @@ __all__ = [
     "Hfsl",
 ]
 
-class SsdlabError(Exception): ...
+class SsdlabError(Exception):
+    # The parts of a one-line message, where the core's error has that shape (else None):
+    # what the input belongs to ("job", "swap", a config's name), the field ("nand.page_size"),
+    # the value given and what was expected; `flow` is the flow's index in a run of several.
+    origin: str | None
+    field: str | None
+    value: str | None
+    expected: str | None
+    flow: int | None
+
 class ConfigError(SsdlabError): ...
 class JobError(SsdlabError): ...
 class TraceError(SsdlabError): ...

@@ -282,11 +282,20 @@ def _check_numbers(what: str, fields: Mapping[str, Any]) -> None:
     floats = (float, *_numpy_types("floating"))
     for key, value in fields.items():
         if isinstance(value, floats) and not math.isfinite(value):
-            raise _core.JobError(f"{what}, field `{key}`: got {value}, expected a finite number")
+            raise field_error(_core.JobError, what, key, value, "a finite number")
         if isinstance(value, int) and not -(2**63) <= value < 2**64:
-            raise _core.JobError(
-                f"{what}, field `{key}`: got {value}, expected an integer below 2^64"
-            )
+            raise field_error(_core.JobError, what, key, value, "an integer below 2^64")
+
+
+def field_error(
+    cls: type[_core.SsdlabError], origin: str, field: str, value: Any, expected: str
+) -> _core.SsdlabError:
+    """An error of class ``cls`` as the core makes one (``{origin}, field `{field}`: got
+    {value}, expected {expected}``), its parts set as the core sets them: a caller reads
+    ``error.field``, whichever side raised it."""
+    error = cls(f"{origin}, field `{field}`: got {value}, expected {expected}")
+    error.origin, error.field, error.value, error.expected = origin, field, str(value), expected
+    return error
 
 
 def _field_mapping(fields: Any, expected: str) -> dict[str, Any]:

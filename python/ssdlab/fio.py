@@ -629,12 +629,13 @@ _OPTIONS_OF_FIELD = {
 
 def job_error(job: FioJob, error: Exception) -> FioError:
     """The core's refusal of a job (when it is built, or when it meets the drive) as a
-    FioError at the "file:line" of the option behind the field it names (``field `ramp``` →
-    the ramp_time line), else at the job's section."""
+    FioError at the "file:line" of the option behind the field it names (its ``field``:
+    ``ramp`` → the ramp_time line; ``bs.4KiB`` → the bs line), else at the job's section."""
     where = job.line
-    named = re.search(r"field `([a-z_]+)", str(error))
+    # The field's leading name: `bs.4KiB` is bs's; `max_open_zones` or `zone_append` the first's.
+    named = re.match(r"[a-z_]+", getattr(error, "field", None) or "")
     if named:
-        field_name = named.group(1)
+        field_name = named.group(0)
         for option in _OPTIONS_OF_FIELD.get(field_name, (field_name,)):
             if option in job.where:
                 where = job.where[option]

@@ -42,27 +42,40 @@ create_exception!(
     "The simulation reached a state it cannot continue from."
 );
 
+/// The attributes an exception of the core carries, `None` where the error has no such part:
+/// `origin`, `field`, `value` and `expected` (an [`ssdlab::Invalid`]'s), and `flow` (the flow's
+/// index in a run of several). Class attributes of `SsdlabError` give every instance, the
+/// Python side's own included, the same names.
+const PARTS: [&str; 5] = ["origin", "field", "value", "expected", "flow"];
+
 pub(crate) fn to_py(e: Error) -> PyErr {
-    let msg = e.to_string();
+    let err = new_err(&e, e.to_string());
+    Python::with_gil(|py| {
+        let value = err.value(py);
+        // Setting an attribute on a fresh exception instance cannot fail.
+        if let Some(i) = e.invalid() {
+            let _ = value.setattr("origin", &i.origin);
+            let _ = value.setattr("field", &i.field);
+            let _ = value.setattr("value", &i.value);
+            let _ = value.setattr("expected", &i.expected);
+        }
+        // The flow's index: the CLI points at the job without reading the message.
+        if let Error::Flow(flow) = &e {
+            let _ = value.setattr("flow", flow.index);
+        }
+    });
+    err
+}
+
+/// The exception of `e`'s area with the message `msg`; a flow's error is its source's class.
+fn new_err(e: &Error, msg: String) -> PyErr {
     match e {
         Error::Config(_) => ConfigError::new_err(msg),
         Error::Job(_) => JobError::new_err(msg),
         Error::Trace(_) => TraceError::new_err(msg),
         Error::Interrupted => Interrupted::new_err(msg),
-        Error::Sim(_) => SimulationError::new_err(msg),
-        // The source's class, with the flow's index as the exception's `flow` attribute (None
-        // on every other error): the CLI points at the job without reading the message.
-        Error::Flow(flow) => {
-            let index = flow.index;
-            let err = to_py(flow.source);
-            Python::with_gil(|py| {
-                let value = err.value(py);
-                // Setting an attribute on a fresh exception instance cannot fail.
-                let _ = value.setattr("args", (msg,));
-                let _ = value.setattr("flow", index);
-            });
-            err
-        }
+        Error::Device(_) => SimulationError::new_err(msg),
+        Error::Flow(flow) => new_err(&flow.source, msg),
     }
 }
 
@@ -99,5 +112,9 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TraceError", py.get_type::<TraceError>())?;
     m.add("Interrupted", py.get_type::<Interrupted>())?;
     m.add("SimulationError", py.get_type::<SimulationError>())?;
+    let base = py.get_type::<SsdlabError>();
+    for part in PARTS {
+        base.setattr(part, py.None())?;
+    }
     Ok(())
 }

@@ -4,7 +4,7 @@
 use pyo3::prelude::*;
 use ssdlab::JobSpec;
 
-use crate::errors::{to_py, JobError};
+use crate::errors::to_py;
 
 /// Names of the request operations, by their code in the per-request records.
 #[pyfunction]
@@ -20,7 +20,8 @@ fn job_fields() -> Vec<&'static str> {
 
 #[pyfunction]
 fn load_job(path: &str) -> PyResult<String> {
-    let text = ssdlab::config::read_small_text_file(path, "job file").map_err(JobError::new_err)?;
+    let text = ssdlab::config::read_small_text_file(path, "job file")
+        .map_err(|i| to_py(ssdlab::Error::Job(ssdlab::JobError::Invalid(i))))?;
     JobSpec::from_toml_str(&text, path)
         .map(|j| j.to_json())
         .map_err(to_py)

@@ -4,6 +4,7 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
+use ssdlab::error::{got, Invalid};
 use ssdlab::workload::trace::ReadOptions;
 use ssdlab::{JobSpec, SsdConfig};
 
@@ -178,15 +179,14 @@ impl NvmeDevice {
             "stats" => (0x22, 64, st::decode_fdp_stats),
             "events" => (0x23, 4096, st::decode_fdp_events),
             _ => {
-                return Err(to_py(ssdlab::Error::Job(format!(
-                    "FDP log page: got {page:?}, expected configs, usage, stats or events"
+                return Err(to_py(ssdlab::Error::bad_job(Invalid::unnamed(
+                    "FDP log page",
+                    got(format!("{page:?}"), "configs, usage, stats or events"),
                 ))))
             }
         };
         if !self.drv.fdp_supported() {
-            return Err(to_py(ssdlab::Error::Config(
-                "field `fdp`: the drive has no Flexible Data Placement, expected a config with an [fdp] section (docs/fdp.md)".into(),
-            )));
+            return Err(to_py(ssdlab::Error::bad_config(Invalid::says("", "fdp", "the drive has no Flexible Data Placement, expected a config with an [fdp] section (docs/fdp.md)"))));
         }
         let b = self.drv.fdp_log(lid, len, host_events).map_err(to_py)?;
         nvme_fields(py, &decode(&b))

@@ -126,7 +126,7 @@ fn request_list(
         ("streams", streams.len(), Some(n)),
     ] {
         if Some(bytes) != want {
-            return Err(Error::Job(format!(
+            return Err(Error::job(format!(
                 "request list, `{name}`: got {bytes} bytes, expected one entry per op ({n} ops)"
             )));
         }
@@ -136,7 +136,7 @@ fn request_list(
     let mut requests = Vec::with_capacity(n);
     for k in 0..n {
         let Some(&op) = ssdlab::request::Op::ALL.get(ops[k] as usize) else {
-            return Err(Error::Job(format!(
+            return Err(Error::job(format!(
                 "request list, request {k}, `op`: got code {}, expected 0 up to {}",
                 ops[k],
                 ssdlab::request::Op::ALL.len() - 1
@@ -174,7 +174,7 @@ fn run_flows(
 ) -> PyResult<FlowsOutput> {
     let cfg = SsdConfig::from_json(config_json).map_err(to_py)?;
     let values: Vec<serde_json::Value> = serde_json::from_str(jobs_json)
-        .map_err(|e| to_py(Error::Job(format!("flows: {e}; expected a list of jobs"))))?;
+        .map_err(|e| to_py(Error::job(format!("flows: {e}; expected a list of jobs"))))?;
     let jobs = values
         .iter()
         .map(|v| JobSpec::from_json(&v.to_string()))
@@ -202,7 +202,7 @@ fn run_flows(
 fn cut_time(text: Option<&str>) -> PyResult<Option<ssdlab::sim::SimTime>> {
     text.map(|t| {
         ssdlab::config::units::parse_duration(t)
-            .map_err(|m| to_py(Error::Job(format!("power_cut_at: {m}"))))
+            .map_err(|m| to_py(Error::job(format!("power_cut_at: {m}"))))
     })
     .transpose()
 }
@@ -211,7 +211,7 @@ fn cut_time(text: Option<&str>) -> PyResult<Option<ssdlab::sim::SimTime>> {
 fn interval(text: Option<&str>) -> PyResult<Option<ssdlab::sim::SimTime>> {
     text.map(|t| {
         ssdlab::config::units::parse_duration(t)
-            .map_err(|m| to_py(Error::Job(format!("stats_interval: {m}"))))
+            .map_err(|m| to_py(Error::job(format!("stats_interval: {m}"))))
     })
     .transpose()
 }

@@ -56,7 +56,7 @@ fn serve(
         tls: tls.map(TlsMode::parse).transpose().map_err(to_py)?,
         tls_credentials: match (tls_psk, tls_certificates) {
             (Some(_), Some(_)) => {
-                return Err(to_py(ssdlab::Error::Config(
+                return Err(to_py(ssdlab::Error::config(
                     "--tls-psk and --tls-certificates: expected one of them".into(),
                 )))
             }

@@ -27,6 +27,8 @@ pub mod workload;
 
 pub use config::SsdConfig;
 pub use device::{Completion, Device, Driver, Request};
-pub use error::{Error, Result};
+pub use error::{
+    ConfigError, DeviceError, Error, Invalid, JobError, Layout, Problem, Result, TraceError,
+};
 pub use run::{bench, bench_with, run, run_flows, run_replay, run_requests, RunOptions, RunOutput};
 pub use workload::JobSpec;

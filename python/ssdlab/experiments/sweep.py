@@ -101,7 +101,6 @@ SWAP_DEVICE = "device"  # the axis swap.device: the device of ``ssdlab swap``
 
 _PATH = re.compile(r"^[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*$")
 _CORE_JSON_POSITION = re.compile(r" at line \d+ column \d+$")
-_CORE_FIELD = re.compile(r"field `([^`]+)`")
 
 
 class SweepError(_core.SsdlabError):
@@ -697,8 +696,7 @@ class Sweep:
             self._check_workload(first)
         except _core.SsdlabError as error:
             message = _core_message(error)
-            field_match = _CORE_FIELD.search(message)
-            named = field_match.group(1) if field_match else None
+            named = error.field  # the core's (or the API's) field, as data
             culprit = next((a for a in self.axes if a.kind == self.kind and a.key == named), None)
             if culprit is not None:
                 where = f"axis {culprit.name} = {_show(culprit.values[0])}"

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import tempfile
 import xml.parsers.expat
 from collections.abc import Callable
@@ -278,20 +277,19 @@ def resolve(imported: Imported) -> str:
             message = str(e).replace(f"{path}: ", "").replace(path, "the config")
             raise ImportInputError(
                 f"{imported.source}: ssdlab cannot model this drive: {message}"
-                + _origin(imported, message)
+                + _origin(imported, e.field)
             ) from None
 
 
-def _origin(imported: Imported, message: str) -> str:
-    """`` (from <the foreign setting>)`` for the config field a core error names: the comment
-    the importer wrote beside that field."""
-    found = re.search(r"field `([\w.]+)`", message)
-    if not found:
+def _origin(imported: Imported, field: str | None) -> str:
+    """`` (from <the foreign setting>)`` for the config field a core error names (its
+    ``field``): the comment the importer wrote beside that field."""
+    if not field:
         return ""
-    section, _, key = found.group(1).rpartition(".")
+    section, _, key = field.rpartition(".")
     for k, _, comment in imported.sections.get(section, []):
         if k == key and comment:
-            return f" (ssdlab's {found.group(1)} comes from {comment})"
+            return f" (ssdlab's {field} comes from {comment})"
     return ""
 
 

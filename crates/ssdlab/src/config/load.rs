@@ -1,7 +1,7 @@
 //! Reading a config: TOML into the schema with one-line errors naming origin, line and field;
 //! `--set` overrides.
 
-use crate::error::{Error, Result};
+use crate::error::{got, says, Error, Invalid, Result};
 
 /// Where a config came from, for error messages.
 fn origin_label(origin: &str) -> String {
@@ -25,7 +25,7 @@ pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
 pub(crate) fn from_toml<T: serde::de::DeserializeOwned>(
     text: &str,
     origin: &str,
-    make_err: fn(String) -> Error,
+    make_err: fn(Invalid) -> Error,
 ) -> Result<T> {
     // After overrides the text is a rewrite, so its line numbers mean nothing to the user.
     let lines = !origin.ends_with("with overrides");
@@ -37,10 +37,10 @@ pub(crate) fn from_toml<T: serde::de::DeserializeOwned>(
 pub(crate) fn from_toml_table<T: serde::de::DeserializeOwned>(
     table: &toml::Table,
     origin: &str,
-    make_err: fn(String) -> Error,
+    make_err: fn(Invalid) -> Error,
 ) -> Result<T> {
-    let text =
-        toml::to_string(table).map_err(|e| make_err(format!("{}: {e}", origin_label(origin))))?;
+    let text = toml::to_string(table)
+        .map_err(|e| make_err(Invalid::unnamed(origin_label(origin), says(e.to_string()))))?;
     from_toml_text(&text, origin, false, make_err)
 }
 
@@ -48,26 +48,29 @@ fn from_toml_text<T: serde::de::DeserializeOwned>(
     text: &str,
     origin: &str,
     lines: bool,
-    make_err: fn(String) -> Error,
+    make_err: fn(Invalid) -> Error,
 ) -> Result<T> {
     let de = toml::de::Deserializer::new(text);
     serde_path_to_error::deserialize::<_, T>(de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         let raw = inner.message().replace('\n', " ");
-        let mut msg = match integer_beyond_toml(&raw) {
+        let mut problem = match integer_beyond_toml(&raw) {
             // An override's whole number TOML cannot hold stays a string (`apply_overrides`),
             // and an integer field then said "invalid type: string, expected u64" of a u64.
-            Some((number, lo, hi)) => format!(
-                "got {number}, expected an integer from {lo} to {hi} (a config's integers are \
-                 TOML's, at most 2^63 - 1)"
+            Some((number, lo, hi)) => got(
+                number,
+                format!(
+                    "an integer from {lo} to {hi} (a config's integers are TOML's, at most \
+                     2^63 - 1)"
+                ),
             ),
             None => crate::error::plain_words(&raw),
         };
-        if msg == "wanted string or table" {
+        if raw == "wanted string or table" {
             // The TOML reader's words for a name given as a number or a list: say what it got
             // and which names the field takes.
-            let got = inner
+            let value = inner
                 .span()
                 .and_then(|s| text.get(s))
                 .map(str::trim)
@@ -77,7 +80,7 @@ fn from_toml_text<T: serde::de::DeserializeOwned>(
                 .span()
                 .and_then(|s| names_at::<T>(text, s, &path))
                 .unwrap_or_else(|| "a name (a string, e.g. \"greedy\") or a table".into());
-            msg = format!("got {got}, expected {names}");
+            problem = got(value, names);
         }
         let at = inner
             .span()
@@ -87,10 +90,10 @@ fn from_toml_text<T: serde::de::DeserializeOwned>(
                 format!(", line {l}, column {c}")
             })
             .unwrap_or_default();
-        make_err(format!(
-            "{}{at}{}: {msg}",
-            origin_label(origin),
-            field_part(&path)
+        make_err(Invalid::of(
+            format!("{}{at}", origin_label(origin)),
+            field_of(&path),
+            problem,
         ))
     })
 }
@@ -126,13 +129,9 @@ fn names_at<T: serde::de::DeserializeOwned>(
     expected_names(e.into_inner().message())
 }
 
-/// ", field `a.b`" for a serde path, or nothing for the document itself.
-pub(crate) fn field_part(path: &str) -> String {
-    if path.is_empty() || path == "." {
-        String::new()
-    } else {
-        format!(", field `{path}`")
-    }
+/// The field a serde path names, or None for the document itself.
+pub(crate) fn field_of(path: &str) -> Option<String> {
+    (!path.is_empty() && path != ".").then(|| path.to_string())
 }
 
 /// Apply `dotted.path=value` overrides to a TOML document. The value is read as a TOML literal
@@ -140,14 +139,20 @@ pub(crate) fn field_part(path: &str) -> String {
 pub fn apply_overrides(doc: &mut toml::Table, overrides: &[String]) -> Result<()> {
     for ov in overrides {
         let (path, raw) = ov.split_once('=').ok_or_else(|| {
-            Error::Config(format!(
-                "override {ov:?}: expected the form dotted.path=value, e.g. ftl.gc.policy=greedy"
+            Error::bad_config(Invalid::option(
+                "override",
+                format!("{ov:?}"),
+                "the form dotted.path=value, e.g. ftl.gc.policy=greedy",
             ))
         })?;
         let path = path.trim();
         let raw = raw.trim();
         if path.is_empty() {
-            return Err(Error::Config(format!("override {ov:?}: the path is empty")));
+            let origin = format!("override {ov:?}");
+            return Err(Error::bad_config(Invalid::unnamed(
+                origin,
+                says("the path is empty"),
+            )));
         }
         let value = toml::from_str::<toml::Table>(&format!("v = {raw}"))
             .ok()
@@ -163,9 +168,10 @@ pub fn apply_overrides(doc: &mut toml::Table, overrides: &[String]) -> Result<()
                     .entry(key.to_string())
                     .or_insert_with(|| toml::Value::Table(toml::Table::new()));
                 table = entry.as_table_mut().ok_or_else(|| {
-                    Error::Config(format!(
-                        "override {ov:?}: `{}` is a value, not a table",
-                        keys[..=i].join(".")
+                    let table = keys[..=i].join(".");
+                    Error::bad_config(Invalid::unnamed(
+                        format!("override {ov:?}"),
+                        says(format!("`{table}` is a value, not a table")),
                     ))
                 })?;
             }

@@ -41,7 +41,7 @@ pub use reliability::*;
 pub use schema::json_schema;
 pub use zns::*;
 
-use crate::error::{Error, Result};
+use crate::error::{says, ConfigError, Error, Invalid, NoSuchConfig, Result};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 pub use units::{ByteRate, Bytes, Dur, Rate};
@@ -203,41 +203,42 @@ fn overrides_set(overrides: &[String], path: &str) -> bool {
 pub const MAX_CONFIG_FILE_BYTES: u64 = 1 << 20;
 
 /// The text of a small file the user named (`what`: "TOML config", "job file"), at most
-/// [`MAX_CONFIG_FILE_BYTES`]: from a regular file or a pipe, UTF-8. The error is one line naming
-/// `path`.
-pub fn read_small_text_file(path: &str, what: &str) -> std::result::Result<String, String> {
+/// [`MAX_CONFIG_FILE_BYTES`]: from a regular file or a pipe, UTF-8. The error names `path` as its
+/// origin; the caller gives it its area (a config's, a job file's).
+pub fn read_small_text_file(path: &str, what: &str) -> std::result::Result<String, Box<Invalid>> {
     use std::io::Read;
-    let err = |e: std::io::Error| format!("{path}: cannot read: {e}");
+    let bad = |words: String| Box::new(Invalid::unnamed(path, says(words)));
+    let err = |e: std::io::Error| bad(format!("cannot read: {e}"));
     let file = std::fs::File::open(path).map_err(err)?;
     if file.metadata().is_ok_and(|m| m.is_dir()) {
-        return Err(format!("{path}: is a directory, expected a {what}"));
+        return Err(bad(format!("is a directory, expected a {what}")));
     }
     let mut bytes = Vec::new();
     file.take(MAX_CONFIG_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(err)?;
     if bytes.len() as u64 > MAX_CONFIG_FILE_BYTES {
-        return Err(format!(
-            "{path}: more than {MAX_CONFIG_FILE_BYTES} bytes, expected a {what} of a few KiB \
+        return Err(bad(format!(
+            "more than {MAX_CONFIG_FILE_BYTES} bytes, expected a {what} of a few KiB \
              (is it the right file?)"
-        ));
+        )));
     }
     String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "{path}: not UTF-8 text (byte {}), expected a {what}",
+        bad(format!(
+            "not UTF-8 text (byte {}), expected a {what}",
             e.utf8_error().valid_up_to()
-        )
+        ))
     })
 }
 
 fn read_config_file(spec: &str) -> Result<String> {
-    read_small_text_file(spec, "TOML config").map_err(Error::Config)
+    read_small_text_file(spec, "TOML config").map_err(|i| Error::Config(ConfigError::Invalid(i)))
 }
 
 impl SsdConfig {
     /// Parse and validate a config from TOML text. `origin` names it in errors.
     pub fn from_toml_str(text: &str, origin: &str) -> Result<SsdConfig> {
-        let mut cfg: SsdConfig = from_toml(text, origin, Error::Config)?;
+        let mut cfg: SsdConfig = from_toml(text, origin, Error::bad_config)?;
         if let Some(name) = cfg.host.preset.clone() {
             cfg = Self::with_host_preset(text, origin, &name)?;
         }
@@ -250,12 +251,14 @@ impl SsdConfig {
     fn with_host_preset(text: &str, origin: &str, name: &str) -> Result<SsdConfig> {
         let preset = host_preset(name).ok_or_else(|| {
             let names: Vec<&str> = HOST_PRESETS.iter().map(|p| p.0).collect();
-            Error::Config(format!(
-                "{origin}, field `host.preset`: got {name:?}, expected one of {}",
-                names.join(", ")
+            Error::bad_config(Invalid::got(
+                origin,
+                "host.preset",
+                format!("{name:?}"),
+                format!("one of {}", names.join(", ")),
             ))
         })?;
-        let bad = |e: String| Error::Config(format!("{origin}: {e}"));
+        let bad = |e: String| Error::bad_config(Invalid::unnamed(origin, says(e)));
         let mut doc: toml::Table = toml::from_str(text).map_err(|e| bad(e.to_string()))?;
         let fill: toml::Table = toml::from_str(preset).expect("host presets are TOML");
         let host = doc
@@ -269,7 +272,7 @@ impl SsdConfig {
         from_toml(
             &merged,
             &format!("{origin} with host preset {name}"),
-            Error::Config,
+            Error::bad_config,
         )
     }
 
@@ -280,10 +283,12 @@ impl SsdConfig {
         } else if std::path::Path::new(spec).exists() {
             (read_config_file(spec)?, spec.to_string())
         } else {
-            let names = presets::preset_names().join(", ");
-            return Err(Error::Config(format!(
-                "{spec:?} is neither a preset nor an existing file; presets: {names}"
-            )));
+            return Err(Error::Config(ConfigError::NoSuchConfig(Box::new(
+                NoSuchConfig {
+                    spec: spec.to_string(),
+                    presets: presets::preset_names().join(", "),
+                },
+            ))));
         };
         if overrides.is_empty() {
             return SsdConfig::from_toml_str(&text, &origin);
@@ -296,7 +301,8 @@ impl SsdConfig {
                     format!(", line {l}, column {c}")
                 })
                 .unwrap_or_default();
-            Error::Config(format!("{origin}{at}: {}", e.message().replace('\n', " ")))
+            let words = e.message().replace('\n', " ");
+            Error::bad_config(Invalid::unnamed(format!("{origin}{at}"), says(words)))
         })?;
         let base_kind = interface_kind_in(&doc);
         if doc.contains_key("pcm") && !doc.contains_key("nand") {
@@ -305,15 +311,18 @@ impl SsdConfig {
                 .iter()
                 .find(|o| o.trim_start().starts_with("ftl.") || o.trim_start().starts_with("ftl="))
             {
-                return Err(Error::Config(format!(
-                    "{origin} with overrides, field `ftl`: got {set:?} with [pcm] and no [nand], expected no [ftl] setting: a PCM-only device is updated in place and has no FTL"
+                return Err(Error::bad_config(Invalid::got(
+                    format!("{origin} with overrides"),
+                    "ftl",
+                    format!("{set:?} with [pcm] and no [nand]"),
+                    "no [ftl] setting: a PCM-only device is updated in place and has no FTL",
                 )));
             }
         }
         apply_overrides(&mut doc, overrides)?;
-        let merged = toml::to_string(&doc).map_err(|e| Error::Config(e.to_string()))?;
+        let merged = toml::to_string(&doc).map_err(|e| Error::config(e.to_string()))?;
         let origin = format!("{origin} with overrides");
-        let mut cfg: SsdConfig = from_toml(&merged, &origin, Error::Config)?;
+        let mut cfg: SsdConfig = from_toml(&merged, &origin, Error::bad_config)?;
         if let Some(name) = cfg.host.preset.clone() {
             cfg = Self::with_host_preset(&merged, &origin, &name)?;
         }
@@ -334,10 +343,10 @@ impl SsdConfig {
     pub fn from_json(text: &str) -> Result<SsdConfig> {
         let mut de = serde_json::Deserializer::from_str(text);
         let cfg: SsdConfig = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            Error::Config(format!(
-                "config JSON, field `{}`: {}",
-                e.path(),
-                crate::error::json_message(e.inner())
+            Error::bad_config(Invalid::new(
+                "config JSON",
+                e.path().to_string(),
+                crate::error::json_message(e.inner()),
             ))
         })?;
         cfg.validate("config")?;

@@ -1,61 +1,58 @@
 //! Validation of a whole config: every field's range, and the checks across fields.
 
 use super::*;
-use crate::error::{Error, Result};
+use crate::error::{got, says, Error, Invalid, Problem, Result};
 use crate::sim::SimTime;
 
 impl SsdConfig {
     /// A saved drive state (`precondition.state`, docs/state.md) is the page-mapped FTL's:
     /// other back ends keep state it does not hold.
     fn validate_state(&self, path: &str, origin: &str) -> Result<()> {
-        let err = |field: &str, msg: String| {
-            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
-        };
+        let err = |field: &str, p: Problem| Err(Error::bad_config(Invalid::new(origin, field, p)));
         if path.is_empty() {
             return err(
                 "precondition.state",
-                "got an empty path, expected the file `ssdlab precondition --save` wrote".into(),
+                got(
+                    "an empty path",
+                    "the file `ssdlab precondition --save` wrote",
+                ),
             );
         }
         let why = self.state_unsupported();
         match why {
             Some(why) => err(
                 "precondition.state",
-                format!(
+                says(format!(
                     "got \"{path}\": a saved drive state is not supported for {why}; only the \
                      page-mapped FTL (ftl.kind = \"page\", full or cached map) saves and loads one"
-                ),
+                )),
             ),
             None => Ok(()),
         }
     }
 
     fn validate_reliability(&self, r: &ReliabilityConfig, origin: &str) -> Result<()> {
-        let err = |field: &str, msg: String| -> Result<()> {
-            Err(Error::Config(format!(
-                "{origin}, field `reliability.{field}`: {msg}"
+        let err = |field: &str, p: Problem| -> Result<()> {
+            Err(Error::bad_config(Invalid::new(
+                origin,
+                format!("reliability.{field}"),
+                p,
             )))
         };
         if self.nand.is_absent() {
-            return err(
-                "pe_limit",
-                "[reliability] models NAND wear and errors; a PCM-only device has its endurance in [pcm]".into(),
-            );
+            return err("pe_limit", says("[reliability] models NAND wear and errors; a PCM-only device has its endurance in [pcm]"));
         }
         if self.ftl.kind == FtlKind::None && self.zns.is_none() {
-            return err(
-                "pe_limit",
-                "the reliability model works through the device FTL (bad-block retirement, read-only mode); a raw device (ftl.kind = \"none\") leaves that to its driver".into(),
-            );
+            return err("pe_limit", says("the reliability model works through the device FTL (bad-block retirement, read-only mode); a raw device (ftl.kind = \"none\") leaves that to its driver"));
         }
         if r.pe_limit == Some(0) {
-            return err("pe_limit", "got 0, expected at least 1 cycle".into());
+            return err("pe_limit", got("0", "at least 1 cycle"));
         }
         let b = r.factory_bad_block_rate;
         if !(0.0..0.5).contains(&b) {
             return err(
                 "factory_bad_block_rate",
-                format!("got {b}, expected a fraction from 0 up to 0.5"),
+                got(b, "a fraction from 0 up to 0.5"),
             );
         }
         for (f, v) in [
@@ -64,62 +61,49 @@ impl SsdConfig {
             ("rber_per_retention_year", r.rber_per_retention_year),
         ] {
             if !(0.0..=0.5).contains(&v) {
-                return err(
-                    f,
-                    format!("got {v}, expected a bit-error rate from 0 to 0.5"),
-                );
+                return err(f, got(v, "a bit-error rate from 0 to 0.5"));
             }
         }
         if !(r.wear_exponent > 0.0 && r.wear_exponent <= 10.0) {
             return err(
                 "wear_exponent",
-                format!("got {}, expected more than 0, at most 10", r.wear_exponent),
+                got(r.wear_exponent, "more than 0, at most 10"),
             );
         }
         // 1,000 years: beyond that no retention figure means anything.
         if !(0.0..=365_000.0).contains(&r.data_age_days) {
-            return err(
-                "data_age_days",
-                format!("got {}, expected 0 to 365000 days", r.data_age_days),
-            );
+            return err("data_age_days", got(r.data_age_days, "0 to 365000 days"));
         }
         let unit = self.map_unit_bytes();
         let cw = r.ecc_codeword_bytes as u64;
         if cw < 256 || cw > unit || !unit.is_multiple_of(cw) {
             return err(
                 "ecc_codeword_bytes",
-                format!(
-                    "got {cw}, expected at least 256 bytes and a divisor of the {unit}-byte map unit"
+                got(
+                    cw,
+                    format!("at least 256 bytes and a divisor of the {unit}-byte map unit"),
                 ),
             );
         }
         if r.ecc_correctable_bits > 1024 {
             return err(
                 "ecc_correctable_bits",
-                format!("got {}, expected 0 to 1024", r.ecc_correctable_bits),
+                got(r.ecc_correctable_bits, "0 to 1024"),
             );
         }
         if r.read_retry_max > 64 {
-            return err(
-                "read_retry_max",
-                format!("got {}, expected 0 to 64 steps", r.read_retry_max),
-            );
+            return err("read_retry_max", got(r.read_retry_max, "0 to 64 steps"));
         }
         let f = r.read_retry_rber_factor;
         if !(f > 0.0 && f <= 1.0) {
-            return err(
-                "read_retry_rber_factor",
-                format!("got {f}, expected more than 0, at most 1"),
-            );
+            return err("read_retry_rber_factor", got(f, "more than 0, at most 1"));
         }
         Ok(())
     }
 
     /// The checks of `[nand]` and `[ftl]`.
     fn validate_nand(&self, origin: &str) -> Result<()> {
-        let err = |field: &str, msg: String| {
-            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
-        };
+        let err = |field: &str, p: Problem| Err(Error::bad_config(Invalid::new(origin, field, p)));
         let n = &self.nand;
         for (field, v) in [
             ("nand.channels", n.channels),
@@ -131,54 +115,64 @@ impl SsdConfig {
             ("nand.bus.width_bits", n.bus.width_bits),
         ] {
             if v == 0 {
-                return err(field, "got 0, expected at least 1".into());
+                return err(field, got("0", "at least 1"));
             }
         }
         let page = n.page_size.0;
         if page == 0 || !page.is_multiple_of(512) {
             return err(
                 "nand.page_size",
-                format!("got {page} bytes, expected a positive multiple of 512"),
+                got(format!("{page} bytes"), "a positive multiple of 512"),
             );
         }
         let bits = n.cell.bits();
         if n.timing.read.len() != bits {
             return err(
                 "nand.timing.read",
-                format!(
-                    "got {} entries, expected {bits} (one per page type of cell = \"{}\")",
-                    n.timing.read.len(),
-                    format!("{:?}", n.cell).to_lowercase()
+                got(
+                    format!("{} entries", n.timing.read.len()),
+                    format!(
+                        "{bits} (one per page type of cell = \"{}\")",
+                        format!("{:?}", n.cell).to_lowercase()
+                    ),
                 ),
             );
         }
         if n.timing.program.len() != bits {
             return err(
                 "nand.timing.program",
-                format!(
-                    "got {} entries, expected {bits} (one per page type of cell = \"{}\")",
-                    n.timing.program.len(),
-                    format!("{:?}", n.cell).to_lowercase()
+                got(
+                    format!("{} entries", n.timing.program.len()),
+                    format!(
+                        "{bits} (one per page type of cell = \"{}\")",
+                        format!("{:?}", n.cell).to_lowercase()
+                    ),
                 ),
             );
         }
         if !n.bus.width_bits.is_multiple_of(8) {
             return err(
                 "nand.bus.width_bits",
-                format!("got {}, expected a multiple of 8", n.bus.width_bits),
+                got(n.bus.width_bits, "a multiple of 8"),
             );
         }
         if n.max_suspends_per_op == Some(0) {
             return err(
                 "nand.max_suspends_per_op",
-                "got 0, expected at least 1 (turn suspension off with nand.suspend = false)".into(),
+                got(
+                    "0",
+                    "at least 1 (turn suspension off with nand.suspend = false)",
+                ),
             );
         }
         let unit = self.map_unit_bytes();
         if unit == 0 || !unit.is_multiple_of(512) || !page.is_multiple_of(unit) {
             return err(
                 "ftl.map_unit",
-                format!("got {unit} bytes, expected a multiple of 512 that divides the page size ({page})"),
+                got(
+                    format!("{unit} bytes"),
+                    format!("a multiple of 512 that divides the page size ({page})"),
+                ),
             );
         }
         // Before anything sized by the geometry: every count below fits in u32 once this holds.
@@ -196,17 +190,14 @@ impl SsdConfig {
                          smaller geometry"
                     ),
                 };
-                return err(
-                    "nand",
-                    format!("{units} mapping units (channels x packages_per_channel x dies_per_package x planes_per_die x blocks_per_plane x pages_per_block x units per page), expected fewer than 2^32 − 1 (what this build addresses: the FTL's 4-byte map entries); {fix}"),
-                );
+                return err("nand", says(format!("{units} mapping units (channels x packages_per_channel x dies_per_package x planes_per_die x blocks_per_plane x pages_per_block x units per page), expected fewer than 2^32 − 1 (what this build addresses: the FTL's 4-byte map entries); {fix}")));
             }
         }
         let op = self.ftl.over_provisioning;
         if !(0.0..0.9).contains(&op) {
             return err(
                 "ftl.over_provisioning",
-                format!("got {op}, expected a fraction from 0 up to 0.9"),
+                got(op, "a fraction from 0 up to 0.9"),
             );
         }
         let gc = &self.ftl.gc;
@@ -216,16 +207,13 @@ impl SsdConfig {
             } else {
                 "ftl.gc.copyback"
             };
-            return err(
-                field,
-                "set with a device that has no page-mapping FTL GC, expected ftl.kind = \"page\" (or remove it)".into(),
-            );
+            return err(field, says("set with a device that has no page-mapping FTL GC, expected ftl.kind = \"page\" (or remove it)"));
         }
         self.validate_streams(origin)?;
         if self.ftl.checkpoint_units == Some(0) {
             return err(
                 "ftl.checkpoint_units",
-                "got 0, expected at least 1 map unit between checkpoints".into(),
+                got("0", "at least 1 map unit between checkpoints"),
             );
         }
         self.validate_fdp(origin)?;
@@ -234,14 +222,18 @@ impl SsdConfig {
             if self.ftl.kind != FtlKind::Page || !self.ftl.placement.is_dynamic() {
                 return err(
                     "ftl.superblock_planes",
-                    format!("got {d}, expected none unless ftl.kind = \"page\" with ftl.placement = \"dynamic\""),
+                    got(
+                        d,
+                        "none unless ftl.kind = \"page\" with ftl.placement = \"dynamic\"",
+                    ),
                 );
             }
             if d == 0 || !planes.is_multiple_of(d as u64) {
                 return err(
                     "ftl.superblock_planes",
-                    format!(
-                        "got {d}, expected a divisor of the {planes} planes (1 up to {planes})"
+                    got(
+                        d,
+                        format!("a divisor of the {planes} planes (1 up to {planes})"),
                     ),
                 );
             }
@@ -258,101 +250,66 @@ impl SsdConfig {
     }
 
     pub(super) fn validate(&self, origin: &str) -> Result<()> {
-        let err = |field: &str, msg: String| {
-            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
-        };
+        let err = |field: &str, p: Problem| Err(Error::bad_config(Invalid::new(origin, field, p)));
         match (&self.pcm, self.nand.is_absent(), self.ftl.is_absent()) {
             (None, true, _) => {
-                return err(
-                    "nand",
-                    "missing, expected a [nand] section (or a [pcm] section for a PCM-only device)".into(),
-                )
+                return err("nand", says("missing, expected a [nand] section (or a [pcm] section for a PCM-only device)"))
             }
             (None, _, true) => {
-                return err(
-                    "ftl",
-                    "missing, expected an [ftl] section (or a [pcm] section for a PCM-only device)".into(),
-                )
+                return err("ftl", says("missing, expected an [ftl] section (or a [pcm] section for a PCM-only device)"))
             }
             (None, false, false) => self.validate_nand(origin)?,
             (Some(_), false, true) => {
-                return err(
-                    "ftl",
-                    "missing, expected [ftl] with kind = \"none\" beside [nand] and [pcm] (the fusion device)".into(),
-                )
+                return err("ftl", says("missing, expected [ftl] with kind = \"none\" beside [nand] and [pcm] (the fusion device)"))
             }
             (Some(p), false, false) => {
                 // The fusion device: raw NAND and PCM behind a thin firmware, the FTL on the host.
                 if self.ftl.kind != FtlKind::None {
-                    return err(
-                        "ftl.kind",
-                        format!(
-                            "got \"{}\" with [nand] and [pcm], expected \"none\": the fusion device has no device FTL (the host runs it)",
-                            self.ftl.kind.name()
-                        ),
-                    );
+                    return err("ftl.kind", got(format!("\"{}\" with [nand] and [pcm]", self.ftl.kind.name()), "\"none\": the fusion device has no device FTL (the host runs it)"));
                 }
                 if let Err((field, msg)) = p.validate() {
-                    return err(&field, msg);
+                    return err(&field, says(msg));
                 }
                 self.validate_nand(origin)?;
                 if let Some(Err((field, msg))) =
                     self.hfsl.as_ref().map(|h| h.validate(self.nand.page_size.0))
                 {
-                    return err(&field, msg);
+                    return err(&field, says(msg));
                 }
             }
             (Some(_), _, false) => {
-                return err(
-                    "ftl",
-                    "given with [pcm] and no [nand], expected no [ftl]: a PCM-only device is updated in place and has no FTL (a fusion device has [nand] too)".into(),
-                )
+                return err("ftl", says("given with [pcm] and no [nand], expected no [ftl]: a PCM-only device is updated in place and has no FTL (a fusion device has [nand] too)"))
             }
             (Some(p), true, true) => {
                 if let Err((field, msg)) = p.validate() {
-                    return err(&field, msg);
+                    return err(&field, says(msg));
                 }
             }
         }
         if let Some(z) = &self.zns {
             if self.medium() != super::Medium::Nand {
-                return err(
-                    "zns",
-                    "given with [pcm], expected [zns] only on a NAND drive (zones are cut from its blocks)".into(),
-                );
+                return err("zns", says("given with [pcm], expected [zns] only on a NAND drive (zones are cut from its blocks)"));
             }
             if self.ftl.kind != FtlKind::None {
-                return err(
-                    "ftl.kind",
-                    format!(
-                        "got \"{}\" with [zns], expected \"none\": a zoned drive keeps no map and does no garbage collection (the host writes zones in order)",
-                        self.ftl.kind.name()
-                    ),
-                );
+                return err("ftl.kind", got(format!("\"{}\" with [zns]", self.ftl.kind.name()), "\"none\": a zoned drive keeps no map and does no garbage collection (the host writes zones in order)"));
             }
             if let Err((field, msg)) = z.validate(&self.nand, self.map_unit_bytes()) {
-                return err(field, msg);
+                return err(field, says(msg));
             }
         }
         if let Some(named) = self.backend {
             let implied = self.backend_kind();
             if named != implied {
-                return err(
-                    "backend",
-                    format!(
+                return err("backend", says(format!(
                         "got \"{}\", but the sections describe a \"{}\" back end ({}); change `backend` or those sections",
                         named.name(),
                         implied.name(),
                         implied.what_sections_say()
-                    ),
-                );
+                    )));
             }
         }
         if self.hfsl.is_some() && self.medium() != super::Medium::Fusion {
-            return err(
-                "hfsl",
-                "given for a device that is not a fusion device, expected [hfsl] only beside [nand] (ftl.kind = \"none\") and [pcm]".into(),
-            );
+            return err("hfsl", says("given for a device that is not a fusion device, expected [hfsl] only beside [nand] (ftl.kind = \"none\") and [pcm]"));
         }
         self.validate_interface(origin)?;
         self.validate_host(origin)?;
@@ -366,7 +323,7 @@ impl SsdConfig {
                 if !(0.0..=most).contains(&v) {
                     return err(
                         &format!("power.{field}"),
-                        format!("got {v}, expected a number from 0 to {most}"),
+                        got(v, format!("a number from 0 to {most}")),
                     );
                 }
             }
@@ -377,29 +334,24 @@ impl SsdConfig {
 
     /// The host: its cores, clock, costs and request splitting.
     fn validate_host(&self, origin: &str) -> Result<()> {
-        let err = |field: &str, msg: String| {
-            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
-        };
+        let err = |field: &str, p: Problem| Err(Error::bad_config(Invalid::new(origin, field, p)));
         // Per-core state is allocated up front: bound it by hosts that exist, not by u32.
         const MAX_CORES: u32 = 4096;
         if self.host.cores == 0 || self.host.cores > MAX_CORES {
             return err(
                 "host.cores",
-                format!("got {}, expected 1 to {MAX_CORES}", self.host.cores),
+                got(self.host.cores, format!("1 to {MAX_CORES}")),
             );
         }
         if let Some(Rate(hz)) = self.host.clock {
             // Instruction counts are turned into picoseconds: 1 MHz to 1 THz keeps one
             // instruction between 1 ps and 1 µs.
             if !(1e6..=1e12).contains(&hz) {
-                return err(
-                    "host.clock",
-                    format!("got {hz} Hz, expected 1MHz to 1000GHz"),
-                );
+                return err("host.clock", got(format!("{hz} Hz"), "1MHz to 1000GHz"));
             }
         }
         if let Err((field, msg)) = self.host.costs() {
-            return err(field, msg);
+            return err(field, says(msg));
         }
         if let Some(s) = self.host.max_sectors {
             // Linux's floor is one page (8 sectors of 512 bytes); the ceiling keeps a request
@@ -408,7 +360,10 @@ impl SsdConfig {
             if !(8..=MAX_SECTORS).contains(&s) {
                 return err(
                     "host.max_sectors",
-                    format!("got {s}, expected 8 (one 4 KiB page) to {MAX_SECTORS} sectors of 512 bytes"),
+                    got(
+                        s,
+                        format!("8 (one 4 KiB page) to {MAX_SECTORS} sectors of 512 bytes"),
+                    ),
                 );
             }
         }
@@ -417,19 +372,18 @@ impl SsdConfig {
 
     /// The controller: write protection, firmware costs, scheduling, read-ahead.
     fn validate_controller(&self, origin: &str) -> Result<()> {
-        let err = |field: &str, msg: String| {
-            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
-        };
+        let err = |field: &str, p: Problem| Err(Error::bad_config(Invalid::new(origin, field, p)));
         for (i, r) in self.controller.write_protect.iter().enumerate() {
             let end = r.offset.0.checked_add(r.len.0);
             if r.len.0 == 0 || end.is_none_or(|e| e > self.logical_bytes()) {
                 return err(
                     &format!("controller.write_protect[{i}]"),
-                    format!(
-                        "got offset {} length {}, expected a non-empty range inside the {}-byte logical space",
-                        r.offset.0,
-                        r.len.0,
-                        self.logical_bytes()
+                    got(
+                        format!("offset {} length {}", r.offset.0, r.len.0),
+                        format!(
+                            "a non-empty range inside the {}-byte logical space",
+                            self.logical_bytes()
+                        ),
                     ),
                 );
             }
@@ -438,37 +392,34 @@ impl SsdConfig {
         if unit_cost > SimTime::from_us(1_000_000) {
             return err(
                 "controller.ftl_unit_cost",
-                format!(
-                    "got {} us, expected at most 1 s per map unit",
-                    unit_cost.as_us_f64()
+                got(
+                    format!("{} us", unit_cost.as_us_f64()),
+                    "at most 1 s per map unit",
                 ),
             );
         }
         match (self.controller.scheduler, self.controller.write_deadline) {
             (Some(DieScheduler::Deadline), None) => {
-                return err(
-                    "controller.write_deadline",
-                    "missing: scheduler = \"deadline\" needs the longest a write may wait behind reads (e.g. \"2ms\")".into(),
-                );
+                return err("controller.write_deadline", says("missing: scheduler = \"deadline\" needs the longest a write may wait behind reads (e.g. \"2ms\")"));
             }
             (Some(DieScheduler::Deadline), Some(d))
                 if d.0 == SimTime::ZERO || d.0 > SimTime::from_us(60_000_000) =>
             {
                 return err(
                     "controller.write_deadline",
-                    format!(
-                        "got {} us, expected more than 0 and at most 60 s",
-                        d.0.as_us_f64()
+                    got(
+                        format!("{} us", d.0.as_us_f64()),
+                        "more than 0 and at most 60 s",
                     ),
                 );
             }
             (s, Some(_)) if s != Some(DieScheduler::Deadline) => {
                 return err(
                     "controller.write_deadline",
-                    format!(
+                    says(format!(
                         "set with scheduler = \"{}\", expected only with scheduler = \"deadline\"",
                         s.unwrap_or_default().name()
-                    ),
+                    )),
                 );
             }
             _ => {}
@@ -478,45 +429,41 @@ impl SsdConfig {
             if ra.0 > MAX_READ_AHEAD {
                 return err(
                     "controller.read_ahead",
-                    format!("got {} bytes, expected at most 64 MiB", ra.0),
+                    got(format!("{} bytes", ra.0), "at most 64 MiB"),
                 );
             }
         }
         if self.controller.multiplane_window == 0 {
-            return err(
-                "controller.multiplane_window",
-                "got 0, expected at least 1".into(),
-            );
+            return err("controller.multiplane_window", got("0", "at least 1"));
         }
         Ok(())
     }
 
     /// Preconditioning: the overwrites, the fill the medium allows, a saved state.
     fn validate_precondition(&self, origin: &str) -> Result<()> {
-        let err = |field: &str, msg: String| {
-            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
-        };
+        let err = |field: &str, p: Problem| Err(Error::bad_config(Invalid::new(origin, field, p)));
         let r = self.precondition.random_overwrite;
         if !(0.0..=100.0).contains(&r) {
             return err(
                 "precondition.random_overwrite",
-                format!("got {r}, expected a fraction from 0 to 100"),
+                got(r, "a fraction from 0 to 100"),
             );
         }
         if self.precondition.fill == FillMode::SteadyState && self.medium() == super::Medium::Pcm {
             // PCM is updated in place: no FTL whose blocks a steady state would lay out.
             return err(
                 "precondition.fill",
-                "got \"steady-state\" with a PCM-only device (updated in place: no FTL to age), \
-                 expected \"sequential\" or \"none\" (steady-state preconditioning is for the \
-                 page-mapping and block-mapped FTLs; precondition.random_overwrite ages any FTL)"
-                    .into(),
+                got(
+                    "\"steady-state\" with a PCM-only device (updated in place: no FTL to age)",
+                    "\"sequential\" or \"none\" (steady-state preconditioning is for the \
+                     page-mapping and block-mapped FTLs; precondition.random_overwrite ages any FTL)",
+                ),
             );
         }
         // Skewed overwrites: the page-mapping FTL's (ftl/steady.rs and Ftl::precondition_with).
         let page_ftl = matches!(self.backend_kind(), BackendKind::Page | BackendKind::Cached);
         if let Err((field, msg)) = (self.precondition).check_skew(self.logical_units(), page_ftl) {
-            return err(field, msg);
+            return err(field, says(msg));
         }
         if let Some(path) = &self.precondition.state {
             self.validate_state(path, origin)?;
@@ -526,19 +473,19 @@ impl SsdConfig {
 
     /// The cache buffer `c`: its capacity, flushing and energy.
     fn validate_cache(&self, origin: &str) -> Result<()> {
-        let err = |field: &str, msg: String| {
-            Err(Error::Config(format!("{origin}, field `{field}`: {msg}")))
-        };
+        let err = |field: &str, p: Problem| Err(Error::bad_config(Invalid::new(origin, field, p)));
         if let Some(c) = &self.cache {
             let unit = self.map_unit_bytes();
             if c.map_reserved.0 >= c.capacity.0 || (c.capacity.0 - c.map_reserved.0) / unit < 2 {
                 return err(
                     "cache.capacity",
-                    format!(
-                        "got {} with {} reserved for the map, expected room for at least two {}-byte lines",
-                        units::format_bytes(c.capacity.0),
-                        units::format_bytes(c.map_reserved.0),
-                        unit
+                    got(
+                        format!(
+                            "{} with {} reserved for the map",
+                            units::format_bytes(c.capacity.0),
+                            units::format_bytes(c.map_reserved.0)
+                        ),
+                        format!("room for at least two {}-byte lines", unit),
                     ),
                 );
             }
@@ -547,43 +494,29 @@ impl SsdConfig {
             let lines = (c.capacity.0 - c.map_reserved.0) / unit;
             let most = self.logical_units().min(u32::MAX as u64 - 1);
             if lines > most {
-                return err(
-                    "cache.capacity",
-                    format!(
-                        "got {} ({lines} lines of {unit} bytes), expected at most {} ({most} lines: no more than the drive's {} of logical capacity)",
-                        units::format_bytes(c.capacity.0),
-                        units::format_bytes(most * unit + c.map_reserved.0),
-                        units::format_bytes(self.logical_bytes())
-                    ),
-                );
+                return err("cache.capacity", got(format!("{} ({lines} lines of {unit} bytes)", units::format_bytes(c.capacity.0)), format!("at most {} ({most} lines: no more than the drive's {} of logical capacity)", units::format_bytes(most * unit + c.map_reserved.0), units::format_bytes(self.logical_bytes()))));
             }
             if ![8, 16, 32, 64].contains(&c.bus_bits) {
-                return err(
-                    "cache.bus_bits",
-                    format!("got {}, expected 8, 16, 32 or 64", c.bus_bits),
-                );
+                return err("cache.bus_bits", got(c.bus_bits, "8, 16, 32 or 64"));
             }
             if !(0.0..=1.0).contains(&c.preemptive_window) {
                 return err(
                     "cache.preemptive_window",
-                    format!(
-                        "got {}, expected a fraction from 0 to 1",
-                        c.preemptive_window
-                    ),
+                    got(c.preemptive_window, "a fraction from 0 to 1"),
                 );
             }
             let (hi, lo) = (c.flush_high_watermark, c.flush_low_watermark);
             if !(0.0..=1.0).contains(&hi) || !(0.0..=1.0).contains(&lo) || (hi > 0.0 && lo >= hi) {
                 return err(
                     "cache.flush_high_watermark",
-                    format!("got high {hi} and low {lo}, expected 0 ≤ low < high ≤ 1 (high 0 turns background flushing off)"),
+                    got(
+                        format!("high {hi} and low {lo}"),
+                        "0 ≤ low < high ≤ 1 (high 0 turns background flushing off)",
+                    ),
                 );
             }
             if c.max_background_flushes == 0 {
-                return err(
-                    "cache.max_background_flushes",
-                    "got 0, expected at least 1".into(),
-                );
+                return err("cache.max_background_flushes", got("0", "at least 1"));
             }
             let e = &c.energy;
             for (f, v) in [
@@ -593,7 +526,7 @@ impl SsdConfig {
                 ("cache.energy.port_area_overhead", e.port_area_overhead),
             ] {
                 if !(v >= 0.0 && v.is_finite()) {
-                    return err(f, format!("got {v}, expected a number of zero or more"));
+                    return err(f, got(v, "a number of zero or more"));
                 }
             }
         }

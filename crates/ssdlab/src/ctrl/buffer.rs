@@ -489,7 +489,7 @@ impl BufferManager {
 /// lines run from its flush pointer without a gap (`ctrl::zoned::ZoneOrder`), so the line there
 /// is always free to flush: this is a bug, reported rather than left to hang the run.
 fn no_line_to_flush(lpn: u64) -> Error {
-    Error::Sim(format!(
+    Error::device(format!(
         "cache buffer: the zone of logical block {lpn} has no line at its flush pointer to \
          flush (a bug: its lines entered out of order)"
     ))

@@ -25,7 +25,7 @@ use crate::ctrl::pcm::PcmCtrl;
 /// Zones).
 pub use crate::ctrl::zones::{ZoneAction, ZoneState};
 use crate::ctrl::{Behind, FlashPort};
-use crate::error::{Error, Result};
+use crate::error::{got, Error, Invalid, Result};
 use crate::iface::HostPort;
 mod fdp;
 mod hardware;
@@ -156,9 +156,9 @@ impl Device {
             // The FTL's tables are filled at once: a drive too large for this machine is
             // refused here, naming both figures, rather than killed by the OOM killer part-way.
             crate::sim::mem::check_fits(Ftl::table_bytes(cfg), crate::sim::mem::available_bytes())
-                .map_err(Error::Config)?;
+                .map_err(Error::config)?;
         }
-        let link = Interface::from_config(cfg).map_err(Error::Config)?;
+        let link = Interface::from_config(cfg).map_err(Error::config)?;
         let link_max = link
             .dramif()
             .map_or(cfg.interface.mdts.0, |d| d.max_cmd_bytes());
@@ -388,8 +388,12 @@ impl Device {
     /// it what it submits, and timing stays the model's.
     pub fn enable_store(&mut self, block_bytes: u64) -> Result<()> {
         if !(512..=65536).contains(&block_bytes) || !block_bytes.is_power_of_two() {
-            return Err(Error::Config(format!(
-                "data store block size: got {block_bytes} bytes, expected a power of two from 512 to 65536"
+            return Err(Error::bad_config(Invalid::unnamed(
+                "data store block size",
+                got(
+                    format!("{block_bytes} bytes"),
+                    "a power of two from 512 to 65536",
+                ),
             )));
         }
         self.store = Some(store::Store::new(block_bytes as usize));
@@ -454,7 +458,7 @@ impl Device {
         let model = match self.backend.page_ftl_mut() {
             Some(ftl) => crate::ctrl::power_loss::PowerLoss::new(plp, checkpoint_units, ftl),
             None => {
-                return Err(Error::Config(format!(
+                return Err(Error::config(format!(
                 "{what}: the power-loss model covers the page-mapped FTL (ftl.kind = \"page\"), \
                  this device's back end is {} (a fusion device's host-side FTL has its own: \
                  hfsl.power_cut_event)",
@@ -692,7 +696,7 @@ impl Device {
         crate::ctrl::fusion::check_space(space, r.op, r.offset, r.len, self.capacity, || {
             self.backend.pcm_space_bytes()
         })
-        .map_err(Error::Job)?;
+        .map_err(Error::job)?;
         if !matches!(r.op, Op::Read | Op::Write) {
             return self.check_other_op(r);
         }
@@ -705,7 +709,7 @@ impl Device {
 
     #[cold]
     fn no_bytes(r: &Request) -> Error {
-        Error::Job(format!(
+        Error::job(format!(
             "{} request at byte {} has no bytes",
             r.op.name(),
             r.offset
@@ -717,7 +721,7 @@ impl Device {
     fn check_stream(&self, r: &Request) -> Result<()> {
         if r.flags.stream() != 0 {
             if let Err(m) = self.check_stream_id(r.flags.stream()) {
-                return Err(Error::Job(format!(
+                return Err(Error::job(format!(
                     "{} request at byte {}, its stream: {m}",
                     r.op.name(),
                     r.offset
@@ -744,25 +748,25 @@ impl Device {
         self.check_stream(&r)?;
         let kind = self.backend.kind();
         if r.op == Op::Erase && kind == BackendKind::Pcm {
-            return Err(Error::Job(
+            return Err(Error::job(
                 "erase: this device is PCM, updated in place; it has no erase".into(),
             ));
         }
         let zoned = kind == BackendKind::Zoned;
         if (r.op == Op::Append || r.op.is_zone_management()) && !zoned {
-            return Err(Error::Job(format!(
+            return Err(Error::job(format!(
                 "{}: this device has no zones (a zoned drive has a [zns] section)",
                 r.op.name()
             )));
         }
         if r.op == Op::Erase && zoned {
-            return Err(Error::Job(
+            return Err(Error::job(
                 "erase: this is a zoned drive; its blocks are erased by zone resets (zone_reset)"
                     .into(),
             ));
         }
         if r.op == Op::Erase && self.backend.raw().is_none() {
-            return Err(Error::Job(
+            return Err(Error::job(
                 "erase: this device has an FTL that erases for itself; erases are for a raw device (ftl.kind = \"none\")".into(),
             ));
         }

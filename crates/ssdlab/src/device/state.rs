@@ -11,7 +11,7 @@
 
 use super::Device;
 use crate::config::SsdConfig;
-use crate::error::{Error, Result};
+use crate::error::{got, Error, Invalid, Result};
 use crate::ftl::state_io::{StateReader, StateWriter};
 use std::io::{BufReader, BufWriter};
 use std::path::{Path, PathBuf};
@@ -96,7 +96,7 @@ impl Device {
     pub fn save_state(&self, cfg: &SsdConfig, path: &Path, made_by: &str) -> Result<SavedState> {
         let t0 = std::time::Instant::now();
         if let Some(why) = cfg.state_unsupported() {
-            return Err(Error::Config(format!(
+            return Err(Error::config(format!(
                 "saving a drive state: not supported for {why}; only the page-mapped FTL \
                  (ftl.kind = \"page\", full or cached map) saves one"
             )));
@@ -115,7 +115,7 @@ impl Device {
             ftl.unsaveable()
         };
         if let Some(why) = busy {
-            return Err(Error::Sim(format!(
+            return Err(Error::device(format!(
                 "saving a drive state: {why}; a state is saved from a drive at rest"
             )));
         }
@@ -136,7 +136,7 @@ impl Device {
             Ok(b) => b,
             Err(e) => {
                 let _ = std::fs::remove_file(&tmp);
-                return Err(Error::Config(format!(
+                return Err(Error::config(format!(
                     "saving a drive state to {}: {e}",
                     path.display()
                 )));
@@ -144,7 +144,7 @@ impl Device {
         };
         if let Err(e) = std::fs::rename(&tmp, path) {
             let _ = std::fs::remove_file(&tmp);
-            return Err(Error::Config(format!(
+            return Err(Error::config(format!(
                 "saving a drive state to {}: {e}",
                 path.display()
             )));
@@ -160,7 +160,7 @@ impl Device {
     /// another back end (`SsdConfig::state_unsupported` refuses their configs first).
     fn page_ftl(&self) -> Result<&crate::ftl::Ftl> {
         self.backend.page_ftl().ok_or_else(|| {
-            Error::Config(format!(
+            Error::config(format!(
                 "saving a drive state: only the page-mapped FTL (ftl.kind = \"page\", full or \
                  cached map) saves one; this device's back end is {}",
                 self.backend.kind().name()
@@ -201,7 +201,7 @@ impl Device {
     /// is then only fit to be dropped.
     pub(super) fn load_state(&mut self, cfg: &SsdConfig, path: &str) -> Result<String> {
         let file = std::fs::File::open(path)
-            .map_err(|e| Error::Config(format!("state file {path}: cannot open it: {e}")))?;
+            .map_err(|e| Error::config(format!("state file {path}: cannot open it: {e}")))?;
         let mut r = StateReader::new(BufReader::with_capacity(1 << 20, file), path);
         if r.bytes(MAGIC.len(), "magic")? != MAGIC {
             return Err(r.error("its first bytes are not a drive state's (`SSDLABst`)"));
@@ -215,7 +215,7 @@ impl Device {
         let key = r.str("key", MOST_TEXT)?;
         let differ = key_differences(&key, cfg);
         if !differ.is_empty() {
-            return Err(Error::Config(format!(
+            return Err(Error::config(format!(
                 "state file {path}: made for another drive: {}; load it with the config it \
                  was saved from, or make a new state with `ssdlab precondition --save`",
                 differ.join(", ")
@@ -224,7 +224,7 @@ impl Device {
         let made_by = r.str("description", MOST_TEXT)?;
         let kind = self.backend.kind();
         let Some(ftl) = self.backend.page_ftl_mut() else {
-            return Err(Error::Config(format!(
+            return Err(Error::config(format!(
                 "state file {path}: only the page-mapped FTL loads a state; this device's back \
                  end is {}",
                 kind.name()
@@ -262,9 +262,9 @@ fn key_differences(key: &str, cfg: &SsdConfig) -> Vec<String> {
 /// rename stays on one file system).
 fn temporary_beside(path: &Path) -> Result<PathBuf> {
     let name = path.file_name().ok_or_else(|| {
-        Error::Config(format!(
-            "saving a drive state: got {}, expected a file name",
-            path.display()
+        Error::bad_config(Invalid::unnamed(
+            "saving a drive state",
+            got(path.display(), "a file name"),
         ))
     })?;
     let mut tmp = std::ffi::OsString::from(".");

@@ -17,6 +17,7 @@ use crate::config::{Medium, SsdConfig};
 use crate::device::store::Store;
 use crate::device::HardwareInfo;
 use crate::device::{Device, Flags, Request, Status};
+use crate::error::{got, Invalid};
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::SimTime;
@@ -50,7 +51,7 @@ pub struct FusionHost {
 }
 
 fn arg_error(arg: &str, got: u64, expected: String) -> Error {
-    Error::Job(format!("{arg}: got {got}, expected {expected}"))
+    Error::bad_job(Invalid::unnamed(arg, crate::error::got(got, expected)))
 }
 
 /// A run of `count` units from `start` must lie inside a space of `n` units. The error blames
@@ -90,7 +91,7 @@ impl FusionHost {
     /// Open the fusion device `cfg` describes; another device is refused.
     pub fn new(cfg: &SsdConfig, seed: u64) -> Result<FusionHost> {
         if cfg.medium() != Medium::Fusion {
-            return Err(Error::Config(format!(
+            return Err(Error::config(format!(
                 "config `{}` is not a fusion device: expected [nand] with ftl.kind = \"none\", and [pcm]",
                 cfg.meta.name
             )));
@@ -184,7 +185,7 @@ impl FusionHost {
         // Simulated time saturates: at the clock's end this command and every later one would
         // report a latency of 0.
         if completed == SimTime::MAX {
-            return Err(Error::Job(format!(
+            return Err(Error::job(format!(
                 "at_ps: the command submitted at {} ps reached the end of the simulated clock \
                  (2^64 ps, about 213 days); the device's clock cannot go on, so this and every \
                  later command is refused (expected times well under 2^64 ps)",
@@ -253,12 +254,7 @@ impl FusionHost {
         self.check_pages(page, 1)?;
         let room = self.pages() - page;
         if pages > room {
-            return Err(Error::Job(format!(
-                "data: got {} bytes, expected at most {} ({room} page(s) of {pb} bytes from page \
-                 {page} to the NAND's end)",
-                data.len(),
-                room * pb
-            )));
+            return Err(Error::bad_job(Invalid::unnamed("data", got(format!("{} bytes", data.len()), format!("at most {} ({room} page(s) of {pb} bytes from page {page} to the NAND's end)", room * pb)))));
         }
         let d = self.run(Op::Write, page * pb, pages * pb, Flags::NONE, at)?;
         if d.status == Status::Ok {

@@ -29,6 +29,7 @@ use super::depth_search::{DepthSearch, Step};
 use super::zbd::Zbd;
 use crate::config::{Arbitration, PriorityClass};
 use crate::device::{Completion, Device, Driver, Flags, Request};
+use crate::error::{got, Invalid, JOB};
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::{Rng, SimTime};
@@ -198,9 +199,10 @@ impl JobDriver {
     /// different requests.
     pub fn flows(jobs: Vec<Job>, dev: &Device, seed: u64) -> Result<JobDriver> {
         if jobs.is_empty() {
-            return Err(Error::Job(
-                "flows: got none, expected at least one job".into(),
-            ));
+            return Err(Error::bad_job(Invalid::unnamed(
+                "flows",
+                got("none", "at least one job"),
+            )));
         }
         let several = jobs.len() > 1;
         let total_insts = jobs
@@ -208,7 +210,7 @@ impl JobDriver {
             .try_fold(0u32, |n, j| n.checked_add(j.spec.numjobs))
             .filter(|&n| n < START)
             .ok_or_else(|| {
-                Error::Job(format!(
+                Error::job(format!(
                     "flows: their numjobs add up to more than {} instances",
                     START - 1
                 ))
@@ -219,9 +221,7 @@ impl JobDriver {
         let mut insts = Vec::with_capacity(total_insts as usize);
         for (f, job) in jobs.into_iter().enumerate() {
             if job.spec.latency_target.is_some() && job.spec.rate_iops.is_some() {
-                let e = Error::Job(
-                    "job, field `latency_target`: given with rate_iops, expected a closed loop: the search sets how many requests are in flight, which a rate does not".into(),
-                );
+                let e = Error::bad_job(Invalid::says(JOB, "latency_target", "given with rate_iops, expected a closed loop: the search sets how many requests are in flight, which a rate does not"));
                 return Err(name_flow(e, f, &job, several));
             }
             let zbd = Zbd::for_job(&job, dev).map_err(|e| name_flow(e, f, &job, several))?;
@@ -325,14 +325,7 @@ impl JobDriver {
                 let sq = (k % i.io_queues) as usize;
                 match classes[sq] {
                     Some((other, g)) if other != class => {
-                        let e = Error::Job(format!(
-                            "job, field `priority`: got {}, but NVMe queue {sq} also carries flow `{}` of class {}, and a queue has one priority class (its QPRIO); \
-                             expected interface.io_queues (now {}) large enough to give each class its own queues (instance k submits on queue k mod io_queues)",
-                            class.name(),
-                            jobs[g].spec.name,
-                            other.name(),
-                            i.io_queues
-                        ));
+                        let e = Error::bad_job(Invalid::says(JOB, "priority", format!("got {}, but NVMe queue {sq} also carries flow `{}` of class {}, and a queue has one priority class (its QPRIO); expected interface.io_queues (now {}) large enough to give each class its own queues (instance k submits on queue k mod io_queues)", class.name(), jobs[g].spec.name, other.name(), i.io_queues)));
                         return Err(name_flow(e, f, job, jobs.len() > 1));
                     }
                     _ => classes[sq] = Some((class, f)),
@@ -392,11 +385,7 @@ impl JobDriver {
         }
         let (insts, entries) = need[sq];
         let who = if jobs.len() > 1 { "flows" } else { "job" };
-        Err(Error::Job(format!(
-            "{who}, field `iodepth`: {insts} instance(s) per queue × iodepth {depth} × {cmds_per_req} command(s) per request need {entries} \
-             queue entries, but an NVMe queue of depth {} holds at most {cap}; lower iodepth or raise interface.queue_depth",
-            cap as u64 + 1,
-        )))
+        Err(Error::bad_job(Invalid::says(who.to_string(), "iodepth", format!("{insts} instance(s) per queue × iodepth {depth} × {cmds_per_req} command(s) per request need {entries} queue entries, but an NVMe queue of depth {} holds at most {cap}; lower iodepth or raise interface.queue_depth", cap as u64 + 1))))
     }
 
     /// The first (or only) job.
@@ -713,11 +702,7 @@ impl JobDriver {
             if i.completed >= think.blocks {
                 i.completed = 0;
                 let Some(until) = now.0.checked_add(think.time.0) else {
-                    let e = Error::Job(format!(
-                        "job, field `thinktime`: a pause of {:.0} s from {:.0} s of simulated time ends past the simulator's clock (2^64 ps, about 213 days)",
-                        think.time.as_secs_f64(),
-                        now.as_secs_f64()
-                    ));
+                    let e = Error::bad_job(Invalid::says(JOB, "thinktime", format!("a pause of {:.0} s from {:.0} s of simulated time ends past the simulator's clock (2^64 ps, about 213 days)", think.time.as_secs_f64(), now.as_secs_f64())));
                     let e = name_flow(e, f, &self.flows[f].job, self.several);
                     self.error.get_or_insert(e);
                     return;
@@ -762,11 +747,7 @@ impl JobDriver {
                 .spec
                 .latency_target
                 .map_or(0.0, |t| t.0.as_us_f64());
-            let e = Error::Job(format!(
-                "job, field `latency_target`: a request took {:.1} µs at queue depth 1 ({:.6} s of simulated time), over the target of {target:.1} µs; with latency_percentile 100 no depth meets it (fio ends the job with ETIMEDOUT); raise latency_target or lower latency_percentile",
-                latency.as_us_f64(),
-                now.as_secs_f64()
-            ));
+            let e = Error::bad_job(Invalid::says(JOB, "latency_target", format!("a request took {:.1} µs at queue depth 1 ({:.6} s of simulated time), over the target of {target:.1} µs; with latency_percentile 100 no depth meets it (fio ends the job with ETIMEDOUT); raise latency_target or lower latency_percentile", latency.as_us_f64(), now.as_secs_f64())));
             self.error.get_or_insert(self.flow_error(f, e));
             return;
         }
@@ -883,10 +864,7 @@ impl JobDriver {
             self.poisson_gap(inst, rate)
         };
         let Some(next) = now.0.checked_add(gap) else {
-            let e = Error::Job(format!(
-                "job, field `rate_iops`: at {rate} requests per second the next arrival would come after {:.0} s of simulated time, past the simulator's clock (2^64 ps, about 213 days); raise rate_iops or lower io_count",
-                now.as_secs_f64()
-            ));
+            let e = Error::bad_job(Invalid::says(JOB, "rate_iops", format!("at {rate} requests per second the next arrival would come after {:.0} s of simulated time, past the simulator's clock (2^64 ps, about 213 days); raise rate_iops or lower io_count", now.as_secs_f64())));
             self.error = Some(self.flow_error(f, e));
             return;
         };
@@ -899,10 +877,7 @@ impl JobDriver {
             self.submit_any(dev, now, inst, now);
         } else if i.backlog.len() >= MAX_BACKLOG {
             // Arrivals faster than the device serves them would queue without end.
-            let e = Error::Job(format!(
-                "job, field `rate_iops`: {rate} requests per second is more than the device serves at iodepth {iodepth}: {MAX_BACKLOG} arrivals of one job instance were waiting at {:.6} s of simulated time; lower rate_iops or raise iodepth",
-                now.as_secs_f64()
-            ));
+            let e = Error::bad_job(Invalid::says(JOB, "rate_iops", format!("{rate} requests per second is more than the device serves at iodepth {iodepth}: {MAX_BACKLOG} arrivals of one job instance were waiting at {:.6} s of simulated time; lower rate_iops or raise iodepth", now.as_secs_f64())));
             self.error = Some(self.flow_error(f, e));
         } else {
             i.backlog.push_back(now);

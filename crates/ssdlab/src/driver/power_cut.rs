@@ -5,6 +5,7 @@
 //! driver unwrapped.
 
 use crate::device::{Completion, Device, Driver, PowerCutOutcome};
+use crate::error::{got, Invalid};
 use crate::error::{Error, Result};
 use crate::sim::SimTime;
 
@@ -67,9 +68,12 @@ pub fn run_to_cut<D: Driver>(
             let slice = (n - handled).min(1 << 16);
             if dev.run(&mut d, slice, &mut |_, _| false)? {
                 // The device went idle first: nothing is left to run.
-                return Err(Error::Job(format!(
-                    "power_cut_event: got {n}, expected at most {} (the events the run handled)",
-                    dev.events()
+                return Err(Error::bad_job(Invalid::unnamed(
+                    "power_cut_event",
+                    got(
+                        n,
+                        format!("at most {} (the events the run handled)", dev.events()),
+                    ),
                 )));
             }
             if !progress(dev.host().completed(), d.expected_requests()) {
@@ -79,16 +83,18 @@ pub fn run_to_cut<D: Driver>(
         CutAt::Time(t) => {
             dev.run_until(&mut d, t)?;
             if dev.next_event_time().is_none() {
-                return Err(Error::Job(format!(
-                    "power_cut_at: got {} us, expected before {} us (when the run ended)",
-                    t.as_us_f64(),
-                    dev.now().as_us_f64()
+                return Err(Error::bad_job(Invalid::unnamed(
+                    "power_cut_at",
+                    got(
+                        format!("{} us", t.as_us_f64()),
+                        format!("before {} us (when the run ended)", dev.now().as_us_f64()),
+                    ),
                 )));
             }
         }
     }
     dev.power_cut().ok_or_else(|| {
-        Error::Sim(format!(
+        Error::device(format!(
             "{}: the device's power-loss model was not armed",
             cut.option()
         ))

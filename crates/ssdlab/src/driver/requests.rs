@@ -10,6 +10,7 @@
 //! request after them.
 
 use crate::device::{Completion, Device, Driver, Flags, Request};
+use crate::error::Invalid;
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::SimTime;
@@ -39,21 +40,27 @@ impl RequestList {
     /// Check the list's own fields (the device checks each request as it is submitted).
     pub fn check(&self) -> Result<()> {
         if self.iodepth == 0 {
-            return Err(Error::Job(
-                "request list, field `iodepth`: got 0, expected at least 1".into(),
-            ));
+            return Err(Error::bad_job(Invalid::got(
+                "request list",
+                "iodepth",
+                "0",
+                "at least 1",
+            )));
         }
         if self.requests.is_empty() {
-            return Err(Error::Job(
+            return Err(Error::job(
                 "request list: no requests, expected at least one".into(),
             ));
         }
         if self.warmup >= self.requests.len() as u64 {
-            return Err(Error::Job(format!(
-                "request list, field `warmup`: got {}, expected fewer than the {} requests \
-                 (something must be measured)",
+            return Err(Error::bad_job(Invalid::got(
+                "request list",
+                "warmup",
                 self.warmup,
-                self.requests.len()
+                format!(
+                    "fewer than the {} requests (something must be measured)",
+                    self.requests.len()
+                ),
             )));
         }
         Ok(())
@@ -230,7 +237,7 @@ impl RequestListDriver {
             dev.host_syscall(now, 0);
             dev.host_kernel_request(now, 0);
             if let Err(e) = dev.submit(now, r) {
-                self.error = Some(Error::Job(format!(
+                self.error = Some(Error::job(format!(
                     "request list, request {}: {e}",
                     self.next
                 )));

@@ -193,7 +193,7 @@ impl<D: Driver> Driver for Sampler<'_, D> {
         }
         self.sample(dev, now);
         if self.series.time_s.len() >= MAX_SAMPLES {
-            self.error.get_or_insert(Error::Job(format!(
+            self.error.get_or_insert(Error::job(format!(
                 "stats_interval: {:.9} s gives more than {MAX_SAMPLES} samples of this run; raise the interval",
                 self.interval.as_secs_f64()
             )));

@@ -19,6 +19,7 @@
 //! moves such reads onto written data; see docs/zns.md).
 
 use crate::device::Device;
+use crate::error::{got, says, Invalid, JOB};
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::workload::job::{Job, Rw, ZoneMode};
@@ -63,21 +64,24 @@ impl Zbd {
             Rw::Write | Rw::Randwrite => true,
         };
         let zbd = s.zonemode == Some(ZoneMode::Zbd);
-        let err = |m: String| Err(Error::Job(format!("job, field `{m}")));
+        let err = |field: &str, p| Err(Error::bad_job(Invalid::new(JOB, field, p)));
         match (&dev.config().zns, zbd) {
             (None, true) => err(
-                "zonemode`: got \"zbd\", expected a zoned drive (a config with a [zns] section)"
-                    .into(),
+                "zonemode",
+                got("\"zbd\"", "a zoned drive (a config with a [zns] section)"),
             ),
             (None, false) if s.max_open_zones.is_some() || s.zone_append => err(
-                "max_open_zones` or `zone_append`: given without zonemode = \"zbd\", expected them only for a zoned drive"
-                    .into(),
+                "max_open_zones` or `zone_append",
+                says("given without zonemode = \"zbd\", expected them only for a zoned drive"),
             ),
             (None, false) => Ok(None),
-            (Some(_), false) if writes => err(format!(
-                "zonemode`: absent, expected \"zbd\" for a job that writes ({}) on a zoned drive: its writes go at each zone's write pointer",
-                rw_name(s.rw)
-            )),
+            (Some(_), false) if writes => err(
+                "zonemode",
+                says(format!(
+                    "absent, expected \"zbd\" for a job that writes ({}) on a zoned drive: its writes go at each zone's write pointer",
+                    rw_name(s.rw)
+                )),
+            ),
             (Some(_), false) => Ok(None),
             (Some(z), true) => Zbd::new(
                 job,
@@ -92,7 +96,7 @@ impl Zbd {
     /// The zoned writing of `job` over zones of `zone_bytes` (`cap_bytes` writable) of a drive
     /// of `capacity` bytes; an error names the job field that does not fit the zones.
     pub fn new(job: &Job, zone_bytes: u64, cap_bytes: u64, capacity: u64) -> Result<Zbd> {
-        let err = |field: &str, msg: String| Error::Job(format!("job, field `{field}`: {msg}"));
+        let err = |field: &str, msg: String| Error::bad_job(Invalid::says(JOB, field, msg));
         let s = &job.spec;
         let max_bs = job.sizes.iter().filter(|s| s.1 > 0).map(|s| s.0).max();
         let max_bs = max_bs.unwrap_or(job.min_bs);

@@ -340,7 +340,7 @@ impl Hybrid {
                 // Worn blocks left the plane: the write is refused (`write_checked`).
                 w.exhausted = true;
             }
-            Error::Sim(format!(
+            Error::device(format!(
                 "hybrid FTL: plane {plane} has no free block (more log blocks than spare blocks)"
             ))
         })
@@ -605,7 +605,7 @@ impl Hybrid {
     pub fn precondition(&mut self, fill: bool, overwrite: f64, seed: u64) -> Result<()> {
         if let Some(w) = self.wear().filter(|w| w.read_only) {
             if fill || overwrite > 0.0 {
-                return Err(Error::Config(format!(
+                return Err(Error::config(format!(
                     "precondition: the drive starts read-only ({} good blocks of {}, {} bad from \
                      the factory; a plane lacks the blocks its logical blocks, log blocks and \
                      merges need), so it cannot be filled: lower \
@@ -623,7 +623,7 @@ impl Hybrid {
             ops.clear();
             match h.write_checked(lpn, &mut ops)? {
                 Ok(()) => Ok(()),
-                Err(_) => Err(Error::Config(format!(
+                Err(_) => Err(Error::config(format!(
                     "precondition: the drive wore out into read-only mode while it was being \
                      preconditioned ({} blocks retired at {} erases): lower \
                      precondition.random_overwrite or raise reliability.pe_limit",

@@ -1048,7 +1048,7 @@ impl Ftl {
             return Ok(pun);
         }
         let free: u64 = self.planes.iter().map(|p| p.free.len() as u64).sum();
-        Err(Error::Sim(format!(
+        Err(Error::device(format!(
             "no plane can take a write ({free} free blocks in all, each plane's last one kept for GC); \
              the valid data does not fit the planes it landed on — raise over_provisioning"
         )))
@@ -1627,7 +1627,7 @@ impl Ftl {
         const CHECK_EVERY: u64 = 1 << 16;
         if let Some(w) = self.wear.as_ref().filter(|w| w.read_only) {
             if fill || overwrite > 0.0 {
-                return Err(Error::Config(format!(
+                return Err(Error::config(format!(
                     "precondition: the drive starts read-only ({} good blocks of {}, {} bad from \
                      the factory; it needs {} to take writes), so it cannot be filled: lower \
                      reliability.factory_bad_block_rate or set precondition.fill = \"none\" and \

@@ -152,7 +152,7 @@ impl Ftl {
                 .iter()
                 .all(|b| matches!(b.state, BlockState::Free | BlockState::Bad));
         if !fresh {
-            return Err(Error::Sim(
+            return Err(Error::device(
                 "a drive state loads into a fresh drive only (a caller's bug)".into(),
             ));
         }

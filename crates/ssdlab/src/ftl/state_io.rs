@@ -177,7 +177,7 @@ impl<R: Read> StateReader<R> {
 
     /// An error about this file: `what` was found wrong here.
     pub fn error(&self, what: &str) -> Error {
-        Error::Config(format!(
+        Error::config(format!(
             "state file {}: {what} (at byte {}); the file is not a drive state this version of \
              ssdlab wrote, or it was damaged: make it again with `ssdlab precondition --save`",
             self.name, self.offset

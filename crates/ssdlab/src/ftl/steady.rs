@@ -177,7 +177,7 @@ impl Ftl {
         }
         if !unused || self.streams.is_some() {
             // Validation refuses the configs this cannot copy; a used drive is a caller's bug.
-            return Err(Error::Sim(
+            return Err(Error::device(
                 "steady-state preconditioning needs a fresh drive".into(),
             ));
         }
@@ -359,7 +359,7 @@ impl Ftl {
             .iter()
             .any(|s| s.valid.iter().map(|v| v.count()).ne(per_plane.clone()))
         {
-            return Err(Error::Sim(
+            return Err(Error::device(
                 "steady-state preconditioning: the model plane's states hold different numbers \
                  of valid units (a bug: its writes only move them)"
                     .into(),
@@ -427,7 +427,7 @@ impl Ftl {
 /// blocks would retire before the state it stands for, which the copy cannot lay out.
 fn worn_out(model: &Ftl, refusal: Refusal) -> Error {
     let w = model.wear.as_ref().expect("with [reliability]");
-    Error::Config(format!(
+    Error::config(format!(
         "precondition.fill: got \"steady-state\", but the overwrites that reach it wear the \
          drive out ({refusal:?}: {} blocks retired (of the model plane; with write streams, of \
          the drive) at reliability.pe_limit = {}, \

@@ -147,7 +147,7 @@ impl SwapBackend for AnalyticNand {
             // The seed's model has no discard cost.
             Op::Trim => 0,
             other => {
-                return Err(Error::Sim(format!(
+                return Err(Error::device(format!(
                     "paging: the analytic NAND model got a {} request",
                     other.name()
                 )))

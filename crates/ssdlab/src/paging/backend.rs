@@ -119,7 +119,7 @@ impl SwapBackend for SsdBackend {
         if let Some(f) = collect.1 {
             // A swap read or write the device failed (a media error, a worn-out drive): the
             // page's contents are gone, which no kernel would carry on from silently.
-            return Err(Error::Job(format!(
+            return Err(Error::job(format!(
                 "the swap device failed a {} of {} bytes at byte {}: {}",
                 f.op.name(),
                 f.len,

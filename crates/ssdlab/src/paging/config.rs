@@ -4,7 +4,7 @@
 
 use super::PAGE_BYTES;
 use crate::config::units::{Bytes, Dur};
-use crate::error::{Error, Result};
+use crate::error::{got, says, Error, Invalid, Problem, Result};
 use crate::sim::SimTime;
 use serde::{Deserialize, Serialize};
 
@@ -279,7 +279,8 @@ impl PagingConfig {
     pub fn from_table(t: toml::Table) -> Result<PagingConfig> {
         // The path of the bad key in the message ("swap, field `congestion_wake`: ..."), in the
         // device config's words.
-        let cfg: PagingConfig = crate::config::load::from_toml_table(&t, "swap", Error::Config)?;
+        let cfg: PagingConfig =
+            crate::config::load::from_toml_table(&t, "swap", Error::bad_config)?;
         cfg.validate()?;
         Ok(cfg)
     }
@@ -329,101 +330,100 @@ impl PagingConfig {
     }
 
     fn validate(&self) -> Result<()> {
-        let bad =
-            |field: &str, msg: String| Err(Error::Config(format!("swap, field `{field}`: {msg}")));
+        let bad = |field: &str, p: Problem| Err(Error::bad_config(Invalid::new("swap", field, p)));
         if !self.memory.0.is_multiple_of(PAGE_BYTES) || self.memory.0 == 0 {
             return bad(
                 "memory",
-                format!(
-                    "got {} bytes, expected a positive multiple of 4 KiB",
-                    self.memory.0
+                got(
+                    format!("{} bytes", self.memory.0),
+                    "a positive multiple of 4 KiB",
                 ),
             );
         }
         if self.memory_pages() >= u32::MAX as u64 {
             return bad(
                 "memory",
-                format!("got {} bytes, expected less than 16 TiB", self.memory.0),
+                got(format!("{} bytes", self.memory.0), "less than 16 TiB"),
             );
         }
         let w = self.watermarks();
         if w.high + SWAP_CLUSTER_MAX_PAGES >= self.memory_pages() {
-            return bad(
-                "memory",
-                format!(
+            return bad("memory", says(format!(
                     "got {} pages, smaller than the watermarks (min {}, low {}, high {} pages) plus {} pages to run in; expected more memory or a smaller min_free",
                     self.memory_pages(), w.min, w.low, w.high, SWAP_CLUSTER_MAX_PAGES
-                ),
-            );
+                )));
         }
         if !self.swap_size.0.is_multiple_of(PAGE_BYTES) || self.swap_slots() < 2 {
-            return bad("swap_size", format!("got {} bytes, expected a multiple of 4 KiB of at least 8 KiB (a header page and one slot)", self.swap_size.0));
+            return bad(
+                "swap_size",
+                got(
+                    format!("{} bytes", self.swap_size.0),
+                    "a multiple of 4 KiB of at least 8 KiB (a header page and one slot)",
+                ),
+            );
         }
         if self.swap_slots() >= u32::MAX as u64 {
             return bad(
                 "swap_size",
-                format!("got {} bytes, expected less than 16 TiB", self.swap_size.0),
+                got(format!("{} bytes", self.swap_size.0), "less than 16 TiB"),
             );
         }
         if !self.swap_offset.0.is_multiple_of(PAGE_BYTES) {
             return bad(
                 "swap_offset",
-                format!(
-                    "got {} bytes, expected a multiple of 4 KiB",
-                    self.swap_offset.0
+                got(
+                    format!("{} bytes", self.swap_offset.0),
+                    "a multiple of 4 KiB",
                 ),
             );
         }
         if self.page_cluster > 10 {
-            return bad(
-                "page_cluster",
-                format!("got {}, expected 0 to 10", self.page_cluster),
-            );
+            return bad("page_cluster", got(self.page_cluster, "0 to 10"));
         }
         if self.max_io.0 < PAGE_BYTES || !self.max_io.0.is_multiple_of(PAGE_BYTES) {
             return bad(
                 "max_io",
-                format!("got {} bytes, expected a multiple of 4 KiB", self.max_io.0),
+                got(format!("{} bytes", self.max_io.0), "a multiple of 4 KiB"),
             );
         }
         if !(4..=1_000_000).contains(&self.nr_requests) {
-            return bad(
-                "nr_requests",
-                format!("got {}, expected 4 to 1000000", self.nr_requests),
-            );
+            return bad("nr_requests", got(self.nr_requests, "4 to 1000000"));
         }
         if self.watermark_scale_factor == 0 || self.watermark_scale_factor > 3000 {
             return bad(
                 "watermark_scale_factor",
-                format!(
-                    "got {}, expected 1 to 3000 (the sysctl's range)",
-                    self.watermark_scale_factor
+                got(
+                    self.watermark_scale_factor,
+                    "1 to 3000 (the sysctl's range)",
                 ),
             );
         }
         if ![100, 250, 300, 1000].contains(&self.hz) {
             return bad(
                 "hz",
-                format!(
-                    "got {}, expected 100, 250, 300 or 1000 (the choices of kernel/Kconfig.hz)",
-                    self.hz
+                got(
+                    self.hz,
+                    "100, 250, 300 or 1000 (the choices of kernel/Kconfig.hz)",
                 ),
             );
         }
         if self.endurance.is_empty() {
             return bad(
                 "endurance",
-                "got an empty list, expected at least one endurance in cycles (the lifetime table has a row for each)".into(),
+                got(
+                    "an empty list",
+                    "at least one endurance in cycles (the lifetime table has a row for each)",
+                ),
             );
         }
         if self.endurance.len() > 64 {
             return bad(
                 "endurance",
-                format!("got {} entries, expected at most 64", self.endurance.len()),
+                got(format!("{} entries", self.endurance.len()), "at most 64"),
             );
         }
         if self.endurance.contains(&0) {
-            return bad("endurance", "got 0, expected cycles of at least 1".into());
+            return bad("endurance", got("0", "cycles of at least 1"));
         }
         self.pc_mix.validate()
     }

@@ -44,6 +44,7 @@ pub use workload::Workload;
 
 use crate::config::{BackendKind, SsdConfig};
 use crate::device::Device;
+use crate::error::Invalid;
 use crate::error::Result;
 
 /// What a paging run returns: the result, each swap-in's latency (ps) and the swap trace.
@@ -181,14 +182,14 @@ impl SwapSpec {
         doc.insert("swap".into(), toml::Value::Table(t));
         crate::config::apply_overrides(&mut doc, &paging_sets)?;
         let Some(toml::Value::Table(t)) = doc.remove("swap") else {
-            return Err(crate::error::Error::Config(
+            return Err(crate::error::Error::config(
                 "swap: the overrides replaced the [swap] table".into(),
             ));
         };
         let cfg = PagingConfig::from_table(t)?;
         let device = if let Some(part) = analytic::part_named(spec) {
             if let Some(s) = device_sets.first() {
-                return Err(crate::error::Error::Config(format!(
+                return Err(crate::error::Error::config(format!(
                     "--set {s}: the analytic device {spec} has no device knobs (only swap.KEY=VALUE applies)"
                 )));
             }
@@ -203,7 +204,7 @@ impl SwapSpec {
                 // Raw: its addresses are physical pages and blocks a host FTL manages (`ssdlab
                 // serve` refuses it too); zoned: a zone takes writes only at its write
                 // pointer. Either way the paging model's writes were refused mid-run.
-                return Err(crate::error::Error::Config(format!(
+                return Err(crate::error::Error::config(format!(
                     "swap: device `{spec}` is a {} device ({}), whose blocks a swap \
                      area cannot overwrite in place; expected a device with an FTL (e.g. \
                      small-tlc), a PCM device or an analytic part (e.g. seed003-slc-analytic)",
@@ -215,11 +216,15 @@ impl SwapSpec {
             // config's logical bytes), made without building it.
             let end = cfg.swap_offset.0.checked_add(cfg.swap_size.0);
             if end.is_none_or(|e| e > dev_cfg.logical_bytes()) {
-                return Err(crate::error::Error::Config(format!(
-                    "swap, field `swap_size`: {} bytes at offset {} do not fit the device's {} bytes",
-                    cfg.swap_size.0,
-                    cfg.swap_offset.0,
-                    dev_cfg.logical_bytes()
+                return Err(crate::error::Error::bad_config(Invalid::says(
+                    "swap",
+                    "swap_size",
+                    format!(
+                        "{} bytes at offset {} do not fit the device's {} bytes",
+                        cfg.swap_size.0,
+                        cfg.swap_offset.0,
+                        dev_cfg.logical_bytes()
+                    ),
                 )));
             }
             SwapDevice::Ssd(Box::new(dev_cfg))
@@ -227,7 +232,7 @@ impl SwapSpec {
         if workload != pcmix::NAME {
             // The message `workload::read_file` gives for the same file.
             std::fs::File::open(workload)
-                .map_err(|e| crate::error::Error::Trace(format!("{workload}: cannot read: {e}")))?;
+                .map_err(|e| crate::error::Error::trace(format!("{workload}: cannot read: {e}")))?;
         }
         Ok(SwapSpec {
             spec: spec.into(),

@@ -26,6 +26,7 @@
 use super::workload::Workload;
 use super::PAGE_BYTES;
 use crate::config::units::Bytes;
+use crate::error::Invalid;
 use crate::error::{Error, Result};
 use crate::sim::Rng;
 use serde::{Deserialize, Serialize};
@@ -217,8 +218,11 @@ struct Region {
 impl PcMix {
     pub fn validate(&self) -> Result<()> {
         let bad = |field: &str, got: String, want: &str| {
-            Err(Error::Config(format!(
-                "swap, field `pc_mix.{field}`: got {got}, expected {want}"
+            Err(Error::bad_config(Invalid::got(
+                "swap",
+                format!("pc_mix.{field}"),
+                got,
+                want.to_string(),
             )))
         };
         for (f, v) in [

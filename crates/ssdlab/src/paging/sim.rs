@@ -14,6 +14,7 @@ use super::readahead::Readahead;
 use super::result::*;
 use super::swapfile::SwapArea;
 use super::PAGE_BYTES;
+use crate::error::Invalid;
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::{Rng, SimTime};
@@ -91,7 +92,7 @@ impl InFlight {
         }
         let k = id.wrapping_sub(self.base) as usize;
         if k != self.ring.len() {
-            return Err(Error::Sim(format!(
+            return Err(Error::device(format!(
                 "paging: the backend numbered a request {id} where {} was next (ids must follow \
                  one another)",
                 self.base.wrapping_add(self.ring.len() as u32)
@@ -205,11 +206,15 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         let slots = cfg.swap_slots() as u32;
         let end = cfg.swap_offset.0.checked_add(cfg.swap_size.0);
         if end.is_none_or(|e| e > dev.capacity_bytes()) {
-            return Err(Error::Config(format!(
-                "swap, field `swap_size`: {} bytes at offset {} do not fit the device's {} bytes",
-                cfg.swap_size.0,
-                cfg.swap_offset.0,
-                dev.capacity_bytes()
+            return Err(Error::bad_config(Invalid::says(
+                "swap",
+                "swap_size",
+                format!(
+                    "{} bytes at offset {} do not fit the device's {} bytes",
+                    cfg.swap_size.0,
+                    cfg.swap_offset.0,
+                    dev.capacity_bytes()
+                ),
             )));
         }
         let start = if cfg.era == Era::Linux2632 && cfg.solid_state && cfg.randomize_start {
@@ -322,7 +327,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             // Simulated time saturates: once the next event is at the clock's end, no step
             // moves time on and the model would loop there for ever.
             if next == Some(SimTime::MAX) {
-                return Err(Error::Job(format!(
+                return Err(Error::job(format!(
                     "paging: the simulated clock reached its end (2^64 ps, about 213 days) at \
                      access {} of {}: a time in the device config or swap settings is too long \
                      for it (link latency, bus or link rate, transfer overhead, costs or timeouts)",
@@ -353,7 +358,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             }
         }
         if self.app != App::Done {
-            return Err(Error::Sim(format!(
+            return Err(Error::device(format!(
                 "paging: the application stopped at access {} of {} with nothing in flight",
                 self.pos,
                 self.accesses.len()
@@ -375,7 +380,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             .min_by_key(|r| r.submit_ps);
         match oldest {
             Some(r) if now.ps().saturating_sub(r.submit_ps) > REQUEST_TIMEOUT.ps() => {
-                Err(Error::Job(format!(
+                Err(Error::job(format!(
                     "paging: a swap {} of {} bytes at byte {} has been in flight for {:.0} s of \
                      simulated time, past the kernel's block-layer timeout ({} s), which the \
                      model does not handle: a time in the device config is too long for a swap \
@@ -962,7 +967,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             return Ok(true);
         }
         if self.writes_in_flight == 0 && self.reads_in_flight() == 0 && progress == 0 {
-            return Err(Error::Job(format!(
+            return Err(Error::job(format!(
                 "paging: out of memory and swap: {} pages of memory, {} of {} swap slots in use, nothing left to reclaim",
                 self.cfg.memory_pages(),
                 self.area.inuse_pages(),
@@ -1007,7 +1012,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
 
     fn complete(&mut self, id: u32, t: SimTime) -> Result<()> {
         let Some(io) = self.ios.remove(id) else {
-            return Err(Error::Sim(format!(
+            return Err(Error::device(format!(
                 "paging: completion of unknown request {id}"
             )));
         };

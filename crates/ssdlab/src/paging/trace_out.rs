@@ -5,6 +5,7 @@
 //! the Python arrays and the result's latencies.
 
 use super::result::IoRecord;
+use crate::error::{got, Invalid};
 use crate::error::{Error, Result};
 use crate::workload::trace::{Format, TraceOp, TraceRecord};
 
@@ -42,9 +43,9 @@ pub fn write(trace: &[IoRecord], path: &str, format: Format) -> Result<(u64, u64
 /// A format by name for `--swap-trace-format`, as a one-line error naming the field.
 pub fn format_named(name: &str) -> Result<Format> {
     Format::from_name(name).ok_or_else(|| {
-        Error::Config(format!(
-            "swap-trace-format: got {name:?}, expected one of {}",
-            Format::names()
+        Error::bad_config(Invalid::unnamed(
+            "swap-trace-format",
+            got(format!("{name:?}"), format!("one of {}", Format::names())),
         ))
     })
 }

@@ -3,6 +3,7 @@
 //! Addresses become dense page numbers in first-touch order, so the model's tables are
 //! indexed directly; an access is packed as `page << 1 | write`.
 
+use crate::error::Invalid;
 use crate::error::{Error, Result};
 use std::collections::BTreeMap;
 use std::io::{BufReader, Read};
@@ -84,7 +85,7 @@ impl Pager {
     #[inline]
     fn touch(&mut self, vpn: u64, write: bool, origin: &str, line: u64) -> Result<()> {
         if self.out.accesses.len() >= self.max_accesses {
-            return Err(Error::Trace(format!(
+            return Err(Error::trace(format!(
                 "{origin}, line {line}: more than {} memory accesses, expected a shorter trace (or one cut with head)",
                 self.max_accesses
             )));
@@ -94,7 +95,7 @@ impl Pager {
         } else {
             let n = self.map.len() as u32;
             if n >= (1 << 31) - 1 {
-                return Err(Error::Trace(format!(
+                return Err(Error::trace(format!(
                     "{origin}: more than 2^31 distinct pages"
                 )));
             }
@@ -127,7 +128,7 @@ fn parse_addr(s: &str) -> Option<u64> {
 /// address per line.
 pub fn read_file(path: &str) -> Result<Workload> {
     let f =
-        std::fs::File::open(path).map_err(|e| Error::Trace(format!("{path}: cannot read: {e}")))?;
+        std::fs::File::open(path).map_err(|e| Error::trace(format!("{path}: cannot read: {e}")))?;
     read(BufReader::new(f), path)
 }
 
@@ -147,18 +148,18 @@ fn read_limited(r: impl Read, origin: &str, max_accesses: usize) -> Result<Workl
     let mut n = 0u64;
     loop {
         let got = read_line(&mut reader, &mut buf)
-            .map_err(|e| Error::Trace(format!("{origin}: cannot read line {}: {e}", n + 1)))?;
+            .map_err(|e| Error::trace(format!("{origin}: cannot read line {}: {e}", n + 1)))?;
         let Some(too_long) = got else {
             break;
         };
         n += 1;
         if too_long {
-            return Err(Error::Trace(format!(
+            return Err(Error::trace(format!(
                 "{origin}, line {n}: longer than {MAX_LINE} bytes, expected an address or a lackey line"
             )));
         }
         let l = std::str::from_utf8(&buf).map_err(|_| {
-            Error::Trace(format!(
+            Error::trace(format!(
                 "{origin}, line {n}: bytes that are not text, expected an address or a lackey line"
             ))
         })?;
@@ -175,17 +176,16 @@ fn read_limited(r: impl Read, origin: &str, max_accesses: usize) -> Result<Workl
         if is_lackey {
             let (kind, rest) = l.split_at(2.min(l.len()));
             let bad = || {
-                Error::Trace(format!(
-                    "{origin}, line {n}: got {l:?}, expected a lackey line such as \" L 04222cac,4\""
+                Error::bad_trace(Invalid::unnamed(
+                    format!("{origin}, line {n}"),
+                    crate::error::got(format!("{l:?}"), "a lackey line such as \" L 04222cac,4\""),
                 ))
             };
             let (addr, size) = rest.trim().split_once(',').ok_or_else(bad)?;
             let addr = u64::from_str_radix(addr.trim(), 16).map_err(|_| bad())?;
             let size: u64 = size.trim().parse().map_err(|_| bad())?;
             if size > MAX_LACKEY_BYTES {
-                return Err(Error::Trace(format!(
-                    "{origin}, line {n}: got an access of {size} bytes, expected at most {MAX_LACKEY_BYTES} (lackey reports each load or store, a few bytes)"
-                )));
+                return Err(Error::bad_trace(Invalid::unnamed(format!("{origin}, line {n}"), crate::error::got(format!("an access of {size} bytes"), format!("at most {MAX_LACKEY_BYTES} (lackey reports each load or store, a few bytes)")))));
             }
             let last = addr.saturating_add(size.max(1) - 1);
             let (first_vpn, last_vpn) = (addr >> PAGE_SHIFT, last >> PAGE_SHIFT);
@@ -209,22 +209,31 @@ fn read_limited(r: impl Read, origin: &str, max_accesses: usize) -> Result<Workl
             let mut it = l.split_whitespace();
             let a = it.next().unwrap_or("");
             let addr = parse_addr(a).ok_or_else(|| {
-                Error::Trace(format!(
-                    "{origin}, line {n}: got {a:?}, expected an address (decimal or 0x hex), optionally followed by R or W"
+                Error::bad_trace(Invalid::unnamed(
+                    format!("{origin}, line {n}"),
+                    crate::error::got(
+                        format!("{a:?}"),
+                        "an address (decimal or 0x hex), optionally followed by R or W",
+                    ),
                 ))
             })?;
             let write = match it.next() {
                 None | Some("R") | Some("r") => false,
                 Some("W") | Some("w") => true,
                 Some(o) => {
-                    return Err(Error::Trace(format!(
-                        "{origin}, line {n}: got {o:?} after the address, expected R or W"
+                    return Err(Error::bad_trace(Invalid::unnamed(
+                        format!("{origin}, line {n}"),
+                        crate::error::got(format!("{o:?} after the address"), "R or W"),
                     )))
                 }
             };
             if let Some(extra) = it.next() {
-                return Err(Error::Trace(format!(
-                    "{origin}, line {n}: got {extra:?} after the address and its R or W, expected nothing more (one access a line)"
+                return Err(Error::bad_trace(Invalid::unnamed(
+                    format!("{origin}, line {n}"),
+                    crate::error::got(
+                        format!("{extra:?} after the address and its R or W"),
+                        "nothing more (one access a line)",
+                    ),
                 )));
             }
             p.touch(addr >> PAGE_SHIFT, write, origin, n)?;
@@ -233,7 +242,7 @@ fn read_limited(r: impl Read, origin: &str, max_accesses: usize) -> Result<Workl
     let mut w = p.finish();
     w.instruction_fetches = fetches;
     if w.accesses.is_empty() {
-        return Err(Error::Trace(format!("{origin}: no memory accesses found")));
+        return Err(Error::trace(format!("{origin}: no memory accesses found")));
     }
     Ok(w)
 }

@@ -55,7 +55,7 @@ pub(super) fn run_hfsl_replay(
 ) -> Result<RunOutput> {
     if tjob.end_flush {
         // HFSL passes trace flushes over (its host FTL has no volatile cache to drain).
-        return Err(Error::Job(
+        return Err(Error::job(
             "trace job, field `end_flush`: got true, but HFSL on a fusion device ([hfsl]) has no write-back buffer to drain and passes flushes over; expected false".into(),
         ));
     }
@@ -106,7 +106,7 @@ fn run_hfsl(
     let page = cfg.nand.page_size.0;
     let pages = span.div_ceil(page).max(1);
     let pages = u32::try_from(pages).map_err(|_| {
-        Error::Job(format!(
+        Error::job(format!(
             "hfsl: the workload spans {span} bytes, {pages} NAND pages; HFSL's map holds at most {} pages",
             u32::MAX
         ))

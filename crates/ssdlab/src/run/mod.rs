@@ -11,6 +11,7 @@ use crate::driver::power_cut::{run_to_cut, CutAt};
 use crate::driver::replay::ReplayDriver;
 use crate::driver::requests::{RequestList, RequestListDriver};
 use crate::driver::sampler::Sampler;
+use crate::error::{got, Invalid, JOB};
 use crate::error::{Error, Result};
 use crate::sim::SimTime;
 use crate::stats::result::{FlowResult, PowerLossResult, RunResult, Series, Totals};
@@ -56,14 +57,17 @@ impl RunOptions {
     pub fn power_cut(&self) -> Result<Option<CutAt>> {
         match (self.power_cut_event, self.power_cut_at) {
             (None, None) => Ok(None),
-            (Some(_), Some(_)) => Err(Error::Job(
-                "power_cut_event and power_cut_at: got both, expected at most one".into(),
-            )),
-            (Some(0), None) => Err(Error::Job(
-                "power_cut_event: got 0, expected at least 1 (the device event after which the \
-                 power fails)"
-                    .into(),
-            )),
+            (Some(_), Some(_)) => Err(Error::bad_job(Invalid::unnamed(
+                "power_cut_event and power_cut_at",
+                got("both", "at most one"),
+            ))),
+            (Some(0), None) => Err(Error::bad_job(Invalid::unnamed(
+                "power_cut_event",
+                got(
+                    "0",
+                    "at least 1 (the device event after which the power fails)",
+                ),
+            ))),
             (Some(n), None) => Ok(Some(CutAt::Event(n))),
             (None, Some(t)) => Ok(Some(CutAt::Time(t))),
         }
@@ -180,12 +184,13 @@ pub fn run_flows(
         return run(cfg, &specs[0], opts, progress);
     }
     if specs.is_empty() {
-        return Err(Error::Job(
-            "flows: got none, expected at least one job".into(),
-        ));
+        return Err(Error::bad_job(Invalid::unnamed(
+            "flows",
+            got("none", "at least one job"),
+        )));
     }
     if cfg.hfsl.is_some() {
-        return Err(Error::Job(
+        return Err(Error::job(
             "flows: several flows on a fusion device driven by HFSL ([hfsl]) are not modelled; run one job".into(),
         ));
     }
@@ -295,7 +300,7 @@ pub fn run_requests(
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<RunOutput> {
     if cfg.hfsl.is_some() {
-        return Err(Error::Job(
+        return Err(Error::job(
             "a request list runs on a drive, not through HFSL ([hfsl] in the config)".into(),
         ));
     }
@@ -358,7 +363,7 @@ pub fn precondition_to_state(
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<serde_json::Value> {
     if let Some(why) = cfg.state_unsupported() {
-        return Err(Error::Config(format!(
+        return Err(Error::config(format!(
             "precondition --save: saving a drive state is not supported for {why}; only the \
              page-mapped FTL (ftl.kind = \"page\", full or cached map) saves one"
         )));
@@ -395,9 +400,10 @@ fn drive_sampled<D: Driver>(
         let mut tick = tenth_seconds(progress);
         let (out, series) = match interval {
             Some(SimTime::ZERO) => {
-                return Err(Error::Job(
-                    "stats_interval: got 0, expected a positive duration".into(),
-                ))
+                return Err(Error::bad_job(Invalid::unnamed(
+                    "stats_interval",
+                    got("0", "a positive duration"),
+                )))
             }
             Some(i) => {
                 let mut s = Sampler::start(driver, dev, i);
@@ -413,9 +419,10 @@ fn drive_sampled<D: Driver>(
         return Ok((wall, finished, None, None));
     };
     if interval == SimTime::ZERO {
-        return Err(Error::Job(
-            "stats_interval: got 0, expected a positive duration".into(),
-        ));
+        return Err(Error::bad_job(Invalid::unnamed(
+            "stats_interval",
+            got("0", "a positive duration"),
+        )));
     }
     let mut sampler = Sampler::start(driver, dev, interval);
     let (wall, finished) = drive(dev, &mut sampler, progress)?;
@@ -439,7 +446,7 @@ fn arm_cut(dev: &mut Device, opts: &RunOptions) -> Result<Option<CutAt>> {
 fn refuse_cut_under_hfsl(opts: &RunOptions) -> Result<()> {
     match opts.power_cut()? {
         None => Ok(()),
-        Some(c) => Err(Error::Job(format!(
+        Some(c) => Err(Error::job(format!(
             "{}: this config drives a fusion device with HFSL ([hfsl]), whose power cut is \
              hfsl.power_cut_event (the run's power_cut_event and power_cut_at are the \
              page-mapped FTL's)",
@@ -465,7 +472,7 @@ fn drive<D: Driver>(
     // step takes 0 ps and the run "completes" with figures that mean nothing.
     // The times come from the user's config, job or trace: a user error (exit 2), not a bug.
     if dev.now() == SimTime::MAX {
-        return Err(Error::Job(format!(
+        return Err(Error::job(format!(
             "the simulated clock reached its end (2^64 ps, about 213 days) with {} requests \
              completed: a time in the config, job or trace is too long for it (link latency, \
              bus or link rate, transfer overhead, trace timestamps or --time-scale); the \
@@ -489,7 +496,7 @@ fn drive<D: Driver>(
         if dev.config().zns.is_some() {
             return Ok((t1.elapsed().as_secs_f64(), true));
         }
-        return Err(Error::Job(format!(
+        return Err(Error::job(format!(
             "{n} of {} requests failed; the first, a {} at byte {offset}: {}",
             dev.host().completed(),
             op.name(),
@@ -510,7 +517,7 @@ fn check_streams(dev: &Device, spec: &JobSpec) -> Result<()> {
     for s in spec.streams_used() {
         if s != 0 {
             if let Err(m) = dev.check_stream_id(s as u8) {
-                return Err(Error::Job(format!("job, field `{field}`: {m}")));
+                return Err(Error::bad_job(Invalid::says(JOB, field, m)));
             }
         }
     }

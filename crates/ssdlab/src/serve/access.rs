@@ -104,7 +104,7 @@ pub fn check_exposure(listen: &Listen, tls: Option<&Tls>, insecure_network: bool
             Some(t) if t.mode != TlsMode::Require => "with TLS optional, so in the clear too",
             Some(_) => "to any client (certificates are not checked: --no-tls-verify-peer)",
         };
-        return Err(Error::Config(format!(
+        return Err(Error::config(format!(
             "--listen {}: reaches other machines, and would serve the drive {why}; serve it with \
              --tls-psk FILE (or --tls-certificates DIR) and --tls require, or say \
              --insecure-network to serve it so anyway",

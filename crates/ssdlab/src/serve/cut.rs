@@ -341,7 +341,7 @@ impl Cuts {
     ) -> Result<()> {
         let outcome = dev
             .power_cut()
-            .ok_or_else(|| Error::Sim("a power cut without the power-loss model".into()))?;
+            .ok_or_else(|| Error::device("a power cut without the power-loss model".into()))?;
         let connections_closed = {
             let open = open.lock().unwrap();
             for c in open.iter() {
@@ -357,7 +357,7 @@ impl Cuts {
         out.conns.clear();
         let restored = match (&mut out.journal, &mut out.data) {
             (Some(j), Some(data)) => j.restore(data, &outcome).map_err(|e| {
-                Error::Sim(format!(
+                Error::device(format!(
                     "power cut: putting the data store back to the recovered drive: {e}"
                 ))
             })?,

@@ -3,6 +3,7 @@
 //! request; this store keeps what was written, changed when the model completes a request.
 
 use crate::device::store::push_extent;
+use crate::error::Invalid;
 use crate::error::{Error, Result};
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -29,8 +30,10 @@ impl DataSpec {
                 return Ok(DataSpec::File(PathBuf::from(path)));
             }
         }
-        Err(Error::Config(format!(
-            "--data {text:?}: expected memory or file:PATH"
+        Err(Error::bad_config(Invalid::option(
+            "--data",
+            format!("{text:?}"),
+            "memory or file:PATH",
         )))
     }
 }
@@ -258,7 +261,7 @@ impl Data {
             DataSpec::Memory => return Ok(Data::Memory(Pages::default())),
             DataSpec::File(p) => p,
         };
-        let err = |what: String| Error::Config(format!("--data file:{}: {what}", path.display()));
+        let err = |what: String| Error::config(format!("--data file:{}: {what}", path.display()));
         let dangling = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
             && !path.exists();
         if dangling {

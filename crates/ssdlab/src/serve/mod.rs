@@ -26,6 +26,7 @@ pub mod tls;
 
 use crate::config::{BackendKind, SsdConfig};
 use crate::device::{Completion, Device, Driver, Flags, Request, Status};
+use crate::error::{got, Invalid};
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::SimTime;
@@ -57,8 +58,10 @@ impl Clock {
         match text {
             "realtime" => Ok(Clock::Realtime),
             "logical" => Ok(Clock::Logical),
-            _ => Err(Error::Config(format!(
-                "--clock {text:?}: expected realtime or logical"
+            _ => Err(Error::bad_config(Invalid::option(
+                "--clock",
+                format!("{text:?}"),
+                "realtime or logical",
             ))),
         }
     }
@@ -811,14 +814,14 @@ impl Drop for TimerSlack {
 /// (or seed 002's fusion device, raw NAND under a host-side FTL) has no logical blocks.
 pub(crate) fn check_servable(cfg: &SsdConfig) -> Result<()> {
     if cfg.backend_kind() == BackendKind::Zoned {
-        return Err(Error::Config(format!(
+        return Err(Error::config(format!(
             "serve: {} is a zoned drive ([zns]): NBD has no zones (no write pointers, resets or \
              reports), so a block client could not write it; serve a conventional config",
             cfg.meta.name
         )));
     }
     if matches!(cfg.backend_kind(), BackendKind::Raw | BackendKind::Fusion) {
-        return Err(Error::Config(
+        return Err(Error::config(
             "serve: a raw device (ftl.kind = \"none\") has no logical blocks to export".into(),
         ));
     }
@@ -1010,7 +1013,7 @@ fn open_log(cfg: &SsdConfig, opts: &ServeOptions) -> Result<Option<session::Sess
             opts.clock,
         )?),
         None if opts.log_data.is_some() => {
-            return Err(Error::Config(
+            return Err(Error::config(
                 "--log-data: expected --log too (the bytes belong to the log's writes)".into(),
             ))
         }
@@ -1120,35 +1123,39 @@ fn save_state_back(
 /// and what was expected.
 fn check_options(opts: &ServeOptions) -> Result<()> {
     if opts.power_cut_event.is_some() && opts.clock != Clock::Logical {
-        return Err(Error::Config(
+        return Err(Error::config(
             "--power-cut-event: expected --clock logical (on the realtime clock the events a \
              session reaches depend on the wall clock; SIGUSR1 cuts a realtime session)"
                 .into(),
         ));
     }
     if opts.power_cut_event == Some(0) {
-        return Err(Error::Config(
-            "--power-cut-event: got 0, expected at least 1 (the device event after which the \
-             power fails)"
-                .into(),
-        ));
+        return Err(Error::bad_config(Invalid::unnamed(
+            "--power-cut-event",
+            got(
+                "0",
+                "at least 1 (the device event after which the power fails)",
+            ),
+        )));
     }
     if !(opts.time_scale.is_finite() && opts.time_scale > 0.0 && opts.time_scale <= 1e6) {
-        return Err(Error::Config(format!(
-            "--time-scale {}: expected a number above 0, at most 1e6",
-            opts.time_scale
+        return Err(Error::bad_config(Invalid::option(
+            "--time-scale",
+            opts.time_scale,
+            "a number above 0, at most 1e6",
         )));
     }
     if opts.export_name.len() > 4096 {
-        return Err(Error::Config(format!(
+        return Err(Error::config(format!(
             "--export-name: {} bytes, expected at most 4096",
             opts.export_name.len()
         )));
     }
     if !(1..=MAX_CONNECTIONS).contains(&opts.max_connections) {
-        return Err(Error::Config(format!(
-            "--max-connections {}: expected 1 to {MAX_CONNECTIONS}",
-            opts.max_connections
+        return Err(Error::bad_config(Invalid::option(
+            "--max-connections",
+            opts.max_connections,
+            format!("1 to {MAX_CONNECTIONS}"),
         )));
     }
     Ok(())

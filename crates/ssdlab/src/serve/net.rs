@@ -2,6 +2,7 @@
 //! TLS over either.
 
 use super::tls::{Socket, TlsStream};
+use crate::error::Invalid;
 use crate::error::{Error, Result};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream, ToSocketAddrs};
@@ -32,8 +33,10 @@ impl Listen {
                 return Ok(Listen::Unix(PathBuf::from(path)));
             }
         }
-        Err(Error::Config(format!(
-            "--listen {text:?}: expected tcp://HOST:PORT (e.g. tcp://127.0.0.1:10809) or unix:PATH"
+        Err(Error::bad_config(Invalid::option(
+            "--listen",
+            format!("{text:?}"),
+            "tcp://HOST:PORT (e.g. tcp://127.0.0.1:10809) or unix:PATH",
         )))
     }
 
@@ -45,7 +48,7 @@ impl Listen {
             Listen::Tcp(addr) => {
                 let addrs = addr
                     .to_socket_addrs()
-                    .map_err(|e| Error::Config(format!("--listen tcp://{addr}: {e}")))?;
+                    .map_err(|e| Error::config(format!("--listen tcp://{addr}: {e}")))?;
                 Ok(addrs
                     .into_iter()
                     .any(|a| !a.ip().to_canonical().is_loopback()))
@@ -182,11 +185,11 @@ impl Listener {
         let l = match listen {
             Listen::Tcp(addr) => Listener::Tcp(
                 TcpListener::bind(addr)
-                    .map_err(|e| Error::Config(format!("--listen tcp://{addr}: {e}")))?,
+                    .map_err(|e| Error::config(format!("--listen tcp://{addr}: {e}")))?,
             ),
             Listen::Unix(path) => Listener::Unix(
                 bind_owner_only(path)
-                    .map_err(|e| Error::Config(format!("--listen unix:{}: {e}", path.display())))?,
+                    .map_err(|e| Error::config(format!("--listen unix:{}: {e}", path.display())))?,
                 path.clone(),
             ),
         };
@@ -194,7 +197,7 @@ impl Listener {
             Listener::Tcp(t) => t.set_nonblocking(true),
             Listener::Unix(u, _) => u.set_nonblocking(true),
         }
-        .map_err(|e| Error::Config(format!("--listen: {e}")))?;
+        .map_err(|e| Error::config(format!("--listen: {e}")))?;
         Ok(l)
     }
 

@@ -25,6 +25,7 @@
 use super::{Clock, Outbox, Pending};
 use crate::config::SsdConfig;
 use crate::device::{Device, Flags, Request};
+use crate::error::Invalid;
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::run::{RunOptions, RunOutput};
@@ -70,13 +71,13 @@ impl SessionWriter {
         clock: Clock,
     ) -> Result<SessionWriter> {
         let file = File::create(path)
-            .map_err(|e| Error::Config(format!("--log {}: {e}", path.display())))?;
+            .map_err(|e| Error::config(format!("--log {}: {e}", path.display())))?;
         let data = match data {
             Some(p) => Some((
                 BufWriter::with_capacity(
                     1 << 20,
                     File::create(p)
-                        .map_err(|e| Error::Config(format!("--log-data {}: {e}", p.display())))?,
+                        .map_err(|e| Error::config(format!("--log-data {}: {e}", p.display())))?,
                 ),
                 p.to_path_buf(),
             )),
@@ -104,7 +105,7 @@ impl SessionWriter {
         }
         match w.error.take() {
             None => Ok(w),
-            Some(e) => Err(Error::Config(format!(
+            Some(e) => Err(Error::config(format!(
                 "--log {}: the session log cannot be written: {e}",
                 path.display()
             ))),
@@ -182,7 +183,7 @@ impl SessionWriter {
         }
         match self.error {
             None => Ok(()),
-            Some(e) => Err(Error::Config(format!(
+            Some(e) => Err(Error::config(format!(
                 "--log {}: the session log could not be written: {e}",
                 self.path.display()
             ))),
@@ -259,7 +260,7 @@ pub fn replay(
     opts: &RunOptions,
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<(RunOutput, SessionHeader)> {
-    let (input, _) = input::open(path).map_err(|e| Error::Trace(format!("{path}: {e}")))?;
+    let (input, _) = input::open(path).map_err(|e| Error::trace(format!("{path}: {e}")))?;
     replay_input(cfg, path, input, opts, progress)
 }
 
@@ -272,7 +273,7 @@ pub fn replay_input(
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<(RunOutput, SessionHeader)> {
     let seed = opts.seed;
-    let err = |line: u64, msg: String| Error::Trace(format!("{path}, line {line}: {msg}"));
+    let err = |line: u64, msg: String| Error::trace(format!("{path}, line {line}: {msg}"));
     // A session log comes from a server, which serves no zoned or raw drive: neither does its
     // replay.
     super::check_servable(cfg)?;
@@ -299,7 +300,7 @@ pub fn replay_input(
     };
     loop {
         let read = input::read_line(&mut input, &mut buf)
-            .map_err(|e| Error::Trace(format!("{path}: {e}")))?;
+            .map_err(|e| Error::trace(format!("{path}: {e}")))?;
         let Some(too_long) = read else { break };
         line_no += 1;
         if line_no.is_multiple_of(4096) && !progress(line_no, 0) {
@@ -358,7 +359,7 @@ pub fn replay_input(
     }
     dev.run_until(&mut out, SimTime::MAX)?;
     if dev.now() == SimTime::MAX {
-        return Err(Error::Trace(format!(
+        return Err(Error::trace(format!(
             "{path}: the simulated clock reached its end (2^64 ps, about 213 days) with {} requests completed: the log's times are too late for it (the result would show later requests completing in 0 ps)",
             dev.host().completed()
         )));
@@ -448,10 +449,7 @@ pub fn run_trace_job(
                 || (field == "format"
                     && matches!(value.as_str(), None | Some("" | "auto" | "session")));
             if !free && plain.get(field) != Some(value) {
-                return Err(Error::Job(format!(
-                    "trace job, field `{field}`: {} is a session log, replayed as the server took it; `{field}` = {value} does not apply",
-                    tjob.trace
-                )));
+                return Err(Error::bad_job(Invalid::says("trace job", field.to_string(), format!("{} is a session log, replayed as the server took it; `{field}` = {value} does not apply", tjob.trace))));
             }
         }
     }

@@ -10,6 +10,7 @@
 //!
 //! No key is ever written anywhere: error messages name the file, line and user, never a key.
 
+use crate::error::Invalid;
 use crate::error::{Error, Result};
 use openssl::ssl::{
     ErrorCode, SslAcceptor, SslMethod, SslOptions, SslSessionCacheMode, SslStream, SslVerifyMode,
@@ -38,8 +39,10 @@ impl TlsMode {
             "off" => Ok(TlsMode::Off),
             "on" => Ok(TlsMode::On),
             "require" => Ok(TlsMode::Require),
-            _ => Err(Error::Config(format!(
-                "--tls {text:?}: expected off, on or require"
+            _ => Err(Error::bad_config(Invalid::option(
+                "--tls",
+                format!("{text:?}"),
+                "off, on or require",
             ))),
         }
     }
@@ -88,7 +91,7 @@ impl PskUsers {
     /// The users of a PSK file's text; errors name the line (never its key).
     pub fn parse(text: &str, path: &Path) -> Result<PskUsers> {
         let at = |line: usize, what: String| {
-            Error::Config(format!("--tls-psk {} line {line}: {what}", path.display()))
+            Error::config(format!("--tls-psk {} line {line}: {what}", path.display()))
         };
         let mut users = PskUsers {
             keys: HashMap::new(),
@@ -132,7 +135,7 @@ impl PskUsers {
             users.names.push(user.to_string());
         }
         if users.names.is_empty() {
-            return Err(Error::Config(format!(
+            return Err(Error::config(format!(
                 "--tls-psk {}: no USER:HEXKEY line (make one with: psktool -u USER -p {})",
                 path.display(),
                 path.display()
@@ -142,20 +145,20 @@ impl PskUsers {
     }
 
     pub fn read(path: &Path) -> Result<PskUsers> {
-        let err = |e: io::Error| Error::Config(format!("--tls-psk {}: {e}", path.display()));
+        let err = |e: io::Error| Error::config(format!("--tls-psk {}: {e}", path.display()));
         let file = std::fs::File::open(path).map_err(err)?;
         let mut bytes = Vec::new();
         file.take(MAX_PSK_FILE_BYTES + 1)
             .read_to_end(&mut bytes)
             .map_err(err)?;
         if bytes.len() as u64 > MAX_PSK_FILE_BYTES {
-            return Err(Error::Config(format!(
+            return Err(Error::config(format!(
                 "--tls-psk {}: larger than {MAX_PSK_FILE_BYTES} bytes, expected a file of USER:HEXKEY lines",
                 path.display()
             )));
         }
         let text = String::from_utf8(bytes).map_err(|_| {
-            Error::Config(format!(
+            Error::config(format!(
                 "--tls-psk {}: not UTF-8 text, expected USER:HEXKEY lines",
                 path.display()
             ))
@@ -238,21 +241,22 @@ impl Tls {
     pub fn new(mode: TlsMode, credentials: Option<&Credentials>) -> Result<Option<Tls>> {
         let credentials = match (mode, credentials) {
             (TlsMode::Off, None) => return Ok(None),
-            (TlsMode::Off, Some(_)) => return Err(Error::Config(
+            (TlsMode::Off, Some(_)) => return Err(Error::config(
                 "--tls off with --tls-psk or --tls-certificates: expected --tls on or require, \
                      or no credentials"
                     .into(),
             )),
             (_, None) => {
-                return Err(Error::Config(format!(
-                    "--tls {}: expected credentials too, --tls-psk FILE or --tls-certificates DIR",
-                    mode.name()
+                return Err(Error::bad_config(Invalid::option(
+                    "--tls",
+                    mode.name(),
+                    "credentials too, --tls-psk FILE or --tls-certificates DIR",
                 )))
             }
             (_, Some(c)) => c,
         };
         let ssl_err = |what: &str, e: openssl::error::ErrorStack| {
-            Error::Config(format!("{what}: {}", ssl_message(&e)))
+            Error::config(format!("{what}: {}", ssl_message(&e)))
         };
         let mut b = SslAcceptor::mozilla_intermediate_v5(SslMethod::tls_server())
             .map_err(|e| ssl_err("TLS", e))?;
@@ -291,7 +295,7 @@ impl Tls {
                 let file = |name: &str| -> Result<PathBuf> {
                     let p = dir.join(name);
                     if !p.is_file() {
-                        return Err(Error::Config(format!(
+                        return Err(Error::config(format!(
                             "--tls-certificates {}: no {name} in it (expected ca-cert.pem, \
                              server-cert.pem and server-key.pem, as nbdkit names them)",
                             dir.display()

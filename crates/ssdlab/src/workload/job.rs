@@ -9,7 +9,7 @@
 
 use crate::config::units::{format_bytes, parse_bytes, parse_duration};
 use crate::config::{Bytes, Dur, PriorityClass};
-use crate::error::{Error, Result};
+use crate::error::{got, says, Error, Invalid, Problem, Result, JOB};
 use crate::request::Op;
 use crate::sim::{Rng, SimTime};
 use serde::{Deserialize, Serialize};
@@ -437,7 +437,7 @@ impl JobSpec {
 
 impl JobSpec {
     pub fn from_toml_str(text: &str, origin: &str) -> Result<JobSpec> {
-        let spec: JobSpec = crate::config::from_toml(text, origin, Error::Job)?;
+        let spec: JobSpec = crate::config::from_toml(text, origin, Error::bad_job)?;
         spec.check_fields()?;
         Ok(spec)
     }
@@ -446,19 +446,18 @@ impl JobSpec {
         let mut de = serde_json::Deserializer::from_str(text);
         let spec: JobSpec = serde_path_to_error::deserialize(&mut de).map_err(|e| {
             let path = e.path().to_string();
-            let field = if path.is_empty() || path == "." {
-                String::new()
-            } else {
-                format!(", field `{path}`")
-            };
-            let mut msg = crate::error::json_message(e.inner());
-            if msg == "expected value" {
+            let mut problem = crate::error::json_message(e.inner());
+            if problem == says("expected value") {
                 // The JSON reader's words for a name given as a number, null or a list.
                 if let Some(better) = name_expected(text, &path) {
-                    msg = better;
+                    problem = better;
                 }
             }
-            Error::Job(format!("job{field}: {msg}"))
+            Error::bad_job(Invalid::of(
+                JOB,
+                crate::config::load::field_of(&path),
+                problem,
+            ))
         })?;
         spec.check_fields()?;
         Ok(spec)
@@ -475,7 +474,7 @@ impl JobSpec {
                 let mut v = Vec::new();
                 for (k, &w) in map {
                     let b = parse_bytes(k)
-                        .map_err(|m| Error::Job(format!("job, field `bs.{k}`: {m}")))?;
+                        .map_err(|m| Error::bad_job(Invalid::says(JOB, format!("bs.{k}"), m)))?;
                     v.push((b, w));
                 }
                 Ok(v)
@@ -484,28 +483,18 @@ impl JobSpec {
     }
 
     fn check_fields(&self) -> Result<()> {
-        let err =
-            |field: &str, msg: String| Err(Error::Job(format!("job, field `{field}`: {msg}")));
+        let err = |field: &str, p: Problem| Err(Error::bad_job(Invalid::new(JOB, field, p)));
         self.check_block_sizes()?;
         self.check_depths_and_streams()?;
         self.check_zone_fields()?;
         if self.numjobs == 0 || self.numjobs > 4096 {
-            return err(
-                "numjobs",
-                format!("got {}, expected 1 to 4096", self.numjobs),
-            );
+            return err("numjobs", got(self.numjobs, "1 to 4096"));
         }
         if self.rwmixread > 100 {
-            return err(
-                "rwmixread",
-                format!("got {}, expected 0 to 100", self.rwmixread),
-            );
+            return err("rwmixread", got(self.rwmixread, "0 to 100"));
         }
         if !self.offset.0.is_multiple_of(512) {
-            return err(
-                "offset",
-                format!("got {}, expected a multiple of 512", self.offset.0),
-            );
+            return err("offset", got(self.offset.0, "a multiple of 512"));
         }
         self.check_pacing()?;
         Ok(())
@@ -513,13 +502,12 @@ impl JobSpec {
 
     /// `bs`: sizes that are whole sectors, weights that add up.
     fn check_block_sizes(&self) -> Result<()> {
-        let err =
-            |field: &str, msg: String| Err(Error::Job(format!("job, field `{field}`: {msg}")));
+        let err = |field: &str, p: Problem| Err(Error::bad_job(Invalid::new(JOB, field, p)));
         let sizes = self.sizes()?;
         if sizes.is_empty() || sizes.iter().all(|&(_, w)| w == 0) {
             return err(
                 "bs",
-                "expected at least one size with a weight above 0".into(),
+                says("expected at least one size with a weight above 0"),
             );
         }
         if sizes
@@ -528,19 +516,16 @@ impl JobSpec {
             .is_none()
         {
             // The weights' sum wrapped, and the mix with it (issue 45, defect 7).
-            return err(
-                "bs",
-                format!(
+            return err("bs", says(format!(
                     "weights sum to more than {}, expected a smaller total (they are relative: 70 and 30 are 70 % and 30 %)",
                     u32::MAX
-                ),
-            );
+                )));
         }
         for &(b, _) in &sizes {
             if b == 0 || b % 512 != 0 {
                 return err(
                     "bs",
-                    format!("got {b} bytes, expected a positive multiple of 512"),
+                    got(format!("{b} bytes"), "a positive multiple of 512"),
                 );
             }
         }
@@ -549,13 +534,9 @@ impl JobSpec {
 
     /// Queue depths, write streams and placement identifiers.
     fn check_depths_and_streams(&self) -> Result<()> {
-        let err =
-            |field: &str, msg: String| Err(Error::Job(format!("job, field `{field}`: {msg}")));
+        let err = |field: &str, p: Problem| Err(Error::bad_job(Invalid::new(JOB, field, p)));
         if self.iodepth == 0 || self.iodepth > 65535 {
-            return err(
-                "iodepth",
-                format!("got {}, expected 1 to 65535", self.iodepth),
-            );
+            return err("iodepth", got(self.iodepth, "1 to 65535"));
         }
         if let Some(&p) = self
             .placement_ids
@@ -564,19 +545,24 @@ impl JobSpec {
         {
             return err(
                 "placement_ids",
-                format!(
-                    "got {p}, expected placement identifiers 0 up to {} (and below the device's fdp.handles)",
-                    crate::config::MAX_STREAMS - 1
+                got(
+                    p,
+                    format!(
+                        "placement identifiers 0 up to {} (and below the device's fdp.handles)",
+                        crate::config::MAX_STREAMS - 1
+                    ),
                 ),
             );
         }
         if self.stream >= crate::config::MAX_STREAMS {
             return err(
                 "stream",
-                format!(
-                    "got {}, expected 0 up to {} (and below the device's ftl.streams)",
+                got(
                     self.stream,
-                    crate::config::MAX_STREAMS - 1
+                    format!(
+                        "0 up to {} (and below the device's ftl.streams)",
+                        crate::config::MAX_STREAMS - 1
+                    ),
                 ),
             );
         }
@@ -586,10 +572,7 @@ impl JobSpec {
         ] {
             if let Some(v) = v {
                 if v == 0 || v > self.iodepth {
-                    return err(
-                        field,
-                        format!("got {v}, expected 1 to iodepth ({})", self.iodepth),
-                    );
+                    return err(field, got(v, format!("1 to iodepth ({})", self.iodepth)));
                 }
             }
         }
@@ -598,12 +581,11 @@ impl JobSpec {
 
     /// The zoned-device options: only with `zonemode = "zbd"`.
     fn check_zone_fields(&self) -> Result<()> {
-        let err =
-            |field: &str, msg: String| Err(Error::Job(format!("job, field `{field}`: {msg}")));
+        let err = |field: &str, p: Problem| Err(Error::bad_job(Invalid::new(JOB, field, p)));
         if self.max_open_zones == Some(0) {
             return err(
                 "max_open_zones",
-                "got 0, expected at least 1 (leave it out for no limit)".into(),
+                got("0", "at least 1 (leave it out for no limit)"),
             );
         }
         if self.zonemode != Some(ZoneMode::Zbd)
@@ -611,7 +593,7 @@ impl JobSpec {
         {
             return err(
                 "zonemode",
-                "absent, expected \"zbd\" with max_open_zones or zone_append".into(),
+                says("absent, expected \"zbd\" with max_open_zones or zone_append"),
             );
         }
         Ok(())
@@ -619,58 +601,48 @@ impl JobSpec {
 
     /// Pacing and length: the rate, think time, latency target, run time and count.
     fn check_pacing(&self) -> Result<()> {
-        let err =
-            |field: &str, msg: String| Err(Error::Job(format!("job, field `{field}`: {msg}")));
+        let err = |field: &str, p: Problem| Err(Error::bad_job(Invalid::new(JOB, field, p)));
         if let Some(r) = self.rate_iops {
             // Arrivals are spaced in whole picoseconds, at most 10^6 s apart.
             if !(1e-6..=1e12).contains(&r) {
-                return err(
-                    "rate_iops",
-                    format!("got {r}, expected a rate from 1e-6 (one request in 10^6 s) to 1e12 (one per picosecond) requests per second"),
-                );
+                return err("rate_iops", got(r, "a rate from 1e-6 (one request in 10^6 s) to 1e12 (one per picosecond) requests per second"));
             }
         }
         if self.io_count == Some(0) {
-            return err("io_count", "got 0, expected at least 1".into());
+            return err("io_count", got("0", "at least 1"));
         }
         if let Some(p) = self.percentage_random {
             if p > 100 {
-                return err("percentage_random", format!("got {p}, expected 0 to 100"));
+                return err("percentage_random", got(p, "0 to 100"));
             }
         }
         if self.thinktime_blocks == Some(0) {
-            return err("thinktime_blocks", "got 0, expected at least 1".into());
+            return err("thinktime_blocks", got("0", "at least 1"));
         }
         if self.thinktime.is_some_and(|t| t.0 == SimTime::ZERO) {
-            return err(
-                "thinktime",
-                "got 0, expected a positive duration (or none)".into(),
-            );
+            return err("thinktime", got("0", "a positive duration (or none)"));
         }
         if self.thinktime_blocks.is_some() && self.thinktime.is_none() {
-            return err("thinktime_blocks", "given without thinktime".into());
+            return err("thinktime_blocks", says("given without thinktime"));
         }
         self.check_latency_target()?;
         if self.rate_process.is_some() && self.rate_iops.is_none() {
             return err(
                 "rate_process",
-                "given without rate_iops, expected it only with an open-loop rate".into(),
+                says("given without rate_iops, expected it only with an open-loop rate"),
             );
         }
         if let Some(rt) = self.runtime {
             if rt.0 == SimTime::ZERO {
-                return err("runtime", "got 0, expected a positive duration".into());
+                return err("runtime", got("0", "a positive duration"));
             }
             if let Some(ramp) = self.ramp.filter(|r| r.0 >= rt.0) {
                 // Every request would fall in the ramp: a result of nothing, without a word.
-                return err(
-                    "ramp",
-                    format!(
+                return err("ramp", says(format!(
                         "got {:.6} s, at or past the runtime of {:.6} s: nothing would be measured; expected a ramp shorter than the runtime (the runtime counts from the start, ramp included)",
                         ramp.0.as_secs_f64(),
                         rt.0.as_secs_f64()
-                    ),
-                );
+                    )));
             }
         }
         Ok(())
@@ -680,8 +652,7 @@ impl JobSpec {
     /// percentile a share. (That it needs a closed loop is checked when the job is driven:
     /// `driver::jobs`.)
     fn check_latency_target(&self) -> Result<()> {
-        let err =
-            |field: &str, msg: String| Err(Error::Job(format!("job, field `{field}`: {msg}")));
+        let err = |field: &str, p: Problem| Err(Error::bad_job(Invalid::new(JOB, field, p)));
         let Some(target) = self.latency_target else {
             for (field, given) in [
                 ("latency_window", self.latency_window.is_some()),
@@ -689,22 +660,19 @@ impl JobSpec {
                 ("latency_run", self.latency_run),
             ] {
                 if given {
-                    return err(field, "given without latency_target".into());
+                    return err(field, says("given without latency_target"));
                 }
             }
             return Ok(());
         };
         if target.0 == SimTime::ZERO {
-            return err(
-                "latency_target",
-                "got 0, expected a positive duration (or none)".into(),
-            );
+            return err("latency_target", got("0", "a positive duration (or none)"));
         }
         if let Some(p) = self.latency_percentile {
             if !(p > 0.0 && p <= 100.0) {
                 return err(
                     "latency_percentile",
-                    format!("got {p}, expected a percentage above 0 and at most 100"),
+                    got(p, "a percentage above 0 and at most 100"),
                 );
             }
         }
@@ -715,9 +683,13 @@ impl JobSpec {
     /// NVMe controller's and HFSL's, which run one job from time 0): `who` names that driver.
     pub fn refuse_startdelay(&self, who: &str) -> Result<()> {
         match self.startdelay {
-            Some(d) if d.0 > SimTime::ZERO => Err(Error::Job(format!(
-                "job, field `startdelay`: got {:.6} s, but {who} runs one job from time 0; expected none (flows run with `ssdlab run`)",
-                d.0.as_secs_f64()
+            Some(d) if d.0 > SimTime::ZERO => Err(Error::bad_job(Invalid::says(
+                JOB,
+                "startdelay",
+                format!(
+                    "got {:.6} s, but {who} runs one job from time 0; expected none (flows run with `ssdlab run`)",
+                    d.0.as_secs_f64()
+                ),
             ))),
             _ => Ok(()),
         }
@@ -726,24 +698,23 @@ impl JobSpec {
     /// Fit the job to a device of `capacity` logical bytes.
     pub fn fit(&self, capacity: u64) -> Result<Job> {
         self.check_fields()?;
-        let err =
-            |field: &str, msg: String| Err(Error::Job(format!("job, field `{field}`: {msg}")));
+        let err = |field: &str, p: Problem| Err(Error::bad_job(Invalid::new(JOB, field, p)));
         let sizes = self.sizes()?;
         let min_bs = sizes.iter().filter(|s| s.1 > 0).map(|s| s.0).min().unwrap();
         let max_bs = sizes.iter().filter(|s| s.1 > 0).map(|s| s.0).max().unwrap();
         if self.offset.0 >= capacity {
             return err(
                 "offset",
-                format!(
+                says(format!(
                     "got {} bytes, beyond the device's {capacity} bytes",
                     self.offset.0
-                ),
+                )),
             );
         }
         let region_len = match self.size {
             Some(s) => {
                 if s.0 == 0 {
-                    return err("size", "got 0, expected a positive size".into());
+                    return err("size", got("0", "a positive size"));
                 }
                 if self
                     .offset
@@ -751,15 +722,12 @@ impl JobSpec {
                     .checked_add(s.0)
                     .is_none_or(|end| end > capacity)
                 {
-                    return err(
-                        "size",
-                        format!(
+                    return err("size", says(format!(
                             "the job covers {} from offset {}, larger than the device's logical capacity of {}",
                             format_bytes(s.0),
                             format_bytes(self.offset.0),
                             format_bytes(capacity)
-                        ),
-                    );
+                        )));
                 }
                 s.0
             }
@@ -768,7 +736,9 @@ impl JobSpec {
         if region_len < max_bs {
             return err(
                 "size",
-                format!("region of {region_len} bytes is smaller than the block size {max_bs}"),
+                says(format!(
+                    "region of {region_len} bytes is smaller than the block size {max_bs}"
+                )),
             );
         }
         let weight_total: u32 = sizes.iter().map(|s| s.1).sum();
@@ -986,7 +956,7 @@ fn fit_zones(
     align: u64,
     max_bs: u64,
 ) -> Result<Vec<(u32, u64, u64)>> {
-    let err = |msg: String| Err(Error::Job(format!("job, field `distribution`: {msg}")));
+    let err = |p: Problem| Err(Error::bad_job(Invalid::new(JOB, "distribution", p)));
     let mut out = Vec::with_capacity(z.zones.len());
     let (mut at, mut access) = (0u64, 0u32);
     for &(share, size) in &z.zones {
@@ -997,19 +967,19 @@ fn fit_zones(
         };
         let end = at.saturating_add(bytes).min(len);
         if z.absolute && at.saturating_add(bytes) > len {
-            return err(format!(
+            return err(says(format!(
                 "the zones reach {} bytes, past the job's region of {} bytes",
                 at.saturating_add(bytes),
                 len
-            ));
+            )));
         }
         let (zstart, zend) = (at / align * align, end / align * align);
         if zend.saturating_sub(zstart) < max_bs {
-            return err(format!(
+            return err(says(format!(
                 "zone {} ({share}% of accesses) spans {} bytes of the region, less than a {max_bs}-byte request",
                 out.len() + 1,
                 zend.saturating_sub(zstart)
-            ));
+            )));
         }
         access += share;
         out.push((access, start + zstart, zend - zstart));
@@ -1241,7 +1211,7 @@ impl Generator {
 /// "got 5, expected one of `read`, ..." for a field at `path` of the job in `text` that takes a
 /// name: the value is read back, and the job read again with a name no variant has in its place
 /// (`config::load::expected_names`). None when the field is not a plain name.
-fn name_expected(text: &str, path: &str) -> Option<String> {
+fn name_expected(text: &str, path: &str) -> Option<Problem> {
     use crate::config::load::{expected_names, NO_SUCH_NAME};
     let mut job: serde_json::Value = serde_json::from_str(text).ok()?;
     let slot = job.pointer_mut(&format!("/{}", path.replace('.', "/")))?;
@@ -1252,7 +1222,7 @@ fn name_expected(text: &str, path: &str) -> Option<String> {
         return None;
     }
     let names = expected_names(&e.into_inner().to_string())?;
-    Some(format!("got {got}, expected {names}"))
+    Some(self::got(got, names))
 }
 
 fn sequential(rw: Rw) -> bool {

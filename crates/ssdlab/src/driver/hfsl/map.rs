@@ -19,6 +19,7 @@
 //! with GC on, a die short of free blocks moves the valid pages of its block with the fewest and
 //! erases it.
 
+use crate::error::{got, Invalid};
 use std::collections::BTreeSet;
 
 use crate::config::{FusionMethod, HfslConfig, MapStore};
@@ -398,7 +399,7 @@ impl HfslMap {
     pub fn new(cfg: &HfslConfig, hw: &HardwareInfo, logical_pages: u32) -> Result<HfslMap> {
         let page = hw.nand_page_bytes;
         if let Err((f, m)) = cfg.validate(page) {
-            return Err(Error::Config(format!("field `{f}`: {m}")));
+            return Err(Error::bad_config(Invalid::says("", f, m)));
         }
         let sub_pages = (page / cfg.sub_page.0) as u32;
         // The map area: one entry per logical page at the top of the PCM (§2.6.1's "fixed
@@ -406,7 +407,7 @@ impl HfslMap {
         let entry_bytes = cfg.map_entry_bytes as u64;
         let map_bytes = logical_pages as u64 * entry_bytes;
         let Some(below) = hw.pcm_bytes.checked_sub(map_bytes) else {
-            return Err(Error::Config(format!(
+            return Err(Error::config(format!(
                 "hfsl: the map of {logical_pages} logical pages needs {map_bytes} bytes of PCM (hfsl.map_entry_bytes = {entry_bytes}), more than the PCM's {} bytes",
                 hw.pcm_bytes
             )));
@@ -421,9 +422,15 @@ impl HfslMap {
         let blocks_per_die = hw.nand_blocks / dies_n;
         let usable = usable_pages(cfg, hw);
         if logical_pages as u64 > usable {
-            return Err(Error::Config(format!(
-                "hfsl logical pages: got {logical_pages}, expected at most {usable} (the NAND's pages less {} spare blocks per die)",
-                spare_blocks(cfg)
+            return Err(Error::bad_config(Invalid::unnamed(
+                "hfsl logical pages",
+                got(
+                    logical_pages,
+                    format!(
+                        "at most {usable} (the NAND's pages less {} spare blocks per die)",
+                        spare_blocks(cfg)
+                    ),
+                ),
             )));
         }
         let pages = hw.nand_blocks as usize * hw.nand_pages_per_block as usize;
@@ -699,7 +706,7 @@ impl HfslMap {
             .filter(|&b| self.valid[b as usize] > 0 && !die.open_with_room(b, ppb))
             .min_by_key(|&b| (self.valid[b as usize], b))
             .ok_or_else(|| {
-                Error::Sim(format!(
+                Error::device(format!(
                     "hfsl recovery: die {d} has no free block and no written block to give up"
                 ))
             })?;
@@ -711,7 +718,7 @@ impl HfslMap {
             .collect();
         let total: u32 = targets.iter().map(|&s| room(self, s)).sum();
         if total < self.valid[victim as usize] {
-            return Err(Error::Sim(format!(
+            return Err(Error::device(format!(
                 "hfsl recovery: die {d} has no free block, and its emptiest block's {} valid pages do not fit the {total} pages left in open blocks",
                 self.valid[victim as usize]
             )));
@@ -811,7 +818,7 @@ impl HfslMap {
         let end = offset.checked_add(len);
         let cap = self.entries.len() as u64 * self.page_bytes;
         if len == 0 || end.is_none_or(|e| e > cap) {
-            return Err(Error::Job(format!(
+            return Err(Error::job(format!(
                 "hfsl request at byte {offset} of {len} bytes: expected 1 byte or more inside the {cap} logical bytes"
             )));
         }
@@ -1114,7 +1121,7 @@ impl HfslMap {
             return Ok(Some((s, false)));
         }
         if self.pool(cache).capacity() == 0 {
-            return Err(Error::Config(format!(
+            return Err(Error::config(format!(
                 "hfsl: the {} pool has no PCM slot (set hfsl.cache_ratio between 0 and 1 exclusive, or another hfsl.fusion_method)",
                 if cache { "cache" } else { "same-level" }
             )));
@@ -1236,10 +1243,10 @@ impl HfslMap {
         // Without GC a block is written once: the workload outgrew the NAND. With GC the
         // spare blocks keep one free, so running out everywhere is a bug.
         Err(if self.gc {
-            Error::Sim("hfsl: no die has a free NAND block".into())
+            Error::device("hfsl: no die has a free NAND block".into())
         } else {
             let blocks = self.valid.len();
-            Error::Job(format!(
+            Error::job(format!(
                 "hfsl: the dies have written all their {blocks} NAND blocks and hfsl.gc is off, so none is erased for reuse; turn hfsl.gc on, or write less"
             ))
         })
@@ -1267,7 +1274,9 @@ impl HfslMap {
             die.free.len().checked_sub(1)
         };
         let Some(i) = pick else {
-            return Err(Error::Sim(format!("hfsl: die {d} has no free NAND block")));
+            return Err(Error::device(format!(
+                "hfsl: die {d} has no free NAND block"
+            )));
         };
         let die = &mut self.dies[d];
         let b = die.free.remove(i);

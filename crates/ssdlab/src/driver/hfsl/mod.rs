@@ -20,6 +20,7 @@ pub mod source;
 use crate::config::{HfslConfig, OwnedRange, SsdConfig};
 use crate::device::HardwareInfo;
 use crate::device::{Completion, Device, Driver, Flags, Request, Status};
+use crate::error::{got, Invalid};
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::SimTime;
@@ -349,7 +350,7 @@ impl<S: HostSource> Runner<S> {
             m.sub_pages() as u64,
         );
         crate::sim::mem::check_fits(need, crate::sim::mem::available_bytes())
-            .map_err(|e| Error::Config(format!("hfsl power cuts: the data model: {e}")))?;
+            .map_err(|e| Error::config(format!("hfsl power cuts: the data model: {e}")))?;
         self.map.track_versions();
         self.media = Some(Media::new(&self.map));
         Ok(())
@@ -578,7 +579,7 @@ impl<S> Runner<S> {
         let (done, cut) = dev.run_to_idle_or_event(cut_at.unwrap_or(u64::MAX))?;
         for &(id, _, status) in &done {
             if status != Status::Ok {
-                return Err(Error::Sim(format!(
+                return Err(Error::device(format!(
                     "hfsl: the device refused a raw command outside a host request ({})",
                     status.describe()
                 )));
@@ -588,7 +589,7 @@ impl<S> Runner<S> {
                 .ok()
                 .filter(|&i| !completed[i])
                 .ok_or_else(|| {
-                    Error::Sim(format!(
+                    Error::device(format!(
                         "hfsl: a raw command completed that was not sent (id {id})"
                     ))
                 })?;
@@ -615,7 +616,7 @@ impl<S: HostSource> Runner<S> {
     /// (its map, queues, the request under way) is lost, and the device power-cycles.
     fn cut(&mut self, dev: &mut Device) -> Result<Cut> {
         let Some(media) = self.media.as_mut() else {
-            return Err(Error::Job(
+            return Err(Error::job(
                 "a power cut needs the data model: open HFSL with track_data (Python) or set hfsl.power_cut_event (config)".into(),
             ));
         };
@@ -674,10 +675,9 @@ impl<S: HostSource> Runner<S> {
     ) -> Result<(PowerCut, Option<PowerCut>)> {
         let media = self.media.as_ref().expect("a cut had the data model");
         let hw = hardware(dev.config())?;
-        let raw = dev
-            .backend()
-            .raw()
-            .ok_or_else(|| Error::Sim("hfsl: a fusion device without its raw firmware".into()))?;
+        let raw = dev.backend().raw().ok_or_else(|| {
+            Error::device("hfsl: a fusion device without its raw firmware".into())
+        })?;
         let next_page: Vec<u32> = (0..hw.nand_blocks).map(|b| raw.next_page(b)).collect();
         let (map, recovered) = HfslMap::recover(
             hfsl,
@@ -760,7 +760,7 @@ pub fn refusal(protect: &[OwnedRange], io: &HostIo) -> Option<String> {
 impl<S: HostSource> Driver for Runner<S> {
     fn on_complete(&mut self, dev: &mut Device, now: SimTime, done: Completion) {
         if done.status != Status::Ok && self.failed.is_none() {
-            self.failed = Some(Error::Sim(format!(
+            self.failed = Some(Error::device(format!(
                 "hfsl: the device refused a raw {} at byte {} ({})",
                 done.op.name(),
                 done.offset,
@@ -808,7 +808,7 @@ impl<S: HostSource> Driver for Runner<S> {
 /// The hardware information of fusion device `cfg`, or an error naming the config.
 pub fn hardware(cfg: &SsdConfig) -> Result<HardwareInfo> {
     HardwareInfo::of(cfg).ok_or_else(|| {
-        Error::Config(format!(
+        Error::config(format!(
             "config `{}` is not a fusion device: HFSL drives [nand] with ftl.kind = \"none\" and [pcm]",
             cfg.meta.name
         ))
@@ -862,7 +862,7 @@ pub fn run_on(
     // Simulated time saturates: at the clock's end every later step takes 0 ps, and the
     // figures would mean nothing.
     if dev.now() == SimTime::MAX {
-        return Err(Error::Job(format!(
+        return Err(Error::job(format!(
             "hfsl: the simulated clock reached its end (2^64 ps, about 213 days) with {} host \
              requests done: a time in the config or workload is too long for it (arrival times, \
              hfsl.send_timer, link latency or rates)",
@@ -872,10 +872,15 @@ pub fn run_on(
     let mut report = r.final_report();
     if let Some(n) = cut {
         if !n {
-            return Err(Error::Job(format!(
-                "hfsl.power_cut_event: got {}, expected at most {} (the events the run's device handled)",
-                hfsl.power_cut_event.unwrap_or(0),
-                dev.events()
+            return Err(Error::bad_job(Invalid::unnamed(
+                "hfsl.power_cut_event",
+                got(
+                    hfsl.power_cut_event.unwrap_or(0),
+                    format!(
+                        "at most {} (the events the run's device handled)",
+                        dev.events()
+                    ),
+                ),
             )));
         }
         let mut cut = r.cut(dev)?;
@@ -883,9 +888,12 @@ pub fn run_on(
         let (restarted, again) = r.restart(dev, &hfsl, cut.report, hfsl.restart_cut_event)?;
         let restarted = match (again, hfsl.restart_cut_event) {
             (None, Some(n)) => {
-                return Err(Error::Job(format!(
-                    "hfsl.restart_cut_event: got {n}, expected at most {} (the events the restart handled)",
-                    dev.events()
+                return Err(Error::bad_job(Invalid::unnamed(
+                    "hfsl.restart_cut_event",
+                    got(
+                        n,
+                        format!("at most {} (the events the restart handled)", dev.events()),
+                    ),
                 )))
             }
             (None, None) => restarted,
@@ -971,7 +979,7 @@ impl HfslHost {
         if usable == 0 {
             // Every block of a die is GC's reserve: no logical size could fit (the message
             // blamed logical_bytes with the range "1 to 0").
-            return Err(Error::Config(format!(
+            return Err(Error::config(format!(
                 "hfsl.gc_free_blocks: got {}, and with one open block per write stream GC's reserve takes every block of a die ({} blocks each), none left for data; expected fewer spare blocks, or hfsl.gc = false",
                 hfsl.gc_free_blocks,
                 hw.nand_blocks / (hw.nand_channels * hw.nand_chips_per_channel).max(1)
@@ -979,17 +987,29 @@ impl HfslHost {
         }
         if !logical_bytes.is_multiple_of(hw.nand_page_bytes) {
             // It was rounded up to whole pages without a word.
-            return Err(Error::Job(format!(
-                "logical_bytes: got {logical_bytes}, expected a whole number of HFSL's logical pages ({} bytes each, the NAND page)",
-                hw.nand_page_bytes
+            return Err(Error::bad_job(Invalid::unnamed(
+                "logical_bytes",
+                got(
+                    logical_bytes,
+                    format!(
+                        "a whole number of HFSL's logical pages ({} bytes each, the NAND page)",
+                        hw.nand_page_bytes
+                    ),
+                ),
             )));
         }
         let pages = logical_bytes / hw.nand_page_bytes;
         if pages == 0 || pages > usable {
-            return Err(Error::Job(format!(
-                "logical_bytes: got {logical_bytes}, expected 1 to {} (HFSL's NAND pages of {} bytes, less GC's spare blocks)",
-                usable * hw.nand_page_bytes,
-                hw.nand_page_bytes
+            return Err(Error::bad_job(Invalid::unnamed(
+                "logical_bytes",
+                got(
+                    logical_bytes,
+                    format!(
+                        "1 to {} (HFSL's NAND pages of {} bytes, less GC's spare blocks)",
+                        usable * hw.nand_page_bytes,
+                        hw.nand_page_bytes
+                    ),
+                ),
             )));
         }
         let map = HfslMap::new(&hfsl, &hw, pages as u32)?;
@@ -1009,7 +1029,7 @@ impl HfslHost {
 
     fn power_is_on(&self) -> Result<()> {
         match &self.off {
-            Some(c) => Err(Error::Job(format!(
+            Some(c) => Err(Error::job(format!(
                 "the power is off (cut after device event {}): restart() first",
                 c.event
             ))),
@@ -1019,7 +1039,7 @@ impl HfslHost {
 
     fn tracking(&self) -> Result<()> {
         if self.runner.media.is_none() {
-            return Err(Error::Job(
+            return Err(Error::job(
                 "power cuts and read-back need the data model: open HFSL with track_data".into(),
             ));
         }
@@ -1038,8 +1058,12 @@ impl HfslHost {
         self.tracking()?;
         let now = self.dev.events();
         if event <= now {
-            return Err(Error::Job(format!(
-                "event: got {event}, expected more than the {now} events the device has handled"
+            return Err(Error::bad_job(Invalid::unnamed(
+                "event",
+                got(
+                    event,
+                    format!("more than the {now} events the device has handled"),
+                ),
             )));
         }
         self.cut_at = Some(event);
@@ -1060,7 +1084,7 @@ impl HfslHost {
     /// restart, the report says `restart_cut` and the power is off again: restart again.
     pub fn restart(&mut self) -> Result<PowerCut> {
         let Some(cut) = self.off.take() else {
-            return Err(Error::Job(
+            return Err(Error::job(
                 "restart: the power is on (no cut to recover from)".into(),
             ));
         };
@@ -1095,8 +1119,9 @@ impl HfslHost {
         self.power_is_on()?;
         let pages = self.runner.map.logical_pages() as u64;
         if lpn >= pages {
-            return Err(Error::Job(format!(
-                "lpn: got {lpn}, expected below {pages} (the logical pages)"
+            return Err(Error::bad_job(Invalid::unnamed(
+                "lpn",
+                got(lpn, format!("below {pages} (the logical pages)")),
             )));
         }
         let media = self.runner.media.as_ref().expect("tracking");
@@ -1110,15 +1135,18 @@ impl HfslHost {
         self.power_is_on()?;
         if io.write {
             if let Some(why) = self.runner.refuse(&io) {
-                return Err(Error::Job(why));
+                return Err(Error::job(why));
             }
         }
         let end = io.offset.checked_add(io.len);
         let space = self.logical_bytes();
         if io.len == 0 || end.is_none_or(|e| e > space) {
-            return Err(Error::Job(format!(
-                "offset, length: got {} bytes from byte {}, expected at least 1 byte within the logical space ({space} bytes)",
-                io.len, io.offset
+            return Err(Error::bad_job(Invalid::unnamed(
+                "offset, length",
+                got(
+                    format!("{} bytes from byte {}", io.len, io.offset),
+                    format!("at least 1 byte within the logical space ({space} bytes)"),
+                ),
             )));
         }
         let now = self.dev.now();
@@ -1138,7 +1166,7 @@ impl HfslHost {
             return Err(e);
         }
         if self.dev.now() == SimTime::MAX {
-            return Err(Error::Job(format!(
+            return Err(Error::job(format!(
                 "at_ps: the request submitted at {} ps reached the end of the simulated clock \
                  (2^64 ps, about 213 days); the device's clock cannot go on, so this and every \
                  later request is refused (expected times well under 2^64 ps)",
@@ -1168,7 +1196,7 @@ impl HfslHost {
         }
         r.last
             .take()
-            .ok_or_else(|| Error::Sim("hfsl: a host request did not complete".into()))
+            .ok_or_else(|| Error::device("hfsl: a host request did not complete".into()))
     }
 
     /// Bytes of a PCM sub-page: the unit HFSL tracks data in (`hfsl.sub_page`).
@@ -1185,8 +1213,9 @@ impl HfslHost {
     pub fn location(&self, lpn: u64) -> Result<map::Loc> {
         let pages = self.runner.map.logical_pages() as u64;
         if lpn >= pages {
-            return Err(Error::Job(format!(
-                "lpn: got {lpn}, expected below {pages} (the logical pages)"
+            return Err(Error::bad_job(Invalid::unnamed(
+                "lpn",
+                got(lpn, format!("below {pages} (the logical pages)")),
             )));
         }
         Ok(self.runner.map.entry(lpn as u32).loc)

@@ -3,6 +3,7 @@
 
 use super::{HostIo, HostSource};
 use crate::error::{Error, Result};
+use crate::error::{Invalid, JOB};
 use crate::request::Op;
 use crate::sim::SimTime;
 use crate::workload::job::Rw;
@@ -121,9 +122,11 @@ impl JobSource {
     /// (HFSL has no trim).
     pub fn new(job: Job, seed: u64, app: u32) -> Result<JobSource> {
         if matches!(job.spec.rw, Rw::Trim | Rw::Randtrim) {
-            return Err(Error::Job(format!(
-                "job, field `rw`: got {}, expected reads or writes: HFSL (seed 002 §2.6) has no trim command",
-                serde_json::to_string(&job.spec.rw).expect("rw serialises")
+            return Err(Error::bad_job(Invalid::got(
+                JOB,
+                "rw",
+                serde_json::to_string(&job.spec.rw).expect("rw serialises"),
+                "reads or writes: HFSL (seed 002 §2.6) has no trim command",
             )));
         }
         let gens = (0..job.spec.numjobs)
@@ -178,10 +181,7 @@ impl HostSource for JobSource {
                 // The instance's (k / n)-th arrival.
                 let ps = (k / n) as f64 / rate * 1e12;
                 if ps >= SimTime::MAX.ps() as f64 {
-                    return Err(Error::Job(format!(
-                        "job, field `rate_iops`: at {rate} requests per second arrival {k} would come after {:.0} s of simulated time, past the simulator's clock (2^64 ps, about 213 days); raise rate_iops or lower io_count",
-                        ps / 1e12
-                    )));
+                    return Err(Error::bad_job(Invalid::says(JOB, "rate_iops", format!("at {rate} requests per second arrival {k} would come after {:.0} s of simulated time, past the simulator's clock (2^64 ps, about 213 days); raise rate_iops or lower io_count", ps / 1e12))));
                 }
                 SimTime(ps as u64)
             }

@@ -94,7 +94,7 @@ pub struct HostDriver {
 }
 
 fn job_err(msg: String) -> Error {
-    Error::Job(msg)
+    Error::job(msg)
 }
 
 impl HostDriver {
@@ -258,7 +258,7 @@ impl HostDriver {
         self.ctrl.write32(reg::DOORBELL_BASE, self.admin_tail);
         let mut got = self.reap(0, 1)?;
         got.pop()
-            .ok_or_else(|| Error::Sim("admin command got no completion".into()))
+            .ok_or_else(|| Error::device("admin command got no completion".into()))
     }
 
     /// Consume up to `want` completions from CQ `qid`, ringing its head doorbell.
@@ -602,7 +602,7 @@ impl HostDriver {
             if got.is_empty() {
                 idle += 1;
                 if idle > 2 {
-                    return Err(Error::Sim(format!(
+                    return Err(Error::device(format!(
                         "the controller completed {} of {} I/O commands",
                         out.len(),
                         cmds.len()
@@ -662,7 +662,7 @@ impl HostDriver {
     fn submit_one(&mut self, s: Sqe, what: &str) -> Result<Done> {
         self.submit_raw(&[s])?
             .pop()
-            .ok_or_else(|| Error::Sim(format!("{what}: the command got no completion")))
+            .ok_or_else(|| Error::device(format!("{what}: the command got no completion")))
     }
 
     /// Write `data` (a whole number of blocks) at `slba`, from host buffer `buf`.
@@ -726,7 +726,7 @@ impl HostDriver {
                 return Ok(());
             }
         }
-        Err(Error::Sim(
+        Err(Error::device(
             "CSTS.SHST never reported shutdown complete".into(),
         ))
     }
@@ -736,7 +736,7 @@ fn wait_csts(ctrl: &Controller, rdy: u32) -> Result<()> {
     for _ in 0..POLLS {
         let csts = ctrl.read32(reg::CSTS);
         if csts & 2 != 0 {
-            return Err(Error::Sim(format!(
+            return Err(Error::device(format!(
                 "controller fatal status (CSTS.CFS) during bring-up: {}",
                 ctrl.fatal_reason().unwrap_or("no reason given")
             )));
@@ -745,7 +745,7 @@ fn wait_csts(ctrl: &Controller, rdy: u32) -> Result<()> {
             return Ok(());
         }
     }
-    Err(Error::Sim(format!("CSTS.RDY never became {rdy}")))
+    Err(Error::device(format!("CSTS.RDY never became {rdy}")))
 }
 
 /// An error unless the completion is successful.
@@ -753,7 +753,7 @@ pub fn check(cqe: &Cqe, what: &str) -> Result<()> {
     if cqe.status.is_success() {
         Ok(())
     } else {
-        Err(Error::Job(format!(
+        Err(Error::job(format!(
             "{what}: the controller answered {}",
             cqe.status
         )))

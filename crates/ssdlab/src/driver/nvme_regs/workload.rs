@@ -19,6 +19,7 @@
 use super::host_driver::{HostDriver, IoCmd, DATA_ADDR};
 use crate::device::ZoneAction;
 use crate::driver::zbd::Zbd;
+use crate::error::{got, Invalid};
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::SimTime;
@@ -218,9 +219,11 @@ pub fn run_job_with(
     let placement = if drv.fdp_supported() {
         let ids = spec.streams_used();
         if ids.len() > 1 {
-            return Err(Error::Job(format!(
-                "field `placement_ids`: got {} identifiers, expected one: the register-level driver sends one placement identifier per job",
-                ids.len()
+            return Err(Error::bad_job(Invalid::got(
+                "",
+                "placement_ids",
+                format!("{} identifiers", ids.len()),
+                "one: the register-level driver sends one placement identifier per job",
             )));
         }
         if let Err(m) = drv.ctrl.check_placement(ids[0]) {
@@ -229,7 +232,7 @@ pub fn run_job_with(
             } else {
                 "placement_ids"
             };
-            return Err(Error::Job(format!("field `{field}`: {m}")));
+            return Err(Error::bad_job(Invalid::says("", field, m)));
         }
         Some(ids[0] as u16)
     } else {
@@ -291,15 +294,15 @@ pub fn run_trace_with(
     keep_going: &mut dyn FnMut() -> bool,
 ) -> Result<Summary> {
     if iodepth == 0 {
-        return Err(Error::Job(
-            "run_trace, argument `iodepth`: got 0, expected at least 1 (commands per doorbell)"
-                .into(),
-        ));
+        return Err(Error::bad_job(Invalid::unnamed(
+            "run_trace, argument `iodepth`",
+            got("0", "at least 1 (commands per doorbell)"),
+        )));
     }
     let mut reader = TraceReader::open(path, opts)?;
     let cap = drv.nsze() * drv.lba_size();
     if cap == 0 {
-        return Err(Error::Job("the namespace has no blocks".into()));
+        return Err(Error::job("the namespace has no blocks".into()));
     }
     let mut r = runner(drv, iodepth, keep_going);
     while let Some(rec) = reader.next_record()? {
@@ -312,7 +315,7 @@ pub fn run_trace_with(
             TraceOp::Trim => Op::Trim,
             TraceOp::Flush => Op::Flush,
             other => {
-                return Err(Error::Trace(format!(
+                return Err(Error::trace(format!(
                     "{path}, line {}: a {} (zone command); the register-level trace replay sends reads, writes, trims and flushes: replay zone commands with `ssdlab run --trace`",
                     reader.lines(),
                     other.name()
@@ -327,7 +330,7 @@ pub fn run_trace_with(
             )),
         };
         if let Some(d) = directive {
-            return Err(Error::Trace(format!(
+            return Err(Error::trace(format!(
                 "{path}, line {}: a write with {d}; the register-level trace replay sends writes without a directive: replay it with `ssdlab run --trace`",
                 reader.lines()
             )));

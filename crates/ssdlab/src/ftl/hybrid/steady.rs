@@ -53,7 +53,7 @@ impl Hybrid {
         keep_going: &mut dyn FnMut() -> bool,
     ) -> Result<HybridSteadyState> {
         if self.counts != MergeCounts::default() || self.data.iter().any(|&d| d != NONE) {
-            return Err(Error::Sim(
+            return Err(Error::device(
                 "steady-state preconditioning needs a fresh block-mapped FTL".into(),
             ));
         }
@@ -93,7 +93,7 @@ impl Hybrid {
         ops.clear();
         r.map_err(|refusal| {
             let w = self.wear().expect("a refusal comes with [reliability]");
-            Error::Config(format!(
+            Error::config(format!(
                 "precondition.fill: got \"steady-state\", but the overwrites that reach it wear \
                  the drive out ({refusal:?}: {} blocks retired at reliability.pe_limit = {}, {} \
                  bad from the factory): raise reliability.pe_limit or lower \

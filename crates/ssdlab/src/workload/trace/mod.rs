@@ -18,7 +18,7 @@ pub mod write;
 #[cfg(test)]
 mod tests;
 
-use crate::error::{Error, Result};
+use crate::error::{says, Error, Invalid, Result};
 pub use formats::{BlkEvent, Format, FORMATS};
 pub use input::Compression;
 use serde::{Deserialize, Serialize};
@@ -170,11 +170,15 @@ fn show_line(line: &[u8]) -> String {
     format!("{text:?}{more}")
 }
 
+/// A trace that cannot be read: its name as the origin, the reader's reason in words.
+fn unreadable(origin: &str, e: impl std::fmt::Display) -> Error {
+    Error::bad_trace(Invalid::unnamed(origin, says(format!("cannot read: {e}"))))
+}
+
 impl TraceReader {
     /// Open a trace file.
     pub fn open(path: &str, opts: &ReadOptions) -> Result<TraceReader> {
-        let (input, compression) =
-            input::open(path).map_err(|e| Error::Trace(format!("{path}: cannot read: {e}")))?;
+        let (input, compression) = input::open(path).map_err(|e| unreadable(path, e))?;
         TraceReader::with_input(path, input, compression, opts)
     }
 
@@ -184,8 +188,7 @@ impl TraceReader {
         raw: Box<dyn Read + Send>,
         opts: &ReadOptions,
     ) -> Result<TraceReader> {
-        let (input, compression) =
-            input::decode(raw).map_err(|e| Error::Trace(format!("{origin}: cannot read: {e}")))?;
+        let (input, compression) = input::decode(raw).map_err(|e| unreadable(origin, e))?;
         TraceReader::with_input(origin, input, compression, opts)
     }
 
@@ -243,7 +246,7 @@ impl TraceReader {
     }
 
     fn io_err(&self, e: std::io::Error) -> Error {
-        Error::Trace(format!(
+        Error::trace(format!(
             "{}, line {}: cannot read: {e}",
             self.origin,
             self.line + 1
@@ -302,7 +305,7 @@ impl TraceReader {
                 .find(|b| !b.is_ascii_whitespace())
                 .is_some_and(|&b| b != b'#')
         });
-        Err(Error::Trace(match first {
+        Err(Error::trace(match first {
             Some((i, (l, _))) => format!(
                 "{}, line {}: cannot tell the trace format from the first lines (this one is {}); \
                  expected one of: {}; name it with --format",
@@ -378,7 +381,7 @@ impl TraceReader {
                         show_line(&self.buf)
                     );
                     if !self.skip_bad {
-                        return Err(Error::Trace(full));
+                        return Err(Error::trace(full));
                     }
                     self.skipped += 1;
                     if self.bad.len() < KEEP_BAD {

@@ -265,7 +265,7 @@ pub fn names() -> String {
 }
 
 fn model_err(spec: &str, msg: String) -> Error {
-    Error::Trace(format!("workload model {spec:?}: {msg}"))
+    Error::trace(format!("workload model {spec:?}: {msg}"))
 }
 
 /// Parse `NAME[,key=value...]` (the part after `model:`) into parameters.

@@ -14,6 +14,7 @@ use super::{formats, BlkEvent, Directive, Format, ReadOptions, TraceOp, TraceRea
 use crate::config::units::format_bytes;
 use crate::config::Dur;
 use crate::config::SsdConfig;
+use crate::error::Invalid;
 use crate::error::{Error, Result};
 use crate::request::{Flags, Op};
 use crate::sim::SimTime;
@@ -207,12 +208,15 @@ impl DriveTarget {
 }
 
 fn job_err(field: &str, msg: String) -> Error {
-    Error::Job(format!("trace job, field `{field}`: {msg}"))
+    Error::bad_job(Invalid::says("trace job", field, msg))
 }
 
 /// A filter that left nothing, named as the job field and as the command-line option.
 fn filter_err(field: &str, flag: &str, msg: String) -> Error {
-    Error::Job(format!("trace job, field `{field}` ({flag}): {msg}"))
+    Error::bad_job(Invalid {
+        flag: Some(flag.to_string()),
+        ..Invalid::says("trace job", field, msg)
+    })
 }
 
 /// Parse device filters: numbers, `a-b` ranges, and blkparse's `maj:min`.
@@ -258,16 +262,9 @@ impl TraceJob {
     pub fn from_json(text: &str) -> Result<TraceJob> {
         let mut de = serde_json::Deserializer::from_str(text);
         let job: TraceJob = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            let path = e.path().to_string();
-            let field = if path.is_empty() || path == "." {
-                String::new()
-            } else {
-                format!(", field `{path}`")
-            };
-            Error::Job(format!(
-                "trace job{field}: {}",
-                crate::error::json_message(e.inner())
-            ))
+            let field = crate::config::load::field_of(&e.path().to_string());
+            let problem = crate::error::json_message(e.inner());
+            Error::bad_job(Invalid::of("trace job", field, problem))
         })?;
         job.check()?;
         Ok(job)
@@ -445,7 +442,7 @@ fn check_regular_file(path: &str) -> Result<()> {
     } else {
         "not a regular file"
     };
-    Err(Error::Trace(format!(
+    Err(Error::trace(format!(
         "{path}: is {what}; a replay reads its trace twice (a prescan to fit it onto the device, \
          then the replay), so it needs a regular file: save the trace to a file first \
          (`ssdlab trace stats` reads a pipe, once)"
@@ -778,7 +775,7 @@ impl Replay {
                     };
                     let msg = format!("{}, line {line}: {why}", self.job.trace);
                     if !self.job.skip_bad_lines {
-                        return Err(Error::Trace(msg));
+                        return Err(Error::trace(msg));
                     }
                     self.refused += 1;
                     if self.refused_msgs.len() < 3 {
@@ -794,7 +791,7 @@ impl Replay {
                     first.get_or_insert(rec.time_ps);
                     last = last.max(rec.time_ps);
                     if ext.len() >= super::stats::MAX_DEVICES && !ext.contains_key(&rec.device) {
-                        return Err(Error::Trace(format!(
+                        return Err(Error::trace(format!(
                             "{}: more than {} devices; pick some with `devices`",
                             self.job.trace,
                             super::stats::MAX_DEVICES
@@ -872,7 +869,7 @@ impl Replay {
         };
         self.fit_on = self.span > self.capacity;
         if self.fit_on && self.job.fit == Fit::None {
-            return Err(Error::Trace(format!(
+            return Err(Error::trace(format!(
                 "{}: the trace spans {} ({} bytes), more than the device's {} ({} bytes); \
                  replay it with fit = wrap or fit = scale, or pick devices",
                 self.job.trace,
@@ -939,7 +936,7 @@ impl Replay {
             ));
         }
         msg.push_str("; or lower time_scale, or replay with mode = afap");
-        Err(Error::Trace(msg))
+        Err(Error::trace(msg))
     }
 
     /// The error when the trace and the filters leave no request to replay: names the filter that
@@ -965,7 +962,7 @@ impl Replay {
                     );
                 }
             }
-            return Error::Trace(format!(
+            return Error::trace(format!(
                 "{}: no requests in the trace ({} lines, {} of them events or headers that are \
                  not requests); expected at least one read, write, trim or flush",
                 self.job.trace,
@@ -1032,7 +1029,7 @@ impl Replay {
                 ),
             );
         }
-        Error::Trace(format!(
+        Error::trace(format!(
             "{}: none of the trace's {} requests can be replayed ({} of length 0)",
             self.job.trace, self.out.records, self.out.zero_length
         ))

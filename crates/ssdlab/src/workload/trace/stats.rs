@@ -985,7 +985,7 @@ pub fn of_source(
     };
     if let Some(spec) = source.strip_prefix("model:") {
         if let Some(f) = read.format {
-            return Err(crate::error::Error::Trace(format!(
+            return Err(crate::error::Error::trace(format!(
                 "--format {}: given with the model trace {source:?}, expected none: a format is a trace file's",
                 f.name()
             )));
@@ -1022,7 +1022,7 @@ pub fn of_source(
             let name = |d: u32| format.device_name(d);
             let asked: Vec<String> = devices.iter().take(8).map(|&d| name(d)).collect();
             let held: Vec<String> = seen.iter().map(|&d| name(d)).collect();
-            return Err(crate::error::Error::Trace(format!(
+            return Err(crate::error::Error::trace(format!(
                 "{source}: --device {}: no request is on {}; the trace holds device(s) {}",
                 asked.join(","),
                 if devices.len() == 1 { "it" } else { "them" },

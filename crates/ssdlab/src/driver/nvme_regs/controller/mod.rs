@@ -19,6 +19,7 @@ use crate::config::LinkSpec;
 use crate::config::{CacheMode, SsdConfig};
 use crate::device::store::Store;
 use crate::device::{Device, Flags, Request};
+use crate::error::{got, Invalid};
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::SimTime;
@@ -278,30 +279,20 @@ impl Controller {
     /// A controller in reset (CC.EN = 0) for the device `cfg`.
     pub fn new(cfg: &SsdConfig, opts: &NvmeOptions) -> Result<Controller> {
         if opts.lba_size != 512 && opts.lba_size != 4096 {
-            return Err(Error::Config(format!(
-                "NVMe LBA size: got {}, expected 512 or 4096",
-                opts.lba_size
+            return Err(Error::bad_config(Invalid::unnamed(
+                "NVMe LBA size",
+                got(opts.lba_size, "512 or 4096"),
             )));
         }
         if cfg.interface.kind != crate::config::InterfaceKind::Nvme {
-            return Err(Error::Config(format!(
-                "{}, field `interface.kind`: got {:?}, expected \"nvme\": the register-level \
-                 controller is an NVMe controller (use a config with an NVMe interface, or \
-                 --set interface.kind=nvme with its NVMe fields)",
-                cfg.meta.name,
-                cfg.interface.kind.name()
-            )));
+            return Err(Error::bad_config(Invalid::got(cfg.meta.name.to_string(), "interface.kind", format!("{:?}", cfg.interface.kind.name()), "\"nvme\": the register-level controller is an NVMe controller (use a config with an NVMe interface, or --set interface.kind=nvme with its NVMe fields)")));
         }
         let mut sys = Device::new(cfg, opts.seed)?;
         let zoned = sys.backend().zoned().is_some();
         // The NAND's mapping unit (a zoned drive has NAND).
         let unit = cfg.map_unit_bytes();
         if zoned && opts.lba_size as u64 != unit {
-            return Err(Error::Config(format!(
-                "NVMe LBA size: got {}, expected {unit} on this zoned drive (its zones count \
-                 {unit}-byte logical blocks, the NAND's mapping unit)",
-                opts.lba_size,
-            )));
+            return Err(Error::bad_config(Invalid::unnamed("NVMe LBA size", got(opts.lba_size, format!("{unit} on this zoned drive (its zones count {unit}-byte logical blocks, the NAND's mapping unit)")))));
         }
         if zoned {
             // Zone Append's data lands where the zone's write pointer was: the controller
@@ -314,7 +305,7 @@ impl Controller {
         sys.enable_store(opts.lba_size as u64)?;
         let max_io_queues = cfg.interface.io_queues.clamp(1, MAX_IO_QUEUES);
         let link = LinkSpec::from_link(&cfg.interface.link)
-            .map_err(|m| Error::Config(format!("field `interface.link`: {m}")))?;
+            .map_err(|m| Error::bad_config(Invalid::says("", "interface.link", m.to_string())))?;
         let vectors = (max_io_queues + 1) as u16;
         let pci = ConfigSpace::new(vectors, link, cfg.interface.max_payload.0);
         // CAP (§3.1.1): MQES 15:0, CQR 16 (contiguous queues required), AMS 18:17 = 0 (round
