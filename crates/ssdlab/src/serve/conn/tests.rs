@@ -1,0 +1,381 @@
+use super::*;
+use std::io::Cursor;
+
+/// A scripted client: what it sends, and what the server wrote back.
+struct Duplex {
+    input: Cursor<Vec<u8>>,
+    output: Vec<u8>,
+}
+
+impl Read for Duplex {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.input.read(buf)
+    }
+}
+
+impl Write for Duplex {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.output.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+fn export() -> Export {
+    Export {
+        name: "ssd".into(),
+        description: "test".into(),
+        size: 1 << 30,
+        read_only: false,
+        block_min: 512,
+        block_preferred: 4096,
+        block_max: 1 << 25,
+    }
+}
+
+fn option(code: u32, data: &[u8]) -> Vec<u8> {
+    let mut v = OPTS_MAGIC.to_be_bytes().to_vec();
+    v.extend_from_slice(&code.to_be_bytes());
+    v.extend_from_slice(&(data.len() as u32).to_be_bytes());
+    v.extend_from_slice(data);
+    v
+}
+
+fn go(name: &[u8]) -> Vec<u8> {
+    let mut d = (name.len() as u32).to_be_bytes().to_vec();
+    d.extend_from_slice(name);
+    d.extend_from_slice(&0u16.to_be_bytes());
+    option(OPT_GO, &d)
+}
+
+fn run(script: Vec<u8>) -> (io::Result<Handshake>, Vec<u8>) {
+    let mut d = Duplex {
+        input: Cursor::new(script),
+        output: Vec::new(),
+    };
+    let r = handshake(&mut d, &export());
+    (r, d.output)
+}
+
+/// The option replies in `out` after the 18-byte greeting: (option, type, payload length).
+fn replies(out: &[u8]) -> Vec<(u32, u32, u32)> {
+    let mut v = Vec::new();
+    let mut at = 18;
+    while at + 20 <= out.len() {
+        assert_eq!(&out[at..at + 8], &OPTION_REPLY_MAGIC.to_be_bytes());
+        let opt = u32::from_be_bytes(out[at + 8..at + 12].try_into().unwrap());
+        let kind = u32::from_be_bytes(out[at + 12..at + 16].try_into().unwrap());
+        let len = u32::from_be_bytes(out[at + 16..at + 20].try_into().unwrap());
+        v.push((opt, kind, len));
+        at += 20 + len as usize;
+    }
+    v
+}
+
+fn flags(f: u32) -> Vec<u8> {
+    f.to_be_bytes().to_vec()
+}
+
+fn meta(name: &[u8], queries: &[&[u8]]) -> Vec<u8> {
+    let mut d = (name.len() as u32).to_be_bytes().to_vec();
+    d.extend_from_slice(name);
+    d.extend_from_slice(&(queries.len() as u32).to_be_bytes());
+    for q in queries {
+        d.extend_from_slice(&(q.len() as u32).to_be_bytes());
+        d.extend_from_slice(q);
+    }
+    d
+}
+
+#[test]
+fn base_allocation_is_listed_and_chosen_only_by_its_name() {
+    let mut s = flags(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES);
+    // Before structured replies: refused.
+    s.extend(option(
+        OPT_SET_META_CONTEXT,
+        &meta(b"ssd", &[b"base:allocation"]),
+    ));
+    s.extend(option(OPT_STRUCTURED_REPLY, &[]));
+    s.extend(option(OPT_LIST_META_CONTEXT, &meta(b"ssd", &[])));
+    s.extend(option(OPT_LIST_META_CONTEXT, &meta(b"ssd", &[b"qemu:"])));
+    s.extend(option(
+        OPT_SET_META_CONTEXT,
+        &meta(b"nope", &[b"base:allocation"]),
+    ));
+    s.extend(option(
+        OPT_SET_META_CONTEXT,
+        &meta(b"ssd", &[b"base:allocation"]),
+    ));
+    s.extend(go(b"ssd"));
+    let (r, out) = run(s);
+    assert_eq!(
+        r.unwrap(),
+        Handshake::Transmission {
+            structured: true,
+            block_status: true
+        }
+    );
+    let kinds: Vec<_> = replies(&out).iter().map(|r| (r.0, r.1)).collect();
+    assert_eq!(
+        kinds[..7],
+        [
+            (OPT_SET_META_CONTEXT, REP_ERR_INVALID),
+            (OPT_STRUCTURED_REPLY, REP_ACK),
+            (OPT_LIST_META_CONTEXT, REP_META_CONTEXT),
+            (OPT_LIST_META_CONTEXT, REP_ACK),
+            (OPT_LIST_META_CONTEXT, REP_ACK),
+            (OPT_SET_META_CONTEXT, REP_ERR_UNKNOWN),
+            (OPT_SET_META_CONTEXT, REP_META_CONTEXT),
+        ]
+    );
+}
+
+#[test]
+fn go_with_structured_replies_enters_transmission() {
+    let mut s = flags(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES);
+    s.extend(option(OPT_STRUCTURED_REPLY, &[]));
+    s.extend(option(OPT_LIST, &[]));
+    s.extend(option(OPT_STARTTLS, &[]));
+    s.extend(option(4242, b"x"));
+    s.extend(go(b"ssd"));
+    let (r, out) = run(s);
+    assert_eq!(
+        r.unwrap(),
+        Handshake::Transmission {
+            structured: true,
+            block_status: false
+        }
+    );
+    assert_eq!(&out[0..8], &NBD_MAGIC.to_be_bytes());
+    let kinds: Vec<_> = replies(&out).iter().map(|r| (r.0, r.1)).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            (OPT_STRUCTURED_REPLY, REP_ACK),
+            (OPT_LIST, REP_SERVER),
+            (OPT_LIST, REP_ACK),
+            (OPT_STARTTLS, REP_ERR_UNSUP),
+            (4242, REP_ERR_UNSUP),
+            (OPT_GO, REP_INFO),
+            (OPT_GO, REP_INFO),
+            (OPT_GO, REP_ACK),
+        ]
+    );
+}
+
+#[test]
+fn export_name_answers_size_and_flags_with_or_without_zeroes() {
+    let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+    s.extend(option(OPT_EXPORT_NAME, b"ssd"));
+    let (r, out) = run(s);
+    assert_eq!(
+        r.unwrap(),
+        Handshake::Transmission {
+            structured: false,
+            block_status: false
+        }
+    );
+    assert_eq!(out.len(), 18 + 8 + 2 + 124);
+    assert_eq!(&out[18..26], &(1u64 << 30).to_be_bytes());
+    let mut s = flags(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES);
+    s.extend(option(OPT_EXPORT_NAME, b"ssd"));
+    assert_eq!(run(s).1.len(), 18 + 10);
+    // An unknown name cannot be answered with an error: the connection closes. The default
+    // name "" is not this export's, which has a name of its own.
+    for name in [&b"other"[..], b""] {
+        let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+        s.extend(option(OPT_EXPORT_NAME, name));
+        assert_eq!(
+            run(s).0.unwrap(),
+            Handshake::Refused(Refusal::UnknownExport)
+        );
+    }
+}
+
+#[test]
+fn hostile_handshakes_are_refused_without_allocating_what_they_claim() {
+    // Unknown client flags, a wrong option magic, a 4 GiB option, a 5,000-byte name.
+    let protocol = Handshake::Refused(Refusal::ProtocolError);
+    assert_eq!(run(flags(1 << 7)).0.unwrap(), protocol);
+    let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+    s.extend_from_slice(&[0u8; 16]);
+    assert_eq!(run(s).0.unwrap(), protocol);
+    let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+    s.extend_from_slice(&OPTS_MAGIC.to_be_bytes());
+    s.extend_from_slice(&OPT_GO.to_be_bytes());
+    s.extend_from_slice(&u32::MAX.to_be_bytes());
+    assert_eq!(run(s).0.unwrap(), protocol);
+    // Unknown names, then an abort: the client was turned away by the name.
+    let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+    s.extend(go(&[b'a'; 5000]));
+    s.extend(go(b"nope"));
+    s.extend(option(OPT_ABORT, &[]));
+    let (r, out) = run(s);
+    assert_eq!(r.unwrap(), Handshake::Refused(Refusal::UnknownExport));
+    let kinds: Vec<_> = replies(&out).iter().map(|r| r.1).collect();
+    assert_eq!(kinds, vec![REP_ERR_UNKNOWN, REP_ERR_UNKNOWN, REP_ACK]);
+    // A truncated handshake is an I/O error, not a panic.
+    let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+    s.extend_from_slice(&OPTS_MAGIC.to_be_bytes()[..5]);
+    assert!(run(s).0.is_err());
+    // Ten thousand options: answered up to the limit, then closed.
+    let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+    for _ in 0..10_000 {
+        s.extend(option(OPT_LIST, &[]));
+    }
+    let (r, out) = run(s);
+    assert_eq!(r.unwrap(), protocol);
+    assert_eq!(replies(&out).len(), 2 * MAX_OPTIONS as usize);
+    // An abort with nothing refused before is the client's own choice.
+    let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+    s.extend(option(OPT_ABORT, &[]));
+    assert_eq!(run(s).0.unwrap(), Handshake::Closed);
+}
+
+#[test]
+fn an_oversized_option_is_skipped_and_refused() {
+    let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+    s.extend(option(OPT_INFO, &vec![0u8; MAX_OPTION_BYTES as usize + 1]));
+    s.extend(go(b"ssd"));
+    let (r, out) = run(s);
+    assert_eq!(
+        r.unwrap(),
+        Handshake::Transmission {
+            structured: false,
+            block_status: false
+        }
+    );
+    assert_eq!(replies(&out)[0].1, REP_ERR_TOO_BIG);
+}
+
+/// A script run against a negotiation in `phase`: how it ended and the option replies.
+fn run_in(phase: TlsPhase, script: Vec<u8>) -> (io::Result<Handshake>, Vec<(u32, u32, u32)>) {
+    let mut d = Duplex {
+        input: Cursor::new(script),
+        output: Vec::new(),
+    };
+    let r = Negotiation::greet(&mut d, phase).and_then(|mut n| n.options(&mut d, &export()));
+    (r, replies(&d.output))
+}
+
+#[test]
+fn required_tls_refuses_every_option_but_starttls_and_abort() {
+    let mut s = flags(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES);
+    s.extend(option(OPT_LIST, &[]));
+    s.extend(option(OPT_STRUCTURED_REPLY, &[]));
+    s.extend(go(b"ssd"));
+    s.extend(option(OPT_STARTTLS, b"x"));
+    s.extend(option(OPT_STARTTLS, &[]));
+    let (r, kinds) = run_in(TlsPhase::Required, s);
+    assert_eq!(r.unwrap(), Handshake::StartTls);
+    assert_eq!(
+        kinds.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(),
+        [
+            (OPT_LIST, REP_ERR_TLS_REQD),
+            (OPT_STRUCTURED_REPLY, REP_ERR_TLS_REQD),
+            (OPT_GO, REP_ERR_TLS_REQD),
+            (OPT_STARTTLS, REP_ERR_INVALID),
+            (OPT_STARTTLS, REP_ACK),
+        ]
+    );
+    // EXPORT_NAME cannot be refused with an error: the session ends.
+    let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+    s.extend(option(OPT_EXPORT_NAME, b"ssd"));
+    let (r, kinds) = run_in(TlsPhase::Required, s);
+    assert_eq!(r.unwrap(), Handshake::Refused(Refusal::TlsRequired));
+    assert!(kinds.is_empty());
+    // A client refused, then aborting, was turned away by the requirement; a client
+    // without fixed newstyle cannot start TLS at all.
+    let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+    s.extend(go(b"ssd"));
+    s.extend(option(OPT_ABORT, &[]));
+    let (r, _) = run_in(TlsPhase::Required, s);
+    assert_eq!(r.unwrap(), Handshake::Refused(Refusal::TlsRequired));
+    let (r, _) = run_in(TlsPhase::Required, flags(0));
+    assert_eq!(r.unwrap(), Handshake::Refused(Refusal::TlsRequired));
+    // A refused option's payload is skipped: the next option is read in step.
+    let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+    s.extend(option(OPT_INFO, &[7u8; 5000]));
+    s.extend(option(OPT_STARTTLS, &[]));
+    let (r, _) = run_in(TlsPhase::Required, s);
+    assert_eq!(r.unwrap(), Handshake::StartTls);
+}
+
+#[test]
+fn starttls_is_offered_once_and_only_with_tls() {
+    // Offered: plaintext options work, STARTTLS upgrades.
+    let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+    s.extend(option(OPT_LIST, &[]));
+    s.extend(option(OPT_STARTTLS, &[]));
+    let (r, _) = run_in(TlsPhase::Offered, s);
+    assert_eq!(r.unwrap(), Handshake::StartTls);
+    // Off: unsupported; established: invalid (STARTTLS twice), and the session goes on.
+    for (phase, kind) in [
+        (TlsPhase::Off, REP_ERR_UNSUP),
+        (TlsPhase::Established, REP_ERR_INVALID),
+    ] {
+        let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+        s.extend(option(OPT_STARTTLS, &[]));
+        s.extend(go(b"ssd"));
+        let (r, kinds) = run_in(phase, s);
+        assert!(matches!(r.unwrap(), Handshake::Transmission { .. }));
+        assert_eq!((kinds[0].0, kinds[0].1), (OPT_STARTTLS, kind));
+    }
+    // Without fixed newstyle a client cannot have TLS.
+    let mut s = flags(0);
+    s.extend(option(OPT_STARTTLS, &[]));
+    s.extend(go(b"ssd"));
+    let (r, kinds) = run_in(TlsPhase::Offered, s);
+    assert!(matches!(r.unwrap(), Handshake::Transmission { .. }));
+    assert_eq!(kinds[0].1, REP_ERR_UNSUP);
+}
+
+#[test]
+fn what_was_negotiated_before_tls_is_forgotten_after_it() {
+    let mut d = Duplex {
+        input: Cursor::new({
+            let mut s = flags(FLAG_C_FIXED_NEWSTYLE);
+            s.extend(option(OPT_STRUCTURED_REPLY, &[]));
+            s.extend(option(OPT_STARTTLS, &[]));
+            s.extend(go(b"ssd"));
+            s
+        }),
+        output: Vec::new(),
+    };
+    let mut n = Negotiation::greet(&mut d, TlsPhase::Offered).unwrap();
+    assert_eq!(n.options(&mut d, &export()).unwrap(), Handshake::StartTls);
+    n.tls_established();
+    assert_eq!(
+        n.options(&mut d, &export()).unwrap(),
+        Handshake::Transmission {
+            structured: false,
+            block_status: false
+        }
+    );
+}
+
+#[test]
+fn send_df_is_advertised_only_with_structured_replies() {
+    // The protocol: NBD_FLAG_SEND_DF MUST NOT be set unless structured replies were
+    // negotiated; it was set for every client (issue 45, defect 8).
+    let mut s = flags(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES);
+    s.extend(option(OPT_EXPORT_NAME, b"ssd"));
+    let out = run(s).1;
+    let f = u16::from_be_bytes(out[26..28].try_into().unwrap());
+    assert_eq!(f & TFLAG_SEND_DF, 0, "{f:#x}");
+    for structured in [false, true] {
+        let mut s = flags(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES);
+        if structured {
+            s.extend(option(OPT_STRUCTURED_REPLY, &[]));
+        }
+        s.extend(go(b"ssd"));
+        let out = run(s).1;
+        // The INFO_EXPORT reply: its 20-byte header, the info type (2), size (8), flags.
+        let at = 18 + if structured { 20 } else { 0 } + 20 + 2 + 8;
+        let f = u16::from_be_bytes(out[at..at + 2].try_into().unwrap());
+        assert_eq!(f & TFLAG_SEND_DF != 0, structured, "{f:#x}");
+        assert_ne!(f & TFLAG_HAS_FLAGS, 0);
+    }
+}
