@@ -507,12 +507,9 @@ impl Hil {
         mut cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         let unit = self.geo.unit_bytes;
-        let refuse = |up: &mut HostPort, status| {
-            up.refuse(now, cmd, status);
-            Ok(())
-        };
         if let Err(s) = z.zones.read(offset / unit, len.div_ceil(unit)) {
-            return refuse(up, s);
+            up.refuse(now, cmd, s);
+            return Ok(());
         }
         let mut txns = 0u32;
         let mut direct = 0u64;
@@ -564,16 +561,15 @@ impl Hil {
         mut cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         let unit = self.geo.unit_bytes;
-        let refuse = |up: &mut HostPort, status| {
-            up.refuse(now, cmd, status);
-            Ok(())
-        };
         let action = ZoneAction::of_op(op).expect("a zone management op");
         // For all zones, the device addressed it to the namespace's end.
         let all = lba >= z.zones.count() as u64 * z.zones.zone_lbas();
         let changed = match z.zones.manage(action, lba, all) {
             Ok(c) => c,
-            Err(s) => return refuse(up, s),
+            Err(s) => {
+                up.refuse(now, cmd, s);
+                return Ok(());
+            }
         };
         let mut txns = 0u32;
         let zl = z.zones.zone_lbas();

@@ -209,12 +209,18 @@ mod tests {
 
     /// An MSR-format trace of reads 1 ms apart (MSR time is in 100 ns units).
     fn trace(dir: &std::path::Path, n: u64) -> std::path::PathBuf {
-        let p = dir.join("reads.csv");
+        msr_trace(dir, "Read", n)
+    }
+
+    /// An MSR-format trace of `n` 4 KiB requests of type `op` (`Read`, `Write`) 1 ms apart, at
+    /// consecutive offsets.
+    fn msr_trace(dir: &std::path::Path, op: &str, n: u64) -> std::path::PathBuf {
+        let p = dir.join(format!("{}.csv", op.to_lowercase()));
         let mut text =
             String::from("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n");
         for k in 0..n {
             text += &format!(
-                "{},h,0,Read,{},4096,0\n",
+                "{},h,0,{op},{},4096,0\n",
                 128_000_000_000_000_000u64 + k * 10_000,
                 k * 4096
             );
@@ -282,17 +288,7 @@ mod tests {
         let dir =
             std::env::temp_dir().join(format!("ssdlab-replay-end-flush-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("writes.csv");
-        let mut text =
-            String::from("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n");
-        for k in 0..20u64 {
-            text += &format!(
-                "{},h,0,Write,{},4096,0\n",
-                128_000_000_000_000_000u64 + k * 10_000,
-                k * 4096
-            );
-        }
-        std::fs::write(&p, text).unwrap();
+        let p = msr_trace(&dir, "Write", 20);
         for end_flush in [false, true] {
             let tjob: TraceJob = serde_json::from_str(&format!(
                 r#"{{"trace":{:?},"mode":"timed","iodepth":4,"end_flush":{end_flush}}}"#,

@@ -1,7 +1,7 @@
 //! A run through seed 002's host-side FTL (`[hfsl]` on a fusion device): the job or trace as
 //! host requests, and the result with HFSL's counts beside the device's.
 
-use super::result::{bandwidth, build_result, op_result, per, per_s};
+use super::result::{build_result, op_result, per, per_s, totals};
 use super::{new_device, RunOptions, RunOutput};
 use crate::config::SsdConfig;
 use crate::device::precondition::tenth_seconds;
@@ -10,7 +10,7 @@ use crate::driver::hfsl::{self, source::JobSource, source::TraceSource};
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::SimTime;
-use crate::stats::result::{HfslQueueResult, HfslResult, Totals};
+use crate::stats::result::{HfslQueueResult, HfslResult};
 use crate::workload::trace::replay::{Replay, TraceJob};
 use crate::workload::JobSpec;
 use std::collections::BTreeMap;
@@ -156,15 +156,8 @@ fn hfsl_output(
     }
     let count = run.latency.read.count + run.latency.write.count;
     let bytes = run.latency.read.bytes + run.latency.write.bytes;
-    let (mib, mb) = bandwidth(bytes, window);
     result.ops = ops;
-    result.total = Totals {
-        count,
-        bytes,
-        iops: per_s(count, window),
-        bandwidth_mib_s: mib,
-        bandwidth_mb_s: mb,
-    };
+    result.total = totals(count, bytes, window);
     result.sim.requests = r.requests;
     result.sim.measured_time_s = window;
     result.wall.requests_per_s = per_s(r.requests, run.wall_s);

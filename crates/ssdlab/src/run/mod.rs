@@ -14,7 +14,7 @@ use crate::driver::sampler::Sampler;
 use crate::error::{got, Invalid, JOB};
 use crate::error::{Error, Result};
 use crate::sim::SimTime;
-use crate::stats::result::{FlowResult, PowerLossResult, RunResult, Series, Totals};
+use crate::stats::result::{FlowResult, PowerLossResult, RunResult, Series};
 use crate::workload::trace::replay::{DriveTarget, Replay, TraceJob};
 use crate::workload::JobSpec;
 use std::time::Instant;
@@ -26,7 +26,7 @@ mod result;
 pub use bench::{bench, bench_state, bench_with, cached_mapping, gc_tail};
 use hfsl_run::{hfsl_capacity, run_hfsl_job, run_hfsl_replay};
 pub use result::build_result;
-use result::{bandwidth, ops_over, per_s};
+use result::{ops_over, totals};
 
 pub struct RunOptions {
     pub seed: u64,
@@ -242,7 +242,6 @@ pub fn run_flows(
 fn flow_result(o: &crate::driver::jobs::FlowOutcome) -> FlowResult {
     let window = (o.last_completion - o.measure_from.min(o.last_completion)).as_secs_f64();
     let (ops, count, bytes) = ops_over(|op| &o.lat[op.index()], window);
-    let (mib, mb) = bandwidth(bytes, window);
     FlowResult {
         name: o.job.spec.name.clone(),
         group: o.job.spec.group,
@@ -250,13 +249,7 @@ fn flow_result(o: &crate::driver::jobs::FlowOutcome) -> FlowResult {
         end_s: o.last_completion.as_secs_f64(),
         measured_time_s: window,
         ops,
-        total: Totals {
-            count,
-            bytes,
-            iops: per_s(count, window),
-            bandwidth_mib_s: mib,
-            bandwidth_mb_s: mb,
-        },
+        total: totals(count, bytes, window),
         latency_depth: o.latency_depth,
     }
 }

@@ -128,6 +128,18 @@ pub(super) fn ops_over<'a>(
     (ops, count, bytes)
 }
 
+/// A run's (or a flow's) totals: `count` requests of `bytes` over `secs`.
+pub(super) fn totals(count: u64, bytes: u64, secs: f64) -> Totals {
+    let (mib, mb) = bandwidth(bytes, secs);
+    Totals {
+        count,
+        bytes,
+        iops: per_s(count, secs),
+        bandwidth_mib_s: mib,
+        bandwidth_mb_s: mb,
+    }
+}
+
 pub(super) fn op_result(l: &crate::stats::LatencyStats, secs: f64) -> OpResult {
     let (mib, mb) = bandwidth(l.bytes, secs);
     OpResult {
@@ -155,7 +167,6 @@ pub fn build_result(
     let start = host.measure_from().min(end);
     let window = (end - start).as_secs_f64();
     let (ops, count, bytes) = ops_over(|op| host.latency(op), window);
-    let (mib, mb) = bandwidth(bytes, window);
     // GC may run on after the last completion: utilisation is over all simulated time.
     let total_time = end.max(dev.now()).as_secs_f64().max(1e-18);
     let util = |busy: SimTime| (busy.as_secs_f64() / total_time).min(1.0);
@@ -190,13 +201,7 @@ pub fn build_result(
             stop_reason: stop.to_string(),
         },
         ops,
-        total: Totals {
-            count,
-            bytes,
-            iops: per_s(count, window),
-            bandwidth_mib_s: mib,
-            bandwidth_mb_s: mb,
-        },
+        total: totals(count, bytes, window),
         device: device_result(dev, cfg, own),
         utilisation: utilisation(dev, &util, firmware_busy),
         interface: interface_result(dev),
