@@ -310,6 +310,151 @@ def render_seed000(data: Mapping[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+# -- seed 002 (docs/experiments.md's seed 002 sections) ---------------------------------------
+
+
+def _with_notes(data: Mapping[str, Any], experiment: str, keep: Callable[[Row], bool]) -> str:
+    """Every row of `experiment` in a table, then the notes (counts and times) of the rows
+    `keep` chooses in a list below it."""
+    rows = row_list(data, experiment)
+    text = _table(data, experiment, [(r.metric, r.metric, None) for r in rows])
+    notes = [f"- {r.metric}: {r.note}" for r in rows if r.note and keep(r)]
+    return text + ("\n" + "\n".join(notes) + "\n" if notes else "")
+
+
+def render_seed002_fig14(data: Mapping[str, Any]) -> str:
+    # The notes that say more than the label: how many writes are at most 4 sectors.
+    return _with_notes(data, "seed002-fig14", lambda r: "sectors" in r.note)
+
+
+def render_seed002_fig12(data: Mapping[str, Any]) -> str:
+    return _with_notes(data, "seed002-fig12", lambda r: True)
+
+
+def render_seed002_table7(data: Mapping[str, Any]) -> str:
+    """Table 7's rows with what the end-to-end path adds to each (ssdlab less the document)."""
+    rows = row_list(data, "seed002-table7")
+    text = _table(data, "seed002-table7", [(r.metric, r.metric, None) for r in rows])
+    added = [(r.ssdlab or 0) - (r.paper or 0) for r in rows]
+    return text + (
+        f"\nThe path outside the media adds {_n(min(added), 2)} to {_n(max(added), 2)} µs"
+        " to each command.\n"
+    )
+
+
+SEED002_WORKLOADS = (
+    ("financial1 (stand-in)", "Financial1"),
+    ("financial2 (stand-in)", "Financial2"),
+    ("msnfs (stand-in)", "MSNFS"),
+    ("radius (stand-in)", "RADIUS"),
+    ("ssdsim_financial1_sample.ascii", "sample"),
+)
+SEED002_SSW = ("512B", "1KiB", "2KiB")
+
+
+def _seed002_rows(data: Mapping[str, Any]) -> dict[str, Row]:
+    rows = rows_of(data, "seed002-fig15-20")
+    rows.update(rows_of(data, "seed002-fig15-20-samples"))
+    return rows
+
+
+def render_seed002_fig15_20(data: Mapping[str, Any]) -> str:
+    """The text's statements of §3.3 against each workload at SSW = 2 KB, then every NAND
+    count's ratio to the run without PCM at each SSW (Figs. 15–18's bars)."""
+    rows = _seed002_rows(data)
+
+    def get(prefix: str, metric: str) -> Row | None:
+        return rows.get(f"{prefix}: {metric}")
+
+    def yes(row: Row | None, figure: bool = True, suffix: str = "") -> str:
+        if row is None or row.agrees is None:
+            return ""
+        verdict = "yes" if row.agrees else "no"
+        return f"{_n(row.ssdlab or 0, 2)}{suffix}: {verdict}" if figure else verdict
+
+    def counts(row: Row | None) -> str:
+        """A "rising with SSW" row: yes, or no with the counts that fall."""
+        if row is None or row.agrees is None:
+            return ""
+        if row.agrees:
+            return "yes"
+        at = dict(part.split(" ", 1) for part in row.note.split("; ", 1)[1].split(", "))
+        return f"no ({at['1KiB']} at 1 KB, {at['2KiB']} at 2 KB)"
+
+    def ratio(row: Row | None) -> str:
+        if row is None or row.ssdlab is None:
+            return ""
+        if row.paper is None:
+            return _n(row.ssdlab, 2)
+        return f"{_n(row.ssdlab, 2)} ({_pct(row.difference)})"
+
+    def erases(prefix: str) -> str:
+        against = get(prefix, "NAND erases at SSW 2 KB / without PCM")
+        if against is not None:
+            return ratio(against)
+        return ratio(get(prefix, "NAND erases at SSW 2KiB / without PCM (Fig. 17)"))
+
+    statements: list[tuple[str, Callable[[str], str]]] = [
+        (
+            "updates fall as SSW grows (Fig. 15)",
+            lambda p: yes(get(p, "NAND updates fall as SSW grows"), figure=False),
+        ),
+        (
+            "almost no update at 2 KB, except RADIUS",
+            lambda p: (
+                yes(get(p, "NAND updates at SSW 2 KB almost none"))
+                or yes(get(p, "NAND updates at SSW 2 KB remain"), suffix=" remain")
+            ),
+        ),
+        (
+            'NAND writes "to almost 60 %" (Fig. 16)',
+            lambda p: ratio(get(p, "NAND writes at SSW 2 KB / without PCM")),
+        ),
+        (
+            'erases: Financial2 "to 20 %", the others −13 % on average (Fig. 17)',
+            erases,
+        ),
+        (
+            "NAND reads 10 %–90 % less (Fig. 18)",
+            lambda p: yes(get(p, "NAND reads at SSW 2 KB within 10 %-90 % less")),
+        ),
+        (
+            "PCM writes rise with SSW (Fig. 19)",
+            lambda p: counts(get(p, "PCM writes at SSW 2 KB, rising with SSW")),
+        ),
+        (
+            "PCM reads rise with SSW (Fig. 20)",
+            lambda p: counts(get(p, "PCM reads at SSW 2 KB, rising with SSW")),
+        ),
+    ]
+    header = ["statement (§3.3)"] + [shown for _, shown in SEED002_WORKLOADS]
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    for statement, cell in statements:
+        out.append("| " + " | ".join([statement] + [cell(p) for p, _ in SEED002_WORKLOADS]) + " |")
+    mean = rows["NAND erases at SSW 2 KB / without PCM, mean of Financial1, MSNFS, RADIUS"]
+    text = "\n".join(out) + "\n"
+    text += (
+        f"\nThe mean erase ratio of Financial1, MSNFS and RADIUS is {_n(mean.ssdlab or 0, 2)}"
+        f" against the derived {_n(mean.paper or 0, 2)} ({_pct(mean.difference)}).\n"
+    )
+    # Figs. 15-18: each count at each SSW over the run without PCM.
+    header = ["workload", "count", "SSW 512 B", "1 KB", "2 KB", "without PCM"]
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    for prefix, shown in SEED002_WORKLOADS:
+        for count, fig in (("updates", 15), ("writes", 16), ("erases", 17), ("reads", 18)):
+            at = [
+                get(prefix, f"NAND {count} at SSW {s} / without PCM (Fig. {fig})")
+                for s in SEED002_SSW
+            ]
+            if any(r is None for r in at):
+                continue
+            base = at[0].note.removeprefix("without PCM: ") if at[0] else ""
+            cells = [shown, f"NAND {count} (Fig. {fig})"]
+            cells += [_n(r.ssdlab or 0, 2) for r in at if r is not None] + [base]
+            out.append("| " + " | ".join(cells) + " |")
+    return text + "\n" + "\n".join(out) + "\n"
+
+
 # -- the paging model's defaults (docs/paging.md) ---------------------------------------------
 
 PC_MIX_DEVICES = {
@@ -880,6 +1025,38 @@ BLOCKS: tuple[Block, ...] = (
         command="ssdlab reproduce seed000-fig6 ... seed000-fig10",
         produce=_no_produce,
         render=render_seed000,
+        artefact=REPRODUCTIONS,
+    ),
+    Block(
+        name="seed002-fig14-table",
+        doc="docs/experiments.md",
+        command="ssdlab reproduce seed002-fig14",
+        produce=_no_produce,
+        render=render_seed002_fig14,
+        artefact=REPRODUCTIONS,
+    ),
+    Block(
+        name="seed002-fig12-table",
+        doc="docs/experiments.md",
+        command="ssdlab reproduce seed002-fig12",
+        produce=_no_produce,
+        render=render_seed002_fig12,
+        artefact=REPRODUCTIONS,
+    ),
+    Block(
+        name="seed002-table7-table",
+        doc="docs/experiments.md",
+        command="ssdlab reproduce seed002-table7",
+        produce=_no_produce,
+        render=render_seed002_table7,
+        artefact=REPRODUCTIONS,
+    ),
+    Block(
+        name="seed002-fig15-20-table",
+        doc="docs/experiments.md",
+        command="ssdlab reproduce seed002-fig15-20, seed002-fig15-20-samples",
+        produce=_no_produce,
+        render=render_seed002_fig15_20,
         artefact=REPRODUCTIONS,
     ),
     Block(
