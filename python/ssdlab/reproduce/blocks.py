@@ -310,6 +310,36 @@ def render_seed000(data: Mapping[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+def render_seed000_detail(data: Mapping[str, Any]) -> str:
+    """The bars behind seed 000's Figs. 7 and 8 rows: the protocol overhead latency of each
+    chunk size beside the UFS device's, and QD4 read throughput over buffer and chunk sizes."""
+    fig7 = row_list(data, "seed000-fig7")
+    chunks = [r for r in fig7 if r.metric.endswith("chunk: protocol overhead latency, prototype")]
+    chunks = [r for r in chunks if "KiB chunk" in r.metric]
+    out = [
+        "| chunk | prototype, µs | UFS 2.0 device, µs |",
+        "|---|---|---|",
+    ]
+    for r in chunks:
+        ufs = r.note.removeprefix("UFS ").removesuffix(" µs")
+        out.append(f"| {r.metric.split(' chunk')[0]} | {_n(r.ssdlab or 0, 1)} | {ufs} |")
+    text = "Fig. 7, protocol overhead latency at QD1:\n\n" + "\n".join(out) + "\n"
+    grid: dict[str, dict[str, float]] = {}
+    for r in row_list(data, "seed000-fig8"):
+        if r.metric.endswith("chunk: QD4 read throughput") and r.ssdlab is not None:
+            buffer, chunk = r.metric.split(": ")[0].split(", ")
+            grid.setdefault(buffer.removesuffix(" buffer"), {})[chunk.removesuffix(" chunk")] = (
+                r.ssdlab
+            )
+    sizes = list(next(iter(grid.values())))
+    out = ["| buffer | " + " | ".join(f"{c} chunk" for c in sizes) + " |"]
+    out.append("|" + "|".join("---" for _ in range(len(sizes) + 1)) + "|")
+    for buffer, by_chunk in grid.items():
+        out.append(f"| {buffer} | " + " | ".join(_n(by_chunk[c], 1) for c in sizes) + " |")
+    text += "\nFig. 8, QD4 read throughput in MB/s:\n\n" + "\n".join(out) + "\n"
+    return text
+
+
 # -- seed 002 (docs/experiments.md's seed 002 sections) ---------------------------------------
 
 
@@ -1025,6 +1055,14 @@ BLOCKS: tuple[Block, ...] = (
         command="ssdlab reproduce seed000-fig6 ... seed000-fig10",
         produce=_no_produce,
         render=render_seed000,
+        artefact=REPRODUCTIONS,
+    ),
+    Block(
+        name="seed000-detail",
+        doc="docs/experiments.md",
+        command="ssdlab reproduce seed000-fig7, seed000-fig8",
+        produce=_no_produce,
+        render=render_seed000_detail,
         artefact=REPRODUCTIONS,
     ),
     Block(
