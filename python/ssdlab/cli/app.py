@@ -13,7 +13,6 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from types import FrameType
 from typing import Annotated, Any
 
 import typer
@@ -45,6 +44,7 @@ from .nvme import register as register_nvme
 from .options import Interface, Overrides, State, UserError, check_overrides
 from .progress import progress_bar, with_estimate
 from .serve import register as register_serve
+from .stopping import STOPPED_BY, on_sigterm, stop_reason
 from .swap import register as register_swap
 from .table import key_value_table, print_result
 from .trace import register as register_trace
@@ -181,7 +181,7 @@ def _keep_partial(json_out: Path | None, quiet: bool) -> Iterator[None]:
         partial = partial_result(error)
         if partial is not None:
             data = partial.to_dict()
-            reason = STOPPED_BY.get("reason", "interrupted by SIGINT (Ctrl-C)")
+            reason = stop_reason()
             data["partial"] = {"reason": reason}
             if json_out is not None:
                 _write_json(json_out, json.dumps(data, indent=2))
@@ -1129,15 +1129,6 @@ def _prepare_help(command: Any, terminal: bool) -> None:
                     setattr(owner, attr, escape(text))
 
 
-#: Why the command stopped early, when a signal stopped it: what a partial result says.
-STOPPED_BY: dict[str, str] = {}
-
-
-def _on_sigterm(signum: int, frame: FrameType | None) -> None:
-    STOPPED_BY["reason"] = "terminated by SIGTERM"
-    raise KeyboardInterrupt
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (the console script passes it to sys.exit).
 
@@ -1146,7 +1137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     STOPPED_BY.clear()
     try:
         try:
-            previous = signal.signal(signal.SIGTERM, _on_sigterm)
+            previous = signal.signal(signal.SIGTERM, on_sigterm)
         except ValueError:  # not the main thread: signals are not ours to take
             return _main(argv)
         try:

@@ -21,6 +21,7 @@ from .. import _core
 from ..files import write_output_text
 from .options import State, UserError, toml_string
 from .progress import line_progress
+from .stopping import stop_reason
 
 if TYPE_CHECKING:
     from ..experiments.runner import SweepOutcome
@@ -251,11 +252,10 @@ def sweep_command(
 def _say_partial(sweep: Any, out: Path) -> None:
     """What an interrupted sweep kept: its finished points, in the table beside them."""
     from ..experiments.results import read_point
-    from .app import STOPPED_BY
 
     points = sweep.points()
     done = sum(1 for p in points if (read_point(out, p.id) or {}).get("status") in ("ok", "failed"))
-    reason = STOPPED_BY.get("reason", "interrupted by SIGINT (Ctrl-C)")
+    reason = stop_reason()
     sys.stderr.write(
         f"partial result: {reason}, {done} of {len(points)} points done; the tables in {out}"
         " cover them, and the same command runs the rest\n"
@@ -566,9 +566,7 @@ def reproduce_command(
                 progress=_bar(f"{each} ({number}/{len(names)})" if all_ else each, quiet),
             )
         except KeyboardInterrupt:
-            from .app import STOPPED_BY
-
-            reason = STOPPED_BY.get("reason", "interrupted by SIGINT (Ctrl-C)")
+            reason = stop_reason()
             sys.stderr.write(
                 f"partial result: {reason} in {each}, {number - 1} of {len(names)} experiments"
                 f" done; the finished points are kept in {directory}, and the same command"

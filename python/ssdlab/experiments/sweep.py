@@ -65,8 +65,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import _core
-from ..api import MAX_SEED, toml_literal
 from ..files import read_input_text
+from ..values import MAX_SEED, toml_literal
 
 SWEEP_SCHEMA = "ssdlab.sweep/1"
 MAX_AXIS_VALUES = 10_000

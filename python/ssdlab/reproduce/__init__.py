@@ -19,7 +19,7 @@ import contextvars
 import json
 import os
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -105,6 +105,23 @@ class Row:
             "note",
         )
         return {key: data[key] for key in order}
+
+
+def row_list(data: Mapping[str, Any], experiment: str) -> list[Row]:
+    """An experiment's rows from the reproductions' data (``docs/generated/reproductions.json``),
+    in order."""
+    out = []
+    for entry in data["experiments"]:
+        if entry["experiment"] != experiment:
+            continue
+        for fields in entry["rows"]:
+            kept = {k: fields[k] for k in Row.__dataclass_fields__ if k in fields}
+            kept.pop("difference", None)
+            kept.pop("abs_difference", None)
+            out.append(Row(**kept))
+    if not out:
+        raise LookupError(f"the reproductions' data has no rows of {experiment}")
+    return out
 
 
 # The plausible range of an assumed value that no source bounds (docs/experiments.md).

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import Row
+from . import Row, row_list
 
 ROOT = Path(__file__).resolve().parents[3]
 GENERATED = "docs/generated"
@@ -147,22 +147,6 @@ def _pct(value: float | None) -> str:
 
 
 # -- the reproductions' rows ------------------------------------------------------------------
-
-
-def row_list(data: Mapping[str, Any], experiment: str) -> list[Row]:
-    """An experiment's rows from reproductions.json, in order."""
-    out = []
-    for entry in data["experiments"]:
-        if entry["experiment"] != experiment:
-            continue
-        for fields in entry["rows"]:
-            kept = {k: fields[k] for k in Row.__dataclass_fields__ if k in fields}
-            kept.pop("difference", None)
-            kept.pop("abs_difference", None)
-            out.append(Row(**kept))
-    if not out:
-        raise LookupError(f"{REPRODUCTIONS}: no rows of {experiment}")
-    return out
 
 
 def rows_of(data: Mapping[str, Any], experiment: str) -> dict[str, Row]:

@@ -29,7 +29,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from . import Experiment, Row, Variant, experiments, run_experiment
+from . import Experiment, Row, Variant, experiments, row_list, run_experiment
 from .scoreboard import WITHIN
 
 SEEDS = (1, 2, 3, 4, 5)
@@ -189,8 +189,6 @@ def same_figure(a: float | None, b: float | None) -> bool:
 def stale(reproductions: Mapping[str, Any], data: Mapping[str, Any]) -> list[str]:
     """The predictions of ``reproductions.json`` that ``sensitivity.json`` does not cover with
     the same figure (empty: the artefact is current)."""
-    from .blocks import row_list
-
     by_key = _by_key(data)
     problems = []
     for entry in reproductions["experiments"]:
