@@ -5,8 +5,8 @@
 use super::access::{Door, Refusal, HANDSHAKE_LIMIT_S};
 use super::conn::{self, Export, Handshake, Negotiation, Reply, TlsPhase, ToSim};
 use super::net::{Listener, Stream};
-use super::outbox::Outbox;
 use super::tls::{self, Tls, TlsMode};
+use super::Outbox;
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};

@@ -5,8 +5,8 @@
 
 use super::conn::{Reply, ToSim};
 use super::cut;
-use super::outbox::{ConnState, Outbox, Pending};
 use super::proto::*;
+use super::{ConnState, Outbox, Pending};
 use crate::device::{Device, Flags, Request};
 use crate::request::Op;
 use crate::sim::SimTime;

@@ -23,7 +23,7 @@
 
 use super::accept::Open;
 use super::data::Data;
-use super::outbox::Outbox;
+use super::Outbox;
 use super::ServeOptions;
 use crate::config::SsdConfig;
 use crate::device::Device;

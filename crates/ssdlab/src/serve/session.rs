@@ -22,8 +22,8 @@
 //! room. With the logical clock the model then ran until it was idle. Replaying those turns
 //! with the same config and seed repeats every event.
 
-use super::outbox::{Outbox, Pending};
 use super::Clock;
+use super::{Outbox, Pending};
 use crate::config::SsdConfig;
 use crate::device::{Device, Flags, Request};
 use crate::error::Invalid;

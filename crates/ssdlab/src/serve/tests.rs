@@ -1,5 +1,5 @@
 use super::commands::allocation;
-use super::outbox::errno_of;
+use super::errno_of;
 use super::proto::*;
 use super::*;
 use crate::device::Status;
