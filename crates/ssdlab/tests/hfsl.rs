@@ -4,7 +4,7 @@
 mod common;
 mod hfsl_rig;
 
-use hfsl_rig::{fusion, mix};
+use hfsl_rig::{fusion, host_write, mix};
 use ssdlab::driver::hfsl::{self, HostIo};
 use ssdlab::SsdConfig;
 
@@ -56,11 +56,8 @@ fn a_stray_write_by_another_application_is_refused_and_changes_nothing() {
         .map(|io| HostIo { app: 1, ..io })
         .collect();
     let stray = |k: u64| HostIo {
-        write: true,
-        offset: k * 4096 % (512 << 10),
-        len: 2048,
-        meta: false,
         app: 2,
+        ..host_write(k * 4096 % (512 << 10), 2048)
     };
     let mut with_stray = Vec::new();
     for (i, io) in own.iter().enumerate() {
@@ -175,13 +172,7 @@ fn an_end_flush_replay_through_hfsl_is_refused() {
         r#"{"trace":"model:financial1","mode":"afap","io_count":10,"end_flush":true}"#,
     )
     .unwrap();
-    let opts = RunOptions {
-        seed: 7,
-        record_requests: false,
-        stats_interval: None,
-        power_cut_event: None,
-        power_cut_at: None,
-    };
+    let opts = RunOptions::seeded(7);
     let err = run_replay(&cfg, &tjob, &opts, &mut |_, _| true)
         .err()
         .expect("refused");
@@ -198,13 +189,7 @@ fn a_trace_model_runs_through_hfsl_and_the_result_says_what_hfsl_did() {
     let cfg = fusion(&["hfsl.ssw=\"1KiB\""]);
     let tjob = TraceJob::from_json(r#"{"trace":"model:financial1","mode":"afap","io_count":3000}"#)
         .unwrap();
-    let opts = RunOptions {
-        seed: 7,
-        record_requests: false,
-        stats_interval: None,
-        power_cut_event: None,
-        power_cut_at: None,
-    };
+    let opts = RunOptions::seeded(7);
     let run = || {
         let mut v = serde_json::to_value(
             run_replay(&cfg, &tjob, &opts, &mut |_, _| true)
@@ -268,13 +253,7 @@ fn a_job_from_another_application_is_refused_in_the_owned_range_only() {
     use ssdlab::workload::JobSpec;
     let spec = JobSpec::from_json(r#"{"rw":"randwrite","bs":"2KiB","size":"1MiB","io_count":400}"#)
         .unwrap();
-    let opts = RunOptions {
-        seed: 1,
-        record_requests: false,
-        stats_interval: None,
-        power_cut_event: None,
-        power_cut_at: None,
-    };
+    let opts = RunOptions::seeded(1);
     let refused = |app: u32| {
         let cfg = fusion(&[
             "hfsl.protect=[{app=1, offset=\"0B\", len=\"256KiB\"}]",
@@ -321,13 +300,7 @@ fn requests_one_call_at_a_time_end_as_the_same_list_in_one_run() {
     );
     assert_eq!(last, batch.end);
     // A small write lands in PCM, a whole page in NAND.
-    let small = HostIo {
-        write: true,
-        offset: 0,
-        len: 512,
-        meta: false,
-        app: 0,
-    };
+    let small = host_write(0, 512);
     let done = host.submit(small, SimTime::ZERO).unwrap();
     assert!(done.raw_commands >= 1 && done.latency() > SimTime::ZERO);
     assert_eq!(host.location(0).unwrap(), Loc::Pcm);
@@ -358,11 +331,8 @@ fn a_stray_call_is_refused_with_its_reason() {
     let cfg = fusion(&["hfsl.protect=[{app=1, offset=\"0B\", len=\"64KiB\"}]"]);
     let mut host = HfslHost::new(&cfg, 1, 1 << 20, false).unwrap();
     let io = HostIo {
-        write: true,
-        offset: 4096,
-        len: 512,
-        meta: false,
         app: 2,
+        ..host_write(4096, 512)
     };
     let e = host.submit(io, SimTime::ZERO).unwrap_err().to_string();
     assert!(
@@ -380,13 +350,7 @@ fn a_stray_call_is_refused_with_its_reason() {
 fn a_full_nand_without_gc_is_the_workload_s_error() {
     let cfg = fusion(&["hfsl.gc=false", "nand.blocks_per_plane=2"]);
     let ios: Vec<HostIo> = (0..5000u64)
-        .map(|k| HostIo {
-            write: true,
-            offset: k % 100 * 2048,
-            len: 2048,
-            meta: false,
-            app: 0,
-        })
+        .map(|k| host_write(k % 100 * 2048, 2048))
         .collect();
     let e = hfsl::run(&cfg, 1, 100, &ios).unwrap_err();
     assert!(matches!(e, ssdlab::Error::Job(_)), "{e:?}");
@@ -400,13 +364,7 @@ fn a_full_nand_without_gc_is_the_workload_s_error() {
 fn the_scheduler_sends_in_batches_on_its_timer() {
     // 512 KiB writes: 256 pages over 16 dies on 8 channels, 32 programs per channel queue.
     let ios: Vec<HostIo> = (0..4u64)
-        .map(|k| HostIo {
-            write: true,
-            offset: k * (512 << 10),
-            len: 512 << 10,
-            meta: false,
-            app: 0,
-        })
+        .map(|k| host_write(k * (512 << 10), 512 << 10))
         .collect();
     let run = |extra: &[&str]| hfsl::run(&fusion(extra), 1, 1024, &ios).unwrap();
     let all = run(&[]);
@@ -535,13 +493,7 @@ fn a_send_timer_past_a_second_is_refused_and_the_clock_end_ends_the_run() {
     struct Late(bool);
     impl hfsl::HostSource for Late {
         fn next_io(&mut self, _now: SimTime) -> ssdlab::Result<Option<(SimTime, HostIo)>> {
-            let io = HostIo {
-                write: true,
-                offset: 0,
-                len: 4096,
-                meta: false,
-                app: 0,
-            };
+            let io = host_write(0, 4096);
             Ok((!std::mem::replace(&mut self.0, true)).then_some((SimTime(u64::MAX - 10), io)))
         }
     }
@@ -575,13 +527,7 @@ fn a_command_at_the_clock_s_end_is_refused_not_answered_in_0_ps() {
         );
     }
     let mut host = HfslHost::new(&cfg, 1, 1 << 20, false).unwrap();
-    let io = HostIo {
-        write: true,
-        offset: 0,
-        len: 4096,
-        meta: false,
-        app: 0,
-    };
+    let io = host_write(0, 4096);
     let e = host.submit(io, SimTime::MAX).unwrap_err().to_string();
     assert!(
         e.contains("at_ps") && e.contains("end of the simulated clock"),
@@ -598,10 +544,7 @@ fn a_read_of_never_written_data_is_counted_and_takes_the_host_s_work() {
     use ssdlab::sim::SimTime;
     let read = HostIo {
         write: false,
-        offset: 4096,
-        len: 4096,
-        meta: false,
-        app: 0,
+        ..host_write(4096, 4096)
     };
     for (cost, us) in [("0us", 0), ("2us", 2)] {
         let cfg = fusion(&[&format!("hfsl.request_cost=\"{cost}\"")]);
@@ -649,13 +592,7 @@ fn a_logical_size_that_is_no_whole_page_or_a_reserve_of_every_block_is_named() {
 fn startdelay_and_flows_are_refused_through_hfsl() {
     use ssdlab::run::{run, run_flows};
     let cfg = fusion(&[]);
-    let opts = ssdlab::RunOptions {
-        seed: 1,
-        record_requests: false,
-        stats_interval: None,
-        power_cut_event: None,
-        power_cut_at: None,
-    };
+    let opts = ssdlab::RunOptions::seeded(1);
     let late = ssdlab::JobSpec::from_json(
         r#"{"rw":"randread","bs":"4KiB","io_count":10,"startdelay":"1ms"}"#,
     )

@@ -1,5 +1,6 @@
 //! What the HFSL test files share: the fusion device they run on and a deterministic request
-//! mix.
+//! mix, and a host write.
+#![allow(dead_code)]
 
 use ssdlab::driver::hfsl::HostIo;
 use ssdlab::SsdConfig;
@@ -31,4 +32,15 @@ pub fn mix(n: u64, pages: u64) -> Vec<HostIo> {
             }
         })
         .collect()
+}
+
+/// A host write of `len` bytes at `offset`, not metadata, by application 0.
+pub fn host_write(offset: u64, len: u64) -> HostIo {
+    HostIo {
+        write: true,
+        offset,
+        len,
+        meta: false,
+        app: 0,
+    }
 }
