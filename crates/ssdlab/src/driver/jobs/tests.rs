@@ -28,6 +28,16 @@ struct Watch {
     completions: u64,
 }
 
+impl Watch {
+    fn new(inner: JobDriver) -> Watch {
+        Watch {
+            inner,
+            most_in_flight: 0,
+            completions: 0,
+        }
+    }
+}
+
 impl Driver for Watch {
     fn on_complete(&mut self, dev: &mut Device, now: SimTime, done: Completion) {
         self.completions += 1;
@@ -47,11 +57,7 @@ fn closed_loop_keeps_iodepth_requests_in_flight_per_instance() {
     );
     drv.start(&mut dev);
     assert_eq!(dev.host().in_flight(), 6);
-    let mut w = Watch {
-        inner: drv,
-        most_in_flight: 0,
-        completions: 0,
-    };
+    let mut w = Watch::new(drv);
     assert!(dev.run(&mut w, u64::MAX, &mut |_, _| true).unwrap());
     assert_eq!(
         w.most_in_flight, 6,
@@ -224,14 +230,7 @@ fn watch(dev: &mut Device, drv: JobDriver) -> (Watch, Vec<usize>) {
             self.1.push(dev.host().in_flight());
         }
     }
-    let mut s = Seq(
-        Watch {
-            inner: drv,
-            most_in_flight: 0,
-            completions: 0,
-        },
-        Vec::new(),
-    );
+    let mut s = Seq(Watch::new(drv), Vec::new());
     assert!(dev.run(&mut s, u64::MAX, &mut |_, _| true).unwrap());
     (s.0, s.1)
 }
@@ -640,11 +639,7 @@ fn latency_target_settles_at_the_highest_depth_within_it() {
         r#"{{"rw":"randread","bs":"4KiB","iodepth":32,"runtime":"500ms","latency_target":"{target_ns}ns","latency_window":"2ms","latency_percentile":99.9}}"#
     );
     let (mut dev, drv) = setup_flows(&SERIAL_READS, &[&job]);
-    let mut w = Watch {
-        inner: drv,
-        most_in_flight: 0,
-        completions: 0,
-    };
+    let mut w = Watch::new(drv);
     w.inner.start(&mut dev);
     assert!(dev.run(&mut w, u64::MAX, &mut |_, _| true).unwrap());
     assert_eq!(w.inner.finish().unwrap(), "latency target's depth found");
