@@ -2,37 +2,11 @@
 //! device without a refusal, and the device's own counts agree with HFSL's.
 
 mod common;
+mod hfsl_rig;
 
+use hfsl_rig::{fusion, host_write, mix};
 use ssdlab::driver::hfsl::{self, HostIo};
 use ssdlab::SsdConfig;
-
-fn fusion(extra: &[&str]) -> SsdConfig {
-    let mut o = vec!["nand.blocks_per_plane=8".to_string()];
-    o.extend(extra.iter().map(|s| s.to_string()));
-    SsdConfig::resolve("seed002-fusion", &o).unwrap()
-}
-
-/// A deterministic mix: writes of 512 B to 8 KiB (every fifth flagged metadata) and reads,
-/// over `pages` logical pages.
-fn mix(n: u64, pages: u64) -> Vec<HostIo> {
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let sectors = 1 + (x >> 40) % 16;
-            let sector = (x >> 8) % (pages * 4 - sectors);
-            HostIo {
-                write: !x.is_multiple_of(3),
-                offset: sector * 512,
-                len: sectors * 512,
-                meta: x.is_multiple_of(5),
-                app: 0,
-            }
-        })
-        .collect()
-}
 
 #[test]
 fn hfsl_runs_on_the_fusion_device_and_counts_match_the_device() {
@@ -82,11 +56,8 @@ fn a_stray_write_by_another_application_is_refused_and_changes_nothing() {
         .map(|io| HostIo { app: 1, ..io })
         .collect();
     let stray = |k: u64| HostIo {
-        write: true,
-        offset: k * 4096 % (512 << 10),
-        len: 2048,
-        meta: false,
         app: 2,
+        ..host_write(k * 4096 % (512 << 10), 2048)
     };
     let mut with_stray = Vec::new();
     for (i, io) in own.iter().enumerate() {
@@ -201,13 +172,7 @@ fn an_end_flush_replay_through_hfsl_is_refused() {
         r#"{"trace":"model:financial1","mode":"afap","io_count":10,"end_flush":true}"#,
     )
     .unwrap();
-    let opts = RunOptions {
-        seed: 7,
-        record_requests: false,
-        stats_interval: None,
-        power_cut_event: None,
-        power_cut_at: None,
-    };
+    let opts = RunOptions::seeded(7);
     let err = run_replay(&cfg, &tjob, &opts, &mut |_, _| true)
         .err()
         .expect("refused");
@@ -224,13 +189,7 @@ fn a_trace_model_runs_through_hfsl_and_the_result_says_what_hfsl_did() {
     let cfg = fusion(&["hfsl.ssw=\"1KiB\""]);
     let tjob = TraceJob::from_json(r#"{"trace":"model:financial1","mode":"afap","io_count":3000}"#)
         .unwrap();
-    let opts = RunOptions {
-        seed: 7,
-        record_requests: false,
-        stats_interval: None,
-        power_cut_event: None,
-        power_cut_at: None,
-    };
+    let opts = RunOptions::seeded(7);
     let run = || {
         let mut v = serde_json::to_value(
             run_replay(&cfg, &tjob, &opts, &mut |_, _| true)
@@ -294,13 +253,7 @@ fn a_job_from_another_application_is_refused_in_the_owned_range_only() {
     use ssdlab::workload::JobSpec;
     let spec = JobSpec::from_json(r#"{"rw":"randwrite","bs":"2KiB","size":"1MiB","io_count":400}"#)
         .unwrap();
-    let opts = RunOptions {
-        seed: 1,
-        record_requests: false,
-        stats_interval: None,
-        power_cut_event: None,
-        power_cut_at: None,
-    };
+    let opts = RunOptions::seeded(1);
     let refused = |app: u32| {
         let cfg = fusion(&[
             "hfsl.protect=[{app=1, offset=\"0B\", len=\"256KiB\"}]",
@@ -347,13 +300,7 @@ fn requests_one_call_at_a_time_end_as_the_same_list_in_one_run() {
     );
     assert_eq!(last, batch.end);
     // A small write lands in PCM, a whole page in NAND.
-    let small = HostIo {
-        write: true,
-        offset: 0,
-        len: 512,
-        meta: false,
-        app: 0,
-    };
+    let small = host_write(0, 512);
     let done = host.submit(small, SimTime::ZERO).unwrap();
     assert!(done.raw_commands >= 1 && done.latency() > SimTime::ZERO);
     assert_eq!(host.location(0).unwrap(), Loc::Pcm);
@@ -384,11 +331,8 @@ fn a_stray_call_is_refused_with_its_reason() {
     let cfg = fusion(&["hfsl.protect=[{app=1, offset=\"0B\", len=\"64KiB\"}]"]);
     let mut host = HfslHost::new(&cfg, 1, 1 << 20, false).unwrap();
     let io = HostIo {
-        write: true,
-        offset: 4096,
-        len: 512,
-        meta: false,
         app: 2,
+        ..host_write(4096, 512)
     };
     let e = host.submit(io, SimTime::ZERO).unwrap_err().to_string();
     assert!(
@@ -406,13 +350,7 @@ fn a_stray_call_is_refused_with_its_reason() {
 fn a_full_nand_without_gc_is_the_workload_s_error() {
     let cfg = fusion(&["hfsl.gc=false", "nand.blocks_per_plane=2"]);
     let ios: Vec<HostIo> = (0..5000u64)
-        .map(|k| HostIo {
-            write: true,
-            offset: k % 100 * 2048,
-            len: 2048,
-            meta: false,
-            app: 0,
-        })
+        .map(|k| host_write(k % 100 * 2048, 2048))
         .collect();
     let e = hfsl::run(&cfg, 1, 100, &ios).unwrap_err();
     assert!(matches!(e, ssdlab::Error::Job(_)), "{e:?}");
@@ -426,13 +364,7 @@ fn a_full_nand_without_gc_is_the_workload_s_error() {
 fn the_scheduler_sends_in_batches_on_its_timer() {
     // 512 KiB writes: 256 pages over 16 dies on 8 channels, 32 programs per channel queue.
     let ios: Vec<HostIo> = (0..4u64)
-        .map(|k| HostIo {
-            write: true,
-            offset: k * (512 << 10),
-            len: 512 << 10,
-            meta: false,
-            app: 0,
-        })
+        .map(|k| host_write(k * (512 << 10), 512 << 10))
         .collect();
     let run = |extra: &[&str]| hfsl::run(&fusion(extra), 1, 1024, &ios).unwrap();
     let all = run(&[]);
@@ -466,302 +398,6 @@ fn the_scheduler_sends_in_batches_on_its_timer() {
         e.contains("hfsl.max_cmd_send") && e.contains("8 to 255"),
         "{e}"
     );
-}
-
-mod power_cuts {
-    //! Issue 11 point 6: power cut at random device events, restart, and a plain oracle (the
-    //! version each logical sub-page last acknowledged) read back through the recovered map.
-    use super::*;
-    use ssdlab::driver::hfsl::persist::TORN;
-    use ssdlab::driver::hfsl::{HfslHost, PowerCut};
-    use ssdlab::sim::SimTime;
-
-    const PAGES: u64 = 600;
-
-    /// xorshift64: the test's own random stream.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-    }
-
-    /// What a session of `cuts` power cuts found.
-    #[derive(Default, Debug)]
-    struct Session {
-        cuts: u64,
-        cut_requests: u64,
-        /// Sub-pages that did not read back their acknowledged version (test's own oracle),
-        /// and HFSL's own count of them.
-        lost: u64,
-        reported_lost: u64,
-        recovery: SimTime,
-        /// Restarts the power failed during.
-        restarts_cut: u64,
-    }
-
-    /// Random writes (small, large, metadata) and reads, with the power cut `cuts` times at a
-    /// random event 1 to `gap` events ahead, each followed by a restart and a check of every
-    /// logical page against the oracle. Every so often HFSL halts.
-    fn session(extra: &[&str], seed: u64, cuts: u64, gap: u64) -> Session {
-        session_cutting_restarts(extra, seed, cuts, gap, 0)
-    }
-
-    /// [`session`], and every other restart is cut too, at a random event 1 to
-    /// `restart_gap` events into it (none with 0), and restarted again.
-    fn session_cutting_restarts(
-        extra: &[&str],
-        seed: u64,
-        cuts: u64,
-        gap: u64,
-        restart_gap: u64,
-    ) -> Session {
-        let cfg = fusion(extra);
-        let mut host = HfslHost::new(&cfg, seed, PAGES * 2048, true).unwrap();
-        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-        let mut oracle = vec![0u32; PAGES as usize * 4];
-        let mut version = 0u32;
-        let mut s = Session::default();
-        host.arm_power_cut(host.events() + 1 + rng.below(gap))
-            .unwrap();
-        while s.cuts < cuts {
-            let most = if rng.below(4) == 0 { 16 } else { 3 };
-            let sectors = 1 + rng.below(most);
-            let sector = rng.below(PAGES * 4 - sectors);
-            let write = rng.below(3) != 0;
-            let io = HostIo {
-                write,
-                offset: sector * 512,
-                len: sectors * 512,
-                meta: write && rng.below(8) == 0,
-                app: 0,
-            };
-            if rng.below(200) == 0 {
-                host.halt().unwrap();
-            }
-            let done = host.submit(io, SimTime::ZERO).unwrap();
-            version += 1;
-            let covered = sector as usize..(sector + sectors) as usize;
-            if write && done.acknowledged {
-                oracle[covered.clone()].fill(version);
-            }
-            if !done.power_cut {
-                continue;
-            }
-            s.cuts += 1;
-            s.cut_requests += !done.acknowledged as u64;
-            if restart_gap > 0 && rng.below(2) == 0 {
-                host.arm_power_cut(1 + rng.below(restart_gap)).unwrap();
-            }
-            let mut r: PowerCut = host.restart().unwrap();
-            while r.restart_cut {
-                s.restarts_cut += 1;
-                r = host.restart().unwrap();
-            }
-            s.recovery = s.recovery.max(r.recovery);
-            s.reported_lost += r.lost.sub_pages;
-            for lpn in 0..PAGES {
-                let got = host.read_back(lpn).unwrap();
-                for (k, &v) in got.iter().enumerate() {
-                    let i = lpn as usize * 4 + k;
-                    let cut_write = write && !done.acknowledged && covered.contains(&i);
-                    if cut_write && (v == oracle[i] || v == version || v == TORN) {
-                        oracle[i] = v;
-                    } else if v != oracle[i] {
-                        s.lost += 1;
-                        oracle[i] = v;
-                    }
-                }
-            }
-            host.arm_power_cut(host.events() + 1 + rng.below(gap))
-                .unwrap();
-        }
-        s
-    }
-
-    /// A small PCM (evictions), a small NAND (GC), SSW 1 KiB: every mechanism that moves data.
-    const SMALL: [&str; 3] = [
-        "hfsl.ssw=\"1KiB\"",
-        "pcm.chip_capacity=\"4KiB\"",
-        "nand.blocks_per_plane=6",
-    ];
-
-    #[test]
-    fn no_acknowledged_write_is_lost_at_a_thousand_power_cuts_with_the_map_in_pcm() {
-        let s = session(&SMALL, 7, 1000, 400);
-        assert_eq!(s.cuts, 1000);
-        // Cuts fell inside requests, not only between them.
-        assert!(s.cut_requests > 300, "{s:?}");
-        assert_eq!((s.lost, s.reported_lost), (0, 0), "{s:?}");
-        assert!(s.recovery > SimTime::ZERO);
-    }
-
-    /// Half the restarts are cut too, some during the moves a die without a free block needs
-    /// (before the moves were made cut-safe, 9 of these seeds lost 2 to 18 sub-pages each).
-    #[test]
-    fn a_cut_during_a_restart_loses_nothing_either() {
-        let mut restarts_cut = 0;
-        for seed in 1..=30 {
-            let s = session_cutting_restarts(&SMALL, seed, 300, 400, 60);
-            assert_eq!((s.lost, s.reported_lost), (0, 0), "seed {seed}: {s:?}");
-            restarts_cut += s.restarts_cut;
-        }
-        assert!(restarts_cut > 300, "{restarts_cut}");
-    }
-
-    #[test]
-    fn with_the_map_only_in_dram_a_cut_loses_what_changed_since_the_last_halt() {
-        let mut dram = SMALL.to_vec();
-        dram.push("hfsl.map_store=\"dram\"");
-        let s = session(&dram, 7, 40, 4000);
-        assert!(s.lost > 0, "{s:?}");
-        // HFSL's own count agrees with the test's oracle.
-        assert_eq!(s.lost, s.reported_lost, "{s:?}");
-        // A halt writes the map: a cut right after it loses nothing.
-        let cfg = fusion(&dram);
-        let mut host = HfslHost::new(&cfg, 1, PAGES * 2048, true).unwrap();
-        for io in mix(800, PAGES) {
-            host.submit(io, SimTime::ZERO).unwrap();
-        }
-        let (took, bytes) = host.halt().unwrap();
-        assert!(took > SimTime::ZERO && bytes > 0);
-        host.cut_power().unwrap();
-        let r = host.restart().unwrap();
-        assert_eq!(r.lost.sub_pages, 0, "{r:?}");
-        assert!(r.recovered.mapped > 0);
-    }
-
-    pub fn many_seeds(seeds: u64) {
-        for method in ["same-level", "cache", "both"] {
-            for ssw in ["512B", "1KiB", "2KiB"] {
-                for seed in 1..=seeds {
-                    let m = format!("hfsl.fusion_method=\"{method}\"");
-                    let w = format!("hfsl.wear_aware={}", seed % 2 == 0);
-                    let z = format!("hfsl.ssw=\"{ssw}\"");
-                    let s = session_cutting_restarts(
-                        &[
-                            &m,
-                            &w,
-                            &z,
-                            "pcm.chip_capacity=\"4KiB\"",
-                            "nand.blocks_per_plane=6",
-                        ],
-                        seed,
-                        40,
-                        300,
-                        60,
-                    );
-                    assert_eq!(
-                        (s.lost, s.reported_lost),
-                        (0, 0),
-                        "{method} {ssw} seed {seed}: {s:?}"
-                    );
-                }
-            }
-        }
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig { cases: 48, ..Default::default() })]
-
-        /// Every fusion method and SSW, wear-aware or not, restarts cut or not: no
-        /// acknowledged write is lost with the map in PCM.
-        #[test]
-        fn the_map_in_pcm_loses_nothing_under_any_method(
-            method in proptest::sample::select(vec!["same-level", "cache", "both"]),
-            ssw in proptest::sample::select(vec!["512B", "1KiB", "2KiB"]),
-            wear_aware in proptest::bool::ANY,
-            seed in 1u64..100_000,
-        ) {
-            let m = format!("hfsl.fusion_method=\"{method}\"");
-            let w = format!("hfsl.wear_aware={wear_aware}");
-            let ssw = format!("hfsl.ssw=\"{ssw}\"");
-            let s = session_cutting_restarts(
-                &[&m, &w, &ssw, "pcm.chip_capacity=\"4KiB\"", "nand.blocks_per_plane=6"],
-                seed,
-                40,
-                300,
-                60,
-            );
-            proptest::prop_assert_eq!((s.lost, s.reported_lost), (0, 0), "{:?}", s);
-        }
-    }
-
-    #[test]
-    fn a_run_cut_at_an_event_recovers_and_is_the_same_every_time() {
-        let mut extra = SMALL.to_vec();
-        extra.push("hfsl.power_cut_event=20000");
-        let cfg = fusion(&extra);
-        let ios = mix(6000, PAGES);
-        let r = hfsl::run(&cfg, 1, PAGES as u32, &ios).unwrap();
-        let cut = r.power_cut.clone().expect("cut");
-        assert_eq!(cut.event, 20000);
-        assert!(cut.requests_acknowledged > 0 && cut.requests_acknowledged < 6000);
-        assert!(cut.recovery > SimTime::ZERO && cut.map_bytes_read == PAGES * 8);
-        assert_eq!(cut.lost.sub_pages, 0, "{cut:?}");
-        let again = hfsl::run(&cfg, 1, PAGES as u32, &ios).unwrap();
-        assert_eq!(again.power_cut, r.power_cut);
-        // A cut past the run's end is the user's error, naming the field.
-        let e = refused_run(&["hfsl.power_cut_event=100000000"], &ios);
-        assert!(
-            e.contains("hfsl.power_cut_event") && e.contains("100000000"),
-            "{e}"
-        );
-    }
-
-    /// The error of a run of `ios` on the small device with `extra` set too.
-    fn refused_run(extra: &[&str], ios: &[HostIo]) -> String {
-        let mut set = SMALL.to_vec();
-        set.extend(extra);
-        hfsl::run(&fusion(&set), 1, PAGES as u32, ios)
-            .unwrap_err()
-            .to_string()
-    }
-
-    /// `hfsl.restart_cut_event`: the restart is cut too and restarted again; the block
-    /// describes the restart that finished, under the first cut, and nothing is lost.
-    #[test]
-    fn a_run_may_cut_its_restart_too() {
-        let mut extra = SMALL.to_vec();
-        extra.push("hfsl.power_cut_event=20000");
-        let ios = mix(6000, PAGES);
-        let once = hfsl::run(&fusion(&extra), 1, PAGES as u32, &ios).unwrap();
-        let once = once.power_cut.expect("cut");
-        extra.push("hfsl.restart_cut_event=3");
-        let cfg = fusion(&extra);
-        let r = hfsl::run(&cfg, 1, PAGES as u32, &ios).unwrap();
-        let cut = r.power_cut.clone().expect("cut");
-        assert!(cut.restart_cut && !once.restart_cut);
-        assert_eq!((cut.event, cut.at), (once.event, once.at));
-        assert_eq!(cut.requests_acknowledged, once.requests_acknowledged);
-        assert_eq!(cut.lost, once.lost, "{cut:?}");
-        assert_eq!(cut.lost.sub_pages, 0);
-        let again = hfsl::run(&cfg, 1, PAGES as u32, &ios).unwrap();
-        assert_eq!(again.power_cut, r.power_cut);
-        // Past the restart's end, or without a first cut: the user's error, naming the field.
-        let late = [
-            "hfsl.power_cut_event=20000",
-            "hfsl.restart_cut_event=100000000",
-        ];
-        let e = refused_run(&late, &ios);
-        assert!(
-            e.contains("hfsl.restart_cut_event") && e.contains("100000000"),
-            "{e}"
-        );
-        let e = SsdConfig::resolve("seed002-fusion", &["hfsl.restart_cut_event=3".into()])
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("hfsl.restart_cut_event") && e.contains("power_cut_event"),
-            "{e}"
-        );
-    }
 }
 
 /// `hfsl.request_cost`: HFSL's own host work per host request, on the core that then submits
@@ -841,14 +477,6 @@ fn each_batch_sent_costs_one_bram_transfer() {
     );
 }
 
-/// Every method, SSW and wear setting over many seeds (by hand: `cargo nextest run --release
-/// --run-ignored only -E 'test(many_seeds)'`).
-#[test]
-#[ignore]
-fn power_cuts_lose_nothing_over_many_seeds() {
-    power_cuts::many_seeds(400);
-}
-
 #[test]
 fn a_send_timer_past_a_second_is_refused_and_the_clock_end_ends_the_run() {
     // hfsl.send_timer = 1000000s ran the clock to its end in 18 ticks; the next tick was then
@@ -865,13 +493,7 @@ fn a_send_timer_past_a_second_is_refused_and_the_clock_end_ends_the_run() {
     struct Late(bool);
     impl hfsl::HostSource for Late {
         fn next_io(&mut self, _now: SimTime) -> ssdlab::Result<Option<(SimTime, HostIo)>> {
-            let io = HostIo {
-                write: true,
-                offset: 0,
-                len: 4096,
-                meta: false,
-                app: 0,
-            };
+            let io = host_write(0, 4096);
             Ok((!std::mem::replace(&mut self.0, true)).then_some((SimTime(u64::MAX - 10), io)))
         }
     }
@@ -905,13 +527,7 @@ fn a_command_at_the_clock_s_end_is_refused_not_answered_in_0_ps() {
         );
     }
     let mut host = HfslHost::new(&cfg, 1, 1 << 20, false).unwrap();
-    let io = HostIo {
-        write: true,
-        offset: 0,
-        len: 4096,
-        meta: false,
-        app: 0,
-    };
+    let io = host_write(0, 4096);
     let e = host.submit(io, SimTime::MAX).unwrap_err().to_string();
     assert!(
         e.contains("at_ps") && e.contains("end of the simulated clock"),
@@ -928,10 +544,7 @@ fn a_read_of_never_written_data_is_counted_and_takes_the_host_s_work() {
     use ssdlab::sim::SimTime;
     let read = HostIo {
         write: false,
-        offset: 4096,
-        len: 4096,
-        meta: false,
-        app: 0,
+        ..host_write(4096, 4096)
     };
     for (cost, us) in [("0us", 0), ("2us", 2)] {
         let cfg = fusion(&[&format!("hfsl.request_cost=\"{cost}\"")]);
@@ -979,13 +592,7 @@ fn a_logical_size_that_is_no_whole_page_or_a_reserve_of_every_block_is_named() {
 fn startdelay_and_flows_are_refused_through_hfsl() {
     use ssdlab::run::{run, run_flows};
     let cfg = fusion(&[]);
-    let opts = ssdlab::RunOptions {
-        seed: 1,
-        record_requests: false,
-        stats_interval: None,
-        power_cut_event: None,
-        power_cut_at: None,
-    };
+    let opts = ssdlab::RunOptions::seeded(1);
     let late = ssdlab::JobSpec::from_json(
         r#"{"rw":"randread","bs":"4KiB","io_count":10,"startdelay":"1ms"}"#,
     )

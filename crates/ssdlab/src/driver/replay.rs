@@ -244,6 +244,21 @@ mod tests {
         }
     }
 
+    /// `tjob` replayed on `cfg` to the trace's end: the device, and the driver with every
+    /// completion it saw.
+    fn replay_to_end(cfg: &SsdConfig, tjob: &TraceJob) -> (Device, Log) {
+        let src = Replay::new(tjob, cfg.logical_bytes(), 1).unwrap();
+        let mut dev = Device::new(cfg, 1).unwrap();
+        let mut log = Log {
+            inner: ReplayDriver::new(src, tjob),
+            done: Vec::new(),
+        };
+        log.inner.start(&mut dev);
+        assert!(dev.run(&mut log, u64::MAX, &mut |_, _| true).unwrap());
+        assert_eq!(log.inner.finish().unwrap(), "trace end");
+        (dev, log)
+    }
+
     fn replay(mode: &str) -> Vec<Completion> {
         let dir =
             std::env::temp_dir().join(format!("ssdlab-replay-test-{}-{mode}", std::process::id()));
@@ -255,15 +270,7 @@ mod tests {
         ))
         .unwrap();
         let cfg = SsdConfig::resolve("small-tlc", &[]).unwrap();
-        let src = Replay::new(&tjob, cfg.logical_bytes(), 1).unwrap();
-        let mut dev = Device::new(&cfg, 1).unwrap();
-        let mut log = Log {
-            inner: ReplayDriver::new(src, &tjob),
-            done: Vec::new(),
-        };
-        log.inner.start(&mut dev);
-        assert!(dev.run(&mut log, u64::MAX, &mut |_, _| true).unwrap());
-        assert_eq!(log.inner.finish().unwrap(), "trace end");
+        let (_, log) = replay_to_end(&cfg, &tjob);
         std::fs::remove_dir_all(&dir).unwrap();
         log.done
     }
@@ -303,15 +310,7 @@ mod tests {
                 ],
             )
             .unwrap();
-            let src = Replay::new(&tjob, cfg.logical_bytes(), 1).unwrap();
-            let mut dev = Device::new(&cfg, 1).unwrap();
-            let mut log = Log {
-                inner: ReplayDriver::new(src, &tjob),
-                done: Vec::new(),
-            };
-            log.inner.start(&mut dev);
-            assert!(dev.run(&mut log, u64::MAX, &mut |_, _| true).unwrap());
-            assert_eq!(log.inner.finish().unwrap(), "trace end");
+            let (dev, mut log) = replay_to_end(&cfg, &tjob);
             let flushes: Vec<_> = log
                 .done
                 .iter()

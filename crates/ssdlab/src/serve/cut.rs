@@ -21,8 +21,10 @@
 //! keeps it (past a FLUSH too: more than needed, never less) (with power cuts armed the server
 //! sends WRITE_ZEROES as a write of zeros, which a FLUSH makes durable as NBD requires).
 
+use super::accept::Open;
 use super::data::Data;
-use super::{Open, Outbox, ServeOptions};
+use super::Outbox;
+use super::ServeOptions;
 use crate::config::SsdConfig;
 use crate::device::Device;
 use crate::device::PowerCutOutcome;

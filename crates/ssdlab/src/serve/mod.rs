@@ -15,311 +15,42 @@
 //! clock reaches its simulated completion, times `time_scale`), `logical` replies as soon as the
 //! model has finished the request.
 
+mod accept;
 pub mod access;
+mod commands;
 pub mod conn;
 pub mod cut;
 pub mod data;
 pub mod net;
+mod options;
 pub mod proto;
 pub mod session;
 pub mod tls;
 
-use crate::config::{BackendKind, SsdConfig};
+use crate::config::SsdConfig;
 use crate::device::{Completion, Device, Driver, Flags, Request, Status};
-use crate::error::{got, Invalid};
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::SimTime;
 use crate::stats::result::RunResult;
 use crate::stats::LatencyStats;
-use access::{Door, Refusal, HANDSHAKE_LIMIT_S};
-use conn::{Export, Handshake, Negotiation, Reply, TlsPhase, ToSim};
-use data::{Data, DataSpec};
+use accept::{client_address, close_connections, spawn_acceptor, Shared};
+use access::Door;
+use commands::take_message;
+use conn::{Export, Reply, ToSim};
+use data::Data;
 pub use net::Listen;
-use net::{Listener, Stream};
+use net::Listener;
+pub(crate) use options::check_servable;
+use options::{check_options, session_job};
+pub use options::{Clock, ServeOptions, Tick, DEFAULT_MAX_CONNECTIONS, MAX_CONNECTIONS};
 use proto::*;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
-use std::io;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tls::{Credentials, Tls, TlsMode};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Clock {
-    Realtime,
-    Logical,
-}
-
-impl Clock {
-    pub fn parse(text: &str) -> Result<Clock> {
-        match text {
-            "realtime" => Ok(Clock::Realtime),
-            "logical" => Ok(Clock::Logical),
-            _ => Err(Error::bad_config(Invalid::option(
-                "--clock",
-                format!("{text:?}"),
-                "realtime or logical",
-            ))),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Clock::Realtime => "realtime",
-            Clock::Logical => "logical",
-        }
-    }
-}
-
-#[derive(Clone, Debug)]
-pub struct ServeOptions {
-    pub listen: Listen,
-    pub export_name: String,
-    pub read_only: bool,
-    pub clock: Clock,
-    /// Wall seconds per simulated second (realtime clock): 2 plays the drive at half speed.
-    pub time_scale: f64,
-    pub seed: u64,
-    /// Where the drive's bytes live.
-    pub data: DataSpec,
-    /// Write the session log here (`ssdlab run --trace` replays it).
-    pub log: Option<PathBuf>,
-    /// With `log`: write each logged write's bytes here, in the log's order.
-    pub log_data: Option<PathBuf>,
-    /// TLS: off, on or required; None is `require` with credentials, else off.
-    pub tls: Option<TlsMode>,
-    pub tls_credentials: Option<Credentials>,
-    /// Most connections at once (1 to [`MAX_CONNECTIONS`]); more are closed at once.
-    pub max_connections: usize,
-    /// Serve an address other machines reach without TLS and client authentication.
-    pub insecure_network: bool,
-    /// Arm the drive's power-loss model (page-mapped FTL only), so that the session can be
-    /// cut: [`Tick::PowerCut`] (SIGUSR1 to `ssdlab serve`) or `power_cut_event`.
-    pub power_cuts: bool,
-    /// Cut the power once the device has handled this many events (logical clock only: on the
-    /// realtime clock the events depend on the wall clock).
-    pub power_cut_event: Option<u64>,
-}
-
-impl ServeOptions {
-    /// TLS as asked, or by default: required when credentials are given, off otherwise.
-    fn tls_mode(&self) -> TlsMode {
-        self.tls.unwrap_or(match self.tls_credentials {
-            Some(_) => TlsMode::Require,
-            None => TlsMode::Off,
-        })
-    }
-}
-
-/// What the live figures' callback asks of the server.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Tick {
-    Go,
-    Stop,
-    /// Cut the drive's power now (`ServeOptions::power_cuts`), then serve the recovered drive.
-    PowerCut,
-}
-
-/// The default of `--max-connections`: a few clients with a few connections each (nbdcopy
-/// opens four, QEMU one). Each connection is two threads.
-pub const DEFAULT_MAX_CONNECTIONS: usize = 16;
-/// The most `--max-connections` may be.
-pub const MAX_CONNECTIONS: usize = 1024;
-
-/// A connection as the accepting thread keeps it: a handle to close it by, and where its
-/// handshake stands.
-struct Open {
-    /// A clone of the socket (shutting it down ends both of the connection's threads).
-    stream: Stream,
-    started: Instant,
-    state: AtomicU8,
-}
-
-// `Open::state`.
-const NEGOTIATING: u8 = 0;
-const SERVING: u8 = 1;
-const TIMED_OUT: u8 = 2;
-const ENDED: u8 = 3;
-
-/// What every connection shares.
-struct Shared {
-    export: Export,
-    tls: Option<Tls>,
-    door: Door,
-    /// Large reply buffers, sent and ready for another reply.
-    buffers: Arc<conn::Buffers>,
-}
-
-/// Accept connections until `stop`, each with a thread that runs the handshake and then reads
-/// requests (and one that writes replies). Connections beyond `max_connections` are closed at
-/// once, and handshakes beyond the time limit are cut off.
-fn accept_loop(
-    listener: Listener,
-    shared: Arc<Shared>,
-    max_connections: usize,
-    to_sim: Sender<ToSim>,
-    open: Arc<Mutex<Vec<Arc<Open>>>>,
-    next_conn: Arc<AtomicU32>,
-    stop: Arc<AtomicBool>,
-) {
-    let limit = Duration::from_secs(HANDSHAKE_LIMIT_S);
-    while !stop.load(Ordering::Relaxed) {
-        let live = {
-            let mut open = open.lock().unwrap();
-            open.retain(|c| c.state.load(Ordering::Acquire) != ENDED);
-            for c in open.iter() {
-                let late = c.started.elapsed() > limit;
-                if late
-                    && c.state
-                        .compare_exchange(
-                            NEGOTIATING,
-                            TIMED_OUT,
-                            Ordering::AcqRel,
-                            Ordering::Acquire,
-                        )
-                        .is_ok()
-                {
-                    c.stream.shutdown();
-                }
-            }
-            open.len()
-        };
-        let stream = match listener.accept() {
-            Ok(s) => s,
-            // Nothing waiting, or no descriptor to take one with (EMFILE): wait a turn rather
-            // than spin.
-            Err(_) => {
-                std::thread::sleep(Duration::from_millis(10));
-                continue;
-            }
-        };
-        shared.door.connected();
-        if live >= max_connections {
-            shared.door.refuse(Refusal::TooManyConnections);
-            stream.shutdown();
-            continue;
-        }
-        let Ok(handle) = stream.try_clone() else {
-            continue;
-        };
-        let conn = {
-            // Numbered and listed at once: a power cut closes every connection listed.
-            let mut open = open.lock().unwrap();
-            let conn = next_conn.fetch_add(1, Ordering::Relaxed);
-            open.push(Arc::new(Open {
-                stream: handle,
-                started: Instant::now(),
-                state: AtomicU8::new(NEGOTIATING),
-            }));
-            conn
-        };
-        let entry = open.lock().unwrap().last().expect("just pushed").clone();
-        let (shared, to_sim) = (shared.clone(), to_sim.clone());
-        std::thread::spawn(move || {
-            serve_connection(stream, conn, &shared, &entry, &to_sim);
-            entry.stream.shutdown();
-            entry.state.store(ENDED, Ordering::Release);
-        });
-    }
-}
-
-/// The handshake, through a TLS upgrade if the client asks for one: the stream to serve and
-/// what was negotiated, or why the client was turned away (None: it left of its own accord).
-fn negotiate(
-    mut stream: Stream,
-    export: &Export,
-    tls: Option<&Tls>,
-) -> std::result::Result<(Stream, bool, bool), Option<Refusal>> {
-    let phase = match tls.map(|t| t.mode) {
-        None | Some(TlsMode::Off) => TlsPhase::Off,
-        Some(TlsMode::On) => TlsPhase::Offered,
-        Some(TlsMode::Require) => TlsPhase::Required,
-    };
-    let mut n = Negotiation::greet(&mut stream, phase).map_err(|_| None)?;
-    loop {
-        match n.options(&mut stream, export) {
-            Ok(Handshake::Transmission {
-                structured,
-                block_status,
-            }) => return Ok((stream, structured, block_status)),
-            Ok(Handshake::StartTls) => {
-                let tls = tls.expect("STARTTLS is acknowledged only with TLS");
-                let tls_stream = tls
-                    .accept(stream)
-                    .map_err(|_| Some(Refusal::TlsHandshakeFailed))?;
-                stream = Stream::Tls(tls_stream);
-                n.tls_established();
-            }
-            Ok(Handshake::Refused(why)) => return Err(Some(why)),
-            Ok(Handshake::Closed) => return Err(None),
-            // The client went away (after a refusal, turned away by it).
-            Err(_) => return Err(n.refused()),
-        }
-    }
-}
-
-fn serve_connection(
-    stream: Stream,
-    conn: u32,
-    shared: &Shared,
-    open: &Open,
-    to_sim: &Sender<ToSim>,
-) {
-    let negotiated = negotiate(stream, &shared.export, shared.tls.as_ref());
-    // The accepting thread may have cut the handshake off meanwhile.
-    let in_time = open
-        .state
-        .compare_exchange(NEGOTIATING, SERVING, Ordering::AcqRel, Ordering::Acquire)
-        .is_ok();
-    let (mut stream, structured, block_status) = match negotiated {
-        Ok(n) if in_time => n,
-        Ok((stream, ..)) => {
-            stream.shutdown();
-            shared.door.refuse(Refusal::HandshakeTimeout);
-            return;
-        }
-        Err(why) => {
-            if !in_time {
-                shared.door.refuse(Refusal::HandshakeTimeout);
-            } else if let Some(why) = why {
-                shared.door.refuse(why);
-            }
-            return;
-        }
-    };
-    shared.door.served();
-    let Ok(mut writer) = stream.try_clone() else {
-        return;
-    };
-    let (replies_tx, replies_rx) = mpsc::channel::<Vec<Reply>>();
-    let credit = Arc::new(conn::Credit::default());
-    let writer_credit = credit.clone();
-    let buffers = shared.buffers.clone();
-    let writer_thread = std::thread::spawn(move || {
-        conn::write_replies(&mut writer, replies_rx, &writer_credit, &buffers);
-        writer.shutdown();
-    });
-    if to_sim
-        .send(ToSim::Open {
-            conn,
-            structured,
-            replies: replies_tx,
-        })
-        .is_ok()
-    {
-        // Buffered from here (the handshake read exactly what it needed): a header is not a
-        // system call of its own.
-        let mut reader = io::BufReader::with_capacity(64 << 10, &mut stream);
-        let export = &shared.export;
-        let _ = conn::read_requests(&mut reader, conn, export, block_status, &credit, to_sim);
-        let _ = to_sim.send(ToSim::Closed { conn });
-    }
-    credit.close();
-    let _ = writer_thread.join();
-}
+use tls::Tls;
 
 /// A request in the model.
 struct Pending {
@@ -721,6 +452,41 @@ impl Driver for Outbox {
     }
 }
 
+/// Where replies wait to be sent, with the session log, the data, and (power cuts) the
+/// journal of writes not yet durable.
+fn outbox(
+    cfg: &SsdConfig,
+    dev: &Device,
+    log: Option<session::SessionWriter>,
+    data: Data,
+    shared: &Shared,
+    power_cuts: bool,
+) -> Outbox {
+    let mut out = Outbox::new(cfg.map_unit_bytes(), log, Some(data));
+    out.buffers = shared.buffers.clone();
+    if power_cuts {
+        out.journal = Some(cut::Journal::new(
+            cfg.map_unit_bytes(),
+            dev.capacity_bytes(),
+            cut::KEEP_ALL_BYTES,
+        ));
+    }
+    out
+}
+
+/// The NBD error of a request the model ended with `status`. The model decides, the protocol
+/// reports: a read it could not decode is EIO, a write to a worn-out (read-only) drive or into
+/// a protected range EPERM, a write it found no room for ENOSPC.
+fn errno_of(status: Status) -> u32 {
+    match status {
+        Status::Ok => 0,
+        Status::ReadOnly | Status::WriteProtected => EPERM,
+        Status::NoSpace => ENOSPC,
+        // Zone statuses never come: serve refuses a zoned drive at start.
+        _ => EIO,
+    }
+}
+
 /// Figures of a live session, for the live display.
 fn live_json(
     dev: &Device,
@@ -807,25 +573,6 @@ impl Drop for TimerSlack {
             unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, old as libc::c_ulong) };
         }
     }
-}
-
-/// Refuse a drive NBD cannot carry: a zoned drive's host must write at write pointers and
-/// reset zones, and NBD has no zone commands (no report, no reset, no append); a raw device
-/// (or seed 002's fusion device, raw NAND under a host-side FTL) has no logical blocks.
-pub(crate) fn check_servable(cfg: &SsdConfig) -> Result<()> {
-    if cfg.backend_kind() == BackendKind::Zoned {
-        return Err(Error::config(format!(
-            "serve: {} is a zoned drive ([zns]): NBD has no zones (no write pointers, resets or \
-             reports), so a block client could not write it; serve a conventional config",
-            cfg.meta.name
-        )));
-    }
-    if matches!(cfg.backend_kind(), BackendKind::Raw | BackendKind::Fusion) {
-        return Err(Error::config(
-            "serve: a raw device (ftl.kind = \"none\") has no logical blocks to export".into(),
-        ));
-    }
-    Ok(())
 }
 
 /// Serve `cfg` until `tick` (called about four times a second with the live figures as JSON)
@@ -1021,53 +768,6 @@ fn open_log(cfg: &SsdConfig, opts: &ServeOptions) -> Result<Option<session::Sess
     })
 }
 
-/// The thread that accepts connections until `stop` (see [`accept_loop`]).
-fn spawn_acceptor(
-    listener: Listener,
-    shared: &Arc<Shared>,
-    max_connections: usize,
-    to_sim: Sender<ToSim>,
-    open: &Arc<Mutex<Vec<Arc<Open>>>>,
-    next_conn: &Arc<AtomicU32>,
-    stop: &Arc<AtomicBool>,
-) -> std::thread::JoinHandle<()> {
-    let (shared, stop, open) = (shared.clone(), stop.clone(), open.clone());
-    let next_conn = next_conn.clone();
-    std::thread::spawn(move || {
-        accept_loop(
-            listener,
-            shared,
-            max_connections,
-            to_sim,
-            open,
-            next_conn,
-            stop,
-        )
-    })
-}
-
-/// Where replies wait to be sent, with the session log, the data, and (power cuts) the
-/// journal of writes not yet durable.
-fn outbox(
-    cfg: &SsdConfig,
-    dev: &Device,
-    log: Option<session::SessionWriter>,
-    data: Data,
-    shared: &Shared,
-    power_cuts: bool,
-) -> Outbox {
-    let mut out = Outbox::new(cfg.map_unit_bytes(), log, Some(data));
-    out.buffers = shared.buffers.clone();
-    if power_cuts {
-        out.journal = Some(cut::Journal::new(
-            cfg.map_unit_bytes(),
-            dev.capacity_bytes(),
-            cut::KEEP_ALL_BYTES,
-        ));
-    }
-    out
-}
-
 /// The model's part of a turn, after the requests were submitted: run to `wall_now` (realtime
 /// clock), or until nothing is left or the power-cut event is reached (logical clock). True
 /// when the power is to be cut now.
@@ -1119,48 +819,6 @@ fn save_state_back(
     Ok(())
 }
 
-/// The options' own checks, before anything is built: one line naming the option, the value
-/// and what was expected.
-fn check_options(opts: &ServeOptions) -> Result<()> {
-    if opts.power_cut_event.is_some() && opts.clock != Clock::Logical {
-        return Err(Error::config(
-            "--power-cut-event: expected --clock logical (on the realtime clock the events a \
-             session reaches depend on the wall clock; SIGUSR1 cuts a realtime session)"
-                .into(),
-        ));
-    }
-    if opts.power_cut_event == Some(0) {
-        return Err(Error::bad_config(Invalid::unnamed(
-            "--power-cut-event",
-            got(
-                "0",
-                "at least 1 (the device event after which the power fails)",
-            ),
-        )));
-    }
-    if !(opts.time_scale.is_finite() && opts.time_scale > 0.0 && opts.time_scale <= 1e6) {
-        return Err(Error::bad_config(Invalid::option(
-            "--time-scale",
-            opts.time_scale,
-            "a number above 0, at most 1e6",
-        )));
-    }
-    if opts.export_name.len() > 4096 {
-        return Err(Error::config(format!(
-            "--export-name: {} bytes, expected at most 4096",
-            opts.export_name.len()
-        )));
-    }
-    if !(1..=MAX_CONNECTIONS).contains(&opts.max_connections) {
-        return Err(Error::bad_config(Invalid::option(
-            "--max-connections",
-            opts.max_connections,
-            format!("1 to {MAX_CONNECTIONS}"),
-        )));
-    }
-    Ok(())
-}
-
 /// What the server offers its clients: the drive's size, and the block sizes it prefers.
 fn export_of(cfg: &SsdConfig, opts: &ServeOptions, dev: &Device) -> Export {
     let max_cmd = dev.max_cmd_bytes().min(MAX_REQUEST_BYTES as u64) as u32;
@@ -1204,62 +862,6 @@ fn next_message(
     }
 }
 
-/// Stop: no new connections; close the ones there are, and wait (a few seconds at most) for
-/// their threads to end, so that the door's counts are final.
-fn close_connections(
-    stop: &AtomicBool,
-    acceptor: std::thread::JoinHandle<()>,
-    open: &Mutex<Vec<Arc<Open>>>,
-    out: &mut Outbox,
-    from_conns: Receiver<ToSim>,
-) {
-    // Their readers end, and their writers when their senders go.
-    stop.store(true, Ordering::Relaxed);
-    let _ = acceptor.join();
-    for c in open.lock().unwrap().iter() {
-        c.stream.shutdown();
-    }
-    out.conns.clear();
-    // Messages not taken yet hold writers' senders too.
-    drop(from_conns);
-    // The connection threads end once their sockets are shut; the door's counts are final when
-    // they have (a client answered a moment ago is counted).
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while Instant::now() < deadline
-        && open
-            .lock()
-            .unwrap()
-            .iter()
-            .any(|c| c.state.load(Ordering::Acquire) != ENDED)
-    {
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
-/// The session's settings and connections, as the result's `job`.
-fn session_job(
-    opts: &ServeOptions,
-    tls_mode: TlsMode,
-    tls_auth: Option<&str>,
-    door: &Door,
-    power_cuts: Option<serde_json::Value>,
-) -> serde_json::Value {
-    serde_json::json!({"serve": {
-        "listen": opts.listen.text(),
-        "tls": tls_mode.name(),
-        "tls_auth": tls_auth,
-        "max_connections": opts.max_connections,
-        "insecure_network": opts.insecure_network,
-        "connections": door.json(),
-        "export_name": opts.export_name,
-        "read_only": opts.read_only,
-        "clock": opts.clock.name(),
-        "time_scale": opts.time_scale,
-        "log": opts.log.as_ref().map(|p| p.display().to_string()),
-        "power_cuts": power_cuts,
-    }})
-}
-
 /// How long before a reply is due (realtime clock) the simulation thread stops sleeping and
 /// waits awake, so that the reply leaves on time rather than a wake-up late.
 const SPIN_BEFORE_DUE: Duration = Duration::from_micros(50);
@@ -1280,228 +882,6 @@ fn spin_until(
             return Ok(None);
         }
         std::thread::yield_now();
-    }
-}
-
-/// The URI a libnbd client connects with: `nbds` when TLS is required, with the PSK file's
-/// first user and the file itself when clients authenticate by key.
-fn client_address(listener: &Listener, tls: Option<&Tls>) -> String {
-    let Some(tls) = tls.filter(|t| t.mode == TlsMode::Require) else {
-        return listener.address("nbd");
-    };
-    let address = listener.address("nbds");
-    let tls::ClientAuth::Psk { file, users } = &tls.auth else {
-        return address;
-    };
-    let file = std::fs::canonicalize(file).unwrap_or_else(|_| file.clone());
-    let user = uri_escape(users[0].as_bytes(), b"");
-    let with_user = address.replacen("://", &format!("://{user}@"), 1);
-    let joiner = if with_user.contains('?') { "&" } else { "/?" };
-    let file = uri_escape(file.as_os_str().as_encoded_bytes(), b"/");
-    format!("{with_user}{joiner}tls-psk-file={file}")
-}
-
-/// Text for a URI: bytes other than unreserved characters and `keep` percent-encoded.
-fn uri_escape(text: &[u8], keep: &[u8]) -> String {
-    text.iter()
-        .map(|&b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                (b as char).to_string()
-            }
-            _ if keep.contains(&b) => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
-/// One message from a connection.
-fn take_message(out: &mut Outbox, dev: &Device, msg: ToSim, now: SimTime) {
-    let (ToSim::Open { conn, .. }
-    | ToSim::Closed { conn }
-    | ToSim::Refused { conn, .. }
-    | ToSim::Request { conn, .. }) = &msg;
-    if *conn < out.dead_below {
-        // Open at a power cut: gone with the drive.
-        return;
-    }
-    match msg {
-        ToSim::Open {
-            conn,
-            structured,
-            replies,
-        } => {
-            out.conns.insert(
-                conn,
-                ConnState {
-                    replies,
-                    batch: Vec::new(),
-                    structured,
-                    outstanding: 0,
-                    closing: false,
-                },
-            );
-        }
-        ToSim::Closed { conn } => {
-            if let Some(c) = out.conns.get_mut(&conn) {
-                c.closing = true;
-                if c.outstanding == 0 {
-                    out.conns.remove(&conn);
-                }
-            }
-        }
-        ToSim::Refused {
-            conn,
-            header,
-            error,
-            credit,
-        } => {
-            out.taken(conn);
-            out.errors += 1;
-            out.answer(now, conn, &header, error, "request refused", credit);
-        }
-        ToSim::Request {
-            conn,
-            header,
-            data,
-            credit,
-        } => {
-            out.taken(conn);
-            let h = header;
-            let p = Pending {
-                conn,
-                handle: h.handle,
-                kind: h.kind,
-                offset: h.offset,
-                len: h.length as u64,
-                data,
-                fua: h.flags & CMD_FLAG_FUA != 0 && h.kind != CMD_FLUSH,
-                credit,
-                ticket: cut::Ticket::None,
-            };
-            let op = match h.kind {
-                CMD_READ => Op::Read,
-                CMD_WRITE => Op::Write,
-                CMD_TRIM => Op::Trim,
-                CMD_FLUSH => Op::Flush,
-                CMD_WRITE_ZEROES => {
-                    if h.flags & CMD_FLAG_NO_HOLE != 0 {
-                        if h.flags & CMD_FLAG_FAST_ZERO != 0 {
-                            // Zeroes that must be written are no faster than a write.
-                            let why = "no fast zeroing without holes";
-                            out.answer(now, conn, &h, ENOTSUP, why, credit);
-                            return;
-                        }
-                        Op::Write
-                    } else if out.journal.is_some() {
-                        // With power cuts, zeroes must survive a FLUSH as a write does, and
-                        // the model's trims are durable only at a map checkpoint: a write
-                        // of zeros.
-                        Op::Write
-                    } else {
-                        // Deallocated units read as zeros (the device's unmapped reads).
-                        Op::Trim
-                    }
-                }
-                CMD_BLOCK_STATUS => {
-                    // A query of the FTL's map and the data store, not a command to the media:
-                    // answered at once.
-                    let data = out.data.as_ref().expect("the server keeps data");
-                    let descriptors = allocation(
-                        h.offset,
-                        h.length as u64,
-                        h.flags & CMD_FLAG_REQ_ONE != 0,
-                        out.unit_bytes,
-                        |unit| dev.is_mapped(unit),
-                        |o, l| data.extents(o, l),
-                    );
-                    let mut bytes = chunk_header(
-                        REPLY_FLAG_DONE,
-                        REPLY_TYPE_BLOCK_STATUS,
-                        h.handle,
-                        4 + 8 * descriptors.len() as u32,
-                    )
-                    .to_vec();
-                    bytes.extend_from_slice(&BASE_ALLOCATION_ID.to_be_bytes());
-                    for (len, flags) in descriptors {
-                        bytes.extend_from_slice(&len.to_be_bytes());
-                        bytes.extend_from_slice(&flags.to_be_bytes());
-                    }
-                    out.reply(now, conn, Reply { bytes, credit });
-                    return;
-                }
-                // CACHE is advice: answered at once.
-                _ => {
-                    out.answer(now, conn, &h, 0, "", credit);
-                    return;
-                }
-            };
-            let (offset, len) = if op == Op::Flush {
-                (0, 0)
-            } else {
-                (h.offset, h.length as u64)
-            };
-            let r = Request {
-                op,
-                offset,
-                len,
-                queue: conn,
-                flags: if p.fua { Flags::FUA } else { Flags::NONE },
-                arrival: now,
-            };
-            out.enqueue(r, p);
-        }
-    }
-}
-
-/// Most descriptors in one BLOCK_STATUS reply; the client asks again for the rest.
-pub const MAX_STATUS_DESCRIPTORS: usize = 1024;
-
-/// The `base:allocation` state of `offset .. offset + len` as (length, flags) runs: a hole
-/// where the FTL maps no unit and no data was written (`HOLE | ZERO`), zeros where nothing was
-/// written to a mapped unit (`ZERO`: preconditioned, or written by the model without data),
-/// data elsewhere (0). Data a write put in the store counts even before the FTL maps it (it
-/// may sit in the write cache). `one`: the first run only (NBD_CMD_FLAG_REQ_ONE).
-fn allocation(
-    offset: u64,
-    len: u64,
-    one: bool,
-    unit_bytes: u64,
-    mapped: impl Fn(u64) -> bool,
-    extents: impl Fn(u64, u64) -> Vec<(u64, u64, bool)>,
-) -> Vec<(u32, u32)> {
-    let cap = if one { 1 } else { MAX_STATUS_DESCRIPTORS };
-    let end = offset + len;
-    let mut runs: Vec<(u32, u32)> = Vec::new();
-    let mut at = offset;
-    while at < end {
-        let unit = at / unit_bytes;
-        let unit_end = ((unit + 1) * unit_bytes).min(end);
-        let hole = if mapped(unit) { 0 } else { STATE_HOLE };
-        for (_, l, allocated) in extents(at, unit_end - at) {
-            let flags = if allocated { 0 } else { STATE_ZERO | hole };
-            let full = runs.len() == cap;
-            match runs.last_mut() {
-                // Runs are bounded by the request's u32 length, so the sum fits.
-                Some(last) if last.1 == flags => last.0 += l as u32,
-                _ if full => return runs,
-                _ => runs.push((l as u32, flags)),
-            }
-        }
-        at = unit_end;
-    }
-    runs
-}
-
-/// The NBD error of a request the model ended with `status`. The model decides, the protocol
-/// reports: a read it could not decode is EIO, a write to a worn-out (read-only) drive or into
-/// a protected range EPERM, a write it found no room for ENOSPC.
-fn errno_of(status: Status) -> u32 {
-    match status {
-        Status::Ok => 0,
-        Status::ReadOnly | Status::WriteProtected => EPERM,
-        Status::NoSpace => ENOSPC,
-        // Zone statuses never come: serve refuses a zoned drive at start.
-        _ => EIO,
     }
 }
 

@@ -22,7 +22,8 @@
 //! room. With the logical clock the model then ran until it was idle. Replaying those turns
 //! with the same config and seed repeats every event.
 
-use super::{Clock, Outbox, Pending};
+use super::Clock;
+use super::{Outbox, Pending};
 use crate::config::SsdConfig;
 use crate::device::{Device, Flags, Request};
 use crate::error::Invalid;
@@ -479,13 +480,7 @@ mod tests {
         let text = format!("{MAGIC_LINE}\n# config x y\n# seed 1\n# clock logical\n{body}");
         std::fs::write(&path, text).unwrap();
         let cfg = SsdConfig::resolve("small-tlc", &[]).unwrap();
-        let opts = RunOptions {
-            seed: 1,
-            record_requests: false,
-            stats_interval: None,
-            power_cut_event: None,
-            power_cut_at: None,
-        };
+        let opts = RunOptions::seeded(1);
         let out = replay(&cfg, path.to_str().unwrap(), &opts, &mut |_, _| true);
         std::fs::remove_file(&path).unwrap();
         out

@@ -1,6 +1,11 @@
+use super::commands::allocation;
+use super::errno_of;
+use super::proto::*;
+use super::*;
+use crate::device::Status;
+
 #[test]
 fn model_faults_map_to_the_protocols_errors() {
-    use super::*;
     assert_eq!(errno_of(Status::Ok), 0);
     assert_eq!(errno_of(Status::Uncorrectable), EIO);
     assert_eq!(errno_of(Status::ReadOnly), EPERM);
@@ -36,8 +41,6 @@ fn a_raw_or_fusion_drive_is_refused_before_it_is_built() {
         assert!(!e.contains('\n'));
     }
 }
-
-use super::*;
 
 /// The allocation runs against a byte-by-byte oracle: the state of each byte, run-length
 /// encoded, cut at the cap.

@@ -6,6 +6,7 @@ use crate::config::SsdConfig;
 use crate::ctrl::datacheck::DataCheck;
 use crate::ctrl::fil::Step;
 use crate::ctrl::test_rig::Layers;
+use crate::ctrl::FlashPort;
 use crate::event::Event;
 use crate::request::Cmd;
 use crate::request::Op;

@@ -1,5 +1,6 @@
 use super::*;
 use crate::config::SsdConfig;
+use crate::request::RequestRecord;
 use crate::workload::JobSpec;
 
 fn setup(cfg_over: &[&str], job: &str) -> (Device, JobDriver) {
@@ -13,11 +14,28 @@ fn setup(cfg_over: &[&str], job: &str) -> (Device, JobDriver) {
     (dev, drv)
 }
 
+/// Start `drv` on `dev`, run it until it has nothing left, and take the requests' records.
+fn run_to_end(dev: &mut Device, drv: &mut JobDriver) -> Vec<RequestRecord> {
+    drv.start(dev);
+    assert!(dev.run(drv, u64::MAX, &mut |_, _| true).unwrap());
+    dev.take_records().unwrap()
+}
+
 /// Wraps the job driver to look at the device at every completion.
 struct Watch {
     inner: JobDriver,
     most_in_flight: usize,
     completions: u64,
+}
+
+impl Watch {
+    fn new(inner: JobDriver) -> Watch {
+        Watch {
+            inner,
+            most_in_flight: 0,
+            completions: 0,
+        }
+    }
 }
 
 impl Driver for Watch {
@@ -39,11 +57,7 @@ fn closed_loop_keeps_iodepth_requests_in_flight_per_instance() {
     );
     drv.start(&mut dev);
     assert_eq!(dev.host().in_flight(), 6);
-    let mut w = Watch {
-        inner: drv,
-        most_in_flight: 0,
-        completions: 0,
-    };
+    let mut w = Watch::new(drv);
     assert!(dev.run(&mut w, u64::MAX, &mut |_, _| true).unwrap());
     assert_eq!(
         w.most_in_flight, 6,
@@ -61,9 +75,7 @@ fn thinktime_pauses_an_instance_after_each_completion() {
         &[],
         r#"{"rw":"randread","bs":"4KiB","iodepth":1,"io_count":50,"thinktime":"100us"}"#,
     );
-    drv.start(&mut dev);
-    assert!(dev.run(&mut drv, u64::MAX, &mut |_, _| true).unwrap());
-    let mut recs = dev.take_records().unwrap();
+    let mut recs = run_to_end(&mut dev, &mut drv);
     recs.sort_by_key(|r| r.issue_ps);
     assert_eq!(recs.len(), 50);
     for w in recs.windows(2) {
@@ -78,9 +90,7 @@ fn thinktime_pauses_an_instance_after_each_completion() {
         &[],
         r#"{"rw":"randread","bs":"4KiB","iodepth":1,"io_count":40,"thinktime":"1ms","thinktime_blocks":4}"#,
     );
-    drv.start(&mut dev);
-    assert!(dev.run(&mut drv, u64::MAX, &mut |_, _| true).unwrap());
-    let mut recs = dev.take_records().unwrap();
+    let mut recs = run_to_end(&mut dev, &mut drv);
     recs.sort_by_key(|r| r.issue_ps);
     let gaps: Vec<u64> = recs
         .windows(2)
@@ -172,9 +182,7 @@ fn clones_each_issue_their_own_count() {
             r#"{{"rw":"read","bs":"4KiB","iodepth":2,"numjobs":3,"size":"64KiB","offset":"1MiB","instances":"clones"{io_count}}}"#
         );
         let (mut dev, mut drv) = setup(&[], &job);
-        drv.start(&mut dev);
-        assert!(dev.run(&mut drv, u64::MAX, &mut |_, _| true).unwrap());
-        let records = dev.take_records().unwrap();
+        let records = run_to_end(&mut dev, &mut drv);
         for q in 0..3 {
             let mut offsets: Vec<u64> = records
                 .iter()
@@ -197,11 +205,7 @@ fn open_loop_arrivals_follow_the_rate_and_wait_in_a_backlog() {
         &[],
         r#"{"rw":"randwrite","bs":"4KiB","iodepth":1,"numjobs":2,"rate_iops":20000,"io_count":40}"#,
     );
-    drv.start(&mut dev);
-    assert!(dev.run(&mut drv, u64::MAX, &mut |_, _| true).unwrap());
-    let mut issues: Vec<u64> = dev
-        .take_records()
-        .unwrap()
+    let mut issues: Vec<u64> = run_to_end(&mut dev, &mut drv)
         .iter()
         .map(|r| r.issue_ps)
         .collect();
@@ -226,14 +230,7 @@ fn watch(dev: &mut Device, drv: JobDriver) -> (Watch, Vec<usize>) {
             self.1.push(dev.host().in_flight());
         }
     }
-    let mut s = Seq(
-        Watch {
-            inner: drv,
-            most_in_flight: 0,
-            completions: 0,
-        },
-        Vec::new(),
-    );
+    let mut s = Seq(Watch::new(drv), Vec::new());
     assert!(dev.run(&mut s, u64::MAX, &mut |_, _| true).unwrap());
     (s.0, s.1)
 }
@@ -642,11 +639,7 @@ fn latency_target_settles_at_the_highest_depth_within_it() {
         r#"{{"rw":"randread","bs":"4KiB","iodepth":32,"runtime":"500ms","latency_target":"{target_ns}ns","latency_window":"2ms","latency_percentile":99.9}}"#
     );
     let (mut dev, drv) = setup_flows(&SERIAL_READS, &[&job]);
-    let mut w = Watch {
-        inner: drv,
-        most_in_flight: 0,
-        completions: 0,
-    };
+    let mut w = Watch::new(drv);
     w.inner.start(&mut dev);
     assert!(dev.run(&mut w, u64::MAX, &mut |_, _| true).unwrap());
     assert_eq!(w.inner.finish().unwrap(), "latency target's depth found");
@@ -730,11 +723,7 @@ fn poisson_arrivals_have_exponential_gaps() {
         let spec = JobSpec::from_json(&job).unwrap();
         let job = spec.fit(dev.config().logical_bytes()).unwrap();
         let mut drv = JobDriver::new(job, &dev, seed).unwrap();
-        drv.start(&mut dev);
-        assert!(dev.run(&mut drv, u64::MAX, &mut |_, _| true).unwrap());
-        let mut issued: Vec<u64> = dev
-            .take_records()
-            .unwrap()
+        let mut issued: Vec<u64> = run_to_end(&mut dev, &mut drv)
             .iter()
             .map(|r| r.issue_ps)
             .collect();

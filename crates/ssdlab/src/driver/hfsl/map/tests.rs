@@ -1,3 +1,4 @@
+use super::nand::{COLD, HOT};
 use super::*;
 use proptest::prelude::*;
 

@@ -1,0 +1,208 @@
+//! What the cache buffer's lines are written back to (`Lines`), and its two implementations on
+//! the flash port: in front of the page FTL's map, and in front of a block map or zones.
+
+use crate::ctrl::datacheck::DataCheck;
+use crate::ctrl::fil::{NoPageGc, Queue, Txn, TxnKind};
+use crate::ctrl::zoned::ZonedNand;
+use crate::ctrl::{Behind, FlashPort};
+use crate::error::Result;
+use crate::event::Event;
+use crate::ftl::mapping_cache::MappingCache;
+use crate::ftl::Ftl;
+use crate::iface::HostPort;
+use crate::sim::{EventQueue, SimTime};
+
+/// What the buffer's lines are written back to and checked against: NAND through the flash
+/// port (the page FTL, or the block-mapped FTL the port carries), or a PCM-only device's PCM
+/// (`pcm::PcmLines`), which has no flash port. Generic, not a tag: the NAND paths compile to
+/// what they were with the flash port alone.
+pub(crate) trait Lines {
+    /// Where logical unit `lpn` is now (a NAND unit; on PCM, line `lpn` itself).
+    fn lookup(&self, lpn: u64) -> Option<u32>;
+    /// Tests only: the data-placement oracle.
+    fn check(&mut self) -> Option<&mut DataCheck>;
+    /// The cached map's translation pages, whose entries a flush changes (a cached map only).
+    fn mapping(&mut self) -> Option<&mut MappingCache>;
+    /// The oracle's note that a write of `lpn` went into line `slot` at `now` (with the
+    /// power-loss model, a map checkpoint then due is programmed: events into `q`).
+    fn written_to_line(
+        &mut self,
+        now: SimTime,
+        lpn: u64,
+        slot: u32,
+        q: &mut EventQueue<Event>,
+    ) -> Result<()>;
+    /// The zoned drive behind the buffer, whose zones' lines go to the media each in order
+    /// (`ctrl::zoned::ZoneOrder`); None for any other medium or scheme.
+    fn zoned(&self) -> Option<&ZonedNand>;
+    /// Write line `slot`, holding unit `lpn`, back to the medium; its end comes back as
+    /// [`BufferManager::flush_done`].
+    fn flush_out(
+        &mut self,
+        now: SimTime,
+        lpn: u64,
+        slot: u32,
+        line_bytes: u64,
+        up: &mut HostPort,
+    ) -> Result<()>;
+}
+
+/// The page FTL's port: the cache buffer works in front of the page-mapped FTL's map.
+impl Lines for FlashPort<'_, Ftl> {
+    #[inline]
+    fn lookup(&self, lpn: u64) -> Option<u32> {
+        self.ftl.lookup(lpn)
+    }
+
+    #[inline]
+    fn check(&mut self) -> Option<&mut DataCheck> {
+        self.check.as_mut()
+    }
+
+    #[inline]
+    fn mapping(&mut self) -> Option<&mut MappingCache> {
+        self.ftl.mapping.as_mut()
+    }
+
+    fn written_to_line(
+        &mut self,
+        now: SimTime,
+        lpn: u64,
+        slot: u32,
+        q: &mut EventQueue<Event>,
+    ) -> Result<()> {
+        if let Some(dc) = self.check.as_mut() {
+            dc.write_to_line(lpn, slot, self.ftl);
+            if dc.checkpoint_due() {
+                self.program_checkpoint(now, q)?;
+            }
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn zoned(&self) -> Option<&ZonedNand> {
+        None
+    }
+
+    /// Map the line's unit in the page FTL and queue its program with the die's host writes.
+    fn flush_out(
+        &mut self,
+        now: SimTime,
+        lpn: u64,
+        slot: u32,
+        _line_bytes: u64,
+        up: &mut HostPort,
+    ) -> Result<()> {
+        let pun = self.ftl.write(lpn)?;
+        if let Some(m) = self.ftl.mapping.as_mut() {
+            m.update_lpn(lpn);
+        }
+        if let Some(dc) = self.check.as_mut() {
+            dc.flush(slot, pun, self.ftl);
+        }
+        let geo = &self.ftl.geo;
+        let block = geo.block_of_unit(pun);
+        let plane = geo.plane_of_block(block);
+        let t = self.fil.add_txn(Txn {
+            kind: TxnKind::Flush,
+            // A flush names its line; the rest is in `flights`.
+            cmd: slot,
+            pun,
+            plane,
+            host_bytes: 0,
+            epoch: self.ftl.blocks()[block as usize].epoch,
+            aux: 0,
+            overwrote: self.ftl.overwrote(),
+        });
+        self.fil.enqueue(now, t, Queue::HostWrite, self.ftl, up.q);
+        self.drain_gc(now, up.q);
+        Ok(())
+    }
+}
+
+/// The port of a scheme with its own map: the cache buffer works in front of the block map or
+/// the zones it carries (`Behind`), which the power-loss model does not cover.
+impl Lines for FlashPort<'_, NoPageGc> {
+    #[inline]
+    fn lookup(&self, lpn: u64) -> Option<u32> {
+        self.behind.lookup(lpn)
+    }
+
+    #[inline]
+    fn check(&mut self) -> Option<&mut DataCheck> {
+        self.check.as_mut()
+    }
+
+    #[inline]
+    fn mapping(&mut self) -> Option<&mut MappingCache> {
+        None
+    }
+
+    fn written_to_line(
+        &mut self,
+        _now: SimTime,
+        lpn: u64,
+        slot: u32,
+        _q: &mut EventQueue<Event>,
+    ) -> Result<()> {
+        if let Some(dc) = self.check.as_mut() {
+            dc.write_to_line_in_place(lpn, slot);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn zoned(&self) -> Option<&ZonedNand> {
+        match &self.behind {
+            Behind::Zoned(z) => Some(z),
+            _ => None,
+        }
+    }
+
+    /// Write the line's unit where the map behind the buffer puts it and queue its program
+    /// with the die's host writes.
+    fn flush_out(
+        &mut self,
+        now: SimTime,
+        lpn: u64,
+        slot: u32,
+        _line_bytes: u64,
+        up: &mut HostPort,
+    ) -> Result<()> {
+        let FlashPort {
+            fil,
+            ftl,
+            check,
+            behind,
+        } = &mut *self;
+        match behind {
+            // A block-mapped FTL: the line's page goes where that map puts it, after the merge
+            // work its write implies (queued first, on the same die).
+            Behind::Blocks(h) => h.flush_line(now, lpn, slot, fil, ftl, check, up.q),
+            // A zoned drive: the line's block is at its zone's flush pointer (`flush_line`).
+            Behind::Zoned(z) => {
+                let pun = z.flush_unit(lpn);
+                if let Some(dc) = check.as_mut() {
+                    dc.flush_in_place(slot, pun);
+                }
+                let geo = z.geometry();
+                let t = fil.add_txn(Txn {
+                    kind: TxnKind::Flush,
+                    cmd: slot,
+                    pun,
+                    plane: geo.plane_of_block(geo.block_of_unit(pun)),
+                    host_bytes: 0,
+                    epoch: 0,
+                    aux: lpn as u32,
+                    overwrote: crate::ftl::NONE,
+                });
+                fil.enqueue(now, t, Queue::HostWrite, &**ftl, up.q);
+                Ok(())
+            }
+            Behind::PageFtl => unreachable!(
+                "a scheme without the page FTL has a cache buffer only in front of a block map or zones"
+            ),
+        }
+    }
+}
