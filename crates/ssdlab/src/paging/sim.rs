@@ -890,17 +890,21 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
     /// Submit `slots` (ascending, with their frames) as requests of consecutive slots, each
     /// at most `max_io` (the block layer merging adjacent bios).
     fn submit_runs(&mut self, op: Op, slots: &[(u32, u32)], now: SimTime) -> Result<()> {
-        let max_pages = (self.cfg.max_io.0 / PAGE_BYTES) as usize;
-        let mut i = 0;
-        while i < slots.len() {
-            let mut j = i + 1;
-            while j < slots.len() && slots[j].0 == slots[j - 1].0 + 1 && j - i < max_pages {
-                j += 1;
-            }
+        // A request holds one page at least, even where `max_io` is below a page.
+        let max_pages = ((self.cfg.max_io.0 / PAGE_BYTES) as usize).max(1);
+        let mut rest = slots;
+        while let Some(&(first, _)) = rest.first() {
+            // The run: the slots that follow one another from `first`, at most `max_pages`.
+            let window = &rest[..rest.len().min(max_pages)];
+            let n = 1 + window
+                .windows(2)
+                .take_while(|w| w[1].0 == w[0].0 + 1)
+                .count();
+            let (run, after) = rest.split_at(n);
             let mut frames = self.spare_frames.pop().unwrap_or_default();
-            frames.extend(slots[i..j].iter().map(|p| p.1));
-            self.submit(op, slots[i].0, (j - i) as u32, frames, now)?;
-            i = j;
+            frames.extend(run.iter().map(|p| p.1));
+            self.submit(op, first, n as u32, frames, now)?;
+            rest = after;
         }
         Ok(())
     }
