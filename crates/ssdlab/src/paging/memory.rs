@@ -205,6 +205,53 @@ impl Memory {
         Some(f)
     }
 
+    /// Move up to `n` frames from the active tail to the inactive head, their referenced bits
+    /// cleared; returns how many. The same lists as `n` times `pop_tail(true)` then
+    /// `add_head(f, false)` (the tail segment keeps its order: the last frame taken is the new
+    /// head, the old tail lies next to the old inactive head), but the segment moves in one
+    /// piece: a walk up its links to clear the flags, and its two ends relinked.
+    pub fn deactivate_tail(&mut self, n: u64) -> u32 {
+        let tail = self.lists[1].tail;
+        if n == 0 || tail == NONE {
+            return 0;
+        }
+        // Walk from the tail towards the head: `first` is the segment's frame nearest the head.
+        let mut first = tail;
+        let mut k = 1u32;
+        loop {
+            let fr = &mut self.frames[first as usize];
+            fr.flags &= !(REFERENCED | ACTIVE);
+            if k as u64 == n || fr.prev == NONE {
+                break;
+            }
+            first = fr.prev;
+            k += 1;
+        }
+        // Cut the segment off the active list...
+        let rest = self.frames[first as usize].prev;
+        let active = &mut self.lists[1];
+        active.tail = rest;
+        active.len -= k;
+        if rest != NONE {
+            self.frames[rest as usize].next = NONE;
+        } else {
+            active.head = NONE;
+        }
+        // ... and put it at the inactive head.
+        let inactive = &mut self.lists[0];
+        let old_head = inactive.head;
+        inactive.head = first;
+        inactive.len += k;
+        if old_head != NONE {
+            self.frames[old_head as usize].prev = tail;
+        } else {
+            inactive.tail = tail;
+        }
+        self.frames[first as usize].prev = NONE;
+        self.frames[tail as usize].next = old_head;
+        k
+    }
+
     /// The inactive anon list is low against the active one (`inactive_anon_is_low`: inactive
     /// x ratio < active, ratio = sqrt(10 x GiB of memory), at least 1).
     pub fn inactive_is_low(&self, ratio: u64) -> bool {
@@ -292,5 +339,80 @@ mod tests {
         m.release(1);
         m.release(2);
         m.check_lists().unwrap();
+    }
+
+    /// The lists against a plain model (a vector per list, head first): random adds, tail
+    /// moves, releases of frames on a list and deactivations of the active tail give the same
+    /// frames in the same order, and `deactivate_tail` clears the flags `pop_tail` and
+    /// `add_head` would.
+    mod against_a_plain_list {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+            #[test]
+            fn same_frames_in_the_same_order(
+                ops in proptest::collection::vec((0u8..5, any::<bool>(), any::<u16>()), 1..2000),
+            ) {
+                let mut m = Memory::new(300, 1);
+                // model[list]: frames from head to tail.
+                let mut model: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
+                for (op, active, k) in ops {
+                    match op {
+                        // A new frame at a head, referenced or not.
+                        0 | 1 => {
+                            if m.free_pages() == 0 {
+                                continue;
+                            }
+                            let f = m.alloc(0, 0, if k % 2 == 0 { REFERENCED } else { 0 });
+                            m.add_head(f, active);
+                            model[active as usize].insert(0, f);
+                        }
+                        // The tail to a list's head (a rotation or a move).
+                        2 => {
+                            let got = m.pop_tail(active);
+                            prop_assert_eq!(got, model[active as usize].pop());
+                            if let Some(f) = got {
+                                let to = k % 2 == 0;
+                                m.add_head(f, to);
+                                model[to as usize].insert(0, f);
+                            }
+                        }
+                        // Release a frame on a list.
+                        3 => {
+                            let l = &mut model[active as usize];
+                            if l.is_empty() {
+                                continue;
+                            }
+                            let f = l.remove(k as usize % l.len());
+                            m.release(f);
+                        }
+                        // Up to n frames from the active tail to the inactive head.
+                        _ => {
+                            let n = (k % 40) as u64;
+                            let k = m.deactivate_tail(n);
+                            prop_assert_eq!(k as u64, n.min(model[1].len() as u64));
+                            for _ in 0..k {
+                                let f = model[1].pop().unwrap();
+                                let fl = m.frames[f as usize].flags;
+                                prop_assert_eq!(fl & (REFERENCED | ACTIVE), 0);
+                                prop_assert!(fl & LRU != 0);
+                                model[0].insert(0, f);
+                            }
+                        }
+                    }
+                    prop_assert_eq!(m.inactive_len() as usize, model[0].len());
+                    prop_assert_eq!(m.active_len() as usize, model[1].len());
+                }
+                m.check_lists().map_err(TestCaseError::fail)?;
+                for active in [false, true] {
+                    while let Some(f) = m.pop_tail(active) {
+                        prop_assert_eq!(Some(f), model[active as usize].pop());
+                    }
+                    prop_assert!(model[active as usize].is_empty());
+                }
+            }
+        }
     }
 }

@@ -9,7 +9,10 @@
 //! | `memory.rs` | frames, the anonymous LRU lists, the page table | mm/swap.c, mm/vmscan.c lists |
 //! | `swapfile.rs` | the swap area's slot allocator, discard | mm/swapfile.c `scan_swap_map`, `cluster_alloc_swap_entry` |
 //! | `readahead.rs` | which slots a swap-in reads | mm/swap_state.c `swapin_readahead`, `swapin_nr_pages` |
-//! | `sim.rs` | faults, kswapd, direct reclaim, waits, the swap cache, I/O | mm/memory.c `do_swap_page`, mm/vmscan.c |
+//! | `sim.rs` | the simulation's state and loop on one clock, the result's figures | |
+//! | `sim/fault.rs` | the application: accesses, faults, the swap cache, swap-ins and read-ahead | mm/memory.c `do_swap_page`, `do_wp_page` |
+//! | `sim/io.rs` | swap requests (adjacent slots merged), discards, completions, the waits they end | mm/page_io.c |
+//! | `sim/reclaim.rs` | kswapd, direct reclaim, the LRU shrinks, waits and throttles | mm/vmscan.c |
 //! | `analytic.rs` | seed 003's analytic NAND cost model (merges by inter-request distance) | |
 //! | `backend.rs` | the device behind: an ssdlab `Device`, or a fixed-cost one | |
 //! | `workload.rs` | page-reference traces and valgrind lackey output | |

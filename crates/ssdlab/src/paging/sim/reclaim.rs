@@ -212,13 +212,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
     /// Move up to `n` pages from the active tail to the inactive head, their referenced bits
     /// cleared (anonymous pages are all deactivated, as `shrink_active_list` does).
     pub(super) fn shrink_active(&mut self, n: u64) {
-        for _ in 0..n {
-            let Some(f) = self.mem.pop_tail(true) else {
-                return;
-            };
-            self.mem.frames[f as usize].flags &= !REFERENCED;
-            self.mem.add_head(f, false);
-        }
+        self.mem.deactivate_tail(n);
     }
 
     /// Scan up to `n` pages from the inactive tail (`shrink_page_list`); returns (scanned,
