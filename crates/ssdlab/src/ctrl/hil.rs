@@ -16,8 +16,8 @@ use super::{units_of, Behind, FlashPort, HilCounters};
 use crate::config::{FtlKind, SsdConfig};
 use crate::error::Result;
 use crate::event::Event;
-use crate::ftl::mapping_cache::{Lookup, Stage};
-use crate::ftl::{Ftl, Refusal};
+use crate::ftl::mapping_cache::Stage;
+use crate::ftl::{Ftl, FullMap, Refusal, Translation};
 use crate::iface::HostPort;
 use crate::media::nand::Geometry;
 use crate::request::Op;
@@ -173,12 +173,12 @@ impl Hil {
     /// The firmware is done with a command of the page-mapped FTL (full or cached map): start
     /// its work.
     #[inline(always)]
-    pub(crate) fn dispatch(
+    pub(crate) fn dispatch<M: MapWork>(
         &mut self,
         now: SimTime,
         cmd: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<Ftl<M>>,
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         if self.refuse_protected(now, cmd, up) {
@@ -253,21 +253,20 @@ impl Hil {
 
     /// A command of the page-mapped FTL, once past the write protection.
     #[inline(always)]
-    fn dispatch_mapped(
+    fn dispatch_mapped<M: MapWork>(
         &mut self,
         now: SimTime,
         cmd: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<Ftl<M>>,
         mut cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         let c = up.cmds.get(cmd);
         let (op, offset, len) = (c.op, c.offset, c.len);
         match op {
             Op::Read => {
-                if flash.ftl.mapping.is_some()
-                    && !self.skip_media
-                    && !self.map_lookup(now, cmd, Stage::Read, up, flash, cache.as_deref_mut())?
+                if !self.skip_media
+                    && !M::look_up(self, now, cmd, Stage::Read, up, flash, cache.as_deref_mut())?
                 {
                     return Ok(());
                 }
@@ -289,12 +288,7 @@ impl Hil {
                 for (lpn, covered) in units_of(unit, offset, len) {
                     // Only whole units can be unmapped; a partial one keeps its data.
                     if covered == unit {
-                        if flash.ftl.lookup(lpn).is_some() {
-                            if let Some(m) = flash.ftl.mapping.as_mut() {
-                                // The entry changes: its translation page is updated.
-                                m.update_lpn(lpn);
-                            }
-                        }
+                        // (With a cached map, the FTL tells its translation page.)
                         if let Some(dc) = flash.check.as_mut() {
                             dc.trimmed(lpn, flash.ftl);
                         }
@@ -759,14 +753,14 @@ impl Hil {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn dispatch_read(
+    fn dispatch_read<M: MapWork>(
         &mut self,
         now: SimTime,
         cmd: u32,
         offset: u64,
         len: u64,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<Ftl<M>>,
         mut cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         if self.skip_media {
@@ -828,10 +822,8 @@ impl Hil {
         if all_hit {
             if let Some(bm) = cache {
                 bm.maybe_preemptive_flush(now, up, flash)?;
-                if flash.ftl.mapping.is_some() {
-                    // The flush may have missed on its translation page.
-                    self.pump_map(now, up, flash, Some(bm))?;
-                }
+                // With a cached map, the flush may have missed on its translation page.
+                self.pump_map(now, up, flash, Some(bm))?;
             }
         }
         Ok(())
@@ -845,13 +837,13 @@ impl Hil {
     /// translation pages it has not got.
     #[cold]
     #[inline(never)]
-    fn read_ahead_after(
+    fn read_ahead_after<M: MapWork>(
         &mut self,
         now: SimTime,
         offset: u64,
         len: u64,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<Ftl<M>>,
     ) {
         let end = offset.saturating_add(len);
         // Reads of one stream may reach the firmware a little out of order (several queues):
@@ -872,7 +864,7 @@ impl Hil {
             }
             return;
         };
-        if flash.ftl.mapping.is_some() {
+        if !M::READS_AHEAD {
             return;
         }
         let unit = self.geo.unit_bytes;
@@ -987,21 +979,27 @@ impl Hil {
     /// A write command's data is in the controller (page-mapped FTL): read what partial units
     /// keep of their old data first, else place the units.
     #[inline(always)]
-    pub(crate) fn write_data_in(
+    pub(crate) fn write_data_in<M: MapWork>(
         &mut self,
         now: SimTime,
         cmd: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<Ftl<M>>,
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         if self.write_skips_media(now, cmd, up) {
             return Ok(());
         }
         let mut cache = cache;
-        if flash.ftl.mapping.is_some()
-            && !self.map_lookup(now, cmd, Stage::Write, up, flash, cache.as_deref_mut())?
-        {
+        if !M::look_up(
+            self,
+            now,
+            cmd,
+            Stage::Write,
+            up,
+            flash,
+            cache.as_deref_mut(),
+        )? {
             return Ok(());
         }
         self.write_data_mapped(now, cmd, up, flash, cache)
@@ -1009,12 +1007,12 @@ impl Hil {
 
     /// A write command's data is in and its map entries are at hand: read-modify-write reads,
     /// else place the units.
-    fn write_data_mapped(
+    fn write_data_mapped<M: MapWork>(
         &mut self,
         now: SimTime,
         cmd: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<Ftl<M>>,
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         let c = up.cmds.get(cmd);
@@ -1050,12 +1048,12 @@ impl Hil {
     /// Map every unit of a write command to a new physical unit and queue its program (or,
     /// with a write-back buffer, put the units into the buffer).
     #[inline]
-    pub(crate) fn write_units(
+    pub(crate) fn write_units<M: MapWork>(
         &mut self,
         now: SimTime,
         cmd: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<Ftl<M>>,
         mut cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         if flash.ftl.read_only() {
@@ -1077,11 +1075,9 @@ impl Hil {
                 }
             } else if bm.write_back() {
                 bm.write(now, cmd, up, flash)?;
-                if flash.ftl.mapping.is_some() {
-                    // A flush to make room may have missed on its translation page.
-                    return self.pump_map(now, up, flash, Some(bm));
-                }
-                return Ok(());
+                // With a cached map, a flush to make room may have missed on its translation
+                // page.
+                return self.pump_map(now, up, flash, Some(bm));
             }
         }
         let c = up.cmds.get(cmd);
@@ -1124,9 +1120,6 @@ impl Hil {
             } else {
                 flash.ftl.write_in(lpn, stream)?
             };
-            if let Some(m) = flash.ftl.mapping.as_mut() {
-                m.update_lpn(lpn);
-            }
             if let Some(dc) = flash.check.as_mut() {
                 dc.write_to_nand(lpn, pun, old, flash.ftl);
                 if dc.checkpoint_due() {
@@ -1154,340 +1147,31 @@ impl Hil {
         self.pump_map(now, up, flash, cache)
     }
 
-    /// Cached mapping: look up the translation pages `cmd`'s units use. True when all are
-    /// cached in controller memory: the command goes on now. Else it waits, for the pages'
-    /// reads (it goes on from [`Hil::map_loaded`]), or, with the cache in host memory, for
-    /// its entries to cross the link (`Event::MapReady`). With a cache buffer, only the units
-    /// that need their entry look it up: a read's units not in the buffer, a write-back
-    /// write's partial units not in the buffer (their old data is read first), every unit of a
-    /// write-through write; a read's unit in the buffer needs no translation, and a write-back
-    /// write's units change their entries when flushed, not now.
-    fn map_lookup(
+    /// The translation-page work the mapping cache asked for, issued ([`MapWork::pump`]; with
+    /// the whole map in memory, nothing).
+    #[inline(always)]
+    pub(crate) fn pump_map<M: MapWork>(
+        &mut self,
+        now: SimTime,
+        up: &mut HostPort,
+        flash: &mut FlashPort<Ftl<M>>,
+        cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
+        M::pump(self, now, up, flash, cache)
+    }
+
+    /// `cmd`'s map entries crossed the link from a mapping cache in host memory
+    /// (`Event::MapReady`): it goes on at `stage` ([`MapWork::resume`]).
+    pub(crate) fn map_resume<M: MapWork>(
         &mut self,
         now: SimTime,
         cmd: u32,
         stage: Stage,
         up: &mut HostPort,
-        flash: &mut FlashPort,
-        cache: Option<&mut BufferManager>,
-    ) -> Result<bool> {
-        let c = up.cmds.get(cmd);
-        let unit = self.geo.unit_bytes;
-        let m = flash.ftl.mapping.as_ref().expect("cached mapping");
-        let Some(bm) = cache else {
-            let (first, last) = (c.offset / unit, (c.offset + c.len - 1) / unit);
-            let pages = m.page_of(first)..=m.page_of(last);
-            return self.map_lookup_pages(
-                now,
-                cmd,
-                stage,
-                pages,
-                last - first + 1,
-                up,
-                flash,
-                None,
-            );
-        };
-        let write_back = stage == Stage::Write && bm.write_back();
-        let mut pages = std::mem::take(&mut self.map_pages);
-        pages.clear();
-        let mut units = 0;
-        for (lpn, covered) in units_of(unit, c.offset, c.len) {
-            let needs_entry = match stage {
-                // A write-through write changes every unit's entry now.
-                Stage::Write if !write_back => true,
-                Stage::Write => covered < unit && bm.find(lpn).is_none(),
-                _ => bm.find(lpn).is_none(),
-            };
-            if needs_entry {
-                units += 1;
-                let page = m.page_of(lpn);
-                if pages.last() != Some(&page) {
-                    pages.push(page);
-                }
-            }
-        }
-        let go_on = pages.is_empty()
-            || self.map_lookup_pages(
-                now,
-                cmd,
-                stage,
-                pages.iter().copied(),
-                units,
-                up,
-                flash,
-                Some(bm),
-            )?;
-        self.map_pages = pages;
-        Ok(go_on)
-    }
-
-    /// [`Hil::map_lookup`] of the translation pages `pages`, for `units` map units.
-    #[allow(clippy::too_many_arguments)]
-    fn map_lookup_pages(
-        &mut self,
-        now: SimTime,
-        cmd: u32,
-        stage: Stage,
-        pages: impl Iterator<Item = u32> + Clone,
-        units: u64,
-        up: &mut HostPort,
-        flash: &mut FlashPort,
-        mut cache: Option<&mut BufferManager>,
-    ) -> Result<bool> {
-        let m = flash.ftl.mapping.as_mut().expect("cached mapping");
-        // Nothing queued for the map means nothing else can move a translation page while the
-        // missing ones come in below.
-        let quiet = m.pending_updates.is_empty()
-            && m.pending_writes.is_empty()
-            && m.pending_loads.is_empty();
-        let mut loading = false;
-        for page in pages.clone() {
-            match m.lookup(page) {
-                Lookup::Hit => {}
-                Lookup::Loading => loading = true,
-                Lookup::Miss => self.map_loads.push(page),
-            }
-        }
-        let all_at_once = !loading
-            && quiet
-            && !self.map_loads.is_empty()
-            && !self
-                .map_loads
-                .iter()
-                .any(|&p| flash.ftl.translation_on_nand(p).is_some());
-        if all_at_once {
-            // Every missing page comes in at once (nothing on NAND to read: the common case on a
-            // fresh drive), and nobody waits for it: the same steps as through the waits below,
-            // without registering and releasing them.
-            let mut loads = std::mem::take(&mut self.map_loads);
-            for page in loads.drain(..) {
-                self.map_loaded(now, page, up, flash, cache.as_deref_mut())?;
-            }
-            self.map_loads = loads;
-            self.map_resume(now, cmd, stage, up, flash, cache)?;
-            return Ok(false);
-        }
-        if loading || !self.map_loads.is_empty() {
-            // The command waits for every page not cached; every wait is registered before any
-            // page comes in (some do at once).
-            let m = flash.ftl.mapping.as_mut().expect("cached mapping");
-            for page in pages {
-                if m.is_loading(page) {
-                    m.wait(page, cmd, stage);
-                }
-            }
-            let mut loads = std::mem::take(&mut self.map_loads);
-            for page in loads.drain(..) {
-                self.load_page(now, page, up, flash, cache.as_deref_mut())?;
-            }
-            self.map_loads = loads;
-            return Ok(false);
-        }
-        if flash.ftl.mapping.as_ref().is_some_and(|m| m.hmb) {
-            let bytes = units * self.map_entry_bytes;
-            let t = up.link.host_memory_read(now, bytes);
-            let write = stage == Stage::Write;
-            up.q.push(t, Event::MapReady { cmd, write });
-            return Ok(false);
-        }
-        Ok(true)
-    }
-
-    /// Cached mapping: translation page `page` missed. It is read from where the GTD puts it;
-    /// a page never written (its entries all unmapped) or whose program has not finished (its
-    /// data still in the controller) comes in at once.
-    fn load_page(
-        &mut self,
-        now: SimTime,
-        page: u32,
-        up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<Ftl<M>>,
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
-        match flash.ftl.translation_on_nand(page) {
-            Some(pun) => {
-                let m = flash.ftl.mapping.as_mut().expect("cached mapping");
-                m.stats.translation_reads += 1;
-                let t = self.map_txn(TxnKind::MapRead, pun, page, 0);
-                let t = flash.fil.add_txn(t);
-                flash.fil.enqueue(now, t, Queue::HostRead, flash.ftl, up.q);
-                Ok(())
-            }
-            None => self.map_loaded(now, page, up, flash, cache),
-        }
-    }
-
-    #[inline]
-    fn map_txn(&self, kind: TxnKind, pun: u32, page: u32, epoch: u32) -> Txn {
-        Txn {
-            kind,
-            cmd: u32::MAX,
-            pun,
-            plane: self.geo.plane_of_block(self.geo.block_of_unit(pun)),
-            host_bytes: 0,
-            epoch,
-            aux: page,
-            overwrote: crate::ftl::NONE,
-        }
-    }
-
-    /// Cached mapping: translation page `page` is in at `now`. Pages it pushes out that are
-    /// dirty are programmed, and the commands (and cache buffer flushes) that waited for it
-    /// alone go on.
-    fn map_loaded(
-        &mut self,
-        now: SimTime,
-        page: u32,
-        up: &mut HostPort,
-        flash: &mut FlashPort,
-        mut cache: Option<&mut BufferManager>,
-    ) -> Result<()> {
-        let m = flash.ftl.mapping.as_mut().expect("cached mapping");
-        let mut ready = std::mem::take(&mut self.map_ready);
-        m.loaded(page, &mut ready);
-        if m.hmb {
-            // The page goes into host memory (a posted write; nothing waits for it).
-            up.link.host_memory_write(now, self.geo.unit_bytes);
-        }
-        self.pump_map(now, up, flash, cache.as_deref_mut())?;
-        for (cmd, stage) in ready.drain(..) {
-            self.map_resume(now, cmd, stage, up, flash, cache.as_deref_mut())?;
-        }
-        self.map_ready = ready;
-        Ok(())
-    }
-
-    /// Cached mapping: `cmd`'s map entries are at hand; it goes on at `stage` (with
-    /// [`Stage::Flush`], `cmd` is a cache buffer line whose flush goes on).
-    pub(crate) fn map_resume(
-        &mut self,
-        now: SimTime,
-        cmd: u32,
-        stage: Stage,
-        up: &mut HostPort,
-        flash: &mut FlashPort,
-        cache: Option<&mut BufferManager>,
-    ) -> Result<()> {
-        match stage {
-            Stage::Read => {
-                let c = up.cmds.get(cmd);
-                let (offset, len) = (c.offset, c.len);
-                self.dispatch_read(now, cmd, offset, len, up, flash, cache)
-            }
-            Stage::Write => self.write_data_mapped(now, cmd, up, flash, cache),
-            Stage::Flush => {
-                let bm = cache.expect("a flush comes from the cache buffer");
-                bm.flush_program(now, cmd, up, flash)?;
-                self.pump_map(now, up, flash, Some(bm))
-            }
-        }
-    }
-
-    /// Cached mapping: issue the translation-page work the cache asked for: the reads of
-    /// background read-modify-writes (behind host reads, in the host-write queue), the
-    /// programs of dirty pages pushed out and of read-modify-writes whose read is done, and
-    /// the reads of pages a cache buffer's flush missed on. A program may start GC, whose
-    /// moves update more translation pages: repeat until none is left.
-    #[inline]
-    pub(crate) fn pump_map(
-        &mut self,
-        now: SimTime,
-        up: &mut HostPort,
-        flash: &mut FlashPort,
-        cache: Option<&mut BufferManager>,
-    ) -> Result<()> {
-        match flash.ftl.mapping.as_ref() {
-            Some(m)
-                if !(m.pending_updates.is_empty()
-                    && m.pending_writes.is_empty()
-                    && m.pending_loads.is_empty()) =>
-            {
-                self.pump_map_work(now, up, flash, cache)
-            }
-            // Nothing asked for: most calls, and every call without a cached map.
-            _ => Ok(()),
-        }
-    }
-
-    /// [`Hil::pump_map`] with work to do; out of line, so that the calls with none stay cheap.
-    #[inline(never)]
-    fn pump_map_work(
-        &mut self,
-        now: SimTime,
-        up: &mut HostPort,
-        flash: &mut FlashPort,
-        mut cache: Option<&mut BufferManager>,
-    ) -> Result<()> {
-        loop {
-            let Some(m) = flash.ftl.mapping.as_mut() else {
-                return Ok(());
-            };
-            if m.pending_updates.is_empty()
-                && m.pending_writes.is_empty()
-                && m.pending_loads.is_empty()
-            {
-                return Ok(());
-            }
-            let hmb = m.hmb;
-            let mut updates = std::mem::take(&mut m.pending_updates);
-            let mut writes = std::mem::take(&mut m.pending_writes);
-            let mut loads = std::mem::take(&mut m.pending_loads);
-            for page in updates.drain(..) {
-                match flash.ftl.translation_on_nand(page) {
-                    Some(pun) => {
-                        let m = flash.ftl.mapping.as_mut().expect("cached mapping");
-                        m.stats.translation_reads += 1;
-                        let t =
-                            flash
-                                .fil
-                                .add_txn(self.map_txn(TxnKind::MapUpdateRead, pun, page, 0));
-                        flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
-                    }
-                    // Nothing on NAND to read: the program follows at once.
-                    _ => flash
-                        .ftl
-                        .mapping
-                        .as_mut()
-                        .expect("cached mapping")
-                        .update_read(page),
-                }
-            }
-            if flash.ftl.read_only() {
-                // A worn-out drive programs nothing more: the updates stay in memory only.
-                writes.clear();
-            }
-            for page in writes.drain(..) {
-                if hmb {
-                    // The dirty page comes out of host memory first.
-                    up.link.host_memory_read(now, self.geo.unit_bytes);
-                }
-                let pun = flash.ftl.write_translation(page)?;
-                let m = flash.ftl.mapping.as_mut().expect("cached mapping");
-                m.stats.translation_writes += 1;
-                let epoch = flash.ftl.blocks()[self.geo.block_of_unit(pun) as usize].epoch;
-                let t = flash
-                    .fil
-                    .add_txn(self.map_txn(TxnKind::MapWrite, pun, page, epoch));
-                flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
-                flash.drain_gc(now, up.q);
-            }
-            for page in loads.drain(..) {
-                // A flush's miss: read like a command's (the flush waits for it).
-                self.load_page(now, page, up, flash, cache.as_deref_mut())?;
-            }
-            // The vectors go back for their capacity when nothing new was queued meanwhile.
-            let m = flash.ftl.mapping.as_mut().expect("cached mapping");
-            if m.pending_updates.is_empty() {
-                m.pending_updates = updates;
-            }
-            if m.pending_writes.is_empty() {
-                m.pending_writes = writes;
-            }
-            if m.pending_loads.is_empty() {
-                m.pending_loads = loads;
-            }
-        }
+        M::resume(self, now, cmd, stage, up, flash, cache)
     }
 
     /// A read transaction's data is decoded at `ready`: move it to the host (or, for a
@@ -1558,16 +1242,16 @@ impl Hil {
 
     /// A program transaction of the page-mapped FTL finished at `now`.
     #[inline]
-    pub(crate) fn program_done(
+    pub(crate) fn program_done<M: MapWork>(
         &mut self,
         now: SimTime,
         txn: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<Ftl<M>>,
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         let geo = &self.geo;
-        let mark = |t: &Txn, ftl: &mut crate::ftl::Ftl| {
+        let mark = |t: &Txn, ftl: &mut Ftl<M>| {
             // Only if the block was not erased (and reused) since the write was mapped.
             if ftl.blocks()[geo.block_of_unit(t.pun) as usize].epoch == t.epoch {
                 ftl.mark_programmed(t.pun);
@@ -1708,7 +1392,7 @@ pub(crate) trait MapOwner: FlashOwner + Sized {
     ) -> Result<()>;
 }
 
-impl MapOwner for Ftl {
+impl<M: MapWork> MapOwner for Ftl<M> {
     #[inline]
     fn map_read_done(
         hil: &mut Hil,
@@ -1718,12 +1402,7 @@ impl MapOwner for Ftl {
         flash: &mut FlashPort<Self>,
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
-        if t.kind == TxnKind::MapRead {
-            return hil.map_loaded(ready, t.aux, up, flash, cache);
-        }
-        let m = flash.ftl.mapping.as_mut().expect("cached mapping");
-        m.update_read(t.aux);
-        hil.pump_map(ready, up, flash, cache)
+        M::read_done(hil, ready, t, up, flash, cache)
     }
 
     #[inline]
@@ -1734,7 +1413,109 @@ impl MapOwner for Ftl {
         flash: &mut FlashPort<Self>,
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
-        hil.pump_map(now, up, flash, cache)
+        M::pump(hil, now, up, flash, cache)
+    }
+}
+
+/// What the page path asks of the page FTL's map beyond the FTL's own calls. With the whole
+/// map in memory ([`FullMap`]) nothing: its answers are constants the compiler folds away, so
+/// the `page` scheme's path is what it would be without a cached map. With a mapping cache
+/// (`hil/cached.rs`): a command's translation pages looked up before it goes on, and the
+/// translation-page reads and programs the cache asks for. The page path is generic over it,
+/// compiled once for each page-mapped scheme.
+pub(crate) trait MapWork: Translation + Sized {
+    /// Whether read-ahead may run: the firmware knows where every page is without reading
+    /// translation pages it has not got.
+    const READS_AHEAD: bool;
+    /// `cmd`'s map entries, before it goes on at `stage`: true when they are at hand now;
+    /// else it waits, and goes on from the map's own paths.
+    fn look_up(
+        hil: &mut Hil,
+        now: SimTime,
+        cmd: u32,
+        stage: Stage,
+        up: &mut HostPort,
+        flash: &mut FlashPort<Ftl<Self>>,
+        cache: Option<&mut BufferManager>,
+    ) -> Result<bool>;
+    /// Issue the map work the map asked for ([`Hil::pump_map`]).
+    fn pump(
+        hil: &mut Hil,
+        now: SimTime,
+        up: &mut HostPort,
+        flash: &mut FlashPort<Ftl<Self>>,
+        cache: Option<&mut BufferManager>,
+    ) -> Result<()>;
+    /// Translation page read `t` (`MapRead` or `MapUpdateRead`) is done.
+    fn read_done(
+        hil: &mut Hil,
+        ready: SimTime,
+        t: &Txn,
+        up: &mut HostPort,
+        flash: &mut FlashPort<Ftl<Self>>,
+        cache: Option<&mut BufferManager>,
+    ) -> Result<()>;
+    /// `cmd`'s map entries are at hand: it goes on at `stage` ([`Hil::map_resume`]).
+    fn resume(
+        hil: &mut Hil,
+        now: SimTime,
+        cmd: u32,
+        stage: Stage,
+        up: &mut HostPort,
+        flash: &mut FlashPort<Ftl<Self>>,
+        cache: Option<&mut BufferManager>,
+    ) -> Result<()>;
+}
+
+/// The whole map in memory: every entry at hand, no translation page to read or program.
+impl MapWork for FullMap {
+    const READS_AHEAD: bool = true;
+
+    #[inline(always)]
+    fn look_up(
+        _hil: &mut Hil,
+        _now: SimTime,
+        _cmd: u32,
+        _stage: Stage,
+        _up: &mut HostPort,
+        _flash: &mut FlashPort<Ftl<Self>>,
+        _cache: Option<&mut BufferManager>,
+    ) -> Result<bool> {
+        Ok(true)
+    }
+
+    #[inline(always)]
+    fn pump(
+        _hil: &mut Hil,
+        _now: SimTime,
+        _up: &mut HostPort,
+        _flash: &mut FlashPort<Ftl<Self>>,
+        _cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
+        Ok(())
+    }
+
+    fn read_done(
+        _hil: &mut Hil,
+        _ready: SimTime,
+        _t: &Txn,
+        _up: &mut HostPort,
+        _flash: &mut FlashPort<Ftl<Self>>,
+        _cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
+        unreachable!("the whole map in memory reads no translation page")
+    }
+
+    fn resume(
+        _hil: &mut Hil,
+        _now: SimTime,
+        _cmd: u32,
+        _stage: Stage,
+        _up: &mut HostPort,
+        _flash: &mut FlashPort<Ftl<Self>>,
+        _cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
+        unreachable!("the whole map in memory waits for no map entry")
     }
 }
 
@@ -1763,5 +1544,6 @@ impl MapOwner for NoPageGc {
     }
 }
 
+mod cached;
 #[cfg(test)]
 mod tests;

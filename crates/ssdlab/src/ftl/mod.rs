@@ -28,10 +28,12 @@ pub mod mapping_cache;
 mod state;
 pub mod state_io;
 mod steady;
+mod translation;
 use fill::{FillLayout, AS_FILLED};
 use free_list::FreeList;
 use mapping_cache::MappingCache;
 pub use steady::SteadyState;
+pub use translation::{AnyFtl, CachedFtl, FullMap, Translation};
 
 pub const UNMAPPED: u32 = u32::MAX;
 /// "No block" (and "no unit") in the FTL's tables and its GC tasks.
@@ -221,7 +223,11 @@ pub struct FtlMemory {
     pub free_lists_bytes: u64,
 }
 
-pub struct Ftl {
+/// The page FTL; `M` is what of its map controller memory holds (`translation.rs`): the whole
+/// map ([`FullMap`], the `page` scheme) or a mapping cache of translation pages
+/// ([`MappingCache`], the `cached` scheme). `M` is the last field, so that what does not depend
+/// on it can borrow any page FTL as [`AnyFtl`].
+pub struct Ftl<M: ?Sized = FullMap> {
     pub geo: Geometry,
     /// The map and the reverse map, stored as `entry ^ AS_FILLED` and read through
     /// [`Ftl::l2p_at`] / [`Ftl::p2l_at`]: a zero entry (never written, so never backed by
@@ -270,8 +276,6 @@ pub struct Ftl {
     /// The host's logical units; with cached mapping the translation pages follow them in
     /// `l2p` (their entries are the global translation directory).
     data_units: u64,
-    /// The mapping cache, with `ftl.mapping = "cached"`.
-    pub mapping: Option<MappingCache>,
     /// Write streams beyond the first, with `ftl.streams` > 1 (or `[fdp]`: its handles).
     streams: Option<Box<Streams>>,
     /// With `[fdp]`: its reclaim units' bookkeeping.
@@ -286,6 +290,8 @@ pub struct Ftl {
     /// [`Ftl::expect_touches`] had the OS back the reverse map whole (and the programmed bits
     /// in huge pages).
     p2l_backed: bool,
+    /// What of the map controller memory holds, told of each change of an entry in timed mode.
+    pub translation: M,
 }
 
 /// The words of a bit table that bits `from..to` fall in, each with the mask of those bits.
@@ -349,17 +355,42 @@ impl Ftl {
             )
     }
 
+    /// The page FTL with its whole map in controller memory (the `page` scheme).
     pub fn new(cfg: &SsdConfig, seed: u64) -> Ftl {
-        Ftl::with_logical_units(cfg, seed, cfg.logical_units())
+        Ftl::build(cfg, seed, cfg.logical_units(), FullMap)
     }
+}
 
-    /// [`Ftl::new`] holding `logical` host units instead of the config's (the steady-state
-    /// model plane of `steady.rs` holds its share of a whole drive's).
-    fn with_logical_units(cfg: &SsdConfig, seed: u64, logical: u64) -> Ftl {
+impl Ftl<MappingCache> {
+    /// The page FTL with a demand-paged map (the `cached` scheme, `ftl.mapping = "cached"`):
+    /// its translation pages after the host's units, and the mapping cache that holds those in
+    /// use.
+    pub fn cached(cfg: &SsdConfig, seed: u64) -> CachedFtl {
+        let geo = Geometry::from_config(cfg);
+        let (per_page, pages) = cfg
+            .translation_pages()
+            .expect("validation: ftl.mapping = \"cached\" has translation pages");
+        let cache_bytes = cfg.ftl.mapping_cache.map_or(0, |b| b.0);
+        let logical = cfg.logical_units();
+        let cache = MappingCache::new(
+            per_page,
+            pages,
+            logical,
+            cache_bytes / geo.unit_bytes,
+            !cfg.ftl.mapping_cache_location.is_dram(),
+        );
+        Ftl::build(cfg, seed, logical, cache)
+    }
+}
+
+impl<M: Translation> Ftl<M> {
+    /// The page FTL for `cfg` holding `logical` host units (the config's, or the steady-state
+    /// model plane's share of a whole drive's, `steady.rs`), its map held as `translation`
+    /// says.
+    fn build(cfg: &SsdConfig, seed: u64, logical: u64, translation: M) -> Ftl<M> {
         let geo = Geometry::from_config(cfg);
         let logical = logical as usize;
-        let translation = cfg.translation_pages();
-        let map_pages = translation.map_or(0, |(_, pages)| pages as usize);
+        let map_pages = translation.pages() as usize;
         let units = geo.units() as usize;
         let bpp = geo.blocks_per_plane;
         let blocks: Vec<Block> = zero_bytes_vec(geo.blocks() as usize);
@@ -404,22 +435,13 @@ impl Ftl {
             stats: FtlStats::default(),
             wear: None,
             data_units: logical as u64,
-            mapping: translation.map(|(per_page, pages)| {
-                let cache_bytes = cfg.ftl.mapping_cache.map_or(0, |b| b.0);
-                MappingCache::new(
-                    per_page,
-                    pages,
-                    logical as u64,
-                    cache_bytes / geo.unit_bytes,
-                    !cfg.ftl.mapping_cache_location.is_dram(),
-                )
-            }),
             streams: None,
             fdp: None,
             steady_state: None,
             overwrote: NONE,
             l2p_backed: 0..0,
             p2l_backed: false,
+            translation,
             geo,
         };
         // With `[fdp]` the streams are its reclaim unit handles, kept even with one handle
@@ -454,7 +476,9 @@ impl Ftl {
         }
         ftl
     }
+}
 
+impl<M: Translation + ?Sized> Ftl<M> {
     /// Mark factory bad blocks (each with probability `factory_bad_block_rate`, from its own
     /// random stream) and set the read-only level.
     fn start_wear(&mut self, r: &crate::config::ReliabilityConfig, cfg: &SsdConfig, seed: u64) {
@@ -651,10 +675,9 @@ impl Ftl {
     pub fn prefetch(&self, lpn: u64) {
         prefetch(&self.l2p, lpn as usize);
         self.fill.prefetch(lpn);
-        if let Some(m) = &self.mapping {
+        if let Some(page) = self.translation.page_of(lpn) {
             // Cached mapping: the translation page's record and its GTD entry.
-            let page = m.page_of(lpn);
-            m.prefetch(page);
+            self.translation.prefetch_page(page);
             prefetch(&self.l2p, (self.data_units + page as u64) as usize);
         }
     }
@@ -669,9 +692,9 @@ impl Ftl {
         if pun != UNMAPPED {
             prefetch(&self.programmed, (pun / 64) as usize);
         }
-        if let Some(m) = &self.mapping {
+        if let Some(page) = self.translation.page_of(lpn) {
             // Cached mapping: the programmed bit of where the translation page is.
-            let tp = self.l2p_at(self.data_units + m.page_of(lpn) as u64);
+            let tp = self.l2p_at(self.data_units + page as u64);
             if tp != UNMAPPED {
                 prefetch(&self.programmed, (tp / 64) as usize);
             }
@@ -811,6 +834,8 @@ impl Ftl {
                 self.overwrite_programmed(self.overwrote);
                 self.overwrote = NONE;
             }
+        } else {
+            self.translation.entry_changed(lpn);
         }
         Ok(pun)
     }
@@ -977,12 +1002,17 @@ impl Ftl {
                 self.overwrite_programmed(self.overwrote);
                 self.overwrote = NONE;
             }
+        } else {
+            self.translation.entry_changed(lpn);
         }
         Ok(Ok(pun))
     }
 
     pub fn trim(&mut self, lpn: u64) {
         if self.l2p_at(lpn) != UNMAPPED {
+            if !self.instant {
+                self.translation.entry_changed(lpn);
+            }
             self.invalidate(lpn);
             self.set_l2p(lpn, UNMAPPED);
             self.stats.trimmed_units += 1;
@@ -1502,10 +1532,10 @@ impl Ftl {
             self.map(lpn as u64, to);
             if self.instant {
                 self.mark_programmed(to);
-            } else if let Some(m) = self.mapping.as_mut() {
-                // The moved unit's entry changed: its translation page must be updated (a
-                // moved translation page needs only its GTD entry, just set).
-                m.update_lpn(lpn as u64);
+            } else {
+                // The moved unit's entry changed: with a cached map its translation page must
+                // be updated (a moved translation page needs only its GTD entry, just set).
+                self.translation.entry_changed(lpn as u64);
             }
             if let Some(st) = self.streams.as_deref_mut() {
                 // GC's work is counted against the stream that wrote the data.
@@ -1664,15 +1694,15 @@ impl Ftl {
             let lpn = steady::draw_overwrite(skew.as_ref(), &mut rng, n);
             self.write(lpn)?;
         }
-        if let Some((per_page, pages)) = self.mapping.as_ref().map(|m| (m.per_page, m.pages)) {
-            // The map of what preconditioning wrote is on NAND: every translation page with a
-            // mapped entry is written once (the cache starts empty).
-            for page in 0..pages {
-                let first = page * per_page;
-                let last = (first + per_page).min(n);
-                if (first..last).any(|lpn| self.l2p_at(lpn) != UNMAPPED) {
-                    self.write_translation(page as u32)?;
-                }
+        // With a cached map, the map of what preconditioning wrote is on NAND: every
+        // translation page with a mapped entry is written once (the cache starts empty).
+        for page in 0..self.translation.pages() as u32 {
+            if self
+                .translation
+                .entries_of(page)
+                .any(|lpn| self.l2p_at(lpn) != UNMAPPED)
+            {
+                self.write_translation(page)?;
             }
         }
         self.instant = was;
