@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::config::SsdConfig;
+use crate::error::Error;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 
