@@ -59,7 +59,7 @@ fn one_by_one(cfg: &SsdConfig, reqs: &[(Op, u64)]) -> Device {
 
 /// (mapping hits, misses, translation reads, translation writes).
 fn map_counts(dev: &Device) -> (u64, u64, u64, u64) {
-    let m = &dev.ftl().unwrap().mapping.as_ref().unwrap().stats;
+    let m = &dev.backend().mapping_cache().unwrap().stats;
     (m.hits, m.misses, m.translation_reads, m.translation_writes)
 }
 

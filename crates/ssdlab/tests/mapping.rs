@@ -48,7 +48,7 @@ fn cached_mapping_returns_the_same_data_with_more_nand_traffic() {
         full.fil().unwrap().counters.clone(),
         dftl.fil().unwrap().counters.clone(),
     );
-    let m = &dftl.ftl().unwrap().mapping.as_ref().unwrap().stats;
+    let m = &dftl.backend().mapping_cache().unwrap().stats;
     assert!(m.misses > m.hits, "{m:?}");
     assert!(
         m.translation_reads > 10_000 && m.translation_writes > 5_000,
@@ -67,7 +67,7 @@ fn cached_mapping_returns_the_same_data_with_more_nand_traffic() {
         d.nand_pages_written
     );
     // The full map knows no translation page.
-    assert!(full.ftl().unwrap().mapping.is_none());
+    assert!(full.backend().mapping_cache().is_none());
 }
 
 #[test]
@@ -76,7 +76,7 @@ fn a_cache_that_holds_the_whole_map_reads_each_translation_page_once() {
     // at its first miss (commands that miss on it while it is read wait for that read, and
     // count as misses too), and nothing is ever pushed out, so nothing is written back.
     let dev = run_checked(&cached("1MiB"), RANDOM, 5);
-    let m = &dev.ftl().unwrap().mapping.as_ref().unwrap().stats;
+    let m = &dev.backend().mapping_cache().unwrap().stats;
     assert_eq!(m.translation_reads, 224, "{m:?}");
     assert!(m.misses >= 224 && m.misses < 300, "{m:?}");
     assert_eq!(m.translation_writes, 0, "{m:?}");
@@ -125,7 +125,7 @@ fn hand_worked_translation_page_counts() {
     ];
     let dftl = one_by_one(&cached("4KiB"), &seq);
     let full = one_by_one(&small(&[]), &seq);
-    let m = &dftl.ftl().unwrap().mapping.as_ref().unwrap().stats;
+    let m = &dftl.backend().mapping_cache().unwrap().stats;
     assert_eq!(
         (m.hits, m.misses, m.translation_reads, m.translation_writes),
         (2, 4, 1, 2)
@@ -174,8 +174,8 @@ fn a_cache_in_host_memory_pays_the_link_for_every_hit() {
         &seq,
     );
     let (d, h) = (
-        &dram.ftl().unwrap().mapping.as_ref().unwrap().stats,
-        &hmb.ftl().unwrap().mapping.as_ref().unwrap().stats,
+        &dram.backend().mapping_cache().unwrap().stats,
+        &hmb.backend().mapping_cache().unwrap().stats,
     );
     assert_eq!(d, h);
     assert!(h.hits > 100, "{h:?}");

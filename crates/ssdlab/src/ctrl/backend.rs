@@ -11,7 +11,9 @@
 //! and the back end answers for it: what is mapped, whether it takes writes, the figures of the
 //! run.
 //!
-//! The page-mapped FTL (`ftl::Ftl`) is only in the schemes whose map it is. The FIL asks whoever
+//! The page-mapped FTL (`ftl::Ftl`) is only in the schemes whose map it is, typed by what of its
+//! map controller memory holds: the whole map (`Page`), or a mapping cache of translation pages
+//! (`Cached`, the cache a part of the scheme's FTL, `Ftl<MappingCache>`). The FIL asks whoever
 //! keeps the blocks' FTL state through `fil::FlashOwner`: that page FTL, or `fil::NoPageGc`
 //! under a scheme that runs no page-FTL GC (a read's erase count is the one its transaction
 //! carries); the flash port (`ctrl::FlashPort`) carries one or the other.
@@ -27,10 +29,11 @@ use super::pcm::PcmCtrl;
 use super::raw::RawNand;
 use super::zoned::ZonedNand;
 use crate::config::{BackendKind, SsdConfig};
-use crate::ftl::{Ftl, Wear};
+use crate::ftl::mapping_cache::MappingCache;
+use crate::ftl::{AnyFtl, CachedFtl, Ftl, Wear};
 use crate::media::nand::Geometry;
 use crate::media::nand_errors::ErrorModel;
-use crate::stats::result::{MergeResult, Spread, ZoneResult};
+use crate::stats::result::{MappingResult, MergeResult, Spread, ZoneResult};
 
 // One value per device, built once and never moved on the event path: boxing the larger
 // variant would only add a pointer to follow on every event.
@@ -54,8 +57,9 @@ pub struct NandBackend {
 pub enum Scheme {
     /// The page-mapping FTL, the whole map in controller memory.
     Page(Ftl),
-    /// The page-mapping FTL with a demand-paged map (`Ftl::mapping` holds its cache).
-    Cached(Ftl),
+    /// The page-mapping FTL with a demand-paged map: its mapping cache of translation pages
+    /// is part of its type (`Ftl<MappingCache>`, `ftl.mapping = "cached"`).
+    Cached(CachedFtl),
     /// A block-mapped or log-block FTL, which owns the map.
     BlockMapped(HybridCtrl),
     /// Raw NAND: requests address the media; this is all the firmware keeps of it.
@@ -82,6 +86,8 @@ pub struct BackendFigures {
     pub pages_copied: u64,
     /// A zoned drive's zones (the host's errors by status are the run's to add).
     pub zones: Option<ZoneResult>,
+    /// A cached map's mapping cache (the result's `ftl.mapping`).
+    pub mapping: Option<MappingResult>,
 }
 
 impl NandBackend {
@@ -119,7 +125,7 @@ impl Backend {
         let geo = Geometry::from_config(cfg);
         let scheme = match kind {
             BackendKind::Page => Scheme::Page(Ftl::new(cfg, seed)),
-            BackendKind::Cached => Scheme::Cached(Ftl::new(cfg, seed)),
+            BackendKind::Cached => Scheme::Cached(Ftl::cached(cfg, seed)),
             BackendKind::BlockMapped => Scheme::BlockMapped(HybridCtrl::new(cfg, &geo, seed)),
             BackendKind::Raw => Scheme::Raw(RawNand::new(&geo)),
             BackendKind::Fusion => Scheme::Fusion {
@@ -168,19 +174,29 @@ impl Backend {
         self.nand_mut().map(|n| &mut n.scheme)
     }
 
-    /// The page-mapped FTL (the `Page` and `Cached` schemes, whose map it is): what a caller
-    /// may read the map, the GC's counts or the write streams of. None under a scheme that
-    /// keeps its own map and on a PCM-only device.
-    pub fn page_ftl(&self) -> Option<&Ftl> {
+    /// The page-mapped FTL (the `Page` and `Cached` schemes, whose map it is), whichever its
+    /// map: what a caller may read the map, the GC's counts or the write streams of. None under
+    /// a scheme that keeps its own map and on a PCM-only device.
+    pub fn page_ftl(&self) -> Option<&AnyFtl> {
         match self.scheme()? {
-            Scheme::Page(f) | Scheme::Cached(f) => Some(f),
+            Scheme::Page(f) => Some(f),
+            Scheme::Cached(f) => Some(f),
             _ => None,
         }
     }
 
-    pub fn page_ftl_mut(&mut self) -> Option<&mut Ftl> {
+    pub fn page_ftl_mut(&mut self) -> Option<&mut AnyFtl> {
         match self.scheme_mut()? {
-            Scheme::Page(f) | Scheme::Cached(f) => Some(f),
+            Scheme::Page(f) => Some(f),
+            Scheme::Cached(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// The mapping cache of a cached map (the `Cached` scheme's).
+    pub fn mapping_cache(&self) -> Option<&MappingCache> {
+        match self.scheme()? {
+            Scheme::Cached(f) => Some(&f.translation),
             _ => None,
         }
     }
@@ -283,7 +299,8 @@ impl Backend {
             return true;
         };
         match &n.scheme {
-            Scheme::Page(f) | Scheme::Cached(f) => f.lookup(lpn).is_some(),
+            Scheme::Page(f) => f.lookup(lpn).is_some(),
+            Scheme::Cached(f) => f.lookup(lpn).is_some(),
             Scheme::BlockMapped(h) => h.ftl.lookup(lpn).is_some(),
             Scheme::Raw(r) | Scheme::Fusion { raw: r, .. } => r.is_programmed(lpn),
             Scheme::Zoned(z) => z.is_programmed(lpn),
@@ -296,7 +313,8 @@ impl Backend {
             return false;
         };
         match &n.scheme {
-            Scheme::Page(f) | Scheme::Cached(f) => f.read_only(),
+            Scheme::Page(f) => f.read_only(),
+            Scheme::Cached(f) => f.read_only(),
             Scheme::BlockMapped(h) => h.ftl.read_only(),
             Scheme::Zoned(z) => z.read_only(),
             Scheme::Raw(_) | Scheme::Fusion { .. } => false,
@@ -307,7 +325,8 @@ impl Backend {
     pub fn wear(&self) -> Option<&Wear> {
         let n = self.nand()?;
         match &n.scheme {
-            Scheme::Page(f) | Scheme::Cached(f) => f.wear.as_ref(),
+            Scheme::Page(f) => f.wear.as_ref(),
+            Scheme::Cached(f) => f.wear.as_ref(),
             Scheme::BlockMapped(h) => h.ftl.wear(),
             Scheme::Zoned(z) => z.wear(),
             Scheme::Raw(_) | Scheme::Fusion { .. } => None,
@@ -321,7 +340,8 @@ impl Backend {
             return 100.0;
         };
         match &n.scheme {
-            Scheme::Page(f) | Scheme::Cached(f) => f.available_spare_percent(),
+            Scheme::Page(f) => f.available_spare_percent(),
+            Scheme::Cached(f) => f.available_spare_percent(),
             Scheme::BlockMapped(h) => h.ftl.available_spare_percent(),
             Scheme::Zoned(z) => z.available_spare_percent(),
             Scheme::Raw(_) | Scheme::Fusion { .. } => 100.0,
@@ -333,7 +353,8 @@ impl Backend {
     pub fn percentage_used(&self) -> Option<f64> {
         let n = self.nand()?;
         match &n.scheme {
-            Scheme::Page(f) | Scheme::Cached(f) => f.wear.is_some().then(|| f.percentage_used()),
+            Scheme::Page(f) => f.wear.is_some().then(|| f.percentage_used()),
+            Scheme::Cached(f) => f.wear.is_some().then(|| f.percentage_used()),
             Scheme::BlockMapped(h) => h.ftl.percentage_used(),
             Scheme::Zoned(z) => z.percentage_used(),
             Scheme::Raw(_) | Scheme::Fusion { .. } => None,
@@ -345,7 +366,8 @@ impl Backend {
     /// blocks belong to zones) and PCM.
     pub fn free_blocks(&self) -> Option<u64> {
         match self.scheme()? {
-            Scheme::Page(f) | Scheme::Cached(f) => Some(f.free_blocks_total()),
+            Scheme::Page(f) => Some(f.free_blocks_total()),
+            Scheme::Cached(f) => Some(f.free_blocks_total()),
             Scheme::BlockMapped(h) => Some(h.ftl.free_blocks_total()),
             Scheme::Raw(_) | Scheme::Fusion { .. } | Scheme::Zoned(_) => None,
         }
@@ -358,13 +380,12 @@ impl Backend {
             return 0;
         };
         let max = |counts: &[u32]| counts.iter().copied().max().unwrap_or(0) as u64;
+        let max_of_blocks = |blocks: &[crate::ftl::Block]| {
+            blocks.iter().map(|b| b.erase_count).max().unwrap_or(0) as u64
+        };
         match &n.scheme {
-            Scheme::Page(f) | Scheme::Cached(f) => f
-                .blocks()
-                .iter()
-                .map(|b| b.erase_count as u64)
-                .max()
-                .unwrap_or(0),
+            Scheme::Page(f) => max_of_blocks(f.blocks()),
+            Scheme::Cached(f) => max_of_blocks(f.blocks()),
             Scheme::BlockMapped(h) => max(h.ftl.erase_counts()),
             Scheme::Raw(r) | Scheme::Fusion { raw: r, .. } => max(r.erase_counts()),
             Scheme::Zoned(z) => max(z.erase_counts()),
@@ -387,6 +408,7 @@ impl Backend {
             merges: None,
             pages_copied: 0,
             zones: None,
+            mapping: None,
         };
         let Some(scheme) = self.scheme() else {
             return f;
@@ -444,7 +466,24 @@ impl Backend {
                     errors: Default::default(),
                 });
             }
-            Scheme::Page(_) | Scheme::Cached(_) => {}
+            Scheme::Cached(c) => {
+                let m = &c.translation;
+                f.mapping = Some(MappingResult {
+                    location: if m.hmb { "hmb" } else { "dram" },
+                    translation_pages: m.pages,
+                    cache_pages: m.capacity() as u64,
+                    hits: m.stats.hits,
+                    misses: m.stats.misses,
+                    hit_ratio: if m.stats.hits + m.stats.misses > 0 {
+                        m.stats.hits as f64 / (m.stats.hits + m.stats.misses) as f64
+                    } else {
+                        0.0
+                    },
+                    translation_reads: m.stats.translation_reads,
+                    translation_writes: m.stats.translation_writes,
+                });
+            }
+            Scheme::Page(_) => {}
         }
         f
     }

@@ -9,7 +9,7 @@
 //! it is kept here so that the controller's paths test one field for both.
 
 use super::power_loss::PowerLoss;
-use crate::ftl::Ftl;
+use crate::ftl::AnyFtl;
 use std::collections::HashMap;
 
 #[derive(Default)]
@@ -33,7 +33,7 @@ impl DataCheck {
 
     /// A write of `lpn` mapped straight to NAND unit `pun` (`old`: where it was mapped
     /// before; `ftl` as the write left it).
-    pub fn write_to_nand(&mut self, lpn: u64, pun: u32, old: Option<u32>, ftl: &Ftl) {
+    pub fn write_to_nand(&mut self, lpn: u64, pun: u32, old: Option<u32>, ftl: &AnyFtl) {
         self.write_to_nand_in_place(lpn, pun);
         if let Some(p) = self.power.as_deref_mut() {
             p.write_to_nand(lpn, pun, old, ftl);
@@ -49,7 +49,7 @@ impl DataCheck {
     }
 
     /// A write of `lpn` placed in buffer line `slot`.
-    pub fn write_to_line(&mut self, lpn: u64, slot: u32, ftl: &Ftl) {
+    pub fn write_to_line(&mut self, lpn: u64, slot: u32, ftl: &AnyFtl) {
         self.write_to_line_in_place(lpn, slot);
         if let Some(p) = self.power.as_deref_mut() {
             p.write_to_line(lpn, slot, ftl);
@@ -74,7 +74,7 @@ impl DataCheck {
     }
 
     /// Line `slot` is being flushed to NAND unit `pun`.
-    pub fn flush(&mut self, slot: u32, pun: u32, ftl: &Ftl) {
+    pub fn flush(&mut self, slot: u32, pun: u32, ftl: &AnyFtl) {
         self.flush_in_place(slot, pun);
         if let Some(p) = self.power.as_deref_mut() {
             p.flush(slot, pun, ftl);
@@ -88,7 +88,7 @@ impl DataCheck {
     }
 
     /// GC copied `from` to `to`, where the FTL maps `lpn` (UNMAPPED if it has changed since).
-    pub fn moved(&mut self, from: u32, to: u32, lpn: u32, ftl: &Ftl) {
+    pub fn moved(&mut self, from: u32, to: u32, lpn: u32, ftl: &AnyFtl) {
         self.moved_in_place(from, to);
         if let Some(p) = self.power.as_deref_mut() {
             p.moved(from, to, lpn, ftl);
@@ -122,7 +122,7 @@ impl DataCheck {
     }
 
     /// `lpn` is being trimmed (`ftl` before the trim).
-    pub fn trimmed(&mut self, lpn: u64, ftl: &Ftl) {
+    pub fn trimmed(&mut self, lpn: u64, ftl: &AnyFtl) {
         self.trimmed_in_place(lpn);
         if let Some(p) = self.power.as_deref_mut() {
             p.trimmed(lpn, ftl.lookup(lpn), ftl);

@@ -22,7 +22,7 @@ use super::die::{Die, GcJob, GcOp, Phase, Suspended};
 use crate::config::{DieScheduler, MultiplaneRule, SsdConfig};
 use crate::error::Result;
 use crate::event::Event;
-use crate::ftl::{Ftl, Urgency, NONE};
+use crate::ftl::{Ftl, Translation, Urgency, NONE};
 use crate::media::nand::{Geometry, NandTimingPs};
 use crate::media::nand_errors::{ErrorModel, ReadOutcome};
 use crate::sim::time::Timeline;
@@ -403,10 +403,10 @@ impl Fil {
     }
 
     /// Hand the GC work the FTL emitted to the dies of its planes.
-    pub(crate) fn drain_gc(
+    pub(crate) fn drain_gc<M: Translation>(
         &mut self,
         now: SimTime,
-        ftl: &mut Ftl,
+        ftl: &mut Ftl<M>,
         check: Option<&mut DataCheck>,
         q: &mut EventQueue<Event>,
     ) {
@@ -1164,7 +1164,7 @@ pub(crate) trait FlashOwner {
     ) -> Result<()>;
 }
 
-impl FlashOwner for Ftl {
+impl<M: Translation> FlashOwner for Ftl<M> {
     #[inline]
     fn plane_urgency(&self, plane: u32) -> Urgency {
         Ftl::plane_urgency(self, plane)

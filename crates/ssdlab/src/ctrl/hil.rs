@@ -10,14 +10,12 @@ use super::buffer::{BufferManager, Lines};
 use super::fil::{FlashOwner, NoPageGc, Queue, Txn, TxnKind};
 use super::hybrid::HybridCtrl;
 use super::raw::RawNand;
-use super::zoned::{Arrival, ZonedNand};
-use super::zones::ZoneAction;
 use super::{units_of, Behind, FlashPort, HilCounters};
 use crate::config::{FtlKind, SsdConfig};
 use crate::error::Result;
 use crate::event::Event;
-use crate::ftl::mapping_cache::{Lookup, Stage};
-use crate::ftl::{Ftl, Refusal};
+use crate::ftl::mapping_cache::Stage;
+use crate::ftl::{Ftl, FullMap, Refusal, Translation};
 use crate::iface::HostPort;
 use crate::media::nand::Geometry;
 use crate::request::Op;
@@ -173,12 +171,12 @@ impl Hil {
     /// The firmware is done with a command of the page-mapped FTL (full or cached map): start
     /// its work.
     #[inline(always)]
-    pub(crate) fn dispatch(
+    pub(crate) fn dispatch<M: MapWork>(
         &mut self,
         now: SimTime,
         cmd: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<Ftl<M>>,
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         if self.refuse_protected(now, cmd, up) {
@@ -253,21 +251,20 @@ impl Hil {
 
     /// A command of the page-mapped FTL, once past the write protection.
     #[inline(always)]
-    fn dispatch_mapped(
+    fn dispatch_mapped<M: MapWork>(
         &mut self,
         now: SimTime,
         cmd: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<Ftl<M>>,
         mut cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         let c = up.cmds.get(cmd);
         let (op, offset, len) = (c.op, c.offset, c.len);
         match op {
             Op::Read => {
-                if flash.ftl.mapping.is_some()
-                    && !self.skip_media
-                    && !self.map_lookup(now, cmd, Stage::Read, up, flash, cache.as_deref_mut())?
+                if !self.skip_media
+                    && !M::look_up(self, now, cmd, Stage::Read, up, flash, cache.as_deref_mut())?
                 {
                     return Ok(());
                 }
@@ -289,12 +286,7 @@ impl Hil {
                 for (lpn, covered) in units_of(unit, offset, len) {
                     // Only whole units can be unmapped; a partial one keeps its data.
                     if covered == unit {
-                        if flash.ftl.lookup(lpn).is_some() {
-                            if let Some(m) = flash.ftl.mapping.as_mut() {
-                                // The entry changes: its translation page is updated.
-                                m.update_lpn(lpn);
-                            }
-                        }
+                        // (With a cached map, the FTL tells its translation page.)
                         if let Some(dc) = flash.check.as_mut() {
                             dc.trimmed(lpn, flash.ftl);
                         }
@@ -421,249 +413,6 @@ impl Hil {
         self.raw_txns = txns;
     }
 
-    /// A zoned drive's command (`ctrl::zoned`): reads sense what was programmed below the
-    /// write pointers and answer the rest with zeros; writes and appends are checked by the
-    /// zone state machine first and take their LBAs at once (a refused one ends at once with
-    /// its status, having changed nothing); zone management changes the states, and a reset
-    /// erases the zone's blocks with data, a finish under `zns.finish = "fill"` programs the rest
-    /// of its capacity. No map, no GC. With a cache buffer, reads that hit come from its DRAM,
-    /// a reset drops the zone's lines, a finish first flushes them, and a flush command goes to
-    /// the buffer (docs/zns.md, "With a cache buffer").
-    #[inline(never)]
-    pub(crate) fn dispatch_zoned(
-        &mut self,
-        now: SimTime,
-        cmd: u32,
-        z: &mut ZonedNand,
-        up: &mut HostPort,
-        flash: &mut FlashPort<NoPageGc>,
-        cache: Option<&mut BufferManager>,
-    ) -> Result<()> {
-        let c = up.cmds.get(cmd);
-        let (op, offset, len) = (c.op, c.offset, c.len);
-        let unit = self.geo.unit_bytes;
-        let refuse = |up: &mut HostPort, status| {
-            up.refuse(now, cmd, status);
-            Ok(())
-        };
-        let lba = offset / unit;
-        match op {
-            Op::Read => self.zoned_read(now, cmd, offset, len, z, up, flash, cache)?,
-            Op::Write | Op::Append => {
-                if !offset.is_multiple_of(unit) || !len.is_multiple_of(unit) {
-                    return refuse(up, Status::Misaligned);
-                }
-                let nlb = len / unit;
-                let at = if op == Op::Append {
-                    z.zones.append(lba, nlb)
-                } else {
-                    z.zones.write(lba, nlb).map(|()| lba)
-                };
-                match at {
-                    Ok(at) => {
-                        let (zone, off) = z.zones.split(at);
-                        if z.buffered() {
-                            // Its blocks are taken on the media when their lines are flushed.
-                            z.accepted(cmd, zone as u32);
-                        } else {
-                            z.take(zone as u32, off + nlb);
-                        }
-                        z.counters.host_units_written += nlb;
-                        // An append's data goes where the zone's pointer was.
-                        up.cmds.get_mut(cmd).offset = at * unit;
-                        let end = up.link.pull_write_data(now, up.cmds.get(cmd));
-                        up.q.push(end, Event::WriteDataIn { cmd });
-                    }
-                    Err(s) => return refuse(up, s),
-                }
-            }
-            Op::ZoneReset | Op::ZoneFinish | Op::ZoneOpen | Op::ZoneClose | Op::ZoneOffline => {
-                self.zone_management(now, cmd, op, lba, z, up, flash, cache)?
-            }
-            // A deallocation has no meaning for a zone's data (the host resets zones).
-            Op::Trim | Op::Erase => return refuse(up, Status::Unsupported),
-            Op::Flush => match cache {
-                Some(bm) if bm.write_back() => {
-                    bm.flush_command(now, cmd, up, &mut flash.with_zoned(z))?
-                }
-                _ => up.complete(now, cmd),
-            },
-        }
-        Ok(())
-    }
-
-    /// A zoned drive's read: what the buffer holds from its DRAM, what is programmed from the
-    /// media, the rest (past the write pointer) as zeros.
-    #[allow(clippy::too_many_arguments)]
-    fn zoned_read(
-        &mut self,
-        now: SimTime,
-        cmd: u32,
-        offset: u64,
-        len: u64,
-        z: &mut ZonedNand,
-        up: &mut HostPort,
-        flash: &mut FlashPort<NoPageGc>,
-        mut cache: Option<&mut BufferManager>,
-    ) -> Result<()> {
-        let unit = self.geo.unit_bytes;
-        if let Err(s) = z.zones.read(offset / unit, len.div_ceil(unit)) {
-            up.refuse(now, cmd, s);
-            return Ok(());
-        }
-        let mut txns = 0u32;
-        let mut direct = 0u64;
-        let mut direct_at = now;
-        for (lba, covered) in units_of(unit, offset, len) {
-            self.counters.host_units_read += 1;
-            let programmed = z.is_programmed(lba);
-            if let Some(dc) = flash.check.as_mut() {
-                let slot = cache.as_deref().and_then(|bm| bm.find(lba));
-                dc.read(lba, slot, programmed.then(|| z.unit_of(lba)));
-            }
-            if let Some(t) = cache
-                .as_deref_mut()
-                .and_then(|bm| bm.read(now, lba, covered))
-            {
-                direct += covered;
-                direct_at = direct_at.max(t);
-            } else if programmed {
-                txns += 1;
-                let pun = z.unit_of(lba);
-                let mut t = self.read_txn(TxnKind::HostRead, cmd, pun, covered as u32, lba);
-                // The block's wear, for the read error model (`Fil::set_error_model`).
-                t.epoch = z.erase_counts()[self.geo.block_of_unit(pun) as usize];
-                let t = flash.fil.add_txn(t);
-                flash.fil.enqueue(now, t, Queue::HostRead, flash.ftl, up.q);
-            } else {
-                // Never written since the zone's reset (or past a finish): zeros.
-                self.counters.unmapped_reads += 1;
-                direct += covered;
-            }
-        }
-        up.reads_dispatched(now, cmd, txns, direct, direct_at);
-        Ok(())
-    }
-
-    /// Zone management (reset, finish, open, close, offline) of the zone at `lba`, or of all
-    /// zones: the state machine's changes, then a reset's erases and a filling finish's
-    /// programs (after the buffer has flushed the zone).
-    #[allow(clippy::too_many_arguments)]
-    fn zone_management(
-        &mut self,
-        now: SimTime,
-        cmd: u32,
-        op: Op,
-        lba: u64,
-        z: &mut ZonedNand,
-        up: &mut HostPort,
-        flash: &mut FlashPort<NoPageGc>,
-        mut cache: Option<&mut BufferManager>,
-    ) -> Result<()> {
-        let unit = self.geo.unit_bytes;
-        let action = ZoneAction::of_op(op).expect("a zone management op");
-        // For all zones, the device addressed it to the namespace's end.
-        let all = lba >= z.zones.count() as u64 * z.zones.zone_lbas();
-        let changed = match z.zones.manage(action, lba, all) {
-            Ok(c) => c,
-            Err(s) => {
-                up.refuse(now, cmd, s);
-                return Ok(());
-            }
-        };
-        let mut txns = 0u32;
-        let zl = z.zones.zone_lbas();
-        for ch in changed {
-            let start = ch.zone as u64 * zl;
-            match action {
-                ZoneAction::Reset => {
-                    Self::forget_zone(now, ch.zone, z, up, flash, cache.as_deref_mut())?;
-                    for block in z.reset_blocks(ch.zone) {
-                        txns += 1;
-                        let t = flash.fil.add_txn(self.raw_txn(
-                            TxnKind::Erase,
-                            cmd,
-                            block * self.geo.units_per_block(),
-                            0,
-                            0,
-                        ));
-                        flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
-                    }
-                }
-                ZoneAction::Finish => {
-                    if let Some(bm) = cache.as_deref_mut().filter(|_| z.buffered()) {
-                        // The zone's data goes to the media before it is full.
-                        let mut flash = flash.with_zoned(z);
-                        bm.flush_zone(now, start, start + zl, up, &mut flash)?;
-                    }
-                    if z.finish != crate::config::FinishMode::Fill {
-                        continue;
-                    }
-                    // The filler goes past the host's data: with a write-back buffer,
-                    // past what is still on its way to the media too.
-                    let from = if z.buffered() {
-                        ch.old_wp
-                    } else {
-                        z.programmed(ch.zone)
-                    };
-                    let to = z.zones.cap_lbas();
-                    z.take(ch.zone, to);
-                    z.counters.filled_units += to - from;
-                    for off in from..to {
-                        let lba = start + off;
-                        let pun = z.unit_of(lba);
-                        if let Some(dc) = flash.check.as_mut() {
-                            // Filler reads as zeros.
-                            dc.erased(pun);
-                        }
-                        txns += 1;
-                        let t = flash.fil.add_txn(self.raw_txn(
-                            TxnKind::HostWrite,
-                            cmd,
-                            pun,
-                            unit as u32,
-                            lba as u32,
-                        ));
-                        flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
-                    }
-                }
-                _ => {}
-            }
-        }
-        up.cmds.get_mut(cmd).txns_left = txns;
-        if txns == 0 {
-            up.complete(now, cmd);
-        }
-        Ok(())
-    }
-
-    /// `zone` is being reset: its lines leave the cache buffer (the host gave their data up),
-    /// its writes not yet in the buffer are given up, and the data oracle forgets its blocks.
-    fn forget_zone(
-        now: SimTime,
-        zone: u32,
-        z: &mut ZonedNand,
-        up: &mut HostPort,
-        flash: &mut FlashPort<NoPageGc>,
-        cache: Option<&mut BufferManager>,
-    ) -> Result<()> {
-        let start = zone as u64 * z.zones.zone_lbas();
-        let extent = z.written_extent(zone);
-        if let Some(dc) = flash.check.as_mut() {
-            for lba in start..start + extent {
-                dc.trimmed_in_place(lba);
-                dc.erased(z.unit_of(lba));
-            }
-        }
-        for parked in z.reset_order(zone) {
-            up.complete(now, parked);
-        }
-        match cache {
-            Some(bm) => bm.drop_zone(now, start, start + extent, up, &mut flash.with_zoned(z)),
-            None => Ok(()),
-        }
-    }
-
     /// A transaction of a back end that keeps no map (raw, zoned) on physical unit `pun`: its
     /// plane from the geometry, no block epoch to check.
     #[inline]
@@ -678,64 +427,6 @@ impl Hil {
             aux,
             overwrote: crate::ftl::NONE,
         }
-    }
-
-    /// A zoned drive's write or append has its data: program each unit where its zone puts it,
-    /// or, with a write-back buffer, put it into the buffer in its zone's order (a write whose
-    /// data came before an earlier one's of its zone waits for it: `ctrl::zoned::ZoneOrder`).
-    #[inline(never)]
-    pub(crate) fn write_data_in_zoned(
-        &mut self,
-        now: SimTime,
-        cmd: u32,
-        z: &mut ZonedNand,
-        up: &mut HostPort,
-        flash: &mut FlashPort<NoPageGc>,
-        cache: Option<&mut BufferManager>,
-    ) -> Result<()> {
-        if self.write_skips_media(now, cmd, up) {
-            return Ok(());
-        }
-        let c = up.cmds.get(cmd);
-        let (offset, len) = (c.offset, c.len);
-        let unit = self.geo.unit_bytes;
-        if let Some(bm) = cache.filter(|_| z.buffered()) {
-            let (lba, nlb) = (offset / unit, len / unit);
-            match z.arrived(cmd, lba, nlb) {
-                Arrival::Dropped => up.complete(now, cmd),
-                Arrival::Parked => {}
-                Arrival::Buffer => {
-                    let zone = z.zones.split(lba).0 as u32;
-                    let mut next = Some(cmd);
-                    while let Some(cmd) = next {
-                        bm.write(now, cmd, up, &mut flash.with_zoned(z))?;
-                        next = z.unpark(zone, |c| up.cmds.get(c).len / unit);
-                    }
-                }
-            }
-            return Ok(());
-        }
-        let mut txns = std::mem::take(&mut self.raw_txns);
-        txns.clear();
-        txns.extend(units_of(unit, offset, len).map(|(lba, covered)| {
-            let pun = z.unit_of(lba);
-            if let Some(dc) = flash.check.as_mut() {
-                dc.write_to_nand_in_place(lba, pun);
-            }
-            flash.fil.add_txn(self.raw_txn(
-                TxnKind::HostWrite,
-                cmd,
-                pun,
-                covered as u32,
-                lba as u32,
-            ))
-        }));
-        up.cmds.get_mut(cmd).txns_left = txns.len() as u32;
-        flash
-            .fil
-            .enqueue_all(now, &txns, Queue::HostWrite, flash.ftl, up.q);
-        self.raw_txns = txns;
-        Ok(())
     }
 
     /// A driver's block erase finished (a raw device).
@@ -759,14 +450,14 @@ impl Hil {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn dispatch_read(
+    fn dispatch_read<M: MapWork>(
         &mut self,
         now: SimTime,
         cmd: u32,
         offset: u64,
         len: u64,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<Ftl<M>>,
         mut cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         if self.skip_media {
@@ -828,10 +519,8 @@ impl Hil {
         if all_hit {
             if let Some(bm) = cache {
                 bm.maybe_preemptive_flush(now, up, flash)?;
-                if flash.ftl.mapping.is_some() {
-                    // The flush may have missed on its translation page.
-                    self.pump_map(now, up, flash, Some(bm))?;
-                }
+                // With a cached map, the flush may have missed on its translation page.
+                self.pump_map(now, up, flash, Some(bm))?;
             }
         }
         Ok(())
@@ -845,13 +534,13 @@ impl Hil {
     /// translation pages it has not got.
     #[cold]
     #[inline(never)]
-    fn read_ahead_after(
+    fn read_ahead_after<M: MapWork>(
         &mut self,
         now: SimTime,
         offset: u64,
         len: u64,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<Ftl<M>>,
     ) {
         let end = offset.saturating_add(len);
         // Reads of one stream may reach the firmware a little out of order (several queues):
@@ -872,7 +561,7 @@ impl Hil {
             }
             return;
         };
-        if flash.ftl.mapping.is_some() {
+        if !M::READS_AHEAD {
             return;
         }
         let unit = self.geo.unit_bytes;
@@ -987,21 +676,27 @@ impl Hil {
     /// A write command's data is in the controller (page-mapped FTL): read what partial units
     /// keep of their old data first, else place the units.
     #[inline(always)]
-    pub(crate) fn write_data_in(
+    pub(crate) fn write_data_in<M: MapWork>(
         &mut self,
         now: SimTime,
         cmd: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<Ftl<M>>,
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         if self.write_skips_media(now, cmd, up) {
             return Ok(());
         }
         let mut cache = cache;
-        if flash.ftl.mapping.is_some()
-            && !self.map_lookup(now, cmd, Stage::Write, up, flash, cache.as_deref_mut())?
-        {
+        if !M::look_up(
+            self,
+            now,
+            cmd,
+            Stage::Write,
+            up,
+            flash,
+            cache.as_deref_mut(),
+        )? {
             return Ok(());
         }
         self.write_data_mapped(now, cmd, up, flash, cache)
@@ -1009,12 +704,12 @@ impl Hil {
 
     /// A write command's data is in and its map entries are at hand: read-modify-write reads,
     /// else place the units.
-    fn write_data_mapped(
+    fn write_data_mapped<M: MapWork>(
         &mut self,
         now: SimTime,
         cmd: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<Ftl<M>>,
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         let c = up.cmds.get(cmd);
@@ -1050,12 +745,12 @@ impl Hil {
     /// Map every unit of a write command to a new physical unit and queue its program (or,
     /// with a write-back buffer, put the units into the buffer).
     #[inline]
-    pub(crate) fn write_units(
+    pub(crate) fn write_units<M: MapWork>(
         &mut self,
         now: SimTime,
         cmd: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<Ftl<M>>,
         mut cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         if flash.ftl.read_only() {
@@ -1077,11 +772,9 @@ impl Hil {
                 }
             } else if bm.write_back() {
                 bm.write(now, cmd, up, flash)?;
-                if flash.ftl.mapping.is_some() {
-                    // A flush to make room may have missed on its translation page.
-                    return self.pump_map(now, up, flash, Some(bm));
-                }
-                return Ok(());
+                // With a cached map, a flush to make room may have missed on its translation
+                // page.
+                return self.pump_map(now, up, flash, Some(bm));
             }
         }
         let c = up.cmds.get(cmd);
@@ -1124,9 +817,6 @@ impl Hil {
             } else {
                 flash.ftl.write_in(lpn, stream)?
             };
-            if let Some(m) = flash.ftl.mapping.as_mut() {
-                m.update_lpn(lpn);
-            }
             if let Some(dc) = flash.check.as_mut() {
                 dc.write_to_nand(lpn, pun, old, flash.ftl);
                 if dc.checkpoint_due() {
@@ -1154,340 +844,31 @@ impl Hil {
         self.pump_map(now, up, flash, cache)
     }
 
-    /// Cached mapping: look up the translation pages `cmd`'s units use. True when all are
-    /// cached in controller memory: the command goes on now. Else it waits, for the pages'
-    /// reads (it goes on from [`Hil::map_loaded`]), or, with the cache in host memory, for
-    /// its entries to cross the link (`Event::MapReady`). With a cache buffer, only the units
-    /// that need their entry look it up: a read's units not in the buffer, a write-back
-    /// write's partial units not in the buffer (their old data is read first), every unit of a
-    /// write-through write; a read's unit in the buffer needs no translation, and a write-back
-    /// write's units change their entries when flushed, not now.
-    fn map_lookup(
+    /// The translation-page work the mapping cache asked for, issued ([`MapWork::pump`]; with
+    /// the whole map in memory, nothing).
+    #[inline(always)]
+    pub(crate) fn pump_map<M: MapWork>(
+        &mut self,
+        now: SimTime,
+        up: &mut HostPort,
+        flash: &mut FlashPort<Ftl<M>>,
+        cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
+        M::pump(self, now, up, flash, cache)
+    }
+
+    /// `cmd`'s map entries crossed the link from a mapping cache in host memory
+    /// (`Event::MapReady`): it goes on at `stage` ([`MapWork::resume`]).
+    pub(crate) fn map_resume<M: MapWork>(
         &mut self,
         now: SimTime,
         cmd: u32,
         stage: Stage,
         up: &mut HostPort,
-        flash: &mut FlashPort,
-        cache: Option<&mut BufferManager>,
-    ) -> Result<bool> {
-        let c = up.cmds.get(cmd);
-        let unit = self.geo.unit_bytes;
-        let m = flash.ftl.mapping.as_ref().expect("cached mapping");
-        let Some(bm) = cache else {
-            let (first, last) = (c.offset / unit, (c.offset + c.len - 1) / unit);
-            let pages = m.page_of(first)..=m.page_of(last);
-            return self.map_lookup_pages(
-                now,
-                cmd,
-                stage,
-                pages,
-                last - first + 1,
-                up,
-                flash,
-                None,
-            );
-        };
-        let write_back = stage == Stage::Write && bm.write_back();
-        let mut pages = std::mem::take(&mut self.map_pages);
-        pages.clear();
-        let mut units = 0;
-        for (lpn, covered) in units_of(unit, c.offset, c.len) {
-            let needs_entry = match stage {
-                // A write-through write changes every unit's entry now.
-                Stage::Write if !write_back => true,
-                Stage::Write => covered < unit && bm.find(lpn).is_none(),
-                _ => bm.find(lpn).is_none(),
-            };
-            if needs_entry {
-                units += 1;
-                let page = m.page_of(lpn);
-                if pages.last() != Some(&page) {
-                    pages.push(page);
-                }
-            }
-        }
-        let go_on = pages.is_empty()
-            || self.map_lookup_pages(
-                now,
-                cmd,
-                stage,
-                pages.iter().copied(),
-                units,
-                up,
-                flash,
-                Some(bm),
-            )?;
-        self.map_pages = pages;
-        Ok(go_on)
-    }
-
-    /// [`Hil::map_lookup`] of the translation pages `pages`, for `units` map units.
-    #[allow(clippy::too_many_arguments)]
-    fn map_lookup_pages(
-        &mut self,
-        now: SimTime,
-        cmd: u32,
-        stage: Stage,
-        pages: impl Iterator<Item = u32> + Clone,
-        units: u64,
-        up: &mut HostPort,
-        flash: &mut FlashPort,
-        mut cache: Option<&mut BufferManager>,
-    ) -> Result<bool> {
-        let m = flash.ftl.mapping.as_mut().expect("cached mapping");
-        // Nothing queued for the map means nothing else can move a translation page while the
-        // missing ones come in below.
-        let quiet = m.pending_updates.is_empty()
-            && m.pending_writes.is_empty()
-            && m.pending_loads.is_empty();
-        let mut loading = false;
-        for page in pages.clone() {
-            match m.lookup(page) {
-                Lookup::Hit => {}
-                Lookup::Loading => loading = true,
-                Lookup::Miss => self.map_loads.push(page),
-            }
-        }
-        let all_at_once = !loading
-            && quiet
-            && !self.map_loads.is_empty()
-            && !self
-                .map_loads
-                .iter()
-                .any(|&p| flash.ftl.translation_on_nand(p).is_some());
-        if all_at_once {
-            // Every missing page comes in at once (nothing on NAND to read: the common case on a
-            // fresh drive), and nobody waits for it: the same steps as through the waits below,
-            // without registering and releasing them.
-            let mut loads = std::mem::take(&mut self.map_loads);
-            for page in loads.drain(..) {
-                self.map_loaded(now, page, up, flash, cache.as_deref_mut())?;
-            }
-            self.map_loads = loads;
-            self.map_resume(now, cmd, stage, up, flash, cache)?;
-            return Ok(false);
-        }
-        if loading || !self.map_loads.is_empty() {
-            // The command waits for every page not cached; every wait is registered before any
-            // page comes in (some do at once).
-            let m = flash.ftl.mapping.as_mut().expect("cached mapping");
-            for page in pages {
-                if m.is_loading(page) {
-                    m.wait(page, cmd, stage);
-                }
-            }
-            let mut loads = std::mem::take(&mut self.map_loads);
-            for page in loads.drain(..) {
-                self.load_page(now, page, up, flash, cache.as_deref_mut())?;
-            }
-            self.map_loads = loads;
-            return Ok(false);
-        }
-        if flash.ftl.mapping.as_ref().is_some_and(|m| m.hmb) {
-            let bytes = units * self.map_entry_bytes;
-            let t = up.link.host_memory_read(now, bytes);
-            let write = stage == Stage::Write;
-            up.q.push(t, Event::MapReady { cmd, write });
-            return Ok(false);
-        }
-        Ok(true)
-    }
-
-    /// Cached mapping: translation page `page` missed. It is read from where the GTD puts it;
-    /// a page never written (its entries all unmapped) or whose program has not finished (its
-    /// data still in the controller) comes in at once.
-    fn load_page(
-        &mut self,
-        now: SimTime,
-        page: u32,
-        up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<Ftl<M>>,
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
-        match flash.ftl.translation_on_nand(page) {
-            Some(pun) => {
-                let m = flash.ftl.mapping.as_mut().expect("cached mapping");
-                m.stats.translation_reads += 1;
-                let t = self.map_txn(TxnKind::MapRead, pun, page, 0);
-                let t = flash.fil.add_txn(t);
-                flash.fil.enqueue(now, t, Queue::HostRead, flash.ftl, up.q);
-                Ok(())
-            }
-            None => self.map_loaded(now, page, up, flash, cache),
-        }
-    }
-
-    #[inline]
-    fn map_txn(&self, kind: TxnKind, pun: u32, page: u32, epoch: u32) -> Txn {
-        Txn {
-            kind,
-            cmd: u32::MAX,
-            pun,
-            plane: self.geo.plane_of_block(self.geo.block_of_unit(pun)),
-            host_bytes: 0,
-            epoch,
-            aux: page,
-            overwrote: crate::ftl::NONE,
-        }
-    }
-
-    /// Cached mapping: translation page `page` is in at `now`. Pages it pushes out that are
-    /// dirty are programmed, and the commands (and cache buffer flushes) that waited for it
-    /// alone go on.
-    fn map_loaded(
-        &mut self,
-        now: SimTime,
-        page: u32,
-        up: &mut HostPort,
-        flash: &mut FlashPort,
-        mut cache: Option<&mut BufferManager>,
-    ) -> Result<()> {
-        let m = flash.ftl.mapping.as_mut().expect("cached mapping");
-        let mut ready = std::mem::take(&mut self.map_ready);
-        m.loaded(page, &mut ready);
-        if m.hmb {
-            // The page goes into host memory (a posted write; nothing waits for it).
-            up.link.host_memory_write(now, self.geo.unit_bytes);
-        }
-        self.pump_map(now, up, flash, cache.as_deref_mut())?;
-        for (cmd, stage) in ready.drain(..) {
-            self.map_resume(now, cmd, stage, up, flash, cache.as_deref_mut())?;
-        }
-        self.map_ready = ready;
-        Ok(())
-    }
-
-    /// Cached mapping: `cmd`'s map entries are at hand; it goes on at `stage` (with
-    /// [`Stage::Flush`], `cmd` is a cache buffer line whose flush goes on).
-    pub(crate) fn map_resume(
-        &mut self,
-        now: SimTime,
-        cmd: u32,
-        stage: Stage,
-        up: &mut HostPort,
-        flash: &mut FlashPort,
-        cache: Option<&mut BufferManager>,
-    ) -> Result<()> {
-        match stage {
-            Stage::Read => {
-                let c = up.cmds.get(cmd);
-                let (offset, len) = (c.offset, c.len);
-                self.dispatch_read(now, cmd, offset, len, up, flash, cache)
-            }
-            Stage::Write => self.write_data_mapped(now, cmd, up, flash, cache),
-            Stage::Flush => {
-                let bm = cache.expect("a flush comes from the cache buffer");
-                bm.flush_program(now, cmd, up, flash)?;
-                self.pump_map(now, up, flash, Some(bm))
-            }
-        }
-    }
-
-    /// Cached mapping: issue the translation-page work the cache asked for: the reads of
-    /// background read-modify-writes (behind host reads, in the host-write queue), the
-    /// programs of dirty pages pushed out and of read-modify-writes whose read is done, and
-    /// the reads of pages a cache buffer's flush missed on. A program may start GC, whose
-    /// moves update more translation pages: repeat until none is left.
-    #[inline]
-    pub(crate) fn pump_map(
-        &mut self,
-        now: SimTime,
-        up: &mut HostPort,
-        flash: &mut FlashPort,
-        cache: Option<&mut BufferManager>,
-    ) -> Result<()> {
-        match flash.ftl.mapping.as_ref() {
-            Some(m)
-                if !(m.pending_updates.is_empty()
-                    && m.pending_writes.is_empty()
-                    && m.pending_loads.is_empty()) =>
-            {
-                self.pump_map_work(now, up, flash, cache)
-            }
-            // Nothing asked for: most calls, and every call without a cached map.
-            _ => Ok(()),
-        }
-    }
-
-    /// [`Hil::pump_map`] with work to do; out of line, so that the calls with none stay cheap.
-    #[inline(never)]
-    fn pump_map_work(
-        &mut self,
-        now: SimTime,
-        up: &mut HostPort,
-        flash: &mut FlashPort,
-        mut cache: Option<&mut BufferManager>,
-    ) -> Result<()> {
-        loop {
-            let Some(m) = flash.ftl.mapping.as_mut() else {
-                return Ok(());
-            };
-            if m.pending_updates.is_empty()
-                && m.pending_writes.is_empty()
-                && m.pending_loads.is_empty()
-            {
-                return Ok(());
-            }
-            let hmb = m.hmb;
-            let mut updates = std::mem::take(&mut m.pending_updates);
-            let mut writes = std::mem::take(&mut m.pending_writes);
-            let mut loads = std::mem::take(&mut m.pending_loads);
-            for page in updates.drain(..) {
-                match flash.ftl.translation_on_nand(page) {
-                    Some(pun) => {
-                        let m = flash.ftl.mapping.as_mut().expect("cached mapping");
-                        m.stats.translation_reads += 1;
-                        let t =
-                            flash
-                                .fil
-                                .add_txn(self.map_txn(TxnKind::MapUpdateRead, pun, page, 0));
-                        flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
-                    }
-                    // Nothing on NAND to read: the program follows at once.
-                    _ => flash
-                        .ftl
-                        .mapping
-                        .as_mut()
-                        .expect("cached mapping")
-                        .update_read(page),
-                }
-            }
-            if flash.ftl.read_only() {
-                // A worn-out drive programs nothing more: the updates stay in memory only.
-                writes.clear();
-            }
-            for page in writes.drain(..) {
-                if hmb {
-                    // The dirty page comes out of host memory first.
-                    up.link.host_memory_read(now, self.geo.unit_bytes);
-                }
-                let pun = flash.ftl.write_translation(page)?;
-                let m = flash.ftl.mapping.as_mut().expect("cached mapping");
-                m.stats.translation_writes += 1;
-                let epoch = flash.ftl.blocks()[self.geo.block_of_unit(pun) as usize].epoch;
-                let t = flash
-                    .fil
-                    .add_txn(self.map_txn(TxnKind::MapWrite, pun, page, epoch));
-                flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
-                flash.drain_gc(now, up.q);
-            }
-            for page in loads.drain(..) {
-                // A flush's miss: read like a command's (the flush waits for it).
-                self.load_page(now, page, up, flash, cache.as_deref_mut())?;
-            }
-            // The vectors go back for their capacity when nothing new was queued meanwhile.
-            let m = flash.ftl.mapping.as_mut().expect("cached mapping");
-            if m.pending_updates.is_empty() {
-                m.pending_updates = updates;
-            }
-            if m.pending_writes.is_empty() {
-                m.pending_writes = writes;
-            }
-            if m.pending_loads.is_empty() {
-                m.pending_loads = loads;
-            }
-        }
+        M::resume(self, now, cmd, stage, up, flash, cache)
     }
 
     /// A read transaction's data is decoded at `ready`: move it to the host (or, for a
@@ -1558,16 +939,16 @@ impl Hil {
 
     /// A program transaction of the page-mapped FTL finished at `now`.
     #[inline]
-    pub(crate) fn program_done(
+    pub(crate) fn program_done<M: MapWork>(
         &mut self,
         now: SimTime,
         txn: u32,
         up: &mut HostPort,
-        flash: &mut FlashPort,
+        flash: &mut FlashPort<Ftl<M>>,
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         let geo = &self.geo;
-        let mark = |t: &Txn, ftl: &mut crate::ftl::Ftl| {
+        let mark = |t: &Txn, ftl: &mut Ftl<M>| {
             // Only if the block was not erased (and reused) since the write was mapped.
             if ftl.blocks()[geo.block_of_unit(t.pun) as usize].epoch == t.epoch {
                 ftl.mark_programmed(t.pun);
@@ -1708,7 +1089,7 @@ pub(crate) trait MapOwner: FlashOwner + Sized {
     ) -> Result<()>;
 }
 
-impl MapOwner for Ftl {
+impl<M: MapWork> MapOwner for Ftl<M> {
     #[inline]
     fn map_read_done(
         hil: &mut Hil,
@@ -1718,12 +1099,7 @@ impl MapOwner for Ftl {
         flash: &mut FlashPort<Self>,
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
-        if t.kind == TxnKind::MapRead {
-            return hil.map_loaded(ready, t.aux, up, flash, cache);
-        }
-        let m = flash.ftl.mapping.as_mut().expect("cached mapping");
-        m.update_read(t.aux);
-        hil.pump_map(ready, up, flash, cache)
+        M::read_done(hil, ready, t, up, flash, cache)
     }
 
     #[inline]
@@ -1734,7 +1110,109 @@ impl MapOwner for Ftl {
         flash: &mut FlashPort<Self>,
         cache: Option<&mut BufferManager>,
     ) -> Result<()> {
-        hil.pump_map(now, up, flash, cache)
+        M::pump(hil, now, up, flash, cache)
+    }
+}
+
+/// What the page path asks of the page FTL's map beyond the FTL's own calls. With the whole
+/// map in memory ([`FullMap`]) nothing: its answers are constants the compiler folds away, so
+/// the `page` scheme's path is what it would be without a cached map. With a mapping cache
+/// (`hil/cached.rs`): a command's translation pages looked up before it goes on, and the
+/// translation-page reads and programs the cache asks for. The page path is generic over it,
+/// compiled once for each page-mapped scheme.
+pub(crate) trait MapWork: Translation + Sized {
+    /// Whether read-ahead may run: the firmware knows where every page is without reading
+    /// translation pages it has not got.
+    const READS_AHEAD: bool;
+    /// `cmd`'s map entries, before it goes on at `stage`: true when they are at hand now;
+    /// else it waits, and goes on from the map's own paths.
+    fn look_up(
+        hil: &mut Hil,
+        now: SimTime,
+        cmd: u32,
+        stage: Stage,
+        up: &mut HostPort,
+        flash: &mut FlashPort<Ftl<Self>>,
+        cache: Option<&mut BufferManager>,
+    ) -> Result<bool>;
+    /// Issue the map work the map asked for ([`Hil::pump_map`]).
+    fn pump(
+        hil: &mut Hil,
+        now: SimTime,
+        up: &mut HostPort,
+        flash: &mut FlashPort<Ftl<Self>>,
+        cache: Option<&mut BufferManager>,
+    ) -> Result<()>;
+    /// Translation page read `t` (`MapRead` or `MapUpdateRead`) is done.
+    fn read_done(
+        hil: &mut Hil,
+        ready: SimTime,
+        t: &Txn,
+        up: &mut HostPort,
+        flash: &mut FlashPort<Ftl<Self>>,
+        cache: Option<&mut BufferManager>,
+    ) -> Result<()>;
+    /// `cmd`'s map entries are at hand: it goes on at `stage` ([`Hil::map_resume`]).
+    fn resume(
+        hil: &mut Hil,
+        now: SimTime,
+        cmd: u32,
+        stage: Stage,
+        up: &mut HostPort,
+        flash: &mut FlashPort<Ftl<Self>>,
+        cache: Option<&mut BufferManager>,
+    ) -> Result<()>;
+}
+
+/// The whole map in memory: every entry at hand, no translation page to read or program.
+impl MapWork for FullMap {
+    const READS_AHEAD: bool = true;
+
+    #[inline(always)]
+    fn look_up(
+        _hil: &mut Hil,
+        _now: SimTime,
+        _cmd: u32,
+        _stage: Stage,
+        _up: &mut HostPort,
+        _flash: &mut FlashPort<Ftl<Self>>,
+        _cache: Option<&mut BufferManager>,
+    ) -> Result<bool> {
+        Ok(true)
+    }
+
+    #[inline(always)]
+    fn pump(
+        _hil: &mut Hil,
+        _now: SimTime,
+        _up: &mut HostPort,
+        _flash: &mut FlashPort<Ftl<Self>>,
+        _cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
+        Ok(())
+    }
+
+    fn read_done(
+        _hil: &mut Hil,
+        _ready: SimTime,
+        _t: &Txn,
+        _up: &mut HostPort,
+        _flash: &mut FlashPort<Ftl<Self>>,
+        _cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
+        unreachable!("the whole map in memory reads no translation page")
+    }
+
+    fn resume(
+        _hil: &mut Hil,
+        _now: SimTime,
+        _cmd: u32,
+        _stage: Stage,
+        _up: &mut HostPort,
+        _flash: &mut FlashPort<Ftl<Self>>,
+        _cache: Option<&mut BufferManager>,
+    ) -> Result<()> {
+        unreachable!("the whole map in memory waits for no map entry")
     }
 }
 
@@ -1763,5 +1241,7 @@ impl MapOwner for NoPageGc {
     }
 }
 
+mod cached;
 #[cfg(test)]
 mod tests;
+mod zoned;

@@ -30,7 +30,7 @@ pub mod zoned;
 pub mod zones;
 
 use crate::event::Event;
-use crate::ftl::Ftl;
+use crate::ftl::{Ftl, Translation};
 use crate::sim::{EventQueue, SimTime};
 use datacheck::DataCheck;
 use fil::{Fil, FlashOwner};
@@ -143,7 +143,7 @@ impl<'a, O: FlashOwner> FlashPort<'a, O> {
     }
 }
 
-impl FlashPort<'_, Ftl> {
+impl<M: Translation> FlashPort<'_, Ftl<M>> {
     /// Hand the GC work the FTL emitted to the dies of its planes.
     #[inline]
     pub fn drain_gc(&mut self, now: SimTime, q: &mut EventQueue<Event>) {

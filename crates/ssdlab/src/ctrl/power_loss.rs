@@ -34,7 +34,7 @@
 //! Versions: each update (write or trim) of a logical unit the controller accepts gets the
 //! next version of that unit, from 1; 0 is what the unit held when the model started.
 
-use crate::ftl::{Ftl, UNMAPPED};
+use crate::ftl::{AnyFtl, UNMAPPED};
 use crate::media::nand::{Geometry, NandTimingPs};
 use crate::sim::SimTime;
 use crate::stats::result::PowerLossResult;
@@ -151,7 +151,7 @@ impl PowerLoss {
     /// The model from now on, the drive as it stands taken as checkpointed (the
     /// preconditioning's map is on flash when the run starts: assumed). The FTL's map gains
     /// the checkpoint's map pages, each one map unit (`ftl/checkpoint.rs`).
-    pub fn new(plp: bool, checkpoint_units: u64, ftl: &mut Ftl) -> PowerLoss {
+    pub fn new(plp: bool, checkpoint_units: u64, ftl: &mut AnyFtl) -> PowerLoss {
         let logical_units = ftl.logical_units();
         let entries_per_map_page = (ftl.geo.unit_bytes / CHECKPOINT_ENTRY_BYTES).max(1);
         let map_pages = logical_units.div_ceil(entries_per_map_page);
@@ -186,14 +186,14 @@ impl PowerLoss {
 
     /// The unit's record, made with `old` (where it is mapped before this change) as its base
     /// the first time.
-    fn unit(&mut self, lpn: u64, old: Option<u32>, ftl: &Ftl) -> &mut UnitLog {
+    fn unit(&mut self, lpn: u64, old: Option<u32>, ftl: &AnyFtl) -> &mut UnitLog {
         self.units.entry(lpn).or_insert_with(|| UnitLog {
             base: old.map(|p| (p, ftl.blocks()[ftl.geo.block_of_unit(p) as usize].epoch)),
             ..UnitLog::default()
         })
     }
 
-    fn place(&mut self, lpn: u64, pun: u32, version: u32, ftl: &Ftl) {
+    fn place(&mut self, lpn: u64, pun: u32, version: u32, ftl: &AnyFtl) {
         let seq = self.next_seq;
         self.next_seq += 1;
         let block = ftl.geo.block_of_unit(pun);
@@ -221,7 +221,7 @@ impl PowerLoss {
     }
 
     /// A host map unit was written (to NAND or into the cache): a checkpoint when one is due.
-    fn host_unit(&mut self, ftl: &Ftl) {
+    fn host_unit(&mut self, ftl: &AnyFtl) {
         self.host_units_since_checkpoint += 1;
         if self.host_units_since_checkpoint >= self.checkpoint_units {
             self.checkpoint(ftl);
@@ -231,7 +231,7 @@ impl PowerLoss {
     /// Take a checkpoint: the map pages changed since the last one are due to be programmed
     /// (`FlashPort::program_checkpoint`), in page order. The map page of a placement still in flight
     /// holds its old entry: it stays changed, for the next checkpoint to write again.
-    fn checkpoint(&mut self, ftl: &Ftl) {
+    fn checkpoint(&mut self, ftl: &AnyFtl) {
         self.host_units_since_checkpoint = 0;
         self.checkpoints += 1;
         let in_flight = |pun: u32, epoch: u32| {
@@ -309,7 +309,7 @@ impl PowerLoss {
     }
 
     /// A host write of `lpn` mapped to NAND unit `pun`, `old` its place before.
-    pub fn write_to_nand(&mut self, lpn: u64, pun: u32, old: Option<u32>, ftl: &Ftl) {
+    pub fn write_to_nand(&mut self, lpn: u64, pun: u32, old: Option<u32>, ftl: &AnyFtl) {
         let u = self.unit(lpn, old, ftl);
         u.accepted += 1;
         let v = u.accepted;
@@ -318,7 +318,7 @@ impl PowerLoss {
     }
 
     /// A host write of `lpn` placed in buffer line `slot` (the FTL's map unchanged).
-    pub fn write_to_line(&mut self, lpn: u64, slot: u32, ftl: &Ftl) {
+    pub fn write_to_line(&mut self, lpn: u64, slot: u32, ftl: &AnyFtl) {
         let old = ftl.lookup(lpn);
         let u = self.unit(lpn, old, ftl);
         u.accepted += 1;
@@ -333,7 +333,7 @@ impl PowerLoss {
     }
 
     /// Line `slot` is being flushed to NAND unit `pun`.
-    pub fn flush(&mut self, slot: u32, pun: u32, ftl: &Ftl) {
+    pub fn flush(&mut self, slot: u32, pun: u32, ftl: &AnyFtl) {
         if let Some(&(lpn, v)) = self.lines.get(&slot) {
             self.place(lpn, pun, v, ftl);
         }
@@ -342,14 +342,12 @@ impl PowerLoss {
     /// GC copied `from` to `to`; `lpn` is the unit the FTL maps at `to` (UNMAPPED when it has
     /// changed since), used when the model has no record of `from` (data from before it
     /// started).
-    pub fn moved(&mut self, from: u32, to: u32, lpn: u32, ftl: &Ftl) {
+    pub fn moved(&mut self, from: u32, to: u32, lpn: u32, ftl: &AnyFtl) {
         if lpn != UNMAPPED && lpn as u64 >= self.logical_units {
             // A map page, not host data: a cached map's translation page, or a checkpoint's
             // (whose pages follow the translation pages; `from` may hold an out-of-band record
             // of the data it held before its last erase, which is not what it holds now).
-            let checkpoint_first =
-                ftl.logical_units() + ftl.mapping.as_ref().map_or(0, |m| m.pages);
-            if lpn as u64 >= checkpoint_first {
+            if lpn as u64 >= ftl.checkpoint_first_lpn() {
                 self.checkpoint_pages_moved += 1;
             }
             return;
@@ -372,7 +370,7 @@ impl PowerLoss {
     }
 
     /// `lpn` is being trimmed; `old` is where it is mapped now.
-    pub fn trimmed(&mut self, lpn: u64, old: Option<u32>, ftl: &Ftl) {
+    pub fn trimmed(&mut self, lpn: u64, old: Option<u32>, ftl: &AnyFtl) {
         let seq = self.next_seq;
         self.next_seq += 1;
         let u = self.unit(lpn, old, ftl);
@@ -411,7 +409,7 @@ impl PowerLoss {
     /// The newest durable copy of each unit that the out-of-band areas show, as (seq, version)
     /// by unit; and the programs under way at the cut: lost, or finished on the capacitors'
     /// energy (power-loss protection).
-    fn durable_copies(&self, ftl: &Ftl) -> (HashMap<u64, (u64, u32)>, u64, u64) {
+    fn durable_copies(&self, ftl: &AnyFtl) -> (HashMap<u64, (u64, u32)>, u64, u64) {
         let geo = &ftl.geo;
         let epoch_of = |pun: u32| ftl.blocks()[geo.block_of_unit(pun) as usize].epoch;
         let mut best: HashMap<u64, (u64, u32)> = HashMap::new();
@@ -463,7 +461,7 @@ impl PowerLoss {
     /// The power fails now (`event`, `now`): what recovery finds and what it costs.
     pub fn cut(
         &self,
-        ftl: &Ftl,
+        ftl: &AnyFtl,
         timing: &NandTimingPs,
         event: u64,
         now: SimTime,
@@ -588,7 +586,7 @@ impl PowerLoss {
     /// read where that copy goes, its older copy taken to be on the same die), then the
     /// out-of-band areas of every programmed page of the blocks written since the checkpoint,
     /// each die reading its own blocks (the dies in parallel, the channels' transfers short).
-    fn recovery_time(&self, ftl: &Ftl, timing: &NandTimingPs, r: &mut PowerLossResult) {
+    fn recovery_time(&self, ftl: &AnyFtl, timing: &NandTimingPs, r: &mut PowerLossResult) {
         let geo: &Geometry = &ftl.geo;
         let dies = geo.dies() as u64;
         let upp = geo.units_per_page as u64;

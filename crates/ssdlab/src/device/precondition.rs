@@ -6,6 +6,7 @@
 use super::{Backend, Device, Scheme};
 use crate::config::{FillMode, SsdConfig};
 use crate::error::Result;
+use crate::ftl::{Ftl, Translation};
 use crate::stats::result::SteadyStateResult;
 use std::time::Instant;
 
@@ -32,10 +33,10 @@ impl Device {
         let Backend::Nand(nand) = self.backend_mut() else {
             return Ok(t0.elapsed().as_secs_f64());
         };
-        let ftl = match &mut nand.scheme {
+        match &mut nand.scheme {
             // A fusion device's NAND is its host's to fill; a zoned drive is written by its
             // host only (validation refuses preconditioning for it).
-            Scheme::Fusion { .. } | Scheme::Zoned(_) => return Ok(t0.elapsed().as_secs_f64()),
+            Scheme::Fusion { .. } | Scheme::Zoned(_) => {}
             Scheme::BlockMapped(h) => {
                 // A block-mapped FTL keeps its own map.
                 if p.fill == FillMode::SteadyState {
@@ -45,28 +46,11 @@ impl Device {
                 }
                 h.ftl
                     .precondition(p.fill == FillMode::Sequential, p.random_overwrite, seed)?;
-                return Ok(t0.elapsed().as_secs_f64());
             }
             // Validation refuses preconditioning for a raw device: its driver prepares the media.
-            Scheme::Raw(_) => return Ok(t0.elapsed().as_secs_f64()),
-            Scheme::Page(ftl) | Scheme::Cached(ftl) => ftl,
-        };
-        if p.fill != FillMode::None || p.random_overwrite > 0.0 {
-            let mut report = tenth_seconds(progress);
-            let mut keep_going = || report(0, 0);
-            if p.fill == FillMode::SteadyState {
-                ftl.steady_state = Some(ftl.reach_steady_state(cfg, seed, &mut keep_going)?);
-            }
-            ftl.precondition_with(
-                p.fill == FillMode::Sequential,
-                p.random_overwrite,
-                p.hot_cold(),
-                seed,
-                &mut keep_going,
-            )?;
-            // The result speaks of the timed run only; blocks keep the wear they got.
-            ftl.stats = Default::default();
-            ftl.reset_stream_stats();
+            Scheme::Raw(_) => {}
+            Scheme::Page(ftl) => precondition_page(ftl, cfg, seed, progress)?,
+            Scheme::Cached(ftl) => precondition_page(ftl, cfg, seed, progress)?,
         }
         Ok(t0.elapsed().as_secs_f64())
     }
@@ -92,6 +76,34 @@ impl Device {
                 merges_per_host_page: None,
             })
     }
+}
+
+/// Precondition the page FTL `ftl` as `cfg` says (see [`Device::precondition_with`]).
+fn precondition_page<M: Translation>(
+    ftl: &mut Ftl<M>,
+    cfg: &SsdConfig,
+    seed: u64,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<()> {
+    let p = &cfg.precondition;
+    if p.fill != FillMode::None || p.random_overwrite > 0.0 {
+        let mut report = tenth_seconds(progress);
+        let mut keep_going = || report(0, 0);
+        if p.fill == FillMode::SteadyState {
+            ftl.steady_state = Some(ftl.reach_steady_state(cfg, seed, &mut keep_going)?);
+        }
+        ftl.precondition_with(
+            p.fill == FillMode::Sequential,
+            p.random_overwrite,
+            p.hot_cold(),
+            seed,
+            &mut keep_going,
+        )?;
+        // The result speaks of the timed run only; blocks keep the wear they got.
+        ftl.stats = Default::default();
+        ftl.reset_stream_stats();
+    }
+    Ok(())
 }
 
 /// `progress`, passed on at most about ten times per wall second (between, the caller goes on).

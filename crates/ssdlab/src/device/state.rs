@@ -158,7 +158,7 @@ impl Device {
 
     /// The page-mapped FTL that keeps the map, whose state a saved state is; an error on
     /// another back end (`SsdConfig::state_unsupported` refuses their configs first).
-    fn page_ftl(&self) -> Result<&crate::ftl::Ftl> {
+    fn page_ftl(&self) -> Result<&crate::ftl::AnyFtl> {
         self.backend.page_ftl().ok_or_else(|| {
             Error::config(format!(
                 "saving a drive state: only the page-mapped FTL (ftl.kind = \"page\", full or \

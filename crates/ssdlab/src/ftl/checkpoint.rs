@@ -11,14 +11,14 @@
 //! Without the model none of this exists: the map is the host's units (and translation pages)
 //! alone, and no path below runs.
 
-use super::{Ftl, AS_FILLED, UNMAPPED};
+use super::{Ftl, Translation, AS_FILLED, UNMAPPED};
 use crate::error::Result;
 
-impl Ftl {
+impl<M: Translation + ?Sized> Ftl<M> {
     /// The first logical unit of the checkpoint map pages: past the host's units and a cached
     /// map's translation pages.
-    fn checkpoint_first_lpn(&self) -> u64 {
-        self.data_units + self.mapping.as_ref().map_or(0, |m| m.pages)
+    pub fn checkpoint_first_lpn(&self) -> u64 {
+        self.data_units + self.translation.pages()
     }
 
     /// Map pages a checkpoint may write (0 until [`Ftl::add_checkpoint_pages`]).

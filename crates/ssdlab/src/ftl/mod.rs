@@ -11,27 +11,32 @@
 //! The unit of mapping is the map unit (by default one NAND page). "lpn" names a logical unit,
 //! "pun" a physical one (see `media::nand` for the address layout).
 
-use crate::config::{GcPolicy, HotCold, Placement, SsdConfig, StreamPolicy};
-use crate::error::{Error, Result};
+use crate::config::{GcPolicy, Placement, SsdConfig, StreamPolicy};
+use crate::error::Result;
 use crate::media::nand::Geometry;
 use crate::sim::mem::{
     advise_huge, big_vec, prefault, prefetch, written_bytes, zero_bytes_vec, zeroed_vec, ZeroBytes,
 };
 use crate::sim::Rng;
 
+mod alloc;
 mod checkpoint;
 pub mod fdp;
 mod fill;
 mod free_list;
+mod gc;
 pub mod hybrid;
 pub mod mapping_cache;
+mod precondition;
 mod state;
 pub mod state_io;
 mod steady;
+mod translation;
 use fill::{FillLayout, AS_FILLED};
 use free_list::FreeList;
 use mapping_cache::MappingCache;
 pub use steady::SteadyState;
+pub use translation::{AnyFtl, CachedFtl, FullMap, Translation};
 
 pub const UNMAPPED: u32 = u32::MAX;
 /// "No block" (and "no unit") in the FTL's tables and its GC tasks.
@@ -221,7 +226,11 @@ pub struct FtlMemory {
     pub free_lists_bytes: u64,
 }
 
-pub struct Ftl {
+/// The page FTL; `M` is what of its map controller memory holds (`translation.rs`): the whole
+/// map ([`FullMap`], the `page` scheme) or a mapping cache of translation pages
+/// ([`MappingCache`], the `cached` scheme). `M` is the last field, so that what does not depend
+/// on it can borrow any page FTL as [`AnyFtl`].
+pub struct Ftl<M: ?Sized = FullMap> {
     pub geo: Geometry,
     /// The map and the reverse map, stored as `entry ^ AS_FILLED` and read through
     /// [`Ftl::l2p_at`] / [`Ftl::p2l_at`]: a zero entry (never written, so never backed by
@@ -270,8 +279,6 @@ pub struct Ftl {
     /// The host's logical units; with cached mapping the translation pages follow them in
     /// `l2p` (their entries are the global translation directory).
     data_units: u64,
-    /// The mapping cache, with `ftl.mapping = "cached"`.
-    pub mapping: Option<MappingCache>,
     /// Write streams beyond the first, with `ftl.streams` > 1 (or `[fdp]`: its handles).
     streams: Option<Box<Streams>>,
     /// With `[fdp]`: its reclaim units' bookkeeping.
@@ -286,6 +293,8 @@ pub struct Ftl {
     /// [`Ftl::expect_touches`] had the OS back the reverse map whole (and the programmed bits
     /// in huge pages).
     p2l_backed: bool,
+    /// What of the map controller memory holds, told of each change of an entry in timed mode.
+    pub translation: M,
 }
 
 /// The words of a bit table that bits `from..to` fall in, each with the mask of those bits.
@@ -349,17 +358,42 @@ impl Ftl {
             )
     }
 
+    /// The page FTL with its whole map in controller memory (the `page` scheme).
     pub fn new(cfg: &SsdConfig, seed: u64) -> Ftl {
-        Ftl::with_logical_units(cfg, seed, cfg.logical_units())
+        Ftl::build(cfg, seed, cfg.logical_units(), FullMap)
     }
+}
 
-    /// [`Ftl::new`] holding `logical` host units instead of the config's (the steady-state
-    /// model plane of `steady.rs` holds its share of a whole drive's).
-    fn with_logical_units(cfg: &SsdConfig, seed: u64, logical: u64) -> Ftl {
+impl Ftl<MappingCache> {
+    /// The page FTL with a demand-paged map (the `cached` scheme, `ftl.mapping = "cached"`):
+    /// its translation pages after the host's units, and the mapping cache that holds those in
+    /// use.
+    pub fn cached(cfg: &SsdConfig, seed: u64) -> CachedFtl {
+        let geo = Geometry::from_config(cfg);
+        let (per_page, pages) = cfg
+            .translation_pages()
+            .expect("validation: ftl.mapping = \"cached\" has translation pages");
+        let cache_bytes = cfg.ftl.mapping_cache.map_or(0, |b| b.0);
+        let logical = cfg.logical_units();
+        let cache = MappingCache::new(
+            per_page,
+            pages,
+            logical,
+            cache_bytes / geo.unit_bytes,
+            !cfg.ftl.mapping_cache_location.is_dram(),
+        );
+        Ftl::build(cfg, seed, logical, cache)
+    }
+}
+
+impl<M: Translation> Ftl<M> {
+    /// The page FTL for `cfg` holding `logical` host units (the config's, or the steady-state
+    /// model plane's share of a whole drive's, `steady.rs`), its map held as `translation`
+    /// says.
+    fn build(cfg: &SsdConfig, seed: u64, logical: u64, translation: M) -> Ftl<M> {
         let geo = Geometry::from_config(cfg);
         let logical = logical as usize;
-        let translation = cfg.translation_pages();
-        let map_pages = translation.map_or(0, |(_, pages)| pages as usize);
+        let map_pages = translation.pages() as usize;
         let units = geo.units() as usize;
         let bpp = geo.blocks_per_plane;
         let blocks: Vec<Block> = zero_bytes_vec(geo.blocks() as usize);
@@ -404,22 +438,13 @@ impl Ftl {
             stats: FtlStats::default(),
             wear: None,
             data_units: logical as u64,
-            mapping: translation.map(|(per_page, pages)| {
-                let cache_bytes = cfg.ftl.mapping_cache.map_or(0, |b| b.0);
-                MappingCache::new(
-                    per_page,
-                    pages,
-                    logical as u64,
-                    cache_bytes / geo.unit_bytes,
-                    !cfg.ftl.mapping_cache_location.is_dram(),
-                )
-            }),
             streams: None,
             fdp: None,
             steady_state: None,
             overwrote: NONE,
             l2p_backed: 0..0,
             p2l_backed: false,
+            translation,
             geo,
         };
         // With `[fdp]` the streams are its reclaim unit handles, kept even with one handle
@@ -454,7 +479,9 @@ impl Ftl {
         }
         ftl
     }
+}
 
+impl<M: Translation + ?Sized> Ftl<M> {
     /// Mark factory bad blocks (each with probability `factory_bad_block_rate`, from its own
     /// random stream) and set the read-only level.
     fn start_wear(&mut self, r: &crate::config::ReliabilityConfig, cfg: &SsdConfig, seed: u64) {
@@ -651,10 +678,9 @@ impl Ftl {
     pub fn prefetch(&self, lpn: u64) {
         prefetch(&self.l2p, lpn as usize);
         self.fill.prefetch(lpn);
-        if let Some(m) = &self.mapping {
+        if let Some(page) = self.translation.page_of(lpn) {
             // Cached mapping: the translation page's record and its GTD entry.
-            let page = m.page_of(lpn);
-            m.prefetch(page);
+            self.translation.prefetch_page(page);
             prefetch(&self.l2p, (self.data_units + page as u64) as usize);
         }
     }
@@ -669,9 +695,9 @@ impl Ftl {
         if pun != UNMAPPED {
             prefetch(&self.programmed, (pun / 64) as usize);
         }
-        if let Some(m) = &self.mapping {
+        if let Some(page) = self.translation.page_of(lpn) {
             // Cached mapping: the programmed bit of where the translation page is.
-            let tp = self.l2p_at(self.data_units + m.page_of(lpn) as u64);
+            let tp = self.l2p_at(self.data_units + page as u64);
             if tp != UNMAPPED {
                 prefetch(&self.programmed, (tp / 64) as usize);
             }
@@ -811,6 +837,8 @@ impl Ftl {
                 self.overwrite_programmed(self.overwrote);
                 self.overwrote = NONE;
             }
+        } else {
+            self.translation.entry_changed(lpn);
         }
         Ok(pun)
     }
@@ -977,12 +1005,17 @@ impl Ftl {
                 self.overwrite_programmed(self.overwrote);
                 self.overwrote = NONE;
             }
+        } else {
+            self.translation.entry_changed(lpn);
         }
         Ok(Ok(pun))
     }
 
     pub fn trim(&mut self, lpn: u64) {
         if self.l2p_at(lpn) != UNMAPPED {
+            if !self.instant {
+                self.translation.entry_changed(lpn);
+            }
             self.invalidate(lpn);
             self.set_l2p(lpn, UNMAPPED);
             self.stats.trimmed_units += 1;
@@ -1038,727 +1071,6 @@ impl Ftl {
         let blk = &mut self.blocks[b];
         blk.valid += 1;
         blk.last_write = clock;
-    }
-
-    /// Allocate in the plane under the stripe cursor. The cursor moves on once a page is full,
-    /// so the units of one page sit together and can be programmed in one operation. Host
-    /// writes leave each plane's last free block to its GC, so GC can always make progress.
-    fn alloc_striped(&mut self, lpn: u64, stream: u8) -> Result<u32> {
-        if let Some(pun) = self.alloc_striped_opt(lpn, stream)? {
-            return Ok(pun);
-        }
-        let free: u64 = self.planes.iter().map(|p| p.free.len() as u64).sum();
-        Err(Error::device(format!(
-            "no plane can take a write ({free} free blocks in all, each plane's last one kept for GC); \
-             the valid data does not fit the planes it landed on — raise over_provisioning"
-        )))
-    }
-
-    /// [`Ftl::alloc_striped`], with None when no plane can take the unit. With static placement
-    /// the plane is the logical page's, and no other will do.
-    fn alloc_striped_opt(&mut self, lpn: u64, stream: u8) -> Result<Option<u32>> {
-        let n = self.stripe.len();
-        let upp = self.geo.units_per_page;
-        if self.placement == Placement::Static {
-            let plane = self.stripe[((lpn / upp as u64) % n as u64) as usize];
-            return self.alloc_in_plane(plane, Stream::Host(stream), true);
-        }
-        if stream != 0 {
-            // Each stream stripes its own pages: its cursor takes the shared one's place for
-            // this write (stream 0's stays where it was).
-            let i = stream as usize - 1;
-            let st = self.streams.as_deref_mut().expect("streams");
-            std::mem::swap(&mut self.cursor, &mut st.cursor[i]);
-            let got = self.alloc_striped_round(stream);
-            let st = self.streams.as_deref_mut().expect("streams");
-            std::mem::swap(&mut self.cursor, &mut st.cursor[i]);
-            return got;
-        }
-        self.alloc_striped_round(0)
-    }
-
-    /// Round robin from the stripe cursor: the first plane that can take a unit of `stream`.
-    #[inline]
-    fn alloc_striped_round(&mut self, stream: u8) -> Result<Option<u32>> {
-        let n = self.stripe.len();
-        let upp = self.geo.units_per_page;
-        for _ in 0..n {
-            let plane = self.stripe[self.cursor];
-            match self.alloc_in_plane(plane, Stream::Host(stream), true)? {
-                Some(pun) => {
-                    if (pun + 1) % upp == 0 {
-                        self.cursor = self.next_in_superblock(pun, n);
-                        if self.placement == Placement::GcAware {
-                            self.pass_urgent_planes();
-                        }
-                    }
-                    return Ok(Some(pun));
-                }
-                None => self.cursor = (self.cursor + 1) % n,
-            }
-        }
-        Ok(None)
-    }
-
-    /// Where the stripe cursor goes once the page of `pun` is full: the next plane of the
-    /// cursor's superblock group, back to the group's first plane after its last (the next page
-    /// of the same blocks), or to the next group once the group's last plane has filled its
-    /// block. With one group (the default) that is simply the next plane of the stripe.
-    #[inline]
-    fn next_in_superblock(&self, pun: u32, n: usize) -> usize {
-        let d = self.superblock;
-        if d == n {
-            return (self.cursor + 1) % n;
-        }
-        let first = self.cursor - self.cursor % d;
-        if self.cursor + 1 < first + d {
-            self.cursor + 1
-        } else if self.geo.page_in_block(pun) + 1 == self.geo.pages_per_block {
-            (first + d) % n
-        } else {
-            first
-        }
-    }
-
-    /// The open block of `stream` in `plane` (NONE when none is open).
-    #[inline]
-    fn open_block(&self, plane: u32, stream: Stream) -> u32 {
-        match stream {
-            Stream::Host(0) => self.planes[plane as usize].host_open,
-            Stream::Gc => self.planes[plane as usize].gc_open,
-            Stream::Host(s) => {
-                let st = self.streams.as_deref().expect("streams");
-                st.open[plane as usize * (st.count as usize - 1) + s as usize - 1]
-            }
-            Stream::GcOf(s) => {
-                let st = self.streams.as_deref().expect("streams");
-                st.gc_open[plane as usize * (st.count as usize - 1) + s as usize - 1]
-            }
-        }
-    }
-
-    /// Make `block` the open block of `stream` in `plane` (NONE: none open).
-    #[inline]
-    fn set_open_block(&mut self, plane: u32, stream: Stream, block: u32) {
-        match stream {
-            Stream::Host(0) => self.planes[plane as usize].host_open = block,
-            Stream::Gc => self.planes[plane as usize].gc_open = block,
-            Stream::Host(s) => {
-                let st = self.streams.as_deref_mut().expect("streams");
-                st.open[plane as usize * (st.count as usize - 1) + s as usize - 1] = block;
-            }
-            Stream::GcOf(s) => {
-                let st = self.streams.as_deref_mut().expect("streams");
-                st.gc_open[plane as usize * (st.count as usize - 1) + s as usize - 1] = block;
-            }
-        }
-    }
-
-    /// `gc-aware` placement: move the stripe cursor past planes whose GC is urgent, unless
-    /// every plane's is (then it stays where round robin put it). Planes, not dies: measured
-    /// on small-tlc (docs/ftl.md), passing over whole dies with an urgent plane crowds the
-    /// writes onto fewer dies and lengthens the tail.
-    fn pass_urgent_planes(&mut self) {
-        let n = self.stripe.len();
-        for step in 0..n {
-            let c = (self.cursor + step) % n;
-            if self.plane_urgency(self.stripe[c]) == Urgency::None {
-                self.cursor = c;
-                return;
-            }
-        }
-    }
-
-    /// Next unit of the plane's open block for `stream`, opening a new block if needed.
-    /// (Always inlined, and the opening kept out of line: every GC move and host write comes
-    /// here, and all but one in a block's worth find the block open. A plain hint is not
-    /// enough: collect reaches itself again through the opening, and the compiler declines to
-    /// inline into that cycle.)
-    #[inline(always)]
-    fn alloc_in_plane(
-        &mut self,
-        plane: u32,
-        stream: Stream,
-        keep_reserve: bool,
-    ) -> Result<Option<u32>> {
-        let open = self.open_block(plane, stream);
-        let block = if open != NONE {
-            open
-        } else {
-            match self.open_new_block(plane, stream, keep_reserve)? {
-                Some(b) => b,
-                None => return Ok(None),
-            }
-        };
-        let upb = self.geo.units_per_block();
-        let blk = &mut self.blocks[block as usize];
-        let pun = block * upb + blk.write_ptr;
-        blk.write_ptr += 1;
-        if blk.write_ptr == upb {
-            blk.state = BlockState::Full;
-            self.set_open_block(plane, stream, NONE);
-            if let (Some(f), Stream::Host(s)) = (self.fdp.as_deref_mut(), stream) {
-                f.block_filled(plane, s);
-            }
-        }
-        Ok(Some(pun))
-    }
-
-    /// Open a new block for `stream` in `plane` ([`Ftl::alloc_in_plane`]'s slow path); None
-    /// when the plane has none to give.
-    #[inline(never)]
-    fn open_new_block(
-        &mut self,
-        plane: u32,
-        stream: Stream,
-        keep_reserve: bool,
-    ) -> Result<Option<u32>> {
-        let mut taken = self.take_free_block(plane, keep_reserve);
-        if !matches!(stream, Stream::Gc | Stream::GcOf(_)) {
-            // Short of blocks: reclaim on demand. Each round starts a collection, whose
-            // victim the next take may claim at once (its copies and erase are still
-            // queued at the die, ahead of this write, so the time is paid). Stop when a
-            // round frees nothing.
-            for _ in 0..self.geo.blocks_per_plane {
-                if taken.is_some() {
-                    break;
-                }
-                let before = self.reclaim_work();
-                self.maybe_gc(plane)?;
-                taken = self.take_free_block(plane, keep_reserve);
-                if taken.is_none() && before == self.reclaim_work() {
-                    break;
-                }
-            }
-        }
-        let Some(b) = taken else {
-            return Ok(None);
-        };
-        self.blocks[b as usize].state = BlockState::Open;
-        self.set_open_block(plane, stream, b);
-        if let Some(st) = self.streams.as_deref_mut() {
-            st.block_stream[b as usize] = match stream {
-                Stream::Host(s) => s,
-                // Per-stream GC blocks hold one stream's data, as its host blocks do.
-                Stream::GcOf(s) => s,
-                Stream::Gc if !st.gc_open.is_empty() => 0,
-                Stream::Gc => GC_STREAM,
-            };
-        }
-        self.maybe_gc(plane)?;
-        Ok(Some(b))
-    }
-
-    /// Grows whenever reclaiming did something (a collection, an erase, a forced erase).
-    fn reclaim_work(&self) -> u64 {
-        self.stats.gc_runs + self.stats.wl_migrations + self.stats.erases + self.stats.forced_erases
-    }
-
-    fn take_free_block(&mut self, plane: u32, keep_reserve: bool) -> Option<u32> {
-        let reserve = if keep_reserve { 1 } else { 0 };
-        while self.planes[plane as usize].free.len() <= reserve {
-            // No free block to spare: take a victim whose timed erase has not run yet (it holds
-            // no valid data any more) and erase it now; its queued erase still costs die time.
-            let bpp = self.geo.blocks_per_plane;
-            let victim = (plane * bpp..(plane + 1) * bpp).find(|&b| {
-                let blk = &self.blocks[b as usize];
-                blk.state == BlockState::Victim && blk.valid == 0
-            });
-            match victim {
-                Some(v) => {
-                    // The collection is settled here; the late erase finds the epoch moved on.
-                    self.apply_erase(v);
-                    self.planes[plane as usize].gc_inflight -= 1;
-                    self.stats.forced_erases += 1;
-                }
-                None => return None,
-            }
-        }
-        let p = &mut self.planes[plane as usize];
-        if self.dynamic_wl {
-            let (i, _) = p
-                .free
-                .iter()
-                .enumerate()
-                .min_by_key(|&(i, b)| (self.blocks[b as usize].erase_count, usize::MAX - i))?;
-            Some(p.free.swap_remove(i))
-        } else {
-            p.free.pop()
-        }
-    }
-
-    /// The host has left the device idle (`idle` true), or sent a command again (false). With
-    /// background GC, idle planes collect up to its level; a collection under way when the
-    /// host comes back runs to its end, at GC's usual priority at the die.
-    pub fn set_idle(&mut self, idle: bool) -> Result<()> {
-        if self.background_blocks == 0 || self.idle == idle {
-            return Ok(());
-        }
-        self.idle = idle;
-        if idle {
-            for plane in 0..self.geo.planes() {
-                self.maybe_gc(plane)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Start GC in `plane` if it is below its free-block threshold (or, while the device is
-    /// idle, below background GC's level) and none runs there.
-    fn maybe_gc(&mut self, plane: u32) -> Result<()> {
-        loop {
-            let p = &self.planes[plane as usize];
-            let threshold = if self.idle {
-                self.background_blocks
-            } else {
-                self.gc_threshold_blocks
-            };
-            let free = p.free.len() as u32;
-            if p.gc_inflight > 0 || free >= threshold {
-                return Ok(());
-            }
-            let Some(victim) = self.pick_victim(plane) else {
-                return Ok(());
-            };
-            if !self.collect(plane, victim, false)? {
-                return Ok(());
-            }
-            if free >= self.gc_threshold_blocks {
-                // Started only because the device is idle.
-                self.stats.background_gc_runs += 1;
-            }
-            if !self.instant {
-                return Ok(());
-            }
-        }
-    }
-
-    fn pick_victim(&mut self, plane: u32) -> Option<u32> {
-        let bpp = self.geo.blocks_per_plane;
-        let upb = self.geo.units_per_block();
-        let range = plane * bpp..(plane + 1) * bpp;
-        // Full blocks with stale data; failing those (a plane whose stale data all sits in its
-        // open blocks), an open block with stale data, which GC then closes.
-        let wanted = if range.clone().any(|b| {
-            let blk = &self.blocks[b as usize];
-            blk.state == BlockState::Full && blk.valid < upb
-        }) {
-            BlockState::Full
-        } else {
-            BlockState::Open
-        };
-        // Blocks whose replaced data is still the only copy on flash are passed over while
-        // another will do (see `Block::overwrites_in_flight`): chosen among the others first,
-        // then among all if none is left.
-        self.pick_among(range.clone(), wanted, true)
-            .or_else(|| self.pick_among(range, wanted, false))
-    }
-
-    /// The GC policy's choice among the blocks of `range` in state `wanted` holding stale
-    /// data, only those with no overwrite in flight if `settled`.
-    fn pick_among(
-        &mut self,
-        range: std::ops::Range<u32>,
-        wanted: BlockState,
-        settled: bool,
-    ) -> Option<u32> {
-        let upb = self.geo.units_per_block();
-        let blocks = &self.blocks;
-        let candidates = range.filter(|&b| {
-            let blk = &blocks[b as usize];
-            blk.state == wanted
-                && blk.valid < blk.write_ptr
-                && (!settled || blk.overwrites_in_flight == 0)
-        });
-        match self.policy {
-            GcPolicy::Greedy => candidates.min_by_key(|&b| (blocks[b as usize].valid, b)),
-            GcPolicy::CostBenefit => {
-                let clock = self.clock;
-                let mut best: Option<(f64, u32)> = None;
-                for b in candidates {
-                    let blk = &blocks[b as usize];
-                    let u = blk.valid as f64 / upb as f64;
-                    let age = (clock - blk.last_write + 1) as f64;
-                    let score = if blk.valid == 0 {
-                        f64::INFINITY
-                    } else {
-                        (1.0 - u) / (2.0 * u) * age
-                    };
-                    if best.is_none_or(|(s, _)| score > s) {
-                        best = Some((score, b));
-                    }
-                }
-                best.map(|(_, b)| b)
-            }
-            GcPolicy::Random => {
-                let list: Vec<u32> = candidates.collect();
-                if list.is_empty() {
-                    None
-                } else {
-                    Some(list[self.rng.below(list.len() as u64) as usize])
-                }
-            }
-        }
-    }
-
-    /// With `ftl.gc.per_stream`: the GC stream for moving logical unit `lpn` (out of line, so
-    /// that the shared GC block's loop stays as lean as it was).
-    #[cold]
-    #[inline(never)]
-    fn gc_stream_of(&self, lpn: u32) -> Stream {
-        match self
-            .streams
-            .as_deref()
-            .map_or(0, |st| st.lpn_stream[lpn as usize])
-        {
-            0 => Stream::Gc,
-            s => Stream::GcOf(s),
-        }
-    }
-
-    /// Move the valid units of `victim` to the plane's GC block and schedule its erase.
-    /// Returns false if the plane ran out of room before the victim was empty.
-    fn collect(&mut self, plane: u32, victim: u32, wear_level: bool) -> Result<bool> {
-        let upb = self.geo.units_per_block();
-        let p = &mut self.planes[plane as usize];
-        if p.host_open == victim {
-            p.host_open = NONE;
-        }
-        if p.gc_open == victim {
-            p.gc_open = NONE;
-        }
-        if let Some(st) = self.streams.as_deref_mut() {
-            for b in st.open.iter_mut().chain(st.gc_open.iter_mut()) {
-                if *b == victim {
-                    *b = NONE;
-                }
-            }
-        }
-        self.blocks[victim as usize].state = BlockState::Victim;
-        self.planes[plane as usize].gc_inflight += 1;
-        let per_stream = self
-            .streams
-            .as_deref()
-            .is_some_and(|st| !st.gc_open.is_empty());
-        let mut moves = Vec::with_capacity(self.blocks[victim as usize].valid as usize);
-        let base = victim * upb;
-        let fill_start = self.fill.block_start(victim);
-        // On a drive steady-state preconditioning laid out, the victim's plane as its dealing
-        // sees it, worked out once for all its units (`Dealt::lpn_in_plane`).
-        let dealt_plane = match fill_start {
-            None => self.fill.dealt().map(|d| d.plane_of(base)),
-            Some(_) => None,
-        };
-        for from in base..base + upb {
-            // Remapping touches the map at random: fetch a few units ahead.
-            // (Only entries written since the fill: a unit as the fill left it has a map
-            // entry nobody wrote, on the OS's shared zero page, and working it out costs more
-            // than the miss it would hide.)
-            if from + 8 < base + upb {
-                let ahead = self.p2l[(from + 8) as usize] ^ AS_FILLED;
-                if ahead != AS_FILLED && ahead != UNMAPPED {
-                    prefetch(&self.l2p, ahead as usize);
-                }
-            }
-            // As `p2l_at`, with the fill's layout of this block worked out once.
-            let lpn = match (self.p2l[from as usize] ^ AS_FILLED, fill_start) {
-                (AS_FILLED, Some(start)) => self.fill.lpn_in_block(start, from - base),
-                (AS_FILLED, None) => match (self.fill.dealt(), &dealt_plane) {
-                    (Some(d), Some(p)) => d.lpn_in_plane(p, from),
-                    _ => UNMAPPED,
-                },
-                (lpn, _) => lpn,
-            };
-            if lpn == UNMAPPED {
-                continue;
-            }
-            // With `ftl.gc.per_stream` a unit moves into the GC block of the stream that wrote
-            // it, so moved hot and cold data stay apart.
-            let to_stream = if per_stream {
-                self.gc_stream_of(lpn)
-            } else {
-                Stream::Gc
-            };
-            let Some(to) = self.alloc_in_plane(plane, to_stream, false)? else {
-                // No room left in this plane: keep the rest in the victim and give up on it
-                // for now (it goes back to being a full block).
-                self.blocks[victim as usize].state = BlockState::Full;
-                self.planes[plane as usize].gc_inflight -= 1;
-                self.stats.gc_units_moved += moves.len() as u64;
-                if !moves.is_empty() && !self.instant {
-                    // Copies only, no erase (`block` NONE).
-                    self.tasks.push(GcTask {
-                        plane,
-                        block: NONE,
-                        epoch: 0,
-                        moves,
-                        wear_level,
-                    });
-                }
-                return Ok(false);
-            };
-            self.set_p2l(from, UNMAPPED);
-            self.blocks[victim as usize].valid -= 1;
-            self.map(lpn as u64, to);
-            if self.instant {
-                self.mark_programmed(to);
-            } else if let Some(m) = self.mapping.as_mut() {
-                // The moved unit's entry changed: its translation page must be updated (a
-                // moved translation page needs only its GTD entry, just set).
-                m.update_lpn(lpn as u64);
-            }
-            if let Some(st) = self.streams.as_deref_mut() {
-                // GC's work is counted against the stream that wrote the data.
-                let s = st.lpn_stream[lpn as usize];
-                st.stats[s as usize].gc_units_moved += 1;
-            }
-            let epoch = self.blocks[self.geo.block_of_unit(to) as usize].epoch;
-            moves.push((from, to, epoch));
-        }
-        self.stats.gc_units_moved += moves.len() as u64;
-        if wear_level {
-            self.stats.wl_migrations += 1;
-        } else {
-            self.stats.gc_runs += 1;
-        }
-        let epoch = self.blocks[victim as usize].epoch;
-        if self.instant {
-            // The caller's loop (maybe_gc) re-checks the threshold; no recursion here.
-            self.apply_erase(victim);
-            self.planes[plane as usize].gc_inflight -= 1;
-        } else {
-            self.tasks.push(GcTask {
-                plane,
-                block: victim,
-                epoch,
-                moves,
-                wear_level,
-            });
-        }
-        Ok(true)
-    }
-
-    /// The erase of `block` (emitted with `epoch`) has completed.
-    pub fn erase_done(&mut self, plane: u32, block: u32, epoch: u32) -> Result<()> {
-        if self.blocks[block as usize].epoch != epoch {
-            // Already erased when an allocation took it early (a forced erase).
-            return Ok(());
-        }
-        self.apply_erase(block);
-        self.planes[plane as usize].gc_inflight -= 1;
-        self.maybe_gc(plane)?;
-        self.maybe_wear_level(plane)
-    }
-
-    fn apply_erase(&mut self, block: u32) {
-        let upb = self.geo.units_per_block();
-        let blk = &mut self.blocks[block as usize];
-        debug_assert_eq!(blk.valid, 0, "erasing a block that holds valid data");
-        blk.erase_count += 1;
-        let erase_count = blk.erase_count;
-        blk.epoch = blk.epoch.wrapping_add(1);
-        blk.write_ptr = 0;
-        blk.state = BlockState::Free;
-        self.stats.erases += 1;
-        // Bits lie only past the prefix.
-        let first = block as u64 * upb as u64;
-        let from = (std::mem::take(&mut blk.programmed_below) as u64).max(first);
-        clear_bits(&mut self.programmed, from, first + upb as u64);
-        if let Some(w) = self.wear.as_mut() {
-            if erase_count >= w.pe_limit {
-                // Worn out: it leaves the pool for good, and the spare shrinks.
-                self.blocks[block as usize].state = BlockState::Bad;
-                w.retired_blocks += 1;
-                w.good_blocks -= 1;
-                if w.good_blocks < w.min_good_blocks {
-                    w.read_only = true;
-                }
-                return;
-            }
-        }
-        let plane = self.geo.plane_of_block(block);
-        self.planes[plane as usize].free.push(block);
-    }
-
-    /// Static wear levelling: if the plane's erase counts spread wider than the gap, move the
-    /// data of its least-erased full block (cold data) so that block rejoins the free pool.
-    fn maybe_wear_level(&mut self, plane: u32) -> Result<()> {
-        if self.static_gap == 0 || self.planes[plane as usize].gc_inflight > 0 {
-            return Ok(());
-        }
-        let bpp = self.geo.blocks_per_plane;
-        let range = plane * bpp..(plane + 1) * bpp;
-        let max = range
-            .clone()
-            // A retired block wears no further: it would hold the gap open for ever.
-            .filter(|&b| self.blocks[b as usize].state != BlockState::Bad)
-            .map(|b| self.blocks[b as usize].erase_count)
-            .max()
-            .unwrap_or(0);
-        let coldest = range
-            .filter(|&b| self.blocks[b as usize].state == BlockState::Full)
-            .min_by_key(|&b| (self.blocks[b as usize].erase_count, b));
-        if let Some(b) = coldest {
-            if max - self.blocks[b as usize].erase_count > self.static_gap {
-                self.collect(plane, b, true)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Fill the logical space without timing: sequential writes of every unit, then `overwrite`
-    /// × logical units of random overwrites.
-    pub fn precondition(&mut self, fill: bool, overwrite: f64, seed: u64) -> Result<()> {
-        self.precondition_with(fill, overwrite, None, seed, &mut || true)
-    }
-
-    /// [`Ftl::precondition`], the overwrites skewed as `skew` says (None: uniform;
-    /// `precondition.hot_fraction`), asking `keep_going` every 65,536 unit writes (a few
-    /// milliseconds); false stops it with [`Error::Interrupted`], leaving a drive only fit to
-    /// be dropped.
-    pub fn precondition_with(
-        &mut self,
-        fill: bool,
-        overwrite: f64,
-        skew: Option<HotCold>,
-        seed: u64,
-        keep_going: &mut dyn FnMut() -> bool,
-    ) -> Result<()> {
-        const CHECK_EVERY: u64 = 1 << 16;
-        if let Some(w) = self.wear.as_ref().filter(|w| w.read_only) {
-            if fill || overwrite > 0.0 {
-                return Err(Error::config(format!(
-                    "precondition: the drive starts read-only ({} good blocks of {}, {} bad from \
-                     the factory; it needs {} to take writes), so it cannot be filled: lower \
-                     reliability.factory_bad_block_rate or set precondition.fill = \"none\" and \
-                     precondition.random_overwrite = 0",
-                    w.good_blocks,
-                    self.blocks.len(),
-                    w.factory_bad_blocks,
-                    w.min_good_blocks
-                )));
-            }
-        }
-        let was = self.instant;
-        self.instant = true;
-        let n = self.logical_units();
-        let filled = fill && self.fill_fast(keep_going)?;
-        let mut ask = |k: u64| -> Result<()> {
-            if (k + 1).is_multiple_of(CHECK_EVERY) && !keep_going() {
-                return Err(Error::Interrupted);
-            }
-            Ok(())
-        };
-        if fill && !filled {
-            for lpn in 0..n {
-                ask(lpn)?;
-                self.write(lpn)?;
-            }
-        }
-        let count = (overwrite * n as f64) as u64;
-        self.expect_touches(count, 0..n, true);
-        let mut rng = Rng::stream(seed, "precondition");
-        let skew = skew.map(|h| steady::Skew::over(h, n));
-        for k in 0..count {
-            ask(k)?;
-            let lpn = steady::draw_overwrite(skew.as_ref(), &mut rng, n);
-            self.write(lpn)?;
-        }
-        if let Some((per_page, pages)) = self.mapping.as_ref().map(|m| (m.per_page, m.pages)) {
-            // The map of what preconditioning wrote is on NAND: every translation page with a
-            // mapped entry is written once (the cache starts empty).
-            for page in 0..pages {
-                let first = page * per_page;
-                let last = (first + per_page).min(n);
-                if (first..last).any(|lpn| self.l2p_at(lpn) != UNMAPPED) {
-                    self.write_translation(page as u32)?;
-                }
-            }
-        }
-        self.instant = was;
-        Ok(())
-    }
-
-    /// Nothing was ever written: every block free, the clock and the stripe cursor at 0
-    /// (preconditioning in closed form needs it).
-    fn is_fresh(&self) -> bool {
-        self.clock == 0
-            && self.cursor == 0
-            && self.blocks.iter().all(|b| b.state == BlockState::Free)
-    }
-
-    /// Sequential fill of a fresh drive, plane by plane: the same state as writing every
-    /// logical unit in order through the allocator, without touching 1000 planes in turn for
-    /// every unit. The stripe is `g` groups of `d` planes (`ftl.superblock_planes`; one group
-    /// by default); page k is the (k mod d)-th plane's in row r = k div d, rows fill a block of
-    /// every plane of a group (`ppb` rows) before the next group, so page k lands on plane
-    /// `stripe[(r div ppb mod g)·d + k mod d]`, in its block r div ppb div g, page r mod ppb.
-    /// Returns false, doing nothing, when the drive is not fresh or a plane would need the
-    /// block it keeps for GC (then the caller writes unit by unit). Asks `keep_going` before
-    /// each plane (a 1 TiB drive takes seconds); false stops it with [`Error::Interrupted`],
-    /// leaving a drive only fit to be dropped.
-    fn fill_fast(&mut self, keep_going: &mut dyn FnMut() -> bool) -> Result<bool> {
-        let logical = self.logical_units();
-        let n = self.stripe.len() as u64;
-        let d = self.superblock as u64;
-        let groups = n / d;
-        let upp = self.geo.units_per_page as u64;
-        let ppb = self.geo.pages_per_block as u64;
-        let upb = self.geo.units_per_block() as u64;
-        let bpp = self.geo.blocks_per_plane as u64;
-        let total_pages = logical.div_ceil(upp);
-        // The first group's planes take the most blocks.
-        if !self.is_fresh() || total_pages.div_ceil(d * ppb).div_ceil(groups) + 1 > bpp {
-            return Ok(false);
-        }
-        self.fill.set_filled(logical);
-        for s in 0..n {
-            if !keep_going() {
-                return Err(Error::Interrupted);
-            }
-            let plane = self.stripe[s as usize];
-            let base_block = plane as u64 * bpp;
-            // The map stays untouched (zero entries read as the layout): only the blocks the
-            // fill used are set, each holding a prefix of its units.
-            let mut used = 0u64;
-            while let Some(f) = self.fill.filled_block(s as u32, used as u32) {
-                let b = base_block + used;
-                let blk = &mut self.blocks[b as usize];
-                blk.valid = f.valid;
-                blk.last_write = f.last_write;
-                blk.write_ptr = f.valid;
-                if f.valid as u64 == upb {
-                    blk.state = BlockState::Full;
-                } else {
-                    blk.state = BlockState::Open;
-                    self.planes[plane as usize].host_open = b as u32;
-                }
-                self.programmed_to_write_ptr(b as usize);
-                used += 1;
-            }
-            // The allocator hands out the lowest free blocks first.
-            self.planes[plane as usize].free =
-                FreeList::range((base_block + used) as u32, (base_block + bpp) as u32);
-        }
-        let last_full = logical.is_multiple_of(upp);
-        // The plane of the next page (or of the partly written last one).
-        let next = if last_full {
-            total_pages
-        } else {
-            total_pages - 1
-        };
-        self.cursor = ((next / d / ppb % groups) * d + next % d) as usize;
-        self.clock = logical;
-        self.stats.host_units_written += logical;
-        if let Some(st) = self.streams.as_deref_mut() {
-            // As unit by unit: every unit written once, in stream 0 (hot-cold: cold, its
-            // first write), at clock lpn + 1.
-            st.stats[0].host_units_written += logical;
-            for (lpn, stamp) in st.stamp.iter_mut().take(logical as usize).enumerate() {
-                *stamp = (lpn + 1) as u32;
-            }
-        }
-        Ok(true)
     }
 
     /// Check every invariant of the map and the blocks (tests and debug runs).

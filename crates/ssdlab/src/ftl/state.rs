@@ -12,7 +12,7 @@
 use super::fill::AS_FILLED;
 use super::state_io::{StateReader, StateWriter};
 use super::steady::SteadyState;
-use super::{BlockState, Ftl, Streams, GC_STREAM, NONE, UNMAPPED};
+use super::{BlockState, Ftl, Streams, Translation, GC_STREAM, NONE, UNMAPPED};
 use crate::error::{Error, Result};
 use crate::sim::Rng;
 use std::io::{Read, Write};
@@ -35,7 +35,7 @@ fn state_code(s: BlockState) -> u8 {
         .expect("every state listed") as u8
 }
 
-impl Ftl {
+impl<M: Translation + ?Sized> Ftl<M> {
     /// Why this FTL cannot be saved now (None: it can): work in flight.
     pub fn unsaveable(&self) -> Option<String> {
         let programs = self

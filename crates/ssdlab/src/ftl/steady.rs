@@ -15,7 +15,7 @@
 //! neighbouring units land on unrelated planes, as random overwrites leave them).
 
 use super::state_io::{StateReader, StateWriter};
-use super::{Block, BlockState, Ftl, Refusal, NONE, UNMAPPED};
+use super::{Block, BlockState, Ftl, FullMap, Refusal, Translation, NONE, UNMAPPED};
 use crate::config::{HotCold, MappingKind, SsdConfig};
 use crate::error::{Error, Result};
 use crate::media::nand::Divisor;
@@ -70,7 +70,7 @@ struct Snapshot {
 impl Snapshot {
     /// The model plane's state; with a skew, its valid places split into those of its first
     /// `skew.hot` logical units and the rest.
-    fn of(model: &Ftl, skew: Option<&Skew>) -> Snapshot {
+    fn of<M: Translation + ?Sized>(model: &Ftl<M>, skew: Option<&Skew>) -> Snapshot {
         let units = model.geo.units() as u32;
         let classes = if skew.is_some() { 2 } else { 1 };
         let mut bits = vec![vec![0u64; units.div_ceil(64) as usize]; classes];
@@ -148,7 +148,7 @@ fn model_config(cfg: &SsdConfig) -> SsdConfig {
     m
 }
 
-impl Ftl {
+impl<M: Translation + ?Sized> Ftl<M> {
     /// Bring this fresh drive to the steady state of uniform random overwrites of single map
     /// units (see the module's text). Asks `keep_going` every 65,536 writes of the model plane
     /// and before each plane of the copy; false stops it with [`Error::Interrupted`].
@@ -196,7 +196,7 @@ impl Ftl {
             }
         };
         let model_cfg = model_config(cfg);
-        let mut model = Ftl::with_logical_units(&model_cfg, seed, per_plane);
+        let mut model = Ftl::build(&model_cfg, seed, per_plane, FullMap);
         let (steady, snapshots) =
             model.run_to_steady_state(seed, 1, SNAPSHOTS.min(planes), model_skew, keep_going)?;
         self.copy_planes(snapshots, skew, seed, keep_going)?;
@@ -245,7 +245,7 @@ impl Ftl {
         self.instant = true;
         let mut rng = Rng::stream(seed, "precondition.steady_state");
         let mut written = 0u64;
-        let mut write = |ftl: &mut Ftl, count: u64| -> Result<()> {
+        let mut write = |ftl: &mut Self, count: u64| -> Result<()> {
             for _ in 0..count {
                 written += 1;
                 if written.is_multiple_of(1 << 16) && !keep_going() {
@@ -425,7 +425,7 @@ impl Ftl {
 
 /// The model plane wore out into read-only mode on its way to the steady state: the drive's
 /// blocks would retire before the state it stands for, which the copy cannot lay out.
-fn worn_out(model: &Ftl, refusal: Refusal) -> Error {
+fn worn_out<M: Translation + ?Sized>(model: &Ftl<M>, refusal: Refusal) -> Error {
     let w = model.wear.as_ref().expect("with [reliability]");
     Error::config(format!(
         "precondition.fill: got \"steady-state\", but the overwrites that reach it wear the \

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::config::SsdConfig;
+use crate::error::Error;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 
@@ -523,7 +524,8 @@ fn gc_aware_placement_passes_over_urgent_planes() {
 
 /// Cached mapping on the tiny drive (384 logical units, 4 KiB units with 512 B entries: 8 per
 /// translation page, so 48 translation pages), filled: GC moves translation pages like data,
-/// setting their GTD entries, and its moves of data units ask for updates of their pages.
+/// setting their GTD entries, and its moves of data units, as the host's writes, ask for
+/// updates of their pages; preconditioning asks for none.
 #[test]
 fn gc_moves_translation_pages_and_asks_for_map_updates() {
     let mut cfg = tiny("greedy", 0);
@@ -531,20 +533,32 @@ fn gc_moves_translation_pages_and_asks_for_map_updates() {
     cfg.ftl.mapping_cache = Some(crate::config::units::Bytes(8192));
     cfg.ftl.mapping_entry = Some(crate::config::units::Bytes(512));
     let (per_page, pages) = cfg.translation_pages().unwrap();
-    let mut ftl = Ftl::new(&cfg, 1);
+    let mut ftl = Ftl::cached(&cfg, 1);
     let n = ftl.logical_units();
     assert_eq!((per_page, pages, n), (8, 48, 384));
     ftl.precondition(true, 0.0, 1).unwrap();
+    assert!(ftl.translation.pending_updates.is_empty());
     // Preconditioning wrote every translation page once, and they are no host data.
     let before: Vec<u32> = (0..48)
         .map(|p| ftl.translation_location(p).unwrap())
         .collect();
     assert_eq!(ftl.stats.host_units_written, n);
-    // Timed random overwrites, the controller erasing at once, until the GC has run a while.
+    // Timed random overwrites, the controller erasing at once, until the GC has run a while;
+    // the translation pages of the data units GC moved.
     let mut rng = crate::sim::Rng::stream(9, "test");
+    let mut moved_pages = std::collections::BTreeSet::new();
+    let mut written_pages = std::collections::BTreeSet::new();
     while ftl.stats.gc_runs < 1000 {
-        ftl.write(rng.below(n)).unwrap();
+        let lpn = rng.below(n);
+        ftl.write(lpn).unwrap();
+        written_pages.insert(lpn / per_page);
         for t in std::mem::take(&mut ftl.tasks) {
+            for &(_, to, _) in &t.moves {
+                let lpn = ftl.p2l_at(to) as u64;
+                if lpn < n {
+                    moved_pages.insert(lpn / per_page);
+                }
+            }
             if t.block != NONE {
                 ftl.erase_done(t.plane, t.block, t.epoch).unwrap();
             }
@@ -560,16 +574,26 @@ fn gc_moves_translation_pages_and_asks_for_map_updates() {
         let pun = ftl.translation_location(p).unwrap();
         assert_eq!(ftl.p2l_at(pun) as u64, n + p as u64);
     }
-    // The data units GC moved ask for their translation pages' updates, once per page.
-    let m = ftl.mapping.as_ref().unwrap();
-    let mut want = m.pending_updates.clone();
+    // The pages of the data units GC moved and the host wrote ask for their updates (nothing
+    // is cached: each a read-modify-write), once per page.
+    let m = &ftl.translation;
+    let mut want: Vec<u64> = m.pending_updates.iter().map(|&p| p as u64).collect();
     want.sort_unstable();
     want.dedup();
-    assert!(!want.is_empty());
+    assert!(!moved_pages.is_empty());
     assert_eq!(
         want.len(),
         m.pending_updates.len(),
         "one pending update per page"
+    );
+    let asked: std::collections::BTreeSet<u64> = want.into_iter().collect();
+    assert!(
+        moved_pages.is_subset(&asked),
+        "a GC move asked for no update"
+    );
+    assert!(
+        written_pages.is_subset(&asked),
+        "a host write asked for no update"
     );
 }
 

@@ -13,27 +13,13 @@ use crate::stats::result::{
 };
 use std::collections::BTreeMap;
 
-/// The FTL's figures beyond `device`'s: the mapping cache's (cached mapping) and the write
-/// streams' (`ftl.streams` > 1); None when neither is on.
-fn ftl_result(dev: &Device) -> Option<FtlResult> {
-    let ftl = dev.ftl()?;
-    let mapping = ftl.mapping.as_ref().map(|m| MappingResult {
-        location: if m.hmb { "hmb" } else { "dram" },
-        translation_pages: m.pages,
-        cache_pages: m.capacity() as u64,
-        hits: m.stats.hits,
-        misses: m.stats.misses,
-        hit_ratio: if m.stats.hits + m.stats.misses > 0 {
-            m.stats.hits as f64 / (m.stats.hits + m.stats.misses) as f64
-        } else {
-            0.0
-        },
-        translation_reads: m.stats.translation_reads,
-        translation_writes: m.stats.translation_writes,
-    });
+/// The FTL's figures beyond `device`'s: the mapping cache's (cached mapping, `mapping`: the
+/// back end's own) and the write streams' (`ftl.streams` > 1); None when neither is on.
+fn ftl_result(dev: &Device, mapping: Option<MappingResult>) -> Option<FtlResult> {
     // With `[fdp]` the streams are its handles, reported in `device.fdp`.
-    let streams = ftl
-        .stream_stats()
+    let streams = dev
+        .ftl()
+        .and_then(|ftl| ftl.stream_stats())
         .filter(|_| dev.config().fdp.is_none())
         .map(|all| {
             all.iter()
@@ -171,7 +157,8 @@ pub fn build_result(
     let total_time = end.max(dev.now()).as_secs_f64().max(1e-18);
     let util = |busy: SimTime| (busy.as_secs_f64() / total_time).min(1.0);
     let backend = dev.backend();
-    let own = backend.figures();
+    let mut own = backend.figures();
+    let mapping = own.mapping.take();
     let firmware_busy = dev.hil().map_or(SimTime::ZERO, |h| h.cpu_busy()) + backend.firmware_busy();
     let events = dev.events();
     let completed = host.completed();
@@ -205,7 +192,7 @@ pub fn build_result(
         device: device_result(dev, cfg, own),
         utilisation: utilisation(dev, &util, firmware_busy),
         interface: interface_result(dev),
-        ftl: ftl_result(dev),
+        ftl: ftl_result(dev, mapping),
         reliability: reliability_result(dev),
         power: cfg.power.as_ref().map(|p| {
             let x = power_inputs(

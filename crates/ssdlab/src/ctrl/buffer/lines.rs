@@ -8,7 +8,7 @@ use crate::ctrl::{Behind, FlashPort};
 use crate::error::Result;
 use crate::event::Event;
 use crate::ftl::mapping_cache::MappingCache;
-use crate::ftl::Ftl;
+use crate::ftl::{Ftl, Translation};
 use crate::iface::HostPort;
 use crate::sim::{EventQueue, SimTime};
 
@@ -48,7 +48,7 @@ pub(crate) trait Lines {
 }
 
 /// The page FTL's port: the cache buffer works in front of the page-mapped FTL's map.
-impl Lines for FlashPort<'_, Ftl> {
+impl<M: Translation> Lines for FlashPort<'_, Ftl<M>> {
     #[inline]
     fn lookup(&self, lpn: u64) -> Option<u32> {
         self.ftl.lookup(lpn)
@@ -61,7 +61,7 @@ impl Lines for FlashPort<'_, Ftl> {
 
     #[inline]
     fn mapping(&mut self) -> Option<&mut MappingCache> {
-        self.ftl.mapping.as_mut()
+        self.ftl.translation.cache_mut()
     }
 
     fn written_to_line(
@@ -94,10 +94,8 @@ impl Lines for FlashPort<'_, Ftl> {
         _line_bytes: u64,
         up: &mut HostPort,
     ) -> Result<()> {
+        // (With a cached map, the FTL tells the unit's translation page.)
         let pun = self.ftl.write(lpn)?;
-        if let Some(m) = self.ftl.mapping.as_mut() {
-            m.update_lpn(lpn);
-        }
         if let Some(dc) = self.check.as_mut() {
             dc.flush(slot, pun, self.ftl);
         }
