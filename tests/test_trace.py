@@ -378,7 +378,7 @@ def test_cli_blkparse_event_not_in_the_file_is_refused(tmp_path: Path, preset_na
 
 def test_cli_trace_stats_of_a_device_not_in_the_trace_is_refused() -> None:
     proc = run_cli("trace", "stats", FIXTURES / "umass_spc.csv", "--device", "99")
-    assert_user_error(proc, "--device 99", "device(s) 0, 1, 2")
+    assert_user_error(proc, "(--device): got 99", "device(s) 0, 1, 2")
 
 
 def test_cli_timed_replay_names_a_leading_outlier(tmp_path: Path, preset_name: str) -> None:

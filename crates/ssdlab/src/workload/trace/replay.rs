@@ -1016,7 +1016,7 @@ impl Replay {
                         if self.devices.len() > 8 { ", ..." } else { "" },
                         self.job.trace,
                     ),
-                    format!("device(s) the trace holds: {}", held.join(", ")),
+                    format!("one of the trace's device(s) {}", held.join(", ")),
                 ),
             );
         }

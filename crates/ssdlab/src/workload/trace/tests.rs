@@ -783,7 +783,7 @@ fn a_replay_whose_filters_select_nothing_is_refused() {
     let e = err(&job(r#", "devices": ["99"]"#, "umass_spc.csv"));
     assert!(e.contains("field `devices`") && e.contains("got 99"), "{e}");
     assert!(
-        e.contains("expected device(s) the trace holds: 0, 1, 2"),
+        e.contains("expected one of the trace's device(s) 0, 1, 2"),
         "{e}"
     );
     let e = err(&job(r#", "start": "10s""#, "umass_spc.csv"));
@@ -797,7 +797,7 @@ fn a_replay_whose_filters_select_nothing_is_refused() {
     assert!(Replay::new(&job(r#", "devices": ["8:0"]"#, "blkparse.txt"), 1 << 30, 1).is_ok());
     let e = err(&job(r#", "devices": ["8:32"]"#, "blkparse.txt"));
     assert!(
-        e.contains("got 8:32") && e.contains("the trace holds: 8:0, 8:16"),
+        e.contains("got 8:32") && e.contains("device(s) 8:0, 8:16"),
         "{e}"
     );
     assert!(!e.contains('\n'), "one line: {e}");
@@ -942,7 +942,7 @@ fn trace_stats_of_a_device_not_in_the_trace_is_refused() {
     .unwrap()
     .to_string();
     assert!(
-        err.contains("--device 99") && err.contains("device(s) 0, 1, 2"),
+        err.contains("field `devices` (--device): got 99") && err.contains("device(s) 0, 1, 2"),
         "{err}"
     );
 }
