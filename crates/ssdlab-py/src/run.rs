@@ -178,8 +178,11 @@ fn run_flows(
     power_cut_at: Option<&str>,
 ) -> PyResult<FlowsOutput> {
     let cfg = SsdConfig::from_json(config_json).map_err(to_py)?;
-    let values: Vec<serde_json::Value> = serde_json::from_str(jobs_json)
-        .map_err(|e| to_py(Error::job(format!("flows: {e}; expected a list of jobs"))))?;
+    let values: Vec<serde_json::Value> = serde_json::from_str(jobs_json).map_err(|e| {
+        let problem = ssdlab::error::json_message(&e);
+        let words = ssdlab::error::says(format!("{problem}; expected a list of jobs"));
+        to_py(Error::bad_job(Invalid::unnamed("flows", words)))
+    })?;
     let jobs = values
         .iter()
         .map(|v| JobSpec::from_json(&v.to_string()))

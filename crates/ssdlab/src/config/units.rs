@@ -48,6 +48,16 @@ pub(crate) fn de_error<E: de::Error>(p: Problem) -> E {
     }
 }
 
+/// Read a value that its parser makes from a string (a name, a link, an order), the parser's
+/// problem as [`de_error`] passes it: serde's `try_from = "String"` would take it as words.
+pub(crate) fn deserialize_parsed<'de, D: Deserializer<'de>, T>(
+    d: D,
+    parse: impl Fn(&str) -> Result<T, Problem>,
+) -> Result<T, D::Error> {
+    let s = String::deserialize(d)?;
+    parse(&s).map_err(de_error)
+}
+
 /// `s` (as the message shows it: quoted) where `expected` was expected.
 fn bad(s: &str, expected: impl Into<String>) -> Problem {
     got(format!("{s:?}"), expected)

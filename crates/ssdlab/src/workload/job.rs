@@ -953,8 +953,7 @@ impl Default for Distribution {
 /// [`crate::config::units`]), so that the job's error has them as parts.
 impl<'de> Deserialize<'de> for Distribution {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        Distribution::parse(&s).map_err(de_error)
+        crate::config::units::deserialize_parsed(d, Distribution::parse)
     }
 }
 

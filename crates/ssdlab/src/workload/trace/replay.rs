@@ -206,6 +206,11 @@ impl DriveTarget {
     }
 }
 
+/// What the trace (the file, or the model) cannot give, said in words: the trace as the origin.
+fn trace_err(trace: &str, words: String) -> Error {
+    Error::bad_trace(Invalid::unnamed(trace, says(words)))
+}
+
 /// A trace job's field that breaks a rule.
 fn job_err(field: &str, problem: Problem) -> Error {
     Error::bad_job(Invalid::new("trace job", field, problem))
@@ -446,11 +451,14 @@ fn check_regular_file(path: &str) -> Result<()> {
     } else {
         "not a regular file"
     };
-    Err(Error::trace(format!(
-        "{path}: is {what}; a replay reads its trace twice (a prescan to fit it onto the device, \
+    Err(trace_err(
+        path,
+        format!(
+            "is {what}; a replay reads its trace twice (a prescan to fit it onto the device, \
          then the replay), so it needs a regular file: save the trace to a file first \
          (`ssdlab trace stats` reads a pipe, once)"
-    )))
+        ),
+    ))
 }
 
 /// A device number as the trace's format writes it ([`Format::device_name`]).
@@ -798,11 +806,13 @@ impl Replay {
                     first.get_or_insert(rec.time_ps);
                     last = last.max(rec.time_ps);
                     if ext.len() >= super::stats::MAX_DEVICES && !ext.contains_key(&rec.device) {
-                        return Err(Error::trace(format!(
-                            "{}: more than {} devices; pick some with `devices`",
-                            self.job.trace,
-                            super::stats::MAX_DEVICES
-                        )));
+                        return Err(trace_err(
+                            &self.job.trace,
+                            format!(
+                                "more than {} devices; pick some with `devices`",
+                                super::stats::MAX_DEVICES
+                            ),
+                        ));
                     }
                     let e = ext.entry(rec.device).or_insert((0, 0));
                     e.0 = e.0.max(rec.offset.saturating_add(rec.len));
@@ -879,15 +889,17 @@ impl Replay {
         };
         self.fit_on = self.span > self.capacity;
         if self.fit_on && self.job.fit == Fit::None {
-            return Err(Error::trace(format!(
-                "{}: the trace spans {} ({} bytes), more than the device's {} ({} bytes); \
+            return Err(trace_err(
+                &self.job.trace,
+                format!(
+                    "the trace spans {} ({} bytes), more than the device's {} ({} bytes); \
                  replay it with fit = wrap or fit = scale, or pick devices",
-                self.job.trace,
-                format_bytes(self.span),
-                self.span,
-                format_bytes(self.capacity),
-                self.capacity
-            )));
+                    format_bytes(self.span),
+                    self.span,
+                    format_bytes(self.capacity),
+                    self.capacity
+                ),
+            ));
         }
         listed.sort_by(|a, b| b.requests.cmp(&a.requests).then(a.device.cmp(&b.device)));
         let m = &mut self.out.mapping;
@@ -930,9 +942,8 @@ impl Replay {
         };
         let mut msg = format!(
             // `{:?}` for the factor: the shortest form that reads back (1e300, not 301 digits).
-            "{}: a timed replay of {} of trace time at time_scale {:?} needs {} of simulated \
+            "a timed replay of {} of trace time at time_scale {:?} needs {} of simulated \
              time, more than the simulated clock holds (2^64 ps, about 213 days)",
-            self.job.trace,
             s(span_ps),
             self.job.time_scale,
             s(scaled_ps)
@@ -946,7 +957,7 @@ impl Replay {
             ));
         }
         msg.push_str("; or lower time_scale, or replay with mode = afap");
-        Err(Error::trace(msg))
+        Err(trace_err(&self.job.trace, msg))
     }
 
     /// The error when the trace and the filters leave no request to replay: names the filter that
@@ -976,16 +987,18 @@ impl Replay {
                     );
                 }
             }
-            return Error::trace(format!(
-                "{}: no requests in the trace ({} lines, {} of them events or headers that are \
-                 not requests); expected at least one read, write, trim or flush",
-                self.job.trace,
-                self.out.lines,
-                match &self.source {
-                    Source::File(r) => r.not_request_lines(),
-                    Source::Model(_) => 0,
-                }
-            ));
+            return trace_err(
+                &self.job.trace,
+                format!(
+                    "no requests in the trace ({} lines, {} of them events or headers that are \
+                     not requests); expected at least one read, write, trim or flush",
+                    self.out.lines,
+                    match &self.source {
+                        Source::File(r) => r.not_request_lines(),
+                        Source::Model(_) => 0,
+                    }
+                ),
+            );
         }
         let span = match seen.first_ps {
             Some(f) => format!(
@@ -1050,10 +1063,13 @@ impl Replay {
                 ),
             );
         }
-        Error::trace(format!(
-            "{}: none of the trace's {} requests can be replayed ({} of length 0)",
-            self.job.trace, self.out.records, self.out.zero_length
-        ))
+        trace_err(
+            &self.job.trace,
+            format!(
+                "none of the trace's {} requests can be replayed ({} of length 0)",
+                self.out.records, self.out.zero_length
+            ),
+        )
     }
 
     /// Put a record on the device: lay out, widen to sectors, fit.

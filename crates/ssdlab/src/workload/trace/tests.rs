@@ -299,7 +299,15 @@ fn a_bad_line_names_file_line_text_and_expectation() {
 /// field, the value and the expectation as data (the Python exception's attributes).
 #[test]
 fn a_bad_line_of_each_format_has_its_parts() {
-    let cases: [(Format, &str, Option<&str>, Option<&str>, &str); 13] = [
+    // (format, text, field, value, the expectation's start)
+    type Case = (
+        Format,
+        &'static str,
+        Option<&'static str>,
+        Option<&'static str>,
+        &'static str,
+    );
+    let cases: [Case; 13] = [
         (Format::Msr, "1,h,0,Read,0,512,1\n2,h,0,Erase,0,512,1\n", Some("Type"), Some("\"Erase\""), "Read or Write"),
         (Format::Msr, "1,h,0,Read,0,512,1\n2,h,0,Read,0\n", None, Some("5 fields"), "7 fields Timestamp,"),
         (Format::Spc, "0,1,4096,r,0.0\n0,x,4096,r,0.1\n", Some("LBA"), Some("\"x\""), "a block number (integer, 512-byte blocks)"),
