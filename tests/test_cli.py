@@ -442,7 +442,7 @@ def test_sizes_past_two_to_the_64_and_wrapping_regions_are_refused_by_name() -> 
         run_cli("run", "small-tlc", "--rw", "randread", "--size", "16384PiB", "--io-count", "10"),
         "size",
         "16384PiB",
-        "more than the largest size",
+        "the largest size",
     )
     assert "line 1 column" not in line  # no position in JSON the user never wrote
     assert_user_error(

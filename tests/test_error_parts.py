@@ -85,3 +85,53 @@ def test_an_unreadable_file_is_the_errors_origin(tmp_path: Path) -> None:
         assert caught.value.origin == folder
         assert str(caught.value) == f"{folder}: is a directory, expected a {what}"
         assert caught.value.field is None
+
+
+@pytest.mark.parametrize(
+    ("format", "text", "field", "value"),
+    [
+        ("msr", "1,h,0,Read,0,512,1\n2,h,0,Erase,0,512,1\n", "Type", '"Erase"'),
+        ("spc", "0,1,4096,r,0.0\n0,2,4096,q,0.1\n", "Opcode", '"q"'),
+        ("disksim", "0 0 8 8 1\n10 0 x 8 1\n", "start_sector", '"x"'),
+        ("blkparse", "8,0 3 1 0.1 6 D W 8 + 8 [f]\n8,0 3 2 0.2 6 D W 8 + y [f]\n", "blocks", '"y"'),
+        ("tencent", "1,0,8,1,7\n2,0,8,5,7\n", "IOType", '"5"'),
+        ("alibaba", "1,R,0,4096,10\n1,Q,0,4096,11\n", "opcode", '"Q"'),
+        ("fio", "fio version 2 iolog\nf add\nf read 0 x\n", "length", '"x"'),
+        (
+            "nvme",
+            "a-1 [000] ..... 1.5: nvme_setup_cmd: nvme0: disk=nvme0n1, qid=1, cmdid=1, "
+            "nsid=1, flags=0x0, meta=0x0, "
+            "cmd=(nvme_cmd_write slba=q, len=0, ctrl=0x0, dsmgmt=0, reftag=0)\n",
+            "slba",
+            '"q"',
+        ),
+    ],
+)  # fmt: skip
+def test_a_bad_trace_line_has_its_file_line_field_and_value(
+    tmp_path: Path, format: str, text: str, field: str, value: str
+) -> None:
+    path = tmp_path / "bad.trace"
+    path.write_text(text)
+    with pytest.raises(ssdlab.TraceError) as caught:
+        ssdlab.trace_stats(path, format=format)
+    error = caught.value
+    lines = len(text.splitlines())
+    assert error.origin == f"{path}, line {lines}"
+    assert (error.field, error.value) == (field, value)
+    assert error.expected
+    # The message is the parts in the core's one shape, then the format and the line itself.
+    assert str(error).startswith(
+        f"{error.origin}, field `{field}`: got {value}, expected {error.expected} ({format} trace: "
+    )
+    assert str(error).endswith(f'the line: "{text.splitlines()[-1]}"')
+
+
+def test_a_trace_line_of_the_wrong_shape_has_no_field(tmp_path: Path) -> None:
+    # Too few fields: the line, not a column, is wrong; its count is the value.
+    path = tmp_path / "short.csv"
+    path.write_text("1,h,0,Read,0,512,1\n2,h,0,Read\n")
+    with pytest.raises(ssdlab.TraceError) as caught:
+        ssdlab.trace_stats(path, format="msr")
+    error = caught.value
+    assert error.field is None
+    assert (error.value, error.expected.split(" ")[:2]) == ("4 fields", ["7", "fields"])

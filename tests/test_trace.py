@@ -205,7 +205,17 @@ def test_cli_bad_trace_line_is_one_line_exit_2(tmp_path: Path, preset_name: str)
     bad.write_text("0 0 8 8 1\n10 0 16 8 1\n20 0 x 8 1\n")
     proc = run_cli("run", preset_name, "--trace", bad)
     line = assert_user_error(proc, "bad.trace, line 3", "start_sector", "20 0 x 8 1")
-    assert "expected" in line
+    assert line.endswith(
+        ', field `start_sector`: got "x", expected a sector number (integer) (disksim trace: '
+        'time_ns device start_sector size_sectors op); the line: "20 0 x 8 1"'
+    )
+    # `trace stats` says the same in one line, exit 2; so does a line of another format.
+    proc = run_cli("trace", "stats", bad)
+    assert_user_error(proc, 'bad.trace, line 3, field `start_sector`: got "x"')
+    fio = tmp_path / "bad.iolog"
+    fio.write_text("fio version 3 iolog\n1 f add\n2 f erase 0 8\n")
+    proc = run_cli("run", preset_name, "--trace", fio, "--format", "fio")
+    assert_user_error(proc, 'bad.iolog, line 3, field `action`: got "erase", expected read,')
     out = tmp_path / "r.json"
     proc = run_cli("run", preset_name, "--trace", bad, "--skip-bad-lines", "--json", out, "-q")
     assert proc.returncode == 0, proc.stderr
@@ -368,7 +378,7 @@ def test_cli_blkparse_event_not_in_the_file_is_refused(tmp_path: Path, preset_na
 
 def test_cli_trace_stats_of_a_device_not_in_the_trace_is_refused() -> None:
     proc = run_cli("trace", "stats", FIXTURES / "umass_spc.csv", "--device", "99")
-    assert_user_error(proc, "--device 99", "device(s) 0, 1, 2")
+    assert_user_error(proc, "(--device): got 99", "device(s) 0, 1, 2")
 
 
 def test_cli_timed_replay_names_a_leading_outlier(tmp_path: Path, preset_name: str) -> None:

@@ -5,7 +5,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use ssdlab::SsdConfig;
 
-use crate::errors::{to_py, ConfigError};
+use crate::errors::to_py;
+use ssdlab::error::{got, Invalid};
 
 #[pyfunction]
 fn presets(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
@@ -24,7 +25,8 @@ fn presets(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
 /// A size as configs and jobs write it ("4KiB", "1.5MiB", "16 KiB", 4096) in bytes.
 #[pyfunction]
 fn parse_bytes(text: &str) -> PyResult<u64> {
-    ssdlab::config::units::parse_bytes(text).map_err(pyo3::exceptions::PyValueError::new_err)
+    ssdlab::config::units::parse_bytes(text)
+        .map_err(|p| pyo3::exceptions::PyValueError::new_err(p.to_string()))
 }
 
 /// A duration as configs and jobs write it ("10ms", "2s") in seconds.
@@ -32,7 +34,7 @@ fn parse_bytes(text: &str) -> PyResult<u64> {
 fn parse_duration_s(text: &str) -> PyResult<f64> {
     ssdlab::config::units::parse_duration(text)
         .map(|t| t.as_secs_f64())
-        .map_err(pyo3::exceptions::PyValueError::new_err)
+        .map_err(|p| pyo3::exceptions::PyValueError::new_err(p.to_string()))
 }
 
 /// The shortest exact spelling of a size: 4096 -> "4KiB".
@@ -50,10 +52,16 @@ fn config_schema() -> String {
 #[pyfunction]
 fn preset_toml(name: &str) -> PyResult<&'static str> {
     ssdlab::config::presets::preset_toml(name).ok_or_else(|| {
-        ConfigError::new_err(format!(
-            "no preset named {name:?}; presets: {}",
-            ssdlab::config::presets::preset_names().join(", ")
-        ))
+        to_py(ssdlab::Error::bad_config(Invalid::unnamed(
+            "preset",
+            got(
+                format!("{name:?}"),
+                format!(
+                    "one of: {}",
+                    ssdlab::config::presets::preset_names().join(", ")
+                ),
+            ),
+        )))
     })
 }
 

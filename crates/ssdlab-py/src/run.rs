@@ -4,6 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use ssdlab::driver::requests::{ListedRequest, RequestList};
+use ssdlab::error::Invalid;
 use ssdlab::workload::trace::replay::TraceJob;
 use ssdlab::{Error, JobSpec, RunOptions, SsdConfig};
 
@@ -126,8 +127,11 @@ fn request_list(
         ("streams", streams.len(), Some(n)),
     ] {
         if Some(bytes) != want {
-            return Err(Error::job(format!(
-                "request list, `{name}`: got {bytes} bytes, expected one entry per op ({n} ops)"
+            return Err(Error::bad_job(Invalid::got(
+                "request list",
+                name,
+                format!("{bytes} bytes"),
+                format!("one entry per op ({n} ops)"),
             )));
         }
     }
@@ -136,10 +140,11 @@ fn request_list(
     let mut requests = Vec::with_capacity(n);
     for k in 0..n {
         let Some(&op) = ssdlab::request::Op::ALL.get(ops[k] as usize) else {
-            return Err(Error::job(format!(
-                "request list, request {k}, `op`: got code {}, expected 0 up to {}",
-                ops[k],
-                ssdlab::request::Op::ALL.len() - 1
+            return Err(Error::bad_job(Invalid::got(
+                format!("request list, request {k}"),
+                "op",
+                format!("code {}", ops[k]),
+                format!("0 up to {}", ssdlab::request::Op::ALL.len() - 1),
             )));
         };
         requests.push(ListedRequest {
@@ -173,8 +178,11 @@ fn run_flows(
     power_cut_at: Option<&str>,
 ) -> PyResult<FlowsOutput> {
     let cfg = SsdConfig::from_json(config_json).map_err(to_py)?;
-    let values: Vec<serde_json::Value> = serde_json::from_str(jobs_json)
-        .map_err(|e| to_py(Error::job(format!("flows: {e}; expected a list of jobs"))))?;
+    let values: Vec<serde_json::Value> = serde_json::from_str(jobs_json).map_err(|e| {
+        let problem = ssdlab::error::json_message(&e);
+        let words = ssdlab::error::says(format!("{problem}; expected a list of jobs"));
+        to_py(Error::bad_job(Invalid::unnamed("flows", words)))
+    })?;
     let jobs = values
         .iter()
         .map(|v| JobSpec::from_json(&v.to_string()))
@@ -202,7 +210,7 @@ fn run_flows(
 fn cut_time(text: Option<&str>) -> PyResult<Option<ssdlab::sim::SimTime>> {
     text.map(|t| {
         ssdlab::config::units::parse_duration(t)
-            .map_err(|m| to_py(Error::job(format!("power_cut_at: {m}"))))
+            .map_err(|p| to_py(Error::bad_job(Invalid::new("run", "power_cut_at", p))))
     })
     .transpose()
 }
@@ -211,7 +219,7 @@ fn cut_time(text: Option<&str>) -> PyResult<Option<ssdlab::sim::SimTime>> {
 fn interval(text: Option<&str>) -> PyResult<Option<ssdlab::sim::SimTime>> {
     text.map(|t| {
         ssdlab::config::units::parse_duration(t)
-            .map_err(|m| to_py(Error::job(format!("stats_interval: {m}"))))
+            .map_err(|p| to_py(Error::bad_job(Invalid::new("run", "stats_interval", p))))
     })
     .transpose()
 }

@@ -6,7 +6,21 @@ use pyo3::types::PyDict;
 use ssdlab::workload::trace::{self, replay::TraceJob, stats::StatsOptions, Format, ReadOptions};
 use ssdlab::Error;
 
-use crate::errors::{no_signal, to_py, to_py_signalled, Interrupted, TraceError};
+use crate::errors::{no_signal, to_py, to_py_signalled, Interrupted};
+use ssdlab::error::Invalid;
+
+/// A bad argument of a trace function (`trace_stats`'s, `write_model_trace`'s): the argument as
+/// the field, its value and what was expected.
+fn bad_argument(
+    origin: &str,
+    field: &str,
+    value: impl std::fmt::Display,
+    expected: impl Into<String>,
+) -> PyErr {
+    to_py(Error::bad_trace(Invalid::got(
+        origin, field, value, expected,
+    )))
+}
 
 /// Validate a trace job given as JSON; canonical JSON back.
 #[pyfunction]
@@ -20,10 +34,12 @@ pub(crate) fn format_opt(format: Option<&str>) -> PyResult<Option<Format>> {
     match format {
         None | Some("") | Some("auto") => Ok(None),
         Some(n) => Format::from_name(n).map(Some).ok_or_else(|| {
-            TraceError::new_err(format!(
-                "unknown trace format {n:?}; formats: {}",
-                Format::names()
-            ))
+            bad_argument(
+                "trace",
+                "format",
+                format!("{n:?}"),
+                format!("one of: {}", Format::names()),
+            )
         }),
     }
 }
@@ -51,26 +67,42 @@ fn trace_stats(
         "D" | "d" => trace::BlkEvent::D,
         "Q" | "q" => trace::BlkEvent::Q,
         other => {
-            return Err(TraceError::new_err(format!(
-                "blkparse event {other:?}: expected D (dispatch) or Q (queue)"
-            )))
+            return Err(bad_argument(
+                "trace stats",
+                "blkparse_event",
+                format!("{other:?}"),
+                "D (dispatch) or Q (queue)",
+            ))
         }
     };
     if ird_block == 0 {
-        return Err(TraceError::new_err("ird_block: expected a size above 0"));
+        return Err(bad_argument(
+            "trace stats",
+            "ird_block",
+            0,
+            "a size above 0",
+        ));
     }
     let format = format_opt(format)?;
     if let Some(b) = lba_bytes {
         if !(512..=65536).contains(&b) || !b.is_power_of_two() {
-            return Err(TraceError::new_err(format!(
-                "lba_bytes: got {b}, expected a power of two from 512 to 65536 (the namespace's logical block size)"
-            )));
+            return Err(bad_argument(
+                "trace stats",
+                "lba_bytes",
+                b,
+                "a power of two from 512 to 65536 (the namespace's logical block size)",
+            ));
         }
         if format.is_some_and(|f| f != trace::Format::Nvme) {
-            return Err(TraceError::new_err(format!(
-                "lba_bytes: got {b} with format {:?}, expected none: only nvme traces count in logical blocks",
-                format.map(|f| f.name()).unwrap_or_default()
-            )));
+            return Err(bad_argument(
+                "trace stats",
+                "lba_bytes",
+                format!(
+                    "{b} with format {:?}",
+                    format.map(|f| f.name()).unwrap_or_default()
+                ),
+                "none: only nvme traces count in logical blocks",
+            ));
         }
     }
     let read = ReadOptions {
@@ -158,10 +190,12 @@ fn write_model_trace(
     seed: u64,
 ) -> PyResult<(u64, u64)> {
     let fmt = format_opt(Some(format))?.ok_or_else(|| {
-        TraceError::new_err(format!(
-            "a format to write is needed; formats: {}",
-            Format::names()
-        ))
+        bad_argument(
+            "trace",
+            "format",
+            format!("{format:?}"),
+            format!("a format to write: one of {}", Format::names()),
+        )
     })?;
     let mut raised = None;
     py.allow_threads(|| {

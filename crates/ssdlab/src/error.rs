@@ -32,6 +32,9 @@ pub struct Invalid {
     pub expected: Option<String>,
     /// The rule in words, where the message is not "got {value}, expected {expected}".
     pub words: Option<String>,
+    /// What the message says after the problem, for a reader who has to find the input: a
+    /// trace line's format and the line itself (`(msr trace: ...); the line: "..."`).
+    pub note: Option<String>,
     /// How the message is laid out.
     pub layout: Layout,
 }
@@ -47,11 +50,14 @@ pub enum Layout {
     Option,
 }
 
-/// What is wrong with a field: a value against what was expected, or the rule in words.
+/// What is wrong with a field: a value against what was expected, a value missing, or the
+/// rule in words.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Problem {
     /// `got {value}, expected {expected}`.
     Got { value: String, expected: String },
+    /// `missing, expected {expected}`: the field is not there (its [`Invalid`] has no value).
+    Missing { expected: String },
     /// The rule in words (two fields that disagree, a figure the run reached, a reader's own
     /// message): no one value against one expectation to name as data.
     Says(String),
@@ -61,6 +67,7 @@ impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Problem::Got { value, expected } => write!(f, "got {value}, expected {expected}"),
+            Problem::Missing { expected } => write!(f, "missing, expected {expected}"),
             Problem::Says(words) => f.write_str(words),
         }
     }
@@ -70,6 +77,13 @@ impl fmt::Display for Problem {
 pub fn got(value: impl fmt::Display, expected: impl Into<String>) -> Problem {
     Problem::Got {
         value: value.to_string(),
+        expected: expected.into(),
+    }
+}
+
+/// `missing, expected {expected}`.
+pub fn missing(expected: impl Into<String>) -> Problem {
+    Problem::Missing {
         expected: expected.into(),
     }
 }
@@ -95,6 +109,7 @@ impl Invalid {
     pub fn of(origin: impl Into<String>, field: Option<String>, problem: Problem) -> Invalid {
         let (value, expected, words) = match problem {
             Problem::Got { value, expected } => (Some(value), Some(expected), None),
+            Problem::Missing { expected } => (None, Some(expected), None),
             Problem::Says(w) => (None, None, Some(w)),
         };
         Invalid {
@@ -104,6 +119,7 @@ impl Invalid {
             value,
             expected,
             words,
+            note: None,
             layout: Layout::Field,
         }
     }
@@ -166,11 +182,15 @@ impl Invalid {
             write!(f, " ({flag})")?;
         }
         match (&self.words, &self.value, &self.expected) {
-            (Some(words), _, _) => write!(f, ": {words}"),
-            (None, Some(value), Some(expected)) => write!(f, ": got {value}, expected {expected}"),
-            (None, None, Some(expected)) => write!(f, ": expected {expected}"),
-            (None, Some(value), None) => write!(f, ": got {value}"),
-            (None, None, None) => Ok(()),
+            (Some(words), _, _) => write!(f, ": {words}")?,
+            (None, Some(value), Some(expected)) => write!(f, ": got {value}, expected {expected}")?,
+            (None, None, Some(expected)) => write!(f, ": missing, expected {expected}")?,
+            (None, Some(value), None) => write!(f, ": got {value}")?,
+            (None, None, None) => {}
+        }
+        match &self.note {
+            Some(note) => write!(f, " {note}"),
+            None => Ok(()),
         }
     }
 }
@@ -382,10 +402,15 @@ pub fn plain_words(msg: &str) -> Problem {
     let got_expected = |prefix: &str| -> Option<(String, String)> {
         let rest = msg.strip_prefix(prefix)?;
         let (got, expected) = rest.split_once(", expected ")?;
-        let got = got
-            .rsplit_once(' ')
-            .map_or(got, |(_, v)| v)
-            .trim_matches('`');
+        // serde shows what it got as `integer `-1``, `string "x"` or, from a value parser of
+        // the crate (config::units), the value as the message shows it (`"4 bananas"`).
+        let got = match got.find('"') {
+            Some(quote) => &got[quote..],
+            None => got
+                .rsplit_once(' ')
+                .map_or(got, |(_, v)| v)
+                .trim_matches('`'),
+        };
         Some((got.to_string(), expected.to_string()))
     };
     let range = |ty: &str| -> Option<String> {
@@ -413,6 +438,11 @@ pub fn plain_words(msg: &str) -> Problem {
             }
             if expected.starts_with("struct ") {
                 return self::got(got, "a table of fields");
+            }
+            if prefix == "invalid value: " {
+                // A value of the right type that breaks the field's rule: the expectation is
+                // the field's own (a value parser's), in the user's words.
+                return self::got(got, expected);
             }
         }
     }
@@ -479,5 +509,14 @@ mod tests {
         let m = plain_words_text("invalid type: string \"1e400\", expected f64");
         assert_eq!(m, "got \"1e400\", expected a finite number");
         assert_eq!(plain_words_text("missing field `rw`"), "missing field `rw`");
+        // A value parser's (config::units) problem through serde keeps its parts.
+        assert_eq!(
+            plain_words("invalid value: \"4 bananas\", expected a size such as 4096"),
+            got("\"4 bananas\"", "a size such as 4096")
+        );
+        assert_eq!(
+            plain_words("invalid value: string \"a, b\", expected one of x"),
+            got("\"a, b\"", "one of x")
+        );
     }
 }

@@ -100,7 +100,6 @@ SWAP_REQUIRED = ("memory", "swap_size", "workload")
 SWAP_DEVICE = "device"  # the axis swap.device: the device of ``ssdlab swap``
 
 _PATH = re.compile(r"^[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*$")
-_CORE_JSON_POSITION = re.compile(r" at line \d+ column \d+$")
 
 
 class SweepError(_core.SsdlabError):
@@ -411,10 +410,6 @@ def point_id(
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def _core_message(error: BaseException) -> str:
-    return _CORE_JSON_POSITION.sub("", " ".join(str(error).split()))
-
-
 # --------------------------------------------------------------------------------------------
 # The sweep
 
@@ -633,15 +628,13 @@ class Sweep:
             try:
                 canonical, _ = self._swap_args(job, list(self.fixed))
             except _core.SsdlabError as error:
-                raise SweepError(
-                    f"{self.source}: config/[set]/[swap]: {_core_message(error)}"
-                ) from None
+                raise SweepError(f"{self.source}: config/[set]/[swap]: {error}") from None
             device = json.loads(canonical)["device"]
             return json.dumps(device) if isinstance(device, Mapping) else None
         try:
             return _core.resolve_config(self.config, list(self.fixed))
         except _core.ConfigError as error:
-            raise SweepError(f"{self.source}: config/[set]: {_core_message(error)}") from None
+            raise SweepError(f"{self.source}: config/[set]: {error}") from None
 
     def _swap_args(
         self, fields: Mapping[str, Any], overrides: Sequence[str]
@@ -695,7 +688,6 @@ class Sweep:
         try:
             self._check_workload(first)
         except _core.SsdlabError as error:
-            message = _core_message(error)
             named = error.field  # the core's (or the API's) field, as data
             culprit = next((a for a in self.axes if a.kind == self.kind and a.key == named), None)
             if culprit is not None:
@@ -704,7 +696,7 @@ class Sweep:
                 where = f"[{self.kind}]" + (
                     "" if first == self.job else f" with the first value of each {self.kind} axis"
                 )
-            raise SweepError(f"{self.source}: {where}: {message}") from None
+            raise SweepError(f"{self.source}: {where}: {error}") from None
         for axis in self.axes:
             for value in axis.values:
                 where = f"{self.source}: axis {axis.name} = {_show(value)}"
@@ -713,19 +705,19 @@ class Sweep:
                     try:
                         self._check_workload(first, [f"{axis.key}={toml_literal(value)}"])
                     except _core.SsdlabError as error:
-                        raise SweepError(f"{where}: {_core_message(error)}") from None
+                        raise SweepError(f"{where}: {error}") from None
                 elif axis.kind == "config":
                     try:
                         _core.resolve_config(
                             self.config, [*self.fixed, f"{axis.key}={toml_literal(value)}"]
                         )
                     except _core.ConfigError as error:
-                        raise SweepError(f"{where}: {_core_message(error)}") from None
+                        raise SweepError(f"{where}: {error}") from None
                 else:
                     try:
                         self._check_workload({**first, axis.key: value})
                     except _core.SsdlabError as error:
-                        raise SweepError(f"{where}: {_core_message(error)}") from None
+                        raise SweepError(f"{where}: {error}") from None
 
     def points(self) -> list[Point]:
         """Every run, in a stable order: the grid's first axis outermost, repetitions innermost.
@@ -758,17 +750,17 @@ class Sweep:
                 try:
                     config_json, args = self._swap_args(job, overrides)
                 except _core.SsdlabError as error:
-                    raise SweepError(f"{where}: {_core_message(error)}") from None
+                    raise SweepError(f"{where}: {error}") from None
                 job_json = json.dumps(args, sort_keys=True)
             else:
                 try:
                     config_json = _core.resolve_config(self.config, overrides)
                 except _core.ConfigError as error:
-                    raise SweepError(f"{where}: {_core_message(error)}") from None
+                    raise SweepError(f"{where}: {error}") from None
                 try:
                     job_json = self._check_workload(job)
                 except _core.SsdlabError as error:
-                    raise SweepError(f"{where}: {_core_message(error)}") from None
+                    raise SweepError(f"{where}: {error}") from None
             for repetition, seed in enumerate(self.seeds):
                 identity = "" if self.kind == "swap" else job_json
                 pid = point_id(
@@ -1025,7 +1017,7 @@ def _base_job(data: Mapping[str, Any], base: Path, source: str) -> dict[str, Any
         try:
             return json.loads(_core.load_job(str(path)))
         except _core.JobError as error:
-            raise SweepError(f"{source}: job_file: {_core_message(error)}") from None
+            raise SweepError(f"{source}: job_file: {error}") from None
     table = data["job"]
     if not isinstance(table, Mapping):
         raise SweepError(f"{source}: job = {_show(table)}: expected a [job] table")

@@ -274,9 +274,11 @@ def resolve(imported: Imported) -> str:
         try:
             return _core.resolve_config(path, [])
         except _core.SsdlabError as e:
-            message = str(e).replace(f"{path}: ", "").replace(path, "the config")
+            # The core's error names the temporary file as its origin (a part, as data): the
+            # rest of the message is said of the config.
+            reason = str(e).removeprefix(e.origin) if e.origin else f": {e}"
             raise ImportInputError(
-                f"{imported.source}: ssdlab cannot model this drive: {message}"
+                f"{imported.source}: ssdlab cannot model this drive: the config{reason}"
                 + _origin(imported, e.field)
             ) from None
 

@@ -391,14 +391,17 @@ impl Level {
 /// `ftl.allocation`: the order in which consecutive allocations visit the planes, the
 /// fastest-varying level first — a permutation of C (channel), W (way), D (die), P (plane),
 /// e.g. "CWDP". Parsed when the config is read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(into = "String")]
 pub struct AllocationOrder(pub [Level; 4]);
 
 impl AllocationOrder {
-    pub fn parse(s: &str) -> Result<AllocationOrder, String> {
+    pub fn parse(s: &str) -> Result<AllocationOrder, crate::error::Problem> {
         let bad = || {
-            format!("got {s:?}, expected a permutation of the letters C, W, D, P (e.g. \"CWDP\")")
+            crate::error::got(
+                format!("{s:?}"),
+                "a permutation of the letters C, W, D, P (e.g. \"CWDP\")",
+            )
         };
         let mut levels = [Level::Channel; 4];
         let mut seen = [false; 4];
@@ -431,10 +434,9 @@ impl Default for AllocationOrder {
     }
 }
 
-impl TryFrom<String> for AllocationOrder {
-    type Error = String;
-    fn try_from(s: String) -> Result<AllocationOrder, String> {
-        AllocationOrder::parse(&s)
+impl<'de> Deserialize<'de> for AllocationOrder {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        super::units::deserialize_parsed(d, AllocationOrder::parse)
     }
 }
 
@@ -454,7 +456,7 @@ mod tests {
         assert_eq!(a.0, [Level::Plane, Level::Die, Level::Way, Level::Channel]);
         assert_eq!(String::from(a), "PDWC");
         for bad in ["CWD", "CWDPP", "CCDP", "cwdp", "CWDX", ""] {
-            let e = AllocationOrder::parse(bad).unwrap_err();
+            let e = AllocationOrder::parse(bad).unwrap_err().to_string();
             assert!(
                 e.contains("permutation of the letters C, W, D, P"),
                 "{bad}: {e}"

@@ -1,14 +1,15 @@
 //! `[interface]`: the host interface and its per-protocol sections.
 
 use super::units::{ByteRate, Bytes, Dur};
+use crate::error::{got, Problem};
 use crate::sim::SimTime;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The interface protocols (`interface.kind`), parsed at load; they serialise back to their
 /// names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(into = "String")]
 pub enum InterfaceKind {
     Nvme,
     Ide,
@@ -21,7 +22,7 @@ pub enum InterfaceKind {
 impl InterfaceKind {
     pub const NAMES: &'static str = "\"nvme\", \"ide\", \"sata\", \"ufs\", \"emmc\" or \"dram\"";
 
-    pub fn parse(s: &str) -> Result<InterfaceKind, String> {
+    pub fn parse(s: &str) -> Result<InterfaceKind, Problem> {
         Ok(match s {
             "nvme" => InterfaceKind::Nvme,
             "ide" => InterfaceKind::Ide,
@@ -29,7 +30,7 @@ impl InterfaceKind {
             "ufs" => InterfaceKind::Ufs,
             "emmc" => InterfaceKind::Emmc,
             "dram" => InterfaceKind::Dram,
-            _ => return Err(format!("got {s:?}, expected {}", InterfaceKind::NAMES)),
+            _ => return Err(got(format!("{s:?}"), InterfaceKind::NAMES)),
         })
     }
 
@@ -86,10 +87,9 @@ impl InterfaceKind {
     }
 }
 
-impl TryFrom<String> for InterfaceKind {
-    type Error = String;
-    fn try_from(s: String) -> Result<InterfaceKind, String> {
-        InterfaceKind::parse(&s)
+impl<'de> Deserialize<'de> for InterfaceKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        super::units::deserialize_parsed(d, InterfaceKind::parse)
     }
 }
 
@@ -400,8 +400,8 @@ pub struct AtaConfig {
 
 /// Where a request's buffer lies in physical memory, as far as `ata.prd_boundary` cuts it:
 /// `"random-page"`, `"aligned"`, or a size (`"32KiB"`: every buffer that far past a boundary).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(into = "String")]
 pub enum PrdBuffer {
     /// Contiguous, from a 4 KiB page drawn uniformly within the boundary, per request.
     #[default]
@@ -427,16 +427,26 @@ impl PrdBuffer {
     }
 }
 
-impl TryFrom<String> for PrdBuffer {
-    type Error = String;
-    fn try_from(s: String) -> Result<PrdBuffer, String> {
+impl PrdBuffer {
+    pub fn parse(s: &str) -> Result<PrdBuffer, Problem> {
         match s.trim() {
             "random-page" => Ok(PrdBuffer::RandomPage),
             "aligned" => Ok(PrdBuffer::Aligned),
             t => super::units::parse_bytes(t)
                 .map(PrdBuffer::Offset)
-                .map_err(|_| format!("got {s:?}, expected \"random-page\", \"aligned\" or a size such as \"32KiB\"")),
+                .map_err(|_| {
+                    got(
+                        format!("{s:?}"),
+                        "\"random-page\", \"aligned\" or a size such as \"32KiB\"",
+                    )
+                }),
         }
+    }
+}
+
+impl<'de> Deserialize<'de> for PrdBuffer {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        super::units::deserialize_parsed(d, PrdBuffer::parse)
     }
 }
 
@@ -636,8 +646,8 @@ impl Default for DramIfConfig {
 /// `interface.link`: a link's name, parsed at load into a [`LinkType`]. Which names fit which
 /// interface kind is checked by validation ([`Link::check_kind`]). It serialises back to the
 /// name as written, so a config's hash does not depend on how a name was spelled.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(into = "String")]
 pub struct Link {
     text: String,
     kind: LinkType,
@@ -673,16 +683,16 @@ pub enum LinkSpec {
 
 impl LinkSpec {
     /// The PCIe link a config's `interface.link` names.
-    pub fn from_link(l: &Link) -> Result<LinkSpec, String> {
+    pub fn from_link(l: &Link) -> Result<LinkSpec, Problem> {
         match l.kind() {
             LinkType::Ideal => Ok(LinkSpec::Ideal),
             LinkType::Pcie { gen, lanes } => Ok(LinkSpec::Pcie { gen, lanes }),
-            _ => Err(format!("link {:?} is not a PCIe link", l.text())),
+            _ => Err(got(format!("{:?}", l.text()), PCIE_NAMES)),
         }
     }
 
     /// Parse a link name that must be PCIe's.
-    pub fn parse(s: &str) -> Result<LinkSpec, String> {
+    pub fn parse(s: &str) -> Result<LinkSpec, Problem> {
         let l = Link::parse(s)?;
         l.check_kind(InterfaceKind::Nvme)?;
         LinkSpec::from_link(&l)
@@ -723,8 +733,8 @@ fn whole<T: std::str::FromStr>(t: &str) -> Result<T, ()> {
 
 impl Link {
     /// Parse a link name of any kind.
-    pub fn parse(s: &str) -> Result<Link, String> {
-        let bad = |names: &str| format!("got {s:?}, expected {names}");
+    pub fn parse(s: &str) -> Result<Link, Problem> {
+        let bad = |names: &str| got(format!("{s:?}"), names);
         let kind = if s == "ideal" {
             LinkType::Ideal
         } else if let Some(rest) = s.strip_prefix("pcie") {
@@ -785,11 +795,11 @@ impl Link {
                 "hs200" => EmmcBus::Hs200,
                 "hs400" => EmmcBus::Hs400,
                 _ => {
-                    return Err(format!(
-                        "got {s:?}, expected a link name: \"ideal\"; NVMe {}; IDE \"udma0\" … \"udma6\"; \
+                    return Err(got(
+                        format!("{s:?}"),
+                        "a link name: \"ideal\"; NVMe \"pcie<gen>x<lanes>\"; IDE \"udma0\" … \"udma6\"; \
                          SATA \"sata1\" … \"sata3\"; UFS \"hs-g<gear>[a|b]x<lanes>\"; eMMC \"hs52\", \
                          \"ddr52\", \"hs200\" or \"hs400\"; the DRAM interface \"lpddr<gen>-<MT/s>x<bits>\"",
-                        "\"pcie<gen>x<lanes>\""
                     ))
                 }
             })
@@ -811,7 +821,7 @@ impl Link {
 
     /// Whether this link belongs to an interface of kind `k`: the error says which names `k`
     /// takes.
-    pub fn check_kind(&self, k: InterfaceKind) -> Result<(), String> {
+    pub fn check_kind(&self, k: InterfaceKind) -> Result<(), Problem> {
         let (fits, names) = match (k, self.kind) {
             (_, LinkType::Ideal) => (true, ""),
             (InterfaceKind::Nvme, t) => (matches!(t, LinkType::Pcie { .. }), PCIE_NAMES),
@@ -824,15 +834,14 @@ impl Link {
         if fits {
             Ok(())
         } else {
-            Err(format!("got {:?}, expected {names}", self.text))
+            Err(got(format!("{:?}", self.text), names))
         }
     }
 }
 
-impl TryFrom<String> for Link {
-    type Error = String;
-    fn try_from(s: String) -> Result<Link, String> {
-        Link::parse(&s)
+impl<'de> Deserialize<'de> for Link {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        super::units::deserialize_parsed(d, Link::parse)
     }
 }
 
@@ -887,7 +896,7 @@ mod tests {
 
     #[test]
     fn bad_link_names_say_what_their_family_takes() {
-        let e = |s: &str| Link::parse(s).unwrap_err();
+        let e = |s: &str| Link::parse(s).unwrap_err().to_string();
         assert!(
             e("pcie9x4").contains("pcie<gen>x<lanes>"),
             "{}",
@@ -926,7 +935,7 @@ mod tests {
     fn a_link_fits_only_its_kind_and_keeps_its_spelling() {
         let l = Link::parse("pcie3x4").unwrap();
         assert!(l.check_kind(InterfaceKind::Nvme).is_ok());
-        let e = l.check_kind(InterfaceKind::Sata).unwrap_err();
+        let e = l.check_kind(InterfaceKind::Sata).unwrap_err().to_string();
         assert!(e.contains("\"sata1\" (1.5 Gb/s)"), "{e}");
         assert!(Link::parse("ideal")
             .unwrap()
@@ -946,9 +955,9 @@ mod tests {
             InterfaceKind::Emmc,
             InterfaceKind::Dram,
         ] {
-            assert_eq!(InterfaceKind::try_from(String::from(k)), Ok(k));
+            assert_eq!(InterfaceKind::parse(&String::from(k)), Ok(k));
         }
-        let e = InterfaceKind::parse("scsi").unwrap_err();
+        let e = InterfaceKind::parse("scsi").unwrap_err().to_string();
         assert!(e.contains("\"nvme\", \"ide\""), "{e}");
     }
 }

@@ -3,6 +3,7 @@
 //! A duration without a unit is refused: "50" could be ns or µs, and guessing is how simulators
 //! end up off by a factor of a thousand.
 
+use crate::error::{got, Problem};
 use crate::sim::SimTime;
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -35,9 +36,36 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
     Some((v, unit.trim()))
 }
 
-pub fn parse_bytes(s: &str) -> Result<u64, String> {
+/// A value parser's problem as serde's error: a value against an expectation in serde's own
+/// words (`invalid value: "4 bananas", expected a size ...`), which the config and job readers
+/// turn back into the parts ([`crate::error::plain_words`]); a rule in words as it is.
+pub(crate) fn de_error<E: de::Error>(p: Problem) -> E {
+    match p {
+        Problem::Got { value, expected } => {
+            E::invalid_value(de::Unexpected::Other(&value), &expected.as_str())
+        }
+        other => E::custom(other),
+    }
+}
+
+/// Read a value that its parser makes from a string (a name, a link, an order), the parser's
+/// problem as [`de_error`] passes it: serde's `try_from = "String"` would take it as words.
+pub(crate) fn deserialize_parsed<'de, D: Deserializer<'de>, T>(
+    d: D,
+    parse: impl Fn(&str) -> Result<T, Problem>,
+) -> Result<T, D::Error> {
+    let s = String::deserialize(d)?;
+    parse(&s).map_err(de_error)
+}
+
+/// `s` (as the message shows it: quoted) where `expected` was expected.
+fn bad(s: &str, expected: impl Into<String>) -> Problem {
+    got(format!("{s:?}"), expected)
+}
+
+pub fn parse_bytes(s: &str) -> Result<u64, Problem> {
     let expected = "a size such as 4096, \"4KiB\", \"16KiB\", \"1GiB\" or \"1GB\"";
-    let (v, unit) = split_number(s).ok_or_else(|| format!("got {s:?}, expected {expected}"))?;
+    let (v, unit) = split_number(s).ok_or_else(|| bad(s, expected))?;
     let mult: u64 = match unit {
         "" | "B" => 1,
         "KiB" | "K" | "k" => 1 << 10,
@@ -50,13 +78,9 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
         "GB" => 1_000_000_000,
         "TB" => 1_000_000_000_000,
         "PB" => 1_000_000_000_000_000,
-        _ => {
-            return Err(format!(
-                "got {s:?}: unknown size unit {unit:?}, expected {expected}"
-            ))
-        }
+        _ => return Err(bad(s, expected)),
     };
-    let too_large = || format!("got {s:?}, more than the largest size, {} bytes", u64::MAX);
+    let too_large = || bad(s, format!("at most the largest size, {} bytes", u64::MAX));
     // A whole number is taken exactly (a float has 53 bits: 2^53 + 1 bytes would change).
     let digits: String = s.trim()[..s.trim().len() - unit.len()]
         .trim()
@@ -72,58 +96,49 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
         return Err(too_large());
     }
     if bytes.fract() != 0.0 {
-        return Err(format!("got {s:?}, which is not a whole number of bytes"));
+        return Err(bad(s, "a whole number of bytes"));
     }
     Ok(bytes as u64)
 }
 
-pub fn parse_duration(s: &str) -> Result<SimTime, String> {
+pub fn parse_duration(s: &str) -> Result<SimTime, Problem> {
     let expected = "a duration with a unit such as \"50us\", \"3.5ms\", \"100ns\" or \"1s\"";
-    let (v, unit) = split_number(s).ok_or_else(|| format!("got {s:?}, expected {expected}"))?;
+    let (v, unit) = split_number(s).ok_or_else(|| bad(s, expected))?;
     let ps_per: f64 = match unit {
         "ps" => 1.0,
         "ns" => 1e3,
         "us" | "µs" => 1e6,
         "ms" => 1e9,
         "s" => 1e12,
-        "" => return Err(format!("got {s:?} without a unit, expected {expected}")),
-        _ => {
-            return Err(format!(
-                "got {s:?}: unknown time unit {unit:?}, expected {expected}"
-            ))
-        }
+        _ => return Err(bad(s, expected)),
     };
     let ps = (v * ps_per).round();
     if ps > u64::MAX as f64 {
-        return Err(format!("got {s:?}, which is too long"));
+        return Err(bad(s, "a duration of at most 2^64 ps (about 213 days)"));
     }
     Ok(SimTime(ps as u64))
 }
 
-pub fn parse_rate(s: &str) -> Result<f64, String> {
+pub fn parse_rate(s: &str) -> Result<f64, Problem> {
     let expected = "a rate such as \"400MT/s\", \"1.6GT/s\" or \"400MHz\"";
-    let (v, unit) = split_number(s).ok_or_else(|| format!("got {s:?}, expected {expected}"))?;
+    let (v, unit) = split_number(s).ok_or_else(|| bad(s, expected))?;
     let mult = match unit {
         "T/s" | "Hz" => 1.0,
         "kT/s" | "kHz" => 1e3,
         "MT/s" | "MHz" => 1e6,
         "GT/s" | "GHz" => 1e9,
-        _ => {
-            return Err(format!(
-                "got {s:?}: unknown rate unit {unit:?}, expected {expected}"
-            ))
-        }
+        _ => return Err(bad(s, expected)),
     };
     if v <= 0.0 {
-        return Err(format!("got {s:?}, expected a rate above zero"));
+        return Err(bad(s, "a rate above zero"));
     }
     Ok(v * mult)
 }
 
 /// Bytes per second: `"450MB/s"`, `"1.2GB/s"`, `"600MiB/s"` (decimal or binary prefixes).
-pub fn parse_byte_rate(s: &str) -> Result<f64, String> {
+pub fn parse_byte_rate(s: &str) -> Result<f64, Problem> {
     let expected = "a byte rate such as \"450MB/s\", \"1.2GB/s\" or \"600MiB/s\"";
-    let (v, unit) = split_number(s).ok_or_else(|| format!("got {s:?}, expected {expected}"))?;
+    let (v, unit) = split_number(s).ok_or_else(|| bad(s, expected))?;
     let mult = match unit {
         "B/s" => 1.0,
         "kB/s" | "KB/s" => 1e3,
@@ -132,14 +147,10 @@ pub fn parse_byte_rate(s: &str) -> Result<f64, String> {
         "KiB/s" => 1024.0,
         "MiB/s" => 1024.0 * 1024.0,
         "GiB/s" => 1024.0 * 1024.0 * 1024.0,
-        _ => {
-            return Err(format!(
-                "got {s:?}: unknown unit {unit:?}, expected {expected}"
-            ))
-        }
+        _ => return Err(bad(s, expected)),
     };
     if v <= 0.0 || !v.is_finite() {
-        return Err(format!("got {s:?}, expected a rate above zero"));
+        return Err(bad(s, "a rate above zero"));
     }
     Ok(v * mult)
 }
@@ -204,7 +215,7 @@ impl<'de> Deserialize<'de> for Bytes {
                     .map_err(|_| E::custom(format!("got {v}, expected a size of zero or more")))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Bytes, E> {
-                parse_bytes(v).map(Bytes).map_err(E::custom)
+                parse_bytes(v).map(Bytes).map_err(de_error)
             }
         }
         d.deserialize_any(V)
@@ -248,7 +259,7 @@ impl<'de> Deserialize<'de> for Dur {
                 )))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Dur, E> {
-                parse_duration(v).map(Dur).map_err(E::custom)
+                parse_duration(v).map(Dur).map_err(de_error)
             }
         }
         d.deserialize_any(V)
@@ -268,7 +279,7 @@ impl Serialize for ByteRate {
 impl<'de> Deserialize<'de> for ByteRate {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
-        parse_byte_rate(&s).map(ByteRate).map_err(de::Error::custom)
+        parse_byte_rate(&s).map(ByteRate).map_err(de_error)
     }
 }
 
@@ -282,7 +293,7 @@ impl Serialize for Rate {
 impl<'de> Deserialize<'de> for Rate {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
-        parse_rate(&s).map(Rate).map_err(de::Error::custom)
+        parse_rate(&s).map(Rate).map_err(de_error)
     }
 }
 
@@ -304,9 +315,13 @@ mod tests {
             9_007_199_254_740_993
         );
         assert_eq!(parse_bytes("16383PiB").unwrap(), 16383 << 50);
-        assert!(parse_bytes("16384PiB")
-            .unwrap_err()
-            .contains("more than the largest size"));
+        assert_eq!(
+            parse_bytes("16384PiB").unwrap_err(),
+            got(
+                "\"16384PiB\"",
+                "at most the largest size, 18446744073709551615 bytes"
+            )
+        );
         assert!(parse_bytes("18446744073709551616").is_err());
         assert!(parse_bytes("16384.5PiB").is_err());
         assert_eq!(parse_bytes("1_000 KiB").unwrap(), 1_024_000);

@@ -58,7 +58,9 @@ pub struct Nvme {
 
 impl Nvme {
     pub fn new(i: &InterfaceConfig) -> Result<Nvme, String> {
-        let spec = LinkSpec::from_link(&i.link)?;
+        // Validation refused a link of another kind already (config::validate): the message
+        // stays the words device::Device puts in a config error.
+        let spec = LinkSpec::from_link(&i.link).map_err(|p| p.to_string())?;
         let link_name = match spec {
             LinkSpec::Pcie { gen, lanes } => format!("PCIe Gen{gen} x{lanes}"),
             _ => "PCIe ideal (no link limit)".into(),

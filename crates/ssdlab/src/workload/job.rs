@@ -7,7 +7,7 @@
 //! for sequential patterns (fio's `offset_increment`). `instances = "clones"` is fio's
 //! `numjobs`: each instance a copy of the job, with its own count over the whole region.
 
-use crate::config::units::{format_bytes, parse_bytes, parse_duration};
+use crate::config::units::{de_error, format_bytes, parse_bytes, parse_duration};
 use crate::config::{Bytes, Dur, PriorityClass};
 use crate::error::{got, says, Error, Invalid, Problem, Result, JOB};
 use crate::request::Op;
@@ -62,7 +62,7 @@ impl<'de> Deserialize<'de> for BlockSize {
             fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<BlockSize, E> {
                 parse_bytes(v)
                     .map(|b| BlockSize::Fixed(Bytes(b)))
-                    .map_err(E::custom)
+                    .map_err(de_error)
             }
             fn visit_map<A: MapAccess<'de>>(
                 self,
@@ -474,7 +474,7 @@ impl JobSpec {
                 let mut v = Vec::new();
                 for (k, &w) in map {
                     let b = parse_bytes(k)
-                        .map_err(|m| Error::bad_job(Invalid::says(JOB, format!("bs.{k}"), m)))?;
+                        .map_err(|p| Error::bad_job(Invalid::new(JOB, format!("bs.{k}"), p)))?;
                     v.push((b, w));
                 }
                 Ok(v)
@@ -516,10 +516,17 @@ impl JobSpec {
             .is_none()
         {
             // The weights' sum wrapped, and the mix with it (issue 45, defect 7).
-            return err("bs", says(format!(
-                    "weights sum to more than {}, expected a smaller total (they are relative: 70 and 30 are 70 % and 30 %)",
-                    u32::MAX
-                )));
+            let total: u64 = sizes.iter().map(|&(_, w)| w as u64).sum();
+            return err(
+                "bs",
+                got(
+                    format!("weights summing to {total}"),
+                    format!(
+                        "a total of at most {} (they are relative: 70 and 30 are 70 % and 30 %)",
+                        u32::MAX
+                    ),
+                ),
+            );
         }
         for &(b, _) in &sizes {
             if b == 0 || b % 512 != 0 {
@@ -638,11 +645,17 @@ impl JobSpec {
             }
             if let Some(ramp) = self.ramp.filter(|r| r.0 >= rt.0) {
                 // Every request would fall in the ramp: a result of nothing, without a word.
-                return err("ramp", says(format!(
-                        "got {:.6} s, at or past the runtime of {:.6} s: nothing would be measured; expected a ramp shorter than the runtime (the runtime counts from the start, ramp included)",
-                        ramp.0.as_secs_f64(),
-                        rt.0.as_secs_f64()
-                    )));
+                return err(
+                    "ramp",
+                    got(
+                        format!(
+                            "{:.6} s, at or past the runtime of {:.6} s: nothing would be measured",
+                            ramp.0.as_secs_f64(),
+                            rt.0.as_secs_f64()
+                        ),
+                        "a ramp shorter than the runtime (the runtime counts from the start, ramp included)",
+                    ),
+                );
             }
         }
         Ok(())
@@ -683,13 +696,14 @@ impl JobSpec {
     /// NVMe controller's and HFSL's, which run one job from time 0): `who` names that driver.
     pub fn refuse_startdelay(&self, who: &str) -> Result<()> {
         match self.startdelay {
-            Some(d) if d.0 > SimTime::ZERO => Err(Error::bad_job(Invalid::says(
+            Some(d) if d.0 > SimTime::ZERO => Err(Error::bad_job(Invalid::got(
                 JOB,
                 "startdelay",
                 format!(
-                    "got {:.6} s, but {who} runs one job from time 0; expected none (flows run with `ssdlab run`)",
+                    "{:.6} s, but {who} runs one job from time 0",
                     d.0.as_secs_f64()
                 ),
+                "none (flows run with `ssdlab run`)",
             ))),
             _ => Ok(()),
         }
@@ -705,10 +719,10 @@ impl JobSpec {
         if self.offset.0 >= capacity {
             return err(
                 "offset",
-                says(format!(
-                    "got {} bytes, beyond the device's {capacity} bytes",
-                    self.offset.0
-                )),
+                got(
+                    format!("{} bytes", self.offset.0),
+                    format!("an offset below the device's {capacity} bytes"),
+                ),
             );
         }
         let region_len = match self.size {
@@ -787,8 +801,8 @@ impl JobSpec {
 
 /// `distribution`: where random offsets fall, parsed when the job is read. It serialises back
 /// to the text as written.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(into = "String")]
 pub struct Distribution {
     text: String,
     zipf_theta: Option<f64>,
@@ -821,13 +835,13 @@ pub struct Zones {
 }
 
 impl Zones {
-    fn parse(s: &str, absolute: bool) -> std::result::Result<Zones, String> {
+    fn parse(s: &str, absolute: bool) -> std::result::Result<Zones, Problem> {
         let form = if absolute {
             "\"zoned_abs:ACCESS%/SIZE:...\" such as \"zoned_abs:60/1GiB:40/3GiB\""
         } else {
             "\"zoned:ACCESS%/REGION%:...\" such as \"zoned:60/10:30/20:10/70\""
         };
-        let bad = |why: String| format!("got {s:?}: {why}; expected {form}");
+        let bad = |why: String| got(format!("{s:?}"), format!("{form} ({why})"));
         let mut zones = Vec::new();
         let (mut access, mut share) = (0u64, 0u64);
         for part in s.split(':') {
@@ -869,8 +883,8 @@ impl Zones {
 }
 
 impl Distribution {
-    pub fn parse(s: &str) -> std::result::Result<Distribution, String> {
-        let expected = "expected \"uniform\", \"zipf:<theta>\" with theta > 0 (e.g. \"zipf:1.2\"), \"pareto:<h>\" with 0 < h < 1, \"normal:<dev>\" with 0 <= dev < 100, \"zoned:ACCESS%/REGION%:...\" or \"zoned_abs:ACCESS%/SIZE:...\"";
+    pub fn parse(s: &str) -> std::result::Result<Distribution, Problem> {
+        let expected = "\"uniform\", \"zipf:<theta>\" with theta > 0 (e.g. \"zipf:1.2\"), \"pareto:<h>\" with 0 < h < 1, \"normal:<dev>\" with 0 <= dev < 100, \"zoned:ACCESS%/REGION%:...\" or \"zoned_abs:ACCESS%/SIZE:...\"";
         let mut zipf_theta = None;
         let mut zones = None;
         let mut skew = None;
@@ -878,12 +892,12 @@ impl Distribution {
             // fio's ranges (options.c, str_random_distribution_cb).
             match rest.parse::<f64>() {
                 Ok(h) if h > 0.0 && h < 1.0 => skew = Some(Skew::Pareto { h }),
-                _ => return Err(format!("got {s:?}, {expected}")),
+                _ => return Err(got(format!("{s:?}"), expected)),
             }
         } else if let Some(rest) = s.strip_prefix("normal:") {
             match rest.parse::<f64>() {
                 Ok(dev) if (0.0..100.0).contains(&dev) => skew = Some(Skew::Normal { dev }),
-                _ => return Err(format!("got {s:?}, {expected}")),
+                _ => return Err(got(format!("{s:?}"), expected)),
             }
         } else if let Some(rest) = s.strip_prefix("zoned:") {
             zones = Some(Zones::parse(rest, false)?);
@@ -892,7 +906,7 @@ impl Distribution {
         } else if s != "uniform" {
             match s.strip_prefix("zipf:").map(str::parse::<f64>) {
                 Some(Ok(theta)) if theta > 0.0 && theta.is_finite() => zipf_theta = Some(theta),
-                _ => return Err(format!("got {s:?}, {expected}")),
+                _ => return Err(got(format!("{s:?}"), expected)),
             }
         }
         Ok(Distribution {
@@ -934,10 +948,12 @@ impl Default for Distribution {
     }
 }
 
-impl TryFrom<String> for Distribution {
-    type Error = String;
-    fn try_from(s: String) -> std::result::Result<Distribution, String> {
-        Distribution::parse(&s)
+/// Read by hand rather than `try_from = "String"`, whose error serde can only take as words:
+/// a value and its expectation go through as serde's own "invalid value" (see
+/// [`crate::config::units`]), so that the job's error has them as parts.
+impl<'de> Deserialize<'de> for Distribution {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        crate::config::units::deserialize_parsed(d, Distribution::parse)
     }
 }
 
@@ -1028,7 +1044,7 @@ impl Generator {
 }
 
 /// Parse a duration string for CLI-style inputs (re-exported for the bindings).
-pub fn duration(s: &str) -> std::result::Result<SimTime, String> {
+pub fn duration(s: &str) -> std::result::Result<SimTime, Problem> {
     parse_duration(s)
 }
 

@@ -13,7 +13,7 @@ impl SsdConfig {
         if kind == InterfaceKind::Nvme {
             i.link
                 .check_kind(kind)
-                .map_err(|m| Error::bad_config(Invalid::says(origin, "interface.link", m)))?;
+                .map_err(|p| Error::bad_config(Invalid::new(origin, "interface.link", p)))?;
             if i.io_queues == 0 || i.io_queues > 65535 {
                 return err("interface.io_queues", got(i.io_queues, "1 to 65535"));
             }
@@ -130,8 +130,8 @@ impl SsdConfig {
             InterfaceKind::Emmc => "eMMC",
             _ => "the DRAM interface",
         };
-        if let Err(m) = i.link.check_kind(kind) {
-            return err("interface.link", says(m));
+        if let Err(p) = i.link.check_kind(kind) {
+            return err("interface.link", p);
         }
         if i.io_queues != 1 {
             return err(

@@ -18,7 +18,7 @@ pub mod write;
 #[cfg(test)]
 mod tests;
 
-use crate::error::{says, Error, Invalid, Result};
+use crate::error::{got, says, Error, Invalid, Result};
 pub use formats::{BlkEvent, Format, FORMATS};
 pub use input::Compression;
 use serde::{Deserialize, Serialize};
@@ -245,12 +245,31 @@ impl TraceReader {
         Ok(r)
     }
 
+    /// `{file}, line {n}`: where an error in line `n` points.
+    fn at_line(&self, n: u64) -> String {
+        format!("{}, line {n}", self.origin)
+    }
+
     fn io_err(&self, e: std::io::Error) -> Error {
-        Error::trace(format!(
-            "{}, line {}: cannot read: {e}",
-            self.origin,
-            self.line + 1
-        ))
+        unreadable(&self.at_line(self.line + 1), e)
+    }
+
+    /// A malformed line as the trace's error: the file and line number as its origin, the
+    /// parser's field, value and expectation, and the format and the line itself after them.
+    fn line_err(&self, e: formats::LineError) -> Error {
+        Error::bad_trace(Invalid {
+            note: Some(format!(
+                "({} trace: {}); the line: {}",
+                self.format.name(),
+                self.format.info().layout,
+                show_line(&self.buf)
+            )),
+            ..Invalid::of(
+                self.at_line(self.line),
+                e.field.map(str::to_string),
+                e.problem,
+            )
+        })
     }
 
     /// Read up to [`DETECT_LINES`] non-blank lines ahead.
@@ -305,18 +324,22 @@ impl TraceReader {
                 .find(|b| !b.is_ascii_whitespace())
                 .is_some_and(|&b| b != b'#')
         });
-        Err(Error::trace(match first {
-            Some((i, (l, _))) => format!(
-                "{}, line {}: cannot tell the trace format from the first lines (this one is {}); \
-                 expected one of: {}; name it with --format",
-                self.origin,
-                i + 1,
-                show_line(l),
-                Format::names()
+        // The format is what the user names with --format (the trace job's `format`).
+        Err(Error::bad_trace(match first {
+            Some((i, (l, _))) => Invalid::says(
+                self.at_line(i as u64 + 1),
+                "format",
+                format!(
+                    "cannot tell the trace format from the first lines (this one is {}); expected one of: {}; \
+                     name it with --format",
+                    show_line(l),
+                    Format::names()
+                ),
             ),
-            None => format!(
-                "{}: no trace lines to tell the format from (the file is empty); name it with --format",
-                self.origin
+            None => Invalid::says(
+                self.origin.clone(),
+                "format",
+                "no trace lines to tell the format from (the file is empty); name it with --format",
             ),
         }))
     }
@@ -341,10 +364,10 @@ impl TraceReader {
             };
             self.line += 1;
             let parsed = if long {
-                Err(format!(
-                    "expected a line of at most {} bytes",
-                    input::MAX_LINE
-                ))
+                Err(formats::LineError::shape(got(
+                    format!("more than {} bytes", input::MAX_LINE),
+                    format!("a line of at most {} bytes", input::MAX_LINE),
+                )))
             } else {
                 formats::parse(self.format, &mut self.state, self.event, &self.buf)
             };
@@ -371,21 +394,14 @@ impl TraceReader {
                     continue;
                 }
                 Ok(formats::Parsed::Blank) => continue,
-                Err(msg) => {
-                    let full = format!(
-                        "{}, line {}: {msg} ({} trace: {}); the line: {}",
-                        self.origin,
-                        self.line,
-                        self.format.name(),
-                        self.format.info().layout,
-                        show_line(&self.buf)
-                    );
+                Err(e) => {
+                    let err = self.line_err(e);
                     if !self.skip_bad {
-                        return Err(Error::trace(full));
+                        return Err(err);
                     }
                     self.skipped += 1;
                     if self.bad.len() < KEEP_BAD {
-                        self.bad.push(full);
+                        self.bad.push(err.to_string());
                     }
                 }
             }

@@ -18,7 +18,7 @@
 use super::bits::{count_range, set_range};
 use super::{TraceOp, TraceRecord};
 use crate::config::units::parse_bytes;
-use crate::error::{Error, Result};
+use crate::error::{got, Error, Invalid, Problem, Result};
 use crate::sim::Rng;
 use serde::Serialize;
 
@@ -264,22 +264,33 @@ pub fn names() -> String {
     MODELS.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
 }
 
-fn model_err(spec: &str, msg: String) -> Error {
-    Error::trace(format!("workload model {spec:?}: {msg}"))
+/// A workload model's spec that cannot be read: the spec as the origin, the key as the field.
+fn model_err(spec: &str, field: Option<&str>, problem: Problem) -> Error {
+    Error::bad_trace(Invalid::of(
+        format!("workload model {spec:?}"),
+        field.map(str::to_string),
+        problem,
+    ))
 }
 
 /// Parse `NAME[,key=value...]` (the part after `model:`) into parameters.
 pub fn parse_spec(spec: &str) -> Result<ModelParams> {
     let mut parts = spec.split(',');
     let name = parts.next().unwrap_or("").trim();
-    let m = find(name)
-        .ok_or_else(|| model_err(spec, format!("unknown model {name:?}; models: {}", names())))?;
+    let m = find(name).ok_or_else(|| {
+        model_err(
+            spec,
+            None,
+            got(format!("{name:?}"), format!("a model: one of {}", names())),
+        )
+    })?;
     let mut p = (m.params)();
     for kv in parts {
         let (k, v) = kv.split_once('=').ok_or_else(|| {
             model_err(
                 spec,
-                format!("expected key=value after the name, got {kv:?}"),
+                None,
+                got(format!("{kv:?}"), "key=value after the name"),
             )
         })?;
         let (k, v) = (k.trim(), v.trim());
@@ -287,7 +298,7 @@ pub fn parse_spec(spec: &str) -> Result<ModelParams> {
             v.parse::<f64>()
                 .ok()
                 .filter(|x| x.is_finite())
-                .ok_or_else(|| model_err(spec, format!("`{k}`: expected {what}, got {v:?}")))
+                .ok_or_else(|| model_err(spec, Some(k), got(format!("{v:?}"), what)))
         };
         let frac = |x: f64, lo_open: bool| -> Result<f64> {
             let ok = if lo_open {
@@ -298,27 +309,26 @@ pub fn parse_spec(spec: &str) -> Result<ModelParams> {
             if ok {
                 Ok(x)
             } else {
-                Err(model_err(
-                    spec,
-                    format!("`{k}`: got {x}, expected a fraction from 0 to 1"),
-                ))
+                Err(model_err(spec, Some(k), got(x, "a fraction from 0 to 1")))
             }
         };
-        let bytes = || -> Result<u64> {
-            parse_bytes(v).map_err(|m| model_err(spec, format!("`{k}`: {m}")))
-        };
+        let bytes = || -> Result<u64> { parse_bytes(v).map_err(|p| model_err(spec, Some(k), p)) };
         match k {
             "count" => {
                 let c = v.parse::<u64>().ok().filter(|&c| c > 0);
                 p.count = c.ok_or_else(|| {
-                    model_err(spec, format!("`count`: expected a positive integer, got {v:?}"))
+                    model_err(
+                        spec,
+                        Some("count"),
+                        got(format!("{v:?}"), "a positive integer"),
+                    )
                 })?;
             }
             "footprint" => p.footprint_bytes = bytes()?,
             "iops" => {
                 let x = num("a rate above 0")?;
                 if x <= 0.0 {
-                    return Err(model_err(spec, format!("`iops`: got {x}, expected a rate above 0")));
+                    return Err(model_err(spec, Some("iops"), got(x, "a rate above 0")));
                 }
                 p.iops = x;
             }
@@ -329,7 +339,7 @@ pub fn parse_spec(spec: &str) -> Result<ModelParams> {
             "seq_run" => {
                 let x = num("a mean run length of at least 1")?;
                 if x < 1.0 {
-                    return Err(model_err(spec, format!("`seq_run`: got {x}, expected at least 1")));
+                    return Err(model_err(spec, Some("seq_run"), got(x, "at least 1")));
                 }
                 p.seq_run_requests = x;
             }
@@ -346,9 +356,11 @@ pub fn parse_spec(spec: &str) -> Result<ModelParams> {
             _ => {
                 return Err(model_err(
                     spec,
-                    format!(
-                        "unknown key {k:?}; keys: count, footprint, iops, read_fraction, hot_fraction, \
-                         hot_share, overwrite, seq_run, read_size, write_size"
+                    None,
+                    got(
+                        format!("the key {k:?}"),
+                        "a key of: count, footprint, iops, read_fraction, hot_fraction, \
+                         hot_share, overwrite, seq_run, read_size, write_size",
                     ),
                 ))
             }
@@ -359,10 +371,8 @@ pub fn parse_spec(spec: &str) -> Result<ModelParams> {
     if p.footprint_bytes < min || p.footprint_bytes > 1 << 40 {
         return Err(model_err(
             spec,
-            format!(
-                "`footprint`: got {} bytes, expected 1MiB to 1TiB",
-                p.footprint_bytes
-            ),
+            Some("footprint"),
+            got(format!("{} bytes", p.footprint_bytes), "1MiB to 1TiB"),
         ));
     }
     Ok(p)

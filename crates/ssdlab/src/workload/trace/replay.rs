@@ -14,8 +14,7 @@ use super::{formats, BlkEvent, Directive, Format, ReadOptions, TraceOp, TraceRea
 use crate::config::units::format_bytes;
 use crate::config::Dur;
 use crate::config::SsdConfig;
-use crate::error::Invalid;
-use crate::error::{Error, Result};
+use crate::error::{got, says, Error, Invalid, Problem, Result};
 use crate::request::{Flags, Op};
 use crate::sim::SimTime;
 use serde::{Deserialize, Serialize};
@@ -207,15 +206,21 @@ impl DriveTarget {
     }
 }
 
-fn job_err(field: &str, msg: String) -> Error {
-    Error::bad_job(Invalid::says("trace job", field, msg))
+/// What the trace (the file, or the model) cannot give, said in words: the trace as the origin.
+fn trace_err(trace: &str, words: String) -> Error {
+    Error::bad_trace(Invalid::unnamed(trace, says(words)))
+}
+
+/// A trace job's field that breaks a rule.
+fn job_err(field: &str, problem: Problem) -> Error {
+    Error::bad_job(Invalid::new("trace job", field, problem))
 }
 
 /// A filter that left nothing, named as the job field and as the command-line option.
-fn filter_err(field: &str, flag: &str, msg: String) -> Error {
+fn filter_err(field: &str, flag: &str, problem: Problem) -> Error {
     Error::bad_job(Invalid {
         flag: Some(flag.to_string()),
-        ..Invalid::says("trace job", field, msg)
+        ..Invalid::new("trace job", field, problem)
     })
 }
 
@@ -227,8 +232,9 @@ pub fn parse_devices(items: &[String]) -> Result<Vec<u32>> {
             let bad = || {
                 job_err(
                     "devices",
-                    format!(
-                        "got {part:?}, expected a device number, a range a-b, maj:min or nvmeXnY"
+                    got(
+                        format!("{part:?}"),
+                        "a device number, a range a-b, maj:min or nvmeXnY",
                     ),
                 )
             };
@@ -281,7 +287,7 @@ impl TraceJob {
             Some(n) => Format::from_name(n).map(Some).ok_or_else(|| {
                 job_err(
                     "format",
-                    format!("got {n:?}, expected one of: {}", Format::names()),
+                    got(format!("{n:?}"), format!("one of: {}", Format::names())),
                 )
             }),
         }
@@ -299,7 +305,7 @@ impl TraceJob {
         if self.trace.trim().is_empty() {
             return Err(job_err(
                 "trace",
-                "expected a trace file or model:NAME".into(),
+                got(format!("{:?}", self.trace), "a trace file or model:NAME"),
             ));
         }
         if self.format()?.is_some() && self.trace.starts_with("model:") {
@@ -307,10 +313,13 @@ impl TraceJob {
             // word (issue 45, defect 7).
             return Err(job_err(
                 "format",
-                format!(
-                    "got {:?} with the model trace {:?}, expected none: a format is a trace file's",
-                    self.format.as_deref().unwrap_or_default(),
-                    self.trace
+                got(
+                    format!(
+                        "{:?} with the model trace {:?}",
+                        self.format.as_deref().unwrap_or_default(),
+                        self.trace
+                    ),
+                    "none: a format is a trace file's",
                 ),
             ));
         }
@@ -318,40 +327,34 @@ impl TraceJob {
         if !(self.time_scale > 0.0 && self.time_scale.is_finite()) {
             return Err(job_err(
                 "time_scale",
-                format!("got {}, expected a factor above 0", self.time_scale),
+                got(self.time_scale, "a factor above 0"),
             ));
         }
         if self.iodepth == 0 || self.iodepth > 65535 {
-            return Err(job_err(
-                "iodepth",
-                format!("got {}, expected 1 to 65535", self.iodepth),
-            ));
+            return Err(job_err("iodepth", got(self.iodepth, "1 to 65535")));
         }
         if self.queues == 0 || self.queues > 4096 {
-            return Err(job_err(
-                "queues",
-                format!("got {}, expected 1 to 4096", self.queues),
-            ));
+            return Err(job_err("queues", got(self.queues, "1 to 4096")));
         }
         if self.repeat == 0 {
-            return Err(job_err("repeat", "got 0, expected at least 1".into()));
+            return Err(job_err("repeat", got(0, "at least 1")));
         }
         if self.io_count == Some(0) {
-            return Err(job_err("io_count", "got 0, expected at least 1".into()));
+            return Err(job_err("io_count", got(0, "at least 1")));
         }
         if let Some(r) = self.runtime {
             if r.0 == SimTime::ZERO {
-                return Err(job_err(
-                    "runtime",
-                    "got 0, expected a positive duration".into(),
-                ));
+                return Err(job_err("runtime", got(0, "a positive duration")));
             }
         }
         if let (Some(a), Some(b)) = (self.start, self.stop) {
             if b.0 <= a.0 {
                 return Err(job_err(
                     "stop",
-                    "expected a stop time after the start time".into(),
+                    got(
+                        format!("{} s", b.0.as_secs_f64()),
+                        format!("a stop time after the start time ({} s)", a.0.as_secs_f64()),
+                    ),
                 ));
             }
         }
@@ -360,14 +363,20 @@ impl TraceJob {
             if !(512..=65536).contains(&b) || !b.is_power_of_two() {
                 return Err(job_err(
                     "lba_bytes",
-                    format!("got {b}, expected a power of two from 512 to 65536 (the namespace's logical block size)"),
+                    got(
+                        b,
+                        "a power of two from 512 to 65536 (the namespace's logical block size)",
+                    ),
                 ));
             }
             if self.format()?.is_some_and(|f| f != Format::Nvme) || self.trace.starts_with("model:")
             {
                 return Err(job_err(
                     "lba_bytes",
-                    format!("got {b} for a trace that is not an nvme trace, expected none: only NVMe traces count in logical blocks of the namespace's size"),
+                    got(
+                        format!("{b} for a trace that is not an nvme trace"),
+                        "none: only NVMe traces count in logical blocks of the namespace's size",
+                    ),
                 ));
             }
         }
@@ -442,11 +451,14 @@ fn check_regular_file(path: &str) -> Result<()> {
     } else {
         "not a regular file"
     };
-    Err(Error::trace(format!(
-        "{path}: is {what}; a replay reads its trace twice (a prescan to fit it onto the device, \
+    Err(trace_err(
+        path,
+        format!(
+            "is {what}; a replay reads its trace twice (a prescan to fit it onto the device, \
          then the replay), so it needs a regular file: save the trace to a file first \
          (`ssdlab trace stats` reads a pipe, once)"
-    )))
+        ),
+    ))
 }
 
 /// A device number as the trace's format writes it ([`Format::device_name`]).
@@ -773,13 +785,16 @@ impl Replay {
                         Source::File(r) => r.lines(),
                         Source::Model(_) => 0,
                     };
-                    let msg = format!("{}, line {line}: {why}", self.job.trace);
+                    // The drive's rule, said in words (a zone command on a drive without
+                    // zones, a placement identifier it lacks); the line is the origin.
+                    let origin = format!("{}, line {line}", self.job.trace);
+                    let err = Error::bad_trace(Invalid::unnamed(origin, says(why)));
                     if !self.job.skip_bad_lines {
-                        return Err(Error::trace(msg));
+                        return Err(err);
                     }
                     self.refused += 1;
                     if self.refused_msgs.len() < 3 {
-                        self.refused_msgs.push(msg);
+                        self.refused_msgs.push(err.to_string());
                     }
                     continue;
                 }
@@ -791,11 +806,13 @@ impl Replay {
                     first.get_or_insert(rec.time_ps);
                     last = last.max(rec.time_ps);
                     if ext.len() >= super::stats::MAX_DEVICES && !ext.contains_key(&rec.device) {
-                        return Err(Error::trace(format!(
-                            "{}: more than {} devices; pick some with `devices`",
-                            self.job.trace,
-                            super::stats::MAX_DEVICES
-                        )));
+                        return Err(trace_err(
+                            &self.job.trace,
+                            format!(
+                                "more than {} devices; pick some with `devices`",
+                                super::stats::MAX_DEVICES
+                            ),
+                        ));
                     }
                     let e = ext.entry(rec.device).or_insert((0, 0));
                     e.0 = e.0.max(rec.offset.saturating_add(rec.len));
@@ -819,7 +836,10 @@ impl Replay {
                 if reader.format() != Format::Nvme {
                     return Err(job_err(
                         "lba_bytes",
-                        format!("got {b}, but {} is a {} trace, expected none: only NVMe traces count in logical blocks of the namespace's size", self.job.trace, reader.format().name()),
+                        got(
+                            format!("{b}, but {} is a {} trace", self.job.trace, reader.format().name()),
+                            "none: only NVMe traces count in logical blocks of the namespace's size",
+                        ),
                     ));
                 }
             }
@@ -869,15 +889,17 @@ impl Replay {
         };
         self.fit_on = self.span > self.capacity;
         if self.fit_on && self.job.fit == Fit::None {
-            return Err(Error::trace(format!(
-                "{}: the trace spans {} ({} bytes), more than the device's {} ({} bytes); \
+            return Err(trace_err(
+                &self.job.trace,
+                format!(
+                    "the trace spans {} ({} bytes), more than the device's {} ({} bytes); \
                  replay it with fit = wrap or fit = scale, or pick devices",
-                self.job.trace,
-                format_bytes(self.span),
-                self.span,
-                format_bytes(self.capacity),
-                self.capacity
-            )));
+                    format_bytes(self.span),
+                    self.span,
+                    format_bytes(self.capacity),
+                    self.capacity
+                ),
+            ));
         }
         listed.sort_by(|a, b| b.requests.cmp(&a.requests).then(a.device.cmp(&b.device)));
         let m = &mut self.out.mapping;
@@ -920,9 +942,8 @@ impl Replay {
         };
         let mut msg = format!(
             // `{:?}` for the factor: the shortest form that reads back (1e300, not 301 digits).
-            "{}: a timed replay of {} of trace time at time_scale {:?} needs {} of simulated \
+            "a timed replay of {} of trace time at time_scale {:?} needs {} of simulated \
              time, more than the simulated clock holds (2^64 ps, about 213 days)",
-            self.job.trace,
             s(span_ps),
             self.job.time_scale,
             s(scaled_ps)
@@ -936,7 +957,7 @@ impl Replay {
             ));
         }
         msg.push_str("; or lower time_scale, or replay with mode = afap");
-        Err(Error::trace(msg))
+        Err(trace_err(&self.job.trace, msg))
     }
 
     /// The error when the trace and the filters leave no request to replay: names the filter that
@@ -953,25 +974,31 @@ impl Replay {
                 };
                 if fmt == "blkparse" && n_other > 0 {
                     return filter_err(
-                        "blkparse_event", "--blkparse-event",
-                        format!(
-                            "got {asked}, but {} has no {asked} request (it holds {n_other} {other} \
-                             events); expected {other}",
-                            self.job.trace
+                        "blkparse_event",
+                        "--blkparse-event",
+                        got(
+                            format!(
+                                "{asked}, but {} has no {asked} request (it holds {n_other} \
+                                 {other} events)",
+                                self.job.trace
+                            ),
+                            other,
                         ),
                     );
                 }
             }
-            return Error::trace(format!(
-                "{}: no requests in the trace ({} lines, {} of them events or headers that are \
-                 not requests); expected at least one read, write, trim or flush",
-                self.job.trace,
-                self.out.lines,
-                match &self.source {
-                    Source::File(r) => r.not_request_lines(),
-                    Source::Model(_) => 0,
-                }
-            ));
+            return trace_err(
+                &self.job.trace,
+                format!(
+                    "no requests in the trace ({} lines, {} of them events or headers that are \
+                     not requests); expected at least one read, write, trim or flush",
+                    self.out.lines,
+                    match &self.source {
+                        Source::File(r) => r.not_request_lines(),
+                        Source::Model(_) => 0,
+                    }
+                ),
+            );
         }
         let span = match seen.first_ps {
             Some(f) => format!(
@@ -995,12 +1022,14 @@ impl Replay {
             return filter_err(
                 "devices",
                 "--device",
-                format!(
-                    "got {}{}, but no request of {} is on them; the trace holds device(s) {}",
-                    asked.join(", "),
-                    if self.devices.len() > 8 { ", ..." } else { "" },
-                    self.job.trace,
-                    held.join(", ")
+                got(
+                    format!(
+                        "{}{}, but no request of {} is on them",
+                        asked.join(", "),
+                        if self.devices.len() > 8 { ", ..." } else { "" },
+                        self.job.trace,
+                    ),
+                    format!("one of the trace's device(s) {}", held.join(", ")),
                 ),
             );
         }
@@ -1011,10 +1040,12 @@ impl Replay {
                 return filter_err(
                     "stop",
                     "--stop",
-                    format!(
-                        "got {}, at or before the trace's first request (at {first}); \
-                         expected a later stop",
-                        secs(stop)
+                    got(
+                        format!(
+                            "{}, at or before the trace's first request (at {first})",
+                            secs(stop)
+                        ),
+                        "a later stop",
                     ),
                 );
             }
@@ -1023,16 +1054,22 @@ impl Replay {
             return filter_err(
                 "start",
                 "--start",
-                format!(
-                    "got {}, after the trace's last request; {span}; expected an earlier start",
-                    secs(self.start_ps)
+                got(
+                    format!(
+                        "{}, after the trace's last request; {span}",
+                        secs(self.start_ps)
+                    ),
+                    "an earlier start",
                 ),
             );
         }
-        Error::trace(format!(
-            "{}: none of the trace's {} requests can be replayed ({} of length 0)",
-            self.job.trace, self.out.records, self.out.zero_length
-        ))
+        trace_err(
+            &self.job.trace,
+            format!(
+                "none of the trace's {} requests can be replayed ({} of length 0)",
+                self.out.records, self.out.zero_length
+            ),
+        )
     }
 
     /// Put a record on the device: lay out, widen to sectors, fit.

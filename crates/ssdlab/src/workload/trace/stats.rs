@@ -13,6 +13,7 @@
 
 use super::bits::set_range;
 use super::{TraceOp, TraceRecord};
+use crate::error::{got, Error, Invalid, Problem};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -959,6 +960,15 @@ pub struct StatsReport {
     pub stats: StatsSummary,
 }
 
+/// A statistics option that does not fit the source: the source as the origin, the option
+/// (`devices`, `--device`) as the field.
+fn option_err(source: &str, field: &str, flag: &str, problem: Problem) -> Error {
+    Error::bad_trace(Invalid {
+        flag: Some(flag.to_string()),
+        ..Invalid::new(source, field, problem)
+    })
+}
+
 /// The statistics of a trace file (or of `model:NAME,...`), with what was read: the file's
 /// format and compression, its lines, and the lines skipped. `progress(records)` is called every
 /// 65,536 records; returning false stops with [`crate::error::Error::Interrupted`].
@@ -985,10 +995,15 @@ pub fn of_source(
     };
     if let Some(spec) = source.strip_prefix("model:") {
         if let Some(f) = read.format {
-            return Err(crate::error::Error::trace(format!(
-                "--format {}: given with the model trace {source:?}, expected none: a format is a trace file's",
-                f.name()
-            )));
+            return Err(option_err(
+                source,
+                "format",
+                "--format",
+                got(
+                    format!("{:?}", f.name()),
+                    "none: a format is a trace file's",
+                ),
+            ));
         }
         let p = super::model::parse_spec(spec)?;
         info.format = "model".into();
@@ -1022,12 +1037,15 @@ pub fn of_source(
             let name = |d: u32| format.device_name(d);
             let asked: Vec<String> = devices.iter().take(8).map(|&d| name(d)).collect();
             let held: Vec<String> = seen.iter().map(|&d| name(d)).collect();
-            return Err(crate::error::Error::trace(format!(
-                "{source}: --device {}: no request is on {}; the trace holds device(s) {}",
-                asked.join(","),
-                if devices.len() == 1 { "it" } else { "them" },
-                held.join(", ")
-            )));
+            return Err(option_err(
+                source,
+                "devices",
+                "--device",
+                got(
+                    asked.join(","),
+                    format!("one of the trace's device(s) {}", held.join(", ")),
+                ),
+            ));
         }
         info.format = r.format().name().into();
         info.compression = Some(r.compression().name().into());

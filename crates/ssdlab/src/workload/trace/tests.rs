@@ -274,13 +274,14 @@ fn a_bad_line_names_file_line_text_and_expectation() {
         format: Some(Format::Spc),
         ..Default::default()
     };
-    let e = bytes_reader(text.clone(), &opts).unwrap_err().to_string();
-    assert!(
-        e.starts_with("mem, line 2: field `Opcode`: expected r or w"),
-        "{e}"
+    let err = bytes_reader(text.clone(), &opts).unwrap_err();
+    let e = err.to_string();
+    assert_eq!(
+        e,
+        "mem, line 2, field `Opcode`: got \"x\", expected r or w \
+         (spc trace: ASU,LBA,Size,Opcode,Timestamp[,...]); the line: \"0,1008,4096,x,0.1\""
     );
-    assert!(e.contains("0,1008,4096,x,0.1"), "{e}");
-    assert!(!e.contains('\n'));
+    assert!(matches!(err, Error::Trace(_)));
     let skip = ReadOptions {
         skip_bad_lines: true,
         ..opts
@@ -292,6 +293,65 @@ fn a_bad_line_names_file_line_text_and_expectation() {
     }
     assert_eq!((n, r.skipped_lines()), (1, 1));
     assert!(r.bad_lines()[0].contains("line 2"));
+}
+
+/// A malformed line of each format: its error carries the file and line as the origin, and the
+/// field, the value and the expectation as data (the Python exception's attributes).
+#[test]
+fn a_bad_line_of_each_format_has_its_parts() {
+    // (format, text, field, value, the expectation's start)
+    type Case = (
+        Format,
+        &'static str,
+        Option<&'static str>,
+        Option<&'static str>,
+        &'static str,
+    );
+    let cases: [Case; 13] = [
+        (Format::Msr, "1,h,0,Read,0,512,1\n2,h,0,Erase,0,512,1\n", Some("Type"), Some("\"Erase\""), "Read or Write"),
+        (Format::Msr, "1,h,0,Read,0,512,1\n2,h,0,Read,0\n", None, Some("5 fields"), "7 fields Timestamp,"),
+        (Format::Spc, "0,1,4096,r,0.0\n0,x,4096,r,0.1\n", Some("LBA"), Some("\"x\""), "a block number (integer, 512-byte blocks)"),
+        (Format::Disksim, "0 0 8 8 1\n10 0 8 -8 1\n", Some("size_sectors"), Some("\"-8\""), "a sector count (integer)"),
+        (Format::Blkparse, "8,0 3 1 0.1 697 D W 8 + 8 [fio]\n8,0 3 2 0.2 697 D W 8 + y [fio]\n", Some("blocks"), Some("\"y\""), "a count of 512-byte blocks (integer)"),
+        (Format::Blkparse, "8,0 3 1 0.1 697 D W 8 + 8 [fio]\n8,0 3 2 0.2 697 D\n", Some("RWBS"), None, "flags from R, W"),
+        (Format::Tencent, "1,0,8,1,7\n2,0,8,5,7\n", Some("IOType"), Some("\"5\""), "0 (read) or 1 (write)"),
+        (Format::Alibaba, "1,R,0,4096,10\n1,R,0,4096,soon\n", Some("timestamp"), Some("\"soon\""), "microseconds (a non-negative number)"),
+        (Format::Fio, "fio version 2 iolog\nf add\nf read 0 x\n", Some("length"), Some("\"x\""), "a length in bytes (integer)"),
+        (Format::Fio, "fio version 9 iolog\n", None, Some("\"fio version 9 iolog\""), "the header \"fio version 2 iolog\""),
+        (Format::Fio, "fio version 3 iolog\n1 f add\n2 f erase 0 8\n", Some("action"), Some("\"erase\""), "read, write, trim, sync or datasync"),
+        (Format::Nvme, "a-1 [000] ..... 1.5: nvme_setup_cmd: nvme0: disk=nvme0n1, qid=1, cmdid=1, nsid=1, flags=0x0, meta=0x0, cmd=(nvme_cmd_write slba=q, len=0, ctrl=0x0, dsmgmt=0, reftag=0)\n", Some("slba"), Some("\"q\""), "a starting LBA (integer)"),
+        (Format::Nvme, "a-1 [000] ..... 1.5: nvme_setup_cmd: nvme0: disk=nvme0n1, qid=1, cmdid=1, nsid=1, flags=0x0, meta=0x0, cmd=(nvme_cmd_zone_mgmt_send slba=0, zsa=4)\n", Some("all"), None, "the Select All bit, 0 or 1"),
+    ];
+    for (format, text, field, value, expected) in cases {
+        let opts = ReadOptions {
+            format: Some(format),
+            ..Default::default()
+        };
+        let err = bytes_reader(text.as_bytes().to_vec(), &opts).unwrap_err();
+        let lines = text.lines().count();
+        let i = err
+            .invalid()
+            .unwrap_or_else(|| panic!("{format:?}: no parts in {err}"));
+        assert!(matches!(err, Error::Trace(_)), "{err}");
+        assert_eq!(i.origin, format!("mem, line {lines}"), "{err}");
+        assert_eq!(i.field.as_deref(), field, "{err}");
+        assert_eq!(i.value.as_deref(), value, "{err}");
+        assert!(
+            i.expected
+                .as_deref()
+                .is_some_and(|e| e.starts_with(expected)),
+            "{format:?}: {err}"
+        );
+        // The message reads as before: the parts, then the format and the line.
+        let msg = err.to_string();
+        assert!(msg.starts_with(&i.origin), "{msg}");
+        assert!(
+            msg.contains(&format!("({} trace: ", format.name())),
+            "{msg}"
+        );
+        let last = text.lines().last().unwrap();
+        assert!(msg.ends_with(&format!("the line: {last:?}")), "{msg}");
+    }
 }
 
 #[test]
@@ -730,7 +790,10 @@ fn a_replay_whose_filters_select_nothing_is_refused() {
     let err = |j: &TraceJob| Replay::new(j, 1 << 30, 1).err().unwrap().to_string();
     let e = err(&job(r#", "devices": ["99"]"#, "umass_spc.csv"));
     assert!(e.contains("field `devices`") && e.contains("got 99"), "{e}");
-    assert!(e.contains("device(s) 0, 1, 2"), "{e}");
+    assert!(
+        e.contains("expected one of the trace's device(s) 0, 1, 2"),
+        "{e}"
+    );
     let e = err(&job(r#", "start": "10s""#, "umass_spc.csv"));
     assert!(e.contains("field `start`") && e.contains("got 10 s"), "{e}");
     assert!(e.contains("span 0 s to 0.03"), "{e}");
@@ -887,7 +950,7 @@ fn trace_stats_of_a_device_not_in_the_trace_is_refused() {
     .unwrap()
     .to_string();
     assert!(
-        err.contains("--device 99") && err.contains("device(s) 0, 1, 2"),
+        err.contains("field `devices` (--device): got 99") && err.contains("device(s) 0, 1, 2"),
         "{err}"
     );
 }

@@ -297,7 +297,12 @@ pub fn write_file_with(
     keep_going: &mut dyn FnMut() -> bool,
 ) -> crate::error::Result<(u64, u64)> {
     use crate::error::Error;
-    let err = |e: io::Error| Error::trace(format!("{path}: cannot write: {e}"));
+    let err = |e: io::Error| {
+        Error::bad_trace(crate::error::Invalid::unnamed(
+            path,
+            crate::error::says(format!("cannot write: {e}")),
+        ))
+    };
     let file = std::fs::File::create(path).map_err(err)?;
     if path.ends_with(".gz") {
         // The buffer sits in front of the compressor: fed line by line (tens of bytes a call),

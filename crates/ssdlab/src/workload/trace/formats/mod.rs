@@ -1,11 +1,53 @@
 //! One line parser per trace format. A parser turns one line into a request, into nothing (a
-//! header, a comment, an event that is not a request), or into a message saying which field was
-//! wrong and what it should have been. Parsers never allocate per line, never panic, and keep
-//! only a small bounded state (fio's file table, blkparse's summary flag).
+//! header, a comment, an event that is not a request), or into a [`LineError`]: which field was
+//! wrong, what it held and what it should have been. Parsers never allocate per line (an error
+//! does), never panic, and keep only a small bounded state (fio's file table, blkparse's summary
+//! flag).
 
 pub mod nvme;
 
 use super::{Directive, TraceOp};
+use crate::error::{got, missing, says, Problem};
+
+/// What is wrong with one line of a trace: the field (the format's name for the column) and
+/// what it held against what was expected; no field where the line's shape is wrong (too few
+/// fields, not an event of the format). The reader adds the file, the line number, the format
+/// and the line itself ([`crate::error::Invalid`]'s origin and note).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineError {
+    pub field: Option<&'static str>,
+    pub problem: Problem,
+}
+
+impl LineError {
+    /// The line's shape is wrong: no one field to blame.
+    pub fn shape(problem: Problem) -> LineError {
+        LineError {
+            field: None,
+            problem,
+        }
+    }
+
+    /// `field` breaks a rule.
+    pub fn field(field: &'static str, problem: Problem) -> LineError {
+        LineError {
+            field: Some(field),
+            problem,
+        }
+    }
+}
+
+impl std::fmt::Display for LineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.field {
+            Some(field) => write!(f, "field `{field}`: {}", self.problem),
+            None => write!(f, "{}", self.problem),
+        }
+    }
+}
+
+/// A line parser's answer.
+pub type LineResult<T> = Result<T, LineError>;
 
 /// The trace formats ssdlab reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -301,8 +343,9 @@ pub fn show(bytes: &[u8]) -> String {
     format!("{:?}{more}", text)
 }
 
-pub(super) fn bad(field: &str, want: &str, got: &[u8]) -> String {
-    format!("field `{field}`: expected {want}, got {}", show(got))
+/// `field` held `value` where `want` was expected.
+pub(super) fn bad(field: &'static str, want: &str, value: &[u8]) -> LineError {
+    LineError::field(field, got(show(value), want))
 }
 
 #[inline]
@@ -349,7 +392,7 @@ pub fn parse_decimal_ps(f: &[u8], exp: u32) -> Option<u128> {
     Some(v)
 }
 
-fn bytes_of(sectors: u64, field: &str, got: &[u8]) -> Result<u64, String> {
+fn bytes_of(sectors: u64, field: &'static str, got: &[u8]) -> LineResult<u64> {
     sectors
         .checked_mul(SECTOR)
         .ok_or_else(|| bad(field, "a sector count below 2^55", got))
@@ -366,7 +409,7 @@ pub fn parse(
     state: &mut State,
     event: BlkEvent,
     line: &[u8],
-) -> Result<Parsed, String> {
+) -> LineResult<Parsed> {
     if format == Format::Blkparse && state.blk_summary {
         return Ok(Parsed::Skip);
     }
@@ -387,8 +430,11 @@ pub fn parse(
     }
 }
 
-fn count_err(n: usize, want: usize, layout: &str) -> String {
-    format!("expected {want} fields {layout}, got {n}")
+fn count_err(n: usize, want: usize, layout: &str) -> LineError {
+    LineError::shape(got(
+        format!("{n} fields"),
+        format!("{want} fields {layout}"),
+    ))
 }
 
 /// The fields of a comma-separated line that must have `want` of them: None for the header line
@@ -398,7 +444,7 @@ fn csv_fields<'a>(
     header: &[u8],
     want: usize,
     layout: &str,
-) -> Result<Option<Fields<'a>>, String> {
+) -> LineResult<Option<Fields<'a>>> {
     let mut f: Fields = [&[]; 12];
     let n = split_commas(line, &mut f);
     if n >= 1 && f[0].eq_ignore_ascii_case(header) {
@@ -410,7 +456,7 @@ fn csv_fields<'a>(
     Ok(Some(f))
 }
 
-fn msr(line: &[u8]) -> Result<Parsed, String> {
+fn msr(line: &[u8]) -> LineResult<Parsed> {
     let Some(f) = csv_fields(
         line,
         b"timestamp",
@@ -447,13 +493,14 @@ fn msr(line: &[u8]) -> Result<Parsed, String> {
     )))
 }
 
-fn spc(line: &[u8]) -> Result<Parsed, String> {
+fn spc(line: &[u8]) -> LineResult<Parsed> {
     let mut f: Fields = [&[]; 12];
     let n = split_commas(line, &mut f);
     if n < 5 {
-        return Err(format!(
-            "expected at least 5 fields ASU,LBA,Size,Opcode,Timestamp separated by commas, got {n}"
-        ));
+        return Err(LineError::shape(got(
+            format!("{n} fields"),
+            "at least 5 fields ASU,LBA,Size,Opcode,Timestamp separated by commas",
+        )));
     }
     let device = parse_u32(f[0]).ok_or_else(|| bad("ASU", "an integer below 2^32", f[0]))?;
     let lba = parse_u64(f[1])
@@ -470,7 +517,7 @@ fn spc(line: &[u8]) -> Result<Parsed, String> {
     Ok(Parsed::Record(RawRecord::plain(t, op, offset, len, device)))
 }
 
-fn disksim(line: &[u8]) -> Result<Parsed, String> {
+fn disksim(line: &[u8]) -> LineResult<Parsed> {
     let mut f: Fields = [&[]; 12];
     let n = split_ws(line, &mut f);
     if n != 5 {
@@ -507,7 +554,7 @@ fn disksim(line: &[u8]) -> Result<Parsed, String> {
     )))
 }
 
-fn tencent(line: &[u8]) -> Result<Parsed, String> {
+fn tencent(line: &[u8]) -> LineResult<Parsed> {
     let Some(f) = csv_fields(
         line,
         b"timestamp",
@@ -536,7 +583,7 @@ fn tencent(line: &[u8]) -> Result<Parsed, String> {
     )))
 }
 
-fn alibaba(line: &[u8]) -> Result<Parsed, String> {
+fn alibaba(line: &[u8]) -> LineResult<Parsed> {
     let Some(f) = csv_fields(
         line,
         b"device_id",
@@ -566,8 +613,9 @@ pub fn blk_device(major: u32, minor: u32) -> Option<u32> {
 
 const BLK_LAYOUT: &str =
     "a blkparse event `maj,min cpu seq seconds pid action RWBS sector + blocks [process]`";
+const RWBS_FLAGS: &str = "flags from R, W, D, F, S, M, A, N, E, B";
 
-fn blkparse(state: &mut State, event: BlkEvent, line: &[u8]) -> Result<Parsed, String> {
+fn blkparse(state: &mut State, event: BlkEvent, line: &[u8]) -> LineResult<Parsed> {
     let mut f: Fields = [&[]; 12];
     let n = split_ws(line, &mut f);
     let dev = f[0].iter().position(|&b| b == b',').and_then(|i| {
@@ -589,13 +637,10 @@ fn blkparse(state: &mut State, event: BlkEvent, line: &[u8]) -> Result<Parsed, S
             state.blk_summary = true;
             return Ok(Parsed::Skip);
         }
-        return Err(format!(
-            "expected {BLK_LAYOUT}, got first field {}",
-            show(f[0])
-        ));
+        return Err(bad("maj,min", BLK_LAYOUT, f[0]));
     };
     if n < 6 {
-        return Err(format!("expected {BLK_LAYOUT}, got {n} fields"));
+        return Err(LineError::shape(got(format!("{n} fields"), BLK_LAYOUT)));
     }
     for (i, name) in [(1, "cpu"), (2, "seq"), (4, "pid")] {
         if parse_u64(f[i]).is_none() {
@@ -618,11 +663,14 @@ fn blkparse(state: &mut State, event: BlkEvent, line: &[u8]) -> Result<Parsed, S
         return Ok(Parsed::Skip);
     }
     if n < 7 {
-        return Err(format!("expected {BLK_LAYOUT}: the RWBS field is missing"));
+        return Err(LineError::field(
+            "RWBS",
+            missing(format!("{RWBS_FLAGS} ({BLK_LAYOUT})")),
+        ));
     }
     let rwbs = f[6];
     if rwbs.is_empty() || !rwbs.iter().all(|b| b"RWDFSMANEB".contains(b)) {
-        return Err(bad("RWBS", "flags from R, W, D, F, S, M, A, N, E, B", rwbs));
+        return Err(bad("RWBS", RWBS_FLAGS, rwbs));
     }
     let has = |c: u8| rwbs.contains(&c);
     // RWBS `N` alone: no data moves (a pass-through SCSI/NVMe command, a zone command); blkparse
@@ -645,9 +693,10 @@ fn blkparse(state: &mut State, event: BlkEvent, line: &[u8]) -> Result<Parsed, S
             bytes_of(blocks, "blocks", f[9])?,
         )
     } else if n > 7 && !f[7].starts_with(b"[") {
-        return Err(format!(
-            "expected {BLK_LAYOUT}: `sector + blocks` or `[process]` after the RWBS field, got {}",
-            show(f[7])
+        return Err(bad(
+            "sector",
+            "`sector + blocks` or `[process]` after the RWBS field",
+            f[7],
         ));
     } else {
         (0, 0)
@@ -672,17 +721,17 @@ fn blkparse(state: &mut State, event: BlkEvent, line: &[u8]) -> Result<Parsed, S
     Ok(Parsed::Record(RawRecord::plain(t, op, offset, len, device)))
 }
 
-fn fio(state: &mut State, first: bool, line: &[u8]) -> Result<Parsed, String> {
+fn fio(state: &mut State, first: bool, line: &[u8]) -> LineResult<Parsed> {
     let t = trim(line);
     if first {
         state.fio_version = match t {
             b"fio version 2 iolog" => 2,
             b"fio version 3 iolog" => 3,
             _ => {
-                return Err(format!(
-                "expected the header \"fio version 2 iolog\" or \"fio version 3 iolog\", got {}",
-                show(t)
-            ))
+                return Err(LineError::shape(got(
+                    show(t),
+                    "the header \"fio version 2 iolog\" or \"fio version 3 iolog\"",
+                )))
             }
         };
         return Ok(Parsed::Skip);
@@ -697,10 +746,10 @@ fn fio(state: &mut State, first: bool, line: &[u8]) -> Result<Parsed, String> {
         "`filename action [offset length]`"
     };
     if n != base + 2 && n != base + 4 {
-        return Err(format!(
-            "expected {layout} (fio iolog v{}), got {n} fields",
-            state.fio_version
-        ));
+        return Err(LineError::shape(got(
+            format!("{n} fields"),
+            format!("{layout} (fio iolog v{})", state.fio_version),
+        )));
     }
     let time = if v3 {
         parse_decimal_ps(f[0], 6).ok_or_else(|| bad("timestamp", "microseconds (integer)", f[0]))?
@@ -747,7 +796,7 @@ fn fio(state: &mut State, first: bool, line: &[u8]) -> Result<Parsed, String> {
     )))
 }
 
-fn fio_file(state: &mut State, name: &[u8]) -> Result<u32, String> {
+fn fio_file(state: &mut State, name: &[u8]) -> LineResult<u32> {
     if let Some(i) = state.fio_files.iter().position(|f| f == name) {
         return Ok(i as u32);
     }
@@ -755,8 +804,11 @@ fn fio_file(state: &mut State, name: &[u8]) -> Result<u32, String> {
         return Err(bad("filename", "a file name of at most 4096 bytes", name));
     }
     if state.fio_files.len() >= MAX_FIO_FILES {
-        return Err(format!(
-            "more than {MAX_FIO_FILES} files in one iolog; ssdlab keeps at most that many"
+        return Err(LineError::field(
+            "filename",
+            says(format!(
+                "more than {MAX_FIO_FILES} files in one iolog; ssdlab keeps at most that many"
+            )),
         ));
     }
     state.fio_files.push(name.to_vec());

@@ -35,7 +35,10 @@
 //! header lines.
 
 use super::super::{Directive, TraceOp};
-use super::{bad, parse_decimal_ps, parse_u64, show, trim, Parsed, RawRecord, State};
+use super::{
+    bad, parse_decimal_ps, parse_u64, show, trim, LineError, LineResult, Parsed, RawRecord, State,
+};
+use crate::error::{got, missing};
 
 /// The logical block size when the job names none: 512 bytes, the unit of Linux's block layer
 /// and the LBA format most NVMe namespaces ship in; a namespace formatted to 4 KiB blocks
@@ -155,13 +158,13 @@ fn number(f: &[u8]) -> Option<u64> {
     parse_u64(f)
 }
 
-fn need(text: &[u8], key: &str, want: &str) -> Result<u64, String> {
-    let v = field(text, key).ok_or_else(|| format!("field `{key}`: missing, expected {want}"))?;
+fn need(text: &[u8], key: &'static str, want: &str) -> LineResult<u64> {
+    let v = field(text, key).ok_or_else(|| LineError::field(key, missing(want)))?;
     number(v).ok_or_else(|| bad(key, want, v))
 }
 
 /// `nvme<ctrl>:` at the start of an nvme event's text; the rest after it.
-fn controller(text: &[u8]) -> Result<(u32, &[u8]), String> {
+fn controller(text: &[u8]) -> LineResult<(u32, &[u8])> {
     let colon = text.iter().position(|&b| b == b':');
     let ctrl = colon.and_then(|c| {
         let id = text[..c].strip_prefix(b"nvme")?;
@@ -169,10 +172,10 @@ fn controller(text: &[u8]) -> Result<(u32, &[u8]), String> {
     });
     match (ctrl, colon) {
         (Some(id), Some(c)) => Ok((id, trim(&text[c + 1..]))),
-        _ => Err(format!(
-            "expected the event text to start with the controller, `nvme0:`, got {}",
-            show(text)
-        )),
+        _ => Err(LineError::shape(got(
+            show(text),
+            "the event text to start with the controller, `nvme0:`",
+        ))),
     }
 }
 
@@ -204,7 +207,7 @@ pub fn device_by_name(name: &str) -> Option<u32> {
 }
 
 /// The 24 bytes of command dwords 10 to 15 that `cdw10=%*ph` prints (hex pairs, spaces).
-fn cdw_bytes(args: &[u8]) -> Result<[u8; 24], String> {
+fn cdw_bytes(args: &[u8]) -> LineResult<[u8; 24]> {
     let hex = args.strip_prefix(b"cdw10=").ok_or_else(|| {
         bad(
             "cmd",
@@ -248,7 +251,7 @@ fn le(b: &[u8]) -> u64 {
 }
 
 /// The fields of a read/write-shaped command: (slba, blocks, ctrl, dsmgmt).
-fn rw_fields(args: &[u8]) -> Result<(u64, u64, u64, u64), String> {
+fn rw_fields(args: &[u8]) -> LineResult<(u64, u64, u64, u64)> {
     if args.starts_with(b"cdw10=") {
         let b = cdw_bytes(args)?;
         return Ok((
@@ -292,41 +295,51 @@ fn rw_fields(args: &[u8]) -> Result<(u64, u64, u64, u64), String> {
 
 /// The directive a write carries: DTYPE in `ctrl` bits 7:4 (CDW12 bits 23:20), DSPEC in
 /// `dsmgmt` bits 31:16 (CDW13 bits 31:16).
-fn directive(ctrl: u64, dsmgmt: u64) -> Result<Directive, String> {
+fn directive(ctrl: u64, dsmgmt: u64) -> LineResult<Directive> {
     let dspec = (dsmgmt >> 16) as u16;
     match (ctrl >> 4) & 0xf {
         0 => Ok(Directive::None),
         1 => Ok(Directive::Stream(dspec)),
         2 => Ok(Directive::Placement(dspec)),
-        d => Err(format!(
-            "field `ctrl`: directive type (DTYPE, bits 7:4) {d}, expected 0 (none), 1 (streams) or 2 (data placement)"
+        d => Err(LineError::field(
+            "ctrl",
+            got(
+                format!("{ctrl:#x} (DTYPE {d})"),
+                "a directive type (DTYPE, bits 7:4) of 0 (none), 1 (streams) or 2 (data placement)",
+            ),
         )),
     }
 }
 
 /// Bytes of `blocks` logical blocks of `lba` bytes at block `slba`.
-fn extent(slba: u64, blocks: u64, lba: u64) -> Result<(u64, u64), String> {
-    let off = slba.checked_mul(lba).ok_or_else(|| {
-        format!("field `slba`: {slba} blocks of {lba} bytes is beyond 2^64 bytes")
-    })?;
+fn extent(slba: u64, blocks: u64, lba: u64) -> LineResult<(u64, u64)> {
+    let beyond = || {
+        LineError::field(
+            "slba",
+            got(
+                slba,
+                format!("an LBA whose blocks of {lba} bytes end below 2^64 bytes"),
+            ),
+        )
+    };
+    let off = slba.checked_mul(lba).ok_or_else(beyond)?;
     let len = blocks * lba; // below 2^16 × 2^16
-    off.checked_add(len).ok_or_else(|| {
-        format!("field `slba`: {slba} blocks of {lba} bytes is beyond 2^64 bytes")
-    })?;
+    off.checked_add(len).ok_or_else(beyond)?;
     Ok((off, len))
 }
 
 /// A zone management send command's action, starting LBA and Select All bit; None for an
 /// action on no zone's blocks (set zone descriptor extension). The tracepoint prints the
 /// fields by name (from Linux 6.9) or the command dwords whole.
-fn zone_send(args: &[u8]) -> Result<Option<(TraceOp, u64, bool)>, String> {
+fn zone_send(args: &[u8]) -> LineResult<Option<(TraceOp, u64, bool)>> {
     let (slba, zsa, all) = if args.starts_with(b"cdw10=") {
         let b = cdw_bytes(args)?;
         (le(&b[0..8]), b[12] as u64, (b[13] & 1) as u64)
     } else {
         let slba = need(args, "slba", "a zone's starting LBA (integer)")?;
         // From Linux 6.9: `zsa=4:reset zone`.
-        let z = field(args, "zsa").ok_or("field `zsa`: missing, expected a zone send action")?;
+        let z = field(args, "zsa")
+            .ok_or_else(|| LineError::field("zsa", missing("a zone send action")))?;
         let num = z.split(|&b| b == b':').next().unwrap_or(z);
         let zsa = number(num).ok_or_else(|| bad("zsa", "a zone send action (integer)", z))?;
         (slba, zsa, need(args, "all", "the Select All bit, 0 or 1")?)
@@ -341,20 +354,24 @@ fn zone_send(args: &[u8]) -> Result<Option<(TraceOp, u64, bool)>, String> {
         // its blocks.
         0x10 => return Ok(None),
         _ => {
-            return Err(format!(
-                "field `zsa`: got {zsa}, expected a zone send action: 1 close, 2 finish, 3 open, 4 reset, 5 offline or 16 (set zone descriptor extension)"
+            return Err(LineError::field(
+                "zsa",
+                got(
+                    zsa,
+                    "a zone send action: 1 close, 2 finish, 3 open, 4 reset, 5 offline or 16 (set zone descriptor extension)",
+                ),
             ))
         }
     };
     if all > 1 {
-        return Err(format!("field `all`: got {all}, expected 0 or 1"));
+        return Err(LineError::field("all", got(all, "0 or 1")));
     }
     Ok(Some((op, slba, all == 1)))
 }
 
 /// The namespace a command went to, as a device number: from the `disk=nvmeXnY` field, or
 /// from the controller and `nsid` where the tracepoint has no disk name.
-fn namespace(head: &[u8], ctrl_id: u32, nsid: u64) -> Result<u32, String> {
+fn namespace(head: &[u8], ctrl_id: u32, nsid: u64) -> LineResult<u32> {
     Ok(match field(head, "disk") {
         Some(d) => {
             let (x, y) = disk_name(d).ok_or_else(|| bad("disk", "a namespace `nvmeXnY`", d))?;
@@ -372,13 +389,13 @@ fn namespace(head: &[u8], ctrl_id: u32, nsid: u64) -> Result<u32, String> {
 }
 
 /// Parse one non-blank line of an NVMe ftrace text.
-pub(super) fn parse(state: &mut State, line: &[u8]) -> Result<Parsed, String> {
+pub(super) fn parse(state: &mut State, line: &[u8]) -> LineResult<Parsed> {
     let t = trim(line);
     let Some((ts, event, text)) = ftrace_event(t) else {
         if trace_cmd_header(t) {
             return Ok(Parsed::Skip);
         }
-        return Err(format!("expected {LAYOUT}, got {}", show(t)));
+        return Err(LineError::shape(got(show(t), LAYOUT)));
     };
     match event {
         b"nvme_setup_cmd" => {}
@@ -394,12 +411,8 @@ pub(super) fn parse(state: &mut State, line: &[u8]) -> Result<Parsed, String> {
     let time_ps = parse_decimal_ps(ts, 12)
         .ok_or_else(|| bad("timestamp", "seconds (a non-negative decimal)", ts))?;
     let (ctrl_id, rest) = controller(text)?;
-    let cmd_at = find(rest, b"cmd=(").ok_or_else(|| {
-        format!(
-            "field `cmd`: missing, expected `cmd=(OPCODE ARGS)` at the end, got {}",
-            show(rest)
-        )
-    })?;
+    let cmd_at = find(rest, b"cmd=(")
+        .ok_or_else(|| LineError::field("cmd", missing("`cmd=(OPCODE ARGS)` at the end")))?;
     let head = &rest[..cmd_at];
     let cmd = &rest[cmd_at + 5..];
     let cmd = cmd

@@ -1,7 +1,7 @@
 use super::super::{self as formats, BlkEvent, Format, Parsed, State};
 use super::*;
 
-fn one(line: &str) -> Result<Parsed, String> {
+fn one(line: &str) -> LineResult<Parsed> {
     let mut st = State::default();
     formats::parse(Format::Nvme, &mut st, BlkEvent::D, line.as_bytes())
 }
@@ -142,26 +142,28 @@ fn trace_cmd_report_lines_read_as_the_kernel_prints_them() {
 
 #[test]
 fn malformed_lines_name_their_field() {
+    // (the line, the field the error names as data, a part of its message)
     let pre = "fio-1 [000] ..... 1.5: nvme_setup_cmd: nvme0: disk=nvme0n1, qid=1, cmdid=1, nsid=1, flags=0x0, meta=0x0, cmd=";
     let cases = [
-        (format!("{pre}(nvme_cmd_write slba=x, len=0, ctrl=0x0, dsmgmt=0, reftag=0)"), "field `slba`"),
-        (format!("{pre}(nvme_cmd_write slba=0, len=70000, ctrl=0x0, dsmgmt=0, reftag=0)"), "field `len`"),
-        (format!("{pre}(nvme_cmd_write slba=0, len=0, ctrl=0x30, dsmgmt=0, reftag=0)"), "DTYPE"),
-        (format!("{pre}(nvme_cmd_write slba=0, len=0, dsmgmt=0, reftag=0)"), "field `ctrl`: missing"),
-        (format!("{pre}(nvme_cmd_zone_mgmt_send slba=0, zsa=9, all=0)"), "field `zsa`: got 9"),
-        (format!("{pre}(nvme_cmd_read slba=18446744073709551615, len=0, ctrl=0x0, dsmgmt=0, reftag=0)"), "beyond 2^64"),
-        (format!("{pre}(nvme_cmd_flush cdw10=00 00)"), "field `cdw10`"),
-        (format!("{pre}(nvme_cmd_write slba=0, len=0, ctrl=0x0, dsmgmt=0, reftag=0"), "field `cmd`"),
-        ("fio-1 [000] ..... 1.5: nvme_setup_cmd: nvme0: disk=sda, qid=1, cmdid=1, nsid=1, flags=0x0, meta=0x0, cmd=(nvme_cmd_flush cdw10=)".into(), "field `disk`"),
-        ("fio-1 [000] ..... 1.5: nvme_setup_cmd: qid=1".into(), "controller"),
-        ("just some words".into(), "ftrace line"),
-        ("8,0 3 1 0.000000000 697 Q WS 1234 + 8 [fio]".into(), "ftrace line"),
+        (format!("{pre}(nvme_cmd_write slba=x, len=0, ctrl=0x0, dsmgmt=0, reftag=0)"), Some("slba"), "field `slba`: got \"x\", expected a starting LBA"),
+        (format!("{pre}(nvme_cmd_write slba=0, len=70000, ctrl=0x0, dsmgmt=0, reftag=0)"), Some("len"), "got \"70000\""),
+        (format!("{pre}(nvme_cmd_write slba=0, len=0, ctrl=0x30, dsmgmt=0, reftag=0)"), Some("ctrl"), "got 0x30 (DTYPE 3), expected a directive type"),
+        (format!("{pre}(nvme_cmd_write slba=0, len=0, dsmgmt=0, reftag=0)"), Some("ctrl"), "field `ctrl`: missing, expected"),
+        (format!("{pre}(nvme_cmd_zone_mgmt_send slba=0, zsa=9, all=0)"), Some("zsa"), "field `zsa`: got 9"),
+        (format!("{pre}(nvme_cmd_read slba=18446744073709551615, len=0, ctrl=0x0, dsmgmt=0, reftag=0)"), Some("slba"), "end below 2^64"),
+        (format!("{pre}(nvme_cmd_flush cdw10=00 00)"), Some("cdw10"), "field `cdw10`"),
+        (format!("{pre}(nvme_cmd_write slba=0, len=0, ctrl=0x0, dsmgmt=0, reftag=0"), Some("cmd"), "field `cmd`"),
+        ("fio-1 [000] ..... 1.5: nvme_setup_cmd: nvme0: disk=sda, qid=1, cmdid=1, nsid=1, flags=0x0, meta=0x0, cmd=(nvme_cmd_flush cdw10=)".into(), Some("disk"), "field `disk`: got \"sda\""),
+        ("fio-1 [000] ..... 1.5: nvme_setup_cmd: qid=1".into(), None, "controller"),
+        ("just some words".into(), None, "got \"just some words\", expected an ftrace line"),
+        ("8,0 3 1 0.000000000 697 Q WS 1234 + 8 [fio]".into(), None, "ftrace line"),
     ];
-    for (line, want) in cases {
+    for (line, field, want) in cases {
         let e = match one(&line) {
             Err(e) => e,
             Ok(_) => panic!("accepted: {line}"),
         };
-        assert!(e.contains(want), "{e} (wanted {want}): {line}");
+        assert_eq!(e.field, field, "{e}: {line}");
+        assert!(e.to_string().contains(want), "{e} (wanted {want}): {line}");
     }
 }
