@@ -820,6 +820,28 @@ impl Replay {
                 }
             }
         }
+        self.note_source()?;
+        self.out.per_pass = self.per_pass;
+        if self.per_pass == 0 {
+            return Err(self.nothing_selected(&seen));
+        }
+        self.out.duration_s = first.map_or(0.0, |f| (last - f) as f64 / 1e12);
+        if let (ReplayMode::Timed, Some(f)) = (self.job.mode, first) {
+            self.check_timed_span(f, second, last)?;
+            // Gaps under 1 s cost the replay nothing worth a word.
+            self.out.leading_gap_s = leading_gap_ps(f, second, last)
+                .filter(|&gap| gap >= 1_000_000_000_000)
+                .map(|gap| gap as f64 / 1e12);
+        }
+        self.lay_out(&ext)?;
+        // The replay pass starts afresh.
+        self.source = Source::open(&self.job, self.seed)?;
+        Ok(())
+    }
+
+    /// What the scan learned of its source: the file's format and counts of lines, records and
+    /// lines skipped (a model's records), and an NVMe trace's own checks.
+    fn note_source(&mut self) -> Result<()> {
         if let Source::File(reader) = &self.source {
             self.out.format = reader.format().name().into();
             self.out.compression = reader.compression().name().into();
@@ -851,18 +873,12 @@ impl Replay {
             self.out.format = "model".into();
             self.out.records = self.per_pass + self.out.filtered_device + self.out.filtered_window;
         }
-        self.out.per_pass = self.per_pass;
-        if self.per_pass == 0 {
-            return Err(self.nothing_selected(&seen));
-        }
-        self.out.duration_s = first.map_or(0.0, |f| (last - f) as f64 / 1e12);
-        if let (ReplayMode::Timed, Some(f)) = (self.job.mode, first) {
-            self.check_timed_span(f, second, last)?;
-            // Gaps under 1 s cost the replay nothing worth a word.
-            self.out.leading_gap_s = leading_gap_ps(f, second, last)
-                .filter(|&gap| gap >= 1_000_000_000_000)
-                .map(|gap| gap as f64 / 1e12);
-        }
+        Ok(())
+    }
+
+    /// Where each traced device's requests land on the drive (`ext`: each device's end and
+    /// request count): side by side or overlaid, and whether they must be fitted on.
+    fn lay_out(&mut self, ext: &BTreeMap<u32, (u64, u64)>) -> Result<()> {
         self.side_by_side = match self.job.layout {
             Layout::SideBySide => true,
             Layout::Overlay => false,
@@ -870,7 +886,7 @@ impl Replay {
         };
         let mut base = 0u64;
         let mut listed: Vec<DeviceExtent> = Vec::new();
-        for (&d, &(end, n)) in &ext {
+        for (&d, &(end, n)) in ext {
             let extent = end.div_ceil(EXTENT_ALIGN).saturating_mul(EXTENT_ALIGN);
             let b = if self.side_by_side { base } else { 0 };
             self.bases.insert(d, b);
@@ -913,8 +929,6 @@ impl Replay {
         m.devices_total = listed.len() as u64;
         listed.truncate(LIST_DEVICES);
         m.devices = listed;
-        // The replay pass starts afresh.
-        self.source = Source::open(&self.job, self.seed)?;
         Ok(())
     }
 
