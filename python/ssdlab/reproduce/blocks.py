@@ -154,6 +154,13 @@ def rows_of(data: Mapping[str, Any], experiment: str) -> dict[str, Row]:
     return {row.metric: row for row in row_list(data, experiment)}
 
 
+def _markdown(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """A Markdown table: the header, its rule, then a line a row."""
+    rule = "|" + "|".join("---" for _ in header) + "|\n"
+    lines = ["| " + " | ".join(cells) + " |\n" for cells in [header, *rows]]
+    return lines[0] + rule + "".join(lines[1:])
+
+
 def _table(
     data: Mapping[str, Any],
     experiment: str,
@@ -165,7 +172,7 @@ def _table(
     from .scoreboard import format_difference, significant
 
     rows = rows_of(data, experiment)
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out = []
     for metric, shown, fmt in lines:
         row = rows[metric]
         ssdlab = "–" if row.ssdlab is None else (fmt(row) if fmt else significant(row.ssdlab))
@@ -173,12 +180,8 @@ def _table(
         diff = format_difference(row)
         if diff == "–" and row.agrees is not None:
             diff = "matches" if row.agrees else "does not match"
-        out.append(
-            "| "
-            + " | ".join([shown, row.unit, paper, ssdlab, diff.replace("-", "−"), row.label])
-            + " |"
-        )
-    return "\n".join(out) + "\n"
+        out.append([shown, row.unit, paper, ssdlab, diff.replace("-", "−"), row.label])
+    return _markdown(header, out)
 
 
 def render_seed004(data: Mapping[str, Any]) -> str:
@@ -266,8 +269,10 @@ def render_seed000_dma(data: Mapping[str, Any]) -> str:
 
 
 def render_seed000(data: Mapping[str, Any]) -> str:
+    from .scoreboard import Entry, cells
+
     header = ("figure", "metric", "unit", "document", "ssdlab", "difference", "label")
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out = []
     for experiment, figure in (
         ("seed000-fig6", "6"),
         ("seed000-fig7", "7"),
@@ -275,8 +280,6 @@ def render_seed000(data: Mapping[str, Any]) -> str:
         ("seed000-fig9", "9"),
         ("seed000-fig10", "10"),
     ):
-        from .scoreboard import Entry, cells
-
         for row in row_list(data, experiment):
             if not row.compared:
                 continue
@@ -284,30 +287,31 @@ def render_seed000(data: Mapping[str, Any]) -> str:
             unit = f" {row.unit}" if row.unit else ""
             paper = paper.removesuffix(unit)
             ssdlab = ssdlab.removesuffix(unit)
-            out.append(
-                "| "
-                + " | ".join(
-                    [figure, metric, row.unit, paper, ssdlab, diff.replace("-", "−"), label]
-                )
-                + " |"
-            )
-    return "\n".join(out) + "\n"
+            out.append([figure, metric, row.unit, paper, ssdlab, diff.replace("-", "−"), label])
+    return _markdown(header, out)
 
 
 def render_seed000_detail(data: Mapping[str, Any]) -> str:
     """The bars behind seed 000's Figs. 7 and 8 rows: the protocol overhead latency of each
     chunk size beside the UFS device's, and QD4 read throughput over buffer and chunk sizes."""
-    fig7 = row_list(data, "seed000-fig7")
-    chunks = [r for r in fig7 if r.metric.endswith("chunk: protocol overhead latency, prototype")]
-    chunks = [r for r in chunks if "KiB chunk" in r.metric]
-    out = [
-        "| chunk | prototype, µs | UFS 2.0 device, µs |",
-        "|---|---|---|",
+    # One row a chunk size ("4KiB chunk: ..."; the 512 KB row named by the document is not one).
+    chunks = [
+        r
+        for r in row_list(data, "seed000-fig7")
+        if "KiB chunk: protocol overhead latency, prototype" in r.metric
     ]
-    for r in chunks:
-        ufs = r.note.removeprefix("UFS ").removesuffix(" µs")
-        out.append(f"| {r.metric.split(' chunk')[0]} | {_n(r.ssdlab or 0, 1)} | {ufs} |")
-    text = "Fig. 7, protocol overhead latency at QD1:\n\n" + "\n".join(out) + "\n"
+    fig7 = _markdown(
+        ("chunk", "prototype, µs", "UFS 2.0 device, µs"),
+        (
+            [
+                r.metric.split(" chunk")[0],
+                _n(r.ssdlab or 0, 1),
+                r.note.removeprefix("UFS ").removesuffix(" µs"),
+            ]
+            for r in chunks
+        ),
+    )
+    text = "Fig. 7, protocol overhead latency at QD1:\n\n" + fig7
     grid: dict[str, dict[str, float]] = {}
     for r in row_list(data, "seed000-fig8"):
         if r.metric.endswith("chunk: QD4 read throughput") and r.ssdlab is not None:
@@ -316,12 +320,11 @@ def render_seed000_detail(data: Mapping[str, Any]) -> str:
                 r.ssdlab
             )
     sizes = list(next(iter(grid.values())))
-    out = ["| buffer | " + " | ".join(f"{c} chunk" for c in sizes) + " |"]
-    out.append("|" + "|".join("---" for _ in range(len(sizes) + 1)) + "|")
-    for buffer, by_chunk in grid.items():
-        out.append(f"| {buffer} | " + " | ".join(_n(by_chunk[c], 1) for c in sizes) + " |")
-    text += "\nFig. 8, QD4 read throughput in MB/s:\n\n" + "\n".join(out) + "\n"
-    return text
+    fig8 = _markdown(
+        ["buffer"] + [f"{c} chunk" for c in sizes],
+        ([buffer] + [_n(by_chunk[c], 1) for c in sizes] for buffer, by_chunk in grid.items()),
+    )
+    return text + "\nFig. 8, QD4 read throughput in MB/s:\n\n" + fig8
 
 
 # -- seed 002 (docs/experiments.md's seed 002 sections) ---------------------------------------
@@ -441,32 +444,34 @@ def render_seed002_fig15_20(data: Mapping[str, Any]) -> str:
             lambda p: counts(get(p, "PCM reads at SSW 2 KB, rising with SSW")),
         ),
     ]
-    header = ["statement (§3.3)"] + [shown for _, shown in SEED002_WORKLOADS]
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    for statement, cell in statements:
-        out.append("| " + " | ".join([statement] + [cell(p) for p, _ in SEED002_WORKLOADS]) + " |")
+    text = _markdown(
+        ["statement (§3.3)"] + [shown for _, shown in SEED002_WORKLOADS],
+        ([statement] + [cell(p) for p, _ in SEED002_WORKLOADS] for statement, cell in statements),
+    )
     mean = rows["NAND erases at SSW 2 KB / without PCM, mean of Financial1, MSNFS, RADIUS"]
-    text = "\n".join(out) + "\n"
     text += (
         f"\nThe mean erase ratio of Financial1, MSNFS and RADIUS is {_n(mean.ssdlab or 0, 2)}"
         f" against the derived {_n(mean.paper or 0, 2)} ({_pct(mean.difference)}).\n"
     )
     # Figs. 15-18: each count at each SSW over the run without PCM.
-    header = ["workload", "count", "SSW 512 B", "1 KB", "2 KB", "without PCM"]
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out = []
     for prefix, shown in SEED002_WORKLOADS:
         for count, fig in (("updates", 15), ("writes", 16), ("erases", 17), ("reads", 18)):
             at = [
                 get(prefix, f"NAND {count} at SSW {s} / without PCM (Fig. {fig})")
                 for s in SEED002_SSW
             ]
-            if any(r is None for r in at):
+            ratios = [r for r in at if r is not None]
+            if len(ratios) < len(at):
                 continue
-            base = at[0].note.removeprefix("without PCM: ") if at[0] else ""
-            cells = [shown, f"NAND {count} (Fig. {fig})"]
-            cells += [_n(r.ssdlab or 0, 2) for r in at if r is not None] + [base]
-            out.append("| " + " | ".join(cells) + " |")
-    return text + "\n" + "\n".join(out) + "\n"
+            base = ratios[0].note.removeprefix("without PCM: ")
+            out.append(
+                [shown, f"NAND {count} (Fig. {fig})"]
+                + [_n(r.ssdlab or 0, 2) for r in ratios]
+                + [base]
+            )
+    header = ["workload", "count", "SSW 512 B", "1 KB", "2 KB", "without PCM"]
+    return text + "\n" + _markdown(header, out)
 
 
 # -- the paging model's defaults (docs/paging.md) ---------------------------------------------
