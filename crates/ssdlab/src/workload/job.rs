@@ -10,8 +10,7 @@
 use crate::config::units::{de_error, format_bytes, parse_bytes, parse_duration};
 use crate::config::{Bytes, Dur, PriorityClass};
 use crate::error::{got, says, Error, Invalid, Problem, Result, JOB};
-use crate::request::Op;
-use crate::sim::{Rng, SimTime};
+use crate::sim::SimTime;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

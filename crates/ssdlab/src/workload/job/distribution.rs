@@ -1,7 +1,9 @@
 //! `distribution`: where a job's random offsets fall (fio's `random_distribution`: zipf,
 //! pareto, normal, `zoned` and `zoned_abs`), read and checked when the job is read.
 
-use super::*;
+use crate::config::units::parse_bytes;
+use crate::error::{got, says, Error, Invalid, Problem, Result, JOB};
+use serde::{Deserialize, Serialize};
 
 /// `distribution`: where random offsets fall, parsed when the job is read. It serialises back
 /// to the text as written.

@@ -1,7 +1,9 @@
 //! The generator of one job instance: its offsets, sizes and operations, from its own random
 //! stream, cursor and slice of the region.
 
-use super::*;
+use super::{Instances, Job, PlacementSelect, Rw, Skew};
+use crate::request::Op;
+use crate::sim::Rng;
 
 impl Generator {
     /// A slot of fio's pareto or normal distribution: its rank, scattered over the region as

@@ -10,14 +10,12 @@
 
 use super::model::{self, ModelParams};
 use super::stats::TimeResolution;
-use super::{formats, BlkEvent, Directive, Format, ReadOptions, TraceOp, TraceReader, TraceRecord};
+use super::{BlkEvent, Directive, Format, TraceOp, TraceReader, TraceRecord};
 use crate::config::units::format_bytes;
-use crate::config::Dur;
-use crate::config::SsdConfig;
-use crate::error::{got, says, Error, Invalid, Problem, Result};
+use crate::error::{got, says, Error, Invalid, Result};
 use crate::request::{Flags, Op};
 use crate::sim::SimTime;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 mod job;

@@ -1,7 +1,12 @@
 //! The job description of a trace replay (`TraceJob`: which trace, how it is read, filtered,
 //! timed and laid onto the drive), its checks, and what the target drive accepts.
 
-use super::*;
+use super::super::model::{self, ModelParams};
+use super::super::{formats, BlkEvent, Directive, Format, ReadOptions, TraceOp, TraceRecord};
+use crate::config::{Dur, SsdConfig};
+use crate::error::{got, says, Error, Invalid, Problem, Result};
+use crate::sim::SimTime;
+use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
