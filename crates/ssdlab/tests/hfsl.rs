@@ -581,9 +581,15 @@ fn a_logical_size_that_is_no_whole_page_or_a_reserve_of_every_block_is_named() {
         .unwrap()
         .to_string();
     assert!(
-        e.contains("hfsl.gc_free_blocks: got 8") && !e.contains("1 to 0"),
+        e.contains("field `hfsl.gc_free_blocks`: got 8, expected fewer spare blocks")
+            && !e.contains("1 to 0"),
         "{e}"
     );
+    // The parts are data.
+    let err = HfslHost::new(&cfg, 1, 2048 * 10, false).err().unwrap();
+    let parts = err.invalid().expect("a field error");
+    assert_eq!(parts.field.as_deref(), Some("hfsl.gc_free_blocks"));
+    assert_eq!(parts.value.as_deref(), Some("8"));
 }
 
 /// HFSL runs one job from time 0: a `startdelay`, or several flows, is refused by name rather

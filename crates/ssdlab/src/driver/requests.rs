@@ -10,7 +10,7 @@
 //! request after them.
 
 use crate::device::{Completion, Device, Driver, Flags, Request};
-use crate::error::Invalid;
+use crate::error::{got, Invalid};
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::SimTime;
@@ -48,9 +48,10 @@ impl RequestList {
             )));
         }
         if self.requests.is_empty() {
-            return Err(Error::job(
-                "request list: no requests, expected at least one".into(),
-            ));
+            return Err(Error::bad_job(Invalid::unnamed(
+                "request list",
+                got("no requests", "at least one"),
+            )));
         }
         if self.warmup >= self.requests.len() as u64 {
             return Err(Error::bad_job(Invalid::got(

@@ -3,7 +3,7 @@
 //! of its state. Off unless asked for: the run then drives its driver unwrapped.
 
 use crate::device::{Completion, Device, Driver};
-use crate::error::{Error, Result};
+use crate::error::{Error, Invalid, Result, JOB};
 use crate::sim::SimTime;
 use crate::stats::result::Series;
 
@@ -193,9 +193,11 @@ impl<D: Driver> Driver for Sampler<'_, D> {
         }
         self.sample(dev, now);
         if self.series.time_s.len() >= MAX_SAMPLES {
-            self.error.get_or_insert(Error::job(format!(
-                "stats_interval: {:.9} s gives more than {MAX_SAMPLES} samples of this run; raise the interval",
-                self.interval.as_secs_f64()
+            self.error.get_or_insert(Error::bad_job(Invalid::got(
+                JOB,
+                "stats_interval",
+                format!("{:.9} s", self.interval.as_secs_f64()),
+                format!("an interval that gives at most {MAX_SAMPLES} samples of this run (a longer one)"),
             )));
             return;
         }

@@ -29,7 +29,7 @@ pub mod tls;
 
 use crate::config::SsdConfig;
 use crate::device::{Completion, Device, Driver, Flags, Request, Status};
-use crate::error::{Error, Result};
+use crate::error::{says, Error, Invalid, Result};
 use crate::request::Op;
 use crate::sim::SimTime;
 use crate::stats::result::RunResult;
@@ -760,9 +760,10 @@ fn open_log(cfg: &SsdConfig, opts: &ServeOptions) -> Result<Option<session::Sess
             opts.clock,
         )?),
         None if opts.log_data.is_some() => {
-            return Err(Error::config(
-                "--log-data: expected --log too (the bytes belong to the log's writes)".into(),
-            ))
+            return Err(Error::bad_config(Invalid::unnamed(
+                "--log-data",
+                says("expected --log too (the bytes belong to the log's writes)"),
+            )))
         }
         None => None,
     })

@@ -6,7 +6,7 @@ use super::data::DataSpec;
 use super::net::Listen;
 use super::tls::{Credentials, TlsMode};
 use crate::config::{BackendKind, SsdConfig};
-use crate::error::{got, Invalid};
+use crate::error::{got, says, Invalid};
 use crate::error::{Error, Result};
 use std::path::PathBuf;
 
@@ -115,11 +115,13 @@ pub(crate) fn check_servable(cfg: &SsdConfig) -> Result<()> {
 /// and what was expected.
 pub(super) fn check_options(opts: &ServeOptions) -> Result<()> {
     if opts.power_cut_event.is_some() && opts.clock != Clock::Logical {
-        return Err(Error::config(
-            "--power-cut-event: expected --clock logical (on the realtime clock the events a \
-             session reaches depend on the wall clock; SIGUSR1 cuts a realtime session)"
-                .into(),
-        ));
+        return Err(Error::bad_config(Invalid::unnamed(
+            "--power-cut-event",
+            says(
+                "expected --clock logical (on the realtime clock the events a session reaches \
+                 depend on the wall clock; SIGUSR1 cuts a realtime session)",
+            ),
+        )));
     }
     if opts.power_cut_event == Some(0) {
         return Err(Error::bad_config(Invalid::unnamed(
@@ -138,9 +140,12 @@ pub(super) fn check_options(opts: &ServeOptions) -> Result<()> {
         )));
     }
     if opts.export_name.len() > 4096 {
-        return Err(Error::config(format!(
-            "--export-name: {} bytes, expected at most 4096",
-            opts.export_name.len()
+        return Err(Error::bad_config(Invalid::unnamed(
+            "--export-name",
+            got(
+                format!("{} bytes", opts.export_name.len()),
+                "at most 4096 bytes",
+            ),
         )));
     }
     if !(1..=MAX_CONNECTIONS).contains(&opts.max_connections) {

@@ -241,11 +241,13 @@ impl Tls {
     pub fn new(mode: TlsMode, credentials: Option<&Credentials>) -> Result<Option<Tls>> {
         let credentials = match (mode, credentials) {
             (TlsMode::Off, None) => return Ok(None),
-            (TlsMode::Off, Some(_)) => return Err(Error::config(
-                "--tls off with --tls-psk or --tls-certificates: expected --tls on or require, \
-                     or no credentials"
-                    .into(),
-            )),
+            (TlsMode::Off, Some(_)) => {
+                return Err(Error::bad_config(Invalid::option(
+                    "--tls",
+                    "off with --tls-psk or --tls-certificates",
+                    "--tls on or require, or no credentials",
+                )))
+            }
             (_, None) => {
                 return Err(Error::bad_config(Invalid::option(
                     "--tls",

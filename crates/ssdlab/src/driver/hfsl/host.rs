@@ -49,10 +49,15 @@ impl HfslHost {
         if usable == 0 {
             // Every block of a die is GC's reserve: no logical size could fit (the message
             // blamed logical_bytes with the range "1 to 0").
-            return Err(Error::config(format!(
-                "hfsl.gc_free_blocks: got {}, and with one open block per write stream GC's reserve takes every block of a die ({} blocks each), none left for data; expected fewer spare blocks, or hfsl.gc = false",
+            let die_blocks = hw.nand_blocks / (hw.nand_channels * hw.nand_chips_per_channel).max(1);
+            return Err(Error::bad_config(Invalid::got(
+                &cfg.meta.name,
+                "hfsl.gc_free_blocks",
                 hfsl.gc_free_blocks,
-                hw.nand_blocks / (hw.nand_channels * hw.nand_chips_per_channel).max(1)
+                format!(
+                    "fewer spare blocks, or hfsl.gc = false (with one open block per write stream, \
+                     GC's reserve takes every block of a die, {die_blocks} blocks each, none left for data)"
+                ),
             )));
         }
         if !logical_bytes.is_multiple_of(hw.nand_page_bytes) {

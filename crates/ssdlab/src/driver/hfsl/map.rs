@@ -243,9 +243,16 @@ impl HfslMap {
         let entry_bytes = cfg.map_entry_bytes as u64;
         let map_bytes = logical_pages as u64 * entry_bytes;
         let Some(below) = hw.pcm_bytes.checked_sub(map_bytes) else {
-            return Err(Error::config(format!(
-                "hfsl: the map of {logical_pages} logical pages needs {map_bytes} bytes of PCM (hfsl.map_entry_bytes = {entry_bytes}), more than the PCM's {} bytes",
-                hw.pcm_bytes
+            return Err(Error::bad_config(Invalid::got(
+                "hfsl",
+                "map_entry_bytes",
+                entry_bytes,
+                format!(
+                    "at most {} bytes: the map of {logical_pages} logical pages needs {map_bytes} \
+                     bytes of PCM, more than the PCM's {} bytes",
+                    hw.pcm_bytes / (logical_pages as u64).max(1),
+                    hw.pcm_bytes
+                ),
             )));
         };
         let slots = (below / page).min(u32::MAX as u64 - 1) as u32;
@@ -420,8 +427,12 @@ impl HfslMap {
         let end = offset.checked_add(len);
         let cap = self.entries.len() as u64 * self.page_bytes;
         if len == 0 || end.is_none_or(|e| e > cap) {
-            return Err(Error::job(format!(
-                "hfsl request at byte {offset} of {len} bytes: expected 1 byte or more inside the {cap} logical bytes"
+            return Err(Error::bad_job(Invalid::unnamed(
+                "hfsl request",
+                got(
+                    format!("{len} bytes at byte {offset}"),
+                    format!("1 byte or more inside the {cap} logical bytes"),
+                ),
             )));
         }
         let first = (offset / self.page_bytes) as u32;
@@ -660,9 +671,14 @@ impl HfslMap {
             return Ok(Some((s, false)));
         }
         if self.pool(cache).capacity() == 0 {
-            return Err(Error::config(format!(
-                "hfsl: the {} pool has no PCM slot (set hfsl.cache_ratio between 0 and 1 exclusive, or another hfsl.fusion_method)",
-                if cache { "cache" } else { "same-level" }
+            return Err(Error::bad_config(Invalid::got(
+                "hfsl",
+                "cache_ratio",
+                format!(
+                    "a ratio that leaves the {} pool no PCM slot",
+                    if cache { "cache" } else { "same-level" }
+                ),
+                "a ratio between 0 and 1 exclusive, or another hfsl.fusion_method",
             )));
         }
         let pending = self.pending.clone();

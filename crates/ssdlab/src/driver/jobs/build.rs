@@ -38,9 +38,13 @@ impl JobDriver {
             .try_fold(0u32, |n, j| n.checked_add(j.spec.numjobs))
             .filter(|&n| n < START)
             .ok_or_else(|| {
-                Error::job(format!(
-                    "flows: their numjobs add up to more than {} instances",
-                    START - 1
+                Error::bad_job(Invalid::says(
+                    "flows",
+                    "numjobs",
+                    format!(
+                        "the flows' numjobs add up to more than {} instances",
+                        START - 1
+                    ),
                 ))
             })?;
         Self::check_queues(&jobs, dev, total_insts)?;
