@@ -8,9 +8,7 @@ use super::FlashPort;
 use crate::config::SsdConfig;
 use crate::event::Event;
 use crate::ftl::Ftl;
-use crate::host::HostCpu;
-use crate::iface::HostPort;
-use crate::iface::Interface;
+use crate::iface::{HostEnd, HostPort};
 use crate::media::nand::Geometry;
 use crate::request::Cmd;
 use crate::sim::{EventQueue, SimTime, Slab};
@@ -19,8 +17,7 @@ pub(crate) struct Layers {
     pub hil: Hil,
     pub q: EventQueue<Event>,
     pub cmds: Slab<Cmd>,
-    pub link: Interface,
-    pub cpu: HostCpu,
+    pub host: HostEnd,
     pub fil: Fil,
     pub ftl: Ftl,
     pub check: Option<DataCheck>,
@@ -34,8 +31,7 @@ impl Layers {
             hil: Hil::new(cfg, &geo),
             q: EventQueue::new(),
             cmds: Slab::default(),
-            link: Interface::from_config(cfg).unwrap(),
-            cpu: HostCpu::new(&cfg.host),
+            host: HostEnd::new(cfg),
             fil: Fil::new(cfg, &geo),
             ftl: Ftl::new(cfg, 1),
             check: None,
@@ -46,12 +42,7 @@ impl Layers {
     pub fn ports(&mut self) -> (&mut Hil, HostPort<'_>, FlashPort<'_>) {
         (
             &mut self.hil,
-            HostPort {
-                q: &mut self.q,
-                cmds: &mut self.cmds,
-                link: &mut self.link,
-                cpu: &mut self.cpu,
-            },
+            self.host.port(&mut self.q, &mut self.cmds),
             FlashPort {
                 fil: &mut self.fil,
                 ftl: &mut self.ftl,

@@ -421,6 +421,40 @@ impl HostPort<'_> {
     }
 }
 
+/// The host end of a controller built alone, for the controller's own tests: the interface and
+/// the host CPU that handles its completions, owned here, so that a test lends the controller a
+/// [`HostPort`] through the interface, as the device does, without naming the host layer.
+#[cfg(test)]
+pub(crate) struct HostEnd {
+    link: Interface,
+    cpu: HostCpu,
+}
+
+#[cfg(test)]
+impl HostEnd {
+    /// The interface and host CPU of `cfg`, which validation has checked.
+    pub fn new(cfg: &SsdConfig) -> HostEnd {
+        HostEnd {
+            link: Interface::from_config(cfg).expect("a validated interface"),
+            cpu: HostCpu::new(&cfg.host),
+        }
+    }
+
+    /// The port up through this end, over the event queue `q` and command table `cmds`.
+    pub fn port<'a>(
+        &'a mut self,
+        q: &'a mut EventQueue<Event>,
+        cmds: &'a mut Slab<Cmd>,
+    ) -> HostPort<'a> {
+        HostPort {
+            q,
+            cmds,
+            link: &mut self.link,
+            cpu: &mut self.cpu,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
