@@ -749,6 +749,20 @@ mod tests {
         assert_eq!(m.alloc(), Some(2));
     }
 
+    /// A 2.6.32 area of `slots` slots with the slots of `runs` (first, length) taken, where
+    /// they lie in the area (the header aside).
+    fn area_with_runs(slots: u32, runs: Vec<(u32, u32)>) -> SwapArea {
+        let mut a = SwapArea::new(Era::Linux2632, slots, true, false, 1);
+        for (first, n) in runs {
+            for s in first..(first + n).min(slots) {
+                if s > 0 && !a.in_use(s) {
+                    a.take(s);
+                }
+            }
+        }
+        a
+    }
+
     proptest::proptest! {
         /// The first and last free slots of a range, found a word at a time, are those a walk
         /// slot by slot finds (`in_use`), on areas with random runs of used slots.
@@ -759,14 +773,7 @@ mod tests {
             a0 in 0u32..700,
             b0 in 0u32..700,
         ) {
-            let mut a = SwapArea::new(Era::Linux2632, slots, true, false, 1);
-            for (first, n) in runs {
-                for s in first..(first + n).min(slots) {
-                    if s > 0 && !a.in_use(s) {
-                        a.take(s);
-                    }
-                }
-            }
+            let a = area_with_runs(slots, runs);
             // From slot 1: the read-ahead window never holds the header, slot 0.
             let (lo, hi) = (a0.min(b0).clamp(1, slots), a0.max(b0).min(slots));
             let walk_first = (lo..hi).find(|&x| !a.in_use(x)).unwrap_or(hi);
@@ -786,14 +793,7 @@ mod tests {
             from in 0u32..3100,
             bound in 0u32..3400,
         ) {
-            let mut a = SwapArea::new(Era::Linux2632, slots, true, false, 1);
-            for (first, n) in runs {
-                for s in first..(first + n).min(slots) {
-                    if s > 0 && !a.in_use(s) {
-                        a.take(s);
-                    }
-                }
-            }
+            let mut a = area_with_runs(slots, runs);
             // Some freed again, so free words come back.
             for (first, n) in freed {
                 for s in first..(first + n).min(slots) {
