@@ -13,8 +13,7 @@ use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::time::Timeline;
 use crate::sim::SimTime;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::VecDeque;
 
 pub trait SwapBackend {
     /// Submit `len` bytes at byte `offset`; returns an id named again at completion. Ids
@@ -164,10 +163,15 @@ pub struct FixedBackend {
 
 /// A device that serves one request at a time, each for a cost its model computes: requests
 /// queue on one timeline and complete in order of their end times.
+///
+/// A request starts when the one before it ends (or later), so end times never fall in
+/// submission order: the requests in flight are a queue in that order, and the first is the
+/// next to end (a tie ends in submission order, the order of ids).
 #[derive(Default)]
 pub struct Serial {
     busy: Timeline,
-    pending: BinaryHeap<Reverse<(SimTime, u32)>>,
+    /// (end time, id), in submission order: the end times are non-decreasing.
+    pending: VecDeque<(SimTime, u32)>,
     next_id: u32,
 }
 
@@ -175,23 +179,24 @@ impl Serial {
     /// Queue a request of `cost` at `now`; returns its id.
     pub fn submit(&mut self, now: SimTime, cost: SimTime) -> u32 {
         let (_, end) = self.busy.reserve(now, cost);
+        debug_assert!(self.pending.back().is_none_or(|&(t, _)| t <= end));
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1);
-        self.pending.push(Reverse((end, id)));
+        self.pending.push_back((end, id));
         id
     }
 
     pub fn next_event(&self) -> Option<SimTime> {
-        self.pending.peek().map(|r| r.0 .0)
+        self.pending.front().map(|r| r.0)
     }
 
     /// Move the requests that end by `until` to `done`.
     pub fn advance(&mut self, until: SimTime, done: &mut Vec<(u32, SimTime)>) {
-        while let Some(&Reverse((t, id))) = self.pending.peek() {
+        while let Some(&(t, id)) = self.pending.front() {
             if t > until {
                 break;
             }
-            self.pending.pop();
+            self.pending.pop_front();
             done.push((id, t));
         }
     }

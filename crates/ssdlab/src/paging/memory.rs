@@ -205,6 +205,52 @@ impl Memory {
         Some(f)
     }
 
+    /// The reclaim scan's step for pages in use, over a run of them: move up to `max` frames
+    /// from the inactive tail to the active head, their referenced bits cleared, while the
+    /// tail is mapped and referenced and neither under writeback nor being read; returns how
+    /// many. The same lists as a `pop_tail(false)` then an `add_head(f, true)` per frame, but
+    /// the ends of the lists are kept in locals and the new inactive tail's link written once.
+    #[inline]
+    pub fn activate_referenced_tail(&mut self, max: u64) -> u64 {
+        let frames = &mut self.frames[..];
+        let [inactive, active] = &mut self.lists;
+        let (mut tail, mut head) = (inactive.tail, active.head);
+        let mut k = 0u64;
+        while k < max && tail != NONE {
+            let fr = &mut frames[tail as usize];
+            let fl = fr.flags;
+            if fl & (REFERENCED | MAPPED) != REFERENCED | MAPPED || fl & (WRITEBACK | READING) != 0
+            {
+                break;
+            }
+            let prev = fr.prev;
+            fr.flags = (fl & !REFERENCED) | ACTIVE;
+            fr.prev = NONE;
+            fr.next = head;
+            // `head` is on the active list, `tail` on the inactive one: never the same frame.
+            if head != NONE {
+                frames[head as usize].prev = tail;
+            } else {
+                active.tail = tail;
+            }
+            head = tail;
+            tail = prev;
+            k += 1;
+        }
+        if k > 0 {
+            if tail != NONE {
+                frames[tail as usize].next = NONE;
+            } else {
+                inactive.head = NONE;
+            }
+            inactive.tail = tail;
+            inactive.len -= k as u32;
+            active.head = head;
+            active.len += k as u32;
+        }
+        k
+    }
+
     /// Move up to `n` frames from the active tail to the inactive head, their referenced bits
     /// cleared; returns how many. The same lists as `n` times `pop_tail(true)` then
     /// `add_head(f, false)` (the tail segment keeps its order: the last frame taken is the new
@@ -353,7 +399,7 @@ mod tests {
             #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
             #[test]
             fn same_frames_in_the_same_order(
-                ops in proptest::collection::vec((0u8..5, any::<bool>(), any::<u16>()), 1..2000),
+                ops in proptest::collection::vec((0u8..6, any::<bool>(), any::<u16>()), 1..2000),
             ) {
                 let mut m = Memory::new(300, 1);
                 // model[list]: frames from head to tail.
@@ -365,7 +411,15 @@ mod tests {
                             if m.free_pages() == 0 {
                                 continue;
                             }
-                            let f = m.alloc(0, 0, if k % 2 == 0 { REFERENCED } else { 0 });
+                            let flags = [
+                                REFERENCED | MAPPED,
+                                REFERENCED,
+                                MAPPED,
+                                0,
+                                REFERENCED | MAPPED | WRITEBACK,
+                                REFERENCED | MAPPED | READING,
+                            ][k as usize % 6];
+                            let f = m.alloc(0, 0, flags);
                             m.add_head(f, active);
                             model[active as usize].insert(0, f);
                         }
@@ -387,6 +441,27 @@ mod tests {
                             }
                             let f = l.remove(k as usize % l.len());
                             m.release(f);
+                        }
+                        // Up to n frames in use from the inactive tail to the active head.
+                        4 => {
+                            let n = (k % 40) as u64;
+                            let run = model[0]
+                                .iter()
+                                .rev()
+                                .take(n as usize)
+                                .take_while(|&&f| {
+                                    let fl = m.frames[f as usize].flags;
+                                    fl & (REFERENCED | MAPPED) == REFERENCED | MAPPED
+                                        && fl & (WRITEBACK | READING) == 0
+                                })
+                                .count();
+                            prop_assert_eq!(m.activate_referenced_tail(n), run as u64);
+                            for _ in 0..run {
+                                let f = model[0].pop().unwrap();
+                                let fl = m.frames[f as usize].flags;
+                                prop_assert_eq!(fl & (REFERENCED | ACTIVE | LRU), ACTIVE | LRU);
+                                model[1].insert(0, f);
+                            }
                         }
                         // Up to n frames from the active tail to the inactive head.
                         _ => {

@@ -64,14 +64,11 @@ impl Readahead {
         let aligned = (target >> self.page_cluster) << self.page_cluster;
         let base = aligned.max(1);
         let end = (aligned + (1 << self.page_cluster)).min(area.slots());
-        let mut hi = target + 1;
-        while hi < end && area.in_use(hi) {
-            hi += 1;
-        }
-        let mut lo = target;
-        while lo > base && area.in_use(lo - 1) {
-            lo -= 1;
-        }
+        // The slots in use from `target + 1` up to the first free one (or `end`), and from
+        // `target` down to just above the last free one (or `base`): a word of the map at a
+        // time, where the kernel steps slot by slot.
+        let hi = area.first_free_in(target + 1, end);
+        let lo = area.last_free_in(base, target).map_or(base, |x| x + 1);
         (lo, hi)
     }
 

@@ -175,6 +175,51 @@ impl SwapArea {
         next_free(&self.map, self.max, from)
     }
 
+    /// The first free slot in `[from, end)`, or `end` if every slot there is in use (`end` at
+    /// most the area's slots).
+    pub fn first_free_in(&self, from: u32, end: u32) -> u32 {
+        debug_assert!(end <= self.max);
+        if from >= end {
+            return end;
+        }
+        let mut w = (from / 64) as usize;
+        let mut bits = !self.map[w] & (!0u64 << (from % 64));
+        loop {
+            if bits != 0 {
+                return (w as u32 * 64 + bits.trailing_zeros()).min(end);
+            }
+            w += 1;
+            if w as u32 * 64 >= end {
+                return end;
+            }
+            bits = !self.map[w];
+        }
+    }
+
+    /// The last free slot in `[base, to)`, or None if every slot there is in use (`to` at most
+    /// the area's slots).
+    pub fn last_free_in(&self, base: u32, to: u32) -> Option<u32> {
+        debug_assert!(to <= self.max);
+        if to <= base {
+            return None;
+        }
+        let top = to - 1;
+        let mut w = (top / 64) as usize;
+        // The free slots of word `w` at or below `top`.
+        let mut bits = !self.map[w] & (!0u64 >> (63 - top % 64));
+        loop {
+            if bits != 0 {
+                let x = w as u32 * 64 + 63 - bits.leading_zeros();
+                return (x >= base).then_some(x);
+            }
+            if w as u32 * 64 <= base {
+                return None;
+            }
+            w -= 1;
+            bits = !self.map[w];
+        }
+    }
+
     /// The first used slot at or after `from` (`max` if none); the old search's step.
     #[cfg(test)]
     fn next_used(&self, from: u32) -> u32 {
@@ -704,7 +749,39 @@ mod tests {
         assert_eq!(m.alloc(), Some(2));
     }
 
+    /// A 2.6.32 area of `slots` slots with the slots of `runs` (first, length) taken, where
+    /// they lie in the area (the header aside).
+    fn area_with_runs(slots: u32, runs: Vec<(u32, u32)>) -> SwapArea {
+        let mut a = SwapArea::new(Era::Linux2632, slots, true, false, 1);
+        for (first, n) in runs {
+            for s in first..(first + n).min(slots) {
+                if s > 0 && !a.in_use(s) {
+                    a.take(s);
+                }
+            }
+        }
+        a
+    }
+
     proptest::proptest! {
+        /// The first and last free slots of a range, found a word at a time, are those a walk
+        /// slot by slot finds (`in_use`), on areas with random runs of used slots.
+        #[test]
+        fn free_slots_in_a_range_by_words_match_the_walk(
+            slots in 2u32..700,
+            runs in proptest::collection::vec((0u32..700, 1u32..150), 0..20),
+            a0 in 0u32..700,
+            b0 in 0u32..700,
+        ) {
+            let a = area_with_runs(slots, runs);
+            // From slot 1: the read-ahead window never holds the header, slot 0.
+            let (lo, hi) = (a0.min(b0).clamp(1, slots), a0.max(b0).min(slots));
+            let walk_first = (lo..hi).find(|&x| !a.in_use(x)).unwrap_or(hi);
+            let walk_last = (lo..hi).rev().find(|&x| !a.in_use(x));
+            proptest::prop_assert_eq!(a.first_free_in(lo, hi), walk_first);
+            proptest::prop_assert_eq!(a.last_free_in(lo, hi), walk_last);
+        }
+
         /// The word-at-a-time search finds the run the fragment-by-fragment one finds, on
         /// areas of random sizes with random runs of used slots, from any start, with the
         /// bounds `scan_swap_map` passes.
@@ -716,14 +793,7 @@ mod tests {
             from in 0u32..3100,
             bound in 0u32..3400,
         ) {
-            let mut a = SwapArea::new(Era::Linux2632, slots, true, false, 1);
-            for (first, n) in runs {
-                for s in first..(first + n).min(slots) {
-                    if s > 0 && !a.in_use(s) {
-                        a.take(s);
-                    }
-                }
-            }
+            let mut a = area_with_runs(slots, runs);
             // Some freed again, so free words come back.
             for (first, n) in freed {
                 for s in first..(first + n).min(slots) {

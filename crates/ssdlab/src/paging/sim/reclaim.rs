@@ -221,12 +221,22 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         let mut writes = std::mem::take(&mut self.slots_buf);
         writes.clear();
         let (mut scanned, mut progress, mut unmapped) = (0u64, 0, 0u64);
-        let len = self.mem.inactive_len() as u64;
-        for _ in 0..n.min(len) {
+        let mut left = n.min(self.mem.inactive_len() as u64);
+        while left > 0 {
+            // page_referenced: anonymous pages in use at the tail go back to the active list.
+            let k = self.mem.activate_referenced_tail(left);
+            scanned += k;
+            left -= k;
+            self.res.reclaim.activated += k;
+            if left == 0 {
+                break;
+            }
+            // The tail now is not in use (or is under I/O, or the list is empty).
             let Some(f) = self.mem.pop_tail(false) else {
                 break;
             };
             scanned += 1;
+            left -= 1;
             let fl = self.mem.frames[f as usize].flags;
             if fl & (WRITEBACK | READING) != 0 {
                 if fl & WRITEBACK != 0 {
@@ -235,13 +245,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                 self.mem.add_head(f, false);
                 continue;
             }
-            if fl & REFERENCED != 0 && fl & MAPPED != 0 {
-                // page_referenced: an anonymous page in use goes back to the active list.
-                self.mem.frames[f as usize].flags &= !REFERENCED;
-                self.mem.add_head(f, true);
-                self.res.reclaim.activated += 1;
-                continue;
-            }
+            debug_assert!(fl & REFERENCED == 0 || fl & MAPPED == 0);
             let vp = self.mem.frames[f as usize].owner;
             let mut s = self.mem.frames[f as usize].slot;
             if s == NONE {
