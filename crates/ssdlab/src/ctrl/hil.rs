@@ -37,14 +37,6 @@ pub struct Hil {
     /// Whether any range is write-protected (`controller.write_protect`).
     write_protect: Vec<crate::config::ProtectedRange>,
     pub counters: HilCounters,
-    /// Cached mapping: bytes per map entry (what a hit reads from a Host Memory Buffer).
-    map_entry_bytes: u64,
-    /// Cached mapping, scratch vectors kept for their capacity: translation pages a command
-    /// misses on, and commands whose pages came in.
-    map_loads: Vec<u32>,
-    map_ready: Vec<(u32, Stage)>,
-    /// Cached mapping, scratch: the translation pages a command looks up.
-    map_pages: Vec<u32>,
     /// A raw device: a command's transactions, kept for its capacity.
     raw_txns: Vec<u32>,
     /// `controller.read_ahead` in bytes (0: off), and the sequential streams it follows.
@@ -84,14 +76,7 @@ impl Hil {
             skip_media: cfg.controller.skip_media,
             write_protect: cfg.controller.write_protect.clone(),
             counters: HilCounters::default(),
-            map_entry_bytes: cfg
-                .ftl
-                .mapping_entry
-                .map_or(crate::config::DEFAULT_MAPPING_ENTRY_BYTES, |b| b.0),
-            map_loads: Vec::new(),
             raw_txns: Vec::new(),
-            map_ready: Vec::new(),
-            map_pages: Vec::new(),
             read_ahead: cfg.controller.read_ahead.map_or(0, |b| b.0),
             streams: Vec::new(),
             stream_victim: 0,

@@ -375,8 +375,13 @@ impl Ftl<MappingCache> {
             .expect("validation: ftl.mapping = \"cached\" has translation pages");
         let cache_bytes = cfg.ftl.mapping_cache.map_or(0, |b| b.0);
         let logical = cfg.logical_units();
+        let entry_bytes = cfg
+            .ftl
+            .mapping_entry
+            .map_or(crate::config::DEFAULT_MAPPING_ENTRY_BYTES, |b| b.0);
         let cache = MappingCache::new(
             per_page,
+            entry_bytes,
             pages,
             logical,
             cache_bytes / geo.unit_bytes,
