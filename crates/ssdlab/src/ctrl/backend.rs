@@ -54,6 +54,10 @@ pub struct NandBackend {
 }
 
 /// Which FTL scheme keeps the map of a device with NAND.
+// The cached map's variant is the largest (its mapping cache holds what the HIL's cached-map
+// paths keep between calls); as for `Backend`, one value per device, never moved on the event
+// path: a box would only add a pointer to follow on every event.
+#[allow(clippy::large_enum_variant)]
 pub enum Scheme {
     /// The page-mapping FTL, the whole map in controller memory.
     Page(Ftl),

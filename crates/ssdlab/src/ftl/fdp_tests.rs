@@ -5,6 +5,7 @@
 use super::stream_tests::ops;
 use super::tests::{run_oracle_on, tiny};
 use super::*;
+use crate::config::SsdConfig;
 use proptest::prelude::*;
 
 /// `base` with an `[fdp]` section (`fdp` its TOML body), through the config's own validation.

@@ -115,12 +115,36 @@ pub struct MappingCache {
     /// buffer manager cannot issue NAND reads of translation pages itself.
     pub pending_loads: Vec<u32>,
     pub stats: MappingStats,
+    /// Bytes per map entry (`ftl.mapping_entry`): what a hit reads from a Host Memory Buffer.
+    pub entry_bytes: u64,
+    /// The controller's work vectors for this map, kept for their capacity.
+    pub scratch: LookupScratch,
+}
+
+/// Vectors the controller's cached-map paths (`ctrl/hil/cached.rs`) fill and empty within one
+/// call, kept with the map they serve so that a device with the whole map in memory carries
+/// none: only their capacity outlives a call.
+#[derive(Debug, Default)]
+pub struct LookupScratch {
+    /// The translation pages a command looks up.
+    pub pages: Vec<u32>,
+    /// The translation pages a command misses on.
+    pub misses: Vec<u32>,
+    /// The commands (and cache buffer flushes) whose pages came in.
+    pub ready: Vec<(u32, Stage)>,
 }
 
 impl MappingCache {
     /// A cache of `capacity` translation pages (at least 1) over `pages` pages of `per_page`
-    /// entries, the first at FTL unit `base`.
-    pub fn new(per_page: u64, pages: u64, base: u64, capacity: u64, hmb: bool) -> MappingCache {
+    /// entries of `entry_bytes` each, the first at FTL unit `base`.
+    pub fn new(
+        per_page: u64,
+        entry_bytes: u64,
+        pages: u64,
+        base: u64,
+        capacity: u64,
+        hmb: bool,
+    ) -> MappingCache {
         let n = pages as usize;
         MappingCache {
             per_page,
@@ -147,6 +171,8 @@ impl MappingCache {
             pending_updates: Vec::new(),
             pending_loads: Vec::new(),
             stats: MappingStats::default(),
+            entry_bytes,
+            scratch: LookupScratch::default(),
         }
     }
 
@@ -385,7 +411,7 @@ mod tests {
 
     /// 8 translation pages of 4 entries after 32 data units, a cache of 2 pages.
     fn cache() -> MappingCache {
-        MappingCache::new(4, 8, 32, 2, false)
+        MappingCache::new(4, 4, 8, 32, 2, false)
     }
 
     fn load(c: &mut MappingCache, page: u32) -> Vec<(u32, Stage)> {
@@ -490,7 +516,7 @@ mod proptests {
         #[test]
         fn matches_a_reference_lru(ops in prop::collection::vec((0u8..3, 0u32..12), 1..300),
                                    cap in 1u64..6) {
-            let mut c = MappingCache::new(8, 12, 96, cap, false);
+            let mut c = MappingCache::new(8, 4, 12, 96, cap, false);
             let mut model: Vec<(u32, bool)> = Vec::new();
             let mut written = Vec::new();
             let mut ready = Vec::new();
@@ -544,7 +570,7 @@ mod wait_tests {
 
     #[test]
     fn commands_waiting_for_one_page_go_on_in_the_order_they_came() {
-        let mut c = MappingCache::new(4, 8, 32, 4, false);
+        let mut c = MappingCache::new(4, 4, 8, 32, 4, false);
         assert_eq!(c.lookup(2), Lookup::Miss);
         for cmd in [5, 1, 9] {
             c.wait(2, cmd, Stage::Read);

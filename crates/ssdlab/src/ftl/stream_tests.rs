@@ -3,7 +3,7 @@
 
 use super::tests::{run_oracle_on, tiny, Op};
 use super::*;
-use crate::config::StreamPolicy;
+use crate::config::{SsdConfig, StreamPolicy};
 use proptest::prelude::*;
 
 /// The tiny drive of `tests.rs` (4 planes × 16 blocks × 8 one-unit pages) with `streams` write

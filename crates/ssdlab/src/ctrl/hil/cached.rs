@@ -4,6 +4,9 @@
 //! pages resumed, and the translation-page reads and programs the mapping cache asks for
 //! (`ftl::mapping_cache` decides what it holds; this file turns that into NAND transactions).
 //! The page path reaches them through [`MapWork`], which the whole map answers with nothing.
+//! What they keep from call to call (the size of an entry, their work vectors,
+//! [`LookupScratch`](crate::ftl::mapping_cache::LookupScratch)) is the mapping cache's, so that
+//! the HIL holds nothing of the cached map.
 
 use super::{Hil, MapWork};
 use crate::ctrl::buffer::BufferManager;
@@ -98,8 +101,8 @@ impl Hil {
     ) -> Result<bool> {
         let c = up.cmds.get(cmd);
         let unit = self.geo.unit_bytes;
-        let m = &flash.ftl.translation;
         let Some(bm) = cache else {
+            let m = &flash.ftl.translation;
             let (first, last) = (c.offset / unit, (c.offset + c.len - 1) / unit);
             let pages = m.page_of(first)..=m.page_of(last);
             return self.map_lookup_pages(
@@ -114,8 +117,9 @@ impl Hil {
             );
         };
         let write_back = stage == Stage::Write && bm.write_back();
-        let mut pages = std::mem::take(&mut self.map_pages);
+        let mut pages = std::mem::take(&mut flash.ftl.translation.scratch.pages);
         pages.clear();
+        let m = &flash.ftl.translation;
         let mut units = 0;
         for (lpn, covered) in units_of(unit, c.offset, c.len) {
             let needs_entry = match stage {
@@ -143,7 +147,7 @@ impl Hil {
                 flash,
                 Some(bm),
             )?;
-        self.map_pages = pages;
+        flash.ftl.translation.scratch.pages = pages;
         Ok(go_on)
     }
 
@@ -171,29 +175,29 @@ impl Hil {
             match m.lookup(page) {
                 Lookup::Hit => {}
                 Lookup::Loading => loading = true,
-                Lookup::Miss => self.map_loads.push(page),
+                Lookup::Miss => m.scratch.misses.push(page),
             }
         }
+        let misses = &flash.ftl.translation.scratch.misses;
         let all_at_once = !loading
             && quiet
-            && !self.map_loads.is_empty()
-            && !self
-                .map_loads
+            && !misses.is_empty()
+            && !misses
                 .iter()
                 .any(|&p| flash.ftl.translation_on_nand(p).is_some());
         if all_at_once {
             // Every missing page comes in at once (nothing on NAND to read: the common case on a
             // fresh drive), and nobody waits for it: the same steps as through the waits below,
             // without registering and releasing them.
-            let mut loads = std::mem::take(&mut self.map_loads);
-            for page in loads.drain(..) {
+            let mut misses = std::mem::take(&mut flash.ftl.translation.scratch.misses);
+            for page in misses.drain(..) {
                 self.map_loaded(now, page, up, flash, cache.as_deref_mut())?;
             }
-            self.map_loads = loads;
+            flash.ftl.translation.scratch.misses = misses;
             self.map_resume(now, cmd, stage, up, flash, cache)?;
             return Ok(false);
         }
-        if loading || !self.map_loads.is_empty() {
+        if loading || !flash.ftl.translation.scratch.misses.is_empty() {
             // The command waits for every page not cached; every wait is registered before any
             // page comes in (some do at once).
             let m = &mut flash.ftl.translation;
@@ -202,15 +206,16 @@ impl Hil {
                     m.wait(page, cmd, stage);
                 }
             }
-            let mut loads = std::mem::take(&mut self.map_loads);
-            for page in loads.drain(..) {
+            let mut misses = std::mem::take(&mut m.scratch.misses);
+            for page in misses.drain(..) {
                 self.load_page(now, page, up, flash, cache.as_deref_mut())?;
             }
-            self.map_loads = loads;
+            flash.ftl.translation.scratch.misses = misses;
             return Ok(false);
         }
-        if flash.ftl.translation.hmb {
-            let bytes = units * self.map_entry_bytes;
+        let m = &flash.ftl.translation;
+        if m.hmb {
+            let bytes = units * m.entry_bytes;
             let t = up.link.host_memory_read(now, bytes);
             let write = stage == Stage::Write;
             up.q.push(t, Event::MapReady { cmd, write });
@@ -268,7 +273,7 @@ impl Hil {
         mut cache: Option<&mut BufferManager>,
     ) -> Result<()> {
         let m = &mut flash.ftl.translation;
-        let mut ready = std::mem::take(&mut self.map_ready);
+        let mut ready = std::mem::take(&mut m.scratch.ready);
         m.loaded(page, &mut ready);
         if m.hmb {
             // The page goes into host memory (a posted write; nothing waits for it).
@@ -278,7 +283,7 @@ impl Hil {
         for (cmd, stage) in ready.drain(..) {
             self.map_resume(now, cmd, stage, up, flash, cache.as_deref_mut())?;
         }
-        self.map_ready = ready;
+        flash.ftl.translation.scratch.ready = ready;
         Ok(())
     }
 
