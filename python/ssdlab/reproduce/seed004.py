@@ -95,10 +95,12 @@ FIG5_NOTES = (
     " time, calling its FTL and waiting for the latency it returns before the next entry"
     " (ide_disk.cc, doDmaDataRead/doDmaDataWrite). Linux's ata_bmdma_fill_sg ends an entry"
     " wherever the buffer crosses 64 KiB of physical memory, so a contiguous buffer gives three"
-    " entries per command unless it starts on a 64 KiB boundary (two). Where fio's buffer lies"
-    " is not in the document: each request's buffer starts at a page drawn uniformly"
-    ' (interface.ata.prd_buffer = "random-page"); "aligned" is the fastest case, a'
-    " fragmented buffer (4 KiB entries) far slower.",
+    " entries per command unless it starts on a 64 KiB boundary (two). fio puts its buffers"
+    " 1 MiB apart in one page-aligned region (backend.c, init_io_u_buffers), so every command of"
+    " a job lies at the same offset within 64 KiB, and Linux randomises where the region starts"
+    " page by page (x86 mmap_rnd): one page is drawn per run"
+    ' (interface.ata.prd_buffer = "run-page"), on the boundary one run in 16 (the fastest'
+    " case); a fragmented buffer (4 KiB entries) would be far slower.",
 )
 
 
@@ -516,9 +518,10 @@ ASSUMED = (
     Assumption(
         "interface.ata.prd_buffer",
         ("aligned", "4KiB", "32KiB", "60KiB"),
-        "where fio's buffer starts against the 64 KiB PRD boundary: the preset draws a page per"
-        " request; the range is every buffer on the boundary (two entries per command) or one"
-        " fixed offset for all (three entries of different sizes)",
+        "where fio's buffers start against the 64 KiB PRD boundary: one page per run (fio's"
+        " init_io_u_buffers puts them 1 MiB apart in one region; Linux's mmap_rnd places the"
+        " region page by page), drawn from the seed; the range is the draw's outcomes, on the"
+        " boundary (two entries per command, 1 run in 16) or off it (three)",
         sweeps=(
             "seed004_fig5_ide",
             "seed004_fig5_sata",

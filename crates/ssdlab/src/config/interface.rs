@@ -392,20 +392,29 @@ pub struct AtaConfig {
     pub prd_boundary: Option<Bytes>,
     /// Where each request's buffer lies against `prd_boundary`: `random-page` (physically
     /// contiguous, starting at a 4 KiB page drawn uniformly within the boundary per request:
-    /// the guest's allocator leaves the offset unknown), `aligned` (starting on a boundary:
-    /// the fewest entries), or a size (every buffer that far past a boundary).
+    /// the guest's allocator leaves the offset unknown), `run-page` (one such page drawn per
+    /// run, shared by every request: fio's buffers, one region cut `bs` apart), `aligned`
+    /// (starting on a boundary: the fewest entries), or a size (every buffer that far past a
+    /// boundary).
     #[serde(skip_serializing_if = "PrdBuffer::is_random_page")]
     pub prd_buffer: PrdBuffer,
 }
 
 /// Where a request's buffer lies in physical memory, as far as `ata.prd_boundary` cuts it:
-/// `"random-page"`, `"aligned"`, or a size (`"32KiB"`: every buffer that far past a boundary).
+/// `"random-page"`, `"run-page"`, `"aligned"`, or a size (`"32KiB"`: every buffer that far past
+/// a boundary).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(into = "String")]
 pub enum PrdBuffer {
     /// Contiguous, from a 4 KiB page drawn uniformly within the boundary, per request.
     #[default]
     RandomPage,
+    /// Contiguous, from one 4 KiB page drawn uniformly within the boundary for the whole run
+    /// (from its seed): every request's buffer starts there. fio allocates one page-aligned
+    /// region for its I/O units and places their buffers `bs` apart (`init_io_u_buffers` in
+    /// backend.c), so with `bs` a multiple of the boundary every buffer of a job has the same
+    /// offset within it; where the region starts is the draw.
+    RunPage,
     /// Contiguous, from a multiple of the boundary.
     Aligned,
     /// Contiguous, from this many bytes past a boundary (a multiple of 4 KiB, below it).
@@ -418,9 +427,11 @@ impl PrdBuffer {
     }
 
     /// Bytes past a boundary every buffer starts at; None: a page drawn per request.
-    pub fn fixed_offset(self) -> Option<u64> {
+    /// `run-page` draws its page here, from `seed`, within `boundary` bytes.
+    pub fn fixed_offset(self, boundary: u64, seed: u64) -> Option<u64> {
         match self {
             PrdBuffer::RandomPage => None,
+            PrdBuffer::RunPage => Some(crate::host::PrdSplit::run_page(boundary, seed)),
             PrdBuffer::Aligned => Some(0),
             PrdBuffer::Offset(o) => Some(o),
         }
@@ -431,13 +442,14 @@ impl PrdBuffer {
     pub fn parse(s: &str) -> Result<PrdBuffer, Problem> {
         match s.trim() {
             "random-page" => Ok(PrdBuffer::RandomPage),
+            "run-page" => Ok(PrdBuffer::RunPage),
             "aligned" => Ok(PrdBuffer::Aligned),
             t => super::units::parse_bytes(t)
                 .map(PrdBuffer::Offset)
                 .map_err(|_| {
                     got(
                         format!("{s:?}"),
-                        "\"random-page\", \"aligned\" or a size such as \"32KiB\"",
+                        "\"random-page\", \"run-page\", \"aligned\" or a size such as \"32KiB\"",
                     )
                 }),
         }
@@ -454,6 +466,7 @@ impl From<PrdBuffer> for String {
     fn from(b: PrdBuffer) -> String {
         match b {
             PrdBuffer::RandomPage => "random-page".into(),
+            PrdBuffer::RunPage => "run-page".into(),
             PrdBuffer::Aligned => "aligned".into(),
             PrdBuffer::Offset(n) => format!("{n}B"),
         }

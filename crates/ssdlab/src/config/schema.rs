@@ -71,9 +71,9 @@ string_valued!(
 string_valued!(
     PrdBuffer,
     "PrdBuffer",
-    "Where a request's buffer starts against interface.ata.prd_boundary: random-page (a 4 KiB page drawn per request), aligned, or a size past the boundary",
-    r"^\s*(random-page|aligned|[0-9_]+\s*(B|KiB|MiB)?)\s*$",
-    ["random-page", "aligned", "32KiB"]
+    "Where a request's buffer starts against interface.ata.prd_boundary: random-page (a 4 KiB page drawn per request), run-page (one page drawn per run), aligned, or a size past the boundary",
+    r"^\s*(random-page|run-page|aligned|[0-9_]+\s*(B|KiB|MiB)?)\s*$",
+    ["random-page", "run-page", "aligned", "32KiB"]
 );
 
 impl JsonSchema for Bytes {

@@ -146,7 +146,7 @@ impl Device {
             .map_or(link_max, |b| b.min(link_max));
         let mut host = Host::new(cfg.interface.io_queues, link.sq_capacity(), max_cmd_bytes);
         if let Some(b) = cfg.interface.ata.prd_boundary {
-            let fixed_offset = cfg.interface.ata.prd_buffer.fixed_offset();
+            let fixed_offset = cfg.interface.ata.prd_buffer.fixed_offset(b.0, seed);
             host.set_prd(crate::host::PrdSplit::new(b.0, fixed_offset, seed));
         }
         let backend = Backend::new(cfg, seed);

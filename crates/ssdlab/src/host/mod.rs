@@ -72,6 +72,19 @@ pub struct PrdSplit {
 /// The guest's page: where a buffer may start against a PRD boundary.
 const PRD_PAGE_BYTES: u64 = 4096;
 
+/// A 4 KiB page within `boundary_bytes`, drawn uniformly from `key` by a 64-bit finaliser
+/// (xor-shift, multiply): every bit of the key moves the draw.
+fn page_draw(boundary_bytes: u64, key: u64) -> u64 {
+    let start_pages = (boundary_bytes / PRD_PAGE_BYTES).max(1);
+    let mut x = key;
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^= x >> 33;
+    (x % start_pages) * PRD_PAGE_BYTES
+}
+
 impl PrdSplit {
     /// Entries that end at each `boundary_bytes` (a power of two, validated by the config),
     /// the buffer starting `fixed_offset` past a boundary (below it), or on a page drawn
@@ -89,15 +102,15 @@ impl PrdSplit {
         if let Some(o) = self.fixed_offset {
             return o;
         }
-        let start_pages = (self.boundary_bytes / PRD_PAGE_BYTES).max(1);
-        // A 64-bit finaliser (xor-shift, multiply): every bit of the offset moves the draw.
-        let mut x = offset ^ self.seed;
-        x ^= x >> 33;
-        x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
-        x ^= x >> 33;
-        x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        x ^= x >> 33;
-        (x % start_pages) * PRD_PAGE_BYTES
+        page_draw(self.boundary_bytes, offset ^ self.seed)
+    }
+
+    /// The one page a run's buffers start at within `boundary_bytes` (`prd_buffer =
+    /// "run-page"`), drawn from the run's `seed` alone.
+    pub fn run_page(boundary_bytes: u64, seed: u64) -> u64 {
+        // A constant apart from any request offset's key, so that the run's page is not the
+        // draw of the request at offset 0.
+        page_draw(boundary_bytes, seed ^ 0x9e37_79b9_7f4a_7c15)
     }
 
     /// Bytes of the piece from `pos` (bytes into the request) on: up to the command's end
@@ -493,6 +506,43 @@ mod tests {
             prd.phase(5 << 20),
             PrdSplit::new(64 * 1024, None, 7).phase(5 << 20)
         );
+    }
+
+    /// `prd_buffer = "run-page"`: one page per run (fio's buffers lie `bs` apart in one
+    /// region), so every request of a run is cut alike, and the page over seeds takes each of
+    /// the 16 pages of a 64 KiB frame, the boundary itself among them.
+    #[test]
+    fn a_run_page_cuts_every_request_of_the_run_alike() {
+        let mut pages = std::collections::BTreeMap::new();
+        for seed in 0..400u64 {
+            let phase = PrdSplit::run_page(64 * 1024, seed);
+            assert!(phase < 64 * 1024 && phase.is_multiple_of(4096), "{phase}");
+            assert_eq!(
+                phase,
+                PrdSplit::run_page(64 * 1024, seed),
+                "drawn from the seed alone"
+            );
+            *pages.entry(phase).or_insert(0u32) += 1;
+        }
+        assert_eq!(
+            pages.len(),
+            16,
+            "every page of the frame is drawn: {pages:?}"
+        );
+        assert!(pages.values().all(|&n| n >= 10), "about uniform: {pages:?}");
+        let phase = (0..64u64)
+            .map(|seed| PrdSplit::run_page(64 * 1024, seed))
+            .find(|&p| p != 0)
+            .unwrap();
+        let mut h = Host::new(1, 1023, 128 * 1024);
+        h.set_prd(PrdSplit::new(64 * 1024, Some(phase), 7));
+        for i in 0..50u64 {
+            let cmds = split_all(&mut h, Op::Write, i << 20, 1 << 20);
+            let want: Vec<u64> = (0..8)
+                .flat_map(|_| [64 * 1024 - phase, 64 * 1024, phase])
+                .collect();
+            assert_eq!(cmds.iter().map(|c| c.1).collect::<Vec<_>>(), want);
+        }
     }
 
     /// A merged request completes once at the device but counts and measures each request it

@@ -72,7 +72,7 @@ fn prd_entries_are_refused_where_they_mean_nothing() {
         "interface.ata.prd_buffer=\"sideways\"",
     ]);
     assert!(
-        e.contains("expected \"random-page\", \"aligned\" or a size"),
+        e.contains("expected \"random-page\", \"run-page\", \"aligned\" or a size"),
         "{e}"
     );
     let ok = [
@@ -83,6 +83,18 @@ fn prd_entries_are_refused_where_they_mean_nothing() {
         "interface.ata.prd_buffer=\"32KiB\"",
     ];
     SsdConfig::resolve("small-tlc", &ok.map(String::from)).unwrap();
+    let run = [
+        ide[0],
+        ide[1],
+        ide[2],
+        "interface.ata.prd_boundary=\"64KiB\"",
+        "interface.ata.prd_buffer=\"run-page\"",
+    ];
+    let cfg = SsdConfig::resolve("small-tlc", &run.map(String::from)).unwrap();
+    assert_eq!(
+        cfg.interface.ata.prd_buffer,
+        crate::config::PrdBuffer::RunPage
+    );
 }
 
 #[test]
