@@ -426,12 +426,11 @@ impl PrdBuffer {
         *self == PrdBuffer::RandomPage
     }
 
-    /// Bytes past a boundary every buffer starts at; None: a page drawn per request.
-    /// `run-page` draws its page here, from `seed`, within `boundary` bytes.
-    pub fn fixed_offset(self, boundary: u64, seed: u64) -> Option<u64> {
+    /// Bytes past a boundary every buffer starts at, where the config fixes them; None: a
+    /// drawn page (per request, or per run: the host draws it, `host::PrdSplit::for_buffer`).
+    pub fn fixed_offset(self) -> Option<u64> {
         match self {
-            PrdBuffer::RandomPage => None,
-            PrdBuffer::RunPage => Some(crate::host::PrdSplit::run_page(boundary, seed)),
+            PrdBuffer::RandomPage | PrdBuffer::RunPage => None,
             PrdBuffer::Aligned => Some(0),
             PrdBuffer::Offset(o) => Some(o),
         }

@@ -146,8 +146,11 @@ impl Device {
             .map_or(link_max, |b| b.min(link_max));
         let mut host = Host::new(cfg.interface.io_queues, link.sq_capacity(), max_cmd_bytes);
         if let Some(b) = cfg.interface.ata.prd_boundary {
-            let fixed_offset = cfg.interface.ata.prd_buffer.fixed_offset(b.0, seed);
-            host.set_prd(crate::host::PrdSplit::new(b.0, fixed_offset, seed));
+            host.set_prd(crate::host::PrdSplit::for_buffer(
+                b.0,
+                cfg.interface.ata.prd_buffer,
+                seed,
+            ));
         }
         let backend = Backend::new(cfg, seed);
         let map_outgrows_caches = backend

@@ -7,6 +7,7 @@
 pub mod blk;
 pub mod cpu;
 
+use crate::config::PrdBuffer;
 use crate::request::Op;
 use crate::request::{cmds_of, Cmd, Flags, Request, RequestRecord, Status};
 use crate::sim::{SimTime, Slab};
@@ -103,6 +104,16 @@ impl PrdSplit {
             return o;
         }
         page_draw(self.boundary_bytes, offset ^ self.seed)
+    }
+
+    /// The split for `buffer` (`interface.ata.prd_buffer`): a fixed offset as the config gives
+    /// it, one page drawn from `seed` for the run (`run-page`), or a page per request.
+    pub fn for_buffer(boundary_bytes: u64, buffer: PrdBuffer, seed: u64) -> PrdSplit {
+        let fixed_offset = match buffer {
+            PrdBuffer::RunPage => Some(PrdSplit::run_page(boundary_bytes, seed)),
+            other => other.fixed_offset(),
+        };
+        PrdSplit::new(boundary_bytes, fixed_offset, seed)
     }
 
     /// The one page a run's buffers start at within `boundary_bytes` (`prd_buffer =
