@@ -179,21 +179,7 @@ impl SwapArea {
     /// most the area's slots).
     pub fn first_free_in(&self, from: u32, end: u32) -> u32 {
         debug_assert!(end <= self.max);
-        if from >= end {
-            return end;
-        }
-        let mut w = (from / 64) as usize;
-        let mut bits = !self.map[w] & (!0u64 << (from % 64));
-        loop {
-            if bits != 0 {
-                return (w as u32 * 64 + bits.trailing_zeros()).min(end);
-            }
-            w += 1;
-            if w as u32 * 64 >= end {
-                return end;
-            }
-            bits = !self.map[w];
-        }
+        next_free(&self.map, end, from).unwrap_or(end)
     }
 
     /// The last free slot in `[base, to)`, or None if every slot there is in use (`to` at most
@@ -539,7 +525,7 @@ impl SwapArea {
         let m = self.modern.as_mut().expect("modern era");
         if let Some((c, next)) = m.current {
             let end = ((c + 1) * CLUSTER).min(max);
-            if let Some(s) = next_free(&self.map, max, next).filter(|&s| s < end) {
+            if let Some(s) = next_free(&self.map, end, next) {
                 m.current = Some((c, s + 1));
                 return Some(s);
             }
@@ -565,7 +551,7 @@ impl SwapArea {
             };
             let first = c * CLUSTER;
             let end = (first + CLUSTER).min(max);
-            if let Some(s) = next_free(&self.map, max, first).filter(|&s| s < end) {
+            if let Some(s) = next_free(&self.map, end, first) {
                 m.list[c as usize] = List::Current;
                 m.current = Some((c, s + 1));
                 return Some(s);
@@ -580,7 +566,8 @@ impl SwapArea {
     }
 }
 
-/// The first clear bit of `map` at or after `from`, below `max`.
+/// The first clear bit of `map` at or after `from`, below `max` (at most the map's bits): the
+/// words past the one that holds `max` are not read.
 fn next_free(map: &[u64], max: u32, from: u32) -> Option<u32> {
     if from >= max {
         return None;
@@ -593,7 +580,7 @@ fn next_free(map: &[u64], max: u32, from: u32) -> Option<u32> {
             return (s < max).then_some(s);
         }
         w += 1;
-        if w == map.len() {
+        if w as u32 * 64 >= max {
             return None;
         }
         bits = !map[w];
