@@ -671,14 +671,14 @@ impl HfslMap {
             return Ok(Some((s, false)));
         }
         if self.pool(cache).capacity() == 0 {
-            return Err(Error::bad_config(Invalid::got(
+            return Err(Error::bad_config(Invalid::says(
                 "hfsl",
                 "cache_ratio",
                 format!(
-                    "a ratio that leaves the {} pool no PCM slot",
+                    "leaves the {} pool no PCM slot; expected a ratio between 0 and 1 exclusive, \
+                     or another hfsl.fusion_method",
                     if cache { "cache" } else { "same-level" }
                 ),
-                "a ratio between 0 and 1 exclusive, or another hfsl.fusion_method",
             )));
         }
         let pending = self.pending.clone();
