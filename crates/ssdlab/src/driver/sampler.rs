@@ -196,7 +196,7 @@ impl<D: Driver> Driver for Sampler<'_, D> {
             self.error.get_or_insert(Error::bad_job(Invalid::got(
                 JOB,
                 "stats_interval",
-                format!("{:.9} s", self.interval.as_secs_f64()),
+                format!("{} s", self.interval.as_secs_f64()),
                 format!("an interval that gives at most {MAX_SAMPLES} samples of this run (a longer one)"),
             )));
             return;
