@@ -123,7 +123,7 @@ pub(super) fn take_message(out: &mut Outbox, dev: &Device, msg: ToSim, now: SimT
                         bytes.extend_from_slice(&len.to_be_bytes());
                         bytes.extend_from_slice(&flags.to_be_bytes());
                     }
-                    out.reply(now, conn, Reply { bytes, credit });
+                    out.reply(now, conn, Reply::new(bytes, credit));
                     return;
                 }
                 // CACHE is advice: answered at once.

@@ -7,6 +7,7 @@
 //! reads its replies stalls itself, not the server).
 
 use super::access::Refusal;
+use super::data::Lent;
 use super::proto::*;
 use std::io::{self, IoSlice, Read, Write};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -557,7 +558,43 @@ impl Buffers {
 /// One reply's bytes, and the credit it gives back when written.
 pub struct Reply {
     pub bytes: Vec<u8>,
+    /// Pages of the memory store sent from where they lie, each put in at its place in `bytes`
+    /// (a large read's data; empty otherwise).
+    pub lent: Lent,
     pub credit: u64,
+}
+
+impl Reply {
+    /// A reply of `bytes` alone.
+    pub fn new(bytes: Vec<u8>, credit: u64) -> Reply {
+        Reply {
+            bytes,
+            lent: Vec::new(),
+            credit,
+        }
+    }
+
+    /// Its length on the wire.
+    pub fn wire_len(&self) -> usize {
+        let lent: usize = self.lent.iter().map(|(_, p)| p.bytes().len()).sum();
+        self.bytes.len() + lent
+    }
+
+    /// Its bytes as they go out, in order, appended to `out` (no empty slice).
+    pub fn slices<'a>(&'a self, out: &mut Vec<IoSlice<'a>>) {
+        let mut at = 0;
+        let mut push = |b: &'a [u8]| {
+            if !b.is_empty() {
+                out.push(IoSlice::new(b));
+            }
+        };
+        for (place, page) in &self.lent {
+            push(&self.bytes[at..*place]);
+            push(page.bytes());
+            at = *place;
+        }
+        push(&self.bytes[at..]);
+    }
 }
 
 /// The reader half: requests until DISC, end of stream or a broken stream.
@@ -645,20 +682,20 @@ pub fn write_replies<S: Write>(
     credit: &Credit,
     buffers: &Buffers,
 ) {
-    // Replies ready together leave in one vectored write, from their own buffers (a 1 MiB read
-    // is not copied again on its way out): one system call for a queue's worth of replies.
+    // Replies ready together leave in one vectored write, from their own buffers and the
+    // store's pages (a 1 MiB read is not copied again on its way out): one system call for a
+    // queue's worth of replies.
     const BATCH_BYTES: usize = 1 << 20;
-    // Within the system's IOV_MAX (1,024 on Linux).
     const BATCH_REPLIES: usize = 512;
     let mut batch: Vec<Reply> = Vec::new();
     while let Ok(first) = replies.recv() {
         batch.extend(first);
-        let mut bytes: usize = batch.iter().map(|r| r.bytes.len()).sum();
+        let mut bytes: usize = batch.iter().map(Reply::wire_len).sum();
         while bytes < BATCH_BYTES && batch.len() < BATCH_REPLIES {
             let Ok(more) = replies.try_recv() else {
                 break;
             };
-            bytes += more.iter().map(|r| r.bytes.len()).sum::<usize>();
+            bytes += more.iter().map(Reply::wire_len).sum::<usize>();
             batch.extend(more);
         }
         let ok = write_all_vectored(s, &batch).is_ok();
@@ -675,24 +712,25 @@ pub fn write_replies<S: Write>(
 
 /// Write every reply of `batch`, in order, in as few system calls as the stream takes them.
 fn write_all_vectored<S: Write>(s: &mut S, batch: &[Reply]) -> io::Result<()> {
-    for group in batch.chunks(BATCH_IOVECS) {
-        let mut slices: Vec<IoSlice> = group.iter().map(|r| IoSlice::new(&r.bytes)).collect();
-        let mut rest = &mut slices[..];
-        IoSlice::advance_slices(&mut rest, 0);
-        while !rest.is_empty() {
-            match s.write_vectored(rest) {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => IoSlice::advance_slices(&mut rest, n),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
+    let mut slices: Vec<IoSlice> = Vec::new();
+    for r in batch {
+        r.slices(&mut slices);
+    }
+    let mut rest = &mut slices[..];
+    while !rest.is_empty() {
+        let n = rest.len().min(MAX_IOVECS);
+        match s.write_vectored(&rest[..n]) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => IoSlice::advance_slices(&mut rest, n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
     s.flush()
 }
 
-/// Most buffers in one vectored write (Linux's IOV_MAX is 1,024).
-const BATCH_IOVECS: usize = 512;
+/// Most buffers in one vectored write (Linux's IOV_MAX).
+const MAX_IOVECS: usize = 1024;
 
 #[cfg(test)]
 mod tests;
