@@ -190,6 +190,7 @@ pub(super) fn serve_connection(
         .send(ToSim::Open {
             conn,
             structured,
+            lend: !stream.is_tls(),
             replies: replies_tx,
         })
         .is_ok()

@@ -25,6 +25,7 @@ pub(super) fn take_message(out: &mut Outbox, dev: &Device, msg: ToSim, now: SimT
         ToSim::Open {
             conn,
             structured,
+            lend,
             replies,
         } => {
             out.conns.insert(
@@ -33,6 +34,7 @@ pub(super) fn take_message(out: &mut Outbox, dev: &Device, msg: ToSim, now: SimT
                     replies,
                     batch: Vec::new(),
                     structured,
+                    lend,
                     outstanding: 0,
                     closing: false,
                 },

@@ -491,6 +491,9 @@ pub enum ToSim {
     Open {
         conn: u32,
         structured: bool,
+        /// Large reads may lend the memory store's pages to their replies (not over TLS,
+        /// which seals a copy into records anyway: lent pages only add a gathering pass).
+        lend: bool,
         replies: Sender<Vec<Reply>>,
     },
     Request {

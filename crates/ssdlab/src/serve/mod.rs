@@ -96,6 +96,8 @@ struct ConnState {
     /// Replies sent this turn, handed to the writer at the turn's end (`Outbox::hand_over`).
     batch: Vec<Reply>,
     structured: bool,
+    /// Large reads lend the memory store's pages to their replies (`ToSim::Open`).
+    lend: bool,
     /// Requests taken whose reply has not gone to the writer yet.
     outstanding: u32,
     /// The client disconnected (DISC or end of stream): the connection goes once its
@@ -271,10 +273,13 @@ impl Outbox {
             }
             return; // The client has gone.
         };
-        let structured = c.structured;
+        let (structured, lend) = (c.structured, c.lend);
         let mut lent = Vec::new();
         let read = match (&self.data, p.kind, error) {
-            (Some(data), CMD_READ, 0) => read_reply(data, structured, &p, &self.buffers, &mut lent),
+            (Some(data), CMD_READ, 0) => {
+                let lent = lend.then_some(&mut lent);
+                read_reply(data, structured, &p, &self.buffers, lent)
+            }
             _ => None,
         };
         let bytes = if let Some(bytes) = read {
@@ -374,13 +379,13 @@ const MAX_READ_CHUNKS: usize = 64;
 /// A read's reply: a simple reply with the data, or structured chunks — data where something
 /// was written, holes (no bytes sent) where nothing was. None if the store could not be read.
 /// A read of at least [`LEND_BYTES`] from the memory store lends it the store's pages (into
-/// `lent`) rather than copying them.
+/// `lent`, where given) rather than copying them.
 fn read_reply(
     data: &Data,
     structured: bool,
     p: &Pending,
     buffers: &conn::Buffers,
-    lent: &mut Lent,
+    lent: Option<&mut Lent>,
 ) -> Option<Vec<u8>> {
     let mut runs = if structured {
         data.extents(p.offset, p.len)
@@ -392,13 +397,13 @@ fn read_reply(
     }
     let headers = 20 * runs.len() + 16;
     let lend = matches!(data, Data::Memory(_)) && p.len >= LEND_BYTES;
+    let mut lend = lent.filter(|_| lend);
     // Lent pages leave the buffer the headers, holes and fill pages alone.
-    let mut out = buffers.take(if lend {
+    let mut out = buffers.take(if lend.is_some() {
         headers
     } else {
         p.len as usize + headers
     });
-    let mut lend = lend.then_some(lent);
     if !structured {
         out.extend_from_slice(&simple_reply(0, p.handle));
         data.read_into(p.offset, p.len, &mut out, lend).ok()?;

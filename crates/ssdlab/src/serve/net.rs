@@ -81,6 +81,10 @@ impl Stream {
         })
     }
 
+    pub fn is_tls(&self) -> bool {
+        matches!(self, Stream::Tls(_))
+    }
+
     pub fn shutdown(&self) {
         Socket::shutdown(self)
     }
@@ -140,30 +144,12 @@ impl Write for Stream {
             Stream::Tls(s) => s.write(buf),
         }
     }
-    /// One writev(2) on a socket. TLS seals what it is given into records: small buffers are
-    /// gathered first (up to 256 KiB), so that a batch of small replies is not a record each.
+    /// One writev(2) on a socket; TLS gathers small buffers into records (`TlsStream`).
     fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
         match self {
             Stream::Tcp(s) => s.write_vectored(bufs),
             Stream::Unix(s) => s.write_vectored(bufs),
-            Stream::Tls(s) => {
-                const GATHER_BYTES: usize = 256 << 10;
-                let Some(first) = bufs.iter().find(|b| !b.is_empty()) else {
-                    return Ok(0);
-                };
-                if first.len() >= GATHER_BYTES {
-                    return s.write(first);
-                }
-                let mut gathered = Vec::with_capacity(GATHER_BYTES);
-                for b in bufs {
-                    let room = GATHER_BYTES - gathered.len();
-                    gathered.extend_from_slice(&b[..b.len().min(room)]);
-                    if gathered.len() == GATHER_BYTES {
-                        break;
-                    }
-                }
-                s.write(&gathered)
-            }
+            Stream::Tls(s) => s.write_vectored(bufs),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
