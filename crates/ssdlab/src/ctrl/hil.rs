@@ -42,8 +42,6 @@ pub struct Hil {
     /// Whether any range is write-protected (`controller.write_protect`).
     write_protect: Vec<crate::config::ProtectedRange>,
     pub counters: HilCounters,
-    /// A raw device: a command's transactions, kept for its capacity.
-    raw_txns: Vec<u32>,
     /// `controller.read_ahead` in bytes (0: off), and the sequential streams it follows.
     read_ahead: u64,
     streams: Vec<Stream>,
@@ -81,7 +79,6 @@ impl Hil {
             skip_media: cfg.controller.skip_media,
             write_protect: cfg.controller.write_protect.clone(),
             counters: HilCounters::default(),
-            raw_txns: Vec::new(),
             read_ahead: cfg.controller.read_ahead.map_or(0, |b| b.0),
             streams: Vec::new(),
             stream_victim: 0,

@@ -355,8 +355,8 @@ impl Device {
                         Scheme::BlockMapped(h) => {
                             hil.write_data_in_block(now, cmd, h, up, flash, cache)?
                         }
-                        Scheme::Raw(_) | Scheme::Fusion { .. } => {
-                            hil.write_data_in_raw(now, cmd, up, flash)
+                        Scheme::Raw(raw) | Scheme::Fusion { raw, .. } => {
+                            hil.write_data_in_raw(now, cmd, raw, up, flash)
                         }
                         Scheme::Zoned(z) => {
                             hil.write_data_in_zoned(now, cmd, z, up, flash, cache)?
