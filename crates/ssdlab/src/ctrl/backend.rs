@@ -7,7 +7,8 @@
 //! ([`Backend::Pcm`]: the PCM controller, and no NAND layer at all). The HIL (`ctrl::hil`) keeps
 //! what every NAND scheme shares (firmware time, the split into map units, moving data and
 //! completions); a scheme holds what is its own (the page FTL of the `Page` and `Cached`
-//! schemes, a block-mapped FTL's map, a raw device's block records, the zone state machine),
+//! schemes, the `Page` scheme's read-ahead, a block-mapped FTL's map, a raw device's block
+//! records, the zone state machine),
 //! and the back end answers for it: what is mapped, whether it takes writes, the figures of the
 //! run.
 //!
@@ -27,6 +28,7 @@ use super::hil::Hil;
 use super::hybrid::HybridCtrl;
 use super::pcm::PcmCtrl;
 use super::raw::RawNand;
+use super::read_ahead::ReadAhead;
 use super::zoned::ZonedNand;
 use crate::config::{BackendKind, SsdConfig};
 use crate::ftl::mapping_cache::MappingCache;
@@ -59,8 +61,10 @@ pub struct NandBackend {
 // path: a box would only add a pointer to follow on every event.
 #[allow(clippy::large_enum_variant)]
 pub enum Scheme {
-    /// The page-mapping FTL, the whole map in controller memory.
-    Page(Ftl),
+    /// The page-mapping FTL, the whole map in controller memory, and the firmware's
+    /// read-ahead (`controller.read_ahead`), which only this scheme has: it knows where every
+    /// page is.
+    Page(Ftl, ReadAhead),
     /// The page-mapping FTL with a demand-paged map: its mapping cache of translation pages
     /// is part of its type (`Ftl<MappingCache>`, `ftl.mapping = "cached"`).
     Cached(CachedFtl),
@@ -128,7 +132,10 @@ impl Backend {
         }
         let geo = Geometry::from_config(cfg);
         let scheme = match kind {
-            BackendKind::Page => Scheme::Page(Ftl::new(cfg, seed)),
+            BackendKind::Page => Scheme::Page(
+                Ftl::new(cfg, seed),
+                ReadAhead::new(cfg.controller.read_ahead.map_or(0, |b| b.0)),
+            ),
             BackendKind::Cached => Scheme::Cached(Ftl::cached(cfg, seed)),
             BackendKind::BlockMapped => Scheme::BlockMapped(HybridCtrl::new(cfg, &geo, seed)),
             BackendKind::Raw => Scheme::Raw(RawNand::new(&geo)),
@@ -145,7 +152,7 @@ impl Backend {
     pub fn kind(&self) -> BackendKind {
         match self.scheme() {
             None => BackendKind::Pcm,
-            Some(Scheme::Page(_)) => BackendKind::Page,
+            Some(Scheme::Page(_, _)) => BackendKind::Page,
             Some(Scheme::Cached(_)) => BackendKind::Cached,
             Some(Scheme::BlockMapped(_)) => BackendKind::BlockMapped,
             Some(Scheme::Raw(_)) => BackendKind::Raw,
@@ -183,7 +190,7 @@ impl Backend {
     /// a scheme that keeps its own map and on a PCM-only device.
     pub fn page_ftl(&self) -> Option<&AnyFtl> {
         match self.scheme()? {
-            Scheme::Page(f) => Some(f),
+            Scheme::Page(f, _) => Some(f),
             Scheme::Cached(f) => Some(f),
             _ => None,
         }
@@ -191,7 +198,7 @@ impl Backend {
 
     pub fn page_ftl_mut(&mut self) -> Option<&mut AnyFtl> {
         match self.scheme_mut()? {
-            Scheme::Page(f) => Some(f),
+            Scheme::Page(f, _) => Some(f),
             Scheme::Cached(f) => Some(f),
             _ => None,
         }
@@ -303,7 +310,7 @@ impl Backend {
             return true;
         };
         match &n.scheme {
-            Scheme::Page(f) => f.lookup(lpn).is_some(),
+            Scheme::Page(f, _) => f.lookup(lpn).is_some(),
             Scheme::Cached(f) => f.lookup(lpn).is_some(),
             Scheme::BlockMapped(h) => h.ftl.lookup(lpn).is_some(),
             Scheme::Raw(r) | Scheme::Fusion { raw: r, .. } => r.is_programmed(lpn),
@@ -317,7 +324,7 @@ impl Backend {
             return false;
         };
         match &n.scheme {
-            Scheme::Page(f) => f.read_only(),
+            Scheme::Page(f, _) => f.read_only(),
             Scheme::Cached(f) => f.read_only(),
             Scheme::BlockMapped(h) => h.ftl.read_only(),
             Scheme::Zoned(z) => z.read_only(),
@@ -329,7 +336,7 @@ impl Backend {
     pub fn wear(&self) -> Option<&Wear> {
         let n = self.nand()?;
         match &n.scheme {
-            Scheme::Page(f) => f.wear.as_ref(),
+            Scheme::Page(f, _) => f.wear.as_ref(),
             Scheme::Cached(f) => f.wear.as_ref(),
             Scheme::BlockMapped(h) => h.ftl.wear(),
             Scheme::Zoned(z) => z.wear(),
@@ -344,7 +351,7 @@ impl Backend {
             return 100.0;
         };
         match &n.scheme {
-            Scheme::Page(f) => f.available_spare_percent(),
+            Scheme::Page(f, _) => f.available_spare_percent(),
             Scheme::Cached(f) => f.available_spare_percent(),
             Scheme::BlockMapped(h) => h.ftl.available_spare_percent(),
             Scheme::Zoned(z) => z.available_spare_percent(),
@@ -357,7 +364,7 @@ impl Backend {
     pub fn percentage_used(&self) -> Option<f64> {
         let n = self.nand()?;
         match &n.scheme {
-            Scheme::Page(f) => f.wear.is_some().then(|| f.percentage_used()),
+            Scheme::Page(f, _) => f.wear.is_some().then(|| f.percentage_used()),
             Scheme::Cached(f) => f.wear.is_some().then(|| f.percentage_used()),
             Scheme::BlockMapped(h) => h.ftl.percentage_used(),
             Scheme::Zoned(z) => z.percentage_used(),
@@ -370,7 +377,7 @@ impl Backend {
     /// blocks belong to zones) and PCM.
     pub fn free_blocks(&self) -> Option<u64> {
         match self.scheme()? {
-            Scheme::Page(f) => Some(f.free_blocks_total()),
+            Scheme::Page(f, _) => Some(f.free_blocks_total()),
             Scheme::Cached(f) => Some(f.free_blocks_total()),
             Scheme::BlockMapped(h) => Some(h.ftl.free_blocks_total()),
             Scheme::Raw(_) | Scheme::Fusion { .. } | Scheme::Zoned(_) => None,
@@ -388,7 +395,7 @@ impl Backend {
             blocks.iter().map(|b| b.erase_count).max().unwrap_or(0) as u64
         };
         match &n.scheme {
-            Scheme::Page(f) => max_of_blocks(f.blocks()),
+            Scheme::Page(f, _) => max_of_blocks(f.blocks()),
             Scheme::Cached(f) => max_of_blocks(f.blocks()),
             Scheme::BlockMapped(h) => max(h.ftl.erase_counts()),
             Scheme::Raw(r) | Scheme::Fusion { raw: r, .. } => max(r.erase_counts()),
@@ -487,7 +494,7 @@ impl Backend {
                     translation_writes: m.stats.translation_writes,
                 });
             }
-            Scheme::Page(_) => {}
+            Scheme::Page(_, _) => {}
         }
         f
     }

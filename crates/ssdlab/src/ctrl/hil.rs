@@ -8,8 +8,11 @@
 //!
 //! This file holds what every NAND back end shares: the HIL's state, a command's firmware time,
 //! the write protection, and what a finished read or program means for its command; and the two
-//! traits the page FTL's map answers ([`MapOwner`], [`MapWork`]). Each back end's entry points
-//! are in a file of their own: `hil/page.rs` (the page-mapped FTL, whole map or cached),
+//! traits the page FTL's map answers ([`MapOwner`], [`MapWork`]). What only one scheme's paths
+//! keep is that scheme's, never the HIL's: the `page` scheme's read-ahead (`ctrl::read_ahead`,
+//! beside its FTL), a raw device's and a zoned drive's work vector (`RawNand::txns`,
+//! `ZonedNand::txns`), a cached map's (`mapping_cache::LookupScratch`). Each back end's entry
+//! points are in a file of their own: `hil/page.rs` (the page-mapped FTL, whole map or cached),
 //! `hil/cached.rs` (a cached map's translation pages), `hil/block.rs` (block-mapped FTLs),
 //! `hil/raw.rs` (raw NAND) and `hil/zoned.rs` (zoned drives).
 
@@ -42,28 +45,6 @@ pub struct Hil {
     /// Whether any range is write-protected (`controller.write_protect`).
     write_protect: Vec<crate::config::ProtectedRange>,
     pub counters: HilCounters,
-    /// A raw device: a command's transactions, kept for its capacity.
-    raw_txns: Vec<u32>,
-    /// `controller.read_ahead` in bytes (0: off), and the sequential streams it follows.
-    read_ahead: u64,
-    streams: Vec<Stream>,
-    /// The stream a new one replaces once `STREAMS` are followed (round robin).
-    stream_victim: usize,
-}
-
-/// Sequential streams the read-ahead follows at once (assumed: a few concurrent readers).
-const STREAMS: usize = 8;
-
-/// How far before a stream's end a read may start and still continue it (assumed: a queue
-/// depth's worth of 4 KiB reads arriving out of order).
-const STREAM_SLACK: u64 = 128 << 10;
-
-/// A read stream: where its next read starts if it is sequential, and how far (bytes) its
-/// read-ahead has already been asked for.
-#[derive(Clone, Copy, Debug)]
-struct Stream {
-    next: u64,
-    ahead: u64,
 }
 
 impl Hil {
@@ -81,10 +62,6 @@ impl Hil {
             skip_media: cfg.controller.skip_media,
             write_protect: cfg.controller.write_protect.clone(),
             counters: HilCounters::default(),
-            raw_txns: Vec::new(),
-            read_ahead: cfg.controller.read_ahead.map_or(0, |b| b.0),
-            streams: Vec::new(),
-            stream_victim: 0,
         }
     }
 
@@ -378,9 +355,21 @@ impl<M: MapWork> MapOwner for Ftl<M> {
 /// translation-page reads and programs the cache asks for. The page path is generic over it,
 /// compiled once for each page-mapped scheme.
 pub(crate) trait MapWork: Translation + Sized {
-    /// Whether read-ahead may run: the firmware knows where every page is without reading
-    /// translation pages it has not got.
-    const READS_AHEAD: bool;
+    /// What the page path keeps to read ahead of sequential streams (`controller.read_ahead`),
+    /// the scheme's beside its FTL: [`ReadAhead`](crate::ctrl::read_ahead::ReadAhead) with
+    /// the whole map, whose firmware knows where every page is; nothing (`()`) with a mapping
+    /// cache, whose firmware would have to read translation pages it has not got.
+    type Ahead;
+    /// A host read of `len` bytes at `offset` was dispatched: the bytes to sense ahead of its
+    /// stream, in whole pages of `geo` within `ftl`'s logical space (None: nothing new, or no
+    /// read-ahead).
+    fn read_ahead(
+        ahead: &mut Self::Ahead,
+        offset: u64,
+        len: u64,
+        geo: &Geometry,
+        ftl: &Ftl<Self>,
+    ) -> Option<std::ops::Range<u64>>;
     /// `cmd`'s map entries, before it goes on at `stage`: true when they are at hand now;
     /// else it waits, and goes on from the map's own paths.
     fn look_up(

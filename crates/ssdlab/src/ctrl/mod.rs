@@ -24,6 +24,7 @@ pub mod hybrid;
 pub mod pcm;
 pub mod power_loss;
 pub mod raw;
+pub mod read_ahead;
 #[cfg(test)]
 pub(crate) mod test_rig;
 pub mod zoned;

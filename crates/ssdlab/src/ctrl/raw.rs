@@ -23,6 +23,9 @@ pub struct RawNand {
     next_page: Vec<u32>,
     erase_count: Vec<u32>,
     pub counters: RawCounters,
+    /// The HIL's work vector for this device (`ctrl/hil/raw.rs`): a command's transactions,
+    /// filled and handed to the FIL within one call, kept for its capacity.
+    pub(crate) txns: Vec<u32>,
 }
 
 impl RawNand {
@@ -32,6 +35,7 @@ impl RawNand {
             next_page: vec![0; geo.blocks() as usize],
             erase_count: vec![0; geo.blocks() as usize],
             counters: RawCounters::default(),
+            txns: Vec::new(),
         }
     }
 

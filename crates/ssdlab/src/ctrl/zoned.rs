@@ -107,6 +107,9 @@ pub struct ZonedNand {
     div_set: Divisor,
     div_block: Divisor,
     div_groups: Divisor,
+    /// The HIL's work vector for this drive (`ctrl/hil/zoned.rs`): a write's transactions,
+    /// filled and handed to the FIL within one call, kept for its capacity.
+    pub(crate) txns: Vec<u32>,
 }
 
 impl ZonedNand {
@@ -151,6 +154,7 @@ impl ZonedNand {
             div_set: Divisor::new(set_planes as u64),
             div_block: Divisor::new(geo.pages_per_block as u64),
             div_groups: Divisor::new(groups as u64),
+            txns: Vec::new(),
             wear: None,
             start_zones: count,
             order: cfg

@@ -196,12 +196,14 @@ impl Device {
             fil,
             scheme,
         } = nand;
-        let ftl = match scheme {
-            Scheme::Page(ftl) => ftl,
+        let (ftl, ahead) = match scheme {
+            Scheme::Page(ftl, ahead) => (ftl, ahead),
             Scheme::Cached(ftl) => {
                 let up = HostPort { q, cmds, link, cpu };
                 let cache = cache.buffer_mut();
-                return Self::handle_page(now, ev, geo, hil, fil, ftl, up, cache, check);
+                // No read-ahead with a cached map (`MapWork::Ahead`).
+                let ahead = &mut ();
+                return Self::handle_page(now, ev, geo, hil, fil, ftl, ahead, up, cache, check);
             }
             other => {
                 let up = HostPort { q, cmds, link, cpu };
@@ -210,7 +212,8 @@ impl Device {
             }
         };
         let up = HostPort { q, cmds, link, cpu };
-        Self::handle_page(now, ev, geo, hil, fil, ftl, up, cache.buffer_mut(), check)
+        let cache = cache.buffer_mut();
+        Self::handle_page(now, ev, geo, hil, fil, ftl, ahead, up, cache, check)
     }
 
     /// Handle one event of the page-mapped FTL whose map is `M` (`ftl::Translation`): the
@@ -228,6 +231,7 @@ impl Device {
         hil: &mut Hil,
         fil: &mut Fil,
         ftl: &mut Ftl<M>,
+        ahead: &mut M::Ahead,
         up: HostPort,
         cache: Option<&mut BufferManager>,
         check: &mut Option<DataCheck>,
@@ -271,7 +275,7 @@ impl Device {
                 let mut flash = FlashPort::new(fil, ftl, check);
                 match ev {
                     Event::Dispatch { cmd } => {
-                        hil.dispatch(now, cmd, &mut up, &mut flash, cache)?
+                        hil.dispatch(now, cmd, ahead, &mut up, &mut flash, cache)?
                     }
                     Event::WriteDataIn { cmd } => {
                         hil.write_data_in(now, cmd, &mut up, &mut flash, cache)?
@@ -349,19 +353,19 @@ impl Device {
                             hil.dispatch_raw(now, cmd, raw, up, flash)
                         }
                         Scheme::Zoned(z) => hil.dispatch_zoned(now, cmd, z, up, flash, cache)?,
-                        Scheme::Page(_) | Scheme::Cached(_) => unreachable!("the page FTL's"),
+                        Scheme::Page(_, _) | Scheme::Cached(_) => unreachable!("the page FTL's"),
                     },
                     Event::WriteDataIn { cmd } => match scheme {
                         Scheme::BlockMapped(h) => {
                             hil.write_data_in_block(now, cmd, h, up, flash, cache)?
                         }
-                        Scheme::Raw(_) | Scheme::Fusion { .. } => {
-                            hil.write_data_in_raw(now, cmd, up, flash)
+                        Scheme::Raw(raw) | Scheme::Fusion { raw, .. } => {
+                            hil.write_data_in_raw(now, cmd, raw, up, flash)
                         }
                         Scheme::Zoned(z) => {
                             hil.write_data_in_zoned(now, cmd, z, up, flash, cache)?
                         }
-                        Scheme::Page(_) | Scheme::Cached(_) => unreachable!("the page FTL's"),
+                        Scheme::Page(_, _) | Scheme::Cached(_) => unreachable!("the page FTL's"),
                     },
                     // A fusion device's PCM events: the NAND path above never asks which
                     // medium it serves.
@@ -519,7 +523,7 @@ impl Device {
                             hil.program_done_by(now, t, |_| {}, up, flash, cache)?;
                         }
                     }
-                    Scheme::Page(_) | Scheme::Cached(_) => unreachable!("the page FTL's"),
+                    Scheme::Page(_, _) | Scheme::Cached(_) => unreachable!("the page FTL's"),
                 }
                 flash.fil.finish_op(now, die, op, flash.ftl, up.q);
             }
@@ -582,7 +586,7 @@ impl Device {
         if let Backend::Nand(n) = &mut self.backend {
             let (check, q) = (self.check.as_mut(), &mut self.q);
             match &mut n.scheme {
-                Scheme::Page(ftl) => start_idle_gc(now, ftl, &mut n.fil, check, q)?,
+                Scheme::Page(ftl, _) => start_idle_gc(now, ftl, &mut n.fil, check, q)?,
                 Scheme::Cached(ftl) => start_idle_gc(now, ftl, &mut n.fil, check, q)?,
                 _ => {}
             }

@@ -49,7 +49,7 @@ impl Device {
             }
             // Validation refuses preconditioning for a raw device: its driver prepares the media.
             Scheme::Raw(_) => {}
-            Scheme::Page(ftl) => precondition_page(ftl, cfg, seed, progress)?,
+            Scheme::Page(ftl, _) => precondition_page(ftl, cfg, seed, progress)?,
             Scheme::Cached(ftl) => precondition_page(ftl, cfg, seed, progress)?,
         }
         Ok(t0.elapsed().as_secs_f64())

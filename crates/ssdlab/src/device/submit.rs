@@ -123,7 +123,7 @@ impl Device {
     pub fn prefetch_map(&self, offset: u64) {
         if let Some(n) = self.backend.nand() {
             match &n.scheme {
-                Scheme::Page(ftl) => prefetch_entry(&n.geo, ftl, offset),
+                Scheme::Page(ftl, _) => prefetch_entry(&n.geo, ftl, offset),
                 Scheme::Cached(ftl) => prefetch_entry(&n.geo, ftl, offset),
                 _ => {}
             }
@@ -136,7 +136,7 @@ impl Device {
     pub fn prefetch_map_target(&self, op: Op, offset: u64) {
         if let Some(n) = self.backend.nand() {
             match &n.scheme {
-                Scheme::Page(ftl) => prefetch_target(&n.geo, ftl, op, offset),
+                Scheme::Page(ftl, _) => prefetch_target(&n.geo, ftl, op, offset),
                 Scheme::Cached(ftl) => prefetch_target(&n.geo, ftl, op, offset),
                 _ => {}
             }

@@ -17,10 +17,24 @@ use crate::event::Event;
 use crate::ftl::mapping_cache::{Lookup, MappingCache, Stage};
 use crate::ftl::CachedFtl;
 use crate::iface::HostPort;
+use crate::media::nand::Geometry;
 use crate::sim::SimTime;
+use std::ops::Range;
 
 impl MapWork for MappingCache {
-    const READS_AHEAD: bool = false;
+    /// No read-ahead: the firmware would have to read translation pages it has not got.
+    type Ahead = ();
+
+    #[inline(always)]
+    fn read_ahead(
+        _ahead: &mut (),
+        _offset: u64,
+        _len: u64,
+        _geo: &Geometry,
+        _ftl: &CachedFtl,
+    ) -> Option<Range<u64>> {
+        None
+    }
 
     #[inline]
     fn look_up(
@@ -302,7 +316,7 @@ impl Hil {
             Stage::Read => {
                 let c = up.cmds.get(cmd);
                 let (offset, len) = (c.offset, c.len);
-                self.dispatch_read(now, cmd, offset, len, up, flash, cache)
+                self.dispatch_read(now, cmd, offset, len, &mut (), up, flash, cache)
             }
             Stage::Write => self.write_data_mapped(now, cmd, up, flash, cache),
             Stage::Flush => {

@@ -5,26 +5,30 @@
 //! into a write-back buffer), its programs' ends, and the map work a cached map asks for. The
 //! whole map's answers to [`MapWork`] are here too: nothing to do, folded away.
 
-use super::{Hil, MapWork, Stream, STREAMS, STREAM_SLACK};
+use super::{Hil, MapWork};
 use crate::ctrl::buffer::BufferManager;
 use crate::ctrl::fil::{Queue, Txn, TxnKind};
+use crate::ctrl::read_ahead::ReadAhead;
 use crate::ctrl::{units_of, FlashPort};
 use crate::error::Result;
 use crate::event::Event;
 use crate::ftl::mapping_cache::Stage;
 use crate::ftl::{Ftl, FullMap, Refusal};
 use crate::iface::HostPort;
+use crate::media::nand::Geometry;
 use crate::request::{Op, Status};
 use crate::sim::SimTime;
+use std::ops::Range;
 
 impl Hil {
     /// The firmware is done with a command of the page-mapped FTL (full or cached map): start
-    /// its work.
+    /// its work. `ahead`: the scheme's read-ahead ([`MapWork::Ahead`]).
     #[inline(always)]
     pub(crate) fn dispatch<M: MapWork>(
         &mut self,
         now: SimTime,
         cmd: u32,
+        ahead: &mut M::Ahead,
         up: &mut HostPort,
         flash: &mut FlashPort<Ftl<M>>,
         cache: Option<&mut BufferManager>,
@@ -32,7 +36,7 @@ impl Hil {
         if self.refuse_protected(now, cmd, up) {
             return Ok(());
         }
-        self.dispatch_mapped(now, cmd, up, flash, cache)
+        self.dispatch_mapped(now, cmd, ahead, up, flash, cache)
     }
 
     /// A command of the page-mapped FTL, once past the write protection.
@@ -41,6 +45,7 @@ impl Hil {
         &mut self,
         now: SimTime,
         cmd: u32,
+        ahead: &mut M::Ahead,
         up: &mut HostPort,
         flash: &mut FlashPort<Ftl<M>>,
         mut cache: Option<&mut BufferManager>,
@@ -54,7 +59,7 @@ impl Hil {
                 {
                     return Ok(());
                 }
-                self.dispatch_read(now, cmd, offset, len, up, flash, cache)?
+                self.dispatch_read(now, cmd, offset, len, ahead, up, flash, cache)?
             }
             Op::Write => {
                 // The map entry was prefetched at the doorbell; now warm where it points, for
@@ -112,6 +117,7 @@ impl Hil {
         cmd: u32,
         offset: u64,
         len: u64,
+        ahead: &mut M::Ahead,
         up: &mut HostPort,
         flash: &mut FlashPort<Ftl<M>>,
         mut cache: Option<&mut BufferManager>,
@@ -169,8 +175,8 @@ impl Hil {
             }
         }
         up.reads_dispatched(now, cmd, txns, direct_bytes, direct_at);
-        if self.read_ahead != 0 {
-            self.read_ahead_after(now, offset, len, up, flash);
+        if let Some(range) = M::read_ahead(ahead, offset, len, &self.geo, flash.ftl) {
+            self.sense_ahead(now, range, up, flash);
         }
         if all_hit {
             if let Some(bm) = cache {
@@ -182,68 +188,21 @@ impl Hil {
         Ok(())
     }
 
-    /// Read-ahead (`controller.read_ahead`): a read of `len` bytes at `offset` that starts where
-    /// a followed stream's last read ended continues it; the mapped pages from the end of what
-    /// was already read ahead up to `read_ahead` bytes past the read's end are sensed into their
-    /// registers (one read-ahead per page, queued after the host's reads). Any other read starts
-    /// a stream of its own. Not with cached mapping: the firmware would have to load
-    /// translation pages it has not got.
+    /// Read-ahead (`controller.read_ahead`, the `page` scheme's): the mapped, programmed pages
+    /// of `range` (bytes, whole pages) are sensed into their registers, one read-ahead per
+    /// page, queued after the host's reads.
     #[cold]
     #[inline(never)]
-    fn read_ahead_after<M: MapWork>(
-        &mut self,
+    fn sense_ahead<M: MapWork>(
+        &self,
         now: SimTime,
-        offset: u64,
-        len: u64,
+        range: Range<u64>,
         up: &mut HostPort,
         flash: &mut FlashPort<Ftl<M>>,
     ) {
-        let end = offset.saturating_add(len);
-        // Reads of one stream may reach the firmware a little out of order (several queues):
-        // one that starts at most `STREAM_SLACK` bytes before the stream's end, or anywhere in
-        // what it read ahead, continues it.
-        let Some(i) = self.streams.iter().position(|s| {
-            offset >= s.next.saturating_sub(STREAM_SLACK) && offset <= s.ahead.max(s.next)
-        }) else {
-            let s = Stream {
-                next: end,
-                ahead: end,
-            };
-            if self.streams.len() < STREAMS {
-                self.streams.push(s);
-            } else {
-                self.streams[self.stream_victim] = s;
-                self.stream_victim = (self.stream_victim + 1) % STREAMS;
-            }
-            return;
-        };
-        if !M::READS_AHEAD {
-            return;
-        }
         let unit = self.geo.unit_bytes;
-        let logical_end = flash.ftl.logical_units().saturating_mul(unit);
-        let s = &mut self.streams[i];
-        s.next = s.next.max(end);
-        // In whole logical pages, so that reads advancing a few KiB at a time do not ask for
-        // one page again and again.
-        let page_bytes = unit * self.geo.units_per_page as u64;
-        let from = s.ahead.max(end).div_ceil(page_bytes) * page_bytes;
-        // No further than one page per plane from the read's start: a stream's pages go round
-        // the planes, and a page read ahead further would replace an earlier one, not yet
-        // read, in its plane's register.
-        let one_round = offset.saturating_add(page_bytes * self.geo.planes() as u64);
-        let to = end
-            .saturating_add(self.read_ahead)
-            .min(one_round)
-            .div_ceil(page_bytes)
-            .saturating_mul(page_bytes)
-            .min(logical_end);
-        if from >= to {
-            return;
-        }
-        s.ahead = to;
         let mut last_page = crate::ftl::NONE;
-        for (lpn, _) in units_of(unit, from, to - from) {
+        for (lpn, _) in units_of(unit, range.start, range.end - range.start) {
             let Some(pun) = flash.ftl.lookup(lpn) else {
                 continue;
             };
@@ -483,9 +442,29 @@ impl Hil {
     }
 }
 
-/// The whole map in memory: every entry at hand, no translation page to read or program.
+/// The whole map in memory: every entry at hand, no translation page to read or program; the
+/// firmware reads ahead where it knows the pages are.
 impl MapWork for FullMap {
-    const READS_AHEAD: bool = true;
+    type Ahead = ReadAhead;
+
+    #[inline(always)]
+    fn read_ahead(
+        ahead: &mut ReadAhead,
+        offset: u64,
+        len: u64,
+        geo: &Geometry,
+        ftl: &Ftl,
+    ) -> Option<Range<u64>> {
+        if !ahead.is_on() {
+            return None;
+        }
+        ahead.after(
+            offset,
+            len,
+            geo,
+            ftl.logical_units().saturating_mul(geo.unit_bytes),
+        )
+    }
 
     #[inline(always)]
     fn look_up(

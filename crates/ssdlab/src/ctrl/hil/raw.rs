@@ -29,7 +29,8 @@ impl Hil {
         let refuse = |up: &mut HostPort, status| up.refuse(now, cmd, status);
         match op {
             Op::Read => {
-                let mut txns = std::mem::take(&mut self.raw_txns);
+                // The device's work vector: only its capacity outlives the call.
+                let txns = &mut raw.txns;
                 txns.clear();
                 txns.extend(
                     units_of(self.geo.unit_bytes, offset, len).map(|(pun, covered)| {
@@ -42,8 +43,7 @@ impl Hil {
                 up.cmds.get_mut(cmd).txns_left = txns.len() as u32;
                 flash
                     .fil
-                    .enqueue_all(now, &txns, Queue::HostRead, flash.ftl, up.q);
-                self.raw_txns = txns;
+                    .enqueue_all(now, txns, Queue::HostRead, flash.ftl, up.q);
             }
             Op::Write => match raw.program(offset, len) {
                 Status::Ok => {
@@ -85,13 +85,14 @@ impl Hil {
         &mut self,
         now: SimTime,
         cmd: u32,
+        raw: &mut RawNand,
         up: &mut HostPort,
         flash: &mut FlashPort<NoPageGc>,
     ) {
         let c = up.cmds.get(cmd);
         let (offset, len) = (c.offset, c.len);
         let unit = self.geo.unit_bytes;
-        let mut txns = std::mem::take(&mut self.raw_txns);
+        let txns = &mut raw.txns;
         txns.clear();
         txns.extend(units_of(unit, offset, len).map(|(pun, covered)| {
             let pun = pun as u32;
@@ -102,8 +103,7 @@ impl Hil {
         up.cmds.get_mut(cmd).txns_left = txns.len() as u32;
         flash
             .fil
-            .enqueue_all(now, &txns, Queue::HostWrite, flash.ftl, up.q);
-        self.raw_txns = txns;
+            .enqueue_all(now, txns, Queue::HostWrite, flash.ftl, up.q);
     }
 
     /// A driver's block erase finished (a raw device).
@@ -132,11 +132,12 @@ impl Hil {
         &mut self,
         now: SimTime,
         cmd: u32,
+        raw: &mut RawNand,
         up: &mut HostPort,
         flash: &mut FlashPort<NoPageGc>,
     ) {
         if !self.write_skips_media(now, cmd, up) {
-            self.program_raw(now, cmd, up, flash);
+            self.program_raw(now, cmd, raw, up, flash);
         }
     }
 }

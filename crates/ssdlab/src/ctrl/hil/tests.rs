@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::config::SsdConfig;
+use crate::ctrl::read_ahead::ReadAhead;
 use crate::ctrl::test_rig::Layers as Rig;
 
 fn rig() -> Rig {
@@ -39,8 +40,10 @@ fn firmware_time_is_serialised_on_the_controller_core() {
 fn a_read_of_unmapped_units_completes_without_touching_nand() {
     let mut r = rig();
     let c = r.cmd(Op::Read, 8192, 12288);
-    r.with_ports(|hil, up, flash| hil.dispatch(SimTime::ZERO, c, up, flash, None))
-        .unwrap();
+    r.with_ports(|hil, up, flash| {
+        hil.dispatch(SimTime::ZERO, c, &mut ReadAhead::new(0), up, flash, None)
+    })
+    .unwrap();
     let ev = r.events();
     assert_eq!(ev.len(), 1, "{ev:?}");
     assert!(matches!(ev[0].1, Event::HostComplete { cmd } if cmd == c));
@@ -84,8 +87,10 @@ fn a_trim_unmaps_whole_units_only_and_completes_at_once() {
     }
     // Bytes 2048 .. 12288: unit 0 only partly, units 1 and 2 whole.
     let c = r.cmd(Op::Trim, 2048, 10240);
-    r.with_ports(|hil, up, flash| hil.dispatch(SimTime::ZERO, c, up, flash, None))
-        .unwrap();
+    r.with_ports(|hil, up, flash| {
+        hil.dispatch(SimTime::ZERO, c, &mut ReadAhead::new(0), up, flash, None)
+    })
+    .unwrap();
     assert!(r.ftl.lookup(0).is_some());
     assert!(r.ftl.lookup(1).is_none() && r.ftl.lookup(2).is_none());
     let ev = r.events();

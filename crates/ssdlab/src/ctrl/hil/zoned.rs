@@ -294,7 +294,9 @@ impl Hil {
             }
             return Ok(());
         }
-        let mut txns = std::mem::take(&mut self.raw_txns);
+        // The drive's work vector, taken for the call (the units' places are `z`'s too) and
+        // put back: only its capacity outlives the call.
+        let mut txns = std::mem::take(&mut z.txns);
         txns.clear();
         txns.extend(units_of(unit, offset, len).map(|(lba, covered)| {
             let pun = z.unit_of(lba);
@@ -313,7 +315,7 @@ impl Hil {
         flash
             .fil
             .enqueue_all(now, &txns, Queue::HostWrite, flash.ftl, up.q);
-        self.raw_txns = txns;
+        z.txns = txns;
         Ok(())
     }
 }
