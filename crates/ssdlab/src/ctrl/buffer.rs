@@ -595,13 +595,20 @@ impl BufferManager {
         // What the program carries is the line as it is read out now: writes made while the
         // flush waited for its translation page go with it.
         f.generation = line.generation;
-        let port = if f.kind == FlushKind::Preemptive && self.cfg.ports == CachePorts::Dual {
-            Port::Additional
-        } else {
-            Port::Host
-        };
+        let port = self.flush_port(slot);
         self.dram_io(now, slot, self.line_bytes, port, false);
         flash.flush_out(now, line.lpn, slot, self.line_bytes, up)
+    }
+
+    /// The DRAM port the flush of line `slot` moves its data through: a pre-emptive flush's
+    /// is the additional port (dual port), any other's the host port.
+    fn flush_port(&self, slot: u32) -> Port {
+        match self.flights[slot as usize] {
+            Some(f) if f.kind == FlushKind::Preemptive && self.cfg.ports == CachePorts::Dual => {
+                Port::Additional
+            }
+            _ => Port::Host,
+        }
     }
 
     /// A flush found its line holding part of its unit (`cache.partial_lines =
@@ -653,12 +660,7 @@ impl BufferManager {
         if let Some(dc) = flash.check() {
             dc.line_whole(slot);
         }
-        let port = match self.flights[slot as usize] {
-            Some(f) if f.kind == FlushKind::Preemptive && self.cfg.ports == CachePorts::Dual => {
-                Port::Additional
-            }
-            _ => Port::Host,
-        };
+        let port = self.flush_port(slot);
         let end = self.dram_io(now, slot, missing, port, true);
         self.flush_program(end, slot, up, flash)
     }
