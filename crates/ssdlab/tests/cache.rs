@@ -29,6 +29,7 @@ proptest! {
         read_allocate in any::<bool>(),
         seed in 0u64..1000,
         bs in prop_oneof![Just("4KiB"), Just("2KiB"), Just("16KiB"), Just("64KiB")],
+        partial in prop_oneof![Just("read-first"), Just("merge-at-flush")],
     ) {
         let hw = if background { "0.5" } else { "0.0" };
         let cfg = cached(&[
@@ -38,6 +39,7 @@ proptest! {
             &format!("cache.flush_high_watermark={hw}"),
             "cache.flush_low_watermark=0.25",
             &format!("cache.read_allocate={read_allocate}"),
+            &format!("cache.partial_lines=\"{partial}\""),
         ]);
         // A small hot region so reads and writes collide often.
         let job = format!("rw = \"randrw\"\nrwmixread = 50\nbs = \"{bs}\"\niodepth = 8\nsize = \"4MiB\"\nio_count = 1500");
@@ -96,4 +98,70 @@ fn no_cache_section_means_no_cache_in_the_result() {
         "rw = \"randwrite\"\nio_count = 10",
     );
     assert!(v.get("cache").is_none());
+}
+
+/// Lines holding part of their unit are built on the page FTL's whole map: any other back end
+/// is refused, naming the field and what it needs.
+#[test]
+fn merge_at_flush_needs_the_page_ftl_with_its_whole_map() {
+    let e = common::refusal("mqsim-default", "cache.partial_lines=\"merge-at-flush\"");
+    assert!(
+        e.contains("cache.partial_lines")
+            && e.contains("with the cached back end")
+            && e.contains("ftl.mapping = \"full\""),
+        "{e}"
+    );
+    assert!(SsdConfig::resolve(
+        "seed001-16g-mlc-dram-cache",
+        &["cache.partial_lines=\"merge-at-flush\"".to_string()]
+    )
+    .is_ok());
+}
+
+/// Merging at flush time takes the write-time read off a partial write: on a drive whose
+/// units hold data, 2 KiB writes into 4 KiB units complete at DRAM speed while the buffer has
+/// room, where reading first waits for NAND.
+#[test]
+fn partial_writes_need_no_read_when_merged_at_flush() {
+    let job = "rw = \"randwrite\"\nbs = \"2KiB\"\niodepth = 1\nio_count = 40";
+    let at = |partial: &str| {
+        let cfg = cached(&[
+            &format!("cache.partial_lines=\"{partial}\""),
+            "precondition.fill=\"sequential\"",
+        ]);
+        write_latency_us(&cfg, job)
+    };
+    let (first, _) = at("read-first");
+    let (merged, v) = at("merge-at-flush");
+    assert!(
+        merged * 5.0 < first,
+        "merged {merged} µs, read first {first} µs"
+    );
+    assert_eq!(v["cache"]["write_waits"], 0);
+    // Nothing flushed yet: no merge read either; the figures are there only with the option.
+    assert_eq!(v["cache"]["partial"]["merge_reads"], 0);
+    let (_, v) = at("read-first");
+    assert!(v["cache"].get("partial").is_none());
+}
+
+/// Merging at flush time, through whole checked runs: 2 KiB writes and reads into 4 KiB units
+/// on a used drive, a buffer small enough to flush on demand; the data oracle checks every read
+/// and every merge (the rest of a unit comes from the version the line was taken over), and
+/// the runs do merge at flush and miss on lines holding another part of a unit.
+#[test]
+fn merged_lines_keep_the_latest_data_in_checked_runs() {
+    for ports in ["single", "dual"] {
+        let cfg = cached(&[
+            "cache.partial_lines=\"merge-at-flush\"",
+            &format!("cache.ports=\"{ports}\""),
+        ]);
+        let job = "rw = \"randrw\"\nrwmixread = 40\nbs = \"2KiB\"\niodepth = 8\nsize = \"2MiB\"\nio_count = 3000";
+        let dev = common::run_checked(&cfg, job, 7, true);
+        let s = dev.cache().unwrap().stats();
+        assert!(s.merge_reads > 0, "{ports}: no flush merged");
+        assert!(
+            s.partial_read_misses > 0,
+            "{ports}: no read missed a partial line"
+        );
+    }
 }

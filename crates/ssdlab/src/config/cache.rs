@@ -22,6 +22,19 @@ pub enum CachePorts {
     Dual,
 }
 
+/// What a write-back write of part of a line does when the line's unit is not in the buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum PartialLines {
+    /// The rest of the unit is read from NAND before the write enters the buffer (the write
+    /// waits for that read), so every line holds a whole unit.
+    ReadFirst,
+    /// The write enters the buffer at once; the line keeps a mask of the sectors it holds, and
+    /// the rest is read from NAND and merged when the line is flushed (or when a read of the
+    /// rest brings it in). Seed 001 §II, Fig. 1: a miss costs an eviction and nothing else.
+    MergeAtFlush,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CacheConfig {
@@ -48,6 +61,9 @@ pub struct CacheConfig {
     pub flush_low_watermark: f64,
     /// Background flushes in flight at most.
     pub max_background_flushes: u32,
+    /// Write-back: how a write of part of a unit that is not in the buffer gets the rest of
+    /// the unit (read first, or merged when flushed).
+    pub partial_lines: PartialLines,
     pub energy: CacheEnergyConfig,
 }
 
@@ -67,6 +83,7 @@ impl Default for CacheConfig {
             flush_high_watermark: 0.0,
             flush_low_watermark: 0.0,
             max_background_flushes: 4,
+            partial_lines: PartialLines::ReadFirst,
             energy: CacheEnergyConfig::default(),
         }
     }

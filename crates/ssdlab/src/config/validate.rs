@@ -518,6 +518,21 @@ impl SsdConfig {
             if c.max_background_flushes == 0 {
                 return err("cache.max_background_flushes", got("0", "at least 1"));
             }
+            let kind = self.backend_kind();
+            if c.partial_lines == PartialLines::MergeAtFlush && kind != BackendKind::Page {
+                // The merge read at flush time is built on the page FTL's whole map: the other
+                // back ends put whole units into their lines (or have their own merge work).
+                return err(
+                    "cache.partial_lines",
+                    got(
+                        format!("\"merge-at-flush\" with the {} back end", kind.name()),
+                        format!(
+                            "\"read-first\" (merge-at-flush needs {})",
+                            BackendKind::Page.what_sections_say()
+                        ),
+                    ),
+                );
+            }
             let e = &c.energy;
             for (f, v) in [
                 ("cache.energy.read_pj_per_byte", e.read_pj_per_byte),

@@ -26,7 +26,7 @@
 //! for a line. A Force Unit Access write there goes into the buffer and completes once its zone's
 //! lines up to its end are on the media.
 
-use crate::config::{CacheConfig, CacheMode, CachePorts, SsdConfig};
+use crate::config::{CacheConfig, CacheMode, CachePorts, PartialLines, SsdConfig};
 use crate::ctrl::cache::CacheBuffer;
 use crate::error::{Error, Result};
 use crate::iface::HostPort;
@@ -35,7 +35,9 @@ use crate::sim::SimTime;
 use std::collections::{BTreeSet, VecDeque};
 
 mod lines;
+mod partial;
 pub(crate) use lines::Lines;
+pub(crate) use partial::Sectors;
 /// What a flush under way is for, kept per line (one flush per line at a time).
 #[derive(Clone, Copy, Debug)]
 struct Flight {
@@ -68,13 +70,18 @@ pub struct BufferStats {
     pub occupancy: Vec<(SimTime, u32, u32)>,
     pub dram_read_bytes: u64,
     pub dram_write_bytes: u64,
+    /// `cache.partial_lines = "merge-at-flush"`: flushes that read the rest of their unit from
+    /// NAND first, and reads that found their line holding only another part of the unit.
+    pub merge_reads: u64,
+    pub partial_read_misses: u64,
 }
 
-/// A write unit waiting for a line.
+/// A write unit waiting for a line: `bytes` from byte `start` of unit `lpn`.
 #[derive(Clone, Copy, Debug)]
 struct Waiter {
     cmd: u32,
     lpn: u64,
+    start: u64,
     bytes: u64,
 }
 
@@ -106,6 +113,9 @@ pub struct BufferManager {
     next_sample: SimTime,
     sample_every: SimTime,
     stats: BufferStats,
+    /// `cache.partial_lines = "merge-at-flush"` (write-back): lines hold part of their unit,
+    /// with a mask of the sectors they hold; None: every line holds its whole unit.
+    partial: Option<Sectors>,
 }
 
 /// What the controller's DRAM does in the data path: with a cache buffer (`[cache]`, `enabled`)
@@ -180,6 +190,9 @@ impl BufferManager {
             next_sample: SimTime::ZERO,
             sample_every: SAMPLE_EVERY,
             stats: BufferStats::default(),
+            partial: (cfg.partial_lines == PartialLines::MergeAtFlush
+                && cfg.mode == CacheMode::WriteBack)
+                .then(|| Sectors::new(line_bytes, lines)),
             cfg: cfg.clone(),
         }
     }
@@ -191,6 +204,13 @@ impl BufferManager {
 
     pub fn write_back(&self) -> bool {
         self.cfg.mode == CacheMode::WriteBack
+    }
+
+    /// A write-back write of part of a unit not in the buffer goes in without reading the rest
+    /// (`cache.partial_lines = "merge-at-flush"`): the rest is merged when the line is flushed.
+    #[inline]
+    pub fn merges_partial(&self) -> bool {
+        self.partial.is_some()
     }
 
     /// Move `bytes` of the line in `slot` in or out of DRAM through `port`; returns the end.
@@ -225,7 +245,7 @@ impl BufferManager {
 impl BufferManager {
     /// The figures of a run that lasted `sim_s` simulated seconds.
     pub fn result(&self, sim_s: f64) -> crate::stats::result::CacheResult {
-        use crate::stats::result::{CacheEnergy, CacheFlushes, CacheResult};
+        use crate::stats::result::{CacheEnergy, CacheFlushes, CachePartial, CacheResult};
         let s = &self.stats;
         let d = &self.dram.stats;
         let ratio = |h: u64, m: u64| {
@@ -281,6 +301,10 @@ impl BufferManager {
                 leakage_mw,
                 leakage_mj: leakage_mw * sim_s,
             },
+            partial: self.partial.as_ref().map(|_| CachePartial {
+                merge_reads: s.merge_reads,
+                read_misses: s.partial_read_misses,
+            }),
         }
     }
 }
@@ -293,6 +317,11 @@ fn no_line_to_flush(lpn: u64) -> Error {
         "cache buffer: the zone of logical block {lpn} has no line at its flush pointer to \
          flush (a bug: its lines entered out of order)"
     ))
+}
+
+/// The NAND unit a merge reads, from [`Lines::merge_source`] (whether programmed or not).
+fn flash_unit(source: Option<(u32, bool)>) -> Option<u32> {
+    source.map(|(pun, _)| pun)
 }
 
 /// Outcome of trying to put one write unit into the buffer.
@@ -347,7 +376,9 @@ impl BufferManager {
         let first = offset / unit;
         let last = (offset + len - 1) / unit;
         for lpn in first..=last {
-            let bytes = ((lpn + 1) * unit).min(offset + len) - (lpn * unit).max(offset);
+            let start = (lpn * unit).max(offset);
+            let bytes = ((lpn + 1) * unit).min(offset + len) - start;
+            let start = start - lpn * unit;
             if self.buf.find(lpn).is_some() {
                 self.stats.write_hits += 1;
             } else {
@@ -359,16 +390,26 @@ impl BufferManager {
                 // A zone's blocks enter the buffer in order: none passes one that waits. It
                 // waits too, with a flush started for it as one that found no line would.
                 self.stats.waits += 1;
-                self.waiting.push_back(Waiter { cmd, lpn, bytes });
+                self.waiting.push_back(Waiter {
+                    cmd,
+                    lpn,
+                    start,
+                    bytes,
+                });
                 pending += 1;
                 self.make_room(now, up, flash)?;
                 continue;
             }
-            match self.place(now, lpn, bytes, waiting, up, flash)? {
+            match self.place(now, lpn, start, bytes, waiting, up, flash)? {
                 Placed::At(t) => done = done.max(t),
                 Placed::Waiting => {
                     self.stats.waits += 1;
-                    self.waiting.push_back(Waiter { cmd, lpn, bytes });
+                    self.waiting.push_back(Waiter {
+                        cmd,
+                        lpn,
+                        start,
+                        bytes,
+                    });
                     pending += 1;
                 }
             }
@@ -387,18 +428,28 @@ impl BufferManager {
         Ok(())
     }
 
-    /// Try to put one write unit into the buffer; `waiting` counts the writes that wait for a
-    /// line if this one has to, itself included.
+    /// Try to put one write unit (`bytes` from byte `start` of unit `lpn`) into the buffer;
+    /// `waiting` counts the writes that wait for a line if this one has to, itself included.
+    #[allow(clippy::too_many_arguments)]
     fn place(
         &mut self,
         now: SimTime,
         lpn: u64,
+        start: u64,
         bytes: u64,
         waiting: usize,
         up: &mut HostPort,
         flash: &mut impl Lines,
     ) -> Result<Placed> {
+        let fresh = self.partial.is_some() && self.buf.find(lpn).is_none();
         let placed = self.place_unchecked(now, lpn, bytes, waiting, up, flash)?;
+        if let (Placed::At(_), Some(p)) = (&placed, self.partial.as_mut()) {
+            let slot = self.buf.find(lpn).expect("placed");
+            p.written(slot, start, bytes, fresh);
+            if let Some(dc) = flash.check() {
+                dc.line_part(slot, lpn, start, bytes, p.line_bytes(), fresh);
+            }
+        }
         if let (Placed::At(_), Some(_)) = (&placed, flash.check()) {
             let slot = self.buf.find(lpn).expect("placed");
             flash.written_to_line(now, lpn, slot, up.q)?;
@@ -530,19 +581,111 @@ impl BufferManager {
         if line.orphan {
             return self.flush_done(now, slot, up, flash);
         }
+        if let Some(p) = self.partial.as_ref() {
+            if !p.whole(slot) {
+                return self.merge_for_flush(now, slot, up, flash);
+            }
+            if let Some(dc) = flash.check() {
+                dc.flushed_whole(slot);
+            }
+        }
         let f = self.flights[slot as usize]
             .as_mut()
             .expect("a flush under way on this line");
         // What the program carries is the line as it is read out now: writes made while the
         // flush waited for its translation page go with it.
         f.generation = line.generation;
-        let port = if f.kind == FlushKind::Preemptive && self.cfg.ports == CachePorts::Dual {
-            Port::Additional
-        } else {
-            Port::Host
-        };
+        let port = self.flush_port(slot);
         self.dram_io(now, slot, self.line_bytes, port, false);
         flash.flush_out(now, line.lpn, slot, self.line_bytes, up)
+    }
+
+    /// The DRAM port the flush of line `slot` moves its data through: a pre-emptive flush's
+    /// is the additional port (dual port), any other's the host port.
+    fn flush_port(&self, slot: u32) -> Port {
+        match self.flights[slot as usize] {
+            Some(f) if f.kind == FlushKind::Preemptive && self.cfg.ports == CachePorts::Dual => {
+                Port::Additional
+            }
+            _ => Port::Host,
+        }
+    }
+
+    /// A flush found its line holding part of its unit (`cache.partial_lines =
+    /// "merge-at-flush"`): the rest is read from NAND first, and the program goes on from
+    /// [`BufferManager::merged_for_flush`]; with nothing on NAND to read (never written, or
+    /// still in the controller on its way to NAND) the line is whole at once.
+    #[cold]
+    #[inline(never)]
+    fn merge_for_flush(
+        &mut self,
+        now: SimTime,
+        slot: u32,
+        up: &mut HostPort,
+        flash: &mut impl Lines,
+    ) -> Result<()> {
+        let lpn = self.buf.line(slot).lpn;
+        let source = flash.merge_source(lpn);
+        if let Some(dc) = flash.check() {
+            dc.merged(slot, flash_unit(source));
+        }
+        match source {
+            Some((pun, true)) => {
+                self.stats.merge_reads += 1;
+                flash.merge_read(now, slot, pun, up);
+                Ok(())
+            }
+            _ => {
+                self.partial.as_mut().expect("partial lines").fill(slot);
+                if let Some(dc) = flash.check() {
+                    dc.line_whole(slot);
+                }
+                self.flush_program(now, slot, up, flash)
+            }
+        }
+    }
+
+    /// The rest of line `slot`'s unit came in from NAND at `now` for its flush: it goes into
+    /// the line's DRAM (through the flush's port), and the whole line is programmed.
+    pub(crate) fn merged_for_flush(
+        &mut self,
+        now: SimTime,
+        slot: u32,
+        up: &mut HostPort,
+        flash: &mut impl Lines,
+    ) -> Result<()> {
+        let p = self.partial.as_mut().expect("partial lines");
+        let missing = p.missing_bytes(slot);
+        p.fill(slot);
+        if let Some(dc) = flash.check() {
+            dc.line_whole(slot);
+        }
+        let port = self.flush_port(slot);
+        let end = self.dram_io(now, slot, missing, port, true);
+        self.flush_program(end, slot, up, flash)
+    }
+
+    /// A read of unit `lpn` from NAND unit `pun` came in at `now` while the buffer holds part of
+    /// the unit in a line (`cache.partial_lines = "merge-at-flush"`): the rest goes into the
+    /// line, which then holds the whole unit and needs no read when flushed. Not while the
+    /// line's flush reads it anyway, nor if `pun` no longer holds the unit's data.
+    fn merge_read_in(&mut self, now: SimTime, slot: u32, pun: u32, flash: &mut impl Lines) {
+        let Some(p) = self.partial.as_mut() else {
+            return;
+        };
+        if p.whole(slot)
+            || self.buf.line(slot).flushing
+            || flash.lookup(self.buf.line(slot).lpn) != Some(pun)
+        {
+            return;
+        }
+        let missing = p.missing_bytes(slot);
+        p.fill(slot);
+        self.dram_io(now, slot, missing, Port::Host, true);
+        if let Some(dc) = flash.check() {
+            dc.merged(slot, Some(pun));
+            dc.line_whole(slot);
+        }
     }
 
     /// A flush program finished: the line is clean unless written since; an on-demand flush
@@ -630,7 +773,7 @@ impl BufferManager {
     ) -> Result<()> {
         while let Some(w) = self.waiting.front().copied() {
             let waiting = self.waiting.len();
-            match self.place(now, w.lpn, w.bytes, waiting, up, flash)? {
+            match self.place(now, w.lpn, w.start, w.bytes, waiting, up, flash)? {
                 Placed::At(t) => {
                     self.waiting.pop_front();
                     let c = up.cmds.get_mut(w.cmd);
@@ -714,6 +857,39 @@ impl BufferManager {
         Ok(())
     }
 
+    /// Read `bytes` from byte `start` of unit `lpn`: from DRAM if its line holds them (with
+    /// `cache.partial_lines = "merge-at-flush"` a line may hold only part of its unit), else
+    /// None: the unit is read from NAND, and the line's part is laid over it on the way out.
+    #[inline]
+    pub(crate) fn read_part(
+        &mut self,
+        now: SimTime,
+        lpn: u64,
+        start: u64,
+        bytes: u64,
+    ) -> Option<SimTime> {
+        if let Some(p) = self.partial.as_ref() {
+            if let Some(slot) = self.buf.find(lpn) {
+                if !p.holds(slot, start, bytes) {
+                    self.stats.read_misses += 1;
+                    self.stats.partial_read_misses += 1;
+                    self.buf.touch(lpn);
+                    return None;
+                }
+            }
+        }
+        self.read(now, lpn, bytes)
+    }
+
+    /// Whether the line of `lpn` (if any) holds `bytes` from byte `start` of it: every line
+    /// does, unless lines may hold part of their unit.
+    #[inline]
+    pub(crate) fn holds(&self, slot: u32, start: u64, bytes: u64) -> bool {
+        self.partial
+            .as_ref()
+            .is_none_or(|p| p.holds(slot, start, bytes))
+    }
+
     /// Read: serve the units of `lpn` that hit from DRAM. Returns when the data is out of DRAM,
     /// or None on a miss.
     pub(crate) fn read(&mut self, now: SimTime, lpn: u64, bytes: u64) -> Option<SimTime> {
@@ -736,7 +912,13 @@ impl BufferManager {
         if flash.lookup(lpn) != Some(pun) {
             return;
         }
-        if !self.cfg.read_allocate || self.buf.find(lpn).is_some() {
+        if let Some(slot) = self.buf.find(lpn) {
+            if self.partial.is_some() {
+                self.merge_read_in(now, slot, pun, flash);
+            }
+            return;
+        }
+        if !self.cfg.read_allocate {
             return;
         }
         if self.buf.is_full() {
@@ -746,6 +928,9 @@ impl BufferManager {
             }
         }
         let slot = self.buf.insert(lpn, false);
+        if let Some(p) = self.partial.as_mut() {
+            p.fill(slot);
+        }
         self.dram_io(now, slot, unit, Port::Host, true);
         self.sample(now);
         if let Some(dc) = flash.check() {

@@ -19,6 +19,10 @@ pub struct DataCheck {
     latest: HashMap<u64, u32>,
     on_nand: HashMap<u32, u32>,
     in_line: HashMap<u32, u32>,
+    /// Lines holding part of their unit (`cache.partial_lines = "merge-at-flush"`), by slot:
+    /// the version the rest must come from (the unit's latest when the line was taken), and a
+    /// plain model of the bytes written, one flag per byte, beside the buffer's sector masks.
+    partial: HashMap<u32, (u32, Vec<bool>)>,
     /// Reads checked, and the first mismatch found.
     pub reads: u64,
     pub first_error: Option<String>,
@@ -64,8 +68,102 @@ impl DataCheck {
         self.in_line.insert(slot, v);
     }
 
+    /// `bytes` from byte `start` of unit `lpn` are being written into line `slot` of
+    /// `line_bytes` (before [`DataCheck::write_to_line`] counts the write); `fresh`: the line
+    /// was taken for this write.
+    pub fn line_part(
+        &mut self,
+        slot: u32,
+        lpn: u64,
+        start: u64,
+        bytes: u64,
+        line_bytes: u64,
+        fresh: bool,
+    ) {
+        if fresh {
+            let base = self.latest.get(&lpn).copied().unwrap_or(0);
+            self.partial
+                .insert(slot, (base, vec![false; line_bytes as usize]));
+        }
+        if let Some((_, written)) = self.partial.get_mut(&slot) {
+            written[start as usize..(start + bytes) as usize].fill(true);
+            if written.iter().all(|&b| b) {
+                self.partial.remove(&slot);
+            }
+        }
+    }
+
+    /// The rest of line `slot`'s unit is being read from NAND unit `pun` (None: never written,
+    /// zeros) to merge with the line: it must hold the version the line was taken over. The
+    /// line holds its whole unit once the rest is in ([`DataCheck::line_whole`]).
+    pub fn merged(&mut self, slot: u32, pun: Option<u32>) {
+        let Some(&(base, _)) = self.partial.get(&slot) else {
+            self.error(format!(
+                "buffer line {slot} read the rest of its unit, but every byte was written"
+            ));
+            return;
+        };
+        self.rest_from(slot, base, pun);
+    }
+
+    /// A read took what line `slot` does not hold from NAND unit `pun`; `held`: whether the
+    /// buffer said the line holds the bytes read.
+    pub fn read_part(&mut self, slot: u32, start: u64, bytes: u64, held: bool, pun: Option<u32>) {
+        let Some((base, written)) = self.partial.get(&slot) else {
+            if !held {
+                self.error(format!(
+                    "a read went past buffer line {slot}, which holds its whole unit"
+                ));
+            }
+            return;
+        };
+        let base = *base;
+        let all = written[start as usize..(start + bytes) as usize]
+            .iter()
+            .all(|&b| b);
+        if held && !all {
+            self.error(format!(
+                "buffer line {slot} served bytes {start}..{} it does not hold",
+                start + bytes
+            ));
+        }
+        if !held {
+            self.rest_from(slot, base, pun);
+        }
+    }
+
+    /// The rest of line `slot`'s unit is in the line.
+    pub fn line_whole(&mut self, slot: u32) {
+        self.partial.remove(&slot);
+    }
+
+    /// A flush programs line `slot` without reading: every byte of it must have been written.
+    pub fn flushed_whole(&mut self, slot: u32) {
+        if self.partial.contains_key(&slot) {
+            self.error(format!(
+                "buffer line {slot} was flushed whole, but not every byte was written"
+            ));
+        }
+    }
+
+    fn rest_from(&mut self, slot: u32, base: u32, pun: Option<u32>) {
+        let got = pun.and_then(|p| self.on_nand.get(&p).copied()).unwrap_or(0);
+        if got != base {
+            self.error(format!(
+                "buffer line {slot} took the rest of its unit from version {got}, expected {base}"
+            ));
+        }
+    }
+
+    fn error(&mut self, e: String) {
+        if self.first_error.is_none() {
+            self.first_error = Some(e);
+        }
+    }
+
     /// A clean copy of NAND unit `pun` went into line `slot` (read allocate, write-through).
     pub fn fill_line(&mut self, slot: u32, pun: Option<u32>) {
+        self.partial.remove(&slot);
         let v = pun.and_then(|p| self.on_nand.get(&p).copied()).unwrap_or(0);
         self.in_line.insert(slot, v);
         if let Some(p) = self.power.as_deref_mut() {

@@ -43,6 +43,9 @@ mod step;
 pub enum TxnKind {
     HostRead,
     RmwRead,
+    /// The rest of a cache-buffer line's unit, read for its flush (`cache.partial_lines =
+    /// "merge-at-flush"`); `cmd` is the line.
+    MergeRead,
     HostWrite,
     /// A cache-buffer line on its way to NAND (`ctrl::buffer`).
     Flush,

@@ -199,6 +199,12 @@ impl Hil {
             }
             return Ok(());
         }
+        if t.kind == TxnKind::MergeRead {
+            // A flush's read of the rest of its line's unit (an uncorrectable one still lets
+            // the flush go on: the model keeps no data to lose).
+            let bm = cache.expect("a merge read comes from the cache buffer");
+            return bm.merged_for_flush(ready, cmd, up, flash);
+        }
         if !failed {
             if let Some(bm) = cache {
                 // What the buffer keeps follows the map of the back end behind it.

@@ -800,6 +800,18 @@ pub struct CacheResult {
     /// Sampled as the buffer changes: [time s, lines in use, dirty lines].
     pub occupancy: Vec<(f64, u32, u32)>,
     pub energy: CacheEnergy,
+    /// Lines holding part of their unit (`cache.partial_lines = "merge-at-flush"` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partial: Option<CachePartial>,
+}
+
+/// What lines holding part of their unit cost (`cache.partial_lines = "merge-at-flush"`).
+#[derive(Clone, Debug, Serialize)]
+pub struct CachePartial {
+    /// Flushes that read the rest of their line's unit from NAND before the program.
+    pub merge_reads: u64,
+    /// Reads of sectors a line did not hold (served from NAND, the line's part laid over).
+    pub read_misses: u64,
 }
 
 /// The result's blocks of figures that every run has, in the order the result is written. A

@@ -45,6 +45,18 @@ pub(crate) trait Lines {
         line_bytes: u64,
         up: &mut HostPort,
     ) -> Result<()>;
+    /// Where a flush of a line holding part of unit `lpn` reads the rest: the NAND unit that
+    /// holds it and whether it is programmed yet (if not, the data is still in the controller
+    /// and needs no read); None when the unit was never written. Only the page FTL's lines hold
+    /// part of a unit (`cache.partial_lines`, which validation allows only there).
+    fn merge_source(&self, _lpn: u64) -> Option<(u32, bool)> {
+        None
+    }
+    /// Read NAND unit `pun` for the flush of line `slot` (its end comes back as
+    /// [`BufferManager::merged_for_flush`]).
+    fn merge_read(&mut self, _now: SimTime, _slot: u32, _pun: u32, _up: &mut HostPort) {
+        unreachable!("only the page FTL's lines hold part of a unit")
+    }
 }
 
 /// The page FTL's port: the cache buffer works in front of the page-mapped FTL's map.
@@ -83,6 +95,29 @@ impl<M: Translation> Lines for FlashPort<'_, Ftl<M>> {
     #[inline]
     fn zoned(&self) -> Option<&ZonedNand> {
         None
+    }
+
+    #[inline]
+    fn merge_source(&self, lpn: u64) -> Option<(u32, bool)> {
+        let pun = self.ftl.lookup(lpn)?;
+        Some((pun, self.ftl.is_programmed(pun)))
+    }
+
+    /// The rest of a line's unit, read with the host's reads (as a read-modify-write's read
+    /// would be at write time).
+    fn merge_read(&mut self, now: SimTime, slot: u32, pun: u32, up: &mut HostPort) {
+        let geo = &self.ftl.geo;
+        let t = self.fil.add_txn(Txn {
+            kind: TxnKind::MergeRead,
+            cmd: slot,
+            pun,
+            plane: geo.plane_of_block(geo.block_of_unit(pun)),
+            host_bytes: 0,
+            epoch: 0,
+            aux: 0,
+            overwrote: crate::ftl::NONE,
+        });
+        self.fil.enqueue(now, t, Queue::HostRead, self.ftl, up.q);
     }
 
     /// Map the line's unit in the page FTL and queue its program with the die's host writes.

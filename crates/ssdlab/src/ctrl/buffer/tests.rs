@@ -44,10 +44,24 @@ impl Rig {
 
     /// A write-back write of unit `lpn`; returns the command.
     fn write(&mut self, now: SimTime, lpn: u64) -> u32 {
-        let c = self.l.cmd(Op::Write, lpn * 4096, 4096);
+        self.write_part(now, lpn, 0, 4096)
+    }
+
+    /// A write-back write of `bytes` from byte `start` of unit `lpn`; returns the command.
+    fn write_part(&mut self, now: SimTime, lpn: u64, start: u64, bytes: u64) -> u32 {
+        let c = self.l.cmd(Op::Write, lpn * 4096 + start, bytes);
         let (bm, mut up, mut flash) = self.ports();
         bm.write(now, c, &mut up, &mut flash).unwrap();
         c
+    }
+
+    /// An NVMe Flush at the queue's time, drained; returns the commands completed.
+    fn flush_all(&mut self) -> Vec<u32> {
+        let f = self.l.cmds.insert(Cmd::new(0, Op::Flush, 0, 0, 0, 0));
+        let now = self.l.q.now();
+        let (bm, mut up, mut flash) = self.ports();
+        bm.flush_command(now, f, &mut up, &mut flash).unwrap();
+        self.drain()
     }
 
     /// Handle events until none is left: die steps through the FIL and the HIL (which hands
@@ -72,7 +86,25 @@ impl Rig {
                             }
                             flash.fil.finish_op(now, die, op, flash.ftl, up.q);
                         }
-                        Step::Sensed(_) | Step::Erased(_) => panic!("no reads or erases here"),
+                        Step::Sensed(op) => {
+                            // Only a flush's merge reads: each goes to the buffer when out.
+                            let mut last = now;
+                            for &t in &op {
+                                let (out, ready) = flash.fil.read_out(now, die);
+                                last = out;
+                                hil.read_done(
+                                    ready,
+                                    t,
+                                    &mut up,
+                                    &mut flash,
+                                    Some(&mut *bm),
+                                    &mut crate::ctrl::Behind::PageFtl,
+                                )
+                                .unwrap();
+                            }
+                            flash.fil.finish_read(now, die, last, op, flash.ftl, up.q);
+                        }
+                        Step::Erased(_) => panic!("no erases here"),
                         Step::Done => {}
                     }
                 }
@@ -215,4 +247,48 @@ fn an_explicit_flush_waits_for_its_lines_to_reach_nand() {
     let (bm, mut up, mut flash) = r.ports();
     bm.flush_command(now, g, &mut up, &mut flash).unwrap();
     assert_eq!(r.drain(), vec![g]);
+}
+
+/// `cache.partial_lines = "merge-at-flush"`: a write of part of a unit on NAND goes into the
+/// buffer at once, holding only its sectors; the flush reads the rest before the program, and
+/// a unit never written needs no read.
+#[test]
+fn a_partial_line_reads_the_rest_of_its_unit_when_flushed() {
+    let mut r = rig(&[
+        "cache.flush_high_watermark=0.0",
+        "cache.partial_lines=\"merge-at-flush\"",
+    ]);
+    assert!(r.bm.merges_partial());
+    r.write(SimTime::ZERO, 3);
+    r.flush_all();
+    // The buffer lets go of the line; the unit stays on NAND.
+    r.bm.discard(3);
+    let now = r.l.q.now();
+    let w = r.write_part(now, 3, 1024, 1024);
+    let fresh = r.write_part(now, 9, 0, 2048);
+    assert_eq!(r.drain(), vec![w, fresh], "both in DRAM, nothing read");
+    let slot = r.bm.find(3).unwrap();
+    let p = r.bm.partial.as_ref().unwrap();
+    assert!(!p.whole(slot) && p.missing_bytes(slot) == 3072);
+    // Held bytes are served from DRAM; others go to NAND.
+    assert!(r.bm.read_part(now, 3, 1024, 1024).is_some());
+    assert!(r.bm.read_part(now, 3, 0, 4096).is_none());
+    assert_eq!(r.bm.stats.partial_read_misses, 1);
+    let flushed = r.flush_all();
+    assert_eq!(flushed.len(), 1);
+    assert_eq!(r.bm.stats.merge_reads, 1, "only unit 3 had data on NAND");
+    assert_eq!(r.bm.stats.flushes[FlushKind::Explicit as usize], 3);
+    assert!(r.bm.partial.as_ref().unwrap().whole(slot));
+    assert_eq!(r.bm.buf.dirty_lines(), 0);
+    assert!(r.l.check.as_ref().unwrap().first_error.is_none());
+}
+
+/// By default (`read-first`) lines always hold their whole unit: the HIL reads first.
+#[test]
+fn lines_hold_whole_units_by_default() {
+    let mut r = rig(&["cache.flush_high_watermark=0.0"]);
+    assert!(!r.bm.merges_partial());
+    r.write_part(SimTime::ZERO, 3, 1024, 1024);
+    r.flush_all();
+    assert_eq!(r.bm.stats.merge_reads, 0);
 }

@@ -158,6 +158,7 @@ impl Fil {
         let (phase, at, busy, array_start) = match kind {
             TxnKind::HostRead
             | TxnKind::RmwRead
+            | TxnKind::MergeRead
             | TxnKind::MapRead
             | TxnKind::MapUpdateRead
             | TxnKind::ReadAhead => self.start_read(now, die, ch, &op, planes),

@@ -132,8 +132,11 @@ impl Hil {
         let mut direct_bytes = 0u64;
         let mut direct_at = now;
         let mut all_hit = cache.is_some();
-        for (lpn, covered) in units_of(self.geo.unit_bytes, offset, len) {
+        let unit = self.geo.unit_bytes;
+        for (lpn, covered) in units_of(unit, offset, len) {
             self.counters.host_units_read += 1;
+            // Where in the unit the read starts (only the first unit's may be past its start).
+            let start = || offset.saturating_sub(lpn * unit);
             if let Some(dc) = flash.check.as_mut() {
                 let slot = cache.as_deref().and_then(|bm| bm.find(lpn));
                 let pun = if slot.is_none() {
@@ -142,9 +145,15 @@ impl Hil {
                     None
                 };
                 dc.read(lpn, slot, pun);
+                if let (Some(s), Some(bm)) = (slot, cache.as_deref()) {
+                    if bm.merges_partial() {
+                        let held = bm.holds(s, start(), covered);
+                        dc.read_part(s, start(), covered, held, flash.ftl.lookup(lpn));
+                    }
+                }
             }
             if let Some(bm) = cache.as_deref_mut() {
-                if let Some(t) = bm.read(now, lpn, covered) {
+                if let Some(t) = bm.read_part(now, lpn, start(), covered) {
                     direct_bytes += covered;
                     direct_at = direct_at.max(t);
                     continue;
@@ -260,11 +269,12 @@ impl Hil {
         let unit = self.geo.unit_bytes;
         let mut rmw = 0;
         for (lpn, covered) in units_of(unit, c.offset, c.len) {
-            // A whole unit, or one whose old data is in the cache buffer, needs no read.
+            // A whole unit, or one whose old data is in the cache buffer (or merged with it
+            // when its line is flushed: `cache.partial_lines`), needs no read.
             if covered == unit
-                || cache
-                    .as_deref()
-                    .is_some_and(|bm| bm.write_back() && bm.find(lpn).is_some())
+                || cache.as_deref().is_some_and(|bm| {
+                    bm.write_back() && (bm.merges_partial() || bm.find(lpn).is_some())
+                })
             {
                 continue;
             }
