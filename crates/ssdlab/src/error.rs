@@ -117,11 +117,9 @@ impl Invalid {
         value: impl fmt::Display,
         words: impl Into<String>,
     ) -> Invalid {
-        Invalid {
-            value: Some(value.to_string()),
-            layout: Layout::Option,
-            ..Invalid::of(option, None, says(words))
-        }
+        let mut i = Invalid::option(option, value, "");
+        (i.expected, i.words) = (None, Some(words.into()));
+        i
     }
 
     /// `{origin}[, field `{field}`]: {problem}`.
