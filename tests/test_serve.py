@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import ssdlab
 from conftest import assert_user_error, run_cli
 from nbd_rig import (
     CMD_DISC,
@@ -488,3 +489,27 @@ def test_an_output_path_the_session_cannot_be_written_to_is_refused_at_start(
     proc = run_cli("serve", "small-tlc", "--listen", f"unix:{sock}", option, path, timeout=60)
     assert_user_error(proc, *needles)
     assert not sock.exists()
+
+
+def test_serve_errors_are_serve_errors_with_their_parts(tmp_path: Path) -> None:
+    """What serve refuses is a ServeError (a ConfigError, as before serve had its own class)
+    whose option, value and expectation are data; an error of its config stays a ConfigError."""
+    from ssdlab import _core
+
+    config = _core.resolve_config("small-tlc", [])
+    with pytest.raises(ssdlab.ServeError) as caught:
+        _core.serve(config, "http://x")
+    error = caught.value
+    assert isinstance(error, ssdlab.ConfigError)
+    assert (error.origin, error.field, error.value) == ("--listen", None, '"http://x"')
+    assert error.expected is not None and error.expected.startswith("tcp://HOST:PORT")
+    # A file an option names: the option and the path, the system's words in the message.
+    missing = tmp_path / "none" / "x.log"
+    with pytest.raises(ssdlab.ServeError) as caught:
+        _core.serve(config, f"unix:{tmp_path / 's.sock'}", clock="logical", log=str(missing))
+    assert (caught.value.origin, caught.value.value) == ("--log", str(missing))
+    assert str(caught.value).startswith(f"--log {missing}: ")
+    zoned = _core.resolve_config("zns-tlc", [])
+    with pytest.raises(ssdlab.ServeError, match="NBD has no zones") as caught:
+        _core.serve(zoned, "unix:/nonexistent/s.sock")
+    assert caught.value.origin == "serve"

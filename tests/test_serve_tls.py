@@ -465,7 +465,7 @@ def test_the_network_is_refused_in_the_clear_and_bad_tls_options_are_one_line_er
     bad = tmp_path / "bad.psk"
     bad.write_text(f"alice:{secret}\nbob {secret}\n")
     r = run_cli("serve", "small-tlc", "--tls-psk", str(bad))
-    assert_user_error(r, f"--tls-psk {bad} line 2", "USER:HEXKEY")
+    assert_user_error(r, f"--tls-psk {bad}, line 2", "USER:HEXKEY")
     assert secret not in r.stdout + r.stderr
     assert_user_error(run_cli("serve", "small-tlc", "--tls-certificates", str(tmp_path)),
                       "server-cert.pem")  # fmt: skip

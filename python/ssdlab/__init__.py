@@ -12,7 +12,16 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 # SimulationError: the simulator reached a state it cannot continue from (a bug, not bad input).
-from ._core import ConfigError, Interrupted, JobError, SimulationError, SsdlabError, TraceError
+from ._core import (
+    ConfigError,
+    Interrupted,
+    JobError,
+    PagingError,
+    ServeError,
+    SimulationError,
+    SsdlabError,
+    TraceError,
+)
 from ._core import version as _core_version
 from .api import (
     Config,
@@ -73,7 +82,9 @@ __all__ = [
     "Interrupted",
     "Job",
     "JobError",
+    "PagingError",
     "Result",
+    "ServeError",
     "SimulationError",
     "SsdlabError",
     "Sweep",

@@ -31,6 +31,20 @@ create_exception!(
 );
 create_exception!(
     _core,
+    ServeError,
+    ConfigError,
+    "`ssdlab serve` cannot serve as asked: an option, a file an option names, a config it cannot \
+     serve (a ConfigError, as these were before serve had its own class)."
+);
+create_exception!(
+    _core,
+    PagingError,
+    ConfigError,
+    "A paging run cannot run as asked: its [swap] settings, its device, or the state they led it \
+     to (out of memory and swap, a swap request past the kernel's timeout); a ConfigError."
+);
+create_exception!(
+    _core,
     Interrupted,
     SsdlabError,
     "A run stopped by the user."
@@ -75,6 +89,8 @@ fn new_err(e: &Error, msg: String) -> PyErr {
         Error::Trace(_) => TraceError::new_err(msg),
         Error::Interrupted => Interrupted::new_err(msg),
         Error::Device(_) => SimulationError::new_err(msg),
+        Error::Serve(_) => ServeError::new_err(msg),
+        Error::Paging(_) => PagingError::new_err(msg),
         Error::Flow(flow) => new_err(&flow.source, msg),
     }
 }
@@ -110,6 +126,8 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("JobError", py.get_type::<JobError>())?;
     m.add("TraceError", py.get_type::<TraceError>())?;
+    m.add("ServeError", py.get_type::<ServeError>())?;
+    m.add("PagingError", py.get_type::<PagingError>())?;
     m.add("Interrupted", py.get_type::<Interrupted>())?;
     m.add("SimulationError", py.get_type::<SimulationError>())?;
     let base = py.get_type::<SsdlabError>();

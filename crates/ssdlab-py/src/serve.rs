@@ -56,9 +56,10 @@ fn serve(
         tls: tls.map(TlsMode::parse).transpose().map_err(to_py)?,
         tls_credentials: match (tls_psk, tls_certificates) {
             (Some(_), Some(_)) => {
-                return Err(to_py(ssdlab::Error::config(
-                    "--tls-psk and --tls-certificates: expected one of them".into(),
-                )))
+                return Err(to_py(ssdlab::Error::bad_serve(ssdlab::Invalid::unnamed(
+                    "--tls-psk and --tls-certificates",
+                    ssdlab::error::says("expected one of them"),
+                ))))
             }
             (Some(file), None) => Some(Credentials::Psk(file)),
             (None, Some(dir)) => Some(Credentials::Certificates {

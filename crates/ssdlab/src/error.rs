@@ -1,13 +1,16 @@
-//! The core's errors, one type per area (config, job, trace, device), each a one-line message
-//! that names the file, line or field, the value, and what was expected. Where a message has
-//! that shape its parts are data ([`Invalid`]): the Python bindings set them as the exception's
-//! `origin`, `field`, `value` and `expected` attributes, and the exception's class comes from
-//! the area, so that no caller reads the message to learn what went wrong.
+//! The core's errors, one type per area (config, job, trace, device, serve, paging), each a
+//! one-line message that names the file, line or field, the value, and what was expected.
+//! Where a message has that shape its parts are data ([`Invalid`]): the Python bindings set
+//! them as the exception's `origin`, `field`, `value` and `expected` attributes, and the
+//! exception's class comes from the area, so that no caller reads the message to learn what
+//! went wrong.
 //!
-//! Serve's and paging's own errors (a bad `--listen`, a bad `[swap]` field, a session log that
-//! cannot be read) are config, job or trace errors of their commands: they have the same shapes
-//! and a Python caller catches them as such, so those modules have no area type of their own
-//! (serve's protocol errors, `serve::proto::HeaderError`, never leave the server).
+//! Serve's area holds what `ssdlab serve` refuses of its options and the files they name (a
+//! bad `--listen`, a `--tls-psk` file, a config it cannot serve); paging's the `[swap]`
+//! settings and what they lead a paging run to (memory and swap too small, a time too long
+//! for the kernel). A session log replayed as a trace, and a paging run's memory trace, are
+//! traces: their errors are the trace area's. Serve's protocol errors
+//! (`serve::proto::HeaderError`) never leave the server.
 
 use std::fmt;
 
@@ -46,7 +49,9 @@ pub enum Layout {
     /// without a field).
     Field,
     /// `{origin} {value}: expected {expected}`: a command-line option or an override, its value
-    /// written after it as the user typed them (`--listen "x": expected tcp://HOST:PORT ...`).
+    /// written after it as the user typed them (`--listen "x": expected tcp://HOST:PORT ...`);
+    /// `{origin} {value}: {words}` where the rule is said in words (a file the option names
+    /// that cannot be opened: `--log /x/y: No such file or directory`).
     Option,
 }
 
@@ -103,6 +108,18 @@ impl Invalid {
     /// option, the document itself).
     pub fn unnamed(origin: impl Into<String>, problem: Problem) -> Invalid {
         Invalid::of(origin, None, problem)
+    }
+
+    /// `{option} {value}: {words}`: a command-line option and its value, the rule in words (a
+    /// file it names that cannot be read, and why).
+    pub fn option_says(
+        option: impl Into<String>,
+        value: impl fmt::Display,
+        words: impl Into<String>,
+    ) -> Invalid {
+        let mut i = Invalid::option(option, value, "");
+        (i.expected, i.words) = (None, Some(words.into()));
+        i
     }
 
     /// `{origin}[, field `{field}`]: {problem}`.
@@ -167,10 +184,14 @@ impl Invalid {
     /// The message with another opening (a flow's name in place of `job`).
     fn fmt_from(&self, origin: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(origin)?;
-        if let (Layout::Option, Some(value), Some(expected)) =
-            (self.layout, &self.value, &self.expected)
-        {
-            return write!(f, " {value}: expected {expected}");
+        match (self.layout, &self.value, &self.expected, &self.words) {
+            (Layout::Option, Some(value), _, Some(words)) => {
+                return write!(f, " {value}: {words}");
+            }
+            (Layout::Option, Some(value), Some(expected), None) => {
+                return write!(f, " {value}: expected {expected}");
+            }
+            _ => {}
         }
         match (&self.field, origin.is_empty()) {
             (Some(field), false) => write!(f, ", field `{field}`")?,
@@ -251,6 +272,20 @@ area! {
 }
 
 area! {
+    /// `ssdlab serve` cannot serve as asked: an option, a file an option names (`--log`,
+    /// `--tls-psk`, `--tls-certificates`, `--data`), an address it cannot listen on, a config
+    /// it cannot serve.
+    ServeError {}
+}
+
+area! {
+    /// A paging run (`ssdlab swap`) cannot run as asked: its `[swap]` settings, its device, or
+    /// a state its memory, swap and device led it to (out of memory and swap, the kernel's
+    /// block-layer timeout passed).
+    PagingError {}
+}
+
+area! {
     /// The simulation reached a state it cannot continue from (a bug or an unsupported
     /// corner): said in words, as there is no input to point at.
     DeviceError {}
@@ -281,6 +316,13 @@ pub enum Error {
     /// The simulation reached a state it cannot continue from (a bug or an unsupported corner).
     #[error("simulation error: {0}")]
     Device(DeviceError),
+    /// `ssdlab serve` cannot serve as asked: an option, a file it names, a config it cannot
+    /// serve.
+    #[error("{0}")]
+    Serve(ServeError),
+    /// A paging run cannot run as asked: its settings, or the state they led it to.
+    #[error("{0}")]
+    Paging(PagingError),
     /// A job error of one flow of a run of several: which flow (its index in the run, its
     /// name) as data, so that a caller can point at the job without reading the message (the
     /// CLI points at a fio file's section); the message names the flow.
@@ -337,6 +379,26 @@ impl Error {
         Error::Device(DeviceError::Message(msg))
     }
 
+    /// Serve's refusal said in words.
+    pub fn serve(msg: String) -> Error {
+        Error::Serve(ServeError::Message(msg))
+    }
+
+    /// A paging run's refusal said in words.
+    pub fn paging(msg: String) -> Error {
+        Error::Paging(PagingError::Message(msg))
+    }
+
+    /// A serve option or file that breaks a rule.
+    pub fn bad_serve(i: Invalid) -> Error {
+        Error::Serve(i.into())
+    }
+
+    /// A paging setting that breaks a rule.
+    pub fn bad_paging(i: Invalid) -> Error {
+        Error::Paging(i.into())
+    }
+
     /// A config value that breaks a rule.
     pub fn bad_config(i: Invalid) -> Error {
         Error::Config(i.into())
@@ -360,6 +422,8 @@ impl Error {
             Error::Job(e) => e.invalid(),
             Error::Trace(e) => e.invalid(),
             Error::Device(e) => e.invalid(),
+            Error::Serve(e) => e.invalid(),
+            Error::Paging(e) => e.invalid(),
             Error::Flow(f) => f.source.invalid(),
             Error::Interrupted => None,
         }
@@ -485,6 +549,13 @@ mod tests {
         );
         let e = Error::bad_config(Invalid::option("--clock", "\"x\"", "realtime or logical"));
         assert_eq!(e.to_string(), "--clock \"x\": expected realtime or logical");
+        let e = Error::bad_serve(Invalid::option_says("--log", "/x/y", "No such file"));
+        assert_eq!(e.to_string(), "--log /x/y: No such file");
+        let i = e.invalid().unwrap();
+        assert_eq!(
+            (i.origin.as_str(), i.value.as_deref(), i.expected.as_deref()),
+            ("--log", Some("/x/y"), None)
+        );
         let e = Error::bad_trace(Invalid::says("t.csv", "lba", "not a number")).in_flow(0, "f");
         assert_eq!(e.to_string(), "t.csv, field `lba`: not a number");
         let e = Error::bad_job(Invalid::says("trace job", "fit", "no")).in_flow(0, "f");

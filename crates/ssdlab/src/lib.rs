@@ -28,7 +28,8 @@ pub mod workload;
 pub use config::SsdConfig;
 pub use device::{Completion, Device, Driver, Request};
 pub use error::{
-    ConfigError, DeviceError, Error, Invalid, JobError, Layout, Problem, Result, TraceError,
+    ConfigError, DeviceError, Error, Invalid, JobError, Layout, PagingError, Problem, Result,
+    ServeError, TraceError,
 };
 pub use run::{bench, bench_with, run, run_flows, run_replay, run_requests, RunOptions, RunOutput};
 pub use workload::JobSpec;

@@ -250,7 +250,7 @@ fn write_streams_are_the_page_ftls_alone() {
     for (kind, cfg) in all() {
         let dev = Device::new(&cfg, 1).unwrap();
         assert_eq!(dev.check_stream_id(0), Ok(()), "{kind:?}");
-        let e = dev.check_stream_id(1).unwrap_err();
+        let e = dev.check_stream_id(1).unwrap_err().to_string();
         let own = format!("the {} back end has no write streams", kind.name());
         // The page FTL names its own field (ftl.streams = 1 here); the others say they have
         // none, rather than answer from an idle page FTL's streams.

@@ -231,7 +231,11 @@ fn an_erase_needs_a_raw_device_and_reads_and_writes_need_bytes() {
     let e = dev.submit(t, req(Op::Erase, 0, 1 << 20, t)).unwrap_err();
     assert!(e.to_string().contains("raw device"), "{e}");
     let e = dev.submit(t, req(Op::Read, 0, 0, t)).unwrap_err();
-    assert!(e.to_string().contains("no bytes"), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "read request at byte 0, field `len`: got 0 bytes, expected at least 1 byte"
+    );
+    assert_eq!(e.invalid().and_then(|i| i.field.as_deref()), Some("len"));
     assert_eq!(dev.next_event_time(), None);
 }
 

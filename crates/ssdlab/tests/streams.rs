@@ -120,7 +120,7 @@ fn a_stream_the_device_lacks_is_refused_where_it_enters() {
     let e = dev.submit(SimTime::ZERO, r).unwrap_err().to_string();
     assert!(
         e.contains(
-            "write request at byte 0, its stream: got 1, expected 0 up to 0 (ftl.streams = 1)"
+            "write request at byte 0, field `stream`: got 1, expected 0 up to 0 (ftl.streams = 1)"
         ),
         "{e}"
     );

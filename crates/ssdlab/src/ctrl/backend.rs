@@ -31,6 +31,7 @@ use super::raw::RawNand;
 use super::read_ahead::ReadAhead;
 use super::zoned::ZonedNand;
 use crate::config::{BackendKind, SsdConfig};
+use crate::error::{got, Problem};
 use crate::ftl::mapping_cache::MappingCache;
 use crate::ftl::{AnyFtl, CachedFtl, Ftl, Wear};
 use crate::media::nand::Geometry;
@@ -215,13 +216,17 @@ impl Backend {
     /// Whether write stream `stream` exists: the page FTL's streams (`ftl.streams`, or FDP's
     /// handles); another back end has stream 0 alone (validation keeps `ftl.streams` at 1 for
     /// it). The one-line refusal names the field.
-    pub fn check_stream(&self, stream: u8) -> Result<(), String> {
+    pub fn check_stream(&self, stream: u8) -> Result<(), Problem> {
         match self.page_ftl() {
             Some(f) => f.check_stream(stream),
             None if stream == 0 => Ok(()),
-            None => Err(format!(
-                "got {stream}, expected 0: the {} back end has no write streams (ftl.streams is the page-mapping FTL's)",
-                self.kind().name()
+            None => Err(got(
+                stream,
+                format!(
+                    "0: the {} back end has no write streams (ftl.streams is the page-mapping \
+                     FTL's)",
+                    self.kind().name()
+                ),
             )),
         }
     }

@@ -11,8 +11,8 @@
 
 use super::Device;
 use crate::config::SsdConfig;
-use crate::error::{got, Error, Invalid, Result};
-use crate::ftl::state_io::{StateReader, StateWriter};
+use crate::error::{got, says, Error, Invalid, Result};
+use crate::ftl::state_io::{StateReader, StateWriter, STATE_FILE};
 use std::io::{BufReader, BufWriter};
 use std::path::{Path, PathBuf};
 
@@ -88,6 +88,24 @@ pub struct SavedState {
     pub save_seconds: f64,
 }
 
+/// The origin of a refused save (`saving a drive state: ...`).
+const SAVING: &str = "saving a drive state";
+
+/// `saving a drive state to {path}: {why}`: the file could not be written (origin and path as
+/// data, the system's words).
+fn save_err(path: &Path, e: &std::io::Error) -> Error {
+    Error::bad_config(Invalid::option_says(
+        "saving a drive state to",
+        path.display(),
+        e.to_string(),
+    ))
+}
+
+/// `state file {path}: {why}`: a state file that cannot be loaded (origin and path as data).
+fn state_file_err(path: &str, why: String) -> Error {
+    Error::bad_config(Invalid::option_says(STATE_FILE, path, why))
+}
+
 impl Device {
     /// Save this drive's state to `path` (written whole to a temporary file beside it, then
     /// renamed over it, so `path` never holds half a state). `made_by` describes what brought
@@ -96,9 +114,12 @@ impl Device {
     pub fn save_state(&self, cfg: &SsdConfig, path: &Path, made_by: &str) -> Result<SavedState> {
         let t0 = std::time::Instant::now();
         if let Some(why) = cfg.state_unsupported() {
-            return Err(Error::config(format!(
-                "saving a drive state: not supported for {why}; only the page-mapped FTL \
-                 (ftl.kind = \"page\", full or cached map) saves one"
+            return Err(Error::bad_config(Invalid::unnamed(
+                SAVING,
+                says(format!(
+                    "not supported for {why}; only the page-mapped FTL (ftl.kind = \"page\", \
+                     full or cached map) saves one"
+                )),
             )));
         }
         let ftl = self.page_ftl()?;
@@ -136,18 +157,12 @@ impl Device {
             Ok(b) => b,
             Err(e) => {
                 let _ = std::fs::remove_file(&tmp);
-                return Err(Error::config(format!(
-                    "saving a drive state to {}: {e}",
-                    path.display()
-                )));
+                return Err(save_err(path, &e));
             }
         };
         if let Err(e) = std::fs::rename(&tmp, path) {
             let _ = std::fs::remove_file(&tmp);
-            return Err(Error::config(format!(
-                "saving a drive state to {}: {e}",
-                path.display()
-            )));
+            return Err(save_err(path, &e));
         }
         Ok(SavedState {
             path: path.display().to_string(),
@@ -160,10 +175,13 @@ impl Device {
     /// another back end (`SsdConfig::state_unsupported` refuses their configs first).
     fn page_ftl(&self) -> Result<&crate::ftl::AnyFtl> {
         self.backend.page_ftl().ok_or_else(|| {
-            Error::config(format!(
-                "saving a drive state: only the page-mapped FTL (ftl.kind = \"page\", full or \
-                 cached map) saves one; this device's back end is {}",
-                self.backend.kind().name()
+            Error::bad_config(Invalid::unnamed(
+                SAVING,
+                says(format!(
+                    "only the page-mapped FTL (ftl.kind = \"page\", full or cached map) saves \
+                     one; this device's back end is {}",
+                    self.backend.kind().name()
+                )),
             ))
         })
     }
@@ -201,7 +219,7 @@ impl Device {
     /// is then only fit to be dropped.
     pub(super) fn load_state(&mut self, cfg: &SsdConfig, path: &str) -> Result<String> {
         let file = std::fs::File::open(path)
-            .map_err(|e| Error::config(format!("state file {path}: cannot open it: {e}")))?;
+            .map_err(|e| state_file_err(path, format!("cannot open it: {e}")))?;
         let mut r = StateReader::new(BufReader::with_capacity(1 << 20, file), path);
         if r.bytes(MAGIC.len(), "magic")? != MAGIC {
             return Err(r.error("its first bytes are not a drive state's (`SSDLABst`)"));
@@ -215,20 +233,25 @@ impl Device {
         let key = r.str("key", MOST_TEXT)?;
         let differ = key_differences(&key, cfg);
         if !differ.is_empty() {
-            return Err(Error::config(format!(
-                "state file {path}: made for another drive: {}; load it with the config it \
-                 was saved from, or make a new state with `ssdlab precondition --save`",
-                differ.join(", ")
-            )));
+            return Err(state_file_err(
+                path,
+                format!(
+                    "made for another drive: {}; load it with the config it was saved from, or \
+                     make a new state with `ssdlab precondition --save`",
+                    differ.join(", ")
+                ),
+            ));
         }
         let made_by = r.str("description", MOST_TEXT)?;
         let kind = self.backend.kind();
         let Some(ftl) = self.backend.page_ftl_mut() else {
-            return Err(Error::config(format!(
-                "state file {path}: only the page-mapped FTL loads a state; this device's back \
-                 end is {}",
-                kind.name()
-            )));
+            return Err(state_file_err(
+                path,
+                format!(
+                    "only the page-mapped FTL loads a state; this device's back end is {}",
+                    kind.name()
+                ),
+            ));
         };
         ftl.load_state(&mut r)?;
         r.finish()?;

@@ -8,7 +8,7 @@
 use super::{map_unit, Device};
 use crate::config::BackendKind;
 use crate::ctrl::backend::Scheme;
-use crate::error::{Error, Result};
+use crate::error::{got, says, Error, Invalid, Problem, Result};
 use crate::ftl::{Ftl, Translation};
 use crate::media::nand::Geometry;
 use crate::request::{Flags, Op, Request};
@@ -188,10 +188,10 @@ impl Device {
 
     #[cold]
     fn no_bytes(r: &Request) -> Error {
-        Error::job(format!(
-            "{} request at byte {} has no bytes",
-            r.op.name(),
-            r.offset
+        Error::bad_job(Invalid::new(
+            format!("{} request at byte {}", r.op.name(), r.offset),
+            "len",
+            got("0 bytes", "at least 1 byte"),
         ))
     }
 
@@ -199,11 +199,11 @@ impl Device {
     #[inline(always)]
     fn check_stream(&self, r: &Request) -> Result<()> {
         if r.flags.stream() != 0 {
-            if let Err(m) = self.check_stream_id(r.flags.stream()) {
-                return Err(Error::job(format!(
-                    "{} request at byte {}, its stream: {m}",
-                    r.op.name(),
-                    r.offset
+            if let Err(p) = self.check_stream_id(r.flags.stream()) {
+                return Err(Error::bad_job(Invalid::new(
+                    format!("{} request at byte {}", r.op.name(), r.offset),
+                    "stream",
+                    p,
                 )));
             }
         }
@@ -212,7 +212,7 @@ impl Device {
 
     /// Whether write stream `stream` exists (`Backend::check_stream`). The one-line refusal
     /// names the field.
-    pub fn check_stream_id(&self, stream: u8) -> std::result::Result<(), String> {
+    pub fn check_stream_id(&self, stream: u8) -> std::result::Result<(), Problem> {
         self.backend.check_stream(stream)
     }
 
@@ -227,27 +227,32 @@ impl Device {
         self.check_stream(&r)?;
         let kind = self.backend.kind();
         if r.op == Op::Erase && kind == BackendKind::Pcm {
-            return Err(Error::job(
-                "erase: this device is PCM, updated in place; it has no erase".into(),
-            ));
+            return Err(Error::bad_job(Invalid::unnamed(
+                "erase",
+                says("this device is PCM, updated in place; it has no erase"),
+            )));
         }
         let zoned = kind == BackendKind::Zoned;
         if (r.op == Op::Append || r.op.is_zone_management()) && !zoned {
-            return Err(Error::job(format!(
-                "{}: this device has no zones (a zoned drive has a [zns] section)",
-                r.op.name()
+            return Err(Error::bad_job(Invalid::unnamed(
+                r.op.name(),
+                says("this device has no zones (a zoned drive has a [zns] section)"),
             )));
         }
         if r.op == Op::Erase && zoned {
-            return Err(Error::job(
-                "erase: this is a zoned drive; its blocks are erased by zone resets (zone_reset)"
-                    .into(),
-            ));
+            return Err(Error::bad_job(Invalid::unnamed(
+                "erase",
+                says("this is a zoned drive; its blocks are erased by zone resets (zone_reset)"),
+            )));
         }
         if r.op == Op::Erase && self.backend.raw().is_none() {
-            return Err(Error::job(
-                "erase: this device has an FTL that erases for itself; erases are for a raw device (ftl.kind = \"none\")".into(),
-            ));
+            return Err(Error::bad_job(Invalid::unnamed(
+                "erase",
+                says(
+                    "this device has an FTL that erases for itself; erases are for a raw device \
+                     (ftl.kind = \"none\")",
+                ),
+            )));
         }
         if r.op.is_zone_management() && r.flags.contains(Flags::ALL_ZONES) {
             r.offset = self.capacity;

@@ -8,7 +8,10 @@
 //! written sparsely, as the chunks that hold anything but zeros: a drive whose map was laid out
 //! in closed form saves and loads in time proportional to what was written, not to its size.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Invalid, Result};
+
+/// The origin of a state file's errors: `state file {path}: ...` (the path is the value).
+pub const STATE_FILE: &str = "state file";
 use crate::sim::mem::{zeroed_vec, Zeroed};
 use std::io::{Read, Write};
 
@@ -177,10 +180,14 @@ impl<R: Read> StateReader<R> {
 
     /// An error about this file: `what` was found wrong here.
     pub fn error(&self, what: &str) -> Error {
-        Error::config(format!(
-            "state file {}: {what} (at byte {}); the file is not a drive state this version of \
-             ssdlab wrote, or it was damaged: make it again with `ssdlab precondition --save`",
-            self.name, self.offset
+        Error::bad_config(Invalid::option_says(
+            STATE_FILE,
+            &self.name,
+            format!(
+                "{what} (at byte {}); the file is not a drive state this version of ssdlab \
+                 wrote, or it was damaged: make it again with `ssdlab precondition --save`",
+                self.offset
+            ),
         ))
     }
 

@@ -4,7 +4,7 @@
 //! choice, counters and checks.
 
 use super::{fdp, Ftl, Refusal, StreamStats, Translation, NONE, UNMAPPED};
-use crate::error::Result;
+use crate::error::{got, Problem, Result};
 
 impl<M: Translation + ?Sized> Ftl<M> {
     /// Write one logical unit; returns the physical unit that receives it.
@@ -126,7 +126,7 @@ impl<M: Translation + ?Sized> Ftl<M> {
 
     /// Whether a write may name stream `stream`: below `ftl.streams`, and only with the host
     /// choosing (`ftl.stream_policy = "host"`). The message says what was expected.
-    pub fn check_stream(&self, stream: u8) -> std::result::Result<(), String> {
+    pub fn check_stream(&self, stream: u8) -> std::result::Result<(), Problem> {
         let count = self.streams.as_ref().map_or(1, |st| st.count);
         if stream as u32 >= count {
             let (what, field) = if self.fdp.is_some() {
@@ -134,14 +134,15 @@ impl<M: Translation + ?Sized> Ftl<M> {
             } else {
                 ("", "ftl.streams")
             };
-            return Err(format!(
-                "got {what}{stream}, expected 0 up to {} ({field} = {count})",
-                count - 1
+            return Err(got(
+                format!("{what}{stream}"),
+                format!("0 up to {} ({field} = {count})", count - 1),
             ));
         }
         if self.streams.as_ref().is_some_and(|st| !st.stamp.is_empty()) && stream != 0 {
-            return Err(format!(
-                "got {stream}, expected 0: with ftl.stream_policy = \"hot-cold\" the device chooses each write's stream"
+            return Err(got(
+                stream,
+                "0: with ftl.stream_policy = \"hot-cold\" the device chooses each write's stream",
             ));
         }
         Ok(())

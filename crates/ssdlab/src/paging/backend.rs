@@ -9,7 +9,7 @@
 //!   models belong here, or in a `Device` with those media, when they exist).
 
 use crate::device::{Completion, Device, Driver, Flags, Request, Status};
-use crate::error::{Error, Result};
+use crate::error::{says, Error, Invalid, Result};
 use crate::request::Op;
 use crate::sim::time::Timeline;
 use crate::sim::SimTime;
@@ -118,12 +118,15 @@ impl SwapBackend for SsdBackend {
         if let Some(f) = collect.1 {
             // A swap read or write the device failed (a media error, a worn-out drive): the
             // page's contents are gone, which no kernel would carry on from silently.
-            return Err(Error::job(format!(
-                "the swap device failed a {} of {} bytes at byte {}: {}",
-                f.op.name(),
-                f.len,
-                f.offset,
-                f.status.describe()
+            return Err(Error::bad_paging(Invalid::unnamed(
+                super::PAGING,
+                says(format!(
+                    "the swap device failed a {} of {} bytes at byte {}: {}",
+                    f.op.name(),
+                    f.len,
+                    f.offset,
+                    f.status.describe()
+                )),
             )));
         }
         for d in &mut done[start..] {

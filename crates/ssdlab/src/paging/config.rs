@@ -280,7 +280,7 @@ impl PagingConfig {
         // The path of the bad key in the message ("swap, field `congestion_wake`: ..."), in the
         // device config's words.
         let cfg: PagingConfig =
-            crate::config::load::from_toml_table(&t, "swap", Error::bad_config)?;
+            crate::config::load::from_toml_table(&t, "swap", Error::bad_paging)?;
         cfg.validate()?;
         Ok(cfg)
     }
@@ -330,7 +330,7 @@ impl PagingConfig {
     }
 
     fn validate(&self) -> Result<()> {
-        let bad = |field: &str, p: Problem| Err(Error::bad_config(Invalid::new("swap", field, p)));
+        let bad = |field: &str, p: Problem| Err(Error::bad_paging(Invalid::new("swap", field, p)));
         if !self.memory.0.is_multiple_of(PAGE_BYTES) || self.memory.0 == 0 {
             return bad(
                 "memory",

@@ -47,7 +47,11 @@ pub use workload::Workload;
 
 use crate::config::{BackendKind, SsdConfig};
 use crate::device::Device;
-use crate::error::Invalid;
+use crate::error::{got, says, Invalid};
+
+/// The origin of what a paging run reached (`paging: out of memory and swap: ...`): the run,
+/// not one of its settings.
+pub(crate) const PAGING: &str = "paging";
 use crate::error::Result;
 
 /// What a paging run returns: the result, each swap-in's latency (ps) and the swap trace.
@@ -185,15 +189,21 @@ impl SwapSpec {
         doc.insert("swap".into(), toml::Value::Table(t));
         crate::config::apply_overrides(&mut doc, &paging_sets)?;
         let Some(toml::Value::Table(t)) = doc.remove("swap") else {
-            return Err(crate::error::Error::config(
-                "swap: the overrides replaced the [swap] table".into(),
-            ));
+            return Err(crate::error::Error::bad_paging(Invalid::unnamed(
+                "swap",
+                says("the overrides replaced the [swap] table (set swap.KEY=VALUE, not swap=...)"),
+            )));
         };
         let cfg = PagingConfig::from_table(t)?;
         let device = if let Some(part) = analytic::part_named(spec) {
             if let Some(s) = device_sets.first() {
-                return Err(crate::error::Error::config(format!(
-                    "--set {s}: the analytic device {spec} has no device knobs (only swap.KEY=VALUE applies)"
+                return Err(crate::error::Error::bad_paging(Invalid::option_says(
+                    "--set",
+                    s,
+                    format!(
+                        "the analytic device {spec} has no device knobs (only swap.KEY=VALUE \
+                         applies)"
+                    ),
                 )));
             }
             SwapDevice::Analytic(part)
@@ -207,19 +217,26 @@ impl SwapSpec {
                 // Raw: its addresses are physical pages and blocks a host FTL manages (`ssdlab
                 // serve` refuses it too); zoned: a zone takes writes only at its write
                 // pointer. Either way the paging model's writes were refused mid-run.
-                return Err(crate::error::Error::config(format!(
-                    "swap: device `{spec}` is a {} device ({}), whose blocks a swap \
-                     area cannot overwrite in place; expected a device with an FTL (e.g. \
-                     small-tlc), a PCM device or an analytic part (e.g. seed003-slc-analytic)",
-                    kind.name(),
-                    kind.what_sections_say()
+                return Err(crate::error::Error::bad_paging(Invalid::new(
+                    "swap",
+                    "device",
+                    got(
+                        format!(
+                            "`{spec}`, a {} device ({}), whose blocks a swap area cannot \
+                             overwrite in place",
+                            kind.name(),
+                            kind.what_sections_say()
+                        ),
+                        "a device with an FTL (e.g. small-tlc), a PCM device or an analytic \
+                         part (e.g. seed003-slc-analytic)",
+                    ),
                 )));
             }
             // The same test the run makes against the built device (whose capacity is the
             // config's logical bytes), made without building it.
             let end = cfg.swap_offset.0.checked_add(cfg.swap_size.0);
             if end.is_none_or(|e| e > dev_cfg.logical_bytes()) {
-                return Err(crate::error::Error::bad_config(Invalid::says(
+                return Err(crate::error::Error::bad_paging(Invalid::says(
                     "swap",
                     "swap_size",
                     format!(
@@ -234,8 +251,7 @@ impl SwapSpec {
         };
         if workload != pcmix::NAME {
             // The message `workload::read_file` gives for the same file.
-            std::fs::File::open(workload)
-                .map_err(|e| crate::error::Error::trace(format!("{workload}: cannot read: {e}")))?;
+            std::fs::File::open(workload).map_err(|e| workload::unreadable(workload, &e))?;
         }
         Ok(SwapSpec {
             spec: spec.into(),

@@ -218,7 +218,7 @@ struct Region {
 impl PcMix {
     pub fn validate(&self) -> Result<()> {
         let bad = |field: &str, got: String, want: &str| {
-            Err(Error::bad_config(Invalid::got(
+            Err(Error::bad_paging(Invalid::got(
                 "swap",
                 format!("pc_mix.{field}"),
                 got,

@@ -18,8 +18,8 @@ use super::memory::*;
 use super::readahead::Readahead;
 use super::result::*;
 use super::swapfile::SwapArea;
-use super::PAGE_BYTES;
-use crate::error::Invalid;
+use super::{PAGE_BYTES, PAGING};
+use crate::error::{says, Invalid};
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::{Rng, SimTime};
@@ -213,7 +213,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         let slots = cfg.swap_slots() as u32;
         let end = cfg.swap_offset.0.checked_add(cfg.swap_size.0);
         if end.is_none_or(|e| e > dev.capacity_bytes()) {
-            return Err(Error::bad_config(Invalid::says(
+            return Err(Error::bad_paging(Invalid::says(
                 "swap",
                 "swap_size",
                 format!(
@@ -334,12 +334,16 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             // Simulated time saturates: once the next event is at the clock's end, no step
             // moves time on and the model would loop there for ever.
             if next == Some(SimTime::MAX) {
-                return Err(Error::job(format!(
-                    "paging: the simulated clock reached its end (2^64 ps, about 213 days) at \
-                     access {} of {}: a time in the device config or swap settings is too long \
-                     for it (link latency, bus or link rate, transfer overhead, costs or timeouts)",
-                    self.pos,
-                    self.accesses.len()
+                return Err(Error::bad_paging(Invalid::unnamed(
+                    PAGING,
+                    says(format!(
+                        "the simulated clock reached its end (2^64 ps, about 213 days) at \
+                         access {} of {}: a time in the device config or swap settings is too \
+                         long for it (link latency, bus or link rate, transfer overhead, costs \
+                         or timeouts)",
+                        self.pos,
+                        self.accesses.len()
+                    )),
                 )));
             }
             match (t_dev, t_cpu) {
@@ -387,16 +391,19 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             .min_by_key(|r| r.submit_ps);
         match oldest {
             Some(r) if now.ps().saturating_sub(r.submit_ps) > REQUEST_TIMEOUT.ps() => {
-                Err(Error::job(format!(
-                    "paging: a swap {} of {} bytes at byte {} has been in flight for {:.0} s of \
-                     simulated time, past the kernel's block-layer timeout ({} s), which the \
-                     model does not handle: a time in the device config is too long for a swap \
-                     device (link latency, bus or link rate, transfer overhead)",
-                    ["read", "write", "trim"][r.op as usize % 3],
-                    r.len,
-                    r.offset,
-                    (now.ps() - r.submit_ps) as f64 * 1e-12,
-                    REQUEST_TIMEOUT.as_secs_f64()
+                Err(Error::bad_paging(Invalid::unnamed(
+                    PAGING,
+                    says(format!(
+                        "a swap {} of {} bytes at byte {} has been in flight for {:.0} s of \
+                         simulated time, past the kernel's block-layer timeout ({} s), which the \
+                         model does not handle: a time in the device config is too long for a \
+                         swap device (link latency, bus or link rate, transfer overhead)",
+                        ["read", "write", "trim"][r.op as usize % 3],
+                        r.len,
+                        r.offset,
+                        (now.ps() - r.submit_ps) as f64 * 1e-12,
+                        REQUEST_TIMEOUT.as_secs_f64()
+                    )),
                 )))
             }
             _ => Ok(()),

@@ -43,7 +43,7 @@ pub fn write(trace: &[IoRecord], path: &str, format: Format) -> Result<(u64, u64
 /// A format by name for `--swap-trace-format`, as a one-line error naming the field.
 pub fn format_named(name: &str) -> Result<Format> {
     Format::from_name(name).ok_or_else(|| {
-        Error::bad_config(Invalid::unnamed(
+        Error::bad_paging(Invalid::unnamed(
             "swap-trace-format",
             got(format!("{name:?}"), format!("one of {}", Format::names())),
         ))

@@ -3,7 +3,7 @@
 //! Addresses become dense page numbers in first-touch order, so the model's tables are
 //! indexed directly; an access is packed as `page << 1 | write`.
 
-use crate::error::Invalid;
+use crate::error::{says, Invalid};
 use crate::error::{Error, Result};
 use std::collections::BTreeMap;
 use std::io::{BufReader, Read};
@@ -85,9 +85,12 @@ impl Pager {
     #[inline]
     fn touch(&mut self, vpn: u64, write: bool, origin: &str, line: u64) -> Result<()> {
         if self.out.accesses.len() >= self.max_accesses {
-            return Err(Error::trace(format!(
-                "{origin}, line {line}: more than {} memory accesses, expected a shorter trace (or one cut with head)",
-                self.max_accesses
+            return Err(Error::bad_trace(Invalid::unnamed(
+                format!("{origin}, line {line}"),
+                crate::error::got(
+                    format!("more than {} memory accesses", self.max_accesses),
+                    "a shorter trace (or one cut with head)",
+                ),
             )));
         }
         let id = if self.last.0 == vpn {
@@ -95,8 +98,12 @@ impl Pager {
         } else {
             let n = self.map.len() as u32;
             if n >= (1 << 31) - 1 {
-                return Err(Error::trace(format!(
-                    "{origin}: more than 2^31 distinct pages"
+                return Err(Error::bad_trace(Invalid::unnamed(
+                    format!("{origin}, line {line}"),
+                    crate::error::got(
+                        "more than 2^31 distinct pages",
+                        "at most 2^31 - 1 (the model numbers pages in 31 bits)",
+                    ),
                 )));
             }
             let id = *self.map.entry(vpn).or_insert(n);
@@ -127,9 +134,13 @@ fn parse_addr(s: &str) -> Option<u64> {
 /// Read a trace file: lackey output if its first access line looks like lackey's, else one
 /// address per line.
 pub fn read_file(path: &str) -> Result<Workload> {
-    let f =
-        std::fs::File::open(path).map_err(|e| Error::trace(format!("{path}: cannot read: {e}")))?;
+    let f = std::fs::File::open(path).map_err(|e| unreadable(path, &e))?;
     read(BufReader::new(f), path)
+}
+
+/// `{path}: cannot read: {why}`: a trace file that cannot be opened.
+pub(super) fn unreadable(path: &str, e: &std::io::Error) -> Error {
+    Error::bad_trace(Invalid::unnamed(path, says(format!("cannot read: {e}"))))
 }
 
 /// Read a trace from `r`; `origin` names it in errors.
@@ -147,20 +158,29 @@ fn read_limited(r: impl Read, origin: &str, max_accesses: usize) -> Result<Workl
     let mut reader = BufReader::new(r);
     let mut n = 0u64;
     loop {
-        let got = read_line(&mut reader, &mut buf)
-            .map_err(|e| Error::trace(format!("{origin}: cannot read line {}: {e}", n + 1)))?;
+        let got = read_line(&mut reader, &mut buf).map_err(|e| {
+            Error::bad_trace(Invalid::unnamed(
+                format!("{origin}, line {}", n + 1),
+                says(format!("cannot read: {e}")),
+            ))
+        })?;
         let Some(too_long) = got else {
             break;
         };
         n += 1;
         if too_long {
-            return Err(Error::trace(format!(
-                "{origin}, line {n}: longer than {MAX_LINE} bytes, expected an address or a lackey line"
+            return Err(Error::bad_trace(Invalid::unnamed(
+                format!("{origin}, line {n}"),
+                crate::error::got(
+                    format!("a line longer than {MAX_LINE} bytes"),
+                    "an address or a lackey line",
+                ),
             )));
         }
         let l = std::str::from_utf8(&buf).map_err(|_| {
-            Error::trace(format!(
-                "{origin}, line {n}: bytes that are not text, expected an address or a lackey line"
+            Error::bad_trace(Invalid::unnamed(
+                format!("{origin}, line {n}"),
+                crate::error::got("bytes that are not text", "an address or a lackey line"),
             ))
         })?;
         let l = l.trim_end();
@@ -242,7 +262,10 @@ fn read_limited(r: impl Read, origin: &str, max_accesses: usize) -> Result<Workl
     let mut w = p.finish();
     w.instruction_fetches = fetches;
     if w.accesses.is_empty() {
-        return Err(Error::trace(format!("{origin}: no memory accesses found")));
+        return Err(Error::bad_trace(Invalid::unnamed(
+            origin,
+            says("no memory accesses found"),
+        )));
     }
     Ok(w)
 }

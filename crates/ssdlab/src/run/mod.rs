@@ -11,7 +11,7 @@ use crate::driver::power_cut::{run_to_cut, CutAt};
 use crate::driver::replay::ReplayDriver;
 use crate::driver::requests::{RequestList, RequestListDriver};
 use crate::driver::sampler::Sampler;
-use crate::error::{got, Invalid, JOB};
+use crate::error::{got, says, Invalid, JOB};
 use crate::error::{Error, Result};
 use crate::sim::SimTime;
 use crate::stats::result::{FlowResult, PowerLossResult, RunResult, Series};
@@ -190,9 +190,13 @@ pub fn run_flows(
         )));
     }
     if cfg.hfsl.is_some() {
-        return Err(Error::job(
-            "flows: several flows on a fusion device driven by HFSL ([hfsl]) are not modelled; run one job".into(),
-        ));
+        return Err(Error::bad_job(Invalid::unnamed(
+            "flows",
+            says(
+                "several flows on a fusion device driven by HFSL ([hfsl]) are not modelled; run \
+                 one job",
+            ),
+        )));
     }
     let mut jobs = Vec::with_capacity(specs.len());
     let mut touched = 0u64;
@@ -293,9 +297,10 @@ pub fn run_requests(
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<RunOutput> {
     if cfg.hfsl.is_some() {
-        return Err(Error::job(
-            "a request list runs on a drive, not through HFSL ([hfsl] in the config)".into(),
-        ));
+        return Err(Error::bad_job(Invalid::unnamed(
+            "request list",
+            says("it runs on a drive, not through HFSL ([hfsl] in the config)"),
+        )));
     }
     list.check()?;
     let job_json = list.job_json();
@@ -356,9 +361,12 @@ pub fn precondition_to_state(
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<serde_json::Value> {
     if let Some(why) = cfg.state_unsupported() {
-        return Err(Error::config(format!(
-            "precondition --save: saving a drive state is not supported for {why}; only the \
-             page-mapped FTL (ftl.kind = \"page\", full or cached map) saves one"
+        return Err(Error::bad_config(Invalid::unnamed(
+            "precondition --save",
+            says(format!(
+                "saving a drive state is not supported for {why}; only the page-mapped FTL \
+                 (ftl.kind = \"page\", full or cached map) saves one"
+            )),
         )));
     }
     let mut dev = Device::new(cfg, seed)?;
@@ -439,11 +447,13 @@ fn arm_cut(dev: &mut Device, opts: &RunOptions) -> Result<Option<CutAt>> {
 fn refuse_cut_under_hfsl(opts: &RunOptions) -> Result<()> {
     match opts.power_cut()? {
         None => Ok(()),
-        Some(c) => Err(Error::job(format!(
-            "{}: this config drives a fusion device with HFSL ([hfsl]), whose power cut is \
-             hfsl.power_cut_event (the run's power_cut_event and power_cut_at are the \
-             page-mapped FTL's)",
-            c.option()
+        Some(c) => Err(Error::bad_job(Invalid::unnamed(
+            c.option(),
+            says(
+                "this config drives a fusion device with HFSL ([hfsl]), whose power cut is \
+                 hfsl.power_cut_event (the run's power_cut_event and power_cut_at are the \
+                 page-mapped FTL's)",
+            ),
         ))),
     }
 }
@@ -509,8 +519,8 @@ fn check_streams(dev: &Device, spec: &JobSpec) -> Result<()> {
     };
     for s in spec.streams_used() {
         if s != 0 {
-            if let Err(m) = dev.check_stream_id(s as u8) {
-                return Err(Error::bad_job(Invalid::says(JOB, field, m)));
+            if let Err(p) = dev.check_stream_id(s as u8) {
+                return Err(Error::bad_job(Invalid::new(JOB, field, p)));
             }
         }
     }

@@ -4,7 +4,7 @@
 
 use super::net::Listen;
 use super::tls::{ClientAuth, Tls, TlsMode};
-use crate::error::{Error, Result};
+use crate::error::{Error, Invalid, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Why a connection was turned away before it reached transmission.
@@ -104,11 +104,14 @@ pub fn check_exposure(listen: &Listen, tls: Option<&Tls>, insecure_network: bool
             Some(t) if t.mode != TlsMode::Require => "with TLS optional, so in the clear too",
             Some(_) => "to any client (certificates are not checked: --no-tls-verify-peer)",
         };
-        return Err(Error::config(format!(
-            "--listen {}: reaches other machines, and would serve the drive {why}; serve it with \
-             --tls-psk FILE (or --tls-certificates DIR) and --tls require, or say \
-             --insecure-network to serve it so anyway",
-            listen.text()
+        return Err(Error::bad_serve(Invalid::option_says(
+            "--listen",
+            listen.text(),
+            format!(
+                "reaches other machines, and would serve the drive {why}; serve it with \
+                 --tls-psk FILE (or --tls-certificates DIR) and --tls require, or say \
+                 --insecure-network to serve it so anyway"
+            ),
         )));
     }
     Ok(network)

@@ -22,13 +22,13 @@
 //! sends WRITE_ZEROES as a write of zeros, which a FLUSH makes durable as NBD requires).
 
 use super::accept::Open;
-use super::data::Data;
+use super::data::{Data, DataSpec};
 use super::Outbox;
 use super::ServeOptions;
 use crate::config::SsdConfig;
 use crate::device::Device;
 use crate::device::PowerCutOutcome;
-use crate::error::{Error, Result};
+use crate::error::{Error, Invalid, Result};
 use crate::sim::SimTime;
 use crate::stats::result::PowerLossResult;
 use std::collections::HashMap;
@@ -358,10 +358,20 @@ impl Cuts {
         out.due.clear();
         out.conns.clear();
         let restored = match (&mut out.journal, &mut out.data) {
+            // The store is the user's file (memory cannot fail): an I/O error there (a full
+            // disk) is serve's, not a bug.
             (Some(j), Some(data)) => j.restore(data, &outcome).map_err(|e| {
-                Error::device(format!(
-                    "power cut: putting the data store back to the recovered drive: {e}"
-                ))
+                let why = format!(
+                    "putting the data store back to the recovered drive after a power cut: {e}"
+                );
+                match &opts.data {
+                    DataSpec::File(path) => Error::bad_serve(Invalid::option_says(
+                        "--data",
+                        format!("file:{}", path.display()),
+                        why,
+                    )),
+                    DataSpec::Memory => Error::serve(why),
+                }
             })?,
             _ => Restored::default(),
         };

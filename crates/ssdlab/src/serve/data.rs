@@ -31,7 +31,7 @@ impl DataSpec {
                 return Ok(DataSpec::File(PathBuf::from(path)));
             }
         }
-        Err(Error::bad_config(Invalid::option(
+        Err(Error::bad_serve(Invalid::option(
             "--data",
             format!("{text:?}"),
             "memory or file:PATH",
@@ -314,7 +314,13 @@ impl Data {
             DataSpec::Memory => return Ok(Data::Memory(Pages::default())),
             DataSpec::File(p) => p,
         };
-        let err = |what: String| Error::config(format!("--data file:{}: {what}", path.display()));
+        let err = |what: String| {
+            Error::bad_serve(Invalid::option_says(
+                "--data",
+                format!("file:{}", path.display()),
+                what,
+            ))
+        };
         let dangling = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
             && !path.exists();
         if dangling {

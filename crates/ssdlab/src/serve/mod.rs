@@ -785,7 +785,7 @@ fn open_log(cfg: &SsdConfig, opts: &ServeOptions) -> Result<Option<session::Sess
             opts.clock,
         )?),
         None if opts.log_data.is_some() => {
-            return Err(Error::bad_config(Invalid::unnamed(
+            return Err(Error::bad_serve(Invalid::unnamed(
                 "--log-data",
                 says("expected --log too (the bytes belong to the log's writes)"),
             )))

@@ -33,7 +33,7 @@ impl Listen {
                 return Ok(Listen::Unix(PathBuf::from(path)));
             }
         }
-        Err(Error::bad_config(Invalid::option(
+        Err(Error::bad_serve(Invalid::option(
             "--listen",
             format!("{text:?}"),
             "tcp://HOST:PORT (e.g. tcp://127.0.0.1:10809) or unix:PATH",
@@ -46,9 +46,7 @@ impl Listen {
         match self {
             Listen::Unix(_) => Ok(false),
             Listen::Tcp(addr) => {
-                let addrs = addr
-                    .to_socket_addrs()
-                    .map_err(|e| Error::config(format!("--listen tcp://{addr}: {e}")))?;
+                let addrs = addr.to_socket_addrs().map_err(|e| listen_err(self, e))?;
                 Ok(addrs
                     .into_iter()
                     .any(|a| !a.ip().to_canonical().is_loopback()))
@@ -161,6 +159,15 @@ impl Write for Stream {
     }
 }
 
+/// `--listen ADDRESS: {why}`: an address the server cannot resolve or listen on.
+fn listen_err(listen: &Listen, e: std::io::Error) -> Error {
+    Error::bad_serve(Invalid::option_says(
+        "--listen",
+        listen.text(),
+        e.to_string(),
+    ))
+}
+
 pub enum Listener {
     Tcp(TcpListener),
     Unix(UnixListener, PathBuf),
@@ -169,13 +176,11 @@ pub enum Listener {
 impl Listener {
     pub fn bind(listen: &Listen) -> Result<Listener> {
         let l = match listen {
-            Listen::Tcp(addr) => Listener::Tcp(
-                TcpListener::bind(addr)
-                    .map_err(|e| Error::config(format!("--listen tcp://{addr}: {e}")))?,
-            ),
+            Listen::Tcp(addr) => {
+                Listener::Tcp(TcpListener::bind(addr).map_err(|e| listen_err(listen, e))?)
+            }
             Listen::Unix(path) => Listener::Unix(
-                bind_owner_only(path)
-                    .map_err(|e| Error::config(format!("--listen unix:{}: {e}", path.display())))?,
+                bind_owner_only(path).map_err(|e| listen_err(listen, e))?,
                 path.clone(),
             ),
         };
@@ -183,7 +188,7 @@ impl Listener {
             Listener::Tcp(t) => t.set_nonblocking(true),
             Listener::Unix(u, _) => u.set_nonblocking(true),
         }
-        .map_err(|e| Error::config(format!("--listen: {e}")))?;
+        .map_err(|e| listen_err(listen, e))?;
         Ok(l)
     }
 

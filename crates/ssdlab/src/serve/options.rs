@@ -21,7 +21,7 @@ impl Clock {
         match text {
             "realtime" => Ok(Clock::Realtime),
             "logical" => Ok(Clock::Logical),
-            _ => Err(Error::bad_config(Invalid::option(
+            _ => Err(Error::bad_serve(Invalid::option(
                 "--clock",
                 format!("{text:?}"),
                 "realtime or logical",
@@ -97,16 +97,20 @@ pub const MAX_CONNECTIONS: usize = 1024;
 /// (or seed 002's fusion device, raw NAND under a host-side FTL) has no logical blocks.
 pub(crate) fn check_servable(cfg: &SsdConfig) -> Result<()> {
     if cfg.backend_kind() == BackendKind::Zoned {
-        return Err(Error::config(format!(
-            "serve: {} is a zoned drive ([zns]): NBD has no zones (no write pointers, resets or \
-             reports), so a block client could not write it; serve a conventional config",
-            cfg.meta.name
+        return Err(Error::bad_serve(Invalid::unnamed(
+            "serve",
+            says(format!(
+                "{} is a zoned drive ([zns]): NBD has no zones (no write pointers, resets or \
+                 reports), so a block client could not write it; serve a conventional config",
+                cfg.meta.name
+            )),
         )));
     }
     if matches!(cfg.backend_kind(), BackendKind::Raw | BackendKind::Fusion) {
-        return Err(Error::config(
-            "serve: a raw device (ftl.kind = \"none\") has no logical blocks to export".into(),
-        ));
+        return Err(Error::bad_serve(Invalid::unnamed(
+            "serve",
+            says("a raw device (ftl.kind = \"none\") has no logical blocks to export"),
+        )));
     }
     Ok(())
 }
@@ -115,7 +119,7 @@ pub(crate) fn check_servable(cfg: &SsdConfig) -> Result<()> {
 /// and what was expected.
 pub(super) fn check_options(opts: &ServeOptions) -> Result<()> {
     if opts.power_cut_event.is_some() && opts.clock != Clock::Logical {
-        return Err(Error::bad_config(Invalid::unnamed(
+        return Err(Error::bad_serve(Invalid::unnamed(
             "--power-cut-event",
             says(
                 "expected --clock logical (on the realtime clock the events a session reaches \
@@ -124,7 +128,7 @@ pub(super) fn check_options(opts: &ServeOptions) -> Result<()> {
         )));
     }
     if opts.power_cut_event == Some(0) {
-        return Err(Error::bad_config(Invalid::unnamed(
+        return Err(Error::bad_serve(Invalid::unnamed(
             "--power-cut-event",
             got(
                 "0",
@@ -133,14 +137,14 @@ pub(super) fn check_options(opts: &ServeOptions) -> Result<()> {
         )));
     }
     if !(opts.time_scale.is_finite() && opts.time_scale > 0.0 && opts.time_scale <= 1e6) {
-        return Err(Error::bad_config(Invalid::option(
+        return Err(Error::bad_serve(Invalid::option(
             "--time-scale",
             opts.time_scale,
             "a number above 0, at most 1e6",
         )));
     }
     if opts.export_name.len() > 4096 {
-        return Err(Error::bad_config(Invalid::unnamed(
+        return Err(Error::bad_serve(Invalid::unnamed(
             "--export-name",
             got(
                 format!("{} bytes", opts.export_name.len()),
@@ -149,7 +153,7 @@ pub(super) fn check_options(opts: &ServeOptions) -> Result<()> {
         )));
     }
     if !(1..=MAX_CONNECTIONS).contains(&opts.max_connections) {
-        return Err(Error::bad_config(Invalid::option(
+        return Err(Error::bad_serve(Invalid::option(
             "--max-connections",
             opts.max_connections,
             format!("1 to {MAX_CONNECTIONS}"),

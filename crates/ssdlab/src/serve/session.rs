@@ -26,11 +26,12 @@ use super::Clock;
 use super::{Outbox, Pending};
 use crate::config::SsdConfig;
 use crate::device::{Device, Flags, Request};
-use crate::error::Invalid;
+use crate::error::{got, says, Invalid};
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::run::{RunOptions, RunOutput};
 use crate::sim::SimTime;
+use crate::workload::trace::formats::{LineError, LineResult};
 use crate::workload::trace::input;
 use crate::workload::trace::replay::TraceJob;
 use std::fs::File;
@@ -63,6 +64,11 @@ pub struct SessionWriter {
     turn_written: bool,
 }
 
+/// `{option} {path}: {why}`: a file an option names that cannot be made or written.
+fn file_err(option: &str, path: &Path, why: String) -> Error {
+    Error::bad_serve(Invalid::option_says(option, path.display(), why))
+}
+
 impl SessionWriter {
     pub fn create(
         path: &Path,
@@ -71,14 +77,12 @@ impl SessionWriter {
         seed: u64,
         clock: Clock,
     ) -> Result<SessionWriter> {
-        let file = File::create(path)
-            .map_err(|e| Error::config(format!("--log {}: {e}", path.display())))?;
+        let file = File::create(path).map_err(|e| file_err("--log", path, e.to_string()))?;
         let data = match data {
             Some(p) => Some((
                 BufWriter::with_capacity(
                     1 << 20,
-                    File::create(p)
-                        .map_err(|e| Error::config(format!("--log-data {}: {e}", p.display())))?,
+                    File::create(p).map_err(|e| file_err("--log-data", p, e.to_string()))?,
                 ),
                 p.to_path_buf(),
             )),
@@ -106,10 +110,11 @@ impl SessionWriter {
         }
         match w.error.take() {
             None => Ok(w),
-            Some(e) => Err(Error::config(format!(
-                "--log {}: the session log cannot be written: {e}",
-                path.display()
-            ))),
+            Some(e) => Err(file_err(
+                "--log",
+                path,
+                format!("the session log cannot be written: {e}"),
+            )),
         }
     }
 
@@ -184,10 +189,11 @@ impl SessionWriter {
         }
         match self.error {
             None => Ok(()),
-            Some(e) => Err(Error::config(format!(
-                "--log {}: the session log could not be written: {e}",
-                self.path.display()
-            ))),
+            Some(e) => Err(file_err(
+                "--log",
+                &self.path,
+                format!("the session log could not be written: {e}"),
+            )),
         }
     }
 }
@@ -208,11 +214,11 @@ enum Line {
     Request(Request, bool),
 }
 
-fn parse_line(text: &str) -> std::result::Result<Line, String> {
+fn parse_line(text: &str) -> LineResult<Line> {
     let fields: Vec<&str> = text.split_ascii_whitespace().collect();
-    let number = |name: &str, s: &str| -> std::result::Result<u64, String> {
+    let number = |name: &'static str, s: &str| -> LineResult<u64> {
         s.parse::<u64>()
-            .map_err(|_| format!("field `{name}`: expected a whole number, got {s:?}"))
+            .map_err(|_| LineError::field(name, got(format!("{s:?}"), "a whole number")))
     };
     match fields.as_slice() {
         [] => Ok(Line::Comment),
@@ -223,21 +229,22 @@ fn parse_line(text: &str) -> std::result::Result<Line, String> {
                 .into_iter()
                 .find(|o| o.name() == *op)
                 .ok_or_else(|| {
-                    format!("field `op`: expected read, write, trim or flush, got {op:?}")
+                    LineError::field("op", got(format!("{op:?}"), "read, write, trim or flush"))
                 })?;
             let fua = match rest {
                 [] => false,
                 ["fua"] if op == Op::Write => true,
                 _ => {
-                    return Err(format!(
-                        "expected nothing after the queue but `fua` on a write, got {:?}",
-                        rest.join(" ")
-                    ))
+                    return Err(LineError::shape(got(
+                        format!("{:?} after the queue", rest.join(" ")),
+                        "nothing there but `fua` on a write",
+                    )))
                 }
             };
             let queue = number("queue", queue)?;
-            let queue = u32::try_from(queue)
-                .map_err(|_| format!("field `queue`: {queue} is above {}", u32::MAX))?;
+            let queue = u32::try_from(queue).map_err(|_| {
+                LineError::field("queue", got(queue, format!("at most {}", u32::MAX)))
+            })?;
             let r = Request {
                 op,
                 offset: number("offset", offset)?,
@@ -248,7 +255,10 @@ fn parse_line(text: &str) -> std::result::Result<Line, String> {
             };
             Ok(Line::Request(r, fua))
         }
-        _ => Err("expected `at PS` or `OP OFFSET LEN QUEUE [fua]`".into()),
+        _ => Err(LineError::shape(got(
+            format!("{} fields", fields.len()),
+            "`at PS` or `OP OFFSET LEN QUEUE [fua]`",
+        ))),
     }
 }
 
@@ -261,7 +271,8 @@ pub fn replay(
     opts: &RunOptions,
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<(RunOutput, SessionHeader)> {
-    let (input, _) = input::open(path).map_err(|e| Error::trace(format!("{path}: {e}")))?;
+    let (input, _) = input::open(path)
+        .map_err(|e| Error::bad_trace(Invalid::unnamed(path, says(e.to_string()))))?;
     replay_input(cfg, path, input, opts, progress)
 }
 
@@ -274,7 +285,15 @@ pub fn replay_input(
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<(RunOutput, SessionHeader)> {
     let seed = opts.seed;
-    let err = |line: u64, msg: String| Error::trace(format!("{path}, line {line}: {msg}"));
+    // `{path}, line L[, field `f`]: ...`, as a trace's bad line reads.
+    let err = |line: u64, e: LineError| {
+        Error::bad_trace(Invalid::of(
+            format!("{path}, line {line}"),
+            e.field.map(str::to_string),
+            e.problem,
+        ))
+    };
+    let shape = |line: u64, words: &str| err(line, LineError::shape(says(words)));
     // A session log comes from a server, which serves no zoned or raw drive: neither does its
     // replay.
     super::check_servable(cfg)?;
@@ -301,22 +320,22 @@ pub fn replay_input(
     };
     loop {
         let read = input::read_line(&mut input, &mut buf)
-            .map_err(|e| Error::trace(format!("{path}: {e}")))?;
+            .map_err(|e| Error::bad_trace(Invalid::unnamed(path, says(e.to_string()))))?;
         let Some(too_long) = read else { break };
         line_no += 1;
         if line_no.is_multiple_of(4096) && !progress(line_no, 0) {
             return Err(Error::Interrupted);
         }
         if too_long {
-            return Err(err(line_no, "the line is too long".into()));
+            return Err(shape(line_no, "the line is too long"));
         }
-        let text = std::str::from_utf8(&buf)
-            .map_err(|_| err(line_no, "the line is not UTF-8 text".into()))?;
+        let text =
+            std::str::from_utf8(&buf).map_err(|_| shape(line_no, "the line is not UTF-8 text"))?;
         if line_no == 1 {
             if text.trim_end() != MAGIC_LINE {
-                return Err(err(
+                return Err(shape(
                     1,
-                    format!("expected {MAGIC_LINE:?} (not a session log)"),
+                    &format!("expected {MAGIC_LINE:?} (not a session log)"),
                 ));
             }
             continue;
@@ -328,9 +347,8 @@ pub fn replay_input(
         match parse_line(text).map_err(|m| err(line_no, m))? {
             Line::Comment => {}
             Line::Turn(t) => {
-                let clock = clock.ok_or_else(|| {
-                    err(line_no, "a turn before the header's `# clock` line".into())
-                })?;
+                let clock = clock
+                    .ok_or_else(|| shape(line_no, "a turn before the header's `# clock` line"))?;
                 check_turn(t, turn).map_err(|m| err(line_no, m))?;
                 if let Some(prev) = turn {
                     end_turn(&mut dev, &mut out, prev, clock)?;
@@ -340,14 +358,14 @@ pub fn replay_input(
             }
             Line::Request(mut r, fua) => {
                 let Some(t) = turn else {
-                    return Err(err(line_no, "a request before the first `at` line".into()));
+                    return Err(shape(line_no, "a request before the first `at` line"));
                 };
                 if r.offset.checked_add(r.len).is_none_or(|e| e > capacity) {
                     let m = format!(
                         "the range {} + {} bytes is past the device's {capacity} bytes (a log of another config?)",
                         r.offset, r.len
                     );
-                    return Err(err(line_no, m));
+                    return Err(shape(line_no, &m));
                 }
                 r.arrival = t;
                 let p = Pending::replayed(&r, fua);
@@ -360,10 +378,10 @@ pub fn replay_input(
     }
     dev.run_until(&mut out, SimTime::MAX)?;
     if dev.now() == SimTime::MAX {
-        return Err(Error::trace(format!(
-            "{path}: the simulated clock reached its end (2^64 ps, about 213 days) with {} requests completed: the log's times are too late for it (the result would show later requests completing in 0 ps)",
+        return Err(Error::bad_trace(Invalid::unnamed(path, says(format!(
+            "the simulated clock reached its end (2^64 ps, about 213 days) with {} requests completed: the log's times are too late for it (the result would show later requests completing in 0 ps)",
             dev.host().completed()
-        )));
+        )))));
     }
     let job = serde_json::json!({"session": {"log": path, "recorded": &header}});
     let result = crate::run::build_result(
@@ -393,7 +411,7 @@ fn read_header(
     rest: &str,
     header: &mut SessionHeader,
     clock: &mut Option<Clock>,
-) -> std::result::Result<(), String> {
+) -> LineResult<()> {
     let mut words = rest.split_ascii_whitespace();
     match (words.next(), words.next(), words.next()) {
         (Some("config"), Some(name), Some(hash)) => {
@@ -402,10 +420,9 @@ fn read_header(
         }
         (Some("seed"), Some(s), None) => header.seed = s.parse().ok(),
         (Some("clock"), Some(c), None) => {
-            *clock =
-                Some(Clock::parse(c).map_err(|_| {
-                    format!("field `clock`: expected realtime or logical, got {c:?}")
-                })?);
+            *clock = Some(Clock::parse(c).map_err(|_| {
+                LineError::field("clock", got(format!("{c:?}"), "realtime or logical"))
+            })?);
             header.clock = c.to_string();
         }
         _ => {}
@@ -415,17 +432,23 @@ fn read_header(
 
 /// A turn's time `t`, after the turn before it (`prev`): not before it, and before the end of
 /// the simulated clock.
-fn check_turn(t: SimTime, prev: Option<SimTime>) -> std::result::Result<(), String> {
+fn check_turn(t: SimTime, prev: Option<SimTime>) -> LineResult<()> {
     if t == SimTime::MAX {
-        return Err(format!(
-            "field `at`: {} ps is the end of the simulated clock (2^64 ps), expected an earlier time (every request from there on would take 0 ps)",
-            t.0
+        return Err(LineError::field(
+            "at",
+            got(
+                format!("{} ps, the end of the simulated clock (2^64 ps)", t.0),
+                "an earlier time (every request from there on would take 0 ps)",
+            ),
         ));
     }
     match prev {
-        Some(prev) if t < prev => Err(format!(
-            "field `at`: {} ps is before the turn before it ({} ps)",
-            t.0, prev.0
+        Some(prev) if t < prev => Err(LineError::field(
+            "at",
+            got(
+                format!("{} ps", t.0),
+                format!("{} ps or later (the turn before it)", prev.0),
+            ),
         )),
         _ => Ok(()),
     }
@@ -509,7 +532,8 @@ mod tests {
             .expect("a turn at the clock's end is refused")
             .to_string();
         assert!(
-            e.contains("line 5: field `at`") && e.contains("end of the simulated clock"),
+            e.contains("line 5, field `at`: got 18446744073709551615 ps")
+                && e.contains("end of the simulated clock"),
             "{e}"
         );
         let e = replay_body(

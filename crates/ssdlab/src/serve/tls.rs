@@ -10,7 +10,7 @@
 //!
 //! No key is ever written anywhere: error messages name the file, line and user, never a key.
 
-use crate::error::Invalid;
+use crate::error::{got, says, Invalid, Problem};
 use crate::error::{Error, Result};
 use openssl::ssl::{
     ErrorCode, SslAcceptor, SslMethod, SslOptions, SslSessionCacheMode, SslStream, SslVerifyMode,
@@ -39,7 +39,7 @@ impl TlsMode {
             "off" => Ok(TlsMode::Off),
             "on" => Ok(TlsMode::On),
             "require" => Ok(TlsMode::Require),
-            _ => Err(Error::bad_config(Invalid::option(
+            _ => Err(Error::bad_serve(Invalid::option(
                 "--tls",
                 format!("{text:?}"),
                 "off, on or require",
@@ -90,8 +90,13 @@ impl std::fmt::Debug for PskUsers {
 impl PskUsers {
     /// The users of a PSK file's text; errors name the line (never its key).
     pub fn parse(text: &str, path: &Path) -> Result<PskUsers> {
-        let at = |line: usize, what: String| {
-            Error::config(format!("--tls-psk {} line {line}: {what}", path.display()))
+        // `--tls-psk FILE, line L[, field `user`]: ...`, as a trace's line is named.
+        let origin = |line: usize| format!("--tls-psk {}, line {line}", path.display());
+        let at = |line: usize, problem: Problem| {
+            Error::bad_serve(Invalid::unnamed(origin(line), problem))
+        };
+        let of = |line: usize, field: &str, problem: Problem| {
+            Error::bad_serve(Invalid::new(origin(line), field, problem))
         };
         let mut users = PskUsers {
             keys: HashMap::new(),
@@ -103,66 +108,76 @@ impl PskUsers {
                 continue;
             }
             let Some((user, hex)) = line.split_once(':') else {
-                return Err(at(k + 1, "expected USER:HEXKEY (as psktool writes)".into()));
+                return Err(at(k + 1, says("expected USER:HEXKEY (as psktool writes)")));
             };
             if user.is_empty() || user.len() > MAX_PSK_USER_BYTES {
-                return Err(at(
+                return Err(of(
                     k + 1,
-                    format!(
-                        "a user name of {} bytes, expected 1 to {MAX_PSK_USER_BYTES}",
-                        user.len()
+                    "user",
+                    got(
+                        format!("a name of {} bytes", user.len()),
+                        format!("1 to {MAX_PSK_USER_BYTES} bytes"),
                     ),
                 ));
             }
             let Some(key) = decode_hex(hex) else {
-                return Err(at(
+                return Err(of(
                     k + 1,
-                    format!("the key of user {user:?} is not an even number of hex digits"),
+                    "key",
+                    says(format!(
+                        "the key of user {user:?} is not an even number of hex digits"
+                    )),
                 ));
             };
             if key.is_empty() || key.len() > MAX_PSK_KEY_BYTES {
-                return Err(at(
+                return Err(of(
                     k + 1,
-                    format!(
-                        "the key of user {user:?} has {} bytes, expected 1 to {MAX_PSK_KEY_BYTES}",
-                        key.len()
+                    "key",
+                    got(
+                        format!("{} bytes for user {user:?}", key.len()),
+                        format!("1 to {MAX_PSK_KEY_BYTES} bytes"),
                     ),
                 ));
             }
             if users.keys.insert(user.as_bytes().to_vec(), key).is_some() {
-                return Err(at(k + 1, format!("user {user:?} appears a second time")));
+                return Err(of(
+                    k + 1,
+                    "user",
+                    says(format!("user {user:?} appears a second time")),
+                ));
             }
             users.names.push(user.to_string());
         }
         if users.names.is_empty() {
-            return Err(Error::config(format!(
-                "--tls-psk {}: no USER:HEXKEY line (make one with: psktool -u USER -p {})",
+            return Err(Error::bad_serve(Invalid::option_says(
+                "--tls-psk",
                 path.display(),
-                path.display()
+                format!(
+                    "no USER:HEXKEY line (make one with: psktool -u USER -p {})",
+                    path.display()
+                ),
             )));
         }
         Ok(users)
     }
 
     pub fn read(path: &Path) -> Result<PskUsers> {
-        let err = |e: io::Error| Error::config(format!("--tls-psk {}: {e}", path.display()));
+        let says = |what: String| {
+            Error::bad_serve(Invalid::option_says("--tls-psk", path.display(), what))
+        };
+        let err = |e: io::Error| says(e.to_string());
         let file = std::fs::File::open(path).map_err(err)?;
         let mut bytes = Vec::new();
         file.take(MAX_PSK_FILE_BYTES + 1)
             .read_to_end(&mut bytes)
             .map_err(err)?;
         if bytes.len() as u64 > MAX_PSK_FILE_BYTES {
-            return Err(Error::config(format!(
-                "--tls-psk {}: larger than {MAX_PSK_FILE_BYTES} bytes, expected a file of USER:HEXKEY lines",
-                path.display()
+            return Err(says(format!(
+                "larger than {MAX_PSK_FILE_BYTES} bytes, expected a file of USER:HEXKEY lines"
             )));
         }
-        let text = String::from_utf8(bytes).map_err(|_| {
-            Error::config(format!(
-                "--tls-psk {}: not UTF-8 text, expected USER:HEXKEY lines",
-                path.display()
-            ))
-        })?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| says("not UTF-8 text, expected USER:HEXKEY lines".into()))?;
         PskUsers::parse(&text, path)
     }
 
@@ -242,14 +257,14 @@ impl Tls {
         let credentials = match (mode, credentials) {
             (TlsMode::Off, None) => return Ok(None),
             (TlsMode::Off, Some(_)) => {
-                return Err(Error::bad_config(Invalid::option(
+                return Err(Error::bad_serve(Invalid::option(
                     "--tls",
                     "off with --tls-psk or --tls-certificates",
                     "--tls on or require, or no credentials",
                 )))
             }
             (_, None) => {
-                return Err(Error::bad_config(Invalid::option(
+                return Err(Error::bad_serve(Invalid::option(
                     "--tls",
                     mode.name(),
                     "credentials too, --tls-psk FILE or --tls-certificates DIR",
@@ -257,8 +272,9 @@ impl Tls {
             }
             (_, Some(c)) => c,
         };
+        // OpenSSL refusing its own setup: no option to blame, its words.
         let ssl_err = |what: &str, e: openssl::error::ErrorStack| {
-            Error::config(format!("{what}: {}", ssl_message(&e)))
+            Error::bad_serve(Invalid::unnamed(what, says(ssl_message(&e))))
         };
         let mut b = SslAcceptor::mozilla_intermediate_v5(SslMethod::tls_server())
             .map_err(|e| ssl_err("TLS", e))?;
@@ -297,18 +313,26 @@ impl Tls {
                 let file = |name: &str| -> Result<PathBuf> {
                     let p = dir.join(name);
                     if !p.is_file() {
-                        return Err(Error::config(format!(
-                            "--tls-certificates {}: no {name} in it (expected ca-cert.pem, \
-                             server-cert.pem and server-key.pem, as nbdkit names them)",
-                            dir.display()
+                        return Err(Error::bad_serve(Invalid::option_says(
+                            "--tls-certificates",
+                            dir.display(),
+                            format!(
+                                "no {name} in it (expected ca-cert.pem, server-cert.pem and \
+                                 server-key.pem, as nbdkit names them)"
+                            ),
                         )));
                     }
                     Ok(p)
                 };
                 let cert = file("server-cert.pem")?;
                 let key = file("server-key.pem")?;
-                let cert_err =
-                    |what: &Path, e| ssl_err(&format!("--tls-certificates {}", what.display()), e);
+                let cert_err = |what: &Path, e| {
+                    Error::bad_serve(Invalid::option_says(
+                        "--tls-certificates",
+                        what.display(),
+                        ssl_message(&e),
+                    ))
+                };
                 b.set_certificate_chain_file(&cert)
                     .map_err(|e| cert_err(&cert, e))?;
                 b.set_private_key_file(&key, openssl::ssl::SslFiletype::PEM)
@@ -502,23 +526,26 @@ mod tests {
         assert!(!format!("{u:?}").contains("00ff10"));
         let secret = "c0ffee0123456789";
         for (text, expect) in [
-            (format!("alice{secret}\n"), "line 1: expected USER:HEXKEY"),
+            (format!("alice{secret}\n"), ", line 1: expected USER:HEXKEY"),
             (
                 format!("alice:{secret}0\n"),
-                "line 1: the key of user \"alice\" is not",
+                ", line 1, field `key`: the key of user \"alice\" is not",
             ),
             (
                 format!("\nalice:{secret}x1\n"),
-                "line 2: the key of user \"alice\" is not",
+                ", line 2, field `key`: the key of user \"alice\" is not",
             ),
-            (format!(":{secret}\n"), "line 1: a user name of 0 bytes"),
+            (
+                format!(":{secret}\n"),
+                ", line 1, field `user`: got a name of 0 bytes, expected 1 to",
+            ),
             (
                 "alice:\n".to_string(),
-                "the key of user \"alice\" has 0 bytes",
+                "field `key`: got 0 bytes for user \"alice\", expected 1 to 256 bytes",
             ),
             (
                 format!("a:{secret}\na:{secret}\n"),
-                "line 2: user \"a\" appears a second time",
+                ", line 2, field `user`: user \"a\" appears a second time",
             ),
             ("\n\n".to_string(), "no USER:HEXKEY line"),
         ] {
@@ -528,8 +555,18 @@ mod tests {
             assert!(!e.contains(secret) && !e.contains("c0ffee"), "{e}");
         }
         let long = format!("alice:{}\n", "ab".repeat(MAX_PSK_KEY_BYTES + 1));
-        let e = PskUsers::parse(&long, path).unwrap_err().to_string();
-        assert!(e.contains("has 257 bytes, expected 1 to 256"), "{e}");
+        let e = PskUsers::parse(&long, path).unwrap_err();
+        assert!(matches!(e, Error::Serve(_)), "{e:?}");
+        let i = e.invalid().expect("the parts as data");
+        assert_eq!(
+            (i.origin.as_str(), i.field.as_deref(), i.expected.as_deref()),
+            (
+                "--tls-psk keys.psk, line 1",
+                Some("key"),
+                Some("1 to 256 bytes")
+            )
+        );
+        assert!(e.to_string().contains("got 257 bytes"), "{e}");
     }
 
     #[test]

@@ -226,13 +226,13 @@ pub fn run_job_with(
                 "one: the register-level driver sends one placement identifier per job",
             )));
         }
-        if let Err(m) = drv.ctrl.check_placement(ids[0]) {
+        if let Err(p) = drv.ctrl.check_placement(ids[0]) {
             let field = if spec.placement_ids.is_empty() {
                 "stream"
             } else {
                 "placement_ids"
             };
-            return Err(Error::bad_job(Invalid::says("", field, m)));
+            return Err(Error::bad_job(Invalid::new("", field, p)));
         }
         Some(ids[0] as u16)
     } else {

@@ -461,11 +461,15 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             return Ok(true);
         }
         if self.writes_in_flight == 0 && self.reads_in_flight() == 0 && progress == 0 {
-            return Err(Error::job(format!(
-                "paging: out of memory and swap: {} pages of memory, {} of {} swap slots in use, nothing left to reclaim",
-                self.cfg.memory_pages(),
-                self.area.inuse_pages(),
-                self.area.pages()
+            return Err(Error::bad_paging(Invalid::unnamed(
+                PAGING,
+                says(format!(
+                    "out of memory and swap: {} pages of memory, {} of {} swap slots in use, \
+                     nothing left to reclaim",
+                    self.cfg.memory_pages(),
+                    self.area.inuse_pages(),
+                    self.area.pages()
+                )),
             )));
         }
         // The direct reclaim failed: wait before retrying.

@@ -5,6 +5,7 @@
 //! Identifier: a write whose data placement directive names no handle).
 
 use super::*;
+use crate::error::Problem;
 
 /// FDP Configurations log page (20h).
 pub const LID_FDP_CONFIGS: u32 = 0x20;
@@ -89,11 +90,14 @@ impl Controller {
 
     /// Whether a write may name placement identifier `pid` (the message says what was
     /// expected).
-    pub fn check_placement(&self, pid: u32) -> std::result::Result<(), String> {
+    pub fn check_placement(&self, pid: u32) -> std::result::Result<(), Problem> {
         let pid = u8::try_from(pid).map_err(|_| {
-            format!(
-                "got placement identifier {pid}, expected 0 up to {} (fdp.handles)",
-                self.sys.config().write_streams().saturating_sub(1)
+            got(
+                format!("placement identifier {pid}"),
+                format!(
+                    "0 up to {} (fdp.handles)",
+                    self.sys.config().write_streams().saturating_sub(1)
+                ),
             )
         })?;
         self.sys.check_stream_id(pid)
