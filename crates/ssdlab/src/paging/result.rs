@@ -14,36 +14,99 @@ pub struct Latency {
 }
 
 impl Latency {
-    /// From latencies in picoseconds (reordered here). Each percentile is the value of its
-    /// rank in sorted order, found by selection rather than a whole sort: the median over the
-    /// whole slice, then each higher rank among the values above the last one found.
-    pub fn of(v: &mut [u64]) -> Latency {
+    /// From latencies in picoseconds. Each percentile is the value of its rank in sorted
+    /// order, found by counting rather than sorting ([`values_at_ranks`]).
+    pub fn of(v: &[u64]) -> Latency {
         if v.is_empty() {
             return Latency::default();
         }
         let n = v.len();
         let us = |ps: u64| ps as f64 * 1e-6;
-        let sum: u128 = v.iter().map(|&x| x as u128).sum();
-        let max = v.iter().copied().max().unwrap_or(0);
-        let rank = |p: f64| (((n as f64) * p).ceil() as usize).clamp(1, n) - 1;
-        let mut q = [0.0; 4];
-        let mut from = 0;
-        for (i, p) in [0.5, 0.9, 0.99, 0.999].into_iter().enumerate() {
-            // Ranks only rise, so rank `r` lies among the values from `from` on.
-            let r = rank(p);
-            let (_, &mut x, _) = v[from..].select_nth_unstable(r - from);
-            q[i] = us(x);
-            from = r;
+        let (mut sum, mut lo, mut hi) = (0u128, u64::MAX, 0u64);
+        for &x in v {
+            sum += x as u128;
+            lo = lo.min(x);
+            hi = hi.max(x);
         }
+        let rank = |p: f64| (((n as f64) * p).ceil() as usize).clamp(1, n) - 1;
+        let ranks = [rank(0.5), rank(0.9), rank(0.99), rank(0.999)];
+        let mut q = Vec::with_capacity(ranks.len());
+        values_at_ranks(v, lo, hi, &ranks, &mut q);
         Latency {
             count: n as u64,
             mean_us: sum as f64 / n as f64 * 1e-6,
-            p50_us: q[0],
-            p90_us: q[1],
-            p99_us: q[2],
-            p99_9_us: q[3],
-            max_us: us(max),
+            p50_us: us(q[0]),
+            p90_us: us(q[1]),
+            p99_us: us(q[2]),
+            p99_9_us: us(q[3]),
+            max_us: us(hi),
         }
+    }
+}
+
+/// Bits of the value range one counting pass of [`values_at_ranks`] tells apart.
+const RANK_BITS: u32 = 12;
+
+/// Push onto `out` the values of `ranks` (ascending, each below `v.len()`) in `v` sorted, all
+/// of `v` lying in `lo..=hi`. A pass counts the values per bucket of the range (its top
+/// [`RANK_BITS`] bits), which gives each rank's bucket and its rank within it; a second pass
+/// gathers the few buckets asked for (with their least and greatest values), and each is
+/// taken the same way, down to buckets of one value. The values are read, never reordered.
+pub fn values_at_ranks(v: &[u64], lo: u64, hi: u64, ranks: &[usize], out: &mut Vec<u64>) {
+    if lo == hi {
+        out.extend(ranks.iter().map(|_| lo));
+        return;
+    }
+    if v.len() <= 64 {
+        let mut s = v.to_vec();
+        s.sort_unstable();
+        out.extend(ranks.iter().map(|&r| s[r]));
+        return;
+    }
+    const B: usize = 1 << RANK_BITS;
+    let shift = (64 - (hi - lo).leading_zeros()).saturating_sub(RANK_BITS);
+    let bucket = |x: u64| ((x - lo) >> shift) as usize & (B - 1);
+    let mut counts = vec![0usize; B];
+    for &x in v {
+        counts[bucket(x)] += 1;
+    }
+    // Each rank's bucket, and the values below that bucket.
+    let mut targets: Vec<(usize, usize)> = Vec::with_capacity(ranks.len());
+    let (mut b, mut below) = (0, 0);
+    for &r in ranks {
+        while below + counts[b] <= r {
+            below += counts[b];
+            b += 1;
+        }
+        targets.push((b, below));
+    }
+    // Gather the buckets asked for (each once), with their least and greatest values.
+    // Per bucket: 1 + its place in `bufs`, 0 when not asked for (at most B buckets).
+    let mut which = vec![0u16; B];
+    let mut bufs: Vec<(Vec<u64>, u64, u64)> = Vec::new();
+    for &(b, _) in &targets {
+        if which[b] == 0 {
+            bufs.push((Vec::with_capacity(counts[b]), u64::MAX, 0));
+            which[b] = bufs.len() as u16;
+        }
+    }
+    for &x in v {
+        let t = which[bucket(x)];
+        if t != 0 {
+            let (buf, l, h) = &mut bufs[t as usize - 1];
+            buf.push(x);
+            *l = (*l).min(x);
+            *h = (*h).max(x);
+        }
+    }
+    let mut i = 0;
+    while i < targets.len() {
+        let (b, below) = targets[i];
+        let k = targets[i..].iter().take_while(|t| t.0 == b).count();
+        let within: Vec<usize> = ranks[i..i + k].iter().map(|&r| r - below).collect();
+        let (buf, l, h) = &bufs[which[b] as usize - 1];
+        values_at_ranks(buf, *l, *h, &within, out);
+        i += k;
     }
 }
 
@@ -274,59 +337,114 @@ pub fn service_ps(trace: &[IoRecord]) -> Vec<u64> {
     service
 }
 
-/// Size and distance histograms, latencies and service times (`service`, from
-/// [`service_ps`] over the whole trace) of the records of `op`.
-pub fn io_stats(trace: &[IoRecord], service: &[u64], op: u8) -> Io {
-    let mut io = Io::default();
-    // Sizes counted per page count (a swap request is whole pages; any other size in a map),
-    // distances per power of two (index: its log2, 0 for no distance): no map lookup per
-    // request.
-    let mut pages_sizes: Vec<u64> = Vec::new();
-    let mut sizes = std::collections::BTreeMap::new();
-    let mut irds = [0u64; 64];
-    let mut lat = Vec::new();
-    let mut svc = Vec::new();
-    let mut prev_end: Option<u64> = None;
-    for (r, &s) in trace.iter().zip(service).filter(|(r, _)| r.op == op) {
-        svc.push(s);
+/// The figures of a run's requests: reads, writes (each [`Io`]), trims, and the writes' span
+/// (the first one's submission, the last completion), from one pass over the records.
+pub struct IoFigures {
+    pub reads: Io,
+    pub writes: Io,
+    pub trims: u64,
+    pub write_span_ps: Option<(u64, u64)>,
+}
+
+/// One kind's figures as the pass gathers them.
+struct IoPass {
+    io: Io,
+    /// Requests per size in pages (a swap request is whole pages; any other size in a map).
+    pages_sizes: Vec<u64>,
+    sizes: std::collections::BTreeMap<u64, u64>,
+    /// Distances per power of two (index: its log2, 0 for no distance).
+    irds: [u64; 64],
+    lat: Vec<u64>,
+    svc: Vec<u64>,
+    prev_end: Option<u64>,
+}
+
+impl IoPass {
+    fn new() -> IoPass {
+        IoPass {
+            io: Io::default(),
+            pages_sizes: Vec::new(),
+            sizes: std::collections::BTreeMap::new(),
+            irds: [0; 64],
+            lat: Vec::new(),
+            svc: Vec::new(),
+            prev_end: None,
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, r: &IoRecord, s: u64) {
+        self.svc.push(s);
+        self.lat.push(r.done_ps.saturating_sub(r.submit_ps));
+        let io = &mut self.io;
         io.requests += 1;
         io.bytes += r.len;
         io.pages += r.len / super::PAGE_BYTES;
         let p = (r.len / super::PAGE_BYTES) as usize;
         if r.len.is_multiple_of(super::PAGE_BYTES) && p < 1 << 16 {
-            if pages_sizes.len() <= p {
-                pages_sizes.resize(p + 1, 0);
+            if self.pages_sizes.len() <= p {
+                self.pages_sizes.resize(p + 1, 0);
             }
-            pages_sizes[p] += 1;
+            self.pages_sizes[p] += 1;
         } else {
-            *sizes.entry(r.len).or_insert(0u64) += 1;
+            *self.sizes.entry(r.len).or_insert(0) += 1;
         }
-        if let Some(e) = prev_end {
-            let d = r.offset.abs_diff(e);
+        if let Some(e) = self.prev_end {
             // 0, or the next power of two of at least 4096 (2^63 for a distance past it).
+            let d = r.offset.abs_diff(e);
             let b = if d == 0 {
                 0
             } else {
-                d.checked_next_power_of_two()
-                    .map_or(63, |b| b.max(4096).trailing_zeros() as usize)
+                (64 - (d - 1).leading_zeros()).clamp(12, 63) as usize
             };
-            irds[b] += 1;
+            self.irds[b] += 1;
         }
-        prev_end = Some(r.offset + r.len);
-        lat.push(r.done_ps.saturating_sub(r.submit_ps));
+        self.prev_end = Some(r.offset + r.len);
     }
-    io.latency = Latency::of(&mut lat);
-    io.service_total_s = svc.iter().map(|&s| s as f64).sum::<f64>() * 1e-12;
-    io.service = Latency::of(&mut svc);
-    for (p, &n) in pages_sizes.iter().enumerate().filter(|(_, &n)| n > 0) {
-        *sizes.entry(p as u64 * super::PAGE_BYTES).or_insert(0) += n;
+
+    fn finish(mut self) -> Io {
+        let mut io = self.io;
+        io.latency = Latency::of(&self.lat);
+        io.service_total_s = self.svc.iter().map(|&s| s as f64).sum::<f64>() * 1e-12;
+        io.service = Latency::of(&self.svc);
+        for (p, &n) in self.pages_sizes.iter().enumerate().filter(|(_, &n)| n > 0) {
+            *self.sizes.entry(p as u64 * super::PAGE_BYTES).or_insert(0) += n;
+        }
+        io.size_histogram = self.sizes.into_iter().collect();
+        io.ird_histogram = (0..64)
+            .filter(|&b| self.irds[b] > 0)
+            .map(|b| (if b == 0 { 0 } else { 1u64 << b }, self.irds[b]))
+            .collect();
+        io
     }
-    io.size_histogram = sizes.into_iter().collect();
-    io.ird_histogram = (0..64)
-        .filter(|&b| irds[b] > 0)
-        .map(|b| (if b == 0 { 0 } else { 1u64 << b }, irds[b]))
-        .collect();
-    io
+}
+
+/// Size and distance histograms, latencies and service times (`service`, from
+/// [`service_ps`] over the whole trace) of the reads and of the writes, the trims counted,
+/// in one pass over the records.
+pub fn io_figures(trace: &[IoRecord], service: &[u64]) -> IoFigures {
+    let mut kinds = [IoPass::new(), IoPass::new()];
+    let (mut trims, mut span) = (0, None::<(u64, u64)>);
+    for (r, &s) in trace.iter().zip(service) {
+        match r.op {
+            0 => kinds[0].add(r, s),
+            1 => {
+                kinds[1].add(r, s);
+                span = Some(span.map_or((r.submit_ps, r.done_ps), |(a, b)| {
+                    (a.min(r.submit_ps), b.max(r.done_ps))
+                }));
+            }
+            2 => trims += 1,
+            _ => {}
+        }
+    }
+    let [reads, writes] = kinds;
+    IoFigures {
+        reads: reads.finish(),
+        writes: writes.finish(),
+        trims,
+        write_span_ps: span,
+    }
 }
 
 /// Writes per page and the lifetime table for `run_s` seconds of the run.
@@ -335,14 +453,23 @@ pub fn wear(per_slot: &[u32], run_s: f64, endurance: &[u64]) -> Wear {
         rule: "without wear levelling: endurance x run time / max writes per page; with ideal wear levelling over the pages written: endurance x run time / mean writes per page; 8760 h per year",
         ..Wear::default()
     };
-    let mut hist = std::collections::BTreeMap::new();
+    // Pages per write count: indexed by the count up to 4096 writes, in a map past it.
+    let mut few = [0u64; 4096];
+    let mut many = std::collections::BTreeMap::new();
     for &n in per_slot.iter().filter(|&&n| n > 0) {
         w.page_writes += n as u64;
         w.pages_written += 1;
         w.max_writes_per_page = w.max_writes_per_page.max(n as u64);
-        *hist.entry(n as u64).or_insert(0u64) += 1;
+        match few.get_mut(n as usize) {
+            Some(c) => *c += 1,
+            None => *many.entry(n as u64).or_insert(0u64) += 1,
+        }
     }
-    w.histogram = hist.into_iter().collect();
+    w.histogram = (1..few.len() as u64)
+        .filter(|&n| few[n as usize] > 0)
+        .map(|n| (n, few[n as usize]))
+        .chain(many)
+        .collect();
     if w.pages_written > 0 {
         w.mean_writes_per_page = w.page_writes as f64 / w.pages_written as f64;
         w.lifetime = lifetimes(
@@ -412,7 +539,7 @@ mod tests {
             r(0, 0, 4096),
             r(1, 65536, 4096),
         ];
-        let w = io_stats(&t, &service_ps(&t), 1);
+        let w = io_figures(&t, &service_ps(&t)).writes;
         assert_eq!(w.size_histogram, vec![(4096, 2), (8192, 1)]);
         // 8192 follows 0..8192: 0; 65536 follows 8192..12288: 53248 -> 65536.
         assert_eq!(w.ird_histogram, vec![(0, 1), (65536, 1)]);
@@ -434,7 +561,7 @@ mod tests {
         let t = [r(1, 0, 100), r(0, 10, 130), r(2, 20, 120), r(0, 500, 540)];
         let svc = service_ps(&t);
         assert_eq!(svc, vec![100, 10, 20, 40]);
-        let reads = io_stats(&t, &svc, 0);
+        let reads = io_figures(&t, &svc).reads;
         assert_eq!(reads.service.count, 2);
         assert_eq!(reads.service_total_s, 50e-12);
         assert!((reads.latency.max_us - 120e-6).abs() < 1e-15);
@@ -458,7 +585,7 @@ mod tests {
         assert_eq!(service_ps(&u), vec![100, 10, 20, 40]);
     }
 
-    /// The sorted-slice figures the histograms and percentiles were first computed with.
+    /// The sorted-slice figures the percentiles were first computed with.
     fn by_sorting(v: &[u64]) -> (Vec<u64>, u128) {
         let mut v = v.to_vec();
         v.sort_unstable();
@@ -470,15 +597,61 @@ mod tests {
         )
     }
 
+    /// The figures of one kind of request as they were first computed, a pass per kind with
+    /// a map per size and per distance: the oracle of [`io_figures`].
+    fn plain_io(trace: &[IoRecord], service: &[u64], op: u8) -> Io {
+        let mut io = Io::default();
+        let mut sizes = std::collections::BTreeMap::new();
+        let mut irds = std::collections::BTreeMap::new();
+        let (mut lat, mut svc) = (Vec::new(), Vec::new());
+        let mut prev_end: Option<u64> = None;
+        for (r, &s) in trace.iter().zip(service).filter(|(r, _)| r.op == op) {
+            svc.push(s);
+            lat.push(r.done_ps.saturating_sub(r.submit_ps));
+            io.requests += 1;
+            io.bytes += r.len;
+            io.pages += r.len / 4096;
+            *sizes.entry(r.len).or_insert(0u64) += 1;
+            if let Some(e) = prev_end {
+                let d = r.offset.abs_diff(e);
+                let b = match d {
+                    0 => 0,
+                    _ => d.checked_next_power_of_two().unwrap_or(1 << 63).max(4096),
+                };
+                *irds.entry(b).or_insert(0u64) += 1;
+            }
+            prev_end = Some(r.offset + r.len);
+        }
+        io.latency = Latency::of(&lat);
+        io.service_total_s = svc.iter().map(|&s| s as f64).sum::<f64>() * 1e-12;
+        io.service = Latency::of(&svc);
+        io.size_histogram = sizes.into_iter().collect();
+        io.ird_histogram = irds.into_iter().collect();
+        io
+    }
+
+    /// Values with many repeats, a narrow or a wide range, or both ends of u64.
+    fn latencies() -> impl proptest::strategy::Strategy<Value = Vec<u64>> {
+        use proptest::prelude::*;
+        prop_oneof![
+            proptest::collection::vec(0u64..2000, 1..3000),
+            proptest::collection::vec(any::<u64>(), 1..3000),
+            proptest::collection::vec(
+                prop_oneof![Just(13_000_000u64), Just(18_000_000), 0u64..1 << 40],
+                1..5000
+            ),
+            proptest::collection::vec(
+                prop_oneof![Just(0u64), Just(u64::MAX), Just(u64::MAX - 1)],
+                1..300
+            ),
+        ]
+    }
+
     proptest::proptest! {
-        /// Percentiles by selection are those of the sorted values; the histograms by page
-        /// count and by power of two are those of a map per size and per distance.
+        /// Percentiles by counting are those of the sorted values.
         #[test]
-        fn selection_and_counting_match_sorting_and_maps(
-            v in proptest::collection::vec(0u64..2000, 1..3000),
-            reqs in proptest::collection::vec((0u64..1 << 40, 1u64..300, proptest::bool::ANY), 0..200),
-        ) {
-            let l = Latency::of(&mut v.clone());
+        fn percentiles_by_counting_match_sorting(v in latencies()) {
+            let l = Latency::of(&v);
             let (q, sum) = by_sorting(&v);
             let us = |ps: u64| ps as f64 * 1e-6;
             proptest::prop_assert_eq!(
@@ -486,30 +659,69 @@ mod tests {
                 q.iter().map(|&x| us(x)).collect::<Vec<_>>()
             );
             proptest::prop_assert_eq!(l.mean_us, sum as f64 / v.len() as f64 * 1e-6);
-            // Page multiples and odd sizes.
+            // Every rank, not only the four.
+            let mut sorted = v.clone();
+            sorted.sort_unstable();
+            let ranks: Vec<usize> = (0..v.len()).collect();
+            let mut got = Vec::new();
+            values_at_ranks(&v, sorted[0], sorted[v.len() - 1], &ranks, &mut got);
+            proptest::prop_assert_eq!(got, sorted);
+        }
+
+        /// The one pass over both kinds gives what a pass per kind with maps gave: sizes,
+        /// distances, latencies, service times; trims counted; the writes' span.
+        #[test]
+        fn one_pass_matches_a_pass_per_kind(
+            reqs in proptest::collection::vec(
+                (0u8..3, 0u64..1 << 40, 1u64..300, proptest::bool::ANY, 0u64..1000, 0u64..5000),
+                0..400,
+            ),
+        ) {
+            // Page multiples and odd sizes; completions in and out of order.
             let t: Vec<IoRecord> = reqs
                 .iter()
-                .map(|&(offset, n, pages)| IoRecord {
-                    op: 1,
+                .map(|&(op, offset, n, pages, submit_ps, took)| IoRecord {
+                    op,
                     offset,
                     len: if pages { n * 4096 } else { n },
-                    submit_ps: 0,
-                    done_ps: 1,
+                    submit_ps,
+                    done_ps: submit_ps + took,
                 })
                 .collect();
-            let io = io_stats(&t, &service_ps(&t), 1);
-            let mut sizes = std::collections::BTreeMap::new();
-            let mut irds = std::collections::BTreeMap::new();
-            for (i, r) in t.iter().enumerate() {
-                *sizes.entry(r.len).or_insert(0u64) += 1;
-                if i > 0 {
-                    let d = r.offset.abs_diff(t[i - 1].offset + t[i - 1].len);
-                    let b = if d == 0 { 0 } else { d.next_power_of_two().max(4096) };
-                    *irds.entry(b).or_insert(0u64) += 1;
-                }
+            let svc = service_ps(&t);
+            let f = io_figures(&t, &svc);
+            let json = |io: &Io| serde_json::to_string(io).unwrap();
+            proptest::prop_assert_eq!(json(&f.reads), json(&plain_io(&t, &svc, 0)));
+            proptest::prop_assert_eq!(json(&f.writes), json(&plain_io(&t, &svc, 1)));
+            proptest::prop_assert_eq!(f.trims, t.iter().filter(|r| r.op == 2).count() as u64);
+            let w: Vec<&IoRecord> = t.iter().filter(|r| r.op == 1).collect();
+            let span = w
+                .iter()
+                .map(|r| r.submit_ps)
+                .min()
+                .zip(w.iter().map(|r| r.done_ps).max());
+            proptest::prop_assert_eq!(f.write_span_ps, span);
+        }
+
+        /// The wear histogram by count is the map's, past 4096 writes too.
+        #[test]
+        fn wear_histogram_matches_a_map(
+            per_slot in proptest::collection::vec(
+                proptest::prop_oneof![0u32..6, 4090u32..4100, proptest::prelude::any::<u32>()],
+                0..500,
+            ),
+        ) {
+            let w = wear(&per_slot, 3600.0, &[1000]);
+            let mut hist = std::collections::BTreeMap::new();
+            for &n in per_slot.iter().filter(|&&n| n > 0) {
+                *hist.entry(n as u64).or_insert(0u64) += 1;
             }
-            proptest::prop_assert_eq!(io.size_histogram, sizes.into_iter().collect::<Vec<_>>());
-            proptest::prop_assert_eq!(io.ird_histogram, irds.into_iter().collect::<Vec<_>>());
+            proptest::prop_assert_eq!(&w.histogram, &hist.into_iter().collect::<Vec<_>>());
+            proptest::prop_assert_eq!(
+                w.max_writes_per_page,
+                per_slot.iter().map(|&n| n as u64).max().unwrap_or(0)
+            );
+            proptest::prop_assert_eq!(w.pages_written, per_slot.iter().filter(|&&n| n > 0).count() as u64);
         }
     }
 }

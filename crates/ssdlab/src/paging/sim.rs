@@ -425,7 +425,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         } else {
             0.0
         };
-        r.swap_in_latency = Latency::of(&mut self.swap_in_ps.clone());
+        r.swap_in_latency = Latency::of(&self.swap_in_ps);
         let n = self.swap_in_ps.len().max(1) as f64;
         let us = |ps: u64| ps as f64 * 1e-6 / n;
         let b = &self.bd;
@@ -452,14 +452,9 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             &self.trace[self.counted_from_rec..],
             &service[self.counted_from_rec..],
         );
-        r.reads = io_stats(trace, service, 0);
-        r.writes = io_stats(trace, service, 1);
-        r.trims = trace.iter().filter(|t| t.op == 2).count() as u64;
-        let w: Vec<&IoRecord> = trace.iter().filter(|t| t.op == 1).collect();
-        if let (Some(first), Some(last)) = (
-            w.iter().map(|t| t.submit_ps).min(),
-            w.iter().map(|t| t.done_ps).max(),
-        ) {
+        let io = io_figures(trace, service);
+        (r.reads, r.writes, r.trims) = (io.reads, io.writes, io.trims);
+        if let Some((first, last)) = io.write_span_ps {
             r.swap_out.time_s = (last - first) as f64 * 1e-12;
         }
         r.swap_out.pages = r.writes.pages;
