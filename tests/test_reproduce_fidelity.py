@@ -143,7 +143,9 @@ def test_seed001_erase_rows_report_the_counts_when_single_has_none() -> None:
     assert "fin2 (stand-in) 10 → 11 erases, host pages programmed 1,010 → 1,011" in mean.note
 
 
-def _seed001_table(latency: dict[str, dict[str, float]]) -> pl.DataFrame:
+def _seed001_table(
+    latency: dict[str, dict[str, float]], waits: dict[str, dict[str, int]] | None = None
+) -> pl.DataFrame:
     rows = []
     for setup, (capacity, ports) in seed001.SETUPS.items():
         for trace, by_setup in latency.items():
@@ -152,6 +154,8 @@ def _seed001_table(latency: dict[str, dict[str, float]]) -> pl.DataFrame:
                 "config.cache.ports": ports, "ops.write.count": 100,
                 "ops.write.latency_us.mean": by_setup[setup], "device.erases": 10,
             })  # fmt: skip
+            if waits is not None:
+                rows[-1]["cache.write_waits"] = waits[trace][setup]
     return pl.DataFrame(rows)
 
 
@@ -191,6 +195,32 @@ def test_seed001_an_equal_latency_holds_no_direction() -> None:
     ]
     assert row.ssdlab == 1.0 and row.agrees is None and "vacuous" in row.note
     assert scoreboard.tally([row]).directions == 0
+
+
+def test_seed001_a_workload_where_no_write_waited_is_vacuous_and_left_out_of_the_mean() -> None:
+    """Issue 40: with no write waiting for a line in single2x or dual, the two latencies
+    differ by the DRAM's ports alone (here 1.001): the direction is not counted, and the mean
+    over workloads takes only the workloads where a write waited."""
+    fin1 = "@traces/ssdsim_financial1_sample.ascii"
+    table = _seed001_table(
+        {
+            fin1: {"single": 9.0, "single2x": 3.1, "dual": 3.1031},
+            "model:fin2,count=10": {"single": 100.0, "single2x": 50.0, "dual": 40.0},
+        },
+        waits={
+            fin1: {"single": 5, "single2x": 0, "dual": 0},
+            "model:fin2,count=10": {"single": 9, "single2x": 4, "dual": 0},
+        },
+    )
+    rows = {r.metric: r for r in seed001.make_compare("t")(table)}
+    direction = rows["ssdsim_financial1_sample.ascii: dual / single2x mean write latency"]
+    assert direction.ssdlab == pytest.approx(1.001) and direction.agrees is None
+    assert "vacuous" in direction.note
+    assert rows["fin2 (stand-in): dual / single2x mean write latency"].agrees is True
+    mean = rows["dual / single2x mean write latency, mean over workloads with writes"]
+    assert mean.ssdlab == pytest.approx(0.8)
+    assert "ssdsim_financial1_sample.ascii" in mean.note
+    assert scoreboard.tally([direction]).directions == 0
 
 
 def test_seed001_one_workload_with_erases_counts_its_ratio_once() -> None:
