@@ -396,8 +396,8 @@ fn read_reply(
         runs = vec![(p.offset, p.len, true)];
     }
     let headers = 20 * runs.len() + 16;
-    let lend = matches!(data, Data::Memory(_)) && p.len >= LEND_BYTES;
-    let mut lend = lent.filter(|_| lend);
+    // Only the memory store lends, and only a large read (below LEND_BYTES a copy costs less).
+    let mut lend = lent.filter(|_| matches!(data, Data::Memory(_)) && p.len >= LEND_BYTES);
     // Lent pages leave the buffer the headers, holes and fill pages alone.
     let mut out = buffers.take(if lend.is_some() {
         headers
