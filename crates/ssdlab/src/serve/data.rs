@@ -128,10 +128,7 @@ impl Pages {
     ) {
         let end = offset + len;
         let mut at = offset;
-        for (&page, p) in self
-            .pages
-            .range(offset / PAGE_BYTES..end.div_ceil(PAGE_BYTES))
-        {
+        for (page, p) in self.written_in(offset, end) {
             let start = (page * PAGE_BYTES).max(offset);
             let stop = ((page + 1) * PAGE_BYTES).min(end);
             out.resize(out.len() + (start - at) as usize, 0);
@@ -146,6 +143,21 @@ impl Pages {
             at = stop;
         }
         out.resize(out.len() + (end - at) as usize, 0);
+    }
+
+    /// The pages that hold data among those bytes `offset .. end` touch, in order. A span
+    /// inside one page is one look-up of the map: a range is two (its ends), and at 4 KiB
+    /// random reads the map's look-ups were a fifth of the server's time.
+    fn written_in(&self, offset: u64, end: u64) -> impl Iterator<Item = (u64, &Page)> {
+        let pages = offset / PAGE_BYTES..end.div_ceil(PAGE_BYTES);
+        let (one, many) = if pages.end - pages.start == 1 {
+            let page = pages.start;
+            (self.pages.get(&page).map(|p| (page, p)), None)
+        } else {
+            (None, Some(self.pages.range(pages)))
+        };
+        one.into_iter()
+            .chain(many.into_iter().flatten().map(|(&page, p)| (page, p)))
     }
 
     pub fn read(&self, offset: u64, out: &mut [u8]) {
@@ -281,10 +293,7 @@ impl Pages {
         let mut runs: Vec<(u64, u64, bool)> = Vec::new();
         let mut push = |start, stop, written| push_extent(&mut runs, start, stop, written);
         let mut at = offset;
-        for (&page, p) in self
-            .pages
-            .range(offset / PAGE_BYTES..end.div_ceil(PAGE_BYTES))
-        {
+        for (page, p) in self.written_in(offset, end) {
             let written = match p {
                 Page::Fill(_) => ALL_WRITTEN,
                 Page::Bytes { written, .. } => *written,
