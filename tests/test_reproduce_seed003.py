@@ -49,9 +49,15 @@ def test_swapout_rows_test_both_directions() -> None:
                     "swap_out.time_s": times[iops] * (1.0 if cw else 0.9),
                     "reclaim.app_wait_s": 0.5,
                     "reclaim.kswapd_wait_s": 0.25,
+                    # c writes 8 pages a request; nc the same pages in twice the requests.
+                    "writes.pages": 800,
+                    "writes.requests": 100 if cw else 200,
                 }
             )
     out = {row.metric: row for row in seed003.compare_swapout(_table(rows))}
+    smaller = out["mean swap write size nc / c, all five write speeds"]
+    assert smaller.ssdlab == pytest.approx(0.5) and smaller.agrees is True
+    assert "mean write 16.0 KiB nc, 32.0 KiB c" in smaller.note
     plateau = out["swap-out time 100 K / 20 K IOPS (c)"]
     assert plateau.ssdlab == pytest.approx(0.95) and "plateau holds" in plateau.note
     assert plateau.agrees is True

@@ -372,6 +372,38 @@ def compare_swapout(table: Any) -> list[Row]:
                 label="prediction",
             )
         )
+    # "Congestion Control (cont'd)": the side-effect of nc is "small random writes to swap
+    # space" (direct reclaim frees a little at a time, kswapd writes in bulk). The swap writes'
+    # mean size, nc over c, over the five write speeds together.
+    sizes: dict[bool, float | None] = {}
+    for cw in (True, False):
+        pages, requests = 0.0, 0.0
+        for setting in WRITE_IOPS:
+            where = {"config__pcm__timing__set": setting, "swap__congestion_wait": cw}
+            run_pages = _value(table, "writes.pages", **where)
+            run_requests = _value(table, "writes.requests", **where)
+            if run_pages is None or run_requests is None:
+                pages, requests = 0.0, 0.0
+                break
+            pages, requests = pages + run_pages, requests + run_requests
+        sizes[cw] = PAGE_BYTES / 1024 * pages / requests if requests else None
+    ratio = _ratio(sizes[False], sizes[True])
+    rows.append(
+        Row(
+            name,
+            "mean swap write size nc / c, all five write speeds",
+            "×",
+            None,
+            ratio,
+            "stated: congestion control off gives 'small random writes to swap space', no number",
+            f"mean write {sizes[False]:.1f} KiB nc, {sizes[True]:.1f} KiB c; "
+            + _holds(ratio, below=True, claim="nc writes smaller than c")
+            if ratio is not None
+            else "",
+            agrees=_agrees(ratio, below=True),
+            label="prediction",
+        )
+    )
     return rows
 
 
