@@ -417,8 +417,8 @@ def compare_fig8(table: Any) -> list[Row]:
             "× (largest chunk's peak buffer over the smallest's)",
             None,
             _size(peaks[-1]) / _size(peaks[0]) if peaks else None,
-            "stated (§6.3: 'at a smaller access chunk size, peak performance is reached using a"
-            " smaller buffer size')",
+            "stated as rising with the chunk (§6.3: 'at a smaller access chunk size, peak"
+            " performance is reached using a smaller buffer size')",
             ""
             if not peaks
             else "peak buffer per chunk: "

@@ -395,7 +395,8 @@ def compare_swapout(table: Any) -> list[Row]:
             "×",
             None,
             ratio,
-            "stated: congestion control off gives 'small random writes to swap space', no number",
+            "stated as below 1 (congestion control off gives 'small random writes to swap"
+            " space'), no number",
             f"mean write {sizes[False]:.1f} KiB nc, {sizes[True]:.1f} KiB c; "
             + _holds(ratio, below=True, claim="nc writes smaller than c")
             if ratio is not None
