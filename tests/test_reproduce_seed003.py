@@ -55,6 +55,9 @@ def test_swapout_rows_test_both_directions() -> None:
                 }
             )
     out = {row.metric: row for row in seed003.compare_swapout(_table(rows))}
+    idle = out["idle time (congestion waits) nc / c, all five write speeds"]
+    assert idle.ssdlab == pytest.approx(1.0) and idle.agrees is False  # 0.75 s each, c and nc
+    assert "idle 3.8 s nc, 3.8 s c" in idle.note
     smaller = out["mean swap write size nc / c, all five write speeds"]
     assert smaller.ssdlab == pytest.approx(0.5) and smaller.agrees is True
     assert "mean write 16.0 KiB nc, 32.0 KiB c" in smaller.note

@@ -372,6 +372,34 @@ def compare_swapout(table: Any) -> list[Row]:
                 label="prediction",
             )
         )
+    # "Congestion Control (cont'd)": "Turning off congestion control -> idle time" falls (and
+    # swap-out shortens, the rows above). Idle is the application's and kswapd's congestion
+    # waits, nc over c, over the five write speeds together.
+    idle: dict[bool, float | None] = {}
+    for cw in (True, False):
+        waits = [
+            _value(table, column, config__pcm__timing__set=setting, swap__congestion_wait=cw)
+            for setting in WRITE_IOPS
+            for column in ("reclaim.app_wait_s", "reclaim.kswapd_wait_s")
+        ]
+        idle[cw] = None if any(w is None for w in waits) else sum(waits)  # type: ignore[misc]
+    ratio = _ratio(idle[False], idle[True])
+    rows.append(
+        Row(
+            name,
+            "idle time (congestion waits) nc / c, all five write speeds",
+            "×",
+            None,
+            ratio,
+            "stated as below 1 ('Turning off congestion control: idle time' falls), no number",
+            f"idle {idle[False]:.1f} s nc, {idle[True]:.1f} s c; "
+            + _holds(ratio, below=True, claim="nc idles less than c")
+            if ratio is not None
+            else "",
+            agrees=_agrees(ratio, below=True),
+            label="prediction",
+        )
+    )
     # "Congestion Control (cont'd)": the side-effect of nc is "small random writes to swap
     # space" (direct reclaim frees a little at a time, kswapd writes in bulk). The swap writes'
     # mean size, nc over c, over the five write speeds together.
