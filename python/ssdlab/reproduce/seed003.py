@@ -303,6 +303,30 @@ SWAPOUT_NOTES = (
 )
 
 
+def _nc_over_c(
+    name: str, metric: str, basis: str, what: tuple[str, str, str], by_cw: dict[bool, float | None]
+) -> Row:
+    """A direction row of seed003-swapout: a figure with congestion control off (nc) over the
+    same with it on (c), which the seed says is below 1. ``what`` is the figure's name, its unit
+    and the seed's claim; ``by_cw`` the figure by ``swap.congestion_wait``."""
+    label, unit, claim = what
+    nc, c = by_cw[False], by_cw[True]
+    ratio = _ratio(nc, c)
+    return Row(
+        name,
+        metric,
+        "×",
+        None,
+        ratio,
+        basis,
+        f"{label} {nc:.1f} {unit} nc, {c:.1f} {unit} c; " + _holds(ratio, below=True, claim=claim)
+        if ratio is not None and nc is not None and c is not None
+        else "",
+        agrees=_agrees(ratio, below=True),
+        label="prediction",
+    )
+
+
 def compare_swapout(table: Any) -> list[Row]:
     name = "seed003-swapout"
     rows: list[Row] = []
@@ -383,21 +407,13 @@ def compare_swapout(table: Any) -> list[Row]:
             for column in ("reclaim.app_wait_s", "reclaim.kswapd_wait_s")
         ]
         idle[cw] = None if any(w is None for w in waits) else sum(waits)  # type: ignore[misc]
-    ratio = _ratio(idle[False], idle[True])
     rows.append(
-        Row(
+        _nc_over_c(
             name,
             "idle time (congestion waits) nc / c, all five write speeds",
-            "×",
-            None,
-            ratio,
             "stated as below 1 ('Turning off congestion control: idle time' falls), no number",
-            f"idle {idle[False]:.1f} s nc, {idle[True]:.1f} s c; "
-            + _holds(ratio, below=True, claim="nc idles less than c")
-            if ratio is not None
-            else "",
-            agrees=_agrees(ratio, below=True),
-            label="prediction",
+            ("idle", "s", "nc idles less than c"),
+            idle,
         )
     )
     # "Congestion Control (cont'd)": the side-effect of nc is "small random writes to swap
@@ -415,22 +431,14 @@ def compare_swapout(table: Any) -> list[Row]:
                 break
             pages, requests = pages + run_pages, requests + run_requests
         sizes[cw] = PAGE_BYTES / 1024 * pages / requests if requests else None
-    ratio = _ratio(sizes[False], sizes[True])
     rows.append(
-        Row(
+        _nc_over_c(
             name,
             "mean swap write size nc / c, all five write speeds",
-            "×",
-            None,
-            ratio,
             "stated as below 1 (congestion control off gives 'small random writes to swap"
             " space'), no number",
-            f"mean write {sizes[False]:.1f} KiB nc, {sizes[True]:.1f} KiB c; "
-            + _holds(ratio, below=True, claim="nc writes smaller than c")
-            if ratio is not None
-            else "",
-            agrees=_agrees(ratio, below=True),
-            label="prediction",
+            ("mean write", "KiB", "nc writes smaller than c"),
+            sizes,
         )
     )
     return rows
