@@ -499,11 +499,30 @@ def test_cache_figures_compare_runs_with_and_without_the_cache() -> None:
     by_metric = {row.metric: row for row in seed004.compare_fig6(table)}
     ide = by_metric["IDE-ideal sequential write with a 512 MiB cache"]
     assert ide.ssdlab == 200.0 and "no cache: 100 MiB/s" in ide.note
-    ratio = seed004.compare_fig7(table)[-1]
+    fig7 = {row.metric: row for row in seed004.compare_fig7(table)}
+    ratio = fig7["1 GiB cache: sequential write over sequential read, mean of the NVMe links"]
     assert ratio.paper == 2.3 and ratio.ssdlab == pytest.approx(2.0)
     # Without runs the document's numbers still appear, with no ssdlab value.
-    empty = seed004.compare_fig7(None)[-1]
-    assert empty.paper == 2.3 and empty.ssdlab is None
+    empty = {row.metric: row for row in seed004.compare_fig7(None)}
+    assert empty[ratio.metric].paper == 2.3 and empty[ratio.metric].ssdlab is None
+    # Fig. 7 against Fig. 6 (seed004_fig7_512.toml): the 512 MiB writes run beside the 1 GiB
+    # runs and are kept out of Fig. 7's own rows.
+    half = pl.DataFrame(
+        [
+            {"config.cache.enabled": True, "config.interface.link": link, "job.rw": "write",
+             "status": "ok", "total.bandwidth_mib_s": 50.0, "config.cache.capacity": "512MiB"}
+            for link in seed004.LINKS
+        ]
+    )  # fmt: skip
+    both = pl.concat(
+        [table.with_columns(pl.lit("1GiB").alias("config.cache.capacity")), half],
+        how="diagonal_relaxed",
+    )
+    fig7 = {row.metric: row for row in seed004.compare_fig7(both)}
+    assert fig7[ratio.metric].ssdlab == pytest.approx(2.0)
+    over = fig7["sequential write, 1 GiB cache over 512 MiB cache, mean of the NVMe links"]
+    assert over.paper is None and over.ssdlab == pytest.approx(4.0) and over.agrees is True
+    assert empty[over.metric].ssdlab is None and empty[over.metric].agrees is None
 
 
 def test_reproduce_fig5(fig5: tuple[Path, Path, subprocess.CompletedProcess]) -> None:

@@ -75,6 +75,41 @@ def test_fig8_peak_gain_and_contention() -> None:
     assert out["256KiB chunk: best gain from a buffer over 512 KB"].ssdlab == pytest.approx(0)
     contention = out["128 KB buffer: 256 KB chunks over 64 KB chunks"]
     assert contention.ssdlab == pytest.approx(0.5) and "matches" in contention.note
+    # Every chunk peaks at 256 KiB (the smallest buffer giving its highest figure): the peak
+    # does not move with the chunk.
+    peak = out["smaller chunks reach their peak at a smaller buffer"]
+    assert peak.ssdlab == pytest.approx(1.0) and peak.agrees is False
+    assert "64KiB at 256KiB" in peak.note and "512KiB at 256KiB" in peak.note
+
+
+def test_fig8_peak_buffer_grows_with_the_chunk() -> None:
+    # A chunk's throughput rises until the buffer holds four of its commands, then stays.
+    def rate(buffer: str, chunk: str) -> float:
+        return min(4.0, seed000._size(buffer) / seed000._size(chunk))
+
+    rows = [
+        {"job.bs": chunk, "config.interface.dram.buffer_size": buffer,
+         seed000.TOTAL_BW: rate(buffer, chunk)}
+        for buffer in seed000.BUFFERS for chunk in seed000.FIG8_CHUNKS
+    ]  # fmt: skip
+    out = {row.metric: row for row in seed000.compare_fig8(_table(rows))}
+    peak = out["smaller chunks reach their peak at a smaller buffer"]
+    assert peak.agrees is True and peak.ssdlab == pytest.approx(8.0)
+    assert "64KiB at 256KiB" in peak.note and "512KiB at 2MiB" in peak.note
+
+
+def test_fig8_peak_buffer_that_shrinks_with_the_chunk_does_not_match() -> None:
+    # 64 KiB chunks best at 2 MiB, the rest flat: the smallest chunk needs the largest buffer.
+    rows = [
+        {"job.bs": chunk, "config.interface.dram.buffer_size": buffer,
+         seed000.TOTAL_BW: 500.0 if (chunk, buffer) == ("64KiB", "2MiB") else 400.0}
+        for buffer in seed000.BUFFERS for chunk in seed000.FIG8_CHUNKS
+    ]  # fmt: skip
+    out = {row.metric: row for row in seed000.compare_fig8(_table(rows))}
+    peak = out["smaller chunks reach their peak at a smaller buffer"]
+    assert peak.agrees is False and peak.ssdlab == pytest.approx(128 / 2048)
+    empty = {row.metric: row for row in seed000.compare_fig8(None)}
+    assert empty[peak.metric].agrees is None and empty[peak.metric].ssdlab is None
 
 
 def test_fig9_maxima_and_fig10_directions() -> None:
@@ -85,6 +120,9 @@ def test_fig9_maxima_and_fig10_directions() -> None:
     out = {row.metric: row for row in seed000.compare_fig9(_table(rows))}
     assert out["maximum read throughput (512 KB chunk, QD4)"].ssdlab == 4.0
     assert out["QD4 write at a 64 KB chunk, share of the 512 KB figure"].ssdlab == 100.0
+    # Flat lines do not grow.
+    flat = out["read QD1: throughput grows at every larger chunk"]
+    assert flat.ssdlab == 0 and flat.agrees is False
 
     rows = []
     for rw, bs in seed000.FIG10_LABELS:
@@ -99,6 +137,38 @@ def test_fig9_maxima_and_fig10_directions() -> None:
     write = out["4 KB random write: prototype over UFS 2.0"]
     assert "does not match" in write.note
     assert out["4 KB random write: prototype with cached write"].ssdlab == 200.0
+
+
+def test_fig9_growth_and_bank_conflicts() -> None:
+    # Every line rises with the chunk except QD4 writes, which dip once at 256 KiB. The controller
+    # is pre-empted on one 4 KiB piece in 20, except on QD4 reads of 16 KiB (one in 5).
+    rows = []
+    for rw in ("read", "write"):
+        for qd in (1, 4):
+            for i, chunk in enumerate(seed000.CHUNKS):
+                data = 4096 * 100
+                dip = rw == "write" and qd == 4 and chunk == "256KiB"
+                worst = rw == "read" and qd == 4 and chunk == "16KiB"
+                rows.append({"job.rw": rw, "job.numjobs": qd, "job.bs": chunk,
+                             seed000.TOTAL_BW: 10.0 * i - (15.0 if dip else 0.0),
+                             "iface.dram.data_bytes": data,
+                             "iface.dram.bank_conflicts": 20 if worst else 5})  # fmt: skip
+    out = {row.metric: row for row in seed000.compare_fig9(_table(rows))}
+    assert out["read QD4: throughput grows at every larger chunk"].agrees is True
+    assert out["read QD4: throughput grows at every larger chunk"].ssdlab == 7
+    dipped = out["write QD4: throughput grows at every larger chunk"]
+    assert dipped.agrees is False and dipped.ssdlab == 6  # all but 128 to 256 KiB
+    assert "128KiB 50.0 to 256KiB 45.0 MB/s" in dipped.note
+    conflicts = out["SRAM bank conflicts per controller access, highest over the runs"]
+    assert conflicts.ssdlab == pytest.approx(0.2) and conflicts.agrees is False
+    assert "read QD4, 16KiB chunk" in conflicts.note and "4 KiB" in conflicts.note
+    # A run with another interleave counts its own pieces: 8 KiB pieces, half as many accesses.
+    table = _table(rows).with_columns(pl.lit("8KiB").alias("config.interface.dram.bank_interleave"))
+    out = {row.metric: row for row in seed000.compare_fig9(table)}
+    conflicts = out["SRAM bank conflicts per controller access, highest over the runs"]
+    assert conflicts.ssdlab == pytest.approx(0.4) and "8 KiB" in conflicts.note
+    empty = {row.metric: row for row in seed000.compare_fig9(None)}
+    assert empty[conflicts.metric].ssdlab is None and empty[conflicts.metric].agrees is None
 
 
 def test_table1_sets_power_beside_the_document_with_its_parts() -> None:

@@ -49,9 +49,18 @@ def test_swapout_rows_test_both_directions() -> None:
                     "swap_out.time_s": times[iops] * (1.0 if cw else 0.9),
                     "reclaim.app_wait_s": 0.5,
                     "reclaim.kswapd_wait_s": 0.25,
+                    # c writes 8 pages a request; nc the same pages in twice the requests.
+                    "writes.pages": 800,
+                    "writes.requests": 100 if cw else 200,
                 }
             )
     out = {row.metric: row for row in seed003.compare_swapout(_table(rows))}
+    idle = out["idle time (congestion waits) nc / c, all five write speeds"]
+    assert idle.ssdlab == pytest.approx(1.0) and idle.agrees is False  # 0.75 s each, c and nc
+    assert "idle 3.8 s nc, 3.8 s c" in idle.note
+    smaller = out["mean swap write size nc / c, all five write speeds"]
+    assert smaller.ssdlab == pytest.approx(0.5) and smaller.agrees is True
+    assert "mean write 16.0 KiB nc, 32.0 KiB c" in smaller.note
     plateau = out["swap-out time 100 K / 20 K IOPS (c)"]
     assert plateau.ssdlab == pytest.approx(0.95) and "plateau holds" in plateau.note
     assert plateau.agrees is True

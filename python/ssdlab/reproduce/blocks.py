@@ -681,10 +681,14 @@ def render_swapout(data: Mapping[str, Any]) -> str:
     ratios = [rows[f"swap-out time nc / c, {k} K IOPS"] for k in speeds]
     shorter = [f"{k} K" for k, r in zip(speeds, ratios, strict=True) if r.agrees]
     longer = [f"{k} K" for k, r in zip(speeds, ratios, strict=True) if r.agrees is False]
+    smaller = rows["mean swap write size nc / c, all five write speeds"]
+    idle = rows["idle time (congestion waits) nc / c, all five write speeds"]
     directions = [
         rows["swap-out time 100 K / 20 K IOPS (c)"],
         rows["swap-out time 100 K / 20 K IOPS (nc)"],
         *ratios,
+        idle,
+        smaller,
     ]
     held = sum(1 for r in directions if r.agrees)
     plateau = rows["swap-out time 100 K / 20 K IOPS (c)"].agrees
@@ -700,7 +704,12 @@ def render_swapout(data: Mapping[str, Any]) -> str:
         f" {', '.join(_n(r.ssdlab or 0, 3) for r in ratios)}, shorter than c at"
         f" {', '.join(shorter) or 'no speed'}"
         + (f" and longer at {', '.join(longer)}" if longer else "")
-        + f". {held} of the seed's {len(directions)} directions hold.\n"
+        + f". Its congestion waits (idle time) come to {_n(idle.ssdlab or 0, 3)} × c's over the"
+        f" five speeds ({'less, as' if idle.agrees else 'not less, against'} the seed)"
+        f". nc's side-effect, 'small random writes to swap space': its swap writes average"
+        f" {_n(smaller.ssdlab or 0, 3)} × c's over the five speeds"
+        f" ({'smaller' if smaller.agrees else 'not smaller'})."
+        f" {held} of the seed's {len(directions)} directions hold.\n"
     )
 
 

@@ -39,6 +39,9 @@ CHUNKS = ("4KiB", "8KiB", "16KiB", "32KiB", "64KiB", "128KiB", "256KiB", "512KiB
 CHUNK_BYTES = {name: int(name[:-3]) * 1024 for name in CHUNKS}
 BUFFERS = ("128KiB", "256KiB", "512KiB", "1MiB", "2MiB")
 FIG8_CHUNKS = ("64KiB", "128KiB", "256KiB", "512KiB")
+# seed000-lpddr3-dramif's interface.dram.bank_interleave (assumed): one controller access per
+# piece, unless a run sets another (the sensitivity's variants).
+BANK_PIECE = "4KiB"
 
 # Stated in §6.
 FIG6_INTERFACE_MB_S_512K = 366.7
@@ -115,6 +118,12 @@ def _value(table: Any, column: str, device: str = "prototype", **where: Any) -> 
         return None
     values = rows[column].drop_nulls()
     return float(values.mean()) if values.len() else None
+
+
+def _size(name: str) -> int:
+    """Bytes of a size named as the sweeps name them (``"128KiB"``, ``"2MiB"``)."""
+    unit = {"KiB": 1 << 10, "MiB": 1 << 20}[name[-3:]]
+    return int(name[:-3]) * unit
 
 
 def _overhead_pct(table: Any, chunk: str) -> float | None:
@@ -384,6 +393,39 @@ def compare_fig8(table: Any) -> list[Row]:
                 "stated (§6.3: 'no performance gain ... over 512 KB')",
             )
         )
+    # §6.3: "at a smaller access chunk size, peak performance is reached using a smaller
+    # buffer size". Each chunk's peak is the smallest buffer giving its highest throughput;
+    # the direction holds when those buffers never shrink as the chunk grows and the smallest
+    # chunk's is below the largest chunk's.
+    peaks = []
+    for chunk in FIG8_CHUNKS:
+        line = [(grid[(buffer, chunk)], -k, buffer) for k, buffer in enumerate(BUFFERS)]
+        if any(value is None for value, _, _ in line):
+            peaks = []
+            break
+        peaks.append(max(line)[2])
+    order = [BUFFERS.index(buffer) for buffer in peaks]
+    smaller_peak = (
+        all(a <= b for a, b in zip(order, order[1:], strict=False)) and order[0] < order[-1]
+        if order
+        else None
+    )
+    rows.append(
+        Row(
+            name,
+            "smaller chunks reach their peak at a smaller buffer",
+            "× (largest chunk's peak buffer over the smallest's)",
+            None,
+            _size(peaks[-1]) / _size(peaks[0]) if peaks else None,
+            "stated as rising with the chunk (§6.3: 'at a smaller access chunk size, peak"
+            " performance is reached using a smaller buffer size')",
+            ""
+            if not peaks
+            else "peak buffer per chunk: "
+            + ", ".join(f"{c} at {b}" for c, b in zip(FIG8_CHUNKS, peaks, strict=True)),
+            agrees=smaller_peak,
+        )
+    )
     big, small = grid[("128KiB", "256KiB")], grid[("128KiB", "64KiB")]
     ratio = big / small if big is not None and small else None
     rows.append(
@@ -460,6 +502,63 @@ def compare_fig9(table: Any) -> list[Row]:
             "stated as 'nearly saturated' (§6.4), no number",
         ),
     ]
+    # §6.4: "For both read and write, throughput grows as chunk size increases" (Fig. 9's QD1
+    # and QD4 lines): each line rises at every larger chunk, the rule of Fig. 6's "falls".
+    for rw in ("read", "write"):
+        for qd in (1, 4):
+            line = [_value(table, TOTAL_BW, rw=rw, numjobs=qd, bs=chunk) for chunk in CHUNKS]
+            whole = all(value is not None for value in line)
+            falls = [
+                f"{a} {x:.1f} to {b} {y:.1f} MB/s"
+                for a, b, x, y in zip(CHUNKS, CHUNKS[1:], line, line[1:], strict=False)
+                if whole and y <= x
+            ]
+            rows.append(
+                Row(
+                    name,
+                    f"{rw} QD{qd}: throughput grows at every larger chunk",
+                    f"of {len(CHUNKS) - 1} steps",
+                    None,
+                    float(len(CHUNKS) - 1 - len(falls)) if whole else None,
+                    "stated as growing (§6.4: 'for both read and write, throughput grows as"
+                    " chunk size increases')",
+                    ("no rise: " + "; ".join(falls) if falls else "yes") if whole else "",
+                    agrees=not falls if whole else None,
+                )
+            )
+    # §4.1: one SRAM controller per bank, "thus the conflict probability is lower than 1/8".
+    # A controller access is one bank-interleave piece (4 KiB) of the data it moves; the
+    # highest share over Fig. 9's runs (the QD4 runs keep the host copying most).
+    column = "config.interface.dram.bank_interleave"
+    pieces = []
+    if table is not None and column in table.columns:
+        pieces = table[column].drop_nulls().unique().to_list()
+    piece = _size(pieces[0] if len(pieces) == 1 else BANK_PIECE)
+    shares = []
+    for rw in ("read", "write"):
+        for qd in (1, 4):
+            for chunk in CHUNKS:
+                conflicts = _value(table, "iface.dram.bank_conflicts", rw=rw, numjobs=qd, bs=chunk)
+                data = _value(table, "iface.dram.data_bytes", rw=rw, numjobs=qd, bs=chunk)
+                if conflicts is not None and data:
+                    shares.append((conflicts / (data / piece), rw, qd, chunk))
+    worst = max(shares) if shares else None
+    rows.append(
+        Row(
+            name,
+            "SRAM bank conflicts per controller access, highest over the runs",
+            "fraction",
+            None,
+            None if worst is None else worst[0],
+            "stated as below 1/8 (§4.1: 'the conflict probability is lower than 1/8')",
+            ""
+            if worst is None
+            else f"{worst[1]} QD{worst[2]}, {worst[3]} chunk; a controller access is one"
+            f" {piece // 1024} KiB bank-interleave piece (interface.dram.bank_interleave,"
+            " assumed)",
+            agrees=None if worst is None else worst[0] < 1 / 8,
+        )
+    )
     for rw in ("read", "write"):
         for qd in (1, 4):
             for chunk in CHUNKS:
@@ -888,6 +987,12 @@ FIG9_ASSUMED = (
         "nand.timing.ecc_decode",
         ("2500ns", "10us"),
         "LDPC decode per 16 KiB (5 us): " + HALF_TO_TWICE,
+    ),
+    Assumption(
+        "interface.dram.bank_interleave",
+        ("2KiB", "8KiB"),
+        "the SRAM banks' interleave (4 KiB; §4.1 gives eight banks, not how addresses spread"
+        " over them): " + HALF_TO_TWICE,
     ),
 )
 FIG10_ASSUMED = (

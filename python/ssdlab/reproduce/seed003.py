@@ -303,6 +303,30 @@ SWAPOUT_NOTES = (
 )
 
 
+def _nc_over_c(
+    name: str, metric: str, basis: str, what: tuple[str, str, str], by_cw: dict[bool, float | None]
+) -> Row:
+    """A direction row of seed003-swapout: a figure with congestion control off (nc) over the
+    same with it on (c), which the seed says is below 1. ``what`` is the figure's name, its unit
+    and the seed's claim; ``by_cw`` the figure by ``swap.congestion_wait``."""
+    label, unit, claim = what
+    nc, c = by_cw[False], by_cw[True]
+    ratio = _ratio(nc, c)
+    return Row(
+        name,
+        metric,
+        "×",
+        None,
+        ratio,
+        basis,
+        f"{label} {nc:.1f} {unit} nc, {c:.1f} {unit} c; " + _holds(ratio, below=True, claim=claim)
+        if ratio is not None and nc is not None and c is not None
+        else "",
+        agrees=_agrees(ratio, below=True),
+        label="prediction",
+    )
+
+
 def compare_swapout(table: Any) -> list[Row]:
     name = "seed003-swapout"
     rows: list[Row] = []
@@ -372,6 +396,51 @@ def compare_swapout(table: Any) -> list[Row]:
                 label="prediction",
             )
         )
+    # "Congestion Control (cont'd)": "Turning off congestion control -> idle time" falls (and
+    # swap-out shortens, the rows above). Idle is the application's and kswapd's congestion
+    # waits, nc over c, over the five write speeds together.
+    idle: dict[bool, float | None] = {}
+    for cw in (True, False):
+        waits = [
+            _value(table, column, config__pcm__timing__set=setting, swap__congestion_wait=cw)
+            for setting in WRITE_IOPS
+            for column in ("reclaim.app_wait_s", "reclaim.kswapd_wait_s")
+        ]
+        idle[cw] = None if any(w is None for w in waits) else sum(waits)  # type: ignore[misc]
+    rows.append(
+        _nc_over_c(
+            name,
+            "idle time (congestion waits) nc / c, all five write speeds",
+            "stated as below 1 ('Turning off congestion control: idle time' falls), no number",
+            ("idle", "s", "nc idles less than c"),
+            idle,
+        )
+    )
+    # "Congestion Control (cont'd)": the side-effect of nc is "small random writes to swap
+    # space" (direct reclaim frees a little at a time, kswapd writes in bulk). The swap writes'
+    # mean size, nc over c, over the five write speeds together.
+    sizes: dict[bool, float | None] = {}
+    for cw in (True, False):
+        pages, requests = 0.0, 0.0
+        for setting in WRITE_IOPS:
+            where = {"config__pcm__timing__set": setting, "swap__congestion_wait": cw}
+            run_pages = _value(table, "writes.pages", **where)
+            run_requests = _value(table, "writes.requests", **where)
+            if run_pages is None or run_requests is None:
+                pages, requests = 0.0, 0.0
+                break
+            pages, requests = pages + run_pages, requests + run_requests
+        sizes[cw] = PAGE_BYTES / 1024 * pages / requests if requests else None
+    rows.append(
+        _nc_over_c(
+            name,
+            "mean swap write size nc / c, all five write speeds",
+            "stated as below 1 (congestion control off gives 'small random writes to swap"
+            " space'), no number",
+            ("mean write", "KiB", "nc writes smaller than c"),
+            sizes,
+        )
+    )
     return rows
 
 
