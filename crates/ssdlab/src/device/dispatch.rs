@@ -2,8 +2,9 @@
 //! event), one event's step (a driver's wake-up, a request's completion, background GC's idle
 //! check), and the dispatch `match` that routes a device event to the layer that owns it —
 //! one handler per medium and FTL scheme (the page-mapped FTL's inlined into the loop, a
-//! scheme with its own map and a PCM-only device each out of line), then a die's phase ends
-//! and a read's sensed units. Apart from `submit.rs` (what a driver's call does before any
+//! scheme with its own map and a PCM-only device each out of line), each handing the NAND
+//! layers one `ctrl::Ports` built for the event, then a die's phase ends and a read's sensed
+//! units. Apart from `submit.rs` (what a driver's call does before any
 //! event): everything here runs as the queue's events come due.
 
 use super::{map_unit, Device, Driver, Finished};
