@@ -121,7 +121,8 @@ impl Hil {
 
     /// A program transaction of a block-mapped FTL finished at `now`: recorded in its map, then
     /// a merge copy counts for its write command (none: a flush's merge), a flush's program
-    /// goes back to the cache buffer, a host page to its command. `flash` holds the FTL.
+    /// goes back to the cache buffer, a host page to its command. The flash port (`p.flash`)
+    /// holds the FTL.
     #[inline(never)]
     pub(crate) fn program_done_block(
         &mut self,
