@@ -21,10 +21,10 @@ fn run(ops: &[(Op, u64, u64)], overhead: SimTime, access: SimTime) -> Vec<(u32, 
     }
     let mut done = Vec::new();
     while let Some((now, ev)) = l.q.pop() {
-        let (_, mut up, _) = l.ports();
+        let up = &mut l.ports(None).1.up;
         match ev {
-            Event::Dispatch { cmd } => ram.dispatch(now, cmd, &mut up),
-            Event::WriteDataIn { cmd } => ram.write_data_in(now, cmd, &mut up),
+            Event::Dispatch { cmd } => ram.dispatch(now, cmd, up),
+            Event::WriteDataIn { cmd } => ram.write_data_in(now, cmd, up),
             Event::HostComplete { cmd } => done.push((cmd, now)),
             // The interface's own events (a freed slot) need nothing of the back end.
             _ => {}

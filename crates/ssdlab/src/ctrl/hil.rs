@@ -4,7 +4,7 @@
 //!
 //! The HIL reaches the host through [`HostPort`] (data movement and completions are the
 //! interface's), flash through [`FlashPort`], and the cache buffer, when there is one, through
-//! its manager.
+//! its manager: the three together are a handler's [`Ports`], its one argument for them.
 //!
 //! This file holds what every NAND back end shares: the HIL's state, a command's firmware time,
 //! the write protection, and what a finished read or program means for its command; and the two
@@ -16,9 +16,9 @@
 //! `hil/cached.rs` (a cached map's translation pages), `hil/block.rs` (block-mapped FTLs),
 //! `hil/raw.rs` (raw NAND) and `hil/zoned.rs` (zoned drives).
 
-use super::buffer::{BufferManager, Lines};
+use super::buffer::Lines;
 use super::fil::{FlashOwner, NoPageGc, Txn, TxnKind};
-use super::{Behind, FlashPort, HilCounters};
+use super::{FlashPort, HilCounters, Ports};
 use crate::config::{FtlKind, SsdConfig};
 use crate::error::Result;
 use crate::event::Event;
@@ -162,29 +162,28 @@ impl Hil {
     }
 
     /// A read transaction's data is decoded at `ready`: move it to the host (or, for a
-    /// read-modify-write, count it) and complete the command when it was the last. `behind`:
-    /// what the cache buffer, when there is one, works in front of (whose map it follows).
+    /// read-modify-write, count it) and complete the command when it was the last. What the
+    /// cache buffer, when there is one, keeps of it follows the map of the back end the flash
+    /// port carries.
     #[inline]
     pub(crate) fn read_done<O: MapOwner>(
         &mut self,
         ready: SimTime,
         txn: u32,
-        up: &mut HostPort,
-        flash: &mut FlashPort<O>,
-        cache: Option<&mut BufferManager>,
-        behind: &mut Behind<'_>,
+        p: &mut Ports<O>,
     ) -> Result<()>
     where
         for<'b> FlashPort<'b, O>: Lines,
     {
-        let t = flash.fil.remove_txn(txn);
+        let t = p.flash.fil.remove_txn(txn);
         if matches!(t.kind, TxnKind::MapRead | TxnKind::MapUpdateRead) {
             // A translation page cannot fail to decode here: the model knows the map.
-            flash.fil.take_failure(txn);
-            return O::map_read_done(self, ready, &t, up, flash, cache);
+            p.flash.fil.take_failure(txn);
+            return O::map_read_done(self, ready, &t, p);
         }
         let cmd = t.cmd;
-        let failed = flash.fil.take_failure(txn);
+        let failed = p.flash.fil.take_failure(txn);
+        let up = &mut p.up;
         if failed {
             // Uncorrectable: the command fails, and no data of this unit goes up (a failed
             // read-modify-write read fails its write the same way).
@@ -202,16 +201,13 @@ impl Hil {
         if t.kind == TxnKind::MergeRead {
             // A flush's read of the rest of its line's unit (an uncorrectable one still lets
             // the flush go on: the model keeps no data to lose).
-            let bm = cache.expect("a merge read comes from the cache buffer");
-            return bm.merged_for_flush(ready, cmd, up, flash);
+            let bm = p.cache.as_deref_mut();
+            let bm = bm.expect("a merge read comes from the cache buffer");
+            return bm.merged_for_flush(ready, cmd, up, &mut p.flash);
         }
         if !failed {
-            if let Some(bm) = cache {
-                // What the buffer keeps follows the map of the back end behind it.
-                match behind {
-                    Behind::PageFtl => bm.fill(ready, t.aux as u64, t.pun, flash),
-                    _ => bm.fill(ready, t.aux as u64, t.pun, &mut flash.with_behind(behind)),
-                }
+            if let Some(bm) = p.cache.as_deref_mut() {
+                bm.fill(ready, t.aux as u64, t.pun, &mut p.flash);
             }
             let pos = (t.aux as u64 * self.geo.unit_bytes).saturating_sub(up.cmds.get(cmd).offset);
             let end = up.push_read_data(ready, cmd, t.host_bytes as u64, pos);
@@ -241,13 +237,11 @@ impl Hil {
         now: SimTime,
         txn: u32,
         mark: impl FnOnce(&Txn),
-        up: &mut HostPort,
-        flash: &mut FlashPort<NoPageGc>,
-        cache: Option<&mut BufferManager>,
+        p: &mut Ports<NoPageGc>,
     ) -> Result<()> {
-        let t = flash.fil.remove_txn(txn);
+        let t = p.flash.fil.remove_txn(txn);
         mark(&t);
-        self.programmed(now, t, up, flash, cache)
+        self.programmed(now, t, p)
     }
 
     /// A cache buffer's flush of line `slot` is on NAND. Out of line: the flushes it starts
@@ -257,27 +251,20 @@ impl Hil {
         &mut self,
         now: SimTime,
         slot: u32,
-        up: &mut HostPort,
-        flash: &mut FlashPort<O>,
-        bm: &mut BufferManager,
+        p: &mut Ports<O>,
     ) -> Result<()>
     where
         for<'b> FlashPort<'b, O>: Lines,
     {
-        bm.flush_done(now, slot, up, flash)?;
-        O::pump_map(self, now, up, flash, Some(bm))
+        let bm = p.cache.as_deref_mut();
+        let bm = bm.expect("a flush comes from the cache buffer");
+        bm.flush_done(now, slot, &mut p.up, &mut p.flash)?;
+        O::pump_map(self, now, p)
     }
 
     /// What a finished program means for its command.
     #[inline(always)]
-    fn programmed<O: MapOwner>(
-        &mut self,
-        now: SimTime,
-        t: Txn,
-        up: &mut HostPort,
-        flash: &mut FlashPort<O>,
-        cache: Option<&mut BufferManager>,
-    ) -> Result<()>
+    fn programmed<O: MapOwner>(&mut self, now: SimTime, t: Txn, p: &mut Ports<O>) -> Result<()>
     where
         for<'b> FlashPort<'b, O>: Lines,
     {
@@ -285,21 +272,20 @@ impl Hil {
             // A translation page or a map checkpoint's page is on NAND: no command waited for
             // it (a checkpoint's counts once all its pages are).
             if t.cmd != crate::ftl::NONE {
-                flash.checkpoint_page_programmed(t.cmd);
+                p.flash.checkpoint_page_programmed(t.cmd);
             }
             return Ok(());
         }
         if t.kind == TxnKind::Flush {
-            let bm = cache.expect("a flush comes from the cache buffer");
-            return self.flush_programmed(now, t.cmd, up, flash, bm);
+            return self.flush_programmed(now, t.cmd, p);
         }
-        if let Some(bm) = cache {
-            bm.write_through(now, t.aux as u64, t.pun, flash);
+        if let Some(bm) = p.cache.as_deref_mut() {
+            bm.write_through(now, t.aux as u64, t.pun, &mut p.flash);
         }
-        let c = up.cmds.get_mut(t.cmd);
+        let c = p.up.cmds.get_mut(t.cmd);
         c.txns_left -= 1;
         if c.txns_left == 0 {
-            up.complete(now, t.cmd);
+            p.up.complete(now, t.cmd);
         }
         Ok(())
     }
@@ -311,46 +297,20 @@ impl Hil {
 /// owner, compiled once for the page FTL and once for the schemes with their own map.
 pub(crate) trait MapOwner: FlashOwner + Sized {
     /// Translation page read `t` (`MapRead` or `MapUpdateRead`) is done.
-    fn map_read_done(
-        hil: &mut Hil,
-        ready: SimTime,
-        t: &Txn,
-        up: &mut HostPort,
-        flash: &mut FlashPort<Self>,
-        cache: Option<&mut BufferManager>,
-    ) -> Result<()>;
+    fn map_read_done(hil: &mut Hil, ready: SimTime, t: &Txn, p: &mut Ports<Self>) -> Result<()>;
     /// Start the map work that can go on now ([`Hil::pump_map`]).
-    fn pump_map(
-        hil: &mut Hil,
-        now: SimTime,
-        up: &mut HostPort,
-        flash: &mut FlashPort<Self>,
-        cache: Option<&mut BufferManager>,
-    ) -> Result<()>;
+    fn pump_map(hil: &mut Hil, now: SimTime, p: &mut Ports<Self>) -> Result<()>;
 }
 
 impl<M: MapWork> MapOwner for Ftl<M> {
     #[inline]
-    fn map_read_done(
-        hil: &mut Hil,
-        ready: SimTime,
-        t: &Txn,
-        up: &mut HostPort,
-        flash: &mut FlashPort<Self>,
-        cache: Option<&mut BufferManager>,
-    ) -> Result<()> {
-        M::read_done(hil, ready, t, up, flash, cache)
+    fn map_read_done(hil: &mut Hil, ready: SimTime, t: &Txn, p: &mut Ports<Self>) -> Result<()> {
+        M::read_done(hil, ready, t, p)
     }
 
     #[inline]
-    fn pump_map(
-        hil: &mut Hil,
-        now: SimTime,
-        up: &mut HostPort,
-        flash: &mut FlashPort<Self>,
-        cache: Option<&mut BufferManager>,
-    ) -> Result<()> {
-        M::pump(hil, now, up, flash, cache)
+    fn pump_map(hil: &mut Hil, now: SimTime, p: &mut Ports<Self>) -> Result<()> {
+        M::pump(hil, now, p)
     }
 }
 
@@ -383,60 +343,30 @@ pub(crate) trait MapWork: Translation + Sized {
         now: SimTime,
         cmd: u32,
         stage: Stage,
-        up: &mut HostPort,
-        flash: &mut FlashPort<Ftl<Self>>,
-        cache: Option<&mut BufferManager>,
+        p: &mut Ports<Ftl<Self>>,
     ) -> Result<bool>;
     /// Issue the map work the map asked for ([`Hil::pump_map`]).
-    fn pump(
-        hil: &mut Hil,
-        now: SimTime,
-        up: &mut HostPort,
-        flash: &mut FlashPort<Ftl<Self>>,
-        cache: Option<&mut BufferManager>,
-    ) -> Result<()>;
+    fn pump(hil: &mut Hil, now: SimTime, p: &mut Ports<Ftl<Self>>) -> Result<()>;
     /// Translation page read `t` (`MapRead` or `MapUpdateRead`) is done.
-    fn read_done(
-        hil: &mut Hil,
-        ready: SimTime,
-        t: &Txn,
-        up: &mut HostPort,
-        flash: &mut FlashPort<Ftl<Self>>,
-        cache: Option<&mut BufferManager>,
-    ) -> Result<()>;
+    fn read_done(hil: &mut Hil, ready: SimTime, t: &Txn, p: &mut Ports<Ftl<Self>>) -> Result<()>;
     /// `cmd`'s map entries are at hand: it goes on at `stage` ([`Hil::map_resume`]).
     fn resume(
         hil: &mut Hil,
         now: SimTime,
         cmd: u32,
         stage: Stage,
-        up: &mut HostPort,
-        flash: &mut FlashPort<Ftl<Self>>,
-        cache: Option<&mut BufferManager>,
+        p: &mut Ports<Ftl<Self>>,
     ) -> Result<()>;
 }
 
 /// A scheme with its own map reads and programs no translation page.
 impl MapOwner for NoPageGc {
-    fn map_read_done(
-        _hil: &mut Hil,
-        _ready: SimTime,
-        _t: &Txn,
-        _up: &mut HostPort,
-        _flash: &mut FlashPort<Self>,
-        _cache: Option<&mut BufferManager>,
-    ) -> Result<()> {
+    fn map_read_done(_: &mut Hil, _: SimTime, _: &Txn, _: &mut Ports<Self>) -> Result<()> {
         unreachable!("a scheme with its own map reads no translation page")
     }
 
     #[inline]
-    fn pump_map(
-        _hil: &mut Hil,
-        _now: SimTime,
-        _up: &mut HostPort,
-        _flash: &mut FlashPort<Self>,
-        _cache: Option<&mut BufferManager>,
-    ) -> Result<()> {
+    fn pump_map(_: &mut Hil, _: SimTime, _: &mut Ports<Self>) -> Result<()> {
         Ok(())
     }
 }

@@ -10,16 +10,14 @@
 //! command completes when its last transaction does, so a host write waits for the merge it
 //! triggered.
 
-use super::buffer::BufferManager;
 use super::datacheck::DataCheck;
 use super::fil::{Fil, NoPageGc, Queue, Txn, TxnKind};
-use super::{units_of, FlashPort, HilCounters};
+use super::{units_of, HilCounters, Ports};
 use crate::config::SsdConfig;
 use crate::error::Result;
 use crate::event::Event;
 use crate::ftl::hybrid::{Hybrid, NandOp};
 use crate::ftl::{Refusal, NONE};
-use crate::iface::HostPort;
 use crate::media::nand::Geometry;
 use crate::request::Status;
 use crate::sim::EventQueue;
@@ -87,11 +85,10 @@ impl HybridCtrl {
         &mut self,
         now: SimTime,
         cmd: u32,
-        up: &mut HostPort,
-        flash: &mut FlashPort<NoPageGc>,
         counters: &mut HilCounters,
-        mut cache: Option<&mut BufferManager>,
+        p: &mut Ports<NoPageGc>,
     ) -> Result<()> {
+        let Ports { up, flash, cache } = p;
         let c = up.cmds.get(cmd);
         let (offset, len) = (c.offset, c.len);
         let mut txns = 0;
@@ -131,28 +128,22 @@ impl HybridCtrl {
             }
         }
         up.reads_dispatched(now, cmd, txns, direct_bytes, direct_at);
-        match cache {
+        match cache.as_deref_mut() {
             Some(bm) if all_hit => bm.maybe_preemptive_flush(now, up, &mut flash.with_blocks(self)),
             _ => Ok(()),
         }
     }
 
     /// Whole pages in the range are unmapped (and dropped from the cache buffer); no NAND work.
-    pub(crate) fn trim(
-        &mut self,
-        offset: u64,
-        len: u64,
-        flash: &mut FlashPort<NoPageGc>,
-        mut cache: Option<&mut BufferManager>,
-    ) {
+    pub(crate) fn trim(&mut self, offset: u64, len: u64, p: &mut Ports<NoPageGc>) {
         let unit = self.geo.unit_bytes;
         for (lpn, covered) in units_of(unit, offset, len) {
             if covered == unit {
                 self.ftl.trim(lpn);
-                if let Some(dc) = flash.check.as_mut() {
+                if let Some(dc) = p.flash.check.as_mut() {
                     dc.trimmed_in_place(lpn);
                 }
-                if let Some(bm) = cache.as_deref_mut() {
+                if let Some(bm) = p.cache.as_deref_mut() {
                     bm.discard(lpn);
                 }
             }
@@ -162,19 +153,16 @@ impl HybridCtrl {
     /// A write's data is in: partial pages with programmed old data are read first, unless a
     /// write-back buffer holds the page (returns how many reads were queued; 0: place the pages
     /// now).
-    pub(crate) fn rmw_reads(
-        &mut self,
-        now: SimTime,
-        cmd: u32,
-        up: &mut HostPort,
-        flash: &mut FlashPort<NoPageGc>,
-        cache: Option<&BufferManager>,
-    ) -> u32 {
+    pub(crate) fn rmw_reads(&mut self, now: SimTime, cmd: u32, p: &mut Ports<NoPageGc>) -> u32 {
+        let Ports { up, flash, cache } = p;
         let c = up.cmds.get(cmd);
         let unit = self.geo.unit_bytes;
         let mut rmw = 0;
         for (lpn, covered) in units_of(unit, c.offset, c.len) {
-            if covered == unit || cache.is_some_and(|bm| bm.write_back() && bm.find(lpn).is_some())
+            if covered == unit
+                || cache
+                    .as_deref()
+                    .is_some_and(|bm| bm.write_back() && bm.find(lpn).is_some())
             {
                 continue;
             }
@@ -195,10 +183,9 @@ impl HybridCtrl {
         &mut self,
         now: SimTime,
         cmd: u32,
-        up: &mut HostPort,
-        flash: &mut FlashPort<NoPageGc>,
-        mut cache: Option<&mut BufferManager>,
+        p: &mut Ports<NoPageGc>,
     ) -> Result<()> {
+        let Ports { up, flash, cache } = p;
         let c = up.cmds.get(cmd);
         let (offset, len) = (c.offset, c.len);
         if c.status != Status::Ok {

@@ -7,6 +7,7 @@
 //! posts completions, the host CPU that handles them, the command table, the event queue; the
 //! interface defines it, so the controller never names the host) and [`FlashPort`] down to
 //! flash (the FIL, whoever keeps the blocks' FTL state, and the test oracle that watches both).
+//! A NAND handler takes both, with the cache buffer between them, as one argument: [`Ports`].
 //! This module also holds what
 //! the firmware variants share: [`units_of`] and the read counters ([`HilCounters`]).
 
@@ -32,7 +33,9 @@ pub mod zones;
 
 use crate::event::Event;
 use crate::ftl::{Ftl, Translation};
+use crate::iface::HostPort;
 use crate::sim::{EventQueue, SimTime};
+use buffer::BufferManager;
 use datacheck::DataCheck;
 use fil::{Fil, FlashOwner};
 use hybrid::HybridCtrl;
@@ -70,6 +73,50 @@ pub(crate) struct FlashPort<'a, O = Ftl> {
     pub check: &'a mut Option<DataCheck>,
     /// What the cache buffer's lines flush into when it is not the page FTL.
     pub behind: Behind<'a>,
+}
+
+/// What a NAND handler of the controller works through beyond its own state: the host above,
+/// flash below, and the cache buffer between them when the data path has one. One argument for
+/// the three, `&mut Ports<O>`, generic over the blocks' owner as the flash port is: the page
+/// path is compiled for the page FTL alone.
+pub(crate) struct Ports<'a, O = Ftl> {
+    pub up: HostPort<'a>,
+    pub flash: FlashPort<'a, O>,
+    /// The cache buffer (None: the data path is direct).
+    pub cache: Option<&'a mut BufferManager>,
+}
+
+impl<'a, O: FlashOwner> Ports<'a, O> {
+    /// These ports with block-mapped FTL `h` in the flash port, for the cache buffer's work in
+    /// front of it.
+    pub fn with_blocks<'b>(&'b mut self, h: &'b mut HybridCtrl) -> Ports<'b, O> {
+        Ports {
+            up: lend(&mut self.up),
+            flash: self.flash.with_blocks(h),
+            cache: self.cache.as_deref_mut(),
+        }
+    }
+
+    /// These ports with zoned drive `z` in the flash port, for the cache buffer's work in front
+    /// of it.
+    pub fn with_zoned<'b>(&'b mut self, z: &'b mut zoned::ZonedNand) -> Ports<'b, O> {
+        Ports {
+            up: lend(&mut self.up),
+            flash: self.flash.with_zoned(z),
+            cache: self.cache.as_deref_mut(),
+        }
+    }
+}
+
+/// Port `up` lent on for a shorter time, beside another flash port.
+#[inline(always)]
+fn lend<'b>(up: &'b mut HostPort<'_>) -> HostPort<'b> {
+    HostPort {
+        q: up.q,
+        cmds: up.cmds,
+        link: up.link,
+        cpu: up.cpu,
+    }
 }
 
 /// The map a [`FlashPort`]'s cache buffer works in front of (one tag: building a port costs
@@ -116,20 +163,6 @@ impl<'a, O: FlashOwner> FlashPort<'a, O> {
             ftl: self.ftl,
             check: self.check,
             behind: Behind::Zoned(z),
-        }
-    }
-
-    /// This port with `behind` in it: the back end whose map the cache buffer follows.
-    pub fn with_behind<'b>(&'b mut self, behind: &'b mut Behind<'_>) -> FlashPort<'b, O> {
-        FlashPort {
-            fil: self.fil,
-            ftl: self.ftl,
-            check: self.check,
-            behind: match behind {
-                Behind::PageFtl => Behind::PageFtl,
-                Behind::Blocks(h) => Behind::Blocks(h),
-                Behind::Zoned(z) => Behind::Zoned(z),
-            },
         }
     }
 

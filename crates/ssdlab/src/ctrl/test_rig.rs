@@ -1,14 +1,15 @@
 //! Tests only: the layers around the controller built alone from a config, with no device and no
 //! dispatch loop, and the two ports over them, so that each layer's tests drive it by hand.
 
+use super::buffer::BufferManager;
 use super::datacheck::DataCheck;
 use super::fil::Fil;
 use super::hil::Hil;
-use super::FlashPort;
+use super::{FlashPort, Ports};
 use crate::config::SsdConfig;
 use crate::event::Event;
 use crate::ftl::Ftl;
-use crate::iface::{HostEnd, HostPort};
+use crate::iface::HostEnd;
 use crate::media::nand::Geometry;
 use crate::request::Cmd;
 use crate::sim::{EventQueue, SimTime, Slab};
@@ -38,18 +39,17 @@ impl Layers {
         }
     }
 
-    /// The HIL and the ports over the rest.
-    pub fn ports(&mut self) -> (&mut Hil, HostPort<'_>, FlashPort<'_>) {
-        (
-            &mut self.hil,
-            self.host.port(&mut self.q, &mut self.cmds),
-            FlashPort {
-                fil: &mut self.fil,
-                ftl: &mut self.ftl,
-                check: &mut self.check,
-                behind: super::Behind::PageFtl,
-            },
-        )
+    /// The HIL and the ports over the rest, with cache buffer `cache` between them.
+    pub fn ports<'a>(
+        &'a mut self,
+        cache: Option<&'a mut BufferManager>,
+    ) -> (&'a mut Hil, Ports<'a>) {
+        let p = Ports {
+            up: self.host.port(&mut self.q, &mut self.cmds),
+            flash: FlashPort::new(&mut self.fil, &mut self.ftl, &mut self.check),
+            cache,
+        };
+        (&mut self.hil, p)
     }
 
     /// A command of `len` bytes at `offset` (request 0, queue 0, core 0) in the command table.
@@ -57,13 +57,10 @@ impl Layers {
         self.cmds.insert(Cmd::new(0, op, offset, len, 0, 0))
     }
 
-    /// Run `f` on the HIL and the ports.
-    pub fn with_ports<R>(
-        &mut self,
-        f: impl FnOnce(&mut Hil, &mut HostPort, &mut FlashPort) -> R,
-    ) -> R {
-        let (hil, mut up, mut flash) = self.ports();
-        f(hil, &mut up, &mut flash)
+    /// Run `f` on the HIL and the ports, with no cache buffer.
+    pub fn with_ports<R>(&mut self, f: impl FnOnce(&mut Hil, &mut Ports) -> R) -> R {
+        let (hil, mut p) = self.ports(None);
+        f(hil, &mut p)
     }
 
     /// Every event still queued, in order, unhandled.

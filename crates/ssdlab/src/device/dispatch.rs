@@ -2,8 +2,9 @@
 //! event), one event's step (a driver's wake-up, a request's completion, background GC's idle
 //! check), and the dispatch `match` that routes a device event to the layer that owns it —
 //! one handler per medium and FTL scheme (the page-mapped FTL's inlined into the loop, a
-//! scheme with its own map and a PCM-only device each out of line), then a die's phase ends
-//! and a read's sensed units. Apart from `submit.rs` (what a driver's call does before any
+//! scheme with its own map and a PCM-only device each out of line), each handing the NAND
+//! layers one `ctrl::Ports` built for the event, then a die's phase ends and a read's sensed
+//! units. Apart from `submit.rs` (what a driver's call does before any
 //! event): everything here runs as the queue's events come due.
 
 use super::{map_unit, Device, Driver, Finished};
@@ -13,7 +14,7 @@ use crate::ctrl::datacheck::DataCheck;
 use crate::ctrl::fil::{Fil, NoPageGc, Step};
 use crate::ctrl::hil::{Hil, MapOwner, MapWork};
 use crate::ctrl::pcm::PcmCtrl;
-use crate::ctrl::{Behind, FlashPort};
+use crate::ctrl::{FlashPort, Ports};
 use crate::error::Result;
 use crate::event::Event;
 use crate::ftl::mapping_cache::Stage;
@@ -186,7 +187,7 @@ impl Device {
         let nand = match backend {
             Backend::Nand(n) => n,
             Backend::Pcm(p) => {
-                let up = HostPort { q, cmds, link, cpu };
+                let up = &mut HostPort { q, cmds, link, cpu };
                 return Self::handle_pcm(now, ev, p, up, cache.buffer_mut(), check);
             }
         };
@@ -271,25 +272,20 @@ impl Device {
             Event::SlotFree => slot_freed(now, link, q),
             // The rest reach past the HIL: through the ports.
             _ => {
-                let mut up = HostPort { q, cmds, link, cpu };
-                let mut flash = FlashPort::new(fil, ftl, check);
+                let p = &mut Ports {
+                    up: HostPort { q, cmds, link, cpu },
+                    flash: FlashPort::new(fil, ftl, check),
+                    cache,
+                };
                 match ev {
-                    Event::Dispatch { cmd } => {
-                        hil.dispatch(now, cmd, ahead, &mut up, &mut flash, cache)?
-                    }
-                    Event::WriteDataIn { cmd } => {
-                        hil.write_data_in(now, cmd, &mut up, &mut flash, cache)?
-                    }
-                    Event::RmwDone { cmd } => {
-                        hil.write_units(now, cmd, &mut up, &mut flash, cache)?
-                    }
+                    Event::Dispatch { cmd } => hil.dispatch(now, cmd, ahead, p)?,
+                    Event::WriteDataIn { cmd } => hil.write_data_in(now, cmd, p)?,
+                    Event::RmwDone { cmd } => hil.write_units(now, cmd, p)?,
                     Event::MapReady { cmd, write } => {
                         let stage = if write { Stage::Write } else { Stage::Read };
-                        hil.map_resume(now, cmd, stage, &mut up, &mut flash, cache)?
+                        hil.map_resume(now, cmd, stage, p)?
                     }
-                    Event::DieStep { die } => {
-                        Self::die_step_page(now, die, hil, &mut up, &mut flash, cache)?
-                    }
+                    Event::DieStep { die } => Self::die_step_page(now, die, hil, p)?,
                     _ => unreachable!("driver events are handled in Device::step, PCM's are PCM's"),
                 }
             }
@@ -309,7 +305,7 @@ impl Device {
         hil: &mut Hil,
         fil: &mut Fil,
         scheme: &mut Scheme,
-        mut up: HostPort,
+        up: HostPort,
         cache: Option<&mut BufferManager>,
         check: &mut Option<DataCheck>,
     ) -> Result<()> {
@@ -337,60 +333,49 @@ impl Device {
             Event::SlotFree => slot_freed(now, up.link, up.q),
             // The rest reach past the HIL: through the ports.
             _ => {
-                let up = &mut up;
                 let mut owner = NoPageGc;
-                let flash = &mut FlashPort::new(fil, &mut owner, check);
+                let p = &mut Ports {
+                    up,
+                    flash: FlashPort::new(fil, &mut owner, check),
+                    cache,
+                };
                 match ev {
                     Event::Dispatch { cmd } => match scheme {
-                        Scheme::BlockMapped(h) => {
-                            hil.dispatch_block(now, cmd, h, up, flash, cache)?
-                        }
+                        Scheme::BlockMapped(h) => hil.dispatch_block(now, cmd, h, p)?,
                         // The fusion firmware's command distribution (`ctrl::fusion`).
-                        Scheme::Fusion { pcm, .. } if up.cmds.get(cmd).space == Space::Pcm => {
-                            pcm.dispatch(now, cmd, up, None, flash.check)?
+                        Scheme::Fusion { pcm, .. } if p.up.cmds.get(cmd).space == Space::Pcm => {
+                            pcm.dispatch(now, cmd, &mut p.up, None, p.flash.check)?
                         }
                         Scheme::Raw(raw) | Scheme::Fusion { raw, .. } => {
-                            hil.dispatch_raw(now, cmd, raw, up, flash)
+                            hil.dispatch_raw(now, cmd, raw, p)
                         }
-                        Scheme::Zoned(z) => hil.dispatch_zoned(now, cmd, z, up, flash, cache)?,
+                        Scheme::Zoned(z) => hil.dispatch_zoned(now, cmd, z, p)?,
                         Scheme::Page(_, _) | Scheme::Cached(_) => unreachable!("the page FTL's"),
                     },
                     Event::WriteDataIn { cmd } => match scheme {
-                        Scheme::BlockMapped(h) => {
-                            hil.write_data_in_block(now, cmd, h, up, flash, cache)?
-                        }
+                        Scheme::BlockMapped(h) => hil.write_data_in_block(now, cmd, h, p)?,
                         Scheme::Raw(raw) | Scheme::Fusion { raw, .. } => {
-                            hil.write_data_in_raw(now, cmd, raw, up, flash)
+                            hil.write_data_in_raw(now, cmd, raw, p)
                         }
-                        Scheme::Zoned(z) => {
-                            hil.write_data_in_zoned(now, cmd, z, up, flash, cache)?
-                        }
+                        Scheme::Zoned(z) => hil.write_data_in_zoned(now, cmd, z, p)?,
                         Scheme::Page(_, _) | Scheme::Cached(_) => unreachable!("the page FTL's"),
                     },
-                    // A fusion device's PCM events: the NAND path above never asks which
-                    // medium it serves.
-                    Event::PcmDispatch { cmd } => {
-                        fusion_pcm(scheme).dispatch(now, cmd, up, cache, flash.check)?
-                    }
-                    Event::PcmDataIn { cmd } => {
-                        fusion_pcm(scheme).write_data_in(now, cmd, up, cache, flash.check)?
-                    }
-                    Event::PcmWriteEnd { write } => {
-                        fusion_pcm(scheme).write_end(now, write, up, cache, flash.check)?
-                    }
-                    Event::PcmFlushEnd { slot } => {
-                        fusion_pcm(scheme).flush_end(now, slot, up, cache, flash.check)?
+                    // A fusion device's PCM events, handled as a PCM-only device's: the NAND
+                    // path above never asks which medium it serves.
+                    Event::PcmDispatch { .. }
+                    | Event::PcmDataIn { .. }
+                    | Event::PcmWriteEnd { .. }
+                    | Event::PcmFlushEnd { .. } => {
+                        let Ports { up, flash, cache } = p;
+                        let pcm = fusion_pcm(scheme);
+                        Self::handle_pcm(now, ev, pcm, up, cache.as_deref_mut(), flash.check)?
                     }
                     // Only a block-mapped FTL reads before it writes, of these schemes.
                     Event::RmwDone { cmd } => match scheme {
-                        Scheme::BlockMapped(h) => {
-                            Hil::write_units_block(now, cmd, h, up, flash, cache)?
-                        }
+                        Scheme::BlockMapped(h) => Hil::write_units_block(now, cmd, h, p)?,
                         _ => unreachable!("a read-modify-write of a scheme without a map"),
                     },
-                    Event::DieStep { die } => {
-                        Self::die_step_own_map(now, die, hil, scheme, up, flash, cache)?
-                    }
+                    Event::DieStep { die } => Self::die_step_own_map(now, die, hil, scheme, p)?,
                     // No translation pages: no map to wait for.
                     _ => unreachable!("driver events are handled in Device::step"),
                 }
@@ -400,15 +385,15 @@ impl Device {
     }
 
     /// Handle one event of a PCM-only device: its PCM controller takes every command (it has
-    /// no NAND layer). Never inlined, and cold for the NAND event loop's layout: that loop
-    /// stays as small as without PCM.
+    /// no NAND layer); a fusion device's PCM events come here too. Never inlined, and cold for
+    /// the NAND event loop's layout: that loop stays as small as without PCM.
     #[cold]
     #[inline(never)]
     fn handle_pcm(
         now: SimTime,
         ev: Event,
         p: &mut PcmCtrl,
-        mut up: HostPort,
+        up: &mut HostPort,
         cache: Option<&mut BufferManager>,
         check: &mut Option<DataCheck>,
     ) -> Result<()> {
@@ -429,10 +414,10 @@ impl Device {
                 n.fetch_more(now, sq, up.q);
             }
             Event::SlotFree => slot_freed(now, up.link, up.q),
-            Event::PcmDispatch { cmd } => p.dispatch(now, cmd, &mut up, cache, check)?,
-            Event::PcmDataIn { cmd } => p.write_data_in(now, cmd, &mut up, cache, check)?,
-            Event::PcmWriteEnd { write } => p.write_end(now, write, &mut up, cache, check)?,
-            Event::PcmFlushEnd { slot } => p.flush_end(now, slot, &mut up, cache, check)?,
+            Event::PcmDispatch { cmd } => p.dispatch(now, cmd, up, cache, check)?,
+            Event::PcmDataIn { cmd } => p.write_data_in(now, cmd, up, cache, check)?,
+            Event::PcmWriteEnd { write } => p.write_end(now, write, up, cache, check)?,
+            Event::PcmFlushEnd { slot } => p.flush_end(now, slot, up, cache, check)?,
             _ => unreachable!("a PCM-only device raises no NAND event, nor a driver's here"),
         }
         Ok(())
@@ -446,23 +431,19 @@ impl Device {
         now: SimTime,
         die: u32,
         hil: &mut Hil,
-        up: &mut HostPort,
-        flash: &mut FlashPort<Ftl<M>>,
-        mut cache: Option<&mut BufferManager>,
+        p: &mut Ports<Ftl<M>>,
     ) -> Result<()> {
+        let (flash, q) = (&mut p.flash, &mut *p.up.q);
         match flash
             .fil
-            .die_step(now, die, flash.ftl, flash.check.as_mut(), up.q)?
+            .die_step(now, die, flash.ftl, flash.check.as_mut(), q)?
         {
-            Step::Sensed(op) => {
-                let cache = cache.as_deref_mut();
-                Self::sensed(now, die, op, hil, up, flash, cache, &mut Behind::PageFtl)?
-            }
+            Step::Sensed(op) => Self::sensed(now, die, op, hil, p)?,
             Step::Programmed(op) => {
                 for &t in &op {
-                    hil.program_done(now, t, up, flash, cache.as_deref_mut())?;
+                    hil.program_done(now, t, p)?;
                 }
-                flash.fil.finish_op(now, die, op, flash.ftl, up.q);
+                p.flash.fil.finish_op(now, die, op, p.flash.ftl, p.up.q);
             }
             // The page FTL's erases are its GC's, which the FIL finishes itself.
             Step::Erased(_) => unreachable!("a block erase on the page FTL"),
@@ -470,7 +451,7 @@ impl Device {
         }
         // With a cached map, GC started by an erase moved units: their translation pages need
         // updates.
-        hil.pump_map(now, up, flash, cache)
+        hil.pump_map(now, p)
     }
 
     /// A die's phase ended, under a scheme with its own map: its reads, programs and erases
@@ -480,58 +461,55 @@ impl Device {
         die: u32,
         hil: &mut Hil,
         scheme: &mut Scheme,
-        up: &mut HostPort,
-        flash: &mut FlashPort<NoPageGc>,
-        mut cache: Option<&mut BufferManager>,
+        p: &mut Ports<NoPageGc>,
     ) -> Result<()> {
+        let (flash, q) = (&mut p.flash, &mut *p.up.q);
         match flash
             .fil
-            .die_step(now, die, flash.ftl, flash.check.as_mut(), up.q)?
+            .die_step(now, die, flash.ftl, flash.check.as_mut(), q)?
         {
-            Step::Sensed(op) => {
+            Step::Sensed(op) => match (&p.cache, scheme) {
                 // A cache buffer keeps what a read brought in if the map of the scheme behind
                 // it still points there.
-                let mut behind = match (&cache, scheme) {
-                    (Some(_), Scheme::BlockMapped(h)) => Behind::Blocks(h),
-                    (Some(_), Scheme::Zoned(z)) => Behind::Zoned(z),
-                    _ => Behind::PageFtl,
-                };
-                Self::sensed(now, die, op, hil, up, flash, cache, &mut behind)?
-            }
+                (Some(_), Scheme::BlockMapped(h)) => {
+                    Self::sensed(now, die, op, hil, &mut p.with_blocks(h))?
+                }
+                (Some(_), Scheme::Zoned(z)) => {
+                    Self::sensed(now, die, op, hil, &mut p.with_zoned(z))?
+                }
+                _ => Self::sensed(now, die, op, hil, p)?,
+            },
             Step::Programmed(op) => {
                 match scheme {
                     Scheme::BlockMapped(h) => {
-                        let mut flash = flash.with_blocks(h);
+                        let p = &mut p.with_blocks(h);
                         for &t in &op {
-                            let cache = cache.as_deref_mut();
-                            hil.program_done_block(now, t, up, &mut flash, cache)?;
+                            hil.program_done_block(now, t, p)?;
                         }
                     }
                     // A zoned drive's flushes and written-through blocks go back to the cache
                     // buffer in front of it.
                     Scheme::Zoned(z) => {
-                        let mut flash = flash.with_zoned(z);
+                        let p = &mut p.with_zoned(z);
                         for &t in &op {
-                            let cache = cache.as_deref_mut();
-                            hil.program_done_by(now, t, |_| {}, up, &mut flash, cache)?;
+                            hil.program_done_by(now, t, |_| {}, p)?;
                         }
                     }
                     // The raw firmware's pages were taken when the program was accepted.
                     Scheme::Raw(_) | Scheme::Fusion { .. } => {
                         for &t in &op {
-                            let cache = cache.as_deref_mut();
-                            hil.program_done_by(now, t, |_| {}, up, flash, cache)?;
+                            hil.program_done_by(now, t, |_| {}, p)?;
                         }
                     }
                     Scheme::Page(_, _) | Scheme::Cached(_) => unreachable!("the page FTL's"),
                 }
-                flash.fil.finish_op(now, die, op, flash.ftl, up.q);
+                p.flash.fil.finish_op(now, die, op, p.flash.ftl, p.up.q);
             }
             Step::Erased(op) => {
                 for &t in &op {
-                    hil.erase_done(now, t, up, flash);
+                    hil.erase_done(now, t, p);
                 }
-                flash.fil.finish_op(now, die, op, flash.ftl, up.q);
+                p.flash.fil.finish_op(now, die, op, p.flash.ftl, p.up.q);
             }
             Step::Done => {}
         }
@@ -539,29 +517,28 @@ impl Device {
     }
 
     /// A read's units were sensed: each goes out on the channel and to the HIL, then the die is
-    /// free. `behind`: what the cache buffer, if any, works in front of.
+    /// free. What the cache buffer, if any, keeps of them follows the map the flash port
+    /// carries.
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
     fn sensed<O: MapOwner>(
         now: SimTime,
         die: u32,
         op: Vec<u32>,
         hil: &mut Hil,
-        up: &mut HostPort,
-        flash: &mut FlashPort<O>,
-        mut cache: Option<&mut BufferManager>,
-        behind: &mut Behind<'_>,
+        p: &mut Ports<O>,
     ) -> Result<()>
     where
         for<'b> FlashPort<'b, O>: Lines,
     {
         let mut last = now;
         for &t in &op {
-            let (out, ready) = flash.fil.read_out(now, die);
+            let (out, ready) = p.flash.fil.read_out(now, die);
             last = out;
-            hil.read_done(ready, t, up, flash, cache.as_deref_mut(), behind)?;
+            hil.read_done(ready, t, p)?;
         }
-        flash.fil.finish_read(now, die, last, op, flash.ftl, up.q);
+        p.flash
+            .fil
+            .finish_read(now, die, last, op, p.flash.ftl, p.up.q);
         Ok(())
     }
 

@@ -6,7 +6,7 @@ use crate::config::SsdConfig;
 use crate::ctrl::datacheck::DataCheck;
 use crate::ctrl::fil::Step;
 use crate::ctrl::test_rig::Layers;
-use crate::ctrl::FlashPort;
+use crate::ctrl::{FlashPort, Ports};
 use crate::event::Event;
 use crate::request::Cmd;
 use crate::request::Op;
@@ -38,7 +38,7 @@ fn rig(over: &[&str]) -> Rig {
 
 impl Rig {
     fn ports(&mut self) -> (&mut BufferManager, HostPort<'_>, FlashPort<'_>) {
-        let (_, up, flash) = self.l.ports();
+        let (_, Ports { up, flash, .. }) = self.l.ports(None);
         (&mut self.bm, up, flash)
     }
 
@@ -72,37 +72,30 @@ impl Rig {
             match ev {
                 Event::HostComplete { cmd } => done.push(cmd),
                 Event::DieStep { die } => {
-                    let bm = &mut self.bm;
-                    let (hil, mut up, mut flash) = self.l.ports();
+                    let (hil, mut p) = self.l.ports(Some(&mut self.bm));
+                    let (flash, q) = (&mut p.flash, &mut *p.up.q);
                     match flash
                         .fil
-                        .die_step(now, die, flash.ftl, flash.check.as_mut(), up.q)
+                        .die_step(now, die, flash.ftl, flash.check.as_mut(), q)
                         .unwrap()
                     {
                         Step::Programmed(op) => {
                             for &t in &op {
-                                hil.program_done(now, t, &mut up, &mut flash, Some(bm))
-                                    .unwrap();
+                                hil.program_done(now, t, &mut p).unwrap();
                             }
-                            flash.fil.finish_op(now, die, op, flash.ftl, up.q);
+                            p.flash.fil.finish_op(now, die, op, p.flash.ftl, p.up.q);
                         }
                         Step::Sensed(op) => {
                             // Only a flush's merge reads: each goes to the buffer when out.
                             let mut last = now;
                             for &t in &op {
-                                let (out, ready) = flash.fil.read_out(now, die);
+                                let (out, ready) = p.flash.fil.read_out(now, die);
                                 last = out;
-                                hil.read_done(
-                                    ready,
-                                    t,
-                                    &mut up,
-                                    &mut flash,
-                                    Some(&mut *bm),
-                                    &mut crate::ctrl::Behind::PageFtl,
-                                )
-                                .unwrap();
+                                hil.read_done(ready, t, &mut p).unwrap();
                             }
-                            flash.fil.finish_read(now, die, last, op, flash.ftl, up.q);
+                            p.flash
+                                .fil
+                                .finish_read(now, die, last, op, p.flash.ftl, p.up.q);
                         }
                         Step::Erased(_) => panic!("no erases here"),
                         Step::Done => {}

@@ -5,13 +5,11 @@
 //! (a merge copy counted for its command).
 
 use super::Hil;
-use crate::ctrl::buffer::BufferManager;
 use crate::ctrl::fil::{NoPageGc, TxnKind};
 use crate::ctrl::hybrid::HybridCtrl;
-use crate::ctrl::{Behind, FlashPort};
+use crate::ctrl::{Behind, Ports};
 use crate::error::Result;
 use crate::event::Event;
-use crate::iface::HostPort;
 use crate::request::{Op, Status};
 use crate::sim::SimTime;
 
@@ -26,47 +24,45 @@ impl Hil {
         now: SimTime,
         cmd: u32,
         h: &mut HybridCtrl,
-        up: &mut HostPort,
-        flash: &mut FlashPort<NoPageGc>,
-        cache: Option<&mut BufferManager>,
+        p: &mut Ports<NoPageGc>,
     ) -> Result<()> {
-        if self.refuse_protected(now, cmd, up) {
+        if self.refuse_protected(now, cmd, &mut p.up) {
             return Ok(());
         }
-        let c = up.cmds.get(cmd);
+        let c = p.up.cmds.get(cmd);
         let (op, offset, len) = (c.op, c.offset, c.len);
         match op {
             // With `skip_media` the firmware answers reads at once, whatever the FTL.
-            Op::Read if !self.skip_media => h.read(now, cmd, up, flash, &mut self.counters, cache),
+            Op::Read if !self.skip_media => h.read(now, cmd, &mut self.counters, p),
             Op::Trim => {
                 if h.ftl.read_only() {
                     // As on the page FTL: a worn-out drive changes nothing.
-                    up.cmds.get_mut(cmd).status = Status::ReadOnly;
+                    p.up.cmds.get_mut(cmd).status = Status::ReadOnly;
                 } else {
-                    h.trim(offset, len, flash, cache);
+                    h.trim(offset, len, p);
                 }
-                up.complete(now, cmd);
+                p.up.complete(now, cmd);
                 Ok(())
             }
-            Op::Flush => match cache {
+            Op::Flush => match p.cache.as_deref_mut() {
                 Some(bm) if bm.write_back() => {
-                    bm.flush_command(now, cmd, up, &mut flash.with_blocks(h))
+                    bm.flush_command(now, cmd, &mut p.up, &mut p.flash.with_blocks(h))
                 }
                 _ => {
-                    up.complete(now, cmd);
+                    p.up.complete(now, cmd);
                     Ok(())
                 }
             },
             Op::Read => {
                 // `skip_media`: the firmware answers at once, only the data phase remains.
-                let end = up.push_read_data(now, cmd, len, 0);
-                up.complete(end, cmd);
+                let end = p.up.push_read_data(now, cmd, len, 0);
+                p.up.complete(end, cmd);
                 Ok(())
             }
             Op::Write => {
                 // Its data first; the block map places it (`write_data_in_block`).
-                let end = up.link.pull_write_data(now, up.cmds.get(cmd));
-                up.q.push(end, Event::WriteDataIn { cmd });
+                let end = p.up.link.pull_write_data(now, p.up.cmds.get(cmd));
+                p.up.q.push(end, Event::WriteDataIn { cmd });
                 Ok(())
             }
             // The device refuses erases and zone commands of a mapped device at submission.
@@ -88,19 +84,17 @@ impl Hil {
         now: SimTime,
         cmd: u32,
         h: &mut HybridCtrl,
-        up: &mut HostPort,
-        flash: &mut FlashPort<NoPageGc>,
-        cache: Option<&mut BufferManager>,
+        p: &mut Ports<NoPageGc>,
     ) -> Result<()> {
-        if self.write_skips_media(now, cmd, up) {
+        if self.write_skips_media(now, cmd, &mut p.up) {
             return Ok(());
         }
-        let rmw = h.rmw_reads(now, cmd, up, flash, cache.as_deref());
+        let rmw = h.rmw_reads(now, cmd, p);
         if rmw > 0 {
-            up.cmds.get_mut(cmd).rmw_left = rmw;
+            p.up.cmds.get_mut(cmd).rmw_left = rmw;
             return Ok(());
         }
-        Self::write_units_block(now, cmd, h, up, flash, cache)
+        Self::write_units_block(now, cmd, h, p)
     }
 
     /// A block-mapped FTL's write command's data is in and its old data read: a write-back
@@ -110,50 +104,47 @@ impl Hil {
         now: SimTime,
         cmd: u32,
         h: &mut HybridCtrl,
-        up: &mut HostPort,
-        flash: &mut FlashPort<NoPageGc>,
-        cache: Option<&mut BufferManager>,
+        p: &mut Ports<NoPageGc>,
     ) -> Result<()> {
         if h.ftl.read_only() {
             // A worn-out drive takes nothing new, into its buffer or onto NAND.
-            up.refuse(now, cmd, Status::ReadOnly);
+            p.up.refuse(now, cmd, Status::ReadOnly);
             return Ok(());
         }
-        match cache {
-            Some(bm) if bm.write_back() && up.cmds.get(cmd).status == Status::Ok => {
-                bm.write(now, cmd, up, &mut flash.with_blocks(h))
+        match p.cache.as_deref_mut() {
+            Some(bm) if bm.write_back() && p.up.cmds.get(cmd).status == Status::Ok => {
+                bm.write(now, cmd, &mut p.up, &mut p.flash.with_blocks(h))
             }
-            cache => h.write_units(now, cmd, up, flash, cache),
+            _ => h.write_units(now, cmd, p),
         }
     }
 
     /// A program transaction of a block-mapped FTL finished at `now`: recorded in its map, then
     /// a merge copy counts for its write command (none: a flush's merge), a flush's program
-    /// goes back to the cache buffer, a host page to its command. `flash` holds the FTL.
+    /// goes back to the cache buffer, a host page to its command. The flash port (`p.flash`)
+    /// holds the FTL.
     #[inline(never)]
     pub(crate) fn program_done_block(
         &mut self,
         now: SimTime,
         txn: u32,
-        up: &mut HostPort,
-        flash: &mut FlashPort<NoPageGc>,
-        cache: Option<&mut BufferManager>,
+        p: &mut Ports<NoPageGc>,
     ) -> Result<()> {
-        let t = flash.fil.remove_txn(txn);
-        let Behind::Blocks(h) = &mut flash.behind else {
+        let t = p.flash.fil.remove_txn(txn);
+        let Behind::Blocks(h) = &mut p.flash.behind else {
             unreachable!("the block-mapped FTL in the port")
         };
         h.program_done(&t);
         if t.kind == TxnKind::Copy {
             if t.cmd != crate::ftl::NONE {
-                let c = up.cmds.get_mut(t.cmd);
+                let c = p.up.cmds.get_mut(t.cmd);
                 c.txns_left -= 1;
                 if c.txns_left == 0 {
-                    up.complete(now, t.cmd);
+                    p.up.complete(now, t.cmd);
                 }
             }
             return Ok(());
         }
-        self.programmed(now, t, up, flash, cache)
+        self.programmed(now, t, p)
     }
 }

@@ -9,14 +9,12 @@
 //! the HIL holds nothing of the cached map.
 
 use super::{Hil, MapWork};
-use crate::ctrl::buffer::BufferManager;
 use crate::ctrl::fil::{Queue, Txn, TxnKind};
-use crate::ctrl::{units_of, FlashPort};
+use crate::ctrl::{units_of, Ports};
 use crate::error::Result;
 use crate::event::Event;
 use crate::ftl::mapping_cache::{Lookup, MappingCache, Stage};
 use crate::ftl::CachedFtl;
-use crate::iface::HostPort;
 use crate::media::nand::Geometry;
 use crate::sim::SimTime;
 use std::ops::Range;
@@ -42,44 +40,29 @@ impl MapWork for MappingCache {
         now: SimTime,
         cmd: u32,
         stage: Stage,
-        up: &mut HostPort,
-        flash: &mut FlashPort<CachedFtl>,
-        cache: Option<&mut BufferManager>,
+        p: &mut Ports<CachedFtl>,
     ) -> Result<bool> {
-        hil.map_lookup(now, cmd, stage, up, flash, cache)
+        hil.map_lookup(now, cmd, stage, p)
     }
 
     #[inline]
-    fn pump(
-        hil: &mut Hil,
-        now: SimTime,
-        up: &mut HostPort,
-        flash: &mut FlashPort<CachedFtl>,
-        cache: Option<&mut BufferManager>,
-    ) -> Result<()> {
-        let m = &flash.ftl.translation;
+    fn pump(hil: &mut Hil, now: SimTime, p: &mut Ports<CachedFtl>) -> Result<()> {
+        let m = &p.flash.ftl.translation;
         if m.pending_updates.is_empty() && m.pending_writes.is_empty() && m.pending_loads.is_empty()
         {
             // Nothing asked for: most calls.
             return Ok(());
         }
-        hil.pump_map_work(now, up, flash, cache)
+        hil.pump_map_work(now, p)
     }
 
     #[inline]
-    fn read_done(
-        hil: &mut Hil,
-        ready: SimTime,
-        t: &Txn,
-        up: &mut HostPort,
-        flash: &mut FlashPort<CachedFtl>,
-        cache: Option<&mut BufferManager>,
-    ) -> Result<()> {
+    fn read_done(hil: &mut Hil, ready: SimTime, t: &Txn, p: &mut Ports<CachedFtl>) -> Result<()> {
         if t.kind == TxnKind::MapRead {
-            return hil.map_loaded(ready, t.aux, up, flash, cache);
+            return hil.map_loaded(ready, t.aux, p);
         }
-        flash.ftl.translation.update_read(t.aux);
-        hil.pump_map(ready, up, flash, cache)
+        p.flash.ftl.translation.update_read(t.aux);
+        hil.pump_map(ready, p)
     }
 
     fn resume(
@@ -87,11 +70,9 @@ impl MapWork for MappingCache {
         now: SimTime,
         cmd: u32,
         stage: Stage,
-        up: &mut HostPort,
-        flash: &mut FlashPort<CachedFtl>,
-        cache: Option<&mut BufferManager>,
+        p: &mut Ports<CachedFtl>,
     ) -> Result<()> {
-        hil.resume_mapped(now, cmd, stage, up, flash, cache)
+        hil.resume_mapped(now, cmd, stage, p)
     }
 }
 
@@ -109,31 +90,20 @@ impl Hil {
         now: SimTime,
         cmd: u32,
         stage: Stage,
-        up: &mut HostPort,
-        flash: &mut FlashPort<CachedFtl>,
-        cache: Option<&mut BufferManager>,
+        p: &mut Ports<CachedFtl>,
     ) -> Result<bool> {
-        let c = up.cmds.get(cmd);
+        let c = p.up.cmds.get(cmd);
         let unit = self.geo.unit_bytes;
-        let Some(bm) = cache else {
-            let m = &flash.ftl.translation;
+        let Some(bm) = p.cache.as_deref() else {
+            let m = &p.flash.ftl.translation;
             let (first, last) = (c.offset / unit, (c.offset + c.len - 1) / unit);
             let pages = m.page_of(first)..=m.page_of(last);
-            return self.map_lookup_pages(
-                now,
-                cmd,
-                stage,
-                pages,
-                last - first + 1,
-                up,
-                flash,
-                None,
-            );
+            return self.map_lookup_pages(now, cmd, stage, pages, last - first + 1, p);
         };
         let write_back = stage == Stage::Write && bm.write_back();
-        let mut pages = std::mem::take(&mut flash.ftl.translation.scratch.pages);
+        let mut pages = std::mem::take(&mut p.flash.ftl.translation.scratch.pages);
         pages.clear();
-        let m = &flash.ftl.translation;
+        let m = &p.flash.ftl.translation;
         let mut units = 0;
         for (lpn, covered) in units_of(unit, c.offset, c.len) {
             let needs_entry = match stage {
@@ -151,22 +121,12 @@ impl Hil {
             }
         }
         let go_on = pages.is_empty()
-            || self.map_lookup_pages(
-                now,
-                cmd,
-                stage,
-                pages.iter().copied(),
-                units,
-                up,
-                flash,
-                Some(bm),
-            )?;
-        flash.ftl.translation.scratch.pages = pages;
+            || self.map_lookup_pages(now, cmd, stage, pages.iter().copied(), units, p)?;
+        p.flash.ftl.translation.scratch.pages = pages;
         Ok(go_on)
     }
 
     /// [`Hil::map_lookup`] of the translation pages `pages`, for `units` map units.
-    #[allow(clippy::too_many_arguments)]
     fn map_lookup_pages(
         &mut self,
         now: SimTime,
@@ -174,11 +134,9 @@ impl Hil {
         stage: Stage,
         pages: impl Iterator<Item = u32> + Clone,
         units: u64,
-        up: &mut HostPort,
-        flash: &mut FlashPort<CachedFtl>,
-        mut cache: Option<&mut BufferManager>,
+        p: &mut Ports<CachedFtl>,
     ) -> Result<bool> {
-        let m = &mut flash.ftl.translation;
+        let m = &mut p.flash.ftl.translation;
         // Nothing queued for the map means nothing else can move a translation page while the
         // missing ones come in below.
         let quiet = m.pending_updates.is_empty()
@@ -192,29 +150,30 @@ impl Hil {
                 Lookup::Miss => m.scratch.misses.push(page),
             }
         }
-        let misses = &flash.ftl.translation.scratch.misses;
+        let ftl = &p.flash.ftl;
+        let misses = &ftl.translation.scratch.misses;
         let all_at_once = !loading
             && quiet
             && !misses.is_empty()
             && !misses
                 .iter()
-                .any(|&p| flash.ftl.translation_on_nand(p).is_some());
+                .any(|&page| ftl.translation_on_nand(page).is_some());
         if all_at_once {
             // Every missing page comes in at once (nothing on NAND to read: the common case on a
             // fresh drive), and nobody waits for it: the same steps as through the waits below,
             // without registering and releasing them.
-            let mut misses = std::mem::take(&mut flash.ftl.translation.scratch.misses);
+            let mut misses = std::mem::take(&mut p.flash.ftl.translation.scratch.misses);
             for page in misses.drain(..) {
-                self.map_loaded(now, page, up, flash, cache.as_deref_mut())?;
+                self.map_loaded(now, page, p)?;
             }
-            flash.ftl.translation.scratch.misses = misses;
-            self.map_resume(now, cmd, stage, up, flash, cache)?;
+            p.flash.ftl.translation.scratch.misses = misses;
+            self.map_resume(now, cmd, stage, p)?;
             return Ok(false);
         }
-        if loading || !flash.ftl.translation.scratch.misses.is_empty() {
+        if loading || !p.flash.ftl.translation.scratch.misses.is_empty() {
             // The command waits for every page not cached; every wait is registered before any
             // page comes in (some do at once).
-            let m = &mut flash.ftl.translation;
+            let m = &mut p.flash.ftl.translation;
             for page in pages {
                 if m.is_loading(page) {
                     m.wait(page, cmd, stage);
@@ -222,17 +181,17 @@ impl Hil {
             }
             let mut misses = std::mem::take(&mut m.scratch.misses);
             for page in misses.drain(..) {
-                self.load_page(now, page, up, flash, cache.as_deref_mut())?;
+                self.load_page(now, page, p)?;
             }
-            flash.ftl.translation.scratch.misses = misses;
+            p.flash.ftl.translation.scratch.misses = misses;
             return Ok(false);
         }
-        let m = &flash.ftl.translation;
+        let m = &p.flash.ftl.translation;
         if m.hmb {
             let bytes = units * m.entry_bytes;
-            let t = up.link.host_memory_read(now, bytes);
+            let t = p.up.link.host_memory_read(now, bytes);
             let write = stage == Stage::Write;
-            up.q.push(t, Event::MapReady { cmd, write });
+            p.up.q.push(t, Event::MapReady { cmd, write });
             return Ok(false);
         }
         Ok(true)
@@ -241,23 +200,19 @@ impl Hil {
     /// translation page `page` missed. It is read from where the GTD puts it;
     /// a page never written (its entries all unmapped) or whose program has not finished (its
     /// data still in the controller) comes in at once.
-    fn load_page(
-        &mut self,
-        now: SimTime,
-        page: u32,
-        up: &mut HostPort,
-        flash: &mut FlashPort<CachedFtl>,
-        cache: Option<&mut BufferManager>,
-    ) -> Result<()> {
+    fn load_page(&mut self, now: SimTime, page: u32, p: &mut Ports<CachedFtl>) -> Result<()> {
+        let flash = &mut p.flash;
         match flash.ftl.translation_on_nand(page) {
             Some(pun) => {
                 flash.ftl.translation.stats.translation_reads += 1;
                 let t = self.map_txn(TxnKind::MapRead, pun, page, 0);
                 let t = flash.fil.add_txn(t);
-                flash.fil.enqueue(now, t, Queue::HostRead, flash.ftl, up.q);
+                flash
+                    .fil
+                    .enqueue(now, t, Queue::HostRead, flash.ftl, p.up.q);
                 Ok(())
             }
-            None => self.map_loaded(now, page, up, flash, cache),
+            None => self.map_loaded(now, page, p),
         }
     }
 
@@ -278,26 +233,19 @@ impl Hil {
     /// translation page `page` is in at `now`. Pages it pushes out that are
     /// dirty are programmed, and the commands (and cache buffer flushes) that waited for it
     /// alone go on.
-    fn map_loaded(
-        &mut self,
-        now: SimTime,
-        page: u32,
-        up: &mut HostPort,
-        flash: &mut FlashPort<CachedFtl>,
-        mut cache: Option<&mut BufferManager>,
-    ) -> Result<()> {
-        let m = &mut flash.ftl.translation;
+    fn map_loaded(&mut self, now: SimTime, page: u32, p: &mut Ports<CachedFtl>) -> Result<()> {
+        let m = &mut p.flash.ftl.translation;
         let mut ready = std::mem::take(&mut m.scratch.ready);
         m.loaded(page, &mut ready);
         if m.hmb {
             // The page goes into host memory (a posted write; nothing waits for it).
-            up.link.host_memory_write(now, self.geo.unit_bytes);
+            p.up.link.host_memory_write(now, self.geo.unit_bytes);
         }
-        self.pump_map(now, up, flash, cache.as_deref_mut())?;
+        self.pump_map(now, p)?;
         for (cmd, stage) in ready.drain(..) {
-            self.map_resume(now, cmd, stage, up, flash, cache.as_deref_mut())?;
+            self.map_resume(now, cmd, stage, p)?;
         }
-        flash.ftl.translation.scratch.ready = ready;
+        p.flash.ftl.translation.scratch.ready = ready;
         Ok(())
     }
 
@@ -308,21 +256,20 @@ impl Hil {
         now: SimTime,
         cmd: u32,
         stage: Stage,
-        up: &mut HostPort,
-        flash: &mut FlashPort<CachedFtl>,
-        cache: Option<&mut BufferManager>,
+        p: &mut Ports<CachedFtl>,
     ) -> Result<()> {
         match stage {
             Stage::Read => {
-                let c = up.cmds.get(cmd);
+                let c = p.up.cmds.get(cmd);
                 let (offset, len) = (c.offset, c.len);
-                self.dispatch_read(now, cmd, offset, len, &mut (), up, flash, cache)
+                self.dispatch_read(now, cmd, offset, len, &mut (), p)
             }
-            Stage::Write => self.write_data_mapped(now, cmd, up, flash, cache),
+            Stage::Write => self.write_data_mapped(now, cmd, p),
             Stage::Flush => {
-                let bm = cache.expect("a flush comes from the cache buffer");
-                bm.flush_program(now, cmd, up, flash)?;
-                self.pump_map(now, up, flash, Some(bm))
+                let bm = p.cache.as_deref_mut();
+                let bm = bm.expect("a flush comes from the cache buffer");
+                bm.flush_program(now, cmd, &mut p.up, &mut p.flash)?;
+                self.pump_map(now, p)
             }
         }
     }
@@ -334,14 +281,9 @@ impl Hil {
     /// translation pages: repeat until none is left. Out of line, so that the calls with
     /// nothing to do stay cheap ([`MapWork::pump`]).
     #[inline(never)]
-    fn pump_map_work(
-        &mut self,
-        now: SimTime,
-        up: &mut HostPort,
-        flash: &mut FlashPort<CachedFtl>,
-        mut cache: Option<&mut BufferManager>,
-    ) -> Result<()> {
+    fn pump_map_work(&mut self, now: SimTime, p: &mut Ports<CachedFtl>) -> Result<()> {
         loop {
+            let Ports { up, flash, .. } = p;
             let m = &mut flash.ftl.translation;
             if m.pending_updates.is_empty()
                 && m.pending_writes.is_empty()
@@ -387,10 +329,10 @@ impl Hil {
             }
             for page in loads.drain(..) {
                 // A flush's miss: read like a command's (the flush waits for it).
-                self.load_page(now, page, up, flash, cache.as_deref_mut())?;
+                self.load_page(now, page, p)?;
             }
             // The vectors go back for their capacity when nothing new was queued meanwhile.
-            let m = &mut flash.ftl.translation;
+            let m = &mut p.flash.ftl.translation;
             if m.pending_updates.is_empty() {
                 m.pending_updates = updates;
             }

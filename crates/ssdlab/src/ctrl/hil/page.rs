@@ -6,15 +6,13 @@
 //! whole map's answers to [`MapWork`] are here too: nothing to do, folded away.
 
 use super::{Hil, MapWork};
-use crate::ctrl::buffer::BufferManager;
 use crate::ctrl::fil::{Queue, Txn, TxnKind};
 use crate::ctrl::read_ahead::ReadAhead;
-use crate::ctrl::{units_of, FlashPort};
+use crate::ctrl::{units_of, Ports};
 use crate::error::Result;
 use crate::event::Event;
 use crate::ftl::mapping_cache::Stage;
 use crate::ftl::{Ftl, FullMap, Refusal};
-use crate::iface::HostPort;
 use crate::media::nand::Geometry;
 use crate::request::{Op, Status};
 use crate::sim::SimTime;
@@ -29,14 +27,12 @@ impl Hil {
         now: SimTime,
         cmd: u32,
         ahead: &mut M::Ahead,
-        up: &mut HostPort,
-        flash: &mut FlashPort<Ftl<M>>,
-        cache: Option<&mut BufferManager>,
+        p: &mut Ports<Ftl<M>>,
     ) -> Result<()> {
-        if self.refuse_protected(now, cmd, up) {
+        if self.refuse_protected(now, cmd, &mut p.up) {
             return Ok(());
         }
-        self.dispatch_mapped(now, cmd, ahead, up, flash, cache)
+        self.dispatch_mapped(now, cmd, ahead, p)
     }
 
     /// A command of the page-mapped FTL, once past the write protection.
@@ -46,34 +42,30 @@ impl Hil {
         now: SimTime,
         cmd: u32,
         ahead: &mut M::Ahead,
-        up: &mut HostPort,
-        flash: &mut FlashPort<Ftl<M>>,
-        mut cache: Option<&mut BufferManager>,
+        p: &mut Ports<Ftl<M>>,
     ) -> Result<()> {
-        let c = up.cmds.get(cmd);
+        let c = p.up.cmds.get(cmd);
         let (op, offset, len) = (c.op, c.offset, c.len);
         match op {
             Op::Read => {
-                if !self.skip_media
-                    && !M::look_up(self, now, cmd, Stage::Read, up, flash, cache.as_deref_mut())?
-                {
+                if !self.skip_media && !M::look_up(self, now, cmd, Stage::Read, p)? {
                     return Ok(());
                 }
-                self.dispatch_read(now, cmd, offset, len, ahead, up, flash, cache)?
+                self.dispatch_read(now, cmd, offset, len, ahead, p)?
             }
             Op::Write => {
                 // The map entry was prefetched at the doorbell; now warm where it points, for
                 // the FTL write when the data is in.
-                flash.ftl.prefetch_target(offset / self.geo.unit_bytes);
-                let end = up.link.pull_write_data(now, up.cmds.get(cmd));
-                up.q.push(end, Event::WriteDataIn { cmd });
+                p.flash.ftl.prefetch_target(offset / self.geo.unit_bytes);
+                let end = p.up.link.pull_write_data(now, p.up.cmds.get(cmd));
+                p.up.q.push(end, Event::WriteDataIn { cmd });
             }
-            Op::Trim if flash.ftl.read_only() => {
-                up.refuse(now, cmd, Status::ReadOnly);
+            Op::Trim if p.flash.ftl.read_only() => {
+                p.up.refuse(now, cmd, Status::ReadOnly);
             }
             Op::Trim => {
                 let unit = self.geo.unit_bytes;
-                let mut cache = cache;
+                let flash = &mut p.flash;
                 for (lpn, covered) in units_of(unit, offset, len) {
                     // Only whole units can be unmapped; a partial one keeps its data.
                     if covered == unit {
@@ -82,21 +74,21 @@ impl Hil {
                             dc.trimmed(lpn, flash.ftl);
                         }
                         flash.ftl.trim(lpn);
-                        if let Some(bm) = cache.as_deref_mut() {
+                        if let Some(bm) = p.cache.as_deref_mut() {
                             bm.discard(lpn);
                         }
                     }
                 }
-                self.pump_map(now, up, flash, cache)?;
-                up.complete(now, cmd);
+                self.pump_map(now, p)?;
+                p.up.complete(now, cmd);
             }
-            Op::Flush => match cache {
+            Op::Flush => match p.cache.as_deref_mut() {
                 Some(bm) if bm.write_back() => {
-                    bm.flush_command(now, cmd, up, flash)?;
-                    self.pump_map(now, up, flash, Some(bm))?
+                    bm.flush_command(now, cmd, &mut p.up, &mut p.flash)?;
+                    self.pump_map(now, p)?
                 }
                 // No volatile data to write back: done once the firmware saw it.
-                _ => up.complete(now, cmd),
+                _ => p.up.complete(now, cmd),
             },
             // The device refuses erases and zone commands of a mapped device at submission.
             Op::Erase => unreachable!("an erase on a device with an FTL"),
@@ -110,7 +102,6 @@ impl Hil {
         Ok(())
     }
 
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn dispatch_read<M: MapWork>(
         &mut self,
         now: SimTime,
@@ -118,10 +109,9 @@ impl Hil {
         offset: u64,
         len: u64,
         ahead: &mut M::Ahead,
-        up: &mut HostPort,
-        flash: &mut FlashPort<Ftl<M>>,
-        mut cache: Option<&mut BufferManager>,
+        p: &mut Ports<Ftl<M>>,
     ) -> Result<()> {
+        let Ports { up, flash, cache } = p;
         if self.skip_media {
             // Firmware answers at once: only the data phase remains.
             let end = up.push_read_data(now, cmd, len, 0);
@@ -185,13 +175,13 @@ impl Hil {
         }
         up.reads_dispatched(now, cmd, txns, direct_bytes, direct_at);
         if let Some(range) = M::read_ahead(ahead, offset, len, &self.geo, flash.ftl) {
-            self.sense_ahead(now, range, up, flash);
+            self.sense_ahead(now, range, p);
         }
         if all_hit {
-            if let Some(bm) = cache {
-                bm.maybe_preemptive_flush(now, up, flash)?;
+            if let Some(bm) = p.cache.as_deref_mut() {
+                bm.maybe_preemptive_flush(now, &mut p.up, &mut p.flash)?;
                 // With a cached map, the flush may have missed on its translation page.
-                self.pump_map(now, up, flash, Some(bm))?;
+                self.pump_map(now, p)?;
             }
         }
         Ok(())
@@ -202,13 +192,8 @@ impl Hil {
     /// page, queued after the host's reads.
     #[cold]
     #[inline(never)]
-    fn sense_ahead<M: MapWork>(
-        &self,
-        now: SimTime,
-        range: Range<u64>,
-        up: &mut HostPort,
-        flash: &mut FlashPort<Ftl<M>>,
-    ) {
+    fn sense_ahead<M: MapWork>(&self, now: SimTime, range: Range<u64>, p: &mut Ports<Ftl<M>>) {
+        let Ports { up, flash, .. } = p;
         let unit = self.geo.unit_bytes;
         let mut last_page = crate::ftl::NONE;
         for (lpn, _) in units_of(unit, range.start, range.end - range.start) {
@@ -233,26 +218,15 @@ impl Hil {
         &mut self,
         now: SimTime,
         cmd: u32,
-        up: &mut HostPort,
-        flash: &mut FlashPort<Ftl<M>>,
-        cache: Option<&mut BufferManager>,
+        p: &mut Ports<Ftl<M>>,
     ) -> Result<()> {
-        if self.write_skips_media(now, cmd, up) {
+        if self.write_skips_media(now, cmd, &mut p.up) {
             return Ok(());
         }
-        let mut cache = cache;
-        if !M::look_up(
-            self,
-            now,
-            cmd,
-            Stage::Write,
-            up,
-            flash,
-            cache.as_deref_mut(),
-        )? {
+        if !M::look_up(self, now, cmd, Stage::Write, p)? {
             return Ok(());
         }
-        self.write_data_mapped(now, cmd, up, flash, cache)
+        self.write_data_mapped(now, cmd, p)
     }
 
     /// A write command's data is in and its map entries are at hand: read-modify-write reads,
@@ -261,10 +235,9 @@ impl Hil {
         &mut self,
         now: SimTime,
         cmd: u32,
-        up: &mut HostPort,
-        flash: &mut FlashPort<Ftl<M>>,
-        cache: Option<&mut BufferManager>,
+        p: &mut Ports<Ftl<M>>,
     ) -> Result<()> {
+        let Ports { up, flash, cache } = p;
         let c = up.cmds.get(cmd);
         let unit = self.geo.unit_bytes;
         let mut rmw = 0;
@@ -293,7 +266,7 @@ impl Hil {
             up.cmds.get_mut(cmd).rmw_left = rmw;
             return Ok(());
         }
-        self.write_units(now, cmd, up, flash, cache)
+        self.write_units(now, cmd, p)
     }
 
     /// Map every unit of a write command to a new physical unit and queue its program (or,
@@ -303,10 +276,9 @@ impl Hil {
         &mut self,
         now: SimTime,
         cmd: u32,
-        up: &mut HostPort,
-        flash: &mut FlashPort<Ftl<M>>,
-        mut cache: Option<&mut BufferManager>,
+        p: &mut Ports<Ftl<M>>,
     ) -> Result<()> {
+        let Ports { up, flash, cache } = p;
         if flash.ftl.read_only() {
             // A worn-out drive takes nothing new, into its buffer or onto NAND.
             up.refuse(now, cmd, Status::ReadOnly);
@@ -328,7 +300,7 @@ impl Hil {
                 bm.write(now, cmd, up, flash)?;
                 // With a cached map, a flush to make room may have missed on its translation
                 // page.
-                return self.pump_map(now, up, flash, Some(bm));
+                return self.pump_map(now, p);
             }
         }
         let c = up.cmds.get(cmd);
@@ -395,7 +367,7 @@ impl Hil {
             flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
             flash.drain_gc(now, up.q);
         }
-        self.pump_map(now, up, flash, cache)
+        self.pump_map(now, p)
     }
 
     /// The translation-page work the mapping cache asked for, issued ([`MapWork::pump`]; with
@@ -404,11 +376,9 @@ impl Hil {
     pub(crate) fn pump_map<M: MapWork>(
         &mut self,
         now: SimTime,
-        up: &mut HostPort,
-        flash: &mut FlashPort<Ftl<M>>,
-        cache: Option<&mut BufferManager>,
+        p: &mut Ports<Ftl<M>>,
     ) -> Result<()> {
-        M::pump(self, now, up, flash, cache)
+        M::pump(self, now, p)
     }
 
     /// `cmd`'s map entries crossed the link from a mapping cache in host memory
@@ -418,11 +388,9 @@ impl Hil {
         now: SimTime,
         cmd: u32,
         stage: Stage,
-        up: &mut HostPort,
-        flash: &mut FlashPort<Ftl<M>>,
-        cache: Option<&mut BufferManager>,
+        p: &mut Ports<Ftl<M>>,
     ) -> Result<()> {
-        M::resume(self, now, cmd, stage, up, flash, cache)
+        M::resume(self, now, cmd, stage, p)
     }
 
     /// A program transaction of the page-mapped FTL finished at `now`.
@@ -431,9 +399,7 @@ impl Hil {
         &mut self,
         now: SimTime,
         txn: u32,
-        up: &mut HostPort,
-        flash: &mut FlashPort<Ftl<M>>,
-        cache: Option<&mut BufferManager>,
+        p: &mut Ports<Ftl<M>>,
     ) -> Result<()> {
         let geo = &self.geo;
         let mark = |t: &Txn, ftl: &mut Ftl<M>| {
@@ -442,13 +408,13 @@ impl Hil {
                 ftl.mark_programmed(t.pun);
             }
         };
-        let t = flash.fil.remove_txn(txn);
-        mark(&t, flash.ftl);
+        let t = p.flash.fil.remove_txn(txn);
+        mark(&t, p.flash.ftl);
         if t.overwrote != crate::ftl::NONE {
             // The data it replaced may go with its block now.
-            flash.ftl.overwrite_programmed(t.overwrote);
+            p.flash.ftl.overwrite_programmed(t.overwrote);
         }
-        self.programmed(now, t, up, flash, cache)
+        self.programmed(now, t, p)
     }
 }
 
@@ -477,49 +443,20 @@ impl MapWork for FullMap {
     }
 
     #[inline(always)]
-    fn look_up(
-        _hil: &mut Hil,
-        _now: SimTime,
-        _cmd: u32,
-        _stage: Stage,
-        _up: &mut HostPort,
-        _flash: &mut FlashPort<Ftl<Self>>,
-        _cache: Option<&mut BufferManager>,
-    ) -> Result<bool> {
+    fn look_up(_: &mut Hil, _: SimTime, _: u32, _: Stage, _: &mut Ports) -> Result<bool> {
         Ok(true)
     }
 
     #[inline(always)]
-    fn pump(
-        _hil: &mut Hil,
-        _now: SimTime,
-        _up: &mut HostPort,
-        _flash: &mut FlashPort<Ftl<Self>>,
-        _cache: Option<&mut BufferManager>,
-    ) -> Result<()> {
+    fn pump(_: &mut Hil, _: SimTime, _: &mut Ports) -> Result<()> {
         Ok(())
     }
 
-    fn read_done(
-        _hil: &mut Hil,
-        _ready: SimTime,
-        _t: &Txn,
-        _up: &mut HostPort,
-        _flash: &mut FlashPort<Ftl<Self>>,
-        _cache: Option<&mut BufferManager>,
-    ) -> Result<()> {
+    fn read_done(_: &mut Hil, _: SimTime, _: &Txn, _: &mut Ports) -> Result<()> {
         unreachable!("the whole map in memory reads no translation page")
     }
 
-    fn resume(
-        _hil: &mut Hil,
-        _now: SimTime,
-        _cmd: u32,
-        _stage: Stage,
-        _up: &mut HostPort,
-        _flash: &mut FlashPort<Ftl<Self>>,
-        _cache: Option<&mut BufferManager>,
-    ) -> Result<()> {
+    fn resume(_: &mut Hil, _: SimTime, _: u32, _: Stage, _: &mut Ports) -> Result<()> {
         unreachable!("the whole map in memory waits for no map entry")
     }
 }

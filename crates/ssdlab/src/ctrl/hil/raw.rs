@@ -5,7 +5,7 @@
 use super::Hil;
 use crate::ctrl::fil::{NoPageGc, Queue, TxnKind};
 use crate::ctrl::raw::RawNand;
-use crate::ctrl::{units_of, FlashPort};
+use crate::ctrl::{units_of, Ports};
 use crate::event::Event;
 use crate::iface::HostPort;
 use crate::request::{Op, Status};
@@ -21,9 +21,9 @@ impl Hil {
         now: SimTime,
         cmd: u32,
         raw: &mut RawNand,
-        up: &mut HostPort,
-        flash: &mut FlashPort<NoPageGc>,
+        p: &mut Ports<NoPageGc>,
     ) {
+        let Ports { up, flash, .. } = p;
         let c = up.cmds.get(cmd);
         let (op, offset, len) = (c.op, c.offset, c.len);
         let refuse = |up: &mut HostPort, status| up.refuse(now, cmd, status);
@@ -81,14 +81,8 @@ impl Hil {
     }
 
     /// A raw device's program has its data: program every unit where the request names it.
-    fn program_raw(
-        &mut self,
-        now: SimTime,
-        cmd: u32,
-        raw: &mut RawNand,
-        up: &mut HostPort,
-        flash: &mut FlashPort<NoPageGc>,
-    ) {
+    fn program_raw(&mut self, now: SimTime, cmd: u32, raw: &mut RawNand, p: &mut Ports<NoPageGc>) {
+        let Ports { up, flash, .. } = p;
         let c = up.cmds.get(cmd);
         let (offset, len) = (c.offset, c.len);
         let unit = self.geo.unit_bytes;
@@ -107,22 +101,16 @@ impl Hil {
     }
 
     /// A driver's block erase finished (a raw device).
-    pub(crate) fn erase_done(
-        &mut self,
-        now: SimTime,
-        txn: u32,
-        up: &mut HostPort,
-        flash: &mut FlashPort<NoPageGc>,
-    ) {
-        let t = flash.fil.remove_txn(txn);
+    pub(crate) fn erase_done(&mut self, now: SimTime, txn: u32, p: &mut Ports<NoPageGc>) {
+        let t = p.flash.fil.remove_txn(txn);
         if t.cmd == crate::ftl::NONE {
             // A merge's erase for a cache buffer's flush: no command waits for it.
             return;
         }
-        let c = up.cmds.get_mut(t.cmd);
+        let c = p.up.cmds.get_mut(t.cmd);
         c.txns_left -= 1;
         if c.txns_left == 0 {
-            up.complete(now, t.cmd);
+            p.up.complete(now, t.cmd);
         }
     }
 
@@ -133,11 +121,10 @@ impl Hil {
         now: SimTime,
         cmd: u32,
         raw: &mut RawNand,
-        up: &mut HostPort,
-        flash: &mut FlashPort<NoPageGc>,
+        p: &mut Ports<NoPageGc>,
     ) {
-        if !self.write_skips_media(now, cmd, up) {
-            self.program_raw(now, cmd, raw, up, flash);
+        if !self.write_skips_media(now, cmd, &mut p.up) {
+            self.program_raw(now, cmd, raw, p);
         }
     }
 }

@@ -40,10 +40,8 @@ fn firmware_time_is_serialised_on_the_controller_core() {
 fn a_read_of_unmapped_units_completes_without_touching_nand() {
     let mut r = rig();
     let c = r.cmd(Op::Read, 8192, 12288);
-    r.with_ports(|hil, up, flash| {
-        hil.dispatch(SimTime::ZERO, c, &mut ReadAhead::new(0), up, flash, None)
-    })
-    .unwrap();
+    r.with_ports(|hil, p| hil.dispatch(SimTime::ZERO, c, &mut ReadAhead::new(0), p))
+        .unwrap();
     let ev = r.events();
     assert_eq!(ev.len(), 1, "{ev:?}");
     assert!(matches!(ev[0].1, Event::HostComplete { cmd } if cmd == c));
@@ -60,7 +58,7 @@ fn a_partial_write_over_programmed_data_reads_the_unit_first() {
     r.ftl.mark_programmed(pun);
     // 2 KiB into unit 5: the other 2 KiB must be read before the unit is rewritten.
     let c = r.cmd(Op::Write, 5 * 4096 + 1024, 2048);
-    r.with_ports(|hil, up, flash| hil.write_data_in(SimTime::ZERO, c, up, flash, None))
+    r.with_ports(|hil, p| hil.write_data_in(SimTime::ZERO, c, p))
         .unwrap();
     assert_eq!(r.cmds.get(c).rmw_left, 1);
     let ev = r.events();
@@ -71,7 +69,7 @@ fn a_partial_write_over_programmed_data_reads_the_unit_first() {
     let pun = r.ftl.write(5).unwrap();
     r.ftl.mark_programmed(pun);
     let c = r.cmd(Op::Write, 5 * 4096, 4096);
-    r.with_ports(|hil, up, flash| hil.write_data_in(SimTime::ZERO, c, up, flash, None))
+    r.with_ports(|hil, p| hil.write_data_in(SimTime::ZERO, c, p))
         .unwrap();
     assert_eq!(r.cmds.get(c).rmw_left, 0);
     assert_eq!(r.cmds.get(c).txns_left, 1);
@@ -87,10 +85,8 @@ fn a_trim_unmaps_whole_units_only_and_completes_at_once() {
     }
     // Bytes 2048 .. 12288: unit 0 only partly, units 1 and 2 whole.
     let c = r.cmd(Op::Trim, 2048, 10240);
-    r.with_ports(|hil, up, flash| {
-        hil.dispatch(SimTime::ZERO, c, &mut ReadAhead::new(0), up, flash, None)
-    })
-    .unwrap();
+    r.with_ports(|hil, p| hil.dispatch(SimTime::ZERO, c, &mut ReadAhead::new(0), p))
+        .unwrap();
     assert!(r.ftl.lookup(0).is_some());
     assert!(r.ftl.lookup(1).is_none() && r.ftl.lookup(2).is_none());
     let ev = r.events();

@@ -4,11 +4,10 @@
 //! a write-back buffer in each zone's order). No map, no GC.
 
 use super::Hil;
-use crate::ctrl::buffer::BufferManager;
 use crate::ctrl::fil::{NoPageGc, Queue, TxnKind};
 use crate::ctrl::zoned::{Arrival, ZonedNand};
 use crate::ctrl::zones::ZoneAction;
-use crate::ctrl::{units_of, FlashPort};
+use crate::ctrl::{units_of, Ports};
 use crate::error::Result;
 use crate::event::Event;
 use crate::iface::HostPort;
@@ -30,11 +29,9 @@ impl Hil {
         now: SimTime,
         cmd: u32,
         z: &mut ZonedNand,
-        up: &mut HostPort,
-        flash: &mut FlashPort<NoPageGc>,
-        cache: Option<&mut BufferManager>,
+        p: &mut Ports<NoPageGc>,
     ) -> Result<()> {
-        let c = up.cmds.get(cmd);
+        let c = p.up.cmds.get(cmd);
         let (op, offset, len) = (c.op, c.offset, c.len);
         let unit = self.geo.unit_bytes;
         let refuse = |up: &mut HostPort, status| {
@@ -43,8 +40,9 @@ impl Hil {
         };
         let lba = offset / unit;
         match op {
-            Op::Read => self.zoned_read(now, cmd, offset, len, z, up, flash, cache)?,
+            Op::Read => self.zoned_read(now, cmd, offset, len, z, p)?,
             Op::Write | Op::Append => {
+                let up = &mut p.up;
                 if !offset.is_multiple_of(unit) || !len.is_multiple_of(unit) {
                     return refuse(up, Status::Misaligned);
                 }
@@ -73,15 +71,15 @@ impl Hil {
                 }
             }
             Op::ZoneReset | Op::ZoneFinish | Op::ZoneOpen | Op::ZoneClose | Op::ZoneOffline => {
-                self.zone_management(now, cmd, op, lba, z, up, flash, cache)?
+                self.zone_management(now, cmd, op, lba, z, p)?
             }
             // A deallocation has no meaning for a zone's data (the host resets zones).
-            Op::Trim | Op::Erase => return refuse(up, Status::Unsupported),
-            Op::Flush => match cache {
+            Op::Trim | Op::Erase => return refuse(&mut p.up, Status::Unsupported),
+            Op::Flush => match p.cache.as_deref_mut() {
                 Some(bm) if bm.write_back() => {
-                    bm.flush_command(now, cmd, up, &mut flash.with_zoned(z))?
+                    bm.flush_command(now, cmd, &mut p.up, &mut p.flash.with_zoned(z))?
                 }
-                _ => up.complete(now, cmd),
+                _ => p.up.complete(now, cmd),
             },
         }
         Ok(())
@@ -89,7 +87,6 @@ impl Hil {
 
     /// A zoned drive's read: what the buffer holds from its DRAM, what is programmed from the
     /// media, the rest (past the write pointer) as zeros.
-    #[allow(clippy::too_many_arguments)]
     fn zoned_read(
         &mut self,
         now: SimTime,
@@ -97,10 +94,9 @@ impl Hil {
         offset: u64,
         len: u64,
         z: &mut ZonedNand,
-        up: &mut HostPort,
-        flash: &mut FlashPort<NoPageGc>,
-        mut cache: Option<&mut BufferManager>,
+        p: &mut Ports<NoPageGc>,
     ) -> Result<()> {
+        let Ports { up, flash, cache } = p;
         let unit = self.geo.unit_bytes;
         if let Err(s) = z.zones.read(offset / unit, len.div_ceil(unit)) {
             up.refuse(now, cmd, s);
@@ -143,7 +139,6 @@ impl Hil {
     /// Zone management (reset, finish, open, close, offline) of the zone at `lba`, or of all
     /// zones: the state machine's changes, then a reset's erases and a filling finish's
     /// programs (after the buffer has flushed the zone).
-    #[allow(clippy::too_many_arguments)]
     fn zone_management(
         &mut self,
         now: SimTime,
@@ -151,9 +146,7 @@ impl Hil {
         op: Op,
         lba: u64,
         z: &mut ZonedNand,
-        up: &mut HostPort,
-        flash: &mut FlashPort<NoPageGc>,
-        mut cache: Option<&mut BufferManager>,
+        p: &mut Ports<NoPageGc>,
     ) -> Result<()> {
         let unit = self.geo.unit_bytes;
         let action = ZoneAction::of_op(op).expect("a zone management op");
@@ -162,7 +155,7 @@ impl Hil {
         let changed = match z.zones.manage(action, lba, all) {
             Ok(c) => c,
             Err(s) => {
-                up.refuse(now, cmd, s);
+                p.up.refuse(now, cmd, s);
                 return Ok(());
             }
         };
@@ -172,24 +165,26 @@ impl Hil {
             let start = ch.zone as u64 * zl;
             match action {
                 ZoneAction::Reset => {
-                    Self::forget_zone(now, ch.zone, z, up, flash, cache.as_deref_mut())?;
+                    Self::forget_zone(now, ch.zone, z, p)?;
                     for block in z.reset_blocks(ch.zone) {
                         txns += 1;
-                        let t = flash.fil.add_txn(self.raw_txn(
+                        let t = p.flash.fil.add_txn(self.raw_txn(
                             TxnKind::Erase,
                             cmd,
                             block * self.geo.units_per_block(),
                             0,
                             0,
                         ));
-                        flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
+                        p.flash
+                            .fil
+                            .enqueue(now, t, Queue::HostWrite, p.flash.ftl, p.up.q);
                     }
                 }
                 ZoneAction::Finish => {
-                    if let Some(bm) = cache.as_deref_mut().filter(|_| z.buffered()) {
+                    if let Some(bm) = p.cache.as_deref_mut().filter(|_| z.buffered()) {
                         // The zone's data goes to the media before it is full.
-                        let mut flash = flash.with_zoned(z);
-                        bm.flush_zone(now, start, start + zl, up, &mut flash)?;
+                        let mut flash = p.flash.with_zoned(z);
+                        bm.flush_zone(now, start, start + zl, &mut p.up, &mut flash)?;
                     }
                     if z.finish != crate::config::FinishMode::Fill {
                         continue;
@@ -207,27 +202,29 @@ impl Hil {
                     for off in from..to {
                         let lba = start + off;
                         let pun = z.unit_of(lba);
-                        if let Some(dc) = flash.check.as_mut() {
+                        if let Some(dc) = p.flash.check.as_mut() {
                             // Filler reads as zeros.
                             dc.erased(pun);
                         }
                         txns += 1;
-                        let t = flash.fil.add_txn(self.raw_txn(
+                        let t = p.flash.fil.add_txn(self.raw_txn(
                             TxnKind::HostWrite,
                             cmd,
                             pun,
                             unit as u32,
                             lba as u32,
                         ));
-                        flash.fil.enqueue(now, t, Queue::HostWrite, flash.ftl, up.q);
+                        p.flash
+                            .fil
+                            .enqueue(now, t, Queue::HostWrite, p.flash.ftl, p.up.q);
                     }
                 }
                 _ => {}
             }
         }
-        up.cmds.get_mut(cmd).txns_left = txns;
+        p.up.cmds.get_mut(cmd).txns_left = txns;
         if txns == 0 {
-            up.complete(now, cmd);
+            p.up.complete(now, cmd);
         }
         Ok(())
     }
@@ -238,10 +235,9 @@ impl Hil {
         now: SimTime,
         zone: u32,
         z: &mut ZonedNand,
-        up: &mut HostPort,
-        flash: &mut FlashPort<NoPageGc>,
-        cache: Option<&mut BufferManager>,
+        p: &mut Ports<NoPageGc>,
     ) -> Result<()> {
+        let Ports { up, flash, cache } = p;
         let start = zone as u64 * z.zones.zone_lbas();
         let extent = z.written_extent(zone);
         if let Some(dc) = flash.check.as_mut() {
@@ -253,7 +249,7 @@ impl Hil {
         for parked in z.reset_order(zone) {
             up.complete(now, parked);
         }
-        match cache {
+        match cache.as_deref_mut() {
             Some(bm) => bm.drop_zone(now, start, start + extent, up, &mut flash.with_zoned(z)),
             None => Ok(()),
         }
@@ -268,17 +264,16 @@ impl Hil {
         now: SimTime,
         cmd: u32,
         z: &mut ZonedNand,
-        up: &mut HostPort,
-        flash: &mut FlashPort<NoPageGc>,
-        cache: Option<&mut BufferManager>,
+        p: &mut Ports<NoPageGc>,
     ) -> Result<()> {
+        let Ports { up, flash, cache } = p;
         if self.write_skips_media(now, cmd, up) {
             return Ok(());
         }
         let c = up.cmds.get(cmd);
         let (offset, len) = (c.offset, c.len);
         let unit = self.geo.unit_bytes;
-        if let Some(bm) = cache.filter(|_| z.buffered()) {
+        if let Some(bm) = cache.as_deref_mut().filter(|_| z.buffered()) {
             let (lba, nlb) = (offset / unit, len / unit);
             match z.arrived(cmd, lba, nlb) {
                 Arrival::Dropped => up.complete(now, cmd),
