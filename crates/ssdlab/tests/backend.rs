@@ -97,11 +97,7 @@ fn each_back_end_is_the_kind_its_config_names() {
         // the map.
         let nand = kind != BackendKind::Pcm;
         assert_eq!(b.nand().is_some(), nand, "{kind:?}");
-        assert_eq!(dev.geometry().is_some(), nand, "{kind:?}");
-        assert_eq!(dev.hil().is_some(), nand, "{kind:?}");
-        assert_eq!(dev.fil().is_some(), nand, "{kind:?}");
         let page = matches!(kind, BackendKind::Page | BackendKind::Cached);
-        assert_eq!(dev.ftl().is_some(), page, "{kind:?}");
         assert_eq!(b.page_ftl().is_some(), page, "{kind:?}");
     }
 }
@@ -117,7 +113,7 @@ fn what_is_mapped_is_the_back_ends_own_map() {
             assert!(dev.is_mapped(0) && dev.is_mapped(far));
             continue;
         }
-        let page = dev.geometry().unwrap().page_bytes;
+        let page = dev.backend().nand().unwrap().geo.page_bytes;
         assert!(!dev.is_mapped(0), "{kind:?}: nothing written yet");
         assert_eq!(one(&mut dev, Op::Write, 0, page), Status::Ok, "{kind:?}");
         assert!(dev.is_mapped(0), "{kind:?}: a written unit is mapped");
@@ -125,7 +121,7 @@ fn what_is_mapped_is_the_back_ends_own_map() {
         match kind {
             BackendKind::Raw | BackendKind::Fusion => {
                 // The block's erase makes its pages free again.
-                let block = page * dev.geometry().unwrap().pages_per_block as u64;
+                let block = page * dev.backend().nand().unwrap().geo.pages_per_block as u64;
                 assert_eq!(one(&mut dev, Op::Erase, 0, block), Status::Ok);
                 assert!(!dev.is_mapped(0), "{kind:?}: erased");
                 assert_eq!(dev.max_erase_count(), 1, "{kind:?}");
@@ -186,8 +182,8 @@ fn a_block_mapped_ftls_erases_are_its_own() {
         ],
     );
     let mut dev = Device::new(&cfg, 1).unwrap();
-    let page = dev.geometry().unwrap().page_bytes;
-    let ppb = dev.geometry().unwrap().pages_per_block as u64;
+    let page = dev.backend().nand().unwrap().geo.page_bytes;
+    let ppb = dev.backend().nand().unwrap().geo.pages_per_block as u64;
     for round in 0..4 {
         for p in 0..ppb {
             assert_eq!(
@@ -197,7 +193,8 @@ fn a_block_mapped_ftls_erases_are_its_own() {
             );
         }
     }
-    let merged = dev.backend().figures();
+    let cfg = dev.config().clone();
+    let merged = dev.backend().figures(&cfg, 1.0, &|_| 0.0).device;
     assert!(merged.erases > 0, "merges erase blocks");
     assert!(dev.max_erase_count() > 0);
     let h = dev.backend().block_mapped().unwrap();
@@ -205,7 +202,7 @@ fn a_block_mapped_ftls_erases_are_its_own() {
     assert_eq!(dev.max_erase_count(), most);
     assert_eq!(merged.erases, h.ftl.counts.erases);
     // No page FTL is the device's to count erases in.
-    assert!(dev.ftl().is_none());
+    assert!(dev.backend().page_ftl().is_none());
 }
 
 #[test]
@@ -275,7 +272,7 @@ fn free_blocks_are_the_back_ends_own_pool() {
     let (_, cfg) = all().remove(2);
     let mut dev = Device::new(&cfg, 1).unwrap();
     let before = dev.backend().free_blocks().unwrap();
-    let page = dev.geometry().unwrap().page_bytes;
+    let page = dev.backend().nand().unwrap().geo.page_bytes;
     assert_eq!(one(&mut dev, Op::Write, 0, page), Status::Ok);
     let after = dev.backend().free_blocks().unwrap();
     assert!(after < before, "{before} -> {after}");
