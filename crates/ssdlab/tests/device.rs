@@ -164,7 +164,7 @@ fn the_firmware_pays_per_map_unit_on_a_device_with_an_ftl() {
         dev.submit(SimTime::ZERO, req(Op::Read, 0, len, SimTime::ZERO))
             .unwrap();
         dev.run_to_idle().unwrap();
-        dev.hil().unwrap().cpu_busy()
+        dev.backend().nand().unwrap().hil.cpu_busy()
     };
     let base = busy(&[], 16384);
     // small-tlc maps 4 KiB units: a 16 KiB read is 4 of them.
@@ -187,7 +187,7 @@ fn the_firmware_pays_per_map_unit_on_a_device_with_an_ftl() {
         dev.submit(SimTime::ZERO, req(Op::Read, 0, 8192, SimTime::ZERO))
             .unwrap();
         dev.run_to_idle().unwrap();
-        dev.hil().unwrap().cpu_busy()
+        dev.backend().nand().unwrap().hil.cpu_busy()
     };
     assert_eq!(raw("3us"), raw("0us"));
     let e = common::refusal("small-tlc", "controller.ftl_unit_cost=\"2s\"");

@@ -107,7 +107,7 @@ fn hand_worked_counts_with_the_translation_pages_in_the_buffer_dram() {
     // R 2048: a buffer hit: no translation.
     assert_eq!(map_counts(&dev), (1, 3, 1, 2));
     assert_eq!(buffer_counts(&dev), (2, 2, 0, 4, 2));
-    let f = &dev.fil().unwrap().counters;
+    let f = &dev.backend().nand().unwrap().fil.counters;
     // Data: 2 programs and 1 read; translation pages: 2 programs and 1 read. (A read that
     // finds its page still in the page register senses nothing: counted apart.)
     assert_eq!(
@@ -330,7 +330,7 @@ proptest! {
         // Reads and writes collide often over 8 MiB: 2048 units in two translation pages.
         let job = format!("rw = \"randrw\"\nrwmixread = 50\nbs = \"{bs}\"\niodepth = 8\nsize = \"8MiB\"\nio_count = 1500");
         let dev = common::run_checked(&cfg, &job, seed, precondition);
-        dev.ftl().unwrap().check().unwrap();
+        dev.backend().page_ftl().unwrap().check().unwrap();
     }
 }
 
@@ -342,7 +342,7 @@ fn a_full_drive_under_random_io_keeps_its_data_and_pays_for_translation() {
     let cfg = pair(64, 16, "dram", &["cache.flush_high_watermark=0.5"]);
     let job = "rw = \"randrw\"\nrwmixread = 50\nbs = \"4KiB\"\niodepth = 32\nio_count = 20000";
     let dev = common::run_checked(&cfg, job, 7, true);
-    dev.ftl().unwrap().check().unwrap();
+    dev.backend().page_ftl().unwrap().check().unwrap();
     let (hits, misses, reads, writes) = map_counts(&dev);
     assert!(
         misses > hits && reads > 5_000 && writes > 2_000,

@@ -115,7 +115,7 @@ fn the_controller_takes_the_placement_directive_and_its_log_pages_agree() {
         .submit_raw(&[write(1, 10), write(1, 11), write(7, 12)])
         .unwrap();
     assert!(done.iter().all(|x| x.cqe.status.is_success()));
-    let st = d.ctrl.device().ftl().unwrap().stream_stats().unwrap();
+    let st = d.ctrl.device().backend().streams().unwrap();
     assert_eq!((st[0].host_units_written, st[1].host_units_written), (1, 2));
 
     let configs = json(&decode_fdp_configs(&d.fdp_log(0x20, 4096, false).unwrap()));

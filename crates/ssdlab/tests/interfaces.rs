@@ -415,7 +415,11 @@ fn sata_flush_waits_for_the_ncq_queue_and_holds_it() {
     use ssdlab::sim::SimTime;
     let c = iface("sata", "sata3", 32, &["precondition.fill=sequential"]);
     let mut sys = Device::new(&c, 1).unwrap();
-    sys.ftl_mut().unwrap().precondition(true, 0.0, 1).unwrap();
+    sys.backend_mut()
+        .page_ftl_mut()
+        .unwrap()
+        .precondition(true, 0.0, 1)
+        .unwrap();
     let submit = |sys: &mut Device, op: Op, offset: u64, len: u64| {
         let r = Request {
             op,

@@ -26,7 +26,7 @@ fn run_checked(cfg: &SsdConfig, job: &str, seed: u64) -> Device {
     let dev = common::run_checked(cfg, job, seed, true);
     let reads = dev.check().unwrap().reads;
     assert!(reads > 1000, "only {reads} reads were checked");
-    dev.ftl().unwrap().check().unwrap();
+    dev.backend().page_ftl().unwrap().check().unwrap();
     dev
 }
 
@@ -45,8 +45,8 @@ fn cached_mapping_returns_the_same_data_with_more_nand_traffic() {
     // 64 KiB: 16 of the 224 translation pages, so most lookups miss.
     let dftl = run_checked(&cached("64KiB"), RANDOM, 3);
     let (f, d) = (
-        full.fil().unwrap().counters.clone(),
-        dftl.fil().unwrap().counters.clone(),
+        full.backend().nand().unwrap().fil.counters.clone(),
+        dftl.backend().nand().unwrap().fil.counters.clone(),
     );
     let m = &dftl.backend().mapping_cache().unwrap().stats;
     assert!(m.misses > m.hits, "{m:?}");
@@ -132,7 +132,10 @@ fn hand_worked_translation_page_counts() {
     );
     // The full map: two programs and one data read (units 1, 2048 and 2049 were never
     // written). The cached map adds exactly its translation reads and writes.
-    let (f, d) = (&full.fil().unwrap().counters, &dftl.fil().unwrap().counters);
+    let (f, d) = (
+        &full.backend().nand().unwrap().fil.counters,
+        &dftl.backend().nand().unwrap().fil.counters,
+    );
     assert_eq!((f.nand_pages_read, f.nand_pages_written), (1, 2));
     // (A read that finds its page still in the page register from the translation read before
     // it senses nothing: counted apart from the pages sensed.)
@@ -145,17 +148,32 @@ fn hand_worked_translation_page_counts() {
     );
     // Both maps agree on where the data is.
     assert_eq!(
-        dftl.ftl().unwrap().lookup(0).is_some(),
-        full.ftl().unwrap().lookup(0).is_some()
+        dftl.backend().page_ftl().unwrap().lookup(0).is_some(),
+        full.backend().page_ftl().unwrap().lookup(0).is_some()
     );
     assert_eq!(
-        dftl.ftl().unwrap().lookup(1024).is_some(),
-        full.ftl().unwrap().lookup(1024).is_some()
+        dftl.backend().page_ftl().unwrap().lookup(1024).is_some(),
+        full.backend().page_ftl().unwrap().lookup(1024).is_some()
     );
     // The translation pages written are mapped in the GTD; page 2 was never written.
-    assert!(dftl.ftl().unwrap().translation_location(0).is_some());
-    assert!(dftl.ftl().unwrap().translation_location(1).is_some());
-    assert!(dftl.ftl().unwrap().translation_location(2).is_none());
+    assert!(dftl
+        .backend()
+        .page_ftl()
+        .unwrap()
+        .translation_location(0)
+        .is_some());
+    assert!(dftl
+        .backend()
+        .page_ftl()
+        .unwrap()
+        .translation_location(1)
+        .is_some());
+    assert!(dftl
+        .backend()
+        .page_ftl()
+        .unwrap()
+        .translation_location(2)
+        .is_none());
 }
 
 #[test]

@@ -409,3 +409,48 @@ fn a_swap_request_past_the_block_layer_timeout_is_an_error_and_progress_can_stop
     assert_eq!(seen.len(), 1, "{seen:?}");
     assert!(seen[0].0 > 0 && seen[0].0 < 60_000, "{seen:?}");
 }
+
+#[test]
+fn each_back_end_a_host_swaps_to_pages_and_reports_its_own_steady_state() {
+    // The four back ends a host can swap to (a raw, fusion or zoned device is refused when the
+    // run is resolved: `paging::SwapSpec`). The steady state of a `fill = "steady-state"`
+    // device is its back end's: the page FTL's, or a block-mapped FTL's with its merges.
+    let steady = "precondition.fill=\"steady-state\"";
+    let drives: [(&str, &[&str], Option<bool>); 4] = [
+        ("small-tlc", &[steady], Some(false)),
+        (
+            "small-tlc",
+            &["ftl.mapping=\"cached\"", "ftl.mapping_cache=\"64KiB\""],
+            None,
+        ),
+        (
+            "small-tlc",
+            &[
+                steady,
+                "ftl.kind=\"bast\"",
+                "ftl.map_unit=\"16KiB\"",
+                "ftl.log_blocks=2",
+            ],
+            Some(true),
+        ),
+        ("seed002-pcm", &[], None),
+    ];
+    let mut cfg = PagingConfig::new(1 << 20, 64 << 20);
+    cfg.era = Era::Linux2632;
+    for (preset, sets, merges) in drives {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        let dev = SsdConfig::resolve(preset, &sets).unwrap();
+        let out = paging::run(&dev, preset, &cfg, &sweep(500), 3).unwrap();
+        let r = &out.result;
+        let kind = dev.backend_kind();
+        assert_eq!(r.oracle_mismatches, 0, "{kind:?}");
+        assert!(r.reads.requests > 0 && r.writes.requests > 0, "{kind:?}");
+        assert_eq!(
+            r.steady_state
+                .as_ref()
+                .map(|s| s.merges_per_host_page.is_some()),
+            merges,
+            "{kind:?}"
+        );
+    }
+}

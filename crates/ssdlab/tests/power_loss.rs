@@ -284,18 +284,22 @@ fn cuts(s: &Setup, seed: u64, requests: u64, cuts_wanted: u64) -> (u64, u64) {
     assert!(o.pending.is_empty());
     // The checkpoints' map pages are in the map with the host's data: GC moved the live ones
     // and let the superseded ones go, the map and the blocks agreeing.
-    dev.ftl().unwrap().check().unwrap();
+    dev.backend().page_ftl().unwrap().check().unwrap();
     let p = dev.power_cut().unwrap().result;
     assert!(p.checkpoints_on_flash <= p.checkpoints && p.checkpoints > 0);
     assert_eq!(
         p.checkpoint_pages_written,
-        dev.ftl().unwrap().stats.checkpoint_units_written
+        dev.backend()
+            .page_ftl()
+            .unwrap()
+            .stats
+            .checkpoint_units_written
     );
     CHECKPOINT_PAGES_MOVED.fetch_add(
         p.checkpoint_pages_moved,
         std::sync::atomic::Ordering::Relaxed,
     );
-    let f = &dev.ftl().unwrap().stats;
+    let f = &dev.backend().page_ftl().unwrap().stats;
     eprintln!(
         "seed {seed}: {checked} cuts over {} events, {} GC runs, {} erases, {} checkpoints \
          ({} map pages, {} moved by GC)",
@@ -667,19 +671,33 @@ mod checkpoint_programs {
         let t = NandTimingPs::from_config(&cfg);
         let program = t.cmd_addr + t.bus_time(16384) + t.program[0];
         let busy = |d: &Device| {
-            d.fil()
+            d.backend()
+                .nand()
                 .unwrap()
+                .fil
                 .die_busy()
                 .fold(SimTime::ZERO, |a, b| a + b)
         };
         assert_eq!(busy(&plain), SimTime(64 * program.0));
         assert_eq!(busy(&armed), SimTime(72 * program.0));
         assert_eq!(armed_end, plain_end + SimTime(8 * program.0));
-        let f = &armed.ftl().unwrap().stats;
+        let f = &armed.backend().page_ftl().unwrap().stats;
         assert_eq!((f.host_units_written, f.checkpoint_units_written), (64, 8));
-        assert_eq!(plain.ftl().unwrap().stats.checkpoint_units_written, 0);
-        assert_eq!(armed.fil().unwrap().counters.nand_pages_written, 72);
-        assert_eq!(plain.fil().unwrap().counters.nand_pages_written, 64);
+        assert_eq!(
+            plain
+                .backend()
+                .page_ftl()
+                .unwrap()
+                .stats
+                .checkpoint_units_written,
+            0
+        );
+        let programmed = |d: &Device| {
+            let nand = d.backend().nand().unwrap();
+            nand.fil.counters.nand_pages_written
+        };
+        assert_eq!(programmed(&armed), 72);
+        assert_eq!(programmed(&plain), 64);
         let p = armed.power_cut().unwrap().result;
         assert_eq!((p.checkpoints, p.checkpoints_on_flash), (8, 8));
         assert_eq!(p.checkpoint_pages_written, 8);

@@ -73,7 +73,7 @@ struct HostFtl {
 
 impl HostFtl {
     fn new(dev: &Device, pages: u64, depth: u32) -> HostFtl {
-        let geo = dev.geometry().unwrap();
+        let geo = &dev.backend().nand().unwrap().geo;
         HostFtl {
             page_bytes: geo.page_bytes,
             pages_per_block: geo.pages_per_block as u64,
@@ -158,7 +158,7 @@ fn a_host_side_ftl_drives_the_raw_media_through_the_boundary() {
         cfg.physical_units() * cfg.map_unit_bytes()
     );
     // Three blocks' worth of logical pages and a bit.
-    let pages = 3 * dev.geometry().unwrap().pages_per_block as u64 + 5;
+    let pages = 3 * dev.backend().nand().unwrap().geo.pages_per_block as u64 + 5;
     let mut ftl = HostFtl::new(&dev, pages, 8);
     ftl.issue(&mut dev, SimTime::ZERO);
     dev.run(&mut ftl, u64::MAX, &mut |_, _| true).unwrap();
@@ -178,14 +178,17 @@ fn a_host_side_ftl_drives_the_raw_media_through_the_boundary() {
     // Four blocks on one plane of one die... spread over dies: at least one erase time.
     let erase_time = cfg.nand.timing.erase.0;
     assert!(erases[0].done - erases[0].arrival >= erase_time);
-    let fil = dev.fil().unwrap();
+    let fil = &dev.backend().nand().unwrap().fil;
     assert_eq!(fil.counters.nand_pages_written, 3 * pages);
     assert_eq!(fil.counters.nand_pages_read, pages);
     let raw = dev.backend().raw().unwrap();
     assert_eq!(raw.counters.erases, ftl.blocks_per_pass());
     assert_eq!(raw.counters.programs_refused, 0);
     // Pass 2 refilled the erased blocks in order; pass 1's blocks stay as they were.
-    assert_eq!(raw.next_page(0), dev.geometry().unwrap().pages_per_block);
+    assert_eq!(
+        raw.next_page(0),
+        dev.backend().nand().unwrap().geo.pages_per_block
+    );
     assert!(raw.erase_counts()[..4].iter().all(|&n| n == 1));
     assert!(raw.erase_counts()[4..].iter().all(|&n| n == 0));
 }
@@ -194,8 +197,8 @@ fn a_host_side_ftl_drives_the_raw_media_through_the_boundary() {
 fn the_firmware_refuses_what_the_media_does_not_allow_and_changes_nothing() {
     let cfg = raw_config();
     let mut dev = Device::new(&cfg, 1).unwrap();
-    let page = dev.geometry().unwrap().page_bytes;
-    let block = page * dev.geometry().unwrap().pages_per_block as u64;
+    let page = dev.backend().nand().unwrap().geo.page_bytes;
+    let block = page * dev.backend().nand().unwrap().geo.pages_per_block as u64;
     let t = SimTime::ZERO;
     let ok = dev.submit(t, req(Op::Write, 0, page, t)).unwrap();
     let twice = dev.submit(t, req(Op::Write, 0, page, t)).unwrap();
@@ -219,7 +222,15 @@ fn the_firmware_refuses_what_the_media_does_not_allow_and_changes_nothing() {
     assert_eq!(s.0[&half_block], Status::Misaligned);
     assert_eq!(s.0[&trim], Status::Unsupported);
     // Only the first program reached the NAND.
-    assert_eq!(dev.fil().unwrap().counters.nand_pages_written, 1);
+    assert_eq!(
+        dev.backend()
+            .nand()
+            .unwrap()
+            .fil
+            .counters
+            .nand_pages_written,
+        1
+    );
     assert_eq!(dev.backend().raw().unwrap().next_page(0), 1);
     assert_eq!(dev.host().failed().0, 5);
 }

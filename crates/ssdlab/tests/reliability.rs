@@ -145,28 +145,30 @@ fn a_worn_out_drive_ends_read_only_and_keeps_every_acknowledged_write() {
         d.writes_sent
     );
     assert!(d.other_failures.is_empty(), "{:?}", &d.other_failures[..1]);
-    let w = dev.ftl().unwrap().wear.clone().unwrap();
+    let w = dev.backend().page_ftl().unwrap().wear.clone().unwrap();
     assert!(w.read_only);
     assert!(w.retired_blocks > 0);
     assert!(
-        w.good_blocks < (dev.ftl().unwrap().blocks().len() as u64 + w.min_good_blocks) / 2,
+        w.good_blocks
+            < (dev.backend().page_ftl().unwrap().blocks().len() as u64 + w.min_good_blocks) / 2,
         "read-only with most of the spare still good: {w:?}"
     );
     // Every acknowledged unit is still mapped, and its read found the latest version.
     assert_eq!(d.reads_ok, d.acked.len() as u64);
     for &lpn in &d.acked {
         assert!(
-            dev.ftl().unwrap().lookup(lpn).is_some(),
+            dev.backend().page_ftl().unwrap().lookup(lpn).is_some(),
             "unit {lpn} lost its data"
         );
     }
     let check = dev.check().unwrap();
     assert_eq!(check.first_error, None);
     assert_eq!(check.reads, d.acked.len() as u64);
-    dev.ftl().unwrap().check().unwrap();
+    dev.backend().page_ftl().unwrap().check().unwrap();
     // No block went past its limit.
     assert!(dev
-        .ftl()
+        .backend()
+        .page_ftl()
         .unwrap()
         .blocks()
         .iter()
@@ -629,9 +631,9 @@ fn zoned_reads_retry_and_factory_bad_blocks_take_zones_offline() {
         assert_eq!(dev.run_to_idle().unwrap()[0].2, Status::Ok);
     }
     assert!(
-        dev.fil().unwrap().counters.reads_retried >= 60,
+        dev.backend().nand().unwrap().fil.counters.reads_retried >= 60,
         "{}",
-        dev.fil().unwrap().counters.reads_retried
+        dev.backend().nand().unwrap().fil.counters.reads_retried
     );
 
     let bad = zoned(&["reliability.factory_bad_block_rate=0.002"]);
@@ -683,7 +685,7 @@ fn worn_blocks_read_worse_than_fresh_ones_on_block_mapped_and_zoned_drives() {
     }
     one(&mut dev, Op::Write, 0, 1 << 20);
     one(&mut dev, Op::Write, zone, 1 << 20);
-    let retried = |dev: &Device| dev.fil().unwrap().counters.reads_retried;
+    let retried = |dev: &Device| dev.backend().nand().unwrap().fil.counters.reads_retried;
     for i in 0..32u64 {
         assert_eq!(one(&mut dev, Op::Read, zone + i * 16384, 4096), Status::Ok);
     }

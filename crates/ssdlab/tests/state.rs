@@ -183,10 +183,14 @@ fn a_state_saved_after_a_run_holds_the_drive_that_run_left() {
     let mut restarted = Device::new(&loaded_cfg, 5).unwrap();
     ssdlab::run::precondition(&mut restarted, &loaded_cfg, 5).unwrap();
     let same = |a: &Device, b: &Device| {
-        let (fa, fb) = (a.ftl().unwrap(), b.ftl().unwrap());
+        let (fa, fb) = (
+            a.backend().page_ftl().unwrap(),
+            b.backend().page_ftl().unwrap(),
+        );
         assert!((0..fa.logical_units()).all(|l| fa.lookup(l) == fb.lookup(l)));
         let wear = |d: &Device| -> Vec<(u32, u32, u32)> {
-            d.ftl()
+            d.backend()
+                .page_ftl()
                 .unwrap()
                 .blocks()
                 .iter()
@@ -217,14 +221,24 @@ fn a_state_saved_with_the_power_loss_model_armed_loads() {
     ssdlab::run::precondition(&mut kept, &c, 5).unwrap();
     kept.enable_power_loss("test").unwrap();
     drive(&mut kept, &c, JOB, 5);
-    assert!(kept.ftl().unwrap().stats.checkpoint_units_written > 0);
+    assert!(
+        kept.backend()
+            .page_ftl()
+            .unwrap()
+            .stats
+            .checkpoint_units_written
+            > 0
+    );
     kept.flush_for_save().unwrap();
-    kept.ftl().unwrap().check().unwrap();
+    kept.backend().page_ftl().unwrap().check().unwrap();
     kept.save_state(&c, &path, "armed").unwrap();
     let loaded_cfg = with_state(&c, &path);
     let mut restarted = Device::new(&loaded_cfg, 5).unwrap();
     ssdlab::run::precondition(&mut restarted, &loaded_cfg, 5).unwrap();
-    let (fa, fb) = (kept.ftl().unwrap(), restarted.ftl().unwrap());
+    let (fa, fb) = (
+        kept.backend().page_ftl().unwrap(),
+        restarted.backend().page_ftl().unwrap(),
+    );
     assert!((0..fa.logical_units()).all(|l| fa.lookup(l) == fb.lookup(l)));
     fb.check().unwrap();
 }

@@ -70,8 +70,8 @@ fn random_writes_in_four_streams_read_back_and_never_share_a_block() {
         panic!("data check failed: {e}");
     }
     // `check` holds that every valid unit of a host block was written by its stream.
-    dev.ftl().unwrap().check().unwrap();
-    let st = dev.ftl().unwrap().stream_stats().unwrap();
+    dev.backend().page_ftl().unwrap().check().unwrap();
+    let st = dev.backend().page_ftl().unwrap().stream_stats().unwrap();
     assert!(st.iter().all(|s| s.host_units_written > 1500), "{st:?}");
 }
 
@@ -252,7 +252,7 @@ fn nvme_writes_carry_their_stream_in_the_streams_directive() {
     };
     let r = d.submit_raw(&[write(1, 1, 10)]).unwrap();
     assert!(r[0].cqe.status.is_success(), "{}", r[0].cqe.status);
-    let st = d.ctrl.device().ftl().unwrap().stream_stats().unwrap();
+    let st = d.ctrl.device().backend().streams().unwrap();
     assert_eq!((st[0].host_units_written, st[1].host_units_written), (0, 1));
     assert_eq!(d.read(10, 1).unwrap(), data);
     for (dtype, dspec) in [(1, 2), (2, 0), (1, 300)] {
@@ -271,7 +271,7 @@ fn nvme_writes_carry_their_stream_in_the_streams_directive() {
     // No directive: stream 0.
     let r = d.submit_raw(&[write(0, 0, 30)]).unwrap();
     assert!(r[0].cqe.status.is_success());
-    let st = d.ctrl.device().ftl().unwrap().stream_stats().unwrap();
+    let st = d.ctrl.device().backend().streams().unwrap();
     assert_eq!((st[0].host_units_written, st[1].host_units_written), (1, 1));
 }
 
@@ -390,12 +390,13 @@ fn measure_hot_cold_write_amplification() {
                 }
                 dev.run(&mut w, u64::MAX, &mut |_, _| true).unwrap();
             }
-            let f = &dev.ftl().unwrap().stats;
+            let f = &dev.backend().page_ftl().unwrap().stats;
             assert_eq!(f.host_units_written, 400_000);
             let waf =
                 (f.host_units_written + f.gc_units_moved) as f64 / f.host_units_written as f64;
             let per: Vec<String> = dev
-                .ftl()
+                .backend()
+                .page_ftl()
                 .unwrap()
                 .stream_stats()
                 .unwrap_or(&[])
@@ -417,10 +418,10 @@ fn measure_hot_cold_write_amplification() {
                 f.gc_units_moved,
                 dev.now().as_secs_f64(),
                 drain.as_secs_f64(),
-                dev.fil().unwrap().counters.nand_pages_written,
+                dev.backend().nand().unwrap().fil.counters.nand_pages_written,
                 per.join("; ")
             );
-            dev.ftl().unwrap().check().unwrap();
+            dev.backend().page_ftl().unwrap().check().unwrap();
         }
     }
 }

@@ -89,7 +89,7 @@ fn reads_of_unwritten_blocks_do_not_touch_the_media() {
         one(&mut dev, Op::Write, 0, 16 << 10, Flags::NONE).0,
         Status::Ok
     );
-    let sensed = |dev: &Device| dev.fil().unwrap().counters.nand_pages_read;
+    let sensed = |dev: &Device| dev.backend().nand().unwrap().fil.counters.nand_pages_read;
     let (s, unwritten) = one(&mut dev, Op::Read, 64 << 10, 16 << 10, Flags::NONE);
     assert_eq!((s, sensed(&dev)), (Status::Ok, 0));
     let (s, written) = one(&mut dev, Op::Read, 0, 16 << 10, Flags::NONE);
@@ -363,7 +363,7 @@ fn buffered(capacity: &str, extra: &[&str]) -> Device {
 /// the pages programmed and erased on the media.
 fn counts(dev: &Device) -> ([u64; 5], u64, u64) {
     let s = dev.cache().unwrap().stats();
-    let f = &dev.fil().unwrap().counters;
+    let f = &dev.backend().nand().unwrap().fil.counters;
     (
         [
             s.read_hits,
@@ -398,7 +398,10 @@ fn a_cache_buffer_absorbs_a_zones_writes_and_flushes_them_in_order() {
     // Read back from DRAM, oldest first (LRU: block 0 is the eviction candidate again).
     ok(&mut dev, Op::Read, 0, 64 << 10);
     assert_eq!(counts(&dev), ([16, 16, 0, 0, 0], 0, 0));
-    assert_eq!(dev.fil().unwrap().counters.nand_pages_read, 0);
+    assert_eq!(
+        dev.backend().nand().unwrap().fil.counters.nand_pages_read,
+        0
+    );
     // 4 more blocks: each waits for a line, and the flushes that free them write the zone's
     // blocks 0..3 (its page 0), in order.
     ok(&mut dev, Op::Write, 64 << 10, 16 << 10);
@@ -411,7 +414,10 @@ fn a_cache_buffer_absorbs_a_zones_writes_and_flushes_them_in_order() {
     assert_eq!(dev.cache().unwrap().dirty_lines(), 0);
     // Blocks 0..3 left the buffer: read from the media.
     ok(&mut dev, Op::Read, 0, 16 << 10);
-    assert_eq!(dev.fil().unwrap().counters.nand_pages_read, 1);
+    assert_eq!(
+        dev.backend().nand().unwrap().fil.counters.nand_pages_read,
+        1
+    );
     // A reset erases the 5 blocks (one per page, on 5 planes) that hold data and drops the
     // zone's lines.
     ok(&mut dev, Op::ZoneReset, 0, 0);
@@ -451,7 +457,7 @@ fn a_filling_finish_writes_the_buffered_blocks_first() {
     assert_eq!(dev.cache().unwrap().dirty_lines(), 0);
     ok(&mut dev, Op::Read, 0, 64 << 10);
     ok(&mut dev, Op::ZoneReset, 0, 0);
-    assert_eq!(dev.fil().unwrap().counters.block_erases, 16);
+    assert_eq!(dev.backend().nand().unwrap().fil.counters.block_erases, 16);
     ok(&mut dev, Op::Read, 0, 16 << 10);
     let dc = dev.check().unwrap();
     assert_eq!(dc.first_error, None);

@@ -36,7 +36,9 @@ use crate::ftl::mapping_cache::MappingCache;
 use crate::ftl::{AnyFtl, CachedFtl, Ftl, Wear};
 use crate::media::nand::Geometry;
 use crate::media::nand_errors::ErrorModel;
-use crate::stats::result::{MappingResult, MergeResult, Spread, ZoneResult};
+
+mod figures;
+pub use figures::{BackendFigures, GcCounts, UnitsWritten};
 
 // One value per device, built once and never moved on the event path: boxing the larger
 // variant would only add a pointer to follow on every event.
@@ -77,26 +79,6 @@ pub enum Scheme {
     Fusion { raw: RawNand, pcm: PcmCtrl },
     /// A zoned drive (NVMe ZNS): the zone state machine and where the zones lie.
     Zoned(ZonedNand),
-}
-
-/// What a back end adds to, or puts in place of, the page FTL's figures in a run's result.
-pub struct BackendFigures {
-    /// Pages the host wrote, when the back end counts them itself (a block-mapped FTL).
-    pub host_pages_written: Option<u64>,
-    /// Write amplification, when the back end counts it itself.
-    pub write_amplification: Option<f64>,
-    /// Block erases beyond the page FTL's (a raw device's driver's, a block-mapped FTL's).
-    pub erases: u64,
-    /// Erases per block, when the back end keeps the blocks' records itself.
-    pub erase_count: Option<Spread>,
-    /// A block-mapped FTL's merges.
-    pub merges: Option<MergeResult>,
-    /// Pages copied outside the page FTL's GC (a block-mapped FTL's merges).
-    pub pages_copied: u64,
-    /// A zoned drive's zones (the host's errors by status are the run's to add).
-    pub zones: Option<ZoneResult>,
-    /// A cached map's mapping cache (the result's `ftl.mapping`).
-    pub mapping: Option<MappingResult>,
 }
 
 impl NandBackend {
@@ -408,99 +390,15 @@ impl Backend {
         }
     }
 
-    /// Busy time of the back end's own firmware core, beside the HIL's (the PCM controller's).
+    /// Busy time of the controller's firmware cores: the HIL's on NAND, the PCM controller's
+    /// (a fusion device has both).
     pub fn firmware_busy(&self) -> crate::sim::SimTime {
-        self.pcm()
-            .map_or(crate::sim::SimTime::ZERO, |p| p.cpu_busy())
-    }
-
-    /// The back end's own figures for a run's result.
-    pub fn figures(&self) -> BackendFigures {
-        let mut f = BackendFigures {
-            host_pages_written: None,
-            write_amplification: None,
-            erases: 0,
-            erase_count: None,
-            merges: None,
-            pages_copied: 0,
-            zones: None,
-            mapping: None,
-        };
-        let Some(scheme) = self.scheme() else {
-            return f;
-        };
-        match scheme {
-            Scheme::BlockMapped(h) => {
-                let m = &h.ftl.counts;
-                f.host_pages_written = Some(m.host_pages_written);
-                // A block-mapped FTL's map unit is the page: its writes and merge copies are
-                // pages.
-                f.write_amplification = Some(if m.host_pages_written > 0 {
-                    (m.host_pages_written + m.pages_copied) as f64 / m.host_pages_written as f64
-                } else {
-                    0.0
-                });
-                f.erases = m.erases;
-                f.erase_count = Some(Spread::of(h.ftl.erase_counts().iter().map(|&n| n as f64)));
-                f.merges = Some(MergeResult {
-                    switch: m.switch,
-                    partial: m.partial,
-                    full: m.full,
-                    pages_copied: m.pages_copied,
-                });
-                f.pages_copied = m.pages_copied;
-            }
-            Scheme::Raw(r) | Scheme::Fusion { raw: r, .. } => {
-                // A raw device's erases are its driver's, counted by the firmware.
-                f.erases = r.counters.erases;
-                f.erase_count = Some(Spread::of(r.erase_counts().iter().map(|&n| n as f64)));
-            }
-            Scheme::Zoned(z) => {
-                // No GC: the device writes what the host wrote, plus a finish's filler.
-                let host = z.counters.host_units_written;
-                let upp = z.units_per_page();
-                f.host_pages_written = Some(host.div_ceil(upp));
-                f.write_amplification = Some(if host > 0 {
-                    (host + z.counters.filled_units) as f64 / host as f64
-                } else {
-                    0.0
-                });
-                f.erases = z.counters.erases;
-                f.erase_count = Some(Spread::of(z.erase_counts().iter().map(|&n| n as f64)));
-                let c = &z.zones.counters;
-                f.zones = Some(ZoneResult {
-                    zones: z.zones.count(),
-                    zone_bytes: z.zones.zone_lbas() * z.unit_bytes(),
-                    zone_capacity_bytes: z.zones.cap_lbas() * z.unit_bytes(),
-                    resets: c.resets,
-                    finishes: c.finishes,
-                    opens: c.opens,
-                    implicit_closes: c.implicit_closes,
-                    max_open: c.max_open,
-                    max_active: c.max_active,
-                    filled_units: z.counters.filled_units,
-                    errors: Default::default(),
-                });
-            }
-            Scheme::Cached(c) => {
-                let m = &c.translation;
-                f.mapping = Some(MappingResult {
-                    location: if m.hmb { "hmb" } else { "dram" },
-                    translation_pages: m.pages,
-                    cache_pages: m.capacity() as u64,
-                    hits: m.stats.hits,
-                    misses: m.stats.misses,
-                    hit_ratio: if m.stats.hits + m.stats.misses > 0 {
-                        m.stats.hits as f64 / (m.stats.hits + m.stats.misses) as f64
-                    } else {
-                        0.0
-                    },
-                    translation_reads: m.stats.translation_reads,
-                    translation_writes: m.stats.translation_writes,
-                });
-            }
-            Scheme::Page(_, _) => {}
+        let pcm = self
+            .pcm()
+            .map_or(crate::sim::SimTime::ZERO, |p| p.cpu_busy());
+        match self {
+            Backend::Nand(n) => n.hil.cpu_busy() + pcm,
+            Backend::Pcm(_) => pcm,
         }
-        f
     }
 }

@@ -11,7 +11,7 @@ impl Device {
     pub fn fdp_result(&self) -> Option<FdpResult> {
         let dev = self;
         let f = dev.config().fdp.as_ref()?;
-        let ftl = dev.ftl()?;
+        let ftl = dev.backend().page_ftl()?;
         let units = ftl.fdp_units()?;
         let streams = ftl.stream_stats()?;
         let unit = ftl.geo.unit_bytes;

@@ -23,11 +23,11 @@
 //! request's completion).
 
 use crate::config::{BackendKind, PriorityClass, SsdConfig};
-pub use crate::ctrl::backend::{Backend, BackendFigures, NandBackend, Scheme};
+pub use crate::ctrl::backend::{
+    Backend, BackendFigures, GcCounts, NandBackend, Scheme, UnitsWritten,
+};
 use crate::ctrl::buffer::{BufferManager, DataPath};
 use crate::ctrl::datacheck::DataCheck;
-use crate::ctrl::fil::Fil;
-use crate::ctrl::hil::Hil;
 /// A zoned drive's zone actions and states, as drivers name them (Zone Management Send, Report
 /// Zones).
 pub use crate::ctrl::zones::{ZoneAction, ZoneState};
@@ -253,11 +253,6 @@ impl Device {
         }
     }
 
-    /// The NAND geometry (a device with NAND).
-    pub fn geometry(&self) -> Option<&Geometry> {
-        self.backend.nand().map(|n| &n.geo)
-    }
-
     /// Bytes of the logical space.
     pub fn capacity_bytes(&self) -> u64 {
         self.capacity
@@ -281,31 +276,15 @@ impl Device {
         &self.link
     }
 
-    /// The page-mapped FTL, where it keeps the map (`Backend::page_ftl`; None under a scheme
-    /// that keeps its own map, and on a PCM-only device).
-    pub fn ftl(&self) -> Option<&AnyFtl> {
-        self.backend.page_ftl()
-    }
-
-    /// The page-mapped FTL, for untimed work between runs (preconditioning).
-    pub fn ftl_mut(&mut self) -> Option<&mut AnyFtl> {
-        self.backend.page_ftl_mut()
-    }
-
     /// The run will touch about `units` map units, all among the logical units `span`: the
     /// page FTL backs its tables at once if that is most of them (`Ftl::expect_touches`; speed
     /// only). Called before preconditioning, which says whether the drive will hold data by
     /// then. Nothing on a PCM-only device.
     pub fn expect_touches(&mut self, units: u64, span: std::ops::Range<u64>) {
         let held = self.cfg.precondition.leaves_data();
-        if let Some(f) = self.ftl_mut() {
+        if let Some(f) = self.backend.page_ftl_mut() {
             f.expect_touches(units, span, held);
         }
-    }
-
-    /// The host interface layer (a device with NAND).
-    pub fn hil(&self) -> Option<&Hil> {
-        self.backend.nand().map(|n| &n.hil)
     }
 
     /// The medium and FTL scheme, with what each keeps of its own.
@@ -342,11 +321,6 @@ impl Device {
     /// The back end, for untimed work between runs (a block-mapped FTL's preconditioning).
     pub fn backend_mut(&mut self) -> &mut Backend {
         &mut self.backend
-    }
-
-    /// The flash interface layer (a device with NAND).
-    pub fn fil(&self) -> Option<&Fil> {
-        self.backend.nand().map(|n| &n.fil)
     }
 
     /// A fusion device's hardware information (`ctrl::fusion`); its per-block P/E counts are
@@ -477,7 +451,12 @@ impl Device {
     pub fn power_cut(&self) -> Option<crate::ctrl::power_loss::PowerCutOutcome> {
         let p = self.check.as_ref()?.power.as_deref()?;
         let timing = crate::media::nand::NandTimingPs::from_config(&self.cfg);
-        Some(p.cut(self.ftl()?, &timing, self.q.handled, self.now()))
+        Some(p.cut(
+            self.backend.page_ftl()?,
+            &timing,
+            self.q.handled,
+            self.now(),
+        ))
     }
 
     /// Requests that arrive before `t` complete as usual but are left out of the latency

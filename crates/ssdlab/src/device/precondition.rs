@@ -58,23 +58,7 @@ impl Device {
     /// The steady state a `fill = "steady-state"` preconditioning reached, as a result reports
     /// it (`device.steady_state`); None for any other preconditioning.
     pub fn steady_state_result(&self) -> Option<SteadyStateResult> {
-        if let Some(h) = self.backend().block_mapped() {
-            return h.ftl.steady_state.as_ref().map(|s| SteadyStateResult {
-                write_amplification: s.steady.waf,
-                converged: s.steady.converged,
-                overwrite: s.steady.overwrite,
-                merges_per_host_page: Some(s.merges_per_host_page),
-            });
-        }
-        self.ftl()?
-            .steady_state
-            .as_ref()
-            .map(|s| SteadyStateResult {
-                write_amplification: s.waf,
-                converged: s.converged,
-                overwrite: s.overwrite,
-                merges_per_host_page: None,
-            })
+        self.backend().steady_state()
     }
 }
 

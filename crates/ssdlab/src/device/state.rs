@@ -207,7 +207,7 @@ impl Device {
         }
         // The state holds the whole map: the power-loss model's checkpoint pages, superseded,
         // are let go (and leave the map, whose size the state's reader checks).
-        if let Some(ftl) = self.ftl_mut() {
+        if let Some(ftl) = self.backend_mut().page_ftl_mut() {
             ftl.drop_checkpoint_pages();
         }
         Ok(())

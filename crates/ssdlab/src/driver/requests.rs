@@ -88,35 +88,18 @@ pub struct WriteCounts {
 
 impl WriteCounts {
     pub fn of(dev: &Device) -> WriteCounts {
-        let b = dev.backend();
-        if let Some(z) = b.zoned() {
-            return WriteCounts {
-                host_units_written: z.counters.host_units_written,
-                device_units_written: z.counters.host_units_written + z.counters.filled_units,
-            };
-        }
-        // A block-mapped FTL counts pages (its map unit).
-        if let Some(h) = b.block_mapped() {
-            return WriteCounts {
-                host_units_written: h.ftl.counts.host_pages_written,
-                device_units_written: h.ftl.counts.host_pages_written + h.ftl.counts.pages_copied,
-            };
-        }
-        match dev.ftl() {
-            Some(f) => WriteCounts {
-                host_units_written: f.stats.host_units_written,
-                device_units_written: f.stats.host_units_written + f.stats.gc_units_moved,
-            },
-            // A PCM-only device has no FTL to count units: none.
-            None => WriteCounts::default(),
+        let w = dev.backend().units_written();
+        WriteCounts {
+            host_units_written: w.host,
+            device_units_written: w.device,
         }
     }
 }
 
 /// Each write stream's host writes and GC moves (only with `ftl.streams` > 1).
 fn stream_counts(dev: &Device) -> Vec<(u64, u64)> {
-    dev.ftl()
-        .and_then(|f| f.stream_stats())
+    dev.backend()
+        .streams()
         .map(|all| {
             all.iter()
                 .map(|s| (s.host_units_written, s.gc_units_moved))

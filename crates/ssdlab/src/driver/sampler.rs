@@ -35,7 +35,12 @@ impl<'a, D: Driver> Sampler<'a, D> {
         fn column<T>(present: bool) -> Option<Vec<T>> {
             present.then(Vec::new)
         }
-        let has_dies = dev.fil().is_some();
+        // The back end's NAND channels and dies (none on a PCM-only device).
+        let (last_channel_busy, last_die_busy) = (
+            dev.backend().channel_busy_by(now),
+            dev.backend().die_busy_by(now),
+        );
+        let has_dies = !last_die_busy.is_empty();
         let has_zones = dev.backend().zoned().is_some();
         let series = Series {
             channel_utilisation_mean: column(has_dies),
@@ -57,12 +62,8 @@ impl<'a, D: Driver> Sampler<'a, D> {
             series,
             error: None,
             last_time: now,
-            last_channel_busy: dev
-                .fil()
-                .map_or(Vec::new(), |f| f.channel_busy_by(now).collect()),
-            last_die_busy: dev
-                .fil()
-                .map_or(Vec::new(), |f| f.die_busy_by(now).collect()),
+            last_channel_busy,
+            last_die_busy,
         };
         s.sample(dev, now);
         dev.wake_at(now + interval, SAMPLE);
@@ -81,23 +82,18 @@ impl<'a, D: Driver> Sampler<'a, D> {
         let s = &mut self.series;
         s.time_s.push(now.as_secs_f64());
         // The back end's free blocks (0 where it keeps no pool), and the page FTL's GC
-        // figures where it keeps the map (zeros elsewhere). The power-loss model's checkpoint
-        // pages are the drive's programs too (0 without it).
-        let free_blocks = dev.backend().free_blocks().unwrap_or(0);
-        let (gc_runs, moved, host, checkpoints) = dev.ftl().map_or((0, 0, 0, 0), |f| {
-            let st = &f.stats;
-            (
-                st.gc_runs,
-                st.gc_units_moved,
-                st.host_units_written,
-                st.checkpoint_units_written,
-            )
-        });
+        // figures where it keeps the map (zeros elsewhere: no page-FTL GC runs there). The
+        // power-loss model's checkpoint pages are the drive's programs too (0 without it).
+        let b = dev.backend();
+        let free_blocks = b.free_blocks().unwrap_or(0);
+        let gc = b.gc_counts().unwrap_or_default();
         s.free_blocks.push(free_blocks);
-        s.gc_runs.push(gc_runs);
-        s.gc_units_moved.push(moved);
-        s.write_amplification
-            .push(write_amplification(host, moved + checkpoints));
+        s.gc_runs.push(gc.runs);
+        s.gc_units_moved.push(gc.units_moved);
+        s.write_amplification.push(write_amplification(
+            gc.host_units_written,
+            gc.units_moved + gc.checkpoint_units_written,
+        ));
         s.requests_in_flight.push(dev.host().in_flight() as u64);
         s.requests_completed.push(dev.host().completed());
         if let Some(col) = &mut s.cache_lines_used {
@@ -106,16 +102,13 @@ impl<'a, D: Driver> Sampler<'a, D> {
         if let Some(col) = &mut s.cache_dirty_lines {
             col.push(dev.cache().map_or(0, |c| c.dirty_lines()) as u64);
         }
-        if let Some(z) = dev.backend().zoned() {
+        if let Some(z) = b.zoned() {
             let push = |col: &mut Option<Vec<u64>>, v: u64| col.as_mut().map(|c| c.push(v));
             push(&mut s.open_zones, z.zones.open_zones() as u64);
             push(&mut s.active_zones, z.zones.active_zones() as u64);
             push(&mut s.zone_resets, z.zones.counters.resets);
         }
-        if let (Some(cols), Some(streams)) = (
-            &mut s.fdp_handle_write_amplification,
-            dev.ftl().and_then(|f| f.stream_stats()),
-        ) {
+        if let (Some(cols), Some(streams)) = (&mut s.fdp_handle_write_amplification, b.streams()) {
             // Handle h is the FTL's write stream h (device/fdp.rs).
             for (col, st) in cols.iter_mut().zip(streams) {
                 col.push(write_amplification(
@@ -138,9 +131,6 @@ impl<'a, D: Driver> Sampler<'a, D> {
         ) else {
             return;
         };
-        let Some(fil) = dev.fil() else {
-            return;
-        };
         let span = (now - self.last_time).as_secs_f64();
         // The busy time run by now is known exactly when the work ahead runs back to back;
         // a reservation ahead with a gap before it makes it an underestimate for a while, so
@@ -154,13 +144,11 @@ impl<'a, D: Driver> Sampler<'a, D> {
                 0.0
             }
         };
-        let channels: Vec<f64> = fil
-            .channel_busy_by(now)
+        let channels: Vec<f64> = (dev.backend().channel_busy_by(now).into_iter())
             .zip(&mut self.last_channel_busy)
             .map(|(b, last)| util(b, last))
             .collect();
-        let dies: Vec<f64> = fil
-            .die_busy_by(now)
+        let dies: Vec<f64> = (dev.backend().die_busy_by(now).into_iter())
             .zip(&mut self.last_die_busy)
             .map(|(b, last)| util(b, last))
             .collect();

@@ -530,13 +530,12 @@ fn live_json(
     };
     // The page FTL's counts, where it keeps the map (none elsewhere); with `--power-cuts` the
     // map checkpoints' programs count too.
-    let (host_units, moved, gc_runs) = dev.ftl().map_or((0, 0, 0), |f| {
-        (
-            f.stats.host_units_written,
-            f.stats.gc_units_moved + f.stats.checkpoint_units_written,
-            f.stats.gc_runs,
-        )
-    });
+    let gc = dev.backend().gc_counts().unwrap_or_default();
+    let (host_units, moved, gc_runs) = (
+        gc.host_units_written,
+        gc.units_moved + gc.checkpoint_units_written,
+        gc.runs,
+    );
     let waf = if host_units > 0 {
         (host_units + moved) as f64 / host_units as f64
     } else {

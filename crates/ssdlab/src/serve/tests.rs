@@ -97,3 +97,66 @@ fn allocation_runs_match_a_byte_by_byte_oracle() {
         );
     }
 }
+
+/// The block-status reply of each back end the server carries: what its own map says (PCM is
+/// updated in place: every byte holds data). Before the back end had a type, the reply read
+/// the page FTL whatever the device held, and a block-mapped drive's written data was a hole.
+#[test]
+fn block_status_is_each_back_ends_own_map() {
+    let plain = [
+        "precondition.fill=\"none\"",
+        "precondition.random_overwrite=0.0",
+    ];
+    let drives: [(&str, &[&str]); 4] = [
+        ("small-tlc", &[]),
+        (
+            "small-tlc",
+            &["ftl.mapping=\"cached\"", "ftl.mapping_cache=\"64KiB\""],
+        ),
+        (
+            "small-tlc",
+            &[
+                "ftl.kind=\"bast\"",
+                "ftl.map_unit=\"16KiB\"",
+                "ftl.log_blocks=2",
+            ],
+        ),
+        ("seed002-pcm", &[]),
+    ];
+    for (preset, sets) in drives {
+        let sets: Vec<String> = plain.iter().chain(sets).map(|s| s.to_string()).collect();
+        let cfg = SsdConfig::resolve(preset, &sets).unwrap();
+        check_servable(&cfg).unwrap();
+        let mut dev = Device::new(&cfg, 1).unwrap();
+        let unit = cfg.map_unit_bytes();
+        let w = Request {
+            op: Op::Write,
+            offset: 0,
+            len: unit,
+            queue: 0,
+            flags: Flags::NONE,
+            arrival: SimTime::ZERO,
+        };
+        dev.submit(SimTime::ZERO, w).unwrap();
+        assert_eq!(dev.run_to_idle().unwrap()[0].2, Status::Ok);
+        // No bytes in the data store: allocated units read as zeros.
+        let reply = allocation(
+            0,
+            2 * unit,
+            false,
+            unit,
+            |u| dev.is_mapped(u),
+            |o, l| vec![(o, l, false)],
+        );
+        let kind = cfg.backend_kind();
+        let expected = if kind == crate::config::BackendKind::Pcm {
+            vec![(2 * unit as u32, STATE_ZERO)]
+        } else {
+            vec![
+                (unit as u32, STATE_ZERO),
+                (unit as u32, STATE_ZERO | STATE_HOLE),
+            ]
+        };
+        assert_eq!(reply, expected, "{kind:?}");
+    }
+}
