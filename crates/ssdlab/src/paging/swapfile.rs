@@ -206,6 +206,36 @@ impl SwapArea {
         }
     }
 
+    /// The run of slots in use around `target` within `[base, end)`: `(lo, hi)` with `lo` just
+    /// above the last free slot below `target` (or `base`) and `hi` the first free slot above
+    /// it (or `end`); `base <= target < end <= slots`. What `last_free_in(base, target)` and
+    /// `first_free_in(target + 1, end)` give, in one load of the map when the range lies in
+    /// one word (an aligned read-ahead block of up to 64 slots does).
+    #[inline]
+    pub fn used_run_around(&self, target: u32, base: u32, end: u32) -> (u32, u32) {
+        debug_assert!(base <= target && target < end && end <= self.max);
+        let w = target / 64;
+        if base / 64 != w || (end - 1) / 64 != w {
+            let lo = self.last_free_in(base, target).map_or(base, |x| x + 1);
+            return (lo, self.first_free_in(target + 1, end));
+        }
+        let free = !self.map[w as usize];
+        let t = target % 64;
+        let above = free & (!1u64 << t);
+        let below = free & ((1u64 << t) - 1);
+        let hi = if above != 0 {
+            (w * 64 + above.trailing_zeros()).min(end)
+        } else {
+            end
+        };
+        let lo = if below != 0 {
+            (w * 64 + 64 - below.leading_zeros()).max(base)
+        } else {
+            base
+        };
+        (lo, hi)
+    }
+
     /// The first used slot at or after `from` (`max` if none); the old search's step.
     #[cfg(test)]
     fn next_used(&self, from: u32) -> u32 {
@@ -767,6 +797,27 @@ mod tests {
             let walk_last = (lo..hi).rev().find(|&x| !a.in_use(x));
             proptest::prop_assert_eq!(a.first_free_in(lo, hi), walk_first);
             proptest::prop_assert_eq!(a.last_free_in(lo, hi), walk_last);
+        }
+
+        /// The run in use around a target, found in one word where the range allows, is the
+        /// one the two word-by-word searches give, on ranges within a word (aligned blocks of
+        /// 2 to 64 slots, as read-ahead asks) and across words.
+        #[test]
+        fn used_run_around_a_target_matches_the_searches(
+            slots in 2u32..700,
+            runs in proptest::collection::vec((0u32..700, 1u32..150), 0..20),
+            t0 in 1u32..700,
+            pc in 0u32..9,
+        ) {
+            let a = area_with_runs(slots, runs);
+            let target = t0.min(slots - 1);
+            let aligned = (target >> pc) << pc;
+            let (base, end) = (aligned.max(1), (aligned + (1 << pc)).min(slots));
+            let want = (
+                a.last_free_in(base, target).map_or(base, |x| x + 1),
+                a.first_free_in(target + 1, end),
+            );
+            proptest::prop_assert_eq!(a.used_run_around(target, base, end), want);
         }
 
         /// The word-at-a-time search finds the run the fragment-by-fragment one finds, on
