@@ -409,28 +409,12 @@ impl SwapArea {
 
     /// The 2.6.32 slot choice, without taking it.
     fn scan_swap_map(&mut self) -> Option<u32> {
-        let mut offset = self.cluster_next;
-        let mut scan_base = offset;
-        if self.cluster_nr == 0 {
-            self.cluster_nr = CLUSTER - 1;
-            if self.pages - self.inuse >= CLUSTER {
-                scan_base = self.search_start();
-                offset = scan_base;
-                if let Some(run) = self
-                    .free_run(offset, |last| last <= self.highest_bit)
-                    .or_else(|| self.free_run(self.lowest_bit, |last| last < scan_base))
-                {
-                    offset = run;
-                    if self.discard {
-                        self.discard_run(run);
-                    }
-                } else {
-                    offset = scan_base;
-                }
-            }
+        let (mut offset, mut scan_base) = if self.cluster_nr == 0 {
+            self.next_cluster()
         } else {
             self.cluster_nr -= 1;
-        }
+            (self.cluster_next, self.cluster_next)
+        };
         // checks:
         if offset > self.highest_bit {
             offset = self.lowest_bit;
@@ -449,6 +433,31 @@ impl SwapArea {
         }
         self.next_free(self.lowest_bit + 1)
             .filter(|&o| o < scan_base)
+    }
+
+    /// Where `scan_swap_map` looks once a cluster's `CLUSTER` allocations are done: the next
+    /// free run of `CLUSTER` slots (discarded first on a discardable area), or where the
+    /// search started without one; `(offset, scan_base)`. Once in 256 allocations, so kept
+    /// out of line: the allocation of the slot after the last one stays short.
+    #[cold]
+    #[inline(never)]
+    fn next_cluster(&mut self) -> (u32, u32) {
+        self.cluster_nr = CLUSTER - 1;
+        let offset = self.cluster_next;
+        if self.pages - self.inuse < CLUSTER {
+            return (offset, offset);
+        }
+        let scan_base = self.search_start();
+        let Some(run) = self
+            .free_run(scan_base, |last| last <= self.highest_bit)
+            .or_else(|| self.free_run(self.lowest_bit, |last| last < scan_base))
+        else {
+            return (scan_base, scan_base);
+        };
+        if self.discard {
+            self.discard_run(run);
+        }
+        (run, scan_base)
     }
 
     /// The first `CLUSTER` free slots in a row at or after `from` whose first run start passes
