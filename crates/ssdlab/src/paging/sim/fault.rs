@@ -70,20 +70,28 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         let end = end.min(self.pos.saturating_add(to_limit));
         let accesses = self.accesses;
         let m = &mut self.mem;
+        // The page table and the versions as slices of one length, so that the page's index,
+        // checked against the first, needs no second check for the other.
+        let frame = &m.frame[..];
+        let version = &mut m.version[..frame.len()];
+        let frames = &mut m.frames[..];
         let mut n = 0;
         for &a in &accesses[self.pos..end] {
             let (vp, write) = (a >> 1, a & 1 != 0);
-            let f = m.frame[vp as usize];
-            if f == NONE || (write && m.frames[f as usize].slot != NONE) {
+            let f = frame[vp as usize];
+            if f == NONE {
                 break;
             }
-            let fl = &mut m.frames[f as usize].flags;
-            *fl |= REFERENCED;
+            let fr = &mut frames[f as usize];
+            if write && fr.slot != NONE {
+                break;
+            }
+            fr.flags |= REFERENCED;
             if write {
-                *fl |= DIRTY;
-                let v = &mut m.version[vp as usize];
+                fr.flags |= DIRTY;
+                let v = &mut version[vp as usize];
                 *v = v.wrapping_add(1);
-                m.frames[f as usize].data = *v;
+                fr.data = *v;
             }
             n += 1;
         }
