@@ -6,7 +6,14 @@
 //! - `target/release/examples/paging_speed --instructions [ACCESSES]`: the same run under
 //!   valgrind's callgrind, counting the instructions of the model's run alone (the workload's
 //!   generation left out: `--toggle-collect` on `run_model`), and those per access, a figure
-//!   the load does not change.
+//!   the load does not change;
+//! - `target/release/examples/paging_speed --results [ACCESSES]`: the speed run and six other
+//!   configs (both eras, synchronous I/O, congestion wait off, a rotational area without
+//!   discard, a small memory with `page_cluster = 4`, a swap area that fills) on ACCESSES
+//!   (2,000,000 unless given), a line each with the major faults, the pages written and a
+//!   digest of the whole result (its JSON, the wall-clock figures left out), the swap-in
+//!   latencies and the swap trace: a change that is only about speed leaves every line as it
+//!   was.
 //!
 //! ACCESSES (20,000,000 unless given) of `Workload::speed_benchmark` (300 K pages, 95 % of the
 //! accesses to 50 K hot ones) through 256 MiB (65,536 frames) on a fixed-cost backend, seed 1:
@@ -19,7 +26,8 @@ use std::process::{exit, Command};
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let instructions = args.first().is_some_and(|a| a == "--instructions");
-    if instructions {
+    let results = args.first().is_some_and(|a| a == "--results");
+    if instructions || results {
         args.remove(0);
     }
     let n: usize = match args.first() {
@@ -27,8 +35,13 @@ fn main() {
             eprintln!("paging_speed: ACCESSES `{a}` is not a whole number of accesses");
             exit(2)
         }),
+        None if results => 2_000_000,
         None => 20_000_000,
     };
+    if results {
+        print_results(n);
+        return;
+    }
     if instructions {
         count_instructions(n);
         return;
@@ -54,6 +67,67 @@ fn run_model(w: &Workload) -> SwapOutput {
     let us = SimTime::from_us;
     let backend = FixedBackend::new(1 << 40, (us(10), us(1)), (us(10), us(3)));
     paging::run_on(&cfg, backend, w, 1).expect("paging run")
+}
+
+/// The configs `--results` runs: a name and the `[swap]` keys beyond memory and swap size.
+const RESULT_CONFIGS: [(&str, &str); 7] = [
+    ("speed", ""),
+    ("modern", "era = \"modern\""),
+    ("modern-sync", "era = \"modern\"\nsynchronous_io = true"),
+    ("no-congestion-wait", "congestion_wait = false"),
+    ("rotational", "solid_state = false\ndiscard = false"),
+    ("small-pc4", "memory = \"64MiB\"\npage_cluster = 4"),
+    ("swap-fills", "swap_size = \"1GiB\""),
+];
+
+/// Each of `RESULT_CONFIGS` on `n` accesses of the speed workload: its figures and a digest
+/// of all it returns.
+fn print_results(n: usize) {
+    let w = Workload::speed_benchmark(n);
+    let us = SimTime::from_us;
+    for (name, keys) in RESULT_CONFIGS {
+        let mut t: toml::Table = toml::from_str(keys).expect("the configs' TOML");
+        t.entry("memory").or_insert("256MiB".into());
+        t.entry("swap_size").or_insert("2GiB".into());
+        let cfg = PagingConfig::from_table(t).expect("the configs are valid");
+        let backend = FixedBackend::new(1 << 40, (us(10), us(1)), (us(10), us(3)));
+        let out = paging::run_on(&cfg, backend, &w, 1).expect("paging run");
+        let mut r = out.result;
+        (r.wall_seconds, r.accesses_per_wall_second) = (0.0, 0.0);
+        let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+        h.add(
+            serde_json::to_string(&r)
+                .expect("the result's JSON")
+                .as_bytes(),
+        );
+        for v in &out.swap_in_ps {
+            h.add(&v.to_le_bytes());
+        }
+        for x in &out.trace {
+            h.add(&[x.op]);
+            for v in [x.offset, x.len, x.submit_ps, x.done_ps] {
+                h.add(&v.to_le_bytes());
+            }
+        }
+        println!(
+            "{name}: {} major faults, {} pages written, {} requests, digest {:016x}",
+            r.faults.major,
+            r.writes.pages,
+            out.trace.len(),
+            h.0
+        );
+    }
+}
+
+/// FNV-1a, 64 bits: the same bytes give the same digest on every machine and build.
+struct Fnv(u64);
+
+impl Fnv {
+    fn add(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
 }
 
 /// Run this program on `n` accesses under callgrind, instructions counted inside `run_model`

@@ -66,10 +66,8 @@ impl Readahead {
         let end = (aligned + (1 << self.page_cluster)).min(area.slots());
         // The slots in use from `target + 1` up to the first free one (or `end`), and from
         // `target` down to just above the last free one (or `base`): a word of the map at a
-        // time, where the kernel steps slot by slot.
-        let hi = area.first_free_in(target + 1, end);
-        let lo = area.last_free_in(base, target).map_or(base, |x| x + 1);
-        (lo, hi)
+        // time (one word for a block of up to 64 slots), where the kernel steps slot by slot.
+        area.used_run_around(target, base, end)
     }
 
     fn swapin_nr_pages(&mut self, offset: u32) -> u32 {

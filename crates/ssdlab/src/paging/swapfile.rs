@@ -206,6 +206,36 @@ impl SwapArea {
         }
     }
 
+    /// The run of slots in use around `target` within `[base, end)`: `(lo, hi)` with `lo` just
+    /// above the last free slot below `target` (or `base`) and `hi` the first free slot above
+    /// it (or `end`); `base <= target < end <= slots`. What `last_free_in(base, target)` and
+    /// `first_free_in(target + 1, end)` give, in one load of the map when the range lies in
+    /// one word (an aligned read-ahead block of up to 64 slots does).
+    #[inline]
+    pub fn used_run_around(&self, target: u32, base: u32, end: u32) -> (u32, u32) {
+        debug_assert!(base <= target && target < end && end <= self.max);
+        let w = target / 64;
+        if base / 64 != w || (end - 1) / 64 != w {
+            let lo = self.last_free_in(base, target).map_or(base, |x| x + 1);
+            return (lo, self.first_free_in(target + 1, end));
+        }
+        let free = !self.map[w as usize];
+        let t = target % 64;
+        let above = free & (!1u64 << t);
+        let below = free & ((1u64 << t) - 1);
+        let hi = if above != 0 {
+            (w * 64 + above.trailing_zeros()).min(end)
+        } else {
+            end
+        };
+        let lo = if below != 0 {
+            (w * 64 + 64 - below.leading_zeros()).max(base)
+        } else {
+            base
+        };
+        (lo, hi)
+    }
+
     /// The first used slot at or after `from` (`max` if none); the old search's step.
     #[cfg(test)]
     fn next_used(&self, from: u32) -> u32 {
@@ -379,28 +409,12 @@ impl SwapArea {
 
     /// The 2.6.32 slot choice, without taking it.
     fn scan_swap_map(&mut self) -> Option<u32> {
-        let mut offset = self.cluster_next;
-        let mut scan_base = offset;
-        if self.cluster_nr == 0 {
-            self.cluster_nr = CLUSTER - 1;
-            if self.pages - self.inuse >= CLUSTER {
-                scan_base = self.search_start();
-                offset = scan_base;
-                if let Some(run) = self
-                    .free_run(offset, |last| last <= self.highest_bit)
-                    .or_else(|| self.free_run(self.lowest_bit, |last| last < scan_base))
-                {
-                    offset = run;
-                    if self.discard {
-                        self.discard_run(run);
-                    }
-                } else {
-                    offset = scan_base;
-                }
-            }
+        let (mut offset, mut scan_base) = if self.cluster_nr == 0 {
+            self.next_cluster()
         } else {
             self.cluster_nr -= 1;
-        }
+            (self.cluster_next, self.cluster_next)
+        };
         // checks:
         if offset > self.highest_bit {
             offset = self.lowest_bit;
@@ -419,6 +433,31 @@ impl SwapArea {
         }
         self.next_free(self.lowest_bit + 1)
             .filter(|&o| o < scan_base)
+    }
+
+    /// Where `scan_swap_map` looks once a cluster's `CLUSTER` allocations are done: the next
+    /// free run of `CLUSTER` slots (discarded first on a discardable area), or where the
+    /// search started without one; `(offset, scan_base)`. Once in 256 allocations, so kept
+    /// out of line: the allocation of the slot after the last one stays short.
+    #[cold]
+    #[inline(never)]
+    fn next_cluster(&mut self) -> (u32, u32) {
+        self.cluster_nr = CLUSTER - 1;
+        let offset = self.cluster_next;
+        if self.pages - self.inuse < CLUSTER {
+            return (offset, offset);
+        }
+        let scan_base = self.search_start();
+        let Some(run) = self
+            .free_run(scan_base, |last| last <= self.highest_bit)
+            .or_else(|| self.free_run(self.lowest_bit, |last| last < scan_base))
+        else {
+            return (scan_base, scan_base);
+        };
+        if self.discard {
+            self.discard_run(run);
+        }
+        (run, scan_base)
     }
 
     /// The first `CLUSTER` free slots in a row at or after `from` whose first run start passes
@@ -752,13 +791,17 @@ mod tests {
 
     proptest::proptest! {
         /// The first and last free slots of a range, found a word at a time, are those a walk
-        /// slot by slot finds (`in_use`), on areas with random runs of used slots.
+        /// slot by slot finds (`in_use`), on areas with random runs of used slots; and the run
+        /// in use around a target, found in one word where the range allows, is the one those
+        /// searches give, on aligned blocks of 1 to 256 slots (within a word up to 64, as
+        /// read-ahead asks, and across words).
         #[test]
         fn free_slots_in_a_range_by_words_match_the_walk(
             slots in 2u32..700,
             runs in proptest::collection::vec((0u32..700, 1u32..150), 0..20),
             a0 in 0u32..700,
             b0 in 0u32..700,
+            pc in 0u32..9,
         ) {
             let a = area_with_runs(slots, runs);
             // From slot 1: the read-ahead window never holds the header, slot 0.
@@ -767,6 +810,14 @@ mod tests {
             let walk_last = (lo..hi).rev().find(|&x| !a.in_use(x));
             proptest::prop_assert_eq!(a.first_free_in(lo, hi), walk_first);
             proptest::prop_assert_eq!(a.last_free_in(lo, hi), walk_last);
+            let target = a0.clamp(1, slots - 1);
+            let aligned = (target >> pc) << pc;
+            let (base, end) = (aligned.max(1), (aligned + (1 << pc)).min(slots));
+            let want = (
+                a.last_free_in(base, target).map_or(base, |x| x + 1),
+                a.first_free_in(target + 1, end),
+            );
+            proptest::prop_assert_eq!(a.used_run_around(target, base, end), want);
         }
 
         /// The word-at-a-time search finds the run the fragment-by-fragment one finds, on

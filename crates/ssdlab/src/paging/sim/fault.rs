@@ -70,20 +70,28 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         let end = end.min(self.pos.saturating_add(to_limit));
         let accesses = self.accesses;
         let m = &mut self.mem;
+        // The page table and the versions as slices of one length, so that the page's index,
+        // checked against the first, needs no second check for the other.
+        let frame = &m.frame[..];
+        let version = &mut m.version[..frame.len()];
+        let frames = &mut m.frames[..];
         let mut n = 0;
         for &a in &accesses[self.pos..end] {
             let (vp, write) = (a >> 1, a & 1 != 0);
-            let f = m.frame[vp as usize];
-            if f == NONE || (write && m.frames[f as usize].slot != NONE) {
+            let f = frame[vp as usize];
+            if f == NONE {
                 break;
             }
-            let fl = &mut m.frames[f as usize].flags;
-            *fl |= REFERENCED;
+            let fr = &mut frames[f as usize];
+            if write && fr.slot != NONE {
+                break;
+            }
+            fr.flags |= REFERENCED;
             if write {
-                *fl |= DIRTY;
-                let v = &mut m.version[vp as usize];
+                fr.flags |= DIRTY;
+                let v = &mut version[vp as usize];
                 *v = v.wrapping_add(1);
-                m.frames[f as usize].data = *v;
+                fr.data = *v;
             }
             n += 1;
         }
@@ -206,11 +214,21 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                 // A swap-in from the device. The read-ahead pages are allocated like the
                 // target (2.6.32 `read_swap_cache_async` takes `GFP_HIGHUSER_MOVABLE`, which
                 // may reclaim directly), so the fault needs frames for the whole window.
-                let n = self.readable(s);
-                if !self.alloc_ok(n)? {
+                let (ra, first, end, n) = self.window_of(s);
+                let reclaims = self.res.reclaim.direct_reclaims;
+                if !self.alloc_ok(n.max(1))? {
                     return Ok(Step::Blocked);
                 }
-                self.swap_in(vp, s)
+                // Without a direct reclaim the swap map and the read-ahead state are as the
+                // frames check saw them, so its window stands (with the read-ahead state it
+                // moved to); a reclaim may have taken slots next to the target: asked again.
+                let window = if self.res.reclaim.direct_reclaims == reclaims {
+                    self.ra = ra;
+                    (first, end)
+                } else {
+                    self.window(s)
+                };
+                self.swap_in(vp, s, window)
             }
         }
     }
@@ -300,30 +318,38 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         }
     }
 
-    /// The read-ahead window around `s` (a copy of the read-ahead state, so asking does not
-    /// consume its hits) and the slots in it that a swap-in would read: in use, owned and not
-    /// in the swap cache. `(first, end, pages)`.
-    fn window_of(&self, s: u32) -> (u32, u32, u64) {
+    /// The read-ahead window around `s`, worked out on a copy of the read-ahead state (so
+    /// asking does not consume its hits), the state the copy moved to, and the slots in the
+    /// window that a swap-in would read: in use, owned and not in the swap cache.
+    /// `(state after, first, end, pages)`.
+    fn window_of(&self, s: u32) -> (Readahead, u32, u32, u64) {
+        let mut ra = self.ra.clone();
         let sync = self.cfg.era == Era::Modern && self.cfg.synchronous_io;
         let (first, end) = if sync {
             (s, s + 1)
         } else {
-            self.ra.clone().window(s, &self.area)
+            ra.window(s, &self.area)
         };
         let n = (first..end).filter(|&x| self.readable_slot(x)).count() as u64;
-        (first, end, n)
+        (ra, first, end, n)
     }
 
     fn readable_slot(&self, x: u32) -> bool {
         self.area.in_use(x) && self.cache[x as usize] == NONE && self.sowner[x as usize] != NONE
     }
 
-    /// Frames a swap-in of `s` takes (the target and its read-ahead).
-    fn readable(&self, s: u32) -> u64 {
-        self.window_of(s).2.max(1)
+    /// The read-ahead window of a swap-in of `s` (`[first, end)`), the read-ahead state moved on.
+    fn window(&mut self, s: u32) -> (u32, u32) {
+        let sync = self.cfg.era == Era::Modern && self.cfg.synchronous_io;
+        if sync {
+            (s, s + 1)
+        } else {
+            self.ra.window(s, &self.area)
+        }
     }
 
-    fn swap_in(&mut self, vp: u32, s: u32) -> Result<Step> {
+    /// A swap-in of `s` reading the slots of `(first, end)`, its read-ahead window.
+    fn swap_in(&mut self, vp: u32, s: u32, (first, end): (u32, u32)) -> Result<Step> {
         let c = self.cfg.cost.clone();
         // A fault whose page was reclaimed again before it could map it keeps its start.
         let start = self
@@ -336,11 +362,6 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         self.bd[0] += c.lookup.0 .0;
         self.bd[1] += c.swap_read.0 .0;
         let sync = self.cfg.era == Era::Modern && self.cfg.synchronous_io;
-        let (first, end) = if sync {
-            (s, s + 1)
-        } else {
-            self.ra.window(s, &self.area)
-        };
         if !sync {
             self.count_outside_run(s, first, end);
         }
