@@ -469,10 +469,11 @@ fn the_benchmark_stops_when_asked() {
     });
     assert!(matches!(r, Err(ssdlab::Error::Interrupted)), "{r:?}");
     assert_eq!(asked.len(), 1);
-    // Once told to stop, it returns at once (the time before the first question is the
-    // drive's construction, which the machine's load decides).
+    // Once told to stop, it returns rather than going on to its billion I/Os (hours). The
+    // bound is far above the return's own time (the drive's tables dropped: well under 0.5 s
+    // on an idle machine, which a loaded one exceeded) and far below what not stopping takes.
     let after = asked[0].elapsed().as_secs_f64();
-    assert!(after < 0.5, "{after} s after the answer");
+    assert!(after < 10.0, "{after} s after the answer");
 }
 
 /// The benchmark's GC figure: a GC-bound write run whose tail is ordered, and which GC-aware
