@@ -111,7 +111,7 @@ def test_numpy_integers_are_integers_and_other_types_are_named() -> None:
 
 
 def test_only_a_fusion_config_opens() -> None:
-    with pytest.raises(ssdlab.ConfigError, match="not a fusion device"):
+    with pytest.raises(ssdlab.ConfigError, match="expected a fusion device"):
         ssdlab.FusionDevice("small-tlc")
     with pytest.raises(ssdlab.ConfigError, match="ftl.kind"):
         ssdlab.FusionDevice("seed002-fusion", overrides={"ftl.kind": "page"})
@@ -179,7 +179,7 @@ def test_hfsl_requests_report_time_and_place_and_bad_arguments_name_themselves()
         (lambda: hfsl.read(1 << 20, 512), "offset"),
         (lambda: hfsl.location(512), "lpn"),
         (lambda: ssdlab.Hfsl(logical_bytes=0), "logical_bytes"),
-        (lambda: ssdlab.Hfsl("small-tlc"), "not a fusion device"),
+        (lambda: ssdlab.Hfsl("small-tlc"), "expected a fusion device"),
     ):
         with pytest.raises(ssdlab.SsdlabError, match=name):
             call()

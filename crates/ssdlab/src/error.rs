@@ -11,6 +11,18 @@
 //! for the kernel). A session log replayed as a trace, and a paging run's memory trace, are
 //! traces: their errors are the trace area's. Serve's protocol errors
 //! (`serve::proto::HeaderError`) never leave the server.
+//!
+//! A state a run reached, with no input to point at (the device area's, and the job area's
+//! where the caller's calls led there: the power is off, the clock reached its end), is an
+//! [`Invalid`] too: its `origin` is the part that reached it (`hfsl`, `paging`, `cache buffer`,
+//! `CSTS.RDY`, `run`) and the rule is in words ([`Invalid::unnamed`] with [`says`]), with a
+//! value and an expectation where there is one (`CSTS.RDY: got 0 after 1000 polls, expected
+//! 1`). The areas' `Message` (a string alone) is left to three errors whose words come from
+//! elsewhere: the TOML writer's (config), HFSL's refusal of a write into another
+//! application's range, whose words are also the result's `hfsl.refusals` entries (job), and
+//! an I/O error restoring serve's memory store after a power cut, which cannot happen.
+//! Layers below this module (the engine, `sim`) return their own small types
+//! (`sim::mem::TooLarge`), which the caller names as a config's field.
 
 use std::fmt;
 
@@ -164,6 +176,13 @@ impl Invalid {
         Invalid::new(origin, field, got(value, expected))
     }
 
+    /// The value as data where the message says the rule in words (and names the value there):
+    /// a status a command got, the back end an option does not cover.
+    pub fn valued(mut self, value: impl fmt::Display) -> Invalid {
+        self.value = Some(value.to_string());
+        self
+    }
+
     /// `{origin}, field `{field}`: {words}`: a field's rule said in words.
     pub fn says(
         origin: impl Into<String>,
@@ -228,8 +247,8 @@ macro_rules! area {
             /// A value that breaks a rule, its parts as data.
             #[error("{0}")]
             Invalid(Box<Invalid>),
-            /// A message with no field, value or expectation to name as data (a state the
-            /// input led to, said in words; each site says why).
+            /// A message with no origin, field, value or expectation to name as data: words
+            /// made elsewhere (a library's, a result's entry); each site says why.
             #[error("{0}")]
             Message(String),
             $($(#[$vdoc])* #[error($fmt)] $variant $body,)*
@@ -359,34 +378,21 @@ impl fmt::Display for FlowMessage<'_> {
 pub const JOB: &str = "job";
 
 impl Error {
-    /// A config error said in words (see [`ConfigError::Message`]).
+    /// A config error said in words made elsewhere (see [`ConfigError::Message`]; a value
+    /// that breaks a rule is [`Error::bad_config`]).
     pub fn config(msg: String) -> Error {
         Error::Config(ConfigError::Message(msg))
     }
 
-    /// A job error said in words.
+    /// A job error said in words made elsewhere (a value that breaks a rule, or a state said
+    /// in words with its origin, is [`Error::bad_job`]).
     pub fn job(msg: String) -> Error {
         Error::Job(JobError::Message(msg))
-    }
-
-    /// A trace error said in words.
-    pub fn trace(msg: String) -> Error {
-        Error::Trace(TraceError::Message(msg))
-    }
-
-    /// A state the simulation cannot continue from, said in words.
-    pub fn device(msg: String) -> Error {
-        Error::Device(DeviceError::Message(msg))
     }
 
     /// Serve's refusal said in words.
     pub fn serve(msg: String) -> Error {
         Error::Serve(ServeError::Message(msg))
-    }
-
-    /// A paging run's refusal said in words.
-    pub fn paging(msg: String) -> Error {
-        Error::Paging(PagingError::Message(msg))
     }
 
     /// A serve option or file that breaks a rule.
@@ -397,6 +403,11 @@ impl Error {
     /// A paging setting that breaks a rule.
     pub fn bad_paging(i: Invalid) -> Error {
         Error::Paging(i.into())
+    }
+
+    /// A state the simulation cannot continue from, the part that reached it as the origin.
+    pub fn bad_device(i: Invalid) -> Error {
+        Error::Device(i.into())
     }
 
     /// A config value that breaks a rule.
@@ -560,6 +571,26 @@ mod tests {
         assert_eq!(e.to_string(), "t.csv, field `lba`: not a number");
         let e = Error::bad_job(Invalid::says("trace job", "fit", "no")).in_flow(0, "f");
         assert_eq!(e.to_string(), "flow `f`: trace job, field `fit`: no");
+        // A state in words: the part that reached it is the origin, a value named in the
+        // words can be data too; the device area's message says it is the simulation's.
+        let e = Error::bad_device(Invalid::unnamed("hfsl", says("no die has a free block")));
+        assert_eq!(
+            e.to_string(),
+            "simulation error: hfsl: no die has a free block"
+        );
+        assert_eq!(e.invalid().unwrap().origin, "hfsl");
+        let e = Error::bad_job(
+            Invalid::unnamed("Flush", says("the controller answered Internal Error"))
+                .valued("Internal Error"),
+        );
+        assert_eq!(
+            e.to_string(),
+            "Flush: the controller answered Internal Error"
+        );
+        assert_eq!(
+            e.invalid().unwrap().value.as_deref(),
+            Some("Internal Error")
+        );
     }
 
     fn plain_words_text(msg: &str) -> String {

@@ -97,8 +97,15 @@ fn bad_addresses_are_one_line_errors_naming_the_space() {
     assert!(e.contains("PCM space") && !e.contains('\n'), "{e}");
     let e = dev
         .submit(t, req(Op::Read, hw.nand_bytes, 2048, Flags::NONE, t))
-        .unwrap_err()
-        .to_string();
+        .unwrap_err();
+    // The request opens the message; its length and the space's end are data.
+    let i = e.invalid().expect("parts as data");
+    let at = format!("read request at byte {}", hw.nand_bytes);
+    assert_eq!(
+        (i.origin.as_str(), i.field.as_deref(), i.value.as_deref()),
+        (at.as_str(), Some("len"), Some("2048 bytes"))
+    );
+    let e = e.to_string();
     assert!(e.contains("beyond the device's"), "{e}");
     let e = dev
         .submit(t, req(Op::Erase, 0, 128 * 1024, Flags::PCM, t))
@@ -116,6 +123,10 @@ fn bad_addresses_are_one_line_errors_naming_the_space() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("only a fusion device"), "{e}");
+    assert!(
+        e.starts_with("read request at byte 0, field `flags`: got PCM"),
+        "{e}"
+    );
     // Nothing was submitted.
     assert!(dev.run_to_idle().unwrap().is_empty());
 }

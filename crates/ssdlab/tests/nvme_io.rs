@@ -534,3 +534,38 @@ fn a_read_only_drive_refuses_writes_changes_nothing_and_says_so_in_smart() {
         "spare low, read-only"
     );
 }
+
+/// The host driver's refusals are job errors whose parts are data: the argument, its value and
+/// what it takes; a command the controller fails names the command, with its status as the
+/// value.
+#[test]
+fn the_host_driver_names_the_argument_value_and_expectation() {
+    let c = cfg(&[]);
+    let mut d = HostDriver::bring_up(ctrl(&[], 4096), 4, c.interface.interrupt).unwrap();
+    let e = d.write(0, &[0u8; 100]).unwrap_err();
+    assert!(matches!(e, ssdlab::Error::Job(_)), "{e:?}");
+    let i = e.invalid().expect("parts as data");
+    assert_eq!(
+        (i.origin.as_str(), i.value.as_deref(), i.expected.as_deref()),
+        (
+            "data length",
+            Some("100 bytes"),
+            Some("a non-zero multiple of the 4096-byte block")
+        )
+    );
+    assert_eq!(
+        e.to_string(),
+        "data length: got 100 bytes, expected a non-zero multiple of the 4096-byte block"
+    );
+    // A read past the namespace's end completes with LBA Out of Range.
+    let e = d.read(d.nsze(), 1).unwrap_err();
+    let i = e.invalid().expect("parts as data");
+    assert_eq!(i.value.as_deref(), Some("LBA Out of Range"), "{e}");
+    assert!(
+        e.to_string().starts_with(&format!(
+            "Read at LBA {}: the controller answered",
+            d.nsze()
+        )),
+        "{e}"
+    );
+}

@@ -41,7 +41,7 @@ pub use reliability::*;
 pub use schema::json_schema;
 pub use zns::*;
 
-use crate::error::{says, ConfigError, Error, Invalid, NoSuchConfig, Result};
+use crate::error::{got, says, ConfigError, Error, Invalid, NoSuchConfig, Result};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 pub use units::{ByteRate, Bytes, Dur, Rate};
@@ -389,6 +389,19 @@ impl SsdConfig {
                 _ => BackendKind::Page,
             },
         }
+    }
+
+    /// This config's back end against the one a driver needs (`want`, in words):
+    /// `{name}: got a {kind} device ({its sections}), expected {want}`.
+    pub fn not_backend(&self, want: impl Into<String>) -> Invalid {
+        let kind = self.backend_kind();
+        Invalid::unnamed(
+            &self.meta.name,
+            got(
+                format_args!("a {} device ({})", kind.name(), kind.what_sections_say()),
+                want,
+            ),
+        )
     }
 
     /// Why this device cannot save or load a drive state (docs/state.md; None: it can): only

@@ -28,7 +28,7 @@
 
 use crate::config::{CacheConfig, CacheMode, CachePorts, PartialLines, SsdConfig};
 use crate::ctrl::cache::CacheBuffer;
-use crate::error::{Error, Result};
+use crate::error::{says, Error, Invalid, Result};
 use crate::iface::HostPort;
 use crate::media::dram::{Dram, DramTiming, Port};
 use crate::sim::SimTime;
@@ -314,9 +314,12 @@ impl BufferManager {
 /// lines run from its flush pointer without a gap (`ctrl::zoned::ZoneOrder`), so the line there
 /// is always free to flush: this is a bug, reported rather than left to hang the run.
 fn no_line_to_flush(lpn: u64) -> Error {
-    Error::device(format!(
-        "cache buffer: the zone of logical block {lpn} has no line at its flush pointer to \
+    Error::bad_device(Invalid::unnamed(
+        "cache buffer",
+        says(format!(
+            "the zone of logical block {lpn} has no line at its flush pointer to \
          flush (a bug: its lines entered out of order)"
+        )),
     ))
 }
 

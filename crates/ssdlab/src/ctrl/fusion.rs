@@ -17,13 +17,15 @@
 //! The two controllers are the ones the single-medium devices use; this module adds only the
 //! address check of each space.
 
+use crate::error::{got, says, Error, Invalid, Result};
 use crate::request::Op;
 use crate::request::Space;
 
 /// Check a request against its space: it must end inside it, and an erase is for NAND blocks.
 /// `nand_bytes` is the device's own space (a fusion device's NAND; a single-medium device's
 /// whole space), `pcm_bytes` the PCM space, which only a fusion device has (asked only of a
-/// request flagged PCM). Returns the one-line refusal.
+/// request flagged PCM). The refusal is a job error that opens with the request
+/// (`read request at byte 4096`) and names its field (`len`, `flags`).
 pub fn check_space(
     space: Space,
     op: Op,
@@ -31,7 +33,7 @@ pub fn check_space(
     len: u64,
     nand_bytes: u64,
     pcm_bytes: impl FnOnce() -> Option<u64>,
-) -> Result<(), String> {
+) -> Result<()> {
     let (cap, name) = match space {
         Space::Nand => (nand_bytes, "the device's"),
         Space::Pcm => match pcm_bytes() {
@@ -40,22 +42,50 @@ pub fn check_space(
         },
     };
     if offset.checked_add(len).is_none_or(|end| end > cap) {
-        return Err(format!(
-            "request at byte {offset} of {len} bytes ends beyond {name} {cap} bytes"
-        ));
+        return Err(past_the_end(op, offset, len, name, cap));
     }
     if space == Space::Pcm && op == Op::Erase {
-        return Err(format!(
-            "erase at PCM byte {offset}: PCM is updated in place; erases are for NAND blocks"
-        ));
+        return Err(pcm_erase(offset));
     }
     Ok(())
 }
 
+/// The request as a refusal opens with it.
+fn request(op: Op, offset: u64) -> String {
+    format!("{} request at byte {offset}", op.name())
+}
+
 #[cold]
-fn no_pcm_space(op: Op, offset: u64) -> String {
-    format!(
-        "{} request at byte {offset}: flagged PCM, but only a fusion device ([nand] and [pcm]) has a PCM space",
-        op.name()
-    )
+#[inline(never)]
+fn past_the_end(op: Op, offset: u64, len: u64, space: &str, cap: u64) -> Error {
+    Error::bad_job(Invalid::new(
+        request(op, offset),
+        "len",
+        got(
+            format_args!("{len} bytes"),
+            format!("a request that does not end beyond {space} {cap} bytes"),
+        ),
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn pcm_erase(offset: u64) -> Error {
+    Error::bad_job(Invalid::unnamed(
+        format!("erase request at PCM byte {offset}"),
+        says("PCM is updated in place; erases are for NAND blocks"),
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn no_pcm_space(op: Op, offset: u64) -> Error {
+    Error::bad_job(Invalid::new(
+        request(op, offset),
+        "flags",
+        got(
+            "PCM",
+            "no PCM flag: only a fusion device ([nand] and [pcm]) has a PCM space",
+        ),
+    ))
 }

@@ -31,7 +31,7 @@ use crate::ctrl::datacheck::DataCheck;
 /// A zoned drive's zone actions and states, as drivers name them (Zone Management Send, Report
 /// Zones).
 pub use crate::ctrl::zones::{ZoneAction, ZoneState};
-use crate::error::{got, Error, Invalid, Result};
+use crate::error::{got, says, Error, Invalid, Result};
 mod dispatch;
 mod fdp;
 mod hardware;
@@ -133,9 +133,23 @@ impl Device {
             // The FTL's tables are filled at once: a drive too large for this machine is
             // refused here, naming both figures, rather than killed by the OOM killer part-way.
             crate::sim::mem::check_fits(Ftl::table_bytes(cfg), crate::sim::mem::available_bytes())
-                .map_err(Error::config)?;
+                .map_err(|t| {
+                    Error::bad_config(Invalid::unnamed(
+                        &cfg.meta.name,
+                        got(
+                            format_args!(
+                                "FTL tables (map, reverse map, block records) of about {}",
+                                t.need_text()
+                            ),
+                            format!(
+                                "at most {}: choose a smaller geometry or a larger ftl.map_unit",
+                                t.available_text()
+                            ),
+                        ),
+                    ))
+                })?;
         }
-        let link = Interface::from_config(cfg).map_err(Error::config)?;
+        let link = Interface::from_config(cfg)?;
         let link_max = link
             .dramif()
             .map_or(cfg.interface.mdts.0, |d| d.max_cmd_bytes());
@@ -412,12 +426,18 @@ impl Device {
         let model = match self.backend.page_ftl_mut() {
             Some(ftl) => crate::ctrl::power_loss::PowerLoss::new(plp, checkpoint_units, ftl),
             None => {
-                return Err(Error::config(format!(
-                "{what}: the power-loss model covers the page-mapped FTL (ftl.kind = \"page\"), \
-                 this device's back end is {} (a fusion device's host-side FTL has its own: \
-                 hfsl.power_cut_event)",
-                    self.backend.kind().name()
-                )))
+                let kind = self.backend.kind().name();
+                return Err(Error::bad_config(
+                    Invalid::unnamed(
+                        what,
+                        says(format!(
+                "the power-loss model covers the page-mapped FTL (ftl.kind = \"page\"), \
+                 this device's back end is {kind} (a fusion device's host-side FTL has its own: \
+                 hfsl.power_cut_event)"
+                    )),
+                    )
+                    .valued(kind),
+                ));
             }
         };
         self.check.get_or_insert_with(DataCheck::default).power = Some(Box::new(model));

@@ -136,8 +136,9 @@ impl Device {
             ftl.unsaveable()
         };
         if let Some(why) = busy {
-            return Err(Error::device(format!(
-                "saving a drive state: {why}; a state is saved from a drive at rest"
+            return Err(Error::bad_device(Invalid::unnamed(
+                "saving a drive state",
+                says(format!("{why}; a state is saved from a drive at rest")),
             )));
         }
         let tmp = temporary_beside(path)?;

@@ -174,8 +174,7 @@ impl Device {
         let space = crate::request::Space::of(r.flags);
         crate::ctrl::fusion::check_space(space, r.op, r.offset, r.len, self.capacity, || {
             self.backend.pcm_space_bytes()
-        })
-        .map_err(Error::job)?;
+        })?;
         if !matches!(r.op, Op::Read | Op::Write) {
             return self.check_other_op(r);
         }

@@ -13,7 +13,7 @@
 //! written. A program shorter than its pages is padded with 0xFF, as the seed's prototype fills
 //! a partial page with invalid data (§3.2.1).
 
-use crate::config::{Medium, SsdConfig};
+use crate::config::{BackendKind, Medium, SsdConfig};
 use crate::device::store::Store;
 use crate::device::HardwareInfo;
 use crate::device::{Device, Flags, Request, Status};
@@ -91,10 +91,10 @@ impl FusionHost {
     /// Open the fusion device `cfg` describes; another device is refused.
     pub fn new(cfg: &SsdConfig, seed: u64) -> Result<FusionHost> {
         if cfg.medium() != Medium::Fusion {
-            return Err(Error::config(format!(
-                "config `{}` is not a fusion device: expected [nand] with ftl.kind = \"none\", and [pcm]",
-                cfg.meta.name
-            )));
+            return Err(Error::bad_config(cfg.not_backend(format!(
+                "a fusion device: {}",
+                BackendKind::Fusion.what_sections_say()
+            ))));
         }
         let dev = Device::new(cfg, seed)?;
         let info = dev.hardware_info().expect("a fusion device");
@@ -185,12 +185,7 @@ impl FusionHost {
         // Simulated time saturates: at the clock's end this command and every later one would
         // report a latency of 0.
         if completed == SimTime::MAX {
-            return Err(Error::job(format!(
-                "at_ps: the command submitted at {} ps reached the end of the simulated clock \
-                 (2^64 ps, about 213 days); the device's clock cannot go on, so this and every \
-                 later command is refused (expected times well under 2^64 ps)",
-                submitted.ps()
-            )));
+            return Err(super::clock_end("command", submitted));
         }
         Ok(Done {
             status,
@@ -370,11 +365,21 @@ mod tests {
         // Nothing was submitted.
         assert_eq!(h.now(), SimTime::ZERO);
         assert_eq!(h.device().events(), 0);
-        // Another device is refused.
+        // Another device is refused, a config error naming it, its back end and the one
+        // needed.
         let e = FusionHost::new(&SsdConfig::resolve("small-tlc", &[]).unwrap(), 1)
             .err()
-            .unwrap()
-            .to_string();
-        assert!(e.contains("not a fusion device"), "{e}");
+            .unwrap();
+        assert!(matches!(e, Error::Config(_)), "{e:?}");
+        let i = e.invalid().expect("parts as data");
+        assert_eq!(i.origin, "small-tlc");
+        assert!(
+            i.value.as_deref().unwrap().starts_with("a page device"),
+            "{i:?}"
+        );
+        assert!(
+            e.to_string().contains("expected a fusion device: [nand]"),
+            "{e}"
+        );
     }
 }

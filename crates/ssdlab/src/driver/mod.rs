@@ -12,6 +12,9 @@
 //! - `zbd`: fio's `zonemode=zbd` for `jobs` on a zoned drive (writes at write pointers).
 //! - `depth_search`: fio's `latency_target` for `jobs` (the queue depth that meets a target).
 
+use crate::error::{Error, Invalid};
+use crate::sim::SimTime;
+
 mod depth_search;
 pub mod fusion_host;
 pub mod hfsl;
@@ -22,3 +25,18 @@ pub mod replay;
 pub mod requests;
 pub mod sampler;
 mod zbd;
+
+/// A raw command or host request (`what`) submitted at `at` that reached the end of the
+/// simulated clock: the caller's `at_ps` against the times the clock can hold.
+pub(crate) fn clock_end(what: &str, at: SimTime) -> Error {
+    Error::bad_job(Invalid::got(
+        "",
+        "at_ps",
+        format_args!("{} ps", at.ps()),
+        format!(
+            "times well under 2^64 ps (about 213 days): the {what} submitted then reached the \
+             end of the simulated clock, which cannot go on, so this and every later {what} is \
+             refused"
+        ),
+    ))
+}

@@ -5,7 +5,7 @@
 //! driver unwrapped.
 
 use crate::device::{Completion, Device, Driver, PowerCutOutcome};
-use crate::error::{got, Invalid};
+use crate::error::{got, says, Invalid};
 use crate::error::{Error, Result};
 use crate::sim::SimTime;
 
@@ -94,9 +94,9 @@ pub fn run_to_cut<D: Driver>(
         }
     }
     dev.power_cut().ok_or_else(|| {
-        Error::device(format!(
-            "{}: the device's power-loss model was not armed",
-            cut.option()
+        Error::bad_device(Invalid::unnamed(
+            cut.option(),
+            says("the device's power-loss model was not armed"),
         ))
     })
 }

@@ -10,7 +10,7 @@
 //! request after them.
 
 use crate::device::{Completion, Device, Driver, Flags, Request};
-use crate::error::{got, Invalid};
+use crate::error::{got, says, Invalid};
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::SimTime;
@@ -221,10 +221,15 @@ impl RequestListDriver {
             dev.host_syscall(now, 0);
             dev.host_kernel_request(now, 0);
             if let Err(e) = dev.submit(now, r) {
-                self.error = Some(Error::job(format!(
-                    "request list, request {}: {e}",
-                    self.next
-                )));
+                // The request's own refusal keeps its parts, the list's index before it.
+                let at = format!("request list, request {}", self.next);
+                self.error = Some(Error::bad_job(match e.invalid() {
+                    Some(i) => Invalid {
+                        origin: format!("{at}: {}", i.origin),
+                        ..i.clone()
+                    },
+                    None => Invalid::unnamed(at, says(e.to_string())),
+                }));
                 return;
             }
             self.next += 1;

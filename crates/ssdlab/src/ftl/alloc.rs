@@ -4,7 +4,7 @@
 
 use super::{BlockState, Ftl, Stream, Translation, Urgency, GC_STREAM, NONE};
 use crate::config::Placement;
-use crate::error::{Error, Result};
+use crate::error::{says, Error, Invalid, Result};
 
 impl<M: Translation + ?Sized> Ftl<M> {
     /// Allocate in the plane under the stripe cursor. The cursor moves on once a page is full,
@@ -15,10 +15,10 @@ impl<M: Translation + ?Sized> Ftl<M> {
             return Ok(pun);
         }
         let free: u64 = self.planes.iter().map(|p| p.free.len() as u64).sum();
-        Err(Error::device(format!(
+        Err(Error::bad_device(Invalid::unnamed("FTL", says(format!(
             "no plane can take a write ({free} free blocks in all, each plane's last one kept for GC); \
              the valid data does not fit the planes it landed on — raise over_provisioning"
-        )))
+        )))))
     }
 
     /// [`Ftl::alloc_striped`], with None when no plane can take the unit. With static placement

@@ -37,7 +37,7 @@
 
 use super::{Refusal, Wear};
 use crate::config::FtlKind;
-use crate::error::{Error, Result};
+use crate::error::{says, Error, Invalid, Result};
 use crate::media::nand::Geometry;
 use crate::sim::Rng;
 use std::collections::VecDeque;
@@ -340,8 +340,11 @@ impl Hybrid {
                 // Worn blocks left the plane: the write is refused (`write_checked`).
                 w.exhausted = true;
             }
-            Error::device(format!(
-                "hybrid FTL: plane {plane} has no free block (more log blocks than spare blocks)"
+            Error::bad_device(Invalid::unnamed(
+                "hybrid FTL",
+                says(format!(
+                    "plane {plane} has no free block (more log blocks than spare blocks)"
+                )),
             ))
         })
     }
@@ -605,15 +608,19 @@ impl Hybrid {
     pub fn precondition(&mut self, fill: bool, overwrite: f64, seed: u64) -> Result<()> {
         if let Some(w) = self.wear().filter(|w| w.read_only) {
             if fill || overwrite > 0.0 {
-                return Err(Error::config(format!(
-                    "precondition: the drive starts read-only ({} good blocks of {}, {} bad from \
+                return Err(Error::bad_config(Invalid::says(
+                    "",
+                    "precondition.fill",
+                    format!(
+                        "the drive starts read-only ({} good blocks of {}, {} bad from \
                      the factory; a plane lacks the blocks its logical blocks, log blocks and \
                      merges need), so it cannot be filled: lower \
                      reliability.factory_bad_block_rate or set precondition.fill = \"none\" and \
                      precondition.random_overwrite = 0",
-                    w.good_blocks,
-                    self.erase_count.len(),
-                    w.factory_bad_blocks
+                        w.good_blocks,
+                        self.erase_count.len(),
+                        w.factory_bad_blocks
+                    ),
                 )));
             }
         }
@@ -623,12 +630,16 @@ impl Hybrid {
             ops.clear();
             match h.write_checked(lpn, &mut ops)? {
                 Ok(()) => Ok(()),
-                Err(_) => Err(Error::config(format!(
-                    "precondition: the drive wore out into read-only mode while it was being \
-                     preconditioned ({} blocks retired at {} erases): lower \
-                     precondition.random_overwrite or raise reliability.pe_limit",
-                    h.wear().map_or(0, |w| w.retired_blocks),
-                    h.wear().map_or(0, |w| w.pe_limit)
+                Err(_) => Err(Error::bad_config(Invalid::says(
+                    "",
+                    "precondition.random_overwrite",
+                    format!(
+                        "the drive wore out into read-only mode while it was being \
+                         preconditioned ({} blocks retired at {} erases): lower \
+                         precondition.random_overwrite or raise reliability.pe_limit",
+                        h.wear().map_or(0, |w| w.retired_blocks),
+                        h.wear().map_or(0, |w| w.pe_limit)
+                    ),
                 ))),
             }
         };

@@ -5,7 +5,7 @@
 use super::free_list::FreeList;
 use super::{steady, BlockState, Ftl, Translation, UNMAPPED};
 use crate::config::HotCold;
-use crate::error::{Error, Result};
+use crate::error::{Error, Invalid, Result};
 use crate::sim::Rng;
 
 impl<M: Translation + ?Sized> Ftl<M> {
@@ -30,15 +30,19 @@ impl<M: Translation + ?Sized> Ftl<M> {
         const CHECK_EVERY: u64 = 1 << 16;
         if let Some(w) = self.wear.as_ref().filter(|w| w.read_only) {
             if fill || overwrite > 0.0 {
-                return Err(Error::config(format!(
-                    "precondition: the drive starts read-only ({} good blocks of {}, {} bad from \
+                return Err(Error::bad_config(Invalid::says(
+                    "",
+                    "precondition.fill",
+                    format!(
+                        "the drive starts read-only ({} good blocks of {}, {} bad from \
                      the factory; it needs {} to take writes), so it cannot be filled: lower \
                      reliability.factory_bad_block_rate or set precondition.fill = \"none\" and \
                      precondition.random_overwrite = 0",
-                    w.good_blocks,
-                    self.blocks.len(),
-                    w.factory_bad_blocks,
-                    w.min_good_blocks
+                        w.good_blocks,
+                        self.blocks.len(),
+                        w.factory_bad_blocks,
+                        w.min_good_blocks
+                    ),
                 )));
             }
         }

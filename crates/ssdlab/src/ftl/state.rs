@@ -13,7 +13,7 @@ use super::fill::AS_FILLED;
 use super::state_io::{StateReader, StateWriter};
 use super::steady::SteadyState;
 use super::{BlockState, Ftl, Streams, Translation, GC_STREAM, NONE, UNMAPPED};
-use crate::error::{Error, Result};
+use crate::error::{says, Error, Invalid, Result};
 use crate::sim::Rng;
 use std::io::{Read, Write};
 
@@ -152,9 +152,10 @@ impl<M: Translation + ?Sized> Ftl<M> {
                 .iter()
                 .all(|b| matches!(b.state, BlockState::Free | BlockState::Bad));
         if !fresh {
-            return Err(Error::device(
-                "a drive state loads into a fresh drive only (a caller's bug)".into(),
-            ));
+            return Err(Error::bad_device(Invalid::unnamed(
+                "drive state",
+                says("it loads into a fresh drive only (a caller's bug)"),
+            )));
         }
         let units = self.p2l.len() as u64;
         let lpns = self.l2p.len() as u64;

@@ -17,7 +17,7 @@
 use super::state_io::{StateReader, StateWriter};
 use super::{Block, BlockState, Ftl, FullMap, Refusal, Translation, NONE, UNMAPPED};
 use crate::config::{HotCold, MappingKind, SsdConfig};
-use crate::error::{Error, Result};
+use crate::error::{says, Error, Invalid, Result};
 use crate::media::nand::Divisor;
 use crate::sim::mem::prefetch;
 use crate::sim::rng::Permutation;
@@ -177,9 +177,10 @@ impl<M: Translation + ?Sized> Ftl<M> {
         }
         if !unused || self.streams.is_some() {
             // Validation refuses the configs this cannot copy; a used drive is a caller's bug.
-            return Err(Error::device(
-                "steady-state preconditioning needs a fresh drive".into(),
-            ));
+            return Err(Error::bad_device(Invalid::unnamed(
+                "steady-state preconditioning",
+                says("it needs a fresh drive"),
+            )));
         }
         let planes = self.planes.len() as u64;
         let logical = self.logical_units();
@@ -359,11 +360,13 @@ impl<M: Translation + ?Sized> Ftl<M> {
             .iter()
             .any(|s| s.valid.iter().map(|v| v.count()).ne(per_plane.clone()))
         {
-            return Err(Error::device(
-                "steady-state preconditioning: the model plane's states hold different numbers \
-                 of valid units (a bug: its writes only move them)"
-                    .into(),
-            ));
+            return Err(Error::bad_device(Invalid::unnamed(
+                "steady-state preconditioning",
+                says(
+                    "the model plane's states hold different numbers \
+                 of valid units (a bug: its writes only move them)",
+                ),
+            )));
         }
         let mut k = vec![0u64; counts.len()];
         for p in 0..planes {
@@ -427,14 +430,18 @@ impl<M: Translation + ?Sized> Ftl<M> {
 /// blocks would retire before the state it stands for, which the copy cannot lay out.
 fn worn_out<M: Translation + ?Sized>(model: &Ftl<M>, refusal: Refusal) -> Error {
     let w = model.wear.as_ref().expect("with [reliability]");
-    Error::config(format!(
-        "precondition.fill: got \"steady-state\", but the overwrites that reach it wear the \
-         drive out ({refusal:?}: {} blocks retired (of the model plane; with write streams, of \
-         the drive) at reliability.pe_limit = {}, \
-         {} bad from the factory): raise reliability.pe_limit or lower \
-         reliability.factory_bad_block_rate, or precondition with \"sequential\" and \
-         precondition.random_overwrite",
-        w.retired_blocks, w.pe_limit, w.factory_bad_blocks
+    Error::bad_config(Invalid::got(
+        "",
+        "precondition.fill",
+        "\"steady-state\"",
+        format!(
+            "a fill the drive survives: the overwrites that reach the steady state wear it out \
+             ({refusal:?}: {} blocks retired (of the model plane; with write streams, of the \
+             drive) at reliability.pe_limit = {}, {} bad from the factory); raise \
+             reliability.pe_limit or lower reliability.factory_bad_block_rate, or precondition \
+             with \"sequential\" and precondition.random_overwrite",
+            w.retired_blocks, w.pe_limit, w.factory_bad_blocks
+        ),
     ))
 }
 

@@ -16,10 +16,11 @@
 //! 1.5/3/6 Gb/s with 8b/10b coding are SATA 1.0/2.0/3.0 (600 MB/s matches seed 004's "SATA3
 //! interface is 600MB/s"); register and FIS handshake overheads are assumed, per field below.
 
-use super::{Kind, Proto, Wire};
+use super::{wrong_link, Kind, Proto, Wire};
 use crate::config::InterfaceConfig;
 pub use crate::config::{AtaConfig, NCQ_TAGS};
 use crate::config::{Link, LinkType};
+use crate::error::{got, Problem};
 use crate::sim::SimTime;
 
 /// Ultra DMA mode rates in bytes per second (ATA/ATAPI-7: 16.7, 25, 33.3, 44.4, 66.7, 100,
@@ -38,25 +39,26 @@ pub fn udma_bytes_per_s(mode: u8) -> Option<f64> {
 }
 
 /// IDE link rate in bytes per second: `"ideal"` (no bandwidth limit) or an Ultra DMA mode.
-pub fn ide_link_rate(l: &Link) -> Result<f64, String> {
+pub fn ide_link_rate(l: &Link) -> Result<f64, Problem> {
     match l.kind() {
         LinkType::Ideal => Ok(f64::INFINITY),
-        LinkType::Udma(m) => udma_bytes_per_s(m).ok_or_else(|| format!("no Ultra DMA mode {m}")),
-        _ => Err(format!("link {:?} is not an IDE link", l.text())),
+        LinkType::Udma(m) => udma_bytes_per_s(m)
+            .ok_or_else(|| got(format!("{:?}", l.text()), "an Ultra DMA mode from 0 to 6")),
+        _ => Err(wrong_link(l, Kind::Ide)),
     }
 }
 
 /// SATA link: `"ideal"`, or generation 1–3 (1.5, 3 or 6 Gb/s); payload bytes per second after
 /// 8b/10b coding.
-pub fn sata_link_rate(l: &Link) -> Result<f64, String> {
+pub fn sata_link_rate(l: &Link) -> Result<f64, Problem> {
     match l.kind() {
         LinkType::Ideal => Ok(f64::INFINITY),
         LinkType::Sata(g) => Ok(1.5e9 * f64::from(1u32 << (g - 1)) * 0.8 / 8.0),
-        _ => Err(format!("link {:?} is not a SATA link", l.text())),
+        _ => Err(wrong_link(l, Kind::Sata)),
     }
 }
 
-pub fn ide_proto(i: &InterfaceConfig) -> Result<Proto, String> {
+pub fn ide_proto(i: &InterfaceConfig) -> Result<Proto, Problem> {
     let a = &i.ata;
     let rate = ide_link_rate(&i.link)?;
     let mut data = Wire::at_rate(rate);
@@ -91,7 +93,7 @@ pub fn ide_proto(i: &InterfaceConfig) -> Result<Proto, String> {
     })
 }
 
-pub fn sata_proto(i: &InterfaceConfig) -> Result<Proto, String> {
+pub fn sata_proto(i: &InterfaceConfig) -> Result<Proto, Problem> {
     let a = &i.ata;
     let rate = sata_link_rate(&i.link)?;
     let fis = a.fis_overhead.0;
@@ -158,6 +160,13 @@ mod tests {
         );
         assert!(Link::parse("udma7").is_err());
         assert!(Link::parse("sata4").is_err());
-        assert!(sata_link_rate(&Link::parse("udma6").unwrap()).is_err());
+        // Another kind's link: the link as given against the SATA names, as data.
+        match sata_link_rate(&Link::parse("udma6").unwrap()) {
+            Err(Problem::Got { value, expected }) => {
+                assert_eq!(value, "\"udma6\"");
+                assert!(expected.contains("\"sata3\" (6 Gb/s)"), "{expected}");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -18,25 +18,26 @@
 //! prototype (§6.5). Costs the seed does not give are assumed, per field.
 
 use super::buddy::Buddy;
-use super::{Kind, Proto, Wire};
+use super::{wrong_link, Kind, Proto, Wire};
 use crate::config::InterfaceConfig;
 pub use crate::config::{DataMove, DramIfConfig};
 use crate::config::{Link, LinkType};
+use crate::error::Problem;
 use crate::sim::time::Timeline;
 use crate::sim::SimTime;
 pub use crate::stats::result::DramIfStats;
 
 /// The LPDDR channel of the DRAM interface (`"lpddr3-1200x32"`: MT/s and bus bits, or
 /// `"ideal"`): bytes per second of the host's accesses to the shared buffer.
-pub fn dram_link_rate(l: &Link) -> Result<f64, String> {
+pub fn dram_link_rate(l: &Link) -> Result<f64, Problem> {
     match l.kind() {
         LinkType::Ideal => Ok(f64::INFINITY),
         LinkType::Lpddr { mts, bits } => Ok(mts * 1e6 * bits as f64 / 8.0),
-        _ => Err(format!("link {:?} is not an LPDDR link", l.text())),
+        _ => Err(wrong_link(l, Kind::Dram)),
     }
 }
 
-pub fn dram_proto(i: &InterfaceConfig) -> Result<Proto, String> {
+pub fn dram_proto(i: &InterfaceConfig) -> Result<Proto, Problem> {
     let rate = dram_link_rate(&i.link)?;
     let wire = Wire::at_rate(rate);
     Ok(Proto {

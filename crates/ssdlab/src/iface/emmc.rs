@@ -13,25 +13,26 @@
 //! 52 and 104 MB/s, command queueing with 32 tasks introduced in 5.1. Turnaround cycle counts
 //! and the status-polling interval are assumed, per field.
 
-use super::{Kind, Proto, Wire};
+use super::{wrong_link, Kind, Proto, Wire};
 use crate::config::InterfaceConfig;
 use crate::config::{EmmcBus, Link, LinkType};
 pub use crate::config::{EmmcConfig, CQ_TASKS, VERSIONS};
+use crate::error::Problem;
 use crate::sim::SimTime;
 
 /// The bus mode of an eMMC link: (data bytes per second, clock Hz, display name).
-pub fn emmc_link(l: &Link) -> Result<(f64, f64, &'static str), String> {
+pub fn emmc_link(l: &Link) -> Result<(f64, f64, &'static str), Problem> {
     Ok(match l.kind() {
         LinkType::Ideal => (f64::INFINITY, 200e6, "eMMC ideal (no bus limit)"),
         LinkType::Emmc(EmmcBus::Hs52) => (52e6, 52e6, "eMMC HS52 (52 MB/s)"),
         LinkType::Emmc(EmmcBus::Ddr52) => (104e6, 52e6, "eMMC DDR52 (104 MB/s)"),
         LinkType::Emmc(EmmcBus::Hs200) => (200e6, 200e6, "eMMC HS200 (200 MB/s)"),
         LinkType::Emmc(EmmcBus::Hs400) => (400e6, 200e6, "eMMC HS400 (400 MB/s)"),
-        _ => return Err(format!("link {:?} is not an eMMC link", l.text())),
+        _ => return Err(wrong_link(l, Kind::Emmc)),
     })
 }
 
-pub fn emmc_proto(i: &InterfaceConfig) -> Result<Proto, String> {
+pub fn emmc_proto(i: &InterfaceConfig) -> Result<Proto, Problem> {
     let e = &i.emmc;
     let (rate, clock_hz, name) = emmc_link(&i.link)?;
     let cycle = SimTime((1e12 / clock_hz).round() as u64);

@@ -30,6 +30,7 @@ pub mod queued;
 pub mod ufs;
 
 use crate::config::SsdConfig;
+use crate::error::{got, Error, Invalid, Problem, Result};
 use crate::event::Event;
 use crate::host::HostCpu;
 use crate::request::{Cmd, Status};
@@ -165,17 +166,38 @@ pub struct Proto {
 }
 
 impl Proto {
-    /// The protocol model of `cfg.interface` (not for NVMe, which has its own path).
-    pub fn from_config(cfg: &SsdConfig) -> Result<Proto, String> {
+    /// The protocol model of `cfg.interface` (not for NVMe, which has its own path). Its
+    /// error names the config and the field (`interface.link`, `interface.kind`).
+    pub fn from_config(cfg: &SsdConfig) -> Result<Proto> {
         let i = &cfg.interface;
+        let link =
+            |p: Problem| Error::bad_config(Invalid::new(&cfg.meta.name, "interface.link", p));
         match i.kind {
-            Kind::Nvme => Err("NVMe has no Proto; it uses the queue-pair path".into()),
-            Kind::Ide => ata::ide_proto(i),
-            Kind::Sata => ata::sata_proto(i),
-            Kind::Ufs => ufs::ufs_proto(i),
-            Kind::Emmc => emmc::emmc_proto(i),
-            Kind::Dram => dramif::dram_proto(i),
+            Kind::Nvme => Err(Error::bad_config(Invalid::got(
+                &cfg.meta.name,
+                "interface.kind",
+                "\"nvme\"",
+                "a kind with a protocol model (NVMe uses the queue-pair path)",
+            ))),
+            Kind::Ide => ata::ide_proto(i).map_err(link),
+            Kind::Sata => ata::sata_proto(i).map_err(link),
+            Kind::Ufs => ufs::ufs_proto(i).map_err(link),
+            Kind::Emmc => emmc::emmc_proto(i).map_err(link),
+            Kind::Dram => dramif::dram_proto(i).map_err(link),
         }
+    }
+}
+
+/// The problem of link `l` given to an interface of another `kind` (validation refuses it
+/// first, [`crate::config::Link::check_kind`]: a protocol builder meets it only if a caller
+/// skipped validation).
+pub(crate) fn wrong_link(l: &crate::config::Link, kind: Kind) -> Problem {
+    match l.check_kind(kind) {
+        Err(p) => p,
+        Ok(()) => got(
+            format!("{:?}", l.text()),
+            format!("a link of a {} interface", kind.name()),
+        ),
     }
 }
 
@@ -187,10 +209,13 @@ pub enum Interface {
 }
 
 impl Interface {
-    pub fn from_config(cfg: &SsdConfig) -> Result<Interface, String> {
+    /// The interface of `cfg`; its error names the config and the field.
+    pub fn from_config(cfg: &SsdConfig) -> Result<Interface> {
         let i = &cfg.interface;
         Ok(match i.kind {
-            Kind::Nvme => Interface::Nvme(Box::new(nvme::Nvme::new(i)?)),
+            Kind::Nvme => Interface::Nvme(Box::new(nvme::Nvme::new(i).map_err(|p| {
+                Error::bad_config(Invalid::new(&cfg.meta.name, "interface.link", p))
+            })?)),
             Kind::Dram => Interface::Dram(Box::new(dram_link::DramLink::new(
                 Proto::from_config(cfg)?,
                 i,
@@ -458,6 +483,36 @@ impl HostEnd {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_link_of_another_kind_is_refused_naming_the_config_field_and_value() {
+        // Validation refuses it first; built without validation, the interface names it too.
+        let mut cfg = SsdConfig::resolve("small-tlc", &[]).unwrap();
+        let link = format!("{:?}", cfg.interface.link.text());
+        cfg.interface.kind = Kind::Sata;
+        let Err(e) = Interface::from_config(&cfg) else {
+            panic!("refused")
+        };
+        assert!(matches!(e, Error::Config(_)), "{e:?}");
+        let i = e.invalid().unwrap();
+        assert_eq!(
+            (i.origin.as_str(), i.field.as_deref(), i.value.as_deref()),
+            ("small-tlc", Some("interface.link"), Some(link.as_str()))
+        );
+        assert!(
+            i.expected.as_deref().unwrap().contains("\"sata1\""),
+            "{i:?}"
+        );
+        cfg.interface.kind = Kind::Nvme;
+        let Err(e) = Proto::from_config(&cfg) else {
+            panic!("NVMe has no Proto")
+        };
+        let i = e.invalid().unwrap();
+        assert_eq!(i.field.as_deref(), Some("interface.kind"));
+        assert!(i
+            .to_string()
+            .starts_with("small-tlc, field `interface.kind`: got \"nvme\""));
+    }
 
     #[test]
     fn wire_framing_adds_up() {

@@ -10,6 +10,7 @@ use super::arbiter::Arbiter;
 use super::pcie::LinkCost;
 use crate::config::LinkSpec;
 use crate::config::{InterfaceConfig, InterruptMode, PriorityClass};
+use crate::error::Problem;
 use crate::event::Event;
 use crate::host::HostCpu;
 use crate::request::Cmd;
@@ -57,10 +58,9 @@ pub struct Nvme {
 }
 
 impl Nvme {
-    pub fn new(i: &InterfaceConfig) -> Result<Nvme, String> {
-        // Validation refused a link of another kind already (config::validate): the message
-        // stays the words device::Device puts in a config error.
-        let spec = LinkSpec::from_link(&i.link).map_err(|p| p.to_string())?;
+    pub fn new(i: &InterfaceConfig) -> Result<Nvme, Problem> {
+        // Validation refused a link of another kind already (config::validate).
+        let spec = LinkSpec::from_link(&i.link)?;
         let link_name = match spec {
             LinkSpec::Pcie { gen, lanes } => format!("PCIe Gen{gen} x{lanes}"),
             _ => "PCIe ideal (no link limit)".into(),

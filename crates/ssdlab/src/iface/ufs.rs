@@ -15,15 +15,16 @@
 //! two lanes and HS-G3; UPIU sizes are JESD220B; 32 transfer request slots are UFSHCI 2.0
 //! (JESD223C). Host-side register and descriptor-fetch costs are assumed, per field.
 
-use super::{Kind, Proto, Wire};
+use super::{wrong_link, Kind, Proto, Wire};
 use crate::config::InterfaceConfig;
 use crate::config::{Link, LinkType};
 pub use crate::config::{UfsConfig, UTRL_SLOTS};
+use crate::error::Problem;
 use crate::sim::SimTime;
 
 /// A UFS link (`"hs-g3x2"`: HS-G3 rate B by default, `"hs-g3ax1"`, `"ideal"`): payload bytes
 /// per second over all lanes after 8b/10b, and a display name.
-pub fn ufs_link(l: &Link) -> Result<(f64, String), String> {
+pub fn ufs_link(l: &Link) -> Result<(f64, String), Problem> {
     let (gear, rate_b, lanes) = match l.kind() {
         LinkType::Ideal => return Ok((f64::INFINITY, "UFS ideal (no link limit)".into())),
         LinkType::Ufs {
@@ -31,7 +32,7 @@ pub fn ufs_link(l: &Link) -> Result<(f64, String), String> {
             rate_b,
             lanes,
         } => (gear, rate_b, lanes),
-        _ => return Err(format!("link {:?} is not a UFS link", l.text())),
+        _ => return Err(wrong_link(l, Kind::Ufs)),
     };
     let mbps_g1 = if rate_b { 1457.6 } else { 1248.0 };
     let line_bps = mbps_g1 * 1e6 * f64::from(1u32 << (gear - 1)) * lanes as f64;
@@ -46,7 +47,7 @@ pub fn ufs_link(l: &Link) -> Result<(f64, String), String> {
     ))
 }
 
-pub fn ufs_proto(i: &InterfaceConfig) -> Result<Proto, String> {
+pub fn ufs_proto(i: &InterfaceConfig) -> Result<Proto, Problem> {
     let u = &i.ufs;
     let (rate, name) = ufs_link(&i.link)?;
     let mut data = Wire::at_rate(rate);

@@ -19,7 +19,7 @@
 //! the rest (erases, map updates).
 
 use super::backend::{Serial, SwapBackend};
-use crate::error::{Error, Result};
+use crate::error::{says, Error, Invalid, Result};
 use crate::request::Op;
 use crate::sim::SimTime;
 
@@ -147,9 +147,12 @@ impl SwapBackend for AnalyticNand {
             // The seed's model has no discard cost.
             Op::Trim => 0,
             other => {
-                return Err(Error::device(format!(
-                    "paging: the analytic NAND model got a {} request",
-                    other.name()
+                return Err(Error::bad_device(Invalid::unnamed(
+                    "paging",
+                    says(format!(
+                        "the analytic NAND model got a {} request",
+                        other.name()
+                    )),
                 )))
             }
         };

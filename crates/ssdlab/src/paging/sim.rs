@@ -99,10 +99,13 @@ impl InFlight {
         }
         let k = id.wrapping_sub(self.base) as usize;
         if k != self.ring.len() {
-            return Err(Error::device(format!(
-                "paging: the backend numbered a request {id} where {} was next (ids must follow \
+            return Err(Error::bad_device(Invalid::unnamed(
+                "paging",
+                says(format!(
+                    "the backend numbered a request {id} where {} was next (ids must follow \
                  one another)",
-                self.base.wrapping_add(self.ring.len() as u32)
+                    self.base.wrapping_add(self.ring.len() as u32)
+                )),
             )));
         }
         self.ring.push_back(Some(io));
@@ -369,10 +372,13 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             }
         }
         if self.app != App::Done {
-            return Err(Error::device(format!(
-                "paging: the application stopped at access {} of {} with nothing in flight",
-                self.pos,
-                self.accesses.len()
+            return Err(Error::bad_device(Invalid::unnamed(
+                "paging",
+                says(format!(
+                    "the application stopped at access {} of {} with nothing in flight",
+                    self.pos,
+                    self.accesses.len()
+                )),
             )));
         }
         self.finish(wall.elapsed().as_secs_f64());

@@ -7,7 +7,7 @@ use crate::config::SsdConfig;
 use crate::device::precondition::tenth_seconds;
 use crate::device::Device;
 use crate::driver::hfsl::{self, source::JobSource, source::TraceSource};
-use crate::error::{Error, Result};
+use crate::error::{got, Error, Invalid, Result};
 use crate::request::Op;
 use crate::sim::SimTime;
 use crate::stats::result::{HfslQueueResult, HfslResult};
@@ -55,9 +55,13 @@ pub(super) fn run_hfsl_replay(
 ) -> Result<RunOutput> {
     if tjob.end_flush {
         // HFSL passes trace flushes over (its host FTL has no volatile cache to drain).
-        return Err(Error::job(
-            "trace job, field `end_flush`: got true, but HFSL on a fusion device ([hfsl]) has no write-back buffer to drain and passes flushes over; expected false".into(),
-        ));
+        return Err(Error::bad_job(Invalid::got(
+            "trace job",
+            "end_flush",
+            true,
+            "false: HFSL on a fusion device ([hfsl]) has no write-back buffer to drain and \
+             passes flushes over",
+        )));
     }
     let capacity = hfsl_capacity(cfg)?;
     let replay = Replay::new(tjob, capacity, opts.seed)?;
@@ -106,9 +110,12 @@ fn run_hfsl(
     let page = cfg.nand.page_size.0;
     let pages = span.div_ceil(page).max(1);
     let pages = u32::try_from(pages).map_err(|_| {
-        Error::job(format!(
-            "hfsl: the workload spans {span} bytes, {pages} NAND pages; HFSL's map holds at most {} pages",
-            u32::MAX
+        Error::bad_job(Invalid::unnamed(
+            "hfsl",
+            got(
+                format_args!("a workload spanning {span} bytes, {pages} NAND pages"),
+                format!("at most {} pages (what HFSL's map holds)", u32::MAX),
+            ),
         ))
     })?;
     let mut dev = new_device(cfg, opts)?;

@@ -475,12 +475,15 @@ fn drive<D: Driver>(
     // step takes 0 ps and the run "completes" with figures that mean nothing.
     // The times come from the user's config, job or trace: a user error (exit 2), not a bug.
     if dev.now() == SimTime::MAX {
-        return Err(Error::job(format!(
-            "the simulated clock reached its end (2^64 ps, about 213 days) with {} requests \
-             completed: a time in the config, job or trace is too long for it (link latency, \
-             bus or link rate, transfer overhead, trace timestamps or --time-scale); the \
-             result would show later requests completing in 0 ps",
-            dev.host().completed()
+        return Err(Error::bad_job(Invalid::unnamed(
+            "run",
+            says(format!(
+                "the simulated clock reached its end (2^64 ps, about 213 days) with {} requests \
+                 completed: a time in the config, job or trace is too long for it (link \
+                 latency, bus or link rate, transfer overhead, trace timestamps or \
+                 --time-scale); the result would show later requests completing in 0 ps",
+                dev.host().completed()
+            )),
         )));
     }
     // A device that refused requests (a raw device given writes out of order) ran a different
@@ -499,11 +502,14 @@ fn drive<D: Driver>(
         if dev.config().zns.is_some() {
             return Ok((t1.elapsed().as_secs_f64(), true));
         }
-        return Err(Error::job(format!(
-            "{n} of {} requests failed; the first, a {} at byte {offset}: {}",
-            dev.host().completed(),
-            op.name(),
-            status.describe()
+        return Err(Error::bad_job(Invalid::unnamed(
+            "run",
+            says(format!(
+                "{n} of {} requests failed; the first, a {} at byte {offset}: {}",
+                dev.host().completed(),
+                op.name(),
+                status.describe()
+            )),
         )));
     }
     Ok((t1.elapsed().as_secs_f64(), true))

@@ -28,7 +28,7 @@ use super::ServeOptions;
 use crate::config::SsdConfig;
 use crate::device::Device;
 use crate::device::PowerCutOutcome;
-use crate::error::{Error, Invalid, Result};
+use crate::error::{says, Error, Invalid, Result};
 use crate::sim::SimTime;
 use crate::stats::result::PowerLossResult;
 use std::collections::HashMap;
@@ -341,9 +341,12 @@ impl Cuts {
         next_conn: &AtomicU32,
         start: Instant,
     ) -> Result<()> {
-        let outcome = dev
-            .power_cut()
-            .ok_or_else(|| Error::device("a power cut without the power-loss model".into()))?;
+        let outcome = dev.power_cut().ok_or_else(|| {
+            Error::bad_device(Invalid::unnamed(
+                "power cut",
+                says("the device's power-loss model was not armed"),
+            ))
+        })?;
         let connections_closed = {
             let open = open.lock().unwrap();
             for c in open.iter() {

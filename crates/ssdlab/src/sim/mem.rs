@@ -219,18 +219,38 @@ fn gib(bytes: u64) -> String {
     format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
+/// Tables that do not fit the memory this machine has available: both figures, in bytes.
+/// (The engine knows no config: the caller names the tables and what to change.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooLarge {
+    /// Bytes the tables need.
+    pub need: u64,
+    /// Bytes available (`MemAvailable` of /proc/meminfo).
+    pub available: u64,
+}
+
+impl TooLarge {
+    /// What the tables need, as a message shows it: `34.0 GiB (36507222016 bytes)`.
+    pub fn need_text(&self) -> String {
+        format!("{} ({} bytes)", gib(self.need), self.need)
+    }
+
+    /// What is available, as a message shows it, and where the figure comes from.
+    pub fn available_text(&self) -> String {
+        format!(
+            "the {} ({} bytes) of memory this machine has available (MemAvailable in \
+             /proc/meminfo)",
+            gib(self.available),
+            self.available
+        )
+    }
+}
+
 /// Whether tables of `need` bytes fit in `available` bytes (always, when the OS does not say);
-/// the error names both.
-pub fn check_fits(need: u64, available: Option<u64>) -> std::result::Result<(), String> {
+/// the error holds both.
+pub fn check_fits(need: u64, available: Option<u64>) -> std::result::Result<(), TooLarge> {
     match available {
-        Some(avail) if need > avail => Err(format!(
-            "the drive's FTL tables (map, reverse map, block records) need about {} ({need} \
-             bytes), more than the {} ({avail} bytes) of memory this machine has available \
-             (MemAvailable in /proc/meminfo); choose a smaller geometry or a larger \
-             ftl.map_unit",
-            gib(need),
-            gib(avail),
-        )),
+        Some(available) if need > available => Err(TooLarge { need, available }),
         _ => Ok(()),
     }
 }
@@ -244,8 +264,11 @@ mod fit_tests {
         assert!(check_fits(1 << 30, Some(2 << 30)).is_ok());
         assert!(check_fits(u64::MAX, None).is_ok());
         let e = check_fits(34 << 30, Some(24 << 30)).unwrap_err();
-        assert!(e.contains("34.0 GiB") && e.contains("24.0 GiB"), "{e}");
-        assert!(e.contains("MemAvailable"), "{e}");
+        assert_eq!((e.need, e.available), (34 << 30, 24 << 30));
+        assert_eq!(e.need_text(), "34.0 GiB (36507222016 bytes)");
+        let a = e.available_text();
+        assert!(a.contains("24.0 GiB (25769803776 bytes)"), "{a}");
+        assert!(a.contains("MemAvailable"), "{a}");
     }
 }
 

@@ -7,7 +7,7 @@ use super::runner::Runner;
 use super::{hardware, HostSource};
 use crate::config::HfslConfig;
 use crate::device::Device;
-use crate::error::{Error, Result};
+use crate::error::{says, Error, Invalid, Result};
 use crate::sim::SimTime;
 
 /// A power cut and the restart after it (issue 11 point 6).
@@ -86,9 +86,13 @@ impl<S: HostSource> Runner<S> {
     /// (its map, queues, the request under way) is lost, and the device power-cycles.
     pub(super) fn cut(&mut self, dev: &mut Device) -> Result<Cut> {
         let Some(media) = self.media.as_mut() else {
-            return Err(Error::job(
-                "a power cut needs the data model: open HFSL with track_data (Python) or set hfsl.power_cut_event (config)".into(),
-            ));
+            return Err(Error::bad_job(Invalid::got(
+                "",
+                "track_data",
+                false,
+                "true: a power cut needs the data model (open HFSL with track_data, or set \
+                 hfsl.power_cut_event in the config)",
+            )));
         };
         let event = dev.events();
         // Each entry of a map write in flight is old or new: a fixed mix of the event and the
@@ -146,7 +150,10 @@ impl<S: HostSource> Runner<S> {
         let media = self.media.as_ref().expect("a cut had the data model");
         let hw = hardware(dev.config())?;
         let raw = dev.backend().raw().ok_or_else(|| {
-            Error::device("hfsl: a fusion device without its raw firmware".into())
+            Error::bad_device(Invalid::unnamed(
+                "hfsl",
+                says("a fusion device without its raw firmware"),
+            ))
         })?;
         let next_page: Vec<u32> = (0..hw.nand_blocks).map(|b| raw.next_page(b)).collect();
         let (map, recovered) = HfslMap::recover(

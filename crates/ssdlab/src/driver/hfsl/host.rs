@@ -7,7 +7,7 @@ use super::{
 };
 use crate::config::{HfslConfig, SsdConfig};
 use crate::device::{Device, HardwareInfo};
-use crate::error::{got, Invalid};
+use crate::error::{got, says, Invalid};
 use crate::error::{Error, Result};
 use crate::sim::SimTime;
 
@@ -104,9 +104,12 @@ impl HfslHost {
 
     pub(super) fn power_is_on(&self) -> Result<()> {
         match &self.off {
-            Some(c) => Err(Error::job(format!(
-                "the power is off (cut after device event {}): restart() first",
-                c.event
+            Some(c) => Err(Error::bad_job(Invalid::unnamed(
+                "hfsl",
+                says(format!(
+                    "the power is off (cut after device event {}): restart() first",
+                    c.event
+                )),
             ))),
             None => Ok(()),
         }
@@ -114,9 +117,12 @@ impl HfslHost {
 
     pub(super) fn tracking(&self) -> Result<()> {
         if self.runner.media.is_none() {
-            return Err(Error::job(
-                "power cuts and read-back need the data model: open HFSL with track_data".into(),
-            ));
+            return Err(Error::bad_job(Invalid::got(
+                "",
+                "track_data",
+                false,
+                "true: power cuts and read-back need the data model",
+            )));
         }
         Ok(())
     }
@@ -159,9 +165,10 @@ impl HfslHost {
     /// restart, the report says `restart_cut` and the power is off again: restart again.
     pub fn restart(&mut self) -> Result<PowerCut> {
         let Some(cut) = self.off.take() else {
-            return Err(Error::job(
-                "restart: the power is on (no cut to recover from)".into(),
-            ));
+            return Err(Error::bad_job(Invalid::unnamed(
+                "restart",
+                says("the power is on (no cut to recover from)"),
+            )));
         };
         let armed = self.cut_at.take();
         let (report, again) = self.runner.restart(&mut self.dev, &self.hfsl, cut, armed)?;
@@ -241,12 +248,7 @@ impl HfslHost {
             return Err(e);
         }
         if self.dev.now() == SimTime::MAX {
-            return Err(Error::job(format!(
-                "at_ps: the request submitted at {} ps reached the end of the simulated clock \
-                 (2^64 ps, about 213 days); the device's clock cannot go on, so this and every \
-                 later request is refused (expected times well under 2^64 ps)",
-                at.max(now).ps()
-            )));
+            return Err(crate::driver::clock_end("request", at.max(now)));
         }
         if cut {
             self.cut_at = None;
@@ -269,9 +271,12 @@ impl HfslHost {
                 },
             });
         }
-        r.last
-            .take()
-            .ok_or_else(|| Error::device("hfsl: a host request did not complete".into()))
+        r.last.take().ok_or_else(|| {
+            Error::bad_device(Invalid::unnamed(
+                "hfsl",
+                says("a host request did not complete"),
+            ))
+        })
     }
 
     /// Bytes of a PCM sub-page: the unit HFSL tracks data in (`hfsl.sub_page`).

@@ -20,10 +20,10 @@ pub mod persist;
 mod runner;
 pub mod source;
 
-use crate::config::{HfslConfig, OwnedRange, SsdConfig};
+use crate::config::{BackendKind, HfslConfig, OwnedRange, SsdConfig};
 use crate::device::Device;
 use crate::device::HardwareInfo;
-use crate::error::{got, Invalid};
+use crate::error::{got, says, Invalid};
 use crate::error::{Error, Result};
 use crate::sim::SimTime;
 use crate::stats::LatencyStats;
@@ -164,10 +164,10 @@ pub fn refusal(protect: &[OwnedRange], io: &HostIo) -> Option<String> {
 /// The hardware information of fusion device `cfg`, or an error naming the config.
 pub fn hardware(cfg: &SsdConfig) -> Result<HardwareInfo> {
     HardwareInfo::of(cfg).ok_or_else(|| {
-        Error::config(format!(
-            "config `{}` is not a fusion device: HFSL drives [nand] with ftl.kind = \"none\" and [pcm]",
-            cfg.meta.name
-        ))
+        Error::bad_config(cfg.not_backend(format!(
+            "a fusion device: HFSL drives {}",
+            BackendKind::Fusion.what_sections_say()
+        )))
     })
 }
 
@@ -218,11 +218,14 @@ pub fn run_on(
     // Simulated time saturates: at the clock's end every later step takes 0 ps, and the
     // figures would mean nothing.
     if dev.now() == SimTime::MAX {
-        return Err(Error::job(format!(
-            "hfsl: the simulated clock reached its end (2^64 ps, about 213 days) with {} host \
-             requests done: a time in the config or workload is too long for it (arrival times, \
-             hfsl.send_timer, link latency or rates)",
-            r.report.requests
+        return Err(Error::bad_job(Invalid::unnamed(
+            "hfsl",
+            says(format!(
+                "the simulated clock reached its end (2^64 ps, about 213 days) with {} host \
+                 requests done: a time in the config or workload is too long for it (arrival \
+                 times, hfsl.send_timer, link latency or rates)",
+                r.report.requests
+            )),
         )));
     }
     let mut report = r.final_report();

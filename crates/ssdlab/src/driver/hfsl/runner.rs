@@ -8,7 +8,7 @@ use super::{refusal, HfslReport, HostDone, HostIo, HostLatency, HostSource, MAX_
 use crate::config::{HfslConfig, OwnedRange};
 use crate::device::HardwareInfo;
 use crate::device::{Completion, Device, Driver, Flags, Request, Status};
-use crate::error::{Error, Result};
+use crate::error::{got, says, Error, Invalid, Result};
 use crate::request::Op;
 use crate::sim::SimTime;
 
@@ -181,8 +181,15 @@ impl<S: HostSource> Runner<S> {
             m.nand_pages(),
             m.sub_pages() as u64,
         );
-        crate::sim::mem::check_fits(need, crate::sim::mem::available_bytes())
-            .map_err(|e| Error::config(format!("hfsl power cuts: the data model: {e}")))?;
+        crate::sim::mem::check_fits(need, crate::sim::mem::available_bytes()).map_err(|t| {
+            Error::bad_config(Invalid::unnamed(
+                "hfsl power cuts",
+                got(
+                    format_args!("a data model of about {}", t.need_text()),
+                    format!("at most {}", t.available_text()),
+                ),
+            ))
+        })?;
         self.map.track_versions();
         self.media = Some(Media::new(&self.map));
         Ok(())
@@ -390,9 +397,12 @@ impl<S> Runner<S> {
         let (done, cut) = dev.run_to_idle_or_event(cut_at.unwrap_or(u64::MAX))?;
         for &(id, _, status) in &done {
             if status != Status::Ok {
-                return Err(Error::device(format!(
-                    "hfsl: the device refused a raw command outside a host request ({})",
-                    status.describe()
+                return Err(Error::bad_device(Invalid::unnamed(
+                    "hfsl",
+                    says(format!(
+                        "the device refused a raw command outside a host request ({})",
+                        status.describe()
+                    )),
                 )));
             }
             let i = sent
@@ -400,8 +410,11 @@ impl<S> Runner<S> {
                 .ok()
                 .filter(|&i| !completed[i])
                 .ok_or_else(|| {
-                    Error::device(format!(
-                        "hfsl: a raw command completed that was not sent (id {id})"
+                    Error::bad_device(Invalid::unnamed(
+                        "hfsl",
+                        says(format!(
+                            "a raw command completed that was not sent (id {id})"
+                        )),
                     ))
                 })?;
             completed[i] = true;
@@ -429,11 +442,14 @@ impl<S> Runner<S> {
 impl<S: HostSource> Driver for Runner<S> {
     fn on_complete(&mut self, dev: &mut Device, now: SimTime, done: Completion) {
         if done.status != Status::Ok && self.failed.is_none() {
-            self.failed = Some(Error::device(format!(
-                "hfsl: the device refused a raw {} at byte {} ({})",
-                done.op.name(),
-                done.offset,
-                done.status.describe()
+            self.failed = Some(Error::bad_device(Invalid::unnamed(
+                "hfsl",
+                says(format!(
+                    "the device refused a raw {} at byte {} ({})",
+                    done.op.name(),
+                    done.offset,
+                    done.status.describe()
+                )),
             )));
         }
         if let Some(m) = self.media.as_mut() {

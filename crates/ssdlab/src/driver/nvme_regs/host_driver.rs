@@ -10,7 +10,7 @@ use super::controller::Controller;
 use super::pci;
 use super::{admin, feat, io, reg, Cqe, Sqe, Status};
 use crate::config::InterruptMode;
-use crate::error::{Error, Result};
+use crate::error::{got, says, Error, Invalid, Result};
 use crate::sim::SimTime;
 
 pub const ASQ_ADDR: u64 = 0x0010_0000;
@@ -93,8 +93,10 @@ pub struct HostDriver {
     placement: Option<u16>,
 }
 
-fn job_err(msg: String) -> Error {
-    Error::job(msg)
+/// A job error: what the caller asked of the driver (`what`: a command, an argument) against
+/// what it takes.
+fn job_err(what: &str, value: impl std::fmt::Display, expected: String) -> Error {
+    Error::bad_job(Invalid::unnamed(what, got(value, expected)))
 }
 
 impl HostDriver {
@@ -234,16 +236,25 @@ impl HostDriver {
     fn require_ready(&self) -> Result<()> {
         let csts = self.ctrl.read32(reg::CSTS);
         if csts & 2 != 0 {
-            return Err(job_err(format!(
-                "the NVMe controller is in fatal status (CSTS.CFS = 1: {}); reset it (CC.EN = 0, then 1) before submitting commands",
-                self.ctrl.fatal_reason().unwrap_or("no reason given")
-            )));
+            return Err(job_err(
+                "the NVMe controller",
+                format_args!(
+                    "fatal status (CSTS.CFS = 1: {})",
+                    self.ctrl.fatal_reason().unwrap_or("no reason given")
+                ),
+                "a ready controller: reset it (CC.EN = 0, then 1) before submitting commands"
+                    .into(),
+            ));
         }
         if csts & 1 == 0 {
             let en = self.ctrl.read32(reg::CC) & 1;
-            return Err(job_err(format!(
-                "the NVMe controller is not ready (CSTS.RDY = 0, CC.EN = {en}): it was disabled or reset through its registers; set CC.EN = 1 and wait for CSTS.RDY before submitting commands"
-            )));
+            return Err(job_err(
+                "the NVMe controller",
+                format_args!("not ready (CSTS.RDY = 0, CC.EN = {en})"),
+                "a ready controller: it was disabled or reset through its registers; set CC.EN = 1 \
+                 and wait for CSTS.RDY before submitting commands"
+                    .into(),
+            ));
         }
         Ok(())
     }
@@ -257,8 +268,9 @@ impl HostDriver {
         self.admin_tail = (self.admin_tail + 1) % ADMIN_QUEUE_SIZE;
         self.ctrl.write32(reg::DOORBELL_BASE, self.admin_tail);
         let mut got = self.reap(0, 1)?;
-        got.pop()
-            .ok_or_else(|| Error::device("admin command got no completion".into()))
+        got.pop().ok_or_else(|| {
+            Error::bad_device(Invalid::unnamed("admin command", says("no completion")))
+        })
     }
 
     /// Consume up to `want` completions from CQ `qid`, ringing its head doorbell.
@@ -375,10 +387,11 @@ impl HostDriver {
         bytes: u64,
     ) -> Result<(Vec<u8>, Done)> {
         if bytes < 4 || !bytes.is_multiple_of(4) || bytes > self.max_xfer.min(2 << 20) {
-            return Err(job_err(format!(
-                "report buffer: got {bytes} bytes, expected a multiple of 4 from 4 to {}",
-                self.max_xfer.min(2 << 20)
-            )));
+            return Err(job_err(
+                "report buffer",
+                format_args!("{bytes} bytes"),
+                format!("a multiple of 4 from 4 to {}", self.max_xfer.min(2 << 20)),
+            ));
         }
         let buf = DATA_ADDR;
         let (prp1, prp2) = self.prps(buf, bytes, PRP_LIST_ADDR);
@@ -403,10 +416,7 @@ impl HostDriver {
         let nlb = self.blocks_of(data.len())?;
         let len = data.len() as u64;
         if nlb > 65536 || len > self.max_xfer.min(2 << 20) {
-            return Err(job_err(format!(
-                "append of {len} bytes exceeds the largest transfer, {} bytes",
-                self.max_xfer.min(2 << 20)
-            )));
+            return Err(self.past_the_largest("append", len));
         }
         let buf = DATA_ADDR;
         self.ctrl.mem.write(buf, data);
@@ -432,9 +442,11 @@ impl HostDriver {
     /// (its log specific identifier): `len` bytes, a multiple of 4 from 4 to 4096.
     fn log_page(&mut self, lid: u8, len: u32, lsp: u32, cdw11: u32) -> Result<Vec<u8>> {
         if len == 0 || !len.is_multiple_of(4) || len > 4096 {
-            return Err(job_err(format!(
-                "log page length: got {len}, expected a multiple of 4 from 4 to 4096"
-            )));
+            return Err(job_err(
+                "log page length",
+                len,
+                "a multiple of 4 from 4 to 4096".into(),
+            ));
         }
         let buf = DATA_ADDR;
         let numd = len / 4 - 1;
@@ -505,16 +517,11 @@ impl HostDriver {
             | IoCmd::Write { slba, nlb }
             | IoCmd::Append { zslba: slba, nlb } => {
                 if nlb == 0 || nlb > 65536 {
-                    return Err(job_err(format!(
-                        "blocks per command: got {nlb}, expected 1 to 65536"
-                    )));
+                    return Err(job_err("blocks per command", nlb, "1 to 65536".into()));
                 }
                 let len = nlb as u64 * self.lba_size;
                 if len > self.max_xfer.min(2 << 20) {
-                    return Err(job_err(format!(
-                        "transfer of {len} bytes exceeds the largest transfer, {} bytes",
-                        self.max_xfer.min(2 << 20)
-                    )));
+                    return Err(self.past_the_largest("transfer", len));
                 }
                 let (prp1, prp2) = self.prps(buf, len, list);
                 let op = match cmd {
@@ -571,11 +578,7 @@ impl HostDriver {
     pub fn submit_raw(&mut self, cmds: &[Sqe]) -> Result<Vec<Done>> {
         self.require_ready()?;
         if cmds.len() as u32 > self.io_size - 1 {
-            return Err(job_err(format!(
-                "batch of {} commands: the I/O queue holds {}",
-                cmds.len(),
-                self.io_size - 1
-            )));
+            return Err(batch_too_large(cmds.len(), self.io_size));
         }
         let mut sent = Vec::new();
         for c in cmds {
@@ -602,10 +605,12 @@ impl HostDriver {
             if got.is_empty() {
                 idle += 1;
                 if idle > 2 {
-                    return Err(Error::device(format!(
-                        "the controller completed {} of {} I/O commands",
-                        out.len(),
-                        cmds.len()
+                    return Err(Error::bad_device(Invalid::unnamed(
+                        "I/O commands",
+                        crate::error::got(
+                            format_args!("{} completed", out.len()),
+                            format!("all {} completed", cmds.len()),
+                        ),
                     )));
                 }
             }
@@ -632,11 +637,7 @@ impl HostDriver {
             sqes.push(s);
         }
         if sqes.len() as u32 > self.io_size - 1 {
-            return Err(job_err(format!(
-                "batch of {} commands: the I/O queue holds {}",
-                sqes.len(),
-                self.io_size - 1
-            )));
+            return Err(batch_too_large(sqes.len(), self.io_size));
         }
         let done = self.submit_with_cids(&sqes)?;
         Ok(done
@@ -660,9 +661,12 @@ impl HostDriver {
 
     /// Submit one I/O command and wait for its completion, whatever its status.
     fn submit_one(&mut self, s: Sqe, what: &str) -> Result<Done> {
-        self.submit_raw(&[s])?
-            .pop()
-            .ok_or_else(|| Error::device(format!("{what}: the command got no completion")))
+        self.submit_raw(&[s])?.pop().ok_or_else(|| {
+            Error::bad_device(Invalid::unnamed(
+                what,
+                says("the command got no completion"),
+            ))
+        })
     }
 
     /// Write `data` (a whole number of blocks) at `slba`, from host buffer `buf`.
@@ -710,11 +714,31 @@ impl HostDriver {
     fn blocks_of(&self, len: usize) -> Result<u32> {
         let lba = self.lba_size as usize;
         if len == 0 || !len.is_multiple_of(lba) {
-            return Err(job_err(format!(
-                "data length: got {len} bytes, expected a non-zero multiple of the {lba}-byte block"
-            )));
+            return Err(job_err(
+                "data length",
+                format_args!("{len} bytes"),
+                format!("a non-zero multiple of the {lba}-byte block"),
+            ));
         }
-        u32::try_from(len / lba).map_err(|_| job_err(format!("data length {len} is too large")))
+        u32::try_from(len / lba).map_err(|_| {
+            job_err(
+                "data length",
+                format_args!("{len} bytes"),
+                format!("at most {} blocks of {lba} bytes", u32::MAX),
+            )
+        })
+    }
+
+    /// A transfer (`what`) of `len` bytes past the largest one command carries.
+    fn past_the_largest(&self, what: &str, len: u64) -> Error {
+        job_err(
+            what,
+            format_args!("{len} bytes"),
+            format!(
+                "at most the largest transfer, {} bytes",
+                self.max_xfer.min(2 << 20)
+            ),
+        )
     }
 
     /// Shut the controller down (CC.SHN = 01b) and wait for SHST = complete.
@@ -726,9 +750,16 @@ impl HostDriver {
                 return Ok(());
             }
         }
-        Err(Error::device(
-            "CSTS.SHST never reported shutdown complete".into(),
-        ))
+        Err(Error::bad_device(Invalid::unnamed(
+            "CSTS.SHST",
+            got(
+                format_args!(
+                    "{:02b}b after {POLLS} polls",
+                    (self.ctrl.read32(reg::CSTS) >> 2) & 3
+                ),
+                "10b (shutdown complete)",
+            ),
+        )))
     }
 }
 
@@ -736,16 +767,34 @@ fn wait_csts(ctrl: &Controller, rdy: u32) -> Result<()> {
     for _ in 0..POLLS {
         let csts = ctrl.read32(reg::CSTS);
         if csts & 2 != 0 {
-            return Err(Error::device(format!(
-                "controller fatal status (CSTS.CFS) during bring-up: {}",
-                ctrl.fatal_reason().unwrap_or("no reason given")
+            return Err(Error::bad_device(Invalid::unnamed(
+                "NVMe controller bring-up",
+                says(format!(
+                    "fatal status (CSTS.CFS): {}",
+                    ctrl.fatal_reason().unwrap_or("no reason given")
+                )),
             )));
         }
         if csts & 1 == rdy {
             return Ok(());
         }
     }
-    Err(Error::device(format!("CSTS.RDY never became {rdy}")))
+    Err(Error::bad_device(Invalid::unnamed(
+        "CSTS.RDY",
+        got(
+            format_args!("{} after {POLLS} polls", ctrl.read32(reg::CSTS) & 1),
+            rdy.to_string(),
+        ),
+    )))
+}
+
+/// A batch of `n` commands for an I/O queue of `io_size` entries, which holds one less.
+fn batch_too_large(n: usize, io_size: u32) -> Error {
+    job_err(
+        "batch",
+        format_args!("{n} commands"),
+        format!("at most {} (what the I/O queue holds)", io_size - 1),
+    )
 }
 
 /// An error unless the completion is successful.
@@ -753,10 +802,13 @@ pub fn check(cqe: &Cqe, what: &str) -> Result<()> {
     if cqe.status.is_success() {
         Ok(())
     } else {
-        Err(Error::job(format!(
-            "{what}: the controller answered {}",
-            cqe.status
-        )))
+        // The status is the value; the command is what the message opens with.
+        let mut i = Invalid::unnamed(
+            what,
+            says(format!("the controller answered {}", cqe.status)),
+        );
+        i.value = Some(cqe.status.name().to_string());
+        Err(Error::bad_job(i))
     }
 }
 

@@ -19,7 +19,7 @@
 use super::host_driver::{HostDriver, IoCmd, DATA_ADDR};
 use crate::device::ZoneAction;
 use crate::driver::zbd::Zbd;
-use crate::error::{got, Invalid};
+use crate::error::{got, says, Invalid};
 use crate::error::{Error, Result};
 use crate::request::Op;
 use crate::sim::SimTime;
@@ -302,7 +302,10 @@ pub fn run_trace_with(
     let mut reader = TraceReader::open(path, opts)?;
     let cap = drv.nsze() * drv.lba_size();
     if cap == 0 {
-        return Err(Error::job("the namespace has no blocks".into()));
+        return Err(Error::bad_job(Invalid::unnamed(
+            "namespace size",
+            got("0 blocks", "at least 1 block"),
+        )));
     }
     let mut r = runner(drv, iodepth, keep_going);
     while let Some(rec) = reader.next_record()? {
@@ -315,10 +318,12 @@ pub fn run_trace_with(
             TraceOp::Trim => Op::Trim,
             TraceOp::Flush => Op::Flush,
             other => {
-                return Err(Error::trace(format!(
-                    "{path}, line {}: a {} (zone command); the register-level trace replay sends reads, writes, trims and flushes: replay zone commands with `ssdlab run --trace`",
-                    reader.lines(),
-                    other.name()
+                return Err(Error::bad_trace(Invalid::unnamed(
+                    format!("{path}, line {}", reader.lines()),
+                    says(format!(
+                        "a {} (zone command); the register-level trace replay sends reads, writes, trims and flushes: replay zone commands with `ssdlab run --trace`",
+                        other.name()
+                    )),
                 )))
             }
         };
@@ -330,9 +335,11 @@ pub fn run_trace_with(
             )),
         };
         if let Some(d) = directive {
-            return Err(Error::trace(format!(
-                "{path}, line {}: a write with {d}; the register-level trace replay sends writes without a directive: replay it with `ssdlab run --trace`",
-                reader.lines()
+            return Err(Error::bad_trace(Invalid::unnamed(
+                format!("{path}, line {}", reader.lines()),
+                says(format!(
+                    "a write with {d}; the register-level trace replay sends writes without a directive: replay it with `ssdlab run --trace`"
+                )),
             )));
         }
         let len = rec.len.min(cap);

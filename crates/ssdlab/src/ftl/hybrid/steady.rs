@@ -29,7 +29,7 @@
 
 use super::super::steady::{converge, tail_mean, WINDOW_FRACTION};
 use super::{Hybrid, MergeCounts, Scheme, NONE};
-use crate::error::{Error, Result};
+use crate::error::{says, Error, Invalid, Result};
 use crate::ftl::SteadyState;
 use crate::sim::Rng;
 
@@ -53,9 +53,10 @@ impl Hybrid {
         keep_going: &mut dyn FnMut() -> bool,
     ) -> Result<HybridSteadyState> {
         if self.counts != MergeCounts::default() || self.data.iter().any(|&d| d != NONE) {
-            return Err(Error::device(
-                "steady-state preconditioning needs a fresh block-mapped FTL".into(),
-            ));
+            return Err(Error::bad_device(Invalid::unnamed(
+                "steady-state preconditioning",
+                says("it needs a fresh block-mapped FTL"),
+            )));
         }
         let pages = self.l2p.len() as u64;
         let mut ops = Vec::new();
@@ -93,13 +94,18 @@ impl Hybrid {
         ops.clear();
         r.map_err(|refusal| {
             let w = self.wear().expect("a refusal comes with [reliability]");
-            Error::config(format!(
-                "precondition.fill: got \"steady-state\", but the overwrites that reach it wear \
-                 the drive out ({refusal:?}: {} blocks retired at reliability.pe_limit = {}, {} \
-                 bad from the factory): raise reliability.pe_limit or lower \
-                 reliability.factory_bad_block_rate, or precondition with \"sequential\" and \
-                 precondition.random_overwrite",
-                w.retired_blocks, w.pe_limit, w.factory_bad_blocks
+            Error::bad_config(Invalid::got(
+                "",
+                "precondition.fill",
+                "\"steady-state\"",
+                format!(
+                    "a fill the drive survives: the overwrites that reach the steady state wear \
+                     it out ({refusal:?}: {} blocks retired at reliability.pe_limit = {}, {} bad \
+                     from the factory); raise reliability.pe_limit or lower \
+                     reliability.factory_bad_block_rate, or precondition with \"sequential\" \
+                     and precondition.random_overwrite",
+                    w.retired_blocks, w.pe_limit, w.factory_bad_blocks
+                ),
             ))
         })
     }

@@ -80,8 +80,9 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
 
     pub(super) fn complete(&mut self, id: u32, t: SimTime) -> Result<()> {
         let Some(io) = self.ios.remove(id) else {
-            return Err(Error::device(format!(
-                "paging: completion of unknown request {id}"
+            return Err(Error::bad_device(Invalid::unnamed(
+                "paging",
+                says(format!("completion of unknown request {id}")),
             )));
         };
         self.trace[io.rec].done_ps = t.0;

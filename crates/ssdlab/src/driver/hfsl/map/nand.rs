@@ -5,7 +5,7 @@
 use super::{HfslMap, Loc, RawOp};
 use crate::config::HfslConfig;
 use crate::device::HardwareInfo;
-use crate::error::{Error, Result};
+use crate::error::{says, Error, Invalid, Result};
 
 /// A die's write streams: with wear-aware allocation each has a block open, so cold host data
 /// fill worn blocks and hot data fresh ones (§2.6.1 (b)); GC's moves join the stream whose
@@ -191,11 +191,20 @@ impl HfslMap {
         // Without GC a block is written once: the workload outgrew the NAND. With GC the
         // spare blocks keep one free, so running out everywhere is a bug.
         Err(if self.gc {
-            Error::device("hfsl: no die has a free NAND block".into())
+            Error::bad_device(Invalid::unnamed(
+                "hfsl",
+                says("no die has a free NAND block"),
+            ))
         } else {
             let blocks = self.valid.len();
-            Error::job(format!(
-                "hfsl: the dies have written all their {blocks} NAND blocks and hfsl.gc is off, so none is erased for reuse; turn hfsl.gc on, or write less"
+            Error::bad_job(Invalid::got(
+                "hfsl",
+                "gc",
+                false,
+                format!(
+                    "true, or a workload that writes less: the dies have written all their \
+                     {blocks} NAND blocks, and with hfsl.gc off none is erased for reuse"
+                ),
             ))
         })
     }
@@ -222,8 +231,9 @@ impl HfslMap {
             die.free.len().checked_sub(1)
         };
         let Some(i) = pick else {
-            return Err(Error::device(format!(
-                "hfsl: die {d} has no free NAND block"
+            return Err(Error::bad_device(Invalid::unnamed(
+                "hfsl",
+                says(format!("die {d} has no free NAND block")),
             )));
         };
         let die = &mut self.dies[d];

@@ -5,7 +5,7 @@ use super::nand::{streams, COLD, HOT};
 use super::{Entry, HfslCounters, HfslMap, Loc, Plan, RawOp, NONE};
 use crate::config::{HfslConfig, MapStore};
 use crate::device::HardwareInfo;
-use crate::error::{Error, Result};
+use crate::error::{says, Error, Invalid, Result};
 
 /// An address-map entry as the PCM's map area holds it (Table 3's fields less the changed
 /// flag, which only the copy in DRAM needs).
@@ -220,8 +220,11 @@ impl HfslMap {
             .filter(|&b| self.valid[b as usize] > 0 && !die.open_with_room(b, ppb))
             .min_by_key(|&b| (self.valid[b as usize], b))
             .ok_or_else(|| {
-                Error::device(format!(
-                    "hfsl recovery: die {d} has no free block and no written block to give up"
+                Error::bad_device(Invalid::unnamed(
+                    "hfsl recovery",
+                    says(format!(
+                        "die {d} has no free block and no written block to give up"
+                    )),
                 ))
             })?;
         let room = |m: &HfslMap, (e, t): (usize, usize)| ppb - m.dies[e].next_page[t];
@@ -232,10 +235,10 @@ impl HfslMap {
             .collect();
         let total: u32 = targets.iter().map(|&s| room(self, s)).sum();
         if total < self.valid[victim as usize] {
-            return Err(Error::device(format!(
-                "hfsl recovery: die {d} has no free block, and its emptiest block's {} valid pages do not fit the {total} pages left in open blocks",
+            return Err(Error::bad_device(Invalid::unnamed("hfsl recovery", says(format!(
+                "die {d} has no free block, and its emptiest block's {} valid pages do not fit the {total} pages left in open blocks",
                 self.valid[victim as usize]
-            )));
+            )))));
         }
         let (mut reads, mut programs) = (Vec::new(), Vec::new());
         let mut lpns = Vec::new();

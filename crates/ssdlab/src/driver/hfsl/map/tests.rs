@@ -257,10 +257,17 @@ fn gc_makes_room_and_without_it_the_nand_runs_out() {
     let mut m = HfslMap::new(&off, &hw(2), 40).unwrap();
     let e = (0..400u64)
         .find_map(|i| m.write((i % 40) * 2048, 2048, false, 1).err())
-        .expect("runs out")
-        .to_string();
+        .expect("runs out");
+    // The setting to change is data: `hfsl`'s field `gc`, false, expected true.
+    let i = e.invalid().expect("the field as data");
+    assert_eq!(
+        (i.origin.as_str(), i.field.as_deref(), i.value.as_deref()),
+        ("hfsl", Some("gc"), Some("false"))
+    );
+    assert!(i.expected.as_deref().unwrap().starts_with("true"), "{i:?}");
+    let e = e.to_string();
     assert!(
-        e.contains("have written all their 24 NAND blocks") && e.contains("hfsl.gc is off"),
+        e.contains("have written all their 24 NAND blocks") && e.contains("hfsl.gc off"),
         "{e}"
     );
 }
