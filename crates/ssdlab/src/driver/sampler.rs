@@ -81,19 +81,16 @@ impl<'a, D: Driver> Sampler<'a, D> {
     fn sample(&mut self, dev: &Device, now: SimTime) {
         let s = &mut self.series;
         s.time_s.push(now.as_secs_f64());
-        // The back end's free blocks (0 where it keeps no pool), and the page FTL's GC
-        // figures where it keeps the map (zeros elsewhere: no page-FTL GC runs there). The
-        // power-loss model's checkpoint pages are the drive's programs too (0 without it).
+        // The back end's free blocks (0 where it keeps no pool), and its writes as the
+        // result counts them: the page FTL's GC figures (zeros under another scheme: no
+        // page-FTL GC runs there), and the write amplification each scheme reports.
         let b = dev.backend();
         let free_blocks = b.free_blocks().unwrap_or(0);
-        let gc = b.gc_counts().unwrap_or_default();
+        let gc = b.gc_counts();
         s.free_blocks.push(free_blocks);
         s.gc_runs.push(gc.runs);
         s.gc_units_moved.push(gc.units_moved);
-        s.write_amplification.push(write_amplification(
-            gc.host_units_written,
-            gc.units_moved + gc.checkpoint_units_written,
-        ));
+        s.write_amplification.push(gc.write_amplification());
         s.requests_in_flight.push(dev.host().in_flight() as u64);
         s.requests_completed.push(dev.host().completed());
         if let Some(col) = &mut s.cache_lines_used {

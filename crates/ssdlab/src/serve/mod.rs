@@ -528,19 +528,10 @@ fn live_json(
         serde_json::json!({"count": l.count, "bytes": l.bytes, "mean_us": s.mean,
                            "p50_us": s.p50, "p99_us": s.p99})
     };
-    // The page FTL's counts, where it keeps the map (none elsewhere); with `--power-cuts` the
-    // map checkpoints' programs count too.
-    let gc = dev.backend().gc_counts().unwrap_or_default();
-    let (host_units, moved, gc_runs) = (
-        gc.host_units_written,
-        gc.units_moved + gc.checkpoint_units_written,
-        gc.runs,
-    );
-    let waf = if host_units > 0 {
-        (host_units + moved) as f64 / host_units as f64
-    } else {
-        0.0
-    };
+    // The back end's writes as the result counts them (with `--power-cuts` the map
+    // checkpoints' programs count too).
+    let gc = dev.backend().gc_counts();
+    let (gc_runs, waf) = (gc.runs, gc.write_amplification());
     serde_json::json!({
         "wall_s": wall_s,
         "simulated_s": dev.now().as_secs_f64(),

@@ -40,16 +40,28 @@ pub struct BackendFigures {
     pub power: PowerInputs,
 }
 
-/// The page FTL's garbage collection so far: what periodic statistics follow while a run goes
-/// on (the samples, the live server's display).
+/// The writes and garbage collection so far, as the result counts them at the end: what
+/// periodic statistics follow while a run goes on (the samples, the live server's display).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GcCounts {
+    /// The page FTL's GC runs and units moved (0 under a scheme that keeps its own map, as in
+    /// the result's device block).
     pub runs: u64,
     pub units_moved: u64,
-    /// The host's units written and the power-loss model's map checkpoints' (0 without it):
-    /// with `units_moved`, GC's write amplification.
+    /// The host's units written, in the scheme's map unit.
     pub host_units_written: u64,
-    pub checkpoint_units_written: u64,
+    /// What else the device programmed for them: the power-loss model's map checkpoints (0
+    /// without it), a block-mapped FTL's merge copies, a zoned drive's fillers. With the
+    /// host's units and `units_moved`, the write amplification the result reports.
+    pub other_units_written: u64,
+}
+
+impl GcCounts {
+    /// Units the device programmed over units the host wrote (0 before any host write).
+    pub fn write_amplification(&self) -> f64 {
+        let device = self.host_units_written + self.units_moved + self.other_units_written;
+        ratio(device, self.host_units_written)
+    }
 }
 
 /// Units the host wrote and units the device programmed for them (its GC's moves, a
@@ -412,16 +424,31 @@ impl Backend {
         self.page_ftl()?.stream_stats()
     }
 
-    /// The page FTL's GC so far, where it keeps the map; None under a scheme that keeps its
-    /// own (no page-FTL GC runs there) and on PCM.
-    pub fn gc_counts(&self) -> Option<GcCounts> {
-        let s = &self.page_ftl()?.stats;
-        Some(GcCounts {
-            runs: s.gc_runs,
-            units_moved: s.gc_units_moved,
-            host_units_written: s.host_units_written,
-            checkpoint_units_written: s.checkpoint_units_written,
-        })
+    /// The writes and GC so far, each scheme's own: the page FTL's GC and checkpoints; a
+    /// block-mapped FTL's pages and merge copies; a zoned drive's units and fillers; none on a
+    /// raw device (its driver's to count) or PCM (written in place).
+    pub fn gc_counts(&self) -> GcCounts {
+        let page = |f: &AnyFtl| GcCounts {
+            runs: f.stats.gc_runs,
+            units_moved: f.stats.gc_units_moved,
+            host_units_written: f.stats.host_units_written,
+            other_units_written: f.stats.checkpoint_units_written,
+        };
+        match self.scheme() {
+            Some(Scheme::Page(f, _)) => page(f),
+            Some(Scheme::Cached(f)) => page(f),
+            Some(Scheme::BlockMapped(h)) => GcCounts {
+                host_units_written: h.ftl.counts.host_pages_written,
+                other_units_written: h.ftl.counts.pages_copied,
+                ..GcCounts::default()
+            },
+            Some(Scheme::Zoned(z)) => GcCounts {
+                host_units_written: z.counters.host_units_written,
+                other_units_written: z.counters.filled_units,
+                ..GcCounts::default()
+            },
+            Some(Scheme::Raw(_) | Scheme::Fusion { .. }) | None => GcCounts::default(),
+        }
     }
 
     /// What the host wrote and what the device programmed for it, as the back end counts them
