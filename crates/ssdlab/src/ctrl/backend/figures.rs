@@ -50,17 +50,29 @@ pub struct GcCounts {
     pub units_moved: u64,
     /// The host's units written, in the scheme's map unit.
     pub host_units_written: u64,
-    /// What else the device programmed for them: the power-loss model's map checkpoints (0
-    /// without it), a block-mapped FTL's merge copies, a zoned drive's fillers. With the
-    /// host's units and `units_moved`, the write amplification the result reports.
-    pub other_units_written: u64,
+    /// What else the device programmed for them: a block-mapped FTL's merge copies, a zoned
+    /// drive's fillers.
+    pub copied_units_written: u64,
+    /// The power-loss model's map checkpoints (0 without it): the drive's programs, but not
+    /// for the host's data.
+    pub checkpoint_units_written: u64,
 }
 
 impl GcCounts {
-    /// Units the device programmed over units the host wrote (0 before any host write).
+    /// Units the device programmed over units the host wrote, the checkpoints included, as
+    /// the result reports it (0 before any host write).
     pub fn write_amplification(&self) -> f64 {
-        let device = self.host_units_written + self.units_moved + self.other_units_written;
+        let device = self.units_written().device + self.checkpoint_units_written;
         ratio(device, self.host_units_written)
+    }
+
+    /// The host's units and the device's programs for them (the checkpoints left out).
+    pub fn units_written(&self) -> UnitsWritten {
+        let host = self.host_units_written;
+        UnitsWritten {
+            host,
+            device: host + self.units_moved + self.copied_units_written,
+        }
     }
 }
 
@@ -432,19 +444,20 @@ impl Backend {
             runs: f.stats.gc_runs,
             units_moved: f.stats.gc_units_moved,
             host_units_written: f.stats.host_units_written,
-            other_units_written: f.stats.checkpoint_units_written,
+            copied_units_written: 0,
+            checkpoint_units_written: f.stats.checkpoint_units_written,
         };
         match self.scheme() {
             Some(Scheme::Page(f, _)) => page(f),
             Some(Scheme::Cached(f)) => page(f),
             Some(Scheme::BlockMapped(h)) => GcCounts {
                 host_units_written: h.ftl.counts.host_pages_written,
-                other_units_written: h.ftl.counts.pages_copied,
+                copied_units_written: h.ftl.counts.pages_copied,
                 ..GcCounts::default()
             },
             Some(Scheme::Zoned(z)) => GcCounts {
                 host_units_written: z.counters.host_units_written,
-                other_units_written: z.counters.filled_units,
+                copied_units_written: z.counters.filled_units,
                 ..GcCounts::default()
             },
             Some(Scheme::Raw(_) | Scheme::Fusion { .. }) | None => GcCounts::default(),
@@ -455,26 +468,7 @@ impl Backend {
     /// (a block-mapped FTL counts pages, its map unit); zeros for a raw device (its driver's
     /// to count) and PCM (written in place).
     pub fn units_written(&self) -> UnitsWritten {
-        let Some(scheme) = self.scheme() else {
-            return UnitsWritten::default();
-        };
-        let page = |f: &AnyFtl| UnitsWritten {
-            host: f.stats.host_units_written,
-            device: f.stats.host_units_written + f.stats.gc_units_moved,
-        };
-        match scheme {
-            Scheme::Page(f, _) => page(f),
-            Scheme::Cached(f) => page(f),
-            Scheme::BlockMapped(h) => UnitsWritten {
-                host: h.ftl.counts.host_pages_written,
-                device: h.ftl.counts.host_pages_written + h.ftl.counts.pages_copied,
-            },
-            Scheme::Zoned(z) => UnitsWritten {
-                host: z.counters.host_units_written,
-                device: z.counters.host_units_written + z.counters.filled_units,
-            },
-            Scheme::Raw(_) | Scheme::Fusion { .. } => UnitsWritten::default(),
-        }
+        self.gc_counts().units_written()
     }
 
     /// Each NAND channel's busy time that has run by `now` (none without NAND).
