@@ -262,12 +262,12 @@ def device_table(result: Mapping[str, Any]) -> Table:
     table.add_row(
         "pages written",
         fmt_int(device.get("nand_pages_written")),
-        f"NAND, for {fmt_int(device.get('host_pages_written'))} host",
+        f"NAND, for {fmt_int(device.get('host_pages_written'))} pages of host data",
     )
     table.add_row(
         "pages read",
         fmt_int(device.get("nand_pages_read")),
-        f"NAND, for {fmt_int(device.get('host_pages_read'))} host",
+        f"NAND, for {fmt_int(device.get('host_pages_read'))} pages of host data",
     )
     if _is_number(device.get("page_register_hits")) and device["page_register_hits"]:
         table.add_row(
@@ -287,8 +287,10 @@ def device_table(result: Mapping[str, Any]) -> Table:
     table.add_row(
         "erases",
         fmt_int(device.get("erases")),
-        f"per block min {fmt_int(erase.get('min'))} / mean {fmt_float(erase.get('mean'), 2)}"
-        f" / max {fmt_int(erase.get('max'))}",
+        # `erases` counts the run's; a block's count also holds its wear before the run
+        # (preconditioning, `[reliability]` ageing), so the two differ on a used drive.
+        f"in the run; a block's count min {fmt_int(erase.get('min'))}"
+        f" / mean {fmt_float(erase.get('mean'), 2)} / max {fmt_int(erase.get('max'))}",
     )
     if _is_number(device.get("wear_level_migrations")) and device["wear_level_migrations"]:
         table.add_row("wear-level migrations", fmt_int(device["wear_level_migrations"]), "")
