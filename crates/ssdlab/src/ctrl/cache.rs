@@ -7,8 +7,9 @@
 //! (LRU) used last. Look-ups go through a map from logical unit to slot that is never iterated.
 
 pub use crate::config::Replacement;
+use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 
 const NIL: u32 = u32::MAX;
 
@@ -56,7 +57,8 @@ pub struct CacheBuffer {
     policy: Replacement,
     capacity: u32,
     lines: Vec<Line>,
-    index: HashMap<u64, u32>,
+    /// Resident line of each logical unit (FxHash: see Cargo.toml's note).
+    index: FxHashMap<u64, u32>,
     free: Vec<u32>,
     /// Newest end of the order.
     head: u32,
@@ -85,7 +87,7 @@ impl CacheBuffer {
             policy,
             capacity,
             lines: Vec::with_capacity(capacity as usize),
-            index: HashMap::with_capacity(capacity as usize),
+            index: FxHashMap::with_capacity_and_hasher(capacity as usize, Default::default()),
             free: Vec::new(),
             head: NIL,
             tail: NIL,

@@ -30,7 +30,7 @@ use crate::ftl::Wear;
 use crate::media::nand::Geometry;
 use crate::sim::divisor::Divisor;
 use crate::sim::Rng;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// What the zoned firmware counts beside the state machine's counters.
 #[derive(Clone, Debug, Default)]
@@ -62,7 +62,7 @@ pub struct ZoneOrder {
     parked: Vec<(u32, u64, u32)>,
     /// Write commands accepted whose data is not in yet: the resets of their zone then (a
     /// write whose zone was reset before its data came in is dropped: the host gave it up).
-    in_flight: HashMap<u32, u32>,
+    in_flight: FxHashMap<u32, u32>,
 }
 
 /// What becomes of a zoned write's data that came in, with a write-back buffer.

@@ -12,7 +12,7 @@ pub struct Buddy {
     /// Free block offsets per order (order k = blocks of 2^k bytes), lowest offset first.
     free: Vec<BTreeSet<u64>>,
     /// Order of each allocated block, by offset.
-    used: std::collections::HashMap<u64, u32>,
+    used: rustc_hash::FxHashMap<u64, u32>,
     free_bytes: u64,
 }
 
