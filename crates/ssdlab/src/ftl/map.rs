@@ -107,6 +107,25 @@ impl<M: Translation + ?Sized> Ftl<M> {
         }
     }
 
+    /// Cached mapping: warm the cache for a coming program of translation page `page`, which
+    /// lets go of where the page is now (its reverse-map entry and block record, written long
+    /// ago and by then out of the cache). Reads its GTD entry: see
+    /// [`Ftl::prefetch_translation_entry`] for the step before.
+    #[inline]
+    pub fn prefetch_translation_move(&self, page: u32) {
+        let old = self.l2p_at(self.data_units + page as u64);
+        if old != UNMAPPED {
+            prefetch(&self.p2l, old as usize);
+            prefetch(&self.blocks, self.geo.block_of_unit(old) as usize);
+        }
+    }
+
+    /// Cached mapping: warm the cache for a coming read of translation page `page`'s GTD entry.
+    #[inline]
+    pub fn prefetch_translation_entry(&self, page: u32) {
+        prefetch(&self.l2p, (self.data_units + page as u64) as usize);
+    }
+
     #[inline]
     pub fn is_programmed(&self, pun: u32) -> bool {
         pun < self.blocks[self.geo.block_of_unit(pun) as usize].programmed_below

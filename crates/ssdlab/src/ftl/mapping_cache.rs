@@ -35,6 +35,8 @@ const DIRTY_ON_LOAD: u8 = 8;
 /// A background read-modify-write's read is issued or running.
 const UPDATING: u8 = 16;
 
+use crate::sim::divisor::Divisor;
+
 const NIL: u32 = u32::MAX;
 
 /// One translation page's bookkeeping.
@@ -87,6 +89,9 @@ pub struct MappingStats {
 pub struct MappingCache {
     /// Map entries per translation page.
     pub per_page: u64,
+    /// Division by `per_page` (a shift: 1,024 entries of 4 B in a 4 KiB unit), for
+    /// [`MappingCache::page_of`], which every command and every map update asks.
+    by_per_page: Divisor,
     /// Translation pages that hold the map of the whole logical space.
     pub pages: u64,
     /// FTL unit number of translation page 0 (the host's logical units come first).
@@ -148,6 +153,7 @@ impl MappingCache {
         let n = pages as usize;
         MappingCache {
             per_page,
+            by_per_page: Divisor::new(per_page.max(1)),
             pages,
             base,
             capacity: capacity.clamp(1, pages.max(1)).min(u32::MAX as u64 - 1) as u32,
@@ -179,13 +185,27 @@ impl MappingCache {
     /// The translation page that holds logical unit `lpn`'s entry.
     #[inline]
     pub fn page_of(&self, lpn: u64) -> u32 {
-        (lpn / self.per_page) as u32
+        self.by_per_page.quotient(lpn) as u32
     }
 
     /// Warm the cache for a coming lookup of `page` (speed only).
     #[inline]
     pub fn prefetch(&self, page: u32) {
         crate::sim::mem::prefetch(&self.pages_info, page as usize);
+    }
+
+    /// The pages the next loads push out, for prefetches of what their programs touch (speed
+    /// only): the next one when it is dirty (its program will move it), and the one after it
+    /// (dirty or not, as far as the cache knows now).
+    #[inline]
+    pub fn next_victims(&self) -> (Option<u32>, Option<u32>) {
+        let t = self.tail;
+        if self.len < self.capacity || t == NIL {
+            return (None, None);
+        }
+        let info = &self.pages_info[t as usize];
+        let after = (info.prev != NIL).then_some(info.prev);
+        ((info.state & DIRTY != 0).then_some(t), after)
     }
 
     /// Translation pages cached now.

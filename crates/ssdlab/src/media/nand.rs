@@ -67,6 +67,8 @@ pub struct Geometry {
     by_block_per_plane: Divisor,
     by_plane_per_die: Divisor,
     by_die_per_channel: Divisor,
+    /// Division by `unit_bytes` (a byte offset's map unit).
+    by_unit_bytes: crate::sim::divisor::Divisor,
 }
 
 impl Geometry {
@@ -90,7 +92,15 @@ impl Geometry {
             by_block_per_plane: Divisor::new(n.blocks_per_plane),
             by_plane_per_die: Divisor::new(n.planes_per_die),
             by_die_per_channel: Divisor::new(n.packages_per_channel * n.dies_per_package),
+            by_unit_bytes: crate::sim::divisor::Divisor::new(unit),
         }
+    }
+
+    /// The map unit that holds byte `offset` (`offset / unit_bytes`, by a shift when the unit
+    /// is a power of two).
+    #[inline]
+    pub fn unit_of(&self, offset: u64) -> u64 {
+        self.by_unit_bytes.quotient(offset)
     }
 
     pub fn dies_per_channel(&self) -> u32 {

@@ -28,6 +28,13 @@ impl Divisor {
         self.d
     }
 
+    /// `x / d` (the remainder [`Divisor::divmod`] also works out is left unused, and so
+    /// is not computed).
+    #[inline(always)]
+    pub fn quotient(self, x: u64) -> u64 {
+        self.divmod(x).0
+    }
+
     /// `(x / d, x % d)`.
     #[inline]
     pub fn divmod(self, x: u64) -> (u64, u64) {
@@ -49,6 +56,7 @@ mod tests {
         fn divides_as_the_operators_do(d in 1u64..=1 << 40, x: u64, shift in 0u32..40) {
             for d in [d, 1 << shift] {
                 prop_assert_eq!(Divisor::new(d).divmod(x), (x / d, x % d));
+                prop_assert_eq!(Divisor::new(d).quotient(x), x / d);
             }
         }
     }

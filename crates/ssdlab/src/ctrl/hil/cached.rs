@@ -96,7 +96,10 @@ impl Hil {
         let unit = self.geo.unit_bytes;
         let Some(bm) = p.cache.as_deref() else {
             let m = &p.flash.ftl.translation;
-            let (first, last) = (c.offset / unit, (c.offset + c.len - 1) / unit);
+            let (first, last) = (
+                self.geo.unit_of(c.offset),
+                self.geo.unit_of(c.offset + c.len - 1),
+            );
             let pages = m.page_of(first)..=m.page_of(last);
             return self.map_lookup_pages(now, cmd, stage, pages, last - first + 1, p);
         };
@@ -237,6 +240,17 @@ impl Hil {
         let m = &mut p.flash.ftl.translation;
         let mut ready = std::mem::take(&mut m.scratch.ready);
         m.loaded(page, &mut ready);
+        // The next load pushes the least recent page out and, if dirty, programs it, which lets
+        // go of where it is: fetch that now, a command or more ahead, from its GTD entry (asked
+        // for one load ago), and ask for the GTD entry of the page after it (speed only).
+        let (next, after) = m.next_victims();
+        if let Some(victim) = next {
+            p.flash.ftl.prefetch_translation_move(victim);
+        }
+        if let Some(page) = after {
+            p.flash.ftl.prefetch_translation_entry(page);
+        }
+        let m = &mut p.flash.ftl.translation;
         if m.hmb {
             // The page goes into host memory (a posted write; nothing waits for it).
             p.up.link.host_memory_write(now, self.geo.unit_bytes);
