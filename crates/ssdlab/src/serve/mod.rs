@@ -47,7 +47,7 @@ pub use options::{Clock, ServeOptions, Tick, DEFAULT_MAX_CONNECTIONS, MAX_CONNEC
 use proto::*;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU32};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tls::Tls;
@@ -91,8 +91,8 @@ impl Pending {
 }
 
 struct ConnState {
-    /// The writer's queue: the replies of one turn go in one message (one wake-up).
-    replies: Sender<Vec<Reply>>,
+    /// Where its replies go out: the replies of one turn are put there together.
+    replies: conn::Replies,
     /// Replies sent this turn, handed to the writer at the turn's end (`Outbox::hand_over`).
     batch: Vec<Reply>,
     structured: bool,
@@ -233,7 +233,7 @@ impl Outbox {
             let Some(c) = self.conns.get_mut(&conn) else {
                 continue;
             };
-            let _ = c.replies.send(std::mem::take(&mut c.batch));
+            c.replies.put(std::mem::take(&mut c.batch));
             if c.closing && c.outstanding == 0 {
                 self.conns.remove(&conn);
             }
