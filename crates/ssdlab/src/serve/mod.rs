@@ -7,8 +7,10 @@
 //!
 //! Threads: one accepts connections; each connection has a reader (requests in) and a writer
 //! (replies out); one simulation thread — the caller's — owns the [`Device`] and its data store,
-//! submits each request through the device boundary, runs the model, and hands replies to the
-//! writers. A client that asks for TLS (NBD_OPT_STARTTLS) has its stream wrapped in TLS
+//! submits each request through the device boundary, runs the model, and puts each turn's
+//! replies in their connection's outlet (`conn::Outlet`): on a plain socket that the writer is
+//! not using, small replies are sent from this thread at once, without blocking; the writer
+//! sends the rest. A client that asks for TLS (NBD_OPT_STARTTLS) has its stream wrapped in TLS
 //! (`tls`) before the options go on; who may connect at all is `access`'s.
 //!
 //! Two clocks: `realtime` maps simulated time onto the wall clock (a reply leaves when the wall
