@@ -3,13 +3,13 @@
 //! a client connects with, and closing them all at the end.
 
 use super::access::{Door, Refusal, HANDSHAKE_LIMIT_S};
-use super::conn::{self, Export, Handshake, Negotiation, Reply, TlsPhase, ToSim};
+use super::conn::{self, Export, Handshake, Negotiation, TlsPhase, ToSim};
 use super::net::{Listener, Stream};
 use super::tls::{self, Tls, TlsMode};
 use super::Outbox;
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -178,12 +178,20 @@ pub(super) fn serve_connection(
     let Ok(mut writer) = stream.try_clone() else {
         return;
     };
-    let (replies_tx, replies_rx) = mpsc::channel::<Vec<Reply>>();
+    // The simulation thread sends on a plain socket's own descriptor (`conn::Outlet`).
+    let direct = match stream.is_tls() {
+        false => stream.try_clone().ok().and_then(Stream::into_fd),
+        true => None,
+    };
     let credit = Arc::new(conn::Credit::default());
-    let writer_credit = credit.clone();
-    let buffers = shared.buffers.clone();
+    let outlet = Arc::new(conn::Outlet::new(
+        credit.clone(),
+        shared.buffers.clone(),
+        direct,
+    ));
+    let writer_outlet = outlet.clone();
     let writer_thread = std::thread::spawn(move || {
-        conn::write_replies(&mut writer, replies_rx, &writer_credit, &buffers);
+        conn::write_replies(&mut writer, &writer_outlet);
         writer.shutdown();
     });
     if to_sim
@@ -191,7 +199,7 @@ pub(super) fn serve_connection(
             conn,
             structured,
             lend: !stream.is_tls(),
-            replies: replies_tx,
+            replies: conn::Replies(outlet),
         })
         .is_ok()
     {

@@ -7,8 +7,10 @@
 //!
 //! Threads: one accepts connections; each connection has a reader (requests in) and a writer
 //! (replies out); one simulation thread — the caller's — owns the [`Device`] and its data store,
-//! submits each request through the device boundary, runs the model, and hands replies to the
-//! writers. A client that asks for TLS (NBD_OPT_STARTTLS) has its stream wrapped in TLS
+//! submits each request through the device boundary, runs the model, and puts each turn's
+//! replies in their connection's outlet (`conn::Outlet`): on a plain socket that the writer is
+//! not using, small replies are sent from this thread at once, without blocking; the writer
+//! sends the rest. A client that asks for TLS (NBD_OPT_STARTTLS) has its stream wrapped in TLS
 //! (`tls`) before the options go on; who may connect at all is `access`'s.
 //!
 //! Two clocks: `realtime` maps simulated time onto the wall clock (a reply leaves when the wall
@@ -47,7 +49,7 @@ pub use options::{Clock, ServeOptions, Tick, DEFAULT_MAX_CONNECTIONS, MAX_CONNEC
 use proto::*;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU32};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tls::Tls;
@@ -91,8 +93,8 @@ impl Pending {
 }
 
 struct ConnState {
-    /// The writer's queue: the replies of one turn go in one message (one wake-up).
-    replies: Sender<Vec<Reply>>,
+    /// Where its replies go out: the replies of one turn are put there together.
+    replies: conn::Replies,
     /// Replies sent this turn, handed to the writer at the turn's end (`Outbox::hand_over`).
     batch: Vec<Reply>,
     structured: bool,
@@ -233,7 +235,7 @@ impl Outbox {
             let Some(c) = self.conns.get_mut(&conn) else {
                 continue;
             };
-            let _ = c.replies.send(std::mem::take(&mut c.batch));
+            c.replies.put(std::mem::take(&mut c.batch));
             if c.closing && c.outstanding == 0 {
                 self.conns.remove(&conn);
             }

@@ -79,6 +79,15 @@ impl Stream {
         })
     }
 
+    /// A plain socket's descriptor (None for TLS, whose bytes only its session may write).
+    pub fn into_fd(self) -> Option<OwnedFd> {
+        match self {
+            Stream::Tcp(s) => Some(s.into()),
+            Stream::Unix(s) => Some(s.into()),
+            Stream::Tls(_) => None,
+        }
+    }
+
     pub fn is_tls(&self) -> bool {
         matches!(self, Stream::Tls(_))
     }

@@ -449,10 +449,52 @@ fn lent_pages_leave_in_order_across_short_writes_and_many_buffers() {
         limit: 300_001,
         calls: 0,
     };
-    write_all_vectored(&mut s, &batch).unwrap();
+    write_all_vectored(&mut s, &batch, 0).unwrap();
     assert_eq!(s.out, want);
     assert!(
         s.calls > want.len() / 300_001,
         "short writes taken up again"
+    );
+}
+
+/// Replies put in an outlet reach the client whole and in the order they were put, whether the
+/// simulation thread sent them itself, the socket took only part of them (replies larger than
+/// its buffer, and more of them than the client has read), or the writer sent the rest; their
+/// credit all comes back, and once the outlet is let go the writer ends.
+#[test]
+fn an_outlet_sends_every_reply_in_order_directly_or_through_its_writer() {
+    use std::os::unix::net::UnixStream;
+    let (server, mut client) = UnixStream::pair().unwrap();
+    let credit = Arc::new(Credit::default());
+    let direct = Some(OwnedFd::from(server.try_clone().unwrap()));
+    let outlet = Arc::new(Outlet::new(credit.clone(), Arc::default(), direct));
+    let mut writer = server;
+    let writer_outlet = outlet.clone();
+    let writer_thread = std::thread::spawn(move || write_replies(&mut writer, &writer_outlet));
+    let replies = Replies(outlet);
+    // Turns of small replies (sent at once), of a reply larger than the socket's buffer (the
+    // writer's), and a mix, with the client reading only after all were put.
+    let mut want = Vec::new();
+    for turn in 0..40u64 {
+        let mut batch = Vec::new();
+        for k in 0..(turn % 7 + 1) {
+            let len = if (turn + k) % 5 == 0 { 300_000 } else { 4_112 };
+            let bytes: Vec<u8> = (0..len).map(|i| (i as u64 * 31 + turn + k) as u8).collect();
+            want.extend_from_slice(&bytes);
+            assert!(credit.take(10));
+            batch.push(Reply::new(bytes, 10));
+        }
+        replies.put(batch);
+    }
+    drop(replies);
+    let mut got = Vec::new();
+    client.read_to_end(&mut got).unwrap();
+    writer_thread.join().unwrap();
+    assert_eq!(got.len(), want.len());
+    assert!(got == want, "the bytes arrive as put");
+    assert_eq!(
+        credit.used.load(Ordering::SeqCst),
+        0,
+        "all credit given back"
     );
 }
