@@ -135,6 +135,15 @@ struct Pending {
     blocked_at: SimTime,
 }
 
+/// A read-ahead window's slots that a swap-in does not read, by why: free, in the swap cache
+/// already, or in use without an owner (the slots it reads are listed apart).
+#[derive(Clone, Copy, Default)]
+struct Census {
+    free: u64,
+    cached: u64,
+    unowned: u64,
+}
+
 /// 5.16's reclaim throttles this model takes (`enum vmscan_throttle_state`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Throttle516 {
@@ -203,6 +212,9 @@ pub struct PagingSim<'w, B: SwapBackend> {
     /// that completed.
     slots_buf: Vec<(u32, u32)>,
     spare_frames: Vec<Vec<u32>>,
+    /// The slots the next swap-in reads, as the census of its read-ahead window found them
+    /// (`fault.rs`, `take_census`).
+    readable: Vec<u32>,
 }
 
 impl<'w, B: SwapBackend> PagingSim<'w, B> {
@@ -295,6 +307,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             baseline: SimTime::ZERO,
             slots_buf: Vec::new(),
             spare_frames: Vec::new(),
+            readable: Vec::new(),
             cfg: PagingConfig {
                 congestion_wake,
                 ..cfg.clone()
