@@ -9,8 +9,9 @@
 //!
 //! This file holds the state, the loop and the result's figures; the parts of the model are
 //! beside it: `sim/fault.rs` (the application: accesses, faults, swap-ins, direct reclaim's
-//! trigger), `sim/io.rs` (swap requests, discards, completions), `sim/reclaim.rs` (kswapd,
-//! direct reclaim's passes, the LRU shrinks, the throttles).
+//! trigger), `sim/io.rs` (swap requests, discards, completions), `sim/in_flight.rs` (the
+//! requests in flight by id, with their frames), `sim/reclaim.rs` (kswapd, direct reclaim's
+//! passes, the LRU shrinks, the throttles).
 
 use super::backend::SwapBackend;
 use super::config::{CongestionWake, Era, PagingConfig, Watermarks, SWAP_CLUSTER_MAX_PAGES};
@@ -25,8 +26,11 @@ use crate::request::Op;
 use crate::sim::{Rng, SimTime};
 
 mod fault;
+mod in_flight;
 mod io;
 mod reclaim;
+
+use in_flight::InFlight;
 
 /// `DEF_PRIORITY` (mm/vmscan.c): a pass scans lru >> priority pages at each priority, 12 to 0.
 const DEF_PRIORITY: u32 = 12;
@@ -74,57 +78,6 @@ enum Kswapd {
     Sleep,
     Run(SimTime),
     Wait(Wait),
-}
-
-struct IoInFlight {
-    op: u8,
-    frames: Vec<u32>,
-    rec: usize,
-}
-
-/// The requests in flight, by id. Backends number requests one after another
-/// (`SwapBackend::submit`), so they are kept in a ring from the oldest id in flight (slots of
-/// completed ones empty until the oldest completes): no search or map node per request.
-#[derive(Default)]
-struct InFlight {
-    /// The id of `ring[0]`.
-    base: u32,
-    ring: std::collections::VecDeque<Option<IoInFlight>>,
-}
-
-impl InFlight {
-    fn insert(&mut self, id: u32, io: IoInFlight) -> Result<()> {
-        if self.ring.is_empty() {
-            self.base = id;
-        }
-        let k = id.wrapping_sub(self.base) as usize;
-        if k != self.ring.len() {
-            return Err(Error::bad_device(Invalid::unnamed(
-                "paging",
-                says(format!(
-                    "the backend numbered a request {id} where {} was next (ids must follow \
-                 one another)",
-                    self.base.wrapping_add(self.ring.len() as u32)
-                )),
-            )));
-        }
-        self.ring.push_back(Some(io));
-        Ok(())
-    }
-
-    fn remove(&mut self, id: u32) -> Option<IoInFlight> {
-        let k = id.wrapping_sub(self.base) as usize;
-        let io = self.ring.get_mut(k)?.take();
-        while matches!(self.ring.front(), Some(None)) {
-            self.ring.pop_front();
-            self.base = self.base.wrapping_add(1);
-        }
-        io
-    }
-
-    fn values(&self) -> impl Iterator<Item = &IoInFlight> {
-        self.ring.iter().flatten()
-    }
 }
 
 /// A swap-in fault the application is waiting on.
@@ -207,11 +160,9 @@ pub struct PagingSim<'w, B: SwapBackend> {
     pub res: SwapResult,
     done: Vec<(u32, SimTime)>,
     baseline: SimTime,
-    /// Buffers kept from one use to the next rather than allocated each time: a reclaim
-    /// batch's writes and a swap-in's reads, (slot, frame) pairs; the frame lists of requests
-    /// that completed.
+    /// A buffer kept from one use to the next rather than allocated each time: a reclaim
+    /// batch's writes and a swap-in's reads, (slot, frame) pairs.
     slots_buf: Vec<(u32, u32)>,
-    spare_frames: Vec<Vec<u32>>,
     /// The slots the next swap-in reads, as the census of its read-ahead window found them
     /// (`fault.rs`, `take_census`).
     readable: Vec<u32>,
@@ -306,7 +257,6 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             done: Vec::new(),
             baseline: SimTime::ZERO,
             slots_buf: Vec::new(),
-            spare_frames: Vec::new(),
             readable: Vec::new(),
             cfg: PagingConfig {
                 congestion_wake,
