@@ -88,6 +88,16 @@ struct Pending {
     blocked_at: SimTime,
 }
 
+/// What the model keeps per swap slot: the version of the page's data written there (the
+/// oracle's), the virtual page that owns the slot and the swap-cache frame holding its page
+/// (NONE for none). One record, as a swap-in and a reclaim scan read and write them together.
+#[derive(Clone, Copy)]
+struct SwapSlot {
+    data: u32,
+    owner: u32,
+    cache: u32,
+}
+
 /// A read-ahead window's slots that a swap-in does not read, by why: free, in the swap cache
 /// already, or in use without an owner (the slots it reads are listed apart).
 #[derive(Clone, Copy, Default)]
@@ -122,9 +132,7 @@ pub struct PagingSim<'w, B: SwapBackend> {
     ra: Readahead,
     pub dev: B,
     /// Per slot: the page version written there (oracle), its owner, its swap-cache frame.
-    sdata: Vec<u32>,
-    sowner: Vec<u32>,
-    cache: Vec<u32>,
+    slots: Vec<SwapSlot>,
     wear: Vec<u32>,
     /// The access at which the wear count starts (`Workload::wear_from`); usize::MAX once it
     /// has started.
@@ -226,9 +234,14 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             area: SwapArea::new(cfg.era, slots, cfg.solid_state, cfg.discard, start),
             ra: Readahead::new(cfg.era, cfg.page_cluster),
             dev,
-            sdata: vec![0; slots as usize],
-            sowner: vec![NONE; slots as usize],
-            cache: vec![NONE; slots as usize],
+            slots: vec![
+                SwapSlot {
+                    data: 0,
+                    owner: NONE,
+                    cache: NONE,
+                };
+                slots as usize
+            ],
             wear: vec![0; slots as usize],
             wear_from: 0,
             wear_since: SimTime::ZERO,
@@ -452,10 +465,10 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                 return Err(format!("page {v}: neither resident nor swapped out"));
             }
             if s != NONE {
-                if !self.area.in_use(s) || self.sowner[s as usize] != v as u32 {
+                if !self.area.in_use(s) || self.slots[s as usize].owner != v as u32 {
                     return Err(format!("page {v}: slot {s} not in use or not its own"));
                 }
-                let c = self.cache[s as usize];
+                let c = self.slots[s as usize].cache;
                 if f != NONE && c != f {
                     return Err(format!(
                         "page {v}: resident in {f} and swapped to {s} without a swap-cache entry"

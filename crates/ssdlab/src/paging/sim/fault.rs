@@ -191,7 +191,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                 }
                 let s = self.mem.slot[v];
                 debug_assert!(s != NONE, "page {vp} neither resident nor swapped");
-                let cf = self.cache[s as usize];
+                let cf = self.slots[s as usize].cache;
                 if cf != NONE {
                     if self.mem.frames[cf as usize].flags & READING != 0 {
                         self.app = App::Frame(cf);
@@ -263,10 +263,10 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
     /// Take `f` out of the swap cache and free its slot; the page must be written again.
     fn drop_slot(&mut self, f: u32, s: u32) {
         let vp = self.mem.frames[f as usize].owner;
-        self.cache[s as usize] = NONE;
+        let slot = &mut self.slots[s as usize];
+        (slot.cache, slot.owner) = (NONE, NONE);
         self.mem.frames[f as usize].slot = NONE;
         self.mem.slot[vp as usize] = NONE;
-        self.sowner[s as usize] = NONE;
         self.mem.frames[f as usize].flags |= DIRTY;
         self.area.free(s);
     }
@@ -340,16 +340,17 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
     /// free, cached or have no owner. The slots in use are found a word of the swap map at a
     /// time.
     fn take_census(&mut self, (first, end): (u32, u32)) -> Census {
-        let (cache, sowner) = (&self.cache, &self.sowner);
+        let slots = &self.slots;
         let readable = &mut self.readable;
         readable.clear();
         let mut c = Census::default();
         let mut used = 0u64;
         self.area.for_each_used_in(first, end, |x| {
             used += 1;
-            if cache[x as usize] != NONE {
+            let slot = &slots[x as usize];
+            if slot.cache != NONE {
                 c.cached += 1;
-            } else if sowner[x as usize] == NONE {
+            } else if slot.owner == NONE {
                 c.unowned += 1;
             } else {
                 readable.push(x);
@@ -401,11 +402,10 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             if x != s {
                 flags |= READAHEAD;
             }
-            let f = self
-                .mem
-                .alloc(self.sowner[x as usize], self.sdata[x as usize], flags);
+            let slot = &mut self.slots[x as usize];
+            let f = self.mem.alloc(slot.owner, slot.data, flags);
+            slot.cache = f;
             self.mem.frames[f as usize].slot = x;
-            self.cache[x as usize] = f;
             self.mem.add_head(f, false);
             if x == s {
                 target = f;
@@ -446,10 +446,10 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         let (mut free, mut cached, mut cut_off) = (0u64, 0u64, 0u64);
         for (from, to) in [(low, first.max(low)), (end.min(top), top)] {
             let mut used = 0u64;
-            let cache = &self.cache;
+            let slots = &self.slots;
             self.area.for_each_used_in(from, to, |x| {
                 used += 1;
-                if cache[x as usize] != NONE {
+                if slots[x as usize].cache != NONE {
                     cached += 1;
                 } else {
                     cut_off += 1;

@@ -110,7 +110,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                     // rotation to the inactive tail and the next scan, at once).
                     if fl & (MAPPED | DIRTY | READING) == 0 {
                         let s = self.mem.frames[f as usize].slot;
-                        self.cache[s as usize] = NONE;
+                        self.slots[s as usize].cache = NONE;
                         self.mem.release(f);
                         self.res.reclaim.freed_after_writeback += 1;
                     }
