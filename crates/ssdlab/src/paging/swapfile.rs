@@ -206,6 +206,31 @@ impl SwapArea {
         }
     }
 
+    /// Call `f` with each slot in use in `[from, end)`, in ascending order (`end` at most the
+    /// area's slots): a word of the map at a time, its set bits taken one by one, where a walk
+    /// would ask `in_use` of every slot.
+    #[inline]
+    pub fn for_each_used_in(&self, from: u32, end: u32, mut f: impl FnMut(u32)) {
+        debug_assert!(end <= self.max);
+        if from >= end {
+            return;
+        }
+        let (first_word, last_word) = (from / 64, (end - 1) / 64);
+        for w in first_word..=last_word {
+            let mut bits = self.map[w as usize];
+            if w == first_word {
+                bits &= !0u64 << (from % 64);
+            }
+            if w == last_word {
+                bits &= !0u64 >> (63 - (end - 1) % 64);
+            }
+            while bits != 0 {
+                f(w * 64 + bits.trailing_zeros());
+                bits &= bits - 1;
+            }
+        }
+    }
+
     /// The run of slots in use around `target` within `[base, end)`: `(lo, hi)` with `lo` just
     /// above the last free slot below `target` (or `base`) and `hi` the first free slot above
     /// it (or `end`); `base <= target < end <= slots`. What `last_free_in(base, target)` and
@@ -791,7 +816,8 @@ mod tests {
 
     proptest::proptest! {
         /// The first and last free slots of a range, found a word at a time, are those a walk
-        /// slot by slot finds (`in_use`), on areas with random runs of used slots; and the run
+        /// slot by slot finds (`in_use`), and so are the slots in use of the range, on areas
+        /// with random runs of used slots; and the run
         /// in use around a target, found in one word where the range allows, is the one those
         /// searches give, on aligned blocks of 1 to 256 slots (within a word up to 64, as
         /// read-ahead asks, and across words).
@@ -809,6 +835,10 @@ mod tests {
             let walk_first = (lo..hi).find(|&x| !a.in_use(x)).unwrap_or(hi);
             let walk_last = (lo..hi).rev().find(|&x| !a.in_use(x));
             proptest::prop_assert_eq!(a.first_free_in(lo, hi), walk_first);
+            let mut used = Vec::new();
+            a.for_each_used_in(lo, hi, |x| used.push(x));
+            let walk_used: Vec<u32> = (lo..hi).filter(|&x| a.in_use(x)).collect();
+            proptest::prop_assert_eq!(used, walk_used);
             proptest::prop_assert_eq!(a.last_free_in(lo, hi), walk_last);
             let target = a0.clamp(1, slots - 1);
             let aligned = (target >> pc) << pc;

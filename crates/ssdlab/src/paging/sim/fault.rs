@@ -191,7 +191,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                 }
                 let s = self.mem.slot[v];
                 debug_assert!(s != NONE, "page {vp} neither resident nor swapped");
-                let cf = self.cache[s as usize];
+                let cf = self.slots[s as usize].cache;
                 if cf != NONE {
                     if self.mem.frames[cf as usize].flags & READING != 0 {
                         self.app = App::Frame(cf);
@@ -214,21 +214,23 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                 // A swap-in from the device. The read-ahead pages are allocated like the
                 // target (2.6.32 `read_swap_cache_async` takes `GFP_HIGHUSER_MOVABLE`, which
                 // may reclaim directly), so the fault needs frames for the whole window.
-                let (ra, first, end, n) = self.window_of(s);
+                let (ra, window, census) = self.window_of(s);
                 let reclaims = self.res.reclaim.direct_reclaims;
-                if !self.alloc_ok(n.max(1))? {
+                if !self.alloc_ok((self.readable.len() as u64).max(1))? {
                     return Ok(Step::Blocked);
                 }
-                // Without a direct reclaim the swap map and the read-ahead state are as the
-                // frames check saw them, so its window stands (with the read-ahead state it
-                // moved to); a reclaim may have taken slots next to the target: asked again.
-                let window = if self.res.reclaim.direct_reclaims == reclaims {
+                // Without a direct reclaim the swap map, the swap cache and the read-ahead
+                // state are as the frames check saw them, so its window and the window's
+                // census stand (with the read-ahead state it moved to); a reclaim may have
+                // taken slots next to the target: asked again.
+                let (window, census) = if self.res.reclaim.direct_reclaims == reclaims {
                     self.ra = ra;
-                    (first, end)
+                    (window, census)
                 } else {
-                    self.window(s)
+                    let w = self.window(s);
+                    (w, self.take_census(w))
                 };
-                self.swap_in(vp, s, window)
+                self.swap_in(vp, s, window, census)
             }
         }
     }
@@ -261,10 +263,10 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
     /// Take `f` out of the swap cache and free its slot; the page must be written again.
     fn drop_slot(&mut self, f: u32, s: u32) {
         let vp = self.mem.frames[f as usize].owner;
-        self.cache[s as usize] = NONE;
+        let slot = &mut self.slots[s as usize];
+        (slot.cache, slot.owner) = (NONE, NONE);
         self.mem.frames[f as usize].slot = NONE;
         self.mem.slot[vp as usize] = NONE;
-        self.sowner[s as usize] = NONE;
         self.mem.frames[f as usize].flags |= DIRTY;
         self.area.free(s);
     }
@@ -319,23 +321,43 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
     }
 
     /// The read-ahead window around `s`, worked out on a copy of the read-ahead state (so
-    /// asking does not consume its hits), the state the copy moved to, and the slots in the
-    /// window that a swap-in would read: in use, owned and not in the swap cache.
-    /// `(state after, first, end, pages)`.
-    fn window_of(&self, s: u32) -> (Readahead, u32, u32, u64) {
+    /// asking does not consume its hits), the state the copy moved to, and the window's census
+    /// (`take_census`: the slots a swap-in would read are left in `readable`).
+    /// `(state after, [first, end), census)`.
+    fn window_of(&mut self, s: u32) -> (Readahead, (u32, u32), Census) {
         let mut ra = self.ra.clone();
         let sync = self.cfg.era == Era::Modern && self.cfg.synchronous_io;
-        let (first, end) = if sync {
+        let window = if sync {
             (s, s + 1)
         } else {
             ra.window(s, &self.area)
         };
-        let n = (first..end).filter(|&x| self.readable_slot(x)).count() as u64;
-        (ra, first, end, n)
+        (ra, window, self.take_census(window))
     }
 
-    fn readable_slot(&self, x: u32) -> bool {
-        self.area.in_use(x) && self.cache[x as usize] == NONE && self.sowner[x as usize] != NONE
+    /// The slots of the window `[first, end)` a swap-in reads, in ascending order, into
+    /// `readable` (in use, owned and not in the swap cache), and how many of the others are
+    /// free, cached or have no owner. The slots in use are found a word of the swap map at a
+    /// time.
+    fn take_census(&mut self, (first, end): (u32, u32)) -> Census {
+        let slots = &self.slots;
+        let readable = &mut self.readable;
+        readable.clear();
+        let mut c = Census::default();
+        let mut used = 0u64;
+        self.area.for_each_used_in(first, end, |x| {
+            used += 1;
+            let slot = &slots[x as usize];
+            if slot.cache != NONE {
+                c.cached += 1;
+            } else if slot.owner == NONE {
+                c.unowned += 1;
+            } else {
+                readable.push(x);
+            }
+        });
+        c.free = (end - first) as u64 - used;
+        c
     }
 
     /// The read-ahead window of a swap-in of `s` (`[first, end)`), the read-ahead state moved on.
@@ -348,8 +370,15 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         }
     }
 
-    /// A swap-in of `s` reading the slots of `(first, end)`, its read-ahead window.
-    fn swap_in(&mut self, vp: u32, s: u32, (first, end): (u32, u32)) -> Result<Step> {
+    /// A swap-in of `s` reading the slots of `(first, end)`, its read-ahead window: the slots
+    /// of `readable`, which `census` (the window's other slots) was taken with.
+    fn swap_in(
+        &mut self,
+        vp: u32,
+        s: u32,
+        (first, end): (u32, u32),
+        census: Census,
+    ) -> Result<Step> {
         let c = self.cfg.cost.clone();
         // A fault whose page was reclaimed again before it could map it keeps its start.
         let start = self
@@ -368,29 +397,15 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         let mut slots = std::mem::take(&mut self.slots_buf);
         slots.clear();
         let mut target = NONE;
-        // The census of the run's slots: free, cached, unowned.
-        let (mut free, mut cached, mut unowned) = (0u64, 0u64, 0u64);
-        for x in first..end {
-            if !self.area.in_use(x) {
-                free += 1;
-                continue;
-            }
-            if self.cache[x as usize] != NONE {
-                cached += 1;
-                continue;
-            }
-            let owner = self.sowner[x as usize];
-            if owner == NONE {
-                unowned += 1;
-                continue;
-            }
+        for &x in &self.readable {
             let mut flags = READING;
             if x != s {
                 flags |= READAHEAD;
             }
-            let f = self.mem.alloc(owner, self.sdata[x as usize], flags);
+            let slot = &mut self.slots[x as usize];
+            let f = self.mem.alloc(slot.owner, slot.data, flags);
+            slot.cache = f;
             self.mem.frames[f as usize].slot = x;
-            self.cache[x as usize] = f;
             self.mem.add_head(f, false);
             if x == s {
                 target = f;
@@ -402,9 +417,9 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         // counts none).
         let b = &mut self.res.faults.readahead_block;
         b.read += slots.len() as u64 - 1;
-        b.free += free;
-        b.cached += cached;
-        b.cut_off += unowned;
+        b.free += census.free;
+        b.cached += census.cached;
+        b.cut_off += census.unowned;
         self.submit_runs(Op::Read, &slots, self.app_t)?;
         self.slots_buf = slots;
         self.pending = Some(Pending {
@@ -427,21 +442,20 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         if first <= low && end >= top {
             return; // the run is the whole block
         }
+        // The slots in use found a word of the swap map at a time; the rest are free.
         let (mut free, mut cached, mut cut_off) = (0u64, 0u64, 0u64);
-        let mut count = |x: u32| {
-            if !self.area.in_use(x) {
-                free += 1;
-            } else if self.cache[x as usize] != NONE {
-                cached += 1;
-            } else {
-                cut_off += 1;
-            }
-        };
-        for x in low..first.max(low) {
-            count(x);
-        }
-        for x in end.min(top)..top {
-            count(x);
+        for (from, to) in [(low, first.max(low)), (end.min(top), top)] {
+            let mut used = 0u64;
+            let slots = &self.slots;
+            self.area.for_each_used_in(from, to, |x| {
+                used += 1;
+                if slots[x as usize].cache != NONE {
+                    cached += 1;
+                } else {
+                    cut_off += 1;
+                }
+            });
+            free += (to - from) as u64 - used;
         }
         let b = &mut self.res.faults.readahead_block;
         b.free += free;

@@ -19,15 +19,20 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                 .take_while(|w| w[1].0 == w[0].0 + 1)
                 .count();
             let (run, after) = rest.split_at(n);
-            let mut frames = self.spare_frames.pop().unwrap_or_default();
-            frames.extend(run.iter().map(|p| p.1));
-            self.submit(op, first, n as u32, frames, now)?;
+            self.submit(op, first, n as u32, run.iter().map(|p| p.1), now)?;
             rest = after;
         }
         Ok(())
     }
 
-    fn submit(&mut self, op: Op, slot: u32, n: u32, frames: Vec<u32>, now: SimTime) -> Result<()> {
+    fn submit(
+        &mut self,
+        op: Op,
+        slot: u32,
+        n: u32,
+        frames: impl IntoIterator<Item = u32>,
+        now: SimTime,
+    ) -> Result<()> {
         let offset = self.cfg.swap_offset.0 + slot as u64 * PAGE_BYTES;
         let len = n as u64 * PAGE_BYTES;
         let id = self.dev.submit(now, op, offset, len)?;
@@ -46,14 +51,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             submit_ps: now.0,
             done_ps: 0,
         });
-        self.ios.insert(
-            id,
-            IoInFlight {
-                op: code,
-                frames,
-                rec: self.trace.len() - 1,
-            },
-        )
+        self.ios.insert(id, code, self.trace.len() - 1, frames)
     }
 
     pub(super) fn reads_in_flight(&self) -> usize {
@@ -73,13 +71,13 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
     #[inline(never)]
     fn send_trims_at(&mut self, now: SimTime) -> Result<()> {
         for (first, n) in std::mem::take(&mut self.area.trims) {
-            self.submit(Op::Trim, first, n, Vec::new(), now)?;
+            self.submit(Op::Trim, first, n, [], now)?;
         }
         Ok(())
     }
 
     pub(super) fn complete(&mut self, id: u32, t: SimTime) -> Result<()> {
-        let Some(io) = self.ios.remove(id) else {
+        let Some(io) = self.ios.take(id) else {
             return Err(Error::bad_device(Invalid::unnamed(
                 "paging",
                 says(format!("completion of unknown request {id}")),
@@ -88,11 +86,11 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         self.trace[io.rec].done_ps = t.0;
         match io.op {
             0 => {
-                for &f in &io.frames {
+                for &f in self.ios.frames_of(&io) {
                     self.mem.frames[f as usize].flags &= !READING;
                 }
                 if let App::Frame(f) = self.app {
-                    if io.frames.contains(&f) {
+                    if self.ios.frames_of(&io).contains(&f) {
                         if let Some(p) = &mut self.pending {
                             self.bd[2] += (t - p.blocked_at).0;
                         }
@@ -103,7 +101,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             }
             1 => {
                 self.writes_in_flight -= 1;
-                for &f in &io.frames {
+                for &f in self.ios.frames_of(&io) {
                     self.mem.frames[f as usize].flags &= !WRITEBACK;
                     self.mem.writeback -= 1;
                     self.pages_written_back += 1;
@@ -112,7 +110,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                     // rotation to the inactive tail and the next scan, at once).
                     if fl & (MAPPED | DIRTY | READING) == 0 {
                         let s = self.mem.frames[f as usize].slot;
-                        self.cache[s as usize] = NONE;
+                        self.slots[s as usize].cache = NONE;
                         self.mem.release(f);
                         self.res.reclaim.freed_after_writeback += 1;
                     }
@@ -120,11 +118,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             }
             _ => {}
         }
-        let mut frames = io.frames;
-        if frames.capacity() > 0 {
-            frames.clear();
-            self.spare_frames.push(frames);
-        }
+        self.ios.retire();
         self.wake_waiters(t, io.op == 1);
         Ok(())
     }

@@ -254,8 +254,8 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                     Some(x) => {
                         s = x;
                         self.mem.frames[f as usize].slot = s;
-                        self.cache[s as usize] = f;
-                        self.sowner[s as usize] = vp;
+                        let slot = &mut self.slots[s as usize];
+                        (slot.cache, slot.owner) = (f, vp);
                         self.mem.slot[vp as usize] = s;
                     }
                     None => {
@@ -276,14 +276,14 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                 self.mem.frames[f as usize].flags &= !DIRTY;
                 self.mem.frames[f as usize].flags |= WRITEBACK;
                 self.mem.writeback += 1;
-                self.sdata[s as usize] = self.mem.frames[f as usize].data;
+                self.slots[s as usize].data = self.mem.frames[f as usize].data;
                 self.area.written(s);
                 self.wear[s as usize] += 1;
                 self.mem.add_head(f, false);
                 writes.push((s, f));
             } else {
                 // Clean, with a valid copy in swap: freed now.
-                self.cache[s as usize] = NONE;
+                self.slots[s as usize].cache = NONE;
                 self.mem.release(f);
                 self.res.reclaim.freed_clean += 1;
             }
