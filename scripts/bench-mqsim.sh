@@ -25,11 +25,8 @@ usage="usage: bash scripts/bench-mqsim.sh MQSIM_DIR [ROUNDS] [IO_COUNT]"
 mqsim_dir=${1:?$usage}
 rounds=${2:-3}
 io_count=${3:-1000000}
-for n in "$rounds" "$io_count"; do
-    case $n in
-        '' | *[!0-9]* | 0) echo "bench-mqsim: ROUNDS $rounds IO_COUNT $io_count: expected whole numbers above 0" >&2; exit 2 ;;
-    esac
-done
+source "$(dirname "$0")/whole-numbers.sh"
+whole_numbers bench-mqsim ROUNDS "$rounds" IO_COUNT "$io_count"
 for f in MQSim ssdconfig.xml; do
     if [ ! -f "$mqsim_dir/$f" ]; then
         echo "bench-mqsim: $mqsim_dir/$f not found: expected a built MQSim checkout (run make in it)" >&2

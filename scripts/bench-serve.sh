@@ -25,11 +25,8 @@ set -euo pipefail
 preset=${1:-small-tlc}
 seconds=${2:-10}
 rounds=${3:-1}
-for n in "$seconds" "$rounds"; do
-    case $n in
-        '' | *[!0-9]* | 0) echo "bench-serve: SECONDS $seconds ROUNDS $rounds: expected whole numbers above 0" >&2; exit 2 ;;
-    esac
-done
+source "$(dirname "$0")/whole-numbers.sh"
+whole_numbers bench-serve SECONDS "$seconds" ROUNDS "$rounds"
 declare -A package=([fio]=fio [nbdkit]=nbdkit [qemu-nbd]=qemu-utils [qemu-img]=qemu-utils
     [certtool]=gnutls-bin [python3]=python3)
 for tool in fio nbdkit qemu-nbd qemu-img certtool python3 ssdlab; do
