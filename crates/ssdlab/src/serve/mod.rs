@@ -95,7 +95,7 @@ impl Pending {
 struct ConnState {
     /// Where its replies go out: the replies of one turn are put there together.
     replies: conn::Replies,
-    /// Replies sent this turn, handed to the writer at the turn's end (`Outbox::hand_over`).
+    /// Replies sent this turn, put in the outlet together at the turn's end (`Outbox::hand_over`).
     batch: Vec<Reply>,
     structured: bool,
     /// Large reads lend the memory store's pages to their replies (`ToSim::Open`).
