@@ -22,7 +22,8 @@
 set -euo pipefail
 
 usage="usage: bash scripts/bench-mqsim.sh MQSIM_DIR [ROUNDS] [IO_COUNT]"
-mqsim_dir=${1:?$usage}
+[ $# -ge 1 ] || { echo "bench-mqsim: MQSIM_DIR missing: $usage" >&2; exit 2; }
+mqsim_dir=$1
 rounds=${2:-3}
 io_count=${3:-1000000}
 source "$(dirname "$0")/whole-numbers.sh"
