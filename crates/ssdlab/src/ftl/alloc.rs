@@ -243,11 +243,8 @@ impl<M: Translation + ?Sized> Ftl<M> {
         }
         let p = &mut self.planes[plane as usize];
         if self.dynamic_wl {
-            let (i, _) = p
-                .free
-                .iter()
-                .enumerate()
-                .min_by_key(|&(i, b)| (self.blocks[b as usize].erase_count, usize::MAX - i))?;
+            let blocks = &self.blocks;
+            let i = p.free.least_worn(|b| blocks[b as usize].erase_count)?;
             Some(p.free.swap_remove(i))
         } else {
             p.free.pop()

@@ -66,7 +66,7 @@ impl FreeList {
     }
 
     /// The blocks in order.
-    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = u32> + '_ {
         (self.lo..self.hi).rev().chain(self.listed.iter().copied())
     }
 
@@ -109,6 +109,25 @@ impl FreeList {
             self.listed = all;
             self.hi = self.lo;
         }
+    }
+
+    /// The place of the block with the fewest erases (`erase_count`), the one nearest the end
+    /// among equals (the one `pop` would take). Walked from the end, a block never erased ends
+    /// the walk: none is less worn, and those before it lose the tie. A fresh drive's plane
+    /// lists thousands of free blocks: reading every one's record cost about 74,000
+    /// instructions a block opened on MQSim's fresh drive (callgrind; 88 with the early end).
+    pub fn least_worn(&self, erase_count: impl Fn(u32) -> u32) -> Option<usize> {
+        let mut least: Option<(usize, u32)> = None;
+        for (i, b) in (0..self.len()).rev().zip(self.iter().rev()) {
+            let count = erase_count(b);
+            if least.is_none_or(|(_, c)| count < c) {
+                least = Some((i, count));
+                if count == 0 {
+                    break;
+                }
+            }
+        }
+        least.map(|(i, _)| i)
     }
 
     /// Bytes this list has allocated.
@@ -173,6 +192,30 @@ mod tests {
                 prop_assert_eq!(f.len(), v.len());
                 prop_assert_eq!(f.to_vec(), v.clone());
             }
+        }
+    }
+
+    proptest! {
+        /// The least-worn block is the first, by erase count and then by place from the end,
+        /// of the whole list, however counts of zero stand in it.
+        #[test]
+        fn the_least_worn_block_is_the_minimum_over_the_whole_list(
+            lo in 0u32..20,
+            n in 0u32..30,
+            listed in proptest::collection::vec(50u32..90, 0..8),
+            counts in proptest::collection::vec(0u32..4, 90),
+        ) {
+            let mut f = FreeList::range(lo, lo + n);
+            for &b in &listed {
+                f.push(b);
+            }
+            let count = |b: u32| counts[b as usize];
+            let whole = f
+                .iter()
+                .enumerate()
+                .min_by_key(|&(i, b)| (count(b), usize::MAX - i))
+                .map(|(i, _)| i);
+            prop_assert_eq!(f.least_worn(count), whole);
         }
     }
 
