@@ -7,47 +7,8 @@
 
 use crate::config::SsdConfig;
 use crate::config::{AllocationOrder, Level, MultiplaneRule};
+use crate::sim::divisor::Divisor;
 use crate::sim::SimTime;
-
-/// Division by a geometry constant. Address arithmetic runs on every event, and a hardware
-/// divide costs tens of cycles; geometries are usually powers of two, so those shift instead.
-#[derive(Clone, Copy, Debug)]
-pub struct Divisor {
-    d: u32,
-    /// log2(d) when d is a power of two, else u32::MAX.
-    shift: u32,
-}
-
-impl Divisor {
-    pub fn new(d: u32) -> Divisor {
-        assert!(d > 0, "divisor of zero");
-        let shift = if d.is_power_of_two() {
-            d.trailing_zeros()
-        } else {
-            u32::MAX
-        };
-        Divisor { d, shift }
-    }
-    #[inline(always)]
-    pub fn quotient(self, x: u32) -> u32 {
-        if self.shift != u32::MAX {
-            x >> self.shift
-        } else {
-            x / self.d
-        }
-    }
-    #[inline(always)]
-    pub fn remainder(self, x: u32) -> u32 {
-        if self.shift != u32::MAX {
-            x & (self.d - 1)
-        } else {
-            x % self.d
-        }
-    }
-    pub fn get(self) -> u32 {
-        self.d
-    }
-}
 
 #[derive(Clone, Debug)]
 pub struct Geometry {
@@ -62,13 +23,13 @@ pub struct Geometry {
     pub units_per_page: u32,
     pub unit_bytes: u64,
     pub bits_per_cell: u32,
-    by_unit_per_page: Divisor,
-    by_unit_per_block: Divisor,
-    by_block_per_plane: Divisor,
-    by_plane_per_die: Divisor,
-    by_die_per_channel: Divisor,
+    by_unit_per_page: Divisor<u32>,
+    by_unit_per_block: Divisor<u32>,
+    by_block_per_plane: Divisor<u32>,
+    by_plane_per_die: Divisor<u32>,
+    by_die_per_channel: Divisor<u32>,
     /// Division by `unit_bytes` (a byte offset's map unit).
-    by_unit_bytes: crate::sim::divisor::Divisor,
+    by_unit_bytes: Divisor,
 }
 
 impl Geometry {
@@ -92,7 +53,7 @@ impl Geometry {
             by_block_per_plane: Divisor::new(n.blocks_per_plane),
             by_plane_per_die: Divisor::new(n.planes_per_die),
             by_die_per_channel: Divisor::new(n.packages_per_channel * n.dies_per_package),
-            by_unit_bytes: crate::sim::divisor::Divisor::new(unit),
+            by_unit_bytes: Divisor::new(unit),
         }
     }
 
@@ -323,16 +284,6 @@ mod tests {
             .map(|&p| g.channel_of_die(g.die_of_plane(p)))
             .collect();
         assert_eq!(chans, (0..g.channels).collect::<Vec<_>>());
-    }
-
-    #[test]
-    fn divisor_matches_division() {
-        for d in [1u32, 2, 3, 4, 7, 64, 96, 512, 1000] {
-            let q = Divisor::new(d);
-            for x in [0u32, 1, 5, 63, 64, 65, 1023, 4097, u32::MAX] {
-                assert_eq!((q.quotient(x), q.remainder(x)), (x / d, x % d), "{x} / {d}");
-            }
-        }
     }
 
     /// small-tlc: 2 planes per die (planes 0-1 are die 0, 2-3 die 1), 128 blocks of 32 pages
