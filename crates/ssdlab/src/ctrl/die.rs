@@ -146,6 +146,7 @@ impl Die {
     /// so each page the host programs must be matched by ⌈moves / freed⌉ page copies (at least
     /// one). A job that frees nothing (a copy-only remainder, a wear-levelling migration of a
     /// full block) is run to its end: its remaining operations. 0 when there is no GC work.
+    #[inline]
     pub fn gc_pace(&self, units_per_block: u32, units_per_page: u32) -> u32 {
         let Some(job) = self.gc.front() else {
             return 0;

@@ -20,7 +20,8 @@ use super::state_io::{StateReader, StateWriter};
 use super::steady::Dealt;
 use super::UNMAPPED;
 use crate::error::Result;
-use crate::media::nand::{Divisor, Geometry};
+use crate::media::nand::Geometry;
+use crate::sim::divisor::Divisor;
 use std::io::{Read, Write};
 
 /// Stored map entries are `value ^ AS_FILLED`, so the zero the OS hands out reads as
@@ -32,13 +33,13 @@ pub(super) const AS_FILLED: u32 = u32::MAX - 1;
 pub(super) struct FillLayout {
     /// Logical units the fill wrote, 0 when there was none.
     filled: u64,
-    upp: Divisor,
-    ppb: Divisor,
-    upb: Divisor,
-    bpp: Divisor,
+    upp: Divisor<u32>,
+    ppb: Divisor<u32>,
+    upb: Divisor<u32>,
+    bpp: Divisor<u32>,
     /// Planes per group (`ftl.superblock_planes`).
-    d: Divisor,
-    groups: Divisor,
+    d: Divisor<u32>,
+    groups: Divisor<u32>,
     stripe: Vec<u32>,
     /// The inverse of `stripe`: a plane's place in it.
     stripe_pos: Vec<u32>,

@@ -18,7 +18,7 @@ use super::state_io::{StateReader, StateWriter};
 use super::{Block, BlockState, Ftl, FullMap, Refusal, Translation, NONE, UNMAPPED};
 use crate::config::{HotCold, MappingKind, SsdConfig};
 use crate::error::{says, Error, Invalid, Result};
-use crate::media::nand::Divisor;
+use crate::sim::divisor::Divisor;
 use crate::sim::mem::prefetch;
 use crate::sim::rng::Permutation;
 use crate::sim::Rng;
@@ -540,7 +540,7 @@ pub(super) struct DealtPlane {
 #[derive(Clone, Debug)]
 pub(super) struct Dealt {
     logical: u64,
-    units_per_plane: Divisor,
+    units_per_plane: Divisor<u32>,
     first: DealtClass,
     cold: Option<Box<DealtClass>>,
 }

@@ -7,47 +7,8 @@
 
 use crate::config::SsdConfig;
 use crate::config::{AllocationOrder, Level, MultiplaneRule};
+use crate::sim::divisor::Divisor;
 use crate::sim::SimTime;
-
-/// Division by a geometry constant. Address arithmetic runs on every event, and a hardware
-/// divide costs tens of cycles; geometries are usually powers of two, so those shift instead.
-#[derive(Clone, Copy, Debug)]
-pub struct Divisor {
-    d: u32,
-    /// log2(d) when d is a power of two, else u32::MAX.
-    shift: u32,
-}
-
-impl Divisor {
-    pub fn new(d: u32) -> Divisor {
-        assert!(d > 0, "divisor of zero");
-        let shift = if d.is_power_of_two() {
-            d.trailing_zeros()
-        } else {
-            u32::MAX
-        };
-        Divisor { d, shift }
-    }
-    #[inline(always)]
-    pub fn quotient(self, x: u32) -> u32 {
-        if self.shift != u32::MAX {
-            x >> self.shift
-        } else {
-            x / self.d
-        }
-    }
-    #[inline(always)]
-    pub fn remainder(self, x: u32) -> u32 {
-        if self.shift != u32::MAX {
-            x & (self.d - 1)
-        } else {
-            x % self.d
-        }
-    }
-    pub fn get(self) -> u32 {
-        self.d
-    }
-}
 
 #[derive(Clone, Debug)]
 pub struct Geometry {
@@ -62,13 +23,13 @@ pub struct Geometry {
     pub units_per_page: u32,
     pub unit_bytes: u64,
     pub bits_per_cell: u32,
-    by_unit_per_page: Divisor,
-    by_unit_per_block: Divisor,
-    by_block_per_plane: Divisor,
-    by_plane_per_die: Divisor,
-    by_die_per_channel: Divisor,
+    by_unit_per_page: Divisor<u32>,
+    by_unit_per_block: Divisor<u32>,
+    by_block_per_plane: Divisor<u32>,
+    by_plane_per_die: Divisor<u32>,
+    by_die_per_channel: Divisor<u32>,
     /// Division by `unit_bytes` (a byte offset's map unit).
-    by_unit_bytes: crate::sim::divisor::Divisor,
+    by_unit_bytes: Divisor,
 }
 
 impl Geometry {
@@ -92,7 +53,7 @@ impl Geometry {
             by_block_per_plane: Divisor::new(n.blocks_per_plane),
             by_plane_per_die: Divisor::new(n.planes_per_die),
             by_die_per_channel: Divisor::new(n.packages_per_channel * n.dies_per_package),
-            by_unit_bytes: crate::sim::divisor::Divisor::new(unit),
+            by_unit_bytes: Divisor::new(unit),
         }
     }
 
@@ -245,6 +206,13 @@ pub struct NandTimingPs {
     pub suspend: Option<SuspendPs>,
     /// Bus picoseconds per byte, ×1024 for sub-picosecond precision.
     bus_ps_per_byte_x1024: u64,
+    /// tR and tPROG of each page of a block, by its index in the block (`read[page_type(p)]`
+    /// and `program[page_type(p)]`), worked out once: the die path looks a page's time up
+    /// with no division by the number of page types.
+    read_by_page: Vec<SimTime>,
+    program_by_page: Vec<SimTime>,
+    /// The bus time of one map unit's data ([`NandTimingPs::bus_time`] of `unit_bytes`).
+    unit_xfer: SimTime,
 }
 
 /// Program and erase suspend/resume timing.
@@ -260,9 +228,23 @@ impl NandTimingPs {
     pub fn from_config(cfg: &SsdConfig) -> NandTimingPs {
         let n = &cfg.nand;
         let bytes_per_s = n.bus.rate.0 * (n.bus.width_bits / 8) as f64;
+        let read: Vec<SimTime> = n.timing.read.iter().map(|d| d.0).collect();
+        let program: Vec<SimTime> = n.timing.program.iter().map(|d| d.0).collect();
+        let bus_ps_per_byte_x1024 = (1e12 / bytes_per_s * 1024.0).round() as u64;
+        // Page types by the same round-robin as `page_type` (validation gives both lists one
+        // entry per bit of the cell).
+        let types = read.len().max(1);
+        let by_page = |times: &[SimTime]| -> Vec<SimTime> {
+            (0..n.pages_per_block as usize)
+                .map(|p| times.get(p % types).copied().unwrap_or(SimTime::ZERO))
+                .collect()
+        };
         NandTimingPs {
-            read: n.timing.read.iter().map(|d| d.0).collect(),
-            program: n.timing.program.iter().map(|d| d.0).collect(),
+            read_by_page: by_page(&read),
+            program_by_page: by_page(&program),
+            unit_xfer: SimTime::of_bytes(cfg.map_unit_bytes(), bus_ps_per_byte_x1024),
+            read,
+            program,
             erase: n.timing.erase.0,
             ecc_decode: n.timing.ecc_decode.0,
             cmd_addr: n.bus.cmd_addr.0,
@@ -284,7 +266,7 @@ impl NandTimingPs {
                     max_per_op: n.max_suspends_per_op.unwrap_or(DEFAULT_MAX_SUSPENDS_PER_OP),
                 }
             }),
-            bus_ps_per_byte_x1024: (1e12 / bytes_per_s * 1024.0).round() as u64,
+            bus_ps_per_byte_x1024,
         }
     }
 
@@ -295,9 +277,27 @@ impl NandTimingPs {
         page_in_block as usize % self.read.len()
     }
 
+    /// tR of the page at `page_in_block` within its block.
+    #[inline(always)]
+    pub fn read_time(&self, page_in_block: u32) -> SimTime {
+        self.read_by_page[page_in_block as usize]
+    }
+
+    /// tPROG of the page at `page_in_block` within its block.
+    #[inline(always)]
+    pub fn program_time(&self, page_in_block: u32) -> SimTime {
+        self.program_by_page[page_in_block as usize]
+    }
+
     #[inline]
     pub fn bus_time(&self, bytes: u64) -> SimTime {
         SimTime::of_bytes(bytes, self.bus_ps_per_byte_x1024)
+    }
+
+    /// The bus time of one map unit's data: `bus_time(unit_bytes)`.
+    #[inline(always)]
+    pub fn unit_xfer(&self) -> SimTime {
+        self.unit_xfer
     }
 }
 
@@ -305,6 +305,7 @@ impl NandTimingPs {
 mod tests {
     use super::*;
     use crate::config::presets::preset_toml;
+    use crate::config::units::Dur;
 
     fn small() -> SsdConfig {
         SsdConfig::from_toml_str(preset_toml("small-tlc").unwrap(), "t").unwrap()
@@ -325,14 +326,30 @@ mod tests {
         assert_eq!(chans, (0..g.channels).collect::<Vec<_>>());
     }
 
+    /// The per-page tables give what the page types' round-robin gives, on a cell of three
+    /// page types (TLC: a type count that no shift divides by), and one unit's bus time is
+    /// the bus time of its bytes.
     #[test]
-    fn divisor_matches_division() {
-        for d in [1u32, 2, 3, 4, 7, 64, 96, 512, 1000] {
-            let q = Divisor::new(d);
-            for x in [0u32, 1, 5, 63, 64, 65, 1023, 4097, u32::MAX] {
-                assert_eq!((q.quotient(x), q.remainder(x)), (x / d, x % d), "{x} / {d}");
-            }
+    fn page_times_follow_the_page_types() {
+        let mut cfg = small();
+        cfg.nand.timing.read = vec![
+            Dur(SimTime(50_000_000)),
+            Dur(SimTime(70_000_000)),
+            Dur(SimTime(90_000_000)),
+        ];
+        cfg.nand.timing.program = vec![
+            Dur(SimTime(500_000_000)),
+            Dur(SimTime(1_500_000_000)),
+            Dur(SimTime(3_000_000_000)),
+        ];
+        let t = NandTimingPs::from_config(&cfg);
+        for p in 0..cfg.nand.pages_per_block {
+            assert_eq!(t.read_time(p), t.read[t.page_type(p)], "page {p}");
+            assert_eq!(t.program_time(p), t.program[t.page_type(p)], "page {p}");
         }
+        assert_eq!(t.read_time(4), SimTime(70_000_000));
+        assert_eq!(t.program_time(5), SimTime(3_000_000_000));
+        assert_eq!(t.unit_xfer(), t.bus_time(cfg.map_unit_bytes()));
     }
 
     /// small-tlc: 2 planes per die (planes 0-1 are die 0, 2-3 die 1), 128 blocks of 32 pages

@@ -180,7 +180,7 @@ impl Fil {
             // as many senses as the member with the most source pages, each as long as the
             // slowest page type among the members.
             let partners = &self.dies[die as usize].gc_partners;
-            let sense = |src: u32| timing.read[timing.page_type(self.geo.page_in_block(src))];
+            let sense = |src: u32| timing.read_time(self.geo.page_in_block(src));
             // The lead first, then the partners (a chained iterator costs a state check per
             // member).
             let (mut pages, mut rounds, mut slowest) =

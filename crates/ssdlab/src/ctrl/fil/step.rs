@@ -74,14 +74,18 @@ impl Fil {
                         self.channels[ch].reserve(now, self.nand.cmd_addr).1
                     } else {
                         // Out to the controller, ECC, back in, program.
-                        let xfer = self.nand.bus_time(self.geo.unit_bytes * m.units as u64);
+                        let xfer = if m.units == 1 {
+                            self.nand.unit_xfer()
+                        } else {
+                            self.nand.bus_time(self.geo.unit_bytes * m.units as u64)
+                        };
                         let (_, out_end) = self.channels[ch].reserve(now, xfer);
                         self.channels[ch]
                             .reserve(out_end + self.nand.ecc_decode, self.nand.cmd_addr + xfer)
                             .1
                     };
                     let page = self.geo.page_in_block(m.pun);
-                    t_prog = t_prog.max(self.nand.program[self.nand.page_type(page)]);
+                    t_prog = t_prog.max(self.nand.program_time(page));
                     self.counters.nand_pages_read += m.src_pages as u64;
                 }
                 if !partners.is_empty() {
@@ -174,14 +178,14 @@ impl Fil {
             if n > 0 {
                 self.counters.reads_retried += 1;
                 self.counters.read_retry_steps += n as u64;
-                t_r = t_r.max(self.nand.read[self.nand.page_type(self.geo.page_in_block(pun))]);
+                t_r = t_r.max(self.nand.read_time(self.geo.page_in_block(pun)));
             }
             steps = steps.max(n);
         }
         if steps == 0 {
             return None;
         }
-        let step = t_r + self.nand.bus_time(self.geo.unit_bytes) + self.nand.ecc_decode;
+        let step = t_r + self.nand.unit_xfer() + self.nand.ecc_decode;
         let end = now + step * steps as u64;
         self.counters.array_read_time += t_r * steps as u64;
         self.dies[die as usize].busy += end - now;
@@ -224,7 +228,7 @@ impl Fil {
     #[inline]
     pub(crate) fn read_out(&mut self, now: SimTime, die: u32) -> (SimTime, SimTime) {
         let ch = self.geo.channel_of_die(die) as usize;
-        let xfer = self.nand.bus_time(self.geo.unit_bytes);
+        let xfer = self.nand.unit_xfer();
         let (_, end) = self.channels[ch].reserve(now, xfer);
         (end, end + self.nand.ecc_decode)
     }
