@@ -78,11 +78,12 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         let mut n = 0;
         for &a in &accesses[self.pos..end] {
             let (vp, write) = (a >> 1, a & 1 != 0);
-            let f = frame[vp as usize];
-            if f == NONE {
+            // A page not resident has NONE (u32::MAX) for its frame, past every frame
+            // record: the record's bounds check is the residence check too.
+            let Some(fr) = frames.get_mut(frame[vp as usize] as usize) else {
+                debug_assert_eq!(frame[vp as usize], NONE);
                 break;
-            }
-            let fr = &mut frames[f as usize];
+            };
             if write && fr.slot != NONE {
                 break;
             }
