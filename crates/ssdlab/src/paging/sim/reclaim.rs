@@ -223,16 +223,13 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         let (mut scanned, mut progress, mut unmapped) = (0u64, 0, 0u64);
         let mut left = n.min(self.mem.inactive_len() as u64);
         while left > 0 {
-            // page_referenced: anonymous pages in use at the tail go back to the active list.
-            let k = self.mem.activate_referenced_tail(left);
+            // page_referenced: anonymous pages in use at the tail go back to the active list;
+            // the page that ended the run (not in use, or under I/O) is taken off the tail.
+            let (k, taken) = self.mem.scan_inactive_tail(left);
             scanned += k;
             left -= k;
             self.res.reclaim.activated += k;
-            if left == 0 {
-                break;
-            }
-            // The tail now is not in use (or is under I/O, or the list is empty).
-            let Some(f) = self.mem.pop_tail(false) else {
+            let Some(f) = taken else {
                 break;
             };
             scanned += 1;
