@@ -205,13 +205,15 @@ impl Memory {
         Some(f)
     }
 
-    /// The reclaim scan's step for pages in use, over a run of them: move up to `max` frames
-    /// from the inactive tail to the active head, their referenced bits cleared, while the
-    /// tail is mapped and referenced and neither under writeback nor being read; returns how
-    /// many. The same lists as a `pop_tail(false)` then an `add_head(f, true)` per frame, but
-    /// the ends of the lists are kept in locals and the new inactive tail's link written once.
+    /// The reclaim scan's step: move up to `max` frames from the inactive tail to the active
+    /// head, their referenced bits cleared, while the tail is mapped and referenced and
+    /// neither under writeback nor being read; then, if fewer than `max` moved, take the
+    /// frame that ended the run off the inactive tail. Returns how many moved and the frame
+    /// taken. The same lists as a `pop_tail(false)` then an `add_head(f, true)` per frame
+    /// moved and a `pop_tail(false)` for the one taken, but the ends of the lists are kept in
+    /// locals and the new inactive tail's link written once.
     #[inline]
-    pub fn activate_referenced_tail(&mut self, max: u64) -> u64 {
+    pub fn scan_inactive_tail(&mut self, max: u64) -> (u64, Option<u32>) {
         let frames = &mut self.frames[..];
         let [inactive, active] = &mut self.lists;
         let (mut tail, mut head) = (inactive.tail, active.head);
@@ -237,18 +239,31 @@ impl Memory {
             tail = prev;
             k += 1;
         }
-        if k > 0 {
+        let mut taken = None;
+        if k < max && tail != NONE {
+            // The frame that ended the run (`pop_tail`): off the list, its link to the frame
+            // after it cut as the run's move would have cut it.
+            let fr = &mut frames[tail as usize];
+            fr.flags &= !LRU;
+            fr.next = NONE;
+            taken = Some(tail);
+            tail = fr.prev;
+        }
+        let gone = k + taken.is_some() as u64;
+        if gone > 0 {
             if tail != NONE {
                 frames[tail as usize].next = NONE;
             } else {
                 inactive.head = NONE;
             }
             inactive.tail = tail;
-            inactive.len -= k as u32;
+            inactive.len -= gone as u32;
+        }
+        if k > 0 {
             active.head = head;
             active.len += k as u32;
         }
-        k
+        (k, taken)
     }
 
     /// Move up to `n` frames from the active tail to the inactive head, their referenced bits
@@ -442,7 +457,8 @@ mod tests {
                             let f = l.remove(k as usize % l.len());
                             m.release(f);
                         }
-                        // Up to n frames in use from the inactive tail to the active head.
+                        // Up to n frames in use from the inactive tail to the active head, then
+                        // the frame that ended the run taken off (and put at a list's head).
                         4 => {
                             let n = (k % 40) as u64;
                             let run = model[0]
@@ -455,12 +471,20 @@ mod tests {
                                         && fl & (WRITEBACK | READING) == 0
                                 })
                                 .count();
-                            prop_assert_eq!(m.activate_referenced_tail(n), run as u64);
+                            let (moved, taken) = m.scan_inactive_tail(n);
+                            prop_assert_eq!(moved, run as u64);
                             for _ in 0..run {
                                 let f = model[0].pop().unwrap();
                                 let fl = m.frames[f as usize].flags;
                                 prop_assert_eq!(fl & (REFERENCED | ACTIVE | LRU), ACTIVE | LRU);
                                 model[1].insert(0, f);
+                            }
+                            let want = if (run as u64) < n { model[0].pop() } else { None };
+                            prop_assert_eq!(taken, want);
+                            if let Some(f) = taken {
+                                prop_assert_eq!(m.frames[f as usize].flags & LRU, 0);
+                                m.add_head(f, active);
+                                model[active as usize].insert(0, f);
                             }
                         }
                         // Up to n frames from the active tail to the inactive head.

@@ -98,13 +98,14 @@ struct SwapSlot {
     cache: u32,
 }
 
-/// A read-ahead window's slots that a swap-in does not read, by why: free, in the swap cache
-/// already, or in use without an owner (the slots it reads are listed apart).
+/// The slots of a swap-in's read-ahead block that it does not read, by why: free, in the swap
+/// cache already, or in use and not read (without an owner, or cut off from the run read; the
+/// slots it reads are listed apart).
 #[derive(Clone, Copy, Default)]
 struct Census {
     free: u64,
     cached: u64,
-    unowned: u64,
+    cut_off: u64,
 }
 
 /// 5.16's reclaim throttles this model takes (`enum vmscan_throttle_state`).

@@ -78,11 +78,12 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         let mut n = 0;
         for &a in &accesses[self.pos..end] {
             let (vp, write) = (a >> 1, a & 1 != 0);
-            let f = frame[vp as usize];
-            if f == NONE {
+            // A page not resident has NONE (u32::MAX) for its frame, past every frame
+            // record: the record's bounds check is the residence check too.
+            let Some(fr) = frames.get_mut(frame[vp as usize] as usize) else {
+                debug_assert_eq!(frame[vp as usize], NONE);
                 break;
-            }
-            let fr = &mut frames[f as usize];
+            };
             if write && fr.slot != NONE {
                 break;
             }
@@ -214,23 +215,23 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                 // A swap-in from the device. The read-ahead pages are allocated like the
                 // target (2.6.32 `read_swap_cache_async` takes `GFP_HIGHUSER_MOVABLE`, which
                 // may reclaim directly), so the fault needs frames for the whole window.
-                let (ra, window, census) = self.window_of(s);
+                let (ra, census) = self.window_of(s);
                 let reclaims = self.res.reclaim.direct_reclaims;
                 if !self.alloc_ok((self.readable.len() as u64).max(1))? {
                     return Ok(Step::Blocked);
                 }
                 // Without a direct reclaim the swap map, the swap cache and the read-ahead
-                // state are as the frames check saw them, so its window and the window's
-                // census stand (with the read-ahead state it moved to); a reclaim may have
-                // taken slots next to the target: asked again.
-                let (window, census) = if self.res.reclaim.direct_reclaims == reclaims {
+                // state are as the frames check saw them, so its window and the census of
+                // the window's block stand (with the read-ahead state it moved to); a reclaim
+                // may have taken slots next to the target: asked again.
+                let census = if self.res.reclaim.direct_reclaims == reclaims {
                     self.ra = ra;
-                    (window, census)
+                    census
                 } else {
                     let w = self.window(s);
-                    (w, self.take_census(w))
+                    self.take_census(s, w)
                 };
-                self.swap_in(vp, s, window, census)
+                self.swap_in(vp, s, census)
             }
         }
     }
@@ -321,10 +322,9 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
     }
 
     /// The read-ahead window around `s`, worked out on a copy of the read-ahead state (so
-    /// asking does not consume its hits), the state the copy moved to, and the window's census
-    /// (`take_census`: the slots a swap-in would read are left in `readable`).
-    /// `(state after, [first, end), census)`.
-    fn window_of(&mut self, s: u32) -> (Readahead, (u32, u32), Census) {
+    /// asking does not consume its hits): the state the copy moved to, and the census of the
+    /// window's block (`take_census`: the slots a swap-in would read are left in `readable`).
+    fn window_of(&mut self, s: u32) -> (Readahead, Census) {
         let mut ra = self.ra.clone();
         let sync = self.cfg.era == Era::Modern && self.cfg.synchronous_io;
         let window = if sync {
@@ -332,31 +332,44 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         } else {
             ra.window(s, &self.area)
         };
-        (ra, window, self.take_census(window))
+        (ra, self.take_census(s, window))
     }
 
-    /// The slots of the window `[first, end)` a swap-in reads, in ascending order, into
-    /// `readable` (in use, owned and not in the swap cache), and how many of the others are
-    /// free, cached or have no owner. The slots in use are found a word of the swap map at a
-    /// time.
-    fn take_census(&mut self, (first, end): (u32, u32)) -> Census {
+    /// The slots of the window `[first, end)` around `s` a swap-in reads, in ascending order,
+    /// into `readable` (in use, owned and not in the swap cache), and how many of the other
+    /// slots of `s`'s aligned block of 2^page_cluster slots (the header slot and slots past the
+    /// area's end left out; the window alone for a synchronous swap-in, which reads the target
+    /// alone) are free, in the swap cache, or in use and not read (in the window without an
+    /// owner, or outside it: cut off from the run). The window lies within the block (both
+    /// eras' windows are aligned parts of it), so one walk over the block's slots in use, a
+    /// word of the swap map at a time (one word for a block of up to 64 slots), takes it all.
+    fn take_census(&mut self, s: u32, (first, end): (u32, u32)) -> Census {
+        let sync = self.cfg.era == Era::Modern && self.cfg.synchronous_io;
+        let (low, top) = if sync {
+            (first, end)
+        } else {
+            let pc = self.cfg.page_cluster;
+            let aligned = (s >> pc) << pc;
+            (aligned.max(1), (aligned + (1 << pc)).min(self.area.slots()))
+        };
+        debug_assert!(low <= first && first <= s && s < end && end <= top);
         let slots = &self.slots;
         let readable = &mut self.readable;
         readable.clear();
         let mut c = Census::default();
         let mut used = 0u64;
-        self.area.for_each_used_in(first, end, |x| {
+        self.area.for_each_used_in(low, top, |x| {
             used += 1;
             let slot = &slots[x as usize];
             if slot.cache != NONE {
                 c.cached += 1;
-            } else if slot.owner == NONE {
-                c.unowned += 1;
+            } else if slot.owner == NONE || x < first || x >= end {
+                c.cut_off += 1;
             } else {
                 readable.push(x);
             }
         });
-        c.free = (end - first) as u64 - used;
+        c.free = (top - low) as u64 - used;
         c
     }
 
@@ -370,15 +383,9 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         }
     }
 
-    /// A swap-in of `s` reading the slots of `(first, end)`, its read-ahead window: the slots
-    /// of `readable`, which `census` (the window's other slots) was taken with.
-    fn swap_in(
-        &mut self,
-        vp: u32,
-        s: u32,
-        (first, end): (u32, u32),
-        census: Census,
-    ) -> Result<Step> {
+    /// A swap-in of `s` reading the slots of `readable`, which `census` (the other slots of
+    /// its read-ahead block) was taken with.
+    fn swap_in(&mut self, vp: u32, s: u32, census: Census) -> Result<Step> {
         let c = self.cfg.cost.clone();
         // A fault whose page was reclaimed again before it could map it keeps its start.
         let start = self
@@ -390,10 +397,6 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         self.charge(c.lookup.0 + c.swap_read.0);
         self.bd[0] += c.lookup.0 .0;
         self.bd[1] += c.swap_read.0 .0;
-        let sync = self.cfg.era == Era::Modern && self.cfg.synchronous_io;
-        if !sync {
-            self.count_outside_run(s, first, end);
-        }
         let mut slots = std::mem::take(&mut self.slots_buf);
         slots.clear();
         let mut target = NONE;
@@ -419,7 +422,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         b.read += slots.len() as u64 - 1;
         b.free += census.free;
         b.cached += census.cached;
-        b.cut_off += census.unowned;
+        b.cut_off += census.cut_off;
         self.submit_runs(Op::Read, &slots, self.app_t)?;
         self.slots_buf = slots;
         self.pending = Some(Pending {
@@ -429,38 +432,6 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         });
         self.app = App::Frame(target);
         Ok(Step::Blocked)
-    }
-
-    /// The read-ahead census for the slots of `s`'s aligned block of 2^page_cluster slots
-    /// outside the run `[first, end)` read (the header slot and slots past the area's end left
-    /// out): free, cached, or cut off from the run. The run's own slots are counted as the
-    /// swap-in walks them.
-    fn count_outside_run(&mut self, s: u32, first: u32, end: u32) {
-        let pc = self.cfg.page_cluster;
-        let low = ((s >> pc) << pc).max(1);
-        let top = (((s >> pc) << pc) + (1 << pc)).min(self.area.slots());
-        if first <= low && end >= top {
-            return; // the run is the whole block
-        }
-        // The slots in use found a word of the swap map at a time; the rest are free.
-        let (mut free, mut cached, mut cut_off) = (0u64, 0u64, 0u64);
-        for (from, to) in [(low, first.max(low)), (end.min(top), top)] {
-            let mut used = 0u64;
-            let slots = &self.slots;
-            self.area.for_each_used_in(from, to, |x| {
-                used += 1;
-                if slots[x as usize].cache != NONE {
-                    cached += 1;
-                } else {
-                    cut_off += 1;
-                }
-            });
-            free += (to - from) as u64 - used;
-        }
-        let b = &mut self.res.faults.readahead_block;
-        b.free += free;
-        b.cached += cached;
-        b.cut_off += cut_off;
     }
 
     /// Whether the application may take `n` pages now; reclaims directly (and may block the

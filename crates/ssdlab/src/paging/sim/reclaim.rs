@@ -223,21 +223,20 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         let (mut scanned, mut progress, mut unmapped) = (0u64, 0, 0u64);
         let mut left = n.min(self.mem.inactive_len() as u64);
         while left > 0 {
-            // page_referenced: anonymous pages in use at the tail go back to the active list.
-            let k = self.mem.activate_referenced_tail(left);
+            // page_referenced: anonymous pages in use at the tail go back to the active list;
+            // the page that ended the run (not in use, or under I/O) is taken off the tail.
+            let (k, taken) = self.mem.scan_inactive_tail(left);
             scanned += k;
             left -= k;
             self.res.reclaim.activated += k;
-            if left == 0 {
-                break;
-            }
-            // The tail now is not in use (or is under I/O, or the list is empty).
-            let Some(f) = self.mem.pop_tail(false) else {
+            let Some(f) = taken else {
                 break;
             };
             scanned += 1;
             left -= 1;
-            let fl = self.mem.frames[f as usize].flags;
+            // The frame's record, read once and written back once (where it stays in use).
+            let mut fr = self.mem.frames[f as usize];
+            let fl = fr.flags;
             if fl & (WRITEBACK | READING) != 0 {
                 if fl & WRITEBACK != 0 {
                     self.pass_immediate += 1;
@@ -246,14 +245,14 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                 continue;
             }
             debug_assert!(fl & REFERENCED == 0 || fl & MAPPED == 0);
-            let vp = self.mem.frames[f as usize].owner;
-            let mut s = self.mem.frames[f as usize].slot;
+            let vp = fr.owner;
+            let mut s = fr.slot;
             if s == NONE {
                 // add_to_swap
                 match self.area.alloc() {
                     Some(x) => {
                         s = x;
-                        self.mem.frames[f as usize].slot = s;
+                        fr.slot = s;
                         let slot = &mut self.slots[s as usize];
                         (slot.cache, slot.owner) = (f, vp);
                         self.mem.slot[vp as usize] = s;
@@ -268,21 +267,22 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             // try_to_unmap: the PTE now holds the slot.
             if fl & MAPPED != 0 {
                 self.mem.frame[vp as usize] = NONE;
-                self.mem.frames[f as usize].flags &= !MAPPED;
+                fr.flags &= !MAPPED;
                 unmapped += 1;
             }
-            if self.mem.frames[f as usize].flags & DIRTY != 0 {
+            if fl & DIRTY != 0 {
                 // pageout -> swap_writepage
-                self.mem.frames[f as usize].flags &= !DIRTY;
-                self.mem.frames[f as usize].flags |= WRITEBACK;
+                fr.flags = (fr.flags & !DIRTY) | WRITEBACK;
                 self.mem.writeback += 1;
-                self.slots[s as usize].data = self.mem.frames[f as usize].data;
+                self.slots[s as usize].data = fr.data;
                 self.area.written(s);
                 self.wear[s as usize] += 1;
+                self.mem.frames[f as usize] = fr;
                 self.mem.add_head(f, false);
                 writes.push((s, f));
             } else {
-                // Clean, with a valid copy in swap: freed now.
+                // Clean, with a valid copy in swap: freed now (`release` sets the record's
+                // owner, slot and flags, the fields changed here).
                 self.slots[s as usize].cache = NONE;
                 self.mem.release(f);
                 self.res.reclaim.freed_clean += 1;
