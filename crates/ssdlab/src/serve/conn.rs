@@ -10,7 +10,7 @@ use super::access::Refusal;
 use super::data::Lent;
 use super::proto::*;
 use std::collections::VecDeque;
-use std::io::{self, IoSlice, Read, Write};
+use std::io::{self, BufReader, IoSlice, Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
@@ -516,6 +516,8 @@ pub enum ToSim {
     Closed {
         conn: u32,
     },
+    /// A connection's requests and refusals read together, in order (`read_requests`).
+    Batch(Vec<ToSim>),
 }
 
 /// Reply buffers of large reads, given back by the writers once sent and taken again by the
@@ -603,16 +605,49 @@ impl Reply {
 }
 
 /// The reader half: requests until DISC, end of stream or a broken stream.
+///
+/// The requests a client sent together go to the simulation thread together, as one
+/// [`ToSim::Batch`]: what was read is sent before any read that may wait for the client (the
+/// next header or a write's payload not all in the buffer) and before waiting for credit (which
+/// only replies to what was sent can give back). One message, and at most one wake-up of the
+/// simulation thread, for a client's burst: a message each had been a channel operation per
+/// request and turns of a request or two while the reader was still reading the burst.
 pub fn read_requests<S: Read>(
-    s: &mut S,
+    s: &mut BufReader<S>,
     conn: u32,
     export: &Export,
     block_status: bool,
     credit: &Credit,
     to_sim: &Sender<ToSim>,
 ) -> io::Result<()> {
+    let mut batch = Vec::new();
+    let read = read_batched(s, conn, export, block_status, credit, to_sim, &mut batch);
+    // What was read before the end (DISC, a broken stream) is still served: a soft disconnect.
+    if !batch.is_empty() {
+        let _ = to_sim.send(ToSim::Batch(batch));
+    }
+    read
+}
+
+/// [`read_requests`]' loop; `batch`: the messages read and not sent yet.
+fn read_batched<S: Read>(
+    s: &mut BufReader<S>,
+    conn: u32,
+    export: &Export,
+    block_status: bool,
+    credit: &Credit,
+    to_sim: &Sender<ToSim>,
+    batch: &mut Vec<ToSim>,
+) -> io::Result<()> {
+    // Send the batch now: false if the simulation thread has gone.
+    let send = |batch: &mut Vec<ToSim>| {
+        batch.is_empty() || to_sim.send(ToSim::Batch(std::mem::take(batch))).is_ok()
+    };
     loop {
         let mut b = [0u8; 28];
+        if s.buffer().len() < b.len() && !send(batch) {
+            return Ok(());
+        }
         match s.read_exact(&mut b) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(()),
@@ -637,7 +672,13 @@ pub fn read_requests<S: Read>(
             CMD_READ | CMD_WRITE => (header.length as u64).min(MAX_REQUEST_BYTES as u64) + 64,
             _ => 64,
         };
+        if !credit.fits(cost) && !send(batch) {
+            return Ok(());
+        }
         if !credit.take(cost) {
+            return Ok(());
+        }
+        if (s.buffer().len() as u64) < payload && !send(batch) {
             return Ok(());
         }
         let data = if payload > MAX_REQUEST_BYTES as u64 {
@@ -659,7 +700,7 @@ pub fn read_requests<S: Read>(
         } else {
             Vec::new()
         };
-        let msg = match check {
+        batch.push(match check {
             Ok(()) => ToSim::Request {
                 conn,
                 header,
@@ -672,10 +713,7 @@ pub fn read_requests<S: Read>(
                 error,
                 credit: cost,
             },
-        };
-        if to_sim.send(msg).is_err() {
-            return Ok(());
-        }
+        });
     }
 }
 
