@@ -620,101 +620,90 @@ pub fn read_requests<S: Read>(
     credit: &Credit,
     to_sim: &Sender<ToSim>,
 ) -> io::Result<()> {
+    // The messages read and not sent yet.
     let mut batch = Vec::new();
-    let read = read_batched(s, conn, export, block_status, credit, to_sim, &mut batch);
-    // What was read before the end (DISC, a broken stream) is still served: a soft disconnect.
-    if !batch.is_empty() {
-        let _ = to_sim.send(ToSim::Batch(batch));
-    }
-    read
-}
-
-/// [`read_requests`]' loop; `batch`: the messages read and not sent yet.
-fn read_batched<S: Read>(
-    s: &mut BufReader<S>,
-    conn: u32,
-    export: &Export,
-    block_status: bool,
-    credit: &Credit,
-    to_sim: &Sender<ToSim>,
-    batch: &mut Vec<ToSim>,
-) -> io::Result<()> {
     // Send the batch now: false if the simulation thread has gone.
     let send = |batch: &mut Vec<ToSim>| {
         batch.is_empty() || to_sim.send(ToSim::Batch(std::mem::take(batch))).is_ok()
     };
-    loop {
-        let mut b = [0u8; 28];
-        if s.buffer().len() < b.len() && !send(batch) {
-            return Ok(());
-        }
-        match s.read_exact(&mut b) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(()),
-            Err(e) => return Err(e),
-        }
-        let Ok(header) = parse_request(&b) else {
-            // Out of step: nothing that follows can be trusted.
-            return Ok(());
-        };
-        if header.kind == CMD_DISC {
-            return Ok(());
-        }
-        let payload = if header.kind == CMD_WRITE {
-            header.length as u64
-        } else {
-            0
-        };
-        let check = check_request(&header, export.size, export.read_only, block_status);
-        // Reads hold their reply's bytes, writes their payload's: taken before the payload is
-        // read, so that a connection never holds more than its allowance.
-        let cost = match header.kind {
-            CMD_READ | CMD_WRITE => (header.length as u64).min(MAX_REQUEST_BYTES as u64) + 64,
-            _ => 64,
-        };
-        if !credit.fits(cost) && !send(batch) {
-            return Ok(());
-        }
-        if !credit.take(cost) {
-            return Ok(());
-        }
-        if (s.buffer().len() as u64) < payload && !send(batch) {
-            return Ok(());
-        }
-        let data = if payload > MAX_REQUEST_BYTES as u64 {
-            // Skip what we can to stay in step, then refuse; beyond the bound, close.
-            if payload > MAX_SKIP_BYTES {
+    let mut read = || -> io::Result<()> {
+        loop {
+            let mut b = [0u8; 28];
+            if s.buffer().len() < b.len() && !send(&mut batch) {
                 return Ok(());
             }
-            skip(s, payload)?;
-            Vec::new()
-        } else if payload > 0 {
-            // Grown as the bytes arrive beyond the first MiB: a client that claims 32 MiB and
-            // sends nothing costs little.
-            let mut d = Vec::with_capacity(payload.min(1 << 20) as usize);
-            s.take(payload).read_to_end(&mut d)?;
-            if d.len() as u64 != payload {
-                return Err(io::ErrorKind::UnexpectedEof.into());
+            match s.read_exact(&mut b) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(()),
+                Err(e) => return Err(e),
             }
-            d
-        } else {
-            Vec::new()
-        };
-        batch.push(match check {
-            Ok(()) => ToSim::Request {
-                conn,
-                header,
-                data,
-                credit: cost,
-            },
-            Err(error) => ToSim::Refused {
-                conn,
-                header,
-                error,
-                credit: cost,
-            },
-        });
-    }
+            let Ok(header) = parse_request(&b) else {
+                // Out of step: nothing that follows can be trusted.
+                return Ok(());
+            };
+            if header.kind == CMD_DISC {
+                return Ok(());
+            }
+            let payload = if header.kind == CMD_WRITE {
+                header.length as u64
+            } else {
+                0
+            };
+            let check = check_request(&header, export.size, export.read_only, block_status);
+            // Reads hold their reply's bytes, writes their payload's: taken before the payload is
+            // read, so that a connection never holds more than its allowance.
+            let cost = match header.kind {
+                CMD_READ | CMD_WRITE => (header.length as u64).min(MAX_REQUEST_BYTES as u64) + 64,
+                _ => 64,
+            };
+            if !credit.fits(cost) && !send(&mut batch) {
+                return Ok(());
+            }
+            if !credit.take(cost) {
+                return Ok(());
+            }
+            if (s.buffer().len() as u64) < payload && !send(&mut batch) {
+                return Ok(());
+            }
+            let data = if payload > MAX_REQUEST_BYTES as u64 {
+                // Skip what we can to stay in step, then refuse; beyond the bound, close.
+                if payload > MAX_SKIP_BYTES {
+                    return Ok(());
+                }
+                skip(s, payload)?;
+                Vec::new()
+            } else if payload > 0 {
+                // Grown as the bytes arrive beyond the first MiB: a client that claims 32 MiB and
+                // sends nothing costs little.
+                let mut d = Vec::with_capacity(payload.min(1 << 20) as usize);
+                s.take(payload).read_to_end(&mut d)?;
+                if d.len() as u64 != payload {
+                    return Err(io::ErrorKind::UnexpectedEof.into());
+                }
+                d
+            } else {
+                Vec::new()
+            };
+            batch.push(match check {
+                Ok(()) => ToSim::Request {
+                    conn,
+                    header,
+                    data,
+                    credit: cost,
+                },
+                Err(error) => ToSim::Refused {
+                    conn,
+                    header,
+                    error,
+                    credit: cost,
+                },
+            });
+        }
+    };
+    let read = read();
+    // What was read before the end (DISC, a broken stream) is still served: a soft disconnect.
+    send(&mut batch);
+    read
 }
 
 /// A connection's replies on their way out. The simulation thread puts each turn's replies
