@@ -156,11 +156,21 @@ pub fn nbd_client(data: &[u8]) {
     // waits (it still takes credit, as it does when served).
     let credit = Credit::with_limit(u64::MAX);
     let block_status = data.last().is_some_and(|b| b & 2 == 2);
-    let _ = read_requests(&mut c, 0, &export, block_status, &credit, &tx);
+    let _ = read_requests(
+        &mut std::io::BufReader::new(&mut c),
+        0,
+        &export,
+        block_status,
+        &credit,
+        &tx,
+    );
     drop(tx);
-    // Every message the reader produced is well formed: a request's payload is what its
-    // header says, and only writes carry one.
-    for m in rx {
+    // Every message the reader produced is a batch of well-formed ones: a request's payload is
+    // what its header says, and only writes carry one.
+    for m in rx.into_iter().flat_map(|b| match b {
+        ToSim::Batch(list) => list,
+        other => panic!("the reader sends batches, not {:?}", std::mem::discriminant(&other)),
+    }) {
         if let ToSim::Request { header, data, .. } = m {
             let expect = if header.kind == 1 {
                 header.length as usize

@@ -11,17 +11,25 @@ use crate::device::{Device, Flags, Request};
 use crate::request::Op;
 use crate::sim::SimTime;
 
-/// One message from a connection.
+/// One message from a connection (a batch: each of its messages in order).
 pub(super) fn take_message(out: &mut Outbox, dev: &Device, msg: ToSim, now: SimTime) {
-    let (ToSim::Open { conn, .. }
-    | ToSim::Closed { conn }
-    | ToSim::Refused { conn, .. }
-    | ToSim::Request { conn, .. }) = &msg;
-    if *conn < out.dead_below {
+    let conn = match &msg {
+        ToSim::Open { conn, .. }
+        | ToSim::Closed { conn }
+        | ToSim::Refused { conn, .. }
+        | ToSim::Request { conn, .. } => Some(*conn),
+        ToSim::Batch(_) => None,
+    };
+    if conn.is_some_and(|c| c < out.dead_below) {
         // Open at a power cut: gone with the drive.
         return;
     }
     match msg {
+        ToSim::Batch(list) => {
+            for msg in list {
+                take_message(out, dev, msg, now);
+            }
+        }
         ToSim::Open {
             conn,
             structured,

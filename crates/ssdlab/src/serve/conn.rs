@@ -10,7 +10,7 @@ use super::access::Refusal;
 use super::data::Lent;
 use super::proto::*;
 use std::collections::VecDeque;
-use std::io::{self, IoSlice, Read, Write};
+use std::io::{self, BufReader, IoSlice, Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
@@ -516,6 +516,8 @@ pub enum ToSim {
     Closed {
         conn: u32,
     },
+    /// A connection's requests and refusals read together, in order (`read_requests`).
+    Batch(Vec<ToSim>),
 }
 
 /// Reply buffers of large reads, given back by the writers once sent and taken again by the
@@ -603,80 +605,105 @@ impl Reply {
 }
 
 /// The reader half: requests until DISC, end of stream or a broken stream.
+///
+/// The requests a client sent together go to the simulation thread together, as one
+/// [`ToSim::Batch`]: what was read is sent before any read that may wait for the client (the
+/// next header or a write's payload not all in the buffer) and before waiting for credit (which
+/// only replies to what was sent can give back). One message, and at most one wake-up of the
+/// simulation thread, for a client's burst: a message each had been a channel operation per
+/// request and turns of a request or two while the reader was still reading the burst.
 pub fn read_requests<S: Read>(
-    s: &mut S,
+    s: &mut BufReader<S>,
     conn: u32,
     export: &Export,
     block_status: bool,
     credit: &Credit,
     to_sim: &Sender<ToSim>,
 ) -> io::Result<()> {
-    loop {
-        let mut b = [0u8; 28];
-        match s.read_exact(&mut b) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(()),
-            Err(e) => return Err(e),
-        }
-        let Ok(header) = parse_request(&b) else {
-            // Out of step: nothing that follows can be trusted.
-            return Ok(());
-        };
-        if header.kind == CMD_DISC {
-            return Ok(());
-        }
-        let payload = if header.kind == CMD_WRITE {
-            header.length as u64
-        } else {
-            0
-        };
-        let check = check_request(&header, export.size, export.read_only, block_status);
-        // Reads hold their reply's bytes, writes their payload's: taken before the payload is
-        // read, so that a connection never holds more than its allowance.
-        let cost = match header.kind {
-            CMD_READ | CMD_WRITE => (header.length as u64).min(MAX_REQUEST_BYTES as u64) + 64,
-            _ => 64,
-        };
-        if !credit.take(cost) {
-            return Ok(());
-        }
-        let data = if payload > MAX_REQUEST_BYTES as u64 {
-            // Skip what we can to stay in step, then refuse; beyond the bound, close.
-            if payload > MAX_SKIP_BYTES {
+    // The messages read and not sent yet.
+    let mut batch = Vec::new();
+    // Send the batch now: false if the simulation thread has gone.
+    let send = |batch: &mut Vec<ToSim>| {
+        batch.is_empty() || to_sim.send(ToSim::Batch(std::mem::take(batch))).is_ok()
+    };
+    let mut read = || -> io::Result<()> {
+        loop {
+            let mut b = [0u8; 28];
+            if s.buffer().len() < b.len() && !send(&mut batch) {
                 return Ok(());
             }
-            skip(s, payload)?;
-            Vec::new()
-        } else if payload > 0 {
-            // Grown as the bytes arrive beyond the first MiB: a client that claims 32 MiB and
-            // sends nothing costs little.
-            let mut d = Vec::with_capacity(payload.min(1 << 20) as usize);
-            s.take(payload).read_to_end(&mut d)?;
-            if d.len() as u64 != payload {
-                return Err(io::ErrorKind::UnexpectedEof.into());
+            match s.read_exact(&mut b) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(()),
+                Err(e) => return Err(e),
             }
-            d
-        } else {
-            Vec::new()
-        };
-        let msg = match check {
-            Ok(()) => ToSim::Request {
-                conn,
-                header,
-                data,
-                credit: cost,
-            },
-            Err(error) => ToSim::Refused {
-                conn,
-                header,
-                error,
-                credit: cost,
-            },
-        };
-        if to_sim.send(msg).is_err() {
-            return Ok(());
+            let Ok(header) = parse_request(&b) else {
+                // Out of step: nothing that follows can be trusted.
+                return Ok(());
+            };
+            if header.kind == CMD_DISC {
+                return Ok(());
+            }
+            let payload = if header.kind == CMD_WRITE {
+                header.length as u64
+            } else {
+                0
+            };
+            let check = check_request(&header, export.size, export.read_only, block_status);
+            // Reads hold their reply's bytes, writes their payload's: taken before the payload is
+            // read, so that a connection never holds more than its allowance.
+            let cost = match header.kind {
+                CMD_READ | CMD_WRITE => (header.length as u64).min(MAX_REQUEST_BYTES as u64) + 64,
+                _ => 64,
+            };
+            if !credit.fits(cost) && !send(&mut batch) {
+                return Ok(());
+            }
+            if !credit.take(cost) {
+                return Ok(());
+            }
+            if (s.buffer().len() as u64) < payload && !send(&mut batch) {
+                return Ok(());
+            }
+            let data = if payload > MAX_REQUEST_BYTES as u64 {
+                // Skip what we can to stay in step, then refuse; beyond the bound, close.
+                if payload > MAX_SKIP_BYTES {
+                    return Ok(());
+                }
+                skip(s, payload)?;
+                Vec::new()
+            } else if payload > 0 {
+                // Grown as the bytes arrive beyond the first MiB: a client that claims 32 MiB and
+                // sends nothing costs little.
+                let mut d = Vec::with_capacity(payload.min(1 << 20) as usize);
+                s.take(payload).read_to_end(&mut d)?;
+                if d.len() as u64 != payload {
+                    return Err(io::ErrorKind::UnexpectedEof.into());
+                }
+                d
+            } else {
+                Vec::new()
+            };
+            batch.push(match check {
+                Ok(()) => ToSim::Request {
+                    conn,
+                    header,
+                    data,
+                    credit: cost,
+                },
+                Err(error) => ToSim::Refused {
+                    conn,
+                    header,
+                    error,
+                    credit: cost,
+                },
+            });
         }
-    }
+    };
+    let read = read();
+    // What was read before the end (DISC, a broken stream) is still served: a soft disconnect.
+    send(&mut batch);
+    read
 }
 
 /// A connection's replies on their way out. The simulation thread puts each turn's replies

@@ -1,4 +1,5 @@
 use super::*;
+use std::collections::VecDeque;
 use std::io::Cursor;
 
 /// A scripted client: what it sends, and what the server wrote back.
@@ -497,4 +498,162 @@ fn an_outlet_sends_every_reply_in_order_directly_or_through_its_writer() {
         0,
         "all credit given back"
     );
+}
+
+/// A request's 28-byte header.
+fn request(kind: u16, handle: u64, offset: u64, length: u32) -> Vec<u8> {
+    let mut b = Vec::with_capacity(28);
+    b.extend_from_slice(&REQUEST_MAGIC.to_be_bytes());
+    b.extend_from_slice(&0u16.to_be_bytes());
+    b.extend_from_slice(&kind.to_be_bytes());
+    b.extend_from_slice(&handle.to_be_bytes());
+    b.extend_from_slice(&offset.to_be_bytes());
+    b.extend_from_slice(&length.to_be_bytes());
+    b
+}
+
+/// A client whose bytes arrive in `chunks` (a read takes at most the rest of one), and which
+/// notes at each read how many messages the reader had sent the simulation thread by then.
+struct Bursts {
+    chunks: VecDeque<Vec<u8>>,
+    sent: std::sync::mpsc::Receiver<ToSim>,
+    /// Every message sent so far, as (handle, payload) per request, a list per batch.
+    got: Vec<Vec<(u64, Vec<u8>)>>,
+    /// Batches sent by the time of each read.
+    seen_at_read: Vec<usize>,
+}
+
+impl Bursts {
+    fn collect(&mut self) {
+        while let Ok(m) = self.sent.try_recv() {
+            let ToSim::Batch(list) = m else {
+                panic!("the reader sends batches")
+            };
+            let batch = list
+                .into_iter()
+                .map(|m| match m {
+                    ToSim::Request { header, data, .. } => (header.handle, data),
+                    ToSim::Refused { header, .. } => (header.handle, b"refused".to_vec()),
+                    _ => panic!("a reader sends requests and refusals"),
+                })
+                .collect();
+            self.got.push(batch);
+        }
+    }
+}
+
+impl Read for Bursts {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.collect();
+        self.seen_at_read.push(self.got.len());
+        let Some(chunk) = self.chunks.front_mut() else {
+            return Ok(0);
+        };
+        let n = chunk.len().min(buf.len());
+        buf[..n].copy_from_slice(&chunk[..n]);
+        chunk.drain(..n);
+        if chunk.is_empty() {
+            self.chunks.pop_front();
+        }
+        Ok(n)
+    }
+}
+
+/// The requests a client sent together reach the simulation thread as one batch, in order and
+/// with their payloads, and a batch leaves before the reader reads again (so a request never
+/// waits for the client's next burst): a burst of reads, a write and a refused request; a write
+/// whose payload comes in the next bursts; then the rest after it, then DISC.
+#[test]
+fn requests_sent_together_reach_the_simulation_as_one_batch_before_the_next_read() {
+    const READ: u16 = CMD_READ;
+    let payload: Vec<u8> = (0..10_000u32).map(|i| (i * 7) as u8).collect();
+    let mut burst1 = Vec::new();
+    for h in 0..5 {
+        burst1.extend(request(READ, h, h * 4096, 4096));
+    }
+    burst1.extend(request(CMD_WRITE, 5, 0, 100));
+    burst1.extend(&payload[..100]);
+    // Past the export's end: refused, in its place.
+    burst1.extend(request(READ, 6, 1 << 30, 4096));
+    burst1.extend(request(READ, 7, 0, 512));
+    let mut burst2 = request(CMD_WRITE, 8, 8192, payload.len() as u32);
+    burst2.extend(&payload[..3_000]);
+    let mut burst3 = payload[3_000..].to_vec();
+    burst3.extend(request(READ, 9, 0, 4096));
+    burst3.extend(request(CMD_FLUSH, 10, 0, 0));
+    let burst4 = request(CMD_DISC, 11, 0, 0);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let client = Bursts {
+        chunks: [burst1, burst2, burst3, burst4].into(),
+        sent: rx,
+        got: Vec::new(),
+        seen_at_read: Vec::new(),
+    };
+    let mut s = BufReader::new(client);
+    let credit = Credit::default();
+    read_requests(&mut s, 3, &export(), false, &credit, &tx).unwrap();
+    drop(tx);
+    let mut client = s.into_inner();
+    client.collect();
+    let handles: Vec<Vec<u64>> = client
+        .got
+        .iter()
+        .map(|b| b.iter().map(|r| r.0).collect())
+        .collect();
+    assert_eq!(
+        handles,
+        vec![vec![0, 1, 2, 3, 4, 5, 6, 7], vec![8, 9, 10]],
+        "a batch per burst read, in order, DISC ending the last"
+    );
+    assert_eq!(client.got[0][5].1, payload[..100].to_vec());
+    assert_eq!(client.got[0][6].1, b"refused".to_vec());
+    assert_eq!(client.got[1][0].1, payload, "a payload across reads, whole");
+    // Reads: the first burst, the second, the rest of the payload (the third burst, its two
+    // requests then taken from the buffer), the fourth. Each batch was sent before the read
+    // that followed it; the second write went only once its payload had come.
+    assert_eq!(client.seen_at_read, vec![0, 1, 1, 2]);
+    // Each request holds its credit (no replies here to give it back): 64 bytes each, and a
+    // read's or a write's length.
+    let lengths = 7 * 4096 + 512 + 100 + 10_000;
+    assert_eq!(credit.used.load(Ordering::SeqCst), 11 * 64 + lengths);
+}
+
+/// A reader out of credit sends what it has read before it waits for credit, which only
+/// replies to those requests give back: holding them would wait forever.
+#[test]
+fn a_reader_out_of_credit_sends_its_batch_before_it_waits() {
+    let mut input = Vec::new();
+    for h in 0..5 {
+        input.extend(request(CMD_READ, h, h * 4096, 4096));
+    }
+    // Room for three reads.
+    let credit = Arc::new(Credit::with_limit(3 * (4096 + 64)));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader_credit = credit.clone();
+    let reader = std::thread::spawn(move || {
+        let mut s = BufReader::new(Cursor::new(input));
+        read_requests(&mut s, 0, &export(), false, &reader_credit, &tx)
+    });
+    let handles = |m: ToSim| match m {
+        ToSim::Batch(list) => list
+            .iter()
+            .map(|m| match m {
+                ToSim::Request { header, .. } => header.handle,
+                _ => panic!("reads only"),
+            })
+            .collect::<Vec<_>>(),
+        _ => panic!("the reader sends batches"),
+    };
+    // A reader that held its batch would never send it: the test fails here rather than hang.
+    let first = rx.recv_timeout(std::time::Duration::from_secs(60));
+    let Ok(first) = first else {
+        credit.close();
+        panic!("the reader waited for credit holding the requests that would give it back");
+    };
+    assert_eq!(handles(first), vec![0, 1, 2]);
+    // Their replies sent: the credit comes back and the rest follow.
+    credit.give(3 * (4096 + 64));
+    assert_eq!(handles(rx.recv().unwrap()), vec![3, 4]);
+    reader.join().unwrap().unwrap();
+    assert!(rx.recv().is_err(), "nothing more");
 }
