@@ -159,14 +159,18 @@ mod tests {
     }
 
     proptest! {
-        /// Against the vector it stands for, through any operations.
+        /// Against the vector it stands for, through any operations; the least-worn block
+        /// (blocks' erase counts drawn from 0 to 3) is the minimum over the whole vector by
+        /// count, then by place from the end.
         #[test]
         fn behaves_as_the_vector_it_stands_for(
             lo in 0u32..20,
             n in 0u32..40,
             listed in proptest::collection::vec(50u32..90, 0..5),
             ops in proptest::collection::vec(op(), 0..80),
+            counts in proptest::collection::vec(0u32..4, 200),
         ) {
+            let count = |b: u32| counts[b as usize];
             let mut f = FreeList::range(lo, lo + n);
             let mut v: Vec<u32> = (lo..lo + n).rev().collect();
             for &b in &listed {
@@ -191,31 +195,13 @@ mod tests {
                 }
                 prop_assert_eq!(f.len(), v.len());
                 prop_assert_eq!(f.to_vec(), v.clone());
+                let least = v
+                    .iter()
+                    .enumerate()
+                    .min_by_key(|&(i, &b)| (count(b), usize::MAX - i))
+                    .map(|(i, _)| i);
+                prop_assert_eq!(f.least_worn(count), least);
             }
-        }
-    }
-
-    proptest! {
-        /// The least-worn block is the first, by erase count and then by place from the end,
-        /// of the whole list, however counts of zero stand in it.
-        #[test]
-        fn the_least_worn_block_is_the_minimum_over_the_whole_list(
-            lo in 0u32..20,
-            n in 0u32..30,
-            listed in proptest::collection::vec(50u32..90, 0..8),
-            counts in proptest::collection::vec(0u32..4, 90),
-        ) {
-            let mut f = FreeList::range(lo, lo + n);
-            for &b in &listed {
-                f.push(b);
-            }
-            let count = |b: u32| counts[b as usize];
-            let whole = f
-                .iter()
-                .enumerate()
-                .min_by_key(|&(i, b)| (count(b), usize::MAX - i))
-                .map(|(i, _)| i);
-            prop_assert_eq!(f.least_worn(count), whole);
         }
     }
 
