@@ -606,11 +606,11 @@ impl PowerLoss {
         let elsewhere_pages = elsewhere.div_ceil(upp);
         let mut array_ps = vec![0u64; dies as usize];
         let mut bus_ps = vec![0u64; geo.channels as usize];
-        let unit_bus = timing.bus_time(geo.unit_bytes).0;
+        let unit_bus = timing.unit_xfer().0;
         for &page_id in &sensed {
             let pun = page_id * geo.units_per_page;
             let die = geo.die_of_plane(geo.plane_of_block(geo.block_of_unit(pun)));
-            let t = timing.read[timing.page_type(geo.page_in_block(pun))] + timing.cmd_addr;
+            let t = timing.read_time(geo.page_in_block(pun)) + timing.cmd_addr;
             array_ps[die as usize] = array_ps[die as usize].saturating_add(t.0);
         }
         for page in 0..self.map_pages {
@@ -650,7 +650,7 @@ impl PowerLoss {
             scanned += pages as u64;
             let die = geo.die_of_plane(geo.plane_of_block(b)) as usize;
             for page in 0..pages {
-                let t = timing.read[timing.page_type(page)] + timing.cmd_addr + oob_bus;
+                let t = timing.read_time(page) + timing.cmd_addr + oob_bus;
                 die_ps[die] = die_ps[die].saturating_add(t.0);
             }
         }
