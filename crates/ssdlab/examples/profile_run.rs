@@ -40,10 +40,11 @@ fn main() {
 fn report(out: &ssdlab::RunOutput) {
     let r = &out.result;
     println!(
-        "requests {} events {} waf {:.4} sim_s {:.6} wall_s {:.3} req/s {:.0}",
+        "requests {} events {} waf {:.4} gc_runs {} sim_s {:.6} wall_s {:.3} req/s {:.0}",
         r.sim.requests,
         r.sim.events,
         r.device.write_amplification,
+        r.device.gc_runs,
         r.sim.simulated_time_s,
         r.wall.seconds,
         r.wall.requests_per_s

@@ -9,8 +9,9 @@
 //! thresholds, wear levelling; one plane's share of the logical units) is filled and
 //! overwritten at random, window by window, until the WAF of the last windows agrees with the
 //! windows before them. Then snapshots of it, taken a block of host writes apart so that the
-//! planes' collections stand at different points while their host write pointers stay in line
-//! (as round-robin striping keeps them), are copied to every plane of the drive, and
+//! planes' collections stand at different points, and a 64th of a block more so that their
+//! host write pointers stand spread round the block as a drive in long use has them (docs/ftl.md,
+//! Steady state), are copied to every plane of the drive, and
 //! the drive's logical units are dealt over the valid places at random (a [`Permutation`], so
 //! neighbouring units land on unrelated planes, as random overwrites leave them).
 
@@ -53,6 +54,17 @@ pub(super) const MAX_OVERWRITE: u64 = 16;
 /// 8 (a few host writes apart), a timed run on 32 planes wrote at WAF 7.9 where the drive
 /// overwritten unit by unit wrote at 8.9 (docs/ftl.md, Steady state).
 const SNAPSHOTS: u64 = 64;
+
+/// Where the model-plane states put the host write pointers of the planes they are copied to.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Phases {
+    /// All at the same unit of their open blocks: the planes of a superblock group, which fill
+    /// the same page of their blocks in turn.
+    InStep,
+    /// Spread evenly round the block: planes that fill their blocks independently, as a drive
+    /// in long use has them (docs/ftl.md, Steady state).
+    Spread,
+}
 
 /// One state of the model plane, to be copied to planes of the drive.
 struct Snapshot {
@@ -172,7 +184,8 @@ impl<M: Translation + ?Sized> Ftl<M> {
             // the checked ones: blocks retire on the way, factory bad ones are never written.
             let streams = cfg.write_streams().max(1) as u64;
             let skew = (cfg.precondition.hot_cold()).map(|h| Skew::over(h, self.logical_units()));
-            let (steady, _) = self.run_to_steady_state(seed, streams, 0, skew, keep_going)?;
+            let (steady, _) =
+                self.run_to_steady_state(seed, streams, 0, Phases::InStep, skew, keep_going)?;
             return Ok(steady);
         }
         if !unused || self.streams.is_some() {
@@ -198,8 +211,17 @@ impl<M: Translation + ?Sized> Ftl<M> {
         };
         let model_cfg = model_config(cfg);
         let mut model = Ftl::build(&model_cfg, seed, per_plane, FullMap);
+        let count = SNAPSHOTS.min(planes);
+        // With one group of planes in the stripe the host blocks fill independently, and a
+        // drive in long use has them at every page; a superblock group's planes fill the same
+        // page of their blocks by construction (docs/ftl.md, Steady state).
+        let phases = if self.superblock >= self.stripe.len() {
+            Phases::Spread
+        } else {
+            Phases::InStep
+        };
         let (steady, snapshots) =
-            model.run_to_steady_state(seed, 1, SNAPSHOTS.min(planes), model_skew, keep_going)?;
+            model.run_to_steady_state(seed, 1, count, phases, model_skew, keep_going)?;
         self.copy_planes(snapshots, skew, seed, keep_going)?;
         self.count_copied_wear(&model);
         Ok(steady)
@@ -224,15 +246,16 @@ impl<M: Translation + ?Sized> Ftl<M> {
 
     /// Fill this (model) drive and overwrite it at random (uniformly, or as `skew` says) until
     /// its WAF is steady, each write in one of `handles` write streams drawn uniformly (one: no
-    /// draw); then take `count` states a block of host writes apart. Round-robin striping gives every plane of
-    /// the drive the same number of host writes, so their host blocks fill in step: states
-    /// apart by less than a block would put the planes' host write pointers out of line (the
-    /// copied drive then wrote 4 % below the overwritten one over 1,952 writes per plane).
+    /// draw); then take `count` states, each a block of host writes after the one before (so
+    /// that the planes' collections stand at different points) and, with [`Phases::Spread`],
+    /// `1/count` of a block more (in whole pages), so that state i's host write pointer stands
+    /// i/count of a block round from the first's.
     fn run_to_steady_state(
         &mut self,
         seed: u64,
         handles: u64,
         count: u64,
+        phases: Phases,
         skew: Option<Skew>,
         keep_going: &mut dyn FnMut() -> bool,
     ) -> Result<(SteadyState, Vec<Snapshot>)> {
@@ -286,12 +309,22 @@ impl<M: Translation + ?Sized> Ftl<M> {
             overwrite: (windows * window) as f64 / n as f64,
         };
         let upb = self.geo.units_per_block() as u64;
+        let (ppb, upp) = (
+            self.geo.pages_per_block as u64,
+            self.geo.units_per_page as u64,
+        );
+        // State i's host write pointer, in units round the block from state 0's: whole pages,
+        // so that the drive's stripe cursor, a page on each plane in turn, fills whole pages.
+        let phase = |i: u64| match phases {
+            Phases::InStep => 0,
+            Phases::Spread => i * ppb / count * upp,
+        };
         let mut snapshots = Vec::new();
         if count > 0 {
             snapshots.push(Snapshot::of(self, skew.as_ref()));
         }
-        for _ in 1..count {
-            write(self, upb)?;
+        for i in 1..count {
+            write(self, upb + phase(i) - phase(i - 1))?;
             snapshots.push(Snapshot::of(self, skew.as_ref()));
         }
         self.instant = was;

@@ -567,3 +567,51 @@ fn a_skewed_steady_state_writes_and_lies_as_a_drive_overwritten_with_the_skew() 
         }
     }
 }
+
+/// The planes' host write pointers (plane-local unit offsets within their open blocks).
+fn host_pointers(ftl: &Ftl) -> Vec<u32> {
+    (ftl.planes.iter())
+        .map(|p| ftl.blocks[p.host_open as usize].write_ptr)
+        .collect()
+}
+
+/// A drive in long use does not have its planes' host blocks in step: the copy spreads their
+/// write pointers evenly over the block (docs/ftl.md, Steady state), so collections start all
+/// through a run, not all at once when a shared pointer crosses a block's end. On the layout
+/// whose snapshots were exactly a block of host writes apart, every pointer stood at the same
+/// unit and only one of the eight windows below collected.
+#[test]
+fn the_planes_open_blocks_stand_at_spread_pages_and_collect_from_the_first_writes() {
+    let cfg = drive();
+    let mut ftl = Ftl::new(&cfg, 6);
+    ftl.reach_steady_state(&cfg, 6, &mut || true).unwrap();
+    let upb = ftl.geo.units_per_block();
+    let planes = ftl.planes.len() as u32;
+    let mut ptrs = host_pointers(&ftl);
+    ptrs.sort_unstable();
+    ptrs.dedup();
+    // One phase per plane (8 planes, 8 snapshots), an eighth of a block apart round the block.
+    assert_eq!(ptrs.len() as u32, planes, "{ptrs:?}");
+    let gaps = (ptrs.windows(2).map(|w| w[1] - w[0])).chain([ptrs[0] + upb - ptrs[ptrs.len() - 1]]);
+    let step = upb / planes;
+    assert!(
+        gaps.clone().all(|g| g == step),
+        "{:?}",
+        gaps.collect::<Vec<_>>()
+    );
+    // An eighth of a block of host writes per plane at a time: a plane crosses its block's
+    // end, and collects, in every window.
+    let mut rng = Rng::stream(7, "test");
+    let n = ftl.logical_units();
+    ftl.instant = true;
+    let mut runs = Vec::new();
+    for _ in 0..8 {
+        let before = ftl.stats.gc_runs;
+        for _ in 0..(planes * step) {
+            ftl.write(rng.below(n)).unwrap();
+        }
+        runs.push(ftl.stats.gc_runs - before);
+    }
+    assert!(runs.iter().all(|&r| r > 0), "GC runs per window {runs:?}");
+    ftl.check().unwrap();
+}
