@@ -442,11 +442,17 @@ def test_mqsim_other_choices_carry_over_and_run(tmp_path: Path) -> None:
     assert flows[0]["distribution"] == "zoned:80/20:20/80"
     assert flows[0]["io_count"] == 300
     assert (flows[1]["rw"], flows[1]["rwmixread"], flows[1]["runtime"]) == ("rw", 70, "1ms")
-    result = ssdlab.run(
-        tmp_path / "o" / "config.toml", ssdlab.load_flows(tmp_path / "o" / "config-scenario-1.toml")
-    )
-    assert result.flows[0]["ops"]["write"]["count"] == 300
-    assert result.flows[1]["ops"]["read"]["count"] > 0
+    # The imported drive runs, but cannot keep up GC: its 5 % free-block threshold takes most
+    # of its 7 % over-provisioning, so after the steady-state preconditioning a victim holds a
+    # few stale units, and the translation pages its moves dirty (a 2 MiB map cache against
+    # 953 translation pages) take as much room as it frees. Once the host's requests stop, GC
+    # cannot bring the planes back to the threshold: the run ends with an error that says so
+    # (it ran on for ever before; crates/ssdlab/tests/gc_progress.rs).
+    with pytest.raises(ssdlab.SimulationError, match="GC cannot make progress"):
+        ssdlab.run(
+            tmp_path / "o" / "config.toml",
+            ssdlab.load_flows(tmp_path / "o" / "config-scenario-1.toml"),
+        )
 
 
 _TOKENS = ["0", "-1", "99999999999999999999", "1e400", "nan", "", "x", "<", "&amp;", "&x;", "\x00"]

@@ -119,6 +119,7 @@ impl<M: Translation> Ftl<M> {
             instant: false,
             tasks: Vec::new(),
             stats: FtlStats::default(),
+            gc_watch: (0, 0),
             wear: None,
             data_units: logical as u64,
             streams: None,

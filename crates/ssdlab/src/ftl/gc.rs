@@ -7,7 +7,7 @@
 
 use super::{clear_bits, BlockState, Ftl, GcTask, Stream, Translation, AS_FILLED, NONE, UNMAPPED};
 use crate::config::GcPolicy;
-use crate::error::Result;
+use crate::error::{says, Error, Invalid, Result};
 use crate::sim::mem::prefetch;
 
 impl<M: Translation + ?Sized> Ftl<M> {
@@ -143,6 +143,7 @@ impl<M: Translation + ?Sized> Ftl<M> {
     /// Move the valid units of `victim` to the plane's GC block and schedule its erase.
     /// Returns false if the plane ran out of room before the victim was empty.
     fn collect(&mut self, plane: u32, victim: u32, wear_level: bool) -> Result<bool> {
+        self.watch_progress(plane)?;
         let upb = self.geo.units_per_block();
         let p = &mut self.planes[plane as usize];
         if p.host_open == victim {
@@ -260,6 +261,52 @@ impl<M: Translation + ?Sized> Ftl<M> {
             });
         }
         Ok(true)
+    }
+
+    /// End with an error a GC that cannot make progress. With no host write or trim, a
+    /// collection only turns its victim's stale units into room, and GC stops once its planes
+    /// are at their thresholds or no block holds stale data (the MQSim import of
+    /// `tests/gc_progress.rs` at full size, on a layout where its drain did end, moved 0.36 of
+    /// its units). But each move a cached map must record costs a translation-page program,
+    /// and a drive whose victims are nearly all valid (little over-provisioning left above the
+    /// GC threshold) spends on those programs all the room its collections free: GC can then go
+    /// on for ever, or for many times the drive's units, with the host waiting or gone (a
+    /// bound, not a proof: some such drains would end later). Once GC has moved over twice
+    /// the drive's physical units since the host last wrote or trimmed, the run stops with a
+    /// message that says so.
+    fn watch_progress(&mut self, plane: u32) -> Result<()> {
+        let host = self.stats.host_units_written + self.stats.trimmed_units;
+        let moved = self.stats.gc_units_moved;
+        let (was_host, was_moved) = self.gc_watch;
+        // (Statistics reset after preconditioning: moved below the mark.)
+        if host != was_host || moved < was_moved {
+            self.gc_watch = (host, moved);
+            return Ok(());
+        }
+        let physical = self.blocks.len() as u64 * self.geo.units_per_block() as u64;
+        if moved - was_moved <= 2 * physical {
+            return Ok(());
+        }
+        let free = self.planes[plane as usize].free.len();
+        let map = if self.translation.pages() > 0 {
+            format!(
+                "; each move's translation-page program (ftl.mapping = \"cached\", {} translation pages) costs room too",
+                self.translation.pages()
+            )
+        } else {
+            String::new()
+        };
+        Err(Error::bad_device(Invalid::unnamed(
+            "FTL",
+            says(format!(
+                "GC cannot make progress: it moved {} units, over twice the drive's {physical}, since \
+                 the host last wrote or trimmed, and plane {plane} still has {free} free blocks \
+                 of the {} it collects up to{map}; the victims hold too little stale data — raise \
+                 ftl.over_provisioning or lower ftl.gc.free_threshold",
+                moved - was_moved,
+                self.gc_threshold_blocks
+            )),
+        )))
     }
 
     /// The erase of `block` (emitted with `epoch`) has completed.

@@ -279,6 +279,10 @@ pub struct Ftl<M: ?Sized = FullMap> {
     /// GC work emitted in timed mode, drained by the controller.
     pub tasks: Vec<GcTask>,
     pub stats: FtlStats,
+    /// GC's progress watch: the host units written and trimmed, and the units GC had moved,
+    /// when a collection last found the host had written or trimmed since the one before
+    /// (`Ftl::watch_progress`).
+    gc_watch: (u64, u64),
     /// Wear-out and bad blocks, when the config has `[reliability]`.
     pub wear: Option<Wear>,
     /// The host's logical units; with cached mapping the translation pages follow them in
