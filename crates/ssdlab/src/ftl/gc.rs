@@ -288,13 +288,14 @@ impl<M: Translation + ?Sized> Ftl<M> {
             return Ok(());
         }
         let free = self.planes[plane as usize].free.len();
-        let map = if self.translation.pages() > 0 {
-            format!(
+        let (map, remedy) = if self.translation.pages() > 0 {
+            let map = format!(
                 "; each move's translation-page program (ftl.mapping = \"cached\", {} translation pages) costs room too",
                 self.translation.pages()
-            )
+            );
+            (map, "ftl.over_provisioning or ftl.mapping_cache")
         } else {
-            String::new()
+            (String::new(), "ftl.over_provisioning")
         };
         Err(Error::bad_device(Invalid::unnamed(
             "FTL",
@@ -302,7 +303,7 @@ impl<M: Translation + ?Sized> Ftl<M> {
                 "GC cannot make progress: it moved {} units, over twice the drive's {physical}, since \
                  the host last wrote or trimmed, and plane {plane} still has {free} free blocks \
                  of the {} it collects up to{map}; the victims hold too little stale data — raise \
-                 ftl.over_provisioning or lower ftl.gc.free_threshold",
+                 {remedy}, or lower ftl.gc.free_threshold",
                 moved - was_moved,
                 self.gc_threshold_blocks
             )),
