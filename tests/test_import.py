@@ -449,7 +449,7 @@ def test_mqsim_other_choices_carry_over_and_run(tmp_path: Path) -> None:
     # cannot bring the planes back to the threshold: the run ends with an error that says so
     # (it ran on for ever before; crates/ssdlab/tests/gc_progress.rs).
     scenario = ssdlab.load_flows(tmp_path / "o" / "config-scenario-1.toml")
-    with pytest.raises(ssdlab.SimulationError, match="GC cannot make progress"):
+    with pytest.raises(ssdlab.ConfigError, match="GC cannot make progress"):
         ssdlab.run(tmp_path / "o" / "config.toml", scenario)
     # As the error says: with the GC threshold lowered, the same drive runs both flows to the
     # end (its collections then free more than their translation-page programs take).

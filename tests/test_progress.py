@@ -49,6 +49,15 @@ def test_a_progress_line_has_a_fraction_and_the_time_left() -> None:
     )
 
 
+def test_after_the_last_request_the_line_says_the_drive_works_on() -> None:
+    """Every request completed, the run waits for the device to be idle (a write cache's
+    write-back, GC): no "about 0:00 left" while it does."""
+    assert progress_line("simulating", 40_000, 40_000, 157.0) == (
+        "simulating: 40,000 of 40,000 requests done, 2:37 elapsed;"
+        " the run goes on until the device is idle (write-back, GC)"
+    )
+
+
 def test_off_a_terminal_a_line_every_few_seconds() -> None:
     now = [100.0]
     out = io.StringIO()

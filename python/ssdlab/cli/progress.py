@@ -28,6 +28,9 @@ LINE_EVERY_S = 5.0
 #: What the core reports before its first request: (0, 0) while it preconditions the drive.
 PRECONDITIONING = "preconditioning the drive"
 
+#: Once every request has completed, the run goes on until the device is idle.
+DRAINING = "the run goes on until the device is idle (write-back, GC)"
+
 
 def _ignore(done: int, total: int) -> None:
     """Still a Python callback: the core's calls to it are where a Ctrl-C gets noticed."""
@@ -51,6 +54,13 @@ def progress_line(description: str, done: int, total: int, elapsed_s: float) -> 
         return f"{PRECONDITIONING}: {_clock(elapsed_s)} elapsed"
     if total <= 0:
         return f"{description}: {done:,} requests, {_clock(elapsed_s)} elapsed"
+    if done >= total:
+        # The count is of completed requests: what runs on is the device's own work after them
+        # (a write cache's write-back, GC), which can take longer than the requests did.
+        return (
+            f"{description}: {done:,} of {total:,} requests done, {_clock(elapsed_s)} elapsed;"
+            f" {DRAINING}"
+        )
     fraction = min(done / total, 1.0)
     line = f"{description}: {fraction:.1%} ({done:,} of {total:,}), {_clock(elapsed_s)} elapsed"
     if fraction > 0:
@@ -105,6 +115,8 @@ def progress_bar(enabled: bool, description: str = "simulating") -> Iterator[Pro
         def update(done: int, total: int) -> None:
             # (0, 0): the core is preconditioning, before any request.
             shown = PRECONDITIONING if done == 0 and total == 0 else description
+            if 0 < total <= done:
+                shown = f"{description}: requests done; {DRAINING}"
             bar.update(task, description=shown, completed=done, total=total if total > 0 else None)
 
         yield update

@@ -297,7 +297,9 @@ impl<M: Translation + ?Sized> Ftl<M> {
         } else {
             (String::new(), "ftl.over_provisioning")
         };
-        Err(Error::bad_device(Invalid::unnamed(
+        // The config's error, not the simulator's: the drive it describes cannot serve this
+        // workload, and the message says which of its fields to change.
+        Err(Error::bad_config(Invalid::unnamed(
             "FTL",
             says(format!(
                 "GC cannot make progress: it moved {} units, over twice the drive's {physical}, since \
