@@ -133,6 +133,70 @@ impl Memory {
         }
     }
 
+    /// A free frame for `vpage`, holding `data` in `slot` (or NONE), with `flags`, at the head
+    /// of the active or inactive list: what `alloc`, a write of the slot and `add_head` give,
+    /// with the frame's record written once (a swap-in's pages, a first touch's).
+    #[inline(always)]
+    pub fn alloc_at_head(
+        &mut self,
+        vpage: u32,
+        slot: u32,
+        data: u32,
+        flags: u8,
+        active: bool,
+    ) -> u32 {
+        let l = &mut self.lists[active as usize];
+        let head = l.head;
+        let fr = Frame {
+            owner: vpage,
+            slot,
+            data,
+            prev: NONE,
+            next: head,
+            flags: (flags & !ACTIVE) | LRU | if active { ACTIVE } else { 0 },
+        };
+        let f = match self.free.pop() {
+            Some(f) => {
+                self.frames[f as usize] = fr;
+                f
+            }
+            None => {
+                let f = self.frames.len() as u32;
+                assert!(f < self.nframes, "caller checked free pages");
+                self.frames.push(fr);
+                f
+            }
+        };
+        if head != NONE {
+            self.frames[head as usize].prev = f;
+        } else {
+            l.tail = f;
+        }
+        l.head = f;
+        l.len += 1;
+        f
+    }
+
+    /// Write `fr` back as frame `f`'s record (a copy taken while `f` was off the lists) with
+    /// `f` at the head of the active or inactive list: `frames[f] = fr` then `add_head(f,
+    /// active)`, the record written once (the reclaim scan's pages that stay).
+    #[inline]
+    pub fn put_head(&mut self, f: u32, mut fr: Frame, active: bool) {
+        let l = &mut self.lists[active as usize];
+        let head = l.head;
+        fr.flags = (fr.flags & !ACTIVE) | LRU | if active { ACTIVE } else { 0 };
+        fr.prev = NONE;
+        fr.next = head;
+        self.frames[f as usize] = fr;
+        if head != NONE {
+            self.frames[head as usize].prev = f;
+        } else {
+            l.tail = f;
+        }
+        l.head = f;
+        l.len += 1;
+    }
+
     /// Return frame `f` to the free pool (off its list first).
     #[inline]
     pub fn release(&mut self, f: u32) {
@@ -405,7 +469,8 @@ mod tests {
     /// The lists against a plain model (a vector per list, head first): random adds, tail
     /// moves, releases of frames on a list and deactivations of the active tail give the same
     /// frames in the same order, and `deactivate_tail` clears the flags `pop_tail` and
-    /// `add_head` would.
+    /// `add_head` would; `alloc_at_head` and `put_head` stand in for `alloc` with `add_head`
+    /// and for `add_head` of a frame taken off.
     mod against_a_plain_list {
         use super::*;
         use proptest::prelude::*;
@@ -434,8 +499,15 @@ mod tests {
                                 REFERENCED | MAPPED | WRITEBACK,
                                 REFERENCED | MAPPED | READING,
                             ][k as usize % 6];
-                            let f = m.alloc(0, 0, flags);
-                            m.add_head(f, active);
+                            // Allocated then added, or both in one step.
+                            let f = if (k / 6) % 2 == 0 {
+                                let f = m.alloc(0, 0, flags);
+                                m.add_head(f, active);
+                                f
+                            } else {
+                                m.alloc_at_head(0, NONE, 0, flags, active)
+                            };
+                            prop_assert_eq!(m.frames[f as usize].flags & !(ACTIVE | LRU), flags);
                             model[active as usize].insert(0, f);
                         }
                         // The tail to a list's head (a rotation or a move).
@@ -444,7 +516,12 @@ mod tests {
                             prop_assert_eq!(got, model[active as usize].pop());
                             if let Some(f) = got {
                                 let to = k % 2 == 0;
-                                m.add_head(f, to);
+                                // Added, or its record written back with its links.
+                                if (k / 2) % 2 == 0 {
+                                    m.add_head(f, to);
+                                } else {
+                                    m.put_head(f, m.frames[f as usize], to);
+                                }
                                 model[to as usize].insert(0, f);
                             }
                         }
