@@ -13,21 +13,22 @@
 
 pub const NONE: u32 = u32::MAX;
 
-/// Frame flags.
-pub const MAPPED: u8 = 1;
+/// Frame flags (a `u32`, so that a frame's record has no padding: a copy of the record moves
+/// its six words and no padding bytes).
+pub const MAPPED: u32 = 1;
 /// Written since its swap copy (or never written out).
-pub const DIRTY: u8 = 2;
+pub const DIRTY: u32 = 2;
 /// The PTE's accessed bit (`page_referenced`).
-pub const REFERENCED: u8 = 4;
-pub const ACTIVE: u8 = 8;
+pub const REFERENCED: u32 = 4;
+pub const ACTIVE: u32 = 8;
 /// Under writeback (`PG_writeback`).
-pub const WRITEBACK: u8 = 16;
+pub const WRITEBACK: u32 = 16;
 /// Being read (`PG_locked` until the read ends).
-pub const READING: u8 = 32;
+pub const READING: u32 = 32;
 /// Read ahead and not yet faulted on (`PG_readahead`).
-pub const READAHEAD: u8 = 64;
+pub const READAHEAD: u32 = 64;
 /// On an LRU list.
-pub const LRU: u8 = 128;
+pub const LRU: u32 = 128;
 
 /// Virtual page states.
 pub const UNTOUCHED: u8 = 0;
@@ -52,7 +53,7 @@ pub struct Frame {
     pub data: u32,
     prev: u32,
     next: u32,
-    pub flags: u8,
+    pub flags: u32,
 }
 
 pub struct Memory {
@@ -109,7 +110,7 @@ impl Memory {
 
     /// A free frame for `vpage`, holding `data`, with `flags` (not on a list yet).
     #[inline]
-    pub fn alloc(&mut self, vpage: u32, data: u32, flags: u8) -> u32 {
+    pub fn alloc(&mut self, vpage: u32, data: u32, flags: u32) -> u32 {
         let fr = Frame {
             owner: vpage,
             slot: NONE,
@@ -142,7 +143,7 @@ impl Memory {
         vpage: u32,
         slot: u32,
         data: u32,
-        flags: u8,
+        flags: u32,
         active: bool,
     ) -> u32 {
         let l = &mut self.lists[active as usize];
@@ -195,6 +196,18 @@ impl Memory {
         }
         l.head = f;
         l.len += 1;
+    }
+
+    /// Return frame `f`, taken off its list already (`scan_inactive_tail`), to the free pool:
+    /// `release` without the list check.
+    #[inline]
+    pub fn release_taken(&mut self, f: u32) {
+        let fr = &mut self.frames[f as usize];
+        debug_assert!(fr.flags & LRU == 0, "frame {f} still on a list");
+        fr.owner = NONE;
+        fr.slot = NONE;
+        fr.flags = 0;
+        self.free.push(f);
     }
 
     /// Return frame `f` to the free pool (off its list first).
@@ -470,7 +483,8 @@ mod tests {
     /// moves, releases of frames on a list and deactivations of the active tail give the same
     /// frames in the same order, and `deactivate_tail` clears the flags `pop_tail` and
     /// `add_head` would; `alloc_at_head` and `put_head` stand in for `alloc` with `add_head`
-    /// and for `add_head` of a frame taken off.
+    /// and for `add_head` of a frame taken off, and `release_taken` frees a frame taken off
+    /// (`check_lists` finds a frame neither free nor on a list).
     mod against_a_plain_list {
         use super::*;
         use proptest::prelude::*;
@@ -560,8 +574,13 @@ mod tests {
                             prop_assert_eq!(taken, want);
                             if let Some(f) = taken {
                                 prop_assert_eq!(m.frames[f as usize].flags & LRU, 0);
-                                m.add_head(f, active);
-                                model[active as usize].insert(0, f);
+                                // Put at a list's head, or freed as it is off the lists.
+                                if (k / 40) % 3 == 0 {
+                                    m.release_taken(f);
+                                } else {
+                                    m.add_head(f, active);
+                                    model[active as usize].insert(0, f);
+                                }
                             }
                         }
                         // Up to n frames from the active tail to the inactive head.

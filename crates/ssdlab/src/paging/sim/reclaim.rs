@@ -281,10 +281,10 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                 self.mem.put_head(f, fr, false);
                 writes.push((s, f));
             } else {
-                // Clean, with a valid copy in swap: freed now (`release` sets the record's
-                // owner, slot and flags, the fields changed here).
+                // Clean, with a valid copy in swap: freed now (`release_taken` sets the
+                // record's owner, slot and flags, the fields changed here).
                 self.slots[s as usize].cache = NONE;
-                self.mem.release(f);
+                self.mem.release_taken(f);
                 self.res.reclaim.freed_clean += 1;
             }
             progress += 1;
