@@ -119,7 +119,13 @@ impl Memory {
             next: NONE,
             flags,
         };
-        // A released frame first, else the lowest never used: frame 0 first.
+        self.store_free(fr)
+    }
+
+    /// `fr` stored in a free frame, which is returned: a released frame first, else the lowest
+    /// never used (frame 0 first).
+    #[inline(always)]
+    fn store_free(&mut self, fr: Frame) -> u32 {
         match self.free.pop() {
             Some(f) => {
                 self.frames[f as usize] = fr;
@@ -134,6 +140,20 @@ impl Memory {
         }
     }
 
+    /// Make `f`, whose record's `next` is `head` (the list's head), the head of the active or
+    /// inactive list.
+    #[inline(always)]
+    fn link_as_head(&mut self, f: u32, head: u32, active: bool) {
+        let l = &mut self.lists[active as usize];
+        if head != NONE {
+            self.frames[head as usize].prev = f;
+        } else {
+            l.tail = f;
+        }
+        l.head = f;
+        l.len += 1;
+    }
+
     /// A free frame for `vpage`, holding `data` in `slot` (or NONE), with `flags`, at the head
     /// of the active or inactive list: what `alloc`, a write of the slot and `add_head` give,
     /// with the frame's record written once (a swap-in's pages, a first touch's).
@@ -146,35 +166,16 @@ impl Memory {
         flags: u32,
         active: bool,
     ) -> u32 {
-        let l = &mut self.lists[active as usize];
-        let head = l.head;
-        let fr = Frame {
+        let head = self.lists[active as usize].head;
+        let f = self.store_free(Frame {
             owner: vpage,
             slot,
             data,
             prev: NONE,
             next: head,
             flags: (flags & !ACTIVE) | LRU | if active { ACTIVE } else { 0 },
-        };
-        let f = match self.free.pop() {
-            Some(f) => {
-                self.frames[f as usize] = fr;
-                f
-            }
-            None => {
-                let f = self.frames.len() as u32;
-                assert!(f < self.nframes, "caller checked free pages");
-                self.frames.push(fr);
-                f
-            }
-        };
-        if head != NONE {
-            self.frames[head as usize].prev = f;
-        } else {
-            l.tail = f;
-        }
-        l.head = f;
-        l.len += 1;
+        });
+        self.link_as_head(f, head, active);
         f
     }
 
@@ -183,19 +184,12 @@ impl Memory {
     /// active)`, the record written once (the reclaim scan's pages that stay).
     #[inline]
     pub fn put_head(&mut self, f: u32, mut fr: Frame, active: bool) {
-        let l = &mut self.lists[active as usize];
-        let head = l.head;
+        let head = self.lists[active as usize].head;
         fr.flags = (fr.flags & !ACTIVE) | LRU | if active { ACTIVE } else { 0 };
         fr.prev = NONE;
         fr.next = head;
         self.frames[f as usize] = fr;
-        if head != NONE {
-            self.frames[head as usize].prev = f;
-        } else {
-            l.tail = f;
-        }
-        l.head = f;
-        l.len += 1;
+        self.link_as_head(f, head, active);
     }
 
     /// Return frame `f`, taken off its list already (`scan_inactive_tail`), to the free pool:
@@ -226,15 +220,8 @@ impl Memory {
     /// Add `f` at the head of the active or inactive list.
     #[inline]
     pub fn add_head(&mut self, f: u32, active: bool) {
-        let l = &mut self.lists[active as usize];
-        let head = l.head;
-        if head != NONE {
-            self.frames[head as usize].prev = f;
-        } else {
-            l.tail = f;
-        }
-        l.head = f;
-        l.len += 1;
+        let head = self.lists[active as usize].head;
+        self.link_as_head(f, head, active);
         let fr = &mut self.frames[f as usize];
         fr.flags = (fr.flags & !ACTIVE) | LRU | if active { ACTIVE } else { 0 };
         fr.prev = NONE;
