@@ -13,21 +13,22 @@
 
 pub const NONE: u32 = u32::MAX;
 
-/// Frame flags.
-pub const MAPPED: u8 = 1;
+/// Frame flags (a `u32`, so that a frame's record has no padding: a copy of the record moves
+/// its six words and no padding bytes).
+pub const MAPPED: u32 = 1;
 /// Written since its swap copy (or never written out).
-pub const DIRTY: u8 = 2;
+pub const DIRTY: u32 = 2;
 /// The PTE's accessed bit (`page_referenced`).
-pub const REFERENCED: u8 = 4;
-pub const ACTIVE: u8 = 8;
+pub const REFERENCED: u32 = 4;
+pub const ACTIVE: u32 = 8;
 /// Under writeback (`PG_writeback`).
-pub const WRITEBACK: u8 = 16;
+pub const WRITEBACK: u32 = 16;
 /// Being read (`PG_locked` until the read ends).
-pub const READING: u8 = 32;
+pub const READING: u32 = 32;
 /// Read ahead and not yet faulted on (`PG_readahead`).
-pub const READAHEAD: u8 = 64;
+pub const READAHEAD: u32 = 64;
 /// On an LRU list.
-pub const LRU: u8 = 128;
+pub const LRU: u32 = 128;
 
 /// Virtual page states.
 pub const UNTOUCHED: u8 = 0;
@@ -52,7 +53,7 @@ pub struct Frame {
     pub data: u32,
     prev: u32,
     next: u32,
-    pub flags: u8,
+    pub flags: u32,
 }
 
 pub struct Memory {
@@ -109,7 +110,7 @@ impl Memory {
 
     /// A free frame for `vpage`, holding `data`, with `flags` (not on a list yet).
     #[inline]
-    pub fn alloc(&mut self, vpage: u32, data: u32, flags: u8) -> u32 {
+    pub fn alloc(&mut self, vpage: u32, data: u32, flags: u32) -> u32 {
         let fr = Frame {
             owner: vpage,
             slot: NONE,
@@ -118,7 +119,13 @@ impl Memory {
             next: NONE,
             flags,
         };
-        // A released frame first, else the lowest never used: frame 0 first.
+        self.store_free(fr)
+    }
+
+    /// `fr` stored in a free frame, which is returned: a released frame first, else the lowest
+    /// never used (frame 0 first).
+    #[inline(always)]
+    fn store_free(&mut self, fr: Frame) -> u32 {
         match self.free.pop() {
             Some(f) => {
                 self.frames[f as usize] = fr;
@@ -131,6 +138,70 @@ impl Memory {
                 f
             }
         }
+    }
+
+    /// Make `f`, whose record's `next` is `head` (the list's head), the head of the active or
+    /// inactive list.
+    #[inline(always)]
+    fn link_as_head(&mut self, f: u32, head: u32, active: bool) {
+        let l = &mut self.lists[active as usize];
+        if head != NONE {
+            self.frames[head as usize].prev = f;
+        } else {
+            l.tail = f;
+        }
+        l.head = f;
+        l.len += 1;
+    }
+
+    /// A free frame for `vpage`, holding `data` in `slot` (or NONE), with `flags`, at the head
+    /// of the active or inactive list: what `alloc`, a write of the slot and `add_head` give,
+    /// with the frame's record written once (a swap-in's pages, a first touch's).
+    #[inline(always)]
+    pub fn alloc_at_head(
+        &mut self,
+        vpage: u32,
+        slot: u32,
+        data: u32,
+        flags: u32,
+        active: bool,
+    ) -> u32 {
+        let head = self.lists[active as usize].head;
+        let f = self.store_free(Frame {
+            owner: vpage,
+            slot,
+            data,
+            prev: NONE,
+            next: head,
+            flags: (flags & !ACTIVE) | LRU | if active { ACTIVE } else { 0 },
+        });
+        self.link_as_head(f, head, active);
+        f
+    }
+
+    /// Write `fr` back as frame `f`'s record (a copy taken while `f` was off the lists) with
+    /// `f` at the head of the active or inactive list: `frames[f] = fr` then `add_head(f,
+    /// active)`, the record written once (the reclaim scan's pages that stay).
+    #[inline]
+    pub fn put_head(&mut self, f: u32, mut fr: Frame, active: bool) {
+        let head = self.lists[active as usize].head;
+        fr.flags = (fr.flags & !ACTIVE) | LRU | if active { ACTIVE } else { 0 };
+        fr.prev = NONE;
+        fr.next = head;
+        self.frames[f as usize] = fr;
+        self.link_as_head(f, head, active);
+    }
+
+    /// Return frame `f`, taken off its list already (`scan_inactive_tail`), to the free pool:
+    /// `release` without the list check.
+    #[inline]
+    pub fn release_taken(&mut self, f: u32) {
+        let fr = &mut self.frames[f as usize];
+        debug_assert!(fr.flags & LRU == 0, "frame {f} still on a list");
+        fr.owner = NONE;
+        fr.slot = NONE;
+        fr.flags = 0;
+        self.free.push(f);
     }
 
     /// Return frame `f` to the free pool (off its list first).
@@ -149,15 +220,8 @@ impl Memory {
     /// Add `f` at the head of the active or inactive list.
     #[inline]
     pub fn add_head(&mut self, f: u32, active: bool) {
-        let l = &mut self.lists[active as usize];
-        let head = l.head;
-        if head != NONE {
-            self.frames[head as usize].prev = f;
-        } else {
-            l.tail = f;
-        }
-        l.head = f;
-        l.len += 1;
+        let head = self.lists[active as usize].head;
+        self.link_as_head(f, head, active);
         let fr = &mut self.frames[f as usize];
         fr.flags = (fr.flags & !ACTIVE) | LRU | if active { ACTIVE } else { 0 };
         fr.prev = NONE;
@@ -405,7 +469,9 @@ mod tests {
     /// The lists against a plain model (a vector per list, head first): random adds, tail
     /// moves, releases of frames on a list and deactivations of the active tail give the same
     /// frames in the same order, and `deactivate_tail` clears the flags `pop_tail` and
-    /// `add_head` would.
+    /// `add_head` would; `alloc_at_head` and `put_head` stand in for `alloc` with `add_head`
+    /// and for `add_head` of a frame taken off, and `release_taken` frees a frame taken off
+    /// (`check_lists` finds a frame neither free nor on a list).
     mod against_a_plain_list {
         use super::*;
         use proptest::prelude::*;
@@ -434,8 +500,15 @@ mod tests {
                                 REFERENCED | MAPPED | WRITEBACK,
                                 REFERENCED | MAPPED | READING,
                             ][k as usize % 6];
-                            let f = m.alloc(0, 0, flags);
-                            m.add_head(f, active);
+                            // Allocated then added, or both in one step.
+                            let f = if (k / 6) % 2 == 0 {
+                                let f = m.alloc(0, 0, flags);
+                                m.add_head(f, active);
+                                f
+                            } else {
+                                m.alloc_at_head(0, NONE, 0, flags, active)
+                            };
+                            prop_assert_eq!(m.frames[f as usize].flags & !(ACTIVE | LRU), flags);
                             model[active as usize].insert(0, f);
                         }
                         // The tail to a list's head (a rotation or a move).
@@ -444,7 +517,12 @@ mod tests {
                             prop_assert_eq!(got, model[active as usize].pop());
                             if let Some(f) = got {
                                 let to = k % 2 == 0;
-                                m.add_head(f, to);
+                                // Added, or its record written back with its links.
+                                if (k / 2) % 2 == 0 {
+                                    m.add_head(f, to);
+                                } else {
+                                    m.put_head(f, m.frames[f as usize], to);
+                                }
                                 model[to as usize].insert(0, f);
                             }
                         }
@@ -483,8 +561,13 @@ mod tests {
                             prop_assert_eq!(taken, want);
                             if let Some(f) = taken {
                                 prop_assert_eq!(m.frames[f as usize].flags & LRU, 0);
-                                m.add_head(f, active);
-                                model[active as usize].insert(0, f);
+                                // Put at a list's head, or freed as it is off the lists.
+                                if (k / 40) % 3 == 0 {
+                                    m.release_taken(f);
+                                } else {
+                                    m.add_head(f, active);
+                                    model[active as usize].insert(0, f);
+                                }
                             }
                         }
                         // Up to n frames from the active tail to the inactive head.

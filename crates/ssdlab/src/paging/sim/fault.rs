@@ -166,9 +166,11 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                 }
                 let ver = self.mem.version[v].wrapping_add(1);
                 self.mem.version[v] = ver;
-                let f = self.mem.alloc(vp, ver, MAPPED | DIRTY | REFERENCED);
                 // 2.6.32 puts a new anonymous page on the active list; 5.9+ on the inactive.
-                self.mem.add_head(f, self.cfg.era == Era::Linux2632);
+                let active = self.cfg.era == Era::Linux2632;
+                let f = self
+                    .mem
+                    .alloc_at_head(vp, NONE, ver, MAPPED | DIRTY | REFERENCED, active);
                 self.mem.frame[v] = f;
                 self.mem.state[v] = ANON;
                 self.res.faults.minor += 1;
@@ -406,10 +408,10 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                 flags |= READAHEAD;
             }
             let slot = &mut self.slots[x as usize];
-            let f = self.mem.alloc(slot.owner, slot.data, flags);
+            let f = self
+                .mem
+                .alloc_at_head(slot.owner, x, slot.data, flags, false);
             slot.cache = f;
-            self.mem.frames[f as usize].slot = x;
-            self.mem.add_head(f, false);
             if x == s {
                 target = f;
             }

@@ -86,17 +86,23 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         self.trace[io.rec].done_ps = t.0;
         match io.op {
             0 => {
+                // The frame the application waits for (NONE, never a frame, if it waits for
+                // none): is it one of this read's? Found in the pass that ends their reads.
+                let waited = match self.app {
+                    App::Frame(f) => f,
+                    _ => NONE,
+                };
+                let mut ends_wait = false;
                 for &f in self.ios.frames_of(&io) {
                     self.mem.frames[f as usize].flags &= !READING;
+                    ends_wait |= f == waited;
                 }
-                if let App::Frame(f) = self.app {
-                    if self.ios.frames_of(&io).contains(&f) {
-                        if let Some(p) = &mut self.pending {
-                            self.bd[2] += (t - p.blocked_at).0;
-                        }
-                        self.app = App::Run;
-                        self.app_t = self.app_t.max(t);
+                if ends_wait {
+                    if let Some(p) = &mut self.pending {
+                        self.bd[2] += (t - p.blocked_at).0;
                     }
+                    self.app = App::Run;
+                    self.app_t = self.app_t.max(t);
                 }
             }
             1 => {

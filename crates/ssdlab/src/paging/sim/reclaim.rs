@@ -234,14 +234,15 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             };
             scanned += 1;
             left -= 1;
-            // The frame's record, read once and written back once (where it stays in use).
+            // The frame's record, read once and written back once with its links (where it
+            // stays on a list).
             let mut fr = self.mem.frames[f as usize];
             let fl = fr.flags;
             if fl & (WRITEBACK | READING) != 0 {
                 if fl & WRITEBACK != 0 {
                     self.pass_immediate += 1;
                 }
-                self.mem.add_head(f, false);
+                self.mem.put_head(f, fr, false);
                 continue;
             }
             debug_assert!(fl & REFERENCED == 0 || fl & MAPPED == 0);
@@ -259,7 +260,7 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                     }
                     None => {
                         self.res.reclaim.swap_full += 1;
-                        self.mem.add_head(f, true);
+                        self.mem.put_head(f, fr, true);
                         continue;
                     }
                 }
@@ -277,14 +278,13 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                 self.slots[s as usize].data = fr.data;
                 self.area.written(s);
                 self.wear[s as usize] += 1;
-                self.mem.frames[f as usize] = fr;
-                self.mem.add_head(f, false);
+                self.mem.put_head(f, fr, false);
                 writes.push((s, f));
             } else {
-                // Clean, with a valid copy in swap: freed now (`release` sets the record's
-                // owner, slot and flags, the fields changed here).
+                // Clean, with a valid copy in swap: freed now (`release_taken` sets the
+                // record's owner, slot and flags, the fields changed here).
                 self.slots[s as usize].cache = NONE;
-                self.mem.release(f);
+                self.mem.release_taken(f);
                 self.res.reclaim.freed_clean += 1;
             }
             progress += 1;
