@@ -16,14 +16,15 @@ const MID_LEN: u64 = 1 << MID_BITS;
 /// Pages under one top-level entry.
 const MID_SPAN: u64 = LEAF_LEN * MID_LEN;
 
+/// The tables hold their entries inline: a look-up follows one pointer per level.
 struct Leaf<T> {
-    slots: Box<[Option<T>]>,
+    slots: [Option<T>; LEAF_LEN as usize],
     /// Slots that hold a value: an emptied leaf is freed.
     used: u32,
 }
 
 struct Mid<T> {
-    leaves: Box<[Option<Box<Leaf<T>>>]>,
+    leaves: [Option<Box<Leaf<T>>>; MID_LEN as usize],
     /// Leaves allocated: an emptied middle table is freed.
     used: u32,
 }
@@ -31,7 +32,7 @@ struct Mid<T> {
 impl<T> Leaf<T> {
     fn new() -> Box<Leaf<T>> {
         Box::new(Leaf {
-            slots: (0..LEAF_LEN).map(|_| None).collect(),
+            slots: std::array::from_fn(|_| None),
             used: 0,
         })
     }
@@ -40,7 +41,7 @@ impl<T> Leaf<T> {
 impl<T> Mid<T> {
     fn new() -> Box<Mid<T>> {
         Box::new(Mid {
-            leaves: (0..MID_LEN).map(|_| None).collect(),
+            leaves: std::array::from_fn(|_| None),
             used: 0,
         })
     }
