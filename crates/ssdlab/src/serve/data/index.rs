@@ -104,24 +104,7 @@ impl<T> PageIndex<T> {
     }
 
     pub fn remove(&mut self, page: u64) {
-        let (t, m, l) = split(page);
-        let Some(Some(mid)) = self.top.get_mut(t) else {
-            return;
-        };
-        let Some(leaf) = mid.leaves[m].as_deref_mut() else {
-            return;
-        };
-        if leaf.slots[l].take().is_none() {
-            return;
-        }
-        leaf.used -= 1;
-        if leaf.used == 0 {
-            mid.leaves[m] = None;
-            mid.used -= 1;
-            if mid.used == 0 {
-                self.top[t] = None;
-            }
-        }
+        self.remove_range(page..page + 1);
     }
 
     /// The first page held in `from .. end`, and its value; absent leaves and middle tables
