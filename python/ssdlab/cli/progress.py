@@ -61,7 +61,7 @@ def progress_line(description: str, done: int, total: int, elapsed_s: float) -> 
             f"{description}: {done:,} of {total:,} requests done, {_clock(elapsed_s)} elapsed;"
             f" {DRAINING}"
         )
-    fraction = min(done / total, 1.0)
+    fraction = done / total
     line = f"{description}: {fraction:.1%} ({done:,} of {total:,}), {_clock(elapsed_s)} elapsed"
     if fraction > 0:
         line += f", about {_clock(elapsed_s * (1 - fraction) / fraction)} left"

@@ -283,7 +283,7 @@ impl<M: Translation + ?Sized> Ftl<M> {
             self.gc_watch = (host, moved);
             return Ok(());
         }
-        let physical = self.blocks.len() as u64 * self.geo.units_per_block() as u64;
+        let physical = self.geo.units();
         if moved - was_moved <= 2 * physical {
             return Ok(());
         }
