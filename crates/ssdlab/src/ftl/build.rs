@@ -120,6 +120,7 @@ impl<M: Translation> Ftl<M> {
             tasks: Vec::new(),
             stats: FtlStats::default(),
             gc_watch: (0, 0),
+            gc_found: Vec::new(),
             wear: None,
             data_units: logical as u64,
             streams: None,

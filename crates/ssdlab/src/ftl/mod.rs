@@ -283,6 +283,9 @@ pub struct Ftl<M: ?Sized = FullMap> {
     /// when a collection last found the host had written or trimmed since the one before
     /// (`Ftl::watch_progress`).
     gc_watch: (u64, u64),
+    /// A collection's valid units, `(unit, logical unit)`, gathered before any is moved
+    /// (`Ftl::collect`); kept between collections so that none allocates it again.
+    gc_found: Vec<(u32, u32)>,
     /// Wear-out and bad blocks, when the config has `[reliability]`.
     pub wear: Option<Wear>,
     /// The host's logical units; with cached mapping the translation pages follow them in

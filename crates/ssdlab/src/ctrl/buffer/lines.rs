@@ -99,8 +99,7 @@ impl<M: Translation> Lines for FlashPort<'_, Ftl<M>> {
 
     #[inline]
     fn merge_source(&self, lpn: u64) -> Option<(u32, bool)> {
-        let pun = self.ftl.lookup(lpn)?;
-        Some((pun, self.ftl.is_programmed(pun)))
+        self.ftl.read_target(lpn)
     }
 
     /// The rest of a line's unit, read with the host's reads (as a read-modify-write's read

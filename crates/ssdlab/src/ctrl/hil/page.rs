@@ -150,17 +150,17 @@ impl Hil {
                 }
                 all_hit = false;
             }
-            match flash.ftl.lookup(lpn) {
+            match flash.ftl.read_target(lpn) {
                 None => {
                     self.counters.unmapped_reads += 1;
                     direct_bytes += covered;
                 }
-                Some(pun) if !flash.ftl.is_programmed(pun) => {
+                Some((_, false)) => {
                     // Still on its way to NAND: served from the controller's write buffer.
                     self.counters.buffer_reads += 1;
                     direct_bytes += covered;
                 }
-                Some(pun) => {
+                Some((pun, true)) => {
                     txns += 1;
                     let t = flash.fil.add_txn(self.read_txn(
                         TxnKind::HostRead,
