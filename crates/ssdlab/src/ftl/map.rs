@@ -155,13 +155,26 @@ impl<M: Translation + ?Sized> Ftl<M> {
             || self.programmed[(pun / 64) as usize] & (1 << (pun % 64)) != 0
     }
 
+    /// `pun`'s program has finished. A block's programs nearly always finish in the order its
+    /// units were written: the unit next in line lengthens the prefix its block record holds
+    /// ([`Block::programmed_below`]), and only one out of line sets its bit (on a large drive
+    /// the bit is a cache miss in a table an eighth of a byte per unit, where the record is
+    /// already at hand: the caller checked its epoch). The prefix grows only onto a unit with
+    /// no bit, so bits still lie past it.
     #[inline]
     pub fn mark_programmed(&mut self, pun: u32) {
+        let block = self.geo.block_of_unit(pun);
+        let first = block * self.geo.units_per_block();
+        let blk = &mut self.blocks[block as usize];
         debug_assert!(
-            pun >= self.blocks[self.geo.block_of_unit(pun) as usize].programmed_below,
+            pun >= blk.programmed_below,
             "unit {pun} programmed twice without an erase"
         );
-        self.programmed[(pun / 64) as usize] |= 1 << (pun % 64);
+        if pun == blk.programmed_below.max(first) {
+            blk.programmed_below = pun + 1;
+        } else {
+            self.programmed[(pun / 64) as usize] |= 1 << (pun % 64);
+        }
     }
 
     /// Units from the start of `block` programmed without their bits (see

@@ -80,8 +80,9 @@ pub struct Block {
     /// [`Ftl::programmed`], as a physical unit (the block's first unit plus their count; 0:
     /// none): a drive laid out by preconditioning or loaded from a saved state is at rest, so
     /// its blocks' units below their write pointers are programmed, and saying so here spares
-    /// setting (and backing with memory) a bit per unit of the whole drive. Later programs
-    /// land at or past it, so their bits lie past it too; an erase sets it to 0. Absolute, so
+    /// setting (and backing with memory) a bit per unit of the whole drive. A program that
+    /// finishes in line (at it) moves it on by one ([`Ftl::mark_programmed`]); one out of line
+    /// sets its bit, past it; an erase sets it to 0. Absolute, so
     /// that [`Ftl::is_programmed`] compares without working out the unit's offset.
     pub programmed_below: u32,
 }
