@@ -126,18 +126,7 @@ impl Memory {
     /// never used (frame 0 first).
     #[inline(always)]
     fn store_free(&mut self, fr: Frame) -> u32 {
-        match self.free.pop() {
-            Some(f) => {
-                self.frames[f as usize] = fr;
-                f
-            }
-            None => {
-                let f = self.frames.len() as u32;
-                assert!(f < self.nframes, "caller checked free pages");
-                self.frames.push(fr);
-                f
-            }
-        }
+        store_free(&mut self.frames, &mut self.free, self.nframes, fr)
     }
 
     /// Make `f`, whose record's `next` is `head` (the list's head), the head of the active or
@@ -242,6 +231,22 @@ impl Memory {
         l.tail = p;
         l.len -= 1;
         Some(f)
+    }
+
+    /// Frames allocated one after another at the inactive head (a swap-in's pages): what
+    /// `alloc_at_head(.., false)` gives for each, with the list's head kept in the
+    /// allocator until [`HeadAlloc::finish`] writes it.
+    #[inline(always)]
+    pub fn alloc_at_inactive_head(&mut self) -> HeadAlloc<'_> {
+        let list = &mut self.lists[0];
+        HeadAlloc {
+            frames: &mut self.frames,
+            free: &mut self.free,
+            nframes: self.nframes,
+            head: list.head,
+            n: 0,
+            list,
+        }
     }
 
     /// The reclaim batch (`isolate_lru_pages`): up to `n` frames from the inactive tail, handed
@@ -366,6 +371,67 @@ impl Memory {
             return Err(format!("frame {f} neither free nor on a list"));
         }
         Ok(())
+    }
+}
+
+/// `fr` stored in a free frame, which is returned: a released frame first, else the lowest
+/// never used (frame 0 first).
+#[inline(always)]
+fn store_free(frames: &mut Vec<Frame>, free: &mut Vec<u32>, nframes: u32, fr: Frame) -> u32 {
+    match free.pop() {
+        Some(f) => {
+            frames[f as usize] = fr;
+            f
+        }
+        None => {
+            let f = frames.len() as u32;
+            assert!(f < nframes, "caller checked free pages");
+            frames.push(fr);
+            f
+        }
+    }
+}
+
+/// Frames allocated at the inactive head one after another ([`Memory::alloc_at_inactive_head`]).
+pub struct HeadAlloc<'a> {
+    frames: &'a mut Vec<Frame>,
+    free: &'a mut Vec<u32>,
+    nframes: u32,
+    list: &'a mut List,
+    /// The list's head, and the frames put there.
+    head: u32,
+    n: u32,
+}
+
+impl HeadAlloc<'_> {
+    /// A free frame for `vpage`, holding `data` in `slot` (or NONE), with `flags`, at the
+    /// inactive head.
+    #[inline(always)]
+    pub fn alloc(&mut self, vpage: u32, slot: u32, data: u32, flags: u32) -> u32 {
+        let fr = Frame {
+            owner: vpage,
+            slot,
+            data,
+            prev: NONE,
+            next: self.head,
+            flags: (flags & !ACTIVE) | LRU,
+        };
+        let f = store_free(self.frames, self.free, self.nframes, fr);
+        if self.head != NONE {
+            linked(self.frames, self.head).prev = f;
+        } else {
+            self.list.tail = f;
+        }
+        self.head = f;
+        self.n += 1;
+        f
+    }
+
+    /// Write the list's head and length.
+    #[inline(always)]
+    pub fn finish(self) {
+        self.list.head = self.head;
+        self.list.len += self.n;
     }
 }
 
