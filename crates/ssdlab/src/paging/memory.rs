@@ -126,18 +126,7 @@ impl Memory {
     /// never used (frame 0 first).
     #[inline(always)]
     fn store_free(&mut self, fr: Frame) -> u32 {
-        match self.free.pop() {
-            Some(f) => {
-                self.frames[f as usize] = fr;
-                f
-            }
-            None => {
-                let f = self.frames.len() as u32;
-                assert!(f < self.nframes, "caller checked free pages");
-                self.frames.push(fr);
-                f
-            }
-        }
+        store_free(&mut self.frames, &mut self.free, self.nframes, fr)
     }
 
     /// Make `f`, whose record's `next` is `head` (the list's head), the head of the active or
@@ -177,31 +166,6 @@ impl Memory {
         });
         self.link_as_head(f, head, active);
         f
-    }
-
-    /// Write `fr` back as frame `f`'s record (a copy taken while `f` was off the lists) with
-    /// `f` at the head of the active or inactive list: `frames[f] = fr` then `add_head(f,
-    /// active)`, the record written once (the reclaim scan's pages that stay).
-    #[inline]
-    pub fn put_head(&mut self, f: u32, mut fr: Frame, active: bool) {
-        let head = self.lists[active as usize].head;
-        fr.flags = (fr.flags & !ACTIVE) | LRU | if active { ACTIVE } else { 0 };
-        fr.prev = NONE;
-        fr.next = head;
-        self.frames[f as usize] = fr;
-        self.link_as_head(f, head, active);
-    }
-
-    /// Return frame `f`, taken off its list already (`scan_inactive_tail`), to the free pool:
-    /// `release` without the list check.
-    #[inline]
-    pub fn release_taken(&mut self, f: u32) {
-        let fr = &mut self.frames[f as usize];
-        debug_assert!(fr.flags & LRU == 0, "frame {f} still on a list");
-        fr.owner = NONE;
-        fr.slot = NONE;
-        fr.flags = 0;
-        self.free.push(f);
     }
 
     /// Return frame `f` to the free pool (off its list first).
@@ -269,65 +233,51 @@ impl Memory {
         Some(f)
     }
 
-    /// The reclaim scan's step: move up to `max` frames from the inactive tail to the active
-    /// head, their referenced bits cleared, while the tail is mapped and referenced and
-    /// neither under writeback nor being read; then, if fewer than `max` moved, take the
-    /// frame that ended the run off the inactive tail. Returns how many moved and the frame
-    /// taken. The same lists as a `pop_tail(false)` then an `add_head(f, true)` per frame
-    /// moved and a `pop_tail(false)` for the one taken, but the ends of the lists are kept in
-    /// locals and the new inactive tail's link written once.
-    #[inline]
-    pub fn scan_inactive_tail(&mut self, max: u64) -> (u64, Option<u32>) {
-        let frames = &mut self.frames[..];
+    /// Frames allocated one after another at the inactive head (a swap-in's pages): what
+    /// `alloc_at_head(.., false)` gives for each, with the list's head kept in the
+    /// allocator until [`HeadAlloc::finish`] writes it.
+    #[inline(always)]
+    pub fn alloc_at_inactive_head(&mut self) -> HeadAlloc<'_> {
+        let list = &mut self.lists[0];
+        HeadAlloc {
+            frames: &mut self.frames,
+            free: &mut self.free,
+            nframes: self.nframes,
+            head: list.head,
+            n: 0,
+            list,
+        }
+    }
+
+    /// The reclaim batch (`isolate_lru_pages`): up to `n` frames from the inactive tail, handed
+    /// out one by one by [`InactiveScan::next`], each then activated, put back at the
+    /// inactive head, kept active or freed through the scan; [`InactiveScan::finish`] writes
+    /// the lists' ends. The lists end as a `pop_tail(false)` per frame then an `add_head` (or
+    /// a release) would leave them: the frames put back at the inactive head are linked among
+    /// themselves in a chain of their own and the chain put at the head at the end (the scan
+    /// never reaches them, as it takes no more frames than the list held), and those sent to
+    /// the active head go there in the order they are handed out.
+    #[inline(always)]
+    pub fn scan_inactive(&mut self, n: u64) -> InactiveScan<'_> {
         let [inactive, active] = &mut self.lists;
-        let (mut tail, mut head) = (inactive.tail, active.head);
-        let mut k = 0u64;
-        while k < max && tail != NONE {
-            let fr = &mut frames[tail as usize];
-            let fl = fr.flags;
-            if fl & (REFERENCED | MAPPED) != REFERENCED | MAPPED || fl & (WRITEBACK | READING) != 0
-            {
-                break;
-            }
-            let prev = fr.prev;
-            fr.flags = (fl & !REFERENCED) | ACTIVE;
-            fr.prev = NONE;
-            fr.next = head;
-            // `head` is on the active list, `tail` on the inactive one: never the same frame.
-            if head != NONE {
-                frames[head as usize].prev = tail;
-            } else {
-                active.tail = tail;
-            }
-            head = tail;
-            tail = prev;
-            k += 1;
+        InactiveScan {
+            frames: &mut self.frames[..],
+            pte: &mut self.frame[..],
+            page_slot: &mut self.slot[..],
+            free: &mut self.free,
+            writeback: &mut self.writeback,
+            left: n.min(inactive.len as u64) as u32,
+            batch: n.min(inactive.len as u64) as u32,
+            tail: inactive.tail,
+            head: active.head,
+            not_in_use: 0,
+            kept: 0,
+            back_head: NONE,
+            back_tail: NONE,
+            back: 0,
+            inactive,
+            active,
         }
-        let mut taken = None;
-        if k < max && tail != NONE {
-            // The frame that ended the run (`pop_tail`): off the list, its link to the frame
-            // after it cut as the run's move would have cut it.
-            let fr = &mut frames[tail as usize];
-            fr.flags &= !LRU;
-            fr.next = NONE;
-            taken = Some(tail);
-            tail = fr.prev;
-        }
-        let gone = k + taken.is_some() as u64;
-        if gone > 0 {
-            if tail != NONE {
-                frames[tail as usize].next = NONE;
-            } else {
-                inactive.head = NONE;
-            }
-            inactive.tail = tail;
-            inactive.len -= gone as u32;
-        }
-        if k > 0 {
-            active.head = head;
-            active.len += k as u32;
-        }
-        (k, taken)
     }
 
     /// Move up to `n` frames from the active tail to the inactive head, their referenced bits
@@ -424,6 +374,238 @@ impl Memory {
     }
 }
 
+/// `fr` stored in a free frame, which is returned: a released frame first, else the lowest
+/// never used (frame 0 first).
+#[inline(always)]
+fn store_free(frames: &mut Vec<Frame>, free: &mut Vec<u32>, nframes: u32, fr: Frame) -> u32 {
+    match free.pop() {
+        Some(f) => {
+            frames[f as usize] = fr;
+            f
+        }
+        None => {
+            let f = frames.len() as u32;
+            assert!(f < nframes, "caller checked free pages");
+            frames.push(fr);
+            f
+        }
+    }
+}
+
+/// Frames allocated at the inactive head one after another ([`Memory::alloc_at_inactive_head`]).
+pub struct HeadAlloc<'a> {
+    frames: &'a mut Vec<Frame>,
+    free: &'a mut Vec<u32>,
+    nframes: u32,
+    list: &'a mut List,
+    /// The list's head, and the frames put there.
+    head: u32,
+    n: u32,
+}
+
+impl HeadAlloc<'_> {
+    /// A free frame for `vpage`, holding `data` in `slot` (or NONE), with `flags`, at the
+    /// inactive head.
+    #[inline(always)]
+    pub fn alloc(&mut self, vpage: u32, slot: u32, data: u32, flags: u32) -> u32 {
+        let fr = Frame {
+            owner: vpage,
+            slot,
+            data,
+            prev: NONE,
+            next: self.head,
+            flags: (flags & !ACTIVE) | LRU,
+        };
+        let f = store_free(self.frames, self.free, self.nframes, fr);
+        if self.head != NONE {
+            linked(self.frames, self.head).prev = f;
+        } else {
+            self.list.tail = f;
+        }
+        self.head = f;
+        self.n += 1;
+        f
+    }
+
+    /// Write the list's head and length.
+    #[inline(always)]
+    pub fn finish(self) {
+        self.list.head = self.head;
+        self.list.len += self.n;
+    }
+}
+
+/// A reclaim batch taken off the inactive tail ([`Memory::scan_inactive`]): the frames' records
+/// and the page table as slices taken once, the lists' ends in the scan's fields until
+/// `finish` writes them.
+pub struct InactiveScan<'a> {
+    frames: &'a mut [Frame],
+    /// The page table (`Memory::frame`) and each page's slot (`Memory::slot`).
+    pub pte: &'a mut [u32],
+    pub page_slot: &'a mut [u32],
+    free: &'a mut Vec<u32>,
+    pub writeback: &'a mut u64,
+    inactive: &'a mut List,
+    active: &'a mut List,
+    /// Frames still to hand out, and the next (the inactive list's tail once those handed
+    /// out are off it).
+    left: u32,
+    tail: u32,
+    /// The active head, and the frames handed out not in use (the others were activated)
+    /// and kept active.
+    head: u32,
+    not_in_use: u32,
+    kept: u32,
+    /// The frames put back at the inactive head, a chain of their own (the last put back
+    /// first) until `finish` links it in.
+    back_head: u32,
+    back_tail: u32,
+    back: u32,
+    /// The frames in the batch.
+    batch: u32,
+}
+
+/// The record of frame `f`, on a list or handed out by the reclaim scan (taken off one):
+/// within `frames`, as a list links only frames whose records are stored (`store_free`) and
+/// the records never shrink. Unchecked: the reclaim
+/// scan's loop holds more values than the registers, and a bounds check keeps the slice's
+/// length live in one.
+#[inline(always)]
+fn linked(frames: &mut [Frame], f: u32) -> &mut Frame {
+    debug_assert!(
+        (f as usize) < frames.len(),
+        "frame {f} on a list is not stored"
+    );
+    // SAFETY: `f` is or was on a list, so below `frames.len()` (above).
+    unsafe { frames.get_unchecked_mut(f as usize) }
+}
+
+impl InactiveScan<'_> {
+    /// The next frame of the batch not in use and a copy of its record, off the inactive tail
+    /// (the record unchanged: the frame is out of the lists until it is put back, kept active
+    /// or released). The
+    /// frames in use before it (`page_referenced`: mapped and referenced, neither under
+    /// writeback nor being read) go to the active head on the way, their referenced bits
+    /// cleared (`SetPageActive`).
+    #[inline(always)]
+    pub fn next_not_in_use(&mut self) -> Option<(u32, Frame)> {
+        while self.left > 0 {
+            let f = self.tail;
+            debug_assert!(f != NONE, "the batch is no longer than the list");
+            self.left -= 1;
+            let fr = linked(self.frames, f);
+            let prev = fr.prev;
+            let fl = fr.flags;
+            if fl & (REFERENCED | MAPPED) != REFERENCED | MAPPED || fl & (WRITEBACK | READING) != 0
+            {
+                let fr = *fr;
+                self.tail = prev;
+                self.not_in_use += 1;
+                return Some((f, fr));
+            }
+            fr.flags = (fl & !REFERENCED) | ACTIVE;
+            fr.next = self.head;
+            self.tail = prev;
+            self.link_active(f);
+        }
+        None
+    }
+
+    /// Frames handed out so far (scanned), and those of them activated.
+    #[inline(always)]
+    pub fn counts(&self) -> (u64, u64) {
+        let scanned = self.batch - self.left;
+        (scanned as u64, (scanned - self.not_in_use) as u64)
+    }
+
+    /// Link `f`, whose record's `next` is the active head, as the new active head (its
+    /// `prev` is written by the next frame linked there, or by `finish`).
+    #[inline(always)]
+    fn link_active(&mut self, f: u32) {
+        if self.head != NONE {
+            linked(self.frames, self.head).prev = f;
+        } else {
+            self.active.tail = f;
+        }
+        self.head = f;
+    }
+
+    /// Write `fr` back as the record of `f` (handed out) with `f` at the active head (kept
+    /// active: swap is full).
+    #[inline(always)]
+    pub fn keep_active(&mut self, f: u32, mut fr: Frame) {
+        fr.flags |= ACTIVE | LRU;
+        fr.next = self.head;
+        self.frames[f as usize] = fr;
+        self.link_active(f);
+        self.kept += 1;
+    }
+
+    /// Write `fr` back as the record of `f` (handed out) with `f` put back at the inactive
+    /// head (under I/O, or written out).
+    #[inline(always)]
+    pub fn put_back(&mut self, f: u32, mut fr: Frame) {
+        fr.flags = (fr.flags & !ACTIVE) | LRU;
+        fr.next = self.back_head;
+        self.frames[f as usize] = fr;
+        if self.back_head != NONE {
+            self.frames[self.back_head as usize].prev = f;
+        } else {
+            self.back_tail = f;
+        }
+        self.back_head = f;
+        self.back += 1;
+    }
+
+    /// Return `f` (handed out) to the free pool.
+    #[inline(always)]
+    pub fn release(&mut self, f: u32) {
+        let fr = &mut self.frames[f as usize];
+        fr.owner = NONE;
+        fr.slot = NONE;
+        fr.flags = 0;
+        self.free.push(f);
+    }
+
+    /// Write the lists' ends and lengths: what is left of the inactive list ends at the next
+    /// frame not handed out, the chain put back goes at its head, the active head is the last
+    /// frame put there. Every frame handed out must have been activated, put back, kept
+    /// active or released.
+    #[inline(always)]
+    pub fn finish(self) {
+        let frames = self.frames;
+        let (inactive, active) = (self.inactive, self.active);
+        // What is left of the inactive list: from its head to `tail`, or nothing.
+        let (mut head, tail) = if self.tail != NONE {
+            frames[self.tail as usize].next = NONE;
+            (inactive.head, self.tail)
+        } else {
+            (NONE, NONE)
+        };
+        let tail = if self.back_head != NONE {
+            frames[self.back_head as usize].prev = NONE;
+            frames[self.back_tail as usize].next = head;
+            let t = if head != NONE {
+                frames[head as usize].prev = self.back_tail;
+                tail
+            } else {
+                self.back_tail
+            };
+            head = self.back_head;
+            t
+        } else {
+            tail
+        };
+        (inactive.head, inactive.tail) = (head, tail);
+        inactive.len = inactive.len - (self.batch - self.left) + self.back;
+        if self.head != active.head {
+            frames[self.head as usize].prev = NONE;
+            active.head = self.head;
+            active.len += (self.batch - self.left) - self.not_in_use + self.kept;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -469,8 +651,8 @@ mod tests {
     /// The lists against a plain model (a vector per list, head first): random adds, tail
     /// moves, releases of frames on a list and deactivations of the active tail give the same
     /// frames in the same order, and `deactivate_tail` clears the flags `pop_tail` and
-    /// `add_head` would; `alloc_at_head` and `put_head` stand in for `alloc` with `add_head`
-    /// and for `add_head` of a frame taken off, and `release_taken` frees a frame taken off
+    /// `add_head` would; `alloc_at_head` stands in for `alloc` with `add_head`, and a reclaim
+    /// batch (`scan_inactive`) for a `pop_tail` of each frame then an `add_head` or a release
     /// (`check_lists` finds a frame neither free nor on a list).
     mod against_a_plain_list {
         use super::*;
@@ -517,12 +699,7 @@ mod tests {
                             prop_assert_eq!(got, model[active as usize].pop());
                             if let Some(f) = got {
                                 let to = k % 2 == 0;
-                                // Added, or its record written back with its links.
-                                if (k / 2) % 2 == 0 {
-                                    m.add_head(f, to);
-                                } else {
-                                    m.put_head(f, m.frames[f as usize], to);
-                                }
+                                m.add_head(f, to);
                                 model[to as usize].insert(0, f);
                             }
                         }
@@ -535,38 +712,59 @@ mod tests {
                             let f = l.remove(k as usize % l.len());
                             m.release(f);
                         }
-                        // Up to n frames in use from the inactive tail to the active head, then
-                        // the frame that ended the run taken off (and put at a list's head).
+                        // A reclaim batch of up to n frames off the inactive tail: those in use
+                        // to the active head, each of the others released, put back at the
+                        // inactive head or kept active; the model takes the tail and puts it
+                        // at a head one frame at a time.
                         4 => {
                             let n = (k % 40) as u64;
-                            let run = model[0]
+                            let batch: Vec<(u32, u32)> = model[0]
                                 .iter()
                                 .rev()
                                 .take(n as usize)
-                                .take_while(|&&f| {
-                                    let fl = m.frames[f as usize].flags;
-                                    fl & (REFERENCED | MAPPED) == REFERENCED | MAPPED
-                                        && fl & (WRITEBACK | READING) == 0
-                                })
-                                .count();
-                            let (moved, taken) = m.scan_inactive_tail(n);
-                            prop_assert_eq!(moved, run as u64);
-                            for _ in 0..run {
-                                let f = model[0].pop().unwrap();
-                                let fl = m.frames[f as usize].flags;
-                                prop_assert_eq!(fl & (REFERENCED | ACTIVE | LRU), ACTIVE | LRU);
-                                model[1].insert(0, f);
+                                .map(|&f| (f, m.frames[f as usize].flags))
+                                .collect();
+                            let mut scan = m.scan_inactive(n);
+                            let mut actions = Vec::new();
+                            for (i, &(f, fl)) in batch.iter().enumerate() {
+                                prop_assert_eq!(model[0].pop(), Some(f));
+                                let in_use = fl & (REFERENCED | MAPPED) == REFERENCED | MAPPED
+                                    && fl & (WRITEBACK | READING) == 0;
+                                if in_use {
+                                    model[1].insert(0, f);
+                                    actions.push((f, 3));
+                                    continue;
+                                }
+                                let got = scan.next_not_in_use();
+                                prop_assert_eq!(got.map(|(g, _)| g), Some(f));
+                                let fr = got.unwrap().1;
+                                prop_assert_eq!(fr.flags, fl);
+                                let action = (k as usize / 40 + i) % 3;
+                                match action {
+                                    0 => scan.release(f),
+                                    1 => {
+                                        scan.put_back(f, fr);
+                                        model[0].insert(0, f);
+                                    }
+                                    _ => {
+                                        scan.keep_active(f, fr);
+                                        model[1].insert(0, f);
+                                    }
+                                }
+                                actions.push((f, action));
                             }
-                            let want = if (run as u64) < n { model[0].pop() } else { None };
-                            prop_assert_eq!(taken, want);
-                            if let Some(f) = taken {
-                                prop_assert_eq!(m.frames[f as usize].flags & LRU, 0);
-                                // Put at a list's head, or freed as it is off the lists.
-                                if (k / 40) % 3 == 0 {
-                                    m.release_taken(f);
-                                } else {
-                                    m.add_head(f, active);
-                                    model[active as usize].insert(0, f);
+                            prop_assert!(scan.next_not_in_use().is_none());
+                            let (scanned, activated) = scan.counts();
+                            scan.finish();
+                            prop_assert_eq!(scanned as usize, batch.len());
+                            let in_use = actions.iter().filter(|a| a.1 == 3).count();
+                            prop_assert_eq!(activated as usize, in_use);
+                            for &(f, action) in &actions {
+                                let fl = m.frames[f as usize].flags;
+                                let want = [0, LRU, ACTIVE | LRU, ACTIVE | LRU][action];
+                                prop_assert_eq!(fl & (ACTIVE | LRU), want);
+                                if action == 3 {
+                                    prop_assert_eq!(fl & REFERENCED, 0);
                                 }
                             }
                         }

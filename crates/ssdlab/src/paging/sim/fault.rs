@@ -402,21 +402,24 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
         let mut slots = std::mem::take(&mut self.slots_buf);
         slots.clear();
         let mut target = NONE;
+        // The frames at the inactive head, the list's head kept by the allocator and the
+        // slots' records taken as a slice once.
+        let mut at_head = self.mem.alloc_at_inactive_head();
+        let swap_slots = &mut self.slots[..];
         for &x in &self.readable {
             let mut flags = READING;
             if x != s {
                 flags |= READAHEAD;
             }
-            let slot = &mut self.slots[x as usize];
-            let f = self
-                .mem
-                .alloc_at_head(slot.owner, x, slot.data, flags, false);
+            let slot = &mut swap_slots[x as usize];
+            let f = at_head.alloc(slot.owner, x, slot.data, flags);
             slot.cache = f;
             if x == s {
                 target = f;
             }
             slots.push((x, f));
         }
+        at_head.finish();
         debug_assert!(target != NONE);
         // The target's neighbours only (a synchronous swap-in, whose run is the target alone,
         // counts none).

@@ -220,29 +220,21 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
     pub(super) fn shrink_inactive(&mut self, now: SimTime, n: u64) -> Result<(u64, u64)> {
         let mut writes = std::mem::take(&mut self.slots_buf);
         writes.clear();
-        let (mut scanned, mut progress, mut unmapped) = (0u64, 0, 0u64);
-        let mut left = n.min(self.mem.inactive_len() as u64);
-        while left > 0 {
-            // page_referenced: anonymous pages in use at the tail go back to the active list;
-            // the page that ended the run (not in use, or under I/O) is taken off the tail.
-            let (k, taken) = self.mem.scan_inactive_tail(left);
-            scanned += k;
-            left -= k;
-            self.res.reclaim.activated += k;
-            let Some(f) = taken else {
-                break;
-            };
-            scanned += 1;
-            left -= 1;
-            // The frame's record, read once and written back once with its links (where it
-            // stays on a list).
-            let mut fr = self.mem.frames[f as usize];
+        let (mut unmapped, mut freed_clean) = (0u64, 0u64);
+        // The batch off the inactive tail (`isolate_lru_pages`), then each page in turn.
+        let mut scan = self.mem.scan_inactive(n);
+        let slots = &mut self.slots[..];
+        let wear = &mut self.wear[..];
+        // page_referenced: anonymous pages in use go back to the active list on the way.
+        // The frame's record is read once and written back once with its links (where it
+        // stays on a list).
+        while let Some((f, mut fr)) = scan.next_not_in_use() {
             let fl = fr.flags;
             if fl & (WRITEBACK | READING) != 0 {
                 if fl & WRITEBACK != 0 {
                     self.pass_immediate += 1;
                 }
-                self.mem.put_head(f, fr, false);
+                scan.put_back(f, fr);
                 continue;
             }
             debug_assert!(fl & REFERENCED == 0 || fl & MAPPED == 0);
@@ -254,41 +246,46 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
                     Some(x) => {
                         s = x;
                         fr.slot = s;
-                        let slot = &mut self.slots[s as usize];
+                        let slot = &mut slots[s as usize];
                         (slot.cache, slot.owner) = (f, vp);
-                        self.mem.slot[vp as usize] = s;
+                        scan.page_slot[vp as usize] = s;
                     }
                     None => {
                         self.res.reclaim.swap_full += 1;
-                        self.mem.put_head(f, fr, true);
+                        scan.keep_active(f, fr);
                         continue;
                     }
                 }
             }
             // try_to_unmap: the PTE now holds the slot.
             if fl & MAPPED != 0 {
-                self.mem.frame[vp as usize] = NONE;
+                scan.pte[vp as usize] = NONE;
                 fr.flags &= !MAPPED;
                 unmapped += 1;
             }
             if fl & DIRTY != 0 {
                 // pageout -> swap_writepage
                 fr.flags = (fr.flags & !DIRTY) | WRITEBACK;
-                self.mem.writeback += 1;
-                self.slots[s as usize].data = fr.data;
+                *scan.writeback += 1;
+                slots[s as usize].data = fr.data;
                 self.area.written(s);
-                self.wear[s as usize] += 1;
-                self.mem.put_head(f, fr, false);
+                wear[s as usize] += 1;
+                scan.put_back(f, fr);
                 writes.push((s, f));
             } else {
-                // Clean, with a valid copy in swap: freed now (`release_taken` sets the
-                // record's owner, slot and flags, the fields changed here).
-                self.slots[s as usize].cache = NONE;
-                self.mem.release_taken(f);
-                self.res.reclaim.freed_clean += 1;
+                // Clean, with a valid copy in swap: freed now (`release` sets the record's
+                // owner, slot and flags, the fields changed here).
+                slots[s as usize].cache = NONE;
+                scan.release(f);
+                freed_clean += 1;
             }
-            progress += 1;
         }
+        let (scanned, activated) = scan.counts();
+        scan.finish();
+        let progress = freed_clean + writes.len() as u64;
+        let r = &mut self.res.reclaim;
+        r.activated += activated;
+        r.freed_clean += freed_clean;
         // The batch's CPU time: its bios leave when the CPU has built them. One CPU, so
         // `reclaim_pass` charges it to whoever reclaims (and kswapd's to the application too).
         let c = &self.cfg.cost;
