@@ -8,13 +8,16 @@
 
 use super::access::Refusal;
 use super::data::Lent;
+use super::inbound::{Bell, Plain};
 use super::proto::*;
 use std::collections::VecDeque;
-use std::io::{self, BufReader, IoSlice, Read, Write};
+use std::io::{self, IoSlice, Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex};
+
+mod requests;
+pub use requests::{read_requests, Deliver, Parsed, RequestReader};
 
 /// What the server offers: one export.
 #[derive(Clone, Debug)]
@@ -414,6 +417,9 @@ pub struct Credit {
     lock: Mutex<()>,
     freed: Condvar,
     limit: u64,
+    /// Rung when credit comes back to a reader that waits without blocking (the simulation
+    /// thread's reading of a plain socket, `serve::inbound`).
+    bell: Option<Arc<Bell>>,
 }
 
 impl Default for Credit {
@@ -432,7 +438,37 @@ impl Credit {
             lock: Mutex::new(()),
             freed: Condvar::new(),
             limit,
+            bell: None,
         }
+    }
+
+    /// The default allowance, whose giving back rings `bell` when a reader is parked.
+    pub fn with_bell(bell: Arc<Bell>) -> Credit {
+        Credit {
+            bell: Some(bell),
+            ..Credit::default()
+        }
+    }
+
+    /// A reader that does not block, out of credit for `bytes`: registered as waiting (a giver
+    /// rings the bell) and true, or false (not registered) if they fit after all.
+    pub fn park(&self, bytes: u64) -> bool {
+        // Registered before the check, as `wait` does: a giver after the check sees it.
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        if self.fits(bytes) {
+            self.waiting.fetch_sub(1, Ordering::SeqCst);
+            return false;
+        }
+        true
+    }
+
+    /// A parked reader: true (and no longer waiting) if `bytes` fit now.
+    pub fn unpark(&self, bytes: u64) -> bool {
+        if !self.fits(bytes) {
+            return false;
+        }
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+        true
     }
 
     /// Whether `bytes` more fit now (or the connection closed: the reader stops waiting).
@@ -441,21 +477,16 @@ impl Credit {
         self.closed.load(Ordering::SeqCst) || used == 0 || used.saturating_add(bytes) <= self.limit
     }
 
-    /// Wait until `bytes` fit (a request larger than the whole allowance waits for an empty
-    /// connection); false if the connection closed meanwhile. One reader takes: the credit in
-    /// use only falls between its check and its taking.
-    pub fn take(&self, bytes: u64) -> bool {
+    /// Whether the connection closed (its writer ended): its reader stops.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    /// Take `bytes` if they fit now: false (nothing taken) if they do not. One reader takes:
+    /// the credit in use only falls between its check and its taking.
+    pub fn try_take(&self, bytes: u64) -> bool {
         if !self.fits(bytes) {
-            // Registered before the check under the lock: a giver that frees credit after
-            // that check sees the waiter and must take the lock to wake it, which it can only
-            // do once the waiter sleeps.
-            self.waiting.fetch_add(1, Ordering::SeqCst);
-            let mut g = self.lock.lock().unwrap();
-            while !self.fits(bytes) {
-                g = self.freed.wait(g).unwrap();
-            }
-            drop(g);
-            self.waiting.fetch_sub(1, Ordering::SeqCst);
+            return false;
         }
         // Saturating, as the lock's count was: u64::MAX allowances never wrap.
         let _ = self
@@ -463,7 +494,25 @@ impl Credit {
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |u| {
                 Some(u.saturating_add(bytes))
             });
-        !self.closed.load(Ordering::SeqCst)
+        true
+    }
+
+    /// Wait until `bytes` fit (a request larger than the whole allowance waits for an empty
+    /// connection) or the connection closes.
+    pub fn wait(&self, bytes: u64) {
+        if self.fits(bytes) {
+            return;
+        }
+        // Registered before the check under the lock: a giver that frees credit after that
+        // check sees the waiter and must take the lock to wake it, which it can only do once
+        // the waiter sleeps.
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let mut g = self.lock.lock().unwrap();
+        while !self.fits(bytes) {
+            g = self.freed.wait(g).unwrap();
+        }
+        drop(g);
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
     }
 
     pub fn give(&self, bytes: u64) {
@@ -482,8 +531,12 @@ impl Credit {
 
     fn wake(&self) {
         if self.waiting.load(Ordering::SeqCst) > 0 {
-            let _g = self.lock.lock().unwrap();
+            let g = self.lock.lock().unwrap();
             self.freed.notify_all();
+            drop(g);
+            if let Some(bell) = &self.bell {
+                bell.ring();
+            }
         }
     }
 }
@@ -497,6 +550,9 @@ pub enum ToSim {
         /// which seals a copy into records anyway: lent pages only add a gathering pass).
         lend: bool,
         replies: Replies,
+        /// A plain socket the simulation thread reads itself (None: a reader thread sends its
+        /// requests, as a TLS connection's does).
+        plain: Option<Box<Plain>>,
     },
     Request {
         conn: u32,
@@ -602,108 +658,6 @@ impl Reply {
         }
         push(&self.bytes[at..]);
     }
-}
-
-/// The reader half: requests until DISC, end of stream or a broken stream.
-///
-/// The requests a client sent together go to the simulation thread together, as one
-/// [`ToSim::Batch`]: what was read is sent before any read that may wait for the client (the
-/// next header or a write's payload not all in the buffer) and before waiting for credit (which
-/// only replies to what was sent can give back). One message, and at most one wake-up of the
-/// simulation thread, for a client's burst: a message each had been a channel operation per
-/// request and turns of a request or two while the reader was still reading the burst.
-pub fn read_requests<S: Read>(
-    s: &mut BufReader<S>,
-    conn: u32,
-    export: &Export,
-    block_status: bool,
-    credit: &Credit,
-    to_sim: &Sender<ToSim>,
-) -> io::Result<()> {
-    // The messages read and not sent yet.
-    let mut batch = Vec::new();
-    // Send the batch now: false if the simulation thread has gone.
-    let send = |batch: &mut Vec<ToSim>| {
-        batch.is_empty() || to_sim.send(ToSim::Batch(std::mem::take(batch))).is_ok()
-    };
-    let mut read = || -> io::Result<()> {
-        loop {
-            let mut b = [0u8; 28];
-            if s.buffer().len() < b.len() && !send(&mut batch) {
-                return Ok(());
-            }
-            match s.read_exact(&mut b) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(()),
-                Err(e) => return Err(e),
-            }
-            let Ok(header) = parse_request(&b) else {
-                // Out of step: nothing that follows can be trusted.
-                return Ok(());
-            };
-            if header.kind == CMD_DISC {
-                return Ok(());
-            }
-            let payload = if header.kind == CMD_WRITE {
-                header.length as u64
-            } else {
-                0
-            };
-            let check = check_request(&header, export.size, export.read_only, block_status);
-            // Reads hold their reply's bytes, writes their payload's: taken before the payload is
-            // read, so that a connection never holds more than its allowance.
-            let cost = match header.kind {
-                CMD_READ | CMD_WRITE => (header.length as u64).min(MAX_REQUEST_BYTES as u64) + 64,
-                _ => 64,
-            };
-            if !credit.fits(cost) && !send(&mut batch) {
-                return Ok(());
-            }
-            if !credit.take(cost) {
-                return Ok(());
-            }
-            if (s.buffer().len() as u64) < payload && !send(&mut batch) {
-                return Ok(());
-            }
-            let data = if payload > MAX_REQUEST_BYTES as u64 {
-                // Skip what we can to stay in step, then refuse; beyond the bound, close.
-                if payload > MAX_SKIP_BYTES {
-                    return Ok(());
-                }
-                skip(s, payload)?;
-                Vec::new()
-            } else if payload > 0 {
-                // Grown as the bytes arrive beyond the first MiB: a client that claims 32 MiB and
-                // sends nothing costs little.
-                let mut d = Vec::with_capacity(payload.min(1 << 20) as usize);
-                s.take(payload).read_to_end(&mut d)?;
-                if d.len() as u64 != payload {
-                    return Err(io::ErrorKind::UnexpectedEof.into());
-                }
-                d
-            } else {
-                Vec::new()
-            };
-            batch.push(match check {
-                Ok(()) => ToSim::Request {
-                    conn,
-                    header,
-                    data,
-                    credit: cost,
-                },
-                Err(error) => ToSim::Refused {
-                    conn,
-                    header,
-                    error,
-                    credit: cost,
-                },
-            });
-        }
-    };
-    let read = read();
-    // What was read before the end (DISC, a broken stream) is still served: a soft disconnect.
-    send(&mut batch);
-    read
 }
 
 /// A connection's replies on their way out. The simulation thread puts each turn's replies
