@@ -1,6 +1,7 @@
 //! The server's connections: the thread that accepts them (at most `max_connections`, each
-//! handshake within its time limit), each connection's reader and writer threads, the address
-//! a client connects with, and closing them all at the end.
+//! handshake within its time limit), each connection's threads (its writer; a TLS connection's
+//! reader too: a plain socket is read by the simulation thread, `inbound`), the address a
+//! client connects with, and closing them all at the end.
 
 use super::access::{Door, Refusal, HANDSHAKE_LIMIT_S};
 use super::conn::{self, Export, Handshake, Negotiation, TlsPhase, ToSim};
@@ -37,8 +38,8 @@ pub(super) struct Shared {
     pub(super) buffers: Arc<conn::Buffers>,
 }
 
-/// Accept connections until `stop`, each with a thread that runs the handshake and then reads
-/// requests (and one that writes replies). Connections beyond `max_connections` are closed at
+/// Accept connections until `stop`, each with a thread that runs the handshake and then writes
+/// replies (and, for TLS, reads requests, with another that writes). Connections beyond `max_connections` are closed at
 /// once, and handshakes beyond the time limit are cut off.
 pub(super) fn accept_loop(
     listener: Listener,
@@ -189,7 +190,10 @@ pub(super) fn serve_connection(
     let (Some(reading), Some(direct)) = (reading.into_fd(), direct.into_fd()) else {
         return;
     };
-    let credit = Arc::new(conn::Credit::with_bell(to_sim.bell().clone()));
+    let credit = Arc::new(conn::Credit::with_bell(
+        conn::MAX_IN_FLIGHT_BYTES,
+        to_sim.bell().clone(),
+    ));
     let outlet = Arc::new(conn::Outlet::new(
         credit.clone(),
         shared.buffers.clone(),

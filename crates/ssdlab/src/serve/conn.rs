@@ -442,11 +442,11 @@ impl Credit {
         }
     }
 
-    /// The default allowance, whose giving back rings `bell` when a reader is parked.
-    pub fn with_bell(bell: Arc<Bell>) -> Credit {
+    /// An allowance of `limit` bytes whose giving back rings `bell` when a reader is parked.
+    pub fn with_bell(limit: u64, bell: Arc<Bell>) -> Credit {
         Credit {
             bell: Some(bell),
-            ..Credit::default()
+            ..Credit::with_limit(limit)
         }
     }
 

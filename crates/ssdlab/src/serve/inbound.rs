@@ -247,8 +247,8 @@ impl Inbound {
     }
 
     /// Wait up to `timeout` for a socket to read or the bell; the sockets ready are read in the
-    /// next [`Inbound::read`].
-    pub fn wait(&mut self, timeout: Duration) {
+    /// next [`Inbound::read`]. False if nothing came.
+    pub fn wait(&mut self, timeout: Duration) -> bool {
         let n = self.epoll_wait(timeout);
         for e in &self.events[..n] {
             let token = e.u64;
@@ -258,6 +258,7 @@ impl Inbound {
                 self.ready.push(conn);
             }
         }
+        n > 0
     }
 
     fn epoll_wait(&mut self, timeout: Duration) -> usize {
@@ -367,5 +368,86 @@ fn pump(p: &mut Plain, out: &mut Vec<ToSim>) -> Pumped {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::serve::conn::Export;
+    use crate::serve::proto::{CMD_READ, REQUEST_MAGIC};
+    use std::io::Write;
+    use std::os::unix::net::UnixStream;
+
+    fn read_request(handle: u64) -> Vec<u8> {
+        let mut b = REQUEST_MAGIC.to_be_bytes().to_vec();
+        b.extend_from_slice(&0u16.to_be_bytes());
+        b.extend_from_slice(&CMD_READ.to_be_bytes());
+        b.extend_from_slice(&handle.to_be_bytes());
+        b.extend_from_slice(&(handle * 4096).to_be_bytes());
+        b.extend_from_slice(&4096u32.to_be_bytes());
+        b
+    }
+
+    fn handles(out: &[ToSim]) -> Vec<Option<u64>> {
+        out.iter()
+            .map(|m| match m {
+                ToSim::Request { header, .. } => Some(header.handle),
+                ToSim::Closed { conn } => {
+                    assert_eq!(*conn, 7);
+                    None
+                }
+                _ => panic!("requests and the end"),
+            })
+            .collect()
+    }
+
+    /// A connection out of credit leaves its socket unread, and the credit a writer gives back
+    /// rings the bell that wakes the wait; its client's end of stream ends it once its requests
+    /// are read.
+    #[test]
+    fn a_connection_out_of_credit_waits_unread_until_the_bell_rings() {
+        let export = Export {
+            name: String::new(),
+            description: String::new(),
+            size: 1 << 30,
+            read_only: false,
+            block_min: 512,
+            block_preferred: 4096,
+            block_max: 1 << 25,
+        };
+        let (server, mut client) = UnixStream::pair().unwrap();
+        let mut inbound = Inbound::new().unwrap();
+        // Room for one 4 KiB read at a time.
+        let credit = Arc::new(Credit::with_bell(4096 + 64, inbound.bell()));
+        let plain = Plain {
+            fd: OwnedFd::from(server),
+            reader: RequestReader::new(7, &export, false),
+            credit: credit.clone(),
+        };
+        assert!(inbound.add(7, plain));
+        for h in 0..3 {
+            client.write_all(&read_request(h)).unwrap();
+        }
+        client.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut out = Vec::new();
+        inbound.read(&mut out);
+        assert_eq!(handles(&out), vec![Some(0)], "one fits");
+        // Out of the wait: its unread bytes do not wake it.
+        assert!(!inbound.wait(Duration::ZERO));
+        assert!(!inbound.ready_now());
+        for expect in [vec![Some(1)], vec![Some(2), None]] {
+            let giver = credit.clone();
+            std::thread::spawn(move || giver.give(4096 + 64))
+                .join()
+                .unwrap();
+            // The bell, not the timeout, ends the wait (a missed ring fails here, after a minute).
+            assert!(inbound.wait(Duration::from_secs(60)), "the bell rang");
+            assert!(inbound.ready_now());
+            out.clear();
+            inbound.read(&mut out);
+            assert_eq!(handles(&out), expect);
+        }
+        assert!(inbound.conns.is_empty(), "ended");
     }
 }

@@ -769,13 +769,20 @@ fn take_messages(
         .into_iter()
         .chain(std::iter::from_fn(|| from_conns.try_recv().ok()))
     {
+        let mut unread = None;
         if let ToSim::Open { conn, plain, .. } = &mut msg {
             // One opened before a power cut is gone with the drive (take_message drops it).
             if let (Some(p), true) = (plain.take(), *conn >= out.dead_below) {
-                inbound.add(*conn, *p);
+                if !inbound.add(*conn, *p) {
+                    // A socket that cannot be waited on ends as a closed one does.
+                    unread = Some(ToSim::Closed { conn: *conn });
+                }
             }
         }
         take_message(out, dev, msg, now);
+        if let Some(closed) = unread {
+            take_message(out, dev, closed, now);
+        }
     }
     let mut read = Vec::new();
     inbound.read(&mut read);
