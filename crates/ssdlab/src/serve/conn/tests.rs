@@ -546,17 +546,24 @@ impl Read for Bursts {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         self.collect();
         self.seen_at_read.push(self.got.len());
-        let Some(chunk) = self.chunks.front_mut() else {
-            return Ok(0);
-        };
-        let n = chunk.len().min(buf.len());
-        buf[..n].copy_from_slice(&chunk[..n]);
-        chunk.drain(..n);
-        if chunk.is_empty() {
-            self.chunks.pop_front();
-        }
-        Ok(n)
+        Ok(next_bytes(&mut self.chunks, buf).0)
     }
+}
+
+/// What a read of `buf` takes from the front of `chunks` (at most the rest of one chunk): its
+/// length, and whether that chunk is used up.
+fn next_bytes(chunks: &mut VecDeque<Vec<u8>>, buf: &mut [u8]) -> (usize, bool) {
+    let Some(chunk) = chunks.front_mut() else {
+        return (0, false);
+    };
+    let n = chunk.len().min(buf.len());
+    buf[..n].copy_from_slice(&chunk[..n]);
+    chunk.drain(..n);
+    let used_up = chunk.is_empty();
+    if used_up {
+        chunks.pop_front();
+    }
+    (n, used_up)
 }
 
 /// The requests a client sent together reach the simulation thread as one batch, in order and
@@ -669,16 +676,8 @@ impl Read for Chunks {
         if std::mem::take(&mut self.gap) {
             return Err(io::ErrorKind::WouldBlock.into());
         }
-        let Some(chunk) = self.chunks.front_mut() else {
-            return Ok(0);
-        };
-        let n = chunk.len().min(buf.len());
-        buf[..n].copy_from_slice(&chunk[..n]);
-        chunk.drain(..n);
-        if chunk.is_empty() {
-            self.chunks.pop_front();
-            self.gap = true;
-        }
+        let (n, used_up) = next_bytes(&mut self.chunks, buf);
+        self.gap = used_up;
         Ok(n)
     }
 }
@@ -714,14 +713,11 @@ fn parse_chunks(chunks: Vec<Vec<u8>>, limit: u64) -> (Vec<Seen>, bool) {
         .into_iter()
         .map(|m| match m {
             ToSim::Request {
-                conn,
                 header,
                 data,
                 credit,
-            } => {
-                assert_eq!(conn, 5);
-                (None, header.handle, data, credit)
-            }
+                ..
+            } => (None, header.handle, data, credit),
             ToSim::Refused {
                 header,
                 error,
