@@ -5,7 +5,7 @@
 
 use super::access::{Door, Refusal, HANDSHAKE_LIMIT_S};
 use super::conn::{self, Export, Handshake, Negotiation, TlsPhase, ToSim};
-use super::inbound::{Inbox, Plain};
+use super::inbound::Inbox;
 use super::net::{Listener, Stream};
 use super::tls::{self, Tls, TlsMode};
 use super::Outbox;
@@ -199,7 +199,7 @@ pub(super) fn serve_connection(
         shared.buffers.clone(),
         Some(direct),
     ));
-    let plain = Plain {
+    let plain = conn::Plain {
         fd: reading,
         reader: conn::RequestReader::new(conn, &shared.export, block_status),
         credit,

@@ -8,11 +8,10 @@
 
 use super::access::Refusal;
 use super::data::Lent;
-use super::inbound::{Bell, Plain};
 use super::proto::*;
 use std::collections::VecDeque;
 use std::io::{self, IoSlice, Read, Write};
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -401,6 +400,55 @@ impl Negotiation {
 /// Answer option `option` with reply type `kind`.
 fn reply<S: Write>(s: &mut S, option: u32, kind: u32, payload: &[u8]) -> io::Result<()> {
     s.write_all(&option_reply(option, kind, payload))
+}
+
+/// An `eventfd` that wakes the simulation thread from its wait: rung after a message is sent
+/// on the channel (`serve::inbound::Inbox`), and when a writer gives credit back to a connection whose
+/// reading waits for it ([`Credit`]). Made here, waited on in `serve::inbound`.
+pub struct Bell(OwnedFd);
+
+impl Bell {
+    pub fn new() -> io::Result<Bell> {
+        // SAFETY: eventfd with constant flags; the descriptor is owned at once.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a new descriptor nothing else owns.
+        Ok(Bell(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+
+    pub fn as_raw_fd(&self) -> RawFd {
+        self.0.as_raw_fd()
+    }
+
+    pub fn ring(&self) {
+        let one = 1u64.to_ne_bytes();
+        // SAFETY: an 8-byte write from a live buffer to our eventfd. It fails only when the
+        // count is at its maximum, when the bell is rung already.
+        unsafe { libc::write(self.0.as_raw_fd(), one.as_ptr() as *const libc::c_void, 8) };
+    }
+
+    /// Silence it (the count back to zero) once woken.
+    pub fn hush(&self) {
+        let mut count = [0u8; 8];
+        // SAFETY: an 8-byte read into a live buffer from our non-blocking eventfd.
+        unsafe {
+            libc::read(
+                self.0.as_raw_fd(),
+                count.as_mut_ptr() as *mut libc::c_void,
+                8,
+            )
+        };
+    }
+}
+
+/// A plain connection for the simulation thread to read: its socket, the parser of its
+/// requests and its credit.
+pub struct Plain {
+    pub fd: OwnedFd,
+    pub reader: RequestReader,
+    pub credit: Arc<Credit>,
 }
 
 /// Bytes of requests a connection may have in the model at once before its reader waits.

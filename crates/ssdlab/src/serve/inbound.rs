@@ -17,7 +17,7 @@
 //! timeout in nanoseconds (`epoll_pwait2`), where those crates' waits round to milliseconds or
 //! need a timer descriptor; the realtime clock wakes 50 µs before a reply is due.
 
-use super::conn::{Credit, Parsed, RequestReader, ToSim};
+use super::conn::{Bell, Parsed, Plain, ToSim};
 use std::collections::HashMap;
 use std::io::{self, Read};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -31,43 +31,6 @@ const MAX_EVENTS: usize = 64;
 const MAX_READS: usize = 16;
 /// The bell's token in the `epoll` set (a connection's is its number).
 const BELL: u64 = u64::MAX;
-
-/// An `eventfd` that wakes the simulation thread from its wait: rung after a message is sent
-/// on the channel ([`Inbox`]), and when a writer gives credit back to a connection whose
-/// reading waits for it ([`Credit`]).
-pub struct Bell(OwnedFd);
-
-impl Bell {
-    fn new() -> io::Result<Bell> {
-        // SAFETY: eventfd with constant flags; the descriptor is owned at once.
-        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: a new descriptor nothing else owns.
-        Ok(Bell(unsafe { OwnedFd::from_raw_fd(fd) }))
-    }
-
-    pub fn ring(&self) {
-        let one = 1u64.to_ne_bytes();
-        // SAFETY: an 8-byte write from a live buffer to our eventfd. It fails only when the
-        // count is at its maximum, when the bell is rung already.
-        unsafe { libc::write(self.0.as_raw_fd(), one.as_ptr() as *const libc::c_void, 8) };
-    }
-
-    /// Silence it (the count back to zero) once woken.
-    fn hush(&self) {
-        let mut count = [0u8; 8];
-        // SAFETY: an 8-byte read into a live buffer from our non-blocking eventfd.
-        unsafe {
-            libc::read(
-                self.0.as_raw_fd(),
-                count.as_mut_ptr() as *mut libc::c_void,
-                8,
-            )
-        };
-    }
-}
 
 /// A sender of messages to the simulation thread that rings its bell.
 #[derive(Clone)]
@@ -99,14 +62,6 @@ impl super::conn::Deliver for Inbox {
     fn deliver(&self, m: ToSim) -> bool {
         self.send(m)
     }
-}
-
-/// A plain connection for the simulation thread to read: its socket, the parser of its
-/// requests and its credit.
-pub struct Plain {
-    pub fd: OwnedFd,
-    pub reader: RequestReader,
-    pub credit: Arc<Credit>,
 }
 
 /// A socket read without waiting (`MSG_DONTWAIT`: the descriptor's own mode is shared with the
@@ -168,7 +123,7 @@ impl Inbound {
             events: vec![libc::epoll_event { events: 0, u64: 0 }; MAX_EVENTS],
             fine_timeout: true,
         };
-        inbound.control(libc::EPOLL_CTL_ADD, inbound.bell.0.as_raw_fd(), BELL, true)?;
+        inbound.control(libc::EPOLL_CTL_ADD, inbound.bell.as_raw_fd(), BELL, true)?;
         Ok(inbound)
     }
 
@@ -374,7 +329,7 @@ fn pump(p: &mut Plain, out: &mut Vec<ToSim>) -> Pumped {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::serve::conn::Export;
+    use crate::serve::conn::{Credit, Export, RequestReader};
     use crate::serve::proto::{CMD_READ, REQUEST_MAGIC};
     use std::io::Write;
     use std::os::unix::net::UnixStream;
