@@ -1,15 +1,16 @@
 //! The server's connections: the thread that accepts them (at most `max_connections`, each
-//! handshake within its time limit), each connection's reader and writer threads, the address
-//! a client connects with, and closing them all at the end.
+//! handshake within its time limit), each connection's threads (its writer; a TLS connection's
+//! reader too: a plain socket is read by the simulation thread, `inbound`), the address a
+//! client connects with, and closing them all at the end.
 
 use super::access::{Door, Refusal, HANDSHAKE_LIMIT_S};
 use super::conn::{self, Export, Handshake, Negotiation, TlsPhase, ToSim};
+use super::inbound::Inbox;
 use super::net::{Listener, Stream};
 use super::tls::{self, Tls, TlsMode};
 use super::Outbox;
-use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
-use std::sync::mpsc::{Receiver, Sender};
+use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -37,14 +38,14 @@ pub(super) struct Shared {
     pub(super) buffers: Arc<conn::Buffers>,
 }
 
-/// Accept connections until `stop`, each with a thread that runs the handshake and then reads
-/// requests (and one that writes replies). Connections beyond `max_connections` are closed at
+/// Accept connections until `stop`, each with a thread that runs the handshake and then writes
+/// replies (and, for TLS, reads requests, with another that writes). Connections beyond `max_connections` are closed at
 /// once, and handshakes beyond the time limit are cut off.
 pub(super) fn accept_loop(
     listener: Listener,
     shared: Arc<Shared>,
     max_connections: usize,
-    to_sim: Sender<ToSim>,
+    to_sim: Inbox,
     open: Arc<Mutex<Vec<Arc<Open>>>>,
     next_conn: Arc<AtomicU32>,
     stop: Arc<AtomicBool>,
@@ -150,7 +151,7 @@ pub(super) fn serve_connection(
     conn: u32,
     shared: &Shared,
     open: &Open,
-    to_sim: &Sender<ToSim>,
+    to_sim: &Inbox,
 ) {
     let negotiated = negotiate(stream, &shared.export, shared.tls.as_ref());
     // The accepting thread may have cut the handshake off meanwhile.
@@ -158,7 +159,7 @@ pub(super) fn serve_connection(
         .state
         .compare_exchange(NEGOTIATING, SERVING, Ordering::AcqRel, Ordering::Acquire)
         .is_ok();
-    let (mut stream, structured, block_status) = match negotiated {
+    let (stream, structured, block_status) = match negotiated {
         Ok(n) if in_time => n,
         Ok((stream, ..)) => {
             stream.shutdown();
@@ -175,40 +176,82 @@ pub(super) fn serve_connection(
         }
     };
     shared.door.served();
-    let Ok(mut writer) = stream.try_clone() else {
+    if stream.is_tls() {
+        serve_tls(stream, conn, shared, structured, block_status, to_sim);
+        return;
+    }
+    // A plain socket: the simulation thread reads it (`inbound`) and sends small replies on it
+    // itself (`conn::Outlet`); this thread is its writer for the rest.
+    let (Ok(reading), Ok(direct), Ok(mut writer)) =
+        (stream.try_clone(), stream.try_clone(), stream.try_clone())
+    else {
         return;
     };
-    // The simulation thread sends on a plain socket's own descriptor (`conn::Outlet`).
-    let direct = match stream.is_tls() {
-        false => stream.try_clone().ok().and_then(Stream::into_fd),
-        true => None,
+    let (Some(reading), Some(direct)) = (reading.into_fd(), direct.into_fd()) else {
+        return;
+    };
+    let credit = Arc::new(conn::Credit::with_bell(
+        conn::MAX_IN_FLIGHT_BYTES,
+        to_sim.bell().clone(),
+    ));
+    let outlet = Arc::new(conn::Outlet::new(
+        credit.clone(),
+        shared.buffers.clone(),
+        Some(direct),
+    ));
+    let plain = conn::Plain {
+        fd: reading,
+        reader: conn::RequestReader::new(conn, &shared.export, block_status),
+        credit,
+    };
+    if to_sim.send(ToSim::Open {
+        conn,
+        structured,
+        lend: true,
+        replies: conn::Replies(outlet.clone()),
+        plain: Some(Box::new(plain)),
+    }) {
+        // Until the simulation thread lets go of the connection (its client left, or the
+        // server stops) or the client stops reading.
+        conn::write_replies(&mut writer, &outlet);
+    }
+    writer.shutdown();
+}
+
+/// A TLS connection: this thread reads its requests (through the TLS session) and hands them
+/// to the simulation thread; a writer thread seals and sends every reply.
+fn serve_tls(
+    mut stream: Stream,
+    conn: u32,
+    shared: &Shared,
+    structured: bool,
+    block_status: bool,
+    to_sim: &Inbox,
+) {
+    let Ok(mut writer) = stream.try_clone() else {
+        return;
     };
     let credit = Arc::new(conn::Credit::default());
     let outlet = Arc::new(conn::Outlet::new(
         credit.clone(),
         shared.buffers.clone(),
-        direct,
+        None,
     ));
     let writer_outlet = outlet.clone();
     let writer_thread = std::thread::spawn(move || {
         conn::write_replies(&mut writer, &writer_outlet);
         writer.shutdown();
     });
-    if to_sim
-        .send(ToSim::Open {
-            conn,
-            structured,
-            lend: !stream.is_tls(),
-            replies: conn::Replies(outlet),
-        })
-        .is_ok()
-    {
-        // Buffered from here (the handshake read exactly what it needed): a header is not a
-        // system call of its own.
-        let mut reader = io::BufReader::with_capacity(64 << 10, &mut stream);
+    if to_sim.send(ToSim::Open {
+        conn,
+        structured,
+        lend: false,
+        replies: conn::Replies(outlet),
+        plain: None,
+    }) {
         let export = &shared.export;
-        let _ = conn::read_requests(&mut reader, conn, export, block_status, &credit, to_sim);
-        let _ = to_sim.send(ToSim::Closed { conn });
+        let _ = conn::read_requests(&mut stream, conn, export, block_status, &credit, to_sim);
+        to_sim.send(ToSim::Closed { conn });
     }
     credit.close();
     let _ = writer_thread.join();
@@ -219,7 +262,7 @@ pub(super) fn spawn_acceptor(
     listener: Listener,
     shared: &Arc<Shared>,
     max_connections: usize,
-    to_sim: Sender<ToSim>,
+    to_sim: Inbox,
     open: &Arc<Mutex<Vec<Arc<Open>>>>,
     next_conn: &Arc<AtomicU32>,
     stop: &Arc<AtomicBool>,

@@ -35,6 +35,7 @@ pub(super) fn take_message(out: &mut Outbox, dev: &Device, msg: ToSim, now: SimT
             structured,
             lend,
             replies,
+            ..
         } => {
             out.conns.insert(
                 conn,

@@ -10,11 +10,13 @@ use super::access::Refusal;
 use super::data::Lent;
 use super::proto::*;
 use std::collections::VecDeque;
-use std::io::{self, BufReader, IoSlice, Read, Write};
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::io::{self, IoSlice, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex};
+
+mod requests;
+pub use requests::{read_requests, Deliver, Parsed, RequestReader};
 
 /// What the server offers: one export.
 #[derive(Clone, Debug)]
@@ -400,6 +402,55 @@ fn reply<S: Write>(s: &mut S, option: u32, kind: u32, payload: &[u8]) -> io::Res
     s.write_all(&option_reply(option, kind, payload))
 }
 
+/// An `eventfd` that wakes the simulation thread from its wait: rung after a message is sent
+/// on the channel (`serve::inbound::Inbox`), and when a writer gives credit back to a connection whose
+/// reading waits for it ([`Credit`]). Made here, waited on in `serve::inbound`.
+pub struct Bell(OwnedFd);
+
+impl Bell {
+    pub fn new() -> io::Result<Bell> {
+        // SAFETY: eventfd with constant flags; the descriptor is owned at once.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a new descriptor nothing else owns.
+        Ok(Bell(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+
+    pub fn as_raw_fd(&self) -> RawFd {
+        self.0.as_raw_fd()
+    }
+
+    pub fn ring(&self) {
+        let one = 1u64.to_ne_bytes();
+        // SAFETY: an 8-byte write from a live buffer to our eventfd. It fails only when the
+        // count is at its maximum, when the bell is rung already.
+        unsafe { libc::write(self.0.as_raw_fd(), one.as_ptr() as *const libc::c_void, 8) };
+    }
+
+    /// Silence it (the count back to zero) once woken.
+    pub fn hush(&self) {
+        let mut count = [0u8; 8];
+        // SAFETY: an 8-byte read into a live buffer from our non-blocking eventfd.
+        unsafe {
+            libc::read(
+                self.0.as_raw_fd(),
+                count.as_mut_ptr() as *mut libc::c_void,
+                8,
+            )
+        };
+    }
+}
+
+/// A plain connection for the simulation thread to read: its socket, the parser of its
+/// requests and its credit.
+pub struct Plain {
+    pub fd: OwnedFd,
+    pub reader: RequestReader,
+    pub credit: Arc<Credit>,
+}
+
 /// Bytes of requests a connection may have in the model at once before its reader waits.
 pub const MAX_IN_FLIGHT_BYTES: u64 = 64 * 1024 * 1024;
 
@@ -414,6 +465,9 @@ pub struct Credit {
     lock: Mutex<()>,
     freed: Condvar,
     limit: u64,
+    /// Rung when credit comes back to a reader that waits without blocking (the simulation
+    /// thread's reading of a plain socket, `serve::inbound`).
+    bell: Option<Arc<Bell>>,
 }
 
 impl Default for Credit {
@@ -432,7 +486,37 @@ impl Credit {
             lock: Mutex::new(()),
             freed: Condvar::new(),
             limit,
+            bell: None,
         }
+    }
+
+    /// An allowance of `limit` bytes whose giving back rings `bell` when a reader is parked.
+    pub fn with_bell(limit: u64, bell: Arc<Bell>) -> Credit {
+        Credit {
+            bell: Some(bell),
+            ..Credit::with_limit(limit)
+        }
+    }
+
+    /// A reader that does not block, out of credit for `bytes`: registered as waiting (a giver
+    /// rings the bell) and true, or false (not registered) if they fit after all.
+    pub fn park(&self, bytes: u64) -> bool {
+        // Registered before the check, as `wait` does: a giver after the check sees it.
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        if self.fits(bytes) {
+            self.waiting.fetch_sub(1, Ordering::SeqCst);
+            return false;
+        }
+        true
+    }
+
+    /// A parked reader: true (and no longer waiting) if `bytes` fit now.
+    pub fn unpark(&self, bytes: u64) -> bool {
+        if !self.fits(bytes) {
+            return false;
+        }
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+        true
     }
 
     /// Whether `bytes` more fit now (or the connection closed: the reader stops waiting).
@@ -441,21 +525,16 @@ impl Credit {
         self.closed.load(Ordering::SeqCst) || used == 0 || used.saturating_add(bytes) <= self.limit
     }
 
-    /// Wait until `bytes` fit (a request larger than the whole allowance waits for an empty
-    /// connection); false if the connection closed meanwhile. One reader takes: the credit in
-    /// use only falls between its check and its taking.
-    pub fn take(&self, bytes: u64) -> bool {
+    /// Whether the connection closed (its writer ended): its reader stops.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    /// Take `bytes` if they fit now: false (nothing taken) if they do not. One reader takes:
+    /// the credit in use only falls between its check and its taking.
+    pub fn try_take(&self, bytes: u64) -> bool {
         if !self.fits(bytes) {
-            // Registered before the check under the lock: a giver that frees credit after
-            // that check sees the waiter and must take the lock to wake it, which it can only
-            // do once the waiter sleeps.
-            self.waiting.fetch_add(1, Ordering::SeqCst);
-            let mut g = self.lock.lock().unwrap();
-            while !self.fits(bytes) {
-                g = self.freed.wait(g).unwrap();
-            }
-            drop(g);
-            self.waiting.fetch_sub(1, Ordering::SeqCst);
+            return false;
         }
         // Saturating, as the lock's count was: u64::MAX allowances never wrap.
         let _ = self
@@ -463,7 +542,25 @@ impl Credit {
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |u| {
                 Some(u.saturating_add(bytes))
             });
-        !self.closed.load(Ordering::SeqCst)
+        true
+    }
+
+    /// Wait until `bytes` fit (a request larger than the whole allowance waits for an empty
+    /// connection) or the connection closes.
+    pub fn wait(&self, bytes: u64) {
+        if self.fits(bytes) {
+            return;
+        }
+        // Registered before the check under the lock: a giver that frees credit after that
+        // check sees the waiter and must take the lock to wake it, which it can only do once
+        // the waiter sleeps.
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let mut g = self.lock.lock().unwrap();
+        while !self.fits(bytes) {
+            g = self.freed.wait(g).unwrap();
+        }
+        drop(g);
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
     }
 
     pub fn give(&self, bytes: u64) {
@@ -482,8 +579,12 @@ impl Credit {
 
     fn wake(&self) {
         if self.waiting.load(Ordering::SeqCst) > 0 {
-            let _g = self.lock.lock().unwrap();
+            let g = self.lock.lock().unwrap();
             self.freed.notify_all();
+            drop(g);
+            if let Some(bell) = &self.bell {
+                bell.ring();
+            }
         }
     }
 }
@@ -497,6 +598,9 @@ pub enum ToSim {
         /// which seals a copy into records anyway: lent pages only add a gathering pass).
         lend: bool,
         replies: Replies,
+        /// A plain socket the simulation thread reads itself (None: a reader thread sends its
+        /// requests, as a TLS connection's does).
+        plain: Option<Box<Plain>>,
     },
     Request {
         conn: u32,
@@ -602,108 +706,6 @@ impl Reply {
         }
         push(&self.bytes[at..]);
     }
-}
-
-/// The reader half: requests until DISC, end of stream or a broken stream.
-///
-/// The requests a client sent together go to the simulation thread together, as one
-/// [`ToSim::Batch`]: what was read is sent before any read that may wait for the client (the
-/// next header or a write's payload not all in the buffer) and before waiting for credit (which
-/// only replies to what was sent can give back). One message, and at most one wake-up of the
-/// simulation thread, for a client's burst: a message each had been a channel operation per
-/// request and turns of a request or two while the reader was still reading the burst.
-pub fn read_requests<S: Read>(
-    s: &mut BufReader<S>,
-    conn: u32,
-    export: &Export,
-    block_status: bool,
-    credit: &Credit,
-    to_sim: &Sender<ToSim>,
-) -> io::Result<()> {
-    // The messages read and not sent yet.
-    let mut batch = Vec::new();
-    // Send the batch now: false if the simulation thread has gone.
-    let send = |batch: &mut Vec<ToSim>| {
-        batch.is_empty() || to_sim.send(ToSim::Batch(std::mem::take(batch))).is_ok()
-    };
-    let mut read = || -> io::Result<()> {
-        loop {
-            let mut b = [0u8; 28];
-            if s.buffer().len() < b.len() && !send(&mut batch) {
-                return Ok(());
-            }
-            match s.read_exact(&mut b) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(()),
-                Err(e) => return Err(e),
-            }
-            let Ok(header) = parse_request(&b) else {
-                // Out of step: nothing that follows can be trusted.
-                return Ok(());
-            };
-            if header.kind == CMD_DISC {
-                return Ok(());
-            }
-            let payload = if header.kind == CMD_WRITE {
-                header.length as u64
-            } else {
-                0
-            };
-            let check = check_request(&header, export.size, export.read_only, block_status);
-            // Reads hold their reply's bytes, writes their payload's: taken before the payload is
-            // read, so that a connection never holds more than its allowance.
-            let cost = match header.kind {
-                CMD_READ | CMD_WRITE => (header.length as u64).min(MAX_REQUEST_BYTES as u64) + 64,
-                _ => 64,
-            };
-            if !credit.fits(cost) && !send(&mut batch) {
-                return Ok(());
-            }
-            if !credit.take(cost) {
-                return Ok(());
-            }
-            if (s.buffer().len() as u64) < payload && !send(&mut batch) {
-                return Ok(());
-            }
-            let data = if payload > MAX_REQUEST_BYTES as u64 {
-                // Skip what we can to stay in step, then refuse; beyond the bound, close.
-                if payload > MAX_SKIP_BYTES {
-                    return Ok(());
-                }
-                skip(s, payload)?;
-                Vec::new()
-            } else if payload > 0 {
-                // Grown as the bytes arrive beyond the first MiB: a client that claims 32 MiB and
-                // sends nothing costs little.
-                let mut d = Vec::with_capacity(payload.min(1 << 20) as usize);
-                s.take(payload).read_to_end(&mut d)?;
-                if d.len() as u64 != payload {
-                    return Err(io::ErrorKind::UnexpectedEof.into());
-                }
-                d
-            } else {
-                Vec::new()
-            };
-            batch.push(match check {
-                Ok(()) => ToSim::Request {
-                    conn,
-                    header,
-                    data,
-                    credit: cost,
-                },
-                Err(error) => ToSim::Refused {
-                    conn,
-                    header,
-                    error,
-                    credit: cost,
-                },
-            });
-        }
-    };
-    let read = read();
-    // What was read before the end (DISC, a broken stream) is still served: a soft disconnect.
-    send(&mut batch);
-    read
 }
 
 /// A connection's replies on their way out. The simulation thread puts each turn's replies

@@ -5,13 +5,15 @@
 //! (no structured replies or INFO_BLOCK_SIZE) and trust a client's lengths; this one bounds
 //! every length before it allocates (`proto`, `conn`).
 //!
-//! Threads: one accepts connections; each connection has a reader (requests in) and a writer
-//! (replies out); one simulation thread — the caller's — owns the [`Device`] and its data store,
-//! submits each request through the device boundary, runs the model, and puts each turn's
-//! replies in their connection's outlet (`conn::Outlet`): on a plain socket that the writer is
-//! not using, small replies are sent from this thread at once, without blocking; the writer
-//! sends the rest. A client that asks for TLS (NBD_OPT_STARTTLS) has its stream wrapped in TLS
-//! (`tls`) before the options go on; who may connect at all is `access`'s.
+//! Threads: one accepts connections; each connection has a thread that runs its handshake and
+//! then writes its replies; one simulation thread — the caller's — owns the [`Device`] and its
+//! data store, reads the requests of plain connections from their sockets itself, without
+//! waiting (`inbound`: `epoll`), submits each request through the device boundary, runs the
+//! model, and puts each turn's replies in their connection's outlet (`conn::Outlet`): on a plain
+//! socket that the writer is not using, small replies are sent from this thread at once, without
+//! blocking; the writer sends the rest. A client that asks for TLS (NBD_OPT_STARTTLS) has its
+//! stream wrapped in TLS (`tls`) before the options go on, and a reader thread of its own that
+//! hands its requests over a channel; who may connect at all is `access`'s.
 //!
 //! Two clocks: `realtime` maps simulated time onto the wall clock (a reply leaves when the wall
 //! clock reaches its simulated completion, times `time_scale`), `logical` replies as soon as the
@@ -23,6 +25,7 @@ mod commands;
 pub mod conn;
 pub mod cut;
 pub mod data;
+pub mod inbound;
 pub mod net;
 mod options;
 pub mod proto;
@@ -41,6 +44,7 @@ use access::Door;
 use commands::take_message;
 use conn::{Export, Reply, ToSim};
 use data::{Data, Lent};
+use inbound::{Inbound, Inbox};
 pub use net::Listen;
 use net::Listener;
 pub(crate) use options::check_servable;
@@ -49,7 +53,7 @@ pub use options::{Clock, ServeOptions, Tick, DEFAULT_MAX_CONNECTIONS, MAX_CONNEC
 use proto::*;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU32};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tls::Tls;
@@ -634,12 +638,14 @@ pub fn serve(
     let stop = Arc::new(AtomicBool::new(false));
     let open = Arc::new(Mutex::new(Vec::new()));
     let next_conn = Arc::new(AtomicU32::new(0));
+    let mut inbound = Inbound::new()
+        .map_err(|e| Error::serve(format!("waiting for the connections' sockets: {e}")))?;
     let (to_sim, from_conns) = mpsc::channel::<ToSim>();
     let acceptor = spawn_acceptor(
         listener,
         &shared,
         opts.max_connections,
-        to_sim,
+        Inbox::new(to_sim, inbound.bell()),
         &open,
         &next_conn,
         &stop,
@@ -665,7 +671,7 @@ pub fn serve(
                 .fold(next_tick, Instant::min),
             Clock::Logical => next_tick,
         };
-        let first = match next_message(&from_conns, opts.clock, wake) {
+        let first = match next_message(&from_conns, &mut inbound, opts.clock, wake) {
             Ok(m) => m,
             Err(()) => break Ok(()),
         };
@@ -684,11 +690,12 @@ pub fn serve(
             // by the time this thread woke.
             out.send_due(now_sim, Some(&wall_of));
         }
-        take_messages(&mut out, &dev, first, &from_conns, now_sim);
+        take_messages(&mut out, &dev, first, &from_conns, &mut inbound, now_sim);
         out.submit_backlog(&mut dev, now_sim);
         let cut_now = advance(&mut dev, &mut out, opts, &cuts, sim_now(start))?;
         if cut_now {
             cuts.cut(&mut dev, &mut out, cfg, opts, &open, &next_conn, start)?;
+            inbound.clear();
             next_tick = Instant::now();
         }
         // Send what is due.
@@ -711,6 +718,7 @@ pub fn serve(
                 Tick::Stop => break Ok(()),
                 Tick::PowerCut if power_cuts => {
                     cuts.cut(&mut dev, &mut out, cfg, opts, &open, &next_conn, start)?;
+                    inbound.clear();
                     next_tick = Instant::now();
                 }
                 Tick::PowerCut => {
@@ -719,6 +727,7 @@ pub fn serve(
             }
         }
     };
+    inbound.clear();
     close_connections(&stop, acceptor, &open, &mut out, from_conns);
     result?;
     // The model finishes what it accepted (its clients have gone): the session's figures are
@@ -745,18 +754,39 @@ pub fn serve(
     Ok(result)
 }
 
-/// Queue `first` and what else has arrived; the session log marks a turn that queued.
+/// Queue `first` and what else has arrived: the channel's messages (a plain connection's
+/// opening hands its socket to `inbound`), then what the plain sockets ready hold. The session
+/// log marks a turn that queued.
 fn take_messages(
     out: &mut Outbox,
     dev: &Device,
     first: Option<ToSim>,
     from_conns: &Receiver<ToSim>,
+    inbound: &mut Inbound,
     now: SimTime,
 ) {
-    for msg in first
+    for mut msg in first
         .into_iter()
         .chain(std::iter::from_fn(|| from_conns.try_recv().ok()))
     {
+        let mut unread = None;
+        if let ToSim::Open { conn, plain, .. } = &mut msg {
+            // One opened before a power cut is gone with the drive (take_message drops it).
+            if let (Some(p), true) = (plain.take(), *conn >= out.dead_below) {
+                if !inbound.add(*conn, *p) {
+                    // A socket that cannot be waited on ends as a closed one does.
+                    unread = Some(ToSim::Closed { conn: *conn });
+                }
+            }
+        }
+        take_message(out, dev, msg, now);
+        if let Some(closed) = unread {
+            take_message(out, dev, closed, now);
+        }
+    }
+    let mut read = Vec::new();
+    inbound.read(&mut read);
+    for msg in read {
         take_message(out, dev, msg, now);
     }
     if !out.backlog.is_empty() {
@@ -851,57 +881,55 @@ fn export_of(cfg: &SsdConfig, opts: &ServeOptions, dev: &Device) -> Export {
     }
 }
 
-/// The next message from a connection, waited for until `wake` (Ok(None): none came); Err when
-/// every connection's sender has gone.
+/// The next message from a connection's thread, waited for until `wake` along with the plain
+/// sockets (Ok(None): none came; a socket may be ready to read); Err when every connection's
+/// sender has gone.
 fn next_message(
     from_conns: &Receiver<ToSim>,
+    inbound: &mut Inbound,
     clock: Clock,
     wake: Instant,
 ) -> std::result::Result<Option<ToSim>, ()> {
+    let taken = |from_conns: &Receiver<ToSim>| match from_conns.try_recv() {
+        Ok(m) => Ok(Some(m)),
+        Err(TryRecvError::Empty) => Ok(None),
+        Err(TryRecvError::Disconnected) => Err(()),
+    };
+    // Every sender rings the bell after it sends: a message that comes after this look ends
+    // the wait below.
+    if let m @ (Ok(Some(_)) | Err(())) = taken(from_conns) {
+        return m;
+    }
+    if inbound.ready_now() {
+        return Ok(None);
+    }
     let timeout = wake.saturating_duration_since(Instant::now());
     if clock == Clock::Realtime && timeout < SPIN_BEFORE_DUE {
         // The last stretch before a reply is due is waited out awake: a sleeping thread
         // wakes a scheduler's latency late (measured: p99 lag 49 µs at QD32, sleeping).
         // Yielding lets the connections' threads run meanwhile on a busy core.
-        match spin_until(from_conns, wake) {
-            Ok(m) => Ok(m),
-            Err(()) => Err(()),
-        }
-    } else {
-        let sleep = match clock {
-            Clock::Realtime => timeout - SPIN_BEFORE_DUE,
-            Clock::Logical => timeout,
-        };
-        match from_conns.recv_timeout(sleep) {
-            Ok(m) => Ok(Some(m)),
-            Err(RecvTimeoutError::Timeout) => Ok(None),
-            Err(RecvTimeoutError::Disconnected) => Err(()),
+        loop {
+            inbound.wait(Duration::ZERO);
+            if let m @ (Ok(Some(_)) | Err(())) = taken(from_conns) {
+                return m;
+            }
+            if inbound.ready_now() || Instant::now() >= wake {
+                return Ok(None);
+            }
+            std::thread::yield_now();
         }
     }
+    let sleep = match clock {
+        Clock::Realtime => timeout - SPIN_BEFORE_DUE,
+        Clock::Logical => timeout,
+    };
+    inbound.wait(sleep);
+    taken(from_conns)
 }
 
 /// How long before a reply is due (realtime clock) the simulation thread stops sleeping and
 /// waits awake, so that the reply leaves on time rather than a wake-up late.
 const SPIN_BEFORE_DUE: Duration = Duration::from_micros(50);
-
-/// A message from a connection, or none by `wake`, waited for without sleeping;
-/// Err if every connection's sender has gone.
-fn spin_until(
-    from_conns: &mpsc::Receiver<ToSim>,
-    wake: Instant,
-) -> std::result::Result<Option<ToSim>, ()> {
-    loop {
-        match from_conns.try_recv() {
-            Ok(m) => return Ok(Some(m)),
-            Err(mpsc::TryRecvError::Disconnected) => return Err(()),
-            Err(mpsc::TryRecvError::Empty) => {}
-        }
-        if Instant::now() >= wake {
-            return Ok(None);
-        }
-        std::thread::yield_now();
-    }
-}
 
 #[cfg(test)]
 mod tests;

@@ -482,7 +482,7 @@ fn an_outlet_sends_every_reply_in_order_directly_or_through_its_writer() {
             let len = if (turn + k) % 5 == 0 { 300_000 } else { 4_112 };
             let bytes: Vec<u8> = (0..len).map(|i| (i as u64 * 31 + turn + k) as u8).collect();
             want.extend_from_slice(&bytes);
-            assert!(credit.take(10));
+            assert!(credit.try_take(10));
             batch.push(Reply::new(bytes, 10));
         }
         replies.put(batch);
@@ -546,17 +546,24 @@ impl Read for Bursts {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         self.collect();
         self.seen_at_read.push(self.got.len());
-        let Some(chunk) = self.chunks.front_mut() else {
-            return Ok(0);
-        };
-        let n = chunk.len().min(buf.len());
-        buf[..n].copy_from_slice(&chunk[..n]);
-        chunk.drain(..n);
-        if chunk.is_empty() {
-            self.chunks.pop_front();
-        }
-        Ok(n)
+        Ok(next_bytes(&mut self.chunks, buf).0)
     }
+}
+
+/// What a read of `buf` takes from the front of `chunks` (at most the rest of one chunk): its
+/// length, and whether that chunk is used up.
+fn next_bytes(chunks: &mut VecDeque<Vec<u8>>, buf: &mut [u8]) -> (usize, bool) {
+    let Some(chunk) = chunks.front_mut() else {
+        return (0, false);
+    };
+    let n = chunk.len().min(buf.len());
+    buf[..n].copy_from_slice(&chunk[..n]);
+    chunk.drain(..n);
+    let used_up = chunk.is_empty();
+    if used_up {
+        chunks.pop_front();
+    }
+    (n, used_up)
 }
 
 /// The requests a client sent together reach the simulation thread as one batch, in order and
@@ -589,11 +596,10 @@ fn requests_sent_together_reach_the_simulation_as_one_batch_before_the_next_read
         got: Vec::new(),
         seen_at_read: Vec::new(),
     };
-    let mut s = BufReader::new(client);
+    let mut client = client;
     let credit = Credit::default();
-    read_requests(&mut s, 3, &export(), false, &credit, &tx).unwrap();
+    read_requests(&mut client, 3, &export(), false, &credit, &tx).unwrap();
     drop(tx);
-    let mut client = s.into_inner();
     client.collect();
     let handles: Vec<Vec<u64>> = client
         .got
@@ -631,7 +637,7 @@ fn a_reader_out_of_credit_sends_its_batch_before_it_waits() {
     let (tx, rx) = std::sync::mpsc::channel();
     let reader_credit = credit.clone();
     let reader = std::thread::spawn(move || {
-        let mut s = BufReader::new(Cursor::new(input));
+        let mut s = Cursor::new(input);
         read_requests(&mut s, 0, &export(), false, &reader_credit, &tx)
     });
     let handles = |m: ToSim| match m {
@@ -656,4 +662,201 @@ fn a_reader_out_of_credit_sends_its_batch_before_it_waits() {
     assert_eq!(handles(rx.recv().unwrap()), vec![3, 4]);
     reader.join().unwrap().unwrap();
     assert!(rx.recv().is_err(), "nothing more");
+}
+
+/// A client's bytes arriving in `chunks`, with a read that would wait between two chunks (as a
+/// socket read without waiting meets them).
+struct Chunks {
+    chunks: VecDeque<Vec<u8>>,
+    gap: bool,
+}
+
+impl Read for Chunks {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if std::mem::take(&mut self.gap) {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        let (n, used_up) = next_bytes(&mut self.chunks, buf);
+        self.gap = used_up;
+        Ok(n)
+    }
+}
+
+/// A parsed message as the tests compare it: (refused with, handle, payload, credit).
+type Seen = (Option<u32>, u64, Vec<u8>, u64);
+
+/// Feed `chunks` to a [`RequestReader`] as a non-blocking socket would, with `limit` bytes of
+/// credit, which replies give back whenever the reader runs out: its messages, and how it ended
+/// (true: DISC or another end it parsed; false: the stream ended).
+fn parse_chunks(chunks: Vec<Vec<u8>>, limit: u64) -> (Vec<Seen>, bool) {
+    // An empty read is the end of the stream: no empty chunks.
+    let mut client = Chunks {
+        chunks: chunks.into_iter().filter(|c| !c.is_empty()).collect(),
+        gap: false,
+    };
+    let credit = Credit::with_limit(limit);
+    let mut reader = RequestReader::new(5, &export(), true);
+    let mut out = Vec::new();
+    let ended = loop {
+        match reader.parse(&credit, &mut out) {
+            Parsed::End => break true,
+            Parsed::NeedCredit(_) => credit.give(credit.used.load(Ordering::SeqCst)),
+            Parsed::NeedBytes => match reader.read_from(&mut client) {
+                Ok(0) => break false,
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => panic!("{e}"),
+            },
+        }
+    };
+    let seen = out
+        .into_iter()
+        .map(|m| match m {
+            ToSim::Request {
+                header,
+                data,
+                credit,
+                ..
+            } => (None, header.handle, data, credit),
+            ToSim::Refused {
+                header,
+                error,
+                credit,
+                ..
+            } => (Some(error), header.handle, Vec::new(), credit),
+            _ => panic!("the parser makes requests and refusals"),
+        })
+        .collect();
+    (seen, ended)
+}
+
+/// A stream of requests: reads, writes (small, larger than the parser's buffer, and beyond the
+/// largest taken, whose payload is skipped), refusals, flushes and block-status queries,
+/// `ops` choosing each; DISC at the end if `disc`.
+fn request_stream(ops: &[(u8, u32)], disc: bool) -> Vec<u8> {
+    let mut s = Vec::new();
+    for (h, &(op, n)) in ops.iter().enumerate() {
+        let h = h as u64;
+        match op % 7 {
+            0 => s.extend(request(CMD_READ, h, n as u64 * 512, 4096)),
+            1 | 2 => {
+                // 1..=300 bytes, or up to 200 KiB: past the 64 KiB buffer.
+                let len = if op % 7 == 1 {
+                    n % 300 + 1
+                } else {
+                    n % 200_000 + 1
+                };
+                s.extend(request(CMD_WRITE, h, 0, len));
+                s.extend((0..len).map(|i| (i as u64 * 13 + h) as u8));
+            }
+            3 => s.extend(request(CMD_READ, h, 1 << 30, 4096)), // past the end: refused
+            4 => s.extend(request(CMD_FLUSH, h, 0, 0)),
+            5 => s.extend(request(CMD_BLOCK_STATUS, h, 0, n % 65_536 + 1)),
+            _ => {
+                // A write beyond 32 MiB: its payload skipped, then refused.
+                let len = MAX_REQUEST_BYTES + 1 + n % 1000;
+                s.extend(request(CMD_WRITE, h, 0, len));
+                s.extend(vec![7u8; len as usize]);
+            }
+        }
+    }
+    if disc {
+        s.extend(request(CMD_DISC, 99, 0, 0));
+        s.extend(request(CMD_READ, 100, 0, 4096)); // after DISC: never read
+    }
+    s
+}
+
+/// Cut at every byte, a stream of small requests parses to the same messages as the stream
+/// whole, and to what the blocking reader makes of it.
+#[test]
+fn a_request_stream_cut_at_any_byte_parses_as_whole() {
+    let ops: Vec<(u8, u32)> = (0..24u32)
+        .map(|i| ([0, 1, 3, 4, 5][i as usize % 5], i * 977))
+        .collect();
+    let stream = request_stream(&ops, true);
+    let whole = parse_chunks(vec![stream.clone()], MAX_IN_FLIGHT_BYTES);
+    assert_eq!(whole.0.len(), ops.len());
+    assert!(whole.1, "DISC ends it");
+    for cut in 1..stream.len() {
+        let parts = vec![stream[..cut].to_vec(), stream[cut..].to_vec()];
+        assert_eq!(
+            parse_chunks(parts, MAX_IN_FLIGHT_BYTES),
+            whole,
+            "cut at {cut}"
+        );
+    }
+    // Byte by byte, and with credit for a request or two at a time.
+    let bytes: Vec<Vec<u8>> = stream.iter().map(|&b| vec![b]).collect();
+    assert_eq!(parse_chunks(bytes, 5_000), whole);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let credit = Credit::default();
+    read_requests(&mut Cursor::new(stream), 5, &export(), true, &credit, &tx).unwrap();
+    drop(tx);
+    let blocking: Vec<u64> = rx
+        .into_iter()
+        .flat_map(|b| match b {
+            ToSim::Batch(list) => list,
+            _ => panic!("batches"),
+        })
+        .map(|m| match m {
+            ToSim::Request { header, .. } | ToSim::Refused { header, .. } => header.handle,
+            _ => panic!("requests"),
+        })
+        .collect();
+    let handles: Vec<u64> = whole.0.iter().map(|s| s.1).collect();
+    assert_eq!(blocking, handles);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, .. Default::default() })]
+
+    /// Any stream of requests (but a skipped payload's, which has its own test) cut anywhere, into any number of pieces, with any credit, parses
+    /// to the same messages as the stream whole with ample credit.
+    #[test]
+    fn a_request_stream_cut_anywhere_parses_as_whole(
+        ops in proptest::collection::vec((0u8..6, 0u32..1_000_000), 0..12),
+        disc: bool,
+        cuts in proptest::collection::vec(0usize..100_000_000, 0..40),
+        limit in 1u64..300_000,
+    ) {
+        let stream = request_stream(&ops, disc);
+        let whole = parse_chunks(vec![stream.clone()], u64::MAX);
+        let mut at: Vec<usize> = cuts.iter().map(|c| c % (stream.len() + 1)).collect();
+        at.sort_unstable();
+        at.dedup();
+        let mut parts = Vec::new();
+        let mut from = 0;
+        for c in at.into_iter().chain([stream.len()]) {
+            parts.push(stream[from..c].to_vec());
+            from = c;
+        }
+        let cut = parse_chunks(parts, limit);
+        proptest::prop_assert_eq!(cut.1, whole.1);
+        proptest::prop_assert!(cut.0 == whole.0, "the same messages");
+    }
+}
+
+/// A write beyond the largest payload taken is skipped and refused wherever its payload is cut,
+/// and the requests after it are read in step.
+#[test]
+fn a_skipped_payload_cut_anywhere_keeps_the_stream_in_step() {
+    let stream = request_stream(&[(0, 1), (6, 5), (1, 77), (0, 2)], true);
+    let whole = parse_chunks(vec![stream.clone()], MAX_IN_FLIGHT_BYTES);
+    let refused: Vec<Option<u32>> = whole.0.iter().map(|s| s.0).collect();
+    assert_eq!(refused, vec![None, Some(EINVAL), None, None]);
+    let n = stream.len();
+    for cuts in [
+        vec![28 + 10],
+        vec![56, 1 << 20, 3 << 20],
+        vec![n - 200, n - 100],
+    ] {
+        let mut parts = Vec::new();
+        let mut from = 0;
+        for c in cuts.into_iter().chain([n]) {
+            parts.push(stream[from..c].to_vec());
+            from = c;
+        }
+        assert_eq!(parse_chunks(parts, 100_000), whole);
+    }
 }
