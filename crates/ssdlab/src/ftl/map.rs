@@ -20,29 +20,31 @@ impl<M: Translation + ?Sized> Ftl<M> {
     /// record, a cache miss on a large drive (about a tenth of the bench's run), is not read.
     #[inline]
     pub fn read_target(&self, lpn: u64) -> Option<(u32, bool)> {
-        let pun = self.l2p[lpn as usize] ^ AS_FILLED;
-        if pun == AS_FILLED {
-            let pun = self.fill.pun_of(lpn);
-            if pun == UNMAPPED {
-                return None;
+        match self.l2p_and_origin(lpn) {
+            (UNMAPPED, _) => None,
+            (pun, true) => {
+                debug_assert!(self.is_programmed(pun), "filled unit {pun} not programmed");
+                Some((pun, true))
             }
-            debug_assert!(self.is_programmed(pun), "filled unit {pun} not programmed");
-            Some((pun, true))
-        } else if pun == UNMAPPED {
-            None
-        } else {
-            Some((pun, self.is_programmed(pun)))
+            (pun, false) => Some((pun, self.is_programmed(pun))),
         }
     }
 
     /// The map entry of `lpn` ([`UNMAPPED`] when it has none).
     #[inline]
     pub(crate) fn l2p_at(&self, lpn: u64) -> u32 {
+        self.l2p_and_origin(lpn).0
+    }
+
+    /// [`Ftl::l2p_at`], and whether the entry is still the one the fill or the steady state's
+    /// dealing laid out (none was stored since).
+    #[inline]
+    fn l2p_and_origin(&self, lpn: u64) -> (u32, bool) {
         let pun = self.l2p[lpn as usize] ^ AS_FILLED;
         if pun == AS_FILLED {
-            self.fill.pun_of(lpn)
+            (self.fill.pun_of(lpn), true)
         } else {
-            pun
+            (pun, false)
         }
     }
 
