@@ -34,8 +34,10 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             self.flush_trims_at(self.app_t)?;
             match step {
                 Step::Done => {
-                    self.app_t += access;
-                    self.baseline += access;
+                    if access.0 != 0 {
+                        self.app_t += access;
+                        self.baseline += access;
+                    }
                     self.pos += 1;
                 }
                 Step::Blocked => return Ok(()),
