@@ -97,11 +97,17 @@ impl InFlight {
             self.base = self.base.wrapping_add(1);
         }
         let head = self.frames_head;
-        if self.ring.is_empty() || (head >= FRAMES_MOVED_FROM && 2 * head >= self.frames.len()) {
+        if self.ring.is_empty() {
+            // Every frame pushed is retired: the vector empties without a drain's move.
+            debug_assert_eq!(head, self.frames.len());
+            self.frames.clear();
+        } else if head >= FRAMES_MOVED_FROM && 2 * head >= self.frames.len() {
             self.frames.drain(..head);
-            self.frames_dropped += head as u64;
-            self.frames_head = 0;
+        } else {
+            return;
         }
+        self.frames_dropped += head as u64;
+        self.frames_head = 0;
     }
 
     /// The requests in flight.

@@ -107,10 +107,12 @@ impl<'w, B: SwapBackend> PagingSim<'w, B> {
             }
             1 => {
                 self.writes_in_flight -= 1;
-                for &f in self.ios.frames_of(&io) {
+                let frames = self.ios.frames_of(&io);
+                // Every page of the write ends its writeback.
+                self.mem.writeback -= frames.len() as u64;
+                self.pages_written_back += frames.len() as u64;
+                for &f in frames {
                     self.mem.frames[f as usize].flags &= !WRITEBACK;
-                    self.mem.writeback -= 1;
-                    self.pages_written_back += 1;
                     let fl = self.mem.frames[f as usize].flags;
                     // The page was not faulted back while it was written: it is freed now (the
                     // rotation to the inactive tail and the next scan, at once).
