@@ -7,6 +7,8 @@
 //! HFSL): `profile_run 300000 seed002-fusion trace:model:financial1 nand.blocks_per_plane=160`.
 //! RW ending in `+zbd` runs the job with `zonemode = "zbd"`, for a zoned drive:
 //! `profile_run 200000 zns-tlc write+zbd`.
+//! With `PROFILE_RUN_JSON=PATH` set it also writes the whole result to PATH as JSON, without
+//! its wall-clock figures, so that two builds' results can be compared byte for byte.
 fn main() {
     let mut args = std::env::args().skip(1);
     let n: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(200_000);
@@ -49,4 +51,12 @@ fn report(out: &ssdlab::RunOutput) {
         r.wall.seconds,
         r.wall.requests_per_s
     );
+    if let Some(path) = std::env::var_os("PROFILE_RUN_JSON") {
+        let mut v = serde_json::to_value(r).expect("result as JSON");
+        if let Some(m) = v.as_object_mut() {
+            m.remove("wall");
+        }
+        let text = serde_json::to_string_pretty(&v).expect("result as JSON");
+        std::fs::write(path, text).expect("write PROFILE_RUN_JSON");
+    }
 }

@@ -25,12 +25,10 @@ impl Fil {
         q: &mut EventQueue<Event>,
     ) -> Option<(usize, bool)> {
         let d = &self.dies[die as usize];
-        if d.phase != Phase::Idle {
-            if self.nand.suspend.is_some() && !d.queues[0].is_empty() {
-                self.try_suspend(now, die, q);
-            }
-            return None;
-        }
+        debug_assert!(
+            d.phase == Phase::Idle,
+            "start_die sends only idle dies here"
+        );
         let suspended = d.suspended.is_some();
         let queue = if suspended {
             // A suspended die serves the reads it was suspended for, then resumes.
@@ -80,16 +78,17 @@ impl Fil {
         die: u32,
         ch: usize,
         op: &[u32],
+        head: &Txn,
         planes: u64,
     ) -> (Phase, SimTime, SimTime, SimTime) {
         let timing = &self.nand;
         let cmd_time = timing.cmd_addr;
         let (start, cmd_end) = self.channels[ch].reserve(now, cmd_time * planes);
         let (t_r, hits, ahead) = if op.len() == 1 {
-            // Most reads are one unit: no sets of planes to keep.
+            // Most reads are one unit (`head`): no sets of planes to keep.
             let Txn {
                 pun, plane, kind, ..
-            } = *self.txns.get(op[0]);
+            } = *head;
             let page = self.geo.page_id(pun);
             let reg = &mut self.registers[plane as usize];
             let ahead = kind == TxnKind::ReadAhead;
@@ -104,7 +103,11 @@ impl Fil {
         } else {
             self.sense_members(die, op)
         };
-        self.counters.page_register_hits += hits.count_ones() as u64;
+        if hits != 0 {
+            // (A population count is a loop of shifts and masks on baseline x86-64: most
+            // reads hit no register.)
+            self.counters.page_register_hits += hits.count_ones() as u64;
+        }
         let d = &mut self.dies[die as usize];
         d.hit_planes = hits;
         d.read_ahead = ahead;
@@ -112,9 +115,38 @@ impl Fil {
         (Phase::Sensed, cmd_end + t_r, cmd_end + t_r - start, cmd_end)
     }
 
-    /// Start the die's next operation if it is idle and has work.
-    #[inline]
+    /// Start the die's next operation if it is idle and has work. The calls that find nothing
+    /// to do (a busy die, or an idle one whose queues are empty: every operation's end asks)
+    /// return here, without the call that picks and starts an operation.
+    #[inline(always)]
     pub(crate) fn start_die<O: FlashOwner>(
+        &mut self,
+        now: SimTime,
+        die: u32,
+        owner: &O,
+        q: &mut EventQueue<Event>,
+    ) {
+        let d = &self.dies[die as usize];
+        if d.phase != Phase::Idle {
+            if self.nand.suspend.is_some() && !d.queues[0].is_empty() {
+                self.try_suspend(now, die, q);
+            }
+            return;
+        }
+        if d.suspended.is_none()
+            && d.queues[0].is_empty()
+            && d.queues[1].is_empty()
+            && d.gc.is_empty()
+        {
+            return;
+        }
+        self.start_idle_die(now, die, owner, q);
+    }
+
+    /// An idle die with work (queued, or a suspended operation to resume): start its next
+    /// operation.
+    #[inline(never)]
+    fn start_idle_die<O: FlashOwner>(
         &mut self,
         now: SimTime,
         die: u32,
@@ -136,13 +168,14 @@ impl Fil {
             }
             return;
         }
-        let head = self.dies[die as usize].queues[queue]
-            .pop_front()
-            .expect("queue not empty");
-        let kind = self.txns.get(head).kind;
-        let mut op = std::mem::take(&mut self.dies[die as usize].op);
+        let d = &mut self.dies[die as usize];
+        let head = d.queues[queue].pop_front().expect("queue not empty");
+        let mut op = std::mem::take(&mut d.op);
         op.clear();
         op.push(head);
+        // The head's fields, read once: most operations are the head alone.
+        let h = *self.txns.get(head);
+        let kind = h.kind;
         if kind == TxnKind::Copy {
             return self.start_copy(now, die, op, q);
         }
@@ -166,25 +199,32 @@ impl Fil {
             | TxnKind::MergeRead
             | TxnKind::MapRead
             | TxnKind::MapUpdateRead
-            | TxnKind::ReadAhead => self.start_read(now, die, ch, &op, planes),
+            | TxnKind::ReadAhead => self.start_read(now, die, ch, &op, &h, planes),
             TxnKind::HostWrite | TxnKind::Flush | TxnKind::MapWrite => {
                 // The data goes through the planes' registers: what a read left there is gone.
-                for &t in &op {
-                    self.registers[self.txns.get(t).plane as usize] = NONE;
-                }
                 // Command/address once per plane, then every unit's data, in one bus tenure.
-                let data = timing.bus_time(self.geo.unit_bytes * op.len() as u64);
+                let (data, t_prog) = if op.len() == 1 {
+                    // Most programs are one unit: its kept bus time, its page's tPROG.
+                    debug_assert_eq!(timing.unit_xfer(), timing.bus_time(self.geo.unit_bytes));
+                    self.registers[h.plane as usize] = NONE;
+                    let t_prog = timing.program_time(self.geo.page_in_block(h.pun));
+                    (timing.unit_xfer(), t_prog)
+                } else {
+                    let mut t_prog = SimTime::ZERO;
+                    for &t in &op {
+                        let Txn { plane, pun, .. } = *self.txns.get(t);
+                        self.registers[plane as usize] = NONE;
+                        t_prog = t_prog.max(timing.program_time(self.geo.page_in_block(pun)));
+                    }
+                    let data = timing.bus_time(self.geo.unit_bytes * op.len() as u64);
+                    (data, t_prog)
+                };
                 let (start, end) = self.channels[ch].reserve(now, cmd_time * planes + data);
-                let t_prog = op
-                    .iter()
-                    .map(|&t| timing.program_time(self.geo.page_in_block(self.txns.get(t).pun)))
-                    .max()
-                    .unwrap();
                 self.counters.array_program_time += t_prog;
                 (Phase::Programmed, end + t_prog, end + t_prog - start, end)
             }
             TxnKind::Erase => {
-                self.registers[self.txns.get(head).plane as usize] = NONE;
+                self.registers[h.plane as usize] = NONE;
                 self.counters.block_erases += 1;
                 self.counters.array_erase_time += timing.erase;
                 let (start, cmd_end) = self.channels[ch].reserve(now, cmd_time);

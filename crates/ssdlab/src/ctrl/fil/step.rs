@@ -272,14 +272,26 @@ impl Fil {
 /// one page per plane).
 #[inline]
 fn sensed_pages(op: &[u32], txns: &Slab<Txn>, geo: &Geometry, hits: u64) -> u64 {
-    distinct_pages(op, txns, geo) - hits.count_ones() as u64
+    let pages = distinct_pages(op, txns, geo);
+    if hits == 0 {
+        // Most reads hit no register: no population count (a loop of shifts and masks on
+        // baseline x86-64).
+        return pages;
+    }
+    pages - hits.count_ones() as u64
 }
 
+#[inline(always)]
 fn distinct_pages(op: &[u32], txns: &Slab<Txn>, geo: &Geometry) -> u64 {
     if op.len() <= 1 {
-        // Most operations are one unit: no list of pages to set up.
+        // Most operations are one unit: no list of pages to set up (and no call).
         return op.len() as u64;
     }
+    distinct_pages_of_several(op, txns, geo)
+}
+
+#[inline(never)]
+fn distinct_pages_of_several(op: &[u32], txns: &Slab<Txn>, geo: &Geometry) -> u64 {
     let mut pages: [u32; 64] = [u32::MAX; 64];
     let mut n = 0usize;
     for &t in op {
