@@ -21,27 +21,18 @@ seconds=${2:-8}
 sessions=${3:-3}
 server_cpus=${4:-}
 client_cpus=${5:-}
-source "$(dirname "$0")/whole-numbers.sh"
+source "$(dirname "$0")/bench-checks.sh"
 whole_numbers bench-lag SECONDS "$seconds" SESSIONS "$sessions"
 for cpus in "$server_cpus" "$client_cpus"; do
-    case $cpus in
-        '' | [0-9] | [0-9][0-9] | [0-9]*[-,][0-9]*) ;;
-        *) echo "bench-lag: CPU list '$cpus': expected a list for taskset -c, such as 1 or 2-3" >&2
-           exit 2 ;;
-    esac
-done
-for tool in fio python3 ssdlab; do
-    command -v "$tool" >/dev/null && continue
-    if [ "$tool" = ssdlab ]; then
-        echo "bench-lag: ssdlab not found: expected it installed (pip install -e .)" >&2
-    else
-        echo "bench-lag: $tool not found: apt-get install $tool" >&2
+    if [ -n "$cpus" ] && ! [[ $cpus =~ ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$ ]]; then
+        echo "bench-lag: CPU list '$cpus': expected a list for taskset -c, such as 1, 2-3 or 0,2" >&2
+        exit 2
     fi
-    exit 2
 done
+need_tools bench-lag fio=fio python3=python3 ssdlab=
 pin_server=() pin_client=()
 if [ -n "$server_cpus$client_cpus" ]; then
-    command -v taskset >/dev/null || { echo "bench-lag: taskset not found: apt-get install util-linux" >&2; exit 2; }
+    need_tools bench-lag taskset=util-linux
     [ -n "$server_cpus" ] && pin_server=(taskset -c "$server_cpus")
     [ -n "$client_cpus" ] && pin_client=(taskset -c "$client_cpus")
 fi

@@ -26,7 +26,7 @@ usage="usage: bash scripts/bench-mqsim.sh MQSIM_DIR [ROUNDS] [IO_COUNT]"
 mqsim_dir=$1
 rounds=${2:-3}
 io_count=${3:-1000000}
-source "$(dirname "$0")/whole-numbers.sh"
+source "$(dirname "$0")/bench-checks.sh"
 whole_numbers bench-mqsim ROUNDS "$rounds" IO_COUNT "$io_count"
 for f in MQSim ssdconfig.xml; do
     if [ ! -f "$mqsim_dir/$f" ]; then
@@ -34,7 +34,7 @@ for f in MQSim ssdconfig.xml; do
         exit 2
     fi
 done
-command -v ssdlab >/dev/null || { echo "bench-mqsim: ssdlab not found: expected it installed (pip install -e .)" >&2; exit 2; }
+need_tools bench-mqsim ssdlab=
 mqsim_dir=$(cd "$mqsim_dir" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -25,19 +25,10 @@ set -euo pipefail
 preset=${1:-small-tlc}
 seconds=${2:-10}
 rounds=${3:-1}
-source "$(dirname "$0")/whole-numbers.sh"
+source "$(dirname "$0")/bench-checks.sh"
 whole_numbers bench-serve SECONDS "$seconds" ROUNDS "$rounds"
-declare -A package=([fio]=fio [nbdkit]=nbdkit [qemu-nbd]=qemu-utils [qemu-img]=qemu-utils
-    [certtool]=gnutls-bin [python3]=python3)
-for tool in fio nbdkit qemu-nbd qemu-img certtool python3 ssdlab; do
-    command -v "$tool" >/dev/null && continue
-    if [ "$tool" = ssdlab ]; then
-        echo "bench-serve: ssdlab not found: expected it installed (pip install -e .)" >&2
-    else
-        echo "bench-serve: $tool not found: apt-get install ${package[$tool]}" >&2
-    fi
-    exit 2
-done
+need_tools bench-serve fio=fio nbdkit=nbdkit qemu-nbd=qemu-utils qemu-img=qemu-utils \
+    certtool=gnutls-bin python3=python3 ssdlab=
 work=$(mktemp -d)
 pids=()
 cleanup() {
