@@ -101,6 +101,8 @@ pub struct Inbound {
     /// Connections to read this turn.
     ready: Vec<u32>,
     events: Vec<libc::epoll_event>,
+    /// What a turn read ([`Inbound::read_turn`]), kept for the next turn's.
+    turn: Vec<ToSim>,
     /// `epoll_pwait2` is there (Linux 5.11); otherwise waits round down to milliseconds.
     fine_timeout: bool,
 }
@@ -121,6 +123,7 @@ impl Inbound {
             parked: 0,
             ready: Vec::new(),
             events: vec![libc::epoll_event { events: 0, u64: 0 }; MAX_EVENTS],
+            turn: Vec::new(),
             fine_timeout: true,
         };
         inbound.control(libc::EPOLL_CTL_ADD, inbound.bell.as_raw_fd(), BELL, true)?;
@@ -280,6 +283,14 @@ impl Inbound {
     }
 
     /// Stop reading every connection (a power cut: they are closed).
+    /// [`Inbound::read`] into a buffer kept from turn to turn (no allocation a turn).
+    pub fn read_turn(&mut self) -> std::vec::Drain<'_, ToSim> {
+        let mut turn = std::mem::take(&mut self.turn);
+        self.read(&mut turn);
+        self.turn = turn;
+        self.turn.drain(..)
+    }
+
     pub fn clear(&mut self) {
         let conns: Vec<u32> = self.conns.keys().copied().collect();
         for conn in conns {

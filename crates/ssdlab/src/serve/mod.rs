@@ -784,9 +784,7 @@ fn take_messages(
             take_message(out, dev, closed, now);
         }
     }
-    let mut read = Vec::new();
-    inbound.read(&mut read);
-    for msg in read {
+    for msg in inbound.read_turn() {
         take_message(out, dev, msg, now);
     }
     if !out.backlog.is_empty() {
